@@ -1,0 +1,51 @@
+"""Hardware presets: one YAML file per machine in ``hardware_presets/``."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from workbench.io.errors import InputError
+from workbench.io.schema import Place, parse_hardware
+from workbench.io.yamlio import read_yaml
+from workbench.model.hardware import Hardware
+
+__all__ = ["presets_dir", "load_presets", "get_preset", "load_preset_file"]
+
+
+def presets_dir() -> Path:
+    """Installed wheels carry the presets inside the package; a checkout has them at the top."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "_data" / "hardware_presets", here.parent / "hardware_presets"):
+        if candidate.is_dir():
+            return candidate
+    raise InputError("the hardware_presets folder is missing from this installation")
+
+
+def load_preset_file(path: Path) -> Hardware:
+    doc = read_yaml(path)
+    hw = parse_hardware(doc.data, Place(doc))
+    if hw.id != path.stem:
+        raise doc.error(("id",), f"must match the file name {path.stem!r}, got {hw.id!r}")
+    return hw
+
+
+@lru_cache(maxsize=1)
+def _all() -> dict[str, Hardware]:
+    out = {}
+    for path in sorted(presets_dir().glob("*.yaml")):
+        hw = load_preset_file(path)
+        out[hw.id] = hw
+    return out
+
+
+def load_presets() -> dict[str, Hardware]:
+    """Every preset by id (fresh copies: callers may edit them)."""
+    return {key: hw.copy() for key, hw in _all().items()}
+
+
+def get_preset(preset_id: str) -> Hardware:
+    presets = _all()
+    if preset_id not in presets:
+        raise KeyError(preset_id)
+    return presets[preset_id].copy()

@@ -1,0 +1,337 @@
+"""Validation of machines and operations from plain data, with key paths and lines.
+
+Each ``parse_*`` function takes the plain data, the :class:`YamlDocument` it came from (for
+line numbers) and the key path of that data inside the document, and either returns model
+objects or raises :class:`InputError` such as
+``session.yaml:12: operations[2].m: must be a positive integer``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from workbench.io.errors import InputError
+from workbench.io.yamlio import YamlDocument
+from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
+from workbench.model.hardware import Hardware
+from workbench.model.operations import KINDS, STEP_OPS, Operation, Param
+from workbench.model.units import QuantityError, parse_number, parse_quantity
+
+__all__ = [
+    "Place",
+    "parse_hardware",
+    "parse_operation",
+    "check_param",
+    "HARDWARE_KEYS",
+    "MAX_DIMENSION",
+]
+
+MAX_DIMENSION = 2**53  # exact in a float; far beyond any real tensor
+_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
+_COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
+
+
+class Place:
+    """Where data sits: the document (for lines) and the key path."""
+
+    def __init__(self, doc: YamlDocument | None, path: tuple[object, ...] = ()) -> None:
+        self.doc = doc or YamlDocument(None)
+        self.path = tuple(path)
+
+    def at(self, *more: object) -> Place:
+        return Place(self.doc, self.path + more)
+
+    def error(self, message: str) -> InputError:
+        return self.doc.error(self.path, message)
+
+
+def expect_mapping(value: Any, place: Place, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise place.error(f"must be a mapping of keys to values ({what}), not {_kind(value)}")
+    return value
+
+
+def expect_list(value: Any, place: Place, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise place.error(f"must be a list ({what}), not {_kind(value)}")
+    return value
+
+
+def check_keys(data: Mapping[str, Any], allowed: tuple[str, ...] | set[str], place: Place) -> None:
+    for key in data:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), [str(a) for a in allowed], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise place.at(key).error(
+                f"unknown key {key!r}{hint}; expected one of: {', '.join(sorted(allowed))}")
+
+
+def expect_str(value: Any, place: Place, allow_empty: bool = False, limit: int = 500) -> str:
+    if not isinstance(value, str):
+        raise place.error(f"must be text, not {_kind(value)}")
+    if not allow_empty and not value.strip():
+        raise place.error("must not be empty")
+    if len(value) > limit:
+        raise place.error(f"is longer than {limit} characters")
+    return value
+
+
+def expect_bool(value: Any, place: Place) -> bool:
+    if not isinstance(value, bool):
+        raise place.error(f"must be true or false, not {_kind(value)}")
+    return value
+
+
+def expect_quantity(value: Any, unit: str, place: Place, positive: bool = True,
+                    minimum: float | None = None) -> float:
+    try:
+        number = parse_quantity(value, unit)
+    except QuantityError as exc:
+        raise place.error(str(exc)) from None
+    if positive and number <= 0:
+        raise place.error(f"must be positive, got {value!r}")
+    if minimum is not None and number < minimum:
+        raise place.error(f"must be at least {minimum:g}, got {value!r}")
+    return number
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        shown = value if len(value) <= 30 else value[:27] + "..."
+        return f"the text {shown!r}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    return f"a {type(value).__name__}"
+
+
+# ---------------------------------------------------------------------------------------------
+# hardware
+
+HARDWARE_KEYS = (
+    "id", "name", "vendor", "kind", "compute", "memory", "main_memory", "capacity",
+    "interconnect", "launch_overhead", "efficiency", "sparse_halved", "sources", "notes",
+)
+
+
+def _rates(value: Any, place: Place, unit: str, what: str, names: tuple[str, ...] | None,
+           required: bool) -> dict[str, float]:
+    if value is None and not required:
+        return {}
+    mapping = expect_mapping(value, place, what)
+    if required and not mapping:
+        raise place.error(f"must list at least one {what}")
+    out: dict[str, float] = {}
+    for key, rate in mapping.items():
+        key_place = place.at(key)
+        if names is not None and key not in names:
+            close = difflib.get_close_matches(str(key), names, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise key_place.error(f"unknown precision {key!r}{hint}; one of: {', '.join(names)}")
+        if names is None and (not isinstance(key, str) or not _NAME_RE.match(key)):
+            raise key_place.error(
+                f"level name {key!r} must start with a letter and hold letters, digits, _ or -")
+        out[str(key)] = expect_quantity(rate, unit, key_place)
+    return out
+
+
+def parse_hardware(data: Any, place: Place, extra_keys: tuple[str, ...] = ()) -> Hardware:
+    """A machine from plain data (a preset file, or an inline machine in a session)."""
+    data = expect_mapping(data, place, "a machine")
+    check_keys(data, set(HARDWARE_KEYS) | set(extra_keys), place)
+    if "name" not in data:
+        raise place.error("a machine needs a name")
+    name = expect_str(data["name"], place.at("name"), limit=120)
+    if "compute" not in data:
+        raise place.error("a machine needs compute: peak FLOP/s per precision")
+    if "memory" not in data:
+        raise place.error("a machine needs memory: bandwidth per memory level")
+    compute = _rates(data["compute"], place.at("compute"), "flop_rate", "precision", PRECISIONS,
+                     True)
+    memory = _rates(data["memory"], place.at("memory"), "bandwidth", "memory level", None, True)
+    interconnect = _rates(data.get("interconnect"), place.at("interconnect"), "bandwidth",
+                          "interconnect", None, False)
+    clash = set(memory) & set(interconnect)
+    if clash:
+        raise place.at("interconnect").error(
+            f"{sorted(clash)[0]!r} is already a memory level; give the link another name")
+    main = data.get("main_memory") or next(iter(memory))
+    if not isinstance(main, str) or main not in memory:
+        raise place.at("main_memory").error(
+            f"must name one of the memory levels ({', '.join(memory)}), not {main!r}")
+    hw = Hardware(name=name, compute=compute, memory=memory, main_memory=main,
+                  interconnect=interconnect)
+    if "id" in data:
+        hw.id = expect_str(data["id"], place.at("id"), limit=80)
+    for key in ("vendor", "kind", "notes"):
+        if key in data and data[key] is not None:
+            setattr(hw, key, expect_str(data[key], place.at(key), allow_empty=True, limit=20_000))
+    if data.get("capacity") is not None:
+        hw.capacity = expect_quantity(data["capacity"], "bytes", place.at("capacity"))
+    if data.get("launch_overhead") is not None:
+        hw.launch_overhead = expect_quantity(data["launch_overhead"], "time",
+                                             place.at("launch_overhead"), positive=False,
+                                             minimum=0.0) or None
+    if data.get("efficiency") is not None:
+        eff = expect_quantity(data["efficiency"], "count", place.at("efficiency"))
+        if eff > 1:
+            raise place.at("efficiency").error(f"must be a fraction in (0, 1], got {eff:g}")
+        hw.efficiency = eff
+    if "sparse_halved" in data:
+        hw.sparse_halved = expect_bool(data["sparse_halved"], place.at("sparse_halved"))
+    if data.get("sources") is not None:
+        sources = expect_list(data["sources"], place.at("sources"), "of URLs or citations")
+        hw.sources = [expect_str(s, place.at("sources", i)) for i, s in enumerate(sources)]
+    return hw
+
+
+# ---------------------------------------------------------------------------------------------
+# operations
+
+OPERATION_KEYS = ("name", "kind", "memory_level", "color", "visible", "label")
+
+
+def check_param(param: Param, value: Any, place: Place) -> Any:
+    """Validate one parameter value; returns the normalised value."""
+    t = param.type
+    if t == "int":
+        try:
+            number = parse_number(value)
+        except QuantityError:
+            raise place.error(_int_message(param) + f", not {_kind(value)}") from None
+        if not number.is_integer() or number < param.minimum:
+            raise place.error(_int_message(param) + f", got {value!r}")
+        if number > MAX_DIMENSION:
+            raise place.error(f"is too large (at most 2^53), got {value!r}")
+        return int(number)
+    if t in ("float", "quantity"):
+        number = expect_quantity(value, param.unit or "count", place, positive=False)
+        if number < param.minimum:
+            raise place.error(f"must be at least {param.minimum:g}, got {value!r}")
+        return number
+    if t == "dtype":
+        if value not in DTYPE_BYTES:
+            raise place.error(f"unknown element type {value!r}; one of: {', '.join(DTYPE_BYTES)}")
+        return value
+    if t == "precision":
+        if value not in PRECISIONS:
+            raise place.error(f"unknown precision {value!r}; one of: {', '.join(PRECISIONS)}")
+        return value
+    if t == "bool":
+        return expect_bool(value, place)
+    if t == "choice":
+        if value not in param.choices:
+            raise place.error(f"must be one of: {', '.join(param.choices)}; got {value!r}")
+        return value
+    if t == "str":
+        text = expect_str(value, place, limit=80)
+        if not _NAME_RE.match(text):
+            raise place.error(f"tensor name {text!r} must start with a letter and hold letters,"
+                              " digits, _ or -")
+        return text
+    if t == "steps":
+        return _check_steps(value, place)
+    raise AssertionError(t)
+
+
+def _int_message(param: Param) -> str:
+    if param.minimum == 1:
+        return "must be a positive integer"
+    return f"must be a whole number ≥ {param.minimum:g}"
+
+
+_STEP_KEYS = ("op", "inputs", "flops")
+
+
+def _check_steps(value: Any, place: Place) -> list[dict[str, Any]]:
+    steps = expect_list(value, place, "of steps, each with op and optional inputs and flops")
+    if not steps:
+        raise place.error("needs at least one step")
+    if len(steps) > 1000:
+        raise place.error("has more than 1000 steps")
+    out = []
+    for i, step in enumerate(steps):
+        sp = place.at(i)
+        step = expect_mapping(step, sp, "a step: op, inputs, flops")
+        check_keys(step, _STEP_KEYS, sp)
+        if "op" not in step:
+            raise sp.error(f"a step needs op: one of {', '.join(STEP_OPS)}")
+        op = step["op"]
+        if op not in STEP_OPS:
+            close = difflib.get_close_matches(str(op), list(STEP_OPS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise sp.at("op").error(f"unknown step {op!r}{hint}; one of: {', '.join(STEP_OPS)}")
+        clean: dict[str, Any] = {"op": op}
+        if step.get("inputs") is not None:
+            inputs = expect_list(step["inputs"], sp.at("inputs"), "of extra input tensor names")
+            names = []
+            for j, name in enumerate(inputs):
+                names.append(check_param(Param("input", "str", None, "", ""), name,
+                                         sp.at("inputs", j)))
+            clean["inputs"] = names
+        if step.get("flops") is not None:
+            clean["flops"] = expect_quantity(step["flops"], "count", sp.at("flops"),
+                                             positive=False, minimum=0.0)
+        elif op == "custom":
+            raise sp.error("a custom step needs flops (FLOPs per element)")
+        out.append(clean)
+    return out
+
+
+def kind_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Checks across parameters: ``[(param, problem), …]``."""
+    problems = []
+    if kind == "attention":
+        full = KINDS["attention"].resolve(params)
+        heads, kv = full["heads"], full["kv_heads"]
+        if kv > heads:
+            problems.append(("kv_heads", f"must not exceed heads ({heads}), got {kv}"))
+        elif heads % kv:
+            problems.append(("kv_heads", f"must divide heads ({heads}) for grouped-query "
+                                         f"attention, got {kv}"))
+    return problems
+
+
+def parse_operation(data: Any, place: Place) -> tuple[Operation, dict[str, Any]]:
+    """An operation and its display settings (color, visible, label) from plain data."""
+    data = expect_mapping(data, place, "an operation")
+    if "kind" not in data:
+        raise place.error(f"an operation needs a kind: one of {', '.join(KINDS)}")
+    kind = data["kind"]
+    if kind not in KINDS:
+        close = difflib.get_close_matches(str(kind), list(KINDS), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise place.at("kind").error(f"unknown kind {kind!r}{hint}; one of: {', '.join(KINDS)}")
+    spec = KINDS[kind]
+    check_keys(data, set(OPERATION_KEYS) | set(spec.param_names), place)
+    params: dict[str, Any] = {}
+    for p in spec.params:
+        if p.name in data and data[p.name] is not None:
+            params[p.name] = check_param(p, data[p.name], place.at(p.name))
+    for name, problem in kind_checks(kind, params):
+        raise place.at(name).error(problem)
+    name = data.get("name")
+    name = expect_str(name, place.at("name"), limit=200) if name is not None else spec.default_name
+    level = data.get("memory_level")
+    if level is not None:
+        level = expect_str(level, place.at("memory_level"), limit=80)
+    style: dict[str, Any] = {}
+    if data.get("color") is not None:
+        color = data["color"]
+        if not isinstance(color, str) or not _COLOR_RE.match(color):
+            raise place.at("color").error(f"must be a colour like '#0072B2', got {color!r}")
+        style["color"] = color
+    for key in ("visible", "label"):
+        if key in data:
+            style[key] = expect_bool(data[key], place.at(key))
+    return Operation(kind, params, name, level), style

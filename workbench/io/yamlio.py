@@ -1,0 +1,209 @@
+"""Reading YAML safely: plain data only, bounded size and aliases, and a line for every key.
+
+``yaml.safe_load`` alone is not enough for files from strangers: an alias bomb of a few
+hundred bytes loads fast but explodes when traversed, and validation messages need the line
+of each key. :func:`read_yaml` composes the node tree with an alias budget, walks it once with
+a node budget (recording ``path → line`` and refusing duplicate keys), then constructs plain
+Python data with PyYAML's safe constructor.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from workbench.io.errors import InputError
+
+__all__ = ["MAX_FILE_BYTES", "MAX_ALIASES", "MAX_NODES", "YamlDocument", "read_yaml", "parse_yaml",
+           "dump_yaml"]
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_ALIASES = 100
+MAX_NODES = 200_000
+
+
+@dataclass
+class YamlDocument:
+    data: Any
+    file: str | None = None
+    lines: dict[tuple[object, ...], int] = field(default_factory=dict)
+
+    def line(self, path: tuple[object, ...]) -> int | None:
+        """The line of ``path``, or of its nearest ancestor that has one."""
+        path = tuple(path)
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return self.lines.get((), None)
+
+    def error(self, path: tuple[object, ...], message: str) -> InputError:
+        return InputError(message, self.file, self.line(path), path)
+
+
+class _BudgetLoader(yaml.SafeLoader):
+    """SafeLoader that counts aliases while composing."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.alias_count = 0
+
+    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML signature
+        if self.check_event(yaml.AliasEvent):
+            self.alias_count += 1
+            if self.alias_count > MAX_ALIASES:
+                event = self.peek_event()
+                raise _Refused(
+                    f"more than {MAX_ALIASES} YAML aliases (*name); session files do not need "
+                    "them, and many can expand into a huge document",
+                    event.start_mark.line + 1,
+                )
+        return super().compose_node(parent, index)
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+def read_yaml(path: str | os.PathLike[str]) -> YamlDocument:
+    """Read a YAML file with every safety limit; errors are :class:`InputError` naming it."""
+    name = str(path)
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except FileNotFoundError:
+        raise InputError("no such file", name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
+    if p.is_dir():
+        raise InputError("is a folder, not a session file", name)
+    if size > MAX_FILE_BYTES:
+        raise InputError(
+            f"file is {size / 1e6:.1f} MB; session files are limited to "
+            f"{MAX_FILE_BYTES // (1024 * 1024)} MB", name)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
+    return parse_yaml(raw, name)
+
+
+def parse_yaml(raw: bytes | str, name: str | None = None) -> YamlDocument:
+    if isinstance(raw, bytes):
+        if len(raw) > MAX_FILE_BYTES:
+            raise InputError(f"document is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB", name)
+        if b"\x00" in raw:
+            raise InputError("not a text file (it contains NUL bytes)", name)
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text (invalid byte at offset {exc.start})", name) from None
+    else:
+        text = raw
+    loader = _BudgetLoader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except _Refused as exc:
+            raise InputError(exc.message, name, exc.line) from None
+        except yaml.MarkedYAMLError as exc:
+            raise InputError(_yaml_message(exc), name, _mark_line(exc)) from None
+        except yaml.YAMLError as exc:
+            raise InputError(f"not valid YAML: {exc}", name) from None
+        lines: dict[tuple[object, ...], int] = {}
+        if node is not None:
+            _walk(node, (), lines, [0], name)
+        try:
+            data = loader.construct_document(node) if node is not None else None
+        except yaml.MarkedYAMLError as exc:
+            raise InputError(_yaml_message(exc), name, _mark_line(exc)) from None
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+            raise InputError(f"cannot read a value: {exc}", name) from None
+    finally:
+        loader.dispose()
+    return YamlDocument(data, name, lines)
+
+
+def _walk(node: yaml.Node, path: tuple[object, ...], lines: dict, budget: list[int],
+          name: str | None) -> None:
+    budget[0] += 1
+    if budget[0] > MAX_NODES:
+        raise InputError(
+            f"document expands to more than {MAX_NODES:,} values (an alias bomb?)", name,
+            node.start_mark.line + 1)
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        seen: set[object] = set()
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise InputError("keys must be plain names", name, key_node.start_mark.line + 1,
+                                 path)
+            key = key_node.value
+            if key == "<<":
+                raise InputError("YAML merge keys (<<) are not supported in session files", name,
+                                 key_node.start_mark.line + 1, path)
+            if key in seen:
+                raise InputError(f"key {key!r} appears twice", name, key_node.start_mark.line + 1,
+                                 path)
+            seen.add(key)
+            lines.setdefault(path + (key,), key_node.start_mark.line + 1)
+            _walk(value_node, path + (key,), lines, budget, name)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, path + (i,), lines, budget, name)
+
+
+def _mark_line(exc: yaml.MarkedYAMLError) -> int | None:
+    mark = exc.problem_mark or exc.context_mark
+    return mark.line + 1 if mark is not None else None
+
+
+def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
+    problem = exc.problem or "not valid YAML"
+    if "could not determine a constructor for the tag" in problem:
+        tag = problem.split("tag", 1)[1].strip().strip("'")
+        short = tag.replace("tag:yaml.org,2002:", "!!")
+        return f"unsupported YAML tag {short}: session files hold plain data only"
+    context = f" {exc.context}" if exc.context else ""
+    return f"not valid YAML:{context} {problem}".replace("  ", " ")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and tuples to plain Python values that ``safe_dump`` accepts."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item()
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str):
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(data: Any) -> str:
+    return yaml.dump(_plain(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                     default_flow_style=None, width=100)

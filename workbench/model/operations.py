@@ -1,0 +1,623 @@
+"""Operation kinds and their counting: every FLOP term and every byte term, with its formula.
+
+Each kind is declared as data (:class:`Kind`): its parameters (:class:`Param`, which the
+session validator, the editor form and sweeps all read) and a counting function that turns
+parameters into named terms. Counting functions use plain arithmetic and ``numpy`` so that
+any numeric parameter may be an array: a sweep of a million shapes is one call.
+
+Conventions (also shown in the app):
+
+* a multiply-add is 2 FLOPs;
+* bytes are traffic across one memory level (main memory unless the operation says
+  otherwise), loads and stores both counted, each tensor crossing once in the ideal model
+  unless the kind says otherwise (naive attention's score passes, unfused chains).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS, wider
+
+__all__ = [
+    "Term",
+    "Counts",
+    "Param",
+    "Kind",
+    "Operation",
+    "KINDS",
+    "STEP_OPS",
+    "CONVENTIONS",
+    "counts_for",
+]
+
+CONVENTIONS: tuple[str, ...] = (
+    "A multiply-add counts as 2 FLOPs.",
+    "Bytes are traffic across the chosen memory level (main memory by default); "
+    "loads and stores both count.",
+    "In the ideal model each tensor crosses the memory level once, unless the kind says "
+    "otherwise (naive attention's score passes, unfused elementwise steps, write-allocate).",
+    "The compute ceiling is the machine's dense peak for the operation's compute precision; "
+    "where the machine has none, the next wider precision it has is used and named.",
+    "Roofline: attainable = min(peak, intensity × bandwidth); ridge = peak / bandwidth; "
+    "T_math = FLOPs / peak; T_mem = bytes / bandwidth; lower bound = max, upper bound = sum.",
+    "Overhead-bound: the machine has a launch overhead and max(T_math, T_mem) is below it.",
+)
+
+
+@dataclass(frozen=True)
+class Term:
+    """One FLOP term or byte term of a derivation.
+
+    ``kind`` is ``"flop"``, ``"read"`` or ``"write"``. ``formula`` is in symbols
+    (``2·batch·M·N·K``), ``substituted`` the same with the values put in.
+    """
+
+    kind: str
+    name: str
+    formula: str
+    substituted: str
+    value: Any
+    tensor: str = ""
+    elements: Any = None
+    element_bytes: float | None = None
+    dtype: str = ""
+
+
+@dataclass
+class Counts:
+    flop_terms: list[Term]
+    byte_terms: list[Term]
+    precision: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def flops(self):
+        return _sum(t.value for t in self.flop_terms)
+
+    @property
+    def bytes(self):
+        return _sum(t.value for t in self.byte_terms)
+
+    @property
+    def bytes_read(self):
+        return _sum(t.value for t in self.byte_terms if t.kind == "read")
+
+    @property
+    def bytes_written(self):
+        return _sum(t.value for t in self.byte_terms if t.kind == "write")
+
+
+def _sum(values):
+    total = 0
+    for value in values:
+        total = total + value
+    return total
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of an operation kind.
+
+    ``type`` is one of ``int`` (whole number ≥ ``minimum``), ``float``, ``quantity``
+    (number with ``unit``), ``dtype``, ``precision``, ``bool``, ``choice``, ``str``, ``steps``.
+    ``default`` of ``None`` with ``inherit`` set means "same as parameter ``inherit``".
+    """
+
+    name: str
+    type: str
+    default: Any
+    label: str
+    doc: str
+    symbol: str = ""
+    minimum: float = 1
+    choices: tuple[str, ...] = ()
+    unit: str = ""
+    inherit: str = ""
+    only_if: tuple[str, Any] | None = None
+
+    @property
+    def numeric(self) -> bool:
+        return self.type in ("int", "float", "quantity")
+
+    @property
+    def sym(self) -> str:
+        return self.symbol or self.name
+
+
+@dataclass(frozen=True)
+class Kind:
+    kind: str
+    label: str
+    doc: str
+    params: tuple[Param, ...]
+    count: Callable[[Mapping[str, Any]], Counts]
+    default_name: str
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Fill defaults and inherited values (``a_dtype`` follows ``dtype`` when unset)."""
+        full: dict[str, Any] = {}
+        for p in self.params:
+            value = params.get(p.name)
+            if value is None:
+                value = p.default
+            full[p.name] = value
+        for p in self.params:
+            if full[p.name] is None and p.inherit:
+                full[p.name] = full[p.inherit]
+        return full
+
+
+# ---------------------------------------------------------------------------------------
+# formula helpers
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return "[…]"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any], **extra) -> Term:
+    """Build a term from a template such as ``"2·{batch}·{m}·{n}·{k}"``."""
+    names = {key: getattr(sym, "sym", key) for key, sym in symbols.items()}
+    formula = re.sub(r"\{(\w+)\}", lambda m: names.get(m.group(1), m.group(1)), template)
+    substituted = re.sub(
+        r"\{(\w+)\}", lambda m: _fmt(symbols[m.group(1)].value), template
+    )
+    return Term(kind, name, formula, substituted, value, **extra)
+
+
+@dataclass(frozen=True)
+class _Sym:
+    sym: str
+    value: Any
+
+
+def _symbols(kind: Kind, params: Mapping[str, Any], **more) -> dict[str, _Sym]:
+    out = {p.name: _Sym(p.sym, params[p.name]) for p in kind.params}
+    for key, (sym, value) in more.items():
+        out[key] = _Sym(sym, value)
+    return out
+
+
+def _tensor(direction: str, tensor: str, what: str, elements_template: str, elements, dtype: str,
+            symbols: Mapping[str, Any]) -> Term:
+    size = DTYPE_BYTES[dtype]
+    return _term(
+        direction,
+        tensor + (f" ({what})" if what else ""),
+        f"{elements_template}·{_fmt(size)} B [{dtype}]",
+        elements * size,
+        symbols,
+        tensor=tensor,
+        elements=elements,
+        element_bytes=size,
+        dtype=dtype,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# GEMM
+
+_DTYPE_CHOICES = tuple(DTYPE_BYTES)
+_PRECISION_CHOICES = PRECISIONS
+
+GEMM_PARAMS = (
+    Param("batch", "int", 1, "Batch", "Independent matrix products (each with its own A, B and C).",
+          symbol="batch"),
+    Param("m", "int", 4096, "M", "Rows of A and C (tokens for a linear layer; 1 for GEMV).",
+          symbol="M"),
+    Param("n", "int", 4096, "N", "Columns of B and C (output features).", symbol="N"),
+    Param("k", "int", 4096, "K", "Contraction dimension (input features).", symbol="K"),
+    Param("dtype", "dtype", "bf16", "Element type", "Default element type of A, B and C."),
+    Param("a_dtype", "dtype", None, "A dtype", "Element type of A (activations).", inherit="dtype",
+          symbol="s_A"),
+    Param("b_dtype", "dtype", None, "B dtype", "Element type of B (weights).", inherit="dtype",
+          symbol="s_B"),
+    Param("c_dtype", "dtype", None, "C dtype", "Element type of the output C.", inherit="dtype",
+          symbol="s_C"),
+    Param("compute", "precision", None, "Compute precision",
+          "Precision whose peak is the ceiling; by default the wider of A's and B's types "
+          "(int8 weights with bf16 activations compute in bf16)."),
+)
+
+
+def _count_gemm(p: Mapping[str, Any]) -> Counts:
+    s = _symbols(KINDS["gemm"], p)
+    batch, m, n, k = p["batch"], p["m"], p["n"], p["k"]
+    flops = _term("flop", "multiply-adds of A·B", "2·{batch}·{m}·{n}·{k}", 2 * batch * m * n * k, s)
+    terms = [
+        _tensor("read", "A", "M×K", "{batch}·{m}·{k}", batch * m * k, p["a_dtype"], s),
+        _tensor("read", "B", "K×N", "{batch}·{k}·{n}", batch * k * n, p["b_dtype"], s),
+        _tensor("write", "C", "M×N", "{batch}·{m}·{n}", batch * m * n, p["c_dtype"], s),
+    ]
+    precision = p["compute"] or wider(p["a_dtype"], p["b_dtype"])
+    return Counts([flops], terms, precision)
+
+
+# ---------------------------------------------------------------------------------------
+# attention
+
+ATTENTION_PARAMS = (
+    Param("implementation", "choice", "flash", "Implementation",
+          "flash: fused, scores stay on chip. naive: the score matrix S and probabilities P are "
+          "materialised in memory.", choices=("flash", "naive")),
+    Param("batch", "int", 1, "Batch", "Sequences in the batch.", symbol="b"),
+    Param("heads", "int", 32, "Query heads", "Number of query heads.", symbol="h"),
+    Param("kv_heads", "int", None, "KV heads",
+          "Number of key/value heads: = heads for MHA, fewer for GQA, 1 for MQA.",
+          inherit="heads", symbol="h_kv"),
+    Param("head_dim", "int", 128, "Head dim", "Dimension of each head.", symbol="d"),
+    Param("query_len", "int", 4096, "Query length", "Queries per sequence (1 for decode).",
+          symbol="q"),
+    Param("kv_len", "int", None, "KV length", "Keys/values per sequence (the KV cache in decode).",
+          inherit="query_len", symbol="k"),
+    Param("causal", "bool", False, "Causal",
+          "Causal mask: only key positions at or before each query count; with queries at the "
+          "end of the sequence the visible fraction is 1 − q/(2k) (½ for a square mask)."),
+    Param("dtype", "dtype", "bf16", "Element type", "Element type of Q, K, V and O."),
+    Param("score_passes", "int", 4, "Score passes",
+          "Naive only: passes of the q×k score matrix through memory (write S, read S, write P, "
+          "read P = 4).", minimum=0, symbol="passes", only_if=("implementation", "naive")),
+    Param("score_dtype", "dtype", None, "Score dtype", "Naive only: element type of S and P.",
+          inherit="dtype", only_if=("implementation", "naive")),
+    Param("compute", "precision", None, "Compute precision",
+          "Precision whose peak is the ceiling (default: the element type).", inherit="dtype"),
+)
+
+
+def _causal_fraction(q, k, causal):
+    if not causal:
+        return 1
+    return 1 - np.minimum(q, k) / (2 * k) if isinstance(q, np.ndarray) or isinstance(
+        k, np.ndarray) else 1 - min(q, k) / (2 * k)
+
+
+def _count_attention(p: Mapping[str, Any]) -> Counts:
+    frac = _causal_fraction(p["query_len"], p["kv_len"], p["causal"])
+    s = _symbols(KINDS["attention"], p, c=("c", frac))
+    b, h, hk, d, q, k = (p[x] for x in ("batch", "heads", "kv_heads", "head_dim", "query_len",
+                                        "kv_len"))
+    c_factor = "·{c}" if p["causal"] else ""
+    flops = [
+        _term("flop", "S = Q·Kᵀ", "2·{batch}·{heads}·{query_len}·{kv_len}·{head_dim}" + c_factor,
+              2 * b * h * q * k * d * frac, s),
+        _term("flop", "O = P·V", "2·{batch}·{heads}·{query_len}·{kv_len}·{head_dim}" + c_factor,
+              2 * b * h * q * k * d * frac, s),
+    ]
+    dt = p["dtype"]
+    terms = [
+        _tensor("read", "Q", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
+        _tensor("read", "K", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d, dt, s),
+        _tensor("read", "V", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d, dt, s),
+        _tensor("write", "O", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
+    ]
+    notes = []
+    if p["implementation"] == "naive":
+        passes = p["score_passes"]
+        sd = p["score_dtype"]
+        size = DTYPE_BYTES[sd]
+        writes = (passes + 1) // 2
+        reads = passes - writes
+        s["writes"] = _Sym("⌈passes/2⌉", writes)
+        s["reads"] = _Sym("⌊passes/2⌋", reads)
+        for direction, count in (("write", writes), ("read", reads)):
+            terms.append(
+                _term(direction, f"S/P ({_fmt(count)} of {_fmt(passes)} passes)",
+                      f"{{{direction}s}}·{{batch}}·{{heads}}·{{query_len}}·{{kv_len}}·"
+                      f"{_fmt(size)} B [{sd}]",
+                      count * b * h * q * k * size, s, tensor="S/P",
+                      elements=count * b * h * q * k, element_bytes=size, dtype=sd)
+            )
+        notes.append("Naive: the full q×k score matrix is materialised (the causal mask does not "
+                     "shrink it); passes = write S, read S, write P, read P by default.")
+    else:
+        notes.append("Flash: S and P stay on chip; Q, K, V and O cross memory once each.")
+    if p["causal"]:
+        notes.append("Causal: FLOPs scaled by the visible fraction c = 1 − min(q,k)/(2k).")
+    return Counts(flops, terms, p["compute"], notes)
+
+
+# ---------------------------------------------------------------------------------------
+# elementwise chains
+
+#: FLOPs per element of each step kind (a multiply-add is 2). ``custom`` takes ``flops``.
+STEP_OPS: dict[str, tuple[float, str]] = {
+    "add": (1, "a + b"),
+    "sub": (1, "a − b"),
+    "mul": (1, "a · b"),
+    "div": (1, "a / b"),
+    "fma": (2, "a·x + b (multiply-add)"),
+    "scale": (1, "α·x"),
+    "bias": (1, "x + bias"),
+    "relu": (1, "max(x, 0)"),
+    "square": (1, "x·x"),
+    "sqrt": (1, "√x"),
+    "exp": (1, "eˣ (counted as 1)"),
+    "tanh": (1, "tanh x (counted as 1)"),
+    "sigmoid": (4, "1/(1+e⁻ˣ): neg, exp, add, div"),
+    "silu": (5, "x·sigmoid(x)"),
+    "gelu": (9, "tanh form: 8 multiply/adds + tanh counted as 1"),
+    "max": (1, "max(a, b)"),
+    "copy": (0, "copy / cast"),
+    "custom": (1, "FLOPs per element as given"),
+}
+
+
+def _count_elementwise(p: Mapping[str, Any]) -> Counts:
+    steps = p["steps"] or []
+    n = p["n"]
+    dt = p["dtype"]
+    kind = KINDS["elementwise"]
+    s = _symbols(kind, p)
+    flop_terms = []
+    for i, step in enumerate(steps, 1):
+        f = step_flops(step)
+        flop_terms.append(_term("flop", f"step {i}: {step['op']}", f"{_fmt(float(f))}·{{n}}",
+                                f * n, s))
+    byte_terms: list[Term] = []
+    wa = p["write_allocate"]
+    out_name = p["output"] or "out"
+
+    def rw(direction, tensor, what):
+        byte_terms.append(_tensor(direction, tensor, what, "{n}", n, dt, s))
+
+    def write(tensor, what):
+        rw("write", tensor, what)
+        if wa:
+            rw("read", tensor, "write-allocate")
+
+    if p["fused"]:
+        seen = [p["input"]]
+        rw("read", p["input"], "input")
+        for step in steps:
+            for extra in step.get("inputs") or ():
+                if extra not in seen:
+                    seen.append(extra)
+                    rw("read", extra, f"input of {step['op']}")
+        write(out_name, "output")
+    else:
+        current = p["input"]
+        for i, step in enumerate(steps, 1):
+            last = i == len(steps)
+            rw("read", current, f"step {i}")
+            for extra in step.get("inputs") or ():
+                rw("read", extra, f"step {i}")
+            produced = out_name if last else f"t{i}"
+            write(produced, f"step {i}")
+            current = produced
+    notes = [
+        "Fused: external inputs read once, the final output written once; temporaries stay "
+        "in registers." if p["fused"] else
+        "Unfused: every step reads its inputs from memory and writes its output back."
+    ]
+    if wa:
+        notes.append("Write-allocate: every store first reads the line it writes (one extra read).")
+    return Counts(flop_terms, byte_terms, p["compute"], notes)
+
+
+def step_flops(step: Mapping[str, Any]) -> float:
+    if step.get("flops") is not None:
+        return float(step["flops"])
+    return float(STEP_OPS[step["op"]][0])
+
+
+# ---------------------------------------------------------------------------------------
+# norms, softmax, reductions, custom
+
+NORM_FLOPS = {"layernorm": 8, "rmsnorm": 4}
+
+
+def _count_norm(p: Mapping[str, Any]) -> Counts:
+    s = _symbols(KINDS["norm"], p)
+    per = NORM_FLOPS[p["variant"]]
+    rows, hidden = p["rows"], p["hidden"]
+    what = ("mean 1, variance 3, normalise 2, scale and shift 2" if p["variant"] == "layernorm"
+            else "square-and-sum 2, normalise 1, scale 1")
+    flops = [_term("flop", f"{p['variant']} ({what} per element)", f"{per}·{{rows}}·{{hidden}}",
+                   per * rows * hidden, s)]
+    terms = [
+        _tensor("read", "x", "", "{rows}·{hidden}", rows * hidden, p["dtype"], s),
+        _tensor("read", "γ", "scale", "{hidden}", hidden, p["weight_dtype"], s),
+    ]
+    if p["variant"] == "layernorm":
+        terms.append(_tensor("read", "β", "shift", "{hidden}", hidden, p["weight_dtype"], s))
+    terms.append(_tensor("write", "y", "", "{rows}·{hidden}", rows * hidden, p["dtype"], s))
+    return Counts(flops, terms, p["compute"],
+                  ["Per-row statistics (1/√var) are negligible next to per-element work."])
+
+
+def _count_softmax(p: Mapping[str, Any]) -> Counts:
+    s = _symbols(KINDS["softmax"], p)
+    rows, cols = p["rows"], p["cols"]
+    flops = [_term("flop", "max, subtract, exp, sum, divide (5 per element)", "5·{rows}·{cols}",
+                   5 * rows * cols, s)]
+    terms = [
+        _tensor("read", "x", "", "{rows}·{cols}", rows * cols, p["dtype"], s),
+        _tensor("write", "y", "", "{rows}·{cols}", rows * cols, p["dtype"], s),
+    ]
+    return Counts(flops, terms, p["compute"],
+                  ["One fused pass: the row is read once and written once."])
+
+
+_REDUCTION_FLOPS = {"sum": (1, "one add per element"), "max": (1, "one compare per element"),
+                    "dot": (2, "one multiply-add per element pair")}
+
+
+def _count_reduction(p: Mapping[str, Any]) -> Counts:
+    s = _symbols(KINDS["reduction"], p)
+    op = p["op"]
+    per, what = _REDUCTION_FLOPS[op]
+    rows, n = p["rows"], p["n"]
+    flops = [_term("flop", f"{op} ({what})", f"{per}·{{rows}}·{{n}}", per * rows * n, s)]
+    terms = [_tensor("read", "x", "", "{rows}·{n}", rows * n, p["dtype"], s)]
+    if op == "dot":
+        terms.append(_tensor("read", "y", "", "{rows}·{n}", rows * n, p["dtype"], s))
+    terms.append(_tensor("write", "r", "result", "{rows}", rows, p["dtype"], s))
+    return Counts(flops, terms, p["compute"],
+                  ["N elements need N−1 additions; the model counts N (2N for a dot product)."])
+
+
+def _count_custom(p: Mapping[str, Any]) -> Counts:
+    s = _symbols(KINDS["custom"], p)
+    flops = [_term("flop", "FLOPs as given", "{flops}", p["flops"], s)]
+    terms = [_term("read", "bytes as given", "{bytes}", p["bytes"], s, tensor="")]
+    return Counts(flops, terms, p["precision"])
+
+
+def _compute_param(inherit: str = "dtype") -> Param:
+    return Param("compute", "precision", None, "Compute precision",
+                 "Precision whose peak is the ceiling (default: the element type).",
+                 inherit=inherit)
+
+
+#: Default chains for new elementwise operations and presets.
+ELEMENTWISE_PRESETS: dict[str, dict[str, Any]] = {
+    "saxpy": {"dtype": "fp32", "input": "x", "output": "y",
+              "steps": [{"op": "fma", "inputs": ["y"]}], "fused": True},
+    "vector add": {"dtype": "fp32", "input": "a", "output": "c",
+                   "steps": [{"op": "add", "inputs": ["b"]}], "fused": True},
+    "bias + gelu + residual": {"dtype": "fp32", "input": "x", "output": "w",
+                               "steps": [{"op": "fma"}, {"op": "gelu"},
+                                         {"op": "add", "inputs": ["r"]}], "fused": False},
+}
+
+KINDS: dict[str, Kind] = {}
+
+
+def _register(kind: Kind) -> None:
+    KINDS[kind.kind] = kind
+
+
+_register(Kind("gemm", "GEMM / GEMV",
+               "C = A·B with A: M×K, B: K×N, C: M×N, repeated batch times.",
+               GEMM_PARAMS, _count_gemm, "GEMM"))
+_register(Kind("attention", "Attention",
+               "Scaled dot-product attention: S = Q·Kᵀ, P = softmax(S), O = P·V.",
+               ATTENTION_PARAMS, _count_attention, "Attention"))
+_register(Kind("elementwise", "Elementwise chain",
+               "A chain of elementwise steps over n elements, fused into one kernel or not.",
+               (
+                   Param("n", "int", 1 << 24, "Elements", "Elements in each tensor.", symbol="n"),
+                   Param("dtype", "dtype", "fp32", "Element type", "Element type of every tensor."),
+                   Param("input", "str", "x", "Input", "Name of the tensor the chain starts from."),
+                   Param("output", "str", "out", "Output", "Name of the tensor the chain writes."),
+                   Param("steps", "steps",
+                         [dict(st) for st in ELEMENTWISE_PRESETS["bias + gelu + residual"]["steps"]],
+                         "Steps",
+                         "Steps in order; each has op, optional extra inputs and optional flops."),
+                   Param("fused", "bool", False, "Fused",
+                         "Fused: one kernel, temporaries in registers."),
+                   Param("write_allocate", "bool", False, "Write-allocate",
+                         "Every store first reads the cache line (write-back caches)."),
+                   _compute_param(),
+               ),
+               _count_elementwise, "Elementwise chain"))
+_register(Kind("norm", "Normalisation",
+               "LayerNorm or RMSNorm over rows of hidden elements.",
+               (
+                   Param("variant", "choice", "rmsnorm", "Variant", "layernorm or rmsnorm.",
+                         choices=("layernorm", "rmsnorm")),
+                   Param("rows", "int", 4096, "Rows", "Rows (tokens).", symbol="rows"),
+                   Param("hidden", "int", 8192, "Hidden", "Elements per row.", symbol="hidden"),
+                   Param("dtype", "dtype", "bf16", "Element type", "Element type of x and y."),
+                   Param("weight_dtype", "dtype", None, "Weight dtype", "Element type of γ, β.",
+                         inherit="dtype"),
+                   _compute_param(),
+               ),
+               _count_norm, "Norm"))
+_register(Kind("softmax", "Softmax",
+               "Row-wise softmax over rows × cols.",
+               (
+                   Param("rows", "int", 4096, "Rows", "Rows.", symbol="rows"),
+                   Param("cols", "int", 4096, "Columns", "Elements per row.", symbol="cols"),
+                   Param("dtype", "dtype", "bf16", "Element type", "Element type of x and y."),
+                   _compute_param(),
+               ),
+               _count_softmax, "Softmax"))
+_register(Kind("reduction", "Reduction",
+               "Sum, max or dot product of vectors of n elements (rows of them).",
+               (
+                   Param("op", "choice", "sum", "Reduction", "sum, max or dot (product).",
+                         choices=("sum", "max", "dot")),
+                   Param("n", "int", 1 << 24, "Elements", "Elements per vector.", symbol="n"),
+                   Param("rows", "int", 1, "Vectors", "Independent reductions.", symbol="rows"),
+                   Param("dtype", "dtype", "fp32", "Element type", "Element type."),
+                   _compute_param(),
+               ),
+               _count_reduction, "Reduction"))
+_register(Kind("custom", "Custom",
+               "FLOPs and bytes typed in, at a precision.",
+               (
+                   Param("flops", "quantity", 1e12, "FLOPs", "Total FLOPs.", unit="flops",
+                         symbol="F", minimum=0),
+                   Param("bytes", "quantity", 1e9, "Bytes", "Total bytes moved.", unit="bytes",
+                         symbol="B", minimum=0),
+                   Param("precision", "precision", "bf16", "Precision",
+                         "Precision whose peak is the ceiling."),
+               ),
+               _count_custom, "Custom"))
+
+@dataclass
+class Operation:
+    """An operation in a session: a kind, its parameters, and how it is shown."""
+
+    kind: str
+    params: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
+    memory_level: str | None = None
+
+    @property
+    def spec(self) -> Kind:
+        return KINDS[self.kind]
+
+    def resolved(self) -> dict[str, Any]:
+        return self.spec.resolve(self.params)
+
+    def counts(self, **overrides: Any) -> Counts:
+        """Counts at these parameters; ``overrides`` may hold numpy arrays (sweeps)."""
+        full = self.spec.resolve({**self.params, **overrides})
+        return self.spec.count(full)
+
+    def copy(self) -> Operation:
+        import copy
+
+        return Operation(self.kind, copy.deepcopy(self.params), self.name, self.memory_level)
+
+
+def counts_for(kind: str, **params: Any) -> Counts:
+    """Shorthand: ``counts_for("gemm", m=1, n=28672, k=8192, dtype="fp16")``."""
+    return Operation(kind, params).counts()
+
+
+def _check_registry() -> None:
+    for kind in KINDS.values():
+        for p in kind.params:
+            assert p.type != "choice" or p.default is None or p.default in p.choices, p
+    assert math.isclose(STEP_OPS["fma"][0], 2)
+
+
+_check_registry()

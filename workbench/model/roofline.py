@@ -1,0 +1,171 @@
+"""Roofline evaluation of FLOPs and bytes on a machine; vectorised over numpy arrays.
+
+    intensity  I = F / B                       (FLOP/byte)
+    ridge        = peak / bandwidth             (FLOP/byte)
+    attainable   = min(peak, I · bandwidth)     (FLOP/s)
+    T_math = F / peak,  T_mem = B / bandwidth
+    lower bound = max(T_math, T_mem),  upper bound = T_math + T_mem
+    bound: overhead if the machine has a launch overhead and the lower bound is below it,
+           else compute if T_math ≥ T_mem, else memory
+    predicted time = max(lower bound / efficiency, launch overhead)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from workbench.model.hardware import Hardware
+from workbench.model.operations import Counts, Operation
+
+__all__ = [
+    "Result", "evaluate", "evaluate_counts", "evaluate_arrays", "sweep", "FORMULAS", "BOUND_NAMES"
+]
+
+FORMULAS: dict[str, str] = {
+    "intensity": "I = FLOPs / bytes",
+    "ridge": "ridge = peak / bandwidth",
+    "attainable": "attainable = min(peak, I × bandwidth)",
+    "t_math": "T_math = FLOPs / peak",
+    "t_mem": "T_mem = bytes / bandwidth",
+    "t_lower": "T_lower = max(T_math, T_mem)",
+    "t_upper": "T_upper = T_math + T_mem",
+    "fraction_of_peak": "% of peak = attainable / peak",
+    "t_predicted": "T_predicted = max(T_lower / efficiency, launch overhead)",
+    "bound": "overhead if T_lower < launch overhead; else compute if T_math ≥ T_mem; else memory",
+}
+
+
+def evaluate_arrays(
+    flops: Any,
+    nbytes: Any,
+    peak: Any,
+    bandwidth: Any,
+    overhead: float | None = None,
+    efficiency: float | None = None,
+) -> dict[str, np.ndarray]:
+    """Everything the roofline says about F FLOPs and B bytes, elementwise over arrays.
+
+    ``bound`` is an integer array: 0 memory, 1 compute, 2 overhead (see :data:`BOUND_NAMES`).
+    """
+    f = np.asarray(flops, dtype=float)
+    b = np.asarray(nbytes, dtype=float)
+    p = np.asarray(peak, dtype=float)
+    w = np.asarray(bandwidth, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        intensity = f / b
+        t_math = f / p
+        t_mem = b / w
+    t_lower = np.maximum(t_math, t_mem)
+    t_upper = t_math + t_mem
+    attainable = np.minimum(p, intensity * w)
+    bound = np.where(t_math >= t_mem, 1, 0)
+    floor = overhead or 0.0
+    if floor > 0:
+        bound = np.where(t_lower < floor, 2, bound)
+    eff = efficiency if efficiency else 1.0
+    t_predicted = np.maximum(t_lower / eff, floor)
+    return {
+        "flops": f,
+        "bytes": b,
+        "intensity": intensity,
+        "peak_flops": p * np.ones_like(f),
+        "bandwidth": w * np.ones_like(f),
+        "ridge": (p / w) * np.ones_like(f),
+        "attainable_flops": attainable,
+        "fraction_of_peak": attainable / p,
+        "t_math_s": t_math,
+        "t_mem_s": t_mem,
+        "t_lower_s": t_lower,
+        "t_upper_s": t_upper,
+        "t_predicted_s": t_predicted,
+        "bound": bound,
+    }
+
+
+BOUND_NAMES = ("memory", "compute", "overhead")
+
+
+@dataclass(frozen=True)
+class Result:
+    """One operation on one machine (scalars)."""
+
+    operation: str
+    hardware: str
+    flops: float
+    bytes: float
+    intensity: float
+    precision: str
+    precision_used: str
+    level: str
+    peak_flops: float
+    bandwidth: float
+    ridge: float
+    attainable_flops: float
+    fraction_of_peak: float
+    bound: str
+    t_math_s: float
+    t_mem_s: float
+    t_lower_s: float
+    t_upper_s: float
+    t_predicted_s: float
+    efficiency: float | None
+    launch_overhead_s: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def evaluate_counts(
+    counts: Counts,
+    hardware: Hardware,
+    level: str | None = None,
+    name: str = "",
+) -> Result:
+    precision_used = hardware.precision_for(counts.precision)
+    peak = hardware.compute[precision_used]
+    level_used = hardware.level_for(level)
+    bandwidth = hardware.bandwidth(level_used)
+    r = evaluate_arrays(counts.flops, counts.bytes, peak, bandwidth, hardware.launch_overhead,
+                        hardware.efficiency)
+    return Result(
+        operation=name,
+        hardware=hardware.label,
+        flops=float(r["flops"]),
+        bytes=float(r["bytes"]),
+        intensity=float(r["intensity"]),
+        precision=counts.precision,
+        precision_used=precision_used,
+        level=level_used,
+        peak_flops=float(peak),
+        bandwidth=float(bandwidth),
+        ridge=float(r["ridge"]),
+        attainable_flops=float(r["attainable_flops"]),
+        fraction_of_peak=float(r["fraction_of_peak"]),
+        bound=BOUND_NAMES[int(r["bound"])],
+        t_math_s=float(r["t_math_s"]),
+        t_mem_s=float(r["t_mem_s"]),
+        t_lower_s=float(r["t_lower_s"]),
+        t_upper_s=float(r["t_upper_s"]),
+        t_predicted_s=float(r["t_predicted_s"]),
+        efficiency=hardware.efficiency,
+        launch_overhead_s=hardware.launch_overhead,
+    )
+
+
+def evaluate(operation: Operation, hardware: Hardware, level: str | None = None) -> Result:
+    """Evaluate ``operation`` on ``hardware`` across ``level`` (default: the operation's own
+    memory level, else the machine's main memory)."""
+    return evaluate_counts(operation.counts(), hardware, level or operation.memory_level,
+                           operation.name)
+
+
+def sweep(operation: Operation, hardware: Hardware, **arrays: Any) -> dict[str, np.ndarray]:
+    """Evaluate ``operation`` with parameters replaced by arrays (one call for a whole sweep)."""
+    counts = operation.counts(**{k: np.asarray(v, dtype=float) for k, v in arrays.items()})
+    precision_used = hardware.precision_for(counts.precision)
+    return evaluate_arrays(counts.flops, counts.bytes, hardware.compute[precision_used],
+                           hardware.bandwidth(operation.memory_level), hardware.launch_overhead,
+                           hardware.efficiency)

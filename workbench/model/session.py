@@ -1,0 +1,84 @@
+"""A session: the machines and operations a user is looking at, and how they are shown.
+
+Plain data, no Qt and no I/O: :mod:`workbench.io.sessions` reads and writes it as YAML and
+:mod:`workbench.document` wraps it with undoable edits.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.model.hardware import Hardware
+from workbench.model.operations import Operation
+
+__all__ = ["HardwareEntry", "OperationEntry", "ViewSettings", "Session", "PALETTE", "MARKERS"]
+
+#: Okabe–Ito, a palette that stays distinguishable with the common colour-vision deficiencies.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+#: Marker per machine (pyqtgraph symbol names).
+MARKERS = ("o", "s", "t", "d", "star", "p", "h", "t1")
+
+_ids = itertools.count(1)
+
+
+def new_id() -> int:
+    return next(_ids)
+
+
+@dataclass
+class HardwareEntry:
+    hardware: Hardware
+    preset: str | None = None
+    visible: bool = True
+    marker: str | None = None
+    id: int = field(default_factory=new_id)
+
+
+@dataclass
+class OperationEntry:
+    operation: Operation
+    color: str | None = None
+    visible: bool = True
+    label: bool = True
+    id: int = field(default_factory=new_id)
+
+
+THEMES = ("light", "dark", "presentation")
+
+
+@dataclass
+class ViewSettings:
+    theme: str = "light"
+    legend: bool = True
+    labels: bool = True
+    regions: bool = False
+    derated: bool = False
+    all_precisions: bool = False
+    x_range: tuple[float, float] | None = None
+    y_range: tuple[float, float] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Session:
+    title: str = ""
+    hardware: list[HardwareEntry] = field(default_factory=list)
+    operations: list[OperationEntry] = field(default_factory=list)
+    view: ViewSettings = field(default_factory=ViewSettings)
+    notes: str = ""
+
+    def color_of(self, entry: OperationEntry) -> str:
+        if entry.color:
+            return entry.color
+        index = next((i for i, e in enumerate(self.operations) if e.id == entry.id), 0)
+        return PALETTE[index % len(PALETTE)]
+
+    def marker_of(self, entry: HardwareEntry) -> str:
+        if entry.marker:
+            return entry.marker
+        index = next((i for i, e in enumerate(self.hardware) if e.id == entry.id), 0)
+        return MARKERS[index % len(MARKERS)]

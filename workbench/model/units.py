@@ -1,0 +1,186 @@
+"""SI quantities with a fixed unit per field.
+
+Every field of a machine or an operation has one unit (FLOP/s, B/s, B, s, …). Values may be
+given as plain numbers, number strings ("1e12", which YAML 1.1 reads as a string) or as a
+number with that unit and a strict SI prefix ("3.35 TB/s", "989 TFLOP/s", "80 GiB", "5 us").
+A wrong unit, a lowercase unit or an unknown prefix is refused with a message that says what
+was expected: "m" (milli) is never silently read as "M" (mega).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "QuantityError",
+    "Unit",
+    "UNITS",
+    "parse_number",
+    "parse_quantity",
+    "format_quantity",
+    "format_number",
+]
+
+
+class QuantityError(ValueError):
+    """A value that is not a valid quantity for its field; the message says what was expected."""
+
+
+DECIMAL = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
+SMALL = {"": 1.0, "m": 1e-3, "u": 1e-6, "µ": 1e-6, "μ": 1e-6, "n": 1e-9, "p": 1e-12}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A field's unit: its symbol, the spellings accepted, and the prefixes allowed."""
+
+    key: str
+    symbol: str
+    spellings: tuple[str, ...]
+    prefixes: dict[str, float]
+    example: str
+
+    def expected(self) -> str:
+        if not self.symbol:
+            return f"a plain number such as '{self.example}'"
+        return f"a number or a quantity in {self.symbol} such as '{self.example}'"
+
+
+UNITS: dict[str, Unit] = {
+    u.key: u
+    for u in (
+        Unit("flop_rate", "FLOP/s", ("FLOP/s", "FLOPS", "FLOPs/s", "OP/s", "OPS", "OPs/s"),
+             DECIMAL, "989 TFLOP/s"),
+        Unit("bandwidth", "B/s", ("B/s",), DECIMAL, "3.35 TB/s"),
+        Unit("bytes", "B", ("B",), {**DECIMAL, **BINARY}, "80 GiB"),
+        Unit("time", "s", ("s",), SMALL, "5 us"),
+        Unit("flops", "FLOP", ("FLOP", "FLOPs", "OP", "OPs"), DECIMAL, "3.85 TFLOP"),
+        Unit("intensity", "FLOP/B", ("FLOP/B", "FLOP/byte", "FLOPs/byte"), {"": 1.0}, "295 FLOP/B"),
+        Unit("count", "", (), {"": 1.0}, "8192"),
+    )
+}
+
+_NUMBER_RE = re.compile(r"^[+-]?(\d[\d_]*\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_QUANTITY_RE = re.compile(r"^\s*([+-]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(\S.*?)?\s*$")
+
+
+def parse_number(value: object) -> float:
+    """A plain number, or a string holding one ("1e12", "3_000"). Booleans are refused."""
+    if isinstance(value, bool) or value is None:
+        raise QuantityError(f"expected a number, got {_show(value)}")
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str) and _NUMBER_RE.match(value.strip()):
+        number = float(value.strip().replace("_", ""))
+    else:
+        raise QuantityError(f"expected a number, got {_show(value)}")
+    if not math.isfinite(number):
+        raise QuantityError(f"expected a finite number, got {_show(value)}")
+    return number
+
+
+def parse_quantity(value: object, unit: str) -> float:
+    """Parse ``value`` as a quantity in the field's ``unit`` (a key of :data:`UNITS`)."""
+    spec = UNITS[unit]
+    if isinstance(value, bool) or value is None:
+        raise QuantityError(f"expected {spec.expected()}, got {_show(value)}")
+    if isinstance(value, int | float):
+        return parse_number(value)
+    if not isinstance(value, str):
+        raise QuantityError(f"expected {spec.expected()}, got {_show(value)}")
+    match = _QUANTITY_RE.match(value)
+    if not match:
+        raise QuantityError(f"expected {spec.expected()}, got {_show(value)}")
+    number = parse_number(match.group(1))
+    suffix = (match.group(2) or "").strip()
+    if not suffix:
+        return number
+    for spelling in spec.spellings:
+        if suffix.endswith(spelling):
+            prefix = suffix[: -len(spelling)].strip()
+            if prefix in spec.prefixes:
+                result = number * spec.prefixes[prefix]
+                if not math.isfinite(result):
+                    raise QuantityError(f"{_show(value)} is too large")
+                return result
+            allowed = ", ".join(p for p in spec.prefixes if p) or "none"
+            raise QuantityError(
+                f"unknown prefix {prefix!r} in {_show(value)} (prefixes for {spec.symbol}: {allowed})"
+            )
+    hint = _case_hint(suffix, spec)
+    where = f"in {spec.symbol}" if spec.symbol else "as a plain number"
+    raise QuantityError(f"expected a quantity {where} such as '{spec.example}', got {_show(value)}{hint}")
+
+
+def _case_hint(suffix: str, spec: Unit) -> str:
+    for spelling in spec.spellings:
+        for prefix in spec.prefixes:
+            if (prefix + spelling).lower() == suffix.lower():
+                return f" (units are case-sensitive: did you mean '{prefix}{spelling}'?)"
+    for other in UNITS.values():
+        if other is spec:
+            continue
+        for spelling in other.spellings:
+            if suffix.endswith(spelling) and suffix[: -len(spelling)] in other.prefixes:
+                return f" ({other.symbol} is the unit of another kind of field)"
+    return ""
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+_FORMAT_PREFIXES = [("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0)]
+_SMALL_PREFIXES = [("", 1.0), ("m", 1e-3), ("µ", 1e-6), ("n", 1e-9), ("p", 1e-12)]
+
+
+def format_number(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant figures, without exponent for everyday magnitudes."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if value == 0:
+        return "0"
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    magnitude = abs(value)
+    if 1e-3 <= magnitude < 1e6:
+        decimals = max(0, digits - 1 - math.floor(math.log10(magnitude)))
+        text = f"{value:.{decimals}f}"
+        rounded = float(text)
+        if abs(rounded) >= 10 ** math.ceil(math.log10(magnitude)) and decimals > 0:
+            text = f"{value:.{decimals - 1}f}"
+        return text
+    return f"{value:.{digits - 1}e}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+
+
+def format_quantity(value: float, unit: str, digits: int = 3) -> str:
+    """Format with an SI prefix so that the mantissa lies in [1, 1000): '3.35 TB/s'."""
+    spec = UNITS[unit]
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return format_number(value)
+    if unit == "count" or unit == "intensity":
+        text = format_number(value, digits)
+        return f"{text} {spec.symbol}".strip()
+    table = _SMALL_PREFIXES if unit == "time" else _FORMAT_PREFIXES
+    magnitude = abs(value)
+    prefix, scale = table[-1]
+    for p, s in table:
+        if magnitude >= s * 0.9995:
+            prefix, scale = p, s
+            break
+    mantissa = value / scale
+    return f"{_sig(mantissa, digits)} {prefix}{spec.symbol}"
+
+
+def _sig(value: float, digits: int) -> str:
+    if value == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    text = f"{value:.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
