@@ -146,15 +146,14 @@ def format_number(value: float, digits: int = 3) -> str:
         return "0"
     if math.isinf(value):
         return "∞" if value > 0 else "-∞"
-    magnitude = abs(value)
+    if 10**digits <= abs(value) < 1e6:
+        return f"{value:.0f}"  # whole numbers are shown whole: 3584, not 3580
+    rounded = float(f"{value:.{digits - 1}e}")
+    magnitude = abs(rounded)
     if 1e-3 <= magnitude < 1e6:
         decimals = max(0, digits - 1 - math.floor(math.log10(magnitude)))
-        text = f"{value:.{decimals}f}"
-        rounded = float(text)
-        if abs(rounded) >= 10 ** math.ceil(math.log10(magnitude)) and decimals > 0:
-            text = f"{value:.{decimals - 1}f}"
-        return text
-    return f"{value:.{digits - 1}e}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+        return f"{rounded:.{decimals}f}"
+    return f"{rounded:.{digits - 1}e}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
 
 
 def format_quantity(value: float, unit: str, digits: int = 3) -> str:

@@ -1,0 +1,217 @@
+"""Command line: the desktop app, and the same engine headless.
+
+    roofline-workbench [SESSION.yaml]
+    roofline-workbench analyze SESSION.yaml [--format table|json|csv]
+    roofline-workbench presets [--format table|json]
+    roofline-workbench --version
+
+Bad input prints one line naming the file, the place and the problem, and exits with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from workbench import __version__
+
+PROG = "roofline-workbench"
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, like every other bad input
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Roofline Workbench: the roofline model, live.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    analyze = sub.add_parser("analyze", help="evaluate every operation on every machine")
+    analyze.add_argument("session", help="session file (.yaml)")
+    analyze.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    presets = sub.add_parser("presets", help="list the hardware presets")
+    presets.add_argument("--format", choices=("table", "json"), default="table")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    commands = {"analyze", "presets", "render", "-h", "--help", "--version"}
+    if not args or args[0] not in commands:
+        if args and args[0].startswith("-") and args[0] not in commands:
+            _parser().parse_args(args)  # reports the unknown option
+        return _run_app(args[0] if args else None, args[1:])
+    parsed = _parser().parse_args(args)
+    try:
+        if parsed.command == "analyze":
+            return _analyze(parsed.session, parsed.format)
+        if parsed.command == "presets":
+            return _presets(parsed.format)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    _parser().print_help()
+    return EXIT_BAD_INPUT
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"{PROG}: {' '.join(str(message).split())}\n")
+    return EXIT_BAD_INPUT
+
+
+def _run_app(session: str | None, rest: list[str]) -> int:
+    if rest:
+        return _fail(f"unexpected arguments: {' '.join(rest)} (see --help)")
+    from workbench.ui.app import run
+
+    return run(session)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+RESULT_KEYS = (
+    "operation", "hardware", "precision", "precision_used", "level", "flops", "bytes",
+    "intensity", "peak_flops", "bandwidth", "ridge", "attainable_flops", "fraction_of_peak",
+    "bound", "t_math_s", "t_mem_s", "t_lower_s", "t_upper_s", "t_predicted_s", "efficiency",
+    "launch_overhead_s",
+)
+
+CSV_HEADERS = {
+    "flops": "flops [FLOP]", "bytes": "bytes [B]", "intensity": "intensity [FLOP/B]",
+    "peak_flops": "peak_flops [FLOP/s]", "bandwidth": "bandwidth [B/s]", "ridge": "ridge [FLOP/B]",
+    "attainable_flops": "attainable_flops [FLOP/s]", "fraction_of_peak": "fraction_of_peak [1]",
+    "t_math_s": "t_math [s]", "t_mem_s": "t_mem [s]", "t_lower_s": "t_lower [s]",
+    "t_upper_s": "t_upper [s]", "t_predicted_s": "t_predicted [s]", "efficiency": "efficiency [1]",
+    "launch_overhead_s": "launch_overhead [s]",
+}
+
+
+def _load(path: str):
+    from workbench.io.errors import InputError
+    from workbench.io.sessions import load_session
+
+    try:
+        return load_session(path), None
+    except InputError as exc:
+        return None, str(exc)
+
+
+def _analyze(path: str, fmt: str) -> int:
+    session, error = _load(path)
+    if error:
+        return _fail(error)
+    from workbench.model.analysis import evaluate_session
+
+    pairs = evaluate_session(session)
+    results = [p.result for p in pairs if p.result is not None]
+    skipped = [p.skipped for p in pairs if p.skipped is not None]
+    if fmt == "json":
+        payload = {
+            "session": path,
+            "title": session.title,
+            "results": [{k: r.as_dict()[k] for k in RESULT_KEYS} for r in results],
+            "skipped": [s.__dict__ for s in skipped],
+            "operations": [_derivation(e.operation) for e in session.operations],
+        }
+        json.dump(payload, sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+    elif fmt == "csv":
+        sys.stdout.write(results_csv(results))
+    else:
+        sys.stdout.write(results_table(results, skipped, session.title))
+    return 0
+
+
+def _derivation(op) -> dict:
+    counts = op.counts()
+    terms = [
+        {"kind": t.kind, "name": t.name, "formula": t.formula, "substituted": t.substituted,
+         "value": float(t.value)}
+        for t in counts.flop_terms + counts.byte_terms
+    ]
+    return {"name": op.name, "kind": op.kind, "precision": counts.precision,
+            "flops": float(counts.flops), "bytes": float(counts.bytes), "terms": terms,
+            "notes": counts.notes}
+
+
+def results_csv(results) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([CSV_HEADERS.get(k, k) for k in RESULT_KEYS])
+    for r in results:
+        row = r.as_dict()
+        writer.writerow(["" if row[k] is None else row[k] for k in RESULT_KEYS])
+    return buffer.getvalue()
+
+
+def results_table(results, skipped, title: str = "") -> str:
+    from workbench.model.units import format_number, format_quantity
+
+    header = ("operation", "hardware", "FLOPs", "bytes", "I [FLOP/B]", "ceiling", "attainable",
+              "% peak", "bound", "T_lower", "T_upper")
+    rows = [header]
+    for r in results:
+        rows.append((
+            r.operation, r.hardware, format_quantity(r.flops, "flops"),
+            format_quantity(r.bytes, "bytes"), format_number(r.intensity),
+            format_quantity(r.peak_flops, "flop_rate") + f" {r.precision_used}",
+            format_quantity(r.attainable_flops, "flop_rate"),
+            format_number(100 * r.fraction_of_peak), r.bound,
+            format_quantity(r.t_lower_s, "time"), format_quantity(r.t_upper_s, "time"),
+        ))
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(header))]
+    lines = [title] if title else []
+    for n, row in enumerate(rows):
+        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    for s in skipped:
+        lines.append(f"skipped: {s.operation} on {s.hardware}: {s.reason}")
+    return "\n".join(lines) + "\n"
+
+
+def _presets(fmt: str) -> int:
+    from workbench.io.errors import InputError
+    from workbench.io.presets import load_presets
+    from workbench.model.units import format_number, format_quantity
+
+    try:
+        presets = load_presets()
+    except InputError as exc:
+        return _fail(str(exc))
+    if fmt == "json":
+        from workbench.io.sessions import hardware_to_data
+
+        out = []
+        for hw in presets.values():
+            data = hardware_to_data(hw)
+            data["compute_flops"] = hw.compute
+            data["memory_bandwidth"] = hw.memory
+            out.append(data)
+        json.dump({"presets": out}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    rows = [("id", "name", "main memory", "peaks (dense)", "ridge (widest 16-bit)")]
+    for hw in presets.values():
+        precision = next((p for p in ("bf16", "fp16", "fp32") if p in hw.compute), None)
+        ridge = format_number(hw.ridge(precision)) + f" ({precision})" if precision else "—"
+        peaks = ", ".join(f"{k} {format_quantity(v, 'flop_rate')}" for k, v in hw.compute.items())
+        rows.append((hw.id, hw.name,
+                     f"{hw.main_memory} {format_quantity(hw.bandwidth(), 'bandwidth')}", peaks,
+                     ridge))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for n, r in enumerate(rows):
+        sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True))
+                         + "  " + r[4] + "\n")
+        if n == 0:
+            sys.stdout.write("  ".join("-" * w for w in widths) + "  " + "-" * 20 + "\n")
+    return 0
