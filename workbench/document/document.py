@@ -1,0 +1,393 @@
+"""The open session as a document: undoable edits addressed by id, change notifications.
+
+No Qt here. Views subscribe with :meth:`Document.subscribe` and receive a :class:`Change`
+naming what changed, so each view refreshes only what it must. Every edit is a command on
+the undo stack; consecutive edits of the same field merge into one step until
+:meth:`Document.seal` is called (a spin-box drag is one undo step).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.model.hardware import Hardware
+from workbench.model.operations import KINDS, Operation
+from workbench.model.session import HardwareEntry, OperationEntry, Session, ViewSettings
+
+__all__ = ["Change", "Document", "new_operation"]
+
+
+@dataclass(frozen=True)
+class Change:
+    """What an edit touched.
+
+    ``what`` is one of ``"operation"`` (parameters or style of the operations in ``ids``),
+    ``"operations"`` (added, removed or reordered), ``"hardware"`` (a machine's figures or
+    style; ``ids`` names them), ``"machines"`` (added, removed or reordered), ``"view"``,
+    ``"title"``, ``"session"`` (everything: a new or reloaded session), ``"state"`` (only the
+    undo/modified state).
+    """
+
+    what: str
+    ids: tuple[int, ...] = ()
+    fields: tuple[str, ...] = ()
+
+
+@dataclass
+class _Command:
+    text: str
+    redo: Callable[[], Change]
+    undo: Callable[[], Change]
+    merge_key: object = None
+    sealed: bool = False
+
+
+def new_operation(kind: str, name: str | None = None) -> Operation:
+    """An operation of ``kind`` with every parameter written out at its default."""
+    spec = KINDS[kind]
+    params = {}
+    for p in spec.params:
+        if p.default is not None:
+            params[p.name] = copy.deepcopy(p.default)
+    return Operation(kind, params, name or spec.default_name)
+
+
+@dataclass
+class Document:
+    session: Session = field(default_factory=Session)
+    path: Path | None = None
+    _undo: list[_Command] = field(default_factory=list)
+    _redo: list[_Command] = field(default_factory=list)
+    _clean: int | None = 0
+    _listeners: list[Callable[[Change], None]] = field(default_factory=list)
+    _batch: list[Change] | None = None
+
+    # -- notifications ---------------------------------------------------------------------
+
+    def subscribe(self, listener: Callable[[Change], None]) -> None:
+        self._listeners.append(listener)
+
+    def unsubscribe(self, listener: Callable[[Change], None]) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def _emit(self, change: Change) -> None:
+        if self._batch is not None:
+            self._batch.append(change)
+            return
+        for listener in list(self._listeners):
+            listener(change)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Collect notifications; emit one ``session`` change at the end if anything changed."""
+        outer = self._batch is not None
+        if not outer:
+            self._batch = []
+        try:
+            yield
+        finally:
+            if not outer:
+                changes, self._batch = self._batch, None
+                if changes:
+                    self._emit(Change("session"))
+
+    # -- undo state ------------------------------------------------------------------------
+
+    @property
+    def modified(self) -> bool:
+        return self._clean != len(self._undo)
+
+    def mark_clean(self, path: Path | None = None) -> None:
+        if path is not None:
+            self.path = Path(path)
+        self._clean = len(self._undo)
+        self.seal()
+        self._emit(Change("state"))
+
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    def undo_text(self) -> str:
+        return self._undo[-1].text if self._undo else ""
+
+    def redo_text(self) -> str:
+        return self._redo[-1].text if self._redo else ""
+
+    def seal(self) -> None:
+        """End the current gesture: the next edit of the same field is a new undo step."""
+        if self._undo:
+            self._undo[-1].sealed = True
+
+    def undo(self) -> None:
+        if not self._undo:
+            return
+        command = self._undo.pop()
+        command.sealed = True
+        self._redo.append(command)
+        self._emit(command.undo())
+        self._emit(Change("state"))
+
+    def redo(self) -> None:
+        if not self._redo:
+            return
+        command = self._redo.pop()
+        self._undo.append(command)
+        self._emit(command.redo())
+        self._emit(Change("state"))
+
+    def _push(self, command: _Command) -> None:
+        top = self._undo[-1] if self._undo else None
+        change = command.redo()
+        if (top is not None and command.merge_key is not None and not top.sealed
+                and top.merge_key == command.merge_key and self._clean != len(self._undo)):
+            top.redo = command.redo  # keep the oldest undo: one step for the whole gesture
+        else:
+            if self._clean is not None and self._clean > len(self._undo):
+                self._clean = None  # the clean state can no longer be reached
+            self._undo.append(command)
+        self._redo.clear()
+        self._emit(change)
+        self._emit(Change("state"))
+
+    def replace_session(self, session: Session, path: Path | None = None) -> None:
+        """A new or opened session: forgets the undo history."""
+        self.session = session
+        self.path = Path(path) if path else None
+        self._undo.clear()
+        self._redo.clear()
+        self._clean = 0
+        self._emit(Change("session"))
+        self._emit(Change("state"))
+
+    # -- lookups ---------------------------------------------------------------------------
+
+    def operation(self, op_id: int) -> OperationEntry:
+        for entry in self.session.operations:
+            if entry.id == op_id:
+                return entry
+        raise KeyError(op_id)
+
+    def machine(self, hw_id: int) -> HardwareEntry:
+        for entry in self.session.hardware:
+            if entry.id == hw_id:
+                return entry
+        raise KeyError(hw_id)
+
+    def operation_index(self, op_id: int) -> int:
+        return next(i for i, e in enumerate(self.session.operations) if e.id == op_id)
+
+    def machine_index(self, hw_id: int) -> int:
+        return next(i for i, e in enumerate(self.session.hardware) if e.id == hw_id)
+
+    # -- operation edits -------------------------------------------------------------------
+
+    def set_param(self, op_id: int, name: str, value: Any) -> None:
+        """Set one parameter (``None`` returns it to its default). Consecutive edits of the
+        same parameter merge into one undo step until :meth:`seal`."""
+        entry = self.operation(op_id)
+        old = copy.deepcopy(entry.operation.params.get(name))
+        new = copy.deepcopy(value)
+        if old == new:
+            return
+        label = entry.operation.spec.param(name).label
+
+        def put(v: Any) -> Callable[[], Change]:
+            def apply() -> Change:
+                params = self.operation(op_id).operation.params
+                if v is None:
+                    params.pop(name, None)
+                else:
+                    params[name] = copy.deepcopy(v)
+                return Change("operation", (op_id,), (name,))
+
+            return apply
+
+        self._push(_Command(f"Set {label} of {entry.operation.name}", put(new), put(old),
+                            merge_key=("param", op_id, name)))
+
+    def set_operation_field(self, op_id: int, name: str, value: Any) -> None:
+        """``name``, ``memory_level`` (on the operation) or ``color``, ``visible``, ``label``
+        (display settings)."""
+        entry = self.operation(op_id)
+        on_op = name in ("name", "memory_level")
+        old = getattr(entry.operation if on_op else entry, name)
+        if old == value:
+            return
+
+        def put(v: Any) -> Callable[[], Change]:
+            def apply() -> Change:
+                target = self.operation(op_id)
+                setattr(target.operation if on_op else target, name, v)
+                return Change("operation", (op_id,), (name,))
+
+            return apply
+
+        texts = {"name": "Rename", "visible": "Show/hide", "color": "Colour",
+                 "label": "Label", "memory_level": "Memory level of"}
+        self._push(_Command(f"{texts.get(name, name)} {entry.operation.name}", put(value),
+                            put(old), merge_key=("field", op_id, name)))
+
+    def add_operation(self, operation: Operation, index: int | None = None,
+                      entry: OperationEntry | None = None) -> int:
+        entry = entry or OperationEntry(operation)
+        ops = self.session.operations
+        position = len(ops) if index is None else max(0, min(index, len(ops)))
+
+        def do() -> Change:
+            self.session.operations.insert(position, entry)
+            return Change("operations", (entry.id,))
+
+        def undo() -> Change:
+            self.session.operations.remove(entry)
+            return Change("operations", (entry.id,))
+
+        self._push(_Command(f"Add {operation.name}", do, undo))
+        return entry.id
+
+    def duplicate_operation(self, op_id: int) -> int:
+        source = self.operation(op_id)
+        op = source.operation.copy()
+        op.name = f"{op.name} (copy)"
+        entry = OperationEntry(op, color=None, visible=source.visible, label=source.label)
+        return self.add_operation(op, self.operation_index(op_id) + 1, entry)
+
+    def remove_operations(self, op_ids: list[int]) -> None:
+        entries = [(self.operation_index(i), self.operation(i)) for i in op_ids]
+        if not entries:
+            return
+        entries.sort(key=lambda pair: pair[0])
+
+        def do() -> Change:
+            for _, entry in entries:
+                self.session.operations.remove(entry)
+            return Change("operations", tuple(e.id for _, e in entries))
+
+        def undo() -> Change:
+            for index, entry in entries:
+                self.session.operations.insert(index, entry)
+            return Change("operations", tuple(e.id for _, e in entries))
+
+        what = entries[0][1].operation.name if len(entries) == 1 else f"{len(entries)} operations"
+        self._push(_Command(f"Delete {what}", do, undo))
+
+    def move_operation(self, op_id: int, new_index: int) -> None:
+        old_index = self.operation_index(op_id)
+        new_index = max(0, min(new_index, len(self.session.operations) - 1))
+        if new_index == old_index:
+            return
+
+        def move(src: int, dst: int) -> Callable[[], Change]:
+            def apply() -> Change:
+                entry = self.session.operations.pop(src)
+                self.session.operations.insert(dst, entry)
+                return Change("operations", (op_id,))
+
+            return apply
+
+        self._push(_Command(f"Move {self.operation(op_id).operation.name}",
+                            move(old_index, new_index), move(new_index, old_index)))
+
+    # -- hardware edits --------------------------------------------------------------------
+
+    def add_machine(self, hardware: Hardware, preset: str | None = None) -> int:
+        entry = HardwareEntry(hardware, preset=preset)
+
+        def do() -> Change:
+            self.session.hardware.append(entry)
+            return Change("machines", (entry.id,))
+
+        def undo() -> Change:
+            self.session.hardware.remove(entry)
+            return Change("machines", (entry.id,))
+
+        self._push(_Command(f"Add {hardware.label}", do, undo))
+        return entry.id
+
+    def remove_machine(self, hw_id: int) -> None:
+        index = self.machine_index(hw_id)
+        entry = self.machine(hw_id)
+
+        def do() -> Change:
+            self.session.hardware.remove(entry)
+            return Change("machines", (hw_id,))
+
+        def undo() -> Change:
+            self.session.hardware.insert(index, entry)
+            return Change("machines", (hw_id,))
+
+        self._push(_Command(f"Remove {entry.hardware.label}", do, undo))
+
+    def set_machine(self, hw_id: int, hardware: Hardware, text: str = "") -> None:
+        """Replace a machine's figures (an edited copy of :attr:`HardwareEntry.hardware`)."""
+        entry = self.machine(hw_id)
+        old = entry.hardware.copy()
+        new = hardware.copy()
+        if old == new:
+            return
+
+        def put(hw: Hardware) -> Callable[[], Change]:
+            def apply() -> Change:
+                self.machine(hw_id).hardware = hw.copy()
+                return Change("hardware", (hw_id,))
+
+            return apply
+
+        self._push(_Command(text or f"Edit {old.label}", put(new), put(old),
+                            merge_key=("machine", hw_id, text)))
+
+    def set_machine_visible(self, hw_id: int, visible: bool) -> None:
+        entry = self.machine(hw_id)
+        if entry.visible == visible:
+            return
+
+        def put(v: bool) -> Callable[[], Change]:
+            def apply() -> Change:
+                self.machine(hw_id).visible = v
+                return Change("hardware", (hw_id,), ("visible",))
+
+            return apply
+
+        self._push(_Command(f"Show/hide {entry.hardware.label}", put(visible), put(not visible)))
+
+    # -- view and title --------------------------------------------------------------------
+
+    def set_view(self, name: str, value: Any) -> None:
+        old = getattr(self.session.view, name)
+        if old == value:
+            return
+
+        def put(v: Any) -> Callable[[], Change]:
+            def apply() -> Change:
+                setattr(self.session.view, name, v)
+                return Change("view", (), (name,))
+
+            return apply
+
+        self._push(_Command(f"View: {name}", put(value), put(old), merge_key=("view", name)))
+
+    def set_title(self, title: str) -> None:
+        old = self.session.title
+        if old == title:
+            return
+
+        def put(v: str) -> Callable[[], Change]:
+            def apply() -> Change:
+                self.session.title = v
+                return Change("title")
+
+            return apply
+
+        self._push(_Command("Edit title", put(title), put(old), merge_key=("title",)))
+
+
+def default_view() -> ViewSettings:
+    return ViewSettings()

@@ -1,0 +1,61 @@
+"""Qt side of the document: its change notifications as a signal, and the selection."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from workbench.document import Change, Document, ResultCache
+
+__all__ = ["Workspace", "DocumentSignals", "Selection"]
+
+
+class DocumentSignals(QObject):
+    """Re-emits every :class:`Change` of a document as ``changed(Change)``."""
+
+    changed = Signal(object)
+
+    def __init__(self, document: Document, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        document.subscribe(self.changed.emit)
+
+
+class Selection(QObject):
+    """The selected operation (its id, or ``None``), shared by every view."""
+
+    changed = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._current: int | None = None
+
+    @property
+    def current(self) -> int | None:
+        return self._current
+
+    def select(self, op_id: int | None) -> None:
+        if op_id != self._current:
+            self._current = op_id
+            self.changed.emit(op_id)
+
+
+class Workspace(QObject):
+    """What every panel is given: the document, its results, its signals, the selection.
+
+    The result cache subscribes to the document before the signals do, so by the time a view
+    hears of a change the results it reads are already invalidated.
+    """
+
+    def __init__(self, document: Document | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.document = document or Document()
+        self.results = ResultCache(self.document)
+        self.signals = DocumentSignals(self.document, self)
+        self.selection = Selection(self)
+
+    def select_valid(self) -> None:
+        """Keep the selection on an operation that exists (after deletes, undo, open)."""
+        ids = [e.id for e in self.document.session.operations]
+        if self.selection.current not in ids:
+            self.selection.select(ids[0] if ids else None)
+
+
