@@ -1,0 +1,50 @@
+"""Start the desktop application."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = ["run", "create_app"]
+
+
+def create_app(argv: list[str] | None = None):
+    """The QApplication, configured before any widget exists (pyqtgraph needs that)."""
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv if argv is not None else [sys.argv[0]])
+    app.setOrganizationName("Roofline Workbench")
+    app.setApplicationName("Roofline Workbench")
+    app.setApplicationDisplayName("Roofline Workbench")
+    import pyqtgraph as pg
+
+    pg.setConfigOptions(antialias=True, background="w", foreground="k")
+    return app
+
+
+def run(session: str | None = None) -> int:
+    """Open the main window on ``session`` (or the built-in example) and run the event loop.
+
+    A session that cannot be read is reported on one line with exit status 2, before any
+    window opens, like every other command."""
+    from workbench.io.errors import InputError
+    from workbench.io.examples import DEFAULT_EXAMPLE, examples_dir
+    from workbench.io.sessions import load_session
+
+    path = Path(session) if session else None
+    try:
+        loaded = load_session(path if path else examples_dir() / DEFAULT_EXAMPLE)
+    except InputError as exc:
+        sys.stderr.write(f"roofline-workbench: {exc}\n")
+        return 2
+    app = create_app()
+    from workbench.ui.main_window import MainWindow
+
+    window = MainWindow()
+    window.set_session(loaded, path.resolve() if path else None)
+    if path:
+        window._add_recent(path.resolve())
+    window.show()
+    return app.exec()

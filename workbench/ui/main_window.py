@@ -1,0 +1,489 @@
+"""The main window: composes the canvas and the panels, and owns files, menus and settings.
+
+The panels each take the :class:`Workspace` and work on their own; this module only places
+them, declares the actions, and does the file work (split from the dialogs so that tests and
+the command line can call it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, QUrl
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QWidget,
+)
+
+from workbench import __version__
+from workbench.document import Change, Document, new_operation
+from workbench.io.errors import InputError
+from workbench.io.examples import list_examples
+from workbench.io.sessions import load_session, save_session
+from workbench.model.operations import CONVENTIONS, KINDS
+from workbench.model.roofline import FORMULAS
+from workbench.model.session import THEMES, Session
+from workbench.ui.bridge import Workspace
+
+__all__ = ["MainWindow", "APP_NAME", "MAX_RECENT"]
+
+APP_NAME = "Roofline Workbench"
+MAX_RECENT = 8
+FILE_FILTER = "Roofline sessions (*.yaml *.yml);;All files (*)"
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, workspace: Workspace | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("MainWindow")
+        self.workspace = workspace or Workspace(Document())
+        self.document = self.workspace.document
+        self.settings = QSettings()
+        self.setAcceptDrops(True)
+        self.resize(1500, 950)
+
+        from workbench.ui.canvas import RooflineCanvas
+
+        self.canvas = RooflineCanvas(self.workspace, self)
+        self.canvas.setObjectName("canvas")
+        self.setCentralWidget(self.canvas)
+        self._build_docks()
+        self._build_actions()
+        self._build_menus()
+        self._build_status()
+
+        self.workspace.signals.changed.connect(self._on_change)
+        self._restore_settings()
+        self._update_title()
+        self._update_undo_actions()
+
+    # -- construction ----------------------------------------------------------------------
+
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
+                         | QDockWidget.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_docks(self) -> None:
+        from workbench.ui.editor import OperationEditor
+        from workbench.ui.hardware_panel import HardwarePanel
+        from workbench.ui.operations_panel import OperationsPanel
+        from workbench.ui.results_table import ResultsTable
+
+        ws = self.workspace
+        self.operations_panel = OperationsPanel(ws, self)
+        self.editor = OperationEditor(ws, self)
+        self.hardware_panel = HardwarePanel(ws, self)
+        self.results_table = ResultsTable(ws, self)
+        left, right = Qt.LeftDockWidgetArea, Qt.RightDockWidgetArea
+        self.operations_dock = self._dock("Operations", "OperationsDock", self.operations_panel,
+                                          left)
+        self.editor_dock = self._dock("Editor", "EditorDock", self.editor, right)
+        self.hardware_dock = self._dock("Hardware", "HardwareDock", self.hardware_panel, left)
+        self.results_dock = self._dock("Results", "ResultsDock", self.results_table,
+                                       Qt.BottomDockWidgetArea)
+        self.splitDockWidget(self.operations_dock, self.hardware_dock, Qt.Vertical)
+        self.resizeDocks([self.operations_dock, self.editor_dock], [360, 420], Qt.Horizontal)
+        self.resizeDocks([self.results_dock], [230], Qt.Vertical)
+
+    def _action(self, text: str, slot, shortcut=None, tip: str = "", checkable: bool = False,
+                name: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+        action.setCheckable(checkable)
+        if name:
+            action.setObjectName(name)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        K = QKeySequence.StandardKey
+        self.new_action = self._action("&New", self.new_session, K.New, "Start an empty session",
+                                       name="new")
+        self.open_action = self._action("&Open…", self._on_open, K.Open, "Open a session file",
+                                        name="open")
+        self.save_action = self._action("&Save", self._on_save, K.Save, "Save the session",
+                                        name="save")
+        self.save_as_action = self._action("Save &As…", self._on_save_as, K.SaveAs,
+                                           "Save the session under a new name", name="save_as")
+        self.quit_action = self._action("&Quit", self.close, K.Quit, "Quit Roofline Workbench",
+                                        name="quit")
+        self.undo_action = self._action("&Undo", self.document.undo, K.Undo, name="undo")
+        self.redo_action = self._action("&Redo", self.document.redo, K.Redo, name="redo")
+        self.fit_action = self._action("&Fit to Data", self.canvas.fit_to_data,
+                                       QKeySequence("Ctrl+0"), "Zoom to show every point and roof",
+                                       name="fit")
+        self.view_actions: dict[str, QAction] = {}
+        for key, text, tip in (
+            ("legend", "&Legend", "Show the legend"),
+            ("labels", "Point &Labels", "Label each point with its operation's name"),
+            ("regions", "Shade &Regions", "Shade the memory-bound and compute-bound regions"),
+            ("derated", "&Derated Roofs", "Dashed practical roofs at each machine's efficiency"),
+            ("all_precisions", "&All Precision Roofs",
+             "Draw every precision's compute roof, not only those the operations use"),
+        ):
+            action = self._action(text, lambda checked, k=key: self.document.set_view(k, checked),
+                                  tip=tip, checkable=True, name=f"view_{key}")
+            self.view_actions[key] = action
+        self.theme_group = QActionGroup(self)
+        self.theme_actions: dict[str, QAction] = {}
+        for theme in THEMES:
+            action = self._action(theme.capitalize(),
+                                  lambda checked, t=theme: checked and self.document.set_view(
+                                      "theme", t), checkable=True, name=f"theme_{theme}")
+            self.theme_group.addAction(action)
+            self.theme_actions[theme] = action
+        self.guide_action = self._action("Reading the &Chart", self.show_guide, K.HelpContents,
+                                         name="guide")
+        self.conventions_action = self._action("Counting &Conventions", self.show_conventions,
+                                               name="conventions")
+        self.about_action = self._action("&About Roofline Workbench", self.show_about,
+                                         name="about")
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.new_action)
+        file_menu.addAction(self.open_action)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.examples_menu = file_menu.addMenu("Open E&xample")
+        for title, path in list_examples():
+            action = self.examples_menu.addAction(title)
+            action.triggered.connect(lambda checked=False, p=path: self.open_example(p))
+        file_menu.addSeparator()
+        file_menu.addAction(self.save_action)
+        file_menu.addAction(self.save_as_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+
+        edit = bar.addMenu("&Edit")
+        edit.addAction(self.undo_action)
+        edit.addAction(self.redo_action)
+        edit.addSeparator()
+        add_menu = edit.addMenu("&Add Operation")
+        self.add_kind_actions: dict[str, QAction] = {}
+        for kind, spec in KINDS.items():
+            action = add_menu.addAction(spec.label)
+            action.setObjectName(f"add_{kind}")
+            action.setStatusTip(spec.doc)
+            action.triggered.connect(lambda checked=False, k=kind: self.add_operation(k))
+            self.add_kind_actions[kind] = action
+        panel = self.operations_panel
+        for name in ("duplicate_action", "delete_action", "move_up_action", "move_down_action"):
+            action = getattr(panel, name, None)
+            if action is not None:
+                edit.addAction(action)
+
+        view = bar.addMenu("&View")
+        view.addAction(self.fit_action)
+        view.addSeparator()
+        for action in self.view_actions.values():
+            view.addAction(action)
+        theme_menu = view.addMenu("&Theme")
+        for action in self.theme_actions.values():
+            theme_menu.addAction(action)
+        view.addSeparator()
+        panels = view.addMenu("&Panels")
+        for dock in (self.operations_dock, self.editor_dock, self.hardware_dock,
+                     self.results_dock):
+            panels.addAction(dock.toggleViewAction())
+
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.guide_action)
+        help_menu.addAction(self.conventions_action)
+        help_menu.addSeparator()
+        help_menu.addAction(self.about_action)
+
+    def _build_status(self) -> None:
+        self.cursor_label = QLabel("")
+        self.cursor_label.setObjectName("cursor_readout")
+        self.statusBar().addPermanentWidget(self.cursor_label)
+        signal = getattr(self.canvas, "cursor_text", None)
+        if signal is not None:
+            signal.connect(self.cursor_label.setText)
+
+    # -- document state --------------------------------------------------------------------
+
+    def _on_change(self, change: Change) -> None:
+        if change.what == "state":
+            self._update_title()
+            self._update_undo_actions()
+        if change.what in ("view", "session"):
+            self._sync_view_actions()
+        if change.what in ("operations", "session"):
+            self.workspace.select_valid()
+
+    def _sync_view_actions(self) -> None:
+        view = self.document.session.view
+        for key, action in self.view_actions.items():
+            action.blockSignals(True)
+            action.setChecked(bool(getattr(view, key)))
+            action.blockSignals(False)
+        for theme, action in self.theme_actions.items():
+            action.blockSignals(True)
+            action.setChecked(view.theme == theme)
+            action.blockSignals(False)
+
+    def _update_title(self) -> None:
+        name = self.document.path.name if self.document.path else "Untitled"
+        self.setWindowTitle(f"{name}[*] — {APP_NAME}")
+        self.setWindowModified(self.document.modified)
+
+    def _update_undo_actions(self) -> None:
+        d = self.document
+        self.undo_action.setEnabled(d.can_undo())
+        self.redo_action.setEnabled(d.can_redo())
+        self.undo_action.setText(f"&Undo {d.undo_text()}".strip())
+        self.redo_action.setText(f"&Redo {d.redo_text()}".strip())
+        self.save_action.setEnabled(True)
+
+    # -- operations ------------------------------------------------------------------------
+
+    def add_operation(self, kind: str) -> int:
+        current = self.workspace.selection.current
+        index = None
+        if current is not None:
+            try:
+                index = self.document.operation_index(current) + 1
+            except StopIteration:
+                index = None
+        op_id = self.document.add_operation(new_operation(kind), index)
+        self.workspace.selection.select(op_id)
+        return op_id
+
+    # -- files -----------------------------------------------------------------------------
+
+    def set_session(self, session: Session, path: Path | None) -> None:
+        self.document.replace_session(session, path)
+        self.workspace.select_valid()
+        if hasattr(self.canvas, "fit_to_data"):
+            self.canvas.fit_to_data()
+
+    def open_path(self, path: str | Path) -> bool:
+        """Open a session file. On any problem the current session (and its undo history) is
+        left exactly as it was and the engine's message is shown."""
+        path = Path(path)
+        try:
+            session = load_session(path)
+        except InputError as exc:
+            self.show_error("Cannot open session", str(exc))
+            return False
+        if not self.maybe_save():
+            return False
+        self.set_session(session, path.resolve())
+        self._add_recent(path.resolve())
+        self.statusBar().showMessage(f"Opened {path}", 4000)
+        return True
+
+    def open_example(self, path: Path) -> bool:
+        try:
+            session = load_session(path)
+        except InputError as exc:
+            self.show_error("Cannot open example", str(exc))
+            return False
+        if not self.maybe_save():
+            return False
+        self.set_session(session, None)
+        self.statusBar().showMessage(f"Example: {session.title} (Save As to keep a copy)", 5000)
+        return True
+
+    def new_session(self) -> bool:
+        if not self.maybe_save():
+            return False
+        self.set_session(Session(), None)
+        return True
+
+    def save_to(self, path: str | Path) -> bool:
+        path = Path(path)
+        if path.suffix.lower() not in (".yaml", ".yml"):
+            path = path.with_suffix(".yaml")
+        try:
+            save_session(self.document.session, path)
+        except OSError as exc:
+            self.show_error("Cannot save session", f"{path}: {exc.strerror or exc}")
+            return False
+        self.document.mark_clean(path.resolve())
+        self._add_recent(path.resolve())
+        self.statusBar().showMessage(f"Saved {path}", 4000)
+        return True
+
+    def _on_open(self) -> None:
+        start = str(self.document.path.parent) if self.document.path else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Open Session", start, FILE_FILTER)
+        if path:
+            self.open_path(path)
+
+    def _on_save(self) -> bool:
+        if self.document.path is None:
+            return self._on_save_as()
+        return self.save_to(self.document.path)
+
+    def _on_save_as(self) -> bool:
+        start = str(self.document.path) if self.document.path else "session.yaml"
+        path, _ = QFileDialog.getSaveFileName(self, "Save Session As", start, FILE_FILTER)
+        return self.save_to(path) if path else False
+
+    def ask_save_changes(self) -> QMessageBox.StandardButton:
+        """Ask whether to save unsaved changes (separate so that tests can answer it)."""
+        name = self.document.path.name if self.document.path else "Untitled"
+        return QMessageBox.question(
+            self, APP_NAME, f"Save changes to {name} before closing it?",
+            QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
+
+    def maybe_save(self) -> bool:
+        """True when it is fine to drop the current session."""
+        if not self.document.modified:
+            return True
+        answer = self.ask_save_changes()
+        if answer == QMessageBox.Save:
+            return self._on_save()
+        return answer == QMessageBox.Discard
+
+    def show_error(self, title: str, message: str) -> None:
+        self.last_error = message
+        box = QMessageBox(QMessageBox.Critical, title, message, QMessageBox.Ok, self)
+        box.setObjectName("error_dialog")
+        box.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        box.open()
+        self._error_box = box
+
+    # -- recent files ----------------------------------------------------------------------
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent_files", [])
+        if isinstance(value, str):
+            value = [value]
+        return [v for v in (value or []) if isinstance(v, str)]
+
+    def _add_recent(self, path: Path) -> None:
+        files = [str(path)] + [f for f in self.recent_files() if f != str(path)]
+        self.settings.setValue("recent_files", files[:MAX_RECENT])
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        if not files:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+            return
+        for i, name in enumerate(files, 1):
+            action = self.recent_menu.addAction(f"&{i} {Path(name).name}")
+            action.setToolTip(name)
+            action.setStatusTip(name)
+            action.setEnabled(Path(name).exists())
+            action.triggered.connect(lambda checked=False, n=name: self.open_path(n))
+        self.recent_menu.addSeparator()
+        self.recent_menu.addAction("Clear Menu").triggered.connect(
+            lambda: self.settings.setValue("recent_files", []))
+
+    # -- settings, close, drops ------------------------------------------------------------
+
+    def _restore_settings(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if isinstance(geometry, QByteArray | bytes):
+            self.restoreGeometry(geometry)
+        state = self.settings.value("window/state")
+        if isinstance(state, QByteArray | bytes):
+            self.restoreState(state)
+
+    def _save_settings(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        if self.maybe_save():
+            self._save_settings()
+            event.accept()
+        else:
+            event.ignore()
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self._dropped_path(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.dragEnterEvent(event)
+
+    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
+        path = self._dropped_path(event)
+        if path is not None:
+            event.acceptProposedAction()
+            QTimer.singleShot(0, lambda: self.open_path(path))
+
+    @staticmethod
+    def _dropped_path(event) -> Path | None:
+        mime = event.mimeData()
+        if not mime.hasUrls():
+            return None
+        for url in mime.urls():
+            if url.isLocalFile() and url.toLocalFile().lower().endswith((".yaml", ".yml")):
+                return Path(url.toLocalFile())
+        return None
+
+    # -- help ------------------------------------------------------------------------------
+
+    def show_guide(self) -> None:
+        self._info("Reading the Chart", GUIDE_HTML)
+
+    def show_conventions(self) -> None:
+        items = "".join(f"<li>{c}</li>" for c in CONVENTIONS)
+        formulas = "".join(f"<li><code>{f}</code></li>" for f in FORMULAS.values())
+        self._info("Counting Conventions",
+                   f"<h3>Counting</h3><ul>{items}</ul><h3>Roofline formulas</h3><ul>{formulas}</ul>")
+
+    def show_about(self) -> None:
+        self._info(f"About {APP_NAME}",
+                   f"<h3>{APP_NAME} {__version__}</h3><p>The roofline model as a live, explained "
+                   "chart: operations, machines, and every FLOP and byte counted in the open."
+                   "</p><p>Sessions are YAML files; hardware presets list their sources.</p>")
+
+    def _info(self, title: str, html: str) -> None:
+        box = QMessageBox(QMessageBox.Information, title, "", QMessageBox.Ok, self)
+        box.setObjectName("info_dialog")
+        box.setTextFormat(Qt.RichText)
+        box.setText(html)
+        box.open()
+        self._info_box = box
+
+    def open_url(self, url: str) -> None:
+        QDesktopServices.openUrl(QUrl(url))
+
+
+GUIDE_HTML = """
+<h3>Reading the roofline chart</h3>
+<p><b>x</b>: arithmetic intensity, FLOPs per byte moved across the memory level
+(main memory unless the operation chooses another). <b>y</b>: attainable FLOP/s.
+Both axes are logarithmic.</p>
+<ul>
+<li>A <b>sloped roof</b> is a memory level: attainable = intensity × bandwidth. The main
+memory's roof is drawn heavier.</li>
+<li>A <b>flat roof</b> is a compute peak for one precision (dense figures).</li>
+<li>The <b>ridge</b> is where they meet: peak / bandwidth. Left of it an operation is
+<b>memory-bound</b> (move fewer bytes: fuse, quantise, reuse); right of it,
+<b>compute-bound</b>.</li>
+<li>An operation whose whole runtime bound is below the machine's launch overhead is
+<b>overhead-bound</b>: fuse it or batch it.</li>
+<li>Each point is one operation on one machine: colour = operation, shape = machine.
+Hover for numbers; click to edit it.</li>
+</ul>
+<p>Edit any dimension in the editor and watch the point move; the derivation under the form
+shows every FLOP term and byte term with its formula.</p>
+"""
+
