@@ -1,0 +1,163 @@
+"""The main window driven as a user would: menus, files, undo, errors, close, drops."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QMessageBox
+
+from conftest import EXAMPLES
+from workbench.io.sessions import load_session
+from workbench.model.operations import KINDS
+from workbench.ui.app import create_app
+from workbench.ui.main_window import MainWindow
+
+LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
+
+
+@pytest.fixture
+def window(qtbot):
+    create_app()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.open_path(LLAMA)
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
+def _points(win):
+    return sorted((round(x, 9), round(y, 3)) for _, _, x, y in win.canvas.point_items())
+
+
+def test_opens_with_file_name_in_title_and_not_modified(window):
+    assert window.windowTitle().startswith("llama_ffn.yaml")
+    assert not window.isWindowModified()
+    session = load_session(LLAMA)
+    n = len(session.operations) * len(session.hardware)
+    assert len(window.canvas.point_items()) == n
+
+
+def test_add_every_kind_through_the_edit_menu(window):
+    before = len(window.document.session.operations)
+    for kind in KINDS:
+        window.add_kind_actions[kind].trigger()
+        selected = window.workspace.selection.current
+        assert window.document.operation(selected).operation.kind == kind
+    assert len(window.document.session.operations) == before + len(KINDS)
+    assert window.isWindowModified()
+    assert window.windowTitle().startswith("llama_ffn.yaml")
+
+
+def test_undo_and_redo_actions_follow_the_document(window):
+    op = window.document.session.operations[2]
+    old = op.operation.params["m"]
+    points_before = _points(window)
+    window.document.set_param(op.id, "m", 64)
+    assert _points(window) != points_before
+    assert window.undo_action.isEnabled()
+    assert "Set M" in window.undo_action.text()
+    window.undo_action.trigger()
+    assert op.operation.params["m"] == old
+    assert _points(window) == points_before
+    assert not window.isWindowModified()
+    window.redo_action.trigger()
+    assert op.operation.params["m"] == 64
+    assert window.isWindowModified()
+
+
+def test_save_and_reopen_gives_the_same_chart(window, tmp_path):
+    op = window.document.session.operations[0]
+    window.document.set_param(op.id, "k", 1024)
+    chart = _points(window)
+    target = tmp_path / "mine.yaml"
+    assert window.save_to(target)
+    assert not window.isWindowModified()
+    assert window.windowTitle().startswith("mine.yaml")
+    assert str(target.resolve()) == window.recent_files()[0]
+    other = MainWindow()
+    try:
+        assert other.open_path(target)
+        assert _points(other) == chart
+    finally:
+        other.close()
+
+
+def test_malformed_file_keeps_the_session_and_its_history(window, tmp_path):
+    op = window.document.session.operations[0]
+    window.document.set_param(op.id, "m", 512)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("schema_version: 1\noperations:\n  - kind: gemm\n    m: -5\n")
+    session_before = window.document.session
+    chart = _points(window)
+    assert not window.open_path(bad)
+    assert "bad.yaml:4: operations[0].m: must be a positive integer" in window.last_error
+    assert window.document.session is session_before
+    assert _points(window) == chart
+    assert window.document.can_undo()
+    window.document.undo()
+    assert op.operation.params["m"] == 8192
+
+
+def test_close_asks_to_save_and_cancel_keeps_the_window(window, monkeypatch):
+    window.document.set_param(window.document.session.operations[0].id, "m", 100)
+    monkeypatch.setattr(window, "ask_save_changes", lambda: QMessageBox.Cancel)
+    assert not window.close()
+    assert window.isVisible()
+    monkeypatch.setattr(window, "ask_save_changes", lambda: QMessageBox.Discard)
+    assert window.close()
+
+
+def test_window_layout_is_remembered(qtbot, window):
+    window.resize(1111, 777)
+    window.results_dock.hide()
+    window.close()
+    again = MainWindow()
+    qtbot.addWidget(again)
+    assert again.size().width() == 1111
+    assert not again.results_dock.isVisibleTo(again)
+
+
+def test_dropping_a_session_file_opens_it(qtbot, window):
+    target = next(p for p in EXAMPLES if p.name == "attention.yaml")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(target))])
+    event = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    window.dropEvent(event)
+    qtbot.waitUntil(lambda: window.document.path == target.resolve(), timeout=2000)
+    assert window.windowTitle().startswith("attention.yaml")
+
+
+def test_view_menu_toggles_are_undoable_session_settings(window):
+    action = window.view_actions["regions"]
+    assert not action.isChecked()
+    action.trigger()
+    assert window.document.session.view.regions
+    window.document.undo()
+    assert not window.document.session.view.regions
+    assert not action.isChecked()
+
+
+def test_open_example_menu_lists_every_example(window):
+    titles = [a.text() for a in window.examples_menu.actions()]
+    assert len(titles) == len(EXAMPLES)
+    for path in EXAMPLES:
+        assert load_session(path).title in titles
+
+
+def test_new_session_is_empty_and_untitled(window, monkeypatch):
+    monkeypatch.setattr(window, "ask_save_changes", lambda: QMessageBox.Discard)
+    window.document.set_param(window.document.session.operations[0].id, "m", 100)
+    assert window.new_session()
+    assert window.document.session.operations == []
+    assert window.windowTitle().startswith("Untitled")
+    assert window.canvas.point_items() == []
+
+
+def test_help_dialogs_state_the_conventions(window):
+    window.conventions_action.trigger()
+    text = window._info_box.text()
+    assert "multiply-add counts as 2 FLOPs" in text
+    assert "min(peak, I × bandwidth)" in text
+    window._info_box.close()
