@@ -317,6 +317,11 @@ def save_session(session: Session, path: str | os.PathLike[str], backup: bool = 
 def write_atomic(path: Path, payload: bytes, backup: bool = True) -> None:
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
+    for stale in folder.glob(f".{path.name}.*.tmp"):  # left by a save that was killed
+        try:
+            stale.unlink()
+        except OSError:
+            pass
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
