@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
@@ -161,3 +163,56 @@ def test_help_dialogs_state_the_conventions(window):
     assert "multiply-add counts as 2 FLOPs" in text
     assert "min(peak, I × bandwidth)" in text
     window._info_box.close()
+
+
+_CRASHING_APP = """
+import os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+sys.path.insert(0, {root!r})
+from workbench.io.sessions import load_session
+from workbench.ui.app import create_app
+from workbench.ui.main_window import MainWindow
+app = create_app()
+window = MainWindow()
+window.open_path({example!r})
+op = window.document.session.operations[0]
+window.document.set_param(op.id, "m", 4321)
+window.autosave_now()
+print(window.autosave.path, flush=True)
+os._exit(3)  # a crash: no close, no clean-up
+"""
+
+
+def test_unsaved_changes_survive_a_crash_and_are_recovered_on_next_start(qtbot, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    create_app()
+    env = dict(os.environ)  # same isolated HOME/XDG folders as this test
+    proc = subprocess.run(
+        [sys.executable, "-c", _CRASHING_APP.format(root=str(ROOT), example=str(LLAMA))],
+        capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    autosave_file = Path(proc.stdout.strip().splitlines()[-1])
+    assert autosave_file.exists()
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    assert autosave_file.parent == window.autosave.folder
+    asked = []
+    window.ask_recover = lambda found: asked.append(found.original) or True
+    assert window.offer_recovery()
+    assert asked == [str(LLAMA.resolve())]
+    assert window.document.session.operations[0].operation.params["m"] == 4321
+    assert window.document.path == LLAMA.resolve()
+    assert window.isWindowModified()
+    assert not autosave_file.exists()
+    # a clean save removes this app's own autosave too
+    window.autosave_now()
+    assert window.autosave.path.exists()
+    window.save_to(tmp_path / "recovered.yaml")
+    assert not window.autosave.path.exists()
+    assert load_session(tmp_path / "recovered.yaml").operations[0].operation.params["m"] == 4321

@@ -158,13 +158,15 @@ class Document:
         self._emit(change)
         self._emit(Change("state"))
 
-    def replace_session(self, session: Session, path: Path | None = None) -> None:
-        """A new or opened session: forgets the undo history."""
+    def replace_session(self, session: Session, path: Path | None = None,
+                        modified: bool = False) -> None:
+        """A new or opened session: forgets the undo history. ``modified`` marks it as not
+        saved (a recovered autosave)."""
         self.session = session
         self.path = Path(path) if path else None
         self._undo.clear()
         self._redo.clear()
-        self._clean = 0
+        self._clean = None if modified else 0
         self._emit(Change("session"))
         self._emit(Change("state"))
 

@@ -47,4 +47,7 @@ def run(session: str | None = None) -> int:
     if path:
         window._add_recent(path.resolve())
     window.show()
+    from PySide6.QtCore import QTimer
+
+    QTimer.singleShot(0, window.offer_recovery)
     return app.exec()

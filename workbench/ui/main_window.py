@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, QUrl
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from workbench import __version__
 from workbench.document import Change, Document, new_operation
+from workbench.io.autosave import Autosave, Recoverable, find_recoverable
 from workbench.io.errors import InputError
 from workbench.io.examples import list_examples
 from workbench.io.sessions import load_session, save_session
@@ -34,6 +35,7 @@ __all__ = ["MainWindow", "APP_NAME", "MAX_RECENT"]
 
 APP_NAME = "Roofline Workbench"
 MAX_RECENT = 8
+AUTOSAVE_INTERVAL_MS = 30_000
 FILE_FILTER = "Roofline sessions (*.yaml *.yml);;All files (*)"
 
 
@@ -58,6 +60,11 @@ class MainWindow(QMainWindow):
         self._build_status()
 
         self.workspace.signals.changed.connect(self._on_change)
+        self.autosave = Autosave(autosave_folder())
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setInterval(AUTOSAVE_INTERVAL_MS)
+        self.autosave_timer.timeout.connect(self.autosave_now)
+        self.autosave_timer.start()
         self._restore_settings()
         self._update_title()
         self._update_undo_actions()
@@ -223,6 +230,8 @@ class MainWindow(QMainWindow):
         if change.what == "state":
             self._update_title()
             self._update_undo_actions()
+            if not self.document.modified:
+                self.autosave.remove()
         if change.what in ("view", "session"):
             self._sync_view_actions()
         if change.what in ("operations", "session"):
@@ -238,6 +247,55 @@ class MainWindow(QMainWindow):
             action.blockSignals(True)
             action.setChecked(view.theme == theme)
             action.blockSignals(False)
+
+    # -- autosave and recovery -------------------------------------------------------------
+
+    def autosave_now(self) -> None:
+        """Write unsaved changes to the autosave slot; remove it when there are none."""
+        if self.document.modified:
+            try:
+                self.autosave.write(self.document.session, self.document.path)
+            except OSError as exc:
+                self.statusBar().showMessage(f"Autosave failed: {exc.strerror or exc}", 5000)
+        else:
+            self.autosave.remove()
+
+    def ask_recover(self, found: Recoverable) -> bool:
+        """Ask whether to recover an autosave (separate so that tests can answer it)."""
+        import datetime
+
+        when = datetime.datetime.fromtimestamp(found.saved_at).strftime("%Y-%m-%d %H:%M")
+        name = Path(found.original).name if found.original else "an untitled session"
+        answer = QMessageBox.question(
+            self, "Recover unsaved work?",
+            f"Roofline Workbench did not close cleanly. Unsaved changes to {name} were "
+            f"autosaved at {when}.\n\nRecover them?",
+            QMessageBox.Yes | QMessageBox.No, QMessageBox.Yes)
+        return answer == QMessageBox.Yes
+
+    def offer_recovery(self) -> bool:
+        """After a crash: offer the newest autosave left by a process that is gone."""
+        found = find_recoverable(self.autosave.folder)
+        if not found:
+            return False
+        newest = found[0]
+        if not self.ask_recover(newest):
+            for item in found:
+                item.discard()
+            return False
+        try:
+            session = newest.load()
+        except InputError as exc:
+            self.show_error("Cannot recover autosave", str(exc))
+            return False
+        original = Path(newest.original) if newest.original else None
+        self.document.replace_session(session, original, modified=True)
+        self.workspace.select_valid()
+        for item in found:
+            item.discard()
+        self.autosave_now()
+        self.statusBar().showMessage("Recovered unsaved changes", 5000)
+        return True
 
     def _update_title(self) -> None:
         name = self.document.path.name if self.document.path else "Untitled"
@@ -408,6 +466,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         if self.maybe_save():
             self._save_settings()
+            self.autosave.remove()
+            self.autosave_timer.stop()
             event.accept()
         else:
             event.ignore()
@@ -464,6 +524,11 @@ class MainWindow(QMainWindow):
 
     def open_url(self, url: str) -> None:
         QDesktopServices.openUrl(QUrl(url))
+
+
+def autosave_folder() -> Path:
+    base = QStandardPaths.writableLocation(QStandardPaths.AppDataLocation)
+    return Path(base or Path.home() / ".roofline-workbench") / "autosave"
 
 
 GUIDE_HTML = """
