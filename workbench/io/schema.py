@@ -299,6 +299,9 @@ def kind_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         elif heads % kv:
             problems.append(("kv_heads", f"must divide heads ({heads}) for grouped-query "
                                          f"attention, got {kv}"))
+        if full["causal"] and full["query_len"] > full["kv_len"]:
+            problems.append(("query_len", f"a causal mask needs query_len ≤ kv_len "
+                                          f"({full['kv_len']}), got {full['query_len']}"))
     return problems
 
 

@@ -85,11 +85,12 @@ class Hardware:
         return self.peak(precision) / self.bandwidth(level)
 
     def copy(self, **changes) -> Hardware:
-        return replace(
-            self,
-            compute=dict(self.compute),
-            memory=dict(self.memory),
-            interconnect=dict(self.interconnect),
-            sources=list(self.sources),
-            **changes,
-        )
+        """A deep copy, with ``changes`` applied (``compute={...}`` replaces the peaks)."""
+        fresh = {
+            "compute": dict(self.compute),
+            "memory": dict(self.memory),
+            "interconnect": dict(self.interconnect),
+            "sources": list(self.sources),
+        }
+        fresh.update(changes)
+        return replace(self, **fresh)

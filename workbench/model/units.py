@@ -106,6 +106,9 @@ def parse_quantity(value: object, unit: str) -> float:
                 if not math.isfinite(result):
                     raise QuantityError(f"{_show(value)} is too large")
                 return result
+            other = _other_unit(suffix, spec)
+            if other is not None:
+                break
             allowed = ", ".join(p for p in spec.prefixes if p) or "none"
             raise QuantityError(
                 f"unknown prefix {prefix!r} in {_show(value)} (prefixes for {spec.symbol}: {allowed})"
@@ -115,17 +118,25 @@ def parse_quantity(value: object, unit: str) -> float:
     raise QuantityError(f"expected a quantity {where} such as '{spec.example}', got {_show(value)}{hint}")
 
 
+def _other_unit(suffix: str, spec: Unit) -> Unit | None:
+    """The unit of another kind of field that ``suffix`` spells exactly, if any."""
+    for other in UNITS.values():
+        if other is spec:
+            continue
+        for spelling in other.spellings:
+            if suffix.endswith(spelling) and suffix[: -len(spelling)].strip() in other.prefixes:
+                return other
+    return None
+
+
 def _case_hint(suffix: str, spec: Unit) -> str:
     for spelling in spec.spellings:
         for prefix in spec.prefixes:
             if (prefix + spelling).lower() == suffix.lower():
                 return f" (units are case-sensitive: did you mean '{prefix}{spelling}'?)"
-    for other in UNITS.values():
-        if other is spec:
-            continue
-        for spelling in other.spellings:
-            if suffix.endswith(spelling) and suffix[: -len(spelling)] in other.prefixes:
-                return f" ({other.symbol} is the unit of another kind of field)"
+    other = _other_unit(suffix, spec)
+    if other is not None:
+        return f" ({other.symbol} is the unit of another kind of field)"
     return ""
 
 
@@ -165,14 +176,14 @@ def format_quantity(value: float, unit: str, digits: int = 3) -> str:
         text = format_number(value, digits)
         return f"{text} {spec.symbol}".strip()
     table = _SMALL_PREFIXES if unit == "time" else _FORMAT_PREFIXES
-    magnitude = abs(value)
+    rounded = float(f"{value:.{digits - 1}e}")  # round first: 999.5 ns is 1 µs, not 1000 ns
+    magnitude = abs(rounded)
     prefix, scale = table[-1]
     for p, s in table:
-        if magnitude >= s * 0.9995:
+        if magnitude >= s:
             prefix, scale = p, s
             break
-    mantissa = value / scale
-    return f"{_sig(mantissa, digits)} {prefix}{spec.symbol}"
+    return f"{_sig(rounded / scale, digits)} {prefix}{spec.symbol}"
 
 
 def _sig(value: float, digits: int) -> str:

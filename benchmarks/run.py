@@ -1,0 +1,395 @@
+"""Roofline Workbench benchmarks, on the real code paths.
+
+    python benchmarks/run.py [--quick] [--json OUT]
+
+Prints a table (median and spread over repeated runs; seconds unless the key says ms) and,
+with --json, writes the same numbers. --quick runs few repetitions and small sizes: a smoke
+test for CI that does not judge times (times on shared machines are noise).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TARGETS = {
+    "startup_s": ("<= 1.3 x startup_floor_s", None),
+    "edit_to_paint_ms.100": ("<= 8 ms", 8.0),
+    "edit_to_paint_ms.1000": ("<= 16 ms", 16.0),
+    "sweep_eval_s_1e6": ("<= 0.1 s", 0.1),
+    "open_session_s_1000": ("<= 0.5 s", 0.5),
+    "export_s.png": ("<= 0.5 s", 0.5),
+    "export_s.svg": ("<= 0.5 s", 0.5),
+    "export_s.pdf": ("<= 0.5 s", 0.5),
+    "rss_mb_1000": ("<= 250 MB", 250.0),
+    "soak_rss_growth": ("<= 5 %", 5.0),
+}
+
+
+def stats(samples: list[float]) -> dict[str, float]:
+    samples = sorted(samples)
+    return {
+        "median": statistics.median(samples),
+        "min": samples[0],
+        "max": samples[-1],
+        "spread": (samples[-1] - samples[0]) if len(samples) > 1 else 0.0,
+        "n": len(samples),
+    }
+
+
+def repeat(fn: Callable[[], float], n: int) -> dict[str, float]:
+    return stats([fn() for _ in range(n)])
+
+
+# -- sessions of a given size --------------------------------------------------------------
+
+MACHINES = ("h100-sxm", "a100-80gb", "tpu-v5e")
+
+
+def big_session(n_ops: int):
+    from workbench.model.operations import Operation
+    from workbench.model.session import HardwareEntry, OperationEntry, Session
+    from workbench.io.presets import get_preset
+
+    session = Session(title=f"{n_ops} operations")
+    for preset in MACHINES:
+        session.hardware.append(HardwareEntry(get_preset(preset), preset=preset))
+    kinds = [
+        ("gemm", {"m": 4096, "n": 4096, "k": 4096, "dtype": "bf16"}),
+        ("attention", {"implementation": "flash", "heads": 32, "kv_heads": 8, "head_dim": 128,
+                       "query_len": 1, "kv_len": 8192, "dtype": "bf16"}),
+        ("elementwise", {"n": 1 << 24, "dtype": "fp32",
+                         "steps": [{"op": "fma"}, {"op": "gelu"}], "fused": False}),
+        ("norm", {"variant": "rmsnorm", "rows": 4096, "hidden": 8192, "dtype": "bf16"}),
+        ("softmax", {"rows": 4096, "cols": 4096, "dtype": "bf16"}),
+    ]
+    for i in range(n_ops):
+        kind, params = kinds[i % len(kinds)]
+        params = dict(params)
+        if kind == "gemm":
+            params["m"] = 1 + (i * 97) % 8192
+        session.operations.append(OperationEntry(Operation(kind, params, f"{kind} {i}")))
+    return session
+
+
+# -- in-process measurements -----------------------------------------------------------------
+
+
+def bench_edit_to_paint(n_ops: int, reps: int) -> dict[str, float]:
+    """Change one dimension through the editor's document path; wait until every result is
+    recomputed and the canvas, operations list and results table have repainted."""
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.ui.app import create_app
+    from workbench.ui.main_window import MainWindow
+
+    app = create_app()
+    window = MainWindow()
+    window.resize(1600, 1000)
+    window.set_session(big_session(n_ops), None)
+    window.show()
+    for _ in range(3):
+        app.processEvents()
+    doc = window.document
+    target = next(e for e in doc.session.operations if e.operation.kind == "gemm")
+    window.workspace.selection.select(target.id)
+    app.processEvents()
+    views = [window.canvas, window.operations_panel, window.results_table, window.editor]
+
+    def once(value: int) -> float:
+        t0 = time.perf_counter()
+        doc.set_param(target.id, "m", value)
+        QApplication.processEvents()
+        for view in views:
+            view.repaint()
+        return (time.perf_counter() - t0) * 1e3
+
+    for v in range(5):  # warm-up
+        once(100 + v)
+    samples = [once(200 + 13 * i) for i in range(reps)]
+    doc.mark_clean()
+    window.close()
+    window.deleteLater()
+    app.processEvents()
+    return stats(samples)
+
+
+def bench_matplotlib(n_ops: int, reps: int) -> dict[str, float]:
+    """The same scene redrawn by matplotlib's Agg canvas after the same change, the way
+    roofline scripts do it (update the artists, then draw)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from workbench.model.analysis import evaluate_session
+
+    session = big_session(n_ops)
+    fig, ax = plt.subplots(figsize=(16, 10), dpi=100)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    import numpy as np
+
+    xs = np.logspace(-2, 5, 2)
+    for entry in session.hardware:
+        hw = entry.hardware
+        for level, bw in hw.memory.items():
+            ax.plot(xs, np.minimum(bw * xs, max(hw.compute.values())), label=f"{hw.name} {level}")
+        for precision, peak in hw.compute.items():
+            ax.axhline(peak, lw=0.8)
+    pairs = evaluate_session(session)
+    px = [p.result.intensity for p in pairs if p.result]
+    py = [p.result.attainable_flops for p in pairs if p.result]
+    scatter = ax.scatter(px, py, s=20)
+    labels = [ax.annotate(p.operation.operation.name, (p.result.intensity,
+                                                        p.result.attainable_flops), fontsize=7)
+              for p in pairs if p.result]
+    ax.legend(fontsize=7)
+    ax.set_xlabel("Arithmetic intensity [FLOP/byte]")
+    ax.set_ylabel("Attainable [FLOP/s]")
+    fig.canvas.draw()
+    target = next(e for e in session.operations if e.operation.kind == "gemm")
+    from workbench.model.analysis import evaluate_pair
+
+    def once(value: int) -> float:
+        t0 = time.perf_counter()
+        target.operation.params["m"] = value
+        counts = target.operation.counts()
+        for i, hw in enumerate(session.hardware):
+            r = evaluate_pair(target, hw, counts).result
+            index = session.operations.index(target) * len(session.hardware) + i
+            px[index], py[index] = r.intensity, r.attainable_flops
+            labels[index].xy = (r.intensity, r.attainable_flops)
+        scatter.set_offsets(np.column_stack([px, py]))
+        fig.canvas.draw()
+        return (time.perf_counter() - t0) * 1e3
+
+    once(50)
+    samples = [once(300 + 7 * i) for i in range(reps)]
+    plt.close(fig)
+    return stats(samples)
+
+
+def bench_sweep(reps: int, size: int) -> dict[str, float]:
+    import numpy as np
+
+    from workbench.io.presets import get_preset
+    from workbench.model.operations import Operation
+    from workbench.model.roofline import sweep
+
+    machines = [get_preset(p) for p in MACHINES]
+    op = Operation("gemm", {"n": 8192, "k": 8192, "dtype": "bf16"})
+    values = np.arange(1, size + 1)
+
+    def once() -> float:
+        t0 = time.perf_counter()
+        for hw in machines:
+            sweep(op, hw, m=values)
+        return time.perf_counter() - t0
+
+    once()
+    return repeat(once, reps)
+
+
+def bench_open(n_ops: int, reps: int) -> dict[str, float]:
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.io.sessions import save_session
+    from workbench.ui.app import create_app
+    from workbench.ui.main_window import MainWindow
+
+    app = create_app()
+    folder = Path(tempfile.mkdtemp())
+    path = folder / "big.yaml"
+    save_session(big_session(n_ops), path)
+    window = MainWindow()
+    window.resize(1600, 1000)
+    window.show()
+    app.processEvents()
+
+    def once() -> float:
+        t0 = time.perf_counter()
+        window.open_path(path)
+        QApplication.processEvents()
+        for view in (window.canvas, window.operations_panel, window.results_table):
+            view.repaint()
+        return time.perf_counter() - t0
+
+    samples = [once() for _ in range(reps)]
+    window.close()
+    return stats(samples)
+
+
+def bench_export(reps: int) -> dict[str, dict[str, float]]:
+    try:
+        from workbench.ui.export import export_figure
+    except ImportError:
+        return {}
+    from workbench.ui.app import create_app
+
+    create_app()
+    session = big_session(100)
+    folder = Path(tempfile.mkdtemp())
+    out = {}
+    for fmt in ("png", "svg", "pdf"):
+        def once(fmt=fmt) -> float:
+            t0 = time.perf_counter()
+            export_figure(session, folder / f"fig.{fmt}", width=1920, height=1080)
+            return time.perf_counter() - t0
+
+        once()
+        out[fmt] = repeat(once, reps)
+    return out
+
+
+# -- subprocess measurements -----------------------------------------------------------------
+
+_STARTUP_APP = r"""
+import sys, time
+sys.path.insert(0, {root!r})
+from workbench.ui.app import create_app
+from workbench.io.examples import DEFAULT_EXAMPLE, examples_dir
+from workbench.io.sessions import load_session
+app = create_app()
+from workbench.ui.main_window import MainWindow
+w = MainWindow()
+w.set_session(load_session(examples_dir() / DEFAULT_EXAMPLE), None)
+w.show()
+app.processEvents()
+w.repaint()
+print("painted", flush=True)
+"""
+
+_STARTUP_FLOOR = r"""
+from PySide6.QtWidgets import QApplication, QMainWindow
+import pyqtgraph as pg
+app = QApplication([])
+w = QMainWindow()
+plot = pg.PlotWidget()
+plot.getAxis("bottom").setLogMode(True)
+plot.getAxis("left").setLogMode(True)
+plot.plot([0, 1, 2], [0, 1, 1])
+w.setCentralWidget(plot)
+w.resize(1600, 1000)
+w.show()
+app.processEvents()
+w.repaint()
+print("painted", flush=True)
+"""
+
+_RSS = r"""
+import os, sys
+sys.path.insert(0, {root!r})
+sys.argv = ["x"]
+from benchmarks.run import big_session
+from workbench.ui.app import create_app
+from workbench.ui.main_window import MainWindow
+app = create_app()
+w = MainWindow(); w.resize(1600, 1000)
+w.set_session(big_session({n}), None); w.show(); app.processEvents(); w.repaint()
+with open("/proc/self/statm") as f:
+    print(int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6)
+"""
+
+
+def _run_child(code: str) -> tuple[float, str]:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=300)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-2000:])
+    return elapsed, proc.stdout
+
+
+def bench_startup(reps: int) -> tuple[dict[str, float], dict[str, float]]:
+    app, floor = [], []
+    _run_child(_STARTUP_FLOOR)  # warm the file cache
+    for _ in range(reps):
+        floor.append(_run_child(_STARTUP_FLOOR)[0])
+        app.append(_run_child(_STARTUP_APP.format(root=str(ROOT)))[0])
+    return stats(app), stats(floor)
+
+
+def bench_rss(n_ops: int) -> dict[str, float]:
+    _, out = _run_child(_RSS.format(root=str(ROOT), n=n_ops))
+    return stats([float(out.strip().splitlines()[-1])])
+
+
+def bench_soak(edits: int) -> dict[str, float]:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "soak.py"), "--edits",
+                           str(edits)], capture_output=True, text=True, env=env, timeout=1200)
+    if proc.returncode != 0:
+        raise RuntimeError(f"soak exited with {proc.returncode}: {proc.stderr[-2000:]}")
+    growth = float(proc.stdout.rsplit("(", 1)[1].split("%")[0])
+    return stats([growth])
+
+
+# -------------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke test: few, small runs")
+    parser.add_argument("--json", help="write the results to this file")
+    args = parser.parse_args()
+    quick = args.quick
+    reps = 3 if quick else 30
+    sizes = (10, 100) if quick else (10, 100, 1000)
+    results: dict[str, dict[str, float]] = {}
+    started = time.perf_counter()
+
+    app_s, floor_s = bench_startup(2 if quick else 7)
+    results["startup_s"], results["startup_floor_s"] = app_s, floor_s
+    for n in sizes:
+        results[f"edit_to_paint_ms.{n}"] = bench_edit_to_paint(n, reps)
+        results[f"matplotlib_redraw_ms.{n}"] = bench_matplotlib(n, 3 if quick else 10)
+    results["sweep_eval_s_1e6"] = bench_sweep(3 if quick else 10, 10_000 if quick else 1_000_000)
+    results["open_session_s_1000"] = bench_open(100 if quick else 1000, 2 if quick else 5)
+    for fmt, s in bench_export(2 if quick else 5).items():
+        results[f"export_s.{fmt}"] = s
+    results["rss_mb_1000"] = bench_rss(100 if quick else 1000)
+    results["soak_rss_growth"] = bench_soak(500 if quick else 10_000)
+
+    total = time.perf_counter() - started
+    print(f"Roofline Workbench benchmarks{' (quick: sizes reduced, times not judged)' if quick else ''}")
+    print(f"{platform.node()} · {platform.platform()} · Python {platform.python_version()} · "
+          f"{os.cpu_count()} cores · {time.strftime('%Y-%m-%d')}")
+    print(f"{'key':28} {'median':>10} {'min':>10} {'max':>10}  target")
+    for key, s in results.items():
+        target = TARGETS.get(key, ("", None))[0]
+        if key == "startup_s":
+            ratio = s["median"] / results["startup_floor_s"]["median"]
+            target = f"{target} (ratio {ratio:.2f})"
+        if key.startswith("matplotlib_redraw_ms."):
+            n = key.rsplit(".", 1)[1]
+            ours = results.get(f"edit_to_paint_ms.{n}")
+            if ours:
+                target = f">= 10 x ours at 100 (ratio {s['median'] / ours['median']:.0f}x)"
+        print(f"{key:28} {s['median']:10.4g} {s['min']:10.4g} {s['max']:10.4g}  {target}")
+    print(f"total {total:.0f} s")
+    if args.json:
+        payload = {"date": time.strftime("%Y-%m-%d"), "machine": platform.platform(),
+                   "python": platform.python_version(), "cores": os.cpu_count(),
+                   "quick": quick, "results": results}
+        Path(args.json).write_text(json.dumps(payload, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
