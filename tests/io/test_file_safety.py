@@ -96,11 +96,12 @@ def test_save_keeps_a_backup_and_cleans_stale_temporaries(tmp_path):
 
 
 _WRITER = textwrap.dedent("""
-    import os, sys, time
+    import os, stat, sys, time
     sys.path.insert(0, {root!r})
     _fsync = os.fsync
     def slow_fsync(fd):  # a slow disk: widens the window between writing and renaming
-        time.sleep(0.03)
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            time.sleep(0.1)
         _fsync(fd)
     os.fsync = slow_fsync
     from workbench.io.sessions import save_session, loads_session

@@ -205,6 +205,8 @@ def check_param(param: Param, value: Any, place: Place) -> Any:
     """Validate one parameter value; returns the normalised value."""
     t = param.type
     if t == "int":
+        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_DIMENSION:
+            raise place.error(f"is too large (at most 2^53), got {value!r}")
         try:
             number = parse_number(value)
         except QuantityError:
@@ -220,17 +222,17 @@ def check_param(param: Param, value: Any, place: Place) -> Any:
             raise place.error(f"must be at least {param.minimum:g}, got {value!r}")
         return number
     if t == "dtype":
-        if value not in DTYPE_BYTES:
+        if not isinstance(value, str) or value not in DTYPE_BYTES:  # (a mapping is unhashable)
             raise place.error(f"unknown element type {value!r}; one of: {', '.join(DTYPE_BYTES)}")
         return value
     if t == "precision":
-        if value not in PRECISIONS:
+        if not isinstance(value, str) or value not in PRECISIONS:
             raise place.error(f"unknown precision {value!r}; one of: {', '.join(PRECISIONS)}")
         return value
     if t == "bool":
         return expect_bool(value, place)
     if t == "choice":
-        if value not in param.choices:
+        if not isinstance(value, str) or value not in param.choices:
             raise place.error(f"must be one of: {', '.join(param.choices)}; got {value!r}")
         return value
     if t == "str":
@@ -267,7 +269,7 @@ def _check_steps(value: Any, place: Place) -> list[dict[str, Any]]:
         if "op" not in step:
             raise sp.error(f"a step needs op: one of {', '.join(STEP_OPS)}")
         op = step["op"]
-        if op not in STEP_OPS:
+        if not isinstance(op, str) or op not in STEP_OPS:
             close = difflib.get_close_matches(str(op), list(STEP_OPS), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise sp.at("op").error(f"unknown step {op!r}{hint}; one of: {', '.join(STEP_OPS)}")
@@ -311,7 +313,7 @@ def parse_operation(data: Any, place: Place) -> tuple[Operation, dict[str, Any]]
     if "kind" not in data:
         raise place.error(f"an operation needs a kind: one of {', '.join(KINDS)}")
     kind = data["kind"]
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         close = difflib.get_close_matches(str(kind), list(KINDS), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise place.at("kind").error(f"unknown kind {kind!r}{hint}; one of: {', '.join(KINDS)}")

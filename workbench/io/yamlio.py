@@ -116,42 +116,57 @@ class _Budget:
         self.seen: set[int] = set()
 
 
-def _walk(node: yaml.Node, path: tuple[object, ...], lines: dict, budget: _Budget,
+MAX_DEPTH = 64
+MAX_NUMBER_DIGITS = 400
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+
+
+def _walk(root: yaml.Node, root_path: tuple[object, ...], lines: dict, budget: _Budget,
           name: str | None) -> None:
-    budget.nodes += 1
-    if isinstance(node, yaml.CollectionNode):
-        if id(node) in budget.seen:  # a second visit of a collection is an alias (*name)
-            budget.aliases += 1
-            if budget.aliases > MAX_ALIASES:
-                raise InputError(
-                    f"more than {MAX_ALIASES} YAML aliases (*name); session files do not need "
-                    "them, and many can expand into a huge document", name,
-                    node.start_mark.line + 1)
-        budget.seen.add(id(node))
-    if budget.nodes > MAX_NODES:
-        raise InputError(
-            f"document expands to more than {MAX_NODES:,} values (an alias bomb?)", name,
-            node.start_mark.line + 1)
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        seen: set[object] = set()
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise InputError("keys must be plain names", name, key_node.start_mark.line + 1,
-                                 path)
-            key = key_node.value
-            if key == "<<":
-                raise InputError("YAML merge keys (<<) are not supported in session files", name,
-                                 key_node.start_mark.line + 1, path)
-            if key in seen:
-                raise InputError(f"key {key!r} appears twice", name, key_node.start_mark.line + 1,
-                                 path)
-            seen.add(key)
-            lines.setdefault(path + (key,), key_node.start_mark.line + 1)
-            _walk(value_node, path + (key,), lines, budget, name)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _walk(item, path + (i,), lines, budget, name)
+    """Visit every node once per path (iteratively: deep nesting cannot overflow the stack),
+    recording lines and enforcing the node, alias, depth and number-size limits."""
+    stack: list[tuple[yaml.Node, tuple[object, ...]]] = [(root, root_path)]
+    while stack:
+        node, path = stack.pop()
+        line = node.start_mark.line + 1
+        budget.nodes += 1
+        if budget.nodes > MAX_NODES:
+            raise InputError(
+                f"document expands to more than {MAX_NODES:,} values (an alias bomb?)", name, line)
+        if len(path) > MAX_DEPTH:
+            raise InputError(f"nested more than {MAX_DEPTH} levels deep", name, line, path[:8])
+        if isinstance(node, yaml.CollectionNode):
+            if id(node) in budget.seen:  # a second visit of a collection is an alias (*name)
+                budget.aliases += 1
+                if budget.aliases > MAX_ALIASES:
+                    raise InputError(
+                        f"more than {MAX_ALIASES} YAML aliases (*name); session files do not "
+                        "need them, and many can expand into a huge document", name, line)
+            budget.seen.add(id(node))
+        elif node.tag in (_INT_TAG, _FLOAT_TAG) and len(node.value) > MAX_NUMBER_DIGITS:
+            raise InputError(f"a number with more than {MAX_NUMBER_DIGITS} digits", name, line,
+                             path)
+        lines.setdefault(path, line)
+        if isinstance(node, yaml.MappingNode):
+            seen: set[object] = set()
+            children = []
+            for key_node, value_node in node.value:
+                key_line = key_node.start_mark.line + 1
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise InputError("keys must be plain names", name, key_line, path)
+                key = key_node.value
+                if key == "<<":
+                    raise InputError("YAML merge keys (<<) are not supported in session files",
+                                     name, key_line, path)
+                if key in seen:
+                    raise InputError(f"key {key!r} appears twice", name, key_line, path)
+                seen.add(key)
+                lines.setdefault(path + (key,), key_line)
+                children.append((value_node, path + (key,)))
+            stack.extend(reversed(children))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed([(item, path + (i,)) for i, item in enumerate(node.value)]))
 
 
 def _mark_line(exc: yaml.MarkedYAMLError) -> int | None:

@@ -102,7 +102,7 @@ def parse_quantity(value: object, unit: str) -> float:
         if suffix.endswith(spelling):
             prefix = suffix[: -len(spelling)].strip()
             if prefix in spec.prefixes:
-                result = number * spec.prefixes[prefix]
+                result = _scaled(match.group(1), number, spec.prefixes[prefix])
                 if not math.isfinite(result):
                     raise QuantityError(f"{_show(value)} is too large")
                 return result
@@ -116,6 +116,16 @@ def parse_quantity(value: object, unit: str) -> float:
     hint = _case_hint(suffix, spec)
     where = f"in {spec.symbol}" if spec.symbol else "as a plain number"
     raise QuantityError(f"expected a quantity {where} such as '{spec.example}', got {_show(value)}{hint}")
+
+
+def _scaled(text: str, number: float, scale: float) -> float:
+    """``number × scale``, correctly rounded for powers of ten: "5 us" is exactly the float
+    nearest 5e-6 (plain multiplication gives 4.9999999999999996e-06)."""
+    exponent = round(math.log10(scale))
+    if 10.0**exponent == scale or scale == float(f"1e{exponent}"):
+        mantissa, _, exp = text.strip().replace("_", "").lower().partition("e")
+        return float(f"{mantissa}e{int(exp or 0) + exponent}")
+    return number * scale
 
 
 def _other_unit(suffix: str, spec: Unit) -> Unit | None:
@@ -167,23 +177,38 @@ def format_number(value: float, digits: int = 3) -> str:
     return f"{rounded:.{digits - 1}e}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
 
 
-def format_quantity(value: float, unit: str, digits: int = 3) -> str:
-    """Format with an SI prefix so that the mantissa lies in [1, 1000): '3.35 TB/s'."""
+def format_quantity(value: float, unit: str, digits: int | None = 3) -> str:
+    """Format with an SI prefix so that the mantissa lies in [1, 1000): '3.35 TB/s'.
+
+    ``digits=None`` writes the shortest text that reads back as exactly the same float
+    (used when saving files)."""
     spec = UNITS[unit]
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return format_number(value)
     if unit == "count" or unit == "intensity":
-        text = format_number(value, digits)
+        text = repr(float(value)) if digits is None else format_number(value, digits)
         return f"{text} {spec.symbol}".strip()
     table = _SMALL_PREFIXES if unit == "time" else _FORMAT_PREFIXES
-    rounded = float(f"{value:.{digits - 1}e}")  # round first: 999.5 ns is 1 µs, not 1000 ns
+    rounded = float(value) if digits is None else float(f"{value:.{digits - 1}e}")
     magnitude = abs(rounded)
     prefix, scale = table[-1]
     for p, s in table:
         if magnitude >= s:
             prefix, scale = p, s
             break
+    if digits is None:
+        return f"{_exact_mantissa(rounded, scale)} {prefix}{spec.symbol}"
     return f"{_sig(rounded / scale, digits)} {prefix}{spec.symbol}"
+
+
+def _exact_mantissa(value: float, scale: float) -> str:
+    """``value / scale`` as decimal text, shifted exactly (no float division)."""
+    from decimal import Decimal
+
+    exponent = round(math.log10(scale))
+    shifted = Decimal(repr(value)).scaleb(-exponent).normalize()
+    text = format(shifted, "f")
+    return text
 
 
 def _sig(value: float, digits: int) -> str:
