@@ -114,21 +114,107 @@ def _analyze(path: str, fmt: str) -> int:
     pairs = evaluate_session(session)
     results = [p.result for p in pairs if p.result is not None]
     skipped = [p.skipped for p in pairs if p.skipped is not None]
+    sweep_rows, crossings = _sweeps(pairs)
+    measured = _measurements(session)
     if fmt == "json":
         payload = {
             "session": path,
             "title": session.title,
-            "results": [{k: r.as_dict()[k] for k in RESULT_KEYS} for r in results],
+            "results": [{k: r.as_dict()[k] for k in RESULT_KEYS} for r in results]
+            + _json_safe(sweep_rows),
             "skipped": [s.__dict__ for s in skipped],
             "operations": [_derivation(e.operation) for e in session.operations],
+            "crossings": _json_safe(crossings),
+            "measurements": _json_safe(measured),
         }
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     elif fmt == "csv":
-        sys.stdout.write(results_csv(results))
+        sys.stdout.write(results_csv(results, sweep_rows))
     else:
         sys.stdout.write(results_table(results, skipped, session.title))
+        sys.stdout.write(_analysis_lines(crossings, measured))
     return 0
+
+
+def _sweeps(pairs) -> tuple[list[dict], list[dict]]:
+    """Per (swept operation, machine): one result per sweep value (the keys of ``results``
+    plus ``sweep: {param, value}``), and the exact ridge crossings inside the sweep's span.
+    Results of operations without a sweep are untouched; these rows follow them."""
+    from workbench.model.sweeps import evaluate_sweep, sweep_crossings
+
+    rows: list[dict] = []
+    crossings: list[dict] = []
+    for pair in pairs:
+        entry = pair.operation
+        if entry.sweep is None or pair.result is None:
+            continue
+        op, hw = entry.operation, pair.hardware.hardware
+        swept = evaluate_sweep(op, hw, entry.sweep)
+        for i, row in enumerate(swept.rows()):
+            out = {k: row[k] for k in RESULT_KEYS}
+            out["sweep"] = {"param": swept.param, "value": swept.value(i)}
+            rows.append(out)
+        for c in sweep_crossings(op, hw, entry.sweep):
+            crossings.append({"operation": c.operation, "hardware": c.hardware,
+                              "param": c.param, "value": c.value, "integer": c.integer,
+                              "direction": c.direction, "ridge": c.ridge, "level": c.level})
+    return rows, crossings
+
+
+def _measurements(session) -> list[dict]:
+    """Every measured point judged against its prediction (fraction and verdict band)."""
+    if not session.measurements:
+        return []
+    from workbench.model.measured import judge_session
+
+    out = []
+    for point in judge_session(session):
+        m = point.measurement
+        item = {"name": m.name, "operation": m.operation,
+                "hardware": point.hardware.hardware.label if point.hardware else m.hardware}
+        if point.judgement is not None:
+            j = point.judgement.as_dict()
+            for key in ("measurement", "operation", "hardware"):
+                j.pop(key)
+            item.update(j)
+        else:
+            item.update({"fraction": None, "verdict": None, "problem": point.problem})
+        out.append(item)
+    return out
+
+
+def _json_safe(value):
+    """Infinite or NaN numbers (a sweep value with zero bytes…) as null, not invalid JSON."""
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
+    from workbench.model.units import format_number, format_quantity
+
+    lines = []
+    for c in crossings:
+        whole = f" (first whole value: {c['integer']})" if c["integer"] is not None else ""
+        turns = "compute" if c["direction"] == "to_compute" else "memory"
+        lines.append(f"crossing: {c['operation']} on {c['hardware']}: {c['param']} = "
+                     f"{format_number(c['value'], 6)}{whole}, turns {turns}-bound")
+    for m in measured:
+        if m.get("verdict") is None:
+            lines.append(f"measured: {m['name']} on {m['hardware']}: not judged: {m['problem']}")
+            continue
+        lines.append(f"measured: {m['name']} on {m['hardware']}: "
+                     f"{format_quantity(m['measured_time_s'], 'time')}, "
+                     f"{format_number(100 * m['fraction'])} % of the predicted ceiling "
+                     f"({format_quantity(m['predicted_time_s'], 'time')}): {m['verdict_label']}")
+    return "".join(line + "\n" for line in lines)
 
 
 def _derivation(op) -> dict:
@@ -143,13 +229,20 @@ def _derivation(op) -> dict:
             "notes": counts.notes}
 
 
-def results_csv(results) -> str:
+def results_csv(results, sweep_rows=()) -> str:
+    """One row per result; with sweep rows (dicts from ``analyze``), two more columns,
+    ``sweep_param`` and ``sweep_value``, empty on the operations' own rows."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([CSV_HEADERS.get(k, k) for k in RESULT_KEYS])
+    extra = ["sweep_param", "sweep_value"] if sweep_rows else []
+    writer.writerow([CSV_HEADERS.get(k, k) for k in RESULT_KEYS] + extra)
     for r in results:
         row = r.as_dict()
-        writer.writerow(["" if row[k] is None else row[k] for k in RESULT_KEYS])
+        writer.writerow(["" if row[k] is None else row[k] for k in RESULT_KEYS]
+                        + ["" for _ in extra])
+    for row in sweep_rows:
+        writer.writerow(["" if row[k] is None else row[k] for k in RESULT_KEYS]
+                        + [row["sweep"]["param"], row["sweep"]["value"]])
     return buffer.getvalue()
 
 

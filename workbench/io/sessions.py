@@ -20,7 +20,23 @@ Format (``schema_version: 1``)::
         color: '#0072B2'            # optional display settings
         visible: true
         label: true
+        sweep: {param: m, start: 1, stop: 4096, num: 13, scale: log}   # optional
+    measurements:                   # optional: measured points (predict, then verify)
+      - name: FFN up, cuBLAS
+        operation: FFN up, prefill  # an operation of this session, by name; omit: standalone
+        hardware: h100-sxm          # a machine's name, preset id or id; omit: every machine
+        time: 4.86 ms               # or achieved: 790 TFLOP/s
+        bytes: 1.2 GB               # optional measured FLOPs / bytes (required if standalone)
     view: {theme: light, legend: true, labels: true, regions: false, derated: false}
+
+Sweeps (``sweep:`` on an operation) and measurements (the top-level ``measurements:`` list)
+are optional keys added within ``schema_version: 1``: every file written before them loads
+unchanged, and a file without them is written exactly as before. A sweep is
+``{param: NAME, values: [v, …]}`` or ``{param: NAME, start: A, stop: B, num: N,
+scale: linear|log}`` (scale defaults to linear) for any numeric parameter of the operation's
+kind. A measurement needs ``name`` and ``time`` (or ``achieved``); a standalone one (no
+``operation``) also needs ``flops`` and ``bytes``, and may give ``precision`` (default bf16)
+for its ceiling; ``source`` is free text (the file or profiler it came from).
 """
 
 from __future__ import annotations
@@ -37,6 +53,7 @@ from workbench.io.schema import (
     HARDWARE_KEYS,
     Place,
     check_keys,
+    check_param,
     expect_bool,
     expect_list,
     expect_mapping,
@@ -46,7 +63,10 @@ from workbench.io.schema import (
     parse_operation,
 )
 from workbench.io.yamlio import YamlDocument, dump_yaml, parse_yaml, read_yaml
+from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
+from workbench.model.measured import Measurement, measurement_problems
+from workbench.model.operations import Operation
 from workbench.model.session import (
     MARKERS,
     THEMES,
@@ -55,6 +75,7 @@ from workbench.model.session import (
     Session,
     ViewSettings,
 )
+from workbench.model.sweeps import MAX_SWEEP_POINTS, SCALES, Range, Sweep, SweepError
 from workbench.model.units import format_quantity
 
 __all__ = [
@@ -76,7 +97,16 @@ MAX_HARDWARE = 64
 #: ``MIGRATIONS[v]`` turns a version-``v`` document (plain dict) into a version ``v + 1`` one.
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
-TOP_KEYS = ("schema_version", "title", "notes", "hardware", "operations", "view")
+TOP_KEYS = ("schema_version", "title", "notes", "hardware", "operations", "measurements",
+            "view")
+SWEEP_KEYS = ("param", "values", "start", "stop", "num", "scale")
+MEASUREMENT_KEYS = ("name", "operation", "hardware", "time", "achieved", "flops", "bytes",
+                    "precision", "source")
+#: Measurement fields and the keys they are written under.
+_MEASUREMENT_FIELDS = {"name": "name", "operation": "operation", "hardware": "hardware",
+                       "time_s": "time", "achieved_flops": "achieved", "flops": "flops",
+                       "bytes": "bytes", "precision": "precision", "source": "source"}
+MAX_MEASUREMENTS = 100_000
 PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead")
 ENTRY_KEYS = ("visible", "marker")
 VIEW_KEYS = ("theme", "legend", "labels", "regions", "derated", "all_precisions", "x_range",
@@ -124,19 +154,39 @@ def session_from_document(doc: YamlDocument) -> Session:
     if data.get("notes") is not None:
         session.notes = expect_str(data["notes"], root.at("notes"), allow_empty=True,
                                    limit=100_000)
-    hardware = expect_list(data.get("hardware") or [], root.at("hardware"), "of machines")
+    hardware = data.get("hardware")
+    hardware = [] if hardware is None else expect_list(hardware, root.at("hardware"),
+                                                       "of machines")
     if len(hardware) > MAX_HARDWARE:
         raise root.at("hardware").error(f"has {len(hardware)} machines; at most {MAX_HARDWARE}")
     for i, item in enumerate(hardware):
         session.hardware.append(_parse_hardware_entry(item, root.at("hardware", i)))
-    operations = expect_list(data.get("operations") or [], root.at("operations"),
-                             "of operations")
+    operations = data.get("operations")
+    operations = [] if operations is None else expect_list(operations, root.at("operations"),
+                                                           "of operations")
     if len(operations) > MAX_OPERATIONS:
         raise root.at("operations").error(
             f"has {len(operations)} operations; at most {MAX_OPERATIONS}")
     for i, item in enumerate(operations):
-        op, style = parse_operation(item, root.at("operations", i))
-        session.operations.append(OperationEntry(op, **style))
+        place = root.at("operations", i)
+        sweep_data = None
+        if isinstance(item, dict) and "sweep" in item:
+            item = dict(item)
+            sweep_data = item.pop("sweep")
+        op, style = parse_operation(item, place)
+        entry = OperationEntry(op, **style)
+        if sweep_data is not None:
+            entry.sweep = _parse_sweep(sweep_data, op, place.at("sweep"))
+        session.operations.append(entry)
+    measurements = data.get("measurements")
+    measurements = [] if measurements is None else expect_list(
+        measurements, root.at("measurements"), "of measured points")
+    if len(measurements) > MAX_MEASUREMENTS:
+        raise root.at("measurements").error(
+            f"has {len(measurements)} measurements; at most {MAX_MEASUREMENTS}")
+    for i, item in enumerate(measurements):
+        session.measurements.append(
+            _parse_measurement(item, session, root.at("measurements", i)))
     if data.get("view") is not None:
         session.view = _parse_view(data["view"], root.at("view"))
     return session
@@ -163,9 +213,11 @@ def _parse_hardware_entry(item: Any, place: Place) -> HardwareEntry:
                 f"unknown preset {preset_id!r}; presets: {', '.join(load_presets())}") from None
         if item.get("name") is not None:
             hw.name = expect_str(item["name"], place.at("name"), limit=120)
-        if item.get("efficiency") is not None:
-            hw.efficiency = expect_quantity(item["efficiency"], "count", place.at("efficiency"))
-            if hw.efficiency > 1:
+        if "efficiency" in item:  # null removes the preset's derating
+            value = item["efficiency"]
+            hw.efficiency = (None if value is None else
+                             expect_quantity(value, "count", place.at("efficiency")))
+            if hw.efficiency is not None and hw.efficiency > 1:
                 raise place.at("efficiency").error("must be a fraction in (0, 1]")
         if "launch_overhead" in item:
             value = item["launch_overhead"]
@@ -173,7 +225,96 @@ def _parse_hardware_entry(item: Any, place: Place) -> HardwareEntry:
                 value, "time", place.at("launch_overhead"), positive=False, minimum=0.0) or None)
         return HardwareEntry(hw, preset=hw.id, **entry_opts)
     hw = parse_hardware(item, place, extra_keys=ENTRY_KEYS + ("based_on",))
-    return HardwareEntry(hw, preset=None, **entry_opts)
+    based_on = item.get("based_on")
+    if based_on is not None:
+        based_on = expect_str(based_on, place.at("based_on"), limit=80)
+    return HardwareEntry(hw, preset=based_on, **entry_opts)
+
+
+def _parse_sweep(value: Any, op: Operation, place: Place) -> Sweep:
+    data = expect_mapping(value, place, "a sweep: param and values, or param, start, stop, "
+                                        "num and scale")
+    check_keys(data, SWEEP_KEYS, place)
+    spec = op.spec
+    numeric = [p.name for p in spec.params if p.numeric]
+    if "param" not in data:
+        raise place.error(f"a sweep needs param: one of {', '.join(numeric)}")
+    name = data["param"]
+    if not isinstance(name, str) or name not in numeric:
+        raise place.at("param").error(
+            f"must be a numeric parameter of {spec.label}: one of {', '.join(numeric)}; "
+            f"got {name!r}")
+    param = spec.param(name)
+    has_values = "values" in data
+    range_keys = [k for k in ("start", "stop", "num", "scale") if k in data]
+    if has_values and range_keys:
+        raise place.at(range_keys[0]).error("give either values or start/stop/num, not both")
+    try:
+        if has_values:
+            items = expect_list(data["values"], place.at("values"), "of parameter values")
+            if not items:
+                raise place.at("values").error("needs at least one value")
+            if len(items) > MAX_SWEEP_POINTS:
+                raise place.at("values").error(f"has more than {MAX_SWEEP_POINTS} values")
+            values = [check_param(param, v, place.at("values", j)) for j, v in enumerate(items)]
+            sweep = Sweep(name, values)
+        else:
+            for key in ("start", "stop", "num"):
+                if key not in data:
+                    raise place.error(f"a sweep needs values, or start, stop and num (missing "
+                                      f"{key})")
+            unit = param.unit or "count"
+            start = expect_quantity(data["start"], unit, place.at("start"), positive=False)
+            stop = expect_quantity(data["stop"], unit, place.at("stop"), positive=False)
+            num = data["num"]
+            if isinstance(num, bool) or not isinstance(num, int) or not 1 <= num \
+                    <= MAX_SWEEP_POINTS:
+                raise place.at("num").error(
+                    f"must be a whole number from 1 to {MAX_SWEEP_POINTS}, got {num!r}")
+            scale = data.get("scale", "linear")
+            if scale not in SCALES:
+                raise place.at("scale").error(f"must be one of: {', '.join(SCALES)}; "
+                                              f"got {scale!r}")
+            try:
+                rng = Range(start, stop, num, scale)
+            except SweepError as exc:
+                raise place.error(str(exc)) from None
+            sweep = Sweep(name, rng)
+        sweep.values_for(op)
+    except SweepError as exc:
+        raise place.error(str(exc)) from None
+    return sweep
+
+
+def _parse_measurement(value: Any, session: Session, place: Place) -> Measurement:
+    data = expect_mapping(value, place, "a measurement: name, time or achieved, and "
+                                        "operation or flops and bytes")
+    check_keys(data, MEASUREMENT_KEYS, place)
+    if "name" not in data:
+        raise place.error("a measurement needs a name")
+    m = Measurement(name=expect_str(data["name"], place.at("name"), limit=300))
+    for key in ("operation", "hardware"):
+        if data.get(key) is not None:
+            setattr(m, key, expect_str(data[key], place.at(key), limit=300))
+    if data.get("time") is not None:
+        m.time_s = expect_quantity(data["time"], "time", place.at("time"))
+    if data.get("achieved") is not None:
+        m.achieved_flops = expect_quantity(data["achieved"], "flop_rate", place.at("achieved"))
+    for key, unit in (("flops", "flops"), ("bytes", "bytes")):
+        if data.get(key) is not None:
+            setattr(m, key, expect_quantity(data[key], unit, place.at(key), positive=False,
+                                            minimum=0.0))
+    if data.get("precision") is not None:
+        if data["precision"] not in PRECISIONS:
+            raise place.at("precision").error(
+                f"unknown precision {data['precision']!r}; one of: {', '.join(PRECISIONS)}")
+        m.precision = data["precision"]
+    if data.get("source") is not None:
+        m.source = expect_str(data["source"], place.at("source"), allow_empty=True, limit=2000)
+    for field_name, problem in measurement_problems(session, m):
+        key = _MEASUREMENT_FIELDS.get(field_name, field_name)
+        raise (place.at(key) if key in data else place).error(problem)
+    return m
 
 
 def _parse_view(value: Any, place: Place) -> ViewSettings:
@@ -205,11 +346,11 @@ def _parse_view(value: Any, place: Place) -> ViewSettings:
 
 
 def _q(value: float, unit: str) -> str:
-    return format_quantity(value, unit, digits=12)
+    return format_quantity(value, unit, digits=None)  # reads back as exactly the same float
 
 
 def hardware_to_data(hw: Hardware) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": hw.name}
+    out: dict[str, Any] = {"name": hw.name if hw.name.strip() else (hw.id or "Unnamed machine")}
     if hw.id:
         out["id"] = hw.id
     if hw.vendor:
@@ -251,6 +392,8 @@ def _hardware_entry_to_data(entry: HardwareEntry) -> dict[str, Any]:
                 out = {"preset": entry.preset}
                 for key in PRESET_OVERRIDES:
                     mine, theirs = getattr(hw, key), getattr(base, key)
+                    if key == "name" and not (mine or "").strip():
+                        continue  # an empty name falls back to the preset's
                     if mine != theirs:
                         out[key] = (_q(mine, "time") if key == "launch_overhead" and mine
                                     else mine)
@@ -268,7 +411,8 @@ def _hardware_entry_to_data(entry: HardwareEntry) -> dict[str, Any]:
 
 def operation_entry_to_data(entry: OperationEntry) -> dict[str, Any]:
     op = entry.operation
-    out: dict[str, Any] = {"name": op.name, "kind": op.kind}
+    out: dict[str, Any] = {"name": op.name if op.name.strip() else op.spec.default_name,
+                           "kind": op.kind}
     for p in op.spec.params:
         if p.name in op.params and op.params[p.name] is not None:
             value = op.params[p.name]
@@ -277,12 +421,45 @@ def operation_entry_to_data(entry: OperationEntry) -> dict[str, Any]:
             out[p.name] = value
     if op.memory_level:
         out["memory_level"] = op.memory_level
+    if entry.sweep is not None:
+        out["sweep"] = sweep_to_data(entry.sweep)
     if entry.color:
         out["color"] = entry.color
     if not entry.visible:
         out["visible"] = False
     if not entry.label:
         out["label"] = False
+    return out
+
+
+def sweep_to_data(sweep: Sweep) -> dict[str, Any]:
+    out: dict[str, Any] = {"param": sweep.param}
+    if sweep.range is not None:
+        r = sweep.range
+        out.update(start=r.start, stop=r.stop, num=int(r.num), scale=r.scale)
+    else:
+        out["values"] = list(sweep.values or ())
+    return out
+
+
+def measurement_to_data(m: Measurement) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": m.name}
+    if m.operation is not None:
+        out["operation"] = m.operation
+    if m.hardware is not None:
+        out["hardware"] = m.hardware
+    if m.time_s is not None:
+        out["time"] = _q(m.time_s, "time")
+    if m.achieved_flops is not None:
+        out["achieved"] = _q(m.achieved_flops, "flop_rate")
+    if m.flops is not None:
+        out["flops"] = _q(m.flops, "flops")
+    if m.bytes is not None:
+        out["bytes"] = _q(m.bytes, "bytes")
+    if m.precision is not None:
+        out["precision"] = m.precision
+    if m.source:
+        out["source"] = m.source
     return out
 
 
@@ -294,6 +471,8 @@ def session_to_data(session: Session) -> dict[str, Any]:
         out["notes"] = session.notes
     out["hardware"] = [_hardware_entry_to_data(e) for e in session.hardware]
     out["operations"] = [operation_entry_to_data(e) for e in session.operations]
+    if session.measurements:
+        out["measurements"] = [measurement_to_data(m) for m in session.measurements]
     defaults = ViewSettings()
     view = {k: (list(v) if isinstance(v, tuple) else v) for k, v in session.view.as_dict().items()
             if v != getattr(defaults, k)}

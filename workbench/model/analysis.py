@@ -31,7 +31,7 @@ def evaluate_pair(op_entry: OperationEntry, hw_entry: HardwareEntry, counts=None
     hw = hw_entry.hardware
     counts = counts if counts is not None else op.counts()
     try:
-        result = evaluate_counts(counts, hw, op.memory_level, op.name)
+        result = evaluate_counts(counts, hw, op.level_on(hw), op.name)
     except (UnsupportedPrecision, UnknownLevel) as exc:
         return Pair(op_entry, hw_entry, None, Skipped(op.name, hw.label, str(exc).strip("'\"")))
     return Pair(op_entry, hw_entry, result, None)

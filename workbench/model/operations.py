@@ -139,6 +139,9 @@ class Kind:
     params: tuple[Param, ...]
     count: Callable[[Mapping[str, Any]], Counts]
     default_name: str
+    #: Where bytes are counted when the operation names no level: ``""`` for the machine's
+    #: main memory, ``"interconnect"`` for its first interconnect (communication kinds).
+    default_level: str = ""
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -574,12 +577,74 @@ _register(Kind("custom", "Custom",
                (
                    Param("flops", "quantity", 1e12, "FLOPs", "Total FLOPs.", unit="flops",
                          symbol="F", minimum=0),
-                   Param("bytes", "quantity", 1e9, "Bytes", "Total bytes moved.", unit="bytes",
-                         symbol="B", minimum=0),
+                   Param("bytes", "quantity", 1e9, "Bytes", "Total bytes moved (at least 1).",
+                         unit="bytes", symbol="B", minimum=1),
                    Param("precision", "precision", "bf16", "Precision",
                          "Precision whose peak is the ceiling."),
                ),
                _count_custom, "Custom"))
+
+
+# ---------------------------------------------------------------------------------------
+# sharded matmul: a communication roof (bytes over the interconnect, not memory)
+
+SHARDED_MATMUL_PARAMS = (
+    Param("b", "int", 256, "B (tokens)", "Rows of X and of the output Z (tokens in the batch).",
+          symbol="B"),
+    Param("d", "int", 8192, "D (split)",
+          "Contraction dimension, split evenly over the chips: each chip holds X[:, D/N] and "
+          "Y[D/N, :].", symbol="D"),
+    Param("f", "int", 8192, "F", "Columns of Y and of Z (output features).", symbol="F"),
+    Param("chips", "int", 2, "Chips", "Chips the D dimension is split over.", minimum=2,
+          symbol="N"),
+    Param("collective", "choice", "all_reduce", "Collective",
+          "How the partial sums are combined. all_reduce (ring): every chip ends with the full Z "
+          "and sends 2·(N−1)/N of it; reduce_scatter: every chip ends with 1/N of Z and sends "
+          "(N−1)/N of it.", choices=("all_reduce", "reduce_scatter")),
+    Param("dtype", "dtype", "bf16", "Element type", "Element type of X and Y."),
+    Param("sum_dtype", "dtype", None, "Partial-sum dtype",
+          "Element type of the partial sums sent between chips.", inherit="dtype", symbol="s"),
+    Param("compute", "precision", None, "Compute precision",
+          "Precision whose peak is the ceiling (default: the element type).", inherit="dtype"),
+)
+
+
+def _count_sharded_matmul(p: Mapping[str, Any]) -> Counts:
+    s = _symbols(KINDS["sharded_matmul"], p)
+    b, d, f, chips = p["b"], p["d"], p["f"], p["chips"]
+    flops = _term("flop", "multiply-adds of X·Y on one chip (its D/N slice)",
+                  "2·{b}·{d}·{f}/{chips}", 2 * b * d * f / chips, s)
+    if p["collective"] == "reduce_scatter":
+        template, elements, what = "({chips}−1)/{chips}·{b}·{f}", (chips - 1) / chips * b * f, \
+            "reduce-scatter"
+    else:
+        template, elements, what = "2·({chips}−1)/{chips}·{b}·{f}", \
+            2 * (chips - 1) / chips * b * f, "ring all-reduce"
+    sent = _tensor("write", "Z partial sums", f"sent per chip, {what}", template, elements,
+                   p["sum_dtype"], s)
+    notes = [
+        "Per chip: FLOPs are one chip's share, 2·B·D·F/N; bytes are what one chip sends over its "
+        "link while the partial sums are combined. Links are full duplex, so receiving overlaps "
+        "with sending at the per-direction bandwidth.",
+        "Ring all-reduce sends 2·(N−1)/N·B·F elements per chip (reduce-scatter, then "
+        "all-gather); for 2 chips that is one copy of Z, 2·B·F bytes in bf16, as in the "
+        "scaling book's two-chip example. Intensity = D/((N−1)·s): the critical size is in D, "
+        "not B.",
+        "Bytes are counted across the machine's first interconnect unless memory_level names "
+        "another. Each chip's HBM traffic for its local GEMM is not counted here (model it as a "
+        "GEMM with K = D/N).",
+        "The (N−1)/N·B·F additions that reduce the partial sums are ignored (negligible next to "
+        "2·B·D·F/N).",
+    ]
+    return Counts([flops], [sent], p["compute"], notes)
+
+
+_register(Kind("sharded_matmul", "Sharded matmul (communication)",
+               "Z[B, F] = X[B, D] · Y[D, F] with D split over N chips: each chip multiplies its "
+               "slices, then the B×F partial sums are combined over the interconnect. The roof "
+               "is per-chip FLOP/s against the link bandwidth.",
+               SHARDED_MATMUL_PARAMS, _count_sharded_matmul, "Sharded matmul",
+               default_level="interconnect"))
 
 @dataclass
 class Operation:
@@ -596,6 +661,27 @@ class Operation:
 
     def resolved(self) -> dict[str, Any]:
         return self.spec.resolve(self.params)
+
+    def level_on(self, hardware: Any) -> str | None:
+        """The level this operation's bytes cross on ``hardware``: its own ``memory_level``
+        if set; else, for kinds whose ``default_level`` is ``"interconnect"`` (a sharded
+        matmul's partial sums), the machine's first interconnect; else ``None`` (main memory).
+        A communication kind on a machine without an interconnect raises
+        :class:`~workbench.model.hardware.UnknownLevel` (the pair is skipped, with the reason).
+        """
+        if self.memory_level:
+            return self.memory_level
+        if self.spec.default_level == "interconnect":
+            links = getattr(hardware, "interconnect", None) or {}
+            if not links:
+                from workbench.model.hardware import UnknownLevel
+
+                label = getattr(hardware, "label", "this machine")
+                raise UnknownLevel(
+                    f"{label} has no interconnect for the {self.spec.label} exchange (set "
+                    "memory_level, or give the machine an interconnect)")
+            return next(iter(links))
+        return None
 
     def counts(self, **overrides: Any) -> Counts:
         """Counts at these parameters; ``overrides`` may hold numpy arrays (sweeps)."""

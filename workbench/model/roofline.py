@@ -157,8 +157,9 @@ def evaluate_counts(
 
 def evaluate(operation: Operation, hardware: Hardware, level: str | None = None) -> Result:
     """Evaluate ``operation`` on ``hardware`` across ``level`` (default: the operation's own
-    memory level, else the machine's main memory)."""
-    return evaluate_counts(operation.counts(), hardware, level or operation.memory_level,
+    memory level, else its kind's default — main memory, or the first interconnect for
+    communication kinds; see :meth:`Operation.level_on`)."""
+    return evaluate_counts(operation.counts(), hardware, level or operation.level_on(hardware),
                            operation.name)
 
 
@@ -167,5 +168,6 @@ def sweep(operation: Operation, hardware: Hardware, **arrays: Any) -> dict[str, 
     counts = operation.counts(**{k: np.asarray(v, dtype=float) for k, v in arrays.items()})
     precision_used = hardware.precision_for(counts.precision)
     return evaluate_arrays(counts.flops, counts.bytes, hardware.compute[precision_used],
-                           hardware.bandwidth(operation.memory_level), hardware.launch_overhead,
+                           hardware.bandwidth(operation.level_on(hardware)),
+                           hardware.launch_overhead,
                            hardware.efficiency)

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.model.hardware import Hardware
+from workbench.model.measured import Measurement
 from workbench.model.operations import Operation
+from workbench.model.sweeps import Sweep
 
 __all__ = ["HardwareEntry", "OperationEntry", "ViewSettings", "Session", "PALETTE", "MARKERS"]
 
@@ -43,6 +45,8 @@ class OperationEntry:
     visible: bool = True
     label: bool = True
     id: int = field(default_factory=new_id)
+    #: One parameter swept over values (drawn as a path; see :mod:`workbench.model.sweeps`).
+    sweep: Sweep | None = None
 
 
 THEMES = ("light", "dark", "presentation")
@@ -70,6 +74,20 @@ class Session:
     operations: list[OperationEntry] = field(default_factory=list)
     view: ViewSettings = field(default_factory=ViewSettings)
     notes: str = ""
+    #: Measured points, attached to an operation by its name or standalone
+    #: (see :mod:`workbench.model.measured`).
+    measurements: list[Measurement] = field(default_factory=list)
+
+    def operation_named(self, name: str) -> OperationEntry | None:
+        """The first operation called ``name`` (measurements refer to operations by name)."""
+        return next((e for e in self.operations if e.operation.name == name), None)
+
+    def machines_matching(self, ref: str) -> list[HardwareEntry]:
+        """Machines that ``ref`` names: by name first; else by preset id or machine id."""
+        by_name = [e for e in self.hardware if e.hardware.name == ref]
+        if by_name:
+            return by_name
+        return [e for e in self.hardware if ref in (e.preset, e.hardware.id)]
 
     def color_of(self, entry: OperationEntry) -> str:
         if entry.color:

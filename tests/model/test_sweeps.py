@@ -1,0 +1,349 @@
+"""Sweeps, exact ridge crossings and the sharded-matmul communication roof.
+
+Expected values are solved here by hand from the counting rules (seed 004) and the machines'
+published numbers, written out below, never read back from the engine.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from workbench.io.presets import get_preset
+from workbench.model.analysis import evaluate_pair
+from workbench.model.hardware import Hardware, UnknownLevel
+from workbench.model.operations import KINDS, Counts, Kind, Operation, Param, Term
+from workbench.model.roofline import evaluate
+from workbench.model.session import HardwareEntry, OperationEntry
+from workbench.model.sweeps import (
+    Crossing,
+    Range,
+    Sweep,
+    SweepError,
+    crossings,
+    evaluate_sweep,
+    linear,
+    log,
+    sweep_crossings,
+)
+
+# published figures (seed 004, the presets' sources)
+TPU_V5E_BF16 = 197e12
+TPU_V5E_HBM = 819e9
+TPU_V5E_ICI = 45e9
+H100_BF16 = 989.4e12
+H100_HBM = 3.35e12
+
+
+def gemm(m=64, n=8192, k=8192, **more) -> Operation:
+    return Operation("gemm", {"m": m, "n": n, "k": k, "dtype": "bf16", **more}, "gemm")
+
+
+def critical_batch(ridge: float, d: float, f: float, weight_bytes: float = 2.0) -> float:
+    """Solve 2BDF / (2BD + s_w·DF + 2BF) = ridge for B (bf16 activations and output)."""
+    # 2BDF = R(2BD + s_w DF + 2BF)  →  B (2DF − 2RD − 2RF) = R s_w DF
+    return ridge * weight_bytes * d * f / (2 * d * f - 2 * ridge * (d + f))
+
+
+# ---------------------------------------------------------------------------------------------
+# expanding sweeps
+
+
+def test_list_sweep_keeps_order_and_drops_duplicates():
+    values = Sweep("m", [64, 1, 64, 8]).values_for(gemm())
+    assert values.tolist() == [64, 1, 8]
+
+
+def test_linear_and_log_ranges_include_both_ends():
+    assert Sweep("m", linear(100, 500, 5)).values_for(gemm()).tolist() == [100, 200, 300, 400, 500]
+    assert Sweep("m", log(1, 4096, 13)).values_for(gemm()).tolist() == [2**i for i in range(13)]
+
+
+def test_whole_number_parameters_are_rounded_then_deduplicated():
+    # 16^(i/8) = 1, 1.41, 2, 2.83, 4, 5.66, 8, 11.3, 16
+    assert Sweep("m", log(1, 16, 9)).values_for(gemm()).tolist() == [1, 2, 3, 4, 6, 8, 11, 16]
+
+
+def test_real_parameters_are_not_rounded():
+    op = Operation("custom", {"flops": 1e12, "bytes": 1e9})
+    assert Sweep("flops", [1.5, 2.25]).values_for(op).tolist() == [1.5, 2.25]
+
+
+def test_descending_range():
+    assert Sweep("k", linear(300, 100, 3)).values_for(gemm()).tolist() == [300, 200, 100]
+
+
+@pytest.mark.parametrize(("sweep", "fragment"), [
+    (Sweep("dtype", [1, 2]), "not a numeric parameter"),
+    (Sweep("mm", [1, 2]), "no parameter 'mm'"),
+    (Sweep("m", [0, 4]), "at least 1"),
+    (Sweep("m", linear(-8, 8, 3)), "at least 1"),
+])
+def test_bad_sweeps_are_refused(sweep, fragment):
+    with pytest.raises(SweepError, match=fragment):
+        sweep.values_for(gemm())
+
+
+@pytest.mark.parametrize(("make", "fragment"), [
+    (lambda: log(0, 10, 3), "positive"),
+    (lambda: linear(1, 10, 0), "num"),
+    (lambda: linear(5, 5, 3), "equal"),
+    (lambda: Range(1, 2, 3, "cubic"), "scale"),
+    (lambda: Range(-1e308, 1e308, 3), "finite"),
+    (lambda: Sweep("m", []), "at least one"),
+    (lambda: Sweep("m", [1, float("nan")]), "finite"),
+    (lambda: Sweep("m", "1,2"), "list"),
+])
+def test_bad_ranges_are_refused(make, fragment):
+    with pytest.raises(SweepError, match=fragment):
+        make()
+
+
+def test_unknown_parameter_message_lists_numeric_parameters():
+    with pytest.raises(SweepError) as info:
+        Sweep("heads", [1]).values_for(gemm())
+    for name in ("batch", "m", "n", "k"):
+        assert name in str(info.value)
+    assert "dtype" not in str(info.value).split("parameters:")[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluating sweeps
+
+
+def test_sweep_results_follow_the_gemm_formulas():
+    hw = get_preset("h100-sxm")
+    result = evaluate_sweep(gemm(n=8192, k=6144), hw, Sweep("m", [1, 16, 256, 4096]))
+    m = np.array([1, 16, 256, 4096], dtype=float)
+    flops = 2 * m * 8192 * 6144
+    nbytes = 2 * (m * 6144 + 6144 * 8192 + m * 8192)
+    assert np.allclose(result["flops"], flops, rtol=1e-15)
+    assert np.allclose(result["bytes"], nbytes, rtol=1e-15)
+    assert np.allclose(result["t_math_s"], flops / H100_BF16, rtol=1e-12)
+    assert np.allclose(result["t_mem_s"], nbytes / H100_HBM, rtol=1e-12)
+    assert np.allclose(result["attainable_flops"],
+                       np.minimum(H100_BF16, flops / nbytes * H100_HBM), rtol=1e-12)
+    assert result.bounds == ["memory", "memory", "memory", "compute"]
+    assert len(result) == 4 and result.param == "m" and result.is_int
+    assert [result.value(i) for i in range(4)] == [1, 16, 256, 4096]
+    assert all(isinstance(result.value(i), int) for i in range(4))
+    assert result.level == "hbm" and result.precision_used == "bf16"
+
+
+def test_each_sweep_row_equals_a_single_evaluation():
+    hw = get_preset("tpu-v5e")
+    op = Operation("attention", {"heads": 32, "kv_heads": 8, "head_dim": 128, "query_len": 1,
+                                 "kv_len": 4096, "dtype": "bf16"}, "decode")
+    swept = evaluate_sweep(op, hw, Sweep("kv_len", log(128, 131072, 11)))
+    for i, row in enumerate(swept.rows()):
+        single = Operation(op.kind, {**op.params, "kv_len": swept.value(i)}, op.name)
+        expected = evaluate(single, hw).as_dict()
+        for key, value in expected.items():
+            if isinstance(value, float):
+                assert row[key] == pytest.approx(value, rel=1e-12), key
+            else:
+                assert row[key] == value, key
+
+
+def test_overhead_bound_values_in_a_sweep():
+    hw = get_preset("h100-sxm")  # launch overhead 8 µs
+    swept = evaluate_sweep(gemm(n=1024, k=1024), hw, Sweep("m", [1, 65536]))
+    # m = 1: 2 MiB of weights at 3.35 TB/s is 0.63 µs, far below 8 µs
+    assert swept.bounds[0] == "overhead"
+    assert swept.bounds[1] == "compute"
+
+
+# ---------------------------------------------------------------------------------------------
+# crossings
+
+
+def test_bf16_critical_batch_on_tpu_v5e_is_exact():
+    ridge = TPU_V5E_BF16 / TPU_V5E_HBM  # ≈ 240.5
+    expected = critical_batch(ridge, 8192, 8192)  # ≈ 255.5
+    found = crossings(gemm(), get_preset("tpu-v5e"), "m", 1, 4096)
+    assert len(found) == 1
+    c = found[0]
+    assert isinstance(c, Crossing)
+    assert c.value == pytest.approx(expected, rel=1e-12)
+    assert 255 < c.value < 256
+    assert c.direction == "to_compute"
+    assert c.integer == math.ceil(expected) == 256
+    assert c.ridge == pytest.approx(ridge, rel=1e-12)
+    assert c.param == "m" and c.level == "hbm"
+    # the integer side: one below is memory-bound, the integer itself compute-bound
+    hw = get_preset("tpu-v5e")
+    assert evaluate(gemm(m=c.integer - 1), hw).bound == "memory"
+    assert evaluate(gemm(m=c.integer), hw).bound == "compute"
+
+
+def test_crossing_tends_to_the_ridge_for_large_d_and_f():
+    # B ≪ D, F gives intensity ≈ B, so the crossing tends to the ridge itself (≈ 240.5)
+    ridge = TPU_V5E_BF16 / TPU_V5E_HBM
+    c = crossings(gemm(n=1 << 22, k=1 << 22), get_preset("tpu-v5e"), "m", 1, 4096)[0]
+    assert c.value == pytest.approx(ridge, rel=2e-4)
+
+
+def test_int8_weights_halve_the_critical_batch():
+    """Seed 004, question 2: bf16[B, D] · int8[D, F] computing in bf16 turns compute-bound at
+    half the bf16 batch (B > 120 instead of 240)."""
+    hw = get_preset("tpu-v5e")
+    bf16 = crossings(gemm(), hw, "m", 1, 4096)[0].value
+    int8 = crossings(gemm(b_dtype="int8"), hw, "m", 1, 4096)[0].value
+    ridge = TPU_V5E_BF16 / TPU_V5E_HBM
+    assert int8 == pytest.approx(critical_batch(ridge, 8192, 8192, weight_bytes=1.0), rel=1e-12)
+    assert int8 / bf16 == pytest.approx(0.5, rel=1e-12)
+    # the book's rule of thumb with D, F ≫ B: B > 240 / 2 ≈ 120
+    big = crossings(gemm(n=1 << 20, k=1 << 20, b_dtype="int8"), hw, "m", 1, 4096)[0].value
+    assert 119 < big < 122
+
+
+def test_h100_critical_batch():
+    ridge = H100_BF16 / H100_HBM  # ≈ 295.3
+    hw = get_preset("h100-sxm")
+    exact = crossings(gemm(), hw, "m", 1, 4096)[0].value
+    assert exact == pytest.approx(critical_batch(ridge, 8192, 8192), rel=1e-12)  # ≈ 318.3
+    large = crossings(gemm(n=65536, k=65536), hw, "m", 1, 4096)[0].value
+    assert 295 < large < 300
+
+
+def test_no_crossing_in_range_gives_an_empty_list():
+    hw = get_preset("tpu-v5e")
+    assert crossings(gemm(), hw, "m", 1, 200) == []  # memory-bound throughout
+    assert crossings(gemm(), hw, "m", 300, 4096) == []  # compute-bound throughout
+    assert crossings(gemm(), hw, "n", 1, 1 << 20) == []  # B = 64 never reaches the ridge
+
+
+def test_bad_crossing_intervals_are_refused():
+    hw = get_preset("tpu-v5e")
+    with pytest.raises(SweepError):
+        crossings(gemm(), hw, "m", 10, 10)
+    with pytest.raises(SweepError):
+        crossings(gemm(), hw, "m", 1, float("inf"))
+    with pytest.raises(SweepError):
+        crossings(gemm(), hw, "dtype", 1, 10)
+
+
+def test_sweep_crossings_use_the_span_of_the_sweep():
+    hw = get_preset("tpu-v5e")
+    assert len(sweep_crossings(gemm(), hw, Sweep("m", log(1, 4096, 13)))) == 1
+    assert sweep_crossings(gemm(), hw, Sweep("m", [1, 2, 4])) == []
+    assert sweep_crossings(gemm(), hw, Sweep("m", [512])) == []
+
+
+@pytest.fixture
+def hump_kind():
+    """A kind whose intensity rises then falls: FLOPs = 1 + x·(100 − x), bytes = 1."""
+
+    def count(p):
+        x = p["x"]
+        value = 1 + x * (100 - x)
+        return Counts([Term("flop", "hump", "1 + x·(100 − x)", "", value)],
+                      [Term("read", "one byte", "1", "1", 1.0 + 0 * x)], "fp32")
+
+    kind = Kind("test_hump", "Hump", "test only",
+                (Param("x", "int", 50, "x", "swept", minimum=1),), count, "Hump")
+    KINDS[kind.kind] = kind
+    yield kind
+    del KINDS[kind.kind]
+
+
+def test_non_monotonic_intensity_gives_every_crossing(hump_kind):
+    hw = Hardware(name="unit", compute={"fp32": 1000.0}, memory={"mem": 1.0})
+    op = Operation("test_hump", {"x": 50}, "hump")
+    found = crossings(op, hw, "x", 1, 99)
+    # 1 + x(100 − x) = 1000  →  x² − 100x + 999 = 0  →  x = 50 ± √1501
+    root = math.sqrt(1501)
+    assert [c.value for c in found] == [pytest.approx(50 - root, rel=1e-13),
+                                        pytest.approx(50 + root, rel=1e-13)]
+    assert [c.direction for c in found] == ["to_compute", "to_memory"]
+    assert [c.integer for c in found] == [math.ceil(50 - root), math.floor(50 + root)]
+    assert crossings(op, hw, "x", 20, 80) == []  # compute-bound all through
+
+
+# ---------------------------------------------------------------------------------------------
+# sharded matmul: the communication roof
+
+
+def seed_machine() -> Hardware:
+    """The scaling book's chip: 1.97e14 FLOP/s, 4.5e10 B/s each way between two chips."""
+    return Hardware(name="two TPUs", compute={"bf16": 1.97e14}, memory={"hbm": 8.2e11},
+                    interconnect={"ici": 4.5e10})
+
+
+def sharded(**params) -> Operation:
+    return Operation("sharded_matmul", {"b": 512, "d": 8192, "f": 16384, **params}, "sharded")
+
+
+def test_two_chip_counts_match_the_seed():
+    b, d, f = 512, 8192, 16384
+    counts = sharded().counts()
+    assert counts.flops == 2 * b * d * f / 2  # T_math = BDF / 1.97e14 per chip
+    assert counts.bytes == 2 * b * f  # T_comms = 2BF / 4.5e10
+    assert counts.precision == "bf16"
+    assert all(t.kind == "write" for t in counts.byte_terms)
+
+
+@pytest.mark.parametrize("chips", [2, 3, 4, 8, 64])
+def test_ring_all_reduce_and_reduce_scatter_bytes(chips):
+    b, f = 512, 16384
+    ring = sharded(chips=chips).counts()
+    assert ring.bytes == pytest.approx(2 * (chips - 1) / chips * b * f * 2, rel=1e-15)
+    assert ring.flops == pytest.approx(2 * b * 8192 * f / chips, rel=1e-15)
+    scatter = sharded(chips=chips, collective="reduce_scatter").counts()
+    assert scatter.bytes == pytest.approx((chips - 1) / chips * b * f * 2, rel=1e-15)
+    fp32_sums = sharded(chips=chips, sum_dtype="fp32").counts()
+    assert fp32_sums.bytes == pytest.approx(2 * ring.bytes, rel=1e-15)
+
+
+def test_sharded_matmul_is_measured_against_the_first_interconnect():
+    hw = seed_machine()
+    result = evaluate(sharded(), hw)
+    assert result.level == "ici"
+    assert result.bandwidth == 4.5e10
+    assert result.ridge == pytest.approx(1.97e14 / 4.5e10, rel=1e-15)
+    # an explicit level still wins
+    assert evaluate(Operation("sharded_matmul", {}, "x", memory_level="hbm"), hw).level == "hbm"
+
+
+def test_critical_d_is_8755_and_independent_of_b():
+    """Seed 004: D/2 > 1.97e14 / 4.5e10 = 4377  ⇔  D > 8755."""
+    hw = seed_machine()
+    expected = 2 * 1.97e14 / 4.5e10  # 8755.6
+    for b in (16, 512, 8192):
+        found = crossings(sharded(b=b), hw, "d", 128, 1 << 20)
+        assert len(found) == 1
+        assert found[0].value == pytest.approx(expected, rel=1e-12)
+        assert found[0].integer == 8756
+        assert found[0].level == "ici"
+    assert evaluate(sharded(d=8755), hw).bound == "memory"
+    assert evaluate(sharded(d=8756), hw).bound == "compute"
+
+
+def test_critical_d_on_the_tpu_v5e_preset_and_on_four_chips():
+    hw = get_preset("tpu-v5e")
+    ridge = TPU_V5E_BF16 / TPU_V5E_ICI
+    two = crossings(sharded(), hw, "d", 128, 1 << 20)[0].value
+    assert two == pytest.approx(2 * ridge, rel=1e-12)
+    # N chips: intensity = D / ((N − 1)·s) with s = 2 bytes
+    four = crossings(sharded(chips=4), hw, "d", 128, 1 << 20)[0].value
+    assert four == pytest.approx(3 * 2 * ridge, rel=1e-12)
+
+
+def test_sharded_matmul_on_a_machine_without_interconnect_is_skipped():
+    hw = Hardware(name="lonely", compute={"bf16": 1e14}, memory={"hbm": 1e12})
+    with pytest.raises(UnknownLevel):
+        sharded().level_on(hw)
+    pair = evaluate_pair(OperationEntry(sharded()), HardwareEntry(hw))
+    assert pair.result is None
+    assert "interconnect" in pair.skipped.reason
+    # a memory-level operation is unaffected
+    assert gemm().level_on(hw) is None
+
+
+def test_sweep_over_chips_lowers_intensity():
+    hw = seed_machine()
+    swept = evaluate_sweep(sharded(), hw, Sweep("chips", [2, 4, 8]))
+    d, s = 8192, 2
+    assert np.allclose(swept["intensity"], [d / ((n - 1) * s) for n in (2, 4, 8)], rtol=1e-15)

@@ -1,0 +1,342 @@
+"""Measured points: predict, then verify.
+
+A :class:`Measurement` is what a profiler or a stopwatch said about one kernel on one machine:
+a time (or an achieved FLOP/s), and optionally the FLOPs and bytes it measured. It is either
+*attached* to an operation of the session (``operation`` names it; the operation's counts give
+the prediction) or *standalone* (``operation`` is ``None``; its own ``flops`` and ``bytes``, at
+``precision``, give the prediction).
+
+:func:`judge` holds a measurement against its predicted roofline :class:`Result`:
+
+* measured time ``t`` = ``time_s``, or FLOPs / ``achieved_flops`` when only a rate is given
+  (the measured FLOPs when known, else the predicted ones);
+* **fraction of the predicted ceiling** = predicted lower-bound time / measured time
+  = ``T_lower / t`` with ``T_lower = max(T_math, T_mem)`` of the prediction. With the same FLOPs
+  this is exactly achieved FLOP/s ÷ attainable FLOP/s, the height of the measured point over
+  the roof at the predicted intensity. The launch overhead is not part of ``T_lower``: an
+  overhead-bound prediction is judged on kernel time and flagged in ``notes``;
+* the **verdict band** of that fraction (seed 003's predict-then-verify bands):
+
+  ========== ==================== ==========================================================
+  fraction   key                  meaning
+  ========== ==================== ==========================================================
+  ≥ 0.90     ``re-measure``       suspiciously close to (or above) the roof, or hitting cache
+  0.85–0.90  ``excellent``        better than production kernels usually get
+  0.65–0.85  ``production``       where production kernels land
+  0.50–0.65  ``below-production`` below production, room to improve
+  < 0.50     ``likely-bug``       likely a bug (wrong tile, dtype path, no tensor cores, …)
+  ========== ==================== ==========================================================
+
+  Each band includes its lower edge: 0.90 is ``re-measure``, 0.85 ``excellent``, 0.65
+  ``production``, 0.50 ``below-production``. Fractions are rounded to 9 decimals before banding
+  so that a time typed as exactly 80 % of the bound is not judged on a rounding error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from workbench.model.dtypes import PRECISIONS
+from workbench.model.operations import Operation
+from workbench.model.roofline import Result
+
+if TYPE_CHECKING:  # pragma: no cover
+    from workbench.model.session import HardwareEntry, OperationEntry, Session
+
+__all__ = [
+    "Measurement",
+    "Verdict",
+    "VERDICTS",
+    "verdict_for",
+    "Judgement",
+    "judge",
+    "MeasuredPoint",
+    "judge_session",
+    "measurement_problems",
+]
+
+
+@dataclass
+class Measurement:
+    """One measured kernel. Rates and sizes in base SI units (s, FLOP/s, FLOP, B).
+
+    ``operation`` is the *name* of an operation of the session, or ``None`` for a standalone
+    measurement (which then needs ``flops`` and ``bytes``). ``hardware`` is a preset id, a
+    machine id or a machine name of the session, or ``None``: judged on every machine of the
+    session. At least one of ``time_s`` and ``achieved_flops`` is needed. ``precision`` is the
+    compute precision of a standalone measurement's ceiling (default ``bf16``); an attached one
+    uses its operation's.
+    """
+
+    name: str
+    operation: str | None = None
+    hardware: str | None = None
+    time_s: float | None = None
+    achieved_flops: float | None = None
+    flops: float | None = None
+    bytes: float | None = None
+    precision: str | None = None
+    source: str = ""
+
+    @property
+    def standalone(self) -> bool:
+        return self.operation is None
+
+    def problems(self) -> list[tuple[str, str]]:
+        """``[(field, problem), …]``; empty when the measurement can be judged."""
+        out: list[tuple[str, str]] = []
+        if not isinstance(self.name, str) or not self.name.strip():
+            out.append(("name", "a measurement needs a name"))
+        for key, (low, high, unit) in _LIMITS.items():
+            value = getattr(self, key)
+            if value is None:
+                continue
+            if key in ("flops", "bytes"):
+                if not (_finite(value) and value >= 0):
+                    out.append((key, f"must be a number ≥ 0, got {value!r}"))
+                elif value != 0 and not low <= value <= high:
+                    out.append((key, f"must be 0 or between {low:g} and {high:g} {unit}, "
+                                     f"got {value:g}"))
+            elif not (_finite(value) and value > 0):
+                out.append((key, f"must be a positive number, got {value!r}"))
+            elif not low <= value <= high:
+                out.append((key, f"must be between {low:g} and {high:g} {unit}, got {value:g}"))
+        if self.time_s is None and self.achieved_flops is None:
+            out.append(("time_s", "needs a measured time (time) or an achieved FLOP/s "
+                                  "(achieved)"))
+        if self.standalone:
+            for key in ("flops", "bytes"):
+                if getattr(self, key) is None:
+                    out.append((key, f"a standalone measurement (no operation) needs {key}: "
+                                     "the FLOPs and bytes its prediction is made from"))
+            if self.time_s is None and self.achieved_flops is not None and not self.flops:
+                out.append(("time_s", "an achieved FLOP/s alone gives no time when flops is 0"))
+        if self.precision is not None and self.precision not in PRECISIONS:
+            out.append(("precision", f"unknown precision {self.precision!r}; one of: "
+                                     f"{', '.join(PRECISIONS)}"))
+        return out
+
+    def as_operation(self) -> Operation:
+        """A standalone measurement's own prediction: a custom operation with its FLOPs and
+        bytes at its precision."""
+        return Operation("custom", {"flops": float(self.flops or 0.0),
+                                    "bytes": float(self.bytes or 0.0),
+                                    "precision": self.precision or "bf16"}, self.name)
+
+    def copy(self) -> Measurement:
+        return Measurement(**self.__dict__)
+
+
+#: Plausible ranges (base units) that keep every derived number finite.
+_LIMITS = {"time_s": (1e-12, 1e9, "s"), "achieved_flops": (1.0, 1e30, "FLOP/s"),
+           "flops": (1.0, 1e40, "FLOP"), "bytes": (1.0, 1e40, "B")}
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    key: str
+    low: float  # inclusive
+    high: float  # exclusive
+    label: str
+
+
+VERDICTS: tuple[Verdict, ...] = (
+    Verdict("re-measure", 0.90, math.inf,
+            "≥ 90 %: re-measure (suspiciously close to the roof, or hitting cache)"),
+    Verdict("excellent", 0.85, 0.90, "85–90 %: excellent"),
+    Verdict("production", 0.65, 0.85, "65–85 %: where production kernels land"),
+    Verdict("below-production", 0.50, 0.65, "50–65 %: below production, room to improve"),
+    Verdict("likely-bug", -math.inf, 0.50, "< 50 %: likely a bug"),
+)
+
+
+def verdict_for(fraction: float) -> Verdict:
+    """The band a fraction of the predicted ceiling falls in (lower edges inclusive)."""
+    if not isinstance(fraction, int | float) or math.isnan(fraction):
+        raise ValueError(f"fraction must be a number, got {fraction!r}")
+    f = round(float(fraction), 9)
+    for verdict in VERDICTS:
+        if verdict.low <= f < verdict.high:
+            return verdict
+    return VERDICTS[0]  # +inf
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A measurement held against its prediction.
+
+    ``measured_intensity`` uses the measured FLOPs and bytes where given (else the predicted
+    ones): with ``achieved_flops`` it places the measured point on the chart; ``predicted_*``
+    place the prediction it is linked to.
+    """
+
+    measurement: str
+    operation: str | None
+    hardware: str
+    measured_time_s: float
+    flops: float
+    bytes: float
+    achieved_flops: float
+    achieved_bandwidth: float | None
+    measured_intensity: float | None
+    predicted_time_s: float
+    predicted_attainable_flops: float
+    predicted_intensity: float
+    predicted_bound: str
+    fraction: float
+    verdict: str
+    verdict_label: str
+    notes: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        out["notes"] = list(self.notes)
+        return out
+
+
+def judge(measurement: Measurement, result: Result) -> Judgement:
+    """Hold ``measurement`` against its predicted ``result`` (see the module docstring)."""
+    problems = measurement.problems()
+    if problems:
+        key, problem = problems[0]
+        raise ValueError(f"measurement {measurement.name!r}: {key}: {problem}")
+    flops = float(measurement.flops) if measurement.flops is not None else result.flops
+    nbytes = float(measurement.bytes) if measurement.bytes is not None else result.bytes
+    notes: list[str] = []
+    if measurement.time_s is not None:
+        t = float(measurement.time_s)
+        achieved = flops / t
+        if measurement.achieved_flops is not None and not math.isclose(
+                measurement.achieved_flops, achieved, rel_tol=0.01):
+            notes.append(
+                f"achieved FLOP/s given ({measurement.achieved_flops:.4g}) differs from "
+                f"FLOPs / time ({achieved:.4g}); the time is used")
+    else:
+        achieved = float(measurement.achieved_flops)
+        if flops <= 0:
+            raise ValueError(f"measurement {measurement.name!r}: an achieved FLOP/s needs FLOPs "
+                             "to give a time")
+        t = flops / achieved
+    fraction = result.t_lower_s / t
+    verdict = verdict_for(fraction)
+    if measurement.flops is not None and result.flops and not math.isclose(
+            measurement.flops, result.flops, rel_tol=0.05):
+        notes.append(f"measured FLOPs differ from the model's by "
+                     f"{100 * (measurement.flops / result.flops - 1):+.0f} %")
+    if measurement.bytes is not None and result.bytes and not math.isclose(
+            measurement.bytes, result.bytes, rel_tol=0.05):
+        notes.append(f"measured bytes differ from the model's by "
+                     f"{100 * (measurement.bytes / result.bytes - 1):+.0f} %"
+                     + (" (fewer: cache hits?)" if measurement.bytes < result.bytes else ""))
+    if fraction > 1:
+        notes.append("faster than the roof allows: check the counts, the timer, or whether the "
+                     "data stayed in cache")
+    if result.bound == "overhead":
+        notes.append(f"predicted overhead-bound (T_lower below the {result.launch_overhead_s:g} s "
+                     "launch overhead): the fraction judges kernel time only; the fix for "
+                     "wall-clock time is fusion or graphs, not the kernel")
+    return Judgement(
+        measurement=measurement.name,
+        operation=measurement.operation,
+        hardware=result.hardware,
+        measured_time_s=t,
+        flops=flops,
+        bytes=nbytes,
+        achieved_flops=achieved,
+        achieved_bandwidth=nbytes / t if nbytes else None,
+        measured_intensity=flops / nbytes if nbytes else None,
+        predicted_time_s=result.t_lower_s,
+        predicted_attainable_flops=result.attainable_flops,
+        predicted_intensity=result.intensity,
+        predicted_bound=result.bound,
+        fraction=fraction,
+        verdict=verdict.key,
+        verdict_label=verdict.label,
+        notes=tuple(notes),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# measurements of a session
+
+
+@dataclass(frozen=True)
+class MeasuredPoint:
+    """One measurement judged on one machine: ``judgement`` or, if it could not be judged,
+    ``problem`` (no such operation or machine, a precision the machine lacks, …).
+    ``operation`` is the linked :class:`OperationEntry` (``None`` when standalone)."""
+
+    measurement: Measurement
+    operation: OperationEntry | None
+    hardware: HardwareEntry | None
+    result: Result | None
+    judgement: Judgement | None
+    problem: str | None
+
+
+def measurement_problems(session: Session, measurement: Measurement) -> list[tuple[str, str]]:
+    """What stops ``measurement`` from being judged in ``session``: its own problems and
+    references to operations or machines the session does not have (or has several of)."""
+    out = list(measurement.problems())
+    if measurement.operation is not None:
+        matches = [e for e in session.operations if e.operation.name == measurement.operation]
+        if not matches:
+            names = ", ".join(repr(e.operation.name) for e in session.operations[:10]) or "none"
+            out.append(("operation", f"no operation named {measurement.operation!r} in this "
+                                     f"session (operations: {names})"))
+        elif len(matches) > 1:
+            out.append(("operation", f"{len(matches)} operations are named "
+                                     f"{measurement.operation!r}; rename one"))
+    if measurement.hardware is not None:
+        matches = session.machines_matching(measurement.hardware)
+        if not matches:
+            names = ", ".join(repr(e.preset or e.hardware.name) for e in session.hardware) or "none"
+            out.append(("hardware", f"no machine {measurement.hardware!r} in this session "
+                                    f"(machines: {names})"))
+        elif len(matches) > 1:
+            out.append(("hardware", f"{len(matches)} machines match {measurement.hardware!r}; "
+                                    "use a machine's name"))
+    return out
+
+
+def judge_session(session: Session) -> list[MeasuredPoint]:
+    """Every measurement of ``session`` judged: one point per measurement, or one per machine
+    of the session for a measurement that names no machine. Operation-attached measurements
+    are predicted at the operation's own parameters (not at sweep values)."""
+    from workbench.model.analysis import evaluate_pair
+    from workbench.model.session import OperationEntry
+
+    points: list[MeasuredPoint] = []
+    for m in session.measurements:
+        problems = measurement_problems(session, m)
+        if problems:
+            key, problem = problems[0]
+            points.append(MeasuredPoint(m, None, None, None, None, f"{key}: {problem}"))
+            continue
+        if m.operation is not None:
+            op_entry = next(e for e in session.operations if e.operation.name == m.operation)
+            linked: OperationEntry | None = op_entry
+        else:
+            op_entry = OperationEntry(m.as_operation())
+            linked = None
+        machines = (session.machines_matching(m.hardware) if m.hardware is not None
+                    else list(session.hardware))
+        for hw_entry in machines:
+            pair = evaluate_pair(op_entry, hw_entry)
+            if pair.result is None:
+                points.append(MeasuredPoint(m, linked, hw_entry, None, None,
+                                            pair.skipped.reason if pair.skipped else "skipped"))
+                continue
+            try:
+                judgement = judge(m, pair.result)
+            except ValueError as exc:
+                points.append(MeasuredPoint(m, linked, hw_entry, pair.result, None, str(exc)))
+                continue
+            points.append(MeasuredPoint(m, linked, hw_entry, pair.result, judgement, None))
+    return points
