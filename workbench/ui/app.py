@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["run", "create_app"]
+__all__ = ["run", "create_app", "resources_dir"]
 
 
 def create_app(argv: list[str] | None = None):
@@ -21,7 +21,21 @@ def create_app(argv: list[str] | None = None):
     import pyqtgraph as pg
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
+    icon = resources_dir() / "icon.svg"
+    if icon.is_file():
+        from PySide6.QtGui import QIcon
+
+        app.setWindowIcon(QIcon(str(icon)))
     return app
+
+
+def resources_dir() -> Path:
+    """Icons and other assets: inside the package when installed, at the top in a checkout."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "_data" / "resources", here.parent / "resources"):
+        if candidate.is_dir():
+            return candidate
+    return here.parent / "resources"
 
 
 def run(session: str | None = None) -> int:
