@@ -60,9 +60,9 @@ MACHINES = ("h100-sxm", "a100-80gb", "tpu-v5e")
 
 
 def big_session(n_ops: int):
+    from workbench.io.presets import get_preset
     from workbench.model.operations import Operation
     from workbench.model.session import HardwareEntry, OperationEntry, Session
-    from workbench.io.presets import get_preset
 
     session = Session(title=f"{n_ops} operations")
     for preset in MACHINES:

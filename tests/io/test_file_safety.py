@@ -12,8 +12,8 @@ import textwrap
 import time
 
 import pytest
-
 from conftest import ROOT
+
 from workbench.io import sessions as sessions_module
 from workbench.io.autosave import Autosave, find_recoverable
 from workbench.io.errors import InputError

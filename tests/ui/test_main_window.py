@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QMessageBox
 
-from conftest import EXAMPLES
 from workbench.io.sessions import load_session
 from workbench.model.operations import KINDS
 from workbench.ui.app import create_app
@@ -22,11 +22,14 @@ LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
 def window(qtbot):
     create_app()
     win = MainWindow()
-    qtbot.addWidget(win)
     win.open_path(LLAMA)
     win.show()
     qtbot.waitExposed(win)
-    return win
+    yield win
+    # A test that left changes must not meet a modal prompt when the window closes.
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.close()
+    win.deleteLater()
 
 
 def _points(win):
@@ -112,12 +115,13 @@ def test_close_asks_to_save_and_cancel_keeps_the_window(window, monkeypatch):
 
 
 def test_window_layout_is_remembered(qtbot, window):
-    window.resize(1111, 777)
+    # Smaller than the offscreen screen (800 x 600), which restoreGeometry clamps to.
+    window.resize(711, 533)
     window.results_dock.hide()
     window.close()
     again = MainWindow()
     qtbot.addWidget(again)
-    assert again.size().width() == 1111
+    assert (again.size().width(), again.size().height()) == (711, 533)
     assert not again.results_dock.isVisibleTo(again)
 
 
@@ -170,8 +174,10 @@ import os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 sys.path.insert(0, {root!r})
 from workbench.io.sessions import load_session
+from PySide6.QtCore import QStandardPaths
 from workbench.ui.app import create_app
 from workbench.ui.main_window import MainWindow
+QStandardPaths.setTestModeEnabled(True)  # the same folders as the test process
 app = create_app()
 window = MainWindow()
 window.open_path({example!r})

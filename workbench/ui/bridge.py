@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from workbench.document import Change, Document, ResultCache
+from workbench.document import Document, ResultCache
 
 __all__ = ["Workspace", "DocumentSignals", "Selection"]
 

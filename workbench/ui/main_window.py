@@ -468,6 +468,7 @@ class MainWindow(QMainWindow):
             self._save_settings()
             self.autosave.remove()
             self.autosave_timer.stop()
+            self.canvas.dispose()
             event.accept()
         else:
             event.ignore()

@@ -1,0 +1,429 @@
+"""The live roofline canvas: what is drawn, where, and how it follows edits.
+
+Positions are read back from the drawn items (in data units) and compared with numbers
+computed independently: from the model's own evaluation or by hand.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QToolTip
+
+from tests.conftest import EXAMPLES
+from workbench.document import Document, new_operation
+from workbench.io.presets import get_preset
+from workbench.io.sessions import load_session
+from workbench.model.analysis import evaluate_session
+from workbench.model.session import HardwareEntry, OperationEntry, Session
+from workbench.ui.bridge import Workspace
+from workbench.ui.canvas import LogAxis, RooflineCanvas
+
+EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "workbench" / "examples"
+
+
+def open_canvas(qtbot, session: Session | Path | str) -> tuple[RooflineCanvas, Workspace]:
+    if not isinstance(session, Session):
+        session = load_session(session)
+    document = Document()
+    document.replace_session(session)
+    workspace = Workspace(document)
+    canvas = RooflineCanvas(workspace)
+    qtbot.addWidget(canvas)
+    canvas.resize(760, 560)  # inside the offscreen platform's 800×800 screen
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    QApplication.processEvents()
+    return canvas, workspace
+
+
+def op_named(workspace: Workspace, name: str) -> int:
+    return next(e.id for e in workspace.document.session.operations
+                if e.operation.name == name)
+
+
+def positions(canvas: RooflineCanvas) -> dict[tuple[int, int], tuple[float, float]]:
+    return {(op, hw): (x, y) for op, hw, x, y in canvas.point_items()}
+
+
+def approx_pos(x: float, y: float):
+    return pytest.approx((x, y), rel=1e-9)
+
+
+def gemm_intensity(m: int, n: int, k: int, size: float = 2.0) -> float:
+    """2·M·N·K FLOPs over (M·K + K·N + M·N)·size bytes."""
+    return 2 * m * n * k / ((m * k + k * n + m * n) * size)
+
+
+@pytest.fixture
+def llama(qtbot):
+    return open_canvas(qtbot, EXAMPLE_DIR / "llama_ffn.yaml")
+
+
+# --------------------------------------------------------------------------------------
+# what is drawn
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_points_sit_at_intensity_and_attainable(qtbot, path):
+    canvas, workspace = open_canvas(qtbot, path)
+    expected = {(p.operation.id, p.hardware.id): (p.result.intensity, p.result.attainable_flops)
+                for p in evaluate_session(workspace.document.session, visible_only=True)
+                if p.result is not None}
+    drawn = positions(canvas)
+    assert set(drawn) == set(expected)
+    for key, (x, y) in expected.items():
+        assert drawn[key] == approx_pos(x, y)
+    # and the view shows all of them
+    (x0, x1), (y0, y1) = canvas.view_range()
+    assert all(x0 < x < x1 and y0 < y < y1 for x, y in drawn.values())
+
+
+def test_llama_roofs_and_ridges(llama):
+    canvas, workspace = llama
+    session = workspace.document.session
+    roofs = canvas.roof_items()
+    for entry in session.hardware:
+        hw = entry.hardware
+        mine = [r for r in roofs if r[0] == entry.id]
+        (memory,) = [r for r in mine if r[1] == "memory"]
+        (compute,) = [r for r in mine if r[1] == "compute"]
+        _, _, name, xs, ys = memory
+        assert name == hw.main_memory
+        assert ys[0] / xs[0] == pytest.approx(hw.bandwidth())  # y = bandwidth · x
+        peak = hw.peak("fp16")
+        assert ys[1] == pytest.approx(peak)  # clipped at the compute roof …
+        assert compute[4] == pytest.approx([peak, peak])  # … which is flat at the peak
+        assert compute[3][0] == pytest.approx(peak / hw.bandwidth())  # from the ridge on
+    # H100 989.4/3.35 = 295, A100 312/2.039 = 153, TPU v5e 197/0.819 = 241
+    assert sorted(canvas.ridge_labels()) == ["ridge 153 FLOP/B", "ridge 241 FLOP/B",
+                                             "ridge 295 FLOP/B"]
+    assert not [r for r in roofs if r[1] == "interconnect"]
+
+
+def test_teaching_machine_ridge_label(qtbot):
+    canvas, _ = open_canvas(qtbot, EXAMPLE_DIR / "teaching_machine.yaml")
+    assert sorted(canvas.ridge_labels()) == ["ridge 100 FLOP/B", "ridge 25 FLOP/B"]
+
+
+def test_labels_one_per_operation(llama):
+    canvas, workspace = llama
+    labels = canvas.label_items()
+    names = [e.operation.name for e in workspace.document.session.operations]
+    assert sorted(text for _, text, _, _ in labels) == sorted(names)
+    drawn = positions(canvas)
+    for op_id, _text, x, y in labels:  # anchored at the op's highest point
+        top = max(pos for key, pos in drawn.items() if key[0] == op_id)
+        assert (x, y) == approx_pos(*top)
+
+
+def test_legend_lists_machines_and_operations(llama):
+    canvas, workspace = llama
+    session = workspace.document.session
+    expected = [e.hardware.label for e in session.hardware] + [
+        e.operation.name for e in session.operations]
+    assert canvas.legend_texts() == [t.replace("&", "&amp;") for t in expected]
+
+
+def test_axis_tick_labels_read_as_engineering_values(qtbot):  # qtbot: a QApplication
+    rate = LogAxis("left", "rate")
+    rate.range = [11.0, 16.0]
+    assert rate.tickStrings([12.0, 14.0, 15.0, 14.30103], 1, 1) == [
+        "1 TFLOP/s", "100 TFLOP/s", "1 PFLOP/s", ""]
+    intensity = LogAxis("bottom", "intensity")
+    intensity.range = [-1.0, 5.0]
+    assert intensity.tickStrings([-1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0], 1, 1) == [
+        "0.1", "1", "10", "100", "1000", "10⁴", "10⁵"]
+    intensity.range = [1.0, 1.9]  # less than a decade: minor ticks get labels too
+    assert intensity.tickStrings([1.0, math.log10(20), math.log10(50)], 1, 1) == [
+        "10", "20", "50"]
+
+
+# --------------------------------------------------------------------------------------
+# following edits
+
+
+def test_edit_moves_only_that_operation_and_undo_moves_it_back(llama):
+    canvas, workspace = llama
+    document = workspace.document
+    gemv = op_named(workspace, "FFN up, decode GEMV")
+    before = positions(canvas)
+    items_before = [id(item) for item in canvas.plot_widget.getPlotItem().getViewBox()
+                    .addedItems]
+
+    document.set_param(gemv, "m", 64)
+    QApplication.processEvents()
+    after = positions(canvas)
+
+    intensity = gemm_intensity(64, 28672, 8192)  # ≈ 62.7 FLOP/byte: memory-bound everywhere
+    for entry in document.session.hardware:
+        hw = entry.hardware
+        assert after[(gemv, entry.id)] == approx_pos(intensity, intensity * hw.bandwidth())
+    moved = {key for key in before if before[key] != after[key]}
+    assert moved == {(gemv, e.id) for e in document.session.hardware}
+    # no items were created or destroyed for the edit
+    assert [id(item) for item in canvas.plot_widget.getPlotItem().getViewBox()
+            .addedItems] == items_before
+    # the label followed its point
+    label = next(lab for lab in canvas.label_items() if lab[0] == gemv)
+    assert (label[2], label[3]) == approx_pos(*max(p for k, p in after.items() if k[0] == gemv))
+
+    document.undo()
+    QApplication.processEvents()
+    assert positions(canvas) == before
+
+
+def test_edit_that_changes_precision_redraws_roofs(llama):
+    canvas, workspace = llama
+    gemv = op_named(workspace, "FFN up, decode GEMV")
+    h100 = workspace.document.session.hardware[0].id
+    assert {r[2] for r in canvas.roof_items() if r[0] == h100 and r[1] == "compute"} == {"fp16"}
+    workspace.document.set_param(gemv, "dtype", "fp32")
+    QApplication.processEvents()
+    peaks = {r[2]: r[4][0] for r in canvas.roof_items() if r[0] == h100 and r[1] == "compute"}
+    assert peaks == pytest.approx({"fp16": 989.4e12, "fp32": 67e12})
+    x, y = positions(canvas)[(gemv, h100)]
+    assert x == pytest.approx(gemm_intensity(1, 28672, 8192, 4.0))  # fp32: 4 bytes each
+    assert y == pytest.approx(x * 3.35e12)
+
+
+def test_hide_operation_removes_its_points_and_label(llama):
+    canvas, workspace = llama
+    gemv = op_named(workspace, "FFN up, decode GEMV")
+    count = len(canvas.point_items())
+    workspace.document.set_operation_field(gemv, "visible", False)
+    QApplication.processEvents()
+    drawn = positions(canvas)
+    assert len(drawn) == count - 3
+    assert not [key for key in drawn if key[0] == gemv]
+    assert gemv not in [lab[0] for lab in canvas.label_items()]
+    workspace.document.undo()
+    assert len(canvas.point_items()) == count
+
+
+def test_rename_updates_label_and_legend(llama):
+    canvas, workspace = llama
+    gemv = op_named(workspace, "FFN up, decode GEMV")
+    workspace.document.set_operation_field(gemv, "name", "GEMV, batch 1")
+    QApplication.processEvents()
+    assert "GEMV, batch 1" in [lab[1] for lab in canvas.label_items()]
+    assert "GEMV, batch 1" in canvas.legend_texts()
+    assert "FFN up, decode GEMV" not in canvas.legend_texts()
+
+
+def test_adding_a_preset_machine_draws_its_roofs_and_points(llama):
+    canvas, workspace = llama
+    hw_id = workspace.document.add_machine(get_preset("h200"), preset="h200")
+    QApplication.processEvents()
+    mine = [r for r in canvas.roof_items() if r[0] == hw_id]
+    (memory,) = [r for r in mine if r[1] == "memory"]
+    assert memory[4][0] / memory[3][0] == pytest.approx(4.8e12)
+    assert [r[4][0] for r in mine if r[1] == "compute"] == pytest.approx([989.4e12])
+    assert len([key for key in positions(canvas) if key[1] == hw_id]) == 4
+    assert "ridge 206 FLOP/B" in canvas.ridge_labels()  # 989.4 / 4.8
+
+
+def test_removing_a_machine_removes_its_roofs(llama):
+    canvas, workspace = llama
+    tpu = workspace.document.session.hardware[2].id
+    workspace.document.remove_machine(tpu)
+    QApplication.processEvents()
+    assert not [r for r in canvas.roof_items() if r[0] == tpu]
+    assert not [key for key in positions(canvas) if key[1] == tpu]
+    assert "ridge 241 FLOP/B" not in canvas.ridge_labels()
+
+
+# --------------------------------------------------------------------------------------
+# mouse
+
+
+def test_click_on_a_point_selects_its_operation(qtbot, llama):
+    canvas, workspace = llama
+    target = op_named(workspace, "Attention QKᵀ, 4K context")
+    tpu = workspace.document.session.hardware[2].id
+    x, y = positions(canvas)[(target, tpu)]
+    assert workspace.selection.current != target
+    qtbot.mouseClick(canvas.plot_widget.viewport(), Qt.MouseButton.LeftButton,
+                     pos=canvas.pixel_of(x, y))
+    assert workspace.selection.current == target
+    rings = sorted(canvas.selected_points())
+    expected = sorted(p for k, p in positions(canvas).items() if k[0] == target)
+    assert len(rings) == len(expected) == 3
+    for ring, point in zip(rings, expected, strict=True):
+        assert ring == approx_pos(*point)
+
+
+def test_click_on_empty_space_keeps_selection(qtbot, llama):
+    canvas, workspace = llama
+    first = workspace.document.session.operations[0].id
+    workspace.selection.select(first)
+    qtbot.mouseClick(canvas.plot_widget.viewport(), Qt.MouseButton.LeftButton,
+                     pos=canvas.pixel_of(0.2, 1e15))
+    assert workspace.selection.current == first
+
+
+def test_hover_shows_tooltip_and_cursor_text(qtbot, llama):
+    canvas, workspace = llama
+    gemv = op_named(workspace, "FFN up, decode GEMV")
+    h100 = workspace.document.session.hardware[0].id
+    x, y = positions(canvas)[(gemv, h100)]
+    with qtbot.waitSignal(canvas.cursor_text, timeout=2000) as signal:
+        qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(x, y))
+    tip = canvas.hover_text()
+    assert tip.splitlines()[:2] == ["FFN up, decode GEMV", "on NVIDIA H100 SXM5 80GB"]
+    assert "Bound: memory" in tip
+    # on the roof, not above it, though the cursor is rounded to a pixel
+    assert "memory-bound on NVIDIA H100 SXM5 80GB" in signal.args[0]
+    QToolTip.hideText()  # the user moves away: the tip hides, out of the way
+    qtbot.waitUntil(lambda: not QToolTip.isVisible(), timeout=2000)
+
+    # under the H100's roof at I = 10 (its roof there is 33.5 TFLOP/s) …
+    with qtbot.waitSignal(canvas.cursor_text, timeout=2000) as signal:
+        qtbot.wait(40)  # pyqtgraph drops mouse moves closer than a frame apart
+        qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(10.0, 1e13))
+    text = signal.args[0]
+    assert text.startswith("I = ") and "FLOP/B, " in text and "TFLOP/s — " in text
+    assert text.endswith("— memory-bound on NVIDIA H100 SXM5 80GB")
+    assert canvas.hover_text() == ""
+    # … right of its ridge (295) …
+    with qtbot.waitSignal(canvas.cursor_text, timeout=2000) as signal:
+        qtbot.wait(40)
+        qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(2000.0, 1e13))
+    assert signal.args[0].endswith("— compute-bound on NVIDIA H100 SXM5 80GB")
+    # … and above it
+    with qtbot.waitSignal(canvas.cursor_text, timeout=2000) as signal:
+        qtbot.wait(40)
+        qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(1.0, 1e15))
+    assert signal.args[0].endswith("— above the roof of NVIDIA H100 SXM5 80GB")
+
+
+def test_fit_to_data_after_zoom(llama):
+    canvas, _ = llama
+    canvas.set_view_range((10, 20), (1e13, 2e13))
+    (x0, x1), _ = canvas.view_range()
+    assert x1 < 100
+    canvas.fit_to_data()
+    (x0, x1), (y0, y1) = canvas.view_range()
+    assert all(x0 < x < x1 and y0 < y < y1 for _, _, x, y in canvas.point_items())
+
+
+# --------------------------------------------------------------------------------------
+# view settings
+
+
+def test_view_toggles_change_what_is_drawn(llama):
+    canvas, workspace = llama
+    document = workspace.document
+
+    assert canvas.legend_texts()
+    document.set_view("legend", False)
+    assert canvas.legend_texts() == []
+
+    assert len(canvas.label_items()) == 4
+    document.set_view("labels", False)
+    assert canvas.label_items() == []
+
+    assert canvas.region_items() == []
+    document.set_view("regions", True)
+    assert sorted(canvas.region_items()) == [("compute", "compute-bound"),
+                                             ("memory", "memory-bound")]
+
+    assert not [r for r in canvas.roof_items() if r[1].startswith("derated")]
+    document.set_view("derated", True)
+    derated = {(r[0], r[1]): r[4][-1] for r in canvas.roof_items() if r[1].startswith("derated")}
+    h100, a100, tpu = (e.id for e in document.session.hardware)
+    assert derated[(h100, "derated compute")] == pytest.approx(0.78 * 989.4e12)
+    assert derated[(a100, "derated compute")] == pytest.approx(0.78 * 312e12)
+    assert derated[(tpu, "derated compute")] == pytest.approx(0.9 * 197e12)
+    assert derated[(tpu, "derated memory")] == pytest.approx(0.9 * 197e12)  # meets at the top
+
+
+def test_theme_switch_changes_background(llama):
+    canvas, workspace = llama
+    assert canvas.background_color() == "#ffffff"
+    workspace.document.set_view("theme", "dark")
+    assert canvas.background_color() == "#16181d"
+    workspace.document.set_view("theme", "presentation")
+    assert canvas.background_color() == "#ffffff"
+    assert canvas.theme.point_size > 11
+
+
+def test_too_many_labels_are_skipped_and_said_so(qtbot):
+    session = Session(title="many")
+    session.hardware.append(HardwareEntry(get_preset("teaching-machine")))
+    for i in range(201):
+        op = new_operation("custom", f"op {i}")
+        op.params.update(flops=1e12 * (i + 1), bytes=1e11)
+        session.operations.append(OperationEntry(op))
+    canvas, _ = open_canvas(qtbot, session)
+    assert canvas.label_items() == []
+    assert any("labels off" in text for text in canvas.legend_texts())
+    assert len(canvas.point_items()) == 201
+
+
+def test_empty_session(qtbot):
+    canvas, workspace = open_canvas(qtbot, Session())
+    assert canvas.point_items() == [] and canvas.roof_items() == []
+    workspace.document.add_machine(get_preset("teaching-machine"), preset="teaching-machine")
+    assert [r[1] for r in canvas.roof_items()] == ["memory", "compute"]
+    assert canvas.ridge_labels() == ["ridge 100 FLOP/B"]
+
+
+def test_export_mode_paints_vectors(llama, tmp_path):
+    """Inside export_mode nothing is painted from a pixmap cache (axes, labels, symbols)."""
+    from PySide6.QtCore import QRectF, QSize
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    canvas, workspace = llama
+    workspace.selection.select(workspace.document.session.operations[0].id)
+
+    def render(path: Path) -> str:
+        generator = QSvgGenerator()
+        generator.setFileName(str(path))
+        generator.setSize(QSize(760, 560))
+        generator.setViewBox(QRectF(0, 0, 760, 560))
+        painter = QPainter(generator)
+        canvas.plot_widget.scene().render(painter, QRectF(0, 0, 760, 560),
+                                          canvas.plot_widget.sceneRect())
+        painter.end()
+        return path.read_text()
+
+    assert "<image" in render(tmp_path / "screen.svg")  # on screen: cached pixmaps
+    canvas.relayout()
+    assert len(canvas.selected_points()) == 3
+    with canvas.export_mode():
+        assert canvas.selected_points() == []  # a figure shows no selection …
+        svg = render(tmp_path / "figure.svg")
+    assert "<image" not in svg
+    assert "ridge 295 FLOP/B" in svg and "1 PFLOP/s" in svg  # text stays text
+    assert len(canvas.selected_points()) == 3  # … and the rings are back afterwards
+
+
+def test_workspace_outlives_the_canvas(qtbot):
+    """Edits after the canvas is gone (disposed, or its widget deleted) reach nothing."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    session = load_session(EXAMPLE_DIR / "llama_ffn.yaml")
+    document = Document()
+    document.replace_session(session)
+    workspace = Workspace(document)
+    first = RooflineCanvas(workspace)
+    first.dispose()
+    assert first.point_items() == [] and first.roof_items() == []
+    second = RooflineCanvas(workspace)
+    second.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    op = session.operations[0].id
+    document.set_param(op, "m", 128)  # would raise in a dead canvas's handler
+    document.set_view("regions", True)
+    assert first.point_items() == []
+    # a fresh canvas on the same workspace draws the edited point
+    third = RooflineCanvas(workspace)
+    qtbot.addWidget(third)
+    x, _y = next((x, y) for o, _h, x, y in third.point_items() if o == op)
+    assert x == pytest.approx(2 * 128 * 28672 * 8192 / (2 * (128 * 8192 + 8192 * 28672
+                                                               + 128 * 28672)))

@@ -1,0 +1,348 @@
+"""The results table, driven through its real widgets."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QApplication
+
+from workbench.document import Document
+from workbench.io.sessions import load_session, loads_session
+from workbench.model.roofline import FORMULAS
+from workbench.model.units import format_number, format_quantity
+from workbench.ui.bridge import Workspace
+from workbench.ui.results_table import COLUMN_INDEX, COLUMNS, SORT_ROLE, ResultsTable
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
+COL = COLUMN_INDEX
+
+#: Four operations whose intensities sort differently as numbers and as text:
+#: 0.167 < 42.7 < 341 < 3584, but "0.167" < "341" < "3584" < "42.7".
+SORTING_SESSION = """\
+schema_version: 1
+hardware:
+  - preset: teaching-machine
+  - preset: tpu-v5e
+operations:
+  - {name: big GEMM, kind: gemm, m: 8192, n: 28672, k: 8192, dtype: fp16}
+  - {name: low, kind: custom, flops: 1 GFLOP, bytes: 6 GB, precision: fp32}
+  - {name: cube, kind: gemm, m: 1024, n: 1024, k: 1024, dtype: fp16}
+  - {name: mid, kind: custom, flops: 42.7 GFLOP, bytes: 1 GB, precision: bf16}
+"""
+
+
+def workspace_from(example: str | None = None, text: str | None = None) -> Workspace:
+    workspace = Workspace(Document())
+    session = load_session(EXAMPLES / example) if example else loads_session(text)
+    workspace.document.replace_session(session)
+    return workspace
+
+
+@pytest.fixture
+def workspace() -> Workspace:
+    return workspace_from("llama_ffn.yaml")
+
+
+def make_table(qtbot, workspace: Workspace) -> ResultsTable:
+    table = ResultsTable(workspace)
+    qtbot.addWidget(table)
+    table.resize(1400, 500)
+    table.show()
+    qtbot.waitExposed(table)
+    return table
+
+
+@pytest.fixture
+def table(qtbot, workspace) -> ResultsTable:
+    return make_table(qtbot, workspace)
+
+
+def shown(table: ResultsTable, col: int, role=Qt.ItemDataRole.DisplayRole) -> list:
+    proxy = table.view.model()
+    return [proxy.data(proxy.index(r, col), role) for r in range(proxy.rowCount())]
+
+
+def source_text(table: ResultsTable, row: int, col: int, role=Qt.ItemDataRole.DisplayRole):
+    return table.model.data(table.model.index(row, col), role)
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
+def test_one_row_per_operation_and_machine(qtbot, example):
+    workspace = workspace_from(example)
+    table = make_table(qtbot, workspace)
+    session = workspace.document.session
+    assert table.view.model().rowCount() == len(session.operations) * len(session.hardware)
+    pairs = workspace.results.pairs()
+    assert shown(table, COL["operation"]) == [p.operation.operation.name for p in pairs]
+    assert shown(table, COL["machine"]) == [p.hardware.hardware.label for p in pairs]
+
+
+def test_cells_are_formatted_with_si_prefixes(table, workspace):
+    pair = workspace.results.pairs()[0]
+    r = pair.result
+    assert source_text(table, 0, COL["flops"]) == format_quantity(r.flops, "flops")
+    assert source_text(table, 0, COL["bytes"]) == format_quantity(r.bytes, "bytes")
+    assert source_text(table, 0, COL["intensity"]) == format_number(r.intensity) == "3584"
+    assert source_text(table, 0, COL["ceiling"]) == format_quantity(r.peak_flops, "flop_rate")
+    assert source_text(table, 0, COL["t_lower"]) == format_quantity(r.t_lower_s, "time")
+    assert source_text(table, 0, COL["bound"]) == r.bound
+    assert source_text(table, 0, COL["precision"]) == r.precision_used
+    alignment = Qt.AlignmentFlag(source_text(table, 0, COL["flops"],
+                                             Qt.ItemDataRole.TextAlignmentRole))
+    assert alignment & Qt.AlignmentFlag.AlignRight
+    colour = source_text(table, 0, COL["bound"], Qt.ItemDataRole.ForegroundRole)
+    assert isinstance(colour, QColor)
+
+
+def test_header_tooltips_give_the_formulas(table):
+    model = table.view.model()
+    tip = Qt.ItemDataRole.ToolTipRole
+    horizontal = Qt.Orientation.Horizontal
+    assert model.headerData(COL["intensity"], horizontal, tip) == FORMULAS["intensity"]
+    assert model.headerData(COL["ridge"], horizontal, tip) == FORMULAS["ridge"]
+    assert model.headerData(COL["attainable"], horizontal, tip) == FORMULAS["attainable"]
+    for key in ("t_math", "t_mem", "t_lower", "t_upper", "t_predicted"):
+        assert model.headerData(COL[key], horizontal, tip) == FORMULAS[key]
+    assert FORMULAS["bound"] in model.headerData(COL["bound"], horizontal, tip)
+    assert all(model.headerData(i, horizontal, tip) for i in range(len(COLUMNS)))
+
+
+def test_sorting_is_numeric(qtbot):
+    workspace = workspace_from(text=SORTING_SESSION)
+    table = make_table(qtbot, workspace)
+    machine = "Teaching machine (round numbers)"
+    table.set_filter("teaching")
+    table.view.sortByColumn(COL["intensity"], Qt.SortOrder.AscendingOrder)
+    assert shown(table, COL["intensity"]) == ["0.167", "42.7", "341", "3584"]
+    assert set(shown(table, COL["machine"])) == {machine}
+    table.view.sortByColumn(COL["intensity"], Qt.SortOrder.DescendingOrder)
+    assert shown(table, COL["intensity"]) == ["3584", "341", "42.7", "0.167"]
+    # the display text would sort differently
+    assert sorted(["0.167", "42.7", "341", "3584"]) != ["0.167", "42.7", "341", "3584"]
+    # sorting by a time column uses seconds, whatever the prefix
+    table.view.sortByColumn(COL["t_lower"], Qt.SortOrder.AscendingOrder)
+    raw = shown(table, COL["t_lower"], SORT_ROLE)
+    assert raw == sorted(raw)
+
+
+def test_skipped_pairs_show_a_dash_and_sort_last(qtbot):
+    workspace = workspace_from(text=SORTING_SESSION)
+    table = make_table(qtbot, workspace)
+    pairs = workspace.results.pairs()
+    skipped = [i for i, p in enumerate(pairs) if p.skipped]
+    assert len(skipped) == 1  # the fp32 custom operation on the TPU (no fp32 peak)
+    row = skipped[0]
+    reason = pairs[row].skipped.reason
+    assert source_text(table, row, COL["attainable"]) == "—"
+    assert source_text(table, row, COL["bound"]) == "—"
+    assert source_text(table, row, COL["attainable"], Qt.ItemDataRole.ToolTipRole) == reason
+    assert source_text(table, row, COL["operation"]) == "low"
+    for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+        table.view.sortByColumn(COL["attainable"], order)
+        texts = shown(table, COL["attainable"])
+        assert texts[-1] == "—" and "—" not in texts[:-1]
+
+
+def test_editing_one_operation_updates_only_its_rows(qtbot, table, workspace):
+    document = workspace.document
+    op = document.session.operations[0]
+    n_machines = len(document.session.hardware)
+    before = [source_text(table, r, COL["intensity"]) for r in range(table.model.rowCount())]
+    assert before[:n_machines] == ["3584"] * n_machines
+    assert [source_text(table, r, COL["bound"]) for r in range(n_machines)] == ["compute"] * 3
+    resets, changed = [], []
+    table.model.modelReset.connect(lambda: resets.append(1))
+    table.model.dataChanged.connect(lambda a, b, roles=(): changed.append((a.row(), b.row())))
+    document.set_param(op.id, "m", 1)
+    assert resets == []
+    assert changed == [(0, n_machines - 1)]
+    after = [source_text(table, r, COL["intensity"]) for r in range(table.model.rowCount())]
+    expected = workspace.results.pair(op.id, document.session.hardware[0].id).result.intensity
+    assert after[:n_machines] == [format_number(expected)] * n_machines
+    assert after[n_machines:] == before[n_machines:]
+    assert [source_text(table, r, COL["bound"]) for r in range(n_machines)] == ["memory"] * 3
+
+
+def test_ctrl_c_copies_selected_rows_as_tsv(qtbot, table, workspace):
+    view = table.view
+    selection = view.selectionModel()
+    flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+    for row in (1, 4):
+        selection.select(view.model().index(row, 0), flags)
+    view.setFocus()
+    QApplication.clipboard().clear()
+    qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    lines = QApplication.clipboard().text().splitlines()
+    assert len(lines) == 3
+    header = lines[0].split("\t")
+    assert header[:3] == ["operation", "machine", "precision"]
+    assert "intensity [FLOP/B]" in header and "T_math [s]" in header
+    assert "attainable [FLOP/s]" in header and "bandwidth [B/s]" in header
+    pairs = workspace.results.pairs()
+    for line, row in zip(lines[1:], (1, 4), strict=True):
+        cells = dict(zip(header, line.split("\t"), strict=True))
+        result = pairs[row].result
+        assert cells["operation"] == result.operation
+        assert float(cells["intensity [FLOP/B]"]) == pytest.approx(result.intensity, rel=1e-12)
+        assert float(cells["T_lower [s]"]) == pytest.approx(result.t_lower_s, rel=1e-12)
+
+
+def test_copy_all_copies_the_rows_shown(qtbot, table, workspace):
+    table.set_filter("H100")
+    table.copy_all_button.click()
+    lines = QApplication.clipboard().text().splitlines()
+    assert len(lines) == 1 + len(workspace.document.session.operations)
+    assert all("H100" in line.split("\t")[1] for line in lines[1:])
+
+
+def test_export_csv_matches_the_results(tmp_path, table, workspace):
+    table.set_filter("decode")  # export ignores the filter and the sort
+    table.view.sortByColumn(COL["flops"], Qt.SortOrder.DescendingOrder)
+    path = tmp_path / "results.csv"
+    assert table.export_csv(path) == 12
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    pairs = workspace.results.pairs()
+    assert len(rows) == len(pairs) == 12
+    for row, pair in zip(rows, pairs, strict=True):
+        r = pair.result
+        assert row["operation"] == r.operation  # names with commas survive CSV quoting
+        assert row["machine"] == r.hardware
+        assert row["bound"] == r.bound
+        for header, value in (("FLOPs [FLOP]", r.flops), ("bytes [B]", r.bytes),
+                              ("intensity [FLOP/B]", r.intensity),
+                              ("ceiling [FLOP/s]", r.peak_flops),
+                              ("bandwidth [B/s]", r.bandwidth), ("ridge [FLOP/B]", r.ridge),
+                              ("attainable [FLOP/s]", r.attainable_flops),
+                              ("% of peak [%]", 100 * r.fraction_of_peak),
+                              ("T_math [s]", r.t_math_s), ("T_mem [s]", r.t_mem_s),
+                              ("T_lower [s]", r.t_lower_s), ("T_upper [s]", r.t_upper_s),
+                              ("T_predicted [s]", r.t_predicted_s)):
+            assert float(row[header]) == pytest.approx(value, rel=1e-12), header
+
+
+def test_filter_hides_rows(qtbot, table, workspace):
+    table.filter_edit.clear()
+    qtbot.keyClicks(table.filter_edit, "decode")
+    names = shown(table, COL["operation"])
+    assert len(names) == 6 and all("decode" in n for n in names)
+    table.set_filter("a100")  # case-insensitive, on machine names too
+    assert len(shown(table, COL["machine"])) == 4
+    assert all("A100" in m for m in shown(table, COL["machine"]))
+    assert table.count_label.text() == "4 of 12 rows"
+    table.set_filter("no such thing")
+    assert table.view.model().rowCount() == 0
+    table.set_filter("")
+    assert table.view.model().rowCount() == 12
+
+
+def test_selected_operation_is_highlighted(table, workspace):
+    ops = workspace.document.session.operations
+    workspace.selection.select(ops[1].id)
+    background = [source_text(table, r, 0, Qt.ItemDataRole.BackgroundRole)
+                  for r in range(table.model.rowCount())]
+    assert [b is not None for b in background] == [False] * 3 + [True] * 3 + [False] * 6
+
+
+def test_clicking_a_row_selects_its_operation(qtbot, table, workspace):
+    ops = workspace.document.session.operations
+    index = table.view.model().index(7, COL["machine"])
+    rect = table.view.visualRect(index)
+    qtbot.mouseClick(table.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert workspace.selection.current == ops[2].id
+
+
+def test_structural_changes_rebuild(table, workspace):
+    document = workspace.document
+    document.remove_operations([document.session.operations[0].id])
+    assert table.view.model().rowCount() == 9
+    document.remove_machine(document.session.hardware[0].id)
+    assert table.view.model().rowCount() == 6
+    document.undo()
+    document.undo()
+    assert table.view.model().rowCount() == 12
+
+
+def test_machine_edit_updates_its_rows(table, workspace):
+    document = workspace.document
+    machine = document.session.hardware[0]
+    old_bandwidth = machine.hardware.bandwidth()
+    faster = machine.hardware.copy()
+    faster.memory = {k: v * 10 for k, v in faster.memory.items()}
+    changed = []
+    table.model.dataChanged.connect(lambda a, b, roles=(): changed.extend(range(a.row(),
+                                                                                b.row() + 1)))
+    document.set_machine(machine.id, faster)
+    n_machines = len(document.session.hardware)
+    assert changed == list(range(0, table.model.rowCount(), n_machines))  # its rows only
+    expected = workspace.results.pair(document.session.operations[0].id, machine.id).result
+    assert expected.bandwidth == pytest.approx(10 * old_bandwidth)
+    assert source_text(table, 0, COL["bandwidth"]) == format_quantity(expected.bandwidth,
+                                                                      "bandwidth")
+
+
+def test_adding_removing_and_moving_operations_updates_rows_in_place(table, workspace):
+    """Structural edits insert, remove or move rows (no reset), always in session order."""
+    from workbench.document import new_operation
+
+    document = workspace.document
+    resets = []
+    table.model.modelReset.connect(lambda: resets.append(1))
+
+    def check():
+        pairs = workspace.results.pairs()
+        assert [table.model.key(r) for r in range(table.model.rowCount())] == [
+            (p.operation.id, p.hardware.id) for p in pairs]
+        assert shown(table, COL["operation"]) == [p.operation.operation.name for p in pairs]
+        assert shown(table, COL["intensity"]) == [format_number(p.result.intensity)
+                                                  for p in pairs]
+
+    ops = [e.id for e in document.session.operations]
+    document.add_operation(new_operation("attention", "new attention"), 1)
+    check()
+    document.remove_operations([ops[0], ops[2], ops[3]])
+    check()
+    document.undo()  # three operations come back in two places
+    check()
+    document.move_operation(ops[3], 0)
+    check()
+    document.move_operation(ops[3], 4)
+    check()
+    document.undo()
+    document.undo()
+    document.undo()
+    document.undo()
+    check()
+    assert len(document.session.operations) == 4
+    assert resets == []
+    document.remove_operations([e.id for e in document.session.operations])
+    check()
+    assert table.view.model().rowCount() == 0
+
+
+def test_structural_edits_keep_a_sorted_view_sorted(table, workspace):
+    from workbench.document import new_operation
+
+    document = workspace.document
+    table.view.sortByColumn(COL["t_lower"], Qt.SortOrder.DescendingOrder)
+    ops = [e.id for e in document.session.operations]
+    document.add_operation(new_operation("softmax"), 2)
+    document.move_operation(ops[0], 3)
+    document.remove_operations([ops[1]])
+    raw = shown(table, COL["t_lower"], SORT_ROLE)
+    assert raw == sorted(raw, reverse=True)
+    assert len(raw) == len(workspace.results.pairs())
+
+
+def test_focusing_the_table_does_not_change_the_selection(qtbot, table, workspace):
+    with qtbot.waitActive(table):
+        table.activateWindow()
+    chosen = workspace.document.session.operations[2].id
+    workspace.selection.select(chosen)
+    table.view.setFocus()
+    qtbot.waitUntil(table.view.hasFocus)
+    assert workspace.selection.current == chosen

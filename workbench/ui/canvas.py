@@ -1,0 +1,1210 @@
+"""The live roofline chart: a thin pyqtgraph view of :mod:`workbench.model.scene`.
+
+Log-log the robust way: every item lives in **log10 coordinates** (:func:`to_view` is the
+only place a logarithm is taken, :func:`to_data` the only inverse) and only the two
+:class:`LogAxis` items are in log mode, for their tick labels. ``PlotItem.setLogMode`` is never
+called (it would transform curves but not scatter or text items).
+
+Updates are incremental: an edit of one operation's parameters moves that operation's spots
+in place (one :class:`~pyqtgraph.ScatterPlotItem` per machine holds every point of that
+machine) and its label; roofs are rebuilt only when machines, the view or the set of
+precisions / memory levels in use change. Items are pooled and reused, never created and
+destroyed per edit.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QPen
+from PySide6.QtWidgets import QGraphicsItem, QMenu, QToolTip, QVBoxLayout, QWidget
+
+from workbench.document import Change
+from workbench.model.analysis import Pair
+from workbench.model.scene import (
+    PointMark,
+    Region,
+    Ridge,
+    Roof,
+    Scene,
+    build_scene,
+    machine_entries,
+    operation_points,
+)
+from workbench.model.units import format_quantity
+from workbench.ui.theme import (
+    Theme,
+    get_theme,
+    make_brush,
+    make_font,
+    make_pen,
+    qcolor,
+)
+
+__all__ = ["RooflineCanvas", "LogAxis", "to_view", "to_data"]
+
+#: Operation fields that only restyle or re-show points; they take the full path.
+_STYLE_FIELDS = {"visible", "color", "label", "memory_level"}
+#: Hover and click pick the nearest point within this many pixels.
+PICK_RADIUS = 10.0
+#: Fit-to-data leaves this fraction of each span around the decade-rounded data range.
+FIT_PADDING = 0.015
+_LABEL_FILL_ALPHA = 0.72
+
+
+def to_view(value):
+    """Data units → view (log10) coordinates. The one place the canvas takes a logarithm."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log10(value)
+
+
+def to_data(value):
+    """View (log10) coordinates → data units."""
+    return np.power(10.0, value)
+
+
+_CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
+_NO_CACHE = QGraphicsItem.CacheMode.NoCache
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+class LogAxis(pg.AxisItem):
+    """An axis in log mode whose tick labels read as engineering values:
+    ``0.1, 1, 10, 100, 1000, 10⁴`` FLOP/byte or ``1 TFLOP/s, 100 TFLOP/s`` (SI prefixes).
+
+    Whole decades are labelled; the 2…9 minor ticks only when less than ~1.3 decades show.
+    """
+
+    def __init__(self, orientation: str, quantity: str, **kwargs) -> None:
+        super().__init__(orientation, **kwargs)
+        self.quantity = quantity  # "intensity" or "rate"
+        # The axis draws the decade grid across the whole plot: caching it as a pixmap
+        # halves the cost of a frame. Exports switch the cache off (vector output).
+        self.setCacheMode(_CACHE)
+
+    def setExportMode(self, export, opts=None):  # noqa: N802 (pyqtgraph API)
+        super().setExportMode(export, opts)
+        self.setCacheMode(_NO_CACHE if export else _CACHE)
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph API)
+        span = abs(self.range[1] - self.range[0]) if self.range else 10.0
+        out = []
+        for v in values:
+            whole = abs(v - round(v)) < 1e-6
+            if not whole and span > 1.3:
+                out.append("")
+                continue
+            out.append(self.format_value(float(to_data(v))))
+        return out
+
+    def format_value(self, value: float) -> str:
+        if self.quantity == "rate":
+            return format_quantity(value, "flop_rate")
+        if 1e-3 <= value < 1e4:
+            text = f"{value:.3g}"
+            return text if "e" not in text else f"{value:.0f}"
+        exponent = round(math.log10(value))
+        if abs(value / 10.0**exponent - 1) < 1e-6:
+            return "10" + str(exponent).translate(_SUPERSCRIPT)
+        return f"{value:.2g}"
+
+
+class _Label(pg.TextItem):
+    """A TextItem with an extra offset in pixels (its local units) from its anchor point,
+    whose text is cached as a pixmap on screen (not in exports)."""
+
+    _offset = QPointF(0.0, 0.0)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.textItem.setCacheMode(_CACHE)
+
+    def setExportMode(self, export, opts=None):  # noqa: N802 (pyqtgraph API)
+        super().setExportMode(export, opts)
+        self.textItem.setCacheMode(_NO_CACHE if export else _CACHE)
+
+    def set_offset(self, dx: float, dy: float) -> None:
+        self._offset = QPointF(dx, dy)
+        self.updateTextPos()
+
+    def updateTextPos(self) -> None:  # noqa: N802 (pyqtgraph API)
+        r = self.textItem.boundingRect()
+        tl = self.textItem.mapToParent(r.topLeft())
+        br = self.textItem.mapToParent(r.bottomRight())
+        offset = (br - tl) * self.anchor
+        self.textItem.setPos(-offset + self._offset)
+
+    def size(self) -> tuple[float, float]:
+        r = self.textItem.boundingRect()
+        return r.width(), r.height()
+
+
+class _Pool:
+    """Reusable items of one kind: ``take()`` returns a shown item, ``finish()`` hides the
+    ones not taken since ``reset()``. Items are created only when the pool runs dry."""
+
+    def __init__(self, factory, add) -> None:
+        self._factory = factory
+        self._add = add
+        self.items: list = []
+        self.used = 0
+
+    def reset(self) -> None:
+        self.used = 0
+
+    def take(self):
+        if self.used == len(self.items):
+            item = self._factory()
+            self._add(item)
+            self.items.append(item)
+        item = self.items[self.used]
+        self.used += 1
+        item.setVisible(True)
+        return item
+
+    def finish(self) -> None:
+        for item in self.items[self.used:]:
+            if item.isVisible():
+                item.setVisible(False)
+
+    @property
+    def shown(self) -> list:
+        return self.items[: self.used]
+
+
+class RooflineCanvas(QWidget):
+    """The roofline chart of a :class:`~workbench.ui.bridge.Workspace`.
+
+    Public, read-only helpers report what is drawn, in data units (for tests and the
+    exporter): :meth:`point_items`, :meth:`roof_items`, :meth:`ridge_labels`,
+    :meth:`label_items`, :meth:`region_items`, :meth:`legend_texts`, :meth:`background_color`,
+    :meth:`view_range`. :meth:`pixel_of` maps a data point to viewport pixels.
+    """
+
+    #: Status read-out on mouse move: ``"I = 12.3 FLOP/B, 45.6 TFLOP/s — memory-bound on H100"``.
+    cursor_text = Signal(str)
+
+    def __init__(self, workspace, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("rooflineCanvas")
+        self.workspace = workspace
+        self._theme: Theme | None = None
+        self._scene: Scene | None = None
+        self._brushes: dict[str, QBrush] = {}
+        self._pens: dict[tuple[str, float], QPen] = {}
+
+        self._x_axis = LogAxis("bottom", "intensity")
+        self._y_axis = LogAxis("left", "rate")
+        self.plot_widget = pg.PlotWidget(axisItems={"bottom": self._x_axis, "left": self._y_axis})
+        self.plot_widget.setObjectName("rooflinePlot")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot_widget)
+
+        plot = self._plot = self.plot_widget.getPlotItem()
+        vb = self._vb = plot.getViewBox()
+        plot.setMenuEnabled(False)  # its "Log X" entries would break the log10 coordinates
+        plot.hideButtons()
+        plot.setContentsMargins(6, 6, 28, 6)  # room for the last x tick label
+        vb.disableAutoRange()
+        self._x_axis.setLogMode(True)
+        self._y_axis.setLogMode(True)
+        for axis in (self._x_axis, self._y_axis):
+            axis.enableAutoSIPrefix(False)
+
+        def add(item):
+            vb.addItem(item, ignoreBounds=True)
+
+        self._region_pool = _Pool(lambda: self._z(pg.PlotCurveItem(antialias=True), -20), add)
+        self._roof_pool = _Pool(lambda: self._z(pg.PlotCurveItem(antialias=True), -1), add)
+        self._text_pools = {
+            kind: _Pool(lambda z=z: self._z(_Label(), z), add)
+            for kind, z in (("region", -15), ("roof", 3), ("ridge", 4), ("point", 20))
+        }
+        self._scatter_pool = _Pool(
+            lambda: self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 10), add)
+        self._ridge_lines = self._z(pg.PlotCurveItem(connect="pairs", antialias=True), -5)
+        self._ridge_marks = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 2)
+        self._ring = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 11)
+        for item in (self._ridge_lines, self._ridge_marks, self._ring):
+            add(item)
+        self._legend = pg.LegendItem(offset=(12, 12), verSpacing=-4)
+        self._legend.setParentItem(vb)
+        self._legend_key: tuple = ()
+        self._legend_samples: list = []
+
+        # drawn state
+        self._roofs: list[tuple[Roof, pg.PlotCurveItem]] = []
+        self._roof_labels: list[tuple[Roof, _Label]] = []
+        self._ridge_items: list[tuple[Ridge, _Label]] = []
+        self._region_items: list[tuple[Region, pg.PlotCurveItem, _Label]] = []
+        self._points: dict[tuple[int, int], PointMark] = {}
+        self._op_points: dict[int, list[tuple[int, int]]] = {}
+        self._scatter_for: dict[int, pg.ScatterPlotItem] = {}
+        self._spot_index: dict[tuple[int, int], int] = {}
+        self._labels: dict[int, _Label] = {}
+        self._label_rects: dict[int, tuple[float, float, float, float]] = {}
+        self._fixed_rects: list[tuple[float, float, float, float]] = []
+        self._usage: dict[int, frozenset] = {}
+        self._usage_count: Counter = Counter()
+        self._hover_keys: list[tuple[int, int]] = []
+        self._hover_xy = np.zeros((0, 2))
+        self._hover_row: dict[tuple[int, int], int] = {}
+        self._hover_key: tuple[int, int] | None = None
+        self._hover_text = ""
+
+        self._layout_timer = QTimer(self)
+        self._layout_timer.setSingleShot(True)
+        self._layout_timer.setInterval(40)
+        self._layout_timer.timeout.connect(self._layout_annotations)
+
+        workspace.signals.changed.connect(self._on_change)
+        workspace.selection.changed.connect(self._on_selection)
+        scene = self.plot_widget.scene()
+        scene.sigMouseMoved.connect(self._on_mouse_moved)
+        scene.sigMouseClicked.connect(self._on_mouse_clicked)
+        vb.sigRangeChanged.connect(self._on_range_changed)
+        vb.sigResized.connect(self._on_range_changed)
+
+        self.rebuild(fit=True)
+        self.destroyed.connect(functools.partial(_release, self.__dict__))
+
+    def dispose(self) -> None:
+        """Disconnect from the workspace and remove every chart item. Call it before the
+        widget is destroyed when the workspace lives on (a main window closing, a test's
+        teardown); the canvas draws nothing afterwards."""
+        self._layout_timer.stop()
+        try:
+            self.workspace.signals.changed.disconnect(self._on_change)
+            self.workspace.selection.changed.disconnect(self._on_selection)
+        except (RuntimeError, TypeError):
+            pass
+        self._legend.clear()
+        self._legend_samples = []
+        self._vb.clear()
+        for pool in [self._region_pool, self._roof_pool, self._scatter_pool,
+                     *self._text_pools.values()]:
+            pool.items = []
+            pool.used = 0
+        self._roofs, self._roof_labels, self._ridge_items, self._region_items = [], [], [], []
+        self._points, self._op_points, self._scatter_for, self._labels = {}, {}, {}, {}
+
+    @staticmethod
+    def _z(item, z: float):
+        item.setZValue(z)
+        return item
+
+    # ------------------------------------------------------------------------------------
+    # public API
+
+    @property
+    def scene_model(self) -> Scene | None:
+        """The :class:`~workbench.model.scene.Scene` of the last full rebuild (point positions
+        may have moved since; :meth:`point_items` has the current ones)."""
+        return self._scene
+
+    @property
+    def theme(self) -> Theme:
+        return self._theme or get_theme("light")
+
+    def relayout(self) -> None:
+        """Place the labels now for the current view (normally done a moment after a zoom,
+        pan or resize; call it before grabbing or exporting)."""
+        self._layout_timer.stop()
+        self._layout_annotations()
+
+    def fit_to_data(self) -> None:
+        """Rebuild (so the range covers points moved since) and show the whole data range."""
+        self.rebuild(fit=True, honour_view_range=False)
+
+    @contextmanager
+    def export_mode(self) -> Iterator[None]:
+        """Within this block the chart paints for a figure: no pixmap caches (axes and labels
+        stay vector in SVG/PDF) and no selection rings. pyqtgraph exporters switch the caches
+        off themselves (``setExportMode``); use this around a plain ``QGraphicsScene.render``
+        or an exporter, after :meth:`relayout`."""
+        items = [item for item in self.plot_widget.scene().items()
+                 if hasattr(item, "setExportMode")]
+        ring_shown = self._ring.isVisible()
+        self._ring.setVisible(False)
+        for item in items:
+            item.setExportMode(True, {})
+        try:
+            yield
+        finally:
+            for item in items:
+                item.setExportMode(False)
+            self._ring.setVisible(ring_shown)
+
+    def view_range(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """The visible ranges ``((x_lo, x_hi), (y_lo, y_hi))`` in data units."""
+        (x0, x1), (y0, y1) = self._vb.viewRange()
+        return ((float(to_data(x0)), float(to_data(x1))), (float(to_data(y0)), float(to_data(y1))))
+
+    def set_view_range(self, x_range: Sequence[float], y_range: Sequence[float],
+                       padding: float = 0.0) -> None:
+        """Show ``x_range`` (FLOP/byte) × ``y_range`` (FLOP/s), plus ``padding`` (a fraction
+        of each span) on every side."""
+        self._vb.setRange(xRange=tuple(to_view(np.asarray(x_range, dtype=float))),
+                          yRange=tuple(to_view(np.asarray(y_range, dtype=float))),
+                          padding=padding)
+
+    def point_items(self) -> list[tuple[int, int, float, float]]:
+        """``(op_id, hw_id, x, y)`` of every drawn point, in data units, as drawn."""
+        out = []
+        for hw_id, scatter in self._scatter_for.items():
+            data = scatter.data
+            xs, ys = to_data(data["x"]), to_data(data["y"])
+            for op_id, x, y in zip(data["data"], xs, ys, strict=True):
+                out.append((int(op_id), hw_id, float(x), float(y)))
+        return out
+
+    def roof_items(self) -> list[tuple[int, str, str, list[float], list[float]]]:
+        """``(hw_id, kind, name, xs, ys)`` of every drawn roof in data units. ``kind`` is
+        ``memory``, ``compute`` or ``interconnect``, prefixed ``derated `` for practical roofs."""
+        out = []
+        for roof, curve in self._roofs:
+            xs, ys = curve.getData()
+            kind = f"derated {roof.kind}" if roof.derated else roof.kind
+            out.append((roof.hw_id, kind, roof.name, [float(v) for v in to_data(xs)],
+                        [float(v) for v in to_data(ys)]))
+        return out
+
+    def ridge_labels(self) -> list[str]:
+        """Text of every ridge label shown."""
+        return [item.toPlainText() for _, item in self._ridge_items if item.isVisible()]
+
+    def roof_labels(self) -> list[str]:
+        return [item.toPlainText() for _, item in self._roof_labels if item.isVisible()]
+
+    def label_items(self) -> list[tuple[int, str, float, float]]:
+        """``(op_id, text, x, y)`` of every point label shown, anchored at data ``(x, y)``."""
+        out = []
+        for op_id, item in self._labels.items():
+            if item.isVisible():
+                pos = item.pos()
+                out.append((op_id, item.toPlainText(), float(to_data(pos.x())),
+                            float(to_data(pos.y()))))
+        return out
+
+    def region_items(self) -> list[tuple[str, str]]:
+        """``(kind, label)`` of every shaded region shown."""
+        return [(region.kind, label.toPlainText()) for region, curve, label in self._region_items
+                if curve.isVisible()]
+
+    def legend_texts(self) -> list[str]:
+        """Entries of the legend, or ``[]`` when it is hidden."""
+        if not self._legend.isVisible():
+            return []
+        return [label.text for _, label in self._legend.items]
+
+    def background_color(self) -> str:
+        return self.plot_widget.backgroundBrush().color().name()
+
+    def selected_points(self) -> list[tuple[float, float]]:
+        """Data positions of the selection rings shown."""
+        if not self._ring.isVisible():
+            return []
+        data = self._ring.data
+        return [(float(x), float(y)) for x, y in zip(to_data(data["x"]), to_data(data["y"]),
+                                                     strict=True)]
+
+    def hover_text(self) -> str:
+        """Tooltip text of the point under the mouse ("" when none)."""
+        return self._hover_text
+
+    def pixel_of(self, x: float, y: float) -> QPoint:
+        """Viewport pixel of data point ``(x, y)`` (for clicks in tests)."""
+        scene_pos = self._vb.mapViewToScene(QPointF(float(to_view(x)), float(to_view(y))))
+        return self.plot_widget.mapFromScene(scene_pos)
+
+    # ------------------------------------------------------------------------------------
+    # change handling
+
+    def _on_change(self, change: Change) -> None:
+        what = change.what
+        if what == "state":
+            return
+        if what == "title":
+            self._apply_title()
+            return
+        if what == "operation" and change.ids:
+            fields = set(change.fields)
+            if not fields or fields & _STYLE_FIELDS:
+                self.rebuild()
+                return
+            if fields == {"name"}:
+                for op_id in change.ids:
+                    self._rename(op_id)
+                return
+            for op_id in change.ids:
+                if not self._update_operation(op_id):
+                    self.rebuild()
+                    return
+            return
+        if what == "session":
+            self.rebuild(fit=True)
+            return
+        if what == "view" and set(change.fields) & {"x_range", "y_range"}:
+            self.rebuild(fit=True)
+            return
+        self.rebuild()
+
+    def _on_selection(self, _op_id) -> None:
+        self._sync_ring()
+
+    def _pairs(self) -> list[Pair]:
+        """Every (visible operation, visible machine) pair; operations whose parameters
+        cannot be counted are left out."""
+        session = self.workspace.document.session
+        results = self.workspace.results
+        machines = machine_entries(session)
+        pairs = []
+        for op in session.operations:
+            if not op.visible:
+                continue
+            for hw in machines:
+                try:
+                    pairs.append(results.pair(op.id, hw.id))
+                except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError):
+                    break
+        return pairs
+
+    def rebuild(self, fit: bool = False, honour_view_range: bool = True) -> None:
+        """Rebuild the scene and sync every item to it (reusing items)."""
+        session = self.workspace.document.session
+        scene = build_scene(session, self._pairs())
+        self._scene = scene
+        theme = get_theme(session.view.theme)
+        if theme != self._theme:
+            self._apply_theme(theme)
+        self._apply_title()
+        self._sync_regions(scene)
+        self._sync_roofs(scene)
+        self._sync_ridges(scene)
+        self._sync_points(scene)
+        self._sync_ring()
+        self._sync_legend(scene)
+        self._legend.setVisible(session.view.legend and bool(scene.legend))
+        self._set_limits(scene)
+        if fit:
+            x_range, y_range = scene.x_range, scene.y_range
+            padding = FIT_PADDING  # a little room so the edge decades get their tick labels
+            if honour_view_range and session.view.x_range:
+                x_range, padding = session.view.x_range, 0.0
+            if honour_view_range and session.view.y_range:
+                y_range, padding = session.view.y_range, 0.0
+            self.set_view_range(x_range, y_range, padding)
+        self._layout_annotations()
+
+    def _update_operation(self, op_id: int) -> bool:
+        """Move one operation's points and label after a parameter edit. Returns False when
+        a full rebuild is needed (roofs in use or the set of points changed)."""
+        scene = self._scene
+        if scene is None:
+            return False
+        document = self.workspace.document
+        try:
+            entry = document.operation(op_id)
+        except KeyError:
+            return False
+        if not entry.visible:
+            return True
+        old_keys = self._op_points.get(op_id, [])
+        try:
+            pairs = [self.workspace.results.pair(op_id, m.hw_id) for m in scene.machines]
+        except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError):
+            return not old_keys  # invalid now: drop its points (rebuild) unless none drawn
+        usage = frozenset((p.hardware.id, p.result.precision_used, p.result.level)
+                          for p in pairs if p.result is not None)
+        if usage != self._usage.get(op_id, frozenset()):
+            before = set(self._usage_count)
+            self._usage_count.subtract(self._usage.get(op_id, frozenset()))
+            self._usage_count.update(usage)
+            self._usage_count = +self._usage_count
+            self._usage[op_id] = usage
+            if set(self._usage_count) != before:
+                return False
+        if not old_keys:
+            return False
+        color = self._points[old_keys[0]].color
+        markers = {m.hw_id: m.marker for m in scene.machines}
+        points = operation_points(entry, pairs, color, markers,
+                                  labels_allowed=scene.labels_allowed,
+                                  show_labels=document.session.view.labels)
+        if [(p.op_id, p.hw_id) for p in points] != old_keys:
+            return False
+        touched = set()
+        for point in points:
+            key = (op_id, point.hw_id)
+            old = self._points[key]
+            self._points[key] = point
+            scatter = self._scatter_for[point.hw_id]
+            i = self._spot_index[key]
+            lx, ly = float(to_view(point.x)), float(to_view(point.y))
+            data = scatter.data
+            data["x"][i] = lx
+            data["y"][i] = ly
+            if old.overhead != point.overhead:
+                data["brush"][i], data["pen"][i] = self._spot_style(point)
+                data["sourceRect"][i] = 0
+                scatter.updateSpots()
+            self._hover_xy[self._hover_row[key]] = (lx, ly)
+            touched.add(scatter)
+        for scatter in touched:
+            scatter.prepareGeometryChange()
+            scatter.bounds = [None, None]
+            scatter.update()
+        label = self._labels.get(op_id)
+        if label is not None:
+            top = next((p for p in points if p.show_label), None)
+            if top is None:
+                label.setVisible(False)
+            else:
+                label.setPos(float(to_view(top.x)), float(to_view(top.y)))
+                self._place_point_label(op_id, label, top)
+        if self.workspace.selection.current == op_id:
+            self._sync_ring()
+        if self._hover_key is not None and self._hover_key[0] == op_id:
+            self._hover_text = self._points[self._hover_key].tooltip
+        return True
+
+    def _rename(self, op_id: int) -> None:
+        try:
+            entry = self.workspace.document.operation(op_id)
+        except KeyError:
+            return
+        if not entry.visible:
+            return
+        # tooltips read the result, which carries the name: refresh this op's points
+        if not self._update_operation(op_id):
+            self.rebuild()
+            return
+        name = entry.operation.name
+        label = self._labels.get(op_id)
+        if label is not None:
+            label.setText(name)
+            self._place_point_label(op_id, label, self._points[self._label_key(op_id)])
+        scene = self._scene
+        legend = tuple(replace(e, text=name) if e.kind == "operation" and e.id == op_id else e
+                       for e in scene.legend)
+        if legend != scene.legend:
+            self._scene = replace(scene, legend=legend)
+            self._sync_legend(self._scene)
+
+    # ------------------------------------------------------------------------------------
+    # syncing items to the scene
+
+    def _brush(self, color: str) -> QBrush:
+        brush = self._brushes.get(color)
+        if brush is None:
+            brush = self._brushes[color] = make_brush(color)
+        return brush
+
+    def _pen(self, color: str, width: float, line: str = "solid") -> QPen:
+        key = (color, width, line)
+        pen = self._pens.get(key)
+        if pen is None:
+            pen = self._pens[key] = make_pen(color, width, line)
+        return pen
+
+    def _spot_style(self, point: PointMark) -> tuple[QBrush, QPen]:
+        theme = self.theme
+        color = theme.point_color(point.color)
+        if point.overhead:  # hollow: overhead-bound (see-through: a point beneath stays visible)
+            return self._brush("#00000000"), self._pen(color, 2.2)
+        return self._brush(color), self._pen(theme.point_outline, 0.9)
+
+    def _apply_theme(self, theme: Theme) -> None:
+        self._theme = theme
+        self._brushes.clear()
+        self._pens.clear()
+        self.plot_widget.setBackground(qcolor(theme.background))
+        tick_font = make_font(theme, theme.tick_size)
+        for axis in (self._x_axis, self._y_axis):
+            axis.setPen(self._pen(theme.foreground, 1.0))
+            axis.setTextPen(self._pen(theme.foreground, 1.0))
+            axis.setTickFont(tick_font)
+            axis.setStyle(tickTextOffset=6, tickLength=-6)
+        self._plot.showGrid(x=True, y=True, alpha=theme.grid_alpha)
+        self._legend.setBrush(make_brush(theme.legend_background))
+        self._legend.setPen(make_pen(theme.legend_border, 1.0))
+        self._legend.setLabelTextColor(qcolor(theme.text))
+        self._legend.setLabelTextSize(f"{theme.legend_size}pt")
+        self._legend_key = ()
+        fonts = {
+            "point": make_font(theme, theme.label_size),
+            "roof": make_font(theme, theme.annotation_size),
+            "ridge": make_font(theme, theme.annotation_size, bold=True),
+            "region": make_font(theme, theme.annotation_size + 1, bold=True),
+        }
+        fill = qcolor(theme.background, _LABEL_FILL_ALPHA)
+        for kind, pool in self._text_pools.items():
+            for item in pool.items:
+                self._style_label(item, kind, fonts[kind], fill)
+        self._fonts = fonts
+        self._label_fill = fill
+
+    def _style_label(self, item: _Label, kind: str, font, fill) -> None:
+        theme = self.theme
+        item.setFont(font)
+        if kind == "point":
+            item.setColor(qcolor(theme.text))
+            item.fill = QBrush(fill)
+        elif kind == "region":
+            item.setColor(qcolor(theme.region_text))
+        elif kind == "ridge":
+            item.setColor(qcolor(theme.text))
+            item.fill = QBrush(fill)
+        else:  # roof labels take their roof's colour when placed
+            item.fill = QBrush(fill)
+
+    def _take_label(self, kind: str) -> _Label:
+        pool = self._text_pools[kind]
+        fresh = pool.used == len(pool.items)
+        item = pool.take()
+        if fresh:
+            self._style_label(item, kind, self._fonts[kind], self._label_fill)
+        return item
+
+    def _apply_title(self) -> None:
+        theme = self.theme
+        title = self.workspace.document.session.title
+        if title:
+            self._plot.setTitle(title, color=theme.foreground, size=f"{theme.title_size}pt")
+        else:
+            self._plot.setTitle(None)
+        scene = self._scene
+        style = {"color": theme.foreground, "font-size": f"{theme.axis_title_size}pt"}
+        if scene is not None:
+            self._plot.setLabel("bottom", scene.x_title, **style)
+            self._plot.setLabel("left", scene.y_title, **style)
+
+    def _set_limits(self, scene: Scene) -> None:
+        lo, hi = to_view(np.asarray(scene.extent))
+        ylo, yhi = to_view(np.asarray(scene.y_range))
+        self._vb.setLimits(xMin=float(lo), xMax=float(hi), yMin=float(ylo) - 6,
+                           yMax=float(yhi) + 6, minXRange=0.05, minYRange=0.05,
+                           maxXRange=float(hi - lo), maxYRange=float(yhi - ylo) + 12)
+
+    def _sync_regions(self, scene: Scene) -> None:
+        theme = self.theme
+        pool = self._region_pool
+        texts = self._text_pools["region"]
+        pool.reset()
+        texts.reset()
+        self._region_items = []
+        for region in scene.regions:
+            curve = pool.take()
+            color = theme.region_memory if region.kind == "memory" else theme.region_compute
+            curve.setData(x=to_view(np.asarray(region.xs)), y=to_view(np.asarray(region.ys)),
+                          pen=None, fillLevel=float(to_view(region.floor)),
+                          brush=make_brush(color))
+            label = self._take_label("region")
+            label.setText(region.label)
+            self._region_items.append((region, curve, label))
+        pool.finish()
+        texts.finish()
+
+    def _sync_roofs(self, scene: Scene) -> None:
+        theme = self.theme
+        pool = self._roof_pool
+        texts = self._text_pools["roof"]
+        pool.reset()
+        texts.reset()
+        self._roofs = []
+        self._roof_labels = []
+        for roof in scene.roofs:
+            curve = pool.take()
+            color = theme.roof_color(roof.style_index)
+            width = theme.roof_width if roof.emphasis == "main" else theme.minor_roof_width
+            if roof.emphasis != "main" and not roof.derated and roof.kind != "interconnect":
+                color = _fade(color, 0.7)
+            curve.setData(x=to_view(np.asarray(roof.xs)), y=to_view(np.asarray(roof.ys)),
+                          pen=self._pen(color, width, roof.line))
+            curve.setZValue(-3 if roof.derated else (-1 if roof.emphasis == "main" else -2))
+            self._roofs.append((roof, curve))
+            if roof.label:
+                label = self._take_label("roof")
+                label.setText(roof.label)
+                label.setColor(qcolor(color))
+                self._roof_labels.append((roof, label))
+        pool.finish()
+        texts.finish()
+
+    def _sync_ridges(self, scene: Scene) -> None:
+        theme = self.theme
+        texts = self._text_pools["ridge"]
+        texts.reset()
+        self._ridge_items = []
+        floor = float(to_view(scene.y_range[0])) - 8
+        xs, ys = [], []
+        brushes = []
+        for ridge in scene.ridges:
+            lx, ly = float(to_view(ridge.x)), float(to_view(ridge.y))
+            xs += [lx, lx]
+            ys += [floor, ly]
+            brushes.append(self._brush(theme.roof_color(ridge.style_index)))
+            label = self._take_label("ridge")
+            label.setText(ridge.label)
+            label.setPos(lx, ly)
+            self._ridge_items.append((ridge, label))
+        texts.finish()
+        self._ridge_lines.setData(x=np.asarray(xs, float), y=np.asarray(ys, float),
+                                  pen=self._pen(theme.muted, 1.0, "dotted"))
+        marks_x = np.asarray(xs[0::2], float)
+        marks_y = np.asarray(ys[1::2], float)
+        self._ridge_marks.setData(x=marks_x, y=marks_y, symbol="d", size=theme.ridge_size,
+                                  brush=brushes, pen=self._pen(theme.background, 1.2))
+
+    def _sync_points(self, scene: Scene) -> None:
+        theme = self.theme
+        by_hw: dict[int, list[PointMark]] = {m.hw_id: [] for m in scene.machines}
+        for point in scene.points:
+            by_hw.setdefault(point.hw_id, []).append(point)
+        self._points = {}
+        self._op_points = {}
+        self._scatter_for = {}
+        self._spot_index = {}
+        pool = self._scatter_pool
+        pool.reset()
+        for machine in scene.machines:
+            points = by_hw.get(machine.hw_id, [])
+            scatter = pool.take()
+            self._scatter_for[machine.hw_id] = scatter
+            styles = [self._spot_style(p) for p in points]
+            scatter.setData(
+                x=np.asarray([to_view(p.x) for p in points], float),
+                y=np.asarray([to_view(p.y) for p in points], float),
+                data=[p.op_id for p in points],
+                symbol=machine.marker,
+                size=theme.point_size,
+                brush=[s[0] for s in styles],
+                pen=[s[1] for s in styles],
+            )
+            for i, p in enumerate(points):
+                key = (p.op_id, p.hw_id)
+                self._spot_index[key] = i
+        for point in scene.points:
+            key = (point.op_id, point.hw_id)
+            self._points[key] = point
+            self._op_points.setdefault(point.op_id, []).append(key)
+        for scatter in pool.items[pool.used:]:
+            scatter.setData(x=np.zeros(0), y=np.zeros(0))
+        pool.finish()
+
+        self._hover_keys = list(self._points)
+        self._hover_row = {key: i for i, key in enumerate(self._hover_keys)}
+        self._hover_xy = np.array(
+            [(to_view(p.x), to_view(p.y)) for p in self._points.values()], float
+        ).reshape(-1, 2)
+        self._hover_key = None
+        self._hover_text = ""
+
+        self._usage = {}
+        for point in scene.points:
+            r = point.result
+            self._usage.setdefault(point.op_id, set()).add((point.hw_id, r.precision_used,
+                                                            r.level))
+        self._usage = {k: frozenset(v) for k, v in self._usage.items()}
+        self._usage_count = Counter()
+        for usage in self._usage.values():
+            self._usage_count.update(usage)
+
+        labels = self._text_pools["point"]
+        labels.reset()
+        self._labels = {}
+        for point in scene.points:
+            if point.show_label:
+                item = self._take_label("point")
+                item.setText(point.label)
+                item.setPos(float(to_view(point.x)), float(to_view(point.y)))
+                self._labels[point.op_id] = item
+        labels.finish()
+
+    def _sync_ring(self) -> None:
+        op_id = self.workspace.selection.current
+        keys = self._op_points.get(op_id, []) if op_id is not None else []
+        theme = self.theme
+        xs = np.asarray([to_view(self._points[k].x) for k in keys], float)
+        ys = np.asarray([to_view(self._points[k].y) for k in keys], float)
+        self._ring.setData(x=xs, y=ys, symbol="o", size=theme.point_size + theme.ring_extra,
+                           brush=None, pen=self._pen(theme.selection, 2.0))
+
+    def _sync_legend(self, scene: Scene, force: bool = False) -> None:
+        theme = self.theme
+        key = (scene.legend, theme.name)
+        if key == self._legend_key and not force:
+            return
+        self._legend_key = key
+        self._legend.clear()
+        self._legend_samples = []
+        size = theme.point_size * 0.9
+        for entry in scene.legend:
+            if entry.kind == "machine":
+                color = theme.roof_color(entry.style_index or 0)
+                sample = pg.PlotDataItem(x=[0.0], y=[0.0], pen=self._pen(color, theme.roof_width),
+                                         symbol=entry.marker, symbolBrush=self._brush(color),
+                                         symbolSize=size,
+                                         symbolPen=self._pen(theme.background, 1.0))
+            elif entry.kind == "operation":
+                color = theme.point_color(entry.color or "#000000")
+                sample = pg.ScatterPlotItem(symbol="o", size=size, brush=self._brush(color),
+                                            pen=self._pen(theme.point_outline, 0.9))
+            elif entry.marker:
+                sample = pg.ScatterPlotItem(symbol=entry.marker, size=size,
+                                            brush=self._brush(theme.background),
+                                            pen=self._pen(theme.text, 2.0))
+            else:
+                sample = pg.PlotDataItem(pen=None)
+            self._legend_samples.append(sample)
+            self._legend.addItem(sample, _html_escape(entry.text))
+        for item_sample, _label in self._legend.items:
+            # pyqtgraph would hide the (detached) sample on click: the legend only explains
+            item_sample.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+
+    # ------------------------------------------------------------------------------------
+    # annotation layout (pixel space)
+
+    def _on_range_changed(self, *_args) -> None:
+        self._layout_timer.start()
+
+    def _view_to_scene(self) -> tuple[float, float, float, float]:
+        """``(ax, bx, ay, by)``: scene_x = ax·view_x + bx, scene_y = ay·view_y + by."""
+        self._vb.updateMatrix()  # pyqtgraph defers it after a range change
+        t = self._vb.childGroup.sceneTransform()
+        return t.m11(), t.dx(), t.m22(), t.dy()
+
+    def _point_pixels(self) -> np.ndarray:
+        ax, bx, ay, by = self._view_to_scene()
+        if not len(self._hover_xy):
+            return np.zeros((0, 2))
+        return np.column_stack((self._hover_xy[:, 0] * ax + bx, self._hover_xy[:, 1] * ay + by))
+
+    def _layout_annotations(self) -> None:
+        """Place ridge, roof, region and point labels so that they overlap each other, the
+        points and the frame as little as cheaply possible (greedy, in pixels, first free
+        candidate wins): ridge labels first, then flat-roof, sloped-roof, region and point
+        labels (highest points first)."""
+        if self._scene is None:
+            return
+        (x0, x1), (y0, y1) = self._vb.viewRange()
+        ax, bx, ay, by = self._view_to_scene()
+        self._obstacles = self._point_pixels()
+        self._obstacle_r = self.theme.point_size / 2 + 2.5
+        placed: list[tuple[float, float, float, float]] = []
+        gap = 5.0
+
+        def scene_xy(lx, ly):
+            return lx * ax + bx, ly * ay + by
+
+        margin_x = (x1 - x0) * 0.012
+
+        def place_flat(roof: Roof, label: _Label, optional: bool) -> None:
+            lxs = to_view(np.asarray(roof.xs))
+            ly = float(to_view(roof.ys[0]))
+            lo, hi = max(x0, float(lxs[0])), min(x1, float(lxs[1]))
+            if not (y0 < ly < y1) or hi <= lo:
+                label.setVisible(False)
+                return
+            label.setVisible(True)
+            label.fill = QBrush(self._label_fill)
+            label.rotateAxis = None
+            label.setAngle(0)
+            above, below = (1, -2.0), (0, 2.0)  # (anchor y, pixel offset y)
+            sides = (below, above) if roof.derated else (above, below)  # derated: under
+            # centred candidates keep the whole label over the roof's visible part
+            w = label.size()[0]
+            lo_px, hi_px = lo * ax + bx, hi * ax + bx
+            room = hi_px - lo_px - w
+            centres = [((lo_px + w / 2 + room * f) - bx) / ax
+                       for f in (0.3, 0.5, 0.7, 0.15, 0.45, 0.6, 0.85)] if room > 0 else []
+            candidates = []
+            for anchor_y, dy in sides:
+                candidates += [((hi - margin_x, ly), (1, anchor_y), (0, dy)),
+                               ((lo + margin_x, ly), (0, anchor_y), (0, dy))]
+                candidates += [((cx, ly), (0.5, anchor_y), (0, dy)) for cx in centres]
+            if not self._place(label, candidates, placed, optional=optional):
+                label.setVisible(False)
+
+        # ridge labels first (next to their corner), then each machine's top compute roof
+        for ridge, label in self._ridge_items:
+            lx, ly = float(to_view(ridge.x)), float(to_view(ridge.y))
+            label.setPos(lx, ly)
+            xy = scene_xy(lx, ly)
+            self._place(label, [((lx, ly), (0, 0), (gap, gap)), ((lx, ly), (1, 1), (-gap, -gap)),
+                                ((lx, ly), (1, 0), (-gap, gap)), ((lx, ly), (0, 1), (gap, -gap))],
+                        placed, own=xy)
+
+        flat = [(r, lab) for r, lab in self._roof_labels if not r.sloped]
+        sloped = [(r, lab) for r, lab in self._roof_labels if r.sloped]
+        for roof, label in flat:
+            if roof.emphasis == "main" and not roof.derated:
+                place_flat(roof, label, optional=False)
+
+        for roof, label in flat:  # other precisions, then derated roofs if there is room
+            if roof.emphasis != "main" and not roof.derated:
+                place_flat(roof, label, optional=False)
+        derated = [(r, lab) for r, lab in flat if r.derated]
+
+        for roof, label in sloped:
+            lxs = to_view(np.asarray(roof.xs))
+            lys = to_view(np.asarray(roof.ys))
+            slope = float((lys[1] - lys[0]) / (lxs[1] - lxs[0]))
+            c = float(lys[0] - slope * lxs[0])
+            lo = max(x0, float(lxs[0]), (y0 - c) / slope)
+            hi = min(x1, float(lxs[1]), (y1 - c) / slope)
+            if hi <= lo:
+                label.setVisible(False)
+                continue
+            label.setVisible(True)
+            label.fill = QBrush(Qt.BrushStyle.NoBrush)  # a fill would hide neighbouring roofs
+            label.rotateAxis = pg.Point(1, 1)
+            label.setAngle(0)
+            label.setAnchor((0, 1))
+            label.set_offset(0, -1)
+            w, h = label.size()
+            ux, uy = ax, ay * slope
+            norm = math.hypot(ux, uy) or 1.0
+            ux, uy = ux / norm, uy / norm
+            nx, ny = uy, -ux  # the side the text sits on ("above" the line)
+            length_view = (w / norm)  # text length in view x units
+            best = None
+            for f in (0.04, 0.2, 0.36, 0.52, 0.68):
+                lx = lo + f * (hi - lo)
+                if lx + length_view > hi and f > 0.04:
+                    break
+                sx, sy = scene_xy(lx, c + slope * lx)
+                boxes = _strip_boxes(sx, sy, ux, uy, nx, ny, w, h)
+                score = float(self._scores(boxes, placed, None).sum())
+                if best is None or score < best[0]:
+                    best = (score, lx, boxes)
+                if score == 0:
+                    break
+            _, lx, boxes = best
+            label.setPos(lx, c + slope * lx)
+            label.updateTransform(force=True)
+            placed.extend(boxes)
+
+        for roof, label in derated:
+            place_flat(roof, label, optional=True)
+
+        for region, _curve, label in self._region_items:
+            edge = float(to_view(region.xs[1] if region.kind == "memory" else region.xs[0]))
+            if region.kind == "memory":
+                lx, anchor = x0 + (x1 - x0) * 0.012, (0, 1)
+                visible = edge > lx
+            else:
+                lx, anchor = x1 - (x1 - x0) * 0.012, (1, 1)
+                visible = edge < lx
+            visible = bool(visible)
+            label.setVisible(visible)
+            if visible:
+                ly = y0 + (y1 - y0) * 0.015
+                label.setPos(lx, ly)
+                self._place(label, [((lx, ly), anchor, (0, 0))], placed)
+
+        self._fixed_rects = placed
+        self._label_rects = {}
+        order = sorted(self._labels.items(),
+                       key=lambda kv: -self._points[self._label_key(kv[0])].y)
+        for op_id, label in order:
+            self._place_point_label(op_id, label, self._points[self._label_key(op_id)])
+
+    def _scores(self, rects: Sequence[tuple[float, float, float, float]], others,
+                own: tuple[float, float] | None) -> np.ndarray:
+        """Badness of each candidate rectangle ``(left, top, right, bottom)`` in scene pixels:
+        area shared with ``others`` (rectangles already placed) + weighted area over points
+        + area outside the plot. Vectorised over candidates, placed rectangles and points."""
+        r = np.asarray(rects, dtype=float).reshape(-1, 4)
+        score = np.zeros(len(r))
+        o = np.asarray(others, dtype=float).reshape(-1, 4)
+        if len(o):
+            w = np.minimum(r[:, None, 2], o[None, :, 2]) - np.maximum(r[:, None, 0], o[None, :, 0])
+            h = np.minimum(r[:, None, 3], o[None, :, 3]) - np.maximum(r[:, None, 1], o[None, :, 1])
+            score += (np.clip(w, 0, None) * np.clip(h, 0, None)).sum(axis=1)
+        score += self._point_overlaps(r, own)
+        view = self._vb.sceneBoundingRect()
+        iw = np.clip(np.minimum(r[:, 2], view.right()) - np.maximum(r[:, 0], view.left()), 0, None)
+        ih = np.clip(np.minimum(r[:, 3], view.bottom()) - np.maximum(r[:, 1], view.top()), 0,
+                     None)
+        score += ((r[:, 2] - r[:, 0]) * (r[:, 3] - r[:, 1]) - iw * ih) * 2.0
+        return score
+
+    def _point_overlaps(self, r: np.ndarray, own: tuple[float, float] | None) -> np.ndarray:
+        """How much of the points (squares of half-side ``_obstacle_r``) each rectangle covers,
+        weighted so that covering a point costs more than touching another label. ``own``
+        (the labelled point) may be touched but costs a little when covered."""
+        pts = getattr(self, "_obstacles", None)
+        if pts is None or not len(pts):
+            return np.zeros(len(r))
+        rad = self._obstacle_r
+        w = np.minimum(pts[None, :, 0] + rad, r[:, None, 2]) - np.maximum(pts[None, :, 0] - rad,
+                                                                         r[:, None, 0])
+        h = np.minimum(pts[None, :, 1] + rad, r[:, None, 3]) - np.maximum(pts[None, :, 1] - rad,
+                                                                         r[:, None, 1])
+        area = (np.clip(w, 0, None) * np.clip(h, 0, None)).sum(axis=1)
+        if own is not None:
+            ow = np.clip(np.minimum(own[0] + rad, r[:, 2]) - np.maximum(own[0] - rad, r[:, 0]), 0,
+                         None)
+            oh = np.clip(np.minimum(own[1] + rad, r[:, 3]) - np.maximum(own[1] - rad, r[:, 1]), 0,
+                         None)
+            covered = ow * oh
+            area = area - covered + np.where(covered > 0, 50.0, 0.0)
+        return 6.0 * area
+
+    def _place(self, label: _Label, candidates, placed: list, own=None,
+               optional: bool = False) -> bool:
+        """Put ``label`` at the first ``(view position, anchor, pixel offset)`` candidate that
+        overlaps nothing placed, no point and not the frame, else at the least-overlapping
+        one; record its rectangle in ``placed``. An ``optional`` label that cannot be placed
+        freely is not placed (returns False)."""
+        ax, bx, ay, by = self._view_to_scene()
+        rects = [self._rect_for(label, (pos[0] * ax + bx, pos[1] * ay + by), anchor, offset)
+                 for pos, anchor, offset in candidates]
+        scores = self._scores(rects, placed, own)
+        best = int(np.argmin(scores))  # the first of the best: candidates are in preference order
+        if optional and scores[best] > 0:
+            return False
+        pos, anchor, offset = candidates[best]
+        label.setPos(*pos)
+        label.setAnchor(anchor)
+        label.set_offset(*offset)
+        placed.append(rects[best])
+        return True
+
+    def _label_key(self, op_id: int) -> tuple[int, int]:
+        return next(k for k in self._op_points[op_id] if self._points[k].show_label)
+
+    def _place_point_label(self, op_id: int, label: _Label, point: PointMark) -> None:
+        ax, bx, ay, by = self._view_to_scene()
+        lx, ly = float(to_view(point.x)), float(to_view(point.y))
+        anchor_xy = (lx * ax + bx, ly * ay + by)
+        candidates = []
+        for g in (self.theme.point_size / 2 + 1, self.theme.point_size * 1.6):
+            candidates += [((0, 1), (g, -g * 0.4)), ((0, 0), (g, g * 0.4)),
+                           ((1, 1), (-g, -g * 0.4)), ((1, 0), (-g, g * 0.4)),
+                           ((0.5, 1), (0, -g - 2)), ((0.5, 0), (0, g + 2))]
+        others = [rect for other, rect in self._label_rects.items() if other != op_id]
+        others += self._fixed_rects
+        rects = [self._rect_for(label, anchor_xy, anchor, offset) for anchor, offset in candidates]
+        best = int(np.argmin(self._scores(rects, others, anchor_xy)))
+        anchor, offset = candidates[best]
+        label.setAnchor(anchor)
+        label.set_offset(*offset)
+        self._label_rects[op_id] = rects[best]
+
+    @staticmethod
+    def _rect_for(label: _Label, xy: tuple[float, float], anchor, offset
+                  ) -> tuple[float, float, float, float]:
+        w, h = label.size()
+        m = 1.5  # QGraphicsTextItem's margin is 4 px: this keeps ~2.5 px of air around text
+        left = xy[0] + offset[0] - anchor[0] * w + m
+        top = xy[1] + offset[1] - anchor[1] * h + m
+        return left, top, left + w - 2 * m, top + h - 2 * m
+
+    # ------------------------------------------------------------------------------------
+    # mouse
+
+    def _nearest(self, scene_pos) -> tuple[int, int] | None:
+        if not len(self._hover_xy):
+            return None
+        pts = self._point_pixels()
+        d2 = (pts[:, 0] - scene_pos.x()) ** 2 + (pts[:, 1] - scene_pos.y()) ** 2
+        i = int(np.argmin(d2))
+        if d2[i] > PICK_RADIUS**2:
+            return None
+        return self._hover_keys[i]
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        if not self._vb.sceneBoundingRect().contains(scene_pos):
+            if self._hover_key is not None:
+                self._hover_key = None
+                self._hover_text = ""
+                QToolTip.hideText()
+            return
+        view = self._vb.mapSceneToView(scene_pos)
+        x, y = float(to_data(view.x())), float(to_data(view.y()))
+        if self._scene is not None and math.isfinite(x) and math.isfinite(y):
+            # within 2 pixels of the roof counts as on it
+            tolerance = 10.0 ** (2 * abs(self._vb.viewPixelSize()[1])) - 1
+            self.cursor_text.emit(self._scene.cursor_text(x, y, tolerance))
+        key = self._nearest(scene_pos)
+        if key == self._hover_key:
+            return
+        self._hover_key = key
+        if key is None:
+            self._hover_text = ""
+            QToolTip.hideText()
+            return
+        self._hover_text = self._points[key].tooltip
+        pixel = self.plot_widget.mapFromScene(scene_pos)
+        r = int(PICK_RADIUS)
+        # the tip hides as soon as the mouse leaves the picking circle's square
+        QToolTip.showText(self.plot_widget.mapToGlobal(pixel) + QPoint(14, 14),
+                          self._hover_text, self.plot_widget,
+                          QRect(pixel.x() - r, pixel.y() - r, 2 * r, 2 * r))
+
+    def _on_mouse_clicked(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            key = self._nearest(event.scenePos())
+            if key is not None:
+                self.workspace.selection.select(key[0])
+                event.accept()
+            elif event.double():
+                self.fit_to_data()
+                event.accept()
+        elif event.button() == Qt.MouseButton.RightButton:
+            menu = QMenu(self)
+            menu.addAction("Fit to data", self.fit_to_data)
+            event.accept()
+            menu.popup(event.screenPos().toPoint())
+
+
+def _strip_boxes(sx: float, sy: float, ux: float, uy: float, nx: float, ny: float, w: float,
+                 h: float) -> list[tuple[float, float, float, float]]:
+    """Squares covering a text of ``w``×``h`` pixels that starts at ``(sx, sy)`` and runs
+    along the unit vector ``(ux, uy)``, on the side of the normal ``(nx, ny)``: a cheap
+    footprint of a rotated label for overlap tests."""
+    m = 3.0
+    w, h = max(w - 2 * m, 1.0), max(h - 2 * m, 1.0)
+    count = max(1, math.ceil(w / h))
+    half = h / 2
+    boxes = []
+    for k in range(count):
+        t = w * (k + 0.5) / count
+        cx = sx + ux * (t + m) + nx * (half + m)
+        cy = sy + uy * (t + m) + ny * (half + m)
+        boxes.append((cx - half, cy - half, cx + half, cy + half))
+    return boxes
+
+
+def _release(state: dict) -> None:
+    """Run when the canvas's widget is destroyed: drop the Python references to its chart
+    items. Otherwise a canvas wrapper that outlives its widget (held by a failed test's
+    traceback, say) keeps wrappers of deleted items alive, and PySide crashes later in an
+    unrelated paint."""
+    state.clear()
+
+
+def _fade(color: str, amount: float) -> str:
+    """``color`` mixed towards mid-grey by ``1 - amount`` (lighter lines for minor roofs)."""
+    c = qcolor(color)
+    grey = 150
+    r = int(c.red() * amount + grey * (1 - amount))
+    g = int(c.green() * amount + grey * (1 - amount))
+    b = int(c.blue() * amount + grey * (1 - amount))
+    return f"#{r:02X}{g:02X}{b:02X}"
+
+
+def _html_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,727 @@
+"""The results table: every operation on every machine, with the roofline numbers.
+
+One row per (operation, machine) pair of :meth:`ResultCache.pairs`, operations outermost.
+Cells show SI-prefixed values to three significant figures; sorting uses the raw numbers
+(:data:`SORT_ROLE`), so 0.167 < 42.7 < 341 < 3584 whatever the text says. Pairs that cannot
+be evaluated (a machine without the precision, an unknown memory level, invalid parameters)
+are rows of "—" with the reason as tooltip.
+
+Ctrl+C copies the selected rows, "Copy all" every row shown, as tab-separated text with a
+header row; :meth:`ResultsTable.export_csv` writes every row as CSV. Both carry raw numbers
+in base SI units, named in the headers ("intensity [FLOP/B]", "T_math [s]").
+
+The model follows the document's :class:`~workbench.document.Change` notifications: an edit
+of one operation re-evaluates only that operation's rows (``dataChanged``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.document import Change
+from workbench.model.roofline import FORMULAS, Result
+from workbench.model.session import HardwareEntry, OperationEntry
+from workbench.model.units import format_number, format_quantity
+from workbench.ui.bridge import Workspace
+
+__all__ = ["ResultsTable", "ResultsModel", "ResultsProxy", "COLUMNS", "Column", "SORT_ROLE",
+           "BOUND_COLORS"]
+
+#: Text colour of each bound (Okabe–Ito blue, vermillion, reddish purple).
+BOUND_COLORS: dict[str, str] = {"memory": "#0072B2", "compute": "#D55E00",
+                                "overhead": "#CC79A7"}
+
+#: Role with the raw value of a cell (float in base SI units, or lower-case text); ``None``
+#: where there is no value (a skipped pair).
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+#: Role on column 0 with "operation name<TAB>machine name" (the filter looks at it).
+FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
+#: Role with the (operation id, machine id) of a row, on every cell.
+KEY_ROLE = Qt.ItemDataRole.UserRole + 3
+
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+_CENTER = int(Qt.AlignmentFlag.AlignCenter)
+_DASH = "—"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: its key, header in the view, header with unit for copy/CSV, how to get its
+    raw value from a :class:`Result`, how to show it, and a tooltip (formula)."""
+
+    key: str
+    title: str
+    export: str
+    value: Callable[[Result], Any]
+    show: Callable[[Any], str] | None
+    tip: str
+    numeric: bool = True
+    #: widest text expected, for the initial column width
+    sample: str = "999 TFLOP/s"
+
+
+def _q(unit: str) -> Callable[[Any], str]:
+    return lambda v: format_quantity(v, unit)
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("operation", "Operation", "operation", lambda r: r.operation, None,
+           "The operation", numeric=False, sample="FFN up, decode GEMV, INT4 weights"),
+    Column("machine", "Machine", "machine", lambda r: r.hardware, None,
+           "The machine", numeric=False, sample="NVIDIA H100 SXM5"),
+    Column("precision", "Precision", "precision", lambda r: r.precision_used, None,
+           "Precision whose peak is the ceiling (the operation's compute precision, or the "
+           "next wider one the machine has)", numeric=False, sample="Precision"),
+    Column("flops", "FLOPs", "FLOPs [FLOP]", lambda r: r.flops, _q("flops"),
+           "FLOPs: total floating-point operations (a multiply-add counts as 2)",
+           sample="999 TFLOP"),
+    Column("bytes", "Bytes", "bytes [B]", lambda r: r.bytes, _q("bytes"),
+           "bytes: traffic across the memory level, loads and stores both counted",
+           sample="999 MB"),
+    Column("intensity", "Intensity [FLOP/B]", "intensity [FLOP/B]", lambda r: r.intensity,
+           format_number, FORMULAS["intensity"], sample="Intensity [FLOP/B]"),
+    Column("ceiling", "Ceiling", "ceiling [FLOP/s]", lambda r: r.peak_flops, _q("flop_rate"),
+           "ceiling = the machine's dense peak at the precision used"),
+    Column("bandwidth", "Bandwidth", "bandwidth [B/s]", lambda r: r.bandwidth, _q("bandwidth"),
+           "bandwidth of the memory level the bytes cross", sample="99.9 TB/s"),
+    Column("ridge", "Ridge [FLOP/B]", "ridge [FLOP/B]", lambda r: r.ridge, format_number,
+           FORMULAS["ridge"], sample="Ridge [FLOP/B]"),
+    Column("attainable", "Attainable", "attainable [FLOP/s]", lambda r: r.attainable_flops,
+           _q("flop_rate"), FORMULAS["attainable"]),
+    Column("bound", "Bound", "bound", lambda r: r.bound, None, "bound: " + FORMULAS["bound"],
+           numeric=False, sample="overhead"),
+    Column("fraction_of_peak", "% of peak", "% of peak [%]",
+           lambda r: 100.0 * r.fraction_of_peak, format_number,
+           FORMULAS["fraction_of_peak"] + " × 100", sample="% of peak"),
+    Column("t_math", "T_math", "T_math [s]", lambda r: r.t_math_s, _q("time"),
+           FORMULAS["t_math"], sample="999 ms"),
+    Column("t_mem", "T_mem", "T_mem [s]", lambda r: r.t_mem_s, _q("time"),
+           FORMULAS["t_mem"], sample="999 ms"),
+    Column("t_lower", "T_lower", "T_lower [s]", lambda r: r.t_lower_s, _q("time"),
+           FORMULAS["t_lower"], sample="999 ms"),
+    Column("t_upper", "T_upper", "T_upper [s]", lambda r: r.t_upper_s, _q("time"),
+           FORMULAS["t_upper"], sample="999 ms"),
+    Column("t_predicted", "T_predicted", "T_predicted [s]", lambda r: r.t_predicted_s,
+           _q("time"), FORMULAS["t_predicted"], sample="T_predicted"),
+)
+COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
+_MACHINE_INDEPENDENT = ("flops", "bytes", "intensity")
+
+
+@dataclass
+class _Row:
+    """The evaluated contents of one row: raw values (sort keys), the skip reason, and
+    display texts formatted on first use."""
+
+    raw: list[Any]
+    reason: str = ""
+    tips: dict[int, str] | None = None
+    text: list[str | None] = field(default_factory=lambda: [None] * len(COLUMNS))
+
+    def text_of(self, col: int) -> str:
+        text = self.text[col]
+        if text is None:
+            value = self.raw[col]
+            column = COLUMNS[col]
+            if value is None:
+                text = _DASH
+            elif column.show is None:
+                text = str(value)
+            else:
+                text = column.show(value)
+            self.text[col] = text
+        return text
+
+
+class ResultsModel(QAbstractTableModel):
+    """Rows = (operation id, machine id) keys in session order; cells computed lazily from
+    the workspace's :class:`ResultCache` and cached per pair until a change touches them
+    (a reorder or an added operation keeps every other pair's cache)."""
+
+    def __init__(self, workspace: Workspace, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.workspace = workspace
+        self._keys: list[tuple[int, int]] = []
+        self._op_rows: dict[int, tuple[int, int]] = {}  # op id -> (first row, row count)
+        self._ops: dict[int, OperationEntry] = {}
+        self._machines: dict[int, HardwareEntry] = {}
+        self._op_order: list[int] = []
+        self._hw_order: list[int] = []
+        self._cache: dict[tuple[int, int], _Row] = {}
+        self._highlight: int | None = workspace.selection.current
+        self._snapshot()
+        workspace.signals.changed.connect(self._on_change)
+        workspace.selection.changed.connect(self._on_selection)
+
+    # -- bookkeeping -----------------------------------------------------------------------
+
+    def _snapshot(self, keep_cache: bool = True) -> None:
+        session = self.workspace.document.session
+        self._ops = {e.id: e for e in session.operations}
+        self._machines = {e.id: e for e in session.hardware}
+        self._hw_order = [h.id for h in session.hardware]
+        self._set_order([e.id for e in session.operations])
+        if keep_cache:
+            self._cache = {k: v for k, v in self._cache.items()
+                           if k[0] in self._ops and k[1] in self._machines}
+        else:
+            self._cache = {}
+
+    def _set_order(self, op_order: list[int]) -> None:
+        machines = self._hw_order
+        m = len(machines)
+        self._op_order = op_order
+        self._keys = [(op, hw) for op in op_order for hw in machines]
+        self._op_rows = {op: (i * m, m) for i, op in enumerate(op_order)}
+
+    def reset(self, keep_cache: bool = True) -> None:
+        self.beginResetModel()
+        self._snapshot(keep_cache)
+        self.endResetModel()
+
+    def _follow_structure(self) -> None:
+        """Operations added, removed or moved: insert, remove or move their rows (a sorted
+        proxy then places only those rows); anything else resets the model."""
+        session = self.workspace.document.session
+        new = [e.id for e in session.operations]
+        old = self._op_order
+        if [h.id for h in session.hardware] != self._hw_order:
+            self.reset()
+            return
+        self._ops.update({e.id: e for e in session.operations})
+        removed = set(old) - set(new)
+        added = set(new) - set(old)
+        if removed and added:
+            self.reset()
+            return
+        if removed:
+            if [i for i in old if i not in removed] != new:
+                self.reset()
+                return
+            for first, stop in reversed(_runs([i for i, op in enumerate(old) if op in removed])):
+                self._remove_ops(first, stop)
+        elif added:
+            if [i for i in new if i not in added] != old:
+                self.reset()
+                return
+            for first, stop in _runs([i for i, op in enumerate(new) if op in added]):
+                self._insert_ops(first, new[first:stop])
+        elif new != old:
+            moved = _single_move(old, new)
+            if moved is None:
+                self.reset()
+                return
+            source, target = moved
+            op = old[source]
+            self._remove_ops(source, source + 1)
+            self._insert_ops(target, [op])
+        for op in removed:
+            del self._ops[op]
+        if removed:
+            self._cache = {k: v for k, v in self._cache.items() if k[0] not in removed}
+
+    def _remove_ops(self, first: int, stop: int) -> None:
+        m = len(self._hw_order)
+        order = self._op_order
+        if m:
+            self.beginRemoveRows(QModelIndex(), first * m, stop * m - 1)
+        self._set_order(order[:first] + order[stop:])
+        if m:
+            self.endRemoveRows()
+
+    def _insert_ops(self, first: int, ops: list[int]) -> None:
+        m = len(self._hw_order)
+        order = self._op_order
+        if m:
+            self.beginInsertRows(QModelIndex(), first * m, (first + len(ops)) * m - 1)
+        self._set_order(order[:first] + ops + order[first:])
+        if m:
+            self.endInsertRows()
+
+    def key(self, row: int) -> tuple[int, int]:
+        """(operation id, machine id) of a row."""
+        return self._keys[row]
+
+    def rows_of(self, op_id: int | None) -> range:
+        first, count = self._op_rows.get(op_id, (0, 0)) if op_id is not None else (0, 0)
+        return range(first, first + count)
+
+    def _touch_rows(self, rows: Sequence[int] | range) -> None:
+        if not rows:
+            return
+        last_col = len(COLUMNS) - 1
+        for row in rows:
+            self._cache.pop(self._keys[row], None)
+        # contiguous runs -> one dataChanged each
+        ordered = sorted(rows)
+        start = prev = ordered[0]
+        for row in [*ordered[1:], None]:
+            if row is not None and row == prev + 1:
+                prev = row
+                continue
+            self.dataChanged.emit(self.index(start, 0), self.index(prev, last_col))
+            if row is not None:
+                start = prev = row
+
+    def _on_change(self, change: Change) -> None:
+        what = change.what
+        if what == "operation":
+            fields = set(change.fields)
+            if fields and fields <= {"color", "visible", "label"}:
+                return  # display settings only: no number changes
+            for op_id in change.ids:
+                self._touch_rows(self.rows_of(op_id))
+        elif what == "hardware":
+            if change.fields == ("visible",):
+                return
+            ids = set(change.ids)
+            self._touch_rows([i for i, (_, hw) in enumerate(self._keys) if hw in ids])
+        elif what == "operations":
+            self._follow_structure()
+        elif what == "machines":
+            self.reset()
+        elif what == "session":
+            self.reset(keep_cache=False)
+
+    def _on_selection(self, op_id: int | None) -> None:
+        old, self._highlight = self._highlight, op_id
+        last = len(COLUMNS) - 1
+        for rows in (self.rows_of(old), self.rows_of(op_id)):
+            if rows:
+                self.dataChanged.emit(self.index(rows.start, 0), self.index(rows.stop - 1, last),
+                                      [Qt.ItemDataRole.BackgroundRole])
+
+    # -- evaluation ------------------------------------------------------------------------
+
+    def row_data(self, row: int) -> _Row:
+        key = self._keys[row]
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._evaluate(*key)
+            self._cache[key] = cached
+        return cached
+
+    def sort_key(self, row: int, col: int) -> Any:
+        """Raw value of a cell for sorting: a float, lower-case text, or ``None``."""
+        value = self.row_data(row).raw[col]
+        return value.lower() if isinstance(value, str) else value
+
+    def _evaluate(self, op_id: int, hw_id: int) -> _Row:
+        results = self.workspace.results
+        op_name = self._ops[op_id].operation.name
+        hw = self._machines[hw_id].hardware
+        try:
+            pair = results.pair(op_id, hw_id)
+            result, reason = pair.result, (pair.skipped.reason if pair.skipped else "")
+        except Exception as exc:  # invalid parameters: a row that says why
+            result, reason = None, f"Cannot count {op_name}: {exc}"
+        if result is not None:
+            tips = {
+                COLUMN_INDEX["precision"]: (
+                    f"computes in {result.precision}; {hw.label} has no {result.precision} "
+                    f"peak, so the {result.precision_used} peak is the ceiling"
+                    if result.precision_used != result.precision
+                    else f"{result.precision} peak of {hw.label}"),
+                COLUMN_INDEX["bandwidth"]: f"memory level: {result.level}",
+                COLUMN_INDEX["intensity"]: (
+                    f"FLOPs / bytes = {format_quantity(result.flops, 'flops')} / "
+                    f"{format_quantity(result.bytes, 'bytes')}"),
+            }
+            return _Row([c.value(result) for c in COLUMNS], "", tips)
+        raw: list[Any] = [None] * len(COLUMNS)
+        raw[0], raw[1] = op_name, hw.label
+        try:  # FLOPs, bytes and intensity do not depend on the machine
+            counts = results.counts(op_id)
+            flops, nbytes = float(counts.flops), float(counts.bytes)
+            raw[COLUMN_INDEX["flops"]] = flops
+            raw[COLUMN_INDEX["bytes"]] = nbytes
+            raw[COLUMN_INDEX["intensity"]] = flops / nbytes if nbytes else math.inf
+        except Exception:
+            pass
+        return _Row(raw, reason or "not evaluated", None)
+
+    # -- Qt model interface ----------------------------------------------------------------
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._keys)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
+            return None
+        column = COLUMNS[section]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return column.title
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return column.tip
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            # numeric titles centred: right-aligned, they would run under the sort arrow
+            return _CENTER if column.numeric else _LEFT
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        R = Qt.ItemDataRole
+        row, col = index.row(), index.column()
+        if role == R.DisplayRole:
+            return self.row_data(row).text_of(col)
+        if role == SORT_ROLE:
+            return self.sort_key(row, col)
+        if role == R.TextAlignmentRole:
+            return _RIGHT if COLUMNS[col].numeric else _LEFT
+        if role == R.ForegroundRole:
+            data = self.row_data(row)
+            if data.reason:
+                return QApplication.palette().color(QPalette.ColorGroup.Disabled,
+                                                    QPalette.ColorRole.Text)
+            if col == COLUMN_INDEX["bound"]:
+                return QColor(BOUND_COLORS.get(data.raw[col], "#000000"))
+            return None
+        if role == R.BackgroundRole:
+            if self._highlight is not None and self._keys[row][0] == self._highlight:
+                color = QColor(QApplication.palette().color(QPalette.ColorRole.Highlight))
+                color.setAlpha(45)
+                return color
+            return None
+        if role == R.ToolTipRole:
+            data = self.row_data(row)
+            if data.reason:
+                return data.reason
+            if data.tips and col in data.tips:
+                return data.tips[col]
+            return None
+        if role == FILTER_ROLE:  # names only: filtering needs no evaluation
+            op_id, hw_id = self._keys[row]
+            return (f"{self._ops[op_id].operation.name}\t"
+                    f"{self._machines[hw_id].hardware.label}")
+        if role == KEY_ROLE:
+            return self._keys[row]
+        return None
+
+    # -- export ----------------------------------------------------------------------------
+
+    @staticmethod
+    def export_header() -> list[str]:
+        return [c.export for c in COLUMNS] + ["note"]
+
+    def export_row(self, row: int) -> list[Any]:
+        """Raw values of a row (numbers in base SI units); the last cell is the skip reason."""
+        data = self.row_data(row)
+        return [*data.raw, data.reason]
+
+
+class ResultsProxy(QSortFilterProxyModel):
+    """Sorts on :data:`SORT_ROLE` (numbers as numbers) and filters on the operation and
+    machine names. Rows without a value (skipped pairs) go last in either order."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setSortRole(SORT_ROLE)
+        self.setFilterRole(FILTER_ROLE)
+        self.setFilterKeyColumn(0)
+        self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.setSortCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.setDynamicSortFilter(True)
+
+    def lessThan(self, left: QModelIndex | QPersistentModelIndex,
+                 right: QModelIndex | QPersistentModelIndex) -> bool:
+        model = self.sourceModel()
+        if isinstance(model, ResultsModel):  # the same as data(SORT_ROLE), without Qt calls
+            a = model.sort_key(left.row(), left.column())
+            b = model.sort_key(right.row(), right.column())
+        else:
+            a = model.data(left, SORT_ROLE)
+            b = model.data(right, SORT_ROLE)
+        if a is None or b is None:
+            if a is None and b is None:
+                return left.row() < right.row()
+            # None last whatever the order: Qt sorts descending with the arguments swapped.
+            descending = self.sortOrder() == Qt.SortOrder.DescendingOrder
+            return (a is None) == descending
+        if type(a) is not type(b):
+            a, b = str(a), str(b)
+        if a == b:
+            return left.row() < right.row()
+        return a < b
+
+
+class _CopyFilter(QObject):
+    """Routes the Copy key on the view to :meth:`ResultsTable.copy_selection` (the item
+    view would otherwise copy the current cell's text only)."""
+
+    def __init__(self, table: ResultsTable) -> None:
+        super().__init__(table)
+        self._table = table
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if (kind in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride)
+                and event.matches(QKeySequence.StandardKey.Copy)):
+            if kind == QEvent.Type.ShortcutOverride:
+                event.accept()  # the key comes to the view as a KeyPress
+            else:
+                self._table.copy_selection()
+            return True
+        return False
+
+
+class ResultsTable(QWidget):
+    """Filter box, "Copy all" button and the sortable table of every (operation, machine).
+
+    ``copy_action`` (Ctrl+C while the table has focus) copies the selected rows; clicking a
+    row selects its operation in the shared selection; the selected operation's rows are
+    highlighted.
+    """
+
+    def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ResultsTable")
+        self.workspace = workspace
+        self._syncing = False
+
+        self.model = ResultsModel(workspace, self)
+        self.proxy = ResultsProxy(self)
+        self.proxy.setSourceModel(self.model)
+
+        self.filter_edit = QLineEdit(self)
+        self.filter_edit.setObjectName("filterEdit")
+        self.filter_edit.setPlaceholderText("Filter by operation or machine…")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.textChanged.connect(self.set_filter)
+        self.count_label = QLabel(self)
+        self.count_label.setObjectName("countLabel")
+        self.copy_all_button = QPushButton("Copy All", self)
+        self.copy_all_button.setObjectName("copyAllButton")
+        self.copy_all_button.setToolTip("Copy every row shown as tab-separated text with a "
+                                        "header (raw numbers, units in the header)")
+        self.copy_all_button.clicked.connect(self.copy_all)
+
+        self.view = QTableView(self)
+        self.view.setObjectName("resultsView")
+        self.view.setModel(self.proxy)
+        self._configure_view()
+
+        self.copy_action = QAction("&Copy Results", self)
+        self.copy_action.setObjectName("copy_results")
+        self.copy_action.setShortcut(QKeySequence.StandardKey.Copy)
+        self.copy_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.copy_action.setToolTip("Copy the selected rows as tab-separated text")
+        self.copy_action.triggered.connect(self.copy_selection)
+        self.view.addAction(self.copy_action)
+        self._copy_filter = _CopyFilter(self)
+        self.view.installEventFilter(self._copy_filter)
+
+        top = QHBoxLayout()
+        top.setContentsMargins(4, 4, 4, 2)
+        top.addWidget(self.filter_edit, 1)
+        top.addWidget(self.count_label)
+        top.addWidget(self.copy_all_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(top)
+        layout.addWidget(self.view)
+
+        self.view.selectionModel().selectionChanged.connect(self._on_view_selection)
+        self.view.selectionModel().currentRowChanged.connect(self._on_view_selection)
+        workspace.selection.changed.connect(self._reveal)
+        for signal in (self.proxy.modelReset, self.proxy.rowsInserted, self.proxy.rowsRemoved,
+                       self.proxy.layoutChanged):
+            signal.connect(self._update_count)
+        workspace.signals.changed.connect(self._on_change)
+        self._update_count()
+        self.fit_name_columns()
+
+    def _on_change(self, change: Change) -> None:
+        if change.what == "session":
+            self.fit_name_columns()
+
+    def fit_name_columns(self) -> None:
+        """Width of the operation and machine columns from the session's names (not from
+        every row: that is what makes ResizeToContents slow on thousands of rows)."""
+        session = self.workspace.document.session
+        fm = self.view.fontMetrics()
+        header = self.view.horizontalHeader()
+        for col, names in ((0, [e.operation.name for e in session.operations]),
+                           (1, [e.hardware.label for e in session.hardware])):
+            widest = max((fm.horizontalAdvance(n) for n in names),
+                         default=fm.horizontalAdvance(COLUMNS[col].title))
+            header.resizeSection(col, max(90, min(widest + 20, 320)))
+
+    def _configure_view(self) -> None:
+        view = self.view
+        # No sort column yet: session order. (Enabling sorting sorts by the indicator's
+        # section at once, which would evaluate every row before the first paint.)
+        view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        view.setSortingEnabled(True)
+        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        view.setAlternatingRowColors(True)
+        view.setShowGrid(False)
+        view.setWordWrap(False)
+        view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        vh = view.verticalHeader()
+        vh.setVisible(False)
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(view.fontMetrics().height() + 8)
+        header = view.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setSectionsMovable(True)
+        header.setStretchLastSection(False)
+        fm = view.fontMetrics()
+        # Widths from sample texts: ResizeToContents would measure thousands of rows.
+        for i, column in enumerate(COLUMNS):
+            header.setSectionResizeMode(i, QHeaderView.ResizeMode.Interactive)
+            # room for the sort indicator beside the title
+            width = max(fm.horizontalAdvance(column.sample) + 20,
+                        fm.horizontalAdvance(column.title) + 34)
+            header.resizeSection(i, min(width, 280))
+
+    # -- selection -------------------------------------------------------------------------
+
+    def _on_view_selection(self, *_args) -> None:
+        """A row clicked (selected and current) selects its operation everywhere."""
+        sm = self.view.selectionModel()
+        current = sm.currentIndex()
+        if self._syncing or not current.isValid() or not sm.isRowSelected(current.row()):
+            return
+        op_id, _ = self.proxy.data(current, KEY_ROLE)
+        self._syncing = True
+        try:
+            self.workspace.selection.select(op_id)
+        finally:
+            self._syncing = False
+
+    def _reveal(self, op_id: int | None) -> None:
+        """Scroll the selected operation's first shown row into view (highlight is in the
+        model)."""
+        if self._syncing or op_id is None:
+            return
+        rows = self.model.rows_of(op_id)
+        if not rows:
+            return
+        index = self.proxy.mapFromSource(self.model.index(rows.start, 0))
+        if index.isValid():
+            self.view.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
+
+    # -- filter ----------------------------------------------------------------------------
+
+    def set_filter(self, text: str) -> None:
+        """Show only rows whose operation or machine name contains ``text`` (any case)."""
+        if self.filter_edit.text() != text:
+            self.filter_edit.setText(text)  # re-enters through textChanged
+            return
+        self.proxy.setFilterFixedString(text.strip())
+        self._update_count()
+
+    def _update_count(self, *_args) -> None:
+        shown, total = self.proxy.rowCount(), self.model.rowCount()
+        self.count_label.setText(f"{shown} of {total} rows" if shown != total
+                                 else f"{total} rows")
+
+    # -- copy and export -------------------------------------------------------------------
+
+    def selected_source_rows(self) -> list[int]:
+        """Source rows of the selected rows, in the order shown."""
+        rows = sorted(i.row() for i in self.view.selectionModel().selectedRows())
+        return [self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in rows]
+
+    def shown_source_rows(self) -> list[int]:
+        return [self.proxy.mapToSource(self.proxy.index(r, 0)).row()
+                for r in range(self.proxy.rowCount())]
+
+    def table_text(self, rows: Sequence[int]) -> str:
+        """Tab-separated text of these source rows with a header row."""
+        lines = ["\t".join(self.model.export_header())]
+        for row in rows:
+            lines.append("\t".join(_cell(v) for v in self.model.export_row(row)))
+        return "\n".join(lines) + "\n"
+
+    def copy_selection(self) -> None:
+        rows = self.selected_source_rows()
+        if rows:
+            QGuiApplication.clipboard().setText(self.table_text(rows))
+
+    def copy_all(self) -> None:
+        QGuiApplication.clipboard().setText(self.table_text(self.shown_source_rows()))
+
+    def export_csv(self, path: str | os.PathLike[str]) -> int:
+        """Write every row (whatever the filter and sort) as CSV with units in the headers;
+        numbers in base SI units. Returns the number of data rows."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(self.model.export_header())
+        count = self.model.rowCount()
+        for row in range(count):
+            writer.writerow([_cell(v) for v in self.model.export_row(row)])
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(buffer.getvalue())
+        return count
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    """Sorted indices as (first, stop) runs of consecutive values: [1, 2, 5] → [(1, 3), (5, 6)]."""
+    runs: list[tuple[int, int]] = []
+    for i in indices:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+def _single_move(old: list[int], new: list[int]) -> tuple[int, int] | None:
+    """(index in ``old``, index in ``new``) if ``new`` is ``old`` with one item moved."""
+    first = next(i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b)
+    last = next(i for i in range(len(old) - 1, -1, -1) if old[i] != new[i])
+    if old[first + 1:last + 1] == new[first:last] and new[last] == old[first]:
+        return first, last  # moved down
+    if old[first:last] == new[first + 1:last + 1] and new[first] == old[last]:
+        return last, first  # moved up
+    return None
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    return str(value).replace("\t", " ").replace("\n", " ")
