@@ -17,7 +17,15 @@ from typing import Any
 
 from workbench.model.hardware import Hardware
 from workbench.model.operations import KINDS, Operation
-from workbench.model.session import HardwareEntry, OperationEntry, Session, ViewSettings
+from workbench.model.measured import Measurement
+from workbench.model.session import (
+    Comparison,
+    HardwareEntry,
+    OperationEntry,
+    Session,
+    ViewSettings,
+)
+from workbench.model.sweeps import Sweep
 
 __all__ = ["Change", "Document", "new_operation"]
 
@@ -29,8 +37,9 @@ class Change:
     ``what`` is one of ``"operation"`` (parameters or style of the operations in ``ids``),
     ``"operations"`` (added, removed or reordered), ``"hardware"`` (a machine's figures or
     style; ``ids`` names them), ``"machines"`` (added, removed or reordered), ``"view"``,
-    ``"title"``, ``"session"`` (everything: a new or reloaded session), ``"state"`` (only the
-    undo/modified state).
+    ``"title"``, ``"measurements"`` (the measured points), ``"comparisons"`` (the compared
+    pairs), ``"session"`` (everything: a new or reloaded session), ``"state"`` (only the
+    undo/modified state). A sweep edit is ``"operation"`` with field ``"sweep"``.
     """
 
     what: str
@@ -228,6 +237,8 @@ class Document:
         def put(v: Any) -> Callable[[], Change]:
             def apply() -> Change:
                 target = self.operation(op_id)
+                if name == "name":
+                    self._rename_references(target, v)
                 setattr(target.operation if on_op else target, name, v)
                 return Change("operation", (op_id,), (name,))
 
@@ -262,20 +273,56 @@ class Document:
         entry = OperationEntry(op, color=None, visible=source.visible, label=source.label)
         return self.add_operation(op, self.operation_index(op_id) + 1, entry)
 
+    def _rename_references(self, entry: OperationEntry, new_name: str) -> None:
+        """Measurements and compared pairs refer to operations by name: they follow a rename
+        (unless another operation still carries the old name)."""
+        old_name = entry.operation.name
+        if old_name == new_name or any(e is not entry and e.operation.name == old_name
+                                       for e in self.session.operations):
+            return
+        touched = False
+        for m in self.session.measurements:
+            if m.operation == old_name:
+                m.operation = new_name
+                touched = True
+        for c in self.session.comparisons:
+            if c.first == old_name:
+                c.first = new_name
+                touched = True
+            if c.second == old_name:
+                c.second = new_name
+                touched = True
+        if touched:
+            self._emit(Change("measurements"))
+            self._emit(Change("comparisons"))
+
     def remove_operations(self, op_ids: list[int]) -> None:
+        """Delete operations, with the measurements attached to them and the compared pairs
+        they are part of (all restored by undo)."""
         entries = [(self.operation_index(i), self.operation(i)) for i in op_ids]
         if not entries:
             return
         entries.sort(key=lambda pair: pair[0])
+        gone = {e.operation.name for _, e in entries}
+        gone -= {e.operation.name for e in self.session.operations
+                 if all(e is not d for _, d in entries)}
+        measurements = list(self.session.measurements)
+        comparisons = list(self.session.comparisons)
+        kept_m = [m for m in measurements if m.operation not in gone]
+        kept_c = [c for c in comparisons if c.first not in gone and c.second not in gone]
 
         def do() -> Change:
             for _, entry in entries:
                 self.session.operations.remove(entry)
+            self._set_references(kept_m, kept_c, len(kept_m) != len(measurements),
+                                 len(kept_c) != len(comparisons))
             return Change("operations", tuple(e.id for _, e in entries))
 
         def undo() -> Change:
             for index, entry in entries:
                 self.session.operations.insert(index, entry)
+            self._set_references(measurements, comparisons, len(kept_m) != len(measurements),
+                                 len(kept_c) != len(comparisons))
             return Change("operations", tuple(e.id for _, e in entries))
 
         what = entries[0][1].operation.name if len(entries) == 1 else f"{len(entries)} operations"
@@ -359,6 +406,71 @@ class Document:
             return apply
 
         self._push(_Command(f"Show/hide {entry.hardware.label}", put(visible), put(not visible)))
+
+    # -- sweeps, measurements, compared pairs ----------------------------------------------
+
+    def set_sweep(self, op_id: int, sweep: Sweep | None) -> None:
+        """Give an operation a sweep (``None`` removes it). Consecutive edits of the same
+        operation's sweep merge into one undo step until :meth:`seal`."""
+        entry = self.operation(op_id)
+        old = entry.sweep
+        if old is sweep or (old is not None and sweep is not None
+                            and old.param == sweep.param and old.describe() == sweep.describe()):
+            return
+
+        def put(v: Sweep | None) -> Callable[[], Change]:
+            def apply() -> Change:
+                self.operation(op_id).sweep = v
+                return Change("operation", (op_id,), ("sweep",))
+
+            return apply
+
+        text = "Remove sweep of" if sweep is None else "Sweep"
+        self._push(_Command(f"{text} {entry.operation.name}", put(sweep), put(old),
+                            merge_key=("sweep", op_id) if sweep is not None else None))
+
+    def set_measurements(self, measurements: list[Measurement], text: str = "Edit measurements"
+                         ) -> None:
+        """Replace the session's measured points (an import appends by passing the old ones
+        followed by the new)."""
+        old = list(self.session.measurements)
+        new = list(measurements)
+        if old == new:
+            return
+
+        def put(v: list[Measurement]) -> Callable[[], Change]:
+            def apply() -> Change:
+                self.session.measurements = list(v)
+                return Change("measurements")
+
+            return apply
+
+        self._push(_Command(text, put(new), put(old)))
+
+    def set_comparisons(self, comparisons: list[Comparison], text: str = "Edit compared pairs"
+                        ) -> None:
+        old = list(self.session.comparisons)
+        new = list(comparisons)
+        if old == new:
+            return
+
+        def put(v: list[Comparison]) -> Callable[[], Change]:
+            def apply() -> Change:
+                self.session.comparisons = list(v)
+                return Change("comparisons")
+
+            return apply
+
+        self._push(_Command(text, put(new), put(old)))
+
+    def _set_references(self, measurements: list[Measurement], comparisons: list[Comparison],
+                        m_changed: bool, c_changed: bool) -> None:
+        self.session.measurements = list(measurements)
+        self.session.comparisons = list(comparisons)
+        if m_changed:
+            self._emit(Change("measurements"))
+        if c_changed:
+            self._emit(Change("comparisons"))
 
     # -- view and title --------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ class ResultCache:
 
     def _on_change(self, change: Change) -> None:
         if change.what == "operation":
-            if set(change.fields) <= {"color", "visible", "label"} and change.fields:
+            if set(change.fields) <= {"color", "visible", "label", "sweep"} and change.fields:
                 return
             for op_id in change.ids:
                 self._counts.pop(op_id, None)

@@ -27,6 +27,8 @@ Format (``schema_version: 1``)::
         hardware: h100-sxm          # a machine's name, preset id or id; omit: every machine
         time: 4.86 ms               # or achieved: 790 TFLOP/s
         bytes: 1.2 GB               # optional measured FLOPs / bytes (required if standalone)
+    comparisons:                    # optional: pairs drawn linked (fused vs unfused, …)
+      - {first: gelu chain, unfused, second: gelu chain, fused}
     view: {theme: light, legend: true, labels: true, regions: false, derated: false}
 
 Sweeps (``sweep:`` on an operation) and measurements (the top-level ``measurements:`` list)
@@ -36,7 +38,8 @@ unchanged, and a file without them is written exactly as before. A sweep is
 scale: linear|log}`` (scale defaults to linear) for any numeric parameter of the operation's
 kind. A measurement needs ``name`` and ``time`` (or ``achieved``); a standalone one (no
 ``operation``) also needs ``flops`` and ``bytes``, and may give ``precision`` (default bf16)
-for its ceiling; ``source`` is free text (the file or profiler it came from).
+for its ceiling; ``source`` is free text (the file or profiler it came from). A compared
+pair (``comparisons:``) names two operations of the session, ``first`` the baseline.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ from workbench.model.operations import Operation
 from workbench.model.session import (
     MARKERS,
     THEMES,
+    Comparison,
     HardwareEntry,
     OperationEntry,
     Session,
@@ -98,7 +102,9 @@ MAX_HARDWARE = 64
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 TOP_KEYS = ("schema_version", "title", "notes", "hardware", "operations", "measurements",
-            "view")
+            "comparisons", "view")
+COMPARISON_KEYS = ("first", "second")
+MAX_COMPARISONS = 1000
 SWEEP_KEYS = ("param", "values", "start", "stop", "num", "scale")
 MEASUREMENT_KEYS = ("name", "operation", "hardware", "time", "achieved", "flops", "bytes",
                     "precision", "source")
@@ -109,8 +115,9 @@ _MEASUREMENT_FIELDS = {"name": "name", "operation": "operation", "hardware": "ha
 MAX_MEASUREMENTS = 100_000
 PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead")
 ENTRY_KEYS = ("visible", "marker")
-VIEW_KEYS = ("theme", "legend", "labels", "regions", "derated", "all_precisions", "x_range",
-             "y_range")
+VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "sweeps", "measured",
+              "pairs")
+VIEW_KEYS = ("theme", *VIEW_FLAGS, "x_range", "y_range")
 
 
 def load_session(path: str | os.PathLike[str]) -> Session:
@@ -187,9 +194,33 @@ def session_from_document(doc: YamlDocument) -> Session:
     for i, item in enumerate(measurements):
         session.measurements.append(
             _parse_measurement(item, session, root.at("measurements", i)))
+    comparisons = data.get("comparisons")
+    comparisons = [] if comparisons is None else expect_list(
+        comparisons, root.at("comparisons"), "of compared pairs")
+    if len(comparisons) > MAX_COMPARISONS:
+        raise root.at("comparisons").error(
+            f"has {len(comparisons)} pairs; at most {MAX_COMPARISONS}")
+    for i, item in enumerate(comparisons):
+        session.comparisons.append(_parse_comparison(item, session, root.at("comparisons", i)))
     if data.get("view") is not None:
         session.view = _parse_view(data["view"], root.at("view"))
     return session
+
+
+def _parse_comparison(value: Any, session: Session, place: Place) -> Comparison:
+    data = expect_mapping(value, place, "a compared pair: first and second operation names")
+    check_keys(data, COMPARISON_KEYS, place)
+    names = []
+    for key in COMPARISON_KEYS:
+        if data.get(key) is None:
+            raise place.error(f"a compared pair needs {key}: the name of an operation")
+        name = expect_str(data[key], place.at(key), limit=300)
+        if session.operation_named(name) is None:
+            raise place.at(key).error(f"no operation is named {name!r}")
+        names.append(name)
+    if names[0] == names[1]:
+        raise place.at("second").error("must name a different operation from first")
+    return Comparison(*names)
 
 
 def _parse_hardware_entry(item: Any, place: Place) -> HardwareEntry:
@@ -325,7 +356,7 @@ def _parse_view(value: Any, place: Place) -> ViewSettings:
         if data["theme"] not in THEMES:
             raise place.at("theme").error(f"must be one of: {', '.join(THEMES)}")
         view.theme = data["theme"]
-    for key in ("legend", "labels", "regions", "derated", "all_precisions"):
+    for key in VIEW_FLAGS:
         if key in data:
             setattr(view, key, expect_bool(data[key], place.at(key)))
     for key in ("x_range", "y_range"):
@@ -473,6 +504,9 @@ def session_to_data(session: Session) -> dict[str, Any]:
     out["operations"] = [operation_entry_to_data(e) for e in session.operations]
     if session.measurements:
         out["measurements"] = [measurement_to_data(m) for m in session.measurements]
+    if session.comparisons:
+        out["comparisons"] = [{"first": c.first, "second": c.second}
+                              for c in session.comparisons]
     defaults = ViewSettings()
     view = {k: (list(v) if isinstance(v, tuple) else v) for k, v in session.view.as_dict().items()
             if v != getattr(defaults, k)}

@@ -15,7 +15,8 @@ from workbench.model.measured import Measurement
 from workbench.model.operations import Operation
 from workbench.model.sweeps import Sweep
 
-__all__ = ["HardwareEntry", "OperationEntry", "ViewSettings", "Session", "PALETTE", "MARKERS"]
+__all__ = ["HardwareEntry", "OperationEntry", "Comparison", "ViewSettings", "Session", "PALETTE",
+           "MARKERS"]
 
 #: Okabe–Ito, a palette that stays distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -53,6 +54,17 @@ THEMES = ("light", "dark", "presentation")
 
 
 @dataclass
+class Comparison:
+    """Two operations of the session compared on one chart (fused vs unfused, naive vs flash):
+    ``first`` is the baseline and ``second`` the alternative, both by operation *name*, as
+    measurements refer to operations."""
+
+    first: str
+    second: str
+    id: int = field(default_factory=new_id)
+
+
+@dataclass
 class ViewSettings:
     theme: str = "light"
     legend: bool = True
@@ -60,6 +72,10 @@ class ViewSettings:
     regions: bool = False
     derated: bool = False
     all_precisions: bool = False
+    #: Draw sweep paths, measured points and comparison pairs.
+    sweeps: bool = True
+    measured: bool = True
+    pairs: bool = True
     x_range: tuple[float, float] | None = None
     y_range: tuple[float, float] | None = None
 
@@ -77,6 +93,8 @@ class Session:
     #: Measured points, attached to an operation by its name or standalone
     #: (see :mod:`workbench.model.measured`).
     measurements: list[Measurement] = field(default_factory=list)
+    #: Pairs of operations compared on the chart (see :mod:`workbench.model.comparison`).
+    comparisons: list[Comparison] = field(default_factory=list)
 
     def operation_named(self, name: str) -> OperationEntry | None:
         """The first operation called ``name`` (measurements refer to operations by name)."""
