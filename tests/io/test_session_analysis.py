@@ -267,3 +267,23 @@ def test_analysis_examples_load_and_round_trip(name):
     assert len(session.measurements) == len(raw.get("measurements") or [])
     text = dumps_session(session)
     assert dumps_session(loads_session(text, name)) == text
+
+
+def test_named_intensities_in_the_examples_are_the_intensities_computed():
+    """Operations named "I = x" mark a regime on purpose: their FLOPs and bytes must give
+    exactly that intensity (the teaching example once read 250 GFLOP over 1 GB as 0.25)."""
+    import re
+
+    from conftest import EXAMPLES
+
+    from workbench.io.sessions import load_session
+
+    checked = 0
+    for path in EXAMPLES:
+        for entry in load_session(path).operations:
+            match = re.fullmatch(r"I = ([0-9.]+)", entry.operation.name)
+            if match:
+                counts = entry.operation.counts()
+                assert counts.flops / counts.bytes == pytest.approx(float(match.group(1))), path
+                checked += 1
+    assert checked >= 3
