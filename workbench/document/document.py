@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.model.hardware import Hardware
-from workbench.model.operations import KINDS, Operation
 from workbench.model.measured import Measurement
+from workbench.model.operations import KINDS, Operation
 from workbench.model.session import (
     Comparison,
     HardwareEntry,

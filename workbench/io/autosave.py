@@ -7,6 +7,7 @@ next start, autosaves whose process is gone are offered for recovery.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -32,10 +33,8 @@ class Recoverable:
         return loads_session(self.path.read_bytes(), str(self.path))
 
     def discard(self) -> None:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
-        except FileNotFoundError:
-            pass
 
 
 class Autosave:
@@ -57,10 +56,8 @@ class Autosave:
         return self.path
 
     def remove(self) -> None:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
-        except FileNotFoundError:
-            pass
 
 
 def _alive(pid: int) -> bool:

@@ -44,6 +44,7 @@ pair (``comparisons:``) names two operations of the session, ``first`` the basel
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable
@@ -531,10 +532,8 @@ def write_atomic(path: Path, payload: bytes, backup: bool = True) -> None:
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     for stale in folder.glob(f".{path.name}.*.tmp"):  # left by a save that was killed
-        try:
+        with contextlib.suppress(OSError):
             stale.unlink()
-        except OSError:
-            pass
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -543,17 +542,13 @@ def write_atomic(path: Path, payload: bytes, backup: bool = True) -> None:
             os.fsync(handle.fileno())
         if backup and path.exists():
             bak = path.with_name(path.name + ".bak")
-            try:
+            with contextlib.suppress(OSError):
                 _copy_for_backup(path, bak)
-            except OSError:
-                pass
         os.replace(tmp_name, path)
         _fsync_dir(folder)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp_name)
-        except OSError:
-            pass
         raise
 
 

@@ -341,10 +341,7 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
         raise SweepError(f"need a finite interval lo < hi, got [{lo:g}, {hi:g}]")
     if scan_points < 2:
         raise SweepError("scan_points must be at least 2")
-    if lo > 0 and hi / lo > 10:
-        grid = np.geomspace(lo, hi, scan_points)
-    else:
-        grid = np.linspace(lo, hi, scan_points)
+    grid = np.geomspace(lo, hi, scan_points) if lo > 0 and hi / lo > 10 else np.linspace(lo, hi, scan_points)
     grid[0], grid[-1] = lo, hi
     side = _side(_balance(operation, hardware, param, grid))
     # brackets: consecutive defined samples on opposite sides
