@@ -34,6 +34,16 @@ from dataclasses import dataclass, field
 from workbench.model.analysis import Pair
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
+from workbench.model.overlays import (
+    VERDICT_COLORS,
+    MeasuredMark,
+    PairLink,
+    SweepPath,
+    measured_marks,
+    overlay_legend,
+    pair_links,
+    sweep_paths,
+)
 from workbench.model.roofline import Result
 from workbench.model.session import (
     MARKERS,
@@ -65,6 +75,8 @@ __all__ = [
     "operation_colors",
     "machine_entries",
     "short_name",
+    "overlay_extent",
+    "measured_legend",
 ]
 
 #: Axis titles, with units.
@@ -198,7 +210,8 @@ class PointMark:
 @dataclass(frozen=True)
 class LegendEntry:
     """``kind`` ``"machine"`` (``marker`` and ``style_index`` set), ``"operation"``
-    (``color`` set) or ``"note"`` (text only, or with a hollow ``marker`` for the
+    (``color`` set), ``"measured"`` (a verdict band of the measured points: ``marker`` and
+    ``color`` set) or ``"note"`` (text only, or with a hollow ``marker`` for the
     overhead-bound explanation)."""
 
     kind: str
@@ -242,7 +255,9 @@ class Reference:
 @dataclass(frozen=True)
 class Scene:
     """Everything the chart shows. Ranges are ``(low, high)`` in data units, whole decades;
-    ``extent`` is the x span (FLOP/byte) the roofs are drawn over (wider than ``x_range``)."""
+    ``extent`` is the x span (FLOP/byte) the roofs are drawn over (wider than ``x_range``).
+    ``sweeps``, ``measured`` and ``links`` are the sweep paths, measured points and compared
+    pairs (see :mod:`workbench.model.overlays`), empty when the view hides them."""
 
     title: str
     machines: tuple[MachineMark, ...]
@@ -259,6 +274,9 @@ class Scene:
     reference: Reference | None
     labels_suppressed: int = 0
     notes: tuple[str, ...] = ()
+    sweeps: tuple[SweepPath, ...] = ()
+    measured: tuple[MeasuredMark, ...] = ()
+    links: tuple[PairLink, ...] = ()
 
     @property
     def labels_allowed(self) -> bool:
@@ -484,7 +502,23 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
                                 ridge_label(x, name if len(groups) > 1 else ""),
                                 mark.style_index))
 
-    x_range, y_range = _data_range(points, ridges, machines)
+    # sweep paths, measured points and compared pairs, as the view asks
+    sweeps: list[SweepPath] = []
+    if view.sweeps:
+        for entry in visible_ops:
+            if entry.sweep is not None:
+                found, why = sweep_paths(session, entry, machines, colors[entry.id])
+                sweeps += found
+                notes += why
+    measured: list[MeasuredMark] = []
+    if view.measured and session.measurements:
+        visible_measured, why = measured_marks(session, [m.hw_id for m in machines])
+        measured += visible_measured
+        notes += why
+    links = pair_links(session, pairs, machines) if view.pairs and session.comparisons else []
+
+    x_range, y_range = _data_range(points, ridges, machines,
+                                   overlay_extent(sweeps, measured))
     if view.x_range:
         x_range = (float(view.x_range[0]), float(view.x_range[1]))
     if view.y_range:
@@ -503,6 +537,7 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
     regions = build_regions(reference, extent, y_range) if view.regions else ()
 
     legend = _legend(session, machines, visible_ops, colors, points, suppressed)
+    legend += measured_legend(measured)
     return Scene(
         title=session.title,
         machines=tuple(machines),
@@ -519,6 +554,9 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
         reference=reference,
         labels_suppressed=suppressed,
         notes=tuple(notes),
+        sweeps=tuple(sweeps),
+        measured=tuple(measured),
+        links=tuple(links),
     )
 
 
@@ -526,14 +564,36 @@ def _hardware(session: Session, hw_id: int) -> Hardware:
     return next(e.hardware for e in session.hardware if e.id == hw_id)
 
 
+def overlay_extent(sweeps: Sequence[SweepPath], measured: Sequence[MeasuredMark]
+                   ) -> list[tuple[float, float]]:
+    """The data points of sweep paths and measured marks (and their predictions) that the
+    data range should cover."""
+    out = [(x, y) for path in sweeps for x, y in zip(path.path_xs, path.path_ys, strict=True)]
+    for mark in measured:
+        out += [(mark.x, mark.y), (mark.px, mark.py)]
+    return out
+
+
+def measured_legend(measured: Sequence[MeasuredMark]) -> list[LegendEntry]:
+    """One legend entry per verdict band the drawn measured points fall in."""
+    return [LegendEntry("measured", text, color=VERDICT_COLORS[key], marker="x")
+            for key, text in overlay_legend(measured)]
+
+
 def _data_range(points: Sequence[PointMark], ridges: Sequence[Ridge],
-                machines: Sequence[MachineMark]) -> tuple[tuple[float, float], tuple[float, float]]:
+                machines: Sequence[MachineMark], extra: Sequence[tuple[float, float]] = ()
+                ) -> tuple[tuple[float, float], tuple[float, float]]:
     """Covers every point (padded by ×1.25), every ridge with a decade of slope before it and
-    a decade of flat roof after it, and every drawn compute roof; rounded out to decades."""
+    a decade of flat roof after it, every drawn compute roof, and the ``extra`` points (sweep
+    paths, measured points); rounded out to decades."""
     xs_lo = [p.x / _POINT_PAD for p in points] + [r.x / _RIDGE_SPAN for r in ridges]
     xs_hi = [p.x * _POINT_PAD for p in points] + [r.x * _RIDGE_SPAN for r in ridges]
     ys_lo = [p.y / _POINT_PAD for p in points] + [r.y / _RIDGE_SPAN for r in ridges]
     ys_hi = [p.y * _POINT_PAD for p in points] + [m.top_peak * _PEAK_PAD for m in machines]
+    xs_lo += [x / _POINT_PAD for x, _ in extra]
+    xs_hi += [x * _POINT_PAD for x, _ in extra]
+    ys_lo += [y / _POINT_PAD for _, y in extra]
+    ys_hi += [y * _POINT_PAD for _, y in extra]
     if not xs_lo:
         return (0.1, 1000.0), (1e9, 1e15)
     return decade_range(min(xs_lo), max(xs_hi)), decade_range(min(ys_lo), max(ys_hi))

@@ -1,0 +1,159 @@
+"""Sweep paths, measured marks and pair links as scene data (no Qt).
+
+Expected numbers come from the roofline formulas worked by hand, on the seeds' round-number
+teaching machine (100 TFLOP/s fp16, 1 TB/s: ridge 100 FLOP/byte) where possible.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from workbench.io.sessions import load_session
+from workbench.model.analysis import evaluate_session
+from workbench.model.hardware import Hardware
+from workbench.model.measured import Measurement
+from workbench.model.operations import Operation
+from workbench.model.overlays import (
+    VERDICT_COLORS,
+    crossing_label,
+    pair_label,
+    value_text,
+)
+from workbench.model.scene import build_scene
+from workbench.model.session import Comparison, HardwareEntry, OperationEntry, Session
+from workbench.model.sweeps import Sweep, log
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
+
+
+def teaching() -> Hardware:
+    return Hardware("Teaching", compute={"fp16": 100e12}, memory={"hbm": 1e12})
+
+
+def gemm(m: int, n: int = 8192, k: int = 8192, name: str = "g") -> Operation:
+    return Operation("gemm", {"m": m, "n": n, "k": k, "dtype": "fp16"}, name)
+
+
+def scene_of(session: Session):
+    return build_scene(session, evaluate_session(session, visible_only=True))
+
+
+def test_sweep_path_through_samples_and_the_exact_crossing():
+    session = Session(hardware=[HardwareEntry(teaching())])
+    entry = OperationEntry(gemm(128), sweep=Sweep("m", log(1, 4096, 13)))
+    session.operations.append(entry)
+    (path,) = scene_of(session).sweeps
+    d = 8192
+    # intensity m·d / (2m + d) = 100 ⇒ m* = 100·d / (d − 200)
+    m_star = 100 * d / (d - 200)
+    assert m_star == pytest.approx(102.5025, rel=1e-6)
+    (crossing,) = path.crossings
+    assert crossing.value == pytest.approx(m_star, rel=1e-12)
+    assert crossing.integer == 103 and crossing.direction == "to_compute"
+    assert (crossing.x, crossing.y) == pytest.approx((100.0, 100e12), rel=1e-9)
+    assert crossing.label == "m* = 102.5"
+    assert "Compute-bound from m = 103" in crossing.tooltip
+    assert path.values == pytest.approx([2.0**i for i in range(13)])
+    assert path.xs == pytest.approx([m * d / (2 * m + d) for m in path.values])
+    assert path.ys == pytest.approx([min(100e12, 1e12 * x) for x in path.xs])
+    assert len(path.path_xs) == 14 and path.path_xs[7] == pytest.approx(100.0)  # 64 < m* < 128
+    assert (path.start_label, path.end_label) == ("m = 1", "m = 4096")
+    assert path.sample_tooltip(0).splitlines()[1] == "m = 1"
+
+
+def test_sweep_that_stays_on_one_side_has_no_crossing_and_view_flag_hides_paths():
+    session = Session(hardware=[HardwareEntry(teaching())])
+    session.operations.append(OperationEntry(gemm(8), sweep=Sweep("m", [1, 2, 4, 8])))
+    (path,) = scene_of(session).sweeps
+    assert path.crossings == ()
+    session.view.sweeps = False
+    assert scene_of(session).sweeps == ()
+
+
+def test_invalid_sweep_is_a_note_not_a_crash():
+    session = Session(hardware=[HardwareEntry(teaching())])
+    session.operations.append(OperationEntry(gemm(8), sweep=Sweep("dtype", [1, 2])))
+    scene = scene_of(session)
+    assert scene.sweeps == ()
+    assert any("sweep of g" in note for note in scene.notes)
+
+
+def test_sweep_paths_widen_the_data_range():
+    session = Session(hardware=[HardwareEntry(teaching())])
+    session.operations.append(OperationEntry(gemm(128)))
+    # the point (I = 124) and the ridge (100, a decade either side) fit in 10 … 1000
+    assert scene_of(session).x_range == (10.0, 1000.0)
+    session.operations[0].sweep = Sweep("m", [1, 1_000_000])
+    # m = 1: I = 8192 / 8194 ≈ 1; m = 10⁶: I = 8192·10⁶ / (2·10⁶ + 8192) ≈ 4080 (× 1.25 pad)
+    assert scene_of(session).x_range == (0.1, 10000.0)
+
+
+def test_measured_marks_fraction_verdict_and_link():
+    hw = teaching()
+    session = Session(hardware=[HardwareEntry(hw, preset="teach")])
+    op = Operation("custom", {"flops": 1e12, "bytes": 1e10, "precision": "fp16"}, "k")
+    session.operations.append(OperationEntry(op))
+    # I = 100 on the ridge: T_lower = 10 ms. Runs of 12.5 ms (80 %) and 40 ms (25 %).
+    session.measurements = [Measurement("fast", operation="k", time_s=12.5e-3),
+                            Measurement("slow", operation="k", time_s=40e-3),
+                            Measurement("alone", flops=1e9, bytes=1e9, time_s=1.1e-3,
+                                        precision="fp16")]
+    scene = scene_of(session)
+    marks = {m.name: m for m in scene.measured}
+    assert marks["fast"].fraction == pytest.approx(0.8)
+    assert marks["fast"].verdict == "production"
+    assert marks["fast"].label == "80 % · production"
+    assert (marks["fast"].px, marks["fast"].py) == pytest.approx((100.0, 100e12))
+    assert (marks["fast"].x, marks["fast"].y) == pytest.approx((100.0, 1e12 / 12.5e-3))
+    assert marks["slow"].verdict == "likely-bug"
+    assert marks["slow"].color == VERDICT_COLORS["likely-bug"]
+    # standalone: I = 1, predicted 1 TFLOP/s, T_lower 1 ms, measured 1.1 ms → 90.9 %
+    alone = marks["alone"]
+    assert alone.standalone and alone.verdict == "re-measure"
+    assert alone.label == f"alone: {100 / 1.1:.1f} % · re-measure"
+    assert (alone.px, alone.py) == pytest.approx((1.0, 1e12))
+    # the verdict scale spans 25 % … 100 % of the ceiling in band order
+    bands = marks["fast"].bands
+    assert [key for key, _lo, _hi in bands] == ["re-measure", "excellent", "production",
+                                                "below-production", "likely-bug"]
+    edges = [v / 100e12 for _key, lo, hi in bands for v in (lo, hi)]
+    assert edges == pytest.approx([0.9, 1.0, 0.85, 0.9, 0.65, 0.85, 0.5, 0.65, 0.25, 0.5])
+    legend = [e.text for e in scene.legend if e.kind == "measured"]
+    assert legend == ["measured, ≥ 90 %: re-measure", "measured, 65–85 %: production",
+                      "measured, < 50 %: likely a bug"]
+    session.view.measured = False
+    assert scene_of(session).measured == ()
+
+
+def test_fusion_pair_saves_16_bytes_per_element_and_is_2_33x_faster():
+    session = load_session(EXAMPLES / "fusion.yaml")
+    (link,) = scene_of(session).links
+    n = 16777216
+    assert link.bytes_saved == (28 - 12) * n
+    assert link.speedup == pytest.approx(28 / 12)
+    assert link.label == "−268 MB, 2.33× faster"
+    assert link.mid == pytest.approx((math.sqrt(link.x0 * link.x1),
+                                      math.sqrt(link.y0 * link.y1)))
+    session.view.pairs = False
+    assert scene_of(session).links == ()
+
+
+def test_pair_with_a_hidden_side_is_not_drawn():
+    session = load_session(EXAMPLES / "fusion.yaml")
+    session.operations[1].visible = False
+    assert scene_of(session).links == ()
+
+
+def test_labels():
+    assert value_text(4096.0, True) == "4096"
+    assert value_text(255.5000001) == "255.5"
+    assert value_text(0.125) == "0.125"
+    assert value_text(1.5e6) == "1.5e6"
+    assert crossing_label("batch", 240.0) == "batch* = 240"
+    assert pair_label(268435456, 28 / 12) == "−268 MB, 2.33× faster"
+    assert pair_label(-1e9, 0.5) == "+1 GB, 2× slower"
+    assert pair_label(0, 1.0) == "same bytes, same time"
+    assert Comparison("a", "b").first == "a"
