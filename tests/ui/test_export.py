@@ -1,0 +1,155 @@
+"""Export Figure, Copy Figure and Export Results as CSV, driven through the main window."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+from conftest import EXAMPLES
+from PySide6.QtGui import QGuiApplication, QImage
+from PySide6.QtWidgets import QMessageBox
+
+from workbench.io.sessions import load_session
+from workbench.ui.app import create_app
+from workbench.ui.export_dialog import CUSTOM, ExportDialog, FigureOptions, save_options
+from workbench.ui.main_window import MainWindow
+from workbench.ui.theme import get_theme
+
+LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
+
+
+@pytest.fixture
+def window(qtbot):
+    create_app()
+    win = MainWindow()
+    win.settings.clear()
+    win.open_path(LLAMA)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    dialog = getattr(win, "export_dialog", None)
+    if dialog is not None:
+        dialog.close()
+    win.close()
+    win.deleteLater()
+
+
+def _file_menu_texts(win) -> list[str]:
+    menu = win.menuBar().actions()[0].menu()
+    return [a.text().replace("&", "") for a in menu.actions()]
+
+
+def test_file_menu_has_the_export_actions(window):
+    texts = _file_menu_texts(window)
+    assert "Export Figure…" in texts and "Copy Figure" in texts
+    assert any("CSV" in t for t in texts)
+    assert window.export_figure_action.shortcut().toString() == "Ctrl+E"
+    assert window.copy_figure_action.shortcut().toString() == "Ctrl+Shift+C"
+
+
+def test_export_figure_through_the_dialog_writes_the_chosen_size(window, tmp_path, qtbot):
+    window.export_figure_action.trigger()
+    dialog = window.export_dialog
+    assert isinstance(dialog, ExportDialog) and dialog.isVisible()
+    dialog.size_combo.setCurrentIndex(dialog.size_combo.findData(CUSTOM))
+    assert dialog.width_spin.isEnabled()
+    dialog.width_spin.setValue(640)
+    dialog.height_spin.setValue(400)
+    dialog.dpi_spin.setValue(120)
+    dialog.theme_combo.setCurrentIndex(dialog.theme_combo.findData("dark"))
+    target = tmp_path / "chart.png"
+    dialog.path_edit.setText(str(target))
+    assert "640 × 400 px at 120 dpi" in dialog.summary.text()
+    dialog.accept_path(target)
+    assert not dialog.isVisible()
+    image = QImage(str(target))
+    assert (image.width(), image.height()) == (640, 400)
+    assert round(image.dotsPerMeterX() * 0.0254) == 120
+    assert image.pixelColor(1, 1).name() == get_theme("dark").background.lower()
+    assert "Exported" in window.statusBar().currentMessage()
+
+    # the dialog remembers the choices
+    window.export_figure_action.trigger()
+    again = window.export_dialog.options()
+    assert again == FigureOptions(size=CUSTOM, width=640, height=400, dpi=120.0, theme="dark")
+    assert window.export_dialog.path_edit.text() == str(target)
+
+
+def test_presets_set_pixels_and_bad_names_disable_export(window, tmp_path):
+    window.export_figure_action.trigger()
+    dialog = window.export_dialog
+    dialog.size_combo.setCurrentIndex(dialog.size_combo.findData("single"))
+    assert dialog.dpi_spin.value() == 300
+    assert (dialog.width_spin.value(), dialog.height_spin.value()) == (1050, 780)
+    assert not dialog.width_spin.isEnabled()
+    dialog.size_combo.setCurrentIndex(dialog.size_combo.findData("slide"))
+    assert (dialog.width_spin.value(), dialog.height_spin.value()) == (1920, 1080)
+    dialog.path_edit.setText(str(tmp_path / "chart.jpg"))
+    assert "unknown figure format" in dialog.summary.text()
+    dialog.accept()  # refused: nothing written, the dialog stays
+    assert dialog.isVisible()
+    assert list(tmp_path.iterdir()) == []
+    for fmt in ("svg", "pdf"):
+        dialog.accept_path(tmp_path / f"chart.{fmt}")
+        assert (tmp_path / f"chart.{fmt}").stat().st_size > 1000
+        window.export_figure_action.trigger()
+        dialog = window.export_dialog
+    assert (tmp_path / "chart.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_unwritable_path_shows_a_message_not_a_traceback(window, tmp_path):
+    target = tmp_path / "no" / "such" / "folder" / "chart.png"
+    assert not window.export_figure(target, FigureOptions(size=CUSTOM, width=300, height=200,
+                                                          dpi=96))
+    box = window._error_box
+    assert box.isVisible() and box.windowTitle() == "Cannot export figure"
+    assert "chart.png" in box.text() and "Traceback" not in box.text()
+    box.close()
+    assert not target.exists()
+
+
+def test_copy_figure_puts_an_image_of_the_chosen_size_on_the_clipboard(window):
+    save_options(window.settings, FigureOptions(size=CUSTOM, width=500, height=320, dpi=96,
+                                                theme="light", transparent=True))
+    QGuiApplication.clipboard().clear()
+    window.copy_figure_action.trigger()
+    image = QGuiApplication.clipboard().image()
+    assert not image.isNull()
+    assert (image.width(), image.height()) == (500, 320)
+    assert image.pixelColor(1, 1).alpha() == 0  # transparent, as chosen
+    # something is drawn: dark ink (roofs, text) in the middle of the figure
+    dark = sum(1 for x in range(0, 500, 4) for y in range(0, 320, 4)
+               if image.pixelColor(x, y).alpha() > 200 and image.pixelColor(x, y).value() < 90)
+    assert dark > 30
+
+
+def test_export_follows_the_zoom_on_screen(window, tmp_path):
+    """The figure shows what the canvas shows: zoom in on screen, the export zooms too."""
+    options = FigureOptions(size=CUSTOM, width=400, height=300, dpi=96)
+    whole, zoomed = tmp_path / "whole.svg", tmp_path / "zoomed.svg"
+    assert window.export_figure(whole, options)
+    window.canvas.set_view_range((1, 100), (1e12, 1e15))
+    assert window.export_figure(zoomed, options)
+    assert "0.1" in whole.read_text(encoding="utf-8")
+    text = zoomed.read_text(encoding="utf-8")
+    assert ">0.1<" not in text and ">10⁴<" not in text
+
+
+def test_export_results_as_csv_has_units_in_the_header(window, tmp_path):
+    target = tmp_path / "results.csv"
+    assert window.export_results_csv(target)
+    with target.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    header = rows[0]
+    assert "intensity [FLOP/B]" in header
+    assert any(h.endswith("[s]") for h in header)
+    assert any("[FLOP/s]" in h for h in header)
+    session = load_session(LLAMA)
+    assert len(rows) - 1 == len(session.operations) * len(session.hardware)
+
+
+def test_export_results_to_an_unwritable_path_shows_a_message(window, tmp_path):
+    assert not window.export_results_csv(tmp_path / "missing" / "results.csv")
+    assert "results.csv" in window.last_error
+    window._error_box.close()
