@@ -2,6 +2,8 @@
 
     roofline-workbench [SESSION.yaml]
     roofline-workbench analyze SESSION.yaml [--format table|json|csv]
+    roofline-workbench render SESSION.yaml -o FIG.png|.svg|.pdf [--size slide|single|double]
+                       [--width PX] [--height PX] [--dpi N] [--theme NAME] [--transparent]
     roofline-workbench presets [--format table|json]
     roofline-workbench --version
 
@@ -36,9 +38,51 @@ def _parser() -> argparse.ArgumentParser:
     analyze = sub.add_parser("analyze", help="evaluate every operation on every machine")
     analyze.add_argument("session", help="session file (.yaml)")
     analyze.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    render = sub.add_parser(
+        "render", help="draw the chart to a PNG, SVG or PDF file (no display needed)",
+        description="Draw the session's roofline chart to a figure file. The format follows "
+                    "the extension of -o. Without a size: 1600 x 1000 pixels at 160 dpi. "
+                    "slide = 1920 x 1080 at 144 dpi (13.33 x 7.5 in); single = 3.5 in and "
+                    "double = 7.16 in wide at 300 dpi (pixels follow --dpi). --width or "
+                    "--height alone keeps the aspect ratio.")
+    render.add_argument("session", help="session file (.yaml)")
+    render.add_argument("-o", "--output", required=True, metavar="FIG",
+                        help="output file: .png, .svg or .pdf")
+    render.add_argument("--size", choices=("slide", "single", "double"),
+                        help="a preset size (see above)")
+    render.add_argument("--width", type=_pixels, metavar="PX", help="width in pixels")
+    render.add_argument("--height", type=_pixels, metavar="PX", help="height in pixels")
+    render.add_argument("--dpi", type=_dpi, metavar="N",
+                        help="dots per inch: fonts, lines and markers scale with it")
+    render.add_argument("--theme", choices=("light", "dark", "presentation"), default="light")
+    render.add_argument("--transparent", action="store_true",
+                        help="no background (PNG, SVG and PDF)")
     presets = sub.add_parser("presets", help="list the hardware presets")
     presets.add_argument("--format", choices=("table", "json"), default="table")
     return parser
+
+
+def _pixels(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of pixels, got {text!r}") \
+            from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive number of pixels, got {text!r}")
+    return value
+
+
+def _dpi(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -54,6 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _analyze(parsed.session, parsed.format)
         if parsed.command == "presets":
             return _presets(parsed.format)
+        if parsed.command == "render":
+            return _render(parsed)
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -116,6 +162,7 @@ def _analyze(path: str, fmt: str) -> int:
     skipped = [p.skipped for p in pairs if p.skipped is not None]
     sweep_rows, crossings = _sweeps(pairs)
     measured = _measurements(session)
+    compared = _comparisons(session, pairs)
     if fmt == "json":
         payload = {
             "session": path,
@@ -126,6 +173,7 @@ def _analyze(path: str, fmt: str) -> int:
             "operations": [_derivation(e.operation) for e in session.operations],
             "crossings": _json_safe(crossings),
             "measurements": _json_safe(measured),
+            "comparisons": _json_safe(compared),
         }
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
@@ -134,6 +182,7 @@ def _analyze(path: str, fmt: str) -> int:
     else:
         sys.stdout.write(results_table(results, skipped, session.title))
         sys.stdout.write(_analysis_lines(crossings, measured))
+        sys.stdout.write(_comparison_lines(compared))
     return 0
 
 
@@ -182,6 +231,31 @@ def _measurements(session) -> list[dict]:
             item.update({"fraction": None, "verdict": None, "problem": point.problem})
         out.append(item)
     return out
+
+
+def _comparisons(session, pairs) -> list[dict]:
+    """Every compared pair on every machine where both can be evaluated: first (the
+    baseline), second, hardware, bytes_saved, flops_added, speedup (= t_lower(first) /
+    t_lower(second)), intensity_ratio, t_first_s, t_second_s."""
+    if not session.comparisons:
+        return []
+    from workbench.model.comparison import compare_session
+
+    return [c.as_dict() for c in compare_session(session, pairs)]
+
+
+def _comparison_lines(compared: list[dict]) -> str:
+    from workbench.model.units import format_quantity
+
+    lines = []
+    for c in compared:
+        lines.append(f"pair: {c['first']} -> {c['second']} on {c['hardware']}: "
+                     f"{c['speedup']:.3g}x predicted speed-up "
+                     f"({format_quantity(c['t_first_s'], 'time')} -> "
+                     f"{format_quantity(c['t_second_s'], 'time')}), "
+                     f"bytes saved {format_quantity(c['bytes_saved'], 'bytes')}, "
+                     f"FLOPs added {format_quantity(c['flops_added'], 'flops')}")
+    return "".join(line + "\n" for line in lines)
 
 
 def _json_safe(value):
@@ -270,6 +344,32 @@ def results_table(results, skipped, title: str = "") -> str:
     for s in skipped:
         lines.append(f"skipped: {s.operation} on {s.hardware}: {s.reason}")
     return "\n".join(lines) + "\n"
+
+
+def _render(args) -> int:
+    """Check everything that can be checked without Qt first (size, format, session), so that
+    bad input fails fast with one line and no file; then draw."""
+    from workbench.ui.export import ExportError, format_of, resolve_size
+
+    try:
+        format_of(args.output)
+        resolve_size(args.size, args.width, args.height, args.dpi, args.theme)
+    except ExportError as exc:
+        return _fail(str(exc))
+    session, error = _load(args.session)
+    if error:
+        return _fail(error)
+    from workbench.ui.export import render_figure
+
+    try:
+        render_figure(session, args.output, size=args.size, width=args.width,
+                      height=args.height, dpi=args.dpi, theme=args.theme,
+                      transparent=args.transparent)
+    except ExportError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"{args.output}: cannot write: {exc.strerror or exc}")
+    return 0
 
 
 def _presets(fmt: str) -> int:

@@ -29,6 +29,16 @@ from PySide6.QtWidgets import QGraphicsItem, QMenu, QToolTip, QVBoxLayout, QWidg
 
 from workbench.document import Change
 from workbench.model.analysis import Pair
+from workbench.model.overlays import (
+    VERDICT_COLORS,
+    CrossingMark,
+    MeasuredMark,
+    PairLink,
+    SweepPath,
+    measured_marks,
+    pair_links,
+    sweep_paths,
+)
 from workbench.model.scene import (
     PointMark,
     Region,
@@ -37,6 +47,7 @@ from workbench.model.scene import (
     Scene,
     build_scene,
     machine_entries,
+    measured_legend,
     operation_points,
 )
 from workbench.model.units import format_quantity
@@ -58,6 +69,8 @@ PICK_RADIUS = 10.0
 #: Fit-to-data leaves this fraction of each span around the decade-rounded data range.
 FIT_PADDING = 0.015
 _LABEL_FILL_ALPHA = 0.72
+#: Colours of the verdict scale drawn at a measured point's prediction.
+_VERDICT_BAND_COLORS = VERDICT_COLORS
 
 
 def to_view(value):
@@ -120,13 +133,22 @@ class LogAxis(pg.AxisItem):
 
 class _Label(pg.TextItem):
     """A TextItem with an extra offset in pixels (its local units) from its anchor point,
-    whose text is cached as a pixmap on screen (not in exports)."""
+    whose text is cached as a pixmap on screen (not in exports).
+
+    Its own ``paint`` only fills the background rectangle: the transform check pyqtgraph does
+    in every label's ``paint`` is done once per paint for all labels by the canvas
+    (:meth:`RooflineCanvas._update_label_transforms`), which keeps a repaint with hundreds of
+    labels cheap."""
 
     _offset = QPointF(0.0, 0.0)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.textItem.setCacheMode(_CACHE)
+
+    def paint(self, p, *args):
+        if self.fill.style() != Qt.BrushStyle.NoBrush:
+            p.fillRect(self.textItem.mapRectToParent(self.textItem.boundingRect()), self.fill)
 
     def setExportMode(self, export, opts=None):  # noqa: N802 (pyqtgraph API)
         super().setExportMode(export, opts)
@@ -228,7 +250,8 @@ class RooflineCanvas(QWidget):
         self._roof_pool = _Pool(lambda: self._z(pg.PlotCurveItem(antialias=True), -1), add)
         self._text_pools = {
             kind: _Pool(lambda z=z: self._z(_Label(), z), add)
-            for kind, z in (("region", -15), ("roof", 3), ("ridge", 4), ("point", 20))
+            for kind, z in (("region", -15), ("roof", 3), ("ridge", 4), ("point", 20),
+                            ("pair", 17), ("sweep", 19), ("crossing", 21), ("measured", 22))
         }
         self._scatter_pool = _Pool(
             lambda: self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 10), add)
@@ -236,6 +259,19 @@ class RooflineCanvas(QWidget):
         self._ridge_marks = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 2)
         self._ring = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 11)
         for item in (self._ridge_lines, self._ridge_marks, self._ring):
+            add(item)
+        # sweep paths, measured points and compared pairs (workbench.model.overlays)
+        self._sweep_pool = _Pool(lambda: self._z(pg.PlotCurveItem(antialias=True), 6), add)
+        self._link_pool = _Pool(lambda: self._z(pg.PlotCurveItem(antialias=True), 8), add)
+        self._band_pool = _Pool(
+            lambda: self._z(pg.PlotCurveItem(connect="pairs", antialias=False), 5), add)
+        self._arrow_pool = _Pool(lambda: self._z(pg.ArrowItem(headLen=11, tipAngle=32), 9), add)
+        self._sweep_dots = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 7)
+        self._predicted_marks = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 9)
+        self._crossing_marks = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 13)
+        self._measured_marks = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 15)
+        for item in (self._sweep_dots, self._predicted_marks, self._crossing_marks,
+                     self._measured_marks):
             add(item)
         self._legend = pg.LegendItem(offset=(12, 12), verSpacing=-4)
         self._legend.setParentItem(vb)
@@ -261,6 +297,19 @@ class RooflineCanvas(QWidget):
         self._hover_row: dict[tuple[int, int], int] = {}
         self._hover_key: tuple[int, int] | None = None
         self._hover_text = ""
+        self._sweeps: dict[int, list[SweepPath]] = {}
+        self._measured: list[MeasuredMark] = []
+        self._links: list[PairLink] = []
+        self._sweep_drawn: list[tuple[SweepPath, pg.PlotCurveItem]] = []
+        self._sweep_labels: list[tuple[SweepPath, int, _Label]] = []
+        self._crossing_labels: list[tuple[CrossingMark, _Label]] = []
+        self._measured_drawn: list[tuple[MeasuredMark, pg.PlotCurveItem, _Label]] = []
+        self._pair_drawn: list[tuple[PairLink, pg.PlotCurveItem, pg.ArrowItem, _Label]] = []
+        self._pair_rows: list[int] = []  # their rows in the overlay hover arrays
+        self._overlay_xy = np.zeros((0, 2))
+        self._overlay_tips: list = []
+        self._overlay_ops: list[int | None] = []
+        self._overlays_shown = False
 
         self._layout_timer = QTimer(self)
         self._layout_timer.setSingleShot(True)
@@ -272,6 +321,8 @@ class RooflineCanvas(QWidget):
         scene = self.plot_widget.scene()
         scene.sigMouseMoved.connect(self._on_mouse_moved)
         scene.sigMouseClicked.connect(self._on_mouse_clicked)
+        self._label_transform = None
+        scene.sigPrepareForPaint.connect(self._update_label_transforms)
         vb.sigRangeChanged.connect(self._on_range_changed)
         vb.sigResized.connect(self._on_range_changed)
 
@@ -291,12 +342,29 @@ class RooflineCanvas(QWidget):
         self._legend.clear()
         self._legend_samples = []
         self._vb.clear()
-        for pool in [self._region_pool, self._roof_pool, self._scatter_pool,
+        for pool in [self._region_pool, self._roof_pool, self._scatter_pool, self._sweep_pool,
+                     self._link_pool, self._band_pool, self._arrow_pool,
                      *self._text_pools.values()]:
             pool.items = []
             pool.used = 0
         self._roofs, self._roof_labels, self._ridge_items, self._region_items = [], [], [], []
         self._points, self._op_points, self._scatter_for, self._labels = {}, {}, {}, {}
+        self._sweeps, self._measured, self._links = {}, [], []
+        self._sweep_drawn, self._sweep_labels, self._crossing_labels = [], [], []
+        self._measured_drawn, self._pair_drawn, self._pair_rows = [], [], []
+        self._overlay_xy, self._overlay_tips, self._overlay_ops = np.zeros((0, 2)), [], []
+
+    def _update_label_transforms(self) -> None:
+        """Labels keep their size and angle on screen whatever the view's scale: when the
+        view's transform has changed since the last paint, re-derive theirs (one check per
+        paint instead of one Python call per label)."""
+        transform = self._vb.childGroup.sceneTransform()
+        if transform == self._label_transform:
+            return
+        self._label_transform = transform
+        for item in self._vb.childGroup.childItems():
+            if isinstance(item, _Label) and item.isVisible():
+                item.updateTransform()
 
     @staticmethod
     def _z(item, z: float):
@@ -332,17 +400,23 @@ class RooflineCanvas(QWidget):
         stay vector in SVG/PDF) and no selection rings. pyqtgraph exporters switch the caches
         off themselves (``setExportMode``); use this around a plain ``QGraphicsScene.render``
         or an exporter, after :meth:`relayout`."""
-        items = [item for item in self.plot_widget.scene().items()
-                 if hasattr(item, "setExportMode")]
+        all_items = self.plot_widget.scene().items()
+        items = [item for item in all_items if hasattr(item, "setExportMode")]
+        cached = [(item, item.cacheMode()) for item in all_items
+                  if item.cacheMode() != _NO_CACHE]
         ring_shown = self._ring.isVisible()
         self._ring.setVisible(False)
         for item in items:
             item.setExportMode(True, {})
+        for item, _mode in cached:
+            item.setCacheMode(_NO_CACHE)
         try:
             yield
         finally:
             for item in items:
                 item.setExportMode(False)
+            for item, mode in cached:
+                item.setCacheMode(mode)
             self._ring.setVisible(ring_shown)
 
     def view_range(self) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -442,14 +516,29 @@ class RooflineCanvas(QWidget):
             if not fields or fields & _STYLE_FIELDS:
                 self.rebuild()
                 return
+            if fields == {"sweep"}:  # only that operation's sweep paths change
+                for op_id in change.ids:
+                    self._refresh_sweep(op_id)
+                self._redraw_overlays()
+                return
             if fields == {"name"}:
                 for op_id in change.ids:
                     self._rename(op_id)
+                self._refresh_overlays_for(change.ids)
                 return
             for op_id in change.ids:
                 if not self._update_operation(op_id):
                     self.rebuild()
                     return
+            self._refresh_overlays_for(change.ids)
+            return
+        if what == "measurements":
+            self._refresh_measured()
+            self._redraw_overlays()
+            return
+        if what == "comparisons":
+            self._refresh_links()
+            self._redraw_overlays()
             return
         if what == "session":
             self.rebuild(fit=True)
@@ -492,6 +581,7 @@ class RooflineCanvas(QWidget):
         self._sync_roofs(scene)
         self._sync_ridges(scene)
         self._sync_points(scene)
+        self._sync_overlays(scene)
         self._sync_ring()
         self._sync_legend(scene)
         self._legend.setVisible(session.view.legend and bool(scene.legend))
@@ -646,6 +736,10 @@ class RooflineCanvas(QWidget):
             "roof": make_font(theme, theme.annotation_size),
             "ridge": make_font(theme, theme.annotation_size, bold=True),
             "region": make_font(theme, theme.annotation_size + 1, bold=True),
+            "sweep": make_font(theme, theme.annotation_size),
+            "crossing": make_font(theme, theme.annotation_size, bold=True),
+            "measured": make_font(theme, theme.annotation_size),
+            "pair": make_font(theme, theme.annotation_size, bold=True),
         }
         fill = qcolor(theme.background, _LABEL_FILL_ALPHA)
         for kind, pool in self._text_pools.items():
@@ -860,6 +954,10 @@ class RooflineCanvas(QWidget):
                 color = theme.point_color(entry.color or "#000000")
                 sample = pg.ScatterPlotItem(symbol="o", size=size, brush=self._brush(color),
                                             pen=self._pen(theme.point_outline, 0.9))
+            elif entry.kind == "measured":
+                sample = pg.ScatterPlotItem(symbol="x", size=size * 1.15,
+                                            brush=self._brush(entry.color or theme.text),
+                                            pen=self._pen(theme.point_outline, 0.6))
             elif entry.marker:
                 sample = pg.ScatterPlotItem(symbol=entry.marker, size=size,
                                             brush=self._brush(theme.background),
@@ -868,9 +966,12 @@ class RooflineCanvas(QWidget):
                 sample = pg.PlotDataItem(pen=None)
             self._legend_samples.append(sample)
             self._legend.addItem(sample, _html_escape(entry.text))
-        for item_sample, _label in self._legend.items:
+        for item_sample, label in self._legend.items:
             # pyqtgraph would hide the (detached) sample on click: the legend only explains
             item_sample.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+            # on screen the legend is pixmaps (export_mode switches every cache off)
+            item_sample.setCacheMode(_CACHE)
+            label.item.setCacheMode(_CACHE)
 
     # ------------------------------------------------------------------------------------
     # annotation layout (pixel space)
@@ -1019,6 +1120,9 @@ class RooflineCanvas(QWidget):
                        key=lambda kv: -self._points[self._label_key(kv[0])].y)
         for op_id, label in order:
             self._place_point_label(op_id, label, self._points[self._label_key(op_id)])
+        # sweep, crossing, measured and pair labels go around the point labels
+        self._fixed_base = list(placed)
+        self._layout_overlays(placed + list(self._label_rects.values()))
 
     def _scores(self, rects: Sequence[tuple[float, float, float, float]], others,
                 own: tuple[float, float] | None) -> np.ndarray:
@@ -1028,6 +1132,9 @@ class RooflineCanvas(QWidget):
         r = np.asarray(rects, dtype=float).reshape(-1, 4)
         score = np.zeros(len(r))
         o = np.asarray(others, dtype=float).reshape(-1, 4)
+        if self._legend.isVisible():  # the legend is drawn over labels: keep them clear of it
+            box = self._legend.sceneBoundingRect()
+            o = np.vstack([o, [(box.left(), box.top(), box.right(), box.bottom())]])
         if len(o):
             w = np.minimum(r[:, None, 2], o[None, :, 2]) - np.maximum(r[:, None, 0], o[None, :, 0])
             h = np.minimum(r[:, None, 3], o[None, :, 3]) - np.maximum(r[:, None, 1], o[None, :, 1])
@@ -1113,17 +1220,480 @@ class RooflineCanvas(QWidget):
         return left, top, left + w - 2 * m, top + h - 2 * m
 
     # ------------------------------------------------------------------------------------
+    # sweep paths, measured points and compared pairs
+
+    def sweep_items(self) -> list[tuple[int, int, list[float], list[float]]]:
+        """``(op_id, hw_id, xs, ys)`` of every sweep path drawn, in data units, as drawn (the
+        samples in parameter order with the ridge crossings in between)."""
+        out = []
+        for path, curve in self._sweep_drawn:
+            if curve.isVisible():
+                xs, ys = curve.getData()
+                out.append((path.op_id, path.hw_id, [float(v) for v in to_data(xs)],
+                            [float(v) for v in to_data(ys)]))
+        return out
+
+    def sweep_labels(self) -> list[tuple[int, int, str, float, float]]:
+        """``(op_id, hw_id, text, x, y)`` of every end label of a sweep path shown
+        (``"m = 1"``), anchored at data ``(x, y)``."""
+        out = []
+        for path, _end, label in self._sweep_labels:
+            if label.isVisible():
+                pos = label.pos()
+                out.append((path.op_id, path.hw_id, label.toPlainText(),
+                            float(to_data(pos.x())), float(to_data(pos.y()))))
+        return out
+
+    def crossing_items(self) -> list[tuple[int, int, str, float, float]]:
+        """``(op_id, hw_id, label, x, y)`` of every ridge crossing marked: the label shown
+        (``"m* = 255.5"``) and the drawn mark's position in data units."""
+        if not self._crossing_marks.isVisible():
+            return []
+        data = self._crossing_marks.data
+        out = []
+        for (mark, label), x, y in zip(self._crossing_labels, to_data(data["x"]),
+                                       to_data(data["y"]), strict=True):
+            # crossings at one ridge corner share a label, one line each
+            lines = label.toPlainText().splitlines() if label.isVisible() else []
+            out.append((mark.op_id, mark.hw_id, mark.label if mark.label in lines else "",
+                        float(x), float(y)))
+        return out
+
+    def measured_items(self) -> list[dict]:
+        """One dict per measured point drawn: ``name``, ``op_id`` (``None`` when standalone),
+        ``hw_id``, ``x``/``y`` (the mark, data units), ``link`` (the drawn link's ``(xs, ys)``
+        from the prediction to the mark), ``label``, ``color`` and ``verdict``."""
+        if not self._measured_marks.isVisible():
+            return []
+        data = self._measured_marks.data
+        out = []
+        for (mark, link, label), x, y in zip(self._measured_drawn, to_data(data["x"]),
+                                             to_data(data["y"]), strict=True):
+            xs, ys = link.getData()
+            out.append({"name": mark.name, "op_id": mark.op_id, "hw_id": mark.hw_id,
+                        "x": float(x), "y": float(y),
+                        "link": ([float(v) for v in to_data(xs)],
+                                 [float(v) for v in to_data(ys)]),
+                        "label": label.toPlainText() if label.isVisible() else "",
+                        "color": mark.color, "verdict": mark.verdict})
+        return out
+
+    def pair_items(self) -> list[dict]:
+        """One dict per compared pair drawn on one machine: ``first``, ``second``, ``hw_id``,
+        ``link`` (the drawn segment's ``(xs, ys)`` in data units, first → second) and
+        ``label`` (``"−268 MB, 2.33× faster"``)."""
+        out = []
+        for link, curve, _arrow, label in self._pair_drawn:
+            if not curve.isVisible():
+                continue
+            xs, ys = curve.getData()
+            out.append({"first": link.first, "second": link.second, "hw_id": link.hw_id,
+                        "link": ([float(v) for v in to_data(xs)],
+                                 [float(v) for v in to_data(ys)]),
+                        "label": label.toPlainText() if label.isVisible() else ""})
+        return out
+
+    def _sync_overlays(self, scene: Scene) -> None:
+        self._sweeps = {}
+        for path in scene.sweeps:
+            self._sweeps.setdefault(path.op_id, []).append(path)
+        self._measured = list(scene.measured)
+        self._links = list(scene.links)
+        self._draw_overlays()
+
+    def _store_overlays(self) -> None:
+        """Keep :attr:`scene_model` in step with the overlays redrawn since the last rebuild."""
+        if self._scene is not None:
+            self._scene = replace(
+                self._scene, sweeps=tuple(p for paths in self._sweeps.values() for p in paths),
+                measured=tuple(self._measured), links=tuple(self._links))
+
+    def _refresh_sweep(self, op_id: int) -> None:
+        """Recompute one operation's sweep paths (after its sweep or its parameters changed)."""
+        scene = self._scene
+        if scene is None:
+            return
+        session = self.workspace.document.session
+        try:
+            entry = self.workspace.document.operation(op_id)
+        except KeyError:
+            entry = None
+        paths: list[SweepPath] = []
+        if entry is not None and entry.visible and entry.sweep is not None and session.view.sweeps:
+            paths, _notes = sweep_paths(session, entry, scene.machines, session.color_of(entry))
+        if paths:
+            self._sweeps[op_id] = paths
+        else:
+            self._sweeps.pop(op_id, None)
+        self._store_overlays()
+
+    def _refresh_measured(self) -> None:
+        """Re-judge the measurements and update their legend entries."""
+        scene = self._scene
+        if scene is None:
+            return
+        session = self.workspace.document.session
+        self._measured = []
+        if session.view.measured and session.measurements:
+            self._measured, _notes = measured_marks(session, [m.hw_id for m in scene.machines])
+        legend = tuple(e for e in scene.legend if e.kind != "measured")
+        legend += tuple(measured_legend(self._measured))
+        self._scene = replace(scene, legend=legend)
+        self._store_overlays()
+        self._sync_legend(self._scene)
+        self._legend.setVisible(session.view.legend and bool(legend))
+
+    def _refresh_links(self) -> None:
+        """Recompute the compared pairs' links from the cached results."""
+        scene = self._scene
+        if scene is None:
+            return
+        session = self.workspace.document.session
+        self._links = []
+        if session.view.pairs and session.comparisons:
+            names = {n for c in session.comparisons for n in (c.first, c.second)}
+            pairs = []
+            for entry in session.operations:
+                if not entry.visible or entry.operation.name not in names:
+                    continue
+                for machine in scene.machines:
+                    try:
+                        pairs.append(self.workspace.results.pair(entry.id, machine.hw_id))
+                    except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError):
+                        break
+            self._links = pair_links(session, pairs, scene.machines)
+        self._store_overlays()
+
+    def _refresh_overlays_for(self, op_ids: Sequence[int]) -> None:
+        """After an edit of these operations: redraw their sweep paths, the measured points
+        attached to them and the pairs they are part of (nothing else)."""
+        if self._scene is None:
+            return
+        document = self.workspace.document
+        session = document.session
+        changed = False
+        names = set()
+        for op_id in op_ids:
+            try:
+                entry = document.operation(op_id)
+            except KeyError:
+                continue
+            names.add(entry.operation.name)
+            if op_id in self._sweeps or (entry.sweep is not None and session.view.sweeps):
+                self._refresh_sweep(op_id)
+                changed = True
+        if session.view.measured and any(m.operation in names for m in session.measurements):
+            self._refresh_measured()
+            changed = True
+        if session.view.pairs and any(c.first in names or c.second in names
+                                      for c in session.comparisons):
+            self._refresh_links()
+            changed = True
+        if changed:
+            self._redraw_overlays()
+
+    def _redraw_overlays(self) -> None:
+        """Redraw the overlays and place their labels around what is already placed."""
+        self._draw_overlays()
+        self._layout_overlays(list(getattr(self, "_base_rects", [])))
+
+    def _band_pen(self, color: str, width: float) -> QPen:
+        key = (color, width, "band")
+        pen = self._pens.get(key)
+        if pen is None:
+            pen = self._pens[key] = make_pen(color, width)
+            pen.setCapStyle(Qt.PenCapStyle.FlatCap)
+        return pen
+
+    def _draw_overlays(self) -> None:
+        """Sync the overlay items to ``_sweeps``, ``_measured`` and ``_links`` (pooled items;
+        nothing is created when the pools are large enough)."""
+        if (not self._overlays_shown and not self._sweeps and not self._measured
+                and not self._links):
+            return  # nothing drawn before, nothing to draw now
+        theme = self.theme
+        tips: list = []
+        ops: list[int | None] = []
+        xy: list[np.ndarray] = []
+        for kind in ("sweep", "crossing", "measured", "pair"):
+            self._text_pools[kind].reset()
+        for pool in (self._sweep_pool, self._link_pool, self._band_pool, self._arrow_pool):
+            pool.reset()
+
+        # sweep paths: a line through samples and crossings, a dot per sample, end labels
+        self._sweep_drawn, self._sweep_labels, self._crossing_labels = [], [], []
+        dot_x, dot_y, dot_symbols, dot_brushes = [], [], [], []
+        cross_x, cross_y, cross_pens = [], [], []
+        corners: dict[tuple, list[tuple[CrossingMark, str]]] = {}
+        for paths in self._sweeps.values():
+            for path in paths:
+                color = theme.point_color(path.color)
+                curve = self._sweep_pool.take()
+                curve.setData(x=to_view(np.asarray(path.path_xs)),
+                              y=to_view(np.asarray(path.path_ys)), pen=self._pen(color, 1.6))
+                self._sweep_drawn.append((path, curve))
+                lx, ly = to_view(np.asarray(path.xs)), to_view(np.asarray(path.ys))
+                if path.dots:
+                    n = len(lx)
+                    dot_x.append(lx)
+                    dot_y.append(ly)
+                    dot_symbols += [path.marker] * n
+                    dot_brushes += [self._brush(color)] * n
+                    tips += [functools.partial(path.sample_tooltip, i) for i in range(n)]
+                    ops += [path.op_id] * n
+                    xy.append(np.column_stack((lx, ly)))
+                for end, text in ((0, path.start_label), (len(lx) - 1, path.end_label)):
+                    if text:
+                        label = self._take_label("sweep")
+                        label.setText(text)
+                        label.setColor(qcolor(color))
+                        label.setPos(float(lx[end]), float(ly[end]))
+                        self._sweep_labels.append((path, end, label))
+                for mark in path.crossings:
+                    cx, cy = float(to_view(mark.x)), float(to_view(mark.y))
+                    cross_x.append(cx)
+                    cross_y.append(cy)
+                    cross_pens.append(self._pen(color, 2.2))
+                    corner = (mark.hw_id, round(cx, 6), round(cy, 6))
+                    corners.setdefault(corner, []).append((mark, color))
+                    tips.append(functools.partial(str, mark.tooltip))
+                    ops.append(mark.op_id)
+                    xy.append(np.array([[cx, cy]]))
+        # one label per ridge corner: the crossings of several operations stack in it
+        labels_at: dict[tuple, _Label] = {}
+        for corner, marks in corners.items():
+            label = labels_at[corner] = self._take_label("crossing")
+            if len(marks) == 1:
+                label.setText(marks[0][0].label)
+                label.setColor(qcolor(marks[0][1]))
+            else:
+                label.setHtml("<br>".join(f'<span style="color:{color}">'
+                                          f"{_html_escape(mark.label)}</span>"
+                                          for mark, color in marks))
+            label.setPos(corner[1], corner[2])
+        for mark, cx, cy in zip((m for p in self._sweep_drawn for m in p[0].crossings),
+                                cross_x, cross_y, strict=True):
+            self._crossing_labels.append((mark, labels_at[(mark.hw_id, round(cx, 6),
+                                                           round(cy, 6))]))
+        self._sweep_dots.setData(
+            x=np.concatenate(dot_x) if dot_x else np.zeros(0),
+            y=np.concatenate(dot_y) if dot_y else np.zeros(0),
+            symbol=dot_symbols, size=theme.point_size * 0.55, brush=dot_brushes,
+            pen=self._pen(theme.background, 0.6))
+        self._crossing_marks.setData(x=np.asarray(cross_x, float), y=np.asarray(cross_y, float),
+                                     symbol="o", size=theme.point_size + 5, brush=None,
+                                     pen=cross_pens)
+
+        # measured points: a link from the prediction, the verdict scale at the prediction
+        self._measured_drawn = []
+        bands: dict[str, tuple[list[float], list[float]]] = {}
+        m_x, m_y, m_brushes, p_x, p_y = [], [], [], [], []
+        for mark in self._measured:
+            x0, y0 = float(to_view(mark.px)), float(to_view(mark.py))
+            x1, y1 = float(to_view(mark.x)), float(to_view(mark.y))
+            link = self._link_pool.take()
+            link.setData(x=np.asarray([x0, x1]), y=np.asarray([y0, y1]),
+                         pen=self._pen(mark.color, 1.5, "dashed"))
+            link.setZValue(8)
+            label = self._take_label("measured")
+            label.setText(mark.label)
+            label.setColor(qcolor(theme.text))
+            label.setPos(x1, y1)
+            self._measured_drawn.append((mark, link, label))
+            for key, low, high in mark.bands:
+                xs, ys = bands.setdefault(key, ([], []))
+                xs += [x0, x0]
+                ys += [float(to_view(low)), float(to_view(high))]
+            m_x.append(x1)
+            m_y.append(y1)
+            m_brushes.append(self._brush(mark.color))
+            tips.append(functools.partial(str, mark.tooltip))
+            ops.append(mark.op_id)
+            xy.append(np.array([[x1, y1]]))
+            if mark.standalone:
+                p_x.append(x0)
+                p_y.append(y0)
+        self._measured_marks.setData(x=np.asarray(m_x, float), y=np.asarray(m_y, float),
+                                     symbol="x", size=theme.point_size * 1.3, brush=m_brushes,
+                                     pen=self._pen(theme.point_outline, 0.7))
+        self._predicted_marks.setData(x=np.asarray(p_x, float), y=np.asarray(p_y, float),
+                                      symbol="o", size=theme.point_size * 0.9,
+                                      brush=self._brush(theme.background),
+                                      pen=self._pen(theme.muted, 1.6))
+        for key, (xs, ys) in bands.items():
+            curve = self._band_pool.take()
+            color = _VERDICT_BAND_COLORS.get(key, "#808080")
+            curve.setData(x=np.asarray(xs), y=np.asarray(ys), connect="pairs",
+                          pen=self._band_pen(color + "80", 4.0))
+
+        # compared pairs: first → second, labelled with the bytes saved and the speed-up (the
+        # link is an arc, bent in pixels when the labels are placed: a straight link between
+        # two memory-bound points would lie on the roof)
+        self._pair_drawn = []
+        self._pair_rows: list[int] = []
+        for link in self._links:
+            color = theme.roof_color(link.style_index)
+            x0, y0 = float(to_view(link.x0)), float(to_view(link.y0))
+            x1, y1 = float(to_view(link.x1)), float(to_view(link.y1))
+            curve = self._link_pool.take()
+            curve.setData(x=np.asarray([x0, x1]), y=np.asarray([y0, y1]),
+                          pen=self._pen(color, 1.8))
+            curve.setZValue(8.5)
+            arrow = self._arrow_pool.take()
+            arrow.setStyle(pen=self._pen(color, 1.0), brush=self._brush(color))
+            arrow.setPos(x1, y1)
+            label = self._take_label("pair")
+            label.setText(link.label)
+            label.setColor(qcolor(theme.text))
+            mx, my = (x0 + x1) / 2, (y0 + y1) / 2
+            label.setPos(mx, my)
+            self._pair_drawn.append((link, curve, arrow, label))
+            self._pair_rows.append(sum(len(a) for a in xy))
+            tips.append(functools.partial(str, link.tooltip))
+            ops.append(link.second_id if link.second_id >= 0 else None)
+            xy.append(np.array([[mx, my]]))
+
+        for kind in ("sweep", "crossing", "measured", "pair"):
+            self._text_pools[kind].finish()
+        for pool in (self._sweep_pool, self._link_pool, self._band_pool, self._arrow_pool):
+            pool.finish()
+        self._overlay_tips = tips
+        self._overlay_ops = ops
+        self._overlay_xy = np.concatenate(xy) if xy else np.zeros((0, 2))
+        if self._hover_key is not None and self._hover_key[0] == "overlay":
+            self._hover_key = None
+            self._hover_text = ""
+        self._overlays_shown = bool(self._sweeps or self._measured or self._links)
+
+    def _layout_overlays(self, placed: list) -> None:
+        """Place the crossing, measured-point, compared-pair and sweep-end labels (in that
+        order) around what is already ``placed``, and turn the pair arrows along their
+        links (arrow heads are in pixels, so their angle follows the zoom)."""
+        self._base_rects = list(placed)
+        start = len(placed)
+        try:
+            self._place_overlay_labels(placed)
+        finally:
+            # point labels moved by a later edit keep clear of the overlay labels
+            self._fixed_rects = list(getattr(self, "_fixed_base", [])) + placed[start:]
+
+    def _place_overlay_labels(self, placed: list) -> None:
+        if not (self._crossing_labels or self._measured_drawn or self._pair_drawn
+                or self._sweep_labels):
+            return
+        ax, bx, ay, by = self._view_to_scene()
+        g = self.theme.point_size / 2 + 2
+
+        def around(lx: float, ly: float, sides, rings=(1.0, 2.2)) -> list:
+            out = []
+            for k in rings:
+                d = g * k
+                offsets = {"above-left": ((1, 1), (-d, -d * 0.5)),
+                           "above-right": ((0, 1), (d, -d * 0.5)),
+                           "below-left": ((1, 0), (-d, d * 0.5)),
+                           "below-right": ((0, 0), (d, d * 0.5)),
+                           "above": ((0.5, 1), (0, -d - 2)), "below": ((0.5, 0), (0, d + 2)),
+                           "right": ((0, 0.5), (d + 2, 0)), "left": ((1, 0.5), (-d - 2, 0))}
+                out += [((lx, ly), *offsets[side]) for side in sides]
+            return out
+
+        def own(lx: float, ly: float) -> tuple[float, float]:
+            return lx * ax + bx, ly * ay + by
+
+        everywhere = ("above-left", "above", "above-right", "right", "below-right", "below",
+                      "below-left", "left")
+        done: set[int] = set()
+        for mark, label in self._crossing_labels:  # left of a ridge corner is above the roof
+            if id(label) in done:
+                continue
+            done.add(id(label))
+            lx, ly = float(to_view(mark.x)), float(to_view(mark.y))
+            self._place(label, around(lx, ly, ("left", "above-left", "above", *everywhere[2:])),
+                        placed, own=own(lx, ly))
+        for mark, _link, label in self._measured_drawn:
+            lx, ly = float(to_view(mark.x)), float(to_view(mark.y))
+            self._place(label, around(lx, ly, ("right", "left", "below-right", "below-left",
+                                               "above-right", "above-left", "below", "above"),
+                                      rings=(1.0, 2.2, 3.6)),
+                        placed, own=own(lx, ly))
+        for (link, curve, arrow, label), row in zip(self._pair_drawn, self._pair_rows,
+                                                    strict=True):
+            x0, y0 = float(to_view(link.x0)), float(to_view(link.y0))
+            x1, y1 = float(to_view(link.x1)), float(to_view(link.y1))
+            p0 = np.array([x0 * ax + bx, y0 * ay + by])
+            p1 = np.array([x1 * ax + bx, y1 * ay + by])
+            d = p1 - p0
+            length = float(math.hypot(*d))
+            if length < 1.0:
+                apex, control = (p0 + p1) / 2, p1
+            else:
+                normal = np.array([-d[1], d[0]]) / length
+                if normal[1] > 0:  # bend upwards on screen
+                    normal = -normal
+                bend = min(0.2 * length, 32.0)
+                apex = (p0 + p1) / 2 + normal * bend
+                control = 2 * apex - (p0 + p1) / 2
+            t = np.linspace(0.0, 1.0, 33)[:, None]
+            arc = (1 - t) ** 2 * p0 + 2 * (1 - t) * t * control + t**2 * p1
+            curve.setData(x=(arc[:, 0] - bx) / ax, y=(arc[:, 1] - by) / ay)
+            view_apex = ((apex[0] - bx) / ax, (apex[1] - by) / ay)
+            self._overlay_xy[row] = view_apex
+            self._place(label, around(*view_apex, ("above", "above-left", "above-right",
+                                                    "below", "left", "right"),
+                                      rings=(1.0, 2.2, 3.6, 5.0, 7.0, 9.5)),
+                        placed, own=(float(apex[0]), float(apex[1])))
+            tangent = p1 - control
+            t_len = float(math.hypot(*tangent))
+            if length < 2 * g or t_len == 0:
+                arrow.setVisible(False)
+                continue
+            ux, uy = tangent / t_len
+            back = self.theme.point_size / 2 + 1.5  # the tip touches the second point
+            sx, sy = p1[0] - ux * back, p1[1] - uy * back
+            arrow.setVisible(True)
+            arrow.setStyle(angle=math.degrees(math.atan2(-uy, -ux)))
+            arrow.setPos((sx - bx) / ax, (sy - by) / ay)
+        first_machine = self._scene.machines[0].hw_id if self._scene and self._scene.machines \
+            else None
+        labelled: set[tuple[int, str]] = set()  # a second "m = 4096" on a machine: if room
+        for path, end, label in self._sweep_labels:
+            lx, ly = float(to_view(path.xs[end])), float(to_view(path.ys[end]))
+            sides = (("left", "above-left", "below-right", "below", "above", "right") if end == 0
+                     else ("below-right", "right", "below", "above-right", "below-left"))
+            key = (path.hw_id, label.toPlainText())
+            optional = path.hw_id != first_machine or key in labelled
+            labelled.add(key)
+            if not self._place(label, around(lx, ly, sides), placed, own=own(lx, ly),
+                               optional=optional):
+                label.setVisible(False)
+
+    # ------------------------------------------------------------------------------------
     # mouse
 
-    def _nearest(self, scene_pos) -> tuple[int, int] | None:
-        if not len(self._hover_xy):
-            return None
-        pts = self._point_pixels()
-        d2 = (pts[:, 0] - scene_pos.x()) ** 2 + (pts[:, 1] - scene_pos.y()) ** 2
-        i = int(np.argmin(d2))
-        if d2[i] > PICK_RADIUS**2:
-            return None
-        return self._hover_keys[i]
+    def _nearest(self, scene_pos) -> tuple | None:
+        """The key of the nearest point within :data:`PICK_RADIUS`: ``(op_id, hw_id)`` for an
+        operation's point, ``("overlay", i)`` for a sweep sample, a crossing, a measured
+        point or a compared pair's label (operation points win ties)."""
+        best, best_d2 = None, PICK_RADIUS**2
+        if len(self._hover_xy):
+            pts = self._point_pixels()
+            d2 = (pts[:, 0] - scene_pos.x()) ** 2 + (pts[:, 1] - scene_pos.y()) ** 2
+            i = int(np.argmin(d2))
+            if d2[i] <= best_d2:
+                best, best_d2 = self._hover_keys[i], d2[i]
+        if len(self._overlay_xy):
+            ax, bx, ay, by = self._view_to_scene()
+            d2 = ((self._overlay_xy[:, 0] * ax + bx - scene_pos.x()) ** 2
+                  + (self._overlay_xy[:, 1] * ay + by - scene_pos.y()) ** 2)
+            j = int(np.argmin(d2))
+            if d2[j] < best_d2:
+                best = ("overlay", j)
+        return best
+
+    def _tooltip_of(self, key: tuple) -> str:
+        if key[0] == "overlay":
+            return self._overlay_tips[key[1]]()
+        return self._points[key].tooltip
 
     def _on_mouse_moved(self, scene_pos) -> None:
         if not self._vb.sceneBoundingRect().contains(scene_pos):
@@ -1146,7 +1716,7 @@ class RooflineCanvas(QWidget):
             self._hover_text = ""
             QToolTip.hideText()
             return
-        self._hover_text = self._points[key].tooltip
+        self._hover_text = self._tooltip_of(key)
         pixel = self.plot_widget.mapFromScene(scene_pos)
         r = int(PICK_RADIUS)
         # the tip hides as soon as the mouse leaves the picking circle's square
@@ -1158,7 +1728,9 @@ class RooflineCanvas(QWidget):
         if event.button() == Qt.MouseButton.LeftButton:
             key = self._nearest(event.scenePos())
             if key is not None:
-                self.workspace.selection.select(key[0])
+                op_id = self._overlay_ops[key[1]] if key[0] == "overlay" else key[0]
+                if op_id is not None:
+                    self.workspace.selection.select(op_id)
                 event.accept()
             elif event.double():
                 self.fit_to_data()

@@ -22,6 +22,8 @@ Public API::
     editor.derivation_text()                 # the derivation as plain text
     editor.copy_derivation()                 # ... put on the clipboard (the Copy button)
     editor.set_conventions_open(True)        # expand the Conventions section
+    editor.sweep_section                     # the "Sweep" section under the form (see
+                                             # workbench.ui.sweep_editor), None when empty
     editor.last_refresh_ms                   # time of the last derivation refresh
     build_derivation(document, results, op_id) -> [Section]   # the same content, no Qt
 """
@@ -77,6 +79,7 @@ from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.operations import CONVENTIONS, KINDS, STEP_OPS, Counts, Kind, Param, Term
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
+from workbench.ui.sweep_editor import SweepSection
 from workbench.ui.widgets import BigSpinBox, QuantityEdit, no_wheel_filter, set_invalid
 
 __all__ = ["OperationEditor", "DerivationView", "StepsEditor", "build_derivation"]
@@ -1034,6 +1037,7 @@ class OperationEditor(QWidget):
         self._header = ("", "")
         self._levels_key: tuple[Any, ...] = ()
         self.last_refresh_ms = 0.0
+        self.sweep_section: SweepSection | None = None
 
         self._stack = QStackedLayout(self)
         self._empty = QLabel(
@@ -1170,6 +1174,7 @@ class OperationEditor(QWidget):
         self._note = ""
         if op_id is None:
             self._fields = {}
+            self.sweep_section = None
             self.derivation.clear_sections()
             self._stack.setCurrentIndex(0)
             return
@@ -1190,6 +1195,8 @@ class OperationEditor(QWidget):
                     and self.document.operation(current).operation.kind == self._kind):
                 self._sync()  # same operation: no rebuild, nothing typed is lost
                 self._refresh_levels()
+                if self.sweep_section is not None:
+                    self.sweep_section.load()
                 self._refresh_derivation()
             else:
                 self._show(current, force=True)
@@ -1207,11 +1214,19 @@ class OperationEditor(QWidget):
                 return
             if change.fields and set(change.fields) <= _QUIET_FIELDS:
                 return
+            if change.fields == ("sweep",):  # no number of the operation itself changed
+                if self.sweep_section is not None:
+                    self.sweep_section.load()
+                return
             self._sync()
+            if self.sweep_section is not None:
+                self.sweep_section.refresh()
             self._refresh_derivation()
             return
         if what in ("hardware", "machines"):
             self._refresh_levels()
+            if self.sweep_section is not None:
+                self.sweep_section.refresh()
             self._refresh_derivation()
 
     # -- form ------------------------------------------------------------------------------
@@ -1277,6 +1292,10 @@ class OperationEditor(QWidget):
             label.setToolTip(f.input.toolTip())
             form.addRow(label, f.widget)
         outer.addLayout(form)
+
+        self.sweep_section = SweepSection(self.workspace)
+        self.sweep_section.set_operation(self._op_id)
+        outer.addWidget(self.sweep_section)
 
         outer.addStretch(1)
         self._update_hint()

@@ -101,6 +101,38 @@ class MainWindow(QMainWindow):
         self.splitDockWidget(self.operations_dock, self.hardware_dock, Qt.Vertical)
         self.resizeDocks([self.operations_dock, self.editor_dock], [360, 420], Qt.Horizontal)
         self.resizeDocks([self.results_dock], [230], Qt.Vertical)
+        self._build_sweep_dock()  # before the results are tabbed: it splits their space
+        self._build_analysis_docks()
+
+    def _build_analysis_docks(self) -> None:
+        """Measured points and compared pairs, tabbed with the results table."""
+        from workbench.ui.compare_panel import ComparePanel
+        from workbench.ui.measurements_panel import MeasurementsPanel
+
+        self.measurements_panel = MeasurementsPanel(self.workspace, self)
+        self.compare_panel = ComparePanel(self.workspace, self)
+        bottom = Qt.BottomDockWidgetArea
+        self.measurements_dock = self._dock("Measurements", "MeasurementsDock",
+                                            self.measurements_panel, bottom)
+        self.compare_dock = self._dock("Compare", "CompareDock", self.compare_panel, bottom)
+        self.tabifyDockWidget(self.results_dock, self.measurements_dock)
+        self.tabifyDockWidget(self.measurements_dock, self.compare_dock)
+        self.measurements_dock.visibilityChanged.connect(self.measurements_panel.set_shown)
+        self.compare_dock.visibilityChanged.connect(self.compare_panel.set_shown)
+        self.results_dock.raise_()
+
+    def _build_sweep_dock(self) -> None:
+        """The sweep plot (attainable FLOP/s or time against the swept parameter), beside the
+        results tabs under the chart."""
+        from workbench.ui.sweep_plot import SweepPlot
+
+        self.sweep_plot = SweepPlot(self.workspace, self)
+        self.sweep_dock = self._dock("Sweep Plot", "SweepPlotDock", self.sweep_plot,
+                                     Qt.BottomDockWidgetArea)
+        self.splitDockWidget(self.results_dock, self.sweep_dock, Qt.Horizontal)
+        self.sweep_dock.visibilityChanged.connect(self.sweep_plot.set_shown)
+        self.sweep_dock.toggleViewAction().setText("Sweep &Plot")
+        self.sweep_dock.toggleViewAction().setObjectName("view_sweep_plot")
 
     def _action(self, text: str, slot, shortcut=None, tip: str = "", checkable: bool = False,
                 name: str = "") -> QAction:
@@ -129,6 +161,15 @@ class MainWindow(QMainWindow):
                                            "Save the session under a new name", name="save_as")
         self.quit_action = self._action("&Quit", self.close, K.Quit, "Quit Roofline Workbench",
                                         name="quit")
+        self.export_figure_action = self._action(
+            "Export &Figure…", self._on_export_figure, QKeySequence("Ctrl+E"),
+            "Save the chart as PNG, SVG or PDF", name="export_figure")
+        self.copy_figure_action = self._action(
+            "&Copy Figure", self.copy_figure, QKeySequence("Ctrl+Shift+C"),
+            "Copy the chart as an image (size and theme as last exported)", name="copy_figure")
+        self.export_csv_action = self._action(
+            "Export Results as CS&V…", self._on_export_csv, tip="Save the results table as CSV",
+            name="export_csv")
         self.undo_action = self._action("&Undo", self.document.undo, K.Undo, name="undo")
         self.redo_action = self._action("&Redo", self.document.redo, K.Redo, name="redo")
         self.fit_action = self._action("&Fit to Data", self.canvas.fit_to_data,
@@ -142,6 +183,13 @@ class MainWindow(QMainWindow):
             ("derated", "&Derated Roofs", "Dashed practical roofs at each machine's efficiency"),
             ("all_precisions", "&All Precision Roofs",
              "Draw every precision's compute roof, not only those the operations use"),
+            ("sweeps", "&Sweep Paths",
+             "Draw each swept operation's path, its end values and its exact ridge crossings"),
+            ("measured", "&Measured Points",
+             "Draw measured points linked to their predictions, with their verdicts"),
+            ("pairs", "Compared &Pairs",
+             "Link compared operations (fused vs unfused, naive vs flash) with the bytes "
+             "saved and the predicted speed-up"),
         ):
             action = self._action(text, lambda checked, k=key: self.document.set_view(k, checked),
                                   tip=tip, checkable=True, name=f"view_{key}")
@@ -160,6 +208,13 @@ class MainWindow(QMainWindow):
                                                name="conventions")
         self.about_action = self._action("&About Roofline Workbench", self.show_about,
                                          name="about")
+        self.import_measurements_action = self._action(
+            "&Import Measurements…", self._on_import_measurements, QKeySequence("Ctrl+I"),
+            "Import measured points from CSV (plain columns or ncu --csv --page raw)",
+            name="import_measurements")
+        self.compare_action = self._action(
+            "Compare &With…", self._on_compare_with, tip="Compare the selected operation with "
+            "another one (fused vs unfused, naive vs flash)", name="compare_with")
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -175,6 +230,13 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.save_action)
         file_menu.addAction(self.save_as_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.export_figure_action)
+        file_menu.addAction(self.copy_figure_action)
+        file_menu.addAction(self.export_csv_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.import_measurements_action)
+        self.measurements_panel.set_import_action(self.import_measurements_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
 
@@ -195,19 +257,23 @@ class MainWindow(QMainWindow):
             action = getattr(panel, name, None)
             if action is not None:
                 edit.addAction(action)
+        edit.addSeparator()
+        edit.addAction(self.compare_action)
 
         view = bar.addMenu("&View")
         view.addAction(self.fit_action)
         view.addSeparator()
         for action in self.view_actions.values():
             view.addAction(action)
+        view.addAction(self.sweep_dock.toggleViewAction())
         theme_menu = view.addMenu("&Theme")
         for action in self.theme_actions.values():
             theme_menu.addAction(action)
         view.addSeparator()
         panels = view.addMenu("&Panels")
         for dock in (self.operations_dock, self.editor_dock, self.hardware_dock,
-                     self.results_dock):
+                     self.results_dock, self.measurements_dock, self.compare_dock,
+                     self.sweep_dock):
             panels.addAction(dock.toggleViewAction())
 
         help_menu = bar.addMenu("&Help")
@@ -324,6 +390,70 @@ class MainWindow(QMainWindow):
         self.workspace.selection.select(op_id)
         return op_id
 
+    # -- measurements and compared pairs ---------------------------------------------------
+
+    def import_measurements(self, path: str | Path) -> bool:
+        """Append the measured points of a CSV file (plain or Nsight Compute) as one undo
+        step. On any problem nothing changes and the loader's message (file:line) is shown."""
+        from workbench.ui.measurements_panel import import_measurements
+
+        try:
+            count = import_measurements(self.document, path)
+        except InputError as exc:
+            self.show_error("Cannot import measurements", str(exc))
+            return False
+        except OSError as exc:
+            self.show_error("Cannot import measurements", f"{path}: {exc.strerror or exc}")
+            return False
+        self.statusBar().showMessage(
+            f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}", 5000)
+        self.measurements_dock.show()
+        self.measurements_dock.raise_()
+        return True
+
+    def _on_import_measurements(self) -> None:
+        start = str(self.document.path.parent) if self.document.path else ""
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Import Measurements", start,
+            "Measurements (*.csv);;All files (*)")
+        if path:
+            self.import_measurements(path)
+
+    def compare_with(self, first_id: int, second_id: int) -> bool:
+        """Compare two operations (``first_id`` the baseline) as one undo step."""
+        from workbench.ui.compare_panel import add_comparison
+
+        first = self.document.operation(first_id).operation.name
+        second = self.document.operation(second_id).operation.name
+        problem = add_comparison(self.document, first, second)
+        if problem:
+            self.statusBar().showMessage(f"Not compared: {problem}", 6000)
+            return False
+        self.compare_dock.show()
+        self.compare_dock.raise_()
+        return True
+
+    def _on_compare_with(self) -> None:
+        """Edit ▸ Compare With…: choose the other operation in a (window-modal, not blocking)
+        dialog; ``self.compare_dialog`` is the open dialog."""
+        from workbench.ui.compare_panel import CompareDialog
+
+        op_id = self.workspace.selection.current
+        if op_id is None or len(self.document.session.operations) < 2:
+            self.statusBar().showMessage("Select one of at least two operations to compare", 5000)
+            return
+        dialog = CompareDialog(self.workspace, op_id, self)
+
+        def done() -> None:
+            chosen = dialog.chosen()
+            if chosen is not None:
+                self.compare_with(*chosen)
+
+        dialog.accepted.connect(done)
+        dialog.finished.connect(dialog.deleteLater)
+        self.compare_dialog = dialog
+        dialog.open()
+
     # -- files -----------------------------------------------------------------------------
 
     def set_session(self, session: Session, path: Path | None) -> None:
@@ -419,6 +549,82 @@ class MainWindow(QMainWindow):
         box.setTextInteractionFlags(Qt.TextSelectableByMouse)
         box.open()
         self._error_box = box
+
+    # -- figures and tables ----------------------------------------------------------------
+
+    def _figure_stem(self) -> str:
+        return self.document.path.stem if self.document.path else "roofline"
+
+    def _on_export_figure(self):
+        """Open the Export Figure dialog (not modal-blocking: tests reach it as
+        ``export_dialog`` and call its ``accept_path``)."""
+        from workbench.ui.export_dialog import ExportDialog
+
+        start = str((self.document.path.parent if self.document.path else Path.home())
+                    / f"{self._figure_stem()}.png")
+        dialog = ExportDialog(self.settings, start, self)
+        dialog.export_requested.connect(self.export_figure)
+        self.export_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def export_figure(self, path: str | Path, options=None) -> bool:
+        """Draw the chart as shown (same zoom) to ``path`` with ``options`` (a
+        :class:`~workbench.ui.export_dialog.FigureOptions`; default: the last choices)."""
+        from workbench.ui.export import ExportError, render_figure
+        from workbench.ui.export_dialog import load_options
+
+        options = options or load_options(self.settings)
+        try:
+            fig = options.figure_size()
+            render_figure(self.document.session, path, width=fig.width, height=fig.height,
+                          dpi=fig.dpi, theme=options.theme, transparent=options.transparent,
+                          view_range=self.canvas.view_range())
+        except ExportError as exc:
+            self.show_error("Cannot export figure", str(exc))
+            return False
+        except OSError as exc:
+            self.show_error("Cannot export figure", f"{path}: {exc.strerror or exc}")
+            return False
+        self.statusBar().showMessage(f"Exported {path} ({fig.width} × {fig.height} px)", 5000)
+        return True
+
+    def copy_figure(self, options=None):
+        """Put the chart on the clipboard as an image, with the last export choices."""
+        from PySide6.QtGui import QGuiApplication
+
+        from workbench.ui.export import ExportError, figure_image
+        from workbench.ui.export_dialog import load_options
+
+        options = options or load_options(self.settings)
+        try:
+            fig = options.figure_size()
+            image = figure_image(self.document.session, fig, theme=options.theme,
+                                 transparent=options.transparent,
+                                 view_range=self.canvas.view_range())
+        except ExportError as exc:
+            self.show_error("Cannot copy figure", str(exc))
+            return None
+        QGuiApplication.clipboard().setImage(image)
+        self.statusBar().showMessage(f"Copied the chart ({fig.width} × {fig.height} px)", 4000)
+        return image
+
+    def _on_export_csv(self) -> bool:
+        start = str((self.document.path.parent if self.document.path else Path.home())
+                    / f"{self._figure_stem()}-results.csv")
+        path, _ = QFileDialog.getSaveFileName(self, "Export Results as CSV", start,
+                                              "CSV table (*.csv);;All files (*)")
+        return self.export_results_csv(path) if path else False
+
+    def export_results_csv(self, path: str | Path) -> bool:
+        """Every operation × machine row, numbers in base SI units, units in the headers."""
+        try:
+            count = self.results_table.export_csv(path)
+        except OSError as exc:
+            self.show_error("Cannot export results", f"{path}: {exc.strerror or exc}")
+            return False
+        self.statusBar().showMessage(f"Exported {count} rows to {path}", 5000)
+        return True
 
     # -- recent files ----------------------------------------------------------------------
 

@@ -133,6 +133,13 @@ COLUMNS: tuple[Column, ...] = (
            FORMULAS["t_upper"], sample="999 ms"),
     Column("t_predicted", "T_predicted", "T_predicted [s]", lambda r: r.t_predicted_s,
            _q("time"), FORMULAS["t_predicted"], sample="T_predicted"),
+    Column("efficiency", "Efficiency", "efficiency [1]", lambda r: r.efficiency,
+           lambda v: f"{100 * v:.3g} %",
+           "derating efficiency of the machine (T_predicted = T_lower / efficiency, floored by "
+           "the launch overhead); — : none, T_predicted = T_lower", sample="Efficiency"),
+    Column("overhead", "Overhead floor", "launch overhead [s]", lambda r: r.launch_overhead_s,
+           _q("time"), "launch overhead of the machine: the time floor below which an operation "
+           "is overhead-bound; — : none known", sample="Overhead floor"),
 )
 COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
 _MACHINE_INDEPENDENT = ("flops", "bytes", "intensity")
