@@ -427,3 +427,44 @@ def test_workspace_outlives_the_canvas(qtbot):
     x, _y = next((x, y) for o, _h, x, y in third.point_items() if o == op)
     assert x == pytest.approx(2 * 128 * 28672 * 8192 / (2 * (128 * 8192 + 8192 * 28672
                                                                + 128 * 28672)))
+
+
+def _settled(qtbot) -> None:
+    qtbot.wait(120)  # the label layout runs on a short timer after an edit
+    QApplication.processEvents()
+
+
+def test_an_edit_repaints_a_small_area_and_leaves_no_trace(qtbot, llama):
+    """An edit repaints the moved points' neighbourhoods, not the chart; and what is then on
+    screen (the window's backing store) is exactly what a full repaint draws: no remnant of
+    a point, ring or label at its old place."""
+    from PySide6.QtCore import QEvent, QObject
+
+    canvas, workspace = llama
+    document = workspace.document
+    gemv = op_named(workspace, "FFN up, decode GEMV")
+    workspace.selection.select(gemv)
+    _settled(qtbot)
+    viewport = canvas.plot_widget.viewport()
+    painted: list[int] = []
+
+    class Watch(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 (Qt API)
+            if event.type() == QEvent.Type.Paint:
+                painted.append(sum(r.width() * r.height() for r in event.region()))
+            return False
+
+    watch = Watch()
+    viewport.installEventFilter(watch)
+    screen = QApplication.primaryScreen()
+    for m in (2, 4, 3, 1):  # a few rows of the GEMV: its points move but stay in view
+        painted.clear()
+        document.set_param(gemv, "m", m)
+        QApplication.processEvents()
+        assert painted, "the edit was not painted"
+        assert painted[0] < 0.25 * viewport.width() * viewport.height()
+        _settled(qtbot)
+        shown = screen.grabWindow(canvas.winId()).toImage()
+        full = canvas.grab().toImage()
+        assert shown.convertToFormat(full.format()) == full, f"m={m}: stale pixels on screen"
+    viewport.removeEventFilter(watch)

@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import QGraphicsItem, QMenu, QToolTip, QVBoxLayout, QWidget
 
@@ -146,9 +146,18 @@ class _Label(pg.TextItem):
         super().__init__(*args, **kwargs)
         self.textItem.setCacheMode(_CACHE)
 
+    _rect: QRectF | None = None
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+        # asked for every label on every repaint: kept until the text or its place changes
+        # (every such change goes through updateTextPos)
+        if self._rect is None:
+            self._rect = self.textItem.mapRectToParent(self.textItem.boundingRect())
+        return self._rect
+
     def paint(self, p, *args):
         if self.fill.style() != Qt.BrushStyle.NoBrush:
-            p.fillRect(self.textItem.mapRectToParent(self.textItem.boundingRect()), self.fill)
+            p.fillRect(self.boundingRect(), self.fill)
 
     def setExportMode(self, export, opts=None):  # noqa: N802 (pyqtgraph API)
         super().setExportMode(export, opts)
@@ -163,6 +172,8 @@ class _Label(pg.TextItem):
         tl = self.textItem.mapToParent(r.topLeft())
         br = self.textItem.mapToParent(r.bottomRight())
         offset = (br - tl) * self.anchor
+        self.prepareGeometryChange()
+        self._rect = None
         self.textItem.setPos(-offset + self._offset)
 
     def size(self) -> tuple[float, float]:
@@ -201,6 +212,77 @@ class _Pool:
     @property
     def shown(self) -> list:
         return self.items[: self.used]
+
+
+class _Spots(pg.ScatterPlotItem):
+    """A pixel-mode scatter item whose bounding rectangle covers the visible view as well as
+    its spots, and is kept until its data or the view's transform changes (pyqtgraph
+    recomputes it, with the pixel padding, on each of the several calls a repaint makes).
+    Spanning the view means a spot moved anywhere within it repaints only its old and new
+    neighbourhoods (:meth:`RooflineCanvas._move_spots`)."""
+
+    _rect: QRectF | None = None
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("pxMode", True)
+        kwargs.setdefault("antialias", True)
+        super().__init__(*args, **kwargs)
+
+    def prepareGeometryChange(self) -> None:  # noqa: N802 (Qt API)
+        self._rect = None
+        super().prepareGeometryChange()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+        if len(self.data) == 0:
+            return QRectF()  # nothing to paint: not part of any repaint
+        if self._rect is None or self.bounds == [None, None]:
+            rect = super().boundingRect()
+            view = self.viewRect()
+            if view is not None and view.isValid():
+                rect = rect.united(view)
+            self._rect = rect
+        return self._rect
+
+    def setExportMode(self, *args, **kwargs):  # noqa: N802 (pyqtgraph API)
+        self._rect = None
+        return super().setExportMode(*args, **kwargs)
+
+    def paint(self, p, option, widget) -> None:
+        """On screen, draw only the spots that touch the area being repainted (pyqtgraph's
+        own paint maps and draws every spot in the view on each repaint, however small)."""
+        data = self.data
+        if len(data) == 0:
+            return
+        atlas = self.fragmentAtlas
+        if (self._exportOpts is not False or not self.opts["pxMode"] or not self.opts["useCache"]
+                or self.opts.get("compositionMode") is not None or widget is None
+                or widget.devicePixelRatioF() != atlas.devicePixelRatio()
+                or not p.transform().isAffine()):
+            super().paint(p, option, widget)
+            return
+        t = p.transform()
+        clip = t.mapRect(p.clipBoundingRect()) if p.hasClipping() else None
+        x, y = data["x"], data["y"]
+        sx = t.m11() * x + t.m21() * y + t.dx()
+        sy = t.m12() * x + t.m22() * y + t.dy()
+        source = data["sourceRect"]
+        dpr = atlas.devicePixelRatio()
+        half_w, half_h = source["w"] / (2 * dpr), source["h"] / (2 * dpr)
+        mask = np.isfinite(sx) & np.isfinite(sy)
+        if clip is not None:
+            mask &= ((sx + half_w >= clip.left()) & (sx - half_w <= clip.right())
+                     & (sy + half_h >= clip.top()) & (sy - half_h <= clip.bottom()))
+        if not mask.any():
+            return
+        source = source[mask]
+        self._pixmapFragments.resize(source.size)
+        frags = self._pixmapFragments.ndarray()
+        frags[:, 0] = np.clip(sx[mask], -2 ** 30, 2 ** 30)
+        frags[:, 1] = np.clip(sy[mask], -2 ** 30, 2 ** 30)
+        frags[:, 2:6] = np.frombuffer(source, dtype=int).reshape((-1, 4))
+        frags[:, 6:10] = [1 / dpr, 1 / dpr, 0.0, 1.0]
+        p.resetTransform()
+        p.drawPixmapFragments(*self._pixmapFragments.drawargs(), atlas.pixmap)
 
 
 class RooflineCanvas(QWidget):
@@ -254,10 +336,12 @@ class RooflineCanvas(QWidget):
                             ("pair", 17), ("sweep", 19), ("crossing", 21), ("measured", 22))
         }
         self._scatter_pool = _Pool(
-            lambda: self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 10), add)
+            lambda: self._z(_Spots(), 10), add)
         self._ridge_lines = self._z(pg.PlotCurveItem(connect="pairs", antialias=True), -5)
-        self._ridge_marks = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 2)
-        self._ring = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 11)
+        self._ridge_marks = self._z(_Spots(), 2)
+        self._ring = self._z(_Spots(), 11)
+        self._ring_keys: list[tuple[int, int]] = []
+        self._ring_style: tuple = ()
         for item in (self._ridge_lines, self._ridge_marks, self._ring):
             add(item)
         # sweep paths, measured points and compared pairs (workbench.model.overlays)
@@ -266,10 +350,10 @@ class RooflineCanvas(QWidget):
         self._band_pool = _Pool(
             lambda: self._z(pg.PlotCurveItem(connect="pairs", antialias=False), 5), add)
         self._arrow_pool = _Pool(lambda: self._z(pg.ArrowItem(headLen=11, tipAngle=32), 9), add)
-        self._sweep_dots = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 7)
-        self._predicted_marks = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 9)
-        self._crossing_marks = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 13)
-        self._measured_marks = self._z(pg.ScatterPlotItem(pxMode=True, antialias=True), 15)
+        self._sweep_dots = self._z(_Spots(), 7)
+        self._predicted_marks = self._z(_Spots(), 9)
+        self._crossing_marks = self._z(_Spots(), 13)
+        self._measured_marks = self._z(_Spots(), 15)
         for item in (self._sweep_dots, self._predicted_marks, self._crossing_marks,
                      self._measured_marks):
             add(item)
@@ -582,6 +666,7 @@ class RooflineCanvas(QWidget):
         self._sync_ridges(scene)
         self._sync_points(scene)
         self._sync_overlays(scene)
+        self._ring_keys = []  # a rebuild restyles the ring as well
         self._sync_ring()
         self._sync_legend(scene)
         self._legend.setVisible(session.view.legend and bool(scene.legend))
@@ -633,7 +718,7 @@ class RooflineCanvas(QWidget):
                                   show_labels=document.session.view.labels)
         if [(p.op_id, p.hw_id) for p in points] != old_keys:
             return False
-        touched = set()
+        moves: dict[pg.ScatterPlotItem, list[tuple[int, float, float]]] = {}
         for point in points:
             key = (op_id, point.hw_id)
             old = self._points[key]
@@ -641,19 +726,15 @@ class RooflineCanvas(QWidget):
             scatter = self._scatter_for[point.hw_id]
             i = self._spot_index[key]
             lx, ly = float(to_view(point.x)), float(to_view(point.y))
-            data = scatter.data
-            data["x"][i] = lx
-            data["y"][i] = ly
             if old.overhead != point.overhead:
+                data = scatter.data
                 data["brush"][i], data["pen"][i] = self._spot_style(point)
                 data["sourceRect"][i] = 0
                 scatter.updateSpots()
+            moves.setdefault(scatter, []).append((i, lx, ly))
             self._hover_xy[self._hover_row[key]] = (lx, ly)
-            touched.add(scatter)
-        for scatter in touched:
-            scatter.prepareGeometryChange()
-            scatter.bounds = [None, None]
-            scatter.update()
+        for scatter, moved in moves.items():
+            self._move_spots(scatter, moved, self.theme.point_size)
         label = self._labels.get(op_id)
         if label is not None:
             top = next((p for p in points if p.show_label), None)
@@ -925,12 +1006,49 @@ class RooflineCanvas(QWidget):
                 self._labels[point.op_id] = item
         labels.finish()
 
+    def _move_spots(self, scatter: pg.ScatterPlotItem, moved: Sequence[tuple[int, float, float]],
+                    size_px: float) -> None:
+        """Move spots of a pixel-mode scatter item in place (``(index, x, y)`` in view
+        coordinates) and invalidate only the few pixels around their old and new places: an
+        edit then repaints a spot's neighbourhood, not the whole chart. When a spot leaves
+        the item's bounding rectangle the item's geometry changes (a full update)."""
+        data = scatter.data
+        bounds = scatter.boundingRect()
+        pw, ph = self._vb.viewPixelSize()
+        half_w, half_h = (size_px / 2 + 3) * pw, (size_px / 2 + 3) * ph
+        dirty = []
+        inside = pw > 0 and ph > 0 and math.isfinite(pw) and math.isfinite(ph)
+        for i, lx, ly in moved:
+            for x, y in ((float(data["x"][i]), float(data["y"][i])), (lx, ly)):
+                if math.isfinite(x) and math.isfinite(y):
+                    dirty.append(QRectF(x - half_w, y - half_h, 2 * half_w, 2 * half_h))
+            data["x"][i] = lx
+            data["y"][i] = ly
+            if not (math.isfinite(lx) and math.isfinite(ly) and bounds.contains(dirty[-1])):
+                inside = False
+        if not inside:
+            scatter.prepareGeometryChange()
+            scatter.bounds = [None, None]
+            scatter.update()
+            return
+        for rect in dirty:
+            scatter.update(rect)
+
     def _sync_ring(self) -> None:
         op_id = self.workspace.selection.current
         keys = self._op_points.get(op_id, []) if op_id is not None else []
         theme = self.theme
         xs = np.asarray([to_view(self._points[k].x) for k in keys], float)
         ys = np.asarray([to_view(self._points[k].y) for k in keys], float)
+        ring = self._ring.data
+        if (self._ring_keys == keys and len(ring) == len(keys) and len(keys)
+                and self._ring_style == (theme, self._ring)):
+            self._move_spots(self._ring, [(i, float(x), float(y))
+                                          for i, (x, y) in enumerate(zip(xs, ys, strict=True))],
+                             theme.point_size + theme.ring_extra)
+            return
+        self._ring_keys = list(keys)
+        self._ring_style = (theme, self._ring)
         self._ring.setData(x=xs, y=ys, symbol="o", size=theme.point_size + theme.ring_extra,
                            brush=None, pen=self._pen(theme.selection, 2.0))
 

@@ -110,14 +110,31 @@ def add_comparison(document: Document, first: str, second: str) -> str:
     return ""
 
 
-def _item(text: str, tip: str = "", right: bool = False) -> QTableWidgetItem:
+def _item(text: str, tip: str = "", right: bool = False, color: str | None = None
+          ) -> QTableWidgetItem:
     item = QTableWidgetItem(text)
     item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
     if tip:
         item.setToolTip(tip)
     if right:
         item.setTextAlignment(_RIGHT)
+    if color is not None:
+        item.setForeground(QColor(color))
     return item
+
+
+def _cell(text: str, tip: str = "", right: bool = False, color: str | None = None) -> tuple:
+    return (text, tip, right, color)
+
+
+def _put(table, row: int, col: int, cell: tuple) -> None:
+    """Show ``cell`` (from :func:`_cell`) in a table cell, leaving a cell that already shows
+    it alone: an edit then repaints the cells whose text changed, not the whole table."""
+    shown = table.__dict__.setdefault("_cells", {})
+    if shown.get((row, col)) == cell and table.item(row, col) is not None:
+        return
+    shown[(row, col)] = cell
+    table.setItem(row, col, _item(*cell))
 
 
 def _speedup(value: float) -> str:
@@ -476,32 +493,28 @@ class ComparePanel(QWidget):
                 results.append((hw, pair.result))
         results.sort(key=lambda hr: (hr[1].t_predicted_s, hr[1].t_lower_s))
         fastest = results[0][1].t_predicted_s if results else None
-        table.setUpdatesEnabled(False)
-        try:
-            table.setRowCount(len(results) + len(skipped))
-            for row, (hw, r) in enumerate(results):
-                ceiling = (f"{format_quantity(r.peak_flops, 'flop_rate')} {r.precision_used}, "
-                           f"{format_quantity(r.bandwidth, 'bandwidth')} {r.level}")
-                table.setItem(row, 0, _item(hw.hardware.label))
-                table.setItem(row, 1, _item(ceiling, f"ridge {r.ridge:.4g} FLOP/B"))
-                bound = _item(r.bound)
-                bound.setForeground(QColor(BOUND_COLORS.get(r.bound, "#000000")))
-                table.setItem(row, 2, bound)
-                table.setItem(row, 3, _item(format_quantity(r.t_lower_s, "time"),
-                                            FORMULAS["t_lower"], True))
-                eff = f"at efficiency {r.efficiency:g}" if r.efficiency else "no derating (1)"
-                table.setItem(row, 4, _item(format_quantity(r.t_predicted_s, "time"),
-                                            f"{FORMULAS['t_predicted']}, {eff}", True))
-                overhead = (format_quantity(r.launch_overhead_s, "time")
-                            if r.launch_overhead_s is not None else _DASH)
-                table.setItem(row, 5, _item(overhead, "launch overhead of the machine", True))
-                relative = r.t_predicted_s / fastest if fastest else float("nan")
-                text = "fastest" if row == 0 else f"{relative:.3g}× slower"
-                table.setItem(row, 6, _item(text, f"T_predicted / {format_quantity(fastest, 'time')}"
-                                            if fastest else "", True))
-            for i, (hw, reason) in enumerate(skipped, len(results)):
-                table.setItem(i, 0, _item(hw.hardware.label, reason))
-                for col in range(1, len(MACHINE_COLUMNS)):
-                    table.setItem(i, col, _item(_DASH, reason, col > 2))
-        finally:
-            table.setUpdatesEnabled(True)
+        rows = len(results) + len(skipped)
+        if table.rowCount() != rows:
+            table.setRowCount(rows)
+        for row, (hw, r) in enumerate(results):
+            ceiling = (f"{format_quantity(r.peak_flops, 'flop_rate')} {r.precision_used}, "
+                       f"{format_quantity(r.bandwidth, 'bandwidth')} {r.level}")
+            _put(table, row, 0, _cell(hw.hardware.label))
+            _put(table, row, 1, _cell(ceiling, f"ridge {r.ridge:.4g} FLOP/B"))
+            _put(table, row, 2, _cell(r.bound, color=BOUND_COLORS.get(r.bound, "#000000")))
+            _put(table, row, 3, _cell(format_quantity(r.t_lower_s, "time"),
+                                        FORMULAS["t_lower"], True))
+            eff = f"at efficiency {r.efficiency:g}" if r.efficiency else "no derating (1)"
+            _put(table, row, 4, _cell(format_quantity(r.t_predicted_s, "time"),
+                                        f"{FORMULAS['t_predicted']}, {eff}", True))
+            overhead = (format_quantity(r.launch_overhead_s, "time")
+                        if r.launch_overhead_s is not None else _DASH)
+            _put(table, row, 5, _cell(overhead, "launch overhead of the machine", True))
+            relative = r.t_predicted_s / fastest if fastest else float("nan")
+            text = "fastest" if row == 0 else f"{relative:.3g}× slower"
+            _put(table, row, 6, _cell(text, f"T_predicted / {format_quantity(fastest, 'time')}"
+                                        if fastest else "", True))
+        for i, (hw, reason) in enumerate(skipped, len(results)):
+            _put(table, i, 0, _cell(hw.hardware.label, reason))
+            for col in range(1, len(MACHINE_COLUMNS)):
+                _put(table, i, col, _cell(_DASH, reason, col > 2))

@@ -31,6 +31,7 @@ Public API::
 from __future__ import annotations
 
 import copy
+import functools
 import html
 import math
 import time
@@ -142,6 +143,7 @@ def _term_row(term: Term, unit: str) -> TermRow:
 NBSP = "\u00a0"
 
 
+@functools.lru_cache(maxsize=4096)  # peaks, bandwidths and ridges recur on every refresh
 def _q(value: float, unit: str) -> str:
     """A quantity whose number and unit never part at a line break."""
     return format_quantity(float(value), unit).replace(" ", NBSP)
@@ -390,6 +392,8 @@ class DerivationView(QTextBrowser):
         self._colors_key: tuple[str, str] | None = None
         self._width = 0.0
         self._rendering = False
+        self._advances: dict[tuple[str, bool], float] = {}
+        self._advances_key: tuple = ()
         self.full_renders = 0  # for tests and measurements
         self.partial_renders = 0
 
@@ -502,9 +506,21 @@ class DerivationView(QTextBrowser):
         self._width = width
         metrics = {False: QFontMetricsF(self._formats["plain"].font()),
                    True: QFontMetricsF(self._formats["bold"].font())}
+        key = (self._formats["plain"].font().key(), self._formats["bold"].font().key())
+        if self._advances_key != key:  # text widths, measured once per font
+            self._advances, self._advances_key = {}, key
+        advances = self._advances
+
+        def advance(text: str, bold: bool) -> float:
+            found = advances.get((text, bold))
+            if found is None:
+                if len(advances) > 20_000:
+                    advances.clear()
+                found = advances[(text, bold)] = metrics[bold].horizontalAdvance(text)
+            return found
+
         header, subheader, sections, open_ = self._source
-        blocks = layout_blocks(header, subheader, sections, open_, width,
-                               lambda text, bold: metrics[bold].horizontalAdvance(text))
+        blocks = layout_blocks(header, subheader, sections, open_, width, advance)
         structure = [(b.style, tuple(style for _, style in b.runs)) for b in blocks]
         if structure == self._structure:
             self._update(blocks)
