@@ -13,9 +13,6 @@ Bad input prints one line naming the file, the place and the problem, and exits 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -175,6 +172,8 @@ def _analyze(path: str, fmt: str) -> int:
             "measurements": _json_safe(measured),
             "comparisons": _json_safe(compared),
         }
+        import json  # here, not at the top: the desktop app starts through this module
+
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     elif fmt == "csv":
@@ -306,6 +305,9 @@ def _derivation(op) -> dict:
 def results_csv(results, sweep_rows=()) -> str:
     """One row per result; with sweep rows (dicts from ``analyze``), two more columns,
     ``sweep_param`` and ``sweep_value``, empty on the operations' own rows."""
+    import csv
+    import io
+
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     extra = ["sweep_param", "sweep_value"] if sweep_rows else []
@@ -390,6 +392,8 @@ def _presets(fmt: str) -> int:
             data["compute_flops"] = hw.compute
             data["memory_bandwidth"] = hw.memory
             out.append(data)
+        import json
+
         json.dump({"presets": out}, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0

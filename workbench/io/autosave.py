@@ -8,7 +8,6 @@ next start, autosaves whose process is gone are offered for recovery.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -51,6 +50,8 @@ class Autosave:
         self.folder.mkdir(parents=True, exist_ok=True)
         meta = {"original": str(original) if original else None, "saved_at": time.time(),
                 "pid": os.getpid()}
+        import json  # here: only an unsaved session needs it, not the start-up
+
         text = _HEADER + json.dumps(meta) + "\n" + dumps_session(session)
         write_atomic(self.path, text.encode("utf-8"), backup=False)
         return self.path
@@ -82,6 +83,8 @@ def find_recoverable(folder: Path) -> list[Recoverable]:
     folder = Path(folder)
     if not folder.is_dir():
         return []
+    import json
+
     found = []
     for path in folder.glob("autosave-*.yaml"):
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from workbench.io.errors import InputError
@@ -44,8 +44,24 @@ def load_presets() -> dict[str, Hardware]:
     return {key: hw.copy() for key, hw in _all().items()}
 
 
-def get_preset(preset_id: str) -> Hardware:
-    presets = _all()
-    if preset_id not in presets:
+@lru_cache(maxsize=1)
+def _file_names() -> frozenset[str]:
+    return frozenset(path.name for path in presets_dir().glob("*.yaml"))
+
+
+@cache
+def _one(preset_id: str) -> Hardware:
+    """One preset read alone: opening a session reads only the machines it names, not the
+    whole folder (the file name is the id, checked by :func:`load_preset_file`)."""
+    if _all.cache_info().currsize:
+        return _all()[preset_id]
+    name = f"{preset_id}.yaml"
+    if name not in _file_names():
         raise KeyError(preset_id)
-    return presets[preset_id].copy()
+    return load_preset_file(presets_dir() / name)
+
+
+def get_preset(preset_id: str) -> Hardware:
+    if not isinstance(preset_id, str):
+        raise KeyError(preset_id)
+    return _one(preset_id).copy()

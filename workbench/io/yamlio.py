@@ -46,7 +46,29 @@ class YamlDocument:
         return InputError(message, self.file, self.line(path), path)
 
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~5x faster
+_LoaderBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~5x faster
+
+
+class _Loader(_LoaderBase):
+    """The safe loader, remembering the tag of each plain scalar it has resolved: a session
+    repeats the same keys and values (``kind``, ``dtype``, ``bf16``…) thousands of times, and
+    resolving one tries every implicit-tag pattern. The tag depends only on the text and
+    its style (the safe loader has no path resolvers), so the memo is exact."""
+
+    def __init__(self, stream) -> None:
+        super().__init__(stream)
+        self._tags: dict[tuple[str, tuple[bool, bool]], str] = {}
+
+    def resolve(self, kind, value, implicit):
+        if kind is not yaml.ScalarNode or self.yaml_path_resolvers:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = self._tags.get(key)
+        if tag is None:
+            tag = self._tags[key] = super().resolve(kind, value, implicit)
+        return tag
+
+
 _DumperBase = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 

@@ -105,21 +105,50 @@ class MainWindow(QMainWindow):
         self._build_analysis_docks()
 
     def _build_analysis_docks(self) -> None:
-        """Measured points and compared pairs, tabbed with the results table."""
+        """Measured points and compared pairs, tabbed with the results table. The
+        measurements panel is built when it is first shown or used
+        (:attr:`measurements_panel`): behind the results tab it would only cost start-up
+        time. (The compare panel is built now: its size hints, the larger of the two, set
+        the tabs' share of the window.)"""
         from workbench.ui.compare_panel import ComparePanel
-        from workbench.ui.measurements_panel import MeasurementsPanel
 
-        self.measurements_panel = MeasurementsPanel(self.workspace, self)
+        self._measurements_panel = None
         self.compare_panel = ComparePanel(self.workspace, self)
         bottom = Qt.BottomDockWidgetArea
-        self.measurements_dock = self._dock("Measurements", "MeasurementsDock",
-                                            self.measurements_panel, bottom)
+        self.measurements_dock = self._dock("Measurements", "MeasurementsDock", QWidget(),
+                                            bottom)
         self.compare_dock = self._dock("Compare", "CompareDock", self.compare_panel, bottom)
         self.tabifyDockWidget(self.results_dock, self.measurements_dock)
         self.tabifyDockWidget(self.measurements_dock, self.compare_dock)
-        self.measurements_dock.visibilityChanged.connect(self.measurements_panel.set_shown)
+        self.measurements_dock.visibilityChanged.connect(self._on_measurements_shown)
         self.compare_dock.visibilityChanged.connect(self.compare_panel.set_shown)
         self.results_dock.raise_()
+
+    @property
+    def measurements_panel(self):
+        """The Measurements dock's panel, built on first use."""
+        if self._measurements_panel is None:
+            from workbench.ui.measurements_panel import MeasurementsPanel
+
+            panel = MeasurementsPanel(self.workspace, self)
+            action = getattr(self, "import_measurements_action", None)
+            if action is not None:  # else _build_menus gives it
+                panel.set_import_action(action)
+            self._measurements_panel = panel
+            place = self.measurements_dock.widget()
+            self.measurements_dock.setWidget(panel)
+            if place is not None:
+                place.hide()
+                place.deleteLater()
+            if self.measurements_dock.visibleRegion().isEmpty():
+                panel.set_shown(False)  # as a panel tabbed behind another is told
+        return self._measurements_panel
+
+    def _on_measurements_shown(self, shown: bool) -> None:
+        """The dock's ``visibilityChanged``: build the panel when it is first seen; a panel
+        that cannot be seen does no work."""
+        if shown or self._measurements_panel is not None:
+            self.measurements_panel.set_shown(shown)
 
     def _build_sweep_dock(self) -> None:
         """The sweep plot (attainable FLOP/s or time against the swept parameter), beside the
@@ -236,7 +265,8 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.export_csv_action)
         file_menu.addSeparator()
         file_menu.addAction(self.import_measurements_action)
-        self.measurements_panel.set_import_action(self.import_measurements_action)
+        if self._measurements_panel is not None:  # built early (else it takes it when built)
+            self._measurements_panel.set_import_action(self.import_measurements_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
 
@@ -384,7 +414,7 @@ class MainWindow(QMainWindow):
         if current is not None:
             try:
                 index = self.document.operation_index(current) + 1
-            except StopIteration:
+            except (KeyError, StopIteration):
                 index = None
         op_id = self.document.add_operation(new_operation(kind), index)
         self.workspace.selection.select(op_id)
@@ -459,7 +489,11 @@ class MainWindow(QMainWindow):
     def set_session(self, session: Session, path: Path | None) -> None:
         self.document.replace_session(session, path)
         self.workspace.select_valid()
-        if hasattr(self.canvas, "fit_to_data"):
+        # The canvas already rebuilt and fitted on the "session" change; that fit differs
+        # from fit_to_data only when the session saved a view range, so only then is a
+        # second full rebuild needed (it is the slowest step of opening a large session).
+        if hasattr(self.canvas, "fit_to_data") and (session.view.x_range
+                                                    or session.view.y_range):
             self.canvas.fit_to_data()
 
     def open_path(self, path: str | Path) -> bool:

@@ -15,9 +15,12 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import (
     QComboBox,
+    QFrame,
+    QGraphicsScene,
+    QGraphicsView,
     QHBoxLayout,
     QLabel,
     QStackedWidget,
@@ -64,6 +67,24 @@ class _ValueAxis(LogAxis):
         return super().format_value(value)
 
 
+class _PlotPlace(QGraphicsView):
+    """Holds the plot's page until the plot is built. A graphics view's size hint follows
+    its own size (its scene rect; pyqtgraph sets it on every resize), so this one does the
+    same: the docks are laid out exactly as with the plot itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setScene(QGraphicsScene(self))
+        self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
+
+
 class SweepPlot(QWidget):
     """Attainable FLOP/s (or time) against the selected operation's swept parameter.
 
@@ -96,21 +117,9 @@ class SweepPlot(QWidget):
         bar.addWidget(self.title, 1)
         bar.addWidget(self.mode_box)
 
-        self._x_axis = _ValueAxis("bottom", "count")
-        self._y_axis = _ValueAxis("left", "rate")
-        self.plot_widget = pg.PlotWidget(axisItems={"bottom": self._x_axis, "left": self._y_axis})
-        self.plot_widget.setObjectName("sweepPlotWidget")
-        plot = self._plot = self.plot_widget.getPlotItem()
-        plot.setMenuEnabled(False)  # its log entries would break the log10 coordinates
-        plot.hideButtons()
-        plot.setContentsMargins(4, 4, 24, 4)
-        for axis in (self._x_axis, self._y_axis):
-            axis.enableAutoSIPrefix(False)
-        self._y_axis.setLogMode(True)
-        self._x_axis.setLogMode(True)
-        # top left: the curves rise from bottom left to a plateau at the top right
-        self._legend = pg.LegendItem(offset=(10, 10), verSpacing=-4)
-        self._legend.setParentItem(plot.getViewBox())
+        # The plot itself is built when an operation with a sweep is first shown (most have
+        # none, and a second PlotWidget is a noticeable part of the start-up time).
+        self._plot_widget: pg.PlotWidget | None = None
         self._legend_key: tuple = ()
         self._lines: list[pg.PlotCurveItem] = []
         self._dots: list[pg.ScatterPlotItem] = []
@@ -124,7 +133,7 @@ class SweepPlot(QWidget):
         self.empty.setWordWrap(True)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
-        self.stack.addWidget(self.plot_widget)
+        self.stack.addWidget(_PlotPlace())  # until the plot is built
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
@@ -134,7 +143,38 @@ class SweepPlot(QWidget):
         workspace.selection.changed.connect(self._on_selection)
         self.refresh()
 
+    def _ensure_plot(self) -> pg.PlotWidget:
+        """The plot widget, built on first use."""
+        if self._plot_widget is not None:
+            return self._plot_widget
+        self._x_axis = _ValueAxis("bottom", "count")
+        self._y_axis = _ValueAxis("left", "rate")
+        widget = pg.PlotWidget(axisItems={"bottom": self._x_axis, "left": self._y_axis})
+        widget.setObjectName("sweepPlotWidget")
+        plot = self._plot = widget.getPlotItem()
+        plot.setMenuEnabled(False)  # its log entries would break the log10 coordinates
+        plot.hideButtons()
+        plot.setContentsMargins(4, 4, 24, 4)
+        for axis in (self._x_axis, self._y_axis):
+            axis.enableAutoSIPrefix(False)
+        self._y_axis.setLogMode(True)
+        self._x_axis.setLogMode(True)
+        # top left: the curves rise from bottom left to a plateau at the top right
+        self._legend = pg.LegendItem(offset=(10, 10), verSpacing=-4)
+        self._legend.setParentItem(plot.getViewBox())
+        self._legend_key = ()
+        placeholder = self.stack.widget(1)
+        self.stack.insertWidget(1, widget)
+        self.stack.removeWidget(placeholder)
+        placeholder.deleteLater()
+        self._plot_widget = widget
+        return widget
+
     # -- public ------------------------------------------------------------------------------
+
+    @property
+    def plot_widget(self) -> pg.PlotWidget:
+        return self._ensure_plot()
 
     @property
     def mode(self) -> str:
@@ -227,6 +267,7 @@ class SweepPlot(QWidget):
             self._show_empty(EMPTY_TEXT if entry is None or entry.sweep is None else "")
             return
         op, sweep = entry.operation, entry.sweep
+        self._ensure_plot()
         theme = get_theme(session.view.theme)
         self._apply_theme(theme)
         machines = machine_entries(session)
