@@ -511,3 +511,27 @@ def test_communication_kind_needs_an_interconnect():
     assert r.level == "ici" and r.bandwidth == 4.5e10  # the first interconnect
     r = evaluate(Operation("sharded_matmul", {"b": 256}, memory_level="dcn"), linked)
     assert r.level == "dcn" and r.bandwidth == 1e9
+
+
+_EDGE = st.sampled_from([0.0, -0.0, 1.0, 1e-300, 1e300, math.inf, math.nan])
+_VALUES = st.one_of(_EDGE, st.floats(min_value=0.0, max_value=1e30, allow_nan=False),
+                    st.integers(min_value=0, max_value=10**24))
+
+
+@given(f=_VALUES, b=_VALUES, p=st.floats(1e-3, 1e18), w=st.floats(1e-3, 1e16),
+       overhead=st.one_of(st.none(), st.floats(0.0, 1e-3)),
+       efficiency=st.one_of(st.none(), st.floats(0.05, 1.0)))
+def test_scalar_evaluation_is_the_array_evaluation(f, b, p, w, overhead, efficiency):
+    """One pair is evaluated in plain floats (fast on opening big sessions); it must give
+    exactly what the vectorised formulas give, zeros, infinities and nans included."""
+    from workbench.model.roofline import evaluate_arrays, evaluate_scalars
+
+    arrays = evaluate_arrays(f, b, p, w, overhead, efficiency)
+    scalars = evaluate_scalars(f, b, p, w, overhead, efficiency)
+    assert set(scalars) == set(arrays)
+    for key, value in scalars.items():
+        expected = float(arrays[key])
+        if math.isnan(expected):
+            assert math.isnan(value), key
+        else:
+            assert value == expected, key

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from workbench.model.hardware import Hardware
 from workbench.model.measured import Measurement
@@ -181,23 +181,38 @@ class Document:
 
     # -- lookups ---------------------------------------------------------------------------
 
-    def operation(self, op_id: int) -> OperationEntry:
-        for entry in self.session.operations:
-            if entry.id == op_id:
-                return entry
-        raise KeyError(op_id)
-
-    def machine(self, hw_id: int) -> HardwareEntry:
-        for entry in self.session.hardware:
-            if entry.id == hw_id:
-                return entry
-        raise KeyError(hw_id)
+    # An id's position in the session's lists, checked on every use (ids are unique, so an
+    # entry found at the remembered position with that id is the one) and re-derived when
+    # the lists have changed under it: lookups stay O(1) on sessions of thousands of
+    # operations, with no bookkeeping in the edits.
+    _op_at: ClassVar[dict[int, int]] = {}  # replaced, never changed in place
+    _hw_at: ClassVar[dict[int, int]] = {}
 
     def operation_index(self, op_id: int) -> int:
-        return next(i for i, e in enumerate(self.session.operations) if e.id == op_id)
+        ops = self.session.operations
+        i = self._op_at.get(op_id)
+        if i is None or i >= len(ops) or ops[i].id != op_id:
+            self._op_at = {e.id: k for k, e in enumerate(ops)}
+            i = self._op_at.get(op_id)
+            if i is None:
+                raise KeyError(op_id)
+        return i
 
     def machine_index(self, hw_id: int) -> int:
-        return next(i for i, e in enumerate(self.session.hardware) if e.id == hw_id)
+        machines = self.session.hardware
+        i = self._hw_at.get(hw_id)
+        if i is None or i >= len(machines) or machines[i].id != hw_id:
+            self._hw_at = {e.id: k for k, e in enumerate(machines)}
+            i = self._hw_at.get(hw_id)
+            if i is None:
+                raise KeyError(hw_id)
+        return i
+
+    def operation(self, op_id: int) -> OperationEntry:
+        return self.session.operations[self.operation_index(op_id)]
+
+    def machine(self, hw_id: int) -> HardwareEntry:
+        return self.session.hardware[self.machine_index(hw_id)]
 
     # -- operation edits -------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ Conventions (also shown in the app):
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -183,14 +184,28 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+@functools.lru_cache(maxsize=2048)
+def _template_parts(template: str) -> tuple[str, ...]:
+    """``"2·{m}·{n}"`` → ``("2·", "m", "·", "n", "")``: text and parameter names alternate."""
+    return tuple(_PLACEHOLDER.split(template))
+
+
 def _term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any], **extra) -> Term:
-    """Build a term from a template such as ``"2·{batch}·{m}·{n}·{k}"``."""
-    names = {key: getattr(sym, "sym", key) for key, sym in symbols.items()}
-    formula = re.sub(r"\{(\w+)\}", lambda m: names.get(m.group(1), m.group(1)), template)
-    substituted = re.sub(
-        r"\{(\w+)\}", lambda m: _fmt(symbols[m.group(1)].value), template
-    )
-    return Term(kind, name, formula, substituted, value, **extra)
+    """Build a term from a template such as ``"2·{batch}·{m}·{n}·{k}"``: the formula names
+    each parameter by its symbol, the substituted text by its value."""
+    formula, substituted = [], []
+    for i, part in enumerate(_template_parts(template)):
+        if i % 2 == 0:
+            formula.append(part)
+            substituted.append(part)
+        else:
+            sym = symbols.get(part)
+            formula.append(getattr(sym, "sym", part) if sym is not None else part)
+            substituted.append(_fmt(symbols[part].value))
+    return Term(kind, name, "".join(formula), "".join(substituted), value, **extra)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,38 +55,97 @@ def evaluate_arrays(
     b = np.asarray(nbytes, dtype=float)
     p = np.asarray(peak, dtype=float)
     w = np.asarray(bandwidth, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # IEEE inf and nan
         intensity = f / b
         t_math = f / p
         t_mem = b / w
-    t_lower = np.maximum(t_math, t_mem)
-    t_upper = t_math + t_mem
-    attainable = np.minimum(p, intensity * w)
-    bound = np.where(t_math >= t_mem, 1, 0)
+        t_lower = np.maximum(t_math, t_mem)
+        t_upper = t_math + t_mem
+        attainable = np.minimum(p, intensity * w)
+        bound = np.where(t_math >= t_mem, 1, 0)
+        floor = overhead or 0.0
+        if floor > 0:
+            bound = np.where(t_lower < floor, 2, bound)
+        eff = efficiency if efficiency else 1.0
+        t_predicted = np.maximum(t_lower / eff, floor)
+        return {
+            "flops": f,
+            "bytes": b,
+            "intensity": intensity,
+            "peak_flops": p * np.ones_like(f),
+            "bandwidth": w * np.ones_like(f),
+            "ridge": (p / w) * np.ones_like(f),
+            "attainable_flops": attainable,
+            "fraction_of_peak": attainable / p,
+            "t_math_s": t_math,
+            "t_mem_s": t_mem,
+            "t_lower_s": t_lower,
+            "t_upper_s": t_upper,
+            "t_predicted_s": t_predicted,
+            "bound": bound,
+        }
+
+
+BOUND_NAMES = ("memory", "compute", "overhead")
+
+
+def _div(a: float, b: float) -> float:
+    """``a / b`` as numpy divides floats: x/0 is ±inf, 0/0 and nan/0 are nan."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a != a or a == 0:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _max(a: float, b: float) -> float:
+    """``np.maximum`` of two floats (nan wins)."""
+    if a != a or b != b:
+        return math.nan
+    return a if a >= b else b
+
+
+def _min(a: float, b: float) -> float:
+    """``np.minimum`` of two floats (nan wins)."""
+    if a != a or b != b:
+        return math.nan
+    return a if a <= b else b
+
+
+def evaluate_scalars(flops: float, nbytes: float, peak: float, bandwidth: float,
+                     overhead: float | None = None, efficiency: float | None = None
+                     ) -> dict[str, float]:
+    """:func:`evaluate_arrays` for one operation on one machine, in plain floats: the same
+    formulas and the same IEEE results, without the cost of numpy on single numbers (a
+    session of thousands of operations evaluates every pair on opening)."""
+    f, b, p, w = float(flops), float(nbytes), float(peak), float(bandwidth)
+    intensity = _div(f, b)
+    t_math = _div(f, p)
+    t_mem = _div(b, w)
+    t_lower = _max(t_math, t_mem)
+    attainable = _min(p, intensity * w)
+    bound = 1 if t_math >= t_mem else 0
     floor = overhead or 0.0
-    if floor > 0:
-        bound = np.where(t_lower < floor, 2, bound)
+    if floor > 0 and t_lower < floor:
+        bound = 2
     eff = efficiency if efficiency else 1.0
-    t_predicted = np.maximum(t_lower / eff, floor)
     return {
         "flops": f,
         "bytes": b,
         "intensity": intensity,
-        "peak_flops": p * np.ones_like(f),
-        "bandwidth": w * np.ones_like(f),
-        "ridge": (p / w) * np.ones_like(f),
+        "peak_flops": p,
+        "bandwidth": w,
+        "ridge": _div(p, w),
         "attainable_flops": attainable,
-        "fraction_of_peak": attainable / p,
+        "fraction_of_peak": _div(attainable, p),
         "t_math_s": t_math,
         "t_mem_s": t_mem,
         "t_lower_s": t_lower,
-        "t_upper_s": t_upper,
-        "t_predicted_s": t_predicted,
+        "t_upper_s": t_math + t_mem,
+        "t_predicted_s": _max(t_lower / eff, floor),
         "bound": bound,
     }
-
-
-BOUND_NAMES = ("memory", "compute", "overhead")
 
 
 @dataclass(frozen=True)
@@ -128,8 +188,11 @@ def evaluate_counts(
     peak = hardware.compute[precision_used]
     level_used = hardware.level_for(level)
     bandwidth = hardware.bandwidth(level_used)
-    r = evaluate_arrays(counts.flops, counts.bytes, peak, bandwidth, hardware.launch_overhead,
-                        hardware.efficiency)
+    scalar = all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                 for v in (counts.flops, counts.bytes))
+    r = (evaluate_scalars if scalar else evaluate_arrays)(
+        counts.flops, counts.bytes, peak, bandwidth, hardware.launch_overhead,
+        hardware.efficiency)
     return Result(
         operation=name,
         hardware=hardware.label,

@@ -75,6 +75,10 @@ _VERDICT_BAND_COLORS = VERDICT_COLORS
 
 def to_view(value):
     """Data units → view (log10) coordinates. The one place the canvas takes a logarithm."""
+    if isinstance(value, (float, int)):  # one number: no numpy call (thousands per rebuild)
+        if value > 0:
+            return math.log10(value)
+        return -math.inf if value == 0 else math.nan
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log10(value)
 
