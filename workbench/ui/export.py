@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import math
 import os
 import re
@@ -305,59 +306,88 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
 
     def __enter__(self):
         from PySide6.QtCore import Qt
-        from PySide6.QtGui import QImage, QPainter
+        from PySide6.QtGui import QImage
         from PySide6.QtWidgets import QApplication
 
         from workbench.document import Document
         from workbench.ui.bridge import Workspace
 
         self.workspace = Workspace(Document(self.session))
-        canvas = self.canvas = _figure_canvas_class()(self.workspace)
-        canvas.legend_skips_labelled = self.session.view.theme == "presentation"
+        canvas = self.canvas = _figure_canvas_class()(
+            self.workspace, legend_skips_labelled=self.session.view.theme == "presentation")
         canvas.rebuild(fit=self.view_range is None)
+        self._fitted = canvas.plot_widget.getPlotItem().getViewBox().targetRange()
+        self._title_shortened = False
         canvas.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
         lw, lh = self.fig.logical
         canvas.resize(max(1, round(lw)), max(1, round(lh)))
+        # laid out, never painted on screen: the figure is rendered from the scene
+        canvas.setUpdatesEnabled(False)
         canvas.show()
         app = QApplication.instance()
-        # Axes size themselves to their tick labels when first painted: paint twice into a
-        # scratch image (processing the layout requests in between) before the real render.
-        scratch = QImage(canvas.size(), QImage.Format.Format_ARGB32)
+        # Axes size themselves to their tick labels when first painted: paint them twice
+        # (processing the layout requests in between) before the real render. Labels are
+        # placed once, at the end (the canvas holds its label layout until then).
+        scratch = QImage(1, 1, QImage.Format.Format_ARGB32)
         for _ in range(2):
             app.processEvents()
             self._fit()
-            painter = QPainter(scratch)
-            canvas.plot_widget.scene().render(painter)
-            painter.end()
+            _paint_axes(canvas, scratch)
         app.processEvents()
         if not canvas.legend_skips_labelled and _legend_height_share(canvas) > 0.45:
-            canvas.legend_skips_labelled = True  # a small figure: the labels name the points
+            canvas.skip_labelled_in_legend()  # a small figure: the labels name the points
             self._fit()
             app.processEvents()
         self._fit()
+        canvas.hold_layout = False
         canvas.relayout()
         return canvas
 
     def _fit(self) -> None:
-        if self.view_range is not None:
-            self.canvas.rebuild()
-            self.canvas.set_view_range(*self.view_range)
+        """Show the fitted range (or ``view_range``), the title fitted to the width, room
+        for the edge decades' tick labels. The chart is rebuilt only after the title was
+        shortened (to set it in full again); otherwise the range the first rebuild fitted is
+        restored: the scene is the same, syncing its items again would change nothing."""
+        canvas = self.canvas
+        vb = canvas.plot_widget.getPlotItem().getViewBox()
+        if self._title_shortened:
+            canvas.rebuild(fit=self.view_range is None)
+            self._fitted = vb.targetRange()
         else:
-            self.canvas.rebuild(fit=True)
-        _fit_title(self.canvas)
+            vb.setRange(xRange=self._fitted[0], yRange=self._fitted[1], padding=0.0)
+        if self.view_range is not None:
+            canvas.set_view_range(*self.view_range)
+        self._title_shortened = _fit_title(canvas)
         if self.view_range is None:
-            _room_for_edge_ticks(self.canvas)
-
+            _room_for_edge_ticks(canvas)
 
     def __exit__(self, *exc) -> None:
+        # Destroyed with its workspace: nothing outlives it, so no need to take its items out
+        # of the scene one by one first (RooflineCanvas.dispose: a tenth of an export).
         canvas = self.canvas
-        canvas.dispose()
         canvas.hide()
         canvas.deleteLater()
         self.workspace.deleteLater()
         from PySide6.QtCore import QCoreApplication, QEvent
 
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
+def _paint_axes(canvas, scratch) -> None:
+    """Paint the chart's axes (only they: what a paint changes in the layout is the room an
+    axis asks for its tick labels) into the image ``scratch``, each where the scene would."""
+    from PySide6.QtGui import QPainter
+
+    plot = canvas.plot_widget.getPlotItem()
+    painter = QPainter(scratch)
+    try:
+        for name in ("left", "bottom", "right", "top"):
+            axis = plot.getAxis(name)
+            if axis.isVisible():
+                painter.setWorldTransform(axis.sceneTransform())
+                axis.paint(painter, None, None)
+    finally:
+        painter.end()
 
 
 def _legend_height_share(canvas) -> float:
@@ -371,9 +401,9 @@ def _legend_height_share(canvas) -> float:
     return max(item.sceneBoundingRect().height() for item in legends) / vb.height()
 
 
-def _fit_title(canvas) -> None:
+def _fit_title(canvas) -> bool:
     """A title wider than the figure is set smaller (down to 80 %), then shortened with "…":
-    otherwise it would widen the chart's layout beyond the figure."""
+    otherwise it would widen the chart's layout beyond the figure. True when it did."""
     from html import escape
 
     import pyqtgraph as pg
@@ -383,12 +413,12 @@ def _fit_title(canvas) -> None:
     plot = canvas.plot_widget.getPlotItem()
     label = plot.titleLabel
     if not label.isVisible() or not label.text:
-        return
+        return False
     # the title sits over the plot area: the figure less the y axis and the margins
     room = canvas.width() - plot.getAxis("left").geometry().width() - 48
     width = label.item.boundingRect().width()
     if width <= room or room <= 0:
-        return
+        return False
     size = float(str(label.opts.get("size", "12pt")).rstrip("pt") or 12)
     smaller = max(size * 0.8, size * room / width)
     plain = label.item.toPlainText()
@@ -398,6 +428,7 @@ def _fit_title(canvas) -> None:
     label.setText(escape(text, quote=False), size=f"{smaller:.2f}pt")
     view = canvas.plot_widget  # lay the chart out again within the figure's width
     pg.GraphicsView.setRange(view, view.range, padding=0, disableAutoPixel=False)
+    return True
 
 
 def _room_for_edge_ticks(canvas) -> None:
@@ -446,6 +477,32 @@ def _figure_canvas_class():
 
         class FigureCanvas(RooflineCanvas):
             legend_skips_labelled = False
+            #: while True (the constructor), ``rebuild`` does nothing: the figure rebuilds
+            #: once it knows its legend, instead of twice
+            _constructing = True
+            #: while True, labels are not placed: the figure places them once, at its final
+            #: layout (see :class:`_offscreen_canvas`), not after every layout pass
+            hold_layout = True
+
+            def __init__(self, workspace, legend_skips_labelled: bool = False) -> None:
+                super().__init__(workspace)
+                self._constructing = False
+                self.legend_skips_labelled = legend_skips_labelled
+
+            def rebuild(self, *args, **kwargs) -> None:
+                if not self._constructing:
+                    super().rebuild(*args, **kwargs)
+
+            def _layout_annotations(self) -> None:
+                if not self.hold_layout:
+                    super()._layout_annotations()
+
+            def skip_labelled_in_legend(self) -> None:
+                """Leave the operations whose points carry their names out of the legend:
+                only the legend changes (no rebuild)."""
+                self.legend_skips_labelled = True
+                if self.scene_model is not None:
+                    self._sync_legend(self.scene_model)
 
             def _sync_legend(self, scene, *args, **kwargs):
                 if scene is not None:
@@ -510,15 +567,45 @@ def _rasterise(svg: bytes, fig: FigureSize, transparent: bool, background: str):
 
 
 def _png_bytes(image, fig: FigureSize) -> bytes:
-    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+    """``image`` as a PNG file with its DPI (``pHYs``): RGB when every pixel is opaque, else
+    RGBA; each row stored as its difference from the row above (PNG filter "Up": a chart is
+    mostly areas of one colour) and deflated at zlib level 3. Qt's writer tries every filter
+    on every row and compresses harder: five times slower, for a larger file."""
+    import struct
+    import zlib
 
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, "PNG"):
-        raise OSError("could not encode the PNG image")
-    buffer.close()
-    return bytes(data)
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    w, h = image.width(), image.height()
+    if image.format() != QImage.Format.Format_ARGB32_Premultiplied:
+        image = image.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
+    argb = np.frombuffer(image.constBits(), np.uint32).reshape(h, -1)[:, :w]
+    opaque = bool((argb >= 0xFF000000).all())
+    if opaque:
+        pixels = image.convertToFormat(QImage.Format.Format_RGB888)
+        colour_type, depth = 2, 3
+    else:  # straight (not premultiplied) alpha, as PNG stores it
+        pixels = image.convertToFormat(QImage.Format.Format_RGBA8888)
+        colour_type, depth = 6, 4
+    rows = np.frombuffer(pixels.constBits(), np.uint8).reshape(h, -1)[:, :w * depth]
+    filtered = np.empty((h, w * depth + 1), np.uint8)
+    filtered[:, 0] = 2  # "Up" (the first row's "above" is zeros: itself)
+    filtered[0, 1:] = rows[0]
+    np.subtract(rows[1:], rows[:-1], out=filtered[1:, 1:])
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(
+            ">I", zlib.crc32(kind + data))
+
+    dpm_x, dpm_y = image.dotsPerMeterX(), image.dotsPerMeterY()
+    return b"".join([
+        b"\x89PNG\r\n\x1a\n",
+        chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, colour_type, 0, 0, 0)),
+        chunk(b"pHYs", struct.pack(">IIB", dpm_x, dpm_y, 1)) if dpm_x > 0 < dpm_y else b"",
+        chunk(b"IDAT", zlib.compress(filtered, 3)),
+        chunk(b"IEND", b""),
+    ])
 
 
 def _pdf_bytes(svg: bytes, fig: FigureSize, title: str) -> bytes:
@@ -555,6 +642,7 @@ _XLINK = "http://www.w3.org/1999/xlink"
 _MATRIX = re.compile(r"^\s*matrix\(([^)]*)\)\s*$")
 _PATH_TOKEN = re.compile(r"[A-Za-z]|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _SHAPES = {"path", "polyline", "polygon", "rect", "line"}
+_MAPPED = _SHAPES | {"ellipse", "circle"}  # shapes whose strokes a data transform affects
 
 Point = tuple[float, float]
 Rect = tuple[float, float, float, float]  # left, top, right, bottom
@@ -570,6 +658,7 @@ def _apply(m: Sequence[float], x: float, y: float) -> Point:
     return a * x + c * y + e, b * x + d * y + f
 
 
+@functools.lru_cache(maxsize=64)
 def _local(tag: str) -> str:
     return tag.split("}")[-1]
 
@@ -579,37 +668,7 @@ def _outlines(element: ET.Element) -> list[tuple[list[Point], bool]] | None:
     coordinates; None for anything with curves (left as it is)."""
     tag = _local(element.tag)
     if tag == "path":
-        runs: list[tuple[list[Point], bool]] = []
-        numbers: list[float] = []
-        command = ""
-
-        def flush() -> None:
-            if not numbers:
-                return
-            if len(numbers) % 2:
-                raise ValueError("odd number of coordinates")
-            pts = [(numbers[i], numbers[i + 1]) for i in range(0, len(numbers), 2)]
-            numbers.clear()
-            if command == "M":
-                runs.append((pts[:1], False))
-                pts = pts[1:]
-            if pts:
-                if not runs:
-                    raise ValueError("line before move")
-                runs[-1][0].extend(pts)
-
-        for token in _PATH_TOKEN.findall(element.get("d", "")):
-            if token.isalpha():
-                flush()
-                if token not in "MLZ":
-                    return None
-                if token == "Z" and runs:
-                    runs[-1] = (runs[-1][0], True)
-                command = token
-            else:
-                numbers.append(float(token))
-        flush()
-        return runs
+        return _path_outlines(element.get("d", ""))
     if tag in ("polyline", "polygon"):
         values = [float(v) for v in _PATH_TOKEN.findall(element.get("points", ""))]
         if len(values) % 2:
@@ -626,6 +685,43 @@ def _outlines(element: ET.Element) -> list[tuple[list[Point], bool]] | None:
             return None
         return [([(x, y), (x + w, y), (x + w, y + h), (x, y + h)], True)]
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _path_outlines(d: str) -> list[tuple[list[Point], bool]] | None:
+    """:func:`_outlines` of path data ``d`` (cached: a chart's markers share a few shapes;
+    the result is only read)."""
+    runs: list[tuple[list[Point], bool]] = []
+    numbers: list[float] = []
+    command = ""
+
+    def flush() -> None:
+        if not numbers:
+            return
+        if len(numbers) % 2:
+            raise ValueError("odd number of coordinates")
+        pts = [(numbers[i], numbers[i + 1]) for i in range(0, len(numbers), 2)]
+        numbers.clear()
+        if command == "M":
+            runs.append((pts[:1], False))
+            pts = pts[1:]
+        if pts:
+            if not runs:
+                raise ValueError("line before move")
+            runs[-1][0].extend(pts)
+
+    for token in _PATH_TOKEN.findall(d):
+        if token.isalpha():
+            flush()
+            if token not in "MLZ":
+                return None
+            if token == "Z" and runs:
+                runs[-1] = (runs[-1][0], True)
+            command = token
+        else:
+            numbers.append(float(token))
+    flush()
+    return runs
 
 
 def _clip_segment(p: Point, q: Point, r: Rect) -> tuple[Point, Point, bool, bool] | None:
@@ -731,7 +827,17 @@ def _to_page(element: ET.Element, m: Sequence[float], clip: Rect | None, filled:
     page = [([_apply(m, x, y) for x, y in pts], closed) for pts, closed in runs]
     if clip is not None:
         cut: list[tuple[list[Point], bool]] = []
+        left, top, right, bottom = clip
         for pts, closed in page:
+            if all(left <= x <= right and top <= y <= bottom for x, y in pts):
+                # wholly inside (most shapes): what the clippers would return, for less work
+                if closed or filled:
+                    if len(pts) >= 3:
+                        cut.append((pts, True))
+                elif pts:  # the clipped segments' ends: x0 + 1.0 * (x1 - x0), as computed there
+                    cut.append(([pts[0]] + [(x0 + (x1 - x0), y0 + (y1 - y0)) for (x0, y0), (x1, y1)
+                                            in zip(pts, pts[1:], strict=False)], False))
+                continue
             if closed or filled:
                 polygon = _clip_polygon(pts, clip)
                 if len(polygon) >= 3:
@@ -754,15 +860,24 @@ def _to_page(element: ET.Element, m: Sequence[float], clip: Rect | None, filled:
 def _transform_path(d: str, m: Sequence[float]) -> str:
     """Absolute ``M``/``L``/``C``/``Q``/``Z`` path data mapped by the affine ``m`` (exact for
     Bézier curves: their control points map with them)."""
-    out: list[str] = []
+    a, b, c, dd, e, f = m
+    return " ".join(item if isinstance(item, str)
+                    else f"{_num(a * item[0] + c * item[1] + e)},"
+                         f"{_num(b * item[0] + dd * item[1] + f)}"
+                    for item in _path_items(d))
+
+
+@functools.lru_cache(maxsize=256)
+def _path_items(d: str) -> tuple[str | Point, ...]:
+    """Path data as its commands and points, in order (cached: markers share their shape).
+    ValueError for what :func:`_transform_path` cannot map."""
+    out: list[str | Point] = []
     numbers: list[float] = []
 
     def flush() -> None:
         if len(numbers) % 2:
             raise ValueError("odd number of coordinates")
-        for i in range(0, len(numbers), 2):
-            x, y = _apply(m, numbers[i], numbers[i + 1])
-            out.append(f"{_num(x)},{_num(y)}")
+        out.extend((numbers[i], numbers[i + 1]) for i in range(0, len(numbers), 2))
         numbers.clear()
 
     for token in _PATH_TOKEN.findall(d):
@@ -774,7 +889,7 @@ def _transform_path(d: str, m: Sequence[float]) -> str:
         else:
             numbers.append(float(token))
     flush()
-    return " ".join(out)
+    return tuple(out)
 
 
 def _is_rigid(m: Sequence[float]) -> bool:
@@ -796,14 +911,14 @@ def portable_svg(raw: bytes, fig: FigureSize, background: str | None,
     physical; a background rectangle is added unless ``background`` is None."""
     ET.register_namespace("", _SVG)
     ET.register_namespace("xlink", _XLINK)
-    root = ET.fromstring(raw)
+    root = ET.fromstring(_without_empty_groups(raw))
     identity = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
     for parent in list(root.iter()):
         for group in [g for g in parent if _local(g.tag) == "g"]:
             match = _MATRIX.match(group.get("transform", ""))
             values = re.split(r"[\s,]+", match.group(1).strip()) if match else []
             m = tuple(float(v) for v in values) if len(values) == 6 else identity
-            shapes = [el for el in group if _local(el.tag) in _SHAPES | {"ellipse", "circle"}]
+            shapes = [el for el in group if _local(el.tag) in _MAPPED]
             if not shapes:
                 continue
             if _is_rigid(m):  # strokes are the same with or without non-scaling-stroke
@@ -849,7 +964,23 @@ def portable_svg(raw: bytes, fig: FigureSize, background: str | None,
         for empty in [g for g in group if _local(g.tag) == "g" and len(g) == 0]:
             group.remove(empty)
     return b'<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + ET.tostring(
-        root, encoding="utf-8", xml_declaration=False)
+        root, encoding="unicode").encode("utf-8", "xmlcharrefreplace")
+
+
+#: an empty group and the whitespace after it (a ">" inside an attribute value makes this
+#: not match: such a group is then left to the tree)
+_EMPTY_GROUP = re.compile(rb"<g\b[^>]*>\s*</g>\s*")
+_OPEN_TAG = re.compile(rb"<g\b[^>]*>")
+
+
+def _without_empty_groups(raw: bytes) -> bytes:
+    """Qt's SVG less the empty groups inside its outer group (a group for every change of
+    painter state: more than half of a chart's elements); removed before parsing, as the
+    serialised result drops them anyway, so that little is parsed, walked and written."""
+    first = _OPEN_TAG.search(raw)
+    if first is None:
+        return raw
+    return raw[:first.end()] + _EMPTY_GROUP.sub(b"", raw[first.end():])
 
 
 def _inverse(m: Sequence[float]) -> tuple[float, ...]:
