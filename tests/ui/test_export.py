@@ -153,3 +153,25 @@ def test_export_results_to_an_unwritable_path_shows_a_message(window, tmp_path):
     assert not window.export_results_csv(tmp_path / "missing" / "results.csv")
     assert "results.csv" in window.last_error
     window._error_box.close()
+
+
+def test_a_figure_does_not_depend_on_the_figures_exported_before(qtbot):
+    """The export keeps its chart between figures (building it is a third of an export);
+    nothing of one figure may show in the next: the same session and options give the same
+    file whatever was exported in between (here the room the y axis keeps for its tick
+    labels, which pyqtgraph would otherwise remember from the widest seen)."""
+    from workbench.ui.export import figure_bytes, resolve_size
+
+    create_app()
+    attention = load_session(next(p for p in EXAMPLES if p.name == "attention.yaml"))
+    sweep = load_session(next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yaml"))
+    slide = resolve_size("slide", None, None, None, "light")
+    first = figure_bytes(attention, "svg", slide)
+    assert figure_bytes(attention, "svg", slide) == first  # deterministic
+    figure_bytes(sweep, "svg", resolve_size("single", None, None, None, "light"))
+    assert figure_bytes(attention, "svg", slide) == first
+    figure_bytes(sweep, "svg", resolve_size("slide", None, None, None, "presentation"),
+                 theme="presentation")
+    figure_bytes(sweep, "svg", resolve_size(None, 400, 300, 96, "dark"), theme="dark",
+                 view_range=((1e-3, 1e6), (1e6, 1e18)))
+    assert figure_bytes(attention, "svg", slide) == first

@@ -149,6 +149,19 @@ class _Label(pg.TextItem):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.textItem.setCacheMode(_CACHE)
+        # labels never count in the view's auto-range (added with ignoreBounds): a move need
+        # not tell the view its bounds changed
+        self._GraphicsObject__inform_view_on_changes = False
+
+    def changeParent(self) -> None:  # noqa: N802 (pyqtgraph API)
+        """No connection to the view's range signals per label (pyqtgraph makes one for each
+        item, and calls every label on every zoom step): the canvas re-derives the transform
+        of all labels once per paint when the view's has changed
+        (:meth:`RooflineCanvas._update_label_transforms`); a new label takes its own here."""
+        self.forgetViewBox()
+        self.forgetViewWidget()
+        if self.parentItem() is not None:
+            self.updateTransform(force=True)
 
     _rect: QRectF | None = None
 

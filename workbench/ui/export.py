@@ -312,9 +312,23 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         from workbench.document import Document
         from workbench.ui.bridge import Workspace
 
-        self.workspace = Workspace(Document(self.session))
-        canvas = self.canvas = _figure_canvas_class()(
-            self.workspace, legend_skips_labelled=self.session.view.theme == "presentation")
+        skips = self.session.view.theme == "presentation"
+        warm = _warm_canvas()
+        if warm is None:
+            self.workspace = Workspace(Document(self.session))
+            canvas = self.canvas = _figure_canvas_class()(self.workspace,
+                                                          legend_skips_labelled=skips)
+        else:  # the last figure's canvas, its items reused: only the session changes
+            self.workspace, canvas = warm
+            self.canvas = canvas
+            canvas.legend_skips_labelled = skips
+            canvas.hold_layout = True
+            canvas._constructing = True  # one rebuild, below, not one per change signal
+            try:
+                self.workspace.selection.select(None)
+                self.workspace.document.replace_session(self.session)
+            finally:
+                canvas._constructing = False
         canvas.rebuild(fit=self.view_range is None)
         self._fitted = canvas.plot_widget.getPlotItem().getViewBox().targetRange()
         self._title_shortened = False
@@ -361,7 +375,12 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         if self.view_range is None:
             _room_for_edge_ticks(canvas)
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
+        global _WARM
+        if exc_type is None:  # kept for the next figure: its items are made once per session
+            _WARM = (self.workspace, self.canvas)
+            return
+        _WARM = None
         # Destroyed with its workspace: nothing outlives it, so no need to take its items out
         # of the scene one by one first (RooflineCanvas.dispose: a tenth of an export).
         canvas = self.canvas
@@ -371,6 +390,26 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         from PySide6.QtCore import QCoreApplication, QEvent
 
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
+#: The last figure's (workspace, canvas): hidden, kept for the next export in this process
+#: (building a chart's hundred labels and its plot is a third of an export).
+_WARM: tuple | None = None
+
+
+def _warm_canvas():
+    """The kept figure canvas, unless Qt has destroyed it (the application went away)."""
+    global _WARM
+    if _WARM is None:
+        return None
+    from shiboken6 import isValid
+
+    workspace, canvas = _WARM
+    if not (isValid(canvas) and isValid(workspace)):
+        _WARM = None
+        return None
+    _WARM = None  # taken: a failure in this export does not leave it half-used
+    return workspace, canvas
 
 
 def _paint_axes(canvas, scratch) -> None:
@@ -383,6 +422,9 @@ def _paint_axes(canvas, scratch) -> None:
     try:
         for name in ("left", "bottom", "right", "top"):
             axis = plot.getAxis(name)
+            # the room for tick labels follows these ticks alone (pyqtgraph keeps the widest
+            # seen, so a kept canvas would otherwise remember the last figure's)
+            axis.textWidth, axis.textHeight = 30, 18  # pyqtgraph's initial values
             if axis.isVisible():
                 painter.setWorldTransform(axis.sceneTransform())
                 axis.paint(painter, None, None)
