@@ -637,3 +637,23 @@ def test_quantity_edit_api(qtbot):
     edit.selectAll()
     qtbot.keyClicks(edit, "0")
     assert "positive" in edit.error()
+
+
+def test_derivation_follows_a_palette_change(qtbot):
+    """Formats are kept while the palette is the same and rebuilt when it changes."""
+    from PySide6.QtGui import QColor, QPalette
+
+    document, _ws, editor, op_id = _example(qtbot, "llama_ffn", 0)
+    view = editor.derivation
+    document.set_param(op_id, "m", 123)
+    assert view._formats["plain"].foreground().color() == view.palette().color(
+        QPalette.ColorRole.Text)
+    palette = QPalette(view.palette())
+    palette.setColor(QPalette.ColorRole.Text, QColor("#123456"))
+    full = view.full_renders
+    view.setPalette(palette)
+    assert view.full_renders == full + 1
+    assert view._formats["plain"].foreground().color() == QColor("#123456")
+    document.set_param(op_id, "m", 124)
+    assert view.full_renders == full + 1  # the same palette: an update, not a rebuild
+    assert "2·batch·M·N·K = 2·1·124·" in view.toPlainText()

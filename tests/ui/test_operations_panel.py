@@ -23,8 +23,10 @@ from workbench.ui.operations_panel import (
     COL_KIND,
     COL_NAME,
     COL_VISIBLE,
+    COLUMNS,
     OperationsPanel,
 )
+from workbench.ui.results_table import BOUND_COLORS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 
@@ -323,6 +325,50 @@ def test_an_edit_repaints_one_row_not_the_model(qtbot, panel, workspace):
     assert resets == []
     assert changed == [(0, 0)]
     assert cell(panel, 0, COL_BOUND) == "memory"
+
+
+def test_an_edit_repaints_only_the_cells_whose_text_changed(qtbot, panel, workspace):
+    """Intensity and bound texts are kept per operation until a change: a parameter edit
+    announces the intensity or bound cell only when its text changes, and shows the new
+    text; a machine edit or a rename announces as before."""
+    model = panel.model
+    document = workspace.document
+    op_id = ids(workspace)[0]
+    cells = []
+    model.dataChanged.connect(lambda a, b, roles=(): cells.append(
+        (a.row(), a.column(), b.row(), b.column())))
+    before = cell(panel, 0, COL_INTENSITY)
+    document.set_param(op_id, "m", 1)
+    assert cells == [(0, COL_INTENSITY, 0, COL_BOUND)]  # intensity and bound both changed
+    counts = workspace.results.counts(op_id)
+    assert cell(panel, 0, COL_INTENSITY) == format_number(counts.flops / counts.bytes)
+    assert cell(panel, 0, COL_INTENSITY) != before
+    assert cell(panel, 0, COL_BOUND) == "memory"
+    assert cell(panel, 0, COL_BOUND, Qt.ItemDataRole.ForegroundRole) == QColor(
+        BOUND_COLORS["memory"])
+    cells.clear()
+    document.set_param(op_id, "m", 2)  # a new intensity, still memory-bound
+    assert cells == [(0, COL_INTENSITY, 0, COL_INTENSITY)]
+    counts = workspace.results.counts(op_id)
+    assert cell(panel, 0, COL_INTENSITY) == format_number(counts.flops / counts.bytes)
+    cells.clear()
+    document.set_operation_field(op_id, "label", "a label")  # nothing shown changes
+    assert cells == []
+    document.set_operation_field(op_id, "name", "renamed")
+    assert cells == [(0, 0, 0, len(COLUMNS) - 1)]
+    cells.clear()
+    document.undo()
+    document.undo()
+    document.undo()  # back to m = 1
+    counts = workspace.results.counts(op_id)
+    assert cell(panel, 0, COL_INTENSITY) == format_number(counts.flops / counts.bytes)
+    # a machine edit changes the bound: the cached texts are dropped
+    machine = document.session.hardware[0]
+    slower = machine.hardware.copy()
+    slower.memory = {k: v / 1e6 for k, v in slower.memory.items()}
+    document.set_machine(machine.id, slower)
+    pair = workspace.results.pair(op_id, machine.id).result
+    assert cell(panel, 0, COL_BOUND) == pair.bound
 
 
 def test_structural_change_keeps_the_selection(panel, workspace):

@@ -300,6 +300,9 @@ class _Block:
     runs: tuple[tuple[str, str], ...]
 
 
+_KEEP_ANCHOR = QTextCursor.MoveMode.KeepAnchor
+
+
 def _u16(text: str) -> int:
     """Length of ``text`` in UTF-16 code units (Qt's text positions)."""
     return len(text.encode("utf-16-le")) // 2
@@ -385,11 +388,13 @@ class DerivationView(QTextBrowser):
         self.setUndoRedoEnabled(False)
         self.document().setDocumentMargin(10)
         self._blocks: list[_Block] = []
-        self._structure: list[Any] = []
+        self._stale = True  # the shown paragraphs must be rebuilt, not updated
         self._source: tuple[str, str, list[Section], bool] | None = None
         self._formats: dict[str, QTextCharFormat] = {}
         self._block_formats: dict[tuple[Any, ...], QTextBlockFormat] = {}
         self._colors_key: tuple[str, str] | None = None
+        self._palette_key: int | None = None
+        self._metrics: dict[bool, QFontMetricsF] = {}
         self._width = 0.0
         self._rendering = False
         self._advances: dict[tuple[str, bool], float] = {}
@@ -406,7 +411,7 @@ class DerivationView(QTextBrowser):
 
     def clear_sections(self) -> None:
         self._source = None
-        self._blocks, self._structure = [], []
+        self._blocks, self._stale = [], True
         self.document().clear()
 
     # -- rendering -------------------------------------------------------------------------
@@ -419,7 +424,11 @@ class DerivationView(QTextBrowser):
         return max(240.0, self.width() - 2 * self.frameWidth() - bar - 2 * margin - 2)
 
     def _ensure_formats(self) -> None:
-        colors = _Colors(self.palette())
+        palette = self.palette()
+        if palette.cacheKey() == self._palette_key and self._formats:
+            return  # the same palette object: the same colours
+        self._palette_key = palette.cacheKey()
+        colors = _Colors(palette)
         if colors.key == self._colors_key and self._formats:
             return
         self._colors_key = colors.key
@@ -457,6 +466,11 @@ class DerivationView(QTextBrowser):
         link.setToolTip("Show or hide the counting conventions")
         self._formats["link"] = link
         self._block_formats.clear()
+        plain, bold = self._formats["plain"].font(), self._formats["bold"].font()
+        self._metrics = {False: QFontMetricsF(plain), True: QFontMetricsF(bold)}
+        key = (plain.key(), bold.key())
+        if self._advances_key != key:  # text widths, measured once per font
+            self._advances, self._advances_key = {}, key
 
     def _block_format(self, style: tuple[Any, ...]) -> QTextBlockFormat:
         cached = self._block_formats.get(style)
@@ -504,11 +518,7 @@ class DerivationView(QTextBrowser):
         self._ensure_formats()
         width = self._line_width()
         self._width = width
-        metrics = {False: QFontMetricsF(self._formats["plain"].font()),
-                   True: QFontMetricsF(self._formats["bold"].font())}
-        key = (self._formats["plain"].font().key(), self._formats["bold"].font().key())
-        if self._advances_key != key:  # text widths, measured once per font
-            self._advances, self._advances_key = {}, key
+        metrics = self._metrics
         advances = self._advances
 
         def advance(text: str, bold: bool) -> float:
@@ -521,15 +531,34 @@ class DerivationView(QTextBrowser):
 
         header, subheader, sections, open_ = self._source
         blocks = layout_blocks(header, subheader, sections, open_, width, advance)
-        structure = [(b.style, tuple(style for _, style in b.runs)) for b in blocks]
-        if structure == self._structure:
-            self._update(blocks)
-        else:
+        changed = self._changed_blocks(blocks)
+        if changed is None:
             self._rebuild(blocks)
-        self._blocks, self._structure = blocks, structure
+        else:
+            self._update(blocks, changed)
+        self._blocks = blocks
+
+    def _changed_blocks(self, blocks: list[_Block]) -> list[int] | None:
+        """Indices of the paragraphs whose text differs from the shown ones, or ``None`` when
+        the paragraph styles differ (a rebuild)."""
+        old_blocks = self._blocks
+        if self._stale or len(blocks) != len(old_blocks):
+            return None
+        changed = []
+        for i, (new, old) in enumerate(zip(blocks, old_blocks, strict=True)):
+            if new.style != old.style:
+                return None
+            if new.runs == old.runs:
+                continue
+            if len(new.runs) != len(old.runs) or any(
+                    a[1] != b[1] for a, b in zip(new.runs, old.runs, strict=True)):
+                return None
+            changed.append(i)
+        return changed
 
     def _rebuild(self, blocks: list[_Block]) -> None:
         self.full_renders += 1
+        self._stale = False
         bar = self.verticalScrollBar()
         position = bar.value()
         document = self.document()
@@ -548,27 +577,27 @@ class DerivationView(QTextBrowser):
         cursor.endEditBlock()
         bar.setValue(min(position, bar.maximum()))
 
-    def _update(self, blocks: list[_Block]) -> None:
+    def _update(self, blocks: list[_Block], changed: list[int]) -> None:
+        if not changed:
+            return
+        self.partial_renders += 1
         document = self.document()
-        cursor: QTextCursor | None = None
-        for i, (new, old) in enumerate(zip(blocks, self._blocks, strict=True)):
-            if new.runs == old.runs:
-                continue
-            if cursor is None:
-                self.partial_renders += 1
-                cursor = QTextCursor(document)
-                cursor.beginEditBlock()
+        cursor = QTextCursor(document)
+        cursor.beginEditBlock()
+        formats = self._formats
+        old_blocks = self._blocks
+        for i in changed:
+            new, old = blocks[i], old_blocks[i]
             position = document.findBlockByNumber(i).position()
             for (text, style), (old_text, _) in zip(new.runs, old.runs, strict=True):
                 length = _u16(old_text)
                 if text != old_text:
                     cursor.setPosition(position)
-                    cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
-                    cursor.insertText(text, self._formats[style])
+                    cursor.setPosition(position + length, _KEEP_ANCHOR)
+                    cursor.insertText(text, formats[style])
                     length = _u16(text)
                 position += length
-        if cursor is not None:
-            cursor.endEditBlock()
+        cursor.endEditBlock()
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
@@ -580,7 +609,8 @@ class DerivationView(QTextBrowser):
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange,
                             QEvent.Type.StyleChange):
             self._colors_key = None
-            self._structure = []
+            self._palette_key = None
+            self._stale = True
             if self._source is not None:
                 self._render()
 

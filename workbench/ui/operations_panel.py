@@ -60,6 +60,10 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("Bound", "Memory-, compute- or overhead-bound on the first visible machine"),
 )
 
+#: Operation fields shown outside the intensity and bound columns: an edit of any other field
+#: (a parameter, the memory level) can change only those two.
+_ROW_FIELDS = frozenset({"name", "color", "visible", "kind"})
+
 #: Role holding an operation's id on every cell.
 OP_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -103,6 +107,8 @@ class OperationsModel(QAbstractTableModel):
         self._entries: list[OperationEntry] = []
         self._rows: dict[int, int] = {}
         self._machine: HardwareEntry | None = None
+        #: op id -> (intensity, bound) texts as shown, until a change touches them
+        self._texts: dict[int, tuple[str, str | None]] = {}
         self._snapshot()
         workspace.signals.changed.connect(self._on_change)
 
@@ -113,6 +119,7 @@ class OperationsModel(QAbstractTableModel):
         self._entries = list(session.operations)
         self._rows = {e.id: i for i, e in enumerate(self._entries)}
         self._machine = next((h for h in session.hardware if h.visible), None)
+        self._texts = {}
 
     def reset(self) -> None:
         self.beginResetModel()
@@ -138,15 +145,33 @@ class OperationsModel(QAbstractTableModel):
         what = change.what
         if what == "operation":
             last = self.columnCount() - 1
+            fields = set(change.fields)
+            numbers_only = bool(fields) and not fields & _ROW_FIELDS
             for op_id in change.ids:
                 row = self._rows.get(op_id)
-                if row is not None:
+                old = self._texts.pop(op_id, None)
+                if row is None:
+                    continue
+                if not numbers_only:
                     self.dataChanged.emit(self.index(row, 0), self.index(row, last))
+                    continue
+                # a parameter: only the intensity and the bound can change, and only the
+                # cells whose text changed are repainted
+                first, stop = COL_INTENSITY, COL_BOUND
+                if old is not None:
+                    new = self._shown(self._entries[row])
+                    changed = [c for c, a, b in zip((COL_INTENSITY, COL_BOUND), old, new,
+                                                    strict=True) if a != b]
+                    if not changed:
+                        continue
+                    first, stop = changed[0], changed[-1]
+                self.dataChanged.emit(self.index(row, first), self.index(row, stop))
         elif what in ("operations", "session"):
             self.reset()
         elif what in ("hardware", "machines"):
             session = self.workspace.document.session
             self._machine = next((h for h in session.hardware if h.visible), None)
+            self._texts.clear()
             if self._entries:
                 self.dataChanged.emit(self.index(0, COL_INTENSITY),
                                       self.index(len(self._entries) - 1, COL_BOUND))
@@ -225,11 +250,19 @@ class OperationsModel(QAbstractTableModel):
         if col == COL_INTENSITY:
             if role == R.TextAlignmentRole:
                 return _ALIGN_RIGHT
-            if role in (R.DisplayRole, R.ToolTipRole):
-                return self._intensity(entry, role == R.ToolTipRole)
+            if role == R.DisplayRole:
+                return self._shown(entry)[0]
+            if role == R.ToolTipRole:
+                return self._intensity(entry, True)
             return None
-        if col == COL_BOUND and role in (R.DisplayRole, R.ToolTipRole, R.ForegroundRole):
-            return self._bound(entry, role)
+        if col == COL_BOUND:
+            if role == R.DisplayRole:
+                return self._shown(entry)[1]
+            if role == R.ForegroundRole:
+                bound = self._shown(entry)[1]
+                return QColor(BOUND_COLORS[bound]) if bound in BOUND_COLORS else None
+            if role == R.ToolTipRole:
+                return self._bound(entry, role)
         return None
 
     def setData(self, index: QModelIndex | QPersistentModelIndex, value: Any,
@@ -265,6 +298,14 @@ class OperationsModel(QAbstractTableModel):
 
         return QApplication.palette().color(QPalette.ColorGroup.Disabled,
                                             QPalette.ColorRole.Text)
+
+    def _shown(self, entry: OperationEntry) -> tuple[str, str | None]:
+        """(intensity, bound) texts of an operation, formatted once until a change."""
+        texts = self._texts.get(entry.id)
+        if texts is None:
+            texts = self._texts[entry.id] = (self._intensity(entry, False),
+                                             self._bound(entry, Qt.ItemDataRole.DisplayRole))
+        return texts
 
     def _intensity(self, entry: OperationEntry, tooltip: bool) -> str:
         try:

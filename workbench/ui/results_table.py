@@ -28,12 +28,14 @@ from PySide6.QtCore import (
     QAbstractTableModel,
     QEvent,
     QModelIndex,
+    QModelRoleDataSpan,
     QObject,
     QPersistentModelIndex,
+    QRect,
     QSortFilterProxyModel,
     Qt,
 )
-from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence, QPalette
+from PySide6.QtGui import QAccessible, QAction, QColor, QGuiApplication, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -72,6 +74,9 @@ _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 _CENTER = int(Qt.AlignmentFlag.AlignCenter)
 _DASH = "—"
+#: An edit touching at most this many rows re-evaluates them at once and announces only the
+#: cells that changed; more rows (a machine edit on a large session) are re-evaluated lazily.
+_DIFF_ROWS = 64
 
 
 @dataclass(frozen=True)
@@ -142,6 +147,16 @@ COLUMNS: tuple[Column, ...] = (
            "is overhead-bound; — : none known", sample="Overhead floor"),
 )
 COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
+_BOUND_COL = COLUMN_INDEX["bound"]
+# roles as plain ints: compared once per role of every painted cell
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+_BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+#: the roles ``ResultsModel.cell`` can answer (any other is always empty)
+_ANSWERED = frozenset({_DISPLAY, _ALIGNMENT, _FOREGROUND, _BACKGROUND, _TOOLTIP,
+                       int(SORT_ROLE), int(FILTER_ROLE), int(KEY_ROLE)})
 _MACHINE_INDEPENDENT = ("flops", "bytes", "intensity")
 
 
@@ -168,6 +183,41 @@ class _Row:
                 text = column.show(value)
             self.text[col] = text
         return text
+
+    def changed_columns(self, old: _Row) -> list[int]:
+        """Columns whose cells differ from ``old`` (the same row before an edit); the texts
+        of the others, already formatted in ``old``, are kept.
+
+        A cell's text, sort key and colour follow from its raw value and the row's skip
+        reason, so a column whose raw value is unchanged shows the same; a changed reason
+        changes every cell (the whole row is greyed or not)."""
+        if old.reason != self.reason:
+            return list(range(len(COLUMNS)))
+        changed = []
+        new_raw, old_raw, old_text, text = self.raw, old.raw, old.text, self.text
+        for col in range(len(COLUMNS)):
+            a, b = new_raw[col], old_raw[col]
+            if a is b or (a == b and type(a) is type(b)):
+                text[col] = old_text[col]
+            else:
+                changed.append(col)
+        return changed
+
+
+_palette_cache: list[Any] = [None, None]  # [palette cache key, (highlight, disabled text)]
+
+
+def _palette_colors() -> tuple[QColor, QColor]:
+    """(row highlight, greyed text) from the application palette, looked up again only when
+    the palette changes (a cell asks for them on every paint)."""
+    palette = QApplication.palette()
+    key = palette.cacheKey()
+    if _palette_cache[0] != key:
+        highlight = QColor(palette.color(QPalette.ColorRole.Highlight))
+        highlight.setAlpha(45)
+        disabled = palette.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+        _palette_cache[:] = [key, (highlight, disabled)]
+    return _palette_cache[1]
 
 
 class ResultsModel(QAbstractTableModel):
@@ -284,19 +334,32 @@ class ResultsModel(QAbstractTableModel):
         return range(first, first + count)
 
     def _touch_rows(self, rows: Sequence[int] | range) -> None:
+        """Forget these rows' cells and announce the change. A few rows shown before (an
+        edit of one operation) are re-evaluated at once and only their changed cells are
+        announced: the view repaints those cells, not whole rows."""
         if not rows:
             return
-        last_col = len(COLUMNS) - 1
+        diff = len(rows) <= _DIFF_ROWS
+        spans: dict[int, tuple[tuple[int, int], ...]] = {}  # row -> (first, last) columns
         for row in rows:
-            self._cache.pop(self._keys[row], None)
-        # contiguous runs -> one dataChanged each
-        ordered = sorted(rows)
+            key = self._keys[row]
+            old = self._cache.pop(key, None)
+            if old is None or not diff:
+                spans[row] = ((0, len(COLUMNS) - 1),)
+                continue
+            new = self._evaluate(*key)
+            self._cache[key] = new
+            spans[row] = tuple((first, stop - 1)
+                               for first, stop in _runs(new.changed_columns(old)))
+        # contiguous rows with the same changed columns -> one dataChanged per column run
+        ordered = sorted(spans)
         start = prev = ordered[0]
         for row in [*ordered[1:], None]:
-            if row is not None and row == prev + 1:
+            if row is not None and row == prev + 1 and spans[row] == spans[prev]:
                 prev = row
                 continue
-            self.dataChanged.emit(self.index(start, 0), self.index(prev, last_col))
+            for first, last in spans[prev]:
+                self.dataChanged.emit(self.index(start, first), self.index(prev, last))
             if row is not None:
                 start = prev = row
 
@@ -403,29 +466,28 @@ class ResultsModel(QAbstractTableModel):
              role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        R = Qt.ItemDataRole
-        row, col = index.row(), index.column()
-        if role == R.DisplayRole:
+        return self.cell(index.row(), index.column(), role)
+
+    def cell(self, row: int, col: int, role: int) -> Any:
+        """``data()`` of the cell at (row, col), without a model index."""
+        if role == _DISPLAY:
             return self.row_data(row).text_of(col)
         if role == SORT_ROLE:
             return self.sort_key(row, col)
-        if role == R.TextAlignmentRole:
+        if role == _ALIGNMENT:
             return _RIGHT if COLUMNS[col].numeric else _LEFT
-        if role == R.ForegroundRole:
+        if role == _FOREGROUND:
             data = self.row_data(row)
             if data.reason:
-                return QApplication.palette().color(QPalette.ColorGroup.Disabled,
-                                                    QPalette.ColorRole.Text)
-            if col == COLUMN_INDEX["bound"]:
+                return QColor(_palette_colors()[1])
+            if col == _BOUND_COL:
                 return QColor(BOUND_COLORS.get(data.raw[col], "#000000"))
             return None
-        if role == R.BackgroundRole:
+        if role == _BACKGROUND:
             if self._highlight is not None and self._keys[row][0] == self._highlight:
-                color = QColor(QApplication.palette().color(QPalette.ColorRole.Highlight))
-                color.setAlpha(45)
-                return color
+                return QColor(_palette_colors()[0])
             return None
-        if role == R.ToolTipRole:
+        if role == _TOOLTIP:
             data = self.row_data(row)
             if data.reason:
                 return data.reason
@@ -439,6 +501,14 @@ class ResultsModel(QAbstractTableModel):
         if role == KEY_ROLE:
             return self._keys[row]
         return None
+
+    def fill_roles(self, row: int, col: int, span: QModelRoleDataSpan) -> None:
+        """``multiData`` of a cell: each role's ``cell()`` value; roles the model never
+        answers (a delegate asks for fonts, icons, check states) are left empty at once."""
+        cell = self.cell
+        for item in span:
+            role = item.role()
+            item.setData(cell(row, col, role) if role in _ANSWERED else None)
 
     # -- export ----------------------------------------------------------------------------
 
@@ -464,6 +534,18 @@ class ResultsProxy(QSortFilterProxyModel):
         self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.setSortCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.setDynamicSortFilter(True)
+
+    def multiData(self, index: QModelIndex | QPersistentModelIndex,
+                  roleDataSpan: QModelRoleDataSpan) -> None:  # noqa: N803 (Qt API)
+        """Every role a delegate asks for, in one call: the same values as ``data()`` role
+        by role, with the index mapped once (each ``data()`` through the proxy maps it again,
+        and each mapping asks the source for its row and column counts)."""
+        model = self.sourceModel()
+        source = self.mapToSource(index) if isinstance(model, ResultsModel) else None
+        if source is None or not source.isValid():
+            super().multiData(index, roleDataSpan)
+            return
+        model.fill_roles(source.row(), source.column(), roleDataSpan)
 
     def lessThan(self, left: QModelIndex | QPersistentModelIndex,
                  right: QModelIndex | QPersistentModelIndex) -> bool:
@@ -507,6 +589,40 @@ class _CopyFilter(QObject):
         return False
 
 
+def _span(header: QHeaderView, first: int, last: int) -> tuple[int, int]:
+    """(start, end) in viewport pixels of the sections ``first``..``last`` (logical)."""
+    if not header.sectionsMoved():
+        return (header.sectionViewportPosition(first),
+                header.sectionViewportPosition(last) + header.sectionSize(last))
+    starts = [header.sectionViewportPosition(i) for i in range(first, last + 1)]
+    ends = [start + header.sectionSize(i) for i, start in zip(range(first, last + 1), starts,
+                                                              strict=True)]
+    return min(starts), max(ends)
+
+
+class _ResultsView(QTableView):
+    """The results view. A range of changed cells repaints exactly those cells: Qt's own
+    rectangle for a range is one pixel wider and taller, which repaints the next row and
+    column too (three cells more for an edit of one operation on three machines)."""
+
+    def dataChanged(self, top_left: QModelIndex | QPersistentModelIndex,  # noqa: N802 (Qt API)
+                    bottom_right: QModelIndex | QPersistentModelIndex,
+                    roles: Sequence[int] = ()) -> None:
+        if (top_left == bottom_right or not top_left.isValid() or not bottom_right.isValid()
+                or top_left.model() is not self.model() or QAccessible.isActive()):
+            super().dataChanged(top_left, bottom_right, roles)
+            return
+        # what the base class does besides repainting concerns editors (this view has none)
+        # and accessibility (handled above)
+        if not self.isVisible():
+            return
+        x0, x1 = _span(self.horizontalHeader(), top_left.column(), bottom_right.column())
+        y0, y1 = _span(self.verticalHeader(), top_left.row(), bottom_right.row())
+        rect = QRect(x0, y0, x1 - x0, y1 - y0).intersected(self.viewport().rect())
+        if not rect.isEmpty():
+            self.viewport().update(rect)
+
+
 class ResultsTable(QWidget):
     """Filter box, "Copy all" button and the sortable table of every (operation, machine).
 
@@ -538,7 +654,7 @@ class ResultsTable(QWidget):
                                         "header (raw numbers, units in the header)")
         self.copy_all_button.clicked.connect(self.copy_all)
 
-        self.view = QTableView(self)
+        self.view = _ResultsView(self)
         self.view.setObjectName("resultsView")
         self.view.setModel(self.proxy)
         self._configure_view()
