@@ -30,6 +30,10 @@ from workbench.model.sweeps import Sweep
 __all__ = ["Change", "Document", "new_operation"]
 
 
+#: Undo steps kept (a long session of edits would otherwise hold every one of them).
+UNDO_LIMIT = 1000
+
+
 @dataclass(frozen=True)
 class Change:
     """What an edit touched.
@@ -163,6 +167,10 @@ class Document:
             if self._clean is not None and self._clean > len(self._undo):
                 self._clean = None  # the clean state can no longer be reached
             self._undo.append(command)
+            if len(self._undo) > UNDO_LIMIT:  # the oldest step goes: memory stays bounded
+                del self._undo[0]
+                if self._clean is not None:
+                    self._clean = self._clean - 1 if self._clean > 0 else None
         self._redo.clear()
         self._emit(change)
         self._emit(Change("state"))
