@@ -223,7 +223,7 @@ def bench_sweep(reps: int, size: int) -> dict[str, float]:
 
     from workbench.io.presets import get_preset
     from workbench.model.operations import Operation
-    from workbench.model.roofline import sweep
+    from workbench.model.roofline import sweep_machines
 
     machines = [get_preset(p) for p in MACHINES]
     op = Operation("gemm", {"n": 8192, "k": 8192, "dtype": "bf16"})
@@ -231,8 +231,7 @@ def bench_sweep(reps: int, size: int) -> dict[str, float]:
 
     def once() -> float:
         t0 = time.perf_counter()
-        for hw in machines:
-            sweep(op, hw, m=values)
+        sweep_machines(op, machines, m=values)
         return time.perf_counter() - t0
 
     once()
@@ -419,7 +418,9 @@ def main() -> int:
     results["startup_s"], results["startup_floor_s"] = app_s, floor_s
     for n in sizes:
         results[f"edit_to_paint_ms.{n}"] = bench_edit_to_paint(n, reps)
-        results[f"matplotlib_redraw_ms.{n}"] = bench_matplotlib(n, 3 if quick else 10)
+        # matplotlib takes ~15 s a redraw at 1000 operations: fewer repetitions there
+        results[f"matplotlib_redraw_ms.{n}"] = bench_matplotlib(n, 3 if quick or n >= 1000
+                                                                else 10)
     results["sweep_eval_s_1e6"] = bench_sweep(3 if quick else 10, 10_000 if quick else 1_000_000)
     results["open_session_s_1000"] = bench_open(100 if quick else 1000, 2 if quick else 5)
     for fmt, s in bench_export(2 if quick else 5).items():

@@ -96,10 +96,12 @@ class Counts:
 
 
 def _sum(values):
-    total = 0
+    """The sum of term values (numbers or arrays), starting from the first: no pass over a
+    sweep's arrays to add zero."""
+    total = None
     for value in values:
-        total = total + value
-    return total
+        total = value if total is None else total + value
+    return 0 if total is None else total
 
 
 @dataclass(frozen=True)

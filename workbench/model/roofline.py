@@ -62,19 +62,21 @@ def evaluate_arrays(
         t_lower = np.maximum(t_math, t_mem)
         t_upper = t_math + t_mem
         attainable = np.minimum(p, intensity * w)
-        bound = np.where(t_math >= t_mem, 1, 0)
+        # a million-shape sweep is a few dozen passes over its arrays: no more than needed
+        bound = np.asarray(t_math >= t_mem).view(np.int8)  # 1 compute, 0 memory
         floor = overhead or 0.0
         if floor > 0:
-            bound = np.where(t_lower < floor, 2, bound)
+            bound[t_lower < floor] = 2
         eff = efficiency if efficiency else 1.0
-        t_predicted = np.maximum(t_lower / eff, floor)
+        t_predicted = np.maximum(t_lower / eff, floor) if floor > 0 else t_lower / eff
+        shape = np.broadcast(f, b, p, w).shape
         return {
-            "flops": f,
-            "bytes": b,
+            "flops": np.broadcast_to(f, shape),
+            "bytes": np.broadcast_to(b, shape),
             "intensity": intensity,
-            "peak_flops": p * np.ones_like(f),
-            "bandwidth": w * np.ones_like(f),
-            "ridge": (p / w) * np.ones_like(f),
+            "peak_flops": np.broadcast_to(p, shape),
+            "bandwidth": np.broadcast_to(w, shape),
+            "ridge": np.broadcast_to(p / w, shape),
             "attainable_flops": attainable,
             "fraction_of_peak": attainable / p,
             "t_math_s": t_math,
@@ -228,9 +230,17 @@ def evaluate(operation: Operation, hardware: Hardware, level: str | None = None)
 
 def sweep(operation: Operation, hardware: Hardware, **arrays: Any) -> dict[str, np.ndarray]:
     """Evaluate ``operation`` with parameters replaced by arrays (one call for a whole sweep)."""
+    return sweep_machines(operation, [hardware], **arrays)[0]
+
+
+def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
+                   ) -> list[dict[str, np.ndarray]]:
+    """:func:`sweep` on several machines: the FLOPs and bytes are counted once."""
     counts = operation.counts(**{k: np.asarray(v, dtype=float) for k, v in arrays.items()})
-    precision_used = hardware.precision_for(counts.precision)
-    return evaluate_arrays(counts.flops, counts.bytes, hardware.compute[precision_used],
-                           hardware.bandwidth(operation.level_on(hardware)),
-                           hardware.launch_overhead,
-                           hardware.efficiency)
+    out = []
+    for hardware in machines:
+        precision_used = hardware.precision_for(counts.precision)
+        out.append(evaluate_arrays(counts.flops, counts.bytes, hardware.compute[precision_used],
+                                   hardware.bandwidth(operation.level_on(hardware)),
+                                   hardware.launch_overhead, hardware.efficiency))
+    return out
