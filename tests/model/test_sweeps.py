@@ -347,3 +347,31 @@ def test_sweep_over_chips_lowers_intensity():
     swept = evaluate_sweep(sharded(), hw, Sweep("chips", [2, 4, 8]))
     d, s = 8192, 2
     assert np.allclose(swept["intensity"], [d / ((n - 1) * s) for n in (2, 4, 8)], rtol=1e-15)
+
+
+def test_sweeping_several_machines_at_once_is_sweeping_each():
+    """``sweep_machines`` counts once and shares the intensity; every number must be what a
+    sweep on each machine alone gives."""
+    import numpy as np
+
+    from workbench.io.presets import get_preset
+    from workbench.model.operations import Operation
+    from workbench.model.roofline import sweep, sweep_machines
+
+    machines = [get_preset(p) for p in ("h100-sxm", "a100-80gb", "tpu-v5e")]
+    op = Operation("gemm", {"n": 8192, "k": 8192, "dtype": "bf16"})
+    m = np.array([1, 7, 64, 255, 256, 4096, 10**6])
+    together = sweep_machines(op, machines, m=m)
+    for hw, got in zip(machines, together, strict=True):
+        alone = sweep(op, hw, m=m)
+        assert set(got) == set(alone)
+        for key in alone:
+            np.testing.assert_array_equal(np.asarray(got[key]), np.asarray(alone[key]), key)
+        # and each point is the single-shape evaluation of that shape
+        for i, mi in enumerate(m):
+            one = evaluate(Operation("gemm", {"m": int(mi), "n": 8192, "k": 8192,
+                                              "dtype": "bf16"}), hw)
+            assert float(got["attainable_flops"][i]) == pytest.approx(one.attainable_flops,
+                                                                      rel=1e-12)
+            assert float(got["t_predicted_s"][i]) == pytest.approx(one.t_predicted_s, rel=1e-12)
+            assert int(got["bound"][i]) == ["memory", "compute", "overhead"].index(one.bound)

@@ -46,17 +46,21 @@ def evaluate_arrays(
     bandwidth: Any,
     overhead: float | None = None,
     efficiency: float | None = None,
+    *,
+    intensity: Any = None,
 ) -> dict[str, np.ndarray]:
     """Everything the roofline says about F FLOPs and B bytes, elementwise over arrays.
 
     ``bound`` is an integer array: 0 memory, 1 compute, 2 overhead (see :data:`BOUND_NAMES`).
+    ``intensity``, when given, is ``flops / nbytes`` already computed (it is the same on
+    every machine of a sweep).
     """
     f = np.asarray(flops, dtype=float)
     b = np.asarray(nbytes, dtype=float)
     p = np.asarray(peak, dtype=float)
     w = np.asarray(bandwidth, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # IEEE inf and nan
-        intensity = f / b
+        intensity = f / b if intensity is None else intensity
         t_math = f / p
         t_mem = b / w
         t_lower = np.maximum(t_math, t_mem)
@@ -237,10 +241,15 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
                    ) -> list[dict[str, np.ndarray]]:
     """:func:`sweep` on several machines: the FLOPs and bytes are counted once."""
     counts = operation.counts(**{k: np.asarray(v, dtype=float) for k, v in arrays.items()})
+    flops = np.asarray(counts.flops, dtype=float)
+    nbytes = np.asarray(counts.bytes, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        intensity = flops / nbytes
     out = []
     for hardware in machines:
         precision_used = hardware.precision_for(counts.precision)
-        out.append(evaluate_arrays(counts.flops, counts.bytes, hardware.compute[precision_used],
+        out.append(evaluate_arrays(flops, nbytes, hardware.compute[precision_used],
                                    hardware.bandwidth(operation.level_on(hardware)),
-                                   hardware.launch_overhead, hardware.efficiency))
+                                   hardware.launch_overhead, hardware.efficiency,
+                                   intensity=intensity))
     return out
