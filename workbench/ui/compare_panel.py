@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -59,6 +59,7 @@ from workbench.model.roofline import FORMULAS, Result
 from workbench.model.session import Comparison
 from workbench.model.units import format_quantity
 from workbench.ui.bridge import Workspace
+from workbench.ui.docked import DockedPanel
 from workbench.ui.measurements_panel import scrolled_layout
 from workbench.ui.results_table import BOUND_COLORS
 
@@ -184,7 +185,7 @@ class CompareDialog(QDialog):
         return (self.op_id, other) if self.baseline_box.isChecked() else (other, self.op_id)
 
 
-class ComparePanel(QWidget):
+class ComparePanel(DockedPanel, QWidget):
     """Compared pairs and the selected operation across machines (see the module docstring)."""
 
     def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
@@ -195,7 +196,6 @@ class ComparePanel(QWidget):
         self._pairs_stale = True
         self._machines_stale = True
         self._pair_keys: list[tuple[int, int]] = []
-        self._dock_shown = True
         self.pair_rebuilds = 0
 
         layout = scrolled_layout(self)
@@ -378,16 +378,6 @@ class ComparePanel(QWidget):
         if self._machines_stale:
             self._machines_stale = False
             self._rebuild_machines()
-
-    def set_shown(self, shown: bool) -> None:
-        """Whether the panel can be seen (a dock's ``visibilityChanged``: a dock tabbed behind
-        another one stays "visible" to Qt but is not seen, and then does no work)."""
-        self._dock_shown = bool(shown)
-        if self._dock_shown:
-            QTimer.singleShot(0, self, self._catch_up)
-
-    def is_shown(self) -> bool:
-        return self._dock_shown and self.isVisible()
 
     def _catch_up(self) -> None:
         self.refresh()

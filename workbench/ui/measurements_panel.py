@@ -76,6 +76,7 @@ from workbench.model.roofline import Result
 from workbench.model.session import HardwareEntry, OperationEntry
 from workbench.model.units import QuantityError, format_quantity
 from workbench.ui.bridge import Workspace
+from workbench.ui.docked import DockedPanel
 from workbench.ui.widgets import QuantityEdit, no_wheel_filter, set_invalid
 
 __all__ = ["MeasurementsPanel", "MeasurementsModel", "MeasuredRow", "import_measurements",
@@ -391,7 +392,7 @@ class MeasurementsModel(QAbstractTableModel):
 # the panel
 
 
-class MeasurementsPanel(QWidget):
+class MeasurementsPanel(DockedPanel, QWidget):
     """Table of measured points and a form for the selected one (see the module docstring)."""
 
     def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
@@ -400,7 +401,6 @@ class MeasurementsPanel(QWidget):
         self.workspace = workspace
         self.document = workspace.document
         self._stale = True
-        self._dock_shown = True
         self._current: int | None = None  # index of the measurement in the form
         self._loading = False
 
@@ -814,16 +814,6 @@ class MeasurementsPanel(QWidget):
                 self.view.blockSignals(False)
         self._errors.clear()
         self._load_form()
-
-    def set_shown(self, shown: bool) -> None:
-        """Whether the panel can be seen (a dock's ``visibilityChanged``: a dock tabbed behind
-        another one stays "visible" to Qt but is not seen, and then does no work)."""
-        self._dock_shown = bool(shown)
-        if self._dock_shown:
-            QTimer.singleShot(0, self, self._catch_up)
-
-    def is_shown(self) -> bool:
-        return self._dock_shown and self.isVisible()
 
     def _catch_up(self) -> None:
         if self.is_shown():
