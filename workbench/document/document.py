@@ -197,23 +197,20 @@ class Document:
     _hw_at: ClassVar[dict[int, int]] = {}
 
     def operation_index(self, op_id: int) -> int:
-        ops = self.session.operations
-        i = self._op_at.get(op_id)
-        if i is None or i >= len(ops) or ops[i].id != op_id:
-            self._op_at = {e.id: k for k, e in enumerate(ops)}
-            i = self._op_at.get(op_id)
-            if i is None:
-                raise KeyError(op_id)
-        return i
+        return self._index(self.session.operations, "_op_at", op_id)
 
     def machine_index(self, hw_id: int) -> int:
-        machines = self.session.hardware
-        i = self._hw_at.get(hw_id)
-        if i is None or i >= len(machines) or machines[i].id != hw_id:
-            self._hw_at = {e.id: k for k, e in enumerate(machines)}
-            i = self._hw_at.get(hw_id)
+        return self._index(self.session.hardware, "_hw_at", hw_id)
+
+    def _index(self, entries: list, memo: str, entry_id: int) -> int:
+        at = getattr(self, memo)
+        i = at.get(entry_id)
+        if i is None or i >= len(entries) or entries[i].id != entry_id:
+            at = {e.id: k for k, e in enumerate(entries)}
+            setattr(self, memo, at)
+            i = at.get(entry_id)
             if i is None:
-                raise KeyError(hw_id)
+                raise KeyError(entry_id)
         return i
 
     def operation(self, op_id: int) -> OperationEntry:
