@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
-import time
 from pathlib import Path
 
 import pytest
@@ -413,8 +411,10 @@ def test_invalid_parameters_show_a_dash(panel, workspace):
     assert cell(panel, row, COL_BOUND) == "—"
 
 
-def test_one_edit_with_a_thousand_operations_is_fast(qtbot):
-    """1000 operations × 3 machines: one parameter edit is dataChanged on one row."""
+def test_one_edit_with_a_thousand_operations_touches_only_its_rows(qtbot):
+    """1000 operations × 3 machines: one parameter edit is dataChanged on that operation's
+    rows only (no reset, no other row re-evaluated); its time is measured by
+    ``benchmarks/run.py`` (edit_to_paint_ms.1000)."""
     from workbench.ui.results_table import ResultsTable
 
     workspace = make_workspace()  # 3 machines
@@ -436,16 +436,19 @@ def test_one_edit_with_a_thousand_operations_is_fast(qtbot):
     resets = []
     panel.model.modelReset.connect(lambda: resets.append("panel"))
     table.model.modelReset.connect(lambda: resets.append("table"))
-    times = []
-    for value in range(2, 42):
-        start = time.perf_counter()
+    touched: dict[str, set[int]] = {"panel": set(), "table": set()}
+    panel.model.dataChanged.connect(
+        lambda a, b, *_: touched["panel"].update(range(a.row(), b.row() + 1)))
+    table.model.dataChanged.connect(
+        lambda a, b, *_: touched["table"].update(range(a.row(), b.row() + 1)))
+    for value in range(2, 12):
         document.set_param(op_id, "m", value * 64)
-        times.append(time.perf_counter() - start)
     assert resets == []
-    median = statistics.median(times)
-    print(f"\nset_param with 1000 ops × 3 machines: median {median * 1e3:.2f} ms, "
-          f"max {max(times) * 1e3:.2f} ms")
-    assert median < 0.016
+    assert touched["panel"] == {panel.model.row_of(op_id)}
+    assert touched["table"] == set(table.model.rows_of(op_id))
+    assert len(touched["table"]) == 3
+    shown = {table.model.cell(r, 0, Qt.ItemDataRole.DisplayRole) for r in touched["table"]}
+    assert shown == {document.operation(op_id).operation.name}
 
 
 def test_delete_key_deletes_but_not_while_editing_a_name(qtbot, panel, workspace):

@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QEvent, QSize, Qt, QTimer, QUrl
+from PySide6.QtCore import QCoreApplication, QEvent, QSize, Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -302,9 +302,17 @@ class _Block:
 
 _KEEP_ANCHOR = QTextCursor.MoveMode.KeepAnchor
 
+#: Posted to the editor to update its derivation after an edit. Its priority is below that of
+#: Qt's repaint request (``Qt.LowEventPriority``), so the event loop paints what the edit
+#: changed (the chart, the tables) before the text is laid out again.
+_FLUSH_EVENT = QEvent.Type(QEvent.registerEventType())
+_AFTER_REPAINT = int(Qt.EventPriority.LowEventPriority.value) - 1
+
 
 def _u16(text: str) -> int:
     """Length of ``text`` in UTF-16 code units (Qt's text positions)."""
+    if not text or max(text) < "\U00010000":  # no surrogate pairs: one unit a character
+        return len(text)
     return len(text.encode("utf-16-le")) // 2
 
 
@@ -387,6 +395,11 @@ class DerivationView(QTextBrowser):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setUndoRedoEnabled(False)
         self.document().setDocumentMargin(10)
+        # the view's own cursor stays at the start while paragraphs are inserted before it
+        # (else it ends up after the text, and showing the view would scroll to the end)
+        cursor = self.textCursor()
+        cursor.setKeepPositionOnInsert(True)
+        self.setTextCursor(cursor)
         self._blocks: list[_Block] = []
         self._stale = True  # the shown paragraphs must be rebuilt, not updated
         self._source: tuple[str, str, list[Section], bool] | None = None
@@ -433,8 +446,12 @@ class DerivationView(QTextBrowser):
             return
         self._colors_key = colors.key
         base = self.font()
+        # Latin text and numbers need no complex shaping; without it an edit's re-layout
+        # takes about 40 % less time (kerning pairs are not applied)
+        base.setStyleStrategy(QFont.StyleStrategy.PreferNoShaping)
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         mono.setPointSizeF(base.pointSizeF() * 0.92 if base.pointSizeF() > 0 else 9)
+        mono.setStyleStrategy(QFont.StyleStrategy.PreferNoShaping)
 
         def fmt(color: QColor | None = None, bold: bool = False, scale: float = 1.0,
                 font: QFont | None = None) -> QTextCharFormat:
@@ -547,11 +564,13 @@ class DerivationView(QTextBrowser):
         changed = []
         for i, (new, old) in enumerate(zip(blocks, old_blocks, strict=True)):
             if new.style != old.style:
-                return None
-            if new.runs == old.runs:
+                if new.style[0] != old.style[0]:
+                    return None
+                # the same kind of paragraph with other tab stops (a wider value moved a
+                # column): its format is set again in place
+            elif new.runs == old.runs:
                 continue
-            if len(new.runs) != len(old.runs) or any(
-                    a[1] != b[1] for a, b in zip(new.runs, old.runs, strict=True)):
+            if len(new.runs) != len(old.runs):
                 return None
             changed.append(i)
         return changed
@@ -588,10 +607,14 @@ class DerivationView(QTextBrowser):
         old_blocks = self._blocks
         for i in changed:
             new, old = blocks[i], old_blocks[i]
-            position = document.findBlockByNumber(i).position()
-            for (text, style), (old_text, _) in zip(new.runs, old.runs, strict=True):
+            block = document.findBlockByNumber(i)
+            position = block.position()
+            if new.style != old.style:
+                cursor.setPosition(position)
+                cursor.setBlockFormat(self._block_format(new.style))
+            for (text, style), (old_text, old_style) in zip(new.runs, old.runs, strict=True):
                 length = _u16(old_text)
-                if text != old_text:
+                if text != old_text or style != old_style:
                     cursor.setPosition(position)
                     cursor.setPosition(position + length, _KEEP_ANCHOR)
                     cursor.insertText(text, formats[style])
@@ -1079,6 +1102,7 @@ class OperationEditor(QWidget):
         self._applying = False  # the document is changing because of this editor
         self._conventions_open = False
         self._dirty = True
+        self._flush_posted = False  # a derivation update is queued (see _refresh_derivation)
         self._sections: list[Section] = []
         self._header = ("", "")
         self._levels_key: tuple[Any, ...] = ()
@@ -1634,9 +1658,23 @@ class OperationEditor(QWidget):
     # -- derivation ------------------------------------------------------------------------
 
     def _refresh_derivation(self, force: bool = False) -> None:
+        """Show the derivation again: at once when ``force`` (another operation, the
+        conventions toggled), else once the edit's repaint is done. The chart and the tables
+        an edit changed are painted first; a burst of edits (a key held down) re-lays out
+        the text once. :meth:`derivation_text` is always up to date."""
         self._dirty = True
-        if force or self.isVisible():
+        if force:
             self._flush()
+        elif self.isVisible() and not self._flush_posted:
+            self._flush_posted = True
+            QCoreApplication.postEvent(self, QEvent(_FLUSH_EVENT), _AFTER_REPAINT)
+
+    def event(self, event: QEvent) -> bool:  # noqa: D102 (Qt API)
+        if event.type() == _FLUSH_EVENT:
+            self._flush_posted = False
+            self._flush()
+            return True
+        return super().event(event)
 
     def _flush(self) -> None:
         if not self._dirty or self._op_id is None:
