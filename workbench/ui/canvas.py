@@ -24,7 +24,7 @@ from dataclasses import replace
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QPen
+from PySide6.QtGui import QBrush, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QMenu, QToolTip, QVBoxLayout, QWidget
 
 from workbench.document import Change
@@ -145,6 +145,19 @@ class _Label(pg.TextItem):
     labels cheap."""
 
     _offset = QPointF(0.0, 0.0)
+    _fill = QBrush()
+
+    @property
+    def fill(self) -> QBrush:
+        """The background brush; without one the label itself paints nothing (Qt then skips
+        it on a repaint and paints only its text)."""
+        return self._fill
+
+    @fill.setter
+    def fill(self, brush: QBrush) -> None:
+        self._fill = brush
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents,
+                     brush.style() == Qt.BrushStyle.NoBrush)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -180,8 +193,12 @@ class _Label(pg.TextItem):
         super().setExportMode(export, opts)
         self.textItem.setCacheMode(_NO_CACHE if export else _CACHE)
 
-    def set_offset(self, dx: float, dy: float) -> None:
+    def set_offset(self, dx: float, dy: float, anchor: tuple[float, float] | None = None) -> None:
+        """Move the text ``(dx, dy)`` pixels from its anchor point, and optionally anchor it
+        elsewhere (one re-positioning for both)."""
         self._offset = QPointF(dx, dy)
+        if anchor is not None:
+            self.anchor = pg.Point(anchor)
         self.updateTextPos()
 
     def updateTextPos(self) -> None:  # noqa: N802 (pyqtgraph API)
@@ -196,6 +213,55 @@ class _Label(pg.TextItem):
     def size(self) -> tuple[float, float]:
         r = self.textItem.boundingRect()
         return r.width(), r.height()
+
+
+#: Anchors of the twelve point-label candidates, in preference order: right above, right
+#: below, left above, left below, centred above, centred below; then the same farther out.
+_CANDIDATE_ANCHORS = ((0, 1), (0, 0), (1, 1), (1, 0), (0.5, 1), (0.5, 0)) * 2
+
+
+@functools.lru_cache(maxsize=8)
+def _candidate_offsets(point_size: float) -> tuple[tuple[float, float], ...]:
+    """Pixel offsets from the point of the twelve candidates (see _CANDIDATE_ANCHORS)."""
+    out: list[tuple[float, float]] = []
+    for g in (point_size / 2 + 1, point_size * 1.6):
+        out += [(g, -g * 0.4), (g, g * 0.4), (-g, -g * 0.4), (-g, g * 0.4), (0, -g - 2),
+                (0, g + 2)]
+    return tuple(out)
+
+
+class _PlacedRects:
+    """Rectangles ``(left, top, right, bottom)`` of the point labels placed, by operation,
+    also kept as one array: placing a label compares it with all the others at once, and an
+    edit moves one of them."""
+
+    _EMPTY = (math.inf, math.inf, -math.inf, -math.inf)  # overlaps nothing
+
+    def __init__(self) -> None:
+        self._rows: dict[int, int] = {}
+        self._array = np.empty((16, 4))
+
+    def __setitem__(self, key: int, rect: tuple[float, float, float, float]) -> None:
+        row = self._rows.get(key)
+        if row is None:
+            row = self._rows[key] = len(self._rows)
+            if row == len(self._array):
+                self._array = np.vstack((self._array, np.empty_like(self._array)))
+        self._array[row] = rect
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def values(self) -> list[tuple[float, float, float, float]]:
+        return [tuple(float(v) for v in self._array[row]) for row in self._rows.values()]
+
+    def array_without(self, key: int) -> np.ndarray:
+        """Every rectangle but ``key``'s, as an array (a copy)."""
+        out = self._array[: len(self._rows)].copy()
+        row = self._rows.get(key)
+        if row is not None:
+            out[row] = self._EMPTY
+        return out
 
 
 class _Pool:
@@ -231,6 +297,29 @@ class _Pool:
         return self.items[: self.used]
 
 
+class _Curve(pg.PlotCurveItem):
+    """A curve (roof, region edge, sweep path, link) whose on-screen repaint skips
+    pyqtgraph's general paint (fill, shadow pen, OpenGL and export checks in Python on every
+    call): a plain stroked line is drawn straight from the cached path."""
+
+    def paint(self, p, opt, widget) -> None:
+        opts = self.opts
+        if (self._exportOpts is not False or opts["fillLevel"] is not None
+                or opts["shadowPen"] is not None or opts["compositionMode"] is not None
+                or type(widget) is not QWidget):
+            super().paint(p, opt, widget)
+            return
+        pen = opts["pen"]
+        if self.xData is None or len(self.xData) == 0 or pen.style() == Qt.PenStyle.NoPen:
+            return
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, opts["antialias"])
+        p.setPen(pen)
+        if self._shouldUseDrawLineSegments(pen):
+            p.drawLines(*self._getLineSegments())
+        else:
+            p.drawPath(self.getPath())
+
+
 class _Spots(pg.ScatterPlotItem):
     """A pixel-mode scatter item whose bounding rectangle covers the visible view as well as
     its spots, and is kept until its data or the view's transform changes (pyqtgraph
@@ -264,6 +353,57 @@ class _Spots(pg.ScatterPlotItem):
         self._rect = None
         return super().setExportMode(*args, **kwargs)
 
+    _screen: tuple | None = None
+
+    def _screen_spots(self, t, data, dpr: float):
+        """Device positions and edges of every spot under the painter transform ``t``, kept
+        until the transform or the spots change (a repaint calls :meth:`paint` once per
+        exposed area; an edit moves a few spots of one item and leaves the others as they
+        were)."""
+        source = data["sourceRect"]
+        key = (t.m11(), t.m12(), t.m21(), t.m22(), t.dx(), t.dy(), dpr,
+               data["x"].tobytes(), data["y"].tobytes(), source.tobytes())
+        cached = self._screen
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        x, y = data["x"], data["y"]
+        sx = t.m11() * x + t.m21() * y + t.dx()
+        sy = t.m12() * x + t.m22() * y + t.dy()
+        bad = ~(np.isfinite(sx) & np.isfinite(sy))
+        sx[bad] = np.nan
+        sy[bad] = np.nan
+        np.clip(sx, -2 ** 30, 2 ** 30, out=sx)
+        np.clip(sy, -2 ** 30, 2 ** 30, out=sy)
+        half_w, half_h = source["w"] / (2 * dpr), source["h"] / (2 * dpr)
+        edges = (sx - half_w, sx + half_w, sy - half_h, sy + half_h)
+        value = (edges, sx, sy, source.copy())
+        self._screen = (key, value)
+        return value
+
+    def move_spot(self, i: int, x: float, y: float) -> None:
+        """Put spot ``i`` at view coordinates ``(x, y)``, keeping the device positions of the
+        others (the caller schedules the repaint)."""
+        data = self.data
+        data["x"][i] = x
+        data["y"][i] = y
+        cached = self._screen
+        if cached is None:
+            return
+        key, (edges, sx, sy, source) = cached
+        m11, m12, m21, m22, dx, dy = key[:6]
+        px, py = m11 * x + m21 * y + dx, m12 * x + m22 * y + dy
+        if math.isfinite(px) and math.isfinite(py):
+            px, py = min(max(px, -2 ** 30), 2 ** 30), min(max(py, -2 ** 30), 2 ** 30)
+        else:
+            px = py = math.nan
+        dpr = key[6]
+        half_w, half_h = source["w"][i] / (2 * dpr), source["h"][i] / (2 * dpr)
+        sx[i], sy[i] = px, py
+        edges[0][i], edges[1][i] = px - half_w, px + half_w
+        edges[2][i], edges[3][i] = py - half_h, py + half_h
+        self._screen = (key[:7] + (data["x"].tobytes(), data["y"].tobytes(), key[9]),
+                        cached[1])
+
     def paint(self, p, option, widget) -> None:
         """On screen, draw only the spots that touch the area being repainted (pyqtgraph's
         own paint maps and draws every spot in the view on each repaint, however small)."""
@@ -278,24 +418,23 @@ class _Spots(pg.ScatterPlotItem):
             super().paint(p, option, widget)
             return
         t = p.transform()
-        clip = t.mapRect(p.clipBoundingRect()) if p.hasClipping() else None
-        x, y = data["x"], data["y"]
-        sx = t.m11() * x + t.m21() * y + t.dx()
-        sy = t.m12() * x + t.m22() * y + t.dy()
-        source = data["sourceRect"]
-        dpr = atlas.devicePixelRatio()
-        half_w, half_h = source["w"] / (2 * dpr), source["h"] / (2 * dpr)
-        mask = np.isfinite(sx) & np.isfinite(sy)
-        if clip is not None:
-            mask &= ((sx + half_w >= clip.left()) & (sx - half_w <= clip.right())
-                     & (sy + half_h >= clip.top()) & (sy - half_h <= clip.bottom()))
+        edges, sx, sy, source = self._screen_spots(t, data, atlas.devicePixelRatio())
+        left, right, top, bottom = edges
+        if p.hasClipping():
+            clip = t.mapRect(p.clipBoundingRect())
+            # non-finite spots have nan edges: every comparison is False
+            mask = ((right >= clip.left()) & (left <= clip.right())
+                    & (bottom >= clip.top()) & (top <= clip.bottom()))
+        else:
+            mask = np.isfinite(left) & np.isfinite(top)
         if not mask.any():
             return
+        dpr = atlas.devicePixelRatio()
         source = source[mask]
         self._pixmapFragments.resize(source.size)
         frags = self._pixmapFragments.ndarray()
-        frags[:, 0] = np.clip(sx[mask], -2 ** 30, 2 ** 30)
-        frags[:, 1] = np.clip(sy[mask], -2 ** 30, 2 ** 30)
+        frags[:, 0] = sx[mask]
+        frags[:, 1] = sy[mask]
         frags[:, 2:6] = np.frombuffer(source, dtype=int).reshape((-1, 4))
         frags[:, 6:10] = [1 / dpr, 1 / dpr, 0.0, 1.0]
         p.resetTransform()
@@ -345,8 +484,8 @@ class RooflineCanvas(QWidget):
         def add(item):
             vb.addItem(item, ignoreBounds=True)
 
-        self._region_pool = _Pool(lambda: self._z(pg.PlotCurveItem(antialias=True), -20), add)
-        self._roof_pool = _Pool(lambda: self._z(pg.PlotCurveItem(antialias=True), -1), add)
+        self._region_pool = _Pool(lambda: self._z(_Curve(antialias=True), -20), add)
+        self._roof_pool = _Pool(lambda: self._z(_Curve(antialias=True), -1), add)
         self._text_pools = {
             kind: _Pool(lambda z=z: self._z(_Label(), z), add)
             for kind, z in (("region", -15), ("roof", 3), ("ridge", 4), ("point", 20),
@@ -354,7 +493,7 @@ class RooflineCanvas(QWidget):
         }
         self._scatter_pool = _Pool(
             lambda: self._z(_Spots(), 10), add)
-        self._ridge_lines = self._z(pg.PlotCurveItem(connect="pairs", antialias=True), -5)
+        self._ridge_lines = self._z(_Curve(connect="pairs", antialias=True), -5)
         self._ridge_marks = self._z(_Spots(), 2)
         self._ring = self._z(_Spots(), 11)
         self._ring_keys: list[tuple[int, int]] = []
@@ -362,10 +501,10 @@ class RooflineCanvas(QWidget):
         for item in (self._ridge_lines, self._ridge_marks, self._ring):
             add(item)
         # sweep paths, measured points and compared pairs (workbench.model.overlays)
-        self._sweep_pool = _Pool(lambda: self._z(pg.PlotCurveItem(antialias=True), 6), add)
-        self._link_pool = _Pool(lambda: self._z(pg.PlotCurveItem(antialias=True), 8), add)
+        self._sweep_pool = _Pool(lambda: self._z(_Curve(antialias=True), 6), add)
+        self._link_pool = _Pool(lambda: self._z(_Curve(antialias=True), 8), add)
         self._band_pool = _Pool(
-            lambda: self._z(pg.PlotCurveItem(connect="pairs", antialias=False), 5), add)
+            lambda: self._z(_Curve(connect="pairs", antialias=False), 5), add)
         self._arrow_pool = _Pool(lambda: self._z(pg.ArrowItem(headLen=11, tipAngle=32), 9), add)
         self._sweep_dots = self._z(_Spots(), 7)
         self._predicted_marks = self._z(_Spots(), 9)
@@ -389,8 +528,10 @@ class RooflineCanvas(QWidget):
         self._scatter_for: dict[int, pg.ScatterPlotItem] = {}
         self._spot_index: dict[tuple[int, int], int] = {}
         self._labels: dict[int, _Label] = {}
-        self._label_rects: dict[int, tuple[float, float, float, float]] = {}
+        self._label_rects = _PlacedRects()
         self._fixed_rects: list[tuple[float, float, float, float]] = []
+        self._fixed_array: tuple[list | None, np.ndarray] = (None, np.zeros((0, 4)))
+        self._candidates: tuple[float, np.ndarray, np.ndarray] | None = None
         self._usage: dict[int, frozenset] = {}
         self._usage_count: Counter = Counter()
         self._hover_keys: list[tuple[int, int]] = []
@@ -1023,7 +1164,7 @@ class RooflineCanvas(QWidget):
                 self._labels[point.op_id] = item
         labels.finish()
 
-    def _move_spots(self, scatter: pg.ScatterPlotItem, moved: Sequence[tuple[int, float, float]],
+    def _move_spots(self, scatter: _Spots, moved: Sequence[tuple[int, float, float]],
                     size_px: float) -> None:
         """Move spots of a pixel-mode scatter item in place (``(index, x, y)`` in view
         coordinates) and invalidate only the few pixels around their old and new places: an
@@ -1039,8 +1180,7 @@ class RooflineCanvas(QWidget):
             for x, y in ((float(data["x"][i]), float(data["y"][i])), (lx, ly)):
                 if math.isfinite(x) and math.isfinite(y):
                     dirty.append(QRectF(x - half_w, y - half_h, 2 * half_w, 2 * half_h))
-            data["x"][i] = lx
-            data["y"][i] = ly
+            scatter.move_spot(i, lx, ly)
             if not (math.isfinite(lx) and math.isfinite(ly) and bounds.contains(dirty[-1])):
                 inside = False
         if not inside:
@@ -1250,7 +1390,7 @@ class RooflineCanvas(QWidget):
                 self._place(label, [((lx, ly), anchor, (0, 0))], placed)
 
         self._fixed_rects = placed
-        self._label_rects = {}
+        self._label_rects = _PlacedRects()
         order = sorted(self._labels.items(),
                        key=lambda kv: -self._points[self._label_key(kv[0])].y)
         for op_id, label in order:
@@ -1259,26 +1399,23 @@ class RooflineCanvas(QWidget):
         self._fixed_base = list(placed)
         self._layout_overlays(placed + list(self._label_rects.values()))
 
-    def _scores(self, rects: Sequence[tuple[float, float, float, float]], others,
-                own: tuple[float, float] | None) -> np.ndarray:
+    def _scores(self, rects, others, own: tuple[float, float] | None) -> np.ndarray:
         """Badness of each candidate rectangle ``(left, top, right, bottom)`` in scene pixels:
         area shared with ``others`` (rectangles already placed) + weighted area over points
         + area outside the plot. Vectorised over candidates, placed rectangles and points."""
         r = np.asarray(rects, dtype=float).reshape(-1, 4)
-        score = np.zeros(len(r))
         o = np.asarray(others, dtype=float).reshape(-1, 4)
         if self._legend.isVisible():  # the legend is drawn over labels: keep them clear of it
             box = self._legend.sceneBoundingRect()
             o = np.vstack([o, [(box.left(), box.top(), box.right(), box.bottom())]])
+        score = self._point_overlaps(r, own)
         if len(o):
             w = np.minimum(r[:, None, 2], o[None, :, 2]) - np.maximum(r[:, None, 0], o[None, :, 0])
             h = np.minimum(r[:, None, 3], o[None, :, 3]) - np.maximum(r[:, None, 1], o[None, :, 1])
-            score += (np.clip(w, 0, None) * np.clip(h, 0, None)).sum(axis=1)
-        score += self._point_overlaps(r, own)
+            score += (np.maximum(w, 0.0) * np.maximum(h, 0.0)).sum(axis=1)
         view = self._vb.sceneBoundingRect()
-        iw = np.clip(np.minimum(r[:, 2], view.right()) - np.maximum(r[:, 0], view.left()), 0, None)
-        ih = np.clip(np.minimum(r[:, 3], view.bottom()) - np.maximum(r[:, 1], view.top()), 0,
-                     None)
+        iw = np.maximum(np.minimum(r[:, 2], view.right()) - np.maximum(r[:, 0], view.left()), 0.0)
+        ih = np.maximum(np.minimum(r[:, 3], view.bottom()) - np.maximum(r[:, 1], view.top()), 0.0)
         score += ((r[:, 2] - r[:, 0]) * (r[:, 3] - r[:, 1]) - iw * ih) * 2.0
         return score
 
@@ -1294,12 +1431,12 @@ class RooflineCanvas(QWidget):
                                                                          r[:, None, 0])
         h = np.minimum(pts[None, :, 1] + rad, r[:, None, 3]) - np.maximum(pts[None, :, 1] - rad,
                                                                          r[:, None, 1])
-        area = (np.clip(w, 0, None) * np.clip(h, 0, None)).sum(axis=1)
+        area = (np.maximum(w, 0.0) * np.maximum(h, 0.0)).sum(axis=1)
         if own is not None:
-            ow = np.clip(np.minimum(own[0] + rad, r[:, 2]) - np.maximum(own[0] - rad, r[:, 0]), 0,
-                         None)
-            oh = np.clip(np.minimum(own[1] + rad, r[:, 3]) - np.maximum(own[1] - rad, r[:, 1]), 0,
-                         None)
+            ow = np.maximum(np.minimum(own[0] + rad, r[:, 2]) - np.maximum(own[0] - rad, r[:, 0]),
+                            0.0)
+            oh = np.maximum(np.minimum(own[1] + rad, r[:, 3]) - np.maximum(own[1] - rad, r[:, 1]),
+                            0.0)
             covered = ow * oh
             area = area - covered + np.where(covered > 0, 50.0, 0.0)
         return 6.0 * area
@@ -1328,22 +1465,37 @@ class RooflineCanvas(QWidget):
         return next(k for k in self._op_points[op_id] if self._points[k].show_label)
 
     def _place_point_label(self, op_id: int, label: _Label, point: PointMark) -> None:
+        """Put an operation's label at the best of twelve places around its point (right,
+        left, above, below, at two distances), scored by :meth:`_scores` against the other
+        labels, the fixed labels and the points."""
         ax, bx, ay, by = self._view_to_scene()
-        lx, ly = float(to_view(point.x)), float(to_view(point.y))
-        anchor_xy = (lx * ax + bx, ly * ay + by)
-        candidates = []
-        for g in (self.theme.point_size / 2 + 1, self.theme.point_size * 1.6):
-            candidates += [((0, 1), (g, -g * 0.4)), ((0, 0), (g, g * 0.4)),
-                           ((1, 1), (-g, -g * 0.4)), ((1, 0), (-g, g * 0.4)),
-                           ((0.5, 1), (0, -g - 2)), ((0.5, 0), (0, g + 2))]
-        others = [rect for other, rect in self._label_rects.items() if other != op_id]
-        others += self._fixed_rects
-        rects = [self._rect_for(label, anchor_xy, anchor, offset) for anchor, offset in candidates]
-        best = int(np.argmin(self._scores(rects, others, anchor_xy)))
-        anchor, offset = candidates[best]
-        label.setAnchor(anchor)
-        label.set_offset(*offset)
-        self._label_rects[op_id] = rects[best]
+        x, y = float(to_view(point.x)) * ax + bx, float(to_view(point.y)) * ay + by
+        anchors, offsets = self._label_candidates()
+        w, h = label.size()
+        m = 1.5  # QGraphicsTextItem's margin is 4 px: this keeps ~2.5 px of air around text
+        # (left, top, right, bottom) of each candidate, as _rect_for computes them
+        rects = (np.array((x + m, y + m, x + w - m, y + h - m)) + offsets
+                 - anchors * np.array((w, h, w, h)))
+        fixed = self._fixed_rects
+        if self._fixed_array[0] is not fixed or len(self._fixed_array[1]) != len(fixed):
+            self._fixed_array = (fixed, np.asarray(fixed, dtype=float).reshape(-1, 4))
+        others = np.vstack((self._label_rects.array_without(op_id), self._fixed_array[1]))
+        best = int(np.argmin(self._scores(rects, others, (x, y))))
+        label.set_offset(*_candidate_offsets(self.theme.point_size)[best],
+                         anchor=_CANDIDATE_ANCHORS[best])
+        self._label_rects[op_id] = tuple(float(v) for v in rects[best])
+
+    def _label_candidates(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(anchors, offsets)`` of the point-label candidates, each row repeated as
+        (x, y, x, y) for the rectangle arithmetic."""
+        size = self.theme.point_size
+        cached = self._candidates
+        if cached is None or cached[0] != size:
+            anchors = np.array(_CANDIDATE_ANCHORS, dtype=float)
+            offsets = np.array(_candidate_offsets(size), dtype=float)
+            cached = self._candidates = (size, np.hstack((anchors, anchors)),
+                                         np.hstack((offsets, offsets)))
+        return cached[1], cached[2]
 
     @staticmethod
     def _rect_for(label: _Label, xy: tuple[float, float], anchor, offset
