@@ -333,6 +333,8 @@ class _Spots(pg.ScatterPlotItem):
         kwargs.setdefault("pxMode", True)
         kwargs.setdefault("antialias", True)
         super().__init__(*args, **kwargs)
+        # Qt then tells paint() which part of the item is being repainted
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)
 
     def prepareGeometryChange(self) -> None:  # noqa: N802 (Qt API)
         self._rect = None
@@ -420,21 +422,26 @@ class _Spots(pg.ScatterPlotItem):
         t = p.transform()
         edges, sx, sy, source = self._screen_spots(t, data, atlas.devicePixelRatio())
         left, right, top, bottom = edges
+        # the area being repainted (Qt's exposed rectangle: after an edit, the bounding box
+        # of what moved), within the painter's clip, in device pixels
+        area = t.mapRect(option.exposedRect) if option is not None else QRectF()
         if p.hasClipping():
             clip = t.mapRect(p.clipBoundingRect())
+            area = area.intersected(clip) if area.isValid() else clip
+        if area.isValid():
             # non-finite spots have nan edges: every comparison is False
-            mask = ((right >= clip.left()) & (left <= clip.right())
-                    & (bottom >= clip.top()) & (top <= clip.bottom()))
+            chosen = np.flatnonzero((right >= area.left()) & (left <= area.right())
+                                    & (bottom >= area.top()) & (top <= area.bottom()))
         else:
-            mask = np.isfinite(left) & np.isfinite(top)
-        if not mask.any():
+            chosen = np.flatnonzero(np.isfinite(left) & np.isfinite(top))
+        if not len(chosen):
             return
         dpr = atlas.devicePixelRatio()
-        source = source[mask]
+        source = source[chosen]
         self._pixmapFragments.resize(source.size)
         frags = self._pixmapFragments.ndarray()
-        frags[:, 0] = sx[mask]
-        frags[:, 1] = sy[mask]
+        frags[:, 0] = sx[chosen]
+        frags[:, 1] = sy[chosen]
         frags[:, 2:6] = np.frombuffer(source, dtype=int).reshape((-1, 4))
         frags[:, 6:10] = [1 / dpr, 1 / dpr, 0.0, 1.0]
         p.resetTransform()
