@@ -321,18 +321,21 @@ class _Curve(pg.PlotCurveItem):
 
 
 class _Spots(pg.ScatterPlotItem):
-    """A pixel-mode scatter item whose bounding rectangle covers the visible view as well as
-    its spots, and is kept until its data or the view's transform changes (pyqtgraph
-    recomputes it, with the pixel padding, on each of the several calls a repaint makes).
-    Spanning the view means a spot moved anywhere within it repaints only its old and new
-    neighbourhoods (:meth:`RooflineCanvas._move_spots`)."""
+    """A pixel-mode scatter item whose bounding rectangle is kept until its data or the
+    view's transform changes (pyqtgraph recomputes it, with the pixel padding, on each of the
+    several calls a repaint makes). With ``span_view`` it covers the visible view as well as
+    the spots: a spot moved anywhere within it repaints only its old and new neighbourhoods
+    (:meth:`RooflineCanvas._move_spots`)."""
 
     _rect: QRectF | None = None
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, span_view: bool = False, **kwargs) -> None:
         kwargs.setdefault("pxMode", True)
         kwargs.setdefault("antialias", True)
         super().__init__(*args, **kwargs)
+        #: the bounding rectangle covers the view: for items whose spots an edit moves in
+        #: place (the others' rectangle is their spots', so repaints elsewhere skip them)
+        self.span_view = span_view
         # Qt then tells paint() which part of the item is being repainted
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)
 
@@ -345,7 +348,7 @@ class _Spots(pg.ScatterPlotItem):
             return QRectF()  # nothing to paint: not part of any repaint
         if self._rect is None or self.bounds == [None, None]:
             rect = super().boundingRect()
-            view = self.viewRect()
+            view = self.viewRect() if self.span_view else None
             if view is not None and view.isValid():
                 rect = rect.united(view)
             self._rect = rect
@@ -499,10 +502,10 @@ class RooflineCanvas(QWidget):
                             ("pair", 17), ("sweep", 19), ("crossing", 21), ("measured", 22))
         }
         self._scatter_pool = _Pool(
-            lambda: self._z(_Spots(), 10), add)
+            lambda: self._z(_Spots(span_view=True), 10), add)
         self._ridge_lines = self._z(_Curve(connect="pairs", antialias=True), -5)
         self._ridge_marks = self._z(_Spots(), 2)
-        self._ring = self._z(_Spots(), 11)
+        self._ring = self._z(_Spots(span_view=True), 11)
         self._ring_keys: list[tuple[int, int]] = []
         self._ring_style: tuple = ()
         for item in (self._ridge_lines, self._ridge_marks, self._ring):
