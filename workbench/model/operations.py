@@ -19,7 +19,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -52,23 +52,82 @@ CONVENTIONS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
+_LAZY = object()  # a formula or substituted text not written yet
+
+
 class Term:
     """One FLOP term or byte term of a derivation.
 
     ``kind`` is ``"flop"``, ``"read"`` or ``"write"``. ``formula`` is in symbols
     (``2·batch·M·N·K``), ``substituted`` the same with the values put in.
+
+    Immutable, compared and hashed by its fields like a frozen dataclass. A term counted
+    from a template writes its two texts only when one is first read: opening a session
+    counts every operation but shows the derivation of one.
     """
+
+    __match_args__ = ("kind", "name", "formula", "substituted", "value", "tensor", "elements",
+                      "element_bytes", "dtype")
 
     kind: str
     name: str
-    formula: str
-    substituted: str
     value: Any
-    tensor: str = ""
-    elements: Any = None
-    element_bytes: float | None = None
-    dtype: str = ""
+    tensor: str
+    elements: Any
+    element_bytes: float | None
+    dtype: str
+
+    def __init__(self, kind: str, name: str, formula: str, substituted: str, value: Any,
+                 tensor: str = "", elements: Any = None, element_bytes: float | None = None,
+                 dtype: str = "") -> None:
+        vars(self).update(kind=kind, name=name, _formula=formula, _substituted=substituted,
+                          value=value, tensor=tensor, elements=elements,
+                          element_bytes=element_bytes, dtype=dtype)
+
+    @property
+    def formula(self) -> str:
+        if self._formula is _LAZY:
+            self._write()
+        return self._formula
+
+    @property
+    def substituted(self) -> str:
+        if self._substituted is _LAZY:
+            self._write()
+        return self._substituted
+
+    def _write(self) -> None:
+        formula, substituted = _texts(self._template, self._symbols)
+        fields = vars(self)
+        fields.update(_formula=formula, _substituted=substituted)
+        del fields["_template"], fields["_symbols"]
+
+    def _fields(self) -> tuple:
+        return (self.kind, self.name, self.formula, self.substituted, self.value, self.tensor,
+                self.elements, self.element_bytes, self.dtype)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__qualname__}(kind={self.kind!r}, name={self.name!r}, "
+                f"formula={self.formula!r}, substituted={self.substituted!r}, "
+                f"value={self.value!r}, tensor={self.tensor!r}, elements={self.elements!r}, "
+                f"element_bytes={self.element_bytes!r}, dtype={self.dtype!r})")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self):  # pickling and copying: the texts are written first
+        return (type(self), self._fields())
 
 
 @dataclass
@@ -152,21 +211,32 @@ class Kind:
                 return p
         raise KeyError(name)
 
-    @property
+    @functools.cached_property
     def param_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.params)
 
+    @functools.cached_property
+    def symbols(self) -> dict[str, str]:
+        """The symbol of each parameter in formulas."""
+        return {p.name: p.sym for p in self.params}
+
+    @functools.cached_property
+    def _defaults(self) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, str], ...]]:
+        """``((name, default), …)`` and ``((name, inherited from), …)``, in order."""
+        return (tuple((p.name, p.default) for p in self.params),
+                tuple((p.name, p.inherit) for p in self.params if p.inherit))
+
     def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Fill defaults and inherited values (``a_dtype`` follows ``dtype`` when unset)."""
+        defaults, inherits = self._defaults
+        get = params.get
         full: dict[str, Any] = {}
-        for p in self.params:
-            value = params.get(p.name)
-            if value is None:
-                value = p.default
-            full[p.name] = value
-        for p in self.params:
-            if full[p.name] is None and p.inherit:
-                full[p.name] = full[p.inherit]
+        for name, default in defaults:
+            value = get(name)
+            full[name] = default if value is None else value
+        for name, inherit in inherits:
+            if full[name] is None:
+                full[name] = full[inherit]
         return full
 
 
@@ -195,9 +265,9 @@ def _template_parts(template: str) -> tuple[str, ...]:
     return tuple(_PLACEHOLDER.split(template))
 
 
-def _term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any], **extra) -> Term:
-    """Build a term from a template such as ``"2·{batch}·{m}·{n}·{k}"``: the formula names
-    each parameter by its symbol, the substituted text by its value."""
+def _texts(template: str, symbols: Mapping[str, Any]) -> tuple[str, str]:
+    """The formula of a template such as ``"2·{batch}·{m}·{n}·{k}"``, naming each parameter
+    by its symbol, and the substituted text, naming it by its value."""
     formula, substituted = [], []
     for i, part in enumerate(_template_parts(template)):
         if i % 2 == 0:
@@ -207,7 +277,30 @@ def _term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any]
             sym = symbols.get(part)
             formula.append(getattr(sym, "sym", part) if sym is not None else part)
             substituted.append(_fmt(symbols[part].value))
-    return Term(kind, name, "".join(formula), "".join(substituted), value, **extra)
+    return "".join(formula), "".join(substituted)
+
+
+def _term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any],
+          tensor: str = "", elements: Any = None, element_bytes: float | None = None,
+          dtype: str = "") -> Term:
+    """A term whose formula and substituted text come from ``template`` and ``symbols`` when
+    first read (``symbols`` is not changed after counting)."""
+    term = _new_term(Term)
+    fields = term.__dict__  # (item by item: the fastest way to fill a fresh object)
+    fields["kind"] = kind
+    fields["name"] = name
+    fields["_formula"] = fields["_substituted"] = _LAZY
+    fields["value"] = value
+    fields["tensor"] = tensor
+    fields["elements"] = elements
+    fields["element_bytes"] = element_bytes
+    fields["dtype"] = dtype
+    fields["_template"] = template
+    fields["_symbols"] = symbols
+    return term
+
+
+_new_term = object.__new__
 
 
 @dataclass(frozen=True)
@@ -216,27 +309,53 @@ class _Sym:
     value: Any
 
 
-def _symbols(kind: Kind, params: Mapping[str, Any], **more) -> dict[str, _Sym]:
-    out = {p.name: _Sym(p.sym, params[p.name]) for p in kind.params}
-    for key, (sym, value) in more.items():
-        out[key] = _Sym(sym, value)
-    return out
+class _Symbols(Mapping):
+    """Symbol and value of every parameter of one counted operation (a read-only view of its
+    parameters, plus derived symbols such as the causal fraction ``c``), built into
+    :class:`_Sym` entries only when a formula is written."""
+
+    __slots__ = ("_kind", "_params", "_more")
+
+    def __init__(self, kind: Kind, params: Mapping[str, Any], more: dict[str, _Sym]) -> None:
+        self._kind = kind
+        self._params = dict(params)  # the values as counted
+        self._more = more
+
+    def __getitem__(self, key: str) -> _Sym:
+        if key in self._more:
+            return self._more[key]
+        sym = self._kind.symbols.get(key)
+        if sym is None:
+            raise KeyError(key)
+        return _Sym(sym, self._params[key])
+
+    def __setitem__(self, key: str, value: _Sym) -> None:
+        self._more[key] = value
+
+    def __iter__(self):
+        yield from self._kind.symbols
+        yield from (k for k in self._more if k not in self._kind.symbols)
+
+    def __len__(self) -> int:
+        return len(self._kind.symbols) + sum(k not in self._kind.symbols for k in self._more)
+
+
+def _symbols(kind: Kind, params: Mapping[str, Any], **more) -> _Symbols:
+    return _Symbols(kind, params, {key: _Sym(sym, value) for key, (sym, value) in more.items()})
 
 
 def _tensor(direction: str, tensor: str, what: str, elements_template: str, elements, dtype: str,
             symbols: Mapping[str, Any]) -> Term:
     size = DTYPE_BYTES[dtype]
-    return _term(
-        direction,
-        tensor + (f" ({what})" if what else ""),
-        f"{elements_template}·{_fmt(size)} B [{dtype}]",
-        elements * size,
-        symbols,
-        tensor=tensor,
-        elements=elements,
-        element_bytes=size,
-        dtype=dtype,
-    )
+    return _term(direction, f"{tensor} ({what})" if what else tensor,
+                 _tensor_template(elements_template, dtype), elements * size, symbols,
+                 tensor, elements, size, dtype)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tensor_template(elements_template: str, dtype: str) -> str:
+    """``"{m}·{k}"`` of bf16 → ``"{m}·{k}·2 B [bf16]"``."""
+    return f"{elements_template}·{_fmt(DTYPE_BYTES[dtype])} B [{dtype}]"
 
 
 # ---------------------------------------------------------------------------------------
