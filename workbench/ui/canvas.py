@@ -103,6 +103,9 @@ class LogAxis(pg.AxisItem):
 
     def __init__(self, orientation: str, quantity: str, **kwargs) -> None:
         super().__init__(orientation, **kwargs)
+        # the tick labels carry their own prefixes: pyqtgraph's automatic SI prefix would
+        # only re-parse the axis title's HTML on every range change
+        self.autoSIPrefix = False
         self.quantity = quantity  # "intensity" or "rate"
         # The axis draws the decade grid across the whole plot: caching it as a pixmap
         # halves the cost of a frame. Exports switch the cache off (vector output).
@@ -111,6 +114,19 @@ class LogAxis(pg.AxisItem):
     def setExportMode(self, export, opts=None):  # noqa: N802 (pyqtgraph API)
         super().setExportMode(export, opts)
         self.setCacheMode(_NO_CACHE if export else _CACHE)
+
+    _label_html: str | None = None
+
+    def _updateLabel(self) -> None:  # noqa: N802 (pyqtgraph API)
+        """As pyqtgraph's, without parsing the title's HTML again when it is unchanged (every
+        pen, colour and font the theme sets would)."""
+        html = self.labelString()
+        if html != self._label_html:
+            self._label_html = html
+            self.label.setHtml(html)
+        self._adjustSize()
+        self.picture = None
+        self.update()
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph API)
         span = abs(self.range[1] - self.range[0]) if self.range else 10.0
@@ -320,6 +336,28 @@ class _Curve(pg.PlotCurveItem):
             p.drawPath(self.getPath())
 
 
+class _Legend(pg.LegendItem):
+    """pyqtgraph's legend, sized once after a batch of entries instead of after each (the
+    sizing walks the whole layout: filling a legend was quadratic in its entries)."""
+
+    _batching = False
+
+    def updateSize(self) -> None:  # noqa: N802 (pyqtgraph API)
+        if not self._batching:
+            super().updateSize()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        self._batching = True
+        try:
+            yield
+        finally:
+            self._batching = False
+            # twice: the first sizing lays the rows out, the second reads their heights
+            self.updateSize()
+            self.updateSize()
+
+
 class _Spots(pg.ScatterPlotItem):
     """A pixel-mode scatter item whose bounding rectangle is kept until its data or the
     view's transform changes (pyqtgraph recomputes it, with the pixel padding, on each of the
@@ -474,7 +512,11 @@ class RooflineCanvas(QWidget):
 
         self._x_axis = LogAxis("bottom", "intensity")
         self._y_axis = LogAxis("left", "rate")
-        self.plot_widget = pg.PlotWidget(axisItems={"bottom": self._x_axis, "left": self._y_axis})
+        # no pyqtgraph context menus (built for nothing: the canvas has its own, and their
+        # "Log X" entries would break the log10 coordinates)
+        self.plot_widget = pg.PlotWidget(enableMenu=False, axisItems={
+            "bottom": self._x_axis, "left": self._y_axis,
+            "top": LogAxis("top", "intensity"), "right": LogAxis("right", "rate")})
         self.plot_widget.setObjectName("rooflinePlot")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -523,7 +565,7 @@ class RooflineCanvas(QWidget):
         for item in (self._sweep_dots, self._predicted_marks, self._crossing_marks,
                      self._measured_marks):
             add(item)
-        self._legend = pg.LegendItem(offset=(12, 12), verSpacing=-4)
+        self._legend = _Legend(offset=(12, 12), verSpacing=-4)
         self._legend.setParentItem(vb)
         self._legend_key: tuple = ()
         self._legend_samples: list = []
@@ -559,6 +601,7 @@ class RooflineCanvas(QWidget):
         self._pair_drawn: list[tuple[PairLink, pg.PlotCurveItem, pg.ArrowItem, _Label]] = []
         self._pair_rows: list[int] = []  # their rows in the overlay hover arrays
         self._overlay_xy = np.zeros((0, 2))
+        self._overlay_sample = np.zeros(0, dtype=bool)
         self._overlay_tips: list = []
         self._overlay_ops: list[int | None] = []
         self._overlays_shown = False
@@ -605,6 +648,7 @@ class RooflineCanvas(QWidget):
         self._sweep_drawn, self._sweep_labels, self._crossing_labels = [], [], []
         self._measured_drawn, self._pair_drawn, self._pair_rows = [], [], []
         self._overlay_xy, self._overlay_tips, self._overlay_ops = np.zeros((0, 2)), [], []
+        self._overlay_sample = np.zeros(0, dtype=bool)
 
     def _update_label_transforms(self) -> None:
         """Labels keep their size and angle on screen whatever the view's scale: when the
@@ -1225,6 +1269,11 @@ class RooflineCanvas(QWidget):
         if key == self._legend_key and not force:
             return
         self._legend_key = key
+        with self._legend.batch():
+            self._fill_legend(scene)
+
+    def _fill_legend(self, scene: Scene) -> None:
+        theme = self.theme
         self._legend.clear()
         self._legend_samples = []
         size = theme.point_size * 0.9
@@ -1712,6 +1761,7 @@ class RooflineCanvas(QWidget):
         tips: list = []
         ops: list[int | None] = []
         xy: list[np.ndarray] = []
+        samples: list[bool] = []  # per row of xy: a plain sweep sample (else a mark, a label)
         for kind in ("sweep", "crossing", "measured", "pair"):
             self._text_pools[kind].reset()
         for pool in (self._sweep_pool, self._link_pool, self._band_pool, self._arrow_pool):
@@ -1739,6 +1789,7 @@ class RooflineCanvas(QWidget):
                     tips += [functools.partial(path.sample_tooltip, i) for i in range(n)]
                     ops += [path.op_id] * n
                     xy.append(np.column_stack((lx, ly)))
+                    samples += [True] * n
                 for end, text in ((0, path.start_label), (len(lx) - 1, path.end_label)):
                     if text:
                         label = self._take_label("sweep")
@@ -1756,6 +1807,7 @@ class RooflineCanvas(QWidget):
                     tips.append(functools.partial(str, mark.tooltip))
                     ops.append(mark.op_id)
                     xy.append(np.array([[cx, cy]]))
+                    samples.append(False)
         # one label per ridge corner: the crossings of several operations stack in it
         labels_at: dict[tuple, _Label] = {}
         for corner, marks in corners.items():
@@ -1807,6 +1859,7 @@ class RooflineCanvas(QWidget):
             tips.append(functools.partial(str, mark.tooltip))
             ops.append(mark.op_id)
             xy.append(np.array([[x1, y1]]))
+            samples.append(False)
             if mark.standalone:
                 p_x.append(x0)
                 p_y.append(y0)
@@ -1849,6 +1902,7 @@ class RooflineCanvas(QWidget):
             tips.append(functools.partial(str, link.tooltip))
             ops.append(link.second_id if link.second_id >= 0 else None)
             xy.append(np.array([[mx, my]]))
+            samples.append(False)
 
         for kind in ("sweep", "crossing", "measured", "pair"):
             self._text_pools[kind].finish()
@@ -1857,6 +1911,7 @@ class RooflineCanvas(QWidget):
         self._overlay_tips = tips
         self._overlay_ops = ops
         self._overlay_xy = np.concatenate(xy) if xy else np.zeros((0, 2))
+        self._overlay_sample = np.asarray(samples, dtype=bool)
         if self._hover_key is not None and self._hover_key[0] == "overlay":
             self._hover_key = None
             self._hover_text = ""
@@ -1982,7 +2037,12 @@ class RooflineCanvas(QWidget):
             ax, bx, ay, by = self._view_to_scene()
             d2 = ((self._overlay_xy[:, 0] * ax + bx - scene_pos.x()) ** 2
                   + (self._overlay_xy[:, 1] * ay + by - scene_pos.y()) ** 2)
-            j = int(np.argmin(d2))
+            # a crossing, a measured point or a pair's label wins over a sweep sample drawn
+            # within about a pixel of it (a sample next to a crossing is the usual case)
+            near = d2 <= d2.min() + 2.0
+            marks = near & ~self._overlay_sample
+            j = int(np.flatnonzero(marks)[np.argmin(d2[marks])] if marks.any()
+                    else np.argmin(d2))
             if d2[j] < best_d2:
                 best = ("overlay", j)
         return best

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QTimer, QUrl
+from PySide6.QtCore import QByteArray, QSettings, QSize, QStandardPaths, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -37,6 +37,18 @@ APP_NAME = "Roofline Workbench"
 MAX_RECENT = 8
 AUTOSAVE_INTERVAL_MS = 30_000
 FILE_FILTER = "Roofline sessions (*.yaml *.yml);;All files (*)"
+
+
+class _Placeholder(QWidget):
+    """Stands in a dock for a panel built on first use, with the panel's size hint (the
+    docks tabbed together share the larger one, which sets their part of the window)."""
+
+    def __init__(self, hint: QSize) -> None:
+        super().__init__()
+        self._hint = hint
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return self._hint
 
 
 class MainWindow(QMainWindow):
@@ -105,50 +117,64 @@ class MainWindow(QMainWindow):
         self._build_analysis_docks()
 
     def _build_analysis_docks(self) -> None:
-        """Measured points and compared pairs, tabbed with the results table. The
-        measurements panel is built when it is first shown or used
-        (:attr:`measurements_panel`): behind the results tab it would only cost start-up
-        time. (The compare panel is built now: its size hints, the larger of the two, set
-        the tabs' share of the window.)"""
-        from workbench.ui.compare_panel import ComparePanel
-
-        self._measurements_panel = None
-        self.compare_panel = ComparePanel(self.workspace, self)
+        """Measured points and compared pairs, tabbed with the results table. Each panel is
+        built when it is first shown or used (:attr:`measurements_panel`,
+        :attr:`compare_panel`): behind the results tab it would only cost start-up time."""
+        self._panels: dict[str, QWidget] = {}
         bottom = Qt.BottomDockWidgetArea
         self.measurements_dock = self._dock("Measurements", "MeasurementsDock", QWidget(),
                                             bottom)
-        self.compare_dock = self._dock("Compare", "CompareDock", self.compare_panel, bottom)
+        self.compare_dock = self._dock("Compare", "CompareDock", _Placeholder(QSize(470, 336)),
+                                       bottom)
         self.tabifyDockWidget(self.results_dock, self.measurements_dock)
         self.tabifyDockWidget(self.measurements_dock, self.compare_dock)
-        self.measurements_dock.visibilityChanged.connect(self._on_measurements_shown)
-        self.compare_dock.visibilityChanged.connect(self.compare_panel.set_shown)
+        self.measurements_dock.visibilityChanged.connect(
+            lambda shown: self._on_panel_shown("measurements", shown))
+        self.compare_dock.visibilityChanged.connect(
+            lambda shown: self._on_panel_shown("compare", shown))
         self.results_dock.raise_()
 
     @property
     def measurements_panel(self):
         """The Measurements dock's panel, built on first use."""
-        if self._measurements_panel is None:
-            from workbench.ui.measurements_panel import MeasurementsPanel
+        return self._panel("measurements")
 
-            panel = MeasurementsPanel(self.workspace, self)
-            action = getattr(self, "import_measurements_action", None)
-            if action is not None:  # else _build_menus gives it
-                panel.set_import_action(action)
-            self._measurements_panel = panel
-            place = self.measurements_dock.widget()
-            self.measurements_dock.setWidget(panel)
+    @property
+    def compare_panel(self):
+        """The Compare dock's panel, built on first use."""
+        return self._panel("compare")
+
+    def _panel(self, name: str):
+        panel = self._panels.get(name)
+        if panel is None:
+            if name == "measurements":
+                from workbench.ui.measurements_panel import MeasurementsPanel
+
+                panel = MeasurementsPanel(self.workspace, self)
+                action = getattr(self, "import_measurements_action", None)
+                if action is not None:  # else _build_menus gives it
+                    panel.set_import_action(action)
+                dock = self.measurements_dock
+            else:
+                from workbench.ui.compare_panel import ComparePanel
+
+                panel = ComparePanel(self.workspace, self)
+                dock = self.compare_dock
+            self._panels[name] = panel
+            place = dock.widget()
+            dock.setWidget(panel)
             if place is not None:
                 place.hide()
                 place.deleteLater()
-            if self.measurements_dock.visibleRegion().isEmpty():
+            if dock.visibleRegion().isEmpty():
                 panel.set_shown(False)  # as a panel tabbed behind another is told
-        return self._measurements_panel
+        return panel
 
-    def _on_measurements_shown(self, shown: bool) -> None:
-        """The dock's ``visibilityChanged``: build the panel when it is first seen; a panel
+    def _on_panel_shown(self, name: str, shown: bool) -> None:
+        """A dock's ``visibilityChanged``: build its panel when it is first seen; a panel
         that cannot be seen does no work."""
-        if shown or self._measurements_panel is not None:
-            self.measurements_panel.set_shown(shown)
+        if shown or name in self._panels:
+            self._panel(name).set_shown(shown)
 
     def _build_sweep_dock(self) -> None:
         """The sweep plot (attainable FLOP/s or time against the swept parameter), beside the
@@ -265,8 +291,8 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.export_csv_action)
         file_menu.addSeparator()
         file_menu.addAction(self.import_measurements_action)
-        if self._measurements_panel is not None:  # built early (else it takes it when built)
-            self._measurements_panel.set_import_action(self.import_measurements_action)
+        if "measurements" in self._panels:  # built early (else it takes it when built)
+            self._panels["measurements"].set_import_action(self.import_measurements_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
 
