@@ -68,6 +68,10 @@ class Hardware:
 
     def bandwidth(self, level: str | None = None) -> float:
         name = level or self.main_memory
+        if name in self.interconnect:  # (as in levels: an interconnect wins a shared name)
+            return self.interconnect[name]
+        if name in self.memory:
+            return self.memory[name]
         levels = self.levels
         if name not in levels:
             raise UnknownLevel(

@@ -194,12 +194,15 @@ def evaluate_counts(
     peak = hardware.compute[precision_used]
     level_used = hardware.level_for(level)
     bandwidth = hardware.bandwidth(level_used)
-    scalar = all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                 for v in (counts.flops, counts.bytes))
+    flops, nbytes = counts.flops, counts.bytes
+    scalar = (isinstance(flops, (int, float)) and not isinstance(flops, bool)
+              and isinstance(nbytes, (int, float)) and not isinstance(nbytes, bool))
     r = (evaluate_scalars if scalar else evaluate_arrays)(
-        counts.flops, counts.bytes, peak, bandwidth, hardware.launch_overhead,
-        hardware.efficiency)
-    return Result(
+        flops, nbytes, peak, bandwidth, hardware.launch_overhead, hardware.efficiency)
+    # Filled in field order without the generated __init__ (a session evaluates thousands
+    # of pairs on opening); equal to Result(...) with the same values.
+    result = _new_result(Result)
+    vars(result).update(
         operation=name,
         hardware=hardware.label,
         flops=float(r["flops"]),
@@ -222,6 +225,10 @@ def evaluate_counts(
         efficiency=hardware.efficiency,
         launch_overhead_s=hardware.launch_overhead,
     )
+    return result
+
+
+_new_result = object.__new__
 
 
 def evaluate(operation: Operation, hardware: Hardware, level: str | None = None) -> Result:
