@@ -468,3 +468,19 @@ def test_an_edit_repaints_a_small_area_and_leaves_no_trace(qtbot, llama):
         full = canvas.grab().toImage()
         assert shown.convertToFormat(full.format()) == full, f"m={m}: stale pixels on screen"
     viewport.removeEventFilter(watch)
+
+
+def test_chart_shows_two_axes_whose_titles_keep_their_units(qtbot):
+    """Only the left and bottom axes are drawn; their titles name the quantity and unit and
+    carry no automatic SI prefix (the tick labels have their own)."""
+    canvas, _workspace = open_canvas(qtbot, EXAMPLE_DIR / "llama_ffn.yaml")
+    plot = canvas.plot_widget.getPlotItem()
+    shown = {name for name in ("left", "bottom", "top", "right")
+             if plot.getAxis(name).isVisible()}
+    assert shown == {"left", "bottom"}
+    bottom, left = plot.getAxis("bottom"), plot.getAxis("left")
+    titles = (bottom.label.toPlainText(), left.label.toPlainText())
+    canvas.set_view_range((1e-3, 1e7), (1e6, 1e18))  # a range pyqtgraph would prefix
+    QApplication.processEvents()
+    assert (bottom.label.toPlainText(), left.label.toPlainText()) == titles
+    assert "FLOP/byte" in titles[0] and "FLOP/s" in titles[1]

@@ -525,6 +525,8 @@ class RooflineCanvas(QWidget):
         plot = self._plot = self.plot_widget.getPlotItem()
         vb = self._vb = plot.getViewBox()
         plot.setMenuEnabled(False)  # its "Log X" entries would break the log10 coordinates
+        plot.hideAxis("top")  # given (to have no automatic SI prefix), pyqtgraph shows them
+        plot.hideAxis("right")
         plot.hideButtons()
         plot.setContentsMargins(6, 6, 28, 6)  # room for the last x tick label
         vb.disableAutoRange()
