@@ -1166,14 +1166,20 @@ class RooflineCanvas(QWidget):
         self._spot_index = {}
         pool = self._scatter_pool
         pool.reset()
+        styles_of: dict[tuple[str, bool], tuple[QBrush, QPen]] = {}  # (colour, hollow) → style
         for machine in scene.machines:
             points = by_hw.get(machine.hw_id, [])
             scatter = pool.take()
             self._scatter_for[machine.hw_id] = scatter
-            styles = [self._spot_style(p) for p in points]
+            styles = []
+            for p in points:
+                style = styles_of.get((p.color, p.overhead))
+                if style is None:
+                    style = styles_of[(p.color, p.overhead)] = self._spot_style(p)
+                styles.append(style)
             scatter.setData(
-                x=np.asarray([to_view(p.x) for p in points], float),
-                y=np.asarray([to_view(p.y) for p in points], float),
+                x=to_view(np.asarray([p.x for p in points], float)),
+                y=to_view(np.asarray([p.y for p in points], float)),
                 data=[p.op_id for p in points],
                 symbol=machine.marker,
                 size=theme.point_size,
@@ -1193,9 +1199,8 @@ class RooflineCanvas(QWidget):
 
         self._hover_keys = list(self._points)
         self._hover_row = {key: i for i, key in enumerate(self._hover_keys)}
-        self._hover_xy = np.array(
-            [(to_view(p.x), to_view(p.y)) for p in self._points.values()], float
-        ).reshape(-1, 2)
+        self._hover_xy = to_view(np.array(
+            [(p.x, p.y) for p in self._points.values()], float).reshape(-1, 2))
         self._hover_key = None
         self._hover_text = ""
 
