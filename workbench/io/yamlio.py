@@ -5,17 +5,34 @@ hundred bytes loads fast but explodes when traversed, and validation messages ne
 of each key. :func:`read_yaml` composes the node tree with an alias budget, walks it once with
 a node budget (recording ``path → line`` and refusing duplicate keys), then constructs plain
 Python data with PyYAML's safe constructor.
+
+Most files are plain data: no anchors, aliases or tags, and only text, numbers, booleans and
+nulls. Those are read in one pass over the parser's events (:func:`_read_plain`), which gives
+the same data and lines without building the node tree; any file it is not sure of (including
+every file with a problem) is read the full way above, so messages and limits are unchanged.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.events import (
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+    StreamStartEvent,
+)
 
 from workbench.io.errors import InputError
 
@@ -107,6 +124,9 @@ def parse_yaml(raw: bytes | str, name: str | None = None) -> YamlDocument:
             raise InputError(f"not UTF-8 text (invalid byte at offset {exc.start})", name) from None
     else:
         text = raw
+    plain = _read_plain(text)
+    if plain is not None:
+        return YamlDocument(plain[0], name, plain[1])
     loader = _Loader(text)
     try:
         try:
@@ -189,6 +209,142 @@ def _walk(root: yaml.Node, root_path: tuple[object, ...], lines: dict, budget: _
             stack.extend(reversed(children))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(reversed([(item, path + (i,)) for i, item in enumerate(node.value)]))
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_NULL_TAG = "tag:yaml.org,2002:null"
+_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)").fullmatch  # what int() reads as YAML does
+_UNSET = object()
+
+
+class _NotPlain(Exception):
+    """The document needs the full reader."""
+
+
+def _read_plain(text: str) -> tuple[Any, dict[tuple[object, ...], int]] | None:
+    """Data and lines of a plain-data document, in one pass over the parser's events; ``None``
+    for any document that needs the full reader: anchors, aliases, tags, scalars other than
+    text, numbers, booleans and nulls, merge or repeated keys, keys that are not scalars, more
+    than one document, a limit reached, or any error at all.
+
+    For every document it accepts, the result equals the full reader's: each plain scalar is
+    resolved by the loader's own resolver and built as its safe constructor builds it, and a
+    line is recorded for the same paths from the same marks (a key's line for a mapping
+    value, the item's for a list item)."""
+    loader = _Loader(text)
+    try:
+        return _plain_events(loader)
+    except Exception:  # noqa: BLE001 - whatever it was, the full reader reports it
+        return None
+    finally:
+        loader.dispose()
+
+
+def _plain_events(loader: _Loader) -> tuple[Any, dict[tuple[object, ...], int]] | None:
+    get = loader.get_event
+    if loader.yaml_path_resolvers or type(get()) is not StreamStartEvent \
+            or type(get()) is not DocumentStartEvent:
+        return None
+    constructors = loader.yaml_constructors
+    bool_values = loader.bool_values
+    resolve = loader.resolve
+    plain: dict[str, Any] = {}  # text of a plain scalar → its value (it depends on nothing else)
+
+    def construct(text: str, implicit: tuple[bool, bool]) -> Any:
+        tag = resolve(yaml.ScalarNode, text, implicit)
+        if tag == _STR_TAG:
+            return text
+        if tag == _NULL_TAG:
+            return None
+        if tag == _BOOL_TAG:
+            return bool_values[text.lower()]
+        if tag in (_INT_TAG, _FLOAT_TAG):
+            if len(text) > MAX_NUMBER_DIGITS:
+                raise _NotPlain
+            if tag == _INT_TAG and _DECIMAL(text):
+                return int(text)
+            return constructors[tag](loader, yaml.ScalarNode(tag, text))
+        raise _NotPlain  # timestamps, binary, "=" …
+
+    lines: dict[tuple[object, ...], int] = {}
+    line_of = lines.setdefault
+    root: list[Any] = []
+    container: Any = root  # the list or dict being filled
+    path: tuple[object, ...] = ()
+    mapping = False
+    keys: set[str] = set()  # keys seen in the mapping being filled
+    key: Any = _UNSET  # its key waiting for a value
+    key_path: tuple[object, ...] = ()
+    outer: list[tuple[Any, tuple[object, ...], bool, set[str]]] = []
+    nodes = 0
+    while True:
+        event = get()
+        cls = type(event)
+        if cls is ScalarEvent:
+            if event.anchor is not None or event.tag is not None:
+                return None
+            text = event.value
+            if event.implicit[0]:
+                value = plain.get(text, _UNSET)
+                if value is _UNSET:
+                    value = plain[text] = construct(text, event.implicit)
+            else:
+                value = text  # quoted or block text: always a string
+            if mapping:
+                if key is _UNSET:
+                    if text == "<<" or text in keys:
+                        return None
+                    keys.add(text)
+                    key = value
+                    key_path = path + (text,)
+                    line_of(key_path, event.start_mark.line + 1)
+                    continue
+                node_path = key_path
+                container[key] = value
+                key = _UNSET
+            else:
+                node_path = path + (len(container),) if container is not root else ()
+                container.append(value)
+            nodes += 1
+            if nodes > MAX_NODES or len(node_path) > MAX_DEPTH:
+                return None
+            line_of(node_path, event.start_mark.line + 1)
+            continue
+        if cls is MappingEndEvent or cls is SequenceEndEvent:
+            container, path, mapping, keys = outer.pop()
+            continue
+        if cls is MappingStartEvent:
+            value = {}
+        elif cls is SequenceStartEvent:
+            value = []
+        elif cls is DocumentEndEvent:
+            break
+        else:
+            return None  # an alias
+        if event.anchor is not None or event.tag is not None:
+            return None
+        if mapping:
+            if key is _UNSET:
+                return None  # a list or mapping as a key
+            node_path = key_path
+            container[key] = value
+            key = _UNSET
+        else:
+            node_path = path + (len(container),) if container is not root else ()
+            container.append(value)
+        nodes += 1
+        if nodes > MAX_NODES or len(node_path) > MAX_DEPTH:
+            return None
+        line_of(node_path, event.start_mark.line + 1)
+        outer.append((container, path, mapping, keys))
+        container, path = value, node_path
+        mapping = cls is MappingStartEvent
+        if mapping:
+            keys = set()
+    if type(get()) is not StreamEndEvent:
+        return None
+    return root[0], lines
 
 
 def _mark_line(exc: yaml.MarkedYAMLError) -> int | None:
