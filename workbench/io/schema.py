@@ -17,7 +17,7 @@ from workbench.io.errors import InputError
 from workbench.io.yamlio import YamlDocument
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.hardware import Hardware
-from workbench.model.operations import KINDS, STEP_OPS, Operation, Param
+from workbench.model.operations import KINDS, STEP_OPS, Kind, Operation, Param
 from workbench.model.units import QuantityError, parse_number, parse_quantity
 
 __all__ = [
@@ -42,14 +42,20 @@ class Place:
         self.path = tuple(path)
 
     def at(self, *more: object) -> Place:
-        return Place(self.doc, self.path + more)
+        place = _new_place(Place)  # (a place per key checked: without __init__'s conversions)
+        place.doc = self.doc
+        place.path = self.path + more
+        return place
 
     def error(self, message: str) -> InputError:
         return self.doc.error(self.path, message)
 
 
+_new_place = object.__new__
+
+
 def expect_mapping(value: Any, place: Place, what: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise place.error(f"must be a mapping of keys to values ({what}), not {_kind(value)}")
     return value
 
@@ -205,6 +211,8 @@ def check_param(param: Param, value: Any, place: Place) -> Any:
     """Validate one parameter value; returns the normalised value."""
     t = param.type
     if t == "int":
+        if type(value) is int and param.minimum <= value <= MAX_DIMENSION:
+            return value  # (the common case, as the checks below would return it)
         if isinstance(value, int) and not isinstance(value, bool) and value > MAX_DIMENSION:
             raise place.error(f"is too large (at most 2^53), got {value!r}")
         try:
@@ -307,6 +315,18 @@ def kind_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
     return problems
 
 
+_OPERATION_KEYS_OF: dict[str, tuple[Kind, frozenset[str]]] = {}
+
+
+def _operation_keys(spec: Kind) -> frozenset[str]:
+    """The keys an operation of this kind may have (kept per kind)."""
+    kept = _OPERATION_KEYS_OF.get(spec.kind)
+    if kept is None or kept[0] is not spec:
+        kept = _OPERATION_KEYS_OF[spec.kind] = (
+            spec, frozenset(OPERATION_KEYS) | frozenset(spec.param_names))
+    return kept[1]
+
+
 def parse_operation(data: Any, place: Place) -> tuple[Operation, dict[str, Any]]:
     """An operation and its display settings (color, visible, label) from plain data."""
     data = expect_mapping(data, place, "an operation")
@@ -318,11 +338,12 @@ def parse_operation(data: Any, place: Place) -> tuple[Operation, dict[str, Any]]
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise place.at("kind").error(f"unknown kind {kind!r}{hint}; one of: {', '.join(KINDS)}")
     spec = KINDS[kind]
-    check_keys(data, set(OPERATION_KEYS) | set(spec.param_names), place)
+    check_keys(data, _operation_keys(spec), place)
     params: dict[str, Any] = {}
     for p in spec.params:
-        if p.name in data and data[p.name] is not None:
-            params[p.name] = check_param(p, data[p.name], place.at(p.name))
+        value = data.get(p.name)
+        if value is not None:
+            params[p.name] = check_param(p, value, place.at(p.name))
     for name, problem in kind_checks(kind, params):
         raise place.at(name).error(problem)
     name = data.get("name")
