@@ -37,3 +37,25 @@ def test_result_is_a_plain_result(hw, level):
     assert r.bandwidth == hw.levels[level or hw.main_memory]
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.flops = 0.0
+
+
+def test_points_are_plain_point_marks():
+    from workbench.model.analysis import evaluate_session
+    from workbench.model.operations import Operation
+    from workbench.model.scene import PointMark, build_scene
+    from workbench.model.session import HardwareEntry, OperationEntry, Session
+
+    session = Session()
+    for hw in MACHINES[:2]:
+        session.hardware.append(HardwareEntry(hw))
+    session.operations.append(OperationEntry(Operation("gemm", {"m": 64}, "g")))
+    points = build_scene(session, evaluate_session(session)).points
+    assert len(points) == 2
+    fields = [f.name for f in dataclasses.fields(PointMark)]
+    for point in points:
+        rebuilt = PointMark(**{f: getattr(point, f) for f in fields})
+        assert list(vars(point)) == fields
+        assert point == rebuilt and hash(point) == hash(rebuilt) and repr(point) == repr(rebuilt)
+        assert point.result is rebuilt.result
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            point.x = 0.0

@@ -393,7 +393,10 @@ def operation_points(
     out = []
     for pair in drawn:
         r = pair.result
-        out.append(PointMark(
+        # Filled in field order without the generated __init__ (a session of thousands of
+        # operations makes thousands of points); equal to PointMark(...) with these values.
+        point = _new_point(PointMark)
+        vars(point).update(
             op_id=entry.id,
             hw_id=pair.hardware.id,
             x=r.intensity,
@@ -406,8 +409,12 @@ def operation_points(
             precision_used=r.precision_used,
             machine=pair.hardware.hardware.label,
             result=r,
-        ))
+        )
+        out.append(point)
     return out
+
+
+_new_point = object.__new__
 
 
 def _order(precision: str) -> int:
