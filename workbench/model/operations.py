@@ -53,6 +53,7 @@ CONVENTIONS: tuple[str, ...] = (
 
 
 _LAZY = object()  # a formula or substituted text not written yet
+_set = object.__setattr__  # (Term refuses assignment from outside)
 
 
 class Term:
@@ -68,6 +69,8 @@ class Term:
 
     __match_args__ = ("kind", "name", "formula", "substituted", "value", "tensor", "elements",
                       "element_bytes", "dtype")
+    __slots__ = ("kind", "name", "value", "tensor", "elements", "element_bytes", "dtype",
+                 "_formula", "_substituted", "_template", "_symbols")
 
     kind: str
     name: str
@@ -80,9 +83,15 @@ class Term:
     def __init__(self, kind: str, name: str, formula: str, substituted: str, value: Any,
                  tensor: str = "", elements: Any = None, element_bytes: float | None = None,
                  dtype: str = "") -> None:
-        vars(self).update(kind=kind, name=name, _formula=formula, _substituted=substituted,
-                          value=value, tensor=tensor, elements=elements,
-                          element_bytes=element_bytes, dtype=dtype)
+        _set(self, "kind", kind)
+        _set(self, "name", name)
+        _set(self, "_formula", formula)
+        _set(self, "_substituted", substituted)
+        _set(self, "value", value)
+        _set(self, "tensor", tensor)
+        _set(self, "elements", elements)
+        _set(self, "element_bytes", element_bytes)
+        _set(self, "dtype", dtype)
 
     @property
     def formula(self) -> str:
@@ -98,9 +107,10 @@ class Term:
 
     def _write(self) -> None:
         formula, substituted = _texts(self._template, self._symbols)
-        fields = vars(self)
-        fields.update(_formula=formula, _substituted=substituted)
-        del fields["_template"], fields["_symbols"]
+        _set(self, "_formula", formula)
+        _set(self, "_substituted", substituted)
+        _set(self, "_template", None)
+        _set(self, "_symbols", None)
 
     def _fields(self) -> tuple:
         return (self.kind, self.name, self.formula, self.substituted, self.value, self.tensor,
@@ -286,17 +296,17 @@ def _term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any]
     """A term whose formula and substituted text come from ``template`` and ``symbols`` when
     first read (``symbols`` is not changed after counting)."""
     term = _new_term(Term)
-    fields = term.__dict__  # (item by item: the fastest way to fill a fresh object)
-    fields["kind"] = kind
-    fields["name"] = name
-    fields["_formula"] = fields["_substituted"] = _LAZY
-    fields["value"] = value
-    fields["tensor"] = tensor
-    fields["elements"] = elements
-    fields["element_bytes"] = element_bytes
-    fields["dtype"] = dtype
-    fields["_template"] = template
-    fields["_symbols"] = symbols
+    _set(term, "kind", kind)
+    _set(term, "name", name)
+    _set(term, "_formula", _LAZY)
+    _set(term, "_substituted", _LAZY)
+    _set(term, "value", value)
+    _set(term, "tensor", tensor)
+    _set(term, "elements", elements)
+    _set(term, "element_bytes", element_bytes)
+    _set(term, "dtype", dtype)
+    _set(term, "_template", template)
+    _set(term, "_symbols", symbols)
     return term
 
 
