@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.model.hardware import Hardware, UnknownLevel
-from workbench.model.operations import counts_for
-from workbench.model.roofline import Result, evaluate_counts
+from workbench.model.operations import Counts, Term, counts_for
+from workbench.model.roofline import BOUND_NAMES, Result, evaluate_counts, evaluate_scalars
 
 MACHINES = [
     Hardware("floats", compute={"bf16": 1e15}, memory={"hbm": 3e12}, launch_overhead=5e-6,
@@ -59,3 +62,32 @@ def test_points_are_plain_point_marks():
         assert point.result is rebuilt.result
         with pytest.raises(dataclasses.FrozenInstanceError):
             point.x = 0.0
+
+
+_NUMBERS = st.one_of(st.sampled_from([0.0, 1.0, 1e-300, 1e300, math.inf]),
+                     st.floats(min_value=0.0, max_value=1e30, allow_nan=False),
+                     st.integers(min_value=0, max_value=10**24))
+
+
+@settings(max_examples=200, deadline=None)
+@given(f=_NUMBERS, b=_NUMBERS,
+       p=st.one_of(st.floats(1e-3, 1e18), st.integers(1, 10**18)),
+       w=st.one_of(st.floats(0.0, 1e16), st.integers(0, 10**16)),
+       overhead=st.one_of(st.none(), st.floats(0.0, 1e-3), st.integers(0, 2)),
+       efficiency=st.one_of(st.none(), st.floats(0.05, 1.0), st.just(1)))
+def test_result_fields_are_the_scalar_evaluation(f, b, p, w, overhead, efficiency):
+    """Every field is what evaluate_scalars gives, as a float (the bound by name)."""
+    hw = Hardware("m", compute={"bf16": p}, memory={"hbm": w}, launch_overhead=overhead,
+                  efficiency=efficiency)
+    counts = Counts([Term("flop", "f", "F", "F", f)], [Term("read", "b", "B", "B", b)], "bf16")
+    r = evaluate_counts(counts, hw, None, "op")
+    s = evaluate_scalars(f, b, p, w, overhead, efficiency)
+    for key, value in s.items():
+        got = getattr(r, key)
+        if key == "bound":
+            assert got == BOUND_NAMES[value]
+            continue
+        assert type(got) is float, key
+        assert got == float(value) or (math.isnan(got) and math.isnan(value)), key
+    assert (r.precision, r.precision_used, r.level) == ("bf16", "bf16", "hbm")
+    assert (r.efficiency, r.launch_overhead_s) == (efficiency, overhead)

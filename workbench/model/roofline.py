@@ -126,6 +126,30 @@ def evaluate_scalars(flops: float, nbytes: float, peak: float, bandwidth: float,
     formulas and the same IEEE results, without the cost of numpy on single numbers (a
     session of thousands of operations evaluates every pair on opening)."""
     f, b, p, w = float(flops), float(nbytes), float(peak), float(bandwidth)
+    (intensity, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper, t_predicted,
+     bound) = _roofline(f, b, p, w, overhead, efficiency)
+    return {
+        "flops": f,
+        "bytes": b,
+        "intensity": intensity,
+        "peak_flops": p,
+        "bandwidth": w,
+        "ridge": ridge,
+        "attainable_flops": attainable,
+        "fraction_of_peak": fraction,
+        "t_math_s": t_math,
+        "t_mem_s": t_mem,
+        "t_lower_s": t_lower,
+        "t_upper_s": t_upper,
+        "t_predicted_s": t_predicted,
+        "bound": bound,
+    }
+
+
+def _roofline(f: float, b: float, p: float, w: float, overhead: float | None,
+              efficiency: float | None) -> tuple:
+    """The formulas of :func:`evaluate_scalars` on floats: intensity, ridge, attainable,
+    fraction of peak, T_math, T_mem, T_lower, T_upper, T_predicted and the bound."""
     intensity = _div(f, b)
     t_math = _div(f, p)
     t_mem = _div(b, w)
@@ -136,22 +160,8 @@ def evaluate_scalars(flops: float, nbytes: float, peak: float, bandwidth: float,
     if floor > 0 and t_lower < floor:
         bound = 2
     eff = efficiency if efficiency else 1.0
-    return {
-        "flops": f,
-        "bytes": b,
-        "intensity": intensity,
-        "peak_flops": p,
-        "bandwidth": w,
-        "ridge": _div(p, w),
-        "attainable_flops": attainable,
-        "fraction_of_peak": _div(attainable, p),
-        "t_math_s": t_math,
-        "t_mem_s": t_mem,
-        "t_lower_s": t_lower,
-        "t_upper_s": t_math + t_mem,
-        "t_predicted_s": _max(t_lower / eff, floor),
-        "bound": bound,
-    }
+    return (intensity, _div(p, w), attainable, _div(attainable, p), t_math, t_mem, t_lower,
+            t_math + t_mem, _max(t_lower / eff, floor), bound)
 
 
 @dataclass(frozen=True)
@@ -195,13 +205,40 @@ def evaluate_counts(
     level_used = hardware.level_for(level)
     bandwidth = hardware.bandwidth(level_used)
     flops, nbytes = counts.flops, counts.bytes
-    scalar = (isinstance(flops, (int, float)) and not isinstance(flops, bool)
-              and isinstance(nbytes, (int, float)) and not isinstance(nbytes, bool))
-    r = (evaluate_scalars if scalar else evaluate_arrays)(
-        flops, nbytes, peak, bandwidth, hardware.launch_overhead, hardware.efficiency)
+    result = _new_result(Result)
     # Filled in field order without the generated __init__ (a session evaluates thousands
     # of pairs on opening); equal to Result(...) with the same values.
-    result = _new_result(Result)
+    if (isinstance(flops, (int, float)) and not isinstance(flops, bool)
+            and isinstance(nbytes, (int, float)) and not isinstance(nbytes, bool)):
+        f, b, p, w = float(flops), float(nbytes), float(peak), float(bandwidth)
+        (intensity, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper, t_predicted,
+         bound) = _roofline(f, b, p, w, hardware.launch_overhead, hardware.efficiency)
+        vars(result).update(
+            operation=name,
+            hardware=hardware.label,
+            flops=f,
+            bytes=b,
+            intensity=intensity,
+            precision=counts.precision,
+            precision_used=precision_used,
+            level=level_used,
+            peak_flops=p,
+            bandwidth=w,
+            ridge=ridge,
+            attainable_flops=attainable,
+            fraction_of_peak=fraction,
+            bound=BOUND_NAMES[bound],
+            t_math_s=t_math,
+            t_mem_s=t_mem,
+            t_lower_s=t_lower,
+            t_upper_s=t_upper,
+            t_predicted_s=float(t_predicted),  # (a whole-number launch overhead is an int)
+            efficiency=hardware.efficiency,
+            launch_overhead_s=hardware.launch_overhead,
+        )
+        return result
+    r = evaluate_arrays(flops, nbytes, peak, bandwidth, hardware.launch_overhead,
+                        hardware.efficiency)
     vars(result).update(
         operation=name,
         hardware=hardware.label,
