@@ -155,3 +155,18 @@ def test_generated_documents_read_the_same_both_ways(data, flow):
         m.setattr(yamlio, "_read_plain", lambda text: None)
         full = outcome(text)
     assert fast == full
+
+
+def test_lines_of_a_plain_document_are_found_when_asked_for():
+    text = "schema_version: 1\noperations:\n  - kind: gemm\n    m: 0\n"
+    doc = yamlio.parse_yaml(text, "s.yaml")
+    assert doc._unread == text  # not read for lines yet
+    assert doc.line(("operations", 0, "m")) == 4
+    assert doc._unread is None
+    assert doc.lines == {(): 1, ("schema_version",): 1, ("operations",): 2,
+                         ("operations", 0): 3, ("operations", 0, "kind"): 3,
+                         ("operations", 0, "m"): 4}
+    doc = yamlio.parse_yaml(text, "s.yaml")
+    doc.lines = {(): 7}  # given lines replace the ones still to be found
+    assert doc.line(("operations", 0)) == 7
+    assert doc == yamlio.YamlDocument(doc.data, "s.yaml", {(): 7})

@@ -8,8 +8,9 @@ Python data with PyYAML's safe constructor.
 
 Most files are plain data: no anchors, aliases or tags, and only text, numbers, booleans and
 nulls. Those are read in one pass over the parser's events (:func:`_read_plain`), which gives
-the same data and lines without building the node tree; any file it is not sure of (including
-every file with a problem) is read the full way above, so messages and limits are unchanged.
+the same data without building the node tree; their lines are found the full way when first
+asked for (only a message needs one). Any file the one pass is not sure of (including every
+file with a problem) is read the full way above, so messages and limits are unchanged.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ class YamlDocument:
     data: Any
     file: str | None = None
     lines: dict[tuple[object, ...], int] = field(default_factory=dict)
+    #: The text of a document read in one pass, whose lines are found when first asked for
+    #: (a file without problems never needs them).
+    _unread = None
 
     def line(self, path: tuple[object, ...]) -> int | None:
         """The line of ``path``, or of its nearest ancestor that has one."""
@@ -61,6 +65,23 @@ class YamlDocument:
 
     def error(self, path: tuple[object, ...], message: str) -> InputError:
         return InputError(message, self.file, self.line(path), path)
+
+
+def _get_lines(doc: YamlDocument) -> dict[tuple[object, ...], int]:
+    text = doc._unread
+    if text is not None:
+        doc._unread = None
+        doc._lines = _lines_of(text, doc.file)
+    return doc._lines
+
+
+def _set_lines(doc: YamlDocument, lines: dict[tuple[object, ...], int]) -> None:
+    doc._unread = None
+    doc._lines = lines
+
+
+YamlDocument.lines = property(_get_lines, _set_lines,  # type: ignore[assignment]
+                              doc="``path → line`` of every key and list item")
 
 
 _LoaderBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~5x faster
@@ -126,7 +147,9 @@ def parse_yaml(raw: bytes | str, name: str | None = None) -> YamlDocument:
         text = raw
     plain = _read_plain(text)
     if plain is not None:
-        return YamlDocument(plain[0], name, plain[1])
+        doc = YamlDocument(plain[0], name)
+        doc._unread = text
+        return doc
     loader = _Loader(text)
     try:
         try:
@@ -147,6 +170,19 @@ def parse_yaml(raw: bytes | str, name: str | None = None) -> YamlDocument:
     finally:
         loader.dispose()
     return YamlDocument(data, name, lines)
+
+
+def _lines_of(text: str, name: str | None) -> dict[tuple[object, ...], int]:
+    """The lines the full reader records for a document it accepts."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        lines: dict[tuple[object, ...], int] = {}
+        if node is not None:
+            _walk(node, (), lines, _Budget(), name)
+        return lines
+    finally:
+        loader.dispose()
 
 
 class _Budget:
@@ -222,16 +258,15 @@ class _NotPlain(Exception):
     """The document needs the full reader."""
 
 
-def _read_plain(text: str) -> tuple[Any, dict[tuple[object, ...], int]] | None:
-    """Data and lines of a plain-data document, in one pass over the parser's events; ``None``
+def _read_plain(text: str) -> tuple[Any] | None:
+    """``(data,)`` of a plain-data document, in one pass over the parser's events; ``None``
     for any document that needs the full reader: anchors, aliases, tags, scalars other than
     text, numbers, booleans and nulls, merge or repeated keys, keys that are not scalars, more
     than one document, a limit reached, or any error at all.
 
-    For every document it accepts, the result equals the full reader's: each plain scalar is
-    resolved by the loader's own resolver and built as its safe constructor builds it, and a
-    line is recorded for the same paths from the same marks (a key's line for a mapping
-    value, the item's for a list item)."""
+    For every document it accepts, the data equals the full reader's: each plain scalar is
+    resolved by the loader's own resolver and built as its safe constructor builds it. Lines
+    are not recorded: the full reader finds them if a message needs one."""
     loader = _Loader(text)
     try:
         return _plain_events(loader)
@@ -241,7 +276,7 @@ def _read_plain(text: str) -> tuple[Any, dict[tuple[object, ...], int]] | None:
         loader.dispose()
 
 
-def _plain_events(loader: _Loader) -> tuple[Any, dict[tuple[object, ...], int]] | None:
+def _plain_events(loader: _Loader) -> tuple[Any] | None:
     get = loader.get_event
     if loader.yaml_path_resolvers or type(get()) is not StreamStartEvent \
             or type(get()) is not DocumentStartEvent:
@@ -267,16 +302,12 @@ def _plain_events(loader: _Loader) -> tuple[Any, dict[tuple[object, ...], int]] 
             return constructors[tag](loader, yaml.ScalarNode(tag, text))
         raise _NotPlain  # timestamps, binary, "=" …
 
-    lines: dict[tuple[object, ...], int] = {}
-    line_of = lines.setdefault
     root: list[Any] = []
     container: Any = root  # the list or dict being filled
-    path: tuple[object, ...] = ()
     mapping = False
     keys: set[str] = set()  # keys seen in the mapping being filled
     key: Any = _UNSET  # its key waiting for a value
-    key_path: tuple[object, ...] = ()
-    outer: list[tuple[Any, tuple[object, ...], bool, set[str]]] = []
+    outer: list[tuple[Any, bool, set[str]]] = []  # the containers around it
     nodes = 0
     while True:
         event = get()
@@ -297,22 +328,17 @@ def _plain_events(loader: _Loader) -> tuple[Any, dict[tuple[object, ...], int]] 
                         return None
                     keys.add(text)
                     key = value
-                    key_path = path + (text,)
-                    line_of(key_path, event.start_mark.line + 1)
                     continue
-                node_path = key_path
                 container[key] = value
                 key = _UNSET
             else:
-                node_path = path + (len(container),) if container is not root else ()
                 container.append(value)
             nodes += 1
-            if nodes > MAX_NODES or len(node_path) > MAX_DEPTH:
+            if nodes > MAX_NODES or len(outer) > MAX_DEPTH:
                 return None
-            line_of(node_path, event.start_mark.line + 1)
             continue
         if cls is MappingEndEvent or cls is SequenceEndEvent:
-            container, path, mapping, keys = outer.pop()
+            container, mapping, keys = outer.pop()
             continue
         if cls is MappingStartEvent:
             value = {}
@@ -327,24 +353,21 @@ def _plain_events(loader: _Loader) -> tuple[Any, dict[tuple[object, ...], int]] 
         if mapping:
             if key is _UNSET:
                 return None  # a list or mapping as a key
-            node_path = key_path
             container[key] = value
             key = _UNSET
         else:
-            node_path = path + (len(container),) if container is not root else ()
             container.append(value)
         nodes += 1
-        if nodes > MAX_NODES or len(node_path) > MAX_DEPTH:
+        if nodes > MAX_NODES or len(outer) > MAX_DEPTH:
             return None
-        line_of(node_path, event.start_mark.line + 1)
-        outer.append((container, path, mapping, keys))
-        container, path = value, node_path
+        outer.append((container, mapping, keys))
+        container = value
         mapping = cls is MappingStartEvent
         if mapping:
             keys = set()
     if type(get()) is not StreamEndEvent:
         return None
-    return root[0], lines
+    return (root[0],)
 
 
 def _mark_line(exc: yaml.MarkedYAMLError) -> int | None:
