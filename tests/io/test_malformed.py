@@ -57,6 +57,12 @@ CASES: list[tuple[str, str | bytes, tuple[str, ...], int | None]] = [
     ("m-text", gemm("m: abc"), ("operations[0].m", "positive integer", "abc"), 7),
     ("m-fraction", gemm("m: 3.5"), ("operations[0].m", "positive integer", "3.5"), 7),
     ("m-bool", gemm("m: true"), ("operations[0].m", "positive integer"), 7),
+    # an explicit YAML tag its value cannot satisfy
+    ("tag-bool-maybe", gemm("m: !!bool maybe"), ("'maybe'", "!!bool"), 7),
+    ("tag-int-empty", gemm("m: !!int ''"), ("''", "!!int"), 7),
+    ("tag-float-empty", gemm("m: !!float"), ("!!float",), 7),
+    ("tag-timestamp", "schema_version: 1\ntitle: !!timestamp nope\n", ("'nope'", "!!timestamp"),
+     2),
     ("causal-string", attention('causal: "yes"'), ("operations[0].causal", "true or false"), 5),
     ("heads-list", attention("heads: [1]"), ("operations[0].heads", "positive integer", "list"), 5),
     ("dtype-unknown", gemm("dtype: bf17"), ("operations[0].dtype", "bf17", "bf16"), 7),

@@ -97,6 +97,21 @@ class _Loader(_LoaderBase):
         super().__init__(stream)
         self._tags: dict[tuple[str, tuple[bool, bool]], str] = {}
 
+    def construct_object(self, node, deep=False):
+        """As the safe loader's, but a value its explicit tag cannot hold (``!!bool maybe``,
+        ``!!int ''``, ``!!timestamp nope``) is a YAML error at its line, not a crash of the
+        constructor."""
+        try:
+            return super().construct_object(node, deep)
+        except yaml.YAMLError:
+            raise
+        except (KeyError, IndexError, AttributeError, ValueError, TypeError,
+                OverflowError) as exc:
+            tag = (node.tag or "").replace("tag:yaml.org,2002:", "!!")
+            shown = node.value if isinstance(node.value, str) else "this value"
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{shown!r} is not a valid {tag} value", node.start_mark) from exc
+
     def resolve(self, kind, value, implicit):
         if kind is not yaml.ScalarNode or self.yaml_path_resolvers:
             return super().resolve(kind, value, implicit)
