@@ -269,16 +269,22 @@ def bench_sweep(reps: int, size: int) -> dict[str, float]:
 
 
 def bench_open(n_ops: int, reps: int) -> dict[str, float]:
+    """Open a saved session of ``n_ops`` operations in a shown main window, until the chart
+    and the tables are painted (in a fresh process, see :func:`_in_child`)."""
+    from workbench.io.sessions import save_session
+
+    path = Path(tempfile.mkdtemp()) / "big.yaml"
+    save_session(big_session(n_ops), path)
+    return _in_child(f"measure_open({str(path)!r}, {reps})")
+
+
+def measure_open(path: str, reps: int) -> dict[str, float]:
     from PySide6.QtWidgets import QApplication
 
-    from workbench.io.sessions import save_session
     from workbench.ui.app import create_app
     from workbench.ui.main_window import MainWindow
 
     app = create_app()
-    folder = Path(tempfile.mkdtemp())
-    path = folder / "big.yaml"
-    save_session(big_session(n_ops), path)
     window = MainWindow()
     window.resize(1600, 1000)
     window.show()
@@ -286,7 +292,7 @@ def bench_open(n_ops: int, reps: int) -> dict[str, float]:
 
     def once() -> float:
         t0 = time.perf_counter()
-        window.open_path(path)
+        window.open_path(Path(path))
         QApplication.processEvents()
         for view in (window.canvas, window.operations_panel, window.results_table):
             view.repaint()
@@ -413,6 +419,24 @@ def bench_startup(reps: int) -> tuple[dict[str, float], dict[str, float]]:
     return stats(app), stats(floor)
 
 
+_CALL = r"""
+import json, sys
+sys.path.insert(0, {root!r})
+sys.argv = ["run.py"]
+from benchmarks import run
+run._quiet_offscreen_warnings()
+print(json.dumps(run.{call}))
+"""
+
+
+def _in_child(call: str):
+    """Run ``call`` (a measurement of this module) in a fresh process and return its result:
+    the app's timings are taken in a process like the app's, not in this one (which by then
+    has imported matplotlib and built and closed other windows)."""
+    _, out = _run_child(_CALL.format(root=str(ROOT), call=call))
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def bench_rss(n_ops: int) -> dict[str, float]:
     _, out = _run_child(_RSS.format(root=str(ROOT), n=n_ops))
     return stats([float(out.strip().splitlines()[-1])])
@@ -460,7 +484,7 @@ def main() -> int:
     results["startup_s"], results["startup_floor_s"] = app_s, floor_s
     for n in sizes:
         results[f"edit_to_paint_ms.{n}"], results[f"edit_to_derivation_ms.{n}"] = (
-            bench_edit_to_paint(n, reps))
+            _in_child(f"bench_edit_to_paint({n}, {reps})"))
         # matplotlib takes ~15 s a redraw at 1000 operations: fewer repetitions there
         results[f"matplotlib_redraw_ms.{n}"] = bench_matplotlib(n, 3 if quick or n >= 1000
                                                                 else 10)
