@@ -25,7 +25,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsItem, QMenu, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsRectItem,
+    QMenu,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
 
 from workbench.document import Change
 from workbench.model.analysis import Pair
@@ -172,8 +179,23 @@ class _Label(pg.TextItem):
     @fill.setter
     def fill(self, brush: QBrush) -> None:
         self._fill = brush
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents,
-                     brush.style() == Qt.BrushStyle.NoBrush)
+        # the label paints nothing itself: its background is a rectangle item behind the text,
+        # drawn by Qt without a call into Python on every repaint
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
+        back = self._back
+        if brush.style() == Qt.BrushStyle.NoBrush:
+            if back is not None:
+                back.setVisible(False)
+            return
+        if back is None:
+            back = self._back = QGraphicsRectItem(self)
+            back.setPen(QPen(Qt.PenStyle.NoPen))
+            back.setZValue(-1)  # behind the text item
+        back.setBrush(brush)
+        back.setRect(self.boundingRect())
+        back.setVisible(True)
+
+    _back: QGraphicsRectItem | None = None
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -202,8 +224,7 @@ class _Label(pg.TextItem):
         return self._rect
 
     def paint(self, p, *args):
-        if self.fill.style() != Qt.BrushStyle.NoBrush:
-            p.fillRect(self.boundingRect(), self.fill)
+        pass  # the background is the _back item, the text the text item
 
     def setExportMode(self, export, opts=None):  # noqa: N802 (pyqtgraph API)
         super().setExportMode(export, opts)
@@ -225,6 +246,8 @@ class _Label(pg.TextItem):
         self.prepareGeometryChange()
         self._rect = None
         self.textItem.setPos(-offset + self._offset)
+        if self._back is not None:
+            self._back.setRect(self.boundingRect())
 
     def size(self) -> tuple[float, float]:
         r = self.textItem.boundingRect()
