@@ -684,3 +684,19 @@ def test_derivation_follows_a_palette_change(qtbot):
     QApplication.processEvents()  # the text follows the edit's repaint
     assert view.full_renders == full + 1  # the same palette: an update, not a rebuild
     assert "2·batch·M·N·K = 2·1·124·" in view.toPlainText()
+
+
+def test_derivation_opens_at_its_start_with_nothing_selected(qtbot):
+    """A freshly shown derivation reads from its title: not scrolled to the end, no text
+    selected (the text is built with a cursor of its own)."""
+    document, workspace, editor, op_id = _example(qtbot, "llama_ffn", 0)
+    qtbot.waitExposed(editor)
+    QApplication.processEvents()
+    view = editor.derivation
+    assert view.verticalScrollBar().maximum() > 0  # long enough to scroll
+    assert view.verticalScrollBar().value() == 0
+    assert view.textCursor().selectedText() == ""
+    workspace.selection.select(document.session.operations[1].id)  # another operation
+    QApplication.processEvents()
+    assert view.textCursor().selectedText() == ""
+    assert view.verticalScrollBar().value() == 0

@@ -395,11 +395,6 @@ class DerivationView(QTextBrowser):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setUndoRedoEnabled(False)
         self.document().setDocumentMargin(10)
-        # the view's own cursor stays at the start while paragraphs are inserted before it
-        # (else it ends up after the text, and showing the view would scroll to the end)
-        cursor = self.textCursor()
-        cursor.setKeepPositionOnInsert(True)
-        self.setTextCursor(cursor)
         self._blocks: list[_Block] = []
         self._stale = True  # the shown paragraphs must be rebuilt, not updated
         self._source: tuple[str, str, list[Section], bool] | None = None
@@ -594,6 +589,11 @@ class DerivationView(QTextBrowser):
                 if text:
                     cursor.insertText(text, self._formats[style])
         cursor.endEditBlock()
+        # the view's own cursor went along with the inserted text to its end (and showing the
+        # view would scroll there): back to the start, no selection, then the reading place
+        start = self.textCursor()
+        start.setPosition(0)
+        self.setTextCursor(start)
         bar.setValue(min(position, bar.maximum()))
 
     def _update(self, blocks: list[_Block], changed: list[int]) -> None:
