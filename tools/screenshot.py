@@ -9,11 +9,15 @@ Writes ``docs/screenshot.png`` (the default example, used by the README) and
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# the default window layout, whatever this machine's saved one is
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="roofline-screenshot-config-")
 
 
 def main() -> int:
