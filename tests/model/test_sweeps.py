@@ -375,3 +375,28 @@ def test_sweeping_several_machines_at_once_is_sweeping_each():
                                                                       rel=1e-12)
             assert float(got["t_predicted_s"][i]) == pytest.approx(one.t_predicted_s, rel=1e-12)
             assert int(got["bound"][i]) == ["memory", "compute", "overhead"].index(one.bound)
+
+
+def test_a_large_sweep_on_several_machines_equals_each_machine_alone(monkeypatch):
+    """Above PARALLEL_MIN_SHAPES the machines are evaluated in threads; the numbers are the
+    ones a serial evaluation gives, machine by machine and in the machines' order."""
+    import numpy as np
+
+    from workbench.io.presets import get_preset
+    from workbench.model import roofline
+    from workbench.model.operations import Operation
+
+    machines = [get_preset(p) for p in ("h100-sxm", "a100-80gb", "tpu-v5e", "teaching-machine")]
+    op = Operation("gemm", {"n": 4096, "k": 4096, "dtype": "bf16"})
+    m = np.arange(1, roofline.PARALLEL_MIN_SHAPES + 2)
+    threaded = roofline.sweep_machines(op, machines, m=m)
+    monkeypatch.setattr(roofline, "PARALLEL_MIN_SHAPES", 10**12)  # serial
+    serial = roofline.sweep_machines(op, machines, m=m)
+    assert len(threaded) == len(serial) == len(machines)
+    for got, want in zip(threaded, serial, strict=True):
+        assert set(got) == set(want)
+        for key in want:
+            np.testing.assert_array_equal(np.asarray(got[key]), np.asarray(want[key]), key)
+    peaks = [float(np.asarray(r["peak_flops"]).flat[0]) for r in threaded]
+    assert peaks == [float(np.asarray(r["peak_flops"]).flat[0]) for r in serial]
+    assert len(set(peaks)) > 1  # the machines differ, so a shuffled order would show

@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -289,11 +291,27 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
     nbytes = np.asarray(counts.bytes, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         intensity = flops / nbytes
-    out = []
-    for hardware in machines:
+
+    def one(hardware: Hardware) -> dict[str, np.ndarray]:
         precision_used = hardware.precision_for(counts.precision)
-        out.append(evaluate_arrays(flops, nbytes, hardware.compute[precision_used],
-                                   hardware.bandwidth(operation.level_on(hardware)),
-                                   hardware.launch_overhead, hardware.efficiency,
-                                   intensity=intensity))
-    return out
+        return evaluate_arrays(flops, nbytes, hardware.compute[precision_used],
+                               hardware.bandwidth(operation.level_on(hardware)),
+                               hardware.launch_overhead, hardware.efficiency,
+                               intensity=intensity)
+
+    workers = min(len(machines), os.cpu_count() or 1)
+    if workers < 2 or intensity.size < PARALLEL_MIN_SHAPES:
+        return [one(hardware) for hardware in machines]
+    # numpy lets go of the interpreter lock in its array loops: the machines of a large sweep
+    # are evaluated side by side, one per core
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+                                   thread_name_prefix="roofline-sweep")
+    return list(_POOL.map(one, machines))
+
+
+#: Sweeps with at least this many shapes evaluate their machines in parallel threads (below,
+#: handing work to a thread costs more than it saves).
+PARALLEL_MIN_SHAPES = 100_000
+_POOL: ThreadPoolExecutor | None = None
