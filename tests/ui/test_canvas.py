@@ -484,3 +484,20 @@ def test_chart_shows_two_axes_whose_titles_keep_their_units(qtbot):
     QApplication.processEvents()
     assert (bottom.label.toPlainText(), left.label.toPlainText()) == titles
     assert "FLOP/byte" in titles[0] and "FLOP/s" in titles[1]
+
+
+def test_point_labels_stay_inside_the_plot(qtbot):
+    """The prefill point of the Llama example sits near the plot's right edge: its name is
+    moved back inside rather than cut by the plot's edge, and so is every other label."""
+    canvas, _workspace = open_canvas(qtbot, EXAMPLE_DIR / "llama_ffn.yaml")
+    canvas.resize(760, 650)  # a size at which the nearest places for it all run outside
+    QApplication.processEvents()
+    canvas.relayout()
+    qtbot.wait(50)  # and any re-layout the canvas schedules
+    view = canvas._vb.sceneBoundingRect().adjusted(-1, -1, 1, 1)
+    labels = canvas._labels
+    assert len(labels) >= 4
+    for label in labels.values():
+        text = label.textItem
+        inner = text.mapRectToScene(text.boundingRect()).adjusted(4, 4, -4, -4)  # its margin
+        assert view.contains(inner), (text.toPlainText(), inner, view)

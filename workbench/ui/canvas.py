@@ -1565,12 +1565,21 @@ class RooflineCanvas(QWidget):
         # (left, top, right, bottom) of each candidate, as _rect_for computes them
         rects = (np.array((x + m, y + m, x + w - m, y + h - m)) + offsets
                  - anchors * np.array((w, h, w, h)))
+        # a candidate running over the plot's edge is moved back inside (the plot clips its
+        # labels: a cut name is unreadable); the scores then judge it where it would be
+        view = self._vb.sceneBoundingRect()
+        dx = (np.minimum(view.right() - rects[:, 2], 0.0)
+              + np.maximum(view.left() - rects[:, 0], 0.0))
+        dy = (np.minimum(view.bottom() - rects[:, 3], 0.0)
+              + np.maximum(view.top() - rects[:, 1], 0.0))
+        rects = rects + np.column_stack((dx, dy, dx, dy))
         fixed = self._fixed_rects
         if self._fixed_array[0] is not fixed or len(self._fixed_array[1]) != len(fixed):
             self._fixed_array = (fixed, np.asarray(fixed, dtype=float).reshape(-1, 4))
         others = np.vstack((self._label_rects.array_without(op_id), self._fixed_array[1]))
         best = int(np.argmin(self._scores(rects, others, (x, y))))
-        label.set_offset(*_candidate_offsets(self.theme.point_size)[best],
+        ox, oy = _candidate_offsets(self.theme.point_size)[best]
+        label.set_offset(ox + float(dx[best]), oy + float(dy[best]),
                          anchor=_CANDIDATE_ANCHORS[best])
         self._label_rects[op_id] = tuple(float(v) for v in rects[best])
 
