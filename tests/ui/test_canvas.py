@@ -501,3 +501,37 @@ def test_point_labels_stay_inside_the_plot(qtbot):
         text = label.textItem
         inner = text.mapRectToScene(text.boundingRect()).adjusted(4, 4, -4, -4)  # its margin
         assert view.contains(inner), (text.toPlainText(), inner, view)
+
+
+def test_a_moving_point_keeps_its_label_place_unless_another_is_clearly_better(qtbot,
+                                                                             monkeypatch):
+    """While a point moves, its label stays at its place when another scores better by only
+    a few pixels² of overlap (labels do not flicker between near-equal places during a
+    drag); a clearly better place wins."""
+    import numpy as np
+
+    from workbench.ui import canvas as canvas_module
+
+    canvas, workspace = open_canvas(qtbot, EXAMPLE_DIR / "llama_ffn.yaml")
+    op_id = workspace.document.session.operations[0].id
+    label = canvas._labels[op_id]
+    point = canvas._points[canvas._label_key(op_id)]
+    canvas._label_choice[op_id] = 5
+    slack = canvas_module._KEEP_PLACE_SLACK
+
+    def scores_with(best_gain):
+        def fake(rects, others, own):
+            out = np.full(len(rects), 1000.0)
+            out[5] = 100.0
+            out[3] = 100.0 - best_gain  # the best place, by best_gain
+            return out
+        return fake
+
+    monkeypatch.setattr(canvas, "_scores", scores_with(slack / 2))
+    canvas._place_point_label(op_id, label, point)
+    assert canvas._label_choice[op_id] == 5
+    assert tuple(label.anchor) == canvas_module._CANDIDATE_ANCHORS[5]
+    monkeypatch.setattr(canvas, "_scores", scores_with(slack * 2))
+    canvas._place_point_label(op_id, label, point)
+    assert canvas._label_choice[op_id] == 3
+    assert tuple(label.anchor) == canvas_module._CANDIDATE_ANCHORS[3]

@@ -254,6 +254,11 @@ class _Label(pg.TextItem):
         return r.width(), r.height()
 
 
+#: While a point moves (an edit, a drag), its label stays at its place unless another place
+#: scores better by more than this (pixels² of overlap): labels do not flicker between two
+#: near-equal places.
+_KEEP_PLACE_SLACK = 40.0
+
 #: Anchors of the twelve point-label candidates, in preference order: right above, right
 #: below, left above, left below, centred above, centred below; then the same farther out.
 _CANDIDATE_ANCHORS = ((0, 1), (0, 0), (1, 1), (1, 0), (0.5, 1), (0.5, 0)) * 2
@@ -606,6 +611,7 @@ class RooflineCanvas(QWidget):
         self._spot_index: dict[tuple[int, int], int] = {}
         self._labels: dict[int, _Label] = {}
         self._label_rects = _PlacedRects()
+        self._label_choice: dict[int, int] = {}  # op id -> the candidate its label is at
         self._fixed_rects: list[tuple[float, float, float, float]] = []
         self._fixed_array: tuple[list | None, np.ndarray] = (None, np.zeros((0, 4)))
         self._candidates: tuple[float, np.ndarray, np.ndarray] | None = None
@@ -1480,6 +1486,7 @@ class RooflineCanvas(QWidget):
 
         self._fixed_rects = placed
         self._label_rects = _PlacedRects()
+        self._label_choice = {}  # a full layout chooses every place afresh
         order = sorted(self._labels.items(),
                        key=lambda kv: -self._points[self._label_key(kv[0])].y)
         for op_id, label in order:
@@ -1577,7 +1584,12 @@ class RooflineCanvas(QWidget):
         if self._fixed_array[0] is not fixed or len(self._fixed_array[1]) != len(fixed):
             self._fixed_array = (fixed, np.asarray(fixed, dtype=float).reshape(-1, 4))
         others = np.vstack((self._label_rects.array_without(op_id), self._fixed_array[1]))
-        best = int(np.argmin(self._scores(rects, others, (x, y))))
+        scores = self._scores(rects, others, (x, y))
+        best = int(np.argmin(scores))
+        kept = self._label_choice.get(op_id)
+        if kept is not None and scores[kept] <= scores[best] + _KEEP_PLACE_SLACK:
+            best = kept  # as good as the best, near enough: the label stays where it is
+        self._label_choice[op_id] = best
         ox, oy = _candidate_offsets(self.theme.point_size)[best]
         label.set_offset(ox + float(dx[best]), oy + float(dy[best]),
                          anchor=_CANDIDATE_ANCHORS[best])
