@@ -57,6 +57,7 @@ CASES: list[tuple[str, str | bytes, tuple[str, ...], int | None]] = [
     ("m-text", gemm("m: abc"), ("operations[0].m", "positive integer", "abc"), 7),
     ("m-fraction", gemm("m: 3.5"), ("operations[0].m", "positive integer", "3.5"), 7),
     ("m-bool", gemm("m: true"), ("operations[0].m", "positive integer"), 7),
+    ("m-huge-negative", gemm("m: -" + "9" * 330), ("operations[0].m", "positive integer"), 7),
     # an explicit YAML tag its value cannot satisfy
     ("tag-bool-maybe", gemm("m: !!bool maybe"), ("'maybe'", "!!bool"), 7),
     ("tag-int-empty", gemm("m: !!int ''"), ("''", "!!int"), 7),

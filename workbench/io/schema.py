@@ -215,6 +215,8 @@ def check_param(param: Param, value: Any, place: Place) -> Any:
             return value  # (the common case, as the checks below would return it)
         if isinstance(value, int) and not isinstance(value, bool) and value > MAX_DIMENSION:
             raise place.error(f"is too large (at most 2^53), got {value!r}")
+        if isinstance(value, int) and not isinstance(value, bool) and value < param.minimum:
+            raise place.error(_int_message(param) + f", got {value!r}")
         try:
             number = parse_number(value)
         except QuantityError:

@@ -71,12 +71,15 @@ def parse_number(value: object) -> float:
     """A plain number, or a string holding one ("1e12", "3_000"). Booleans are refused."""
     if isinstance(value, bool) or value is None:
         raise QuantityError(f"expected a number, got {_show(value)}")
-    if isinstance(value, int | float):
-        number = float(value)
-    elif isinstance(value, str) and _NUMBER_RE.match(value.strip()):
-        number = float(value.strip().replace("_", ""))
-    else:
-        raise QuantityError(f"expected a number, got {_show(value)}")
+    try:
+        if isinstance(value, int | float):
+            number = float(value)
+        elif isinstance(value, str) and _NUMBER_RE.match(value.strip()):
+            number = float(value.strip().replace("_", ""))
+        else:
+            raise QuantityError(f"expected a number, got {_show(value)}")
+    except OverflowError:  # an integer beyond any float
+        number = math.inf
     if not math.isfinite(number):
         raise QuantityError(f"expected a finite number, got {_show(value)}")
     return number
