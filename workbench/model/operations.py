@@ -295,22 +295,10 @@ def _term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any]
           dtype: str = "") -> Term:
     """A term whose formula and substituted text come from ``template`` and ``symbols`` when
     first read (``symbols`` is not changed after counting)."""
-    term = _new_term(Term)
-    _set(term, "kind", kind)
-    _set(term, "name", name)
-    _set(term, "_formula", _LAZY)
-    _set(term, "_substituted", _LAZY)
-    _set(term, "value", value)
-    _set(term, "tensor", tensor)
-    _set(term, "elements", elements)
-    _set(term, "element_bytes", element_bytes)
-    _set(term, "dtype", dtype)
+    term = Term(kind, name, _LAZY, _LAZY, value, tensor, elements, element_bytes, dtype)
     _set(term, "_template", template)
     _set(term, "_symbols", symbols)
     return term
-
-
-_new_term = object.__new__
 
 
 @dataclass(frozen=True)

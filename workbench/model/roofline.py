@@ -207,60 +207,43 @@ def evaluate_counts(
     level_used = hardware.level_for(level)
     bandwidth = hardware.bandwidth(level_used)
     flops, nbytes = counts.flops, counts.bytes
-    result = _new_result(Result)
-    # Filled in field order without the generated __init__ (a session evaluates thousands
-    # of pairs on opening); equal to Result(...) with the same values.
     if (isinstance(flops, (int, float)) and not isinstance(flops, bool)
             and isinstance(nbytes, (int, float)) and not isinstance(nbytes, bool)):
         f, b, p, w = float(flops), float(nbytes), float(peak), float(bandwidth)
         (intensity, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper, t_predicted,
          bound) = _roofline(f, b, p, w, hardware.launch_overhead, hardware.efficiency)
-        vars(result).update(
-            operation=name,
-            hardware=hardware.label,
-            flops=f,
-            bytes=b,
-            intensity=intensity,
-            precision=counts.precision,
-            precision_used=precision_used,
-            level=level_used,
-            peak_flops=p,
-            bandwidth=w,
-            ridge=ridge,
-            attainable_flops=attainable,
-            fraction_of_peak=fraction,
-            bound=BOUND_NAMES[bound],
-            t_math_s=t_math,
-            t_mem_s=t_mem,
-            t_lower_s=t_lower,
-            t_upper_s=t_upper,
-            t_predicted_s=float(t_predicted),  # (a whole-number launch overhead is an int)
-            efficiency=hardware.efficiency,
-            launch_overhead_s=hardware.launch_overhead,
-        )
-        return result
-    r = evaluate_arrays(flops, nbytes, peak, bandwidth, hardware.launch_overhead,
-                        hardware.efficiency)
+    else:  # counts that are numpy values: the vectorised formulas
+        r = evaluate_arrays(flops, nbytes, peak, bandwidth, hardware.launch_overhead,
+                            hardware.efficiency)
+        f, b, p, w = float(r["flops"]), float(r["bytes"]), float(peak), float(bandwidth)
+        (intensity, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper,
+         t_predicted) = (float(r[key]) for key in (
+            "intensity", "ridge", "attainable_flops", "fraction_of_peak", "t_math_s", "t_mem_s",
+            "t_lower_s", "t_upper_s", "t_predicted_s"))
+        bound = int(r["bound"])
+    # Filled in field order without the generated __init__ (a session evaluates thousands
+    # of pairs on opening); equal to Result(...) with the same values.
+    result = _new_result(Result)
     vars(result).update(
         operation=name,
         hardware=hardware.label,
-        flops=float(r["flops"]),
-        bytes=float(r["bytes"]),
-        intensity=float(r["intensity"]),
+        flops=f,
+        bytes=b,
+        intensity=intensity,
         precision=counts.precision,
         precision_used=precision_used,
         level=level_used,
-        peak_flops=float(peak),
-        bandwidth=float(bandwidth),
-        ridge=float(r["ridge"]),
-        attainable_flops=float(r["attainable_flops"]),
-        fraction_of_peak=float(r["fraction_of_peak"]),
-        bound=BOUND_NAMES[int(r["bound"])],
-        t_math_s=float(r["t_math_s"]),
-        t_mem_s=float(r["t_mem_s"]),
-        t_lower_s=float(r["t_lower_s"]),
-        t_upper_s=float(r["t_upper_s"]),
-        t_predicted_s=float(r["t_predicted_s"]),
+        peak_flops=p,
+        bandwidth=w,
+        ridge=ridge,
+        attainable_flops=attainable,
+        fraction_of_peak=fraction,
+        bound=BOUND_NAMES[bound],
+        t_math_s=t_math,
+        t_mem_s=t_mem,
+        t_lower_s=t_lower,
+        t_upper_s=t_upper,
+        t_predicted_s=float(t_predicted),  # (a whole-number launch overhead is an int)
         efficiency=hardware.efficiency,
         launch_overhead_s=hardware.launch_overhead,
     )
