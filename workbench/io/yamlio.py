@@ -327,6 +327,11 @@ def _plain_events(loader: _Loader) -> tuple[Any] | None:
     while True:
         event = get()
         cls = type(event)
+        if cls is MappingEndEvent or cls is SequenceEndEvent:
+            container, mapping, keys = outer.pop()
+            continue
+        if cls is DocumentEndEvent:
+            break
         if cls is ScalarEvent:
             if event.anchor is not None or event.tag is not None:
                 return None
@@ -337,37 +342,22 @@ def _plain_events(loader: _Loader) -> tuple[Any] | None:
                     value = plain[text] = construct(text, event.implicit)
             else:
                 value = text  # quoted or block text: always a string
-            if mapping:
-                if key is _UNSET:
-                    if text == "<<" or text in keys:
-                        return None
-                    keys.add(text)
-                    key = value
-                    continue
-                container[key] = value
-                key = _UNSET
-            else:
-                container.append(value)
-            nodes += 1
-            if nodes > MAX_NODES or len(outer) > MAX_DEPTH:
+            if mapping and key is _UNSET:  # a key: its value comes next
+                if text == "<<" or text in keys:
+                    return None
+                keys.add(text)
+                key = value
+                continue
+            opened = None
+        elif cls is MappingStartEvent or cls is SequenceStartEvent:
+            if event.anchor is not None or event.tag is not None:
                 return None
-            continue
-        if cls is MappingEndEvent or cls is SequenceEndEvent:
-            container, mapping, keys = outer.pop()
-            continue
-        if cls is MappingStartEvent:
-            value = {}
-        elif cls is SequenceStartEvent:
-            value = []
-        elif cls is DocumentEndEvent:
-            break
+            if mapping and key is _UNSET:
+                return None  # a list or mapping as a key
+            value = opened = {} if cls is MappingStartEvent else []
         else:
             return None  # an alias
-        if event.anchor is not None or event.tag is not None:
-            return None
         if mapping:
-            if key is _UNSET:
-                return None  # a list or mapping as a key
             container[key] = value
             key = _UNSET
         else:
@@ -375,11 +365,12 @@ def _plain_events(loader: _Loader) -> tuple[Any] | None:
         nodes += 1
         if nodes > MAX_NODES or len(outer) > MAX_DEPTH:
             return None
-        outer.append((container, mapping, keys))
-        container = value
-        mapping = cls is MappingStartEvent
-        if mapping:
-            keys = set()
+        if opened is not None:  # fill the new list or mapping next
+            outer.append((container, mapping, keys))
+            container = opened
+            mapping = cls is MappingStartEvent
+            if mapping:
+                keys = set()
     if type(get()) is not StreamEndEvent:
         return None
     return (root[0],)
