@@ -392,21 +392,25 @@ def _run_child(code: str) -> tuple[float, str]:
     "painted" (or until it exited, for a child that never does) and its output. Start-up
     ends when the window is on screen: tearing the process down is not timed."""
     env = _child_env()
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
-    lines = []
-    elapsed = None
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        lines.append(line)
-        if elapsed is None and line.strip() == "painted":
+    # stderr goes to a file: a pipe nobody reads while stdout is read line by line would
+    # stall a child that writes much to it
+    with tempfile.TemporaryFile("w+") as errors:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                stderr=errors, text=True, env=env)
+        lines = []
+        elapsed = None
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if elapsed is None and line.strip() == "painted":
+                elapsed = time.perf_counter() - t0
+        proc.wait(timeout=300)
+        if elapsed is None:
             elapsed = time.perf_counter() - t0
-    _, err = proc.communicate(timeout=300)
-    if elapsed is None:
-        elapsed = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(err[-2000:])
+        if proc.returncode != 0:
+            errors.seek(0)
+            raise RuntimeError(errors.read()[-2000:])
     return elapsed, "".join(lines)
 
 
