@@ -508,14 +508,7 @@ class ResultsModel(QAbstractTableModel):
         cell = self.cell
         for item in span:
             role = item.role()
-            if role == _DISPLAY:  # the role every paint asks for: without the dispatch
-                item.setData(self.row_data(row).text_of(col))
-            elif role == _ALIGNMENT:
-                item.setData(_RIGHT if COLUMNS[col].numeric else _LEFT)
-            elif role in _ANSWERED:
-                item.setData(cell(row, col, role))
-            else:
-                item.setData(None)
+            item.setData(cell(row, col, role) if role in _ANSWERED else None)
 
     # -- export ----------------------------------------------------------------------------
 
