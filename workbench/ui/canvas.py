@@ -552,7 +552,6 @@ class RooflineCanvas(QWidget):
 
         plot = self._plot = self.plot_widget.getPlotItem()
         vb = self._vb = plot.getViewBox()
-        plot.setMenuEnabled(False)  # its "Log X" entries would break the log10 coordinates
         plot.hideAxis("top")  # given (to have no automatic SI prefix), pyqtgraph shows them
         plot.hideAxis("right")
         plot.hideButtons()
@@ -560,8 +559,6 @@ class RooflineCanvas(QWidget):
         vb.disableAutoRange()
         self._x_axis.setLogMode(True)
         self._y_axis.setLogMode(True)
-        for axis in (self._x_axis, self._y_axis):
-            axis.enableAutoSIPrefix(False)
 
         def add(item):
             vb.addItem(item, ignoreBounds=True)

@@ -155,8 +155,6 @@ class SweepPlot(QWidget):
         plot.setMenuEnabled(False)  # its log entries would break the log10 coordinates
         plot.hideButtons()
         plot.setContentsMargins(4, 4, 24, 4)
-        for axis in (self._x_axis, self._y_axis):
-            axis.enableAutoSIPrefix(False)
         self._y_axis.setLogMode(True)
         self._x_axis.setLogMode(True)
         # top left: the curves rise from bottom left to a plateau at the top right
