@@ -209,9 +209,9 @@ def test_measured_points_are_linked_to_their_predictions(qtbot):
     assert (x0, y0) == pytest.approx((flops / nbytes, flops / nbytes * H100_BW), rel=1e-9)
     assert soft["label"] == f"softmax_warp_forward: {100 * nbytes / H100_BW / t:.1f} % · production"
 
-    legend = canvas.legend_texts()  # as the legend holds them: HTML-escaped
+    legend = canvas.legend_texts()  # plain text, as drawn
     assert "measured, ≥ 90 %: re-measure" in legend
-    assert "measured, &lt; 50 %: likely a bug" in legend
+    assert "measured, < 50 %: likely a bug" in legend
 
 
 def test_hovering_a_measured_point_gives_fraction_and_verdict(qtbot):
@@ -234,7 +234,7 @@ def test_measurement_edits_and_the_view_flag_redraw_the_marks(qtbot):
     measurements = document.session.measurements
     document.set_measurements(measurements[:1])
     assert [m["name"] for m in canvas.measured_items()] == ["FFN up, cuBLAS"]
-    assert not any(t.startswith("measured, &lt; 50 %") for t in canvas.legend_texts())
+    assert not any(t.startswith("measured, < 50 %") for t in canvas.legend_texts())
     # a faster run of the same kernel: 90 % of the bound → re-measure
     flops, _ = gemm_counts(*FFN)
     document.set_measurements([Measurement("FFN, fast", operation="FFN up, training",

@@ -10,7 +10,8 @@ import math
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from tests.conftest import EXAMPLES
@@ -125,7 +126,7 @@ def test_legend_lists_machines_and_operations(llama):
     session = workspace.document.session
     expected = [e.hardware.label for e in session.hardware] + [
         e.operation.name for e in session.operations]
-    assert canvas.legend_texts() == [t.replace("&", "&amp;") for t in expected]
+    assert canvas.legend_texts() == expected
 
 
 def test_axis_tick_labels_read_as_engineering_values(qtbot):  # qtbot: a QApplication
@@ -202,6 +203,84 @@ def test_hide_operation_removes_its_points_and_label(llama):
     assert gemv not in [lab[0] for lab in canvas.label_items()]
     workspace.document.undo()
     assert len(canvas.point_items()) == count
+
+
+def test_a_canvas_filled_while_hidden_places_its_labels_once_at_the_size_shown(qtbot):
+    """A window is built and filled before it is shown: the labels are placed when it is
+    first painted, for the size it is shown at, not at the size it had while hidden."""
+    document = Document()
+    workspace = Workspace(document)
+    canvas = RooflineCanvas(workspace)
+    qtbot.addWidget(canvas)
+    widths = []
+    place = canvas._layout_annotations
+
+    def counting_place():
+        widths.append(canvas._vb.width())
+        place()
+
+    canvas._layout_annotations = counting_place
+    document.replace_session(load_session(EXAMPLE_DIR / "llama_ffn.yaml"))
+    assert widths == []
+    canvas.resize(760, 560)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    QApplication.processEvents()
+    assert widths == [canvas._vb.width()]
+    assert not canvas._layout_timer.isActive()
+    assert len(canvas.label_items()) == len(document.session.operations)
+
+
+def test_legend_draws_each_row_with_its_sample_colour(llama):
+    """The legend is painted by one item: each operation's row shows a disc in the colour of
+    its points, to the left of the row's text, inside the legend's frame."""
+    canvas, workspace = llama
+    canvas.relayout()
+    image = canvas.plot_widget.grab().toImage()
+    legend = canvas.legend_item
+    frame = canvas.plot_widget.mapFromScene(legend.sceneBoundingRect()).boundingRect()
+    ratio = image.devicePixelRatio()
+    entries = canvas.scene_model.legend
+    assert [e.text for e in entries] == canvas.legend_texts()
+    operations = [(row, e) for row, e in enumerate(entries) if e.kind == "operation"]
+    assert len(operations) == len(workspace.document.session.operations)
+    for row, entry in operations:
+        x = frame.left() + legend.MARGIN + legend.SAMPLE / 2
+        y = (frame.top() + legend.MARGIN
+             + (row + 0.5) * (frame.height() - 2 * legend.MARGIN) / len(entries))
+        pixel = image.pixelColor(int(x * ratio), int(y * ratio))
+        wanted = QColor(canvas.theme.point_color(entry.color))
+        # the disc's middle: its colour, give or take antialiasing at a pixel's edge
+        assert max(abs(pixel.red() - wanted.red()), abs(pixel.green() - wanted.green()),
+                   abs(pixel.blue() - wanted.blue())) <= 16, (entry.text, pixel.name())
+
+
+def test_legend_can_be_dragged_and_stays_inside_on_resize(llama):
+    from PySide6.QtCore import QEvent, QPointF
+    from PySide6.QtGui import QMouseEvent
+
+    canvas, _ = llama
+    legend = canvas.legend_item
+    view = canvas.plot_widget.viewport()
+    start = canvas.plot_widget.mapFromScene(legend.sceneBoundingRect().center())
+    before = legend.sceneBoundingRect().topLeft()
+
+    def send(kind, pos, button, buttons):
+        event = QMouseEvent(kind, QPointF(pos), QPointF(view.mapToGlobal(pos)), button, buttons,
+                            Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(view, event)
+
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+    send(QEvent.Type.MouseButtonPress, start, left, left)
+    for step in range(1, 11):
+        send(QEvent.Type.MouseMove, start + QPoint(6 * step, 4 * step), none, left)
+    send(QEvent.Type.MouseButtonRelease, start + QPoint(60, 40), left, none)
+    after = legend.sceneBoundingRect().topLeft()
+    assert (after.x() - before.x(), after.y() - before.y()) == pytest.approx((60, 40), abs=1.5)
+    canvas.resize(640, 460)  # it keeps its relative place, inside the plot
+    QApplication.processEvents()
+    plot_area = canvas.plot_widget.getPlotItem().getViewBox().sceneBoundingRect()
+    assert plot_area.contains(legend.sceneBoundingRect())
 
 
 def test_rename_updates_label_and_legend(llama):

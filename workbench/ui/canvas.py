@@ -23,8 +23,9 @@ from dataclasses import replace
 
 import numpy as np
 import pyqtgraph as pg
+from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsRectItem,
@@ -364,26 +365,92 @@ class _Curve(pg.PlotCurveItem):
             p.drawPath(self.getPath())
 
 
-class _Legend(pg.LegendItem):
-    """pyqtgraph's legend, sized once after a batch of entries instead of after each (the
-    sizing walks the whole layout: filling a legend was quadratic in its entries)."""
+class _Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
+    """The chart's legend: one item that draws its framed rows, a sample and a text each.
 
-    _batching = False
+    pyqtgraph's legend is a layout of a sample item and a rich-text label per row; building
+    and sizing those was a fifth of the cost of drawing a session. The legend stays at its
+    offset from the plot's top-left corner when the plot is resized, and can be dragged
+    elsewhere, as pyqtgraph's."""
 
-    def updateSize(self) -> None:  # noqa: N802 (pyqtgraph API)
-        if not self._batching:
-            super().updateSize()
+    MARGIN = 9.0  # frame to rows
+    SAMPLE = 20.0  # width (and least height) of a row's sample
+    GAP = 9.0  # sample to text
+    ROW = 19.0  # least row height; rows are as high as the font's line when that is more
 
-    @contextmanager
-    def batch(self) -> Iterator[None]:
-        self._batching = True
-        try:
-            yield
-        finally:
-            self._batching = False
-            # twice: the first sizing lays the rows out, the second reads their heights
-            self.updateSize()
-            self.updateSize()
+    def __init__(self, offset: tuple[float, float]) -> None:
+        pg.GraphicsWidget.__init__(self)
+        pg.GraphicsWidgetAnchor.__init__(self)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
+        self._offset = offset
+        self.rows: list[tuple[str, tuple | None]] = []
+        self._pen = QPen(Qt.PenStyle.NoPen)
+        self._brush = QBrush()
+        self._text_pen = QPen(QColor("black"))
+        self._font = QFont()
+        self._row_height = self.ROW
+        self._text_width = 0.0
+
+    def setParentItem(self, parent) -> None:  # noqa: N802 (Qt API)
+        super().setParentItem(parent)
+        self.anchor(itemPos=(0, 0), parentPos=(0, 0), offset=self._offset)
+
+    def set_style(self, brush: QBrush, pen: QPen, text_color: QColor, font: QFont) -> None:
+        self._brush, self._pen, self._text_pen, self._font = brush, pen, QPen(text_color), font
+        self._resize()
+
+    def set_rows(self, rows: list[tuple[str, tuple | None]]) -> None:
+        """``(text, sample)`` per row; a sample is ``(line_pen, symbol, size, pen, brush)``
+        (``line_pen`` or ``symbol`` may be ``None``), or ``None`` for a text-only row."""
+        self.rows = rows
+        self._resize()
+
+    def _resize(self) -> None:
+        metrics = QFontMetricsF(self._font)
+        self._row_height = max(self.ROW, math.ceil(metrics.height()) + 4)
+        self._text_width = max((metrics.horizontalAdvance(text) for text, _ in self.rows),
+                               default=0.0)
+        width = 2 * self.MARGIN + self.SAMPLE + self.GAP + math.ceil(self._text_width) + 2
+        height = 2 * self.MARGIN + self._row_height * len(self.rows)
+        self.setGeometry(0, 0, width, height)
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+        return QRectF(0, 0, self.width(), self.height())
+
+    def paint(self, p, *args) -> None:
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(self._pen)
+        p.setBrush(self._brush)
+        p.drawRect(self.boundingRect())
+        p.setFont(self._font)
+        h = self._row_height
+        x_text = self.MARGIN + self.SAMPLE + self.GAP
+        for i, (text, sample) in enumerate(self.rows):
+            top = self.MARGIN + i * h
+            if sample is not None:
+                line_pen, symbol, size, pen, brush = sample
+                middle = top + h / 2
+                if line_pen is not None:
+                    p.setPen(line_pen)
+                    p.drawLine(QPointF(self.MARGIN, middle),
+                               QPointF(self.MARGIN + self.SAMPLE, middle))
+                if symbol is not None:
+                    p.save()
+                    p.translate(self.MARGIN + self.SAMPLE / 2, middle)
+                    drawSymbol(p, symbol, size, pen, brush)
+                    p.restore()
+            p.setPen(self._text_pen)
+            p.drawText(QRectF(x_text, top, self._text_width + 2, h),
+                       int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
+
+    def hoverEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph API)
+        ev.acceptDrags(Qt.MouseButton.LeftButton)
+
+    def mouseDragEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph API)
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            self.autoAnchor(self.pos() + ev.pos() - ev.lastPos())
 
 
 class _Spots(pg.ScatterPlotItem):
@@ -592,10 +659,9 @@ class RooflineCanvas(QWidget):
         for item in (self._sweep_dots, self._predicted_marks, self._crossing_marks,
                      self._measured_marks):
             add(item)
-        self._legend = _Legend(offset=(12, 12), verSpacing=-4)
+        self._legend = _Legend(offset=(12, 12))
         self._legend.setParentItem(vb)
         self._legend_key: tuple = ()
-        self._legend_samples: list = []
 
         # drawn state
         self._roofs: list[tuple[Roof, pg.PlotCurveItem]] = []
@@ -638,6 +704,9 @@ class RooflineCanvas(QWidget):
         self._layout_timer.setSingleShot(True)
         self._layout_timer.setInterval(40)
         self._layout_timer.timeout.connect(self._layout_annotations)
+        # a rebuild while the canvas is hidden (a window being built) places the labels when
+        # it is next painted or read, at the size it is shown at, not now
+        self._layout_pending = False
 
         workspace.signals.changed.connect(self._on_change)
         workspace.selection.changed.connect(self._on_selection)
@@ -662,8 +731,7 @@ class RooflineCanvas(QWidget):
             self.workspace.selection.changed.disconnect(self._on_selection)
         except (RuntimeError, TypeError):
             pass
-        self._legend.clear()
-        self._legend_samples = []
+        self._legend.set_rows([])
         self._vb.clear()
         for pool in [self._region_pool, self._roof_pool, self._scatter_pool, self._sweep_pool,
                      self._link_pool, self._band_pool, self._arrow_pool,
@@ -682,6 +750,8 @@ class RooflineCanvas(QWidget):
         """Labels keep their size and angle on screen whatever the view's scale: when the
         view's transform has changed since the last paint, re-derive theirs (one check per
         paint instead of one Python call per label)."""
+        if self._layout_pending:
+            self._layout_annotations()
         transform = self._vb.childGroup.sceneTransform()
         if transform == self._label_transform:
             return
@@ -779,13 +849,16 @@ class RooflineCanvas(QWidget):
 
     def ridge_labels(self) -> list[str]:
         """Text of every ridge label shown."""
+        self._flush_layout()
         return [item.toPlainText() for _, item in self._ridge_items if item.isVisible()]
 
     def roof_labels(self) -> list[str]:
+        self._flush_layout()
         return [item.toPlainText() for _, item in self._roof_labels if item.isVisible()]
 
     def label_items(self) -> list[tuple[int, str, float, float]]:
         """``(op_id, text, x, y)`` of every point label shown, anchored at data ``(x, y)``."""
+        self._flush_layout()
         out = []
         for op_id, item in self._labels.items():
             if item.isVisible():
@@ -796,14 +869,20 @@ class RooflineCanvas(QWidget):
 
     def region_items(self) -> list[tuple[str, str]]:
         """``(kind, label)`` of every shaded region shown."""
+        self._flush_layout()
         return [(region.kind, label.toPlainText()) for region, curve, label in self._region_items
                 if curve.isVisible()]
+
+    @property
+    def legend_item(self) -> QGraphicsItem:
+        """The legend's chart item (for its place and size)."""
+        return self._legend
 
     def legend_texts(self) -> list[str]:
         """Entries of the legend, or ``[]`` when it is hidden."""
         if not self._legend.isVisible():
             return []
-        return [label.text for _, label in self._legend.items]
+        return [text for text, _ in self._legend.rows]
 
     def background_color(self) -> str:
         return self.plot_widget.backgroundBrush().color().name()
@@ -919,7 +998,15 @@ class RooflineCanvas(QWidget):
             if honour_view_range and session.view.y_range:
                 y_range, padding = session.view.y_range, 0.0
             self.set_view_range(x_range, y_range, padding)
-        self._layout_annotations()
+        if self.isVisible():
+            self._layout_annotations()
+        else:
+            self._layout_pending = True
+
+    def _flush_layout(self) -> None:
+        """Place the labels now if a rebuild while hidden left them to the next paint."""
+        if self._layout_pending:
+            self._layout_annotations()
 
     def _update_operation(self, op_id: int) -> bool:
         """Move one operation's points and label after a parameter edit. Returns False when
@@ -1047,10 +1134,9 @@ class RooflineCanvas(QWidget):
             axis.setTickFont(tick_font)
             axis.setStyle(tickTextOffset=6, tickLength=-6)
         self._plot.showGrid(x=True, y=True, alpha=theme.grid_alpha)
-        self._legend.setBrush(make_brush(theme.legend_background))
-        self._legend.setPen(make_pen(theme.legend_border, 1.0))
-        self._legend.setLabelTextColor(qcolor(theme.text))
-        self._legend.setLabelTextSize(f"{theme.legend_size}pt")
+        self._legend.set_style(make_brush(theme.legend_background),
+                               make_pen(theme.legend_border, 1.0), qcolor(theme.text),
+                               make_font(theme, theme.legend_size))
         self._legend_key = ()
         fonts = {
             "point": make_font(theme, theme.label_size),
@@ -1302,43 +1388,27 @@ class RooflineCanvas(QWidget):
         if key == self._legend_key and not force:
             return
         self._legend_key = key
-        with self._legend.batch():
-            self._fill_legend(scene)
+        self._legend.set_rows([(entry.text, self._legend_sample(entry))
+                               for entry in scene.legend])
 
-    def _fill_legend(self, scene: Scene) -> None:
+    def _legend_sample(self, entry) -> tuple | None:
+        """How a legend row's sample is drawn: ``(line_pen, symbol, size, pen, brush)``."""
         theme = self.theme
-        self._legend.clear()
-        self._legend_samples = []
         size = theme.point_size * 0.9
-        for entry in scene.legend:
-            if entry.kind == "machine":
-                color = theme.roof_color(entry.style_index or 0)
-                sample = pg.PlotDataItem(x=[0.0], y=[0.0], pen=self._pen(color, theme.roof_width),
-                                         symbol=entry.marker, symbolBrush=self._brush(color),
-                                         symbolSize=size,
-                                         symbolPen=self._pen(theme.background, 1.0))
-            elif entry.kind == "operation":
-                color = theme.point_color(entry.color or "#000000")
-                sample = pg.ScatterPlotItem(symbol="o", size=size, brush=self._brush(color),
-                                            pen=self._pen(theme.point_outline, 0.9))
-            elif entry.kind == "measured":
-                sample = pg.ScatterPlotItem(symbol="x", size=size * 1.15,
-                                            brush=self._brush(entry.color or theme.text),
-                                            pen=self._pen(theme.point_outline, 0.6))
-            elif entry.marker:
-                sample = pg.ScatterPlotItem(symbol=entry.marker, size=size,
-                                            brush=self._brush(theme.background),
-                                            pen=self._pen(theme.text, 2.0))
-            else:
-                sample = pg.PlotDataItem(pen=None)
-            self._legend_samples.append(sample)
-            self._legend.addItem(sample, _html_escape(entry.text))
-        for item_sample, label in self._legend.items:
-            # pyqtgraph would hide the (detached) sample on click: the legend only explains
-            item_sample.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-            # on screen the legend is pixmaps (export_mode switches every cache off)
-            item_sample.setCacheMode(_CACHE)
-            label.item.setCacheMode(_CACHE)
+        if entry.kind == "machine":
+            color = theme.roof_color(entry.style_index or 0)
+            return (self._pen(color, theme.roof_width), entry.marker, size,
+                    self._pen(theme.background, 1.0), self._brush(color))
+        if entry.kind == "operation":
+            color = theme.point_color(entry.color or "#000000")
+            return (None, "o", size, self._pen(theme.point_outline, 0.9), self._brush(color))
+        if entry.kind == "measured":
+            return (None, "x", size * 1.15, self._pen(theme.point_outline, 0.6),
+                    self._brush(entry.color or theme.text))
+        if entry.marker:
+            return (None, entry.marker, size, self._pen(theme.text, 2.0),
+                    self._brush(theme.background))
+        return None
 
     # ------------------------------------------------------------------------------------
     # annotation layout (pixel space)
@@ -1363,6 +1433,8 @@ class RooflineCanvas(QWidget):
         points and the frame as little as cheaply possible (greedy, in pixels, first free
         candidate wins): ridge labels first, then flat-roof, sloped-roof, region and point
         labels (highest points first)."""
+        self._layout_pending = False
+        self._layout_timer.stop()  # placed for the current view: a queued placing is moot
         if self._scene is None:
             return
         (x0, x1), (y0, y1) = self._vb.viewRange()

@@ -434,13 +434,11 @@ def _paint_axes(canvas, scratch) -> None:
 
 def _legend_height_share(canvas) -> float:
     """How much of the plot's height the legend covers (0 when hidden)."""
-    import pyqtgraph as pg
-
     vb = canvas.plot_widget.getPlotItem().getViewBox()
-    legends = [i for i in vb.childItems() if isinstance(i, pg.LegendItem) and i.isVisible()]
-    if not legends or vb.height() <= 0:
+    legend = canvas.legend_item
+    if not legend.isVisible() or vb.height() <= 0:
         return 0.0
-    return max(item.sceneBoundingRect().height() for item in legends) / vb.height()
+    return legend.sceneBoundingRect().height() / vb.height()
 
 
 def _fit_title(canvas) -> bool:
