@@ -325,18 +325,13 @@ def bench_export(reps: int) -> dict[str, dict[str, float]]:
 # -- subprocess measurements -----------------------------------------------------------------
 
 _STARTUP_APP = r"""
-import sys, time
+import sys
 sys.path.insert(0, {root!r})
-from workbench.ui.app import create_app
-from workbench.io.examples import DEFAULT_EXAMPLE, examples_dir
-from workbench.io.sessions import load_session
-app = create_app()
-from workbench.ui.main_window import MainWindow
-w = MainWindow()
-w.set_session(load_session(examples_dir() / DEFAULT_EXAMPLE), None)
-w.show()
-app.processEvents()
-w.repaint()
+from workbench.ui.app import start
+window = start()  # what `roofline-workbench` does before its event loop
+from PySide6.QtWidgets import QApplication
+QApplication.processEvents()
+window.repaint()
 print("painted", flush=True)
 """
 

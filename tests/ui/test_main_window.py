@@ -222,3 +222,37 @@ def test_unsaved_changes_survive_a_crash_and_are_recovered_on_next_start(qtbot, 
     window.save_to(tmp_path / "recovered.yaml")
     assert not window.autosave.path.exists()
     assert load_session(tmp_path / "recovered.yaml").operations[0].operation.params["m"] == 4321
+
+
+def test_start_shows_the_built_in_example_and_leaves_the_collector_running(qtbot):
+    import gc
+
+    from workbench.io.examples import DEFAULT_EXAMPLE, examples_dir
+    from workbench.ui.app import start
+
+    assert gc.isenabled()
+    window = start()
+    qtbot.addWidget(window)
+    assert window.isVisible()
+    example = load_session(examples_dir() / DEFAULT_EXAMPLE)
+    assert window.document.session.title == example.title
+    assert len(window.canvas.label_items()) == len(example.operations)
+    assert gc.isenabled()  # paused only while the window was built
+
+
+def test_start_refuses_a_bad_session_before_any_window_and_resumes_the_collector(tmp_path):
+    import gc
+
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.io.errors import InputError
+    from workbench.ui.app import start
+
+    create_app()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("operations: [\n", encoding="utf-8")
+    before = set(QApplication.topLevelWidgets())
+    with pytest.raises(InputError, match="bad.yaml"):
+        start(str(bad))
+    assert set(QApplication.topLevelWidgets()) == before
+    assert gc.isenabled()
