@@ -53,6 +53,7 @@ class Change:
 
 @dataclass
 class _Command:
+    """An undoable edit: its menu text, how to redo and undo it, and what it may merge with."""
     text: str
     redo: Callable[[], Change]
     undo: Callable[[], Change]
@@ -72,6 +73,7 @@ def new_operation(kind: str, name: str | None = None) -> Operation:
 
 @dataclass
 class Document:
+    """The open session, its file and its undo history; listeners hear every change."""
     session: Session = field(default_factory=Session)
     path: Path | None = None
     _undo: list[_Command] = field(default_factory=list)

@@ -23,6 +23,7 @@ _HEADER = "# roofline-workbench autosave "
 
 @dataclass(frozen=True)
 class Recoverable:
+    """An autosave left by a process that did not close cleanly."""
     path: Path
     original: str | None
     saved_at: float

@@ -47,6 +47,7 @@ MAX_NODES = 200_000
 
 @dataclass
 class YamlDocument:
+    """Data read from YAML, with the line of each place (for messages)."""
     data: Any
     file: str | None = None
     lines: dict[tuple[object, ...], int] = field(default_factory=dict)

@@ -13,6 +13,7 @@ __all__ = ["Skipped", "Pair", "evaluate_session", "evaluate_pair"]
 
 @dataclass(frozen=True)
 class Skipped:
+    """Why an (operation, machine) pair has no result."""
     operation: str
     hardware: str
     reason: str
@@ -20,6 +21,7 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Pair:
+    """An (operation, machine) pair and its result, or why it has none."""
     operation: OperationEntry
     hardware: HardwareEntry
     result: Result | None

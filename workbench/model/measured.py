@@ -140,6 +140,7 @@ def _finite(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Verdict:
+    """A band of measured-to-predicted fractions, ``low ≤ f < high``, and what it suggests."""
     key: str
     low: float  # inclusive
     high: float  # exclusive

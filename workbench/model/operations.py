@@ -142,6 +142,7 @@ class Term:
 
 @dataclass
 class Counts:
+    """The FLOP and byte terms of one operation, at the precision it is counted in."""
     flop_terms: list[Term]
     byte_terms: list[Term]
     precision: str
@@ -205,6 +206,7 @@ class Param:
 
 @dataclass(frozen=True)
 class Kind:
+    """An operation kind: its parameters, its counting function and its documentation."""
     kind: str
     label: str
     doc: str
@@ -303,6 +305,7 @@ def _term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any]
 
 @dataclass(frozen=True)
 class _Sym:
+    """A parameter's symbol in formulas and its value."""
     sym: str
     value: Any
 

@@ -32,6 +32,7 @@ def new_id() -> int:
 
 @dataclass
 class HardwareEntry:
+    """A machine of the session, with how it is drawn."""
     hardware: Hardware
     preset: str | None = None
     visible: bool = True
@@ -41,6 +42,7 @@ class HardwareEntry:
 
 @dataclass
 class OperationEntry:
+    """An operation of the session, with how it is drawn and its optional sweep."""
     operation: Operation
     color: str | None = None
     visible: bool = True
@@ -66,6 +68,7 @@ class Comparison:
 
 @dataclass
 class ViewSettings:
+    """What the chart shows, and its theme and zoom."""
     theme: str = "light"
     legend: bool = True
     labels: bool = True
@@ -85,6 +88,7 @@ class ViewSettings:
 
 @dataclass
 class Session:
+    """Everything a session file holds: machines, operations, view, measurements, pairs."""
     title: str = ""
     hardware: list[HardwareEntry] = field(default_factory=list)
     operations: list[OperationEntry] = field(default_factory=list)
