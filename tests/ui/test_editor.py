@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLineEdit, QToolButton
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QToolButton,
+    QWidget,
+)
 
 from workbench.document import Document, new_operation
 from workbench.io.presets import get_preset
@@ -537,7 +545,9 @@ def test_empty_state_and_selection_changes(qtbot):
     document = Document(load_session(EXAMPLES / "llama_ffn.yaml"))
     workspace, editor = _editor(qtbot, document)
     assert editor.field("m") is None
-    assert editor.findChild(type(editor._empty), "editor_empty").isVisible()
+    empty = editor.findChild(QWidget, "editor_empty")
+    assert empty.isVisible()
+    assert "No operation selected" in [label.text() for label in empty.findChildren(QLabel)]
     first, second = (e.id for e in document.session.operations[:2])
     workspace.selection.select(first)
     assert editor.field("m").value() == 8192

@@ -8,7 +8,6 @@ objects or raises :class:`InputError` such as
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -66,11 +65,18 @@ def expect_list(value: Any, place: Place, what: str) -> list[Any]:
     return value
 
 
+def _did_you_mean(word: str, options: list[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``options``, or ``""``."""
+    import difflib  # only a message needs it
+
+    close = difflib.get_close_matches(word, options, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def check_keys(data: Mapping[str, Any], allowed: tuple[str, ...] | set[str], place: Place) -> None:
     for key in data:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), [str(a) for a in allowed], n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = _did_you_mean(str(key), [str(a) for a in allowed])
             raise place.at(key).error(
                 f"unknown key {key!r}{hint}; expected one of: {', '.join(sorted(allowed))}")
 
@@ -141,8 +147,7 @@ def _rates(value: Any, place: Place, unit: str, what: str, names: tuple[str, ...
     for key, rate in mapping.items():
         key_place = place.at(key)
         if names is not None and key not in names:
-            close = difflib.get_close_matches(str(key), names, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = _did_you_mean(str(key), names)
             raise key_place.error(f"unknown precision {key!r}{hint}; one of: {', '.join(names)}")
         if names is None and (not isinstance(key, str) or not _NAME_RE.match(key)):
             raise key_place.error(
@@ -280,8 +285,7 @@ def _check_steps(value: Any, place: Place) -> list[dict[str, Any]]:
             raise sp.error(f"a step needs op: one of {', '.join(STEP_OPS)}")
         op = step["op"]
         if not isinstance(op, str) or op not in STEP_OPS:
-            close = difflib.get_close_matches(str(op), list(STEP_OPS), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = _did_you_mean(str(op), list(STEP_OPS))
             raise sp.at("op").error(f"unknown step {op!r}{hint}; one of: {', '.join(STEP_OPS)}")
         clean: dict[str, Any] = {"op": op}
         if step.get("inputs") is not None:
@@ -336,8 +340,7 @@ def parse_operation(data: Any, place: Place) -> tuple[Operation, dict[str, Any]]
         raise place.error(f"an operation needs a kind: one of {', '.join(KINDS)}")
     kind = data["kind"]
     if not isinstance(kind, str) or kind not in KINDS:
-        close = difflib.get_close_matches(str(kind), list(KINDS), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = _did_you_mean(str(kind), list(KINDS))
         raise place.at("kind").error(f"unknown kind {kind!r}{hint}; one of: {', '.join(KINDS)}")
     spec = KINDS[kind]
     check_keys(data, _operation_keys(spec), place)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -289,6 +288,8 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
     # are evaluated side by side, one per core
     global _POOL
     if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor  # only large sweeps need it
+
         _POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
                                    thread_name_prefix="roofline-sweep")
     return list(_POOL.map(one, machines))
@@ -297,4 +298,4 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
 #: Sweeps with at least this many shapes evaluate their machines in parallel threads (below,
 #: handing work to a thread costs more than it saves).
 PARALLEL_MIN_SHAPES = 100_000
-_POOL: ThreadPoolExecutor | None = None
+_POOL = None  # the sweep threads (a concurrent.futures.ThreadPoolExecutor), made when needed

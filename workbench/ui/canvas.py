@@ -67,6 +67,7 @@ from workbench.ui.theme import (
     make_pen,
     qcolor,
 )
+from workbench.ui.widgets import escape_html
 
 __all__ = ["RooflineCanvas", "LogAxis", "to_view", "to_data"]
 
@@ -1937,7 +1938,7 @@ class RooflineCanvas(QWidget):
                 label.setColor(qcolor(marks[0][1]))
             else:
                 label.setHtml("<br>".join(f'<span style="color:{color}">'
-                                          f"{_html_escape(mark.label)}</span>"
+                                          f"{escape_html(mark.label)}</span>"
                                           for mark, color in marks))
             label.setPos(corner[1], corner[2])
         for mark, cx, cy in zip((m for p in self._sweep_drawn for m in p[0].crossings),
@@ -2254,6 +2255,3 @@ def _fade(color: str, amount: float) -> str:
     b = int(c.blue() * amount + grey * (1 - amount))
     return f"#{r:02X}{g:02X}{b:02X}"
 
-
-def _html_escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

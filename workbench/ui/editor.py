@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import html
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -81,7 +80,13 @@ from workbench.model.operations import CONVENTIONS, KINDS, STEP_OPS, Counts, Kin
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
 from workbench.ui.sweep_editor import SweepSection
-from workbench.ui.widgets import BigSpinBox, QuantityEdit, no_wheel_filter, set_invalid
+from workbench.ui.widgets import (
+    BigSpinBox,
+    QuantityEdit,
+    escape_html,
+    no_wheel_filter,
+    set_invalid,
+)
 
 __all__ = ["OperationEditor", "DerivationView", "StepsEditor", "build_derivation"]
 
@@ -95,6 +100,7 @@ _QUIET_FIELDS = {"color", "visible", "label"}  # operation fields that change no
 
 @dataclass
 class TermRow:
+    """One FLOP or byte term of the derivation, as shown."""
     name: str
     direction: str  # "flop", "read" or "write"
     size: str  # "16 777 216 × 2 B" for tensors, "" otherwise
@@ -104,6 +110,7 @@ class TermRow:
 
 @dataclass
 class Section:
+    """A titled part of the derivation: term rows, name-value pairs or bullets."""
     title: str
     kind: str  # "terms" | "pairs" | "bullets" | "toggle"
     rows: list[Any] = field(default_factory=list)
@@ -642,12 +649,12 @@ class DerivationView(QTextBrowser):
 
 def _tooltip(param: Param, extra: str = "") -> str:
     symbol = param.sym if param.numeric or param.symbol else ""
-    text = f"<b>{html.escape(param.label)}</b>"
+    text = f"<b>{escape_html(param.label)}</b>"
     if symbol:
-        text += f" &nbsp;<i>symbol in formulas:</i> <code>{html.escape(symbol)}</code>"
-    text += f"<br>{html.escape(param.doc)}"
+        text += f" &nbsp;<i>symbol in formulas:</i> <code>{escape_html(symbol)}</code>"
+    text += f"<br>{escape_html(param.doc)}"
     if param.inherit:
-        text += f"<br><i>Default: same as “{html.escape(param.inherit)}”.</i>"
+        text += f"<br><i>Default: same as “{escape_html(param.inherit)}”.</i>"
     if extra:
         text += f"<br><span style='color:gray'>{extra}</span>"
     return text
@@ -1108,17 +1115,7 @@ class OperationEditor(QWidget):
         self.sweep_section: SweepSection | None = None
 
         self._stack = QStackedLayout(self)
-        self._empty = QLabel(
-            "<p style='font-size:large;'>No operation selected</p>"
-            "<p>Select an operation on the chart, in the operations list or in the results "
-            "table to edit its parameters here and see how its FLOPs and bytes are counted.</p>"
-        )
-        self._empty.setObjectName("editor_empty")
-        self._empty.setWordWrap(True)
-        self._empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self._empty.setMargin(24)
-        self._empty.setEnabled(False)
-        self._stack.addWidget(self._empty)
+        self._empty: QWidget | None = None  # the "no operation" page, built when first shown
 
         page = QWidget()
         page_layout = QVBoxLayout(page)
@@ -1174,10 +1171,40 @@ class OperationEditor(QWidget):
         self._splitter.splitterMoved.connect(self._on_splitter_moved)
         page_layout.addWidget(self._splitter)
         self._stack.addWidget(page)
+        self._page = page
 
         workspace.signals.changed.connect(self._on_change)
         workspace.selection.changed.connect(self._on_selection)
         self._show(workspace.selection.current)
+        if self._op_id is None:
+            self._stack.setCurrentWidget(self._empty_page())
+
+    def _empty_page(self) -> QWidget:
+        """The page shown when no operation is selected, built when first needed. Its text is
+        plain: a stacked page is measured on every layout pass, shown or not, and a
+        rich-text label lays out a text document each time."""
+        if self._empty is None:
+            page = self._empty = QWidget()
+            page.setObjectName("editor_empty")
+            page.setEnabled(False)
+            layout = QVBoxLayout(page)
+            layout.setContentsMargins(24, 24, 24, 24)
+            layout.addStretch(1)
+            title = QLabel("No operation selected")
+            font = title.font()
+            font.setPointSizeF(font.pointSizeF() * 1.2)
+            title.setFont(font)
+            body = QLabel("Select an operation on the chart, in the operations list or in the "
+                          "results table to edit its parameters here and see how its FLOPs and "
+                          "bytes are counted.")
+            body.setWordWrap(True)
+            for label in (title, body):
+                label.setTextFormat(Qt.TextFormat.PlainText)
+                label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+                layout.addWidget(label)
+            layout.addStretch(1)
+            self._stack.addWidget(page)
+        return self._empty
 
     # -- public ----------------------------------------------------------------------------
 
@@ -1244,10 +1271,10 @@ class OperationEditor(QWidget):
             self._fields = {}
             self.sweep_section = None
             self.derivation.clear_sections()
-            self._stack.setCurrentIndex(0)
+            self._stack.setCurrentWidget(self._empty_page())
             return
         self._build_form()
-        self._stack.setCurrentIndex(1)
+        self._stack.setCurrentWidget(self._page)
         self._sync()
         self._fit_splitter()
         QTimer.singleShot(0, self, self._fit_splitter)  # again once the new rows are laid out
@@ -1323,8 +1350,8 @@ class OperationEditor(QWidget):
 
         kind_label = QLabel(f"{kind.label}")
         kind_label.setObjectName("op_kind")
-        kind_label.setToolTip(f"<b>{html.escape(kind.label)}</b> ({kind.kind})<br>"
-                              f"{html.escape(kind.doc)}")
+        kind_label.setToolTip(f"<b>{escape_html(kind.label)}</b> ({kind.kind})<br>"
+                              f"{escape_html(kind.doc)}")
         font = kind_label.font()
         font.setBold(True)
         kind_label.setFont(font)
@@ -1404,15 +1431,17 @@ class OperationEditor(QWidget):
 
     @staticmethod
     def _param_label(param: Param) -> QLabel:
-        text = html.escape(param.label)
         symbol = param.symbol
         label = param.label.lower()
         if symbol and label != symbol.lower() and not label.startswith(symbol.lower() + " "):
-            text += f" <span style='color:gray;'><i>{html.escape(symbol)}</i></span>"
-        label = QLabel(text)
-        label.setTextFormat(Qt.TextFormat.RichText)
-        label.setObjectName(f"label_{param.name}")
-        return label
+            widget = QLabel(f"{escape_html(param.label)} "
+                            f"<span style='color:gray;'><i>{escape_html(symbol)}</i></span>")
+            widget.setTextFormat(Qt.TextFormat.RichText)
+        else:  # plain text: a rich-text label lays out a text document of its own
+            widget = QLabel(param.label)
+            widget.setTextFormat(Qt.TextFormat.PlainText)
+        widget.setObjectName(f"label_{param.name}")
+        return widget
 
     def _make_field(self, param: Param, kind: Kind) -> _Field:
         t = param.type

@@ -16,7 +16,6 @@ views) refresh the fields without echoing back and without moving the focus.
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from collections.abc import Callable
@@ -77,7 +76,7 @@ from workbench.ui.preset_dialog import (
     TwoLineDelegate,
     machine_summary,
 )
-from workbench.ui.widgets import set_invalid
+from workbench.ui.widgets import escape_html, set_invalid
 
 __all__ = ["HardwarePanel", "FieldEdit", "marker_icon", "NEW_MACHINE"]
 
@@ -949,7 +948,7 @@ class HardwarePanel(QWidget):
         if hw.sources:
             links = []
             for source in hw.sources:
-                text = html.escape(source)
+                text = escape_html(source)
                 if source.startswith(("http://", "https://")):
                     links.append(f'<a href="{text}">{text}</a>')
                 else:

@@ -6,7 +6,6 @@ machine (main bandwidth, widest 16-bit peak, ridge) and a two-line list delegate
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable
 
@@ -33,6 +32,7 @@ from workbench.io.presets import get_preset, load_presets
 from workbench.model.hardware import Hardware, UnknownLevel, UnsupportedPrecision
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
+from workbench.ui.widgets import escape_html
 
 __all__ = [
     "PresetDialog",
@@ -160,7 +160,7 @@ class TwoLineDelegate(QStyledItemDelegate):
 
 
 def _esc(text: object) -> str:
-    return html.escape(str(text))
+    return escape_html(str(text))
 
 
 def _link(source: str) -> str:

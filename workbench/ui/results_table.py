@@ -16,7 +16,6 @@ of one operation re-evaluates only that operation's rows (``dataChanged``).
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 import os
@@ -807,6 +806,8 @@ class ResultsTable(QWidget):
     def export_csv(self, path: str | os.PathLike[str]) -> int:
         """Write every row (whatever the filter and sort) as CSV with units in the headers;
         numbers in base SI units. Returns the number of data rows."""
+        import csv
+
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(self.model.export_header())
