@@ -710,3 +710,30 @@ def test_derivation_opens_at_its_start_with_nothing_selected(qtbot):
     QApplication.processEvents()
     assert view.textCursor().selectedText() == ""
     assert view.verticalScrollBar().value() == 0
+
+
+def test_a_hidden_derivation_is_laid_out_once_when_shown_at_that_width(qtbot):
+    """A window is filled before it is shown: the derivation is laid out for the width it
+    is shown at, once; read while hidden, it is still complete."""
+    document = Document(load_session(EXAMPLES / "llama_ffn.yaml"))
+    workspace = Workspace(document)
+    editor = OperationEditor(workspace)
+    qtbot.addWidget(editor)
+    view = editor.derivation
+    workspace.selection.select(document.session.operations[0].id)
+    QApplication.processEvents()
+    assert view.full_renders == 0
+    editor.resize(520, 900)
+    editor.show()
+    qtbot.waitExposed(editor)
+    QApplication.processEvents()
+    assert view.full_renders == 1
+    assert view._width == pytest.approx(view._line_width())
+    assert "multiply-adds" in view.toPlainText()
+
+    hidden = OperationEditor(workspace)
+    qtbot.addWidget(hidden)
+    QApplication.processEvents()
+    assert hidden.derivation.full_renders == 0
+    assert hidden.derivation.toPlainText().startswith(
+        document.session.operations[0].operation.name)

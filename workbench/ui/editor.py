@@ -412,6 +412,7 @@ class DerivationView(QTextBrowser):
         self._metrics: dict[bool, QFontMetricsF] = {}
         self._width = 0.0
         self._rendering = False
+        self._render_pending = False  # a render waits for the view to be shown
         self._advances: dict[tuple[str, bool], float] = {}
         self._advances_key: tuple = ()
         self.full_renders = 0  # for tests and measurements
@@ -426,6 +427,7 @@ class DerivationView(QTextBrowser):
 
     def clear_sections(self) -> None:
         self._source = None
+        self._render_pending = False
         self._blocks, self._stale = [], True
         self.document().clear()
 
@@ -522,9 +524,15 @@ class DerivationView(QTextBrowser):
         self._block_formats[style] = f
         return f
 
-    def _render(self) -> None:
+    def _render(self, hidden_too: bool = False) -> None:
         if self._source is None or self._rendering:
             return
+        if not (hidden_too or self.isVisible()):
+            # laid out when shown, at the width it is shown at: a window being built would
+            # lay it out for a width it does not keep, and a closed dock not at all
+            self._render_pending = True
+            return
+        self._render_pending = False
         self._rendering = True
         try:
             self._render_now()
@@ -631,6 +639,17 @@ class DerivationView(QTextBrowser):
         super().resizeEvent(event)
         if self._source is not None and abs(self._line_width() - self._width) >= 1:
             self._render()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        super().showEvent(event)
+        if self._render_pending:
+            self._render()
+
+    def toPlainText(self) -> str:  # noqa: N802 (Qt API)
+        """The text as shown, or as it will be when the view is shown."""
+        if self._render_pending:
+            self._render(hidden_too=True)
+        return super().toPlainText()
 
     def changeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         super().changeEvent(event)
