@@ -60,7 +60,7 @@ def start(session: str | None = None):
     the application's start-up, up to its first paint. Raises :class:`InputError` for a
     session that cannot be read, before any window exists. Returns the window.
 
-    Python's cyclic garbage collector is paused meanwhile. Start-up allocates some 100,000
+    Python's cyclic garbage collector is paused meanwhile. Start-up allocates some 75,000
     objects (Qt's, pyqtgraph's and numpy's modules, then the window's) that all live as long
     as the process; every collection triggered on the way walked them again, about 60 ms in
     all. Afterwards they are frozen out of later collections (``gc.freeze``) and the
