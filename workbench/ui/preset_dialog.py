@@ -159,14 +159,10 @@ class TwoLineDelegate(QStyledItemDelegate):
 # details of one machine as HTML
 
 
-def _esc(text: object) -> str:
-    return escape_html(str(text))
-
-
 def _link(source: str) -> str:
     if source.startswith(("http://", "https://")):
-        return f'<a href="{_esc(source)}">{_esc(source)}</a>'
-    return _esc(source)
+        return f'<a href="{escape_html(source)}">{escape_html(source)}</a>'
+    return escape_html(source)
 
 
 def hardware_details_html(hw: Hardware, preset_id: str | None = None) -> str:
@@ -177,7 +173,7 @@ def hardware_details_html(hw: Hardware, preset_id: str | None = None) -> str:
     rows = ['<table cellspacing="0" cellpadding="2">']
 
     def section(title: str) -> None:
-        rows.append(f'<tr><td colspan="3" style="padding-top:8px"><b>{_esc(title)}</b></td></tr>')
+        rows.append(f'<tr><td colspan="3" style="padding-top:8px"><b>{escape_html(title)}</b></td></tr>')
 
     def row(a: str, b: str, c: str = "") -> None:
         rows.append(f'<tr><td style="padding-right:14px">{a}</td>'
@@ -192,20 +188,20 @@ def hardware_details_html(hw: Hardware, preset_id: str | None = None) -> str:
         rate = format_quantity(value, "flop_rate", 4)
         if precision.startswith("int"):
             rate = rate.replace("FLOP/s", "OP/s")
-        row(_esc(precision), _esc(rate), ridge)
+        row(escape_html(precision), escape_html(rate), ridge)
     section("Memory bandwidth")
     for level, value in hw.memory.items():
-        row(_esc(level), _esc(format_quantity(value, "bandwidth", 4)),
+        row(escape_html(level), escape_html(format_quantity(value, "bandwidth", 4)),
             "main memory" if level == hw.main_memory else "")
     if hw.interconnect:
         section("Interconnect")
         for link, value in hw.interconnect.items():
-            row(_esc(link), _esc(format_quantity(value, "bandwidth", 4)))
+            row(escape_html(link), escape_html(format_quantity(value, "bandwidth", 4)))
     section("Other")
-    row("capacity", _esc(format_quantity(hw.capacity, "bytes", 4)) if hw.capacity else "—")
+    row("capacity", escape_html(format_quantity(hw.capacity, "bytes", 4)) if hw.capacity else "—")
     row("launch overhead",
-        _esc(format_quantity(hw.launch_overhead, "time")) if hw.launch_overhead else "none")
-    row("efficiency", _esc(f"{hw.efficiency:.12g}") if hw.efficiency else "—",
+        escape_html(format_quantity(hw.launch_overhead, "time")) if hw.launch_overhead else "none")
+    row("efficiency", escape_html(f"{hw.efficiency:.12g}") if hw.efficiency else "—",
         "derating for predicted times" if hw.efficiency else "")
     rows.append("</table>")
 
@@ -218,11 +214,11 @@ def hardware_details_html(hw: Hardware, preset_id: str | None = None) -> str:
                 continue
             note = "" if used == precision else f" (runs at {used})"
             ridges.append(f"{precision} {format_number(hw.compute[used] / bandwidth)} FLOP/B{note}")
-    parts = [f"<h3 style='margin-bottom:2px'>{_esc(hw.name)}</h3>",
-             f"<div style='color:#666'>{_esc(' · '.join(meta))}</div>"]
+    parts = [f"<h3 style='margin-bottom:2px'>{escape_html(hw.name)}</h3>",
+             f"<div style='color:#666'>{escape_html(' · '.join(meta))}</div>"]
     if ridges:
-        parts.append(f"<p><b>Ridge</b> (peak / {_esc(hw.main_memory)} bandwidth): "
-                     f"{_esc(', '.join(ridges))}</p>")
+        parts.append(f"<p><b>Ridge</b> (peak / {escape_html(hw.main_memory)} bandwidth): "
+                     f"{escape_html(', '.join(ridges))}</p>")
     parts.append("".join(rows))
     if hw.sparse_halved:
         parts.append("<p><b>Dense figures; vendor sparse figures halved.</b> The vendor quotes "
@@ -233,7 +229,7 @@ def hardware_details_html(hw: Hardware, preset_id: str | None = None) -> str:
     parts.append("<p><b>Sources</b><br>" + ("<br>".join(_link(s) for s in hw.sources)
                                             if hw.sources else "none given") + "</p>")
     if hw.notes:
-        parts.append(f"<p><b>Notes</b><br>{_esc(hw.notes.strip())}</p>")
+        parts.append(f"<p><b>Notes</b><br>{escape_html(hw.notes.strip())}</p>")
     return "".join(parts)
 
 

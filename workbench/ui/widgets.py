@@ -47,7 +47,6 @@ INVALID_STYLE = (
 )
 
 
-
 def escape_html(text: object) -> str:
     """``text`` for rich text (labels, tooltips, attribute values): ``& < > " '`` escaped, as
     :func:`html.escape` does. The standard module is not imported for it: importing it
@@ -55,6 +54,7 @@ def escape_html(text: object) -> str:
     application's start-up, for this chain of replacements."""
     return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace('"', "&quot;").replace("'", "&#x27;"))
+
 
 def set_invalid(widget: QWidget, invalid: bool) -> None:
     """Mark ``widget`` with (or clear) a red frame; cheap when nothing changes.
