@@ -1134,7 +1134,7 @@ class OperationEditor(QWidget):
         self.sweep_section: SweepSection | None = None
 
         self._stack = QStackedLayout(self)
-        self._empty: QWidget | None = None  # the "no operation" page, built when first shown
+        self._stack.addWidget(self._empty_page())
 
         page = QWidget()
         page_layout = QVBoxLayout(page)
@@ -1190,40 +1190,36 @@ class OperationEditor(QWidget):
         self._splitter.splitterMoved.connect(self._on_splitter_moved)
         page_layout.addWidget(self._splitter)
         self._stack.addWidget(page)
-        self._page = page
 
         workspace.signals.changed.connect(self._on_change)
         workspace.selection.changed.connect(self._on_selection)
         self._show(workspace.selection.current)
-        if self._op_id is None:
-            self._stack.setCurrentWidget(self._empty_page())
 
-    def _empty_page(self) -> QWidget:
-        """The page shown when no operation is selected, built when first needed. Its text is
-        plain: a stacked page is measured on every layout pass, shown or not, and a
-        rich-text label lays out a text document each time."""
-        if self._empty is None:
-            page = self._empty = QWidget()
-            page.setObjectName("editor_empty")
-            page.setEnabled(False)
-            layout = QVBoxLayout(page)
-            layout.setContentsMargins(24, 24, 24, 24)
-            layout.addStretch(1)
-            title = QLabel("No operation selected")
-            font = title.font()
-            font.setPointSizeF(font.pointSizeF() * 1.2)
-            title.setFont(font)
-            body = QLabel("Select an operation on the chart, in the operations list or in the "
-                          "results table to edit its parameters here and see how its FLOPs and "
-                          "bytes are counted.")
-            body.setWordWrap(True)
-            for label in (title, body):
-                label.setTextFormat(Qt.TextFormat.PlainText)
-                label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-                layout.addWidget(label)
-            layout.addStretch(1)
-            self._stack.addWidget(page)
-        return self._empty
+    @staticmethod
+    def _empty_page() -> QWidget:
+        """The page shown when no operation is selected. Its text is plain: a stacked page is
+        measured on every layout pass, shown or not, and a rich-text label lays out a text
+        document each time."""
+        page = QWidget()
+        page.setObjectName("editor_empty")
+        page.setEnabled(False)
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(24, 24, 24, 24)
+        layout.addStretch(1)
+        title = QLabel("No operation selected")
+        font = title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.2)
+        title.setFont(font)
+        body = QLabel("Select an operation on the chart, in the operations list or in the "
+                      "results table to edit its parameters here and see how its FLOPs and "
+                      "bytes are counted.")
+        body.setWordWrap(True)
+        for label in (title, body):
+            label.setTextFormat(Qt.TextFormat.PlainText)
+            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            layout.addWidget(label)
+        layout.addStretch(1)
+        return page
 
     # -- public ----------------------------------------------------------------------------
 
@@ -1290,10 +1286,10 @@ class OperationEditor(QWidget):
             self._fields = {}
             self.sweep_section = None
             self.derivation.clear_sections()
-            self._stack.setCurrentWidget(self._empty_page())
+            self._stack.setCurrentIndex(0)
             return
         self._build_form()
-        self._stack.setCurrentWidget(self._page)
+        self._stack.setCurrentIndex(1)
         self._sync()
         self._fit_splitter()
         QTimer.singleShot(0, self, self._fit_splitter)  # again once the new rows are laid out
