@@ -276,6 +276,15 @@ def _candidate_offsets(point_size: float) -> tuple[tuple[float, float], ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=8)
+def _candidate_arrays(point_size: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(anchors, offsets)`` of the twelve candidates, each row repeated as (x, y, x, y) for
+    the rectangle arithmetic (shared: read only)."""
+    anchors = np.array(_CANDIDATE_ANCHORS, dtype=float)
+    offsets = np.array(_candidate_offsets(point_size), dtype=float)
+    return np.hstack((anchors, anchors)), np.hstack((offsets, offsets))
+
+
 class _PlacedRects:
     """Rectangles ``(left, top, right, bottom)`` of the point labels placed, by operation,
     also kept as one array: placing a label compares it with all the others at once, and an
@@ -678,7 +687,6 @@ class RooflineCanvas(QWidget):
         self._label_choice: dict[int, int] = {}  # op id -> the candidate its label is at
         self._fixed_rects: list[tuple[float, float, float, float]] = []
         self._fixed_array: tuple[list | None, np.ndarray] = (None, np.zeros((0, 4)))
-        self._candidates: tuple[float, np.ndarray, np.ndarray] | None = None
         self._usage: dict[int, frozenset] = {}
         self._usage_count: Counter = Counter()
         self._hover_keys: list[tuple[int, int]] = []
@@ -751,8 +759,7 @@ class RooflineCanvas(QWidget):
         """Labels keep their size and angle on screen whatever the view's scale: when the
         view's transform has changed since the last paint, re-derive theirs (one check per
         paint instead of one Python call per label)."""
-        if self._layout_pending:
-            self._layout_annotations()
+        self._flush_layout()
         transform = self._vb.childGroup.sceneTransform()
         if transform == self._label_transform:
             return
@@ -1636,7 +1643,7 @@ class RooflineCanvas(QWidget):
         labels, the fixed labels and the points."""
         ax, bx, ay, by = self._view_to_scene()
         x, y = float(to_view(point.x)) * ax + bx, float(to_view(point.y)) * ay + by
-        anchors, offsets = self._label_candidates()
+        anchors, offsets = _candidate_arrays(self.theme.point_size)
         w, h = label.size()
         m = 1.5  # QGraphicsTextItem's margin is 4 px: this keeps ~2.5 px of air around text
         # (left, top, right, bottom) of each candidate, as _rect_for computes them
@@ -1664,18 +1671,6 @@ class RooflineCanvas(QWidget):
         label.set_offset(ox + float(dx[best]), oy + float(dy[best]),
                          anchor=_CANDIDATE_ANCHORS[best])
         self._label_rects[op_id] = tuple(float(v) for v in rects[best])
-
-    def _label_candidates(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(anchors, offsets)`` of the point-label candidates, each row repeated as
-        (x, y, x, y) for the rectangle arithmetic."""
-        size = self.theme.point_size
-        cached = self._candidates
-        if cached is None or cached[0] != size:
-            anchors = np.array(_CANDIDATE_ANCHORS, dtype=float)
-            offsets = np.array(_candidate_offsets(size), dtype=float)
-            cached = self._candidates = (size, np.hstack((anchors, anchors)),
-                                         np.hstack((offsets, offsets)))
-        return cached[1], cached[2]
 
     @staticmethod
     def _rect_for(label: _Label, xy: tuple[float, float], anchor, offset
