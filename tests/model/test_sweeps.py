@@ -400,3 +400,40 @@ def test_a_large_sweep_on_several_machines_equals_each_machine_alone(monkeypatch
     peaks = [float(np.asarray(r["peak_flops"]).flat[0]) for r in threaded]
     assert peaks == [float(np.asarray(r["peak_flops"]).flat[0]) for r in serial]
     assert len(set(peaks)) > 1  # the machines differ, so a shuffled order would show
+
+
+def test_array_results_are_read_only_and_leave_the_callers_arrays_alone():
+    """A sweep's arrays may share memory (t_predicted is t_lower when nothing derates it, the
+    intensity is shared by every machine): they are read-only, so no caller can change one
+    through another. Arrays the caller passed in stay writable."""
+    from workbench.model.roofline import evaluate_arrays
+
+    flops = np.array([1e9, 2e12, 5e14])
+    nbytes = np.array([1e9, 1e9, 1e9])
+    intensity = flops / nbytes
+    plain = evaluate_arrays(flops, nbytes, 1e15, 3e12, intensity=intensity)
+    assert plain["t_predicted_s"] is plain["t_lower_s"]
+    derated = evaluate_arrays(flops, nbytes, 1e15, 3e12, 5e-6, 0.5, intensity=intensity)
+    np.testing.assert_array_equal(derated["t_predicted_s"],
+                                  np.maximum(derated["t_lower_s"] / 0.5, 5e-6))
+    assert derated["t_predicted_s"] is not derated["t_lower_s"]
+    for results in (plain, derated):
+        for key, array in results.items():
+            if key == "intensity":
+                continue
+            with pytest.raises(ValueError, match="read-only"):
+                array[0] = 0
+        np.testing.assert_array_equal(results["attainable_flops"],
+                                      np.minimum(1e15, intensity * 3e12))
+    assert flops.flags.writeable and nbytes.flags.writeable and intensity.flags.writeable
+
+    shared = sweep_machines_intensities()
+    assert shared[0] is shared[1] and not shared[0].flags.writeable
+
+
+def sweep_machines_intensities():
+    from workbench.model.roofline import sweep_machines
+
+    machines = [get_preset(p) for p in ("h100-sxm", "a100-80gb")]
+    op = Operation("gemm", {"n": 8192, "k": 8192, "dtype": "bf16"})
+    return [r["intensity"] for r in sweep_machines(op, machines, m=np.array([1, 64, 4096]))]

@@ -66,15 +66,33 @@ def evaluate_arrays(
         t_mem = b / w
         t_lower = np.maximum(t_math, t_mem)
         t_upper = t_math + t_mem
-        attainable = np.minimum(p, intensity * w)
-        # a million-shape sweep is a few dozen passes over its arrays: no more than needed
+        # a million-shape sweep is a few dozen passes over its arrays, each a fresh 8 MB
+        # block the system must zero first: no more passes, and no more blocks, than needed
+        shape = np.broadcast(f, b, p, w).shape
+        attainable = np.multiply(intensity, w)
+        if isinstance(attainable, np.ndarray) and attainable.shape == shape:
+            np.minimum(attainable, p, out=attainable)
+        else:
+            attainable = np.minimum(attainable, p)
         bound = np.asarray(t_math >= t_mem).view(np.int8)  # 1 compute, 0 memory
         floor = overhead or 0.0
         if floor > 0:
             bound[t_lower < floor] = 2
         eff = efficiency if efficiency else 1.0
-        t_predicted = np.maximum(t_lower / eff, floor) if floor > 0 else t_lower / eff
-        shape = np.broadcast(f, b, p, w).shape
+        if eff == 1.0 and floor <= 0:
+            t_predicted = t_lower  # the same numbers: one read-only array for both keys
+        else:
+            t_predicted = t_lower / eff
+            if floor > 0:
+                t_predicted = (np.maximum(t_predicted, floor, out=t_predicted)
+                               if isinstance(t_predicted, np.ndarray)
+                               else np.maximum(t_predicted, floor))
+        fraction = attainable / p
+        # read-only: t_predicted may be t_lower itself, and a sweep's intensity is shared by
+        # its machines (a caller's own intensity array is left as it was given)
+        for array in (t_math, t_mem, t_lower, t_upper, attainable, fraction, bound, t_predicted):
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False
         return {
             "flops": np.broadcast_to(f, shape),
             "bytes": np.broadcast_to(b, shape),
@@ -83,7 +101,7 @@ def evaluate_arrays(
             "bandwidth": np.broadcast_to(w, shape),
             "ridge": np.broadcast_to(p / w, shape),
             "attainable_flops": attainable,
-            "fraction_of_peak": attainable / p,
+            "fraction_of_peak": fraction,
             "t_math_s": t_math,
             "t_mem_s": t_mem,
             "t_lower_s": t_lower,
@@ -273,6 +291,8 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
     nbytes = np.asarray(counts.bytes, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         intensity = flops / nbytes
+    if isinstance(intensity, np.ndarray):
+        intensity.flags.writeable = False  # shared by every machine's results
 
     def one(hardware: Hardware) -> dict[str, np.ndarray]:
         precision_used = hardware.precision_for(counts.precision)
