@@ -20,9 +20,11 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+import shiboken6
 from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
@@ -503,11 +505,14 @@ class _Spots(pg.ScatterPlotItem):
 
     _screen: tuple | None = None
 
-    def _screen_spots(self, t, data, dpr: float):
-        """Device positions and edges of every spot under the painter transform ``t``, kept
+    def _screen_spots(self, t, data, dpr: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(bounds, table, finite)`` of every spot under the painter transform ``t``, kept
         until the transform or the spots change (a repaint calls :meth:`paint` once per
         exposed area; an edit moves a few spots of one item and leaves the others as they
-        were)."""
+        were). ``bounds`` holds each spot's device edges as rows ``right, -left, bottom,
+        -top`` (nan for a spot off any finite place: it compares False), ``table`` its
+        pixmap fragment (device x, y, atlas rectangle, scale, angle, opacity), ``finite``
+        the indices of the spots with a place."""
         source = data["sourceRect"]
         key = (t.m11(), t.m12(), t.m21(), t.m22(), t.dx(), t.dy(), dpr,
                data["x"].tobytes(), data["y"].tobytes(), source.tobytes())
@@ -515,16 +520,21 @@ class _Spots(pg.ScatterPlotItem):
         if cached is not None and cached[0] == key:
             return cached[1]
         x, y = data["x"], data["y"]
-        sx = t.m11() * x + t.m21() * y + t.dx()
-        sy = t.m12() * x + t.m22() * y + t.dy()
+        n = len(x)
+        table = np.empty((n, 10))
+        sx, sy = table[:, 0], table[:, 1]
+        np.add(t.m11() * x + t.m21() * y, t.dx(), out=sx)
+        np.add(t.m12() * x + t.m22() * y, t.dy(), out=sy)
         bad = ~(np.isfinite(sx) & np.isfinite(sy))
         sx[bad] = np.nan
         sy[bad] = np.nan
         np.clip(sx, -2 ** 30, 2 ** 30, out=sx)
         np.clip(sy, -2 ** 30, 2 ** 30, out=sy)
-        half_w, half_h = source["w"] / (2 * dpr), source["h"] / (2 * dpr)
-        edges = (sx - half_w, sx + half_w, sy - half_h, sy + half_h)
-        value = (edges, sx, sy, source.copy())
+        table[:, 2:6] = np.frombuffer(source.copy(), dtype=int).reshape((-1, 4))
+        table[:, 6:10] = (1 / dpr, 1 / dpr, 0.0, 1.0)
+        half_w, half_h = table[:, 4] / (2 * dpr), table[:, 5] / (2 * dpr)
+        bounds = np.stack((sx + half_w, half_w - sx, sy + half_h, half_h - sy))
+        value = (bounds, table, np.flatnonzero(~bad))
         self._screen = (key, value)
         return value
 
@@ -537,20 +547,22 @@ class _Spots(pg.ScatterPlotItem):
         cached = self._screen
         if cached is None:
             return
-        key, (edges, sx, sy, source) = cached
+        key, (bounds, table, finite) = cached
         m11, m12, m21, m22, dx, dy = key[:6]
         px, py = m11 * x + m21 * y + dx, m12 * x + m22 * y + dy
         if math.isfinite(px) and math.isfinite(py):
             px, py = min(max(px, -2 ** 30), 2 ** 30), min(max(py, -2 ** 30), 2 ** 30)
+            if i not in finite:
+                finite = np.union1d(finite, [i])
         else:
             px = py = math.nan
+            finite = finite[finite != i]
         dpr = key[6]
-        half_w, half_h = source["w"][i] / (2 * dpr), source["h"][i] / (2 * dpr)
-        sx[i], sy[i] = px, py
-        edges[0][i], edges[1][i] = px - half_w, px + half_w
-        edges[2][i], edges[3][i] = py - half_h, py + half_h
+        half_w, half_h = table[i, 4] / (2 * dpr), table[i, 5] / (2 * dpr)
+        table[i, 0], table[i, 1] = px, py
+        bounds[:, i] = (px + half_w, half_w - px, py + half_h, half_h - py)
         self._screen = (key[:7] + (data["x"].tobytes(), data["y"].tobytes(), key[9]),
-                        cached[1])
+                        (bounds, table, finite))
 
     def paint(self, p, option, widget) -> None:
         """On screen, draw only the spots that touch the area being repainted (pyqtgraph's
@@ -566,8 +578,7 @@ class _Spots(pg.ScatterPlotItem):
             super().paint(p, option, widget)
             return
         t = p.transform()
-        edges, sx, sy, source = self._screen_spots(t, data, atlas.devicePixelRatio())
-        left, right, top, bottom = edges
+        bounds, table, finite = self._screen_spots(t, data, atlas.devicePixelRatio())
         # the area being repainted (Qt's exposed rectangle: after an edit, the bounding box
         # of what moved), within the painter's clip, in device pixels
         area = t.mapRect(option.exposedRect) if option is not None else QRectF()
@@ -575,23 +586,31 @@ class _Spots(pg.ScatterPlotItem):
             clip = t.mapRect(p.clipBoundingRect())
             area = area.intersected(clip) if area.isValid() else clip
         if area.isValid():
-            # non-finite spots have nan edges: every comparison is False
-            chosen = np.flatnonzero((right >= area.left()) & (left <= area.right())
-                                    & (bottom >= area.top()) & (top <= area.bottom()))
+            # a spot touches the area when right >= area.left, left <= area.right, ...
+            limits = np.array((area.left(), -area.right(), area.top(), -area.bottom()))
+            chosen = np.flatnonzero((bounds >= limits[:, None]).all(axis=0))
         else:
-            chosen = np.flatnonzero(np.isfinite(left) & np.isfinite(top))
+            chosen = finite
         if not len(chosen):
             return
-        dpr = atlas.devicePixelRatio()
-        source = source[chosen]
-        self._pixmapFragments.resize(source.size)
-        frags = self._pixmapFragments.ndarray()
-        frags[:, 0] = sx[chosen]
-        frags[:, 1] = sy[chosen]
-        frags[:, 2:6] = np.frombuffer(source, dtype=int).reshape((-1, 4))
-        frags[:, 6:10] = [1 / dpr, 1 / dpr, 0.0, 1.0]
+        n = len(chosen)
+        buffer, fragments = self._fragment_buffer(n)
+        buffer[:n] = table[chosen]
         p.resetTransform()
-        p.drawPixmapFragments(*self._pixmapFragments.drawargs(), atlas.pixmap)
+        p.drawPixmapFragments(fragments, n, atlas.pixmap)
+
+    _buffer: tuple[np.ndarray, Any] | None = None
+
+    def _fragment_buffer(self, n: int) -> tuple[np.ndarray, Any]:
+        """Room for ``n`` pixmap fragments: a float array of (n, 10) rows and the Qt view of
+        its memory that ``drawPixmapFragments`` reads, both kept (finding an array's address
+        costs more than drawing a few spots)."""
+        kept = self._buffer
+        if kept is None or len(kept[0]) < n:
+            array = np.empty((max(n, 2 * len(kept[0]) if kept else 16), 10))
+            kept = self._buffer = (
+                array, shiboken6.wrapInstance(array.ctypes.data, QPainter.PixmapFragment))
+        return kept
 
 
 class RooflineCanvas(QWidget):
