@@ -139,6 +139,22 @@ class LogAxis(pg.AxisItem):
         self.picture = None
         self.update()
 
+    _kept_rect: tuple | None = None  # (what it depends on, the rectangle)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+        """As pyqtgraph's (the axis, and with the grid on the view it draws the grid over),
+        kept until either's geometry or the axis style changes: Qt asks for it several times
+        on every repaint, and pyqtgraph maps both rectangles anew each time."""
+        view = self.linkedView()
+        if view is not None and view.parentItem() is not self.parentItem():
+            return super().boundingRect()  # the geometries alone would not place the view
+        key = (self.geometry(), None if view is None else view.geometry(), self.grid,
+               self.style["tickLength"], self.style["hideOverlappingLabels"])
+        kept = self._kept_rect
+        if kept is None or kept[0] != key:
+            kept = self._kept_rect = (key, super().boundingRect())
+        return QRectF(kept[1])
+
     def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph API)
         span = abs(self.range[1] - self.range[0]) if self.range else 10.0
         out = []
