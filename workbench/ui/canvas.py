@@ -99,6 +99,8 @@ def to_data(value):
     return np.power(10.0, value)
 
 
+_ANTIALIASING = QPainter.RenderHint.Antialiasing
+_NO_PEN = Qt.PenStyle.NoPen
 _CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
 _NO_CACHE = QGraphicsItem.CacheMode.NoCache
 
@@ -382,15 +384,25 @@ class _Curve(pg.PlotCurveItem):
                 or type(widget) is not QWidget):
             super().paint(p, opt, widget)
             return
-        pen = opts["pen"]
-        if self.xData is None or len(self.xData) == 0 or pen.style() == Qt.PenStyle.NoPen:
+        pen, antialias = opts["pen"], opts["antialias"]
+        plan, mode = self._plan, opts["segmentedLineMode"]
+        if plan[0] is not pen or plan[1] != antialias or plan[2] != mode:
+            plan = self._plan = (pen, antialias, mode, pen.style() == _NO_PEN,
+                                 self._shouldUseDrawLineSegments(pen))
+        x = self.xData
+        if x is None or len(x) == 0 or plan[3]:
             return
-        p.setRenderHint(QPainter.RenderHint.Antialiasing, opts["antialias"])
+        p.setRenderHint(_ANTIALIASING, antialias)
         p.setPen(pen)
-        if self._shouldUseDrawLineSegments(pen):
+        if plan[4]:
             p.drawLines(*self._getLineSegments())
         else:
             p.drawPath(self.getPath())
+
+    #: (pen, antialias, segmented line mode, the pen draws nothing, drawn as separate
+    #: segments), kept while the pen and the options are the same (asking a pen and
+    #: pyqtgraph on every paint cost more than drawing a short path)
+    _plan: tuple = (None, None, None, False, False)
 
 
 class _Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
@@ -587,14 +599,14 @@ class _Spots(pg.ScatterPlotItem):
         if len(data) == 0:
             return
         atlas = self.fragmentAtlas
+        t = p.transform()
+        dpr = atlas.devicePixelRatio()
         if (self._exportOpts is not False or not self.opts["pxMode"] or not self.opts["useCache"]
                 or self.opts.get("compositionMode") is not None or widget is None
-                or widget.devicePixelRatioF() != atlas.devicePixelRatio()
-                or not p.transform().isAffine()):
+                or widget.devicePixelRatioF() != dpr or not t.isAffine()):
             super().paint(p, option, widget)
             return
-        t = p.transform()
-        bounds, table, finite = self._screen_spots(t, data, atlas.devicePixelRatio())
+        bounds, table, finite = self._screen_spots(t, data, dpr)
         # the area being repainted (Qt's exposed rectangle: after an edit, the bounding box
         # of what moved), within the painter's clip, in device pixels
         area = t.mapRect(option.exposedRect) if option is not None else QRectF()
