@@ -600,10 +600,10 @@ def test_a_moving_point_keeps_its_label_place_unless_another_is_clearly_better(q
     real_scores = canvas._scores
 
     def scores_with(best_gain):
-        def fake(rects, others, own):
+        def fake(rects, others, own, view=None):
             if len(rects) != len(canvas_module._CANDIDATE_ANCHORS):
                 # not a point label (a re-layout the canvas schedules may run meanwhile)
-                return real_scores(rects, others, own)
+                return real_scores(rects, others, own, view)
             out = np.full(len(rects), 1000.0)
             out[5] = 100.0
             out[3] = 100.0 - best_gain  # the best place, by best_gain
@@ -618,3 +618,26 @@ def test_a_moving_point_keeps_its_label_place_unless_another_is_clearly_better(q
     canvas._place_point_label(op_id, label, point)
     assert canvas._label_choice[op_id] == 3
     assert tuple(label.anchor) == canvas_module._CANDIDATE_ANCHORS[3]
+
+
+def test_label_place_scores_do_not_depend_on_the_order_of_the_placed_labels(llama):
+    """A candidate's score sums its overlaps with every placed label; in floating point the
+    total depends on the order of the terms by an ulp or so, which used to decide between
+    equally good places. Scores are rounded to 1e-6 px²: the same labels in any order give
+    exactly the same scores, and equal places tie (the first in preference order wins)."""
+    import numpy as np
+
+    canvas, _ = llama
+    view = canvas._vb.sceneBoundingRect()
+    rng = np.random.default_rng(7)
+    x0, y0 = view.left() + 20.3, view.top() + 20.7
+    candidates = [(x0 + dx, y0, x0 + dx + 60.1, y0 + 15.3) for dx in (0.0, 80.0)]
+    left = rng.uniform(x0 - 5, x0 + 140, 40)
+    top = rng.uniform(y0 - 5, y0 + 12, 40)
+    others = np.column_stack((left, top, left + rng.uniform(0.1, 9.7, 40),
+                              top + rng.uniform(0.1, 3.3, 40)))
+    canvas._obstacles = np.zeros((0, 2))
+    first = canvas._scores(candidates, others, None)
+    assert first.min() > 0  # the candidates do overlap the placed labels
+    for order in [others[::-1]] + [others[rng.permutation(40)] for _ in range(30)]:
+        assert np.array_equal(canvas._scores(candidates, order, None), first)

@@ -1619,10 +1619,13 @@ class RooflineCanvas(QWidget):
         self._fixed_base = list(placed)
         self._layout_overlays(placed + list(self._label_rects.values()))
 
-    def _scores(self, rects, others, own: tuple[float, float] | None) -> np.ndarray:
+    def _scores(self, rects, others, own: tuple[float, float] | None,
+                view: QRectF | None = None) -> np.ndarray:
         """Badness of each candidate rectangle ``(left, top, right, bottom)`` in scene pixels:
         area shared with ``others`` (rectangles already placed) + weighted area over points
-        + area outside the plot. Vectorised over candidates, placed rectangles and points."""
+        + area outside the plot (``view``, the plot's scene rectangle, when the caller has
+        it). Vectorised over candidates, placed rectangles and points. Rounded to 1e-6 px²,
+        so that equally good candidates tie exactly."""
         r = np.asarray(rects, dtype=float).reshape(-1, 4)
         o = np.asarray(others, dtype=float).reshape(-1, 4)
         if self._legend.isVisible():  # the legend is drawn over labels: keep them clear of it
@@ -1633,11 +1636,14 @@ class RooflineCanvas(QWidget):
             w = np.minimum(r[:, None, 2], o[None, :, 2]) - np.maximum(r[:, None, 0], o[None, :, 0])
             h = np.minimum(r[:, None, 3], o[None, :, 3]) - np.maximum(r[:, None, 1], o[None, :, 1])
             score += (np.maximum(w, 0.0) * np.maximum(h, 0.0)).sum(axis=1)
-        view = self._vb.sceneBoundingRect()
+        if view is None:
+            view = self._vb.sceneBoundingRect()
         iw = np.maximum(np.minimum(r[:, 2], view.right()) - np.maximum(r[:, 0], view.left()), 0.0)
         ih = np.maximum(np.minimum(r[:, 3], view.bottom()) - np.maximum(r[:, 1], view.top()), 0.0)
         score += ((r[:, 2] - r[:, 0]) * (r[:, 3] - r[:, 1]) - iw * ih) * 2.0
-        return score
+        # a sum's last bits depend on the order of its terms: rounded, candidates that are
+        # equally good tie exactly, and the first in preference order wins
+        return np.round(score, 6)
 
     def _point_overlaps(self, r: np.ndarray, own: tuple[float, float] | None) -> np.ndarray:
         """How much of the points (squares of half-side ``_obstacle_r``) each rectangle covers,
@@ -1708,7 +1714,7 @@ class RooflineCanvas(QWidget):
         if self._fixed_array[0] is not fixed or len(self._fixed_array[1]) != len(fixed):
             self._fixed_array = (fixed, np.asarray(fixed, dtype=float).reshape(-1, 4))
         others = np.vstack((self._label_rects.array_without(op_id), self._fixed_array[1]))
-        scores = self._scores(rects, others, (x, y))
+        scores = self._scores(rects, others, (x, y), view)
         best = int(np.argmin(scores))
         kept = self._label_choice.get(op_id)
         if kept is not None and scores[kept] <= scores[best] + _KEEP_PLACE_SLACK:
