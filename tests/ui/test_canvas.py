@@ -620,24 +620,31 @@ def test_a_moving_point_keeps_its_label_place_unless_another_is_clearly_better(q
     assert tuple(label.anchor) == canvas_module._CANDIDATE_ANCHORS[3]
 
 
-def test_label_place_scores_do_not_depend_on_the_order_of_the_placed_labels(llama):
-    """A candidate's score sums its overlaps with every placed label; in floating point the
-    total depends on the order of the terms by an ulp or so, which used to decide between
-    equally good places. Scores are rounded to 1e-6 px²: the same labels in any order give
-    exactly the same scores, and equal places tie (the first in preference order wins)."""
+def test_equally_good_label_places_tie_and_the_first_preferred_wins(llama):
+    """Each candidate overlaps the same areas of placed labels: 4096 px² and twice
+    1.5 * 2**-42 px². Summed in floating point, the order of the terms decides the last bit
+    (big first, the small ones are lost; small first, they add up to one ulp of 4096), and
+    that bit used to decide between equally good places. Scores are rounded to 1e-6 px²:
+    the two tie, and the first in preference order wins."""
     import numpy as np
 
     canvas, _ = llama
     view = canvas._vb.sceneBoundingRect()
-    rng = np.random.default_rng(7)
-    x0, y0 = view.left() + 20.3, view.top() + 20.7
-    candidates = [(x0 + dx, y0, x0 + dx + 60.1, y0 + 15.3) for dx in (0.0, 80.0)]
-    left = rng.uniform(x0 - 5, x0 + 140, 40)
-    top = rng.uniform(y0 - 5, y0 + 12, 40)
-    others = np.column_stack((left, top, left + rng.uniform(0.1, 9.7, 40),
-                              top + rng.uniform(0.1, 3.3, 40)))
+    x0, y0 = math.ceil(view.left()) + 10, math.ceil(view.top()) + 10
+    tiny_w, tiny_h = 2.0 ** -21, 1.5 * 2.0 ** -21
+
+    def overlaps(x, big_first):
+        big = (x, y0, x + 64, y0 + 64)
+        tiny = [(x + 70, y0 + k, x + 70 + tiny_w, y0 + k + tiny_h) for k in (0, 1)]
+        return [big, *tiny] if big_first else [*tiny, big]
+
+    first, second = (x0, y0, x0 + 80, y0 + 80), (x0 + 100, y0, x0 + 180, y0 + 80)
+    others = overlaps(x0, big_first=False) + overlaps(x0 + 100, big_first=True)
+    canvas._legend.setVisible(False)
     canvas._obstacles = np.zeros((0, 2))
-    first = canvas._scores(candidates, others, None)
-    assert first.min() > 0  # the candidates do overlap the placed labels
-    for order in [others[::-1]] + [others[rng.permutation(40)] for _ in range(30)]:
-        assert np.array_equal(canvas._scores(candidates, order, None), first)
+    areas = [sum(a for a in terms) for terms in ([tiny_w * tiny_h] * 2 + [4096.0],
+                                               [4096.0] + [tiny_w * tiny_h] * 2)]
+    assert areas[0] > areas[1]  # unrounded, the first place would lose by one ulp
+    scores = canvas._scores([first, second], others, None)
+    assert scores[0] == scores[1] == 4096.0
+    assert int(np.argmin(scores)) == 0
