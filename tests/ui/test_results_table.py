@@ -454,3 +454,26 @@ def test_a_range_of_changed_cells_repaints_exactly_those_cells(qtbot, table, wor
     expected = cells[0].united(cells[1]).united(cells[2]).intersected(view.viewport().rect())
     assert regions and regions[0] == expected
     view.viewport().removeEventFilter(paints)
+
+
+def test_a_new_application_palette_reaches_the_highlight_and_greyed_text(qtbot, table,
+                                                                        workspace):
+    """The cells' highlight and greyed-text colours are looked up once, not on every paint;
+    a palette change (a desktop switching to dark mode) is still followed."""
+    from PySide6.QtGui import QPalette
+
+    ops = workspace.document.session.operations
+    workspace.selection.select(ops[0].id)
+    before = QApplication.palette()
+    changed = QPalette(before)
+    changed.setColor(QPalette.ColorRole.Highlight, QColor("#12c456"))
+    try:
+        QApplication.setPalette(changed)
+        qtbot.waitUntil(lambda: source_text(table, 0, 0, Qt.ItemDataRole.BackgroundRole)
+                        .rgb() == QColor("#12c456").rgb())
+        highlight = source_text(table, 0, 0, Qt.ItemDataRole.BackgroundRole)
+        assert highlight.alpha() == 45
+    finally:
+        QApplication.setPalette(before)
+    qtbot.waitUntil(lambda: source_text(table, 0, 0, Qt.ItemDataRole.BackgroundRole).rgb()
+                    == before.color(QPalette.ColorRole.Highlight).rgb())

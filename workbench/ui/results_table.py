@@ -203,20 +203,21 @@ class _Row:
         return changed
 
 
-_palette_cache: list[Any] = [None, None]  # [palette cache key, (highlight, disabled text)]
+_palette_cache: list[Any] = [None]  # [(highlight, disabled text)] until the palette changes
 
 
 def _palette_colors() -> tuple[QColor, QColor]:
-    """(row highlight, greyed text) from the application palette, looked up again only when
-    the palette changes (a cell asks for them on every paint)."""
-    palette = QApplication.palette()
-    key = palette.cacheKey()
-    if _palette_cache[0] != key:
+    """(row highlight, greyed text) from the application palette: a cell asks for them on
+    every paint, the application for its palette only when it has changed (a results view
+    forgets them on a palette change, see :meth:`ResultsTable.changeEvent`)."""
+    colors = _palette_cache[0]
+    if colors is None:
+        palette = QApplication.palette()
         highlight = QColor(palette.color(QPalette.ColorRole.Highlight))
         highlight.setAlpha(45)
         disabled = palette.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
-        _palette_cache[:] = [key, (highlight, disabled)]
-    return _palette_cache[1]
+        colors = _palette_cache[0] = (highlight, disabled)
+    return colors
 
 
 class ResultsModel(QAbstractTableModel):
@@ -534,13 +535,20 @@ class ResultsProxy(QSortFilterProxyModel):
         self.setSortCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.setDynamicSortFilter(True)
 
+    _source: ResultsModel | None = None  # the source model, when it is a ResultsModel
+
+    def setSourceModel(self, model) -> None:  # noqa: N802 (Qt API)
+        super().setSourceModel(model)
+        # kept: asking Qt for it on every painted cell costs as much as a role
+        self._source = model if isinstance(model, ResultsModel) else None
+
     def multiData(self, index: QModelIndex | QPersistentModelIndex,
                   roleDataSpan: QModelRoleDataSpan) -> None:  # noqa: N803 (Qt API)
         """Every role a delegate asks for, in one call: the same values as ``data()`` role
         by role, with the index mapped once (each ``data()`` through the proxy maps it again,
         and each mapping asks the source for its row and column counts)."""
-        model = self.sourceModel()
-        source = self.mapToSource(index) if isinstance(model, ResultsModel) else None
+        model = self._source
+        source = self.mapToSource(index) if model is not None else None
         if source is None or not source.isValid():
             super().multiData(index, roleDataSpan)
             return
@@ -688,6 +696,12 @@ class ResultsTable(QWidget):
         workspace.signals.changed.connect(self._on_change)
         self._update_count()
         self.fit_name_columns()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt API)
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            _palette_cache[0] = None  # the highlight and greyed text are looked up again
+            self.view.viewport().update()
 
     def _on_change(self, change: Change) -> None:
         if change.what == "session":
