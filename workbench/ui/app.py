@@ -106,14 +106,16 @@ def start(session: str | None = None):
         from workbench.io.sessions import load_session
 
         path = Path(session) if session else None
+        # read as given (a message names the file as the user typed it), kept resolved
         loaded = load_session(path if path else examples_dir() / DEFAULT_EXAMPLE)
         create_app()
         from workbench.ui.main_window import MainWindow
 
         window = MainWindow()
-        window.set_session(loaded, path.resolve() if path else None)
-        if path:
-            window._add_recent(path.resolve())
+        resolved = path.resolve() if path else None
+        window.set_session(loaded, resolved)
+        if resolved:
+            window._add_recent(resolved)
         window.show()
         return window
     finally:

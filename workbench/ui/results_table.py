@@ -700,8 +700,8 @@ class ResultsTable(QWidget):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt API)
         super().changeEvent(event)
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
-            _palette_cache[0] = None  # the highlight and greyed text are looked up again
-            self.view.viewport().update()
+            # looked up again at the repaint Qt schedules for the change
+            _palette_cache[0] = None
 
     def _on_change(self, change: Change) -> None:
         if change.what == "session":
