@@ -113,7 +113,7 @@ def _fail(message: str) -> int:
 def _run_app(session: str | None, rest: list[str]) -> int:
     if rest:
         return _fail(f"unexpected arguments: {' '.join(rest)} (see --help)")
-    from workbench.ui.app import run
+    from workbench.ui.launch import run
 
     return run(session)
 
