@@ -214,7 +214,7 @@ def _measurements(session) -> list[dict]:
     """Every measured point judged against its prediction (fraction and verdict band)."""
     if not session.measurements:
         return []
-    from workbench.model.measured import judge_session
+    from workbench.model.measured_session import judge_session
 
     out = []
     for point in judge_session(session):

@@ -65,13 +65,8 @@ from workbench.document import Change, Document
 from workbench.io.measurements import attach_measurements, load_measurements
 from workbench.model.analysis import evaluate_pair
 from workbench.model.dtypes import PRECISIONS
-from workbench.model.measured import (
-    VERDICTS,
-    Judgement,
-    Measurement,
-    judge,
-    measurement_problems,
-)
+from workbench.model.measured import VERDICTS, Judgement, Measurement, judge
+from workbench.model.measured_session import measurement_problems
 from workbench.model.roofline import Result
 from workbench.model.session import HardwareEntry, OperationEntry
 from workbench.model.units import QuantityError, format_quantity
