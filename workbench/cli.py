@@ -113,7 +113,7 @@ def _fail(message: str) -> int:
 def _run_app(session: str | None, rest: list[str]) -> int:
     if rest:
         return _fail(f"unexpected arguments: {' '.join(rest)} (see --help)")
-    from workbench.ui.app import run
+    from workbench.ui.launch import run
 
     return run(session)
 
@@ -214,7 +214,7 @@ def _measurements(session) -> list[dict]:
     """Every measured point judged against its prediction (fraction and verdict band)."""
     if not session.measurements:
         return []
-    from workbench.model.measured import judge_session
+    from workbench.model.measured_session import judge_session
 
     out = []
     for point in judge_session(session):

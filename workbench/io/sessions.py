@@ -72,7 +72,8 @@ from workbench.io.schema import (
 from workbench.io.yamlio import YamlDocument, dump_yaml, parse_yaml, read_yaml
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
-from workbench.model.measured import Measurement, measurement_problems
+from workbench.model.measured import Measurement
+from workbench.model.measured_session import measurement_problems
 from workbench.model.operations import Operation
 from workbench.model.session import (
     MARKERS,
