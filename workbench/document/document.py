@@ -42,7 +42,8 @@ class Change:
     ``"operations"`` (added, removed or reordered), ``"hardware"`` (a machine's figures or
     style; ``ids`` names them), ``"machines"`` (added, removed or reordered), ``"view"``,
     ``"title"``, ``"measurements"`` (the measured points), ``"comparisons"`` (the compared
-    pairs), ``"session"`` (everything: a new or reloaded session), ``"state"`` (only the
+    pairs), ``"models"`` (a whole model's parameters; ``ids`` names the model, and an
+    ``operation`` or ``operations`` change for its operations follows), ``"session"`` (everything: a new or reloaded session), ``"state"`` (only the
     undo/modified state). A sweep edit is ``"operation"`` with field ``"sweep"``.
     """
 
@@ -366,6 +367,23 @@ class Document:
 
         self._push(_Command(f"Move {self.operation(op_id).operation.name}",
                             move(old_index, new_index), move(new_index, old_index)))
+
+    # -- whole models (workbench.document.models) -------------------------------------------
+
+    def add_model(self, model) -> int:
+        from workbench.document.models import add_model
+
+        return add_model(self, model)
+
+    def set_model(self, model_id: int, text: str = "", **changes: Any) -> None:
+        from workbench.document.models import set_model
+
+        set_model(self, model_id, text, **changes)
+
+    def remove_model(self, model_id: int) -> None:
+        from workbench.document.models import remove_model
+
+        remove_model(self, model_id)
 
     # -- hardware edits --------------------------------------------------------------------
 
