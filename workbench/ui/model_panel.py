@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -80,13 +81,25 @@ class ModelPanel(QWidget):
         top_layout.addWidget(self.table)
         right.addWidget(top)
         right.addWidget(self.derivation)
+        scroll = QScrollArea(self)  # the form scrolls in a short dock; the window stays small
+        scroll.setObjectName("modelEditorScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(left)
+        self.summary.setMinimumWidth(1)
         split = QSplitter(Qt.Orientation.Horizontal, self)
-        split.addWidget(left)
+        split.addWidget(scroll)
         split.addWidget(right)
         split.setStretchFactor(1, 3)
+        outer = QScrollArea(self)  # a short dock scrolls: the window's minimum size stays
+        outer.setObjectName("modelPanelScroll")
+        outer.setWidgetResizable(True)
+        outer.setFrameShape(QScrollArea.Shape.NoFrame)
+        split.setMinimumSize(560, 260)
+        outer.setWidget(split)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(split)
+        layout.addWidget(outer)
 
         workspace.signals.changed.connect(self._on_change)
         workspace.selection.changed.connect(self._on_selection)
