@@ -42,8 +42,7 @@ class Change:
     ``"operations"`` (added, removed or reordered), ``"hardware"`` (a machine's figures or
     style; ``ids`` names them), ``"machines"`` (added, removed or reordered), ``"view"``,
     ``"title"``, ``"measurements"`` (the measured points), ``"comparisons"`` (the compared
-    pairs), ``"models"`` (a whole model's parameters; ``ids`` names the model, and an
-    ``operation`` or ``operations`` change for its operations follows), ``"session"`` (everything: a new or reloaded session), ``"state"`` (only the
+    pairs), ``"session"`` (everything: a new or reloaded session), ``"state"`` (only the
     undo/modified state). A sweep edit is ``"operation"`` with field ``"sweep"``.
     """
 

@@ -3,8 +3,10 @@
 A model's operations are ordinary operations of the session. Editing the model (batch,
 lengths, dtypes, tensor-parallel degree, view) re-expands it: when the layout stays the same
 (the same operations, other numbers) every operation's parameters change in place and one
-``operation`` change names them all; otherwise its operations are replaced (``operations``).
-Every edit also emits ``Change("models", (model_id,))``.
+``operation`` change names them all (field ``params``; no field when the model's name or
+visibility changed, which restyles its points); otherwise its operations are replaced
+(``operations``). Views that show models find the model from those operation ids
+(:meth:`Session.model_of`).
 """
 
 from __future__ import annotations
@@ -34,14 +36,12 @@ def add_model(doc: Document, model: ModelEntry) -> int:
         entries = expand_entries(model)
         doc.session.models.append(model)
         doc.session.operations.extend(entries)
-        doc._emit(Change("models", (model.id,)))
         return Change("operations", tuple(model.op_ids))
 
     def undo() -> Change:
         doc.session.models.remove(model)
         gone = set(model.op_ids)
         doc.session.operations[:] = [e for e in doc.session.operations if e.id not in gone]
-        doc._emit(Change("models", (model.id,)))
         return Change("operations", tuple(gone))
 
     doc._push(_Command(f"Add {model.label}", do, undo))
@@ -59,14 +59,12 @@ def remove_model(doc: Document, model_id: int) -> None:
     def do() -> Change:
         doc.session.models.remove(model)
         doc.session.operations[:] = [e for e in doc.session.operations if e.id not in ids]
-        doc._emit(Change("models", (model_id,)))
         return Change("operations", tuple(ids))
 
     def undo() -> Change:
         doc.session.models.insert(index, model)
         for i, entry in positions:
             doc.session.operations.insert(i, entry)
-        doc._emit(Change("models", (model_id,)))
         return Change("operations", tuple(ids))
 
     doc._push(_Command(f"Delete {model.label}", do, undo))
@@ -101,6 +99,7 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
 def _apply(doc: Document, target: ModelEntry, state: ModelEntry):
     from workbench.document.document import Change
 
+    restyle = (target.name, target.visible) != (state.name, state.visible)
     target.setup, target.view, target.name = state.setup, state.view, state.name
     target.visible, target.config, target.arch = state.visible, state.config, state.arch
     ops = doc.session.operations
@@ -111,9 +110,8 @@ def _apply(doc: Document, target: ModelEntry, state: ModelEntry):
         block = ops[first:first + len(ids)]
         if len(block) == len(ids) and all(e.id == i for e, i in zip(block, ids, strict=True)):
             entries = block
-    doc._emit(Change("models", (target.id,)))
     if entries and refresh_params(target, entries):
-        return Change("operation", tuple(ids), ("params",))
+        return Change("operation", tuple(ids), () if restyle else ("params",))
     # a new layout: new operations where the old ones were
     gone = set(ids)
     at = next((i for i, e in enumerate(ops) if e.id in gone), len(ops))

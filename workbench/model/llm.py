@@ -25,6 +25,7 @@ Conventions (also listed in :data:`MODEL_CONVENTIONS` and shown in the app):
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -166,11 +167,11 @@ class Architecture:
     def is_moe_layer(self, index: int) -> bool:
         return self.moe is not None and self.moe.is_moe_layer(index)
 
-    @property
+    @functools.cached_property
     def moe_layers(self) -> int:
         return sum(self.is_moe_layer(i) for i in range(self.layers))
 
-    @property
+    @functools.cached_property
     def params(self) -> int:
         per_norms = self.norms_per_layer * self.hidden
         moe = self.moe_layers
@@ -183,7 +184,7 @@ class Architecture:
         n += self.vocab * self.hidden * (1 if self.tied else 2)
         return n
 
-    @property
+    @functools.cached_property
     def active_params(self) -> int:
         n = self.params
         if self.moe is not None:

@@ -95,7 +95,7 @@ def expand_entries(model: ModelEntry) -> list[OperationEntry]:
         op = scaled(step.operation, count)
         op.name = prefix + name
         color = roles.setdefault(step.role, PALETTE[len(roles) % len(PALETTE)])
-        entries.append(OperationEntry(op, color=color, visible=model.visible,
+        entries.append(OperationEntry(op, color=color, visible=_shown(model, step),
                                       label=not every, id=new_id()))
     model.op_ids = [e.id for e in entries]
     model.roles = [index for index, _, _ in layout]
@@ -124,5 +124,11 @@ def refresh_params(model: ModelEntry, entries: list[OperationEntry]) -> bool:
         op.params = params.copy()
         if not op.name.endswith(name) or not op.name.startswith(prefix):
             op.name = prefix + name
-        entry.visible = model.visible
+        entry.visible = _shown(model, step)
     return True
+
+
+def _shown(model: ModelEntry, step) -> bool:
+    """On the chart with its model, unless it has no FLOPs (the embedding gather, a copy):
+    a log-log chart cannot place it; its bytes are in the results and the derivation."""
+    return model.visible and step.role != "embedding gather"

@@ -199,8 +199,13 @@ class ModelEditor(QWidget):
             self.document.seal()  # a choice is one step; a number merges while typed
 
     def _on_change(self, change: Change) -> None:
-        if change.what in ("models", "session") and (
-                change.what == "session" or self.model_id in change.ids):
+        if self.model_id is None:
+            return
+        if change.what == "operation":
+            model = self._model()
+            if model is not None and change.ids and change.ids[0] in model.op_ids:
+                self._refresh(model)
+        elif change.what in ("operations", "session"):
             model = self._model()
             if model is None:
                 self.show_model(None)

@@ -154,17 +154,18 @@ class ModelPanel(QWidget):
 
     def _on_change(self, change: Change) -> None:
         models = self.document.session.models
-        if change.what == "session" or (change.what == "models"
-                                        and self._count() != len(models)):
+        what = change.what
+        if what == "session" or (what == "operations" and self._count() != len(models)):
             self._fill_chooser()
             return
-        if change.what == "models":
-            model = self._model()
-            if model is not None:
-                index = self.chooser.findData(model.id)
-                if index >= 0 and self.chooser.itemText(index) != model.label:
-                    self.chooser.setItemText(index, model.label)
-        if change.what in ("models", "hardware", "machines"):
+        model = self._model()
+        if what == "operation":
+            if model is None or not change.ids or change.ids[0] not in model.op_ids:
+                return
+            index = self.chooser.findData(model.id)
+            if index >= 0 and self.chooser.itemText(index) != model.label:
+                self.chooser.setItemText(index, model.label)
+        if what in ("operation", "operations", "hardware", "machines"):
             self._stale = True
             self.refresh()
 

@@ -225,25 +225,22 @@ class OperationsModel(QAbstractTableModel):
 
     def _on_change(self, change: Change) -> None:
         what = change.what
-        if what == "models":
-            for model_id in change.ids:
-                self._texts.pop(("model", model_id), None)
-                row = self._model_rows.get(model_id)
-                if row is not None:
-                    self.dataChanged.emit(self.index(row, 0),
-                                          self.index(row, self.columnCount() - 1))
-            return
         if what == "operation":
             last = self.columnCount() - 1
             fields = set(change.fields)
             numbers_only = bool(fields) and not fields & _ROW_FIELDS
             grouped = self._grouped
+            headers = {grouped[i] for i in change.ids[:1] if i in grouped}
+            if headers:  # a model's edit: its header row shows the new set-up and intensity
+                for model_id in {grouped[i] for i in change.ids if i in grouped}:
+                    self._texts.pop(("model", model_id), None)
+                    row = self._model_rows.get(model_id)
+                    if row is not None:
+                        self.dataChanged.emit(self.index(row, 0), self.index(row, last))
             for op_id in change.ids:
                 row = self._rows.get(op_id)
                 old = self._texts.pop(op_id, None)
                 if row is None:
-                    if op_id in grouped:
-                        self._texts.pop(("model", grouped[op_id]), None)
                     continue
                 if not numbers_only:
                     self.dataChanged.emit(self.index(row, 0), self.index(row, last))
