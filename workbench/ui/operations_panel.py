@@ -20,27 +20,16 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import (
-    Signal,
     QAbstractTableModel,
     QItemSelection,
     QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
-    QRect,
     QSize,
     Qt,
+    Signal,
 )
-from PySide6.QtGui import (
-    QAction,
-    QColor,
-    QFont,
-    QIcon,
-    QKeySequence,
-    QPainter,
-    QPalette,
-    QPen,
-    QPixmap,
-)
+from PySide6.QtGui import QAction, QColor, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QColorDialog,
@@ -61,6 +50,9 @@ from workbench.model.operations import KINDS
 from workbench.model.session import PALETTE, HardwareEntry, OperationEntry
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
+from workbench.ui.model_group import duplicate_icon as _duplicate_icon
+from workbench.ui.model_group import group_rows, header_data, swatch_icon
+from workbench.ui.model_group import plus_icon as _plus_icon
 from workbench.ui.results_table import BOUND_COLORS
 
 __all__ = ["OperationsPanel", "OperationsModel", "COLUMNS"]
@@ -85,29 +77,6 @@ OP_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 _ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _ALIGN_CENTER = int(Qt.AlignmentFlag.AlignCenter)
-
-_swatches: dict[tuple[str, int], QIcon] = {}
-
-
-def swatch_icon(color: str, size: int = 14) -> QIcon:
-    """A filled, outlined square of ``color`` (cached per colour and size)."""
-    key = (color, size)
-    icon = _swatches.get(key)
-    if icon is None:
-        pixmap = QPixmap(size, size)
-        pixmap.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(pixmap)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        fill = QColor(color)
-        painter.setBrush(fill)
-        painter.setPen(QPen(fill.darker(160), 1))
-        painter.drawRoundedRect(QRect(0, 0, size - 1, size - 1), 3, 3)
-        painter.end()
-        icon = QIcon(pixmap)
-        icon.addPixmap(pixmap, QIcon.Mode.Selected)  # no selection tint: the colour is the data
-        _swatches[key] = icon
-    return icon
-
 
 class OperationsModel(QAbstractTableModel):
     """One row per operation of the workspace's document, in session order.
@@ -139,26 +108,7 @@ class OperationsModel(QAbstractTableModel):
     def _snapshot(self) -> None:
         session = self.workspace.document.session
         if session.models:
-            grouped = {i: m.id for m in session.models for i in m.op_ids}
-            by_id = {m.id: m for m in session.models}
-            items: list[OperationEntry | ModelEntry] = []
-            seen: set[int] = set()
-            members: dict[int, list[OperationEntry]] = {}
-            for e in session.operations:
-                mid = grouped.get(e.id)
-                if mid is None:
-                    items.append(e)
-                    continue
-                members.setdefault(mid, []).append(e)
-                if mid not in seen:
-                    seen.add(mid)
-                    items.append(by_id[mid])
-            self._entries = []
-            for item in items:
-                self._entries.append(item)
-                if isinstance(item, ModelEntry) and item.id in self.expanded:
-                    self._entries.extend(members.get(item.id, ()))
-            self._grouped = grouped
+            self._entries, self._grouped = group_rows(session, self.expanded)
             self._model_rows = {item.id: i for i, item in enumerate(self._entries)
                                 if isinstance(item, ModelEntry)}
             self._rows = {e.id: i for i, e in enumerate(self._entries)
@@ -358,65 +308,7 @@ class OperationsModel(QAbstractTableModel):
         return None
 
     def _header_data(self, model: ModelEntry, col: int, role: int) -> Any:
-        R = Qt.ItemDataRole
-        if role == OP_ID_ROLE:
-            return model.op_ids[0] if model.op_ids else None
-        if role == R.FontRole and col in (COL_NAME, COL_KIND):
-            font = QFont()
-            font.setBold(True)
-            return font
-        if role == R.ForegroundRole and not model.visible and col in (COL_NAME, COL_KIND):
-            return self._dim()
-        s = model.setup
-        lengths = (f"prompt {s.prompt_len}" if s.phase == "prefill" else f"kv {s.kv_len}")
-        if col == COL_VISIBLE:
-            if role == R.CheckStateRole:
-                return Qt.CheckState.Checked if model.visible else Qt.CheckState.Unchecked
-            if role == R.ToolTipRole:
-                return "Every operation of the model shown on the chart, or none"
-            return None
-        if col == COL_NAME:
-            arrow = "▾" if model.id in self.expanded else "▸"
-            if role == R.DisplayRole:
-                return (f"{arrow} {model.label} — {s.phase}, batch {s.batch}, {lengths}"
-                        + (f", tp {s.tp}" if s.tp > 1 else ""))
-            if role == R.EditRole:
-                return model.label
-            if role == R.ToolTipRole:
-                return (f"{model.label}: {model.arch.summary()}\n{len(model.op_ids)} operations "
-                        f"({'every layer' if model.view == 'all' else 'one per layer kind'}); "
-                        "double-click to expand or collapse, Edit ▸ Edit Model… to change it")
-            return None
-        if col == COL_KIND:
-            if role == R.DisplayRole:
-                return "Model"
-            if role == R.ToolTipRole:
-                return "A whole model from its config.json"
-            return None
-        if col == COL_INTENSITY:
-            if role == R.TextAlignmentRole:
-                return _ALIGN_RIGHT
-            if role in (R.DisplayRole, R.ToolTipRole):
-                key = ("model", model.id)
-                texts = self._texts.get(key)
-                if texts is None:
-                    texts = self._texts[key] = self._model_intensity(model)
-                return texts[0] if role == R.DisplayRole else texts[1]
-        return None
-
-    def _model_intensity(self, model: ModelEntry) -> tuple[str, str]:
-        flops = nbytes = 0.0
-        try:
-            for op_id in model.op_ids:
-                counts = self.workspace.results.counts(op_id)
-                flops += float(counts.flops)
-                nbytes += float(counts.bytes)
-        except Exception as exc:
-            return "—", f"Cannot count this model: {exc}"
-        intensity = flops / nbytes if nbytes else float("inf")
-        return format_number(intensity), (
-            f"Whole model: Σ FLOPs / Σ bytes = {format_quantity(flops, 'flops')} / "
-            f"{format_quantity(nbytes, 'bytes')} = {format_number(intensity)} FLOP/B")
+        return header_data(self, model, col, role)
 
     def setData(self, index: QModelIndex | QPersistentModelIndex, value: Any,
                 role: int = Qt.ItemDataRole.EditRole) -> bool:
@@ -936,32 +828,3 @@ class OperationsPanel(QWidget):
                        self.move_down_action):
             menu.addAction(action)
         menu.exec(self.view.viewport().mapToGlobal(pos))
-
-
-def _plus_icon(color: QColor, size: int = 16) -> QIcon:
-    pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    pen = QPen(color, 2)
-    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-    painter.setPen(pen)
-    m = size // 2
-    painter.drawLine(m, 3, m, size - 3)
-    painter.drawLine(3, m, size - 3, m)
-    painter.end()
-    return QIcon(pixmap)
-
-
-def _duplicate_icon(color: QColor, size: int = 16) -> QIcon:
-    pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setPen(QPen(color, 1.4))
-    painter.setBrush(Qt.BrushStyle.NoBrush)
-    painter.drawRoundedRect(1.5, 1.5, 9, 9, 1.5, 1.5)
-    painter.setBrush(QColor(color.red(), color.green(), color.blue(), 60))
-    painter.drawRoundedRect(5.5, 5.5, 9, 9, 1.5, 1.5)
-    painter.end()
-    return QIcon(pixmap)
