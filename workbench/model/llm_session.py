@@ -96,7 +96,7 @@ def expand_entries(model: ModelEntry) -> list[OperationEntry]:
         op.name = prefix + name
         color = roles.setdefault(step.role, PALETTE[len(roles) % len(PALETTE)])
         entries.append(OperationEntry(op, color=color, visible=_shown(model, step),
-                                      label=not every, id=new_id()))
+                                      label=not every and op.kind in _LABELLED, id=new_id()))
     model.op_ids = [e.id for e in entries]
     model.roles = [index for index, _, _ in layout]
     return entries
@@ -126,6 +126,11 @@ def refresh_params(model: ModelEntry, entries: list[OperationEntry]) -> bool:
             op.name = prefix + name
         entry.visible = _shown(model, step)
     return True
+
+
+#: Kinds labelled on the chart in the layer view (the matrix products and attention; the
+#: norms, adds and activations keep their numbers in the tooltip and tables).
+_LABELLED = frozenset({"gemm", "attention", "mla_attention", "moe_gemm", "all_reduce"})
 
 
 def _shown(model: ModelEntry, step) -> bool:

@@ -475,8 +475,10 @@ class MainWindow(QMainWindow):
         model_id = self.document.add_model(entry)
         self.document.seal()
         self.show_model(model_id)
-        if entry.op_ids:
-            self.workspace.selection.select(entry.op_ids[0])
+        shown = [e.id for e in self.document.session.operations
+                 if e.visible and e.id in set(entry.op_ids)]
+        if shown:
+            self.workspace.selection.select(shown[0])
         return model_id
 
     def show_model(self, model_id: int) -> None:
