@@ -148,3 +148,11 @@ def test_invalid_edit_is_refused_and_nothing_changes():
     with pytest.raises(ValueError):
         doc.set_model(model.id, batch=0)
     assert [e.operation.params for e in doc.session.operations] == before
+
+
+def test_a_model_edit_after_one_of_its_operations_was_deleted_expands_afresh():
+    doc, model, _ = _doc_with("layers", "Llama-3.1-8B")
+    doc.remove_operations([model.op_ids[0], model.op_ids[3]])
+    doc.set_model(model.id, batch=2)
+    assert len(model.op_ids) == len(doc.session.operations) == 14
+    assert all(e.id in model.op_ids for e in doc.session.operations)

@@ -105,8 +105,13 @@ def _apply(doc: Document, target: ModelEntry, state: ModelEntry):
     ops = doc.session.operations
     ids = target.op_ids
     entries = []
+    first = None
     if ids:
-        first = doc.operation_index(ids[0])
+        try:
+            first = doc.operation_index(ids[0])
+        except KeyError:  # one of its operations was deleted on its own: expand afresh
+            first = None
+    if first is not None:
         block = ops[first:first + len(ids)]
         if len(block) == len(ids) and all(e.id == i for e, i in zip(block, ids, strict=True)):
             entries = block
