@@ -1,6 +1,6 @@
-"""A whole model in the operations table: its header row (set-up, operation count, the
-model's intensity) and the grouping of its operations under it; and the table's icons
-(colour swatches, toolbar)."""
+"""Pieces of the operations table: a whole model's header row (set-up, operation count, the
+model's intensity) and the grouping of its operations under it; the bound tooltip; and the
+table's icons (colour swatches, toolbar)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from workbench.model.llm_session import ModelEntry
 from workbench.model.session import OperationEntry, Session
 from workbench.model.units import format_number, format_quantity
 
-__all__ = ["group_rows", "header_data", "swatch_icon", "plus_icon", "duplicate_icon"]
+__all__ = ["group_rows", "header_data", "bound_tooltip", "swatch_icon", "plus_icon",
+           "duplicate_icon"]
 
 COL_COLOR, COL_VISIBLE, COL_NAME, COL_KIND, COL_INTENSITY, COL_BOUND = range(6)
 _ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -93,6 +94,20 @@ def header_data(table, model: ModelEntry, col: int, role: int) -> Any:
                 texts = table._texts[key] = _model_intensity(table, model)
             return texts[0] if role == R.DisplayRole else texts[1]
     return None
+
+
+def bound_tooltip(r, machine: str) -> str:
+    """Why an operation is memory-, compute- or overhead-bound on ``machine``."""
+    t_math = format_quantity(r.t_math_s, "time")
+    t_mem = format_quantity(r.t_mem_s, "time")
+    lines = [f"{r.bound}-bound on {machine}",
+             f"T_math = {t_math}, T_mem = {t_mem}",
+             f"intensity {format_number(r.intensity)} vs ridge {format_number(r.ridge)} "
+             f"FLOP/B ({r.precision_used}, {r.level})"]
+    if r.bound == "overhead" and r.launch_overhead_s:
+        lines.append(f"below the launch overhead of "
+                     f"{format_quantity(r.launch_overhead_s, 'time')}")
+    return "\n".join(lines)
 
 
 def _model_intensity(table, model: ModelEntry) -> tuple[str, str]:

@@ -51,7 +51,7 @@ from workbench.model.session import PALETTE, HardwareEntry, OperationEntry
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
 from workbench.ui.model_group import duplicate_icon as _duplicate_icon
-from workbench.ui.model_group import group_rows, header_data, swatch_icon
+from workbench.ui.model_group import bound_tooltip, group_rows, header_data, swatch_icon
 from workbench.ui.model_group import plus_icon as _plus_icon
 from workbench.ui.results_table import BOUND_COLORS
 
@@ -389,22 +389,11 @@ class OperationsModel(QAbstractTableModel):
             if role == R.ToolTipRole:
                 return str(pair) if isinstance(pair, Exception) else pair.skipped.reason
             return None
-        r = pair.result
         if role == R.DisplayRole:
-            return r.bound
+            return pair.result.bound
         if role == R.ForegroundRole:
-            return QColor(BOUND_COLORS[r.bound])
-        machine = self._machine.hardware.label if self._machine else ""
-        t_math = format_quantity(r.t_math_s, "time")
-        t_mem = format_quantity(r.t_mem_s, "time")
-        lines = [f"{r.bound}-bound on {machine}",
-                 f"T_math = {t_math}, T_mem = {t_mem}",
-                 f"intensity {format_number(r.intensity)} vs ridge {format_number(r.ridge)} "
-                 f"FLOP/B ({r.precision_used}, {r.level})"]
-        if r.bound == "overhead" and r.launch_overhead_s:
-            lines.append(f"below the launch overhead of "
-                         f"{format_quantity(r.launch_overhead_s, 'time')}")
-        return "\n".join(lines)
+            return QColor(BOUND_COLORS[pair.result.bound])
+        return bound_tooltip(pair.result, self._machine.hardware.label if self._machine else "")
 
 
 class OperationsPanel(QWidget):
