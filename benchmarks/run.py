@@ -29,6 +29,8 @@ TARGETS = {
     "startup_s": ("<= 1.5 x startup_floor_s", None),
     "edit_to_paint_ms.100": ("<= 8 ms", 8.0),
     "edit_to_paint_ms.1000": ("<= 16 ms", 16.0),
+    "model_edit_ms.layers": ("<= 16 ms", 16.0),
+    "model_edit_ms.all": ("<= 50 ms", 50.0),
     "sweep_eval_s_1e6": ("<= 0.1 s", 0.1),
     "open_session_s_1000": ("<= 0.5 s", 0.5),
     "export_s.png": ("<= 0.5 s", 0.5),
@@ -187,6 +189,60 @@ def bench_edit_to_paint(n_ops: int, reps: int) -> tuple[dict[str, float], dict[s
     window.deleteLater()
     app.processEvents()
     return stats([s[0] for s in samples]), stats([s[1] for s in samples])
+
+
+def bench_model_edit(view: str, reps: int, config: str = "Llama-3.1-405B") -> dict[str, float]:
+    """Edit the batch of a whole model (Llama-3.1-405B: 126 layers) on three machines, as
+    the model editor does (one document edit that moves every operation of the model), and
+    time until the chart, the operations list and the results table have repainted.
+    ``view`` is ``layers`` (one point per operation of a layer kind) or ``all`` (every
+    operation of every layer: 1,389 operations)."""
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.io.model_configs import read_model_config
+    from workbench.model.llm import Setup
+    from workbench.model.llm_session import ModelEntry
+    from workbench.model.session import Session
+    from workbench.ui.app import create_app
+    from workbench.ui.main_window import MainWindow
+
+    app = create_app()
+    window = MainWindow()
+    window.resize(1600, 1000)
+    session = big_session(0)
+    window.set_session(Session(title="model", hardware=session.hardware), None)
+    window.show()
+    for _ in range(3):
+        app.processEvents()
+    doc = window.document
+    model = ModelEntry(config, read_model_config(config), Setup("decode", 1, 2048, 2048),
+                       view=view)
+    window.add_model(model)
+    window.results_dock.raise_()
+    for _ in range(3):
+        app.processEvents()
+    watched = [window.canvas.plot_widget.viewport(), window.results_table.view.viewport()]
+
+    def once(value: int) -> float:
+        counter = _PaintCounter(watched)
+        t0 = time.perf_counter()
+        doc.set_model(model.id, batch=value)
+        QApplication.processEvents()
+        end = time.perf_counter()
+        if not counter.painted():
+            raise RuntimeError(f"a model edit did not repaint every view: {counter.counts}")
+        for widget in counter.widgets:
+            widget.removeEventFilter(counter._filter)
+        return (end - t0) * 1e3
+
+    for v in range(3):  # warm-up
+        once(2 + v)
+    samples = [once(8 + i) for i in range(reps)]
+    doc.mark_clean()
+    window.close()
+    window.deleteLater()
+    app.processEvents()
+    return stats(samples)
 
 
 def bench_matplotlib(n_ops: int, reps: int) -> dict[str, float]:
@@ -496,6 +552,9 @@ def _main() -> int:
         # matplotlib takes ~15 s a redraw at 1000 operations: fewer repetitions there
         results[f"matplotlib_redraw_ms.{n}"] = bench_matplotlib(n, 3 if quick or n >= 1000
                                                                 else 10)
+    for view in ("layers", "all"):
+        results[f"model_edit_ms.{view}"] = _in_child(
+            f"bench_model_edit({view!r}, {3 if quick else 20})")
     results["sweep_eval_s_1e6"] = bench_sweep(3 if quick else 10, 10_000 if quick else 1_000_000)
     results["open_session_s_1000"] = bench_open(100 if quick else 1000, 2 if quick else 5)
     for fmt, s in bench_export(2 if quick else 5).items():

@@ -5,6 +5,7 @@
     roofline-workbench render SESSION.yaml -o FIG.png|.svg|.pdf [--size slide|single|double]
                        [--width PX] [--height PX] [--dpi N] [--theme NAME] [--transparent]
     roofline-workbench presets [--format table|json]
+    roofline-workbench model CONFIG.json --phase prefill|decode --batch B [...]
     roofline-workbench --version
 
 Bad input prints one line naming the file, the place and the problem, and exits with 2.
@@ -56,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="no background (PNG, SVG and PDF)")
     presets = sub.add_parser("presets", help="list the hardware presets")
     presets.add_argument("--format", choices=("table", "json"), default="table")
+    from workbench import cli_model
+
+    cli_model.add_parser(sub)
     return parser
 
 
@@ -84,7 +88,7 @@ def _dpi(text: str) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    commands = {"analyze", "presets", "render", "-h", "--help", "--version"}
+    commands = {"analyze", "presets", "render", "model", "-h", "--help", "--version"}
     if not args or args[0] not in commands:
         if args and args[0].startswith("-") and args[0] not in commands:
             _parser().parse_args(args)  # reports the unknown option
@@ -97,6 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _presets(parsed.format)
         if parsed.command == "render":
             return _render(parsed)
+        if parsed.command == "model":
+            from workbench import cli_model
+
+            return cli_model.run(parsed)
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

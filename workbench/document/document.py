@@ -367,6 +367,23 @@ class Document:
         self._push(_Command(f"Move {self.operation(op_id).operation.name}",
                             move(old_index, new_index), move(new_index, old_index)))
 
+    # -- whole models (workbench.document.models) -------------------------------------------
+
+    def add_model(self, model) -> int:
+        from workbench.document.models import add_model
+
+        return add_model(self, model)
+
+    def set_model(self, model_id: int, text: str = "", **changes: Any) -> None:
+        from workbench.document.models import set_model
+
+        set_model(self, model_id, text, **changes)
+
+    def remove_model(self, model_id: int) -> None:
+        from workbench.document.models import remove_model
+
+        remove_model(self, model_id)
+
     # -- hardware edits --------------------------------------------------------------------
 
     def add_machine(self, hardware: Hardware, preset: str | None = None) -> int:

@@ -419,6 +419,9 @@ ATTENTION_PARAMS = (
           "Causal mask: only key positions at or before each query count; with queries at the "
           "end of the sequence the visible fraction is 1 − q/(2k) (½ for a square mask)."),
     Param("dtype", "dtype", "bf16", "Element type", "Element type of Q, K, V and O."),
+    Param("kv_dtype", "dtype", None, "KV dtype",
+          "Element type of K and V (the KV cache: fp8 or int8 while Q and O stay bf16).",
+          inherit="dtype", symbol="s_kv"),
     Param("score_passes", "int", 4, "Score passes",
           "Naive only: passes of the q×k score matrix through memory (write S, read S, write P, "
           "read P = 4).", minimum=0, symbol="passes", only_if=("implementation", "naive")),
@@ -451,8 +454,10 @@ def _count_attention(p: Mapping[str, Any]) -> Counts:
     dt = p["dtype"]
     terms = [
         _tensor("read", "Q", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
-        _tensor("read", "K", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d, dt, s),
-        _tensor("read", "V", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d, dt, s),
+        _tensor("read", "K", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d,
+                p["kv_dtype"], s),
+        _tensor("read", "V", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d,
+                p["kv_dtype"], s),
         _tensor("write", "O", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
     ]
     notes = []
@@ -844,3 +849,7 @@ def _check_registry() -> None:
 
 
 _check_registry()
+
+
+# kinds whole-model expansion adds (MoE grouped GEMM, latent attention, all-reduce)
+from workbench.model import llm_kinds as _llm_kinds  # noqa: E402,F401  (registers them)

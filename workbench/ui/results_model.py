@@ -353,6 +353,9 @@ class ResultsModel(QAbstractTableModel):
             fields = set(change.fields)
             if fields and fields <= {"color", "visible", "label"}:
                 return  # display settings only: no number changes
+            if len(change.ids) > 1:  # a group edit (a whole model): one pass over its rows
+                self._touch_rows([r for op_id in change.ids for r in self.rows_of(op_id)])
+                return
             for op_id in change.ids:
                 self._touch_rows(self.rows_of(op_id))
         elif what == "hardware":
