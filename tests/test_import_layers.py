@@ -108,7 +108,8 @@ def _layer(module: str) -> tuple[str, int] | None:
     parts = module.split(".")
     if len(parts) < 2:
         return None  # the package itself
-    return parts[1], LAYERS[parts[1]]
+    part = "cli" if parts[1].startswith("cli_") else parts[1]  # cli_model.py & co. are the cli
+    return part, LAYERS[part]
 
 
 def layer_violations(modules: dict[str, tuple[str, bool]]) -> list[str]:

@@ -19,9 +19,8 @@ import sys
 from collections.abc import Sequence
 
 from workbench import __version__
+from workbench.cli_common import EXIT_BAD_INPUT, PROG, derivation_json, fail, json_safe
 
-PROG = "roofline-workbench"
-EXIT_BAD_INPUT = 2
 
 
 class _Parser(argparse.ArgumentParser):
@@ -113,14 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_BAD_INPUT
 
 
-def _fail(message: str) -> int:
-    sys.stderr.write(f"{PROG}: {' '.join(str(message).split())}\n")
-    return EXIT_BAD_INPUT
-
-
 def _run_app(session: str | None, rest: list[str]) -> int:
     if rest:
-        return _fail(f"unexpected arguments: {' '.join(rest)} (see --help)")
+        return fail(f"unexpected arguments: {' '.join(rest)} (see --help)")
     from workbench.ui.launch import run
 
     return run(session)
@@ -159,7 +153,7 @@ def _load(path: str):
 def _analyze(path: str, fmt: str) -> int:
     session, error = _load(path)
     if error:
-        return _fail(error)
+        return fail(error)
     from workbench.model.analysis import evaluate_session
 
     pairs = evaluate_session(session)
@@ -173,12 +167,12 @@ def _analyze(path: str, fmt: str) -> int:
             "session": path,
             "title": session.title,
             "results": [{k: r.as_dict()[k] for k in RESULT_KEYS} for r in results]
-            + _json_safe(sweep_rows),
+            + json_safe(sweep_rows),
             "skipped": [s.__dict__ for s in skipped],
-            "operations": [_derivation(e.operation) for e in session.operations],
-            "crossings": _json_safe(crossings),
-            "measurements": _json_safe(measured),
-            "comparisons": _json_safe(compared),
+            "operations": [derivation_json(e.operation) for e in session.operations],
+            "crossings": json_safe(crossings),
+            "measurements": json_safe(measured),
+            "comparisons": json_safe(compared),
         }
         import json  # here, not at the top: the desktop app starts through this module
 
@@ -265,19 +259,6 @@ def _comparison_lines(compared: list[dict]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _json_safe(value):
-    """Infinite or NaN numbers (a sweep value with zero bytes…) as null, not invalid JSON."""
-    import math
-
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
     from workbench.model.units import format_number, format_quantity
 
@@ -296,18 +277,6 @@ def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
                      f"{format_number(100 * m['fraction'])} % of the predicted ceiling "
                      f"({format_quantity(m['predicted_time_s'], 'time')}): {m['verdict_label']}")
     return "".join(line + "\n" for line in lines)
-
-
-def _derivation(op) -> dict:
-    counts = op.counts()
-    terms = [
-        {"kind": t.kind, "name": t.name, "formula": t.formula, "substituted": t.substituted,
-         "value": float(t.value)}
-        for t in counts.flop_terms + counts.byte_terms
-    ]
-    return {"name": op.name, "kind": op.kind, "precision": counts.precision,
-            "flops": float(counts.flops), "bytes": float(counts.bytes), "terms": terms,
-            "notes": counts.notes}
 
 
 def results_csv(results, sweep_rows=()) -> str:
@@ -365,10 +334,10 @@ def _render(args) -> int:
         format_of(args.output)
         resolve_size(args.size, args.width, args.height, args.dpi, args.theme)
     except ExportError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     session, error = _load(args.session)
     if error:
-        return _fail(error)
+        return fail(error)
     from workbench.ui.export import render_figure
 
     try:
@@ -376,9 +345,9 @@ def _render(args) -> int:
                       height=args.height, dpi=args.dpi, theme=args.theme,
                       transparent=args.transparent)
     except ExportError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except OSError as exc:
-        return _fail(f"{args.output}: cannot write: {exc.strerror or exc}")
+        return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
     return 0
 
 
@@ -390,7 +359,7 @@ def _presets(fmt: str) -> int:
     try:
         presets = load_presets()
     except InputError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     if fmt == "json":
         from workbench.io.sessions import hardware_to_data
 

@@ -106,7 +106,7 @@ def _split(ref: str) -> tuple[str, str, str]:
 
 
 def run(args) -> int:
-    from workbench.cli import _derivation, _fail, _json_safe
+    from workbench.cli_common import derivation_json, fail, json_safe
     from workbench.io.errors import InputError
     from workbench.io.model_configs import read_model_config
     from workbench.model.llm import Setup, SetupError, layer_steps
@@ -121,7 +121,7 @@ def run(args) -> int:
                       args.quantize_embeddings)
         setup.check()
     except (InputError, SetupError) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     steps = layer_steps(arch, setup)
     totals = model_totals(arch, setup, steps)
     results = [model_result(arch, setup, hw, steps) for hw in hardware]
@@ -143,11 +143,11 @@ def run(args) -> int:
                        "activation_bytes": totals.activation_bytes,
                        "memory_needed_bytes": totals.memory_needed},
             "results": [r.as_dict(setup.phase) for r in results],
-            "operations": [{**_derivation(op), "layers": step.count if step.count > 1 else 1,
+            "operations": [{**derivation_json(op), "layers": step.count if step.count > 1 else 1,
                             "group": step.group}
                            for step, op in ((s, s.operation) for s in steps)],
         }
-        json.dump(_json_safe(payload), sys.stdout, indent=2, allow_nan=False)
+        json.dump(json_safe(payload), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
         return 0
     sys.stdout.write(table(arch, setup, totals, results))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from workbench.document.changes import Change, Command
 from workbench.model.llm_session import ModelEntry, expand_entries, refresh_params
 
 if TYPE_CHECKING:
@@ -30,7 +31,6 @@ def model_by_id(doc: Document, model_id: int) -> ModelEntry:
 
 
 def add_model(doc: Document, model: ModelEntry) -> int:
-    from workbench.document.document import Change, _Command
 
     def do() -> Change:
         entries = expand_entries(model)
@@ -44,12 +44,11 @@ def add_model(doc: Document, model: ModelEntry) -> int:
         doc.session.operations[:] = [e for e in doc.session.operations if e.id not in gone]
         return Change("operations", tuple(gone))
 
-    doc._push(_Command(f"Add {model.label}", do, undo))
+    doc._push(Command(f"Add {model.label}", do, undo))
     return model.id
 
 
 def remove_model(doc: Document, model_id: int) -> None:
-    from workbench.document.document import Change, _Command
 
     model = model_by_id(doc, model_id)
     index = doc.session.models.index(model)
@@ -67,14 +66,13 @@ def remove_model(doc: Document, model_id: int) -> None:
             doc.session.operations.insert(i, entry)
         return Change("operations", tuple(ids))
 
-    doc._push(_Command(f"Delete {model.label}", do, undo))
+    doc._push(Command(f"Delete {model.label}", do, undo))
 
 
 def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> None:
     """Change a model's set-up fields (``batch=8``), ``view``, ``name``, ``visible`` or its
     ``config`` and ``arch`` together. Consecutive edits of the same fields merge into one
     undo step until the document is sealed (a spin-box drag is one step)."""
-    from workbench.document.document import Change, _Command
 
     model = model_by_id(doc, model_id)
     old = model.copy()
@@ -92,12 +90,11 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
         return apply
 
     what = text or ", ".join(sorted(changes))
-    doc._push(_Command(f"Set {what} of {model.label}", put(new), put(old),
+    doc._push(Command(f"Set {what} of {model.label}", put(new), put(old),
                        merge_key=("model", model_id, tuple(sorted(changes)))))
 
 
 def _apply(doc: Document, target: ModelEntry, state: ModelEntry):
-    from workbench.document.document import Change
 
     restyle = (target.name, target.visible) != (state.name, state.visible)
     target.setup, target.view, target.name = state.setup, state.view, state.name
