@@ -504,6 +504,48 @@ def _box_corners(b: Box) -> list[Point]:
     return [(b[0], b[1]), (b[2], b[1]), (b[2], b[3]), (b[0], b[3])]
 
 
+def hull(points: Iterable[Point]) -> list[Point]:
+    """The convex hull of ``points`` (counter-clockwise, no repeats)."""
+    pts = sorted(set(points))
+    if len(pts) <= 2:
+        return pts
+
+    def cross(o: Point, a: Point, b: Point) -> float:
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower: list[Point] = []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    upper: list[Point] = []
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return lower[:-1] + upper[:-1]
+
+
+def _normals(polygon: Sequence[Point]) -> list[Point]:
+    out = []
+    for a, b in zip(polygon, list(polygon[1:]) + [polygon[0]], strict=True):
+        dx, dy = b[0] - a[0], b[1] - a[1]
+        n = math.hypot(dx, dy)
+        if n > 1e-9:
+            out.append((-dy / n, dx / n))
+    return out
+
+
+def _marker_depth(marker: Shape, corners: Sequence[Point], axes: list[Point]) -> float:
+    """How deep a marker's ink (its outline's convex hull, widened by half its stroke) goes
+    into the convex polygon ``corners`` whose edge directions are ``axes``."""
+    shape = hull(p for line in marker.polylines for p in line)
+    if len(shape) < 3:
+        shape = _box_corners(marker.bbox)
+    half = marker.width / 2 if marker.stroked else 0.0
+    return penetration(shape, corners, axes + _normals(shape)) + half
+
+
 def _segment_enters(line: TextLine, p: Point, q: Point, shrink: float) -> tuple[float, float] | None:
     """The part of segment p–q inside ``line``'s glyph box shrunk by ``shrink`` (as the
     parameters t0 < t1 along the segment), or None."""
@@ -664,7 +706,7 @@ def _text_over_data(fig: Figure) -> list[Defect]:
         for m in markers:
             if not _overlaps(tbox, m.bbox):
                 continue
-            depth = penetration(_box_corners(m.bbox), t.corners(), [(1.0, 0.0), (0.0, 1.0)] + _axes(t))
+            depth = _marker_depth(m, t.corners(), _axes(t))
             if depth > tol:
                 out.append(Defect(TEXT_OVER_DATA, _intersection(tbox, m.bbox), (t.text,),
                                   f"overlaps {m.describe()} by {depth:.1f} pt"))
@@ -683,7 +725,7 @@ def _text_over_data(fig: Figure) -> list[Defect]:
                 continue
             half = s.width / 2 if s.stroked else 0.0
             if s.role == "marker":
-                depth = penetration(_box_corners(plate.bbox), _box_corners(s.bbox), [(1.0, 0.0), (0.0, 1.0)])
+                depth = _marker_depth(s, _box_corners(plate.bbox), [(1.0, 0.0), (0.0, 1.0)])
                 if depth > tol:
                     hidden.append(s)
             elif any(_rect_enters(plate.bbox, p, q, tol - half) for p, q in s.segments()):

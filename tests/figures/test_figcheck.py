@@ -284,3 +284,16 @@ def test_rotated_text_along_its_roof_is_clean_and_across_a_roof_is_not(pdf):
     assert beside == [], format_defects(beside)
     across = check_pdf(pdf(lambda p: draw(p, -3)))
     assert summary(across) == [(TEXT_OVER_DATA, ("hbm 2.04 TB/s",))], format_defects(across)
+
+
+def test_a_text_clear_of_a_round_marker_but_inside_its_bounding_box_is_clean(pdf):
+    def draw(painter, gap):
+        clean(painter)
+        marker(painter, 300, 140, r=10)
+        # the text's top-left corner 1.5 pt inside the marker's bounding box, diagonally
+        text(painter, "beside", 308.5 + gap, 140 + 10 - 1.5 + 0.76 * 12 + gap)
+
+    clear = check_pdf(pdf(lambda p: draw(p, 0.0)))
+    assert clear == [], format_defects(clear)
+    into = check_pdf(pdf(lambda p: draw(p, -4.0)))
+    assert summary(into) == [(TEXT_OVER_DATA, ("beside",))], format_defects(into)
