@@ -697,7 +697,7 @@ def _text_over_data(fig: Figure) -> list[Defect]:
             hit = None
             for p, q in s.segments():
                 hit = _segment_enters(t, p, q, tol - half)
-                if hit:
+                if hit and (hit[1] - hit[0]) * math.dist(p, q) >= tol:  # not a corner graze
                     a = (p[0] + (q[0] - p[0]) * hit[0], p[1] + (q[1] - p[1]) * hit[0])
                     b = (p[0] + (q[0] - p[0]) * hit[1], p[1] + (q[1] - p[1]) * hit[1])
                     out.append(Defect(TEXT_OVER_DATA, _bbox([a, b]), (t.text,),
