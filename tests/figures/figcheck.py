@@ -703,13 +703,23 @@ def _text_over_data(fig: Figure) -> list[Defect]:
                     out.append(Defect(TEXT_OVER_DATA, _bbox([a, b]), (t.text,),
                                       f"crossed by {s.describe()}"))
                     break
+        hits = []  # all markers under one text make one defect
         for m in markers:
             if not _overlaps(tbox, m.bbox):
                 continue
             depth = _marker_depth(m, t.corners(), _axes(t))
             if depth > tol:
-                out.append(Defect(TEXT_OVER_DATA, _intersection(tbox, m.bbox), (t.text,),
-                                  f"overlaps {m.describe()} by {depth:.1f} pt"))
+                hits.append((m, depth))
+        if len(hits) == 1:
+            m, depth = hits[0]
+            out.append(Defect(TEXT_OVER_DATA, _intersection(tbox, m.bbox), (t.text,),
+                              f"overlaps {m.describe()} by {depth:.1f} pt"))
+        elif hits:
+            colours = ", ".join(sorted({_hex(m.fill or m.colour) for m, _ in hits}))
+            box = _bbox([c for m, _ in hits for c in _box_corners(_intersection(tbox, m.bbox))])
+            out.append(Defect(TEXT_OVER_DATA, box, (t.text,),
+                              f"overlaps {len(hits)} markers ({colours}) by up to "
+                              f"{max(d for _, d in hits):.1f} pt"))
     # plates painted over data drawn before them: one defect per plate
     diagonal = math.hypot(fig.page[2] - fig.page[0], fig.page[3] - fig.page[1])
     for plate in fig.by_role("plate"):
