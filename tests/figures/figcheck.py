@@ -162,6 +162,7 @@ class Shape:
     opacity: float
     closed: bool
     rectangular: bool
+    dashed: bool = False
     role: str = "data"  # data, marker, plate, frame, background, grid, tick, outside
     owners: list[TextLine] = field(default_factory=list)  # texts on a plate
 
@@ -174,7 +175,8 @@ class Shape:
         if self.role == "marker":
             return f"a marker ({_hex(self.fill or self.colour)}) at ({(x0 + x1) / 2:.1f}, {(y0 + y1) / 2:.1f})"
         colour = _hex(self.colour if self.stroked else self.fill)
-        return (f"a data line ({colour}, {self.width:.1f} pt) spanning ({x0:.1f}, {y0:.1f})–"
+        style = ", dashed" if self.dashed else ""
+        return (f"a data line ({colour}, {self.width:.1f} pt{style}) spanning ({x0:.1f}, {y0:.1f})–"
                 f"({x1:.1f}, {y1:.1f})")
 
 
@@ -376,7 +378,15 @@ def _shape(d: dict) -> Shape | None:
         any(_close(p, c, 0.1) for c in _box_corners(box)) for p in polylines[0])
     return Shape(int(d.get("seqno", 0)), polylines, box, stroked, filled,
                  float(d.get("width") or 0.0), d.get("color"), d.get("fill"), float(opacity),
-                 closed, rectangular)
+                 closed, rectangular, _is_dashed(d.get("dashes")))
+
+
+def _is_dashed(dashes) -> bool:
+    """PyMuPDF gives the dash pattern as PDF text, "[ on off ] phase"; "[] 0" is solid."""
+    if not dashes:
+        return False
+    pattern = str(dashes).split("]")[0].strip("[ ")
+    return bool(pattern)
 
 
 def _close(a: Point, b: Point, eps: float = 0.05) -> bool:
