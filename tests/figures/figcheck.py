@@ -741,7 +741,7 @@ def _text_over_text(fig: Figure) -> list[Defect]:
             depth = _depth_into_text(corners, [(1.0, 0.0), (0.0, 1.0)], t)
             if depth > t.tolerance():
                 names = tuple(o.text for o in plate.owners) or ("(empty box)",)
-                what = "the legend box" if len(plate.owners) > 1 else "the background of " + repr(names[0])
+                what = _plate_name(names)
                 out.append(Defect(TEXT_OVER_TEXT, _intersection(box, plate.bbox), (t.text, *names),
                                   f"{what} is painted over it ({depth:.1f} pt deep)"))
     return out
@@ -804,7 +804,7 @@ def _text_over_data(fig: Figure) -> list[Defect]:
             elif any(_rect_enters(plate.bbox, p, q, tol - half) for p, q in s.segments()):
                 hidden.append(s)
         if hidden:
-            what = "the legend box" if len(names) > 1 else "the background of " + repr(names[0])
+            what = _plate_name(names)
             lines = [h for h in hidden if h.role == "data"]
             marks = [h for h in hidden if h.role == "marker"]
             parts = []
@@ -817,6 +817,10 @@ def _text_over_data(fig: Figure) -> list[Defect]:
             out.append(Defect(TEXT_OVER_DATA, box, names,
                               f"{what} is painted over {' and '.join(parts)}"))
     return out
+
+
+def _plate_name(names: Sequence[str]) -> str:
+    return f"the box behind {len(names)} texts" if len(names) > 1 else f"the background of {names[0]!r}"
 
 
 def _is_leader(s: Shape, plate: Box, tol: float, diagonal: float) -> bool:
