@@ -267,7 +267,12 @@ class Document:
         op = source.operation.copy()
         op.name = f"{op.name} (copy)"
         entry = OperationEntry(op, color=None, visible=source.visible, label=source.label)
-        return self.add_operation(op, self.operation_index(op_id) + 1, entry)
+        model = self.session.model_of(op_id)
+        if model is not None:  # an ordinary operation of its own, after the model's block
+            index = max(self.operation_index(i) for i in model.op_ids) + 1
+        else:
+            index = self.operation_index(op_id) + 1
+        return self.add_operation(op, index, entry)
 
     def _rename_references(self, entry: OperationEntry, new_name: str) -> None:
         """Measurements and compared pairs refer to operations by name: they follow a rename

@@ -214,7 +214,8 @@ class OperationsModel(QAbstractTableModel):
         base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
         if index.column() == COL_VISIBLE:
             return base | Qt.ItemFlag.ItemIsUserCheckable
-        if index.column() == COL_NAME and not self.is_header(index.row()):
+        if (index.column() == COL_NAME and not self.is_header(index.row())
+                and self.model_at(index.row()) is None):  # a model names its operations
             return base | Qt.ItemFlag.ItemIsEditable
         return base
 
@@ -244,6 +245,8 @@ class OperationsModel(QAbstractTableModel):
                 return "Shown on the chart" if entry.visible else "Hidden from the chart"
             return None
         if col == COL_NAME:
+            if role == R.DisplayRole and entry.id in self._grouped:
+                return self._member_name(entry)
             if role in (R.DisplayRole, R.EditRole):
                 return entry.operation.name
             if role == R.ToolTipRole:
@@ -276,6 +279,15 @@ class OperationsModel(QAbstractTableModel):
             if role == R.ToolTipRole:
                 return self._bound(entry, role)
         return None
+
+    def _member_name(self, entry: OperationEntry) -> str:
+        """An operation under its model's header: indented, without the model's name (the
+        tooltip has the full name)."""
+        model = self._model(self._grouped[entry.id])
+        name = entry.operation.name
+        if model is not None:
+            name = name.removeprefix(f"{model.label}: ")
+        return "    " + name
 
     def _header_data(self, model: ModelEntry, col: int, role: int) -> Any:
         return header_data(self, model, col, role)

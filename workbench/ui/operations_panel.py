@@ -17,6 +17,8 @@ keeps the selection, a machine edit refreshes the intensity and bound columns.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import (
     QItemSelection,
     QItemSelectionModel,
@@ -30,6 +32,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QColorDialog,
     QHeaderView,
+    QLabel,
     QMenu,
     QStyle,
     QTableView,
@@ -45,6 +48,7 @@ from workbench.model.operations import KINDS
 from workbench.ui.bridge import Workspace
 from workbench.ui.model_group import duplicate_icon as _duplicate_icon
 from workbench.ui.model_group import plus_icon as _plus_icon
+from workbench.ui.model_lock import refusal
 from workbench.ui.operations_model import (
     COL_BOUND,
     COL_COLOR,
@@ -94,7 +98,17 @@ class OperationsPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.toolbar)
+        #: why the last edit was refused (deleting one operation of a model); hidden when
+        #: there is nothing to say, cleared when the selection changes
+        self.notice = QLabel(self)
+        self.notice.setObjectName("operationsNotice")
+        self.notice.setWordWrap(True)
+        self.notice.setTextFormat(Qt.TextFormat.PlainText)
+        self.notice.setStyleSheet("QLabel#operationsNotice { color: #b35900; padding: 4px 6px; }")
+        self.notice.hide()
+        layout.addWidget(self.notice)
         layout.addWidget(self.view)
+        workspace.model_requested.connect(self.model_chosen)
 
         self.model.modelAboutToBeReset.connect(self._remember_selection)
         self.model.modelReset.connect(self._restore_selection)
@@ -277,6 +291,7 @@ class OperationsPanel(QWidget):
         (a current row that is not selected, as after focusing the table, selects nothing)."""
         if self._syncing:
             return
+        self.notice.hide()
         self._update_actions()
         self._syncing = True
         try:
@@ -372,6 +387,21 @@ class OperationsPanel(QWidget):
         return op_id
 
     def duplicate_current(self) -> int | None:
+        """Duplicate the current operation: the copy of a model's operation is an ordinary,
+        editable operation after the model's block; a model's header row duplicates the
+        whole model. Returns the new operation's id (a new model's first)."""
+        index = self.view.selectionModel().currentIndex()
+        if (index.isValid() and self.model.is_header(index.row())
+                and self.view.selectionModel().isRowSelected(index.row())):
+            model = self.model.entry(index.row())
+            twin = ModelEntry(model.config, model.arch, replace(model.setup), view=model.view,
+                              name=f"{model.label} (copy)", visible=model.visible)
+            self.document.add_model(twin)
+            new_id = twin.op_ids[0] if twin.op_ids else None
+            self.workspace.selection.select(new_id)
+            self.select([new_id], new_id)
+            self.model_chosen.emit(twin.id)
+            return new_id
         op_id = self.current_id()
         if op_id is None:
             return None
@@ -381,12 +411,25 @@ class OperationsPanel(QWidget):
         return new_id
 
     def delete_selected(self) -> None:
-        models = self.selected_models()
-        ids = self.selected_ids()
+        """Delete the selected operations; a selected model header deletes the whole model.
+        An operation of a model is not deleted on its own: the notice says why."""
+        rows = sorted(i.row() for i in self.view.selectionModel().selectedRows())
+        models = [self.model.entry(r) for r in rows if self.model.is_header(r)]
+        refused: list[int] = []
+        held: list[ModelEntry] = []
+        ids = []
+        for r in rows:
+            owner = self.model.model_at(r)
+            if owner is None:
+                ids.append(self.model.op_id(r))
+            elif owner.id not in {m.id for m in models} and not self.model.is_header(r):
+                refused.append(r)
+                if all(owner.id != m.id for m in held):
+                    held.append(owner)
+        if refused:
+            self.notice.setText(refusal(held, len(refused)))
+            self.notice.show()
         if models:  # a model's operations go with the model
-            grouped = {i for m in models for i in m.op_ids}
-            ids = [i for i in ids if i not in grouped]
-            first = min(self.model.header_row(m.id) for m in models)
             for m in models:
                 self.document.remove_model(m.id)
             if ids:

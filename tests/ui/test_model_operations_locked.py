@@ -1,0 +1,194 @@
+"""A model's operations follow the model: the editor shows them read-only with a way to the
+model's editor, the operations panel refuses to delete or rename one on its own, and a
+duplicate is an ordinary operation that can be edited and is saved."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
+
+from workbench.io.model_configs import read_model_config
+from workbench.io.presets import get_preset
+from workbench.model.llm import Setup
+from workbench.model.llm_session import ModelEntry
+from workbench.ui.app import create_app
+from workbench.ui.main_window import MainWindow
+from workbench.ui.operations_panel import COL_NAME
+
+
+@pytest.fixture
+def window(qtbot):
+    create_app()
+    win = MainWindow()
+    win.resize(1366, 768)
+    win.show()
+    qtbot.waitExposed(win)
+    win.document.add_machine(get_preset("h100-sxm"), "h100-sxm")
+    yield win
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.close()
+    win.deleteLater()
+
+
+def _add_model(win, name="8B decode"):
+    entry = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup(phase="decode", batch=1, kv_len=2048), name=name)
+    win.add_model(entry)
+    return entry
+
+
+def _gemm_of(win, model):
+    return next(i for i in model.op_ids
+                if win.document.operation(i).operation.kind == "gemm"
+                and "QKV" in win.document.operation(i).operation.name)
+
+
+def _expand(qtbot, panel, model):
+    if model.id not in panel.model.expanded:
+        panel.toggle_group(model.id)
+
+
+def test_editor_shows_a_model_operation_read_only_with_a_way_to_the_model(qtbot, window):
+    win = window
+    model = _add_model(win)
+    op_id = _gemm_of(win, model)
+    win.model_dock.hide()
+    win.workspace.selection.select(op_id)
+    editor = win.editor
+    assert editor.operation_id == op_id
+
+    banner = editor.findChild(QLabel, "model_banner_text")
+    assert banner is not None and banner.isVisible()
+    assert "Part of model “8B decode”" in banner.text() and "Model tab" in banner.text()
+    # the values are shown, and none can be edited
+    m_field = editor.field("m")
+    m_before = m_field.text()
+    assert m_before == str(win.document.operation(op_id).operation.params["m"])
+    for name in ("name", "memory_level", "m", "n", "k"):
+        assert not editor.field(name).isEnabled(), name
+    assert not editor.sweep_section.isEnabled()
+    params_before = dict(win.document.operation(op_id).operation.params)
+    qtbot.keyClicks(m_field, "7")
+    assert win.document.operation(op_id).operation.params == params_before
+    assert not win.document.can_undo() or "Add" in win.document.undo_text()
+    # the derivation stays
+    assert "FLOPs" in editor.derivation_text()
+
+    # the button opens the model's editor in the Model tab
+    button = editor.findChild(QPushButton, "edit_model")
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert win.model_dock.isVisible()
+    assert win.model_panel.model_id == model.id
+    # and editing the model there changes the operation shown in the editor
+    win.model_panel.editor.form.batch.setValue(16)
+    assert win.document.operation(op_id).operation.params != params_before
+    assert editor.field("m").text() == "16" != m_before
+
+
+def test_an_ordinary_operation_stays_editable(qtbot, window):
+    win = window
+    _add_model(win)
+    from workbench.document import new_operation
+    op_id = win.document.add_operation(new_operation("gemm", "mine"))
+    win.workspace.selection.select(op_id)
+    editor = win.editor
+    assert editor.findChild(QLabel, "model_banner_text") is None
+    assert editor.field("m").isEnabled() and editor.field("name").isEnabled()
+
+
+def test_deleting_one_operation_of_a_model_is_refused_with_a_message(qtbot, window):
+    win = window
+    model = _add_model(win)
+    panel = win.operations_panel
+    _expand(qtbot, panel, model)
+    op_id = _gemm_of(win, model)
+    row = panel.model.row_of(op_id)
+    assert row > 0
+    panel.view.setFocus()
+    panel.view.selectRow(row)
+    count = len(win.document.session.operations)
+    panel.delete_action.trigger()
+    assert len(win.document.session.operations) == count
+    assert win.document.session.models == [model] and op_id in model.op_ids
+    assert panel.notice.isVisible()
+    assert "part of model “8B decode”" in panel.notice.text()
+    assert "header row" in panel.notice.text()
+    # choosing another row clears the message
+    panel.view.selectRow(row + 1)
+    assert not panel.notice.isVisible()
+    # the header row still deletes the whole model (undoable)
+    panel.view.selectRow(panel.model.header_row(model.id))
+    panel.delete_action.trigger()
+    assert win.document.session.models == [] and win.document.session.operations == []
+    assert not panel.notice.isVisible()
+    win.document.undo()
+    assert len(win.document.session.models) == 1
+
+
+def test_a_model_operation_cannot_be_renamed_in_the_table(qtbot, window):
+    win = window
+    model = _add_model(win)
+    panel = win.operations_panel
+    _expand(qtbot, panel, model)
+    row = panel.model.row_of(_gemm_of(win, model))
+    index = panel.model.index(row, COL_NAME)
+    assert not panel.model.flags(index) & Qt.ItemFlag.ItemIsEditable
+    # shown indented under its header, without repeating the model's name
+    assert index.data().startswith("    QKV projection")
+    assert "8B decode: QKV projection" in index.data(Qt.ItemDataRole.ToolTipRole)
+
+
+def test_a_duplicate_of_a_model_operation_is_ordinary_editable_and_saved(qtbot, window, tmp_path):
+    win = window
+    model = _add_model(win)
+    panel = win.operations_panel
+    _expand(qtbot, panel, model)
+    op_id = _gemm_of(win, model)
+    panel.view.selectRow(panel.model.row_of(op_id))
+    layout_before = list(model.op_ids)
+    panel.duplicate_action.trigger()
+    copy_id = win.workspace.selection.current
+    assert copy_id not in model.op_ids and model.op_ids == layout_before
+    ops = [e.id for e in win.document.session.operations]
+    # after the model's block, not inside it: the model stays one group
+    assert ops.index(copy_id) == max(ops.index(i) for i in model.op_ids) + 1
+    copy_row = panel.model.row_of(copy_id)
+    assert panel.model.model_at(copy_row) is None
+    assert panel.model.index(copy_row, COL_NAME).data() == "8B decode: QKV projection ×32 (copy)"
+
+    # the editor lets the user change it, and a model edit leaves it alone
+    editor = win.editor
+    assert editor.operation_id == copy_id
+    assert editor.findChild(QLabel, "model_banner_text") is None
+    field = editor.field("m")
+    assert field.isEnabled()
+    field.selectAll()
+    qtbot.keyClicks(field, "12345")
+    qtbot.keyClick(field, Qt.Key.Key_Return)
+    assert win.document.operation(copy_id).operation.params["m"] == 12345
+    win.document.set_model(model.id, batch=8)
+    assert win.document.operation(copy_id).operation.params["m"] == 12345
+    assert model.op_ids == layout_before  # the model kept its operations (edited in place)
+
+    path = tmp_path / "s.yaml"
+    assert win.save_to(path)
+    assert win.open_path(path)
+    reopened = win.document.session.operation_named("8B decode: QKV projection ×32 (copy)")
+    assert reopened is not None and reopened.operation.params["m"] == 12345
+
+
+def test_duplicating_a_model_header_duplicates_the_model(qtbot, window):
+    win = window
+    model = _add_model(win)
+    panel = win.operations_panel
+    panel.view.selectRow(panel.model.header_row(model.id))
+    panel.duplicate_action.trigger()
+    first, second = win.document.session.models
+    assert first is model and second.label == "8B decode (copy)"
+    assert len(second.op_ids) == len(model.op_ids)
+    assert not set(second.op_ids) & set(model.op_ids)
+    assert panel.model.rowCount() == 2  # two collapsed groups
+    assert win.model_panel.model_id == second.id
+    win.document.undo()
+    assert win.document.session.models == [model]
