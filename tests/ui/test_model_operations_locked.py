@@ -4,6 +4,9 @@ duplicate is an ordinary operation that can be edited and is saved."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
@@ -21,6 +24,7 @@ from workbench.ui.operations_panel import COL_NAME
 def window(qtbot):
     create_app()
     win = MainWindow()
+    win.ask_save_changes = lambda: QMessageBox.Discard
     win.resize(1366, 768)
     win.show()
     qtbot.waitExposed(win)
@@ -192,3 +196,76 @@ def test_duplicating_a_model_header_duplicates_the_model(qtbot, window):
     assert win.model_panel.model_id == second.id
     win.document.undo()
     assert win.document.session.models == [model]
+
+
+# -- the Model tab and the group at 1366 × 768 ------------------------------------------------
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "examples" \
+    / "llama31_8b_inference.yaml"
+
+
+def _numbers(text):
+    return re.findall(r"\d[\d,.]*", text)
+
+
+def test_model_tab_reads_at_1366x768_and_every_number_has_its_formula(qtbot, window):
+    win = window
+    assert win.open_path(EXAMPLE)
+    decode = next(m for m in win.document.session.models if m.setup.phase == "decode")
+    win.show_model(decode.id)
+    qtbot.waitUntil(lambda: win.model_panel.table.columnCount() == 3)
+    panel = win.model_panel
+    table = panel.table
+    qtbot.waitUntil(lambda: table.viewport().width() > 0)
+
+    # the results get the room: two machine columns in full beside the row labels, the form
+    # keeps its fields whole
+    hh = table.horizontalHeader()
+    assert hh.sectionViewportPosition(1) + hh.sectionSize(1) <= table.viewport().width()
+    fm = table.verticalHeader().fontMetrics()
+    for row in range(table.rowCount()):
+        label = table.verticalHeaderItem(row).text()
+        assert fm.horizontalAdvance(label) <= table.verticalHeader().width(), label
+    form = panel.editor.form
+    assert form.quantize.width() >= form.quantize.sizeHint().width()
+    assert form.batch.isVisible() and form.batch.width() >= form.batch.minimumSizeHint().width()
+
+    # every figure's tooltip is its formula, and shows the value the cell shows
+    for col in range(table.columnCount()):
+        machine = table.horizontalHeaderItem(col)
+        assert machine.toolTip() == win.document.session.hardware[col].hardware.label
+        for row in range(table.rowCount()):
+            item = table.item(row, col)
+            tip = item.toolTip()
+            assert "=" in tip or "≤" in tip or ">" in tip, (row, tip)
+            for number in _numbers(item.text()):
+                assert number in tip, (row, item.text(), tip)
+    tpot = table.item(1, 0).toolTip()
+    assert "TPOT = Σ over kernels of max(T_lower / efficiency, launch overhead)" in tpot
+    tokens = table.item(2, 0).toolTip()
+    assert "tokens/s = batch (one new token per sequence) / TPOT" in tokens
+    share = table.item(6, 0).toolTip()
+    assert "share of TPOT per operation kind" in share and "%" in share
+    # the line above the table, and the model's own figures
+    summary = panel.summary
+    for number in _numbers(summary.text().replace("<b>", "").replace("</b>", "")):
+        assert number in summary.toolTip(), number
+    assert "KV cache = batch · positions · bytes per token = 1 · 2,048 · 131,072 B" \
+        in summary.toolTip()
+    title = panel.editor.title
+    assert f"= {decode.arch.params:,}" in title.toolTip()
+    assert f"= {decode.arch.active_params:,}" in title.toolTip()
+    # the derivation page has them too
+    panel.pages.setCurrentIndex(1)
+    assert "tokens/s" in panel.derivation.toPlainText()
+
+
+def test_model_group_header_shows_its_set_up_first(qtbot, window):
+    win = window
+    assert win.open_path(EXAMPLE)
+    panel = win.operations_panel
+    decode = next(m for m in win.document.session.models if m.setup.phase == "decode")
+    header = panel.model.index(panel.model.header_row(decode.id), COL_NAME)
+    assert header.data() == "▸ 8B decode (batch 1, kv 2048)"
+    tip = header.data(Qt.ItemDataRole.ToolTipRole)
+    assert "decode, batch 1, kv 2048, weights bf16" in tip and "tp 1" in tip

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QDialogButtonBox, QMessageBox
 from workbench.io.presets import get_preset
 from workbench.ui.app import create_app
 from workbench.ui.main_window import MainWindow
+from workbench.ui.model_panel import ROW_FITS, ROW_PREDICTED, ROW_TOKENS
 from workbench.ui.operations_panel import COL_NAME
 
 
@@ -78,11 +79,11 @@ def test_add_model_change_batch_see_everything_move_save_and_reopen(qtbot, windo
     # the Model tab shows the time per machine
     table = win.model_panel.table
     assert win.model_dock.isVisible()
-    assert table.rowCount() == 2
-    tpot_before = table.item(0, 2).text()
-    tokens_before = table.item(0, 3).text()
-    assert "TPOT" in table.horizontalHeaderItem(2).text()
-    assert "does not fit" not in table.item(0, 6).text()
+    assert table.columnCount() == 2  # one column per machine
+    tpot_before = table.item(ROW_PREDICTED, 0).text()
+    tokens_before = table.item(ROW_TOKENS, 0).text()
+    assert "TPOT" in table.verticalHeaderItem(ROW_PREDICTED).text()
+    assert "does not fit" not in table.item(ROW_FITS, 0).text()
 
     # edit batch in the model editor: everything moves at once
     spin = win.model_panel.editor.form.batch
@@ -101,8 +102,8 @@ def test_add_model_change_batch_see_everything_move_save_and_reopen(qtbot, windo
     # attention's does not (each sequence reads its own cache), nor elementwise steps'
     gemm_points = [key for key in before if win.document.operation(key[0]).operation.kind == "gemm"]
     assert gemm_points and set(gemm_points) <= set(moved)
-    assert table.item(0, 2).text() != tpot_before
-    assert table.item(0, 3).text() != tokens_before
+    assert table.item(ROW_PREDICTED, 0).text() != tpot_before
+    assert table.item(ROW_TOKENS, 0).text() != tokens_before
     assert "batch 32" in panel.model.index(0, COL_NAME).data()
     assert "batch = 32" in win.model_panel.derivation.toPlainText()
     # one undo step for the typed number
@@ -122,7 +123,7 @@ def test_add_model_change_batch_see_everything_move_save_and_reopen(qtbot, windo
     assert len(again.op_ids) == len(model.op_ids)
     reopened = [v for xy in sorted(_model_points(win, again).values()) for v in xy]
     assert reopened == pytest.approx([v for xy in sorted(after.values()) for v in xy], rel=1e-9)
-    assert win.model_panel.table.rowCount() == 2
+    assert win.model_panel.table.columnCount() == 2
     assert "batch 32" in panel.model.index(0, COL_NAME).data()
 
 
@@ -159,4 +160,5 @@ def test_does_not_fit_is_shown_plainly(qtbot, window):
     form.kv_len.setValue(1_000_000)  # a million cached positions: 131 GB of KV cache
     form.batch.setValue(4)
     table = win.model_panel.table
-    assert [table.item(r, 6).text() for r in range(table.rowCount())] == ["does not fit"] * 2
+    assert [table.item(ROW_FITS, c).text() for c in range(table.columnCount())] == [
+        "does not fit"] * 2

@@ -364,6 +364,10 @@ class OperationEditor(QWidget):
         self._level_combo.setObjectName("op_memory_level")
         self._level_combo.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._level_combo.installEventFilter(no_wheel_filter())
+        # its longest item ("main memory (default: …)") must not widen the form past the dock
+        self._level_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self._level_combo.setMinimumContentsLength(14)
         self._level_combo.setToolTip(
             "Memory level (or interconnect) whose traffic the bytes count, and whose "
             "bandwidth makes the sloped roof. Default: each machine's main memory.")

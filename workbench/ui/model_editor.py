@@ -68,13 +68,23 @@ class SetupForm(QWidget):
         self.kv_cache = self._combo("kv_cache", KV_DTYPES)
         self.tp = self._spin("tp", 1, 1024, "Tensor-parallel degree: chips sharing each layer "
                                             "(heads and FFN columns sharded)")
-        self.quantize = QCheckBox("Embedding and lm_head in the weight dtype too", self)
+        self.quantize = QCheckBox("in the weight dtype too", self)
         self.quantize.setObjectName("quantize_embeddings")
+        self.quantize.setToolTip("Embedding table and lm_head in the weight dtype too (else "
+                                 "weight-only quantisation keeps them in bf16)")
         self.quantize.toggled.connect(lambda v: self.edited.emit("quantize_embeddings", v))
         self.view = QComboBox(self)
         self.view.setObjectName("view")
         for key, label in VIEW_LABELS.items():
             self.view.addItem(label, key)
+            self.view.setItemData(self.view.count() - 1, label, Qt.ItemDataRole.ToolTipRole)
+        # the long choices must not make the form wider than a bottom dock's third
+        self.view.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.view.setMinimumContentsLength(14)
+        self.view.setToolTip("How the chart shows the model")
+        self.view.currentIndexChanged.connect(
+            lambda i: self.view.setToolTip(f"Chart: {self.view.itemText(i)}"))
         self.view.currentIndexChanged.connect(
             lambda _i: self.edited.emit("view", self.view.currentData()))
         form.addRow("Phase", self.phase)
@@ -85,7 +95,7 @@ class SetupForm(QWidget):
         form.addRow("Activations", self.activations)
         form.addRow("KV cache", self.kv_cache)
         form.addRow("Tensor parallel", self.tp)
-        form.addRow("", self.quantize)
+        form.addRow("Embeddings", self.quantize)
         form.addRow("Chart", self.view)
         self.phase.currentIndexChanged.connect(self._enable_lengths)
 
@@ -183,6 +193,13 @@ class ModelEditor(QWidget):
                            f"{arch.params / 1e9:.3g} B parameters, "
                            f"{arch.active_params / 1e9:.3g} B active per token; "
                            f"{len(model.op_ids)} operations on the chart")
+        self.title.setToolTip(
+            f"parameters: every weight tensor (both embedding tables when untied, norms "
+            f"included) = {arch.params:,}\n"
+            f"active per token: parameters − unselected routed experts − input embedding "
+            f"table (one row of it is read) = {arch.active_params:,}\n"
+            "operations: " + ("every operation of every layer" if model.view == "all"
+                              else "one per layer kind, summed over its layers"))
         self.form.set_values(model.setup, model.view)
         self.problem.clear()
 

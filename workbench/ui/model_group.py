@@ -68,13 +68,16 @@ def header_data(table, model: ModelEntry, col: int, role: int) -> Any:
         return None
     if col == COL_NAME:
         arrow = "▾" if model.id in table.expanded else "▸"
-        if role == R.DisplayRole:
-            return (f"{arrow} {model.label} — {s.phase}, batch {s.batch}, {lengths}"
-                    + (f", tp {s.tp}" if s.tp > 1 else ""))
+        if role == R.DisplayRole:  # (the lengths say the phase: prompt or kv)
+            return (f"{arrow} {model.label} (batch {s.batch}, {lengths}"
+                    + (f", tp {s.tp}" if s.tp > 1 else "") + ")")
         if role == R.EditRole:
             return model.label
         if role == R.ToolTipRole:
-            return (f"{model.label}: {model.arch.summary()}\n{len(model.op_ids)} operations "
+            return (f"{model.label}: {model.arch.summary()}\n"
+                    f"{s.phase}, batch {s.batch}, {lengths}, weights {s.weights}, "
+                    f"activations {s.activations}, KV cache {s.kv_cache}, tp {s.tp}\n"
+                    f"{len(model.op_ids)} operations "
                     f"({'every layer' if model.view == 'all' else 'one per layer kind'}); "
                     "double-click to expand or collapse; its set-up is edited in the Model tab")
         return None

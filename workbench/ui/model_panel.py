@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -26,15 +27,28 @@ from workbench.document import Change
 from workbench.model.llm import MODEL_CONVENTIONS
 from workbench.model.llm_results import MachineResult, derivation, model_result, model_totals
 from workbench.model.llm_session import ModelEntry
-from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
 from workbench.ui.model_editor import ModelEditor
+from workbench.ui.model_figures import result_cells, summary_text, summary_tooltip
 from workbench.ui.widgets import escape_html
 
-__all__ = ["ModelPanel", "RESULT_COLUMNS"]
+__all__ = ["ModelPanel", "RESULT_ROWS", "ROW_T_LOWER", "ROW_PREDICTED", "ROW_TOKENS",
+           "ROW_MEMORY", "ROW_CAPACITY", "ROW_FITS", "ROW_SHARE"]
 
-RESULT_COLUMNS = ("Machine", "T_lower", "T_predicted", "tokens/s", "Memory", "Capacity × t",
-                  "Fits", "Share of time")
+#: The results table has one column per visible machine and one row per figure:
+#: (row label, what it is). Each cell's tooltip has its formula with the values.
+RESULT_ROWS: tuple[tuple[str, str], ...] = (
+    ("T_lower", "Roofline lower bound: Σ over kernels of max(T_math, T_mem)"),
+    ("T_predicted", "Predicted time of one step: Σ over kernels of "
+                    "max(T_lower / efficiency, launch overhead)"),
+    ("tokens/s", "Tokens produced per second: tokens of the step / predicted time"),
+    ("Memory", "Memory needed: weights + KV cache + activations"),
+    ("Capacity × t", "The machine's memory capacity × tensor-parallel degree t"),
+    ("Fits", "Memory needed ≤ capacity × t"),
+    ("Share of time", "Share of the predicted time per operation kind"),
+)
+(ROW_T_LOWER, ROW_PREDICTED, ROW_TOKENS, ROW_MEMORY, ROW_CAPACITY, ROW_FITS,
+ ROW_SHARE) = range(len(RESULT_ROWS))
 
 
 class ModelPanel(QWidget):
@@ -52,19 +66,31 @@ class ModelPanel(QWidget):
 
         self.chooser = QComboBox(self)
         self.chooser.setObjectName("modelChooser")
+        self.chooser.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.chooser.setMinimumContentsLength(12)
         self.chooser.currentIndexChanged.connect(self._on_choose)
         self.editor = ModelEditor(workspace, self)
         self.summary = QLabel(self)
         self.summary.setObjectName("modelSummary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.table = QTableWidget(0, len(RESULT_COLUMNS), self)
+        self.table = QTableWidget(len(RESULT_ROWS), 0, self)
         self.table.setObjectName("modelResults")
-        self.table.setHorizontalHeaderLabels(list(RESULT_COLUMNS))
-        self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setWordWrap(False)
+        for row, (label, tip) in enumerate(RESULT_ROWS):
+            item = QTableWidgetItem(label)
+            item.setToolTip(tip)
+            self.table.setVerticalHeaderItem(row, item)
+        vh = self.table.verticalHeader()
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setDefaultSectionSize(self.table.fontMetrics().horizontalAdvance("does not fit") + 12)
+        hh.setStretchLastSection(True)
+        hh.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.derivation = QTextBrowser(self)
         self.derivation.setObjectName("modelDerivation")
 
@@ -73,29 +99,42 @@ class ModelPanel(QWidget):
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.chooser)
         left_layout.addWidget(self.editor)
-        right = QSplitter(Qt.Orientation.Vertical, self)
-        top = QWidget(right)
-        top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addWidget(self.summary)
-        top_layout.addWidget(self.table)
-        right.addWidget(top)
-        right.addWidget(self.derivation)
+        results = QWidget(self)
+        results_layout = QVBoxLayout(results)
+        results_layout.setContentsMargins(0, 0, 0, 0)
+        results_layout.addWidget(self.summary)
+        results_layout.addWidget(self.table, 1)
+        # a bottom dock is short: the results and their derivation are two pages
+        self.pages = QTabWidget(self)
+        self.pages.setObjectName("modelPages")
+        self.pages.setDocumentMode(True)
+        self.pages.addTab(results, "Results")
+        self.pages.addTab(self.derivation, "Derivation")
+        self.pages.setTabToolTip(1, "The formula of every figure, with its values")
         scroll = QScrollArea(self)  # the form scrolls in a short dock; the window stays small
         scroll.setObjectName("modelEditorScroll")
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(left)
+        scroll.setMinimumWidth(left.minimumSizeHint().width()
+                               + scroll.verticalScrollBar().sizeHint().width())
         self.summary.setMinimumWidth(1)
         split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.setObjectName("modelSplit")
+        split.setChildrenCollapsible(False)
         split.addWidget(scroll)
-        split.addWidget(right)
-        split.setStretchFactor(1, 3)
+        split.addWidget(self.pages)
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
+        self._split = split
+        self._left = scroll
+        self._sized = False
         outer = QScrollArea(self)  # a short dock scrolls: the window's minimum size stays
         outer.setObjectName("modelPanelScroll")
         outer.setWidgetResizable(True)
         outer.setFrameShape(QScrollArea.Shape.NoFrame)
-        split.setMinimumSize(560, 260)
+        split.setMinimumSize(560, 160)
         outer.setWidget(split)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -104,6 +143,14 @@ class ModelPanel(QWidget):
         workspace.signals.changed.connect(self._on_change)
         workspace.selection.changed.connect(self._on_selection)
         self._fill_chooser()
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().showEvent(event)
+        if not self._sized and self._split.width() > 0:
+            # the form as narrow as it can be, the results the rest (until the user drags)
+            self._sized = True
+            left = self._left.minimumWidth()
+            self._split.setSizes([left, max(self._split.width() - left, 1)])
 
     # -- which model -----------------------------------------------------------------------
 
@@ -185,10 +232,11 @@ class ModelPanel(QWidget):
             return
         self._stale = False
         model = self._model()
-        self.table.setRowCount(0)
+        self.table.setColumnCount(0)
         if model is None:
             self.results, self.totals = [], None
             self.summary.setText("")
+            self.summary.setToolTip("")
             self.derivation.setHtml("<p>Add a model (Edit ▸ Add Model…) to see its time, "
                                     "tokens per second and memory on each machine.</p>")
             return
@@ -197,35 +245,26 @@ class ModelPanel(QWidget):
         machines = [e.hardware for e in self.document.session.hardware if e.visible]
         self.results = [model_result(arch, setup, hw) for hw in machines]
         what = "TTFT" if setup.phase == "prefill" else "TPOT"
-        self.table.setHorizontalHeaderItem(2, QTableWidgetItem(f"{what} (predicted)"))
-        self.summary.setText(
-            f"<b>{escape_html(model.label)}</b>, {setup.phase}: per chip "
-            f"{format_quantity(totals.flops, 'flops')}, {format_quantity(totals.bytes, 'bytes')}"
-            f" per step; weights {format_quantity(totals.weight_bytes, 'bytes')}, KV cache "
-            f"{format_quantity(totals.kv_cache_bytes, 'bytes')}")
-        for r in self.results:
-            self._add_row(r)
+        header = self.table.verticalHeaderItem(ROW_PREDICTED)
+        header.setText(what)
+        header.setToolTip(f"{what}: {RESULT_ROWS[ROW_PREDICTED][1]}")
+        self.summary.setText(summary_text(setup, totals))
+        self.summary.setToolTip(summary_tooltip(setup, totals))
+        self.table.setColumnCount(len(self.results))
+        for col, r in enumerate(self.results):
+            head = QTableWidgetItem(r.hardware)
+            head.setToolTip(r.hardware)
+            self.table.setHorizontalHeaderItem(col, head)
+            for row, (text, tip) in enumerate(result_cells(r, setup, totals)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(tip)
+                if row in (ROW_T_LOWER, ROW_PREDICTED, ROW_TOKENS, ROW_MEMORY, ROW_CAPACITY):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight
+                                          | Qt.AlignmentFlag.AlignVCenter)
+                if row == ROW_FITS and r.fits is False:
+                    item.setForeground(QColor("#D55E00"))
+                self.table.setItem(row, col, item)
         self.derivation.setHtml(self._derivation_html(model))
-
-    def _add_row(self, r: MachineResult) -> None:
-        row = self.table.rowCount()
-        self.table.insertRow(row)
-        q = format_quantity
-        if r.skipped:
-            cells = [r.hardware, "—", "—", "—", q(r.memory_needed_bytes, "bytes"), "", "",
-                     "skipped: " + r.skipped]
-        else:
-            fits = ("fits" if r.fits else "does not fit") if r.fits is not None else "no capacity"
-            share = ", ".join(f"{k} {100 * v:.0f} %" for k, v in r.share.items() if v >= 0.005)
-            cells = [r.hardware, q(r.t_lower_s, "time"), q(r.t_predicted_s, "time"),
-                     format_number(r.tokens_per_s), q(r.memory_needed_bytes, "bytes"),
-                     q(r.memory_available_bytes, "bytes")
-                     if r.memory_available_bytes is not None else "—", fits, share]
-        for col, text in enumerate(cells):
-            item = QTableWidgetItem(text)
-            if col == 6 and r.fits is False:
-                item.setForeground(QColor("#D55E00"))
-            self.table.setItem(row, col, item)
 
     def _derivation_html(self, model: ModelEntry) -> str:
         lines = derivation(model.arch, model.setup, self.totals, self.results)

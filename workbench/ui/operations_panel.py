@@ -9,10 +9,15 @@ A whole model (Edit ▸ Add Model…) is one collapsible group: a header row (bo
 model's set-up and its operation count; double-click or Space to expand or collapse) above
 the operations it expands into, hidden while the group is collapsed.
 
-The table is a :class:`QTableView` over :class:`~workbench.ui.operations_model.OperationsModel`
-(its own module), which reads the document directly and follows its :class:`~workbench.document.Change` notifications: an edit of one
-operation repaints that row only (``dataChanged``), a structural change resets the model and
-keeps the selection, a machine edit refreshes the intensity and bound columns.
+The table is a :class:`QTableView` over
+:class:`~workbench.ui.operations_model.OperationsModel` (its own module), which reads the
+document directly and follows its :class:`~workbench.document.Change` notifications: an edit
+of one operation repaints that row only (``dataChanged``), a structural change resets the
+model and keeps the selection, a machine edit refreshes the intensity and bound columns.
+
+A model's operations follow the model (:mod:`workbench.ui.model_lock`): they are not renamed
+here, and deleting one on its own is refused with a note above the table; a model's header
+row deletes or duplicates the whole model.
 """
 
 from __future__ import annotations
