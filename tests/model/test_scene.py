@@ -295,10 +295,11 @@ def test_hidden_machine_draws_nothing():
 
 
 def test_unplaceable_pairs_are_noted_not_drawn():
-    cpu = Hardware("fp64 only", compute={"fp64": 1e12}, memory={"ddr": 1e11})
-    scene = scene_of(make([cpu], [custom("half", 1e12, 1e9, "fp16")]))
+    # fp64 work cannot run at an fp32 peak (a fallback only goes to a wider precision)
+    cpu = Hardware("fp32 only", compute={"fp32": 1e12}, memory={"ddr": 1e11})
+    scene = scene_of(make([cpu], [custom("double", 1e12, 1e9, "fp64")]))
     assert scene.points == ()
-    assert any("fp64 only" in note for note in scene.notes)
+    assert any("fp32 only" in note for note in scene.notes)
 
 
 # --------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from workbench.io.errors import InputError
 from workbench.io.yamlio import YamlDocument
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.hardware import FIGURE_TABLES, SINGLE_FIGURES, Hardware
-from workbench.model.operations import KINDS, STEP_OPS, Kind, Operation, Param
+from workbench.model.operations import KINDS, STEP_OPS, Kind, Operation, Param, cross_checks
 from workbench.model.units import QuantityError, parse_number, parse_quantity
 
 __all__ = [
@@ -343,20 +343,9 @@ def _check_steps(value: Any, place: Place) -> list[dict[str, Any]]:
 
 
 def kind_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Checks across parameters: ``[(param, problem), …]``."""
-    problems = []
-    if kind == "attention":
-        full = KINDS["attention"].resolve(params)
-        heads, kv = full["heads"], full["kv_heads"]
-        if kv > heads:
-            problems.append(("kv_heads", f"must not exceed heads ({heads}), got {kv}"))
-        elif heads % kv:
-            problems.append(("kv_heads", f"must divide heads ({heads}) for grouped-query "
-                                         f"attention, got {kv}"))
-        if full["causal"] and full["query_len"] > full["kv_len"]:
-            problems.append(("query_len", f"a causal mask needs query_len ≤ kv_len "
-                                          f"({full['kv_len']}), got {full['query_len']}"))
-    return problems
+    """Checks across parameters: ``[(param, problem), …]`` (the model's own, which sweeps
+    apply to every swept point too)."""
+    return cross_checks(kind, params)
 
 
 _OPERATION_KEYS_OF: dict[str, tuple[Kind, frozenset[str]]] = {}

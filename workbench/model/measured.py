@@ -239,9 +239,11 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
         notes.append("faster than the roof allows: check the counts, the timer, or whether the "
                      "data stayed in cache")
     if result.bound == "overhead":
-        notes.append(f"predicted overhead-bound (T_lower below the {result.launch_overhead_s:g} s "
-                     "launch overhead): the fraction judges kernel time only; the fix for "
-                     "wall-clock time is fusion or graphs, not the kernel")
+        launches = f"{result.kernels} × " if result.kernels > 1 else ""
+        notes.append(f"predicted overhead-bound (T_lower / efficiency below {launches}the "
+                     f"{result.launch_overhead_s:g} s launch overhead): the fraction judges "
+                     "kernel time only; the fix for wall-clock time is fusion or graphs, not "
+                     "the kernel")
     return Judgement(
         measurement=measurement.name,
         operation=measurement.operation,

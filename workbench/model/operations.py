@@ -36,6 +36,7 @@ __all__ = [
     "STEP_OPS",
     "CONVENTIONS",
     "counts_for",
+    "cross_checks",
 ]
 
 CONVENTIONS: tuple[str, ...] = (
@@ -44,11 +45,22 @@ CONVENTIONS: tuple[str, ...] = (
     "loads and stores both count.",
     "In the ideal model each tensor crosses the memory level once, unless the kind says "
     "otherwise (naive attention's score passes, unfused elementwise steps, write-allocate).",
-    "The compute ceiling is the machine's dense peak for the operation's compute precision; "
-    "where the machine has none, the next wider precision it has is used and named.",
+    "The compute ceiling is the machine's dense peak for the operation's compute precision "
+    "on the unit its kind runs on: GEMM and attention matmuls on the matrix units (tensor "
+    "cores, MXU, AMX), elementwise chains, norms, softmax and reductions on the vector units; "
+    "a machine without vector peaks judges vector work against its matrix peak, and says so.",
+    "Where the machine has no peak for a precision, the work runs at the next precision of "
+    "its chain that the machine has, and only at one that holds every value: fp32 → fp64; "
+    "tf32 → fp32 → fp64; bf16 → fp32 → fp64; fp16 → fp32 → fp64; "
+    "fp8 → bf16 → fp16 → fp32 → fp64 (fp6 and fp4 first try the wider fp formats); "
+    "int8 → bf16 → fp16 → fp32 → fp64; int4 → int8 → …; int32 → fp64. Else the pair is "
+    "skipped with the reason.",
     "Roofline: attainable = min(peak, intensity × bandwidth); ridge = peak / bandwidth; "
     "T_math = FLOPs / peak; T_mem = bytes / bandwidth; lower bound = max, upper bound = sum.",
-    "Overhead-bound: the machine has a launch overhead and max(T_math, T_mem) is below it.",
+    "Launch overhead (a rule of thumb unless measured): each kernel takes at least it; an "
+    "unfused elementwise chain is one kernel per step. T_predicted = max(T_lower / efficiency, "
+    "kernels × launch overhead), and an operation is overhead-bound exactly when the second "
+    "term is the larger one.",
 )
 
 
@@ -142,11 +154,17 @@ class Term:
 
 @dataclass
 class Counts:
-    """The FLOP and byte terms of one operation, at the precision it is counted in."""
+    """The FLOP and byte terms of one operation, at the precision it is counted in.
+
+    ``unit`` is the execution unit the work runs on (``matrix`` or ``vector``: see
+    the kind's :attr:`Kind.unit`), ``kernels`` how many kernels it launches (each pays the
+    machine's launch overhead at least once)."""
     flop_terms: list[Term]
     byte_terms: list[Term]
     precision: str
     notes: list[str] = field(default_factory=list)
+    unit: str = "matrix"
+    kernels: Any = 1
 
     @property
     def flops(self):
@@ -194,6 +212,9 @@ class Param:
     unit: str = ""
     inherit: str = ""
     only_if: tuple[str, Any] | None = None
+    #: A session file must give it: a dimension without a neutral value (GEMM m, n, k, …).
+    #: Edit ▸ Add Operation still starts from ``default``.
+    required: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -216,6 +237,14 @@ class Kind:
     #: Where bytes are counted when the operation names no level: ``""`` for the machine's
     #: main memory, ``"interconnect"`` for its first interconnect (communication kinds).
     default_level: str = ""
+    #: The execution unit the kind's FLOPs run on: ``matrix`` (tensor cores, MXU, AMX) or
+    #: ``vector`` (CUDA cores, VPU, AVX): which table of peaks is its roof.
+    unit: str = "matrix"
+
+    @functools.cached_property
+    def required(self) -> tuple[str, ...]:
+        """The parameters a session file must give."""
+        return tuple(p.name for p in self.params if p.required)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -369,9 +398,11 @@ GEMM_PARAMS = (
     Param("batch", "int", 1, "Batch", "Independent matrix products (each with its own A, B and C).",
           symbol="batch"),
     Param("m", "int", 4096, "M", "Rows of A and C (tokens for a linear layer; 1 for GEMV).",
-          symbol="M"),
-    Param("n", "int", 4096, "N", "Columns of B and C (output features).", symbol="N"),
-    Param("k", "int", 4096, "K", "Contraction dimension (input features).", symbol="K"),
+          symbol="M", required=True),
+    Param("n", "int", 4096, "N", "Columns of B and C (output features).", symbol="N",
+          required=True),
+    Param("k", "int", 4096, "K", "Contraction dimension (input features).", symbol="K",
+          required=True),
     Param("dtype", "dtype", "bf16", "Element type", "Default element type of A, B and C."),
     Param("a_dtype", "dtype", None, "A dtype", "Element type of A (activations).", inherit="dtype",
           symbol="s_A"),
@@ -406,18 +437,22 @@ ATTENTION_PARAMS = (
           "flash: fused, scores stay on chip. naive: the score matrix S and probabilities P are "
           "materialised in memory.", choices=("flash", "naive")),
     Param("batch", "int", 1, "Batch", "Sequences in the batch.", symbol="b"),
-    Param("heads", "int", 32, "Query heads", "Number of query heads.", symbol="h"),
+    Param("heads", "int", 32, "Query heads", "Number of query heads.", symbol="h",
+          required=True),
     Param("kv_heads", "int", None, "KV heads",
           "Number of key/value heads: = heads for MHA, fewer for GQA, 1 for MQA.",
           inherit="heads", symbol="h_kv"),
-    Param("head_dim", "int", 128, "Head dim", "Dimension of each head.", symbol="d"),
+    Param("head_dim", "int", 128, "Head dim", "Dimension of each head.", symbol="d",
+          required=True),
     Param("query_len", "int", 4096, "Query length", "Queries per sequence (1 for decode).",
-          symbol="q"),
+          symbol="q", required=True),
     Param("kv_len", "int", None, "KV length", "Keys/values per sequence (the KV cache in decode).",
-          inherit="query_len", symbol="k"),
+          inherit="query_len", symbol="k", required=True),
     Param("causal", "bool", False, "Causal",
-          "Causal mask: only key positions at or before each query count; with queries at the "
-          "end of the sequence the visible fraction is 1 − q/(2k) (½ for a square mask)."),
+          "Causal mask: only key positions at or before each query are visible; with queries "
+          "at the end of the sequence the visible fraction is 1 − q/(2k) (½ for a square "
+          "mask). Flash skips the masked blocks; a naive kernel computes every score and "
+          "masks afterwards."),
     Param("dtype", "dtype", "bf16", "Element type", "Element type of Q, K, V and O."),
     Param("score_passes", "int", 4, "Score passes",
           "Naive only: passes of the q×k score matrix through memory (write S, read S, write P, "
@@ -437,11 +472,15 @@ def _causal_fraction(q, k, causal):
 
 
 def _count_attention(p: Mapping[str, Any]) -> Counts:
-    frac = _causal_fraction(p["query_len"], p["kv_len"], p["causal"])
+    naive = p["implementation"] == "naive"
+    # a naive kernel computes the whole q×k score matrix and masks afterwards: it executes
+    # every FLOP; Flash skips the masked blocks
+    skips = p["causal"] and not naive
+    frac = _causal_fraction(p["query_len"], p["kv_len"], skips)
     s = _symbols(KINDS["attention"], p, c=("c", frac))
     b, h, hk, d, q, k = (p[x] for x in ("batch", "heads", "kv_heads", "head_dim", "query_len",
                                         "kv_len"))
-    c_factor = "·{c}" if p["causal"] else ""
+    c_factor = "·{c}" if skips else ""
     flops = [
         _term("flop", "S = Q·Kᵀ", "2·{batch}·{heads}·{query_len}·{kv_len}·{head_dim}" + c_factor,
               2 * b * h * q * k * d * frac, s),
@@ -476,8 +515,14 @@ def _count_attention(p: Mapping[str, Any]) -> Counts:
                      "shrink it); passes = write S, read S, write P, read P by default.")
     else:
         notes.append("Flash: S and P stay on chip; Q, K, V and O cross memory once each.")
-    if p["causal"]:
-        notes.append("Causal: FLOPs scaled by the visible fraction c = 1 − min(q,k)/(2k).")
+    if skips:
+        notes.append("Causal, Flash: masked blocks are skipped, so FLOPs are scaled by the "
+                     "visible fraction c = 1 − min(q,k)/(2k).")
+    elif p["causal"]:
+        notes.append("Causal, naive: every score is computed and the mask applied afterwards, "
+                     "so all 4·b·h·q·k·d FLOPs are executed (no visible-fraction factor).")
+    notes.append("Unit: QKᵀ and P·V run on the matrix units (the softmax between them is not "
+                 "counted).")
     return Counts(flops, terms, p["compute"], notes)
 
 
@@ -556,7 +601,11 @@ def _count_elementwise(p: Mapping[str, Any]) -> Counts:
     ]
     if wa:
         notes.append("Write-allocate: every store first reads the line it writes (one extra read).")
-    return Counts(flop_terms, byte_terms, p["compute"], notes)
+    kernels = 1 if p["fused"] or not steps else len(steps)
+    if kernels > 1:
+        notes.append(f"Unfused: {kernels} kernels, one per step, each paying the launch "
+                     "overhead.")
+    return Counts(flop_terms, byte_terms, p["compute"], notes, unit="vector", kernels=kernels)
 
 
 def step_flops(step: Mapping[str, Any]) -> float:
@@ -587,7 +636,8 @@ def _count_norm(p: Mapping[str, Any]) -> Counts:
         terms.append(_tensor("read", "β", "shift", "{hidden}", hidden, p["weight_dtype"], s))
     terms.append(_tensor("write", "y", "", "{rows}·{hidden}", rows * hidden, p["dtype"], s))
     return Counts(flops, terms, p["compute"],
-                  ["Per-row statistics (1/√var) are negligible next to per-element work."])
+                  ["Per-row statistics (1/√var) are negligible next to per-element work."],
+                  unit="vector")
 
 
 def _count_softmax(p: Mapping[str, Any]) -> Counts:
@@ -600,7 +650,7 @@ def _count_softmax(p: Mapping[str, Any]) -> Counts:
         _tensor("write", "y", "", "{rows}·{cols}", rows * cols, p["dtype"], s),
     ]
     return Counts(flops, terms, p["compute"],
-                  ["One fused pass: the row is read once and written once."])
+                  ["One fused pass: the row is read once and written once."], unit="vector")
 
 
 _REDUCTION_FLOPS = {"sum": (1, "one add per element"), "max": (1, "one compare per element"),
@@ -618,14 +668,15 @@ def _count_reduction(p: Mapping[str, Any]) -> Counts:
         terms.append(_tensor("read", "y", "", "{rows}·{n}", rows * n, p["dtype"], s))
     terms.append(_tensor("write", "r", "result", "{rows}", rows, p["dtype"], s))
     return Counts(flops, terms, p["compute"],
-                  ["N elements need N−1 additions; the model counts N (2N for a dot product)."])
+                  ["N elements need N−1 additions; the model counts N (2N for a dot product)."],
+                  unit="vector")
 
 
 def _count_custom(p: Mapping[str, Any]) -> Counts:
     s = _symbols(KINDS["custom"], p)
     flops = [_term("flop", "FLOPs as given", "{flops}", p["flops"], s)]
     terms = [_term("read", "bytes as given", "{bytes}", p["bytes"], s, tensor="")]
-    return Counts(flops, terms, p["precision"])
+    return Counts(flops, terms, p["precision"], unit=p["unit"])
 
 
 def _compute_param(inherit: str = "dtype") -> Param:
@@ -661,63 +712,73 @@ _register(Kind("attention", "Attention",
 _register(Kind("elementwise", "Elementwise chain",
                "A chain of elementwise steps over n elements, fused into one kernel or not.",
                (
-                   Param("n", "int", 1 << 24, "Elements", "Elements in each tensor.", symbol="n"),
+                   Param("n", "int", 1 << 24, "Elements", "Elements in each tensor.", symbol="n",
+                         required=True),
                    Param("dtype", "dtype", "fp32", "Element type", "Element type of every tensor."),
                    Param("input", "str", "x", "Input", "Name of the tensor the chain starts from."),
                    Param("output", "str", "out", "Output", "Name of the tensor the chain writes."),
                    Param("steps", "steps",
                          [dict(st) for st in ELEMENTWISE_PRESETS["bias + gelu + residual"]["steps"]],
                          "Steps",
-                         "Steps in order; each has op, optional extra inputs and optional flops."),
+                         "Steps in order; each has op, optional extra inputs and optional flops.",
+                         required=True),
                    Param("fused", "bool", False, "Fused",
                          "Fused: one kernel, temporaries in registers."),
                    Param("write_allocate", "bool", False, "Write-allocate",
                          "Every store first reads the cache line (write-back caches)."),
                    _compute_param(),
                ),
-               _count_elementwise, "Elementwise chain"))
+               _count_elementwise, "Elementwise chain", unit="vector"))
 _register(Kind("norm", "Normalisation",
                "LayerNorm or RMSNorm over rows of hidden elements.",
                (
                    Param("variant", "choice", "rmsnorm", "Variant", "layernorm or rmsnorm.",
                          choices=("layernorm", "rmsnorm")),
-                   Param("rows", "int", 4096, "Rows", "Rows (tokens).", symbol="rows"),
-                   Param("hidden", "int", 8192, "Hidden", "Elements per row.", symbol="hidden"),
+                   Param("rows", "int", 4096, "Rows", "Rows (tokens).", symbol="rows",
+                         required=True),
+                   Param("hidden", "int", 8192, "Hidden", "Elements per row.", symbol="hidden",
+                         required=True),
                    Param("dtype", "dtype", "bf16", "Element type", "Element type of x and y."),
                    Param("weight_dtype", "dtype", None, "Weight dtype", "Element type of γ, β.",
                          inherit="dtype"),
                    _compute_param(),
                ),
-               _count_norm, "Norm"))
+               _count_norm, "Norm", unit="vector"))
 _register(Kind("softmax", "Softmax",
                "Row-wise softmax over rows × cols.",
                (
-                   Param("rows", "int", 4096, "Rows", "Rows.", symbol="rows"),
-                   Param("cols", "int", 4096, "Columns", "Elements per row.", symbol="cols"),
+                   Param("rows", "int", 4096, "Rows", "Rows.", symbol="rows", required=True),
+                   Param("cols", "int", 4096, "Columns", "Elements per row.", symbol="cols",
+                         required=True),
                    Param("dtype", "dtype", "bf16", "Element type", "Element type of x and y."),
                    _compute_param(),
                ),
-               _count_softmax, "Softmax"))
+               _count_softmax, "Softmax", unit="vector"))
 _register(Kind("reduction", "Reduction",
                "Sum, max or dot product of vectors of n elements (rows of them).",
                (
                    Param("op", "choice", "sum", "Reduction", "sum, max or dot (product).",
                          choices=("sum", "max", "dot")),
-                   Param("n", "int", 1 << 24, "Elements", "Elements per vector.", symbol="n"),
+                   Param("n", "int", 1 << 24, "Elements", "Elements per vector.", symbol="n",
+                         required=True),
                    Param("rows", "int", 1, "Vectors", "Independent reductions.", symbol="rows"),
                    Param("dtype", "dtype", "fp32", "Element type", "Element type."),
                    _compute_param(),
                ),
-               _count_reduction, "Reduction"))
+               _count_reduction, "Reduction", unit="vector"))
 _register(Kind("custom", "Custom",
                "FLOPs and bytes typed in, at a precision.",
                (
                    Param("flops", "quantity", 1e12, "FLOPs", "Total FLOPs.", unit="flops",
-                         symbol="F", minimum=0),
+                         symbol="F", minimum=0, required=True),
                    Param("bytes", "quantity", 1e9, "Bytes", "Total bytes moved (at least 1).",
-                         unit="bytes", symbol="B", minimum=1),
+                         unit="bytes", symbol="B", minimum=1, required=True),
                    Param("precision", "precision", "bf16", "Precision",
                          "Precision whose peak is the ceiling."),
+                   Param("unit", "choice", "matrix", "Unit",
+                         "Execution unit whose peak is the ceiling: matrix (tensor cores, MXU, "
+                         "AMX) or vector (CUDA cores, VPU, AVX: stencils, sparse code).",
+                         choices=("matrix", "vector")),
                ),
                _count_custom, "Custom"))
 
@@ -727,13 +788,14 @@ _register(Kind("custom", "Custom",
 
 SHARDED_MATMUL_PARAMS = (
     Param("b", "int", 256, "B (tokens)", "Rows of X and of the output Z (tokens in the batch).",
-          symbol="B"),
+          symbol="B", required=True),
     Param("d", "int", 8192, "D (split)",
           "Contraction dimension, split evenly over the chips: each chip holds X[:, D/N] and "
-          "Y[D/N, :].", symbol="D"),
-    Param("f", "int", 8192, "F", "Columns of Y and of Z (output features).", symbol="F"),
+          "Y[D/N, :].", symbol="D", required=True),
+    Param("f", "int", 8192, "F", "Columns of Y and of Z (output features).", symbol="F",
+          required=True),
     Param("chips", "int", 2, "Chips", "Chips the D dimension is split over.", minimum=2,
-          symbol="N"),
+          symbol="N", required=True),
     Param("collective", "choice", "all_reduce", "Collective",
           "How the partial sums are combined. all_reduce (ring): every chip ends with the full Z "
           "and sends 2·(N−1)/N of it; reduce_scatter: every chip ends with 1/N of Z and sends "
@@ -829,6 +891,51 @@ class Operation:
         import copy
 
         return Operation(self.kind, copy.deepcopy(self.params), self.name, self.memory_level)
+
+
+def cross_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Checks across parameters, ``[(param, problem), …]``: the same for a typed operation,
+    a loaded one and every point of a sweep (any parameter may be a numpy array; the first
+    offending point is named)."""
+    problems: list[tuple[str, str]] = []
+    if kind != "attention":
+        return problems
+    full = KINDS["attention"].resolve(params)
+    heads, kv = full["heads"], full["kv_heads"]
+    q, k = full["query_len"], full["kv_len"]
+    swept = any(isinstance(v, np.ndarray) for v in (heads, kv, q, k))
+
+    def first(bad) -> int | None:
+        bad = np.asarray(bad)
+        if not bad.any():
+            return None
+        return int(np.flatnonzero(np.broadcast_to(bad, np.broadcast(heads, kv, q, k).shape))[0])
+
+    def at(value, i):
+        return _fmt_int(np.broadcast_to(value, np.broadcast(heads, kv, q, k).shape)[i]
+                        if swept else value)
+
+    where = (lambda i: f" (at the sweep's point {i + 1})") if swept else (lambda i: "")
+    i = first(np.asarray(kv) > np.asarray(heads))
+    if i is not None:
+        problems.append(("kv_heads", f"must not exceed heads ({at(heads, i)}), got "
+                                     f"{at(kv, i)}{where(i)}"))
+    else:
+        i = first(np.mod(heads, kv) != 0)
+        if i is not None:
+            problems.append(("kv_heads", f"must divide heads ({at(heads, i)}) for grouped-query "
+                                         f"attention, got {at(kv, i)}{where(i)}"))
+    if full["causal"]:
+        i = first(np.asarray(q) > np.asarray(k))
+        if i is not None:
+            problems.append(("query_len", f"a causal mask needs query_len ≤ kv_len "
+                                          f"({at(k, i)}), got {at(q, i)}{where(i)}"))
+    return problems
+
+
+def _fmt_int(value: Any) -> str:
+    value = float(value)
+    return str(int(value)) if value.is_integer() else f"{value:g}"
 
 
 def counts_for(kind: str, **params: Any) -> Counts:
