@@ -348,6 +348,14 @@ def kind_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
     return cross_checks(kind, params)
 
 
+def _missing(spec: Kind, param: Param) -> str:
+    """``missing: a GEMM needs m, n and k (K: contraction dimension …)``."""
+    names = list(spec.required)
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+    return (f"missing: {spec.label} needs {listed} (no value is assumed for "
+            f"{param.name}: {param.doc.rstrip('.')})")
+
+
 _OPERATION_KEYS_OF: dict[str, tuple[Kind, frozenset[str]]] = {}
 
 
@@ -360,8 +368,11 @@ def _operation_keys(spec: Kind) -> frozenset[str]:
     return kept[1]
 
 
-def parse_operation(data: Any, place: Place) -> tuple[Operation, dict[str, Any]]:
-    """An operation and its display settings (color, visible, label) from plain data."""
+def parse_operation(data: Any, place: Place, require: bool = True
+                    ) -> tuple[Operation, dict[str, Any]]:
+    """An operation and its display settings (color, visible, label) from plain data.
+    ``require``: refuse a missing required dimension (files before schema_version 2 took
+    an example value)."""
     data = expect_mapping(data, place, "an operation")
     if "kind" not in data:
         raise place.error(f"an operation needs a kind: one of {', '.join(KINDS)}")
@@ -376,6 +387,8 @@ def parse_operation(data: Any, place: Place) -> tuple[Operation, dict[str, Any]]
         value = data.get(p.name)
         if value is not None:
             params[p.name] = check_param(p, value, place.at(p.name))
+        elif p.required and require:
+            raise place.at(p.name).error(_missing(spec, p))
     for name, problem in kind_checks(kind, params):
         raise place.at(name).error(problem)
     name = data.get("name")

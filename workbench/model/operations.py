@@ -882,6 +882,39 @@ class Operation:
             return next(iter(links))
         return None
 
+    def defaults_taken(self) -> list[str]:
+        """Each parameter this operation does not give and takes a default for, in words
+        (``"batch = 1"``, ``"kv_heads = heads = 32"``, ``"k = 4096 (required since
+        schema_version 2)"``): what the derivation lists under "defaults taken". Tensor
+        names, and dtypes and precisions that follow another parameter, are left out."""
+        given = self.params
+        full = None
+        out = []
+        for p in self.spec.params:
+            if given.get(p.name) is not None or p.type == "str":
+                continue
+            if p.inherit and p.type in ("dtype", "precision"):
+                continue
+            if p.type in ("precision",) and p.default is None:
+                continue
+            if p.only_if is not None:
+                full = full or self.resolved()
+                key, wanted = p.only_if
+                if full[key] != wanted:
+                    continue
+            full = full or self.resolved()
+            value = full[p.name]
+            if p.name == "steps":
+                shown = " → ".join(step["op"] for step in value)
+            else:
+                shown = _fmt(value)
+            via = f"{p.inherit} = " if p.inherit else ""
+            text = f"{p.name} = {via}{shown}"
+            if p.required:
+                text += " (an example value: files from schema_version 2 on must give it)"
+            out.append(text)
+        return out
+
     def counts(self, **overrides: Any) -> Counts:
         """Counts at these parameters; ``overrides`` may hold numpy arrays (sweeps)."""
         full = self.spec.resolve({**self.params, **overrides})
