@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.model.hardware import Hardware
+from workbench.model.measured import roof_at
 from workbench.model.session import HardwareEntry, Session
 from workbench.model.units import format_number, format_quantity
 
@@ -61,7 +62,7 @@ def machine_advisories(hw: Hardware) -> list[Advisory]:
             if value is not None and base > 0 and value > SPARSE_RATIO * base * _SLACK:
                 out.append(Advisory(
                     "sparse-figures", label,
-                    f"{label}: {table_name}.{narrow} {format_quantity(value, 'flop_rate')} is "
+                    f"{label}: {table_name}.{narrow} {_rate(value, narrow)} is "
                     f"{format_number(value / base)}× {table_name}.{base_name} "
                     f"{format_quantity(base, 'flop_rate')}, where dense figures are 2×: it "
                     "looks like a sparse (2:4) figure; the model wants dense peaks (halve it "
@@ -79,27 +80,28 @@ def machine_advisories(hw: Hardware) -> list[Advisory]:
     return out
 
 
+def _rate(value: float, precision: str) -> str:
+    text = format_quantity(value, "flop_rate")
+    return text.replace("FLOP/s", "OP/s") if precision.startswith("int") else text
+
+
 def measured_advisories(points: Sequence[Any]) -> list[Advisory]:
     """Measured points (:class:`~workbench.model.measured.MeasuredPoint`) above their roof
     at their own intensity."""
     out: list[Advisory] = []
     for point in points:
         judgement, result = point.judgement, point.result
-        if judgement is None or result is None:
+        if judgement is None or result is None or not judgement.above_roof:
             continue
         intensity = judgement.measured_intensity
-        if intensity is not None and intensity > 0:
-            roof = min(result.peak_flops, intensity * result.bandwidth)
-        else:
-            roof = result.attainable_flops
-        if judgement.achieved_flops > roof * (1 + 1e-9):
-            out.append(Advisory(
-                "measured-above-roof", judgement.measurement,
-                f"measured point {judgement.measurement!r} on {judgement.hardware}: "
-                f"{format_quantity(judgement.achieved_flops, 'flop_rate')} is above its roof "
-                f"({format_quantity(roof, 'flop_rate')} at "
-                f"{format_number(intensity if intensity else result.intensity)} FLOP/B): "
-                "check the counting or the peak"))
+        roof = roof_at(result, intensity)
+        out.append(Advisory(
+            "measured-above-roof", judgement.measurement,
+            f"measured point {judgement.measurement!r} on {judgement.hardware}: "
+            f"{format_quantity(judgement.achieved_flops, 'flop_rate')} is above its roof "
+            f"({format_quantity(roof, 'flop_rate')} at "
+            f"{format_number(intensity if intensity else result.intensity)} FLOP/B): "
+            "check the counting or the peak"))
     return out
 
 
