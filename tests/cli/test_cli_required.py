@@ -132,3 +132,18 @@ def test_a_saved_older_file_carries_every_dimension(tmp_path):
     assert "query_len: 1, kv_len: 1}" in text  # kv_len followed query_len in version 1
     assert load_session(new).operations[0].operation.counts().flops == \
         session.operations[0].operation.counts().flops
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_add_operation_still_starts_from_example_values_and_saves_whole(tmp_path, kind):
+    from workbench.document import new_operation
+    from workbench.io.sessions import load_session, save_session
+    from workbench.model.session import OperationEntry, Session
+
+    op = new_operation(kind)  # what Edit ▸ Add Operation creates
+    session = Session(operations=[OperationEntry(op)])
+    path = tmp_path / "new.yaml"
+    save_session(session, path)
+    again = load_session(path).operations[0].operation  # a version 2 file: nothing missing
+    assert again.counts().flops == op.counts().flops
+    assert again.counts().bytes == op.counts().bytes
