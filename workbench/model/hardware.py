@@ -115,9 +115,6 @@ class Hardware:
         ``compute`` with a note saying so. Raises :class:`UnsupportedPrecision` when no
         precision of the chain has a peak.
         """
-        cached = self._ceilings.get((precision, unit))
-        if cached is not None:
-            return cached
         wanted = "vector" if unit == "vector" else "matrix"
         used = wanted
         table = self.compute
@@ -143,20 +140,7 @@ class Hardware:
         if wanted == "vector" and used == "matrix":
             notes.append("this machine lists no vector peaks: vector work is judged against "
                          "the matrix peak, an optimistic roof")
-        ceiling = Ceiling(table[found], found, used, wanted, "; ".join(notes))
-        self._ceilings[(precision, unit)] = ceiling
-        return ceiling
-
-    @property
-    def _ceilings(self) -> dict:
-        """Ceilings asked for, by (precision, unit), for the current peaks (a change of any
-        peak table empties it)."""
-        key = (tuple(self.compute.items()), tuple(self.vector_compute.items()))
-        store = self.__dict__.get("_ceiling_store")
-        if store is None or store[0] != key:
-            store = (key, {})
-            self.__dict__["_ceiling_store"] = store
-        return store[1]
+        return Ceiling(table[found], found, used, wanted, "; ".join(notes))
 
     def roof_peaks(self) -> dict[str, float]:
         """Every compute roof by :func:`roof_name`: matrix peaks (``bf16``), then vector ones

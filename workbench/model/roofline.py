@@ -231,9 +231,15 @@ def evaluate_counts(
     level: str | None = None,
     name: str = "",
 ) -> Result:
-    ceiling = hardware.ceiling(counts.precision, counts.unit)
-    precision_used = ceiling.precision
-    peak = ceiling.peak
+    precision, unit = counts.precision, counts.unit
+    table = hardware.vector_compute if unit == "vector" else hardware.compute
+    peak = table.get(precision) if table else None
+    if peak is not None:  # the machine has the precision on the unit: no fallback, no note
+        precision_used, unit_used, note = precision, unit, ""
+    else:
+        ceiling = hardware.ceiling(precision, unit)
+        precision_used, peak, unit_used, note = (ceiling.precision, ceiling.peak, ceiling.unit,
+                                                 ceiling.note)
     kernels = counts.kernels
     level_used = hardware.level_for(level)
     bandwidth = hardware.bandwidth(level_used)
@@ -278,8 +284,8 @@ def evaluate_counts(
         t_predicted_s=float(t_predicted),  # (a whole-number launch overhead is an int)
         efficiency=hardware.efficiency,
         launch_overhead_s=hardware.launch_overhead,
-        unit=ceiling.unit,
-        ceiling_note=ceiling.note,
+        unit=unit_used,
+        ceiling_note=note,
         kernels=int(kernels),
     )
     return result
