@@ -180,3 +180,32 @@ def test_a_measured_point_above_its_roof_says_so(qtbot, window, tmp_path):
     verdicts = {model.text(r, "name"): model.text(r, "verdict") for r in range(2)}
     assert verdicts["too fast"].startswith("⚠ above its roof: check the counting or the peak")
     assert "above its roof" not in verdicts["plausible"]
+
+
+def test_the_canvas_redraws_the_roof_when_an_operation_changes_unit(qtbot):
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.ui.canvas import RooflineCanvas
+
+    text = SESSION.split("operations:")[0] + (
+        "operations:\n  - {name: typed, kind: custom, flops: 1 TFLOP, bytes: 1 GB, "
+        "precision: bf16}\n")
+    workspace = workspace_of(text)
+    canvas = RooflineCanvas(workspace)
+    qtbot.addWidget(canvas)
+    canvas.resize(760, 560)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    QApplication.processEvents()
+    hopper = workspace.document.session.hardware[0].id
+    op = workspace.document.session.operations[0].id
+
+    def flat_roofs() -> dict[str, float]:
+        return {r[2]: r[4][0] for r in canvas.roof_items() if r[0] == hopper and r[1] == "compute"}
+
+    assert flat_roofs() == pytest.approx({"bf16": 989.4e12})
+    workspace.document.set_param(op, "unit", "vector")
+    QApplication.processEvents()
+    assert flat_roofs() == pytest.approx({"bf16 vector": 133.8e12})
+    (_, _, x, y), = [p for p in canvas.point_items() if p[1] == hopper]
+    assert y == pytest.approx(min(133.8e12, 1000 * 3.35e12))  # on the roof it is judged by
