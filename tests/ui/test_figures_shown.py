@@ -209,3 +209,28 @@ def test_the_canvas_redraws_the_roof_when_an_operation_changes_unit(qtbot):
     assert flat_roofs() == pytest.approx({"bf16 vector": 133.8e12})
     (_, _, x, y), = [p for p in canvas.point_items() if p[1] == hopper]
     assert y == pytest.approx(min(133.8e12, 1000 * 3.35e12))  # on the roof it is judged by
+
+
+def test_the_results_table_says_which_unit_gave_the_ceiling(qtbot):
+    from PySide6.QtCore import Qt
+
+    from workbench.ui.results_table import COLUMN_INDEX, ResultsTable
+
+    workspace = workspace_of()
+    table = ResultsTable(workspace)
+    qtbot.addWidget(table)
+    table.resize(1400, 500)
+    table.show()
+    qtbot.waitExposed(table)
+    model = table.model
+    tips = {}
+    for row in range(model.rowCount()):
+        name = model.data(model.index(row, COLUMN_INDEX["operation"]))
+        machine = model.data(model.index(row, COLUMN_INDEX["machine"]))
+        tips[(name, machine)] = model.data(model.index(row, COLUMN_INDEX["ceiling"]),
+                                           Qt.ItemDataRole.ToolTipRole)
+    assert tips[("gelu, unfused", "Hopper-like")] == "bf16 peak of the vector units"
+    assert tips[("GEMM", "Hopper-like")].startswith("bf16 peak of the matrix units")
+    assert "lists no vector peaks" in tips[("gelu, unfused", "No vector figures")]
+    cells = {model.data(model.index(r, COLUMN_INDEX["ceiling"])) for r in range(model.rowCount())}
+    assert "134 TFLOP/s" in cells

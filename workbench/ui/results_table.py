@@ -94,6 +94,12 @@ class Column:
     sample: str = "999 TFLOP/s"
 
 
+def _unit_tip(result: Any) -> str:
+    """`` (vector units)`` and the note on the ceiling, if any."""
+    note = f"; {result.ceiling_note}" if result.ceiling_note else ""
+    return f" ({result.unit} units){note}"
+
+
 def _q(unit: str) -> Callable[[Any], str]:
     return lambda v: format_quantity(v, unit)
 
@@ -421,7 +427,10 @@ class ResultsModel(QAbstractTableModel):
                     f"computes in {result.precision}; {hw.label} has no {result.precision} "
                     f"peak, so the {result.precision_used} peak is the ceiling"
                     if result.precision_used != result.precision
-                    else f"{result.precision} peak of {hw.label}"),
+                    else f"{result.precision} peak of {hw.label}") + _unit_tip(result),
+                COLUMN_INDEX["ceiling"]: (
+                    f"{result.precision_used} peak of the {result.unit} units"
+                    + (f"; {result.ceiling_note}" if result.ceiling_note else "")),
                 COLUMN_INDEX["bandwidth"]: f"memory level: {result.level}",
                 COLUMN_INDEX["intensity"]: (
                     f"FLOPs / bytes = {format_quantity(result.flops, 'flops')} / "
