@@ -353,7 +353,7 @@ def results_table(results, skipped, title: str = "") -> str:
             r.operation, r.hardware, format_quantity(r.flops, "flops"),
             format_quantity(r.bytes, "bytes"), format_number(r.intensity),
             format_quantity(r.peak_flops, "flop_rate") + f" {r.precision_used}"
-            + (" vector" if r.unit == "vector" else ""),
+            + (" vector" if r.unit == "vector" else "") + (" *" if r.ceiling_note else ""),
             format_quantity(r.attainable_flops, "flop_rate"),
             format_number(100 * r.fraction_of_peak), r.bound,
             format_quantity(r.t_lower_s, "time"), format_quantity(r.t_upper_s, "time"),
@@ -364,6 +364,9 @@ def results_table(results, skipped, title: str = "") -> str:
         lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
+    noted = dict.fromkeys((r.hardware, r.ceiling_note) for r in results if r.ceiling_note)
+    for hardware, note in noted:
+        lines.append(f"* ceiling on {hardware}: {note}")
     for s in skipped:
         lines.append(f"skipped: {s.operation} on {s.hardware}: {s.reason}")
     return "\n".join(lines) + "\n"
