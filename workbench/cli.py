@@ -5,6 +5,7 @@
     roofline-workbench render SESSION.yaml -o FIG.png|.svg|.pdf [--size slide|single|double]
                        [--width PX] [--height PX] [--dpi N] [--theme NAME] [--transparent]
     roofline-workbench presets [--format table|json]
+    roofline-workbench model CONFIG.json --phase prefill|decode --batch B [...]
     roofline-workbench --version
 
 Bad input prints one line naming the file, the place and the problem, and exits with 2.
@@ -18,9 +19,8 @@ import sys
 from collections.abc import Sequence
 
 from workbench import __version__
+from workbench.cli_common import EXIT_BAD_INPUT, PROG, derivation_json, fail, json_safe
 
-PROG = "roofline-workbench"
-EXIT_BAD_INPUT = 2
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="no background (PNG, SVG and PDF)")
     presets = sub.add_parser("presets", help="list the hardware presets")
     presets.add_argument("--format", choices=("table", "json"), default="table")
+    from workbench import cli_model
+
+    cli_model.add_parser(sub)
     return parser
 
 
@@ -84,7 +87,7 @@ def _dpi(text: str) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    commands = {"analyze", "presets", "render", "-h", "--help", "--version"}
+    commands = {"analyze", "presets", "render", "model", "-h", "--help", "--version"}
     if not args or args[0] not in commands:
         if args and args[0].startswith("-") and args[0] not in commands:
             _parser().parse_args(args)  # reports the unknown option
@@ -97,6 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _presets(parsed.format)
         if parsed.command == "render":
             return _render(parsed)
+        if parsed.command == "model":
+            from workbench import cli_model
+
+            return cli_model.run(parsed)
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -105,15 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_BAD_INPUT
 
 
-def _fail(message: str) -> int:
-    sys.stderr.write(f"{PROG}: {' '.join(str(message).split())}\n")
-    return EXIT_BAD_INPUT
-
-
 def _run_app(session: str | None, rest: list[str]) -> int:
     if rest:
-        return _fail(f"unexpected arguments: {' '.join(rest)} (see --help)")
-    from workbench.ui.app import run
+        return fail(f"unexpected arguments: {' '.join(rest)} (see --help)")
+    from workbench.ui.launch import run
 
     return run(session)
 
@@ -151,7 +153,7 @@ def _load(path: str):
 def _analyze(path: str, fmt: str) -> int:
     session, error = _load(path)
     if error:
-        return _fail(error)
+        return fail(error)
     from workbench.model.analysis import evaluate_session
 
     pairs = evaluate_session(session)
@@ -167,12 +169,12 @@ def _analyze(path: str, fmt: str) -> int:
             "session": path,
             "title": session.title,
             "results": [{k: r.as_dict()[k] for k in RESULT_KEYS} for r in results]
-            + _json_safe(sweep_rows),
+            + json_safe(sweep_rows),
             "skipped": [s.__dict__ for s in skipped],
-            "operations": [_derivation(e.operation) for e in session.operations],
-            "crossings": _json_safe(crossings),
-            "measurements": _json_safe(measured),
-            "comparisons": _json_safe(compared),
+            "operations": [derivation_json(e.operation) for e in session.operations],
+            "crossings": json_safe(crossings),
+            "measurements": json_safe(measured),
+            "comparisons": json_safe(compared),
             "warnings": [w.as_dict() for w in warnings],
         }
         import json  # here, not at the top: the desktop app starts through this module
@@ -194,7 +196,7 @@ def _analyze(path: str, fmt: str) -> int:
 def _judged(session) -> list:
     if not session.measurements:
         return []
-    from workbench.model.measured import judge_session
+    from workbench.model.measured_session import judge_session
 
     return judge_session(session)
 
@@ -276,19 +278,6 @@ def _comparison_lines(compared: list[dict]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _json_safe(value):
-    """Infinite or NaN numbers (a sweep value with zero bytes…) as null, not invalid JSON."""
-    import math
-
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
     from workbench.model.units import format_number, format_quantity
 
@@ -307,19 +296,6 @@ def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
                      f"{format_number(100 * m['fraction'])} % of the predicted ceiling "
                      f"({format_quantity(m['predicted_time_s'], 'time')}): {m['verdict_label']}")
     return "".join(line + "\n" for line in lines)
-
-
-def _derivation(op) -> dict:
-    counts = op.counts()
-    terms = [
-        {"kind": t.kind, "name": t.name, "formula": t.formula, "substituted": t.substituted,
-         "value": float(t.value)}
-        for t in counts.flop_terms + counts.byte_terms
-    ]
-    return {"name": op.name, "kind": op.kind, "precision": counts.precision,
-            "unit": counts.unit, "kernels": counts.kernels,
-            "flops": float(counts.flops), "bytes": float(counts.bytes), "terms": terms,
-            "notes": counts.notes, "defaults": op.defaults_taken()}
 
 
 def results_csv(results, sweep_rows=()) -> str:
@@ -381,10 +357,10 @@ def _render(args) -> int:
         format_of(args.output)
         resolve_size(args.size, args.width, args.height, args.dpi, args.theme)
     except ExportError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     session, error = _load(args.session)
     if error:
-        return _fail(error)
+        return fail(error)
     from workbench.ui.export import render_figure
 
     try:
@@ -392,9 +368,9 @@ def _render(args) -> int:
                       height=args.height, dpi=args.dpi, theme=args.theme,
                       transparent=args.transparent)
     except ExportError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except OSError as exc:
-        return _fail(f"{args.output}: cannot write: {exc.strerror or exc}")
+        return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
     return 0
 
 
@@ -406,7 +382,7 @@ def _presets(fmt: str) -> int:
     try:
         presets = load_presets()
     except InputError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     if fmt == "json":
         from workbench.io.sessions import hardware_to_data
 

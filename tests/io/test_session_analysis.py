@@ -13,7 +13,8 @@ from workbench.io.errors import InputError
 from workbench.io.presets import get_preset
 from workbench.io.sessions import dumps_session, load_session, loads_session, save_session
 from workbench.model.analysis import evaluate_session
-from workbench.model.measured import Measurement, judge_session
+from workbench.model.measured import Measurement
+from workbench.model.measured_session import judge_session
 from workbench.model.operations import Operation
 from workbench.model.session import HardwareEntry, OperationEntry, Session
 from workbench.model.sweeps import Sweep, linear, log

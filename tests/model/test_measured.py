@@ -8,14 +8,8 @@ import math
 import pytest
 
 from workbench.io.presets import get_preset
-from workbench.model.measured import (
-    VERDICTS,
-    Measurement,
-    judge,
-    judge_session,
-    measurement_problems,
-    verdict_for,
-)
+from workbench.model.measured import VERDICTS, Measurement, judge, verdict_for
+from workbench.model.measured_session import judge_session, measurement_problems
 from workbench.model.operations import Operation
 from workbench.model.roofline import evaluate
 from workbench.model.session import HardwareEntry, OperationEntry, Session

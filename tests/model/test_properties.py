@@ -132,7 +132,37 @@ def sharded_matmul_ops(draw):
     })
 
 
+@st.composite
+def moe_gemm_ops(draw):
+    experts = draw(st.integers(1, 512))
+    return Operation("moe_gemm", {
+        "layers": draw(st.integers(1, 128)), "tokens": draw(dims), "experts": experts,
+        "top_k": draw(st.integers(1, experts)), "n": draw(dims), "k": draw(dims),
+        "dtype": draw(dtypes), "w_dtype": draw(st.none() | dtypes),
+    })
+
+
+@st.composite
+def mla_attention_ops(draw):
+    return Operation("mla_attention", {
+        "batch": draw(st.integers(1, 256)), "heads": draw(st.integers(1, 256)),
+        "kv_lora_rank": draw(st.integers(1, 2048)), "rope_dim": draw(st.integers(1, 256)),
+        "query_len": draw(dims), "kv_len": draw(dims), "causal": draw(st.booleans()),
+        "dtype": draw(dtypes), "kv_dtype": draw(st.none() | dtypes),
+    })
+
+
+@st.composite
+def all_reduce_ops(draw):
+    return Operation("all_reduce", {
+        "rows": draw(dims), "hidden": draw(dims), "chips": draw(st.integers(2, 64)),
+        "dtype": draw(dtypes),
+    })
+
+
 STRATEGIES = {
+    "moe_gemm": moe_gemm_ops(), "mla_attention": mla_attention_ops(),
+    "all_reduce": all_reduce_ops(),
     "gemm": gemm_ops(), "attention": attention_ops(), "elementwise": elementwise_ops(),
     "norm": norm_ops(), "softmax": softmax_ops(), "reduction": reduction_ops(),
     "custom": custom_ops(), "sharded_matmul": sharded_matmul_ops(),
@@ -188,7 +218,7 @@ def expected_totals(op: Operation) -> tuple[float, float, float]:
         flash = p["implementation"] == "flash"
         c = 1 - min(q, k) / (2 * k) if p["causal"] and flash else 1
         s = size(p["dtype"])
-        read = (b * h * q * d + 2 * b * hk * k * d) * s
+        read = b * h * q * d * s + 2 * b * hk * k * d * size(p["kv_dtype"] or p["dtype"])
         written = b * h * q * d * s
         if p["implementation"] == "naive":
             passes, ss = p["score_passes"], size(p["score_dtype"] or p["dtype"])
@@ -231,6 +261,23 @@ def expected_totals(op: Operation) -> tuple[float, float, float]:
         share = 2 if p["collective"] == "all_reduce" else 1
         s = size(p["sum_dtype"] or p["dtype"])
         return 2 * b * d * f / n, 0.0, share * (n - 1) / n * b * f * s
+    if op.kind == "moe_gemm":
+        # FLOPs for k experts per token; weights of the expected distinct experts hit
+        L, t, e, k = p["layers"], p["tokens"], p["experts"], p["top_k"]
+        n, kk = p["n"], p["k"]
+        sa, sw = size(p["dtype"]), size(p["w_dtype"] or p["dtype"])
+        hit = e * (1 - (1 - k / e) ** t)
+        return 2 * L * t * k * n * kk, L * (t * k * kk * sa + hit * kk * n * sw), L * t * k * n * sa
+    if op.kind == "mla_attention":
+        b, h, dc, dr, q, k = (p[x] for x in ("batch", "heads", "kv_lora_rank", "rope_dim",
+                                             "query_len", "kv_len"))
+        c = 1 - min(q, k) / (2 * k) if p["causal"] else 1
+        s, skv = size(p["dtype"]), size(p["kv_dtype"] or p["dtype"])
+        return (2 * b * h * q * k * (2 * dc + dr) * c, b * h * q * (dc + dr) * s
+                + b * k * (dc + dr) * skv, b * h * q * dc * s)
+    if op.kind == "all_reduce":
+        rows, hidden, n = p["rows"], p["hidden"], p["chips"]
+        return (n - 1) / n * rows * hidden, 0.0, 2 * (n - 1) / n * rows * hidden * size(p["dtype"])
     raise AssertionError(op.kind)
 
 

@@ -36,21 +36,17 @@ _COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
 class Place:
     """Where data sits: the document (for lines) and the key path."""
 
+    __slots__ = ("doc", "path")
+
     def __init__(self, doc: YamlDocument | None, path: tuple[object, ...] = ()) -> None:
         self.doc = doc or YamlDocument(None)
-        self.path = tuple(path)
+        self.path = path if type(path) is tuple else tuple(path)
 
     def at(self, *more: object) -> Place:
-        place = _new_place(Place)  # (a place per key checked: without __init__'s conversions)
-        place.doc = self.doc
-        place.path = self.path + more
-        return place
+        return Place(self.doc, self.path + more)
 
     def error(self, message: str) -> InputError:
         return self.doc.error(self.path, message)
-
-
-_new_place = object.__new__
 
 
 def expect_mapping(value: Any, place: Place, what: str) -> Mapping[str, Any]:

@@ -32,6 +32,13 @@ Format (``schema_version: 2``)::
         bytes: 1.2 GB               # optional measured FLOPs / bytes (required if standalone)
     comparisons:                    # optional: pairs drawn linked (fused vs unfused, …)
       - {first: gelu chain, unfused, second: gelu chain, fused}
+    models:                         # optional: whole LLMs from a config.json
+      - config: Llama-3.1-8B        # a shipped config by name, or a config.json path
+        phase: decode               # prefill | decode
+        batch: 8
+        kv_len: 4096                # (prompt_len for prefill)
+        weights: bf16               # also activations, kv_cache, tp, quantize_embeddings
+        view: layers                # layers (one point per layer kind) | all (every op)
     view: {theme: light, legend: true, labels: true, regions: false, derated: false}
 
 Every dimension without a neutral value must be given (GEMM ``m``, ``n``, ``k``; attention
@@ -43,6 +50,10 @@ Parameters with a neutral value (``batch: 1``, ``kv_heads`` = ``heads``, ``causa
 ``fused: false``, …) may be left out. A ``schema_version: 1`` file, which filled missing
 dimensions with example values, loads as it always did (the derivation lists each value
 taken by default) and is saved as version 2, with every required dimension written.
+
+Models (``models:``) keep a whole model by its parameters (every key is described in
+:mod:`workbench.io.model_entries`); the operations they expand into are not written but
+expanded again on opening, named ``<model name>: <operation>``.
 
 Sweeps (``sweep:`` on an operation) and measurements (the top-level ``measurements:`` list)
 are optional keys added within ``schema_version: 1``: every file written before them loads
@@ -82,7 +93,8 @@ from workbench.io.schema import (
 from workbench.io.yamlio import YamlDocument, dump_yaml, parse_yaml, read_yaml
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
-from workbench.model.measured import Measurement, measurement_problems
+from workbench.model.measured import Measurement
+from workbench.model.measured_session import measurement_problems
 from workbench.model.operations import Operation
 from workbench.model.session import (
     MARKERS,
@@ -123,8 +135,8 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 #: ``MIGRATIONS[v]`` turns a version-``v`` document (plain dict) into a version ``v + 1`` one.
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 
-TOP_KEYS = ("schema_version", "title", "notes", "hardware", "operations", "measurements",
-            "comparisons", "view")
+TOP_KEYS = ("schema_version", "title", "notes", "hardware", "operations", "models",
+            "measurements", "comparisons", "view")
 COMPARISON_KEYS = ("first", "second")
 MAX_COMPARISONS = 1000
 SWEEP_KEYS = ("param", "values", "start", "stop", "num", "scale")
@@ -210,6 +222,18 @@ def session_from_document(doc: YamlDocument) -> Session:
         if sweep_data is not None:
             entry.sweep = _parse_sweep(sweep_data, op, place.at("sweep"))
         session.operations.append(entry)
+    models = data.get("models")
+    if models is not None:
+        from workbench.io.model_entries import MAX_MODELS, parse_model_entry
+        from workbench.model.llm_session import expand_entries
+
+        models = expect_list(models, root.at("models"), "of models")
+        if len(models) > MAX_MODELS:
+            raise root.at("models").error(f"has {len(models)} models; at most {MAX_MODELS}")
+        for i, item in enumerate(models):
+            model = parse_model_entry(item, root.at("models", i))
+            session.models.append(model)
+            session.operations.extend(expand_entries(model))
     measurements = data.get("measurements")
     measurements = [] if measurements is None else expect_list(
         measurements, root.at("measurements"), "of measured points")
@@ -547,7 +571,13 @@ def session_to_data(session: Session) -> dict[str, Any]:
     if session.notes:
         out["notes"] = session.notes
     out["hardware"] = [_hardware_entry_to_data(e) for e in session.hardware]
-    out["operations"] = [operation_entry_to_data(e) for e in session.operations]
+    expanded = {i for model in session.models for i in model.op_ids}
+    out["operations"] = [operation_entry_to_data(e) for e in session.operations
+                         if e.id not in expanded]
+    if session.models:
+        from workbench.io.model_entries import model_entry_to_data
+
+        out["models"] = [model_entry_to_data(m) for m in session.models]
     if session.measurements:
         out["measurements"] = [measurement_to_data(m) for m in session.measurements]
     if session.comparisons:

@@ -86,7 +86,7 @@ def _rate(value: float, precision: str) -> str:
 
 
 def measured_advisories(points: Sequence[Any]) -> list[Advisory]:
-    """Measured points (:class:`~workbench.model.measured.MeasuredPoint`) above their roof
+    """Measured points (:class:`~workbench.model.measured_session.MeasuredPoint`) above their roof
     at their own intensity."""
     out: list[Advisory] = []
     for point in points:
@@ -110,7 +110,7 @@ def session_advisories(session: Session, points: Sequence[Any] | None = None,
                        ) -> list[Advisory]:
     """Every warning of ``session``: machines first (those ``hand_made`` says were defined
     or edited by hand; by default those not from a preset), then measured points
-    (``points`` as :func:`~workbench.model.measured.judge_session` gives them; judged here
+    (``points`` as :func:`~workbench.model.measured_session.judge_session` gives them; judged here
     when not given)."""
     hand_made = hand_made or (lambda entry: entry.preset is None)
     out: list[Advisory] = []
@@ -119,7 +119,7 @@ def session_advisories(session: Session, points: Sequence[Any] | None = None,
             out += machine_advisories(entry.hardware)
     if session.measurements:
         if points is None:
-            from workbench.model.measured import judge_session
+            from workbench.model.measured_session import judge_session
 
             points = judge_session(session)
         out += measured_advisories(points)

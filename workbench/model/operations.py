@@ -15,18 +15,23 @@ Conventions (also shown in the app):
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS, wider
-from workbench.model.terms import (  # noqa: F401 - Term is part of this module's API
+from workbench.model.terms import (  # noqa: F401 - part of this module's API
+    KINDS,
+    Counts,
+    Kind,
+    Param,
     Term,
+    _causal_fraction,
     _fmt,
+    _register,
     _Sym,
     _symbols,
     _tensor,
@@ -69,135 +74,6 @@ CONVENTIONS: tuple[str, ...] = (
     "kernels × launch overhead), and an operation is overhead-bound exactly when the second "
     "term is the larger one.",
 )
-
-
-@dataclass
-class Counts:
-    """The FLOP and byte terms of one operation, at the precision it is counted in.
-
-    ``unit`` is the execution unit the work runs on (``matrix`` or ``vector``: see
-    the kind's :attr:`Kind.unit`), ``kernels`` how many kernels it launches (each pays the
-    machine's launch overhead at least once)."""
-    flop_terms: list[Term]
-    byte_terms: list[Term]
-    precision: str
-    notes: list[str] = field(default_factory=list)
-    unit: str = "matrix"
-    kernels: Any = 1
-
-    @property
-    def flops(self):
-        return _sum(t.value for t in self.flop_terms)
-
-    @property
-    def bytes(self):
-        return _sum(t.value for t in self.byte_terms)
-
-    @property
-    def bytes_read(self):
-        return _sum(t.value for t in self.byte_terms if t.kind == "read")
-
-    @property
-    def bytes_written(self):
-        return _sum(t.value for t in self.byte_terms if t.kind == "write")
-
-
-def _sum(values):
-    """The sum of term values (numbers or arrays), starting from the first: no pass over a
-    sweep's arrays to add zero."""
-    total = None
-    for value in values:
-        total = value if total is None else total + value
-    return 0 if total is None else total
-
-
-@dataclass(frozen=True)
-class Param:
-    """A parameter of an operation kind.
-
-    ``type`` is one of ``int`` (whole number ≥ ``minimum``), ``float``, ``quantity``
-    (number with ``unit``), ``dtype``, ``precision``, ``bool``, ``choice``, ``str``, ``steps``.
-    ``default`` of ``None`` with ``inherit`` set means "same as parameter ``inherit``".
-    """
-
-    name: str
-    type: str
-    default: Any
-    label: str
-    doc: str
-    symbol: str = ""
-    minimum: float = 1
-    choices: tuple[str, ...] = ()
-    unit: str = ""
-    inherit: str = ""
-    only_if: tuple[str, Any] | None = None
-    #: A session file must give it: a dimension without a neutral value (GEMM m, n, k, …).
-    #: Edit ▸ Add Operation still starts from ``default``.
-    required: bool = False
-
-    @property
-    def numeric(self) -> bool:
-        return self.type in ("int", "float", "quantity")
-
-    @property
-    def sym(self) -> str:
-        return self.symbol or self.name
-
-
-@dataclass(frozen=True)
-class Kind:
-    """An operation kind: its parameters, its counting function and its documentation."""
-    kind: str
-    label: str
-    doc: str
-    params: tuple[Param, ...]
-    count: Callable[[Mapping[str, Any]], Counts]
-    default_name: str
-    #: Where bytes are counted when the operation names no level: ``""`` for the machine's
-    #: main memory, ``"interconnect"`` for its first interconnect (communication kinds).
-    default_level: str = ""
-    #: The execution unit the kind's FLOPs run on: ``matrix`` (tensor cores, MXU, AMX) or
-    #: ``vector`` (CUDA cores, VPU, AVX): which table of peaks is its roof.
-    unit: str = "matrix"
-
-    @functools.cached_property
-    def required(self) -> tuple[str, ...]:
-        """The parameters a session file must give."""
-        return tuple(p.name for p in self.params if p.required)
-
-    def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-    @functools.cached_property
-    def param_names(self) -> tuple[str, ...]:
-        return tuple(p.name for p in self.params)
-
-    @functools.cached_property
-    def symbols(self) -> dict[str, str]:
-        """The symbol of each parameter in formulas."""
-        return {p.name: p.sym for p in self.params}
-
-    @functools.cached_property
-    def _defaults(self) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, str], ...]]:
-        """``((name, default), …)`` and ``((name, inherited from), …)``, in order."""
-        return (tuple((p.name, p.default) for p in self.params),
-                tuple((p.name, p.inherit) for p in self.params if p.inherit))
-
-    def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Fill defaults and inherited values (``a_dtype`` follows ``dtype`` when unset)."""
-        defaults, inherits = self._defaults
-        get = params.get
-        full: dict[str, Any] = {}
-        for name, default in defaults:
-            value = get(name)
-            full[name] = default if value is None else value
-        for name, inherit in inherits:
-            if full[name] is None:
-                full[name] = full[inherit]
-        return full
 
 
 # ---------------------------------------------------------------------------------------
@@ -266,6 +142,9 @@ ATTENTION_PARAMS = (
           "mask). Flash skips the masked blocks; a naive kernel computes every score and "
           "masks afterwards."),
     Param("dtype", "dtype", "bf16", "Element type", "Element type of Q, K, V and O."),
+    Param("kv_dtype", "dtype", None, "KV dtype",
+          "Element type of K and V (the KV cache: fp8 or int8 while Q and O stay bf16).",
+          inherit="dtype", symbol="s_kv"),
     Param("score_passes", "int", 4, "Score passes",
           "Naive only: passes of the q×k score matrix through memory (write S, read S, write P, "
           "read P = 4).", minimum=0, symbol="passes", only_if=("implementation", "naive")),
@@ -274,13 +153,6 @@ ATTENTION_PARAMS = (
     Param("compute", "precision", None, "Compute precision",
           "Precision whose peak is the ceiling (default: the element type).", inherit="dtype"),
 )
-
-
-def _causal_fraction(q, k, causal):
-    if not causal:
-        return 1
-    return 1 - np.minimum(q, k) / (2 * k) if isinstance(q, np.ndarray) or isinstance(
-        k, np.ndarray) else 1 - min(q, k) / (2 * k)
 
 
 def _count_attention(p: Mapping[str, Any]) -> Counts:
@@ -302,8 +174,10 @@ def _count_attention(p: Mapping[str, Any]) -> Counts:
     dt = p["dtype"]
     terms = [
         _tensor("read", "Q", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
-        _tensor("read", "K", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d, dt, s),
-        _tensor("read", "V", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d, dt, s),
+        _tensor("read", "K", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d,
+                p["kv_dtype"], s),
+        _tensor("read", "V", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d,
+                p["kv_dtype"], s),
         _tensor("write", "O", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
     ]
     notes = []
@@ -507,13 +381,6 @@ ELEMENTWISE_PRESETS: dict[str, dict[str, Any]] = {
                                "steps": [{"op": "fma"}, {"op": "gelu"},
                                          {"op": "add", "inputs": ["r"]}], "fused": False},
 }
-
-KINDS: dict[str, Kind] = {}
-
-
-def _register(kind: Kind) -> None:
-    KINDS[kind.kind] = kind
-
 
 _register(Kind("gemm", "GEMM / GEMV",
                "C = A·B with A: M×K, B: K×N, C: M×N, repeated batch times.",
@@ -796,3 +663,7 @@ def _check_registry() -> None:
 
 
 _check_registry()
+
+
+# kinds whole-model expansion adds (MoE grouped GEMM, latent attention, all-reduce)
+from workbench.model import llm_kinds as _llm_kinds  # noqa: E402,F401  (registers them)

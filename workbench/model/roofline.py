@@ -259,10 +259,7 @@ def evaluate_counts(
             "intensity", "ridge", "attainable_flops", "fraction_of_peak", "t_math_s", "t_mem_s",
             "t_lower_s", "t_upper_s", "t_predicted_s"))
         bound = int(r["bound"])
-    # Filled in field order without the generated __init__ (a session evaluates thousands
-    # of pairs on opening); equal to Result(...) with the same values.
-    result = _new_result(Result)
-    vars(result).update(
+    return Result(
         operation=name,
         hardware=hardware.label,
         flops=f,
@@ -288,10 +285,6 @@ def evaluate_counts(
         ceiling_note=note,
         kernels=int(kernels),
     )
-    return result
-
-
-_new_result = object.__new__
 
 
 def evaluate(operation: Operation, hardware: Hardware, level: str | None = None) -> Result:

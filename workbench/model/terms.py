@@ -1,24 +1,27 @@
-"""Terms of a derivation and the helpers that write their formulas.
+"""What every operation kind is declared with: terms, counts, parameters, kinds.
 
 A :class:`Term` is one FLOP or byte term of an operation's counting: a value, a formula in
 symbols (``2·batch·M·N·K``) and the same formula with the values put in. Counting functions
-(:mod:`workbench.model.operations`) build terms from templates such as
-``"2·{batch}·{m}·{n}·{k}"``; the texts are written only when first read.
+build terms from templates such as ``"2·{batch}·{m}·{n}·{k}"``; the texts are written only
+when first read. :class:`Counts` holds an operation's terms, :class:`Param` and
+:class:`Kind` declare a kind, and :data:`KINDS` is the registry every kind joins: the basic
+kinds in :mod:`workbench.model.operations`, the whole-model kinds in
+:mod:`workbench.model.llm_kinds` (both build on this module, not on each other).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
-from dataclasses import FrozenInstanceError, dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from workbench.model.dtypes import DTYPE_BYTES
 
-__all__ = ["Term"]
+__all__ = ["Term", "Counts", "Param", "Kind", "KINDS"]
 
 _LAZY = object()  # a formula or substituted text not written yet
 _set = object.__setattr__  # (Term refuses assignment from outside)
@@ -213,3 +216,151 @@ def _tensor(direction: str, tensor: str, what: str, elements_template: str, elem
 def _tensor_template(elements_template: str, dtype: str) -> str:
     """``"{m}·{k}"`` of bf16 → ``"{m}·{k}·2 B [bf16]"``."""
     return f"{elements_template}·{_fmt(DTYPE_BYTES[dtype])} B [{dtype}]"
+
+
+# ---------------------------------------------------------------------------------------
+# counts, parameters, kinds
+
+
+@dataclass
+class Counts:
+    """The FLOP and byte terms of one operation, at the precision it is counted in.
+
+    ``unit`` is the execution unit the work runs on (``matrix`` or ``vector``: see
+    the kind's :attr:`Kind.unit`), ``kernels`` how many kernels it launches (each pays the
+    machine's launch overhead at least once)."""
+    flop_terms: list[Term]
+    byte_terms: list[Term]
+    precision: str
+    notes: list[str] = field(default_factory=list)
+    unit: str = "matrix"
+    kernels: Any = 1
+
+    @property
+    def flops(self):
+        return _sum(t.value for t in self.flop_terms)
+
+    @property
+    def bytes(self):
+        return _sum(t.value for t in self.byte_terms)
+
+    @property
+    def bytes_read(self):
+        return _sum(t.value for t in self.byte_terms if t.kind == "read")
+
+    @property
+    def bytes_written(self):
+        return _sum(t.value for t in self.byte_terms if t.kind == "write")
+
+
+def _sum(values):
+    """The sum of term values (numbers or arrays), starting from the first: no pass over a
+    sweep's arrays to add zero."""
+    total = None
+    for value in values:
+        total = value if total is None else total + value
+    return 0 if total is None else total
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of an operation kind.
+
+    ``type`` is one of ``int`` (whole number ≥ ``minimum``), ``float``, ``quantity``
+    (number with ``unit``), ``dtype``, ``precision``, ``bool``, ``choice``, ``str``, ``steps``.
+    ``default`` of ``None`` with ``inherit`` set means "same as parameter ``inherit``".
+    """
+
+    name: str
+    type: str
+    default: Any
+    label: str
+    doc: str
+    symbol: str = ""
+    minimum: float = 1
+    choices: tuple[str, ...] = ()
+    unit: str = ""
+    inherit: str = ""
+    only_if: tuple[str, Any] | None = None
+    #: A session file must give it: a dimension without a neutral value (GEMM m, n, k, …).
+    #: Edit ▸ Add Operation still starts from ``default``.
+    required: bool = False
+
+    @property
+    def numeric(self) -> bool:
+        return self.type in ("int", "float", "quantity")
+
+    @property
+    def sym(self) -> str:
+        return self.symbol or self.name
+
+
+@dataclass(frozen=True)
+class Kind:
+    """An operation kind: its parameters, its counting function and its documentation."""
+    kind: str
+    label: str
+    doc: str
+    params: tuple[Param, ...]
+    count: Callable[[Mapping[str, Any]], Counts]
+    default_name: str
+    #: Where bytes are counted when the operation names no level: ``""`` for the machine's
+    #: main memory, ``"interconnect"`` for its first interconnect (communication kinds).
+    default_level: str = ""
+    #: The execution unit the kind's FLOPs run on: ``matrix`` (tensor cores, MXU, AMX) or
+    #: ``vector`` (CUDA cores, VPU, AVX): which table of peaks is its roof.
+    unit: str = "matrix"
+
+    @functools.cached_property
+    def required(self) -> tuple[str, ...]:
+        """The parameters a session file must give."""
+        return tuple(p.name for p in self.params if p.required)
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @functools.cached_property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @functools.cached_property
+    def symbols(self) -> dict[str, str]:
+        """The symbol of each parameter in formulas."""
+        return {p.name: p.sym for p in self.params}
+
+    @functools.cached_property
+    def _defaults(self) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, str], ...]]:
+        """``((name, default), …)`` and ``((name, inherited from), …)``, in order."""
+        return (tuple((p.name, p.default) for p in self.params),
+                tuple((p.name, p.inherit) for p in self.params if p.inherit))
+
+    def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Fill defaults and inherited values (``a_dtype`` follows ``dtype`` when unset)."""
+        defaults, inherits = self._defaults
+        get = params.get
+        full: dict[str, Any] = {}
+        for name, default in defaults:
+            value = get(name)
+            full[name] = default if value is None else value
+        for name, inherit in inherits:
+            if full[name] is None:
+                full[name] = full[inherit]
+        return full
+
+
+
+def _causal_fraction(q, k, causal):
+    if not causal:
+        return 1
+    return 1 - np.minimum(q, k) / (2 * k) if isinstance(q, np.ndarray) or isinstance(
+        k, np.ndarray) else 1 - min(q, k) / (2 * k)
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def _register(kind: Kind) -> None:
+    KINDS[kind.kind] = kind

@@ -417,11 +417,9 @@ class DerivationView(QTextBrowser):
         if colors.key == self._colors_key and self._formats:
             return
         self._colors_key = colors.key
-        base = self.font()  # the application's, laid out without complex shaping (create_app)
+        base = self.font()  # the application's
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         mono.setPointSizeF(base.pointSizeF() * 0.92 if base.pointSizeF() > 0 else 9)
-        # the system's fixed font does not follow the application font's strategy
-        mono.setStyleStrategy(base.styleStrategy())
 
         def fmt(color: QColor | None = None, bold: bool = False, scale: float = 1.0,
                 font: QFont | None = None) -> QTextCharFormat:

@@ -5,6 +5,10 @@ Columns: colour swatch, shown-on-chart checkbox, name (editable), kind, arithmet
 A toolbar adds (one entry per kind), duplicates, deletes and reorders operations; the same
 actions are attributes of the panel so the main window can put them in its Edit menu.
 
+A whole model (Edit ▸ Add Model…) is one collapsible group: a header row (bold, with the
+model's set-up and its operation count; double-click or Space to expand or collapse) above
+the operations it expands into, hidden while the group is collapsed.
+
 The table is a :class:`QTableView` over :class:`OperationsModel`, which reads the document
 directly and follows its :class:`~workbench.document.Change` notifications: an edit of one
 operation repaints that row only (``dataChanged``), a structural change resets the model and
@@ -21,11 +25,11 @@ from PySide6.QtCore import (
     QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
-    QRect,
     QSize,
     Qt,
+    Signal,
 )
-from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter, QPalette, QPen, QPixmap
+from PySide6.QtGui import QAction, QColor, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QColorDialog,
@@ -41,10 +45,14 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change, new_operation
 from workbench.model.analysis import Pair
+from workbench.model.llm_session import ModelEntry
 from workbench.model.operations import KINDS
 from workbench.model.session import PALETTE, HardwareEntry, OperationEntry
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
+from workbench.ui.model_group import duplicate_icon as _duplicate_icon
+from workbench.ui.model_group import bound_tooltip, group_rows, header_data, swatch_icon
+from workbench.ui.model_group import plus_icon as _plus_icon
 from workbench.ui.results_table import BOUND_COLORS
 
 __all__ = ["OperationsPanel", "OperationsModel", "COLUMNS"]
@@ -70,29 +78,6 @@ OP_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 _ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _ALIGN_CENTER = int(Qt.AlignmentFlag.AlignCenter)
 
-_swatches: dict[tuple[str, int], QIcon] = {}
-
-
-def swatch_icon(color: str, size: int = 14) -> QIcon:
-    """A filled, outlined square of ``color`` (cached per colour and size)."""
-    key = (color, size)
-    icon = _swatches.get(key)
-    if icon is None:
-        pixmap = QPixmap(size, size)
-        pixmap.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(pixmap)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        fill = QColor(color)
-        painter.setBrush(fill)
-        painter.setPen(QPen(fill.darker(160), 1))
-        painter.drawRoundedRect(QRect(0, 0, size - 1, size - 1), 3, 3)
-        painter.end()
-        icon = QIcon(pixmap)
-        icon.addPixmap(pixmap, QIcon.Mode.Selected)  # no selection tint: the colour is the data
-        _swatches[key] = icon
-    return icon
-
-
 class OperationsModel(QAbstractTableModel):
     """One row per operation of the workspace's document, in session order.
 
@@ -104,8 +89,14 @@ class OperationsModel(QAbstractTableModel):
     def __init__(self, workspace: Workspace, parent=None) -> None:
         super().__init__(parent)
         self.workspace = workspace
-        self._entries: list[OperationEntry] = []
+        #: rows: operations, and a header per model (its operations follow it when expanded)
+        self._entries: list[OperationEntry | ModelEntry] = []
         self._rows: dict[int, int] = {}
+        #: model id -> header row; op id -> model id for operations of a model
+        self._model_rows: dict[int, int] = {}
+        self._grouped: dict[int, int] = {}
+        #: ids of the models shown expanded
+        self.expanded: set[int] = set()
         self._machine: HardwareEntry | None = None
         #: op id -> (intensity, bound) texts as shown, until a change touches them
         self._texts: dict[int, tuple[str, str | None]] = {}
@@ -116,8 +107,16 @@ class OperationsModel(QAbstractTableModel):
 
     def _snapshot(self) -> None:
         session = self.workspace.document.session
-        self._entries = list(session.operations)
-        self._rows = {e.id: i for i, e in enumerate(self._entries)}
+        if session.models:
+            self._entries, self._grouped = group_rows(session, self.expanded)
+            self._model_rows = {item.id: i for i, item in enumerate(self._entries)
+                                if isinstance(item, ModelEntry)}
+            self._rows = {e.id: i for i, e in enumerate(self._entries)
+                          if not isinstance(e, ModelEntry)}
+        else:
+            self._entries = list(session.operations)
+            self._grouped, self._model_rows = {}, {}
+            self._rows = {e.id: i for i, e in enumerate(self._entries)}
         self._machine = next((h for h in session.hardware if h.visible), None)
         self._texts = {}
 
@@ -129,8 +128,41 @@ class OperationsModel(QAbstractTableModel):
     def entry(self, row: int) -> OperationEntry:
         return self._entries[row]
 
+    def is_header(self, row: int) -> bool:
+        return 0 <= row < len(self._entries) and isinstance(self._entries[row], ModelEntry)
+
+    def model_at(self, row: int) -> ModelEntry | None:
+        """The model of a row: its header or one of its operations."""
+        if not 0 <= row < len(self._entries):
+            return None
+        item = self._entries[row]
+        if isinstance(item, ModelEntry):
+            return item
+        mid = self._grouped.get(item.id)
+        return self._model(mid) if mid is not None else None
+
+    def _model(self, model_id: int) -> ModelEntry | None:
+        return next((m for m in self.workspace.document.session.models if m.id == model_id),
+                    None)
+
+    def header_row(self, model_id: int) -> int:
+        return self._model_rows.get(model_id, -1)
+
     def op_id(self, row: int) -> int:
-        return self._entries[row].id
+        """The operation of a row; for a model's header, its first operation."""
+        item = self._entries[row]
+        if isinstance(item, ModelEntry):
+            return item.op_ids[0] if item.op_ids else -1
+        return item.id
+
+    def set_expanded(self, model_id: int, expanded: bool) -> None:
+        if (model_id in self.expanded) == expanded:
+            return
+        if expanded:
+            self.expanded.add(model_id)
+        else:
+            self.expanded.discard(model_id)
+        self.reset()
 
     def row_of(self, op_id: int | None) -> int:
         """Row of an operation, or -1."""
@@ -147,6 +179,14 @@ class OperationsModel(QAbstractTableModel):
             last = self.columnCount() - 1
             fields = set(change.fields)
             numbers_only = bool(fields) and not fields & _ROW_FIELDS
+            grouped = self._grouped
+            headers = {grouped[i] for i in change.ids[:1] if i in grouped}
+            if headers:  # a model's edit: its header row shows the new set-up and intensity
+                for model_id in {grouped[i] for i in change.ids if i in grouped}:
+                    self._texts.pop(("model", model_id), None)
+                    row = self._model_rows.get(model_id)
+                    if row is not None:
+                        self.dataChanged.emit(self.index(row, 0), self.index(row, last))
             for op_id in change.ids:
                 row = self._rows.get(op_id)
                 old = self._texts.pop(op_id, None)
@@ -204,7 +244,7 @@ class OperationsModel(QAbstractTableModel):
         base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
         if index.column() == COL_VISIBLE:
             return base | Qt.ItemFlag.ItemIsUserCheckable
-        if index.column() == COL_NAME:
+        if index.column() == COL_NAME and not self.is_header(index.row()):
             return base | Qt.ItemFlag.ItemIsEditable
         return base
 
@@ -217,6 +257,8 @@ class OperationsModel(QAbstractTableModel):
             return None
         entry = self._entries[row]
         R = Qt.ItemDataRole
+        if isinstance(entry, ModelEntry):
+            return self._header_data(entry, col, role)
         if role == OP_ID_ROLE:
             return entry.id
         if col == COL_COLOR:
@@ -265,12 +307,21 @@ class OperationsModel(QAbstractTableModel):
                 return self._bound(entry, role)
         return None
 
+    def _header_data(self, model: ModelEntry, col: int, role: int) -> Any:
+        return header_data(self, model, col, role)
+
     def setData(self, index: QModelIndex | QPersistentModelIndex, value: Any,
                 role: int = Qt.ItemDataRole.EditRole) -> bool:
         if not index.isValid():
             return False
         entry = self._entries[index.row()]
         document = self.workspace.document
+        if isinstance(entry, ModelEntry):
+            if index.column() == COL_VISIBLE and role == Qt.ItemDataRole.CheckStateRole:
+                document.set_model(entry.id, visible=Qt.CheckState(value) == Qt.CheckState.Checked)
+                document.seal()
+                return True
+            return False
         if index.column() == COL_VISIBLE and role == Qt.ItemDataRole.CheckStateRole:
             visible = Qt.CheckState(value) == Qt.CheckState.Checked
             document.set_operation_field(entry.id, "visible", visible)
@@ -338,24 +389,11 @@ class OperationsModel(QAbstractTableModel):
             if role == R.ToolTipRole:
                 return str(pair) if isinstance(pair, Exception) else pair.skipped.reason
             return None
-        r = pair.result
         if role == R.DisplayRole:
-            return r.bound
+            return pair.result.bound
         if role == R.ForegroundRole:
-            return QColor(BOUND_COLORS[r.bound])
-        machine = self._machine.hardware.label if self._machine else ""
-        t_math = format_quantity(r.t_math_s, "time")
-        t_mem = format_quantity(r.t_mem_s, "time")
-        lines = [f"{r.bound}-bound on {machine}",
-                 f"T_math = {t_math}, T_mem = {t_mem}",
-                 f"intensity {format_number(r.intensity)} vs ridge {format_number(r.ridge)} "
-                 f"FLOP/B ({r.precision_used}, {r.level})"]
-        if r.bound == "overhead" and r.launch_overhead_s:
-            launches = f"{r.kernels} × " if r.kernels > 1 else ""
-            lines.append(f"T_lower / efficiency below {launches}the launch overhead of "
-                         f"{format_quantity(r.launch_overhead_s, 'time')} "
-                         f"({self._machine.hardware.figure_status('launch_overhead')})")
-        return "\n".join(lines)
+            return QColor(BOUND_COLORS[pair.result.bound])
+        return bound_tooltip(pair.result, self._machine.hardware.label if self._machine else "")
 
 
 class OperationsPanel(QWidget):
@@ -366,6 +404,9 @@ class OperationsPanel(QWidget):
     active while the panel has focus), :attr:`move_up_action` (Alt+Up),
     :attr:`move_down_action` (Alt+Down).
     """
+
+    #: A model's header row was chosen (its id): the model editor shows it.
+    model_chosen = Signal(int)
 
     def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -522,9 +563,19 @@ class OperationsPanel(QWidget):
     # -- selection -------------------------------------------------------------------------
 
     def selected_ids(self) -> list[int]:
-        """Ids of the selected rows, top to bottom."""
+        """Ids of the selected rows' operations, top to bottom (a model's header stands for
+        its first operation)."""
         rows = sorted(i.row() for i in self.view.selectionModel().selectedRows())
-        return [self.model.op_id(r) for r in rows]
+        return [i for i in (self.model.op_id(r) for r in rows) if i >= 0]
+
+    def selected_models(self) -> list[ModelEntry]:
+        """Models whose header or any of whose operations is selected."""
+        out: list[ModelEntry] = []
+        for index in self.view.selectionModel().selectedRows():
+            model = self.model.model_at(index.row())
+            if model is not None and model not in out:
+                out.append(model)
+        return out
 
     def current_id(self) -> int | None:
         index = self.view.selectionModel().currentIndex()
@@ -567,6 +618,9 @@ class OperationsPanel(QWidget):
             self.workspace.selection.select(self.current_id())
         finally:
             self._syncing = False
+        index = self.view.selectionModel().currentIndex()
+        if index.isValid() and self.model.is_header(index.row()):
+            self.model_chosen.emit(self.model.entry(index.row()).id)
 
     def _on_selection(self, op_id: int | None) -> None:
         """The shared selection changed (here or elsewhere): select and reveal its row."""
@@ -584,6 +638,10 @@ class OperationsPanel(QWidget):
             return
         if self.current_id() == op_id and op_id in self.selected_ids():
             return
+        index = self.view.selectionModel().currentIndex()
+        if (index.isValid() and self.model.is_header(index.row())
+                and self.model.op_id(index.row()) == op_id):
+            return  # the header of its model is selected already
         self.select([op_id], op_id)
 
     def _remember_selection(self) -> None:
@@ -593,6 +651,9 @@ class OperationsPanel(QWidget):
     def _restore_selection(self) -> None:
         live = [i for i in self._kept if self.model.row_of(i) >= 0]
         current = self.workspace.selection.current
+        if current is not None and self.model.row_of(current) < 0 and any(
+                current in m.op_ids for m in self.document.session.models):
+            return  # an operation of a collapsed model: its header stands for it
         if current is not None and self.model.row_of(current) < 0:
             # The selected operation is gone (deleted, an add undone): select its neighbour.
             if self.model.rowCount():
@@ -616,6 +677,8 @@ class OperationsPanel(QWidget):
         ids = self.selected_ids()
         current = self.current_id()
         row = self.model.row_of(current)
+        if self.selected_models():
+            row = -1  # a model's operations keep the model's order
         self.duplicate_action.setEnabled(current is not None)
         self.delete_action.setEnabled(bool(ids))
         self.delete_action.setText("&Delete Operations" if len(ids) > 1 else "&Delete Operation")
@@ -653,7 +716,18 @@ class OperationsPanel(QWidget):
         return new_id
 
     def delete_selected(self) -> None:
+        models = self.selected_models()
         ids = self.selected_ids()
+        if models:  # a model's operations go with the model
+            grouped = {i for m in models for i in m.op_ids}
+            ids = [i for i in ids if i not in grouped]
+            first = min(self.model.header_row(m.id) for m in models)
+            for m in models:
+                self.document.remove_model(m.id)
+            if ids:
+                self.document.remove_operations(ids)
+            self.workspace.select_valid()
+            return
         if not ids:
             return
         first = min(self.model.row_of(i) for i in ids)
@@ -689,7 +763,31 @@ class OperationsPanel(QWidget):
             self.document.set_operation_field(op_id, "color", color.name().upper())
             self.document.seal()
 
+    def toggle_group(self, model_id: int) -> None:
+        """Expand or collapse a model's group (its header stays selected)."""
+        self.model.set_expanded(model_id, model_id not in self.model.expanded)
+        row = self.model.header_row(model_id)
+        if row >= 0:
+            self._syncing = True
+            try:
+                F = QItemSelectionModel.SelectionFlag
+                self.view.selectionModel().setCurrentIndex(self.model.index(row, COL_NAME),
+                                                           F.ClearAndSelect | F.Rows)
+            finally:
+                self._syncing = False
+
+    def keyPressEvent(self, event) -> None:
+        index = self.view.selectionModel().currentIndex()
+        if (event.key() in (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and index.isValid() and self.model.is_header(index.row())):
+            self.toggle_group(self.model.entry(index.row()).id)
+            return
+        super().keyPressEvent(event)
+
     def _on_double_click(self, index: QModelIndex) -> None:
+        if index.isValid() and self.model.is_header(index.row()):
+            self.toggle_group(self.model.entry(index.row()).id)
+            return
         if index.isValid() and index.column() == COL_COLOR:
             self.choose_color(self.model.op_id(index.row()))
 
@@ -698,7 +796,14 @@ class OperationsPanel(QWidget):
         menu = QMenu(self)
         menu.addMenu(self.add_menu)
         menu.addSeparator()
-        if index.isValid():
+        if index.isValid() and self.model.model_at(index.row()) is not None:
+            model = self.model.model_at(index.row())
+            toggle = menu.addAction("Collapse" if model.id in self.model.expanded else "Expand")
+            toggle.triggered.connect(lambda: self.toggle_group(model.id))
+            edit = menu.addAction("Edit Model…")
+            edit.triggered.connect(lambda: self.model_chosen.emit(model.id))
+            menu.addSeparator()
+        elif index.isValid():
             op_id = self.model.op_id(index.row())
             color = menu.addAction("Colour…")
             color.triggered.connect(lambda: self.choose_color(op_id))
@@ -712,32 +817,3 @@ class OperationsPanel(QWidget):
                        self.move_down_action):
             menu.addAction(action)
         menu.exec(self.view.viewport().mapToGlobal(pos))
-
-
-def _plus_icon(color: QColor, size: int = 16) -> QIcon:
-    pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    pen = QPen(color, 2)
-    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-    painter.setPen(pen)
-    m = size // 2
-    painter.drawLine(m, 3, m, size - 3)
-    painter.drawLine(3, m, size - 3, m)
-    painter.end()
-    return QIcon(pixmap)
-
-
-def _duplicate_icon(color: QColor, size: int = 16) -> QIcon:
-    pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setPen(QPen(color, 1.4))
-    painter.setBrush(Qt.BrushStyle.NoBrush)
-    painter.drawRoundedRect(1.5, 1.5, 9, 9, 1.5, 1.5)
-    painter.setBrush(QColor(color.red(), color.green(), color.blue(), 60))
-    painter.drawRoundedRect(5.5, 5.5, 9, 9, 1.5, 1.5)
-    painter.end()
-    return QIcon(pixmap)
