@@ -30,6 +30,12 @@ KINDS = {
     "custom": ("{kind: custom, flops: 1 TFLOP, bytes: 1 GB}", ("flops", "bytes")),
     "sharded_matmul": ("{kind: sharded_matmul, b: 256, d: 8192, f: 8192, chips: 4}",
                        ("b", "d", "f", "chips")),
+    "moe_gemm": ("{kind: moe_gemm, tokens: 16, experts: 8, top_k: 2, n: 14336, k: 4096}",
+                 ("tokens", "experts", "top_k", "n", "k")),
+    "mla_attention": ("{kind: mla_attention, heads: 128, kv_lora_rank: 512, rope_dim: 64, "
+                      "query_len: 1, kv_len: 4096}",
+                      ("heads", "kv_lora_rank", "rope_dim", "query_len", "kv_len")),
+    "all_reduce": ("{kind: all_reduce, hidden: 8192, chips: 8}", ("hidden", "chips")),
 }
 
 
