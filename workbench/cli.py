@@ -127,7 +127,7 @@ RESULT_KEYS = (
     "operation", "hardware", "precision", "precision_used", "level", "flops", "bytes",
     "intensity", "peak_flops", "bandwidth", "ridge", "attainable_flops", "fraction_of_peak",
     "bound", "t_math_s", "t_mem_s", "t_lower_s", "t_upper_s", "t_predicted_s", "efficiency",
-    "launch_overhead_s",
+    "launch_overhead_s", "unit", "ceiling_note", "kernels",
 )
 
 CSV_HEADERS = {
@@ -136,7 +136,7 @@ CSV_HEADERS = {
     "attainable_flops": "attainable_flops [FLOP/s]", "fraction_of_peak": "fraction_of_peak [1]",
     "t_math_s": "t_math [s]", "t_mem_s": "t_mem [s]", "t_lower_s": "t_lower [s]",
     "t_upper_s": "t_upper [s]", "t_predicted_s": "t_predicted [s]", "efficiency": "efficiency [1]",
-    "launch_overhead_s": "launch_overhead [s]",
+    "launch_overhead_s": "launch_overhead [s]", "kernels": "kernels [1]",
 }
 
 
@@ -160,8 +160,10 @@ def _analyze(path: str, fmt: str) -> int:
     results = [p.result for p in pairs if p.result is not None]
     skipped = [p.skipped for p in pairs if p.skipped is not None]
     sweep_rows, crossings = _sweeps(pairs)
-    measured = _measurements(session)
+    points = _judged(session)
+    measured = _measurements(points)
     compared = _comparisons(session, pairs)
+    warnings = _warnings(session, points)
     if fmt == "json":
         payload = {
             "session": path,
@@ -173,18 +175,39 @@ def _analyze(path: str, fmt: str) -> int:
             "crossings": json_safe(crossings),
             "measurements": json_safe(measured),
             "comparisons": json_safe(compared),
+            "warnings": [w.as_dict() for w in warnings],
         }
         import json  # here, not at the top: the desktop app starts through this module
 
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
-    elif fmt == "csv":
-        sys.stdout.write(results_csv(results, sweep_rows))
     else:
-        sys.stdout.write(results_table(results, skipped, session.title))
-        sys.stdout.write(_analysis_lines(crossings, measured))
-        sys.stdout.write(_comparison_lines(compared))
+        if fmt == "csv":
+            sys.stdout.write(results_csv(results, sweep_rows))
+        else:
+            sys.stdout.write(results_table(results, skipped, session.title))
+            sys.stdout.write(_analysis_lines(crossings, measured))
+            sys.stdout.write(_comparison_lines(compared))
+        for warning in warnings:  # beside the output, which stays machine-readable
+            sys.stderr.write(f"{PROG}: warning: {warning.message}\n")
     return 0
+
+
+def _judged(session) -> list:
+    if not session.measurements:
+        return []
+    from workbench.model.measured_session import judge_session
+
+    return judge_session(session)
+
+
+def _warnings(session, points) -> list:
+    """Numbers that ask for a check: a measured point above its roof, machines defined or
+    edited by hand whose figures look sparse or that lack a main-memory level."""
+    from workbench.io.presets import is_hand_made
+    from workbench.model.advisories import session_advisories
+
+    return session_advisories(session, points, hand_made=is_hand_made)
 
 
 def _sweeps(pairs) -> tuple[list[dict], list[dict]]:
@@ -212,14 +235,10 @@ def _sweeps(pairs) -> tuple[list[dict], list[dict]]:
     return rows, crossings
 
 
-def _measurements(session) -> list[dict]:
+def _measurements(points) -> list[dict]:
     """Every measured point judged against its prediction (fraction and verdict band)."""
-    if not session.measurements:
-        return []
-    from workbench.model.measured_session import judge_session
-
     out = []
-    for point in judge_session(session):
+    for point in points:
         m = point.measurement
         item = {"name": m.name, "operation": m.operation,
                 "hardware": point.hardware.hardware.label if point.hardware else m.hardware}
@@ -309,7 +328,8 @@ def results_table(results, skipped, title: str = "") -> str:
         rows.append((
             r.operation, r.hardware, format_quantity(r.flops, "flops"),
             format_quantity(r.bytes, "bytes"), format_number(r.intensity),
-            format_quantity(r.peak_flops, "flop_rate") + f" {r.precision_used}",
+            format_quantity(r.peak_flops, "flop_rate") + f" {r.precision_used}"
+            + (" vector" if r.unit == "vector" else "") + (" *" if r.ceiling_note else ""),
             format_quantity(r.attainable_flops, "flop_rate"),
             format_number(100 * r.fraction_of_peak), r.bound,
             format_quantity(r.t_lower_s, "time"), format_quantity(r.t_upper_s, "time"),
@@ -320,6 +340,9 @@ def results_table(results, skipped, title: str = "") -> str:
         lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
+    noted = dict.fromkeys((r.hardware, r.ceiling_note) for r in results if r.ceiling_note)
+    for hardware, note in noted:
+        lines.append(f"* ceiling on {hardware}: {note}")
     for s in skipped:
         lines.append(f"skipped: {s.operation} on {s.hardware}: {s.reason}")
     return "\n".join(lines) + "\n"

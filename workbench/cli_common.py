@@ -34,5 +34,6 @@ def derivation_json(op) -> dict:
         for t in counts.flop_terms + counts.byte_terms
     ]
     return {"name": op.name, "kind": op.kind, "precision": counts.precision,
+            "unit": counts.unit, "kernels": counts.kernels,
             "flops": float(counts.flops), "bytes": float(counts.bytes), "terms": terms,
-            "notes": counts.notes}
+            "notes": counts.notes, "defaults": op.defaults_taken()}

@@ -133,7 +133,8 @@ def test_faster_than_the_roof_is_flagged():
     j = judge(Measurement("too fast", operation=op.name, time_s=t_lower(*QK) / 1.5), result)
     assert j.fraction == pytest.approx(1.5, rel=1e-12)
     assert j.verdict == "re-measure"
-    assert any("faster than the roof" in n for n in j.notes)
+    assert any("above its roof: check the counting or the peak" in n for n in j.notes)
+    assert j.above_roof
 
 
 def test_overhead_bound_prediction_is_flagged():

@@ -136,9 +136,12 @@ def test_compute_roofs_only_for_precisions_used_unless_all_precisions():
     assert [r.name for r in roofs(scene, "compute")] == ["bf16/fp16"]
     assert [r.label for r in scene.ridges] == ["ridge 295 FLOP/B"]
 
+    # every roof the machine has: its matrix peaks and (named "… vector") its vector peaks
     scene = scene_of(make([h100], [h100_gemm("bf16")], all_precisions=True))
     peaks = sorted({r.ys[0] for r in roofs(scene, "compute")})
-    assert peaks == [67e12, 494.7e12, 989.4e12, 1979e12]
+    assert peaks == [33.5e12, 34e12, 67e12, 133.8e12, 494.7e12, 989.4e12, 1979e12]
+    names = {r.name for r in roofs(scene, "compute")}
+    assert "bf16/fp16 vector" in names and "bf16/fp16" in names
 
 
 def test_memory_roofs_clipped_at_highest_compute_roof_main_memory_emphasised():
@@ -296,10 +299,11 @@ def test_hidden_machine_draws_nothing():
 
 
 def test_unplaceable_pairs_are_noted_not_drawn():
-    cpu = Hardware("fp64 only", compute={"fp64": 1e12}, memory={"ddr": 1e11})
-    scene = scene_of(make([cpu], [custom("half", 1e12, 1e9, "fp16")]))
+    # fp64 work cannot run at an fp32 peak (a fallback only goes to a wider precision)
+    cpu = Hardware("fp32 only", compute={"fp32": 1e12}, memory={"ddr": 1e11})
+    scene = scene_of(make([cpu], [custom("double", 1e12, 1e9, "fp64")]))
     assert scene.points == ()
-    assert any("fp64 only" in note for note in scene.notes)
+    assert any("fp32 only" in note for note in scene.notes)
 
 
 # --------------------------------------------------------------------------------------

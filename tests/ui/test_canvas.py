@@ -96,7 +96,7 @@ def test_llama_roofs_and_ridges(llama):
         _, _, name, xs, ys = memory
         assert name == hw.main_memory
         assert ys[0] / xs[0] == pytest.approx(hw.bandwidth())  # y = bandwidth · x
-        peak = hw.peak("fp16")
+        peak = hw.peak("bf16")
         assert ys[1] == pytest.approx(peak)  # clipped at the compute roof …
         assert compute[4] == pytest.approx([peak, peak])  # … which is flat at the peak
         # from the ridge of the fastest level on (for the A100 its L2 level)
@@ -183,11 +183,11 @@ def test_edit_that_changes_precision_redraws_roofs(llama):
     canvas, workspace = llama
     gemv = op_named(workspace, "FFN up, decode GEMV")
     h100 = workspace.document.session.hardware[0].id
-    assert {r[2] for r in canvas.roof_items() if r[0] == h100 and r[1] == "compute"} == {"fp16"}
+    assert {r[2] for r in canvas.roof_items() if r[0] == h100 and r[1] == "compute"} == {"bf16"}
     workspace.document.set_param(gemv, "dtype", "fp32")
     QApplication.processEvents()
     peaks = {r[2]: r[4][0] for r in canvas.roof_items() if r[0] == h100 and r[1] == "compute"}
-    assert peaks == pytest.approx({"fp16": 989.4e12, "fp32": 67e12})
+    assert peaks == pytest.approx({"bf16": 989.4e12, "fp32": 67e12})
     x, y = positions(canvas)[(gemv, h100)]
     assert x == pytest.approx(gemm_intensity(1, 28672, 8192, 4.0))  # fp32: 4 bytes each
     assert y == pytest.approx(x * 3.35e12)

@@ -1,8 +1,8 @@
 """Session files (YAML): load with validation, save atomically, migrate older versions.
 
-Format (``schema_version: 1``)::
+Format (``schema_version: 2``)::
 
-    schema_version: 1
+    schema_version: 2
     title: Llama FFN, prefill vs decode
     hardware:
       - preset: h100-sxm            # an id from hardware_presets/, with optional overrides
@@ -40,6 +40,16 @@ Format (``schema_version: 1``)::
         weights: bf16               # also activations, kv_cache, tp, quantize_embeddings
         view: layers                # layers (one point per layer kind) | all (every op)
     view: {theme: light, legend: true, labels: true, regions: false, derated: false}
+
+Every dimension without a neutral value must be given (GEMM ``m``, ``n``, ``k``; attention
+``heads``, ``head_dim``, ``query_len``, ``kv_len``; elementwise ``n`` and ``steps``; norm
+``rows``, ``hidden``; softmax ``rows``, ``cols``; reduction ``n``; custom ``flops``,
+``bytes``; sharded matmul ``b``, ``d``, ``f``, ``chips``: each kind's
+:attr:`~workbench.model.operations.Kind.required`); a missing one is an error naming it.
+Parameters with a neutral value (``batch: 1``, ``kv_heads`` = ``heads``, ``causal: false``,
+``fused: false``, …) may be left out. A ``schema_version: 1`` file, which filled missing
+dimensions with example values, loads as it always did (the derivation lists each value
+taken by default) and is saved as version 2, with every required dimension written.
 
 Models (``models:``) keep a whole model by its parameters (every key is described in
 :mod:`workbench.io.model_entries`); the operations they expand into are not written but
@@ -110,12 +120,20 @@ __all__ = [
     "MAX_OPERATIONS",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_OPERATIONS = 100_000
 MAX_HARDWARE = 64
 
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 requires every dimension without a neutral value (GEMM k, attention
+    kv_len, …), which version 1 filled with example values. Nothing in a version-1 document
+    changes: it is read without that requirement (see :func:`session_from_document`), so it
+    loads with the values it always had, and the derivation lists each default taken."""
+    return data
+
+
 #: ``MIGRATIONS[v]`` turns a version-``v`` document (plain dict) into a version ``v + 1`` one.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 
 TOP_KEYS = ("schema_version", "title", "notes", "hardware", "operations", "models",
             "measurements", "comparisons", "view")
@@ -169,7 +187,10 @@ def session_from_document(doc: YamlDocument) -> Session:
     if doc.data is None:
         raise root.error("the file is empty (a session needs at least schema_version: 1)")
     data = dict(expect_mapping(doc.data, root, "a session"))
+    written_as = data.get("schema_version")
     data = migrate(data, doc)
+    # files from before required dimensions fill them with the old example values
+    require = not (isinstance(written_as, int) and written_as < 2)
     check_keys(data, TOP_KEYS, root)
     session = Session()
     if data.get("title") is not None:
@@ -196,7 +217,7 @@ def session_from_document(doc: YamlDocument) -> Session:
         if isinstance(item, dict) and "sweep" in item:
             item = dict(item)
             sweep_data = item.pop("sweep")
-        op, style = parse_operation(item, place)
+        op, style = parse_operation(item, place, require=require)
         entry = OperationEntry(op, **style)
         if sweep_data is not None:
             entry.sweep = _parse_sweep(sweep_data, op, place.at("sweep"))
@@ -489,9 +510,13 @@ def operation_entry_to_data(entry: OperationEntry) -> dict[str, Any]:
     op = entry.operation
     out: dict[str, Any] = {"name": op.name if op.name.strip() else op.spec.default_name,
                            "kind": op.kind}
+    resolved = None
     for p in op.spec.params:
-        if p.name in op.params and op.params[p.name] is not None:
-            value = op.params[p.name]
+        value = op.params.get(p.name)
+        if value is None and p.required:  # a file must carry every required dimension
+            resolved = resolved or op.resolved()
+            value = resolved[p.name]
+        if value is not None:
             if p.name == "steps":
                 value = [dict(step) for step in value]
             out[p.name] = value

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from workbench.model.operations import (
+from workbench.model.terms import (
     KINDS,
     Counts,
     Kind,
@@ -39,12 +39,12 @@ MOE_GEMM_PARAMS = (
     Param("layers", "int", 1, "Layers",
           "Independent MoE layers counted together (each with its own E experts).",
           symbol="L"),
-    Param("tokens", "int", 16, "Tokens", "Tokens routed through the layer (T).", symbol="T"),
-    Param("experts", "int", 8, "Experts", "Routed experts in the layer (E).", symbol="E"),
+    Param("tokens", "int", 16, "Tokens", "Tokens routed through the layer (T).", symbol="T", required=True),
+    Param("experts", "int", 8, "Experts", "Routed experts in the layer (E).", symbol="E", required=True),
     Param("top_k", "int", 2, "Experts per token", "Experts each token is sent to (k).",
-          symbol="k"),
-    Param("n", "int", 14336, "N", "Output features of each expert's matrix.", symbol="N"),
-    Param("k", "int", 4096, "K", "Input features (contraction dimension).", symbol="K"),
+          symbol="k", required=True),
+    Param("n", "int", 14336, "N", "Output features of each expert's matrix.", symbol="N", required=True),
+    Param("k", "int", 4096, "K", "Input features (contraction dimension).", symbol="K", required=True),
     Param("dtype", "dtype", "bf16", "Activation dtype", "Element type of the token rows."),
     Param("w_dtype", "dtype", None, "Weight dtype", "Element type of the expert weights.",
           inherit="dtype", symbol="s_W"),
@@ -88,14 +88,14 @@ _register(Kind("moe_gemm", "MoE grouped GEMM",
 
 MLA_PARAMS = (
     Param("batch", "int", 1, "Batch", "Sequences in the batch.", symbol="b"),
-    Param("heads", "int", 128, "Query heads", "Number of query heads.", symbol="h"),
+    Param("heads", "int", 128, "Query heads", "Number of query heads.", symbol="h", required=True),
     Param("kv_lora_rank", "int", 512, "Latent rank", "Rank of the compressed KV latent (d_c).",
-          symbol="d_c"),
+          symbol="d_c", required=True),
     Param("rope_dim", "int", 64, "RoPE dim", "Dimension of the decoupled RoPE key (d_r).",
-          symbol="d_r"),
+          symbol="d_r", required=True),
     Param("query_len", "int", 1, "Query length", "Queries per sequence (1 for decode).",
-          symbol="q"),
-    Param("kv_len", "int", 4096, "KV length", "Cached positions per sequence.", symbol="k"),
+          symbol="q", required=True),
+    Param("kv_len", "int", 4096, "KV length", "Cached positions per sequence.", symbol="k", required=True),
     Param("causal", "bool", False, "Causal",
           "Causal mask: the visible fraction is 1 − q/(2k) (½ for a square mask)."),
     Param("dtype", "dtype", "bf16", "Element type", "Element type of the queries and output."),
@@ -107,7 +107,7 @@ MLA_PARAMS = (
 
 
 def _count_mla(p: Mapping[str, Any]) -> Counts:
-    from workbench.model.operations import _causal_fraction
+    from workbench.model.terms import _causal_fraction
 
     frac = _causal_fraction(p["query_len"], p["kv_len"], p["causal"])
     s = _symbols(KINDS["mla_attention"], p, c=("c", frac))
@@ -155,9 +155,9 @@ _register(Kind("mla_attention", "Latent attention (MLA)",
 ALL_REDUCE_PARAMS = (
     Param("rows", "int", 1, "Rows (tokens)", "Rows of the activation being reduced.",
           symbol="T"),
-    Param("hidden", "int", 4096, "Hidden", "Elements per row.", symbol="H"),
+    Param("hidden", "int", 4096, "Hidden", "Elements per row.", symbol="H", required=True),
     Param("chips", "int", 2, "Chips", "Chips taking part (tensor-parallel degree).", minimum=2,
-          symbol="t"),
+          symbol="t", required=True),
     Param("dtype", "dtype", "bf16", "Element type", "Element type of the partial sums."),
     Param("compute", "precision", None, "Compute precision",
           "Precision of the additions (default: the element type).", inherit="dtype"),

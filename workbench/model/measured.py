@@ -50,6 +50,7 @@ __all__ = [
     "verdict_for",
     "Judgement",
     "judge",
+    "roof_at",
 ]
 
 
@@ -189,6 +190,8 @@ class Judgement:
     verdict: str
     verdict_label: str
     notes: tuple[str, ...] = field(default=())
+    #: Faster than the roofline allows at the measured intensity (see :func:`roof_at`).
+    above_roof: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -230,13 +233,17 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
         notes.append(f"measured bytes differ from the model's by "
                      f"{100 * (measurement.bytes / result.bytes - 1):+.0f} %"
                      + (" (fewer: cache hits?)" if measurement.bytes < result.bytes else ""))
-    if fraction > 1:
-        notes.append("faster than the roof allows: check the counts, the timer, or whether the "
-                     "data stayed in cache")
+    intensity = flops / nbytes if nbytes else None
+    above = achieved > roof_at(result, intensity) * (1 + 1e-9)
+    if above:
+        notes.append("above its roof: check the counting or the peak (or the timer, or whether "
+                     "the data stayed in cache)")
     if result.bound == "overhead":
-        notes.append(f"predicted overhead-bound (T_lower below the {result.launch_overhead_s:g} s "
-                     "launch overhead): the fraction judges kernel time only; the fix for "
-                     "wall-clock time is fusion or graphs, not the kernel")
+        launches = f"{result.kernels} × " if result.kernels > 1 else ""
+        notes.append(f"predicted overhead-bound (T_lower / efficiency below {launches}the "
+                     f"{result.launch_overhead_s:g} s launch overhead): the fraction judges "
+                     "kernel time only; the fix for wall-clock time is fusion or graphs, not "
+                     "the kernel")
     return Judgement(
         measurement=measurement.name,
         operation=measurement.operation,
@@ -255,4 +262,13 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
         verdict=verdict.key,
         verdict_label=verdict.label,
         notes=tuple(notes),
+        above_roof=above,
     )
+
+
+def roof_at(result: Result, intensity: float | None) -> float:
+    """The roof a measured point is held to: min(peak, I × bandwidth) of its prediction's
+    machine at the measured intensity ``intensity`` (the predicted one when not measured)."""
+    if intensity is None or not intensity > 0:
+        return result.attainable_flops
+    return min(result.peak_flops, intensity * result.bandwidth)

@@ -231,6 +231,8 @@ class MeasurementsModel(QAbstractTableModel):
         if key == "fraction":
             return f"{100 * j.fraction:.1f} %"
         if key == "verdict":
+            if j.above_roof:
+                return f"⚠ above its roof: check the counting or the peak · {j.verdict_label}"
             return j.verdict_label
         raise KeyError(key)
 

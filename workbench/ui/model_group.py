@@ -108,8 +108,10 @@ def bound_tooltip(r, machine: str) -> str:
              f"intensity {format_number(r.intensity)} vs ridge {format_number(r.ridge)} "
              f"FLOP/B ({r.precision_used}, {r.level})"]
     if r.bound == "overhead" and r.launch_overhead_s:
-        lines.append(f"below the launch overhead of "
-                     f"{format_quantity(r.launch_overhead_s, 'time')}")
+        launches = f"{r.kernels} × " if r.kernels > 1 else ""
+        lines.append(f"T_lower / efficiency below {launches}the launch overhead of "
+                     f"{format_quantity(r.launch_overhead_s, 'time')} (a rule of thumb unless "
+                     "the machine marks it measured)")
     return "\n".join(lines)
 
 

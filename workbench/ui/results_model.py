@@ -408,7 +408,11 @@ class ResultsModel(QAbstractTableModel):
                     f"computes in {result.precision}; {hw.label} has no {result.precision} "
                     f"peak, so the {result.precision_used} peak is the ceiling"
                     if result.precision_used != result.precision
-                    else f"{result.precision} peak of {hw.label}"),
+                    else f"{result.precision} peak of {hw.label}")
+                + f" ({result.unit} units)",
+                COLUMN_INDEX["ceiling"]: (
+                    f"{result.precision_used} peak of the {result.unit} units"
+                    + (f"; {result.ceiling_note}" if result.ceiling_note else "")),
                 COLUMN_INDEX["bandwidth"]: f"memory level: {result.level}",
                 COLUMN_INDEX["intensity"]: (
                     f"FLOPs / bytes = {format_quantity(result.flops, 'flops')} / "
