@@ -17,7 +17,7 @@ from workbench.model.llm import Setup
 from workbench.model.llm_session import ModelEntry
 from workbench.ui.app import create_app
 from workbench.ui.main_window import MainWindow
-from workbench.ui.operations_panel import COL_NAME
+from workbench.ui.operations_panel import COL_COLOR, COL_NAME, COL_VISIBLE
 
 
 @pytest.fixture
@@ -130,14 +130,38 @@ def test_deleting_one_operation_of_a_model_is_refused_with_a_message(qtbot, wind
     assert len(win.document.session.models) == 1
 
 
-def test_a_model_operation_cannot_be_renamed_in_the_table(qtbot, window):
+def test_a_model_operation_cannot_be_renamed_hidden_or_recoloured_alone(qtbot, window):
     win = window
     model = _add_model(win)
     panel = win.operations_panel
     _expand(qtbot, panel, model)
-    row = panel.model.row_of(_gemm_of(win, model))
+    op_id = _gemm_of(win, model)
+    row = panel.model.row_of(op_id)
     index = panel.model.index(row, COL_NAME)
     assert not panel.model.flags(index) & Qt.ItemFlag.ItemIsEditable
+    # its checkbox shows its state and says the header row decides (a model edit resets it)
+    check = panel.model.index(row, COL_VISIBLE)
+    assert not panel.model.flags(check) & Qt.ItemFlag.ItemIsUserCheckable
+    assert "header row" in check.data(Qt.ItemDataRole.ToolTipRole)
+    rect = panel.view.visualRect(check)
+    qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert win.document.operation(op_id).visible
+    # double-clicking its swatch opens no colour dialog; the colour stays the model's
+    color = panel.model.index(row, COL_COLOR)
+    assert "its model's colour" in color.data(Qt.ItemDataRole.ToolTipRole)
+    opened = []
+    panel.choose_color = opened.append
+    rect = panel.view.visualRect(color)
+    qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert opened == []
+    # an ordinary operation's swatch does open it
+    from workbench.document import new_operation
+    mine = win.document.add_operation(new_operation("gemm", "mine"))
+    rect = panel.view.visualRect(panel.model.index(panel.model.row_of(mine), COL_COLOR))
+    qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert opened == [mine]
     # shown indented under its header, without repeating the model's name
     assert index.data().startswith("    QKV projection")
     assert "8B decode: QKV projection" in index.data(Qt.ItemDataRole.ToolTipRole)

@@ -5,7 +5,8 @@ degree) and expands into operations; the next edit of the model gives them new s
 saved session keeps the model, not its operations. An edit of one of those operations
 would be overwritten or lost, so the operation editor shows them disabled under the banner
 built here, with a button that opens the model in the Model tab; the operations panel
-refuses to rename or delete one of them on its own (:func:`refusal`).
+does not rename, recolour or hide one of them on its own, and refuses to delete one
+(:func:`refusal`).
 """
 
 from __future__ import annotations
@@ -31,8 +32,7 @@ def refusal(models: list[ModelEntry], count: int) -> str:
     names = ", ".join(f"“{m.label}”" for m in models)
     what = "This operation is" if count == 1 else f"These {count} operations are"
     return (f"{what} part of model {names} and kept: a model's operations follow its set-up. "
-            "Untick a row to hide it from the chart, or select the model's header row to "
-            "delete the whole model.")
+            "Select the model's header row to hide or delete the whole model.")
 
 
 def model_banner(model: ModelEntry, open_model: Callable[[], None],

@@ -212,10 +212,12 @@ class OperationsModel(QAbstractTableModel):
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        member = not self.is_header(index.row()) and self.model_at(index.row()) is not None
+        if member:  # a model names, colours and shows its operations (workbench.ui.model_lock)
+            return base
         if index.column() == COL_VISIBLE:
             return base | Qt.ItemFlag.ItemIsUserCheckable
-        if (index.column() == COL_NAME and not self.is_header(index.row())
-                and self.model_at(index.row()) is None):  # a model names its operations
+        if index.column() == COL_NAME and not self.is_header(index.row()):
             return base | Qt.ItemFlag.ItemIsEditable
         return base
 
@@ -236,13 +238,20 @@ class OperationsModel(QAbstractTableModel):
             if role == R.DecorationRole:
                 return swatch_icon(self._color(row, entry))
             if role == R.ToolTipRole:
+                if entry.id in self._grouped:
+                    return f"{self._color(row, entry)} — its model's colour for this layer kind"
                 return f"{self._color(row, entry)} — double-click to choose a colour"
             return None
         if col == COL_VISIBLE:
             if role == R.CheckStateRole:
                 return Qt.CheckState.Checked if entry.visible else Qt.CheckState.Unchecked
             if role == R.ToolTipRole:
-                return "Shown on the chart" if entry.visible else "Hidden from the chart"
+                shown = "Shown on the chart" if entry.visible else "Hidden from the chart"
+                if entry.id in self._grouped:
+                    shown += (" with its model: the model's header row shows or hides all of "
+                              "its operations" if entry.visible else
+                              " (no FLOPs, or its model is hidden: the header row shows it)")
+                return shown
             return None
         if col == COL_NAME:
             if role == R.DisplayRole and entry.id in self._grouped:
@@ -304,6 +313,8 @@ class OperationsModel(QAbstractTableModel):
                 document.seal()
                 return True
             return False
+        if entry.id in self._grouped:
+            return False  # its model sets it
         if index.column() == COL_VISIBLE and role == Qt.ItemDataRole.CheckStateRole:
             visible = Qt.CheckState(value) == Qt.CheckState.Checked
             document.set_operation_field(entry.id, "visible", visible)

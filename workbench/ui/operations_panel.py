@@ -501,7 +501,8 @@ class OperationsPanel(QWidget):
         if index.isValid() and self.model.is_header(index.row()):
             self.toggle_group(self.model.entry(index.row()).id)
             return
-        if index.isValid() and index.column() == COL_COLOR:
+        if (index.isValid() and index.column() == COL_COLOR
+                and self.model.model_at(index.row()) is None):
             self.choose_color(self.model.op_id(index.row()))
 
     def _context_menu(self, pos) -> None:
