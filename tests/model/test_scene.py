@@ -279,7 +279,11 @@ def test_legend_lists_visible_machines_and_operations():
                    [custom("a", 1e12, 1e12), custom("b", 1e13, 1e12)])
     session.operations[1].visible = False
     scene = scene_of(session)
+    # "a" is named on the chart (its label is shown): machines only
     assert [(e.kind, e.text) for e in scene.legend] == [
+        ("machine", "Teaching"), ("machine", "NVIDIA H100 SXM5 80GB")]
+    session.view.labels = False
+    assert [(e.kind, e.text) for e in scene_of(session).legend] == [
         ("machine", "Teaching"), ("machine", "NVIDIA H100 SXM5 80GB"), ("operation", "a")]
     assert [e.marker for e in scene.legend[:2]] == ["o", "s"]
     assert {p.label for p in scene.points} == {"a"}

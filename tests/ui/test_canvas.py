@@ -99,22 +99,31 @@ def test_llama_roofs_and_ridges(llama):
         assert ys[1] == pytest.approx(peak)  # clipped at the compute roof …
         assert compute[4] == pytest.approx([peak, peak])  # … which is flat at the peak
         assert compute[3][0] == pytest.approx(peak / hw.bandwidth())  # from the ridge on
-    # H100 989.4/3.35 = 295, A100 312/2.039 = 153, TPU v5e 197/0.819 = 241
-    assert sorted(canvas.ridge_labels()) == ["ridge 153 FLOP/B", "ridge 241 FLOP/B",
-                                             "ridge 295 FLOP/B"]
+    # H100 989.4/3.35 = 295, A100 312/2.039 = 153, TPU v5e 197/0.819 = 241: one ridge label
+    # per machine; a label without a clean place is not drawn (the tooltip has the value)
+    expected = ["ridge 153 FLOP/B", "ridge 241 FLOP/B", "ridge 295 FLOP/B"]
+    assert sorted(r.label for r in canvas.scene_model.ridges) == expected
+    assert "ridge 295 FLOP/B" in canvas.ridge_labels()
+    assert set(canvas.ridge_labels()) <= set(expected)
     assert not [r for r in roofs if r[1] == "interconnect"]
 
 
 def test_teaching_machine_ridge_label(qtbot):
     canvas, _ = open_canvas(qtbot, EXAMPLE_DIR / "teaching_machine.yaml")
-    assert sorted(canvas.ridge_labels()) == ["ridge 100 FLOP/B", "ridge 25 FLOP/B"]
+    assert sorted(r.label for r in canvas.scene_model.ridges) == ["ridge 100 FLOP/B",
+                                                                  "ridge 25 FLOP/B"]
+    assert set(canvas.ridge_labels()) <= {"ridge 100 FLOP/B", "ridge 25 FLOP/B"}
 
 
 def test_labels_one_per_operation(llama):
     canvas, workspace = llama
     labels = canvas.label_items()
     names = [e.operation.name for e in workspace.document.session.operations]
-    assert sorted(text for _, text, _, _ in labels) == sorted(names)
+    texts = [text for _, text, _, _ in labels]
+    # one label at most per operation; on this small canvas three of the four find a clean
+    # place (the fourth is named in its tooltip and the legend)
+    assert len(texts) == len(set(texts)) >= 3
+    assert set(texts) <= set(names)
     drawn = positions(canvas)
     for op_id, _text, x, y in labels:  # anchored at the op's highest point
         top = max(pos for key, pos in drawn.items() if key[0] == op_id)
@@ -122,11 +131,14 @@ def test_labels_one_per_operation(llama):
 
 
 def test_legend_lists_machines_and_operations(llama):
+    """Operations named on the chart need no legend row: machines only; with the labels
+    off the legend lists the operations as well."""
     canvas, workspace = llama
     session = workspace.document.session
-    expected = [e.hardware.label for e in session.hardware] + [
-        e.operation.name for e in session.operations]
-    assert canvas.legend_texts() == expected
+    machines = [e.hardware.label for e in session.hardware]
+    assert canvas.legend_texts() == machines
+    workspace.document.set_view("labels", False)
+    assert canvas.legend_texts() == machines + [e.operation.name for e in session.operations]
 
 
 def test_axis_tick_labels_read_as_engineering_values(qtbot):  # qtbot: a QApplication
@@ -235,6 +247,7 @@ def test_legend_draws_each_row_with_its_sample_colour(llama):
     """The legend is painted by one item: each operation's row shows a disc in the colour of
     its points, to the left of the row's text, inside the legend's frame."""
     canvas, workspace = llama
+    workspace.document.set_view("labels", False)  # the operations are in the legend then
     canvas.relayout()
     image = canvas.plot_widget.grab().toImage()
     legend = canvas.legend_item
@@ -289,6 +302,7 @@ def test_rename_updates_label_and_legend(llama):
     workspace.document.set_operation_field(gemv, "name", "GEMV, batch 1")
     QApplication.processEvents()
     assert "GEMV, batch 1" in [lab[1] for lab in canvas.label_items()]
+    workspace.document.set_view("labels", False)
     assert "GEMV, batch 1" in canvas.legend_texts()
     assert "FFN up, decode GEMV" not in canvas.legend_texts()
 
@@ -302,7 +316,8 @@ def test_adding_a_preset_machine_draws_its_roofs_and_points(llama):
     assert memory[4][0] / memory[3][0] == pytest.approx(4.8e12)
     assert [r[4][0] for r in mine if r[1] == "compute"] == pytest.approx([989.4e12])
     assert len([key for key in positions(canvas) if key[1] == hw_id]) == 4
-    assert "ridge 206 FLOP/B" in canvas.ridge_labels()  # 989.4 / 4.8
+    # 989.4 / 4.8
+    assert "ridge 206 FLOP/B" in [r.label for r in canvas.scene_model.ridges]
 
 
 def test_removing_a_machine_removes_its_roofs(llama):
@@ -580,71 +595,3 @@ def test_point_labels_stay_inside_the_plot(qtbot):
         text = label.textItem
         inner = text.mapRectToScene(text.boundingRect()).adjusted(4, 4, -4, -4)  # its margin
         assert view.contains(inner), (text.toPlainText(), inner, view)
-
-
-def test_a_moving_point_keeps_its_label_place_unless_another_is_clearly_better(qtbot,
-                                                                             monkeypatch):
-    """While a point moves, its label stays at its place when another scores better by only
-    a few pixels² of overlap (labels do not flicker between near-equal places during a
-    drag); a clearly better place wins."""
-    import numpy as np
-
-    from workbench.ui import canvas as canvas_module
-
-    canvas, workspace = open_canvas(qtbot, EXAMPLE_DIR / "llama_ffn.yaml")
-    op_id = workspace.document.session.operations[0].id
-    label = canvas._labels[op_id]
-    point = canvas._points[canvas._label_key(op_id)]
-    canvas._label_choice[op_id] = 5
-    slack = canvas_module._KEEP_PLACE_SLACK
-    real_scores = canvas._scores
-
-    def scores_with(best_gain):
-        def fake(rects, others, own, view=None):
-            if len(rects) != len(canvas_module._CANDIDATE_ANCHORS):
-                # not a point label (a re-layout the canvas schedules may run meanwhile)
-                return real_scores(rects, others, own, view)
-            out = np.full(len(rects), 1000.0)
-            out[5] = 100.0
-            out[3] = 100.0 - best_gain  # the best place, by best_gain
-            return out
-        return fake
-
-    monkeypatch.setattr(canvas, "_scores", scores_with(slack / 2))
-    canvas._place_point_label(op_id, label, point)
-    assert canvas._label_choice[op_id] == 5
-    assert tuple(label.anchor) == canvas_module._CANDIDATE_ANCHORS[5]
-    monkeypatch.setattr(canvas, "_scores", scores_with(slack * 2))
-    canvas._place_point_label(op_id, label, point)
-    assert canvas._label_choice[op_id] == 3
-    assert tuple(label.anchor) == canvas_module._CANDIDATE_ANCHORS[3]
-
-
-def test_equally_good_label_places_tie_and_the_first_preferred_wins(llama):
-    """Each candidate overlaps the same areas of placed labels: 4096 px² and twice
-    1.5 * 2**-42 px². Summed in floating point, the order of the terms decides the last bit
-    (big first, the small ones are lost; small first, they add up to one ulp of 4096), and
-    that bit used to decide between equally good places. Scores are rounded to 1e-6 px²:
-    the two tie, and the first in preference order wins."""
-    import numpy as np
-
-    canvas, _ = llama
-    view = canvas._vb.sceneBoundingRect()
-    x0, y0 = math.ceil(view.left()) + 10, math.ceil(view.top()) + 10
-    tiny_w, tiny_h = 2.0 ** -21, 1.5 * 2.0 ** -21
-
-    def overlaps(x, big_first):
-        big = (x, y0, x + 64, y0 + 64)
-        tiny = [(x + 70, y0 + k, x + 70 + tiny_w, y0 + k + tiny_h) for k in (0, 1)]
-        return [big, *tiny] if big_first else [*tiny, big]
-
-    first, second = (x0, y0, x0 + 80, y0 + 80), (x0 + 100, y0, x0 + 180, y0 + 80)
-    others = overlaps(x0, big_first=False) + overlaps(x0 + 100, big_first=True)
-    canvas._legend.setVisible(False)
-    canvas._obstacles = np.zeros((0, 2))
-    areas = [sum(a for a in terms) for terms in ([tiny_w * tiny_h] * 2 + [4096.0],
-                                               [4096.0] + [tiny_w * tiny_h] * 2)]
-    assert areas[0] > areas[1]  # unrounded, the first place would lose by one ulp
-    scores = canvas._scores([first, second], others, None)
-    assert scores[0] == scores[1] == 4096.0
-    assert int(np.argmin(scores)) == 0

@@ -393,10 +393,7 @@ def operation_points(
     out = []
     for pair in drawn:
         r = pair.result
-        # Filled in field order without the generated __init__ (a session of thousands of
-        # operations makes thousands of points); equal to PointMark(...) with these values.
-        point = _new_point(PointMark)
-        vars(point).update(
+        point = PointMark(
             op_id=entry.id,
             hw_id=pair.hardware.id,
             x=r.intensity,
@@ -412,9 +409,6 @@ def operation_points(
         )
         out.append(point)
     return out
-
-
-_new_point = object.__new__
 
 
 def _order(precision: str) -> int:
@@ -543,7 +537,10 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
                               first.precisions[0])
     regions = build_regions(reference, extent, y_range) if view.regions else ()
 
-    legend = _legend(session, machines, visible_ops, colors, points, suppressed)
+    # operations named on the chart need no legend row: machines only, then the notes
+    labelled = {p.op_id for p in points if p.show_label}
+    legend = _legend(session, machines, [e for e in visible_ops if e.id not in labelled],
+                     colors, points, suppressed)
     legend += measured_legend(measured)
     return Scene(
         title=session.title,

@@ -184,11 +184,21 @@ def ensure_gui_app():
     """The running ``QApplication``, or a new one. Without a display (no ``DISPLAY`` or
     ``WAYLAND_DISPLAY``) Qt's offscreen platform is used, so the command line renders on a
     server."""
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is not None:
+        return app
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from workbench.ui.app import create_app
+    import sys
 
-    return create_app()
+    import pyqtgraph as pg
+
+    app = QApplication([sys.argv[0] if sys.argv else "roofline-workbench"])
+    app.setApplicationName("Roofline Workbench")
+    pg.setConfigOptions(antialias=True, background="w", foreground="k")
+    return app
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,15 +333,11 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
             self.canvas = canvas
             canvas.legend_skips_labelled = skips
             canvas.hold_layout = True
-            canvas._constructing = True  # one rebuild, below, not one per change signal
-            try:
+            with canvas.rebuilds_held():  # one rebuild, below, not one per change signal
                 self.workspace.selection.select(None)
                 self.workspace.document.replace_session(self.session)
-            finally:
-                canvas._constructing = False
         canvas.rebuild(fit=self.view_range is None)
         self._fitted = canvas.plot_widget.getPlotItem().getViewBox().targetRange()
-        self._title_shortened = False
         canvas.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
         lw, lh = self.fig.logical
         canvas.resize(max(1, round(lw)), max(1, round(lh)))
@@ -358,20 +364,13 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         return canvas
 
     def _fit(self) -> None:
-        """Show the fitted range (or ``view_range``), the title fitted to the width, room
-        for the edge decades' tick labels. The chart is rebuilt only after the title was
-        shortened (to set it in full again); otherwise the range the first rebuild fitted is
-        restored: the scene is the same, syncing its items again would change nothing."""
+        """Show the fitted range (or ``view_range``) with room for the edge decades' tick
+        labels (the canvas wraps its title to the width itself)."""
         canvas = self.canvas
         vb = canvas.plot_widget.getPlotItem().getViewBox()
-        if self._title_shortened:
-            canvas.rebuild(fit=self.view_range is None)
-            self._fitted = vb.targetRange()
-        else:
-            vb.setRange(xRange=self._fitted[0], yRange=self._fitted[1], padding=0.0)
+        vb.setRange(xRange=self._fitted[0], yRange=self._fitted[1], padding=0.0)
         if self.view_range is not None:
             canvas.set_view_range(*self.view_range)
-        self._title_shortened = _fit_title(canvas)
         if self.view_range is None:
             _room_for_edge_ticks(canvas)
 
@@ -441,36 +440,6 @@ def _legend_height_share(canvas) -> float:
     return legend.sceneBoundingRect().height() / vb.height()
 
 
-def _fit_title(canvas) -> bool:
-    """A title wider than the figure is set smaller (down to 80 %), then shortened with "…":
-    otherwise it would widen the chart's layout beyond the figure. True when it did."""
-    from html import escape
-
-    import pyqtgraph as pg
-    from PySide6.QtCore import Qt
-    from PySide6.QtGui import QFont, QFontMetricsF
-
-    plot = canvas.plot_widget.getPlotItem()
-    label = plot.titleLabel
-    if not label.isVisible() or not label.text:
-        return False
-    # the title sits over the plot area: the figure less the y axis and the margins
-    room = canvas.width() - plot.getAxis("left").geometry().width() - 48
-    width = label.item.boundingRect().width()
-    if width <= room or room <= 0:
-        return False
-    size = float(str(label.opts.get("size", "12pt")).rstrip("pt") or 12)
-    smaller = max(size * 0.8, size * room / width)
-    plain = label.item.toPlainText()
-    font = QFont(label.item.font())
-    font.setPointSizeF(smaller)
-    text = QFontMetricsF(font).elidedText(plain, Qt.TextElideMode.ElideRight, room - 8)
-    label.setText(escape(text, quote=False), size=f"{smaller:.2f}pt")
-    view = canvas.plot_widget  # lay the chart out again within the figure's width
-    pg.GraphicsView.setRange(view, view.range, padding=0, disableAutoPixel=False)
-    return True
-
-
 def _room_for_edge_ticks(canvas) -> None:
     """Widen the fitted range just enough that the decades at its edges keep their tick
     labels (the axes drop a label that would stick out of the plot; large type on a small
@@ -519,18 +488,27 @@ def _figure_canvas_class():
             legend_skips_labelled = False
             #: while True (the constructor), ``rebuild`` does nothing: the figure rebuilds
             #: once it knows its legend, instead of twice
-            _constructing = True
+            holding = True
             #: while True, labels are not placed: the figure places them once, at its final
             #: layout (see :class:`_offscreen_canvas`), not after every layout pass
             hold_layout = True
 
             def __init__(self, workspace, legend_skips_labelled: bool = False) -> None:
                 super().__init__(workspace)
-                self._constructing = False
+                self.holding = False
                 self.legend_skips_labelled = legend_skips_labelled
 
+            @contextlib.contextmanager
+            def rebuilds_held(self):
+                """Within this block ``rebuild`` does nothing (the caller rebuilds once)."""
+                self.holding = True
+                try:
+                    yield
+                finally:
+                    self.holding = False
+
             def rebuild(self, *args, **kwargs) -> None:
-                if not self._constructing:
+                if not self.holding:
                     super().rebuild(*args, **kwargs)
 
             def _layout_annotations(self) -> None:
