@@ -11,8 +11,9 @@ A text is placed at the first of its candidate places (:func:`point_candidates`,
 :func:`sloped_candidates`, :func:`flat_candidates`, :func:`corner_candidates`) whose box
 lies inside the plot and covers no occupied cell; a far place is joined to its marker by a
 thin leader line, itself kept clear of data and texts. Texts are placed in order of
-priority (:data:`PRIORITIES`: the selected operation, then operations, roof values, ridge
-labels, sweep labels); a text without a clean place is not drawn (its information stays in
+priority (:data:`PRIORITIES`: the selected operation, the annotations a user asked for
+(compared pairs, measured points), then operations, roof values, ridge labels, sweep
+labels); a text without a clean place is not drawn (its information stays in
 the tooltip and the tables). Counts, not flags, so that a marker that moves can be taken
 out of the grid and put back elsewhere: an edit re-places only the texts it touches.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -32,8 +34,8 @@ __all__ = [
 ]
 
 #: Who yields to whom: lower places first.
-PRIORITIES = {"selected": 0, "operation": 1, "roof": 2, "ridge": 3, "pair": 4, "crossing": 4,
-              "measured": 4, "sweep": 5, "region": 6}
+PRIORITIES = {"selected": 0, "pair": 0.5, "measured": 0.5, "operation": 1, "roof": 2,
+              "ridge": 3, "crossing": 4, "sweep": 5, "region": 6}
 
 Rect = tuple[float, float, float, float]  # left, top, right, bottom
 
@@ -49,6 +51,10 @@ class Occupancy:
         self.cols = max(1, math.ceil((right - left) / self.cell))
         self.rows = max(1, math.ceil((bottom - top) / self.cell))
         self.grid = np.zeros((self.rows, self.cols), dtype=np.int32)
+        #: thin guide lines (the ridges' drop lines): no text on them, but a leader line may
+        #: cross them
+        self.soft = np.zeros((self.rows, self.cols), dtype=bool)
+        self._sat: np.ndarray | None = None  # summed-area table of "covered", when current
 
     # -- cells ------------------------------------------------------------------------
 
@@ -65,6 +71,53 @@ class Occupancy:
             return None
         return r0, r1, c0, c1
 
+    def _changed(self) -> None:
+        self._sat = None
+
+    def counts(self, rects: np.ndarray) -> np.ndarray:
+        """How many covered cells lie under each rectangle (rows ``left, top, right,
+        bottom``), all at once (a summed-area table, kept until the grid changes)."""
+        if self._sat is None:
+            sat = np.zeros((self.rows + 1, self.cols + 1), dtype=np.int32)
+            covered = ((self.grid > 0) | self.soft).astype(np.int32)
+            np.cumsum(covered, axis=0, out=covered)
+            np.cumsum(covered, axis=1, out=sat[1:, 1:])
+            self._sat = sat
+        sat = self._sat
+        left, top = self.frame[0], self.frame[1]
+        c = self.cell
+        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
+        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
+        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
+        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
+        c1 = np.maximum(c1, c0)
+        r1 = np.maximum(r1, r0)
+        return sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
+
+    def counts_local(self, rects: np.ndarray) -> np.ndarray:
+        """As :meth:`counts`, from a summed-area table of just the part of the grid the
+        rectangles span (cheaper than keeping one of the whole grid while texts are
+        placed one by one)."""
+        if not len(rects):
+            return np.zeros(0, dtype=np.int64)
+        left, top = self.frame[0], self.frame[1]
+        c = self.cell
+        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
+        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
+        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
+        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
+        c1 = np.maximum(c1, c0)
+        r1 = np.maximum(r1, r0)
+        a0, a1, b0, b1 = int(r0.min()), int(r1.max()), int(c0.min()), int(c1.max())
+        sat = np.zeros((a1 - a0 + 1, b1 - b0 + 1), dtype=np.int32)
+        if a1 > a0 and b1 > b0:
+            covered = ((self.grid[a0:a1, b0:b1] > 0)
+                       | self.soft[a0:a1, b0:b1]).astype(np.int32)
+            np.cumsum(covered, axis=0, out=covered)
+            np.cumsum(covered, axis=1, out=sat[1:, 1:])
+        r0, r1, c0, c1 = r0 - a0, r1 - a0, c0 - b0, c1 - b0
+        return sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
+
     def inside(self, rect: Rect) -> bool:
         f = self.frame
         return rect[0] >= f[0] and rect[1] >= f[1] and rect[2] <= f[2] and rect[3] <= f[3]
@@ -74,6 +127,7 @@ class Occupancy:
         if span is not None:
             r0, r1, c0, c1 = span
             self.grid[r0:r1, c0:c1] += weight
+            self._sat = None
 
     def count(self, rect: Rect) -> int:
         """How many covers lie under ``rect`` (cells × covers)."""
@@ -81,7 +135,7 @@ class Occupancy:
         if span is None:
             return 0
         r0, r1, c0, c1 = span
-        return int(self.grid[r0:r1, c0:c1].sum())
+        return int(self.grid[r0:r1, c0:c1].sum() + self.soft[r0:r1, c0:c1].sum())
 
     def occupied(self, rect: Rect) -> bool:
         """True when some cell under ``rect`` is covered."""
@@ -89,7 +143,7 @@ class Occupancy:
         if span is None:
             return False
         r0, r1, c0, c1 = span
-        return bool(self.grid[r0:r1, c0:c1].any())
+        return bool(self.grid[r0:r1, c0:c1].any() or self.soft[r0:r1, c0:c1].any())
 
     def free(self, rect: Rect) -> bool:
         """True when ``rect`` lies inside the frame and covers no occupied cell."""
@@ -120,12 +174,16 @@ class Occupancy:
         c0, c1, r0, r1 = c0[keep], c1[keep], r0[keep], r1[keep]
         # rectangles of one size share their cell offsets: add them by size, vectorised
         sizes = np.stack((r1 - r0, c1 - c0), axis=1)
+        flat = []
         for h, w in np.unique(sizes, axis=0):
             sel = (sizes[:, 0] == h) & (sizes[:, 1] == w)
             dr, dc = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
             rows = (r0[sel][:, None] + dr.ravel()[None, :]).ravel()
             cols = (c0[sel][:, None] + dc.ravel()[None, :]).ravel()
-            np.add.at(self.grid, (rows, cols), weight)
+            flat.append(rows * self.cols + cols)
+        added = np.bincount(np.concatenate(flat), minlength=self.grid.size)
+        self.grid += (weight * added).reshape(self.grid.shape).astype(self.grid.dtype)
+        self._sat = None
 
     def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
         """Flat indices of the cells within ``half`` pixels of the polyline, each once."""
@@ -154,17 +212,41 @@ class Occupancy:
         rows = (row[:, None, None] + offsets[None, :, None]).repeat(len(offsets), axis=2)
         cols, rows = cols.ravel(), rows.ravel()
         ok = (cols >= 0) & (cols < self.cols) & (rows >= 0) & (rows < self.rows)
-        return np.unique(rows[ok] * self.cols + cols[ok])
+        # each cell once: a mask over the grid is cheaper than sorting the samples
+        mask = np.zeros(self.grid.size, dtype=bool)
+        mask[rows[ok] * self.cols + cols[ok]] = True
+        return np.flatnonzero(mask)
 
     def _grown(self, d: float) -> Rect:
         f = self.frame
         return f[0] - d, f[1] - d, f[2] + d, f[3] + d
 
-    def add_polyline(self, xs, ys, half: float, weight: int = 1) -> None:
-        """Cover the cells within ``half`` pixels of the polyline through ``(xs, ys)``."""
+    def add_polyline(self, xs, ys, half: float, weight: int = 1, soft: bool = False) -> None:
+        """Cover the cells within ``half`` pixels of the polyline through ``(xs, ys)``
+        (``soft``: a guide line texts keep off and leader lines may cross)."""
         cells = self._line_cells(xs, ys, half)
+        if soft:
+            if cells is not None and len(cells):
+                self.soft.ravel()[cells] = True
+                self._sat = None
+            return
         if cells is not None and len(cells):
             self.grid.ravel()[cells] += weight
+            self._sat = None
+
+    def segment_free(self, x0: float, y0: float, x1: float, y1: float, half: float) -> bool:
+        """True when no covered cell lies within ``half`` pixels of the segment."""
+        clipped = clip_segment(x0, y0, x1, y1, self._grown(half))
+        if clipped is None:
+            return True
+        a, b, c, d = clipped
+        n = max(2, math.ceil(math.hypot(c - a, d - b) / self.cell) + 1)
+        t = np.arange(n) / (n - 1)
+        col = ((a + (c - a) * t - self.frame[0]) / self.cell).astype(int)
+        row = ((b + (d - b) * t - self.frame[1]) / self.cell).astype(int)
+        # what the grid holds is already grown by its air: a thin line checks its own cells
+        inside = (col >= 0) & (col < self.cols) & (row >= 0) & (row < self.rows)
+        return not self.grid[row[inside], col[inside]].any()
 
     def line_free(self, xs, ys, half: float) -> bool:
         cells = self._line_cells(xs, ys, half)
@@ -198,8 +280,7 @@ def clip_segment(x0: float, y0: float, x1: float, y1: float, rect: Rect
 # candidate places
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A text box's top-left corner; ``leader`` the thin line ``(x0, y0, x1, y1)`` from the
     marker's edge to the box, for a place away from the marker."""
 
@@ -208,50 +289,78 @@ class Candidate:
     leader: tuple[float, float, float, float] | None = None
 
 
+def _directions() -> tuple[np.ndarray, np.ndarray]:
+    """Unit offsets of the sixteen directions of the far rings, and how each places its
+    box (fraction of the width and height left of / above the nearest point)."""
+    angles = np.radians([-157.5, -135.0, -112.5, -67.5, -22.5, 22.5, 67.5, 157.5])
+    ux, uy = np.cos(angles), np.sin(angles)
+    fx = np.where(ux < -0.38, 1.0, np.where(ux > 0.38, 0.0, 0.5))
+    fy = np.where(uy < -0.38, 1.0, np.where(uy > 0.38, 0.0, 0.5))
+    return np.column_stack((ux, uy)), np.column_stack((fx, fy))
+
+
+_FAR_DIRECTIONS = _directions()
+#: the eight near places: (x offset in g, y offset in g, fraction of w left, of h above)
+_NEAR = np.array([
+    (1, 0, 0.0, 0.5),  # right
+    (-1, 0, 1.0, 0.5),  # left
+    (1, -1, 0.0, 1.0),  # above right
+    (-1, -1, 1.0, 1.0),  # above left
+    (0, -1, 0.5, 1.0),  # above
+    (0, 1, 0.5, 0.0),  # below
+    (1, 1, 0.0, 0.0),  # below right
+    (-1, 1, 1.0, 0.0),  # below left
+], dtype=float)
+_NEAR_LEFT_FIRST = _NEAR[[1, 0, 3, 2, 4, 5, 7, 6]]
+
+
 def point_candidates(x: float, y: float, w: float, h: float, radius: float,
                      rings: Sequence[float] = (0.0, 14.0, 30.0, 50.0, 75.0, 105.0),
-                     first: str = "right") -> list[Candidate]:
+                     first: str = "right") -> np.ndarray:
     """Places around a marker at ``(x, y)`` of half-size ``radius`` for a ``w`` × ``h``
-    text: right, left, above, below and the four diagonals next to it, then the same farther
-    out (``rings`` pixels beyond the first ring), those with a leader line."""
-    out: list[Candidate] = []
+    text: right, left, the four diagonals, above and below next to it, then the same and
+    eight more directions farther out (``rings`` pixels beyond the first ring), those with a
+    leader line from the marker's edge to the box. Rows ``left, top, x0, y0, x1, y1`` (the
+    leader; nan when none)."""
+    near = _NEAR_LEFT_FIRST if first == "left" else _NEAR
+    (units, fracs) = _FAR_DIRECTIONS
+    rows = []
     for k, extra in enumerate(rings):
-        g = radius + 5.0 + extra  # clear of the marker's cells and the text's air
-        d = g
-        places = [
-            (x + g, y - h / 2),  # right
-            (x - g - w, y - h / 2),  # left
-            (x + d, y - d - h),  # above right
-            (x - d - w, y - d - h),  # above left
-            (x - w / 2, y - g - h),  # above
-            (x - w / 2, y + g),  # below
-            (x + d, y + d),  # below right
-            (x - d - w, y + d),  # below left
-        ]
-        if first == "left":
-            places[0], places[1] = places[1], places[0]
-            places[2], places[3] = places[3], places[2]
+        g = radius + 7.0 + extra  # clear of the marker's cells (rounded out) and the air
+        px = x + near[:, 0] * g
+        py = y + near[:, 1] * g
+        lefts, tops = px - near[:, 2] * w, py - near[:, 3] * h
         if k:
-            # farther out, eight more directions (the free side of a rising roof is above
-            # left of it): boxes whose nearest corner or edge is at distance g
-            for angle in (-157.5, -135.0, -112.5, -67.5, -22.5, 22.5, 67.5, 157.5):
-                a = math.radians(angle)
-                ux, uy = math.cos(a), math.sin(a)
-                cx, cy = x + ux * g, y + uy * g  # the box's point nearest the marker
-                left = cx - (w if ux < -0.38 else (0.0 if ux > 0.38 else w / 2))
-                top = cy - (h if uy < -0.38 else (0.0 if uy > 0.38 else h / 2))
-                places.append((left, top))
-        for left, top in places:
-            leader = None
-            if k:
-                # from the marker's edge to the nearest point of the box
-                nx = min(max(x, left), left + w)
-                ny = min(max(y, top), top + h)
-                dx, dy = nx - x, ny - y
-                d = math.hypot(dx, dy) or 1.0
-                start = radius + 1.5
-                leader = (x + dx / d * start, y + dy / d * start, nx, ny)
-            out.append(Candidate(left, top, leader))
+            fx = x + units[:, 0] * g
+            fy = y + units[:, 1] * g
+            lefts = np.concatenate((lefts, fx - fracs[:, 0] * w))
+            tops = np.concatenate((tops, fy - fracs[:, 1] * h))
+        block = np.full((len(lefts), 6), np.nan)
+        block[:, 0], block[:, 1] = lefts, tops
+        if k:
+            # from the marker's edge to the nearest point of the box
+            nx = np.clip(x, lefts, lefts + w)
+            ny = np.clip(y, tops, tops + h)
+            dx, dy = nx - x, ny - y
+            d = np.hypot(dx, dy)
+            d[d == 0] = 1.0
+            start = radius + 1.5
+            block[:, 2] = x + dx / d * start
+            block[:, 3] = y + dy / d * start
+            block[:, 4], block[:, 5] = nx, ny
+        rows.append(block)
+    return np.concatenate(rows)
+
+
+def as_array(candidates) -> np.ndarray:
+    """Candidates as rows ``left, top, x0, y0, x1, y1`` (leader nan when none)."""
+    if isinstance(candidates, np.ndarray):
+        return candidates
+    out = np.full((len(candidates), 6), np.nan)
+    for i, c in enumerate(candidates):
+        out[i, 0], out[i, 1] = c.left, c.top
+        if c.leader is not None:
+            out[i, 2:] = c.leader
     return out
 
 
@@ -354,42 +463,57 @@ class TextLayout:
         self.placed: dict[Hashable, Placement] = {}
         self.requests: dict[Hashable, Request] = {}
 
-    def _box(self, cand: Candidate, w: float, h: float) -> Rect:
-        return cand.left, cand.top, cand.left + w, cand.top + h
-
-    def _clean(self, cand: Candidate, w: float, h: float) -> bool:
-        occ = self.occupancy
-        p = self.PAD
-        box = self._box(cand, w, h)
-        if not occ.inside(box):
-            return False
-        if occ.occupied((box[0] - p, box[1] - p, box[2] + p, box[3] + p)):
-            return False
-        if cand.leader is not None:
-            # the first pixels leave the marker (and the roof it sits on): not checked
-            x0, y0, x1, y1 = cand.leader
-            length = math.hypot(x1 - x0, y1 - y0)
-            if length <= self.LEADER_SKIP:
-                return True
-            f = self.LEADER_SKIP / length
-            x0, y0 = x0 + (x1 - x0) * f, y0 + (y1 - y0) * f
-            if not occ.line_free((x0, x1), (y0, y1), self.LEADER_HALF):
-                return False
-        return True
-
     def place(self, request: Request) -> Placement | None:
         """Place one text at its first clean candidate (and reserve its box and leader), or
-        return ``None`` when none is clean."""
+        return ``None`` when none is clean. A candidate is clean when its box lies inside
+        the plot, nothing covers the box grown by :attr:`PAD`, and its leader (past its
+        first :attr:`LEADER_SKIP` pixels) crosses nothing."""
         self.remove(request.key)
         self.requests[request.key] = request
+        cands = as_array(request.candidates)
+        if not len(cands):
+            return None
+        occ = self.occupancy
         w, h = request.width, request.height
-        for cand in request.candidates:
-            if self._clean(cand, w, h):
-                placement = Placement(request.key, self._box(cand, w, h), cand.leader)
-                self._reserve(placement, 1)
-                self.placed[request.key] = placement
-                return placement
-        return None
+        lefts, tops = cands[:, 0], cands[:, 1]
+        f = occ.frame
+        ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
+        p = self.PAD
+        boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
+        ok &= occ.counts_local(boxes) == 0
+        chosen = np.flatnonzero(ok)
+        if not len(chosen):
+            return None
+        # leaders of the free boxes, all at once: their cells past the first pixels
+        lead = cands[chosen, 2:]
+        has = ~np.isnan(lead[:, 0])
+        if has.any():
+            seg = lead[has]
+            dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
+            length = np.hypot(dx, dy)
+            n = max(2, int(math.ceil(float(length.max()) / occ.cell)) + 1)
+            t = np.linspace(0.0, 1.0, n)[None, :]
+            skip = np.minimum(self.LEADER_SKIP / np.maximum(length, 1e-9), 1.0)[:, None]
+            t = skip + (1.0 - skip) * t
+            xs = seg[:, 0:1] + dx[:, None] * t
+            ys = seg[:, 1:2] + dy[:, None] * t
+            col = np.floor((xs - occ.frame[0]) / occ.cell).astype(int)
+            row = np.floor((ys - occ.frame[1]) / occ.cell).astype(int)
+            inside = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
+            hit = np.zeros(col.shape, dtype=bool)
+            hit[inside] = occ.grid[row[inside], col[inside]] > 0
+            clear = np.ones(len(chosen), dtype=bool)
+            clear[np.flatnonzero(has)] = ~hit.any(axis=1)
+            chosen = chosen[clear]
+        if not len(chosen):
+            return None
+        row = cands[chosen[0]]
+        leader = None if math.isnan(row[2]) else tuple(float(v) for v in row[2:])
+        left, top = float(row[0]), float(row[1])
+        placement = Placement(request.key, (left, top, left + w, top + h), leader)
+        self._reserve(placement, 1)
+        self.placed[request.key] = placement
+        return placement
 
     def place_all(self, requests: Iterable[Request]) -> dict[Hashable, Placement | None]:
         ordered = sorted(requests, key=lambda r: (r.priority, r.order))

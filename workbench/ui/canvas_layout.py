@@ -15,6 +15,7 @@ from workbench.model.layout import (
     Occupancy,
     Request,
     TextLayout,
+    as_array,
     corner_candidates,
     flat_candidates,
     legend_corner,
@@ -37,7 +38,7 @@ class LayoutMixin:
 
     _text_layout: TextLayout | None = None
     _leader_pen = None
-    _marker_rects: dict = {}
+    _marker_rects = np.zeros((0, 4))
     _legend_outside: str | None = None
     legend_user_placed = False
 
@@ -77,7 +78,7 @@ class LayoutMixin:
         if xs is not None and len(xs):
             px, py = self._px(xs, ys, t)
             for i in range(0, len(px) - 1, 2):
-                occ.add_polyline(px[i:i + 2], py[i:i + 2], 0.5 + AIR)
+                occ.add_polyline(px[i:i + 2], py[i:i + 2], 0.5 + AIR, soft=True)
         for item in (self._sweep_drawn, ):
             for _path, curve in item:
                 if curve.isVisible():
@@ -96,16 +97,15 @@ class LayoutMixin:
             if bx_ is not None:
                 px, py = self._px(bx_, by_, t)
                 for i in range(0, len(px) - 1, 2):
-                    occ.add_polyline(px[i:i + 2], py[i:i + 2], 2.0 + AIR)
+                    occ.add_polyline(px[i:i + 2], py[i:i + 2], 2.0 + AIR, soft=True)
         # markers: the operations' points (kept by key, for moves), then the other marks
-        self._marker_rects = {}
+        self._marker_rects = np.zeros((0, 4))
         if len(self._hover_xy):
             px, py = self._px(self._hover_xy[:, 0], self._hover_xy[:, 1], t)
             half = theme.point_size / 2 + AIR
             rects = np.column_stack((px - half, py - half, px + half, py + half))
             occ.add_rects(rects)
-            self._marker_rects = {key: tuple(float(v) for v in rects[i])
-                                  for i, key in enumerate(self._hover_keys)}
+            self._marker_rects = rects  # by row of the hover arrays
         for scatter, size in ((self._ridge_marks, theme.ridge_size),
                               (self._sweep_dots, theme.point_size * 0.55),
                               (self._crossing_marks, theme.point_size + 5),
@@ -203,12 +203,15 @@ class LayoutMixin:
         """The key of the point that carries an operation's name."""
         return next(k for k in self._op_points[op_id] if self._points[k].show_label)
 
-    def _point_request(self, op_id: int, label, order: float) -> Request:
+    def _point_request(self, op_id: int, label, order: float, t=None,
+                       selected: int | None = -1) -> Request:
         point = self._points[self._label_key(op_id)]
-        t = self._view_to_scene()
-        sx, sy = (float(v) for v in self._px(to_view(point.x), to_view(point.y), t))
+        ax, bx, ay, by = t or self._view_to_scene()
+        sx, sy = to_view(point.x) * ax + bx, to_view(point.y) * ay + by
         w, h = self._text_box(label)
-        kind = "selected" if self.workspace.selection.current == op_id else "operation"
+        if selected == -1:
+            selected = self.workspace.selection.current
+        kind = "selected" if selected == op_id else "operation"
         return Request(("point", op_id), kind, w, h,
                        point_candidates(sx, sy, w, h, self.theme.point_size / 2), order)
 
@@ -225,9 +228,10 @@ class LayoutMixin:
             out[key] = request
             self._label_of[key] = (label, request)
 
+        selected = self.workspace.selection.current
         for op_id, label in self._labels.items():
             point = self._points[self._label_key(op_id)]
-            request = self._point_request(op_id, label, -point.y)
+            request = self._point_request(op_id, label, -point.y, t, selected)
             out[request.key] = request
             self._label_of[request.key] = (label, request)
 
@@ -246,8 +250,9 @@ class LayoutMixin:
         for i, (ridge, label) in enumerate(self._ridge_items):
             sx, sy = (float(v) for v in self._px(to_view(ridge.x), to_view(ridge.y), t))
             add(("ridge", i), label, "ridge",
-                lambda w, h, sx=sx, sy=sy: corner_candidates(sx, sy, w, h)
-                + point_candidates(sx, sy, w, h, self.theme.ridge_size / 2)[8:], i)
+                lambda w, h, sx=sx, sy=sy: np.vstack((
+                    as_array(corner_candidates(sx, sy, w, h)),
+                    point_candidates(sx, sy, w, h, self.theme.ridge_size / 2)[8:])), i)
 
         for i, (region, curve, label) in enumerate(self._region_items):
             if not curve.isVisible():
@@ -278,7 +283,13 @@ class LayoutMixin:
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
             add(("measured", i), label, "measured",
                 lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i)
-        for i, (_link, _curve, _arrow, label) in enumerate(self._pair_drawn):
+        pair_texts: set[tuple[str, str, str]] = set()
+        for i, (link, _curve, _arrow, label) in enumerate(self._pair_drawn):
+            said = (link.first, link.second, label.toPlainText())
+            if said in pair_texts:  # the same pair, the same figures on another machine: once
+                label.setVisible(False)
+                continue
+            pair_texts.add(said)
             ax_, ay_ = self._pair_apex[i]
             add(("pair", i), label, "pair",
                 lambda w, h, ax_=ax_, ay_=ay_: point_candidates(ax_, ay_, w, h, 2.0), i)
@@ -309,18 +320,20 @@ class LayoutMixin:
         t = self._view_to_scene()
         size = self.theme.point_size
         hit: set = set()
+        rects = self._marker_rects
         for key, (vx, vy) in moved.items():
-            old = self._marker_rects.get(key)
-            if old is not None:
-                occ.add_rect(old, -1)
+            row = self._hover_row.get(key)
+            if row is None or row >= len(rects):
+                continue
+            old = tuple(float(v) for v in rects[row])
+            if all(math.isfinite(v) for v in old):
+                occ.add_rects(np.array([old]), -1)
             sx, sy = (float(v) for v in self._px(vx, vy, t))
             new = self._marker_rect(sx, sy, size)
+            rects[row] = new
             if all(math.isfinite(v) for v in new):
-                occ.add_rect(new, 1)
-                self._marker_rects[key] = new
+                occ.add_rects(np.array([new]), 1)
                 hit.update(layout.hit_by(new))
-            else:
-                self._marker_rects.pop(key, None)
         ops = {key[0] for key in moved}
         for op_id in ops:
             if op_id in self._labels:

@@ -48,11 +48,11 @@ class OverlaysMixin:
         """``(op_id, hw_id, text, x, y)`` of every end label of a sweep path shown
         (``"m = 1"``), anchored at data ``(x, y)``."""
         out = []
-        for path, _end, label in self._sweep_labels:
+        self._flush_layout()
+        for path, end, label in self._sweep_labels:
             if label.isVisible():
-                pos = label.pos()
                 out.append((path.op_id, path.hw_id, label.toPlainText(),
-                            float(to_data(pos.x())), float(to_data(pos.y()))))
+                            float(path.xs[end]), float(path.ys[end])))
         return out
 
     def crossing_items(self) -> list[tuple[int, int, str, float, float]]:
