@@ -143,7 +143,9 @@ class LayoutMixin:
                 legend.attach_corner(self._vb, name, 10.0)
                 occ.add_rect((rect[0] - 3, rect[1] - 3, rect[2] + 3, rect[3] + 3))
                 return
-            side = "right" if self.width() > 1.25 * self.height() else "bottom"
+            # right of a wide chart when it takes little of the width, else below
+            side = ("right" if self.width() > 1.25 * self.height()
+                    and w < 0.28 * self.width() else "bottom")
             self._set_legend_outside(side)
             self._vb_changed_by_legend = True
         else:
