@@ -549,27 +549,31 @@ class TextLayout:
 
 def legend_corner(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
                   ) -> tuple[str, Rect] | None:
-    """The emptiest corner of the plot for a ``w`` × ``h`` legend: ``(name, rect)`` for
-    the first corner it would cover nothing in (top left, top right, bottom right, bottom
-    left), or ``None`` when each covers something (the legend then goes outside)."""
+    """The emptiest corner of the plot for a ``w`` × ``h`` legend: ``(name, rect)`` of the
+    corner it covers nothing in, the one with the least drawn around it when several are
+    free (bottom right first on a tie: under the flat roofs, right of the slopes, a
+    roofline chart is usually empty); ``None`` when each covers something (the legend then
+    goes outside)."""
     left, top, right, bottom = occupancy.frame
     if w + 2 * margin > right - left or h + 2 * margin > bottom - top:
         return None
     corners = {
-        "top-left": (left + margin, top + margin),
-        "top-right": (right - margin - w, top + margin),
         "bottom-right": (right - margin - w, bottom - margin - h),
+        "top-left": (left + margin, top + margin),
         "bottom-left": (left + margin, bottom - margin - h),
+        "top-right": (right - margin - w, top + margin),
     }
     best = None
-    for name, (x, y) in corners.items():
+    for rank, (name, (x, y)) in enumerate(corners.items()):
         rect = (x, y, x + w, y + h)
-        n = occupancy.count(rect)
-        if n == 0:
-            return name, rect
-        if best is None or n < best[0]:
-            best = (n, name, rect)
-    return None
+        if occupancy.count(rect):
+            continue
+        # what lies around it: the texts placed later want that room
+        gx, gy = w * 0.5, h * 0.8
+        around = occupancy.count((x - gx, y - gy, x + w + gx, y + h + gy))
+        if best is None or (around, rank) < best[0]:
+            best = ((around, rank), name, rect)
+    return None if best is None else (best[1], best[2])
 
 
 def wrap_title(words_width, text: str, room: float) -> list[str]:
