@@ -4,25 +4,27 @@ the file alone, what a reader would call a badly set figure.
 Four kinds of defect (:class:`Defect`.kind):
 
 ``text_over_text``
-    Two different text lines whose glyph boxes overlap by more than the tolerance in every
+    Two different text lines whose characters overlap by more than the tolerance in every
     direction, or a label background (a filled plate behind a text) painted over another text.
 ``text_over_data``
-    A text's glyph box entered by a drawn data path (roof, ridge line, interconnect, sweep,
+    A text's characters entered by a drawn data path (roof, ridge line, interconnect, sweep,
     measured link...) or overlapping a marker; or a label background / legend box painted
     over data drawn before it.
 ``truncation``
     A text with an ellipsis ("…" or "..."), or a label inside the plot that runs across the
     plot frame (the plot clip cuts it on screen).
 ``off_page``
-    A glyph box that reaches outside the page.
+    A text whose ink reaches outside the page.
 
 Geometry, all in PDF points with the origin at the top left of the page:
 
 - A text line is one run of spans on one baseline and direction (PyMuPDF's text trace, merged
-  where spans continue each other). Its glyph box is oriented along the text: from the first
-  to the last non-blank character's advance, and from ``INK_ASCENT`` × size above the
-  baseline to ``INK_DESCENT`` × size below it when a character descends (otherwise to the
-  baseline), so line boxes of a stacked legend or a wrapped title do not touch.
+  where a span continues the one drawn just before it). Its ink is a row of cells, one per
+  character from the first to the last non-blank one: the character's advance along the
+  baseline, and its ink height across it (``INK_TOP``/``INK_DESCENT`` in em of DejaVu Sans:
+  capitals and ascenders 0.76 above the baseline, lowercase 0.56, descenders 0.24 below;
+  a space counts as a lowercase letter). Stacked legend lines or a wrapped title do not
+  touch; a line just above lowercase letters is clear of them.
 - The tolerance is ``max(MIN_TOLERANCE, TOLERANCE_EM × font size)`` of the smaller text
   involved: an overlap has to go deeper than that to count.
 - The plot rectangle is the bounding box of the largest drawn shape that is not the page
@@ -34,10 +36,11 @@ Geometry, all in PDF points with the origin at the top left of the page:
   its border), and anything wholly outside the plot rectangle (axes, tick labels, a legend
   placed beside the plot).
 - Data lines are tested segment by segment (curves flattened): a stroke counts when its ink
-  (centre line widened by half the line width) enters the glyph box deeper than the
-  tolerance; a line that ends at a label's edge (a leader) does not. Markers are small
-  closed shapes; they count when their box overlaps a glyph box deeper than the tolerance,
-  so a legend swatch beside its text does not.
+  (centre line widened by half the line width) enters a character's cell deeper than the
+  tolerance (and runs inside for at least the tolerance); a line that ends at a label's edge
+  (a leader) does not. Markers are small closed shapes; they count when their outline
+  (convex hull, widened by half the stroke) goes into a character's cell deeper than the
+  tolerance, so a legend swatch beside its text does not.
 - Plates take the drawing order into account: a plate hides what was drawn before it, so a
   plate drawn after a data path it covers, or after a text it covers, is a defect. Short
   leader lines that end inside a plate are exempt.
@@ -62,10 +65,14 @@ TRUNCATION = "truncation"
 OFF_PAGE = "off_page"
 KINDS = (TEXT_OVER_TEXT, TEXT_OVER_DATA, TRUNCATION, OFF_PAGE)
 
-#: ink above the baseline (DejaVu Sans: capitals 0.73 em, ascenders 0.76 em)
+#: ink above the baseline, in em (DejaVu Sans: capitals and digits 0.73, ascenders 0.76,
+#: lowercase 0.55, low punctuation less)
 INK_ASCENT = 0.76
-#: ink below the baseline of the deepest descender (g, j, p, q, y: 0.24 em; brackets 0.13 em)
-INK_DESCENT = {**dict.fromkeys("gjpqyµ", 0.22), **dict.fromkeys("(),;/[]{}|Q_@", 0.12)}
+INK_X_HEIGHT = 0.56
+INK_TOP = {**dict.fromkeys("acemnorsuvwxz", INK_X_HEIGHT),
+           **dict.fromkeys("-‐–—·=~+×÷<>:;", INK_X_HEIGHT), **dict.fromkeys(".,_…", 0.15)}
+#: ink below the baseline, in em (g, j, p, q, y: 0.24; brackets, slash, comma about 0.13)
+INK_DESCENT = {**dict.fromkeys("gjpqyµ_", 0.24), **dict.fromkeys("(),;/\\[]{}|Q@$", 0.13)}
 TOLERANCE_EM = 0.1
 MIN_TOLERANCE = 0.5
 #: paths drawn with less opacity than this are faint (grid, minor ticks), not data
@@ -101,33 +108,45 @@ class Defect:
 
 @dataclass
 class TextLine:
-    """A line of text as drawn: string, font size, drawing order, oriented glyph box."""
+    """A line of text as drawn: string, font size, drawing order, and the ink of each
+    character as a cell in the line's own frame (along the baseline, up from it)."""
 
     text: str
     size: float
     seqno: int
     origin: Point  # baseline start
     direction: Point  # unit vector along the baseline (page coordinates, y down)
-    u0: float  # glyph box along the baseline, relative to origin
-    u1: float
-    ascent: float  # glyph box above / below the baseline (positive numbers)
-    descent: float
     colour: int = 0
     last_seqno: int = -1  # the last span merged into this line
-    chars: list = field(default_factory=list, repr=False)  # (char, u0, u1) of inked characters
+    #: (u0, u1, v0, v1) per character from the first to the last inked one: advance along the
+    #: baseline, ink below (negative) and above the baseline
+    cells: list[tuple[float, float, float, float]] = field(default_factory=list, repr=False)
 
     @property
     def up(self) -> Point:
         dx, dy = self.direction
         return dy, -dx
 
-    def corners(self) -> list[Point]:
+    def _page(self, u: float, v: float) -> Point:
         (ox, oy), (dx, dy), (ux, uy) = self.origin, self.direction, self.up
-        out = []
-        for u, v in ((self.u0, -self.descent), (self.u1, -self.descent), (self.u1, self.ascent),
-                     (self.u0, self.ascent)):
-            out.append((ox + u * dx + v * ux, oy + u * dy + v * uy))
-        return out
+        return ox + u * dx + v * ux, oy + u * dy + v * uy
+
+    def _quad(self, u0: float, u1: float, v0: float, v1: float) -> list[Point]:
+        return [self._page(u0, v0), self._page(u1, v0), self._page(u1, v1), self._page(u0, v1)]
+
+    @property
+    def extent(self) -> tuple[float, float, float, float]:
+        """The union of the cells (u0, u1, v0, v1)."""
+        c = self.cells
+        return (min(x[0] for x in c), max(x[1] for x in c), min(x[2] for x in c),
+                max(x[3] for x in c))
+
+    def corners(self) -> list[Point]:
+        """The line's whole glyph box on the page."""
+        return self._quad(*self.extent)
+
+    def cell_corners(self) -> list[list[Point]]:
+        return [self._quad(*c) for c in self.cells]
 
     def bbox(self) -> Box:
         return _bbox(self.corners())
@@ -162,6 +181,7 @@ class Shape:
     opacity: float
     closed: bool
     rectangular: bool
+    dashed: bool = False
     role: str = "data"  # data, marker, plate, frame, background, grid, tick, outside
     owners: list[TextLine] = field(default_factory=list)  # texts on a plate
 
@@ -174,7 +194,8 @@ class Shape:
         if self.role == "marker":
             return f"a marker ({_hex(self.fill or self.colour)}) at ({(x0 + x1) / 2:.1f}, {(y0 + y1) / 2:.1f})"
         colour = _hex(self.colour if self.stroked else self.fill)
-        return (f"a data line ({colour}, {self.width:.1f} pt) spanning ({x0:.1f}, {y0:.1f})–"
+        style = ", dashed" if self.dashed else ""
+        return (f"a data line ({colour}, {self.width:.1f} pt{style}) spanning ({x0:.1f}, {y0:.1f})–"
                 f"({x1:.1f}, {y1:.1f})")
 
 
@@ -223,6 +244,13 @@ def _char_width(char, direction: Point, size: float) -> float:
     return max(0.0, ((y1 - y0) - height * dx) / dy)
 
 
+def _ink(char: str) -> tuple[float, float]:
+    """Ink below and above the baseline of one character, in em (DejaVu Sans; a space as
+    a lowercase letter, so a line through the gap between two words still counts)."""
+    top = INK_TOP.get(char, INK_ASCENT) if not char.isspace() else INK_X_HEIGHT
+    return -INK_DESCENT.get(char, 0.0), top
+
+
 def _text_lines(trace: list[dict]) -> list[TextLine]:
     lines: list[TextLine] = []
     for span in trace:
@@ -237,35 +265,35 @@ def _text_lines(trace: list[dict]) -> list[TextLine]:
         direction = (d[0] / norm, d[1] / norm)
         origin = tuple(chars[0][2])
         text = "".join(chr(c[0]) for c in chars)
-        line = TextLine(text, size, int(span.get("seqno", 0)), origin, direction, 0.0, 0.0,
-                        INK_ASCENT * size, 0.0, int(_colour_int(span.get("color"))))
-        spans = []
+        if not text.strip():
+            continue
+        line = TextLine(text, size, int(span.get("seqno", 0)), origin, direction,
+                        int(_colour_int(span.get("color"))))
+        cells = []
         for c in chars:
-            u, _v = line.local(tuple(c[2]))
-            spans.append((chr(c[0]), u, u + _char_width(c, direction, size)))
+            u, v = line.local(tuple(c[2]))
+            below, above = _ink(chr(c[0]))
+            cells.append((chr(c[0]), (u, u + _char_width(c, direction, size), v + below * size,
+                                      v + above * size)))
         if any(t.text == line.text and _close(t.origin, line.origin, 0.5) for t in lines):
             continue  # the same text drawn twice in the same place reads as one
-        if not _extend(lines, line, spans):
-            _set_extent(line, spans)
-            if line.text.strip():
-                lines.append(line)
+        if _extend(lines, line, cells):
+            continue
+        line.cells = _trimmed(cells)
+        lines.append(line)
     return lines
 
 
-def _set_extent(line: TextLine, chars: list[tuple[str, float, float]]) -> None:
-    inked = [c for c in chars if not c[0].isspace()]
-    if not inked:
-        line.u0 = line.u1 = 0.0
-        return
-    line.u0 = min(c[1] for c in inked)
-    line.u1 = max(c[2] for c in inked)
-    line.descent = max([INK_DESCENT.get(c[0], 0.0) for c in inked]) * line.size
-    line.chars = inked
+def _trimmed(cells: list) -> list[tuple[float, float, float, float]]:
+    """The cells from the first to the last inked character."""
+    inked = [i for i, (ch, _) in enumerate(cells) if not ch.isspace()]
+    return [c for _, c in cells[inked[0]:inked[-1] + 1]]
 
 
-def _extend(lines: list[TextLine], new: TextLine, chars) -> bool:
-    """Append ``new`` to the previous line when it continues it (same direction, baseline
-    near, starting where it ends): one line split into spans by a font change."""
+def _extend(lines: list[TextLine], new: TextLine, cells: list) -> bool:
+    """Append ``new`` to the previous line when it continues it (drawn right after it, same
+    colour and direction, baseline near, starting where it ends): one line split into spans
+    by a change of font."""
     if not lines:
         return False
     prev = lines[-1]
@@ -275,16 +303,18 @@ def _extend(lines: list[TextLine], new: TextLine, chars) -> bool:
         return False
     u, v = prev.local(new.origin)
     size = max(prev.size, new.size)
-    if abs(v) > 0.5 * size or not (prev.u1 - 0.3 * size <= u <= prev.u1 + 0.6 * size):
+    end = prev.extent[1]
+    if abs(v) > 0.5 * size or not (end - 0.3 * size <= u <= end + 0.6 * size):
         return False
-    shifted = [(c, a + u, b + u) for c, a, b in chars]
-    merged = prev.chars + [c for c in shifted if not c[0].isspace()]
+    shifted = [(ch, (a + u, b + u, c + v, d + v)) for ch, (a, b, c, d) in cells]
+    inked = [c for ch, c in shifted if not ch.isspace()]
+    if inked:
+        # the gap up to the continuation is part of the line (as a space would be)
+        gap = (end, inked[0][0], 0.0, INK_X_HEIGHT * size)
+        prev.cells = prev.cells + ([gap] if gap[1] > gap[0] else []) + _trimmed(shifted)
     prev.text += new.text
     prev.last_seqno = new.seqno
     prev.size = max(prev.size, new.size)
-    prev.ascent = max(prev.ascent, INK_ASCENT * new.size + max(0.0, v))
-    _set_extent(prev, merged)
-    prev.ascent = max(prev.ascent, INK_ASCENT * prev.size)
     return True
 
 
@@ -376,7 +406,15 @@ def _shape(d: dict) -> Shape | None:
         any(_close(p, c, 0.1) for c in _box_corners(box)) for p in polylines[0])
     return Shape(int(d.get("seqno", 0)), polylines, box, stroked, filled,
                  float(d.get("width") or 0.0), d.get("color"), d.get("fill"), float(opacity),
-                 closed, rectangular)
+                 closed, rectangular, _is_dashed(d.get("dashes")))
+
+
+def _is_dashed(dashes) -> bool:
+    """PyMuPDF gives the dash pattern as PDF text, "[ on off ] phase"; "[] 0" is solid."""
+    if not dashes:
+        return False
+    pattern = str(dashes).split("]")[0].strip("[ ")
+    return bool(pattern)
 
 
 def _close(a: Point, b: Point, eps: float = 0.05) -> bool:
@@ -497,7 +535,27 @@ def _axes(line: TextLine) -> list[Point]:
 
 
 def _text_depth(a: TextLine, b: TextLine) -> float:
-    return penetration(a.corners(), b.corners(), _axes(a) + _axes(b))
+    """How deep the ink cells of two lines overlap (the deepest pair of characters)."""
+    axes = _axes(a) + _axes(b)
+    cells_b = [(q, _bbox(q)) for q in b.cell_corners()]
+    depth = -math.inf
+    for qa in a.cell_corners():
+        box_a = _bbox(qa)
+        for qb, box_b in cells_b:
+            if _overlaps(box_a, box_b):
+                depth = max(depth, penetration(qa, qb, axes))
+    return depth
+
+
+def _depth_into_text(shape: Sequence[Point], shape_axes: list[Point], line: TextLine) -> float:
+    """How deep a convex shape goes into the ink cells of a line (the deepest character)."""
+    axes = shape_axes + _axes(line)
+    box = _bbox(shape)
+    depth = -math.inf
+    for cell in line.cell_corners():
+        if _overlaps(box, _bbox(cell)):
+            depth = max(depth, penetration(shape, cell, axes))
+    return depth
 
 
 def _box_corners(b: Box) -> list[Point]:
@@ -536,22 +594,42 @@ def _normals(polygon: Sequence[Point]) -> list[Point]:
     return out
 
 
+def _marker_outline(marker: Shape) -> list[Point]:
+    shape = hull(p for line in marker.polylines for p in line)
+    return shape if len(shape) >= 3 else _box_corners(marker.bbox)
+
+
 def _marker_depth(marker: Shape, corners: Sequence[Point], axes: list[Point]) -> float:
     """How deep a marker's ink (its outline's convex hull, widened by half its stroke) goes
     into the convex polygon ``corners`` whose edge directions are ``axes``."""
-    shape = hull(p for line in marker.polylines for p in line)
-    if len(shape) < 3:
-        shape = _box_corners(marker.bbox)
+    shape = _marker_outline(marker)
     half = marker.width / 2 if marker.stroked else 0.0
     return penetration(shape, corners, axes + _normals(shape)) + half
 
 
+def _marker_depth_into_text(marker: Shape, line: TextLine) -> float:
+    shape = _marker_outline(marker)
+    half = marker.width / 2 if marker.stroked else 0.0
+    return _depth_into_text(shape, _normals(shape), line) + half
+
+
 def _segment_enters(line: TextLine, p: Point, q: Point, shrink: float) -> tuple[float, float] | None:
-    """The part of segment p–q inside ``line``'s glyph box shrunk by ``shrink`` (as the
-    parameters t0 < t1 along the segment), or None."""
+    """The part of segment p–q inside ``line``'s ink, each character's cell shrunk by
+    ``shrink`` above and below (and the line at its two ends), as parameters t0 < t1 along
+    the segment (the first entry to the last exit), or None."""
     (pu, pv), (qu, qv) = line.local(p), line.local(q)
-    lo = (line.u0 + shrink, -line.descent + shrink)
-    hi = (line.u1 - shrink, line.ascent - shrink)
+    first, last = line.cells[0][0], line.cells[-1][1]
+    found: tuple[float, float] | None = None
+    for u0, u1, v0, v1 in line.cells:
+        span = _clip(pu, pv, qu, qv, (max(u0, first + shrink), v0 + shrink),
+                     (min(u1, last - shrink), v1 - shrink))
+        if span:
+            found = span if found is None else (min(found[0], span[0]), max(found[1], span[1]))
+    return found
+
+
+def _clip(pu: float, pv: float, qu: float, qv: float, lo: Point, hi: Point) -> tuple[float, float] | None:
+    """Liang–Barsky: the parameters of segment (pu, pv)–(qu, qv) inside the box lo–hi."""
     if lo[0] >= hi[0] or lo[1] >= hi[1]:
         return None
     t0, t1 = 0.0, 1.0
@@ -570,23 +648,8 @@ def _segment_enters(line: TextLine, p: Point, q: Point, shrink: float) -> tuple[
 
 
 def _rect_enters(rect: Box, p: Point, q: Point, shrink: float) -> bool:
-    lo = (rect[0] + shrink, rect[1] + shrink)
-    hi = (rect[2] - shrink, rect[3] - shrink)
-    if lo[0] >= hi[0] or lo[1] >= hi[1]:
-        return False
-    t0, t1 = 0.0, 1.0
-    for start, delta, low, high in ((p[0], q[0] - p[0], lo[0], hi[0]), (p[1], q[1] - p[1], lo[1], hi[1])):
-        if abs(delta) < 1e-12:
-            if not low < start < high:
-                return False
-            continue
-        a, b = (low - start) / delta, (high - start) / delta
-        if a > b:
-            a, b = b, a
-        t0, t1 = max(t0, a), min(t1, b)
-        if t0 >= t1:
-            return False
-    return True
+    return _clip(p[0], p[1], q[0], q[1], (rect[0] + shrink, rect[1] + shrink),
+                 (rect[2] - shrink, rect[3] - shrink)) is not None
 
 
 def _bbox(points: Iterable[Point]) -> Box:
@@ -665,7 +728,7 @@ def _text_over_text(fig: Figure) -> list[Defect]:
             tol = min(a.tolerance(), b.tolerance())
             if depth > tol:
                 out.append(Defect(TEXT_OVER_TEXT, _intersection(boxes[i], boxes[j]), (a.text, b.text),
-                                  f"glyph boxes overlap by {depth:.1f} pt"))
+                                  f"characters overlap by {depth:.1f} pt"))
     # a plate painted over a text drawn before it
     for plate in fig.by_role("plate"):
         corners = _box_corners(plate.bbox)
@@ -675,10 +738,10 @@ def _text_over_text(fig: Figure) -> list[Defect]:
             box = t.bbox()
             if not _overlaps(box, plate.bbox):
                 continue
-            depth = penetration(corners, t.corners(), [(1.0, 0.0), (0.0, 1.0)] + _axes(t))
+            depth = _depth_into_text(corners, [(1.0, 0.0), (0.0, 1.0)], t)
             if depth > t.tolerance():
                 names = tuple(o.text for o in plate.owners) or ("(empty box)",)
-                what = "the legend box" if len(plate.owners) > 1 else "the background of " + repr(names[0])
+                what = _plate_name(names)
                 out.append(Defect(TEXT_OVER_TEXT, _intersection(box, plate.bbox), (t.text, *names),
                                   f"{what} is painted over it ({depth:.1f} pt deep)"))
     return out
@@ -707,7 +770,7 @@ def _text_over_data(fig: Figure) -> list[Defect]:
         for m in markers:
             if not _overlaps(tbox, m.bbox):
                 continue
-            depth = _marker_depth(m, t.corners(), _axes(t))
+            depth = _marker_depth_into_text(m, t)
             if depth > tol:
                 hits.append((m, depth))
         if len(hits) == 1:
@@ -741,7 +804,7 @@ def _text_over_data(fig: Figure) -> list[Defect]:
             elif any(_rect_enters(plate.bbox, p, q, tol - half) for p, q in s.segments()):
                 hidden.append(s)
         if hidden:
-            what = "the legend box" if len(names) > 1 else "the background of " + repr(names[0])
+            what = _plate_name(names)
             lines = [h for h in hidden if h.role == "data"]
             marks = [h for h in hidden if h.role == "marker"]
             parts = []
@@ -754,6 +817,10 @@ def _text_over_data(fig: Figure) -> list[Defect]:
             out.append(Defect(TEXT_OVER_DATA, box, names,
                               f"{what} is painted over {' and '.join(parts)}"))
     return out
+
+
+def _plate_name(names: Sequence[str]) -> str:
+    return f"the box behind {len(names)} texts" if len(names) > 1 else f"the background of {names[0]!r}"
 
 
 def _is_leader(s: Shape, plate: Box, tol: float, diagonal: float) -> bool:

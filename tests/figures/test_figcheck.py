@@ -297,3 +297,25 @@ def test_a_text_clear_of_a_round_marker_but_inside_its_bounding_box_is_clean(pdf
     assert clear == [], format_defects(clear)
     into = check_pdf(pdf(lambda p: draw(p, -4.0)))
     assert summary(into) == [(TEXT_OVER_DATA, ("beside",))], format_defects(into)
+
+
+def test_ink_is_measured_per_character(pdf):
+    """A line just above lowercase letters is clear of them, the same line through a
+    capital is not, and a line through the gap between two words crosses the label."""
+    over = 124 - 0.68 * 12  # between the x-height (0.56 em) and the capitals (0.73 em)
+
+    def draw(painter, label, x_line=None):
+        clean(painter)
+        text(painter, label, 262, 124)
+        if x_line is None:
+            line(painter, (255, over), (375, over), width=1.0)
+        else:
+            line(painter, (x_line, 100), (x_line, 140), width=1.0)
+
+    low = check_pdf(pdf(lambda p: draw(p, "scan cores")))
+    assert low == [], format_defects(low)
+    capital = check_pdf(pdf(lambda p: draw(p, "Scan cores")))
+    assert summary(capital) == [(TEXT_OVER_DATA, ("Scan cores",))], format_defects(capital)
+    gap = 262 + width("scan") + width(" ") / 2
+    between = check_pdf(pdf(lambda p: draw(p, "scan cores", gap)))
+    assert summary(between) == [(TEXT_OVER_DATA, ("scan cores",))], format_defects(between)
