@@ -29,7 +29,7 @@ import numpy as np
 
 __all__ = [
     "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "point_candidates",
-    "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner",
+    "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner", "free_corners",
     "wrap_title",
 ]
 
@@ -547,23 +547,21 @@ class TextLayout:
         return out
 
 
-def legend_corner(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
-                  ) -> tuple[str, Rect] | None:
-    """The emptiest corner of the plot for a ``w`` × ``h`` legend: ``(name, rect)`` of the
-    corner it covers nothing in, the one with the least drawn around it when several are
-    free (bottom right first on a tie: under the flat roofs, right of the slopes, a
-    roofline chart is usually empty); ``None`` when each covers something (the legend then
-    goes outside)."""
+def free_corners(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
+                 ) -> list[tuple[str, Rect]]:
+    """The corners of the plot where a ``w`` × ``h`` legend covers nothing, as ``(name,
+    rect)``, the one with least drawn around it first (bottom right first on a tie: under the
+    flat roofs, right of the slopes, a roofline chart is usually empty)."""
     left, top, right, bottom = occupancy.frame
     if w + 2 * margin > right - left or h + 2 * margin > bottom - top:
-        return None
+        return []
     corners = {
         "bottom-right": (right - margin - w, bottom - margin - h),
         "top-left": (left + margin, top + margin),
         "bottom-left": (left + margin, bottom - margin - h),
         "top-right": (right - margin - w, top + margin),
     }
-    best = None
+    found = []
     for rank, (name, (x, y)) in enumerate(corners.items()):
         rect = (x, y, x + w, y + h)
         if occupancy.count(rect):
@@ -571,9 +569,16 @@ def legend_corner(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
         # what lies around it: the texts placed later want that room
         gx, gy = w * 0.5, h * 0.8
         around = occupancy.count((x - gx, y - gy, x + w + gx, y + h + gy))
-        if best is None or (around, rank) < best[0]:
-            best = ((around, rank), name, rect)
-    return None if best is None else (best[1], best[2])
+        found.append(((around, rank), name, rect))
+    return [(name, rect) for _key, name, rect in sorted(found)]
+
+
+def legend_corner(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
+                  ) -> tuple[str, Rect] | None:
+    """The first of :func:`free_corners`, or ``None`` when no corner is free (the legend
+    then goes outside the plot)."""
+    corners = free_corners(occupancy, w, h, margin)
+    return corners[0] if corners else None
 
 
 def wrap_title(words_width, text: str, room: float) -> list[str]:

@@ -76,14 +76,33 @@ class LogAxis(pg.AxisItem):
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph API)
         span = abs(self.range[1] - self.range[0]) if self.range else 10.0
+        step = self._decade_step(span)
         out = []
         for v in values:
             whole = abs(v - round(v)) < 1e-6
             if not whole and span > 1.3:
                 out.append("")
                 continue
+            if whole and step > 1 and round(v) % step:
+                out.append("")  # decades too close for every label: every other one
+                continue
             out.append(self.format_value(float(to_data(v))))
         return out
+
+    def _decade_step(self, span: float) -> int:
+        """Label every decade, or every second one when a label would not fit in a decade
+        (a small figure in large type)."""
+        if self.orientation not in ("left", "right") or span <= 0:
+            return 1
+        length = self.geometry().height()
+        font = self.style.get("tickFont")
+        if length <= 0 or font is None:
+            return 1
+        from PySide6.QtGui import QFontMetricsF
+
+        per_decade = length / span
+        needed = QFontMetricsF(font).height() * 1.15
+        return 1 if per_decade >= needed else 2
 
     def format_value(self, value: float) -> str:
         if self.quantity == "rate":

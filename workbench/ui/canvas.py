@@ -509,6 +509,8 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
         self._legend.setVisible(session.view.legend and bool(scene.legend))
         self._set_limits(scene)
         if fit:
+            # a new chart: the legend starts inside the plot, the fit sees the whole plot
+            self._set_legend_outside(None)
             x_range, y_range = scene.x_range, scene.y_range
             padding = FIT_PADDING  # a little room so the edge decades get their tick labels
             if honour_view_range and session.view.x_range:

@@ -18,7 +18,7 @@ from workbench.model.layout import (
     as_array,
     corner_candidates,
     flat_candidates,
-    legend_corner,
+    free_corners,
     point_candidates,
     sloped_candidates,
 )
@@ -123,33 +123,44 @@ class LayoutMixin:
 
     # -- the legend -------------------------------------------------------------------
 
-    def _place_legend(self, occ: Occupancy) -> None:
+    def _place_legend(self, occ: Occupancy, choice: str | None = None) -> bool:
         """Put the legend in the first corner of the plot where it covers nothing, else
         outside the plot (right of it on a wide chart, below it on a tall one); reserve its
-        place. A legend the user dragged stays where it was put."""
+        place. ``choice`` asks for one corner, or ``"outside"``; False when that corner is
+        not free. A legend the user dragged stays where it was put."""
         legend = self._legend
         if not legend.isVisible():
             self._set_legend_outside(None)
-            return
+            return True
         w, h = legend.width(), legend.height()
         if self.legend_user_placed:
             r = legend.sceneBoundingRect()
             occ.add_rect((r.left() - 2, r.top() - 2, r.right() + 2, r.bottom() + 2))
-            return
-        if self._legend_outside is None:
-            found = legend_corner(occ, w, h, margin=10.0)
-            if found is not None:
-                name, rect = found
+            return True
+        if self._legend_outside is None and choice != "outside":
+            corners = free_corners(occ, w, h, margin=10.0)
+            if choice is not None:
+                corners = [c for c in corners if c[0] == choice]
+                if not corners:
+                    return False
+            if corners:
+                name, rect = corners[0]
+                self._legend_choice = name
                 legend.attach_corner(self._vb, name, 10.0)
                 occ.add_rect((rect[0] - 3, rect[1] - 3, rect[2] + 3, rect[3] + 3))
-                return
-            # right of a wide chart when it takes little of the width, else below
-            side = ("right" if self.width() > 1.25 * self.height()
-                    and w < 0.28 * self.width() else "bottom")
-            self._set_legend_outside(side)
-            self._vb_changed_by_legend = True
+                return True
+        self._legend_choice = "outside"
+        if self._legend_outside is None:
+            self._set_legend_outside(self._outside_side())
         else:
             legend.attach_outside(self._plot, self._vb, self._legend_outside)
+        return True
+
+    def _outside_side(self) -> str:
+        """Right of a wide chart when the legend takes little of the width, else below."""
+        w = self._legend.width()
+        return ("right" if self.width() > 1.25 * self.height() and w < 0.28 * self.width()
+                else "bottom")
 
     def _set_legend_outside(self, side: str | None) -> None:
         """Make room for the legend right of or below the plot (``None``: no room)."""
@@ -158,37 +169,96 @@ class LayoutMixin:
         self._legend_outside = side
         left, top, right, bottom = self._base_margins
         legend = self._legend
+        legend.setScale(1.0)
+        if side == "bottom":  # a legend wider than the figure is set smaller
+            room = self.width() - 12.0
+            if legend.width() > room > 0:
+                legend.setScale(room / legend.width())
+        scale = legend.scale()
         if side == "right":
-            right += legend.width() + 12
+            right += legend.width() * scale + 12
         elif side == "bottom":
-            bottom += legend.height() + 10
+            bottom += legend.height() * scale + 10
         self._plot.setContentsMargins(left, top, right, bottom)
+        self._refit_plot()
         self._plot.layout.activate()
         if side is not None:
             legend.attach_outside(self._plot, self._vb, side)
 
     # -- placing ----------------------------------------------------------------------
 
+    #: the texts whose being left out moves the legend (in figures)
+    _MISS_COST = {"selected": 100, "pair": 100, "measured": 100, "operation": 100}
+    _legend_choice: str | None = None
+    #: try the legend's other places when names find no place (figures; on screen the
+    #: legend stays put while the user works, and can be dragged or collapsed)
+    search_legend_places = False
+
+    def _layout_once(self, choice: str | None):
+        """One full placing with the legend at ``choice`` (see :meth:`_place_legend`):
+        ``(layout, placements)``, or None when that corner is not free."""
+        if choice != "outside":  # every placing starts with the legend inside the plot
+            self._set_legend_outside(None)
+        elif choice == "outside" and self._legend_outside is None:
+            self._set_legend_outside(self._outside_side())
+        self._apply_title()  # the room over the plot is known now
+        self._fit_axis_titles()
+        self._bend_links()
+        occ = self._occupancy()
+        before = self._frame()
+        if not self._place_legend(occ, choice):
+            return None
+        if self._frame() != before:  # the legend moved outside: the plot is smaller now
+            self._fit_axis_titles()
+            self._bend_links()
+            occ = self._occupancy()
+            self._place_legend(occ, choice)
+        layout = TextLayout(occ)
+        requests = self._requests()
+        return layout, layout.place_all(requests.values())
+
+    def _missed(self, placed: dict) -> int:
+        """How many names of operations (and annotations asked for) found no place."""
+        return sum(1 for key, p in placed.items()
+                   if p is None and self._MISS_COST.get(self._label_of[key][1].kind, 1) >= 100)
+
     def _layout_annotations(self) -> None:
-        """Place every text of the chart (see :mod:`workbench.model.layout`)."""
+        """Place every text of the chart (see :mod:`workbench.model.layout`). When names of
+        operations find no place, the legend's other free corners and a place outside the
+        plot are tried too (a few texts: the search is bounded), and the placing that leaves
+        out least is kept."""
         self._layout_pending = False
         self._layout_timer.stop()  # placed for the current view: a queued placing is moot
         if self._scene is None:
             return
-        self._bend_links()
-        occ = self._occupancy()
-        before = self._frame()
-        self._place_legend(occ)
-        if self._frame() != before:  # the legend moved outside: the plot is smaller now
-            self._bend_links()
-            occ = self._occupancy()
-            self._place_legend(occ)
-        layout = self._text_layout = TextLayout(occ)
-        requests = self._requests()
-        placed = layout.place_all(requests.values())
+        layout, placed = self._layout_once(None)
+        missed = self._missed(placed)
+        if (self.search_legend_places and missed and self._legend.isVisible()
+                and not self.legend_user_placed and len(self._label_of) <= 60):
+            best = self._legend_choice
+            tried = {best}
+            current = best
+            for choice in ("bottom-right", "top-left", "bottom-left", "top-right", "outside"):
+                if choice in tried:
+                    continue
+                tried.add(choice)
+                current = choice  # a trial changes the legend's place, even when it fails
+                trial = self._layout_once(choice)
+                if trial is None:
+                    continue
+                # worth moving the legend for a name of an operation, not for a roof value
+                if self._missed(trial[1]) < missed:
+                    layout, placed = trial
+                    missed, best = self._missed(trial[1]), choice
+                    if not missed:
+                        break
+            if current != best:
+                layout, placed = self._layout_once(best)
+        self._text_layout = layout
         for key, (label, _request) in self._label_of.items():
             self._apply(label, placed.get(key))
         self._redraw_leaders()
+        self._layout_timer.stop()  # what the placing itself resized is placed for
 
     def _apply(self, label, placement) -> None:
         if placement is None:

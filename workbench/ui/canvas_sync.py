@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pyqtgraph as pg
 from PySide6.QtGui import QBrush, QPen
 
 from workbench.model.layout import wrap_title
@@ -98,6 +99,13 @@ class SyncMixin:
 
     _title_set: tuple[list[str], float] = ([], 0.0)
 
+    def _refit_plot(self) -> None:
+        """Lay the plot out again within the view (its least size may have changed: a title
+        on two lines, a legend beside the plot); the view only does so when resized."""
+        view = self.plot_widget
+        pg.GraphicsView.setRange(view, view.range, padding=0, disableAutoPixel=False)
+        self._plot.layout.activate()
+
     def _apply_title(self) -> None:
         """Set the title over the plot: on one line, else on two, then smaller until the
         wider line fits the chart's width (never cut short)."""
@@ -110,27 +118,73 @@ class SyncMixin:
         if title:
             font = make_font(theme, theme.title_size)
             metrics = QFontMetricsF(font)
-            room = max(40.0, self.width() - 40.0)
+            # the title sits over the plot's column: the width less the y axis and margins
+            left, _top, right, _bottom = self._plot.getContentsMargins()
+            # the y axis's width from its fonts (its geometry lags a layout pass behind)
+            axis = (QFontMetricsF(make_font(theme, theme.tick_size)).horizontalAdvance(
+                "100 TFLOP/s") + QFontMetricsF(make_font(theme, theme.axis_title_size)).height()
+                + 24.0)
+            room = max(40.0, self.width() - axis - left - right - 12.0)
             lines = wrap_title(metrics.horizontalAdvance, title, room)
             widest = max(metrics.horizontalAdvance(line) for line in lines)
             size = float(theme.title_size)
             if widest > room:
                 size = max(4.0, size * room / widest * 0.97)
-            key = (lines, size, theme.foreground)
+            key = (tuple(lines), size, theme.foreground)
             if key != getattr(self, "_title_key", None):
                 self._title_key = key
                 self._title_set = (lines, size)
                 self._plot.setTitle("<br>".join(escape(line, quote=False) for line in lines),
                                     color=theme.foreground, size=f"{size:.2f}pt")
+                # pyqtgraph gives the title row one line (30 px): give it what it takes
+                label = self._plot.titleLabel
+                height = max(30.0, label.item.boundingRect().height() + 2.0)
+                label.setMaximumHeight(height)
+                label.setMinimumWidth(0)  # it is fitted to the room: it never widens the plot
+                self._plot.layout.setRowFixedHeight(0, height)
+                self._refit_plot()
         else:
             self._title_key = None
             self._title_set = ([], 0.0)
             self._plot.setTitle(None)
         scene = self._scene
-        style = {"color": theme.foreground, "font-size": f"{theme.axis_title_size}pt"}
-        if scene is not None:
-            self._plot.setLabel("bottom", scene.x_title, **style)
-            self._plot.setLabel("left", scene.y_title, **style)
+        self._axis_title_size = {"bottom": float(theme.axis_title_size),
+                                 "left": float(theme.axis_title_size)}
+        self._set_axis_titles()
+
+    def _set_axis_titles(self) -> None:
+        theme = self.theme
+        scene = self._scene
+        if scene is None:
+            return
+        for side, text in (("bottom", scene.x_title), ("left", scene.y_title)):
+            size = self._axis_title_size[side]
+            self._plot.setLabel(side, text, color=theme.foreground, **{"font-size": f"{size:.2f}pt"})
+
+    def _fit_axis_titles(self) -> bool:
+        """An axis title longer than its axis is set smaller (a small figure in large type):
+        never cut by the page. True when a size changed (the plot is laid out again)."""
+        changed = False
+        left, top, right, bottom = self._plot.getContentsMargins()
+        title = self._plot.titleLabel
+        title_h = title.maximumHeight() if title.isVisible() else 0.0
+        # the room the plot leaves each title (not the plot's own size: a title longer than
+        # the room would widen the plot beyond the figure)
+        across = self.width() - self._y_axis.geometry().width() - left - right - 8
+        down = (self.height() - title_h - self._x_axis.geometry().height() - top - bottom - 8)
+        for side, axis, length in (("bottom", self._x_axis, across),
+                                   ("left", self._y_axis, down)):
+            if length <= 0:
+                continue
+            width = axis.label.boundingRect().width()
+            if width > length:
+                size = self._axis_title_size[side]
+                self._axis_title_size[side] = max(4.0, size * length / width * 0.95)
+                changed = True
+        if changed:
+            self._set_axis_titles()
+            self._refit_plot()
+        return changed
 
     def _set_limits(self, scene: Scene) -> None:
         lo, hi = to_view(np.asarray(scene.extent))

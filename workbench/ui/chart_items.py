@@ -204,8 +204,10 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         top_left = view.mapRectToItem(plot, view.boundingRect()).topLeft()
         if side == "right":
             self.anchor(itemPos=(1, 0), parentPos=(1, 0), offset=(-4, top_left.y()))
-        else:
-            self.anchor(itemPos=(0, 1), parentPos=(0, 1), offset=(top_left.x(), -4))
+        else:  # below, from the plot's left edge when it would not fit from the axis
+            width = self.width() * self.scale()
+            x = top_left.x() if top_left.x() + width <= plot.width() - 4 else 6.0
+            self.anchor(itemPos=(0, 1), parentPos=(0, 1), offset=(x, -4))
 
     def _resize(self) -> None:
         metrics = QFontMetricsF(self._font)

@@ -359,6 +359,7 @@ def _figure_canvas_class():
 
         class FigureCanvas(RooflineCanvas):
             legend_skips_labelled = False
+            search_legend_places = True
             #: while True (the constructor), ``rebuild`` does nothing: the figure rebuilds
             #: once it knows its legend, instead of twice
             holding = True
