@@ -445,11 +445,17 @@ def _contains(outer: Box, inner: Box, eps: float = 0.0) -> bool:
 def _classify(fig: Figure) -> None:
     page = fig.page
     page_area = _area(page)
-    # the plot rectangle: the largest shape that is not the page background
-    big = [s for s in fig.shapes if s.opacity >= 0.5 and _area(s.bbox) >= 0.2 * page_area
+    # the plot rectangle: of the large shapes that are not the page background (the plot's
+    # background and frame, a legend box), the one holding the most lines (grid and data)
+    big = [s for s in fig.shapes if s.opacity >= 0.5 and _area(s.bbox) >= 0.05 * page_area
            and not _same_box(s.bbox, page, 1.0)]
     if big:
-        fig.plot = max(big, key=lambda s: _area(s.bbox)).bbox
+        lines = [s.bbox for s in fig.shapes if not s.closed or s.opacity < FAINT_OPACITY]
+
+        def held(shape: Shape) -> tuple[int, float]:
+            return sum(_contains(shape.bbox, b, 1.0) for b in lines), _area(shape.bbox)
+
+        fig.plot = max(big, key=held).bbox
     plot = fig.plot
     pw, ph = plot[2] - plot[0], plot[3] - plot[1]
     marker_side = MARKER_SHARE * min(page[2] - page[0], page[3] - page[1])
@@ -465,23 +471,28 @@ def _classify(fig: Figure) -> None:
             s.role = "grid"
         elif min(w, h) <= 2.0 and (w >= 0.9 * pw or h >= 0.9 * ph) and s.opacity < 0.6:
             s.role = "grid"
+        elif s.filled and s.rectangular and w > marker_side and h > 0 and any(
+                _inside(t.centre, s.bbox) for t in fig.texts):
+            s.role = "plate"  # anywhere on the page: a legend beside the plot is one too
+            plates.append(s)
         elif not _overlaps(s.bbox, plot, 0.5):
             s.role = "outside"
         elif _is_tick(s, plot):
             s.role = "tick"
-        elif s.filled and s.rectangular and w > marker_side and h > 0 and any(
-                _inside(t.centre, s.bbox) for t in fig.texts):
-            s.role = "plate"
-            plates.append(s)
         elif s.closed and max(w, h) <= marker_side:
             s.role = "marker"
         else:
             s.role = "data"
-    # a plate carries the texts drawn on it, up to the next plate
+    # a plate carries the texts drawn on it, up to the next plate: the first one drawn after
+    # it if it is on it at all (a label's background may be clipped at the plot edge while
+    # the label runs on), and any others wholly inside it (legend entries; not an axis title
+    # that strays onto it)
     for i, plate in enumerate(plates):
         until = plates[i + 1].seqno if i + 1 < len(plates) else math.inf
-        plate.owners = [t for t in fig.texts if _inside(t.centre, plate.bbox)
-                        and plate.seqno < t.seqno < until]
+        after = sorted((t for t in fig.texts if plate.seqno < t.seqno < until), key=lambda t: t.seqno)
+        plate.owners = [t for n, t in enumerate(after) if (
+            n == 0 and _overlaps(t.bbox(), plate.bbox)
+            or _contains(plate.bbox, t.bbox(), t.tolerance()))]
     markers = [s for s in fig.shapes if s.role == "marker"]
     for s in fig.shapes:
         # the border drawn around a plate (the legend's frame) belongs to it
@@ -729,21 +740,22 @@ def _text_over_text(fig: Figure) -> list[Defect]:
             if depth > tol:
                 out.append(Defect(TEXT_OVER_TEXT, _intersection(boxes[i], boxes[j]), (a.text, b.text),
                                   f"characters overlap by {depth:.1f} pt"))
-    # a plate painted over a text drawn before it
+    # a text on another label's plate (the legend box, a label background): painted over
+    # when the plate came later, drawn over it (reading as part of it) when earlier
     for plate in fig.by_role("plate"):
         corners = _box_corners(plate.bbox)
+        names = tuple(o.text for o in plate.owners) or ("(empty box)",)
         for t in texts:
-            if t.seqno > plate.seqno or t in plate.owners:
+            if t in plate.owners:
                 continue
             box = t.bbox()
             if not _overlaps(box, plate.bbox):
                 continue
             depth = _depth_into_text(corners, [(1.0, 0.0), (0.0, 1.0)], t)
             if depth > t.tolerance():
-                names = tuple(o.text for o in plate.owners) or ("(empty box)",)
-                what = _plate_name(names)
+                how = "is painted over it" if t.seqno < plate.seqno else "is under it"
                 out.append(Defect(TEXT_OVER_TEXT, _intersection(box, plate.bbox), (t.text, *names),
-                                  f"{what} is painted over it ({depth:.1f} pt deep)"))
+                                  f"{_plate_name(names)} {how} ({depth:.1f} pt deep)"))
     return out
 
 

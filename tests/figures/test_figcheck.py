@@ -319,3 +319,40 @@ def test_ink_is_measured_per_character(pdf):
     gap = 262 + width("scan") + width(" ") / 2
     between = check_pdf(pdf(lambda p: draw(p, "scan cores", gap)))
     assert summary(between) == [(TEXT_OVER_DATA, ("scan cores",))], format_defects(between)
+
+
+def test_a_small_plot_beside_a_larger_legend(pdf):
+    """The plot is found by the lines it holds, not by its size; a text that strays onto the
+    legend box (outside the plot) collides with it."""
+    small = QRectF(150, 20, 120, 80)  # 8 % of the page; the legend below is larger
+
+    def draw(painter, title_y):
+        painter.fillRect(small, QColor("white"))
+        painter.setPen(QPen(QColor(0, 0, 0, 20), 0.8))
+        for i in range(1, 6):
+            x = small.left() + i * small.width() / 6
+            painter.drawLine(QLineF(x, small.top(), x, small.bottom()))
+        line(painter, (150, 95), (230, 40), (270, 40), width=1.5)
+        painter.setPen(QPen(QColor("black"), 1.0))
+        painter.drawRect(small)
+        legend = QRectF(20, 150, 300, 120)
+        painter.fillRect(legend, QColor(255, 255, 255, 230))
+        painter.setPen(QPen(QColor(200, 200, 200), 1.0))
+        painter.drawRect(legend)
+        line(painter, (30, 180), (46, 180), width=2.0)
+        text(painter, "Machine A", 52, 184)
+        marker(painter, 38, 200, 3)
+        text(painter, "GEMM", 52, 204)
+        painter.save()
+        painter.translate(130, title_y)
+        painter.rotate(-90)
+        text(painter, "Performance [FLOP/s]", 0, 0)
+        painter.restore()
+
+    clear = pdf(lambda p: draw(p, 140), frame=False)
+    fig = read_figure(clear)
+    assert fig.plot == pytest.approx((small.left(), small.top(), small.right(), small.bottom()), abs=1.0)
+    assert check_pdf(clear) == [], format_defects(check_pdf(clear))
+    onto = check_pdf(pdf(lambda p: draw(p, 190), frame=False))
+    assert summary(onto) == [(TEXT_OVER_TEXT, ("Performance [FLOP/s]", "Machine A", "GEMM"))], \
+        format_defects(onto)
