@@ -399,12 +399,12 @@ class LayoutMixin:
                 continue
             old = tuple(float(v) for v in rects[row])
             if all(math.isfinite(v) for v in old):
-                occ.add_rects(np.array([old]), -1)
+                occ.add_rect(old, -1)  # the same cells add_rects covered
             sx, sy = (float(v) for v in self._px(vx, vy, t))
             new = self._marker_rect(sx, sy, size)
             rects[row] = new
             if all(math.isfinite(v) for v in new):
-                occ.add_rects(np.array([new]), 1)
+                occ.add_rect(new, 1)
                 hit.update(layout.hit_by(new))
         ops = {key[0] for key in moved}
         for op_id in ops:
