@@ -5,6 +5,7 @@ taking half the bottom row, and the dock layout still saves and restores."""
 from __future__ import annotations
 
 from conftest import EXAMPLES
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from workbench.ui.app import create_app
@@ -15,6 +16,9 @@ LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
 
 def laptop_window(qtbot) -> MainWindow:
     create_app()
+    settings = QSettings()  # the default layout, not one an earlier test saved
+    settings.remove("window/state")
+    settings.remove("window/geometry")
     window = MainWindow()
     qtbot.addWidget(window)
     window.open_path(LLAMA)
