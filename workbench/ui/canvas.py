@@ -46,7 +46,7 @@ from workbench.ui.axes import LogAxis, to_data, to_view
 from workbench.ui.canvas_layout import LayoutMixin
 from workbench.ui.canvas_overlays import OverlaysMixin
 from workbench.ui.canvas_sync import SyncMixin
-from workbench.ui.chart_items import CACHE, NO_CACHE, Label, Legend, Pool, Spots
+from workbench.ui.chart_items import NO_CACHE, Label, Legend, Pool, Spots
 from workbench.ui.theme import Theme, get_theme
 
 __all__ = ["RooflineCanvas", "LogAxis", "to_view", "to_data"]
@@ -106,30 +106,28 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
         def add(item):
             vb.addItem(item, ignoreBounds=True)
 
-        def curve(z: float, cached: bool = False, **kwargs):
-            item = self._z(pg.PlotCurveItem(antialias=kwargs.pop("antialias", True),
-                                            **kwargs), z)
-            if cached:  # unchanged between edits: repainted from Qt's pixmap cache
-                item.setCacheMode(CACHE)
-            return item
+        def curve(z: float, **kwargs):
+            return self._z(pg.PlotCurveItem(antialias=kwargs.pop("antialias", True), **kwargs), z)
 
-        self._region_pool = Pool(lambda: curve(-20, True), add)
-        self._roof_pool = Pool(lambda: curve(-1, True), add)
+        self._region_pool = Pool(lambda: curve(-20), add)
+        self._roof_pool = Pool(lambda: curve(-1), add)
         self._text_pools = {
             kind: Pool(lambda z=z: self._z(Label(), z), add)
             for kind, z in (("region", -15), ("roof", 3), ("ridge", 4), ("point", 20),
                             ("pair", 17), ("sweep", 19), ("crossing", 21), ("measured", 22))
         }
-        self._scatter_pool = Pool(lambda: self._cached(self._z(Spots(), 10)), add)
+        self._scatter_pool = Pool(lambda: self._z(Spots(), 10), add)
         #: the selected operation's points: the item an edit changes
         self._live = self._z(Spots(), 10.5)
         self._live_op: int | None = None
         self._live_keys: list[tuple[int, int]] = []
         self._scatter_keys: dict[int, list[tuple[int, int]]] = {}
-        self._ridge_lines = self._cached(curve(-5, connect="pairs"))
+        self._ridge_lines = curve(-5, connect="pairs")
         self._ridge_marks = self._z(Spots(), 2)
         self._ring = self._z(Spots(), 11)
-        self._leaders = Pool(lambda: curve(18, True), add)
+        # leader lines drawn without antialiasing: a repaint of part of one draws the same
+        # pixels as a repaint of all of it
+        self._leaders = Pool(lambda: curve(18, antialias=False), add)
         self._ring_keys: list[tuple[int, int]] = []
         self._ring_style: tuple = ()
         for item in (self._ridge_lines, self._ridge_marks, self._ring, self._live):
@@ -246,11 +244,6 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
     @staticmethod
     def _z(item, z: float):
         item.setZValue(z)
-        return item
-
-    @staticmethod
-    def _cached(item):
-        item.setCacheMode(CACHE)
         return item
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
