@@ -54,7 +54,6 @@ class Occupancy:
         #: thin guide lines (the ridges' drop lines): no text on them, but a leader line may
         #: cross them
         self.soft = np.zeros((self.rows, self.cols), dtype=bool)
-        self._sat: np.ndarray | None = None  # summed-area table of "covered", when current
 
     # -- cells ------------------------------------------------------------------------
 
@@ -71,33 +70,11 @@ class Occupancy:
             return None
         return r0, r1, c0, c1
 
-    def _changed(self) -> None:
-        self._sat = None
-
-    def counts(self, rects: np.ndarray) -> np.ndarray:
-        """How many covered cells lie under each rectangle (rows ``left, top, right,
-        bottom``), all at once (a summed-area table, kept until the grid changes)."""
-        if self._sat is None:
-            sat = np.zeros((self.rows + 1, self.cols + 1), dtype=np.int32)
-            covered = ((self.grid > 0) | self.soft).astype(np.int32)
-            np.cumsum(covered, axis=0, out=covered)
-            np.cumsum(covered, axis=1, out=sat[1:, 1:])
-            self._sat = sat
-        sat = self._sat
-        left, top = self.frame[0], self.frame[1]
-        c = self.cell
-        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
-        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
-        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
-        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
-        c1 = np.maximum(c1, c0)
-        r1 = np.maximum(r1, r0)
-        return sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
-
     def counts_local(self, rects: np.ndarray) -> np.ndarray:
-        """As :meth:`counts`, from a summed-area table of just the part of the grid the
-        rectangles span (cheaper than keeping one of the whole grid while texts are
-        placed one by one)."""
+        """How many covered cells lie under each rectangle (rows ``left, top, right,
+        bottom``), all at once: from a summed-area table of just the part of the grid the
+        rectangles span (cheaper than keeping one of the whole grid while texts are placed
+        one by one)."""
         if not len(rects):
             return np.zeros(0, dtype=np.int64)
         left, top = self.frame[0], self.frame[1]
@@ -127,7 +104,6 @@ class Occupancy:
         if span is not None:
             r0, r1, c0, c1 = span
             self.grid[r0:r1, c0:c1] += weight
-            self._sat = None
 
     def count(self, rect: Rect) -> int:
         """How many covers lie under ``rect`` (cells × covers)."""
@@ -136,24 +112,6 @@ class Occupancy:
             return 0
         r0, r1, c0, c1 = span
         return int(self.grid[r0:r1, c0:c1].sum() + self.soft[r0:r1, c0:c1].sum())
-
-    def occupied(self, rect: Rect) -> bool:
-        """True when some cell under ``rect`` is covered."""
-        span = self._span(rect)
-        if span is None:
-            return False
-        r0, r1, c0, c1 = span
-        return bool(self.grid[r0:r1, c0:c1].any() or self.soft[r0:r1, c0:c1].any())
-
-    def free(self, rect: Rect) -> bool:
-        """True when ``rect`` lies inside the frame and covers no occupied cell."""
-        if not self.inside(rect):
-            return False
-        span = self._span(rect)
-        if span is None:
-            return True
-        r0, r1, c0, c1 = span
-        return not self.grid[r0:r1, c0:c1].any()
 
     def add_rects(self, rects: np.ndarray, weight: int = 1) -> None:
         """Add many rectangles (rows ``left, top, right, bottom``) at once."""
@@ -183,7 +141,6 @@ class Occupancy:
             flat.append(rows * self.cols + cols)
         added = np.bincount(np.concatenate(flat), minlength=self.grid.size)
         self.grid += (weight * added).reshape(self.grid.shape).astype(self.grid.dtype)
-        self._sat = None
 
     def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
         """Flat indices of the cells within ``half`` pixels of the polyline, each once."""
@@ -228,29 +185,9 @@ class Occupancy:
         if soft:
             if cells is not None and len(cells):
                 self.soft.ravel()[cells] = True
-                self._sat = None
             return
         if cells is not None and len(cells):
             self.grid.ravel()[cells] += weight
-            self._sat = None
-
-    def segment_free(self, x0: float, y0: float, x1: float, y1: float, half: float) -> bool:
-        """True when no covered cell lies within ``half`` pixels of the segment."""
-        clipped = clip_segment(x0, y0, x1, y1, self._grown(half))
-        if clipped is None:
-            return True
-        a, b, c, d = clipped
-        n = max(2, math.ceil(math.hypot(c - a, d - b) / self.cell) + 1)
-        t = np.arange(n) / (n - 1)
-        col = ((a + (c - a) * t - self.frame[0]) / self.cell).astype(int)
-        row = ((b + (d - b) * t - self.frame[1]) / self.cell).astype(int)
-        # what the grid holds is already grown by its air: a thin line checks its own cells
-        inside = (col >= 0) & (col < self.cols) & (row >= 0) & (row < self.rows)
-        return not self.grid[row[inside], col[inside]].any()
-
-    def line_free(self, xs, ys, half: float) -> bool:
-        cells = self._line_cells(xs, ys, half)
-        return cells is None or not self.grid.ravel()[cells].any()
 
 
 def clip_segment(x0: float, y0: float, x1: float, y1: float, rect: Rect
