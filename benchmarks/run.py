@@ -245,6 +245,54 @@ def bench_model_edit(view: str, reps: int, config: str = "Llama-3.1-405B") -> di
     return stats(samples)
 
 
+def bench_layout(n_ops: int, reps: int) -> tuple[dict[str, float], dict[str, float]]:
+    """The chart's text layout on its own, in the window of the edit benchmark: a full
+    placing of every text (what a zoom, a pan or a resize costs, a moment after it ends) and
+    the re-placing after an edit of one operation (part of every edit-to-paint time)."""
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.ui.app import create_app
+    from workbench.ui.main_window import MainWindow
+
+    app = create_app()
+    window = MainWindow()
+    window.resize(1600, 1000)
+    window.set_session(big_session(n_ops), None)
+    window.show()
+    for _ in range(3):
+        app.processEvents()
+    canvas = window.canvas
+    doc = window.document
+    target = next(e for e in doc.session.operations if e.operation.kind == "gemm")
+    window.workspace.selection.select(target.id)
+    QApplication.processEvents()
+    canvas.relayout()
+
+    def full() -> float:
+        t0 = time.perf_counter()
+        canvas.relayout()
+        return (time.perf_counter() - t0) * 1e3
+
+    keys = canvas._op_points[target.id]  # noqa: SLF001 - the moved points, as an edit moves them
+    step = [0]
+
+    def moved() -> float:
+        step[0] += 1
+        shift = 0.01 * (1 if step[0] % 2 else -1)
+        moved_to = {k: tuple(canvas._hover_xy[canvas._hover_row[k]] + shift)  # noqa: SLF001
+                    for k in keys}
+        t0 = time.perf_counter()
+        canvas._relayout_moved(moved_to)  # noqa: SLF001
+        return (time.perf_counter() - t0) * 1e3
+
+    out = repeat(full, reps), repeat(moved, reps)
+    doc.mark_clean()
+    window.close()
+    window.deleteLater()
+    app.processEvents()
+    return out
+
+
 def bench_matplotlib(n_ops: int, reps: int) -> dict[str, float]:
     """The same scene redrawn by matplotlib's Agg canvas after the same change, the way
     roofline scripts do it (update the artists, then draw)."""
@@ -549,6 +597,8 @@ def _main() -> int:
     for n in sizes:
         results[f"edit_to_paint_ms.{n}"], results[f"edit_to_derivation_ms.{n}"] = (
             _in_child(f"bench_edit_to_paint({n}, {reps})"))
+        results[f"layout_full_ms.{n}"], results[f"layout_edit_ms.{n}"] = (
+            _in_child(f"bench_layout({n}, {reps})"))
         # matplotlib takes ~15 s a redraw at 1000 operations: fewer repetitions there
         results[f"matplotlib_redraw_ms.{n}"] = bench_matplotlib(n, 3 if quick or n >= 1000
                                                                 else 10)

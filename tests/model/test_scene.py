@@ -92,10 +92,12 @@ def test_data_range_is_whole_decades_covering_points_and_ridges():
     scene = scene_of(session)
     # points at 0.25 and 200, ridge at 100 (a decade either side: 10 … 1000)
     assert scene.x_range == (0.1, 1000.0)
-    # points 2.5e11 … 1e14, ridge 1e14 (a decade of slope below it: 1e13), peak 1e14 padded
-    assert scene.y_range == (1e11, 1e15)
-    for lo, hi in (scene.x_range, scene.y_range):
+    # points 2.5e11 … 1e14, ridge 1e14 (a decade of slope below it: 1e13); the top sits
+    # just above the highest roof (1e14 × 3), not a whole decade above it
+    assert scene.y_range == (1e11, pytest.approx(3e14))
+    for lo, hi in (scene.x_range,):
         assert math.log10(lo).is_integer() and math.log10(hi).is_integer()
+    assert math.log10(scene.y_range[0]).is_integer()
     assert scene.extent[0] < scene.x_range[0] and scene.extent[1] > scene.x_range[1]
 
 
@@ -283,7 +285,11 @@ def test_legend_lists_visible_machines_and_operations():
                    [custom("a", 1e12, 1e12), custom("b", 1e13, 1e12)])
     session.operations[1].visible = False
     scene = scene_of(session)
+    # "a" is named on the chart (its label is shown): machines only
     assert [(e.kind, e.text) for e in scene.legend] == [
+        ("machine", "Teaching"), ("machine", "NVIDIA H100 SXM5 80GB")]
+    session.view.labels = False
+    assert [(e.kind, e.text) for e in scene_of(session).legend] == [
         ("machine", "Teaching"), ("machine", "NVIDIA H100 SXM5 80GB"), ("operation", "a")]
     assert [e.marker for e in scene.legend[:2]] == ["o", "s"]
     assert {p.label for p in scene.points} == {"a"}

@@ -92,6 +92,8 @@ def test_set_sweep_draws_the_path_with_end_labels_and_exact_crossings(qtbot):
         assert text == f"m* = {shown}"
         assert (x, y) == pytest.approx((peak / bw, peak), rel=1e-9)  # on the ridge corner
 
+    # an end outside the view has no label (there is no place for it); fitted, both have
+    canvas.fit_to_data()
     labels = sorted((hw, text) for o, hw, text, _x, _y in canvas.sweep_labels() if o == op)
     assert (tpu, "m = 1") in labels and (tpu, "m = 4096") in labels
     ends = {text: (x, y) for o, hw, text, x, y in canvas.sweep_labels() if hw == tpu}
@@ -176,6 +178,9 @@ def gemm_counts(m, n, k):
 
 def test_measured_points_are_linked_to_their_predictions(qtbot):
     canvas, workspace = open_canvas(qtbot, EXAMPLE_DIR / "predicted_vs_measured.yaml")
+    canvas.resize(1366, 768)  # room for every label (a label without a clean place is not drawn)
+    QApplication.processEvents()
+    canvas.relayout()
     (h100,) = (e.id for e in workspace.document.session.hardware)
     items = {m["name"]: m for m in canvas.measured_items()}
     assert set(items) == {"FFN up, cuBLAS", "attention QK, first try", "decode GEMV, warm cache",
@@ -309,9 +314,15 @@ def test_pair_label_follows_an_edit_of_either_side(qtbot):
 
 def test_naive_vs_flash_pairs_on_two_machines(qtbot):
     canvas, workspace = open_canvas(qtbot, EXAMPLE_DIR / "attention.yaml")
+    canvas.resize(1366, 768)  # room for every label (a label without a clean place is not drawn)
+    QApplication.processEvents()
+    canvas.relayout()
     pairs = [p for p in canvas.pair_items() if p["first"] == "Prefill, naive"]
     assert len(pairs) == 2  # H100 and H200
-    assert all(p["label"].startswith("−") and p["label"].endswith("× faster") for p in pairs)
+    # the same figures on both machines are written once
+    labels = [p["label"] for p in pairs if p["label"]]
+    assert len(labels) == len(set(labels)) >= 1
+    assert all(text.startswith("−") and text.endswith("× faster") for text in labels)
 
 
 # --------------------------------------------------------------------------------------

@@ -101,22 +101,31 @@ def test_llama_roofs_and_ridges(llama):
         assert compute[4] == pytest.approx([peak, peak])  # … which is flat at the peak
         # from the ridge of the fastest level on (for the A100 its L2 level)
         assert compute[3][0] == pytest.approx(peak / max(hw.memory.values()))
-    # H100 989.4/3.35 = 295, A100 312/2.039 = 153, TPU v5e 197/0.819 = 241
-    assert sorted(canvas.ridge_labels()) == ["ridge 153 FLOP/B", "ridge 241 FLOP/B",
-                                             "ridge 295 FLOP/B"]
+    # H100 989.4/3.35 = 295, A100 312/2.039 = 153, TPU v5e 197/0.819 = 241: one ridge label
+    # per machine; a label without a clean place is not drawn (the tooltip has the value)
+    expected = ["ridge 153 FLOP/B", "ridge 241 FLOP/B", "ridge 295 FLOP/B"]
+    assert sorted(r.label for r in canvas.scene_model.ridges) == expected
+    assert "ridge 295 FLOP/B" in canvas.ridge_labels()
+    assert set(canvas.ridge_labels()) <= set(expected)
     assert not [r for r in roofs if r[1] == "interconnect"]
 
 
 def test_teaching_machine_ridge_label(qtbot):
     canvas, _ = open_canvas(qtbot, EXAMPLE_DIR / "teaching_machine.yaml")
-    assert sorted(canvas.ridge_labels()) == ["ridge 100 FLOP/B", "ridge 25 FLOP/B"]
+    assert sorted(r.label for r in canvas.scene_model.ridges) == ["ridge 100 FLOP/B",
+                                                                  "ridge 25 FLOP/B"]
+    assert set(canvas.ridge_labels()) <= {"ridge 100 FLOP/B", "ridge 25 FLOP/B"}
 
 
 def test_labels_one_per_operation(llama):
     canvas, workspace = llama
     labels = canvas.label_items()
     names = [e.operation.name for e in workspace.document.session.operations]
-    assert sorted(text for _, text, _, _ in labels) == sorted(names)
+    texts = [text for _, text, _, _ in labels]
+    # one label at most per operation; on this small canvas three of the four find a clean
+    # place (the fourth is named in its tooltip and the legend)
+    assert len(texts) == len(set(texts)) >= 3
+    assert set(texts) <= set(names)
     drawn = positions(canvas)
     for op_id, _text, x, y in labels:  # anchored at the op's highest point
         top = max(pos for key, pos in drawn.items() if key[0] == op_id)
@@ -124,11 +133,14 @@ def test_labels_one_per_operation(llama):
 
 
 def test_legend_lists_machines_and_operations(llama):
+    """Operations named on the chart need no legend row: machines only; with the labels
+    off the legend lists the operations as well."""
     canvas, workspace = llama
     session = workspace.document.session
-    expected = [e.hardware.label for e in session.hardware] + [
-        e.operation.name for e in session.operations]
-    assert canvas.legend_texts() == expected
+    machines = [e.hardware.label for e in session.hardware]
+    assert canvas.legend_texts() == machines
+    workspace.document.set_view("labels", False)
+    assert canvas.legend_texts() == machines + [e.operation.name for e in session.operations]
 
 
 def test_axis_tick_labels_read_as_engineering_values(qtbot):  # qtbot: a QApplication
@@ -149,19 +161,27 @@ def test_axis_tick_labels_read_as_engineering_values(qtbot):  # qtbot: a QApplic
 # following edits
 
 
+def roomy(canvas):
+    """The canvas at a laptop's window size: room for every label of the example."""
+    canvas.resize(1366, 768)
+    QApplication.processEvents()
+    canvas.relayout()
+
+
 def test_edit_moves_only_that_operation_and_undo_moves_it_back(llama):
     canvas, workspace = llama
+    roomy(canvas)
     document = workspace.document
     gemv = op_named(workspace, "FFN up, decode GEMV")
     before = positions(canvas)
     items_before = [id(item) for item in canvas.plot_widget.getPlotItem().getViewBox()
                     .addedItems]
 
-    document.set_param(gemv, "m", 64)
+    document.set_param(gemv, "m", 16)
     QApplication.processEvents()
     after = positions(canvas)
 
-    intensity = gemm_intensity(64, 28672, 8192)  # ≈ 62.7 FLOP/byte: memory-bound everywhere
+    intensity = gemm_intensity(16, 28672, 8192)  # ≈ 16 FLOP/byte: memory-bound everywhere
     for entry in document.session.hardware:
         hw = entry.hardware
         assert after[(gemv, entry.id)] == approx_pos(intensity, intensity * hw.bandwidth())
@@ -170,9 +190,17 @@ def test_edit_moves_only_that_operation_and_undo_moves_it_back(llama):
     # no items were created or destroyed for the edit
     assert [id(item) for item in canvas.plot_widget.getPlotItem().getViewBox()
             .addedItems] == items_before
-    # the label followed its point
+    # the label followed its point: it names the highest of them, and its text sits next to
+    # that point on screen
     label = next(lab for lab in canvas.label_items() if lab[0] == gemv)
-    assert (label[2], label[3]) == approx_pos(*max(p for k, p in after.items() if k[0] == gemv))
+    top = max(p for k, p in after.items() if k[0] == gemv)
+    assert (label[2], label[3]) == approx_pos(*top)
+    ((left, top_px, right, bottom),) = [box for kind, text, box in canvas.text_items()
+                                        if kind == "point" and text == label[1]]
+    pixel = canvas.plot_widget.mapToScene(canvas.pixel_of(*top))
+    gap_x = max(left - pixel.x(), pixel.x() - right, 0.0)
+    gap_y = max(top_px - pixel.y(), pixel.y() - bottom, 0.0)
+    assert math.hypot(gap_x, gap_y) < 40
 
     document.undo()
     QApplication.processEvents()
@@ -230,13 +258,15 @@ def test_a_canvas_filled_while_hidden_places_its_labels_once_at_the_size_shown(q
     QApplication.processEvents()
     assert widths == [canvas._vb.width()]
     assert not canvas._layout_timer.isActive()
-    assert len(canvas.label_items()) == len(document.session.operations)
+    # placed (those with a clean place at this size: three of the four)
+    assert 3 <= len(canvas.label_items()) <= len(document.session.operations)
 
 
 def test_legend_draws_each_row_with_its_sample_colour(llama):
     """The legend is painted by one item: each operation's row shows a disc in the colour of
     its points, to the left of the row's text, inside the legend's frame."""
     canvas, workspace = llama
+    workspace.document.set_view("labels", False)  # the operations are in the legend then
     canvas.relayout()
     image = canvas.plot_widget.grab().toImage()
     legend = canvas.legend_item
@@ -287,10 +317,12 @@ def test_legend_can_be_dragged_and_stays_inside_on_resize(llama):
 
 def test_rename_updates_label_and_legend(llama):
     canvas, workspace = llama
+    roomy(canvas)
     gemv = op_named(workspace, "FFN up, decode GEMV")
     workspace.document.set_operation_field(gemv, "name", "GEMV, batch 1")
     QApplication.processEvents()
     assert "GEMV, batch 1" in [lab[1] for lab in canvas.label_items()]
+    workspace.document.set_view("labels", False)
     assert "GEMV, batch 1" in canvas.legend_texts()
     assert "FFN up, decode GEMV" not in canvas.legend_texts()
 
@@ -308,7 +340,8 @@ def test_adding_a_preset_machine_draws_its_roofs_and_points(llama):
     assert by_name["l2"][4][0] / by_name["l2"][3][0] == pytest.approx(9.8e12)
     assert [r[4][0] for r in mine if r[1] == "compute"] == pytest.approx([989.4e12])
     assert len([key for key in positions(canvas) if key[1] == hw_id]) == 4
-    assert "ridge 206 FLOP/B" in canvas.ridge_labels()  # 989.4 / 4.8
+    # 989.4 / 4.8
+    assert "ridge 206 FLOP/B" in [r.label for r in canvas.scene_model.ridges]
 
 
 def test_removing_a_machine_removes_its_roofs(llama):
@@ -586,71 +619,3 @@ def test_point_labels_stay_inside_the_plot(qtbot):
         text = label.textItem
         inner = text.mapRectToScene(text.boundingRect()).adjusted(4, 4, -4, -4)  # its margin
         assert view.contains(inner), (text.toPlainText(), inner, view)
-
-
-def test_a_moving_point_keeps_its_label_place_unless_another_is_clearly_better(qtbot,
-                                                                             monkeypatch):
-    """While a point moves, its label stays at its place when another scores better by only
-    a few pixels² of overlap (labels do not flicker between near-equal places during a
-    drag); a clearly better place wins."""
-    import numpy as np
-
-    from workbench.ui import canvas as canvas_module
-
-    canvas, workspace = open_canvas(qtbot, EXAMPLE_DIR / "llama_ffn.yaml")
-    op_id = workspace.document.session.operations[0].id
-    label = canvas._labels[op_id]
-    point = canvas._points[canvas._label_key(op_id)]
-    canvas._label_choice[op_id] = 5
-    slack = canvas_module._KEEP_PLACE_SLACK
-    real_scores = canvas._scores
-
-    def scores_with(best_gain):
-        def fake(rects, others, own, view=None):
-            if len(rects) != len(canvas_module._CANDIDATE_ANCHORS):
-                # not a point label (a re-layout the canvas schedules may run meanwhile)
-                return real_scores(rects, others, own, view)
-            out = np.full(len(rects), 1000.0)
-            out[5] = 100.0
-            out[3] = 100.0 - best_gain  # the best place, by best_gain
-            return out
-        return fake
-
-    monkeypatch.setattr(canvas, "_scores", scores_with(slack / 2))
-    canvas._place_point_label(op_id, label, point)
-    assert canvas._label_choice[op_id] == 5
-    assert tuple(label.anchor) == canvas_module._CANDIDATE_ANCHORS[5]
-    monkeypatch.setattr(canvas, "_scores", scores_with(slack * 2))
-    canvas._place_point_label(op_id, label, point)
-    assert canvas._label_choice[op_id] == 3
-    assert tuple(label.anchor) == canvas_module._CANDIDATE_ANCHORS[3]
-
-
-def test_equally_good_label_places_tie_and_the_first_preferred_wins(llama):
-    """Each candidate overlaps the same areas of placed labels: 4096 px² and twice
-    1.5 * 2**-42 px². Summed in floating point, the order of the terms decides the last bit
-    (big first, the small ones are lost; small first, they add up to one ulp of 4096), and
-    that bit used to decide between equally good places. Scores are rounded to 1e-6 px²:
-    the two tie, and the first in preference order wins."""
-    import numpy as np
-
-    canvas, _ = llama
-    view = canvas._vb.sceneBoundingRect()
-    x0, y0 = math.ceil(view.left()) + 10, math.ceil(view.top()) + 10
-    tiny_w, tiny_h = 2.0 ** -21, 1.5 * 2.0 ** -21
-
-    def overlaps(x, big_first):
-        big = (x, y0, x + 64, y0 + 64)
-        tiny = [(x + 70, y0 + k, x + 70 + tiny_w, y0 + k + tiny_h) for k in (0, 1)]
-        return [big, *tiny] if big_first else [*tiny, big]
-
-    first, second = (x0, y0, x0 + 80, y0 + 80), (x0 + 100, y0, x0 + 180, y0 + 80)
-    others = overlaps(x0, big_first=False) + overlaps(x0 + 100, big_first=True)
-    canvas._legend.setVisible(False)
-    canvas._obstacles = np.zeros((0, 2))
-    areas = [sum(a for a in terms) for terms in ([tiny_w * tiny_h] * 2 + [4096.0],
-                                               [4096.0] + [tiny_w * tiny_h] * 2)]
-    assert areas[0] > areas[1]  # unrounded, the first place would lose by one ulp
-    scores = canvas._scores([first, second], others, None)
-    assert scores[0] == scores[1] == 4096.0
-    assert int(np.argmin(scores)) == 0

@@ -91,6 +91,7 @@ MAX_LEGEND_OPERATIONS = 12
 #: Padding factors applied before rounding the data range out to whole decades.
 _POINT_PAD = 1.25  # points never sit on the frame
 _PEAK_PAD = 1.1  # a compute roof never sits on the top edge
+_TOP_ROOM = 3.0  # the top of the chart: this much above the highest roof
 _RIDGE_SPAN = 10.0  # one decade of slope before, and of flat roof after, each ridge
 #: Roofs extend this many decades beyond the data range, so panning does not reveal their ends.
 EXTENT_DECADES = 4
@@ -395,10 +396,7 @@ def operation_points(
     out = []
     for pair in drawn:
         r = pair.result
-        # Filled in field order without the generated __init__ (a session of thousands of
-        # operations makes thousands of points); equal to PointMark(...) with these values.
-        point = _new_point(PointMark)
-        vars(point).update(
+        point = PointMark(
             op_id=entry.id,
             hw_id=pair.hardware.id,
             x=r.intensity,
@@ -414,9 +412,6 @@ def operation_points(
         )
         out.append(point)
     return out
-
-
-_new_point = object.__new__
 
 
 def _order(precision: str) -> int:
@@ -556,7 +551,10 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
                               first.precisions[0])
     regions = build_regions(reference, extent, y_range) if view.regions else ()
 
-    legend = _legend(session, machines, visible_ops, colors, points, suppressed)
+    # operations named on the chart need no legend row: machines only, then the notes
+    labelled = {p.op_id for p in points if p.show_label}
+    legend = _legend(session, machines, [e for e in visible_ops if e.id not in labelled],
+                     colors, points, suppressed)
     legend += measured_legend(measured)
     return Scene(
         title=session.title,
@@ -605,7 +603,8 @@ def _data_range(points: Sequence[PointMark], ridges: Sequence[Ridge],
                 ) -> tuple[tuple[float, float], tuple[float, float]]:
     """Covers every point (padded by ×1.25), every ridge with a decade of slope before it and
     a decade of flat roof after it, every drawn compute roof, and the ``extra`` points (sweep
-    paths, measured points); rounded out to decades."""
+    paths, measured points); rounded out to decades, but for the top: ×3 above the highest
+    roof (or the highest point, when that is higher)."""
     xs_lo = [p.x / _POINT_PAD for p in points] + [r.x / _RIDGE_SPAN for r in ridges]
     xs_hi = [p.x * _POINT_PAD for p in points] + [r.x * _RIDGE_SPAN for r in ridges]
     ys_lo = [p.y / _POINT_PAD for p in points] + [r.y / _RIDGE_SPAN for r in ridges]
@@ -616,7 +615,17 @@ def _data_range(points: Sequence[PointMark], ridges: Sequence[Ridge],
     ys_hi += [y * _POINT_PAD for _, y in extra]
     if not xs_lo:
         return (0.1, 1000.0), (1e9, 1e15)
-    return decade_range(min(xs_lo), max(xs_hi)), decade_range(min(ys_lo), max(ys_hi))
+    y_range = decade_range(min(ys_lo), max(ys_hi))
+    roofs_top = max((m.top_peak for m in machines), default=0.0)
+    if roofs_top > 0:
+        # the top sits just above the highest roof (room for the texts over it), not at the
+        # next decade: a whole empty decade would take a fifth of the chart
+        data_top = max([p.y * _POINT_PAD for p in points] + [y * _POINT_PAD for _, y in extra],
+                       default=0.0)
+        top = max(roofs_top * _TOP_ROOM, data_top)
+        if y_range[0] < top < y_range[1]:
+            y_range = (y_range[0], top)
+    return decade_range(min(xs_lo), max(xs_hi)), y_range
 
 
 def short_name(hw: Hardware) -> str:

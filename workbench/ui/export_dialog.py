@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.ui.export import (
+from workbench.ui.figure_size import (
     FORMATS,
     MAX_SIDE,
     SIZE_PRESETS,

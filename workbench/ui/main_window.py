@@ -103,17 +103,24 @@ class MainWindow(QMainWindow):
         self.editor = OperationEditor(ws, self)
         self.hardware_panel = HardwarePanel(ws, self)
         self.results_table = ResultsTable(ws, self)
-        left, right = Qt.LeftDockWidgetArea, Qt.RightDockWidgetArea
+        # The chart gets the room: one column on the left (the operations over the editor,
+        # the machines a tab beside the editor) and one tabbed row at the bottom (results,
+        # measurements, comparisons, the sweep plot); at 1366 × 768 the chart takes half the
+        # window.
+        left = Qt.LeftDockWidgetArea
         self.operations_dock = self._dock("Operations", "OperationsDock", self.operations_panel,
                                           left)
-        self.editor_dock = self._dock("Editor", "EditorDock", self.editor, right)
+        self.editor_dock = self._dock("Editor", "EditorDock", self.editor, left)
         self.hardware_dock = self._dock("Hardware", "HardwareDock", self.hardware_panel, left)
         self.results_dock = self._dock("Results", "ResultsDock", self.results_table,
                                        Qt.BottomDockWidgetArea)
-        self.splitDockWidget(self.operations_dock, self.hardware_dock, Qt.Vertical)
-        self.resizeDocks([self.operations_dock, self.editor_dock], [360, 420], Qt.Horizontal)
-        self.resizeDocks([self.results_dock], [230], Qt.Vertical)
-        self._build_sweep_dock()  # before the results are tabbed: it splits their space
+        self.splitDockWidget(self.operations_dock, self.editor_dock, Qt.Vertical)
+        self.tabifyDockWidget(self.editor_dock, self.hardware_dock)
+        self.editor_dock.raise_()
+        self.resizeDocks([self.operations_dock], [380], Qt.Horizontal)
+        self.resizeDocks([self.operations_dock, self.editor_dock], [220, 480], Qt.Vertical)
+        self.resizeDocks([self.results_dock], [150], Qt.Vertical)
+        self._build_sweep_dock()
         self._build_analysis_docks()
 
     def _build_analysis_docks(self) -> None:
@@ -191,7 +198,8 @@ class MainWindow(QMainWindow):
         self.sweep_plot = SweepPlot(self.workspace, self)
         self.sweep_dock = self._dock("Sweep Plot", "SweepPlotDock", self.sweep_plot,
                                      Qt.BottomDockWidgetArea)
-        self.splitDockWidget(self.results_dock, self.sweep_dock, Qt.Horizontal)
+        # a tab beside the results: without a sweep it would only take room from the chart
+        self.tabifyDockWidget(self.results_dock, self.sweep_dock)
         self.sweep_dock.visibilityChanged.connect(self.sweep_plot.set_shown)
         self.sweep_dock.toggleViewAction().setText("Sweep &Plot")
         self.sweep_dock.toggleViewAction().setObjectName("view_sweep_plot")

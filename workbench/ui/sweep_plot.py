@@ -36,7 +36,7 @@ from workbench.model.scene import machine_entries
 from workbench.model.session import MARKERS
 from workbench.model.sweeps import SweepError
 from workbench.model.units import format_quantity
-from workbench.ui.canvas import LogAxis, to_data, to_view
+from workbench.ui.axes import LogAxis, to_data, to_view
 from workbench.ui.theme import get_theme, make_brush, make_pen, qcolor
 
 __all__ = ["SweepPlot", "MODES", "DENSE_POINTS"]

@@ -1,0 +1,112 @@
+"""Exported figures need no touching up: every example session, and generated sessions with
+many operations, long names and clustered intensities, exported to PDF at every size and
+theme, read back from the file, have no text over text, no text over data, nothing
+truncated and no text off the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import EXAMPLES
+from figures.figcheck import check_figure, format_defects, read_figure
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from workbench.io.sessions import load_session, loads_session
+from workbench.ui.export import figure_bytes, resolve_size
+
+SIZES = (None, "slide", "single", "double")
+THEMES = ("light", "dark", "presentation")
+PRESETS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "hardware_presets").glob("*.yaml"))
+
+
+def defects_of(session, size: str | None, theme: str) -> list:
+    size_ = resolve_size(size, theme=theme)
+    fig = read_figure(figure_bytes(session, "pdf", size_, theme=theme))
+    # the words are in the file as text (not outlines), so the checker can see every label
+    assert any("intensity" in t.text.lower() for t in fig.texts), [t.text for t in fig.texts]
+    return check_figure(fig)
+
+
+def _name(size: str | None, theme: str) -> str:
+    return f"{size or 'default'}/{theme}"
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: s or "default")
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_example_figures_are_clean(qapp, path, size, theme):
+    defects = defects_of(load_session(path), size, theme)
+    if defects:
+        pytest.fail(format_defects(defects, f"{path.name} at {_name(size, theme)}"), pytrace=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# generated sessions
+
+WORDS = ["GEMM", "attention", "decode", "prefill", "FFN", "up-projection", "down", "softmax",
+         "RMSNorm", "fused", "int4 weights", "QKᵀ", "batch=64", "(M=8192)", "layer 12", "KV cache",
+         "all-reduce", "warp-specialised", "split-K", "persistent", "tile 128×256", "epilogue"]
+
+
+#: names as a profiler reports them
+KERNELS = ["sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute",
+           "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>",
+           "flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4>, true>"]
+
+
+@st.composite
+def names(draw) -> str:
+    """Kernel names as people write them (a few words, sometimes nine) or as a profiler
+    reports them (a hundred characters)."""
+    if draw(st.integers(0, 5)) == 0:
+        return draw(st.sampled_from(KERNELS))
+    n = draw(st.integers(1, 9))
+    return " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=n, max_size=n)))
+
+
+@st.composite
+def sessions(draw) -> tuple[str, str | None, str]:
+    """A session file's text with 1–40 operations on 1–4 preset machines, and a size and
+    theme to export it at."""
+    machines = draw(st.lists(st.sampled_from(PRESETS), min_size=1, max_size=4, unique=True))
+    count = draw(st.integers(1, 40))
+    # intensities in a few tight clusters (log10 FLOP/byte), the way kernels of one model sit
+    centres = draw(st.lists(st.floats(-1.0, 4.0), min_size=1, max_size=3))
+    operations = []
+    for i in range(count):
+        centre = centres[draw(st.integers(0, len(centres) - 1))]
+        intensity = 10 ** (centre + draw(st.floats(-0.08, 0.08)))
+        moved = 10 ** draw(st.floats(6.0, 12.0))
+        operations.append({"name": draw(names()) if draw(st.booleans()) else f"kernel {i}",
+                           "kind": "custom", "flops": float(f"{intensity * moved:.6g}"),
+                           "bytes": float(f"{moved:.6g}"), "precision": "bf16"})
+    title = draw(st.sampled_from([
+        "Kernels",
+        "Decoder layer on three GPUs — prefill and decode, all kernels, bf16",
+        "A very long figure title that names the model, the batch size, the sequence length, "
+        "the precision and every machine it was measured on",
+    ]))
+    data = {"schema_version": 1, "title": title,
+            "hardware": [{"preset": m} for m in machines], "operations": operations}
+    text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
+    return text, draw(st.sampled_from(SIZES)), draw(st.sampled_from(THEMES))
+
+
+# A fixed set of examples (derandomised) and no shrinking: a failure reports the session it
+# found, in full, in bounded time; each export takes a few tenths of a second.
+@settings(max_examples=30, deadline=None, derandomize=True, database=None,
+          phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=sessions())
+def test_generated_figures_are_clean(qapp, case):
+    text, size, theme = case
+    session = loads_session(text, "generated.yaml")
+    defects = defects_of(session, size, theme)
+    ops = len(session.operations)
+    if defects:
+        pytest.fail(format_defects(
+            defects, f"{ops} operations on {len(session.hardware)} machines at {_name(size, theme)}")
+            + f"\nsession:\n{text}", pytrace=False)

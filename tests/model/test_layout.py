@@ -1,0 +1,94 @@
+"""The chart's text layout on its own (device pixels, no Qt): texts go where they cover
+nothing, in order of priority; a text with no clean place is left out; a moved marker
+frees its old cells."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.model.layout import (
+    Occupancy,
+    Request,
+    TextLayout,
+    flat_candidates,
+    free_corners,
+    point_candidates,
+    sloped_candidates,
+    wrap_title,
+)
+
+FRAME = (0.0, 0.0, 400.0, 300.0)
+
+
+def meets(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_a_point_label_goes_beside_its_marker_off_the_roof():
+    occ = Occupancy(FRAME)
+    occ.add_polyline([0, 400], [300, 0], 2.5)  # a rising roof, corner to corner
+    marker = (200 - 6, 150 - 6, 200 + 6, 150 + 6)
+    occ.add_rects(np.array([marker]))
+    layout = TextLayout(occ)
+    placed = layout.place(Request("a", "operation", 60, 12,
+                                  point_candidates(200, 150, 60, 12, 5)))
+    assert placed is not None
+    assert not meets(placed.rect, marker)
+    # the box lies wholly on one side of the roof y = 300 - 0.75 x
+    left, top, right, bottom = placed.rect
+    sides = {np.sign(y - (300 - 0.75 * x)) for x in (left, right) for y in (top, bottom)}
+    assert len(sides) == 1
+
+
+def test_higher_priority_places_first_and_a_text_without_room_is_left_out():
+    occ = Occupancy((0.0, 0.0, 120.0, 40.0))
+    layout = TextLayout(occ)
+    # two texts that both want the only place there is
+    only = [(10.0, 10.0)]
+    cands = np.array([[x, y, np.nan, np.nan, np.nan, np.nan] for x, y in only])
+    result = layout.place_all([Request("sweep", "sweep", 90, 15, cands),
+                               Request("op", "operation", 90, 15, cands.copy())])
+    assert result["op"] is not None and result["sweep"] is None
+
+
+def test_removing_a_text_frees_its_cells_for_another():
+    occ = Occupancy((0.0, 0.0, 120.0, 40.0))
+    layout = TextLayout(occ)
+    cands = np.array([[10.0, 10.0, np.nan, np.nan, np.nan, np.nan]])
+    assert layout.place(Request("a", "operation", 90, 15, cands)) is not None
+    assert layout.place(Request("b", "operation", 90, 15, cands.copy())) is None
+    layout.remove("a")
+    assert layout.place(Request("b", "operation", 90, 15, cands.copy())) is not None
+
+
+def test_flat_and_sloped_candidates_stay_clear_of_their_own_line():
+    occ = Occupancy(FRAME)
+    occ.add_polyline([100, 400], [80, 80], 2.0)
+    occ.add_polyline([0, 100], [280, 80], 2.0)
+    layout = TextLayout(occ)
+    roof = layout.place(Request("flat", "roof", 80, 12, flat_candidates(100, 400, 80, 80, 12,
+                                                                       FRAME)))
+    slope = layout.place(Request("slope", "roof", 80, 12,
+                                 sloped_candidates(0, 280, 100, 80, 80, 12, FRAME)))
+    assert roof is not None and slope is not None
+    assert not (roof.rect[1] < 80 < roof.rect[3])  # not across the flat roof
+
+
+def test_the_legend_takes_a_free_corner_and_none_when_all_are_covered():
+    occ = Occupancy(FRAME)
+    occ.add_rects(np.array([[0, 0, 150, 80]]))  # the top-left corner is drawn on
+    names = [name for name, _rect in free_corners(occ, 100, 50)]
+    assert "top-left" not in names and names
+    occ.add_rects(np.array([[0, 0, 400, 300]]))
+    assert free_corners(occ, 100, 50) == []
+
+
+def test_a_long_title_breaks_into_two_balanced_lines():
+    def width(text):
+        return 7.0 * len(text)
+
+    lines = wrap_title(width, "Critical batch — sweeping a bf16 matmul across the ridge", 250)
+    assert len(lines) == 2 and " ".join(lines) == ("Critical batch — sweeping a bf16 matmul "
+                                                  "across the ridge")
+    assert abs(len(lines[0]) - len(lines[1])) <= 8
+    assert wrap_title(width, "Kernels", 250) == ["Kernels"]

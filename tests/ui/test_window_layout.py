@@ -1,0 +1,60 @@
+"""The window gives the chart the room: on a laptop screen (1366 × 768) the chart takes at
+least half the window by default, the Sweep Plot shares a tab with the results instead of
+taking half the bottom row, and the dock layout still saves and restores."""
+
+from __future__ import annotations
+
+from conftest import EXAMPLES
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from workbench.ui.app import create_app
+from workbench.ui.main_window import MainWindow
+
+LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
+
+
+def laptop_window(qtbot) -> MainWindow:
+    create_app()
+    settings = QSettings()  # the default layout, not one an earlier test saved
+    settings.remove("window/state")
+    settings.remove("window/geometry")
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.open_path(LLAMA)
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    QApplication.processEvents()
+    window.ask_save_changes = lambda: QMessageBox.Discard
+    return window
+
+
+def test_the_chart_takes_half_the_window_at_1366_by_768(qtbot):
+    window = laptop_window(qtbot)
+    canvas = window.canvas
+    share = canvas.width() * canvas.height() / (window.width() * window.height())
+    assert share >= 0.5, f"the chart has {share:.0%} of the window"
+    # and the panels are all there, a click away
+    for dock in (window.operations_dock, window.editor_dock, window.results_dock):
+        assert dock.isVisibleTo(window)
+
+
+def test_the_sweep_plot_shares_a_tab_with_the_results(qtbot):
+    window = laptop_window(qtbot)
+    assert window.sweep_dock in window.tabifiedDockWidgets(window.results_dock)
+    # the results are in front by default: an empty sweep plot takes no room of its own
+    assert not window.results_dock.visibleRegion().isEmpty()
+    assert window.sweep_dock.visibleRegion().isEmpty()
+
+
+def test_the_dock_layout_is_saved_and_restored(qtbot):
+    window = laptop_window(qtbot)
+    window.resize(760, 560)
+    window.sweep_dock.hide()
+    window.close()
+    again = MainWindow()
+    qtbot.addWidget(again)
+    again.ask_save_changes = lambda: QMessageBox.Discard
+    assert not again.sweep_dock.isVisibleTo(again)
+    assert again.hardware_dock in again.tabifiedDockWidgets(again.editor_dock)

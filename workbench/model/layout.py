@@ -1,0 +1,534 @@
+"""Where the chart's texts go: one layout for the live canvas and every figure.
+
+Everything here is in **device units** (the view's pixels, y downwards) and free of Qt: the
+view measures its texts and maps its data to pixels, this module decides where each text
+goes, and the view puts it there.
+
+The plot area is an occupancy grid (:class:`Occupancy`) of small cells, each counting what
+covers it: roofs, interconnect segments, ridge lines, markers, sweep paths and crossing marks
+(drawn with their line width and a little air), the legend and every label already placed.
+A text is placed at the first of its candidate places (:func:`point_candidates`,
+:func:`sloped_candidates`, :func:`flat_candidates`, :func:`corner_candidates`) whose box
+lies inside the plot and covers no occupied cell; a far place is joined to its marker by a
+thin leader line, itself kept clear of data and texts. Texts are placed in order of
+priority (:data:`PRIORITIES`: the selected operation, the annotations a user asked for
+(compared pairs, measured points), then operations, roof values, ridge labels, sweep
+labels); a text without a clean place is not drawn (its information stays in
+the tooltip and the tables). Counts, not flags, so that a marker that moves can be taken
+out of the grid and put back elsewhere: an edit re-places only the texts it touches.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "point_candidates",
+    "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner", "free_corners",
+    "wrap_title",
+]
+
+#: Who yields to whom: lower places first.
+PRIORITIES = {"selected": 0, "pair": 0.5, "measured": 0.5, "operation": 1, "roof": 2,
+              "ridge": 3, "crossing": 4, "sweep": 5, "region": 6}
+
+Rect = tuple[float, float, float, float]  # left, top, right, bottom
+
+
+class Occupancy:
+    """Counts of what covers each ``cell``-pixel square of the plot ``frame``
+    ``(left, top, right, bottom)``."""
+
+    def __init__(self, frame: Rect, cell: float = 2.0) -> None:
+        self.frame = tuple(float(v) for v in frame)
+        self.cell = float(cell)
+        left, top, right, bottom = self.frame
+        self.cols = max(1, math.ceil((right - left) / self.cell))
+        self.rows = max(1, math.ceil((bottom - top) / self.cell))
+        self.grid = np.zeros((self.rows, self.cols), dtype=np.int32)
+        #: thin guide lines (the ridges' drop lines): no text on them, but a leader line may
+        #: cross them
+        self.soft = np.zeros((self.rows, self.cols), dtype=bool)
+
+    # -- cells ------------------------------------------------------------------------
+
+    def _span(self, rect: Rect) -> tuple[int, int, int, int] | None:
+        """Cell rows and columns ``(r0, r1, c0, c1)`` (end exclusive) a rectangle touches,
+        clipped to the grid; ``None`` when it misses the grid."""
+        left, top = self.frame[0], self.frame[1]
+        c = self.cell
+        c0 = max(0, math.floor((rect[0] - left) / c))
+        c1 = min(self.cols, math.ceil((rect[2] - left) / c))
+        r0 = max(0, math.floor((rect[1] - top) / c))
+        r1 = min(self.rows, math.ceil((rect[3] - top) / c))
+        if c1 <= c0 or r1 <= r0:
+            return None
+        return r0, r1, c0, c1
+
+    def counts_local(self, rects: np.ndarray) -> np.ndarray:
+        """How many covered cells lie under each rectangle (rows ``left, top, right,
+        bottom``), all at once: from a summed-area table of just the part of the grid the
+        rectangles span (cheaper than keeping one of the whole grid while texts are placed
+        one by one)."""
+        if not len(rects):
+            return np.zeros(0, dtype=np.int64)
+        left, top = self.frame[0], self.frame[1]
+        c = self.cell
+        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
+        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
+        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
+        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
+        c1 = np.maximum(c1, c0)
+        r1 = np.maximum(r1, r0)
+        a0, a1, b0, b1 = int(r0.min()), int(r1.max()), int(c0.min()), int(c1.max())
+        sat = np.zeros((a1 - a0 + 1, b1 - b0 + 1), dtype=np.int32)
+        if a1 > a0 and b1 > b0:
+            covered = ((self.grid[a0:a1, b0:b1] > 0)
+                       | self.soft[a0:a1, b0:b1]).astype(np.int32)
+            np.cumsum(covered, axis=0, out=covered)
+            np.cumsum(covered, axis=1, out=sat[1:, 1:])
+        r0, r1, c0, c1 = r0 - a0, r1 - a0, c0 - b0, c1 - b0
+        return sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
+
+    def inside(self, rect: Rect) -> bool:
+        f = self.frame
+        return rect[0] >= f[0] and rect[1] >= f[1] and rect[2] <= f[2] and rect[3] <= f[3]
+
+    def add_rect(self, rect: Rect, weight: int = 1) -> None:
+        span = self._span(rect)
+        if span is not None:
+            r0, r1, c0, c1 = span
+            self.grid[r0:r1, c0:c1] += weight
+
+    def count(self, rect: Rect) -> int:
+        """How many covers lie under ``rect`` (cells × covers)."""
+        span = self._span(rect)
+        if span is None:
+            return 0
+        r0, r1, c0, c1 = span
+        return int(self.grid[r0:r1, c0:c1].sum() + self.soft[r0:r1, c0:c1].sum())
+
+    def add_rects(self, rects: np.ndarray, weight: int = 1) -> None:
+        """Add many rectangles (rows ``left, top, right, bottom``) at once."""
+        rects = np.asarray(rects, dtype=float).reshape(-1, 4)
+        if not len(rects):
+            return
+        ok = np.isfinite(rects).all(axis=1)
+        rects = rects[ok]
+        left, top = self.frame[0], self.frame[1]
+        c = self.cell
+        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
+        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
+        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
+        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
+        keep = (c1 > c0) & (r1 > r0)
+        if not keep.any():
+            return
+        c0, c1, r0, r1 = c0[keep], c1[keep], r0[keep], r1[keep]
+        # rectangles of one size share their cell offsets: add them by size, vectorised
+        sizes = np.stack((r1 - r0, c1 - c0), axis=1)
+        flat = []
+        for h, w in np.unique(sizes, axis=0):
+            sel = (sizes[:, 0] == h) & (sizes[:, 1] == w)
+            dr, dc = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+            rows = (r0[sel][:, None] + dr.ravel()[None, :]).ravel()
+            cols = (c0[sel][:, None] + dc.ravel()[None, :]).ravel()
+            flat.append(rows * self.cols + cols)
+        added = np.bincount(np.concatenate(flat), minlength=self.grid.size)
+        self.grid += (weight * added).reshape(self.grid.shape).astype(self.grid.dtype)
+
+    def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
+        """Flat indices of the cells within ``half`` pixels of the polyline, each once."""
+        xs = np.asarray(xs, dtype=float)
+        ys = np.asarray(ys, dtype=float)
+        if len(xs) < 2:
+            return None
+        pieces = []
+        step = self.cell * 0.5
+        for x0, y0, x1, y1 in zip(xs[:-1], ys[:-1], xs[1:], ys[1:], strict=True):
+            clipped = clip_segment(x0, y0, x1, y1, self._grown(half))
+            if clipped is None:
+                continue
+            a, b, c, d = clipped
+            n = max(2, math.ceil(math.hypot(c - a, d - b) / step) + 1)
+            t = np.linspace(0.0, 1.0, n)
+            pieces.append(np.column_stack((a + (c - a) * t, b + (d - b) * t)))
+        if not pieces:
+            return None
+        pts = np.concatenate(pieces)
+        reach = math.ceil(half / self.cell)
+        offsets = np.arange(-reach, reach + 1)
+        col = np.floor((pts[:, 0] - self.frame[0]) / self.cell).astype(int)
+        row = np.floor((pts[:, 1] - self.frame[1]) / self.cell).astype(int)
+        cols = (col[:, None, None] + offsets[None, None, :]).repeat(len(offsets), axis=1)
+        rows = (row[:, None, None] + offsets[None, :, None]).repeat(len(offsets), axis=2)
+        cols, rows = cols.ravel(), rows.ravel()
+        ok = (cols >= 0) & (cols < self.cols) & (rows >= 0) & (rows < self.rows)
+        # each cell once: a mask over the grid is cheaper than sorting the samples
+        mask = np.zeros(self.grid.size, dtype=bool)
+        mask[rows[ok] * self.cols + cols[ok]] = True
+        return np.flatnonzero(mask)
+
+    def _grown(self, d: float) -> Rect:
+        f = self.frame
+        return f[0] - d, f[1] - d, f[2] + d, f[3] + d
+
+    def add_polyline(self, xs, ys, half: float, weight: int = 1, soft: bool = False) -> None:
+        """Cover the cells within ``half`` pixels of the polyline through ``(xs, ys)``
+        (``soft``: a guide line texts keep off and leader lines may cross)."""
+        cells = self._line_cells(xs, ys, half)
+        if soft:
+            if cells is not None and len(cells):
+                self.soft.ravel()[cells] = True
+            return
+        if cells is not None and len(cells):
+            self.grid.ravel()[cells] += weight
+
+
+def clip_segment(x0: float, y0: float, x1: float, y1: float, rect: Rect
+                 ) -> tuple[float, float, float, float] | None:
+    """The part of a segment inside ``rect`` (Liang–Barsky), or ``None``."""
+    if not all(math.isfinite(v) for v in (x0, y0, x1, y1)):
+        return None
+    dx, dy = x1 - x0, y1 - y0
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, x0 - rect[0]), (dx, rect[2] - x0), (-dy, y0 - rect[1]),
+                 (dy, rect[3] - y0)):
+        if p == 0:
+            if q < 0:
+                return None
+            continue
+        r = q / p
+        if p < 0:
+            t0 = max(t0, r)
+        else:
+            t1 = min(t1, r)
+        if t0 > t1:
+            return None
+    return x0 + t0 * dx, y0 + t0 * dy, x0 + t1 * dx, y0 + t1 * dy
+
+
+# ---------------------------------------------------------------------------------------
+# candidate places
+
+
+class Candidate(NamedTuple):
+    """A text box's top-left corner; ``leader`` the thin line ``(x0, y0, x1, y1)`` from the
+    marker's edge to the box, for a place away from the marker."""
+
+    left: float
+    top: float
+    leader: tuple[float, float, float, float] | None = None
+
+
+def _directions() -> tuple[np.ndarray, np.ndarray]:
+    """Unit offsets of the sixteen directions of the far rings, and how each places its
+    box (fraction of the width and height left of / above the nearest point)."""
+    angles = np.radians([-157.5, -135.0, -112.5, -67.5, -22.5, 22.5, 67.5, 157.5])
+    ux, uy = np.cos(angles), np.sin(angles)
+    fx = np.where(ux < -0.38, 1.0, np.where(ux > 0.38, 0.0, 0.5))
+    fy = np.where(uy < -0.38, 1.0, np.where(uy > 0.38, 0.0, 0.5))
+    return np.column_stack((ux, uy)), np.column_stack((fx, fy))
+
+
+_FAR_DIRECTIONS = _directions()
+#: the eight near places: (x offset in g, y offset in g, fraction of w left, of h above)
+_NEAR = np.array([
+    (1, 0, 0.0, 0.5),  # right
+    (-1, 0, 1.0, 0.5),  # left
+    (1, -1, 0.0, 1.0),  # above right
+    (-1, -1, 1.0, 1.0),  # above left
+    (0, -1, 0.5, 1.0),  # above
+    (0, 1, 0.5, 0.0),  # below
+    (1, 1, 0.0, 0.0),  # below right
+    (-1, 1, 1.0, 0.0),  # below left
+], dtype=float)
+_NEAR_LEFT_FIRST = _NEAR[[1, 0, 3, 2, 4, 5, 7, 6]]
+
+
+def point_candidates(x: float, y: float, w: float, h: float, radius: float,
+                     rings: Sequence[float] = (0.0, 14.0, 30.0, 50.0, 75.0, 105.0),
+                     first: str = "right") -> np.ndarray:
+    """Places around a marker at ``(x, y)`` of half-size ``radius`` for a ``w`` × ``h``
+    text: right, left, the four diagonals, above and below next to it, then the same and
+    eight more directions farther out (``rings`` pixels beyond the first ring), those with a
+    leader line from the marker's edge to the box. Rows ``left, top, x0, y0, x1, y1`` (the
+    leader; nan when none)."""
+    near = _NEAR_LEFT_FIRST if first == "left" else _NEAR
+    (units, fracs) = _FAR_DIRECTIONS
+    rows = []
+    for k, extra in enumerate(rings):
+        g = radius + 7.0 + extra  # clear of the marker's cells (rounded out) and the air
+        px = x + near[:, 0] * g
+        py = y + near[:, 1] * g
+        lefts, tops = px - near[:, 2] * w, py - near[:, 3] * h
+        if k:
+            fx = x + units[:, 0] * g
+            fy = y + units[:, 1] * g
+            lefts = np.concatenate((lefts, fx - fracs[:, 0] * w))
+            tops = np.concatenate((tops, fy - fracs[:, 1] * h))
+        block = np.full((len(lefts), 6), np.nan)
+        block[:, 0], block[:, 1] = lefts, tops
+        if k:
+            # from the marker's edge to the nearest point of the box
+            nx = np.clip(x, lefts, lefts + w)
+            ny = np.clip(y, tops, tops + h)
+            dx, dy = nx - x, ny - y
+            d = np.hypot(dx, dy)
+            d[d == 0] = 1.0
+            start = radius + 1.5
+            block[:, 2] = x + dx / d * start
+            block[:, 3] = y + dy / d * start
+            block[:, 4], block[:, 5] = nx, ny
+        rows.append(block)
+    return np.concatenate(rows)
+
+
+def as_array(candidates) -> np.ndarray:
+    """Candidates as rows ``left, top, x0, y0, x1, y1`` (leader nan when none)."""
+    if isinstance(candidates, np.ndarray):
+        return candidates
+    out = np.full((len(candidates), 6), np.nan)
+    for i, c in enumerate(candidates):
+        out[i, 0], out[i, 1] = c.left, c.top
+        if c.leader is not None:
+            out[i, 2:] = c.leader
+    return out
+
+
+def sloped_candidates(x0: float, y0: float, x1: float, y1: float, w: float, h: float,
+                      frame: Rect, gap: float = 8.0,
+                      fractions: Sequence[float] = (0.12, 0.25, 0.4, 0.55, 0.7, 0.85, 0.05,
+                                                    0.95)) -> list[Candidate]:
+    """Places for a horizontal text along a rising segment (device y down), on the free side
+    first (above it, left of the line) then below it, at points spread along its visible
+    part."""
+    part = clip_segment(x0, y0, x1, y1, frame)
+    if part is None:
+        return []
+    a, b, c, d = part
+    above, below = [], []
+    for f in fractions:
+        px, py = a + (c - a) * f, b + (d - b) * f
+        # above-left of the line: the box's bottom-right corner just over the line
+        above.append(Candidate(px - w - gap * 0.5, py - h - gap))
+        # below-right: the box's top-left corner just under the line
+        below.append(Candidate(px + gap * 0.5, py + gap))
+    return above + below
+
+
+def flat_candidates(x0: float, x1: float, y: float, w: float, h: float, frame: Rect,
+                    gap: float = 6.0, below_first: bool = False) -> list[Candidate]:
+    """Places for a text over (then under) a flat segment from ``x0`` to ``x1`` at height
+    ``y``: right end first, then left end and points between."""
+    lo, hi = max(x0, frame[0] + 2), min(x1, frame[2] - 2)
+    if hi <= lo:
+        return []
+    # over its own visible part first, then reaching left of it (over the slope below)
+    xs = [hi - w - 4, lo + 4] + [lo + (hi - lo - w) * f for f in (0.5, 0.75, 0.25, 0.62,
+                                                                  0.38, 0.88, 0.12)]
+    xs = [x for x in xs if x + w <= hi + 1e-9 and x >= frame[0]]
+    step = max(w / 4, 8.0)
+    x = hi - w - 4 - step
+    while x >= frame[0] + 2 and x + w > lo:
+        if x < lo:
+            xs.append(x)
+        x -= step
+    above = [Candidate(left, y - h - gap) for left in xs]
+    below = [Candidate(left, y + gap) for left in xs]
+    return below + above if below_first else above + below
+
+
+def corner_candidates(x: float, y: float, w: float, h: float, gap: float = 5.0
+                      ) -> list[Candidate]:
+    """Places next to a corner point (a ridge): below right, above left, below left, above
+    right, then a little farther."""
+    out = []
+    for g in (gap, gap + 10.0):
+        out += [Candidate(x + g, y + g), Candidate(x - g - w, y - g - h),
+                Candidate(x - g - w, y + g), Candidate(x + g, y - g - h)]
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# placing
+
+
+@dataclass
+class Request:
+    """A text to place: ``key`` names it, ``kind`` gives its priority (see
+    :data:`PRIORITIES`), ``width`` × ``height`` its box (the view measures), ``candidates``
+    its places in preference order."""
+
+    key: Hashable
+    kind: str
+    width: float
+    height: float
+    candidates: list[Candidate]
+    order: float = 0.0  # among equal priorities, lower places first
+
+    @property
+    def priority(self) -> int:
+        return PRIORITIES.get(self.kind, 9)
+
+
+@dataclass
+class Placement:
+    key: Hashable
+    rect: Rect
+    leader: tuple[float, float, float, float] | None = None
+    weight: int = field(default=1, repr=False)
+
+
+class TextLayout:
+    """The placed texts over an :class:`Occupancy` of the data."""
+
+    #: air between a text and anything else, pixels
+    PAD = 1.0
+    #: half width of a leader line's footprint
+    LEADER_HALF = 1.0
+    #: a leader's first pixels, leaving its marker, are not checked
+    LEADER_SKIP = 8.0
+
+    def __init__(self, occupancy: Occupancy) -> None:
+        self.occupancy = occupancy
+        self.placed: dict[Hashable, Placement] = {}
+        self.requests: dict[Hashable, Request] = {}
+
+    def place(self, request: Request) -> Placement | None:
+        """Place one text at its first clean candidate (and reserve its box and leader), or
+        return ``None`` when none is clean. A candidate is clean when its box lies inside
+        the plot, nothing covers the box grown by :attr:`PAD`, and its leader (past its
+        first :attr:`LEADER_SKIP` pixels) crosses nothing."""
+        self.remove(request.key)
+        self.requests[request.key] = request
+        cands = as_array(request.candidates)
+        if not len(cands):
+            return None
+        occ = self.occupancy
+        w, h = request.width, request.height
+        lefts, tops = cands[:, 0], cands[:, 1]
+        f = occ.frame
+        ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
+        p = self.PAD
+        boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
+        ok &= occ.counts_local(boxes) == 0
+        chosen = np.flatnonzero(ok)
+        if not len(chosen):
+            return None
+        # leaders of the free boxes, all at once: their cells past the first pixels
+        lead = cands[chosen, 2:]
+        has = ~np.isnan(lead[:, 0])
+        if has.any():
+            seg = lead[has]
+            dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
+            length = np.hypot(dx, dy)
+            n = max(2, int(math.ceil(float(length.max()) / occ.cell)) + 1)
+            t = np.linspace(0.0, 1.0, n)[None, :]
+            skip = np.minimum(self.LEADER_SKIP / np.maximum(length, 1e-9), 1.0)[:, None]
+            t = skip + (1.0 - skip) * t
+            xs = seg[:, 0:1] + dx[:, None] * t
+            ys = seg[:, 1:2] + dy[:, None] * t
+            col = np.floor((xs - occ.frame[0]) / occ.cell).astype(int)
+            row = np.floor((ys - occ.frame[1]) / occ.cell).astype(int)
+            inside = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
+            hit = np.zeros(col.shape, dtype=bool)
+            hit[inside] = occ.grid[row[inside], col[inside]] > 0
+            clear = np.ones(len(chosen), dtype=bool)
+            clear[np.flatnonzero(has)] = ~hit.any(axis=1)
+            chosen = chosen[clear]
+        if not len(chosen):
+            return None
+        row = cands[chosen[0]]
+        leader = None if math.isnan(row[2]) else tuple(float(v) for v in row[2:])
+        left, top = float(row[0]), float(row[1])
+        placement = Placement(request.key, (left, top, left + w, top + h), leader)
+        self._reserve(placement, 1)
+        self.placed[request.key] = placement
+        return placement
+
+    def place_all(self, requests: Iterable[Request]) -> dict[Hashable, Placement | None]:
+        ordered = sorted(requests, key=lambda r: (r.priority, r.order))
+        return {r.key: self.place(r) for r in ordered}
+
+    def _reserve(self, placement: Placement, weight: int) -> None:
+        self.occupancy.add_rect(placement.rect, weight)
+        if placement.leader is not None:
+            x0, y0, x1, y1 = placement.leader
+            self.occupancy.add_polyline((x0, x1), (y0, y1), self.LEADER_HALF, weight)
+
+    def remove(self, key: Hashable) -> None:
+        placement = self.placed.pop(key, None)
+        if placement is not None:
+            self._reserve(placement, -1)
+        self.requests.pop(key, None)
+
+    def hit_by(self, rect: Rect) -> list[Hashable]:
+        """Keys of the placed texts whose box (or leader's box) meets ``rect``."""
+        out = []
+        for key, p in self.placed.items():
+            boxes = [p.rect]
+            if p.leader is not None:
+                x0, y0, x1, y1 = p.leader
+                boxes.append((min(x0, x1) - 1, min(y0, y1) - 1, max(x0, x1) + 1,
+                              max(y0, y1) + 1))
+            for b in boxes:
+                if b[0] < rect[2] and rect[0] < b[2] and b[1] < rect[3] and rect[1] < b[3]:
+                    out.append(key)
+                    break
+        return out
+
+
+def free_corners(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
+                 ) -> list[tuple[str, Rect]]:
+    """The corners of the plot where a ``w`` × ``h`` legend covers nothing, as ``(name,
+    rect)``, the one with least drawn around it first (bottom right first on a tie: under the
+    flat roofs, right of the slopes, a roofline chart is usually empty)."""
+    left, top, right, bottom = occupancy.frame
+    if w + 2 * margin > right - left or h + 2 * margin > bottom - top:
+        return []
+    corners = {
+        "bottom-right": (right - margin - w, bottom - margin - h),
+        "top-left": (left + margin, top + margin),
+        "bottom-left": (left + margin, bottom - margin - h),
+        "top-right": (right - margin - w, top + margin),
+    }
+    found = []
+    for rank, (name, (x, y)) in enumerate(corners.items()):
+        rect = (x, y, x + w, y + h)
+        if occupancy.count(rect):
+            continue
+        # what lies around it: the texts placed later want that room
+        gx, gy = w * 0.5, h * 0.8
+        around = occupancy.count((x - gx, y - gy, x + w + gx, y + h + gy))
+        found.append(((around, rank), name, rect))
+    return [(name, rect) for _key, name, rect in sorted(found)]
+
+
+def legend_corner(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
+                  ) -> tuple[str, Rect] | None:
+    """The first of :func:`free_corners`, or ``None`` when no corner is free (the legend
+    then goes outside the plot)."""
+    corners = free_corners(occupancy, w, h, margin)
+    return corners[0] if corners else None
+
+
+def wrap_title(words_width, text: str, room: float) -> list[str]:
+    """``text`` on one line when ``words_width(text) <= room``, else on two lines broken at
+    the space that balances them best. ``words_width`` measures a string (the view's
+    font metrics)."""
+    if words_width(text) <= room or " " not in text.strip():
+        return [text]
+    words = text.split(" ")
+    best = None
+    for i in range(1, len(words)):
+        a, b = " ".join(words[:i]), " ".join(words[i:])
+        widest = max(words_width(a), words_width(b))
+        if best is None or widest < best[0]:
+            best = (widest, [a, b])
+    return best[1]

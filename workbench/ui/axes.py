@@ -1,0 +1,116 @@
+"""The chart's axes, and the one place the chart takes a logarithm.
+
+Log-log the robust way: every chart item lives in **log10 coordinates** (:func:`to_view` is
+the only place a logarithm is taken, :func:`to_data` the only inverse) and only the two
+:class:`LogAxis` items are in log mode, for their tick labels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF
+from PySide6.QtWidgets import QGraphicsItem
+
+from workbench.model.units import format_quantity
+
+__all__ = ["LogAxis", "to_view", "to_data"]
+
+_CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
+_NO_CACHE = QGraphicsItem.CacheMode.NoCache
+
+def to_view(value):
+    """Data units → view (log10) coordinates. The one place the canvas takes a logarithm."""
+    if isinstance(value, (float, int)):  # one number: no numpy call (thousands per rebuild)
+        if value > 0:
+            return math.log10(value)
+        return -math.inf if value == 0 else math.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log10(value)
+
+
+def to_data(value):
+    """View (log10) coordinates → data units."""
+    return np.power(10.0, value)
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+class LogAxis(pg.AxisItem):
+    """An axis in log mode whose tick labels read as engineering values:
+    ``0.1, 1, 10, 100, 1000, 10⁴`` FLOP/byte or ``1 TFLOP/s, 100 TFLOP/s`` (SI prefixes).
+
+    Whole decades are labelled; the 2…9 minor ticks only when less than ~1.3 decades show.
+    """
+
+    def __init__(self, orientation: str, quantity: str, **kwargs) -> None:
+        super().__init__(orientation, **kwargs)
+        # the tick labels carry their own prefixes: pyqtgraph's automatic SI prefix would
+        # only re-parse the axis title's HTML on every range change
+        self.autoSIPrefix = False
+        self.quantity = quantity  # "intensity" or "rate"
+        # The axis draws the decade grid across the whole plot: caching it as a pixmap
+        # halves the cost of a frame. Exports switch the cache off (vector output).
+        self.setCacheMode(_CACHE)
+
+    def setExportMode(self, export, opts=None):  # noqa: N802 (pyqtgraph API)
+        super().setExportMode(export, opts)
+        self.setCacheMode(_NO_CACHE if export else _CACHE)
+
+    _kept_rect: tuple | None = None  # (what it depends on, the rectangle)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+        """As pyqtgraph's (the axis, and with the grid on the view it draws the grid over),
+        kept until either's geometry or the axis style changes: Qt asks for it several times
+        on every repaint, and pyqtgraph maps both rectangles anew each time."""
+        view = self.linkedView()
+        if view is not None and view.parentItem() is not self.parentItem():
+            return super().boundingRect()  # the geometries alone would not place the view
+        key = (self.geometry(), None if view is None else view.geometry(), self.grid,
+               self.style["tickLength"], self.style["hideOverlappingLabels"])
+        kept = self._kept_rect
+        if kept is None or kept[0] != key:
+            kept = self._kept_rect = (key, super().boundingRect())
+        return QRectF(kept[1])
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph API)
+        span = abs(self.range[1] - self.range[0]) if self.range else 10.0
+        step = self._decade_step(span)
+        out = []
+        for v in values:
+            whole = abs(v - round(v)) < 1e-6
+            if not whole and span > 1.3:
+                out.append("")
+                continue
+            if whole and step > 1 and round(v) % step:
+                out.append("")  # decades too close for every label: every other one
+                continue
+            out.append(self.format_value(float(to_data(v))))
+        return out
+
+    def _decade_step(self, span: float) -> int:
+        """Label every decade, or every second one when a label would not fit in a decade
+        (a small figure in large type)."""
+        if self.orientation not in ("left", "right") or span <= 0:
+            return 1
+        length = self.geometry().height()
+        font = self.style.get("tickFont")
+        if length <= 0 or font is None:
+            return 1
+        from PySide6.QtGui import QFontMetricsF
+
+        per_decade = length / span
+        needed = QFontMetricsF(font).height() * 1.15
+        return 1 if per_decade >= needed else 2
+
+    def format_value(self, value: float) -> str:
+        if self.quantity == "rate":
+            return format_quantity(value, "flop_rate")
+        if 1e-3 <= value < 1e4:
+            text = f"{value:.3g}"
+            return text if "e" not in text else f"{value:.0f}"
+        exponent = round(math.log10(value))
+        if abs(value / 10.0**exponent - 1) < 1e-6:
+            return "10" + str(exponent).translate(_SUPERSCRIPT)
+        return f"{value:.2g}"

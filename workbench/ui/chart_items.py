@@ -1,0 +1,265 @@
+"""The chart's items: text labels, pooled items, scatter spots and the legend.
+
+Public pyqtgraph and Qt API only: items are subclassed through the methods the libraries
+document, and speed comes from fewer items, ``setData`` on what moved and Qt's item caches.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem
+
+__all__ = ["Label", "Pool", "Spots", "Legend", "CACHE", "NO_CACHE"]
+
+CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
+NO_CACHE = QGraphicsItem.CacheMode.NoCache
+
+
+class Label(pg.TextItem):
+    """A TextItem with an extra offset in pixels (its local units) from its anchor point,
+    whose text is cached as a pixmap on screen (not in exports). Labels have no background:
+    the layout places them off the lines, so nothing needs hiding.
+
+    The item paints nothing itself (its text is its child item): the transform check
+    pyqtgraph does in every label's ``paint`` is done once per paint for all labels by the
+    canvas, which keeps a repaint with hundreds of labels cheap."""
+
+    _offset = QPointF(0.0, 0.0)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.textItem.setCacheMode(CACHE)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
+
+    def changeParent(self) -> None:  # noqa: N802 (pyqtgraph API)
+        """No connection to the view's range signals per label (pyqtgraph makes one for each
+        item, and calls every label on every zoom step): the canvas re-derives the transform
+        of all labels once per paint when the view's has changed
+        (:meth:`RooflineCanvas._update_label_transforms`); a new label takes its own here."""
+        self.forgetViewBox()
+        self.forgetViewWidget()
+        if self.parentItem() is not None:
+            self.updateTransform(force=True)
+
+    _rect: QRectF | None = None
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+        # asked for every label on every repaint: kept until the text or its place changes
+        # (every such change goes through updateTextPos)
+        if self._rect is None:
+            self._rect = self.textItem.mapRectToParent(self.textItem.boundingRect())
+        return self._rect
+
+    def paint(self, p, *args):
+        pass  # the background is the _back item, the text the text item
+
+    def setExportMode(self, export, opts=None):  # noqa: N802 (pyqtgraph API)
+        super().setExportMode(export, opts)
+        self.textItem.setCacheMode(NO_CACHE if export else CACHE)
+
+    def set_offset(self, dx: float, dy: float, anchor: tuple[float, float] | None = None) -> None:
+        """Move the text ``(dx, dy)`` pixels from its anchor point, and optionally anchor it
+        elsewhere (one re-positioning for both)."""
+        self._offset = QPointF(dx, dy)
+        if anchor is not None:
+            self.anchor = pg.Point(anchor)
+        self.updateTextPos()
+
+    def updateTextPos(self) -> None:  # noqa: N802 (pyqtgraph API)
+        r = self.textItem.boundingRect()
+        tl = self.textItem.mapToParent(r.topLeft())
+        br = self.textItem.mapToParent(r.bottomRight())
+        offset = (br - tl) * self.anchor
+        self.prepareGeometryChange()
+        self._rect = None
+        self.textItem.setPos(-offset + self._offset)
+
+    def size(self) -> tuple[float, float]:
+        r = self.textItem.boundingRect()
+        return r.width(), r.height()
+
+
+#: While a point moves (an edit, a drag), its label stays at its place unless another place
+#: scores better by more than this (pixels² of overlap): labels do not flicker between two
+
+class Pool:
+    """Reusable items of one kind: ``take()`` returns a shown item, ``finish()`` hides the
+    ones not taken since ``reset()``. Items are created only when the pool runs dry."""
+
+    def __init__(self, factory, add) -> None:
+        self._factory = factory
+        self._add = add
+        self.items: list = []
+        self.used = 0
+
+    def reset(self) -> None:
+        self.used = 0
+
+    def take(self):
+        if self.used == len(self.items):
+            item = self._factory()
+            self._add(item)
+            self.items.append(item)
+        item = self.items[self.used]
+        self.used += 1
+        item.setVisible(True)
+        return item
+
+    def finish(self) -> None:
+        for item in self.items[self.used:]:
+            if item.isVisible():
+                item.setVisible(False)
+
+    @property
+    def shown(self) -> list:
+        return self.items[: self.used]
+
+
+class Spots(pg.ScatterPlotItem):
+    """A pixel-mode, antialiased scatter item."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("pxMode", True)
+        kwargs.setdefault("antialias", True)
+        super().__init__(*args, **kwargs)
+
+
+def curve(**kwargs) -> pg.PlotCurveItem:
+    """A curve (roof, region edge, sweep path, link)."""
+    return pg.PlotCurveItem(**kwargs)
+
+
+class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
+    """The chart's legend: one item that draws its framed rows, a sample and a text each.
+
+    pyqtgraph's legend is a layout of a sample item and a rich-text label per row; building
+    and sizing those was a fifth of the cost of drawing a session. The canvas anchors it in a
+    corner of the plot or outside it (:meth:`attach_corner`, :meth:`attach_outside`); it
+    keeps that place when the plot is resized, can be dragged elsewhere, and a click
+    collapses it to one row (and expands it again)."""
+
+    #: the row a collapsed legend shows
+    COLLAPSED = "Legend ▸"
+
+    MARGIN = 9.0  # frame to rows
+    SAMPLE = 20.0  # width (and least height) of a row's sample
+    GAP = 9.0  # sample to text
+    ROW = 19.0  # least row height; rows are as high as the font's line when that is more
+
+    def __init__(self, offset: tuple[float, float]) -> None:
+        pg.GraphicsWidget.__init__(self)
+        pg.GraphicsWidgetAnchor.__init__(self)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
+        self._offset = offset
+        self.rows: list[tuple[str, tuple | None]] = []
+        self._pen = QPen(Qt.PenStyle.NoPen)
+        self._brush = QBrush()
+        self._text_pen = QPen(QColor("black"))
+        self._font = QFont()
+        self._row_height = self.ROW
+        self._text_width = 0.0
+        self.collapsed = False
+        #: called with no argument when the user drags the legend
+        self.on_dragged = None
+
+    def setParentItem(self, parent) -> None:  # noqa: N802 (Qt API)
+        super().setParentItem(parent)
+        self.anchor(itemPos=(0, 0), parentPos=(0, 0), offset=self._offset)
+
+    def set_style(self, brush: QBrush, pen: QPen, text_color: QColor, font: QFont) -> None:
+        self._brush, self._pen, self._text_pen, self._font = brush, pen, QPen(text_color), font
+        self._resize()
+
+    def set_rows(self, rows: list[tuple[str, tuple | None]]) -> None:
+        """``(text, sample)`` per row; a sample is ``(line_pen, symbol, size, pen, brush)``
+        (``line_pen`` or ``symbol`` may be ``None``), or ``None`` for a text-only row."""
+        self.rows = rows
+        self._resize()
+
+    def shown_rows(self) -> list[tuple[str, tuple | None]]:
+        return [(self.COLLAPSED, None)] if self.collapsed and self.rows else self.rows
+
+    def set_collapsed(self, collapsed: bool) -> None:
+        self.collapsed = collapsed
+        self._resize()
+
+    def attach_corner(self, view, corner: str, margin: float) -> None:
+        """Anchor the legend in ``corner`` (``top-left`` …) of ``view``, ``margin`` in."""
+        if self.parentItem() is not view:
+            pg.GraphicsWidget.setParentItem(self, view)
+        fx = 1 if corner.endswith("right") else 0
+        fy = 1 if corner.startswith("bottom") else 0
+        self.anchor(itemPos=(fx, fy), parentPos=(fx, fy),
+                    offset=(-margin if fx else margin, -margin if fy else margin))
+
+    def attach_outside(self, plot, view, side: str) -> None:
+        """Anchor the legend in ``plot`` right of (``side="right"``) or below ``view``."""
+        if self.parentItem() is not plot:
+            pg.GraphicsWidget.setParentItem(self, plot)
+        top_left = view.mapRectToItem(plot, view.boundingRect()).topLeft()
+        if side == "right":
+            self.anchor(itemPos=(1, 0), parentPos=(1, 0), offset=(-4, top_left.y()))
+        else:  # below, from the plot's left edge when it would not fit from the axis
+            width = self.width() * self.scale()
+            x = top_left.x() if top_left.x() + width <= plot.width() - 4 else 6.0
+            self.anchor(itemPos=(0, 1), parentPos=(0, 1), offset=(x, -4))
+
+    def _resize(self) -> None:
+        metrics = QFontMetricsF(self._font)
+        self._row_height = max(self.ROW, math.ceil(metrics.height()) + 4)
+        rows = self.shown_rows()
+        self._text_width = max((metrics.horizontalAdvance(text) for text, _ in rows),
+                               default=0.0)
+        width = 2 * self.MARGIN + self.SAMPLE + self.GAP + math.ceil(self._text_width) + 2
+        height = 2 * self.MARGIN + self._row_height * len(rows)
+        self.setGeometry(0, 0, width, height)
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+        return QRectF(0, 0, self.width(), self.height())
+
+    def paint(self, p, *args) -> None:
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(self._pen)
+        p.setBrush(self._brush)
+        p.drawRect(self.boundingRect())
+        p.setFont(self._font)
+        h = self._row_height
+        x_text = self.MARGIN + self.SAMPLE + self.GAP
+        for i, (text, sample) in enumerate(self.shown_rows()):
+            top = self.MARGIN + i * h
+            if sample is not None:
+                line_pen, symbol, size, pen, brush = sample
+                middle = top + h / 2
+                if line_pen is not None:
+                    p.setPen(line_pen)
+                    p.drawLine(QPointF(self.MARGIN, middle),
+                               QPointF(self.MARGIN + self.SAMPLE, middle))
+                if symbol is not None:
+                    p.save()
+                    p.translate(self.MARGIN + self.SAMPLE / 2, middle)
+                    drawSymbol(p, symbol, size, pen, brush)
+                    p.restore()
+            p.setPen(self._text_pen)
+            p.drawText(QRectF(x_text, top, self._text_width + 2, h),
+                       int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
+
+    def hoverEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph API)
+        ev.acceptDrags(Qt.MouseButton.LeftButton)
+
+    def mouseDragEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph API)
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            self.autoAnchor(self.pos() + ev.pos() - ev.lastPos())
+            if self.on_dragged is not None:
+                self.on_dragged()
+
+    def mouseClickEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph API)
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            self.set_collapsed(not self.collapsed)
