@@ -148,7 +148,15 @@ def test_compute_roofs_only_for_precisions_used_unless_all_precisions():
 
 def test_memory_roofs_clipped_at_highest_compute_roof_main_memory_emphasised():
     gh200 = get_preset("gh200")  # hbm 4 TB/s (main), l2 9.8 TB/s and lpddr5x 512 GB/s
-    scene = scene_of(make([gh200], [h100_gemm("bf16")]))
+    # by default only main memory and the levels an operation is measured across
+    plain = scene_of(make([gh200], [h100_gemm("bf16")]))
+    assert [r.name for r in roofs(plain, "memory")] == ["hbm"]
+    across_l2 = h100_gemm("bf16")
+    across_l2.memory_level = "l2"
+    used = scene_of(make([gh200], [h100_gemm("bf16"), across_l2]))
+    assert sorted(r.name for r in roofs(used, "memory")) == ["hbm", "l2"]
+    # every level with view.all_levels
+    scene = scene_of(make([gh200], [h100_gemm("bf16")], all_levels=True))
     top = max(r.ys[0] for r in roofs(scene, "compute"))
     by_name = {r.name: r for r in roofs(scene, "memory")}
     assert set(by_name) == {"hbm", "l2", "lpddr5x"}

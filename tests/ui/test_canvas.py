@@ -99,8 +99,8 @@ def test_llama_roofs_and_ridges(llama):
         peak = hw.peak("bf16")
         assert ys[1] == pytest.approx(peak)  # clipped at the compute roof …
         assert compute[4] == pytest.approx([peak, peak])  # … which is flat at the peak
-        # from the ridge of the fastest level on (for the A100 its L2 level)
-        assert compute[3][0] == pytest.approx(peak / max(hw.memory.values()))
+        # from the ridge on (the A100's L2 is not drawn: no operation is measured across it)
+        assert compute[3][0] == pytest.approx(peak / hw.bandwidth())
     # H100 989.4/3.35 = 295, A100 312/2.039 = 153, TPU v5e 197/0.819 = 241: one ridge label
     # per machine; a label without a clean place is not drawn (the tooltip has the value)
     expected = ["ridge 153 FLOP/B", "ridge 241 FLOP/B", "ridge 295 FLOP/B"]
@@ -332,12 +332,10 @@ def test_adding_a_preset_machine_draws_its_roofs_and_points(llama):
     hw_id = workspace.document.add_machine(get_preset("h200"), preset="h200")
     QApplication.processEvents()
     mine = [r for r in canvas.roof_items() if r[0] == hw_id]
-    # every level is drawn: HBM (main) and the H200's measured L2
-    by_name = {r[2]: r for r in mine if r[1] == "memory"}
-    assert set(by_name) == {"hbm", "l2"}
-    memory = by_name["hbm"]
+    # main memory only: no operation is measured across the H200's (measured) L2
+    (memory,) = [r for r in mine if r[1] == "memory"]
+    assert memory[2] == "hbm"
     assert memory[4][0] / memory[3][0] == pytest.approx(4.8e12)
-    assert by_name["l2"][4][0] / by_name["l2"][3][0] == pytest.approx(9.8e12)
     assert [r[4][0] for r in mine if r[1] == "compute"] == pytest.approx([989.4e12])
     assert len([key for key in positions(canvas) if key[1] == hw_id]) == 4
     # 989.4 / 4.8
@@ -619,3 +617,17 @@ def test_point_labels_stay_inside_the_plot(qtbot):
         text = label.textItem
         inner = text.mapRectToScene(text.boundingRect()).adjusted(4, 4, -4, -4)  # its margin
         assert view.contains(inner), (text.toPlainText(), inner, view)
+
+
+def test_all_memory_roofs_view_draws_the_cache_levels_too(llama):
+    canvas, workspace = llama
+    hw_id = workspace.document.add_machine(get_preset("h200"), preset="h200")
+    QApplication.processEvents()
+    workspace.document.set_view("all_levels", True)
+    QApplication.processEvents()
+    levels = {r[2]: r for r in canvas.roof_items() if r[0] == hw_id and r[1] == "memory"}
+    assert set(levels) == {"hbm", "l2"}
+    assert levels["l2"][4][0] / levels["l2"][3][0] == pytest.approx(9.8e12)
+    workspace.document.undo()
+    QApplication.processEvents()
+    assert [r[2] for r in canvas.roof_items() if r[0] == hw_id and r[1] == "memory"] == ["hbm"]

@@ -149,8 +149,8 @@ _MEASUREMENT_FIELDS = {"name": "name", "operation": "operation", "hardware": "ha
 MAX_MEASUREMENTS = 100_000
 PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead")
 ENTRY_KEYS = ("visible", "marker")
-VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "sweeps", "measured",
-              "pairs")
+VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "all_levels",
+              "sweeps", "measured", "pairs")
 VIEW_KEYS = ("theme", *VIEW_FLAGS, "x_range", "y_range")
 
 

@@ -9,9 +9,10 @@ element to a drawing item; the exporter can do the same with another backend.
 
 Drawing rules (per visible machine):
 
-* one sloped **memory roof** per memory level (``y = bandwidth · x``), the main memory
-  emphasised and the others ``"minor"``, each clipped where it meets the highest compute
-  roof drawn for that machine;
+* one sloped **memory roof** (``y = bandwidth · x``) for the main memory, emphasised, and
+  one ``"minor"`` roof for each other level (a cache) an operation is measured across, or
+  for every level when ``view.all_levels``; each clipped where it meets the highest
+  compute roof drawn for that machine;
 * one flat **compute roof** per precision used by a visible operation on that machine
   (:attr:`~workbench.model.roofline.Result.precision_used`), plus every other precision when
   ``view.all_precisions``. A machine that no visible operation runs on shows one default
@@ -542,7 +543,8 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
 
     roofs: list[Roof] = []
     for mark in machines:
-        roofs += _machine_roofs(session, mark, used_levels[mark.hw_id], extent, view.derated)
+        roofs += _machine_roofs(session, mark, used_levels[mark.hw_id], extent, view.derated,
+                                view.all_levels)
 
     reference = None
     if machines:
@@ -647,12 +649,14 @@ def short_name(hw: Hardware) -> str:
 
 
 def _machine_roofs(session: Session, mark: MachineMark, levels: set[str],
-                   extent: tuple[float, float], derated: bool) -> list[Roof]:
+                   extent: tuple[float, float], derated: bool,
+                   all_levels: bool = False) -> list[Roof]:
     hw = _hardware(session, mark.hw_id)
     x_lo, x_hi = extent
     top = mark.top_peak
     roofs: list[Roof] = []
-    sloped = [("memory", name, bw) for name, bw in hw.memory.items()]
+    sloped = [("memory", name, bw) for name, bw in hw.memory.items()
+              if all_levels or name == hw.main_memory or name in levels]
     sloped += [("interconnect", name, bw) for name, bw in hw.interconnect.items()
                if name in levels and name not in hw.memory]
     fastest = max(bw for _, _, bw in sloped)

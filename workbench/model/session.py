@@ -75,6 +75,8 @@ class ViewSettings:
     regions: bool = False
     derated: bool = False
     all_precisions: bool = False
+    #: Draw every memory level's roof, not only main memory and the levels in use.
+    all_levels: bool = False
     #: Draw sweep paths, measured points and comparison pairs.
     sweeps: bool = True
     measured: bool = True

@@ -253,6 +253,9 @@ class MainWindow(QMainWindow):
             ("derated", "&Derated Roofs", "Dashed practical roofs at each machine's efficiency"),
             ("all_precisions", "&All Precision Roofs",
              "Draw every precision's compute roof, not only those the operations use"),
+            ("all_levels", "All &Memory Roofs",
+             "Draw every memory level's roof (caches too), not only main memory and the "
+             "levels the operations are measured across"),
             ("sweeps", "&Sweep Paths",
              "Draw each swept operation's path, its end values and its exact ridge crossings"),
             ("measured", "&Measured Points",
