@@ -30,7 +30,7 @@ def main() -> int:
     out = Path(args.out)
     (out / "screenshots").mkdir(parents=True, exist_ok=True)
 
-    from PySide6.QtCore import Qt
+    from PySide6.QtCore import QSettings, Qt
 
     from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
     from workbench.io.sessions import load_session
@@ -41,6 +41,7 @@ def main() -> int:
     for _, path in list_examples():
         if args.only and path.stem != args.only:
             continue
+        QSettings().clear()  # each example in the default layout, not the previous one's
         window = MainWindow()
         window.resize(args.width, args.height)
         window.set_session(load_session(path), path)

@@ -87,9 +87,10 @@ class ModelPanel(QWidget):
         vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         vh.setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         hh = self.table.horizontalHeader()
-        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        hh.setDefaultSectionSize(self.table.fontMetrics().horizontalAdvance("does not fit") + 12)
-        hh.setStretchLastSection(True)
+        # the machines share the width: a last column stretched alone left the others
+        # eliding their names
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        hh.setMinimumSectionSize(self.table.fontMetrics().horizontalAdvance("does not fit") + 12)
         hh.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.derivation = QTextBrowser(self)
         self.derivation.setObjectName("modelDerivation")
