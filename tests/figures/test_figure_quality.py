@@ -110,3 +110,19 @@ def test_generated_figures_are_clean(qapp, case):
         pytest.fail(format_defects(
             defects, f"{ops} operations on {len(session.hardware)} machines at {_name(size, theme)}")
             + f"\nsession:\n{text}", pytrace=False)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: s or "default")
+def test_a_long_legend_leaves_the_plot_its_room(qapp, size):
+    """Fourteen unlabelled points of a whole model: a legend listing them all below a
+    single-column figure squeezed the plot to a strip. The figure lists fewer operations
+    (counting the rest in one line) until the legend is at most about half the plot's height."""
+    session = load_session(next(p for p in EXAMPLES if p.stem == "llama31_8b_inference"))
+    session.view.legend = True
+    size_ = resolve_size(size)
+    fig = read_figure(figure_bytes(session, "pdf", size_))
+    page_height = fig.page[3] - fig.page[1]
+    plot_height = fig.plot[3] - fig.plot[1]
+    assert plot_height >= 0.3 * page_height, (size, plot_height, page_height)
+    texts = [t.text for t in fig.texts]
+    assert any(t.startswith("NVIDIA H100") for t in texts), texts  # the machines stay named

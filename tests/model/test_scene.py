@@ -263,7 +263,7 @@ def test_labels_skipped_above_the_limit_and_said_so():
     assert any(e.kind == "note" and "labels off" in e.text for e in scene.legend)
     # the legend lists the first operations and summarises the rest
     assert len([e for e in scene.legend if e.kind == "operation"]) == MAX_LEGEND_OPERATIONS
-    assert any(e.text == f"… and {MAX_LABELS + 1 - MAX_LEGEND_OPERATIONS} more operations"
+    assert any(e.text == f"and {MAX_LABELS + 1 - MAX_LEGEND_OPERATIONS} more operations"
                for e in scene.legend)
 
 

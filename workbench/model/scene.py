@@ -727,7 +727,7 @@ def _legend(session: Session, machines: Sequence[MachineMark], ops: Sequence[Ope
     shown = ops[:MAX_LEGEND_OPERATIONS]
     out += [LegendEntry("operation", e.operation.name, e.id, colors[e.id]) for e in shown]
     if len(ops) > len(shown):
-        out.append(LegendEntry("note", f"… and {len(ops) - len(shown)} more operations"))
+        out.append(LegendEntry("note", f"and {len(ops) - len(shown)} more operations"))
     if any(p.overhead for p in points):
         out.append(LegendEntry("note", "hollow marker: overhead-bound", marker="o"))
     if suppressed:

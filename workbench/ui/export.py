@@ -205,6 +205,7 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
             self.workspace, canvas = warm
             self.canvas = canvas
             canvas.legend_skips_labelled = skips
+            canvas.legend_operations = FIGURE_LEGEND_OPERATIONS
             canvas.hold_layout = True
             with canvas.rebuilds_held():  # one rebuild, below, not one per change signal
                 self.workspace.selection.select(None)
@@ -229,6 +230,12 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         app.processEvents()
         if not canvas.legend_skips_labelled and _legend_height_share(canvas) > 0.45:
             canvas.skip_labelled_in_legend()  # a small figure: the labels name the points
+            self._fit()
+            app.processEvents()
+        while _legend_height_share(canvas) > 0.45 and canvas.legend_operations > 0:
+            # still a legend taller than half the plot: fewer operations listed (the plot
+            # keeps its room; every operation stays in the tooltips and the tables)
+            canvas.set_legend_operations(canvas.legend_operations // 2)
             self._fit()
             app.processEvents()
         self._fit()
@@ -359,6 +366,8 @@ def _figure_canvas_class():
 
         class FigureCanvas(RooflineCanvas):
             legend_skips_labelled = False
+            #: operations the legend lists at most (the rest are counted in one line)
+            legend_operations = FIGURE_LEGEND_OPERATIONS
             search_legend_places = True
             #: while True (the constructor), ``rebuild`` does nothing: the figure rebuilds
             #: once it knows its legend, instead of twice
@@ -396,6 +405,13 @@ def _figure_canvas_class():
                 if self.scene_model is not None:
                     self._sync_legend(self.scene_model)
 
+            def set_legend_operations(self, count: int) -> None:
+                """List at most ``count`` operations in the legend (only the legend
+                changes)."""
+                self.legend_operations = count
+                if self.scene_model is not None:
+                    self._sync_legend(self.scene_model)
+
             def _sync_legend(self, scene, *args, **kwargs):
                 if scene is not None:
                     scene = replace(scene, legend=self._figure_legend(scene.legend, {
@@ -407,18 +423,19 @@ def _figure_canvas_class():
                 none whose point carries its name when ``legend_skips_labelled``."""
                 skip = labelled if self.legend_skips_labelled else set()
                 more = 0
-                for e in legend:  # the scene's own "… and N more operations"
-                    found = re.match(r"… and (\d+) more operations", e.text)
+                for e in legend:  # the scene's own "and N more operations"
+                    found = re.match(r"and (\d+) more operations", e.text)
                     if e.kind == "note" and found and not self.legend_skips_labelled:
                         more += int(found.group(1))
                 keep = [e for e in legend if e.kind == "operation" and e.id not in skip]
-                listed = keep[:FIGURE_LEGEND_OPERATIONS]
+                listed = keep[:self.legend_operations]
                 more += len(keep) - len(listed)
                 out = [e for e in legend if e.kind == "machine"] + listed
                 if more:
-                    out.append(LegendEntry("note", f"… and {more} more operations"))
+                    out.append(LegendEntry("note", f"and {more} more operations" if listed
+                                           else f"{more} operations not listed"))
                 out += [e for e in legend if e.kind not in ("machine", "operation")
-                        and not re.match(r"… and \d+ more operations", e.text)]
+                        and not re.match(r"and \d+ more operations", e.text)]
                 return tuple(out)
 
         _CANVAS_CLASS = FigureCanvas
