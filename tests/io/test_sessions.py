@@ -32,7 +32,9 @@ PRESET_IDS = sorted(p.stem for p in (REPO / "hardware_presets").glob("*.yaml"))
 
 # Written out here (not imported) so that the tests do not share a mistake with the code.
 DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int32", "int8", "int4")
-PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8", "int4")
+PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int32", "int8",
+              "int4")
+BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
 STEP_OPS = ("add", "sub", "mul", "div", "fma", "scale", "bias", "relu", "square", "sqrt", "exp",
             "tanh", "sigmoid", "silu", "gelu", "max", "copy", "custom")
 DECIMAL = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
@@ -238,12 +240,19 @@ def inline_machines(draw):
     interconnect = {name: draw(rates) for name in levels[n_memory:]}
     compute = {p: draw(rates) for p in draw(st.lists(st.sampled_from(PRECISIONS), min_size=1,
                                                      max_size=5, unique=True))}
+    vector = {p: draw(rates) for p in draw(st.lists(st.sampled_from(PRECISIONS), max_size=4,
+                                                    unique=True))}
+    figures = ([f"memory.{k}" for k in memory] + [f"compute.{k}" for k in compute]
+               + [f"vector_compute.{k}" for k in vector]
+               + [f"interconnect.{k}" for k in interconnect])
     hw = Hardware(
         name=draw(names), compute=compute, memory=memory,
         main_memory=draw(st.sampled_from(sorted(memory))), interconnect=interconnect,
         id=draw(st.just("") | idents), vendor=draw(st.just("") | names),
         kind=draw(st.sampled_from(("custom", "gpu", "tpu", "cpu", "teaching"))),
-        capacity=draw(st.none() | si_value(DECIMAL)), launch_overhead=draw(st.none() | times),
+        capacity=draw(st.none() | si_value(DECIMAL) | si_value(BINARY)),
+        launch_overhead=draw(st.none() | times), vector_compute=vector,
+        measured=draw(st.lists(st.sampled_from(figures), max_size=3, unique=True)),
         efficiency=draw(st.none() | fractions), sparse_halved=draw(st.booleans()),
         sources=draw(st.lists(st.from_regex(r"\Ahttps://[a-z]{1,10}\.com/[a-z0-9/]{0,20}\Z"),
                               max_size=3)),

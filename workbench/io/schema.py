@@ -15,7 +15,7 @@ from typing import Any
 from workbench.io.errors import InputError
 from workbench.io.yamlio import YamlDocument
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
-from workbench.model.hardware import Hardware
+from workbench.model.hardware import FIGURE_TABLES, SINGLE_FIGURES, Hardware
 from workbench.model.operations import KINDS, STEP_OPS, Kind, Operation, Param
 from workbench.model.units import QuantityError, parse_number, parse_quantity
 
@@ -131,8 +131,9 @@ def _kind(value: Any) -> str:
 # hardware
 
 HARDWARE_KEYS = (
-    "id", "name", "vendor", "kind", "compute", "memory", "main_memory", "capacity",
-    "interconnect", "launch_overhead", "efficiency", "sparse_halved", "sources", "notes",
+    "id", "name", "vendor", "kind", "compute", "vector_compute", "memory", "main_memory",
+    "capacity", "interconnect", "launch_overhead", "efficiency", "sparse_halved", "measured",
+    "sources", "notes",
 )
 
 
@@ -172,6 +173,8 @@ def parse_hardware(data: Any, place: Place, extra_keys: tuple[str, ...] = ()) ->
     memory = _rates(data["memory"], place.at("memory"), "bandwidth", "memory level", None, True)
     interconnect = _rates(data.get("interconnect"), place.at("interconnect"), "bandwidth",
                           "interconnect", None, False)
+    vector = _rates(data.get("vector_compute"), place.at("vector_compute"), "flop_rate",
+                    "vector precision", PRECISIONS, False)
     clash = set(memory) & set(interconnect)
     if clash:
         raise place.at("interconnect").error(
@@ -181,7 +184,7 @@ def parse_hardware(data: Any, place: Place, extra_keys: tuple[str, ...] = ()) ->
         raise place.at("main_memory").error(
             f"must name one of the memory levels ({', '.join(memory)}), not {main!r}")
     hw = Hardware(name=name, compute=compute, memory=memory, main_memory=main,
-                  interconnect=interconnect)
+                  interconnect=interconnect, vector_compute=vector)
     if "id" in data:
         hw.id = expect_str(data["id"], place.at("id"), limit=80)
     for key in ("vendor", "kind", "notes"):
@@ -203,7 +206,42 @@ def parse_hardware(data: Any, place: Place, extra_keys: tuple[str, ...] = ()) ->
     if data.get("sources") is not None:
         sources = expect_list(data["sources"], place.at("sources"), "of URLs or citations")
         hw.sources = [expect_str(s, place.at("sources", i)) for i, s in enumerate(sources)]
+    if data.get("measured") is not None:
+        hw.measured = _measured_paths(data["measured"], hw, place.at("measured"))
     return hw
+
+
+def _measured_paths(value: Any, hw: Hardware, place: Place) -> list[str]:
+    """``measured:`` — figures of this machine that are measurements, as key paths:
+    ``memory.l2``, ``compute.fp32``, ``vector_compute.fp32``, ``interconnect.nvlink``,
+    ``capacity``, ``launch_overhead``, ``efficiency``."""
+    items = expect_list(value, place, "of figure paths such as memory.l2 or compute.fp32")
+    out: list[str] = []
+    for i, item in enumerate(items):
+        at = place.at(i)
+        path = expect_str(item, at, limit=120).strip()
+        table, dot, key = path.partition(".")
+        if not dot:
+            if path not in SINGLE_FIGURES:
+                raise at.error(
+                    f"{path!r} is not a figure path; write TABLE.KEY with TABLE one of "
+                    f"{', '.join(FIGURE_TABLES)} (memory.l2, compute.fp32), or one of "
+                    f"{', '.join(SINGLE_FIGURES)}")
+            if getattr(hw, path) is None:
+                raise at.error(f"{path!r}: this machine gives no {path}")
+        else:
+            if table not in FIGURE_TABLES:
+                hint = _did_you_mean(table, list(FIGURE_TABLES))
+                raise at.error(f"unknown table {table!r} in {path!r}{hint}; one of: "
+                               f"{', '.join(FIGURE_TABLES)}")
+            figures = getattr(hw, table)
+            if key not in figures:
+                raise at.error(f"{path!r}: this machine has no {key!r} in {table} "
+                               f"(it has: {', '.join(figures) or 'none'})")
+        if path in out:
+            raise at.error(f"{path!r} is listed twice")
+        out.append(path)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

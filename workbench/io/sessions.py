@@ -8,8 +8,11 @@ Format (``schema_version: 1``)::
       - preset: h100-sxm            # an id from hardware_presets/, with optional overrides
         efficiency: 0.8
       - name: Toy accelerator       # or a machine defined in place
-        compute: {fp16: 100 TFLOP/s}
-        memory: {hbm: 1 TB/s}
+        compute: {fp16: 100 TFLOP/s}          # matrix units (tensor cores, MXU, AMX)
+        vector_compute: {fp16: 25 TFLOP/s}    # optional: vector units (elementwise work)
+        memory: {hbm: 1 TB/s, l2: 5 TB/s}
+        capacity: 16 GiB                      # binary prefixes are powers of two
+        measured: [memory.l2]                 # optional: figures measured, not specified
     operations:
       - name: FFN up, prefill
         kind: gemm
@@ -390,10 +393,12 @@ def hardware_to_data(hw: Hardware) -> dict[str, Any]:
     if hw.kind and hw.kind != "custom":
         out["kind"] = hw.kind
     out["compute"] = {k: _q(v, "flop_rate") for k, v in hw.compute.items()}
+    if hw.vector_compute:
+        out["vector_compute"] = {k: _q(v, "flop_rate") for k, v in hw.vector_compute.items()}
     out["memory"] = {k: _q(v, "bandwidth") for k, v in hw.memory.items()}
     out["main_memory"] = hw.main_memory
     if hw.capacity:
-        out["capacity"] = _q(hw.capacity, "bytes")
+        out["capacity"] = _capacity_text(hw.capacity)
     if hw.interconnect:
         out["interconnect"] = {k: _q(v, "bandwidth") for k, v in hw.interconnect.items()}
     if hw.launch_overhead:
@@ -402,11 +407,26 @@ def hardware_to_data(hw: Hardware) -> dict[str, Any]:
         out["efficiency"] = hw.efficiency
     if hw.sparse_halved:
         out["sparse_halved"] = True
+    measured = hw.measured_figures()
+    if measured:
+        out["measured"] = measured
     if hw.sources:
         out["sources"] = list(hw.sources)
     if hw.notes:
         out["notes"] = hw.notes
     return out
+
+
+def _capacity_text(capacity: float) -> str:
+    """A capacity in binary units when it is a whole number of MiB (``80 GiB``, as memory
+    sizes are), else in decimal ones; either reads back as exactly the same float."""
+    if capacity % 2.0**20 == 0:
+        for prefix, scale in (("Ti", 2.0**40), ("Gi", 2.0**30), ("Mi", 2.0**20)):
+            if capacity >= scale:
+                text = repr(capacity / scale).removesuffix(".0")
+                if len(text) <= 12:
+                    return f"{text} {prefix}B"
+    return _q(capacity, "bytes")
 
 
 def _hardware_entry_to_data(entry: HardwareEntry) -> dict[str, Any]:

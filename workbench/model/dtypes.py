@@ -20,14 +20,15 @@ DTYPE_BYTES: dict[str, float] = {
 }
 
 #: Precisions a machine can have a compute peak for, widest first.
-PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8", "int4")
+PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4",
+                               "int32", "int8", "int4")
 
 #: Where a machine has no peak for a precision, the computation runs at the next precision
 #: in this chain that it has (an fp8 GEMM on an A100 runs on the bf16/fp16 units).
 _FALLBACK: dict[str, tuple[str, ...]] = {
     "int4": ("int4", "int8", "fp8", "fp16", "bf16", "fp32"),
     "int8": ("int8", "fp8", "fp16", "bf16", "fp32"),
-    "int32": ("int8", "fp32"),
+    "int32": ("int32", "int8", "fp32"),
     "fp4": ("fp4", "fp6", "fp8", "fp16", "bf16", "fp32"),
     "fp6": ("fp6", "fp8", "fp16", "bf16", "fp32"),
     "fp8": ("fp8", "fp16", "bf16", "fp32"),

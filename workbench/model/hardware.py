@@ -6,7 +6,21 @@ from dataclasses import dataclass, field, replace
 
 from workbench.model.dtypes import fallback_chain
 
-__all__ = ["Hardware", "UnsupportedPrecision", "UnknownLevel"]
+__all__ = ["Hardware", "Ceiling", "UnsupportedPrecision", "UnknownLevel", "UNITS_OF_WORK",
+           "FIGURE_TABLES", "SINGLE_FIGURES", "RULE_OF_THUMB"]
+
+#: The execution units a computation can run on: ``matrix`` (tensor cores, MXU, AMX: the
+#: ``compute`` table) and ``vector`` (CUDA cores, VPU, AVX/NEON: the ``vector_compute`` table).
+UNITS_OF_WORK: tuple[str, ...] = ("matrix", "vector")
+
+#: The tables of figures a ``measured:`` path may name (``memory.l2``, ``compute.fp32``, …),
+#: and the single figures (``capacity``, ``launch_overhead``, ``efficiency``).
+FIGURE_TABLES: tuple[str, ...] = ("compute", "vector_compute", "memory", "interconnect")
+SINGLE_FIGURES: tuple[str, ...] = ("capacity", "launch_overhead", "efficiency")
+
+#: How the launch overhead and the derating efficiency are described unless listed as
+#: measured: they are rules of thumb, not hardware figures.
+RULE_OF_THUMB = "rule of thumb"
 
 
 class UnsupportedPrecision(LookupError):
@@ -17,13 +31,39 @@ class UnknownLevel(LookupError):
     """A memory level or interconnect the machine does not have."""
 
 
+@dataclass(frozen=True)
+class Ceiling:
+    """The compute roof an operation meets on a machine.
+
+    ``unit`` is the unit whose peak is used (``matrix`` or ``vector``), ``wanted`` the unit
+    the operation's kind runs on; they differ only when a machine lists no vector peaks.
+    ``note`` says in words what was chosen when it is not the obvious figure (a precision
+    fallback, or the matrix peak standing in for vector work).
+    """
+
+    peak: float
+    precision: str
+    unit: str
+    wanted: str
+    note: str = ""
+
+    @property
+    def table(self) -> str:
+        return "vector_compute" if self.unit == "vector" else "compute"
+
+
 @dataclass
 class Hardware:
     """All rates in base SI units: FLOP/s (or OP/s), bytes/s, seconds.
 
-    ``compute`` holds *dense* peaks; vendor figures quoted with 2:4 sparsity are halved
-    (``sparse_halved`` records that). ``main_memory`` names the level of ``memory`` that
-    operations are measured against unless they choose another one.
+    ``compute`` holds *dense* peaks of the matrix units (tensor cores, MXU, AMX) per
+    precision; vendor figures quoted with 2:4 sparsity are halved (``sparse_halved`` records
+    that). ``vector_compute`` holds the peaks of the vector units (CUDA cores, VPU, AVX)
+    that elementwise work, norms, softmax and reductions run on; a machine without it
+    judges that work against ``compute``, and says so. ``main_memory`` names the level of
+    ``memory`` that operations are measured against unless they choose another one.
+    ``measured`` lists the figures (``memory.l2``, ``vector_compute.fp32``, ``capacity``,
+    ``launch_overhead``, …) that are measurements rather than vendor specifications.
     """
 
     name: str
@@ -40,6 +80,8 @@ class Hardware:
     sparse_halved: bool = False
     sources: list[str] = field(default_factory=list)
     notes: str = ""
+    vector_compute: dict[str, float] = field(default_factory=dict)
+    measured: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.main_memory and self.memory:
@@ -49,17 +91,90 @@ class Hardware:
     def label(self) -> str:
         return self.name or self.id
 
-    def precision_for(self, precision: str) -> str:
+    def precision_for(self, precision: str, unit: str = "matrix") -> str:
         """The precision whose peak a computation in ``precision`` runs at on this machine."""
-        for candidate in fallback_chain(precision):
-            if candidate in self.compute:
-                return candidate
-        raise UnsupportedPrecision(
-            f"{self.label} has no {precision} peak (nor a wider precision to run it at)"
-        )
+        return self.ceiling(precision, unit).precision
 
-    def peak(self, precision: str) -> float:
-        return self.compute[self.precision_for(precision)]
+    def ceiling(self, precision: str, unit: str = "matrix") -> Ceiling:
+        """The compute roof of work in ``precision`` on ``unit`` (``matrix`` or ``vector``).
+
+        The precision falls back only along :func:`~workbench.model.dtypes.fallback_chain`
+        (to a precision that holds every value of the requested one); vector work looks in
+        ``vector_compute`` and, on a machine that lists no vector peaks at all, in
+        ``compute`` with a note saying so. Raises :class:`UnsupportedPrecision` when no
+        precision of the chain has a peak.
+        """
+        cached = self._ceilings.get((precision, unit))
+        if cached is not None:
+            return cached
+        wanted = "vector" if unit == "vector" else "matrix"
+        used = wanted
+        table = self.compute
+        if wanted == "vector":
+            if self.vector_compute:
+                table = self.vector_compute
+            else:
+                used = "matrix"
+        chain = fallback_chain(precision)
+        found = next((c for c in chain if c in table), None)
+        if found is None:
+            where = "vector" if used == "vector" else ""
+            wider = ", ".join(chain[1:])
+            also = f" (nor a wider precision it could run at: {wider})" if wider else \
+                " (and no wider precision holds its values)"
+            raise UnsupportedPrecision(
+                f"{self.label} has no {precision} {where + ' ' if where else ''}peak{also}")
+        notes = []
+        if found != precision:
+            notes.append(f"{precision} runs at the {found} peak (no {precision} "
+                         f"{'vector ' if used == 'vector' else ''}peak on this machine; "
+                         f"{found} is the next wider precision it has)")
+        if wanted == "vector" and used == "matrix":
+            notes.append("this machine lists no vector peaks: vector work is judged against "
+                         "the matrix peak, an optimistic roof")
+        ceiling = Ceiling(table[found], found, used, wanted, "; ".join(notes))
+        self._ceilings[(precision, unit)] = ceiling
+        return ceiling
+
+    @property
+    def _ceilings(self) -> dict:
+        """Ceilings asked for, by (precision, unit), for the current peaks (a change of any
+        peak table empties it)."""
+        key = (tuple(self.compute.items()), tuple(self.vector_compute.items()))
+        store = self.__dict__.get("_ceiling_store")
+        if store is None or store[0] != key:
+            store = (key, {})
+            self.__dict__["_ceiling_store"] = store
+        return store[1]
+
+    def peak(self, precision: str, unit: str = "matrix") -> float:
+        return self.ceiling(precision, unit).peak
+
+    def is_measured(self, path: str) -> bool:
+        """Whether the figure at ``path`` (``memory.l2``, ``compute.fp32``, ``capacity``) is
+        listed as measured rather than specified by the vendor."""
+        return path in self.measured
+
+    def measured_figures(self) -> list[str]:
+        """The ``measured`` paths that still name a figure of this machine (a level removed
+        in the editor takes its mark with it)."""
+        out = []
+        for path in self.measured:
+            table, dot, key = path.partition(".")
+            if dot and table in FIGURE_TABLES and key in getattr(self, table):
+                out.append(path)
+            elif not dot and path in SINGLE_FIGURES and getattr(self, path) is not None:
+                out.append(path)
+        return out
+
+    def figure_status(self, path: str) -> str:
+        """``measured``, ``rule of thumb`` (launch overhead and derating efficiency unless
+        listed as measured) or ``specified``."""
+        if path in self.measured_figures():
+            return "measured"
+        if path in ("launch_overhead", "efficiency"):
+            return RULE_OF_THUMB
+        return "specified"
 
     @property
     def levels(self) -> dict[str, float]:
@@ -84,14 +199,16 @@ class Hardware:
         """The level actually used: ``level`` if given, else main memory."""
         return level or self.main_memory
 
-    def ridge(self, precision: str, level: str | None = None) -> float:
+    def ridge(self, precision: str, level: str | None = None, unit: str = "matrix") -> float:
         """Ridge point in FLOP/byte: peak / bandwidth."""
-        return self.peak(precision) / self.bandwidth(level)
+        return self.peak(precision, unit) / self.bandwidth(level)
 
     def copy(self, **changes) -> Hardware:
         """A deep copy, with ``changes`` applied (``compute={...}`` replaces the peaks)."""
         fresh = {
             "compute": dict(self.compute),
+            "vector_compute": dict(self.vector_compute),
+            "measured": list(self.measured),
             "memory": dict(self.memory),
             "interconnect": dict(self.interconnect),
             "sources": list(self.sources),
