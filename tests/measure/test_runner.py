@@ -67,6 +67,10 @@ def test_the_machine_is_built_from_its_curves(tiny):
         assert min(inside) <= rate <= max(inside)
     assert order_problems(hw.memory) == []
     assert hw.main_memory in hw.memory
+    assert hw.vector_compute == hw.compute  # fp64/fp32 GEMM runs on the vector units
+    assert set(hw.measured) == ({f"compute.{p}" for p in hw.compute}
+                                | {f"vector_compute.{p}" for p in hw.compute}
+                                | {f"memory.{m}" for m in hw.memory})
     assert "measured" in hw.name and hw.notes.startswith("Measured on")
 
 
@@ -113,6 +117,7 @@ def test_saved_machine_is_a_preset_listed_as_measured(tiny, tmp_path, monkeypatc
     hw, prov = load_machine_file(path)
     assert hw.compute == pytest.approx(measured.hardware.compute, rel=1e-12)
     assert hw.memory == pytest.approx(measured.hardware.memory, rel=1e-12)
+    assert hw.measured == measured.hardware.measured
     assert prov["bandwidth"]["copy"][0]["rate"] == measured.provenance["bandwidth"]["copy"][0][
         "rate"]
     assert hw.id in load_presets()

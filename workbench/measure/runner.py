@@ -236,7 +236,11 @@ def measure_machine(profile: Profile | str = "quick",
         name=f"{' '.join(cpu.split())} ({cores} cores, measured {now:%Y-%m-%d})",
         compute=compute, memory=memory, main_memory=main,
         id=f"measured-{_slug(cpu)}-{now:%Y%m%d-%H%M%S}", vendor=system.cpu_vendor(),
-        kind="cpu")
+        kind="cpu", vector_compute=dict(compute))
+    hw.measured = ([f"compute.{p}" for p in compute] + [f"vector_compute.{p}" for p in compute]
+                   + [f"memory.{name}" for name in memory])
+    notes.append("fp64 and fp32 GEMM run on the vector units (AVX, NEON FMA), so each peak is "
+                 "also the vector peak that elementwise work, norms and reductions meet")
     info = system.blas_info()
     hw.sources = [f"measured on this machine with roofline-workbench measure "
                   f"({profile.name}), numpy {info['numpy']}, "
