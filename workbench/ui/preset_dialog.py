@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.io.presets import get_preset, load_presets
+from workbench.io.presets import builtin_ids, get_preset, load_presets
 from workbench.model.hardware import Hardware, UnknownLevel, UnsupportedPrecision
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
@@ -271,10 +271,13 @@ class PresetDialog(QDialog):
         self.preset_list.setItemDelegate(TwoLineDelegate(self.preset_list))
         self.preset_list.setUniformItemSizes(True)
         in_session = {e.preset for e in self.document.session.hardware if e.preset}
+        builtin = builtin_ids()
         for preset_id, hw in self.presets.items():
             item = QListWidgetItem(hw.name)
             item.setData(ID_ROLE, preset_id)
             mark = "✓ in session · " if preset_id in in_session else ""
+            if hw.measured and preset_id not in builtin:  # the user's own, from measure
+                mark += "measured · "
             item.setData(SUMMARY_ROLE, f"{mark}{preset_id} · {machine_summary(hw)}")
             item.setToolTip(f"{hw.name}\n{preset_id} · {hw.vendor} · {hw.kind}")
             self.preset_list.addItem(item)
