@@ -80,7 +80,7 @@ def _gemm(p):
     a = rng.random(shape + (p["m"], p["k"])).astype(dt)
     b = rng.random(shape + (p["k"], p["n"])).astype(dt)
     c = np.empty(shape + (p["m"], p["n"]), dt)
-    return (lambda: np.matmul(a, b, out=c)), "np.matmul(A, B, out=C)"
+    return (lambda: np.matmul(a, b, out=c)), "np.matmul(A, B, out=C)", (c, a, b)
 
 
 _SQRT_2_PI = math.sqrt(2 / math.pi)
@@ -154,7 +154,7 @@ def _elementwise(p):
     how = "numpy ufuncs step by step, each into its own array"
     if p["fused"]:
         how += " (numpy cannot fuse: the fused chain runs unfused here)"
-    return run, how
+    return run, how, (outs[-1] if outs else tensors[p["input"]], tensors)
 
 
 def _reduction(p):
@@ -162,11 +162,12 @@ def _reduction(p):
     x = np.full((p["rows"], p["n"]), 0.5, dt)
     r = np.empty(p["rows"], dt)
     if p["op"] == "sum":
-        return (lambda: np.add.reduce(x, axis=1, out=r)), "np.add.reduce(x, axis=1)"
+        return (lambda: np.add.reduce(x, axis=1, out=r)), "np.add.reduce(x, axis=1)", (r, x)
     if p["op"] == "max":
-        return (lambda: np.maximum.reduce(x, axis=1, out=r)), "np.maximum.reduce(x, axis=1)"
+        return ((lambda: np.maximum.reduce(x, axis=1, out=r)), "np.maximum.reduce(x, axis=1)",
+                (r, x))
     y = np.full_like(x, 0.25)
-    return (lambda: np.einsum("ij,ij->i", x, y, out=r)), "np.einsum('ij,ij->i', x, y)"
+    return (lambda: np.einsum("ij,ij->i", x, y, out=r)), "np.einsum('ij,ij->i', x, y)", (r, x, y)
 
 
 def _softmax(p):
@@ -183,7 +184,7 @@ def _softmax(p):
         np.add.reduce(y, axis=1, out=s, keepdims=True)
         np.divide(y, s, out=y)
 
-    return run, "max, subtract, exp, sum, divide: numpy ufuncs with out="
+    return run, "max, subtract, exp, sum, divide: numpy ufuncs with out=", (y, x)
 
 
 def _norm(p):
@@ -213,11 +214,16 @@ def _norm(p):
         if layer:
             np.add(y, beta, out=y)
 
-    return run, f"{p['variant']} with numpy ufuncs and reductions (out=)"
+    return run, f"{p['variant']} with numpy ufuncs and reductions (out=)", (y, x, gamma, beta)
 
 
 _BUILDERS: dict[str, Callable] = {"gemm": _gemm, "elementwise": _elementwise,
                                   "reduction": _reduction, "softmax": _softmax, "norm": _norm}
+
+
+def build(op: Operation):
+    """``(run, how, (result, *inputs))``: the numpy work of ``op`` on fresh arrays."""
+    return _BUILDERS[op.kind](_params(op))
 
 
 def time_operation(op: Operation, budget_s: float = 1.0, min_runs: int = 3,
@@ -228,7 +234,7 @@ def time_operation(op: Operation, budget_s: float = 1.0, min_runs: int = 3,
     problem = timing_problem(op)
     if problem:
         raise ValueError(f"{op.name}: {problem}")
-    run, how = _BUILDERS[op.kind](_params(op))
+    run, how, _ = build(op)
     run()  # warm: pages touched, BLAS threads started
     times = time_runs(run, budget_s, min_runs, max_runs, cancelled)
     return TimedOperation(best_of(times, max(1.0, float(op.counts().flops))), how)
