@@ -15,8 +15,9 @@ synthetic curves.
   are transitions.
 * **Levels.** With the cache sizes the operating system reports (L1d, L2, L3), working sets
   up to ¾ of a cache and above 1½ times the cache before it belong to that cache; above the
-  last-level cache (preferably twice it), to DRAM. A level's bandwidth is the median of its
-  points that lie on a plateau (or of all its points when none does). Without reported sizes,
+  last-level cache (preferably twice it), to DRAM. A level's bandwidth is the median of the
+  points of one plateau in its range (the fastest for a cache, the longest for DRAM), or of
+  all its points when none lies on a plateau. Without reported sizes,
   plateaus are named in order: the largest working sets are DRAM, the smaller ones L1, L2, L3.
 * **Order.** A faster level sits closer to the core, so L1 ≥ L2 ≥ L3 ≥ DRAM must hold. A cache
   level that measures *below* the level after it (for instance an L1 figure held down by the
@@ -176,7 +177,7 @@ def name_levels(sizes: Sequence[float], rates: Sequence[float],
             inside = [i for i in range(len(sizes)) if low < sizes[i] <= high and rates[i] > 0]
             if not inside:
                 continue
-            chosen = _choose(name, inside, plateaus) or inside
+            chosen = _choose(name, inside, plateaus, rates) or inside
             levels.append(Level(name, float(statistics.median(rates[i] for i in chosen)),
                                 float(min(sizes[i] for i in chosen)),
                                 float(max(sizes[i] for i in chosen)), len(chosen),
@@ -192,18 +193,19 @@ def name_levels(sizes: Sequence[float], rates: Sequence[float],
     return _enforce_order(levels)
 
 
-def _choose(name: str, inside: list[int], plateaus: list[Plateau]) -> list[int]:
-    """The points of a level's range that lie on one plateau: for a cache the plateau at its
-    small end (the large end may already spill into the next level where a cache holds less
-    than the OS reports, as a virtual machine's share of a shared cache does); for DRAM the
-    plateau with the most points."""
+def _choose(name: str, inside: list[int], plateaus: list[Plateau],
+            rates: Sequence[float]) -> list[int]:
+    """The points of a level's range that lie on one plateau: for a cache the fastest
+    plateau in its range (slower ones are the next level showing through where a cache holds
+    less than the OS reports, as a virtual machine's share of a shared cache does, or a dip
+    where the library changes strategy); for DRAM the plateau with the most points."""
     parts = [[i for i in p.indices if i in inside] for p in plateaus]
     parts = [part for part in parts if len(part) >= 2]
     if not parts:
         return []
     if name == "DRAM":
         return max(parts, key=len)
-    return min(parts, key=lambda part: min(part))
+    return max(parts, key=lambda part: statistics.median(rates[i] for i in part))
 
 
 def _enforce_order(levels: list[Level]) -> list[Level]:
