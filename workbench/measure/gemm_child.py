@@ -1,6 +1,7 @@
 """Child process of the GEMM measurement: ``python -m workbench.measure.gemm_child CONFIG``.
 
-CONFIG is JSON: dtype (a numpy type name), sizes (rising n), budget_s (time per size),
+CONFIG is JSON: dtype (a numpy type name), sizes (rising n), budget_s (time per size;
+peak_budget_s from min_n on),
 min_runs, max_runs, min_n (the smallest n that may end the sweep) and tol (how little a size
 may gain over the best before it for the rate to count as levelled off). The BLAS thread
 count comes from the environment the parent sets. Prints ``{"n", "times", "flops"}`` per size.
@@ -29,7 +30,8 @@ def main(argv: list[str]) -> int:
         b = rng.random((n, n)).astype(dtype)
         c = np.empty((n, n), dtype)
         np.matmul(a, b, out=c)  # warm: threads started, pages touched
-        times = time_runs(lambda a=a, b=b, c=c: np.matmul(a, b, out=c), config["budget_s"],
+        budget = config["peak_budget_s"] if n >= config["min_n"] else config["budget_s"]
+        times = time_runs(lambda a=a, b=b, c=c: np.matmul(a, b, out=c), budget,
                           config["min_runs"], config["max_runs"])
         flops = 2.0 * n**3
         rates.append(flops / min(times))

@@ -88,10 +88,13 @@ def time_bandwidth(kernel: str, working_set: int, budget_s: float, min_runs: int
     moved = per_element * n
     sweeps = max(1, int(_BYTES_PER_CALL // moved))
     if buffers is None or buffers.a.size < n or buffers.b.size < n:
-        buffers = Buffers(n * 8 * 2)
-    a = buffers.a[:n]
-    b = buffers.b[:n] if arrays >= 3 else None
-    c = buffers.c[:n] if arrays >= 2 else None
+        a = np.full(n, 1.0)  # (arrays of their own, the way a plain numpy program has them)
+        b = np.full(n, 2.0) if arrays >= 3 else None
+        c = np.zeros(n) if arrays >= 2 else None
+    else:
+        a = buffers.a[:n]
+        b = buffers.b[:n] if arrays >= 3 else None
+        c = buffers.c[:n] if arrays >= 2 else None
     if sweeps > 1:
         a_in = np.broadcast_to(a, (sweeps, n))
         b_in = np.broadcast_to(b, (sweeps, n)) if b is not None else None
@@ -124,16 +127,18 @@ def run_gemm_child(dtype: str, threads: int, sizes: list[int], budget_s: float,
                    min_runs: int, max_runs: int, min_n: int, tol: float,
                    on_size: Callable[[dict], None] = lambda row: None,
                    cancelled: Callable[[], bool] = lambda: False,
-                   timeout_s: float = 600.0) -> list[dict]:
+                   timeout_s: float = 600.0, peak_budget_s: float | None = None) -> list[dict]:
     """GEMM rates for rising sizes in a child process with ``threads`` BLAS threads.
 
+    Sizes from ``min_n`` on (where the peak is read) are timed for ``peak_budget_s``.
     Returns one row per size measured: ``{"n", "times", "flops"}``. Cancelling kills the
     child at once.
     """
     import os
 
     config = {"dtype": dtype, "sizes": sizes, "budget_s": budget_s, "min_runs": min_runs,
-              "max_runs": max_runs, "min_n": min_n, "tol": tol}
+              "max_runs": max_runs, "min_n": min_n, "tol": tol,
+              "peak_budget_s": budget_s if peak_budget_s is None else peak_budget_s}
     env = thread_env(threads)
     env["PYTHONPATH"] = os.pathsep.join(
         [_package_root()] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
