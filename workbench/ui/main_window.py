@@ -325,9 +325,6 @@ class MainWindow(QMainWindow):
         edit.addAction(self.compare_action)
         edit.addAction(self.measure_operation_action)
 
-        hardware_menu = bar.addMenu("&Hardware")
-        hardware_menu.addAction(self.measure_machine_action)
-
         view = bar.addMenu("&View")
         view.addAction(self.fit_action)
         view.addSeparator()
@@ -343,6 +340,9 @@ class MainWindow(QMainWindow):
                      self.results_dock, self.measurements_dock, self.compare_dock,
                      self.sweep_dock):
             panels.addAction(dock.toggleViewAction())
+
+        hardware_menu = bar.addMenu("&Hardware")
+        hardware_menu.addAction(self.measure_machine_action)
 
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.guide_action)
