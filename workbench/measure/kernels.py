@@ -127,10 +127,13 @@ def run_gemm_child(dtype: str, threads: int, sizes: list[int], budget_s: float,
                    min_runs: int, max_runs: int, min_n: int, tol: float,
                    on_size: Callable[[dict], None] = lambda row: None,
                    cancelled: Callable[[], bool] = lambda: False,
-                   timeout_s: float = 600.0, peak_budget_s: float | None = None) -> list[dict]:
+                   timeout_s: float = 600.0, peak_budget_s: float | None = None,
+                   sample_s: float = 0.0) -> list[dict]:
     """GEMM rates for rising sizes in a child process with ``threads`` BLAS threads.
 
-    Sizes from ``min_n`` on (where the peak is read) are timed for ``peak_budget_s``.
+    Sizes from ``min_n`` on (where the peak is read) are timed for ``peak_budget_s``, each
+    timed sample repeating the product for at least ``sample_s`` (the time per product is
+    reported).
     Returns one row per size measured: ``{"n", "times", "flops"}``. Cancelling kills the
     child at once.
     """
@@ -138,7 +141,8 @@ def run_gemm_child(dtype: str, threads: int, sizes: list[int], budget_s: float,
 
     config = {"dtype": dtype, "sizes": sizes, "budget_s": budget_s, "min_runs": min_runs,
               "max_runs": max_runs, "min_n": min_n, "tol": tol,
-              "peak_budget_s": budget_s if peak_budget_s is None else peak_budget_s}
+              "peak_budget_s": budget_s if peak_budget_s is None else peak_budget_s,
+              "sample_s": sample_s}
     env = thread_env(threads)
     env["PYTHONPATH"] = os.pathsep.join(
         [_package_root()] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))

@@ -11,8 +11,9 @@ next to it in the preset file).
 Conventions (also written into every measured machine's notes):
 
 * a precision's peak is the best GEMM rate (2·n³ FLOPs per n×n×n product) at the sizes where
-  the rate has levelled off, on all cores or on one, whichever is higher (on a busy machine
-  one core can beat two);
+  the rate has levelled off, each timed sample there lasting a fraction of a second (the
+  product repeated: a sustained rate), on all cores or on one, whichever is higher (on a
+  busy machine one core can beat two);
 * a level's bandwidth is the **copy** kernel's (load + store counted, 16 bytes per element)
   over the working sets that belong to that level; read and triad are kept as curves;
 * every figure is the best of repeated runs, with its spread (see
@@ -70,14 +71,19 @@ class Profile:
     #: per GEMM size from ``gemm_min_n`` on, where the peak is read: other programs take
     #: cores for seconds at a time, so the peak gets many runs
     gemm_peak_budget_s: float = 0.0
+    #: ... and each timed sample there lasts at least this long (the product repeated), so
+    #: that the peak is a sustained rate
+    gemm_sample_s: float = 0.0
 
 
 PROFILES = {
     # sizes avoid powers of two (their cache-set conflicts dip the GEMM rate)
     "quick": Profile("quick", 2, 8 * 1024, 512 * 1024**2, 0.03, 3, (500, 1000, 2000), 0.15, 2,
-                     30, 2000, dram_budget_s=2.0, gemm_peak_budget_s=1.5),
+                     30, 2000, dram_budget_s=2.0, gemm_peak_budget_s=1.5,
+                     gemm_sample_s=0.4),
     "full": Profile("full", 3, 4 * 1024, 2 * GIB, 0.10, 5, (500, 1000, 2000, 3000, 4000), 0.5,
-                    3, 40, 2000, dram_budget_s=3.0, gemm_peak_budget_s=3.0),
+                    3, 40, 2000, dram_budget_s=3.0, gemm_peak_budget_s=3.0,
+                    gemm_sample_s=0.8),
     # for tests of the machinery, not of the machine: seconds, not minutes
     "tiny": Profile("tiny", 1, 8 * 1024, 8 * 1024**2, 0.002, 2, (64, 128), 0.005, 1, 2, 64),
 }
@@ -231,7 +237,8 @@ def measure_machine(profile: Profile | str = "quick",
                               profile.gemm_min_runs, profile.gemm_max_runs, profile.gemm_min_n,
                               profile.gemm_tol, on_size=on_size, cancelled=cancelled,
                               peak_budget_s=max(profile.gemm_peak_budget_s,
-                                                profile.gemm_budget_s))
+                                                profile.gemm_budget_s),
+                              sample_s=profile.gemm_sample_s)
         timed = [(row["n"], best_of(row["times"], row["flops"])) for row in rows]
         levelled = [item for item in timed if item[0] >= profile.gemm_min_n] or timed[-1:]
         n_best, best = max(levelled, key=lambda item: item[1].rate)
