@@ -25,9 +25,12 @@ def main() -> int:
     parser.add_argument("--out", default=str(ROOT / "docs"))
     parser.add_argument("--width", type=int, default=1600)
     parser.add_argument("--height", type=int, default=1000)
+    parser.add_argument("--only", help="one example (its file name without .yaml)")
     args = parser.parse_args()
     out = Path(args.out)
     (out / "screenshots").mkdir(parents=True, exist_ok=True)
+
+    from PySide6.QtCore import Qt
 
     from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
     from workbench.io.sessions import load_session
@@ -36,12 +39,18 @@ def main() -> int:
 
     app = create_app()
     for _, path in list_examples():
+        if args.only and path.stem != args.only:
+            continue
         window = MainWindow()
         window.resize(args.width, args.height)
         window.set_session(load_session(path), path)
-        ops = window.document.session.operations
+        ops = [e for e in window.document.session.operations if e.visible]
         if ops:
             window.workspace.selection.select(ops[0].id)
+        if window.document.session.models:  # a whole model: show its results, roomier
+            window.show_model(window.document.session.models[-1].id)
+            window.sweep_dock.hide()
+            window.resizeDocks([window.model_dock], [330], Qt.Orientation.Vertical)
         window.show()
         for _ in range(5):
             app.processEvents()

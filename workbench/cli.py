@@ -5,6 +5,7 @@
     roofline-workbench render SESSION.yaml -o FIG.png|.svg|.pdf [--size slide|single|double]
                        [--width PX] [--height PX] [--dpi N] [--theme NAME] [--transparent]
     roofline-workbench presets [--format table|json]
+    roofline-workbench model CONFIG.json --phase prefill|decode --batch B [...]
     roofline-workbench measure [--quick] [-o MACHINE.yaml] [--compare PRESET]
     roofline-workbench --version
 
@@ -19,9 +20,8 @@ import sys
 from collections.abc import Sequence
 
 from workbench import __version__
+from workbench.cli_common import EXIT_BAD_INPUT, PROG, derivation_json, fail, json_safe
 
-PROG = "roofline-workbench"
-EXIT_BAD_INPUT = 2
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
                          help="also write the machine to this file")
     measure.add_argument("--compare", metavar="PRESET",
                          help="label the gap to this preset's datasheet figures")
+    from workbench import cli_model
+
+    cli_model.add_parser(sub)
     return parser
 
 
@@ -97,7 +100,8 @@ def _dpi(text: str) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    commands = {"analyze", "presets", "render", "measure", "-h", "--help", "--version"}
+    commands = {"analyze", "presets", "render", "model", "measure", "-h", "--help",
+                "--version"}
     if not args or args[0] not in commands:
         if args and args[0].startswith("-") and args[0] not in commands:
             _parser().parse_args(args)  # reports the unknown option
@@ -110,6 +114,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _presets(parsed.format)
         if parsed.command == "render":
             return _render(parsed)
+        if parsed.command == "model":
+            from workbench import cli_model
+
+            return cli_model.run(parsed)
         if parsed.command == "measure":
             from workbench.measure_cli import run_measure
 
@@ -122,15 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_BAD_INPUT
 
 
-def _fail(message: str) -> int:
-    sys.stderr.write(f"{PROG}: {' '.join(str(message).split())}\n")
-    return EXIT_BAD_INPUT
-
-
 def _run_app(session: str | None, rest: list[str]) -> int:
     if rest:
-        return _fail(f"unexpected arguments: {' '.join(rest)} (see --help)")
-    from workbench.ui.app import run
+        return fail(f"unexpected arguments: {' '.join(rest)} (see --help)")
+    from workbench.ui.launch import run
 
     return run(session)
 
@@ -142,7 +145,7 @@ RESULT_KEYS = (
     "operation", "hardware", "precision", "precision_used", "level", "flops", "bytes",
     "intensity", "peak_flops", "bandwidth", "ridge", "attainable_flops", "fraction_of_peak",
     "bound", "t_math_s", "t_mem_s", "t_lower_s", "t_upper_s", "t_predicted_s", "efficiency",
-    "launch_overhead_s",
+    "launch_overhead_s", "unit", "ceiling_note", "kernels",
 )
 
 CSV_HEADERS = {
@@ -151,7 +154,7 @@ CSV_HEADERS = {
     "attainable_flops": "attainable_flops [FLOP/s]", "fraction_of_peak": "fraction_of_peak [1]",
     "t_math_s": "t_math [s]", "t_mem_s": "t_mem [s]", "t_lower_s": "t_lower [s]",
     "t_upper_s": "t_upper [s]", "t_predicted_s": "t_predicted [s]", "efficiency": "efficiency [1]",
-    "launch_overhead_s": "launch_overhead [s]",
+    "launch_overhead_s": "launch_overhead [s]", "kernels": "kernels [1]",
 }
 
 
@@ -168,38 +171,61 @@ def _load(path: str):
 def _analyze(path: str, fmt: str) -> int:
     session, error = _load(path)
     if error:
-        return _fail(error)
+        return fail(error)
     from workbench.model.analysis import evaluate_session
 
     pairs = evaluate_session(session)
     results = [p.result for p in pairs if p.result is not None]
     skipped = [p.skipped for p in pairs if p.skipped is not None]
     sweep_rows, crossings = _sweeps(pairs)
-    measured = _measurements(session)
+    points = _judged(session)
+    measured = _measurements(points)
     compared = _comparisons(session, pairs)
+    warnings = _warnings(session, points)
     if fmt == "json":
         payload = {
             "session": path,
             "title": session.title,
             "results": [{k: r.as_dict()[k] for k in RESULT_KEYS} for r in results]
-            + _json_safe(sweep_rows),
+            + json_safe(sweep_rows),
             "skipped": [s.__dict__ for s in skipped],
-            "operations": [_derivation(e.operation) for e in session.operations],
-            "crossings": _json_safe(crossings),
-            "measurements": _json_safe(measured),
-            "comparisons": _json_safe(compared),
+            "operations": [derivation_json(e.operation) for e in session.operations],
+            "crossings": json_safe(crossings),
+            "measurements": json_safe(measured),
+            "comparisons": json_safe(compared),
+            "warnings": [w.as_dict() for w in warnings],
         }
         import json  # here, not at the top: the desktop app starts through this module
 
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
-    elif fmt == "csv":
-        sys.stdout.write(results_csv(results, sweep_rows))
     else:
-        sys.stdout.write(results_table(results, skipped, session.title))
-        sys.stdout.write(_analysis_lines(crossings, measured))
-        sys.stdout.write(_comparison_lines(compared))
+        if fmt == "csv":
+            sys.stdout.write(results_csv(results, sweep_rows))
+        else:
+            sys.stdout.write(results_table(results, skipped, session.title))
+            sys.stdout.write(_analysis_lines(crossings, measured))
+            sys.stdout.write(_comparison_lines(compared))
+        for warning in warnings:  # beside the output, which stays machine-readable
+            sys.stderr.write(f"{PROG}: warning: {warning.message}\n")
     return 0
+
+
+def _judged(session) -> list:
+    if not session.measurements:
+        return []
+    from workbench.model.measured_session import judge_session
+
+    return judge_session(session)
+
+
+def _warnings(session, points) -> list:
+    """Numbers that ask for a check: a measured point above its roof, machines defined or
+    edited by hand whose figures look sparse or that lack a main-memory level."""
+    from workbench.io.presets import is_hand_made
+    from workbench.model.advisories import session_advisories
+
+    return session_advisories(session, points, hand_made=is_hand_made)
 
 
 def _sweeps(pairs) -> tuple[list[dict], list[dict]]:
@@ -227,14 +253,10 @@ def _sweeps(pairs) -> tuple[list[dict], list[dict]]:
     return rows, crossings
 
 
-def _measurements(session) -> list[dict]:
+def _measurements(points) -> list[dict]:
     """Every measured point judged against its prediction (fraction and verdict band)."""
-    if not session.measurements:
-        return []
-    from workbench.model.measured import judge_session
-
     out = []
-    for point in judge_session(session):
+    for point in points:
         m = point.measurement
         item = {"name": m.name, "operation": m.operation,
                 "hardware": point.hardware.hardware.label if point.hardware else m.hardware}
@@ -274,19 +296,6 @@ def _comparison_lines(compared: list[dict]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _json_safe(value):
-    """Infinite or NaN numbers (a sweep value with zero bytes…) as null, not invalid JSON."""
-    import math
-
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
     from workbench.model.units import format_number, format_quantity
 
@@ -305,18 +314,6 @@ def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
                      f"{format_number(100 * m['fraction'])} % of the predicted ceiling "
                      f"({format_quantity(m['predicted_time_s'], 'time')}): {m['verdict_label']}")
     return "".join(line + "\n" for line in lines)
-
-
-def _derivation(op) -> dict:
-    counts = op.counts()
-    terms = [
-        {"kind": t.kind, "name": t.name, "formula": t.formula, "substituted": t.substituted,
-         "value": float(t.value)}
-        for t in counts.flop_terms + counts.byte_terms
-    ]
-    return {"name": op.name, "kind": op.kind, "precision": counts.precision,
-            "flops": float(counts.flops), "bytes": float(counts.bytes), "terms": terms,
-            "notes": counts.notes}
 
 
 def results_csv(results, sweep_rows=()) -> str:
@@ -349,7 +346,8 @@ def results_table(results, skipped, title: str = "") -> str:
         rows.append((
             r.operation, r.hardware, format_quantity(r.flops, "flops"),
             format_quantity(r.bytes, "bytes"), format_number(r.intensity),
-            format_quantity(r.peak_flops, "flop_rate") + f" {r.precision_used}",
+            format_quantity(r.peak_flops, "flop_rate") + f" {r.precision_used}"
+            + (" vector" if r.unit == "vector" else "") + (" *" if r.ceiling_note else ""),
             format_quantity(r.attainable_flops, "flop_rate"),
             format_number(100 * r.fraction_of_peak), r.bound,
             format_quantity(r.t_lower_s, "time"), format_quantity(r.t_upper_s, "time"),
@@ -360,6 +358,9 @@ def results_table(results, skipped, title: str = "") -> str:
         lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
+    noted = dict.fromkeys((r.hardware, r.ceiling_note) for r in results if r.ceiling_note)
+    for hardware, note in noted:
+        lines.append(f"* ceiling on {hardware}: {note}")
     for s in skipped:
         lines.append(f"skipped: {s.operation} on {s.hardware}: {s.reason}")
     return "\n".join(lines) + "\n"
@@ -374,10 +375,10 @@ def _render(args) -> int:
         format_of(args.output)
         resolve_size(args.size, args.width, args.height, args.dpi, args.theme)
     except ExportError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     session, error = _load(args.session)
     if error:
-        return _fail(error)
+        return fail(error)
     from workbench.ui.export import render_figure
 
     try:
@@ -385,9 +386,9 @@ def _render(args) -> int:
                       height=args.height, dpi=args.dpi, theme=args.theme,
                       transparent=args.transparent)
     except ExportError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except OSError as exc:
-        return _fail(f"{args.output}: cannot write: {exc.strerror or exc}")
+        return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
     return 0
 
 
@@ -401,7 +402,7 @@ def _presets(fmt: str) -> int:
     try:
         presets = load_presets()
     except InputError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     for problem in user_preset_problems():  # left out of the list, and said so
         sys.stderr.write(f"{PROG}: warning: {' '.join(problem.split())}\n")
     from workbench.io.user_presets import is_measured

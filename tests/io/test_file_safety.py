@@ -53,7 +53,7 @@ def test_newer_schema_is_refused_naming_the_version_this_app_reads(tmp_path):
         load_session(path)
     message = str(info.value)
     assert "future.yaml:1: schema_version" in message
-    assert "schema_version 7" in message and "reads schema_version 1" in message
+    assert "schema_version 7" in message and "reads schema_version 2" in message
 
 
 def test_migrations_run_in_order_as_plain_dict_functions(monkeypatch):

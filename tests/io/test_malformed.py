@@ -135,10 +135,10 @@ CASES: list[tuple[str, str | bytes, tuple[str, ...], int | None]] = [
      ("operations[0].kv_heads", "heads"), 6),
     ("range-reversed", "schema_version: 1\nview:\n  x_range: [100, 1]\n", ("view.x_range",), 3),
     # versions and shapes of the document
-    ("schema-newer", "schema_version: 2\ntitle: from the future\n",
-     ("schema_version", "2", "newer", "reads schema_version 1"), 1),
+    ("schema-newer", "schema_version: 3\ntitle: from the future\n",
+     ("schema_version", "3", "newer", "reads schema_version 2"), 1),
     ("schema-missing", "title: no version\noperations: []\n",
-     ("schema_version", "schema_version 1"), None),
+     ("schema_version", "schema_version 2"), None),
     ("schema-zero", "schema_version: 0\n", ("schema_version",), 1),
     ("empty-file", "", ("empty",), None),
     ("only-comments", "# nothing here\n\n", ("empty",), None),

@@ -336,7 +336,7 @@ def test_attach_measurements_checks_references_all_or_nothing():
     added = attach_measurements(s, [ffn, softmax])
     assert s.measurements == added == [ffn, softmax]
     s.measurements.extend(read_ncu_csv(NCU, hardware="h100-sxm"))
-    from workbench.model.measured import judge_session
+    from workbench.model.measured_session import judge_session
 
     verdicts = [p.judgement.verdict for p in judge_session(s)]
     assert len(verdicts) == 5 and None not in verdicts

@@ -8,14 +8,8 @@ import math
 import pytest
 
 from workbench.io.presets import get_preset
-from workbench.model.measured import (
-    VERDICTS,
-    Measurement,
-    judge,
-    judge_session,
-    measurement_problems,
-    verdict_for,
-)
+from workbench.model.measured import VERDICTS, Measurement, judge, verdict_for
+from workbench.model.measured_session import judge_session, measurement_problems
 from workbench.model.operations import Operation
 from workbench.model.roofline import evaluate
 from workbench.model.session import HardwareEntry, OperationEntry, Session
@@ -139,7 +133,8 @@ def test_faster_than_the_roof_is_flagged():
     j = judge(Measurement("too fast", operation=op.name, time_s=t_lower(*QK) / 1.5), result)
     assert j.fraction == pytest.approx(1.5, rel=1e-12)
     assert j.verdict == "re-measure"
-    assert any("faster than the roof" in n for n in j.notes)
+    assert any("above its roof: check the counting or the peak" in n for n in j.notes)
+    assert j.above_roof
 
 
 def test_overhead_bound_prediction_is_flagged():

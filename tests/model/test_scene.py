@@ -136,18 +136,22 @@ def test_compute_roofs_only_for_precisions_used_unless_all_precisions():
     assert [r.name for r in roofs(scene, "compute")] == ["bf16/fp16"]
     assert [r.label for r in scene.ridges] == ["ridge 295 FLOP/B"]
 
+    # every roof the machine has: its matrix peaks and (named "… vector") its vector peaks
     scene = scene_of(make([h100], [h100_gemm("bf16")], all_precisions=True))
     peaks = sorted({r.ys[0] for r in roofs(scene, "compute")})
-    assert peaks == [67e12, 494.5e12, 989.4e12, 1979e12]
+    assert peaks == [33.5e12, 34e12, 67e12, 133.8e12, 494.7e12, 989.4e12, 1979e12]
+    names = {r.name for r in roofs(scene, "compute")}
+    assert "bf16/fp16 vector" in names and "bf16/fp16" in names
 
 
 def test_memory_roofs_clipped_at_highest_compute_roof_main_memory_emphasised():
-    gh200 = get_preset("gh200")  # hbm 4 TB/s (main) and lpddr5x 512 GB/s
+    gh200 = get_preset("gh200")  # hbm 4 TB/s (main), l2 9.8 TB/s and lpddr5x 512 GB/s
     scene = scene_of(make([gh200], [h100_gemm("bf16")]))
     top = max(r.ys[0] for r in roofs(scene, "compute"))
     by_name = {r.name: r for r in roofs(scene, "memory")}
-    assert set(by_name) == {"hbm", "lpddr5x"}
-    assert by_name["hbm"].emphasis == "main" and by_name["lpddr5x"].emphasis == "minor"
+    assert set(by_name) == {"hbm", "l2", "lpddr5x"}
+    assert by_name["hbm"].emphasis == "main"
+    assert by_name["lpddr5x"].emphasis == by_name["l2"].emphasis == "minor"
     for roof in by_name.values():
         assert roof.ys[1] == pytest.approx(top)
         assert roof.xs[1] == pytest.approx(top / roof.value)
@@ -295,10 +299,11 @@ def test_hidden_machine_draws_nothing():
 
 
 def test_unplaceable_pairs_are_noted_not_drawn():
-    cpu = Hardware("fp64 only", compute={"fp64": 1e12}, memory={"ddr": 1e11})
-    scene = scene_of(make([cpu], [custom("half", 1e12, 1e9, "fp16")]))
+    # fp64 work cannot run at an fp32 peak (a fallback only goes to a wider precision)
+    cpu = Hardware("fp32 only", compute={"fp32": 1e12}, memory={"ddr": 1e11})
+    scene = scene_of(make([cpu], [custom("double", 1e12, 1e9, "fp64")]))
     assert scene.points == ()
-    assert any("fp64 only" in note for note in scene.notes)
+    assert any("fp32 only" in note for note in scene.notes)
 
 
 # --------------------------------------------------------------------------------------

@@ -450,7 +450,7 @@ def test_compare_with_makes_a_pair_with_the_speedup(qtbot, window, tmp_path):
     assert panel.cell(panel.pairs_table, 0, "bytes_saved") == format_quantity(16 * n, "bytes")
     assert panel.cell(panel.pairs_table, 0, "flops_added") == format_quantity(0, "flops")
     tip = panel.pairs_table.item(0, 5).toolTip()
-    assert "t_lower(first) / t_lower(second)" in tip
+    assert "T_predicted(first) / T_predicted(second)" in tip
 
     # again the same pair: refused, nothing added
     window.workspace.selection.select(fused.id)

@@ -90,15 +90,17 @@ def test_llama_roofs_and_ridges(llama):
     for entry in session.hardware:
         hw = entry.hardware
         mine = [r for r in roofs if r[0] == entry.id]
-        (memory,) = [r for r in mine if r[1] == "memory"]
+        # every memory level is drawn (the A100 preset has an L2 level too); main memory:
+        (memory,) = [r for r in mine if r[1] == "memory" and r[2] == hw.main_memory]
         (compute,) = [r for r in mine if r[1] == "compute"]
         _, _, name, xs, ys = memory
         assert name == hw.main_memory
         assert ys[0] / xs[0] == pytest.approx(hw.bandwidth())  # y = bandwidth · x
-        peak = hw.peak("fp16")
+        peak = hw.peak("bf16")
         assert ys[1] == pytest.approx(peak)  # clipped at the compute roof …
         assert compute[4] == pytest.approx([peak, peak])  # … which is flat at the peak
-        assert compute[3][0] == pytest.approx(peak / hw.bandwidth())  # from the ridge on
+        # from the ridge of the fastest level on (for the A100 its L2 level)
+        assert compute[3][0] == pytest.approx(peak / max(hw.memory.values()))
     # H100 989.4/3.35 = 295, A100 312/2.039 = 153, TPU v5e 197/0.819 = 241
     assert sorted(canvas.ridge_labels()) == ["ridge 153 FLOP/B", "ridge 241 FLOP/B",
                                              "ridge 295 FLOP/B"]
@@ -181,11 +183,11 @@ def test_edit_that_changes_precision_redraws_roofs(llama):
     canvas, workspace = llama
     gemv = op_named(workspace, "FFN up, decode GEMV")
     h100 = workspace.document.session.hardware[0].id
-    assert {r[2] for r in canvas.roof_items() if r[0] == h100 and r[1] == "compute"} == {"fp16"}
+    assert {r[2] for r in canvas.roof_items() if r[0] == h100 and r[1] == "compute"} == {"bf16"}
     workspace.document.set_param(gemv, "dtype", "fp32")
     QApplication.processEvents()
     peaks = {r[2]: r[4][0] for r in canvas.roof_items() if r[0] == h100 and r[1] == "compute"}
-    assert peaks == pytest.approx({"fp16": 989.4e12, "fp32": 67e12})
+    assert peaks == pytest.approx({"bf16": 989.4e12, "fp32": 67e12})
     x, y = positions(canvas)[(gemv, h100)]
     assert x == pytest.approx(gemm_intensity(1, 28672, 8192, 4.0))  # fp32: 4 bytes each
     assert y == pytest.approx(x * 3.35e12)
@@ -298,8 +300,12 @@ def test_adding_a_preset_machine_draws_its_roofs_and_points(llama):
     hw_id = workspace.document.add_machine(get_preset("h200"), preset="h200")
     QApplication.processEvents()
     mine = [r for r in canvas.roof_items() if r[0] == hw_id]
-    (memory,) = [r for r in mine if r[1] == "memory"]
+    # every level is drawn: HBM (main) and the H200's measured L2
+    by_name = {r[2]: r for r in mine if r[1] == "memory"}
+    assert set(by_name) == {"hbm", "l2"}
+    memory = by_name["hbm"]
     assert memory[4][0] / memory[3][0] == pytest.approx(4.8e12)
+    assert by_name["l2"][4][0] / by_name["l2"][3][0] == pytest.approx(9.8e12)
     assert [r[4][0] for r in mine if r[1] == "compute"] == pytest.approx([989.4e12])
     assert len([key for key in positions(canvas) if key[1] == hw_id]) == 4
     assert "ridge 206 FLOP/B" in canvas.ridge_labels()  # 989.4 / 4.8

@@ -410,18 +410,18 @@ def test_inherited_dtype_combo(qtbot):
     combo = editor.field("b_dtype")
     assert isinstance(combo, QComboBox)
     assert combo.currentData() is None
-    assert combo.itemText(0) == "same as Element type (fp16)"
+    assert combo.itemText(0) == "same as Element type (bf16)"
     combo.setCurrentIndex(combo.findData("int8"))
     assert _params(document, op_id)["b_dtype"] == "int8"
     assert "int8" in editor.derivation_text()
     combo.setCurrentIndex(0)
     assert "b_dtype" not in _params(document, op_id)
     dtype = editor.field("dtype")
-    dtype.setCurrentIndex(dtype.findData("bf16"))
-    assert combo.itemText(0) == "same as Element type (bf16)"
+    dtype.setCurrentIndex(dtype.findData("fp16"))
+    assert combo.itemText(0) == "same as Element type (fp16)"
     # GEMM's compute precision is automatic by default: the wider of A and B
     compute = editor.field("compute")
-    assert compute.itemText(0) == "automatic (bf16)"
+    assert compute.itemText(0) == "automatic (fp16)"
     assert len(document._undo) == 3  # one step per pick
 
 
@@ -590,11 +590,13 @@ def test_machine_changes_refresh_the_derivation(qtbot):
 def test_roofline_lines_and_skipped_machines(qtbot):
     document, _ws, editor, op_id = _example(qtbot, "llama_ffn", 0)
     text = editor.derivation_text()
-    for needle in ("ceiling", "fp16 peak 989 TFLOP/s", "hbm 3.35 TB/s", "ridge",
+    for needle in ("ceiling", "bf16 peak 989 TFLOP/s", "hbm 3.35 TB/s", "ridge",
                    "peak / bandwidth", "min(peak, I × bandwidth)", "F / peak", "B / bandwidth",
-                   "compute (T_math ≥ T_mem)", "at 78 % efficiency", "(no fp16 peak"):
+                   "compute (T_math ≥ T_mem)", "at 78 % efficiency"):
         assert needle in text, needle
     combo = editor.field("compute")
+    combo.setCurrentIndex(combo.findData("fp8"))
+    assert "(no fp8 peak" in editor.derivation_text()  # the A100 runs fp8 at bf16
     combo.setCurrentIndex(combo.findData("fp64"))
     assert "skipped" in editor.derivation_text()  # TPU v5e has no fp64 peak
 

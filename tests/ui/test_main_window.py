@@ -228,7 +228,7 @@ def test_start_shows_the_built_in_example_and_leaves_the_collector_running(qtbot
     import gc
 
     from workbench.io.examples import DEFAULT_EXAMPLE, examples_dir
-    from workbench.ui.app import start
+    from workbench.ui.launch import start
 
     assert gc.isenabled()
     window = start()
@@ -246,7 +246,7 @@ def test_start_refuses_a_bad_session_before_any_window_and_resumes_the_collector
     from PySide6.QtWidgets import QApplication
 
     from workbench.io.errors import InputError
-    from workbench.ui.app import start
+    from workbench.ui.launch import start
 
     create_app()
     bad = tmp_path / "bad.yaml"
@@ -256,35 +256,3 @@ def test_start_refuses_a_bad_session_before_any_window_and_resumes_the_collector
         start(str(bad))
     assert set(QApplication.topLevelWidgets()) == before
     assert gc.isenabled()
-
-
-def test_pyside_module_check_answers_as_pyside_does_without_reading_sources(
-        tmp_path, monkeypatch):
-    import linecache
-    import sys
-
-    from workbench.ui.app import quicken_pyside_import_check
-
-    create_app()
-    feature = sys.modules["shibokensupport.feature"]
-    quick = feature._mod_uses_pyside
-    assert quick.reads_bytes
-    quicken_pyside_import_check()  # a second call does not wrap it again
-    assert feature._mod_uses_pyside is quick
-
-    # the same answer as PySide6's own check for every module loaded, both kinds present
-    answers = {name: quick(module) for name, module in list(sys.modules.items())}
-    assert answers == {name: quick.original(module) for name, module in sys.modules.items()
-                       if name in answers}
-    assert answers["workbench.ui.main_window"] and not answers["workbench.io.sessions"]
-
-    # a new module is classified on import, and its source is not kept in linecache
-    (tmp_path / "uses_qt_probe.py").write_text("import PySide6.QtCore\n", encoding="utf-8")
-    (tmp_path / "plain_probe.py").write_text("X = 'PySide'\n", encoding="latin-1")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    for name in ("uses_qt_probe", "plain_probe"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-        __import__(name)  # an import statement (PySide6 hooks builtins.__import__)
-        assert str(tmp_path / f"{name}.py") not in linecache.cache
-    assert feature.pyside_feature_dict["uses_qt_probe"] == 0
-    assert feature.pyside_feature_dict["plain_probe"] == -1

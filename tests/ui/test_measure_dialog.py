@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QMessageBox
 from workbench.io.user_presets import USER_PRESETS_VARIABLE, save_machine
 from workbench.measure import measure_machine
 from workbench.measure.runner import PROFILE_VARIABLE
-from workbench.model.measured import judge_session
+from workbench.model.measured_session import judge_session
 from workbench.ui.app import create_app
 from workbench.ui.main_window import MainWindow
 from workbench.ui.measure_dialog import MeasureDialog

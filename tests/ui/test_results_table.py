@@ -28,9 +28,9 @@ hardware:
   - preset: teaching-machine
   - preset: tpu-v5e
 operations:
-  - {name: big GEMM, kind: gemm, m: 8192, n: 28672, k: 8192, dtype: fp16}
+  - {name: big GEMM, kind: gemm, m: 8192, n: 28672, k: 8192, dtype: bf16}
   - {name: low, kind: custom, flops: 1 GFLOP, bytes: 6 GB, precision: fp32}
-  - {name: cube, kind: gemm, m: 1024, n: 1024, k: 1024, dtype: fp16}
+  - {name: cube, kind: gemm, m: 1024, n: 1024, k: 1024, dtype: bf16}
   - {name: mid, kind: custom, flops: 42.7 GFLOP, bytes: 1 GB, precision: bf16}
 """
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from workbench.document.changes import Change, Command
 from workbench.model.hardware import Hardware
 from workbench.model.measured import Measurement
 from workbench.model.operations import KINDS, Operation
@@ -34,33 +35,6 @@ __all__ = ["Change", "Document", "new_operation"]
 UNDO_LIMIT = 1000
 
 
-@dataclass(frozen=True)
-class Change:
-    """What an edit touched.
-
-    ``what`` is one of ``"operation"`` (parameters or style of the operations in ``ids``),
-    ``"operations"`` (added, removed or reordered), ``"hardware"`` (a machine's figures or
-    style; ``ids`` names them), ``"machines"`` (added, removed or reordered), ``"view"``,
-    ``"title"``, ``"measurements"`` (the measured points), ``"comparisons"`` (the compared
-    pairs), ``"session"`` (everything: a new or reloaded session), ``"state"`` (only the
-    undo/modified state). A sweep edit is ``"operation"`` with field ``"sweep"``.
-    """
-
-    what: str
-    ids: tuple[int, ...] = ()
-    fields: tuple[str, ...] = ()
-
-
-@dataclass
-class _Command:
-    """An undoable edit: its menu text, how to redo and undo it, and what it may merge with."""
-    text: str
-    redo: Callable[[], Change]
-    undo: Callable[[], Change]
-    merge_key: object = None
-    sealed: bool = False
-
-
 def new_operation(kind: str, name: str | None = None) -> Operation:
     """An operation of ``kind`` with every parameter written out at its default."""
     spec = KINDS[kind]
@@ -76,8 +50,8 @@ class Document:
     """The open session, its file and its undo history; listeners hear every change."""
     session: Session = field(default_factory=Session)
     path: Path | None = None
-    _undo: list[_Command] = field(default_factory=list)
-    _redo: list[_Command] = field(default_factory=list)
+    _undo: list[Command] = field(default_factory=list)
+    _redo: list[Command] = field(default_factory=list)
     _clean: int | None = 0
     _listeners: list[Callable[[Change], None]] = field(default_factory=list)
     _batch: list[Change] | None = None
@@ -159,7 +133,7 @@ class Document:
         self._emit(command.redo())
         self._emit(Change("state"))
 
-    def _push(self, command: _Command) -> None:
+    def _push(self, command: Command) -> None:
         top = self._undo[-1] if self._undo else None
         change = command.redo()
         if (top is not None and command.merge_key is not None and not top.sealed
@@ -244,7 +218,7 @@ class Document:
 
             return apply
 
-        self._push(_Command(f"Set {label} of {entry.operation.name}", put(new), put(old),
+        self._push(Command(f"Set {label} of {entry.operation.name}", put(new), put(old),
                             merge_key=("param", op_id, name)))
 
     def set_operation_field(self, op_id: int, name: str, value: Any) -> None:
@@ -268,7 +242,7 @@ class Document:
 
         texts = {"name": "Rename", "visible": "Show/hide", "color": "Colour",
                  "label": "Label", "memory_level": "Memory level of"}
-        self._push(_Command(f"{texts.get(name, name)} {entry.operation.name}", put(value),
+        self._push(Command(f"{texts.get(name, name)} {entry.operation.name}", put(value),
                             put(old), merge_key=("field", op_id, name)))
 
     def add_operation(self, operation: Operation, index: int | None = None,
@@ -285,7 +259,7 @@ class Document:
             self.session.operations.remove(entry)
             return Change("operations", (entry.id,))
 
-        self._push(_Command(f"Add {operation.name}", do, undo))
+        self._push(Command(f"Add {operation.name}", do, undo))
         return entry.id
 
     def duplicate_operation(self, op_id: int) -> int:
@@ -293,7 +267,12 @@ class Document:
         op = source.operation.copy()
         op.name = f"{op.name} (copy)"
         entry = OperationEntry(op, color=None, visible=source.visible, label=source.label)
-        return self.add_operation(op, self.operation_index(op_id) + 1, entry)
+        model = self.session.model_of(op_id)
+        if model is not None:  # an ordinary operation of its own, after the model's block
+            index = max(self.operation_index(i) for i in model.op_ids) + 1
+        else:
+            index = self.operation_index(op_id) + 1
+        return self.add_operation(op, index, entry)
 
     def _rename_references(self, entry: OperationEntry, new_name: str) -> None:
         """Measurements and compared pairs refer to operations by name: they follow a rename
@@ -348,7 +327,7 @@ class Document:
             return Change("operations", tuple(e.id for _, e in entries))
 
         what = entries[0][1].operation.name if len(entries) == 1 else f"{len(entries)} operations"
-        self._push(_Command(f"Delete {what}", do, undo))
+        self._push(Command(f"Delete {what}", do, undo))
 
     def move_operation(self, op_id: int, new_index: int) -> None:
         old_index = self.operation_index(op_id)
@@ -364,8 +343,25 @@ class Document:
 
             return apply
 
-        self._push(_Command(f"Move {self.operation(op_id).operation.name}",
+        self._push(Command(f"Move {self.operation(op_id).operation.name}",
                             move(old_index, new_index), move(new_index, old_index)))
+
+    # -- whole models (workbench.document.models) -------------------------------------------
+
+    def add_model(self, model) -> int:
+        from workbench.document.models import add_model
+
+        return add_model(self, model)
+
+    def set_model(self, model_id: int, text: str = "", **changes: Any) -> None:
+        from workbench.document.models import set_model
+
+        set_model(self, model_id, text, **changes)
+
+    def remove_model(self, model_id: int) -> None:
+        from workbench.document.models import remove_model
+
+        remove_model(self, model_id)
 
     # -- hardware edits --------------------------------------------------------------------
 
@@ -380,7 +376,7 @@ class Document:
             self.session.hardware.remove(entry)
             return Change("machines", (entry.id,))
 
-        self._push(_Command(f"Add {hardware.label}", do, undo))
+        self._push(Command(f"Add {hardware.label}", do, undo))
         return entry.id
 
     def remove_machine(self, hw_id: int) -> None:
@@ -395,7 +391,7 @@ class Document:
             self.session.hardware.insert(index, entry)
             return Change("machines", (hw_id,))
 
-        self._push(_Command(f"Remove {entry.hardware.label}", do, undo))
+        self._push(Command(f"Remove {entry.hardware.label}", do, undo))
 
     def set_machine(self, hw_id: int, hardware: Hardware, text: str = "") -> None:
         """Replace a machine's figures (an edited copy of :attr:`HardwareEntry.hardware`)."""
@@ -412,7 +408,7 @@ class Document:
 
             return apply
 
-        self._push(_Command(text or f"Edit {old.label}", put(new), put(old),
+        self._push(Command(text or f"Edit {old.label}", put(new), put(old),
                             merge_key=("machine", hw_id, text)))
 
     def set_machine_visible(self, hw_id: int, visible: bool) -> None:
@@ -427,7 +423,7 @@ class Document:
 
             return apply
 
-        self._push(_Command(f"Show/hide {entry.hardware.label}", put(visible), put(not visible)))
+        self._push(Command(f"Show/hide {entry.hardware.label}", put(visible), put(not visible)))
 
     # -- sweeps, measurements, compared pairs ----------------------------------------------
 
@@ -448,7 +444,7 @@ class Document:
             return apply
 
         text = "Remove sweep of" if sweep is None else "Sweep"
-        self._push(_Command(f"{text} {entry.operation.name}", put(sweep), put(old),
+        self._push(Command(f"{text} {entry.operation.name}", put(sweep), put(old),
                             merge_key=("sweep", op_id) if sweep is not None else None))
 
     def set_measurements(self, measurements: list[Measurement], text: str = "Edit measurements"
@@ -467,7 +463,7 @@ class Document:
 
             return apply
 
-        self._push(_Command(text, put(new), put(old)))
+        self._push(Command(text, put(new), put(old)))
 
     def set_comparisons(self, comparisons: list[Comparison], text: str = "Edit compared pairs"
                         ) -> None:
@@ -483,7 +479,7 @@ class Document:
 
             return apply
 
-        self._push(_Command(text, put(new), put(old)))
+        self._push(Command(text, put(new), put(old)))
 
     def _set_references(self, measurements: list[Measurement], comparisons: list[Comparison],
                         m_changed: bool, c_changed: bool) -> None:
@@ -508,7 +504,7 @@ class Document:
 
             return apply
 
-        self._push(_Command(f"View: {name}", put(value), put(old), merge_key=("view", name)))
+        self._push(Command(f"View: {name}", put(value), put(old), merge_key=("view", name)))
 
     def set_title(self, title: str) -> None:
         old = self.session.title
@@ -522,7 +518,7 @@ class Document:
 
             return apply
 
-        self._push(_Command("Edit title", put(title), put(old), merge_key=("title",)))
+        self._push(Command("Edit title", put(title), put(old), merge_key=("title",)))
 
 
 def default_view() -> ViewSettings:

@@ -26,10 +26,16 @@ class ResultCache:
         if change.what == "operation":
             if set(change.fields) <= {"color", "visible", "label", "sweep"} and change.fields:
                 return
-            for op_id in change.ids:
+            if len(change.ids) == 1:
+                (op_id,) = change.ids
                 self._counts.pop(op_id, None)
                 for key in [k for k in self._pairs if k[0] == op_id]:
                     del self._pairs[key]
+            else:  # a group edit (a whole model): one pass, not one per operation
+                ids = set(change.ids)
+                for op_id in ids:
+                    self._counts.pop(op_id, None)
+                self._pairs = {k: v for k, v in self._pairs.items() if k[0] not in ids}
         elif change.what == "hardware":
             if change.fields == ("visible",):
                 return

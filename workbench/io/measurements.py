@@ -87,7 +87,8 @@ from pathlib import Path
 
 from workbench.io.errors import InputError
 from workbench.model.dtypes import PRECISIONS
-from workbench.model.measured import Measurement, measurement_problems
+from workbench.model.measured import Measurement
+from workbench.model.measured_session import measurement_problems
 from workbench.model.session import Session
 from workbench.model.units import QuantityError, parse_quantity
 

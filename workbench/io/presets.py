@@ -11,7 +11,8 @@ from workbench.io.schema import Place, parse_hardware
 from workbench.io.yamlio import read_yaml
 from workbench.model.hardware import Hardware
 
-__all__ = ["presets_dir", "load_presets", "get_preset", "load_preset_file", "builtin_ids"]
+__all__ = ["presets_dir", "load_presets", "get_preset", "load_preset_file", "builtin_ids",
+           "is_hand_made"]
 
 
 def presets_dir() -> Path:
@@ -84,3 +85,18 @@ def get_preset(preset_id: str) -> Hardware:
         if user is None:
             raise
         return user
+
+
+def is_hand_made(entry) -> bool:
+    """Whether a session's machine (a :class:`~workbench.model.session.HardwareEntry`) was
+    defined or edited by hand: not from a preset, or with figures that differ from its
+    preset's (its name, derating and launch overhead may differ freely)."""
+    if not entry.preset:
+        return True
+    try:
+        base = get_preset(entry.preset)
+    except KeyError:
+        return True
+    hw = entry.hardware
+    return ((hw.compute, hw.vector_compute, hw.memory, hw.main_memory)
+            != (base.compute, base.vector_compute, base.memory, base.main_memory))

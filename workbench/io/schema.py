@@ -16,7 +16,7 @@ from workbench.io.errors import InputError
 from workbench.io.yamlio import YamlDocument
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.hardware import FIGURE_TABLES, SINGLE_FIGURES, Hardware
-from workbench.model.operations import KINDS, STEP_OPS, Kind, Operation, Param
+from workbench.model.operations import KINDS, STEP_OPS, Kind, Operation, Param, cross_checks
 from workbench.model.units import QuantityError, parse_number, parse_quantity
 
 __all__ = [
@@ -36,21 +36,17 @@ _COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
 class Place:
     """Where data sits: the document (for lines) and the key path."""
 
+    __slots__ = ("doc", "path")
+
     def __init__(self, doc: YamlDocument | None, path: tuple[object, ...] = ()) -> None:
         self.doc = doc or YamlDocument(None)
-        self.path = tuple(path)
+        self.path = path if type(path) is tuple else tuple(path)
 
     def at(self, *more: object) -> Place:
-        place = _new_place(Place)  # (a place per key checked: without __init__'s conversions)
-        place.doc = self.doc
-        place.path = self.path + more
-        return place
+        return Place(self.doc, self.path + more)
 
     def error(self, message: str) -> InputError:
         return self.doc.error(self.path, message)
-
-
-_new_place = object.__new__
 
 
 def expect_mapping(value: Any, place: Place, what: str) -> Mapping[str, Any]:
@@ -343,20 +339,17 @@ def _check_steps(value: Any, place: Place) -> list[dict[str, Any]]:
 
 
 def kind_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Checks across parameters: ``[(param, problem), …]``."""
-    problems = []
-    if kind == "attention":
-        full = KINDS["attention"].resolve(params)
-        heads, kv = full["heads"], full["kv_heads"]
-        if kv > heads:
-            problems.append(("kv_heads", f"must not exceed heads ({heads}), got {kv}"))
-        elif heads % kv:
-            problems.append(("kv_heads", f"must divide heads ({heads}) for grouped-query "
-                                         f"attention, got {kv}"))
-        if full["causal"] and full["query_len"] > full["kv_len"]:
-            problems.append(("query_len", f"a causal mask needs query_len ≤ kv_len "
-                                          f"({full['kv_len']}), got {full['query_len']}"))
-    return problems
+    """Checks across parameters: ``[(param, problem), …]`` (the model's own, which sweeps
+    apply to every swept point too)."""
+    return cross_checks(kind, params)
+
+
+def _missing(spec: Kind, param: Param) -> str:
+    """``missing: a GEMM needs m, n and k (K: contraction dimension …)``."""
+    names = list(spec.required)
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+    return (f"missing: {spec.label} needs {listed} (no value is assumed for "
+            f"{param.name}: {param.doc.rstrip('.')})")
 
 
 _OPERATION_KEYS_OF: dict[str, tuple[Kind, frozenset[str]]] = {}
@@ -371,8 +364,11 @@ def _operation_keys(spec: Kind) -> frozenset[str]:
     return kept[1]
 
 
-def parse_operation(data: Any, place: Place) -> tuple[Operation, dict[str, Any]]:
-    """An operation and its display settings (color, visible, label) from plain data."""
+def parse_operation(data: Any, place: Place, require: bool = True
+                    ) -> tuple[Operation, dict[str, Any]]:
+    """An operation and its display settings (color, visible, label) from plain data.
+    ``require``: refuse a missing required dimension (files before schema_version 2 took
+    an example value)."""
     data = expect_mapping(data, place, "an operation")
     if "kind" not in data:
         raise place.error(f"an operation needs a kind: one of {', '.join(KINDS)}")
@@ -387,6 +383,8 @@ def parse_operation(data: Any, place: Place) -> tuple[Operation, dict[str, Any]]
         value = data.get(p.name)
         if value is not None:
             params[p.name] = check_param(p, value, place.at(p.name))
+        elif p.required and require:
+            raise place.at(p.name).error(_missing(spec, p))
     for name, problem in kind_checks(kind, params):
         raise place.at(name).error(problem)
     name = data.get("name")

@@ -1,8 +1,8 @@
 """Session files (YAML): load with validation, save atomically, migrate older versions.
 
-Format (``schema_version: 1``)::
+Format (``schema_version: 2``)::
 
-    schema_version: 1
+    schema_version: 2
     title: Llama FFN, prefill vs decode
     hardware:
       - preset: h100-sxm            # an id from hardware_presets/, with optional overrides
@@ -32,7 +32,28 @@ Format (``schema_version: 1``)::
         bytes: 1.2 GB               # optional measured FLOPs / bytes (required if standalone)
     comparisons:                    # optional: pairs drawn linked (fused vs unfused, …)
       - {first: gelu chain, unfused, second: gelu chain, fused}
+    models:                         # optional: whole LLMs from a config.json
+      - config: Llama-3.1-8B        # a shipped config by name, or a config.json path
+        phase: decode               # prefill | decode
+        batch: 8
+        kv_len: 4096                # (prompt_len for prefill)
+        weights: bf16               # also activations, kv_cache, tp, quantize_embeddings
+        view: layers                # layers (one point per layer kind) | all (every op)
     view: {theme: light, legend: true, labels: true, regions: false, derated: false}
+
+Every dimension without a neutral value must be given (GEMM ``m``, ``n``, ``k``; attention
+``heads``, ``head_dim``, ``query_len``, ``kv_len``; elementwise ``n`` and ``steps``; norm
+``rows``, ``hidden``; softmax ``rows``, ``cols``; reduction ``n``; custom ``flops``,
+``bytes``; sharded matmul ``b``, ``d``, ``f``, ``chips``: each kind's
+:attr:`~workbench.model.operations.Kind.required`); a missing one is an error naming it.
+Parameters with a neutral value (``batch: 1``, ``kv_heads`` = ``heads``, ``causal: false``,
+``fused: false``, …) may be left out. A ``schema_version: 1`` file, which filled missing
+dimensions with example values, loads as it always did (the derivation lists each value
+taken by default) and is saved as version 2, with every required dimension written.
+
+Models (``models:``) keep a whole model by its parameters (every key is described in
+:mod:`workbench.io.model_entries`); the operations they expand into are not written but
+expanded again on opening, named ``<model name>: <operation>``.
 
 Sweeps (``sweep:`` on an operation) and measurements (the top-level ``measurements:`` list)
 are optional keys added within ``schema_version: 1``: every file written before them loads
@@ -72,7 +93,8 @@ from workbench.io.schema import (
 from workbench.io.yamlio import YamlDocument, dump_yaml, parse_yaml, read_yaml
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
-from workbench.model.measured import Measurement, measurement_problems
+from workbench.model.measured import Measurement
+from workbench.model.measured_session import measurement_problems
 from workbench.model.operations import Operation
 from workbench.model.session import (
     MARKERS,
@@ -98,15 +120,23 @@ __all__ = [
     "MAX_OPERATIONS",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_OPERATIONS = 100_000
 MAX_HARDWARE = 64
 
-#: ``MIGRATIONS[v]`` turns a version-``v`` document (plain dict) into a version ``v + 1`` one.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 requires every dimension without a neutral value (GEMM k, attention
+    kv_len, …), which version 1 filled with example values. Nothing in a version-1 document
+    changes: it is read without that requirement (see :func:`session_from_document`), so it
+    loads with the values it always had, and the derivation lists each default taken."""
+    return data
 
-TOP_KEYS = ("schema_version", "title", "notes", "hardware", "operations", "measurements",
-            "comparisons", "view")
+
+#: ``MIGRATIONS[v]`` turns a version-``v`` document (plain dict) into a version ``v + 1`` one.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+
+TOP_KEYS = ("schema_version", "title", "notes", "hardware", "operations", "models",
+            "measurements", "comparisons", "view")
 COMPARISON_KEYS = ("first", "second")
 MAX_COMPARISONS = 1000
 SWEEP_KEYS = ("param", "values", "start", "stop", "num", "scale")
@@ -157,7 +187,10 @@ def session_from_document(doc: YamlDocument) -> Session:
     if doc.data is None:
         raise root.error("the file is empty (a session needs at least schema_version: 1)")
     data = dict(expect_mapping(doc.data, root, "a session"))
+    written_as = data.get("schema_version")
     data = migrate(data, doc)
+    # files from before required dimensions fill them with the old example values
+    require = not (isinstance(written_as, int) and written_as < 2)
     check_keys(data, TOP_KEYS, root)
     session = Session()
     if data.get("title") is not None:
@@ -184,11 +217,23 @@ def session_from_document(doc: YamlDocument) -> Session:
         if isinstance(item, dict) and "sweep" in item:
             item = dict(item)
             sweep_data = item.pop("sweep")
-        op, style = parse_operation(item, place)
+        op, style = parse_operation(item, place, require=require)
         entry = OperationEntry(op, **style)
         if sweep_data is not None:
             entry.sweep = _parse_sweep(sweep_data, op, place.at("sweep"))
         session.operations.append(entry)
+    models = data.get("models")
+    if models is not None:
+        from workbench.io.model_entries import MAX_MODELS, parse_model_entry
+        from workbench.model.llm_session import expand_entries
+
+        models = expect_list(models, root.at("models"), "of models")
+        if len(models) > MAX_MODELS:
+            raise root.at("models").error(f"has {len(models)} models; at most {MAX_MODELS}")
+        for i, item in enumerate(models):
+            model = parse_model_entry(item, root.at("models", i))
+            session.models.append(model)
+            session.operations.extend(expand_entries(model))
     measurements = data.get("measurements")
     measurements = [] if measurements is None else expect_list(
         measurements, root.at("measurements"), "of measured points")
@@ -465,9 +510,13 @@ def operation_entry_to_data(entry: OperationEntry) -> dict[str, Any]:
     op = entry.operation
     out: dict[str, Any] = {"name": op.name if op.name.strip() else op.spec.default_name,
                            "kind": op.kind}
+    resolved = None
     for p in op.spec.params:
-        if p.name in op.params and op.params[p.name] is not None:
-            value = op.params[p.name]
+        value = op.params.get(p.name)
+        if value is None and p.required:  # a file must carry every required dimension
+            resolved = resolved or op.resolved()
+            value = resolved[p.name]
+        if value is not None:
             if p.name == "steps":
                 value = [dict(step) for step in value]
             out[p.name] = value
@@ -522,7 +571,13 @@ def session_to_data(session: Session) -> dict[str, Any]:
     if session.notes:
         out["notes"] = session.notes
     out["hardware"] = [_hardware_entry_to_data(e) for e in session.hardware]
-    out["operations"] = [operation_entry_to_data(e) for e in session.operations]
+    expanded = {i for model in session.models for i in model.op_ids}
+    out["operations"] = [operation_entry_to_data(e) for e in session.operations
+                         if e.id not in expanded]
+    if session.models:
+        from workbench.io.model_entries import model_entry_to_data
+
+        out["models"] = [model_entry_to_data(m) for m in session.models]
     if session.measurements:
         out["measurements"] = [measurement_to_data(m) for m in session.measurements]
     if session.comparisons:

@@ -4,13 +4,9 @@
 hundred bytes loads fast but explodes when traversed, and validation messages need the line
 of each key. :func:`read_yaml` composes the node tree with an alias budget, walks it once with
 a node budget (recording ``path → line`` and refusing duplicate keys), then constructs plain
-Python data with PyYAML's safe constructor.
-
-Most files are plain data: no anchors, aliases or tags, and only text, numbers, booleans and
-nulls. Those are read in one pass over the parser's events (:func:`_read_plain`), which gives
-the same data without building the node tree; their lines are found the full way when first
-asked for (only a message needs one). Any file the one pass is not sure of (including every
-file with a problem) is read the full way above, so messages and limits are unchanged.
+Python data with PyYAML's safe constructor. Every document is read this one way, with
+libyaml's parser and composer when PyYAML has them (``yaml.CSafeLoader``), else with PyYAML's
+own.
 """
 
 from __future__ import annotations
@@ -23,17 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.events import (
-    DocumentEndEvent,
-    DocumentStartEvent,
-    MappingEndEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-    StreamEndEvent,
-    StreamStartEvent,
-)
 
 from workbench.io.errors import InputError
 
@@ -51,9 +36,6 @@ class YamlDocument:
     data: Any
     file: str | None = None
     lines: dict[tuple[object, ...], int] = field(default_factory=dict)
-    #: The text of a document read in one pass, whose lines are found when first asked for
-    #: (a file without problems never needs them).
-    _unread = None
 
     def line(self, path: tuple[object, ...]) -> int | None:
         """The line of ``path``, or of its nearest ancestor that has one."""
@@ -68,24 +50,15 @@ class YamlDocument:
         return InputError(message, self.file, self.line(path), path)
 
 
-def _get_lines(doc: YamlDocument) -> dict[tuple[object, ...], int]:
-    text = doc._unread
-    if text is not None:
-        doc._unread = None
-        doc._lines = _lines_of(text, doc.file)
-    return doc._lines
-
-
-def _set_lines(doc: YamlDocument, lines: dict[tuple[object, ...], int]) -> None:
-    doc._unread = None
-    doc._lines = lines
-
-
-YamlDocument.lines = property(_get_lines, _set_lines,  # type: ignore[assignment]
-                              doc="``path → line`` of every key and list item")
-
-
 _LoaderBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~5x faster
+
+
+#: Tags of plain scalars resolved so far, by (text, style); values of plain-typed scalars
+#: built so far, by (tag, text). Both depend on nothing else, so they are kept across files
+#: (a bounded number of entries).
+_TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}
+_VALUES: dict[tuple[str, str], Any] = {}
+_MEMO_LIMIT = 50_000
 
 
 class _Loader(_LoaderBase):
@@ -93,10 +66,6 @@ class _Loader(_LoaderBase):
     repeats the same keys and values (``kind``, ``dtype``, ``bf16``…) thousands of times, and
     resolving one tries every implicit-tag pattern. The tag depends only on the text and
     its style (the safe loader has no path resolvers), so the memo is exact."""
-
-    def __init__(self, stream) -> None:
-        super().__init__(stream)
-        self._tags: dict[tuple[str, tuple[bool, bool]], str] = {}
 
     def construct_object(self, node, deep=False):
         """As the safe loader's, but a value its explicit tag cannot hold (``!!bool maybe``,
@@ -117,9 +86,11 @@ class _Loader(_LoaderBase):
         if kind is not yaml.ScalarNode or self.yaml_path_resolvers:
             return super().resolve(kind, value, implicit)
         key = (value, implicit)
-        tag = self._tags.get(key)
+        tag = _TAGS.get(key)
         if tag is None:
-            tag = self._tags[key] = super().resolve(kind, value, implicit)
+            if len(_TAGS) >= _MEMO_LIMIT:
+                _TAGS.clear()
+            tag = _TAGS[key] = super().resolve(kind, value, implicit)
         return tag
 
 
@@ -161,11 +132,6 @@ def parse_yaml(raw: bytes | str, name: str | None = None) -> YamlDocument:
             raise InputError(f"not UTF-8 text (invalid byte at offset {exc.start})", name) from None
     else:
         text = raw
-    plain = _read_plain(text)
-    if plain is not None:
-        doc = YamlDocument(plain[0], name)
-        doc._unread = text
-        return doc
     loader = _Loader(text)
     try:
         try:
@@ -175,72 +141,101 @@ def parse_yaml(raw: bytes | str, name: str | None = None) -> YamlDocument:
         except yaml.YAMLError as exc:
             raise InputError(f"not valid YAML: {' '.join(str(exc).split())}", name) from None
         lines: dict[tuple[object, ...], int] = {}
-        if node is not None:
-            _walk(node, (), lines, _Budget(), name)
-        try:
-            data = loader.construct_document(node) if node is not None else None
-        except yaml.MarkedYAMLError as exc:
-            raise InputError(_yaml_message(exc), name, _mark_line(exc)) from None
-        except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
-            raise InputError(f"cannot read a value: {exc}", name) from None
+        data = _read_tree(node, loader, lines, name) if node is not None else None
     finally:
         loader.dispose()
     return YamlDocument(data, name, lines)
-
-
-def _lines_of(text: str, name: str | None) -> dict[tuple[object, ...], int]:
-    """The lines the full reader records for a document it accepts."""
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        lines: dict[tuple[object, ...], int] = {}
-        if node is not None:
-            _walk(node, (), lines, _Budget(), name)
-        return lines
-    finally:
-        loader.dispose()
-
-
-class _Budget:
-    """Counts nodes visited (with aliases expanded) and aliases used while walking."""
-
-    def __init__(self) -> None:
-        self.nodes = 0
-        self.aliases = 0
-        self.seen: set[int] = set()
 
 
 MAX_DEPTH = 64
 MAX_NUMBER_DIGITS = 400
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
+_STR_TAG = "tag:yaml.org,2002:str"
+_NULL_TAG = "tag:yaml.org,2002:null"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_PLAIN_TAGS = frozenset((_INT_TAG, _FLOAT_TAG, _STR_TAG, _NULL_TAG, _BOOL_TAG))
+_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)").fullmatch  # what int() reads as YAML does
 
 
-def _walk(root: yaml.Node, root_path: tuple[object, ...], lines: dict, budget: _Budget,
-          name: str | None) -> None:
-    """Visit every node once per path (iteratively: deep nesting cannot overflow the stack),
-    recording lines and enforcing the node, alias, depth and number-size limits."""
-    stack: list[tuple[yaml.Node, tuple[object, ...]]] = [(root, root_path)]
+def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) -> Any:
+    """The data of the node tree under ``root``, as the safe constructor builds it.
+
+    Every node is visited once per path (aliases expanded; iteratively, so that deep nesting
+    cannot overflow the stack), recording lines and enforcing the node, alias, depth and
+    number-size limits. Plain mappings and lists are filled on the way, and a scalar of a
+    plain type is built once per text (a session repeats the same values thousands of times);
+    any other node is built by the safe constructor. An alias is the same object as its
+    anchor, as with ``yaml.safe_load``. A value that cannot be built is reported after the
+    walk, so that a limit reached anywhere is what a document is refused for first."""
+    nodes = aliases = 0
+    built: dict[int, Any] = {}  # collection node → its value (an alias gets the same one)
+    failure: Exception | None = None  # the first value that could not be built
+
+    def construct(node: yaml.Node) -> Any:
+        nonlocal failure
+        tag = node.tag
+        if tag == _STR_TAG:
+            return node.value
+        memo = tag in _PLAIN_TAGS
+        if memo:
+            value = _VALUES.get((tag, node.value), _VALUES)
+            if value is not _VALUES:
+                return value
+        try:
+            if tag == _INT_TAG and _DECIMAL(node.value):
+                value = int(node.value)
+            else:
+                value = loader.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
+            failure = failure or exc
+            return None
+        if memo:
+            if len(_VALUES) >= _MEMO_LIMIT:
+                _VALUES.clear()
+            _VALUES[(tag, node.value)] = value
+        return value
+
+    root_value: list[Any] = []
+    # (node, its path, the list or dict it goes into (None: only walked), its key there)
+    stack: list[tuple[yaml.Node, tuple[object, ...], Any, Any]] = [(root, (), root_value, None)]
     while stack:
-        node, path = stack.pop()
+        node, path, into, at = stack.pop()
         line = node.start_mark.line + 1
-        budget.nodes += 1
-        if budget.nodes > MAX_NODES:
+        nodes += 1
+        if nodes > MAX_NODES:
             raise InputError(
                 f"document expands to more than {MAX_NODES:,} values (an alias bomb?)", name, line)
         if len(path) > MAX_DEPTH:
             raise InputError(f"nested more than {MAX_DEPTH} levels deep", name, line, path[:8])
+        fill = None  # the new list or mapping whose items come next
         if isinstance(node, yaml.CollectionNode):
-            if id(node) in budget.seen:  # a second visit of a collection is an alias (*name)
-                budget.aliases += 1
-                if budget.aliases > MAX_ALIASES:
+            if id(node) in built:  # a second visit of a collection is an alias (*name)
+                aliases += 1
+                if aliases > MAX_ALIASES:
                     raise InputError(
                         f"more than {MAX_ALIASES} YAML aliases (*name); session files do not "
                         "need them, and many can expand into a huge document", name, line)
-            budget.seen.add(id(node))
-        elif node.tag in (_INT_TAG, _FLOAT_TAG) and len(node.value) > MAX_NUMBER_DIGITS:
-            raise InputError(f"a number with more than {MAX_NUMBER_DIGITS} digits", name, line,
-                             path)
+                value = built[id(node)]
+            elif node.tag == _MAP_TAG and isinstance(node, yaml.MappingNode):
+                value = fill = {}
+            elif node.tag == _SEQ_TAG and isinstance(node, yaml.SequenceNode):
+                value = fill = []
+            else:
+                value = construct(node)
+            built[id(node)] = value
+        else:
+            if node.tag in (_INT_TAG, _FLOAT_TAG) and len(node.value) > MAX_NUMBER_DIGITS:
+                raise InputError(f"a number with more than {MAX_NUMBER_DIGITS} digits", name,
+                                 line, path)
+            value = construct(node)
+        if into is not None:
+            if at is None and type(into) is list:
+                into.append(value)
+            else:
+                into[at] = value
         lines.setdefault(path, line)
         if isinstance(node, yaml.MappingNode):
             seen: set[object] = set()
@@ -257,124 +252,17 @@ def _walk(root: yaml.Node, root_path: tuple[object, ...], lines: dict, budget: _
                     raise InputError(f"key {key!r} appears twice", name, key_line, path)
                 seen.add(key)
                 lines.setdefault(path + (key,), key_line)
-                children.append((value_node, path + (key,)))
+                children.append((value_node, path + (key,), fill,
+                                 construct(key_node) if fill is not None else None))
             stack.extend(reversed(children))
         elif isinstance(node, yaml.SequenceNode):
-            stack.extend(reversed([(item, path + (i,)) for i, item in enumerate(node.value)]))
-
-
-_STR_TAG = "tag:yaml.org,2002:str"
-_BOOL_TAG = "tag:yaml.org,2002:bool"
-_NULL_TAG = "tag:yaml.org,2002:null"
-_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)").fullmatch  # what int() reads as YAML does
-_UNSET = object()
-
-
-class _NotPlain(Exception):
-    """The document needs the full reader."""
-
-
-def _read_plain(text: str) -> tuple[Any] | None:
-    """``(data,)`` of a plain-data document, in one pass over the parser's events; ``None``
-    for any document that needs the full reader: anchors, aliases, tags, scalars other than
-    text, numbers, booleans and nulls, merge or repeated keys, keys that are not scalars, more
-    than one document, a limit reached, or any error at all.
-
-    For every document it accepts, the data equals the full reader's: each plain scalar is
-    resolved by the loader's own resolver and built as its safe constructor builds it. Lines
-    are not recorded: the full reader finds them if a message needs one."""
-    loader = _Loader(text)
-    try:
-        return _plain_events(loader)
-    except Exception:  # noqa: BLE001 - whatever it was, the full reader reports it
-        return None
-    finally:
-        loader.dispose()
-
-
-def _plain_events(loader: _Loader) -> tuple[Any] | None:
-    get = loader.get_event
-    if loader.yaml_path_resolvers or type(get()) is not StreamStartEvent \
-            or type(get()) is not DocumentStartEvent:
-        return None
-    constructors = loader.yaml_constructors
-    bool_values = loader.bool_values
-    resolve = loader.resolve
-    plain: dict[str, Any] = {}  # text of a plain scalar → its value (it depends on nothing else)
-
-    def construct(text: str, implicit: tuple[bool, bool]) -> Any:
-        tag = resolve(yaml.ScalarNode, text, implicit)
-        if tag == _STR_TAG:
-            return text
-        if tag == _NULL_TAG:
-            return None
-        if tag == _BOOL_TAG:
-            return bool_values[text.lower()]
-        if tag in (_INT_TAG, _FLOAT_TAG):
-            if len(text) > MAX_NUMBER_DIGITS:
-                raise _NotPlain
-            if tag == _INT_TAG and _DECIMAL(text):
-                return int(text)
-            return constructors[tag](loader, yaml.ScalarNode(tag, text))
-        raise _NotPlain  # timestamps, binary, "=" …
-
-    root: list[Any] = []
-    container: Any = root  # the list or dict being filled
-    mapping = False
-    keys: set[str] = set()  # keys seen in the mapping being filled
-    key: Any = _UNSET  # its key waiting for a value
-    outer: list[tuple[Any, bool, set[str]]] = []  # the containers around it
-    nodes = 0
-    while True:
-        event = get()
-        cls = type(event)
-        if cls is MappingEndEvent or cls is SequenceEndEvent:
-            container, mapping, keys = outer.pop()
-            continue
-        if cls is DocumentEndEvent:
-            break
-        if cls is ScalarEvent:
-            if event.anchor is not None or event.tag is not None:
-                return None
-            text = event.value
-            if event.implicit[0]:
-                value = plain.get(text, _UNSET)
-                if value is _UNSET:
-                    value = plain[text] = construct(text, event.implicit)
-            else:
-                value = text  # quoted or block text: always a string
-            if mapping and key is _UNSET:  # a key: its value comes next
-                if text == "<<" or text in keys:
-                    return None
-                keys.add(text)
-                key = value
-                continue
-            opened = None
-        elif cls is MappingStartEvent or cls is SequenceStartEvent:
-            if event.anchor is not None or event.tag is not None:
-                return None
-            if mapping and key is _UNSET:
-                return None  # a list or mapping as a key
-            value = opened = {} if cls is MappingStartEvent else []
-        else:
-            return None  # an alias
-        if mapping:
-            container[key] = value
-            key = _UNSET
-        else:
-            container.append(value)
-        nodes += 1
-        if nodes > MAX_NODES or len(outer) > MAX_DEPTH:
-            return None
-        if opened is not None:  # fill the new list or mapping next
-            outer.append((container, mapping, keys))
-            container = opened
-            mapping = cls is MappingStartEvent
-            if mapping:
-                keys = set()
-    if type(get()) is not StreamEndEvent:
-        return None
-    return (root[0],)
+            stack.extend(reversed([(item, path + (i,), fill, None)
+                                   for i, item in enumerate(node.value)]))
+    if failure is not None:
+        if isinstance(failure, yaml.MarkedYAMLError):
+            raise InputError(_yaml_message(failure), name, _mark_line(failure)) from None
+        raise InputError(f"cannot read a value: {failure}", name) from None
+    return root_value[0]
 
 
 def _mark_line(exc: yaml.MarkedYAMLError) -> int | None:

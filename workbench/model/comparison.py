@@ -7,8 +7,10 @@ to the second buys:
 * ``bytes_saved = bytes(first) − bytes(second)`` (negative: the second moves more bytes);
 * ``flops_added = flops(second) − flops(first)`` (recomputation, e.g. FlashAttention's
   backward pass, shows up here);
-* ``speedup = t_lower(first) / t_lower(second)``, where ``t_lower = max(T_math, T_mem)``
-  is the roofline's best-case time.
+* ``speedup = T_predicted(first) / T_predicted(second)``, where ``T_predicted =
+  max(T_lower / efficiency, kernels × launch overhead)``: the same predicted time the results
+  show, so an unfused chain pays one launch per step (fusing saves launches as well as
+  bytes). On a machine without a launch overhead this is ``t_lower(first) / t_lower(second)``.
 
 No Qt here; :mod:`workbench.ui.canvas` draws the link and the tooltip reads these numbers.
 """
@@ -26,7 +28,8 @@ from workbench.model.session import Comparison, Session
 __all__ = ["PairComparison", "compare_results", "compare_session", "across_machines",
            "SPEEDUP_FORMULA"]
 
-SPEEDUP_FORMULA = "speed-up = t_lower(first) / t_lower(second), t_lower = max(T_math, T_mem)"
+SPEEDUP_FORMULA = ("speed-up = T_predicted(first) / T_predicted(second), T_predicted = "
+                   "max(max(T_math, T_mem) / efficiency, kernels × launch overhead)")
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class PairComparison:
 
     @property
     def speedup(self) -> float:
-        return self.first_result.t_lower_s / self.second_result.t_lower_s
+        return self.first_result.t_predicted_s / self.second_result.t_predicted_s
 
     @property
     def intensity_ratio(self) -> float:
@@ -60,15 +63,15 @@ class PairComparison:
         return {"first": self.first, "second": self.second, "hardware": self.hardware,
                 "bytes_saved": self.bytes_saved, "flops_added": self.flops_added,
                 "speedup": self.speedup, "intensity_ratio": self.intensity_ratio,
-                "t_first_s": self.first_result.t_lower_s,
-                "t_second_s": self.second_result.t_lower_s}
+                "t_first_s": self.first_result.t_predicted_s,
+                "t_second_s": self.second_result.t_predicted_s}
 
 
 def compare_results(comparison: Comparison, first: Pair, second: Pair) -> PairComparison | None:
     """The pair on one machine, or ``None`` when either side cannot be evaluated there."""
     if first.result is None or second.result is None:
         return None
-    if first.result.t_lower_s <= 0 or second.result.t_lower_s <= 0:
+    if first.result.t_predicted_s <= 0 or second.result.t_predicted_s <= 0:
         return None
     return PairComparison(comparison.first, comparison.second, first.hardware.hardware.label,
                           first.hardware.id, first.result, second.result)

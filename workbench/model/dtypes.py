@@ -23,20 +23,25 @@ DTYPE_BYTES: dict[str, float] = {
 PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4",
                                "int32", "int8", "int4")
 
-#: Where a machine has no peak for a precision, the computation runs at the next precision
-#: in this chain that it has (an fp8 GEMM on an A100 runs on the bf16/fp16 units).
+#: Where a machine has no peak for a precision, the computation runs at the first precision
+#: of this chain that it has. A chain holds only precisions that represent every value of
+#: the one asked for (a *wider* precision): int32 runs at fp64 (53-bit significand), never
+#: at the int8 tensor peak; fp16 never at bf16 (fewer significand bits), nor fp32 at tf32.
+#: Where two 16-bit types both hold the narrow type's values (fp8, fp6, fp4, int8, int4),
+#: bf16 comes first: it is the type matrix units accept beside fp8 and int8 (AMX on Xeon
+#: has bf16 but no fp16), and an fp8 E5M2 value keeps its exponent range in bf16.
 _FALLBACK: dict[str, tuple[str, ...]] = {
-    "int4": ("int4", "int8", "fp8", "fp16", "bf16", "fp32"),
-    "int8": ("int8", "fp8", "fp16", "bf16", "fp32"),
-    "int32": ("int32", "int8", "fp32"),
-    "fp4": ("fp4", "fp6", "fp8", "fp16", "bf16", "fp32"),
-    "fp6": ("fp6", "fp8", "fp16", "bf16", "fp32"),
-    "fp8": ("fp8", "fp16", "bf16", "fp32"),
-    "fp16": ("fp16", "bf16", "fp32"),
-    "bf16": ("bf16", "fp16", "fp32"),
-    "tf32": ("tf32", "fp32"),
-    "fp32": ("fp32", "fp64"),
     "fp64": ("fp64",),
+    "fp32": ("fp32", "fp64"),
+    "tf32": ("tf32", "fp32", "fp64"),
+    "bf16": ("bf16", "fp32", "fp64"),
+    "fp16": ("fp16", "fp32", "fp64"),
+    "fp8": ("fp8", "bf16", "fp16", "fp32", "fp64"),
+    "fp6": ("fp6", "fp8", "bf16", "fp16", "fp32", "fp64"),
+    "fp4": ("fp4", "fp6", "fp8", "bf16", "fp16", "fp32", "fp64"),
+    "int32": ("int32", "fp64"),
+    "int8": ("int8", "bf16", "fp16", "fp32", "fp64"),
+    "int4": ("int4", "int8", "bf16", "fp16", "fp32", "fp64"),
 }
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from workbench.model.dtypes import fallback_chain
 
-__all__ = ["Hardware", "Ceiling", "UnsupportedPrecision", "UnknownLevel", "UNITS_OF_WORK",
+__all__ = ["Hardware", "Ceiling", "roof_name", "UnsupportedPrecision", "UnknownLevel", "UNITS_OF_WORK",
            "FIGURE_TABLES", "SINGLE_FIGURES", "RULE_OF_THUMB"]
 
 #: The execution units a computation can run on: ``matrix`` (tensor cores, MXU, AMX: the
@@ -50,6 +50,17 @@ class Ceiling:
     @property
     def table(self) -> str:
         return "vector_compute" if self.unit == "vector" else "compute"
+
+    @property
+    def roof(self) -> str:
+        """The name of the flat roof this ceiling is drawn as (see :func:`roof_name`)."""
+        return roof_name(self.precision, self.unit)
+
+
+def roof_name(precision: str, unit: str = "matrix") -> str:
+    """A compute roof's name on the chart: ``bf16`` for a matrix peak, ``bf16 vector`` for
+    a vector one."""
+    return f"{precision} vector" if unit == "vector" else precision
 
 
 @dataclass
@@ -104,9 +115,6 @@ class Hardware:
         ``compute`` with a note saying so. Raises :class:`UnsupportedPrecision` when no
         precision of the chain has a peak.
         """
-        cached = self._ceilings.get((precision, unit))
-        if cached is not None:
-            return cached
         wanted = "vector" if unit == "vector" else "matrix"
         used = wanted
         table = self.compute
@@ -132,20 +140,14 @@ class Hardware:
         if wanted == "vector" and used == "matrix":
             notes.append("this machine lists no vector peaks: vector work is judged against "
                          "the matrix peak, an optimistic roof")
-        ceiling = Ceiling(table[found], found, used, wanted, "; ".join(notes))
-        self._ceilings[(precision, unit)] = ceiling
-        return ceiling
+        return Ceiling(table[found], found, used, wanted, "; ".join(notes))
 
-    @property
-    def _ceilings(self) -> dict:
-        """Ceilings asked for, by (precision, unit), for the current peaks (a change of any
-        peak table empties it)."""
-        key = (tuple(self.compute.items()), tuple(self.vector_compute.items()))
-        store = self.__dict__.get("_ceiling_store")
-        if store is None or store[0] != key:
-            store = (key, {})
-            self.__dict__["_ceiling_store"] = store
-        return store[1]
+    def roof_peaks(self) -> dict[str, float]:
+        """Every compute roof by :func:`roof_name`: matrix peaks (``bf16``), then vector ones
+        (``bf16 vector``): what the chart can draw for this machine."""
+        out = dict(self.compute)
+        out.update((roof_name(p, "vector"), v) for p, v in self.vector_compute.items())
+        return out
 
     def peak(self, precision: str, unit: str = "matrix") -> float:
         return self.ceiling(precision, unit).peak

@@ -6,7 +6,8 @@ a time (or an achieved FLOP/s), and optionally the FLOPs and bytes it measured. 
 the prediction) or *standalone* (``operation`` is ``None``; its own ``flops`` and ``bytes``, at
 ``precision``, give the prediction).
 
-:func:`judge` holds a measurement against its predicted roofline :class:`Result`:
+:func:`judge` holds a measurement against its predicted roofline :class:`Result` (the
+measurements of a whole session are judged in :mod:`workbench.model.measured_session`):
 
 * measured time ``t`` = ``time_s``, or FLOPs / ``achieved_flops`` when only a rate is given
   (the measured FLOPs when known, else the predicted ones);
@@ -36,14 +37,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.operations import Operation
 from workbench.model.roofline import Result
-
-if TYPE_CHECKING:  # pragma: no cover
-    from workbench.model.session import HardwareEntry, OperationEntry, Session
 
 __all__ = [
     "Measurement",
@@ -52,9 +50,7 @@ __all__ = [
     "verdict_for",
     "Judgement",
     "judge",
-    "MeasuredPoint",
-    "judge_session",
-    "measurement_problems",
+    "roof_at",
 ]
 
 
@@ -194,6 +190,8 @@ class Judgement:
     verdict: str
     verdict_label: str
     notes: tuple[str, ...] = field(default=())
+    #: Faster than the roofline allows at the measured intensity (see :func:`roof_at`).
+    above_roof: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -235,13 +233,17 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
         notes.append(f"measured bytes differ from the model's by "
                      f"{100 * (measurement.bytes / result.bytes - 1):+.0f} %"
                      + (" (fewer: cache hits?)" if measurement.bytes < result.bytes else ""))
-    if fraction > 1:
-        notes.append("faster than the roof allows: check the counts, the timer, or whether the "
-                     "data stayed in cache")
+    intensity = flops / nbytes if nbytes else None
+    above = achieved > roof_at(result, intensity) * (1 + 1e-9)
+    if above:
+        notes.append("above its roof: check the counting or the peak (or the timer, or whether "
+                     "the data stayed in cache)")
     if result.bound == "overhead":
-        notes.append(f"predicted overhead-bound (T_lower below the {result.launch_overhead_s:g} s "
-                     "launch overhead): the fraction judges kernel time only; the fix for "
-                     "wall-clock time is fusion or graphs, not the kernel")
+        launches = f"{result.kernels} × " if result.kernels > 1 else ""
+        notes.append(f"predicted overhead-bound (T_lower / efficiency below {launches}the "
+                     f"{result.launch_overhead_s:g} s launch overhead): the fraction judges "
+                     "kernel time only; the fix for wall-clock time is fusion or graphs, not "
+                     "the kernel")
     return Judgement(
         measurement=measurement.name,
         operation=measurement.operation,
@@ -260,84 +262,13 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
         verdict=verdict.key,
         verdict_label=verdict.label,
         notes=tuple(notes),
+        above_roof=above,
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# measurements of a session
-
-
-@dataclass(frozen=True)
-class MeasuredPoint:
-    """One measurement judged on one machine: ``judgement`` or, if it could not be judged,
-    ``problem`` (no such operation or machine, a precision the machine lacks, …).
-    ``operation`` is the linked :class:`OperationEntry` (``None`` when standalone)."""
-
-    measurement: Measurement
-    operation: OperationEntry | None
-    hardware: HardwareEntry | None
-    result: Result | None
-    judgement: Judgement | None
-    problem: str | None
-
-
-def measurement_problems(session: Session, measurement: Measurement) -> list[tuple[str, str]]:
-    """What stops ``measurement`` from being judged in ``session``: its own problems and
-    references to operations or machines the session does not have (or has several of)."""
-    out = list(measurement.problems())
-    if measurement.operation is not None:
-        matches = [e for e in session.operations if e.operation.name == measurement.operation]
-        if not matches:
-            names = ", ".join(repr(e.operation.name) for e in session.operations[:10]) or "none"
-            out.append(("operation", f"no operation named {measurement.operation!r} in this "
-                                     f"session (operations: {names})"))
-        elif len(matches) > 1:
-            out.append(("operation", f"{len(matches)} operations are named "
-                                     f"{measurement.operation!r}; rename one"))
-    if measurement.hardware is not None:
-        matches = session.machines_matching(measurement.hardware)
-        if not matches:
-            names = ", ".join(repr(e.preset or e.hardware.name) for e in session.hardware) or "none"
-            out.append(("hardware", f"no machine {measurement.hardware!r} in this session "
-                                    f"(machines: {names})"))
-        elif len(matches) > 1:
-            out.append(("hardware", f"{len(matches)} machines match {measurement.hardware!r}; "
-                                    "use a machine's name"))
-    return out
-
-
-def judge_session(session: Session) -> list[MeasuredPoint]:
-    """Every measurement of ``session`` judged: one point per measurement, or one per machine
-    of the session for a measurement that names no machine. Operation-attached measurements
-    are predicted at the operation's own parameters (not at sweep values)."""
-    from workbench.model.analysis import evaluate_pair
-    from workbench.model.session import OperationEntry
-
-    points: list[MeasuredPoint] = []
-    for m in session.measurements:
-        problems = measurement_problems(session, m)
-        if problems:
-            key, problem = problems[0]
-            points.append(MeasuredPoint(m, None, None, None, None, f"{key}: {problem}"))
-            continue
-        if m.operation is not None:
-            op_entry = next(e for e in session.operations if e.operation.name == m.operation)
-            linked: OperationEntry | None = op_entry
-        else:
-            op_entry = OperationEntry(m.as_operation())
-            linked = None
-        machines = (session.machines_matching(m.hardware) if m.hardware is not None
-                    else list(session.hardware))
-        for hw_entry in machines:
-            pair = evaluate_pair(op_entry, hw_entry)
-            if pair.result is None:
-                points.append(MeasuredPoint(m, linked, hw_entry, None, None,
-                                            pair.skipped.reason if pair.skipped else "skipped"))
-                continue
-            try:
-                judgement = judge(m, pair.result)
-            except ValueError as exc:
-                points.append(MeasuredPoint(m, linked, hw_entry, pair.result, None, str(exc)))
-                continue
-            points.append(MeasuredPoint(m, linked, hw_entry, pair.result, judgement, None))
-    return points
+def roof_at(result: Result, intensity: float | None) -> float:
+    """The roof a measured point is held to: min(peak, I × bandwidth) of its prediction's
+    machine at the measured intensity ``intensity`` (the predicted one when not measured)."""
+    if intensity is None or not intensity > 0:
+        return result.attainable_flops
+    return min(result.peak_flops, intensity * result.bandwidth)

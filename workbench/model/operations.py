@@ -15,16 +15,28 @@ Conventions (also shown in the app):
 
 from __future__ import annotations
 
-import functools
 import math
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import FrozenInstanceError, dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS, wider
+from workbench.model.terms import (  # noqa: F401 - part of this module's API
+    KINDS,
+    Counts,
+    Kind,
+    Param,
+    Term,
+    _causal_fraction,
+    _fmt,
+    _register,
+    _Sym,
+    _symbols,
+    _tensor,
+    _term,
+)
 
 __all__ = [
     "Term",
@@ -36,6 +48,7 @@ __all__ = [
     "STEP_OPS",
     "CONVENTIONS",
     "counts_for",
+    "cross_checks",
 ]
 
 CONVENTIONS: tuple[str, ...] = (
@@ -44,319 +57,23 @@ CONVENTIONS: tuple[str, ...] = (
     "loads and stores both count.",
     "In the ideal model each tensor crosses the memory level once, unless the kind says "
     "otherwise (naive attention's score passes, unfused elementwise steps, write-allocate).",
-    "The compute ceiling is the machine's dense peak for the operation's compute precision; "
-    "where the machine has none, the next wider precision it has is used and named.",
+    "The compute ceiling is the machine's dense peak for the operation's compute precision "
+    "on the unit its kind runs on: GEMM and attention matmuls on the matrix units (tensor "
+    "cores, MXU, AMX), elementwise chains, norms, softmax and reductions on the vector units; "
+    "a machine without vector peaks judges vector work against its matrix peak, and says so.",
+    "Where the machine has no peak for a precision, the work runs at the next precision of "
+    "its chain that the machine has, and only at one that holds every value: fp32 → fp64; "
+    "tf32 → fp32 → fp64; bf16 → fp32 → fp64; fp16 → fp32 → fp64; "
+    "fp8 → bf16 → fp16 → fp32 → fp64 (fp6 and fp4 first try the wider fp formats); "
+    "int8 → bf16 → fp16 → fp32 → fp64; int4 → int8 → …; int32 → fp64. Else the pair is "
+    "skipped with the reason.",
     "Roofline: attainable = min(peak, intensity × bandwidth); ridge = peak / bandwidth; "
     "T_math = FLOPs / peak; T_mem = bytes / bandwidth; lower bound = max, upper bound = sum.",
-    "Overhead-bound: the machine has a launch overhead and max(T_math, T_mem) is below it.",
+    "Launch overhead (a rule of thumb unless measured): each kernel takes at least it; an "
+    "unfused elementwise chain is one kernel per step. T_predicted = max(T_lower / efficiency, "
+    "kernels × launch overhead), and an operation is overhead-bound exactly when the second "
+    "term is the larger one.",
 )
-
-
-_LAZY = object()  # a formula or substituted text not written yet
-_set = object.__setattr__  # (Term refuses assignment from outside)
-
-
-class Term:
-    """One FLOP term or byte term of a derivation.
-
-    ``kind`` is ``"flop"``, ``"read"`` or ``"write"``. ``formula`` is in symbols
-    (``2·batch·M·N·K``), ``substituted`` the same with the values put in.
-
-    Immutable, compared and hashed by its fields like a frozen dataclass. A term counted
-    from a template writes its two texts only when one is first read: opening a session
-    counts every operation but shows the derivation of one.
-    """
-
-    __match_args__ = ("kind", "name", "formula", "substituted", "value", "tensor", "elements",
-                      "element_bytes", "dtype")
-    __slots__ = ("kind", "name", "value", "tensor", "elements", "element_bytes", "dtype",
-                 "_formula", "_substituted", "_template", "_symbols")
-
-    kind: str
-    name: str
-    value: Any
-    tensor: str
-    elements: Any
-    element_bytes: float | None
-    dtype: str
-
-    def __init__(self, kind: str, name: str, formula: str, substituted: str, value: Any,
-                 tensor: str = "", elements: Any = None, element_bytes: float | None = None,
-                 dtype: str = "") -> None:
-        _set(self, "kind", kind)
-        _set(self, "name", name)
-        _set(self, "_formula", formula)
-        _set(self, "_substituted", substituted)
-        _set(self, "value", value)
-        _set(self, "tensor", tensor)
-        _set(self, "elements", elements)
-        _set(self, "element_bytes", element_bytes)
-        _set(self, "dtype", dtype)
-
-    @property
-    def formula(self) -> str:
-        if self._formula is _LAZY:
-            self._write()
-        return self._formula
-
-    @property
-    def substituted(self) -> str:
-        if self._substituted is _LAZY:
-            self._write()
-        return self._substituted
-
-    def _write(self) -> None:
-        formula, substituted = _texts(self._template, self._symbols)
-        _set(self, "_formula", formula)
-        _set(self, "_substituted", substituted)
-        _set(self, "_template", None)
-        _set(self, "_symbols", None)
-
-    def _fields(self) -> tuple:
-        return (self.kind, self.name, self.formula, self.substituted, self.value, self.tensor,
-                self.elements, self.element_bytes, self.dtype)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return self._fields() == other._fields()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return (f"{type(self).__qualname__}(kind={self.kind!r}, name={self.name!r}, "
-                f"formula={self.formula!r}, substituted={self.substituted!r}, "
-                f"value={self.value!r}, tensor={self.tensor!r}, elements={self.elements!r}, "
-                f"element_bytes={self.element_bytes!r}, dtype={self.dtype!r})")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __reduce__(self):  # pickling and copying: the texts are written first
-        return (type(self), self._fields())
-
-
-@dataclass
-class Counts:
-    """The FLOP and byte terms of one operation, at the precision it is counted in."""
-    flop_terms: list[Term]
-    byte_terms: list[Term]
-    precision: str
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def flops(self):
-        return _sum(t.value for t in self.flop_terms)
-
-    @property
-    def bytes(self):
-        return _sum(t.value for t in self.byte_terms)
-
-    @property
-    def bytes_read(self):
-        return _sum(t.value for t in self.byte_terms if t.kind == "read")
-
-    @property
-    def bytes_written(self):
-        return _sum(t.value for t in self.byte_terms if t.kind == "write")
-
-
-def _sum(values):
-    """The sum of term values (numbers or arrays), starting from the first: no pass over a
-    sweep's arrays to add zero."""
-    total = None
-    for value in values:
-        total = value if total is None else total + value
-    return 0 if total is None else total
-
-
-@dataclass(frozen=True)
-class Param:
-    """A parameter of an operation kind.
-
-    ``type`` is one of ``int`` (whole number ≥ ``minimum``), ``float``, ``quantity``
-    (number with ``unit``), ``dtype``, ``precision``, ``bool``, ``choice``, ``str``, ``steps``.
-    ``default`` of ``None`` with ``inherit`` set means "same as parameter ``inherit``".
-    """
-
-    name: str
-    type: str
-    default: Any
-    label: str
-    doc: str
-    symbol: str = ""
-    minimum: float = 1
-    choices: tuple[str, ...] = ()
-    unit: str = ""
-    inherit: str = ""
-    only_if: tuple[str, Any] | None = None
-
-    @property
-    def numeric(self) -> bool:
-        return self.type in ("int", "float", "quantity")
-
-    @property
-    def sym(self) -> str:
-        return self.symbol or self.name
-
-
-@dataclass(frozen=True)
-class Kind:
-    """An operation kind: its parameters, its counting function and its documentation."""
-    kind: str
-    label: str
-    doc: str
-    params: tuple[Param, ...]
-    count: Callable[[Mapping[str, Any]], Counts]
-    default_name: str
-    #: Where bytes are counted when the operation names no level: ``""`` for the machine's
-    #: main memory, ``"interconnect"`` for its first interconnect (communication kinds).
-    default_level: str = ""
-
-    def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-    @functools.cached_property
-    def param_names(self) -> tuple[str, ...]:
-        return tuple(p.name for p in self.params)
-
-    @functools.cached_property
-    def symbols(self) -> dict[str, str]:
-        """The symbol of each parameter in formulas."""
-        return {p.name: p.sym for p in self.params}
-
-    @functools.cached_property
-    def _defaults(self) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, str], ...]]:
-        """``((name, default), …)`` and ``((name, inherited from), …)``, in order."""
-        return (tuple((p.name, p.default) for p in self.params),
-                tuple((p.name, p.inherit) for p in self.params if p.inherit))
-
-    def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Fill defaults and inherited values (``a_dtype`` follows ``dtype`` when unset)."""
-        defaults, inherits = self._defaults
-        get = params.get
-        full: dict[str, Any] = {}
-        for name, default in defaults:
-            value = get(name)
-            full[name] = default if value is None else value
-        for name, inherit in inherits:
-            if full[name] is None:
-                full[name] = full[inherit]
-        return full
-
-
-# ---------------------------------------------------------------------------------------
-# formula helpers
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return "[…]"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e15:
-            return str(int(value))
-        return f"{value:.4g}"
-    return str(value)
-
-
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
-
-
-@functools.lru_cache(maxsize=2048)
-def _template_parts(template: str) -> tuple[str, ...]:
-    """``"2·{m}·{n}"`` → ``("2·", "m", "·", "n", "")``: text and parameter names alternate."""
-    return tuple(_PLACEHOLDER.split(template))
-
-
-def _texts(template: str, symbols: Mapping[str, Any]) -> tuple[str, str]:
-    """The formula of a template such as ``"2·{batch}·{m}·{n}·{k}"``, naming each parameter
-    by its symbol, and the substituted text, naming it by its value."""
-    formula, substituted = [], []
-    for i, part in enumerate(_template_parts(template)):
-        if i % 2 == 0:
-            formula.append(part)
-            substituted.append(part)
-        else:
-            sym = symbols.get(part)
-            formula.append(getattr(sym, "sym", part) if sym is not None else part)
-            substituted.append(_fmt(symbols[part].value))
-    return "".join(formula), "".join(substituted)
-
-
-def _term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any],
-          tensor: str = "", elements: Any = None, element_bytes: float | None = None,
-          dtype: str = "") -> Term:
-    """A term whose formula and substituted text come from ``template`` and ``symbols`` when
-    first read (``symbols`` is not changed after counting)."""
-    term = Term(kind, name, _LAZY, _LAZY, value, tensor, elements, element_bytes, dtype)
-    _set(term, "_template", template)
-    _set(term, "_symbols", symbols)
-    return term
-
-
-@dataclass(frozen=True)
-class _Sym:
-    """A parameter's symbol in formulas and its value."""
-    sym: str
-    value: Any
-
-
-class _Symbols(Mapping):
-    """Symbol and value of every parameter of one counted operation (a read-only view of its
-    parameters, plus derived symbols such as the causal fraction ``c``), built into
-    :class:`_Sym` entries only when a formula is written."""
-
-    __slots__ = ("_kind", "_params", "_more")
-
-    def __init__(self, kind: Kind, params: Mapping[str, Any], more: dict[str, _Sym]) -> None:
-        self._kind = kind
-        self._params = dict(params)  # the values as counted
-        self._more = more
-
-    def __getitem__(self, key: str) -> _Sym:
-        if key in self._more:
-            return self._more[key]
-        sym = self._kind.symbols.get(key)
-        if sym is None:
-            raise KeyError(key)
-        return _Sym(sym, self._params[key])
-
-    def __setitem__(self, key: str, value: _Sym) -> None:
-        self._more[key] = value
-
-    def __iter__(self):
-        yield from self._kind.symbols
-        yield from (k for k in self._more if k not in self._kind.symbols)
-
-    def __len__(self) -> int:
-        return len(self._kind.symbols) + sum(k not in self._kind.symbols for k in self._more)
-
-
-def _symbols(kind: Kind, params: Mapping[str, Any], **more) -> _Symbols:
-    return _Symbols(kind, params, {key: _Sym(sym, value) for key, (sym, value) in more.items()})
-
-
-def _tensor(direction: str, tensor: str, what: str, elements_template: str, elements, dtype: str,
-            symbols: Mapping[str, Any]) -> Term:
-    size = DTYPE_BYTES[dtype]
-    return _term(direction, f"{tensor} ({what})" if what else tensor,
-                 _tensor_template(elements_template, dtype), elements * size, symbols,
-                 tensor, elements, size, dtype)
-
-
-@functools.lru_cache(maxsize=1024)
-def _tensor_template(elements_template: str, dtype: str) -> str:
-    """``"{m}·{k}"`` of bf16 → ``"{m}·{k}·2 B [bf16]"``."""
-    return f"{elements_template}·{_fmt(DTYPE_BYTES[dtype])} B [{dtype}]"
 
 
 # ---------------------------------------------------------------------------------------
@@ -369,9 +86,11 @@ GEMM_PARAMS = (
     Param("batch", "int", 1, "Batch", "Independent matrix products (each with its own A, B and C).",
           symbol="batch"),
     Param("m", "int", 4096, "M", "Rows of A and C (tokens for a linear layer; 1 for GEMV).",
-          symbol="M"),
-    Param("n", "int", 4096, "N", "Columns of B and C (output features).", symbol="N"),
-    Param("k", "int", 4096, "K", "Contraction dimension (input features).", symbol="K"),
+          symbol="M", required=True),
+    Param("n", "int", 4096, "N", "Columns of B and C (output features).", symbol="N",
+          required=True),
+    Param("k", "int", 4096, "K", "Contraction dimension (input features).", symbol="K",
+          required=True),
     Param("dtype", "dtype", "bf16", "Element type", "Default element type of A, B and C."),
     Param("a_dtype", "dtype", None, "A dtype", "Element type of A (activations).", inherit="dtype",
           symbol="s_A"),
@@ -406,19 +125,26 @@ ATTENTION_PARAMS = (
           "flash: fused, scores stay on chip. naive: the score matrix S and probabilities P are "
           "materialised in memory.", choices=("flash", "naive")),
     Param("batch", "int", 1, "Batch", "Sequences in the batch.", symbol="b"),
-    Param("heads", "int", 32, "Query heads", "Number of query heads.", symbol="h"),
+    Param("heads", "int", 32, "Query heads", "Number of query heads.", symbol="h",
+          required=True),
     Param("kv_heads", "int", None, "KV heads",
           "Number of key/value heads: = heads for MHA, fewer for GQA, 1 for MQA.",
           inherit="heads", symbol="h_kv"),
-    Param("head_dim", "int", 128, "Head dim", "Dimension of each head.", symbol="d"),
+    Param("head_dim", "int", 128, "Head dim", "Dimension of each head.", symbol="d",
+          required=True),
     Param("query_len", "int", 4096, "Query length", "Queries per sequence (1 for decode).",
-          symbol="q"),
+          symbol="q", required=True),
     Param("kv_len", "int", None, "KV length", "Keys/values per sequence (the KV cache in decode).",
-          inherit="query_len", symbol="k"),
+          inherit="query_len", symbol="k", required=True),
     Param("causal", "bool", False, "Causal",
-          "Causal mask: only key positions at or before each query count; with queries at the "
-          "end of the sequence the visible fraction is 1 − q/(2k) (½ for a square mask)."),
+          "Causal mask: only key positions at or before each query are visible; with queries "
+          "at the end of the sequence the visible fraction is 1 − q/(2k) (½ for a square "
+          "mask). Flash skips the masked blocks; a naive kernel computes every score and "
+          "masks afterwards."),
     Param("dtype", "dtype", "bf16", "Element type", "Element type of Q, K, V and O."),
+    Param("kv_dtype", "dtype", None, "KV dtype",
+          "Element type of K and V (the KV cache: fp8 or int8 while Q and O stay bf16).",
+          inherit="dtype", symbol="s_kv"),
     Param("score_passes", "int", 4, "Score passes",
           "Naive only: passes of the q×k score matrix through memory (write S, read S, write P, "
           "read P = 4).", minimum=0, symbol="passes", only_if=("implementation", "naive")),
@@ -429,19 +155,16 @@ ATTENTION_PARAMS = (
 )
 
 
-def _causal_fraction(q, k, causal):
-    if not causal:
-        return 1
-    return 1 - np.minimum(q, k) / (2 * k) if isinstance(q, np.ndarray) or isinstance(
-        k, np.ndarray) else 1 - min(q, k) / (2 * k)
-
-
 def _count_attention(p: Mapping[str, Any]) -> Counts:
-    frac = _causal_fraction(p["query_len"], p["kv_len"], p["causal"])
+    naive = p["implementation"] == "naive"
+    # a naive kernel computes the whole q×k score matrix and masks afterwards: it executes
+    # every FLOP; Flash skips the masked blocks
+    skips = p["causal"] and not naive
+    frac = _causal_fraction(p["query_len"], p["kv_len"], skips)
     s = _symbols(KINDS["attention"], p, c=("c", frac))
     b, h, hk, d, q, k = (p[x] for x in ("batch", "heads", "kv_heads", "head_dim", "query_len",
                                         "kv_len"))
-    c_factor = "·{c}" if p["causal"] else ""
+    c_factor = "·{c}" if skips else ""
     flops = [
         _term("flop", "S = Q·Kᵀ", "2·{batch}·{heads}·{query_len}·{kv_len}·{head_dim}" + c_factor,
               2 * b * h * q * k * d * frac, s),
@@ -451,8 +174,10 @@ def _count_attention(p: Mapping[str, Any]) -> Counts:
     dt = p["dtype"]
     terms = [
         _tensor("read", "Q", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
-        _tensor("read", "K", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d, dt, s),
-        _tensor("read", "V", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d, dt, s),
+        _tensor("read", "K", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d,
+                p["kv_dtype"], s),
+        _tensor("read", "V", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d,
+                p["kv_dtype"], s),
         _tensor("write", "O", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
     ]
     notes = []
@@ -476,8 +201,14 @@ def _count_attention(p: Mapping[str, Any]) -> Counts:
                      "shrink it); passes = write S, read S, write P, read P by default.")
     else:
         notes.append("Flash: S and P stay on chip; Q, K, V and O cross memory once each.")
-    if p["causal"]:
-        notes.append("Causal: FLOPs scaled by the visible fraction c = 1 − min(q,k)/(2k).")
+    if skips:
+        notes.append("Causal, Flash: masked blocks are skipped, so FLOPs are scaled by the "
+                     "visible fraction c = 1 − min(q,k)/(2k).")
+    elif p["causal"]:
+        notes.append("Causal, naive: every score is computed and the mask applied afterwards, "
+                     "so all 4·b·h·q·k·d FLOPs are executed (no visible-fraction factor).")
+    notes.append("Unit: QKᵀ and P·V run on the matrix units (the softmax between them is not "
+                 "counted).")
     return Counts(flops, terms, p["compute"], notes)
 
 
@@ -556,7 +287,11 @@ def _count_elementwise(p: Mapping[str, Any]) -> Counts:
     ]
     if wa:
         notes.append("Write-allocate: every store first reads the line it writes (one extra read).")
-    return Counts(flop_terms, byte_terms, p["compute"], notes)
+    kernels = 1 if p["fused"] or not steps else len(steps)
+    if kernels > 1:
+        notes.append(f"Unfused: {kernels} kernels, one per step, each paying the launch "
+                     "overhead.")
+    return Counts(flop_terms, byte_terms, p["compute"], notes, unit="vector", kernels=kernels)
 
 
 def step_flops(step: Mapping[str, Any]) -> float:
@@ -587,7 +322,8 @@ def _count_norm(p: Mapping[str, Any]) -> Counts:
         terms.append(_tensor("read", "β", "shift", "{hidden}", hidden, p["weight_dtype"], s))
     terms.append(_tensor("write", "y", "", "{rows}·{hidden}", rows * hidden, p["dtype"], s))
     return Counts(flops, terms, p["compute"],
-                  ["Per-row statistics (1/√var) are negligible next to per-element work."])
+                  ["Per-row statistics (1/√var) are negligible next to per-element work."],
+                  unit="vector")
 
 
 def _count_softmax(p: Mapping[str, Any]) -> Counts:
@@ -600,7 +336,7 @@ def _count_softmax(p: Mapping[str, Any]) -> Counts:
         _tensor("write", "y", "", "{rows}·{cols}", rows * cols, p["dtype"], s),
     ]
     return Counts(flops, terms, p["compute"],
-                  ["One fused pass: the row is read once and written once."])
+                  ["One fused pass: the row is read once and written once."], unit="vector")
 
 
 _REDUCTION_FLOPS = {"sum": (1, "one add per element"), "max": (1, "one compare per element"),
@@ -618,14 +354,15 @@ def _count_reduction(p: Mapping[str, Any]) -> Counts:
         terms.append(_tensor("read", "y", "", "{rows}·{n}", rows * n, p["dtype"], s))
     terms.append(_tensor("write", "r", "result", "{rows}", rows, p["dtype"], s))
     return Counts(flops, terms, p["compute"],
-                  ["N elements need N−1 additions; the model counts N (2N for a dot product)."])
+                  ["N elements need N−1 additions; the model counts N (2N for a dot product)."],
+                  unit="vector")
 
 
 def _count_custom(p: Mapping[str, Any]) -> Counts:
     s = _symbols(KINDS["custom"], p)
     flops = [_term("flop", "FLOPs as given", "{flops}", p["flops"], s)]
     terms = [_term("read", "bytes as given", "{bytes}", p["bytes"], s, tensor="")]
-    return Counts(flops, terms, p["precision"])
+    return Counts(flops, terms, p["precision"], unit=p["unit"])
 
 
 def _compute_param(inherit: str = "dtype") -> Param:
@@ -645,13 +382,6 @@ ELEMENTWISE_PRESETS: dict[str, dict[str, Any]] = {
                                          {"op": "add", "inputs": ["r"]}], "fused": False},
 }
 
-KINDS: dict[str, Kind] = {}
-
-
-def _register(kind: Kind) -> None:
-    KINDS[kind.kind] = kind
-
-
 _register(Kind("gemm", "GEMM / GEMV",
                "C = A·B with A: M×K, B: K×N, C: M×N, repeated batch times.",
                GEMM_PARAMS, _count_gemm, "GEMM"))
@@ -661,63 +391,73 @@ _register(Kind("attention", "Attention",
 _register(Kind("elementwise", "Elementwise chain",
                "A chain of elementwise steps over n elements, fused into one kernel or not.",
                (
-                   Param("n", "int", 1 << 24, "Elements", "Elements in each tensor.", symbol="n"),
+                   Param("n", "int", 1 << 24, "Elements", "Elements in each tensor.", symbol="n",
+                         required=True),
                    Param("dtype", "dtype", "fp32", "Element type", "Element type of every tensor."),
                    Param("input", "str", "x", "Input", "Name of the tensor the chain starts from."),
                    Param("output", "str", "out", "Output", "Name of the tensor the chain writes."),
                    Param("steps", "steps",
                          [dict(st) for st in ELEMENTWISE_PRESETS["bias + gelu + residual"]["steps"]],
                          "Steps",
-                         "Steps in order; each has op, optional extra inputs and optional flops."),
+                         "Steps in order; each has op, optional extra inputs and optional flops.",
+                         required=True),
                    Param("fused", "bool", False, "Fused",
                          "Fused: one kernel, temporaries in registers."),
                    Param("write_allocate", "bool", False, "Write-allocate",
                          "Every store first reads the cache line (write-back caches)."),
                    _compute_param(),
                ),
-               _count_elementwise, "Elementwise chain"))
+               _count_elementwise, "Elementwise chain", unit="vector"))
 _register(Kind("norm", "Normalisation",
                "LayerNorm or RMSNorm over rows of hidden elements.",
                (
                    Param("variant", "choice", "rmsnorm", "Variant", "layernorm or rmsnorm.",
                          choices=("layernorm", "rmsnorm")),
-                   Param("rows", "int", 4096, "Rows", "Rows (tokens).", symbol="rows"),
-                   Param("hidden", "int", 8192, "Hidden", "Elements per row.", symbol="hidden"),
+                   Param("rows", "int", 4096, "Rows", "Rows (tokens).", symbol="rows",
+                         required=True),
+                   Param("hidden", "int", 8192, "Hidden", "Elements per row.", symbol="hidden",
+                         required=True),
                    Param("dtype", "dtype", "bf16", "Element type", "Element type of x and y."),
                    Param("weight_dtype", "dtype", None, "Weight dtype", "Element type of γ, β.",
                          inherit="dtype"),
                    _compute_param(),
                ),
-               _count_norm, "Norm"))
+               _count_norm, "Norm", unit="vector"))
 _register(Kind("softmax", "Softmax",
                "Row-wise softmax over rows × cols.",
                (
-                   Param("rows", "int", 4096, "Rows", "Rows.", symbol="rows"),
-                   Param("cols", "int", 4096, "Columns", "Elements per row.", symbol="cols"),
+                   Param("rows", "int", 4096, "Rows", "Rows.", symbol="rows", required=True),
+                   Param("cols", "int", 4096, "Columns", "Elements per row.", symbol="cols",
+                         required=True),
                    Param("dtype", "dtype", "bf16", "Element type", "Element type of x and y."),
                    _compute_param(),
                ),
-               _count_softmax, "Softmax"))
+               _count_softmax, "Softmax", unit="vector"))
 _register(Kind("reduction", "Reduction",
                "Sum, max or dot product of vectors of n elements (rows of them).",
                (
                    Param("op", "choice", "sum", "Reduction", "sum, max or dot (product).",
                          choices=("sum", "max", "dot")),
-                   Param("n", "int", 1 << 24, "Elements", "Elements per vector.", symbol="n"),
+                   Param("n", "int", 1 << 24, "Elements", "Elements per vector.", symbol="n",
+                         required=True),
                    Param("rows", "int", 1, "Vectors", "Independent reductions.", symbol="rows"),
                    Param("dtype", "dtype", "fp32", "Element type", "Element type."),
                    _compute_param(),
                ),
-               _count_reduction, "Reduction"))
+               _count_reduction, "Reduction", unit="vector"))
 _register(Kind("custom", "Custom",
                "FLOPs and bytes typed in, at a precision.",
                (
                    Param("flops", "quantity", 1e12, "FLOPs", "Total FLOPs.", unit="flops",
-                         symbol="F", minimum=0),
+                         symbol="F", minimum=0, required=True),
                    Param("bytes", "quantity", 1e9, "Bytes", "Total bytes moved (at least 1).",
-                         unit="bytes", symbol="B", minimum=1),
+                         unit="bytes", symbol="B", minimum=1, required=True),
                    Param("precision", "precision", "bf16", "Precision",
                          "Precision whose peak is the ceiling."),
+                   Param("unit", "choice", "matrix", "Unit",
+                         "Execution unit whose peak is the ceiling: matrix (tensor cores, MXU, "
+                         "AMX) or vector (CUDA cores, VPU, AVX: stencils, sparse code).",
+                         choices=("matrix", "vector")),
                ),
                _count_custom, "Custom"))
 
@@ -727,13 +467,14 @@ _register(Kind("custom", "Custom",
 
 SHARDED_MATMUL_PARAMS = (
     Param("b", "int", 256, "B (tokens)", "Rows of X and of the output Z (tokens in the batch).",
-          symbol="B"),
+          symbol="B", required=True),
     Param("d", "int", 8192, "D (split)",
           "Contraction dimension, split evenly over the chips: each chip holds X[:, D/N] and "
-          "Y[D/N, :].", symbol="D"),
-    Param("f", "int", 8192, "F", "Columns of Y and of Z (output features).", symbol="F"),
+          "Y[D/N, :].", symbol="D", required=True),
+    Param("f", "int", 8192, "F", "Columns of Y and of Z (output features).", symbol="F",
+          required=True),
     Param("chips", "int", 2, "Chips", "Chips the D dimension is split over.", minimum=2,
-          symbol="N"),
+          symbol="N", required=True),
     Param("collective", "choice", "all_reduce", "Collective",
           "How the partial sums are combined. all_reduce (ring): every chip ends with the full Z "
           "and sends 2·(N−1)/N of it; reduce_scatter: every chip ends with 1/N of Z and sends "
@@ -820,6 +561,39 @@ class Operation:
             return next(iter(links))
         return None
 
+    def defaults_taken(self) -> list[str]:
+        """Each parameter this operation does not give and takes a default for, in words
+        (``"batch = 1"``, ``"kv_heads = heads = 32"``, ``"k = 4096 (required since
+        schema_version 2)"``): what the derivation lists under "defaults taken". Tensor
+        names, and dtypes and precisions that follow another parameter, are left out."""
+        given = self.params
+        full = None
+        out = []
+        for p in self.spec.params:
+            if given.get(p.name) is not None or p.type == "str":
+                continue
+            if p.inherit and p.type in ("dtype", "precision"):
+                continue
+            if p.type in ("precision",) and p.default is None:
+                continue
+            if p.only_if is not None:
+                full = full or self.resolved()
+                key, wanted = p.only_if
+                if full[key] != wanted:
+                    continue
+            full = full or self.resolved()
+            value = full[p.name]
+            if p.name == "steps":
+                shown = " → ".join(step["op"] for step in value)
+            else:
+                shown = _fmt(value)
+            via = f"{p.inherit} = " if p.inherit else ""
+            text = f"{p.name} = {via}{shown}"
+            if p.required:
+                text += " (an example value: files from schema_version 2 on must give it)"
+            out.append(text)
+        return out
+
     def counts(self, **overrides: Any) -> Counts:
         """Counts at these parameters; ``overrides`` may hold numpy arrays (sweeps)."""
         full = self.spec.resolve({**self.params, **overrides})
@@ -829,6 +603,51 @@ class Operation:
         import copy
 
         return Operation(self.kind, copy.deepcopy(self.params), self.name, self.memory_level)
+
+
+def cross_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Checks across parameters, ``[(param, problem), …]``: the same for a typed operation,
+    a loaded one and every point of a sweep (any parameter may be a numpy array; the first
+    offending point is named)."""
+    problems: list[tuple[str, str]] = []
+    if kind != "attention":
+        return problems
+    full = KINDS["attention"].resolve(params)
+    heads, kv = full["heads"], full["kv_heads"]
+    q, k = full["query_len"], full["kv_len"]
+    swept = any(isinstance(v, np.ndarray) for v in (heads, kv, q, k))
+
+    def first(bad) -> int | None:
+        bad = np.asarray(bad)
+        if not bad.any():
+            return None
+        return int(np.flatnonzero(np.broadcast_to(bad, np.broadcast(heads, kv, q, k).shape))[0])
+
+    def at(value, i):
+        return _fmt_int(np.broadcast_to(value, np.broadcast(heads, kv, q, k).shape)[i]
+                        if swept else value)
+
+    where = (lambda i: f" (at the sweep's point {i + 1})") if swept else (lambda i: "")
+    i = first(np.asarray(kv) > np.asarray(heads))
+    if i is not None:
+        problems.append(("kv_heads", f"must not exceed heads ({at(heads, i)}), got "
+                                     f"{at(kv, i)}{where(i)}"))
+    else:
+        i = first(np.mod(heads, kv) != 0)
+        if i is not None:
+            problems.append(("kv_heads", f"must divide heads ({at(heads, i)}) for grouped-query "
+                                         f"attention, got {at(kv, i)}{where(i)}"))
+    if full["causal"]:
+        i = first(np.asarray(q) > np.asarray(k))
+        if i is not None:
+            problems.append(("query_len", f"a causal mask needs query_len ≤ kv_len "
+                                          f"({at(k, i)}), got {at(q, i)}{where(i)}"))
+    return problems
+
+
+def _fmt_int(value: Any) -> str:
+    value = float(value)
+    return str(int(value)) if value.is_integer() else f"{value:g}"
 
 
 def counts_for(kind: str, **params: Any) -> Counts:
@@ -844,3 +663,7 @@ def _check_registry() -> None:
 
 
 _check_registry()
+
+
+# kinds whole-model expansion adds (MoE grouped GEMM, latent attention, all-reduce)
+from workbench.model import llm_kinds as _llm_kinds  # noqa: E402,F401  (registers them)

@@ -12,7 +12,7 @@ rebuilding the chart. Everything is in data units (FLOP/byte, FLOP/s).
   (``"m* = 255.5"``). A crossing's position is the operation evaluated at the crossing value,
   so it lands on the ridge whatever the samples are.
 * :class:`MeasuredMark`: a measurement judged on one machine
-  (:func:`~workbench.model.measured.judge_session`): the measured point (measured intensity,
+  (:func:`~workbench.model.measured_session.judge_session`): the measured point (measured intensity,
   achieved FLOP/s), the predicted point it is linked to, its fraction of the predicted ceiling
   and its verdict band, with the bands drawn as a scale at the predicted intensity.
 * :class:`PairLink`: a compared pair on one machine
@@ -32,7 +32,8 @@ import numpy as np
 from workbench.model.analysis import Pair
 from workbench.model.comparison import PairComparison, compare_session
 from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
-from workbench.model.measured import VERDICTS, MeasuredPoint, judge_session
+from workbench.model.measured import VERDICTS
+from workbench.model.measured_session import MeasuredPoint, judge_session
 from workbench.model.roofline import BOUND_NAMES
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import OperationEntry, Session

@@ -5,9 +5,13 @@
     attainable   = min(peak, I · bandwidth)     (FLOP/s)
     T_math = F / peak,  T_mem = B / bandwidth
     lower bound = max(T_math, T_mem),  upper bound = T_math + T_mem
-    bound: overhead if the machine has a launch overhead and the lower bound is below it,
-           else compute if T_math ≥ T_mem, else memory
-    predicted time = max(lower bound / efficiency, launch overhead)
+    launch floor = kernels × launch overhead (an unfused chain launches one kernel a step)
+    predicted time = max(lower bound / efficiency, launch floor)
+    bound: overhead when the launch floor is the larger term of the predicted time (the
+           same derated time decides both), else compute if T_math ≥ T_mem, else memory
+
+The compute peak is the machine's figure for the work's precision on the unit its kind runs
+on (:meth:`~workbench.model.hardware.Hardware.ceiling`: matrix or vector).
 """
 
 from __future__ import annotations
@@ -35,8 +39,9 @@ FORMULAS: dict[str, str] = {
     "t_lower": "T_lower = max(T_math, T_mem)",
     "t_upper": "T_upper = T_math + T_mem",
     "fraction_of_peak": "% of peak = attainable / peak",
-    "t_predicted": "T_predicted = max(T_lower / efficiency, launch overhead)",
-    "bound": "overhead if T_lower < launch overhead; else compute if T_math ≥ T_mem; else memory",
+    "t_predicted": "T_predicted = max(T_lower / efficiency, kernels × launch overhead)",
+    "bound": "overhead if T_lower / efficiency < kernels × launch overhead; else compute if "
+             "T_math ≥ T_mem; else memory",
 }
 
 
@@ -49,6 +54,7 @@ def evaluate_arrays(
     efficiency: float | None = None,
     *,
     intensity: Any = None,
+    kernels: Any = 1,
 ) -> dict[str, np.ndarray]:
     """Everything the roofline says about F FLOPs and B bytes, elementwise over arrays.
 
@@ -75,17 +81,18 @@ def evaluate_arrays(
         else:
             attainable = np.minimum(attainable, p)
         bound = np.asarray(t_math >= t_mem).view(np.int8)  # 1 compute, 0 memory
-        floor = overhead or 0.0
-        if floor > 0:
-            bound[t_lower < floor] = 2
+        per_launch = overhead or 0.0
+        floor = per_launch * kernels if per_launch > 0 else 0.0
         eff = efficiency if efficiency else 1.0
-        if eff == 1.0 and floor <= 0:
+        if eff == 1.0 and per_launch <= 0:
             t_predicted = t_lower  # the same numbers: one read-only array for both keys
         else:
             t_predicted = t_lower / eff
-            if floor > 0:
+            if per_launch > 0:
+                bound[np.broadcast_to(t_predicted < floor, bound.shape)] = 2
                 t_predicted = (np.maximum(t_predicted, floor, out=t_predicted)
                                if isinstance(t_predicted, np.ndarray)
+                               and np.shape(floor) in ((), t_predicted.shape)
                                else np.maximum(t_predicted, floor))
         fraction = attainable / p
         # read-only: t_predicted may be t_lower itself, and a sweep's intensity is shared by
@@ -139,14 +146,14 @@ def _min(a: float, b: float) -> float:
 
 
 def evaluate_scalars(flops: float, nbytes: float, peak: float, bandwidth: float,
-                     overhead: float | None = None, efficiency: float | None = None
-                     ) -> dict[str, float]:
+                     overhead: float | None = None, efficiency: float | None = None,
+                     kernels: int = 1) -> dict[str, float]:
     """:func:`evaluate_arrays` for one operation on one machine, in plain floats: the same
     formulas and the same IEEE results, without the cost of numpy on single numbers (a
     session of thousands of operations evaluates every pair on opening)."""
     f, b, p, w = float(flops), float(nbytes), float(peak), float(bandwidth)
     (intensity, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper, t_predicted,
-     bound) = _roofline(f, b, p, w, overhead, efficiency)
+     bound) = _roofline(f, b, p, w, overhead, efficiency, kernels)
     return {
         "flops": f,
         "bytes": b,
@@ -166,7 +173,7 @@ def evaluate_scalars(flops: float, nbytes: float, peak: float, bandwidth: float,
 
 
 def _roofline(f: float, b: float, p: float, w: float, overhead: float | None,
-              efficiency: float | None) -> tuple:
+              efficiency: float | None, kernels: int = 1) -> tuple:
     """The formulas of :func:`evaluate_scalars` on floats: intensity, ridge, attainable,
     fraction of peak, T_math, T_mem, T_lower, T_upper, T_predicted and the bound."""
     intensity = _div(f, b)
@@ -175,12 +182,14 @@ def _roofline(f: float, b: float, p: float, w: float, overhead: float | None,
     t_lower = _max(t_math, t_mem)
     attainable = _min(p, intensity * w)
     bound = 1 if t_math >= t_mem else 0
-    floor = overhead or 0.0
-    if floor > 0 and t_lower < floor:
-        bound = 2
+    per_launch = overhead or 0.0
+    floor = per_launch * kernels if per_launch > 0 else 0.0
     eff = efficiency if efficiency else 1.0
+    derated = t_lower / eff
+    if per_launch > 0 and derated < floor:
+        bound = 2
     return (intensity, _div(p, w), attainable, _div(attainable, p), t_math, t_mem, t_lower,
-            t_math + t_mem, _max(t_lower / eff, floor), bound)
+            t_math + t_mem, _max(derated, floor), bound)
 
 
 @dataclass(frozen=True)
@@ -208,6 +217,9 @@ class Result:
     t_predicted_s: float
     efficiency: float | None
     launch_overhead_s: float | None
+    unit: str = "matrix"
+    ceiling_note: str = ""
+    kernels: int = 1
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -219,8 +231,16 @@ def evaluate_counts(
     level: str | None = None,
     name: str = "",
 ) -> Result:
-    precision_used = hardware.precision_for(counts.precision)
-    peak = hardware.compute[precision_used]
+    precision, unit = counts.precision, counts.unit
+    table = hardware.vector_compute if unit == "vector" else hardware.compute
+    peak = table.get(precision) if table else None
+    if peak is not None:  # the machine has the precision on the unit: no fallback, no note
+        precision_used, unit_used, note = precision, unit, ""
+    else:
+        ceiling = hardware.ceiling(precision, unit)
+        precision_used, peak, unit_used, note = (ceiling.precision, ceiling.peak, ceiling.unit,
+                                                 ceiling.note)
+    kernels = counts.kernels
     level_used = hardware.level_for(level)
     bandwidth = hardware.bandwidth(level_used)
     flops, nbytes = counts.flops, counts.bytes
@@ -228,20 +248,18 @@ def evaluate_counts(
             and isinstance(nbytes, (int, float)) and not isinstance(nbytes, bool)):
         f, b, p, w = float(flops), float(nbytes), float(peak), float(bandwidth)
         (intensity, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper, t_predicted,
-         bound) = _roofline(f, b, p, w, hardware.launch_overhead, hardware.efficiency)
+         bound) = _roofline(f, b, p, w, hardware.launch_overhead, hardware.efficiency,
+                            kernels)
     else:  # counts that are numpy values: the vectorised formulas
         r = evaluate_arrays(flops, nbytes, peak, bandwidth, hardware.launch_overhead,
-                            hardware.efficiency)
+                            hardware.efficiency, kernels=kernels)
         f, b, p, w = float(r["flops"]), float(r["bytes"]), float(peak), float(bandwidth)
         (intensity, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper,
          t_predicted) = (float(r[key]) for key in (
             "intensity", "ridge", "attainable_flops", "fraction_of_peak", "t_math_s", "t_mem_s",
             "t_lower_s", "t_upper_s", "t_predicted_s"))
         bound = int(r["bound"])
-    # Filled in field order without the generated __init__ (a session evaluates thousands
-    # of pairs on opening); equal to Result(...) with the same values.
-    result = _new_result(Result)
-    vars(result).update(
+    return Result(
         operation=name,
         hardware=hardware.label,
         flops=f,
@@ -263,11 +281,10 @@ def evaluate_counts(
         t_predicted_s=float(t_predicted),  # (a whole-number launch overhead is an int)
         efficiency=hardware.efficiency,
         launch_overhead_s=hardware.launch_overhead,
+        unit=unit_used,
+        ceiling_note=note,
+        kernels=int(kernels),
     )
-    return result
-
-
-_new_result = object.__new__
 
 
 def evaluate(operation: Operation, hardware: Hardware, level: str | None = None) -> Result:
@@ -294,12 +311,13 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
     if isinstance(intensity, np.ndarray):
         intensity.flags.writeable = False  # shared by every machine's results
 
+    kernels = counts.kernels
+
     def one(hardware: Hardware) -> dict[str, np.ndarray]:
-        precision_used = hardware.precision_for(counts.precision)
-        return evaluate_arrays(flops, nbytes, hardware.compute[precision_used],
+        return evaluate_arrays(flops, nbytes, hardware.peak(counts.precision, counts.unit),
                                hardware.bandwidth(operation.level_on(hardware)),
                                hardware.launch_overhead, hardware.efficiency,
-                               intensity=intensity)
+                               intensity=intensity, kernels=kernels)
 
     workers = min(len(machines), os.cpu_count() or 1)
     if workers < 2 or intensity.size < PARALLEL_MIN_SHAPES:

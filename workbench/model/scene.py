@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from workbench.model.analysis import Pair
 from workbench.model.dtypes import PRECISIONS
-from workbench.model.hardware import Hardware
+from workbench.model.hardware import Hardware, roof_name
 from workbench.model.overlays import (
     VERDICT_COLORS,
     MeasuredMark,
@@ -313,13 +313,15 @@ def point_tooltip(result: Result, machine: str) -> str:
         f"Attainable: {format_quantity(result.attainable_flops, 'flop_rate')}"
         f" ({pct} % of peak)",
         f"Bound: {result.bound}",
-        f"Precision: {precision}, peak {format_quantity(result.peak_flops, 'flop_rate')}",
+        f"Precision: {precision}, {'vector ' if result.unit == 'vector' else ''}peak "
+        f"{format_quantity(result.peak_flops, 'flop_rate')}",
         f"T_lower: {format_quantity(result.t_lower_s, 'time')}",
         f"Predicted time: {format_quantity(result.t_predicted_s, 'time')}",
     ]
     if result.bound == "overhead" and result.launch_overhead_s:
-        lines[4] += (f" (T_lower below the {format_quantity(result.launch_overhead_s, 'time')}"
-                     " launch overhead)")
+        launches = (f"{result.kernels} × " if result.kernels > 1 else "")
+        lines[4] += (f" (T_lower / efficiency below {launches}the "
+                     f"{format_quantity(result.launch_overhead_s, 'time')} launch overhead)")
     return "\n".join(lines)
 
 
@@ -418,7 +420,8 @@ _new_point = object.__new__
 
 
 def _order(precision: str) -> int:
-    return PRECISIONS.index(precision) if precision in PRECISIONS else len(PRECISIONS)
+    base = precision.removesuffix(" vector")
+    return PRECISIONS.index(base) if base in PRECISIONS else len(PRECISIONS)
 
 
 def _peak_groups(compute: dict[str, float], precisions: Sequence[str]) -> list[tuple[str, float]]:
@@ -427,7 +430,14 @@ def _peak_groups(compute: dict[str, float], precisions: Sequence[str]) -> list[t
     groups: dict[float, list[str]] = {}
     for name in precisions:
         groups.setdefault(compute[name], []).append(name)
-    return [("/".join(names), peak) for peak, names in groups.items()]
+    return [(_group_name(names), peak) for peak, names in groups.items()]
+
+
+def _group_name(names: list[str]) -> str:
+    """``bf16/fp16``; vector roofs share one suffix: ``bf16/fp16 vector``."""
+    if len(names) > 1 and all(n.endswith(" vector") for n in names):
+        return "/".join(n.removesuffix(" vector") for n in names) + " vector"
+    return "/".join(names)
 
 
 def _default_precision(compute: dict[str, float]) -> str:
@@ -474,19 +484,22 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
     used_levels: dict[int, set[str]] = {h.id: set() for h in visible_hw}
     for pair in pairs:
         if pair.result is not None:
-            used_precisions[pair.hardware.id].add(pair.result.precision_used)
+            # the roof the result was judged against: a matrix or a vector peak
+            used_precisions[pair.hardware.id].add(
+                roof_name(pair.result.precision_used, pair.result.unit))
             used_levels[pair.hardware.id].add(pair.result.level)
 
     machines: list[MachineMark] = []
     for index, entry in enumerate(visible_hw):
         hw = entry.hardware
+        peaks = hw.roof_peaks()
         if view.all_precisions:
-            names = set(hw.compute)
+            names = set(peaks)
         else:
-            names = {p for p in used_precisions[entry.id] if p in hw.compute}
+            names = {p for p in used_precisions[entry.id] if p in peaks}
             if not names:
                 names = {_default_precision(hw.compute)}
-        precisions = tuple(sorted(names, key=lambda p: (-hw.compute[p], _order(p))))
+        precisions = tuple(sorted(names, key=lambda p: (-peaks[p], _order(p))))
         machines.append(MachineMark(
             hw_id=entry.id,
             name=hw.label,
@@ -495,14 +508,14 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
             main_memory=hw.main_memory,
             bandwidth=hw.bandwidth(),
             precisions=precisions,
-            top_peak=hw.compute[precisions[0]],
+            top_peak=peaks[precisions[0]],
             efficiency=hw.efficiency,
         ))
 
     # ridges first: they fix the data range, which fixes the roofs' extent
     ridges: list[Ridge] = []
     for mark in machines:
-        groups = _peak_groups(_hardware(session, mark.hw_id).compute, mark.precisions)
+        groups = _peak_groups(_hardware(session, mark.hw_id).roof_peaks(), mark.precisions)
         for name, peak in groups:
             x = peak / mark.bandwidth
             ridges.append(Ridge(mark.hw_id, name, x, peak,
@@ -644,7 +657,7 @@ def _machine_roofs(session: Session, mark: MachineMark, levels: set[str],
             line="dashdot" if kind == "interconnect" else "solid",
             label=f"{name} {_bandwidth(bw)}",
         ))
-    groups = _peak_groups(hw.compute, mark.precisions)
+    groups = _peak_groups(hw.roof_peaks(), mark.precisions)
     for i, (name, peak) in enumerate(groups):
         text = f"{name} {_rate(peak)}"
         roofs.append(Roof(

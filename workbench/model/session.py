@@ -99,6 +99,16 @@ class Session:
     measurements: list[Measurement] = field(default_factory=list)
     #: Pairs of operations compared on the chart (see :mod:`workbench.model.comparison`).
     comparisons: list[Comparison] = field(default_factory=list)
+    #: Whole models (:class:`workbench.model.llm_session.ModelEntry`); each expands into
+    #: operations of :attr:`operations`, listed in its ``op_ids``.
+    models: list = field(default_factory=list)
+
+    def model_of(self, op_id: int):
+        """The model whose expansion holds operation ``op_id``, or ``None``."""
+        for model in self.models:
+            if op_id in model.op_ids:
+                return model
+        return None
 
     def operation_named(self, name: str) -> OperationEntry | None:
         """The first operation called ``name`` (measurements refer to operations by name)."""

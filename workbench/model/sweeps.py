@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from workbench.model.hardware import Hardware
-from workbench.model.operations import Operation, Param
+from workbench.model.operations import Operation, Param, cross_checks
 from workbench.model.roofline import BOUND_NAMES
 from workbench.model.roofline import sweep as roofline_sweep
 
@@ -182,6 +182,10 @@ class Sweep:
                 f"{self.param} must be at least {param.minimum:g}; the sweep reaches {low:g}")
         if param.type == "int" and float(values.max()) > 2.0**53:
             raise SweepError(f"{self.param} is too large (at most 2^53)")
+        # every point is checked like a typed value (causal needs query_len ≤ kv_len, …)
+        for name, problem in cross_checks(operation.kind, {**operation.params,
+                                                           self.param: values}):
+            raise SweepError(f"{name}: {problem}")
         return values
 
     def describe(self) -> str:
@@ -214,6 +218,9 @@ class SweepResult:
     level: str
     efficiency: float | None
     launch_overhead_s: float | None
+    unit: str = "matrix"
+    ceiling_note: str = ""
+    kernels: int = 1
 
     def __getitem__(self, key: str) -> np.ndarray:
         return self.arrays[key]
@@ -242,6 +249,9 @@ class SweepResult:
                 row[key] = BOUND_NAMES[int(array[i])] if key == "bound" else float(array[i])
             row["efficiency"] = self.efficiency
             row["launch_overhead_s"] = self.launch_overhead_s
+            row["unit"] = self.unit
+            row["ceiling_note"] = self.ceiling_note
+            row["kernels"] = self.kernels
             out.append(row)
         return out
 
@@ -256,7 +266,9 @@ def evaluate_sweep(operation: Operation, hardware: Hardware, sweep: Sweep) -> Sw
     values = sweep.values_for(operation)
     arrays = roofline_sweep(operation, hardware, **{sweep.param: values})
     arrays = {k: np.broadcast_to(np.asarray(v), values.shape).copy() for k, v in arrays.items()}
-    precision = operation.counts().precision
+    counts = operation.counts()
+    precision = counts.precision
+    ceiling = hardware.ceiling(precision, counts.unit)
     return SweepResult(
         operation=operation.name,
         hardware=hardware.label,
@@ -265,10 +277,13 @@ def evaluate_sweep(operation: Operation, hardware: Hardware, sweep: Sweep) -> Sw
         values=values,
         arrays=arrays,
         precision=precision,
-        precision_used=hardware.precision_for(precision),
+        precision_used=ceiling.precision,
         level=hardware.level_for(operation.level_on(hardware)),
         efficiency=hardware.efficiency,
         launch_overhead_s=hardware.launch_overhead,
+        unit=ceiling.unit,
+        ceiling_note=ceiling.note,
+        kernels=int(counts.kernels),
     )
 
 
@@ -370,8 +385,7 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
         if stuck.any():
             b = np.where(stuck, a, b)
     counts = operation.counts()
-    precision_used = hardware.precision_for(counts.precision)
-    peak = hardware.compute[precision_used]
+    peak = hardware.peak(counts.precision, counts.unit)
     level = hardware.level_for(operation.level_on(hardware))
     ridge = peak / hardware.bandwidth(level)
     out: list[Crossing] = []

@@ -45,6 +45,9 @@ class Workspace(QObject):
     hears of a change the results it reads are already invalidated.
     """
 
+    #: A view asks for a whole model (its id) to be shown in the Model tab.
+    model_requested = Signal(int)
+
     def __init__(self, document: Document | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.document = document or Document()

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change
 from workbench.model.analysis import Pair
+from workbench.model.hardware import roof_name
 from workbench.model.overlays import (
     VERDICT_COLORS,
     CrossingMark,
@@ -1081,8 +1082,8 @@ class RooflineCanvas(QWidget):
             pairs = [self.workspace.results.pair(op_id, m.hw_id) for m in scene.machines]
         except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError):
             return not old_keys  # invalid now: drop its points (rebuild) unless none drawn
-        usage = frozenset((p.hardware.id, p.result.precision_used, p.result.level)
-                          for p in pairs if p.result is not None)
+        usage = frozenset((p.hardware.id, roof_name(p.result.precision_used, p.result.unit),
+                           p.result.level) for p in pairs if p.result is not None)
         if usage != self._usage.get(op_id, frozenset()):
             before = set(self._usage_count)
             self._usage_count.subtract(self._usage.get(op_id, frozenset()))
@@ -1374,8 +1375,8 @@ class RooflineCanvas(QWidget):
         self._usage = {}
         for point in scene.points:
             r = point.result
-            self._usage.setdefault(point.op_id, set()).add((point.hw_id, r.precision_used,
-                                                            r.level))
+            self._usage.setdefault(point.op_id, set()).add(
+                (point.hw_id, roof_name(r.precision_used, r.unit), r.level))
         self._usage = {k: frozenset(v) for k, v in self._usage.items()}
         self._usage_count = Counter()
         for usage in self._usage.values():

@@ -5,7 +5,8 @@ what changing from the first operation (the baseline) to the second buys there:
 
 * bytes saved = bytes(first) − bytes(second);
 * FLOPs added = FLOPs(second) − FLOPs(first);
-* predicted speed-up = t_lower(first) / t_lower(second), t_lower = max(T_math, T_mem).
+* predicted speed-up = T_predicted(first) / T_predicted(second), T_predicted =
+  max(T_lower / efficiency, kernels × launch overhead): launches saved by fusing count.
 
 Pairs are made with Edit ▸ Compare With… (:class:`CompareDialog`, or :func:`add_comparison`)
 and removed or swapped here; every change is one undo step (:meth:`Document.set_comparisons`).
@@ -138,6 +139,11 @@ def _put(table, row: int, col: int, cell: tuple) -> None:
     table.setItem(row, col, _item(*cell))
 
 
+def _launches(result) -> str:
+    """``, 3 kernels`` for an operation that launches more than one."""
+    return f", {result.kernels} kernels" if result.kernels > 1 else ""
+
+
 def _speedup(value: float) -> str:
     return f"{value:.3g}×"
 
@@ -166,8 +172,8 @@ class CompareDialog(QDialog):
         self.baseline_box = QCheckBox(f"“{name}” is the baseline (first)")
         self.baseline_box.setObjectName("compare_baseline")
         self.baseline_box.setChecked(True)
-        self.baseline_box.setToolTip("The speed-up is t_lower(first) / t_lower(second): the "
-                                     "baseline is the one you start from (unfused, naive)")
+        self.baseline_box.setToolTip("The speed-up is T_predicted(first) / T_predicted(second):"
+                                     " the baseline is the one you start from (unfused, naive)")
         form.addRow(self.baseline_box)
         layout.addLayout(form)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
@@ -450,8 +456,9 @@ class ComparePanel(DockedPanel, QWidget):
             f"{format_quantity(b.flops, 'flops')} − {format_quantity(a.flops, 'flops')}", True))
         table.setItem(row, 5, _item(
             _speedup(compared.speedup),
-            f"{SPEEDUP_FORMULA}\n= {format_quantity(a.t_lower_s, 'time')} ({a.bound}-bound) / "
-            f"{format_quantity(b.t_lower_s, 'time')} ({b.bound}-bound) = "
+            f"{SPEEDUP_FORMULA}\n= {format_quantity(a.t_predicted_s, 'time')} ({a.bound}-bound"
+            f"{_launches(a)}) / {format_quantity(b.t_predicted_s, 'time')} ({b.bound}-bound"
+            f"{_launches(b)}) = "
             f"{compared.speedup:.4g}", True))
 
     # -- across machines -------------------------------------------------------------------

@@ -135,13 +135,19 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
         ("intensity  I", f"F / B = {_q(flops, 'flops')} / {_q(nbytes, 'bytes')} = "
                          f"{_q(intensity, 'intensity')}"),
         ("compute precision", counts.precision),
+        ("unit", _UNIT_TEXT.get(counts.unit, counts.unit)),
     ]
+    if counts.kernels > 1:
+        totals.append(("kernels", f"{counts.kernels} (one launch each)"))
     sections.append(Section("Totals", "pairs", totals))
     notes = list(counts.notes)
     if op.memory_level:
         notes.append(f"Bytes are counted across “{op.memory_level}” instead of main memory.")
     if notes:
         sections.append(Section("Notes", "bullets", notes))
+    defaults = op.defaults_taken()
+    if defaults:
+        sections.append(Section(f"Defaults taken ({len(defaults)})", "bullets", defaults))
     for hw_entry in document.session.hardware:
         pair = results.pair(op_id, hw_entry.id)
         hw = hw_entry.hardware
@@ -151,10 +157,15 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
             sections.append(Section(title, "pairs", [("skipped", reason)], "skipped", "skipped"))
             continue
         r = pair.result
-        ceiling = f"{r.precision_used} peak {_q(r.peak_flops, 'flop_rate')}"
+        vector = "vector " if r.unit == "vector" else ""
+        ceiling = (f"{r.precision_used} {vector}peak {_q(r.peak_flops, 'flop_rate')}  "
+                   f"({r.unit} units)")
         if r.precision_used != r.precision:
-            ceiling += (f"  (no {r.precision} peak on this machine: its {r.precision_used} "
-                        "peak is used)")
+            ceiling += (f"  (no {r.precision} {vector}peak on this machine: its "
+                        f"{r.precision_used} peak is used, the next wider precision)")
+        if counts.unit == "vector" and r.unit != "vector":
+            ceiling += ("  (this machine lists no vector peaks: its matrix peak stands in, an "
+                        "optimistic roof)")
         where = ("interconnect" if r.level in hw.interconnect
                  else "main memory" if r.level == hw.main_memory else "memory level")
         rows = [
@@ -172,9 +183,11 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
             ("T_mem", f"B / bandwidth = {_q(r.bytes, 'bytes')} / "
                       f"{_q(r.bandwidth, 'bandwidth')} = {_q(r.t_mem_s, 'time')}"),
         ]
+        launch = _launch_text(r, hw)
         if r.bound == "overhead":
-            why = (f"max(T_math, T_mem) = {_q(r.t_lower_s, 'time')} < launch overhead "
-                   f"{_q(r.launch_overhead_s or 0.0, 'time')}")
+            eff = f" / {r.efficiency:g}" if r.efficiency else ""
+            why = (f"max(T_math, T_mem){eff} = {_q(r.t_lower_s / (r.efficiency or 1.0), 'time')}"
+                   f" < {launch}")
         elif r.bound == "compute":
             why = "T_math ≥ T_mem"
         else:
@@ -185,12 +198,12 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
         if r.efficiency:
             predicted = f"T_lower / {r.efficiency:g}"
             if r.launch_overhead_s:
-                predicted = (f"max({predicted}, launch overhead "
-                             f"{_q(r.launch_overhead_s, 'time')})")
+                predicted = f"max({predicted}, {launch})"
             rows.append(("predicted", f"at {_percent(r.efficiency)} efficiency: "
                                       f"{predicted} = {_q(r.t_predicted_s, 'time')}"))
         elif r.launch_overhead_s:
-            rows.append(("launch overhead", _q(r.launch_overhead_s, "time")))
+            rows.append(("predicted", f"max(T_lower, {launch}) = "
+                                      f"{_q(r.t_predicted_s, 'time')}"))
         sections.append(Section(title, "pairs", rows, f"{r.bound}-bound", r.bound))
     if not document.session.hardware:
         sections.append(Section("Machines", "bullets",
@@ -198,6 +211,19 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
     sections.append(Section(f"Conventions ({len(CONVENTIONS)})", "toggle",
                             list(CONVENTIONS) if conventions_open else []))
     return sections
+
+
+_UNIT_TEXT = {"matrix": "matrix units (tensor cores, MXU, AMX)",
+              "vector": "vector units (CUDA cores, VPU, AVX)"}
+
+
+def _launch_text(r: Any, hw: Any) -> str:
+    """``launch overhead 8 µs (rule of thumb)``, ``3 × launch overhead …`` for several
+    kernels; the overhead is a rule of thumb unless the machine lists it as measured."""
+    per = _q(r.launch_overhead_s or 0.0, "time")
+    status = hw.figure_status("launch_overhead")
+    count = f"{r.kernels} × " if r.kernels > 1 else ""
+    return f"{count}launch overhead {per} ({status})"
 
 
 def derivation_to_text(header: str, sections: list[Section]) -> str:
@@ -391,11 +417,9 @@ class DerivationView(QTextBrowser):
         if colors.key == self._colors_key and self._formats:
             return
         self._colors_key = colors.key
-        base = self.font()  # the application's, laid out without complex shaping (create_app)
+        base = self.font()  # the application's
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         mono.setPointSizeF(base.pointSizeF() * 0.92 if base.pointSizeF() > 0 else 9)
-        # the system's fixed font does not follow the application font's strategy
-        mono.setStyleStrategy(base.styleStrategy())
 
         def fmt(color: QColor | None = None, bold: bool = False, scale: float = 1.0,
                 font: QFont | None = None) -> QTextCharFormat:

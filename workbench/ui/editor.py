@@ -61,6 +61,7 @@ from workbench.io.schema import Place, check_param, kind_checks
 from workbench.model.operations import KINDS, Kind, Param
 from workbench.ui.bridge import Workspace
 from workbench.ui.derivation import DerivationView, Section, build_derivation, derivation_to_text
+from workbench.ui.model_lock import model_banner
 from workbench.ui.fields import (
     _BoolField,
     _ComboField,
@@ -111,6 +112,8 @@ class OperationEditor(QWidget):
         self._levels_key: tuple[Any, ...] = ()
         self.last_refresh_ms = 0.0
         self.sweep_section: SweepSection | None = None
+        #: the operation belongs to a whole model: shown read-only (see workbench.ui.model_lock)
+        self.read_only = False
 
         self._stack = QStackedLayout(self)
         self._stack.addWidget(self._empty_page())
@@ -328,6 +331,11 @@ class OperationEditor(QWidget):
         outer = QVBoxLayout(container)
         outer.setContentsMargins(10, 8, 10, 8)
         outer.setSpacing(8)
+        model = self.document.session.model_of(self._op_id)
+        self.read_only = model is not None
+        if model is not None:
+            outer.addWidget(model_banner(
+                model, lambda mid=model.id: self.workspace.model_requested.emit(mid)))
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -356,6 +364,10 @@ class OperationEditor(QWidget):
         self._level_combo.setObjectName("op_memory_level")
         self._level_combo.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._level_combo.installEventFilter(no_wheel_filter())
+        # its longest item ("main memory (default: …)") must not widen the form past the dock
+        self._level_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self._level_combo.setMinimumContentsLength(14)
         self._level_combo.setToolTip(
             "Memory level (or interconnect) whose traffic the bytes count, and whose "
             "bandwidth makes the sloped roof. Default: each machine's main memory.")
@@ -385,6 +397,10 @@ class OperationEditor(QWidget):
         self.sweep_section = SweepSection(self.workspace)
         self.sweep_section.set_operation(self._op_id)
         outer.addWidget(self.sweep_section)
+        if self.read_only:  # values shown, nothing editable: the model sets them
+            for widget in (self._name_edit, self._level_combo, self.sweep_section,
+                           *(f.widget for f in self._fields.values())):
+                widget.setEnabled(False)
 
         outer.addStretch(1)
         self._update_hint()
@@ -545,7 +561,7 @@ class OperationEditor(QWidget):
     # -- edits -----------------------------------------------------------------------------
 
     def _on_name(self, text: str) -> None:
-        if self._op_id is None:
+        if self._op_id is None or self.read_only:
             return
         if not text.strip():
             self._refuse("name", "Name: must not be empty", self._name_edit)
@@ -555,7 +571,7 @@ class OperationEditor(QWidget):
             self.document.set_operation_field(self._op_id, "name", text)
 
     def _on_level(self, index: int) -> None:
-        if self._op_id is None:
+        if self._op_id is None or self.read_only:
             return
         with self._apply():
             self.document.seal()
@@ -565,7 +581,7 @@ class OperationEditor(QWidget):
 
     def _propose(self, name: str, value: Any, discrete: bool = False) -> None:
         """Apply ``value`` to parameter ``name`` if the model accepts it; else explain."""
-        if self._op_id is None:
+        if self._op_id is None or self.read_only:
             return
         f = self._fields[name]
         op = self.document.operation(self._op_id).operation

@@ -35,7 +35,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.io.presets import get_preset
+from workbench.io.presets import get_preset, is_hand_made
+from workbench.model.advisories import machine_advisories
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
 from workbench.model.session import HardwareEntry
@@ -60,11 +61,13 @@ _LINK_SUGGESTIONS = ("nvlink", "pcie", "ici", "xgmi", "ethernet", "infiniband")
 
 #: (group, heading, unit, what one value is called)
 _GROUPS = (
-    ("compute", "Compute — dense peak", "flop_rate", "peak"),
+    ("compute", "Compute, matrix units — dense peak", "flop_rate", "peak"),
+    ("vector_compute", "Compute, vector units — dense peak", "flop_rate", "vector peak"),
     ("memory", "Memory bandwidth", "bandwidth", "bandwidth"),
     ("interconnect", "Interconnect", "bandwidth", "bandwidth"),
 )
 _UNIT_OF = {group: unit for group, _, unit, _ in _GROUPS}
+_PEAK_GROUPS = ("compute", "vector_compute")
 _WHAT_OF = {group: what for group, _, _, what in _GROUPS}
 
 
@@ -139,6 +142,7 @@ class MachineForm:
         self.add_kind_combo = QComboBox(page)
         self.add_kind_combo.setObjectName("addCeilingKind")
         self.add_kind_combo.addItem("Precision", "compute")
+        self.add_kind_combo.addItem("Vector precision", "vector_compute")
         self.add_kind_combo.addItem("Memory level", "memory")
         self.add_kind_combo.addItem("Interconnect", "interconnect")
         self.add_kind_combo.setToolTip("What kind of ceiling to add")
@@ -193,7 +197,9 @@ class MachineForm:
             "Capacity", "capacity", "Main memory capacity (80 GB, 96 GiB); empty if unknown",
             "unknown (e.g. 80 GB)")
         self.capacity_edit.committed.connect(partial(self._set_field, "capacity", "capacity"))
-        form.addRow("Launch overhead", self.overhead_edit)
+        self.overhead_label = QLabel("Launch overhead", page)
+        self.overhead_label.setObjectName("launchOverheadLabel")
+        form.addRow(self.overhead_label, self.overhead_edit)
         form.addRow("Efficiency", self.efficiency_edit)
         form.addRow("Capacity", self.capacity_edit)
         layout.addLayout(form)
@@ -250,7 +256,8 @@ class MachineForm:
             return
         self.editor_stack.setCurrentIndex(1)
         hw = entry.hardware
-        structure = (tuple(hw.compute), tuple(hw.memory), tuple(hw.interconnect))
+        structure = (tuple(hw.compute), tuple(hw.vector_compute), tuple(hw.memory),
+                     tuple(hw.interconnect), tuple(hw.measured_figures()))
         if structure != self._structure:
             self._build_ceilings(hw)
             self._structure = structure
@@ -270,6 +277,12 @@ class MachineForm:
                 edit.setModified(False)
             else:
                 edit.sync(value)
+        status = hw.figure_status("launch_overhead")
+        self.overhead_label.setText(f"Launch overhead ({status})")
+        self.overhead_label.setToolTip(
+            "A measured launch overhead for this machine" if status == "measured" else
+            "A rule of thumb, not a hardware figure: kernel launch plus dispatch is measured "
+            "at 5–30 µs depending on driver, runtime and kernel")
         self._fill_provenance(entry)
         self._fill_add_names()
 
@@ -296,7 +309,7 @@ class MachineForm:
         row_height = self.name_edit.sizeHint().height() + 2
         for group, heading, unit, what in _GROUPS:
             values: dict[str, float] = getattr(hw, group)
-            if not values and group == "interconnect":
+            if not values and group in ("interconnect", "vector_compute"):
                 continue
             row = table.rowCount()
             table.insertRow(row)
@@ -312,18 +325,21 @@ class MachineForm:
             table.setSpan(row, 0, 1, 4)
             table.setRowHeight(row, row_height)
             names = list(values)
-            if group == "compute":
+            if group in _PEAK_GROUPS:
                 order = {p: i for i, p in enumerate(PRECISIONS)}
                 names.sort(key=lambda n: order.get(n, len(order)))
             for name in names:
                 row = table.rowCount()
                 table.insertRow(row)
                 table.setRowHeight(row, row_height)
-                label = QTableWidgetItem(name)
+                measured = hw.is_measured(f"{group}.{name}")
+                label = QTableWidgetItem(f"{name} · measured" if measured else name)
                 label.setFlags(Qt.ItemFlag.ItemIsEnabled)
-                label.setToolTip(self._ceiling_tip(group, name))
+                label.setToolTip(self._ceiling_tip(group, name) + (
+                    "\nMeasured (a published benchmark), not a vendor specification: see the "
+                    "sources" if measured else ""))
                 table.setItem(row, 0, label)
-                fmt = (partial(rate_text, precision=name) if group == "compute"
+                fmt = (partial(rate_text, precision=name) if group in _PEAK_GROUPS
                        else partial(shortest_text, unit=unit))
                 edit = self._field(
                     parse_positive(unit), fmt,
@@ -351,7 +367,7 @@ class MachineForm:
                 last = group in ("compute", "memory") and len(values) == 1
                 button.setEnabled(not last)
                 button.setToolTip(f"A machine needs at least one {_WHAT_OF[group]} "
-                                  f"{'precision' if group == 'compute' else 'level'}"
+                                  f"{'precision' if group in _PEAK_GROUPS else 'level'}"
                                   if last else f"Remove {name}")
                 button.clicked.connect(partial(self.remove_ceiling, group, name))
                 table.setCellWidget(row, 3, button)
@@ -363,8 +379,13 @@ class MachineForm:
 
     def _ceiling_tip(self, group: str, name: str) -> str:
         if group == "compute":
-            return (f"Dense peak for {name} in FLOP/s (or OP/s): e.g. 989 TFLOP/s, 1.98 PFLOP/s."
-                    " Vendor figures 'with sparsity' must be halved.")
+            return (f"Dense peak of the matrix units (tensor cores, MXU, AMX) for {name} in "
+                    "FLOP/s (or OP/s): e.g. 989 TFLOP/s. GEMM and attention meet it. Vendor "
+                    "figures 'with sparsity' must be halved.")
+        if group == "vector_compute":
+            return (f"Peak of the vector units (CUDA cores, VPU, AVX) for {name} in FLOP/s: "
+                    "e.g. 134 TFLOP/s. Elementwise work, norms, softmax and reductions meet "
+                    "it.")
         if group == "memory":
             return f"Bandwidth of {name} in B/s: e.g. 3.35 TB/s, 819 GB/s"
         return f"Bandwidth of the {name} link in B/s, per direction: e.g. 450 GB/s"
@@ -386,9 +407,9 @@ class MachineForm:
             del blocker
             return
         hw = entry.hardware
-        if group == "compute":
+        if group in _PEAK_GROUPS:
             combo.setEditable(False)
-            combo.addItems([p for p in PRECISIONS if p not in hw.compute])
+            combo.addItems([p for p in PRECISIONS if p not in getattr(hw, group)])
             combo.setToolTip("Precisions this machine has no peak for yet")
             self.add_value_edit.setPlaceholderText("peak, e.g. 989 TFLOP/s")
         else:
@@ -400,7 +421,7 @@ class MachineForm:
             combo.setEditText(keep if keep and keep not in taken else "")
             combo.setToolTip("A letter, then letters, digits, _ or -")
             self.add_value_edit.setPlaceholderText("bandwidth, e.g. 3.35 TB/s")
-        self.add_button.setEnabled(group != "compute" or combo.count() > 0)
+        self.add_button.setEnabled(group not in _PEAK_GROUPS or combo.count() > 0)
         del blocker
 
     def _fill_provenance(self, entry: HardwareEntry) -> None:
@@ -421,6 +442,9 @@ class MachineForm:
         else:
             parts.append("Figures as entered: use dense peaks (halve any 'with sparsity' "
                          "vendor figure).")
+        if is_hand_made(entry):
+            for advisory in machine_advisories(hw):
+                parts.append(f"<b>⚠ {escape_html(advisory.message)}</b>")
         if hw.sources:
             links = []
             for source in hw.sources:
@@ -526,10 +550,10 @@ class MachineForm:
             return False
         name = name.strip()
         problem_name = problem_value = ""
-        if group == "compute":
+        if group in _PEAK_GROUPS:
             if name not in PRECISIONS:
                 problem_name = f"unknown precision {name!r}; one of: {', '.join(PRECISIONS)}"
-            elif name in hw.compute:
+            elif name in getattr(hw, group):
                 problem_name = f"{name} already has a peak; edit it in the table"
         elif not _LEVEL_RE.match(name):
             problem_name = (f"name {name!r} must start with a letter and hold letters, digits, "
@@ -545,13 +569,14 @@ class MachineForm:
             set_invalid(self.add_value_edit, bool(problem_value))
             if self.add_name_combo.isEditable():
                 set_invalid(self.add_name_combo, bool(problem_name))
-            what = {"compute": "New precision", "memory": "New memory level",
-                    "interconnect": "New interconnect"}[group]
+            what = {"compute": "New precision", "vector_compute": "New vector precision",
+                    "memory": "New memory level", "interconnect": "New interconnect"}[group]
             self._set_problem("add", what, problem_name or problem_value)
             return False
         self._clear_add_problem()
         getattr(hw, group)[name] = value
-        label = {"compute": "peak", "memory": "memory level", "interconnect": "interconnect"}
+        label = {"compute": "peak", "vector_compute": "vector peak", "memory": "memory level",
+                 "interconnect": "interconnect"}
         self._apply(hw, f"Add {name} {label[group]}")
         self.add_value_edit.clear()
         if self.add_name_combo.isEditable():

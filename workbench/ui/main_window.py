@@ -126,8 +126,15 @@ class MainWindow(QMainWindow):
                                             bottom)
         self.compare_dock = self._dock("Compare", "CompareDock", _Placeholder(QSize(470, 336)),
                                        bottom)
+        from workbench.ui.model_panel import ModelPanel
+
+        self.model_panel = ModelPanel(self.workspace, self)
+        self.model_dock = self._dock("Model", "ModelDock", self.model_panel, bottom)
         self.tabifyDockWidget(self.results_dock, self.measurements_dock)
         self.tabifyDockWidget(self.measurements_dock, self.compare_dock)
+        self.tabifyDockWidget(self.compare_dock, self.model_dock)
+        self.model_dock.visibilityChanged.connect(self.model_panel.set_shown)
+        self.operations_panel.model_chosen.connect(self.show_model)
         self.measurements_dock.visibilityChanged.connect(
             lambda shown: self._on_panel_shown("measurements", shown))
         self.compare_dock.visibilityChanged.connect(
@@ -316,6 +323,11 @@ class MainWindow(QMainWindow):
             action.setStatusTip(spec.doc)
             action.triggered.connect(lambda checked=False, k=kind: self.add_operation(k))
             self.add_kind_actions[kind] = action
+        self.add_model_action = edit.addAction("Add &Model…")
+        self.add_model_action.setObjectName("add_model")
+        self.add_model_action.setStatusTip("A whole LLM from its config.json: every layer, "
+                                           "prefill or decode")
+        self.add_model_action.triggered.connect(self._on_add_model)
         panel = self.operations_panel
         for name in ("duplicate_action", "delete_action", "move_up_action", "move_down_action"):
             action = getattr(panel, name, None)
@@ -338,7 +350,7 @@ class MainWindow(QMainWindow):
         panels = view.addMenu("&Panels")
         for dock in (self.operations_dock, self.editor_dock, self.hardware_dock,
                      self.results_dock, self.measurements_dock, self.compare_dock,
-                     self.sweep_dock):
+                     self.model_dock, self.sweep_dock):
             panels.addAction(dock.toggleViewAction())
 
         hardware_menu = bar.addMenu("&Hardware")
@@ -457,6 +469,34 @@ class MainWindow(QMainWindow):
         op_id = self.document.add_operation(new_operation(kind), index)
         self.workspace.selection.select(op_id)
         return op_id
+
+    # -- whole models ----------------------------------------------------------------------
+
+    def _on_add_model(self) -> None:
+        """Edit ▸ Add Model…: a shipped config or a config.json file, and its set-up."""
+        from workbench.ui.model_editor import AddModelDialog
+
+        dialog = AddModelDialog(self)
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.accepted.connect(lambda: self.add_model(dialog.entry))
+        dialog.open()
+        self._add_model_dialog = dialog  # (tests reach it here)
+
+    def add_model(self, entry) -> int:
+        """Add a model to the session, show it in the Model tab, select its first operation."""
+        model_id = self.document.add_model(entry)
+        self.document.seal()
+        self.show_model(model_id)
+        shown = [e.id for e in self.document.session.operations
+                 if e.visible and e.id in set(entry.op_ids)]
+        if shown:
+            self.workspace.selection.select(shown[0])
+        return model_id
+
+    def show_model(self, model_id: int) -> None:
+        self.model_panel.show_model(model_id)
+        self.model_dock.show()
+        self.model_dock.raise_()
 
     # -- measurements and compared pairs ---------------------------------------------------
 

@@ -5,31 +5,39 @@ Columns: colour swatch, shown-on-chart checkbox, name (editable), kind, arithmet
 A toolbar adds (one entry per kind), duplicates, deletes and reorders operations; the same
 actions are attributes of the panel so the main window can put them in its Edit menu.
 
-The table is a :class:`QTableView` over :class:`OperationsModel`, which reads the document
-directly and follows its :class:`~workbench.document.Change` notifications: an edit of one
-operation repaints that row only (``dataChanged``), a structural change resets the model and
-keeps the selection, a machine edit refreshes the intensity and bound columns.
+A whole model (Edit ▸ Add Model…) is one collapsible group: a header row (bold, with the
+model's set-up and its operation count; double-click or Space to expand or collapse) above
+the operations it expands into, hidden while the group is collapsed.
+
+The table is a :class:`QTableView` over
+:class:`~workbench.ui.operations_model.OperationsModel` (its own module), which reads the
+document directly and follows its :class:`~workbench.document.Change` notifications: an edit
+of one operation repaints that row only (``dataChanged``), a structural change resets the
+model and keeps the selection, a machine edit refreshes the intensity and bound columns.
+
+A model's operations follow the model (:mod:`workbench.ui.model_lock`): they are not renamed
+here, and deleting one on its own is refused with a note above the table; a model's header
+row deletes or duplicates the whole model.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QItemSelection,
     QItemSelectionModel,
     QModelIndex,
-    QPersistentModelIndex,
-    QRect,
     QSize,
     Qt,
+    Signal,
 )
-from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter, QPalette, QPen, QPixmap
+from PySide6.QtGui import QAction, QColor, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QColorDialog,
     QHeaderView,
+    QLabel,
     QMenu,
     QStyle,
     QTableView,
@@ -39,321 +47,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.document import Change, new_operation
-from workbench.model.analysis import Pair
+from workbench.document import new_operation
+from workbench.model.llm_session import ModelEntry
 from workbench.model.operations import KINDS
-from workbench.model.session import PALETTE, HardwareEntry, OperationEntry
-from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
-from workbench.ui.results_table import BOUND_COLORS
-
-__all__ = ["OperationsPanel", "OperationsModel", "COLUMNS"]
-
-COL_COLOR, COL_VISIBLE, COL_NAME, COL_KIND, COL_INTENSITY, COL_BOUND = range(6)
-#: (header, header tooltip) per column.
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("", "Colour on the chart (double-click to choose another)"),
-    ("", "Shown on the chart"),
-    ("Name", "Name of the operation (double-click or F2 to rename)"),
-    ("Kind", "Kind of operation"),
-    ("Intensity", "Arithmetic intensity I = FLOPs / bytes, in FLOP/byte"),
-    ("Bound", "Memory-, compute- or overhead-bound on the first visible machine"),
+from workbench.ui.model_group import duplicate_icon as _duplicate_icon
+from workbench.ui.model_group import plus_icon as _plus_icon
+from workbench.ui.model_lock import refusal
+from workbench.ui.operations_model import (
+    COL_BOUND,
+    COL_COLOR,
+    COL_INTENSITY,
+    COL_KIND,
+    COL_NAME,
+    COL_VISIBLE,
+    COLUMNS,
+    OP_ID_ROLE,
+    OperationsModel,
 )
 
-#: Operation fields shown outside the intensity and bound columns: an edit of any other field
-#: (a parameter, the memory level) can change only those two.
-_ROW_FIELDS = frozenset({"name", "color", "visible", "kind"})
-
-#: Role holding an operation's id on every cell.
-OP_ID_ROLE = Qt.ItemDataRole.UserRole + 1
-
-_ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-_ALIGN_CENTER = int(Qt.AlignmentFlag.AlignCenter)
-
-_swatches: dict[tuple[str, int], QIcon] = {}
-
-
-def swatch_icon(color: str, size: int = 14) -> QIcon:
-    """A filled, outlined square of ``color`` (cached per colour and size)."""
-    key = (color, size)
-    icon = _swatches.get(key)
-    if icon is None:
-        pixmap = QPixmap(size, size)
-        pixmap.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(pixmap)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        fill = QColor(color)
-        painter.setBrush(fill)
-        painter.setPen(QPen(fill.darker(160), 1))
-        painter.drawRoundedRect(QRect(0, 0, size - 1, size - 1), 3, 3)
-        painter.end()
-        icon = QIcon(pixmap)
-        icon.addPixmap(pixmap, QIcon.Mode.Selected)  # no selection tint: the colour is the data
-        _swatches[key] = icon
-    return icon
-
-
-class OperationsModel(QAbstractTableModel):
-    """One row per operation of the workspace's document, in session order.
-
-    The model keeps a snapshot of the entries (replaced only between ``beginResetModel`` and
-    ``endResetModel``) and an id → row map, so an edit of one operation is one
-    ``dataChanged`` on its row.
-    """
-
-    def __init__(self, workspace: Workspace, parent=None) -> None:
-        super().__init__(parent)
-        self.workspace = workspace
-        self._entries: list[OperationEntry] = []
-        self._rows: dict[int, int] = {}
-        self._machine: HardwareEntry | None = None
-        #: op id -> (intensity, bound) texts as shown, until a change touches them
-        self._texts: dict[int, tuple[str, str | None]] = {}
-        self._snapshot()
-        workspace.signals.changed.connect(self._on_change)
-
-    # -- bookkeeping -----------------------------------------------------------------------
-
-    def _snapshot(self) -> None:
-        session = self.workspace.document.session
-        self._entries = list(session.operations)
-        self._rows = {e.id: i for i, e in enumerate(self._entries)}
-        self._machine = next((h for h in session.hardware if h.visible), None)
-        self._texts = {}
-
-    def reset(self) -> None:
-        self.beginResetModel()
-        self._snapshot()
-        self.endResetModel()
-
-    def entry(self, row: int) -> OperationEntry:
-        return self._entries[row]
-
-    def op_id(self, row: int) -> int:
-        return self._entries[row].id
-
-    def row_of(self, op_id: int | None) -> int:
-        """Row of an operation, or -1."""
-        return self._rows.get(op_id, -1) if op_id is not None else -1
-
-    @property
-    def machine(self) -> HardwareEntry | None:
-        """The machine the intensity and bound columns are evaluated on."""
-        return self._machine
-
-    def _on_change(self, change: Change) -> None:
-        what = change.what
-        if what == "operation":
-            last = self.columnCount() - 1
-            fields = set(change.fields)
-            numbers_only = bool(fields) and not fields & _ROW_FIELDS
-            for op_id in change.ids:
-                row = self._rows.get(op_id)
-                old = self._texts.pop(op_id, None)
-                if row is None:
-                    continue
-                if not numbers_only:
-                    self.dataChanged.emit(self.index(row, 0), self.index(row, last))
-                    continue
-                # a parameter: only the intensity and the bound can change, and only the
-                # cells whose text changed are repainted
-                first, stop = COL_INTENSITY, COL_BOUND
-                if old is not None:
-                    new = self._shown(self._entries[row])
-                    changed = [c for c, a, b in zip((COL_INTENSITY, COL_BOUND), old, new,
-                                                    strict=True) if a != b]
-                    if not changed:
-                        continue
-                    first, stop = changed[0], changed[-1]
-                self.dataChanged.emit(self.index(row, first), self.index(row, stop))
-        elif what in ("operations", "session"):
-            self.reset()
-        elif what in ("hardware", "machines"):
-            session = self.workspace.document.session
-            self._machine = next((h for h in session.hardware if h.visible), None)
-            self._texts.clear()
-            if self._entries:
-                self.dataChanged.emit(self.index(0, COL_INTENSITY),
-                                      self.index(len(self._entries) - 1, COL_BOUND))
-                self.headerDataChanged.emit(Qt.Orientation.Horizontal, COL_BOUND, COL_BOUND)
-
-    # -- Qt model interface ----------------------------------------------------------------
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._entries)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section][0]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            tip = COLUMNS[section][1]
-            if section in (COL_BOUND, COL_INTENSITY) and self._machine is not None:
-                tip += f"\nMachine: {self._machine.hardware.label}"
-            return tip
-        if role == Qt.ItemDataRole.TextAlignmentRole and section == COL_INTENSITY:
-            return _ALIGN_RIGHT
-        return None
-
-    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
-        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        if index.column() == COL_VISIBLE:
-            return base | Qt.ItemFlag.ItemIsUserCheckable
-        if index.column() == COL_NAME:
-            return base | Qt.ItemFlag.ItemIsEditable
-        return base
-
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        row, col = index.row(), index.column()
-        if not 0 <= row < len(self._entries):
-            return None
-        entry = self._entries[row]
-        R = Qt.ItemDataRole
-        if role == OP_ID_ROLE:
-            return entry.id
-        if col == COL_COLOR:
-            if role == R.DecorationRole:
-                return swatch_icon(self._color(row, entry))
-            if role == R.ToolTipRole:
-                return f"{self._color(row, entry)} — double-click to choose a colour"
-            return None
-        if col == COL_VISIBLE:
-            if role == R.CheckStateRole:
-                return Qt.CheckState.Checked if entry.visible else Qt.CheckState.Unchecked
-            if role == R.ToolTipRole:
-                return "Shown on the chart" if entry.visible else "Hidden from the chart"
-            return None
-        if col == COL_NAME:
-            if role in (R.DisplayRole, R.EditRole):
-                return entry.operation.name
-            if role == R.ToolTipRole:
-                return f"{entry.operation.name}\n{KINDS[entry.operation.kind].doc}"
-            if role == R.ForegroundRole and not entry.visible:
-                return self._dim()
-            return None
-        if col == COL_KIND:
-            if role == R.DisplayRole:
-                return KINDS[entry.operation.kind].label
-            if role == R.ToolTipRole:
-                return KINDS[entry.operation.kind].doc
-            if role == R.ForegroundRole and not entry.visible:
-                return self._dim()
-            return None
-        if col == COL_INTENSITY:
-            if role == R.TextAlignmentRole:
-                return _ALIGN_RIGHT
-            if role == R.DisplayRole:
-                return self._shown(entry)[0]
-            if role == R.ToolTipRole:
-                return self._intensity(entry, True)
-            return None
-        if col == COL_BOUND:
-            if role == R.DisplayRole:
-                return self._shown(entry)[1]
-            if role == R.ForegroundRole:
-                bound = self._shown(entry)[1]
-                return QColor(BOUND_COLORS[bound]) if bound in BOUND_COLORS else None
-            if role == R.ToolTipRole:
-                return self._bound(entry, role)
-        return None
-
-    def setData(self, index: QModelIndex | QPersistentModelIndex, value: Any,
-                role: int = Qt.ItemDataRole.EditRole) -> bool:
-        if not index.isValid():
-            return False
-        entry = self._entries[index.row()]
-        document = self.workspace.document
-        if index.column() == COL_VISIBLE and role == Qt.ItemDataRole.CheckStateRole:
-            visible = Qt.CheckState(value) == Qt.CheckState.Checked
-            document.set_operation_field(entry.id, "visible", visible)
-            document.seal()
-            return True
-        if index.column() == COL_NAME and role == Qt.ItemDataRole.EditRole:
-            name = str(value).strip()
-            if not name:
-                return False
-            document.set_operation_field(entry.id, "name", name)
-            document.seal()
-            return True
-        return False
-
-    # -- cell contents ---------------------------------------------------------------------
-
-    @staticmethod
-    def _color(row: int, entry: OperationEntry) -> str:
-        # Session.color_of, without its linear search: ``row`` is the index in the session.
-        return entry.color or PALETTE[row % len(PALETTE)]
-
-    @staticmethod
-    def _dim() -> QColor:
-        from PySide6.QtWidgets import QApplication
-
-        return QApplication.palette().color(QPalette.ColorGroup.Disabled,
-                                            QPalette.ColorRole.Text)
-
-    def _shown(self, entry: OperationEntry) -> tuple[str, str | None]:
-        """(intensity, bound) texts of an operation, formatted once until a change."""
-        texts = self._texts.get(entry.id)
-        if texts is None:
-            texts = self._texts[entry.id] = (self._intensity(entry, False),
-                                             self._bound(entry, Qt.ItemDataRole.DisplayRole))
-        return texts
-
-    def _intensity(self, entry: OperationEntry, tooltip: bool) -> str:
-        try:
-            counts = self.workspace.results.counts(entry.id)
-        except Exception as exc:  # invalid parameters: say why, never raise into Qt
-            return f"Cannot count this operation: {exc}" if tooltip else "—"
-        flops, nbytes = float(counts.flops), float(counts.bytes)
-        intensity = flops / nbytes if nbytes else float("inf")
-        if not tooltip:
-            return format_number(intensity)
-        return (f"FLOPs / bytes = {format_quantity(flops, 'flops')} / "
-                f"{format_quantity(nbytes, 'bytes')} = {format_number(intensity)} FLOP/B")
-
-    def _pair(self, entry: OperationEntry) -> Pair | Exception | None:
-        if self._machine is None:
-            return None
-        try:
-            return self.workspace.results.pair(entry.id, self._machine.id)
-        except Exception as exc:
-            return exc
-
-    def _bound(self, entry: OperationEntry, role: int) -> Any:
-        R = Qt.ItemDataRole
-        pair = self._pair(entry)
-        if pair is None:
-            return "Add a machine to see the bound" if role == R.ToolTipRole else None
-        if isinstance(pair, Exception) or pair.result is None:
-            if role == R.DisplayRole:
-                return "—"
-            if role == R.ToolTipRole:
-                return str(pair) if isinstance(pair, Exception) else pair.skipped.reason
-            return None
-        r = pair.result
-        if role == R.DisplayRole:
-            return r.bound
-        if role == R.ForegroundRole:
-            return QColor(BOUND_COLORS[r.bound])
-        machine = self._machine.hardware.label if self._machine else ""
-        t_math = format_quantity(r.t_math_s, "time")
-        t_mem = format_quantity(r.t_mem_s, "time")
-        lines = [f"{r.bound}-bound on {machine}",
-                 f"T_math = {t_math}, T_mem = {t_mem}",
-                 f"intensity {format_number(r.intensity)} vs ridge {format_number(r.ridge)} "
-                 f"FLOP/B ({r.precision_used}, {r.level})"]
-        if r.bound == "overhead" and r.launch_overhead_s:
-            lines.append(f"below the launch overhead of "
-                         f"{format_quantity(r.launch_overhead_s, 'time')}")
-        return "\n".join(lines)
+__all__ = ["OperationsPanel", "OperationsModel", "COLUMNS", "OP_ID_ROLE", "COL_COLOR",
+           "COL_VISIBLE", "COL_NAME", "COL_KIND", "COL_INTENSITY", "COL_BOUND"]
 
 
 class OperationsPanel(QWidget):
@@ -364,6 +78,9 @@ class OperationsPanel(QWidget):
     active while the panel has focus), :attr:`move_up_action` (Alt+Up),
     :attr:`move_down_action` (Alt+Down).
     """
+
+    #: A model's header row was chosen (its id): the model editor shows it.
+    model_chosen = Signal(int)
 
     def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -386,7 +103,17 @@ class OperationsPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.toolbar)
+        #: why the last edit was refused (deleting one operation of a model); hidden when
+        #: there is nothing to say, cleared when the selection changes
+        self.notice = QLabel(self)
+        self.notice.setObjectName("operationsNotice")
+        self.notice.setWordWrap(True)
+        self.notice.setTextFormat(Qt.TextFormat.PlainText)
+        self.notice.setStyleSheet("QLabel#operationsNotice { color: #b35900; padding: 4px 6px; }")
+        self.notice.hide()
+        layout.addWidget(self.notice)
         layout.addWidget(self.view)
+        workspace.model_requested.connect(self.model_chosen)
 
         self.model.modelAboutToBeReset.connect(self._remember_selection)
         self.model.modelReset.connect(self._restore_selection)
@@ -520,9 +247,19 @@ class OperationsPanel(QWidget):
     # -- selection -------------------------------------------------------------------------
 
     def selected_ids(self) -> list[int]:
-        """Ids of the selected rows, top to bottom."""
+        """Ids of the selected rows' operations, top to bottom (a model's header stands for
+        its first operation)."""
         rows = sorted(i.row() for i in self.view.selectionModel().selectedRows())
-        return [self.model.op_id(r) for r in rows]
+        return [i for i in (self.model.op_id(r) for r in rows) if i >= 0]
+
+    def selected_models(self) -> list[ModelEntry]:
+        """Models whose header or any of whose operations is selected."""
+        out: list[ModelEntry] = []
+        for index in self.view.selectionModel().selectedRows():
+            model = self.model.model_at(index.row())
+            if model is not None and model not in out:
+                out.append(model)
+        return out
 
     def current_id(self) -> int | None:
         index = self.view.selectionModel().currentIndex()
@@ -559,12 +296,16 @@ class OperationsPanel(QWidget):
         (a current row that is not selected, as after focusing the table, selects nothing)."""
         if self._syncing:
             return
+        self.notice.hide()
         self._update_actions()
         self._syncing = True
         try:
             self.workspace.selection.select(self.current_id())
         finally:
             self._syncing = False
+        index = self.view.selectionModel().currentIndex()
+        if index.isValid() and self.model.is_header(index.row()):
+            self.model_chosen.emit(self.model.entry(index.row()).id)
 
     def _on_selection(self, op_id: int | None) -> None:
         """The shared selection changed (here or elsewhere): select and reveal its row."""
@@ -582,6 +323,10 @@ class OperationsPanel(QWidget):
             return
         if self.current_id() == op_id and op_id in self.selected_ids():
             return
+        index = self.view.selectionModel().currentIndex()
+        if (index.isValid() and self.model.is_header(index.row())
+                and self.model.op_id(index.row()) == op_id):
+            return  # the header of its model is selected already
         self.select([op_id], op_id)
 
     def _remember_selection(self) -> None:
@@ -591,6 +336,9 @@ class OperationsPanel(QWidget):
     def _restore_selection(self) -> None:
         live = [i for i in self._kept if self.model.row_of(i) >= 0]
         current = self.workspace.selection.current
+        if current is not None and self.model.row_of(current) < 0 and any(
+                current in m.op_ids for m in self.document.session.models):
+            return  # an operation of a collapsed model: its header stands for it
         if current is not None and self.model.row_of(current) < 0:
             # The selected operation is gone (deleted, an add undone): select its neighbour.
             if self.model.rowCount():
@@ -614,6 +362,8 @@ class OperationsPanel(QWidget):
         ids = self.selected_ids()
         current = self.current_id()
         row = self.model.row_of(current)
+        if self.selected_models():
+            row = -1  # a model's operations keep the model's order
         self.duplicate_action.setEnabled(current is not None)
         self.delete_action.setEnabled(bool(ids))
         self.delete_action.setText("&Delete Operations" if len(ids) > 1 else "&Delete Operation")
@@ -642,6 +392,21 @@ class OperationsPanel(QWidget):
         return op_id
 
     def duplicate_current(self) -> int | None:
+        """Duplicate the current operation: the copy of a model's operation is an ordinary,
+        editable operation after the model's block; a model's header row duplicates the
+        whole model. Returns the new operation's id (a new model's first)."""
+        index = self.view.selectionModel().currentIndex()
+        if (index.isValid() and self.model.is_header(index.row())
+                and self.view.selectionModel().isRowSelected(index.row())):
+            model = self.model.entry(index.row())
+            twin = ModelEntry(model.config, model.arch, replace(model.setup), view=model.view,
+                              name=f"{model.label} (copy)", visible=model.visible)
+            self.document.add_model(twin)
+            new_id = twin.op_ids[0] if twin.op_ids else None
+            self.workspace.selection.select(new_id)
+            self.select([new_id], new_id)
+            self.model_chosen.emit(twin.id)
+            return new_id
         op_id = self.current_id()
         if op_id is None:
             return None
@@ -651,7 +416,31 @@ class OperationsPanel(QWidget):
         return new_id
 
     def delete_selected(self) -> None:
-        ids = self.selected_ids()
+        """Delete the selected operations; a selected model header deletes the whole model.
+        An operation of a model is not deleted on its own: the notice says why."""
+        rows = sorted(i.row() for i in self.view.selectionModel().selectedRows())
+        models = [self.model.entry(r) for r in rows if self.model.is_header(r)]
+        refused: list[int] = []
+        held: list[ModelEntry] = []
+        ids = []
+        for r in rows:
+            owner = self.model.model_at(r)
+            if owner is None:
+                ids.append(self.model.op_id(r))
+            elif owner.id not in {m.id for m in models} and not self.model.is_header(r):
+                refused.append(r)
+                if all(owner.id != m.id for m in held):
+                    held.append(owner)
+        if refused:
+            self.notice.setText(refusal(held, len(refused)))
+            self.notice.show()
+        if models:  # a model's operations go with the model
+            for m in models:
+                self.document.remove_model(m.id)
+            if ids:
+                self.document.remove_operations(ids)
+            self.workspace.select_valid()
+            return
         if not ids:
             return
         first = min(self.model.row_of(i) for i in ids)
@@ -687,8 +476,33 @@ class OperationsPanel(QWidget):
             self.document.set_operation_field(op_id, "color", color.name().upper())
             self.document.seal()
 
+    def toggle_group(self, model_id: int) -> None:
+        """Expand or collapse a model's group (its header stays selected)."""
+        self.model.set_expanded(model_id, model_id not in self.model.expanded)
+        row = self.model.header_row(model_id)
+        if row >= 0:
+            self._syncing = True
+            try:
+                F = QItemSelectionModel.SelectionFlag
+                self.view.selectionModel().setCurrentIndex(self.model.index(row, COL_NAME),
+                                                           F.ClearAndSelect | F.Rows)
+            finally:
+                self._syncing = False
+
+    def keyPressEvent(self, event) -> None:
+        index = self.view.selectionModel().currentIndex()
+        if (event.key() in (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and index.isValid() and self.model.is_header(index.row())):
+            self.toggle_group(self.model.entry(index.row()).id)
+            return
+        super().keyPressEvent(event)
+
     def _on_double_click(self, index: QModelIndex) -> None:
-        if index.isValid() and index.column() == COL_COLOR:
+        if index.isValid() and self.model.is_header(index.row()):
+            self.toggle_group(self.model.entry(index.row()).id)
+            return
+        if (index.isValid() and index.column() == COL_COLOR
+                and self.model.model_at(index.row()) is None):
             self.choose_color(self.model.op_id(index.row()))
 
     def _context_menu(self, pos) -> None:
@@ -696,7 +510,14 @@ class OperationsPanel(QWidget):
         menu = QMenu(self)
         menu.addMenu(self.add_menu)
         menu.addSeparator()
-        if index.isValid():
+        if index.isValid() and self.model.model_at(index.row()) is not None:
+            model = self.model.model_at(index.row())
+            toggle = menu.addAction("Collapse" if model.id in self.model.expanded else "Expand")
+            toggle.triggered.connect(lambda: self.toggle_group(model.id))
+            edit = menu.addAction("Edit Model…")
+            edit.triggered.connect(lambda: self.model_chosen.emit(model.id))
+            menu.addSeparator()
+        elif index.isValid():
             op_id = self.model.op_id(index.row())
             color = menu.addAction("Colour…")
             color.triggered.connect(lambda: self.choose_color(op_id))
@@ -710,32 +531,3 @@ class OperationsPanel(QWidget):
                        self.move_down_action):
             menu.addAction(action)
         menu.exec(self.view.viewport().mapToGlobal(pos))
-
-
-def _plus_icon(color: QColor, size: int = 16) -> QIcon:
-    pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    pen = QPen(color, 2)
-    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-    painter.setPen(pen)
-    m = size // 2
-    painter.drawLine(m, 3, m, size - 3)
-    painter.drawLine(3, m, size - 3, m)
-    painter.end()
-    return QIcon(pixmap)
-
-
-def _duplicate_icon(color: QColor, size: int = 16) -> QIcon:
-    pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setPen(QPen(color, 1.4))
-    painter.setBrush(Qt.BrushStyle.NoBrush)
-    painter.drawRoundedRect(1.5, 1.5, 9, 9, 1.5, 1.5)
-    painter.setBrush(QColor(color.red(), color.green(), color.blue(), 60))
-    painter.drawRoundedRect(5.5, 5.5, 9, 9, 1.5, 1.5)
-    painter.end()
-    return QIcon(pixmap)

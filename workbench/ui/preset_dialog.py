@@ -180,27 +180,38 @@ def hardware_details_html(hw: Hardware, preset_id: str | None = None) -> str:
                     f'<td align="right" style="padding-right:14px">{b}</td>'
                     f'<td style="color:#666">{c}</td></tr>')
 
-    section("Dense peak compute")
-    for precision, value in hw.compute.items():
-        ridge = ""
-        if bandwidth:
-            ridge = f"ridge {format_number(value / bandwidth)} FLOP/B"
-        rate = format_quantity(value, "flop_rate", 4)
-        if precision.startswith("int"):
-            rate = rate.replace("FLOP/s", "OP/s")
-        row(escape_html(precision), escape_html(rate), ridge)
+    def measured(path: str, text: str = "") -> str:
+        return ", ".join(t for t in (text, "measured" if hw.is_measured(path) else "") if t)
+
+    for table, title in (("compute", "Dense peak compute, matrix units"),
+                         ("vector_compute", "Dense peak compute, vector units")):
+        figures = getattr(hw, table)
+        if not figures:
+            continue
+        section(title)
+        for precision, value in figures.items():
+            ridge = ""
+            if bandwidth:
+                ridge = f"ridge {format_number(value / bandwidth)} FLOP/B"
+            rate = format_quantity(value, "flop_rate", 4)
+            if precision.startswith("int"):
+                rate = rate.replace("FLOP/s", "OP/s")
+            row(escape_html(precision), escape_html(rate), measured(f"{table}.{precision}", ridge))
     section("Memory bandwidth")
     for level, value in hw.memory.items():
         row(escape_html(level), escape_html(format_quantity(value, "bandwidth", 4)),
-            "main memory" if level == hw.main_memory else "")
+            measured(f"memory.{level}", "main memory" if level == hw.main_memory else ""))
     if hw.interconnect:
         section("Interconnect")
         for link, value in hw.interconnect.items():
-            row(escape_html(link), escape_html(format_quantity(value, "bandwidth", 4)))
+            row(escape_html(link), escape_html(format_quantity(value, "bandwidth", 4)),
+                measured(f"interconnect.{link}"))
     section("Other")
-    row("capacity", escape_html(format_quantity(hw.capacity, "bytes", 4)) if hw.capacity else "—")
+    row("capacity", escape_html(format_quantity(hw.capacity, "bytes", 4)) if hw.capacity else "—",
+        measured("capacity"))
     row("launch overhead",
-        escape_html(format_quantity(hw.launch_overhead, "time")) if hw.launch_overhead else "none")
+        escape_html(format_quantity(hw.launch_overhead, "time")) if hw.launch_overhead else "none",
+        hw.figure_status("launch_overhead") if hw.launch_overhead else "")
     row("efficiency", escape_html(f"{hw.efficiency:.12g}") if hw.efficiency else "—",
         "derating for predicted times" if hw.efficiency else "")
     rows.append("</table>")

@@ -1,6 +1,6 @@
-"""The one-pass reader of plain-data YAML gives exactly what the full reader gives: the same
-data (types included), the same lines; and it leaves every other document to the full reader,
-whose messages and limits are the spec (test_malformed.py, test_file_safety.py)."""
+"""The session reader gives plain data exactly as ``yaml.safe_load`` does (types included),
+with the line of every key and item; its messages and limits are specified in
+test_malformed.py and test_file_safety.py."""
 
 from __future__ import annotations
 
@@ -31,20 +31,8 @@ def typed(value):
     return (type(value).__name__, repr(value))
 
 
-def outcome(text):
-    try:
-        doc = yamlio.parse_yaml(text, "f.yaml")
-    except InputError as exc:
-        return ("error", str(exc), exc.line, exc.path)
-    except Exception as exc:  # noqa: BLE001 - compared, not hidden
-        return ("exception", type(exc).__name__, str(exc))
-    return ("data", typed(doc.data), sorted(doc.lines.items(), key=repr))
-
-
-def full_outcome(text, monkeypatch):
-    with monkeypatch.context() as m:
-        m.setattr(yamlio, "_read_plain", lambda text: None)
-        return outcome(text)
+def read(text):
+    return yamlio.parse_yaml(text, "f.yaml")
 
 
 def session_text(n: int) -> str:
@@ -74,57 +62,28 @@ PLAIN = [
     "a: " + "1" * 400 + "\n",
     "a: " + "[" * 64 + "]" * 64 + "\n",
 ]
-NOT_PLAIN = [
-    "",
-    "# only a comment\n",
-    "a: &x {m: 1}\nb: *x\n",
-    "a: &x 1\n",
-    "a: !!str 5\n",
-    "a: !foo bar\n",
-    "a: ! x\n",
-    "a: !!python/object:os.system {}\n",
-    "a: 2024-01-01\n",
-    "a: !!binary aGk=\n",
-    "a: =\n",
-    "=: 1\n",
-    "<<: {a: 1}\n",
-    "'<<': 1\n",
-    "a: 1\na: 2\n",
-    "a: 1\n'a': 2\n",
-    "? [1]\n: x\n",
-    "? {a: 1}\n: x\n",
-    "--- 1\n--- 2\n",
-    "a: " + "1" * 401 + "\n",
-    "a: " + "[" * 65 + "]" * 65 + "\n",
-    "a: b: c\n",
-    "a: 1\n\tb: 2\n",
-    "a: [1, 2\n",
-    "a: !!int abc\n",
-    "a: !!bool maybe\n",
-    "a: !!timestamp nope\n",
-]
 
 
 @pytest.mark.parametrize("text", PLAIN + [p.read_text(encoding="utf-8") for p in FILES]
                          + [session_text(40)])
-def test_plain_documents_are_read_in_one_pass_exactly_as_in_full(text, monkeypatch):
-    assert yamlio._read_plain(text.removeprefix("\ufeff")) is not None
-    assert outcome(text) == full_outcome(text, monkeypatch)
+def test_documents_read_as_safe_load_reads_them(text):
+    assert typed(read(text).data) == typed(yaml.safe_load(text.removeprefix("\ufeff")))
 
 
-@pytest.mark.parametrize("text", NOT_PLAIN)
-def test_other_documents_go_to_the_full_reader(text, monkeypatch):
-    assert yamlio._read_plain(text) is None
-    assert outcome(text) == full_outcome(text, monkeypatch)
+def test_anchors_and_aliases_within_the_limit_are_read():
+    text = "a: &x {m: 1}\nb: *x\nc: !!str 5\n"
+    assert read(text).data == {"a": {"m": 1}, "b": {"m": 1}, "c": "5"}
 
 
-def test_too_many_values_go_to_the_full_reader(monkeypatch):
-    monkeypatch.setattr(yamlio, "MAX_NODES", 50)
-    text = "list: [" + ", ".join(["x"] * 49) + "]\n"  # the mapping, the list and 49 items
-    assert yamlio._read_plain(text) is None
-    with pytest.raises(InputError, match="more than 50 values"):
-        yamlio.parse_yaml(text)
-    assert yamlio._read_plain("list: [" + ", ".join(["x"] * 48) + "]\n") is not None
+def test_too_many_values_are_refused():
+    limit = yamlio.MAX_NODES
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(yamlio, "MAX_NODES", 50)
+        text = "list: [" + ", ".join(["x"] * 49) + "]\n"  # the mapping, the list and 49 items
+        with pytest.raises(InputError, match="more than 50 values"):
+            read(text)
+        assert len(read("list: [" + ", ".join(["x"] * 48) + "]\n").data["list"]) == 48
+    assert yamlio.MAX_NODES == limit
 
 
 scalars = st.one_of(
@@ -145,28 +104,30 @@ documents = st.recursive(
 
 @settings(max_examples=300, deadline=None)
 @given(data=documents, flow=st.sampled_from([None, True, False]))
-def test_generated_documents_read_the_same_both_ways(data, flow):
+def test_generated_documents_read_as_safe_load_reads_them(data, flow):
     try:
         text = yaml.safe_dump(data, default_flow_style=flow, allow_unicode=True)
     except yaml.YAMLError:
         return
-    with pytest.MonkeyPatch.context() as m:
-        fast = outcome(text)
-        m.setattr(yamlio, "_read_plain", lambda text: None)
-        full = outcome(text)
-    assert fast == full
+    assert typed(read(text).data) == typed(yaml.safe_load(text))
 
 
-def test_lines_of_a_plain_document_are_found_when_asked_for():
+def test_every_key_and_item_has_its_line():
     text = "schema_version: 1\noperations:\n  - kind: gemm\n    m: 0\n"
-    doc = yamlio.parse_yaml(text, "s.yaml")
-    assert doc._unread == text  # not read for lines yet
+    doc = read(text)
     assert doc.line(("operations", 0, "m")) == 4
-    assert doc._unread is None
+    assert doc.line(("operations", 0, "n")) == 3  # not there: its nearest ancestor's
     assert doc.lines == {(): 1, ("schema_version",): 1, ("operations",): 2,
                          ("operations", 0): 3, ("operations", 0, "kind"): 3,
                          ("operations", 0, "m"): 4}
-    doc = yamlio.parse_yaml(text, "s.yaml")
-    doc.lines = {(): 7}  # given lines replace the ones still to be found
-    assert doc.line(("operations", 0)) == 7
-    assert doc == yamlio.YamlDocument(doc.data, "s.yaml", {(): 7})
+
+
+
+def test_a_limit_is_reported_before_a_value_that_cannot_be_read():
+    deep = "[" * 70 + "]" * 70
+    with pytest.raises(InputError, match="nested more than 64 levels") as caught:
+        read(f"a: !!bool maybe\nb: {deep}\n")
+    assert caught.value.line == 2
+    with pytest.raises(InputError, match="'maybe' is not a valid !!bool value") as caught:
+        read("a: 1\nb: !!bool maybe\n")
+    assert caught.value.line == 2

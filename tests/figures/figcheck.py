@@ -1,0 +1,878 @@
+"""Figure-quality checker: reads an exported chart PDF back with PyMuPDF and measures, from
+the file alone, what a reader would call a badly set figure.
+
+Four kinds of defect (:class:`Defect`.kind):
+
+``text_over_text``
+    Two different text lines whose characters overlap by more than the tolerance in every
+    direction, or a label background (a filled plate behind a text) painted over another text.
+``text_over_data``
+    A text's characters entered by a drawn data path (roof, ridge line, interconnect, sweep,
+    measured link...) or overlapping a marker; or a label background / legend box painted
+    over data drawn before it.
+``truncation``
+    A text with an ellipsis ("…" or "..."), or a label inside the plot that runs across the
+    plot frame (the plot clip cuts it on screen).
+``off_page``
+    A text whose ink reaches outside the page.
+
+Geometry, all in PDF points with the origin at the top left of the page:
+
+- A text line is one run of spans on one baseline and direction (PyMuPDF's text trace, merged
+  where a span continues the one drawn just before it). Its ink is a row of cells, one per
+  character from the first to the last non-blank one: the character's advance along the
+  baseline, and its ink height across it (``INK_TOP``/``INK_DESCENT`` in em of DejaVu Sans:
+  capitals and ascenders 0.76 above the baseline, lowercase 0.56, descenders 0.24 below;
+  a space counts as a lowercase letter). Stacked legend lines or a wrapped title do not
+  touch; a line just above lowercase letters is clear of them.
+- The tolerance is ``max(MIN_TOLERANCE, TOLERANCE_EM × font size)`` of the smaller text
+  involved: an overlap has to go deeper than that to count.
+- The plot rectangle is the bounding box of the largest drawn shape that is not the page
+  background (the plot background or the frame around it).
+- Not data: faint paths (opacity below ``FAINT_OPACITY``: grid lines, minor ticks), paths
+  with the plot rectangle's bounding box (frame, plot background), long thin axis-aligned
+  lines spanning the plot at reduced opacity (grid), short axis-aligned segments touching the
+  frame (ticks), filled rectangles behind texts (plates: label backgrounds, the legend box and
+  its border), and anything wholly outside the plot rectangle (axes, tick labels, a legend
+  placed beside the plot).
+- Data lines are tested segment by segment (curves flattened): a stroke counts when its ink
+  (centre line widened by half the line width) enters a character's cell deeper than the
+  tolerance (and runs inside for at least the tolerance); a line that ends at a label's edge
+  (a leader) does not. Markers are small closed shapes; they count when their outline
+  (convex hull, widened by half the stroke) goes into a character's cell deeper than the
+  tolerance, so a legend swatch beside its text does not.
+- Plates take the drawing order into account: a plate hides what was drawn before it, so a
+  plate drawn after a data path it covers, or after a text it covers, is a defect. Short
+  leader lines that end inside a plate are exempt.
+
+Use ``check_pdf(path_or_bytes) -> list[Defect]``; ``format_defects`` prints them one per line;
+``python tests/figures/figcheck.py FIG.pdf ...`` does both from the command line.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import pymupdf
+
+TEXT_OVER_TEXT = "text_over_text"
+TEXT_OVER_DATA = "text_over_data"
+TRUNCATION = "truncation"
+OFF_PAGE = "off_page"
+KINDS = (TEXT_OVER_TEXT, TEXT_OVER_DATA, TRUNCATION, OFF_PAGE)
+
+#: ink above the baseline, in em (DejaVu Sans: capitals and digits 0.73, ascenders 0.76,
+#: lowercase 0.55, low punctuation less)
+INK_ASCENT = 0.76
+INK_X_HEIGHT = 0.56
+INK_TOP = {**dict.fromkeys("acemnorsuvwxz", INK_X_HEIGHT),
+           **dict.fromkeys("-‐–—·=~+×÷<>:;", INK_X_HEIGHT), **dict.fromkeys(".,_…", 0.15)}
+#: ink below the baseline, in em (g, j, p, q, y: 0.24; brackets, slash, comma about 0.13)
+INK_DESCENT = {**dict.fromkeys("gjpqyµ_", 0.24), **dict.fromkeys("(),;/\\[]{}|Q@$", 0.13)}
+TOLERANCE_EM = 0.1
+MIN_TOLERANCE = 0.5
+#: paths drawn with less opacity than this are faint (grid, minor ticks), not data
+FAINT_OPACITY = 0.25
+#: a closed shape whose larger side is at most this share of the page's smaller side is a marker
+MARKER_SHARE = 0.06
+#: a leader line is at most this share of the page diagonal long
+LEADER_SHARE = 0.25
+ELLIPSES = ("…", "...")
+
+Point = tuple[float, float]
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+
+
+@dataclass(frozen=True)
+class Defect:
+    """One defect: its kind, where on the page (a box in points, origin top left), the texts
+    involved and what exactly is wrong."""
+
+    kind: str
+    box: Box
+    texts: tuple[str, ...]
+    detail: str
+
+    def __str__(self) -> str:
+        x0, y0, x1, y1 = self.box
+        shown = [repr(t) for t in self.texts[:3]]
+        if len(self.texts) > 3:
+            shown.append(f"+{len(self.texts) - 3} more")
+        texts = " / ".join(shown)
+        return f"{self.kind}: {texts}: {self.detail} at ({x0:.1f}, {y0:.1f})–({x1:.1f}, {y1:.1f}) pt"
+
+
+@dataclass
+class TextLine:
+    """A line of text as drawn: string, font size, drawing order, and the ink of each
+    character as a cell in the line's own frame (along the baseline, up from it)."""
+
+    text: str
+    size: float
+    seqno: int
+    origin: Point  # baseline start
+    direction: Point  # unit vector along the baseline (page coordinates, y down)
+    colour: int = 0
+    last_seqno: int = -1  # the last span merged into this line
+    #: (u0, u1, v0, v1) per character from the first to the last inked one: advance along the
+    #: baseline, ink below (negative) and above the baseline
+    cells: list[tuple[float, float, float, float]] = field(default_factory=list, repr=False)
+
+    @property
+    def up(self) -> Point:
+        dx, dy = self.direction
+        return dy, -dx
+
+    def _page(self, u: float, v: float) -> Point:
+        (ox, oy), (dx, dy), (ux, uy) = self.origin, self.direction, self.up
+        return ox + u * dx + v * ux, oy + u * dy + v * uy
+
+    def _quad(self, u0: float, u1: float, v0: float, v1: float) -> list[Point]:
+        return [self._page(u0, v0), self._page(u1, v0), self._page(u1, v1), self._page(u0, v1)]
+
+    @property
+    def extent(self) -> tuple[float, float, float, float]:
+        """The union of the cells (u0, u1, v0, v1)."""
+        c = self.cells
+        return (min(x[0] for x in c), max(x[1] for x in c), min(x[2] for x in c),
+                max(x[3] for x in c))
+
+    def corners(self) -> list[Point]:
+        """The line's whole glyph box on the page."""
+        return self._quad(*self.extent)
+
+    def cell_corners(self) -> list[list[Point]]:
+        return [self._quad(*c) for c in self.cells]
+
+    def bbox(self) -> Box:
+        return _bbox(self.corners())
+
+    def local(self, p: Point) -> Point:
+        """``p`` in the line's own coordinates (along the baseline, up from it)."""
+        x, y = p[0] - self.origin[0], p[1] - self.origin[1]
+        (dx, dy), (ux, uy) = self.direction, self.up
+        return x * dx + y * dy, x * ux + y * uy
+
+    @property
+    def centre(self) -> Point:
+        c = self.corners()
+        return (c[0][0] + c[2][0]) / 2, (c[0][1] + c[2][1]) / 2
+
+    def tolerance(self) -> float:
+        return max(MIN_TOLERANCE, TOLERANCE_EM * self.size)
+
+
+@dataclass
+class Shape:
+    """A drawn path: flattened into polylines, with its style and drawing order."""
+
+    seqno: int
+    polylines: list[list[Point]]
+    bbox: Box
+    stroked: bool
+    filled: bool
+    width: float
+    colour: tuple[float, ...] | None
+    fill: tuple[float, ...] | None
+    opacity: float
+    closed: bool
+    rectangular: bool
+    dashed: bool = False
+    role: str = "data"  # data, marker, plate, frame, background, grid, tick, outside
+    owners: list[TextLine] = field(default_factory=list)  # texts on a plate
+
+    def segments(self) -> Iterable[tuple[Point, Point]]:
+        for line in self.polylines:
+            yield from zip(line, line[1:], strict=False)
+
+    def describe(self) -> str:
+        x0, y0, x1, y1 = self.bbox
+        if self.role == "marker":
+            return f"a marker ({_hex(self.fill or self.colour)}) at ({(x0 + x1) / 2:.1f}, {(y0 + y1) / 2:.1f})"
+        colour = _hex(self.colour if self.stroked else self.fill)
+        style = ", dashed" if self.dashed else ""
+        return (f"a data line ({colour}, {self.width:.1f} pt{style}) spanning ({x0:.1f}, {y0:.1f})–"
+                f"({x1:.1f}, {y1:.1f})")
+
+
+@dataclass
+class Figure:
+    """What :func:`read_figure` found on a page."""
+
+    page: Box
+    plot: Box
+    texts: list[TextLine]
+    shapes: list[Shape]
+
+    def by_role(self, role: str) -> list[Shape]:
+        return [s for s in self.shapes if s.role == role]
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+def _open(source) -> pymupdf.Document:
+    if isinstance(source, bytes | bytearray):
+        return pymupdf.open(stream=bytes(source), filetype="pdf")
+    return pymupdf.open(os.fspath(source))
+
+
+def read_figure(source, page_number: int = 0) -> Figure:
+    """Texts and shapes of one page of a PDF file (path or bytes), classified."""
+    with _open(source) as doc:
+        page = doc[page_number]
+        r = page.rect
+        texts = _text_lines(page.get_texttrace())
+        shapes = [s for s in (_shape(d) for d in page.get_drawings(extended=True)) if s]
+    fig = Figure((r.x0, r.y0, r.x1, r.y1), (r.x0, r.y0, r.x1, r.y1), texts, shapes)
+    _classify(fig)
+    return fig
+
+
+def _char_width(char, direction: Point, size: float) -> float:
+    """A character's advance from its axis-aligned box (rotated text has no other)."""
+    x0, y0, x1, y1 = char[3]
+    dx, dy = abs(direction[0]), abs(direction[1])
+    height = size  # the trace's boxes run from ascender 0.8 to descender -0.2 em
+    if dx >= dy:
+        return max(0.0, ((x1 - x0) - height * dy) / dx)
+    return max(0.0, ((y1 - y0) - height * dx) / dy)
+
+
+def _ink(char: str) -> tuple[float, float]:
+    """Ink below and above the baseline of one character, in em (DejaVu Sans; a space as
+    a lowercase letter, so a line through the gap between two words still counts)."""
+    top = INK_TOP.get(char, INK_ASCENT) if not char.isspace() else INK_X_HEIGHT
+    return -INK_DESCENT.get(char, 0.0), top
+
+
+def _text_lines(trace: list[dict]) -> list[TextLine]:
+    lines: list[TextLine] = []
+    for span in trace:
+        chars = span.get("chars") or ()
+        if not chars or span.get("type", 0) == 3:  # 3: invisible text
+            continue
+        if span.get("opacity", 1.0) < FAINT_OPACITY:
+            continue
+        size = float(span["size"])
+        d = span["dir"]
+        norm = math.hypot(d[0], d[1]) or 1.0
+        direction = (d[0] / norm, d[1] / norm)
+        origin = tuple(chars[0][2])
+        text = "".join(chr(c[0]) for c in chars)
+        if not text.strip():
+            continue
+        line = TextLine(text, size, int(span.get("seqno", 0)), origin, direction,
+                        int(_colour_int(span.get("color"))))
+        cells = []
+        for c in chars:
+            u, v = line.local(tuple(c[2]))
+            below, above = _ink(chr(c[0]))
+            cells.append((chr(c[0]), (u, u + _char_width(c, direction, size), v + below * size,
+                                      v + above * size)))
+        if any(t.text == line.text and _close(t.origin, line.origin, 0.5) for t in lines):
+            continue  # the same text drawn twice in the same place reads as one
+        if _extend(lines, line, cells):
+            continue
+        line.cells = _trimmed(cells)
+        lines.append(line)
+    return lines
+
+
+def _trimmed(cells: list) -> list[tuple[float, float, float, float]]:
+    """The cells from the first to the last inked character."""
+    inked = [i for i, (ch, _) in enumerate(cells) if not ch.isspace()]
+    return [c for _, c in cells[inked[0]:inked[-1] + 1]]
+
+
+def _extend(lines: list[TextLine], new: TextLine, cells: list) -> bool:
+    """Append ``new`` to the previous line when it continues it (drawn right after it, same
+    colour and direction, baseline near, starting where it ends): one line split into spans
+    by a change of font."""
+    if not lines:
+        return False
+    prev = lines[-1]
+    if new.seqno - max(prev.seqno, prev.last_seqno) > 1 or new.colour != prev.colour:
+        return False
+    if abs(prev.direction[0] - new.direction[0]) > 1e-3 or abs(prev.direction[1] - new.direction[1]) > 1e-3:
+        return False
+    u, v = prev.local(new.origin)
+    size = max(prev.size, new.size)
+    end = prev.extent[1]
+    if abs(v) > 0.5 * size or not (end - 0.3 * size <= u <= end + 0.6 * size):
+        return False
+    shifted = [(ch, (a + u, b + u, c + v, d + v)) for ch, (a, b, c, d) in cells]
+    inked = [c for ch, c in shifted if not ch.isspace()]
+    if inked:
+        # the gap up to the continuation is part of the line (as a space would be)
+        gap = (end, inked[0][0], 0.0, INK_X_HEIGHT * size)
+        prev.cells = prev.cells + ([gap] if gap[1] > gap[0] else []) + _trimmed(shifted)
+    prev.text += new.text
+    prev.last_seqno = new.seqno
+    prev.size = max(prev.size, new.size)
+    return True
+
+
+def _colour_int(value) -> int:
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Sequence) and len(value) >= 3:
+        return (round(value[0] * 255) << 16) | (round(value[1] * 255) << 8) | round(value[2] * 255)
+    return 0
+
+
+def _hex(colour) -> str:
+    if not colour:
+        return "none"
+    return "#" + "".join(f"{round(c * 255):02x}" for c in colour[:3])
+
+
+def _bezier(p0: Point, p1: Point, p2: Point, p3: Point, n: int = 8) -> list[Point]:
+    out = []
+    for i in range(1, n + 1):
+        t = i / n
+        a, b, c, d = (1 - t) ** 3, 3 * t * (1 - t) ** 2, 3 * t * t * (1 - t), t ** 3
+        out.append((a * p0[0] + b * p1[0] + c * p2[0] + d * p3[0],
+                    a * p0[1] + b * p1[1] + c * p2[1] + d * p3[1]))
+    return out
+
+
+def _shape(d: dict) -> Shape | None:
+    kind = d.get("type")
+    if kind not in ("f", "s", "fs"):
+        return None
+    polylines: list[list[Point]] = []
+    current: list[Point] = []
+    rect_like = True
+
+    def pt(p) -> Point:
+        return (float(p.x), float(p.y))
+
+    def start(p: Point) -> None:
+        nonlocal current
+        if current and _close(current[-1], p):
+            return
+        if len(current) > 1:
+            polylines.append(current)
+        current = [p]
+
+    for item in d.get("items", ()):
+        op = item[0]
+        if op == "l":
+            a, b = pt(item[1]), pt(item[2])
+            start(a)
+            current.append(b)
+            if abs(a[0] - b[0]) > 1e-3 and abs(a[1] - b[1]) > 1e-3:
+                rect_like = False
+        elif op == "c":
+            a = pt(item[1])
+            start(a)
+            current.extend(_bezier(a, pt(item[2]), pt(item[3]), pt(item[4])))
+            rect_like = False
+        elif op == "re":
+            r = item[1]
+            if len(current) > 1:
+                polylines.append(current)
+            current = []
+            polylines.append([(r.x0, r.y0), (r.x1, r.y0), (r.x1, r.y1), (r.x0, r.y1), (r.x0, r.y0)])
+        elif op == "qu":
+            q = item[1]
+            if len(current) > 1:
+                polylines.append(current)
+            current = []
+            polylines.append([pt(q.ul), pt(q.ur), pt(q.lr), pt(q.ll), pt(q.ul)])
+            if not q.is_rectangular:
+                rect_like = False
+    if len(current) > 1:
+        polylines.append(current)
+    if not polylines:
+        return None
+    filled = "f" in kind
+    stroked = "s" in kind
+    closed = bool(d.get("closePath")) or all(_close(p[0], p[-1]) for p in polylines)
+    if filled:  # a filled path is closed by definition
+        polylines = [p if _close(p[0], p[-1]) else p + [p[0]] for p in polylines]
+        closed = True
+    opacity = max(d.get("fill_opacity") or 0.0 if filled else 0.0,
+                  d.get("stroke_opacity") or 0.0 if stroked else 0.0)
+    r = d["rect"]
+    box = (r.x0, r.y0, r.x1, r.y1)
+    rectangular = filled and rect_like and len(polylines) == 1 and all(
+        any(_close(p, c, 0.1) for c in _box_corners(box)) for p in polylines[0])
+    return Shape(int(d.get("seqno", 0)), polylines, box, stroked, filled,
+                 float(d.get("width") or 0.0), d.get("color"), d.get("fill"), float(opacity),
+                 closed, rectangular, _is_dashed(d.get("dashes")))
+
+
+def _is_dashed(dashes) -> bool:
+    """PyMuPDF gives the dash pattern as PDF text, "[ on off ] phase"; "[] 0" is solid."""
+    if not dashes:
+        return False
+    pattern = str(dashes).split("]")[0].strip("[ ")
+    return bool(pattern)
+
+
+def _close(a: Point, b: Point, eps: float = 0.05) -> bool:
+    return abs(a[0] - b[0]) <= eps and abs(a[1] - b[1]) <= eps
+
+
+# ---------------------------------------------------------------------------------------------
+# classification
+
+
+def _area(b: Box) -> float:
+    return max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
+
+
+def _same_box(a: Box, b: Box, eps: float) -> bool:
+    return all(abs(x - y) <= eps for x, y in zip(a, b, strict=True))
+
+
+def _inside(p: Point, b: Box, eps: float = 0.0) -> bool:
+    return b[0] - eps <= p[0] <= b[2] + eps and b[1] - eps <= p[1] <= b[3] + eps
+
+
+def _contains(outer: Box, inner: Box, eps: float = 0.0) -> bool:
+    return (outer[0] - eps <= inner[0] and outer[1] - eps <= inner[1]
+            and inner[2] <= outer[2] + eps and inner[3] <= outer[3] + eps)
+
+
+def _classify(fig: Figure) -> None:
+    page = fig.page
+    page_area = _area(page)
+    # the plot rectangle: of the large shapes that are not the page background (the plot's
+    # background and frame, a legend box), the one holding the most lines (grid and data)
+    big = [s for s in fig.shapes if s.opacity >= 0.5 and _area(s.bbox) >= 0.05 * page_area
+           and not _same_box(s.bbox, page, 1.0)]
+    if big:
+        lines = [s.bbox for s in fig.shapes if not s.closed or s.opacity < FAINT_OPACITY]
+
+        def held(shape: Shape) -> tuple[int, float]:
+            return sum(_contains(shape.bbox, b, 1.0) for b in lines), _area(shape.bbox)
+
+        fig.plot = max(big, key=held).bbox
+    plot = fig.plot
+    pw, ph = plot[2] - plot[0], plot[3] - plot[1]
+    marker_side = MARKER_SHARE * min(page[2] - page[0], page[3] - page[1])
+    plates: list[Shape] = []
+    for s in fig.shapes:
+        x0, y0, x1, y1 = s.bbox
+        w, h = x1 - x0, y1 - y0
+        if _same_box(s.bbox, page, 1.0) or (_contains(s.bbox, plot, 1.0) and s.filled):
+            s.role = "background"
+        elif _same_box(s.bbox, plot, 2.0):
+            s.role = "frame"
+        elif s.opacity < FAINT_OPACITY:
+            s.role = "grid"
+        elif min(w, h) <= 2.0 and (w >= 0.9 * pw or h >= 0.9 * ph) and s.opacity < 0.6:
+            s.role = "grid"
+        elif s.filled and s.rectangular and w > marker_side and h > 0 and any(
+                _inside(t.centre, s.bbox) for t in fig.texts):
+            s.role = "plate"  # anywhere on the page: a legend beside the plot is one too
+            plates.append(s)
+        elif not _overlaps(s.bbox, plot, 0.5):
+            s.role = "outside"
+        elif _is_tick(s, plot):
+            s.role = "tick"
+        elif s.closed and max(w, h) <= marker_side:
+            s.role = "marker"
+        else:
+            s.role = "data"
+    # a plate carries the texts drawn on it, up to the next plate: the first one drawn after
+    # it if it is on it at all (a label's background may be clipped at the plot edge while
+    # the label runs on), and any others wholly inside it (legend entries; not an axis title
+    # that strays onto it)
+    for i, plate in enumerate(plates):
+        until = plates[i + 1].seqno if i + 1 < len(plates) else math.inf
+        after = sorted((t for t in fig.texts if plate.seqno < t.seqno < until), key=lambda t: t.seqno)
+        plate.owners = [t for n, t in enumerate(after) if (
+            n == 0 and _overlaps(t.bbox(), plate.bbox)
+            or _contains(plate.bbox, t.bbox(), t.tolerance()))]
+    markers = [s for s in fig.shapes if s.role == "marker"]
+    for s in fig.shapes:
+        # the border drawn around a plate (the legend's frame) belongs to it
+        if s.role in ("data", "marker") and any(_same_box(s.bbox, p.bbox, 1.5) for p in plates):
+            s.role = "plate_border"
+        # a marker's outline stroked over its fill is the same marker
+        elif s.role == "marker" and not s.filled and any(
+                m.filled and m.seqno < s.seqno and _same_box(m.bbox, s.bbox, 0.3) for m in markers):
+            s.role = "marker_outline"
+
+
+def _overlaps(a: Box, b: Box, eps: float = 0.0) -> bool:
+    return a[0] < b[2] - eps and b[0] < a[2] - eps and a[1] < b[3] - eps and b[1] < a[3] - eps
+
+
+def _is_tick(s: Shape, plot: Box) -> bool:
+    """A short axis-aligned segment with an end on the plot frame."""
+    if s.filled or len(s.polylines) != 1 or len(s.polylines[0]) != 2:
+        return False
+    (ax, ay), (bx, by) = s.polylines[0]
+    short = 0.05 * min(plot[2] - plot[0], plot[3] - plot[1])
+    if abs(ax - bx) <= 0.1 and abs(ay - by) <= short:  # vertical: on the bottom or top edge
+        return any(min(abs(ay - e), abs(by - e)) <= 1.0 for e in (plot[1], plot[3]))
+    if abs(ay - by) <= 0.1 and abs(ax - bx) <= short:
+        return any(min(abs(ax - e), abs(bx - e)) <= 1.0 for e in (plot[0], plot[2]))
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# geometry
+
+
+def _project(points: Sequence[Point], axis: Point) -> tuple[float, float]:
+    values = [p[0] * axis[0] + p[1] * axis[1] for p in points]
+    return min(values), max(values)
+
+
+def penetration(a: Sequence[Point], b: Sequence[Point], axes: Iterable[Point]) -> float:
+    """How deep two convex shapes overlap: the smallest overlap of their projections on the
+    separating axes given (negative: apart)."""
+    depth = math.inf
+    for axis in axes:
+        a0, a1 = _project(a, axis)
+        b0, b1 = _project(b, axis)
+        depth = min(depth, min(a1, b1) - max(a0, b0))
+    return depth
+
+
+def _axes(line: TextLine) -> list[Point]:
+    return [line.direction, line.up]
+
+
+def _text_depth(a: TextLine, b: TextLine) -> float:
+    """How deep the ink cells of two lines overlap (the deepest pair of characters)."""
+    axes = _axes(a) + _axes(b)
+    cells_b = [(q, _bbox(q)) for q in b.cell_corners()]
+    depth = -math.inf
+    for qa in a.cell_corners():
+        box_a = _bbox(qa)
+        for qb, box_b in cells_b:
+            if _overlaps(box_a, box_b):
+                depth = max(depth, penetration(qa, qb, axes))
+    return depth
+
+
+def _depth_into_text(shape: Sequence[Point], shape_axes: list[Point], line: TextLine) -> float:
+    """How deep a convex shape goes into the ink cells of a line (the deepest character)."""
+    axes = shape_axes + _axes(line)
+    box = _bbox(shape)
+    depth = -math.inf
+    for cell in line.cell_corners():
+        if _overlaps(box, _bbox(cell)):
+            depth = max(depth, penetration(shape, cell, axes))
+    return depth
+
+
+def _box_corners(b: Box) -> list[Point]:
+    return [(b[0], b[1]), (b[2], b[1]), (b[2], b[3]), (b[0], b[3])]
+
+
+def hull(points: Iterable[Point]) -> list[Point]:
+    """The convex hull of ``points`` (counter-clockwise, no repeats)."""
+    pts = sorted(set(points))
+    if len(pts) <= 2:
+        return pts
+
+    def cross(o: Point, a: Point, b: Point) -> float:
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower: list[Point] = []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    upper: list[Point] = []
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return lower[:-1] + upper[:-1]
+
+
+def _normals(polygon: Sequence[Point]) -> list[Point]:
+    out = []
+    for a, b in zip(polygon, list(polygon[1:]) + [polygon[0]], strict=True):
+        dx, dy = b[0] - a[0], b[1] - a[1]
+        n = math.hypot(dx, dy)
+        if n > 1e-9:
+            out.append((-dy / n, dx / n))
+    return out
+
+
+def _marker_outline(marker: Shape) -> list[Point]:
+    shape = hull(p for line in marker.polylines for p in line)
+    return shape if len(shape) >= 3 else _box_corners(marker.bbox)
+
+
+def _marker_depth(marker: Shape, corners: Sequence[Point], axes: list[Point]) -> float:
+    """How deep a marker's ink (its outline's convex hull, widened by half its stroke) goes
+    into the convex polygon ``corners`` whose edge directions are ``axes``."""
+    shape = _marker_outline(marker)
+    half = marker.width / 2 if marker.stroked else 0.0
+    return penetration(shape, corners, axes + _normals(shape)) + half
+
+
+def _marker_depth_into_text(marker: Shape, line: TextLine) -> float:
+    shape = _marker_outline(marker)
+    half = marker.width / 2 if marker.stroked else 0.0
+    return _depth_into_text(shape, _normals(shape), line) + half
+
+
+def _segment_enters(line: TextLine, p: Point, q: Point, shrink: float) -> tuple[float, float] | None:
+    """The part of segment p–q inside ``line``'s ink, each character's cell shrunk by
+    ``shrink`` above and below (and the line at its two ends), as parameters t0 < t1 along
+    the segment (the first entry to the last exit), or None."""
+    (pu, pv), (qu, qv) = line.local(p), line.local(q)
+    first, last = line.cells[0][0], line.cells[-1][1]
+    found: tuple[float, float] | None = None
+    for u0, u1, v0, v1 in line.cells:
+        span = _clip(pu, pv, qu, qv, (max(u0, first + shrink), v0 + shrink),
+                     (min(u1, last - shrink), v1 - shrink))
+        if span:
+            found = span if found is None else (min(found[0], span[0]), max(found[1], span[1]))
+    return found
+
+
+def _clip(pu: float, pv: float, qu: float, qv: float, lo: Point, hi: Point) -> tuple[float, float] | None:
+    """Liang–Barsky: the parameters of segment (pu, pv)–(qu, qv) inside the box lo–hi."""
+    if lo[0] >= hi[0] or lo[1] >= hi[1]:
+        return None
+    t0, t1 = 0.0, 1.0
+    for start, delta, low, high in ((pu, qu - pu, lo[0], hi[0]), (pv, qv - pv, lo[1], hi[1])):
+        if abs(delta) < 1e-12:
+            if not low < start < high:
+                return None
+            continue
+        a, b = (low - start) / delta, (high - start) / delta
+        if a > b:
+            a, b = b, a
+        t0, t1 = max(t0, a), min(t1, b)
+        if t0 >= t1:
+            return None
+    return t0, t1
+
+
+def _rect_enters(rect: Box, p: Point, q: Point, shrink: float) -> bool:
+    return _clip(p[0], p[1], q[0], q[1], (rect[0] + shrink, rect[1] + shrink),
+                 (rect[2] - shrink, rect[3] - shrink)) is not None
+
+
+def _bbox(points: Iterable[Point]) -> Box:
+    xs, ys = zip(*points, strict=True)
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _intersection(a: Box, b: Box) -> Box:
+    box = (max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))
+    if box[0] > box[2] or box[1] > box[3]:  # touching only: the smaller one
+        return a if _area(a) <= _area(b) else b
+    return box
+
+
+# ---------------------------------------------------------------------------------------------
+# checks
+
+
+def check_pdf(source, page_number: int = 0) -> list[Defect]:
+    """Every defect on one page of the PDF at ``source`` (a path or the file's bytes)."""
+    return check_figure(read_figure(source, page_number))
+
+
+def check_figure(fig: Figure) -> list[Defect]:
+    defects: list[Defect] = []
+    defects += _truncations(fig)
+    defects += _off_page(fig)
+    defects += _text_over_text(fig)
+    defects += _text_over_data(fig)
+    return defects
+
+
+def _truncations(fig: Figure) -> list[Defect]:
+    out = []
+    for t in fig.texts:
+        if any(e in t.text for e in ELLIPSES):
+            out.append(Defect(TRUNCATION, t.bbox(), (t.text,), "ends in an ellipsis"
+                              if t.text.rstrip().endswith(ELLIPSES) else "contains an ellipsis"))
+    if _same_box(fig.plot, fig.page, 1.0):
+        return out
+    for t in fig.texts:
+        if not _inside(t.centre, fig.plot):
+            continue
+        box, tol = t.bbox(), t.tolerance()
+        outside = max(fig.plot[0] - box[0], fig.plot[1] - box[1], box[2] - fig.plot[2],
+                      box[3] - fig.plot[3])
+        if outside > tol:
+            out.append(Defect(TRUNCATION, box, (t.text,),
+                              f"runs {outside:.1f} pt across the plot frame (cut by the plot clip)"))
+    return out
+
+
+def _off_page(fig: Figure) -> list[Defect]:
+    out = []
+    page = fig.page
+    for t in fig.texts:
+        box = t.bbox()
+        beyond = {"left": page[0] - box[0], "top": page[1] - box[1], "right": box[2] - page[2],
+                  "bottom": box[3] - page[3]}
+        side, amount = max(beyond.items(), key=lambda kv: kv[1])
+        if amount > MIN_TOLERANCE:
+            out.append(Defect(OFF_PAGE, box, (t.text,), f"{amount:.1f} pt off the {side} edge"))
+    return out
+
+
+def _text_over_text(fig: Figure) -> list[Defect]:
+    out = []
+    texts = fig.texts
+    boxes = [t.bbox() for t in texts]
+    for i, a in enumerate(texts):
+        for j in range(i + 1, len(texts)):
+            b = texts[j]
+            if not _overlaps(boxes[i], boxes[j]):
+                continue
+            depth = _text_depth(a, b)
+            tol = min(a.tolerance(), b.tolerance())
+            if depth > tol:
+                out.append(Defect(TEXT_OVER_TEXT, _intersection(boxes[i], boxes[j]), (a.text, b.text),
+                                  f"characters overlap by {depth:.1f} pt"))
+    # a text on another label's plate (the legend box, a label background): painted over
+    # when the plate came later, drawn over it (reading as part of it) when earlier
+    for plate in fig.by_role("plate"):
+        corners = _box_corners(plate.bbox)
+        names = tuple(o.text for o in plate.owners) or ("(empty box)",)
+        for t in texts:
+            if t in plate.owners:
+                continue
+            box = t.bbox()
+            if not _overlaps(box, plate.bbox):
+                continue
+            depth = _depth_into_text(corners, [(1.0, 0.0), (0.0, 1.0)], t)
+            if depth > t.tolerance():
+                how = "is painted over it" if t.seqno < plate.seqno else "is under it"
+                out.append(Defect(TEXT_OVER_TEXT, _intersection(box, plate.bbox), (t.text, *names),
+                                  f"{_plate_name(names)} {how} ({depth:.1f} pt deep)"))
+    return out
+
+
+def _text_over_data(fig: Figure) -> list[Defect]:
+    out = []
+    data = fig.by_role("data")
+    markers = fig.by_role("marker")
+    for t in fig.texts:
+        tbox, tol = t.bbox(), t.tolerance()
+        for s in data:
+            half = s.width / 2 if s.stroked else 0.0
+            if not _overlaps(tbox, s.bbox, -half - 0.01):
+                continue
+            hit = None
+            for p, q in s.segments():
+                hit = _segment_enters(t, p, q, tol - half)
+                if hit and (hit[1] - hit[0]) * math.dist(p, q) >= tol:  # not a corner graze
+                    a = (p[0] + (q[0] - p[0]) * hit[0], p[1] + (q[1] - p[1]) * hit[0])
+                    b = (p[0] + (q[0] - p[0]) * hit[1], p[1] + (q[1] - p[1]) * hit[1])
+                    out.append(Defect(TEXT_OVER_DATA, _bbox([a, b]), (t.text,),
+                                      f"crossed by {s.describe()}"))
+                    break
+        hits = []  # all markers under one text make one defect
+        for m in markers:
+            if not _overlaps(tbox, m.bbox):
+                continue
+            depth = _marker_depth_into_text(m, t)
+            if depth > tol:
+                hits.append((m, depth))
+        if len(hits) == 1:
+            m, depth = hits[0]
+            out.append(Defect(TEXT_OVER_DATA, _intersection(tbox, m.bbox), (t.text,),
+                              f"overlaps {m.describe()} by {depth:.1f} pt"))
+        elif hits:
+            colours = ", ".join(sorted({_hex(m.fill or m.colour) for m, _ in hits}))
+            box = _bbox([c for m, _ in hits for c in _box_corners(_intersection(tbox, m.bbox))])
+            out.append(Defect(TEXT_OVER_DATA, box, (t.text,),
+                              f"overlaps {len(hits)} markers ({colours}) by up to "
+                              f"{max(d for _, d in hits):.1f} pt"))
+    # plates painted over data drawn before them: one defect per plate
+    diagonal = math.hypot(fig.page[2] - fig.page[0], fig.page[3] - fig.page[1])
+    for plate in fig.by_role("plate"):
+        names = tuple(o.text for o in plate.owners)
+        if not names:
+            continue
+        tol = min(o.tolerance() for o in plate.owners)
+        hidden: list[Shape] = []
+        for s in data + markers:
+            if s.seqno > plate.seqno or not _overlaps(plate.bbox, s.bbox):
+                continue
+            if _is_leader(s, plate.bbox, tol, diagonal):
+                continue
+            half = s.width / 2 if s.stroked else 0.0
+            if s.role == "marker":
+                depth = _marker_depth(s, _box_corners(plate.bbox), [(1.0, 0.0), (0.0, 1.0)])
+                if depth > tol:
+                    hidden.append(s)
+            elif any(_rect_enters(plate.bbox, p, q, tol - half) for p, q in s.segments()):
+                hidden.append(s)
+        if hidden:
+            what = _plate_name(names)
+            lines = [h for h in hidden if h.role == "data"]
+            marks = [h for h in hidden if h.role == "marker"]
+            parts = []
+            if lines:
+                colours = ", ".join(sorted({_hex(h.colour if h.stroked else h.fill) for h in lines}))
+                parts.append(f"{len(lines)} data line{'s' * (len(lines) > 1)} ({colours})")
+            if marks:
+                parts.append(f"{len(marks)} marker{'s' * (len(marks) > 1)}")
+            box = _bbox([c for h in hidden for c in _box_corners(_intersection(plate.bbox, h.bbox))])
+            out.append(Defect(TEXT_OVER_DATA, box, names,
+                              f"{what} is painted over {' and '.join(parts)}"))
+    return out
+
+
+def _plate_name(names: Sequence[str]) -> str:
+    return f"the box behind {len(names)} texts" if len(names) > 1 else f"the background of {names[0]!r}"
+
+
+def _is_leader(s: Shape, plate: Box, tol: float, diagonal: float) -> bool:
+    """A short open line with one end at (or inside) the plate: the leader to its label."""
+    if s.filled or s.closed or len(s.polylines) != 1 or len(s.polylines[0]) > 4:
+        return False
+    line = s.polylines[0]
+    length = sum(math.dist(p, q) for p, q in zip(line, line[1:], strict=False))
+    if length > LEADER_SHARE * diagonal:
+        return False
+    return _inside(line[0], plate, tol) or _inside(line[-1], plate, tol)
+
+
+# ---------------------------------------------------------------------------------------------
+# reporting
+
+
+def count_by_kind(defects: Iterable[Defect]) -> dict[str, int]:
+    counts = dict.fromkeys(KINDS, 0)
+    for d in defects:
+        counts[d.kind] += 1
+    return counts
+
+
+def format_defects(defects: Sequence[Defect], name: str = "") -> str:
+    head = f"{name}: " if name else ""
+    counts = ", ".join(f"{k} {v}" for k, v in count_by_kind(defects).items())
+    lines = [f"{head}{len(defects)} defects ({counts})"]
+    lines += [f"  - {d}" for d in defects]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str]) -> int:
+    worst = 0
+    for path in argv:
+        defects = check_pdf(path)
+        print(format_defects(defects, os.path.basename(path)))
+        worst = max(worst, 1 if defects else 0)
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

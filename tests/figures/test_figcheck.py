@@ -1,0 +1,358 @@
+"""The figure checker finds each kind of defect in small PDFs drawn with QPainter, and finds
+nothing in a clean figure that has every element a chart has (frame, ticks, grid, roofs,
+markers, a leader line, label backgrounds and a legend)."""
+
+from __future__ import annotations
+
+import pytest
+from figures.figcheck import (
+    OFF_PAGE,
+    TEXT_OVER_DATA,
+    TEXT_OVER_TEXT,
+    TRUNCATION,
+    check_pdf,
+    format_defects,
+    read_figure,
+)
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QLineF, QMarginsF, QPointF, QRectF, QSizeF, Qt
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPageLayout,
+    QPageSize,
+    QPainter,
+    QPdfWriter,
+    QPen,
+)
+
+PAGE = (400.0, 300.0)  # points
+PLOT = QRectF(60, 30, 320, 220)
+
+
+@pytest.fixture
+def pdf(qapp):
+    """``pdf(draw)``: the bytes of a one-page PDF (1 unit = 1 pt) drawn by ``draw(painter)``
+    on a plot with background, frame, ticks and a faint grid."""
+
+    def make(draw, *, frame: bool = True) -> bytes:
+        data = QByteArray()
+        buffer = QBuffer(data)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        writer = QPdfWriter(buffer)
+        page = QPageSize(QSizeF(*PAGE), QPageSize.Unit.Point, "test", QPageSize.SizeMatchPolicy.ExactMatch)
+        writer.setPageLayout(QPageLayout(page, QPageLayout.Orientation.Portrait, QMarginsF(0, 0, 0, 0)))
+        writer.setResolution(72)
+        painter = QPainter(writer)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setFont(font())
+        if frame:
+            painter.fillRect(PLOT, QColor("white"))
+            faint = QColor(0, 0, 0, 20)
+            painter.setPen(QPen(faint, 0.8))
+            for i in range(1, 8):  # grid across the whole plot, under the labels
+                x = PLOT.left() + i * PLOT.width() / 8
+                painter.drawLine(QLineF(x, PLOT.top(), x, PLOT.bottom()))
+                y = PLOT.top() + i * PLOT.height() / 8
+                painter.drawLine(QLineF(PLOT.left(), y, PLOT.right(), y))
+        draw(painter)
+        if frame:
+            painter.setPen(QPen(QColor("black"), 1.0))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(PLOT)
+            for i in range(9):  # ticks on the frame and their labels
+                x = PLOT.left() + i * PLOT.width() / 8
+                painter.drawLine(QLineF(x, PLOT.bottom(), x, PLOT.bottom() - 5))
+                text(painter, str(i), x - 3, PLOT.bottom() + 14)
+            text(painter, "Perf.", 4, 150)
+        painter.end()
+        buffer.close()
+        return bytes(data)
+
+    return make
+
+
+def font(px: float = 12) -> QFont:
+    f = QFont("DejaVu Sans")
+    f.setPixelSize(round(px))
+    return f
+
+
+def text(painter: QPainter, s: str, x: float, baseline: float) -> QRectF:
+    """Draw ``s`` with its baseline starting at (x, baseline); return its ink box."""
+    painter.setPen(QPen(QColor("black")))
+    painter.drawText(QPointF(x, baseline), s)
+    return QFontMetricsF(painter.font()).tightBoundingRect(s).translated(x, baseline)
+
+
+def line(painter: QPainter, *points: tuple[float, float], width: float = 1.5,
+         colour: str = "#1f1f1f") -> None:
+    painter.setPen(QPen(QColor(colour), width))
+    for a, b in zip(points, points[1:], strict=False):
+        painter.drawLine(QLineF(*a, *b))
+
+
+def marker(painter: QPainter, x: float, y: float, r: float = 4.0) -> None:
+    painter.setPen(QPen(QColor("#1a1a1a"), 0.8))
+    painter.setBrush(QBrush(QColor("#0072b2")))
+    painter.drawEllipse(QPointF(x, y), r, r)
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+
+
+def plate(painter: QPainter, box: QRectF, pad: float = 2.0) -> None:
+    painter.fillRect(box.adjusted(-pad, -pad, pad, pad), QColor(255, 255, 255, 184))
+
+
+def width(s: str) -> float:
+    return QFontMetricsF(font()).horizontalAdvance(s)
+
+
+def summary(defects) -> list[tuple[str, tuple[str, ...]]]:
+    return sorted((d.kind, d.texts) for d in defects)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def clean(painter: QPainter) -> None:
+    # a roof: slope then flat, drawn as one polyline across the plot
+    line(painter, (60, 240), (250, 80), (380, 80), width=2.0)
+    # its value label above the flat part, on a background that covers no data
+    box = QRectF(260, 60, width("peak 100 TFLOP/s"), 14)
+    plate(painter, box)
+    text(painter, "peak 100 TFLOP/s", 260, 72)
+    # a marker below the roof, its label to the right with a gap
+    marker(painter, 150, 200)
+    text(painter, "GEMM", 158, 204)
+    # a marker whose label is farther out, joined by a leader line ending at the label's edge
+    marker(painter, 200, 160)
+    label_x, baseline = 230.0, 190.0
+    ink = QFontMetricsF(font()).tightBoundingRect("softmax").translated(label_x, baseline)
+    line(painter, (203, 163), (ink.left() - 0.5, ink.top() - 0.5), width=0.6, colour="#555555")
+    plate(painter, QRectF(label_x, baseline - 11, width("softmax"), 14))
+    text(painter, "softmax", label_x, baseline)
+    # a legend with a background, a border, swatches beside their text
+    legend = QRectF(70, 36, 110, 36)
+    painter.fillRect(legend, QColor(255, 255, 255, 230))
+    painter.setPen(QPen(QColor(200, 200, 200), 1.0))
+    painter.drawRect(legend)
+    line(painter, (76, 48), (92, 48), width=2.0)
+    marker(painter, 84, 48, 3)
+    text(painter, "Machine A", 98, 52)
+    marker(painter, 84, 62, 3)
+    text(painter, "GEMM", 98, 66)
+    # the title above the plot
+    text(painter, "A clean chart", 150, 20)
+
+
+def test_a_clean_figure_has_no_defects(pdf):
+    data = pdf(clean)
+    fig = read_figure(data)
+    # the checker saw the parts it must not count, so passing means something
+    assert {"plate", "frame", "grid", "tick", "marker", "data"} <= {s.role for s in fig.shapes}
+    assert len(fig.by_role("plate")) >= 3
+    assert abs(fig.plot[0] - PLOT.left()) < 1.5 and abs(fig.plot[3] - PLOT.bottom()) < 1.5
+    assert {t.text for t in fig.texts} >= {"peak 100 TFLOP/s", "GEMM", "softmax", "Machine A",
+                                          "A clean chart", "Perf."}
+    defects = check_pdf(data)
+    assert defects == [], format_defects(defects)
+
+
+def test_text_drawn_over_a_line(pdf):
+    def draw(painter):
+        clean(painter)
+        line(painter, (255, 120), (375, 120), width=1.5, colour="#7a4e2d")  # through the label
+        text(painter, "struck through", 262, 124)
+
+    defects = check_pdf(pdf(draw))
+    assert summary(defects) == [(TEXT_OVER_DATA, ("struck through",))], format_defects(defects)
+    assert "#7a4e2d" in defects[0].detail
+    x0, y0, x1, y1 = defects[0].box
+    assert 261 <= x0 < x1 <= 262 + width("struck through") + 1 and y0 == pytest.approx(120, abs=1)
+
+
+def test_a_line_that_only_grazes_under_the_descenders_is_not_counted(pdf):
+    def draw(painter):
+        clean(painter)
+        text(painter, "clear of it", 262, 124)
+        line(painter, (255, 128.5), (375, 128.5), width=1.0)  # below the baseline, no descender
+
+    defects = check_pdf(pdf(draw))
+    assert defects == [], format_defects(defects)
+
+
+def test_two_overlapping_texts(pdf):
+    def draw(painter):
+        clean(painter)
+        text(painter, "ridge 295 FLOP/B", 262, 110)
+        text(painter, "A100: 312 TF", 270, 116)  # six points lower, same column
+
+    defects = check_pdf(pdf(draw))
+    assert summary(defects) == [(TEXT_OVER_TEXT, ("ridge 295 FLOP/B", "A100: 312 TF"))], \
+        format_defects(defects)
+
+
+def test_stacked_lines_with_normal_spacing_do_not_overlap(pdf):
+    def draw(painter):
+        clean(painter)
+        text(painter, "first line, gjpqy", 262, 110)
+        text(painter, "Second LINE", 262, 110 + 14)  # 1.17 em leading, as a wrapped title
+
+    defects = check_pdf(pdf(draw))
+    assert defects == [], format_defects(defects)
+
+
+def test_a_label_background_painted_over_another_text(pdf):
+    def draw(painter):
+        clean(painter)
+        text(painter, "hidden below", 262, 116)
+        box = QRectF(270, 89, width("on top"), 14)
+        plate(painter, box.adjusted(0, 0, 0, 8))
+        text(painter, "on top", 270, 100)
+
+    defects = check_pdf(pdf(draw))
+    assert summary(defects) == [(TEXT_OVER_TEXT, ("hidden below", "on top"))], format_defects(defects)
+    assert "painted over" in defects[0].detail
+
+
+def test_a_label_background_painted_over_a_line(pdf):
+    def draw(painter):
+        clean(painter)
+        line(painter, (255, 128), (375, 128), width=1.5, colour="#3e5c76")
+        plate(painter, QRectF(262, 113, width("boxed"), 18))  # reaches below the text, over the line
+        text(painter, "boxed", 262, 124)
+
+    defects = check_pdf(pdf(draw))
+    assert summary(defects) == [(TEXT_OVER_DATA, ("boxed",))], format_defects(defects)
+    assert "background of 'boxed' is painted over 1 data line (#3e5c76)" in defects[0].detail
+
+
+def test_text_over_a_marker(pdf):
+    def draw(painter):
+        clean(painter)
+        marker(painter, 300, 140)
+        text(painter, "on the dot", 296, 144)
+
+    defects = check_pdf(pdf(draw))
+    assert summary(defects) == [(TEXT_OVER_DATA, ("on the dot",))], format_defects(defects)
+    assert "marker" in defects[0].detail
+
+
+def test_text_half_off_the_page(pdf):
+    def draw(painter):
+        clean(painter)
+        text(painter, "Out of the page", PAGE[0] - width("Out of the page") / 2, 285)
+
+    defects = check_pdf(pdf(draw))
+    assert summary(defects) == [(OFF_PAGE, ("Out of the page",))], format_defects(defects)
+    assert "right edge" in defects[0].detail
+
+
+def test_an_ellipsised_text(pdf):
+    def draw(painter):
+        clean(painter)
+        text(painter, "Critical batch — sweeping a bf16 mat…", 60, 290)
+        text(painter, "Three dots...", 310, 290)
+
+    defects = check_pdf(pdf(draw))
+    assert summary(defects) == [(TRUNCATION, ("Critical batch — sweeping a bf16 mat…",)),
+                                (TRUNCATION, ("Three dots...",))], format_defects(defects)
+
+
+def test_a_label_running_across_the_plot_frame(pdf):
+    def draw(painter):
+        clean(painter)
+        text(painter, "TFLOP/s", PLOT.right() - 30, 100)
+
+    defects = check_pdf(pdf(draw))
+    assert summary(defects) == [(TRUNCATION, ("TFLOP/s",))], format_defects(defects)
+    assert "plot frame" in defects[0].detail
+
+
+def test_rotated_text_along_its_roof_is_clean_and_across_a_roof_is_not(pdf):
+    def draw(painter, offset):
+        clean(painter)
+        line(painter, (250, 245), (370, 161), width=2.0, colour="#7a4e2d")
+        painter.save()
+        painter.translate(270, 231 - offset)
+        painter.rotate(-34.99)  # the slope of the line above
+        text(painter, "hbm 2.04 TB/s", 0, 0)
+        painter.restore()
+
+    beside = check_pdf(pdf(lambda p: draw(p, 5)))
+    assert beside == [], format_defects(beside)
+    across = check_pdf(pdf(lambda p: draw(p, -3)))
+    assert summary(across) == [(TEXT_OVER_DATA, ("hbm 2.04 TB/s",))], format_defects(across)
+
+
+def test_a_text_clear_of_a_round_marker_but_inside_its_bounding_box_is_clean(pdf):
+    def draw(painter, gap):
+        clean(painter)
+        marker(painter, 300, 140, r=10)
+        # the text's top-left corner 1.5 pt inside the marker's bounding box, diagonally
+        text(painter, "beside", 308.5 + gap, 140 + 10 - 1.5 + 0.76 * 12 + gap)
+
+    clear = check_pdf(pdf(lambda p: draw(p, 0.0)))
+    assert clear == [], format_defects(clear)
+    into = check_pdf(pdf(lambda p: draw(p, -4.0)))
+    assert summary(into) == [(TEXT_OVER_DATA, ("beside",))], format_defects(into)
+
+
+def test_ink_is_measured_per_character(pdf):
+    """A line just above lowercase letters is clear of them, the same line through a
+    capital is not, and a line through the gap between two words crosses the label."""
+    over = 124 - 0.68 * 12  # between the x-height (0.56 em) and the capitals (0.73 em)
+
+    def draw(painter, label, x_line=None):
+        clean(painter)
+        text(painter, label, 262, 124)
+        if x_line is None:
+            line(painter, (255, over), (375, over), width=1.0)
+        else:
+            line(painter, (x_line, 100), (x_line, 140), width=1.0)
+
+    low = check_pdf(pdf(lambda p: draw(p, "scan cores")))
+    assert low == [], format_defects(low)
+    capital = check_pdf(pdf(lambda p: draw(p, "Scan cores")))
+    assert summary(capital) == [(TEXT_OVER_DATA, ("Scan cores",))], format_defects(capital)
+    gap = 262 + width("scan") + width(" ") / 2
+    between = check_pdf(pdf(lambda p: draw(p, "scan cores", gap)))
+    assert summary(between) == [(TEXT_OVER_DATA, ("scan cores",))], format_defects(between)
+
+
+def test_a_small_plot_beside_a_larger_legend(pdf):
+    """The plot is found by the lines it holds, not by its size; a text that strays onto the
+    legend box (outside the plot) collides with it."""
+    small = QRectF(150, 20, 120, 80)  # 8 % of the page; the legend below is larger
+
+    def draw(painter, title_y):
+        painter.fillRect(small, QColor("white"))
+        painter.setPen(QPen(QColor(0, 0, 0, 20), 0.8))
+        for i in range(1, 6):
+            x = small.left() + i * small.width() / 6
+            painter.drawLine(QLineF(x, small.top(), x, small.bottom()))
+        line(painter, (150, 95), (230, 40), (270, 40), width=1.5)
+        painter.setPen(QPen(QColor("black"), 1.0))
+        painter.drawRect(small)
+        legend = QRectF(20, 150, 300, 120)
+        painter.fillRect(legend, QColor(255, 255, 255, 230))
+        painter.setPen(QPen(QColor(200, 200, 200), 1.0))
+        painter.drawRect(legend)
+        line(painter, (30, 180), (46, 180), width=2.0)
+        text(painter, "Machine A", 52, 184)
+        marker(painter, 38, 200, 3)
+        text(painter, "GEMM", 52, 204)
+        painter.save()
+        painter.translate(130, title_y)
+        painter.rotate(-90)
+        text(painter, "Performance [FLOP/s]", 0, 0)
+        painter.restore()
+
+    clear = pdf(lambda p: draw(p, 140), frame=False)
+    fig = read_figure(clear)
+    assert fig.plot == pytest.approx((small.left(), small.top(), small.right(), small.bottom()), abs=1.0)
+    assert check_pdf(clear) == [], format_defects(check_pdf(clear))
+    onto = check_pdf(pdf(lambda p: draw(p, 190), frame=False))
+    assert summary(onto) == [(TEXT_OVER_TEXT, ("Performance [FLOP/s]", "Machine A", "GEMM"))], \
+        format_defects(onto)

@@ -1,0 +1,164 @@
+"""A whole model through the app: Edit ▸ Add Model…, the operations group, the model editor,
+the Model tab's results, and saving and reopening the session."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialogButtonBox, QMessageBox
+
+from workbench.io.presets import get_preset
+from workbench.ui.app import create_app
+from workbench.ui.main_window import MainWindow
+from workbench.ui.model_panel import ROW_FITS, ROW_PREDICTED, ROW_TOKENS
+from workbench.ui.operations_panel import COL_NAME
+
+
+@pytest.fixture
+def window(qtbot):
+    create_app()
+    win = MainWindow()
+    win.show()
+    qtbot.waitExposed(win)
+    for preset in ("h100-sxm", "rtx-4090"):
+        win.document.add_machine(get_preset(preset), preset)
+    yield win
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.close()
+    win.deleteLater()
+
+
+def _add_llama_through_the_menu(qtbot, win):
+    win.add_model_action.trigger()
+    dialog = win._add_model_dialog
+    qtbot.waitUntil(dialog.isVisible)
+    dialog.config.setCurrentIndex(dialog.config.findData("Llama-3.1-8B"))
+    dialog.form.phase.setCurrentText("decode")
+    dialog.form.batch.setValue(1)
+    dialog.form.kv_len.setValue(4096)
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    qtbot.mouseClick(ok, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    return win.document.session.models[0]
+
+
+def _model_points(win, model):
+    ids = set(model.op_ids)
+    return {(op, hw): (x, y) for op, hw, x, y in win.canvas.point_items() if op in ids}
+
+
+def test_add_model_change_batch_see_everything_move_save_and_reopen(qtbot, window, tmp_path):
+    win = window
+    model = _add_llama_through_the_menu(qtbot, win)
+    assert model.arch.name == "Llama-3.1-8B" and model.setup.kv_len == 4096
+
+    # one collapsible group in the operations panel
+    panel = win.operations_panel
+    assert panel.model.rowCount() == 1
+    header = panel.model.index(0, COL_NAME)
+    assert "Llama-3.1-8B" in header.data() and "batch 1" in header.data()
+    rect = panel.view.visualRect(header)
+
+    def double_click():  # (a press first: the view only answers a double click it saw begin)
+        qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+        qtbot.mouseDClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+    double_click()
+    assert panel.model.rowCount() == 1 + len(model.op_ids)
+    assert "QKV projection" in panel.model.index(3, COL_NAME).data()
+    double_click()
+    assert panel.model.rowCount() == 1
+
+    # every operation of the model is a point on both machines (gather: 0 FLOPs, not drawn)
+    before = _model_points(win, model)
+    drawn_ops = {op for op, _ in before}
+    assert len(drawn_ops) >= len(model.op_ids) - 1 and len(before) == 2 * len(drawn_ops)
+    flops_before = {i: float(win.workspace.results.counts(i).flops) for i in model.op_ids}
+    bytes_before = {i: float(win.workspace.results.counts(i).bytes) for i in model.op_ids}
+
+    # the Model tab shows the time per machine
+    table = win.model_panel.table
+    assert win.model_dock.isVisible()
+    assert table.columnCount() == 2  # one column per machine
+    tpot_before = table.item(ROW_PREDICTED, 0).text()
+    tokens_before = table.item(ROW_TOKENS, 0).text()
+    assert "TPOT" in table.verticalHeaderItem(ROW_PREDICTED).text()
+    assert "does not fit" not in table.item(ROW_FITS, 0).text()
+
+    # edit batch in the model editor: everything moves at once
+    spin = win.model_panel.editor.form.batch
+    spin.selectAll()
+    qtbot.keyClicks(spin, "32")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    assert model.setup.batch == 32
+    after = _model_points(win, model)
+    assert set(after) == set(before)
+    for i in model.op_ids:  # every operation's counts grew with the batch
+        assert float(win.workspace.results.counts(i).bytes) > bytes_before[i]
+        if flops_before[i]:
+            assert float(win.workspace.results.counts(i).flops) > flops_before[i]
+    moved = [key for key in before if before[key] != pytest.approx(after[key], rel=1e-6)]
+    # the GEMMs' intensity grows with the batch (weights shared by more tokens); decode
+    # attention's does not (each sequence reads its own cache), nor elementwise steps'
+    gemm_points = [key for key in before if win.document.operation(key[0]).operation.kind == "gemm"]
+    assert gemm_points and set(gemm_points) <= set(moved)
+    assert table.item(ROW_PREDICTED, 0).text() != tpot_before
+    assert table.item(ROW_TOKENS, 0).text() != tokens_before
+    assert "batch 32" in panel.model.index(0, COL_NAME).data()
+    assert "batch = 32" in win.model_panel.derivation.toPlainText()
+    # one undo step for the typed number
+    win.document.undo()
+    assert model.setup.batch == 1
+    win.document.redo()
+    assert model.setup.batch == 32
+
+    # save and reopen: the model comes back with its parameters and the same points
+    path = tmp_path / "model.yaml"
+    assert win.save_to(path)
+    text = path.read_text()
+    assert "models:" in text and "batch: 32" in text and "QKV projection" not in text
+    assert win.open_path(path)
+    (again,) = win.document.session.models
+    assert again.setup == model.setup and again.config == "Llama-3.1-8B"
+    assert len(again.op_ids) == len(model.op_ids)
+    reopened = [v for xy in sorted(_model_points(win, again).values()) for v in xy]
+    assert reopened == pytest.approx([v for xy in sorted(after.values()) for v in xy], rel=1e-9)
+    assert win.model_panel.table.columnCount() == 2
+    assert "batch 32" in panel.model.index(0, COL_NAME).data()
+
+
+def test_layer_view_and_every_operation_view(qtbot, window):
+    win = window
+    model = _add_llama_through_the_menu(qtbot, win)
+    aggregated = len(model.op_ids)
+    win.model_panel.editor.form.view.setCurrentIndex(
+        win.model_panel.editor.form.view.findData("all"))
+    assert len(model.op_ids) > 30 * aggregated / 2
+    assert len(win.document.session.operations) == len(model.op_ids)
+    win.document.undo()
+    assert len(model.op_ids) == aggregated
+
+
+def test_delete_model_from_the_operations_panel_and_undo(qtbot, window):
+    win = window
+    _add_llama_through_the_menu(qtbot, win)
+    panel = win.operations_panel
+    panel.view.setFocus()
+    panel.select([win.document.session.models[0].op_ids[0]], None)
+    panel.view.selectRow(0)
+    panel.delete_selected()
+    assert win.document.session.models == [] and win.document.session.operations == []
+    win.document.undo()
+    assert len(win.document.session.models) == 1
+    assert panel.model.rowCount() == 1
+
+
+def test_does_not_fit_is_shown_plainly(qtbot, window):
+    win = window
+    _add_llama_through_the_menu(qtbot, win)
+    form = win.model_panel.editor.form
+    form.kv_len.setValue(1_000_000)  # a million cached positions: 131 GB of KV cache
+    form.batch.setValue(4)
+    table = win.model_panel.table
+    assert [table.item(ROW_FITS, c).text() for c in range(table.columnCount())] == [
+        "does not fit"] * 2

@@ -1,0 +1,39 @@
+"""What the subcommands share: the program name, the bad-input exit, JSON-safe numbers and
+an operation's derivation as plain data."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+PROG = "roofline-workbench"
+EXIT_BAD_INPUT = 2
+
+
+def fail(message: str) -> int:
+    sys.stderr.write(f"{PROG}: {' '.join(str(message).split())}\n")
+    return EXIT_BAD_INPUT
+
+
+def json_safe(value):
+    """Infinite or NaN numbers (a sweep value with zero bytes…) as null, not invalid JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def derivation_json(op) -> dict:
+    counts = op.counts()
+    terms = [
+        {"kind": t.kind, "name": t.name, "formula": t.formula, "substituted": t.substituted,
+         "value": float(t.value)}
+        for t in counts.flop_terms + counts.byte_terms
+    ]
+    return {"name": op.name, "kind": op.kind, "precision": counts.precision,
+            "unit": counts.unit, "kernels": counts.kernels,
+            "flops": float(counts.flops), "bytes": float(counts.bytes), "terms": terms,
+            "notes": counts.notes, "defaults": op.defaults_taken()}

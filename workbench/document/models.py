@@ -1,0 +1,124 @@
+"""Undoable edits of whole models (:class:`~workbench.model.llm_session.ModelEntry`).
+
+A model's operations are ordinary operations of the session. Editing the model (batch,
+lengths, dtypes, tensor-parallel degree, view) re-expands it: when the layout stays the same
+(the same operations, other numbers) every operation's parameters change in place and one
+``operation`` change names them all (field ``params``; no field when the model's name or
+visibility changed, which restyles its points); otherwise its operations are replaced
+(``operations``). Views that show models find the model from those operation ids
+(:meth:`Session.model_of`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from workbench.document.changes import Change, Command
+from workbench.model.llm_session import ModelEntry, expand_entries, refresh_params
+
+if TYPE_CHECKING:
+    from workbench.document.document import Document
+
+__all__ = ["add_model", "set_model", "remove_model", "model_by_id"]
+
+
+def model_by_id(doc: Document, model_id: int) -> ModelEntry:
+    for model in doc.session.models:
+        if model.id == model_id:
+            return model
+    raise KeyError(model_id)
+
+
+def add_model(doc: Document, model: ModelEntry) -> int:
+
+    def do() -> Change:
+        entries = expand_entries(model)
+        doc.session.models.append(model)
+        doc.session.operations.extend(entries)
+        return Change("operations", tuple(model.op_ids))
+
+    def undo() -> Change:
+        doc.session.models.remove(model)
+        gone = set(model.op_ids)
+        doc.session.operations[:] = [e for e in doc.session.operations if e.id not in gone]
+        return Change("operations", tuple(gone))
+
+    doc._push(Command(f"Add {model.label}", do, undo))
+    return model.id
+
+
+def remove_model(doc: Document, model_id: int) -> None:
+
+    model = model_by_id(doc, model_id)
+    index = doc.session.models.index(model)
+    ids = set(model.op_ids)
+    positions = [(i, e) for i, e in enumerate(doc.session.operations) if e.id in ids]
+
+    def do() -> Change:
+        doc.session.models.remove(model)
+        doc.session.operations[:] = [e for e in doc.session.operations if e.id not in ids]
+        return Change("operations", tuple(ids))
+
+    def undo() -> Change:
+        doc.session.models.insert(index, model)
+        for i, entry in positions:
+            doc.session.operations.insert(i, entry)
+        return Change("operations", tuple(ids))
+
+    doc._push(Command(f"Delete {model.label}", do, undo))
+
+
+def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> None:
+    """Change a model's set-up fields (``batch=8``), ``view``, ``name``, ``visible`` or its
+    ``config`` and ``arch`` together. Consecutive edits of the same fields merge into one
+    undo step until the document is sealed (a spin-box drag is one step)."""
+
+    model = model_by_id(doc, model_id)
+    old = model.copy()
+    new = model.copy(**changes)
+    if (old.setup, old.view, old.name, old.visible, old.config) == (
+            new.setup, new.view, new.name, new.visible, new.config) and old.arch == new.arch:
+        return
+    new.setup.check()
+
+    def put(state: ModelEntry) -> Callable[[], Change]:
+        def apply() -> Change:
+            target = model_by_id(doc, model_id)
+            return _apply(doc, target, state)
+
+        return apply
+
+    what = text or ", ".join(sorted(changes))
+    doc._push(Command(f"Set {what} of {model.label}", put(new), put(old),
+                       merge_key=("model", model_id, tuple(sorted(changes)))))
+
+
+def _apply(doc: Document, target: ModelEntry, state: ModelEntry):
+
+    restyle = (target.name, target.visible) != (state.name, state.visible)
+    target.setup, target.view, target.name = state.setup, state.view, state.name
+    target.visible, target.config, target.arch = state.visible, state.config, state.arch
+    ops = doc.session.operations
+    ids = target.op_ids
+    entries = []
+    first = None
+    if ids:
+        try:
+            first = doc.operation_index(ids[0])
+        except KeyError:  # one of its operations was deleted on its own: expand afresh
+            first = None
+    if first is not None:
+        block = ops[first:first + len(ids)]
+        if len(block) == len(ids) and all(e.id == i for e, i in zip(block, ids, strict=True)):
+            entries = block
+    if entries and refresh_params(target, entries):
+        return Change("operation", tuple(ids), () if restyle else ("params",))
+    # a new layout: new operations where the old ones were
+    gone = set(ids)
+    at = next((i for i, e in enumerate(ops) if e.id in gone), len(ops))
+    kept = [e for e in ops if e.id not in gone]
+    at = min(at, len(kept))
+    fresh = expand_entries(target)
+    ops[:] = kept[:at] + fresh + kept[at:]
+    return Change("operations", tuple(gone) + tuple(e.id for e in fresh))

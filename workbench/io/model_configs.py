@@ -1,0 +1,231 @@
+"""Model configs: read a local Hugging Face ``config.json`` (no network, no ``transformers``)
+into an :class:`~workbench.model.llm.Architecture`, with errors that name the file, the field
+and the problem; and the configs shipped with the package (``workbench/model_configs``).
+
+Supported ``model_type`` values: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3,
+qwen3_moe, gemma, gemma2, deepseek_v2, deepseek_v3. Anything else is refused by name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from workbench.io.errors import InputError
+from workbench.model.llm import MLA, Architecture, MoE
+
+__all__ = ["SUPPORTED", "read_model_config", "parse_model_config", "shipped_configs",
+           "resolve_config", "MAX_CONFIG_BYTES"]
+
+MAX_CONFIG_BYTES = 2_000_000
+SUPPORTED = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma",
+             "gemma2", "deepseek_v2", "deepseek_v3")
+#: Architectures (``architectures[0]``) accepted when ``model_type`` is missing.
+_ARCH_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral",
+               "MixtralForCausalLM": "mixtral", "Qwen2ForCausalLM": "qwen2",
+               "Qwen2MoeForCausalLM": "qwen2_moe", "Qwen3ForCausalLM": "qwen3",
+               "Qwen3MoeForCausalLM": "qwen3_moe", "GemmaForCausalLM": "gemma",
+               "Gemma2ForCausalLM": "gemma2", "DeepseekV2ForCausalLM": "deepseek_v2",
+               "DeepseekV3ForCausalLM": "deepseek_v3"}
+#: tie_word_embeddings when the file does not say (the defaults of each model's config class).
+_TIED_DEFAULT = {"gemma": True, "gemma2": True}
+
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "model_configs"
+
+
+def shipped_configs() -> dict[str, Path]:
+    """The configs shipped with the package, by name (``Llama-3.1-8B``)."""
+    if not SHIPPED_DIR.is_dir():
+        return {}
+    return {p.stem: p for p in sorted(SHIPPED_DIR.glob("*.json"))}
+
+
+def resolve_config(ref: str) -> Path:
+    """A path to a config file: ``ref`` itself if it is a file, else the shipped config of
+    that name (case-insensitive). Raises :class:`InputError` naming the choices."""
+    path = Path(ref)
+    if path.is_file():
+        return path
+    shipped = shipped_configs()
+    for name, p in shipped.items():
+        if name.lower() == str(ref).lower() or name.lower() == Path(ref).stem.lower():
+            return p
+    raise InputError(f"no such file, nor a shipped model config of that name (shipped: "
+                     f"{', '.join(shipped)})", file=str(ref))
+
+
+def read_model_config(ref: str | os.PathLike[str]) -> Architecture:
+    """Read and validate a config file (or a shipped config by name)."""
+    path = resolve_config(str(ref))
+    shown = str(ref)
+    try:
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise InputError(f"is {size} bytes; a model config is at most {MAX_CONFIG_BYTES}",
+                             file=shown)
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"is not UTF-8 text ({exc.reason})", file=shown) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read: {exc.strerror or exc}", file=shown) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"is not valid JSON: {exc.msg} (column {exc.colno})", file=shown,
+                         line=exc.lineno) from None
+    name = path.stem if path.parent == SHIPPED_DIR else (
+        path.parent.name if path.name == "config.json" else path.stem)
+    return parse_model_config(data, file=shown, text=text, name=name)
+
+
+def parse_model_config(data: Any, file: str | None = None, text: str = "",
+                       name: str = "") -> Architecture:
+    """Validate plain config data. Errors name the field (``num_key_value_heads``)."""
+    reader = _Reader(data, file, text)
+    return reader.architecture(name)
+
+
+class _Reader:
+    def __init__(self, data: Any, file: str | None, text: str) -> None:
+        self.file = file
+        self.text = text
+        if not isinstance(data, dict):
+            raise InputError("must be a JSON object of config fields", file=file)
+        self.data = data
+        if isinstance(data.get("text_config"), dict) and "hidden_size" not in data:
+            self.data = {**data["text_config"], **{k: v for k, v in data.items()
+                                                   if k in ("model_type", "architectures")}}
+
+    def error(self, key: str, message: str) -> InputError:
+        line = None
+        if self.text:
+            needle = f'"{key}"'
+            for number, row in enumerate(self.text.splitlines(), 1):
+                if needle in row:
+                    line = number
+                    break
+        return InputError(message, file=self.file, line=line, path=(key,))
+
+    def has(self, key: str) -> bool:
+        return self.data.get(key) is not None
+
+    def int(self, key: str, default: int | None = None, minimum: int = 1) -> int:
+        value = self.data.get(key)
+        if value is None:
+            if default is not None:
+                return default
+            raise self.error(key, "missing (a required field of this architecture)")
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                raise self.error(key, f"must be a whole number, got {value!r}")
+        if value < minimum:
+            raise self.error(key, f"must be at least {minimum}, got {value}")
+        if value > 10**9:
+            raise self.error(key, f"is implausibly large ({value})")
+        return value
+
+    def bool(self, key: str, default: bool) -> bool:
+        value = self.data.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.error(key, f"must be true or false, got {value!r}")
+        return value
+
+    def model_type(self) -> str:
+        mt = self.data.get("model_type")
+        if mt is None:
+            archs = self.data.get("architectures")
+            if isinstance(archs, list) and archs and archs[0] in _ARCH_TYPES:
+                return _ARCH_TYPES[archs[0]]
+            raise self.error("model_type", "missing (and no known architectures entry)")
+        if not isinstance(mt, str):
+            raise self.error("model_type", f"must be a string, got {mt!r}")
+        if mt not in SUPPORTED:
+            raise self.error("model_type", f"unknown architecture {mt!r} (supported: "
+                                           f"{', '.join(SUPPORTED)})")
+        return mt
+
+    def architecture(self, name: str) -> Architecture:
+        mt = self.model_type()
+        hidden = self.int("hidden_size")
+        layers = self.int("num_hidden_layers")
+        heads = self.int("num_attention_heads")
+        kv_heads = self.int("num_key_value_heads", heads)
+        if heads % kv_heads:
+            raise self.error("num_key_value_heads",
+                             f"{kv_heads} does not divide num_attention_heads ({heads})")
+        head_dim = self.int("head_dim", 0, minimum=0) or 0
+        if not head_dim:
+            if hidden % heads:
+                raise self.error("head_dim", f"missing, and hidden_size ({hidden}) is not a "
+                                             f"multiple of num_attention_heads ({heads})")
+            head_dim = hidden // heads
+        vocab = self.int("vocab_size")
+        intermediate = self.int("intermediate_size")
+        tied = self.bool("tie_word_embeddings", _TIED_DEFAULT.get(mt, False))
+        act = str(self.data.get("hidden_activation") or self.data.get("hidden_act") or "silu")
+        activation = "gelu" if act.startswith("gelu") else "silu"
+        moe = self._moe(mt, layers)
+        mla = self._mla(mt)
+        source = self.data.get("_source")
+        return Architecture(
+            name=name or str(self.data.get("_name_or_path") or mt),
+            model_type=mt, hidden=hidden, layers=layers, heads=heads, kv_heads=kv_heads,
+            head_dim=head_dim, intermediate=intermediate, vocab=vocab, tied=tied,
+            qk_norm=mt in ("qwen3", "qwen3_moe"),
+            qkv_bias=self.bool("attention_bias", mt in ("qwen2", "qwen2_moe"))
+            if mt in ("qwen2", "qwen2_moe") else False,
+            norms_per_layer=4 if mt == "gemma2" else 2,
+            activation=activation, moe=moe, mla=mla,
+            source=source if isinstance(source, str) else "")
+
+    def _moe(self, mt: str, layers: int) -> MoE | None:
+        if mt == "mixtral":
+            experts = self.int("num_local_experts")
+            k = self.int("num_experts_per_tok")
+            self._check_k(k, experts, "num_local_experts")
+            return MoE(experts, k, self.int("intermediate_size"))
+        if mt in ("qwen2_moe", "qwen3_moe"):
+            experts = self.int("num_experts")
+            k = self.int("num_experts_per_tok")
+            self._check_k(k, experts, "num_experts")
+            shared = self.int("shared_expert_intermediate_size", 0, minimum=0)
+            if self.data.get("mlp_only_layers"):
+                raise self.error("mlp_only_layers", "dense layers listed by index are not "
+                                                    "supported (use decoder_sparse_step)")
+            return MoE(experts, k, self.int("moe_intermediate_size"), shared,
+                       every=self.int("decoder_sparse_step", 1), shared_gate=shared > 0)
+        if mt in ("deepseek_v2", "deepseek_v3"):
+            if not self.has("n_routed_experts"):
+                return None
+            experts = self.int("n_routed_experts")
+            k = self.int("num_experts_per_tok")
+            self._check_k(k, experts, "n_routed_experts")
+            mi = self.int("moe_intermediate_size")
+            shared = self.int("n_shared_experts", 0, minimum=0)
+            first = self.int("first_k_dense_replace", 0, minimum=0)
+            if first > layers:
+                raise self.error("first_k_dense_replace",
+                                 f"{first} is more than num_hidden_layers ({layers})")
+            return MoE(experts, k, mi, shared * mi, first_dense=first,
+                       every=self.int("moe_layer_freq", 1), router_bias=mt == "deepseek_v3")
+        return None
+
+    def _check_k(self, k: int, experts: int, field: str) -> None:
+        if k > experts:
+            raise self.error("num_experts_per_tok", f"{k} is more than {field} ({experts})")
+
+    def _mla(self, mt: str) -> MLA | None:
+        if mt not in ("deepseek_v2", "deepseek_v3"):
+            return None
+        q_lora = self.data.get("q_lora_rank")
+        return MLA(kv_lora_rank=self.int("kv_lora_rank"),
+                   qk_nope_head_dim=self.int("qk_nope_head_dim"),
+                   qk_rope_head_dim=self.int("qk_rope_head_dim"),
+                   v_head_dim=self.int("v_head_dim"),
+                   q_lora_rank=self.int("q_lora_rank") if q_lora is not None else None)

@@ -1,0 +1,108 @@
+"""The ``models:`` list of a session file: whole models kept by their parameters.
+
+    models:
+      - config: Llama-3.1-8B      # a shipped config by name, or a path to a config.json
+        name: Llama-3.1-8B decode # optional; operations are named "<name>: <operation>"
+        phase: decode             # prefill | decode
+        batch: 8
+        prompt_len: 2048          # prefill length (and the default kv_len)
+        kv_len: 4096              # decode: KV cache length
+        weights: bf16             # bf16 fp16 fp8 int8 int4
+        activations: bf16         # bf16 fp16 fp8 fp32
+        kv_cache: bf16            # bf16 fp16 fp8 int8
+        tp: 1                     # tensor-parallel degree
+        quantize_embeddings: false
+        view: layers              # layers: one point per operation of a layer kind;
+                                  # all: every operation of every layer
+        visible: true
+
+Only ``config`` is required. A relative path is read relative to the session file. The
+operations a model expands into are not written: they are expanded again on opening.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from workbench.io.errors import InputError
+from workbench.io.model_configs import read_model_config, shipped_configs
+from workbench.io.schema import Place, check_keys, expect_bool, expect_mapping, expect_str
+from workbench.model.llm import (
+    ACTIVATION_DTYPES,
+    KV_DTYPES,
+    PHASES,
+    VIEWS,
+    WEIGHT_DTYPES,
+    Setup,
+)
+from workbench.model.llm_session import SETUP_FIELDS, ModelEntry
+
+__all__ = ["MODEL_KEYS", "parse_model_entry", "model_entry_to_data", "MAX_MODELS"]
+
+MODEL_KEYS = ("config", "name", *SETUP_FIELDS, "view", "visible")
+MAX_MODELS = 64
+_CHOICES = {"phase": PHASES, "weights": WEIGHT_DTYPES, "activations": ACTIVATION_DTYPES,
+            "kv_cache": KV_DTYPES, "view": VIEWS}
+MAX_LENGTH = 10_000_000
+
+
+def _config_path(ref: str, session_file: str | None) -> str:
+    """A relative config path is relative to the session file; a shipped name stays."""
+    if ref in shipped_configs() or Path(ref).is_absolute() or not session_file:
+        return ref
+    candidate = Path(session_file).resolve().parent / ref
+    return str(candidate) if candidate.exists() else ref
+
+
+def parse_model_entry(item: Any, place: Place) -> ModelEntry:
+    data = expect_mapping(item, place, "a model")
+    check_keys(data, MODEL_KEYS, place)
+    if data.get("config") is None:
+        raise place.at("config").error("missing: a shipped config's name or a config.json path")
+    config = expect_str(data["config"], place.at("config"))
+    try:
+        arch = read_model_config(_config_path(config, place.doc.file))
+    except InputError as exc:
+        raise place.at("config").error(str(exc)) from None
+    values: dict[str, Any] = {}
+    for key, choices in _CHOICES.items():
+        if data.get(key) is not None:
+            value = data[key]
+            if value not in choices:
+                raise place.at(key).error(f"must be one of {', '.join(choices)}, got {value!r}")
+            values[key] = value
+    for key in ("batch", "prompt_len", "kv_len", "tp"):
+        if data.get(key) is not None:
+            value = data[key]
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise place.at(key).error(f"must be a positive integer, got {value!r}")
+            if value > MAX_LENGTH:
+                raise place.at(key).error(f"must be at most {MAX_LENGTH}, got {value}")
+            values[key] = value
+    if "kv_len" not in values and "prompt_len" in values:
+        values["kv_len"] = values["prompt_len"]
+    if data.get("quantize_embeddings") is not None:
+        values["quantize_embeddings"] = expect_bool(data["quantize_embeddings"],
+                                                    place.at("quantize_embeddings"))
+    view = values.pop("view", "layers")
+    setup = Setup(**values)
+    name = expect_str(data["name"], place.at("name"), allow_empty=True, limit=200) \
+        if data.get("name") is not None else ""
+    visible = expect_bool(data["visible"], place.at("visible")) \
+        if data.get("visible") is not None else True
+    return ModelEntry(config, arch, setup, view=view, name=name, visible=visible)
+
+
+def model_entry_to_data(model: ModelEntry) -> dict[str, Any]:
+    out: dict[str, Any] = {"config": model.config}
+    if model.name:
+        out["name"] = model.name
+    for key in SETUP_FIELDS:
+        out[key] = getattr(model.setup, key)
+    out["view"] = model.view
+    if not model.visible:
+        out["visible"] = False
+    return out

@@ -1,0 +1,188 @@
+"""Operation kinds that whole-model expansion needs beyond the basic set: a mixture-of-experts
+grouped GEMM, multi-head latent attention (DeepSeek) and a tensor-parallel all-reduce.
+
+They are ordinary kinds (registered in :data:`~workbench.model.operations.KINDS`): their
+parameters are declared as data, their counts are named terms with formulas, and they can be
+used on their own like any other kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from workbench.model.terms import (
+    KINDS,
+    Counts,
+    Kind,
+    Param,
+    _register,
+    _Sym,
+    _symbols,
+    _tensor,
+    _term,
+)
+
+__all__ = ["expected_experts"]
+
+
+def expected_experts(experts, top_k, tokens):
+    """Expected number of distinct experts hit when ``tokens`` tokens each pick ``top_k`` of
+    ``experts`` uniformly: ``E·(1 − (1 − k/E)^T)``."""
+    return experts * (1 - (1 - top_k / experts) ** tokens)
+
+
+# ---------------------------------------------------------------------------------------
+# MoE grouped GEMM
+
+MOE_GEMM_PARAMS = (
+    Param("layers", "int", 1, "Layers",
+          "Independent MoE layers counted together (each with its own E experts).",
+          symbol="L"),
+    Param("tokens", "int", 16, "Tokens", "Tokens routed through the layer (T).", symbol="T", required=True),
+    Param("experts", "int", 8, "Experts", "Routed experts in the layer (E).", symbol="E", required=True),
+    Param("top_k", "int", 2, "Experts per token", "Experts each token is sent to (k).",
+          symbol="k", required=True),
+    Param("n", "int", 14336, "N", "Output features of each expert's matrix.", symbol="N", required=True),
+    Param("k", "int", 4096, "K", "Input features (contraction dimension).", symbol="K", required=True),
+    Param("dtype", "dtype", "bf16", "Activation dtype", "Element type of the token rows."),
+    Param("w_dtype", "dtype", None, "Weight dtype", "Element type of the expert weights.",
+          inherit="dtype", symbol="s_W"),
+    Param("compute", "precision", None, "Compute precision",
+          "Precision whose peak is the ceiling (default: the activation type).",
+          inherit="dtype"),
+)
+
+
+def _count_moe_gemm(p: Mapping[str, Any]) -> Counts:
+    L, t, e, k, n, kk = p["layers"], p["tokens"], p["experts"], p["top_k"], p["n"], p["k"]
+    hit = expected_experts(e, min(k, e), t)
+    s = _symbols(KINDS["moe_gemm"], p, hit=("D", hit))
+    flops = [_term("flop", "multiply-adds, k experts per token",
+                   "2·{layers}·{tokens}·{top_k}·{n}·{k}", 2 * L * t * k * n * kk, s)]
+    terms = [
+        _tensor("read", "X", "token rows, once per expert chosen",
+                "{layers}·{tokens}·{top_k}·{k}", L * t * k * kk, p["dtype"], s),
+        _tensor("read", "W", "experts hit, D = E·(1 − (1 − k/E)^T)", "{layers}·{hit}·{k}·{n}",
+                L * hit * kk * n, p["w_dtype"], s),
+        _tensor("write", "Y", "", "{layers}·{tokens}·{top_k}·{n}", L * t * k * n, p["dtype"],
+                s),
+    ]
+    notes = [
+        "Each token is processed by k experts: FLOPs follow k, not E.",
+        "Weights read are those of the experts actually hit: with T tokens routed uniformly, "
+        "the expected number of distinct experts is D = E·(1 − (1 − k/E)^T) (= k at T = 1, "
+        "→ E for large T).",
+    ]
+    return Counts(flops, terms, p["compute"], notes)
+
+
+_register(Kind("moe_gemm", "MoE grouped GEMM",
+               "Y = X·W_e for every token and each of its k routed experts (a mixture-of-"
+               "experts layer's gate/up or down projection).",
+               MOE_GEMM_PARAMS, _count_moe_gemm, "MoE experts"))
+
+
+# ---------------------------------------------------------------------------------------
+# multi-head latent attention (absorbed form)
+
+MLA_PARAMS = (
+    Param("batch", "int", 1, "Batch", "Sequences in the batch.", symbol="b"),
+    Param("heads", "int", 128, "Query heads", "Number of query heads.", symbol="h", required=True),
+    Param("kv_lora_rank", "int", 512, "Latent rank", "Rank of the compressed KV latent (d_c).",
+          symbol="d_c", required=True),
+    Param("rope_dim", "int", 64, "RoPE dim", "Dimension of the decoupled RoPE key (d_r).",
+          symbol="d_r", required=True),
+    Param("query_len", "int", 1, "Query length", "Queries per sequence (1 for decode).",
+          symbol="q", required=True),
+    Param("kv_len", "int", 4096, "KV length", "Cached positions per sequence.", symbol="k", required=True),
+    Param("causal", "bool", False, "Causal",
+          "Causal mask: the visible fraction is 1 − q/(2k) (½ for a square mask)."),
+    Param("dtype", "dtype", "bf16", "Element type", "Element type of the queries and output."),
+    Param("kv_dtype", "dtype", None, "Cache dtype", "Element type of the cached latent.",
+          inherit="dtype", symbol="s_kv"),
+    Param("compute", "precision", None, "Compute precision",
+          "Precision whose peak is the ceiling (default: the element type).", inherit="dtype"),
+)
+
+
+def _count_mla(p: Mapping[str, Any]) -> Counts:
+    from workbench.model.terms import _causal_fraction
+
+    frac = _causal_fraction(p["query_len"], p["kv_len"], p["causal"])
+    s = _symbols(KINDS["mla_attention"], p, c=("c", frac))
+    b, h, dc, dr, q, k = (p[x] for x in ("batch", "heads", "kv_lora_rank", "rope_dim",
+                                         "query_len", "kv_len"))
+    c = "·{c}" if p["causal"] else ""
+    flops = [
+        _term("flop", "S = Q·Cᵀ (latent and RoPE parts)",
+              "2·{batch}·{heads}·{query_len}·{kv_len}·({kv_lora_rank}+{rope_dim})" + c,
+              2 * b * h * q * k * (dc + dr) * frac, s),
+        _term("flop", "O = P·C (latent values)",
+              "2·{batch}·{heads}·{query_len}·{kv_len}·{kv_lora_rank}" + c,
+              2 * b * h * q * k * dc * frac, s),
+    ]
+    dt = p["dtype"]
+    terms = [
+        _tensor("read", "Q", "absorbed into the latent space",
+                "{batch}·{heads}·{query_len}·({kv_lora_rank}+{rope_dim})",
+                b * h * q * (dc + dr), dt, s),
+        _tensor("read", "C", "cached latent + RoPE key, shared by all heads",
+                "{batch}·{kv_len}·({kv_lora_rank}+{rope_dim})", b * k * (dc + dr),
+                p["kv_dtype"], s),
+        _tensor("write", "O", "latent output", "{batch}·{heads}·{query_len}·{kv_lora_rank}",
+                b * h * q * dc, dt, s),
+    ]
+    notes = [
+        "Absorbed form (DeepSeek's inference): W_UK is folded into the query and W_UV into the "
+        "output, so attention runs on the cached latent directly, like MQA with one shared "
+        "key/value head of d_c + d_r (values: the first d_c).",
+        "Flash: scores stay on chip; the latent crosses memory once.",
+    ]
+    if p["causal"]:
+        notes.append("Causal: FLOPs scaled by the visible fraction c = 1 − min(q,k)/(2k).")
+    return Counts(flops, terms, p["compute"], notes)
+
+
+_register(Kind("mla_attention", "Latent attention (MLA)",
+               "Multi-head latent attention on a compressed KV cache (DeepSeek-V2/V3), in the "
+               "absorbed form.", MLA_PARAMS, _count_mla, "Latent attention"))
+
+
+# ---------------------------------------------------------------------------------------
+# all-reduce between tensor-parallel chips
+
+ALL_REDUCE_PARAMS = (
+    Param("rows", "int", 1, "Rows (tokens)", "Rows of the activation being reduced.",
+          symbol="T"),
+    Param("hidden", "int", 4096, "Hidden", "Elements per row.", symbol="H", required=True),
+    Param("chips", "int", 2, "Chips", "Chips taking part (tensor-parallel degree).", minimum=2,
+          symbol="t", required=True),
+    Param("dtype", "dtype", "bf16", "Element type", "Element type of the partial sums."),
+    Param("compute", "precision", None, "Compute precision",
+          "Precision of the additions (default: the element type).", inherit="dtype"),
+)
+
+
+def _count_all_reduce(p: Mapping[str, Any]) -> Counts:
+    rows, hidden, chips = p["rows"], p["hidden"], p["chips"]
+    s = _symbols(KINDS["all_reduce"], p)
+    s["frac"] = _Sym("(t−1)/t", (chips - 1) / chips)
+    flops = [_term("flop", "additions of the partial sums (per chip)",
+                   "({chips}−1)/{chips}·{rows}·{hidden}", (chips - 1) / chips * rows * hidden, s)]
+    sent = _tensor("write", "partial sums", "sent per chip, ring all-reduce",
+                   "2·({chips}−1)/{chips}·{rows}·{hidden}", 2 * (chips - 1) / chips * rows * hidden,
+                   p["dtype"], s)
+    notes = [
+        "Ring all-reduce: reduce-scatter then all-gather; each chip sends 2·(t−1)/t of the "
+        "activation. Bytes are counted on the machine's first interconnect.",
+        "In tensor parallelism there are two per layer: after the attention output projection "
+        "and after the FFN down projection.",
+    ]
+    return Counts(flops, [sent], p["compute"], notes)
+
+
+_register(Kind("all_reduce", "All-reduce (communication)",
+               "Sum an activation across t tensor-parallel chips (ring all-reduce) over the "
+               "interconnect.", ALL_REDUCE_PARAMS, _count_all_reduce, "All-reduce",
+               default_level="interconnect"))

@@ -1,0 +1,139 @@
+"""A whole model as a session entry: its config, set-up and view, expanded into ordinary
+operations of the session (the chart, results table and editor treat them like any other).
+
+No Qt, no I/O: the architecture is read by :mod:`workbench.io.model_configs` and handed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from workbench.model.llm import VIEWS, Architecture, Setup, layer_steps, scaled
+from workbench.model.session import PALETTE, OperationEntry, new_id
+
+__all__ = ["ModelEntry", "expand_entries", "refresh_params", "SETUP_FIELDS"]
+
+#: Set-up fields a model entry keeps (and a session file writes), in order.
+SETUP_FIELDS = ("phase", "batch", "prompt_len", "kv_len", "weights", "activations",
+                "kv_cache", "tp", "quantize_embeddings")
+
+
+@dataclass
+class ModelEntry:
+    """A model of the session. ``config`` is a shipped config's name or a path to a
+    config.json (as written in the session file); ``arch`` is what it describes; ``view`` is
+    ``layers`` (one point per operation of a layer kind, summed over its layers) or ``all``
+    (every operation of every layer). ``op_ids`` are the operations it expands into."""
+    config: str
+    arch: Architecture
+    setup: Setup = field(default_factory=Setup)
+    view: str = "layers"
+    name: str = ""
+    visible: bool = True
+    id: int = field(default_factory=new_id)
+    op_ids: list[int] = field(default_factory=list)
+    #: For each of ``op_ids``: the index of its step in :func:`layer_steps` (same order).
+    roles: list[int] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.arch.name
+
+    def copy(self, **changes) -> ModelEntry:
+        """A copy with changes (``setup`` fields may be given directly: ``batch=8``)."""
+        setup_changes = {k: changes.pop(k) for k in list(changes) if k in SETUP_FIELDS}
+        out = replace(self, op_ids=list(self.op_ids), roles=list(self.roles), **changes)
+        if setup_changes:
+            out.setup = replace(self.setup, **setup_changes)
+        return out
+
+
+def _check_view(view: str) -> None:
+    if view not in VIEWS:
+        raise ValueError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
+
+
+def _layout(model: ModelEntry, steps) -> list[tuple[int, str, int]]:
+    """``(step index, name, layer count folded in)`` for each operation shown, in order."""
+    arch = model.arch
+    out: list[tuple[int, str, int]] = []
+    if model.view == "layers":
+        for i, step in enumerate(steps):
+            if step.group == "model":
+                name = step.role
+            elif step.group in ("dense layer", "MoE layer"):
+                name = f"{step.role} ({step.group}s) ×{step.count}"
+            else:
+                name = f"{step.role} ×{step.count}"
+            out.append((i, name, step.count))
+        return out
+    by_group: dict[str, list[int]] = {}
+    for i, step in enumerate(steps):
+        by_group.setdefault(step.group, []).append(i)
+    head = [i for i in by_group.get("model", []) if steps[i].role == "embedding gather"]
+    tail = [i for i in by_group.get("model", []) if steps[i].role != "embedding gather"]
+    out += [(i, steps[i].role, 1) for i in head]
+    for layer in range(arch.layers):
+        group = ("layer" if arch.moe is None else
+                 "MoE layer" if arch.is_moe_layer(layer) else "dense layer")
+        out += [(i, f"L{layer} {steps[i].role}", 1) for i in by_group.get(group, [])]
+    out += [(i, steps[i].role, 1) for i in tail]
+    return out
+
+
+def expand_entries(model: ModelEntry) -> list[OperationEntry]:
+    """Fresh operation entries for ``model`` (it records their ids and roles)."""
+    _check_view(model.view)
+    steps = layer_steps(model.arch, model.setup)
+    roles = {}
+    entries: list[OperationEntry] = []
+    prefix = f"{model.label}: "
+    every = model.view == "all"
+    layout = _layout(model, steps)
+    for index, name, count in layout:
+        step = steps[index]
+        op = scaled(step.operation, count)
+        op.name = prefix + name
+        color = roles.setdefault(step.role, PALETTE[len(roles) % len(PALETTE)])
+        entries.append(OperationEntry(op, color=color, visible=_shown(model, step),
+                                      label=not every and op.kind in _LABELLED, id=new_id()))
+    model.op_ids = [e.id for e in entries]
+    model.roles = [index for index, _, _ in layout]
+    return entries
+
+
+def refresh_params(model: ModelEntry, entries: list[OperationEntry]) -> bool:
+    """Give ``entries`` (the model's operations, in order) the parameters of the model's
+    current set-up, in place. ``False`` when the layout changed (a different number of
+    operations or kinds): the caller expands afresh."""
+    steps = layer_steps(model.arch, model.setup)
+    layout = _layout(model, steps)
+    if len(layout) != len(entries) or [i for i, _, _ in layout] != model.roles:
+        return False
+    prefix = f"{model.label}: "
+    scaled_cache: dict[tuple[int, int], dict] = {}
+    for entry, (index, name, count) in zip(entries, layout, strict=True):
+        step = steps[index]
+        if entry.operation.kind != step.operation.kind:
+            return False
+        key = (index, count)
+        params = scaled_cache.get(key)
+        if params is None:
+            params = scaled_cache[key] = scaled(step.operation, count).params
+        op = entry.operation
+        op.params = params.copy()
+        if not op.name.endswith(name) or not op.name.startswith(prefix):
+            op.name = prefix + name
+        entry.visible = _shown(model, step)
+    return True
+
+
+#: Kinds labelled on the chart in the layer view (the matrix products and attention; the
+#: norms, adds and activations keep their numbers in the tooltip and tables).
+_LABELLED = frozenset({"gemm", "attention", "mla_attention", "moe_gemm", "all_reduce"})
+
+
+def _shown(model: ModelEntry, step) -> bool:
+    """On the chart with its model, unless it has no FLOPs (the embedding gather, a copy):
+    a log-log chart cannot place it; its bytes are in the results and the derivation."""
+    return model.visible and step.role != "embedding gather"

@@ -1,0 +1,90 @@
+"""The texts of the Model tab's figures: each number with its formula and values, for the
+cells' tooltips and the summary line (the derivation page lists the same formulas)."""
+
+from __future__ import annotations
+
+from workbench.model.llm import Setup
+from workbench.model.llm_results import MachineResult, ModelTotals
+from workbench.model.units import format_number, format_quantity
+from workbench.ui.widgets import escape_html
+
+__all__ = ["result_cells", "summary_text", "summary_tooltip"]
+
+
+def _what(setup: Setup) -> str:
+    return "TTFT" if setup.phase == "prefill" else "TPOT"
+
+
+def _produced(setup: Setup) -> tuple[str, str]:
+    """(formula, values) of the tokens one step produces."""
+    if setup.phase == "prefill":
+        return "batch × prompt_len", f"{setup.batch} × {setup.prompt_len} = {setup.tokens:,}"
+    return "batch (one new token per sequence)", f"{setup.batch}"
+
+
+def summary_text(setup: Setup, totals: ModelTotals) -> str:
+    """One line: the step's FLOPs and bytes per chip, the weights and the KV cache."""
+    q = format_quantity
+    return (f"<b>{escape_html(setup.phase)}</b> step per chip: {q(totals.flops, 'flops')}, "
+            f"{q(totals.bytes, 'bytes')} · weights {q(totals.weight_bytes, 'bytes')} · "
+            f"KV cache {q(totals.kv_cache_bytes, 'bytes')}")
+
+
+def summary_tooltip(setup: Setup, totals: ModelTotals) -> str:
+    q = format_quantity
+    return "\n".join((
+        f"FLOPs per chip = Σ over operations × layers = {q(totals.flops, 'flops')}",
+        f"bytes per chip = Σ over operations × layers = {q(totals.bytes, 'bytes')}",
+        f"weights = (params − embeddings)·s_w + embeddings·s_emb = "
+        f"{q(totals.weight_bytes, 'bytes')} (all chips)",
+        f"KV cache = batch · positions · bytes per token = {setup.batch} · {setup.context:,} · "
+        f"{totals.kv_cache_bytes_per_token:,.0f} B = {q(totals.kv_cache_bytes, 'bytes')}",
+        "The Derivation page has every formula.",
+    ))
+
+
+def result_cells(r: MachineResult, setup: Setup, totals: ModelTotals
+                 ) -> list[tuple[str, str]]:
+    """(text, tooltip) of each row of the results table for machine ``r``: T_lower,
+    predicted time, tokens/s, memory, capacity × t, fits, share of time."""
+    q = format_quantity
+    what = _what(setup)
+    hw = r.hardware
+    needed = q(r.memory_needed_bytes, "bytes")
+    memory = (needed, f"memory needed = weights + KV cache + activations = "
+                      f"{q(totals.weight_bytes, 'bytes')} + {q(totals.kv_cache_bytes, 'bytes')}"
+                      f" + {q(totals.activation_bytes, 'bytes')} = {needed}")
+    if r.memory_available_bytes is not None:
+        available = q(r.memory_available_bytes, "bytes")
+        per_chip = q(r.memory_available_bytes / setup.tp, "bytes")
+        capacity = (available, f"{hw}: capacity × t = {per_chip} × {setup.tp} = {available}")
+        sign = "≤" if r.fits else ">"
+        verdict = "fits" if r.fits else "does not fit"
+        fits = (verdict, f"memory needed {needed} {sign} capacity × t {available}: {verdict}")
+    else:
+        capacity = ("—", f"{hw} has no memory capacity set: add one to check the fit")
+        fits = ("no capacity", f"{hw} has no memory capacity set: the fit is not checked")
+    if r.skipped:
+        why = f"{hw}: skipped — {r.skipped}"
+        return [("—", why), ("—", why), ("—", why), memory, capacity, fits, ("skipped", why)]
+    t_lower = q(r.t_lower_s, "time")
+    t_pred = q(r.t_predicted_s, "time")
+    formula, values = _produced(setup)
+    produced = setup.tokens if setup.phase == "prefill" else setup.batch
+    share_text = ", ".join(f"{k} {100 * v:.0f} %" for k, v in r.share.items() if v >= 0.005)
+    share_tip = "\n".join(
+        [f"{hw}: share of {what} per operation kind = Σ its kernels' predicted time / {what}"]
+        + [f"{k}: {q(v * r.t_predicted_s, 'time')} / {t_pred} = {100 * v:.0f} %"
+           for k, v in r.share.items()])
+    return [
+        (t_lower, f"{hw}: T_lower = Σ over kernels of max(T_math, T_mem) × layers = {t_lower}"),
+        (t_pred, f"{hw}: {what} = Σ over kernels of max(T_lower / efficiency, launch "
+                 f"overhead) × layers = {t_pred}"),
+        (format_number(r.tokens_per_s),
+         f"{hw}: tokens/s = {formula} / {what} = {produced:,} / {t_pred} = "
+         f"{format_number(r.tokens_per_s)} ({values})"),
+        memory,
+        capacity,
+        fits,
+        (share_text, share_tip),
+    ]

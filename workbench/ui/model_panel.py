@@ -1,0 +1,276 @@
+"""The Model tab: a whole model's set-up (its editor) and its model-level results on every
+machine of the session — time lower bound and predicted time (the sum of each kernel's
+prediction with its launch overhead), TTFT or TPOT, tokens per second, the share of time per
+operation kind, and memory against capacity × t — with the derivation of every figure.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QScrollArea,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.document import Change
+from workbench.model.llm import MODEL_CONVENTIONS
+from workbench.model.llm_results import MachineResult, derivation, model_result, model_totals
+from workbench.model.llm_session import ModelEntry
+from workbench.ui.bridge import Workspace
+from workbench.ui.model_editor import ModelEditor
+from workbench.ui.model_figures import result_cells, summary_text, summary_tooltip
+from workbench.ui.widgets import escape_html
+
+__all__ = ["ModelPanel", "RESULT_ROWS", "ROW_T_LOWER", "ROW_PREDICTED", "ROW_TOKENS",
+           "ROW_MEMORY", "ROW_CAPACITY", "ROW_FITS", "ROW_SHARE"]
+
+#: The results table has one column per visible machine and one row per figure:
+#: (row label, what it is). Each cell's tooltip has its formula with the values.
+RESULT_ROWS: tuple[tuple[str, str], ...] = (
+    ("T_lower", "Roofline lower bound: Σ over kernels of max(T_math, T_mem)"),
+    ("T_predicted", "Predicted time of one step: Σ over kernels of "
+                    "max(T_lower / efficiency, launch overhead)"),
+    ("tokens/s", "Tokens produced per second: tokens of the step / predicted time"),
+    ("Memory", "Memory needed: weights + KV cache + activations"),
+    ("Capacity × t", "The machine's memory capacity × tensor-parallel degree t"),
+    ("Fits", "Memory needed ≤ capacity × t"),
+    ("Share of time", "Share of the predicted time per operation kind"),
+)
+(ROW_T_LOWER, ROW_PREDICTED, ROW_TOKENS, ROW_MEMORY, ROW_CAPACITY, ROW_FITS,
+ ROW_SHARE) = range(len(RESULT_ROWS))
+
+
+class ModelPanel(QWidget):
+    """Model selector, the model's editor, its results per machine and their derivation."""
+
+    def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ModelPanel")
+        self.workspace = workspace
+        self.document = workspace.document
+        self._shown = True
+        self._stale = True
+        self.results: list[MachineResult] = []
+        self.totals = None
+
+        self.chooser = QComboBox(self)
+        self.chooser.setObjectName("modelChooser")
+        self.chooser.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.chooser.setMinimumContentsLength(12)
+        self.chooser.currentIndexChanged.connect(self._on_choose)
+        self.editor = ModelEditor(workspace, self)
+        self.summary = QLabel(self)
+        self.summary.setObjectName("modelSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QTableWidget(len(RESULT_ROWS), 0, self)
+        self.table.setObjectName("modelResults")
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(False)
+        for row, (label, tip) in enumerate(RESULT_ROWS):
+            item = QTableWidgetItem(label)
+            item.setToolTip(tip)
+            self.table.setVerticalHeaderItem(row, item)
+        vh = self.table.verticalHeader()
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setDefaultSectionSize(self.table.fontMetrics().horizontalAdvance("does not fit") + 12)
+        hh.setStretchLastSection(True)
+        hh.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.derivation = QTextBrowser(self)
+        self.derivation.setObjectName("modelDerivation")
+
+        left = QWidget(self)
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.chooser)
+        left_layout.addWidget(self.editor)
+        results = QWidget(self)
+        results_layout = QVBoxLayout(results)
+        results_layout.setContentsMargins(0, 0, 0, 0)
+        results_layout.addWidget(self.summary)
+        results_layout.addWidget(self.table, 1)
+        # a bottom dock is short: the results and their derivation are two pages
+        self.pages = QTabWidget(self)
+        self.pages.setObjectName("modelPages")
+        self.pages.setDocumentMode(True)
+        self.pages.addTab(results, "Results")
+        self.pages.addTab(self.derivation, "Derivation")
+        self.pages.setTabToolTip(1, "The formula of every figure, with its values")
+        scroll = QScrollArea(self)  # the form scrolls in a short dock; the window stays small
+        scroll.setObjectName("modelEditorScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(left)
+        scroll.setMinimumWidth(left.minimumSizeHint().width()
+                               + scroll.verticalScrollBar().sizeHint().width())
+        self.summary.setMinimumWidth(1)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.setObjectName("modelSplit")
+        split.setChildrenCollapsible(False)
+        split.addWidget(scroll)
+        split.addWidget(self.pages)
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
+        self._split = split
+        self._left = scroll
+        self._sized = False
+        outer = QScrollArea(self)  # a short dock scrolls: the window's minimum size stays
+        outer.setObjectName("modelPanelScroll")
+        outer.setWidgetResizable(True)
+        outer.setFrameShape(QScrollArea.Shape.NoFrame)
+        split.setMinimumSize(560, 160)
+        outer.setWidget(split)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(outer)
+
+        workspace.signals.changed.connect(self._on_change)
+        workspace.selection.changed.connect(self._on_selection)
+        self._fill_chooser()
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().showEvent(event)
+        if not self._sized and self._split.width() > 0:
+            # the form as narrow as it can be, the results the rest (until the user drags)
+            self._sized = True
+            left = self._left.minimumWidth()
+            self._split.setSizes([left, max(self._split.width() - left, 1)])
+
+    # -- which model -----------------------------------------------------------------------
+
+    @property
+    def model_id(self) -> int | None:
+        return self.editor.model_id
+
+    def _model(self) -> ModelEntry | None:
+        return next((m for m in self.document.session.models if m.id == self.model_id), None)
+
+    def show_model(self, model_id: int | None) -> None:
+        index = self.chooser.findData(model_id)
+        if index >= 0 and index != self.chooser.currentIndex():
+            self.chooser.setCurrentIndex(index)  # (shows it)
+            return
+        self.editor.show_model(model_id)
+        self._stale = True
+        self.refresh()
+
+    def _fill_chooser(self) -> None:
+        models = self.document.session.models
+        keep = self.model_id
+        self.chooser.blockSignals(True)
+        self.chooser.clear()
+        for m in models:
+            self.chooser.addItem(m.label, m.id)
+        self.chooser.setEnabled(bool(models))
+        if not models:
+            self.chooser.addItem("No model: Edit ▸ Add Model…", None)
+        index = self.chooser.findData(keep) if keep is not None else -1
+        self.chooser.setCurrentIndex(index if index >= 0 else 0)
+        self.chooser.blockSignals(False)
+        self.editor.show_model(self.chooser.currentData())
+        self._stale = True
+        self.refresh()
+
+    def _on_choose(self, _index: int) -> None:
+        self.editor.show_model(self.chooser.currentData())
+        self._stale = True
+        self.refresh()
+
+    def _on_selection(self, op_id) -> None:
+        if op_id is None:
+            return
+        model = self.document.session.model_of(op_id)
+        if model is not None and model.id != self.model_id:
+            self.show_model(model.id)
+
+    def _on_change(self, change: Change) -> None:
+        models = self.document.session.models
+        what = change.what
+        if what == "session" or (what == "operations" and self._count() != len(models)):
+            self._fill_chooser()
+            return
+        model = self._model()
+        if what == "operation":
+            if model is None or not change.ids or change.ids[0] not in model.op_ids:
+                return
+            index = self.chooser.findData(model.id)
+            if index >= 0 and self.chooser.itemText(index) != model.label:
+                self.chooser.setItemText(index, model.label)
+        if what in ("operation", "operations", "hardware", "machines"):
+            self._stale = True
+            self.refresh()
+
+    def _count(self) -> int:
+        return sum(1 for i in range(self.chooser.count()) if self.chooser.itemData(i) is not None)
+
+    def set_shown(self, shown: bool) -> None:
+        """Behind another tab the results are not computed; they are when it is shown."""
+        self._shown = shown
+        if shown:
+            self.refresh()
+
+    # -- results ---------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        if not self._stale or not self._shown:
+            return
+        self._stale = False
+        model = self._model()
+        self.table.setColumnCount(0)
+        if model is None:
+            self.results, self.totals = [], None
+            self.summary.setText("")
+            self.summary.setToolTip("")
+            self.derivation.setHtml("<p>Add a model (Edit ▸ Add Model…) to see its time, "
+                                    "tokens per second and memory on each machine.</p>")
+            return
+        arch, setup = model.arch, model.setup
+        self.totals = totals = model_totals(arch, setup)
+        machines = [e.hardware for e in self.document.session.hardware if e.visible]
+        self.results = [model_result(arch, setup, hw) for hw in machines]
+        what = "TTFT" if setup.phase == "prefill" else "TPOT"
+        header = self.table.verticalHeaderItem(ROW_PREDICTED)
+        header.setText(what)
+        header.setToolTip(f"{what}: {RESULT_ROWS[ROW_PREDICTED][1]}")
+        self.summary.setText(summary_text(setup, totals))
+        self.summary.setToolTip(summary_tooltip(setup, totals))
+        self.table.setColumnCount(len(self.results))
+        for col, r in enumerate(self.results):
+            head = QTableWidgetItem(r.hardware)
+            head.setToolTip(r.hardware)
+            self.table.setHorizontalHeaderItem(col, head)
+            for row, (text, tip) in enumerate(result_cells(r, setup, totals)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(tip)
+                if row in (ROW_T_LOWER, ROW_PREDICTED, ROW_TOKENS, ROW_MEMORY, ROW_CAPACITY):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight
+                                          | Qt.AlignmentFlag.AlignVCenter)
+                if row == ROW_FITS and r.fits is False:
+                    item.setForeground(QColor("#D55E00"))
+                self.table.setItem(row, col, item)
+        self.derivation.setHtml(self._derivation_html(model))
+
+    def _derivation_html(self, model: ModelEntry) -> str:
+        lines = derivation(model.arch, model.setup, self.totals, self.results)
+        rows = "".join(f"<tr><td><b>{escape_html(a)}</b></td><td>{escape_html(b)}</td></tr>"
+                       for a, b in lines)
+        conventions = "".join(f"<li>{escape_html(c)}</li>" for c in MODEL_CONVENTIONS)
+        return (f"<h4>Derivation</h4><table cellspacing='4'>{rows}</table>"
+                f"<p>Each operation's own FLOP and byte terms are in the editor's derivation "
+                f"when it is selected.</p><h4>Conventions</h4><ul>{conventions}</ul>")
