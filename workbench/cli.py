@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return cli_model.run(parsed)
         if parsed.command == "measure":
-            from workbench.measure_cli import run_measure
+            from workbench.cli_measure import run_measure
 
             return run_measure(parsed)
     except BrokenPipeError:
@@ -394,13 +394,13 @@ def _render(args) -> int:
 
 def _presets(fmt: str) -> int:
     from workbench.io.errors import InputError
-    from workbench.io.presets import load_presets
+    from workbench.io.user_presets import all_presets
     from workbench.model.units import format_number, format_quantity
 
     from workbench.io.user_presets import user_preset_problems
 
     try:
-        presets = load_presets()
+        presets = all_presets()
     except InputError as exc:
         return fail(str(exc))
     for problem in user_preset_problems():  # left out of the list, and said so

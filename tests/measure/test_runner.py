@@ -13,6 +13,8 @@ from workbench.io.errors import InputError
 from workbench.io.presets import get_preset, load_presets
 from workbench.io.user_presets import (
     USER_PRESETS_VARIABLE,
+    all_presets,
+    find_preset,
     is_measured,
     load_machine_file,
     save_machine,
@@ -121,9 +123,11 @@ def test_saved_machine_is_a_preset_listed_as_measured(tiny, tmp_path, monkeypatc
     assert hw.measured == measured.hardware.measured
     assert prov["bandwidth"]["copy"][0]["rate"] == measured.provenance["bandwidth"]["copy"][0][
         "rate"]
-    assert hw.id in load_presets()
-    assert hw.id not in load_presets(user=False)
-    assert get_preset(hw.id).memory == hw.memory
+    assert hw.id in all_presets()
+    assert hw.id not in load_presets()
+    assert find_preset(hw.id).memory == hw.memory
+    with pytest.raises(KeyError):  # sessions name built-in presets only
+        get_preset(hw.id)
     assert is_measured(hw.id) and not is_measured("h100-sxm")
 
 
@@ -133,7 +137,7 @@ def test_a_bad_user_preset_is_left_out_and_named(tmp_path, monkeypatch):
                                           "memory: {DRAM: 1 GB/s}\n")
     (tmp_path / "h100-sxm.yaml").write_text("id: h100-sxm\nname: Mine\ncompute: {fp64: 1e12}\n"
                                             "memory: {DRAM: 1 GB/s}\n")
-    listed = load_presets()
+    listed = all_presets()
     assert "broken" not in listed and listed["h100-sxm"].name != "Mine"
     problems = user_preset_problems()
     assert any("broken.yaml:3: compute.fp64: must be positive" in p for p in problems)

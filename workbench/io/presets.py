@@ -1,5 +1,4 @@
-"""Hardware presets: one YAML file per machine in ``hardware_presets/``, then the user's own
-(measured) presets from :func:`workbench.io.user_presets.user_presets_dir`."""
+"""Hardware presets: one YAML file per machine in ``hardware_presets/``."""
 
 from __future__ import annotations
 
@@ -11,8 +10,8 @@ from workbench.io.schema import Place, parse_hardware
 from workbench.io.yamlio import read_yaml
 from workbench.model.hardware import Hardware
 
-__all__ = ["presets_dir", "load_presets", "get_preset", "load_preset_file", "builtin_ids",
-           "is_hand_made"]
+__all__ = ["presets_dir", "load_presets", "get_preset", "load_preset_file", "is_hand_made",
+           "builtin_ids"]
 
 
 def presets_dir() -> Path:
@@ -41,18 +40,14 @@ def _all() -> dict[str, Hardware]:
     return out
 
 
-def load_presets(user: bool = True) -> dict[str, Hardware]:
-    """Every preset by id (fresh copies: callers may edit them): the built-in ones, then
-    (unless ``user`` is false) the user's own, read afresh so that a new one shows at once."""
-    out = {key: hw.copy() for key, hw in _all().items()}
-    if user:
-        from workbench.io.user_presets import load_user_presets
-
-        out.update(load_user_presets())
-    return out
+def load_presets() -> dict[str, Hardware]:
+    """Every preset by id (fresh copies: callers may edit them)."""
+    return {key: hw.copy() for key, hw in _all().items()}
 
 
 def builtin_ids() -> frozenset[str]:
+    """The ids of the built-in presets (the user's own are in
+    :mod:`workbench.io.user_presets`)."""
     return frozenset(Path(name).stem for name in _file_names())
 
 
@@ -76,15 +71,7 @@ def _one(preset_id: str) -> Hardware:
 def get_preset(preset_id: str) -> Hardware:
     if not isinstance(preset_id, str):
         raise KeyError(preset_id)
-    try:
-        return _one(preset_id).copy()
-    except KeyError:
-        from workbench.io.user_presets import load_user_presets
-
-        user = load_user_presets().get(preset_id)
-        if user is None:
-            raise
-        return user
+    return _one(preset_id).copy()
 
 
 def is_hand_made(entry) -> bool:

@@ -8,8 +8,10 @@ cores, numpy and BLAS versions, date, method, the measured curves). The folder i
 ``~/Library/Application Support/roofline-workbench/presets`` on macOS,
 ``%APPDATA%\\roofline-workbench\\presets`` on Windows.
 
-User presets are listed after the built-in ones; a file whose id clashes with a built-in
-preset, or that does not parse, is left out and reported by :func:`user_preset_problems`.
+:func:`all_presets` lists them after the built-in ones; a file whose id clashes with a
+built-in preset, or that does not parse, is left out and reported by
+:func:`user_preset_problems`. A session refers to built-in presets only: a user preset added
+to a session is stored in it in full, so that the session file opens on any computer.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from workbench.io.schema import Place, expect_mapping, parse_hardware
 from workbench.io.yamlio import dump_yaml, read_yaml
 from workbench.model.hardware import Hardware
 
-__all__ = ["USER_PRESETS_VARIABLE", "user_presets_dir", "load_user_presets",
+__all__ = ["USER_PRESETS_VARIABLE", "user_presets_dir", "load_user_presets", "all_presets",
+           "find_preset",
            "user_preset_problems", "measurement_of", "load_machine_file", "save_machine",
            "machine_to_data", "is_measured"]
 
@@ -87,6 +90,27 @@ def _scan() -> tuple[dict[str, tuple[Hardware, dict[str, Any]]], list[str]]:
 def load_user_presets() -> dict[str, Hardware]:
     """Every valid user preset by id (fresh objects, read from disk each call)."""
     return {key: hw for key, (hw, _) in _scan()[0].items()}
+
+
+def all_presets() -> dict[str, Hardware]:
+    """The built-in presets, then the user's own (fresh copies, read afresh: a machine just
+    measured shows at once)."""
+    from workbench.io.presets import load_presets
+
+    return {**load_presets(), **load_user_presets()}
+
+
+def find_preset(preset_id: str) -> Hardware:
+    """A built-in preset, else a user preset, by id; ``KeyError`` when neither has it."""
+    from workbench.io.presets import get_preset
+
+    try:
+        return get_preset(preset_id)
+    except KeyError:
+        found = load_user_presets().get(preset_id)
+        if found is None:
+            raise
+        return found
 
 
 def user_preset_problems() -> list[str]:

@@ -97,7 +97,7 @@ class MeasureDialog(QDialog):
         self.datasheet_combo.addItem("(none)", None)
         from workbench.io.presets import load_presets
 
-        for preset_id, hw in load_presets(user=False).items():
+        for preset_id, hw in load_presets().items():
             if hw.kind == "cpu":
                 self.datasheet_combo.addItem(f"{hw.name} ({preset_id})", preset_id)
         form = QFormLayout()
@@ -197,7 +197,7 @@ class MeasureDialog(QDialog):
     def _on_finished(self, result: MeasuredMachine) -> None:
         from workbench.io.presets import get_preset
         from workbench.io.user_presets import save_machine
-        from workbench.measure_cli import summary_lines
+        from workbench.measure.summary import summary_lines
 
         datasheet_id = self.datasheet_combo.currentData()
         if datasheet_id:

@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.io.presets import builtin_ids, get_preset, load_presets
+from workbench.io.presets import builtin_ids
+from workbench.io.user_presets import all_presets, find_preset
 from workbench.model.hardware import Hardware, UnknownLevel, UnsupportedPrecision
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
@@ -265,7 +266,7 @@ class PresetDialog(QDialog):
         self.setWindowTitle("Add hardware presets")
         self.workspace = workspace
         self.document = workspace.document
-        self.presets = dict(sorted(load_presets().items(),
+        self.presets = dict(sorted(all_presets().items(),
                                    key=lambda kv: (kv[1].name.lower(), kv[0])))
         self.added_ids: list[int] = []
 
@@ -375,7 +376,9 @@ class PresetDialog(QDialog):
 
     def add_presets(self, ids: Iterable[str]) -> list[int]:
         """Add these presets to the document (one undo step each); returns the new ids."""
-        new_ids = [self.document.add_machine(get_preset(preset_id), preset=preset_id)
+        builtin = builtin_ids()  # a user preset is stored in the session in full
+        new_ids = [self.document.add_machine(find_preset(preset_id),
+                                             preset=preset_id if preset_id in builtin else None)
                    for preset_id in ids]
         if new_ids:
             self.document.seal()

@@ -14,36 +14,12 @@ def _fail(message: str) -> int:
     return 2
 
 
-def summary_lines(measured) -> list[str]:
-    """The measured figures, one line each: peaks (all cores, one core), then levels."""
-    from workbench.measure.runner import format_bytes
-    from workbench.model.units import format_quantity
-
-    hw, prov = measured.hardware, measured.provenance
-    lines = [f"{hw.name}: {prov['profile']} measurement in {prov['duration_s']:.1f} s"]
-    for precision, runs in prov["gemm"].items():
-        parts = ", ".join(f"{key.replace('_', ' ')} {format_quantity(r['rate'], 'flop_rate')}"
-                          f" (n = {r['n']}, spread {100 * r['spread']:.0f} %)"
-                          for key, r in runs.items())
-        lines.append(f"  {precision:5} {format_quantity(hw.compute[precision], 'flop_rate'):>14}"
-                     f"   {parts}")
-    caches = prov.get("caches") or {}
-    for name, rate in hw.memory.items():
-        cache = f", cache {format_bytes(caches[name])}" if name in caches else ""
-        level = prov["levels"][name]
-        lines.append(f"  {name:5} {format_quantity(rate, 'bandwidth'):>14}   copy over "
-                     f"{format_bytes(level['from'])}–{format_bytes(level['to'])}{cache}")
-    if prov.get("gap_text"):
-        lines.append("  " + prov["gap_text"])
-    return lines
-
-
 def run_measure(args) -> int:
     from workbench.io.errors import InputError
-    from workbench.io.presets import get_preset
-    from workbench.io.user_presets import save_machine
+    from workbench.io.user_presets import find_preset, save_machine
     from workbench.measure import Cancelled, compare_to_datasheet, measure_machine, \
         profile_from_env
+    from workbench.measure.summary import summary_lines
 
     output = Path(args.output) if args.output else None
     if output is not None:
@@ -54,7 +30,7 @@ def run_measure(args) -> int:
     datasheet = None
     if args.compare:
         try:
-            datasheet = get_preset(args.compare)
+            datasheet = find_preset(args.compare)
         except KeyError:
             return _fail(f"--compare: unknown preset {args.compare!r} (see "
                          f"`{PROG} presets`)")
