@@ -42,11 +42,9 @@ def _reference(largest: int, threads: int, gemm_runs: int) -> dict[str, float]:
 
 
 def _references(largest: int) -> dict[str, float]:
-    """The reference with both thread settings the measurement uses; the better of each."""
-    runs = [_reference(largest, core_count(), 3)]
-    if core_count() > 1:
-        runs.append(_reference(largest, 1, 2))
-    return {key: max(run[key] for run in runs) for key in ("copy", "gemm")}
+    """The reference with the BLAS on one core (the best of several fresh allocations for
+    the copy)."""
+    return _reference(largest, 1, 3)
 
 
 def _steady(before: dict[str, float], after: dict[str, float]) -> bool:
@@ -131,9 +129,10 @@ print(json.dumps({"copy": copy, "gemm": gemm}))
 
 def test_dram_and_fp64_peak_agree_with_plain_numpy(quick):
     """The same figures measured the plainest way: a copy of arrays as large as the largest
-    working set measured (each half of it), and a 4096³ fp64 matmul. The measured peak is
-    the better of all cores and one core, so the reference runs with both thread settings
-    too and takes the better; a new array may or may not be backed by huge pages, so the
+    working set measured (each half of it), and a 4096³ fp64 matmul, with the same thread
+    setting on both sides: one core. (On a shared host a product on every core runs at one
+    core's speed or all cores' from one moment to the next, as other programs come and go;
+    one core's rate holds.) A new array may or may not be backed by huge pages, so the
     reference copies on several fresh allocations, as the measurement does. Both sides are
     the best of many runs, over the same largest working set, beyond the last-level cache,
     with the host steady across the measurement (see the fixture)."""
@@ -146,7 +145,11 @@ def test_dram_and_fp64_peak_agree_with_plain_numpy(quick):
     plain = {key: max(run[key] for run in runs) for key in ("copy", "gemm")}
     dram = hw.memory[hw.main_memory]
     assert dram == pytest.approx(plain["copy"], rel=0.25), (dram, runs)
-    assert hw.compute["fp64"] == pytest.approx(plain["gemm"], rel=0.25), (hw.compute, runs)
+    fp64 = prov["gemm"]["fp64"]
+    one_core = fp64["one_core" if "one_core" in fp64 else "all_cores"]
+    assert one_core["threads"] == 1
+    assert one_core["rate"] == pytest.approx(plain["gemm"], rel=0.25), (fp64, runs)
+    assert hw.compute["fp64"] >= one_core["rate"]  # the peak: the better thread setting
 
 
 def test_bad_output_or_datasheet_fails_before_measuring(tmp_path):
