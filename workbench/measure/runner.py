@@ -11,9 +11,9 @@ next to it in the preset file).
 Conventions (also written into every measured machine's notes):
 
 * a precision's peak is the best GEMM rate (2·n³ FLOPs per n×n×n product) at the sizes where
-  the rate has levelled off, each timed sample there lasting a fraction of a second (the
-  product repeated: a sustained rate), on all cores or on one, whichever is higher (on a
-  busy machine one core can beat two);
+  the rate has levelled off, on all cores (each timed sample there lasting a fraction of a
+  second, the product repeated: a sustained rate) or on one, whichever is higher (on a busy
+  machine one core can beat two);
 * a level's bandwidth is the **copy** kernel's (load + store counted, 16 bytes per element)
   over the working sets that belong to that level; read and triad are kept as curves;
 * every figure is the best of repeated runs, with its spread (see
@@ -238,7 +238,10 @@ def measure_machine(profile: Profile | str = "quick",
                               profile.gemm_tol, on_size=on_size, cancelled=cancelled,
                               peak_budget_s=max(profile.gemm_peak_budget_s,
                                                 profile.gemm_budget_s),
-                              sample_s=profile.gemm_sample_s)
+                              # one core cannot run faster than its own peak, so short
+                              # samples are best; on all cores a short one may catch a
+                              # moment when other programs paused
+                              sample_s=profile.gemm_sample_s if key == "all_cores" else 0.0)
         timed = [(row["n"], best_of(row["times"], row["flops"])) for row in rows]
         levelled = [item for item in timed if item[0] >= profile.gemm_min_n] or timed[-1:]
         n_best, best = max(levelled, key=lambda item: item[1].rate)
