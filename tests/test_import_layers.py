@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "workbench"
 
 #: layer of each part of the package; a module may import its own part and lower layers
-LAYERS = {"model": 0, "io": 1, "document": 1, "ui": 2, "cli": 3, "__main__": 4}
+LAYERS = {"model": 0, "io": 1, "document": 1, "measure": 1, "ui": 2, "cli": 3, "__main__": 4}
 
 
 def module_name(path: Path, root: Path = REPO) -> str:

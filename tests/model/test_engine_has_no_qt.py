@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "workbench"
 EXAMPLE = sorted((PACKAGE / "examples").glob("*.yaml"))[0]
 QT_PREFIXES = ("PySide6", "shiboken6", "pyqtgraph", "PyQt")
-ENGINE_DIRS = ("model", "io", "document")
+ENGINE_DIRS = ("model", "io", "document", "measure")
 FORBIDDEN = ("workbench.ui", "PySide6", "pyqtgraph", "shiboken6", "PyQt5", "PyQt6")
 
 SCRIPT = r"""

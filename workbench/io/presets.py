@@ -10,7 +10,8 @@ from workbench.io.schema import Place, parse_hardware
 from workbench.io.yamlio import read_yaml
 from workbench.model.hardware import Hardware
 
-__all__ = ["presets_dir", "load_presets", "get_preset", "load_preset_file", "is_hand_made"]
+__all__ = ["presets_dir", "load_presets", "get_preset", "load_preset_file", "is_hand_made",
+           "builtin_ids"]
 
 
 def presets_dir() -> Path:
@@ -42,6 +43,12 @@ def _all() -> dict[str, Hardware]:
 def load_presets() -> dict[str, Hardware]:
     """Every preset by id (fresh copies: callers may edit them)."""
     return {key: hw.copy() for key, hw in _all().items()}
+
+
+def builtin_ids() -> frozenset[str]:
+    """The ids of the built-in presets (the user's own are in
+    :mod:`workbench.io.user_presets`)."""
+    return frozenset(Path(name).stem for name in _file_names())
 
 
 @lru_cache(maxsize=1)

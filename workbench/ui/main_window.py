@@ -288,6 +288,14 @@ class MainWindow(QMainWindow):
         self.compare_action = self._action(
             "Compare &With…", self._on_compare_with, tip="Compare the selected operation with "
             "another one (fused vs unfused, naive vs flash)", name="compare_with")
+        self.measure_machine_action = self._action(
+            "&Measure This Machine…", self._on_measure_machine,
+            tip="Measure this computer's roofs with numpy and add it as a machine",
+            name="measure_machine")
+        self.measure_operation_action = self._action(
+            "Measure on &This Machine", self._on_measure_operation,
+            tip="Time the selected operation with numpy here and add it as a measured point",
+            name="measure_operation")
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -338,6 +346,7 @@ class MainWindow(QMainWindow):
                 edit.addAction(action)
         edit.addSeparator()
         edit.addAction(self.compare_action)
+        edit.addAction(self.measure_operation_action)
 
         view = bar.addMenu("&View")
         view.addAction(self.fit_action)
@@ -354,6 +363,9 @@ class MainWindow(QMainWindow):
                      self.results_dock, self.measurements_dock, self.compare_dock,
                      self.model_dock, self.sweep_dock):
             panels.addAction(dock.toggleViewAction())
+
+        hardware_menu = bar.addMenu("&Hardware")
+        hardware_menu.addAction(self.measure_machine_action)
 
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.guide_action)
@@ -562,6 +574,16 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     # -- files -----------------------------------------------------------------------------
+
+    def _on_measure_machine(self):
+        from workbench.ui.measure_dialog import open_measure_dialog
+
+        return open_measure_dialog(self)
+
+    def _on_measure_operation(self):
+        from workbench.ui.measure_op import measure_selected_operation
+
+        return measure_selected_operation(self)
 
     def set_session(self, session: Session, path: Path | None) -> None:
         self.document.replace_session(session, path)

@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.io.presets import get_preset, load_presets
+from workbench.io.presets import builtin_ids
+from workbench.io.user_presets import all_presets, find_preset
 from workbench.model.hardware import Hardware, UnknownLevel, UnsupportedPrecision
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
@@ -265,7 +266,7 @@ class PresetDialog(QDialog):
         self.setWindowTitle("Add hardware presets")
         self.workspace = workspace
         self.document = workspace.document
-        self.presets = dict(sorted(load_presets().items(),
+        self.presets = dict(sorted(all_presets().items(),
                                    key=lambda kv: (kv[1].name.lower(), kv[0])))
         self.added_ids: list[int] = []
 
@@ -282,10 +283,13 @@ class PresetDialog(QDialog):
         self.preset_list.setItemDelegate(TwoLineDelegate(self.preset_list))
         self.preset_list.setUniformItemSizes(True)
         in_session = {e.preset for e in self.document.session.hardware if e.preset}
+        builtin = builtin_ids()
         for preset_id, hw in self.presets.items():
             item = QListWidgetItem(hw.name)
             item.setData(ID_ROLE, preset_id)
             mark = "✓ in session · " if preset_id in in_session else ""
+            if hw.measured and preset_id not in builtin:  # the user's own, from measure
+                mark += "measured · "
             item.setData(SUMMARY_ROLE, f"{mark}{preset_id} · {machine_summary(hw)}")
             item.setToolTip(f"{hw.name}\n{preset_id} · {hw.vendor} · {hw.kind}")
             self.preset_list.addItem(item)
@@ -372,7 +376,9 @@ class PresetDialog(QDialog):
 
     def add_presets(self, ids: Iterable[str]) -> list[int]:
         """Add these presets to the document (one undo step each); returns the new ids."""
-        new_ids = [self.document.add_machine(get_preset(preset_id), preset=preset_id)
+        builtin = builtin_ids()  # a user preset is stored in the session in full
+        new_ids = [self.document.add_machine(find_preset(preset_id),
+                                             preset=preset_id if preset_id in builtin else None)
                    for preset_id in ids]
         if new_ids:
             self.document.seal()

@@ -1,0 +1,142 @@
+"""Hardware ▸ Measure This Machine… and Edit ▸ Measure on This Machine, driven as a user would
+(the measurement made tiny through its environment variable)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import EXAMPLES
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from workbench.io.user_presets import USER_PRESETS_VARIABLE, save_machine
+from workbench.measure import measure_machine
+from workbench.measure.runner import PROFILE_VARIABLE
+from workbench.model.measured_session import judge_session
+from workbench.ui.app import create_app
+from workbench.ui.main_window import MainWindow
+from workbench.ui.measure_dialog import MeasureDialog
+from workbench.ui.preset_dialog import ID_ROLE, SUMMARY_ROLE, PresetDialog
+
+LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv(PROFILE_VARIABLE, "tiny")
+    monkeypatch.setenv(USER_PRESETS_VARIABLE, str(tmp_path / "presets"))
+    create_app()
+    win = MainWindow()
+    win.open_path(LLAMA)
+    win.show()
+    qtbot.waitExposed(win)
+    errors: list[str] = []
+    win.show_error = lambda title, message: errors.append(message)
+    win.errors = errors
+    yield win
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.close()
+    win.deleteLater()
+
+
+def _menu_action(win, menu_title: str, text: str):
+    for menu_action in win.menuBar().actions():
+        if menu_action.text().replace("&", "") == menu_title:
+            for action in menu_action.menu().actions():
+                if action.text().replace("&", "") == text:
+                    return action
+    raise AssertionError(f"no {menu_title} ▸ {text}")
+
+
+def test_measure_from_the_menu_cancel_then_measure_again(qtbot, window, tmp_path):
+    machines_before = len(window.document.session.hardware)
+    _menu_action(window, "Hardware", "Measure This Machine…").trigger()
+    dialog = window.findChild(MeasureDialog)
+    assert dialog is not None and dialog.isVisible()
+
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    assert dialog.running and dialog.cancel_button.isEnabled()
+    assert not dialog.start_button.isEnabled()
+    qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=30_000)
+    assert dialog.stage_label.text() == "Cancelled; nothing was saved."
+    assert len(window.document.session.hardware) == machines_before
+    assert not (tmp_path / "presets").exists() or not list((tmp_path / "presets").iterdir())
+
+    estimates = []
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    # the window keeps handling events while it measures: the estimate updates live
+    qtbot.waitUntil(lambda: estimates.append(dialog.estimate_label.text()) or not dialog.running,
+                    timeout=60_000)
+    assert any("s left" in text for text in estimates)
+    assert dialog.stage_label.text() == "Done.", dialog.result_label.text()
+    assert dialog.progress_bar.value() == 1000
+
+    session = window.document.session
+    assert len(session.hardware) == machines_before + 1
+    entry = session.hardware[-1]
+    hw = entry.hardware
+    assert "measured" in hw.name and hw.kind == "cpu" and hw.measured
+    roofs = [(kind, name) for hw_id, kind, name, _, _ in window.canvas.roof_items()
+             if hw_id == entry.id]
+    assert ("memory", hw.main_memory) in [(k, n) for k, n in roofs]
+    assert any(kind == "compute" for kind, _ in roofs)
+    assert f"{hw.compute['fp64'] / 1e9:.3g} GFLOP/s" in dialog.result_label.text()
+
+    saved = list((tmp_path / "presets").glob("measured-*.yaml"))
+    assert len(saved) == 1
+    presets = PresetDialog(window.workspace, window)  # listed with the presets, marked
+    rows = [presets.preset_list.item(r) for r in range(presets.preset_list.count())]
+    item = next(i for i in rows if i.data(ID_ROLE) == saved[0].stem)
+    assert "measured · " in item.data(SUMMARY_ROLE)
+    assert not any("measured · " in i.data(SUMMARY_ROLE) for i in rows if i is not item)
+    presets.deleteLater()
+
+
+def test_measured_and_datasheet_machines_side_by_side_with_the_gap(qtbot, window):
+    _menu_action(window, "Hardware", "Measure This Machine…").trigger()
+    dialog = window.findChild(MeasureDialog)
+    dialog.datasheet_combo.setCurrentIndex(dialog.datasheet_combo.findData("xeon-8480"))
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=60_000)
+    session = window.document.session
+    datasheet = next(e for e in session.hardware if e.preset == "xeon-8480")
+    measured = session.hardware[-1]
+    gap = measured.hardware.bandwidth() / datasheet.hardware.bandwidth()
+    assert f"{measured.hardware.main_memory} {gap:.2f}×" in measured.hardware.name
+    assert measured.hardware.name.endswith("datasheet")
+    drawn = {hw_id for hw_id, *_ in window.canvas.roof_items()}
+    assert {datasheet.id, measured.id} <= drawn
+
+
+def test_measure_an_operation_on_this_machine(qtbot, window, tmp_path):
+    measured = measure_machine("tiny")
+    save_machine(measured.hardware, measured.provenance)  # measured earlier, not in session
+    window.add_kind_actions["reduction"].trigger()
+    op_id = window.workspace.selection.current
+    window.document.set_param(op_id, "n", 1 << 16)
+    name = window.document.operation(op_id).operation.name
+    before = len(window.document.session.measurements)
+
+    _menu_action(window, "Edit", "Measure on This Machine").trigger()
+    timer = window._operation_timer
+    qtbot.waitUntil(lambda: len(window.document.session.measurements) == before + 1,
+                    timeout=30_000)
+    timer.wait()
+    assert window.errors == []
+    m = window.document.session.measurements[-1]
+    assert m.operation == name and m.time_s > 0 and "numpy" in m.source
+    local = window.document.session.hardware[-1].hardware
+    assert m.hardware == local.name and local.measured
+    points = [p for p in judge_session(window.document.session) if p.measurement is m]
+    assert len(points) == 1 and points[0].judgement is not None
+    judged = points[0].judgement
+    assert judged.measured_time_s == m.time_s
+    assert judged.fraction == pytest.approx(judged.predicted_time_s / m.time_s)
+
+
+def test_an_operation_numpy_cannot_run_is_refused_with_the_reason(qtbot, window):
+    window.add_kind_actions["attention"].trigger()
+    before = len(window.document.session.measurements)
+    _menu_action(window, "Edit", "Measure on This Machine").trigger()
+    assert len(window.document.session.measurements) == before
+    assert window.errors and "cannot run an operation of kind attention" in window.errors[-1]
