@@ -118,7 +118,7 @@ def test_measure_an_operation_on_this_machine(qtbot, window, tmp_path):
     before = len(window.document.session.measurements)
 
     _menu_action(window, "Edit", "Measure on This Machine").trigger()
-    timer = window._operation_timer
+    timer = window.operation_timer
     qtbot.waitUntil(lambda: len(window.document.session.measurements) == before + 1,
                     timeout=30_000)
     timer.wait()

@@ -52,6 +52,11 @@ class _Placeholder(QWidget):
 
 
 class MainWindow(QMainWindow):
+    #: Hardware ▸ Measure This Machine…'s dialog and Edit ▸ Measure on This Machine's timer,
+    #: made when first used (one of each per window)
+    measure_dialog = None
+    operation_timer = None
+
     def __init__(self, workspace: Workspace | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("MainWindow")

@@ -257,10 +257,10 @@ class MeasureDialog(QDialog):
 
 def open_measure_dialog(window) -> MeasureDialog:
     """The window's measure dialog (one per window), shown without blocking it."""
-    dialog = getattr(window, "_measure_dialog", None)
+    dialog = window.measure_dialog
     if dialog is None:
         dialog = MeasureDialog(window.workspace, window)
-        window._measure_dialog = dialog
+        window.measure_dialog = dialog
     dialog.show()
     dialog.raise_()
     dialog.activateWindow()

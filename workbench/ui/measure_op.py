@@ -139,10 +139,10 @@ class OperationTimer(QObject):
 def measure_selected_operation(window) -> OperationTimer:
     """Operation ▸ Measure on This Machine for ``window`` (one timer per window): problems
     are shown as errors, the new point is selected in the measurements panel."""
-    timer = getattr(window, "_operation_timer", None)
+    timer = window.operation_timer
     if timer is None:
         timer = OperationTimer(window.workspace, window)
-        window._operation_timer = timer
+        window.operation_timer = timer
         window.installEventFilter(timer)
         timer.problem.connect(lambda text: window.show_error("Measure on This Machine", text))
         timer.done.connect(lambda index: _show_point(window, index))
