@@ -44,3 +44,9 @@ def test_equal_operations_get_their_own_names_and_follow_edits_and_machines():
                                                    hardware.compute.items()}))
     for op_id in ids:
         assert cache.pair(op_id, hw).result == _fresh(doc, op_id, hw)
+    # the same pairs when asked for an operation's machines together
+    other = doc.add_machine(get_preset("rtx-4090"), "rtx-4090")
+    for op_id in ids:
+        both = cache.op_pairs(op_id, [hw, other])
+        assert [p.result for p in both] == [_fresh(doc, op_id, h) for h in (hw, other)]
+        assert both == [cache.pair(op_id, hw), cache.pair(op_id, other)]

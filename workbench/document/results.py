@@ -86,25 +86,40 @@ class ResultCache:
         return cached
 
     def pair(self, op_id: int, hw_id: int) -> Pair:
-        key = (op_id, hw_id)
-        cached = self._pairs.get(key)
+        cached = self._pairs.get((op_id, hw_id))
         if cached is None:
-            entry = self.document.operation(op_id)
-            machine = self.document.machine(hw_id)
-            counts = self.counts(op_id)
-            value = self._key_of.get(op_id)
-            shared = self._result_of.get((value, hw_id)) if value is not None else None
-            if shared is not None:
-                name = entry.operation.name
-                result, fields = shared
-                if result.operation != name:
-                    result = Result(**{**fields, "operation": name})
-                cached = Pair(entry, machine, result, None)
-            else:
-                cached = evaluate_pair(entry, machine, counts)
-                if value is not None and cached.result is not None:
-                    self._result_of[(value, hw_id)] = (cached.result, vars(cached.result))
-            self._pairs[key] = cached
+            cached = self._evaluate(op_id, self.document.operation(op_id), hw_id)
+        return cached
+
+    def op_pairs(self, op_id: int, hw_ids: list[int]) -> list[Pair]:
+        """``[pair(op_id, hw) for hw in hw_ids]``, looking the operation up once."""
+        out = []
+        entry = None
+        for hw_id in hw_ids:
+            cached = self._pairs.get((op_id, hw_id))
+            if cached is None:
+                if entry is None:
+                    entry = self.document.operation(op_id)
+                cached = self._evaluate(op_id, entry, hw_id)
+            out.append(cached)
+        return out
+
+    def _evaluate(self, op_id: int, entry, hw_id: int) -> Pair:
+        machine = self.document.machine(hw_id)
+        counts = self.counts(op_id)
+        value = self._key_of.get(op_id)
+        shared = self._result_of.get((value, hw_id)) if value is not None else None
+        if shared is not None:
+            name = entry.operation.name
+            result, fields = shared
+            if result.operation != name:
+                result = Result(**{**fields, "operation": name})
+            cached = Pair(entry, machine, result, None)
+        else:
+            cached = evaluate_pair(entry, machine, counts)
+            if value is not None and cached.result is not None:
+                self._result_of[(value, hw_id)] = (cached.result, vars(cached.result))
+        self._pairs[(op_id, hw_id)] = cached
         return cached
 
     def pairs(self, visible_only: bool = False) -> list[Pair]:

@@ -537,6 +537,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
         document = self.workspace.document
         results = self.workspace.results
         markers = {m.hw_id: m.marker for m in scene.machines}
+        hw_ids = [m.hw_id for m in scene.machines]
         show_labels = document.session.view.labels
         updates: dict[int, list] = {}
         for op_id in op_ids:
@@ -548,7 +549,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
                 continue
             old_keys = self._op_points.get(op_id, [])
             try:
-                pairs = [results.pair(op_id, m.hw_id) for m in scene.machines]
+                pairs = results.op_pairs(op_id, hw_ids)
             except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError):
                 if old_keys:  # invalid now: drop its points (rebuild)
                     return False
