@@ -92,3 +92,21 @@ def test_a_long_title_breaks_into_two_balanced_lines():
                                                   "across the ridge")
     assert abs(len(lines[0]) - len(lines[1])) <= 8
     assert wrap_title(width, "Kernels", 250) == ["Kernels"]
+
+
+def test_the_texts_hit_by_many_boxes_at_once_are_those_hit_by_each():
+    occ = Occupancy(FRAME)
+    layout = TextLayout(occ)
+    rng = np.random.default_rng(7)
+    for i in range(12):  # texts, some far from their anchor (with a leader)
+        x, y = rng.uniform(20, 360), rng.uniform(20, 260)
+        layout.place(Request(i, "operation", 40, 12, point_candidates(x, y, 40, 12, 5)))
+    assert len(layout.placed) >= 6
+    boxes = []
+    for _ in range(200):
+        x, y = rng.uniform(0, 400), rng.uniform(0, 300)
+        boxes.append((x - 5, y - 5, x + 5, y + 5))
+    one_by_one = {key for box in boxes for key in layout.hit_by(box)}
+    assert one_by_one and one_by_one != set(layout.placed)  # some hit, some not
+    assert layout.hit_by_any(np.array(boxes)) == one_by_one
+    assert layout.hit_by_any(np.zeros((0, 4))) == set()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from workbench.document.document import Change, Document
 from workbench.model.analysis import Pair, evaluate_pair
-from workbench.model.operations import Counts
+from workbench.model.operations import Counts, Operation
+from workbench.model.roofline import Result
 
 __all__ = ["ResultCache"]
 
@@ -20,9 +23,20 @@ class ResultCache:
         self.document = document
         self._counts: dict[int, Counts | Exception] = {}
         self._pairs: dict[tuple[int, int], Pair] = {}
+        # by value: the operations of a model's layers have the same parameters, so a whole
+        # model's edit counts and evaluates each distinct operation once per machine
+        self._counts_of: dict[tuple, Counts] = {}
+        self._result_of: dict[tuple, tuple[Result, dict]] = {}
+        self._key_of: dict[int, tuple | None] = {}  # op id → its value key, with _counts
         document.subscribe(self._on_change)
 
     def _on_change(self, change: Change) -> None:
+        if change.what in ("hardware", "machines", "session"):
+            self._result_of.clear()  # results by value are per machine
+        if len(self._counts_of) > MEMO_SIZE:
+            self._counts_of.clear()
+        if len(self._result_of) > MEMO_SIZE:
+            self._result_of.clear()
         if change.what == "operation":
             if set(change.fields) <= {"color", "visible", "label", "sweep"} and change.fields:
                 return
@@ -57,7 +71,13 @@ class ResultCache:
         cached = self._counts.get(op_id)
         if cached is None:
             try:
-                cached = self.document.operation(op_id).operation.counts()
+                op = self.document.operation(op_id).operation
+                key = self._key_of[op_id] = _value_key(op)
+                cached = self._counts_of.get(key) if key is not None else None
+                if cached is None:
+                    cached = op.counts()
+                    if key is not None:
+                        self._counts_of[key] = cached
             except (KeyError, ValueError, TypeError, ZeroDivisionError) as exc:
                 cached = exc
             self._counts[op_id] = cached
@@ -66,12 +86,40 @@ class ResultCache:
         return cached
 
     def pair(self, op_id: int, hw_id: int) -> Pair:
-        key = (op_id, hw_id)
-        cached = self._pairs.get(key)
+        cached = self._pairs.get((op_id, hw_id))
         if cached is None:
-            cached = evaluate_pair(self.document.operation(op_id), self.document.machine(hw_id),
-                                   self.counts(op_id))
-            self._pairs[key] = cached
+            cached = self._evaluate(op_id, self.document.operation(op_id), hw_id)
+        return cached
+
+    def op_pairs(self, op_id: int, hw_ids: list[int]) -> list[Pair]:
+        """``[pair(op_id, hw) for hw in hw_ids]``, looking the operation up once."""
+        out = []
+        entry = None
+        for hw_id in hw_ids:
+            cached = self._pairs.get((op_id, hw_id))
+            if cached is None:
+                if entry is None:
+                    entry = self.document.operation(op_id)
+                cached = self._evaluate(op_id, entry, hw_id)
+            out.append(cached)
+        return out
+
+    def _evaluate(self, op_id: int, entry, hw_id: int) -> Pair:
+        machine = self.document.machine(hw_id)
+        counts = self.counts(op_id)
+        value = self._key_of.get(op_id)
+        shared = self._result_of.get((value, hw_id)) if value is not None else None
+        if shared is not None:
+            name = entry.operation.name
+            result, fields = shared
+            if result.operation != name:
+                result = Result(**{**fields, "operation": name})
+            cached = Pair(entry, machine, result, None)
+        else:
+            cached = evaluate_pair(entry, machine, counts)
+            if value is not None and cached.result is not None:
+                self._result_of[(value, hw_id)] = (cached.result, vars(cached.result))
+        self._pairs[(op_id, hw_id)] = cached
         return cached
 
     def pairs(self, visible_only: bool = False) -> list[Pair]:
@@ -84,3 +132,24 @@ class ResultCache:
             for hw in machines:
                 out.append(self.pair(op.id, hw.id))
         return out
+
+
+#: entries kept by value before the memo starts again
+MEMO_SIZE = 20_000
+
+
+def _value_key(op: Operation) -> tuple | None:
+    """What an operation's counts depend on, hashable; ``None`` when a parameter is not."""
+    # (with each value's type: 2 and 2.0 are equal keys but may count differently)
+    try:
+        key = (op.kind, op.memory_level,
+               tuple(sorted((k, type(v).__name__, v if _plain(v) else repr(v))
+                            for k, v in op.params.items())))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _plain(value) -> bool:
+    return isinstance(value, (int, float, str, bool)) or value is None

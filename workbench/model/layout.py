@@ -484,6 +484,26 @@ class TextLayout:
         return out
 
 
+    def hit_by_any(self, rects: np.ndarray) -> set[Hashable]:
+        """Keys of the placed texts whose box (or leader's box) meets any of ``rects``
+        (rows ``left, top, right, bottom``): :meth:`hit_by` for many rectangles at once."""
+        rects = np.asarray(rects, dtype=float).reshape(-1, 4)
+        if not len(rects) or not self.placed:
+            return set()
+        keys, boxes = [], []
+        for key, p in self.placed.items():
+            keys.append(key)
+            boxes.append(p.rect)
+            if p.leader is not None:
+                x0, y0, x1, y1 = p.leader
+                keys.append(key)
+                boxes.append((min(x0, x1) - 1, min(y0, y1) - 1, max(x0, x1) + 1,
+                              max(y0, y1) + 1))
+        b = np.asarray(boxes, dtype=float)
+        meets = ((b[:, None, 0] < rects[None, :, 2]) & (rects[None, :, 0] < b[:, None, 2])
+                 & (b[:, None, 1] < rects[None, :, 3]) & (rects[None, :, 1] < b[:, None, 3]))
+        return {keys[i] for i in np.flatnonzero(meets.any(axis=1))}
+
 def free_corners(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
                  ) -> list[tuple[str, Rect]]:
     """The corners of the plot where a ``w`` × ``h`` legend covers nothing, as ``(name,

@@ -438,10 +438,9 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
                     self._rename(op_id)
                 self._refresh_overlays_for(change.ids)
                 return
-            for op_id in change.ids:
-                if not self._update_operation(op_id):
-                    self.rebuild()
-                    return
+            if not self._update_operations(tuple(change.ids)):
+                self.rebuild()
+                return
             self._refresh_overlays_for(change.ids)
             return
         if what == "measurements":
@@ -525,53 +524,77 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
     def _update_operation(self, op_id: int) -> bool:
         """Move one operation's points and label after a parameter edit. Returns False when
         a full rebuild is needed (roofs in use or the set of points changed)."""
+        return self._update_operations((op_id,))
+
+    def _update_operations(self, op_ids: Sequence[int]) -> bool:
+        """Move these operations' points and labels after a parameter edit, as one batch:
+        every new position is computed first, then each machine's scatter item is set once
+        and the texts the moved markers touch are placed again once. Returns False when a
+        full rebuild is needed (roofs in use or the set of points changed)."""
         scene = self._scene
         if scene is None:
             return False
         document = self.workspace.document
-        try:
-            entry = document.operation(op_id)
-        except KeyError:
-            return False
-        if not entry.visible:
-            return True
-        old_keys = self._op_points.get(op_id, [])
-        try:
-            pairs = [self.workspace.results.pair(op_id, m.hw_id) for m in scene.machines]
-        except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError):
-            return not old_keys  # invalid now: drop its points (rebuild) unless none drawn
-        usage = frozenset((p.hardware.id, roof_name(p.result.precision_used, p.result.unit),
-                           p.result.level) for p in pairs if p.result is not None)
-        if usage != self._usage.get(op_id, frozenset()):
-            before = set(self._usage_count)
-            self._usage_count.subtract(self._usage.get(op_id, frozenset()))
-            self._usage_count.update(usage)
-            self._usage_count = +self._usage_count
-            self._usage[op_id] = usage
-            if set(self._usage_count) != before:
-                return False
-        if not old_keys:
-            return False
-        color = self._points[old_keys[0]].color
+        results = self.workspace.results
         markers = {m.hw_id: m.marker for m in scene.machines}
-        points = operation_points(entry, pairs, color, markers,
-                                  labels_allowed=scene.labels_allowed,
-                                  show_labels=document.session.view.labels)
-        if [(p.op_id, p.hw_id) for p in points] != old_keys:
-            return False
-        self._set_live(op_id)
+        hw_ids = [m.hw_id for m in scene.machines]
+        show_labels = document.session.view.labels
+        updates: dict[int, list] = {}
+        for op_id in op_ids:
+            try:
+                entry = document.operation(op_id)
+            except KeyError:
+                return False
+            if not entry.visible:
+                continue
+            old_keys = self._op_points.get(op_id, [])
+            try:
+                pairs = results.op_pairs(op_id, hw_ids)
+            except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError):
+                if old_keys:  # invalid now: drop its points (rebuild)
+                    return False
+                continue
+            usage = frozenset((p.hardware.id, roof_name(p.result.precision_used, p.result.unit),
+                               p.result.level) for p in pairs if p.result is not None)
+            if usage != self._usage.get(op_id, frozenset()):
+                before = set(self._usage_count)
+                self._usage_count.subtract(self._usage.get(op_id, frozenset()))
+                self._usage_count.update(usage)
+                self._usage_count = +self._usage_count
+                self._usage[op_id] = usage
+                if set(self._usage_count) != before:
+                    return False
+            if not old_keys:
+                return False
+            color = self._points[old_keys[0]].color
+            points = operation_points(entry, pairs, color, markers,
+                                      labels_allowed=scene.labels_allowed,
+                                      show_labels=show_labels)
+            if [(p.op_id, p.hw_id) for p in points] != old_keys:
+                return False
+            updates[op_id] = points
+        if not updates:
+            return True
+        if len(op_ids) == 1:
+            self._set_live(op_ids[0])  # one operation: only its few points are set again
         moved = {}
-        for point in points:
-            key = (op_id, point.hw_id)
-            self._points[key] = point
-            lx, ly = float(to_view(point.x)), float(to_view(point.y))
-            self._hover_xy[self._hover_row[key]] = (lx, ly)
-            moved[key] = (lx, ly)
-        self._fill_live()
+        for op_id, points in updates.items():
+            for point in points:
+                key = (op_id, point.hw_id)
+                self._points[key] = point
+                moved[key] = (float(to_view(point.x)), float(to_view(point.y)))
+        rows = [self._hover_row[key] for key in moved]
+        self._hover_xy[rows] = np.array(list(moved.values()), float).reshape(-1, 2)
+        refill = {key[1] for key in moved if key[0] != self._live_op}
+        for hw_id in refill:
+            if hw_id in self._scatter_for:
+                self._fill_scatter(hw_id)
+        if self._live_op in updates:
+            self._fill_live()
         self._relayout_moved(moved)
-        if self.workspace.selection.current == op_id:
+        if self.workspace.selection.current in updates:
             self._sync_ring()
-        if self._hover_key is not None and self._hover_key[0] == op_id:
+        if self._hover_key is not None and self._hover_key[0] in updates:
             self._hover_text = self._points[self._hover_key].tooltip
         return True
 

@@ -31,6 +31,8 @@ TEXT_INSET = 3.0
 CELL = 2.0
 #: Air around lines and markers, pixels.
 AIR = 1.5
+#: moved markers beyond which an edit updates their cells all at once (a model's edit)
+BATCH_MOVED = 16
 
 
 class LayoutMixin:
@@ -393,7 +395,10 @@ class LayoutMixin:
         size = self.theme.point_size
         hit: set = set()
         rects = self._marker_rects
-        for key, (vx, vy) in moved.items():
+        many = len(moved) > BATCH_MOVED
+        if many:
+            hit = self._move_marker_rects(moved, t, size)
+        for key, (vx, vy) in () if many else moved.items():
             row = self._hover_row.get(key)
             if row is None or row >= len(rects):
                 continue
@@ -411,6 +416,30 @@ class LayoutMixin:
             if op_id in self._labels:
                 hit.add(("point", op_id))
         self._relayout_keys(hit)
+
+    def _move_marker_rects(self, moved: dict, t, size: float) -> set:
+        """Many moved markers at once (a whole model's edit): their cells and the placed
+        texts their new boxes meet, as the one-by-one loop of :meth:`_relayout_moved`."""
+        layout = self._text_layout
+        occ = layout.occupancy
+        rects = self._marker_rects
+        n = len(rects)
+        pairs = [(row, xy) for row, xy in ((self._hover_row.get(k), xy)
+                                           for k, xy in moved.items())
+                 if row is not None and row < n]
+        if not pairs:
+            return set()
+        rows = np.array([row for row, _ in pairs], dtype=int)
+        xy = np.array([v for _, v in pairs], dtype=float).reshape(-1, 2)
+        old = np.asarray(rects[rows], dtype=float).reshape(-1, 4)
+        occ.add_rects(old[np.isfinite(old).all(axis=1)], -1)
+        sx, sy = self._px(xy[:, 0], xy[:, 1], t)
+        half = size / 2 + AIR
+        new = np.stack((sx - half, sy - half, sx + half, sy + half), axis=1)
+        rects[rows] = new
+        new = new[np.isfinite(new).all(axis=1)]
+        occ.add_rects(new, 1)
+        return layout.hit_by_any(new)
 
     def _relayout_keys(self, hit) -> None:
         """Place the texts ``hit`` again (their anchors may have moved), in priority order."""

@@ -1,0 +1,52 @@
+"""The document's result cache shares the counting of operations with equal parameters
+(a model's layers) without letting one operation's name, or a machine's old figures, show
+in another's results."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from workbench.document import Document, new_operation
+from workbench.document.results import ResultCache
+from workbench.io.presets import get_preset
+from workbench.model.analysis import evaluate_pair
+
+
+def _fresh(doc, op_id, hw_id):
+    entry = doc.operation(op_id)
+    return evaluate_pair(entry, doc.machine(hw_id), entry.operation.counts()).result
+
+
+def test_equal_operations_get_their_own_names_and_follow_edits_and_machines():
+    doc = Document()
+    hw = doc.add_machine(get_preset("h100-sxm"), "h100-sxm")
+    ids = []
+    for i in range(3):  # the same GEMM in three layers, elementwise steps beside it
+        ids.append(doc.add_operation(new_operation("gemm", f"layer {i} up")))
+        ids.append(doc.add_operation(new_operation("elementwise", f"layer {i} act")))
+    cache = ResultCache(doc)
+    for op_id in ids:
+        got = cache.pair(op_id, hw).result
+        assert got == _fresh(doc, op_id, hw)
+        assert got.operation == doc.operation(op_id).operation.name
+    # one layer's GEMM grows: only it moves, the others keep their results
+    before = cache.pair(ids[2], hw).result
+    doc.set_param(ids[0], "m", 8192)
+    assert cache.pair(ids[0], hw).result == _fresh(doc, ids[0], hw)
+    assert cache.pair(ids[0], hw).result.flops != before.flops
+    assert cache.pair(ids[2], hw).result == before
+    # the same value typed as a float counts as the float does (not the int's result)
+    doc.set_param(ids[4], "m", 8192.0)
+    assert cache.pair(ids[4], hw).result == _fresh(doc, ids[4], hw)
+    # a machine edit: every result follows the new peaks
+    hardware = doc.machine(hw).hardware
+    doc.set_machine(hw, replace(hardware, compute={k: v / 4 for k, v in
+                                                   hardware.compute.items()}))
+    for op_id in ids:
+        assert cache.pair(op_id, hw).result == _fresh(doc, op_id, hw)
+    # the same pairs when asked for an operation's machines together
+    other = doc.add_machine(get_preset("rtx-4090"), "rtx-4090")
+    for op_id in ids:
+        both = cache.op_pairs(op_id, [hw, other])
+        assert [p.result for p in both] == [_fresh(doc, op_id, h) for h in (hw, other)]
+        assert both == [cache.pair(op_id, hw), cache.pair(op_id, other)]

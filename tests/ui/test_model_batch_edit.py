@@ -1,0 +1,90 @@
+"""Editing a whole model's batch moves every one of its points on the chart, in one change,
+to where the engine puts them (in the per-layer view and with every operation shown)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from workbench.document import new_operation
+from workbench.io.model_configs import read_model_config
+from workbench.io.presets import get_preset
+from workbench.model.analysis import evaluate_pair
+from workbench.model.llm import Setup
+from workbench.model.llm_session import ModelEntry
+from workbench.ui.app import create_app
+from workbench.ui.main_window import MainWindow
+
+
+@pytest.fixture
+def window(qtbot):
+    create_app()
+    win = MainWindow()
+    win.resize(1200, 800)
+    win.show()
+    qtbot.waitExposed(win)
+    for preset in ("h100-sxm", "rtx-4090"):
+        win.document.add_machine(get_preset(preset), preset)
+    yield win
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.close()
+    win.deleteLater()
+
+
+def _engine_points(win, op_ids):
+    """(op, machine) → (intensity, attainable FLOP/s), evaluated afresh from the document
+    (not through the app's result cache)."""
+    doc = win.document
+    out = {}
+    for op_id in op_ids:
+        entry = doc.operation(op_id)
+        counts = entry.operation.counts()
+        for hw in doc.session.hardware:
+            r = evaluate_pair(entry, doc.machine(hw.id), counts).result
+            if r is not None and math.isfinite(r.intensity) and r.intensity > 0 \
+                    and r.attainable_flops > 0:
+                out[(op_id, hw.id)] = (r.intensity, r.attainable_flops)
+    return out
+
+
+def _drawn(win, op_ids):
+    ids = set(op_ids)
+    return {(op, hw): (x, y) for op, hw, x, y in win.canvas.point_items() if op in ids}
+
+
+@pytest.mark.parametrize("view", ["layers", "all"])
+def test_batch_edit_moves_every_point_of_the_model(qtbot, window, view):
+    win = window
+    model = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup("decode", 1, 4096, 4096), view=view)
+    other = win.document.add_operation(new_operation("gemm", "outside the model"))
+    win.add_model(model)
+    (model,) = win.document.session.models
+    before = _drawn(win, model.op_ids)
+    assert before and set(before) == set(_engine_points(win, model.op_ids))
+    all_before = {(op, hw): (x, y) for op, hw, x, y in win.canvas.point_items()}
+    assert {op for op, _ in all_before} - set(model.op_ids) == {other}
+    changes = []
+    win.document.subscribe(changes.append)
+
+    win.document.set_model(model.id, batch=64)
+    qtbot.wait(10)
+
+    assert [c.what for c in changes].count("operation") == 1  # one change for the model
+    expected = _engine_points(win, model.op_ids)
+    after = _drawn(win, model.op_ids)
+    assert set(after) == set(expected) == set(before)
+    for key, (x, y) in expected.items():
+        assert after[key] == pytest.approx((x, y), rel=1e-9), key
+    moved = [k for k in before if before[k] != pytest.approx(after[k], rel=1e-6)]
+    gemms = [k for k in before if win.document.operation(k[0]).operation.kind == "gemm"]
+    assert gemms and set(gemms) <= set(moved)  # the weights are shared by 64 tokens now
+    # every point is drawn once; the operation outside the model did not move
+    drawn = win.canvas.point_items()
+    keys = [(op, hw) for op, hw, _, _ in drawn]
+    assert len(keys) == len(set(keys)) and set(keys) == set(all_before)
+    for op, hw, x, y in drawn:
+        if op == other:
+            assert (x, y) == pytest.approx(all_before[(op, hw)], rel=1e-12)
