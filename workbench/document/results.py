@@ -31,12 +31,10 @@ class ResultCache:
         document.subscribe(self._on_change)
 
     def _on_change(self, change: Change) -> None:
-        if change.what in ("hardware", "machines", "session"):
-            self._result_of.clear()  # results by value are per machine
-        if len(self._counts_of) > MEMO_SIZE:
-            self._counts_of.clear()
-        if len(self._result_of) > MEMO_SIZE:
-            self._result_of.clear()
+        # the memo by value serves the evaluations that follow one change (a whole model's
+        # layers); kept across changes it would grow with every value ever typed
+        self._counts_of.clear()
+        self._result_of.clear()
         if change.what == "operation":
             if set(change.fields) <= {"color", "visible", "label", "sweep"} and change.fields:
                 return
@@ -133,9 +131,6 @@ class ResultCache:
                 out.append(self.pair(op.id, hw.id))
         return out
 
-
-#: entries kept by value before the memo starts again
-MEMO_SIZE = 20_000
 
 
 def _value_key(op: Operation) -> tuple | None:
