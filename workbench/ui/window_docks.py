@@ -1,0 +1,148 @@
+"""The main window's docks: the panels around the chart, where they sit by default, and the
+panels built only when first shown (a mixin of :class:`~workbench.ui.main_window.MainWindow`)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import QDockWidget, QWidget
+
+__all__ = ["DocksMixin"]
+
+
+class _Placeholder(QWidget):
+    """Stands in a dock for a panel built on first use, with the panel's size hint (the
+    docks tabbed together share the larger one, which sets their part of the window)."""
+
+    def __init__(self, hint: QSize) -> None:
+        super().__init__()
+        self._hint = hint
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return self._hint
+
+
+class DocksMixin:
+    """Builds and places the main window's docks; the window calls :meth:`_build_docks`."""
+
+    # -- construction ----------------------------------------------------------------------
+
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
+                         | QDockWidget.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_docks(self) -> None:
+        from workbench.ui.editor import OperationEditor
+        from workbench.ui.hardware_panel import HardwarePanel
+        from workbench.ui.operations_panel import OperationsPanel
+        from workbench.ui.results_table import ResultsTable
+
+        ws = self.workspace
+        self.operations_panel = OperationsPanel(ws, self)
+        self.editor = OperationEditor(ws, self)
+        self.hardware_panel = HardwarePanel(ws, self)
+        self.results_table = ResultsTable(ws, self)
+        # The chart gets the room: one column on the left (the operations over the editor,
+        # the machines a tab beside the editor) and one tabbed row at the bottom (results,
+        # measurements, comparisons, the sweep plot); at 1366 × 768 the chart takes half the
+        # window.
+        left = Qt.LeftDockWidgetArea
+        self.operations_dock = self._dock("Operations", "OperationsDock", self.operations_panel,
+                                          left)
+        self.editor_dock = self._dock("Editor", "EditorDock", self.editor, left)
+        self.hardware_dock = self._dock("Hardware", "HardwareDock", self.hardware_panel, left)
+        self.results_dock = self._dock("Results", "ResultsDock", self.results_table,
+                                       Qt.BottomDockWidgetArea)
+        self.splitDockWidget(self.operations_dock, self.editor_dock, Qt.Vertical)
+        self.tabifyDockWidget(self.editor_dock, self.hardware_dock)
+        self.editor_dock.raise_()
+        self.resizeDocks([self.operations_dock], [380], Qt.Horizontal)
+        self.resizeDocks([self.operations_dock, self.editor_dock], [220, 480], Qt.Vertical)
+        self.resizeDocks([self.results_dock], [150], Qt.Vertical)
+        self._build_sweep_dock()
+        self._build_analysis_docks()
+
+    def _build_analysis_docks(self) -> None:
+        """Measured points and compared pairs, tabbed with the results table. Each panel is
+        built when it is first shown or used (:attr:`measurements_panel`,
+        :attr:`compare_panel`): behind the results tab it would only cost start-up time."""
+        self._panels: dict[str, QWidget] = {}
+        bottom = Qt.BottomDockWidgetArea
+        self.measurements_dock = self._dock("Measurements", "MeasurementsDock", QWidget(),
+                                            bottom)
+        self.compare_dock = self._dock("Compare", "CompareDock", _Placeholder(QSize(470, 336)),
+                                       bottom)
+        from workbench.ui.model_panel import ModelPanel
+
+        self.model_panel = ModelPanel(self.workspace, self)
+        self.model_dock = self._dock("Model", "ModelDock", self.model_panel, bottom)
+        self.tabifyDockWidget(self.results_dock, self.measurements_dock)
+        self.tabifyDockWidget(self.measurements_dock, self.compare_dock)
+        self.tabifyDockWidget(self.compare_dock, self.model_dock)
+        self.model_dock.visibilityChanged.connect(self.model_panel.set_shown)
+        self.operations_panel.model_chosen.connect(self.show_model)
+        self.measurements_dock.visibilityChanged.connect(
+            lambda shown: self._on_panel_shown("measurements", shown))
+        self.compare_dock.visibilityChanged.connect(
+            lambda shown: self._on_panel_shown("compare", shown))
+        self.results_dock.raise_()
+
+    @property
+    def measurements_panel(self):
+        """The Measurements dock's panel, built on first use."""
+        return self._panel("measurements")
+
+    @property
+    def compare_panel(self):
+        """The Compare dock's panel, built on first use."""
+        return self._panel("compare")
+
+    def _panel(self, name: str):
+        panel = self._panels.get(name)
+        if panel is None:
+            if name == "measurements":
+                from workbench.ui.measurements_panel import MeasurementsPanel
+
+                panel = MeasurementsPanel(self.workspace, self)
+                action = getattr(self, "import_measurements_action", None)
+                if action is not None:  # else _build_menus gives it
+                    panel.set_import_action(action)
+                dock = self.measurements_dock
+            else:
+                from workbench.ui.compare_panel import ComparePanel
+
+                panel = ComparePanel(self.workspace, self)
+                dock = self.compare_dock
+            self._panels[name] = panel
+            place = dock.widget()
+            dock.setWidget(panel)
+            if place is not None:
+                place.hide()
+                place.deleteLater()
+            if dock.visibleRegion().isEmpty():
+                panel.set_shown(False)  # as a panel tabbed behind another is told
+        return panel
+
+    def _on_panel_shown(self, name: str, shown: bool) -> None:
+        """A dock's ``visibilityChanged``: build its panel when it is first seen; a panel
+        that cannot be seen does no work."""
+        if shown or name in self._panels:
+            self._panel(name).set_shown(shown)
+
+    def _build_sweep_dock(self) -> None:
+        """The sweep plot (attainable FLOP/s or time against the swept parameter), beside the
+        results tabs under the chart."""
+        from workbench.ui.sweep_plot import SweepPlot
+
+        self.sweep_plot = SweepPlot(self.workspace, self)
+        self.sweep_dock = self._dock("Sweep Plot", "SweepPlotDock", self.sweep_plot,
+                                     Qt.BottomDockWidgetArea)
+        # a tab beside the results: without a sweep it would only take room from the chart
+        self.tabifyDockWidget(self.results_dock, self.sweep_dock)
+        self.sweep_dock.visibilityChanged.connect(self.sweep_plot.set_shown)
+        self.sweep_dock.toggleViewAction().setText("Sweep &Plot")
+        self.sweep_dock.toggleViewAction().setObjectName("view_sweep_plot")
