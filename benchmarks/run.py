@@ -114,6 +114,22 @@ class _PaintCounter:
         return all(self.counts.get(w, 0) > 0 for w in self.widgets)
 
 
+def shown_window(session):
+    """The application and a 1600 × 1000 main window showing ``session``, laid out and
+    painted, as each edit benchmark starts."""
+    from workbench.ui.app import create_app
+    from workbench.ui.main_window import MainWindow
+
+    app = create_app()
+    window = MainWindow()
+    window.resize(1600, 1000)
+    window.set_session(session, None)
+    window.show()
+    for _ in range(3):
+        app.processEvents()
+    return app, window
+
+
 def bench_edit_to_paint(n_ops: int, reps: int) -> tuple[dict[str, float], dict[str, float]]:
     """Change one dimension through the editor's document path; time until every result is
     recomputed and the repaint has been delivered: ``processEvents`` handles the window's
@@ -128,17 +144,9 @@ def bench_edit_to_paint(n_ops: int, reps: int) -> tuple[dict[str, float], dict[s
     from PySide6.QtCore import QObject
     from PySide6.QtWidgets import QApplication
 
-    from workbench.ui.app import create_app
     from workbench.ui.editor import _FLUSH_EVENT
-    from workbench.ui.main_window import MainWindow
 
-    app = create_app()
-    window = MainWindow()
-    window.resize(1600, 1000)
-    window.set_session(big_session(n_ops), None)
-    window.show()
-    for _ in range(3):
-        app.processEvents()
+    app, window = shown_window(big_session(n_ops))
     doc = window.document
     target = next(e for e in doc.session.operations if e.operation.kind == "gemm")
     window.workspace.selection.select(target.id)
@@ -203,17 +211,7 @@ def bench_model_edit(view: str, reps: int, config: str = "Llama-3.1-405B") -> di
     from workbench.model.llm import Setup
     from workbench.model.llm_session import ModelEntry
     from workbench.model.session import Session
-    from workbench.ui.app import create_app
-    from workbench.ui.main_window import MainWindow
-
-    app = create_app()
-    window = MainWindow()
-    window.resize(1600, 1000)
-    session = big_session(0)
-    window.set_session(Session(title="model", hardware=session.hardware), None)
-    window.show()
-    for _ in range(3):
-        app.processEvents()
+    app, window = shown_window(Session(title="model", hardware=big_session(0).hardware))
     doc = window.document
     model = ModelEntry(config, read_model_config(config), Setup("decode", 1, 2048, 2048),
                        view=view)
@@ -251,16 +249,7 @@ def bench_layout(n_ops: int, reps: int) -> tuple[dict[str, float], dict[str, flo
     the re-placing after an edit of one operation (part of every edit-to-paint time)."""
     from PySide6.QtWidgets import QApplication
 
-    from workbench.ui.app import create_app
-    from workbench.ui.main_window import MainWindow
-
-    app = create_app()
-    window = MainWindow()
-    window.resize(1600, 1000)
-    window.set_session(big_session(n_ops), None)
-    window.show()
-    for _ in range(3):
-        app.processEvents()
+    app, window = shown_window(big_session(n_ops))
     canvas = window.canvas
     doc = window.document
     target = next(e for e in doc.session.operations if e.operation.kind == "gemm")
