@@ -3,7 +3,6 @@ shiboken6, pyqtgraph or PyQt, and no engine source file imports the UI."""
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import subprocess
@@ -11,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_import_layers import imported_names, module_name
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "workbench"
@@ -76,45 +76,12 @@ def test_the_qt_check_sees_qt_when_it_is_there():
 # import direction, read from the source
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(REPO).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
 def forbidden_imports(source: str, module: str, is_package: bool = False) -> list[str]:
-    """Every import in ``source`` (of ``module``) that reaches the UI or a Qt binding."""
-    tree = ast.parse(source)
-    package = module if is_package else module.rpartition(".")[0]
-    found = []
-
-    def check(name: str, lineno: int) -> None:
-        if any(name == f or name.startswith(f + ".") for f in FORBIDDEN):
-            found.append(f"line {lineno}: {name}")
-
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                check(alias.name, node.lineno)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            check(target, node.lineno)
-            for alias in node.names:  # from workbench import ui
-                check(f"{target}.{alias.name}", node.lineno)
-        elif isinstance(node, ast.Call):  # importlib.import_module("PySide6"), __import__(...)
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name in ("import_module", "__import__") and node.args:
-                first = node.args[0]
-                if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                    check(first.value, node.lineno)
-    return found
+    """Every import in ``source`` (of ``module``) that reaches the UI or a Qt binding, read
+    the way the import-direction test reads them (relative imports resolved, imports inside
+    functions and ``importlib.import_module`` with a literal name included)."""
+    return [f"line {line}: {name}" for name, line, _runs in imported_names(source, module, is_package)
+            if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)]
 
 
 ENGINE_FILES = sorted(p for d in ENGINE_DIRS for p in (PACKAGE / d).rglob("*.py"))
@@ -128,7 +95,7 @@ def test_engine_files_are_found():
 @pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda p: p.relative_to(PACKAGE).as_posix())
 def test_engine_file_does_not_import_the_ui_or_qt(path):
     source = path.read_text(encoding="utf-8")
-    found = forbidden_imports(source, _module_name(path), path.name == "__init__.py")
+    found = forbidden_imports(source, module_name(path), path.name == "__init__.py")
     assert found == [], f"{path.relative_to(REPO)} imports {found}"
 
 
