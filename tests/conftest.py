@@ -26,3 +26,25 @@ def _isolated_settings(tmp_path_factory, monkeypatch):
     except ImportError:  # engine-only environments
         return
     QStandardPaths.setTestModeEnabled(True)
+
+
+@pytest.fixture
+def gpu_window(qtbot):
+    """A shown main window with an H100 and an RTX 4090 and no operations (the whole-model
+    tests add theirs); closed without asking to save."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from workbench.io.presets import get_preset
+    from workbench.ui.app import create_app
+    from workbench.ui.main_window import MainWindow
+
+    create_app()
+    win = MainWindow()
+    win.show()
+    qtbot.waitExposed(win)
+    for preset in ("h100-sxm", "rtx-4090"):
+        win.document.add_machine(get_preset(preset), preset)
+    yield win
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.close()
+    win.deleteLater()

@@ -6,31 +6,19 @@ from __future__ import annotations
 import math
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
 
 from workbench.document import new_operation
 from workbench.io.model_configs import read_model_config
-from workbench.io.presets import get_preset
 from workbench.model.analysis import evaluate_pair
 from workbench.model.llm import Setup
 from workbench.model.llm_session import ModelEntry
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
 
 
 @pytest.fixture
-def window(qtbot):
-    create_app()
-    win = MainWindow()
-    win.resize(1200, 800)
-    win.show()
-    qtbot.waitExposed(win)
-    for preset in ("h100-sxm", "rtx-4090"):
-        win.document.add_machine(get_preset(preset), preset)
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.close()
-    win.deleteLater()
+def window(gpu_window, qtbot):
+    gpu_window.resize(1200, 800)
+    qtbot.waitExposed(gpu_window)
+    return gpu_window
 
 
 def _engine_points(win, op_ids):

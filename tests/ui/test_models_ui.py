@@ -5,27 +5,15 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialogButtonBox, QMessageBox
+from PySide6.QtWidgets import QDialogButtonBox
 
-from workbench.io.presets import get_preset
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
 from workbench.ui.model_panel import ROW_FITS, ROW_PREDICTED, ROW_TOKENS
 from workbench.ui.operations_panel import COL_NAME
 
 
 @pytest.fixture
-def window(qtbot):
-    create_app()
-    win = MainWindow()
-    win.show()
-    qtbot.waitExposed(win)
-    for preset in ("h100-sxm", "rtx-4090"):
-        win.document.add_machine(get_preset(preset), preset)
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.close()
-    win.deleteLater()
+def window(gpu_window):
+    return gpu_window
 
 
 def _add_llama_through_the_menu(qtbot, win):
