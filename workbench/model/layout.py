@@ -77,12 +77,7 @@ class Occupancy:
         one by one)."""
         if not len(rects):
             return np.zeros(0, dtype=np.int64)
-        left, top = self.frame[0], self.frame[1]
-        c = self.cell
-        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
-        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
-        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
-        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
+        r0, r1, c0, c1 = self._cells(rects)
         c1 = np.maximum(c1, c0)
         r1 = np.maximum(r1, r0)
         a0, a1, b0, b1 = int(r0.min()), int(r1.max()), int(c0.min()), int(c1.max())
@@ -94,6 +89,17 @@ class Occupancy:
             np.cumsum(covered, axis=1, out=sat[1:, 1:])
         r0, r1, c0, c1 = r0 - a0, r1 - a0, c0 - b0, c1 - b0
         return sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
+
+    def _cells(self, rects: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The grid rows ``r0:r1`` and columns ``c0:c1`` each rectangle covers, clipped to
+        the grid."""
+        left, top = self.frame[0], self.frame[1]
+        c = self.cell
+        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
+        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
+        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
+        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
+        return r0, r1, c0, c1
 
     def inside(self, rect: Rect) -> bool:
         f = self.frame
@@ -120,12 +126,7 @@ class Occupancy:
             return
         ok = np.isfinite(rects).all(axis=1)
         rects = rects[ok]
-        left, top = self.frame[0], self.frame[1]
-        c = self.cell
-        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
-        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
-        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
-        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
+        r0, r1, c0, c1 = self._cells(rects)
         keep = (c1 > c0) & (r1 > r0)
         if not keep.any():
             return
