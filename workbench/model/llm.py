@@ -380,12 +380,19 @@ def _attention_block(arch: Architecture, s: Setup, add, group: str, count: int) 
             params["kv_dtype"] = s.kv_cache
         add("attention", "attention", params, count, group)
         add("output projection", "gemm", _gemm(T, H, h * d, s), count, group)
+    _block_end(arch, s, add, group, count, "attention")
+
+
+def _block_end(arch: Architecture, s: Setup, add, group: str, count: int, block: str) -> None:
+    """What closes an attention or FFN block: Gemma's post-norm, the tensor-parallel
+    all-reduce and the residual add."""
+    t, T, H = s.tp, s.tokens, arch.hidden
     if arch.norms_per_layer == 4:
-        add("post-attention norm", "norm", _norm(T, H, s), count, group)
+        add(f"post-{block} norm", "norm", _norm(T, H, s), count, group)
     if t > 1:
-        add("all-reduce (attention)", "all_reduce",
+        add(f"all-reduce ({block})", "all_reduce",
             {"rows": T, "hidden": H, "chips": t, "dtype": s.activations}, count, group)
-    add("residual add (attention)", "elementwise",
+    add(f"residual add ({block})", "elementwise",
         _chain(T * H, [{"op": "add", "inputs": ["residual"]}], s, "h", "h'"), count, group)
 
 
@@ -421,13 +428,7 @@ def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: b
              "dtype": s.activations, **w}, count, group)
         if m.shared_intermediate:
             gated("shared expert ", m.shared_intermediate)
-    if arch.norms_per_layer == 4:
-        add("post-FFN norm", "norm", _norm(T, H, s), count, group)
-    if t > 1:
-        add("all-reduce (FFN)", "all_reduce",
-            {"rows": T, "hidden": H, "chips": t, "dtype": s.activations}, count, group)
-    add("residual add (FFN)", "elementwise",
-        _chain(T * H, [{"op": "add", "inputs": ["residual"]}], s, "h", "h'"), count, group)
+    _block_end(arch, s, add, group, count, "FFN")
 
 
 #: Parameters multiplied by the layer count when a layer kind is shown as one point: every
