@@ -44,9 +44,32 @@ def test_equal_operations_get_their_own_names_and_follow_edits_and_machines():
                                                    hardware.compute.items()}))
     for op_id in ids:
         assert cache.pair(op_id, hw).result == _fresh(doc, op_id, hw)
-    # the same pairs when asked for an operation's machines together
+    # asked for many operations at once (a model's edit), operations of equal counts share
+    # one row: the first one's pairs, whose figures are each operation's own
     other = doc.add_machine(get_preset("rtx-4090"), "rtx-4090")
+    rows = cache.shared_rows(ids, [hw, other])
     for op_id in ids:
-        both = cache.op_pairs(op_id, [hw, other])
-        assert [p.result for p in both] == [_fresh(doc, op_id, h) for h in (hw, other)]
-        assert both == [cache.pair(op_id, hw), cache.pair(op_id, other)]
+        fresh = [_fresh(doc, op_id, h) for h in (hw, other)]
+        renamed = [replace(p.result, operation=f.operation)
+                   for p, f in zip(rows[op_id], fresh, strict=True)]
+        assert renamed == fresh
+        assert [p.hardware.id for p in rows[op_id]] == [hw, other]
+    assert rows[ids[1]] is rows[ids[3]] is rows[ids[5]]  # the three equal elementwise steps
+    assert rows[ids[1]][0].operation.id == ids[1]
+    # layer 0's GEMM (m = 8192) and layer 2's (m = 8192.0) do not share; layer 1's is apart
+    assert len({id(rows[i]) for i in ids[0::2]}) == 3
+    # pairs asked one by one afterwards carry their own names
+    for op_id in ids:
+        for h in (hw, other):
+            assert cache.pair(op_id, h).result == _fresh(doc, op_id, h)
+
+
+def test_an_operation_that_cannot_be_counted_maps_to_its_error_in_a_batch():
+    doc = Document()
+    hw = doc.add_machine(get_preset("h100-sxm"), "h100-sxm")
+    good = doc.add_operation(new_operation("gemm", "good"))
+    bad = doc.add_operation(new_operation("gemm", "bad"))
+    doc.set_param(bad, "m", "four")
+    rows = ResultCache(doc).shared_rows([good, bad], [hw])
+    assert isinstance(rows[bad], TypeError)
+    assert rows[good][0].result == _fresh(doc, good, hw)

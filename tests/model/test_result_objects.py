@@ -42,6 +42,17 @@ def test_result_is_a_plain_result(hw, level):
         r.flops = 0.0
 
 
+def test_a_renamed_result_is_a_plain_result_with_the_new_name():
+    r = evaluate_counts(counts_for("gemm", m=64), MACHINES[0], None, "layer 0 up")
+    other = r.renamed("layer 7 up")
+    assert other == Result(**{**r.as_dict(), "operation": "layer 7 up"})
+    assert repr(other) == repr(Result(**{**r.as_dict(), "operation": "layer 7 up"}))
+    assert r.operation == "layer 0 up" and other is not r  # the original is unchanged
+    assert r.renamed("layer 0 up") is r
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        other.operation = "x"
+
+
 def test_points_are_plain_point_marks():
     from workbench.model.analysis import evaluate_session
     from workbench.model.operations import Operation

@@ -76,3 +76,40 @@ def test_batch_edit_moves_every_point_of_the_model(qtbot, window, view):
     for op, hw, x, y in drawn:
         if op == other:
             assert (x, y) == pytest.approx(all_before[(op, hw)], rel=1e-12)
+
+
+def test_every_layer_keeps_its_own_name_and_coincident_points_are_one_spot(qtbot, window):
+    """With every operation shown, a batch edit evaluates a model's identical layers once:
+    each point still names its own operation and carries that operation's figures, and
+    the points that coincide exactly are drawn as one spot per machine."""
+    win = window
+    model = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup("decode", 1, 4096, 4096), view="all")
+    win.add_model(model)
+    (model,) = win.document.session.models
+    win.document.set_model(model.id, batch=16)
+    qtbot.wait(10)
+
+    canvas = win.canvas
+    doc = win.document
+    expected = _engine_points(win, model.op_ids)
+    assert len(expected) > 32 * 9 * 2  # 32 layers of about ten operations, two machines
+    for op_id, hw_id in expected:
+        name = doc.operation(op_id).operation.name
+        tip = canvas._tooltip_of((op_id, hw_id)).splitlines()
+        assert tip[0] == name, (tip[0], name)
+        counts = doc.operation(op_id).operation.counts()
+        r = evaluate_pair(doc.operation(op_id), doc.machine(hw_id), counts).result
+        assert canvas._points[(op_id, hw_id)].result.t_predicted_s == r.t_predicted_s
+    layer_names = {doc.operation(op).operation.name.split(": ")[1].split(" ")[0]
+                   for op, _ in expected}
+    assert {"L0", "L17", "L31"} <= layer_names
+    # one spot for each distinct place and style; every point is still listed as drawn
+    for hw in doc.session.hardware:
+        points = [canvas._points[k] for k in expected if k[1] == hw.id]
+        distinct = {(p.x, p.y, p.color, p.overhead) for p in points}
+        xs, _ys = canvas._scatter_for[hw.id].getData()
+        assert len(distinct) < len(points) / 10
+        assert len(xs) == len(distinct)
+    drawn = {(op, hw) for op, hw, _, _ in canvas.point_items()}
+    assert set(expected) <= drawn

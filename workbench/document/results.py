@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from workbench.document.document import Change, Document
 from workbench.model.analysis import Pair, evaluate_pair
 from workbench.model.operations import Counts, Operation
@@ -26,7 +24,7 @@ class ResultCache:
         # by value: the operations of a model's layers have the same parameters, so a whole
         # model's edit counts and evaluates each distinct operation once per machine
         self._counts_of: dict[tuple, Counts] = {}
-        self._result_of: dict[tuple, tuple[Result, dict]] = {}
+        self._result_of: dict[tuple, Result] = {}
         self._key_of: dict[int, tuple | None] = {}  # op id → its value key, with _counts
         document.subscribe(self._on_change)
 
@@ -86,38 +84,50 @@ class ResultCache:
     def pair(self, op_id: int, hw_id: int) -> Pair:
         cached = self._pairs.get((op_id, hw_id))
         if cached is None:
-            cached = self._evaluate(op_id, self.document.operation(op_id), hw_id)
+            cached = self._evaluate(op_id, self.document.operation(op_id),
+                                    self.document.machine(hw_id))
         return cached
 
-    def op_pairs(self, op_id: int, hw_ids: list[int]) -> list[Pair]:
-        """``[pair(op_id, hw) for hw in hw_ids]``, looking the operation up once."""
-        out = []
-        entry = None
-        for hw_id in hw_ids:
-            cached = self._pairs.get((op_id, hw_id))
-            if cached is None:
-                if entry is None:
+    def shared_rows(self, op_ids, hw_ids: list[int]) -> dict[int, list[Pair] | Exception]:
+        """``{op: [pair(op', hw) for hw in hw_ids]}`` for many operations at once (a whole
+        model's edit), where ``op'`` is the first of ``op_ids`` with the same counts as
+        ``op``: the layers of a model share one row, evaluated once, so a row's results may
+        carry another operation's name (the caller names its points itself). An operation
+        that cannot be counted maps to its error."""
+        out: dict[int, list[Pair] | Exception] = {}
+        rows: dict[tuple, list[Pair]] = {}
+        machines = None
+        for op_id in op_ids:
+            try:
+                self.counts(op_id)
+                value = self._key_of.get(op_id)
+                row = rows.get(value) if value is not None else None
+                if row is None:
+                    if machines is None:
+                        machines = [self.document.machine(h) for h in hw_ids]
                     entry = self.document.operation(op_id)
-                cached = self._evaluate(op_id, entry, hw_id)
-            out.append(cached)
+                    row = [self._pairs.get((op_id, m.id)) or self._evaluate(op_id, entry, m)
+                           for m in machines]
+                    if value is not None:
+                        rows[value] = row
+            except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError) as exc:
+                out[op_id] = exc
+                continue
+            out[op_id] = row
         return out
 
-    def _evaluate(self, op_id: int, entry, hw_id: int) -> Pair:
-        machine = self.document.machine(hw_id)
+    def _evaluate(self, op_id: int, entry, machine) -> Pair:
         counts = self.counts(op_id)
         value = self._key_of.get(op_id)
-        shared = self._result_of.get((value, hw_id)) if value is not None else None
+        memo = (value, machine.id)
+        shared = self._result_of.get(memo) if value is not None else None
         if shared is not None:
-            name = entry.operation.name
-            result, fields = shared
-            if result.operation != name:
-                result = Result(**{**fields, "operation": name})
-            cached = Pair(entry, machine, result, None)
+            cached = Pair(entry, machine, shared.renamed(entry.operation.name), None)
         else:
             cached = evaluate_pair(entry, machine, counts)
             if value is not None and cached.result is not None:
-                self._result_of[(value, hw_id)] = (cached.result, vars(cached.result))
-        self._pairs[(op_id, hw_id)] = cached
+                self._result_of[memo] = cached.result
+        self._pairs[(op_id, machine.id)] = cached
         return cached
 
     def pairs(self, visible_only: bool = False) -> list[Pair]:
@@ -135,14 +145,23 @@ class ResultCache:
 
 def _value_key(op: Operation) -> tuple | None:
     """What an operation's counts depend on, hashable; ``None`` when a parameter is not."""
-    # (with each value's type: 2 and 2.0 are equal keys but may count differently)
+    # (with each value's type: 2 and 2.0 are equal keys but may count differently; the
+    # parameters in their order: the same operation built twice lists them alike)
+    params = op.params
+    types = tuple(map(type, params.values()))
+    key = (op.kind, op.memory_level, tuple(params.items()), types)
     try:
-        key = (op.kind, op.memory_level,
-               tuple(sorted((k, type(v).__name__, v if _plain(v) else repr(v))
-                            for k, v in op.params.items())))
+        if tuple in types:  # (its items' types count too)
+            raise TypeError
         hash(key)
-    except TypeError:
-        return None
+    except TypeError:  # a list, tuple or mapping among them: by its text
+        try:
+            key = (op.kind, op.memory_level,
+                   tuple(sorted((k, type(v).__name__, v if _plain(v) else repr(v))
+                                for k, v in params.items())))
+            hash(key)
+        except TypeError:
+            return None
     return key
 
 

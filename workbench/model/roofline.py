@@ -16,6 +16,7 @@ on (:meth:`~workbench.model.hardware.Hardware.ceiling`: matrix or vector).
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from dataclasses import dataclass
@@ -223,6 +224,15 @@ class Result:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    def renamed(self, name: str) -> Result:
+        """This result for another operation of the same counts (each layer of a model has
+        its own name): a copy with ``operation`` set, at a third of a construction's cost."""
+        if name == self.operation:
+            return self
+        other = copy.copy(self)
+        vars(other)["operation"] = name  # a copy not yet shared: its one field set once
+        return other
 
 
 def evaluate_counts(

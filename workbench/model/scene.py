@@ -69,6 +69,7 @@ __all__ = [
     "Reference",
     "Scene",
     "build_scene",
+    "drawn_pairs",
     "operation_points",
     "point_tooltip",
     "ridge_label",
@@ -184,7 +185,9 @@ class PointMark:
     FLOP/s). ``color`` is the operation's colour (``#RRGGBB``), ``marker`` the machine's
     marker (a pyqtgraph symbol name). ``show_label`` marks the single point of each operation
     that carries its name (the highest of its column: an operation has the same intensity on
-    every machine). ``overhead`` flags overhead-bound points."""
+    every machine). ``overhead`` flags overhead-bound points. ``label`` is the operation's
+    name; ``result`` may be shared with operations of the same counts (a model's layers)
+    and then names the first of them."""
 
     op_id: int
     hw_id: int
@@ -206,7 +209,7 @@ class PointMark:
     @property
     def tooltip(self) -> str:
         """Operation, machine, intensity, attainable, bound, % of peak, precision, times."""
-        return point_tooltip(self.result, self.machine)
+        return point_tooltip(self.result, self.machine, self.label)
 
 
 @dataclass(frozen=True)
@@ -302,14 +305,15 @@ class Scene:
 # formatting
 
 
-def point_tooltip(result: Result, machine: str) -> str:
-    """Tooltip text of one point, numbers to 3 significant figures."""
+def point_tooltip(result: Result, machine: str, name: str | None = None) -> str:
+    """Tooltip text of one point, numbers to 3 significant figures; ``name`` is the
+    operation's (default: the one the result names)."""
     precision = result.precision_used
     if result.precision != result.precision_used:
         precision = f"{result.precision} (runs at {result.precision_used})"
     pct = format_number(result.fraction_of_peak * 100)
     lines = [
-        result.operation,
+        result.operation if name is None else name,
         f"on {machine}",
         f"Intensity: {format_quantity(result.intensity, 'intensity')} (across {result.level})",
         f"Attainable: {format_quantity(result.attainable_flops, 'flop_rate')}"
@@ -377,6 +381,13 @@ def _drawable(result: Result | None) -> bool:
     return math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0
 
 
+def drawn_pairs(pairs: Iterable[Pair]) -> tuple[list[Pair], Pair | None]:
+    """The pairs of one operation that can be drawn, and the highest of them (the one that
+    carries the operation's name)."""
+    drawn = [p for p in pairs if _drawable(p.result)]
+    return drawn, max(drawn, key=lambda p: p.result.attainable_flops, default=None)
+
+
 def operation_points(
     entry: OperationEntry,
     pairs: Iterable[Pair],
@@ -384,27 +395,30 @@ def operation_points(
     markers: dict[int, str],
     labels_allowed: bool = True,
     show_labels: bool = True,
+    drawn: tuple[list[Pair], Pair | None] | None = None,
 ) -> list[PointMark]:
     """The points of one operation (one per machine it could be evaluated on).
 
     Used by :func:`build_scene` and by the canvas to move one operation's points after an
     edit without rebuilding the scene. The label goes on the highest point of the column
     when ``show_labels`` (the view shows labels), the entry wants one and ``labels_allowed``.
+    ``drawn`` is :func:`drawn_pairs` of ``pairs`` when the caller has it already.
     """
-    drawn = [p for p in pairs if _drawable(p.result)]
-    top = max(drawn, key=lambda p: p.result.attainable_flops, default=None)
+    drawn, top = drawn if drawn is not None else drawn_pairs(pairs)
     wants_label = show_labels and entry.label and labels_allowed
+    name = entry.operation.name
     out = []
     for pair in drawn:
         r = pair.result
+        hw_id = pair.hardware.id
         point = PointMark(
             op_id=entry.id,
-            hw_id=pair.hardware.id,
+            hw_id=hw_id,
             x=r.intensity,
             y=r.attainable_flops,
             color=color,
-            marker=markers.get(pair.hardware.id, MARKERS[0]),
-            label=entry.operation.name,
+            marker=markers.get(hw_id, MARKERS[0]),
+            label=name,
             show_label=bool(wants_label and pair is top),
             bound=r.bound,
             precision_used=r.precision_used,

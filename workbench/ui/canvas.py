@@ -40,6 +40,7 @@ from workbench.model.scene import (
     Roof,
     Scene,
     build_scene,
+    drawn_pairs,
     machine_entries,
     operation_points,
 )
@@ -122,7 +123,8 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
         self._live = self._z(Spots(), 10.5)
         self._live_op: int | None = None
         self._live_keys: list[tuple[int, int]] = []
-        self._scatter_keys: dict[int, list[tuple[int, int]]] = {}
+        #: per machine, the keys of the points each spot of its scatter item stands for
+        self._scatter_keys: dict[int, list[list[tuple[int, int]]]] = {}
         self._ridge_lines = curve(-5, connect="pairs")
         self._ridge_marks = self._z(Spots(), 2)
         self._ring = self._z(Spots(), 11)
@@ -324,12 +326,13 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
         out = []
         drawn = [(self._scatter_for[hw_id], keys) for hw_id, keys in self._scatter_keys.items()
                  if hw_id in self._scatter_for]
-        for scatter, keys in [*drawn, (self._live, self._live_keys)]:
+        live = [[key] for key in self._live_keys]
+        for scatter, spots in [*drawn, (self._live, live)]:
             xs, ys = scatter.getData()
             if xs is None:
                 continue
-            for (op_id, hw_id), x, y in zip(keys, to_data(xs), to_data(ys), strict=True):
-                out.append((op_id, hw_id, float(x), float(y)))
+            for keys, x, y in zip(spots, to_data(xs), to_data(ys), strict=True):
+                out.extend((op_id, hw_id, float(x), float(y)) for op_id, hw_id in keys)
         return out
 
     def roof_items(self) -> list[tuple[int, str, str, list[float], list[float]]]:
@@ -540,22 +543,31 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
         hw_ids = [m.hw_id for m in scene.machines]
         show_labels = document.session.view.labels
         updates: dict[int, list] = {}
+        entries = []
         for op_id in op_ids:
             try:
                 entry = document.operation(op_id)
             except KeyError:
                 return False
-            if not entry.visible:
-                continue
+            if entry.visible:
+                entries.append(entry)
+        # (operations with the same counts, as a model's layers, share one row of pairs)
+        rows = results.shared_rows([e.id for e in entries], hw_ids)
+        usage_of: dict[int, frozenset] = {}  # by row
+        drawn_of: dict[int, tuple] = {}
+        for entry in entries:
+            op_id = entry.id
             old_keys = self._op_points.get(op_id, [])
-            try:
-                pairs = results.op_pairs(op_id, hw_ids)
-            except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError):
+            pairs = rows[op_id]
+            if isinstance(pairs, Exception):
                 if old_keys:  # invalid now: drop its points (rebuild)
                     return False
                 continue
-            usage = frozenset((p.hardware.id, roof_name(p.result.precision_used, p.result.unit),
-                               p.result.level) for p in pairs if p.result is not None)
+            usage = usage_of.get(id(pairs))
+            if usage is None:
+                usage = usage_of[id(pairs)] = frozenset(
+                    (p.hardware.id, roof_name(p.result.precision_used, p.result.unit),
+                     p.result.level) for p in pairs if p.result is not None)
             if usage != self._usage.get(op_id, frozenset()):
                 before = set(self._usage_count)
                 self._usage_count.subtract(self._usage.get(op_id, frozenset()))
@@ -567,9 +579,12 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             if not old_keys:
                 return False
             color = self._points[old_keys[0]].color
+            drawn = drawn_of.get(id(pairs))
+            if drawn is None:
+                drawn = drawn_of[id(pairs)] = drawn_pairs(pairs)
             points = operation_points(entry, pairs, color, markers,
                                       labels_allowed=scene.labels_allowed,
-                                      show_labels=show_labels)
+                                      show_labels=show_labels, drawn=drawn)
             if [(p.op_id, p.hw_id) for p in points] != old_keys:
                 return False
             updates[op_id] = points
@@ -577,21 +592,24 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             return True
         if len(op_ids) == 1:
             self._set_live(op_ids[0])  # one operation: only its few points are set again
-        moved = {}
+        keys, xs, ys = [], [], []
         for op_id, points in updates.items():
             for point in points:
                 key = (op_id, point.hw_id)
                 self._points[key] = point
-                moved[key] = (float(to_view(point.x)), float(to_view(point.y)))
-        rows = [self._hover_row[key] for key in moved]
-        self._hover_xy[rows] = np.array(list(moved.values()), float).reshape(-1, 2)
-        refill = {key[1] for key in moved if key[0] != self._live_op}
+                keys.append(key)
+                xs.append(point.x)
+                ys.append(point.y)
+        rows = np.array([self._hover_row[key] for key in keys], dtype=int)
+        xy = to_view(np.array([xs, ys], dtype=float)).T.reshape(-1, 2)
+        self._hover_xy[rows] = xy
+        refill = {key[1] for key in keys if key[0] != self._live_op}
         for hw_id in refill:
             if hw_id in self._scatter_for:
                 self._fill_scatter(hw_id)
         if self._live_op in updates:
             self._fill_live()
-        self._relayout_moved(moved)
+        self._relayout_moved(keys, rows, xy)
         if self.workspace.selection.current in updates:
             self._sync_ring()
         if self._hover_key is not None and self._hover_key[0] in updates:
@@ -613,7 +631,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
         label = self._labels.get(op_id)
         if label is not None:
             label.setText(name)
-            self._relayout_moved({})
+            self._relayout_moved([], np.zeros(0, dtype=int), np.zeros((0, 2)))
             self._relayout_keys([("point", op_id)])
         scene = self._scene
         legend = tuple(replace(e, text=name) if e.kind == "operation" and e.id == op_id else e

@@ -383,10 +383,10 @@ class LayoutMixin:
 
     # -- incremental ----------------------------------------------------------------------
 
-    def _relayout_moved(self, moved: dict) -> None:
-        """After an edit moved the markers ``moved`` (key → new view ``(x, y)``): update
-        their cells and re-place only the texts they (or the moved operation's label)
-        touch."""
+    def _relayout_moved(self, keys: list, rows: np.ndarray, xy: np.ndarray) -> None:
+        """After an edit moved the markers ``keys`` (rows ``rows`` of the hover arrays) to
+        the view positions ``xy``: update their cells and re-place only the texts they (or
+        the moved operations' labels) touch."""
         layout = self._text_layout
         if layout is None or self._layout_pending:
             return
@@ -395,42 +395,36 @@ class LayoutMixin:
         size = self.theme.point_size
         hit: set = set()
         rects = self._marker_rects
-        many = len(moved) > BATCH_MOVED
-        if many:
-            hit = self._move_marker_rects(moved, t, size)
-        for key, (vx, vy) in () if many else moved.items():
-            row = self._hover_row.get(key)
-            if row is None or row >= len(rects):
-                continue
-            old = tuple(float(v) for v in rects[row])
-            if all(math.isfinite(v) for v in old):
-                occ.add_rect(old, -1)  # the same cells add_rects covered
-            sx, sy = (float(v) for v in self._px(vx, vy, t))
-            new = self._marker_rect(sx, sy, size)
-            rects[row] = new
-            if all(math.isfinite(v) for v in new):
-                occ.add_rect(new, 1)
-                hit.update(layout.hit_by(new))
-        ops = {key[0] for key in moved}
-        for op_id in ops:
+        if len(keys) > BATCH_MOVED:
+            hit = self._move_marker_rects(rows, xy, t, size)
+        else:
+            for row, (vx, vy) in zip(rows.tolist(), xy.tolist(), strict=True):
+                if row >= len(rects):
+                    continue
+                old = tuple(float(v) for v in rects[row])
+                if all(math.isfinite(v) for v in old):
+                    occ.add_rect(old, -1)  # the same cells add_rects covered
+                sx, sy = (float(v) for v in self._px(vx, vy, t))
+                new = self._marker_rect(sx, sy, size)
+                rects[row] = new
+                if all(math.isfinite(v) for v in new):
+                    occ.add_rect(new, 1)
+                    hit.update(layout.hit_by(new))
+        for op_id in {key[0] for key in keys}:
             if op_id in self._labels:
                 hit.add(("point", op_id))
         self._relayout_keys(hit)
 
-    def _move_marker_rects(self, moved: dict, t, size: float) -> set:
+    def _move_marker_rects(self, rows: np.ndarray, xy: np.ndarray, t, size: float) -> set:
         """Many moved markers at once (a whole model's edit): their cells and the placed
         texts their new boxes meet, as the one-by-one loop of :meth:`_relayout_moved`."""
         layout = self._text_layout
         occ = layout.occupancy
         rects = self._marker_rects
-        n = len(rects)
-        pairs = [(row, xy) for row, xy in ((self._hover_row.get(k), xy)
-                                           for k, xy in moved.items())
-                 if row is not None and row < n]
-        if not pairs:
+        inside = rows < len(rects)
+        rows, xy = rows[inside], xy[inside]
+        if not len(rows):
             return set()
-        rows = np.array([row for row, _ in pairs], dtype=int)
-        xy = np.array([v for _, v in pairs], dtype=float).reshape(-1, 2)
         old = np.asarray(rects[rows], dtype=float).reshape(-1, 4)
         occ.add_rects(old[np.isfinite(old).all(axis=1)], -1)
         sx, sy = self._px(xy[:, 0], xy[:, 1], t)
