@@ -47,7 +47,7 @@ def test_equal_operations_get_their_own_names_and_follow_edits_and_machines():
     # asked for many operations at once (a model's edit), operations of equal counts share
     # one row: the first one's pairs, whose figures are each operation's own
     other = doc.add_machine(get_preset("rtx-4090"), "rtx-4090")
-    rows = cache.shared_rows(ids, [hw, other])
+    rows = cache.shared_rows([doc.operation(i) for i in ids], [hw, other])
     for op_id in ids:
         fresh = [_fresh(doc, op_id, h) for h in (hw, other)]
         renamed = [replace(p.result, operation=f.operation)
@@ -70,6 +70,6 @@ def test_an_operation_that_cannot_be_counted_maps_to_its_error_in_a_batch():
     good = doc.add_operation(new_operation("gemm", "good"))
     bad = doc.add_operation(new_operation("gemm", "bad"))
     doc.set_param(bad, "m", "four")
-    rows = ResultCache(doc).shared_rows([good, bad], [hw])
+    rows = ResultCache(doc).shared_rows([doc.operation(good), doc.operation(bad)], [hw])
     assert isinstance(rows[bad], TypeError)
     assert rows[good][0].result == _fresh(doc, good, hw)

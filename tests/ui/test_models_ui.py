@@ -127,6 +127,32 @@ def test_layer_view_and_every_operation_view(qtbot, window):
     assert len(model.op_ids) == aggregated
 
 
+@pytest.mark.parametrize("view", ["layers", "all"])
+def test_the_model_row_shows_the_whole_model_intensity(qtbot, window, view):
+    """The model's row in the operations panel: Σ FLOPs / Σ bytes over its operations,
+    counted here one operation at a time, in both views, before and after a batch edit."""
+    from workbench.model.units import format_number
+    from workbench.ui.operations_panel import COL_INTENSITY
+
+    win = window
+    model = _add_llama_through_the_menu(qtbot, win)
+    win.model_panel.editor.form.view.setCurrentIndex(
+        win.model_panel.editor.form.view.findData(view))
+    panel = win.operations_panel
+    for batch in (1, 48):
+        win.document.set_model(model.id, batch=batch)
+        flops = nbytes = 0.0
+        for op_id in model.op_ids:
+            counts = win.document.operation(op_id).operation.counts()
+            flops += float(counts.flops)
+            nbytes += float(counts.bytes)
+        cell = panel.model.index(0, COL_INTENSITY)
+        assert cell.data() == format_number(flops / nbytes)
+        tip = cell.data(Qt.ItemDataRole.ToolTipRole)
+        assert tip.startswith("Whole model: Σ FLOPs / Σ bytes")
+        assert tip.endswith(f"= {format_number(flops / nbytes)} FLOP/B")
+
+
 def test_delete_model_from_the_operations_panel_and_undo(qtbot, window):
     win = window
     _add_llama_through_the_menu(qtbot, win)

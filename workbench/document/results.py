@@ -62,12 +62,15 @@ class ResultCache:
             self._pairs = {k: v for k, v in self._pairs.items()
                            if k[0] in live_ops and k[1] in live_hw}
 
-    def counts(self, op_id: int) -> Counts:
-        """Counts of an operation; raises the counting error if its parameters are invalid."""
+    def counts(self, op_id: int, entry=None) -> Counts:
+        """Counts of an operation; raises the counting error if its parameters are invalid.
+        ``entry`` is the operation's entry when the caller has it (no lookup)."""
         cached = self._counts.get(op_id)
         if cached is None:
             try:
-                op = self.document.operation(op_id).operation
+                if entry is None:
+                    entry = self.document.operation(op_id)
+                op = entry.operation
                 key = self._key_of[op_id] = _value_key(op)
                 cached = self._counts_of.get(key) if key is not None else None
                 if cached is None:
@@ -88,24 +91,24 @@ class ResultCache:
                                     self.document.machine(hw_id))
         return cached
 
-    def shared_rows(self, op_ids, hw_ids: list[int]) -> dict[int, list[Pair] | Exception]:
-        """``{op: [pair(op', hw) for hw in hw_ids]}`` for many operations at once (a whole
-        model's edit), where ``op'`` is the first of ``op_ids`` with the same counts as
-        ``op``: the layers of a model share one row, evaluated once, so a row's results may
-        carry another operation's name (the caller names its points itself). An operation
-        that cannot be counted maps to its error."""
+    def shared_rows(self, entries, hw_ids: list[int]) -> dict[int, list[Pair] | Exception]:
+        """``{op: [pair(op', hw) for hw in hw_ids]}`` for many operation entries at once (a
+        whole model's edit), where ``op'`` is the first of ``entries`` with the same counts
+        as ``op``: the layers of a model share one row, evaluated once, so a row's results
+        may carry another operation's name (the caller names its points itself). An
+        operation that cannot be counted maps to its error."""
         out: dict[int, list[Pair] | Exception] = {}
         rows: dict[tuple, list[Pair]] = {}
         machines = None
-        for op_id in op_ids:
+        for entry in entries:
+            op_id = entry.id
             try:
-                self.counts(op_id)
+                self.counts(op_id, entry)
                 value = self._key_of.get(op_id)
                 row = rows.get(value) if value is not None else None
                 if row is None:
                     if machines is None:
                         machines = [self.document.machine(h) for h in hw_ids]
-                    entry = self.document.operation(op_id)
                     row = [self._pairs.get((op_id, m.id)) or self._evaluate(op_id, entry, m)
                            for m in machines]
                     if value is not None:
@@ -117,7 +120,7 @@ class ResultCache:
         return out
 
     def _evaluate(self, op_id: int, entry, machine) -> Pair:
-        counts = self.counts(op_id)
+        counts = self.counts(op_id, entry)
         value = self._key_of.get(op_id)
         memo = (value, machine.id)
         shared = self._result_of.get(memo) if value is not None else None
@@ -146,24 +149,22 @@ class ResultCache:
 def _value_key(op: Operation) -> tuple | None:
     """What an operation's counts depend on, hashable; ``None`` when a parameter is not."""
     # (with each value's type: 2 and 2.0 are equal keys but may count differently; the
-    # parameters in their order: the same operation built twice lists them alike)
+    # parameters in their order: the same operation built twice lists them alike; a list,
+    # tuple or mapping, as an elementwise chain's steps, by its text, where its items'
+    # types show)
     params = op.params
     types = tuple(map(type, params.values()))
-    key = (op.kind, op.memory_level, tuple(params.items()), types)
+    if _NESTED.isdisjoint(types):
+        key = (op.kind, op.memory_level, tuple(params.items()), types)
+    else:
+        key = (op.kind, op.memory_level, tuple(params), types,
+               tuple(repr(v) if t in _NESTED else v
+                     for v, t in zip(params.values(), types, strict=True)))
     try:
-        if tuple in types:  # (its items' types count too)
-            raise TypeError
         hash(key)
-    except TypeError:  # a list, tuple or mapping among them: by its text
-        try:
-            key = (op.kind, op.memory_level,
-                   tuple(sorted((k, type(v).__name__, v if _plain(v) else repr(v))
-                                for k, v in params.items())))
-            hash(key)
-        except TypeError:
-            return None
+    except TypeError:
+        return None
     return key
 
 
-def _plain(value) -> bool:
-    return isinstance(value, (int, float, str, bool)) or value is None
+_NESTED = frozenset({list, tuple, dict})

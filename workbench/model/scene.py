@@ -381,11 +381,19 @@ def _drawable(result: Result | None) -> bool:
     return math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0
 
 
-def drawn_pairs(pairs: Iterable[Pair]) -> tuple[list[Pair], Pair | None]:
-    """The pairs of one operation that can be drawn, and the highest of them (the one that
-    carries the operation's name)."""
+def drawn_pairs(pairs: Iterable[Pair], markers: dict[int, str]) -> list[tuple]:
+    """What the points of one operation show, one tuple per pair that can be drawn:
+    ``(hw_id, x, y, marker, bound, precision_used, machine, result, highest)``, where
+    ``highest`` marks the point that carries the operation's name. Operations that share a
+    row of pairs (a model's layers) share this too."""
     drawn = [p for p in pairs if _drawable(p.result)]
-    return drawn, max(drawn, key=lambda p: p.result.attainable_flops, default=None)
+    top = max(drawn, key=lambda p: p.result.attainable_flops, default=None)
+    out = []
+    for pair in drawn:
+        r, hw_id = pair.result, pair.hardware.id
+        out.append((hw_id, r.intensity, r.attainable_flops, markers.get(hw_id, MARKERS[0]),
+                    r.bound, r.precision_used, pair.hardware.hardware.label, r, pair is top))
+    return out
 
 
 def operation_points(
@@ -395,7 +403,7 @@ def operation_points(
     markers: dict[int, str],
     labels_allowed: bool = True,
     show_labels: bool = True,
-    drawn: tuple[list[Pair], Pair | None] | None = None,
+    drawn: list[tuple] | None = None,
 ) -> list[PointMark]:
     """The points of one operation (one per machine it could be evaluated on).
 
@@ -404,29 +412,13 @@ def operation_points(
     when ``show_labels`` (the view shows labels), the entry wants one and ``labels_allowed``.
     ``drawn`` is :func:`drawn_pairs` of ``pairs`` when the caller has it already.
     """
-    drawn, top = drawn if drawn is not None else drawn_pairs(pairs)
-    wants_label = show_labels and entry.label and labels_allowed
-    name = entry.operation.name
-    out = []
-    for pair in drawn:
-        r = pair.result
-        hw_id = pair.hardware.id
-        point = PointMark(
-            op_id=entry.id,
-            hw_id=hw_id,
-            x=r.intensity,
-            y=r.attainable_flops,
-            color=color,
-            marker=markers.get(hw_id, MARKERS[0]),
-            label=name,
-            show_label=bool(wants_label and pair is top),
-            bound=r.bound,
-            precision_used=r.precision_used,
-            machine=pair.hardware.hardware.label,
-            result=r,
-        )
-        out.append(point)
-    return out
+    if drawn is None:
+        drawn = drawn_pairs(pairs, markers)
+    wants_label = bool(show_labels and entry.label and labels_allowed)
+    op_id, name = entry.id, entry.operation.name
+    return [PointMark(op_id, hw_id, x, y, color, marker, name, wants_label and highest, bound,
+                      precision, machine, r)
+            for hw_id, x, y, marker, bound, precision, machine, r, highest in drawn]
 
 
 def _order(precision: str) -> int:

@@ -552,7 +552,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             if entry.visible:
                 entries.append(entry)
         # (operations with the same counts, as a model's layers, share one row of pairs)
-        rows = results.shared_rows([e.id for e in entries], hw_ids)
+        rows = results.shared_rows(entries, hw_ids)
         usage_of: dict[int, frozenset] = {}  # by row
         drawn_of: dict[int, tuple] = {}
         for entry in entries:
@@ -581,7 +581,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             color = self._points[old_keys[0]].color
             drawn = drawn_of.get(id(pairs))
             if drawn is None:
-                drawn = drawn_of[id(pairs)] = drawn_pairs(pairs)
+                drawn = drawn_of[id(pairs)] = drawn_pairs(pairs, markers)
             points = operation_points(entry, pairs, color, markers,
                                       labels_allowed=scene.labels_allowed,
                                       show_labels=show_labels, drawn=drawn)

@@ -182,6 +182,10 @@ class OverlaysMixin:
             return
         document = self.workspace.document
         session = document.session
+        if not (self._sweeps or session.measurements or session.comparisons
+                or (session.view.sweeps and any(e.sweep is not None
+                                                for e in session.operations))):
+            return  # no overlay at all: nothing an edit could move
         changed = False
         names = set()
         for op_id in op_ids:

@@ -116,12 +116,19 @@ def bound_tooltip(r, machine: str) -> str:
 
 
 def _model_intensity(table, model: ModelEntry) -> tuple[str, str]:
-    flops = nbytes = 0.0
+    # the layers of a model share their counts (one object each): each is summed once,
+    # times the number of operations that have it
+    distinct: dict[int, list] = {}
     try:
         for op_id in model.op_ids:
             counts = table.workspace.results.counts(op_id)
-            flops += float(counts.flops)
-            nbytes += float(counts.bytes)
+            seen = distinct.get(id(counts))
+            if seen is None:
+                distinct[id(counts)] = [counts, 1]
+            else:
+                seen[1] += 1
+        flops = sum(float(counts.flops) * n for counts, n in distinct.values())
+        nbytes = sum(float(counts.bytes) * n for counts, n in distinct.values())
     except Exception as exc:
         return "—", f"Cannot count this model: {exc}"
     intensity = flops / nbytes if nbytes else float("inf")
