@@ -434,7 +434,7 @@ def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: b
 #: Parameters multiplied by the layer count when a layer kind is shown as one point: every
 #: kind's counts are linear in this parameter.
 _SCALE_PARAM = {"gemm": "batch", "attention": "batch", "mla_attention": "batch",
-                "norm": "rows", "elementwise": "n", "moe_gemm": "layers", "all_reduce": "rows",
+                "norm": "layers", "elementwise": "n", "moe_gemm": "layers", "all_reduce": "rows",
                 "softmax": "rows", "reduction": "rows"}
 
 

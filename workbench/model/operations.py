@@ -309,18 +309,22 @@ NORM_FLOPS = {"layernorm": 8, "rmsnorm": 4}
 def _count_norm(p: Mapping[str, Any]) -> Counts:
     s = _symbols(KINDS["norm"], p)
     per = NORM_FLOPS[p["variant"]]
-    rows, hidden = p["rows"], p["hidden"]
+    rows, hidden, n = p["rows"], p["hidden"], p["layers"]
+    # n independent norms (a model's layers counted together) each read their own γ, β
+    pre = "{layers}·" if n != 1 else ""
     what = ("mean 1, variance 3, normalise 2, scale and shift 2" if p["variant"] == "layernorm"
             else "square-and-sum 2, normalise 1, scale 1")
-    flops = [_term("flop", f"{p['variant']} ({what} per element)", f"{per}·{{rows}}·{{hidden}}",
-                   per * rows * hidden, s)]
+    flops = [_term("flop", f"{p['variant']} ({what} per element)",
+                   f"{per}·{pre}{{rows}}·{{hidden}}", per * n * rows * hidden, s)]
     terms = [
-        _tensor("read", "x", "", "{rows}·{hidden}", rows * hidden, p["dtype"], s),
-        _tensor("read", "γ", "scale", "{hidden}", hidden, p["weight_dtype"], s),
+        _tensor("read", "x", "", f"{pre}{{rows}}·{{hidden}}", n * rows * hidden, p["dtype"], s),
+        _tensor("read", "γ", "scale", f"{pre}{{hidden}}", n * hidden, p["weight_dtype"], s),
     ]
     if p["variant"] == "layernorm":
-        terms.append(_tensor("read", "β", "shift", "{hidden}", hidden, p["weight_dtype"], s))
-    terms.append(_tensor("write", "y", "", "{rows}·{hidden}", rows * hidden, p["dtype"], s))
+        terms.append(_tensor("read", "β", "shift", f"{pre}{{hidden}}", n * hidden,
+                             p["weight_dtype"], s))
+    terms.append(_tensor("write", "y", "", f"{pre}{{rows}}·{{hidden}}", n * rows * hidden,
+                         p["dtype"], s))
     return Counts(flops, terms, p["compute"],
                   ["Per-row statistics (1/√var) are negligible next to per-element work."],
                   unit="vector")
@@ -420,6 +424,9 @@ _register(Kind("norm", "Normalisation",
                    Param("dtype", "dtype", "bf16", "Element type", "Element type of x and y."),
                    Param("weight_dtype", "dtype", None, "Weight dtype", "Element type of γ, β.",
                          inherit="dtype"),
+                   Param("layers", "int", 1, "Layers",
+                         "Independent norms counted together, each with its own γ and β (a "
+                         "model's layers in one operation).", symbol="L"),
                    _compute_param(),
                ),
                _count_norm, "Norm", unit="vector"))
