@@ -101,6 +101,24 @@ def test_every_layer_keeps_its_own_name_and_coincident_points_are_one_spot(qtbot
         counts = doc.operation(op_id).operation.counts()
         r = evaluate_pair(doc.operation(op_id), doc.machine(hw_id), counts).result
         assert canvas._points[(op_id, hw_id)].result.t_predicted_s == r.t_predicted_s
+    # a hovered point names the others drawn exactly there (the other layers' copies)
+    for (op_id, hw_id), xy in expected.items():
+        name = doc.operation(op_id).operation.name
+        others = [k for k, v in expected.items() if v == xy and k != (op_id, hw_id)]
+        tip = canvas._tooltip_of((op_id, hw_id))
+        if not others:
+            assert "Also at this point" not in tip
+            continue
+        head, listed = tip.splitlines()[-1].split(": ", 1)
+        assert head == f"Also at this point ({len(others)})"
+        if len(others) > 3:
+            listed, more = listed.rsplit(" and ", 1)
+            assert more == f"{len(others) - 3} more"
+        named = {doc.operation(k[0]).operation.name if k[1] == hw_id else
+                 f"{doc.operation(k[0]).operation.name} (on {doc.machine(k[1]).hardware.label})"
+                 for k in others}
+        assert listed.split(", ")[0] in named and set(listed.split(", ")) <= named
+        assert name not in listed.split(", ")
     layer_names = {doc.operation(op).operation.name.split(": ")[1].split(" ")[0]
                    for op, _ in expected}
     assert {"L0", "L17", "L31"} <= layer_names

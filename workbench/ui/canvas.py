@@ -61,6 +61,10 @@ PICK_RADIUS = 10.0
 FIT_PADDING = 0.015
 
 
+#: how many of the other operations drawn at a hovered point its tooltip names
+ALSO_NAMED = 3
+
+
 class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
     """The roofline chart of a :class:`~workbench.ui.bridge.Workspace`.
 
@@ -689,7 +693,21 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
     def _tooltip_of(self, key: tuple) -> str:
         if key[0] == "overlay":
             return self._overlay_tips[key[1]]()
-        return self._points[key].tooltip
+        point = self._points[key]
+        text = point.tooltip
+        # points drawn exactly here too (a model's layers coincide): named, not hidden
+        row = self._hover_row.get(key)
+        if row is None:
+            return text
+        same = np.flatnonzero((self._hover_xy == self._hover_xy[row]).all(axis=1))
+        others = [self._points[self._hover_keys[i]] for i in same.tolist() if i != row]
+        if not others:
+            return text
+        names = [p.label if p.hw_id == point.hw_id else f"{p.label} (on {p.machine})"
+                 for p in others[:ALSO_NAMED]]
+        more = len(others) - len(names)
+        listed = ", ".join(names) + (f" and {more} more" if more else "")
+        return f"{text}\nAlso at this point ({len(others)}): {listed}"
 
     def _on_mouse_moved(self, scene_pos) -> None:
         if not self._vb.sceneBoundingRect().contains(scene_pos):
