@@ -262,16 +262,18 @@ def bench_layout(n_ops: int, reps: int) -> tuple[dict[str, float], dict[str, flo
         canvas.relayout()
         return (time.perf_counter() - t0) * 1e3
 
+    import numpy as np
+
     keys = canvas._op_points[target.id]  # noqa: SLF001 - the moved points, as an edit moves them
     step = [0]
 
     def moved() -> float:
         step[0] += 1
         shift = 0.01 * (1 if step[0] % 2 else -1)
-        moved_to = {k: tuple(canvas._hover_xy[canvas._hover_row[k]] + shift)  # noqa: SLF001
-                    for k in keys}
+        rows = np.array([canvas._hover_row[k] for k in keys], dtype=int)  # noqa: SLF001
+        xy = canvas._hover_xy[rows] + shift  # noqa: SLF001
         t0 = time.perf_counter()
-        canvas._relayout_moved(moved_to)  # noqa: SLF001
+        canvas._relayout_moved(keys, rows, xy)  # noqa: SLF001
         return (time.perf_counter() - t0) * 1e3
 
     out = repeat(full, reps), repeat(moved, reps)
