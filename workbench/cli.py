@@ -23,7 +23,6 @@ from workbench import __version__
 from workbench.cli_common import EXIT_BAD_INPUT, PROG, derivation_json, fail, json_safe
 
 
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, like every other bad input
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see --help)\n")
@@ -394,10 +393,8 @@ def _render(args) -> int:
 
 def _presets(fmt: str) -> int:
     from workbench.io.errors import InputError
-    from workbench.io.user_presets import all_presets
+    from workbench.io.user_presets import all_presets, user_preset_problems
     from workbench.model.units import format_number, format_quantity
-
-    from workbench.io.user_presets import user_preset_problems
 
     try:
         presets = all_presets()

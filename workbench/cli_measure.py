@@ -17,8 +17,7 @@ def _fail(message: str) -> int:
 def run_measure(args) -> int:
     from workbench.io.errors import InputError
     from workbench.io.user_presets import find_preset, save_machine
-    from workbench.measure import Cancelled, compare_to_datasheet, measure_machine, \
-        profile_from_env
+    from workbench.measure import Cancelled, compare_to_datasheet, measure_machine, profile_from_env
     from workbench.measure.summary import summary_lines
 
     output = Path(args.output) if args.output else None

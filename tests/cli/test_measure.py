@@ -13,7 +13,7 @@ import pytest
 from workbench.io.user_presets import USER_PRESETS_VARIABLE, load_machine_file
 from workbench.measure.analysis import LEVEL_ORDER, order_problems
 from workbench.measure.runner import PROFILES, working_sets
-from workbench.measure.system import cache_sizes, core_count, thread_env
+from workbench.measure.system import cache_sizes, thread_env
 
 REPO = Path(__file__).resolve().parents[2]
 

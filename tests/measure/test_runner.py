@@ -21,10 +21,9 @@ from workbench.io.user_presets import (
     user_preset_problems,
     user_presets_dir,
 )
-from workbench.measure import Cancelled, compare_to_datasheet, measure_machine
-from workbench.measure import system
-from workbench.measure.runner import Profile, working_sets
+from workbench.measure import Cancelled, compare_to_datasheet, measure_machine, system
 from workbench.measure.analysis import order_problems
+from workbench.measure.runner import Profile, working_sets
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +40,7 @@ def test_provenance_names_the_machine_and_the_method(tiny):
     assert prov["cores"] == system.core_count() >= 1
     assert prov["numpy"] == np.__version__
     when = dt.datetime.fromisoformat(prov["date"])
-    assert abs((dt.datetime.now(dt.timezone.utc) - when).total_seconds()) < 600
+    assert abs((dt.datetime.now(dt.UTC) - when).total_seconds()) < 600
     assert "np.matmul" in prov["method"] and "copy" in prov["method"]
     caches, _ = system.cache_sizes()
     assert prov["caches"] == caches

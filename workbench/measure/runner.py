@@ -33,8 +33,7 @@ from typing import Any
 
 from workbench.measure import system
 from workbench.measure.analysis import best_of, name_levels, order_problems
-from workbench.measure.kernels import BANDWIDTH_KERNELS, Buffers, Cancelled, run_gemm_child, \
-    time_bandwidth
+from workbench.measure.kernels import BANDWIDTH_KERNELS, Buffers, Cancelled, run_gemm_child, time_bandwidth
 from workbench.model.hardware import Hardware
 
 __all__ = ["Profile", "PROFILES", "Progress", "MeasuredMachine", "measure_machine",
@@ -270,7 +269,7 @@ def measure_machine(profile: Profile | str = "quick",
         raise RuntimeError("measured levels out of order: " + "; ".join(problems))
 
     cpu = system.cpu_model()
-    now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+    now = _dt.datetime.now(_dt.UTC).replace(microsecond=0)
     hw = Hardware(
         name=f"{' '.join(cpu.split())} ({cores} cores, measured {now:%Y-%m-%d})",
         compute=compute, memory=memory, main_memory=main,

@@ -163,9 +163,8 @@ class Hardware:
         out = []
         for path in self.measured:
             table, dot, key = path.partition(".")
-            if dot and table in FIGURE_TABLES and key in getattr(self, table):
-                out.append(path)
-            elif not dot and path in SINGLE_FIGURES and getattr(self, path) is not None:
+            if ((dot and table in FIGURE_TABLES and key in getattr(self, table))
+                    or (not dot and path in SINGLE_FIGURES and getattr(self, path) is not None)):
                 out.append(path)
         return out
 

@@ -61,7 +61,6 @@ from workbench.io.schema import Place, check_param, kind_checks
 from workbench.model.operations import KINDS, Kind, Param
 from workbench.ui.bridge import Workspace
 from workbench.ui.derivation import DerivationView, Section, build_derivation, derivation_to_text
-from workbench.ui.model_lock import model_banner
 from workbench.ui.fields import (
     _BoolField,
     _ComboField,
@@ -70,6 +69,7 @@ from workbench.ui.fields import (
     _QuantityField,
     _TextField,
 )
+from workbench.ui.model_lock import model_banner
 from workbench.ui.steps_editor import _StepsField
 from workbench.ui.sweep_editor import SweepSection
 from workbench.ui.widgets import escape_html, no_wheel_filter, set_invalid
