@@ -261,34 +261,47 @@ def point_candidates(x: float, y: float, w: float, h: float, radius: float,
     eight more directions farther out (``rings`` pixels beyond the first ring), those with a
     leader line from the marker's edge to the box. Rows ``left, top, x0, y0, x1, y1`` (the
     leader; nan when none)."""
+    key = (float(w), float(h), float(radius), tuple(rings), first)
+    around = _AROUND.get(key)
+    if around is None:
+        if len(_AROUND) > 4096:  # (texts of many sizes over a long session)
+            _AROUND.clear()
+        around = _AROUND[key] = _around_origin(*key)
+    return around + np.array((x, y, x, y, x, y))
+
+
+#: the candidates of :func:`point_candidates` around (0, 0), by text size, radius, rings
+_AROUND: dict[tuple, np.ndarray] = {}
+
+
+def _around_origin(w: float, h: float, radius: float, rings: tuple[float, ...],
+                   first: str) -> np.ndarray:
     near = _NEAR_LEFT_FIRST if first == "left" else _NEAR
     (units, fracs) = _FAR_DIRECTIONS
     rows = []
     for k, extra in enumerate(rings):
         g = radius + 7.0 + extra  # clear of the marker's cells (rounded out) and the air
-        px = x + near[:, 0] * g
-        py = y + near[:, 1] * g
-        lefts, tops = px - near[:, 2] * w, py - near[:, 3] * h
+        lefts = near[:, 0] * g - near[:, 2] * w
+        tops = near[:, 1] * g - near[:, 3] * h
         if k:
-            fx = x + units[:, 0] * g
-            fy = y + units[:, 1] * g
-            lefts = np.concatenate((lefts, fx - fracs[:, 0] * w))
-            tops = np.concatenate((tops, fy - fracs[:, 1] * h))
+            lefts = np.concatenate((lefts, units[:, 0] * g - fracs[:, 0] * w))
+            tops = np.concatenate((tops, units[:, 1] * g - fracs[:, 1] * h))
         block = np.full((len(lefts), 6), np.nan)
         block[:, 0], block[:, 1] = lefts, tops
         if k:
             # from the marker's edge to the nearest point of the box
-            nx = np.clip(x, lefts, lefts + w)
-            ny = np.clip(y, tops, tops + h)
-            dx, dy = nx - x, ny - y
-            d = np.hypot(dx, dy)
+            nx = np.clip(0.0, lefts, lefts + w)
+            ny = np.clip(0.0, tops, tops + h)
+            d = np.hypot(nx, ny)
             d[d == 0] = 1.0
             start = radius + 1.5
-            block[:, 2] = x + dx / d * start
-            block[:, 3] = y + dy / d * start
+            block[:, 2] = nx / d * start
+            block[:, 3] = ny / d * start
             block[:, 4], block[:, 5] = nx, ny
         rows.append(block)
-    return np.concatenate(rows)
+    out = np.concatenate(rows)
+    out.flags.writeable = False
+    return out
 
 
 def as_array(candidates) -> np.ndarray:
@@ -410,16 +423,29 @@ class TextLayout:
         self.remove(request.key)
         self.requests[request.key] = request
         cands = as_array(request.candidates)
-        if not len(cands):
-            return None
-        occ = self.occupancy
         w, h = request.width, request.height
+        chosen = self._first_clean(cands, w, h) if len(cands) else None
+        if chosen is None:
+            return None
+        row = cands[chosen]
+        leader = None if math.isnan(row[2]) else tuple(float(v) for v in row[2:])
+        left, top = float(row[0]), float(row[1])
+        placement = Placement(request.key, (left, top, left + w, top + h), leader)
+        self._reserve(placement, 1)
+        self.placed[request.key] = placement
+        return placement
+
+    def _first_clean(self, cands: np.ndarray, w: float, h: float) -> int | None:
+        """Index of the first clean candidate among ``cands`` (see :meth:`place`)."""
+        occ = self.occupancy
         lefts, tops = cands[:, 0], cands[:, 1]
         f = occ.frame
         ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
+        if not ok.any():
+            return None
         p = self.PAD
         boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
-        ok &= occ.counts_local(boxes) == 0
+        ok[ok] = occ.counts_local(boxes[ok]) == 0
         chosen = np.flatnonzero(ok)
         if not len(chosen):
             return None
@@ -444,15 +470,7 @@ class TextLayout:
             clear = np.ones(len(chosen), dtype=bool)
             clear[np.flatnonzero(has)] = ~hit.any(axis=1)
             chosen = chosen[clear]
-        if not len(chosen):
-            return None
-        row = cands[chosen[0]]
-        leader = None if math.isnan(row[2]) else tuple(float(v) for v in row[2:])
-        left, top = float(row[0]), float(row[1])
-        placement = Placement(request.key, (left, top, left + w, top + h), leader)
-        self._reserve(placement, 1)
-        self.placed[request.key] = placement
-        return placement
+        return int(chosen[0]) if len(chosen) else None
 
     def place_all(self, requests: Iterable[Request]) -> dict[Hashable, Placement | None]:
         ordered = sorted(requests, key=lambda r: (r.priority, r.order))
