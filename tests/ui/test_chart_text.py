@@ -193,3 +193,17 @@ def test_the_check_sees_a_text_put_over_a_roof(qtbot):
     y = x * ys[0] / xs[0]  # on the sloped roof
     label.setPos(float(to_view(x)), float(to_view(y)))
     assert any("over a line" in p for p in problems(canvas))
+
+
+@pytest.mark.parametrize("example, peaks", [
+    ("teaching_machine", ["100 TFLOP/s", "20 TFLOP/s"]),
+    ("llama_ffn", ["989 TFLOP/s", "312 TFLOP/s", "197 TFLOP/s"]),
+])
+def test_compute_roofs_with_points_on_them_still_show_their_peak(qtbot, example, peaks):
+    """Compute-bound operations sit on the flat roof, so a value label just over or under
+    the line meets their markers; it moves clear of them rather than going unshown."""
+    canvas, _workspace = open_at_laptop_size(qtbot, EXAMPLE_DIR / f"{example}.yaml")
+    shown = canvas.roof_labels()
+    for peak in peaks:
+        assert any(text.endswith(peak) for text in shown), (peak, shown)
+    assert problems(canvas) == []

@@ -338,9 +338,12 @@ def sloped_candidates(x0: float, y0: float, x1: float, y1: float, w: float, h: f
 
 
 def flat_candidates(x0: float, x1: float, y: float, w: float, h: float, frame: Rect,
-                    gap: float = 6.0, below_first: bool = False) -> list[Candidate]:
+                    gap: float = 6.0, below_first: bool = False,
+                    clear: float = 12.0) -> list[Candidate]:
     """Places for a text over (then under) a flat segment from ``x0`` to ``x1`` at height
-    ``y``: right end first, then left end and points between."""
+    ``y``: right end first, then left end and points between; then the same ``clear``
+    pixels farther from the line, over the markers of the operations that sit on it (a
+    compute roof's points)."""
     lo, hi = max(x0, frame[0] + 2), min(x1, frame[2] - 2)
     if hi <= lo:
         return []
@@ -354,9 +357,12 @@ def flat_candidates(x0: float, x1: float, y: float, w: float, h: float, frame: R
         if x < lo:
             xs.append(x)
         x -= step
-    above = [Candidate(left, y - h - gap) for left in xs]
-    below = [Candidate(left, y + gap) for left in xs]
-    return below + above if below_first else above + below
+    out = []
+    for g in (gap, gap + clear):
+        above = [Candidate(left, y - h - g) for left in xs]
+        below = [Candidate(left, y + g) for left in xs]
+        out += below + above if below_first else above + below
+    return out
 
 
 def corner_candidates(x: float, y: float, w: float, h: float, gap: float = 5.0
