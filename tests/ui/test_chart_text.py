@@ -101,17 +101,17 @@ def problems(canvas: RooflineCanvas) -> list[str]:
     if legend.isVisible():
         r = legend.sceneBoundingRect()
         legend_box = (r.left(), r.top(), r.right(), r.bottom())
-    for i, (kind, text, box) in enumerate(texts):
+    for i, (_kind, text, box) in enumerate(texts):
         if not (plot.left() <= box[0] and box[2] <= plot.right() and plot.top() <= box[1]
                 and box[3] <= plot.bottom()):
             found.append(f"{text!r} outside the plot")
-        for kind2, text2, box2 in texts[i + 1:]:
+        for _kind2, text2, box2 in texts[i + 1:]:
             if boxes_meet(box, box2):
                 found.append(f"{text!r} over {text2!r}")
         if legend_box is not None and boxes_meet(box, legend_box):
             found.append(f"{text!r} over the legend")
         for line in lines:
-            if any(segment_meets_box(p, q, box) for p, q in zip(line, line[1:])):
+            if any(segment_meets_box(p, q, box) for p, q in zip(line, line[1:], strict=False)):
                 found.append(f"{text!r} over a line")
                 break
         for x, y in dots:
