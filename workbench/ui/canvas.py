@@ -635,7 +635,6 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
         label = self._labels.get(op_id)
         if label is not None:
             label.setText(name)
-            self._relayout_moved([], np.zeros(0, dtype=int), np.zeros((0, 2)))
             self._relayout_keys([("point", op_id)])
         scene = self._scene
         legend = tuple(replace(e, text=name) if e.kind == "operation" and e.id == op_id else e
