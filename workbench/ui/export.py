@@ -210,6 +210,8 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
             with canvas.rebuilds_held():  # one rebuild, below, not one per change signal
                 self.workspace.selection.select(None)
                 self.workspace.document.replace_session(self.session)
+        # axis titles are never set below a readable size on the page
+        canvas.figure_type_scale = self.fig.boost
         canvas.rebuild(fit=self.view_range is None)
         self._fitted = canvas.plot_widget.getPlotItem().getViewBox().targetRange()
         canvas.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
