@@ -7,6 +7,7 @@ Mixed into :class:`~workbench.ui.canvas.RooflineCanvas`.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import numpy as np
@@ -135,6 +136,14 @@ class SyncMixin:
             size = float(theme.title_size)
             if widest > room:
                 size = max(4.0, size * room / widest * 0.97)
+                least = min(float(theme.title_size), self._axis_title_min())
+                if size < least:  # not smaller than readable: on more lines instead
+                    size = least
+                    metrics = QFontMetricsF(make_font(theme, size))
+                    lines = wrap_title(metrics.horizontalAdvance, title, room / 0.97, lines=4)
+                    widest = max(metrics.horizontalAdvance(line) for line in lines)
+                    if widest > room:  # a word longer than the chart is wide: never cut
+                        size = max(4.0, size * room / widest * 0.97)
             key = (tuple(lines), size, theme.foreground)
             if key != getattr(self, "_title_key", None):
                 self._title_key = key
@@ -189,7 +198,9 @@ class SyncMixin:
     def _axis_title_min(self) -> float:
         """The least size of an axis title (points on screen): 0.8 × the tick labels' and
         :data:`AXIS_TITLE_MIN_PT` on the page, whichever is larger."""
-        return max(0.8 * self.theme.tick_size, AXIS_TITLE_MIN_PT / self.figure_type_scale)
+        least = max(0.8 * self.theme.tick_size, AXIS_TITLE_MIN_PT / self.figure_type_scale)
+        # text is set in whole pixels: round up, never down below the least size
+        return math.ceil(least * 96.0 / 72.0 - 1e-6) * 72.0 / 96.0
 
     def _set_axis_titles(self, rooms: dict | None = None) -> bool:
         """Set both axis titles for the axes' lengths ``rooms`` (the full wording at the
@@ -209,6 +220,8 @@ class SyncMixin:
             if current.get(side) != key:
                 self._plot.setLabel(side, text, color=theme.foreground,
                                     **{"font-size": f"{size:.2f}pt"})
+                # the axis places its title when resized: centre the new one now
+                self._plot.getAxis(side).resizeEvent(None)
                 changed = True
         self._axis_titles_set = new
         return changed
@@ -227,7 +240,9 @@ class SyncMixin:
         # the room the plot leaves each title (not the plot's own size: a title longer than
         # the room would widen the plot beyond the figure)
         across = self.width() - self._y_axis.geometry().width() - left - right - 8
-        down = (self.height() - title_h - self._x_axis.geometry().height() - top - bottom - 8)
+        # the y title is centred on the plot's height: no longer than that
+        down = min(self._y_axis.geometry().height(),
+                   self.height() - title_h - self._x_axis.geometry().height() - top - bottom - 8)
         rooms = {side: length for side, length in (("bottom", across), ("left", down))
                  if length > 0}
         self._axis_rooms = rooms

@@ -400,6 +400,17 @@ def _figure_canvas_class():
                 if not self.hold_layout:
                     super()._layout_annotations()
 
+            def _outside_side(self) -> str:
+                """Right of a wide figure also when the legend below would take more than a
+                quarter of its height and beside it at most a third of its width (a
+                short double-column figure keeps its plot's height)."""
+                side = super()._outside_side()
+                w, h = self._legend.width(), self._legend.height()
+                if (side == "bottom" and self.width() > 1.25 * self.height()
+                        and h > 0.25 * self.height() and w < 0.34 * self.width()):
+                    return "right"
+                return side
+
             def skip_labelled_in_legend(self) -> None:
                 """Leave the operations whose points carry their names out of the legend:
                 only the legend changes (no rebuild)."""

@@ -34,7 +34,7 @@ THEME_FIGURE_SCALE = {"presentation": 1.2}
 #: theme 35 × 26). On a smaller figure every size (type, lines, markers) is scaled down by
 #: the tighter of width / design width and height / design height, so the plot keeps most
 #: of the figure; never below :data:`MIN_TICK_PT`.
-DESIGN_EMS = (30.0, 22.0)
+DESIGN_EMS = (30.0, 24.0)
 #: Tick labels are never scaled below this size (points on the page).
 MIN_TICK_PT = 7.0
 #: A figure's legend names at most this many operations (the rest: one line); a figure has
