@@ -1,7 +1,7 @@
 """Figure-quality checker: reads an exported chart PDF back with PyMuPDF and measures, from
 the file alone, what a reader would call a badly set figure.
 
-Four kinds of defect (:class:`Defect`.kind):
+Four kinds of defect of a figure that would need touching up (:class:`Defect`.kind):
 
 ``text_over_text``
     Two different text lines whose characters overlap by more than the tolerance in every
@@ -15,6 +15,21 @@ Four kinds of defect (:class:`Defect`.kind):
     plot frame (the plot clip cuts it on screen).
 ``off_page``
     A text whose ink reaches outside the page.
+
+Three more, of a figure too small to read (:func:`check_readability`, separate from
+:func:`check_figure` so that a drawing without a plot can still be checked for overlaps):
+
+``small_text``
+    A text under ``MIN_TEXT_PT``; an axis title (a text outside the plot ending in its unit
+    in brackets) under ``MIN_AXIS_TITLE_PT`` or under ``AXIS_TITLE_TO_TICKS`` × the size of
+    its axis's tick labels (short texts starting with a digit along that plot edge).
+``small_plot``
+    A plot rectangle taking less than ``MIN_PLOT_SHARE`` of the page's area or
+    ``MIN_PLOT_WIDTH`` of its width, both of the page less the band a legend beside or below
+    the plot takes (no plot frame found at all is one too).
+``large_legend``
+    A legend outside the plot (a plate with texts, clear of the plot) whose band takes more
+    than ``MAX_LEGEND_SHARE`` of the page's height (above or below the plot) or width (beside).
 
 Geometry, all in PDF points with the origin at the top left of the page:
 
@@ -45,8 +60,9 @@ Geometry, all in PDF points with the origin at the top left of the page:
   plate drawn after a data path it covers, or after a text it covers, is a defect. Short
   leader lines that end inside a plate are exempt.
 
-Use ``check_pdf(path_or_bytes) -> list[Defect]``; ``format_defects`` prints them one per line;
-``python tests/figures/figcheck.py FIG.pdf ...`` does both from the command line.
+Use ``check_pdf(path_or_bytes) -> list[Defect]`` (and ``check_readability(read_figure(...))``);
+``format_defects`` prints them one per line; ``python tests/figures/figcheck.py FIG.pdf ...``
+runs both checks from the command line.
 """
 
 from __future__ import annotations
@@ -1008,7 +1024,8 @@ def format_defects(defects: Sequence[Defect], name: str = "") -> str:
 def main(argv: Sequence[str]) -> int:
     worst = 0
     for path in argv:
-        defects = check_pdf(path)
+        fig = read_figure(path)
+        defects = check_figure(fig) + check_readability(fig)
         print(format_defects(defects, os.path.basename(path)))
         worst = max(worst, 1 if defects else 0)
     return worst

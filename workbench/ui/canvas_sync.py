@@ -167,6 +167,8 @@ class SyncMixin:
     _axis_titles_set: dict | None = None
     #: the axes' lengths the titles were last fitted to (side → pixels)
     _axis_rooms: dict = {}
+    #: (font family, size, full title) → widths of the full and the short wording
+    _axis_title_widths: dict = {}
     #: how much larger than on screen the chart is drawn (a figure's type scale): an axis
     #: title is never set below :data:`AXIS_TITLE_MIN_PT` at that scale
     figure_type_scale = 1.0
@@ -186,8 +188,12 @@ class SyncMixin:
             return full, size
         short = short_axis_title(full)
         # the label item's document adds a margin each side
-        need = [QFontMetricsF(make_font(theme, size)).horizontalAdvance(text) + 10.0
-                for text in (full, short)]
+        key = (theme.font_family, size, full)
+        need = self._axis_title_widths.get(key)
+        if need is None:
+            metrics = QFontMetricsF(make_font(theme, size))
+            need = self._axis_title_widths[key] = [
+                metrics.horizontalAdvance(text) + 10.0 for text in (full, short)]
         if need[0] <= room:
             return full, size
         if need[1] <= room:

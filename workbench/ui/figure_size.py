@@ -30,10 +30,10 @@ DPI_RANGE = (24.0, 2400.0)
 #: on a 16:9 slide its tick labels read at about 19 pt, its title at 23 pt.
 THEME_FIGURE_SCALE = {"presentation": 1.2}
 #: A theme's type is drawn for a figure at least this many tick-label sizes wide and high
-#: (a 16:9 slide in the presentation theme is 57 × 32, a single paper column in the light
-#: theme 35 × 26). On a smaller figure every size (type, lines, markers) is scaled down by
-#: the tighter of width / design width and height / design height, so the plot keeps most
-#: of the figure; never below :data:`MIN_TICK_PT`.
+#: (a 16:9 slide in the presentation theme is 57 × 32 of them, a single paper column in the
+#: light theme 35 × 26). A smaller figure (the presentation theme on a paper column: 20 × 15)
+#: has every size (type, lines, markers) scaled down by the tighter of its width over the
+#: design width and its height over the design height, never below :data:`MIN_TICK_PT`.
 DESIGN_EMS = (30.0, 24.0)
 #: Tick labels are never scaled below this size (points on the page).
 MIN_TICK_PT = 7.0
