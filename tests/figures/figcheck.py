@@ -90,9 +90,10 @@ MIN_TEXT_PT = 6.0
 #: the least size of an axis title: this, and this share of its axis's tick labels' size
 MIN_AXIS_TITLE_PT = 7.0
 AXIS_TITLE_TO_TICKS = 0.8
-#: the plot rectangle takes at least this share of the page's area, and this share of its
-#: width, both less the band a legend beside or below the plot takes
-MIN_PLOT_SHARE = 0.3
+#: the plot rectangle takes at least this share of the area the figure's title and a legend
+#: beside or below the plot leave (what the axes, their labels and the margins may not eat
+#: into), and this share of the page's width less such a legend
+MIN_PLOT_SHARE = 0.33
 MIN_PLOT_WIDTH = 0.6
 #: a legend beside or below the plot takes at most this share of the page's width or height
 MAX_LEGEND_SHARE = 0.36
@@ -789,9 +790,20 @@ def legend_share(fig: Figure) -> float:
     return _legend_band(fig)[1]
 
 
+def title_band(fig: Figure) -> float:
+    """The share of the page's height above the plot that its title takes: from the top of
+    the page to the lowest horizontal text wholly above the plot (0: no title)."""
+    above = [t.bbox()[3] for t in fig.texts
+             if abs(t.direction[1]) < 1e-3 and t.bbox()[3] <= fig.plot[1] + 0.5]
+    if not above:
+        return 0.0
+    return (max(above) - fig.page[1]) / (fig.page[3] - fig.page[1])
+
+
 def plot_room_shares(fig: Figure) -> tuple[float, float]:
-    """The plot's share of the page's area and of its width, both of the page less the band
-    a legend beside or below the plot takes (0 when no plot frame was found)."""
+    """The plot's share of the page's area and of its width, of the page less what the
+    figure's content takes besides the chart: the band a legend beside or below the plot
+    takes, and the title's band over it (0 when no plot frame was found)."""
     share = plot_share(fig)
     if not share:
         return 0.0, 0.0
@@ -800,7 +812,8 @@ def plot_room_shares(fig: Figure) -> tuple[float, float]:
     width = (plot[2] - plot[0]) / (page[2] - page[0])
     if where == "beside":
         width /= 1.0 - band
-    return share / (1.0 - band), width
+        return share / ((1.0 - band) * (1.0 - title_band(fig))), width
+    return share / (1.0 - band - title_band(fig)), width
 
 
 def check_readability(fig: Figure, min_plot_share: float = MIN_PLOT_SHARE,
@@ -830,7 +843,10 @@ def check_readability(fig: Figure, min_plot_share: float = MIN_PLOT_SHARE,
                               f"tick labels' {tick:.1f} pt)"))
     share, width = plot_room_shares(fig)
     where, band = _legend_band(fig)
-    besides = f" of the page less the legend's {band:.0%}" if where else " of the page"
+    title = title_band(fig)
+    less = ([f"the legend's {band:.0%}"] if where else []) + (
+        [f"the title's {title:.0%}"] if title else [])
+    besides = f" of the page less {' and '.join(less)}" if less else " of the page"
     if not share:
         out.append(Defect(SMALL_PLOT, fig.plot, (), "no plot frame found"))
     else:
@@ -839,8 +855,8 @@ def check_readability(fig: Figure, min_plot_share: float = MIN_PLOT_SHARE,
                               f"{besides} (least {min_plot_share:.0%})"))
         if width < min_plot_width:
             out.append(Defect(SMALL_PLOT, fig.plot, (), f"the plot takes {width:.0%} of the "
-                              f"width{besides if where == 'beside' else ' of the page'} "
-                              f"(least {min_plot_width:.0%})"))
+                              f"width of the page{' less the legend' if where == 'beside' else ''}"
+                              f" (least {min_plot_width:.0%})"))
     if band > MAX_LEGEND_SHARE:
         out.append(Defect(LARGE_LEGEND, legend_box(fig) or fig.plot, (),
                           f"the legend takes {band:.0%} of the page's "

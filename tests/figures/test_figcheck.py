@@ -20,6 +20,7 @@ from figures.figcheck import (
     plot_room_shares,
     read_figure,
     tick_labels,
+    title_band,
 )
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QLineF, QMarginsF, QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import (
@@ -391,10 +392,14 @@ def test_readability_finds_small_text_and_an_axis_title_smaller_than_its_ticks(p
 
 def test_readability_measures_the_plot_and_the_legend_below_it(pdf):
     """A plot squeezed into a corner by a legend below it: the plot's share of the page (less
-    the legend's band) and of its width, and the legend's share of the page's height."""
-    assert check_readability(read_figure(pdf(clean))) == []
-    assert plot_room_shares(read_figure(pdf(clean)))[0] == pytest.approx(
-        PLOT.width() * PLOT.height() / (PAGE[0] * PAGE[1]), abs=0.01)
+    the legend's and the title's bands) and of its width, and the legend's share of the
+    page's height."""
+    chart = read_figure(pdf(clean))
+    assert check_readability(chart) == []
+    # its title ("A clean chart", baseline 20 pt, no descenders) is not the plot's to use
+    assert title_band(chart) == pytest.approx(20 / PAGE[1], abs=0.005)
+    assert plot_room_shares(chart)[0] == pytest.approx(
+        PLOT.width() * PLOT.height() / (PAGE[0] * (PAGE[1] - 20)), abs=0.01)
 
     def draw(painter: QPainter, plot: QRectF, legend_height: float) -> None:
         painter.fillRect(plot, QColor("white"))
