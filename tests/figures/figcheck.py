@@ -746,12 +746,11 @@ def tick_labels(fig: Figure, side: str) -> list[TextLine]:
         text = t.text.strip()
         if not text or not text[0].isdigit() or len(text) > 16 or abs(t.direction[1]) > 1e-3:
             continue
-        bx0, by0, bx1, by1 = t.bbox()
+        _bx0, by0, bx1, _by1 = t.bbox()
         cx, cy = t.centre
-        if side == "left" and y0 - 1 <= cy <= y1 + 1 and bx1 <= x0 + 1 and x0 - bx1 < 3 * t.size:
-            out.append(t)
-        elif side == "bottom" and x0 - t.size <= cx <= x1 + t.size and by0 >= y1 - 1 \
-                and by0 - y1 < 3 * t.size:
+        beside = y0 - 1 <= cy <= y1 + 1 and bx1 <= x0 + 1 and x0 - bx1 < 3 * t.size
+        under = x0 - t.size <= cx <= x1 + t.size and by0 >= y1 - 1 and by0 - y1 < 3 * t.size
+        if (side == "left" and beside) or (side == "bottom" and under):
             out.append(t)
     return out
 

@@ -21,7 +21,6 @@ from workbench.ui.axes import to_view
 from workbench.ui.chart_items import Label
 from workbench.ui.theme import Theme, make_brush, make_font, make_pen, qcolor
 
-
 #: An axis title is never set smaller than this (points on the page).
 AXIS_TITLE_MIN_PT = 7.0
 
