@@ -1,7 +1,7 @@
 """Figure-quality checker: reads an exported chart PDF back with PyMuPDF and measures, from
 the file alone, what a reader would call a badly set figure.
 
-Four kinds of defect (:class:`Defect`.kind):
+Four kinds of defect of a figure that would need touching up (:class:`Defect`.kind):
 
 ``text_over_text``
     Two different text lines whose characters overlap by more than the tolerance in every
@@ -15,6 +15,21 @@ Four kinds of defect (:class:`Defect`.kind):
     plot frame (the plot clip cuts it on screen).
 ``off_page``
     A text whose ink reaches outside the page.
+
+Three more, of a figure too small to read (:func:`check_readability`, separate from
+:func:`check_figure` so that a drawing without a plot can still be checked for overlaps):
+
+``small_text``
+    A text under ``MIN_TEXT_PT``; an axis title (a text outside the plot ending in its unit
+    in brackets) under ``MIN_AXIS_TITLE_PT`` or under ``AXIS_TITLE_TO_TICKS`` × the size of
+    its axis's tick labels (short texts starting with a digit along that plot edge).
+``small_plot``
+    A plot rectangle taking less than ``MIN_PLOT_SHARE`` of the page's area or
+    ``MIN_PLOT_WIDTH`` of its width, both of the page less the band a legend beside or below
+    the plot takes (no plot frame found at all is one too).
+``large_legend``
+    A legend outside the plot (a plate with texts, clear of the plot) whose band takes more
+    than ``MAX_LEGEND_SHARE`` of the page's height (above or below the plot) or width (beside).
 
 Geometry, all in PDF points with the origin at the top left of the page:
 
@@ -45,8 +60,9 @@ Geometry, all in PDF points with the origin at the top left of the page:
   plate drawn after a data path it covers, or after a text it covers, is a defect. Short
   leader lines that end inside a plate are exempt.
 
-Use ``check_pdf(path_or_bytes) -> list[Defect]``; ``format_defects`` prints them one per line;
-``python tests/figures/figcheck.py FIG.pdf ...`` does both from the command line.
+Use ``check_pdf(path_or_bytes) -> list[Defect]`` (and ``check_readability(read_figure(...))``);
+``format_defects`` prints them one per line; ``python tests/figures/figcheck.py FIG.pdf ...``
+runs both checks from the command line.
 """
 
 from __future__ import annotations
@@ -63,7 +79,24 @@ TEXT_OVER_TEXT = "text_over_text"
 TEXT_OVER_DATA = "text_over_data"
 TRUNCATION = "truncation"
 OFF_PAGE = "off_page"
-KINDS = (TEXT_OVER_TEXT, TEXT_OVER_DATA, TRUNCATION, OFF_PAGE)
+SMALL_TEXT = "small_text"
+SMALL_PLOT = "small_plot"
+LARGE_LEGEND = "large_legend"
+KINDS = (TEXT_OVER_TEXT, TEXT_OVER_DATA, TRUNCATION, OFF_PAGE, SMALL_TEXT, SMALL_PLOT,
+         LARGE_LEGEND)
+
+#: the least size of any text on the page, in points (journals ask for 5–7 pt at print size)
+MIN_TEXT_PT = 6.0
+#: the least size of an axis title: this, and this share of its axis's tick labels' size
+MIN_AXIS_TITLE_PT = 7.0
+AXIS_TITLE_TO_TICKS = 0.8
+#: the plot rectangle takes at least this share of the area the figure's title and a legend
+#: beside or below the plot leave (what the axes, their labels and the margins may not eat
+#: into), and this share of the page's width less such a legend
+MIN_PLOT_SHARE = 0.33
+MIN_PLOT_WIDTH = 0.6
+#: a legend beside or below the plot takes at most this share of the page's width or height
+MAX_LEGEND_SHARE = 0.36
 
 #: ink above the baseline, in em (DejaVu Sans: capitals and digits 0.73, ascenders 0.76,
 #: lowercase 0.55, low punctuation less)
@@ -693,6 +726,144 @@ def check_figure(fig: Figure) -> list[Defect]:
     return defects
 
 
+# ---------------------------------------------------------------------------------------------
+# readability: text sizes, the plot's share of the page, the legend's
+
+
+def is_axis_title(fig: Figure, t: TextLine) -> bool:
+    """An axis title: outside the plot, ending in its unit in brackets ("… [FLOP/s]")."""
+    text = t.text.strip()
+    return text.endswith("]") and "[" in text and not _inside(t.centre, fig.plot)
+
+
+def tick_labels(fig: Figure, side: str) -> list[TextLine]:
+    """The tick labels beside the plot's left edge (``"left"``) or under its bottom edge
+    (``"bottom"``): short horizontal texts starting with a digit, outside the plot, level
+    with it (left) or under it (bottom), nearer to it than three of their own heights."""
+    x0, y0, x1, y1 = fig.plot
+    out = []
+    for t in fig.texts:
+        text = t.text.strip()
+        if not text or not text[0].isdigit() or len(text) > 16 or abs(t.direction[1]) > 1e-3:
+            continue
+        _bx0, by0, bx1, _by1 = t.bbox()
+        cx, cy = t.centre
+        beside = y0 - 1 <= cy <= y1 + 1 and bx1 <= x0 + 1 and x0 - bx1 < 3 * t.size
+        under = x0 - t.size <= cx <= x1 + t.size and by0 >= y1 - 1 and by0 - y1 < 3 * t.size
+        if (side == "left" and beside) or (side == "bottom" and under):
+            out.append(t)
+    return out
+
+
+def legend_box(fig: Figure) -> Box | None:
+    """The legend placed beside or below the plot: the largest plate carrying two texts or
+    more that lies outside the plot rectangle (None: no legend there)."""
+    boxes = [p.bbox for p in fig.by_role("plate")
+             if p.owners and not _overlaps(p.bbox, fig.plot, 1.0)]
+    return max(boxes, key=_area) if boxes else None
+
+
+def plot_share(fig: Figure) -> float:
+    """The plot rectangle's area over the page's (0 when no plot frame was found)."""
+    if _same_box(fig.plot, fig.page, 1.0):
+        return 0.0
+    return _area(fig.plot) / _area(fig.page)
+
+
+def _legend_band(fig: Figure) -> tuple[str, float]:
+    """Where a legend outside the plot is (``"across"``: above or below the plot, ``"beside"``:
+    left or right of it, ``""``: none) and the share of the page's height (across) or width
+    (beside) its band takes."""
+    box = legend_box(fig)
+    if box is None:
+        return "", 0.0
+    page, plot = fig.page, fig.plot
+    if box[1] >= plot[3] - 1.0 or box[3] <= plot[1] + 1.0:
+        return "across", (box[3] - box[1]) / (page[3] - page[1])
+    return "beside", (box[2] - box[0]) / (page[2] - page[0])
+
+
+def legend_share(fig: Figure) -> float:
+    """How much of the page a legend outside the plot takes: its height over the page's
+    for a legend above or below the plot, its width over the page's for one beside it."""
+    return _legend_band(fig)[1]
+
+
+def title_band(fig: Figure) -> float:
+    """The share of the page's height above the plot that its title takes: from the top of
+    the page to the lowest horizontal text wholly above the plot (0: no title)."""
+    above = [t.bbox()[3] for t in fig.texts
+             if abs(t.direction[1]) < 1e-3 and t.bbox()[3] <= fig.plot[1] + 0.5]
+    if not above:
+        return 0.0
+    return (max(above) - fig.page[1]) / (fig.page[3] - fig.page[1])
+
+
+def plot_room_shares(fig: Figure) -> tuple[float, float]:
+    """The plot's share of the page's area and of its width, of the page less what the
+    figure's content takes besides the chart: the band a legend beside or below the plot
+    takes, and the title's band over it (0 when no plot frame was found)."""
+    share = plot_share(fig)
+    if not share:
+        return 0.0, 0.0
+    where, band = _legend_band(fig)
+    page, plot = fig.page, fig.plot
+    width = (plot[2] - plot[0]) / (page[2] - page[0])
+    if where == "beside":
+        width /= 1.0 - band
+        return share / ((1.0 - band) * (1.0 - title_band(fig))), width
+    return share / (1.0 - band - title_band(fig)), width
+
+
+def check_readability(fig: Figure, min_plot_share: float = MIN_PLOT_SHARE,
+                      min_plot_width: float = MIN_PLOT_WIDTH) -> list[Defect]:
+    """Defects of a figure too small to read: a text below :data:`MIN_TEXT_PT`, an axis
+    title below :data:`MIN_AXIS_TITLE_PT` or smaller than :data:`AXIS_TITLE_TO_TICKS` × its
+    tick labels; a plot taking less than ``min_plot_share`` of the page's area or
+    ``min_plot_width`` of its width (of the page less a legend's band beside or below the
+    plot), and such a legend taking more than :data:`MAX_LEGEND_SHARE` of the page."""
+    out = []
+    ticks = {side: [t.size for t in tick_labels(fig, side)] for side in ("left", "bottom")}
+    for t in fig.texts:
+        if t.size < MIN_TEXT_PT - 0.05:
+            out.append(Defect(SMALL_TEXT, t.bbox(), (t.text,),
+                              f"set in {t.size:.1f} pt (least {MIN_TEXT_PT:g} pt)"))
+            continue
+        if not is_axis_title(fig, t):
+            continue
+        side = "left" if abs(t.direction[1]) > 0.5 else "bottom"
+        sizes = sorted(ticks[side])
+        tick = sizes[len(sizes) // 2] if sizes else 0.0
+        least = max(MIN_AXIS_TITLE_PT, AXIS_TITLE_TO_TICKS * tick)
+        if t.size < least - 0.05:
+            out.append(Defect(SMALL_TEXT, t.bbox(), (t.text,),
+                              f"axis title set in {t.size:.1f} pt (least {least:.1f} pt: "
+                              f"{MIN_AXIS_TITLE_PT:g} pt and {AXIS_TITLE_TO_TICKS:g} × the "
+                              f"tick labels' {tick:.1f} pt)"))
+    share, width = plot_room_shares(fig)
+    where, band = _legend_band(fig)
+    title = title_band(fig)
+    less = ([f"the legend's {band:.0%}"] if where else []) + (
+        [f"the title's {title:.0%}"] if title else [])
+    besides = f" of the page less {' and '.join(less)}" if less else " of the page"
+    if not share:
+        out.append(Defect(SMALL_PLOT, fig.plot, (), "no plot frame found"))
+    else:
+        if share < min_plot_share:
+            out.append(Defect(SMALL_PLOT, fig.plot, (), f"the plot takes {share:.0%} of the area"
+                              f"{besides} (least {min_plot_share:.0%})"))
+        if width < min_plot_width:
+            out.append(Defect(SMALL_PLOT, fig.plot, (), f"the plot takes {width:.0%} of the "
+                              f"width of the page{' less the legend' if where == 'beside' else ''}"
+                              f" (least {min_plot_width:.0%})"))
+    if band > MAX_LEGEND_SHARE:
+        out.append(Defect(LARGE_LEGEND, legend_box(fig) or fig.plot, (),
+                          f"the legend takes {band:.0%} of the page's "
+                          f"{'height' if where == 'across' else 'width'} "
+                          f"(most {MAX_LEGEND_SHARE:.0%})"))
+    return out
+
+
 def _truncations(fig: Figure) -> list[Defect]:
     out = []
     for t in fig.texts:
@@ -868,7 +1039,8 @@ def format_defects(defects: Sequence[Defect], name: str = "") -> str:
 def main(argv: Sequence[str]) -> int:
     worst = 0
     for path in argv:
-        defects = check_pdf(path)
+        fig = read_figure(path)
+        defects = check_figure(fig) + check_readability(fig)
         print(format_defects(defects, os.path.basename(path)))
         worst = max(worst, 1 if defects else 0)
     return worst

@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import pytest
 from figures.figcheck import (
+    LARGE_LEGEND,
     OFF_PAGE,
+    SMALL_PLOT,
+    SMALL_TEXT,
     TEXT_OVER_DATA,
     TEXT_OVER_TEXT,
     TRUNCATION,
     check_pdf,
+    check_readability,
     format_defects,
+    legend_share,
+    plot_room_shares,
     read_figure,
+    tick_labels,
+    title_band,
 )
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QLineF, QMarginsF, QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import (
@@ -356,3 +364,64 @@ def test_a_small_plot_beside_a_larger_legend(pdf):
     onto = check_pdf(pdf(lambda p: draw(p, 190), frame=False))
     assert summary(onto) == [(TEXT_OVER_TEXT, ("Performance [FLOP/s]", "Machine A", "GEMM"))], \
         format_defects(onto)
+
+
+# ---------------------------------------------------------------------------------------------
+# readability
+
+
+def test_readability_finds_small_text_and_an_axis_title_smaller_than_its_ticks(pdf):
+    """Any text under 6 pt, and an axis title under 7 pt or under 0.8 × its tick labels."""
+
+    def draw(painter: QPainter, title_pt: float, note_pt: float) -> None:
+        painter.setFont(font(note_pt))
+        text(painter, "ridge 295 FLOP/B", 200, 120)
+        painter.setFont(font(title_pt))
+        text(painter, "Arithmetic intensity [FLOP/byte]", 120, 292)
+        painter.setFont(font())
+
+    readable = read_figure(pdf(lambda p: draw(p, 11, 7)))
+    # the nine tick labels under the plot (12 pt) are seen as such
+    assert [t.text for t in tick_labels(readable, "bottom")] == [str(i) for i in range(9)]
+    assert check_readability(readable) == [], format_defects(check_readability(readable))
+    small = check_readability(read_figure(pdf(lambda p: draw(p, 8, 5))))
+    assert summary(small) == [(SMALL_TEXT, ("Arithmetic intensity [FLOP/byte]",)),
+                              (SMALL_TEXT, ("ridge 295 FLOP/B",))], format_defects(small)
+    assert "0.8" in small[0].detail or "0.8" in small[1].detail
+
+
+def test_readability_measures_the_plot_and_the_legend_below_it(pdf):
+    """A plot squeezed into a corner by a legend below it: the plot's share of the page (less
+    the legend's and the title's bands) and of its width, and the legend's share of the
+    page's height."""
+    chart = read_figure(pdf(clean))
+    assert check_readability(chart) == []
+    # its title ("A clean chart", baseline 20 pt, no descenders) is not the plot's to use
+    assert title_band(chart) == pytest.approx(20 / PAGE[1], abs=0.005)
+    assert plot_room_shares(chart)[0] == pytest.approx(
+        PLOT.width() * PLOT.height() / (PAGE[0] * (PAGE[1] - 20)), abs=0.01)
+
+    def draw(painter: QPainter, plot: QRectF, legend_height: float) -> None:
+        painter.fillRect(plot, QColor("white"))
+        painter.setPen(QPen(QColor(0, 0, 0, 20), 0.8))
+        for i in range(1, 6):
+            x = plot.left() + i * plot.width() / 6
+            painter.drawLine(QLineF(x, plot.top(), x, plot.bottom()))
+        painter.setPen(QPen(QColor("black"), 1.0))
+        painter.drawRect(plot)
+        legend = QRectF(20, 290 - legend_height, 300, legend_height)
+        painter.fillRect(legend, QColor(255, 255, 255, 230))
+        painter.setPen(QPen(QColor(200, 200, 200), 1.0))
+        painter.drawRect(legend)
+        text(painter, "Machine A", 52, legend.top() + 20)
+        text(painter, "12 operations not listed", 52, legend.top() + 38)
+
+    roomy = read_figure(pdf(lambda p: draw(p, QRectF(60, 10, 330, 180), 60), frame=False))
+    assert legend_share(roomy) == pytest.approx(60 / PAGE[1], abs=0.01)
+    assert check_readability(roomy) == [], format_defects(check_readability(roomy))
+    squeezed = read_figure(pdf(lambda p: draw(p, QRectF(200, 10, 190, 90), 140), frame=False))
+    assert plot_room_shares(squeezed) == pytest.approx(
+        (190 * 90 / (PAGE[0] * PAGE[1]) / (1 - 140 / PAGE[1]), 190 / PAGE[0]), abs=0.01)
+    defects = check_readability(squeezed)
+    assert sorted(d.kind for d in defects) == [LARGE_LEGEND, SMALL_PLOT, SMALL_PLOT], \
+        format_defects(defects)

@@ -1,20 +1,33 @@
 """Exported figures need no touching up: every example session, and generated sessions with
 many operations, long names and clustered intensities, exported to PDF at every size and
 theme, read back from the file, have no text over text, no text over data, nothing
-truncated and no text off the page."""
+truncated and no text off the page; and they read at their size: no text under 6 pt, axis
+titles at least 7 pt and 0.8 × their tick labels, a plot taking its share of the page, a
+legend beside or below it taking at most about a third, the decades of the y axis labelled."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import EXAMPLES
-from figures.figcheck import check_figure, format_defects, read_figure
+from figures.figcheck import (
+    MAX_LEGEND_SHARE,
+    check_figure,
+    check_readability,
+    format_defects,
+    legend_share,
+    read_figure,
+    tick_labels,
+)
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from workbench.io.sessions import load_session, loads_session
+from workbench.model.analysis import evaluate_session
+from workbench.model.scene import build_scene
 from workbench.ui.export import figure_bytes, resolve_size
 
 SIZES = (None, "slide", "single", "double")
@@ -22,12 +35,24 @@ THEMES = ("light", "dark", "presentation")
 PRESETS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "hardware_presets").glob("*.yaml"))
 
 
-def defects_of(session, size: str | None, theme: str) -> list:
+def figure_of(session, size: str | None, theme: str):
     size_ = resolve_size(size, theme=theme)
     fig = read_figure(figure_bytes(session, "pdf", size_, theme=theme))
     # the words are in the file as text (not outlines), so the checker can see every label
     assert any("intensity" in t.text.lower() for t in fig.texts), [t.text for t in fig.texts]
-    return check_figure(fig)
+    return fig
+
+
+def defects_of(session, size: str | None, theme: str) -> list:
+    fig = figure_of(session, size, theme)
+    return check_figure(fig) + check_readability(fig)
+
+
+def y_decades(session) -> float:
+    """How many decades of FLOP/s the chart's y axis spans at least (the scene's range; a
+    figure may show a little more)."""
+    lo, hi = build_scene(session, evaluate_session(session)).y_range
+    return math.log10(hi / lo)
 
 
 def _name(size: str | None, theme: str) -> str:
@@ -38,9 +63,15 @@ def _name(size: str | None, theme: str) -> str:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: s or "default")
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_example_figures_are_clean(qapp, path, size, theme):
-    defects = defects_of(load_session(path), size, theme)
+    session = load_session(path)
+    fig = figure_of(session, size, theme)
+    defects = check_figure(fig) + check_readability(fig)
     if defects:
         pytest.fail(format_defects(defects, f"{path.name} at {_name(size, theme)}"), pytrace=False)
+    # a y axis over three decades or more names at least three of them
+    ticks = [t.text for t in tick_labels(fig, "left")]
+    if y_decades(session) >= 3:
+        assert len(ticks) >= 3, (f"{path.name} at {_name(size, theme)}: y tick labels {ticks}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,7 +147,8 @@ def test_generated_figures_are_clean(qapp, case):
 def test_a_long_legend_leaves_the_plot_its_room(qapp, size):
     """Fourteen unlabelled points of a whole model: a legend listing them all below a
     single-column figure squeezed the plot to a strip. The figure lists fewer operations
-    (counting the rest in one line) until the legend is at most about half the plot's height."""
+    (counting the rest in one line) until the legend takes at most about a third of the
+    figure."""
     session = load_session(next(p for p in EXAMPLES if p.stem == "llama31_8b_inference"))
     session.view.legend = True
     size_ = resolve_size(size)
@@ -124,5 +156,6 @@ def test_a_long_legend_leaves_the_plot_its_room(qapp, size):
     page_height = fig.page[3] - fig.page[1]
     plot_height = fig.plot[3] - fig.plot[1]
     assert plot_height >= 0.3 * page_height, (size, plot_height, page_height)
+    assert legend_share(fig) <= MAX_LEGEND_SHARE, (size, legend_share(fig))
     texts = [t.text for t in fig.texts]
     assert any(t.startswith("NVIDIA H100") for t in texts), texts  # the machines stay named

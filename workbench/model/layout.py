@@ -564,10 +564,11 @@ def legend_corner(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
     return corners[0] if corners else None
 
 
-def wrap_title(words_width, text: str, room: float) -> list[str]:
+def wrap_title(words_width, text: str, room: float, lines: int = 2) -> list[str]:
     """``text`` on one line when ``words_width(text) <= room``, else on two lines broken at
-    the space that balances them best. ``words_width`` measures a string (the view's
-    font metrics)."""
+    the space that balances them best; with ``lines`` > 2, on as few lines (up to
+    ``lines``) as keep every line within ``room``, broken to balance them. ``words_width``
+    measures a string (the view's font metrics)."""
     if words_width(text) <= room or " " not in text.strip():
         return [text]
     words = text.split(" ")
@@ -577,4 +578,37 @@ def wrap_title(words_width, text: str, room: float) -> list[str]:
         widest = max(words_width(a), words_width(b))
         if best is None or widest < best[0]:
             best = (widest, [a, b])
+    if best[0] <= room or lines <= 2:
+        return best[1]
+    for count in range(3, lines + 1):
+        # the narrowest width that still breaks the words into ``count`` lines: greedy
+        # filling, searched between the widest word and the whole text
+        lo = max(words_width(w) for w in words)
+        hi = words_width(text)
+        found = _greedy_lines(words_width, words, hi)
+        for _ in range(24):
+            mid = (lo + hi) / 2
+            trial = _greedy_lines(words_width, words, mid)
+            if len(trial) <= count:
+                hi, found = mid, trial
+            else:
+                lo = mid
+        if max(words_width(line) for line in found) <= room or count == lines:
+            return found
     return best[1]
+
+
+def _greedy_lines(words_width, words: list[str], width: float) -> list[str]:
+    """``words`` filled into lines no wider than ``width`` (a word wider stays alone)."""
+    out: list[str] = []
+    line = ""
+    for word in words:
+        trial = f"{line} {word}" if line else word
+        if line and words_width(trial) > width:
+            out.append(line)
+            line = word
+        else:
+            line = trial
+    if line:
+        out.append(line)
+    return out

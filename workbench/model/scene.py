@@ -58,6 +58,7 @@ from workbench.model.units import format_number, format_quantity
 __all__ = [
     "X_TITLE",
     "Y_TITLE",
+    "short_axis_title",
     "MAX_LABELS",
     "MAX_LEGEND_OPERATIONS",
     "MachineMark",
@@ -84,6 +85,21 @@ __all__ = [
 #: Axis titles, with units.
 X_TITLE = "Arithmetic intensity [FLOP/byte]"
 Y_TITLE = "Attainable performance [FLOP/s]"
+#: Shorter wordings of the axis titles' names and units, for an axis too short for the full
+#: title (a small figure): "Intensity [FLOP/B]", "Attainable [FLOP/s]".
+_SHORT_NAMES = {"Arithmetic intensity": "Intensity", "Attainable performance": "Attainable"}
+_SHORT_UNITS = {"FLOP/byte": "FLOP/B", "OP/byte": "OP/B", "bytes/s": "B/s"}
+
+
+def short_axis_title(title: str) -> str:
+    """The shorter wording of an axis title, its unit kept ("Attainable performance [OP/s]"
+    → "Attainable [OP/s]"); the title itself when it has none."""
+    name, sep, unit = title.partition(" [")
+    name = _SHORT_NAMES.get(name.strip(), name.strip())
+    if sep:
+        unit = unit.rstrip().removesuffix("]")
+        return f"{name} [{_SHORT_UNITS.get(unit, unit)}]"
+    return name
 
 #: Above this many labelled points the labels are skipped (the legend says so).
 MAX_LABELS = 200

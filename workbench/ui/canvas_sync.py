@@ -7,6 +7,7 @@ Mixed into :class:`~workbench.ui.canvas.RooflineCanvas`.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import numpy as np
@@ -15,10 +16,13 @@ from PySide6.QtGui import QBrush, QPen
 
 from workbench.model.hardware import roof_name
 from workbench.model.layout import wrap_title
-from workbench.model.scene import PointMark, Roof, Scene
+from workbench.model.scene import PointMark, Roof, Scene, short_axis_title
 from workbench.ui.axes import to_view
 from workbench.ui.chart_items import Label
 from workbench.ui.theme import Theme, make_brush, make_font, make_pen, qcolor
+
+#: An axis title is never set smaller than this (points on the page).
+AXIS_TITLE_MIN_PT = 7.0
 
 
 class SyncMixin:
@@ -131,6 +135,14 @@ class SyncMixin:
             size = float(theme.title_size)
             if widest > room:
                 size = max(4.0, size * room / widest * 0.97)
+                least = min(float(theme.title_size), self._axis_title_min())
+                if size < least:  # not smaller than readable: on more lines instead
+                    size = least
+                    metrics = QFontMetricsF(make_font(theme, size))
+                    lines = wrap_title(metrics.horizontalAdvance, title, room / 0.97, lines=4)
+                    widest = max(metrics.horizontalAdvance(line) for line in lines)
+                    if widest > room:  # a word longer than the chart is wide: never cut
+                        size = max(4.0, size * room / widest * 0.97)
             key = (tuple(lines), size, theme.foreground)
             if key != getattr(self, "_title_key", None):
                 self._title_key = key
@@ -148,42 +160,99 @@ class SyncMixin:
             self._title_key = None
             self._title_set = ([], 0.0)
             self._plot.setTitle(None)
-        scene = self._scene
-        self._axis_title_size = {"bottom": float(theme.axis_title_size),
-                                 "left": float(theme.axis_title_size)}
-        self._set_axis_titles()
+        self._set_axis_titles(self._axis_rooms)
 
-    def _set_axis_titles(self) -> None:
+    #: the axis titles as set, per side: (wording, size in points, colour)
+    _axis_titles_set: dict | None = None
+    #: the axes' lengths the titles were last fitted to (side → pixels)
+    _axis_rooms: dict = {}
+    #: (font family, size, full title) → widths of the full and the short wording
+    _axis_title_widths: dict = {}
+    #: how much larger than on screen the chart is drawn (a figure's type scale): an axis
+    #: title is never set below :data:`AXIS_TITLE_MIN_PT` at that scale
+    figure_type_scale = 1.0
+
+    def _axis_title_choice(self, side: str, room: float | None) -> tuple[str, float]:
+        """The wording and size of one axis title for an axis ``room`` pixels long: the
+        full title at the theme's size where it fits, else the shorter wording
+        (:func:`~workbench.model.scene.short_axis_title`), set smaller only as far as it
+        must and never below the least readable size (:meth:`_axis_title_min`)."""
+        from PySide6.QtGui import QFontMetricsF
+
+        theme = self.theme
+        scene = self._scene
+        full = scene.x_title if side == "bottom" else scene.y_title
+        size = float(theme.axis_title_size)
+        if room is None:
+            return full, size
+        short = short_axis_title(full)
+        # the label item's document adds a margin each side
+        key = (theme.font_family, size, full)
+        need = self._axis_title_widths.get(key)
+        if need is None:
+            metrics = QFontMetricsF(make_font(theme, size))
+            need = self._axis_title_widths[key] = [
+                metrics.horizontalAdvance(text) + 10.0 for text in (full, short)]
+        if need[0] <= room:
+            return full, size
+        if need[1] <= room:
+            return short, size
+        least = min(size, self._axis_title_min())
+        return short, max(least, size * room / need[1] * 0.97)
+
+    def _axis_title_min(self) -> float:
+        """The least size of an axis title (points on screen): 0.8 × the tick labels' and
+        :data:`AXIS_TITLE_MIN_PT` on the page, whichever is larger."""
+        least = max(0.8 * self.theme.tick_size, AXIS_TITLE_MIN_PT / self.figure_type_scale)
+        # text is set in whole pixels: round up, never down below the least size
+        return math.ceil(least * 96.0 / 72.0 - 1e-6) * 72.0 / 96.0
+
+    def _set_axis_titles(self, rooms: dict | None = None) -> bool:
+        """Set both axis titles for the axes' lengths ``rooms`` (the full wording at the
+        theme's size without them); True when either changed."""
         theme = self.theme
         scene = self._scene
         if scene is None:
-            return
-        for side, text in (("bottom", scene.x_title), ("left", scene.y_title)):
-            size = self._axis_title_size[side]
-            self._plot.setLabel(side, text, color=theme.foreground, **{"font-size": f"{size:.2f}pt"})
+            return False
+        rooms = rooms or {}
+        current = self._axis_titles_set or {}
+        changed = False
+        new = {}
+        for side in ("bottom", "left"):
+            text, size = self._axis_title_choice(side, rooms.get(side))
+            key = (text, round(size, 2), theme.foreground)
+            new[side] = key
+            if current.get(side) != key:
+                self._plot.setLabel(side, text, color=theme.foreground,
+                                    **{"font-size": f"{size:.2f}pt"})
+                # the axis places its title when resized: centre the new one now
+                self._plot.getAxis(side).resizeEvent(None)
+                changed = True
+        self._axis_titles_set = new
+        return changed
+
+    def axis_titles(self) -> dict[str, tuple[str, float]]:
+        """The axis titles as set: side → (wording, size in points)."""
+        return {side: key[:2] for side, key in (self._axis_titles_set or {}).items()}
 
     def _fit_axis_titles(self) -> bool:
-        """An axis title longer than its axis is set smaller (a small figure in large type):
-        never cut by the page. True when a size changed (the plot is laid out again)."""
-        changed = False
+        """Fit each axis title to the room the plot leaves it (see
+        :meth:`_axis_title_choice`): the full wording where it fits, never cut by the page
+        nor set unreadably small. True when a title changed (the plot is laid out again)."""
         left, top, right, bottom = self._plot.getContentsMargins()
         title = self._plot.titleLabel
         title_h = title.maximumHeight() if title.isVisible() else 0.0
         # the room the plot leaves each title (not the plot's own size: a title longer than
         # the room would widen the plot beyond the figure)
         across = self.width() - self._y_axis.geometry().width() - left - right - 8
-        down = (self.height() - title_h - self._x_axis.geometry().height() - top - bottom - 8)
-        for side, axis, length in (("bottom", self._x_axis, across),
-                                   ("left", self._y_axis, down)):
-            if length <= 0:
-                continue
-            width = axis.label.boundingRect().width()
-            if width > length:
-                size = self._axis_title_size[side]
-                self._axis_title_size[side] = max(4.0, size * length / width * 0.95)
-                changed = True
+        # the y title is centred on the plot's height: no longer than that
+        down = min(self._y_axis.geometry().height(),
+                   self.height() - title_h - self._x_axis.geometry().height() - top - bottom - 8)
+        rooms = {side: length for side, length in (("bottom", across), ("left", down))
+                 if length > 0}
+        self._axis_rooms = rooms
+        changed = self._set_axis_titles(rooms)
         if changed:
-            self._set_axis_titles()
             self._refit_plot()
         return changed
 

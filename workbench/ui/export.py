@@ -210,6 +210,8 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
             with canvas.rebuilds_held():  # one rebuild, below, not one per change signal
                 self.workspace.selection.select(None)
                 self.workspace.document.replace_session(self.session)
+        # axis titles are never set below a readable size on the page
+        canvas.figure_type_scale = self.fig.boost
         canvas.rebuild(fit=self.view_range is None)
         self._fitted = canvas.plot_widget.getPlotItem().getViewBox().targetRange()
         canvas.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
@@ -397,6 +399,17 @@ def _figure_canvas_class():
             def _layout_annotations(self) -> None:
                 if not self.hold_layout:
                     super()._layout_annotations()
+
+            def _outside_side(self) -> str:
+                """Right of a wide figure also when the legend below would take more than a
+                quarter of its height and beside it at most a third of its width (a
+                short double-column figure keeps its plot's height)."""
+                side = super()._outside_side()
+                w, h = self._legend.width(), self._legend.height()
+                if (side == "bottom" and self.width() > 1.25 * self.height()
+                        and h > 0.25 * self.height() and w < 0.34 * self.width()):
+                    return "right"
+                return side
 
             def skip_labelled_in_legend(self) -> None:
                 """Leave the operations whose points carry their names out of the legend:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 __all__ = [
     "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
-    "format_of", "MIN_LOGICAL", "MAX_PIXELS", "BASE_DPI",
+    "format_of", "MIN_LOGICAL", "MAX_PIXELS", "BASE_DPI", "type_boost", "DESIGN_EMS",
+    "MIN_TICK_PT",
 ]
 
 FORMATS = ("png", "svg", "pdf")
@@ -28,6 +29,14 @@ DPI_RANGE = (24.0, 2400.0)
 #: The presentation theme lays a figure out this much larger again (fonts, lines, markers):
 #: on a 16:9 slide its tick labels read at about 19 pt, its title at 23 pt.
 THEME_FIGURE_SCALE = {"presentation": 1.2}
+#: A theme's type is drawn for a figure at least this many tick-label sizes wide and high
+#: (a 16:9 slide in the presentation theme is 57 × 32 of them, a single paper column in the
+#: light theme 35 × 26). A smaller figure (the presentation theme on a paper column: 20 × 15)
+#: has every size (type, lines, markers) scaled down by the tighter of its width over the
+#: design width and its height over the design height, never below :data:`MIN_TICK_PT`.
+DESIGN_EMS = (30.0, 24.0)
+#: Tick labels are never scaled below this size (points on the page).
+MIN_TICK_PT = 7.0
 #: A figure's legend names at most this many operations (the rest: one line); a figure has
 #: less room than a window.
 FIGURE_LEGEND_OPERATIONS = 8
@@ -128,8 +137,9 @@ def resolve_size(size: str | None = None, width: int | None = None, height: int 
         height = max(1, round(width * base_h / base_w))
     elif height is not None and width is None:
         width = max(1, round(height * base_w / base_h))
-    fig = FigureSize(int(width or base_w), int(height or base_h), float(base_dpi),
-                     THEME_FIGURE_SCALE.get(theme, 1.0) * type_scale)
+    w_px, h_px = int(width or base_w), int(height or base_h)
+    fig = FigureSize(w_px, h_px, float(base_dpi),
+                     type_boost(theme, type_scale, w_px / base_dpi, h_px / base_dpi))
     if fig.width > MAX_SIDE or fig.height > MAX_SIDE or fig.width * fig.height > MAX_PIXELS:
         raise ExportError(f"figure of {fig.width} × {fig.height} pixels is too large "
                           f"(at most {MAX_SIDE} per side and {MAX_PIXELS // 1_000_000} million "
@@ -141,6 +151,21 @@ def resolve_size(size: str | None = None, width: int | None = None, height: int 
         raise ExportError(f"figure of {fig.width} × {fig.height} pixels is too small for "
                           f"{fig.dpi:g} dpi (at least {min_w} × {min_h}, or a lower dpi)")
     return fig
+
+
+def type_boost(theme: str, type_scale: float, width_in: float, height_in: float) -> float:
+    """How much larger than on screen a figure's type, lines and markers are drawn: the
+    theme's enlargement × the size's type scale, less on a figure smaller than the theme's
+    design size (:data:`DESIGN_EMS` tick-label sizes each way), never with tick labels
+    below :data:`MIN_TICK_PT`."""
+    from workbench.ui.theme import get_theme
+
+    boost = THEME_FIGURE_SCALE.get(theme, 1.0) * type_scale
+    tick = get_theme(theme).tick_size  # points, on screen
+    fits = min(width_in * 72.0 / DESIGN_EMS[0], height_in * 72.0 / DESIGN_EMS[1]) / tick
+    if fits >= boost:
+        return boost
+    return max(fits, min(boost, MIN_TICK_PT / tick))
 
 
 def format_of(path: str | os.PathLike[str]) -> str:
