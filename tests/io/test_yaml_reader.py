@@ -112,6 +112,15 @@ def test_generated_documents_read_as_safe_load_reads_them(data, flow):
     assert typed(read(text).data) == typed(yaml.safe_load(text))
 
 
+@pytest.mark.parametrize("text", ["'0': a\n0: b\n", "'1.5': a\n1.5: b\n",
+                                  "'yes': a\nyes: b\n", "'~': a\n~: b\n"])
+def test_a_quoted_key_and_a_number_of_the_same_text_are_two_keys(text):
+    """As YAML reads them (found by the property test below: '0' and 0 were refused as one
+    key given twice)."""
+    assert typed(read(text).data) == typed(yaml.safe_load(text))
+    assert len(read(text).data) == 2
+
+
 def test_every_key_and_item_has_its_line():
     text = "schema_version: 1\noperations:\n  - kind: gemm\n    m: 0\n"
     doc = read(text)

@@ -248,9 +248,10 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
                 if key == "<<":
                     raise InputError("YAML merge keys (<<) are not supported in session files",
                                      name, key_line, path)
-                if key in seen:
+                # (by text and type: '0' and 0 are two keys, as YAML reads them)
+                if (key_node.tag, key) in seen:
                     raise InputError(f"key {key!r} appears twice", name, key_line, path)
-                seen.add(key)
+                seen.add((key_node.tag, key))
                 lines.setdefault(path + (key,), key_line)
                 children.append((value_node, path + (key,), fill,
                                  construct(key_node) if fill is not None else None))
