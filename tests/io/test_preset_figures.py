@@ -231,14 +231,17 @@ def test_apple_gpu_figures_are_marked_measured():
                 assert f"{table}.{precision}" in measured, (path.stem, table, precision)
 
 
-# Figures fixed by hand from the vendors' tables (not from the preset files): the binary
-# capacities the driver reports, the dense Hopper TF32 and the one B200 SKU.
+# Figures fixed by hand from the vendors' tables and driver readouts (not from the preset
+# files): the binary capacities the driver reports, the dense Hopper TF32 and the one B200 SKU.
 @pytest.mark.parametrize(("preset_id", "key", "expected"), [
     ("h100-sxm", "capacity", 81559 * 2**20),
     # nvidia-smi on an "NVIDIA H100 PCIe" (350 W) in NVIDIA's TensorRT-LLM backend docs
     # (triton-inference-server/tensorrtllm_backend, docs/llama.md): "25169MiB / 81559MiB";
     # 81920 MiB is the A100 80GB's figure
     ("h100-pcie", "capacity", 81559 * 2**20),
+    # nvidia-smi on an "NVIDIA GH200 480GB" (96 GB HBM3, driver 535.154.05), slitvinov/grace
+    # README: "1MiB / 97871MiB"; NVIDIA prints only the nominal 96 GB
+    ("gh200", "capacity", 97871 * 2**20),
     ("h200", "capacity", 143771 * 2**20),
     ("b200", "capacity", 183359 * 2**20),
     ("tpu-v5p", "capacity", 95 * 2**30),
