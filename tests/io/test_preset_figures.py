@@ -250,6 +250,10 @@ def test_apple_gpu_figures_are_marked_measured():
     ("gh200", "tf32", 494.7e12),
     ("b200", "tf32", 1.125e15),
     ("b200", "hbm", 7.7e12),
+    # Google's Cloud TPU v5e page: "Peak compute per chip (Int8) | 393 TOPs" (not 2 x 197)
+    ("tpu-v5e", "int8", 393e12),
+    # Google's Cloud TPU v6e page: "HBM bandwidth per chip | 1638 GBps"
+    ("tpu-v6e", "hbm", 1638e9),
 ])
 def test_section_four_figures(preset_id, key, expected):
     data = raw(REPO / "hardware_presets" / f"{preset_id}.yaml")
