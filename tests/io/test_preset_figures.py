@@ -231,10 +231,17 @@ def test_apple_gpu_figures_are_marked_measured():
                 assert f"{table}.{precision}" in measured, (path.stem, table, precision)
 
 
-# Figures fixed by hand from the vendors' tables (not from the preset files): the binary
-# capacities the driver reports, the dense Hopper TF32 and the one B200 SKU.
+# Figures fixed by hand from the vendors' tables and driver readouts (not from the preset
+# files): the binary capacities the driver reports, the dense Hopper TF32 and the one B200 SKU.
 @pytest.mark.parametrize(("preset_id", "key", "expected"), [
     ("h100-sxm", "capacity", 81559 * 2**20),
+    # nvidia-smi on an "NVIDIA H100 PCIe" (350 W) in NVIDIA's TensorRT-LLM backend docs
+    # (triton-inference-server/tensorrtllm_backend, docs/llama.md): "25169MiB / 81559MiB";
+    # 81920 MiB is the A100 80GB's figure
+    ("h100-pcie", "capacity", 81559 * 2**20),
+    # nvidia-smi on an "NVIDIA GH200 480GB" (96 GB HBM3, driver 535.154.05), slitvinov/grace
+    # README: "1MiB / 97871MiB"; NVIDIA prints only the nominal 96 GB
+    ("gh200", "capacity", 97871 * 2**20),
     ("h200", "capacity", 143771 * 2**20),
     ("b200", "capacity", 183359 * 2**20),
     ("tpu-v5p", "capacity", 95 * 2**30),
@@ -243,6 +250,10 @@ def test_apple_gpu_figures_are_marked_measured():
     ("gh200", "tf32", 494.7e12),
     ("b200", "tf32", 1.125e15),
     ("b200", "hbm", 7.7e12),
+    # Google's Cloud TPU v5e page: "Peak compute per chip (Int8) | 393 TOPs" (not 2 x 197)
+    ("tpu-v5e", "int8", 393e12),
+    # Google's Cloud TPU v6e page: "HBM bandwidth per chip | 1638 GBps"
+    ("tpu-v6e", "hbm", 1638e9),
 ])
 def test_section_four_figures(preset_id, key, expected):
     data = raw(REPO / "hardware_presets" / f"{preset_id}.yaml")
