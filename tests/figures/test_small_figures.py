@@ -112,3 +112,28 @@ def test_a_small_window_shows_the_short_axis_title_at_a_readable_size(qtbot):
     assert canvas.axis_titles()["left"][1] == pytest.approx(theme.axis_title_size)
     full = QFontMetricsF(make_font(theme, theme.axis_title_size)).horizontalAdvance(Y_TITLE)
     assert shown_title(canvas, "left")[1] >= full  # not shrunk
+
+
+def test_a_legend_below_a_wide_figure_sets_its_rows_side_by_side(tmp_path):
+    """Read from the PDF: the Llama-3.1-8B legend below a double-column presentation figure
+    puts its notes beside the machines, not under them, so the plot keeps its height."""
+    from tests.figures.figcheck import read_figure
+    from workbench.ui.export import render_figure
+
+    example = next(p for p in EXAMPLES if p.stem == "llama31_8b_inference")
+    path = tmp_path / "llama.pdf"
+    render_figure(load_session(example), path, size="double", theme="presentation")
+    fig = read_figure(path)
+
+    def line(text):
+        (found,) = [t for t in fig.texts if t.text.strip() == text]
+        return found
+
+    machine = line("NVIDIA H100 SXM5 80GB")
+    last_machine = line("NVIDIA GeForce RTX 4090")
+    note = line("hollow marker: overhead-bound")
+    below_plot = fig.plot[3]
+    assert machine.origin[1] > below_plot and note.origin[1] > below_plot
+    # the note starts right of the machines' column, on one of their rows
+    assert note.origin[0] > machine.origin[0] + 100
+    assert machine.origin[1] - 1 <= note.origin[1] <= last_machine.origin[1] + 1

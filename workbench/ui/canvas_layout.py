@@ -172,9 +172,17 @@ class LayoutMixin:
         left, top, right, bottom = self._base_margins
         legend = self._legend
         legend.setScale(1.0)
-        if side == "bottom":  # a legend wider than the figure is set smaller
+        legend.set_columns(1)
+        if side == "bottom":
             room = self.width() - 12.0
-            if legend.width() > room > 0:
+            # below the plot, rows side by side as the width allows: the plot keeps its
+            # height (a legend of five rows below a single-column figure took a third)
+            rows = len(legend.shown_rows())
+            for columns in (3, 2):
+                if rows >= 2 * columns - 1 and legend.width_in(columns) <= room:
+                    legend.set_columns(columns)
+                    break
+            if legend.width() > room > 0:  # a legend wider than the figure is set smaller
                 legend.setScale(room / legend.width())
         scale = legend.scale()
         if side == "right":

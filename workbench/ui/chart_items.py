@@ -150,6 +150,7 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
     SAMPLE = 20.0  # width (and least height) of a row's sample
     GAP = 9.0  # sample to text
     ROW = 19.0  # least row height; rows are as high as the font's line when that is more
+    COLUMN_GAP = 18.0  # between columns
 
     def __init__(self, offset: tuple[float, float]) -> None:
         pg.GraphicsWidget.__init__(self)
@@ -164,6 +165,8 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         self._row_height = self.ROW
         self._text_width = 0.0
         self.collapsed = False
+        #: rows are laid out in this many columns, top to bottom then left to right
+        self.columns = 1
         #: called with no argument when the user drags the legend
         self.on_dragged = None
 
@@ -187,6 +190,21 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
     def set_collapsed(self, collapsed: bool) -> None:
         self.collapsed = collapsed
         self._resize()
+
+    def set_columns(self, columns: int) -> None:
+        self.columns = max(1, int(columns))
+        self._resize()
+
+    def width_in(self, columns: int) -> float:
+        """The legend's width laid out in ``columns`` columns."""
+        return 2 * self.MARGIN + columns * self._column_width() + (columns - 1) * self.COLUMN_GAP
+
+    def _column_width(self) -> float:
+        return self.SAMPLE + self.GAP + math.ceil(self._text_width) + 2
+
+    def _per_column(self) -> int:
+        rows = self.shown_rows()
+        return max(1, math.ceil(len(rows) / max(1, min(self.columns, len(rows)))))
 
     def attach_corner(self, view, corner: str, margin: float) -> None:
         """Anchor the legend in ``corner`` (``top-left`` …) of ``view``, ``margin`` in."""
@@ -215,9 +233,10 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         rows = self.shown_rows()
         self._text_width = max((metrics.horizontalAdvance(text) for text, _ in rows),
                                default=0.0)
-        width = 2 * self.MARGIN + self.SAMPLE + self.GAP + math.ceil(self._text_width) + 2
-        height = 2 * self.MARGIN + self._row_height * len(rows)
-        self.setGeometry(0, 0, width, height)
+        per = self._per_column()
+        columns = max(1, math.ceil(len(rows) / per)) if rows else 1
+        height = 2 * self.MARGIN + self._row_height * (per if rows else 0)
+        self.setGeometry(0, 0, self.width_in(columns), height)
         self.update()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
@@ -230,19 +249,21 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         p.drawRect(self.boundingRect())
         p.setFont(self._font)
         h = self._row_height
-        x_text = self.MARGIN + self.SAMPLE + self.GAP
+        per = self._per_column()
+        step = self._column_width() + self.COLUMN_GAP
         for i, (text, sample) in enumerate(self.shown_rows()):
-            top = self.MARGIN + i * h
+            top = self.MARGIN + (i % per) * h
+            left = self.MARGIN + (i // per) * step
+            x_text = left + self.SAMPLE + self.GAP
             if sample is not None:
                 line_pen, symbol, size, pen, brush = sample
                 middle = top + h / 2
                 if line_pen is not None:
                     p.setPen(line_pen)
-                    p.drawLine(QPointF(self.MARGIN, middle),
-                               QPointF(self.MARGIN + self.SAMPLE, middle))
+                    p.drawLine(QPointF(left, middle), QPointF(left + self.SAMPLE, middle))
                 if symbol is not None:
                     p.save()
-                    p.translate(self.MARGIN + self.SAMPLE / 2, middle)
+                    p.translate(left + self.SAMPLE / 2, middle)
                     drawSymbol(p, symbol, size, pen, brush)
                     p.restore()
             p.setPen(self._text_pen)
