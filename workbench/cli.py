@@ -20,7 +20,14 @@ import sys
 from collections.abc import Sequence
 
 from workbench import __version__
-from workbench.cli_common import EXIT_BAD_INPUT, PROG, derivation_json, fail, json_safe
+from workbench.cli_common import (
+    EXIT_BAD_INPUT,
+    PROG,
+    derivation_json,
+    fail,
+    json_safe,
+    positive_whole,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -74,15 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _pixels(text: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of pixels, got {text!r}") \
-            from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive number of pixels, got {text!r}")
-    return value
+_pixels = positive_whole("a whole number of pixels", "a positive number of pixels")
 
 
 def _dpi(text: str) -> float:

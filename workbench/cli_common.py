@@ -1,13 +1,30 @@
-"""What the subcommands share: the program name, the bad-input exit, JSON-safe numbers and
-an operation's derivation as plain data."""
+"""What the subcommands share: the program name, the bad-input exit, JSON-safe numbers, an
+operation's derivation as plain data, and whole-number arguments."""
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 
 PROG = "roofline-workbench"
 EXIT_BAD_INPUT = 2
+
+
+def positive_whole(expected: str, positive: str):
+    """An argparse ``type``: a whole number of at least 1. Its messages read ``expected
+    {expected}, got …`` (not a whole number) and ``must be {positive}, got …`` (below 1)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"must be {positive}, got {text!r}")
+        return value
+
+    return parse
 
 
 def fail(message: str) -> int:

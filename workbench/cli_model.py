@@ -12,9 +12,9 @@ JSON: ``{"model": {"name", "params", "active_params", "layers", "weight_bytes",
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from workbench.cli_common import positive_whole
 from workbench.model.llm import ACTIVATION_DTYPES, KV_DTYPES, PHASES, WEIGHT_DTYPES
 
 __all__ = ["add_parser", "run"]
@@ -57,15 +57,7 @@ def add_parser(sub) -> None:
     model.add_argument("--format", choices=("table", "json"), default="table")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") \
-            from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}")
-    return value
+_positive = positive_whole("a positive whole number", "a positive whole number")
 
 
 def machines(refs: list[str] | None):
