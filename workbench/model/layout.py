@@ -20,6 +20,7 @@ out of the grid and put back elsewhere: an edit re-places only the texts it touc
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -261,21 +262,15 @@ def point_candidates(x: float, y: float, w: float, h: float, radius: float,
     eight more directions farther out (``rings`` pixels beyond the first ring), those with a
     leader line from the marker's edge to the box. Rows ``left, top, x0, y0, x1, y1`` (the
     leader; nan when none)."""
-    key = (float(w), float(h), float(radius), tuple(rings), first)
-    around = _AROUND.get(key)
-    if around is None:
-        if len(_AROUND) > 4096:  # (texts of many sizes over a long session)
-            _AROUND.clear()
-        around = _AROUND[key] = _around_origin(*key)
+    around = _around_origin(float(w), float(h), float(radius), tuple(rings), first)
     return around + np.array((x, y, x, y, x, y))
 
 
-#: the candidates of :func:`point_candidates` around (0, 0), by text size, radius, rings
-_AROUND: dict[tuple, np.ndarray] = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def _around_origin(w: float, h: float, radius: float, rings: tuple[float, ...],
                    first: str) -> np.ndarray:
+    """The candidates of :func:`point_candidates` around (0, 0), read-only: kept per text
+    size, radius and rings (a full placing asks for the same ones for every marker)."""
     near = _NEAR_LEFT_FIRST if first == "left" else _NEAR
     (units, fracs) = _FAR_DIRECTIONS
     rows = []
