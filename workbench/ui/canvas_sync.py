@@ -12,7 +12,7 @@ from collections import Counter
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QBrush, QPen
+from PySide6.QtGui import QBrush, QFontMetricsF, QPen
 
 from workbench.model.hardware import roof_name
 from workbench.model.layout import wrap_title
@@ -113,10 +113,9 @@ class SyncMixin:
 
     def _apply_title(self) -> None:
         """Set the title over the plot: on one line, else on two, then smaller until the
-        wider line fits the chart's width (never cut short)."""
+        wider line fits the chart's width, but not below a readable size: on up to four
+        lines instead (never cut short)."""
         from html import escape
-
-        from PySide6.QtGui import QFontMetricsF
 
         theme = self.theme
         title = self.workspace.document.session.title
@@ -177,8 +176,6 @@ class SyncMixin:
         full title at the theme's size where it fits, else the shorter wording
         (:func:`~workbench.model.scene.short_axis_title`), set smaller only as far as it
         must and never below the least readable size (:meth:`_axis_title_min`)."""
-        from PySide6.QtGui import QFontMetricsF
-
         theme = self.theme
         scene = self._scene
         full = scene.x_title if side == "bottom" else scene.y_title
