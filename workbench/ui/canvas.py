@@ -556,22 +556,23 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             if entry.visible:
                 entries.append(entry)
         # (operations with the same counts, as a model's layers, share one row of pairs)
-        rows = results.shared_rows(entries, hw_ids)
-        usage_of: dict[int, frozenset] = {}  # by row
-        drawn_of: dict[int, tuple] = {}
+        shared = results.shared_rows(entries, hw_ids)
+        of_row: dict[int, tuple[frozenset, list]] = {}  # id of a row → its usage, points
         for entry in entries:
             op_id = entry.id
             old_keys = self._op_points.get(op_id, [])
-            pairs = rows[op_id]
+            pairs = shared[op_id]
             if isinstance(pairs, Exception):
                 if old_keys:  # invalid now: drop its points (rebuild)
                     return False
                 continue
-            usage = usage_of.get(id(pairs))
-            if usage is None:
-                usage = usage_of[id(pairs)] = frozenset(
-                    (p.hardware.id, roof_name(p.result.precision_used, p.result.unit),
-                     p.result.level) for p in pairs if p.result is not None)
+            known = of_row.get(id(pairs))
+            if known is None:
+                known = of_row[id(pairs)] = (
+                    frozenset((p.hardware.id, roof_name(p.result.precision_used, p.result.unit),
+                               p.result.level) for p in pairs if p.result is not None),
+                    drawn_pairs(pairs, markers))
+            usage, drawn = known
             if usage != self._usage.get(op_id, frozenset()):
                 before = set(self._usage_count)
                 self._usage_count.subtract(self._usage.get(op_id, frozenset()))
@@ -583,9 +584,6 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             if not old_keys:
                 return False
             color = self._points[old_keys[0]].color
-            drawn = drawn_of.get(id(pairs))
-            if drawn is None:
-                drawn = drawn_of[id(pairs)] = drawn_pairs(pairs, markers)
             points = operation_points(entry, pairs, color, markers,
                                       labels_allowed=scene.labels_allowed,
                                       show_labels=show_labels, drawn=drawn)
