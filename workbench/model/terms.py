@@ -123,7 +123,10 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         if value.is_integer() and abs(value) < 1e15:
             return str(int(value))
-        return f"{value:.4g}"
+        text = f"{value:.4g}"
+        if text.lstrip("-").isdigit():  # 110.96 must not read as the whole number 111
+            text = f"{value:#.4g}"  # 4 significant figures shown as such: 111.0
+        return text
     return str(value)
 
 

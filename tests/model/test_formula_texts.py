@@ -1,0 +1,251 @@
+"""The formulas the user reads are the numbers the engine computes.
+
+Each FLOP and byte term shows a formula in symbols (``2·batch·M·N·K``) and the same formula
+with values (``2·1·8192·28672·8192``). These tests evaluate the substituted text with an
+arithmetic evaluator of their own and compare it with the term's value, check that the
+symbol text and the value text have the same shape (symbol for number, everything else
+equal), and that each symbol stands for the parameter value it names. The roofline lines of
+the derivation and the model-level lines are read back the same way: the quantities printed
+on either side of each "=" must agree with the formula between them.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from model.test_properties import STRATEGIES, machines
+
+from workbench.document.document import Document
+from workbench.document.results import ResultCache
+from workbench.model.dtypes import DTYPE_BYTES
+from workbench.model.hardware import Hardware
+from workbench.model.llm import Setup
+from workbench.model.operations import KINDS
+from workbench.model.session import HardwareEntry, OperationEntry, Session
+from workbench.model.units import UNITS, parse_quantity
+from workbench.ui.derivation import build_derivation
+
+# ---------------------------------------------------------------------------------------
+# a small evaluator for the texts: numbers, + − · × / ^ and parentheses, nothing else
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+        ast.Div: operator.truediv, ast.Pow: operator.pow}
+
+
+def _eval(node: ast.AST) -> float:
+    if isinstance(node, ast.Expression):
+        return _eval(node.body)
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return float(node.value)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        return _OPS[type(node.op)](_eval(node.left), _eval(node.right))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_eval(node.operand)
+    raise AssertionError(f"not arithmetic: {ast.dump(node)}")
+
+
+def evaluate_text(text: str) -> float:
+    """``2·4·(35−1)/35`` → 7.77…; ``(1 − 0.5)^2`` uses ^ for powers."""
+    expr = (text.replace("·", "*").replace("×", "*").replace("−", "-").replace("^", "**")
+            .replace(",", ""))
+    return _eval(ast.parse(expr, mode="eval"))
+
+
+_UNIT = re.compile(r"^(?P<expr>.*?)·(?P<size>[\d.]+) B \[(?P<dtype>\w+)\]$")
+_NUMBER = r"\d+(?:\.\d+)?(?:e[+-]?\d+)?"
+_TOKEN = re.compile(rf"(?P<num>{_NUMBER})|(?P<sym>[⌈⌊][^⌉⌋]*[⌉⌋]|[^\W\d][\w′ᵀ]*)|(?P<other>\S)")
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    return [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text)]
+
+
+def split_unit(text: str) -> tuple[str, float | None, str | None]:
+    """``batch·M·K·2 B [bf16]`` → (``batch·M·K``, 2.0, ``bf16``)."""
+    m = _UNIT.match(text)
+    if not m:
+        return text, None, None
+    return m["expr"], float(m["size"]), m["dtype"]
+
+
+def rounded_numbers(text: str) -> int:
+    """How many numbers in ``text`` may be rounded: a value that is not a whole number is
+    shown to 4 significant figures (``0.961``, ``5.071e+16``, ``111.0``); whole numbers are
+    shown exactly."""
+    return sum(1 for kind, tok in _tokens(text) if kind == "num" and ("." in tok or "e" in tok))
+
+
+def check_term(op, term) -> None:
+    symbols = KINDS[op.kind].symbols  # parameter -> symbol
+    by_symbol = {sym: name for name, sym in symbols.items()}
+    params = op.resolved()
+    where = f"{op.kind} term {term.name!r}: {term.formula} = {term.substituted}"
+
+    formula, f_size, f_dtype = split_unit(term.formula)
+    substituted, s_size, s_dtype = split_unit(term.substituted)
+    assert (f_size, f_dtype) == (s_size, s_dtype), where
+    factor = 1.0
+    if f_dtype is not None:
+        assert f_dtype == term.dtype, where
+        assert f_size == DTYPE_BYTES[f_dtype], where  # the size printed is the dtype's
+        factor = f_size
+
+    # the value text gives the value
+    shown = evaluate_text(substituted) * factor
+    rounded = rounded_numbers(substituted)
+    rel = 1e-9 if not rounded else 6e-4 * rounded
+    assert shown == pytest.approx(float(term.value), rel=rel, abs=1e-9), where
+
+    # the symbol text has the same shape: a symbol where the value text has a number,
+    # the same operator or literal everywhere else; one symbol always stands for one number
+    f_tokens, s_tokens = _tokens(formula), _tokens(substituted)
+    assert len(f_tokens) == len(s_tokens), where
+    seen: dict[str, str] = {}
+    for (fk, ft), (sk, stok) in zip(f_tokens, s_tokens, strict=True):
+        if fk == "sym":
+            assert sk == "num", where
+            assert seen.setdefault(ft, stok) == stok, f"{where}: {ft} stands for two values"
+            name = by_symbol.get(ft)
+            value = params.get(name) if name else None
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                assert float(stok) == pytest.approx(float(value), rel=6e-4), \
+                    f"{where}: {ft} is {value}, shown as {stok}"
+        else:
+            assert (fk, ft) == (sk, stok), where
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_every_term_text_evaluates_to_its_value(kind, data):
+    op = data.draw(STRATEGIES[kind])
+    counts = op.counts()
+    for term in (*counts.flop_terms, *counts.byte_terms):
+        check_term(op, term)
+
+
+def test_a_wrong_coefficient_in_a_formula_is_caught():
+    """The check itself: a softmax term whose text says 4·rows·cols while its value is
+    5·rows·cols must fail."""
+    from workbench.model.operations import Operation
+
+    op = Operation("softmax", {"rows": 1024, "cols": 4096, "dtype": "bf16"})
+    term = op.counts().flop_terms[0]
+    assert term.formula.startswith("5·")
+    wrong = type(term)(term.kind, term.name, "4" + term.formula[1:], "4" + term.substituted[1:],
+                       term.value, term.tensor, term.elements, term.element_bytes, term.dtype)
+    with pytest.raises(AssertionError):
+        check_term(op, wrong)
+
+
+def test_a_symbol_standing_for_the_wrong_parameter_is_caught():
+    """A GEMM term that writes K where it puts in N's value must fail."""
+    from workbench.model.operations import Operation
+
+    op = Operation("gemm", {"m": 64, "n": 128, "k": 256, "dtype": "bf16"})
+    term = op.counts().byte_terms[0]  # A (M×K): batch·M·K
+    wrong = type(term)(term.kind, term.name, term.formula.replace("K", "N"), term.substituted,
+                       term.value, term.tensor, term.elements, term.element_bytes, term.dtype)
+    with pytest.raises(AssertionError):
+        check_term(op, wrong)
+
+
+# ---------------------------------------------------------------------------------------
+# the roofline lines of the derivation
+
+_QTY = re.compile(r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s(\S*)")
+_SYMBOL_UNIT = {u.symbol: name for name, u in UNITS.items() if u.symbol}
+
+
+def quantities(text: str) -> list[float]:
+    """Every quantity printed in ``text`` ("989 TFLOP/s", "3.35 TB/s", "295 FLOP/B"), in
+    base units, in order."""
+    out = []
+    for number, unit in _QTY.findall(text.replace("\u00a0", " ")):
+        unit = unit.rstrip(",)")
+        for name, spec in UNITS.items():
+            if unit and (unit == spec.symbol or unit.endswith(spec.symbol)) and name != "count":
+                try:
+                    out.append(parse_quantity(f"{number} {unit}", name))
+                    break
+                except Exception:  # noqa: BLE001 - another unit with the same ending
+                    continue
+        else:
+            out.append(float(number))
+    return out
+
+
+def _session(op, hw: Hardware) -> Document:
+    session = Session(title="t", hardware=[HardwareEntry(hw)], operations=[OperationEntry(op)])
+    return Document(session)
+
+
+SHOWN = 6e-3  # three significant figures, on each side
+
+
+@pytest.mark.parametrize("kind", ["gemm", "attention", "norm", "elementwise", "custom"])
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_roofline_lines_agree_with_their_numbers(kind, data):
+    op = data.draw(STRATEGIES[kind])
+    hw = data.draw(machines())
+    doc = _session(op, hw)
+    cache = ResultCache(doc)
+    op_id = doc.session.operations[0].id
+    sections = build_derivation(doc, cache, op_id)
+    rows = dict(next(s for s in sections if s.title.startswith(hw.label)).rows)
+
+    peak, bw, ridge = quantities(rows["ridge"])
+    assert ridge == pytest.approx(peak / bw, rel=2 * SHOWN)
+    peak2, intensity, bw2, attainable = quantities(rows["attainable"])[:4]
+    assert (peak2, bw2) == (peak, bw)
+    assert attainable == pytest.approx(min(peak, intensity * bw), rel=2 * SHOWN)
+    flops, peak3, t_math = quantities(rows["T_math"])
+    assert peak3 == peak
+    assert t_math == pytest.approx(flops / peak, rel=2 * SHOWN)
+    nbytes, bw3, t_mem = quantities(rows["T_mem"])
+    assert bw3 == bw
+    assert t_mem == pytest.approx(nbytes / bw, rel=2 * SHOWN)
+    lower, upper = quantities(rows["time bounds"])
+    assert lower == pytest.approx(max(t_math, t_mem), rel=2 * SHOWN)
+    assert upper == pytest.approx(t_math + t_mem, rel=2 * SHOWN)
+    bound = rows["bound"].split()[0]
+    if bound == "compute":
+        assert t_math >= t_mem * (1 - 2 * SHOWN)
+    elif bound == "memory":
+        assert t_mem >= t_math * (1 - 2 * SHOWN)
+    totals = dict(next(s for s in sections if s.title == "Totals").rows)
+    f_total, b_total, i_total = quantities(totals["intensity  I"])
+    assert i_total == pytest.approx(f_total / b_total, rel=2 * SHOWN)
+    assert i_total == pytest.approx(intensity, rel=SHOWN)
+
+
+# ---------------------------------------------------------------------------------------
+# model-level lines
+
+def test_model_level_lines_agree_with_their_numbers():
+    from workbench.io.model_configs import read_model_config
+    from workbench.model.llm_results import derivation, model_result, model_totals
+
+    arch = read_model_config("Llama-3.1-8B")
+    checked = 0
+    for setup in (Setup(phase="prefill", batch=4, prompt_len=512),
+                  Setup(phase="decode", batch=16, prompt_len=1024)):
+        totals = model_totals(arch, setup)
+        hw = Hardware(name="m", compute={"bf16": 1e15}, memory={"hbm": 3e12}, capacity=80e9)
+        lines = dict(derivation(arch, setup, totals, [model_result(arch, setup, hw)]))
+        kv = lines["KV cache / token"]
+        formula, values = kv.split(" = ")[1], kv.split(" = ")[2]
+        assert evaluate_text(formula) == pytest.approx(totals.kv_cache_bytes_per_token)
+        assert float(values.split()[0].replace(",", "")) == \
+            pytest.approx(totals.kv_cache_bytes_per_token, abs=0.5)
+        if setup.phase == "prefill":
+            _, product, shown = lines["tokens"].split(" = ")
+            assert evaluate_text(product) == float(shown.replace(",", "")) == setup.tokens
+        checked += 1
+    assert checked == 2
