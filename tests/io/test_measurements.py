@@ -136,7 +136,9 @@ def test_ncu_time_units(unit, value, seconds):
 
 
 @pytest.mark.parametrize(("unit", "factor"), [("byte", 1), ("Kbyte", 1e3), ("Mbyte", 1e6),
-                                              ("Gbyte", 1e9), ("Kibyte", 1024)])
+                                              ("Gbyte", 1e9), ("Tbyte", 1e12), ("Kibyte", 1024),
+                                              ("Mibyte", 1024**2), ("Gibyte", 1024**3),
+                                              ("Tibyte", 1024**4)])
 def test_ncu_byte_units(unit, factor):
     text = ncu_text(["usecond", unit, unit, "inst"], ["1", "2.5", "1,000", "0"])
     (m,) = parse_ncu_csv(text, "b.csv")

@@ -306,3 +306,37 @@ def test_round_trip_with_twelve_digits(value, unit):
 @given(st.floats(allow_nan=False, allow_infinity=False).filter(lambda v: abs(v) < 1e300))
 def test_format_number_round_trip(value):
     assert parse_number(format_number(value, digits=12)) == pytest.approx(value, rel=1e-10)
+
+
+# ---------------------------------------------------------------------------------------
+# one table of prefixes, read by parsing, formatting, saving and the Nsight importer
+
+
+@pytest.mark.parametrize(("text", "unit", "expected"), [
+    ("1 kB", "bytes", 10**3), ("1 PB", "bytes", 10**15), ("1 EFLOP/s", "flop_rate", 10**18),
+    ("1 KiB", "bytes", 1024), ("1 MiB", "bytes", 1024**2), ("1 GiB", "bytes", 1024**3),
+    ("1 TiB", "bytes", 1024**4), ("1 PiB", "bytes", 1024**5),
+    ("1 ms", "time", 1e-3), ("1 us", "time", 1e-6), ("1 µs", "time", 1e-6),
+    ("1 ns", "time", 1e-9), ("1 ps", "time", 1e-12),
+])
+def test_every_prefix_is_its_power(text, unit, expected):
+    assert parse_quantity(text, unit) == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize(("value", "unit", "text"), [
+    (2e18, "flop_rate", "2 EFLOP/s"), (3e15, "flop_rate", "3 PFLOP/s"),
+    (4e12, "bandwidth", "4 TB/s"), (5e3, "bytes", "5 kB"), (2e-3, "time", "2 ms"),
+    (3e-6, "time", "3 µs"), (4e-9, "time", "4 ns"), (5e-12, "time", "5 ps"),
+])
+def test_formatting_uses_the_same_prefixes(value, unit, text):
+    assert format_quantity(value, unit) == text
+    assert parse_quantity(text, unit) == pytest.approx(value, rel=1e-12)
+
+
+def test_a_saved_binary_capacity_reads_back():
+    from workbench.io.sessions import _capacity_text
+
+    for capacity in (80 * 1024**3, 3 * 1024**4, 512 * 1024**2):
+        text = _capacity_text(float(capacity))
+        assert "i" in text  # written in binary units
+        assert parse_quantity(text, "bytes") == capacity

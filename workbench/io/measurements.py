@@ -90,7 +90,7 @@ from workbench.model.dtypes import PRECISIONS
 from workbench.model.measured import Measurement
 from workbench.model.measured_session import measurement_problems
 from workbench.model.session import Session
-from workbench.model.units import QuantityError, parse_quantity
+from workbench.model.units import BINARY, DECIMAL, SMALL, QuantityError, parse_quantity, prefixed
 
 __all__ = [
     "PLAIN_COLUMNS",
@@ -125,13 +125,16 @@ NCU_CUDA_CORE = {"fp64": ("dfma", "dadd", "dmul"), "fp32": ("ffma", "fadd", "fmu
                  "fp16": ("hfma", "hadd", "hmul")}
 _TENSOR_RE = re.compile(r"^sm__ops_path_tensor_src_([a-z0-9]+?)(?:_dst_[a-z0-9]+)?\.sum$")
 
-_TIME_UNITS = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0,
-               "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-_BYTE_UNITS = {"byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
-               "Kibyte": 2.0**10, "Mibyte": 2.0**20, "Gibyte": 2.0**30, "Tibyte": 2.0**40,
-               "B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
-_COUNT_UNITS = {"": 1.0, "inst": 1.0, "Kinst": 1e3, "Minst": 1e6, "Ginst": 1e9, "Tinst": 1e12,
-                "op": 1.0, "ops": 1.0, "flop": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+def _nsight_prefix(prefix: str) -> str:
+    return "K" if prefix == "k" else prefix
+
+
+_TIME_UNITS = prefixed({"second": 1.0, "s": 1.0}, {p: SMALL[p] for p in ("", "m", "u", "n")})
+# Nsight Compute writes the kilo prefix as "K" (Kbyte, Kinst)
+_BYTE_UNITS = {**prefixed({"byte": 1.0, "B": 1.0}, DECIMAL, spelling=_nsight_prefix),
+               **prefixed({"byte": 1.0}, BINARY)}
+_COUNT_UNITS = {"op": 1.0, "ops": 1.0, "flop": 1.0,
+                **prefixed({"": 1.0, "inst": 1.0}, DECIMAL, spelling=_nsight_prefix)}
 _MISSING = {"", "n/a", "N/A", "NA", "-"}
 _THOUSANDS_RE = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$")
 _PLAIN_NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")

@@ -106,7 +106,7 @@ from workbench.model.session import (
     ViewSettings,
 )
 from workbench.model.sweeps import MAX_SWEEP_POINTS, SCALES, Range, Sweep, SweepError
-from workbench.model.units import format_quantity
+from workbench.model.units import BINARY, format_quantity
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -466,7 +466,8 @@ def _capacity_text(capacity: float) -> str:
     """A capacity in binary units when it is a whole number of MiB (``80 GiB``, as memory
     sizes are), else in decimal ones; either reads back as exactly the same float."""
     if capacity % 2.0**20 == 0:
-        for prefix, scale in (("Ti", 2.0**40), ("Gi", 2.0**30), ("Mi", 2.0**20)):
+        for prefix in ("Ti", "Gi", "Mi"):
+            scale = BINARY[prefix]
             if capacity >= scale:
                 text = repr(capacity / scale).removesuffix(".0")
                 if len(text) <= 12:

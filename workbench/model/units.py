@@ -28,9 +28,21 @@ class QuantityError(ValueError):
     """A value that is not a valid quantity for its field; the message says what was expected."""
 
 
-DECIMAL = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
-BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
-SMALL = {"": 1.0, "m": 1e-3, "u": 1e-6, "µ": 1e-6, "μ": 1e-6, "n": 1e-9, "p": 1e-12}
+#: The one table of prefixes: parsing, formatting, saving and the importers all read it.
+#: Decimal prefixes are powers of 1000, binary ones of 1024, small ones of 1/1000.
+_LARGE = ("k", "M", "G", "T", "P", "E")
+DECIMAL = {"": 1.0, **{p: 1000.0 ** (i + 1) for i, p in enumerate(_LARGE)}}
+BINARY = {p.upper() + "i": 1024.0 ** (i + 1) for i, p in enumerate(_LARGE[:5])}
+_SMALL = ("m", "µ", "n", "p")
+SMALL = {"": 1.0, **{p: 1000.0 ** -(i + 1) for i, p in enumerate(_SMALL)},
+         "u": 1e-6, "μ": 1e-6}  # u and the Greek mu are other spellings of the micro sign
+
+
+def prefixed(units: dict[str, float], prefixes: dict[str, float], spelling=str) -> dict[str, float]:
+    """Every unit of ``units`` under every prefix: ``prefixed({"byte": 1}, DECIMAL)`` gives
+    ``{"byte": 1, "kbyte": 1e3, …}``; ``spelling`` rewrites a prefix (Nsight's "K")."""
+    return {spelling(p) + u: scale * factor for u, scale in units.items()
+            for p, factor in prefixes.items()}
 
 
 @dataclass(frozen=True)
@@ -158,8 +170,8 @@ def _show(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-_FORMAT_PREFIXES = [("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0)]
-_SMALL_PREFIXES = [("", 1.0), ("m", 1e-3), ("µ", 1e-6), ("n", 1e-9), ("p", 1e-12)]
+_FORMAT_PREFIXES = sorted(DECIMAL.items(), key=lambda kv: -kv[1])  # largest first
+_SMALL_PREFIXES = [("", 1.0)] + [(p, SMALL[p]) for p in _SMALL]
 
 
 def format_number(value: float, digits: int = 3) -> str:
