@@ -43,3 +43,43 @@ def test_a_short_history_still_returns_to_the_saved_state():
     for _ in range(5):
         document.undo()
     assert not document.modified
+
+
+def _ms(document: Document) -> dict[int, int]:
+    return {e.id: e.operation.params["m"] for e in document.session.operations}
+
+
+def test_a_save_in_the_middle_survives_the_oldest_steps_being_dropped():
+    """Saved after 500 edits, then 600 more: the 100 oldest steps go, the saved state is
+    still reachable by undo, and the document says unmodified there and only there."""
+    document, a, b = _document_with_two_gemms()
+    for i in range(500):
+        document.set_param(a if i % 2 == 0 else b, "m", 10 + i)
+        document.seal()
+    document.mark_clean()
+    saved = _ms(document)
+    for i in range(500, 1100):
+        document.set_param(a if i % 2 == 0 else b, "m", 10 + i)
+        document.seal()
+    assert document.modified
+    undone = 0
+    while document.can_undo():
+        document.undo()
+        undone += 1
+        assert document.modified == (_ms(document) != saved), undone
+    assert undone == UNDO_LIMIT
+    # and forward again: unmodified exactly when the saved values are back
+    while document.can_redo():
+        document.redo()
+        assert document.modified == (_ms(document) != saved)
+
+
+def test_history_is_not_part_of_a_documents_value():
+    """Two documents holding the same session are equal whatever their undo histories."""
+    first, a, _ = _document_with_two_gemms()
+    second = Document(session=first.session, path=first.path)
+    first.set_param(a, "m", 77)
+    first.set_param(a, "m", 8)  # back to a value the second one may share
+    second.session = first.session
+    assert first == second
+    assert first.can_undo() and not second.can_undo()

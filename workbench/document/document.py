@@ -9,6 +9,7 @@ the undo stack; consecutive edits of the same field merge into one step until
 from __future__ import annotations
 
 import copy
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -50,11 +51,15 @@ class Document:
     """The open session, its file and its undo history; listeners hear every change."""
     session: Session = field(default_factory=Session)
     path: Path | None = None
-    _undo: list[Command] = field(default_factory=list)
-    _redo: list[Command] = field(default_factory=list)
-    _clean: int | None = 0
-    _listeners: list[Callable[[Change], None]] = field(default_factory=list)
-    _batch: list[Change] | None = None
+    # the history and the listeners are not part of the document's value (equality, repr)
+    _undo: deque[Command] = field(default_factory=lambda: deque(maxlen=UNDO_LIMIT),
+                                  compare=False, repr=False)
+    _redo: list[Command] = field(default_factory=list, compare=False, repr=False)
+    #: How many undo steps lead to the saved state (None: it can no longer be reached).
+    _clean: int | None = field(default=0, compare=False, repr=False)
+    _listeners: list[Callable[[Change], None]] = field(default_factory=list, compare=False,
+                                                       repr=False)
+    _batch: list[Change] | None = field(default=None, compare=False, repr=False)
 
     # -- notifications ---------------------------------------------------------------------
 
@@ -142,11 +147,11 @@ class Document:
         else:
             if self._clean is not None and self._clean > len(self._undo):
                 self._clean = None  # the clean state can no longer be reached
+            if len(self._undo) == self._undo.maxlen and self._clean is not None:
+                # the oldest step goes (memory stays bounded): one step fewer to the saved
+                # state, or none left if the saved state was the oldest one
+                self._clean = self._clean - 1 if self._clean > 0 else None
             self._undo.append(command)
-            if len(self._undo) > UNDO_LIMIT:  # the oldest step goes: memory stays bounded
-                del self._undo[0]
-                if self._clean is not None:
-                    self._clean = self._clean - 1 if self._clean > 0 else None
         self._redo.clear()
         self._emit(change)
         self._emit(Change("state"))
