@@ -46,6 +46,109 @@ FORMULAS: dict[str, str] = {
 }
 
 
+_KEYS = ("flops", "bytes", "intensity", "peak_flops", "bandwidth", "ridge", "attainable_flops",
+         "fraction_of_peak", "t_math_s", "t_mem_s", "t_lower_s", "t_upper_s", "t_predicted_s",
+         "bound")
+
+
+def _roofline(m, f, b, p, w, overhead: float | None, efficiency: float | None, kernels=1,
+              intensity=None) -> tuple:
+    """The roofline formulas (the module's docstring, :data:`FORMULAS`), written once.
+
+    ``m`` is the arithmetic they run on: :class:`_Floats` for one operation on one machine,
+    :class:`_Arrays` for numpy arrays (a sweep, a batch of rows). Returns the values in the
+    order of :data:`_KEYS`."""
+    if intensity is None:
+        intensity = m.div(f, b)
+    t_math = m.div(f, p)
+    t_mem = m.div(b, w)
+    t_lower = m.maximum(t_math, t_mem)
+    t_upper = t_math + t_mem
+    attainable = m.at_most(intensity * w, p)
+    bound = m.compute_if(t_math >= t_mem)  # 1 compute, 0 memory
+    per_launch = overhead or 0.0
+    eff = efficiency if efficiency else 1.0
+    if per_launch > 0:
+        floor = per_launch * kernels
+        t_predicted = t_lower / eff
+        bound = m.overhead_where(t_predicted < floor, bound)
+        t_predicted = m.at_least(t_predicted, floor)
+    else:
+        t_predicted = t_lower / eff if eff != 1.0 else t_lower
+    return (f, b, intensity, p, w, m.div(p, w), attainable, m.div(attainable, p), t_math,
+            t_mem, t_lower, t_upper, t_predicted, bound)
+
+
+class _Floats:
+    """The arithmetic of :func:`_roofline` on Python floats, with numpy's IEEE results (x/0
+    is ±inf, 0/0 is nan, nan wins a max or a min), without numpy's cost on single numbers:
+    a session of thousands of operations evaluates every pair on opening."""
+
+    @staticmethod
+    def div(a: float, b: float) -> float:
+        try:
+            return a / b
+        except ZeroDivisionError:
+            if a != a or a == 0:
+                return math.nan
+            return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+    @staticmethod
+    def maximum(a: float, b: float) -> float:
+        if a != a or b != b:
+            return math.nan
+        return a if a >= b else b
+
+    @staticmethod
+    def at_most(a: float, cap: float) -> float:
+        if a != a or cap != cap:
+            return math.nan
+        return a if a <= cap else cap
+
+    at_least = maximum
+
+    @staticmethod
+    def compute_if(is_compute: bool) -> int:
+        return 1 if is_compute else 0
+
+    @staticmethod
+    def overhead_where(is_overhead: bool, bound: int) -> int:
+        return 2 if is_overhead else bound
+
+
+class _Arrays:
+    """The arithmetic of :func:`_roofline` on numpy arrays. A million-shape sweep is a few
+    dozen passes over its arrays, each a fresh 8 MB block the system must zero first: a
+    result is written into an operand's memory where that operand is a fresh array of the
+    result's shape."""
+
+    div = staticmethod(np.divide)
+    maximum = staticmethod(np.maximum)
+
+    @staticmethod
+    def _into(ufunc, a, b):
+        if isinstance(a, np.ndarray) and a.flags.writeable and np.shape(b) in ((), a.shape):
+            return ufunc(a, b, out=a)
+        return ufunc(a, b)
+
+    @staticmethod
+    def at_most(a, cap):
+        return _Arrays._into(np.minimum, a, cap)  # a: intensity × bandwidth, fresh
+
+    @staticmethod
+    def at_least(a, floor):
+        return _Arrays._into(np.maximum, a, floor)  # a: T_lower / efficiency, fresh
+
+    @staticmethod
+    def compute_if(is_compute):
+        return np.asarray(is_compute).view(np.int8)
+
+    @staticmethod
+    def overhead_where(is_overhead, bound):
+        bound[np.broadcast_to(is_overhead, bound.shape)] = 2
+        return bound
+
+
 def evaluate_arrays(
     flops: Any,
     nbytes: Any,
@@ -68,129 +171,31 @@ def evaluate_arrays(
     p = np.asarray(peak, dtype=float)
     w = np.asarray(bandwidth, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # IEEE inf and nan
-        intensity = f / b if intensity is None else intensity
-        t_math = f / p
-        t_mem = b / w
-        t_lower = np.maximum(t_math, t_mem)
-        t_upper = t_math + t_mem
-        # a million-shape sweep is a few dozen passes over its arrays, each a fresh 8 MB
-        # block the system must zero first: no more passes, and no more blocks, than needed
-        shape = np.broadcast(f, b, p, w).shape
-        attainable = np.multiply(intensity, w)
-        if isinstance(attainable, np.ndarray) and attainable.shape == shape:
-            np.minimum(attainable, p, out=attainable)
-        else:
-            attainable = np.minimum(attainable, p)
-        bound = np.asarray(t_math >= t_mem).view(np.int8)  # 1 compute, 0 memory
-        per_launch = overhead or 0.0
-        floor = per_launch * kernels if per_launch > 0 else 0.0
-        eff = efficiency if efficiency else 1.0
-        if eff == 1.0 and per_launch <= 0:
-            t_predicted = t_lower  # the same numbers: one read-only array for both keys
-        else:
-            t_predicted = t_lower / eff
-            if per_launch > 0:
-                bound[np.broadcast_to(t_predicted < floor, bound.shape)] = 2
-                t_predicted = (np.maximum(t_predicted, floor, out=t_predicted)
-                               if isinstance(t_predicted, np.ndarray)
-                               and np.shape(floor) in ((), t_predicted.shape)
-                               else np.maximum(t_predicted, floor))
-        fraction = attainable / p
-        # read-only: t_predicted may be t_lower itself, and a sweep's intensity is shared by
-        # its machines (a caller's own intensity array is left as it was given)
-        for array in (t_math, t_mem, t_lower, t_upper, attainable, fraction, bound, t_predicted):
-            if isinstance(array, np.ndarray):
-                array.flags.writeable = False
-        return {
-            "flops": np.broadcast_to(f, shape),
-            "bytes": np.broadcast_to(b, shape),
-            "intensity": intensity,
-            "peak_flops": np.broadcast_to(p, shape),
-            "bandwidth": np.broadcast_to(w, shape),
-            "ridge": np.broadcast_to(p / w, shape),
-            "attainable_flops": attainable,
-            "fraction_of_peak": fraction,
-            "t_math_s": t_math,
-            "t_mem_s": t_mem,
-            "t_lower_s": t_lower,
-            "t_upper_s": t_upper,
-            "t_predicted_s": t_predicted,
-            "bound": bound,
-        }
+        values = dict(zip(_KEYS, _roofline(_Arrays, f, b, p, w, overhead, efficiency, kernels,
+                                           intensity), strict=True))
+    shape = np.broadcast(f, b, p, w).shape
+    for key in ("flops", "bytes", "peak_flops", "bandwidth", "ridge"):
+        values[key] = np.broadcast_to(values[key], shape)
+    # read-only: t_predicted may be t_lower itself, and a sweep's intensity is shared by
+    # its machines (a caller's own intensity array is left as it was given)
+    for key in ("t_math_s", "t_mem_s", "t_lower_s", "t_upper_s", "attainable_flops",
+                "fraction_of_peak", "bound", "t_predicted_s"):
+        if isinstance(values[key], np.ndarray):
+            values[key].flags.writeable = False
+    return values
 
 
 BOUND_NAMES = ("memory", "compute", "overhead")
-
-
-def _div(a: float, b: float) -> float:
-    """``a / b`` as numpy divides floats: x/0 is ±inf, 0/0 and nan/0 are nan."""
-    try:
-        return a / b
-    except ZeroDivisionError:
-        if a != a or a == 0:
-            return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-
-
-def _max(a: float, b: float) -> float:
-    """``np.maximum`` of two floats (nan wins)."""
-    if a != a or b != b:
-        return math.nan
-    return a if a >= b else b
-
-
-def _min(a: float, b: float) -> float:
-    """``np.minimum`` of two floats (nan wins)."""
-    if a != a or b != b:
-        return math.nan
-    return a if a <= b else b
 
 
 def evaluate_scalars(flops: float, nbytes: float, peak: float, bandwidth: float,
                      overhead: float | None = None, efficiency: float | None = None,
                      kernels: int = 1) -> dict[str, float]:
     """:func:`evaluate_arrays` for one operation on one machine, in plain floats: the same
-    formulas and the same IEEE results, without the cost of numpy on single numbers (a
-    session of thousands of operations evaluates every pair on opening)."""
-    f, b, p, w = float(flops), float(nbytes), float(peak), float(bandwidth)
-    (intensity, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper, t_predicted,
-     bound) = _roofline(f, b, p, w, overhead, efficiency, kernels)
-    return {
-        "flops": f,
-        "bytes": b,
-        "intensity": intensity,
-        "peak_flops": p,
-        "bandwidth": w,
-        "ridge": ridge,
-        "attainable_flops": attainable,
-        "fraction_of_peak": fraction,
-        "t_math_s": t_math,
-        "t_mem_s": t_mem,
-        "t_lower_s": t_lower,
-        "t_upper_s": t_upper,
-        "t_predicted_s": t_predicted,
-        "bound": bound,
-    }
-
-
-def _roofline(f: float, b: float, p: float, w: float, overhead: float | None,
-              efficiency: float | None, kernels: int = 1) -> tuple:
-    """The formulas of :func:`evaluate_scalars` on floats: intensity, ridge, attainable,
-    fraction of peak, T_math, T_mem, T_lower, T_upper, T_predicted and the bound."""
-    intensity = _div(f, b)
-    t_math = _div(f, p)
-    t_mem = _div(b, w)
-    t_lower = _max(t_math, t_mem)
-    attainable = _min(p, intensity * w)
-    bound = 1 if t_math >= t_mem else 0
-    per_launch = overhead or 0.0
-    floor = per_launch * kernels if per_launch > 0 else 0.0
-    eff = efficiency if efficiency else 1.0
-    derated = t_lower / eff
-    if per_launch > 0 and derated < floor:
-        bound = 2
-    return (intensity, _div(p, w), attainable, _div(attainable, p), t_math, t_mem, t_lower,
-            t_math + t_mem, _max(derated, floor), bound)
+    formulas (:func:`_roofline`) on Python floats."""
+    return dict(zip(_KEYS, _roofline(_Floats, float(flops), float(nbytes), float(peak),
+                                     float(bandwidth), overhead, efficiency, kernels),
+                    strict=True))
 
 
 @dataclass(frozen=True)
@@ -256,18 +261,15 @@ def evaluate_counts(
     flops, nbytes = counts.flops, counts.bytes
     if (isinstance(flops, (int, float)) and not isinstance(flops, bool)
             and isinstance(nbytes, (int, float)) and not isinstance(nbytes, bool)):
-        f, b, p, w = float(flops), float(nbytes), float(peak), float(bandwidth)
-        (intensity, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper, t_predicted,
-         bound) = _roofline(f, b, p, w, hardware.launch_overhead, hardware.efficiency,
-                            kernels)
-    else:  # counts that are numpy values: the vectorised formulas
+        (f, b, intensity, p, w, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper,
+         t_predicted, bound) = _roofline(_Floats, float(flops), float(nbytes), float(peak),
+                                         float(bandwidth), hardware.launch_overhead,
+                                         hardware.efficiency, kernels)
+    else:  # counts that are numpy values: the same formulas on arrays
         r = evaluate_arrays(flops, nbytes, peak, bandwidth, hardware.launch_overhead,
                             hardware.efficiency, kernels=kernels)
-        f, b, p, w = float(r["flops"]), float(r["bytes"]), float(peak), float(bandwidth)
-        (intensity, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper,
-         t_predicted) = (float(r[key]) for key in (
-            "intensity", "ridge", "attainable_flops", "fraction_of_peak", "t_math_s", "t_mem_s",
-            "t_lower_s", "t_upper_s", "t_predicted_s"))
+        (f, b, intensity, p, w, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper,
+         t_predicted) = (float(r[key]) for key in _KEYS[:-1])
         bound = int(r["bound"])
     return Result(
         operation=name,
