@@ -16,10 +16,9 @@ on (:meth:`~workbench.model.hardware.Hardware.ceiling`: matrix or vector).
 
 from __future__ import annotations
 
-import copy
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -232,12 +231,10 @@ class Result:
 
     def renamed(self, name: str) -> Result:
         """This result for another operation of the same counts (each layer of a model has
-        its own name): a copy with ``operation`` set, at a third of a construction's cost."""
+        its own name)."""
         if name == self.operation:
             return self
-        other = copy.copy(self)
-        vars(other)["operation"] = name  # a copy not yet shared: its one field set once
-        return other
+        return replace(self, operation=name)
 
 
 def evaluate_counts(

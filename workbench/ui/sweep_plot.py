@@ -11,6 +11,7 @@ item lives in log10 coordinates, like the roofline canvas.
 
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -400,7 +401,7 @@ class SweepPlot(QWidget):
             sample = pg.PlotDataItem(x=[0.0], y=[0.0], pen=make_pen(color, theme.roof_width),
                                      symbol=marker, symbolBrush=make_brush(color),
                                      symbolPen=make_pen(theme.background, 0.8))
-            self._legend.addItem(sample, name.replace("&", "&amp;").replace("<", "&lt;"))
+            self._legend.addItem(sample, html.escape(name, quote=False))
 
     def _apply_theme(self, theme) -> None:
         if getattr(self, "_theme_name", None) == theme.name:
