@@ -215,3 +215,15 @@ def test_the_loader_lists_each_value_taken():
     ]
     assert session.operations[1].operation.counts().bytes == 1e9
     assert loads_session(text, "old.yaml").operations  # no list asked for: loads the same
+
+
+def test_render_warns_too_and_draws(tmp_path, capsys):
+    path = tmp_path / "old.yaml"
+    path.write_text(session_text(without(KINDS["softmax"][0], "cols"), version=1),
+                    encoding="utf-8")
+    figure = tmp_path / "old.svg"
+    assert main(["render", str(path), "-o", str(figure)]) == 0
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert f"{path}:5: operations[0].cols: not given; cols = 4096 assumed" in line
+    assert "<svg" in figure.read_text(encoding="utf-8")  # the figure is drawn as ever
