@@ -34,7 +34,8 @@ def start(session: str | None = None):
         path = Path(session) if session else None
         # read as given (a message names the file as the user typed it), kept resolved
         assumed: list[str] = []  # values an older file leaves out: said once shown
-        loaded = load_session(path if path else examples_dir() / DEFAULT_EXAMPLE, assumed)
+        source = path if path else examples_dir() / DEFAULT_EXAMPLE
+        loaded = load_session(source, assumed)
         create_app()
         from workbench.ui.main_window import MainWindow
 
@@ -47,7 +48,7 @@ def start(session: str | None = None):
         if assumed:
             from workbench.ui.load_warnings import show_assumed
 
-            show_assumed(window, path, assumed)
+            show_assumed(window, source, assumed)
         return window
     finally:
         if paused:
