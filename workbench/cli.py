@@ -157,13 +157,20 @@ CSV_HEADERS = {
 
 
 def _load(path: str):
+    """The session at ``path`` and no error, or ``None`` and the error's line. A value an
+    older file leaves to an example default is a warning on stderr (the output is unchanged,
+    the exit status still 0)."""
     from workbench.io.errors import InputError
     from workbench.io.sessions import load_session
 
+    assumed: list[str] = []
     try:
-        return load_session(path), None
+        session = load_session(path, assumed)
     except InputError as exc:
         return None, str(exc)
+    for line in assumed:
+        sys.stderr.write(f"{PROG}: warning: {line}\n")
+    return session, None
 
 
 def _analyze(path: str, fmt: str) -> int:

@@ -191,7 +191,7 @@ def test_sharded_matmul_defaults_to_the_first_interconnect(tmp_path):
         "schema_version": 1,
         "hardware": [{"preset": "tpu-v5e"}, {"preset": "h100-sxm"}, {"preset": "xeon-8480"}],
         "operations": [{"name": "two chips", "kind": "sharded_matmul", "b": 256, "d": 16384,
-                        "f": 8192}],
+                        "f": 8192, "chips": 2}],
     }), encoding="utf-8")
     data = analyze(path)
     by_machine = {r["hardware"]: r for r in data["results"]}

@@ -153,3 +153,77 @@ def test_add_operation_still_starts_from_example_values_and_saves_whole(tmp_path
     again = load_session(path).operations[0].operation  # a version 2 file: nothing missing
     assert again.counts().flops == op.counts().flops
     assert again.counts().bytes == op.counts().bytes
+
+
+@pytest.mark.parametrize("kind, key", CASES, ids=[f"{k}-{x}" for k, x in CASES])
+def test_an_older_file_taking_an_example_value_is_warned_about(tmp_path, capsys, kind, key):
+    path = tmp_path / "old.yaml"
+    path.write_text(session_text(without(KINDS[kind][0], key), version=1), encoding="utf-8")
+    assert main(["analyze", str(path), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["operations"][0]["kind"] == kind  # output unchanged
+    (line,) = captured.err.strip().splitlines()
+    # file, line (the operation's first), key path, and the value taken
+    expected = f"roofline-workbench: warning: {path}:5: operations[0].{key}: not given; {key} = "
+    assert line.startswith(expected), line
+    assert "assumed" in line
+
+
+def test_the_warning_gives_the_value_counted(tmp_path, capsys):
+    path = tmp_path / "old.yaml"
+    path.write_text(session_text(without(KINDS["gemm"][0], "k"), version=1), encoding="utf-8")
+    assert main(["analyze", str(path), "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    assert f"{path}:5: operations[0].k: not given; k = 4096 assumed" in captured.err
+    assert captured.out.startswith("operation,")
+
+
+def test_a_complete_older_file_and_a_current_one_load_without_warnings(tmp_path, capsys):
+    for version in (1, 2):
+        path = tmp_path / f"v{version}.yaml"
+        path.write_text(session_text(KINDS["attention"][0], version=version), encoding="utf-8")
+        assert main(["analyze", str(path)]) == 0
+        assert capsys.readouterr().err == ""
+
+
+def test_the_warning_from_the_command_line_itself(tmp_path):
+    path = tmp_path / "old.yaml"
+    path.write_text("schema_version: 1\nhardware: [{preset: h100-sxm}]\noperations:\n"
+                    "  - name: g\n    kind: gemm\n    m: 64\n    n: 4096\n", encoding="utf-8")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-m", "workbench", "analyze", str(path)], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    assert "g" in proc.stdout
+    (line,) = proc.stderr.strip().splitlines()
+    assert f"{path}:4: operations[0].k: not given; k = 4096 assumed" in line
+
+
+def test_the_loader_lists_each_value_taken():
+    from workbench.io.sessions import loads_session
+
+    warnings: list[str] = []
+    text = ("schema_version: 1\noperations:\n  - {name: a, kind: attention, heads: 8}\n"
+            "  - {name: c, kind: custom, flops: 1 GFLOP}\n")
+    session = loads_session(text, "old.yaml", warnings)
+    assert [w.split(" assumed")[0] for w in warnings] == [
+        "old.yaml:3: operations[0].head_dim: not given; head_dim = 128",
+        "old.yaml:3: operations[0].query_len: not given; query_len = 4096",
+        "old.yaml:3: operations[0].kv_len: not given; kv_len = 4096",
+        "old.yaml:4: operations[1].bytes: not given; bytes = 1 GB",
+    ]
+    assert session.operations[1].operation.counts().bytes == 1e9
+    assert loads_session(text, "old.yaml").operations  # no list asked for: loads the same
+
+
+def test_render_warns_too_and_draws(tmp_path, capsys):
+    path = tmp_path / "old.yaml"
+    path.write_text(session_text(without(KINDS["softmax"][0], "cols"), version=1),
+                    encoding="utf-8")
+    figure = tmp_path / "old.svg"
+    assert main(["render", str(path), "-o", str(figure)]) == 0
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert f"{path}:5: operations[0].cols: not given; cols = 4096 assumed" in line
+    assert "<svg" in figure.read_text(encoding="utf-8")  # the figure is drawn as ever

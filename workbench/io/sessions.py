@@ -154,13 +154,16 @@ VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "all_l
 VIEW_KEYS = ("theme", *VIEW_FLAGS, "x_range", "y_range")
 
 
-def load_session(path: str | os.PathLike[str]) -> Session:
-    """Read and validate a session file; every problem is an :class:`InputError`."""
-    return session_from_document(read_yaml(path))
+def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None) -> Session:
+    """Read and validate a session file; every problem is an :class:`InputError`.
+    ``warnings``, when given, receives one line per value the file leaves to a default that
+    a current file must give (see :func:`session_from_document`)."""
+    return session_from_document(read_yaml(path), warnings)
 
 
-def loads_session(text: str | bytes, name: str | None = None) -> Session:
-    return session_from_document(parse_yaml(text, name))
+def loads_session(text: str | bytes, name: str | None = None,
+                  warnings: list[str] | None = None) -> Session:
+    return session_from_document(parse_yaml(text, name), warnings)
 
 
 def migrate(data: dict[str, Any], doc: YamlDocument) -> dict[str, Any]:
@@ -182,7 +185,11 @@ def migrate(data: dict[str, Any], doc: YamlDocument) -> dict[str, Any]:
     return data
 
 
-def session_from_document(doc: YamlDocument) -> Session:
+def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) -> Session:
+    """The session a document holds. A ``schema_version: 1`` file may leave out a required
+    dimension (GEMM ``k``, attention ``kv_len``, …) and get its example value; each such
+    value is added to ``warnings`` (when given) as one line naming the file, the line and the
+    key: ``old.yaml:12: operations[2].k: not given; k = 4096 assumed …``."""
     root = Place(doc)
     if doc.data is None:
         raise root.error("the file is empty (a session needs at least schema_version: 1)")
@@ -218,6 +225,8 @@ def session_from_document(doc: YamlDocument) -> Session:
             item = dict(item)
             sweep_data = item.pop("sweep")
         op, style = parse_operation(item, place, require=require)
+        if not require and warnings is not None:
+            warnings.extend(_assumed(op, place))
         entry = OperationEntry(op, **style)
         if sweep_data is not None:
             entry.sweep = _parse_sweep(sweep_data, op, place.at("sweep"))
@@ -254,6 +263,27 @@ def session_from_document(doc: YamlDocument) -> Session:
     if data.get("view") is not None:
         session.view = _parse_view(data["view"], root.at("view"))
     return session
+
+
+def _assumed(op: Operation, place: Place) -> list[str]:
+    """One line per required dimension ``op`` does not give (a version-1 file's)."""
+    out = []
+    resolved = None
+    for param in op.spec.params:
+        if not param.required or op.params.get(param.name) is not None:
+            continue
+        resolved = resolved or op.resolved()
+        value = resolved[param.name]
+        if param.name == "steps":
+            shown = " → ".join(step["op"] for step in value)
+        elif param.type == "quantity":
+            shown = format_quantity(value, param.unit or "count")
+        else:
+            shown = str(value)
+        out.append(str(place.at(param.name).error(
+            f"not given; {param.name} = {shown} assumed (the example value schema_version 1 "
+            f"files get; write {param.name}, or save the session to write it)")))
+    return out
 
 
 def _parse_comparison(value: Any, session: Session, place: Place) -> Comparison:

@@ -101,6 +101,8 @@ class OperationEditor(QWidget):
         self._op_id: int | None = None
         self._kind: str | None = None
         self._fields: dict[str, _Field] = {}
+        #: each parameter's row label, its own text and format, and the mark it shows now
+        self._labels: dict[str, tuple[QLabel, str, Qt.TextFormat, str]] = {}
         self._errors: dict[str, str] = {}
         self._note = ""
         self._applying = False  # the document is changing because of this editor
@@ -382,6 +384,7 @@ class OperationEditor(QWidget):
         form.addRow(separator)
 
         self._fields = {}
+        self._labels = {}
         for param in kind.params:
             f = self._make_field(param, kind)
             self._fields[param.name] = f
@@ -389,6 +392,7 @@ class OperationEditor(QWidget):
                 form.addRow(f.widget)
                 continue
             label = self._param_label(param)
+            self._labels[param.name] = (label, label.text(), label.textFormat(), "")
             label.setBuddy(f.input)
             label.setToolTip(f.input.toolTip())
             form.addRow(label, f.widget)
@@ -556,7 +560,32 @@ class OperationEditor(QWidget):
                 widget = self._fields[param.name].widget
                 if self._form.isRowVisible(widget) != visible:
                     self._form.setRowVisible(widget, visible)
+        self._mark_defaults(kind, op.params)
         self._update_hint()
+
+    def _mark_defaults(self, kind: Kind, given: dict[str, Any]) -> None:
+        """Mark the row of each parameter the operation does not give: the field shows the
+        value the engine takes, "(default)", or "(assumed)" for a dimension that only files
+        before schema_version 2 may leave out (an example value). Rows that follow another
+        parameter or are automatic say so in their own field."""
+        for param in kind.params:
+            row = self._labels.get(param.name)
+            if row is None:
+                continue
+            label, text, fmt, shown = row
+            mark = ""
+            if given.get(param.name) is None and param.default is not None and not param.inherit:
+                mark = "assumed" if param.required else "default"
+            if mark == shown:
+                continue
+            self._labels[param.name] = (label, text, fmt, mark)
+            if not mark:
+                label.setTextFormat(fmt)
+                label.setText(text)
+                continue
+            base = text if fmt == Qt.TextFormat.RichText else escape_html(text)
+            label.setTextFormat(Qt.TextFormat.RichText)
+            label.setText(f"{base} <span style='color:gray;'>({mark})</span>")
 
     # -- edits -----------------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from workbench.ui.editor import OperationEditor
 
 MAX_INT = 2**53
+#: Appended to the entry of a list that is the parameter's default value.
+DEFAULT_MARK = " — default"
 
 # =========================================================================================
 # form fields: one per parameter, all with the same small interface
@@ -159,6 +161,10 @@ class _ComboField(_Field):
         else:
             for name in param.choices:
                 self.combo.addItem(name, name)
+        if not self.has_none:  # the value the engine takes when the session gives none
+            index = self.combo.findData(param.default)
+            if index >= 0:
+                self.combo.setItemText(index, self.combo.itemText(index) + DEFAULT_MARK)
         self.combo.currentIndexChanged.connect(self._on_index)
         self.input = self.widget = self.combo
 
@@ -175,9 +181,12 @@ class _ComboField(_Field):
                 text = f"automatic ({context.get('precision') or '?'})"
             if self.combo.itemText(0) != text:
                 self.combo.setItemText(0, text)
-        index = self.combo.findData(raw)
-        if index < 0 and raw is not None:  # a value the list does not know: show it anyway
-            self.combo.addItem(str(raw), raw)
+        shown = raw
+        if raw is None and not self.has_none:  # not given: show the default the engine uses
+            shown = resolved.get(self.param.name)
+        index = self.combo.findData(shown)
+        if index < 0 and shown is not None:  # a value the list does not know: show it anyway
+            self.combo.addItem(str(shown), shown)
             index = self.combo.count() - 1
         if index >= 0 and index != self.combo.currentIndex():
             self.combo.setCurrentIndex(index)

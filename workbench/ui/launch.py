@@ -33,7 +33,9 @@ def start(session: str | None = None):
 
         path = Path(session) if session else None
         # read as given (a message names the file as the user typed it), kept resolved
-        loaded = load_session(path if path else examples_dir() / DEFAULT_EXAMPLE)
+        assumed: list[str] = []  # values an older file leaves out: said once shown
+        source = path if path else examples_dir() / DEFAULT_EXAMPLE
+        loaded = load_session(source, assumed)
         create_app()
         from workbench.ui.main_window import MainWindow
 
@@ -43,6 +45,10 @@ def start(session: str | None = None):
         if resolved:
             window._add_recent(resolved)
         window.show()
+        if assumed:
+            from workbench.ui.load_warnings import show_assumed
+
+            show_assumed(window, source, assumed)
         return window
     finally:
         if paused:

@@ -29,6 +29,7 @@ from workbench.model.operations import CONVENTIONS, KINDS
 from workbench.model.roofline import FORMULAS
 from workbench.model.session import THEMES, Session
 from workbench.ui.bridge import Workspace
+from workbench.ui.load_warnings import show_assumed
 from workbench.ui.window_docks import DocksMixin
 
 __all__ = ["MainWindow", "APP_NAME", "MAX_RECENT"]
@@ -456,6 +457,7 @@ class MainWindow(DocksMixin, QMainWindow):
         return measure_selected_operation(self)
 
     def set_session(self, session: Session, path: Path | None) -> None:
+        show_assumed(self, path or "", [])  # a message about the previous file goes with it
         self.document.replace_session(session, path)
         self.workspace.select_valid()
         # The canvas already rebuilt and fitted on the "session" change; that fit differs
@@ -469,8 +471,9 @@ class MainWindow(DocksMixin, QMainWindow):
         """Open a session file. On any problem the current session (and its undo history) is
         left exactly as it was and the engine's message is shown."""
         path = Path(path)
+        assumed: list[str] = []
         try:
-            session = load_session(path)
+            session = load_session(path, assumed)
         except InputError as exc:
             self.show_error("Cannot open session", str(exc))
             return False
@@ -479,6 +482,7 @@ class MainWindow(DocksMixin, QMainWindow):
         self.set_session(session, path.resolve())
         self._add_recent(path.resolve())
         self.statusBar().showMessage(f"Opened {path}", 4000)
+        show_assumed(self, path, assumed)
         return True
 
     def open_example(self, path: Path) -> bool:
