@@ -377,6 +377,12 @@ def _render(args) -> int:
     session, error = _load(args.session)
     if error:
         return fail(error)
+    from workbench.io.atomic import check_writable
+
+    try:  # a read-only file or folder fails before the drawing
+        check_writable(args.output)
+    except OSError as exc:
+        return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
     from workbench.ui.export import render_figure
 
     try:

@@ -307,8 +307,9 @@ class ResultsTable(QWidget):
         count = self.model.rowCount()
         for row in range(count):
             writer.writerow([_cell(v) for v in self.model.export_row(row)])
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(buffer.getvalue())
+        from workbench.io.atomic import write_atomic
+
+        write_atomic(path, buffer.getvalue().encode("utf-8"))
         return count
 
 
