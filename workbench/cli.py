@@ -320,17 +320,19 @@ def results_csv(results, sweep_rows=()) -> str:
     import csv
     import io
 
+    from workbench.io.tables import spreadsheet_cell
+
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     extra = ["sweep_param", "sweep_value"] if sweep_rows else []
     writer.writerow([CSV_HEADERS.get(k, k) for k in RESULT_KEYS] + extra)
     for r in results:
         row = r.as_dict()
-        writer.writerow(["" if row[k] is None else row[k] for k in RESULT_KEYS]
+        writer.writerow([spreadsheet_cell("" if row[k] is None else row[k]) for k in RESULT_KEYS]
                         + ["" for _ in extra])
     for row in sweep_rows:
-        writer.writerow(["" if row[k] is None else row[k] for k in RESULT_KEYS]
-                        + [row["sweep"]["param"], row["sweep"]["value"]])
+        writer.writerow([spreadsheet_cell("" if row[k] is None else row[k]) for k in RESULT_KEYS]
+                        + [spreadsheet_cell(row["sweep"]["param"]), row["sweep"]["value"]])
     return buffer.getvalue()
 
 

@@ -3,6 +3,7 @@ and exit 2 (before any long work), modes and links kept; its CSV never carries a
 
 from __future__ import annotations
 
+import csv
 import io
 import os
 import stat
@@ -57,6 +58,27 @@ def run(*args) -> tuple[int, str, str]:
 
 def _mode(path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_analyze_csv_makes_formulas_text_and_keeps_numbers(tmp_path):
+    session = tmp_path / "s.yaml"
+    session.write_text(SESSION, encoding="utf-8")
+    code, out, err = run("analyze", session, "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["operation"] for r in rows] == ["'=cmd|' /C calc'!A0", "'@SUM(A1:A9)", "FFN up"]
+    assert {r["hardware"] for r in rows} == {"'+rig"}
+    assert all(float(r["flops [FLOP]"]) > 0 and float(r["t_lower [s]"]) > 0 for r in rows)
+    assert not any(cell.startswith(("=", "+", "-", "@")) for r in rows for cell in r.values()
+                   if cell and not _number(cell))
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def test_render_refuses_a_read_only_figure_with_one_line(tmp_path):

@@ -1,6 +1,6 @@
 """Every file the product writes stays as the user had it: mode, owner and group kept, links
 followed, read-only files refused, new files by the umask, whole or not at all, overlapping
-saves that never break each other."""
+saves that never break each other; and CSV cells a spreadsheet would run are made text."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from workbench.io import atomic
 from workbench.io.atomic import WriteRefused, check_writable, write_atomic
 from workbench.io.autosave import Autosave
 from workbench.io.sessions import dumps_session, load_session, save_session
+from workbench.io.tables import spreadsheet_cell
 from workbench.io.user_presets import save_machine
 from workbench.model.hardware import Hardware
 from workbench.model.operations import Operation
@@ -220,3 +221,15 @@ def test_a_temporary_file_of_a_running_save_is_kept_and_one_of_a_dead_process_re
     save_session(_session("saved"), path)
     assert live.read_text() == "being written"
     assert not dead.exists()
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0"),
+    ("+1+2", "'+1+2"), ("-2+3", "'-2+3"), ("@SUM(A1)", "'@SUM(A1)"),
+    ("\t=1", "'\t=1"), ("\r=1", "'\r=1"),
+    ("FFN up", "FFN up"), ("a=b", "a=b"), ("", ""),
+    (-1.5, -1.5), (-3, -3), (float("-inf"), float("-inf")), (None, None),
+])
+def test_spreadsheet_cells_make_formulas_text_and_keep_numbers(value, expected):
+    assert spreadsheet_cell(value) == expected
+    assert type(spreadsheet_cell(value)) is type(value)

@@ -4,13 +4,14 @@ tables for spreadsheets never carry a formula."""
 
 from __future__ import annotations
 
+import csv
 import os
 import resource
 import signal
 import stat
 
 import pytest
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from workbench.io.sessions import load_session
 from workbench.ui.app import create_app
@@ -143,6 +144,29 @@ def test_saving_keeps_the_files_mode_and_link(window, tmp_path):
     assert window.save_to(link)
     assert link.is_symlink() and stat.S_IMODE(os.stat(real).st_mode) == 0o640
     assert load_session(real).operations[2].operation.params["m"] == 2048
+
+
+def test_export_results_csv_makes_formulas_text_and_keeps_numbers(window, tmp_path,
+                                                                  monkeypatch):
+    target = tmp_path / "results.csv"
+    _choose(monkeypatch, target)
+    window.export_csv_action.trigger()
+    with target.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["operation"] for r in rows] == [f"'{FORMULA}", "'-2+3 fused", "plain GEMM"]
+    assert {r["machine"] for r in rows} == {"'@rig"}
+    for r in rows:
+        assert float(r["FLOPs [FLOP]"]) > 0 and float(r["T_lower [s]"]) > 0
+
+
+def test_copy_all_makes_formulas_text(window, qtbot):
+    window.results_table.copy_all_button.click()
+    lines = QApplication.clipboard().text().splitlines()
+    header = lines[0].split("\t")
+    cells = [dict(zip(header, line.split("\t"), strict=True)) for line in lines[1:]]
+    assert [c["operation"] for c in cells] == [f"'{FORMULA}", "'-2+3 fused", "plain GEMM"]
+    assert all(c["machine"] == "'@rig" for c in cells)
+    assert all(float(c["intensity [FLOP/B]"]) > 0 for c in cells)
 
 
 def test_a_full_disk_during_export_results_keeps_the_old_csv(window, tmp_path):
