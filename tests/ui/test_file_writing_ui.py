@@ -187,3 +187,22 @@ def test_a_full_disk_during_export_results_keeps_the_old_csv(window, tmp_path):
     assert "results.csv" in window.last_error and ".tmp" not in window.last_error
     assert target.read_text(encoding="utf-8") == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv", "work.yaml"]
+
+
+def test_export_figure_refuses_a_read_only_file_and_keeps_a_files_mode(window, tmp_path):
+    from workbench.ui.export_dialog import CUSTOM, FigureOptions
+
+    options = FigureOptions(size=CUSTOM, width=320, height=200, dpi=96)
+    frozen = tmp_path / "paper.pdf"
+    frozen.write_bytes(b"%PDF the submitted figure")
+    os.chmod(frozen, 0o444)
+    assert not window.export_figure(frozen, options)
+    assert "paper.pdf" in window.last_error and "read-only" in window.last_error
+    assert frozen.read_bytes() == b"%PDF the submitted figure"
+    window._error_box.close()
+    shared = tmp_path / "slide.svg"
+    shared.write_text("old", encoding="utf-8")
+    os.chmod(shared, 0o640)
+    assert window.export_figure(shared, options)
+    assert "<svg" in shared.read_text(encoding="utf-8")
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o640
