@@ -233,3 +233,23 @@ def test_a_temporary_file_of_a_running_save_is_kept_and_one_of_a_dead_process_re
 def test_spreadsheet_cells_make_formulas_text_and_keep_numbers(value, expected):
     assert spreadsheet_cell(value) == expected
     assert type(spreadsheet_cell(value)) is type(value)
+
+
+def test_every_file_is_written_by_the_one_atomic_writer():
+    """Only workbench/io/atomic.py creates, renames or copies files: any other writer would
+    skip the mode, owner, link and read-only rules above."""
+    import re
+
+    from conftest import ROOT
+
+    writes = re.compile(r"os\.replace\(|os\.rename\(|mkstemp\(|NamedTemporaryFile\(|"
+                        r"\.write_text\(|\.write_bytes\(|shutil\.copy|"
+                        r"open\([^)]*[\"'](?:w|a|x|wb|ab|xb|r\+|w\+)[\"']")
+    found = []
+    for path in sorted((ROOT / "workbench").rglob("*.py")):
+        if path.name == "atomic.py":
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if writes.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert found == []
