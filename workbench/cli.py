@@ -327,17 +327,19 @@ def results_csv(results, sweep_rows=()) -> str:
     import csv
     import io
 
+    from workbench.io.tables import spreadsheet_cell
+
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     extra = ["sweep_param", "sweep_value"] if sweep_rows else []
     writer.writerow([CSV_HEADERS.get(k, k) for k in RESULT_KEYS] + extra)
     for r in results:
         row = r.as_dict()
-        writer.writerow(["" if row[k] is None else row[k] for k in RESULT_KEYS]
+        writer.writerow([spreadsheet_cell("" if row[k] is None else row[k]) for k in RESULT_KEYS]
                         + ["" for _ in extra])
     for row in sweep_rows:
-        writer.writerow(["" if row[k] is None else row[k] for k in RESULT_KEYS]
-                        + [row["sweep"]["param"], row["sweep"]["value"]])
+        writer.writerow([spreadsheet_cell("" if row[k] is None else row[k]) for k in RESULT_KEYS]
+                        + [spreadsheet_cell(row["sweep"]["param"]), row["sweep"]["value"]])
     return buffer.getvalue()
 
 
@@ -384,6 +386,12 @@ def _render(args) -> int:
     session, error = _load(args.session)
     if error:
         return fail(error)
+    from workbench.io.atomic import check_writable
+
+    try:  # a read-only file or folder fails before the drawing
+        check_writable(args.output)
+    except OSError as exc:
+        return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
     from workbench.ui.export import render_figure
 
     try:

@@ -26,6 +26,12 @@ def run_measure(args) -> int:
             return _fail(f"{output}: the machine file must end in .yaml or .yml")
         if not (output.parent if str(output.parent) else Path(".")).is_dir():
             return _fail(f"{output}: the folder {output.parent} does not exist")
+        from workbench.io.atomic import check_writable
+
+        try:  # before minutes of measuring: a read-only file or folder fails now
+            check_writable(output)
+        except OSError as exc:
+            return _fail(f"{output}: cannot write: {exc.strerror or exc}")
     datasheet = None
     if args.compare:
         try:

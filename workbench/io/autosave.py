@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.io.sessions import dumps_session, loads_session, write_atomic
+from workbench.io.atomic import write_atomic
+from workbench.io.sessions import dumps_session, loads_session
 from workbench.model.session import Session
 
 __all__ = ["Autosave", "Recoverable", "find_recoverable"]
@@ -54,7 +55,7 @@ class Autosave:
         import json  # here: only an unsaved session needs it, not the start-up
 
         text = _HEADER + json.dumps(meta) + "\n" + dumps_session(session)
-        write_atomic(self.path, text.encode("utf-8"), backup=False)
+        write_atomic(self.path, text.encode("utf-8"), new_mode=0o600)  # private work
         return self.path
 
     def remove(self) -> None:

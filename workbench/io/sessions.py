@@ -68,13 +68,12 @@ pair (``comparisons:``) names two operations of the session, ``first`` the basel
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from workbench.io.atomic import write_atomic
 from workbench.io.errors import InputError
 from workbench.io.presets import get_preset
 from workbench.io.schema import (
@@ -629,58 +628,10 @@ def dumps_session(session: Session) -> str:
 def save_session(session: Session, path: str | os.PathLike[str], backup: bool = True) -> None:
     """Write atomically: a temporary file in the same folder, flushed to disk, then renamed
     over the target. The previous version is kept as ``NAME.bak``. A crash at any moment
-    leaves either the old file or the new one, never a mixture."""
+    leaves either the old file or the new one, never a mixture. The file keeps its mode,
+    owner and links; a read-only file is refused (see :mod:`workbench.io.atomic`)."""
     text = dumps_session(session)
     write_atomic(Path(path), text.encode("utf-8"), backup=backup)
-
-
-def write_atomic(path: Path, payload: bytes, backup: bool = True) -> None:
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    for stale in folder.glob(f".{path.name}.*.tmp"):  # left by a save that was killed
-        with contextlib.suppress(OSError):
-            stale.unlink()
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if backup and path.exists():
-            bak = path.with_name(path.name + ".bak")
-            with contextlib.suppress(OSError):
-                _copy_for_backup(path, bak)
-        os.replace(tmp_name, path)
-        _fsync_dir(folder)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-
-
-def _copy_for_backup(src: Path, dst: Path) -> None:
-    # A hard link is instant and leaves ``src`` in place until the atomic rename.
-    try:
-        if dst.exists():
-            dst.unlink()
-        os.link(src, dst)
-    except OSError:
-        import shutil
-
-        shutil.copy2(src, dst)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def ensure_error(exc: Exception, file: str | None) -> InputError:

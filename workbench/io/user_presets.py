@@ -160,7 +160,7 @@ def save_machine(hw: Hardware, provenance: dict[str, Any] | None = None,
                  path: str | os.PathLike[str] | None = None) -> Path:
     """Write a machine file atomically; by default ``<id>.yaml`` in the user presets folder
     (created when missing). Returns the path written."""
-    from workbench.io.sessions import write_atomic
+    from workbench.io.atomic import write_atomic
 
     if path is None:
         folder = user_presets_dir()
@@ -168,5 +168,5 @@ def save_machine(hw: Hardware, provenance: dict[str, Any] | None = None,
         path = folder / f"{hw.id}.yaml"
     path = Path(path)
     text = dump_yaml(machine_to_data(hw, provenance))
-    write_atomic(path, text.encode("utf-8"), backup=False)
+    write_atomic(path, text.encode("utf-8"))
     return path

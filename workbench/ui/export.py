@@ -89,13 +89,9 @@ def render_figure(session, path: str | os.PathLike[str], *, size: str | None = N
     fig = resolve_size(size, width, height, dpi, theme)
     payload = figure_bytes(session, fmt, fig, theme=theme, transparent=transparent,
                            view_range=view_range)
-    from workbench.io.sessions import write_atomic
+    from workbench.io.atomic import write_atomic
 
-    write_atomic(Path(path), payload, backup=False)
-    umask = os.umask(0)
-    os.umask(umask)
-    with contextlib.suppress(OSError):  # an ordinary file for the umask, not a private one
-        os.chmod(path, 0o666 & ~umask)
+    write_atomic(Path(path), payload)  # keeps an existing file's mode; new: the umask
     return fig
 
 

@@ -7,6 +7,7 @@ the command line can call it).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QTimer, QUrl
@@ -504,9 +505,9 @@ class MainWindow(DocksMixin, QMainWindow):
         return True
 
     def save_to(self, path: str | Path) -> bool:
+        """Save to exactly ``path``. A read-only file is refused with a message and the
+        session stays modified."""
         path = Path(path)
-        if path.suffix.lower() not in (".yaml", ".yml"):
-            path = path.with_suffix(".yaml")
         try:
             save_session(self.document.session, path)
         except OSError as exc:
@@ -531,7 +532,23 @@ class MainWindow(DocksMixin, QMainWindow):
     def _on_save_as(self) -> bool:
         start = str(self.document.path) if self.document.path else "session.yaml"
         path, _ = QFileDialog.getSaveFileName(self, "Save Session As", start, FILE_FILTER)
-        return self.save_to(path) if path else False
+        if not path:
+            return False
+        path = Path(path)
+        if not path.suffix:  # the name chosen, with .yaml added only when it has no extension
+            path = path.with_name(path.name.rstrip(".") + ".yaml")
+            # the dialog asked about the name typed, not about the one with .yaml added
+            if os.path.lexists(path) and not self.confirm_replace(path):
+                return False
+        return self.save_to(path)
+
+    def confirm_replace(self, path: Path) -> bool:
+        """Ask before replacing a file the user did not name (separate so that tests can
+        answer it)."""
+        answer = QMessageBox.question(
+            self, APP_NAME, f"{path.name} already exists in {path.parent}. Replace it?",
+            QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
+        return answer == QMessageBox.Yes
 
     def ask_save_changes(self) -> QMessageBox.StandardButton:
         """Ask whether to save unsaved changes (separate so that tests can answer it)."""

@@ -8,7 +8,8 @@ are rows of "—" with the reason as tooltip.
 
 Ctrl+C copies the selected rows, "Copy all" every row shown, as tab-separated text with a
 header row; :meth:`ResultsTable.export_csv` writes every row as CSV. Both carry raw numbers
-in base SI units, named in the headers ("intensity [FLOP/B]", "T_math [s]").
+in base SI units, named in the headers ("intensity [FLOP/B]", "T_math [s]"); text a
+spreadsheet would run as a formula gets a leading ``'`` (:mod:`workbench.io.tables`).
 
 The model (:mod:`workbench.ui.results_model`) follows the document's
 :class:`~workbench.document.Change` notifications: an edit of one operation re-evaluates only
@@ -38,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.document import Change
+from workbench.io.tables import spreadsheet_cell
 from workbench.ui.bridge import Workspace
 from workbench.ui.results_model import (
     BOUND_COLORS,
@@ -307,8 +309,9 @@ class ResultsTable(QWidget):
         count = self.model.rowCount()
         for row in range(count):
             writer.writerow([_cell(v) for v in self.model.export_row(row)])
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(buffer.getvalue())
+        from workbench.io.atomic import write_atomic
+
+        write_atomic(path, buffer.getvalue().encode("utf-8"))
         return count
 
 
@@ -319,4 +322,4 @@ def _cell(value: Any) -> str:
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         return repr(value)
-    return str(value).replace("\t", " ").replace("\n", " ")
+    return str(spreadsheet_cell(value)).replace("\t", " ").replace("\n", " ")

@@ -1,0 +1,230 @@
+"""One way to write a file, used for everything the product writes (sessions, autosaves,
+machine files, figures, CSV tables).
+
+:func:`write_atomic` writes a temporary file in the destination's folder, flushes it to disk
+and renames it over the destination, so a crash, a full disk or a killed process leaves
+either the old file or the new one, never a mixture and never nothing. It also leaves the
+file as the user had it:
+
+- a symbolic link is followed: its target is replaced (atomically) and the link stays a link;
+- an existing file keeps its permission bits, and its owner and group where the platform
+  allows it (always when running as root, the group when it is one of the user's);
+- a new file gets ``0666`` less the umask (``0600`` for private files such as autosaves);
+- a read-only file, or something that is not a regular file, is refused with
+  :class:`WriteRefused` (a ``PermissionError``) and left untouched;
+- every temporary name is unique (process id and a random part), so overlapping saves of one
+  file never remove each other's temporary file; a temporary file left by a process that
+  died is removed by the next save.
+
+Errors are ``OSError`` whose ``filename`` is the path the caller gave (never a temporary
+name), so ``f"{exc.filename}: {exc.strerror}"`` is a message a user can act on.
+:func:`check_writable` raises the same errors without writing, for callers that want to
+fail before long work (``measure -o``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import time
+from pathlib import Path
+
+__all__ = ["WriteRefused", "check_writable", "write_atomic", "write_target"]
+
+_STALE_AGE_S = 24 * 3600  # a temporary file this old is stale whoever made it
+_PREFIX_BYTES = 100  # keeps temporary names under the usual 255-byte limit
+
+
+class WriteRefused(PermissionError):
+    """The destination must not be replaced: it is read-only or not a regular file."""
+
+
+def write_target(path: str | os.PathLike[str]) -> Path:
+    """The file a write to ``path`` replaces: ``path`` with symbolic links followed."""
+    return Path(os.path.realpath(path))
+
+
+def check_writable(path: str | os.PathLike[str]) -> Path:
+    """Raise ``OSError`` (``filename`` = ``path``) when :func:`write_atomic` to ``path``
+    would fail for a reason known in advance: a missing or unwritable folder, a read-only
+    file, a destination that is not a regular file. Writes nothing. Returns the target."""
+    target, _ = _inspect(path)
+    folder = target.parent
+    try:
+        fd, tmp = _create_temp(folder, target.name, 0o600)
+    except OSError as exc:
+        raise _named(exc, path) from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+    return target
+
+
+def write_atomic(path: str | os.PathLike[str], payload: bytes, backup: bool = False,
+                 new_mode: int = 0o666) -> Path:
+    """Replace the file at ``path`` (its target, for a symbolic link) with ``payload`` in
+    one step. With ``backup`` the previous version is kept as ``NAME.bak`` beside the target.
+    ``new_mode`` is the mode a new file gets, less the umask. Returns the file written."""
+    target, old = _inspect(path)
+    folder = target.parent
+    _remove_stale_temporaries(folder, target.name)
+    tmp = None
+    try:
+        fd, tmp = _create_temp(folder, target.name, new_mode if old is None else 0o600)
+        try:
+            if old is not None:
+                _keep_owner_and_mode(fd, old)
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if backup and old is not None:
+            with contextlib.suppress(OSError):
+                _copy_for_backup(target, target.with_name(target.name + ".bak"))
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        raise _named(exc, path) from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    _fsync_dir(folder)
+    return target
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _inspect(path: str | os.PathLike[str]) -> tuple[Path, os.stat_result | None]:
+    """The target and its status (None when it does not exist yet); refuses what must not
+    be replaced."""
+    target = write_target(path)
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        if not target.parent.is_dir():
+            folder = target.parent if os.path.islink(path) else Path(path).parent
+            raise FileNotFoundError(errno.ENOENT, f"the folder {folder} does not exist",
+                                    str(path)) from None
+        return target, None
+    except OSError as exc:
+        raise _named(exc, path) from None
+    if not stat.S_ISREG(st.st_mode):
+        what = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise WriteRefused(errno.EISDIR if stat.S_ISDIR(st.st_mode) else errno.EINVAL,
+                           f"it is {what}; choose a file name", str(path))
+    if not st.st_mode & 0o222:
+        raise WriteRefused(errno.EACCES, "the file is read-only; save under another name or "
+                           "make it writable first", str(path))
+    if not _is_root() and not os.access(target, os.W_OK):
+        raise WriteRefused(errno.EACCES, "you do not have permission to change this file",
+                           str(path))
+    return target, st
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _named(exc: OSError, path: str | os.PathLike[str]) -> OSError:
+    """``exc`` naming the caller's path (not a temporary file or a link target)."""
+    if isinstance(exc, WriteRefused) or exc.filename == str(path):
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))  # a subclass by errno
+
+
+def _temp_prefix(name: str) -> str:
+    while len(os.fsencode(name)) > _PREFIX_BYTES:
+        name = name[:-1]
+    return f".{name}."
+
+
+def _create_temp(folder: Path, name: str, mode: int) -> tuple[int, str]:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(folder, f"{_temp_prefix(name)}{os.getpid()}-"
+                                   f"{os.urandom(8).hex()}.tmp")
+        try:
+            return os.open(tmp, flags, mode), tmp  # the umask applies to ``mode``
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unique temporary name", str(folder))
+
+
+def _keep_owner_and_mode(fd: int, old: os.stat_result) -> None:
+    if hasattr(os, "fchown"):
+        me = os.fstat(fd)
+        if (me.st_uid, me.st_gid) != (old.st_uid, old.st_gid):
+            try:
+                os.fchown(fd, old.st_uid, old.st_gid)
+            except OSError:  # not root: the group still, when it is one of ours
+                with contextlib.suppress(OSError):
+                    os.fchown(fd, -1, old.st_gid)
+    if hasattr(os, "fchmod"):  # after chown, which may clear set-id bits
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, stat.S_IMODE(old.st_mode))
+
+
+def _remove_stale_temporaries(folder: Path, name: str) -> None:
+    """Temporary files of this name left by a save that was killed: those of a process that
+    no longer runs (or in an older naming), or older than a day."""
+    prefix = _temp_prefix(name)
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        if not (entry.name.startswith(prefix) and entry.name.endswith(".tmp")):
+            continue
+        owner = entry.name[len(prefix):-4].split("-", 1)[0]
+        try:
+            old = now - entry.stat(follow_symlinks=False).st_mtime > _STALE_AGE_S
+        except OSError:
+            continue
+        if old or (os.name == "posix" and not (owner.isdigit() and _running(int(owner)))):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
+def _copy_for_backup(src: Path, dst: Path) -> None:
+    # A hard link is instant and leaves ``src`` in place until the atomic rename.
+    try:
+        if dst.exists():
+            dst.unlink()
+        os.link(src, dst)
+    except OSError:
+        import shutil
+
+        shutil.copy2(src, dst)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
