@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from workbench.document import Document, new_operation
 from workbench.document.results import ResultCache
 from workbench.io.presets import get_preset
@@ -64,12 +66,24 @@ def test_equal_operations_get_their_own_names_and_follow_edits_and_machines():
             assert cache.pair(op_id, h).result == _fresh(doc, op_id, h)
 
 
-def test_an_operation_that_cannot_be_counted_maps_to_its_error_in_a_batch():
+def test_an_operation_that_cannot_be_counted_has_skipped_pairs_saying_why():
     doc = Document()
     hw = doc.add_machine(get_preset("h100-sxm"), "h100-sxm")
     good = doc.add_operation(new_operation("gemm", "good"))
     bad = doc.add_operation(new_operation("gemm", "bad"))
     doc.set_param(bad, "m", "four")
-    rows = ResultCache(doc).shared_rows([doc.operation(good), doc.operation(bad)], [hw])
-    assert isinstance(rows[bad], TypeError)
+    cache = ResultCache(doc)
+    rows = cache.shared_rows([doc.operation(good), doc.operation(bad)], [hw])
+    (skipped,) = rows[bad]
+    assert skipped.result is None
+    assert skipped.skipped.operation == "bad"
+    assert skipped.skipped.reason.startswith("cannot be counted: ")
+    assert "four" in skipped.skipped.reason or "m" in skipped.skipped.reason
     assert rows[good][0].result == _fresh(doc, good, hw)
+    # asked one by one, the same; the counting error itself is still raised for the
+    # derivation, and an unknown operation is a KeyError, not a skipped pair
+    assert cache.pair(bad, hw).skipped == skipped.skipped
+    with pytest.raises(TypeError):
+        cache.counts(bad)
+    with pytest.raises(KeyError):
+        cache.pair(10**9, hw)

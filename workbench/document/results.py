@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from workbench.document.document import Change, Document
-from workbench.model.analysis import Pair, evaluate_pair
+from workbench.model.analysis import Pair, Skipped, evaluate_pair
 from workbench.model.operations import Counts, Operation
 from workbench.model.roofline import Result
 
-__all__ = ["ResultCache"]
+__all__ = ["ResultCache", "COUNTING_ERRORS"]
+
+#: What counting an operation with invalid parameters raises (a parameter out of range, a
+#: dimension that does not divide another, a value of the wrong type).
+COUNTING_ERRORS = (ValueError, TypeError, ArithmeticError)
 
 
 class ResultCache:
@@ -63,21 +67,22 @@ class ResultCache:
                            if k[0] in live_ops and k[1] in live_hw}
 
     def counts(self, op_id: int, entry=None) -> Counts:
-        """Counts of an operation; raises the counting error if its parameters are invalid.
-        ``entry`` is the operation's entry when the caller has it (no lookup)."""
+        """Counts of an operation; raises the counting error (one of :data:`COUNTING_ERRORS`)
+        if its parameters are invalid, ``KeyError`` if there is no such operation. ``entry``
+        is the operation's entry when the caller has it (no lookup)."""
         cached = self._counts.get(op_id)
         if cached is None:
+            if entry is None:
+                entry = self.document.operation(op_id)
+            op = entry.operation
             try:
-                if entry is None:
-                    entry = self.document.operation(op_id)
-                op = entry.operation
                 key = self._key_of[op_id] = _value_key(op)
                 cached = self._counts_of.get(key) if key is not None else None
                 if cached is None:
                     cached = op.counts()
                     if key is not None:
                         self._counts_of[key] = cached
-            except (KeyError, ValueError, TypeError, ZeroDivisionError) as exc:
+            except COUNTING_ERRORS as exc:
                 cached = exc
             self._counts[op_id] = cached
         if isinstance(cached, Exception):
@@ -91,36 +96,45 @@ class ResultCache:
                                     self.document.machine(hw_id))
         return cached
 
-    def shared_rows(self, entries, hw_ids: list[int]) -> dict[int, list[Pair] | Exception]:
+    def shared_rows(self, entries, hw_ids: list[int]) -> dict[int, list[Pair]]:
         """``{op: [pair(op', hw) for hw in hw_ids]}`` for many operation entries at once (a
         whole model's edit), where ``op'`` is the first of ``entries`` with the same counts
         as ``op``: the layers of a model share one row, evaluated once, so a row's results
         may carry another operation's name (the caller names its points itself). An
-        operation that cannot be counted maps to its error."""
-        out: dict[int, list[Pair] | Exception] = {}
+        operation that cannot be counted has a row of skipped pairs saying why."""
+        out: dict[int, list[Pair]] = {}
         rows: dict[tuple, list[Pair]] = {}
         machines = None
         for entry in entries:
             op_id = entry.id
-            try:
-                self.counts(op_id, entry)
-                value = self._key_of.get(op_id)
-                row = rows.get(value) if value is not None else None
-                if row is None:
-                    if machines is None:
-                        machines = [self.document.machine(h) for h in hw_ids]
-                    row = [self._pairs.get((op_id, m.id)) or self._evaluate(op_id, entry, m)
-                           for m in machines]
-                    if value is not None:
-                        rows[value] = row
-            except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError) as exc:
-                out[op_id] = exc
-                continue
+            self._count_or_none(op_id, entry)
+            value = self._key_of.get(op_id)
+            row = rows.get(value) if value is not None else None
+            if row is None:
+                if machines is None:
+                    machines = [self.document.machine(h) for h in hw_ids]
+                row = [self._pairs.get((op_id, m.id)) or self._evaluate(op_id, entry, m)
+                       for m in machines]
+                if value is not None:
+                    rows[value] = row
             out[op_id] = row
         return out
 
+    def _count_or_none(self, op_id: int, entry) -> Counts | None:
+        try:
+            return self.counts(op_id, entry)
+        except COUNTING_ERRORS:
+            self._key_of[op_id] = None  # no row to share
+            return None
+
     def _evaluate(self, op_id: int, entry, machine) -> Pair:
-        counts = self.counts(op_id, entry)
+        counts = self._count_or_none(op_id, entry)
+        if counts is None:  # a pair with no result, and the reason, shown like any other
+            reason = f"cannot be counted: {self._counts[op_id]}"
+            cached = Pair(entry, machine, None,
+                          Skipped(entry.operation.name, machine.hardware.label, reason))
+            self._pairs[(op_id, machine.id)] = cached
+            return cached
         value = self._key_of.get(op_id)
         memo = (value, machine.id)
         shared = self._result_of.get(memo) if value is not None else None

@@ -473,21 +473,13 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             self._layout_timer.start()
 
     def _pairs(self) -> list[Pair]:
-        """Every (visible operation, visible machine) pair; operations whose parameters
-        cannot be counted are left out."""
+        """Every (visible operation, visible machine) pair; one whose operation cannot be
+        counted has no result and says why (the chart lists it among its notes)."""
         session = self.workspace.document.session
         results = self.workspace.results
         machines = machine_entries(session)
-        pairs = []
-        for op in session.operations:
-            if not op.visible:
-                continue
-            for hw in machines:
-                try:
-                    pairs.append(results.pair(op.id, hw.id))
-                except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError):
-                    break
-        return pairs
+        return [results.pair(op.id, hw.id) for op in session.operations if op.visible
+                for hw in machines]
 
     def rebuild(self, fit: bool = False, honour_view_range: bool = True) -> None:
         """Rebuild the scene and sync every item to it (reusing items)."""
@@ -562,10 +554,6 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             op_id = entry.id
             old_keys = self._op_points.get(op_id, [])
             pairs = shared[op_id]
-            if isinstance(pairs, Exception):
-                if old_keys:  # invalid now: drop its points (rebuild)
-                    return False
-                continue
             known = of_row.get(id(pairs))
             if known is None:
                 known = of_row[id(pairs)] = (

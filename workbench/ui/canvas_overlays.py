@@ -163,15 +163,12 @@ class OverlaysMixin:
         self._links = []
         if session.view.pairs and session.comparisons:
             names = {n for c in session.comparisons for n in (c.first, c.second)}
-            pairs = []
-            for entry in session.operations:
-                if not entry.visible or entry.operation.name not in names:
-                    continue
-                for machine in scene.machines:
-                    try:
-                        pairs.append(self.workspace.results.pair(entry.id, machine.hw_id))
-                    except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError):
-                        break
+            # (a pair whose side cannot be counted has no result: it draws no link, and the
+            # chart's notes say why)
+            pairs = [self.workspace.results.pair(entry.id, machine.hw_id)
+                     for entry in session.operations
+                     if entry.visible and entry.operation.name in names
+                     for machine in scene.machines]
             self._links = pair_links(session, pairs, scene.machines)
         self._store_overlays()
 
