@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import re
 
+import pymupdf
 import pytest
 from conftest import EXAMPLES
 from PySide6.QtGui import QGuiApplication, QImage
@@ -175,3 +177,65 @@ def test_a_figure_does_not_depend_on_the_figures_exported_before(qtbot):
     figure_bytes(sweep, "svg", resolve_size(None, 400, 300, 96, "dark"), theme="dark",
                  view_range=((1e-3, 1e6), (1e6, 1e18)))
     assert figure_bytes(attention, "svg", slide) == first
+
+
+# --------------------------------------------------------------------------------------
+# every export of a view the same figure, each text once, no window left behind
+
+TICK_RATE = re.compile(r"^\d+(\.\d+)? [kMGTPE]?FLOP/s$")  # a y tick label: "100 TFLOP/s"
+
+
+def _spans(document: pymupdf.Document) -> list[tuple[str, tuple[float, ...]]]:
+    """Every text span of the first page as a reader (a text search, a screen reader, a
+    vector editor) finds it: its text and its box in points."""
+    page = document[0]
+    return [(span["text"].strip(), tuple(span["bbox"]))
+            for block in page.get_text("dict")["blocks"] for line in block.get("lines", [])
+            for span in line["spans"] if span["text"].strip()]
+
+
+def test_exporting_the_same_view_twice_gives_the_same_figure(window, tmp_path):
+    """A second export of the same view at double-column size kept all the y-axis numbers
+    (it used to keep two of six "… FLOP/s" texts: the axes lost their tick labels)."""
+    options = FigureOptions(size="double", dpi=300)
+    texts, ticks = [], []
+    for name in ("first.pdf", "second.pdf", "third.pdf"):
+        assert window.export_figure(tmp_path / name, options)
+        spans = _spans(pymupdf.open(tmp_path / name))
+        texts.append([text for text, _box in spans])
+        ticks.append(sorted(text for text in texts[-1] if TICK_RATE.match(text)))
+    assert len(ticks[0]) >= 3, texts[0]
+    assert ticks[1] == ticks[0] and ticks[2] == ticks[0]
+    assert texts[1] == texts[0] and texts[2] == texts[0]
+    assert sum("FLOP/s" in t for t in texts[1]) == sum("FLOP/s" in t for t in texts[0])
+    # the same file for the same view: SVG byte for byte, PDF text for text, box for box
+    slide = FigureOptions(size="slide", dpi=144)
+    for fmt in ("svg", "pdf"):
+        assert window.export_figure(tmp_path / f"a.{fmt}", slide)
+        assert window.export_figure(tmp_path / f"b.{fmt}", slide)
+        assert _spans(pymupdf.open(tmp_path / f"b.{fmt}")) == _spans(
+            pymupdf.open(tmp_path / f"a.{fmt}"))
+    assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
+
+
+@pytest.mark.parametrize("name", ["attention.yaml", "critical_batch_sweep.yaml", "fusion.yaml",
+                                  "llama_ffn.yaml", "sharded_matmul.yaml",
+                                  "teaching_machine.yaml"])
+def test_no_text_is_drawn_twice_in_vector_figures(qtbot, name):
+    """Each tick label is drawn once in a PDF and an SVG, and no text at all twice at one
+    place (it was: invisible on paper, doubled in a vector editor, a text search or a
+    screen reader)."""
+    from workbench.ui.export import figure_bytes, resolve_size
+
+    create_app()
+    session = load_session(next(p for p in EXAMPLES if p.name == name))
+    for size in ("slide", "double", "single"):
+        fig = resolve_size(size, None, None, None, "light")
+        for fmt in ("pdf", "svg"):
+            spans = _spans(pymupdf.open(stream=figure_bytes(session, fmt, fig), filetype=fmt))
+            where = f"{name}, {size}, {fmt}"
+            ticks = [text for text, _box in spans if TICK_RATE.match(text)]
+            assert len(ticks) >= 2, where
+            assert len(ticks) == len(set(ticks)), (where, ticks)
+            placed = [(text, tuple(round(v) for v in box)) for text, box in spans]
+            assert len(placed) == len(set(placed)), (where, sorted(placed))
