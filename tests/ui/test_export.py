@@ -239,3 +239,66 @@ def test_no_text_is_drawn_twice_in_vector_figures(qtbot, name):
             assert len(ticks) == len(set(ticks)), (where, ticks)
             placed = [(text, tuple(round(v) for v in box)) for text, box in spans]
             assert len(placed) == len(set(placed)), (where, sorted(placed))
+
+
+def test_export_and_copy_leave_no_window_behind(window, tmp_path):
+    """The figure is drawn on a canvas that is never on screen; after an export or a copy
+    no such window is left shown (the application would wait for it before quitting)."""
+    from PySide6.QtWidgets import QApplication
+
+    assert window.export_figure(tmp_path / "chart.pdf", FigureOptions(size="double", dpi=300))
+    assert window.copy_figure() is not None
+    assert window.export_figure(tmp_path / "chart.png", FigureOptions(size="slide"))
+    shown = [w for w in QApplication.topLevelWidgets() if w.isVisible()]
+    assert shown == [window]
+
+
+_APP_THAT_EXPORTS_AND_QUITS = """
+import sys, time
+sys.path.insert(0, {root!r})
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from workbench.ui.export_dialog import FigureOptions
+from workbench.ui.launch import start
+
+window = start({example!r})
+
+def drive():
+    window.export_figure({figure!r}, FigureOptions(size="double", dpi=300))
+    window.copy_figure()
+    print("quitting", flush=True)
+    window.quit_action.trigger()
+
+QTimer.singleShot(200, drive)
+sys.exit(QApplication.instance().exec())
+"""
+
+
+def test_quitting_after_an_export_and_a_copy_ends_the_process(tmp_path):
+    """Start the app on an example, export a figure, copy one, File ▸ Quit: the process
+    ends within a few seconds (it used to stay alive, its figure canvas still shown)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    figure = tmp_path / "figure.pdf"
+    script = _APP_THAT_EXPORTS_AND_QUITS.format(root=str(ROOT), example=str(LLAMA),
+                                                figure=str(figure))
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")  # isolated HOME from conftest
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path) as proc:
+        line = proc.stdout.readline()  # start-up may be slow on a busy machine
+        asked = time.monotonic()
+        try:
+            _out, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # still running: the defect
+            proc.kill()
+            _out, err = proc.communicate()
+        took = time.monotonic() - asked
+    assert line.strip() == "quitting", err[-2000:]
+    assert took < 5, f"still running {took:.1f} s after Quit"
+    assert proc.returncode == 0, err[-2000:]
+    assert figure.read_bytes().startswith(b"%PDF")

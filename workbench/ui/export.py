@@ -198,7 +198,11 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
             self.canvas = _figure_canvas_class()(self.workspace, legend_skips_labelled=skips)
         else:  # the last figure's canvas, its items reused: only the session changes
             self.workspace, self.canvas = warm
-        return self._prepare(skips, warm is not None)
+        try:
+            return self._prepare(skips, warm is not None)
+        except BaseException as exc:  # nothing half-made is kept, nor left shown
+            self.__exit__(type(exc), exc, exc.__traceback__)
+            raise
 
     def _prepare(self, skips: bool, warm: bool):
         from PySide6.QtCore import Qt
@@ -219,6 +223,8 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         canvas.rebuild(fit=self.view_range is None)
         self._fitted = canvas.plot_widget.getPlotItem().getViewBox().targetRange()
         canvas.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        # never a window the application waits for: quitting closes the main window only
+        canvas.setAttribute(Qt.WidgetAttribute.WA_QuitOnClose, False)
         lw, lh = self.fig.logical
         canvas.resize(max(1, round(lw)), max(1, round(lh)))
         # laid out, never painted on screen: the figure is rendered from the scene
@@ -263,14 +269,16 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
 
     def __exit__(self, exc_type, *exc) -> None:
         global _WARM
+        canvas = self.canvas
+        # hidden at once: a figure leaves no window behind (a shown one, even never on
+        # screen, is a window the application would wait for before it quits)
+        canvas.hide()
         if exc_type is None:  # kept for the next figure: its items are made once per session
-            _WARM = (self.workspace, self.canvas)
+            _WARM = (self.workspace, canvas)
             return
         _WARM = None
         # Destroyed with its workspace: nothing outlives it, so no need to take its items out
         # of the scene one by one first (RooflineCanvas.dispose: a tenth of an export).
-        canvas = self.canvas
-        canvas.hide()
         canvas.deleteLater()
         self.workspace.deleteLater()
         from PySide6.QtCore import QCoreApplication, QEvent
