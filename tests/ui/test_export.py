@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import re
 
+import pymupdf
 import pytest
 from conftest import EXAMPLES
 from PySide6.QtGui import QGuiApplication, QImage
@@ -175,3 +177,135 @@ def test_a_figure_does_not_depend_on_the_figures_exported_before(qtbot):
     figure_bytes(sweep, "svg", resolve_size(None, 400, 300, 96, "dark"), theme="dark",
                  view_range=((1e-3, 1e6), (1e6, 1e18)))
     assert figure_bytes(attention, "svg", slide) == first
+
+
+# --------------------------------------------------------------------------------------
+# every export of a view the same figure, each text once, no window left behind
+
+TICK_RATE = re.compile(r"^\d+(\.\d+)? [kMGTPE]?FLOP/s$")  # a y tick label: "100 TFLOP/s"
+
+
+def _spans(document: pymupdf.Document) -> list[tuple[str, tuple[float, ...]]]:
+    """Every text span of the first page as a reader (a text search, a screen reader, a
+    vector editor) finds it: its text and its box in points."""
+    page = document[0]
+    return [(span["text"].strip(), tuple(span["bbox"]))
+            for block in page.get_text("dict")["blocks"] for line in block.get("lines", [])
+            for span in line["spans"] if span["text"].strip()]
+
+
+def test_exporting_the_same_view_twice_gives_the_same_figure(window, tmp_path):
+    """A second export of the same view at double-column size kept all the y-axis numbers
+    (it used to keep two of six "… FLOP/s" texts: the axes lost their tick labels)."""
+    options = FigureOptions(size="double", dpi=300)
+    texts, ticks = [], []
+    for name in ("first.pdf", "second.pdf", "third.pdf"):
+        assert window.export_figure(tmp_path / name, options)
+        spans = _spans(pymupdf.open(tmp_path / name))
+        texts.append([text for text, _box in spans])
+        ticks.append(sorted(text for text in texts[-1] if TICK_RATE.match(text)))
+    assert len(ticks[0]) >= 3, texts[0]
+    assert ticks[1] == ticks[0] and ticks[2] == ticks[0]
+    assert texts[1] == texts[0] and texts[2] == texts[0]
+    assert sum("FLOP/s" in t for t in texts[1]) == sum("FLOP/s" in t for t in texts[0])
+    # the same file for the same view: SVG byte for byte, PDF text for text, box for box
+    slide = FigureOptions(size="slide", dpi=144)
+    for fmt in ("svg", "pdf"):
+        assert window.export_figure(tmp_path / f"a.{fmt}", slide)
+        assert window.export_figure(tmp_path / f"b.{fmt}", slide)
+        assert _spans(pymupdf.open(tmp_path / f"b.{fmt}")) == _spans(
+            pymupdf.open(tmp_path / f"a.{fmt}"))
+    assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
+
+
+@pytest.mark.parametrize("name", ["attention.yaml", "critical_batch_sweep.yaml", "fusion.yaml",
+                                  "llama_ffn.yaml", "sharded_matmul.yaml",
+                                  "teaching_machine.yaml"])
+def test_no_text_is_drawn_twice_in_vector_figures(qtbot, name):
+    """Each tick label is drawn once in a PDF and an SVG, and no text at all twice at one
+    place (it was: invisible on paper, doubled in a vector editor, a text search or a
+    screen reader)."""
+    from workbench.ui.export import figure_bytes, resolve_size
+
+    create_app()
+    session = load_session(next(p for p in EXAMPLES if p.name == name))
+    for size in ("slide", "double", "single"):
+        fig = resolve_size(size, None, None, None, "light")
+        for fmt in ("pdf", "svg"):
+            spans = _spans(pymupdf.open(stream=figure_bytes(session, fmt, fig), filetype=fmt))
+            where = f"{name}, {size}, {fmt}"
+            ticks = [text for text, _box in spans if TICK_RATE.match(text)]
+            assert len(ticks) >= 2, where
+            assert len(ticks) == len(set(ticks)), (where, ticks)
+            placed = [(text, tuple(round(v) for v in box)) for text, box in spans]
+            assert len(placed) == len(set(placed)), (where, sorted(placed))
+
+
+def test_export_and_copy_leave_no_window_behind(window, tmp_path):
+    """The figure is drawn on a canvas that is never on screen; after an export or a copy
+    no such window is left shown (the application would wait for it before quitting)."""
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.ui.export import _figure_canvas_class
+
+    def shown() -> set:
+        return {w for w in QApplication.topLevelWidgets() if w.isVisible()}
+
+    before = shown()
+    assert window in before
+    assert window.export_figure(tmp_path / "chart.pdf", FigureOptions(size="double", dpi=300))
+    assert window.copy_figure() is not None
+    assert window.export_figure(tmp_path / "chart.png", FigureOptions(size="slide"))
+    assert shown() <= before
+    assert not [w for w in shown() if isinstance(w, _figure_canvas_class())]
+
+
+_APP_THAT_EXPORTS_AND_QUITS = """
+import sys, time
+sys.path.insert(0, {root!r})
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from workbench.ui.export_dialog import FigureOptions
+from workbench.ui.launch import start
+
+window = start({example!r})
+
+def drive():
+    window.export_figure({figure!r}, FigureOptions(size="double", dpi=300))
+    window.copy_figure()
+    print("quitting", flush=True)
+    window.quit_action.trigger()
+
+QTimer.singleShot(200, drive)
+sys.exit(QApplication.instance().exec())
+"""
+
+
+def test_quitting_after_an_export_and_a_copy_ends_the_process(tmp_path):
+    """Start the app on an example, export a figure, copy one, File ▸ Quit: the process
+    ends within a few seconds (it used to stay alive, its figure canvas still shown)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    figure = tmp_path / "figure.pdf"
+    script = _APP_THAT_EXPORTS_AND_QUITS.format(root=str(ROOT), example=str(LLAMA),
+                                                figure=str(figure))
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")  # isolated HOME from conftest
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path) as proc:
+        line = proc.stdout.readline()  # start-up may be slow on a busy machine
+        asked = time.monotonic()
+        try:
+            _out, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # still running: the defect
+            proc.kill()
+            _out, err = proc.communicate()
+        took = time.monotonic() - asked
+    assert line.strip() == "quitting", err[-2000:]
+    assert took < 5, f"still running {took:.1f} s after Quit"
+    assert proc.returncode == 0, err[-2000:]
+    assert figure.read_bytes().startswith(b"%PDF")

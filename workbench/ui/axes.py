@@ -74,6 +74,19 @@ class LogAxis(pg.AxisItem):
             kept = self._kept_rect = (key, super().boundingRect())
         return QRectF(kept[1])
 
+    def logTickValues(self, minVal, maxVal, size, stdTicks):  # noqa: N802, N803 (pyqtgraph API)
+        """pyqtgraph's levels, each tick once: its minor level (1…9 per decade) repeats the
+        decades of the levels above, which drew each decade's tick and label twice (two
+        texts on top of each other in a vector file)."""
+        levels = super().logTickValues(minVal, maxVal, size, stdTicks)
+        seen: set[float] = set()
+        out = []
+        for spacing, values in levels:
+            kept = [v for v in values if round(float(v), 9) not in seen]
+            seen.update(round(float(v), 9) for v in kept)
+            out.append((spacing, kept))
+        return out
+
     def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph API)
         span = abs(self.range[1] - self.range[0]) if self.range else 10.0
         step = self._decade_step(span)

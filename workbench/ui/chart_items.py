@@ -62,6 +62,13 @@ class Label(pg.TextItem):
         super().setExportMode(export, opts)
         self.textItem.setCacheMode(NO_CACHE if export else CACHE)
 
+    def setFont(self, *args) -> None:  # noqa: N802 (pyqtgraph API)
+        """A new font, and the cached picture of the text drawn anew: a font change alone
+        (a theme switch) left the cache blank, so a label whose colour stayed the same
+        (a sweep's "m = 1") was no longer drawn."""
+        super().setFont(*args)
+        self.textItem.update()
+
     def set_offset(self, dx: float, dy: float, anchor: tuple[float, float] | None = None) -> None:
         """Move the text ``(dx, dy)`` pixels from its anchor point, and optionally anchor it
         elsewhere (one re-positioning for both)."""

@@ -184,10 +184,6 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         self.view_range = view_range
 
     def __enter__(self):
-        from PySide6.QtCore import Qt
-        from PySide6.QtGui import QImage
-        from PySide6.QtWidgets import QApplication
-
         from workbench.document import Document
         from workbench.ui.bridge import Workspace
 
@@ -195,11 +191,23 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         warm = _warm_canvas()
         if warm is None:
             self.workspace = Workspace(Document(self.session))
-            canvas = self.canvas = _figure_canvas_class()(self.workspace,
-                                                          legend_skips_labelled=skips)
+            self.canvas = _figure_canvas_class()(self.workspace, legend_skips_labelled=skips)
         else:  # the last figure's canvas, its items reused: only the session changes
-            self.workspace, canvas = warm
-            self.canvas = canvas
+            self.workspace, self.canvas = warm
+        try:
+            return self._prepare(skips, warm is not None)
+        except BaseException as exc:  # nothing half-made is kept, nor left shown
+            self.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+
+    def _prepare(self, skips: bool, warm: bool):
+        from PySide6.QtCore import Qt
+        from PySide6.QtGui import QImage
+        from PySide6.QtWidgets import QApplication
+
+        canvas = self.canvas
+        if warm:
+            canvas.start_over()
             canvas.legend_skips_labelled = skips
             canvas.legend_operations = FIGURE_LEGEND_OPERATIONS
             canvas.hold_layout = True
@@ -211,6 +219,8 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         canvas.rebuild(fit=self.view_range is None)
         self._fitted = canvas.plot_widget.getPlotItem().getViewBox().targetRange()
         canvas.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        # never a window the application waits for: quitting closes the main window only
+        canvas.setAttribute(Qt.WidgetAttribute.WA_QuitOnClose, False)
         lw, lh = self.fig.logical
         canvas.resize(max(1, round(lw)), max(1, round(lh)))
         # laid out, never painted on screen: the figure is rendered from the scene
@@ -221,6 +231,7 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         # (processing the layout requests in between) before the real render. Labels are
         # placed once, at the end (the canvas holds its label layout until then).
         scratch = QImage(1, 1, QImage.Format.Format_ARGB32)
+        _reset_axes(canvas)  # a kept canvas starts where a new one does: same figure
         for _ in range(2):
             app.processEvents()
             self._fit()
@@ -254,14 +265,16 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
 
     def __exit__(self, exc_type, *exc) -> None:
         global _WARM
+        canvas = self.canvas
+        # hidden at once: a figure leaves no window behind (a shown one, even never on
+        # screen, is a window the application would wait for before it quits)
+        canvas.hide()
         if exc_type is None:  # kept for the next figure: its items are made once per session
-            _WARM = (self.workspace, self.canvas)
+            _WARM = (self.workspace, canvas)
             return
         _WARM = None
         # Destroyed with its workspace: nothing outlives it, so no need to take its items out
         # of the scene one by one first (RooflineCanvas.dispose: a tenth of an export).
-        canvas = self.canvas
-        canvas.hide()
         canvas.deleteLater()
         self.workspace.deleteLater()
         from PySide6.QtCore import QCoreApplication, QEvent
@@ -289,19 +302,32 @@ def _warm_canvas():
     return workspace, canvas
 
 
+def _reset_axes(canvas) -> None:
+    """Give every axis pyqtgraph's initial room for its tick labels, to be measured anew."""
+    plot = canvas.plot_widget.getPlotItem()
+    for name in ("left", "bottom", "right", "top"):
+        axis = plot.getAxis(name)
+        # the room for tick labels follows these ticks alone (pyqtgraph keeps the widest
+        # seen, so a kept canvas would otherwise remember the last figure's)
+        axis.textWidth, axis.textHeight = 30, 18  # pyqtgraph's initial values
+        # drawn anew, not replayed: an axis replays the picture of its last paint (the
+        # previous figure's, with a kept canvas) without measuring its labels again, and
+        # would then keep the initial room, too narrow for any label (all dropped)
+        axis.setStyle()
+
+
 def _paint_axes(canvas, scratch) -> None:
     """Paint the chart's axes (only they: what a paint changes in the layout is the room an
-    axis asks for its tick labels) into the image ``scratch``, each where the scene would."""
+    axis asks for its tick labels) into the image ``scratch``, each where the scene would,
+    each measuring its tick labels anew."""
     from PySide6.QtGui import QPainter
 
+    _reset_axes(canvas)
     plot = canvas.plot_widget.getPlotItem()
     painter = QPainter(scratch)
     try:
         for name in ("left", "bottom", "right", "top"):
             axis = plot.getAxis(name)
-            # the room for tick labels follows these ticks alone (pyqtgraph keeps the widest
-            # seen, so a kept canvas would otherwise remember the last figure's)
-            axis.textWidth, axis.textHeight = 30, 18  # pyqtgraph's initial values
             if axis.isVisible():
                 painter.setWorldTransform(axis.sceneTransform())
                 axis.paint(painter, None, None)
@@ -406,6 +432,14 @@ def _figure_canvas_class():
                         and h > 0.25 * self.height() and w < 0.34 * self.width()):
                     return "right"
                 return side
+
+            def start_over(self) -> None:
+                """Forget the last figure's layout, as a new canvas has none: the legend
+                back inside the plot, the axis titles not yet fitted to any room (a kept
+                canvas starting from the last figure's would lay the next one out
+                differently: exporting the same view twice would not give the same file)."""
+                self._set_legend_outside(None)
+                self._axis_rooms = {}
 
             def skip_labelled_in_legend(self) -> None:
                 """Leave the operations whose points carry their names out of the legend:
