@@ -27,7 +27,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QPen
-from PySide6.QtWidgets import QGraphicsItem, QMenu, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QMenu,
+    QPushButton,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
 
 from workbench.document import Change
 from workbench.model.analysis import Pair
@@ -207,6 +214,18 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
         vb.sigRangeChanged.connect(self._on_range_changed)
         vb.sigResized.connect(self._on_range_changed)
 
+        #: shown over the chart while drawn points lie outside the view (an edit moved them
+        #: there, or a zoom): how many, and a click (or Ctrl+0) fits the view to them
+        self.outside_hint = QPushButton(self)
+        self.outside_hint.setObjectName("outside_hint")
+        self.outside_hint.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.outside_hint.setToolTip("Fit to Data (Ctrl+0)")
+        self.outside_hint.clicked.connect(self.fit_to_data)
+        self.outside_hint.hide()
+        self._outside = 0
+        #: the session drawn: another one (New, Open) starts with nothing of this one's
+        self._session_shown = workspace.document.session
+
         self.rebuild(fit=True)
         self.destroyed.connect(functools.partial(_release, self.__dict__))
 
@@ -259,6 +278,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             self._apply_title()
         # a new size: the legend may fit inside the plot again
         self._set_legend_outside(None)
+        self._place_outside_hint()
 
     def _legend_dragged(self) -> None:
         self.legend_user_placed = True
@@ -337,6 +357,20 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
                 continue
             for keys, x, y in zip(spots, to_data(xs), to_data(ys), strict=True):
                 out.extend((op_id, hw_id, float(x), float(y)) for op_id, hw_id in keys)
+        return out
+
+    def point_colors(self) -> dict[tuple[int, int], str]:
+        """``{(op_id, hw_id): "#rrggbb"}``: the colour of every drawn point, as drawn: its
+        fill, or the ring of a hollow (overhead-bound) marker."""
+        out = {}
+        drawn = [(self._scatter_for[hw_id], keys) for hw_id, keys in self._scatter_keys.items()
+                 if hw_id in self._scatter_for]
+        live = [[key] for key in self._live_keys]
+        for scatter, spots in [*drawn, (self._live, live)]:
+            for keys, spot in zip(spots, scatter.points(), strict=True):
+                color = spot.brush().color()
+                name = (color if color.alpha() else spot.pen().color()).name()
+                out.update((key, name) for key in keys)
         return out
 
     def roof_items(self) -> list[tuple[int, str, str, list[float], list[float]]]:
@@ -459,6 +493,8 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             self._redraw_overlays()
             return
         if what == "session":
+            if self.workspace.document.session is not self._session_shown:
+                self._forget_session()
             self.rebuild(fit=True)
             return
         if what == "view" and set(change.fields) & {"x_range", "y_range"}:
@@ -522,6 +558,53 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             self._layout_annotations()
         else:
             self._layout_pending = True
+        self._count_outside()
+
+    def _forget_session(self) -> None:
+        """Another session: where the user dragged the legend, or that it was collapsed,
+        belonged to the last one; the whole chart is painted afresh (a legend that was
+        outside the plot left its rows on screen where the new chart has none)."""
+        self._session_shown = self.workspace.document.session
+        self.legend_user_placed = False
+        if self._legend.collapsed:
+            self._legend.set_collapsed(False)
+        self._legend_key = ()
+        self.plot_widget.viewport().update()
+
+    def _count_outside(self) -> None:
+        """Show how many drawn points lie outside the view (hidden when none)."""
+        xy = self._hover_xy
+        outside = 0
+        if len(xy):
+            (x0, x1), (y0, y1) = self._vb.viewRange()
+            outside = int(np.count_nonzero((xy[:, 0] < x0) | (xy[:, 0] > x1)
+                                           | (xy[:, 1] < y0) | (xy[:, 1] > y1)))
+        hint = self.outside_hint
+        if outside != self._outside:
+            self._outside = outside
+            if outside:
+                noun = "point" if outside == 1 else "points"
+                hint.setText(f"{outside} {noun} outside the view — Ctrl+0 shows all")
+                hint.adjustSize()
+                hint.show()
+                hint.raise_()
+            else:
+                hint.hide()
+        if outside:
+            self._place_outside_hint()
+
+    def _place_outside_hint(self) -> None:
+        """In the plot's lower right corner (under the flat roofs, where a roofline chart is
+        emptiest), clear of the axes and the title."""
+        hint = self.outside_hint
+        if hint.isHidden():
+            return
+        plot = self.plot_widget
+        area = plot.mapFromScene(self._vb.sceneBoundingRect()).boundingRect().translated(
+            plot.mapTo(self, QPoint(0, 0)))
+        x = max(0, min(area.right(), self.width()) - hint.width() - 8)
+        y = max(0, min(area.bottom(), self.height()) - hint.height() - 8)
+        hint.move(x, y)
 
     def _flush_layout(self) -> None:
         """Place the labels now if a rebuild while hidden left them to the next paint."""
@@ -616,6 +699,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             self._sync_ring()
         if self._hover_key is not None and self._hover_key[0] in updates:
             self._hover_text = self._points[self._hover_key].tooltip
+        self._count_outside()
         return True
 
     def _rename(self, op_id: int) -> None:
@@ -646,6 +730,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
 
     def _on_range_changed(self, *_args) -> None:
         self._layout_timer.start()
+        self._count_outside()
 
     def _view_to_scene(self) -> tuple[float, float, float, float]:
         """``(ax, bx, ay, by)``: scene_x = ax·view_x + bx, scene_y = ay·view_y + by."""
