@@ -27,14 +27,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QPen
-from PySide6.QtWidgets import (
-    QGraphicsItem,
-    QMenu,
-    QPushButton,
-    QToolTip,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QGraphicsItem, QMenu, QToolTip, QVBoxLayout, QWidget
 
 from workbench.document import Change
 from workbench.model.analysis import Pair
@@ -54,6 +47,7 @@ from workbench.model.scene import (
 from workbench.ui.axes import LogAxis, to_data, to_view
 from workbench.ui.canvas_layout import LayoutMixin
 from workbench.ui.canvas_overlays import OverlaysMixin
+from workbench.ui.canvas_session import SessionViewMixin
 from workbench.ui.canvas_sync import SyncMixin
 from workbench.ui.chart_items import NO_CACHE, Label, Legend, Pool, Spots
 from workbench.ui.theme import Theme, get_theme
@@ -72,7 +66,7 @@ FIT_PADDING = 0.015
 ALSO_NAMED = 3
 
 
-class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
+class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, SessionViewMixin, QWidget):
     """The roofline chart of a :class:`~workbench.ui.bridge.Workspace`.
 
     Public, read-only helpers report what is drawn, in data units (for tests and the
@@ -214,18 +208,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
         vb.sigRangeChanged.connect(self._on_range_changed)
         vb.sigResized.connect(self._on_range_changed)
 
-        #: shown over the chart while drawn points lie outside the view (an edit moved them
-        #: there, or a zoom): how many, and a click (or Ctrl+0) fits the view to them
-        self.outside_hint = QPushButton(self)
-        self.outside_hint.setObjectName("outside_hint")
-        self.outside_hint.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.outside_hint.setToolTip("Fit to Data (Ctrl+0)")
-        self.outside_hint.clicked.connect(self.fit_to_data)
-        self.outside_hint.hide()
-        self._outside = 0
-        #: the session drawn: another one (New, Open) starts with nothing of this one's
-        self._session_shown = workspace.document.session
-
+        self._init_session_view()
         self.rebuild(fit=True)
         self.destroyed.connect(functools.partial(_release, self.__dict__))
 
@@ -357,20 +340,6 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
                 continue
             for keys, x, y in zip(spots, to_data(xs), to_data(ys), strict=True):
                 out.extend((op_id, hw_id, float(x), float(y)) for op_id, hw_id in keys)
-        return out
-
-    def point_colors(self) -> dict[tuple[int, int], str]:
-        """``{(op_id, hw_id): "#rrggbb"}``: the colour of every drawn point, as drawn: its
-        fill, or the ring of a hollow (overhead-bound) marker."""
-        out = {}
-        drawn = [(self._scatter_for[hw_id], keys) for hw_id, keys in self._scatter_keys.items()
-                 if hw_id in self._scatter_for]
-        live = [[key] for key in self._live_keys]
-        for scatter, spots in [*drawn, (self._live, live)]:
-            for keys, spot in zip(spots, scatter.points(), strict=True):
-                color = spot.brush().color()
-                name = (color if color.alpha() else spot.pen().color()).name()
-                out.update((key, name) for key in keys)
         return out
 
     def roof_items(self) -> list[tuple[int, str, str, list[float], list[float]]]:
@@ -559,52 +528,6 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
         else:
             self._layout_pending = True
         self._count_outside()
-
-    def _forget_session(self) -> None:
-        """Another session: where the user dragged the legend, or that it was collapsed,
-        belonged to the last one; the whole chart is painted afresh (a legend that was
-        outside the plot left its rows on screen where the new chart has none)."""
-        self._session_shown = self.workspace.document.session
-        self.legend_user_placed = False
-        if self._legend.collapsed:
-            self._legend.set_collapsed(False)
-        self._legend_key = ()
-        self.plot_widget.viewport().update()
-
-    def _count_outside(self) -> None:
-        """Show how many drawn points lie outside the view (hidden when none)."""
-        xy = self._hover_xy
-        outside = 0
-        if len(xy):
-            (x0, x1), (y0, y1) = self._vb.viewRange()
-            outside = int(np.count_nonzero((xy[:, 0] < x0) | (xy[:, 0] > x1)
-                                           | (xy[:, 1] < y0) | (xy[:, 1] > y1)))
-        hint = self.outside_hint
-        if outside != self._outside:
-            self._outside = outside
-            if outside:
-                noun = "point" if outside == 1 else "points"
-                hint.setText(f"{outside} {noun} outside the view — Ctrl+0 shows all")
-                hint.adjustSize()
-                hint.show()
-                hint.raise_()
-            else:
-                hint.hide()
-        if outside:
-            self._place_outside_hint()
-
-    def _place_outside_hint(self) -> None:
-        """In the plot's lower right corner (under the flat roofs, where a roofline chart is
-        emptiest), clear of the axes and the title."""
-        hint = self.outside_hint
-        if hint.isHidden():
-            return
-        plot = self.plot_widget
-        area = plot.mapFromScene(self._vb.sceneBoundingRect()).boundingRect().translated(
-            plot.mapTo(self, QPoint(0, 0)))
-        x = max(0, min(area.right(), self.width()) - hint.width() - 8)
-        y = max(0, min(area.bottom(), self.height()) - hint.height() - 8)
-        hint.move(x, y)
 
     def _flush_layout(self) -> None:
         """Place the labels now if a rebuild while hidden left them to the next paint."""
