@@ -252,6 +252,17 @@ def test_the_last_sessions_legend_rows_are_not_left_on_screen(qtbot, window, the
     assert _stale(*_painted(win)) == 0
 
 
+def test_a_legend_moving_into_the_plot_leaves_no_rows_below_it(qtbot, window):
+    win = window
+    assert win.open_example(EXAMPLE["llama31_8b_inference.yaml"])
+    _painted(win)
+    doc = win.document
+    for model in list(doc.session.models):  # fewer rows each time: the legend moves inside
+        doc.remove_model(model.id)
+        assert _stale(*_painted(win)) == 0
+    assert len(win.canvas.legend_texts()) <= 4
+
+
 def test_new_and_open_clear_the_status_bar(qtbot, window):
     win = window
     canvas = win.canvas
