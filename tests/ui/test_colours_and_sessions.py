@@ -211,6 +211,7 @@ def _painted(win):
     """The canvas as the screen shows it (only what was repainted changes there) and as a
     full repaint draws it, with the plot area's rectangle (in the canvas's pixels)."""
     QApplication.processEvents()
+    win.canvas.relayout()  # every text placed now: nothing moves between the two pictures
     qtbot_wait(150)
     canvas = win.canvas
     top_left = canvas.mapTo(win, QPoint(0, 0))
