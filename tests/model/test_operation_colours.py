@@ -164,3 +164,15 @@ def test_default_colour_after_reopening_gives_a_colour_no_other_has():
     a = doc.session.operations[0].id
     doc.move_operation(a, 2)
     assert colours(doc) == shown
+
+
+def test_a_models_kinds_differ_when_other_operations_use_the_whole_palette():
+    # the first colour once, every other three times
+    given = [PALETTE[0], *(c for c in PALETTE[1:] for _ in range(3))]
+    ops = "".join(f"  - {{name: op{i}, kind: gemm, m: 64, n: 64, k: 64, color: '{c}'}}\n"
+                  for i, c in enumerate(given))
+    doc = Document(loads_session(THREE.split("operations:")[0] + "operations:\n" + ops))
+    doc.add_model(_llama(tp=8))
+    model = doc.session.models[0]
+    assert len(model.colors) >= 5
+    assert len(set(model.colors.values())) == len(model.colors)

@@ -104,7 +104,7 @@ def expand_entries(model: ModelEntry, taken: Iterable[str] = (),
     """Fresh operation entries for ``model`` (it records their ids and roles). A kind of
     operation the model has no colour for yet takes its colour from ``shared`` (other
     models' kinds), else the first palette colour that neither ``taken`` nor the model's
-    other kinds use."""
+    other kinds use (once all are in use, the least used of those its kinds do not have)."""
     _check_view(model.view)
     steps = layer_steps(model.arch, model.setup)
     colors = model.colors
@@ -119,7 +119,8 @@ def expand_entries(model: ModelEntry, taken: Iterable[str] = (),
         op.name = prefix + name
         color = colors.get(op.kind)
         if color is None:
-            color = (shared or {}).get(op.kind) or free_color([*taken, *colors.values()])
+            color = (shared or {}).get(op.kind) or free_color(
+                [*taken, *colors.values()], avoid=colors.values())
             colors[op.kind] = color
         entries.append(OperationEntry(op, color=color, visible=_shown(model, step),
                                       label=not every and op.kind in _LABELLED, id=new_id()))

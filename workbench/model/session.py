@@ -27,14 +27,16 @@ MARKERS = ("o", "s", "t", "d", "star", "p", "h", "t1")
 _ids = itertools.count(1)
 
 
-def free_color(used: Iterable[str | None]) -> str:
-    """The first palette colour not in ``used``; once every one is, the least used."""
+def free_color(used: Iterable[str | None], avoid: Iterable[str] = ()) -> str:
+    """The first palette colour not in ``used``; once every one is, the least used. Colours
+    in ``avoid`` are taken only when there is no other."""
     counts: dict[str, int] = {}
     for color in used:
         if color:
             key = color.upper()
             counts[key] = counts.get(key, 0) + 1
-    return min(PALETTE, key=lambda c: counts.get(c, 0))
+    skip = {c.upper() for c in avoid}
+    return min([c for c in PALETTE if c not in skip] or PALETTE, key=lambda c: counts.get(c, 0))
 
 
 def new_id() -> int:
