@@ -146,15 +146,6 @@ def test_bad_model_colours_are_refused_with_the_place(colors, problem):
     assert problem in str(info.value)
 
 
-def test_an_operation_without_a_colour_does_not_take_one_the_file_gave_another():
-    text = THREE.replace("name: a,", "name: a, color: '#E69F00',")
-    doc = Document(loads_session(text))
-    shown = colours(doc)
-    assert shown["a"] == "#E69F00"
-    assert len(set(shown.values())) == 3
-    assert colours(Document(loads_session(dumps_session(doc.session)))) == shown
-
-
 def test_default_colour_after_reopening_gives_a_colour_no_other_has():
     doc = Document(loads_session(THREE.replace("name: c,", "name: c, color: '#123456',")))
     c = doc.session.operations[2].id

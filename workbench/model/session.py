@@ -157,17 +157,10 @@ class Session:
 
     def give_colors(self) -> None:
         """Operations that have no colour yet take the one of their place in the list (how
-        a session without colours has always been drawn), or, while the palette lasts, one
-        that no operation has when another was given that one; from then on it is theirs."""
-        ops = self.operations
-        few = len(ops) <= len(PALETTE)
-        chosen = {e.color.upper() for e in ops if e.color} if few else set()
-        for i, e in enumerate(ops):
+        a session without colours has always been drawn); from then on it is theirs."""
+        for i, e in enumerate(self.operations):
             if not (e.color or e.auto_color):
-                color = PALETTE[i % len(PALETTE)]
-                if color in chosen:
-                    color = free_color(self.colors_in_use())
-                e.auto_color = color
+                e.auto_color = PALETTE[i % len(PALETTE)]
 
     def new_color(self) -> str:
         """A colour for an operation joining the session: one not in use while any is left."""
