@@ -317,6 +317,16 @@ def test_an_example_is_named_in_the_title_and_save_asks_where(qtbot, window, tmp
     assert win.windowTitle().startswith("Untitled")
 
 
+def test_the_built_in_example_at_start_is_named_in_the_title(qtbot):
+    from workbench.io.examples import DEFAULT_EXAMPLE
+    from workbench.ui.launch import start
+
+    win = start()
+    qtbot.addWidget(win)
+    assert win.windowTitle().startswith(f"{DEFAULT_EXAMPLE} (example)")
+    assert "Untitled" not in win.windowTitle()
+
+
 # -- points an edit moves off the chart ------------------------------------------------------
 
 
