@@ -215,8 +215,18 @@ def _painted(win):
     qtbot_wait(150)
     canvas = win.canvas
     top_left = canvas.mapTo(win, QPoint(0, 0))
-    shown = win.screen().grabWindow(win.winId(), top_left.x(), top_left.y(), canvas.width(),
-                                    canvas.height()).toImage()
+
+    def screen():
+        return win.screen().grabWindow(win.winId(), top_left.x(), top_left.y(),
+                                       canvas.width(), canvas.height()).toImage()
+
+    shown = screen()
+    for _ in range(20):  # until the screen has settled (a busy machine paints late)
+        qtbot_wait(50)
+        again = screen()
+        if again == shown:
+            break
+        shown = again
     full = canvas.grab().toImage()
     plot = canvas.plot_widget
     area = plot.mapFromScene(plot.getPlotItem().getViewBox().sceneBoundingRect()).boundingRect()
