@@ -26,6 +26,7 @@ from workbench.model.session import (
     OperationEntry,
     Session,
     ViewSettings,
+    free_color,
 )
 from workbench.model.sweeps import Sweep
 
@@ -60,6 +61,9 @@ class Document:
     _listeners: list[Callable[[Change], None]] = field(default_factory=list, compare=False,
                                                        repr=False)
     _batch: list[Change] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.session.give_colors()
 
     # -- notifications ---------------------------------------------------------------------
 
@@ -161,6 +165,7 @@ class Document:
         """A new or opened session: forgets the undo history. ``modified`` marks it as not
         saved (a recovered autosave)."""
         self.session = session
+        session.give_colors()
         self.path = Path(path) if path else None
         self._undo.clear()
         self._redo.clear()
@@ -230,6 +235,8 @@ class Document:
         """``name``, ``memory_level`` (on the operation) or ``color``, ``visible``, ``label``
         (display settings)."""
         entry = self.operation(op_id)
+        if name == "color" and not entry.auto_color:  # "Default Colour" gives it one of its own
+            entry.auto_color = free_color(self.session.colors_in_use((op_id,)))
         on_op = name in ("name", "memory_level")
         old = getattr(entry.operation if on_op else entry, name)
         if old == value:
@@ -253,6 +260,8 @@ class Document:
     def add_operation(self, operation: Operation, index: int | None = None,
                       entry: OperationEntry | None = None) -> int:
         entry = entry or OperationEntry(operation)
+        if not (entry.color or entry.auto_color):  # a colour no other operation has
+            entry.auto_color = self.session.new_color()
         ops = self.session.operations
         position = len(ops) if index is None else max(0, min(index, len(ops)))
 

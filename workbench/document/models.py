@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from workbench.document.changes import Change, Command
-from workbench.model.llm_session import ModelEntry, expand_entries, refresh_params
+from workbench.model.llm_session import ModelEntry, expand_in, refresh_params
 
 if TYPE_CHECKING:
     from workbench.document.document import Document
@@ -33,8 +33,8 @@ def model_by_id(doc: Document, model_id: int) -> ModelEntry:
 def add_model(doc: Document, model: ModelEntry) -> int:
 
     def do() -> Change:
-        entries = expand_entries(model)
         doc.session.models.append(model)
+        entries = expand_in(doc.session, model)
         doc.session.operations.extend(entries)
         return Change("operations", tuple(model.op_ids))
 
@@ -119,6 +119,6 @@ def _apply(doc: Document, target: ModelEntry, state: ModelEntry):
     at = next((i for i, e in enumerate(ops) if e.id in gone), len(ops))
     kept = [e for e in ops if e.id not in gone]
     at = min(at, len(kept))
-    fresh = expand_entries(target)
+    fresh = expand_in(doc.session, target)
     ops[:] = kept[:at] + fresh + kept[at:]
     return Change("operations", tuple(gone) + tuple(e.id for e in fresh))

@@ -15,6 +15,7 @@
         view: layers              # layers: one point per operation of a layer kind;
                                   # all: every operation of every layer
         visible: true
+        colors: {gemm: '#0072B2', norm: '#E69F00'}   # optional: each kind's colour
 
 Only ``config`` is required. A relative path is read relative to the session file. The
 operations a model expands into are not written: they are expanded again on opening.
@@ -22,6 +23,7 @@ operations a model expands into are not written: they are expanded again on open
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +39,16 @@ from workbench.model.llm import (
     Setup,
 )
 from workbench.model.llm_session import SETUP_FIELDS, ModelEntry
+from workbench.model.operations import KINDS
 
 __all__ = ["MODEL_KEYS", "parse_model_entry", "model_entry_to_data", "MAX_MODELS"]
 
-MODEL_KEYS = ("config", "name", *SETUP_FIELDS, "view", "visible")
+MODEL_KEYS = ("config", "name", *SETUP_FIELDS, "view", "visible", "colors")
 MAX_MODELS = 64
 _CHOICES = {"phase": PHASES, "weights": WEIGHT_DTYPES, "activations": ACTIVATION_DTYPES,
             "kv_cache": KV_DTYPES, "view": VIEWS}
 MAX_LENGTH = 10_000_000
+_COLOR = re.compile(r"^#[0-9A-Fa-f]{6}$")
 
 
 def _config_path(ref: str, session_file: str | None) -> str:
@@ -93,7 +97,22 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
         if data.get("name") is not None else ""
     visible = expect_bool(data["visible"], place.at("visible")) \
         if data.get("visible") is not None else True
-    return ModelEntry(config, arch, setup, view=view, name=name, visible=visible)
+    colors = _parse_colors(data["colors"], place.at("colors")) \
+        if data.get("colors") is not None else {}
+    return ModelEntry(config, arch, setup, view=view, name=name, visible=visible, colors=colors)
+
+
+def _parse_colors(value: Any, place: Place) -> dict[str, str]:
+    """``{kind: '#RRGGBB'}``: the colour of each kind of operation of the model."""
+    data = expect_mapping(value, place, "a mapping of operation kind to colour")
+    out: dict[str, str] = {}
+    for kind, color in data.items():
+        if kind not in KINDS:
+            raise place.error(f"unknown operation kind {kind!r} (kinds: {', '.join(KINDS)})")
+        if not isinstance(color, str) or not _COLOR.match(color):
+            raise place.at(kind).error(f"must be a colour like '#0072B2', got {color!r}")
+        out[kind] = color
+    return out
 
 
 def model_entry_to_data(model: ModelEntry) -> dict[str, Any]:
@@ -105,4 +124,6 @@ def model_entry_to_data(model: ModelEntry) -> dict[str, Any]:
     out["view"] = model.view
     if not model.visible:
         out["visible"] = False
+    if model.colors:
+        out["colors"] = dict(model.colors)
     return out

@@ -55,6 +55,12 @@ Models (``models:``) keep a whole model by its parameters (every key is describe
 :mod:`workbench.io.model_entries`); the operations they expand into are not written but
 expanded again on opening, named ``<model name>: <operation>``.
 
+Colours belong to operations: an operation's ``color`` is written whenever it differs from
+the palette colour of its place in the list, which is what an operation without one takes on
+opening (so a file written before colours moved with their operations reads as it always
+did). A model's ``colors`` (``{kind: colour}``) keeps the colour of each kind of its
+operations.
+
 Sweeps (``sweep:`` on an operation) and measurements (the top-level ``measurements:`` list)
 are optional keys added within ``schema_version: 1``: every file written before them loads
 unchanged, and a file without them is written exactly as before. A sweep is
@@ -97,6 +103,7 @@ from workbench.model.measured_session import measurement_problems
 from workbench.model.operations import Operation
 from workbench.model.session import (
     MARKERS,
+    PALETTE,
     THEMES,
     Comparison,
     HardwareEntry,
@@ -230,10 +237,11 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
         if sweep_data is not None:
             entry.sweep = _parse_sweep(sweep_data, op, place.at("sweep"))
         session.operations.append(entry)
+    session.give_colors()  # an operation without a colour keeps the one of its place
     models = data.get("models")
     if models is not None:
         from workbench.io.model_entries import MAX_MODELS, parse_model_entry
-        from workbench.model.llm_session import expand_entries
+        from workbench.model.llm_session import expand_in
 
         models = expect_list(models, root.at("models"), "of models")
         if len(models) > MAX_MODELS:
@@ -241,7 +249,7 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
         for i, item in enumerate(models):
             model = parse_model_entry(item, root.at("models", i))
             session.models.append(model)
-            session.operations.extend(expand_entries(model))
+            session.operations.extend(expand_in(session, model))
     measurements = data.get("measurements")
     measurements = [] if measurements is None else expect_list(
         measurements, root.at("measurements"), "of measured points")
@@ -536,7 +544,9 @@ def _hardware_entry_to_data(entry: HardwareEntry) -> dict[str, Any]:
     return out
 
 
-def operation_entry_to_data(entry: OperationEntry) -> dict[str, Any]:
+def operation_entry_to_data(entry: OperationEntry, index: int | None = None) -> dict[str, Any]:
+    """An operation as plain data; ``index`` is its place in the file's list: a colour the
+    session gave it is written unless it is the one that place gives on opening."""
     op = entry.operation
     out: dict[str, Any] = {"name": op.name if op.name.strip() else op.spec.default_name,
                            "kind": op.kind}
@@ -556,6 +566,9 @@ def operation_entry_to_data(entry: OperationEntry) -> dict[str, Any]:
         out["sweep"] = sweep_to_data(entry.sweep)
     if entry.color:
         out["color"] = entry.color
+    elif entry.auto_color and (index is None
+                               or entry.auto_color != PALETTE[index % len(PALETTE)]):
+        out["color"] = entry.auto_color
     if not entry.visible:
         out["visible"] = False
     if not entry.label:
@@ -602,8 +615,8 @@ def session_to_data(session: Session) -> dict[str, Any]:
         out["notes"] = session.notes
     out["hardware"] = [_hardware_entry_to_data(e) for e in session.hardware]
     expanded = {i for model in session.models for i in model.op_ids}
-    out["operations"] = [operation_entry_to_data(e) for e in session.operations
-                         if e.id not in expanded]
+    out["operations"] = [operation_entry_to_data(e, i) for i, e in enumerate(
+        e for e in session.operations if e.id not in expanded)]
     if session.models:
         from workbench.io.model_entries import model_entry_to_data
 

@@ -6,12 +6,13 @@ No Qt, no I/O: the architecture is read by :mod:`workbench.io.model_configs` and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from workbench.model.llm import VIEWS, Architecture, Setup, layer_steps, scaled
-from workbench.model.session import PALETTE, OperationEntry, new_id
+from workbench.model.session import OperationEntry, Session, free_color, new_id
 
-__all__ = ["ModelEntry", "expand_entries", "refresh_params", "SETUP_FIELDS"]
+__all__ = ["ModelEntry", "expand_entries", "expand_in", "refresh_params", "SETUP_FIELDS"]
 
 #: Set-up fields a model entry keeps (and a session file writes), in order.
 SETUP_FIELDS = ("phase", "batch", "prompt_len", "kv_len", "weights", "activations",
@@ -34,6 +35,9 @@ class ModelEntry:
     op_ids: list[int] = field(default_factory=list)
     #: For each of ``op_ids``: the index of its step in :func:`layer_steps` (same order).
     roles: list[int] = field(default_factory=list)
+    #: The colour of each kind of operation (``gemm``, ``norm``, …): every operation of a
+    #: kind shares it, through any change of set-up, and a kind keeps it once given.
+    colors: dict[str, str] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -42,7 +46,8 @@ class ModelEntry:
     def copy(self, **changes) -> ModelEntry:
         """A copy with changes (``setup`` fields may be given directly: ``batch=8``)."""
         setup_changes = {k: changes.pop(k) for k in list(changes) if k in SETUP_FIELDS}
-        out = replace(self, op_ids=list(self.op_ids), roles=list(self.roles), **changes)
+        out = replace(self, op_ids=list(self.op_ids), roles=list(self.roles),
+                      colors=dict(self.colors), **changes)
         if setup_changes:
             out.setup = replace(self.setup, **setup_changes)
         return out
@@ -81,11 +86,29 @@ def _layout(model: ModelEntry, steps) -> list[tuple[int, str, int]]:
     return out
 
 
-def expand_entries(model: ModelEntry) -> list[OperationEntry]:
-    """Fresh operation entries for ``model`` (it records their ids and roles)."""
+def expand_in(session: Session, model: ModelEntry) -> list[OperationEntry]:
+    """:func:`expand_entries` for a model of ``session``: a kind another model of the
+    session has coloured takes that colour, a new kind one no other operation uses."""
+    shared: dict[str, str] = {}
+    for other in session.models:
+        if other is not model:
+            for kind, color in other.colors.items():
+                shared.setdefault(kind, color)
+    own = set(model.op_ids)
+    taken = [c for c in session.colors_in_use(own) if c not in model.colors.values()]
+    return expand_entries(model, taken, shared)
+
+
+def expand_entries(model: ModelEntry, taken: Iterable[str] = (),
+                   shared: dict[str, str] | None = None) -> list[OperationEntry]:
+    """Fresh operation entries for ``model`` (it records their ids and roles). A kind of
+    operation the model has no colour for yet takes its colour from ``shared`` (other
+    models' kinds), else the first palette colour that neither ``taken`` nor the model's
+    other kinds use (once all are in use, the least used of those its kinds do not have)."""
     _check_view(model.view)
     steps = layer_steps(model.arch, model.setup)
-    roles = {}
+    colors = model.colors
+    taken = list(taken)
     entries: list[OperationEntry] = []
     prefix = f"{model.label}: "
     every = model.view == "all"
@@ -94,7 +117,11 @@ def expand_entries(model: ModelEntry) -> list[OperationEntry]:
         step = steps[index]
         op = scaled(step.operation, count)
         op.name = prefix + name
-        color = roles.setdefault(step.role, PALETTE[len(roles) % len(PALETTE)])
+        color = colors.get(op.kind)
+        if color is None:
+            color = (shared or {}).get(op.kind) or free_color(
+                [*taken, *colors.values()], avoid=colors.values())
+            colors[op.kind] = color
         entries.append(OperationEntry(op, color=color, visible=_shown(model, step),
                                       label=not every and op.kind in _LABELLED, id=new_id()))
     model.op_ids = [e.id for e in entries]

@@ -383,7 +383,8 @@ def decade_range(low: float, high: float) -> tuple[float, float]:
 
 def operation_colors(session: Session) -> dict[int, str]:
     """Colour of every operation by id; the same as :meth:`Session.color_of` in one pass."""
-    return {e.id: e.color or PALETTE[i % len(PALETTE)] for i, e in enumerate(session.operations)}
+    return {e.id: e.color or e.auto_color or PALETTE[i % len(PALETTE)]
+            for i, e in enumerate(session.operations)}
 
 
 def _machine_markers(session: Session) -> dict[int, str]:

@@ -7,6 +7,7 @@ Plain data, no Qt and no I/O: :mod:`workbench.io.sessions` reads and writes it a
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,7 @@ from workbench.model.operations import Operation
 from workbench.model.sweeps import Sweep
 
 __all__ = ["HardwareEntry", "OperationEntry", "Comparison", "ViewSettings", "Session", "PALETTE",
-           "MARKERS"]
+           "MARKERS", "free_color"]
 
 #: Okabe–Ito, a palette that stays distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -24,6 +25,18 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F
 MARKERS = ("o", "s", "t", "d", "star", "p", "h", "t1")
 
 _ids = itertools.count(1)
+
+
+def free_color(used: Iterable[str | None], avoid: Iterable[str] = ()) -> str:
+    """The first palette colour not in ``used``; once every one is, the least used. Colours
+    in ``avoid`` are taken only when there is no other."""
+    counts: dict[str, int] = {}
+    for color in used:
+        if color:
+            key = color.upper()
+            counts[key] = counts.get(key, 0) + 1
+    skip = {c.upper() for c in avoid}
+    return min([c for c in PALETTE if c not in skip] or PALETTE, key=lambda c: counts.get(c, 0))
 
 
 def new_id() -> int:
@@ -50,6 +63,9 @@ class OperationEntry:
     id: int = field(default_factory=new_id)
     #: One parameter swept over values (drawn as a path; see :mod:`workbench.model.sweeps`).
     sweep: Sweep | None = None
+    #: The colour the session gave it when it joined (``color`` is one the user chose): an
+    #: operation keeps its colour wherever it moves (see :meth:`Session.give_colors`).
+    auto_color: str | None = None
 
 
 THEMES = ("light", "dark", "presentation")
@@ -124,10 +140,31 @@ class Session:
         return [e for e in self.hardware if ref in (e.preset, e.hardware.id)]
 
     def color_of(self, entry: OperationEntry) -> str:
-        if entry.color:
-            return entry.color
+        if entry.color or entry.auto_color:
+            return entry.color or entry.auto_color
         index = next((i for i, e in enumerate(self.operations) if e.id == entry.id), 0)
         return PALETTE[index % len(PALETTE)]
+
+    def colors_in_use(self, exclude: Iterable[int] = ()) -> list[str]:
+        """The colour of every operation but those in ``exclude`` (ids), with the colours the
+        session's models keep for their kinds of operation."""
+        skip = set(exclude)
+        used = [e.color or e.auto_color or PALETTE[i % len(PALETTE)]
+                for i, e in enumerate(self.operations) if e.id not in skip]
+        for model in self.models:
+            used.extend(getattr(model, "colors", {}).values())
+        return used
+
+    def give_colors(self) -> None:
+        """Operations that have no colour yet take the one of their place in the list (how
+        a session without colours has always been drawn); from then on it is theirs."""
+        for i, e in enumerate(self.operations):
+            if not (e.color or e.auto_color):
+                e.auto_color = PALETTE[i % len(PALETTE)]
+
+    def new_color(self) -> str:
+        """A colour for an operation joining the session: one not in use while any is left."""
+        return free_color(self.colors_in_use())
 
     def marker_of(self, entry: HardwareEntry) -> str:
         if entry.marker:

@@ -47,6 +47,7 @@ from workbench.model.scene import (
 from workbench.ui.axes import LogAxis, to_data, to_view
 from workbench.ui.canvas_layout import LayoutMixin
 from workbench.ui.canvas_overlays import OverlaysMixin
+from workbench.ui.canvas_session import SessionViewMixin
 from workbench.ui.canvas_sync import SyncMixin
 from workbench.ui.chart_items import NO_CACHE, Label, Legend, Pool, Spots
 from workbench.ui.theme import Theme, get_theme
@@ -65,7 +66,7 @@ FIT_PADDING = 0.015
 ALSO_NAMED = 3
 
 
-class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
+class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, SessionViewMixin, QWidget):
     """The roofline chart of a :class:`~workbench.ui.bridge.Workspace`.
 
     Public, read-only helpers report what is drawn, in data units (for tests and the
@@ -207,6 +208,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
         vb.sigRangeChanged.connect(self._on_range_changed)
         vb.sigResized.connect(self._on_range_changed)
 
+        self._init_session_view()
         self.rebuild(fit=True)
         self.destroyed.connect(functools.partial(_release, self.__dict__))
 
@@ -259,6 +261,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             self._apply_title()
         # a new size: the legend may fit inside the plot again
         self._set_legend_outside(None)
+        self._place_outside_hint()
 
     def _legend_dragged(self) -> None:
         self.legend_user_placed = True
@@ -459,6 +462,8 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             self._redraw_overlays()
             return
         if what == "session":
+            if self.workspace.document.session is not self._session_shown:
+                self._forget_session()
             self.rebuild(fit=True)
             return
         if what == "view" and set(change.fields) & {"x_range", "y_range"}:
@@ -514,6 +519,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             self._layout_annotations()
         else:
             self._layout_pending = True
+        self._count_outside()
 
     def _flush_layout(self) -> None:
         """Place the labels now if a rebuild while hidden left them to the next paint."""
@@ -604,6 +610,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
             self._sync_ring()
         if self._hover_key is not None and self._hover_key[0] in updates:
             self._hover_text = self._points[self._hover_key].tooltip
+        self._count_outside()
         return True
 
     def _rename(self, op_id: int) -> None:
@@ -634,6 +641,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, QWidget):
 
     def _on_range_changed(self, *_args) -> None:
         self._layout_timer.start()
+        self._count_outside()
 
     def _view_to_scene(self) -> tuple[float, float, float, float]:
         """``(ax, bx, ay, by)``: scene_x = ax·view_x + bx, scene_y = ay·view_y + by."""

@@ -169,6 +169,8 @@ class LayoutMixin:
         if side == self._legend_outside:
             return
         self._legend_outside = side
+        # the legend leaves the place it was painted at, which Qt does not always repaint
+        self.plot_widget.viewport().update()
         left, top, right, bottom = self._base_margins
         legend = self._legend
         legend.setScale(1.0)

@@ -41,7 +41,8 @@ def start(session: str | None = None):
 
         window = MainWindow()
         resolved = path.resolve() if path else None
-        window.set_session(loaded, resolved)
+        # the built-in example is named as an example (Save asks where to keep a copy)
+        window.set_session(loaded, resolved, None if path else DEFAULT_EXAMPLE)
         if resolved:
             window._add_recent(resolved)
         window.show()

@@ -46,6 +46,8 @@ class MainWindow(DocksMixin, QMainWindow):
     #: made when first used (one of each per window)
     measure_dialog = None
     operation_timer = None
+    #: the file name of the example shown (it has no path: Save asks where to keep a copy)
+    example: str | None = None
 
     def __init__(self, workspace: Workspace | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -326,8 +328,16 @@ class MainWindow(DocksMixin, QMainWindow):
         self.statusBar().showMessage("Recovered unsaved changes", 5000)
         return True
 
+    def _session_name(self) -> str:
+        """The open file's name, an example's file name, or "Untitled"."""
+        if self.document.path:
+            return self.document.path.name
+        return self.example or "Untitled"
+
     def _update_title(self) -> None:
-        name = self.document.path.name if self.document.path else "Untitled"
+        name = self._session_name()
+        if not self.document.path and self.example:
+            name += " (example)"
         self.setWindowTitle(f"{name}[*] — {APP_NAME}")
         self.setWindowModified(self.document.modified)
 
@@ -457,8 +467,14 @@ class MainWindow(DocksMixin, QMainWindow):
 
         return measure_selected_operation(self)
 
-    def set_session(self, session: Session, path: Path | None) -> None:
+    def set_session(self, session: Session, path: Path | None, example: str | None = None
+                    ) -> None:
+        """Show another session (New, Open, an example): nothing of the last one stays in
+        the status bar."""
         show_assumed(self, path or "", [])  # a message about the previous file goes with it
+        self.example = example
+        self.statusBar().clearMessage()
+        self.cursor_label.clear()
         self.document.replace_session(session, path)
         self.workspace.select_valid()
         # The canvas already rebuilt and fitted on the "session" change; that fit differs
@@ -494,7 +510,7 @@ class MainWindow(DocksMixin, QMainWindow):
             return False
         if not self.maybe_save():
             return False
-        self.set_session(session, None)
+        self.set_session(session, None, Path(path).name)
         self.statusBar().showMessage(f"Example: {session.title} (Save As to keep a copy)", 5000)
         return True
 
@@ -513,6 +529,7 @@ class MainWindow(DocksMixin, QMainWindow):
         except OSError as exc:
             self.show_error("Cannot save session", f"{path}: {exc.strerror or exc}")
             return False
+        self.example = None
         self.document.mark_clean(path.resolve())
         self._add_recent(path.resolve())
         self.statusBar().showMessage(f"Saved {path}", 4000)
@@ -530,7 +547,8 @@ class MainWindow(DocksMixin, QMainWindow):
         return self.save_to(self.document.path)
 
     def _on_save_as(self) -> bool:
-        start = str(self.document.path) if self.document.path else "session.yaml"
+        start = str(self.document.path) if self.document.path else (
+            self.example or "session.yaml")
         path, _ = QFileDialog.getSaveFileName(self, "Save Session As", start, FILE_FILTER)
         if not path:
             return False
@@ -552,7 +570,7 @@ class MainWindow(DocksMixin, QMainWindow):
 
     def ask_save_changes(self) -> QMessageBox.StandardButton:
         """Ask whether to save unsaved changes (separate so that tests can answer it)."""
-        name = self.document.path.name if self.document.path else "Untitled"
+        name = self._session_name()
         return QMessageBox.question(
             self, APP_NAME, f"Save changes to {name} before closing it?",
             QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
@@ -577,7 +595,9 @@ class MainWindow(DocksMixin, QMainWindow):
     # -- figures and tables ----------------------------------------------------------------
 
     def _figure_stem(self) -> str:
-        return self.document.path.stem if self.document.path else "roofline"
+        if self.document.path:
+            return self.document.path.stem
+        return Path(self.example).stem if self.example else "roofline"
 
     def _on_export_figure(self):
         """Open the Export Figure dialog (not modal-blocking: tests reach it as

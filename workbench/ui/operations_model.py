@@ -334,7 +334,7 @@ class OperationsModel(QAbstractTableModel):
     @staticmethod
     def _color(row: int, entry: OperationEntry) -> str:
         # Session.color_of, without its linear search: ``row`` is the index in the session.
-        return entry.color or PALETTE[row % len(PALETTE)]
+        return entry.color or entry.auto_color or PALETTE[row % len(PALETTE)]
 
     @staticmethod
     def _dim() -> QColor:
