@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.io.sessions import dumps_session, loads_session, write_atomic
+from workbench.io.sessions import dumps_session, load_session, write_atomic
 from workbench.model.session import Session
 
 __all__ = ["Autosave", "Recoverable", "find_recoverable"]
@@ -30,7 +30,7 @@ class Recoverable:
     pid: int
 
     def load(self) -> Session:
-        return loads_session(self.path.read_bytes(), str(self.path))
+        return load_session(self.path)
 
     def discard(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -89,6 +89,8 @@ def find_recoverable(folder: Path) -> list[Recoverable]:
     found = []
     for path in folder.glob("autosave-*.yaml"):
         try:
+            if not path.is_file():  # a FIFO or device would block the start-up
+                continue
             with path.open(encoding="utf-8") as handle:
                 first = handle.readline()
             meta = json.loads(first[len(_HEADER):]) if first.startswith(_HEADER) else {}

@@ -142,24 +142,10 @@ _PLAIN_NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
 def _read_text(path: str | os.PathLike[str]) -> tuple[str, str]:
+    from workbench.io.limits import read_regular_file
+
     name = str(path)
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-    except FileNotFoundError:
-        raise InputError("no such file", name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    if p.is_dir():
-        raise InputError("is a folder, not a CSV file", name)
-    if size > MAX_CSV_BYTES:
-        raise InputError(f"file is {size / 1e6:.1f} MB; measurement files are limited to "
-                         f"{MAX_CSV_BYTES // (1024 * 1024)} MB", name)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    return _decode(raw, name), name
+    return _decode(read_regular_file(path, MAX_CSV_BYTES, "CSV file"), name), name
 
 
 def _decode(raw: bytes | str, name: str | None) -> str:

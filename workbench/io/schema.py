@@ -258,8 +258,9 @@ def check_param(param: Param, value: Any, place: Place) -> Any:
             raise place.error(_int_message(param) + f", got {value!r}")
         try:
             number = parse_number(value)
-        except QuantityError:
-            raise place.error(_int_message(param) + f", not {_kind(value)}") from None
+        except QuantityError as exc:
+            why = f" ({exc})" if "not a decimal number" in str(exc) else ""
+            raise place.error(_int_message(param) + f", not {_kind(value)}{why}") from None
         if not number.is_integer() or number < param.minimum:
             raise place.error(_int_message(param) + f", got {value!r}")
         if number > MAX_DIMENSION:

@@ -64,6 +64,7 @@ UNITS: dict[str, Unit] = {
 }
 
 _NUMBER_RE = re.compile(r"^[+-]?(\d[\d_]*\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_BASE_RE = re.compile(r"^[+-]?0(?:[xX][0-9a-fA-F_]+|[oO][0-7_]+|[bB][01_]+)$")
 _QUANTITY_RE = re.compile(r"^\s*([+-]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(\S.*?)?\s*$")
 
 
@@ -76,6 +77,9 @@ def parse_number(value: object) -> float:
             number = float(value)
         elif isinstance(value, str) and _NUMBER_RE.match(value.strip()):
             number = float(value.strip().replace("_", ""))
+        elif isinstance(value, str) and _BASE_RE.match(value.strip()):
+            text = value.strip().replace("_", "")
+            raise QuantityError(f"{text} is not a decimal number; write {int(text, 0)}")
         else:
             raise QuantityError(f"expected a number, got {_show(value)}")
     except OverflowError:  # an integer beyond any float

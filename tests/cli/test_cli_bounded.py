@@ -1,0 +1,144 @@
+"""Inputs are bounded before work starts, run as a user runs the command line (a subprocess):
+regular files only, bounded JSON, bounded model configs, output failures. Every refusal is one
+line on stderr, exit status 2 (1 when the output cannot be written), within 5 s, no traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "workbench" / "examples" / "llama_ffn.yaml"
+CONFIG = REPO / "workbench" / "model_configs" / "Llama-3.1-8B.json"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("PYTHONSAFEPATH", None)
+    env.update(extra)
+    return env
+
+
+def run(*args: str, stdout=subprocess.PIPE, env: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess:
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], cwd=REPO,
+                          env=env or _env(), stdout=stdout, stderr=subprocess.PIPE, text=True,
+                          timeout=30)
+    proc.seconds = time.perf_counter() - started
+    return proc
+
+
+def refused(proc: subprocess.CompletedProcess, *fragments: str, status: int = 2) -> str:
+    assert proc.returncode == status, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.seconds < 5, proc.seconds
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.endswith("\n") and proc.stderr.count("\n") == 1, proc.stderr
+    for fragment in fragments:
+        assert fragment in proc.stderr, (fragment, proc.stderr)
+    return proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# regular files only
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = tmp_path / "fifo.yaml"
+    os.mkfifo(path)
+    return path
+
+
+def test_a_fifo_session_is_refused_not_waited_on(fifo):
+    refused(run("analyze", fifo), f"{fifo}: is a pipe (FIFO), not a session file")
+
+
+def test_a_device_session_is_refused_not_read_until_memory_runs_out():
+    refused(run("analyze", "/dev/zero"), "/dev/zero: is a device, not a session file")
+
+
+def test_a_link_to_a_device_is_refused_too(tmp_path):
+    link = tmp_path / "s.yaml"
+    link.symlink_to("/dev/zero")
+    refused(run("render", link, "-o", tmp_path / "f.png"), f"{link}: is a device")
+    assert not (tmp_path / "f.png").exists()
+
+
+def test_an_empty_file_name_is_not_called_a_folder():
+    message = refused(run("analyze", ""), "no file name given")
+    assert "folder" not in message
+
+
+def test_a_fifo_or_device_config_is_refused(fifo, tmp_path):
+    refused(run("model", fifo, "--phase", "decode", "--batch", "1"), "is a pipe (FIFO)")
+    refused(run("model", "/dev/zero", "--phase", "decode", "--batch", "1"), "is a device")
+
+
+def test_a_fifo_in_the_user_presets_folder_is_left_out_with_a_warning(tmp_path):
+    folder = tmp_path / "presets"
+    folder.mkdir()
+    os.mkfifo(folder / "stuck.yaml")
+    (folder / "zero.yaml").symlink_to("/dev/zero")
+    proc = run("presets", env=_env(ROOFLINE_WORKBENCH_USER_PRESETS=str(folder)))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.seconds < 5
+    assert "h100-sxm" in proc.stdout
+    warnings = proc.stderr.splitlines()
+    assert len(warnings) == 2, warnings
+    assert any("stuck.yaml: is a pipe (FIFO), not a preset file" in w for w in warnings)
+    assert any("zero.yaml: is a device, not a preset file" in w for w in warnings)
+    assert "session file" not in proc.stderr
+
+
+def test_a_preset_file_problem_says_preset_file(tmp_path):
+    folder = tmp_path / "presets"
+    (folder / "big.yaml").mkdir(parents=True)  # a folder named like a preset
+    proc = run("presets", env=_env(ROOFLINE_WORKBENCH_USER_PRESETS=str(folder)))
+    assert "big.yaml: is a folder, not a preset file" in proc.stderr
+    assert "session file" not in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON bounded
+
+
+def _config(tmp_path, **changes) -> Path:
+    text = CONFIG.read_text(encoding="utf-8")
+    data = json.loads(text)
+    data.update(changes)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_a_5000_digit_number_in_a_config_is_one_line(tmp_path):
+    path = _config(tmp_path)
+    text = path.read_text().replace('"hidden_size": 4096', '"hidden_size": 1' + "0" * 5000)
+    path.write_text(text)
+    refused(run("model", path, "--phase", "decode", "--batch", "1"),
+            f"{path}: holds a number with more than 400 digits")
+
+
+def test_deeply_nested_json_is_one_line(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    refused(run("model", path, "--phase", "decode", "--batch", "1"),
+            f"{path}: is not a config: nested more than 64 levels deep")
+
+
+def test_a_session_whose_model_config_is_deeply_nested_is_one_line(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    session = tmp_path / "s.yaml"
+    session.write_text(f"schema_version: 2\nhardware: [{{preset: h100-sxm}}]\nmodels:\n"
+                       f"  - {{config: '{config}', phase: decode, batch: 1, kv_len: 128}}\n")
+    refused(run("analyze", session), "nested more than 64 levels deep")
