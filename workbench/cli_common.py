@@ -11,9 +11,10 @@ PROG = "roofline-workbench"
 EXIT_BAD_INPUT = 2
 
 
-def positive_whole(expected: str, positive: str):
-    """An argparse ``type``: a whole number of at least 1. Its messages read ``expected
-    {expected}, got …`` (not a whole number) and ``must be {positive}, got …`` (below 1)."""
+def positive_whole(expected: str, positive: str, maximum: int | None = None):
+    """An argparse ``type``: a whole number of at least 1 (and at most ``maximum``). Its
+    messages read ``expected {expected}, got …`` (not a whole number) and ``must be
+    {positive}, got …`` (below 1)."""
 
     def parse(text: str) -> int:
         try:
@@ -22,6 +23,8 @@ def positive_whole(expected: str, positive: str):
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
         if value < 1:
             raise argparse.ArgumentTypeError(f"must be {positive}, got {text!r}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}, got {text!r}")
         return value
 
     return parse

@@ -57,7 +57,8 @@ def add_parser(sub) -> None:
     model.add_argument("--format", choices=("table", "json"), default="table")
 
 
-_positive = positive_whole("a positive whole number", "a positive whole number")
+_positive = positive_whole("a positive whole number", "a positive whole number",
+                           maximum=10_000_000)  # as in a session (model_entries.MAX_LENGTH)
 
 
 def machines(refs: list[str] | None):

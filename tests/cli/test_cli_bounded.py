@@ -142,3 +142,34 @@ def test_a_session_whose_model_config_is_deeply_nested_is_one_line(tmp_path):
     session.write_text(f"schema_version: 2\nhardware: [{{preset: h100-sxm}}]\nmodels:\n"
                        f"  - {{config: '{config}', phase: decode, batch: 1, kv_len: 128}}\n")
     refused(run("analyze", session), "nested more than 64 levels deep")
+
+
+# ---------------------------------------------------------------------------------------------
+# model configs bounded before work starts
+
+
+def test_a_billion_layers_is_refused_at_once(tmp_path):
+    path = _config(tmp_path, num_hidden_layers=1_000_000_000)
+    refused(run("model", path, "--phase", "decode", "--batch", "1"),
+            f"{path}:", "num_hidden_layers: is too large: at most 1,000, got 1,000,000,000")
+
+
+@pytest.mark.parametrize("key", ["hidden_size", "vocab_size", "num_attention_heads",
+                                 "intermediate_size"])
+def test_every_config_count_is_bounded(tmp_path, key):
+    path = _config(tmp_path, **{key: 10**9})
+    refused(run("model", path, "--phase", "decode", "--batch", "1"), f"{key}: is too large")
+
+
+def test_a_tiny_session_cannot_expand_past_the_operation_limit(tmp_path):
+    path = _config(tmp_path, num_hidden_layers=1_000)
+    session = tmp_path / "s.yaml"
+    session.write_text("schema_version: 2\nhardware: [{preset: h100-sxm}]\nmodels:\n" + "".join(
+        f"  - {{config: '{path}', phase: decode, batch: 1, kv_len: 8, view: all, name: m{i}}}\n"
+        for i in range(12)))
+    refused(run("analyze", session), f"{session}:", "models[", "more than 100,000")
+
+
+def test_model_lengths_on_the_command_line_are_bounded_as_in_a_session():
+    refused(run("model", "Llama-3.1-8B", "--phase", "decode", "--batch", "9" * 24),
+            "--batch: must be at most 10,000,000")

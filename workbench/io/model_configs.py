@@ -33,6 +33,22 @@ _ARCH_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral",
 #: tie_word_embeddings when the file does not say (the defaults of each model's config class).
 _TIED_DEFAULT = {"gemma": True, "gemma2": True}
 
+#: The largest value of each config number (far beyond any published model), checked before any
+#: work: the layers are expanded one by one, and every count multiplies the FLOPs and bytes.
+CONFIG_MAXIMA = {
+    "num_hidden_layers": 1_000,
+    "hidden_size": 1 << 20, "intermediate_size": 1 << 20, "moe_intermediate_size": 1 << 20,
+    "shared_expert_intermediate_size": 1 << 20,
+    "num_attention_heads": 4_096, "num_key_value_heads": 4_096, "head_dim": 65_536,
+    "vocab_size": 1 << 24,
+    "num_local_experts": 4_096, "num_experts": 4_096, "n_routed_experts": 4_096,
+    "num_experts_per_tok": 4_096, "n_shared_experts": 4_096,
+    "first_k_dense_replace": 1_000, "decoder_sparse_step": 1_000, "moe_layer_freq": 1_000,
+    "kv_lora_rank": 65_536, "q_lora_rank": 65_536, "qk_nope_head_dim": 65_536,
+    "qk_rope_head_dim": 65_536, "v_head_dim": 65_536,
+}
+_DEFAULT_MAXIMUM = 1 << 24
+
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "model_configs"
 
 
@@ -159,8 +175,9 @@ class _Reader:
                 raise self.error(key, f"must be a whole number, got {value!r}")
         if value < minimum:
             raise self.error(key, f"must be at least {minimum}, got {value}")
-        if value > 10**9:
-            raise self.error(key, f"is implausibly large ({value})")
+        maximum = CONFIG_MAXIMA.get(key, _DEFAULT_MAXIMUM)
+        if value > maximum:
+            raise self.error(key, f"is too large: at most {maximum:,}, got {value:,}")
         return value
 
     def bool(self, key: str, default: bool) -> bool:

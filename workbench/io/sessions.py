@@ -232,8 +232,13 @@ def session_from_document(doc: YamlDocument) -> Session:
             raise root.at("models").error(f"has {len(models)} models; at most {MAX_MODELS}")
         for i, item in enumerate(models):
             model = parse_model_entry(item, root.at("models", i))
+            expanded = expand_entries(model)
+            if len(session.operations) + len(expanded) > MAX_OPERATIONS:
+                raise root.at("models", i).error(
+                    f"expands into {len(expanded):,} operations; with the session's other "
+                    f"operations that is more than {MAX_OPERATIONS:,}")
             session.models.append(model)
-            session.operations.extend(expand_entries(model))
+            session.operations.extend(expanded)
     measurements = data.get("measurements")
     measurements = [] if measurements is None else expect_list(
         measurements, root.at("measurements"), "of measured points")
