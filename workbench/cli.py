@@ -15,6 +15,7 @@ Bad input prints one line naming the file, the place and the problem, and exits 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -104,26 +105,94 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args and args[0].startswith("-") and args[0] not in commands:
             _parser().parse_args(args)  # reports the unknown option
         return _run_app(args[0] if args else None, args[1:])
-    parsed = _parser().parse_args(args)
+    real = sys.stdout
+    sys.stdout = _Output(real)
     try:
-        if parsed.command == "analyze":
-            return _analyze(parsed.session, parsed.format)
-        if parsed.command == "presets":
-            return _presets(parsed.format)
-        if parsed.command == "render":
-            return _render(parsed)
-        if parsed.command == "model":
-            from workbench import cli_model
-
-            return cli_model.run(parsed)
-        if parsed.command == "measure":
-            from workbench.cli_measure import run_measure
-
-            return run_measure(parsed)
+        try:
+            status = _command(args)
+        except SystemExit:  # --help, --version and argparse's errors: once printed
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+        return status
+    except OutputError as exc:
+        _silence_stdout()
+        sys.stderr.write(f"{PROG}: cannot write the output: {exc}\n")
+        return EXIT_OUTPUT_FAILED
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
         return 0
+    finally:
+        sys.stdout = real
+
+
+EXIT_OUTPUT_FAILED = 1
+
+
+class OutputError(Exception):
+    """Standard output could not be written (a full disk, a closed stream)."""
+
+
+class _Output:
+    """``sys.stdout`` while a subcommand runs: a write or flush that fails is an
+    :class:`OutputError` (a closed pipe stays a BrokenPipeError: the reader has all it wants)."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def _call(self, name: str, *args):
+        if self._stream is None:
+            raise OutputError("standard output is closed")
+        try:
+            return getattr(self._stream, name)(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.EBADF:
+                raise OutputError("standard output is closed") from None
+            raise OutputError(exc.strerror or str(exc)) from None
+        except ValueError as exc:  # "I/O operation on closed file"
+            raise OutputError(str(exc)) from None
+
+    def write(self, text: str) -> int:
+        return self._call("write", text)
+
+    def flush(self) -> None:
+        self._call("flush")
+
+    def __getattr__(self, name: str):
+        if self._stream is None:
+            raise OutputError("standard output is closed")
+        return getattr(self._stream, name)
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at the null device, so that the interpreter's last flush of
+    what is still buffered cannot fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+def _command(args: list[str]) -> int:
+    parsed = _parser().parse_args(args)
+    if parsed.command == "analyze":
+        return _analyze(parsed.session, parsed.format)
+    if parsed.command == "presets":
+        return _presets(parsed.format)
+    if parsed.command == "render":
+        return _render(parsed)
+    if parsed.command == "model":
+        from workbench import cli_model
+
+        return cli_model.run(parsed)
+    if parsed.command == "measure":
+        from workbench.cli_measure import run_measure
+
+        return run_measure(parsed)
     _parser().print_help()
     return EXIT_BAD_INPUT
 

@@ -173,3 +173,45 @@ def test_a_tiny_session_cannot_expand_past_the_operation_limit(tmp_path):
 def test_model_lengths_on_the_command_line_are_bounded_as_in_a_session():
     refused(run("model", "Llama-3.1-8B", "--phase", "decode", "--batch", "9" * 24),
             "--batch: must be at most 10,000,000")
+
+
+# ---------------------------------------------------------------------------------------------
+# output failures: one line on stderr, exit 1
+
+
+@pytest.mark.parametrize("args", [
+    ("analyze", str(EXAMPLE)), ("analyze", str(EXAMPLE), "--format", "json"), ("presets",),
+    ("model", "Llama-3.1-8B", "--phase", "decode", "--batch", "1"), ("--help",),
+    ("--version",), ("analyze", "--help")], ids=lambda a: " ".join(a)[:30])
+def test_a_full_disk_on_stdout_is_one_line_and_exit_1(args):
+    with open("/dev/full", "w") as full:
+        proc = run(*args, stdout=full)
+    assert refused(proc, status=1) == (
+        "roofline-workbench: cannot write the output: No space left on device\n")
+
+
+@pytest.mark.parametrize("args", [("presets",), ("--version",),
+                                  ("analyze", str(EXAMPLE), "--format", "csv")])
+def test_a_stdout_closed_while_running_is_one_line_and_exit_1(args):
+    proc = subprocess.run([sys.executable, "-c", "import os, sys, runpy; os.close(1); "
+                           "sys.argv = ['workbench', *sys.argv[1:]]; "
+                           "runpy.run_module('workbench', run_name='__main__')", *args],
+                          cwd=REPO, env=_env(), stderr=subprocess.PIPE, text=True, timeout=30)
+    proc.seconds = 0
+    assert refused(proc, status=1) == (
+        "roofline-workbench: cannot write the output: standard output is closed\n")
+
+
+def test_a_reader_that_stops_early_is_not_an_error():
+    proc = subprocess.run(f"'{sys.executable}' -m workbench presets | head -1", shell=True,
+                          cwd=REPO, env=_env(), capture_output=True, text=True, timeout=30)
+    assert proc.stdout.startswith("id ")
+    assert proc.stderr == ""
+
+
+def test_a_stdout_closed_before_the_start_is_one_line_and_exit_1():
+    proc = subprocess.run(f"'{sys.executable}' -m workbench presets >&-", shell=True, cwd=REPO,
+                          env=_env(), stderr=subprocess.PIPE, text=True, timeout=30)
+    proc.seconds = 0
+    assert refused(proc, status=1) == (
+        "roofline-workbench: cannot write the output: standard output is closed\n")
