@@ -15,57 +15,11 @@ import re
 import stat
 
 from workbench.io.errors import InputError
+from workbench.model.limits import CONTROL_RE, TEXT_LIMITS, text_problem
+from workbench.model.units import MAX_MAGNITUDE, MIN_MAGNITUDE, magnitude_problem
 
 __all__ = ["TEXT_LIMITS", "MIN_MAGNITUDE", "MAX_MAGNITUDE", "text_problem", "magnitude_problem",
-           "read_regular_file", "terminal_text"]
-
-#: The longest text of each kind, in characters (sessions, machines, measurements).
-TEXT_LIMITS = {
-    "title": 300,
-    "notes": 100_000,
-    "operation": 300,
-    "machine": 120,
-    "measurement": 300,
-    "source": 2_000,
-    "reference": 300,  # a measurement's operation or machine, a compared pair's names
-}
-
-#: The smallest and largest magnitude of a ceiling, FLOP count, byte count, time or
-#: efficiency in base units (FLOP/s, B/s, FLOP, B, s, 1); zero is allowed where it means none.
-MIN_MAGNITUDE = 1e-30
-MAX_MAGNITUDE = 1e30
-
-# C0 controls other than tab, LF and CR; DEL and the C1 controls; the non-characters
-# U+FFFE and U+FFFF; lone surrogates (none of them can be written to XML or shown safely).
-_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
-
-
-def text_problem(text: str, kind: str, multiline: bool = False) -> str | None:
-    """Why ``text`` cannot be a ``kind`` of text (a key of :data:`TEXT_LIMITS`), or ``None``.
-    Single-line texts refuse line breaks too unless ``multiline``."""
-    limit = TEXT_LIMITS[kind]
-    if len(text) > limit:
-        return f"is longer than {limit:,} characters ({len(text):,})"
-    bad = _CONTROL_RE.search(text)
-    if bad is None and not multiline:
-        bad = re.search("[\n\r]", text) if ("\n" in text or "\r" in text) else None
-        if bad is not None:
-            return "holds a line break; write it on one line"
-    if bad is not None:
-        return (f"holds the control character U+{ord(bad.group()):04X} at position "
-                f"{bad.start() + 1}; remove it")
-    return None
-
-
-def magnitude_problem(value: float) -> str | None:
-    """Why ``value`` (in base units) is out of range, or ``None``: not finite, or nonzero and
-    outside :data:`MIN_MAGNITUDE` … :data:`MAX_MAGNITUDE`."""
-    if value != value or value in (float("inf"), float("-inf")):
-        return "must be a finite number"
-    if value != 0 and not MIN_MAGNITUDE <= abs(value) <= MAX_MAGNITUDE:
-        return (f"is out of range ({value:.3g}); values are limited to {MIN_MAGNITUDE:g} … "
-                f"{MAX_MAGNITUDE:g} in base units")
-    return None
+           "read_regular_file", "terminal_text"]  # (the first four from the model: one table)
 
 
 def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
@@ -137,7 +91,7 @@ def _size(limit: int) -> str:
 def terminal_text(text: str) -> str:
     """``text`` safe to print on a terminal: control characters (an escape sequence could
     clear the screen) written as ``\\x1b``-style escapes."""
-    if not _CONTROL_RE.search(text) and "\n" not in text and "\r" not in text:
+    if not CONTROL_RE.search(text) and "\n" not in text and "\r" not in text:
         return text
     return re.sub("[\x00-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]",
                   lambda m: m.group().encode("unicode_escape").decode("ascii")

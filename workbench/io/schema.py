@@ -16,6 +16,7 @@ from workbench.io.errors import InputError
 from workbench.io.yamlio import YamlDocument
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.hardware import FIGURE_TABLES, SINGLE_FIGURES, Hardware
+from workbench.model.limits import text_problem
 from workbench.model.operations import KINDS, STEP_OPS, Kind, Operation, Param, cross_checks
 from workbench.model.units import QuantityError, parse_number, parse_quantity
 
@@ -77,13 +78,17 @@ def check_keys(data: Mapping[str, Any], allowed: tuple[str, ...] | set[str], pla
                 f"unknown key {key!r}{hint}; expected one of: {', '.join(sorted(allowed))}")
 
 
-def expect_str(value: Any, place: Place, allow_empty: bool = False, limit: int = 500) -> str:
+def expect_str(value: Any, place: Place, allow_empty: bool = False, limit: int | str = 500
+               ) -> str:
+    """Text of at most ``limit`` characters (a length, or a kind of text of
+    :data:`~workbench.model.limits.TEXT_LIMITS`), without control characters."""
     if not isinstance(value, str):
         raise place.error(f"must be text, not {_kind(value)}")
     if not allow_empty and not value.strip():
         raise place.error("must not be empty")
-    if len(value) > limit:
-        raise place.error(f"is longer than {limit} characters")
+    problem = text_problem(value, limit)
+    if problem is not None:
+        raise place.error(problem)
     return value
 
 
@@ -159,7 +164,7 @@ def parse_hardware(data: Any, place: Place, extra_keys: tuple[str, ...] = ()) ->
     check_keys(data, set(HARDWARE_KEYS) | set(extra_keys), place)
     if "name" not in data:
         raise place.error("a machine needs a name")
-    name = expect_str(data["name"], place.at("name"), limit=120)
+    name = expect_str(data["name"], place.at("name"), limit="machine")
     if "compute" not in data:
         raise place.error("a machine needs compute: peak FLOP/s per precision")
     if "memory" not in data:
@@ -389,7 +394,8 @@ def parse_operation(data: Any, place: Place, require: bool = True
     for name, problem in kind_checks(kind, params):
         raise place.at(name).error(problem)
     name = data.get("name")
-    name = expect_str(name, place.at("name"), limit=200) if name is not None else spec.default_name
+    name = (expect_str(name, place.at("name"), limit="operation") if name is not None
+            else spec.default_name)
     level = data.get("memory_level")
     if level is not None:
         level = expect_str(level, place.at("memory_level"), limit=80)

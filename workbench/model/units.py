@@ -19,6 +19,9 @@ __all__ = [
     "UNITS",
     "parse_number",
     "parse_quantity",
+    "magnitude_problem",
+    "MIN_MAGNITUDE",
+    "MAX_MAGNITUDE",
     "format_quantity",
     "format_number",
 ]
@@ -89,8 +92,33 @@ def parse_number(value: object) -> float:
     return number
 
 
+#: The smallest and largest magnitude a quantity may have in base units (FLOP/s, B/s, FLOP,
+#: B, s, 1); zero is allowed. Far beyond any machine or kernel, and far from the float limits:
+#: every product and ratio of two of them (intensity, time, attainable) stays finite.
+MIN_MAGNITUDE = 1e-30
+MAX_MAGNITUDE = 1e30
+
+
+def magnitude_problem(value: float) -> str | None:
+    """Why ``value`` (in base units) cannot be a quantity, or ``None``."""
+    if not math.isfinite(value):
+        return "must be a finite number"
+    if value != 0 and not MIN_MAGNITUDE <= abs(value) <= MAX_MAGNITUDE:
+        return (f"{value:.3g} is out of range: quantities are limited to 1e-30 … 1e30 in "
+                "base units (FLOP/s, B/s, FLOP, B, s)")
+    return None
+
+
 def parse_quantity(value: object, unit: str) -> float:
-    """Parse ``value`` as a quantity in the field's ``unit`` (a key of :data:`UNITS`)."""
+    """Parse ``value`` as a quantity in the field's ``unit`` (a key of :data:`UNITS`), within
+    :data:`MIN_MAGNITUDE` … :data:`MAX_MAGNITUDE` (or zero)."""
+    number = _parse_quantity(value, unit)
+    if number != 0 and not MIN_MAGNITUDE <= abs(number) <= MAX_MAGNITUDE:
+        raise QuantityError(magnitude_problem(number))
+    return number
+
+
+def _parse_quantity(value: object, unit: str) -> float:
     spec = UNITS[unit]
     if isinstance(value, bool) or value is None:
         raise QuantityError(f"expected {spec.expected()}, got {_show(value)}")

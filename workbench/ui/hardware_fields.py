@@ -10,6 +10,7 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QLineEdit, QWidget
 
+from workbench.model.limits import text_problem
 from workbench.model.units import QuantityError, format_quantity, parse_quantity
 from workbench.ui.widgets import set_invalid
 
@@ -92,8 +93,9 @@ def parse_name(text: str) -> str:
     text = _strip(text)
     if not text:
         raise ValueError("a machine needs a name")
-    if len(text) > 120:
-        raise ValueError("is longer than 120 characters")
+    problem = text_problem(text, "machine")  # the limit a session file holds
+    if problem is not None:
+        raise ValueError(problem)
     return text
 
 

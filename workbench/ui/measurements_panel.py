@@ -64,6 +64,7 @@ from PySide6.QtWidgets import (
 from workbench.document import Change, Document
 from workbench.io.measurements import attach_measurements, load_measurements
 from workbench.model.dtypes import PRECISIONS
+from workbench.model.limits import text_problem
 from workbench.model.measured import Measurement
 from workbench.model.units import QuantityError
 from workbench.ui.bridge import Workspace
@@ -342,6 +343,10 @@ class MeasurementsPanel(DockedPanel, QWidget):
             text = widget.text().strip()
             if key == "name" and not text:
                 self._refuse(key, "Name: must not be empty", m.name)
+                return
+            problem = text_problem(text, "measurement" if key == "name" else "source")
+            if problem is not None:
+                self._refuse(key, f"{key.capitalize()}: {problem}", getattr(m, key))
                 return
             setattr(new, key, text)
         else:
