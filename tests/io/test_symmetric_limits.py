@@ -162,3 +162,21 @@ def test_what_the_document_api_accepts_round_trips_through_save_and_open(ops, ti
     assert (m.name, m.source, m.time_s) == (name.strip() or "p", source, seconds)
     assert all(math.isfinite(v) for e in again.operations
                for v in e.operation.params.values() if isinstance(v, float))
+
+
+def test_an_operation_whose_flops_exceed_1e30_is_refused_at_load():
+    big = 2**53
+    with pytest.raises(InputError) as caught:
+        loads_session(HEAD + f"operations: [{{name: g, kind: gemm, m: {big}, n: {big}, "
+                             f"k: {big}}}]\n", "s.yaml")
+    assert str(caught.value).startswith("s.yaml:3: operations[0].")
+    assert "makes FLOPs 1.46e48, beyond the 1e30 a session can hold" in str(caught.value)
+
+
+def test_the_editor_checks_refuse_the_same_operation():
+    from workbench.io.schema import kind_checks
+
+    big = 2**53
+    ((_, problem),) = kind_checks("gemm", {"m": big, "n": big, "k": big})
+    assert problem == "makes FLOPs 1.46e48, beyond the 1e30 a session can hold"
+    assert kind_checks("gemm", {"m": big, "n": 8192, "k": 8192}) == []

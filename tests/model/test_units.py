@@ -322,3 +322,10 @@ def test_quantities_outside_1e_minus_30_to_1e30_are_refused(text, unit):
     ("1 EFLOP/s", "flop_rate", 1e18)])
 def test_quantities_at_the_limits_are_read(text, unit, value):
     assert parse_quantity(text, unit) == value
+
+
+@pytest.mark.parametrize("value, unit, text", [
+    (1.46e48, "flops", "1.46e48 FLOP"), (3e33, "time", "3.00e33 s"),
+    (1e-31, "time", "1.00e-31 s"), (5e23, "flops", "500000 EFLOP")])
+def test_magnitudes_beyond_the_prefixes_are_shown_with_an_exponent(value, unit, text):
+    assert format_quantity(value, unit) == text

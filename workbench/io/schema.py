@@ -8,6 +8,7 @@ objects or raises :class:`InputError` such as
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -18,7 +19,7 @@ from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.hardware import FIGURE_TABLES, SINGLE_FIGURES, Hardware
 from workbench.model.limits import text_problem
 from workbench.model.operations import KINDS, STEP_OPS, Kind, Operation, Param, cross_checks
-from workbench.model.units import QuantityError, parse_number, parse_quantity
+from workbench.model.units import MAX_MAGNITUDE, QuantityError, parse_number, parse_quantity
 
 __all__ = [
     "Place",
@@ -346,8 +347,24 @@ def _check_steps(value: Any, place: Place) -> list[dict[str, Any]]:
 
 def kind_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Checks across parameters: ``[(param, problem), …]`` (the model's own, which sweeps
-    apply to every swept point too)."""
-    return cross_checks(kind, params)
+    apply to every swept point too), and FLOPs and bytes within what a session holds (the
+    reader and the editor both ask here, so a typed operation always reopens)."""
+    problems = cross_checks(kind, params)
+    if problems:
+        return problems
+    try:
+        counts = Operation(kind, dict(params)).counts()
+        totals = (("FLOPs", float(counts.flops)), ("bytes", float(counts.bytes)))
+    except (ArithmeticError, ValueError, TypeError, KeyError):
+        return problems
+    for what, value in totals:
+        if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
+            numeric = [(v, n) for n, v in params.items() if type(v) in (int, float)]
+            blamed = max(numeric)[1] if numeric else next(iter(params), "kind")
+            problems.append((blamed, f"makes {what} {value:.3g}, beyond the {MAX_MAGNITUDE:.0e} "
+                                     "a session can hold".replace("e+", "e")))
+            break
+    return problems
 
 
 def _missing(spec: Kind, param: Param) -> str:

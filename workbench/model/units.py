@@ -233,6 +233,8 @@ def format_quantity(value: float, unit: str, digits: int | None = 3) -> str:
             break
     if digits is None:
         return f"{_exact_mantissa(rounded, scale)} {prefix}{spec.symbol}"
+    if magnitude / scale >= 1e6 or 0 < magnitude / scale < 1e-3:  # beyond the prefixes
+        return f"{format_number(value, digits)} {spec.symbol}"
     return f"{_sig(rounded / scale, digits)} {prefix}{spec.symbol}"
 
 
