@@ -82,6 +82,7 @@ import io
 import math
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -373,6 +374,7 @@ def parse_ncu_csv(text: str | bytes, name: str | None = None,
     base = Path(name).name if name else "ncu CSV"
     names = [fields[index["Kernel Name"]].strip() if len(fields) == len(header) else ""
              for _, fields in kernels]
+    repeated = Counter(names)  # (counted once: names.count per kernel was quadratic)
     out: list[Measurement] = []
     for (line, fields), kernel in zip(kernels, names, strict=True):
         if len(fields) != len(header):
@@ -432,7 +434,7 @@ def parse_ncu_csv(text: str | bytes, name: str | None = None,
             if precision not in PRECISIONS:
                 precision = "fp16" if top.startswith("tensor:") else "fp32"
         ident = fields[index["ID"]].strip() if "ID" in index else str(len(out))
-        label = kernel if names.count(kernel) == 1 else f"{kernel} #{ident}"
+        label = kernel if repeated[kernel] == 1 else f"{kernel} #{ident}"
         if len(label) > 300:
             label = label[:297] + "..."
         source = f"ncu {base} ID {ident}"
