@@ -28,6 +28,7 @@ from workbench.cli_common import (
     fail,
     json_safe,
     positive_whole,
+    terminal,
 )
 
 
@@ -271,10 +272,10 @@ def _analyze(path: str, fmt: str) -> int:
             sys.stdout.write(results_csv(results, sweep_rows))
         else:
             sys.stdout.write(results_table(results, skipped, session.title))
-            sys.stdout.write(_analysis_lines(crossings, measured))
-            sys.stdout.write(_comparison_lines(compared))
+            sys.stdout.write(terminal_lines(_analysis_lines(crossings, measured)))
+            sys.stdout.write(terminal_lines(_comparison_lines(compared)))
         for warning in warnings:  # beside the output, which stays machine-readable
-            sys.stderr.write(f"{PROG}: warning: {warning.message}\n")
+            sys.stderr.write(f"{PROG}: warning: {terminal(warning.message)}\n")
     return 0
 
 
@@ -349,6 +350,13 @@ def _comparisons(session, pairs) -> list[dict]:
     return [c.as_dict() for c in compare_session(session, pairs)]
 
 
+def terminal_lines(text: str) -> str:
+    """Lines of text with the control characters inside them escaped."""
+    from workbench.io.limits import terminal_text
+
+    return terminal_text(text, keep_lines=True)
+
+
 def _comparison_lines(compared: list[dict]) -> str:
     from workbench.model.units import format_quantity
 
@@ -419,17 +427,18 @@ def results_table(results, skipped, title: str = "") -> str:
             format_number(100 * r.fraction_of_peak), r.bound,
             format_quantity(r.t_lower_s, "time"), format_quantity(r.t_upper_s, "time"),
         ))
+    rows = [tuple(terminal(str(c)) for c in row) for row in rows]
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(header))]
-    lines = [title] if title else []
+    lines = [terminal(title)] if title else []
     for n, row in enumerate(rows):
         lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     noted = dict.fromkeys((r.hardware, r.ceiling_note) for r in results if r.ceiling_note)
     for hardware, note in noted:
-        lines.append(f"* ceiling on {hardware}: {note}")
+        lines.append(terminal(f"* ceiling on {hardware}: {note}"))
     for s in skipped:
-        lines.append(f"skipped: {s.operation} on {s.hardware}: {s.reason}")
+        lines.append(terminal(f"skipped: {s.operation} on {s.hardware}: {s.reason}"))
     return "\n".join(lines) + "\n"
 
 
@@ -448,6 +457,7 @@ def _render(args) -> int:
         return fail(error)
     from workbench.ui.export import render_figure
 
+    _quiet_platform_notes()
     try:
         render_figure(session, args.output, size=args.size, width=args.width,
                       height=args.height, dpi=args.dpi, theme=args.theme,
@@ -457,6 +467,24 @@ def _render(args) -> int:
     except OSError as exc:
         return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
     return 0
+
+
+#: Qt messages that say nothing to a user of the command line (the offscreen platform has no
+#: window manager to pass size hints to).
+_QT_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def _quiet_platform_notes() -> None:
+    """Leave out Qt's notes about the headless platform; every other Qt message is printed
+    as Qt would print it."""
+    from PySide6.QtCore import qFormatLogMessage, qInstallMessageHandler
+
+    def handler(mode, context, message: str) -> None:
+        if message in _QT_NOISE:
+            return
+        sys.stderr.write(qFormatLogMessage(mode, context, message) + "\n")
+
+    qInstallMessageHandler(handler)
 
 
 def _presets(fmt: str) -> int:
@@ -469,7 +497,7 @@ def _presets(fmt: str) -> int:
     except InputError as exc:
         return fail(str(exc))
     for problem in user_preset_problems():  # left out of the list, and said so
-        sys.stderr.write(f"{PROG}: warning: {' '.join(problem.split())}\n")
+        sys.stderr.write(f"{PROG}: warning: {terminal(' '.join(problem.split()))}\n")
     from workbench.io.user_presets import is_measured
 
     measured = {key for key in presets if key.startswith("measured-") and is_measured(key)}
@@ -493,7 +521,8 @@ def _presets(fmt: str) -> int:
         precision = next((p for p in ("bf16", "fp16", "fp32") if p in hw.compute), None)
         ridge = format_number(hw.ridge(precision)) + f" ({precision})" if precision else "—"
         peaks = ", ".join(f"{k} {format_quantity(v, 'flop_rate')}" for k, v in hw.compute.items())
-        rows.append((hw.id, hw.name + (" [measured]" if hw.id in measured else ""),
+        rows.append((terminal(hw.id), terminal(hw.name) + (" [measured]" if hw.id in measured
+                                                            else ""),
                      f"{hw.main_memory} {format_quantity(hw.bandwidth(), 'bandwidth')}", peaks,
                      ridge))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]

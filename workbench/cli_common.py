@@ -31,8 +31,16 @@ def positive_whole(expected: str, positive: str, maximum: int | None = None):
 
 
 def fail(message: str) -> int:
-    sys.stderr.write(f"{PROG}: {' '.join(str(message).split())}\n")
+    sys.stderr.write(f"{PROG}: {terminal(' '.join(str(message).split()))}\n")
     return EXIT_BAD_INPUT
+
+
+def terminal(text: str) -> str:
+    """``text`` with its control characters escaped (a name holding ESC[2J must not clear
+    the screen it is printed on)."""
+    from workbench.io.limits import terminal_text
+
+    return terminal_text(text)
 
 
 def json_safe(value):

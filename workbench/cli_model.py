@@ -66,8 +66,8 @@ def machines(refs: list[str] | None):
     from pathlib import Path
 
     from workbench.io.errors import InputError
-    from workbench.io.presets import get_preset, load_presets
     from workbench.io.sessions import load_session
+    from workbench.io.user_presets import all_presets, find_preset
 
     out = []
     for ref in refs or [DEFAULT_HARDWARE]:
@@ -82,10 +82,10 @@ def machines(refs: list[str] | None):
             out += [e.hardware for e in entries]
             continue
         try:
-            out.append(get_preset(ref))
+            out.append(find_preset(ref))  # a built-in preset, else one of the user's own
         except (KeyError, LookupError, ValueError):
             raise InputError(f"--hardware: {ref!r} is neither a preset (one of: "
-                             f"{', '.join(sorted(load_presets()))}) nor a session file") \
+                             f"{', '.join(sorted(all_presets()))}) nor a session file") \
                 from None
     return out
 
@@ -143,7 +143,9 @@ def run(args) -> int:
         json.dump(json_safe(payload), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
         return 0
-    sys.stdout.write(table(arch, setup, totals, results))
+    from workbench.io.limits import terminal_text
+
+    sys.stdout.write(terminal_text(table(arch, setup, totals, results), keep_lines=True))
     return 0
 
 

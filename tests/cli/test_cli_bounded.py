@@ -215,3 +215,46 @@ def test_a_stdout_closed_before_the_start_is_one_line_and_exit_1():
     proc.seconds = 0
     assert refused(proc, status=1) == (
         "roofline-workbench: cannot write the output: standard output is closed\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# messages
+
+
+def test_escape_sequences_in_a_file_name_are_not_sent_to_the_terminal(tmp_path):
+    name = tmp_path / "evil\x1b[2J.yaml"
+    message = refused(run("analyze", name), "no such file")
+    assert "\x1b" not in message
+    assert "evil\\x1b[2J.yaml" in message
+
+
+def test_escape_sequences_in_a_model_name_are_escaped_in_the_table(tmp_path):
+    path = _config(tmp_path, _name_or_path="evil\x1b[2J\x07")
+    path = path.rename(tmp_path / "evil\x1b[2J.json")
+    proc = run("model", path, "--phase", "decode", "--batch", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert proc.stdout.startswith("evil\\x1b[2J: ")
+
+
+def test_render_prints_nothing_when_it_succeeds(tmp_path):
+    proc = run("render", EXAMPLE, "-o", tmp_path / "f.png")
+    assert proc.returncode == 0
+    assert proc.stderr == ""
+    assert (tmp_path / "f.png").stat().st_size > 10_000
+
+
+def test_model_takes_a_user_preset_that_presets_lists(tmp_path):
+    folder = tmp_path / "presets"
+    folder.mkdir()
+    (folder / "mine.yaml").write_text(
+        "id: mine\nname: My accelerator\ncompute: {bf16: 100 TFLOP/s}\nmemory: {hbm: 1 TB/s}\n",
+        encoding="utf-8")
+    env = _env(ROOFLINE_WORKBENCH_USER_PRESETS=str(folder))
+    listed = run("presets", env=env)
+    assert "mine" in listed.stdout.split()
+    proc = run("model", "Llama-3.1-8B", "--phase", "decode", "--batch", "1", "--hardware",
+               "mine", "--format", "json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    (result,) = json.loads(proc.stdout)["results"]
+    assert result["hardware"] == "My accelerator"

@@ -15,7 +15,7 @@ import re
 import stat
 
 from workbench.io.errors import InputError
-from workbench.model.limits import CONTROL_RE, TEXT_LIMITS, text_problem
+from workbench.model.limits import TEXT_LIMITS, text_problem
 from workbench.model.units import MAX_MAGNITUDE, MIN_MAGNITUDE, magnitude_problem
 
 __all__ = ["TEXT_LIMITS", "MIN_MAGNITUDE", "MAX_MAGNITUDE", "text_problem", "magnitude_problem",
@@ -88,11 +88,20 @@ def _size(limit: int) -> str:
     return f"{limit / 1e6:g} MB"
 
 
-def terminal_text(text: str) -> str:
+def terminal_text(text: str, keep_lines: bool = False) -> str:
     """``text`` safe to print on a terminal: control characters (an escape sequence could
-    clear the screen) written as ``\\x1b``-style escapes."""
-    if not CONTROL_RE.search(text) and "\n" not in text and "\r" not in text:
+    clear the screen) written as ``\\x1b``-style escapes; line feeds too unless
+    ``keep_lines`` (a table's own lines)."""
+    pattern = _TERMINAL_LINES if keep_lines else _TERMINAL
+    if pattern.search(text) is None:
         return text
-    return re.sub("[\x00-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]",
-                  lambda m: m.group().encode("unicode_escape").decode("ascii")
-                  if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
+    return pattern.sub(_escape, text)
+
+
+_TERMINAL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
+_TERMINAL_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
