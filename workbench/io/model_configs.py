@@ -225,8 +225,10 @@ class _Reader:
         moe = self._moe(mt, layers)
         mla = self._mla(mt)
         source = self.data.get("_source")
-        return Architecture(
-            name=name or str(self.data.get("_name_or_path") or mt),
+        from workbench.io.limits import terminal_text
+
+        return Architecture(  # (control characters in a name escaped: they break figures)
+            name=terminal_text(name or str(self.data.get("_name_or_path") or mt))[:200],
             model_type=mt, hidden=hidden, layers=layers, heads=heads, kv_heads=kv_heads,
             head_dim=head_dim, intermediate=intermediate, vocab=vocab, tied=tied,
             qk_norm=mt in ("qwen3", "qwen3_moe"),
@@ -234,7 +236,7 @@ class _Reader:
             if mt in ("qwen2", "qwen2_moe") else False,
             norms_per_layer=4 if mt == "gemma2" else 2,
             activation=activation, moe=moe, mla=mla,
-            source=source if isinstance(source, str) else "")
+            source=terminal_text(source)[:2000] if isinstance(source, str) else "")
 
     def _moe(self, mt: str, layers: int) -> MoE | None:
         if mt == "mixtral":

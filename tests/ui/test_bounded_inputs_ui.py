@@ -1,5 +1,6 @@
-"""A large measurement file is imported with a progress dialog that names each step, and
-Nsight Compute exports are read in linear time."""
+"""Bounded inputs in the app: a large measurement file is imported with a progress dialog that
+names each step, Nsight Compute exports are read in linear time, and a config.json that is
+too deep or holds a huge number is a message, not a traceback."""
 
 from __future__ import annotations
 
@@ -90,3 +91,40 @@ def test_40000_nsight_kernels_are_read_in_linear_time():
     assert len(measurements) == 40_000
     assert measurements[7].name == "kernel_7 #7"  # repeated names get their ID
     assert seconds < 3, seconds  # (41 s with the name count per kernel)
+
+
+# -- bounded config.json in the app: a dialog, not a traceback
+
+
+def _deep_config(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    return path
+
+
+def test_opening_a_session_with_a_deeply_nested_config_shows_a_dialog(qtbot, window, tmp_path):
+    config = _deep_config(tmp_path)
+    session = tmp_path / "s.yaml"
+    session.write_text("schema_version: 2\nhardware: [{preset: h100-sxm}]\nmodels:\n"
+                       f"  - {{config: '{config}', phase: decode, batch: 1, kv_len: 64}}\n",
+                       encoding="utf-8")
+    before = window.document.session
+    assert not window.open_path(session)
+    box = window._error_box
+    assert box.isVisible()
+    assert "models[0].config" in box.text() and "nested more than 64 levels deep" in box.text()
+    assert window.document.session is before
+    box.close()
+
+
+def test_add_model_with_a_5000_digit_number_says_so(qtbot, window, tmp_path):
+    from workbench.ui.model_editor import AddModelDialog
+
+    config = tmp_path / "config.json"
+    config.write_text('{"model_type": "llama", "hidden_size": 1' + "0" * 5000 + "}",
+                      encoding="utf-8")
+    dialog = AddModelDialog(window)
+    qtbot.addWidget(dialog)
+    assert not dialog.choose_file(str(config))
+    assert dialog.summary.text() == (f"{config}: holds a number with more than 400 digits "
+                                     "(100000000000...)")
