@@ -265,8 +265,8 @@ def _analyze(path: str, fmt: str) -> int:
         }
         import json  # here, not at the top: the desktop app starts through this module
 
-        json.dump(payload, sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
+        # whole, then written: never half a document (and never NaN or Infinity in it)
+        sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n")
     else:
         if fmt == "csv":
             sys.stdout.write(results_csv(results, sweep_rows))
@@ -513,8 +513,8 @@ def _presets(fmt: str) -> int:
             out.append(data)
         import json
 
-        json.dump({"presets": out}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(json_safe({"presets": out}), indent=2, allow_nan=False)
+                         + "\n")
         return 0
     rows = [("id", "name", "main memory", "peaks (dense)", "ridge (widest 16-bit)")]
     for hw in presets.values():

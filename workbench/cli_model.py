@@ -140,8 +140,7 @@ def run(args) -> int:
                             "group": step.group}
                            for step, op in ((s, s.operation) for s in steps)],
         }
-        json.dump(json_safe(payload), sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n")
         return 0
     from workbench.io.limits import terminal_text
 
