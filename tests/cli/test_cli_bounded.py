@@ -258,3 +258,13 @@ def test_model_takes_a_user_preset_that_presets_lists(tmp_path):
     assert proc.returncode == 0, proc.stderr
     (result,) = json.loads(proc.stdout)["results"]
     assert result["hardware"] == "My accelerator"
+
+
+def test_the_app_refuses_a_fifo_or_a_too_deep_config_before_any_window(fifo, tmp_path):
+    refused(run(fifo), f"{fifo}: is a pipe (FIFO), not a session file")
+    config = tmp_path / "config.json"
+    config.write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    session = tmp_path / "s.yaml"
+    session.write_text(f"schema_version: 2\nhardware: [{{preset: h100-sxm}}]\nmodels:\n"
+                       f"  - {{config: '{config}', phase: decode, batch: 1, kv_len: 128}}\n")
+    refused(run(session), f"{session}:", "nested more than 64 levels deep")
