@@ -59,3 +59,22 @@ def test_a_control_character_is_refused_in_the_editor(qtbot):
     _paste(qtbot, editor.field("name"), "up\x1b[2J")
     assert "Name: holds the control character U+001B at position 3" in editor.hint_text()
     assert document.operation(op_id).operation.name == before
+
+
+def test_the_machine_form_refuses_what_a_session_could_not_hold():
+    import pytest
+
+    from workbench.model.units import QuantityError
+    from workbench.ui.hardware_fields import parse_efficiency, parse_name, parse_positive
+
+    with pytest.raises(QuantityError, match="out of range"):
+        parse_positive("bandwidth")("1e-320")
+    with pytest.raises(QuantityError, match="out of range"):
+        parse_positive("flop_rate")("1e31")
+    with pytest.raises(ValueError, match="out of range"):
+        parse_efficiency("1e-29 %")
+    with pytest.raises(ValueError, match="holds the control character U\\+001B"):
+        parse_name("GPU\x1b[2J")
+    with pytest.raises(ValueError, match="is longer than 120 characters"):
+        parse_name("g" * 121)
+    assert parse_efficiency("78 %") == pytest.approx(0.78)

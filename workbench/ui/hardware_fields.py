@@ -11,7 +11,12 @@ from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QLineEdit, QWidget
 
 from workbench.model.limits import text_problem
-from workbench.model.units import QuantityError, format_quantity, parse_quantity
+from workbench.model.units import (
+    QuantityError,
+    format_quantity,
+    magnitude_problem,
+    parse_quantity,
+)
 from workbench.ui.widgets import set_invalid
 
 __all__ = ["FieldEdit", "marker_icon", "shortest_text", "rate_text", "parse_positive",
@@ -84,6 +89,9 @@ def parse_efficiency(text: str) -> float | None:
     percent = text.endswith("%")
     number = parse_quantity(text[:-1].strip() if percent else text, "count")
     value = number / 100 if percent else number
+    problem = magnitude_problem(value)  # as a session file holds it
+    if problem is not None:
+        raise ValueError(problem)
     if not 0 < value <= 1:
         raise ValueError(f"must be a fraction in (0, 1] such as 0.78 or 78%, got {text!r}")
     return value
