@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
@@ -62,8 +63,6 @@ def test_a_control_character_is_refused_in_the_editor(qtbot):
 
 
 def test_the_machine_form_refuses_what_a_session_could_not_hold():
-    import pytest
-
     from workbench.model.units import QuantityError
     from workbench.ui.hardware_fields import parse_efficiency, parse_name, parse_positive
 
