@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.io.sessions import dumps_session, load_session, write_atomic
+from workbench.io.sessions import dumps_session, loads_session, write_atomic
 from workbench.model.session import Session
 
 __all__ = ["Autosave", "Recoverable", "find_recoverable"]
@@ -30,7 +30,11 @@ class Recoverable:
     pid: int
 
     def load(self) -> Session:
-        return load_session(self.path)
+        from workbench.io.limits import read_regular_file  # (the readers' file checks)
+        from workbench.io.yamlio import MAX_FILE_BYTES
+
+        return loads_session(read_regular_file(self.path, MAX_FILE_BYTES, "session file"),
+                             str(self.path))
 
     def discard(self) -> None:
         with contextlib.suppress(FileNotFoundError):
