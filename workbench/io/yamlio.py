@@ -2,11 +2,13 @@
 
 ``yaml.safe_load`` alone is not enough for files from strangers: an alias bomb of a few
 hundred bytes loads fast but explodes when traversed, and validation messages need the line
-of each key. :func:`read_yaml` composes the node tree with an alias budget, walks it once with
-a node budget (recording ``path → line`` and refusing duplicate keys), then constructs plain
-Python data with PyYAML's safe constructor. Every document is read this one way, with
-libyaml's parser and composer when PyYAML has them (``yaml.CSafeLoader``), else with PyYAML's
-own.
+of each key. :func:`read_yaml` reads regular files only, composes the node tree with an alias
+budget, walks it once with a budget for what aliases add to it (what is written out is bounded
+by the file size; recording ``path → line`` and refusing duplicate keys), then constructs plain
+Python data with PyYAML's safe constructor. Integers in YAML 1.1's other bases (``010`` is 8,
+``1:30`` is 90) are refused with the number they read as. Every document is read this one
+way, with libyaml's parser and composer when PyYAML has them (``yaml.CSafeLoader``), else with
+PyYAML's own.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ __all__ = ["MAX_FILE_BYTES", "MAX_ALIASES", "MAX_NODES", "YamlDocument", "read_y
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_ALIASES = 100
-MAX_NODES = 200_000
+MAX_NODES = 200_000  # values that aliases add (an alias bomb), not values written out
 
 
 @dataclass
