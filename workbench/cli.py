@@ -15,6 +15,7 @@ Bad input prints one line naming the file, the place and the problem, and exits 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from workbench.cli_common import (
     fail,
     json_safe,
     positive_whole,
+    terminal,
 )
 
 
@@ -104,26 +106,94 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args and args[0].startswith("-") and args[0] not in commands:
             _parser().parse_args(args)  # reports the unknown option
         return _run_app(args[0] if args else None, args[1:])
-    parsed = _parser().parse_args(args)
+    real = sys.stdout
+    sys.stdout = _Output(real)
     try:
-        if parsed.command == "analyze":
-            return _analyze(parsed.session, parsed.format)
-        if parsed.command == "presets":
-            return _presets(parsed.format)
-        if parsed.command == "render":
-            return _render(parsed)
-        if parsed.command == "model":
-            from workbench import cli_model
-
-            return cli_model.run(parsed)
-        if parsed.command == "measure":
-            from workbench.cli_measure import run_measure
-
-            return run_measure(parsed)
+        try:
+            status = _command(args)
+        except SystemExit:  # --help, --version and argparse's errors: once printed
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+        return status
+    except OutputError as exc:
+        _silence_stdout()
+        sys.stderr.write(f"{PROG}: cannot write the output: {exc}\n")
+        return EXIT_OUTPUT_FAILED
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
         return 0
+    finally:
+        sys.stdout = real
+
+
+EXIT_OUTPUT_FAILED = 1
+
+
+class OutputError(Exception):
+    """Standard output could not be written (a full disk, a closed stream)."""
+
+
+class _Output:
+    """``sys.stdout`` while a subcommand runs: a write or flush that fails is an
+    :class:`OutputError` (a closed pipe stays a BrokenPipeError: the reader has all it wants)."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def _call(self, name: str, *args):
+        if self._stream is None:
+            raise OutputError("standard output is closed")
+        try:
+            return getattr(self._stream, name)(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.EBADF:
+                raise OutputError("standard output is closed") from None
+            raise OutputError(exc.strerror or str(exc)) from None
+        except ValueError as exc:  # "I/O operation on closed file"
+            raise OutputError(str(exc)) from None
+
+    def write(self, text: str) -> int:
+        return self._call("write", text)
+
+    def flush(self) -> None:
+        self._call("flush")
+
+    def __getattr__(self, name: str):
+        if self._stream is None:
+            raise OutputError("standard output is closed")
+        return getattr(self._stream, name)
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at the null device, so that the interpreter's last flush of
+    what is still buffered cannot fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+def _command(args: list[str]) -> int:
+    parsed = _parser().parse_args(args)
+    if parsed.command == "analyze":
+        return _analyze(parsed.session, parsed.format)
+    if parsed.command == "presets":
+        return _presets(parsed.format)
+    if parsed.command == "render":
+        return _render(parsed)
+    if parsed.command == "model":
+        from workbench import cli_model
+
+        return cli_model.run(parsed)
+    if parsed.command == "measure":
+        from workbench.cli_measure import run_measure
+
+        return run_measure(parsed)
     _parser().print_help()
     return EXIT_BAD_INPUT
 
@@ -202,17 +272,17 @@ def _analyze(path: str, fmt: str) -> int:
         }
         import json  # here, not at the top: the desktop app starts through this module
 
-        json.dump(payload, sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
+        # whole, then written: never half a document (and never NaN or Infinity in it)
+        sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n")
     else:
         if fmt == "csv":
             sys.stdout.write(results_csv(results, sweep_rows))
         else:
             sys.stdout.write(results_table(results, skipped, session.title))
-            sys.stdout.write(_analysis_lines(crossings, measured))
-            sys.stdout.write(_comparison_lines(compared))
+            sys.stdout.write(terminal_lines(_analysis_lines(crossings, measured)))
+            sys.stdout.write(terminal_lines(_comparison_lines(compared)))
         for warning in warnings:  # beside the output, which stays machine-readable
-            sys.stderr.write(f"{PROG}: warning: {warning.message}\n")
+            sys.stderr.write(f"{PROG}: warning: {terminal(warning.message)}\n")
     return 0
 
 
@@ -287,6 +357,13 @@ def _comparisons(session, pairs) -> list[dict]:
     return [c.as_dict() for c in compare_session(session, pairs)]
 
 
+def terminal_lines(text: str) -> str:
+    """Lines of text with the control characters inside them escaped."""
+    from workbench.io.limits import terminal_text
+
+    return terminal_text(text, keep_lines=True)
+
+
 def _comparison_lines(compared: list[dict]) -> str:
     from workbench.model.units import format_quantity
 
@@ -359,17 +436,18 @@ def results_table(results, skipped, title: str = "") -> str:
             format_number(100 * r.fraction_of_peak), r.bound,
             format_quantity(r.t_lower_s, "time"), format_quantity(r.t_upper_s, "time"),
         ))
+    rows = [tuple(terminal(str(c)) for c in row) for row in rows]
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(header))]
-    lines = [title] if title else []
+    lines = [terminal(title)] if title else []
     for n, row in enumerate(rows):
         lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     noted = dict.fromkeys((r.hardware, r.ceiling_note) for r in results if r.ceiling_note)
     for hardware, note in noted:
-        lines.append(f"* ceiling on {hardware}: {note}")
+        lines.append(terminal(f"* ceiling on {hardware}: {note}"))
     for s in skipped:
-        lines.append(f"skipped: {s.operation} on {s.hardware}: {s.reason}")
+        lines.append(terminal(f"skipped: {s.operation} on {s.hardware}: {s.reason}"))
     return "\n".join(lines) + "\n"
 
 
@@ -394,6 +472,7 @@ def _render(args) -> int:
         return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
     from workbench.ui.export import render_figure
 
+    _quiet_platform_notes()
     try:
         render_figure(session, args.output, size=args.size, width=args.width,
                       height=args.height, dpi=args.dpi, theme=args.theme,
@@ -403,6 +482,24 @@ def _render(args) -> int:
     except OSError as exc:
         return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
     return 0
+
+
+#: Qt messages that say nothing to a user of the command line (the offscreen platform has no
+#: window manager to pass size hints to).
+_QT_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def _quiet_platform_notes() -> None:
+    """Leave out Qt's notes about the headless platform; every other Qt message is printed
+    as Qt would print it."""
+    from PySide6.QtCore import qFormatLogMessage, qInstallMessageHandler
+
+    def handler(mode, context, message: str) -> None:
+        if message in _QT_NOISE:
+            return
+        sys.stderr.write(qFormatLogMessage(mode, context, message) + "\n")
+
+    qInstallMessageHandler(handler)
 
 
 def _presets(fmt: str) -> int:
@@ -415,7 +512,7 @@ def _presets(fmt: str) -> int:
     except InputError as exc:
         return fail(str(exc))
     for problem in user_preset_problems():  # left out of the list, and said so
-        sys.stderr.write(f"{PROG}: warning: {' '.join(problem.split())}\n")
+        sys.stderr.write(f"{PROG}: warning: {terminal(' '.join(problem.split()))}\n")
     from workbench.io.user_presets import is_measured
 
     measured = {key for key in presets if key.startswith("measured-") and is_measured(key)}
@@ -431,15 +528,16 @@ def _presets(fmt: str) -> int:
             out.append(data)
         import json
 
-        json.dump({"presets": out}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(json_safe({"presets": out}), indent=2, allow_nan=False)
+                         + "\n")
         return 0
     rows = [("id", "name", "main memory", "peaks (dense)", "ridge (widest 16-bit)")]
     for hw in presets.values():
         precision = next((p for p in ("bf16", "fp16", "fp32") if p in hw.compute), None)
         ridge = format_number(hw.ridge(precision)) + f" ({precision})" if precision else "—"
         peaks = ", ".join(f"{k} {format_quantity(v, 'flop_rate')}" for k, v in hw.compute.items())
-        rows.append((hw.id, hw.name + (" [measured]" if hw.id in measured else ""),
+        rows.append((terminal(hw.id), terminal(hw.name) + (" [measured]" if hw.id in measured
+                                                            else ""),
                      f"{hw.main_memory} {format_quantity(hw.bandwidth(), 'bandwidth')}", peaks,
                      ridge))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]

@@ -11,9 +11,10 @@ PROG = "roofline-workbench"
 EXIT_BAD_INPUT = 2
 
 
-def positive_whole(expected: str, positive: str):
-    """An argparse ``type``: a whole number of at least 1. Its messages read ``expected
-    {expected}, got …`` (not a whole number) and ``must be {positive}, got …`` (below 1)."""
+def positive_whole(expected: str, positive: str, maximum: int | None = None):
+    """An argparse ``type``: a whole number of at least 1 (and at most ``maximum``). Its
+    messages read ``expected {expected}, got …`` (not a whole number) and ``must be
+    {positive}, got …`` (below 1)."""
 
     def parse(text: str) -> int:
         try:
@@ -22,14 +23,24 @@ def positive_whole(expected: str, positive: str):
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
         if value < 1:
             raise argparse.ArgumentTypeError(f"must be {positive}, got {text!r}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}, got {text!r}")
         return value
 
     return parse
 
 
 def fail(message: str) -> int:
-    sys.stderr.write(f"{PROG}: {' '.join(str(message).split())}\n")
+    sys.stderr.write(f"{PROG}: {terminal(' '.join(str(message).split()))}\n")
     return EXIT_BAD_INPUT
+
+
+def terminal(text: str) -> str:
+    """``text`` with its control characters escaped (a name holding ESC[2J must not clear
+    the screen it is printed on)."""
+    from workbench.io.limits import terminal_text
+
+    return terminal_text(text)
 
 
 def json_safe(value):

@@ -57,7 +57,8 @@ def add_parser(sub) -> None:
     model.add_argument("--format", choices=("table", "json"), default="table")
 
 
-_positive = positive_whole("a positive whole number", "a positive whole number")
+_positive = positive_whole("a positive whole number", "a positive whole number",
+                           maximum=10_000_000)  # as in a session (model_entries.MAX_LENGTH)
 
 
 def machines(refs: list[str] | None):
@@ -65,8 +66,8 @@ def machines(refs: list[str] | None):
     from pathlib import Path
 
     from workbench.io.errors import InputError
-    from workbench.io.presets import get_preset, load_presets
     from workbench.io.sessions import load_session
+    from workbench.io.user_presets import all_presets, find_preset
 
     out = []
     for ref in refs or [DEFAULT_HARDWARE]:
@@ -81,10 +82,10 @@ def machines(refs: list[str] | None):
             out += [e.hardware for e in entries]
             continue
         try:
-            out.append(get_preset(ref))
+            out.append(find_preset(ref))  # a built-in preset, else one of the user's own
         except (KeyError, LookupError, ValueError):
             raise InputError(f"--hardware: {ref!r} is neither a preset (one of: "
-                             f"{', '.join(sorted(load_presets()))}) nor a session file") \
+                             f"{', '.join(sorted(all_presets()))}) nor a session file") \
                 from None
     return out
 
@@ -139,10 +140,11 @@ def run(args) -> int:
                             "group": step.group}
                            for step, op in ((s, s.operation) for s in steps)],
         }
-        json.dump(json_safe(payload), sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n")
         return 0
-    sys.stdout.write(table(arch, setup, totals, results))
+    from workbench.io.limits import terminal_text
+
+    sys.stdout.write(terminal_text(table(arch, setup, totals, results), keep_lines=True))
     return 0
 
 

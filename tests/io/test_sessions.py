@@ -146,7 +146,9 @@ names = st.text(
     min_size=1, max_size=30).filter(lambda s: s.strip() != "")
 idents = st.from_regex(r"\A[A-Za-z][A-Za-z0-9_\-]{0,10}\Z")
 prose = st.text(alphabet=st.sampled_from(list("abcXYZ019 .,:-#'\"\n")), max_size=80)
-big_ints = st.integers(min_value=1, max_value=2**40)
+huge_ints = st.integers(min_value=1, max_value=2**40)
+# products of several stay within the 1e30 FLOPs and bytes a session holds
+big_ints = st.integers(min_value=1, max_value=2**24)
 small_ints = st.integers(min_value=1, max_value=4096)
 
 
@@ -159,7 +161,7 @@ def si_value(prefixes: dict[str, float]):
 rates = si_value(DECIMAL)
 times = si_value(SMALL)
 fractions = st.floats(min_value=0.01, max_value=1.0)
-amounts = st.floats(min_value=0.0, max_value=1e30, allow_nan=False, allow_infinity=False)
+amounts = st.just(0.0) | st.floats(min_value=1e-30, max_value=1e30)  # zero, or in range
 
 
 def optional(required=None, **strategies):
@@ -202,7 +204,7 @@ def steps(draw):
         if draw(st.booleans()):
             step["inputs"] = draw(st.lists(idents, max_size=3))
         if op == "custom" or draw(st.booleans()):
-            step["flops"] = draw(amounts)
+            step["flops"] = draw(st.just(0.0) | st.floats(1e-30, 1e20))  # per element
         out.append(step)
     return out
 
@@ -212,12 +214,12 @@ elementwise_params = optional(dict(n=big_ints, steps=steps()), dtype=st.sampled_
                               write_allocate=st.booleans(), compute=st.sampled_from(PRECISIONS))
 custom_params = optional(dict(flops=amounts, bytes=st.floats(min_value=1.0, max_value=1e30)),
                          unit=st.sampled_from(("matrix", "vector")), precision=st.sampled_from(PRECISIONS))
-norm_params = optional(dict(rows=big_ints, hidden=big_ints),
+norm_params = optional(dict(rows=huge_ints, hidden=huge_ints),
                        variant=st.sampled_from(("layernorm", "rmsnorm")), dtype=st.sampled_from(DTYPES),
                        weight_dtype=st.sampled_from(DTYPES))
-softmax_params = optional(dict(rows=big_ints, cols=big_ints), dtype=st.sampled_from(DTYPES))
-reduction_params = optional(dict(n=big_ints), op=st.sampled_from(("sum", "max", "dot")),
-                            rows=big_ints,
+softmax_params = optional(dict(rows=huge_ints, cols=huge_ints), dtype=st.sampled_from(DTYPES))
+reduction_params = optional(dict(n=huge_ints), op=st.sampled_from(("sum", "max", "dot")),
+                            rows=huge_ints,
                             dtype=st.sampled_from(DTYPES))
 
 operation_params = st.one_of(

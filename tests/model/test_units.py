@@ -293,7 +293,7 @@ def test_formatted_time_is_three_figures(value):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.floats(-1e24, 1e24).filter(lambda v: v == 0 or abs(v) > 1e-300),
+@given(st.floats(-1e24, 1e24).filter(lambda v: v == 0 or abs(v) > 1e-29),
        st.sampled_from(sorted(UNITS)))
 def test_round_trip_with_twelve_digits(value, unit):
     if unit == "time":

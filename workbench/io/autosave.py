@@ -31,7 +31,11 @@ class Recoverable:
     pid: int
 
     def load(self) -> Session:
-        return loads_session(self.path.read_bytes(), str(self.path))
+        from workbench.io.limits import read_regular_file  # (the readers' file checks)
+        from workbench.io.yamlio import MAX_FILE_BYTES
+
+        return loads_session(read_regular_file(self.path, MAX_FILE_BYTES, "session file"),
+                             str(self.path))
 
     def discard(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -90,6 +94,8 @@ def find_recoverable(folder: Path) -> list[Recoverable]:
     found = []
     for path in folder.glob("autosave-*.yaml"):
         try:
+            if not path.is_file():  # a FIFO or device would block the start-up
+                continue
             with path.open(encoding="utf-8") as handle:
                 first = handle.readline()
             meta = json.loads(first[len(_HEADER):]) if first.startswith(_HEADER) else {}

@@ -82,6 +82,7 @@ import io
 import math
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -145,24 +146,10 @@ _PLAIN_NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
 def _read_text(path: str | os.PathLike[str]) -> tuple[str, str]:
+    from workbench.io.limits import read_regular_file
+
     name = str(path)
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-    except FileNotFoundError:
-        raise InputError("no such file", name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    if p.is_dir():
-        raise InputError("is a folder, not a CSV file", name)
-    if size > MAX_CSV_BYTES:
-        raise InputError(f"file is {size / 1e6:.1f} MB; measurement files are limited to "
-                         f"{MAX_CSV_BYTES // (1024 * 1024)} MB", name)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    return _decode(raw, name), name
+    return _decode(read_regular_file(path, MAX_CSV_BYTES, "CSV file"), name), name
 
 
 def _decode(raw: bytes | str, name: str | None) -> str:
@@ -390,6 +377,7 @@ def parse_ncu_csv(text: str | bytes, name: str | None = None,
     base = Path(name).name if name else "ncu CSV"
     names = [fields[index["Kernel Name"]].strip() if len(fields) == len(header) else ""
              for _, fields in kernels]
+    repeated = Counter(names)  # (counted once: names.count per kernel was quadratic)
     out: list[Measurement] = []
     for (line, fields), kernel in zip(kernels, names, strict=True):
         if len(fields) != len(header):
@@ -449,7 +437,7 @@ def parse_ncu_csv(text: str | bytes, name: str | None = None,
             if precision not in PRECISIONS:
                 precision = "fp16" if top.startswith("tensor:") else "fp32"
         ident = fields[index["ID"]].strip() if "ID" in index else str(len(out))
-        label = kernel if names.count(kernel) == 1 else f"{kernel} #{ident}"
+        label = kernel if repeated[kernel] == 1 else f"{kernel} #{ident}"
         if len(label) > 300:
             label = label[:297] + "..."
         source = f"ncu {base} ID {ident}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,22 @@ _ARCH_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral",
 #: tie_word_embeddings when the file does not say (the defaults of each model's config class).
 _TIED_DEFAULT = {"gemma": True, "gemma2": True}
 
+#: The largest value of each config number (far beyond any published model), checked before any
+#: work: the layers are expanded one by one, and every count multiplies the FLOPs and bytes.
+CONFIG_MAXIMA = {
+    "num_hidden_layers": 1_000,
+    "hidden_size": 1 << 20, "intermediate_size": 1 << 20, "moe_intermediate_size": 1 << 20,
+    "shared_expert_intermediate_size": 1 << 20,
+    "num_attention_heads": 4_096, "num_key_value_heads": 4_096, "head_dim": 65_536,
+    "vocab_size": 1 << 24,
+    "num_local_experts": 4_096, "num_experts": 4_096, "n_routed_experts": 4_096,
+    "num_experts_per_tok": 4_096, "n_shared_experts": 4_096,
+    "first_k_dense_replace": 1_000, "decoder_sparse_step": 1_000, "moe_layer_freq": 1_000,
+    "kv_lora_rank": 65_536, "q_lora_rank": 65_536, "qk_nope_head_dim": 65_536,
+    "qk_rope_head_dim": 65_536, "v_head_dim": 65_536,
+}
+_DEFAULT_MAXIMUM = 1 << 24
+
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "model_configs"
 
 
@@ -46,8 +63,8 @@ def resolve_config(ref: str) -> Path:
     """A path to a config file: ``ref`` itself if it is a file, else the shipped config of
     that name (case-insensitive). Raises :class:`InputError` naming the choices."""
     path = Path(ref)
-    if path.is_file():
-        return path
+    if path.is_file() or (str(ref).strip() and path.exists() and not path.is_dir()):
+        return path  # (a pipe or device is refused by name when read)
     shipped = shipped_configs()
     for name, p in shipped.items():
         if name.lower() == str(ref).lower() or name.lower() == Path(ref).stem.lower():
@@ -58,26 +75,60 @@ def resolve_config(ref: str) -> Path:
 
 def read_model_config(ref: str | os.PathLike[str]) -> Architecture:
     """Read and validate a config file (or a shipped config by name)."""
+    from workbench.io.limits import read_regular_file
+
     path = resolve_config(str(ref))
     shown = str(ref)
+    raw = read_regular_file(path, MAX_CONFIG_BYTES, "model config (config.json)")
     try:
-        size = path.stat().st_size
-        if size > MAX_CONFIG_BYTES:
-            raise InputError(f"is {size} bytes; a model config is at most {MAX_CONFIG_BYTES}",
-                             file=shown)
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"is not UTF-8 text ({exc.reason})", file=shown) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read: {exc.strerror or exc}", file=shown) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"is not valid JSON: {exc.msg} (column {exc.colno})", file=shown,
-                         line=exc.lineno) from None
+    data = loads_json(text, shown)
     name = path.stem if path.parent == SHIPPED_DIR else (
         path.parent.name if path.name == "config.json" else path.stem)
     return parse_model_config(data, file=shown, text=text, name=name)
+
+
+#: The deepest nesting of ``[`` and ``{`` and the longest number a config.json may hold.
+MAX_JSON_DEPTH = 64
+MAX_JSON_DIGITS = 400
+_JSON_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET_RE = re.compile(r"[\[\]{}]")
+
+
+def loads_json(text: str, file: str | None) -> Any:
+    """``json.loads`` with bounded nesting and number lengths: one :class:`InputError` for
+    any problem, never a RecursionError or a ValueError from a 5,000-digit number."""
+    depth = deepest = 0
+    for match in _JSON_BRACKET_RE.finditer(_JSON_STRING_RE.sub('""', text)):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_JSON_DEPTH:
+                raise InputError(f"is not a config: nested more than {MAX_JSON_DEPTH} levels "
+                                 "deep", file=file)
+
+    def number(kind):
+        def parse(literal: str):
+            if len(literal) > MAX_JSON_DIGITS:
+                raise InputError(f"holds a number with more than {MAX_JSON_DIGITS} digits "
+                                 f"({literal[:12]}...)", file=file)
+            return kind(literal)
+        return parse
+
+    try:
+        return json.loads(text, parse_int=number(int), parse_float=number(float))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"is not valid JSON: {exc.msg} (column {exc.colno})", file=file,
+                         line=exc.lineno) from None
+    except InputError:
+        raise
+    except RecursionError:
+        raise InputError(f"is not a config: nested more than {MAX_JSON_DEPTH} levels deep",
+                         file=file) from None
+    except ValueError as exc:
+        raise InputError(f"is not valid JSON: {exc}", file=file) from None
 
 
 def parse_model_config(data: Any, file: str | None = None, text: str = "",
@@ -124,8 +175,9 @@ class _Reader:
                 raise self.error(key, f"must be a whole number, got {value!r}")
         if value < minimum:
             raise self.error(key, f"must be at least {minimum}, got {value}")
-        if value > 10**9:
-            raise self.error(key, f"is implausibly large ({value})")
+        maximum = CONFIG_MAXIMA.get(key, _DEFAULT_MAXIMUM)
+        if value > maximum:
+            raise self.error(key, f"is too large: at most {maximum:,}, got {value:,}")
         return value
 
     def bool(self, key: str, default: bool) -> bool:
@@ -173,8 +225,10 @@ class _Reader:
         moe = self._moe(mt, layers)
         mla = self._mla(mt)
         source = self.data.get("_source")
-        return Architecture(
-            name=name or str(self.data.get("_name_or_path") or mt),
+        from workbench.io.limits import terminal_text
+
+        return Architecture(  # (control characters in a name escaped: they break figures)
+            name=terminal_text(name or str(self.data.get("_name_or_path") or mt))[:200],
             model_type=mt, hidden=hidden, layers=layers, heads=heads, kv_heads=kv_heads,
             head_dim=head_dim, intermediate=intermediate, vocab=vocab, tied=tied,
             qk_norm=mt in ("qwen3", "qwen3_moe"),
@@ -182,7 +236,7 @@ class _Reader:
             if mt in ("qwen2", "qwen2_moe") else False,
             norms_per_layer=4 if mt == "gemma2" else 2,
             activation=activation, moe=moe, mla=mla,
-            source=source if isinstance(source, str) else "")
+            source=terminal_text(source)[:2000] if isinstance(source, str) else "")
 
     def _moe(self, mt: str, layers: int) -> MoE | None:
         if mt == "mixtral":

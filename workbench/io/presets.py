@@ -24,7 +24,7 @@ def presets_dir() -> Path:
 
 
 def load_preset_file(path: Path) -> Hardware:
-    doc = read_yaml(path)
+    doc = read_yaml(path, "preset file")
     hw = parse_hardware(doc.data, Place(doc))
     if hw.id != path.stem:
         raise doc.error(("id",), f"must match the file name {path.stem!r}, got {hw.id!r}")

@@ -8,6 +8,7 @@ objects or raises :class:`InputError` such as
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -16,8 +17,9 @@ from workbench.io.errors import InputError
 from workbench.io.yamlio import YamlDocument
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.hardware import FIGURE_TABLES, SINGLE_FIGURES, Hardware
+from workbench.model.limits import text_problem
 from workbench.model.operations import KINDS, STEP_OPS, Kind, Operation, Param, cross_checks
-from workbench.model.units import QuantityError, parse_number, parse_quantity
+from workbench.model.units import MAX_MAGNITUDE, QuantityError, parse_number, parse_quantity
 
 __all__ = [
     "Place",
@@ -77,13 +79,17 @@ def check_keys(data: Mapping[str, Any], allowed: tuple[str, ...] | set[str], pla
                 f"unknown key {key!r}{hint}; expected one of: {', '.join(sorted(allowed))}")
 
 
-def expect_str(value: Any, place: Place, allow_empty: bool = False, limit: int = 500) -> str:
+def expect_str(value: Any, place: Place, allow_empty: bool = False, limit: int | str = 500
+               ) -> str:
+    """Text of at most ``limit`` characters (a length, or a kind of text of
+    :data:`~workbench.model.limits.TEXT_LIMITS`), without control characters."""
     if not isinstance(value, str):
         raise place.error(f"must be text, not {_kind(value)}")
     if not allow_empty and not value.strip():
         raise place.error("must not be empty")
-    if len(value) > limit:
-        raise place.error(f"is longer than {limit} characters")
+    problem = text_problem(value, limit)
+    if problem is not None:
+        raise place.error(problem)
     return value
 
 
@@ -159,7 +165,7 @@ def parse_hardware(data: Any, place: Place, extra_keys: tuple[str, ...] = ()) ->
     check_keys(data, set(HARDWARE_KEYS) | set(extra_keys), place)
     if "name" not in data:
         raise place.error("a machine needs a name")
-    name = expect_str(data["name"], place.at("name"), limit=120)
+    name = expect_str(data["name"], place.at("name"), limit="machine")
     if "compute" not in data:
         raise place.error("a machine needs compute: peak FLOP/s per precision")
     if "memory" not in data:
@@ -258,8 +264,9 @@ def check_param(param: Param, value: Any, place: Place) -> Any:
             raise place.error(_int_message(param) + f", got {value!r}")
         try:
             number = parse_number(value)
-        except QuantityError:
-            raise place.error(_int_message(param) + f", not {_kind(value)}") from None
+        except QuantityError as exc:
+            why = f" ({exc})" if "not a decimal number" in str(exc) else ""
+            raise place.error(_int_message(param) + f", not {_kind(value)}{why}") from None
         if not number.is_integer() or number < param.minimum:
             raise place.error(_int_message(param) + f", got {value!r}")
         if number > MAX_DIMENSION:
@@ -340,8 +347,24 @@ def _check_steps(value: Any, place: Place) -> list[dict[str, Any]]:
 
 def kind_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Checks across parameters: ``[(param, problem), …]`` (the model's own, which sweeps
-    apply to every swept point too)."""
-    return cross_checks(kind, params)
+    apply to every swept point too), and FLOPs and bytes within what a session holds (the
+    reader and the editor both ask here, so a typed operation always reopens)."""
+    problems = cross_checks(kind, params)
+    if problems:
+        return problems
+    try:
+        counts = Operation(kind, dict(params)).counts()
+        totals = (("FLOPs", float(counts.flops)), ("bytes", float(counts.bytes)))
+    except (ArithmeticError, ValueError, TypeError, KeyError):
+        return problems
+    for what, value in totals:
+        if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
+            numeric = [(v, n) for n, v in params.items() if type(v) in (int, float)]
+            blamed = max(numeric)[1] if numeric else next(iter(params), "kind")
+            problems.append((blamed, f"makes {what} {value:.3g}, beyond the {MAX_MAGNITUDE:.0e} "
+                                     "a session can hold".replace("e+", "e")))
+            break
+    return problems
 
 
 def _missing(spec: Kind, param: Param) -> str:
@@ -388,7 +411,8 @@ def parse_operation(data: Any, place: Place, require: bool = True
     for name, problem in kind_checks(kind, params):
         raise place.at(name).error(problem)
     name = data.get("name")
-    name = expect_str(name, place.at("name"), limit=200) if name is not None else spec.default_name
+    name = (expect_str(name, place.at("name"), limit="operation") if name is not None
+            else spec.default_name)
     level = data.get("memory_level")
     if level is not None:
         level = expect_str(level, place.at("memory_level"), limit=80)

@@ -207,10 +207,11 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
     check_keys(data, TOP_KEYS, root)
     session = Session()
     if data.get("title") is not None:
-        session.title = expect_str(data["title"], root.at("title"), allow_empty=True, limit=300)
+        session.title = expect_str(data["title"], root.at("title"), allow_empty=True,
+                                   limit="title")
     if data.get("notes") is not None:
         session.notes = expect_str(data["notes"], root.at("notes"), allow_empty=True,
-                                   limit=100_000)
+                                   limit="notes")
     hardware = data.get("hardware")
     hardware = [] if hardware is None else expect_list(hardware, root.at("hardware"),
                                                        "of machines")
@@ -248,8 +249,13 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
             raise root.at("models").error(f"has {len(models)} models; at most {MAX_MODELS}")
         for i, item in enumerate(models):
             model = parse_model_entry(item, root.at("models", i))
+            expanded = expand_in(session, model)
+            if len(session.operations) + len(expanded) > MAX_OPERATIONS:
+                raise root.at("models", i).error(
+                    f"expands into {len(expanded):,} operations; with the session's other "
+                    f"operations that is more than {MAX_OPERATIONS:,}")
             session.models.append(model)
-            session.operations.extend(expand_in(session, model))
+            session.operations.extend(expanded)
     measurements = data.get("measurements")
     measurements = [] if measurements is None else expect_list(
         measurements, root.at("measurements"), "of measured points")
@@ -300,7 +306,7 @@ def _parse_comparison(value: Any, session: Session, place: Place) -> Comparison:
     for key in COMPARISON_KEYS:
         if data.get(key) is None:
             raise place.error(f"a compared pair needs {key}: the name of an operation")
-        name = expect_str(data[key], place.at(key), limit=300)
+        name = expect_str(data[key], place.at(key), limit="operation")
         if session.operation_named(name) is None:
             raise place.at(key).error(f"no operation is named {name!r}")
         names.append(name)
@@ -329,7 +335,7 @@ def _parse_hardware_entry(item: Any, place: Place) -> HardwareEntry:
             raise place.at("preset").error(
                 f"unknown preset {preset_id!r}; presets: {', '.join(load_presets())}") from None
         if item.get("name") is not None:
-            hw.name = expect_str(item["name"], place.at("name"), limit=120)
+            hw.name = expect_str(item["name"], place.at("name"), limit="machine")
         if "efficiency" in item:  # null removes the preset's derating
             value = item["efficiency"]
             hw.efficiency = (None if value is None else
@@ -409,10 +415,10 @@ def _parse_measurement(value: Any, session: Session, place: Place) -> Measuremen
     check_keys(data, MEASUREMENT_KEYS, place)
     if "name" not in data:
         raise place.error("a measurement needs a name")
-    m = Measurement(name=expect_str(data["name"], place.at("name"), limit=300))
+    m = Measurement(name=expect_str(data["name"], place.at("name"), limit="measurement"))
     for key in ("operation", "hardware"):
         if data.get(key) is not None:
-            setattr(m, key, expect_str(data[key], place.at(key), limit=300))
+            setattr(m, key, expect_str(data[key], place.at(key), limit="measurement"))
     if data.get("time") is not None:
         m.time_s = expect_quantity(data["time"], "time", place.at("time"))
     if data.get("achieved") is not None:
@@ -427,7 +433,8 @@ def _parse_measurement(value: Any, session: Session, place: Place) -> Measuremen
                 f"unknown precision {data['precision']!r}; one of: {', '.join(PRECISIONS)}")
         m.precision = data["precision"]
     if data.get("source") is not None:
-        m.source = expect_str(data["source"], place.at("source"), allow_empty=True, limit=2000)
+        m.source = expect_str(data["source"], place.at("source"), allow_empty=True,
+                              limit="source")
     for field_name, problem in measurement_problems(session, m):
         key = _MEASUREMENT_FIELDS.get(field_name, field_name)
         raise (place.at(key) if key in data else place).error(problem)

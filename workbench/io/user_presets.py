@@ -50,7 +50,7 @@ def user_presets_dir() -> Path:
 
 def load_machine_file(path: str | os.PathLike[str]) -> tuple[Hardware, dict[str, Any]]:
     """A machine file (a preset, measured or not) and its provenance (``{}`` if none)."""
-    doc = read_yaml(path)
+    doc = read_yaml(path, "preset file")
     place = Place(doc)
     data = expect_mapping(doc.data, place, "a machine")
     hw = parse_hardware(data, place, extra_keys=(PROVENANCE_KEY,))

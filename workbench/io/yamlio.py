@@ -2,11 +2,13 @@
 
 ``yaml.safe_load`` alone is not enough for files from strangers: an alias bomb of a few
 hundred bytes loads fast but explodes when traversed, and validation messages need the line
-of each key. :func:`read_yaml` composes the node tree with an alias budget, walks it once with
-a node budget (recording ``path → line`` and refusing duplicate keys), then constructs plain
-Python data with PyYAML's safe constructor. Every document is read this one way, with
-libyaml's parser and composer when PyYAML has them (``yaml.CSafeLoader``), else with PyYAML's
-own.
+of each key. :func:`read_yaml` reads regular files only, composes the node tree with an alias
+budget, walks it once with a budget for what aliases add to it (what is written out is bounded
+by the file size; recording ``path → line`` and refusing duplicate keys), then constructs plain
+Python data with PyYAML's safe constructor. Integers in YAML 1.1's other bases (``010`` is 8,
+``1:30`` is 90) are refused with the number they read as. Every document is read this one
+way, with libyaml's parser and composer when PyYAML has them (``yaml.CSafeLoader``), else with
+PyYAML's own.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -27,7 +28,7 @@ __all__ = ["MAX_FILE_BYTES", "MAX_ALIASES", "MAX_NODES", "YamlDocument", "read_y
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_ALIASES = 100
-MAX_NODES = 200_000
+MAX_NODES = 200_000  # values that aliases add (an alias bomb), not values written out
 
 
 @dataclass
@@ -97,27 +98,13 @@ class _Loader(_LoaderBase):
 _DumperBase = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-def read_yaml(path: str | os.PathLike[str]) -> YamlDocument:
-    """Read a YAML file with every safety limit; errors are :class:`InputError` naming it."""
+def read_yaml(path: str | os.PathLike[str], what: str = "session file") -> YamlDocument:
+    """Read a YAML file with every safety limit; errors are :class:`InputError` naming it.
+    ``what`` names the kind of file in messages ("session file", "preset file")."""
+    from workbench.io.limits import read_regular_file
+
     name = str(path)
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-    except FileNotFoundError:
-        raise InputError("no such file", name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    if p.is_dir():
-        raise InputError("is a folder, not a session file", name)
-    if size > MAX_FILE_BYTES:
-        raise InputError(
-            f"file is {size / 1e6:.1f} MB; session files are limited to "
-            f"{MAX_FILE_BYTES // (1024 * 1024)} MB", name)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    return parse_yaml(raw, name)
+    return parse_yaml(read_regular_file(path, MAX_FILE_BYTES, what), name)
 
 
 def parse_yaml(raw: bytes | str, name: str | None = None) -> YamlDocument:
@@ -158,6 +145,9 @@ _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _PLAIN_TAGS = frozenset((_INT_TAG, _FLOAT_TAG, _STR_TAG, _NULL_TAG, _BOOL_TAG))
 _DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)").fullmatch  # what int() reads as YAML does
+#: YAML 1.1's integers in other bases: octal 010, binary 0b10, hexadecimal 0x10, base 60 1:30
+_OTHER_BASE = re.compile(r"[-+]?(?:0[0-7_]+|0b[01_]+|0x[0-9a-fA-F_]+|[1-9][0-9_]*(?::[0-5]?[0-9])+)"
+                         ).fullmatch
 
 
 def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) -> Any:
@@ -199,15 +189,14 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
         return value
 
     root_value: list[Any] = []
-    # (node, its path, the list or dict it goes into (None: only walked), its key there)
-    stack: list[tuple[yaml.Node, tuple[object, ...], Any, Any]] = [(root, (), root_value, None)]
+    # (node, its path, the list or dict it goes into (None: only walked), its key there,
+    # whether it is reached through an alias). The file size bounds the nodes written out;
+    # only what aliases add is counted against MAX_NODES.
+    stack: list[tuple[yaml.Node, tuple[object, ...], Any, Any, bool]] = [
+        (root, (), root_value, None, False)]
     while stack:
-        node, path, into, at = stack.pop()
+        node, path, into, at, expanded = stack.pop()
         line = node.start_mark.line + 1
-        nodes += 1
-        if nodes > MAX_NODES:
-            raise InputError(
-                f"document expands to more than {MAX_NODES:,} values (an alias bomb?)", name, line)
         if len(path) > MAX_DEPTH:
             raise InputError(f"nested more than {MAX_DEPTH} levels deep", name, line, path[:8])
         fill = None  # the new list or mapping whose items come next
@@ -219,6 +208,7 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
                         f"more than {MAX_ALIASES} YAML aliases (*name); session files do not "
                         "need them, and many can expand into a huge document", name, line)
                 value = built[id(node)]
+                expanded = True
             elif node.tag == _MAP_TAG and isinstance(node, yaml.MappingNode):
                 value = fill = {}
             elif node.tag == _SEQ_TAG and isinstance(node, yaml.SequenceNode):
@@ -230,7 +220,16 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
             if node.tag in (_INT_TAG, _FLOAT_TAG) and len(node.value) > MAX_NUMBER_DIGITS:
                 raise InputError(f"a number with more than {MAX_NUMBER_DIGITS} digits", name,
                                  line, path)
+            if node.tag == _INT_TAG and _OTHER_BASE(node.value) or (
+                    node.tag == _FLOAT_TAG and ":" in node.value):
+                raise InputError(_yaml11_number(node.value), name, line, path)
             value = construct(node)
+        if expanded:
+            nodes += 1
+            if nodes > MAX_NODES:
+                raise InputError(
+                    f"aliases (*name) expand the document by more than {MAX_NODES:,} values",
+                    name, line)
         if into is not None:
             if at is None and type(into) is list:
                 into.append(value)
@@ -254,16 +253,40 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
                 seen.add((key_node.tag, key))
                 lines.setdefault(path + (key,), key_line)
                 children.append((value_node, path + (key,), fill,
-                                 construct(key_node) if fill is not None else None))
+                                 construct(key_node) if fill is not None else None, expanded))
             stack.extend(reversed(children))
         elif isinstance(node, yaml.SequenceNode):
-            stack.extend(reversed([(item, path + (i,), fill, None)
+            stack.extend(reversed([(item, path + (i,), fill, None, expanded)
                                    for i, item in enumerate(node.value)]))
     if failure is not None:
         if isinstance(failure, yaml.MarkedYAMLError):
             raise InputError(_yaml_message(failure), name, _mark_line(failure)) from None
         raise InputError(f"cannot read a value: {failure}", name) from None
     return root_value[0]
+
+
+def _yaml11_number(text: str) -> str:
+    """The message for an integer written in one of YAML 1.1's other bases (``010`` is 8,
+    ``0x10`` 16, ``0b10`` 2, ``1:30`` 90): they read as a number other than the one seen."""
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        value = None
+    body = text.lstrip("+-").replace("_", "")
+    kinds = (("0x", "a hexadecimal"), ("0b", "a binary"))
+    kind = next((k for prefix, k in kinds if body.lower().startswith(prefix)), None)
+    if kind is None:
+        kind = "a base-60" if ":" in body else "an octal"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        shown = repr(value) if isinstance(value, float) else str(value)
+        seen = text.replace("_", "").lstrip("+")
+        digits = seen.lstrip("-").lstrip("0") or "0"
+        literal = ("-" if seen.startswith("-") else "") + digits
+        options = (f"write {literal} or {shown}" if kind == "an octal" and literal != shown
+                   else f"write {shown}")
+        return (f"{text} is {kind} number in YAML 1.1 (it reads as {shown}); {options}, "
+                f"or quote it to keep it as text")
+    return f"{text} is {kind} number in YAML 1.1; write a plain decimal number"
 
 
 def _mark_line(exc: yaml.MarkedYAMLError) -> int | None:

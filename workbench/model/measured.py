@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.model.dtypes import PRECISIONS
+from workbench.model.limits import text_problem
 from workbench.model.operations import Operation
 from workbench.model.roofline import Result
 
@@ -85,6 +86,12 @@ class Measurement:
         out: list[tuple[str, str]] = []
         if not isinstance(self.name, str) or not self.name.strip():
             out.append(("name", "a measurement needs a name"))
+        for key, kind in (("name", "measurement"), ("operation", "measurement"),
+                          ("hardware", "measurement"), ("source", "source")):
+            text = getattr(self, key)
+            problem = text_problem(text, kind) if isinstance(text, str) else None
+            if problem is not None:
+                out.append((key, problem))
         for key, (low, high, unit) in _LIMITS.items():
             value = getattr(self, key)
             if value is None:

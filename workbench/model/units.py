@@ -19,6 +19,9 @@ __all__ = [
     "UNITS",
     "parse_number",
     "parse_quantity",
+    "magnitude_problem",
+    "MIN_MAGNITUDE",
+    "MAX_MAGNITUDE",
     "format_quantity",
     "format_number",
 ]
@@ -76,6 +79,7 @@ UNITS: dict[str, Unit] = {
 }
 
 _NUMBER_RE = re.compile(r"^[+-]?(\d[\d_]*\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_BASE_RE = re.compile(r"^[+-]?0(?:[xX][0-9a-fA-F_]+|[oO][0-7_]+|[bB][01_]+)$")
 _QUANTITY_RE = re.compile(r"^\s*([+-]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(\S.*?)?\s*$")
 
 
@@ -88,6 +92,9 @@ def parse_number(value: object) -> float:
             number = float(value)
         elif isinstance(value, str) and _NUMBER_RE.match(value.strip()):
             number = float(value.strip().replace("_", ""))
+        elif isinstance(value, str) and _BASE_RE.match(value.strip()):
+            text = value.strip().replace("_", "")
+            raise QuantityError(f"{text} is not a decimal number; write {int(text, 0)}")
         else:
             raise QuantityError(f"expected a number, got {_show(value)}")
     except OverflowError:  # an integer beyond any float
@@ -97,8 +104,33 @@ def parse_number(value: object) -> float:
     return number
 
 
+#: The smallest and largest magnitude a quantity may have in base units (FLOP/s, B/s, FLOP,
+#: B, s, 1); zero is allowed. Far beyond any machine or kernel, and far from the float limits:
+#: every product and ratio of two of them (intensity, time, attainable) stays finite.
+MIN_MAGNITUDE = 1e-30
+MAX_MAGNITUDE = 1e30
+
+
+def magnitude_problem(value: float) -> str | None:
+    """Why ``value`` (in base units) cannot be a quantity, or ``None``."""
+    if not math.isfinite(value):
+        return "must be a finite number"
+    if value != 0 and not MIN_MAGNITUDE <= abs(value) <= MAX_MAGNITUDE:
+        return (f"{value:.3g} is out of range: quantities are limited to 1e-30 … 1e30 in "
+                "base units (FLOP/s, B/s, FLOP, B, s)")
+    return None
+
+
 def parse_quantity(value: object, unit: str) -> float:
-    """Parse ``value`` as a quantity in the field's ``unit`` (a key of :data:`UNITS`)."""
+    """Parse ``value`` as a quantity in the field's ``unit`` (a key of :data:`UNITS`), within
+    :data:`MIN_MAGNITUDE` … :data:`MAX_MAGNITUDE` (or zero)."""
+    number = _parse_quantity(value, unit)
+    if number != 0 and not MIN_MAGNITUDE <= abs(number) <= MAX_MAGNITUDE:
+        raise QuantityError(magnitude_problem(number))
+    return number
+
+
+def _parse_quantity(value: object, unit: str) -> float:
     spec = UNITS[unit]
     if isinstance(value, bool) or value is None:
         raise QuantityError(f"expected {spec.expected()}, got {_show(value)}")
@@ -213,6 +245,8 @@ def format_quantity(value: float, unit: str, digits: int | None = 3) -> str:
             break
     if digits is None:
         return f"{_exact_mantissa(rounded, scale)} {prefix}{spec.symbol}"
+    if magnitude / scale >= 1e6 or 0 < magnitude / scale < 1e-3:  # beyond the prefixes
+        return f"{format_number(value, digits)} {spec.symbol}"
     return f"{_sig(rounded / scale, digits)} {prefix}{spec.symbol}"
 
 

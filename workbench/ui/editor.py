@@ -58,6 +58,7 @@ from PySide6.QtWidgets import (
 from workbench.document import Change
 from workbench.io.errors import InputError
 from workbench.io.schema import Place, check_param, kind_checks
+from workbench.model.limits import text_problem
 from workbench.model.operations import KINDS, Kind, Param
 from workbench.ui.bridge import Workspace
 from workbench.ui.derivation import DerivationView, Section, build_derivation, derivation_to_text
@@ -594,6 +595,10 @@ class OperationEditor(QWidget):
             return
         if not text.strip():
             self._refuse("name", "Name: must not be empty", self._name_edit)
+            return
+        problem = text_problem(text, "operation")  # what a session file can hold
+        if problem is not None:
+            self._refuse("name", f"Name: {problem}", self._name_edit)
             return
         self._accept("name", self._name_edit)
         with self._apply():

@@ -10,7 +10,13 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QLineEdit, QWidget
 
-from workbench.model.units import QuantityError, format_quantity, parse_quantity
+from workbench.model.limits import text_problem
+from workbench.model.units import (
+    QuantityError,
+    format_quantity,
+    magnitude_problem,
+    parse_quantity,
+)
 from workbench.ui.widgets import set_invalid
 
 __all__ = ["FieldEdit", "marker_icon", "shortest_text", "rate_text", "parse_positive",
@@ -83,6 +89,9 @@ def parse_efficiency(text: str) -> float | None:
     percent = text.endswith("%")
     number = parse_quantity(text[:-1].strip() if percent else text, "count")
     value = number / 100 if percent else number
+    problem = magnitude_problem(value)  # as a session file holds it
+    if problem is not None:
+        raise ValueError(problem)
     if not 0 < value <= 1:
         raise ValueError(f"must be a fraction in (0, 1] such as 0.78 or 78%, got {text!r}")
     return value
@@ -92,8 +101,9 @@ def parse_name(text: str) -> str:
     text = _strip(text)
     if not text:
         raise ValueError("a machine needs a name")
-    if len(text) > 120:
-        raise ValueError("is longer than 120 characters")
+    problem = text_problem(text, "machine")  # the limit a session file holds
+    if problem is not None:
+        raise ValueError(problem)
     return text
 
 

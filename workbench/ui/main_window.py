@@ -396,16 +396,20 @@ class MainWindow(DocksMixin, QMainWindow):
     def import_measurements(self, path: str | Path) -> bool:
         """Append the measured points of a CSV file (plain or Nsight Compute) as one undo
         step. On any problem nothing changes and the loader's message (file:line) is shown."""
-        from workbench.ui.measurements_panel import import_measurements
+        from workbench.ui.measurements_panel import import_measurements, import_progress
 
+        progress = import_progress(self, path)  # a dialog for a large file
         try:
-            count = import_measurements(self.document, path)
+            count = import_measurements(self.document, path, progress=progress)
         except InputError as exc:
             self.show_error("Cannot import measurements", str(exc))
             return False
         except OSError as exc:
             self.show_error("Cannot import measurements", f"{path}: {exc.strerror or exc}")
             return False
+        finally:
+            if progress is not None:
+                progress.close()
         self.statusBar().showMessage(
             f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}", 5000)
         self.measurements_dock.show()

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QComboBox,
     QFormLayout,
     QFrame,
@@ -52,6 +54,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QProgressDialog,
     QPushButton,
     QScrollArea,
     QSplitter,
@@ -64,6 +67,7 @@ from PySide6.QtWidgets import (
 from workbench.document import Change, Document
 from workbench.io.measurements import attach_measurements, load_measurements
 from workbench.model.dtypes import PRECISIONS
+from workbench.model.limits import text_problem
 from workbench.model.measured import Measurement
 from workbench.model.units import QuantityError
 from workbench.ui.bridge import Workspace
@@ -100,22 +104,63 @@ def scrolled_layout(panel: QWidget) -> QVBoxLayout:
 
 
 def import_measurements(document: Document, path: str | os.PathLike[str],
-                        hardware: str | None = None) -> int:
+                        hardware: str | None = None,
+                        progress: Callable[[str, int], None] | None = None) -> int:
     """Append the measured points of a CSV file (plain or ``ncu --csv --page raw``) to the
     document's session as one undo step; returns how many. All or nothing: a problem in the
     file (or a point naming an operation or machine the session lacks) raises
-    :class:`~workbench.io.errors.InputError` naming the file and line, and nothing changes."""
+    :class:`~workbench.io.errors.InputError` naming the file and line, and nothing changes.
+    ``progress(text, step)`` is told each of the :data:`IMPORT_STEPS` steps as it starts."""
+    step = progress or (lambda _text, _step: None)
+    step(f"Reading {Path(path).name}…", 0)
     measurements = load_measurements(path, hardware)
+    step(f"Checking {len(measurements):,} measured points…", 1)
     probe = copy.copy(document.session)
     probe.measurements = list(document.session.measurements)
     added = attach_measurements(probe, measurements, str(path))
     if added:
+        step(f"Drawing {len(added):,} measured points…", 2)
         document.seal()
         document.set_measurements(list(document.session.measurements) + added,
                                   f"Import {len(added)} measurement"
                                   f"{'s' * (len(added) != 1)} from {Path(path).name}")
         document.seal()
     return len(added)
+
+
+#: The steps of an import that :func:`import_measurements` reports.
+IMPORT_STEPS = 3
+#: Files from this size on are imported with a progress dialog.
+LARGE_IMPORT_BYTES = 1_000_000
+
+
+def import_progress(parent: QWidget, path: str | os.PathLike[str]
+                    ) -> Callable[[str, int], None] | None:
+    """A progress dialog for importing ``path`` when it is large (``None`` when not): a call
+    shows the step's text and value at once; the dialog closes itself after the last step
+    or when its owner calls ``close()`` on the function."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return None
+    if size < LARGE_IMPORT_BYTES:
+        return None
+    dialog = QProgressDialog(f"Reading {Path(path).name}…", "", 0, IMPORT_STEPS, parent)
+    dialog.setWindowTitle("Import Measurements")
+    dialog.setCancelButton(None)  # all or nothing: each step is short and cannot stop halfway
+    dialog.setWindowModality(Qt.WindowModality.WindowModal)
+    dialog.setMinimumDuration(0)
+    dialog.setAutoClose(True)
+
+    def report(text: str, step: int) -> None:
+        dialog.setLabelText(text)
+        dialog.setValue(step)
+        dialog.show()
+        QApplication.processEvents()  # paint the dialog before the step's work starts
+
+    report.close = dialog.close  # type: ignore[attr-defined]
+    report.dialog = dialog  # type: ignore[attr-defined]
+    return report
 
 
 # =========================================================================================
@@ -342,6 +387,10 @@ class MeasurementsPanel(DockedPanel, QWidget):
             text = widget.text().strip()
             if key == "name" and not text:
                 self._refuse(key, "Name: must not be empty", m.name)
+                return
+            problem = text_problem(text, "measurement" if key == "name" else "source")
+            if problem is not None:
+                self._refuse(key, f"{key.capitalize()}: {problem}", getattr(m, key))
                 return
             setattr(new, key, text)
         else:

@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QPalette
 
 from workbench.document import Change
 from workbench.model.analysis import Pair
+from workbench.model.limits import text_problem
 from workbench.model.llm_session import ModelEntry
 from workbench.model.operations import KINDS
 from workbench.model.session import PALETTE, HardwareEntry, OperationEntry
@@ -322,8 +323,8 @@ class OperationsModel(QAbstractTableModel):
             return True
         if index.column() == COL_NAME and role == Qt.ItemDataRole.EditRole:
             name = str(value).strip()
-            if not name:
-                return False
+            if not name or text_problem(name, "operation") is not None:
+                return False  # (as a session file could not hold it)
             document.set_operation_field(entry.id, "name", name)
             document.seal()
             return True

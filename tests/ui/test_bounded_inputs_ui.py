@@ -1,0 +1,130 @@
+"""Bounded inputs in the app: a large measurement file is imported with a progress dialog that
+names each step, Nsight Compute exports are read in linear time, and a config.json that is
+too deep or holds a huge number is a message, not a traceback."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog
+
+from workbench.io.measurements import parse_ncu_csv
+from workbench.ui.app import create_app
+from workbench.ui.main_window import MainWindow
+
+NCU_HEADER = ('"ID","Kernel Name","gpu__time_duration.sum","dram__bytes.sum",'
+              '"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"\n'
+              '"","","nsecond","byte","inst"\n')
+
+
+@pytest.fixture
+def window(qtbot):
+    create_app()
+    win = MainWindow()
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.close()
+
+
+def _watch_progress(seen: list[tuple[str, bool]]) -> QTimer:
+    """Record the label of every progress dialog on screen while the import runs (the timer
+    fires inside the dialog's own event processing)."""
+    timer = QTimer()
+    timer.setInterval(0)
+
+    def look() -> None:
+        for widget in QApplication.topLevelWidgets():
+            if isinstance(widget, QProgressDialog) and widget.isVisible():
+                entry = (widget.labelText(), widget.windowTitle() == "Import Measurements")
+                if entry not in seen:
+                    seen.append(entry)
+
+    timer.timeout.connect(look)
+    timer.start()
+    return timer
+
+
+def test_a_large_csv_shows_each_step_of_its_import(qtbot, window, tmp_path):
+    path = tmp_path / "kernels.csv"
+    rows = "".join(f"kernel number {i},{1 + i % 7}.25,{i + 1}e9,{i + 1}e6\n"
+                   for i in range(40_000))
+    path.write_text("name,time_us,flops,bytes\n" + rows, encoding="utf-8")
+    assert path.stat().st_size > 1_000_000
+    seen: list[tuple[str, bool]] = []
+    timer = _watch_progress(seen)
+    try:
+        assert window.import_measurements(path)
+    finally:
+        timer.stop()
+    assert ("Reading kernels.csv…", True) in seen
+    assert ("Checking 40,000 measured points…", True) in seen
+    assert ("Drawing 40,000 measured points…", True) in seen
+    assert not any(isinstance(w, QProgressDialog) and w.isVisible()
+                   for w in QApplication.topLevelWidgets())
+    assert len(window.document.session.measurements) == 40_000
+    assert window.document.undo_text().startswith("Import 40000 measurements")
+
+
+def test_a_small_csv_is_imported_without_a_dialog(qtbot, window, tmp_path):
+    path = tmp_path / "few.csv"
+    path.write_text("name,time_us,flops,bytes\nk,1,1e9,1e6\n", encoding="utf-8")
+    seen: list[tuple[str, bool]] = []
+    timer = _watch_progress(seen)
+    try:
+        assert window.import_measurements(path)
+    finally:
+        timer.stop()
+    assert seen == []
+    assert [m.name for m in window.document.session.measurements] == ["k"]
+
+
+def test_40000_nsight_kernels_are_read_in_linear_time():
+    rows = "".join(f'"{i}","kernel_{i % 50}","{1000 + i}","{1000 + i}","{1000 + i}"\n'
+                   for i in range(40_000))
+    started = time.perf_counter()
+    measurements = parse_ncu_csv(NCU_HEADER + rows, "big.csv")
+    seconds = time.perf_counter() - started
+    assert len(measurements) == 40_000
+    assert measurements[7].name == "kernel_7 #7"  # repeated names get their ID
+    assert seconds < 3, seconds  # (41 s with the name count per kernel)
+
+
+# -- bounded config.json in the app: a dialog, not a traceback
+
+
+def _deep_config(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    return path
+
+
+def test_opening_a_session_with_a_deeply_nested_config_shows_a_dialog(qtbot, window, tmp_path):
+    config = _deep_config(tmp_path)
+    session = tmp_path / "s.yaml"
+    session.write_text("schema_version: 2\nhardware: [{preset: h100-sxm}]\nmodels:\n"
+                       f"  - {{config: '{config}', phase: decode, batch: 1, kv_len: 64}}\n",
+                       encoding="utf-8")
+    before = window.document.session
+    assert not window.open_path(session)
+    box = window._error_box
+    assert box.isVisible()
+    assert "models[0].config" in box.text() and "nested more than 64 levels deep" in box.text()
+    assert window.document.session is before
+    box.close()
+
+
+def test_add_model_with_a_5000_digit_number_says_so(qtbot, window, tmp_path):
+    from workbench.ui.model_editor import AddModelDialog
+
+    config = tmp_path / "config.json"
+    config.write_text('{"model_type": "llama", "hidden_size": 1' + "0" * 5000 + "}",
+                      encoding="utf-8")
+    dialog = AddModelDialog(window)
+    qtbot.addWidget(dialog)
+    assert not dialog.choose_file(str(config))
+    assert dialog.summary.text() == (f"{config}: holds a number with more than 400 digits "
+                                     "(100000000000...)")

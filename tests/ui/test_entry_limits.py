@@ -1,0 +1,79 @@
+"""The editor refuses at entry what a session file could not hold, with the reader's message
+(one table of limits), so that a name typed in is never refused at the next open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from workbench.document import Document
+from workbench.io.sessions import load_session, save_session
+from workbench.model.limits import TEXT_LIMITS
+from workbench.ui.bridge import Workspace
+from workbench.ui.editor import OperationEditor
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
+
+
+def _editor(qtbot):
+    document = Document(load_session(EXAMPLES / "llama_ffn.yaml"))
+    workspace = Workspace(document)
+    editor = OperationEditor(workspace)
+    qtbot.addWidget(editor)
+    editor.resize(520, 900)
+    editor.show()
+    op_id = document.session.operations[0].id
+    workspace.selection.select(op_id)
+    return document, editor, op_id
+
+
+def _paste(qtbot, edit, text: str) -> None:
+    QApplication.clipboard().setText(text)
+    edit.selectAll()
+    qtbot.keyClick(edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+
+
+def test_a_name_a_file_can_hold_is_applied_and_reopens(qtbot, tmp_path):
+    document, editor, op_id = _editor(qtbot)
+    name = "n" * TEXT_LIMITS["operation"]
+    _paste(qtbot, editor.field("name"), name)
+    assert document.operation(op_id).operation.name == name
+    assert editor.hint_text() == ""
+    save_session(document.session, tmp_path / "s.yaml")
+    assert load_session(tmp_path / "s.yaml").operations[0].operation.name == name
+
+
+def test_a_name_too_long_for_a_file_is_refused_in_the_editor(qtbot):
+    document, editor, op_id = _editor(qtbot)
+    before = document.operation(op_id).operation.name
+    _paste(qtbot, editor.field("name"), "n" * (TEXT_LIMITS["operation"] + 1))
+    assert "Name: is longer than 300 characters (301)" in editor.hint_text()
+    assert document.operation(op_id).operation.name == before
+
+
+def test_a_control_character_is_refused_in_the_editor(qtbot):
+    document, editor, op_id = _editor(qtbot)
+    before = document.operation(op_id).operation.name
+    _paste(qtbot, editor.field("name"), "up\x1b[2J")
+    assert "Name: holds the control character U+001B at position 3" in editor.hint_text()
+    assert document.operation(op_id).operation.name == before
+
+
+def test_the_machine_form_refuses_what_a_session_could_not_hold():
+    from workbench.model.units import QuantityError
+    from workbench.ui.hardware_fields import parse_efficiency, parse_name, parse_positive
+
+    with pytest.raises(QuantityError, match="out of range"):
+        parse_positive("bandwidth")("1e-320")
+    with pytest.raises(QuantityError, match="out of range"):
+        parse_positive("flop_rate")("1e31")
+    with pytest.raises(ValueError, match="out of range"):
+        parse_efficiency("1e-29 %")
+    with pytest.raises(ValueError, match="holds the control character U\\+001B"):
+        parse_name("GPU\x1b[2J")
+    with pytest.raises(ValueError, match="is longer than 120 characters"):
+        parse_name("g" * 121)
+    assert parse_efficiency("78 %") == pytest.approx(0.78)

@@ -1,0 +1,107 @@
+"""The limits every input obeys, in one place: the readers refuse what breaks them, and the
+editor and the importers refuse the same things at entry, with the same messages, so that
+whatever can be created can also be saved and opened again.
+
+- files: regular files only (a FIFO or a device would hang or never end), read with a size cap;
+- text: a length per kind of text, no control characters (they break vector exports and
+  terminals);
+- numbers: finite, and within :data:`MIN_MAGNITUDE` … :data:`MAX_MAGNITUDE` in base units.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+
+from workbench.io.errors import InputError
+from workbench.model.limits import TEXT_LIMITS, text_problem
+from workbench.model.units import MAX_MAGNITUDE, MIN_MAGNITUDE, magnitude_problem
+
+__all__ = ["TEXT_LIMITS", "MIN_MAGNITUDE", "MAX_MAGNITUDE", "text_problem", "magnitude_problem",
+           "read_regular_file", "terminal_text"]  # (the first four from the model: one table)
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, or :class:`InputError` naming
+    it. A FIFO, a device or a socket is refused before it is read (it would block or never
+    end), and so is a file that grows past ``limit`` while read. ``what``: "session file",
+    "preset file", "CSV file"…, for the messages."""
+    name = os.fspath(path)
+    if not str(name).strip():
+        raise InputError(f"no file name given (expected a {what})", repr(str(name)))
+    try:
+        info = os.stat(name)
+    except FileNotFoundError:
+        raise InputError("no such file", name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"is a folder, not a {what}", name)
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"is {_special(info.st_mode)}, not a {what}: only regular files are "
+                         "read", name)
+    if info.st_size > limit:
+        raise InputError(f"file is {info.st_size / 1e6:.1f} MB; a {what} is limited to "
+                         f"{_size(limit)}", name)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(name, flags)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # replaced between the stat and the open
+            raise InputError(f"is {_special(mode)}, not a {what}: only regular files are "
+                             "read", name)
+        chunks = []
+        total = 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > limit:
+                raise InputError(f"file is larger than {_size(limit)}; a {what} is limited "
+                                 f"to {_size(limit)}", name)
+            chunks.append(chunk)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def _special(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _size(limit: int) -> str:
+    if limit % (1024 * 1024) == 0:
+        return f"{limit // (1024 * 1024)} MB"
+    return f"{limit / 1e6:g} MB"
+
+
+def terminal_text(text: str, keep_lines: bool = False) -> str:
+    """``text`` safe to print on a terminal: control characters (an escape sequence could
+    clear the screen) written as ``\\x1b``-style escapes; line feeds too unless
+    ``keep_lines`` (a table's own lines)."""
+    pattern = _TERMINAL_LINES if keep_lines else _TERMINAL
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_escape, text)
+
+
+_TERMINAL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
+_TERMINAL_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
