@@ -58,3 +58,39 @@ def test_the_dock_layout_is_saved_and_restored(qtbot):
     again.ask_save_changes = lambda: QMessageBox.Discard
     assert not again.sweep_dock.isVisibleTo(again)
     assert again.hardware_dock in again.tabifiedDockWidgets(again.editor_dock)
+
+
+def test_the_first_window_fits_the_screen_it_opens_on(qtbot):
+    """With no saved layout the window was 1500 × 950 whatever the screen: on a smaller one
+    the bottom panels and the status bar were off it. It fits the screen's free area."""
+    create_app()
+    settings = QSettings()
+    settings.remove("window/state")
+    settings.remove("window/geometry")
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.ask_save_changes = lambda: QMessageBox.Discard
+    window.show()
+    qtbot.waitExposed(window)
+    QApplication.processEvents()
+    available = window.screen().availableGeometry()
+    assert available.width() < 1500  # the test screen is smaller than the old first size
+    assert available.contains(window.frameGeometry()), (window.frameGeometry(), available)
+    status = window.statusBar()
+    bottom_right = status.mapToGlobal(status.rect().bottomRight())
+    assert available.contains(bottom_right)
+
+
+def test_the_first_window_geometry_for_a_laptop_screen():
+    from PySide6.QtCore import QRect
+
+    from workbench.ui.window_docks import first_window_geometry
+
+    laptop = QRect(0, 0, 1366, 738)  # 1366 × 768 less a 30 px panel
+    placed = first_window_geometry(laptop)
+    assert placed.width() <= 1366 - 16 and placed.height() <= 738 - 48
+    assert placed.adjusted(-8, -40, 8, 8).bottom() <= laptop.bottom()
+    assert placed.width() >= 1300 and placed.height() >= 680  # the room is used
+    large = first_window_geometry(QRect(0, 0, 2560, 1400))
+    assert (large.width(), large.height()) == (1500, 950)
+    assert large.center().x() in range(1270, 1290)  # centred on the big screen

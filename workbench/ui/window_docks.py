@@ -3,10 +3,31 @@ panels built only when first shown (a mixin of :class:`~workbench.ui.main_window
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QWidget
 
-__all__ = ["DocksMixin"]
+__all__ = ["DocksMixin", "first_window_geometry"]
+
+#: the first window's size where the screen has room for it
+FIRST_SIZE = QSize(1500, 950)
+#: room around the first window for the window manager's frame: 8 px each side, a 40 px
+#: title bar above and 8 px below
+FRAME_ROOM = QSize(16, 48)
+TITLE_BAR = 40
+
+
+def first_window_geometry(available: QRect) -> QRect:
+    """The first window's client geometry on a screen whose free area is ``available``:
+    :data:`FIRST_SIZE` where it fits, else the free area less room for the frame (so the
+    bottom panels and the status bar stay on the screen), centred in it."""
+    width = max(320, min(FIRST_SIZE.width(), available.width() - FRAME_ROOM.width()))
+    height = max(240, min(FIRST_SIZE.height(), available.height() - FRAME_ROOM.height()))
+    spare_x = max(0, available.width() - FRAME_ROOM.width() - width)
+    spare_y = max(0, available.height() - FRAME_ROOM.height() - height)
+    left = available.x() + FRAME_ROOM.width() // 2 + spare_x // 2
+    top = available.y() + TITLE_BAR + spare_y // 2
+    return QRect(left, top, width, height)
 
 
 class _Placeholder(QWidget):
@@ -25,6 +46,17 @@ class DocksMixin:
     """Builds and places the main window's docks; the window calls :meth:`_build_docks`."""
 
     # -- construction ----------------------------------------------------------------------
+
+    def _fit_first_window(self) -> None:
+        """Size and place the window for the screen it opens on (the one under the mouse,
+        else the primary one)."""
+        from PySide6.QtGui import QCursor
+
+        screen = QGuiApplication.screenAt(QCursor.pos()) or QGuiApplication.primaryScreen()
+        if screen is None:
+            self.resize(FIRST_SIZE)
+            return
+        self.setGeometry(first_window_geometry(screen.availableGeometry()))
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
