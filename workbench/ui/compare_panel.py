@@ -259,6 +259,7 @@ class ComparePanel(DockedPanel, QWidget):
     def _table(name: str, columns: tuple[tuple[str, str, str], ...]) -> QTableWidget:
         table = QTableWidget(0, len(columns))
         table.setObjectName(name)
+        table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         for i, (_key, title, tip) in enumerate(columns):
             item = QTableWidgetItem(title)
             item.setToolTip(tip)

@@ -164,6 +164,7 @@ class MeasurementsPanel(DockedPanel, QWidget):
         self.model = MeasurementsModel(workspace, self)
         self.view = QTableView()
         self.view.setObjectName("measurements_table")
+        self.view.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.view.setModel(self.model)
         self.view.setMinimumHeight(60)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

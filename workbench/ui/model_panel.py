@@ -77,6 +77,7 @@ class ModelPanel(QWidget):
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableWidget(len(RESULT_ROWS), 0, self)
         self.table.setObjectName("modelResults")
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(False)
         for row, (label, tip) in enumerate(RESULT_ROWS):

@@ -141,6 +141,7 @@ class ResultsTable(QWidget):
         self.copy_all_button.clicked.connect(self.copy_all)
 
         self.view = _ResultsView(self)
+        self.view.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.view.setObjectName("resultsView")
         self.view.setModel(self.proxy)
         self._configure_view()
