@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from conftest import EXAMPLES
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QTableView
 
 from workbench.ui.app import create_app
@@ -91,3 +93,83 @@ def test_tab_leaves_every_table_of_the_window(qtbot, window):
     assert {"operationsView", "resultsView", "measurements_table", "modelResults",
             "machines_table", "pairs_table"} <= tried, tried
     assert trapped == [], ", ".join(trapped)
+
+
+def _retype(qtbot, widget, text: str, finish: bool = True) -> None:
+    """Select the field's text and type ``text`` over it as a user would (then Return)."""
+    edit = widget.lineEdit() if hasattr(widget, "lineEdit") else widget
+    widget.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, text)
+    if finish:
+        qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+
+def _m(window) -> int:
+    op_id = window.editor.operation_id
+    return window.document.operation(op_id).operation.params["m"]
+
+
+def test_ctrl_z_in_a_focused_spin_box_undoes_the_documents_last_edit(qtbot, window):
+    spin = window.editor.field("m")
+    assert _m(window) == 8192 and spin.text() == "8192"
+    _retype(qtbot, spin, "1024")
+    assert _m(window) == 1024
+    assert window.focusWidget() is spin  # the spin box keeps the focus
+    qtbot.keyClick(spin, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert _m(window) == 8192
+    assert spin.text() == "8192"
+    QTest.keySequence(spin, QKeySequence(QKeySequence.StandardKey.Redo))  # the platform's
+    assert _m(window) == 1024
+    assert spin.text() == "1024"
+
+
+def test_ctrl_z_in_the_name_field_undoes_the_rename(qtbot, window):
+    name = window.editor.field("name")
+    before = name.text()
+    _retype(qtbot, name, "GEMM renamed")
+    op_id = window.editor.operation_id
+    assert window.document.operation(op_id).operation.name == "GEMM renamed"
+    qtbot.keyClick(name, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.document.operation(op_id).operation.name == before
+    assert name.text() == before
+
+
+def test_typing_a_refused_value_leaves_the_value_as_it_was(qtbot, window):
+    """Typing 1e30 into M = 8192 applied "1e3" on the way; refused at the end, M stayed
+    1000. A refused value applies nothing: M is 8192, shown and on the chart."""
+    spin = window.editor.field("m")
+    undo_text = window.document.undo_text()
+    points = sorted(window.canvas.point_items(), key=repr)
+    _retype(qtbot, spin, "1e30", finish=False)
+    assert "too large" in window.editor.hint_text()
+    assert spin.text() == "1e30"  # shown and explained while typing
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert _m(window) == 8192
+    assert spin.text() == "8192"
+    assert "kept M = 8192" in window.editor.hint_text()
+    assert sorted(window.canvas.point_items(), key=repr) == points
+    # nothing to undo was left behind by the refused typing
+    assert window.document.undo_text() == undo_text
+    assert not window.isWindowModified()
+
+
+def test_ordinary_typing_stays_live(qtbot, window):
+    spin = window.editor.field("m")
+    _retype(qtbot, spin, "4096", finish=False)
+    assert _m(window) == 4096  # applied while typing, before Return
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert _m(window) == 4096
+    qtbot.keyClick(spin, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert _m(window) == 8192  # one undo step for the typed number
+
+
+def test_a_refused_value_keeps_the_last_value_typed_whole(qtbot, window):
+    """Within one gesture, a value typed whole (not the start of the refused text) is kept."""
+    spin = window.editor.field("m")
+    _retype(qtbot, spin, "2048", finish=False)
+    _retype(qtbot, spin, "-5", finish=False)
+    assert "M" in window.editor.hint_text()
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert _m(window) == 2048
+    assert spin.text() == "2048"

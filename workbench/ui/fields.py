@@ -14,7 +14,13 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QWid
 
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.operations import Kind, Param
-from workbench.ui.widgets import BigSpinBox, QuantityEdit, escape_html, no_wheel_filter
+from workbench.ui.widgets import (
+    BigSpinBox,
+    QuantityEdit,
+    document_undo_filter,
+    escape_html,
+    no_wheel_filter,
+)
 
 if TYPE_CHECKING:
     from workbench.ui.editor import OperationEditor
@@ -207,6 +213,7 @@ class _TextField(_Field):
         self.edit.setToolTip(_tooltip(param))
         self.edit.textEdited.connect(lambda text: self._propose(text))
         self.edit.editingFinished.connect(self._finish)
+        self.edit.installEventFilter(document_undo_filter())  # Ctrl+Z: the document's
         self.input = self.widget = self.edit
 
     def load(self, raw: Any, resolved: dict[str, Any], context: dict[str, Any]) -> None:

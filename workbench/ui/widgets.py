@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, Qt, Signal
-from PySide6.QtGui import QFontMetrics, QKeyEvent, QValidator
+from PySide6.QtGui import QFontMetrics, QKeyEvent, QKeySequence, QValidator
 from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QStyle, QStyleOptionSpinBox, QWidget
 
 from workbench.model.units import QuantityError, format_quantity, parse_number, parse_quantity
@@ -35,6 +35,8 @@ __all__ = [
     "set_invalid",
     "NoWheelFilter",
     "no_wheel_filter",
+    "DocumentUndoFilter",
+    "document_undo_filter",
     "INVALID_STYLE",
 ]
 
@@ -95,6 +97,33 @@ def no_wheel_filter() -> NoWheelFilter:
     return _NO_WHEEL
 
 
+class DocumentUndoFilter(QObject):
+    """Ctrl+Z / Ctrl+Shift+Z (the platform's Undo and Redo keys) in a field go to the
+    window's Undo and Redo, which undo the document's last edit, as everywhere else: a line
+    edit would take the keys for its own text history, which a field set from the document
+    has lost (nothing happened) or which puts back text the document never had. Install on
+    the fields whose every edit is a document edit (``document_undo_filter()`` returns a
+    shared instance)."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) and (
+                event.matches(QKeySequence.StandardKey.Undo)
+                or event.matches(QKeySequence.StandardKey.Redo)):
+            event.ignore()  # not taken by the field: the shortcut fires
+            return True
+        return False
+
+
+_DOCUMENT_UNDO = None
+
+
+def document_undo_filter() -> DocumentUndoFilter:
+    global _DOCUMENT_UNDO
+    if _DOCUMENT_UNDO is None:
+        _DOCUMENT_UNDO = DocumentUndoFilter()
+    return _DOCUMENT_UNDO
+
+
 def _parse_int(text: str) -> int | None:
     """A whole number from text ("4096", "4_096", "1e6", " 12 "); ``None`` if it is not one."""
     try:
@@ -126,6 +155,7 @@ class BigSpinBox(QAbstractSpinBox):
         self.lineEdit().textEdited.connect(self._on_text_edited)
         self.editingFinished.connect(self._restore_if_invalid)
         self.installEventFilter(no_wheel_filter())
+        self.installEventFilter(document_undo_filter())
 
     # -- value -----------------------------------------------------------------------------
 
@@ -280,6 +310,7 @@ class QuantityEdit(QLineEdit):
         self._value: float | None = None
         self._error = ""
         self.textEdited.connect(self._on_text_edited)
+        self.installEventFilter(document_undo_filter())
         example = {"flops": "3.85 TFLOP", "bytes": "80 GiB", "flop_rate": "989 TFLOP/s",
                    "bandwidth": "3.35 TB/s", "time": "5 us", "count": "1e12"}.get(unit, "")
         if example:
