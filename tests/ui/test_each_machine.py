@@ -81,3 +81,25 @@ def test_the_status_bar_speaks_of_the_hovered_points_machine(qtbot, window):
         qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(x, y))
     assert window.cursor_label.text().endswith(
         "bf16 matmul, D = F = 8192: memory-bound on Google Cloud TPU v5e (per chip)")
+
+
+def test_a_new_machine_runs_bf16_work_at_a_bf16_peak(qtbot):
+    """A machine defined from the Hardware panel had no bf16 peak: a bf16 GEMM on it ran at
+    its fp32 peak (20 TFLOP/s). It has one, and the derivation names it."""
+    create_app()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.show()
+    qtbot.waitExposed(win)
+    win.hardware_panel.new_machine_action.trigger()
+    (machine,) = win.document.session.hardware
+    assert "bf16" in machine.hardware.compute
+    win.add_operation("gemm")
+    text = win.editor.derivation_text()
+    assert "ceiling      bf16 peak 100 TFLOP/s" in text
+    results = win.results_table.view.model()
+    columns = {results.headerData(c, Qt.Orientation.Horizontal): c
+               for c in range(results.columnCount())}
+    assert results.index(0, columns["Precision"]).data() == "bf16"
+    assert results.index(0, columns["Ceiling"]).data() == "100 TFLOP/s"
