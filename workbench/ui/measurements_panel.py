@@ -178,7 +178,8 @@ class MeasurementsPanel(DockedPanel, QWidget):
         for key, width in (("name", 180), ("operation", 150), ("machine", 150),
                            ("time", 95), ("achieved", 105), ("ceiling", 110),
                            ("predicted", 110), ("fraction", 75)):
-            self.view.setColumnWidth(COLUMN[key], width)
+            # never narrower than the header's title ("Predicted T_lower" was cut)
+            self.view.setColumnWidth(COLUMN[key], max(width, header.sectionSizeHint(COLUMN[key])))
         self.view.selectionModel().currentRowChanged.connect(self._on_current)
         splitter.addWidget(self.view)
         scroll = QScrollArea()

@@ -257,6 +257,8 @@ class AddModelDialog(QDialog):
         layout.addWidget(self.summary)
         self.form = SetupForm(self)
         self.form.set_values(Setup("decode", 1, 2048, 2048), "layers")
+        # the dialog has room for the Chart field's whole text (the Model tab keeps it short)
+        self.form.view.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         layout.addWidget(self.form)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel, self)
