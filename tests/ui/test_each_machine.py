@@ -103,3 +103,68 @@ def test_a_new_machine_runs_bf16_work_at_a_bf16_peak(qtbot):
                for c in range(results.columnCount())}
     assert results.index(0, columns["Precision"]).data() == "bf16"
     assert results.index(0, columns["Ceiling"]).data() == "100 TFLOP/s"
+
+
+def _add_llama(qtbot, win, tp: int = 1):
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    win.add_model_action.trigger()
+    dialog = win._add_model_dialog
+    qtbot.waitUntil(dialog.isVisible)
+    dialog.config.setCurrentIndex(dialog.config.findData("Llama-3.1-8B"))
+    dialog.form.tp.setValue(tp)
+    qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Ok),
+                     Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    return win.document.session.models[0]
+
+
+def _empty_window(qtbot):
+    create_app()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.resize(1366, 768)
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
+def test_a_model_skipped_on_a_machine_says_why_in_its_cells(qtbot):
+    """Tensor parallelism 2 on a machine without an interconnect: the all-reduce cannot run
+    there. The Model tab's cells and the Results rows say "skipped" and why, not a bare
+    dash with the reason only in the derivation."""
+    from workbench.ui.model_panel import ROW_SHARE, ROW_T_LOWER
+
+    win = _empty_window(qtbot)
+    win.hardware_panel.new_machine_action.trigger()  # no interconnect
+    _add_llama(qtbot, win, tp=2)
+    win.model_dock.raise_()
+    table = win.model_panel.table
+    qtbot.waitUntil(lambda: table.columnCount() == 1)
+    assert table.item(ROW_T_LOWER, 0).text() == "skipped"
+    share = " ".join(table.item(ROW_SHARE, 0).text().split())
+    assert share.startswith("skipped:") and "no interconnect for the All-reduce" in share
+    assert "no interconnect" in table.item(ROW_T_LOWER, 0).toolTip()
+    results = win.results_table.view.model()
+    bound = next(c for c in range(results.columnCount())
+                 if results.headerData(c, Qt.Orientation.Horizontal) == "Bound")
+    rows = [r for r in range(results.rowCount()) if "all-reduce" in results.index(r, 0).data()]
+    assert rows
+    for r in rows:
+        assert results.index(r, bound).data() == "skipped"
+        assert "no interconnect" in results.index(r, bound).data(Qt.ItemDataRole.ToolTipRole)
+
+
+def test_a_model_in_a_session_without_machines_says_a_machine_is_needed(qtbot):
+    win = _empty_window(qtbot)
+    _add_llama(qtbot, win)
+    win.model_dock.raise_()
+    qtbot.waitUntil(lambda: "No machine" in win.model_panel.summary.text())
+    assert win.model_panel.summary.isVisible()
+    assert "Hardware panel" in win.model_panel.summary.text()
+    assert win.results_table.count_label.text().startswith("No machine")
+    win.hardware_panel.new_machine_action.trigger()  # and it goes once there is one
+    win.model_dock.raise_()
+    qtbot.waitUntil(lambda: "No machine" not in win.model_panel.summary.text())
+    assert "rows" in win.results_table.count_label.text()

@@ -174,6 +174,7 @@ class ResultsTable(QWidget):
                        self.proxy.layoutChanged):
             signal.connect(self._update_count)
         workspace.signals.changed.connect(self._on_change)
+        workspace.signals.changed.connect(self._update_count)  # (machines added or removed)
         self._update_count()
         self.fit_name_columns()
 
@@ -268,6 +269,11 @@ class ResultsTable(QWidget):
 
     def _update_count(self, *_args) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
+        session = self.workspace.document.session
+        if not total and session.operations and not session.hardware:
+            # a row is an operation on a machine: say what is missing
+            self.count_label.setText("No machine: add one in the Hardware panel")
+            return
         self.count_label.setText(f"{shown} of {total} rows" if shown != total
                                  else f"{total} rows")
 
