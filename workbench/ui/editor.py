@@ -370,6 +370,7 @@ class OperationEditor(QWidget):
         font = kind_label.font()
         font.setBold(True)
         kind_label.setFont(font)
+        kind_label.setWordWrap(True)  # "Sharded matmul (communication)" fits the dock
         kind_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         form.addRow(self._plain_label("Kind"), kind_label)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QVBoxLayout, QWidget
 
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.operations import Kind, Param
@@ -88,11 +88,13 @@ class _IntField(_Field):
         self.input = self.spin
         self.same: QCheckBox | None = None
         if param.inherit:
+            # the check box under the spin box: side by side they made the form wider than
+            # the editor dock (the arrows and "same as Qu…" were cut)
             box = QWidget()
-            row = QHBoxLayout(box)
+            row = QVBoxLayout(box)
             row.setContentsMargins(0, 0, 0, 0)
-            row.setSpacing(8)
-            row.addWidget(self.spin, 1)
+            row.setSpacing(2)
+            row.addWidget(self.spin)
             self.same = QCheckBox(f"same as {_inherit_label(kind, param)}")
             self.same.setObjectName(f"same_{param.name}")
             self.same.setToolTip(f"Follow “{_inherit_label(kind, param)}” (the parameter is "
