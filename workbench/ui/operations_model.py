@@ -35,8 +35,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("Name", "Name of the operation (double-click or F2 to rename)"),
     ("Kind", "Kind of operation"),
     ("Intensity", "Arithmetic intensity I = FLOPs / bytes, in FLOP/byte"),
-    ("Bound", "Memory-, compute- or overhead-bound on each visible machine: one word where "
-              "they agree, else one per machine in the Hardware panel's order"),
+    ("Bound", "Memory-, compute- or overhead-bound on each visible machine; \"mixed\" where "
+              "the machines differ (the cell's tooltip says which is which)"),
 )
 
 #: Operation fields shown outside the intensity and bound columns: an edit of any other field
@@ -377,8 +377,8 @@ class OperationsModel(QAbstractTableModel):
             return exc
 
     def _bound(self, entry: OperationEntry, role: int) -> Any:
-        """The bound on each visible machine: one word where they agree ("memory"), else one
-        per machine ("compute / memory"); the tooltip says why on each."""
+        """The bound on every visible machine where they agree ("memory"), else "mixed"; the
+        tooltip says which and why on each machine."""
         R = Qt.ItemDataRole
         if len(self._machines) > 1:
             found = []
@@ -393,8 +393,7 @@ class OperationsModel(QAbstractTableModel):
             if results:
                 bounds = list(dict.fromkeys(r.bound for r in results))
                 if role == R.DisplayRole:
-                    return bounds[0] if len(bounds) == 1 else " / ".join(
-                        r.bound for r in results)
+                    return bounds[0] if len(bounds) == 1 else "mixed"
                 if role == R.ForegroundRole:
                     return QColor(BOUND_COLORS[bounds[0]]) if len(bounds) == 1 else None
                 return "\n\n".join(
