@@ -341,7 +341,7 @@ class OperationEditor(QWidget):
         container = QWidget()
         container.setObjectName("editor_form")
         outer = QVBoxLayout(container)
-        outer.setContentsMargins(10, 8, 10, 8)
+        outer.setContentsMargins(6, 8, 6, 8)  # narrow: the form fits a narrow dock
         outer.setSpacing(8)
         model = self.document.session.model_of(self._op_id)
         self.read_only = model is not None

@@ -54,7 +54,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QScrollArea,
-    QSplitter,
     QTableView,
     QToolButton,
     QVBoxLayout,
@@ -76,7 +75,7 @@ from workbench.ui.measurements_model import (
     MeasurementsModel,
     _ref,
 )
-from workbench.ui.widgets import QuantityEdit, no_wheel_filter, set_invalid
+from workbench.ui.widgets import QuantityEdit, WideSplitter, no_wheel_filter, set_invalid
 
 __all__ = ["MeasurementsPanel", "MeasurementsModel", "MeasuredRow", "import_measurements",
            "scrolled_layout", "VERDICT_COLORS", "MEASURED_COLUMNS"]
@@ -160,7 +159,8 @@ class MeasurementsPanel(DockedPanel, QWidget):
         bar.addWidget(self.count_label)
         layout.addLayout(bar)
 
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter = WideSplitter()  # the form beside the table in the short bottom row
+        splitter.setObjectName("measurements_split")
         self.model = MeasurementsModel(workspace, self)
         self.view = QTableView()
         self.view.setObjectName("measurements_table")
@@ -189,7 +189,7 @@ class MeasurementsPanel(DockedPanel, QWidget):
         scroll.setMinimumHeight(0)
         splitter.addWidget(scroll)
         splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 0)
+        splitter.setStretchFactor(1, 2)  # side by side, the form needs room for its fields
         layout.addWidget(splitter, 1)
 
         workspace.signals.changed.connect(self._on_change)

@@ -25,7 +25,14 @@ import math
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QKeyEvent, QKeySequence, QValidator
-from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QStyle, QStyleOptionSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QLineEdit,
+    QSplitter,
+    QStyle,
+    QStyleOptionSpinBox,
+    QWidget,
+)
 
 from workbench.model.units import QuantityError, format_quantity, parse_number, parse_quantity
 
@@ -36,6 +43,7 @@ __all__ = [
     "NoWheelFilter",
     "no_wheel_filter",
     "DocumentUndoFilter",
+    "WideSplitter",
     "document_undo_filter",
     "INVALID_STYLE",
 ]
@@ -122,6 +130,27 @@ def document_undo_filter() -> DocumentUndoFilter:
     if _DOCUMENT_UNDO is None:
         _DOCUMENT_UNDO = DocumentUndoFilter()
     return _DOCUMENT_UNDO
+
+
+class WideSplitter(QSplitter):
+    """A splitter that puts its panes side by side while it is much wider than tall (in the
+    short bottom row of the window, where one over the other leaves each a sliver) and one
+    over the other otherwise (a tall or floating dock). The two thresholds keep it from
+    flipping back and forth at one size."""
+
+    SIDE_BY_SIDE = 2.5  # width / height at or above which the panes go side by side
+    STACKED = 1.8  # ... and below which they go back one over the other
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Vertical, parent)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        width, height = event.size().width(), max(1, event.size().height())
+        if self.orientation() == Qt.Orientation.Vertical and width >= self.SIDE_BY_SIDE * height:
+            self.setOrientation(Qt.Orientation.Horizontal)
+        elif self.orientation() == Qt.Orientation.Horizontal and width < self.STACKED * height:
+            self.setOrientation(Qt.Orientation.Vertical)
+        super().resizeEvent(event)
 
 
 def _parse_int(text: str) -> int | None:
