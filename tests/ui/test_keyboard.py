@@ -173,3 +173,27 @@ def test_a_refused_value_keeps_the_last_value_typed_whole(qtbot, window):
     qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
     assert _m(window) == 2048
     assert spin.text() == "2048"
+
+
+def test_ctrl_z_in_the_model_tabs_spin_box_undoes_the_models_edit(qtbot, gpu_window):
+    """The Model tab's spin boxes too: Ctrl+Z undoes the document's last edit."""
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    win = gpu_window
+    win.add_model_action.trigger()
+    dialog = win._add_model_dialog
+    qtbot.waitUntil(dialog.isVisible)
+    dialog.config.setCurrentIndex(dialog.config.findData("Llama-3.1-8B"))
+    qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Ok),
+                     Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    win.model_dock.raise_()
+    spin = win.model_panel.editor.form.batch
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, "8")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    assert win.document.session.models[0].setup.batch == 8
+    qtbot.keyClick(spin, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert win.document.session.models[0].setup.batch == 1
+    assert spin.value() == 1
