@@ -43,23 +43,3 @@ def test_a_short_history_still_returns_to_the_saved_state():
     for _ in range(5):
         document.undo()
     assert not document.modified
-
-
-def test_an_abandoned_edit_leaves_no_step_behind():
-    """Typing refused at the end is taken back whole: the open step goes, nothing to redo;
-    a sealed step or another parameter's is left alone."""
-    document, a, b = _document_with_two_gemms()
-    m = document.operation(a).operation.params.get("m")
-    steps = document.undo_text()
-    document.set_param(a, "m", 1)
-    document.set_param(a, "m", 1000)
-    assert not document.abandon_param_edit(a, "n")  # not that parameter's step
-    assert not document.abandon_param_edit(b, "m")
-    assert document.abandon_param_edit(a, "m")
-    assert document.operation(a).operation.params.get("m") == m
-    assert document.undo_text() == steps and not document.can_redo()
-    assert not document.modified
-    document.set_param(a, "m", 64)
-    document.seal()
-    assert not document.abandon_param_edit(a, "m")  # a finished edit stays
-    assert document.operation(a).operation.params["m"] == 64
