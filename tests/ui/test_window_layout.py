@@ -134,6 +134,9 @@ def test_the_bottom_panels_have_a_usable_size_at_1366_by_768(qtbot):
     assert len(rects) >= 2
     for upper, lower in zip(rects, rects[1:], strict=False):
         assert upper.bottom() <= lower.top() + 0.5, "y numbers overlap"
+    # the y axis's title is whole or not drawn (the numbers carry the unit)
+    title = axis.label
+    assert not title.isVisible() or title.boundingRect().width() <= axis.height()
 
     window.compare_dock.raise_()
     panel = window.compare_panel
