@@ -114,7 +114,8 @@ class HardwarePanel(MachineForm, QWidget):
             "Add machines from the hardware presets (sourced vendor figures)", "addPreset")
         self.new_machine_action = self._action(
             "New machine", self.new_machine,
-            "Define a machine of your own, starting from 100 TFLOP/s and 1 TB/s", "newMachine")
+            "Define a machine of your own, starting from 100 TFLOP/s (bf16, fp16) and 1 TB/s",
+            "newMachine")
         self.duplicate_action = self._action(
             "Duplicate", self.duplicate_current,
             "Copy the selected machine, e.g. to try other figures beside the original",

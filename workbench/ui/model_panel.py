@@ -254,7 +254,7 @@ class ModelPanel(QWidget):
         summary = summary_text(setup, totals)
         if not machines:  # the results need a machine: say so where they would be
             summary += ("<br><b>No machine in the session:</b> add one in the Hardware panel "
-                        "(Add Preset… or New machine) to see this model's time, tokens per "
+                        "(Add preset… or New machine) to see this model's time, tokens per "
                         "second and memory fit.")
         self.summary.setText(summary)
         self.summary.setToolTip(summary_tooltip(setup, totals))
