@@ -63,6 +63,22 @@ def test_tab_leaves_the_operations_table(qtbot, window):
     assert window.focusWidget() is view
 
 
+def test_tab_goes_round_the_whole_window(qtbot, window):
+    """From the operations table, Tab visits the editor, the hardware, the results… and comes
+    back: nothing on the way keeps the focus."""
+    start = window.operations_panel.view
+    start.setFocus(Qt.FocusReason.TabFocusReason)
+    visited = set()
+    for _ in range(200):
+        qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Tab)
+        if window.focusWidget() is start:
+            break
+        visited.add(window.focusWidget())
+    assert window.focusWidget() is start
+    assert window.editor.field("m") in visited
+    assert window.results_table.view in visited
+
+
 def test_tab_leaves_every_table_of_the_window(qtbot, window):
     """Results, Measurements, Compare, Model, Hardware: each table a user can focus gives the
     focus up to Tab."""
