@@ -374,7 +374,7 @@ def test_new_custom_machine(qtbot, panel, workspace):
     entry = document.session.hardware[-1]
     assert entry.preset is None
     assert entry.hardware.name == "Custom machine"
-    assert entry.hardware.compute == {"fp16": 100e12, "fp32": 20e12}
+    assert entry.hardware.compute == {"bf16": 100e12, "fp16": 100e12, "fp32": 20e12}
     assert entry.hardware.memory == {"hbm": 1e12} and entry.hardware.main_memory == "hbm"
     assert panel.current_machine == entry.id
     assert panel.name_edit.text() == "Custom machine"

@@ -170,6 +170,23 @@ def test_help_dialogs_state_the_conventions(window):
     window._info_box.close()
 
 
+def test_counting_conventions_show_every_formula_whole(window):
+    """The bound formula says "T_lower / efficiency < kernels × launch overhead": as rich
+    text, everything after the "<" was lost. The text shown is each formula, whole."""
+    from PySide6.QtGui import QTextDocument
+
+    from workbench.model.roofline import FORMULAS
+
+    window.conventions_action.trigger()
+    shown = QTextDocument()
+    shown.setHtml(window._info_box.text())  # what the dialog's rich-text label draws
+    plain = " ".join(shown.toPlainText().split())
+    for formula in FORMULAS.values():
+        assert formula in plain
+    assert plain.rstrip().endswith(FORMULAS[list(FORMULAS)[-1]])
+    window._info_box.close()
+
+
 _CRASHING_APP = """
 import os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"

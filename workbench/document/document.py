@@ -125,6 +125,18 @@ class Document:
         if self._undo:
             self._undo[-1].sealed = True
 
+    def abandon_param_edit(self, op_id: int, name: str) -> bool:
+        """Undo and forget the open (not yet sealed) step of an edit of parameter ``name``:
+        typing whose final text is refused leaves the document as it was before it, with
+        nothing to undo or redo. Whether there was such a step."""
+        top = self._undo[-1] if self._undo else None
+        if top is None or top.sealed or top.merge_key != ("param", op_id, name):
+            return False
+        self._undo.pop()
+        self._emit(top.undo())
+        self._emit(Change("state"))
+        return True
+
     def undo(self) -> None:
         if not self._undo:
             return

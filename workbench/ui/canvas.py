@@ -711,11 +711,17 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, SessionViewMixin, QW
             return
         view = self._vb.mapSceneToView(scene_pos)
         x, y = float(to_data(view.x())), float(to_data(view.y()))
-        if self._scene is not None and math.isfinite(x) and math.isfinite(y):
-            # within 2 pixels of the roof counts as on it
-            tolerance = 10.0 ** (2 * abs(self._vb.viewPixelSize()[1])) - 1
-            self.cursor_text.emit(self._scene.cursor_text(x, y, tolerance))
         key = self._nearest(scene_pos)
+        if self._scene is not None and math.isfinite(x) and math.isfinite(y):
+            point = self._points.get(key) if key is not None and key[0] != "overlay" else None
+            if point is not None:  # a point speaks of its own machine
+                self.cursor_text.emit(self._scene.cursor_text(point.x, point.y).split(" — ")[0]
+                                      + f" — {point.label}: {point.bound}-bound on "
+                                      f"{point.machine}")
+            else:
+                # within 2 pixels of the roof counts as on it
+                tolerance = 10.0 ** (2 * abs(self._vb.viewPixelSize()[1])) - 1
+                self.cursor_text.emit(self._scene.cursor_text(x, y, tolerance))
         if key == self._hover_key:
             return
         self._hover_key = key

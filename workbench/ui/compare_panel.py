@@ -47,7 +47,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -63,6 +62,7 @@ from workbench.ui.bridge import Workspace
 from workbench.ui.docked import DockedPanel
 from workbench.ui.measurements_panel import scrolled_layout
 from workbench.ui.results_table import BOUND_COLORS
+from workbench.ui.widgets import WideSplitter
 
 __all__ = ["ComparePanel", "CompareDialog", "add_comparison", "PAIR_COLUMNS",
            "MACHINE_COLUMNS"]
@@ -205,7 +205,8 @@ class ComparePanel(DockedPanel, QWidget):
         self.pair_rebuilds = 0
 
         layout = scrolled_layout(self)
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter = WideSplitter()  # the pairs beside the machines in the short bottom row
+        splitter.setObjectName("compare_split")
 
         top = QWidget()
         top_layout = QVBoxLayout(top)
@@ -259,6 +260,7 @@ class ComparePanel(DockedPanel, QWidget):
     def _table(name: str, columns: tuple[tuple[str, str, str], ...]) -> QTableWidget:
         table = QTableWidget(0, len(columns))
         table.setObjectName(name)
+        table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         for i, (_key, title, tip) in enumerate(columns):
             item = QTableWidgetItem(title)
             item.setToolTip(tip)

@@ -41,6 +41,7 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QEvent, QSize, Qt, QTimer, QUrl
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QComboBox,
     QFormLayout,
     QFrame,
@@ -73,7 +74,12 @@ from workbench.ui.fields import (
 from workbench.ui.model_lock import model_banner
 from workbench.ui.steps_editor import _StepsField
 from workbench.ui.sweep_editor import SweepSection
-from workbench.ui.widgets import escape_html, no_wheel_filter, set_invalid
+from workbench.ui.widgets import (
+    document_undo_filter,
+    escape_html,
+    no_wheel_filter,
+    set_invalid,
+)
 
 __all__ = ["OperationEditor"]
 
@@ -106,6 +112,10 @@ class OperationEditor(QWidget):
         self._labels: dict[str, tuple[QLabel, str, Qt.TextFormat, str]] = {}
         self._errors: dict[str, str] = {}
         self._note = ""
+        # the typing of the current gesture, per parameter: the text and value of each edit
+        # applied, and the text last refused (see _finish)
+        self._typed: dict[str, list[tuple[str, Any]]] = {}
+        self._refused_text: dict[str, str] = {}
         self._applying = False  # the document is changing because of this editor
         self._conventions_open = False
         self._dirty = True
@@ -266,6 +276,8 @@ class OperationEditor(QWidget):
             self.document.seal()
         self._op_id, self._kind = op_id, kind
         self._errors.clear()
+        self._typed.clear()
+        self._refused_text.clear()
         self._note = ""
         if op_id is None:
             self._fields = {}
@@ -332,7 +344,7 @@ class OperationEditor(QWidget):
         container = QWidget()
         container.setObjectName("editor_form")
         outer = QVBoxLayout(container)
-        outer.setContentsMargins(10, 8, 10, 8)
+        outer.setContentsMargins(6, 8, 6, 8)  # narrow: the form fits a narrow dock
         outer.setSpacing(8)
         model = self.document.session.model_of(self._op_id)
         self.read_only = model is not None
@@ -351,6 +363,7 @@ class OperationEditor(QWidget):
         self._name_edit.setToolTip("Name of the operation (shown on the chart and in tables)")
         self._name_edit.textEdited.connect(self._on_name)
         self._name_edit.editingFinished.connect(lambda: self._finish("name"))
+        self._name_edit.installEventFilter(document_undo_filter())  # Ctrl+Z: the document's
         form.addRow(self._bold_label("Name"), self._name_edit)
 
         kind_label = QLabel(f"{kind.label}")
@@ -360,6 +373,7 @@ class OperationEditor(QWidget):
         font = kind_label.font()
         font.setBold(True)
         kind_label.setFont(font)
+        kind_label.setWordWrap(True)  # "Sharded matmul (communication)" fits the dock
         kind_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         form.addRow(self._plain_label("Kind"), kind_label)
 
@@ -646,6 +660,12 @@ class OperationEditor(QWidget):
             self._refuse(name, message, f.input)
             return
         self._accept(name, f.input)
+        if discrete:
+            self._typed.pop(name, None)
+        else:
+            text = _typed_text(f.input)
+            if text is not None:
+                self._typed.setdefault(name, []).append((text, normalised))
         if op.params.get(name) == normalised:
             return
         with self._apply():
@@ -673,6 +693,9 @@ class OperationEditor(QWidget):
     def _refuse(self, name: str, message: str, widget: QWidget,
                 exc: InputError | None = None) -> None:
         self._errors[name] = message
+        text = _typed_text(widget)
+        if text is not None:
+            self._refused_text[name] = text
         self._note = ""
         f = self._fields.get(name)
         if isinstance(f, _StepsField):
@@ -693,7 +716,13 @@ class OperationEditor(QWidget):
         set_invalid(widget, False)
 
     def _finish(self, name: str) -> None:
-        """End of a gesture (Return, focus out): one undo step; refused text is put back."""
+        """End of a gesture (Return, focus out): one undo step. Refused text is put back, and
+        what the typing applied on the way ("1e3" of "1e30") is taken back with it: the
+        typed value applies whole or not at all."""
+        typed = self._typed.pop(name, [])
+        refused = self._refused_text.pop(name, None)
+        if self._op_id is not None and name in self._errors and typed and refused is not None:
+            self._take_back(name, typed, refused)
         self.document.seal()
         if self._op_id is None or name not in self._errors:
             return
@@ -716,6 +745,17 @@ class OperationEditor(QWidget):
             kept = "" if isinstance(shown, list) else f" — kept {f.param.label} = {shown}"
             self._note = f"{message}{kept}."
         self._update_hint()
+
+    def _take_back(self, name: str, typed: list[tuple[str, Any]], refused: str) -> None:
+        """The gesture ends on ``refused`` text: what was applied on the way to it (its
+        prefixes, "1" and "1e3" of "1e30") is taken back. The value kept is the last one
+        typed that was not such a prefix, else the value from before the gesture."""
+        keep = [value for text, value in typed if not refused.startswith(text)]
+        with self._apply():
+            if keep:
+                self.document.set_param(self._op_id, name, keep[-1])
+            else:
+                self.document.abandon_param_edit(self._op_id, name)
 
     def _update_hint(self) -> None:
         lines = list(self._errors.values())
@@ -774,6 +814,15 @@ class OperationEditor(QWidget):
     def _on_anchor(self, url: QUrl) -> None:
         if url.toString() == "toggle:conventions":
             self.set_conventions_open(not self._conventions_open)
+
+
+def _typed_text(widget: QWidget) -> str | None:
+    """The text of a field typed in (a spin box's or a line edit's), else ``None``."""
+    if isinstance(widget, QAbstractSpinBox):
+        return widget.lineEdit().text()
+    if isinstance(widget, QLineEdit):
+        return widget.text()
+    return None
 
 
 def _describe(exc: InputError) -> str:

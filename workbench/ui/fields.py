@@ -10,11 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QVBoxLayout, QWidget
 
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.operations import Kind, Param
-from workbench.ui.widgets import BigSpinBox, QuantityEdit, escape_html, no_wheel_filter
+from workbench.ui.widgets import (
+    BigSpinBox,
+    QuantityEdit,
+    document_undo_filter,
+    escape_html,
+    no_wheel_filter,
+)
 
 if TYPE_CHECKING:
     from workbench.ui.editor import OperationEditor
@@ -84,11 +90,13 @@ class _IntField(_Field):
         self.input = self.spin
         self.same: QCheckBox | None = None
         if param.inherit:
+            # the check box under the spin box: side by side they made the form wider than
+            # the editor dock (the arrows and "same as Qu…" were cut)
             box = QWidget()
-            row = QHBoxLayout(box)
+            row = QVBoxLayout(box)
             row.setContentsMargins(0, 0, 0, 0)
-            row.setSpacing(8)
-            row.addWidget(self.spin, 1)
+            row.setSpacing(2)
+            row.addWidget(self.spin)
             self.same = QCheckBox(f"same as {_inherit_label(kind, param)}")
             self.same.setObjectName(f"same_{param.name}")
             self.same.setToolTip(f"Follow “{_inherit_label(kind, param)}” (the parameter is "
@@ -216,6 +224,7 @@ class _TextField(_Field):
         self.edit.setToolTip(_tooltip(param))
         self.edit.textEdited.connect(lambda text: self._propose(text))
         self.edit.editingFinished.connect(self._finish)
+        self.edit.installEventFilter(document_undo_filter())  # Ctrl+Z: the document's
         self.input = self.widget = self.edit
 
     def load(self, raw: Any, resolved: dict[str, Any], context: dict[str, Any]) -> None:

@@ -54,8 +54,10 @@ from workbench.ui.preset_dialog import (
 
 __all__ = ["HardwarePanel", "NEW_MACHINE"]
 
-#: The figures a new custom machine starts from (the seeds' toy accelerator).
-NEW_MACHINE = {"compute": {"fp16": 100e12, "fp32": 20e12}, "memory": {"hbm": 1e12}}
+#: The figures a new custom machine starts from (the seeds' toy accelerator, its 16-bit peak
+#: for both bf16 and fp16: bf16 work, the most common, would otherwise run at the fp32 peak).
+NEW_MACHINE = {"compute": {"bf16": 100e12, "fp16": 100e12, "fp32": 20e12},
+               "memory": {"hbm": 1e12}}
 
 _PROBLEM_COLOR = "#b3261e"
 
@@ -112,7 +114,8 @@ class HardwarePanel(MachineForm, QWidget):
             "Add machines from the hardware presets (sourced vendor figures)", "addPreset")
         self.new_machine_action = self._action(
             "New machine", self.new_machine,
-            "Define a machine of your own, starting from 100 TFLOP/s and 1 TB/s", "newMachine")
+            "Define a machine of your own, starting from 100 TFLOP/s (bf16, fp16) and 1 TB/s",
+            "newMachine")
         self.duplicate_action = self._action(
             "Duplicate", self.duplicate_current,
             "Copy the selected machine, e.g. to try other figures beside the original",

@@ -112,6 +112,7 @@ class MachineForm:
 
         self.ceilings_table = QTableWidget(0, 4, page)
         self.ceilings_table.setObjectName("ceilingsTable")
+        self.ceilings_table.setTabKeyNavigation(False)  # Tab goes on to the next field
         self.ceilings_table.setHorizontalHeaderLabels(["Ceiling", "Value", "Main", ""])
         header_tips = ("Precision, memory level or link", "SI text: 989 TFLOP/s, 3.35 TB/s",
                        "The memory level operations are measured against unless they choose "

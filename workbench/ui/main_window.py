@@ -56,7 +56,7 @@ class MainWindow(DocksMixin, QMainWindow):
         self.document = self.workspace.document
         self.settings = QSettings()
         self.setAcceptDrops(True)
-        self.resize(1500, 950)
+        self._fit_first_window()  # to the screen it opens on; saved settings may move it
 
         from workbench.ui.canvas import RooflineCanvas
 
@@ -758,8 +758,12 @@ class MainWindow(DocksMixin, QMainWindow):
         self._info("Reading the Chart", GUIDE_HTML)
 
     def show_conventions(self) -> None:
-        items = "".join(f"<li>{c}</li>" for c in CONVENTIONS)
-        formulas = "".join(f"<li><code>{f}</code></li>" for f in FORMULAS.values())
+        from workbench.ui.widgets import escape_html
+
+        # the texts are plain (they say "T_math < overhead"): escaped, or rich text would
+        # take a "<" for the start of a tag and drop the rest
+        items = "".join(f"<li>{escape_html(c)}</li>" for c in CONVENTIONS)
+        formulas = "".join(f"<li><code>{escape_html(f)}</code></li>" for f in FORMULAS.values())
         self._info("Counting Conventions",
                    f"<h3>Counting</h3><ul>{items}</ul><h3>Roofline formulas</h3><ul>{formulas}</ul>")
 

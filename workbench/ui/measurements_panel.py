@@ -57,7 +57,6 @@ from PySide6.QtWidgets import (
     QProgressDialog,
     QPushButton,
     QScrollArea,
-    QSplitter,
     QTableView,
     QToolButton,
     QVBoxLayout,
@@ -80,7 +79,7 @@ from workbench.ui.measurements_model import (
     MeasurementsModel,
     _ref,
 )
-from workbench.ui.widgets import QuantityEdit, no_wheel_filter, set_invalid
+from workbench.ui.widgets import QuantityEdit, WideSplitter, no_wheel_filter, set_invalid
 
 __all__ = ["MeasurementsPanel", "MeasurementsModel", "MeasuredRow", "import_measurements",
            "scrolled_layout", "VERDICT_COLORS", "MEASURED_COLUMNS"]
@@ -205,10 +204,12 @@ class MeasurementsPanel(DockedPanel, QWidget):
         bar.addWidget(self.count_label)
         layout.addLayout(bar)
 
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter = WideSplitter()  # the form beside the table in the short bottom row
+        splitter.setObjectName("measurements_split")
         self.model = MeasurementsModel(workspace, self)
         self.view = QTableView()
         self.view.setObjectName("measurements_table")
+        self.view.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.view.setModel(self.model)
         self.view.setMinimumHeight(60)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -222,7 +223,8 @@ class MeasurementsPanel(DockedPanel, QWidget):
         for key, width in (("name", 180), ("operation", 150), ("machine", 150),
                            ("time", 95), ("achieved", 105), ("ceiling", 110),
                            ("predicted", 110), ("fraction", 75)):
-            self.view.setColumnWidth(COLUMN[key], width)
+            # never narrower than the header's title ("Predicted T_lower" was cut)
+            self.view.setColumnWidth(COLUMN[key], max(width, header.sectionSizeHint(COLUMN[key])))
         self.view.selectionModel().currentRowChanged.connect(self._on_current)
         splitter.addWidget(self.view)
         scroll = QScrollArea()
@@ -232,7 +234,7 @@ class MeasurementsPanel(DockedPanel, QWidget):
         scroll.setMinimumHeight(0)
         splitter.addWidget(scroll)
         splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 0)
+        splitter.setStretchFactor(1, 2)  # side by side, the form needs room for its fields
         layout.addWidget(splitter, 1)
 
         workspace.signals.changed.connect(self._on_change)

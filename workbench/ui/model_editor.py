@@ -37,6 +37,7 @@ from workbench.model.llm import (
 )
 from workbench.model.llm_session import ModelEntry
 from workbench.ui.bridge import Workspace
+from workbench.ui.widgets import document_undo_filter
 
 __all__ = ["SetupForm", "ModelEditor", "AddModelDialog", "VIEW_LABELS"]
 
@@ -161,6 +162,8 @@ class ModelEditor(QWidget):
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.form = SetupForm(self)
+        for spin in self.form.findChildren(QSpinBox):  # Ctrl+Z: the document's last edit
+            spin.installEventFilter(document_undo_filter())
         self.problem = QLabel(self)
         self.problem.setObjectName("modelProblem")
         self.problem.setStyleSheet("color: #D55E00")
@@ -257,6 +260,8 @@ class AddModelDialog(QDialog):
         layout.addWidget(self.summary)
         self.form = SetupForm(self)
         self.form.set_values(Setup("decode", 1, 2048, 2048), "layers")
+        # the dialog has room for the Chart field's whole text (the Model tab keeps it short)
+        self.form.view.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         layout.addWidget(self.form)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel, self)

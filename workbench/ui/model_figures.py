@@ -3,6 +3,8 @@ cells' tooltips and the summary line (the derivation page lists the same formula
 
 from __future__ import annotations
 
+import textwrap
+
 from workbench.model.llm import Setup
 from workbench.model.llm_results import MachineResult, ModelTotals
 from workbench.model.units import format_number, format_quantity
@@ -66,12 +68,17 @@ def result_cells(r: MachineResult, setup: Setup, totals: ModelTotals
         fits = ("no capacity", f"{hw} has no memory capacity set: the fit is not checked")
     if r.skipped:
         why = f"{hw}: skipped — {r.skipped}"
-        return [("—", why), ("—", why), ("—", why), memory, capacity, fits, ("skipped", why)]
+        # the reason in the cells too, a few words a line (the share row grows to fit)
+        reason = r.skipped.removeprefix(f"{hw} ")
+        shown = "skipped: " + reason
+        return [("skipped", why), ("skipped", why), ("skipped", why), memory, capacity, fits,
+                ("\n".join(textwrap.wrap(shown, 34)), why)]
     t_lower = q(r.t_lower_s, "time")
     t_pred = q(r.t_predicted_s, "time")
     formula, values = _produced(setup)
     produced = setup.tokens if setup.phase == "prefill" else setup.batch
-    share_text = ", ".join(f"{k} {100 * v:.0f} %" for k, v in r.share.items() if v >= 0.005)
+    # one kind a line, whole (the row is as tall as its lines)
+    share_text = "\n".join(f"{k} {100 * v:.0f} %" for k, v in r.share.items() if v >= 0.005)
     share_tip = "\n".join(
         [f"{hw}: share of {what} per operation kind = Σ its kernels' predicted time / {what}"]
         + [f"{k}: {q(v * r.t_predicted_s, 'time')} / {t_pred} = {100 * v:.0f} %"

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QScrollArea,
     QSplitter,
+    QStyle,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -77,6 +78,7 @@ class ModelPanel(QWidget):
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableWidget(len(RESULT_ROWS), 0, self)
         self.table.setObjectName("modelResults")
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(False)
         for row, (label, tip) in enumerate(RESULT_ROWS):
@@ -249,7 +251,12 @@ class ModelPanel(QWidget):
         header = self.table.verticalHeaderItem(ROW_PREDICTED)
         header.setText(what)
         header.setToolTip(f"{what}: {RESULT_ROWS[ROW_PREDICTED][1]}")
-        self.summary.setText(summary_text(setup, totals))
+        summary = summary_text(setup, totals)
+        if not machines:  # the results need a machine: say so where they would be
+            summary += ("<br><b>No machine in the session:</b> add one in the Hardware panel "
+                        "(Add preset… or New machine) to see this model's time, tokens per "
+                        "second and memory fit.")
+        self.summary.setText(summary)
         self.summary.setToolTip(summary_tooltip(setup, totals))
         self.table.setColumnCount(len(self.results))
         for col, r in enumerate(self.results):
@@ -265,7 +272,27 @@ class ModelPanel(QWidget):
                 if row == ROW_FITS and r.fits is False:
                     item.setForeground(QColor("#D55E00"))
                 self.table.setItem(row, col, item)
+        self._fit_cells()
         self.derivation.setHtml(self._derivation_html(model))
+
+    def _fit_cells(self) -> None:
+        """Every cell's text whole: the share row as tall as its lines (one kind a line), the
+        machines' columns no narrower than their widest line (the table scrolls instead)."""
+        metrics = self.table.fontMetrics()
+        pad = 2 * self.table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin,
+                                                 None, self.table) + 8
+        widest, lines = metrics.horizontalAdvance("does not fit"), 1
+        for col in range(self.table.columnCount()):
+            for row in range(self.table.rowCount()):
+                item = self.table.item(row, col)
+                if item is None:
+                    continue
+                parts = item.text().split("\n")
+                lines = max(lines, len(parts)) if row == ROW_SHARE else lines
+                widest = max(widest, *(metrics.horizontalAdvance(p) for p in parts))
+        self.table.horizontalHeader().setMinimumSectionSize(widest + pad)
+        self.table.verticalHeader().resizeSection(
+            ROW_SHARE, lines * metrics.lineSpacing() + 6)
 
     def _derivation_html(self, model: ModelEntry) -> str:
         lines = derivation(model.arch, model.setup, self.totals, self.results)

@@ -36,7 +36,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("Name", "Name of the operation (double-click or F2 to rename)"),
     ("Kind", "Kind of operation"),
     ("Intensity", "Arithmetic intensity I = FLOPs / bytes, in FLOP/byte"),
-    ("Bound", "Memory-, compute- or overhead-bound on the first visible machine"),
+    ("Bound", "Memory-, compute- or overhead-bound on each visible machine; \"mixed\" where "
+              "the machines differ (the cell's tooltip says which is which)"),
 )
 
 #: Operation fields shown outside the intensity and bound columns: an edit of any other field
@@ -88,7 +89,8 @@ class OperationsModel(QAbstractTableModel):
             self._entries = list(session.operations)
             self._grouped, self._model_rows = {}, {}
             self._rows = {e.id: i for i, e in enumerate(self._entries)}
-        self._machine = next((h for h in session.hardware if h.visible), None)
+        self._machines = [h for h in session.hardware if h.visible]
+        self._machine = self._machines[0] if self._machines else None
         self._texts = {}
 
     def reset(self) -> None:
@@ -181,7 +183,8 @@ class OperationsModel(QAbstractTableModel):
             self.reset()
         elif what in ("hardware", "machines"):
             session = self.workspace.document.session
-            self._machine = next((h for h in session.hardware if h.visible), None)
+            self._machines = [h for h in session.hardware if h.visible]
+            self._machine = self._machines[0] if self._machines else None
             self._texts.clear()
             if self._entries:
                 self.dataChanged.emit(self.index(0, COL_INTENSITY),
@@ -204,8 +207,10 @@ class OperationsModel(QAbstractTableModel):
             return COLUMNS[section][0]
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = COLUMNS[section][1]
-            if section in (COL_BOUND, COL_INTENSITY) and self._machine is not None:
+            if section == COL_INTENSITY and self._machine is not None:
                 tip += f"\nMachine: {self._machine.hardware.label}"
+            elif section == COL_BOUND and self._machines:
+                tip += "\nMachines: " + ", ".join(h.hardware.label for h in self._machines)
             return tip
         if role == Qt.ItemDataRole.TextAlignmentRole and section == COL_INTENSITY:
             return _ALIGN_RIGHT
@@ -373,7 +378,28 @@ class OperationsModel(QAbstractTableModel):
             return exc
 
     def _bound(self, entry: OperationEntry, role: int) -> Any:
+        """The bound on every visible machine where they agree ("memory"), else "mixed"; the
+        tooltip says which and why on each machine."""
         R = Qt.ItemDataRole
+        if len(self._machines) > 1:
+            found = []
+            for hw in self._machines:
+                try:
+                    pair = self.workspace.results.pair(entry.id, hw.id)
+                except Exception as exc:  # noqa: BLE001 - said in the tooltip
+                    found.append((hw, None, str(exc)))
+                    continue
+                found.append((hw, pair.result, "" if pair.result else pair.skipped.reason))
+            results = [r for _, r, _ in found if r is not None]
+            if results:
+                bounds = list(dict.fromkeys(r.bound for r in results))
+                if role == R.DisplayRole:
+                    return bounds[0] if len(bounds) == 1 else "mixed"
+                if role == R.ForegroundRole:
+                    return QColor(BOUND_COLORS[bounds[0]]) if len(bounds) == 1 else None
+                return "\n\n".join(
+                    bound_tooltip(r, hw.hardware.label) if r is not None
+                    else f"skipped on {hw.hardware.label}: {why}" for hw, r, why in found)
         pair = self._pair(entry)
         if pair is None:
             return "Add a machine to see the bound" if role == R.ToolTipRole else None

@@ -134,6 +134,7 @@ class OperationsPanel(QWidget):
         view = self.view
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        view.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         view.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
                              | QAbstractItemView.EditTrigger.EditKeyPressed)
         view.setShowGrid(False)

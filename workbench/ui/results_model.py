@@ -154,7 +154,8 @@ class _Row:
             value = self.raw[col]
             column = COLUMNS[col]
             if value is None:
-                text = _DASH
+                # a skipped pair says so in its Bound cell (the tooltips say why)
+                text = "skipped" if self.reason and column.key == "bound" else _DASH
             elif column.show is None:
                 text = str(value)
             else:

@@ -143,6 +143,7 @@ class ResultsTable(QWidget):
         self.copy_all_button.clicked.connect(self.copy_all)
 
         self.view = _ResultsView(self)
+        self.view.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.view.setObjectName("resultsView")
         self.view.setModel(self.proxy)
         self._configure_view()
@@ -175,6 +176,7 @@ class ResultsTable(QWidget):
                        self.proxy.layoutChanged):
             signal.connect(self._update_count)
         workspace.signals.changed.connect(self._on_change)
+        workspace.signals.changed.connect(self._update_count)  # (machines added or removed)
         self._update_count()
         self.fit_name_columns()
 
@@ -269,6 +271,11 @@ class ResultsTable(QWidget):
 
     def _update_count(self, *_args) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
+        session = self.workspace.document.session
+        if not total and session.operations and not session.hardware:
+            # a row is an operation on a machine: say what is missing
+            self.count_label.setText("No machine: add one in the Hardware panel")
+            return
         self.count_label.setText(f"{shown} of {total} rows" if shown != total
                                  else f"{total} rows")
 

@@ -75,6 +75,7 @@ class StepsEditor(QWidget):
             font.setPointSizeF(font.pointSizeF() * 0.9)
             label.setFont(font)
             label.setEnabled(False)  # draws in the disabled (dim) text colour
+            label.setWordWrap(True)  # "Extra inputs" on two lines in a narrow dock
             self.grid.addWidget(label, 0, column)
 
     # -- data ------------------------------------------------------------------------------

@@ -167,6 +167,8 @@ class SweepPlot(QWidget):
         self.stack.removeWidget(placeholder)
         placeholder.deleteLater()
         self._plot_widget = widget
+        self._left_label_shown = True
+        self._y_axis.geometryChanged.connect(self._fit_left_label)
         return widget
 
     # -- public ------------------------------------------------------------------------------
@@ -297,6 +299,8 @@ class SweepPlot(QWidget):
         self.title.setText(f"{op.name}: {sweep.describe()}")
         self._plot.setLabel("bottom", f"{sweep.param} (swept)", color=theme.foreground)
         self._plot.setLabel("left", MODES[self._mode], color=theme.foreground)
+        self._left_label_shown = True  # (setting the label shows it)
+        self._fit_left_label()
 
         lo, hi = float(values.min()), float(values.max())
         if log_x and hi > lo:
@@ -402,6 +406,18 @@ class SweepPlot(QWidget):
                                      symbol=marker, symbolBrush=make_brush(color),
                                      symbolPen=make_pen(theme.background, 0.8))
             self._legend.addItem(sample, html.escape(name, quote=False))
+
+    def _fit_left_label(self) -> None:
+        """The y axis's title only where the axis is tall enough to show it whole (in the
+        short bottom row the mode box above the plot and the unit on each number say it);
+        called when the axis changes size and when the title changes."""
+        if self._plot_widget is None:
+            return
+        axis = self._plot.getAxis("left")
+        tall = axis.label.boundingRect().width() <= axis.height()
+        if tall != self._left_label_shown:
+            self._left_label_shown = tall
+            axis.showLabel(tall)
 
     def _apply_theme(self, theme) -> None:
         if getattr(self, "_theme_name", None) == theme.name:

@@ -25,8 +25,15 @@ import html
 import math
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, Qt, Signal
-from PySide6.QtGui import QFontMetrics, QKeyEvent, QValidator
-from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QStyle, QStyleOptionSpinBox, QWidget
+from PySide6.QtGui import QFontMetrics, QKeyEvent, QKeySequence, QValidator
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QLineEdit,
+    QSplitter,
+    QStyle,
+    QStyleOptionSpinBox,
+    QWidget,
+)
 
 from workbench.model.units import QuantityError, format_quantity, parse_number, parse_quantity
 
@@ -36,6 +43,9 @@ __all__ = [
     "set_invalid",
     "NoWheelFilter",
     "no_wheel_filter",
+    "DocumentUndoFilter",
+    "WideSplitter",
+    "document_undo_filter",
     "INVALID_STYLE",
 ]
 
@@ -92,6 +102,54 @@ def no_wheel_filter() -> NoWheelFilter:
     return _NO_WHEEL
 
 
+class DocumentUndoFilter(QObject):
+    """Ctrl+Z / Ctrl+Shift+Z (the platform's Undo and Redo keys) in a field go to the
+    window's Undo and Redo, which undo the document's last edit, as everywhere else: a line
+    edit would take the keys for its own text history, which a field set from the document
+    has lost (nothing happened) or which puts back text the document never had. Install on
+    the fields whose every edit is a document edit (``document_undo_filter()`` returns a
+    shared instance)."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) and (
+                event.matches(QKeySequence.StandardKey.Undo)
+                or event.matches(QKeySequence.StandardKey.Redo)):
+            event.ignore()  # not taken by the field: the shortcut fires
+            return True
+        return False
+
+
+_DOCUMENT_UNDO = None
+
+
+def document_undo_filter() -> DocumentUndoFilter:
+    global _DOCUMENT_UNDO
+    if _DOCUMENT_UNDO is None:
+        _DOCUMENT_UNDO = DocumentUndoFilter()
+    return _DOCUMENT_UNDO
+
+
+class WideSplitter(QSplitter):
+    """A splitter that puts its panes side by side while it is much wider than tall (in the
+    short bottom row of the window, where one over the other leaves each a sliver) and one
+    over the other otherwise (a tall or floating dock). The two thresholds keep it from
+    flipping back and forth at one size."""
+
+    SIDE_BY_SIDE = 2.5  # width / height at or above which the panes go side by side
+    STACKED = 1.8  # ... and below which they go back one over the other
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Vertical, parent)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        width, height = event.size().width(), max(1, event.size().height())
+        if self.orientation() == Qt.Orientation.Vertical and width >= self.SIDE_BY_SIDE * height:
+            self.setOrientation(Qt.Orientation.Horizontal)
+        elif self.orientation() == Qt.Orientation.Horizontal and width < self.STACKED * height:
+            self.setOrientation(Qt.Orientation.Vertical)
+        super().resizeEvent(event)
+
+
 def _parse_int(text: str) -> int | None:
     """A whole number from text ("4096", "4_096", "1e6", " 12 "); ``None`` if it is not one."""
     try:
@@ -123,6 +181,7 @@ class BigSpinBox(QAbstractSpinBox):
         self.lineEdit().textEdited.connect(self._on_text_edited)
         self.editingFinished.connect(self._restore_if_invalid)
         self.installEventFilter(no_wheel_filter())
+        self.installEventFilter(document_undo_filter())
 
     # -- value -----------------------------------------------------------------------------
 
@@ -277,6 +336,7 @@ class QuantityEdit(QLineEdit):
         self._value: float | None = None
         self._error = ""
         self.textEdited.connect(self._on_text_edited)
+        self.installEventFilter(document_undo_filter())
         example = {"flops": "3.85 TFLOP", "bytes": "80 GiB", "flop_rate": "989 TFLOP/s",
                    "bandwidth": "3.35 TB/s", "time": "5 us", "count": "1e12"}.get(unit, "")
         if example:

@@ -3,10 +3,45 @@ panels built only when first shown (a mixin of :class:`~workbench.ui.main_window
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QWidget
 
-__all__ = ["DocksMixin"]
+__all__ = ["DocksMixin", "first_window_geometry"]
+
+#: the first window's size where the screen has room for it
+FIRST_SIZE = QSize(1500, 950)
+#: room around the first window for the window manager's frame: 8 px each side, a 40 px
+#: title bar above and 8 px below
+FRAME_ROOM = QSize(16, 48)
+TITLE_BAR = 40
+
+
+def first_window_geometry(available: QRect) -> QRect:
+    """The first window's client geometry on a screen whose free area is ``available``:
+    :data:`FIRST_SIZE` where it fits, else the free area less room for the frame (so the
+    bottom panels and the status bar stay on the screen), centred in it."""
+    width = max(320, min(FIRST_SIZE.width(), available.width() - FRAME_ROOM.width()))
+    height = max(240, min(FIRST_SIZE.height(), available.height() - FRAME_ROOM.height()))
+    spare_x = max(0, available.width() - FRAME_ROOM.width() - width)
+    spare_y = max(0, available.height() - FRAME_ROOM.height() - height)
+    left = available.x() + FRAME_ROOM.width() // 2 + spare_x // 2
+    top = available.y() + TITLE_BAR + spare_y // 2
+    return QRect(left, top, width, height)
+
+
+#: the left column's default width: the widest operation form's minimum and its scroll bar
+LEFT_WIDTH = 350
+#: the chart's share of the window in the default layout (over half, with a margin)
+CHART_SHARE = 0.505
+#: the bottom row's tallest default height (its panels are usable well below it)
+BOTTOM_MAX = 320
+
+
+def bottom_height(window_height: int) -> int:
+    """The bottom row's default height (its dock, title bar included) in a window this
+    tall: about a quarter of it, at least a few table rows."""
+    return max(150, min(300, window_height * 25 // 100))
 
 
 class _Placeholder(QWidget):
@@ -26,12 +61,28 @@ class DocksMixin:
 
     # -- construction ----------------------------------------------------------------------
 
+    def _fit_first_window(self) -> None:
+        """Size and place the window for the screen it opens on (the one under the mouse,
+        else the primary one)."""
+        from PySide6.QtGui import QCursor
+
+        screen = QGuiApplication.screenAt(QCursor.pos()) or QGuiApplication.primaryScreen()
+        if screen is None:
+            self.resize(FIRST_SIZE)
+            return
+        self.setGeometry(first_window_geometry(screen.availableGeometry()))
+
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
         dock.setWidget(widget)
-        dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
-                         | QDockWidget.DockWidgetClosable)
+        features = (QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
+                    | QDockWidget.DockWidgetClosable)
+        if area == Qt.BottomDockWidgetArea:
+            # the title bar up the left side: the tabs under the row name the panels, and
+            # the short row keeps its height for the tables and the plot
+            features |= QDockWidget.DockWidgetVerticalTitleBar
+        dock.setFeatures(features)
         self.addDockWidget(area, dock)
         return dock
 
@@ -60,11 +111,48 @@ class DocksMixin:
         self.splitDockWidget(self.operations_dock, self.editor_dock, Qt.Vertical)
         self.tabifyDockWidget(self.editor_dock, self.hardware_dock)
         self.editor_dock.raise_()
-        self.resizeDocks([self.operations_dock], [380], Qt.Horizontal)
-        self.resizeDocks([self.operations_dock, self.editor_dock], [220, 480], Qt.Vertical)
-        self.resizeDocks([self.results_dock], [150], Qt.Vertical)
         self._build_sweep_dock()
         self._build_analysis_docks()
+        self._size_default_docks()
+
+    def _size_default_docks(self) -> None:
+        """The default layout for the window's size: the left column as narrow as the
+        operation forms allow, the bottom row about a quarter of the height; when first
+        shown, the bottom row takes what the chart can spare over half the window
+        (:meth:`_fit_default_docks`). A saved layout replaces this."""
+        self._default_layout = True
+        self.resizeDocks([self.operations_dock], [LEFT_WIDTH], Qt.Horizontal)
+        self.resizeDocks([self.operations_dock, self.editor_dock], [200, 480], Qt.Vertical)
+        self._bottom_asked = bottom_height(self.height())
+        self.resizeDocks([self.results_dock], [self._bottom_asked], Qt.Vertical)
+
+    def restoreState(self, state, version: int = 0) -> bool:  # noqa: N802 (Qt API)
+        restored = super().restoreState(state, version)
+        if restored:
+            self._default_layout = False  # the user's layout: kept as it was
+        return restored
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().showEvent(event)
+        if getattr(self, "_default_layout", False):
+            self._default_layout = False
+            self._fit_default_docks()
+
+    def _fit_default_docks(self) -> None:
+        """Give the bottom row what the chart can spare: the chart keeps :data:`CHART_SHARE`
+        of the window (a few pixels' margin over half), the bottom row the rest up to
+        :data:`BOTTOM_MAX` (fonts and screens differ: measured, not assumed)."""
+        self.layout().activate()
+        canvas, window = self.centralWidget(), self.size()
+        if canvas is None or canvas.width() <= 0 or window.height() <= 0:
+            return
+        needed = -(-int(CHART_SHARE * window.width() * window.height()) // canvas.width())
+        # (a size given to resizeDocks counts the row's tab bar too: the change is added to
+        # the size given before)
+        wanted = max(0, min(BOTTOM_MAX, self._bottom_asked + canvas.height() - needed))
+        if wanted != self._bottom_asked:
+            self._bottom_asked = wanted
+            self.resizeDocks([self.results_dock], [wanted], Qt.Vertical)
 
     def _build_analysis_docks(self) -> None:
         """Measured points and compared pairs, tabbed with the results table. Each panel is

@@ -1,0 +1,215 @@
+"""The keyboard in the main window: Tab leaves every table, Ctrl+Z undoes the document's last
+edit wherever the focus is, and typing a value that will be refused never applies a part of
+it on the way."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import EXAMPLES
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMessageBox, QTableView
+
+from workbench.ui.app import create_app
+from workbench.ui.main_window import MainWindow
+
+LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
+
+
+@pytest.fixture
+def window(qtbot):
+    create_app()
+    win = MainWindow()
+    win.open_path(LLAMA)
+    win.resize(1366, 768)
+    win.show()
+    qtbot.waitExposed(win)
+    win.activateWindow()
+    yield win
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.close()
+    win.deleteLater()
+
+
+def _inside(widget, container) -> bool:
+    while widget is not None:
+        if widget is container:
+            return True
+        widget = widget.parentWidget()
+    return False
+
+
+def _tab_out(qtbot, window, table: QTableView, presses: int = 40) -> bool:
+    """Focus ``table`` on its first cell and press Tab up to ``presses`` times: whether the
+    focus left it."""
+    table.setFocus(Qt.FocusReason.TabFocusReason)
+    if table.model() is not None and table.model().rowCount() > 0:
+        table.setCurrentIndex(table.model().index(0, 0))
+    assert window.focusWidget() is table
+    for _ in range(presses):
+        qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Tab)
+        if not _inside(window.focusWidget(), table):
+            return True
+    return False
+
+
+def test_tab_leaves_the_operations_table(qtbot, window):
+    view = window.operations_panel.view
+    assert _tab_out(qtbot, window, view)
+    # and Shift+Tab comes back into it
+    focused = window.focusWidget()
+    qtbot.keyClick(focused, Qt.Key.Key_Backtab)
+    assert window.focusWidget() is view
+
+
+def test_tab_goes_round_the_whole_window(qtbot, window):
+    """From the operations table, Tab visits the editor, the hardware, the results… and comes
+    back: nothing on the way keeps the focus."""
+    start = window.operations_panel.view
+    start.setFocus(Qt.FocusReason.TabFocusReason)
+    visited = set()
+    for _ in range(200):
+        qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Tab)
+        if window.focusWidget() is start:
+            break
+        visited.add(window.focusWidget())
+    assert window.focusWidget() is start
+    assert window.editor.field("m") in visited
+    assert window.results_table.view in visited
+
+
+def test_tab_leaves_every_table_of_the_window(qtbot, window):
+    """Results, Measurements, Compare, Model, Hardware: each table a user can focus gives the
+    focus up to Tab."""
+    assert window.measurements_panel is not None  # the panels built on first use
+    assert window.compare_panel is not None
+    for dock in (window.results_dock, window.measurements_dock, window.compare_dock,
+                 window.model_dock, window.hardware_dock):
+        dock.raise_()
+    QApplication.processEvents()
+    tables = [t for t in window.findChildren(QTableView)
+              if t.focusPolicy() != Qt.FocusPolicy.NoFocus]
+    names = {t.objectName() for t in tables}
+    assert {"operationsView", "measurements_table", "modelResults"} <= names
+    assert len(tables) >= 6
+    trapped, tried = [], set()
+    for table in tables:
+        dock = next(d for d in (window.results_dock, window.measurements_dock,
+                                window.compare_dock, window.model_dock, window.hardware_dock,
+                                window.operations_dock, window.editor_dock)
+                    if _inside(table, d))
+        dock.raise_()
+        QApplication.processEvents()
+        if not table.isVisible():
+            continue
+        tried.add(table.objectName())
+        if not _tab_out(qtbot, window, table):
+            trapped.append(table.objectName())
+    assert {"operationsView", "resultsView", "measurements_table", "modelResults",
+            "machines_table", "pairs_table"} <= tried, tried
+    assert trapped == [], ", ".join(trapped)
+
+
+def _retype(qtbot, widget, text: str, finish: bool = True) -> None:
+    """Select the field's text and type ``text`` over it as a user would (then Return)."""
+    edit = widget.lineEdit() if hasattr(widget, "lineEdit") else widget
+    widget.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, text)
+    if finish:
+        qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+
+def _m(window) -> int:
+    op_id = window.editor.operation_id
+    return window.document.operation(op_id).operation.params["m"]
+
+
+def test_ctrl_z_in_a_focused_spin_box_undoes_the_documents_last_edit(qtbot, window):
+    spin = window.editor.field("m")
+    assert _m(window) == 8192 and spin.text() == "8192"
+    _retype(qtbot, spin, "1024")
+    assert _m(window) == 1024
+    assert window.focusWidget() is spin  # the spin box keeps the focus
+    qtbot.keyClick(spin, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert _m(window) == 8192
+    assert spin.text() == "8192"
+    QTest.keySequence(spin, QKeySequence(QKeySequence.StandardKey.Redo))  # the platform's
+    assert _m(window) == 1024
+    assert spin.text() == "1024"
+
+
+def test_ctrl_z_in_the_name_field_undoes_the_rename(qtbot, window):
+    name = window.editor.field("name")
+    before = name.text()
+    _retype(qtbot, name, "GEMM renamed")
+    op_id = window.editor.operation_id
+    assert window.document.operation(op_id).operation.name == "GEMM renamed"
+    qtbot.keyClick(name, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.document.operation(op_id).operation.name == before
+    assert name.text() == before
+
+
+def test_typing_a_refused_value_leaves_the_value_as_it_was(qtbot, window):
+    """Typing 1e30 into M = 8192 applied "1e3" on the way; refused at the end, M stayed
+    1000. A refused value applies nothing: M is 8192, shown and on the chart."""
+    spin = window.editor.field("m")
+    undo_text = window.document.undo_text()
+    points = sorted(window.canvas.point_items(), key=repr)
+    _retype(qtbot, spin, "1e30", finish=False)
+    assert "too large" in window.editor.hint_text()
+    assert spin.text() == "1e30"  # shown and explained while typing
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert _m(window) == 8192
+    assert spin.text() == "8192"
+    assert "kept M = 8192" in window.editor.hint_text()
+    assert sorted(window.canvas.point_items(), key=repr) == points
+    # nothing to undo was left behind by the refused typing
+    assert window.document.undo_text() == undo_text
+    assert not window.isWindowModified()
+
+
+def test_ordinary_typing_stays_live(qtbot, window):
+    spin = window.editor.field("m")
+    _retype(qtbot, spin, "4096", finish=False)
+    assert _m(window) == 4096  # applied while typing, before Return
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert _m(window) == 4096
+    qtbot.keyClick(spin, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert _m(window) == 8192  # one undo step for the typed number
+
+
+def test_a_refused_value_keeps_the_last_value_typed_whole(qtbot, window):
+    """Within one gesture, a value typed whole (not the start of the refused text) is kept."""
+    spin = window.editor.field("m")
+    _retype(qtbot, spin, "2048", finish=False)
+    _retype(qtbot, spin, "-5", finish=False)
+    assert "M" in window.editor.hint_text()
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert _m(window) == 2048
+    assert spin.text() == "2048"
+
+
+def test_ctrl_z_in_the_model_tabs_spin_box_undoes_the_models_edit(qtbot, gpu_window):
+    """The Model tab's spin boxes too: Ctrl+Z undoes the document's last edit."""
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    win = gpu_window
+    win.add_model_action.trigger()
+    dialog = win._add_model_dialog
+    qtbot.waitUntil(dialog.isVisible)
+    dialog.config.setCurrentIndex(dialog.config.findData("Llama-3.1-8B"))
+    qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Ok),
+                     Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    win.model_dock.raise_()
+    spin = win.model_panel.editor.form.batch
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, "8")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    assert win.document.session.models[0].setup.batch == 8
+    qtbot.keyClick(spin, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert win.document.session.models[0].setup.batch == 1
+    assert spin.value() == 1
