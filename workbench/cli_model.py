@@ -5,9 +5,11 @@
         [--hardware PRESET_OR_SESSION_MACHINE ...] [--format table|json]
 
 JSON: ``{"model": {"name", "params", "active_params", "layers", "weight_bytes",
-"kv_cache_bytes_per_token"}, "phase", "batch", "totals": {"flops", "bytes"}, "results":
-[{"hardware", "t_lower_s", "t_predicted_s", "ttft_s" | "tpot_s", "tokens_per_s",
-"memory_needed_bytes", "fits", …}], "operations": [...]}``.
+"kv_cache_bytes_per_token"}, "phase", "batch", "totals": {"flops", "bytes",
+"interconnect_bytes", "weight_bytes", …}, "results": [{"hardware", "t_lower_s",
+"t_predicted_s", "ttft_s" | "tpot_s", "tokens_per_s", "memory_needed_bytes", "fits", …}],
+"operations": [...]}``. ``model`` describes the whole model; ``totals`` and ``results`` are
+per chip (``bytes`` cross memory, ``interconnect_bytes`` the links).
 """
 
 from __future__ import annotations
@@ -123,14 +125,19 @@ def run(args) -> int:
         payload = {
             "model": {"name": arch.name, "params": arch.params,
                       "active_params": arch.active_params, "layers": arch.layers,
-                      "weight_bytes": totals.weight_bytes,
-                      "kv_cache_bytes_per_token": totals.kv_cache_bytes_per_token,
+                      "weight_bytes": arch.weight_bytes(setup.weights,
+                                                        setup.quantize_embeddings),
+                      "kv_cache_bytes_per_token": arch.kv_cache_bytes_per_token(
+                          setup.kv_cache),
                       "source": arch.source},
             "phase": setup.phase, "batch": setup.batch, "prompt_len": setup.prompt_len,
             "kv_len": setup.kv_len, "tp": setup.tp,
             "dtypes": {"weights": setup.weights, "activations": setup.activations,
                        "kv_cache": setup.kv_cache},
             "totals": {"flops": totals.flops, "bytes": totals.bytes,
+                       "interconnect_bytes": totals.interconnect_bytes,
+                       "weight_bytes": totals.weight_bytes,
+                       "kv_cache_bytes_per_token": totals.kv_cache_bytes_per_token,
                        "kv_cache_bytes": totals.kv_cache_bytes,
                        "activation_bytes": totals.activation_bytes,
                        "memory_needed_bytes": totals.memory_needed},
@@ -151,18 +158,27 @@ def table(arch, setup, totals, results) -> str:
 
     q = format_quantity
     what = "TTFT" if setup.phase == "prefill" else "TPOT"
+    weights = arch.weight_bytes(setup.weights, setup.quantize_embeddings)
+    per_token = arch.kv_cache_bytes_per_token(setup.kv_cache)
+    chips = setup.tp
+    links = (f" + {q(totals.interconnect_bytes, 'bytes')} on the links"
+             if totals.interconnect_bytes else "")
     lines = [
         f"{arch.name}: {arch.summary()}",
         f"params {format_number(arch.params / 1e9, 4)} B, active "
         f"{format_number(arch.active_params / 1e9, 4)} B, weights "
-        f"{q(totals.weight_bytes, 'bytes')} ({setup.weights}), KV cache "
-        f"{format_number(totals.kv_cache_bytes_per_token)} B/token ({setup.kv_cache})",
+        f"{q(weights, 'bytes')} ({setup.weights}"
+        + (f"; {q(totals.weight_bytes, 'bytes')} per chip" if chips > 1 else "")
+        + f"), KV cache {format_number(per_token)} B/token ({setup.kv_cache}"
+        + (f"; {format_number(totals.kv_cache_bytes_per_token)} per chip"
+           if chips > 1 and totals.kv_cache_bytes_per_token != per_token else "") + ")",
         f"{setup.phase}: batch {setup.batch}, "
         + (f"prompt {setup.prompt_len}" if setup.phase == "prefill" else f"kv_len {setup.kv_len}")
-        + f", tp {setup.tp}: {q(totals.flops, 'flops')}, {q(totals.bytes, 'bytes')} per chip",
+        + f", tp {setup.tp}: {q(totals.flops, 'flops')}, {q(totals.bytes, 'bytes')}{links} "
+          f"per chip; KV cache {q(totals.kv_cache_bytes, 'bytes')} per chip",
         "",
     ]
-    header = ("hardware", "T_lower", what, "tokens/s", "memory", "capacity×t", "fits")
+    header = ("hardware", "T_lower", what, "tokens/s", "memory/chip", "capacity", "fits")
     rows = [header]
     for r in results:
         if r.skipped:
@@ -177,6 +193,11 @@ def table(arch, setup, totals, results) -> str:
     for row in rows:
         lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True))
                      .rstrip())
+    for r in results:
+        for what, count, text, n, alpha, source in r.latency_terms:
+            lines.append(f"link latency on {r.hardware}: {count} × {what} of {text} = {n} "
+                         f"steps × {alpha * 1e6:g} µs ({source}) = "
+                         f"{q(count * n * alpha, 'time')}, in T_lower")
     for r in results:
         if r.share:
             parts = ", ".join(f"{k} {100 * v:.0f} %" for k, v in r.share.items() if v >= 0.005)

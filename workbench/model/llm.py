@@ -122,6 +122,41 @@ class Architecture:
     moe: MoE | None = None
     mla: MLA | None = None
     source: str = ""
+    #: Local (sliding-window) attention: the window in positions, and which layers have it
+    #: (indexes from 0); 0 / () for none.
+    sliding_window: int = 0
+    local_layers: tuple[int, ...] = ()
+
+    def is_local_layer(self, index: int) -> bool:
+        return self.sliding_window > 0 and index in self._local_set
+
+    @functools.cached_property
+    def _local_set(self) -> frozenset[int]:
+        return frozenset(self.local_layers)
+
+    @functools.cached_property
+    def _mixed_attention(self) -> bool:
+        """Some layers local, some global (Gemma-2): they are separate layer kinds."""
+        local = sum(self.is_local_layer(i) for i in range(self.layers))
+        return 0 < local < self.layers
+
+    def layer_group(self, index: int) -> str:
+        """The layer kind of layer ``index``: ``layer``, ``dense layer`` or ``MoE layer``,
+        prefixed ``local``/``global`` when only some layers attend to a sliding window."""
+        base = ("layer" if self.moe is None else
+                "MoE layer" if self.is_moe_layer(index) else "dense layer")
+        if self._mixed_attention:
+            return ("local " if self.is_local_layer(index) else "global ") + base
+        return base
+
+    def window_of(self, index: int) -> int:
+        """The sliding window of layer ``index`` (0: it attends to every position)."""
+        return self.sliding_window if self.is_local_layer(index) else 0
+
+    def kv_positions(self, positions: int) -> int:
+        """Σ over layers of the positions each layer keeps in its KV cache: ``positions``,
+        or its window for a local layer."""
+        return sum(min(positions, self.window_of(i) or positions) for i in range(self.layers))
 
     # -- parameter counts ------------------------------------------------------------------
 
@@ -203,11 +238,52 @@ class Architecture:
         emb_dtype = weights if quantize_embeddings else _wider_of(weights, "bf16")
         return (self.params - emb) * DTYPE_BYTES[weights] + emb * DTYPE_BYTES[emb_dtype]
 
+    def replicated_params(self) -> int:
+        """Weights every tensor-parallel chip holds whole: norms, the MLA down-projections
+        and their norms, the router."""
+        H = self.hidden
+        n = self.layers * self.norms_per_layer * H + H
+        if self.qk_norm:
+            n += self.layers * 2 * self.head_dim
+        if self.mla is not None:
+            m = self.mla
+            down = H * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
+            if m.q_lora_rank:
+                down += H * m.q_lora_rank + m.q_lora_rank
+            n += self.layers * down
+        if self.moe is not None:
+            n += self.moe_layers * (H * self.moe.experts
+                                    + (self.moe.experts if self.moe.router_bias else 0)
+                                    + (H if self.moe.shared_gate else 0))
+        return n
+
+    def weight_bytes_per_chip(self, weights: str = "bf16", quantize_embeddings: bool = False,
+                              tp: int = 1) -> float:
+        """Weights one chip holds under tensor parallelism ``tp``: the embedding table and
+        lm_head split by vocabulary, every projection split by heads or columns, the
+        :meth:`replicated_params` whole."""
+        emb = self.embedding_params
+        emb_dtype = weights if quantize_embeddings else _wider_of(weights, "bf16")
+        rep = self.replicated_params()
+        rest = self.params - emb - rep
+        return (emb * DTYPE_BYTES[emb_dtype] + rest * DTYPE_BYTES[weights]) / tp \
+            + rep * DTYPE_BYTES[weights]
+
     def kv_cache_bytes_per_token(self, kv_dtype: str = "bf16") -> float:
+        """Bytes one position adds to the KV cache in every layer (local layers stop adding
+        once their window is full: see :meth:`kv_cache_bytes`)."""
+        return self.layers * self.kv_bytes_per_layer_token(kv_dtype)
+
+    def kv_bytes_per_layer_token(self, kv_dtype: str = "bf16") -> float:
         s = DTYPE_BYTES[kv_dtype]
         if self.mla is not None:
-            return self.layers * (self.mla.kv_lora_rank + self.mla.qk_rope_head_dim) * s
-        return 2 * self.layers * self.kv_heads * self.head_dim * s
+            return (self.mla.kv_lora_rank + self.mla.qk_rope_head_dim) * s
+        return 2 * self.kv_heads * self.head_dim * s
+
+    def kv_cache_bytes(self, positions: int, kv_dtype: str = "bf16") -> float:
+        """KV cache of one sequence holding ``positions`` positions: every layer keeps
+        ``positions``, a local layer at most its window."""
+        return self.kv_positions(positions) * self.kv_bytes_per_layer_token(kv_dtype)
 
     def summary(self) -> str:
         parts = [f"{self.layers} layers", f"hidden {self.hidden}", f"{self.heads} heads"]
@@ -217,6 +293,9 @@ class Architecture:
             parts.append(f"{self.kv_heads} KV heads × {self.head_dim}")
         if self.moe is not None:
             parts.append(f"MoE {self.moe.top_k} of {self.moe.experts}")
+        local = sum(self.is_local_layer(i) for i in range(self.layers))
+        if local:
+            parts.append(f"{local} local layers (window {self.sliding_window})")
         return ", ".join(parts)
 
 
@@ -315,17 +394,20 @@ def layer_steps(arch: Architecture, setup: Setup) -> list[Step]:
     add("embedding gather", "elementwise",
         _chain(T * H, [{"op": "copy"}], s, "table rows", "h"), 1, "model")
 
-    kinds: list[tuple[str, int, bool]] = []  # (group, layers, moe)
-    moe_layers = arch.moe_layers
-    if arch.moe is None:
-        kinds.append(("layer", arch.layers, False))
-    else:
-        if arch.layers - moe_layers:
-            kinds.append(("dense layer", arch.layers - moe_layers, False))
-        kinds.append(("MoE layer", moe_layers, True))
+    # layer kinds in order of first appearance: (layers, MoE, sliding window)
+    kinds: dict[str, list] = {}
+    for index in range(arch.layers):
+        group = arch.layer_group(index)
+        if group in kinds:
+            kinds[group][0] += 1
+        else:
+            kinds[group] = [1, arch.is_moe_layer(index), arch.window_of(index)]
+    if arch.moe is not None and not arch._mixed_attention:
+        # dense layers first, as before (DeepSeek's first_k_dense_replace)
+        kinds = dict(sorted(kinds.items(), key=lambda kv: kv[1][1]))
 
-    for group, count, moe in kinds:
-        _attention_block(arch, s, add, group, count)
+    for group, (count, moe, window) in kinds.items():
+        _attention_block(arch, s, add, group, count, window)
         _ffn_block(arch, s, add, group, count, moe)
 
     add("final norm", "norm", _norm(T, H, s), 1, "model")
@@ -335,7 +417,8 @@ def layer_steps(arch: Architecture, setup: Setup) -> list[Step]:
     return steps
 
 
-def _attention_block(arch: Architecture, s: Setup, add, group: str, count: int) -> None:
+def _attention_block(arch: Architecture, s: Setup, add, group: str, count: int,
+                     window: int = 0) -> None:
     t, T, H = s.tp, s.tokens, arch.hidden
     h = _shard(arch.heads, t, "heads")
     prefill = s.phase == "prefill"
@@ -378,6 +461,8 @@ def _attention_block(arch: Architecture, s: Setup, add, group: str, count: int) 
                   "causal": prefill, "dtype": s.activations}
         if s.kv_cache != s.activations:
             params["kv_dtype"] = s.kv_cache
+        if 0 < window < s.context:
+            params["window"] = window
         add("attention", "attention", params, count, group)
         add("output projection", "gemm", _gemm(T, H, h * d, s), count, group)
     _block_end(arch, s, add, group, count, "attention")
@@ -473,8 +558,7 @@ def expand(arch: Architecture, setup: Setup, view: str = "all") -> list[tuple[St
     for step in head:
         out.append((step, _named(step.operation, step.role)))
     for index in range(arch.layers):
-        group = ("layer" if arch.moe is None else
-                 "MoE layer" if arch.is_moe_layer(index) else "dense layer")
+        group = arch.layer_group(index)
         for step in by_group.get(group, ()):
             out.append((step, _named(step.operation, f"L{index} {step.role}")))
     for step in tail:
@@ -491,7 +575,7 @@ def _named(op: Operation, name: str) -> Operation:
 def _layer_name(step: Step) -> str:
     if step.group == "model":
         return step.role
-    if step.group in ("dense layer", "MoE layer"):
+    if step.group != "layer":
         return f"{step.role} ({step.group}s) ×{step.count}"
     return f"{step.role} ×{step.count}"
 

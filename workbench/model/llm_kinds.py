@@ -23,7 +23,7 @@ from workbench.model.terms import (
     _term,
 )
 
-__all__ = ["expected_experts"]
+__all__ = ["expected_experts", "COLLECTIVE_STEPS", "collective_steps"]
 
 
 def expected_experts(experts, top_k, tokens):
@@ -176,6 +176,9 @@ def _count_all_reduce(p: Mapping[str, Any]) -> Counts:
     notes = [
         "Ring all-reduce: reduce-scatter then all-gather; each chip sends 2·(t−1)/t of the "
         "activation. Bytes are counted on the machine's first interconnect.",
+        "Latency: the ring takes 2·(t−1) steps, each paying the link's latency at least "
+        "(the machine's link_latency, or the default for its kind of link); a whole model "
+        "adds it to T_lower and shows it in its derivation.",
         "In tensor parallelism there are two per layer: after the attention output projection "
         "and after the FFN down projection.",
     ]
@@ -186,3 +189,20 @@ _register(Kind("all_reduce", "All-reduce (communication)",
                "Sum an activation across t tensor-parallel chips (ring all-reduce) over the "
                "interconnect.", ALL_REDUCE_PARAMS, _count_all_reduce, "All-reduce",
                default_level="interconnect"))
+
+
+#: Steps of each collective's algorithm (each pays one link latency): the formula shown and
+#: the count from the operation's parameters.
+COLLECTIVE_STEPS: dict[str, tuple[str, Any]] = {
+    "all_reduce": ("2·({chips}−1)", lambda p: 2 * (p["chips"] - 1)),
+}
+
+
+def collective_steps(kind: str, params: Mapping[str, Any]) -> tuple[int, str] | None:
+    """``(steps, formula with values)`` of a collective operation, None for other kinds."""
+    entry = COLLECTIVE_STEPS.get(kind)
+    if entry is None:
+        return None
+    template, count = entry
+    full = KINDS[kind].resolve(params)
+    return int(count(full)), template.format(**full)

@@ -1,18 +1,20 @@
 """Model-level results of a whole model on a machine: totals, time (lower bound and predicted,
 summed over its kernels), TTFT or TPOT, tokens per second, the share of time per operation
-kind, and memory (weights + KV cache + activations) against capacity × t.
+kind, and memory (weights + KV cache + activations) per chip against one chip's capacity.
 
 No Qt. Every figure comes with the formula it was computed by (:func:`derivation`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.model.dtypes import DTYPE_BYTES
 from workbench.model.hardware import Hardware, UnknownLevel, UnsupportedPrecision
 from workbench.model.llm import Architecture, Setup, Step, layer_steps
+from workbench.model.llm_kinds import collective_steps
 from workbench.model.operations import KINDS
 from workbench.model.roofline import evaluate
 
@@ -22,7 +24,8 @@ __all__ = ["ModelTotals", "MachineResult", "model_totals", "model_result", "deri
 
 @dataclass
 class ModelTotals:
-    """FLOPs and bytes of one forward pass (per chip), and the model's figures."""
+    """FLOPs and bytes of one forward pass and the memory it needs, all per chip: ``bytes``
+    cross the chip's memory, ``interconnect_bytes`` its links (never added together)."""
     flops: float
     bytes: float
     weight_bytes: float
@@ -30,6 +33,7 @@ class ModelTotals:
     kv_cache_bytes: float
     activation_bytes: float
     operations: int
+    interconnect_bytes: float = 0.0
 
     @property
     def memory_needed(self) -> float:
@@ -48,6 +52,10 @@ class MachineResult:
     memory_available_bytes: float | None = None
     fits: bool | None = None
     skipped: str = ""
+    #: Link latency of the collectives (in t_lower_s and t_predicted_s), and its parts:
+    #: (what, how many, steps formula, steps, seconds per step, where the latency is from).
+    latency_s: float = 0.0
+    latency_terms: list[tuple[str, int, str, int, float, str]] = field(default_factory=list)
 
     def as_dict(self, phase: str) -> dict[str, Any]:
         key = "ttft_s" if phase == "prefill" else "tpot_s"
@@ -56,33 +64,58 @@ class MachineResult:
                 "tokens_per_s": self.tokens_per_s,
                 "memory_needed_bytes": self.memory_needed_bytes,
                 "memory_available_bytes": self.memory_available_bytes, "fits": self.fits,
+                "collective_latency_s": self.latency_s,
                 "time_share": self.share, **({"skipped": self.skipped} if self.skipped else {})}
 
 
-def memory_needed(arch: Architecture, setup: Setup) -> tuple[float, float, float]:
-    """Weights, KV cache and activation bytes of the whole model (all chips together).
+def memory_needed(arch: Architecture, setup: Setup, positions: int | None = None
+                  ) -> tuple[float, float, float]:
+    """Weights, KV cache and activation bytes one chip holds.
 
-    KV cache: batch × positions held (prompt_len in prefill, kv_len in decode) × bytes per
-    token. Activations: the largest live tensors of one layer, tokens × (hidden + widest
-    projection output) in the activation dtype (a floor: frameworks hold more)."""
-    weights = arch.weight_bytes(setup.weights, setup.quantize_embeddings)
-    kv = setup.batch * setup.context * arch.kv_cache_bytes_per_token(setup.kv_cache)
+    Weights: see :meth:`Architecture.weight_bytes_per_chip`. KV cache: batch × positions
+    held (prompt_len in prefill, kv_len in decode, or ``positions``) × bytes per token, a
+    local layer holding at most its window; under tensor parallelism each chip keeps its
+    ⌈kv_heads/t⌉ heads (MLA's latent is shared by the heads: every chip keeps all of it).
+    Activations: the largest live tensors of one layer, tokens × (hidden + widest
+    projection output / t) in the activation dtype (a floor: frameworks hold more)."""
+    t = setup.tp
+    weights = arch.weight_bytes_per_chip(setup.weights, setup.quantize_embeddings, t)
+    held = setup.context if positions is None else positions
+    kv = setup.batch * arch.kv_cache_bytes(held, setup.kv_cache) * kv_share(arch, t)
     wide = 2 * (arch.moe.intermediate * arch.moe.top_k if arch.moe else arch.intermediate)
-    act = setup.tokens * (arch.hidden + max(wide, arch.vocab if setup.phase == "decode" else 0))
+    act = setup.tokens * (arch.hidden + max(wide, arch.vocab if setup.phase == "decode" else 0)
+                          / t)
     return weights, kv, act * DTYPE_BYTES[setup.activations]
+
+
+def kv_share(arch: Architecture, tp: int) -> float:
+    """The part of the KV cache one of ``tp`` chips keeps: ⌈kv_heads/t⌉ of kv_heads (all
+    of MLA's shared latent)."""
+    if arch.mla is not None or tp == 1:
+        return 1.0
+    return math.ceil(arch.kv_heads / tp) / arch.kv_heads
+
+
+def _on_links(step: Step) -> bool:
+    return KINDS[step.operation.kind].default_level == "interconnect" \
+        and not step.operation.params.get("memory_level")
 
 
 def model_totals(arch: Architecture, setup: Setup, steps: list[Step] | None = None
                  ) -> ModelTotals:
     steps = steps if steps is not None else layer_steps(arch, setup)
-    flops = nbytes = 0.0
+    flops = nbytes = links = 0.0
     for step in steps:
         counts = step.operation.counts()
         flops += float(counts.flops) * step.count
-        nbytes += float(counts.bytes) * step.count
+        if _on_links(step):
+            links += float(counts.bytes) * step.count
+        else:
+            nbytes += float(counts.bytes) * step.count
     weights, kv, act = memory_needed(arch, setup)
-    return ModelTotals(flops, nbytes, weights, arch.kv_cache_bytes_per_token(setup.kv_cache),
-                       kv, act, sum(step.count for step in steps))
+    per_token = arch.kv_cache_bytes_per_token(setup.kv_cache) * kv_share(arch, setup.tp)
+    return ModelTotals(flops, nbytes, weights, per_token, kv, act,
+                       sum(step.count for step in steps), links)
 
 
 def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
@@ -94,21 +127,34 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
     weights, kv, act = memory_needed(arch, setup)
     out.memory_needed_bytes = weights + kv + act
     if hardware.capacity:
-        out.memory_available_bytes = hardware.capacity * setup.tp
+        out.memory_available_bytes = hardware.capacity
         out.fits = out.memory_needed_bytes <= out.memory_available_bytes
     by_kind: dict[str, float] = {}
+    latency: dict[tuple, int] = {}
     try:
         for step in steps:
-            r = evaluate(step.operation, hardware)
+            op = step.operation
+            r = evaluate(op, hardware)
             out.t_lower_s += r.t_lower_s * step.count
             t = r.t_predicted_s * step.count
+            collective = collective_steps(op.kind, op.params)
+            if collective is not None:
+                n, text = collective
+                alpha, source = hardware.latency_of(r.level)
+                key = (KINDS[op.kind].label, text, n, alpha, source)
+                latency[key] = latency.get(key, 0) + step.count
+                out.t_lower_s += n * alpha * step.count  # a floor: part of the bound
+                t += n * alpha * step.count
             out.t_predicted_s += t
-            label = KINDS[step.operation.kind].label
+            label = KINDS[op.kind].label
             by_kind[label] = by_kind.get(label, 0.0) + t
     except (UnknownLevel, UnsupportedPrecision) as exc:
         return MachineResult(hardware.label, memory_needed_bytes=out.memory_needed_bytes,
                              memory_available_bytes=out.memory_available_bytes, fits=out.fits,
                              skipped=str(exc))
+    out.latency_terms = [(what, count, text, n, alpha, source)
+                         for (what, text, n, alpha, source), count in latency.items()]
+    out.latency_s = sum(count * n * alpha for _, count, _, n, alpha, _ in out.latency_terms)
     total = out.t_predicted_s
     out.share = {k: v / total for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])} \
         if total > 0 else {}
@@ -123,6 +169,19 @@ def _si(value: float, unit: str) -> str:
     return format_quantity(value, unit)
 
 
+def _kv_line(arch: Architecture, s: Setup, totals: ModelTotals) -> tuple[str, str]:
+    local = sum(arch.is_local_layer(i) for i in range(arch.layers))
+    if local and arch.sliding_window < s.context:
+        per = arch.kv_bytes_per_layer_token(s.kv_cache) * kv_share(arch, s.tp)
+        return ("KV cache", f"batch·(global layers·positions + local layers·window)·per layer "
+                            f"and token = {s.batch}·({arch.layers - local}·{s.context} + "
+                            f"{local}·{arch.sliding_window})·{per:,.0f} = "
+                            f"{_si(totals.kv_cache_bytes, 'bytes')}")
+    return ("KV cache", f"batch·positions·per token = {s.batch}·{s.context}·"
+                        f"{totals.kv_cache_bytes_per_token:,.0f} = "
+                        f"{_si(totals.kv_cache_bytes, 'bytes')}")
+
+
 def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
                results: list[MachineResult]) -> list[tuple[str, str]]:
     """``(label, formula with values)`` lines explaining every model-level figure."""
@@ -135,9 +194,15 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
          if s.phase == "prefill" else f"batch = {s.batch} (one new token each, kv_len "
                                       f"{s.kv_len:,})"),
         ("FLOPs (per chip)", f"Σ operations × layers = {totals.flops:.4g}"),
-        ("bytes (per chip)", f"Σ operations × layers = {totals.bytes:.4g}"),
-        ("weights", f"(params − embeddings)·s_w + embeddings·s_emb = "
-                    f"{_si(totals.weight_bytes, 'bytes')}"),
+        ("bytes (per chip)", f"Σ operations × layers, memory only = {totals.bytes:.4g}"),
+        *([("interconnect bytes (per chip)", f"Σ collectives × layers, on the links = "
+                                             f"{totals.interconnect_bytes:.4g}")]
+          if totals.interconnect_bytes else []),
+        ("weights (per chip)", (
+            "(params − embeddings)·s_w + embeddings·s_emb = "
+            if s.tp == 1 else
+            "((params − embeddings − replicated)·s_w + embeddings·s_emb)/t + replicated·s_w "
+            "= ") + _si(totals.weight_bytes, 'bytes')),
         ("KV cache / token", (
             f"layers·(kv_lora_rank + rope_dim)·s_kv = {arch.layers}·"
             f"({arch.mla.kv_lora_rank}+{arch.mla.qk_rope_head_dim})·"
@@ -145,22 +210,30 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
             if arch.mla is not None else
             f"2·layers·kv_heads·head_dim·s_kv = 2·{arch.layers}·{arch.kv_heads}·"
             f"{arch.head_dim}·{DTYPE_BYTES[s.kv_cache]:g} = "
+            f"{totals.kv_cache_bytes_per_token:,.0f} B"
+            if s.tp == 1 or arch.mla is not None else
+            f"2·layers·⌈kv_heads/t⌉·head_dim·s_kv (per chip) = 2·{arch.layers}·"
+            f"{math.ceil(arch.kv_heads / s.tp)}·{arch.head_dim}·{DTYPE_BYTES[s.kv_cache]:g} = "
             f"{totals.kv_cache_bytes_per_token:,.0f} B")),
-        ("KV cache", f"batch·positions·per token = {s.batch}·{s.context}·"
-                     f"{totals.kv_cache_bytes_per_token:,.0f} = "
-                     f"{_si(totals.kv_cache_bytes, 'bytes')}"),
+        _kv_line(arch, s, totals),
         ("activations", f"tokens·(hidden + widest output)·s_a ≈ "
                         f"{_si(totals.activation_bytes, 'bytes')}"),
-        ("memory needed", f"weights + KV cache + activations = "
-                          f"{_si(totals.memory_needed, 'bytes')}"),
+        ("memory needed (per chip)", f"weights + KV cache + activations = "
+                                     f"{_si(totals.memory_needed, 'bytes')}"),
     ]
     what = "TTFT" if s.phase == "prefill" else "TPOT"
     for r in results:
         if r.skipped:
             lines.append((r.hardware, f"skipped: {r.skipped}"))
             continue
-        lines.append((f"{r.hardware}: T_lower", f"Σ max(T_math, T_mem) over kernels = "
-                                                 f"{_si(r.t_lower_s, 'time')}"))
+        for what, count, text, n, alpha, source in r.latency_terms:
+            lines.append((f"{r.hardware}: {what} latency",
+                          f"count·steps·α = {count}·{text}·{alpha * 1e6:g} µs ({source}) = "
+                          f"{_si(count * n * alpha, 'time')}"))
+        lines.append((f"{r.hardware}: T_lower", (
+            "Σ max(T_math, T_mem) over kernels + collective latency = "
+            if r.latency_terms else "Σ max(T_math, T_mem) over kernels = ")
+            + _si(r.t_lower_s, 'time')))
         lines.append((f"{r.hardware}: {what}", f"Σ max(T_lower/efficiency, launch overhead) = "
                                                f"{_si(r.t_predicted_s, 'time')}"))
         produced = "batch × prompt_len" if s.phase == "prefill" else "batch"
@@ -168,6 +241,6 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
         if r.memory_available_bytes is not None:
             verdict = "fits" if r.fits else "does not fit"
             lines.append((f"{r.hardware}: memory",
-                          f"{_si(r.memory_needed_bytes, 'bytes')} vs capacity × t = "
+                          f"{_si(r.memory_needed_bytes, 'bytes')} per chip vs capacity = "
                           f"{_si(r.memory_available_bytes, 'bytes')}: {verdict}"))
     return lines

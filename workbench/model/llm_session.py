@@ -61,7 +61,7 @@ def _layout(model: ModelEntry, steps) -> list[tuple[int, str, int]]:
         for i, step in enumerate(steps):
             if step.group == "model":
                 name = step.role
-            elif step.group in ("dense layer", "MoE layer"):
+            elif step.group != "layer":
                 name = f"{step.role} ({step.group}s) ×{step.count}"
             else:
                 name = f"{step.role} ×{step.count}"
@@ -74,8 +74,7 @@ def _layout(model: ModelEntry, steps) -> list[tuple[int, str, int]]:
     tail = [i for i in by_group.get("model", []) if steps[i].role != "embedding gather"]
     out += [(i, steps[i].role, 1) for i in head]
     for layer in range(arch.layers):
-        group = ("layer" if arch.moe is None else
-                 "MoE layer" if arch.is_moe_layer(layer) else "dense layer")
+        group = arch.layer_group(layer)
         out += [(i, f"L{layer} {steps[i].role}", 1) for i in by_group.get(group, [])]
     out += [(i, steps[i].role, 1) for i in tail]
     return out

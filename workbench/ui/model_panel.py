@@ -1,7 +1,7 @@
 """The Model tab: a whole model's set-up (its editor) and its model-level results on every
 machine of the session — time lower bound and predicted time (the sum of each kernel's
 prediction with its launch overhead), TTFT or TPOT, tokens per second, the share of time per
-operation kind, and memory against capacity × t — with the derivation of every figure.
+operation kind, and memory per chip against capacity — with the derivation of every figure.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ RESULT_ROWS: tuple[tuple[str, str], ...] = (
     ("T_predicted", "Predicted time of one step: Σ over kernels of "
                     "max(T_lower / efficiency, launch overhead)"),
     ("tokens/s", "Tokens produced per second: tokens of the step / predicted time"),
-    ("Memory", "Memory needed: weights + KV cache + activations"),
-    ("Capacity × t", "The machine's memory capacity × tensor-parallel degree t"),
-    ("Fits", "Memory needed ≤ capacity × t"),
+    ("Memory / chip", "Memory one chip needs: its weights + KV cache + activations"),
+    ("Capacity", "One chip's memory capacity"),
+    ("Fits", "Memory needed per chip ≤ capacity"),
     ("Share of time", "Share of the predicted time per operation kind"),
 )
 (ROW_T_LOWER, ROW_PREDICTED, ROW_TOKENS, ROW_MEMORY, ROW_CAPACITY, ROW_FITS,

@@ -1,0 +1,208 @@
+"""Whole models end to end: local attention, collective latency, per-chip counts, a request,
+the batch that fits, the batch sweep, expert and pipeline parallelism and cost.
+
+Every expected number is worked out here by hand from the shipped config.json files and the
+conventions in the README, not taken from the engine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.io.model_configs import parse_model_config, read_model_config
+from workbench.io.presets import get_preset
+from workbench.model.llm import Setup, layer_steps
+from workbench.model.llm_results import model_result, model_totals
+from workbench.model.operations import Operation
+
+# ---------------------------------------------------------------------------------------
+# local (sliding-window) attention
+
+
+def test_gemma2_kv_cache_counts_the_window_of_its_local_layers():
+    arch = read_model_config("Gemma-2-9B")
+    setup = Setup(phase="decode", batch=1, prompt_len=32768, kv_len=32768)
+    totals = model_totals(arch, setup)
+    # 42 layers alternate global and local (window 4096); 2 (K, V) · 8 KV heads · 256 · 2 B
+    per_layer_token = 2 * 8 * 256 * 2
+    assert per_layer_token == 8192
+    expected = (21 * 32768 + 21 * 4096) * 8192
+    assert totals.kv_cache_bytes == expected
+    assert round(expected / 1e9, 2) == 6.34
+    # the bytes read: every global layer reads 32,768 cached positions, every local 4,096
+    kv_read = sum(t.value for step in layer_steps(arch, setup) if step.role == "attention"
+                  for t in step.operation.counts().byte_terms for _ in range(step.count)
+                  if t.tensor in ("K", "V"))
+    assert kv_read == expected
+
+
+def test_window_below_the_context_only():
+    arch = read_model_config("Gemma-2-9B")
+    short = Setup(phase="decode", batch=2, prompt_len=1000, kv_len=1000)
+    # every layer holds all 1,000 positions: the window does not bite
+    assert model_totals(arch, short).kv_cache_bytes == 2 * 42 * 1000 * 8192
+
+
+def test_windowed_prefill_attention_flops_by_hand():
+    # square causal prefill of 8,192 tokens, window 4,096: query i sees min(i, 4096)
+    # positions; the banded area is 8192·4096 − 4096²/2
+    op = Operation("attention", {"heads": 16, "kv_heads": 8, "head_dim": 256,
+                                 "query_len": 8192, "kv_len": 8192, "causal": True,
+                                 "window": 4096})
+    c = op.counts()
+    assert c.flops == 4 * 16 * 256 * (8192 * 4096 - 4096 ** 2 / 2)
+    # K and V are read for all 8,192 positions once (some query sees each)
+    assert sum(t.value for t in c.byte_terms if t.tensor == "K") == 8 * 8192 * 256 * 2
+    decode = Operation("attention", {"heads": 16, "kv_heads": 8, "head_dim": 256,
+                                     "query_len": 1, "kv_len": 32768, "window": 4096})
+    d = decode.counts()
+    assert d.flops == 4 * 16 * 4096 * 256
+    assert sum(t.value for t in d.byte_terms if t.tensor == "V") == 8 * 4096 * 256 * 2
+
+
+def test_window_term_texts_read_back():
+    from model.test_formula_texts import check_term
+
+    for q, k, causal in ((8192, 8192, True), (1, 32768, False), (16, 20000, True)):
+        op = Operation("attention", {"heads": 16, "kv_heads": 8, "head_dim": 256,
+                                     "query_len": q, "kv_len": k, "causal": causal,
+                                     "window": 4096})
+        counts = op.counts()
+        for term in (*counts.flop_terms, *counts.byte_terms):
+            check_term(op, term)
+
+
+BASE = {"model_type": "mistral", "hidden_size": 1024, "num_hidden_layers": 4,
+        "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000,
+        "intermediate_size": 2048}
+
+
+def test_sliding_window_read_from_each_family():
+    mistral = parse_model_config({**BASE, "sliding_window": 512})
+    assert mistral.kv_cache_bytes(4096, "bf16") == 4 * 512 * (2 * 2 * 128 * 2)
+    none = parse_model_config({**BASE, "sliding_window": None})
+    assert none.kv_cache_bytes(4096, "bf16") == 4 * 4096 * (2 * 2 * 128 * 2)
+    # Qwen: only with use_sliding_window, from max_window_layers on
+    qwen = {**BASE, "model_type": "qwen2", "sliding_window": 512, "max_window_layers": 3}
+    assert parse_model_config(qwen).kv_cache_bytes(4096) == 4 * 4096 * 1024
+    on = parse_model_config({**qwen, "use_sliding_window": True})
+    assert on.kv_cache_bytes(4096) == (3 * 4096 + 512) * 1024
+    # layer_types names them one by one
+    typed = parse_model_config({**BASE, "sliding_window": 512, "layer_types": [
+        "full_attention", "sliding_attention", "sliding_attention", "full_attention"]})
+    assert typed.kv_cache_bytes(4096) == (2 * 4096 + 2 * 512) * 1024
+    from workbench.io.errors import InputError
+
+    with pytest.raises(InputError, match="layer_types"):
+        parse_model_config({**BASE, "sliding_window": 512, "layer_types": ["full_attention"]})
+
+
+def test_gemma2_kv_cache_line_reads_back():
+    from model.test_formula_texts import evaluate_text
+
+    from workbench.model.llm_results import derivation
+
+    arch = read_model_config("Gemma-2-9B")
+    setup = Setup(phase="decode", batch=3, prompt_len=32768, kv_len=32768)
+    totals = model_totals(arch, setup)
+    line = dict(derivation(arch, setup, totals, []))["KV cache"]
+    values = line.split(" = ")[1]
+    assert values == "3·(21·32768 + 21·4096)·8,192"
+    assert evaluate_text(values) == totals.kv_cache_bytes == 3 * (21 * 32768 + 21 * 4096) * 8192
+
+
+# ---------------------------------------------------------------------------------------
+# collective latency
+
+
+def _machine(**more):
+    from workbench.model.hardware import Hardware
+
+    return Hardware(name="m", compute={"bf16": 1e15}, memory={"hbm": 3e12},
+                    interconnect={"nvlink": 450e9}, capacity=80e9, **more)
+
+
+def test_all_reduce_step_latency_by_hand():
+    from workbench.model.llm_results import derivation
+
+    arch = read_model_config("Llama-3.1-70B")
+    setup = Setup(phase="decode", batch=1, kv_len=2048, tp=8)
+    hw = _machine(link_latency={"nvlink": 2e-6})
+    with_latency = model_result(arch, setup, hw)
+    without = model_result(arch, setup, _machine(link_latency={"nvlink": 0.0}))
+    # 80 layers × 2 all-reduces; a ring of 8 takes 2·(8−1) = 14 steps of 2 µs each
+    expected = 80 * 2 * 14 * 2e-6
+    assert with_latency.latency_s == pytest.approx(expected, rel=1e-12)
+    assert with_latency.t_lower_s - without.t_lower_s == pytest.approx(expected, rel=1e-9)
+    assert with_latency.t_predicted_s - without.t_predicted_s == pytest.approx(expected,
+                                                                               rel=1e-9)
+    lines = dict(derivation(arch, setup, model_totals(arch, setup), [with_latency]))
+    line = lines["m: All-reduce (communication) latency"]
+    assert line.startswith("count·steps·α = 160·2·(8−1)·2 µs (machine) = ")
+    assert line.endswith("= 4.48 ms")
+    assert "collective latency" in lines["m: T_lower"]
+
+
+def test_link_latency_defaults_by_kind_of_link():
+    from workbench.model.hardware import DEFAULT_LINK_LATENCY
+
+    hw = get_preset("h100-sxm")
+    assert hw.latency_of("nvlink") == (DEFAULT_LINK_LATENCY["NVLink"], "default for NVLink")
+    assert get_preset("tpu-v5e").latency_of("ici")[1] == "default for ICI"
+    assert _machine().latency_of("pcie")[0] == DEFAULT_LINK_LATENCY["PCIe"]
+    assert _machine().latency_of("ib0")[1] == "default for InfiniBand"
+    # on an H100 preset the TP = 8 decode pays 160 × 14 × 0.6 µs
+    arch = read_model_config("Llama-3.1-70B")
+    r = model_result(arch, Setup(phase="decode", batch=1, kv_len=2048, tp=8), hw)
+    assert r.latency_s == pytest.approx(160 * 14 * 0.6e-6, rel=1e-12)
+
+
+def test_link_latency_and_price_read_and_written_by_sessions(tmp_path):
+    from workbench.io.errors import InputError
+    from workbench.io.sessions import load_session, save_session
+    from workbench.model.session import HardwareEntry, Session
+
+    path = tmp_path / "s.yaml"
+    path.write_text("schema_version: 1\nhardware:\n  - name: Box\n    compute: {bf16: 1 PFLOP/s}\n"
+                    "    memory: {hbm: 3 TB/s}\n    interconnect: {nvlink: 450 GB/s}\n"
+                    "    link_latency: {nvlink: 1.5 us}\n    price_per_hour: 2.5\n"
+                    "operations: []\n", encoding="utf-8")
+    hw = load_session(path).hardware[0].hardware
+    assert hw.link_latency == {"nvlink": pytest.approx(1.5e-6)}
+    assert hw.price_per_hour == 2.5
+    out = tmp_path / "t.yaml"
+    save_session(Session(hardware=[HardwareEntry(hw)]), out)
+    again = load_session(out).hardware[0].hardware
+    assert again.link_latency == hw.link_latency and again.price_per_hour == 2.5
+    path.write_text(path.read_text().replace("{nvlink: 1.5 us}", "{ib: 1.5 us}"))
+    with pytest.raises(InputError, match=r"link_latency.*ib.*names no interconnect"):
+        load_session(path)
+
+
+# ---------------------------------------------------------------------------------------
+# per chip
+
+
+def test_counts_per_chip_and_links_beside_memory():
+    arch = read_model_config("Llama-3.1-70B")
+    one = Setup(phase="prefill", batch=1, prompt_len=2048, tp=1)
+    eight = one.with_(tp=8)
+    t1, t8 = model_totals(arch, one), model_totals(arch, eight)
+    # the all-reduces: 160 of 2·(8−1)/8 · 2048 · 8192 bf16 values each, on the links only
+    links = 160 * 2 * 7 / 8 * 2048 * 8192 * 2
+    assert t8.interconnect_bytes == pytest.approx(links, rel=1e-12)
+    assert round(links / 1e9, 1) == 9.4
+    memory_ops = sum(float(st.operation.counts().bytes) * st.count
+                     for st in layer_steps(arch, eight) if st.operation.kind != "all_reduce")
+    assert t8.bytes == pytest.approx(memory_ops, rel=1e-12)
+    assert t1.interconnect_bytes == 0
+    # KV cache per chip: 8 KV heads over 8 chips, one each: 2·80·1·128·2 B per token
+    assert t8.kv_cache_bytes == 2048 * 2 * 80 * 1 * 128 * 2
+    # weights per chip: all but the norms split in 8 (norms: 80·2·8192 + 8192, whole)
+    norms = 80 * 2 * 8192 + 8192
+    assert t8.weight_bytes == pytest.approx((arch.params - norms) * 2 / 8 + norms * 2,
+                                            rel=1e-12)
+    r = model_result(arch, eight, get_preset("h100-sxm"))
+    assert r.memory_available_bytes == 81559 * 2**20  # one chip's capacity, not × 8
+    assert r.memory_needed_bytes == pytest.approx(t8.memory_needed, rel=1e-12)
+    assert r.memory_needed_bytes < 20e9
