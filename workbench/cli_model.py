@@ -2,7 +2,7 @@
 
     roofline-workbench model CONFIG.json --phase prefill|decode --batch B [--prompt-len N]
         [--kv-len N] [--weights DTYPE] [--activations DTYPE] [--kv-cache DTYPE] [--tp T]
-        [--hardware PRESET_OR_SESSION_MACHINE ...] [--format table|json]
+        [--output-len N] [--hardware PRESET_OR_SESSION_MACHINE ...] [--format table|json]
 
 JSON: ``{"model": {"name", "params", "active_params", "layers", "weight_bytes",
 "kv_cache_bytes_per_token"}, "phase", "batch", "totals": {"flops", "bytes",
@@ -52,6 +52,10 @@ def add_parser(sub) -> None:
     model.add_argument("--kv-cache", choices=KV_DTYPES, default="bf16")
     model.add_argument("--tp", type=_positive, default=1, metavar="T",
                        help="tensor-parallel degree (counts are per chip)")
+    model.add_argument("--output-len", type=_positive, default=None, metavar="N",
+                       help="a whole request: TTFT of the prompt, then N output tokens with "
+                            "the KV cache growing from the prompt length (request latency, "
+                            "output tokens/s per user and per chip)")
     model.add_argument("--hardware", nargs="+", metavar="PRESET_OR_SESSION_MACHINE",
                        help="preset ids (h100-sxm, mi300x, …), a session file (all its "
                             "machines) or SESSION.yaml:NAME (one of them); default "
@@ -112,13 +116,20 @@ def run(args) -> int:
         setup = Setup(args.phase, args.batch, args.prompt_len,
                       args.kv_len if args.kv_len is not None else args.prompt_len,
                       args.weights, args.activations, args.kv_cache, args.tp,
-                      args.quantize_embeddings)
+                      args.quantize_embeddings, args.output_len or 0)
         setup.check()
     except (InputError, SetupError) as exc:
         return fail(str(exc))
     steps = layer_steps(arch, setup)
     totals = model_totals(arch, setup, steps)
     results = [model_result(arch, setup, hw, steps) for hw in hardware]
+    requests = None
+    if setup.output_len:
+        from workbench.model.llm_results import request_result
+
+        requests = [request_result(arch, setup, hw, setup.output_len,
+                                   r if setup.phase == "prefill" else None)
+                    for hw, r in zip(hardware, results, strict=True)]
     if args.format == "json":
         import json
 
@@ -141,7 +152,11 @@ def run(args) -> int:
                        "kv_cache_bytes": totals.kv_cache_bytes,
                        "activation_bytes": totals.activation_bytes,
                        "memory_needed_bytes": totals.memory_needed},
-            "results": [r.as_dict(setup.phase) for r in results],
+            "output_len": setup.output_len or None,
+            "results": [{**r.as_dict(setup.phase),
+                         **(q.as_dict() if q is not None and not q.skipped else {})}
+                        for r, q in zip(results, requests or [None] * len(results),
+                                        strict=True)],
             "operations": [{**derivation_json(op), "layers": step.count if step.count > 1 else 1,
                             "group": step.group}
                            for step, op in ((s, s.operation) for s in steps)],
@@ -149,11 +164,11 @@ def run(args) -> int:
         json.dump(json_safe(payload), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
         return 0
-    sys.stdout.write(table(arch, setup, totals, results))
+    sys.stdout.write(table(arch, setup, totals, results, requests))
     return 0
 
 
-def table(arch, setup, totals, results) -> str:
+def table(arch, setup, totals, results, requests=None) -> str:
     from workbench.model.units import format_number, format_quantity
 
     q = format_quantity
@@ -178,21 +193,35 @@ def table(arch, setup, totals, results) -> str:
           f"per chip; KV cache {q(totals.kv_cache_bytes, 'bytes')} per chip",
         "",
     ]
-    header = ("hardware", "T_lower", what, "tokens/s", "memory/chip", "capacity", "fits")
+    header = ("hardware", "T_lower", what, "tokens/s", "memory/chip", "capacity", "fits",
+              "max batch")
     rows = [header]
     for r in results:
         if r.skipped:
-            rows.append((r.hardware, "skipped: " + r.skipped, "", "", "", "", ""))
+            rows.append((r.hardware, "skipped: " + r.skipped, "", "", "", "", "", ""))
             continue
         rows.append((r.hardware, q(r.t_lower_s, "time"), q(r.t_predicted_s, "time"),
                      format_number(r.tokens_per_s), q(r.memory_needed_bytes, "bytes"),
                      q(r.memory_available_bytes, "bytes")
                      if r.memory_available_bytes is not None else "?",
-                     "yes" if r.fits else "does not fit" if r.fits is False else "?"))
-    widths = [max(len(str(row[i])) for row in rows) for i in range(len(header))]
-    for row in rows:
-        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True))
-                     .rstrip())
+                     "yes" if r.fits else "does not fit" if r.fits is False else "?",
+                     f"{r.max_batch:,}" if r.max_batch is not None else "?"))
+    _columns(lines, rows)
+    if requests:
+        n = setup.output_len
+        lines += ["", f"request: prompt {setup.prompt_len} + {n} output tokens, batch "
+                      f"{setup.batch}, on {setup.chips} chip{'s' if setup.chips > 1 else ''}"]
+        rows = [("hardware", "TTFT", f"TPOT {setup.prompt_len + 1}…{setup.prompt_len + n}",
+                 "request", "tokens/s/user", "tokens/s/chip")]
+        for r in requests:
+            if r.skipped:
+                rows.append((r.hardware, "skipped: " + r.skipped, "", "", "", ""))
+                continue
+            rows.append((r.hardware, q(r.ttft_s, "time"),
+                         f"{q(r.tpot_first_s, 'time')}…{q(r.tpot_last_s, 'time')}",
+                         q(r.request_s, "time"), format_number(r.output_tokens_per_s),
+                         format_number(r.output_tokens_per_s_per_chip)))
+        _columns(lines, rows)
     for r in results:
         for what, count, text, n, alpha, source in r.latency_terms:
             lines.append(f"link latency on {r.hardware}: {count} × {what} of {text} = {n} "
@@ -203,3 +232,10 @@ def table(arch, setup, totals, results) -> str:
             parts = ", ".join(f"{k} {100 * v:.0f} %" for k, v in r.share.items() if v >= 0.005)
             lines.append(f"time share on {r.hardware}: {parts}")
     return "\n".join(lines) + "\n"
+
+
+def _columns(lines: list[str], rows: list[tuple]) -> None:
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True))
+                     .rstrip())

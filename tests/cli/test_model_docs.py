@@ -43,3 +43,19 @@ def test_shown_output_is_what_the_tool_prints(doc, command, shown):
     for line in shown:
         assert line.rstrip() in printed, f"{doc}: {line!r} is not printed by {command}:\n" \
                                          + result.stdout
+
+
+def test_output_len_json_keys():
+    import json
+
+    out = run("Llama-3.1-8B", "--phase", "decode", "--batch", "8", "--output-len", "256",
+              "--hardware", "h100-sxm", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)["results"][0]
+    assert r["max_batch"] == 229
+    assert r["request_s"] == pytest.approx(r["ttft_s"] + r["decode_s"])
+    assert r["output_tokens_per_s"] == pytest.approx(256 / r["request_s"])
+    assert r["output_tokens_per_s_per_chip"] == pytest.approx(8 * 256 / r["request_s"])
+    plain = json.loads(run("Llama-3.1-8B", "--phase", "decode", "--batch", "8",
+                           "--format", "json").stdout)["results"][0]
+    assert "request_s" not in plain and plain["max_batch"] > 229  # no output: room for more

@@ -206,3 +206,49 @@ def test_counts_per_chip_and_links_beside_memory():
     assert r.memory_available_bytes == 81559 * 2**20  # one chip's capacity, not × 8
     assert r.memory_needed_bytes == pytest.approx(t8.memory_needed, rel=1e-12)
     assert r.memory_needed_bytes < 20e9
+
+
+# ---------------------------------------------------------------------------------------
+# a request end to end, the batch that fits
+
+
+def test_request_latency_between_its_bounds():
+    from workbench.model.llm_results import request_result
+
+    arch = read_model_config("Llama-3.1-8B")
+    hw = get_preset("h100-sxm")
+    setup = Setup(phase="decode", batch=8, prompt_len=2048, kv_len=2048)
+    n = 256
+    r = request_result(arch, setup, hw, n)
+    ttft = model_result(arch, setup.with_(phase="prefill"), hw).t_predicted_s
+    tpot_prompt = model_result(arch, setup.with_(kv_len=2048), hw).t_predicted_s
+    tpot_end = model_result(arch, setup.with_(kv_len=2048 + n), hw).t_predicted_s
+    assert r.ttft_s == ttft
+    assert ttft + n * tpot_prompt < r.request_s < ttft + n * tpot_end
+    # each step evaluated like a single decode step at its KV length
+    assert r.tpot_first_s == pytest.approx(
+        model_result(arch, setup.with_(kv_len=2049), hw).t_predicted_s, rel=1e-12)
+    assert r.tpot_last_s == pytest.approx(tpot_end, rel=1e-12)
+    assert r.output_tokens_per_s == pytest.approx(n / r.request_s)
+    assert r.output_tokens_per_s_per_chip == pytest.approx(8 * n / r.request_s)
+    # local layers: past the window the step time stops growing in those layers
+    gemma = read_model_config("Gemma-2-9B")
+    g = request_result(gemma, setup.with_(prompt_len=8000, kv_len=8000), hw, 64)
+    assert g.tpot_first_s == pytest.approx(model_result(
+        gemma, setup.with_(kv_len=8001), hw).t_predicted_s, rel=1e-12)
+
+
+def test_max_batch_of_llama_8b_on_an_h100_by_hand():
+    arch = read_model_config("Llama-3.1-8B")
+    hw = get_preset("h100-sxm")
+    setup = Setup(phase="decode", batch=1, prompt_len=2048, kv_len=2048, output_len=256)
+    capacity = 81559 * 2**20                          # 85,520,809,984 B as the driver reports
+    weights = 8_030_261_248 * 2                        # every weight tensor in bf16
+    kv_per_sequence = (2048 + 256) * 2 * 32 * 8 * 128 * 2  # prompt + output, 128 KiB/token
+    activations = (4096 + 128256) * 2                 # one decode token: hidden + logits
+    expected = (capacity - weights) // (kv_per_sequence + activations)
+    assert expected == 229
+    assert model_result(arch, setup, hw).max_batch == expected
+    # and it is the largest: one more sequence does not fit
+    assert model_result(arch, setup.with_(batch=229), hw).fits
+    assert not model_result(arch, setup.with_(batch=230), hw).fits

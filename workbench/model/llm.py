@@ -315,6 +315,14 @@ class Setup:
     kv_cache: str = "bf16"
     tp: int = 1
     quantize_embeddings: bool = False
+    #: Output tokens of a request (0: one step only); the KV cache then holds
+    #: prompt_len + output_len positions.
+    output_len: int = 0
+
+    @property
+    def chips(self) -> int:
+        """Chips the model runs on."""
+        return self.tp
 
     def check(self) -> None:
         if self.phase not in PHASES:
@@ -323,6 +331,10 @@ class Setup:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SetupError(name, f"must be a positive integer, got {value!r}")
+        if isinstance(self.output_len, bool) or not isinstance(self.output_len, int) \
+                or self.output_len < 0:
+            raise SetupError("output_len", f"must be a whole number ≥ 0, got "
+                                           f"{self.output_len!r}")
         for name, allowed in (("weights", WEIGHT_DTYPES), ("activations", ACTIVATION_DTYPES),
                               ("kv_cache", KV_DTYPES)):
             if getattr(self, name) not in allowed:

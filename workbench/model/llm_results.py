@@ -11,15 +11,18 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from workbench.model.dtypes import DTYPE_BYTES
 from workbench.model.hardware import Hardware, UnknownLevel, UnsupportedPrecision
 from workbench.model.llm import Architecture, Setup, Step, layer_steps
 from workbench.model.llm_kinds import collective_steps
 from workbench.model.operations import KINDS
-from workbench.model.roofline import evaluate
+from workbench.model.roofline import evaluate, sweep
 
 __all__ = ["ModelTotals", "MachineResult", "model_totals", "model_result", "derivation",
-           "memory_needed"]
+           "memory_needed", "max_batch", "per_sequence_bytes", "RequestResult",
+           "request_result", "decode_times", "request_lines"]
 
 
 @dataclass
@@ -56,6 +59,8 @@ class MachineResult:
     #: (what, how many, steps formula, steps, seconds per step, where the latency is from).
     latency_s: float = 0.0
     latency_terms: list[tuple[str, int, str, int, float, str]] = field(default_factory=list)
+    #: The largest batch whose memory per chip fits one chip's capacity (None: no capacity).
+    max_batch: int | None = None
 
     def as_dict(self, phase: str) -> dict[str, Any]:
         key = "ttft_s" if phase == "prefill" else "tpot_s"
@@ -64,7 +69,7 @@ class MachineResult:
                 "tokens_per_s": self.tokens_per_s,
                 "memory_needed_bytes": self.memory_needed_bytes,
                 "memory_available_bytes": self.memory_available_bytes, "fits": self.fits,
-                "collective_latency_s": self.latency_s,
+                "collective_latency_s": self.latency_s, "max_batch": self.max_batch,
                 "time_share": self.share, **({"skipped": self.skipped} if self.skipped else {})}
 
 
@@ -81,11 +86,37 @@ def memory_needed(arch: Architecture, setup: Setup, positions: int | None = None
     t = setup.tp
     weights = arch.weight_bytes_per_chip(setup.weights, setup.quantize_embeddings, t)
     held = setup.context if positions is None else positions
+    if setup.output_len:  # a whole request: the cache ends holding prompt + output
+        held = max(held, setup.prompt_len + setup.output_len)
     kv = setup.batch * arch.kv_cache_bytes(held, setup.kv_cache) * kv_share(arch, t)
     wide = 2 * (arch.moe.intermediate * arch.moe.top_k if arch.moe else arch.intermediate)
     act = setup.tokens * (arch.hidden + max(wide, arch.vocab if setup.phase == "decode" else 0)
                           / t)
     return weights, kv, act * DTYPE_BYTES[setup.activations]
+
+
+def max_batch(arch: Architecture, setup: Setup, capacity: float) -> int:
+    """The largest batch whose memory per chip (:func:`memory_needed`: weights, the KV cache
+    of prompt + output positions, the phase's activations) fits ``capacity``; 0 when not
+    even one sequence does. Memory is weights + batch × per-sequence bytes."""
+    weights, kv, act = memory_needed(arch, setup.with_(batch=1))
+    per_sequence = kv + act
+    room = capacity - weights
+    if room < per_sequence:
+        return 0
+    b = int(room // per_sequence)
+    # the division is exact up to rounding: settle on the last batch that fits
+    while b > 1 and sum(memory_needed(arch, setup.with_(batch=b))) > capacity:
+        b -= 1
+    while sum(memory_needed(arch, setup.with_(batch=b + 1))) <= capacity:
+        b += 1
+    return b
+
+
+def per_sequence_bytes(arch: Architecture, setup: Setup) -> float:
+    """KV cache and activations one more sequence adds (per chip)."""
+    _, kv, act = memory_needed(arch, setup.with_(batch=1))
+    return kv + act
 
 
 def kv_share(arch: Architecture, tp: int) -> float:
@@ -129,6 +160,7 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
     if hardware.capacity:
         out.memory_available_bytes = hardware.capacity
         out.fits = out.memory_needed_bytes <= out.memory_available_bytes
+        out.max_batch = max_batch(arch, setup, hardware.capacity)
     by_kind: dict[str, float] = {}
     latency: dict[tuple, int] = {}
     try:
@@ -238,9 +270,143 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
                                                f"{_si(r.t_predicted_s, 'time')}"))
         produced = "batch × prompt_len" if s.phase == "prefill" else "batch"
         lines.append((f"{r.hardware}: tokens/s", f"{produced} / {what} = {r.tokens_per_s:,.1f}"))
+        if r.max_batch is not None:
+            weights = totals.weight_bytes
+            lines.append((f"{r.hardware}: largest batch",
+                          f"⌊(capacity − weights) / (KV cache + activations per sequence)⌋ = "
+                          f"⌊({_si(r.memory_available_bytes, 'bytes')} − "
+                          f"{_si(weights, 'bytes')}) / "
+                          f"{_si(per_sequence_bytes(arch, s), 'bytes')}⌋ = {r.max_batch:,}"))
         if r.memory_available_bytes is not None:
             verdict = "fits" if r.fits else "does not fit"
             lines.append((f"{r.hardware}: memory",
                           f"{_si(r.memory_needed_bytes, 'bytes')} per chip vs capacity = "
                           f"{_si(r.memory_available_bytes, 'bytes')}: {verdict}"))
+    return lines
+
+
+# ---------------------------------------------------------------------------------------
+# a request end to end
+
+
+def _kv_dependent(step: Step) -> bool:
+    return step.operation.kind in ("attention", "mla_attention") and step.group != "model"
+
+
+def decode_times(arch: Architecture, setup: Setup, hardware: Hardware, kv_lens,
+                 steps: list[Step] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """T_lower and predicted time of one decode step at each KV length of ``kv_lens`` (an
+    array), summed over the kernels like :func:`model_result`: only attention depends on
+    the KV length, and it is evaluated once for all of them (a sweep). A local layer's
+    attention at k positions is the same as a global one's at min(k, window)."""
+    ks = np.asarray(kv_lens, dtype=float)
+    decode = setup.with_(phase="decode", kv_len=int(ks.max()) if ks.size else setup.kv_len)
+    steps = steps if steps is not None else layer_steps(arch, decode)
+    fixed = [st for st in steps if not _kv_dependent(st)]
+    lower = np.zeros_like(ks)
+    pred = np.zeros_like(ks)
+    const = model_result(arch, decode, hardware, fixed)
+    if const.skipped:
+        raise UnknownLevel(const.skipped)
+    lower += const.t_lower_s
+    pred += const.t_predicted_s
+    for st in steps:
+        if not _kv_dependent(st):
+            continue
+        op = st.operation.copy()
+        window = op.params.pop("window", 0) or 0
+        k = np.minimum(ks, window) if window else ks
+        r = sweep(op, hardware, kv_len=k)
+        lower += np.asarray(r["t_lower_s"], dtype=float) * st.count
+        pred += np.asarray(r["t_predicted_s"], dtype=float) * st.count
+    return lower, pred
+
+
+@dataclass
+class RequestResult:
+    """One request of ``output_len`` tokens after its prompt, for every sequence of the
+    batch: TTFT (the prefill), then one decode step per output token with the KV cache
+    growing from the prompt length."""
+    hardware: str
+    output_len: int
+    ttft_s: float = 0.0
+    decode_s: float = 0.0
+    decode_lower_s: float = 0.0
+    tpot_first_s: float = 0.0
+    tpot_last_s: float = 0.0
+    chips: int = 1
+    batch: int = 1
+    skipped: str = ""
+
+    @property
+    def request_s(self) -> float:
+        return self.ttft_s + self.decode_s
+
+    @property
+    def tpot_mean_s(self) -> float:
+        return self.decode_s / self.output_len if self.output_len else 0.0
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        """Per user: output tokens over the whole request's time (TTFT included)."""
+        return self.output_len / self.request_s if self.request_s > 0 else 0.0
+
+    @property
+    def output_tokens_per_s_per_chip(self) -> float:
+        return self.batch * self.output_tokens_per_s / self.chips
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"output_len": self.output_len, "ttft_s": self.ttft_s,
+                "decode_s": self.decode_s, "request_s": self.request_s,
+                "tpot_mean_s": self.tpot_mean_s, "tpot_first_s": self.tpot_first_s,
+                "tpot_last_s": self.tpot_last_s,
+                "output_tokens_per_s": self.output_tokens_per_s,
+                "output_tokens_per_s_per_chip": self.output_tokens_per_s_per_chip}
+
+
+def request_result(arch: Architecture, setup: Setup, hardware: Hardware, output_len: int,
+                   ttft: MachineResult | None = None) -> RequestResult:
+    """TTFT of batch × prompt_len, then ``output_len`` decode steps, step i (from 1) against
+    a KV cache of prompt_len + i positions."""
+    out = RequestResult(hardware.label, output_len, chips=setup.chips, batch=setup.batch)
+    prefill = setup.with_(phase="prefill")
+    first = ttft if ttft is not None else model_result(arch, prefill, hardware)
+    if first.skipped:
+        out.skipped = first.skipped
+        return out
+    out.ttft_s = first.t_predicted_s
+    if output_len:
+        ks = setup.prompt_len + np.arange(1, output_len + 1)
+        try:
+            lower, pred = decode_times(arch, setup, hardware, ks)
+        except (UnknownLevel, UnsupportedPrecision) as exc:
+            out.skipped = str(exc)
+            return out
+        out.decode_s = float(pred.sum())
+        out.decode_lower_s = float(lower.sum())
+        out.tpot_first_s, out.tpot_last_s = float(pred[0]), float(pred[-1])
+    return out
+
+
+def request_lines(setup: Setup, requests: list[RequestResult]) -> list[tuple[str, str]]:
+    """Derivation lines of a request on each machine."""
+    lines = []
+    n, p = (requests[0].output_len if requests else 0), setup.prompt_len
+    for r in requests:
+        if r.skipped:
+            continue
+        hw = r.hardware
+        lines.append((f"{hw}: request", f"TTFT + Σ TPOT(prompt_len + i), i = 1…{n} = "
+                                        f"{_si(r.ttft_s, 'time')} + {_si(r.decode_s, 'time')} "
+                                        f"= {_si(r.request_s, 'time')}"))
+        lines.append((f"{hw}: TPOT over the request",
+                      f"from {_si(r.tpot_first_s, 'time')} at kv_len {p + 1:,} to "
+                      f"{_si(r.tpot_last_s, 'time')} at {p + n:,}, mean "
+                      f"{_si(r.tpot_mean_s, 'time')}"))
+        lines.append((f"{hw}: output tokens/s per user",
+                      f"output_len / request = {n} / {_si(r.request_s, 'time')} = "
+                      f"{r.output_tokens_per_s:,.1f}"))
+        lines.append((f"{hw}: output tokens/s per chip",
+                      f"batch · per user / chips = {r.batch} · {r.output_tokens_per_s:,.1f} / "
+                      f"{r.chips} = {r.output_tokens_per_s_per_chip:,.1f}"))
     return lines
