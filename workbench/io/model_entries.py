@@ -82,6 +82,15 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
             if value > MAX_LENGTH:
                 raise place.at(key).error(f"must be at most {MAX_LENGTH}, got {value}")
             values[key] = value
+    if data.get("output_len") is not None:
+        value = data["output_len"]
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise place.at("output_len").error(f"must be a whole number ≥ 0, got {value!r}")
+        if value > MAX_LENGTH:
+            raise place.at("output_len").error(f"must be at most {MAX_LENGTH}, got {value}")
+        values["output_len"] = value
     if "kv_len" not in values and "prompt_len" in values:
         values["kv_len"] = values["prompt_len"]
     if data.get("quantize_embeddings") is not None:
@@ -101,6 +110,8 @@ def model_entry_to_data(model: ModelEntry) -> dict[str, Any]:
     if model.name:
         out["name"] = model.name
     for key in SETUP_FIELDS:
+        if key == "output_len" and not model.setup.output_len:
+            continue  # (a single step: older readers never saw the key)
         out[key] = getattr(model.setup, key)
     out["view"] = model.view
     if not model.visible:

@@ -15,7 +15,7 @@ __all__ = ["ModelEntry", "expand_entries", "refresh_params", "SETUP_FIELDS"]
 
 #: Set-up fields a model entry keeps (and a session file writes), in order.
 SETUP_FIELDS = ("phase", "batch", "prompt_len", "kv_len", "weights", "activations",
-                "kv_cache", "tp", "quantize_embeddings")
+                "kv_cache", "tp", "quantize_embeddings", "output_len")
 
 
 @dataclass

@@ -4,11 +4,11 @@ cells' tooltips and the summary line (the derivation page lists the same formula
 from __future__ import annotations
 
 from workbench.model.llm import Setup
-from workbench.model.llm_results import MachineResult, ModelTotals
+from workbench.model.llm_results import MachineResult, ModelTotals, RequestResult
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.widgets import escape_html
 
-__all__ = ["result_cells", "summary_text", "summary_tooltip"]
+__all__ = ["result_cells", "request_cells", "summary_text", "summary_tooltip"]
 
 
 def _what(setup: Setup) -> str:
@@ -100,4 +100,42 @@ def result_cells(r: MachineResult, setup: Setup, totals: ModelTotals
         capacity,
         fits,
         (share_text, share_tip),
+    ]
+
+
+def request_cells(r: MachineResult, request: RequestResult | None, setup: Setup
+                  ) -> list[tuple[str, str]]:
+    """(text, tooltip) of the rows after the share of time: the largest batch that fits,
+    and a whole request's latency and output tokens per second per user and per chip."""
+    q = format_quantity
+    hw = r.hardware
+    if r.max_batch is None:
+        batch = ("—", f"{hw} has no memory capacity set: add one to find the largest batch")
+    else:
+        positions = setup.prompt_len + setup.output_len if setup.output_len else setup.context
+        batch = (f"{r.max_batch:,}",
+                 f"{hw}: largest batch = ⌊(capacity − weights) / (KV cache + activations per "
+                 f"sequence)⌋ = {r.max_batch:,} (per chip, the KV cache holding "
+                 f"{positions:,} positions)")
+    if request is None:
+        none = ("request = TTFT + one decode step per output token: set Output tokens to "
+                "run a whole request")
+        return [batch, ("—", none), ("—", none), ("—", none)]
+    if request.skipped:
+        why = f"{hw}: skipped — {request.skipped}"
+        return [batch, ("—", why), ("—", why), ("—", why)]
+    n = request.output_len
+    total = q(request.request_s, "time")
+    user = format_number(request.output_tokens_per_s)
+    chip = format_number(request.output_tokens_per_s_per_chip)
+    return [
+        batch,
+        (total, f"{hw}: request = TTFT + Σ TPOT(prompt_len + i), i = 1…{n} = "
+                f"{q(request.ttft_s, 'time')} + {q(request.decode_s, 'time')} = {total} "
+                f"(TPOT from {q(request.tpot_first_s, 'time')} to "
+                f"{q(request.tpot_last_s, 'time')})"),
+        (user, f"{hw}: output tokens/s per user = output tokens / request = {n} / {total} = "
+               f"{user}"),
+        (chip, f"{hw}: output tokens/s per chip = batch × per user / chips = {request.batch} × "
+               f"{user} / {request.chips} = {chip}"),
     ]

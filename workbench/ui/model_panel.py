@@ -25,15 +25,28 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change
 from workbench.model.llm import MODEL_CONVENTIONS
-from workbench.model.llm_results import MachineResult, derivation, model_result, model_totals
+from workbench.model.llm_results import (
+    MachineResult,
+    derivation,
+    model_result,
+    model_totals,
+    request_lines,
+    request_result,
+)
 from workbench.model.llm_session import ModelEntry
 from workbench.ui.bridge import Workspace
 from workbench.ui.model_editor import ModelEditor
-from workbench.ui.model_figures import result_cells, summary_text, summary_tooltip
+from workbench.ui.model_figures import (
+    request_cells,
+    result_cells,
+    summary_text,
+    summary_tooltip,
+)
 from workbench.ui.widgets import escape_html
 
 __all__ = ["ModelPanel", "RESULT_ROWS", "ROW_T_LOWER", "ROW_PREDICTED", "ROW_TOKENS",
-           "ROW_MEMORY", "ROW_CAPACITY", "ROW_FITS", "ROW_SHARE"]
+           "ROW_MEMORY", "ROW_CAPACITY", "ROW_FITS", "ROW_SHARE", "ROW_MAX_BATCH",
+           "ROW_REQUEST", "ROW_OUT_USER", "ROW_OUT_CHIP"]
 
 #: The results table has one column per visible machine and one row per figure:
 #: (row label, what it is). Each cell's tooltip has its formula with the values.
@@ -46,9 +59,14 @@ RESULT_ROWS: tuple[tuple[str, str], ...] = (
     ("Capacity", "One chip's memory capacity"),
     ("Fits", "Memory needed per chip ≤ capacity"),
     ("Share of time", "Share of the predicted time per operation kind"),
+    ("Max batch", "The largest batch whose weights, KV cache and activations fit one chip"),
+    ("Request", "A whole request (Output tokens): TTFT, then one decode step per output "
+                "token with the KV cache growing"),
+    ("Out tok/s user", "Output tokens per second per user: output tokens / request time"),
+    ("Out tok/s chip", "Output tokens per second per chip: batch × per user / chips"),
 )
 (ROW_T_LOWER, ROW_PREDICTED, ROW_TOKENS, ROW_MEMORY, ROW_CAPACITY, ROW_FITS,
- ROW_SHARE) = range(len(RESULT_ROWS))
+ ROW_SHARE, ROW_MAX_BATCH, ROW_REQUEST, ROW_OUT_USER, ROW_OUT_CHIP) = range(len(RESULT_ROWS))
 
 
 class ModelPanel(QWidget):
@@ -62,6 +80,7 @@ class ModelPanel(QWidget):
         self._shown = True
         self._stale = True
         self.results: list[MachineResult] = []
+        self.requests: list = []
         self.totals = None
 
         self.chooser = QComboBox(self)
@@ -245,6 +264,10 @@ class ModelPanel(QWidget):
         self.totals = totals = model_totals(arch, setup)
         machines = [e.hardware for e in self.document.session.hardware if e.visible]
         self.results = [model_result(arch, setup, hw) for hw in machines]
+        self.requests = [request_result(arch, setup, hw, setup.output_len,
+                                        r if setup.phase == "prefill" else None)
+                         if setup.output_len else None
+                         for hw, r in zip(machines, self.results, strict=True)]
         what = "TTFT" if setup.phase == "prefill" else "TPOT"
         header = self.table.verticalHeaderItem(ROW_PREDICTED)
         header.setText(what)
@@ -256,10 +279,13 @@ class ModelPanel(QWidget):
             head = QTableWidgetItem(r.hardware)
             head.setToolTip(r.hardware)
             self.table.setHorizontalHeaderItem(col, head)
-            for row, (text, tip) in enumerate(result_cells(r, setup, totals)):
+            cells = result_cells(r, setup, totals) + request_cells(
+                r, self.requests[col], setup)
+            for row, (text, tip) in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip)
-                if row in (ROW_T_LOWER, ROW_PREDICTED, ROW_TOKENS, ROW_MEMORY, ROW_CAPACITY):
+                if row in (ROW_T_LOWER, ROW_PREDICTED, ROW_TOKENS, ROW_MEMORY, ROW_CAPACITY,
+                           ROW_MAX_BATCH, ROW_REQUEST, ROW_OUT_USER, ROW_OUT_CHIP):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight
                                           | Qt.AlignmentFlag.AlignVCenter)
                 if row == ROW_FITS and r.fits is False:
@@ -269,6 +295,7 @@ class ModelPanel(QWidget):
 
     def _derivation_html(self, model: ModelEntry) -> str:
         lines = derivation(model.arch, model.setup, self.totals, self.results)
+        lines += request_lines(model.setup, [r for r in self.requests if r is not None])
         rows = "".join(f"<tr><td><b>{escape_html(a)}</b></td><td>{escape_html(b)}</td></tr>"
                        for a, b in lines)
         conventions = "".join(f"<li>{escape_html(c)}</li>" for c in MODEL_CONVENTIONS)

@@ -1,0 +1,72 @@
+"""The Model tab runs a whole request: typing Output tokens shows the request latency, the
+output tokens per second per user and per chip, and every machine's largest batch."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from workbench.io.model_configs import read_model_config
+from workbench.io.presets import get_preset
+from workbench.model.llm import Setup
+from workbench.model.llm_results import model_result
+from workbench.model.llm_session import ModelEntry
+from workbench.model.units import format_number, format_quantity
+from workbench.ui.app import create_app
+from workbench.ui.main_window import MainWindow
+from workbench.ui.model_panel import ROW_MAX_BATCH, ROW_OUT_CHIP, ROW_OUT_USER, ROW_REQUEST
+
+
+@pytest.fixture
+def window(qtbot):
+    create_app()
+    win = MainWindow()
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.resize(1366, 768)
+    win.show()
+    qtbot.waitExposed(win)
+    win.document.add_machine(get_preset("h100-sxm"), "h100-sxm")
+    yield win
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.close()
+    win.deleteLater()
+
+
+def test_output_tokens_typed_show_the_request(qtbot, window, tmp_path):
+    win = window
+    arch = read_model_config("Llama-3.1-8B")
+    entry = ModelEntry("Llama-3.1-8B", arch, Setup(phase="decode", batch=8, prompt_len=2048,
+                                                   kv_len=2048), name="8B")
+    win.add_model(entry)
+    win.show_model(entry.id)
+    panel = win.model_panel
+    table = panel.table
+    qtbot.waitUntil(lambda: table.columnCount() == 1)
+    assert table.item(ROW_REQUEST, 0).text() == "—"
+    single = int(table.item(ROW_MAX_BATCH, 0).text().replace(",", ""))
+
+    spin = panel.editor.form.output_len
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, "256")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: table.item(ROW_REQUEST, 0).text() != "—")
+
+    hw = get_preset("h100-sxm")
+    setup = Setup(phase="decode", batch=8, prompt_len=2048, kv_len=2048)
+    ttft = model_result(arch, setup.with_(phase="prefill"), hw).t_predicted_s
+    low = ttft + 256 * model_result(arch, setup, hw).t_predicted_s
+    high = ttft + 256 * model_result(arch, setup.with_(kv_len=2048 + 256), hw).t_predicted_s
+    request = panel.requests[0]
+    assert table.item(ROW_REQUEST, 0).text() == format_quantity(request.request_s, "time")
+    assert low < request.request_s < high
+    assert table.item(ROW_OUT_USER, 0).text() == format_number(256 / request.request_s)
+    assert table.item(ROW_OUT_CHIP, 0).text() == format_number(8 * 256 / request.request_s)
+    # the cache now holds prompt + output positions: fewer sequences fit (by hand: 229)
+    assert table.item(ROW_MAX_BATCH, 0).text() == "229" and single > 229
+    assert "request" in panel.derivation.toPlainText()
+    # saved and read back
+    path = tmp_path / "r.yaml"
+    assert win.save_to(path)
+    assert "output_len: 256" in path.read_text(encoding="utf-8")
