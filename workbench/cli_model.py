@@ -2,7 +2,8 @@
 
     roofline-workbench model CONFIG.json --phase prefill|decode --batch B [--prompt-len N]
         [--kv-len N] [--weights DTYPE] [--activations DTYPE] [--kv-cache DTYPE] [--tp T]
-        [--output-len N] [--hardware PRESET_OR_SESSION_MACHINE ...] [--format table|json]
+        [--output-len N] [--sweep-batch] [--hardware PRESET_OR_SESSION_MACHINE ...]
+        [--format table|json]
 
 JSON: ``{"model": {"name", "params", "active_params", "layers", "weight_bytes",
 "kv_cache_bytes_per_token"}, "phase", "batch", "totals": {"flops", "bytes",
@@ -56,6 +57,10 @@ def add_parser(sub) -> None:
                        help="a whole request: TTFT of the prompt, then N output tokens with "
                             "the KV cache growing from the prompt length (request latency, "
                             "output tokens/s per user and per chip)")
+    model.add_argument("--sweep-batch", action="store_true",
+                       help="throughput against latency: decode at batch 1, 2, 4, … up to the "
+                            "largest that fits each machine (TPOT: the mean over the request "
+                            "with --output-len), tokens/s per chip and per user")
     model.add_argument("--hardware", nargs="+", metavar="PRESET_OR_SESSION_MACHINE",
                        help="preset ids (h100-sxm, mi300x, …), a session file (all its "
                             "machines) or SESSION.yaml:NAME (one of them); default "
@@ -123,6 +128,11 @@ def run(args) -> int:
     steps = layer_steps(arch, setup)
     totals = model_totals(arch, setup, steps)
     results = [model_result(arch, setup, hw, steps) for hw in hardware]
+    sweeps = None
+    if args.sweep_batch:
+        from workbench.model.llm_results import batch_sweep
+
+        sweeps = [batch_sweep(arch, setup, hw) for hw in hardware]
     requests = None
     if setup.output_len:
         from workbench.model.llm_results import request_result
@@ -157,6 +167,9 @@ def run(args) -> int:
                          **(q.as_dict() if q is not None and not q.skipped else {})}
                         for r, q in zip(results, requests or [None] * len(results),
                                         strict=True)],
+            **({"sweep": [{"hardware": hw.label, "points": [p.as_dict() for p in points]}
+                          for hw, points in zip(hardware, sweeps, strict=True)]}
+               if sweeps is not None else {}),
             "operations": [{**derivation_json(op), "layers": step.count if step.count > 1 else 1,
                             "group": step.group}
                            for step, op in ((s, s.operation) for s in steps)],
@@ -165,7 +178,30 @@ def run(args) -> int:
         sys.stdout.write("\n")
         return 0
     sys.stdout.write(table(arch, setup, totals, results, requests))
+    if sweeps is not None:
+        sys.stdout.write(sweep_table(setup, hardware, sweeps))
     return 0
+
+
+def sweep_table(setup, hardware, sweeps) -> str:
+    from workbench.model.units import format_number, format_quantity
+
+    what = (f"TPOT: mean over {setup.output_len} output tokens after a {setup.prompt_len}-token "
+            f"prompt" if setup.output_len else f"TPOT at kv_len {setup.kv_len}")
+    lines = ["", f"batch sweep (decode; {what}; tokens/s per chip over {setup.chips} "
+                 f"chip{'s' if setup.chips > 1 else ''})"]
+    rows = [("hardware", "batch", "TPOT", "tokens/s/chip", "tokens/s/user")]
+    for hw, points in zip(hardware, sweeps, strict=True):
+        if not points:
+            rows.append((hw.label, "—", "nothing fits" if hw.capacity else "no capacity", "",
+                         ""))
+        for i, p in enumerate(points):
+            rows.append((hw.label if i == 0 else "", f"{p.batch:,}",
+                         format_quantity(p.tpot_s, "time"),
+                         format_number(p.tokens_per_s_per_chip),
+                         format_number(p.tokens_per_s_per_user)))
+    _columns(lines, rows)
+    return "\n".join(lines) + "\n"
 
 
 def table(arch, setup, totals, results, requests=None) -> str:

@@ -59,3 +59,17 @@ def test_output_len_json_keys():
     plain = json.loads(run("Llama-3.1-8B", "--phase", "decode", "--batch", "8",
                            "--format", "json").stdout)["results"][0]
     assert "request_s" not in plain and plain["max_batch"] > 229  # no output: room for more
+
+
+def test_sweep_batch_json_and_table_agree():
+    import json
+
+    args = ("Llama-3.1-8B", "--phase", "decode", "--batch", "1", "--sweep-batch",
+            "--hardware", "h100-sxm")
+    data = json.loads(run(*args, "--format", "json").stdout)
+    points = data["sweep"][0]["points"]
+    assert points[-1]["batch"] == data["results"][0]["max_batch"]
+    assert [p["batch"] for p in points[:-1]] == [2 ** i for i in range(len(points) - 1)]
+    text = run(*args).stdout
+    assert "batch sweep (decode; TPOT at kv_len 2048" in text
+    assert f"{points[-1]['batch']:,}" in text.splitlines()[-1]

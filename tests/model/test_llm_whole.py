@@ -252,3 +252,35 @@ def test_max_batch_of_llama_8b_on_an_h100_by_hand():
     # and it is the largest: one more sequence does not fit
     assert model_result(arch, setup.with_(batch=229), hw).fits
     assert not model_result(arch, setup.with_(batch=230), hw).fits
+
+
+# ---------------------------------------------------------------------------------------
+# throughput against latency
+
+
+def test_batch_sweep_points_by_definition_and_speed():
+    import time
+
+    from workbench.model.llm_results import batch_sweep, request_result
+
+    arch = read_model_config("Llama-3.1-405B")
+    setup = Setup(phase="decode", batch=1, prompt_len=2048, kv_len=2048, output_len=256,
+                  tp=8, weights="fp8")
+    machines = [get_preset(p) for p in ("h100-sxm", "h200", "mi300x")]
+    start = time.perf_counter()
+    sweeps = [batch_sweep(arch, setup, hw) for hw in machines]
+    elapsed = time.perf_counter() - start
+    steps = sum(len(points) for points in sweeps)
+    assert elapsed / steps <= 0.05, f"{1e3 * elapsed / steps:.1f} ms per batch"
+    for hw, points in zip(machines, sweeps, strict=True):
+        largest = model_result(arch, setup, hw).max_batch
+        assert [p.batch for p in points][:3] == [1, 2, 4]
+        assert points[-1].batch == largest and all(p.batch <= largest for p in points)
+        for p in points[::4]:
+            r = request_result(arch, setup.with_(batch=p.batch), hw, 256)
+            assert p.tpot_s == pytest.approx(r.decode_s / 256, rel=1e-12)
+            assert p.tokens_per_s_per_chip == pytest.approx(p.batch / p.tpot_s / 8)
+        # throughput grows with the batch, and so does the time per token
+        assert all(a.tokens_per_s_per_chip < b.tokens_per_s_per_chip
+                   for a, b in zip(points, points[1:], strict=False))
+        assert all(a.tpot_s <= b.tpot_s for a, b in zip(points, points[1:], strict=False))

@@ -22,7 +22,8 @@ from workbench.model.roofline import evaluate, sweep
 
 __all__ = ["ModelTotals", "MachineResult", "model_totals", "model_result", "derivation",
            "memory_needed", "max_batch", "per_sequence_bytes", "RequestResult",
-           "request_result", "decode_times", "request_lines"]
+           "request_result", "decode_times", "request_lines", "SweepPoint", "batch_sweep",
+           "sweep_batches"]
 
 
 @dataclass
@@ -410,3 +411,57 @@ def request_lines(setup: Setup, requests: list[RequestResult]) -> list[tuple[str
                       f"batch · per user / chips = {r.batch} · {r.output_tokens_per_s:,.1f} / "
                       f"{r.chips} = {r.output_tokens_per_s_per_chip:,.1f}"))
     return lines
+
+
+# ---------------------------------------------------------------------------------------
+# throughput against latency: a batch sweep
+
+
+@dataclass
+class SweepPoint:
+    """One batch size of a sweep: the time per output token and the output tokens per
+    second per chip and per user."""
+    batch: int
+    tpot_s: float
+    tokens_per_s_per_chip: float
+    tokens_per_s_per_user: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def sweep_batches(largest: int) -> list[int]:
+    """1, 2, 4, … below ``largest``, then ``largest`` itself."""
+    out, b = [], 1
+    while b < largest:
+        out.append(b)
+        b *= 2
+    if largest >= 1:
+        out.append(largest)
+    return out
+
+
+def batch_sweep(arch: Architecture, setup: Setup, hardware: Hardware,
+                batches: list[int] | None = None) -> list[SweepPoint]:
+    """Decode at each batch (default: 1 … the largest that fits one chip): TPOT is the mean
+    over the request's output tokens when ``setup.output_len`` is set (the KV cache growing
+    from the prompt length), else one step at kv_len. Empty when nothing fits or the
+    machine cannot run the model."""
+    decode = setup.with_(phase="decode")
+    if batches is None:
+        if not hardware.capacity:
+            return []
+        batches = sweep_batches(max_batch(arch, decode, hardware.capacity))
+    if setup.output_len:
+        ks = setup.prompt_len + np.arange(1, setup.output_len + 1)
+    else:
+        ks = np.array([decode.kv_len])
+    out = []
+    for b in batches:
+        try:
+            _, pred = decode_times(arch, decode.with_(batch=b), hardware, ks)
+        except (UnknownLevel, UnsupportedPrecision):
+            return []
+        tpot = float(pred.mean())
+        out.append(SweepPoint(b, tpot, b / tpot / setup.chips, 1 / tpot))
+    return out
