@@ -249,16 +249,28 @@ def table(arch, setup, totals, results, requests=None) -> str:
                       f"{setup.batch}, on {setup.chips} chip{'s' if setup.chips > 1 else ''}"]
         rows = [("hardware", "TTFT", f"TPOT {setup.prompt_len + 1}…{setup.prompt_len + n}",
                  "request", "tokens/s/user", "tokens/s/chip")]
+        priced = any(r.cost_per_million_tokens is not None for r in requests)
+        if priced:
+            rows[0] += ("cost/M tokens",)
         for r in requests:
             if r.skipped:
-                rows.append((r.hardware, "skipped: " + r.skipped, "", "", "", ""))
+                rows.append((r.hardware, "skipped: " + r.skipped, "", "", "", "")
+                            + (("",) if priced else ()))
                 continue
             rows.append((r.hardware, q(r.ttft_s, "time"),
                          f"{q(r.tpot_first_s, 'time')}…{q(r.tpot_last_s, 'time')}",
                          q(r.request_s, "time"), format_number(r.output_tokens_per_s),
-                         format_number(r.output_tokens_per_s_per_chip)))
+                         format_number(r.output_tokens_per_s_per_chip))
+                        + ((format_number(r.cost_per_million_tokens)
+                            if r.cost_per_million_tokens is not None else "no price",)
+                           if priced else ()))
         _columns(lines, rows)
     for r in results:
+        if r.cost_per_million_tokens is not None:
+            lines.append(f"cost on {r.hardware}: {r.price_per_hour:g} per chip-hour × "
+                         f"{r.chips} chip{'s' if r.chips > 1 else ''} / "
+                         f"{format_number(r.tokens_per_s)} tokens/s = "
+                         f"{format_number(r.cost_per_million_tokens)} per million tokens")
         for what, count, text, n, alpha, source in r.latency_terms:
             lines.append(f"link latency on {r.hardware}: {count} × {what} of {text} = {n} "
                          f"steps × {alpha * 1e6:g} µs ({source}) = "

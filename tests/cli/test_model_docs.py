@@ -73,3 +73,19 @@ def test_sweep_batch_json_and_table_agree():
     text = run(*args).stdout
     assert "batch sweep (decode; TPOT at kv_len 2048" in text
     assert f"{points[-1]['batch']:,}" in text.splitlines()[-1]
+
+
+def test_cost_from_a_session_machine_price(tmp_path):
+    import json
+
+    session = tmp_path / "priced.yaml"
+    session.write_text(
+        "schema_version: 1\nhardware:\n  - name: Rented H100\n"
+        "    compute: {bf16: 989.4 TFLOP/s}\n    memory: {hbm: 3.35 TB/s}\n"
+        "    capacity: 80 GiB\n    price_per_hour: 2.5\noperations: []\n", encoding="utf-8")
+    out = run("Llama-3.1-8B", "--phase", "decode", "--batch", "8", "--output-len", "256",
+              "--hardware", session, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)["results"][0]
+    assert r["cost_per_million_tokens"] == pytest.approx(
+        2.5 / 3600 * r["request_s"] / (8 * 256) * 1e6, rel=1e-9)

@@ -284,3 +284,27 @@ def test_batch_sweep_points_by_definition_and_speed():
         assert all(a.tokens_per_s_per_chip < b.tokens_per_s_per_chip
                    for a, b in zip(points, points[1:], strict=False))
         assert all(a.tpot_s <= b.tpot_s for a, b in zip(points, points[1:], strict=False))
+
+
+# ---------------------------------------------------------------------------------------
+# cost
+
+
+def test_cost_per_million_output_tokens_by_hand():
+    from workbench.model.llm_results import request_result
+
+    arch = read_model_config("Llama-3.1-8B")
+    hw = get_preset("h100-sxm").copy(price_per_hour=2.5)
+    setup = Setup(phase="decode", batch=8, prompt_len=2048, kv_len=2048)
+    step = model_result(arch, setup, hw)
+    # one decode step: 8 tokens per TPOT on one chip at 2.5 per hour
+    assert step.cost_per_million_tokens == pytest.approx(
+        2.5 / 3600 / (8 / step.t_predicted_s) * 1e6, rel=1e-12)
+    r = request_result(arch, setup, hw, 256)
+    assert r.cost_per_million_tokens == pytest.approx(
+        2.5 / 3600 * r.request_s / (8 * 256) * 1e6, rel=1e-12)
+    # on 8 chips the same throughput costs 8 times as much
+    tp = model_result(arch, setup.with_(tp=8), hw)
+    assert tp.cost_per_million_tokens == pytest.approx(
+        8 * 2.5 / 3600 / tp.tokens_per_s * 1e6, rel=1e-12)
+    assert model_result(arch, setup, get_preset("h100-sxm")).cost_per_million_tokens is None

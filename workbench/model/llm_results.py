@@ -62,6 +62,11 @@ class MachineResult:
     latency_terms: list[tuple[str, int, str, int, float, str]] = field(default_factory=list)
     #: The largest batch whose memory per chip fits one chip's capacity (None: no capacity).
     max_batch: int | None = None
+    #: Cost of a million tokens produced (the machine's price per chip-hour × chips over
+    #: the tokens per second); None without a price.
+    cost_per_million_tokens: float | None = None
+    price_per_hour: float | None = None
+    chips: int = 1
 
     def as_dict(self, phase: str) -> dict[str, Any]:
         key = "ttft_s" if phase == "prefill" else "tpot_s"
@@ -71,6 +76,8 @@ class MachineResult:
                 "memory_needed_bytes": self.memory_needed_bytes,
                 "memory_available_bytes": self.memory_available_bytes, "fits": self.fits,
                 "collective_latency_s": self.latency_s, "max_batch": self.max_batch,
+                **({"cost_per_million_tokens": self.cost_per_million_tokens}
+                   if self.cost_per_million_tokens is not None else {}),
                 "time_share": self.share, **({"skipped": self.skipped} if self.skipped else {})}
 
 
@@ -193,7 +200,17 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
         if total > 0 else {}
     produced = setup.tokens if setup.phase == "prefill" else setup.batch
     out.tokens_per_s = produced / total if total > 0 else 0.0
+    out.chips = setup.chips
+    if hardware.price_per_hour is not None and out.tokens_per_s > 0:
+        out.price_per_hour = hardware.price_per_hour
+        out.cost_per_million_tokens = cost_per_million(hardware.price_per_hour, setup.chips,
+                                                       out.tokens_per_s)
     return out
+
+
+def cost_per_million(price_per_hour: float, chips: int, tokens_per_s: float) -> float:
+    """price per chip-hour × chips / 3600 s per hour / tokens per second × 10⁶."""
+    return price_per_hour * chips / 3600 / tokens_per_s * 1e6
 
 
 def _si(value: float, unit: str) -> str:
@@ -271,6 +288,11 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
                                                f"{_si(r.t_predicted_s, 'time')}"))
         produced = "batch × prompt_len" if s.phase == "prefill" else "batch"
         lines.append((f"{r.hardware}: tokens/s", f"{produced} / {what} = {r.tokens_per_s:,.1f}"))
+        if r.cost_per_million_tokens is not None:
+            lines.append((f"{r.hardware}: cost per million tokens",
+                          f"price per chip-hour · chips / 3600 / tokens/s · 10⁶ = "
+                          f"{r.price_per_hour:g} · {r.chips} / 3600 / {r.tokens_per_s:,.1f} · "
+                          f"10⁶ = {r.cost_per_million_tokens:,.4g}"))
         if r.max_batch is not None:
             weights = totals.weight_bytes
             lines.append((f"{r.hardware}: largest batch",
@@ -338,6 +360,15 @@ class RequestResult:
     chips: int = 1
     batch: int = 1
     skipped: str = ""
+    price_per_hour: float | None = None
+
+    @property
+    def cost_per_million_tokens(self) -> float | None:
+        """Cost of a million output tokens at the request's throughput (all its chips)."""
+        if self.price_per_hour is None or self.output_tokens_per_s <= 0:
+            return None
+        return cost_per_million(self.price_per_hour, self.chips,
+                                self.batch * self.output_tokens_per_s)
 
     @property
     def request_s(self) -> float:
@@ -362,14 +393,17 @@ class RequestResult:
                 "tpot_mean_s": self.tpot_mean_s, "tpot_first_s": self.tpot_first_s,
                 "tpot_last_s": self.tpot_last_s,
                 "output_tokens_per_s": self.output_tokens_per_s,
-                "output_tokens_per_s_per_chip": self.output_tokens_per_s_per_chip}
+                "output_tokens_per_s_per_chip": self.output_tokens_per_s_per_chip,
+                **({"cost_per_million_tokens": self.cost_per_million_tokens}
+                   if self.cost_per_million_tokens is not None else {})}
 
 
 def request_result(arch: Architecture, setup: Setup, hardware: Hardware, output_len: int,
                    ttft: MachineResult | None = None) -> RequestResult:
     """TTFT of batch × prompt_len, then ``output_len`` decode steps, step i (from 1) against
     a KV cache of prompt_len + i positions."""
-    out = RequestResult(hardware.label, output_len, chips=setup.chips, batch=setup.batch)
+    out = RequestResult(hardware.label, output_len, chips=setup.chips, batch=setup.batch,
+                        price_per_hour=hardware.price_per_hour)
     prefill = setup.with_(phase="prefill")
     first = ttft if ttft is not None else model_result(arch, prefill, hardware)
     if first.skipped:
@@ -410,6 +444,12 @@ def request_lines(setup: Setup, requests: list[RequestResult]) -> list[tuple[str
         lines.append((f"{hw}: output tokens/s per chip",
                       f"batch · per user / chips = {r.batch} · {r.output_tokens_per_s:,.1f} / "
                       f"{r.chips} = {r.output_tokens_per_s_per_chip:,.1f}"))
+        if r.cost_per_million_tokens is not None:
+            lines.append((f"{hw}: cost per million output tokens",
+                          f"price per chip-hour · chips / 3600 / (batch · per user) · 10⁶ = "
+                          f"{r.price_per_hour:g} · {r.chips} / 3600 / ({r.batch} · "
+                          f"{r.output_tokens_per_s:,.1f}) · 10⁶ = "
+                          f"{r.cost_per_million_tokens:,.4g}"))
     return lines
 
 
