@@ -2,7 +2,7 @@
 
     roofline-workbench model CONFIG.json --phase prefill|decode --batch B [--prompt-len N]
         [--kv-len N] [--weights DTYPE] [--activations DTYPE] [--kv-cache DTYPE] [--tp T]
-        [--output-len N] [--sweep-batch] [--hardware PRESET_OR_SESSION_MACHINE ...]
+        [--ep E] [--pp P] [--output-len N] [--sweep-batch] [--hardware PRESET_OR_SESSION_MACHINE ...]
         [--format table|json]
 
 JSON: ``{"model": {"name", "params", "active_params", "layers", "weight_bytes",
@@ -53,6 +53,13 @@ def add_parser(sub) -> None:
     model.add_argument("--kv-cache", choices=KV_DTYPES, default="bf16")
     model.add_argument("--tp", type=_positive, default=1, metavar="T",
                        help="tensor-parallel degree (counts are per chip)")
+    model.add_argument("--ep", type=_positive, default=1, metavar="E",
+                       help="expert parallelism (MoE): routed experts split over E chips, "
+                            "all-to-all dispatch and combine; with E > tp attention runs "
+                            "data-parallel over E/tp copies")
+    model.add_argument("--pp", type=_positive, default=1, metavar="P",
+                       help="pipeline parallelism: layers split into P stages, P micro-"
+                            "batches in flight, the stage boundary sent over the link")
     model.add_argument("--output-len", type=_positive, default=None, metavar="N",
                        help="a whole request: TTFT of the prompt, then N output tokens with "
                             "the KV cache growing from the prompt length (request latency, "
@@ -121,8 +128,9 @@ def run(args) -> int:
         setup = Setup(args.phase, args.batch, args.prompt_len,
                       args.kv_len if args.kv_len is not None else args.prompt_len,
                       args.weights, args.activations, args.kv_cache, args.tp,
-                      args.quantize_embeddings, args.output_len or 0)
+                      args.quantize_embeddings, args.output_len or 0, args.ep, args.pp)
         setup.check()
+        layer_steps(arch, setup)  # (refuses a set-up the model cannot take, by name)
     except (InputError, SetupError) as exc:
         return fail(str(exc))
     steps = layer_steps(arch, setup)
@@ -152,7 +160,8 @@ def run(args) -> int:
                           setup.kv_cache),
                       "source": arch.source},
             "phase": setup.phase, "batch": setup.batch, "prompt_len": setup.prompt_len,
-            "kv_len": setup.kv_len, "tp": setup.tp,
+            "kv_len": setup.kv_len, "tp": setup.tp, "ep": setup.ep, "pp": setup.pp,
+            "chips": setup.chips,
             "dtypes": {"weights": setup.weights, "activations": setup.activations,
                        "kv_cache": setup.kv_cache},
             "totals": {"flops": totals.flops, "bytes": totals.bytes,
@@ -211,7 +220,7 @@ def table(arch, setup, totals, results, requests=None) -> str:
     what = "TTFT" if setup.phase == "prefill" else "TPOT"
     weights = arch.weight_bytes(setup.weights, setup.quantize_embeddings)
     per_token = arch.kv_cache_bytes_per_token(setup.kv_cache)
-    chips = setup.tp
+    chips = setup.chips
     links = (f" + {q(totals.interconnect_bytes, 'bytes')} on the links"
              if totals.interconnect_bytes else "")
     lines = [
@@ -225,7 +234,11 @@ def table(arch, setup, totals, results, requests=None) -> str:
            if chips > 1 and totals.kv_cache_bytes_per_token != per_token else "") + ")",
         f"{setup.phase}: batch {setup.batch}, "
         + (f"prompt {setup.prompt_len}" if setup.phase == "prefill" else f"kv_len {setup.kv_len}")
-        + f", tp {setup.tp}: {q(totals.flops, 'flops')}, {q(totals.bytes, 'bytes')}{links} "
+        + f", tp {setup.tp}"
+        + (f", ep {setup.ep}" if setup.ep > 1 else "")
+        + (f", pp {setup.pp}" if setup.pp > 1 else "")
+        + (f" ({setup.chips} chips)" if setup.chips != setup.tp else "")
+        + f": {q(totals.flops, 'flops')}, {q(totals.bytes, 'bytes')}{links} "
           f"per chip; KV cache {q(totals.kv_cache_bytes, 'bytes')} per chip",
         "",
     ]

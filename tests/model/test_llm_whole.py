@@ -137,7 +137,7 @@ def test_all_reduce_step_latency_by_hand():
     assert with_latency.t_predicted_s - without.t_predicted_s == pytest.approx(expected,
                                                                                rel=1e-9)
     lines = dict(derivation(arch, setup, model_totals(arch, setup), [with_latency]))
-    line = lines["m: All-reduce (communication) latency"]
+    line = lines["m: all-reduce latency"]
     assert line.startswith("count·steps·α = 160·2·(8−1)·2 µs (machine) = ")
     assert line.endswith("= 4.48 ms")
     assert "collective latency" in lines["m: T_lower"]
@@ -308,3 +308,84 @@ def test_cost_per_million_output_tokens_by_hand():
     assert tp.cost_per_million_tokens == pytest.approx(
         8 * 2.5 / 3600 / tp.tokens_per_s * 1e6, rel=1e-12)
     assert model_result(arch, setup, get_preset("h100-sxm")).cost_per_million_tokens is None
+
+
+# ---------------------------------------------------------------------------------------
+# expert and pipeline parallelism
+
+
+def test_deepseek_v3_fp8_fits_8_h200_with_ep_8_per_chip_by_hand():
+    import json
+    from pathlib import Path
+
+    c = json.loads((Path(__file__).resolve().parents[2] / "workbench" / "model_configs"
+                    / "DeepSeek-V3.json").read_text())
+    arch = read_model_config("DeepSeek-V3")
+    H, E = c["hidden_size"], c["n_routed_experts"]
+    moe_layers = c["num_hidden_layers"] - c["first_k_dense_replace"]
+    experts = moe_layers * E * 3 * H * c["moe_intermediate_size"]  # gate, up, down each
+    embeddings = 2 * c["vocab_size"] * H                              # untied: table + lm_head
+    # fp8 weights, embeddings kept in bf16; 8 chips each hold 256/8 = 32 experts per layer,
+    # everything else whole (attention data-parallel over the 8 chips)
+    per_chip = embeddings * 2 + (arch.params - embeddings - experts) * 1 + experts / 8 * 1
+    setup = Setup(phase="decode", batch=64, prompt_len=2048, kv_len=2048, weights="fp8",
+                  ep=8)
+    assert setup.chips == 8
+    totals = model_totals(arch, setup)
+    assert totals.weight_bytes == pytest.approx(per_chip, rel=1e-12)
+    assert 95e9 < per_chip < 110e9
+    # each chip caches the latent of its 64/8 = 8 sequences: 61·(512+64)·2 B per token
+    assert totals.kv_cache_bytes == 8 * 2048 * 61 * (512 + 64) * 2
+    h200 = get_preset("h200")
+    r = model_result(arch, setup, h200)
+    assert r.fits and r.memory_needed_bytes < h200.capacity
+    # on one chip it does not fit at all, nor with 8 chips of tensor parallelism in bf16
+    assert not model_result(arch, setup.with_(ep=1), h200).fits
+    # dispatch and combine: each chip sends its 8 tokens' 8 copies, 7/8 of them away,
+    # 7 steps each, on the links and not in the memory bytes
+    a2a = [st for st in layer_steps(arch, setup)
+           if st.operation.params.get("collective") == "all_to_all"]
+    assert [st.role for st in a2a] == ["dispatch (all-to-all)", "combine (all-to-all)"]
+    sent = 8 * 8 * 7 / 8 * H * 2
+    assert all(st.operation.counts().bytes == sent and st.count == moe_layers for st in a2a)
+    assert totals.interconnect_bytes == pytest.approx(2 * moe_layers * sent, rel=1e-12)
+    assert r.latency_s == pytest.approx(2 * moe_layers * 7 * 0.6e-6, rel=1e-12)
+
+
+def test_expert_gemm_on_one_chip_of_ep_by_hand():
+    op = Operation("moe_gemm", {"tokens": 64, "experts": 256, "top_k": 8, "n": 4096,
+                                "k": 7168, "local_experts": 32})
+    c = op.counts()
+    assert c.flops == 2 * 64 * 8 * (32 / 256) * 4096 * 7168
+    hit = 32 * (1 - (1 - 8 / 256) ** 64)
+    assert sum(t.value for t in c.byte_terms if t.tensor == "W") == pytest.approx(
+        hit * 7168 * 4096 * 2)
+    from model.test_formula_texts import check_term
+
+    for term in (*c.flop_terms, *c.byte_terms):
+        check_term(op, term)
+
+
+def test_llama_405b_on_16_gpus_with_two_pipeline_stages():
+    arch = read_model_config("Llama-3.1-405B")
+    hw = get_preset("h100-sxm")
+    tp8 = Setup(phase="decode", batch=16, prompt_len=2048, kv_len=2048, tp=8)
+    pp2 = tp8.with_(pp=2)
+    assert pp2.chips == 16
+    assert not model_result(arch, tp8, hw).fits       # 812 GB over 8 chips: 101 GB each
+    r = model_result(arch, pp2, hw)
+    assert r.fits
+    # a stage holds 63 of the 126 layers and one of the two embedding tables
+    emb = arch.vocab * arch.hidden
+    norms = 126 * 2 * arch.hidden
+    layers = arch.params - 2 * emb - arch.hidden - norms
+    expected = emb * 2 / 8 + ((layers + arch.hidden) / 8 + norms + arch.hidden) * 2 * 63 / 126
+    assert model_totals(arch, pp2).weight_bytes == pytest.approx(expected, rel=1e-3)
+    # one stage runs a micro-batch of 16/2 = 8 sequences; the token passes both stages
+    steps = layer_steps(arch, pp2)
+    stage = model_result(arch, pp2.with_(pp=1, batch=8), hw,
+                         [st for st in steps if st.role != "stage send"])
+    sends = [st for st in steps if st.role == "stage send"]
+    assert len(sends) == 1 and sends[0].operation.counts().bytes == 8 * arch.hidden * 2
+    assert r.t_predicted_s > 2 * stage.t_predicted_s
+    assert r.tokens_per_s == pytest.approx(16 / r.t_predicted_s)

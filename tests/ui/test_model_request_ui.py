@@ -70,3 +70,28 @@ def test_output_tokens_typed_show_the_request(qtbot, window, tmp_path):
     path = tmp_path / "r.yaml"
     assert win.save_to(path)
     assert "output_len: 256" in path.read_text(encoding="utf-8")
+
+
+def test_expert_and_pipeline_fields_refuse_what_the_model_cannot_take(qtbot, window):
+    win = window
+    arch = read_model_config("Llama-3.1-8B")
+    entry = ModelEntry("Llama-3.1-8B", arch, Setup(phase="decode", batch=8), name="8B")
+    win.add_model(entry)
+    win.show_model(entry.id)
+    panel = win.model_panel
+    qtbot.waitUntil(lambda: panel.table.columnCount() == 1)
+    form = panel.editor.form
+    form.ep.setValue(4)  # a dense model has no experts to split
+    assert "no routed experts" in panel.editor.problem.text()
+    assert entry.setup.ep == 1
+    form.ep.setValue(1)
+    form.pp.setValue(2)  # two stages: the memory per chip halves, nearly
+    qtbot.waitUntil(lambda: entry.setup.pp == 2)
+    before = model_result(arch, Setup(phase="decode", batch=8), get_preset("h100-sxm"))
+    after = panel.results[0]
+    assert after.memory_needed_bytes < 0.6 * before.memory_needed_bytes
+    assert table_text(panel, ROW_MAX_BATCH) == f"{after.max_batch:,}"
+
+
+def table_text(panel, row):
+    return panel.table.item(row, 0).text()

@@ -72,7 +72,7 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
             if value not in choices:
                 raise place.at(key).error(f"must be one of {', '.join(choices)}, got {value!r}")
             values[key] = value
-    for key in ("batch", "prompt_len", "kv_len", "tp"):
+    for key in ("batch", "prompt_len", "kv_len", "tp", "ep", "pp"):
         if data.get(key) is not None:
             value = data[key]
             if isinstance(value, float) and value.is_integer():
@@ -110,8 +110,8 @@ def model_entry_to_data(model: ModelEntry) -> dict[str, Any]:
     if model.name:
         out["name"] = model.name
     for key in SETUP_FIELDS:
-        if key == "output_len" and not model.setup.output_len:
-            continue  # (a single step: older readers never saw the key)
+        if key in ("output_len", "ep", "pp") and getattr(model.setup, key) in (0, 1):
+            continue  # (the default: older readers never saw the key)
         out[key] = getattr(model.setup, key)
     out["view"] = model.view
     if not model.visible:

@@ -257,17 +257,34 @@ class Architecture:
                                     + (H if self.moe.shared_gate else 0))
         return n
 
+    def routed_expert_params(self) -> int:
+        return self.moe_layers * self.moe.experts * self.expert_params() if self.moe else 0
+
     def weight_bytes_per_chip(self, weights: str = "bf16", quantize_embeddings: bool = False,
-                              tp: int = 1) -> float:
-        """Weights one chip holds under tensor parallelism ``tp``: the embedding table and
+                              tp: int = 1, ep: int = 1, pp: int = 1) -> float:
+        """Weights one chip holds: under tensor parallelism ``tp`` the embedding table and
         lm_head split by vocabulary, every projection split by heads or columns, the
-        :meth:`replicated_params` whole."""
+        :meth:`replicated_params` whole; under expert parallelism ``ep`` the routed experts
+        split over ep chips (⌈E/ep⌉ each, themselves split over the max(tp, ep)/ep chips
+        sharing them); under pipeline parallelism ``pp`` the layers of one stage,
+        ⌈layers/pp⌉, and one embedding table (the first stage's input table or the last
+        one's lm_head; both when tied)."""
+        s_w = DTYPE_BYTES[weights]
         emb = self.embedding_params
         emb_dtype = weights if quantize_embeddings else _wider_of(weights, "bf16")
+        if pp > 1 and not self.tied:
+            emb //= 2
         rep = self.replicated_params()
-        rest = self.params - emb - rep
-        return (emb * DTYPE_BYTES[emb_dtype] + rest * DTYPE_BYTES[weights]) / tp \
-            + rep * DTYPE_BYTES[weights]
+        experts = self.routed_expert_params()
+        rest = self.params - self.embedding_params - rep - experts
+        if experts:
+            assert self.moe is not None
+            e = self.moe.experts
+            experts = experts * math.ceil(e / ep) / e / max(1, max(tp, ep) // ep)
+        layers = (rest / tp + rep + experts) * s_w
+        if pp > 1:
+            layers *= math.ceil(self.layers / pp) / self.layers
+        return emb * DTYPE_BYTES[emb_dtype] / tp + layers
 
     def kv_cache_bytes_per_token(self, kv_dtype: str = "bf16") -> float:
         """Bytes one position adds to the KV cache in every layer (local layers stop adding
@@ -318,19 +335,44 @@ class Setup:
     #: Output tokens of a request (0: one step only); the KV cache then holds
     #: prompt_len + output_len positions.
     output_len: int = 0
+    #: Expert parallelism: routed experts split over ``ep`` chips (the same chips as the
+    #: tensor-parallel group when ep ≤ tp; else attention runs data-parallel over ep/tp).
+    ep: int = 1
+    #: Pipeline parallelism: layers split into ``pp`` stages, pp micro-batches in flight.
+    pp: int = 1
+
+    @property
+    def group(self) -> int:
+        """Chips of one pipeline stage: max(tp, ep)."""
+        return max(self.tp, self.ep)
+
+    @property
+    def dp(self) -> int:
+        """Data-parallel degree of attention within a stage: max(tp, ep) / tp."""
+        return self.group // self.tp
 
     @property
     def chips(self) -> int:
-        """Chips the model runs on."""
-        return self.tp
+        """Chips the model runs on: max(tp, ep) × pp."""
+        return self.group * self.pp
+
+    @property
+    def chip_batch(self) -> int:
+        """Sequences one chip's attention runs per step: ⌈batch / (dp · pp)⌉ (a micro-batch
+        of one pipeline stage, its data-parallel share)."""
+        return math.ceil(self.batch / (self.dp * self.pp))
 
     def check(self) -> None:
         if self.phase not in PHASES:
             raise SetupError("phase", f"must be prefill or decode, got {self.phase!r}")
-        for name in ("batch", "prompt_len", "kv_len", "tp"):
+        for name in ("batch", "prompt_len", "kv_len", "tp", "ep", "pp"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SetupError(name, f"must be a positive integer, got {value!r}")
+        if self.group % self.tp or self.group % self.ep:
+            raise SetupError("ep", f"tp ({self.tp}) and ep ({self.ep}) must divide one "
+                                   "another: expert parallelism spans the tensor-parallel "
+                                   "chips, or a whole number of data-parallel copies of them")
         if isinstance(self.output_len, bool) or not isinstance(self.output_len, int) \
                 or self.output_len < 0:
             raise SetupError("output_len", f"must be a whole number ≥ 0, got "
@@ -395,8 +437,17 @@ def layer_steps(arch: Architecture, setup: Setup) -> list[Step]:
 
     Every count is per chip under tensor parallelism (``setup.tp``)."""
     setup.check()
-    s, t = setup, setup.tp
+    if setup.pp > arch.layers:
+        raise SetupError("pp", f"{setup.pp} stages for {arch.layers} layers: at most one "
+                               "stage per layer")
+    if arch.moe is None and setup.ep > 1:
+        raise SetupError("ep", f"{arch.name} has no routed experts to split")
+    full = setup
+    # one chip: its data-parallel share of a pipeline micro-batch
+    s = setup.with_(batch=setup.chip_batch) if setup.chip_batch != setup.batch else setup
+    t = s.tp
     T, H = s.tokens, arch.hidden
+    moe_tokens = math.ceil(full.batch / full.pp) * (full.tokens // full.batch)
     steps: list[Step] = []
 
     def add(role, kind, params, count, group, name=None):
@@ -419,13 +470,18 @@ def layer_steps(arch: Architecture, setup: Setup) -> list[Step]:
         kinds = dict(sorted(kinds.items(), key=lambda kv: kv[1][1]))
 
     for group, (count, moe, window) in kinds.items():
+        count = math.ceil(count / s.pp)  # one stage's layers of this kind
         _attention_block(arch, s, add, group, count, window)
-        _ffn_block(arch, s, add, group, count, moe)
+        _ffn_block(arch, s, add, group, count, moe, moe_tokens)
 
     add("final norm", "norm", _norm(T, H, s), 1, "model")
     emb_dtype = s.weights if s.quantize_embeddings else _wider_of(s.weights, "bf16")
     add("lm_head", "gemm", _gemm(s.batch, _shard(arch.vocab, t, "vocab"), H, s, emb_dtype), 1,
         "model")
+    if s.pp > 1:
+        add("stage send", "all_reduce", {"rows": T, "hidden": H, "chips": 2,
+                                         "dtype": s.activations, "collective": "send"}, 1,
+            "model")
     return steps
 
 
@@ -493,7 +549,8 @@ def _block_end(arch: Architecture, s: Setup, add, group: str, count: int, block:
         _chain(T * H, [{"op": "add", "inputs": ["residual"]}], s, "h", "h'"), count, group)
 
 
-def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: bool) -> None:
+def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: bool,
+               moe_tokens: int | None = None) -> None:
     t, T, H = s.tp, s.tokens, arch.hidden
     act = "gelu" if arch.activation == "gelu" else "silu"
     add("FFN norm", "norm", _norm(T, H, s), count, group)
@@ -511,18 +568,32 @@ def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: b
     else:
         m = arch.moe
         assert m is not None
-        i = _shard(m.intermediate, t, "moe_intermediate")
+        ep = s.ep
+        # experts whole on each of ep chips, or sharded over the tp/ep chips sharing them
+        i = _shard(m.intermediate, max(1, s.group // ep), "moe_intermediate")
         add("router", "gemm", _gemm(T, m.experts, H, s), count, group)
         w = {} if s.weights == s.activations else {"w_dtype": s.weights}
+        tokens = moe_tokens or T
+        local = {} if ep == 1 else {"local_experts": math.ceil(m.experts / ep)}
+        exchange = ep > 1 and s.dp > 1  # tokens live on other chips: all-to-all
+        if exchange:
+            add("dispatch (all-to-all)", "all_reduce",
+                {"rows": math.ceil(T / t), "hidden": H, "chips": ep, "copies": m.top_k,
+                 "dtype": s.activations, "collective": "all_to_all"}, count, group)
         add("experts gate/up", "moe_gemm",
-            {"tokens": T, "experts": m.experts, "top_k": m.top_k, "n": 2 * i, "k": H,
-             "dtype": s.activations, **w}, count, group)
+            {"tokens": tokens, "experts": m.experts, "top_k": m.top_k, "n": 2 * i, "k": H,
+             "dtype": s.activations, **w, **local}, count, group)
+        pairs = tokens * m.top_k * (local.get("local_experts", m.experts)) / m.experts
         add(f"experts activation ({act} · up)", "elementwise",
-            _chain(T * m.top_k * i, [{"op": act}, {"op": "mul", "inputs": ["up"]}], s,
-                   "gate", "a"), count, group)
+            _chain(max(1, round(pairs * i)), [{"op": act}, {"op": "mul", "inputs": ["up"]}],
+                   s, "gate", "a"), count, group)
         add("experts down", "moe_gemm",
-            {"tokens": T, "experts": m.experts, "top_k": m.top_k, "n": H, "k": i,
-             "dtype": s.activations, **w}, count, group)
+            {"tokens": tokens, "experts": m.experts, "top_k": m.top_k, "n": H, "k": i,
+             "dtype": s.activations, **w, **local}, count, group)
+        if exchange:
+            add("combine (all-to-all)", "all_reduce",
+                {"rows": math.ceil(T / t), "hidden": H, "chips": ep, "copies": m.top_k,
+                 "dtype": s.activations, "collective": "all_to_all"}, count, group)
         if m.shared_intermediate:
             gated("shared expert ", m.shared_intermediate)
     _block_end(arch, s, add, group, count, "FFN")
@@ -569,8 +640,12 @@ def expand(arch: Architecture, setup: Setup, view: str = "all") -> list[tuple[St
     tail = [st for st in steps if st.group == "model" and st.role != "embedding gather"]
     for step in head:
         out.append((step, _named(step.operation, step.role)))
+    left = {group: group_steps[0].count for group, group_steps in by_group.items()}
     for index in range(arch.layers):
         group = arch.layer_group(index)
+        if not left.get(group):
+            continue  # (pipeline parallel: this chip's stage has no more of this kind)
+        left[group] -= 1
         for step in by_group.get(group, ()):
             out.append((step, _named(step.operation, f"L{index} {step.role}")))
     for step in tail:

@@ -92,14 +92,20 @@ def memory_needed(arch: Architecture, setup: Setup, positions: int | None = None
     Activations: the largest live tensors of one layer, tokens × (hidden + widest
     projection output / t) in the activation dtype (a floor: frameworks hold more)."""
     t = setup.tp
-    weights = arch.weight_bytes_per_chip(setup.weights, setup.quantize_embeddings, t)
+    weights = arch.weight_bytes_per_chip(setup.weights, setup.quantize_embeddings, t,
+                                         setup.ep, setup.pp)
     held = setup.context if positions is None else positions
     if setup.output_len:  # a whole request: the cache ends holding prompt + output
         held = max(held, setup.prompt_len + setup.output_len)
-    kv = setup.batch * arch.kv_cache_bytes(held, setup.kv_cache) * kv_share(arch, t)
+    # attention's data-parallel share of the sequences; a stage keeps the cache of its
+    # layers for every micro-batch in flight
+    sequences = math.ceil(setup.batch / setup.dp)
+    stage = math.ceil(arch.layers / setup.pp) / arch.layers if setup.pp > 1 else 1.0
+    kv = sequences * arch.kv_cache_bytes(held, setup.kv_cache) * kv_share(arch, t) * stage
     wide = 2 * (arch.moe.intermediate * arch.moe.top_k if arch.moe else arch.intermediate)
-    act = setup.tokens * (arch.hidden + max(wide, arch.vocab if setup.phase == "decode" else 0)
-                          / t)
+    tokens = setup.chip_batch * (setup.tokens // setup.batch)
+    act = tokens * (arch.hidden + max(wide, arch.vocab if setup.phase == "decode" else 0)
+                    / t)
     return weights, kv, act * DTYPE_BYTES[setup.activations]
 
 
@@ -108,11 +114,11 @@ def max_batch(arch: Architecture, setup: Setup, capacity: float) -> int:
     of prompt + output positions, the phase's activations) fits ``capacity``; 0 when not
     even one sequence does. Memory is weights + batch × per-sequence bytes."""
     weights, kv, act = memory_needed(arch, setup.with_(batch=1))
-    per_sequence = kv + act
     room = capacity - weights
-    if room < per_sequence:
+    if room < kv + act:
         return 0
-    b = int(room // per_sequence)
+    # a chip keeps the cache of ⌈b/dp⌉ sequences and the activations of ⌈b/(dp·pp)⌉
+    b = int(room // (kv + act / setup.pp)) * setup.dp
     # the division is exact up to rounding: settle on the last batch that fits
     while b > 1 and sum(memory_needed(arch, setup.with_(batch=b))) > capacity:
         b -= 1
@@ -181,7 +187,8 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
             if collective is not None:
                 n, text = collective
                 alpha, source = hardware.latency_of(r.level)
-                key = (KINDS[op.kind].label, text, n, alpha, source)
+                key = (_COLLECTIVE_NAMES.get(op.params.get("collective", "all_reduce"),
+                                             KINDS[op.kind].label), text, n, alpha, source)
                 latency[key] = latency.get(key, 0) + step.count
                 out.t_lower_s += n * alpha * step.count  # a floor: part of the bound
                 t += n * alpha * step.count
@@ -192,6 +199,12 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
         return MachineResult(hardware.label, memory_needed_bytes=out.memory_needed_bytes,
                              memory_available_bytes=out.memory_available_bytes, fits=out.fits,
                              skipped=str(exc))
+    if setup.pp > 1:
+        # pp stages in flight: a token passes every stage, each as long as this chip's
+        out.t_lower_s *= setup.pp
+        out.t_predicted_s *= setup.pp
+        by_kind = {k: v * setup.pp for k, v in by_kind.items()}
+        latency = {key: count * setup.pp for key, count in latency.items()}
     out.latency_terms = [(what, count, text, n, alpha, source)
                          for (what, text, n, alpha, source), count in latency.items()]
     out.latency_s = sum(count * n * alpha for _, count, _, n, alpha, _ in out.latency_terms)
@@ -206,6 +219,10 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
         out.cost_per_million_tokens = cost_per_million(hardware.price_per_hour, setup.chips,
                                                        out.tokens_per_s)
     return out
+
+
+_COLLECTIVE_NAMES = {"all_reduce": "all-reduce", "all_to_all": "all-to-all",
+                     "send": "stage send"}
 
 
 def cost_per_million(price_per_hour: float, chips: int, tokens_per_s: float) -> float:
@@ -340,8 +357,8 @@ def decode_times(arch: Architecture, setup: Setup, hardware: Hardware, kv_lens,
         window = op.params.pop("window", 0) or 0
         k = np.minimum(ks, window) if window else ks
         r = sweep(op, hardware, kv_len=k)
-        lower += np.asarray(r["t_lower_s"], dtype=float) * st.count
-        pred += np.asarray(r["t_predicted_s"], dtype=float) * st.count
+        lower += np.asarray(r["t_lower_s"], dtype=float) * st.count * setup.pp
+        pred += np.asarray(r["t_predicted_s"], dtype=float) * st.count * setup.pp
     return lower, pred
 
 
