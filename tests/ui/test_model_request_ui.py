@@ -95,3 +95,56 @@ def test_expert_and_pipeline_fields_refuse_what_the_model_cannot_take(qtbot, win
 
 def table_text(panel, row):
     return panel.table.item(row, 0).text()
+
+
+def test_throughput_page_draws_every_machine_and_exports_a_clean_figure(qtbot, window,
+                                                                        tmp_path, monkeypatch):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from figures.figcheck import check_pdf, check_readability, read_figure
+
+    from workbench.model.llm_results import batch_sweep
+
+    win = window
+    for preset in ("h200", "mi300x"):
+        win.document.add_machine(get_preset(preset), preset)
+    arch = read_model_config("Llama-3.1-405B")
+    setup = Setup(phase="decode", batch=1, prompt_len=2048, kv_len=2048, output_len=256,
+                  tp=8, weights="fp8")
+    entry = ModelEntry("Llama-3.1-405B", arch, setup, name="405B")
+    win.add_model(entry)
+    win.show_model(entry.id)
+    panel = win.model_panel
+    qtbot.waitUntil(lambda: panel.table.columnCount() == 3)
+    panel.pages.setCurrentIndex(2)
+    chart = panel.chart
+    qtbot.waitUntil(lambda: len(chart.curves) == 3)
+    machines = [e.hardware for e in win.document.session.hardware]
+    for curve, hw in zip(chart.curves, machines, strict=True):
+        assert curve.label == hw.label
+        expected = batch_sweep(arch, setup, hw)
+        assert [p[2] for p in curve.points] == [p.batch for p in expected]
+        assert curve.points[-1][2] == panel.results[machines.index(hw)].max_batch
+    assert chart.isVisible() and chart.width() > 200
+    assert chart.title == "405B: prompt 2,048 + 256 output tokens, fp8, tp 8"
+
+    path = tmp_path / "throughput.pdf"
+    assert panel.export_chart_to(str(path))
+    data = path.read_bytes()
+    assert check_pdf(data) == []
+    figure = read_figure(data)
+    assert check_readability(figure) == []
+    texts = " ".join(t.text for t in figure.texts)
+    for hw in machines:  # every curve named
+        assert hw.label in texts
+    # a read-only file is refused and left as it was; so is an unknown format
+    warnings = []
+    monkeypatch.setattr("workbench.ui.model_panel.QMessageBox.warning",
+                        lambda *args: warnings.append(args[-1]))
+    path.chmod(0o444)
+    assert not panel.export_chart_to(str(path))
+    assert warnings and str(path) in warnings[0]
+    assert path.read_bytes() == data
+    assert not panel.export_chart_to(str(tmp_path / "chart.bmp"))

@@ -10,9 +10,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMessageBox,
+    QPushButton,
     QScrollArea,
     QSplitter,
     QTableWidget,
@@ -42,6 +45,7 @@ from workbench.ui.model_figures import (
     summary_text,
     summary_tooltip,
 )
+from workbench.ui.throughput_chart import ThroughputChart, chart_title, curves_for, export_chart
 from workbench.ui.widgets import escape_html
 
 __all__ = ["ModelPanel", "RESULT_ROWS", "ROW_T_LOWER", "ROW_PREDICTED", "ROW_TOKENS",
@@ -131,6 +135,24 @@ class ModelPanel(QWidget):
         self.pages.addTab(results, "Results")
         self.pages.addTab(self.derivation, "Derivation")
         self.pages.setTabToolTip(1, "The formula of every figure, with its values")
+        throughput = QWidget(self)
+        throughput_layout = QVBoxLayout(throughput)
+        throughput_layout.setContentsMargins(0, 0, 0, 0)
+        self.chart = ThroughputChart(throughput)
+        self.export_chart_button = QPushButton("Export Chart…", throughput)
+        self.export_chart_button.setObjectName("exportThroughput")
+        self.export_chart_button.setToolTip("Save this chart as PNG, SVG or PDF")
+        self.export_chart_button.clicked.connect(self._on_export_chart)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.export_chart_button)
+        throughput_layout.addWidget(self.chart, 1)
+        throughput_layout.addLayout(row)
+        self.pages.addTab(throughput, "Throughput")
+        self.pages.setTabToolTip(2, "Output tokens/s per chip against TPOT, batch 1 … the "
+                                    "largest that fits, on every machine")
+        self.pages.currentChanged.connect(self._on_page)
+        self._chart_stale = True
         scroll = QScrollArea(self)  # the form scrolls in a short dock; the window stays small
         scroll.setObjectName("modelEditorScroll")
         scroll.setWidgetResizable(True)
@@ -253,8 +275,10 @@ class ModelPanel(QWidget):
         self._stale = False
         model = self._model()
         self.table.setColumnCount(0)
+        self._chart_stale = True
         if model is None:
             self.results, self.totals = [], None
+            self.chart.set_curves([], "")
             self.summary.setText("")
             self.summary.setToolTip("")
             self.derivation.setHtml("<p>Add a model (Edit ▸ Add Model…) to see its time, "
@@ -292,6 +316,43 @@ class ModelPanel(QWidget):
                     item.setForeground(QColor("#D55E00"))
                 self.table.setItem(row, col, item)
         self.derivation.setHtml(self._derivation_html(model))
+        self._chart_stale = True
+        self._on_page(self.pages.currentIndex())
+
+    def _on_page(self, index: int) -> None:
+        """The batch sweep is computed when its page is shown."""
+        if index == 2:
+            self._update_chart()
+
+    def _update_chart(self) -> None:
+        if not self._chart_stale:
+            return
+        self._chart_stale = False
+        model = self._model()
+        if model is None:
+            self.chart.set_curves([], "")
+            return
+        machines = [e.hardware for e in self.document.session.hardware if e.visible]
+        self.chart.set_curves(curves_for(model.arch, model.setup, machines),
+                              chart_title(model.label, model.setup))
+
+    def _on_export_chart(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export Throughput Chart",
+                                              "throughput.pdf",
+                                              "PDF (*.pdf);;SVG (*.svg);;PNG (*.png)")
+        if path:
+            self.export_chart_to(path)
+
+    def export_chart_to(self, path: str) -> bool:
+        """Write the chart to ``path`` (PDF, SVG or PNG by its extension); a refusal (another
+        extension, a read-only file) is said in a dialog and nothing is written."""
+        self._update_chart()
+        try:
+            export_chart(self.chart.curves, path, title=self.chart.title)
+        except (OSError, ValueError) as exc:
+            QMessageBox.warning(self, "Export Throughput Chart", f"{path}: {exc}")
+            return False
+        return True
 
     def _derivation_html(self, model: ModelEntry) -> str:
         lines = derivation(model.arch, model.setup, self.totals, self.results)
