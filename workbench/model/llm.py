@@ -21,6 +21,10 @@ Conventions (also listed in :data:`MODEL_CONVENTIONS` and shown in the app):
   low-rank MLA down-projections are replicated; two all-reduces per layer, ring 2·(t−1)/t of
   the activation bytes over the interconnect. Counts are per chip.
 * lm_head computes the logits of the last position of each sequence only.
+* Local (sliding-window) layers attend to at most their window; expert parallelism splits
+  the routed experts over chips (all-to-all dispatch and combine when attention is data-
+  parallel), pipeline parallelism the layers into stages; every collective pays its link
+  latency per step (see :mod:`workbench.model.llm_results`).
 """
 
 from __future__ import annotations
@@ -60,7 +64,21 @@ MODEL_CONVENTIONS: tuple[str, ...] = (
     "E·(1 − (1 − k/E)^T).",
     "Tensor parallel t: heads and FFN columns sharded, norms and residuals replicated; two "
     "ring all-reduces per layer (2·(t−1)/t of the activation bytes) on the interconnect. "
-    "Every count is per chip.",
+    "Every count is per chip; bytes on the links are reported beside the memory bytes, "
+    "never added in.",
+    "Every collective pays its link's latency once per step of its algorithm (ring "
+    "all-reduce 2·(t−1), all-to-all t−1, a stage send 1), part of T_lower: the machine's "
+    "link_latency, else 0.6 µs NVLink, 1 µs PCIe, 5 µs InfiniBand, 1 µs ICI.",
+    "Local (sliding-window) layers attend to at most their window: FLOPs, K/V bytes and the "
+    "KV cache count min(positions, window).",
+    "Expert parallel e: each chip holds ⌈E/e⌉ routed experts and computes the token-expert "
+    "pairs routed to them; with e > t attention is data-parallel over e/t copies and "
+    "all-to-all dispatch and combine move the tokens. Pipeline parallel p: a chip holds "
+    "⌈layers/p⌉ layers and one embedding table, p micro-batches in flight, a step takes p "
+    "stage times. Chips = max(t, e) × p.",
+    "A request: TTFT of the prompt, then one decode step per output token against a KV cache "
+    "of prompt + i positions; the largest batch is the one whose weights, KV cache (prompt + "
+    "output) and activations fit one chip.",
     "Model time = sum over operations of each one's roofline time (predicted: with the "
     "machine's efficiency and launch-overhead floor per kernel).",
     "Weight-only quantisation keeps the embedding and lm_head in bf16 unless asked.",

@@ -267,9 +267,11 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
           if totals.interconnect_bytes else []),
         ("weights (per chip)", (
             "(params − embeddings)·s_w + embeddings·s_emb = "
-            if s.tp == 1 else
-            "((params − embeddings − replicated)·s_w + embeddings·s_emb)/t + replicated·s_w "
-            "= ") + _si(totals.weight_bytes, 'bytes')),
+            if s.chips == 1 else
+            "embeddings·s_emb/t + ((params − embeddings − replicated − routed experts)/t + "
+            "replicated + routed experts·⌈E/e⌉/E/(max(t, e)/e))·s_w"
+            + (", × ⌈layers/p⌉/layers, one embedding table" if s.pp > 1 else "")
+            + " = ") + _si(totals.weight_bytes, 'bytes')),
         ("KV cache / token", (
             f"layers·(kv_lora_rank + rope_dim)·s_kv = {arch.layers}·"
             f"({arch.mla.kv_lora_rank}+{arch.mla.qk_rope_head_dim})·"
@@ -448,9 +450,10 @@ def request_lines(setup: Setup, requests: list[RequestResult]) -> list[tuple[str
         if r.skipped:
             continue
         hw = r.hardware
-        lines.append((f"{hw}: request", f"TTFT + Σ TPOT(prompt_len + i), i = 1…{n} = "
-                                        f"{_si(r.ttft_s, 'time')} + {_si(r.decode_s, 'time')} "
-                                        f"= {_si(r.request_s, 'time')}"))
+        lines.append((f"{hw}: request",
+                      f"TTFT + Σ TPOT(prompt_len + i) for i from 1 to {n} = "
+                      f"{_si(r.ttft_s, 'time')} + {_si(r.decode_s, 'time')} = "
+                      f"{_si(r.request_s, 'time')}"))
         lines.append((f"{hw}: TPOT over the request",
                       f"from {_si(r.tpot_first_s, 'time')} at kv_len {p + 1:,} to "
                       f"{_si(r.tpot_last_s, 'time')} at {p + n:,}, mean "
