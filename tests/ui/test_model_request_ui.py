@@ -148,3 +148,29 @@ def test_throughput_page_draws_every_machine_and_exports_a_clean_figure(qtbot, w
     assert warnings and str(path) in warnings[0]
     assert path.read_bytes() == data
     assert not panel.export_chart_to(str(tmp_path / "chart.bmp"))
+
+
+def test_throughput_chart_as_svg_and_png(qtbot, window, tmp_path):
+    import subprocess
+
+    from PySide6.QtGui import QImage
+
+    win = window
+    entry = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup(phase="decode", batch=1), name="8B")
+    win.add_model(entry)
+    win.show_model(entry.id)
+    panel = win.model_panel
+    svg, png = tmp_path / "t.svg", tmp_path / "t.png"
+    assert panel.export_chart_to(str(svg)) and panel.export_chart_to(str(png))
+    image = QImage(str(png))
+    assert (image.width(), image.height()) == (1400, 900)  # 7 × 4.5 in at 200 dpi
+    # an independent renderer draws the SVG, with the machine named in it
+    out = tmp_path / "svg.png"
+    subprocess.run(["rsvg-convert", str(svg), "-o", str(out)], check=True, timeout=60)
+    drawn = QImage(str(out))
+    assert drawn.width() > 600 and drawn.height() > 400
+    # its curve runs to the largest batch: (85,520,809,984 − 2 · 8,030,261,248 B) over
+    # 2,048 · 131,072 B of KV cache + (4,096 + 128,256) · 2 B of activations per sequence
+    largest = (81559 * 2**20 - 2 * 8_030_261_248) // (2048 * 131072 + (4096 + 128256) * 2)
+    assert f"NVIDIA H100 SXM5 80GB (batch 1–{largest})" in svg.read_text(encoding="utf-8")
