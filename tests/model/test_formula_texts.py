@@ -249,3 +249,67 @@ def test_model_level_lines_agree_with_their_numbers():
             assert evaluate_text(product) == float(shown.replace(",", "")) == setup.tokens
         checked += 1
     assert checked == 2
+
+
+def _quantity(text: str) -> float:
+    """``1.34 ms`` → 0.00134; ``6.34 GB`` → 6.34e9 (the units the derivation prints)."""
+    value, unit = text.strip().split()
+    for name in ("time", "bytes"):
+        try:
+            return parse_quantity(f"{value} {unit}", name)
+        except Exception:  # noqa: BLE001 (another unit)
+            continue
+    raise AssertionError(text)
+
+
+def test_model_level_lines_of_latency_requests_batches_and_cost():
+    from workbench.io.model_configs import read_model_config
+    from workbench.model.llm_results import (
+        derivation,
+        model_result,
+        model_totals,
+        request_lines,
+        request_result,
+    )
+
+    arch = read_model_config("Llama-3.1-70B")
+    hw = Hardware(name="m", compute={"bf16": 1e15}, memory={"hbm": 3e12},
+                  interconnect={"nvlink": 450e9}, capacity=80e9, price_per_hour=2.5)
+    setup = Setup(phase="decode", batch=4, prompt_len=1024, kv_len=1024, tp=8)
+    totals = model_totals(arch, setup)
+    result = model_result(arch, setup, hw)
+    lines = dict(derivation(arch, setup, totals, [result]))
+
+    # collective latency: count·steps·α, α printed in µs
+    latency = lines["m: all-reduce latency"]
+    formula, shown = latency.split(" = ")[1], latency.split(" = ")[2]
+    expr = formula.split(" µs")[0]
+    assert evaluate_text(expr) * 1e-6 == pytest.approx(result.latency_s, rel=1e-12)
+    assert _quantity(shown) == pytest.approx(result.latency_s, rel=6e-3)
+    # cost: price · chips / 3600 / tokens/s · 10⁶
+    cost = lines["m: cost per million tokens"]
+    _, values, shown = cost.split(" = ")
+    assert evaluate_text(values.replace("10⁶", "1000000")) == pytest.approx(
+        float(shown.replace(",", "")), rel=6e-4 * 2)
+    # the largest batch: ⌊(capacity − weights) / per sequence⌋, the quantities as printed
+    batch = lines["m: largest batch"]
+    inside = batch.split(" = ")[1].strip("⌊⌋")
+    cap, rest = inside.strip("(").split(" − ")
+    weights, per = rest.split(") / ")
+    shown_batch = int(batch.split(" = ")[2].replace(",", ""))
+    estimate = (_quantity(cap) - _quantity(weights)) / _quantity(per.rstrip("⌋"))
+    assert shown_batch == result.max_batch
+    assert estimate == pytest.approx(result.max_batch, rel=0.01)
+
+    # a request: TTFT + decode = request; per user = n / request; per chip = batch·user/chips
+    req = request_result(arch, setup, hw, 128)
+    rl = dict(request_lines(setup, [req]))
+    _, parts, total = rl["m: request"].split(" = ")
+    ttft, decode = parts.split(" + ")
+    assert _quantity(ttft) + _quantity(decode) == pytest.approx(_quantity(total), rel=1e-2)
+    _, values, shown = rl["m: output tokens/s per user"].split(" = ")
+    n, request = values.split(" / ")
+    assert int(n) / _quantity(request) == pytest.approx(float(shown.replace(",", "")),
+                                                        rel=1e-2)
+    _, values, shown = rl["m: output tokens/s per chip"].split(" = ")
+    assert evaluate_text(values) == pytest.approx(float(shown.replace(",", "")), rel=1e-3)

@@ -49,7 +49,7 @@ OPERATIONS = {
 }
 
 #: What to type into a whole-number field instead of its default.
-_TYPED = {"kv_heads": "16", "score_passes": "2"}
+_TYPED = {"kv_heads": "16", "score_passes": "2", "local_experts": "4"}
 
 
 def test_every_kind_is_covered():

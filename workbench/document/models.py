@@ -81,6 +81,10 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
             new.setup, new.view, new.name, new.visible, new.config) and old.arch == new.arch:
         return
     new.setup.check()
+    if (new.setup.ep, new.setup.pp) != (1, 1):
+        from workbench.model.llm import layer_steps
+
+        layer_steps(new.arch, new.setup)  # (an expert split of a dense model, too many stages)
 
     def put(state: ModelEntry) -> Callable[[], Change]:
         def apply() -> Change:

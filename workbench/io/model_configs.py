@@ -227,6 +227,7 @@ class _Reader:
         source = self.data.get("_source")
         from workbench.io.limits import terminal_text
 
+        window, local = self._sliding(mt, layers)
         return Architecture(  # (control characters in a name escaped: they break figures)
             name=terminal_text(name or str(self.data.get("_name_or_path") or mt))[:200],
             model_type=mt, hidden=hidden, layers=layers, heads=heads, kv_heads=kv_heads,
@@ -236,7 +237,35 @@ class _Reader:
             if mt in ("qwen2", "qwen2_moe") else False,
             norms_per_layer=4 if mt == "gemma2" else 2,
             activation=activation, moe=moe, mla=mla,
-            source=terminal_text(source)[:2000] if isinstance(source, str) else "")
+            source=terminal_text(source)[:2000] if isinstance(source, str) else "",
+            sliding_window=window, local_layers=local)
+
+    def _sliding(self, mt: str, layers: int) -> tuple[int, tuple[int, ...]]:
+        """The sliding window and the layers that use it, as each model's code decides:
+        ``layer_types`` when the config lists them; Gemma-2 alternates (even layers local);
+        Mistral and Mixtral slide in every layer when ``sliding_window`` is set; Qwen slides
+        from ``max_window_layers`` on when ``use_sliding_window`` is true."""
+        if self.data.get("sliding_window") is None or mt in ("deepseek_v2", "deepseek_v3",
+                                                               "llama", "gemma"):
+            return 0, ()
+        window = self.int("sliding_window")
+        types = self.data.get("layer_types")
+        if types is not None:
+            if not isinstance(types, list) or len(types) != layers or not all(
+                    t in ("sliding_attention", "full_attention") for t in types):
+                raise self.error("layer_types", f"must list {layers} entries, each "
+                                                "sliding_attention or full_attention")
+            return window, tuple(i for i, t in enumerate(types) if t == "sliding_attention")
+        if mt == "gemma2":
+            return window, tuple(range(0, layers, 2))
+        if mt in ("mistral", "mixtral"):
+            return window, tuple(range(layers))
+        if mt.startswith("qwen"):
+            if not self.bool("use_sliding_window", False):
+                return 0, ()
+            first = self.int("max_window_layers", layers, minimum=0)
+            return window, tuple(range(min(first, layers), layers))
+        return 0, ()
 
     def _moe(self, mt: str, layers: int) -> MoE | None:
         if mt == "mixtral":

@@ -76,7 +76,7 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
             if value not in choices:
                 raise place.at(key).error(f"must be one of {', '.join(choices)}, got {value!r}")
             values[key] = value
-    for key in ("batch", "prompt_len", "kv_len", "tp"):
+    for key in ("batch", "prompt_len", "kv_len", "tp", "ep", "pp"):
         if data.get(key) is not None:
             value = data[key]
             if isinstance(value, float) and value.is_integer():
@@ -86,6 +86,15 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
             if value > MAX_LENGTH:
                 raise place.at(key).error(f"must be at most {MAX_LENGTH}, got {value}")
             values[key] = value
+    if data.get("output_len") is not None:
+        value = data["output_len"]
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise place.at("output_len").error(f"must be a whole number ≥ 0, got {value!r}")
+        if value > MAX_LENGTH:
+            raise place.at("output_len").error(f"must be at most {MAX_LENGTH}, got {value}")
+        values["output_len"] = value
     if "kv_len" not in values and "prompt_len" in values:
         values["kv_len"] = values["prompt_len"]
     if data.get("quantize_embeddings") is not None:
@@ -120,6 +129,8 @@ def model_entry_to_data(model: ModelEntry) -> dict[str, Any]:
     if model.name:
         out["name"] = model.name
     for key in SETUP_FIELDS:
+        if key in ("output_len", "ep", "pp") and getattr(model.setup, key) in (0, 1):
+            continue  # (the default: older readers never saw the key)
         out[key] = getattr(model.setup, key)
     out["view"] = model.view
     if not model.visible:

@@ -135,7 +135,7 @@ def _kind(value: Any) -> str:
 HARDWARE_KEYS = (
     "id", "name", "vendor", "kind", "compute", "vector_compute", "memory", "main_memory",
     "capacity", "interconnect", "launch_overhead", "efficiency", "sparse_halved", "measured",
-    "sources", "notes",
+    "sources", "notes", "link_latency", "price_per_hour",
 )
 
 
@@ -198,6 +198,18 @@ def parse_hardware(data: Any, place: Place, extra_keys: tuple[str, ...] = ()) ->
         hw.launch_overhead = expect_quantity(data["launch_overhead"], "time",
                                              place.at("launch_overhead"), positive=False,
                                              minimum=0.0) or None
+    if data.get("link_latency") is not None:
+        latency = _rates(data["link_latency"], place.at("link_latency"), "time",
+                         "link latency", None, False)
+        for link in latency:
+            if link not in interconnect:
+                raise place.at("link_latency").at(link).error(
+                    f"names no interconnect of this machine (it has: "
+                    f"{', '.join(interconnect) or 'none'})")
+        hw.link_latency = latency
+    if data.get("price_per_hour") is not None:
+        hw.price_per_hour = expect_quantity(data["price_per_hour"], "count",
+                                            place.at("price_per_hour"))
     if data.get("efficiency") is not None:
         eff = expect_quantity(data["efficiency"], "count", place.at("efficiency"))
         if eff > 1:

@@ -490,6 +490,10 @@ def hardware_to_data(hw: Hardware) -> dict[str, Any]:
         out["capacity"] = _capacity_text(hw.capacity)
     if hw.interconnect:
         out["interconnect"] = {k: _q(v, "bandwidth") for k, v in hw.interconnect.items()}
+    if hw.link_latency:
+        out["link_latency"] = {k: _q(v, "time") for k, v in hw.link_latency.items()}
+    if hw.price_per_hour is not None:
+        out["price_per_hour"] = hw.price_per_hour
     if hw.launch_overhead:
         out["launch_overhead"] = _q(hw.launch_overhead, "time")
     if hw.efficiency:

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field, replace
 from workbench.model.dtypes import fallback_chain
 
 __all__ = ["Hardware", "Ceiling", "roof_name", "UnsupportedPrecision", "UnknownLevel", "UNITS_OF_WORK",
-           "FIGURE_TABLES", "SINGLE_FIGURES", "RULE_OF_THUMB"]
+           "FIGURE_TABLES", "SINGLE_FIGURES", "RULE_OF_THUMB", "DEFAULT_LINK_LATENCY",
+           "link_kind"]
 
 #: The execution units a computation can run on: ``matrix`` (tensor cores, MXU, AMX: the
 #: ``compute`` table) and ``vector`` (CUDA cores, VPU, AVX/NEON: the ``vector_compute`` table).
@@ -21,6 +22,31 @@ SINGLE_FIGURES: tuple[str, ...] = ("capacity", "launch_overhead", "efficiency")
 #: How the launch overhead and the derating efficiency are described unless listed as
 #: measured: they are rules of thumb, not hardware figures.
 RULE_OF_THUMB = "rule of thumb"
+
+
+#: One step's latency on each kind of link, used where a machine lists none (seconds): the
+#: per-hop latencies of NCCL's tuning model for its low-latency protocol (src/graph/tuning.cc,
+#: hwLat: NVLink 0.6 µs, PCIe 1 µs, network 5 µs); ICI and Infinity Fabric are assumed
+#: NVLink-like at 1 µs. A collective of n steps pays at least n of them.
+DEFAULT_LINK_LATENCY: dict[str, float] = {
+    "NVLink": 0.6e-6, "PCIe": 1.0e-6, "InfiniBand": 5.0e-6, "ICI": 1.0e-6,
+    "Infinity Fabric": 1.0e-6,
+}
+
+_LINK_KINDS = (("nvlink", "NVLink"), ("pcie", "PCIe"), ("infiniband", "InfiniBand"),
+               ("ib", "InfiniBand"), ("roce", "InfiniBand"), ("ethernet", "InfiniBand"),
+               ("ici", "ICI"), ("infinity_fabric", "Infinity Fabric"),
+               ("xgmi", "Infinity Fabric"))
+
+
+def link_kind(link: str) -> str:
+    """The kind of a link from its name (``nvlink``, ``nvlink_c2c`` → NVLink; ``ib0``,
+    ``roce`` → InfiniBand, …); ``""`` when unknown."""
+    name = link.lower().replace("-", "_").replace(" ", "_")
+    for prefix, kind in _LINK_KINDS:
+        if name.startswith(prefix):
+            return kind
+    return ""
 
 
 class UnsupportedPrecision(LookupError):
@@ -93,6 +119,21 @@ class Hardware:
     notes: str = ""
     vector_compute: dict[str, float] = field(default_factory=dict)
     measured: list[str] = field(default_factory=list)
+    #: Seconds per step of a collective on each interconnect (one hop's latency); a link
+    #: not listed takes :data:`DEFAULT_LINK_LATENCY` for its kind.
+    link_latency: dict[str, float] = field(default_factory=dict)
+    #: Price of one chip for one hour (any currency), for cost per token; None: unknown.
+    price_per_hour: float | None = None
+
+    def latency_of(self, link: str) -> tuple[float, str]:
+        """One step's latency on ``link`` and where the figure comes from (``machine``, or
+        the default for its kind of link; ``0`` and ``unknown`` when there is none)."""
+        if link in self.link_latency:
+            return self.link_latency[link], "machine"
+        kind = link_kind(link)
+        if kind:
+            return DEFAULT_LINK_LATENCY[kind], f"default for {kind}"
+        return 0.0, "unknown"
 
     def __post_init__(self) -> None:
         if not self.main_memory and self.memory:
@@ -212,6 +253,7 @@ class Hardware:
             "measured": list(self.measured),
             "memory": dict(self.memory),
             "interconnect": dict(self.interconnect),
+            "link_latency": dict(self.link_latency),
             "sources": list(self.sources),
         }
         fresh.update(changes)

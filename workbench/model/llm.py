@@ -21,6 +21,10 @@ Conventions (also listed in :data:`MODEL_CONVENTIONS` and shown in the app):
   low-rank MLA down-projections are replicated; two all-reduces per layer, ring 2·(t−1)/t of
   the activation bytes over the interconnect. Counts are per chip.
 * lm_head computes the logits of the last position of each sequence only.
+* Local (sliding-window) layers attend to at most their window; expert parallelism splits
+  the routed experts over chips (all-to-all dispatch and combine when attention is data-
+  parallel), pipeline parallelism the layers into stages; every collective pays its link
+  latency per step (see :mod:`workbench.model.llm_results`).
 """
 
 from __future__ import annotations
@@ -60,7 +64,21 @@ MODEL_CONVENTIONS: tuple[str, ...] = (
     "E·(1 − (1 − k/E)^T).",
     "Tensor parallel t: heads and FFN columns sharded, norms and residuals replicated; two "
     "ring all-reduces per layer (2·(t−1)/t of the activation bytes) on the interconnect. "
-    "Every count is per chip.",
+    "Every count is per chip; bytes on the links are reported beside the memory bytes, "
+    "never added in.",
+    "Every collective pays its link's latency once per step of its algorithm (ring "
+    "all-reduce 2·(t−1), all-to-all t−1, a stage send 1), part of T_lower: the machine's "
+    "link_latency, else 0.6 µs NVLink, 1 µs PCIe, 5 µs InfiniBand, 1 µs ICI.",
+    "Local (sliding-window) layers attend to at most their window: FLOPs, K/V bytes and the "
+    "KV cache count min(positions, window).",
+    "Expert parallel e: each chip holds ⌈E/e⌉ routed experts and computes the token-expert "
+    "pairs routed to them; with e > t attention is data-parallel over e/t copies and "
+    "all-to-all dispatch and combine move the tokens. Pipeline parallel p: a chip holds "
+    "⌈layers/p⌉ layers and one embedding table, p micro-batches in flight, a step takes p "
+    "stage times. Chips = max(t, e) × p.",
+    "A request: TTFT of the prompt, then one decode step per output token against a KV cache "
+    "of prompt + i positions; the largest batch is the one whose weights, KV cache (prompt + "
+    "output) and activations fit one chip.",
     "Model time = sum over operations of each one's roofline time (predicted: with the "
     "machine's efficiency and launch-overhead floor per kernel).",
     "Weight-only quantisation keeps the embedding and lm_head in bf16 unless asked.",
@@ -122,6 +140,41 @@ class Architecture:
     moe: MoE | None = None
     mla: MLA | None = None
     source: str = ""
+    #: Local (sliding-window) attention: the window in positions, and which layers have it
+    #: (indexes from 0); 0 / () for none.
+    sliding_window: int = 0
+    local_layers: tuple[int, ...] = ()
+
+    def is_local_layer(self, index: int) -> bool:
+        return self.sliding_window > 0 and index in self._local_set
+
+    @functools.cached_property
+    def _local_set(self) -> frozenset[int]:
+        return frozenset(self.local_layers)
+
+    @functools.cached_property
+    def _mixed_attention(self) -> bool:
+        """Some layers local, some global (Gemma-2): they are separate layer kinds."""
+        local = sum(self.is_local_layer(i) for i in range(self.layers))
+        return 0 < local < self.layers
+
+    def layer_group(self, index: int) -> str:
+        """The layer kind of layer ``index``: ``layer``, ``dense layer`` or ``MoE layer``,
+        prefixed ``local``/``global`` when only some layers attend to a sliding window."""
+        base = ("layer" if self.moe is None else
+                "MoE layer" if self.is_moe_layer(index) else "dense layer")
+        if self._mixed_attention:
+            return ("local " if self.is_local_layer(index) else "global ") + base
+        return base
+
+    def window_of(self, index: int) -> int:
+        """The sliding window of layer ``index`` (0: it attends to every position)."""
+        return self.sliding_window if self.is_local_layer(index) else 0
+
+    def kv_positions(self, positions: int) -> int:
+        """Σ over layers of the positions each layer keeps in its KV cache: ``positions``,
+        or its window for a local layer."""
+        return sum(min(positions, self.window_of(i) or positions) for i in range(self.layers))
 
     # -- parameter counts ------------------------------------------------------------------
 
@@ -203,11 +256,69 @@ class Architecture:
         emb_dtype = weights if quantize_embeddings else _wider_of(weights, "bf16")
         return (self.params - emb) * DTYPE_BYTES[weights] + emb * DTYPE_BYTES[emb_dtype]
 
+    def replicated_params(self) -> int:
+        """Weights every tensor-parallel chip holds whole: norms, the MLA down-projections
+        and their norms, the router."""
+        H = self.hidden
+        n = self.layers * self.norms_per_layer * H + H
+        if self.qk_norm:
+            n += self.layers * 2 * self.head_dim
+        if self.mla is not None:
+            m = self.mla
+            down = H * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
+            if m.q_lora_rank:
+                down += H * m.q_lora_rank + m.q_lora_rank
+            n += self.layers * down
+        if self.moe is not None:
+            n += self.moe_layers * (H * self.moe.experts
+                                    + (self.moe.experts if self.moe.router_bias else 0)
+                                    + (H if self.moe.shared_gate else 0))
+        return n
+
+    def routed_expert_params(self) -> int:
+        return self.moe_layers * self.moe.experts * self.expert_params() if self.moe else 0
+
+    def weight_bytes_per_chip(self, weights: str = "bf16", quantize_embeddings: bool = False,
+                              tp: int = 1, ep: int = 1, pp: int = 1) -> float:
+        """Weights one chip holds: under tensor parallelism ``tp`` the embedding table and
+        lm_head split by vocabulary, every projection split by heads or columns, the
+        :meth:`replicated_params` whole; under expert parallelism ``ep`` the routed experts
+        split over ep chips (⌈E/ep⌉ each, themselves split over the max(tp, ep)/ep chips
+        sharing them); under pipeline parallelism ``pp`` the layers of one stage,
+        ⌈layers/pp⌉, and one embedding table (the first stage's input table or the last
+        one's lm_head; both when tied)."""
+        s_w = DTYPE_BYTES[weights]
+        emb = self.embedding_params
+        emb_dtype = weights if quantize_embeddings else _wider_of(weights, "bf16")
+        if pp > 1 and not self.tied:
+            emb //= 2
+        rep = self.replicated_params()
+        experts = self.routed_expert_params()
+        rest = self.params - self.embedding_params - rep - experts
+        if experts:
+            assert self.moe is not None
+            e = self.moe.experts
+            experts = experts * math.ceil(e / ep) / e / max(1, max(tp, ep) // ep)
+        layers = (rest / tp + rep + experts) * s_w
+        if pp > 1:
+            layers *= math.ceil(self.layers / pp) / self.layers
+        return emb * DTYPE_BYTES[emb_dtype] / tp + layers
+
     def kv_cache_bytes_per_token(self, kv_dtype: str = "bf16") -> float:
+        """Bytes one position adds to the KV cache in every layer (local layers stop adding
+        once their window is full: see :meth:`kv_cache_bytes`)."""
+        return self.layers * self.kv_bytes_per_layer_token(kv_dtype)
+
+    def kv_bytes_per_layer_token(self, kv_dtype: str = "bf16") -> float:
         s = DTYPE_BYTES[kv_dtype]
         if self.mla is not None:
-            return self.layers * (self.mla.kv_lora_rank + self.mla.qk_rope_head_dim) * s
-        return 2 * self.layers * self.kv_heads * self.head_dim * s
+            return (self.mla.kv_lora_rank + self.mla.qk_rope_head_dim) * s
+        return 2 * self.kv_heads * self.head_dim * s
+
+    def kv_cache_bytes(self, positions: int, kv_dtype: str = "bf16") -> float:
+        """KV cache of one sequence holding ``positions`` positions: every layer keeps
+        ``positions``, a local layer at most its window."""
+        return self.kv_positions(positions) * self.kv_bytes_per_layer_token(kv_dtype)
 
     def summary(self) -> str:
         parts = [f"{self.layers} layers", f"hidden {self.hidden}", f"{self.heads} heads"]
@@ -217,6 +328,9 @@ class Architecture:
             parts.append(f"{self.kv_heads} KV heads × {self.head_dim}")
         if self.moe is not None:
             parts.append(f"MoE {self.moe.top_k} of {self.moe.experts}")
+        local = sum(self.is_local_layer(i) for i in range(self.layers))
+        if local:
+            parts.append(f"{local} local layers (window {self.sliding_window})")
         return ", ".join(parts)
 
 
@@ -236,14 +350,51 @@ class Setup:
     kv_cache: str = "bf16"
     tp: int = 1
     quantize_embeddings: bool = False
+    #: Output tokens of a request (0: one step only); the KV cache then holds
+    #: prompt_len + output_len positions.
+    output_len: int = 0
+    #: Expert parallelism: routed experts split over ``ep`` chips (the same chips as the
+    #: tensor-parallel group when ep ≤ tp; else attention runs data-parallel over ep/tp).
+    ep: int = 1
+    #: Pipeline parallelism: layers split into ``pp`` stages, pp micro-batches in flight.
+    pp: int = 1
+
+    @property
+    def group(self) -> int:
+        """Chips of one pipeline stage: max(tp, ep)."""
+        return max(self.tp, self.ep)
+
+    @property
+    def dp(self) -> int:
+        """Data-parallel degree of attention within a stage: max(tp, ep) / tp."""
+        return self.group // self.tp
+
+    @property
+    def chips(self) -> int:
+        """Chips the model runs on: max(tp, ep) × pp."""
+        return self.group * self.pp
+
+    @property
+    def chip_batch(self) -> int:
+        """Sequences one chip's attention runs per step: ⌈batch / (dp · pp)⌉ (a micro-batch
+        of one pipeline stage, its data-parallel share)."""
+        return math.ceil(self.batch / (self.dp * self.pp))
 
     def check(self) -> None:
         if self.phase not in PHASES:
             raise SetupError("phase", f"must be prefill or decode, got {self.phase!r}")
-        for name in ("batch", "prompt_len", "kv_len", "tp"):
+        for name in ("batch", "prompt_len", "kv_len", "tp", "ep", "pp"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SetupError(name, f"must be a positive integer, got {value!r}")
+        if self.group % self.tp or self.group % self.ep:
+            raise SetupError("ep", f"tp ({self.tp}) and ep ({self.ep}) must divide one "
+                                   "another: expert parallelism spans the tensor-parallel "
+                                   "chips, or a whole number of data-parallel copies of them")
+        if isinstance(self.output_len, bool) or not isinstance(self.output_len, int) \
+                or self.output_len < 0:
+            raise SetupError("output_len", f"must be a whole number ≥ 0, got "
+                                           f"{self.output_len!r}")
         for name, allowed in (("weights", WEIGHT_DTYPES), ("activations", ACTIVATION_DTYPES),
                               ("kv_cache", KV_DTYPES)):
             if getattr(self, name) not in allowed:
@@ -304,8 +455,17 @@ def layer_steps(arch: Architecture, setup: Setup) -> list[Step]:
 
     Every count is per chip under tensor parallelism (``setup.tp``)."""
     setup.check()
-    s, t = setup, setup.tp
+    if setup.pp > arch.layers:
+        raise SetupError("pp", f"{setup.pp} stages for {arch.layers} layers: at most one "
+                               "stage per layer")
+    if arch.moe is None and setup.ep > 1:
+        raise SetupError("ep", f"{arch.name} has no routed experts to split")
+    full = setup
+    # one chip: its data-parallel share of a pipeline micro-batch
+    s = setup.with_(batch=setup.chip_batch) if setup.chip_batch != setup.batch else setup
+    t = s.tp
     T, H = s.tokens, arch.hidden
+    moe_tokens = math.ceil(full.batch / full.pp) * (full.tokens // full.batch)
     steps: list[Step] = []
 
     def add(role, kind, params, count, group, name=None):
@@ -315,27 +475,36 @@ def layer_steps(arch: Architecture, setup: Setup) -> list[Step]:
     add("embedding gather", "elementwise",
         _chain(T * H, [{"op": "copy"}], s, "table rows", "h"), 1, "model")
 
-    kinds: list[tuple[str, int, bool]] = []  # (group, layers, moe)
-    moe_layers = arch.moe_layers
-    if arch.moe is None:
-        kinds.append(("layer", arch.layers, False))
-    else:
-        if arch.layers - moe_layers:
-            kinds.append(("dense layer", arch.layers - moe_layers, False))
-        kinds.append(("MoE layer", moe_layers, True))
+    # layer kinds in order of first appearance: (layers, MoE, sliding window)
+    kinds: dict[str, list] = {}
+    for index in range(arch.layers):
+        group = arch.layer_group(index)
+        if group in kinds:
+            kinds[group][0] += 1
+        else:
+            kinds[group] = [1, arch.is_moe_layer(index), arch.window_of(index)]
+    if arch.moe is not None and not arch._mixed_attention:
+        # dense layers first, as before (DeepSeek's first_k_dense_replace)
+        kinds = dict(sorted(kinds.items(), key=lambda kv: kv[1][1]))
 
-    for group, count, moe in kinds:
-        _attention_block(arch, s, add, group, count)
-        _ffn_block(arch, s, add, group, count, moe)
+    for group, (count, moe, window) in kinds.items():
+        count = math.ceil(count / s.pp)  # one stage's layers of this kind
+        _attention_block(arch, s, add, group, count, window)
+        _ffn_block(arch, s, add, group, count, moe, moe_tokens)
 
     add("final norm", "norm", _norm(T, H, s), 1, "model")
     emb_dtype = s.weights if s.quantize_embeddings else _wider_of(s.weights, "bf16")
     add("lm_head", "gemm", _gemm(s.batch, _shard(arch.vocab, t, "vocab"), H, s, emb_dtype), 1,
         "model")
+    if s.pp > 1:
+        add("stage send", "all_reduce", {"rows": T, "hidden": H, "chips": 2,
+                                         "dtype": s.activations, "collective": "send"}, 1,
+            "model")
     return steps
 
 
-def _attention_block(arch: Architecture, s: Setup, add, group: str, count: int) -> None:
+def _attention_block(arch: Architecture, s: Setup, add, group: str, count: int,
+                     window: int = 0) -> None:
     t, T, H = s.tp, s.tokens, arch.hidden
     h = _shard(arch.heads, t, "heads")
     prefill = s.phase == "prefill"
@@ -378,6 +547,8 @@ def _attention_block(arch: Architecture, s: Setup, add, group: str, count: int) 
                   "causal": prefill, "dtype": s.activations}
         if s.kv_cache != s.activations:
             params["kv_dtype"] = s.kv_cache
+        if 0 < window < s.context:
+            params["window"] = window
         add("attention", "attention", params, count, group)
         add("output projection", "gemm", _gemm(T, H, h * d, s), count, group)
     _block_end(arch, s, add, group, count, "attention")
@@ -396,7 +567,8 @@ def _block_end(arch: Architecture, s: Setup, add, group: str, count: int, block:
         _chain(T * H, [{"op": "add", "inputs": ["residual"]}], s, "h", "h'"), count, group)
 
 
-def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: bool) -> None:
+def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: bool,
+               moe_tokens: int | None = None) -> None:
     t, T, H = s.tp, s.tokens, arch.hidden
     act = "gelu" if arch.activation == "gelu" else "silu"
     add("FFN norm", "norm", _norm(T, H, s), count, group)
@@ -414,18 +586,32 @@ def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: b
     else:
         m = arch.moe
         assert m is not None
-        i = _shard(m.intermediate, t, "moe_intermediate")
+        ep = s.ep
+        # experts whole on each of ep chips, or sharded over the tp/ep chips sharing them
+        i = _shard(m.intermediate, max(1, s.group // ep), "moe_intermediate")
         add("router", "gemm", _gemm(T, m.experts, H, s), count, group)
         w = {} if s.weights == s.activations else {"w_dtype": s.weights}
+        tokens = moe_tokens or T
+        local = {} if ep == 1 else {"local_experts": math.ceil(m.experts / ep)}
+        exchange = ep > 1 and s.dp > 1  # tokens live on other chips: all-to-all
+        if exchange:
+            add("dispatch (all-to-all)", "all_reduce",
+                {"rows": math.ceil(T / t), "hidden": H, "chips": ep, "copies": m.top_k,
+                 "dtype": s.activations, "collective": "all_to_all"}, count, group)
         add("experts gate/up", "moe_gemm",
-            {"tokens": T, "experts": m.experts, "top_k": m.top_k, "n": 2 * i, "k": H,
-             "dtype": s.activations, **w}, count, group)
+            {"tokens": tokens, "experts": m.experts, "top_k": m.top_k, "n": 2 * i, "k": H,
+             "dtype": s.activations, **w, **local}, count, group)
+        pairs = tokens * m.top_k * (local.get("local_experts", m.experts)) / m.experts
         add(f"experts activation ({act} · up)", "elementwise",
-            _chain(T * m.top_k * i, [{"op": act}, {"op": "mul", "inputs": ["up"]}], s,
-                   "gate", "a"), count, group)
+            _chain(max(1, round(pairs * i)), [{"op": act}, {"op": "mul", "inputs": ["up"]}],
+                   s, "gate", "a"), count, group)
         add("experts down", "moe_gemm",
-            {"tokens": T, "experts": m.experts, "top_k": m.top_k, "n": H, "k": i,
-             "dtype": s.activations, **w}, count, group)
+            {"tokens": tokens, "experts": m.experts, "top_k": m.top_k, "n": H, "k": i,
+             "dtype": s.activations, **w, **local}, count, group)
+        if exchange:
+            add("combine (all-to-all)", "all_reduce",
+                {"rows": math.ceil(T / t), "hidden": H, "chips": ep, "copies": m.top_k,
+                 "dtype": s.activations, "collective": "all_to_all"}, count, group)
         if m.shared_intermediate:
             gated("shared expert ", m.shared_intermediate)
     _block_end(arch, s, add, group, count, "FFN")
@@ -472,9 +658,12 @@ def expand(arch: Architecture, setup: Setup, view: str = "all") -> list[tuple[St
     tail = [st for st in steps if st.group == "model" and st.role != "embedding gather"]
     for step in head:
         out.append((step, _named(step.operation, step.role)))
+    left = {group: group_steps[0].count for group, group_steps in by_group.items()}
     for index in range(arch.layers):
-        group = ("layer" if arch.moe is None else
-                 "MoE layer" if arch.is_moe_layer(index) else "dense layer")
+        group = arch.layer_group(index)
+        if not left.get(group):
+            continue  # (pipeline parallel: this chip's stage has no more of this kind)
+        left[group] -= 1
         for step in by_group.get(group, ()):
             out.append((step, _named(step.operation, f"L{index} {step.role}")))
     for step in tail:
@@ -491,7 +680,7 @@ def _named(op: Operation, name: str) -> Operation:
 def _layer_name(step: Step) -> str:
     if step.group == "model":
         return step.role
-    if step.group in ("dense layer", "MoE layer"):
+    if step.group != "layer":
         return f"{step.role} ({step.group}s) ×{step.count}"
     return f"{step.role} ×{step.count}"
 

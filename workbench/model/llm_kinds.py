@@ -23,7 +23,7 @@ from workbench.model.terms import (
     _term,
 )
 
-__all__ = ["expected_experts"]
+__all__ = ["expected_experts", "COLLECTIVE_STEPS", "collective_steps"]
 
 
 def expected_experts(experts, top_k, tokens):
@@ -51,11 +51,35 @@ MOE_GEMM_PARAMS = (
     Param("compute", "precision", None, "Compute precision",
           "Precision whose peak is the ceiling (default: the activation type).",
           inherit="dtype"),
+    Param("local_experts", "int", None, "Experts on this chip",
+          "Expert parallelism: the experts this chip holds (E_c of E); it computes the "
+          "token-expert pairs routed to them, T·k·E_c/E, and reads those of them hit.",
+          inherit="experts", symbol="E_c"),
 )
 
 
 def _count_moe_gemm(p: Mapping[str, Any]) -> Counts:
     L, t, e, k, n, kk = p["layers"], p["tokens"], p["experts"], p["top_k"], p["n"], p["k"]
+    local = p.get("local_experts") or e
+    if local < e:  # expert parallelism: this chip's share of the pairs and of the hits
+        share = local / e
+        hit = local * (1 - (1 - min(k, e) / e) ** t)
+        s = _symbols(KINDS["moe_gemm"], p, hit=("D_c", hit))
+        f = "·{local_experts}/{experts}"
+        flops = [_term("flop", "multiply-adds, the pairs routed to this chip's experts",
+                       "2·{layers}·{tokens}·{top_k}" + f + "·{n}·{k}",
+                       2 * L * t * k * share * n * kk, s)]
+        terms = [
+            _tensor("read", "X", "token rows routed here", "{layers}·{tokens}·{top_k}" + f
+                    + "·{k}", L * t * k * share * kk, p["dtype"], s),
+            _tensor("read", "W", "this chip's experts hit, D_c = E_c·(1 − (1 − k/E)^T)",
+                    "{layers}·{hit}·{k}·{n}", L * hit * kk * n, p["w_dtype"], s),
+            _tensor("write", "Y", "", "{layers}·{tokens}·{top_k}" + f + "·{n}",
+                    L * t * k * share * n, p["dtype"], s),
+        ]
+        notes = [f"Expert parallelism: this chip holds E_c = {local} of the E = {e} experts "
+                 "and computes the token-expert pairs routed to them, T·k·E_c/E on average."]
+        return Counts(flops, terms, p["compute"], notes)
     hit = expected_experts(e, min(k, e), t)
     s = _symbols(KINDS["moe_gemm"], p, hit=("D", hit))
     flops = [_term("flop", "multiply-adds, k experts per token",
@@ -161,10 +185,20 @@ ALL_REDUCE_PARAMS = (
     Param("dtype", "dtype", "bf16", "Element type", "Element type of the partial sums."),
     Param("compute", "precision", None, "Compute precision",
           "Precision of the additions (default: the element type).", inherit="dtype"),
+    Param("collective", "choice", "all_reduce", "Collective",
+          "all_reduce: ring, sums the rows across chips. all_to_all: each chip sends each row's "
+          "copies to the chips that own them (expert-parallel dispatch and combine), no "
+          "additions. send: one chip passes the rows to the next (a pipeline stage boundary).",
+          choices=("all_reduce", "all_to_all", "send")),
+    Param("copies", "int", 1, "Copies per row",
+          "all_to_all: how many chips each row goes to (the experts chosen per token, k).",
+          symbol="c", only_if=("collective", "all_to_all")),
 )
 
 
 def _count_all_reduce(p: Mapping[str, Any]) -> Counts:
+    if p.get("collective", "all_reduce") != "all_reduce":
+        return _count_exchange(p)
     rows, hidden, chips = p["rows"], p["hidden"], p["chips"]
     s = _symbols(KINDS["all_reduce"], p)
     s["frac"] = _Sym("(t−1)/t", (chips - 1) / chips)
@@ -176,13 +210,58 @@ def _count_all_reduce(p: Mapping[str, Any]) -> Counts:
     notes = [
         "Ring all-reduce: reduce-scatter then all-gather; each chip sends 2·(t−1)/t of the "
         "activation. Bytes are counted on the machine's first interconnect.",
+        "Latency: the ring takes 2·(t−1) steps, each paying the link's latency at least "
+        "(the machine's link_latency, or the default for its kind of link); a whole model "
+        "adds it to T_lower and shows it in its derivation.",
         "In tensor parallelism there are two per layer: after the attention output projection "
         "and after the FFN down projection.",
     ]
     return Counts(flops, [sent], p["compute"], notes)
 
 
-_register(Kind("all_reduce", "All-reduce (communication)",
-               "Sum an activation across t tensor-parallel chips (ring all-reduce) over the "
-               "interconnect.", ALL_REDUCE_PARAMS, _count_all_reduce, "All-reduce",
+def _count_exchange(p: Mapping[str, Any]) -> Counts:
+    """all_to_all and send: data moved over the links, no arithmetic."""
+    rows, hidden, chips = p["rows"], p["hidden"], p["chips"]
+    s = _symbols(KINDS["all_reduce"], p)
+    flops = [_term("flop", "none: data movement only", "0·{rows}·{hidden}", 0, s)]
+    if p["collective"] == "send":
+        sent = _tensor("write", "rows", "sent to the next stage", "{rows}·{hidden}",
+                       rows * hidden, p["dtype"], s)
+        notes = ["Point to point: the activation crosses one link once, in one step (one "
+                 "link latency). Between pipeline stages."]
+    else:
+        copies = p["copies"]
+        sent = _tensor("write", "row copies", "sent per chip, to the other chips",
+                       "{copies}·({chips}−1)/{chips}·{rows}·{hidden}",
+                       copies * (chips - 1) / chips * rows * hidden, p["dtype"], s)
+        notes = ["All-to-all: each of the rows goes to the c chips owning its experts; a "
+                 "share (t−1)/t of them lives on another chip. Pairwise exchange: t−1 steps, "
+                 "each paying the link latency.",
+                 "Expert parallelism has two per MoE layer: dispatch before the experts and "
+                 "combine after them (the weighted sum of the k outputs is not counted)."]
+    return Counts(flops, [sent], p["compute"], notes)
+
+
+_register(Kind("all_reduce", "Collective (communication)",
+               "Sum an activation across t tensor-parallel chips (ring all-reduce), exchange "
+               "rows between expert-parallel chips (all-to-all) or pass them to the next "
+               "pipeline stage (send), over the interconnect.", ALL_REDUCE_PARAMS, _count_all_reduce, "All-reduce",
                default_level="interconnect"))
+
+
+#: Steps of each collective's algorithm (each pays one link latency): the formula shown and
+#: the count from the operation's parameters.
+COLLECTIVE_STEPS: dict[str, tuple[str, Any]] = {
+    "all_reduce": ("2·({chips}−1)", lambda p: 2 * (p["chips"] - 1)),
+    "all_to_all": ("({chips}−1)", lambda p: p["chips"] - 1),
+    "send": ("1", lambda p: 1),
+}
+
+
+def collective_steps(kind: str, params: Mapping[str, Any]) -> tuple[int, str] | None:
+    """``(steps, formula with values)`` of a collective operation, None for other kinds."""
+    if kind != "all_reduce":
+        return None
+    full = KINDS[kind].resolve(params)
+    template, count = COLLECTIVE_STEPS[full["collective"]]
+    return int(count(full)), template.format(**full)

@@ -16,7 +16,7 @@ __all__ = ["ModelEntry", "expand_entries", "expand_in", "refresh_params", "SETUP
 
 #: Set-up fields a model entry keeps (and a session file writes), in order.
 SETUP_FIELDS = ("phase", "batch", "prompt_len", "kv_len", "weights", "activations",
-                "kv_cache", "tp", "quantize_embeddings")
+                "kv_cache", "tp", "quantize_embeddings", "output_len", "ep", "pp")
 
 
 @dataclass
@@ -66,7 +66,7 @@ def _layout(model: ModelEntry, steps) -> list[tuple[int, str, int]]:
         for i, step in enumerate(steps):
             if step.group == "model":
                 name = step.role
-            elif step.group in ("dense layer", "MoE layer"):
+            elif step.group != "layer":
                 name = f"{step.role} ({step.group}s) ×{step.count}"
             else:
                 name = f"{step.role} ×{step.count}"
@@ -78,9 +78,12 @@ def _layout(model: ModelEntry, steps) -> list[tuple[int, str, int]]:
     head = [i for i in by_group.get("model", []) if steps[i].role == "embedding gather"]
     tail = [i for i in by_group.get("model", []) if steps[i].role != "embedding gather"]
     out += [(i, steps[i].role, 1) for i in head]
+    left = {group: steps[ids[0]].count for group, ids in by_group.items()}
     for layer in range(arch.layers):
-        group = ("layer" if arch.moe is None else
-                 "MoE layer" if arch.is_moe_layer(layer) else "dense layer")
+        group = arch.layer_group(layer)
+        if not left.get(group):
+            continue  # (pipeline parallel: this chip's stage has no more of this kind)
+        left[group] -= 1
         out += [(i, f"L{layer} {steps[i].role}", 1) for i in by_group.get(group, [])]
     out += [(i, steps[i].role, 1) for i in tail]
     return out
@@ -163,4 +166,6 @@ _LABELLED = frozenset({"gemm", "attention", "mla_attention", "moe_gemm", "all_re
 def _shown(model: ModelEntry, step) -> bool:
     """On the chart with its model, unless it has no FLOPs (the embedding gather, a copy):
     a log-log chart cannot place it; its bytes are in the results and the derivation."""
-    return model.visible and step.role != "embedding gather"
+    return model.visible and step.role != "embedding gather" and not (
+        step.operation.kind == "all_reduce"
+        and step.operation.params.get("collective", "all_reduce") != "all_reduce")

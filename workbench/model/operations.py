@@ -145,6 +145,11 @@ ATTENTION_PARAMS = (
     Param("kv_dtype", "dtype", None, "KV dtype",
           "Element type of K and V (the KV cache: fp8 or int8 while Q and O stay bf16).",
           inherit="dtype", symbol="s_kv"),
+    Param("window", "int", 0, "Sliding window",
+          "Flash only: each query attends to at most this many positions up to itself (a "
+          "local, sliding-window layer); 0 for none. K and V are read for the "
+          "k_w = min(k, w+q−1) positions some query sees.", minimum=0, symbol="w",
+          only_if=("implementation", "flash")),
     Param("score_passes", "int", 4, "Score passes",
           "Naive only: passes of the q×k score matrix through memory (write S, read S, write P, "
           "read P = 4).", minimum=0, symbol="passes", only_if=("implementation", "naive")),
@@ -155,16 +160,36 @@ ATTENTION_PARAMS = (
 )
 
 
+def _window_fraction(q, k, w):
+    """Visible fraction of a q×k score matrix (queries the last q of k positions) when each
+    query sees the ``w`` latest positions up to itself: the banded mask's area (continuous,
+    like the causal ½) over q·k."""
+    q = min(q, k)
+    a = k - q  # positions before the first query
+    visible = q * w if w <= a else (w * w - a * a) / 2 + (k - w) * w
+    return visible / (q * k)
+
+
 def _count_attention(p: Mapping[str, Any]) -> Counts:
     naive = p["implementation"] == "naive"
     # a naive kernel computes the whole q×k score matrix and masks afterwards: it executes
     # every FLOP; Flash skips the masked blocks
     skips = p["causal"] and not naive
-    frac = _causal_fraction(p["query_len"], p["kv_len"], skips)
-    s = _symbols(KINDS["attention"], p, c=("c", frac))
     b, h, hk, d, q, k = (p[x] for x in ("batch", "heads", "kv_heads", "head_dim", "query_len",
                                         "kv_len"))
-    c_factor = "·{c}" if skips else ""
+    window = (p.get("window") or 0) if not naive else 0
+    windowed = 0 < window < k
+    if windowed:
+        frac = _window_fraction(q, k, window)
+        kw = min(k, window + q - 1)
+        s = _symbols(KINDS["attention"], p, c=("c", frac), kw=("k_w", kw))
+    else:
+        frac = _causal_fraction(q, k, skips)
+        s = _symbols(KINDS["attention"], p, c=("c", frac))
+    c_factor = "·{c}" if skips or windowed else ""
+    kv_elems = "{batch}·{kv_heads}·{kw}·{head_dim}" if windowed else \
+        "{batch}·{kv_heads}·{kv_len}·{head_dim}"
+    kv_read = min(k, window + q - 1) if windowed else k
     flops = [
         _term("flop", "S = Q·Kᵀ", "2·{batch}·{heads}·{query_len}·{kv_len}·{head_dim}" + c_factor,
               2 * b * h * q * k * d * frac, s),
@@ -174,10 +199,8 @@ def _count_attention(p: Mapping[str, Any]) -> Counts:
     dt = p["dtype"]
     terms = [
         _tensor("read", "Q", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
-        _tensor("read", "K", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d,
-                p["kv_dtype"], s),
-        _tensor("read", "V", "", "{batch}·{kv_heads}·{kv_len}·{head_dim}", b * hk * k * d,
-                p["kv_dtype"], s),
+        _tensor("read", "K", "", kv_elems, b * hk * kv_read * d, p["kv_dtype"], s),
+        _tensor("read", "V", "", kv_elems, b * hk * kv_read * d, p["kv_dtype"], s),
         _tensor("write", "O", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
     ]
     notes = []
@@ -201,7 +224,12 @@ def _count_attention(p: Mapping[str, Any]) -> Counts:
                      "shrink it); passes = write S, read S, write P, read P by default.")
     else:
         notes.append("Flash: S and P stay on chip; Q, K, V and O cross memory once each.")
-    if skips:
+    if windowed:
+        notes.append(f"Sliding window w = {window}: each query sees at most the w positions up "
+                     "to itself, so FLOPs are scaled by the visible fraction c = (area of the "
+                     "banded mask) / (q·k), and K and V are read for the "
+                     "k_w = min(k, w+q−1) positions some query sees.")
+    elif skips:
         notes.append("Causal, Flash: masked blocks are skipped, so FLOPs are scaled by the "
                      "visible fraction c = 1 − min(q,k)/(2k).")
     elif p["causal"]:

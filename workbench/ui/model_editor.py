@@ -69,6 +69,16 @@ class SetupForm(QWidget):
         self.kv_cache = self._combo("kv_cache", KV_DTYPES)
         self.tp = self._spin("tp", 1, 1024, "Tensor-parallel degree: chips sharing each layer "
                                             "(heads and FFN columns sharded)")
+        self.output_len = self._spin("output_len", 0, MAX_LENGTH,
+                                     "Output tokens of a whole request (0: none): TTFT, then "
+                                     "one decode step per token with the KV cache growing "
+                                     "from the prompt length")
+        self.output_len.setSpecialValueText("none")
+        self.ep = self._spin("ep", 1, 1024, "Expert parallelism (MoE): routed experts split "
+                                            "over this many chips, all-to-all dispatch and "
+                                            "combine")
+        self.pp = self._spin("pp", 1, 1024, "Pipeline parallelism: layers split into this "
+                                            "many stages, as many micro-batches in flight")
         self.quantize = QCheckBox("in the weight dtype too", self)
         self.quantize.setObjectName("quantize_embeddings")
         self.quantize.setToolTip("Embedding table and lm_head in the weight dtype too (else "
@@ -96,6 +106,9 @@ class SetupForm(QWidget):
         form.addRow("Activations", self.activations)
         form.addRow("KV cache", self.kv_cache)
         form.addRow("Tensor parallel", self.tp)
+        form.addRow("Expert parallel", self.ep)
+        form.addRow("Pipeline stages", self.pp)
+        form.addRow("Output tokens", self.output_len)
         form.addRow("Embeddings", self.quantize)
         form.addRow("Chart", self.view)
         self.phase.currentIndexChanged.connect(self._enable_lengths)
@@ -125,7 +138,8 @@ class SetupForm(QWidget):
         """Show ``setup`` without emitting edits."""
         blockers = [QSignalBlocker(w) for w in (
             self.phase, self.batch, self.prompt_len, self.kv_len, self.weights,
-            self.activations, self.kv_cache, self.tp, self.quantize, self.view)]
+            self.activations, self.kv_cache, self.tp, self.quantize, self.view,
+            self.output_len, self.ep, self.pp)]
         self.phase.setCurrentText(setup.phase)
         self.batch.setValue(setup.batch)
         self.prompt_len.setValue(setup.prompt_len)
@@ -134,6 +148,9 @@ class SetupForm(QWidget):
         self.activations.setCurrentText(setup.activations)
         self.kv_cache.setCurrentText(setup.kv_cache)
         self.tp.setValue(setup.tp)
+        self.output_len.setValue(setup.output_len)
+        self.ep.setValue(setup.ep)
+        self.pp.setValue(setup.pp)
         self.quantize.setChecked(setup.quantize_embeddings)
         self.view.setCurrentIndex(max(0, self.view.findData(view)))
         del blockers
@@ -143,7 +160,8 @@ class SetupForm(QWidget):
         return Setup(self.phase.currentText(), self.batch.value(), self.prompt_len.value(),
                      self.kv_len.value(), self.weights.currentText(),
                      self.activations.currentText(), self.kv_cache.currentText(),
-                     self.tp.value(), self.quantize.isChecked())
+                     self.tp.value(), self.quantize.isChecked(), self.output_len.value(),
+                     self.ep.value(), self.pp.value())
 
 
 class ModelEditor(QWidget):
@@ -215,7 +233,7 @@ class ModelEditor(QWidget):
             self.problem.setText(str(exc))
             return
         self.problem.clear()
-        if name not in ("batch", "prompt_len", "kv_len", "tp"):
+        if name not in ("batch", "prompt_len", "kv_len", "tp", "output_len", "ep", "pp"):
             self.document.seal()  # a choice is one step; a number merges while typed
 
     def _on_change(self, change: Change) -> None:

@@ -1,7 +1,7 @@
 """The Model tab: a whole model's set-up (its editor) and its model-level results on every
 machine of the session — time lower bound and predicted time (the sum of each kernel's
 prediction with its launch overhead), TTFT or TPOT, tokens per second, the share of time per
-operation kind, and memory against capacity × t — with the derivation of every figure.
+operation kind, and memory per chip against capacity — with the derivation of every figure.
 """
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMessageBox,
+    QPushButton,
     QScrollArea,
     QSplitter,
     QStyle,
@@ -26,15 +29,29 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change
 from workbench.model.llm import MODEL_CONVENTIONS
-from workbench.model.llm_results import MachineResult, derivation, model_result, model_totals
+from workbench.model.llm_results import (
+    MachineResult,
+    derivation,
+    model_result,
+    model_totals,
+    request_lines,
+    request_result,
+)
 from workbench.model.llm_session import ModelEntry
 from workbench.ui.bridge import Workspace
 from workbench.ui.model_editor import ModelEditor
-from workbench.ui.model_figures import result_cells, summary_text, summary_tooltip
+from workbench.ui.model_figures import (
+    request_cells,
+    result_cells,
+    summary_text,
+    summary_tooltip,
+)
+from workbench.ui.throughput_chart import ThroughputChart, chart_title, curves_for, export_chart
 from workbench.ui.widgets import escape_html
 
 __all__ = ["ModelPanel", "RESULT_ROWS", "ROW_T_LOWER", "ROW_PREDICTED", "ROW_TOKENS",
-           "ROW_MEMORY", "ROW_CAPACITY", "ROW_FITS", "ROW_SHARE"]
+           "ROW_MEMORY", "ROW_CAPACITY", "ROW_FITS", "ROW_SHARE", "ROW_MAX_BATCH",
+           "ROW_REQUEST", "ROW_OUT_USER", "ROW_OUT_CHIP"]
 
 #: The results table has one column per visible machine and one row per figure:
 #: (row label, what it is). Each cell's tooltip has its formula with the values.
@@ -43,13 +60,18 @@ RESULT_ROWS: tuple[tuple[str, str], ...] = (
     ("T_predicted", "Predicted time of one step: Σ over kernels of "
                     "max(T_lower / efficiency, launch overhead)"),
     ("tokens/s", "Tokens produced per second: tokens of the step / predicted time"),
-    ("Memory", "Memory needed: weights + KV cache + activations"),
-    ("Capacity × t", "The machine's memory capacity × tensor-parallel degree t"),
-    ("Fits", "Memory needed ≤ capacity × t"),
+    ("Memory / chip", "Memory one chip needs: its weights + KV cache + activations"),
+    ("Capacity", "One chip's memory capacity"),
+    ("Fits", "Memory needed per chip ≤ capacity"),
     ("Share of time", "Share of the predicted time per operation kind"),
+    ("Max batch", "The largest batch whose weights, KV cache and activations fit one chip"),
+    ("Request", "A whole request (Output tokens): TTFT, then one decode step per output "
+                "token with the KV cache growing"),
+    ("Out tok/s user", "Output tokens per second per user: output tokens / request time"),
+    ("Out tok/s chip", "Output tokens per second per chip: batch × per user / chips"),
 )
 (ROW_T_LOWER, ROW_PREDICTED, ROW_TOKENS, ROW_MEMORY, ROW_CAPACITY, ROW_FITS,
- ROW_SHARE) = range(len(RESULT_ROWS))
+ ROW_SHARE, ROW_MAX_BATCH, ROW_REQUEST, ROW_OUT_USER, ROW_OUT_CHIP) = range(len(RESULT_ROWS))
 
 
 class ModelPanel(QWidget):
@@ -63,6 +85,7 @@ class ModelPanel(QWidget):
         self._shown = True
         self._stale = True
         self.results: list[MachineResult] = []
+        self.requests: list = []
         self.totals = None
 
         self.chooser = QComboBox(self)
@@ -114,6 +137,24 @@ class ModelPanel(QWidget):
         self.pages.addTab(results, "Results")
         self.pages.addTab(self.derivation, "Derivation")
         self.pages.setTabToolTip(1, "The formula of every figure, with its values")
+        throughput = QWidget(self)
+        throughput_layout = QVBoxLayout(throughput)
+        throughput_layout.setContentsMargins(0, 0, 0, 0)
+        self.chart = ThroughputChart(throughput)
+        self.export_chart_button = QPushButton("Export Chart…", throughput)
+        self.export_chart_button.setObjectName("exportThroughput")
+        self.export_chart_button.setToolTip("Save this chart as PNG, SVG or PDF")
+        self.export_chart_button.clicked.connect(self._on_export_chart)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.export_chart_button)
+        throughput_layout.addWidget(self.chart, 1)
+        throughput_layout.addLayout(row)
+        self.pages.addTab(throughput, "Throughput")
+        self.pages.setTabToolTip(2, "Output tokens/s per chip against TPOT, batch 1 … the "
+                                    "largest that fits, on every machine")
+        self.pages.currentChanged.connect(self._on_page)
+        self._chart_stale = True
         scroll = QScrollArea(self)  # the form scrolls in a short dock; the window stays small
         scroll.setObjectName("modelEditorScroll")
         scroll.setWidgetResizable(True)
@@ -236,8 +277,10 @@ class ModelPanel(QWidget):
         self._stale = False
         model = self._model()
         self.table.setColumnCount(0)
+        self._chart_stale = True
         if model is None:
             self.results, self.totals = [], None
+            self.chart.set_curves([], "")
             self.summary.setText("")
             self.summary.setToolTip("")
             self.derivation.setHtml("<p>Add a model (Edit ▸ Add Model…) to see its time, "
@@ -247,6 +290,10 @@ class ModelPanel(QWidget):
         self.totals = totals = model_totals(arch, setup)
         machines = [e.hardware for e in self.document.session.hardware if e.visible]
         self.results = [model_result(arch, setup, hw) for hw in machines]
+        self.requests = [request_result(arch, setup, hw, setup.output_len,
+                                        r if setup.phase == "prefill" else None)
+                         if setup.output_len else None
+                         for hw, r in zip(machines, self.results, strict=True)]
         what = "TTFT" if setup.phase == "prefill" else "TPOT"
         header = self.table.verticalHeaderItem(ROW_PREDICTED)
         header.setText(what)
@@ -263,10 +310,13 @@ class ModelPanel(QWidget):
             head = QTableWidgetItem(r.hardware)
             head.setToolTip(r.hardware)
             self.table.setHorizontalHeaderItem(col, head)
-            for row, (text, tip) in enumerate(result_cells(r, setup, totals)):
+            cells = result_cells(r, setup, totals) + request_cells(
+                r, self.requests[col], setup)
+            for row, (text, tip) in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip)
-                if row in (ROW_T_LOWER, ROW_PREDICTED, ROW_TOKENS, ROW_MEMORY, ROW_CAPACITY):
+                if row in (ROW_T_LOWER, ROW_PREDICTED, ROW_TOKENS, ROW_MEMORY, ROW_CAPACITY,
+                           ROW_MAX_BATCH, ROW_REQUEST, ROW_OUT_USER, ROW_OUT_CHIP):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight
                                           | Qt.AlignmentFlag.AlignVCenter)
                 if row == ROW_FITS and r.fits is False:
@@ -274,6 +324,43 @@ class ModelPanel(QWidget):
                 self.table.setItem(row, col, item)
         self._fit_cells()
         self.derivation.setHtml(self._derivation_html(model))
+        self._chart_stale = True
+        self._on_page(self.pages.currentIndex())
+
+    def _on_page(self, index: int) -> None:
+        """The batch sweep is computed when its page is shown."""
+        if index == 2:
+            self._update_chart()
+
+    def _update_chart(self) -> None:
+        if not self._chart_stale:
+            return
+        self._chart_stale = False
+        model = self._model()
+        if model is None:
+            self.chart.set_curves([], "")
+            return
+        machines = [e.hardware for e in self.document.session.hardware if e.visible]
+        self.chart.set_curves(curves_for(model.arch, model.setup, machines),
+                              chart_title(model.label, model.setup))
+
+    def _on_export_chart(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export Throughput Chart",
+                                              "throughput.pdf",
+                                              "PDF (*.pdf);;SVG (*.svg);;PNG (*.png)")
+        if path:
+            self.export_chart_to(path)
+
+    def export_chart_to(self, path: str) -> bool:
+        """Write the chart to ``path`` (PDF, SVG or PNG by its extension); a refusal (another
+        extension, a read-only file) is said in a dialog and nothing is written."""
+        self._update_chart()
+        try:
+            export_chart(self.chart.curves, path, title=self.chart.title)
+        except (OSError, ValueError) as exc:
+            QMessageBox.warning(self, "Export Throughput Chart", f"{path}: {exc}")
+            return False
+        return True
 
     def _fit_cells(self) -> None:
         """Every cell's text whole: the share row as tall as its lines (one kind a line), the
@@ -296,6 +383,7 @@ class ModelPanel(QWidget):
 
     def _derivation_html(self, model: ModelEntry) -> str:
         lines = derivation(model.arch, model.setup, self.totals, self.results)
+        lines += request_lines(model.setup, [r for r in self.requests if r is not None])
         rows = "".join(f"<tr><td><b>{escape_html(a)}</b></td><td>{escape_html(b)}</td></tr>"
                        for a, b in lines)
         conventions = "".join(f"<li>{escape_html(c)}</li>" for c in MODEL_CONVENTIONS)
