@@ -19,6 +19,7 @@ def window(qtbot):
     win = MainWindow()
     win.settings.clear()
     win.open_path(SWEEP)
+    win.resize(1500, 950)  # room for both end labels in every theme, whatever the screen
     win.show()
     qtbot.waitExposed(win)
     yield win
