@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
+from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QTransform
 from PySide6.QtWidgets import QGraphicsItem
 
 __all__ = ["Label", "Pool", "Spots", "Legend", "CACHE", "NO_CACHE"]
@@ -132,6 +132,16 @@ class Spots(pg.ScatterPlotItem):
 def curve(**kwargs) -> pg.PlotCurveItem:
     """A curve (roof, region edge, sweep path, link)."""
     return pg.PlotCurveItem(**kwargs)
+
+
+def _symbol_path(symbol, size: float, x: float, y: float) -> QPainterPath:
+    """A scatter symbol (a pyqtgraph name or a path) ``size`` pixels across, centred on
+    ``(x, y)``, as a path in the painter's own coordinates: drawn without scaling the
+    painter, so a figure file holds it like the legend's other shapes (a shape under a
+    scaled transform is cut to the plot area when the figure is made portable, and a legend
+    below the plot lost every marker but the first)."""
+    path = Symbols[symbol] if isinstance(symbol, str) else symbol
+    return QTransform(size, 0.0, 0.0, size, x, y).map(path)
 
 
 class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
@@ -262,10 +272,9 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
                     p.setPen(line_pen)
                     p.drawLine(QPointF(left, middle), QPointF(left + self.SAMPLE, middle))
                 if symbol is not None:
-                    p.save()
-                    p.translate(left + self.SAMPLE / 2, middle)
-                    drawSymbol(p, symbol, size, pen, brush)
-                    p.restore()
+                    p.setPen(pen)
+                    p.setBrush(brush)
+                    p.drawPath(_symbol_path(symbol, size, left + self.SAMPLE / 2, middle))
             p.setPen(self._text_pen)
             p.drawText(QRectF(x_text, top, self._text_width + 2, h),
                        int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
