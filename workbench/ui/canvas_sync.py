@@ -335,6 +335,7 @@ class SyncMixin:
                                   brush=brushes, pen=self._pen(theme.background, 1.2))
 
     def _sync_points(self, scene: Scene) -> None:
+        self._key_tags, self._key_rows = {}, []  # each point carries its own name again
         self._points = {}
         self._op_points = {}
         for point in scene.points:
@@ -461,8 +462,19 @@ class SyncMixin:
         if key == self._legend_key and not force:
             return
         self._legend_key = key
+        # flowing side by side (a long key below a small figure): the machines and the
+        # notes, then the key from a new line
+        parts = ["key" if e.kind in ("operation", "key", "heading") else "machine"
+                 for e in scene.legend]
+        breaks = {i for i in range(1, len(parts)) if parts[i] != parts[i - 1]}
+        keyed = [i for i, e in enumerate(scene.legend) if e.kind == "key"
+                 or (e.kind == "operation" and e.id in self._key_tags)]
+        spare = keyed[0] if keyed and keyed[-1] == len(parts) - 1 else None
+        counts = [len(r.ids) for r in self._key_rows if not r.heading]
         self._legend.set_rows([(entry.text, self._legend_sample(entry))
-                               for entry in scene.legend])
+                               for entry in scene.legend], breaks, spare,
+                              counts if spare is not None and len(counts) == len(parts) - spare
+                              else ())
 
     def _legend_sample(self, entry) -> tuple | None:
         """How a legend row's sample is drawn: ``(line_pen, symbol, size, pen, brush)``."""
