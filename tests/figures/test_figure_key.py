@@ -195,3 +195,35 @@ def test_generated_figures_name_every_point_that_fits_and_count_the_rest(qapp, c
         assert entry.hardware.label in texts
     defects = check_figure(fig) + check_readability(fig)
     assert not defects, format_defects(defects, f"{size}/{theme}") + "\n" + text
+
+
+# ---------------------------------------------------------------------------------------------
+# texts that belong to one machine say which
+
+
+def test_ridges_crossings_and_pairs_name_their_machine_on_a_chart_of_several(qapp):
+    """Two machines: each ridge label and sweep crossing names its machine; a compared pair
+    whose figures differ between the machines says them once, a line per machine; one with
+    the same figures on both (MHA → GQA) is annotated once, for both."""
+    sweep = _example("critical_batch_sweep")
+    scene = build_scene(sweep, evaluate_session(sweep, visible_only=True))
+    assert sorted(r.label.split(": ")[0] for r in scene.ridges) == ["H100 SXM5 80GB", "TPU v5e"]
+    crossings = [c.label for p in scene.sweeps for c in p.crossings]
+    assert crossings and all(c.startswith(("H100 SXM5 80GB: m* = ", "TPU v5e: m* = "))
+                             for c in crossings)
+
+    attention = _example("attention")
+    fig = read_figure(figure_bytes(attention, "pdf", resolve_size("slide")))
+    texts = [t.text.strip() for t in fig.texts]
+    assert "−805 MB, 4× faster" in texts  # MHA → GQA, drawn once for both machines
+    assert any(t.startswith("H100 SXM5 80GB: −4.29 GB") for t in texts), texts
+    assert any(t.startswith("H200 SXM 141GB: −4.29 GB") for t in texts), texts
+    assert any(t.endswith("ridge 206 FLOP/B") and t.startswith("H200") for t in texts)
+
+
+def test_one_machine_keeps_its_texts_short(qapp):
+    """One machine: nothing to tell apart, no machine names in ridge or crossing labels."""
+    session = _example("fusion")
+    scene = build_scene(session, evaluate_session(session, visible_only=True))
+    assert len(scene.machines) == 1
+    assert all(r.label.startswith("ridge ") for r in scene.ridges)

