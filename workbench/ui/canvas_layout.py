@@ -201,13 +201,16 @@ class LayoutMixin:
                 if rows >= 2 * columns - 1 and legend.width_in(columns) <= room:
                     legend.set_columns(columns)
                     break
-            if (legend.height() > self.LEGEND_BELOW * self.height() and rows > 3
+            if not self.search_legend_places:  # on screen: columns, set smaller to fit
+                if legend.width() > room > 0:
+                    legend.set_zoom(room / legend.width())
+            elif (legend.height() > self.LEGEND_BELOW * self.height() and rows > 3
                     or legend.width() > room > 0):
                 # a long key, or one wider than the figure: its rows side by side, as many
                 # to a line as fit (a longer one wraps)
                 legend.set_columns(1)
                 legend.set_flow(room)
-            for _ in range(3):  # (the lines re-flow at each size)
+            for _ in range(3 if legend.flow is not None else 0):  # (re-flowed at each size)
                 if legend.height() <= self.LEGEND_BELOW * self.height():
                     break
                 # smaller still, to leave the plot its room, but never below a readable size

@@ -200,11 +200,13 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
     def set_style(self, brush: QBrush, pen: QPen, text_color: QColor, font: QFont) -> None:
         self._brush, self._pen, self._text_pen = brush, pen, QPen(text_color)
         self._base_font = font
-        self.set_zoom(self.zoom)
+        self.set_zoom(self.zoom, force=True)
 
-    def set_zoom(self, zoom: float) -> None:
+    def set_zoom(self, zoom: float, force: bool = False) -> None:
         """Draw the legend ``zoom`` times its size: type, samples and spacing (not a scaled
         item: a figure file keeps its shapes in page units, like the other texts')."""
+        if float(zoom) == self.zoom and not force:
+            return
         self.zoom = float(zoom)
         for name in ("MARGIN", "SAMPLE", "GAP", "ROW", "COLUMN_GAP"):
             setattr(self, name, getattr(Legend, name) * self.zoom)
@@ -239,6 +241,8 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
     def set_flow(self, width: float | None) -> None:
         """Lay the rows out side by side in lines at most ``width`` wide (``None``: in
         columns)."""
+        if width is None and self.flow is None:
+            return
         self.flow = width
         self._resize()
 
