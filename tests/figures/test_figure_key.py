@@ -227,3 +227,46 @@ def test_one_machine_keeps_its_texts_short(qapp):
     scene = build_scene(session, evaluate_session(session, visible_only=True))
     assert len(scene.machines) == 1
     assert all(r.label.startswith("ridge ") for r in scene.ridges)
+
+
+# ---------------------------------------------------------------------------------------------
+# View ▸ All Memory Roofs
+
+CPU = """\
+schema_version: 1
+title: CPU caches
+hardware:
+  - name: Test CPU
+    compute: {fp32: 3 TFLOP/s}
+    memory: {ddr5: 200 GB/s, l3: 1.2 TB/s, l2: 3 TB/s, l1: 8 TB/s}
+    main_memory: ddr5
+operations:
+  - {name: stream triad, kind: custom, flops: 2.0e9, bytes: 2.4e10, precision: fp32}
+  - {name: small GEMM, kind: custom, flops: 2.0e11, bytes: 4.0e9, precision: fp32}
+  - {name: stencil, kind: custom, flops: 1.0e10, bytes: 2.0e10, precision: fp32}
+view:
+  all_levels: true
+"""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: s or "default")
+def test_all_memory_roofs_of_a_cpu_are_each_named(qapp, size):
+    """A CPU's L1, L2, L3 and DRAM roofs, parallel and close: each value is on the chart
+    by its line or, where there is no clean place for it there, in the key, the machine's
+    memory roofs named left to right; every operation stays named."""
+    session = loads_session(CPU, "cpu.yaml")
+    missing, more, fig = _unnamed(session, size, "light")
+    assert not missing and not more, (missing, more)
+    page = _squeezed("".join(t.text for t in fig.texts))
+    for level in ("l18TB/s", "l23TB/s", "l31.2TB/s", "ddr5200GB/s"):
+        assert level in page, (size, level, [t.text for t in fig.texts])
+    defects = check_figure(fig) + check_readability(fig)
+    assert not defects, format_defects(defects, f"cpu at {size}")
+
+
+def test_all_memory_roofs_keep_a_models_operations_named(qapp):
+    session = _example("llama31_8b_inference")
+    session.view.all_levels = True
+    for size in ("slide", "double"):
+        missing, more, fig = _unnamed(session, size, "light")
+        assert not missing and not more, (size, missing, more)

@@ -352,6 +352,10 @@ class LayoutMixin:
             label.setText(tag)
         self._sync_legend(scene, force=True)
 
+    #: machines whose memory roofs the key names, left to right (a value found no clean
+    #: place along its line: a CPU's L1, L2, L3 lie close together)
+    _roof_rows: frozenset = frozenset()
+
     def _unlisted(self) -> set:
         """The tagged operations the legend had no room to list (see
         :meth:`Legend.set_max_height`)."""
@@ -376,6 +380,16 @@ class LayoutMixin:
         # flows below the plot
         out += [e for e in legend if e.kind not in ("machine", "operation")
                 and not e.text.startswith("and ")]
+        for machine in (self._scene.machines if self._scene else ()):
+            if machine.hw_id not in self._roof_rows:
+                continue
+            # the memory roofs are parallel lines, the fastest leftmost
+            levels = sorted((r for r in self._scene.roofs if r.hw_id == machine.hw_id
+                             and r.sloped and r.kind == "memory" and r.label),
+                            key=lambda r: -r.value)
+            out.append(LegendEntry("roof", f"{machine.name}, memory roofs left to right:",
+                                   machine.hw_id, style_index=machine.style_index))
+            out += [LegendEntry("key", r.label) for r in levels]  # (each kept on one line)
         for row, row_shades in zip(self._key_rows, shades, strict=True):
             if row.heading:
                 out.append(LegendEntry("heading", row.text))
@@ -405,9 +419,21 @@ class LayoutMixin:
             placed = self._text_layout.placed if self._text_layout is not None else {}
             missed = {op for op in self._labels if ("point", op) not in placed}
             missed -= set(self._key_tags)
-            if not missed:
+            # (a machine's several memory levels: one alone is the main memory's, beside
+            # its ridge; the key names levels only where several lines need telling apart)
+            levels = Counter(r.hw_id for r, _label in self._roof_labels
+                             if r.sloped and r.kind == "memory")
+            roofs = {roof.hw_id for i, (roof, _label) in enumerate(self._roof_labels)
+                     if roof.sloped and roof.kind == "memory" and levels[roof.hw_id] > 1
+                     and ("roof", i) not in placed}
+            roofs -= self._roof_rows
+            if not missed and not roofs:
                 return
-            self._set_key(set(self._key_tags) | missed)
+            self._roof_rows = self._roof_rows | roofs
+            if missed:
+                self._set_key(set(self._key_tags) | missed)
+            else:
+                self._sync_legend(scene, force=True)
 
     def _point_request(self, op_id: int, label, order: float, t=None,
                        selected: int | None = -1) -> Request:
@@ -658,3 +684,4 @@ def _cand(left: float, top: float):
     from workbench.model.layout import Candidate
 
     return Candidate(left, top)
+

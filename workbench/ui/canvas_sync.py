@@ -287,6 +287,7 @@ class SyncMixin:
         texts.reset()
         self._roofs = []
         self._roof_labels = []
+        self._roof_rows = frozenset()  # the key names no roof until one finds no place
         for roof in scene.roofs:
             curve = pool.take()
             color = theme.roof_color(roof.style_index)
@@ -464,7 +465,7 @@ class SyncMixin:
         self._legend_key = key
         # flowing side by side (a long key below a small figure): the machines and the
         # notes, then the key from a new line
-        parts = ["key" if e.kind in ("operation", "key", "heading") else "machine"
+        parts = ["key" if e.kind in ("operation", "key", "heading", "roof") else "machine"
                  for e in scene.legend]
         breaks = {i for i in range(1, len(parts)) if parts[i] != parts[i - 1]}
         keyed = [i for i, e in enumerate(scene.legend) if e.kind == "key"
@@ -484,6 +485,9 @@ class SyncMixin:
             color = theme.roof_color(entry.style_index or 0)
             return (self._pen(color, theme.roof_width), entry.marker, size,
                     self._pen(theme.background, 1.0), self._brush(color))
+        if entry.kind == "roof":  # a roof named in the key: its line
+            color = theme.roof_color(entry.style_index or 0)
+            return (self._pen(color, theme.minor_roof_width), None, size, None, None)
         if entry.kind == "operation":
             color = theme.point_color(entry.color or "#000000")
             return (None, "o", size, self._pen(theme.point_outline, 0.9), self._brush(color))
