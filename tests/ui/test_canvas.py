@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
@@ -635,3 +636,33 @@ def test_all_memory_roofs_view_draws_the_cache_levels_too(llama):
     workspace.document.undo()
     QApplication.processEvents()
     assert [r[2] for r in canvas.roof_items() if r[0] == hw_id and r[1] == "memory"] == ["hbm"]
+
+
+def test_all_memory_roofs_leave_a_models_names_their_place(qtbot):
+    """View ▸ All Memory Roofs on a whole model: the caches' thin lines run just above the
+    memory-bound points, where their names sat. No text goes on those lines, but a name may
+    sit beyond them on a leader: turning the view on kept only two of five names."""
+    canvas, workspace = open_canvas(qtbot, EXAMPLE_DIR / "llama31_8b_inference.yaml")
+    canvas.resize(1000, 600)
+    QApplication.processEvents()
+    canvas.relayout()
+    before = len(canvas.label_items())
+    workspace.document.set_view("all_levels", True)
+    QApplication.processEvents()
+    canvas.relayout()
+    roofs = {r[2] for r in canvas.roof_items() if r[1] == "memory"}
+    assert {"l2", "infinity_cache"} <= roofs  # the caches are drawn
+    after = canvas.label_items()
+    assert before >= 4 and len(after) >= before - 1, (before, after)
+    # and none of them sits on a line: no roof, cache levels included, runs through a name
+    boxes = [box for kind, _text, box in canvas.text_items() if kind == "point"]
+    assert len(boxes) == len(after)
+    for _hw, _kind, name, xs, ys in canvas.roof_items():
+        for t in np.linspace(0.0, 1.0, 400):
+            # along the roof in log space, as drawn
+            x = xs[0] ** (1 - t) * xs[1] ** t
+            y = ys[0] ** (1 - t) * ys[1] ** t
+            p = canvas.pixel_of(x, y)
+            px, py = p.x(), p.y()
+            assert not any(b[0] + 1 < px < b[2] - 1 and b[1] + 1 < py < b[3] - 1
+                           for b in boxes), (name, x, y)

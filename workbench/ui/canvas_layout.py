@@ -77,7 +77,11 @@ class LayoutMixin:
                 continue
             xs, ys = curve.getData()
             px, py = self._px(xs, ys, t)
-            occ.add_polyline(px, py, self._roof_width(roof) / 2 + AIR)
+            # a cache level's thin line (View ▸ All Memory Roofs): no text on it, but a
+            # leader may cross it to a name beyond (lines close together above the points
+            # left the names no place)
+            occ.add_polyline(px, py, self._roof_width(roof) / 2 + AIR,
+                             soft=roof.kind == "memory" and roof.emphasis != "main")
         xs, ys = self._ridge_lines.getData()
         if xs is not None and len(xs):
             px, py = self._px(xs, ys, t)
