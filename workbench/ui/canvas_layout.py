@@ -438,6 +438,9 @@ class LayoutMixin:
                 self._set_key(set(self._key_tags) | missed)
             else:
                 self._sync_legend(scene, force=True)
+        # (still more to name after as many passes: the key is as it is, placed once more
+        # with the legend it made)
+        LayoutMixin._layout_annotations(self)
 
     def _point_request(self, op_id: int, label, order: float, t=None,
                        selected: int | None = -1) -> Request:
