@@ -270,3 +270,32 @@ def test_all_memory_roofs_keep_a_models_operations_named(qapp):
     for size in ("slide", "double"):
         missing, more, fig = _unnamed(session, size, "light")
         assert not missing and not more, (size, missing, more)
+
+
+def test_the_apps_export_names_every_point_at_single_column_size(qtbot, tmp_path):
+    """File ▸ Export at single-column size, the chart as shown on screen: every operation of
+    the Llama FFN example is named in the PDF (none were, before: the screen's view left
+    them no place)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from workbench.ui.app import create_app
+    from workbench.ui.export_dialog import FigureOptions
+    from workbench.ui.main_window import MainWindow
+
+    create_app()
+    win = MainWindow()
+    win.settings.clear()
+    win.open_path(next(p for p in EXAMPLES if p.stem == "llama_ffn"))
+    win.show()
+    qtbot.waitExposed(win)
+    try:
+        target = tmp_path / "ffn.pdf"
+        assert win.export_figure(target, FigureOptions(size="single", dpi=300))
+        fig = read_figure(target)
+        missing = [n for n in _visible_names(win.document.session) if not _named_in(fig, n)]
+        assert not missing, (missing, [t.text for t in fig.texts])
+        assert not check_figure(fig)
+    finally:
+        win.ask_save_changes = lambda: QMessageBox.Discard
+        win.close()
+        win.deleteLater()
