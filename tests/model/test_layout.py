@@ -10,6 +10,7 @@ from workbench.model.layout import (
     Occupancy,
     Request,
     TextLayout,
+    figure_key,
     flat_candidates,
     free_corners,
     point_candidates,
@@ -110,3 +111,30 @@ def test_the_texts_hit_by_many_boxes_at_once_are_those_hit_by_each():
     assert one_by_one and one_by_one != set(layout.placed)  # some hit, some not
     assert layout.hit_by_any(np.array(boxes)) == one_by_one
     assert layout.hit_by_any(np.zeros((0, 4))) == set()
+
+
+def test_the_key_numbers_each_operation_once_and_names_it():
+    """Operations with no place for their names: a number each, "n — name" in the key."""
+    tags, rows = figure_key([(4, "GEMM prefill"), (9, "decode attention")])
+    assert tags == {4: "1", 9: "2"}
+    assert [r.text for r in rows] == ["1 — GEMM prefill", "2 — decode attention"]
+    assert [r.ids for r in rows] == [(4,), (9,)]
+
+
+def test_the_key_says_a_models_name_once_and_one_row_per_kind_of_operation():
+    """Two whole models (prefill and decode): a lettered heading each, and one row per kind
+    of operation shared by both; an operation outside them keeps a plain number."""
+    named = [(1, "8B prefill: QKV projection ×32"), (2, "8B prefill: lm_head"),
+             (3, "8B decode: QKV projection ×32"), (4, "8B decode: lm_head"),
+             (5, "GEMM: odd shape")]
+    tags, rows = figure_key(named)
+    assert tags == {1: "A1", 2: "A2", 3: "B1", 4: "B2", 5: "3"}
+    assert [r.text for r in rows] == ["A — 8B prefill", "B — 8B decode",
+                                      "1 — QKV projection ×32", "2 — lm_head",
+                                      "3 — GEMM: odd shape"]
+    assert [r.heading for r in rows] == [True, True, False, False, False]
+    assert rows[2].ids == (1, 3)
+    # one model alone: its name heads its rows, no letters
+    tags, rows = figure_key(named[:2])
+    assert tags == {1: "1", 2: "2"}
+    assert [r.text for r in rows] == ["8B prefill:", "1 — QKV projection ×32", "2 — lm_head"]

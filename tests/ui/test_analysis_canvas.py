@@ -85,14 +85,16 @@ def test_set_sweep_draws_the_path_with_end_labels_and_exact_crossings(qtbot):
 
     crossings = {(o, hw): (text, x, y) for o, hw, text, x, y in canvas.crossing_items()}
     assert set(crossings) == {(op, tpu), (op, h100)}
-    for hw, peak, bw, shown in ((tpu, TPU_PEAK, TPU_BW, "255.5"),
-                                (h100, H100_PEAK, H100_BW, "318.3")):
+    for hw, peak, bw, shown, machine in ((tpu, TPU_PEAK, TPU_BW, "255.5", "TPU v5e"),
+                                         (h100, H100_PEAK, H100_BW, "318.3", "H100 SXM5 80GB")):
         text, x, y = crossings[(op, hw)]
         assert four_figures(critical_m(peak, bw)) == shown  # the seed's numbers
-        assert text == f"m* = {shown}"
+        assert text == f"{machine}: m* = {shown}"  # two machines: whose crossing it is
         assert (x, y) == pytest.approx((peak / bw, peak), rel=1e-9)  # on the ridge corner
 
     # an end outside the view has no label (there is no place for it); fitted, both have
+    # (on a chart with room for the crossings' labels, which name their machines)
+    canvas.resize(1000, 700)
     canvas.fit_to_data()
     labels = sorted((hw, text) for o, hw, text, _x, _y in canvas.sweep_labels() if o == op)
     assert (tpu, "m = 1") in labels and (tpu, "m = 4096") in labels
@@ -119,7 +121,7 @@ def test_editing_a_swept_operation_moves_its_path_without_a_full_rebuild(qtbot, 
 
     m_star = critical_m(TPU_PEAK, TPU_BW, n=4096, k=D)
     (text,) = [t for o, hw, t, _x, _y in canvas.crossing_items() if hw == tpu]
-    assert text == f"m* = {four_figures(m_star)}"
+    assert text == f"TPU v5e: m* = {four_figures(m_star)}"
     (xs,) = [xs for o, hw, xs, _ys in canvas.sweep_items() if hw == tpu]
     expected = sorted([1, 64, 4096, m_star])
     assert xs == pytest.approx([bf16_intensity(m, n=4096) for m in expected], rel=1e-9)
@@ -155,7 +157,9 @@ def test_sweep_view_flag_hides_paths_and_follows_undo(qtbot):
     document = workspace.document
     assert len(canvas.sweep_items()) == 4  # two swept operations on two machines
     # bf16 and int8-weight crossings: the int8 one is exactly half (the seed's 127.8, 159.1)
-    texts = sorted(t for _o, _hw, t, _x, _y in canvas.crossing_items())
+    # (each names its machine: two on the chart)
+    texts = sorted(c.label.split(": ")[-1] for p in canvas.scene_model.sweeps
+                   for c in p.crossings)
     half = [four_figures(critical_m(p, b) / 2) for p, b in ((TPU_PEAK, TPU_BW),
                                                             (H100_PEAK, H100_BW))]
     assert texts == sorted([f"m* = {v}" for v in ("255.5", "318.3", *half)])
@@ -319,10 +323,17 @@ def test_naive_vs_flash_pairs_on_two_machines(qtbot):
     canvas.relayout()
     pairs = [p for p in canvas.pair_items() if p["first"] == "Prefill, naive"]
     assert len(pairs) == 2  # H100 and H200
-    # the same figures on both machines are written once
+    # the figures differ between the machines: said once, a line for each machine, named
     labels = [p["label"] for p in pairs if p["label"]]
-    assert len(labels) == len(set(labels)) >= 1
-    assert all(text.startswith("−") and text.endswith("× faster") for text in labels)
+    assert len(labels) == 1
+    lines = labels[0].splitlines()
+    assert [line.split(": ")[0] for line in lines] == ["H100 SXM5 80GB", "H200 SXM 141GB"]
+    assert all(line.split(": ")[1].startswith("−") and line.endswith("× faster")
+               for line in lines)
+    # the same figures on both machines (MHA → GQA): once, for both, naming neither
+    (gqa,) = {p["label"] for p in canvas.pair_items() if p["first"].startswith("Decode, MHA")
+              and p["label"]}
+    assert gqa.startswith("−") and gqa.endswith("× faster") and ":" not in gqa
 
 
 # --------------------------------------------------------------------------------------

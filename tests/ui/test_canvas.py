@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
@@ -102,19 +103,22 @@ def test_llama_roofs_and_ridges(llama):
         # from the ridge on (the A100's L2 is not drawn: no operation is measured across it)
         assert compute[3][0] == pytest.approx(peak / hw.bandwidth())
     # H100 989.4/3.35 = 295, A100 312/2.039 = 153, TPU v5e 197/0.819 = 241: one ridge label
-    # per machine; a label without a clean place is not drawn (the tooltip has the value)
-    expected = ["ridge 153 FLOP/B", "ridge 241 FLOP/B", "ridge 295 FLOP/B"]
+    # per machine, naming it (three machines on the chart); a label without a clean place is
+    # not drawn (the tooltip has the value)
+    expected = ["A100 SXM4 80GB: ridge 153 FLOP/B", "H100 SXM5 80GB: ridge 295 FLOP/B",
+                "TPU v5e: ridge 241 FLOP/B"]
     assert sorted(r.label for r in canvas.scene_model.ridges) == expected
-    assert "ridge 295 FLOP/B" in canvas.ridge_labels()
+    assert canvas.ridge_labels()
     assert set(canvas.ridge_labels()) <= set(expected)
     assert not [r for r in roofs if r[1] == "interconnect"]
 
 
 def test_teaching_machine_ridge_label(qtbot):
     canvas, _ = open_canvas(qtbot, EXAMPLE_DIR / "teaching_machine.yaml")
-    assert sorted(r.label for r in canvas.scene_model.ridges) == ["ridge 100 FLOP/B",
-                                                                  "ridge 25 FLOP/B"]
-    assert set(canvas.ridge_labels()) <= {"ridge 100 FLOP/B", "ridge 25 FLOP/B"}
+    # two machines: each ridge label says whose it is
+    expected = {"Teaching machine: ridge 100 FLOP/B", "Exercise machine: ridge 25 FLOP/B"}
+    assert {r.label for r in canvas.scene_model.ridges} == expected
+    assert set(canvas.ridge_labels()) <= expected
 
 
 def test_labels_one_per_operation(llama):
@@ -339,7 +343,7 @@ def test_adding_a_preset_machine_draws_its_roofs_and_points(llama):
     assert [r[4][0] for r in mine if r[1] == "compute"] == pytest.approx([989.4e12])
     assert len([key for key in positions(canvas) if key[1] == hw_id]) == 4
     # 989.4 / 4.8
-    assert "ridge 206 FLOP/B" in [r.label for r in canvas.scene_model.ridges]
+    assert "H200 SXM 141GB: ridge 206 FLOP/B" in [r.label for r in canvas.scene_model.ridges]
 
 
 def test_removing_a_machine_removes_its_roofs(llama):
@@ -519,7 +523,8 @@ def test_export_mode_paints_vectors(llama, tmp_path):
         assert canvas.selected_points() == []  # a figure shows no selection …
         svg = render(tmp_path / "figure.svg")
     assert "<image" not in svg
-    assert "ridge 295 FLOP/B" in svg and "1 PFLOP/s" in svg  # text stays text
+    shown = canvas.ridge_labels() + canvas.roof_labels()
+    assert shown and all(text in svg for text in shown) and "1 PFLOP/s" in svg  # text stays text
     assert len(canvas.selected_points()) == 3  # … and the rings are back afterwards
 
 
@@ -635,3 +640,33 @@ def test_all_memory_roofs_view_draws_the_cache_levels_too(llama):
     workspace.document.undo()
     QApplication.processEvents()
     assert [r[2] for r in canvas.roof_items() if r[0] == hw_id and r[1] == "memory"] == ["hbm"]
+
+
+def test_all_memory_roofs_leave_a_models_names_their_place(qtbot):
+    """View ▸ All Memory Roofs on a whole model: the caches' thin lines run just above the
+    memory-bound points, where their names sat. No text goes on those lines, but a name may
+    sit beyond them on a leader: turning the view on kept only two of five names."""
+    canvas, workspace = open_canvas(qtbot, EXAMPLE_DIR / "llama31_8b_inference.yaml")
+    canvas.resize(1000, 600)
+    QApplication.processEvents()
+    canvas.relayout()
+    before = len(canvas.label_items())
+    workspace.document.set_view("all_levels", True)
+    QApplication.processEvents()
+    canvas.relayout()
+    roofs = {r[2] for r in canvas.roof_items() if r[1] == "memory"}
+    assert {"l2", "infinity_cache"} <= roofs  # the caches are drawn
+    after = canvas.label_items()
+    assert before >= 4 and len(after) >= before - 1, (before, after)
+    # and none of them sits on a line: no roof, cache levels included, runs through a name
+    boxes = [box for kind, _text, box in canvas.text_items() if kind == "point"]
+    assert len(boxes) == len(after)
+    for _hw, _kind, name, xs, ys in canvas.roof_items():
+        for t in np.linspace(0.0, 1.0, 400):
+            # along the roof in log space, as drawn
+            x = xs[0] ** (1 - t) * xs[1] ** t
+            y = ys[0] ** (1 - t) * ys[1] ** t
+            p = canvas.pixel_of(x, y)
+            px, py = p.x(), p.y()
+            assert not any(b[0] + 1 < px < b[2] - 1 and b[1] + 1 < py < b[3] - 1
+                           for b in boxes), (name, x, y)

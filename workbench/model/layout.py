@@ -13,9 +13,11 @@ lies inside the plot and covers no occupied cell; a far place is joined to its m
 thin leader line, itself kept clear of data and texts. Texts are placed in order of
 priority (:data:`PRIORITIES`: the selected operation, the annotations a user asked for
 (compared pairs, measured points), then operations, roof values, ridge labels, sweep
-labels); a text without a clean place is not drawn (its information stays in
-the tooltip and the tables). Counts, not flags, so that a marker that moves can be taken
-out of the grid and put back elsewhere: an edit re-places only the texts it touches.
+labels); a text without a clean place is not drawn. An operation whose name has no clean
+place is named by a short tag instead (``1``, ``2`` … placed like any text) and a key beside
+or below the plot lists "1 — name" (:func:`figure_key`). Counts, not flags, so that a marker
+that moves can be taken out of the grid and put back elsewhere: an edit re-places only the
+texts it touches.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import numpy as np
 __all__ = [
     "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "point_candidates",
     "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner", "free_corners",
-    "wrap_title",
+    "wrap_title", "KeyRow", "figure_key",
 ]
 
 #: Who yields to whom: lower places first.
@@ -606,4 +608,74 @@ def _greedy_lines(words_width, words: list[str], width: float) -> list[str]:
             line = trial
     if line:
         out.append(line)
+    return out
+
+
+
+# ---------------------------------------------------------------------------------------
+# the key of tagged points
+
+
+@dataclass(frozen=True)
+class KeyRow:
+    """A row of the key: ``text`` as shown; ``ids`` the operations it names (none for a
+    heading: a group's name, a line of its own)."""
+
+    text: str
+    ids: tuple[Hashable, ...] = ()
+
+    @property
+    def heading(self) -> bool:
+        return not self.ids
+
+
+def figure_key(named: Sequence[tuple[Hashable, str]]) -> tuple[dict[Hashable, str], list[KeyRow]]:
+    """Tags and key rows for the operations ``named`` (``(id, name)`` in session order) whose
+    names have no place on the chart: ``({id: tag}, rows)``.
+
+    Each operation gets a number, ``"3 — name"`` in the key. Names of the form
+    ``"group: part"`` shared by two operations or more (a whole model's: "8B prefill: QKV
+    projection ×32") are said once per group: a heading row names the group and its rows name
+    the parts, so a model takes one row per kind of operation, not one per name. With two
+    groups or more each group has a letter (heading "A — 8B prefill"), its tags are the
+    letter and the part's number ("A2"), and a part in several groups keeps one number and
+    one row ("2 — QKV projection ×32")."""
+    groups: dict[str, list[tuple[Hashable, str]]] = {}
+    for key, name in named:
+        group, sep, part = name.partition(": ")
+        if sep and part.strip():
+            groups.setdefault(group, []).append((key, part))
+    groups = {g: parts for g, parts in groups.items() if len(parts) >= 2}
+    ungrouped = any(name.partition(": ")[0] not in groups or not name.partition(": ")[1]
+                    for _key, name in named)
+    lettered = len(groups) >= 2 or (groups and ungrouped)
+    letters = {g: _letter(i) for i, g in enumerate(groups)} if lettered else {}
+    numbers: dict[str, int] = {}
+    tags: dict[Hashable, str] = {}
+    numbered: dict[int, tuple[str, list[Hashable]]] = {}
+    for key, name in named:
+        group, sep, part = name.partition(": ")
+        if sep and group in groups:
+            n = numbers.get(part)
+            if n is None:
+                n = numbers[part] = len(numbered) + 1
+                numbered[n] = (part, [])
+            numbered[n][1].append(key)
+            tags[key] = f"{letters.get(group, '')}{n}"
+        else:
+            n = len(numbered) + 1
+            numbered[n] = (name, [key])
+            tags[key] = str(n)
+    rows = [KeyRow(f"{letters[g]} — {g}" if letters else f"{g}:") for g in groups]
+    rows += [KeyRow(f"{n} — {text}", tuple(keys)) for n, (text, keys) in numbered.items()]
+    return tags, rows
+
+
+def _letter(i: int) -> str:
+    """A, B, … Z, then AA, AB …"""
+    out = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        out = chr(ord("A") + r) + out
     return out

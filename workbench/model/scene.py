@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from workbench.model.analysis import Pair
 from workbench.model.dtypes import PRECISIONS
@@ -78,6 +78,7 @@ __all__ = [
     "operation_colors",
     "machine_entries",
     "short_name",
+    "whose_texts",
     "overlay_extent",
     "measured_legend",
 ]
@@ -555,6 +556,8 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
         measured += visible_measured
         notes += why
     links = pair_links(session, pairs, machines) if view.pairs and session.comparisons else []
+    if len(machines) > 1:
+        ridges, sweeps, links = whose_texts(session, ridges, sweeps, links)
 
     x_range, y_range = _data_range(points, ridges, machines,
                                    overlay_extent(sweeps, measured))
@@ -601,6 +604,35 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
         measured=tuple(measured),
         links=tuple(links),
     )
+
+
+def whose_texts(session: Session, ridges: list[Ridge], sweeps: list[SweepPath],
+                links: list[PairLink]) -> tuple[list, list, list]:
+    """On a chart of several machines, the texts that belong to one machine name it (its
+    short name, as its roof labels do): ridge labels, sweep crossings ("H100 SXM5 80GB:
+    m* = 318.3"), and a compared pair's figures where they differ between machines, one line
+    each in one text (the same figures on every machine are said once, for all)."""
+    names: dict[int, str] = {}
+
+    def whose(hw_id: int, text: str) -> str:
+        if hw_id not in names:
+            names[hw_id] = short_name(_hardware(session, hw_id))
+        return f"{names[hw_id]}: {text}"
+
+    ridges = [replace(r, label=whose(r.hw_id, r.label)) for r in ridges]
+    sweeps = [replace(p, crossings=tuple(replace(c, label=whose(c.hw_id, c.label))
+                                         for c in p.crossings)) if p.crossings else p
+              for p in sweeps]
+    by_pair: dict[tuple[str, str], list[PairLink]] = {}
+    for link in links:
+        by_pair.setdefault((link.first, link.second), []).append(link)
+    # figures that differ: one text for the pair, a line per machine (placed by whichever
+    # link has room)
+    said = {pair: "\n".join(whose(k.hw_id, k.label) for k in group)
+            for pair, group in by_pair.items() if len({k.label for k in group}) > 1}
+    links = [replace(k, label=said[(k.first, k.second)]) if (k.first, k.second) in said
+             else k for k in links]
+    return ridges, sweeps, links
 
 
 def _hardware(session: Session, hw_id: int) -> Hardware:

@@ -8,6 +8,7 @@ the live chart and of every exported figure (which is drawn by the same canvas).
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from workbench.model.layout import (
     TextLayout,
     as_array,
     corner_candidates,
+    figure_key,
     flat_candidates,
     free_corners,
     point_candidates,
@@ -75,7 +77,11 @@ class LayoutMixin:
                 continue
             xs, ys = curve.getData()
             px, py = self._px(xs, ys, t)
-            occ.add_polyline(px, py, self._roof_width(roof) / 2 + AIR)
+            # a cache level's thin line (View ▸ All Memory Roofs): no text on it, but a
+            # leader may cross it to a name beyond (lines close together above the points
+            # left the names no place)
+            occ.add_polyline(px, py, self._roof_width(roof) / 2 + AIR,
+                             soft=roof.kind == "memory" and roof.emphasis != "main")
         xs, ys = self._ridge_lines.getData()
         if xs is not None and len(xs):
             px, py = self._px(xs, ys, t)
@@ -158,6 +164,19 @@ class LayoutMixin:
             legend.attach_outside(self._plot, self._vb, self._legend_outside)
         return True
 
+    #: a legend below the plot takes at most this share of the chart's height (smaller
+    #: type, down to :attr:`LEAST_LEGEND_PT`, before more)
+    LEGEND_BELOW = 0.25
+    LEGEND_MOST = 0.35
+    LEAST_LEGEND_PT = 6.0
+
+    def _least_legend_zoom(self) -> float:
+        """The legend's least zoom: its type at least :attr:`LEAST_LEGEND_PT` on the page
+        (a figure's page has ``0.75 × figure_type_scale`` points to the pixel)."""
+        per_pixel = 0.75 * float(getattr(self, "figure_type_scale", 1.0) or 1.0)
+        pixels = math.ceil(self.LEAST_LEGEND_PT / per_pixel - 1e-6)
+        return min(1.0, pixels / max(self._legend.base_pixels(), 1e-9))
+
     def _outside_side(self) -> str:
         """Right of a wide chart when the legend takes little of the width, else below."""
         w = self._legend.width()
@@ -166,6 +185,8 @@ class LayoutMixin:
 
     def _set_legend_outside(self, side: str | None) -> None:
         """Make room for the legend right of or below the plot (``None``: no room)."""
+        if side == "right" and self._legend.height() > 0.8 * self.height():
+            side = "bottom"  # taller than the chart (a long key): below it, flowing
         if side == self._legend_outside:
             return
         self._legend_outside = side
@@ -173,8 +194,10 @@ class LayoutMixin:
         self.plot_widget.viewport().update()
         left, top, right, bottom = self._base_margins
         legend = self._legend
-        legend.setScale(1.0)
+        legend.max_height = None
+        legend.set_zoom(1.0)
         legend.set_columns(1)
+        legend.set_flow(None)
         if side == "bottom":
             room = self.width() - 12.0
             # below the plot, rows side by side as the width allows: the plot keeps its
@@ -184,13 +207,35 @@ class LayoutMixin:
                 if rows >= 2 * columns - 1 and legend.width_in(columns) <= room:
                     legend.set_columns(columns)
                     break
-            if legend.width() > room > 0:  # a legend wider than the figure is set smaller
-                legend.setScale(room / legend.width())
-        scale = legend.scale()
+            if not self.search_legend_places:  # on screen: columns, set smaller to fit
+                if legend.width() > room > 0:
+                    legend.set_zoom(room / legend.width())
+            elif (legend.height() > self.LEGEND_BELOW * self.height() and rows > 3
+                    or legend.width() > room > 0):
+                # a long key, or one wider than the figure: its rows side by side, as many
+                # to a line as fit (a longer one wraps)
+                legend.set_columns(1)
+                legend.set_flow(room)
+            for _ in range(3 if legend.flow is not None else 0):  # (re-flowed at each size)
+                if legend.height() <= self.LEGEND_BELOW * self.height():
+                    break
+                # smaller still, to leave the plot its room, but never below a readable size
+                least = self._least_legend_zoom()
+                zoom = max(legend.zoom * self.LEGEND_BELOW * self.height() / legend.height(),
+                           least)
+                if zoom >= legend.zoom:
+                    break
+                legend.set_zoom(zoom)
+                if legend.flow is not None:
+                    legend.set_flow(room)
+            if legend.flow is not None:
+                # a key too long for the figure even so: as many rows as fit, one line
+                # counts the rest (their points keep no tag; the tables list every one)
+                legend.set_max_height(self.LEGEND_MOST * self.height())
         if side == "right":
-            right += legend.width() * scale + 12
+            right += legend.width() + 12
         elif side == "bottom":
-            bottom += legend.height() * scale + 10
+            bottom += legend.height() + 10
         self._plot.setContentsMargins(left, top, right, bottom)
         self._refit_plot()
         self._plot.layout.activate()
@@ -284,8 +329,120 @@ class LayoutMixin:
         label.setPos((left - bx) / ax, (top - by) / ay)
 
     def _label_key(self, op_id: int) -> tuple[int, int]:
-        """The key of the point that carries an operation's name."""
-        return next(k for k in self._op_points[op_id] if self._points[k].show_label)
+        """The key of the point that carries an operation's name (or its tag: the highest
+        point of an operation that carries no name)."""
+        keys = self._op_points[op_id]
+        return next((k for k in keys if self._points[k].show_label),
+                    None) or max(keys, key=lambda k: self._points[k].y)
+
+    # -- the key (figures) ------------------------------------------------------------
+
+    #: operations named by a tag on the chart and a row of the key: op_id → tag
+    _key_tags: dict = {}
+    _key_rows: list = []
+
+    def _set_key(self, ops: set) -> None:
+        """Name the operations ``ops`` by tags and the key (:func:`figure_key`): each one's
+        point carries its tag instead of its name, the legend lists the key."""
+        scene = self._scene
+        named, seen = [], set()
+        for point in scene.points:
+            if point.op_id in ops and point.op_id not in seen:
+                seen.add(point.op_id)
+                named.append((point.op_id, point.label))
+        self._key_tags, self._key_rows = figure_key(named)
+        for op_id, tag in self._key_tags.items():
+            label = self._labels.get(op_id)
+            if label is None:
+                label = self._labels[op_id] = self._take_label("point")
+            label.setText(tag)
+        self._sync_legend(scene, force=True)
+
+    #: machines whose memory roofs the key names, left to right (a value found no clean
+    #: place along its line: a CPU's L1, L2, L3 lie close together)
+    _roof_rows: frozenset = frozenset()
+
+    def _unlisted(self) -> set:
+        """The tagged operations the legend had no room to list (see
+        :meth:`Legend.set_max_height`)."""
+        dropped = self._legend.dropped if self._legend.isVisible() else 0
+        if not dropped or not self._key_rows:
+            return set()
+        rows = [r for r in self._key_rows if not r.heading][-dropped:]
+        return {i for r in rows for i in r.ids}
+
+    def _keyed_legend(self, legend) -> tuple:
+        """A figure's legend: the machines, the key of the tagged operations, then the notes.
+        No other row lists an operation: each is named on the chart or in the key."""
+        from workbench.model.scene import LegendEntry
+
+        colors = {p.op_id: p.color for p in self._scene.points} if self._scene else {}
+        # a row's colour swatch where that colour is its alone in the key (it names the
+        # point even where the tag found no place); the tag, else
+        shades = [{colors.get(i) for i in row.ids} for row in self._key_rows]
+        uses = Counter(c for row_shades in shades for c in row_shades)
+        out = [e for e in legend if e.kind == "machine"]
+        # the notes before the key: with its headings, a line of their own when the legend
+        # flows below the plot
+        out += [e for e in legend if e.kind not in ("machine", "operation")
+                and not e.text.startswith("and ")]
+        for machine in (self._scene.machines if self._scene else ()):
+            if machine.hw_id not in self._roof_rows:
+                continue
+            # the memory roofs are parallel lines, the fastest leftmost
+            levels = sorted((r for r in self._scene.roofs if r.hw_id == machine.hw_id
+                             and r.sloped and r.kind == "memory" and r.label),
+                            key=lambda r: -r.value)
+            out.append(LegendEntry("roof", f"{machine.name}, memory roofs left to right:",
+                                   machine.hw_id, style_index=machine.style_index))
+            out += [LegendEntry("key", r.label) for r in levels]  # (each kept on one line)
+        for row, row_shades in zip(self._key_rows, shades, strict=True):
+            if row.heading:
+                out.append(LegendEntry("heading", row.text))
+                continue
+            color = next(iter(row_shades))
+            if len(row_shades) == 1 and color is not None and uses[color] == 1:
+                out.append(LegendEntry("operation", row.text, row.ids[0], color))
+            else:
+                out.append(LegendEntry("key", row.text))
+        return tuple(out)
+
+    def _layout_with_key(self) -> None:
+        """Place every text (:meth:`_layout_annotations`) so that every operation is named:
+        one that carries no name, or whose name finds no clean place, gets a tag and a row
+        in the key, and the texts are placed again (the key changes the legend's size)
+        until each name or tag has been tried."""
+        scene = self._scene
+        if scene is None:
+            LayoutMixin._layout_annotations(self)
+            return
+        keyed = set(self._key_tags)
+        unnamed = {p.op_id for p in scene.points} - set(self._labels)
+        if unnamed - keyed:
+            self._set_key(keyed | unnamed)
+        for _ in range(8):
+            LayoutMixin._layout_annotations(self)
+            placed = self._text_layout.placed if self._text_layout is not None else {}
+            missed = {op for op in self._labels if ("point", op) not in placed}
+            missed -= set(self._key_tags)
+            # (a machine's several memory levels: one alone is the main memory's, beside
+            # its ridge; the key names levels only where several lines need telling apart)
+            levels = Counter(r.hw_id for r, _label in self._roof_labels
+                             if r.sloped and r.kind == "memory")
+            roofs = {roof.hw_id for i, (roof, _label) in enumerate(self._roof_labels)
+                     if roof.sloped and roof.kind == "memory" and levels[roof.hw_id] > 1
+                     and ("roof", i) not in placed}
+            roofs -= self._roof_rows
+            if not missed and not roofs:
+                return
+            self._roof_rows = self._roof_rows | roofs
+            if missed:
+                self._set_key(set(self._key_tags) | missed)
+            else:
+                self._sync_legend(scene, force=True)
+        # (still more to name after as many passes: the key is as it is, placed once more
+        # with the legend it made)
+        LayoutMixin._layout_annotations(self)
 
     def _point_request(self, op_id: int, label, order: float, t=None,
                        selected: int | None = -1) -> Request:
@@ -313,7 +470,11 @@ class LayoutMixin:
             self._label_of[key] = (label, request)
 
         selected = self.workspace.selection.current
+        unlisted = self._unlisted()
         for op_id, label in self._labels.items():
+            if op_id in unlisted:
+                label.setVisible(False)
+                continue
             point = self._points[self._label_key(op_id)]
             request = self._point_request(op_id, label, -point.y, t, selected)
             out[request.key] = request
@@ -367,16 +528,19 @@ class LayoutMixin:
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
             add(("measured", i), label, "measured",
                 lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i)
-        pair_texts: set[tuple[str, str, str]] = set()
+        # the same pair with the same figures on several machines is said once, by whichever
+        # of its links has room (the lower arc may be boxed in by the roof and the arc above)
+        apexes: dict[tuple[str, str, str], list[int]] = {}
         for i, (link, _curve, _arrow, label) in enumerate(self._pair_drawn):
             said = (link.first, link.second, label.toPlainText())
-            if said in pair_texts:  # the same pair, the same figures on another machine: once
+            if said in apexes:
                 label.setVisible(False)
-                continue
-            pair_texts.add(said)
-            ax_, ay_ = self._pair_apex[i]
-            add(("pair", i), label, "pair",
-                lambda w, h, ax_=ax_, ay_=ay_: point_candidates(ax_, ay_, w, h, 2.0), i)
+            apexes.setdefault(said, []).append(i)
+        for links in apexes.values():
+            i = links[0]
+            add(("pair", i), self._pair_drawn[i][3], "pair",
+                lambda w, h, links=links: np.vstack([
+                    point_candidates(*self._pair_apex[j], w, h, 2.0) for j in links]), i)
         seen: set[tuple[int, str]] = set()
         for i, (path, end, label) in enumerate(self._sweep_labels):
             key = (path.hw_id, label.toPlainText())
@@ -529,3 +693,4 @@ def _cand(left: float, top: float):
     from workbench.model.layout import Candidate
 
     return Candidate(left, top)
+

@@ -23,7 +23,7 @@ from workbench.model.overlays import (
     pair_links,
     sweep_paths,
 )
-from workbench.model.scene import Scene, measured_legend
+from workbench.model.scene import Scene, measured_legend, whose_texts
 from workbench.ui.axes import to_data, to_view
 from workbench.ui.chart_items import Label
 from workbench.ui.theme import make_pen, qcolor
@@ -132,6 +132,8 @@ class OverlaysMixin:
         paths: list[SweepPath] = []
         if entry is not None and entry.visible and entry.sweep is not None and session.view.sweeps:
             paths, _notes = sweep_paths(session, entry, scene.machines, session.color_of(entry))
+            if len(scene.machines) > 1:  # each crossing names its machine
+                paths = whose_texts(session, [], paths, [])[1]
         if paths:
             self._sweeps[op_id] = paths
         else:
@@ -170,6 +172,8 @@ class OverlaysMixin:
                      if entry.visible and entry.operation.name in names
                      for machine in scene.machines]
             self._links = pair_links(session, pairs, scene.machines)
+            if len(scene.machines) > 1:  # figures that differ between machines name them
+                self._links = whose_texts(session, [], [], self._links)[2]
         self._store_overlays()
 
     def _refresh_overlays_for(self, op_ids: Sequence[int]) -> None:

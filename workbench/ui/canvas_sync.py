@@ -287,6 +287,7 @@ class SyncMixin:
         texts.reset()
         self._roofs = []
         self._roof_labels = []
+        self._roof_rows = frozenset()  # the key names no roof until one finds no place
         for roof in scene.roofs:
             curve = pool.take()
             color = theme.roof_color(roof.style_index)
@@ -335,6 +336,7 @@ class SyncMixin:
                                   brush=brushes, pen=self._pen(theme.background, 1.2))
 
     def _sync_points(self, scene: Scene) -> None:
+        self._key_tags, self._key_rows = {}, []  # each point carries its own name again
         self._points = {}
         self._op_points = {}
         for point in scene.points:
@@ -461,8 +463,19 @@ class SyncMixin:
         if key == self._legend_key and not force:
             return
         self._legend_key = key
+        # flowing side by side (a long key below a small figure): the machines and the
+        # notes, then the key from a new line
+        parts = ["key" if e.kind in ("operation", "key", "heading", "roof") else "machine"
+                 for e in scene.legend]
+        breaks = {i for i in range(1, len(parts)) if parts[i] != parts[i - 1]}
+        keyed = [i for i, e in enumerate(scene.legend) if e.kind == "key"
+                 or (e.kind == "operation" and e.id in self._key_tags)]
+        spare = keyed[0] if keyed and keyed[-1] == len(parts) - 1 else None
+        counts = [len(r.ids) for r in self._key_rows if not r.heading]
         self._legend.set_rows([(entry.text, self._legend_sample(entry))
-                               for entry in scene.legend])
+                               for entry in scene.legend], breaks, spare,
+                              counts if spare is not None and len(counts) == len(parts) - spare
+                              else ())
 
     def _legend_sample(self, entry) -> tuple | None:
         """How a legend row's sample is drawn: ``(line_pen, symbol, size, pen, brush)``."""
@@ -472,6 +485,9 @@ class SyncMixin:
             color = theme.roof_color(entry.style_index or 0)
             return (self._pen(color, theme.roof_width), entry.marker, size,
                     self._pen(theme.background, 1.0), self._brush(color))
+        if entry.kind == "roof":  # a roof named in the key: its line
+            color = theme.roof_color(entry.style_index or 0)
+            return (self._pen(color, theme.minor_roof_width), None, size, None, None)
         if entry.kind == "operation":
             color = theme.point_color(entry.color or "#000000")
             return (None, "o", size, self._pen(theme.point_outline, 0.9), self._brush(color))

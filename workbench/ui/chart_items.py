@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from pyqtgraph.graphicsItems.ScatterPlotItem import drawSymbol
+from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QTransform
 from PySide6.QtWidgets import QGraphicsItem
 
 __all__ = ["Label", "Pool", "Spots", "Legend", "CACHE", "NO_CACHE"]
@@ -141,6 +141,16 @@ def curve(**kwargs) -> pg.PlotCurveItem:
     return pg.PlotCurveItem(**kwargs)
 
 
+def _symbol_path(symbol, size: float, x: float, y: float) -> QPainterPath:
+    """A scatter symbol (a pyqtgraph name or a path) ``size`` pixels across, centred on
+    ``(x, y)``, as a path in the painter's own coordinates: drawn without scaling the
+    painter, so a figure file holds it like the legend's other shapes (a shape under a
+    scaled transform is cut to the plot area when the figure is made portable, and a legend
+    below the plot lost every marker but the first)."""
+    path = Symbols[symbol] if isinstance(symbol, str) else symbol
+    return QTransform(size, 0.0, 0.0, size, x, y).map(path)
+
+
 class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
     """The chart's legend: one item that draws its framed rows, a sample and a text each.
 
@@ -168,12 +178,25 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         self._pen = QPen(Qt.PenStyle.NoPen)
         self._brush = QBrush()
         self._text_pen = QPen(QColor("black"))
-        self._font = QFont()
+        self._font = self._base_font = QFont()
+        self.zoom = 1.0
         self._row_height = self.ROW
         self._text_width = 0.0
         self.collapsed = False
         #: rows are laid out in this many columns, top to bottom then left to right
         self.columns = 1
+        #: or, when set, side by side in lines of at most this width (a long key below a
+        #: small figure), each of the rows in ``breaks`` starting a new line
+        self.flow: float | None = None
+        self.breaks: frozenset[int] = frozenset()
+        self._places: list[tuple[float, float, float, int, int]] = []
+        #: flowing, the rows from ``spare_from`` on may be left out (from the last) to keep
+        #: the legend within ``max_height``; ``dropped`` says how many were, and one line
+        #: counts them
+        self.spare_from: int | None = None
+        self.max_height: float | None = None
+        self.dropped = 0
+        self._flowed: list[tuple[str, tuple | None]] = []
         #: called with no argument when the user drags the legend
         self.on_dragged = None
 
@@ -182,16 +205,57 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         self.anchor(itemPos=(0, 0), parentPos=(0, 0), offset=self._offset)
 
     def set_style(self, brush: QBrush, pen: QPen, text_color: QColor, font: QFont) -> None:
-        self._brush, self._pen, self._text_pen, self._font = brush, pen, QPen(text_color), font
+        self._brush, self._pen, self._text_pen = brush, pen, QPen(text_color)
+        self._base_font = font
+        self.set_zoom(self.zoom, force=True)
+
+    def set_zoom(self, zoom: float, force: bool = False) -> None:
+        """Draw the legend ``zoom`` times its size: type, samples and spacing (not a scaled
+        item: a figure file keeps its shapes in page units, like the other texts')."""
+        if float(zoom) == self.zoom and not force:
+            return
+        self.zoom = float(zoom)
+        for name in ("MARGIN", "SAMPLE", "GAP", "ROW", "COLUMN_GAP"):
+            setattr(self, name, getattr(Legend, name) * self.zoom)
+        font = QFont(self._base_font)
+        if self.zoom != 1.0:  # whole pixels: a figure file keeps whole sizes
+            font.setPixelSize(max(1, math.floor(self.base_pixels() * self.zoom + 1e-6)))
+        self._font = font
         self._resize()
 
-    def set_rows(self, rows: list[tuple[str, tuple | None]]) -> None:
+    def base_pixels(self) -> float:
+        """The legend's type size at zoom 1, in pixels."""
+        font = self._base_font
+        return font.pointSizeF() * 96.0 / 72.0 if font.pointSizeF() > 0 else font.pixelSize()
+
+    def set_rows(self, rows: list[tuple[str, tuple | None]], breaks=(),
+                 spare_from: int | None = None, counts=()) -> None:
         """``(text, sample)`` per row; a sample is ``(line_pen, symbol, size, pen, brush)``
-        (``line_pen`` or ``symbol`` may be ``None``), or ``None`` for a text-only row."""
+        (``line_pen`` or ``symbol`` may be ``None``), or ``None`` for a text-only row.
+        ``breaks``: the rows that start a new line when the rows flow (:meth:`set_flow`)."""
         self.rows = rows
+        self.breaks = frozenset(breaks)
+        self.spare_from = spare_from
+        #: how many operations each row from ``spare_from`` on names
+        self.counts = list(counts)
+        self._resize()
+
+    def set_max_height(self, height: float | None) -> None:
+        """Flowing, leave rows out (see :attr:`spare_from`) to stay within ``height``."""
+        self.max_height = height
+        self._resize()
+
+    def set_flow(self, width: float | None) -> None:
+        """Lay the rows out side by side in lines at most ``width`` wide (``None``: in
+        columns)."""
+        if width is None and self.flow is None:
+            return
+        self.flow = width
         self._resize()
 
     def shown_rows(self) -> list[tuple[str, tuple | None]]:
+        if self._places:
+            return self._flowed
         return [(self.COLLAPSED, None)] if self.collapsed and self.rows else self.rows
 
     def set_collapsed(self, collapsed: bool) -> None:
@@ -230,21 +294,80 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         if side == "right":
             self.anchor(itemPos=(1, 0), parentPos=(1, 0), offset=(-4, top_left.y()))
         else:  # below, from the plot's left edge when it would not fit from the axis
-            width = self.width() * self.scale()
+            width = self.width()
             x = top_left.x() if top_left.x() + width <= plot.width() - 4 else 6.0
             self.anchor(itemPos=(0, 1), parentPos=(0, 1), offset=(x, -4))
 
     def _resize(self) -> None:
         metrics = QFontMetricsF(self._font)
-        self._row_height = max(self.ROW, math.ceil(metrics.height()) + 4)
+        self._row_height = max(self.ROW, math.ceil(metrics.height()) + 4 * self.zoom)
+        self._places = []
+        self.dropped = 0
         rows = self.shown_rows()
         self._text_width = max((metrics.horizontalAdvance(text) for text, _ in rows),
                                default=0.0)
+        if self.flow is not None and rows and not self.collapsed:
+            self._flow_rows(metrics, rows)
+            spare = self.spare_from
+            if (self.max_height is not None and spare is not None
+                    and self.height() > self.max_height):
+                for keep in range(len(rows) - 1, spare - 1, -1):
+                    self.dropped = len(rows) - keep
+                    left_out = self.counts[keep - spare:] if self.counts else rows[keep:]
+                    more = sum(left_out) if self.counts else len(left_out)
+                    self._flow_rows(metrics, rows[:keep] + [(f"and {more} more operations",
+                                                             None)])
+                    if self.height() <= self.max_height:
+                        break
+            self.update()
+            return
         per = self._per_column()
         columns = max(1, math.ceil(len(rows) / per)) if rows else 1
         height = 2 * self.MARGIN + self._row_height * (per if rows else 0)
         self.setGeometry(0, 0, self.width_in(columns), height)
         self.update()
+
+    def _row_width(self, metrics: QFontMetricsF, text: str, sample) -> float:
+        lead = self.SAMPLE + self.GAP if sample is not None else 0.0
+        return lead + math.ceil(metrics.horizontalAdvance(text)) + 2
+
+    #: flowing rows: less air than in columns (a key below a small figure is dense text)
+    FLOW_GAP = 10.0
+    FLOW_MARGIN = 4.0
+
+    def _flow_rows(self, metrics: QFontMetricsF, rows) -> None:
+        """Rows side by side, left to right, a new line when the next would pass the flow
+        width (or starts one: :attr:`breaks`); a row wider than a whole line wraps onto as
+        many lines as it needs (a long kernel name is never cut)."""
+        z = self.zoom
+        margin, gap = self.FLOW_MARGIN * z, self.FLOW_GAP * z
+        self._row_height = h = math.ceil(metrics.height()) + z
+        room = max(1.0, float(self.flow) - 2 * margin)
+        self._places = []
+        self._flowed = list(rows)
+        x = y = widest = 0.0
+        for i, (text, sample) in enumerate(rows):
+            lead = self.SAMPLE + self.GAP if sample is not None else 0.0
+            w = self._row_width(metrics, text, sample)
+            lines, flags = 1, 0
+            if w > room:  # wrapped: from the start of a line, as high as its lines
+                text_w = max(1.0, room - lead)
+                words = max((metrics.horizontalAdvance(t) for t in text.split()), default=0)
+                flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop) | int(
+                    Qt.TextFlag.TextWordWrap if words <= text_w else Qt.TextFlag.TextWrapAnywhere)
+                lines = max(1, round(metrics.boundingRect(
+                    QRectF(0, 0, text_w, 1e6), flags, text).height() / metrics.height()))
+                w = room
+            if x > 0 and (i in self.breaks or x + w > room or lines > 1):
+                x, y = 0.0, y + h
+            self._places.append((margin + x, margin + y, w - lead, lines, flags))
+            widest = max(widest, x + w)
+            if lines > 1:
+                x, y = 0.0, y + h * lines
+            else:
+                x += w + gap
+        bottom = y + h if x > 0 else y
+        self.setGeometry(0, 0, 2 * margin + widest, 2 * margin + bottom)
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
         return QRectF(0, 0, self.width(), self.height())
@@ -258,10 +381,16 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         h = self._row_height
         per = self._per_column()
         step = self._column_width() + self.COLUMN_GAP
+        places = self._places
         for i, (text, sample) in enumerate(self.shown_rows()):
-            top = self.MARGIN + (i % per) * h
-            left = self.MARGIN + (i // per) * step
-            x_text = left + self.SAMPLE + self.GAP
+            lines = 1
+            if places:
+                left, top, text_w, lines, flags = places[i]
+                x_text = left + (self.SAMPLE + self.GAP if sample is not None else 0.0)
+            else:
+                top = self.MARGIN + (i % per) * h
+                left = self.MARGIN + (i // per) * step
+                x_text = left + self.SAMPLE + self.GAP
             if sample is not None:
                 line_pen, symbol, size, pen, brush = sample
                 middle = top + h / 2
@@ -269,12 +398,16 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
                     p.setPen(line_pen)
                     p.drawLine(QPointF(left, middle), QPointF(left + self.SAMPLE, middle))
                 if symbol is not None:
-                    p.save()
-                    p.translate(left + self.SAMPLE / 2, middle)
-                    drawSymbol(p, symbol, size, pen, brush)
-                    p.restore()
+                    p.setPen(pen)
+                    p.setBrush(brush)
+                    p.drawPath(_symbol_path(symbol, size * self.zoom, left + self.SAMPLE / 2,
+                                            middle))
             p.setPen(self._text_pen)
-            p.drawText(QRectF(x_text, top, self._text_width + 2, h),
+            if lines > 1:
+                p.drawText(QRectF(x_text, top + (h - p.fontMetrics().height()) / 2,
+                                  text_w + 1, h * lines), flags, text)
+                continue
+            p.drawText(QRectF(x_text, top, self._text_width + 2 + self.SAMPLE + self.GAP, h),
                        int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
 
     def hoverEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph API)

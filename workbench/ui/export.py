@@ -28,7 +28,6 @@ import contextlib
 import copy
 import math
 import os
-import re
 from pathlib import Path
 
 from workbench.ui.figure_size import (
@@ -385,7 +384,6 @@ def _figure_canvas_class():
     if _CANVAS_CLASS is None:
         from dataclasses import replace
 
-        from workbench.model.scene import LegendEntry
         from workbench.ui.canvas import RooflineCanvas
 
         class FigureCanvas(RooflineCanvas):
@@ -420,7 +418,7 @@ def _figure_canvas_class():
 
             def _layout_annotations(self) -> None:
                 if not self.hold_layout:
-                    super()._layout_annotations()
+                    self._layout_with_key()
 
             def _outside_side(self) -> str:
                 """Right of a wide figure also when the legend below would take more than a
@@ -462,24 +460,8 @@ def _figure_canvas_class():
                 return super()._sync_legend(scene, *args, **kwargs)
 
             def _figure_legend(self, legend, labelled: set[int]) -> tuple:
-                """At most FIGURE_LEGEND_OPERATIONS operations, then one line for the rest;
-                none whose point carries its name when ``legend_skips_labelled``."""
-                skip = labelled if self.legend_skips_labelled else set()
-                more = 0
-                for e in legend:  # the scene's own "and N more operations"
-                    found = re.match(r"and (\d+) more operations", e.text)
-                    if e.kind == "note" and found and not self.legend_skips_labelled:
-                        more += int(found.group(1))
-                keep = [e for e in legend if e.kind == "operation" and e.id not in skip]
-                listed = keep[:self.legend_operations]
-                more += len(keep) - len(listed)
-                out = [e for e in legend if e.kind == "machine"] + listed
-                if more:
-                    out.append(LegendEntry("note", f"and {more} more operations" if listed
-                                           else f"{more} operations not listed"))
-                out += [e for e in legend if e.kind not in ("machine", "operation")
-                        and not re.match(r"and \d+ more operations", e.text)]
-                return tuple(out)
+                """The machines, the key of the operations named by tags, the notes."""
+                return self._keyed_legend(legend)
 
         _CANVAS_CLASS = FigureCanvas
     return _CANVAS_CLASS

@@ -1,0 +1,301 @@
+"""Every figure says what its points are: each operation is named beside its point or, where
+its name has no clean place, by a short tag there and a row of the key ("3 — name"); each
+machine's row in the legend shows its line and its marker shape (shape means machine),
+wherever the legend sits."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+from conftest import EXAMPLES
+from figures.figcheck import (
+    MAX_LEGEND_SHARE,
+    check_figure,
+    check_readability,
+    format_defects,
+    legend_box,
+    legend_share,
+    read_figure,
+)
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from workbench.io.sessions import load_session, loads_session
+from workbench.model.analysis import evaluate_session
+from workbench.model.scene import build_scene
+from workbench.ui.export import figure_bytes, resolve_size
+
+
+def _example(stem: str):
+    return load_session(next(p for p in EXAMPLES if p.stem == stem))
+
+
+def _inside(box, outer, eps: float = 0.5) -> bool:
+    return (box[0] >= outer[0] - eps and box[1] >= outer[1] - eps and box[2] <= outer[2] + eps
+            and box[3] <= outer[3] + eps)
+
+
+@pytest.mark.parametrize("size", ["single", "double"])
+def test_the_legend_below_the_plot_shows_every_machines_marker(qapp, size):
+    """Three machines (circle, square, triangle) with the legend below the plot: each row's
+    sample has its marker, not just the first row's."""
+    session = _example("llama_ffn")
+    fig = read_figure(figure_bytes(session, "pdf", resolve_size(size)))
+    box = legend_box(fig)
+    assert box is not None, "the legend sits below the plot at this size"
+    rows = [t for t in fig.texts if _inside(t.bbox(), box)]
+    machines = [t for t in rows if t.text.startswith(("NVIDIA", "Google"))]
+    assert len(machines) == 3, [t.text for t in rows]
+    # a marker is a small closed, filled shape left of its row's text, on its baseline
+    markers = [s for s in fig.shapes if s.closed and s.filled and _inside(s.bbox, box)
+               and max(s.bbox[2] - s.bbox[0], s.bbox[3] - s.bbox[1]) < 12]
+    for row in machines:
+        x0, y0, x1, y1 = row.bbox()
+        beside = [s for s in markers if s.bbox[2] <= x0 and s.bbox[1] < y1 and s.bbox[3] > y0]
+        assert beside, f"no marker beside the legend row {row.text!r}"
+
+
+# ---------------------------------------------------------------------------------------------
+# every point named: on the chart, or by a tag and the key
+
+SIZES = (None, "slide", "single", "double")
+
+
+def _squeezed(text: str) -> str:
+    """``text`` without spaces or line breaks, ligatures as their letters (a PDF's text
+    may hold "ﬁ" for "fi")."""
+    return "".join(text.replace("ﬁ", "fi").replace("ﬂ", "fl").split())
+
+
+def _named_in(fig, name: str) -> bool:
+    """Whether ``name`` is on the page: as a text (a label on the chart, a row of the key,
+    wrapped or not), or, for a part of a whole model ("8B prefill: lm_head"), its group as a
+    heading of the key and the part as a row of it ("A — 8B prefill" … "2 — lm_head")."""
+    page = _squeezed("".join(t.text for t in fig.texts))
+    if _squeezed(name) in page:
+        return True
+    group, _, part = name.partition(": ")
+    return bool(part) and (f"—{_squeezed(group)}" in page or f"{_squeezed(group)}:" in page) \
+        and f"—{_squeezed(part)}" in page
+
+
+def _visible_names(session) -> list[str]:
+    scene = build_scene(session, evaluate_session(session, visible_only=True))
+    return list(dict.fromkeys(p.label for p in scene.points))
+
+
+def _unnamed(session, size, theme) -> list[str]:
+    fig = read_figure(figure_bytes(session, "pdf", resolve_size(size, theme=theme),
+                                   theme=theme))
+    texts = [t.text for t in fig.texts]
+    more = [t for t in texts if t.startswith("and ") and t.endswith("more operations")]
+    missing = [n for n in _visible_names(session) if not _named_in(fig, n)]
+    return missing, more, fig
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: s or "default")
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_operation_of_an_example_is_named_in_its_figure(qapp, path, size, theme):
+    """Every visible operation's name is in the exported PDF's text: beside its point, or in
+    the key its tag refers to (a whole model's parts under the model's name); and the
+    figure stays clean."""
+    session = load_session(path)
+    missing, more, fig = _unnamed(session, size, theme)
+    if path.stem == "llama31_8b_inference" and size == "single":
+        # 26 operations in three clusters on a 3.5-inch page: the key lists what fits at
+        # the least readable size and one line counts exactly the rest
+        assert more and len(missing) == int(more[0].split()[1]) <= 8, (missing, more)
+    else:
+        assert not missing and not more, (size, theme, missing, more)
+    defects = check_figure(fig) + check_readability(fig)
+    assert not defects, format_defects(defects, f"{path.name} at {size}/{theme}")
+
+
+def test_llama_ffn_at_single_column_names_all_four_points(qapp):
+    """Measured before: one of its four points named at single-column size."""
+    session = _example("llama_ffn")
+    missing, more, fig = _unnamed(session, "single", "light")
+    assert not missing and not more
+    texts = [t.text for t in fig.texts]
+    # the ones without room beside their points: a tag on the chart, "n — name" in the key
+    tags = re.findall(r"(?:^|\s)(\d+) — ", " ".join(texts))
+    assert tags
+    for tag in tags:
+        assert tag in texts, (tag, texts)
+
+
+def test_a_whole_model_is_keyed_by_its_parts_not_counted(qapp):
+    """The Llama-3.1-8B example: a heading per model and one row per kind of operation (QKV
+    projection, attention, FFN …), not "12 operations not listed"; below a single-column
+    figure the key stays within its third of the page."""
+    session = _example("llama31_8b_inference")
+    missing, more, fig = _unnamed(session, "double", "light")
+    assert not missing and not more, (missing, more)
+    page = _squeezed(" ".join(t.text for t in fig.texts))
+    assert "A—8Bprefill" in page and "B—8Bdecode" in page
+    assert page.count("—QKVprojection×32") == 1
+    # at single-column size, most of it (what fits at the least readable size)
+    missing, more, fig = _unnamed(session, "single", "light")
+    page = _squeezed(" ".join(t.text for t in fig.texts))
+    assert "—QKVprojection×32" in page and "notlisted" not in page
+    assert len(missing) <= 8
+    assert legend_share(fig) <= MAX_LEGEND_SHARE
+
+
+WORDS = ["GEMM", "attention", "decode", "prefill", "FFN", "up-projection", "softmax", "RMSNorm",
+         "fused", "int4 weights", "QKᵀ", "batch=64", "(M=8192)", "layer 12", "KV cache"]
+PRESETS = ["h100-sxm", "a100-80gb", "mi300x", "tpu-v5e", "rtx-4090", "l4"]
+
+
+@st.composite
+def sessions(draw):
+    machines = draw(st.lists(st.sampled_from(PRESETS), min_size=1, max_size=4, unique=True))
+    count = draw(st.integers(1, 40))
+    centres = draw(st.lists(st.floats(-1.0, 4.0), min_size=1, max_size=3))
+    operations = []
+    for i in range(count):
+        centre = centres[draw(st.integers(0, len(centres) - 1))]
+        intensity = 10 ** (centre + draw(st.floats(-0.08, 0.08)))
+        moved = 10 ** draw(st.floats(6.0, 12.0))
+        n = draw(st.integers(1, 6))
+        name = (" ".join(draw(st.lists(st.sampled_from(WORDS), min_size=n, max_size=n)))
+                if draw(st.booleans()) else f"kernel {i}")
+        operations.append({"name": f"{name} #{i}", "kind": "custom",
+                           "flops": float(f"{intensity * moved:.6g}"),
+                           "bytes": float(f"{moved:.6g}"), "precision": "bf16"})
+    data = {"schema_version": 1, "title": "Kernels",
+            "hardware": [{"preset": m} for m in machines], "operations": operations}
+    return (yaml.safe_dump(data, allow_unicode=True, sort_keys=False),
+            draw(st.sampled_from(SIZES)), draw(st.sampled_from(["light", "dark"])))
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, database=None,
+          phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=sessions())
+def test_generated_figures_name_every_point_that_fits_and_count_the_rest(qapp, case):
+    """1–40 operations with long names on 1–4 machines: each operation is named on the chart
+    or in the key; where even the smallest key has no room (forty long names below a
+    single-column figure), it lists what fits and one line counts the rest, which is then
+    exactly the operations not named. Every machine is in the legend; the figure is clean."""
+    text, size, theme = case
+    session = loads_session(text, "generated.yaml")
+    missing, more, fig = _unnamed(session, size, theme)
+    if more:
+        assert size == "single" or len(session.operations) > 20, (size, more)
+        counted = int(more[0].split()[1])
+        assert len(missing) == counted, (missing, more)
+    else:
+        assert not missing, (size, theme, missing)
+    texts = [t.text for t in fig.texts]
+    for entry in session.hardware:
+        assert entry.hardware.label in texts
+    defects = check_figure(fig) + check_readability(fig)
+    assert not defects, format_defects(defects, f"{size}/{theme}") + "\n" + text
+
+
+# ---------------------------------------------------------------------------------------------
+# texts that belong to one machine say which
+
+
+def test_ridges_crossings_and_pairs_name_their_machine_on_a_chart_of_several(qapp):
+    """Two machines: each ridge label and sweep crossing names its machine; a compared pair
+    whose figures differ between the machines says them once, a line per machine; one with
+    the same figures on both (MHA → GQA) is annotated once, for both."""
+    sweep = _example("critical_batch_sweep")
+    scene = build_scene(sweep, evaluate_session(sweep, visible_only=True))
+    assert sorted(r.label.split(": ")[0] for r in scene.ridges) == ["H100 SXM5 80GB", "TPU v5e"]
+    crossings = [c.label for p in scene.sweeps for c in p.crossings]
+    assert crossings and all(c.startswith(("H100 SXM5 80GB: m* = ", "TPU v5e: m* = "))
+                             for c in crossings)
+
+    attention = _example("attention")
+    fig = read_figure(figure_bytes(attention, "pdf", resolve_size("slide")))
+    texts = [t.text.strip() for t in fig.texts]
+    assert "−805 MB, 4× faster" in texts  # MHA → GQA, drawn once for both machines
+    assert any(t.startswith("H100 SXM5 80GB: −4.29 GB") for t in texts), texts
+    assert any(t.startswith("H200 SXM 141GB: −4.29 GB") for t in texts), texts
+    assert any(t.endswith("ridge 206 FLOP/B") and t.startswith("H200") for t in texts)
+
+
+def test_one_machine_keeps_its_texts_short(qapp):
+    """One machine: nothing to tell apart, no machine names in ridge or crossing labels."""
+    session = _example("fusion")
+    scene = build_scene(session, evaluate_session(session, visible_only=True))
+    assert len(scene.machines) == 1
+    assert all(r.label.startswith("ridge ") for r in scene.ridges)
+
+
+# ---------------------------------------------------------------------------------------------
+# View ▸ All Memory Roofs
+
+CPU = """\
+schema_version: 1
+title: CPU caches
+hardware:
+  - name: Test CPU
+    compute: {fp32: 3 TFLOP/s}
+    memory: {ddr5: 200 GB/s, l3: 1.2 TB/s, l2: 3 TB/s, l1: 8 TB/s}
+    main_memory: ddr5
+operations:
+  - {name: stream triad, kind: custom, flops: 2.0e9, bytes: 2.4e10, precision: fp32}
+  - {name: small GEMM, kind: custom, flops: 2.0e11, bytes: 4.0e9, precision: fp32}
+  - {name: stencil, kind: custom, flops: 1.0e10, bytes: 2.0e10, precision: fp32}
+view:
+  all_levels: true
+"""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: s or "default")
+def test_all_memory_roofs_of_a_cpu_are_each_named(qapp, size):
+    """A CPU's L1, L2, L3 and DRAM roofs, parallel and close: each value is on the chart
+    by its line or, where there is no clean place for it there, in the key, the machine's
+    memory roofs named left to right; every operation stays named."""
+    session = loads_session(CPU, "cpu.yaml")
+    missing, more, fig = _unnamed(session, size, "light")
+    assert not missing and not more, (missing, more)
+    page = _squeezed("".join(t.text for t in fig.texts))
+    for level in ("l18TB/s", "l23TB/s", "l31.2TB/s", "ddr5200GB/s"):
+        assert level in page, (size, level, [t.text for t in fig.texts])
+    defects = check_figure(fig) + check_readability(fig)
+    assert not defects, format_defects(defects, f"cpu at {size}")
+
+
+def test_all_memory_roofs_keep_a_models_operations_named(qapp):
+    session = _example("llama31_8b_inference")
+    session.view.all_levels = True
+    for size in ("slide", "double"):
+        missing, more, fig = _unnamed(session, size, "light")
+        assert not missing and not more, (size, missing, more)
+
+
+def test_the_apps_export_names_every_point_at_single_column_size(qtbot, tmp_path):
+    """File ▸ Export at single-column size, the chart as shown on screen: every operation of
+    the Llama FFN example is named in the PDF (none were, before: the screen's view left
+    them no place)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from workbench.ui.app import create_app
+    from workbench.ui.export_dialog import FigureOptions
+    from workbench.ui.main_window import MainWindow
+
+    create_app()
+    win = MainWindow()
+    win.settings.clear()
+    win.open_path(next(p for p in EXAMPLES if p.stem == "llama_ffn"))
+    win.show()
+    qtbot.waitExposed(win)
+    try:
+        target = tmp_path / "ffn.pdf"
+        assert win.export_figure(target, FigureOptions(size="single", dpi=300))
+        fig = read_figure(target)
+        missing = [n for n in _visible_names(win.document.session) if not _named_in(fig, n)]
+        assert not missing, (missing, [t.text for t in fig.texts])
+        assert not check_figure(fig)
+    finally:
+        win.ask_save_changes = lambda: QMessageBox.Discard
+        win.close()
+        win.deleteLater()
