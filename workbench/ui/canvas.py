@@ -30,6 +30,7 @@ from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import QGraphicsItem, QMenu, QToolTip, QVBoxLayout, QWidget
 
 from workbench.document import Change
+from workbench.document.changes import What
 from workbench.model.analysis import Pair
 from workbench.model.hardware import roof_name
 from workbench.model.overlays import CrossingMark, MeasuredMark, PairLink, SweepPath
@@ -428,12 +429,12 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, SessionViewMixin, QW
 
     def _on_change(self, change: Change) -> None:
         what = change.what
-        if what == "state":
+        if what == What.STATE:
             return
-        if what == "title":
+        if what == What.TITLE:
             self._apply_title()
             return
-        if what == "operation" and change.ids:
+        if what == What.OPERATION and change.ids:
             fields = set(change.fields)
             if not fields or fields & _STYLE_FIELDS:
                 self.rebuild()
@@ -453,20 +454,20 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, SessionViewMixin, QW
                 return
             self._refresh_overlays_for(change.ids)
             return
-        if what == "measurements":
+        if what == What.MEASUREMENTS:
             self._refresh_measured()
             self._redraw_overlays()
             return
-        if what == "comparisons":
+        if what == What.COMPARISONS:
             self._refresh_links()
             self._redraw_overlays()
             return
-        if what == "session":
+        if what == What.SESSION:
             if self.workspace.document.session is not self._session_shown:
                 self._forget_session()
             self.rebuild(fit=True)
             return
-        if what == "view" and set(change.fields) & {"x_range", "y_range"}:
+        if what == What.VIEW and set(change.fields) & {"x_range", "y_range"}:
             self.rebuild(fit=True)
             return
         self.rebuild()

@@ -54,6 +54,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.document import Change, Document
+from workbench.document.changes import What
 from workbench.model.comparison import SPEEDUP_FORMULA, compare_results
 from workbench.model.roofline import FORMULAS, Result
 from workbench.model.session import Comparison
@@ -326,27 +327,27 @@ class ComparePanel(DockedPanel, QWidget):
 
     def _on_change(self, change: Change) -> None:
         what = change.what
-        if what in ("state", "title", "measurements"):
+        if what in (What.STATE, What.TITLE, What.MEASUREMENTS):
             return
-        if what == "view":
+        if what == What.VIEW:
             if not change.fields or "pairs" in change.fields:
                 self._sync_view()
             return
-        if what == "operation":
+        if what == What.OPERATION:
             if change.fields and set(change.fields) <= {"color", "visible", "label", "sweep"}:
                 return
             if self.workspace.selection.current in change.ids:
                 self._machines_stale = True
             self._operations_edited(change.ids)
-        elif what == "hardware":
+        elif what == What.HARDWARE:
             if change.fields == ("visible",):
                 return
             self._pairs_stale = self._machines_stale = True
-        elif what == "comparisons":
+        elif what == What.COMPARISONS:
             self._pairs_stale = True
         else:  # operations, machines, session
             self._pairs_stale = self._machines_stale = True
-            if what == "session":
+            if what == What.SESSION:
                 self._sync_view()
         self.refresh()
 

@@ -57,6 +57,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.document import Change
+from workbench.document.changes import What
 from workbench.io.errors import InputError
 from workbench.io.schema import Place, check_param, kind_checks
 from workbench.model.limits import text_problem
@@ -294,9 +295,9 @@ class OperationEditor(QWidget):
 
     def _on_change(self, change: Change) -> None:
         what = change.what
-        if what in ("state", "view", "title"):
+        if what in (What.STATE, What.VIEW, What.TITLE):
             return
-        if what == "session":  # a batch of edits, or another session
+        if what == What.SESSION:  # a batch of edits, or another session
             current = self.workspace.selection.current
             if (self._op_id is not None and current == self._op_id and self._exists(current)
                     and self.document.operation(current).operation.kind == self._kind):
@@ -309,14 +310,14 @@ class OperationEditor(QWidget):
                 self._show(current, force=True)
             return
         if self._op_id is None:
-            if what == "operations" and self._exists(self.workspace.selection.current):
+            if what == What.OPERATIONS and self._exists(self.workspace.selection.current):
                 self._show(self.workspace.selection.current)  # undo of a delete
             return
-        if what == "operations":
+        if what == What.OPERATIONS:
             if not self._exists(self._op_id):
                 self._show(None)
             return
-        if what == "operation":
+        if what == What.OPERATION:
             if self._op_id not in change.ids:
                 return
             if change.fields and set(change.fields) <= _QUIET_FIELDS:
@@ -330,7 +331,7 @@ class OperationEditor(QWidget):
                 self.sweep_section.refresh()
             self._refresh_derivation()
             return
-        if what in ("hardware", "machines"):
+        if what in (What.HARDWARE, What.MACHINES):
             self._refresh_levels()
             if self.sweep_section is not None:
                 self.sweep_section.refresh()

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.document import Change
+from workbench.document.changes import What
 from workbench.io.presets import get_preset
 from workbench.model.hardware import Hardware
 from workbench.model.session import HardwareEntry
@@ -314,9 +315,9 @@ class HardwarePanel(MachineForm, QWidget):
     # -- document changes ------------------------------------------------------------------
 
     def _on_change(self, change: Change) -> None:
-        if change.what in ("session", "machines"):
+        if change.what in (What.SESSION, What.MACHINES):
             self._on_machines_changed(change)
-        elif change.what == "hardware":
+        elif change.what == What.HARDWARE:
             self._update_items(change.ids)
             if self._current in change.ids:
                 self._refresh_editor()
@@ -329,7 +330,7 @@ class HardwarePanel(MachineForm, QWidget):
         self._rebuild_list()
         ids = self.machine_ids()
         added = [i for i in change.ids if i in ids and i not in known]
-        if change.what == "machines" and added:
+        if change.what == What.MACHINES and added:
             target = added[-1]
         elif self._current in ids:
             target = self._current
@@ -337,7 +338,7 @@ class HardwarePanel(MachineForm, QWidget):
             target = ids[min(old_row, len(ids) - 1)]
         else:
             target = None
-        if change.what == "session":
+        if change.what == What.SESSION:
             self._structure = None
         item = self.item_for(target) if target is not None else None
         blocker = QSignalBlocker(self.machine_list)

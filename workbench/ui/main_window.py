@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from workbench import __version__
 from workbench.document import Change, Document, new_operation
+from workbench.document.changes import What
 from workbench.io.autosave import Autosave, Recoverable, find_recoverable
 from workbench.io.errors import InputError
 from workbench.io.examples import list_examples
@@ -258,14 +259,14 @@ class MainWindow(DocksMixin, QMainWindow):
     # -- document state --------------------------------------------------------------------
 
     def _on_change(self, change: Change) -> None:
-        if change.what == "state":
+        if change.what == What.STATE:
             self._update_title()
             self._update_undo_actions()
             if not self.document.modified:
                 self.autosave.remove()
-        if change.what in ("view", "session"):
+        if change.what in (What.VIEW, What.SESSION):
             self._sync_view_actions()
-        if change.what in ("operations", "session"):
+        if change.what in (What.OPERATIONS, What.SESSION):
             self.workspace.select_valid()
 
     def _sync_view_actions(self) -> None:

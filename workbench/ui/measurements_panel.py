@@ -64,6 +64,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.document import Change, Document
+from workbench.document.changes import What
 from workbench.io.measurements import attach_measurements, load_measurements
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.limits import text_problem
@@ -545,26 +546,26 @@ class MeasurementsPanel(DockedPanel, QWidget):
 
     def _on_change(self, change: Change) -> None:
         what = change.what
-        if what in ("state", "view", "title", "comparisons"):
+        if what in (What.STATE, What.VIEW, What.TITLE, What.COMPARISONS):
             return
-        if what == "operation" and change.fields and set(change.fields) <= {
+        if what == What.OPERATION and change.fields and set(change.fields) <= {
                 "color", "visible", "label", "sweep"}:
             return
-        if what == "hardware" and change.fields == ("visible",):
+        if what == What.HARDWARE and change.fields == ("visible",):
             return
         if not self.is_shown():
             self._stale = True
             return
         if self._stale:
             return  # a rebuild is already due
-        if what in ("operation", "hardware"):
-            if what == "operation":
+        if what in (What.OPERATION, What.HARDWARE):
+            if what == What.OPERATION:
                 self.model.operations_edited(change.ids)
             else:
                 self.model.machines_edited(change.ids)
-            if "name" in change.fields or what == "hardware":
+            if "name" in change.fields or what == What.HARDWARE:
                 self._schedule_form()
-        elif what == "measurements":
+        elif what == What.MEASUREMENTS:
             self.model.measurements_edited()
             self._after_rows()
         else:  # operations, machines, session

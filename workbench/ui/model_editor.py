@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.document import Change
+from workbench.document.changes import What
 from workbench.io.errors import InputError
 from workbench.io.model_configs import read_model_config, shipped_configs
 from workbench.model.llm import (
@@ -239,11 +240,11 @@ class ModelEditor(QWidget):
     def _on_change(self, change: Change) -> None:
         if self.model_id is None:
             return
-        if change.what == "operation":
+        if change.what == What.OPERATION:
             model = self._model()
             if model is not None and change.ids and change.ids[0] in model.op_ids:
                 self._refresh(model)
-        elif change.what in ("operations", "session"):
+        elif change.what in (What.OPERATIONS, What.SESSION):
             model = self._model()
             if model is None:
                 self.show_model(None)

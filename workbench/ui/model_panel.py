@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.document import Change
+from workbench.document.changes import What
 from workbench.model.llm import MODEL_CONVENTIONS
 from workbench.model.llm_results import (
     MachineResult,
@@ -246,17 +247,17 @@ class ModelPanel(QWidget):
     def _on_change(self, change: Change) -> None:
         models = self.document.session.models
         what = change.what
-        if what == "session" or (what == "operations" and self._count() != len(models)):
+        if what == What.SESSION or (what == What.OPERATIONS and self._count() != len(models)):
             self._fill_chooser()
             return
         model = self._model()
-        if what == "operation":
+        if what == What.OPERATION:
             if model is None or not change.ids or change.ids[0] not in model.op_ids:
                 return
             index = self.chooser.findData(model.id)
             if index >= 0 and self.chooser.itemText(index) != model.label:
                 self.chooser.setItemText(index, model.label)
-        if what in ("operation", "operations", "hardware", "machines"):
+        if what in (What.OPERATION, What.OPERATIONS, What.HARDWARE, What.MACHINES):
             self._stale = True
             self.refresh()
 

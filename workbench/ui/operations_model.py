@@ -15,6 +15,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QPalette
 
 from workbench.document import Change
+from workbench.document.changes import What
 from workbench.model.analysis import Pair
 from workbench.model.limits import text_problem
 from workbench.model.llm_session import ModelEntry
@@ -148,7 +149,7 @@ class OperationsModel(QAbstractTableModel):
 
     def _on_change(self, change: Change) -> None:
         what = change.what
-        if what == "operation":
+        if what == What.OPERATION:
             last = self.columnCount() - 1
             fields = set(change.fields)
             numbers_only = bool(fields) and not fields & _ROW_FIELDS
@@ -179,9 +180,9 @@ class OperationsModel(QAbstractTableModel):
                         continue
                     first, stop = changed[0], changed[-1]
                 self.dataChanged.emit(self.index(row, first), self.index(row, stop))
-        elif what in ("operations", "session"):
+        elif what in (What.OPERATIONS, What.SESSION):
             self.reset()
-        elif what in ("hardware", "machines"):
+        elif what in (What.HARDWARE, What.MACHINES):
             session = self.workspace.document.session
             self._machines = [h for h in session.hardware if h.visible]
             self._machine = self._machines[0] if self._machines else None

@@ -28,6 +28,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 from workbench.document import Change
+from workbench.document.changes import What
 from workbench.model.roofline import FORMULAS, Result
 from workbench.model.session import HardwareEntry, OperationEntry
 from workbench.model.units import format_number, format_quantity
@@ -350,7 +351,7 @@ class ResultsModel(QAbstractTableModel):
 
     def _on_change(self, change: Change) -> None:
         what = change.what
-        if what == "operation":
+        if what == What.OPERATION:
             fields = set(change.fields)
             if fields and fields <= {"color", "visible", "label"}:
                 return  # display settings only: no number changes
@@ -359,16 +360,16 @@ class ResultsModel(QAbstractTableModel):
                 return
             for op_id in change.ids:
                 self._touch_rows(self.rows_of(op_id))
-        elif what == "hardware":
+        elif what == What.HARDWARE:
             if change.fields == ("visible",):
                 return
             ids = set(change.ids)
             self._touch_rows([i for i, (_, hw) in enumerate(self._keys) if hw in ids])
-        elif what == "operations":
+        elif what == What.OPERATIONS:
             self._follow_structure()
-        elif what == "machines":
+        elif what == What.MACHINES:
             self.reset()
-        elif what == "session":
+        elif what == What.SESSION:
             self.reset(keep_cache=False)
 
     def _on_selection(self, op_id: int | None) -> None:

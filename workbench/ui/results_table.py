@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.document import Change
+from workbench.document.changes import What
 from workbench.io.tables import spreadsheet_cell
 from workbench.ui.bridge import Workspace
 from workbench.ui.results_model import (
@@ -187,7 +188,7 @@ class ResultsTable(QWidget):
             forget_palette_colors()
 
     def _on_change(self, change: Change) -> None:
-        if change.what == "session":
+        if change.what == What.SESSION:
             self.fit_name_columns()
 
     def fit_name_columns(self) -> None:

@@ -154,6 +154,11 @@ class SweepSection(QGroupBox):
         self.param_combo = QComboBox()
         self.param_combo.setObjectName("sweep_param")
         self.param_combo.setToolTip("The swept parameter (numeric parameters of this kind)")
+        # as wide as the form allows, not as its longest parameter's text (the list opens
+        # wide enough to read every entry)
+        self.param_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.param_combo.setMinimumContentsLength(16)
         self.param_combo.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.param_combo.installEventFilter(no_wheel_filter())
         self.param_combo.currentIndexChanged.connect(lambda _i: self._on_discrete())

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.document import Change
+from workbench.document.changes import What
 from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
 from workbench.model.overlays import cached_sweep, value_text
 from workbench.model.roofline import sweep as roofline_sweep
@@ -242,11 +243,11 @@ class SweepPlot(QWidget):
         self.refresh()
 
     def _on_change(self, change: Change) -> None:
-        if change.what in ("state", "title", "measurements", "comparisons"):
+        if change.what in (What.STATE, What.TITLE, What.MEASUREMENTS, What.COMPARISONS):
             return
-        if change.what == "view" and not set(change.fields) & {"theme"}:
+        if change.what == What.VIEW and not set(change.fields) & {"theme"}:
             return
-        if change.what == "operation" and self._op_id not in change.ids:
+        if change.what == What.OPERATION and self._op_id not in change.ids:
             return  # another operation
         self.refresh()
 
