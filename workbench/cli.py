@@ -1,7 +1,7 @@
 """Command line: the desktop app, and the same engine headless.
 
     roofline-workbench [SESSION.yaml]
-    roofline-workbench analyze SESSION.yaml [--format table|json|csv]
+    roofline-workbench analyze SESSION.yaml [--format table|json|csv] [--measurements FILE.csv]
     roofline-workbench render SESSION.yaml -o FIG.png|.svg|.pdf [--size slide|single|double]
                        [--width PX] [--height PX] [--dpi N] [--theme NAME] [--transparent]
     roofline-workbench presets [--format table|json]
@@ -42,6 +42,12 @@ def _parser() -> argparse.ArgumentParser:
     analyze = sub.add_parser("analyze", help="evaluate every operation on every machine")
     analyze.add_argument("session", help="session file (.yaml)")
     analyze.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    analyze.add_argument("--measurements", metavar="FILE.csv", action="append", default=[],
+                         help="measured points to judge with the session's own: a plain CSV "
+                              "or an ncu --csv --page raw export as ncu wrote it (repeatable)")
+    analyze.add_argument("--hardware", metavar="MACHINE",
+                         help="the session's machine the imported points ran on (ncu exports "
+                              "do not name it; default: every machine)")
     render = sub.add_parser(
         "render", help="draw the chart to a PNG, SVG or PDF file (no display needed)",
         description="Draw the session's roofline chart to a figure file. The format follows "
@@ -107,7 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parsed = _parser().parse_args(args)
     try:
         if parsed.command == "analyze":
-            return _analyze(parsed.session, parsed.format)
+            return _analyze(parsed.session, parsed.format, parsed.measurements,
+                            parsed.hardware)
         if parsed.command == "presets":
             return _presets(parsed.format)
         if parsed.command == "render":
@@ -173,10 +180,15 @@ def _load(path: str):
     return session, None
 
 
-def _analyze(path: str, fmt: str) -> int:
+def _analyze(path: str, fmt: str, measurement_files: Sequence[str] = (),
+             hardware: str | None = None) -> int:
     session, error = _load(path)
     if error:
         return fail(error)
+    if measurement_files:
+        error = _attach(session, measurement_files, hardware)
+        if error:
+            return fail(error)
     from workbench.model.analysis import evaluate_session
 
     pairs = evaluate_session(session)
@@ -214,6 +226,20 @@ def _analyze(path: str, fmt: str) -> int:
         for warning in warnings:  # beside the output, which stays machine-readable
             sys.stderr.write(f"{PROG}: warning: {warning.message}\n")
     return 0
+
+
+def _attach(session, files: Sequence[str], hardware: str | None) -> str | None:
+    """Add the measured points of ``files`` to ``session`` (in memory; the session file is not
+    changed); an error's message, or ``None``."""
+    from workbench.io.errors import InputError
+    from workbench.io.measurements import attach_measurements, load_measurements
+
+    try:
+        for file in files:
+            attach_measurements(session, load_measurements(file, hardware), file)
+    except InputError as exc:
+        return str(exc)
+    return None
 
 
 def _judged(session) -> list:
