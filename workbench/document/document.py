@@ -371,6 +371,9 @@ class Document:
     # -- hardware edits --------------------------------------------------------------------
 
     def add_machine(self, hardware: Hardware, preset: str | None = None) -> int:
+        if self.session.hardware:  # the session's prediction choice holds for every machine
+            first = self.session.hardware[0].hardware
+            hardware.prediction, hardware.launches = first.prediction, first.launches
         entry = HardwareEntry(hardware, preset=preset)
 
         def do() -> Change:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from workbench.model.dtypes import fallback_chain
 
@@ -93,6 +94,13 @@ class Hardware:
     notes: str = ""
     vector_compute: dict[str, float] = field(default_factory=dict)
     measured: list[str] = field(default_factory=list)
+    #: Figures of the calibrated prediction (:class:`workbench.model.prediction.Calibration`),
+    #: from the preset's ``calibration`` block; ``None``: the stated assumptions are used.
+    calibration: Any = None
+    #: The session's choices, the same on every machine of a session: ``derated`` or
+    #: ``calibrated`` prediction, and ``kernel``, ``eager`` or ``graph`` launches.
+    prediction: str = "derated"
+    launches: str = "eager"
 
     def __post_init__(self) -> None:
         if not self.main_memory and self.memory:

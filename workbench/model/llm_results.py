@@ -101,7 +101,7 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
         for step in steps:
             r = evaluate(step.operation, hardware)
             out.t_lower_s += r.t_lower_s * step.count
-            t = r.t_predicted_s * step.count
+            t = sustained_time(r, hardware) * step.count
             out.t_predicted_s += t
             label = KINDS[step.operation.kind].label
             by_kind[label] = by_kind.get(label, 0.0) + t
@@ -115,6 +115,20 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
     produced = setup.tokens if setup.phase == "prefill" else setup.batch
     out.tokens_per_s = produced / total if total > 0 else 0.0
     return out
+
+
+def sustained_time(result, hardware: Hardware) -> float:
+    """A kernel's predicted time inside a whole forward pass: with the calibrated prediction,
+    compute-bound work runs at the machine's ``sustained`` fraction of its roof (compute-bound
+    kernels back to back for many milliseconds run at a lower clock under the power limit)."""
+    if result.calibrated is None or result.bound != "compute":
+        return result.t_predicted_s
+    from workbench.model.prediction import calibration_of
+
+    sustained = calibration_of(hardware).sustained
+    if sustained >= 1:
+        return result.t_predicted_s
+    return result.t_predicted_s + result.t_work_s * (1 / sustained - 1)
 
 
 def _si(value: float, unit: str) -> str:
