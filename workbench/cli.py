@@ -343,7 +343,10 @@ def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
         lines.append(f"measured: {m['name']} on {m['hardware']}: "
                      f"{format_quantity(m['measured_time_s'], 'time')}, "
                      f"{format_number(100 * m['fraction'])} % of the predicted ceiling "
-                     f"({format_quantity(m['predicted_time_s'], 'time')}): {m['verdict_label']}")
+                     f"({format_quantity(m['predicted_time_s'], 'time')}): {m['verdict_label']}"
+                     + (f"; T_predicted {format_quantity(m['t_predicted_s'], 'time')}, measured "
+                        f"{m['measured_time_s'] / m['t_predicted_s']:.2f} × that"
+                        if m.get("t_predicted_s") else ""))
     return "".join(line + "\n" for line in lines)
 
 

@@ -283,3 +283,27 @@ hardware:
     back = yaml.safe_load(dumps_session(session))["hardware"][0]["calibration"]
     assert back["efficiency"]["gemm"] == 0.5
     assert math.isclose(us(back["launch_graph"]), ASSUMED.launch_graph, rel_tol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# the example session
+
+
+def test_example_session_real_kernels_meets_its_predictions():
+    from workbench.io.sessions import load_session
+    from workbench.model.measured_session import judge_session
+
+    session = load_session(REPO / "workbench/examples/real_kernels_h100_h200.yaml")
+    assert [e.preset for e in session.hardware] == list(GPUS)
+    assert len(session.operations) == 35  # the suite less the copy (no FLOPs: no point)
+    points = judge_session(session)
+    assert len(points) == 70 and all(p.judgement is not None for p in points)
+    ratios = {(p.measurement.name): p.judgement.vs_predicted for p in points}
+    outside = {name: round(r, 3) for name, r in ratios.items() if abs(r - 1) > 0.20}
+    assert outside == {}
+    assert all(p.judgement.predicted_time_s <= p.judgement.measured_time_s for p in points)
+    # the same measurements as the shared data
+    data = FIT.measurements("h200")
+    softmax = next(p for p in points if p.measurement.name == "softmax_big (h200)")
+    assert softmax.judgement.measured_time_s == FIT.measured_time(data["ops"]["softmax_big"])
+    assert softmax.judgement.fraction < 0.3  # PyTorch's softmax: a quarter of its roof

@@ -195,6 +195,15 @@ class Judgement:
     #: Measured bytes over the operation's ideal bytes (``None`` when bytes were not measured
     #: or the point is standalone).
     bytes_ratio: float | None = None
+    #: The prediction's T_predicted (with the machine's efficiency or calibration).
+    t_predicted_s: float | None = None
+
+    @property
+    def vs_predicted(self) -> float | None:
+        """Measured time / T_predicted: 1 where the prediction meets the kernel."""
+        if not self.t_predicted_s:
+            return None
+        return self.measured_time_s / self.t_predicted_s
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -278,6 +287,7 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
         notes=tuple(notes),
         above_roof=above,
         bytes_ratio=bytes_ratio,
+        t_predicted_s=result.t_predicted_s,
     )
 
 

@@ -373,8 +373,10 @@ def evaluate_counts(
         t_lower_s=t_lower,
         t_upper_s=t_upper,
         t_predicted_s=float(t_predicted),  # (a whole-number launch overhead is an int)
-        efficiency=hardware.efficiency,
-        launch_overhead_s=hardware.launch_overhead,
+        # calibrated: no single derating applies; the launch cost is the session's choice
+        efficiency=hardware.efficiency if calibrated is None else None,
+        launch_overhead_s=(hardware.launch_overhead if calibrated is None
+                           else max(calibrated.floor, calibrated.launch) or None),
         unit=unit_used,
         ceiling_note=note,
         kernels=int(kernels),
