@@ -45,7 +45,7 @@ def backend(entry: dict) -> str:
 
 
 def main() -> int:
-    session = Session(title="Real kernels on an H100 and an H200: predicted vs measured",
+    session = Session(title="Real kernels on an H100 and an H200 — predicted vs measured",
                       notes=NOTES)
     for gpu in GPUS:
         hw = get_preset(gpu)
