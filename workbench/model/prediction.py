@@ -29,6 +29,7 @@ the kind's own parameters (causal, query length 1, naive or fused).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 __all__ = ["CLASSES", "MATH_CLASSES", "MEMORY_CLASSES", "STARTUP_UNITS", "LAUNCHES",
@@ -117,6 +118,16 @@ class KernelClass:
 def classify(kind: str, params: dict) -> KernelClass | None:
     """The kernel class of an operation of ``kind`` with ``params``; ``None`` for kinds the
     calibration does not cover (communication, custom): they keep the derated prediction."""
+    if kind in ("attention", "mla_attention"):
+        return _classify(kind, params.get("implementation", "flash") == "naive",
+                         int(params.get("query_len", 1) or 1) == 1, bool(params.get("causal")))
+    return _classify(kind, False, False, False)
+
+
+@functools.lru_cache(maxsize=64)
+def _classify(kind: str, naive: bool, decode: bool, causal: bool) -> KernelClass | None:
+    params = {"implementation": "naive" if naive else "flash", "query_len": 1 if decode else 2,
+              "causal": causal}
     if kind in ("gemm", "moe_gemm"):
         return KernelClass("gemm", "streaming", "matrix",
                            "a GEMM: dense-GEMM efficiency on the compute roof, streaming on "

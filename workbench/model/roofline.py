@@ -136,13 +136,24 @@ def calibrated_for(kind: str, params: dict, hardware: Hardware) -> Calibrated | 
     if kc is None:
         return None
     cal = calibration_of(hardware)
-    math_class = kc.math or kc.memory
     launches = hardware.launches
+    key = (id(cal), launches, kc)
+    known = _CALIBRATED.get(key)
+    if known is not None and known[0] is cal:  # the same figures: every edit, every row
+        return known[1]
+    math_class = kc.math or kc.memory
     launch = cal.launch(launches)
     startup = cal.startup.get(kc.startup, 0.0) if kc.startup else 0.0
-    return Calibrated(cal.efficiency[math_class], cal.efficiency[kc.memory], launch + startup,
-                      cal.floor(launches), math_class, kc.memory, launches, kc.reason,
-                      cal.assumed, launch, startup)
+    out = Calibrated(cal.efficiency[math_class], cal.efficiency[kc.memory], launch + startup,
+                     cal.floor(launches), math_class, kc.memory, launches, kc.reason,
+                     cal.assumed, launch, startup)
+    if len(_CALIBRATED) > 4096:
+        _CALIBRATED.clear()
+    _CALIBRATED[key] = (cal, out)
+    return out
+
+
+_CALIBRATED: dict = {}  # (id of the figures, launches, class) → (figures, Calibrated)
 
 
 class _Floats:
