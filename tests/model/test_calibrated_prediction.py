@@ -307,3 +307,24 @@ def test_example_session_real_kernels_meets_its_predictions():
     softmax = next(p for p in points if p.measurement.name == "softmax_big (h200)")
     assert softmax.judgement.measured_time_s == FIT.measured_time(data["ops"]["softmax_big"])
     assert softmax.judgement.fraction < 0.3  # PyTorch's softmax: a quarter of its roof
+
+
+def test_a_preset_machine_takes_the_users_figures_in_the_session():
+    text = SESSION.replace("  - preset: h100-sxm\n", "  - preset: h100-sxm\n    calibration:\n"
+                                                       "      efficiency: {gemm: 0.5}\n")
+    session = loads_session(text, "s.yaml")
+    cal = session.hardware[0].hardware.calibration
+    assert cal.efficiency["gemm"] == 0.5
+    assert cal.efficiency["softmax"] == preset_block("h100-sxm")["efficiency"]["softmax"]
+    assert cal.source.endswith("; edited")
+    op = Operation("gemm", {"m": 8192, "n": 8192, "k": 8192, "dtype": "bf16"})
+    r = evaluate(op, session.hardware[0].hardware)
+    assert r.calibrated.e_math == 0.5
+    written = yaml.safe_load(dumps_session(session))["hardware"][0]
+    assert written["preset"] == "h100-sxm" and written["calibration"]["efficiency"]["gemm"] == 0.5
+    again = loads_session(dumps_session(session), "again.yaml")
+    assert again.hardware[0].hardware == session.hardware[0].hardware
+    with pytest.raises(InputError) as info:
+        loads_session(text.replace("gemm: 0.5", "gemm: -1"), "s.yaml")
+    assert "hardware[0].calibration.efficiency.gemm" in str(info.value) or \
+        "calibration.efficiency.gemm" in str(info.value)

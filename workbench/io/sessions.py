@@ -148,7 +148,7 @@ _MEASUREMENT_FIELDS = {"name": "name", "operation": "operation", "hardware": "ha
                        "time_s": "time", "achieved_flops": "achieved", "flops": "flops",
                        "bytes": "bytes", "precision": "precision", "source": "source"}
 MAX_MEASUREMENTS = 100_000
-PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead")
+PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead", "calibration")
 ENTRY_KEYS = ("visible", "marker")
 VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "all_levels",
               "sweeps", "measured", "pairs")
@@ -357,6 +357,11 @@ def _parse_hardware_entry(item: Any, place: Place) -> HardwareEntry:
             value = item["launch_overhead"]
             hw.launch_overhead = (None if value is None else expect_quantity(
                 value, "time", place.at("launch_overhead"), positive=False, minimum=0.0) or None)
+        if item.get("calibration") is not None:  # the preset's figures, some changed
+            from workbench.io.schema import parse_calibration
+
+            hw.calibration = parse_calibration(item["calibration"], place.at("calibration"),
+                                               hw.calibration)
         return HardwareEntry(hw, preset=hw.id, **entry_opts)
     hw = parse_hardware(item, place, extra_keys=ENTRY_KEYS + ("based_on",))
     based_on = item.get("based_on")
@@ -514,17 +519,24 @@ def hardware_to_data(hw: Hardware) -> dict[str, Any]:
     if hw.notes:
         out["notes"] = hw.notes
     if hw.calibration is not None and not hw.calibration.assumed:
-        cal = hw.calibration
-        block: dict[str, Any] = {}
-        if cal.source:
-            block["source"] = cal.source
-        block["efficiency"] = dict(cal.efficiency)
-        block["startup"] = {k: _q(v, "time") for k, v in cal.startup.items()}
-        for key in ("launch_alone", "launch_eager", "launch_graph"):
-            block[key] = _q(getattr(cal, key), "time")
-        block["sustained"] = cal.sustained
-        out["calibration"] = block
+        out["calibration"] = _calibration_data(hw.calibration)
     return out
+
+
+def _calibration_data(cal) -> dict[str, Any] | None:
+    """A machine's ``calibration`` block as written (every figure, so that it reads back
+    the same)."""
+    if cal is None:
+        return None
+    block: dict[str, Any] = {}
+    if cal.source:
+        block["source"] = cal.source
+    block["efficiency"] = dict(cal.efficiency)
+    block["startup"] = {k: _q(v, "time") for k, v in cal.startup.items()}
+    for key in ("launch_alone", "launch_eager", "launch_graph"):
+        block[key] = _q(getattr(cal, key), "time")
+    block["sustained"] = cal.sustained
+    return block
 
 
 def _capacity_text(capacity: float) -> str:
@@ -551,7 +563,8 @@ def _hardware_entry_to_data(entry: HardwareEntry) -> dict[str, Any]:
         if base is not None:
             comparable = hw.copy(name=base.name, efficiency=base.efficiency,
                                  launch_overhead=base.launch_overhead,
-                                 prediction=base.prediction, launches=base.launches)
+                                 prediction=base.prediction, launches=base.launches,
+                                 calibration=base.calibration)
             if comparable == base:
                 out = {"preset": entry.preset}
                 for key in PRESET_OVERRIDES:
@@ -560,6 +573,7 @@ def _hardware_entry_to_data(entry: HardwareEntry) -> dict[str, Any]:
                         continue  # an empty name falls back to the preset's
                     if mine != theirs:
                         out[key] = (_q(mine, "time") if key == "launch_overhead" and mine
+                                    else _calibration_data(mine) if key == "calibration"
                                     else mine)
     if out is None:
         out = hardware_to_data(hw)
