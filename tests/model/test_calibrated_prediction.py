@@ -328,3 +328,28 @@ def test_a_preset_machine_takes_the_users_figures_in_the_session():
         loads_session(text.replace("gemm: 0.5", "gemm: -1"), "s.yaml")
     assert "hardware[0].calibration.efficiency.gemm" in str(info.value) or \
         "calibration.efficiency.gemm" in str(info.value)
+
+
+def test_model_command_predicts_the_lean_llama_with_the_calibrated_figures():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    config = REPO / "calibration/gpu-measurements/Llama-3.1-8B.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "model", str(config), "--phase", "decode",
+         "--batch", "16", "--kv-len", "2048", "--hardware", "h100-sxm", "h200",
+         "--prediction", "calibrated", "--launches", "graph", "--format", "json"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout)["results"]
+    for gpu, result in zip(GPUS, results, strict=True):
+        measured = FIT.measurements(gpu)["lean"]["llama8b_decode_b16"]["graph"]["median_s"]
+        assert abs(measured / result["t_predicted_s"] - 1) <= 0.15
+    derated = subprocess.run(
+        [sys.executable, "-m", "workbench", "model", str(config), "--phase", "decode",
+         "--batch", "16", "--kv-len", "2048", "--hardware", "h200", "--format", "json"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert json.loads(derated.stdout)["results"][0]["t_predicted_s"] != results[1]["t_predicted_s"]
