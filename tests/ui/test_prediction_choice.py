@@ -94,3 +94,35 @@ def test_measurements_show_measured_over_predicted(qtbot, window):
     first = data["measurements"][0]  # g_8192 on the H100: 1.38 ms against 1.45 ms predicted
     assert first["name"] == "g_8192 (h100-sxm)"
     assert shown[0] == "0.95 ×"
+
+
+def test_a_calibrated_preset_is_not_an_edited_one_and_revert_keeps_the_choice(qtbot):
+    from PySide6.QtCore import Qt
+
+    from workbench.document import Document
+    from workbench.io.sessions import load_session
+    from workbench.ui.bridge import Workspace
+    from workbench.ui.hardware_panel import HardwarePanel
+
+    document = Document()
+    document.replace_session(load_session(EXAMPLE))
+    panel = HardwarePanel(Workspace(document))
+    qtbot.addWidget(panel)
+    panel.resize(400, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    h100 = document.session.hardware[0].id
+    panel.machine_list.setCurrentItem(panel.item_for(h100))
+    assert not panel.revert_action.isEnabled()  # the session's choice is not an edit
+    assert ", edited" not in panel.origin_label.text()
+    edit = panel.value_edit("memory", "hbm")
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClick(edit, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(edit, "2 TB/s")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert panel.revert_action.isEnabled()
+    panel.revert_action.trigger()
+    hw = document.machine(h100).hardware
+    assert hw.memory["hbm"] == 3.35e12
+    assert (hw.prediction, hw.launches) == ("calibrated", "kernel")

@@ -465,7 +465,9 @@ class MachineForm:
         if not entry.preset:
             return False
         try:
-            return get_preset(entry.preset) != entry.hardware
+            hw = entry.hardware  # the session's prediction choice is not an edit
+            return get_preset(entry.preset).copy(prediction=hw.prediction,
+                                                 launches=hw.launches) != hw
         except KeyError:
             return False
 
