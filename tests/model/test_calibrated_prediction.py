@@ -353,3 +353,10 @@ def test_model_command_predicts_the_lean_llama_with_the_calibrated_figures():
          "--batch", "16", "--kv-len", "2048", "--hardware", "h200", "--format", "json"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert json.loads(derated.stdout)["results"][0]["t_predicted_s"] != results[1]["t_predicted_s"]
+
+
+def test_attention_left_to_its_defaults_is_classed_by_them():
+    # attention's query_len defaults to 4096 (prefill), not to decode
+    op = Operation("attention", {"batch": 1, "heads": 8, "head_dim": 128, "dtype": "bf16"})
+    r = evaluate(op, calibrated("h100-sxm", "kernel"))
+    assert r.calibrated.memory_class == "streaming" and r.calibrated.math_class == "attention"

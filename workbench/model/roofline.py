@@ -27,6 +27,7 @@ on (:meth:`~workbench.model.hardware.Hardware.ceiling`: matrix or vector).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass, replace
@@ -132,6 +133,10 @@ def calibrated_for(kind: str, params: dict, hardware: Hardware) -> Calibrated | 
     predicts calibrated and the kind is covered; else ``None`` (the derated prediction)."""
     if getattr(hardware, "prediction", "derated") != "calibrated":
         return None
+    if kind in ("attention", "mla_attention"):  # a parameter left out: its kind's default
+        defaults = _class_defaults(kind)
+        if any(params.get(name) is None for name in defaults):
+            params = {**defaults, **{k: v for k, v in params.items() if v is not None}}
     kc = classify(kind, params)
     if kc is None:
         return None
@@ -154,6 +159,16 @@ def calibrated_for(kind: str, params: dict, hardware: Hardware) -> Calibrated | 
 
 
 _CALIBRATED: dict = {}  # (id of the figures, launches, class) → (figures, Calibrated)
+
+
+@functools.lru_cache(maxsize=8)
+def _class_defaults(kind: str) -> dict:
+    """The defaults of the parameters that choose an attention kernel's class."""
+    from workbench.model.operations import KINDS
+
+    spec = KINDS.get(kind)
+    return {p.name: p.default for p in (spec.params if spec is not None else ())
+            if p.name in ("implementation", "query_len", "causal")}
 
 
 class _Floats:
