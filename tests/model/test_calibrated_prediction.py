@@ -360,3 +360,19 @@ def test_attention_left_to_its_defaults_is_classed_by_them():
     op = Operation("attention", {"batch": 1, "heads": 8, "head_dim": 128, "dtype": "bf16"})
     r = evaluate(op, calibrated("h100-sxm", "kernel"))
     assert r.calibrated.memory_class == "streaming" and r.calibrated.math_class == "attention"
+
+
+def test_whole_model_derivation_names_the_calibrated_sum():
+    from workbench.model.llm_results import derivation, model_result, model_totals
+
+    arch = FIT.ARCH()
+    setup = FIT.setup("prefill", 1, 2048)
+    hw = calibrated("h200", "graph")
+    result = model_result(arch, setup, hw)
+    assert result.sustained == preset_block("h200")["sustained"]
+    lines = dict(derivation(arch, setup, model_totals(arch, setup), [result]))
+    ttft = lines[f"{hw.label}: TTFT"]
+    assert f"at {result.sustained:g} of its roof (sustained)" in ttft
+    derated = model_result(arch, setup, get_preset("h200"))
+    assert derated.sustained is None
+    assert derated.t_predicted_s != result.t_predicted_s

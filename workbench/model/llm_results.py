@@ -48,6 +48,8 @@ class MachineResult:
     memory_available_bytes: float | None = None
     fits: bool | None = None
     skipped: str = ""
+    #: The calibrated prediction's compute fraction in long runs (``None``: derated).
+    sustained: float | None = None
 
     def as_dict(self, phase: str) -> dict[str, Any]:
         key = "ttft_s" if phase == "prefill" else "tpot_s"
@@ -100,6 +102,10 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
     try:
         for step in steps:
             r = evaluate(step.operation, hardware)
+            if r.calibrated is not None and out.sustained is None:
+                from workbench.model.prediction import calibration_of
+
+                out.sustained = calibration_of(hardware).sustained
             out.t_lower_s += r.t_lower_s * step.count
             t = sustained_time(r, hardware) * step.count
             out.t_predicted_s += t
@@ -175,8 +181,14 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
             continue
         lines.append((f"{r.hardware}: T_lower", f"Σ max(T_math, T_mem) over kernels = "
                                                  f"{_si(r.t_lower_s, 'time')}"))
-        lines.append((f"{r.hardware}: {what}", f"Σ max(T_lower/efficiency, launch overhead) = "
-                                               f"{_si(r.t_predicted_s, 'time')}"))
+        if r.sustained is not None:
+            lines.append((f"{r.hardware}: {what}",
+                          f"Σ (T_fixed + T_work) over kernels, compute-bound work at "
+                          f"{r.sustained:g} of its roof (sustained) = "
+                          f"{_si(r.t_predicted_s, 'time')}"))
+        else:
+            lines.append((f"{r.hardware}: {what}", f"Σ max(T_lower/efficiency, launch overhead) = "
+                                                   f"{_si(r.t_predicted_s, 'time')}"))
         produced = "batch × prompt_len" if s.phase == "prefill" else "batch"
         lines.append((f"{r.hardware}: tokens/s", f"{produced} / {what} = {r.tokens_per_s:,.1f}"))
         if r.memory_available_bytes is not None:
