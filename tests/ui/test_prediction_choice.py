@@ -126,3 +126,24 @@ def test_a_calibrated_preset_is_not_an_edited_one_and_revert_keeps_the_choice(qt
     hw = document.machine(h100).hardware
     assert hw.memory["hbm"] == 3.35e12
     assert (hw.prediction, hw.launches) == ("calibrated", "kernel")
+
+
+def test_hardware_panel_says_where_the_calibrated_figures_come_from(qtbot):
+    from workbench.document import Document
+    from workbench.io.sessions import loads_session
+    from workbench.ui.bridge import Workspace
+    from workbench.ui.hardware_panel import HardwarePanel
+
+    document = Document()
+    document.replace_session(loads_session(
+        "schema_version: 2\nhardware:\n  - preset: h200\n  - preset: l4\n", "s.yaml"))
+    panel = HardwarePanel(Workspace(document))
+    qtbot.addWidget(panel)
+    panel.show()
+    h200, l4 = (e.id for e in document.session.hardware)
+    panel.machine_list.setCurrentItem(panel.item_for(h200))
+    text = panel.provenance_label.text()
+    assert "Calibrated prediction figures: measured 2026-11-26, PyTorch 2.11.0+cu130" in text
+    panel.machine_list.setCurrentItem(panel.item_for(l4))
+    assert "Calibrated prediction figures: assumed (the H100 SXM's)" in \
+        panel.provenance_label.text()

@@ -456,6 +456,11 @@ class MachineForm:
             parts.append("Sources:<br>" + "<br>".join(links))
         else:
             parts.append("No sources given.")
+        if hw.calibration is not None:
+            parts.append("Calibrated prediction figures: "
+                         f"{escape_html(hw.calibration.source or 'given in this session')}")
+        else:
+            parts.append("Calibrated prediction figures: assumed (the H100 SXM's)")
         self.provenance_label.setText("<p>" + "</p><p>".join(parts) + "</p>")
         self.notes_label.setText(hw.notes.strip())
         self.notes_label.setVisible(bool(hw.notes.strip()))
