@@ -203,7 +203,8 @@ def _analyze(path: str, fmt: str, measurement_files: Sequence[str] = (),
         payload = {
             "session": path,
             "title": session.title,
-            "results": [{k: r.as_dict()[k] for k in RESULT_KEYS} for r in results]
+            "results": [{**{k: r.as_dict()[k] for k in RESULT_KEYS}, **_calibrated(r)}
+                        for r in results]
             + json_safe(sweep_rows),
             "skipped": [s.__dict__ for s in skipped],
             "operations": [derivation_json(e.operation) for e in session.operations],
@@ -226,6 +227,19 @@ def _analyze(path: str, fmt: str, measurement_files: Sequence[str] = (),
         for warning in warnings:  # beside the output, which stays machine-readable
             sys.stderr.write(f"{PROG}: warning: {warning.message}\n")
     return 0
+
+
+def _calibrated(result) -> dict:
+    """The calibrated prediction's parts of a result (JSON only), or nothing."""
+    c = result.calibrated
+    if c is None:
+        return {}
+    return {"prediction": {"model": "calibrated", "launches": c.launches,
+                           "t_work_s": result.t_work_s, "t_fixed_s": result.t_fixed_s,
+                           "math_class": c.math_class, "e_math": c.e_math,
+                           "memory_class": c.memory_class, "e_mem": c.e_mem,
+                           "launch_s": c.launch, "startup_s": c.startup,
+                           "floor_s": c.floor, "assumed": c.assumed, "why": c.reason}}
 
 
 def _attach(session, files: Sequence[str], hardware: str | None) -> str | None:

@@ -376,3 +376,27 @@ def test_whole_model_derivation_names_the_calibrated_sum():
     derated = model_result(arch, setup, get_preset("h200"))
     assert derated.sustained is None
     assert derated.t_predicted_s != result.t_predicted_s
+
+
+def test_analyze_json_carries_the_calibrated_parts():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(REPO), QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "analyze",
+         str(REPO / "workbench/examples/real_kernels_h100_h200.yaml"), "--format", "json"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)["results"]
+    softmax = next(r for r in rows if r["operation"] == "softmax_big"
+                   and r["hardware"].startswith("NVIDIA H200"))
+    parts = softmax["prediction"]
+    eff = preset_block("h200")["efficiency"]["softmax"]
+    assert (parts["memory_class"], parts["e_mem"]) == ("softmax", eff)
+    assert parts["t_work_s"] == pytest.approx(softmax["t_mem_s"] / eff, rel=1e-12)
+    assert softmax["t_predicted_s"] == pytest.approx(parts["t_fixed_s"] + parts["t_work_s"],
+                                                     rel=1e-12)
+    assert parts["launches"] == "kernel" and not parts["assumed"]
