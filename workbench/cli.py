@@ -1,7 +1,7 @@
 """Command line: the desktop app, and the same engine headless.
 
     roofline-workbench [SESSION.yaml]
-    roofline-workbench analyze SESSION.yaml [--format table|json|csv]
+    roofline-workbench analyze SESSION.yaml [--format table|json|csv] [--measurements FILE.csv]
     roofline-workbench render SESSION.yaml -o FIG.png|.svg|.pdf [--size slide|single|double]
                        [--width PX] [--height PX] [--dpi N] [--theme NAME] [--transparent]
     roofline-workbench presets [--format table|json]
@@ -44,6 +44,12 @@ def _parser() -> argparse.ArgumentParser:
     analyze = sub.add_parser("analyze", help="evaluate every operation on every machine")
     analyze.add_argument("session", help="session file (.yaml)")
     analyze.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    analyze.add_argument("--measurements", metavar="FILE.csv", action="append", default=[],
+                         help="measured points to judge with the session's own: a plain CSV "
+                              "or an ncu --csv --page raw export as ncu wrote it (repeatable)")
+    analyze.add_argument("--hardware", metavar="MACHINE",
+                         help="the session's machine the imported points ran on (ncu exports "
+                              "do not name it; default: every machine)")
     render = sub.add_parser(
         "render", help="draw the chart to a PNG, SVG or PDF file (no display needed)",
         description="Draw the session's roofline chart to a figure file. The format follows "
@@ -181,7 +187,7 @@ def _silence_stdout() -> None:
 def _command(args: list[str]) -> int:
     parsed = _parser().parse_args(args)
     if parsed.command == "analyze":
-        return _analyze(parsed.session, parsed.format)
+        return _analyze(parsed.session, parsed.format, parsed.measurements, parsed.hardware)
     if parsed.command == "presets":
         return _presets(parsed.format)
     if parsed.command == "render":
@@ -243,10 +249,15 @@ def _load(path: str):
     return session, None
 
 
-def _analyze(path: str, fmt: str) -> int:
+def _analyze(path: str, fmt: str, measurement_files: Sequence[str] = (),
+             hardware: str | None = None) -> int:
     session, error = _load(path)
     if error:
         return fail(error)
+    if measurement_files:
+        error = _attach(session, measurement_files, hardware)
+        if error:
+            return fail(error)
     from workbench.model.analysis import evaluate_session
 
     pairs = evaluate_session(session)
@@ -261,7 +272,8 @@ def _analyze(path: str, fmt: str) -> int:
         payload = {
             "session": path,
             "title": session.title,
-            "results": [{k: r.as_dict()[k] for k in RESULT_KEYS} for r in results]
+            "results": [{**{k: r.as_dict()[k] for k in RESULT_KEYS}, **_calibrated(r)}
+                        for r in results]
             + json_safe(sweep_rows),
             "skipped": [s.__dict__ for s in skipped],
             "operations": [derivation_json(e.operation) for e in session.operations],
@@ -284,6 +296,33 @@ def _analyze(path: str, fmt: str) -> int:
         for warning in warnings:  # beside the output, which stays machine-readable
             sys.stderr.write(f"{PROG}: warning: {terminal(warning.message)}\n")
     return 0
+
+
+def _calibrated(result) -> dict:
+    """The calibrated prediction's parts of a result (JSON only), or nothing."""
+    c = result.calibrated
+    if c is None:
+        return {}
+    return {"prediction": {"model": "calibrated", "launches": c.launches,
+                           "t_work_s": result.t_work_s, "t_fixed_s": result.t_fixed_s,
+                           "math_class": c.math_class, "e_math": c.e_math,
+                           "memory_class": c.memory_class, "e_mem": c.e_mem,
+                           "launch_s": c.launch, "startup_s": c.startup,
+                           "floor_s": c.floor, "assumed": c.assumed, "why": c.reason}}
+
+
+def _attach(session, files: Sequence[str], hardware: str | None) -> str | None:
+    """Add the measured points of ``files`` to ``session`` (in memory; the session file is not
+    changed); an error's message, or ``None``."""
+    from workbench.io.errors import InputError
+    from workbench.io.measurements import attach_measurements, load_measurements
+
+    try:
+        for file in files:
+            attach_measurements(session, load_measurements(file, hardware), file)
+    except InputError as exc:
+        return str(exc)
+    return None
 
 
 def _judged(session) -> list:
@@ -394,7 +433,10 @@ def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
         lines.append(f"measured: {m['name']} on {m['hardware']}: "
                      f"{format_quantity(m['measured_time_s'], 'time')}, "
                      f"{format_number(100 * m['fraction'])} % of the predicted ceiling "
-                     f"({format_quantity(m['predicted_time_s'], 'time')}): {m['verdict_label']}")
+                     f"({format_quantity(m['predicted_time_s'], 'time')}): {m['verdict_label']}"
+                     + (f"; T_predicted {format_quantity(m['t_predicted_s'], 'time')}, measured "
+                        f"{m['measured_time_s'] / m['t_predicted_s']:.2f} × that"
+                        if m.get("t_predicted_s") else ""))
     return "".join(line + "\n" for line in lines)
 
 

@@ -3,7 +3,7 @@
     roofline-workbench model CONFIG.json --phase prefill|decode --batch B [--prompt-len N]
         [--kv-len N] [--weights DTYPE] [--activations DTYPE] [--kv-cache DTYPE] [--tp T]
         [--ep E] [--pp P] [--output-len N] [--sweep-batch] [--hardware PRESET_OR_SESSION_MACHINE ...]
-        [--format table|json]
+        [--format table|json] [--prediction derated|calibrated] [--launches kernel|eager|graph]
 
 JSON: ``{"model": {"name", "params", "active_params", "layers", "weight_bytes",
 "kv_cache_bytes_per_token"}, "phase", "batch", "totals": {"flops", "bytes",
@@ -73,6 +73,13 @@ def add_parser(sub) -> None:
                             "machines) or SESSION.yaml:NAME (one of them); default "
                             f"{DEFAULT_HARDWARE}")
     model.add_argument("--format", choices=("table", "json"), default="table")
+    model.add_argument("--prediction", choices=("derated", "calibrated"), default=None,
+                       help="derated: one efficiency per machine; calibrated: efficiencies by "
+                            "kernel class fitted on real kernels (default: the session's "
+                            "choice, else derated)")
+    model.add_argument("--launches", choices=("kernel", "eager", "graph"), default=None,
+                       help="calibrated prediction: kernels timed alone, launched from "
+                            "Python, or replayed from a CUDA graph (default eager)")
 
 
 _positive = positive_whole("a positive whole number", "a positive whole number",
@@ -134,6 +141,11 @@ def run(args) -> int:
         layer_steps(arch, setup)  # (refuses a set-up the model cannot take, by name)
     except (InputError, SetupError) as exc:
         return fail(str(exc))
+    for hw in hardware:
+        if args.prediction is not None:
+            hw.prediction = args.prediction
+        if args.launches is not None:
+            hw.launches = args.launches
     steps = layer_steps(arch, setup)
     totals = model_totals(arch, setup, steps)
     results = [model_result(arch, setup, hw, steps) for hw in hardware]

@@ -225,6 +225,46 @@ def test_roofline_lines_agree_with_their_numbers(kind, data):
     assert i_total == pytest.approx(intensity, rel=SHOWN)
 
 
+@pytest.mark.parametrize("kind", ["gemm", "attention", "norm", "softmax", "elementwise"])
+@pytest.mark.parametrize("launches", ["kernel", "eager", "graph"])
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_calibrated_prediction_lines_agree_with_their_numbers(kind, launches, data):
+    from workbench.io.presets import get_preset
+
+    op = data.draw(STRATEGIES[kind])
+    hw = get_preset(data.draw(st.sampled_from(["h100-sxm", "h200", "a100-80gb"])))
+    hw.prediction, hw.launches = "calibrated", launches
+    doc = _session(op, hw)
+    cache = ResultCache(doc)
+    sections = build_derivation(doc, cache, doc.session.operations[0].id)
+    rows = dict(next(s for s in sections if s.title.startswith(hw.label)).rows)
+    t_math = quantities(rows["T_math"])[-1]
+    t_mem = quantities(rows["T_mem"])[-1]
+    # efficiency: "<class> e on the compute roof, <class> e on the bandwidth roof: why"
+    e_math, e_mem = (float(x) for x in re.findall(r" (\d\.\d+|1) on the", rows["efficiency"]))
+    shown_math, shown_mem, t_work = quantities(rows["T_work"])
+    e_math2, e_mem2 = (float(x) for x in re.findall(r" / (\d\.\d+|1)[,)]", rows["T_work"]))
+    assert (e_math2, e_mem2) == (e_math, e_mem)
+    assert shown_math == pytest.approx(t_math, rel=SHOWN)
+    assert shown_mem == pytest.approx(t_mem, rel=SHOWN)
+    assert t_work == pytest.approx(max(shown_math / e_math, shown_mem / e_mem), rel=2 * SHOWN)
+    kernels, launch, startup, t_fixed = quantities(rows["T_fixed"].split("  (")[0])
+    assert t_fixed == pytest.approx(kernels * (launch + startup), rel=2 * SHOWN)
+    predicted = quantities(rows["predicted"])
+    if launches == "eager":
+        both, k2, floor, t_pred = predicted
+        assert k2 == kernels
+        assert both == pytest.approx(t_fixed + t_work, rel=2 * SHOWN)
+        assert t_pred == pytest.approx(max(both, kernels * floor), rel=2 * SHOWN)
+    else:
+        fixed2, work2, t_pred = predicted
+        assert (fixed2, work2) == (t_fixed, t_work)
+        assert t_pred == pytest.approx(fixed2 + work2, rel=2 * SHOWN)
+    result = cache.pair(doc.session.operations[0].id, doc.session.hardware[0].id).result
+    assert t_pred == pytest.approx(result.t_predicted_s, rel=SHOWN)
+
+
 # ---------------------------------------------------------------------------------------
 # model-level lines
 

@@ -24,6 +24,7 @@ from workbench.ui.app import create_app
 from workbench.ui.bridge import Workspace
 from workbench.ui.editor import OperationEditor
 from workbench.ui.main_window import MainWindow
+from workbench.ui.measurements_model import MEASURED_COLUMNS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FUSION = next(p for p in EXAMPLES if p.name == "fusion.yaml")
@@ -321,6 +322,59 @@ def test_import_ncu_export(qtbot, window, tmp_path):
     fraction = t_lower / 1426.37e-6
     assert gemm["fraction"] == f"{100 * fraction:.1f} %"
     assert "where production kernels land" in gemm["verdict"]
+
+
+def test_import_real_ncu_export_as_ncu_wrote_it(qtbot, window, tmp_path):
+    # ncu … python3 prog.py > out.csv: the program's print and ==PROF== lines precede the table
+    export = Path(__file__).resolve().parents[2] / "calibration/gpu-measurements/ncu-h100-sxm.csv"
+    assert export.read_text(encoding="utf-8").startswith("==PROF==")
+    assert window.open_path(_session_file(tmp_path, MEASURED_SESSION))
+    window.measurements_dock.raise_()
+    assert window.import_measurements(export)
+    panel = window.measurements_panel
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 4)
+    rows = _rows(panel)
+    assert rows[0]["name"].startswith("nvjet_sm90")
+    # 2·4096³ bf16 FLOPs in 204.672 µs, 178.6 MB of DRAM traffic
+    t_lower = max(2 * 4096 ** 3 / H100_BF16, 178_565_632 / H100_BW)
+    assert rows[0]["fraction"] == f"{100 * t_lower / 204.672e-6:.1f} %"
+
+
+KERNEL_SESSION = """\
+schema_version: 2
+title: A GEMM and its kernel
+hardware:
+  - preset: h100-sxm
+operations:
+  - name: GEMM 4096
+    kind: gemm
+    m: 4096
+    n: 4096
+    k: 4096
+    dtype: bf16
+"""
+
+
+def test_attached_kernel_shows_its_traffic_against_the_ideal_bytes(qtbot, window, tmp_path):
+    export = Path(__file__).resolve().parents[2] / "calibration/gpu-measurements/ncu-h100-sxm.csv"
+    assert window.open_path(_session_file(tmp_path, KERNEL_SESSION))
+    window.measurements_dock.raise_()
+    assert window.import_measurements(export)
+    panel = window.measurements_panel
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 4)
+    points = [m.copy() for m in window.document.session.measurements]
+    points[0].operation = "GEMM 4096"
+    window.document.set_measurements(points, "Attach the GEMM kernel")
+    model = panel.model
+    column = [key for key, _t, _tip in MEASURED_COLUMNS].index("traffic")
+    qtbot.waitUntil(lambda: model.data(model.index(0, 1)) == "GEMM 4096")
+    # 178,565,632 B of DRAM traffic; ideal 3 · 4096² · 2 B = 100,663,296 B
+    assert model.data(model.index(0, column)) == "1.77 × (178.6 MB of 100.7 MB)"
+    tip = model.data(model.index(0, 0), Qt.ItemDataRole.ToolTipRole)
+    assert "measured bytes: moved 178.6 MB where 100.7 MB is the ideal: 1.77 ×" in tip
+    assert "achieved 672 TFLOP/s of the 989 TFLOP/s attainable (68 %)" in tip
+    # a standalone kernel has no ideal to compare with
+    assert model.data(model.index(1, column)) == ""
 
 
 def test_bad_csv_keeps_the_session_and_shows_the_error(qtbot, window, tmp_path):

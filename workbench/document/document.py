@@ -392,6 +392,9 @@ class Document:
     # -- hardware edits --------------------------------------------------------------------
 
     def add_machine(self, hardware: Hardware, preset: str | None = None) -> int:
+        if self.session.hardware:  # the session's prediction choice holds for every machine
+            first = self.session.hardware[0].hardware
+            hardware.prediction, hardware.launches = first.prediction, first.launches
         entry = HardwareEntry(hardware, preset=preset)
 
         def do() -> Change:
@@ -404,6 +407,30 @@ class Document:
 
         self._push(Command(f"Add {hardware.label}", do, undo))
         return entry.id
+
+    def set_prediction(self, model: str | None = None, launches: str | None = None) -> None:
+        """The session's prediction choice on every machine, one undo step: ``derated`` or
+        ``calibrated`` (see :mod:`workbench.model.prediction`), and ``kernel``, ``eager`` or
+        ``graph`` launches; ``None`` keeps the current one."""
+        entries = list(self.session.hardware)
+        if not entries:
+            return
+        old = [(e.hardware.prediction, e.hardware.launches) for e in entries]
+        first = old[0]
+        new = (model or first[0], launches or first[1])
+        if all(o == new for o in old):
+            return
+
+        def put(values: list[tuple[str, str]]) -> Callable[[], Change]:
+            def apply() -> Change:
+                for entry, (m, k) in zip(entries, values, strict=True):
+                    entry.hardware = entry.hardware.copy(prediction=m, launches=k)
+                return Change(What.HARDWARE, tuple(e.id for e in entries))
+
+            return apply
+
+        what = new[0] if model else f"{new[1]} launches"
+        self._push(Command(f"Prediction: {what}", put([new] * len(entries)), put(old)))
 
     def remove_machine(self, hw_id: int) -> None:
         index = self.machine_index(hw_id)

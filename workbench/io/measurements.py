@@ -37,7 +37,9 @@ header row of column names — ``"ID","Process ID","Process Name","Host Name","K
 "Context","Stream","Block Size","Grid Size","Device","CC"`` and then one column per metric —
 a second row with each metric's unit (empty for the descriptive columns), and one row per
 profiled kernel launch. Values are quoted and large ones carry thousands separators
-(``"1,234.56"``). ``==PROF==`` lines that ncu prints around the table on stdout are skipped.
+(``"1,234.56"``). ``ncu … python3 prog.py > out.csv`` also writes the profiled program's own
+output and ncu's ``==PROF==`` lines: everything before the header row, and ``==PROF==`` lines
+anywhere, are skipped, so such a file imports as it is.
 
 Metrics needed (collect them with ``--metrics`` or a section set that includes them):
 
@@ -291,13 +293,47 @@ def parse_measurements_csv(text: str | bytes, name: str | None = None) -> list[M
 # Nsight Compute
 
 
+def _is_ncu_header(line: str) -> bool:
+    """Whether one text line is the header row of an ncu table (a ``Kernel Name`` column)."""
+    if "Kernel Name" not in line:
+        return False
+    try:
+        fields = next(csv.reader([line]), [])
+    except csv.Error:
+        return False
+    return "Kernel Name" in (f.strip() for f in fields)
+
+
+def _ncu_table(text: str) -> str:
+    """``text`` with everything before ncu's header row and every ``==PROF==`` (or other
+    ``==…==``) line blanked, line numbers kept. ``ncu … > out.csv`` writes the profiled
+    program's own output and ncu's messages around the table; when no header row is found the
+    text is returned as it is (the caller then names what is missing)."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if _is_ncu_header(line)), None)
+    if start is None:
+        return text
+    return "".join("\n" if i < start or line.startswith("==") else line
+                   for i, line in enumerate(lines))
+
+
 def is_ncu_csv(text: str) -> bool:
-    """Whether ``text`` looks like an ``ncu --csv --page raw`` export."""
-    for line in text.splitlines()[:50]:
+    """Whether ``text`` looks like an ``ncu --csv --page raw`` export: its first line that is
+    not ncu's ``==…`` message is the table header, or the table follows the profiled program's
+    own output (the plain format's header is always its first line, without this column)."""
+    for line in text.splitlines():
         if line.startswith("==") or not line.strip():
             continue
-        return "Kernel Name" in line  # ncu's column; the plain format has no such column
-    return False
+        if "Kernel Name" in line:  # ncu's column; the plain format has no such column
+            return True
+        try:
+            first = [f.strip().lower() for f in next(csv.reader([line]), [])]
+        except csv.Error:
+            first = []
+        if first and all(f in PLAIN_COLUMNS for f in first):
+            return False  # a plain header
+        break
+    return any(_is_ncu_header(line) for line in text.splitlines())
 
 
 def read_ncu_csv(path: str | os.PathLike[str], hardware: str | None = None) -> list[Measurement]:
@@ -310,7 +346,7 @@ def read_ncu_csv(path: str | os.PathLike[str], hardware: str | None = None) -> l
 
 def parse_ncu_csv(text: str | bytes, name: str | None = None,
                   hardware: str | None = None) -> list[Measurement]:
-    text = _decode(text, name)
+    text = _ncu_table(_decode(text, name))
     rows = [(line, fields) for line, fields in _rows(text, name)
             if fields and any(f.strip() for f in fields) and not fields[0].startswith("==")]
     if not rows:

@@ -135,8 +135,10 @@ def _kind(value: Any) -> str:
 HARDWARE_KEYS = (
     "id", "name", "vendor", "kind", "compute", "vector_compute", "memory", "main_memory",
     "capacity", "interconnect", "launch_overhead", "efficiency", "sparse_halved", "measured",
-    "sources", "notes", "link_latency", "price_per_hour",
+    "sources", "notes", "link_latency", "price_per_hour", "calibration",
 )
+CALIBRATION_KEYS = ("source", "efficiency", "startup", "launch_alone", "launch_eager",
+                    "launch_graph", "sustained")
 
 
 def _rates(value: Any, place: Place, unit: str, what: str, names: tuple[str, ...] | None,
@@ -222,7 +224,53 @@ def parse_hardware(data: Any, place: Place, extra_keys: tuple[str, ...] = ()) ->
         hw.sources = [expect_str(s, place.at("sources", i)) for i, s in enumerate(sources)]
     if data.get("measured") is not None:
         hw.measured = _measured_paths(data["measured"], hw, place.at("measured"))
+    if data.get("calibration") is not None:
+        hw.calibration = parse_calibration(data["calibration"], place.at("calibration"))
     return hw
+
+
+def parse_calibration(data: Any, place: Place, base=None):
+    """A machine's ``calibration`` block (see :mod:`workbench.model.prediction`): fractions
+    per kernel class, start-up seconds per unit, launch costs, the sustained fraction and
+    their source. A class or figure left out keeps ``base``'s (a preset's own figures), else
+    takes the stated assumption (the H100 SXM's)."""
+    from workbench.model.prediction import ASSUMED, CLASSES, STARTUP_UNITS, Calibration
+
+    base = base or ASSUMED
+    data = expect_mapping(data, place, "the calibrated prediction's figures")
+    check_keys(data, CALIBRATION_KEYS, place)
+
+    def fraction(value: Any, where: Place) -> float:
+        number = expect_quantity(value, "count", where)
+        if number > 1:
+            raise where.error(f"must be a fraction in (0, 1], got {number:g}")
+        return number
+
+    efficiency = dict(base.efficiency)
+    if data.get("efficiency") is not None:
+        table = expect_mapping(data["efficiency"], place.at("efficiency"),
+                               "a fraction per kernel class")
+        check_keys(table, tuple(CLASSES), place.at("efficiency"))
+        for key, value in table.items():
+            efficiency[key] = fraction(value, place.at("efficiency", key))
+    startup = dict(base.startup)
+    if data.get("startup") is not None:
+        table = expect_mapping(data["startup"], place.at("startup"), "seconds per kernel unit")
+        check_keys(table, tuple(STARTUP_UNITS), place.at("startup"))
+        for key, value in table.items():
+            startup[key] = expect_quantity(value, "time", place.at("startup", key),
+                                           positive=False, minimum=0.0)
+    times = {}
+    for key in ("launch_alone", "launch_eager", "launch_graph"):
+        times[key] = (expect_quantity(data[key], "time", place.at(key), positive=False,
+                                      minimum=0.0)
+                      if data.get(key) is not None else getattr(base, key))
+    sustained = (fraction(data["sustained"], place.at("sustained"))
+                 if data.get("sustained") is not None else base.sustained)
+    source = (expect_str(data["source"], place.at("source"), limit=2000)
+              if data.get("source") is not None else
+              "" if base is ASSUMED else f"{base.source}; edited")
+    return Calibration(efficiency, startup, sustained=sustained, source=source, **times)
 
 
 def _measured_paths(value: Any, hw: Hardware, place: Place) -> list[str]:

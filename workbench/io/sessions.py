@@ -142,7 +142,8 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 
 TOP_KEYS = ("schema_version", "title", "notes", "hardware", "operations", "models",
-            "measurements", "comparisons", "view")
+            "measurements", "comparisons", "view", "prediction")
+PREDICTION_KEYS = ("model", "launches")
 COMPARISON_KEYS = ("first", "second")
 MAX_COMPARISONS = 1000
 SWEEP_KEYS = ("param", "values", "start", "stop", "num", "scale")
@@ -153,7 +154,7 @@ _MEASUREMENT_FIELDS = {"name": "name", "operation": "operation", "hardware": "ha
                        "time_s": "time", "achieved_flops": "achieved", "flops": "flops",
                        "bytes": "bytes", "precision": "precision", "source": "source"}
 MAX_MEASUREMENTS = 100_000
-PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead")
+PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead", "calibration")
 ENTRY_KEYS = ("visible", "marker")
 VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "all_levels",
               "sweeps", "measured", "pairs")
@@ -219,6 +220,8 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
         raise root.at("hardware").error(f"has {len(hardware)} machines; at most {MAX_HARDWARE}")
     for i, item in enumerate(hardware):
         session.hardware.append(_parse_hardware_entry(item, root.at("hardware", i)))
+    if data.get("prediction") is not None:
+        _parse_prediction(data["prediction"], session, root.at("prediction"))
     operations = data.get("operations")
     operations = [] if operations is None else expect_list(operations, root.at("operations"),
                                                            "of operations")
@@ -276,6 +279,27 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
     if data.get("view") is not None:
         session.view = _parse_view(data["view"], root.at("view"))
     return session
+
+
+def _parse_prediction(value: Any, session: Session, place: Place) -> None:
+    """``prediction: {model: derated|calibrated, launches: kernel|eager|graph}``: the
+    session's choice, given to every machine (see :mod:`workbench.model.prediction`)."""
+    from workbench.model.prediction import LAUNCHES, PREDICTIONS
+
+    data = expect_mapping(value, place, "model: derated or calibrated, launches: kernel, "
+                                        "eager or graph")
+    check_keys(data, PREDICTION_KEYS, place)
+    model = data.get("model", "derated")
+    if model not in PREDICTIONS:
+        raise place.at("model").error(f"must be one of: {', '.join(PREDICTIONS)}, "
+                                      f"not {model!r}")
+    launches = data.get("launches", "eager")
+    if launches not in LAUNCHES:
+        raise place.at("launches").error(f"must be one of: {', '.join(LAUNCHES)}, "
+                                         f"not {launches!r}")
+    for entry in session.hardware:
+        entry.hardware.prediction = model
+        entry.hardware.launches = launches
 
 
 def _assumed(op: Operation, place: Place) -> list[str]:
@@ -346,6 +370,11 @@ def _parse_hardware_entry(item: Any, place: Place) -> HardwareEntry:
             value = item["launch_overhead"]
             hw.launch_overhead = (None if value is None else expect_quantity(
                 value, "time", place.at("launch_overhead"), positive=False, minimum=0.0) or None)
+        if item.get("calibration") is not None:  # the preset's figures, some changed
+            from workbench.io.schema import parse_calibration
+
+            hw.calibration = parse_calibration(item["calibration"], place.at("calibration"),
+                                               hw.calibration)
         return HardwareEntry(hw, preset=hw.id, **entry_opts)
     hw = parse_hardware(item, place, extra_keys=ENTRY_KEYS + ("based_on",))
     based_on = item.get("based_on")
@@ -507,7 +536,25 @@ def hardware_to_data(hw: Hardware) -> dict[str, Any]:
         out["sources"] = list(hw.sources)
     if hw.notes:
         out["notes"] = hw.notes
+    if hw.calibration is not None and not hw.calibration.assumed:
+        out["calibration"] = _calibration_data(hw.calibration)
     return out
+
+
+def _calibration_data(cal) -> dict[str, Any] | None:
+    """A machine's ``calibration`` block as written (every figure, so that it reads back
+    the same)."""
+    if cal is None:
+        return None
+    block: dict[str, Any] = {}
+    if cal.source:
+        block["source"] = cal.source
+    block["efficiency"] = dict(cal.efficiency)
+    block["startup"] = {k: _q(v, "time") for k, v in cal.startup.items()}
+    for key in ("launch_alone", "launch_eager", "launch_graph"):
+        block[key] = _q(getattr(cal, key), "time")
+    block["sustained"] = cal.sustained
+    return block
 
 
 def _capacity_text(capacity: float) -> str:
@@ -533,7 +580,9 @@ def _hardware_entry_to_data(entry: HardwareEntry) -> dict[str, Any]:
             base = None
         if base is not None:
             comparable = hw.copy(name=base.name, efficiency=base.efficiency,
-                                 launch_overhead=base.launch_overhead)
+                                 launch_overhead=base.launch_overhead,
+                                 prediction=base.prediction, launches=base.launches,
+                                 calibration=base.calibration)
             if comparable == base:
                 out = {"preset": entry.preset}
                 for key in PRESET_OVERRIDES:
@@ -542,6 +591,7 @@ def _hardware_entry_to_data(entry: HardwareEntry) -> dict[str, Any]:
                         continue  # an empty name falls back to the preset's
                     if mine != theirs:
                         out[key] = (_q(mine, "time") if key == "launch_overhead" and mine
+                                    else _calibration_data(mine) if key == "calibration"
                                     else mine)
     if out is None:
         out = hardware_to_data(hw)
@@ -625,6 +675,10 @@ def session_to_data(session: Session) -> dict[str, Any]:
     if session.notes:
         out["notes"] = session.notes
     out["hardware"] = [_hardware_entry_to_data(e) for e in session.hardware]
+    if session.hardware:
+        first = session.hardware[0].hardware
+        if (first.prediction, first.launches) != ("derated", "eager"):
+            out["prediction"] = {"model": first.prediction, "launches": first.launches}
     expanded = {i for model in session.models for i in model.op_ids}
     out["operations"] = [operation_entry_to_data(e, i) for i, e in enumerate(
         e for e in session.operations if e.id not in expanded)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
-from workbench.model.roofline import Result, evaluate_counts
+from workbench.model.roofline import Result, calibrated_for, evaluate_counts
 from workbench.model.session import HardwareEntry, OperationEntry, Session
 
 __all__ = ["Skipped", "Pair", "evaluate_session", "evaluate_pair"]
@@ -33,7 +33,8 @@ def evaluate_pair(op_entry: OperationEntry, hw_entry: HardwareEntry, counts=None
     hw = hw_entry.hardware
     counts = counts if counts is not None else op.counts()
     try:
-        result = evaluate_counts(counts, hw, op.level_on(hw), op.name)
+        result = evaluate_counts(counts, hw, op.level_on(hw), op.name,
+                                 calibrated_for(op.kind, op.params, hw))
     except (UnsupportedPrecision, UnknownLevel) as exc:
         return Pair(op_entry, hw_entry, None, Skipped(op.name, hw.label, str(exc).strip("'\"")))
     return Pair(op_entry, hw_entry, result, None)

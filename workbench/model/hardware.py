@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from workbench.model.dtypes import fallback_chain
 
@@ -119,6 +120,13 @@ class Hardware:
     notes: str = ""
     vector_compute: dict[str, float] = field(default_factory=dict)
     measured: list[str] = field(default_factory=list)
+    #: Figures of the calibrated prediction (:class:`workbench.model.prediction.Calibration`),
+    #: from the preset's ``calibration`` block; ``None``: the stated assumptions are used.
+    calibration: Any = None
+    #: The session's choices, the same on every machine of a session: ``derated`` or
+    #: ``calibrated`` prediction, and ``kernel``, ``eager`` or ``graph`` launches.
+    prediction: str = "derated"
+    launches: str = "eager"
     #: Seconds per step of a collective on each interconnect (one hop's latency); a link
     #: not listed takes :data:`DEFAULT_LINK_LATENCY` for its kind.
     link_latency: dict[str, float] = field(default_factory=dict)

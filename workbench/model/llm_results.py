@@ -67,6 +67,8 @@ class MachineResult:
     cost_per_million_tokens: float | None = None
     price_per_hour: float | None = None
     chips: int = 1
+    #: The calibrated prediction's compute fraction in long runs (``None``: derated).
+    sustained: float | None = None
 
     def as_dict(self, phase: str) -> dict[str, Any]:
         key = "ttft_s" if phase == "prefill" else "tpot_s"
@@ -181,8 +183,12 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
         for step in steps:
             op = step.operation
             r = evaluate(op, hardware)
+            if r.calibrated is not None and out.sustained is None:
+                from workbench.model.prediction import calibration_of
+
+                out.sustained = calibration_of(hardware).sustained
             out.t_lower_s += r.t_lower_s * step.count
-            t = r.t_predicted_s * step.count
+            t = sustained_time(r, hardware) * step.count
             collective = collective_steps(op.kind, op.params)
             if collective is not None:
                 n, text = collective
@@ -228,6 +234,20 @@ _COLLECTIVE_NAMES = {"all_reduce": "all-reduce", "all_to_all": "all-to-all",
 def cost_per_million(price_per_hour: float, chips: int, tokens_per_s: float) -> float:
     """price per chip-hour × chips / 3600 s per hour / tokens per second × 10⁶."""
     return price_per_hour * chips / 3600 / tokens_per_s * 1e6
+
+
+def sustained_time(result, hardware: Hardware) -> float:
+    """A kernel's predicted time inside a whole forward pass: with the calibrated prediction,
+    compute-bound work runs at the machine's ``sustained`` fraction of its roof (compute-bound
+    kernels back to back for many milliseconds run at a lower clock under the power limit)."""
+    if result.calibrated is None or result.bound != "compute":
+        return result.t_predicted_s
+    from workbench.model.prediction import calibration_of
+
+    sustained = calibration_of(hardware).sustained
+    if sustained >= 1:
+        return result.t_predicted_s
+    return result.t_predicted_s + result.t_work_s * (1 / sustained - 1)
 
 
 def _si(value: float, unit: str) -> str:
@@ -295,16 +315,22 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
         if r.skipped:
             lines.append((r.hardware, f"skipped: {r.skipped}"))
             continue
-        for what, count, text, n, alpha, source in r.latency_terms:
-            lines.append((f"{r.hardware}: {what} latency",
+        for what_, count, text, n, alpha, source in r.latency_terms:
+            lines.append((f"{r.hardware}: {what_} latency",
                           f"count·steps·α = {count}·{text}·{alpha * 1e6:g} µs ({source}) = "
                           f"{_si(count * n * alpha, 'time')}"))
         lines.append((f"{r.hardware}: T_lower", (
             "Σ max(T_math, T_mem) over kernels + collective latency = "
             if r.latency_terms else "Σ max(T_math, T_mem) over kernels = ")
             + _si(r.t_lower_s, 'time')))
-        lines.append((f"{r.hardware}: {what}", f"Σ max(T_lower/efficiency, launch overhead) = "
-                                               f"{_si(r.t_predicted_s, 'time')}"))
+        if r.sustained is not None:
+            lines.append((f"{r.hardware}: {what}",
+                          f"Σ (T_fixed + T_work) over kernels, compute-bound work at "
+                          f"{r.sustained:g} of its roof (sustained) = "
+                          f"{_si(r.t_predicted_s, 'time')}"))
+        else:
+            lines.append((f"{r.hardware}: {what}", f"Σ max(T_lower/efficiency, launch overhead) = "
+                                                   f"{_si(r.t_predicted_s, 'time')}"))
         produced = "batch × prompt_len" if s.phase == "prefill" else "batch"
         lines.append((f"{r.hardware}: tokens/s", f"{produced} / {what} = {r.tokens_per_s:,.1f}"))
         if r.cost_per_million_tokens is not None:

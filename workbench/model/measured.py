@@ -199,6 +199,18 @@ class Judgement:
     notes: tuple[str, ...] = field(default=())
     #: Faster than the roofline allows at the measured intensity (see :func:`roof_at`).
     above_roof: bool = False
+    #: Measured bytes over the operation's ideal bytes (``None`` when bytes were not measured
+    #: or the point is standalone).
+    bytes_ratio: float | None = None
+    #: The prediction's T_predicted (with the machine's efficiency or calibration).
+    t_predicted_s: float | None = None
+
+    @property
+    def vs_predicted(self) -> float | None:
+        """Measured time / T_predicted: 1 where the prediction meets the kernel."""
+        if not self.t_predicted_s:
+            return None
+        return self.measured_time_s / self.t_predicted_s
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -235,16 +247,27 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
             measurement.flops, result.flops, rel_tol=0.05):
         notes.append(f"measured FLOPs differ from the model's by "
                      f"{100 * (measurement.flops / result.flops - 1):+.0f} %")
-    if measurement.bytes is not None and result.bytes and not math.isclose(
-            measurement.bytes, result.bytes, rel_tol=0.05):
-        notes.append(f"measured bytes differ from the model's by "
-                     f"{100 * (measurement.bytes / result.bytes - 1):+.0f} %"
-                     + (" (fewer: cache hits?)" if measurement.bytes < result.bytes else ""))
+    bytes_ratio = None
+    if measurement.bytes is not None and result.bytes and measurement.operation is not None:
+        bytes_ratio = float(measurement.bytes) / result.bytes
+    if bytes_ratio is not None and not math.isclose(bytes_ratio, 1.0, rel_tol=0.05):
+        from workbench.model.units import format_quantity
+
+        notes.append(f"measured bytes: moved {format_quantity(measurement.bytes, 'bytes', 4)} where "
+                     f"{format_quantity(result.bytes, 'bytes', 4)} is the ideal: "
+                     f"{bytes_ratio:.2f} ×"
+                     + (" (fewer: cache hits?)" if bytes_ratio < 1 else ""))
     intensity = flops / nbytes if nbytes else None
     above = achieved > roof_at(result, intensity) * (1 + 1e-9)
     if above:
         notes.append("above its roof: check the counting or the peak (or the timer, or whether "
                      "the data stayed in cache)")
+    if measurement.operation is not None and result.attainable_flops > 0:
+        from workbench.model.units import format_quantity
+
+        notes.append(f"achieved {format_quantity(achieved, 'flop_rate')} of the "
+                     f"{format_quantity(result.attainable_flops, 'flop_rate')} attainable "
+                     f"({100 * achieved / result.attainable_flops:.0f} %)")
     if result.bound == "overhead":
         launches = f"{result.kernels} × " if result.kernels > 1 else ""
         notes.append(f"predicted overhead-bound (T_lower / efficiency below {launches}the "
@@ -270,6 +293,8 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
         verdict_label=verdict.label,
         notes=tuple(notes),
         above_roof=above,
+        bytes_ratio=bytes_ratio,
+        t_predicted_s=result.t_predicted_s,
     )
 
 

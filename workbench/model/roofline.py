@@ -10,12 +10,24 @@
     bound: overhead when the launch floor is the larger term of the predicted time (the
            same derated time decides both), else compute if T_math ≥ T_mem, else memory
 
+Calibrated prediction (the session's ``prediction: calibrated``; see
+:mod:`workbench.model.prediction`): the kernel's class gives e_math and e_mem,
+
+    T_work      = max(T_math / e_math, T_mem / e_mem)
+    T_fixed     = kernels × (launch + start-up)
+    T_predicted = max(T_fixed + T_work, kernels × launch floor)    (floor: eager launches)
+    bound: overhead when T_fixed or the floor outweighs T_work
+
+With e_math = e_mem = efficiency, no fixed cost and the floor = launch overhead this is the
+derated formula: both are :func:`_roofline`.
+
 The compute peak is the machine's figure for the work's precision on the unit its kind runs
 on (:meth:`~workbench.model.hardware.Hardware.ceiling`: matrix or vector).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass, replace
@@ -25,9 +37,11 @@ import numpy as np
 
 from workbench.model.hardware import Hardware
 from workbench.model.operations import Counts, Operation
+from workbench.model.prediction import calibration_of, classify
 
 __all__ = [
-    "Result", "evaluate", "evaluate_counts", "evaluate_arrays", "sweep", "FORMULAS", "BOUND_NAMES"
+    "Result", "evaluate", "evaluate_counts", "evaluate_arrays", "sweep", "FORMULAS", "BOUND_NAMES",
+    "Calibrated", "calibrated_for",
 ]
 
 FORMULAS: dict[str, str] = {
@@ -42,6 +56,11 @@ FORMULAS: dict[str, str] = {
     "t_predicted": "T_predicted = max(T_lower / efficiency, kernels × launch overhead)",
     "bound": "overhead if T_lower / efficiency < kernels × launch overhead; else compute if "
              "T_math ≥ T_mem; else memory",
+    "t_work": "T_work = max(T_math / e_math, T_mem / e_mem)",
+    "t_fixed": "T_fixed = kernels × (launch + start-up)",
+    "t_predicted_calibrated": "T_predicted = max(T_fixed + T_work, kernels × launch floor)",
+    "bound_calibrated": "overhead if T_work < T_fixed or T_fixed + T_work < kernels × launch "
+                        "floor; else compute if T_math ≥ T_mem; else memory",
 }
 
 
@@ -51,12 +70,13 @@ _KEYS = ("flops", "bytes", "intensity", "peak_flops", "bandwidth", "ridge", "att
 
 
 def _roofline(m, f, b, p, w, overhead: float | None, efficiency: float | None, kernels=1,
-              intensity=None) -> tuple:
+              intensity=None, calibrated: Calibrated | None = None) -> tuple:
     """The roofline formulas (the module's docstring, :data:`FORMULAS`), written once.
 
     ``m`` is the arithmetic they run on: :class:`_Floats` for one operation on one machine,
-    :class:`_Arrays` for numpy arrays (a sweep, a batch of rows). Returns the values in the
-    order of :data:`_KEYS`."""
+    :class:`_Arrays` for numpy arrays (a sweep, a batch of rows). ``calibrated``, when given,
+    replaces ``overhead`` and ``efficiency`` by the calibrated prediction's figures. Returns
+    the values in the order of :data:`_KEYS`."""
     if intensity is None:
         intensity = m.div(f, b)
     t_math = m.div(f, p)
@@ -65,6 +85,17 @@ def _roofline(m, f, b, p, w, overhead: float | None, efficiency: float | None, k
     t_upper = t_math + t_mem
     attainable = m.at_most(intensity * w, p)
     bound = m.compute_if(t_math >= t_mem)  # 1 compute, 0 memory
+    if calibrated is not None:
+        t_work = m.maximum(t_math / calibrated.e_math, t_mem / calibrated.e_mem)
+        t_fixed = calibrated.per_kernel * kernels
+        t_predicted = t_work + t_fixed
+        floor = calibrated.floor * kernels
+        bound = m.overhead_where(t_work < t_fixed, bound)
+        bound = m.overhead_where(t_predicted < floor, bound)
+        if calibrated.floor > 0:
+            t_predicted = m.at_least(t_predicted, floor)
+        return (f, b, intensity, p, w, m.div(p, w), attainable, m.div(attainable, p), t_math,
+                t_mem, t_lower, t_upper, t_predicted, bound)
     per_launch = overhead or 0.0
     eff = efficiency if efficiency else 1.0
     if per_launch > 0:
@@ -76,6 +107,68 @@ def _roofline(m, f, b, p, w, overhead: float | None, efficiency: float | None, k
         t_predicted = t_lower / eff if eff != 1.0 else t_lower
     return (f, b, intensity, p, w, m.div(p, w), attainable, m.div(attainable, p), t_math,
             t_mem, t_lower, t_upper, t_predicted, bound)
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """The calibrated prediction's figures for one operation on one machine (see
+    :mod:`workbench.model.prediction`): efficiencies on the compute and bandwidth roofs,
+    seconds per kernel (launch + start-up), and the per-kernel floor (eager launches)."""
+
+    e_math: float
+    e_mem: float
+    per_kernel: float
+    floor: float
+    math_class: str
+    memory_class: str
+    launches: str
+    reason: str
+    assumed: bool = False
+    launch: float = 0.0  # per kernel, the part of per_kernel that launching costs
+    startup: float = 0.0  # per kernel, the start-up part
+
+
+def calibrated_for(kind: str, params: dict, hardware: Hardware) -> Calibrated | None:
+    """The calibrated figures of an operation of ``kind`` on ``hardware`` when the machine
+    predicts calibrated and the kind is covered; else ``None`` (the derated prediction)."""
+    if getattr(hardware, "prediction", "derated") != "calibrated":
+        return None
+    if kind in ("attention", "mla_attention"):  # a parameter left out: its kind's default
+        defaults = _class_defaults(kind)
+        if any(params.get(name) is None for name in defaults):
+            params = {**defaults, **{k: v for k, v in params.items() if v is not None}}
+    kc = classify(kind, params)
+    if kc is None:
+        return None
+    cal = calibration_of(hardware)
+    launches = hardware.launches
+    key = (id(cal), launches, kc)
+    known = _CALIBRATED.get(key)
+    if known is not None and known[0] is cal:  # the same figures: every edit, every row
+        return known[1]
+    math_class = kc.math or kc.memory
+    launch = cal.launch(launches)
+    startup = cal.startup.get(kc.startup, 0.0) if kc.startup else 0.0
+    out = Calibrated(cal.efficiency[math_class], cal.efficiency[kc.memory], launch + startup,
+                     cal.floor(launches), math_class, kc.memory, launches, kc.reason,
+                     cal.assumed, launch, startup)
+    if len(_CALIBRATED) > 4096:
+        _CALIBRATED.clear()
+    _CALIBRATED[key] = (cal, out)
+    return out
+
+
+_CALIBRATED: dict = {}  # (id of the figures, launches, class) → (figures, Calibrated)
+
+
+@functools.lru_cache(maxsize=8)
+def _class_defaults(kind: str) -> dict:
+    """The defaults of the parameters that choose an attention kernel's class."""
+    from workbench.model.operations import KINDS
+
+    spec = KINDS.get(kind)
+    return {p.name: p.default for p in (spec.params if spec is not None else ())
+            if p.name in ("implementation", "query_len", "causal")}
 
 
 class _Floats:
@@ -158,6 +251,7 @@ def evaluate_arrays(
     *,
     intensity: Any = None,
     kernels: Any = 1,
+    calibrated: Calibrated | None = None,
 ) -> dict[str, np.ndarray]:
     """Everything the roofline says about F FLOPs and B bytes, elementwise over arrays.
 
@@ -171,7 +265,7 @@ def evaluate_arrays(
     w = np.asarray(bandwidth, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # IEEE inf and nan
         values = dict(zip(_KEYS, _roofline(_Arrays, f, b, p, w, overhead, efficiency, kernels,
-                                           intensity), strict=True))
+                                           intensity, calibrated), strict=True))
     shape = np.broadcast(f, b, p, w).shape
     for key in ("flops", "bytes", "peak_flops", "bandwidth", "ridge"):
         values[key] = np.broadcast_to(values[key], shape)
@@ -225,6 +319,22 @@ class Result:
     unit: str = "matrix"
     ceiling_note: str = ""
     kernels: int = 1
+    #: The calibrated prediction's figures (``None``: the derated prediction).
+    calibrated: Calibrated | None = None
+
+    @property
+    def t_work_s(self) -> float:
+        """The work part of the prediction: max(T_math / e_math, T_mem / e_mem)."""
+        c = self.calibrated
+        if c is None:
+            return self.t_lower_s / (self.efficiency or 1.0)
+        return max(self.t_math_s / c.e_math, self.t_mem_s / c.e_mem)
+
+    @property
+    def t_fixed_s(self) -> float:
+        """The per-kernel part: kernels × (launch + start-up); 0 for the derated prediction."""
+        c = self.calibrated
+        return 0.0 if c is None else c.per_kernel * self.kernels
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -242,6 +352,7 @@ def evaluate_counts(
     hardware: Hardware,
     level: str | None = None,
     name: str = "",
+    calibrated: Calibrated | None = None,
 ) -> Result:
     precision, unit = counts.precision, counts.unit
     table = hardware.vector_compute if unit == "vector" else hardware.compute
@@ -261,10 +372,10 @@ def evaluate_counts(
         (f, b, intensity, p, w, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper,
          t_predicted, bound) = _roofline(_Floats, float(flops), float(nbytes), float(peak),
                                          float(bandwidth), hardware.launch_overhead,
-                                         hardware.efficiency, kernels)
+                                         hardware.efficiency, kernels, None, calibrated)
     else:  # counts that are numpy values: the same formulas on arrays
         r = evaluate_arrays(flops, nbytes, peak, bandwidth, hardware.launch_overhead,
-                            hardware.efficiency, kernels=kernels)
+                            hardware.efficiency, kernels=kernels, calibrated=calibrated)
         (f, b, intensity, p, w, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper,
          t_predicted) = (float(r[key]) for key in _KEYS[:-1])
         bound = int(r["bound"])
@@ -288,11 +399,14 @@ def evaluate_counts(
         t_lower_s=t_lower,
         t_upper_s=t_upper,
         t_predicted_s=float(t_predicted),  # (a whole-number launch overhead is an int)
-        efficiency=hardware.efficiency,
-        launch_overhead_s=hardware.launch_overhead,
+        # calibrated: no single derating applies; the launch cost is the session's choice
+        efficiency=hardware.efficiency if calibrated is None else None,
+        launch_overhead_s=(hardware.launch_overhead if calibrated is None
+                           else max(calibrated.floor, calibrated.launch) or None),
         unit=unit_used,
         ceiling_note=note,
         kernels=int(kernels),
+        calibrated=calibrated,
     )
 
 
@@ -301,7 +415,8 @@ def evaluate(operation: Operation, hardware: Hardware, level: str | None = None)
     memory level, else its kind's default — main memory, or the first interconnect for
     communication kinds; see :meth:`Operation.level_on`)."""
     return evaluate_counts(operation.counts(), hardware, level or operation.level_on(hardware),
-                           operation.name)
+                           operation.name,
+                           calibrated_for(operation.kind, operation.params, hardware))
 
 
 def sweep(operation: Operation, hardware: Hardware, **arrays: Any) -> dict[str, np.ndarray]:
@@ -326,7 +441,9 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
         return evaluate_arrays(flops, nbytes, hardware.peak(counts.precision, counts.unit),
                                hardware.bandwidth(operation.level_on(hardware)),
                                hardware.launch_overhead, hardware.efficiency,
-                               intensity=intensity, kernels=kernels)
+                               intensity=intensity, kernels=kernels,
+                               calibrated=calibrated_for(operation.kind, operation.params,
+                                                         hardware))
 
     workers = min(len(machines), os.cpu_count() or 1)
     if workers < 2 or intensity.size < PARALLEL_MIN_SHAPES:

@@ -30,7 +30,7 @@ import numpy as np
 
 from workbench.model.hardware import Hardware
 from workbench.model.operations import Operation, Param, cross_checks
-from workbench.model.roofline import BOUND_NAMES
+from workbench.model.roofline import BOUND_NAMES, calibrated_for
 from workbench.model.roofline import sweep as roofline_sweep
 
 __all__ = [
@@ -221,6 +221,7 @@ class SweepResult:
     unit: str = "matrix"
     ceiling_note: str = ""
     kernels: int = 1
+    calibrated: Any = None  # the calibrated prediction's figures (None: derated)
 
     def __getitem__(self, key: str) -> np.ndarray:
         return self.arrays[key]
@@ -252,6 +253,7 @@ class SweepResult:
             row["unit"] = self.unit
             row["ceiling_note"] = self.ceiling_note
             row["kernels"] = self.kernels
+            row["calibrated"] = self.calibrated
             out.append(row)
         return out
 
@@ -284,6 +286,7 @@ def evaluate_sweep(operation: Operation, hardware: Hardware, sweep: Sweep) -> Sw
         unit=ceiling.unit,
         ceiling_note=ceiling.note,
         kernels=int(counts.kernels),
+        calibrated=calibrated_for(operation.kind, operation.params, hardware),
     )
 
 

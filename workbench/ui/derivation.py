@@ -184,6 +184,10 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
                       f"{_q(r.bandwidth, 'bandwidth')} = {_q(r.t_mem_s, 'time')}"),
         ]
         launch = _launch_text(r, hw)
+        if r.calibrated is not None:
+            rows.extend(_calibrated_rows(r, hw))
+            sections.append(Section(title, "pairs", rows, f"{r.bound}-bound", r.bound))
+            continue
         if r.bound == "overhead":
             eff = f" / {r.efficiency:g}" if r.efficiency else ""
             why = (f"max(T_math, T_mem){eff} = {_q(r.t_lower_s / (r.efficiency or 1.0), 'time')}"
@@ -211,6 +215,48 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
     sections.append(Section(f"Conventions ({len(CONVENTIONS)})", "toggle",
                             list(CONVENTIONS) if conventions_open else []))
     return sections
+
+
+def _calibrated_rows(r: Any, hw: Any) -> list[tuple[str, str]]:
+    """The calibrated prediction's lines: which efficiencies applied and why, the work and
+    fixed parts, the predicted time (see :mod:`workbench.model.prediction`)."""
+    from workbench.model.prediction import LAUNCHES, calibration_of
+
+    c = r.calibrated
+    cal = calibration_of(hw)
+    origin = cal.source or "the machine's calibration"
+    k = r.kernels
+    fixed_bound = r.t_work_s < r.t_fixed_s
+    if r.bound == "overhead":
+        why = (f"T_work {_q(r.t_work_s, 'time')} < T_fixed {_q(r.t_fixed_s, 'time')}"
+               if fixed_bound else
+               f"T_fixed + T_work {_q(r.t_fixed_s + r.t_work_s, 'time')} < {k} × launch "
+               f"floor {_q(c.floor, 'time')}")
+    elif r.bound == "compute":
+        why = "T_math ≥ T_mem"
+    else:
+        why = "T_mem > T_math"
+    rows = [
+        ("bound", f"{r.bound} ({why})"),
+        ("time bounds", f"max(T_math, T_mem) = {_q(r.t_lower_s, 'time')} ≤ T ≤ "
+                        f"T_math + T_mem = {_q(r.t_upper_s, 'time')}"),
+        ("efficiency", f"{c.math_class} {c.e_math:g} on the compute roof, {c.memory_class} "
+                       f"{c.e_mem:g} on the bandwidth roof: {c.reason} ({origin})"),
+        ("T_work", f"max(T_math / e_math, T_mem / e_mem) = max({_q(r.t_math_s, 'time')} / "
+                   f"{c.e_math:g}, {_q(r.t_mem_s, 'time')} / {c.e_mem:g}) = "
+                   f"{_q(r.t_work_s, 'time')}"),
+        ("T_fixed", f"kernels × (launch + start-up) = {k} × ({_q(c.launch, 'time')} + "
+                    f"{_q(c.startup, 'time')}) = {_q(r.t_fixed_s, 'time')}  "
+                    f"({LAUNCHES.get(c.launches, c.launches)})"),
+    ]
+    if c.floor > 0:
+        rows.append(("predicted", f"max(T_fixed + T_work, kernels × launch floor) = "
+                                  f"max({_q(r.t_fixed_s + r.t_work_s, 'time')}, {k} × "
+                                  f"{_q(c.floor, 'time')}) = {_q(r.t_predicted_s, 'time')}"))
+    else:
+        rows.append(("predicted", f"T_fixed + T_work = {_q(r.t_fixed_s, 'time')} + "
+                                  f"{_q(r.t_work_s, 'time')} = {_q(r.t_predicted_s, 'time')}"))
+    return rows
 
 
 _UNIT_TEXT = {"matrix": "matrix units (tensor cores, MXU, AMX)",

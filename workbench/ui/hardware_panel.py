@@ -406,4 +406,6 @@ class HardwarePanel(MachineForm, QWidget):
             base = get_preset(entry.preset)
         except KeyError:
             return
+        # the session's prediction choice is not a figure of the machine: it stays
+        base.prediction, base.launches = entry.hardware.prediction, entry.hardware.launches
         self._apply(base, "Revert to preset")

@@ -457,6 +457,11 @@ class MachineForm:
             parts.append("Sources:<br>" + "<br>".join(links))
         else:
             parts.append("No sources given.")
+        if hw.calibration is not None:
+            parts.append("Calibrated prediction figures: "
+                         f"{escape_html(hw.calibration.source or 'given in this session')}")
+        else:
+            parts.append("Calibrated prediction figures: assumed (the H100 SXM's)")
         self.provenance_label.setText("<p>" + "</p><p>".join(parts) + "</p>")
         self.notes_label.setText(hw.notes.strip())
         self.notes_label.setVisible(bool(hw.notes.strip()))
@@ -466,7 +471,9 @@ class MachineForm:
         if not entry.preset:
             return False
         try:
-            return get_preset(entry.preset) != entry.hardware
+            hw = entry.hardware  # the session's prediction choice is not an edit
+            return get_preset(entry.preset).copy(prediction=hw.prediction,
+                                                 launches=hw.launches) != hw
         except KeyError:
             return False
 

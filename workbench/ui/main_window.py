@@ -150,6 +150,31 @@ class MainWindow(DocksMixin, QMainWindow):
                                       "theme", t), checkable=True, name=f"theme_{theme}")
             self.theme_group.addAction(action)
             self.theme_actions[theme] = action
+        from workbench.model.prediction import LAUNCHES
+
+        self.prediction_group = QActionGroup(self)
+        self.prediction_actions: dict[str, QAction] = {}
+        for model, text, tip in (
+                ("derated", "&Derated", "T_predicted = max(T_lower / efficiency, kernels × "
+                                        "launch overhead): one efficiency per machine"),
+                ("calibrated", "&Calibrated", "Efficiencies by kernel class, start-up and "
+                                              "launch costs per kernel, fitted on measured "
+                                              "kernels (the H100 and H200 presets; others: "
+                                              "the H100's, assumed)")):
+            action = self._action(text, lambda checked, m=model: checked and
+                                  self.document.set_prediction(model=m), tip=tip,
+                                  checkable=True, name=f"prediction_{model}")
+            self.prediction_group.addAction(action)
+            self.prediction_actions[model] = action
+        self.launches_group = QActionGroup(self)
+        self.launches_actions: dict[str, QAction] = {}
+        for launches, text in LAUNCHES.items():
+            action = self._action(f"Kernels {text}", lambda checked, k=launches: checked and
+                                  self.document.set_prediction(launches=k),
+                                  tip=f"Calibrated prediction: the launch cost of kernels {text}",
+                                  checkable=True, name=f"launches_{launches}")
+            self.launches_group.addAction(action)
+            self.launches_actions[launches] = action
         self.guide_action = self._action("Reading the &Chart", self.show_guide, K.HelpContents,
                                          name="guide")
         self.conventions_action = self._action("Counting &Conventions", self.show_conventions,
@@ -232,6 +257,12 @@ class MainWindow(DocksMixin, QMainWindow):
         theme_menu = view.addMenu("&Theme")
         for action in self.theme_actions.values():
             theme_menu.addAction(action)
+        prediction_menu = view.addMenu("&Prediction")
+        for action in self.prediction_actions.values():
+            prediction_menu.addAction(action)
+        prediction_menu.addSeparator()
+        for action in self.launches_actions.values():
+            prediction_menu.addAction(action)
         view.addSeparator()
         panels = view.addMenu("&Panels")
         for dock in (self.operations_dock, self.editor_dock, self.hardware_dock,
@@ -264,7 +295,7 @@ class MainWindow(DocksMixin, QMainWindow):
             self._update_undo_actions()
             if not self.document.modified:
                 self.autosave.remove()
-        if change.what in (What.VIEW, What.SESSION):
+        if change.what in (What.VIEW, What.SESSION, What.HARDWARE, What.MACHINES):
             self._sync_view_actions()
         if change.what in (What.OPERATIONS, What.SESSION):
             self.workspace.select_valid()
@@ -278,6 +309,14 @@ class MainWindow(DocksMixin, QMainWindow):
         for theme, action in self.theme_actions.items():
             action.blockSignals(True)
             action.setChecked(view.theme == theme)
+            action.blockSignals(False)
+        machines = self.document.session.hardware
+        first = machines[0].hardware if machines else None
+        for key, action in (*self.prediction_actions.items(), *self.launches_actions.items()):
+            action.blockSignals(True)
+            action.setEnabled(first is not None and (key in self.prediction_actions
+                                                     or first.prediction == "calibrated"))
+            action.setChecked(first is not None and key in (first.prediction, first.launches))
             action.blockSignals(False)
 
     # -- autosave and recovery -------------------------------------------------------------

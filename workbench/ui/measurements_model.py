@@ -52,6 +52,13 @@ MEASURED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("fraction", "Fraction", "Fraction of the predicted ceiling = predicted T_lower / measured "
                              "time (= achieved ÷ attainable at the same FLOPs)"),
     ("verdict", "Verdict", BANDS_TIP),
+    ("vs_predicted", "Measured / T_predicted", "Measured time over the predicted time "
+                                               "(T_predicted, with the machine's efficiency "
+                                               "or calibration): 1.00 × where the "
+                                               "prediction meets the kernel"),
+    ("traffic", "Traffic vs ideal", "Measured bytes (DRAM traffic of an imported kernel) over "
+                                    "the operation's ideal bytes; empty when bytes were not "
+                                    "measured"),
 )
 COLUMN = {key: i for i, (key, _t, _tip) in enumerate(MEASURED_COLUMNS)}
 
@@ -234,6 +241,14 @@ class MeasurementsModel(QAbstractTableModel):
             if j.above_roof:
                 return f"⚠ above its roof: check the counting or the peak · {j.verdict_label}"
             return j.verdict_label
+        if key == "vs_predicted":
+            ratio = j.vs_predicted
+            return "—" if ratio is None else f"{ratio:.2f} ×"
+        if key == "traffic":
+            if j.bytes_ratio is None or r.result is None:
+                return ""
+            return (f"{j.bytes_ratio:.2f} × ({format_quantity(j.bytes, 'bytes', 4)} of "
+                    f"{format_quantity(r.result.bytes, 'bytes', 4)})")
         raise KeyError(key)
 
     def tooltip(self, row: int, key: str) -> str | None:

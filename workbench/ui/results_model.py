@@ -124,6 +124,21 @@ COLUMNS: tuple[Column, ...] = (
     Column("overhead", "Overhead floor", "launch overhead [s]", lambda r: r.launch_overhead_s,
            _q("time"), "launch overhead of the machine: the time floor below which an operation "
            "is overhead-bound; — : none known", sample="Overhead floor"),
+    # the calibrated prediction's parts (— : the derated prediction)
+    Column("t_work", "T_work", "T_work [s]",
+           lambda r: r.t_work_s if r.calibrated is not None else None, _q("time"),
+           FORMULAS["t_work"] + " (calibrated prediction; — : derated)", sample="999 ms"),
+    Column("t_fixed", "T_fixed", "T_fixed [s]",
+           lambda r: r.t_fixed_s if r.calibrated is not None else None, _q("time"),
+           FORMULAS["t_fixed"] + " (calibrated prediction; — : derated)", sample="999 µs"),
+    Column("kernel_class", "Efficiencies", "efficiencies",
+           lambda r: (None if r.calibrated is None else
+                      f"{r.calibrated.math_class} {r.calibrated.e_math:g} · "
+                      f"{r.calibrated.memory_class} {r.calibrated.e_mem:g}"
+                      + (" (assumed)" if r.calibrated.assumed else "")),
+           None, "The kernel class's efficiencies on the compute roof and the bandwidth roof "
+                 "(calibrated prediction; — : derated)", numeric=False,
+           sample="attention_causal 0.558 · streaming 0.87"),
 )
 COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
 _BOUND_COL = COLUMN_INDEX["bound"]
