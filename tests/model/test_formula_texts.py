@@ -320,6 +320,9 @@ def test_model_level_lines_of_latency_requests_batches_and_cost():
     result = model_result(arch, setup, hw)
     lines = dict(derivation(arch, setup, totals, [result]))
 
+    # the step's own time keeps its name beside the latency lines, with the value computed
+    assert _quantity(lines["m: TPOT"].split(" = ")[-1]) == pytest.approx(
+        result.t_predicted_s, rel=6e-3)
     # collective latency: count·steps·α, α printed in µs
     latency = lines["m: all-reduce latency"]
     formula, shown = latency.split(" = ")[1], latency.split(" = ")[2]
