@@ -24,8 +24,20 @@ def _isolated_settings(tmp_path_factory, monkeypatch):
     try:
         from PySide6.QtCore import QStandardPaths
     except ImportError:  # engine-only environments
+        yield
         return
     QStandardPaths.setTestModeEnabled(True)
+    _clear_app_settings()  # Qt finds its settings file once a process: start each test clean
+    yield
+    _clear_app_settings()
+
+
+def _clear_app_settings() -> None:
+    """Forget what an earlier test's window saved (layout, recent files, export options)."""
+    from PySide6.QtCore import QCoreApplication, QSettings
+
+    if QCoreApplication.organizationName() or QCoreApplication.applicationName():
+        QSettings().clear()
 
 
 @pytest.fixture

@@ -154,7 +154,15 @@ class Document:
         self._emit(command.redo())
         self._emit(Change(What.STATE))
 
-    def _push(self, command: Command) -> None:
+    def edit(self, text: str, put: Callable[[Any], Change], new: Any, old: Any,
+             merge_key: object = None) -> None:
+        """The edit that every setter is: ``put(value)`` puts a value in place and says what
+        changed; doing the edit puts ``new``, undoing it puts ``old`` back."""
+        self.push(Command(text, lambda: put(new), lambda: put(old), merge_key=merge_key))
+
+    def push(self, command: Command) -> None:
+        """Do ``command`` and put it on the undo stack (merged into the step on top when
+        both edit the same thing and the gesture is not sealed); listeners hear its change."""
         top = self._undo[-1] if self._undo else None
         change = command.redo()
         if (top is not None and command.merge_key is not None and not top.sealed
@@ -229,19 +237,16 @@ class Document:
             return
         label = entry.operation.spec.param(name).label
 
-        def put(v: Any) -> Callable[[], Change]:
-            def apply() -> Change:
-                params = self.operation(op_id).operation.params
-                if v is None:
-                    params.pop(name, None)
-                else:
-                    params[name] = copy.deepcopy(v)
-                return Change(What.OPERATION, (op_id,), (name,))
+        def put(v: Any) -> Change:
+            params = self.operation(op_id).operation.params
+            if v is None:
+                params.pop(name, None)
+            else:
+                params[name] = copy.deepcopy(v)
+            return Change(What.OPERATION, (op_id,), (name,))
 
-            return apply
-
-        self._push(Command(f"Set {label} of {entry.operation.name}", put(new), put(old),
-                            merge_key=("param", op_id, name)))
+        self.edit(f"Set {label} of {entry.operation.name}", put, new, old,
+                  merge_key=("param", op_id, name))
 
     def set_operation_field(self, op_id: int, name: str, value: Any) -> None:
         """``name``, ``memory_level`` (on the operation) or ``color``, ``visible``, ``label``
@@ -254,20 +259,17 @@ class Document:
         if old == value:
             return
 
-        def put(v: Any) -> Callable[[], Change]:
-            def apply() -> Change:
-                target = self.operation(op_id)
-                if name == "name":
-                    self._rename_references(target, v)
-                setattr(target.operation if on_op else target, name, v)
-                return Change(What.OPERATION, (op_id,), (name,))
-
-            return apply
+        def put(v: Any) -> Change:
+            target = self.operation(op_id)
+            if name == "name":
+                self._rename_references(target, v)
+            setattr(target.operation if on_op else target, name, v)
+            return Change(What.OPERATION, (op_id,), (name,))
 
         texts = {"name": "Rename", "visible": "Show/hide", "color": "Colour",
                  "label": "Label", "memory_level": "Memory level of"}
-        self._push(Command(f"{texts.get(name, name)} {entry.operation.name}", put(value),
-                            put(old), merge_key=("field", op_id, name)))
+        self.edit(f"{texts.get(name, name)} {entry.operation.name}", put, value, old,
+                  merge_key=("field", op_id, name))
 
     def add_operation(self, operation: Operation, index: int | None = None,
                       entry: OperationEntry | None = None) -> int:
@@ -285,7 +287,7 @@ class Document:
             self.session.operations.remove(entry)
             return Change(What.OPERATIONS, (entry.id,))
 
-        self._push(Command(f"Add {operation.name}", do, undo))
+        self.push(Command(f"Add {operation.name}", do, undo))
         return entry.id
 
     def duplicate_operation(self, op_id: int) -> int:
@@ -353,7 +355,7 @@ class Document:
             return Change(What.OPERATIONS, tuple(e.id for _, e in entries))
 
         what = entries[0][1].operation.name if len(entries) == 1 else f"{len(entries)} operations"
-        self._push(Command(f"Delete {what}", do, undo))
+        self.push(Command(f"Delete {what}", do, undo))
 
     def move_operation(self, op_id: int, new_index: int) -> None:
         old_index = self.operation_index(op_id)
@@ -361,16 +363,13 @@ class Document:
         if new_index == old_index:
             return
 
-        def move(src: int, dst: int) -> Callable[[], Change]:
-            def apply() -> Change:
-                entry = self.session.operations.pop(src)
-                self.session.operations.insert(dst, entry)
-                return Change(What.OPERATIONS, (op_id,))
+        def put(index: int) -> Change:
+            entry = self.operation(op_id)
+            self.session.operations.remove(entry)
+            self.session.operations.insert(index, entry)
+            return Change(What.OPERATIONS, (op_id,))
 
-            return apply
-
-        self._push(Command(f"Move {self.operation(op_id).operation.name}",
-                            move(old_index, new_index), move(new_index, old_index)))
+        self.edit(f"Move {self.operation(op_id).operation.name}", put, new_index, old_index)
 
     # -- whole models (workbench.document.models) -------------------------------------------
 
@@ -405,7 +404,7 @@ class Document:
             self.session.hardware.remove(entry)
             return Change(What.MACHINES, (entry.id,))
 
-        self._push(Command(f"Add {hardware.label}", do, undo))
+        self.push(Command(f"Add {hardware.label}", do, undo))
         return entry.id
 
     def set_prediction(self, model: str | None = None, launches: str | None = None) -> None:
@@ -421,16 +420,13 @@ class Document:
         if all(o == new for o in old):
             return
 
-        def put(values: list[tuple[str, str]]) -> Callable[[], Change]:
-            def apply() -> Change:
-                for entry, (m, k) in zip(entries, values, strict=True):
-                    entry.hardware = entry.hardware.copy(prediction=m, launches=k)
-                return Change(What.HARDWARE, tuple(e.id for e in entries))
-
-            return apply
+        def put(values: list[tuple[str, str]]) -> Change:
+            for entry, (m, k) in zip(entries, values, strict=True):
+                entry.hardware = entry.hardware.copy(prediction=m, launches=k)
+            return Change(What.HARDWARE, tuple(e.id for e in entries))
 
         what = new[0] if model else f"{new[1]} launches"
-        self._push(Command(f"Prediction: {what}", put([new] * len(entries)), put(old)))
+        self.edit(f"Prediction: {what}", put, [new] * len(entries), old)
 
     def remove_machine(self, hw_id: int) -> None:
         index = self.machine_index(hw_id)
@@ -444,7 +440,7 @@ class Document:
             self.session.hardware.insert(index, entry)
             return Change(What.MACHINES, (hw_id,))
 
-        self._push(Command(f"Remove {entry.hardware.label}", do, undo))
+        self.push(Command(f"Remove {entry.hardware.label}", do, undo))
 
     def set_machine(self, hw_id: int, hardware: Hardware, text: str = "") -> None:
         """Replace a machine's figures (an edited copy of :attr:`HardwareEntry.hardware`)."""
@@ -454,29 +450,22 @@ class Document:
         if old == new:
             return
 
-        def put(hw: Hardware) -> Callable[[], Change]:
-            def apply() -> Change:
-                self.machine(hw_id).hardware = hw.copy()
-                return Change(What.HARDWARE, (hw_id,))
+        def put(hw: Hardware) -> Change:
+            self.machine(hw_id).hardware = hw.copy()
+            return Change(What.HARDWARE, (hw_id,))
 
-            return apply
-
-        self._push(Command(text or f"Edit {old.label}", put(new), put(old),
-                            merge_key=("machine", hw_id, text)))
+        self.edit(text or f"Edit {old.label}", put, new, old, merge_key=("machine", hw_id, text))
 
     def set_machine_visible(self, hw_id: int, visible: bool) -> None:
         entry = self.machine(hw_id)
         if entry.visible == visible:
             return
 
-        def put(v: bool) -> Callable[[], Change]:
-            def apply() -> Change:
-                self.machine(hw_id).visible = v
-                return Change(What.HARDWARE, (hw_id,), ("visible",))
+        def put(v: bool) -> Change:
+            self.machine(hw_id).visible = v
+            return Change(What.HARDWARE, (hw_id,), ("visible",))
 
-            return apply
-
-        self._push(Command(f"Show/hide {entry.hardware.label}", put(visible), put(not visible)))
+        self.edit(f"Show/hide {entry.hardware.label}", put, visible, not visible)
 
     # -- sweeps, measurements, compared pairs ----------------------------------------------
 
@@ -489,16 +478,13 @@ class Document:
                             and old.param == sweep.param and old.describe() == sweep.describe()):
             return
 
-        def put(v: Sweep | None) -> Callable[[], Change]:
-            def apply() -> Change:
-                self.operation(op_id).sweep = v
-                return Change(What.OPERATION, (op_id,), ("sweep",))
-
-            return apply
+        def put(v: Sweep | None) -> Change:
+            self.operation(op_id).sweep = v
+            return Change(What.OPERATION, (op_id,), ("sweep",))
 
         text = "Remove sweep of" if sweep is None else "Sweep"
-        self._push(Command(f"{text} {entry.operation.name}", put(sweep), put(old),
-                            merge_key=("sweep", op_id) if sweep is not None else None))
+        self.edit(f"{text} {entry.operation.name}", put, sweep, old,
+                  merge_key=("sweep", op_id) if sweep is not None else None)
 
     def set_measurements(self, measurements: list[Measurement], text: str = "Edit measurements"
                          ) -> None:
@@ -509,14 +495,11 @@ class Document:
         if old == new:
             return
 
-        def put(v: list[Measurement]) -> Callable[[], Change]:
-            def apply() -> Change:
-                self.session.measurements = list(v)
-                return Change(What.MEASUREMENTS)
+        def put(v: list[Measurement]) -> Change:
+            self.session.measurements = list(v)
+            return Change(What.MEASUREMENTS)
 
-            return apply
-
-        self._push(Command(text, put(new), put(old)))
+        self.edit(text, put, new, old)
 
     def set_comparisons(self, comparisons: list[Comparison], text: str = "Edit compared pairs"
                         ) -> None:
@@ -525,14 +508,11 @@ class Document:
         if old == new:
             return
 
-        def put(v: list[Comparison]) -> Callable[[], Change]:
-            def apply() -> Change:
-                self.session.comparisons = list(v)
-                return Change(What.COMPARISONS)
+        def put(v: list[Comparison]) -> Change:
+            self.session.comparisons = list(v)
+            return Change(What.COMPARISONS)
 
-            return apply
-
-        self._push(Command(text, put(new), put(old)))
+        self.edit(text, put, new, old)
 
     def _set_references(self, measurements: list[Measurement], comparisons: list[Comparison],
                         m_changed: bool, c_changed: bool) -> None:
@@ -550,28 +530,22 @@ class Document:
         if old == value:
             return
 
-        def put(v: Any) -> Callable[[], Change]:
-            def apply() -> Change:
-                setattr(self.session.view, name, v)
-                return Change(What.VIEW, (), (name,))
+        def put(v: Any) -> Change:
+            setattr(self.session.view, name, v)
+            return Change(What.VIEW, (), (name,))
 
-            return apply
-
-        self._push(Command(f"View: {name}", put(value), put(old), merge_key=("view", name)))
+        self.edit(f"View: {name}", put, value, old, merge_key=("view", name))
 
     def set_title(self, title: str) -> None:
         old = self.session.title
         if old == title:
             return
 
-        def put(v: str) -> Callable[[], Change]:
-            def apply() -> Change:
-                self.session.title = v
-                return Change(What.TITLE)
+        def put(v: str) -> Change:
+            self.session.title = v
+            return Change(What.TITLE)
 
-            return apply
-
-        self._push(Command("Edit title", put(title), put(old), merge_key=("title",)))
+        self.edit("Edit title", put, title, old, merge_key=("title",))
 
 
 def default_view() -> ViewSettings:

@@ -11,7 +11,6 @@ visibility changed, which restyles its points); otherwise its operations are rep
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from workbench.document.changes import Change, Command, What
@@ -44,7 +43,7 @@ def add_model(doc: Document, model: ModelEntry) -> int:
         doc.session.operations[:] = [e for e in doc.session.operations if e.id not in gone]
         return Change(What.OPERATIONS, tuple(gone))
 
-    doc._push(Command(f"Add {model.label}", do, undo))
+    doc.push(Command(f"Add {model.label}", do, undo))
     return model.id
 
 
@@ -66,7 +65,7 @@ def remove_model(doc: Document, model_id: int) -> None:
             doc.session.operations.insert(i, entry)
         return Change(What.OPERATIONS, tuple(ids))
 
-    doc._push(Command(f"Delete {model.label}", do, undo))
+    doc.push(Command(f"Delete {model.label}", do, undo))
 
 
 def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> None:
@@ -86,16 +85,12 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
 
         layer_steps(new.arch, new.setup)  # (an expert split of a dense model, too many stages)
 
-    def put(state: ModelEntry) -> Callable[[], Change]:
-        def apply() -> Change:
-            target = model_by_id(doc, model_id)
-            return _apply(doc, target, state)
-
-        return apply
+    def put(state: ModelEntry) -> Change:
+        return _apply(doc, model_by_id(doc, model_id), state)
 
     what = text or ", ".join(sorted(changes))
-    doc._push(Command(f"Set {what} of {model.label}", put(new), put(old),
-                       merge_key=("model", model_id, tuple(sorted(changes)))))
+    doc.edit(f"Set {what} of {model.label}", put, new, old,
+             merge_key=("model", model_id, tuple(sorted(changes))))
 
 
 def _apply(doc: Document, target: ModelEntry, state: ModelEntry):
