@@ -144,3 +144,46 @@ def test_a_click_on_a_moved_point_selects_it_there_and_only_there(qtbot):
     qtbot.wait(400)  # not a double click
     qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=canvas.pixel_of(*new))
     assert workspace.selection.current == gemv
+
+
+# -- what the chart cannot draw is said on the chart ------------------------------------------
+
+NOT_DRAWN = """
+schema_version: 2
+title: not everything can be drawn
+hardware:
+  - name: Linked box
+    compute: {bf16: 100 TFLOP/s}
+    memory: {hbm: 1 TB/s}
+    interconnect: {link: 100 GB/s}
+  - name: Lone box
+    compute: {bf16: 100 TFLOP/s}
+    memory: {hbm: 1 TB/s}
+operations:
+  - {name: GEMM, kind: gemm, m: 1024, n: 1024, k: 1024, dtype: bf16}
+  - {name: two chips, kind: sharded_matmul, b: 256, d: 4096, f: 4096, chips: 2, dtype: bf16}
+"""
+
+
+def test_pairs_that_cannot_be_drawn_are_counted_over_the_chart_with_their_reasons(qtbot):
+    canvas, workspace = open_canvas(qtbot, loads_session(NOT_DRAWN))
+    document = workspace.document
+    # the sharded matmul has no interconnect on the lone box: one pair not drawn
+    assert canvas.not_drawn_text() == "1 pair not drawn — hover for why"
+    tip = canvas.not_drawn_hint.toolTip()
+    assert "two chips on Lone box" in tip and "interconnect" in tip
+    # an operation that cannot be counted: both of its pairs, with the reason
+    gemm = op_named(workspace, "GEMM")
+    document.set_param(gemm, "m", "four")
+    QApplication.processEvents()
+    assert canvas.not_drawn_text() == "3 pairs not drawn — hover for why"
+    tip = canvas.not_drawn_hint.toolTip()
+    assert tip.count("GEMM on ") == 2 and "cannot be counted" in tip
+    assert not any(key[0] == gemm for key in positions(canvas))
+    # the note sits inside the plot, and goes when everything is drawn again
+    plot = canvas.plot_widget.geometry()
+    assert plot.contains(canvas.not_drawn_hint.geometry().center())
+    document.undo()
+    document.remove_operations([op_named(workspace, "two chips")])
+    QApplication.processEvents()
+    assert canvas.not_drawn_text() == ""

@@ -521,6 +521,7 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, SessionViewMixin, QW
         else:
             self._layout_pending = True
         self._count_outside()
+        self._show_not_drawn(scene.notes)
 
     def _flush_layout(self) -> None:
         """Place the labels now if a rebuild while hidden left them to the next paint."""

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QPushButton
+from PySide6.QtWidgets import QFrame, QLabel, QPushButton
+
+#: Reasons listed in the tip of the "not drawn" note; the Results table lists every one.
+MAX_NOTES_IN_TIP = 20
 
 
 class SessionViewMixin:
@@ -26,6 +29,14 @@ class SessionViewMixin:
         self.outside_hint.clicked.connect(self.fit_to_data)
         self.outside_hint.hide()
         self._outside = 0
+        #: what could not be drawn (a pair a machine cannot run, an operation that cannot be
+        #: counted, a value off the log scale), said over the plot, the reasons as its tip
+        self.not_drawn_hint = QLabel(self)
+        self.not_drawn_hint.setObjectName("not_drawn_hint")
+        self.not_drawn_hint.setFrameShape(QFrame.Shape.StyledPanel)
+        self.not_drawn_hint.setAutoFillBackground(True)
+        self.not_drawn_hint.setMargin(3)
+        self.not_drawn_hint.hide()
         #: the session drawn: another one starts with nothing of this one's
         self._session_shown = self.workspace.document.session
 
@@ -76,15 +87,40 @@ class SessionViewMixin:
         if outside:
             self._place_outside_hint()
 
-    def _place_outside_hint(self) -> None:
-        """In the plot's lower right corner (under the flat roofs, where a roofline chart is
-        emptiest), clear of the axes and the title."""
-        hint = self.outside_hint
-        if hint.isHidden():
+    def _show_not_drawn(self, notes: tuple[str, ...]) -> None:
+        """Count what the scene could not draw over the plot, each reason in the tip (hidden
+        when everything is drawn)."""
+        hint = self.not_drawn_hint
+        if not notes:
+            hint.hide()
             return
+        noun = "pair" if len(notes) == 1 else "pairs"
+        hint.setText(f"{len(notes)} {noun} not drawn — hover for why")
+        shown = list(notes[:MAX_NOTES_IN_TIP])
+        if len(notes) > len(shown):
+            shown.append(f"… and {len(notes) - len(shown)} more (the Results table lists each)")
+        hint.setToolTip("\n".join(shown))
+        hint.adjustSize()
+        hint.show()
+        hint.raise_()
+        self._place_outside_hint()
+
+    def not_drawn_text(self) -> str:
+        """The note over the plot about what could not be drawn ("" when none)."""
+        return self.not_drawn_hint.text() if self.not_drawn_hint.isVisibleTo(self) else ""
+
+    def _place_outside_hint(self) -> None:
+        """The notes over the plot, in its lower right corner (under the flat roofs, where a
+        roofline chart is emptiest), clear of the axes and the title: the points outside the
+        view lowest, what could not be drawn above it."""
         plot = self.plot_widget
         area = plot.mapFromScene(self._vb.sceneBoundingRect()).boundingRect().translated(
             plot.mapTo(self, QPoint(0, 0)))
-        x = max(0, min(area.right(), self.width()) - hint.width() - 8)
-        y = max(0, min(area.bottom(), self.height()) - hint.height() - 8)
-        hint.move(x, y)
+        bottom = min(area.bottom(), self.height()) - 8
+        for hint in (self.outside_hint, self.not_drawn_hint):
+            if hint.isHidden():
+                continue
+            x = max(0, min(area.right(), self.width()) - hint.width() - 8)
+            y = max(0, bottom - hint.height())
+            hint.move(x, y)
+            bottom = y - 4
