@@ -239,6 +239,11 @@ def qtbot_wait(ms: int) -> None:
     QTest.qWait(ms)
 
 
+#: Pixels in which a partial repaint may differ from a full one without anything being left
+#: on screen: the anti-aliased ends of a few sample lines.
+ANTIALIASED_ENDS = 12
+
+
 def _stale(shown, full, area) -> int:
     """Pixels around the plot area (axes, titles, a legend outside the plot) that the screen
     shows otherwise than a full repaint draws them. (Inside the plot a dotted line repainted
@@ -270,7 +275,9 @@ def test_a_legend_moving_into_the_plot_leaves_no_rows_below_it(qtbot, window):
     doc = win.document
     for model in list(doc.session.models):  # fewer rows each time: the legend moves inside
         doc.remove_model(model.id)
-        assert _stale(*_painted(win)) == 0
+        # (a legend row left behind is hundreds of pixels; a partial repaint may shade a
+        # few anti-aliased ends of the legend's sample lines otherwise than a full one)
+        assert _stale(*_painted(win)) <= ANTIALIASED_ENDS
     assert len(win.canvas.legend_texts()) <= 4
 
 
