@@ -221,11 +221,12 @@ class MeasurementsPanel(DockedPanel, QWidget):
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for key, width in (("name", 180), ("operation", 150), ("machine", 150),
-                           ("time", 95), ("achieved", 105), ("ceiling", 110),
-                           ("predicted", 110), ("fraction", 75)):
+        widths = {"name": 180, "operation": 150, "machine": 150, "time": 95, "achieved": 105,
+                  "ceiling": 110, "predicted": 110, "fraction": 75}
+        for key, column in COLUMN.items():
             # never narrower than the header's title ("Predicted T_lower" was cut)
-            self.view.setColumnWidth(COLUMN[key], max(width, header.sectionSizeHint(COLUMN[key])))
+            self.view.setColumnWidth(column, max(widths.get(key, 0),
+                                                 header.sectionSizeHint(column)))
         self.view.selectionModel().currentRowChanged.connect(self._on_current)
         splitter.addWidget(self.view)
         scroll = QScrollArea()
