@@ -188,12 +188,14 @@ def _remove_stale_temporaries(folder: Path, name: str) -> None:
             old = now - entry.stat(follow_symlinks=False).st_mtime > _STALE_AGE_S
         except OSError:
             continue
-        if old or (os.name == "posix" and not (owner.isdigit() and _running(int(owner)))):
+        if old or (os.name == "posix" and not (owner.isdigit() and process_alive(int(owner)))):
             with contextlib.suppress(OSError):
                 os.unlink(entry.path)
 
 
-def _running(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` is running (a zombie, exited but not yet reaped, is not; one
+    that cannot be asked about is taken to be)."""
     if pid == os.getpid():
         return True
     try:
@@ -202,7 +204,11 @@ def _running(pid: int) -> bool:
         return False
     except (PermissionError, OverflowError, ValueError):
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(") ", 1)[1][:1] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def _copy_for_backup(src: Path, dst: Path) -> None:

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.io.atomic import write_atomic
+from workbench.io.atomic import process_alive, write_atomic
 from workbench.io.sessions import dumps_session, loads_session
 from workbench.model.session import Session
 
@@ -67,23 +67,6 @@ class Autosave:
             self.path.unlink()
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # a zombie (exited, not yet reaped) is not a running app
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(") ", 1)[1][:1] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
 def find_recoverable(folder: Path) -> list[Recoverable]:
     """Autosaves left by apps that are no longer running, newest first."""
     folder = Path(folder)
@@ -102,7 +85,7 @@ def find_recoverable(folder: Path) -> list[Recoverable]:
             pid = int(meta.get("pid", 0))
         except (OSError, ValueError, UnicodeDecodeError):
             continue
-        if pid and _alive(pid):
+        if pid and process_alive(pid):
             continue
         found.append(Recoverable(path, meta.get("original"), float(meta.get("saved_at", 0)), pid))
     found.sort(key=lambda r: r.saved_at, reverse=True)
