@@ -41,22 +41,42 @@ def _clear_app_settings() -> None:
 
 
 @pytest.fixture
-def gpu_window(qtbot):
-    """A shown main window with an H100 and an RTX 4090 and no operations (the whole-model
-    tests add theirs); closed without asking to save."""
+def open_window(qtbot):
+    """Shown main windows: ``open_window(path=None, size=None)`` opens one (on the session
+    file ``path``, resized to ``size``); each is closed at the end without asking to save."""
     from PySide6.QtWidgets import QMessageBox
 
-    from workbench.io.presets import get_preset
     from workbench.ui.app import create_app
     from workbench.ui.main_window import MainWindow
 
-    create_app()
-    win = MainWindow()
-    win.show()
-    qtbot.waitExposed(win)
+    windows = []
+
+    def open_(path=None, size: tuple[int, int] | None = None):
+        create_app()
+        win = MainWindow()
+        if path is not None:
+            assert win.open_path(path)
+        if size is not None:
+            win.resize(*size)
+        win.show()
+        qtbot.waitExposed(win)
+        windows.append(win)
+        return win
+
+    yield open_
+    for win in windows:
+        win.ask_save_changes = lambda: QMessageBox.Discard
+        win.close()
+        win.deleteLater()
+
+
+@pytest.fixture
+def gpu_window(open_window):
+    """A shown main window with an H100 and an RTX 4090 and no operations (the whole-model
+    tests add theirs); closed without asking to save."""
+    from workbench.io.presets import get_preset
+
+    win = open_window()
     for preset in ("h100-sxm", "rtx-4090"):
         win.document.add_machine(get_preset(preset), preset)
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.close()
-    win.deleteLater()
+    return win

@@ -8,9 +8,7 @@ from conftest import EXAMPLES
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QMessageBox
 
-from workbench.ui.app import create_app
 from workbench.ui.launch import start
-from workbench.ui.main_window import MainWindow
 
 OLD = ("schema_version: 1\nhardware: [{preset: h100-sxm}]\noperations:\n"
        "  - name: FFN\n    kind: gemm\n    m: 64\n    n: 4096\n"
@@ -18,15 +16,8 @@ OLD = ("schema_version: 1\nhardware: [{preset: h100-sxm}]\noperations:\n"
 
 
 @pytest.fixture
-def window(qtbot):
-    create_app()
-    win = MainWindow()
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.close()
-    win.deleteLater()
+def window(open_window):
+    return open_window()
 
 
 def _message(win) -> QMessageBox | None:

@@ -8,11 +8,9 @@ import time
 
 import pytest
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog
+from PySide6.QtWidgets import QApplication, QProgressDialog
 
 from workbench.io.measurements import parse_ncu_csv
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
 
 NCU_HEADER = ('"ID","Kernel Name","gpu__time_duration.sum","dram__bytes.sum",'
               '"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"\n'
@@ -20,14 +18,8 @@ NCU_HEADER = ('"ID","Kernel Name","gpu__time_duration.sum","dram__bytes.sum",'
 
 
 @pytest.fixture
-def window(qtbot):
-    create_app()
-    win = MainWindow()
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.close()
+def window(open_window):
+    return open_window()
 
 
 def _watch_progress(seen: list[tuple[str, bool]]) -> QTimer:

@@ -11,26 +11,16 @@ import pytest
 from conftest import EXAMPLES
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
-from PySide6.QtWidgets import QApplication, QDialogButtonBox, QFileDialog, QMessageBox
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QFileDialog
 
-from workbench.ui.app import create_app
 from workbench.ui.main_window import MainWindow
 
 EXAMPLE = {p.name: p for p in EXAMPLES}
 
 
 @pytest.fixture
-def window(qtbot):
-    create_app()
-    win = MainWindow()
-    win.resize(1300, 800)
-    win.open_path(EXAMPLE["llama_ffn.yaml"])
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.close()
-    win.deleteLater()
+def window(open_window):
+    return open_window(EXAMPLE["llama_ffn.yaml"], (1300, 800))
 
 
 def fills(win) -> dict[tuple[str, str], str]:

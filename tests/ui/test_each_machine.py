@@ -19,17 +19,8 @@ INT8 = "int8 weights, bf16 activations"
 
 
 @pytest.fixture
-def window(qtbot):
-    create_app()
-    win = MainWindow()
-    win.open_path(CRITICAL)
-    win.resize(1366, 768)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.close()
-    win.deleteLater()
+def window(open_window):
+    return open_window(CRITICAL, (1366, 768))
 
 
 def _ids(window):

@@ -9,27 +9,16 @@ from conftest import EXAMPLES
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMessageBox, QTableView
-
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
+from PySide6.QtWidgets import QApplication, QTableView
 
 LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
 
 
 @pytest.fixture
-def window(qtbot):
-    create_app()
-    win = MainWindow()
-    win.open_path(LLAMA)
-    win.resize(1366, 768)
-    win.show()
-    qtbot.waitExposed(win)
+def window(open_window):
+    win = open_window(LLAMA, (1366, 768))
     win.activateWindow()
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.close()
-    win.deleteLater()
+    return win
 
 
 def _inside(widget, container) -> bool:

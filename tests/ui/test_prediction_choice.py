@@ -8,11 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from PySide6.QtWidgets import QMessageBox
 
 from workbench.model.units import format_quantity
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
 from workbench.ui.measurements_model import MEASURED_COLUMNS
 from workbench.ui.results_model import COLUMN_INDEX
 
@@ -26,15 +23,8 @@ def us(text: str) -> float:
 
 
 @pytest.fixture
-def window(qtbot):
-    create_app()
-    win = MainWindow()
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.close()
-    win.deleteLater()
+def window(open_window):
+    return open_window()
 
 
 def cell(window, operation: str, machine_prefix: str, key: str) -> str:

@@ -4,28 +4,17 @@ from __future__ import annotations
 
 import pytest
 from conftest import EXAMPLES
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication
 
-from workbench.ui.app import create_app
 from workbench.ui.chart_items import Label
-from workbench.ui.main_window import MainWindow
 
 SWEEP = next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yaml")
 
 
 @pytest.fixture
-def window(qtbot):
-    create_app()
-    win = MainWindow()
-    win.settings.clear()
-    win.open_path(SWEEP)
-    win.resize(1500, 950)  # room for both end labels in every theme, whatever the screen
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.close()
-    win.deleteLater()
+def window(open_window):
+    # room for both end labels in every theme, whatever the screen
+    return open_window(SWEEP, (1500, 950))
 
 
 def _sweep_labels_drawn(canvas) -> dict[str, int]:
