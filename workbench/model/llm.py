@@ -153,7 +153,7 @@ class Architecture:
         return frozenset(self.local_layers)
 
     @functools.cached_property
-    def _mixed_attention(self) -> bool:
+    def mixed_attention(self) -> bool:
         """Some layers local, some global (Gemma-2): they are separate layer kinds."""
         local = sum(self.is_local_layer(i) for i in range(self.layers))
         return 0 < local < self.layers
@@ -163,7 +163,7 @@ class Architecture:
         prefixed ``local``/``global`` when only some layers attend to a sliding window."""
         base = ("layer" if self.moe is None else
                 "MoE layer" if self.is_moe_layer(index) else "dense layer")
-        if self._mixed_attention:
+        if self.mixed_attention:
             return ("local " if self.is_local_layer(index) else "global ") + base
         return base
 
@@ -483,7 +483,7 @@ def layer_steps(arch: Architecture, setup: Setup) -> list[Step]:
             kinds[group][0] += 1
         else:
             kinds[group] = [1, arch.is_moe_layer(index), arch.window_of(index)]
-    if arch.moe is not None and not arch._mixed_attention:
+    if arch.moe is not None and not arch.mixed_attention:
         # dense layers first, as before (DeepSeek's first_k_dense_replace)
         kinds = dict(sorted(kinds.items(), key=lambda kv: kv[1][1]))
 

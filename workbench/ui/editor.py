@@ -114,7 +114,7 @@ class OperationEditor(QWidget):
         self._errors: dict[str, str] = {}
         self._note = ""
         # the typing of the current gesture, per parameter: the text and value of each edit
-        # applied, and the text last refused (see _finish)
+        # applied, and the text last refused (see finish)
         self._typed: dict[str, list[tuple[str, Any]]] = {}
         self._refused_text: dict[str, str] = {}
         self._applying = False  # the document is changing because of this editor
@@ -289,8 +289,8 @@ class OperationEditor(QWidget):
         self._build_form()
         self._stack.setCurrentIndex(1)
         self._sync()
-        self._fit_splitter()
-        QTimer.singleShot(0, self, self._fit_splitter)  # again once the new rows are laid out
+        self.fit_splitter()
+        QTimer.singleShot(0, self, self.fit_splitter)  # again once the new rows are laid out
         self._refresh_derivation(force=True)
 
     def _on_change(self, change: Change) -> None:
@@ -363,7 +363,7 @@ class OperationEditor(QWidget):
         self._name_edit.setObjectName("op_name")
         self._name_edit.setToolTip("Name of the operation (shown on the chart and in tables)")
         self._name_edit.textEdited.connect(self._on_name)
-        self._name_edit.editingFinished.connect(lambda: self._finish("name"))
+        self._name_edit.editingFinished.connect(lambda: self.finish("name"))
         self._name_edit.installEventFilter(document_undo_filter())  # Ctrl+Z: the document's
         form.addRow(self._bold_label("Name"), self._name_edit)
 
@@ -426,7 +426,7 @@ class OperationEditor(QWidget):
         self._update_hint()
         self._scroll.setWidget(container)  # deletes the previous form
 
-    def _fit_splitter(self) -> None:
+    def fit_splitter(self) -> None:
         """Give the form the height it needs (at most 62 %), the derivation the rest; once
         the user drags the splitter, their choice is kept."""
         if self._splitter_moved:
@@ -445,7 +445,7 @@ class OperationEditor(QWidget):
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
         if self._op_id is not None:
-            self._fit_splitter()
+            self.fit_splitter()
 
     @staticmethod
     def _bold_label(text: str) -> QLabel:
@@ -628,7 +628,7 @@ class OperationEditor(QWidget):
                                               self._level_combo.itemData(index))
             self.document.seal()
 
-    def _propose(self, name: str, value: Any, discrete: bool = False) -> None:
+    def propose(self, name: str, value: Any, discrete: bool = False) -> None:
         """Apply ``value`` to parameter ``name`` if the model accepts it; else explain."""
         if self._op_id is None or self.read_only:
             return
@@ -716,7 +716,7 @@ class OperationEditor(QWidget):
             self._update_hint()
         set_invalid(widget, False)
 
-    def _finish(self, name: str) -> None:
+    def finish(self, name: str) -> None:
         """End of a gesture (Return, focus out): one undo step. Refused text is put back, and
         what the typing applied on the way ("1e3" of "1e30") is taken back with it: the
         typed value applies whole or not at all."""

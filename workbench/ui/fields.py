@@ -64,10 +64,10 @@ class _Field:
         raise NotImplementedError
 
     def _propose(self, value: Any, discrete: bool = False) -> None:
-        self.editor._propose(self.param.name, value, discrete=discrete)
+        self.editor.propose(self.param.name, value, discrete=discrete)
 
     def _finish(self) -> None:
-        self.editor._finish(self.param.name)
+        self.editor.finish(self.param.name)
 
 
 def _inherit_label(kind: Kind, param: Param) -> str:

@@ -44,7 +44,7 @@ def start(session: str | None = None):
         # the built-in example is named as an example (Save asks where to keep a copy)
         window.set_session(loaded, resolved, None if path else DEFAULT_EXAMPLE)
         if resolved:
-            window._add_recent(resolved)
+            window.add_recent(resolved)
         window.show()
         if assumed:
             from workbench.ui.load_warnings import show_assumed

@@ -541,7 +541,7 @@ class MainWindow(DocksMixin, QMainWindow):
         if not self.maybe_save():
             return False
         self.set_session(session, path.resolve())
-        self._add_recent(path.resolve())
+        self.add_recent(path.resolve())
         self.statusBar().showMessage(f"Opened {path}", 4000)
         show_assumed(self, path, assumed)
         return True
@@ -575,7 +575,7 @@ class MainWindow(DocksMixin, QMainWindow):
             return False
         self.example = None
         self.document.mark_clean(path.resolve())
-        self._add_recent(path.resolve())
+        self.add_recent(path.resolve())
         self.statusBar().showMessage(f"Saved {path}", 4000)
         return True
 
@@ -722,7 +722,7 @@ class MainWindow(DocksMixin, QMainWindow):
             value = [value]
         return [v for v in (value or []) if isinstance(v, str)]
 
-    def _add_recent(self, path: Path) -> None:
+    def add_recent(self, path: Path) -> None:
         files = [str(path)] + [f for f in self.recent_files() if f != str(path)]
         self.settings.setValue("recent_files", files[:MAX_RECENT])
 

@@ -57,7 +57,7 @@ def header_data(table, model: ModelEntry, col: int, role: int) -> Any:
         font.setBold(True)
         return font
     if role == R.ForegroundRole and not model.visible and col in (COL_NAME, COL_KIND):
-        return table._dim()
+        return table.dim_color()
     s = model.setup
     lengths = (f"prompt {s.prompt_len}" if s.phase == "prefill" else f"kv {s.kv_len}")
     if col == COL_VISIBLE:
@@ -92,9 +92,9 @@ def header_data(table, model: ModelEntry, col: int, role: int) -> Any:
             return _ALIGN_RIGHT
         if role in (R.DisplayRole, R.ToolTipRole):
             key = ("model", model.id)
-            texts = table._texts.get(key)
+            texts = table.texts.get(key)
             if texts is None:
-                texts = table._texts[key] = _model_intensity(table, model)
+                texts = table.texts[key] = _model_intensity(table, model)
             return texts[0] if role == R.DisplayRole else texts[1]
     return None
 

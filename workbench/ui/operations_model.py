@@ -71,8 +71,9 @@ class OperationsModel(QAbstractTableModel):
         #: ids of the models shown expanded
         self.expanded: set[int] = set()
         self._machine: HardwareEntry | None = None
-        #: op id -> (intensity, bound) texts as shown, until a change touches them
-        self._texts: dict[int, tuple[str, str | None]] = {}
+        #: The (intensity, bound) texts shown per operation, and per model group (its
+        #: header row, see :mod:`workbench.ui.model_group`), formatted once until a change.
+        self.texts: dict[int, tuple[str, str | None]] = {}
         self._snapshot()
         workspace.signals.changed.connect(self._on_change)
 
@@ -92,7 +93,7 @@ class OperationsModel(QAbstractTableModel):
             self._rows = {e.id: i for i, e in enumerate(self._entries)}
         self._machines = [h for h in session.hardware if h.visible]
         self._machine = self._machines[0] if self._machines else None
-        self._texts = {}
+        self.texts = {}
 
     def reset(self) -> None:
         self.beginResetModel()
@@ -157,13 +158,13 @@ class OperationsModel(QAbstractTableModel):
             headers = {grouped[i] for i in change.ids[:1] if i in grouped}
             if headers:  # a model's edit: its header row shows the new set-up and intensity
                 for model_id in {grouped[i] for i in change.ids if i in grouped}:
-                    self._texts.pop(("model", model_id), None)
+                    self.texts.pop(("model", model_id), None)
                     row = self._model_rows.get(model_id)
                     if row is not None:
                         self.dataChanged.emit(self.index(row, 0), self.index(row, last))
             for op_id in change.ids:
                 row = self._rows.get(op_id)
-                old = self._texts.pop(op_id, None)
+                old = self.texts.pop(op_id, None)
                 if row is None:
                     continue
                 if not numbers_only:
@@ -186,7 +187,7 @@ class OperationsModel(QAbstractTableModel):
             session = self.workspace.document.session
             self._machines = [h for h in session.hardware if h.visible]
             self._machine = self._machines[0] if self._machines else None
-            self._texts.clear()
+            self.texts.clear()
             if self._entries:
                 self.dataChanged.emit(self.index(0, COL_INTENSITY),
                                       self.index(len(self._entries) - 1, COL_BOUND))
@@ -243,11 +244,11 @@ class OperationsModel(QAbstractTableModel):
             return entry.id
         if col == COL_COLOR:
             if role == R.DecorationRole:
-                return swatch_icon(self._color(row, entry))
+                return swatch_icon(self.color_of(row, entry))
             if role == R.ToolTipRole:
                 if entry.id in self._grouped:
-                    return f"{self._color(row, entry)} — its model's colour for this layer kind"
-                return f"{self._color(row, entry)} — double-click to choose a colour"
+                    return f"{self.color_of(row, entry)} — its model's colour for this layer kind"
+                return f"{self.color_of(row, entry)} — double-click to choose a colour"
             return None
         if col == COL_VISIBLE:
             if role == R.CheckStateRole:
@@ -268,7 +269,7 @@ class OperationsModel(QAbstractTableModel):
             if role == R.ToolTipRole:
                 return f"{entry.operation.name}\n{KINDS[entry.operation.kind].doc}"
             if role == R.ForegroundRole and not entry.visible:
-                return self._dim()
+                return self.dim_color()
             return None
         if col == COL_KIND:
             if role == R.DisplayRole:
@@ -276,7 +277,7 @@ class OperationsModel(QAbstractTableModel):
             if role == R.ToolTipRole:
                 return KINDS[entry.operation.kind].doc
             if role == R.ForegroundRole and not entry.visible:
-                return self._dim()
+                return self.dim_color()
             return None
         if col == COL_INTENSITY:
             if role == R.TextAlignmentRole:
@@ -339,12 +340,12 @@ class OperationsModel(QAbstractTableModel):
     # -- cell contents ---------------------------------------------------------------------
 
     @staticmethod
-    def _color(row: int, entry: OperationEntry) -> str:
+    def color_of(row: int, entry: OperationEntry) -> str:
         # Session.color_of, without its linear search: ``row`` is the index in the session.
         return entry.color or entry.auto_color or PALETTE[row % len(PALETTE)]
 
     @staticmethod
-    def _dim() -> QColor:
+    def dim_color() -> QColor:
         from PySide6.QtWidgets import QApplication
 
         return QApplication.palette().color(QPalette.ColorGroup.Disabled,
@@ -352,9 +353,9 @@ class OperationsModel(QAbstractTableModel):
 
     def _shown(self, entry: OperationEntry) -> tuple[str, str | None]:
         """(intensity, bound) texts of an operation, formatted once until a change."""
-        texts = self._texts.get(entry.id)
+        texts = self.texts.get(entry.id)
         if texts is None:
-            texts = self._texts[entry.id] = (self._intensity(entry, False),
+            texts = self.texts[entry.id] = (self._intensity(entry, False),
                                              self._bound(entry, Qt.ItemDataRole.DisplayRole))
         return texts
 

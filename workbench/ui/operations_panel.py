@@ -471,7 +471,7 @@ class OperationsPanel(QWidget):
         if row < 0:
             return
         entry = self.model.entry(row)
-        initial = QColor(OperationsModel._color(row, entry))
+        initial = QColor(OperationsModel.color_of(row, entry))
         color = QColorDialog.getColor(initial, self, f"Colour of {entry.operation.name}")
         if color.isValid():
             self.document.set_operation_field(op_id, "color", color.name().upper())

@@ -268,10 +268,10 @@ class _StepsField(_Field):
         self.input = self.steps
 
     def _on_steps(self, steps: list[dict[str, Any]], discrete: bool, where: Any) -> None:
-        self.editor._propose(self.param.name, steps, discrete=discrete)
+        self.editor.propose(self.param.name, steps, discrete=discrete)
 
     def load(self, raw: Any, resolved: dict[str, Any], context: dict[str, Any]) -> None:
         rows = len(self.steps.rows)
         self.steps.load(resolved.get(self.param.name))
         if rows and len(self.steps.rows) != rows:  # a step added or removed: refit the form
-            QTimer.singleShot(0, self.editor, self.editor._fit_splitter)
+            QTimer.singleShot(0, self.editor, self.editor.fit_splitter)
