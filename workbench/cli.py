@@ -219,7 +219,7 @@ RESULT_KEYS = (
     "operation", "hardware", "precision", "precision_used", "level", "flops", "bytes",
     "intensity", "peak_flops", "bandwidth", "ridge", "attainable_flops", "fraction_of_peak",
     "bound", "t_math_s", "t_mem_s", "t_lower_s", "t_upper_s", "t_predicted_s", "efficiency",
-    "launch_overhead_s", "unit", "ceiling_note", "kernels",
+    "launch_overhead_s", "unit", "ceiling_note", "kernels", "latency_s",
 )
 
 CSV_HEADERS = {
@@ -229,6 +229,7 @@ CSV_HEADERS = {
     "t_math_s": "t_math [s]", "t_mem_s": "t_mem [s]", "t_lower_s": "t_lower [s]",
     "t_upper_s": "t_upper [s]", "t_predicted_s": "t_predicted [s]", "efficiency": "efficiency [1]",
     "launch_overhead_s": "launch_overhead [s]", "kernels": "kernels [1]",
+    "latency_s": "link_latency [s]",
 }
 
 

@@ -210,6 +210,8 @@ def check_result(result: dict, op: dict, machine: dict) -> None:
 
     check_relations(result)
     t_lower = max(result["t_math_s"], result["t_mem_s"])
+    if op["kind"] not in ("sharded_matmul", "all_reduce"):
+        assert result["latency_s"] == 0
     kernels = len(op["steps"]) if op["kind"] == "elementwise" and not op.get("fused") else 1
     if machine["overhead"] and t_lower / machine["efficiency"] < kernels * machine["overhead"]:
         assert result["bound"] == "overhead"
@@ -229,8 +231,10 @@ def check_relations(result: dict) -> None:
     assert close(result["attainable_flops"], min(p, (f / b) * w))
     assert close(result["t_math_s"], f / p)
     assert close(result["t_mem_s"], b / w)
-    assert close(result["t_lower_s"], max(f / p, b / w))
-    assert close(result["t_upper_s"], f / p + b / w)
+    latency = result["latency_s"]  # a collective's link latency (0 for other work)
+    assert latency >= 0
+    assert close(result["t_lower_s"], max(f / p, b / w) + latency)
+    assert close(result["t_upper_s"], f / p + b / w + latency)
     assert result["bound"] in ("memory", "compute", "overhead")
     if result["bound"] != "overhead":
         assert result["bound"] == ("compute" if f / p >= b / w else "memory")

@@ -117,8 +117,10 @@ def test_examples_analyze_to_the_documented_formulas(path, capsys):
             intensity = row["flops"] / row["bytes"]
             assert row["attainable_flops"] == pytest.approx(min(peak, intensity * bandwidth),
                                                             rel=1e-12)
+            # (plus a collective's link latency: its steps × the link's latency)
             assert row["t_lower_s"] == pytest.approx(
-                max(row["flops"] / peak, row["bytes"] / bandwidth), rel=1e-12)
+                max(row["flops"] / peak, row["bytes"] / bandwidth) + row["latency_s"],
+                rel=1e-12)
             if expected is None:
                 continue
             flops, nbytes = expected

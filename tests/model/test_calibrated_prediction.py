@@ -199,7 +199,11 @@ def test_communication_kinds_keep_the_derated_prediction():
     op = Operation("all_reduce", {"rows": 4096, "hidden": 4096, "chips": 8, "dtype": "bf16"})
     r = evaluate(op, calibrated("h100-sxm", "graph"))
     assert r.calibrated is None
-    assert r.t_predicted_s == pytest.approx(max(r.t_lower_s / 0.78, 8e-6), rel=1e-12)
+    # the ring's 2·(8−1) steps at NVLink's default 0.6 µs: a floor, not derated
+    assert r.latency_s == pytest.approx(2 * 7 * 0.6e-6, rel=1e-12)
+    roofline = max(r.t_math_s, r.t_mem_s)
+    assert r.t_lower_s == pytest.approx(roofline + r.latency_s, rel=1e-12)
+    assert r.t_predicted_s == pytest.approx(max(roofline / 0.78, 8e-6) + r.latency_s, rel=1e-12)
 
 
 def test_derated_prediction_is_unchanged():

@@ -356,3 +356,43 @@ def test_model_level_lines_of_latency_requests_batches_and_cost():
                                                         rel=1e-2)
     _, values, shown = rl["m: output tokens/s per chip"].split(" = ")
     assert evaluate_text(values) == pytest.approx(float(shown.replace(",", "")), rel=1e-3)
+
+
+def test_a_collective_pays_its_link_latency_in_its_own_roofline():
+    """A stand-alone all-reduce over 8 chips and a 2-chip sharded matmul: T_lower is the
+    roofline's max plus steps × the link's latency, by hand; the derivation's latency and
+    time-bound lines read back."""
+    from workbench.model.operations import Operation
+
+    hw = Hardware(name="m", compute={"bf16": 1e15}, memory={"hbm": 3e12},
+                  interconnect={"nvlink": 450e9}, link_latency={"nvlink": 2e-6})
+    cases = [
+        (Operation("all_reduce", {"rows": 16, "hidden": 8192, "chips": 8, "dtype": "bf16"}),
+         2 * (8 - 1)),
+        (Operation("sharded_matmul", {"b": 256, "d": 16384, "f": 8192, "chips": 2,
+                                      "dtype": "bf16"}), 2 * (2 - 1)),
+    ]
+    for op, steps in cases:
+        doc = _session(op, hw)
+        op_id = doc.session.operations[0].id
+        r = ResultCache(doc).pair(op_id, doc.session.hardware[0].id).result
+        assert r.latency_s == pytest.approx(steps * 2e-6, rel=1e-12)
+        assert r.t_lower_s == pytest.approx(max(r.t_math_s, r.t_mem_s) + steps * 2e-6, rel=1e-12)
+        assert r.t_upper_s == pytest.approx(r.t_math_s + r.t_mem_s + steps * 2e-6, rel=1e-12)
+        sections = build_derivation(doc, ResultCache(doc), op_id)
+        rows = dict(next(s for s in sections if s.title.startswith("m")).rows)
+        line = rows["link latency"]
+        _, symbols, values, shown = line.split(" = ")
+        assert symbols.endswith("·α")
+        count, alpha = values.rsplit("·", 1)  # "2·(8−1)", "2 µs (machine)"
+        assert evaluate_text(count) == steps
+        assert quantities(alpha)[0] == pytest.approx(2e-6, rel=1e-12)
+        assert quantities(shown)[0] == pytest.approx(steps * 2e-6, rel=SHOWN)
+        lower, upper = quantities(rows["time bounds"])
+        assert lower == pytest.approx(r.t_lower_s, rel=SHOWN)
+        assert upper == pytest.approx(r.t_upper_s, rel=SHOWN)
+    # other work pays none
+    gemm = Operation("gemm", {"m": 64, "n": 64, "k": 64, "dtype": "bf16"})
+    doc = _session(gemm, hw)
+    assert ResultCache(doc).pair(doc.session.operations[0].id,
+                                 doc.session.hardware[0].id).result.latency_s == 0

@@ -211,12 +211,19 @@ def _count_all_reduce(p: Mapping[str, Any]) -> Counts:
         "Ring all-reduce: reduce-scatter then all-gather; each chip sends 2·(t−1)/t of the "
         "activation. Bytes are counted on the machine's first interconnect.",
         "Latency: the ring takes 2·(t−1) steps, each paying the link's latency at least "
-        "(the machine's link_latency, or the default for its kind of link); a whole model "
-        "adds it to T_lower and shows it in its derivation.",
+        "(the machine's link_latency, or the default for its kind of link): a floor no "
+        "implementation beats, added to T_lower.",
         "In tensor parallelism there are two per layer: after the attention output projection "
         "and after the FFN down projection.",
     ]
-    return Counts(flops, [sent], p["compute"], notes)
+    return Counts(flops, [sent], p["compute"], notes, **_steps(p))
+
+
+def _steps(p: Mapping[str, Any]) -> dict[str, Any]:
+    """The latency steps of a collective with parameters ``p`` (see :class:`Counts`)."""
+    template, count = COLLECTIVE_STEPS[p.get("collective", "all_reduce")]
+    return {"latency_steps": count(p),
+            "latency_formula": (template.replace("{chips}", "t"), template.format(**p))}
 
 
 def _count_exchange(p: Mapping[str, Any]) -> Counts:
@@ -239,7 +246,7 @@ def _count_exchange(p: Mapping[str, Any]) -> Counts:
                  "each paying the link latency.",
                  "Expert parallelism has two per MoE layer: dispatch before the experts and "
                  "combine after them (the weighted sum of the k outputs is not counted)."]
-    return Counts(flops, [sent], p["compute"], notes)
+    return Counts(flops, [sent], p["compute"], notes, **_steps(p))
 
 
 _register(Kind("all_reduce", "Collective (communication)",

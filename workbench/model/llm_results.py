@@ -190,14 +190,12 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
             out.t_lower_s += r.t_lower_s * step.count
             t = sustained_time(r, hardware) * step.count
             collective = collective_steps(op.kind, op.params)
-            if collective is not None:
+            if collective is not None and r.latency_s:  # (in r's times: listed here)
                 n, text = collective
                 alpha, source = hardware.latency_of(r.level)
                 key = (_COLLECTIVE_NAMES.get(op.params.get("collective", "all_reduce"),
                                              KINDS[op.kind].label), text, n, alpha, source)
                 latency[key] = latency.get(key, 0) + step.count
-                out.t_lower_s += n * alpha * step.count  # a floor: part of the bound
-                t += n * alpha * step.count
             out.t_predicted_s += t
             label = KINDS[op.kind].label
             by_kind[label] = by_kind.get(label, 0.0) + t

@@ -548,8 +548,13 @@ def _count_sharded_matmul(p: Mapping[str, Any]) -> Counts:
         "GEMM with K = D/N).",
         "The (N−1)/N·B·F additions that reduce the partial sums are ignored (negligible next to "
         "2·B·D·F/N).",
+        "Latency: the ring takes 2·(N−1) steps (reduce-scatter N−1), each paying the link's "
+        "latency at least: a floor added to T_lower.",
     ]
-    return Counts([flops], [sent], p["compute"], notes)
+    steps, formula = ((chips - 1, ("(N−1)", f"({chips}−1)")) if p["collective"] == "reduce_scatter"
+                      else (2 * (chips - 1), ("2·(N−1)", f"2·({chips}−1)")))
+    return Counts([flops], [sent], p["compute"], notes, latency_steps=steps,
+                  latency_formula=formula)
 
 
 _register(Kind("sharded_matmul", "Sharded matmul (communication)",

@@ -50,8 +50,8 @@ FORMULAS: dict[str, str] = {
     "attainable": "attainable = min(peak, I × bandwidth)",
     "t_math": "T_math = FLOPs / peak",
     "t_mem": "T_mem = bytes / bandwidth",
-    "t_lower": "T_lower = max(T_math, T_mem)",
-    "t_upper": "T_upper = T_math + T_mem",
+    "t_lower": "T_lower = max(T_math, T_mem) (+ link latency, for a collective)",
+    "t_upper": "T_upper = T_math + T_mem (+ link latency, for a collective)",
     "fraction_of_peak": "% of peak = attainable / peak",
     "t_predicted": "T_predicted = max(T_lower / efficiency, kernels × launch overhead)",
     "bound": "overhead if T_lower / efficiency < kernels × launch overhead; else compute if "
@@ -70,13 +70,18 @@ _KEYS = ("flops", "bytes", "intensity", "peak_flops", "bandwidth", "ridge", "att
 
 
 def _roofline(m, f, b, p, w, overhead: float | None, efficiency: float | None, kernels=1,
-              intensity=None, calibrated: Calibrated | None = None) -> tuple:
+              intensity=None, calibrated: Calibrated | None = None, latency=0.0) -> tuple:
     """The roofline formulas (the module's docstring, :data:`FORMULAS`), written once.
 
     ``m`` is the arithmetic they run on: :class:`_Floats` for one operation on one machine,
     :class:`_Arrays` for numpy arrays (a sweep, a batch of rows). ``calibrated``, when given,
-    replaces ``overhead`` and ``efficiency`` by the calibrated prediction's figures. Returns
-    the values in the order of :data:`_KEYS`."""
+    replaces ``overhead`` and ``efficiency`` by the calibrated prediction's figures.
+    ``latency`` is a collective's link latency (its steps × the link's latency): a floor no
+    implementation beats, added to T_lower, T_upper and T_predicted. Returns the values in
+    the order of :data:`_KEYS`."""
+    if latency if isinstance(latency, (int, float)) else np.any(latency):
+        out = _roofline(m, f, b, p, w, overhead, efficiency, kernels, intensity, calibrated)
+        return (*out[:10], out[10] + latency, out[11] + latency, out[12] + latency, out[13])
     if intensity is None:
         intensity = m.div(f, b)
     t_math = m.div(f, p)
@@ -252,12 +257,14 @@ def evaluate_arrays(
     intensity: Any = None,
     kernels: Any = 1,
     calibrated: Calibrated | None = None,
+    latency: Any = 0.0,
 ) -> dict[str, np.ndarray]:
     """Everything the roofline says about F FLOPs and B bytes, elementwise over arrays.
 
     ``bound`` is an integer array: 0 memory, 1 compute, 2 overhead (see :data:`BOUND_NAMES`).
     ``intensity``, when given, is ``flops / nbytes`` already computed (it is the same on
-    every machine of a sweep).
+    every machine of a sweep). ``latency``: a collective's link latency (see
+    :func:`link_latency`).
     """
     f = np.asarray(flops, dtype=float)
     b = np.asarray(nbytes, dtype=float)
@@ -265,9 +272,10 @@ def evaluate_arrays(
     w = np.asarray(bandwidth, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # IEEE inf and nan
         values = dict(zip(_KEYS, _roofline(_Arrays, f, b, p, w, overhead, efficiency, kernels,
-                                           intensity, calibrated), strict=True))
+                                           intensity, calibrated, latency), strict=True))
     shape = np.broadcast(f, b, p, w).shape
-    for key in ("flops", "bytes", "peak_flops", "bandwidth", "ridge"):
+    values["latency_s"] = np.asarray(latency, dtype=float)
+    for key in ("flops", "bytes", "peak_flops", "bandwidth", "ridge", "latency_s"):
         values[key] = np.broadcast_to(values[key], shape)
     # read-only: t_predicted may be t_lower itself, and a sweep's intensity is shared by
     # its machines (a caller's own intensity array is left as it was given)
@@ -286,9 +294,11 @@ def evaluate_scalars(flops: float, nbytes: float, peak: float, bandwidth: float,
                      kernels: int = 1) -> dict[str, float]:
     """:func:`evaluate_arrays` for one operation on one machine, in plain floats: the same
     formulas (:func:`_roofline`) on Python floats."""
-    return dict(zip(_KEYS, _roofline(_Floats, float(flops), float(nbytes), float(peak),
-                                     float(bandwidth), overhead, efficiency, kernels),
-                    strict=True))
+    out = dict(zip(_KEYS, _roofline(_Floats, float(flops), float(nbytes), float(peak),
+                                    float(bandwidth), overhead, efficiency, kernels),
+                   strict=True))
+    out["latency_s"] = 0.0
+    return out
 
 
 @dataclass(frozen=True)
@@ -321,6 +331,9 @@ class Result:
     kernels: int = 1
     #: The calibrated prediction's figures (``None``: the derated prediction).
     calibrated: Calibrated | None = None
+    #: A collective's link latency in T_lower, T_upper and T_predicted: its steps × the
+    #: latency of the link it runs over (0 for any other operation).
+    latency_s: float = 0.0
 
     @property
     def t_work_s(self) -> float:
@@ -366,16 +379,19 @@ def evaluate_counts(
     kernels = counts.kernels
     level_used = hardware.level_for(level)
     bandwidth = hardware.bandwidth(level_used)
+    latency = link_latency(counts, hardware, level_used)
     flops, nbytes = counts.flops, counts.bytes
     if (isinstance(flops, (int, float)) and not isinstance(flops, bool)
             and isinstance(nbytes, (int, float)) and not isinstance(nbytes, bool)):
         (f, b, intensity, p, w, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper,
          t_predicted, bound) = _roofline(_Floats, float(flops), float(nbytes), float(peak),
                                          float(bandwidth), hardware.launch_overhead,
-                                         hardware.efficiency, kernels, None, calibrated)
+                                         hardware.efficiency, kernels, None, calibrated,
+                                         latency)
     else:  # counts that are numpy values: the same formulas on arrays
         r = evaluate_arrays(flops, nbytes, peak, bandwidth, hardware.launch_overhead,
-                            hardware.efficiency, kernels=kernels, calibrated=calibrated)
+                            hardware.efficiency, kernels=kernels, calibrated=calibrated,
+                            latency=latency)
         (f, b, intensity, p, w, ridge, attainable, fraction, t_math, t_mem, t_lower, t_upper,
          t_predicted) = (float(r[key]) for key in _KEYS[:-1])
         bound = int(r["bound"])
@@ -407,7 +423,18 @@ def evaluate_counts(
         ceiling_note=note,
         kernels=int(kernels),
         calibrated=calibrated,
+        latency_s=float(latency),
     )
+
+
+def link_latency(counts: Counts, hardware: Hardware, level: str) -> float:
+    """A collective's latency floor on ``hardware`` across ``level``: its steps × the
+    latency of that link (:meth:`Hardware.latency_of`); 0 for other work, or across a
+    memory level."""
+    steps = counts.latency_steps
+    if level not in hardware.interconnect or not np.any(steps):  # (steps of a sweep: an array)
+        return 0.0
+    return steps * hardware.latency_of(level)[0]
 
 
 def evaluate(operation: Operation, hardware: Hardware, level: str | None = None) -> Result:
@@ -438,12 +465,15 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
     kernels = counts.kernels
 
     def one(hardware: Hardware) -> dict[str, np.ndarray]:
+        level = operation.level_on(hardware)
         return evaluate_arrays(flops, nbytes, hardware.peak(counts.precision, counts.unit),
-                               hardware.bandwidth(operation.level_on(hardware)),
+                               hardware.bandwidth(level),
                                hardware.launch_overhead, hardware.efficiency,
                                intensity=intensity, kernels=kernels,
                                calibrated=calibrated_for(operation.kind, operation.params,
-                                                         hardware))
+                                                         hardware),
+                               latency=link_latency(counts, hardware,
+                                                    hardware.level_for(level)))
 
     workers = min(len(machines), os.cpu_count() or 1)
     if workers < 2 or intensity.size < PARALLEL_MIN_SHAPES:

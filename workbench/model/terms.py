@@ -231,13 +231,17 @@ class Counts:
 
     ``unit`` is the execution unit the work runs on (``matrix`` or ``vector``: see
     the kind's :attr:`Kind.unit`), ``kernels`` how many kernels it launches (each pays the
-    machine's launch overhead at least once)."""
+    machine's launch overhead at least once). A collective has ``latency_steps``: the steps
+    of its algorithm, each paying the link's latency (``latency_formula`` says how many, in
+    symbols and with values: ``("2·(t−1)", "2·(8−1)")``)."""
     flop_terms: list[Term]
     byte_terms: list[Term]
     precision: str
     notes: list[str] = field(default_factory=list)
     unit: str = "matrix"
     kernels: Any = 1
+    latency_steps: Any = 0
+    latency_formula: tuple[str, str] = ("", "")
 
     @property
     def flops(self):

@@ -188,25 +188,35 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
             rows.extend(_calibrated_rows(r, hw))
             sections.append(Section(title, "pairs", rows, f"{r.bound}-bound", r.bound))
             continue
+        roofline = r.t_lower_s - r.latency_s  # max(T_math, T_mem)
         if r.bound == "overhead":
             eff = f" / {r.efficiency:g}" if r.efficiency else ""
-            why = (f"max(T_math, T_mem){eff} = {_q(r.t_lower_s / (r.efficiency or 1.0), 'time')}"
+            why = (f"max(T_math, T_mem){eff} = {_q(roofline / (r.efficiency or 1.0), 'time')}"
                    f" < {launch}")
         elif r.bound == "compute":
             why = "T_math ≥ T_mem"
         else:
             why = "T_mem > T_math"
         rows.append(("bound", f"{r.bound} ({why})"))
-        rows.append(("time bounds", f"max(T_math, T_mem) = {_q(r.t_lower_s, 'time')} ≤ T ≤ "
-                                    f"T_math + T_mem = {_q(r.t_upper_s, 'time')}"))
+        plus = ""
+        if r.latency_s:  # a collective: its steps each pay the link's latency, a floor
+            steps, values = counts.latency_formula
+            alpha, source = hw.latency_of(r.level)
+            rows.append(("link latency", f"steps·α = {steps}·α = {values}·"
+                                         f"{_q(alpha, 'time')} ({source}) = "
+                                         f"{_q(r.latency_s, 'time')}"))
+            plus = " + latency"
+        rows.append(("time bounds", f"max(T_math, T_mem){plus} = {_q(r.t_lower_s, 'time')} "
+                                    f"≤ T ≤ T_math + T_mem{plus} = {_q(r.t_upper_s, 'time')}"))
+        base = "max(T_math, T_mem)" if r.latency_s else "T_lower"  # (latency not derated)
         if r.efficiency:
-            predicted = f"T_lower / {r.efficiency:g}"
+            predicted = f"{base} / {r.efficiency:g}"
             if r.launch_overhead_s:
                 predicted = f"max({predicted}, {launch})"
             rows.append(("predicted", f"at {_percent(r.efficiency)} efficiency: "
-                                      f"{predicted} = {_q(r.t_predicted_s, 'time')}"))
+                                      f"{predicted}{plus} = {_q(r.t_predicted_s, 'time')}"))
         elif r.launch_overhead_s:
-            rows.append(("predicted", f"max(T_lower, {launch}) = "
+            rows.append(("predicted", f"max({base}, {launch}){plus} = "
                                       f"{_q(r.t_predicted_s, 'time')}"))
         sections.append(Section(title, "pairs", rows, f"{r.bound}-bound", r.bound))
     if not document.session.hardware:
