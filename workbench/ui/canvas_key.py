@@ -1,0 +1,119 @@
+"""On the live chart, every point is named as in figures: an operation whose name has no
+clean place gets a short tag by its point ("3", or "A2" for a model's part) and a row of
+the legend's key ("3 — name"); the key follows each zoom, pan and resize.
+
+Mixed into :class:`~workbench.ui.canvas.RooflineCanvas` (with
+:class:`~workbench.ui.canvas_layout.LayoutMixin`, whose key it uses).
+"""
+
+from __future__ import annotations
+
+import math
+
+from workbench.ui.axes import to_view
+from workbench.ui.canvas_layout import LayoutMixin
+
+
+class KeyMixin:
+    """The live chart's tags and key (see the module docstring)."""
+
+    #: on screen, names with no clean place are told by tags and the legend's key, as in
+    #: figures (a figure's canvas makes its own legend and keeps its key between passes)
+    key_on_screen = True
+
+    def _layout_annotations(self) -> None:
+        self._layout_on_screen()
+
+    def _layout_on_screen(self) -> None:
+        """The live chart's full placing: every name is tried again (after a zoom, a pan or a
+        resize a name may have room again), then :meth:`_layout_with_key` tags the ones that
+        find no clean place and lists them in the legend's key."""
+        scene = self._scene
+        if scene is None or len(scene.points) != len(self._points):
+            # (a rebuild under way: its points are not drawn yet; it places them itself)
+            LayoutMixin._layout_annotations(self)
+            return
+        # (with labels off, or past MAX_LABELS, the points carry no names: the legend says
+        # so; else the points that carry none are tagged from the start, as in figures)
+        view = self.workspace.document.session.view
+        tag_unnamed = view.labels and not scene.labels_suppressed
+        start = ({p.op_id for p in scene.points} - {p.op_id for p in scene.points
+                                                    if p.show_label}) if tag_unnamed else set()
+        if set(self._key_tags) != start:
+            names = {p.op_id: p.label for p in scene.points if p.show_label}
+            for op_id in set(self._key_tags) - start:
+                label = self._labels.get(op_id)
+                if label is not None and op_id in names:
+                    label.setText(names[op_id])
+            if start:
+                self._set_key(start)
+            else:
+                self._key_tags, self._key_rows, self._joined = {}, [], frozenset()
+                self._sync_legend(scene, force=True)
+        legend = self._legend
+        before = (legend.rows, legend.sceneBoundingRect(), self._legend_outside)
+        self._layout_with_key(tag_unnamed)
+        if self._key_rows or (legend.rows, legend.sceneBoundingRect(),
+                              self._legend_outside) != before:
+            # the key was made again (the legend passed through other sizes): Qt repaints
+            # only parts of where it was, and a part of a row's sample line is drawn
+            # otherwise than the whole
+            self.plot_widget.viewport().update()
+
+    #: tagged operations whose markers lie on another tagged one's: that one's tag says
+    #: theirs too ("A2, B2"; on screen), theirs is not drawn
+    _joined: frozenset = frozenset()
+
+    def _join_tags(self) -> None:
+        """Give operations whose markers overlap one tag between them (on screen two tags
+        side by side would find no place by one point)."""
+        self._joined = frozenset()
+        if not self.key_on_screen or len(self._key_tags) < 2:
+            return
+        ax, bx, ay, by = self._view_to_scene()
+        near = self.theme.point_size  # markers that touch or overlap
+        # each tag joins the first group with a member within ``near`` (cells of that size:
+        # the neighbouring ones hold every candidate)
+        cells: dict[tuple[int, int], list] = {}
+        groups: list[list] = []
+        for op_id in self._key_tags:  # (in the key's order)
+            point = self._points[self._label_key(op_id)]
+            sx, sy = to_view(point.x) * ax + bx, to_view(point.y) * ay + by
+            if not (math.isfinite(sx) and math.isfinite(sy)):
+                continue
+            cx, cy = int(sx // near), int(sy // near)
+            found = None
+            for dx in (-1, 0, 1):
+                for dy in (-1, 0, 1):
+                    for gx, gy, group in cells.get((cx + dx, cy + dy), ()):
+                        if abs(gx - sx) <= near and abs(gy - sy) <= near:
+                            found = group
+                            break
+                    if found is not None:
+                        break
+                if found is not None:
+                    break
+            if found is None:
+                found = []
+                groups.append(found)
+            found.append(op_id)
+            if len(found) == 1:
+                cells.setdefault((cx, cy), []).append((sx, sy, found))  # (its first)
+        joined = set()
+        for ops in groups:
+            if len(ops) > 1:
+                self._labels[ops[0]].setText(_joined_tags([self._key_tags[o] for o in ops]))
+                joined.update(ops[1:])
+        self._joined = frozenset(joined)
+
+
+def _joined_tags(tags: list[str], per_line: int = 4) -> str:
+    """Tags said together ("A2, A5" over "B1, B3"): a line per group's letter, at most
+    ``per_line`` to a line (a compact block by a crowd of markers, not a long line)."""
+    letters: dict[str, list[str]] = {}
+    for tag in sorted(tags, key=lambda t: (t.rstrip("0123456789"), len(t), t)):
+        letters.setdefault(tag.rstrip("0123456789"), []).append(tag)
+    lines = []
+    for same in letters.values():
+        lines += [", ".join(same[i:i + per_line]) for i in range(0, len(same), per_line)]
+    return "\n".join(lines)
