@@ -24,19 +24,41 @@ class KeyMixin:
     def _layout_annotations(self) -> None:
         self._layout_on_screen()
 
+    #: the view the key was made for: ``(x span, y span, width, height)``
+    _key_view: tuple = (0.0, 0.0, 0.0, 0.0)
+
+    def _roomier(self) -> bool:
+        """Whether the chart has more room for names than when the key was made (zoomed in,
+        made larger); notes the view."""
+        (x0, x1), (y0, y1) = self._vb.viewRange()
+        now = (abs(x1 - x0), abs(y1 - y0), float(self.width()), float(self.height()))
+        before, self._key_view = self._key_view, now
+        return (now[0] < before[0] * (1 - 1e-9) or now[1] < before[1] * (1 - 1e-9)
+                or now[2] > before[2] or now[3] > before[3])
+
     def _layout_on_screen(self) -> None:
-        """The live chart's full placing: every name is tried again (after a zoom, a pan or a
-        resize a name may have room again), then :meth:`_layout_with_key` tags the ones that
-        find no clean place and lists them in the legend's key."""
+        """The live chart's full placing: :meth:`_layout_with_key` tags the names that find
+        no clean place and lists them in the legend's key. With more room than the key was
+        made for (a zoom in, a larger window) every name is tried again first; else (a pan,
+        a zoom out, a new selection) the key is kept and only grows: one placing, not one
+        for each size of the key."""
         scene = self._scene
         if scene is None or len(scene.points) != len(self._points):
             # (a rebuild under way: its points are not drawn yet; it places them itself)
             LayoutMixin._layout_annotations(self)
             return
+        if not self._roomier() and self._key_made:
+            legend = self._legend
+            before = (legend.rows, legend.sceneBoundingRect(), self._legend_outside)
+            if len(self._key_tags) > 1:
+                self._join_tags()  # (markers closer or further apart now)
+            self._layout_with_key(self._tag_unnamed(scene))
+            self._repaint_legend(before, self._key_rows)
+            return
+        self._key_made = True
         # (with labels off, or past MAX_LABELS, the points carry no names: the legend says
         # so; else the points that carry none are tagged from the start, as in figures)
-        view = self.workspace.document.session.view
-        tag_unnamed = view.labels and not scene.labels_suppressed
+        tag_unnamed = self._tag_unnamed(scene)
         start = ({p.op_id for p in scene.points} - {p.op_id for p in scene.points
                                                     if p.show_label}) if tag_unnamed else set()
         if set(self._key_tags) != start:
@@ -53,8 +75,18 @@ class KeyMixin:
         legend = self._legend
         before = (legend.rows, legend.sceneBoundingRect(), self._legend_outside)
         self._layout_with_key(tag_unnamed)
-        if self._key_rows or (legend.rows, legend.sceneBoundingRect(),
-                              self._legend_outside) != before:
+        self._repaint_legend(before, self._key_rows)
+
+    #: whether the key was made since the points were drawn (a rebuild starts it again)
+    _key_made = False
+
+    def _tag_unnamed(self, scene) -> bool:
+        view = self.workspace.document.session.view
+        return bool(view.labels and not scene.labels_suppressed)
+
+    def _repaint_legend(self, before: tuple, remade=()) -> None:
+        legend = self._legend
+        if remade or (legend.rows, legend.sceneBoundingRect(), self._legend_outside) != before:
             # the key was made again (the legend passed through other sizes): Qt repaints
             # only parts of where it was, and a part of a row's sample line is drawn
             # otherwise than the whole
@@ -68,6 +100,10 @@ class KeyMixin:
         """Give operations whose markers overlap one tag between them (on screen two tags
         side by side would find no place by one point)."""
         self._joined = frozenset()
+        for op_id, tag in self._key_tags.items():  # (a text that said a group's tags)
+            label = self._labels.get(op_id)
+            if label is not None and label.toPlainText() != tag:
+                label.setText(tag)
         if not self.key_on_screen or len(self._key_tags) < 2:
             return
         ax, bx, ay, by = self._view_to_scene()

@@ -338,7 +338,7 @@ class SyncMixin:
 
     def _sync_points(self, scene: Scene) -> None:
         self._key_tags, self._key_rows = {}, []  # each point carries its own name again
-        self._joined = frozenset()
+        self._joined, self._key_made = frozenset(), False
         self._points = {}
         self._op_points = {}
         for point in scene.points:
