@@ -52,7 +52,11 @@ class KeyMixin:
             before = (legend.rows, legend.sceneBoundingRect(), self._legend_outside)
             if len(self._key_tags) > 1:
                 self._join_tags()  # (markers closer or further apart now)
-            self._layout_with_key(self._tag_unnamed(scene))
+            self._kept_choice = self._legend_choice
+            try:
+                self._layout_with_key(self._tag_unnamed(scene))
+            finally:
+                self._kept_choice = None
             self._repaint_legend(before, self._key_rows)
             return
         self._key_made = True

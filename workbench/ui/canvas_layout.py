@@ -252,6 +252,10 @@ class LayoutMixin:
     #: legend stays put while the user works, and can be dragged or collapsed)
     search_legend_places = False
 
+    #: the legend's place to try first (on screen, a placing that keeps the key keeps the
+    #: legend where it is when that place is still free: one placing, not two)
+    _kept_choice: str | None = None
+
     def _layout_once(self, choice: str | None):
         """One full placing with the legend at ``choice`` (see :meth:`_place_legend`):
         ``(layout, placements)``, or None when that corner is not free."""
@@ -289,7 +293,8 @@ class LayoutMixin:
         self._layout_timer.stop()  # placed for the current view: a queued placing is moot
         if self._scene is None:
             return
-        layout, placed = self._layout_once(None)
+        trial = self._layout_once(self._kept_choice) if self._kept_choice else None
+        layout, placed = trial if trial is not None else self._layout_once(None)
         missed = self._missed(placed)
         if (self.search_legend_places and missed and self._legend.isVisible()
                 and not self.legend_user_placed and len(self._label_of) <= 60):
