@@ -24,17 +24,23 @@ class KeyMixin:
     def _layout_annotations(self) -> None:
         self._layout_on_screen()
 
-    #: the view the key was made for: ``(x span, y span, width, height)``
+    #: the view the key was made for, or last grew in: ``(x span, y span, width, height)``
     _key_view: tuple = (0.0, 0.0, 0.0, 0.0)
+    #: how much more room makes the names be tried again (a wheel's few steps in keep the
+    #: key: a remade key costs a placing for each size it passes through)
+    MORE_ROOM = 1.25
+
+    def _view_now(self) -> tuple:
+        (x0, x1), (y0, y1) = self._vb.viewRange()
+        return (abs(x1 - x0), abs(y1 - y0), float(self.width()), float(self.height()))
 
     def _roomier(self) -> bool:
-        """Whether the chart has more room for names than when the key was made (zoomed in,
-        made larger); notes the view."""
-        (x0, x1), (y0, y1) = self._vb.viewRange()
-        now = (abs(x1 - x0), abs(y1 - y0), float(self.width()), float(self.height()))
-        before, self._key_view = self._key_view, now
-        return (now[0] < before[0] * (1 - 1e-9) or now[1] < before[1] * (1 - 1e-9)
-                or now[2] > before[2] or now[3] > before[3])
+        """Whether the chart has clearly more room for names than the key was made for
+        (zoomed in, made larger)."""
+        now, then = self._view_now(), self._key_view
+        more = self.MORE_ROOM
+        return (now[0] * more < then[0] or now[1] * more < then[1]
+                or now[2] > then[2] * more ** 0.5 or now[3] > then[3] * more ** 0.5)
 
     def _layout_on_screen(self) -> None:
         """The live chart's full placing: :meth:`_layout_with_key` tags the names that find
@@ -53,13 +59,17 @@ class KeyMixin:
             if len(self._key_tags) > 1:
                 self._join_tags()  # (markers closer or further apart now)
             self._kept_choice = self._legend_choice
+            keyed = len(self._key_tags)
             try:
                 self._layout_with_key(self._tag_unnamed(scene))
             finally:
                 self._kept_choice = None
+            if len(self._key_tags) != keyed:  # (it grew: made for this view now)
+                self._key_view = self._view_now()
             self._repaint_legend(before, self._key_rows)
             return
         self._key_made = True
+        self._key_view = self._view_now()
         # (with labels off, or past MAX_LABELS, the points carry no names: the legend says
         # so; else the points that carry none are tagged from the start, as in figures)
         tag_unnamed = self._tag_unnamed(scene)
