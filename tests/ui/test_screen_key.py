@@ -132,3 +132,17 @@ def test_the_key_follows_a_resize(qtbot):
     canvas.relayout()
     assert _unnamed(canvas) == []
     assert _texts(canvas) == names
+
+
+def test_an_edit_that_takes_a_names_place_tags_it(qtbot):
+    """An edit moves a point next to another's: the name that loses its place is tagged and
+    keyed a moment later (the edit itself re-places only the texts it touches)."""
+    canvas = _open(qtbot, EXAMPLE_DIR / "llama_ffn.yaml", (800, 520))
+    document = canvas.workspace.document
+    names = _texts(canvas)
+    assert not any(TAG.match(t) for t in names)
+    gemv = next(e for e in document.session.operations if "INT4" in e.operation.name)
+    document.set_param(gemv.id, "m", 8192)
+    qtbot.waitUntil(lambda: any(TAG.match(t) for t in _texts(canvas)), timeout=2000)
+    qtbot.wait(100)
+    assert _unnamed(canvas) == []
