@@ -146,3 +146,22 @@ def test_an_edit_that_takes_a_names_place_tags_it(qtbot):
     qtbot.waitUntil(lambda: any(TAG.match(t) for t in _texts(canvas)), timeout=2000)
     qtbot.wait(100)
     assert _unnamed(canvas) == []
+
+
+def test_no_tags_without_the_legend(qtbot):
+    """View ▸ Legend off: no key to explain a tag, so no point carries one (the names that
+    have a place are drawn, as before); the legend back on brings the tags back."""
+    canvas = _open(qtbot, EXAMPLE_DIR / "llama_ffn.yaml", (640, 420))
+    document = canvas.workspace.document
+    assert any(TAG.match(t) for t in _texts(canvas))
+    document.set_view("legend", False)
+    QApplication.processEvents()
+    canvas.relayout()
+    assert canvas.legend_texts() == []
+    texts = _texts(canvas)
+    assert texts and not any(TAG.match(t) for t in texts)
+    assert set(texts) <= {e.operation.name for e in document.session.operations}
+    document.set_view("legend", True)
+    QApplication.processEvents()
+    canvas.relayout()
+    assert _unnamed(canvas) == []

@@ -53,6 +53,18 @@ class KeyMixin:
             # (a rebuild under way: its points are not drawn yet; it places them itself)
             LayoutMixin._layout_annotations(self)
             return
+        if not self._legend.isVisible():  # (View ▸ Legend off: no key to tell tags by)
+            if self._key_tags:
+                names = {p.op_id: p.label for p in scene.points if p.show_label}
+                for op_id in self._key_tags:
+                    if op_id in names and op_id in self._labels:
+                        self._labels[op_id].setText(names[op_id])
+                    elif op_id in self._labels:
+                        self._labels.pop(op_id).setVisible(False)
+                self._key_tags, self._key_rows, self._joined = {}, [], frozenset()
+                self._key_made = False
+            LayoutMixin._layout_annotations(self)
+            return
         if not self._roomier() and self._key_made:
             legend = self._legend
             before = (legend.rows, legend.sceneBoundingRect(), self._legend_outside)
