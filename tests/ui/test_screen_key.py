@@ -60,7 +60,7 @@ def _unnamed(canvas: RooflineCanvas) -> list[str]:
             where.setdefault(op_id, []).append(_pixel(canvas, x, y))
     shown = [(op_id, text, _pixel(canvas, x, y)) for op_id, text, x, y in canvas.label_items()]
     rows = canvas.legend_texts()
-    near = canvas.theme.point_size  # markers overlap
+    near = 2 * canvas.theme.point_size  # (a crowd of markers)
     missing = []
     for op_id, name in names.items():
         if any(o == op_id and text == name for o, text, _p in shown):
@@ -87,6 +87,14 @@ def _unnamed(canvas: RooflineCanvas) -> list[str]:
 def test_every_operation_on_the_live_chart_is_named(qtbot, path, size):
     canvas = _open(qtbot, path, size)
     assert canvas.point_items(), "the example draws points"
+    assert _unnamed(canvas) == []
+
+
+def test_the_whole_model_is_named_in_a_laptop_window(qtbot):
+    """Llama-3.1-8B, 26 operations in crowds of markers, in a laptop's window: each one
+    by its name or by a tag that the key explains."""
+    canvas = _open(qtbot, EXAMPLE_DIR / "llama31_8b_inference.yaml", (1366, 768))
+    assert len({op for op, _hw, _x, _y in canvas.point_items()}) == 26
     assert _unnamed(canvas) == []
 
 

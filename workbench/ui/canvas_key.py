@@ -76,6 +76,7 @@ class KeyMixin:
                 self._layout_with_key(self._tag_unnamed(scene))
             finally:
                 self._kept_choice = None
+            self._attach_strays()
             if len(self._key_tags) != keyed:  # (it grew: made for this view now)
                 self._key_view = self._view_now()
             self._repaint_legend(before, self._key_rows)
@@ -101,6 +102,7 @@ class KeyMixin:
         legend = self._legend
         before = (legend.rows, legend.sceneBoundingRect(), self._legend_outside)
         self._layout_with_key(tag_unnamed)
+        self._attach_strays()
         self._repaint_legend(before, self._key_rows)
 
     #: whether the key was made since the points were drawn (a rebuild starts it again)
@@ -118,6 +120,60 @@ class KeyMixin:
             # otherwise than the whole
             self.plot_widget.viewport().update()
 
+    #: a tag that found no place joins a placed one's text this many marker sizes away
+    STRAY_REACH = 2.0
+    #: the groups of :meth:`_join_tags`, by the operation whose label says their tags
+    _groups: dict = {}
+
+    def _attach_strays(self) -> None:
+        """A tag that found no place by its crowd of markers joins the text of the nearest
+        placed tag (within :attr:`STRAY_REACH` marker sizes), when that text still finds a
+        place with it."""
+        layout = self._text_layout
+        if layout is None or len(self._key_tags) < 2:
+            return
+        placed = layout.placed
+        strays = [op for op in self._key_tags if op not in self._joined
+                  and ("point", op) not in placed and op in self._labels]
+        if not strays:
+            return
+        ax, bx, ay, by = self._view_to_scene()
+
+        def pixel(op_id):
+            point = self._points[self._label_key(op_id)]
+            return to_view(point.x) * ax + bx, to_view(point.y) * ay + by
+
+        reach = self.theme.point_size * self.STRAY_REACH
+        hosts = {op: pixel(op) for op in self._key_tags
+                 if op not in self._joined and ("point", op) in placed}
+        joined = set(self._joined)
+        for op_id in strays:
+            here = pixel(op_id)
+            near = sorted((_pixel_gap(here, at), host) for host, at in hosts.items())
+            if not near or near[0][0] > reach:
+                continue
+            host = near[0][1]
+            group = self._groups.get(host) or [host]
+            label = self._labels[host]
+            old_text, old_request = label.toPlainText(), self._label_of[("point", host)][1]
+            own = self._groups.get(op_id) or [op_id]  # (a stray group: all its tags)
+            label.setText(_joined_tags([self._key_tags[o] for o in [*group, *own]]))
+            request = self._point_request(host, label, old_request.order)
+            layout.remove(("point", host))
+            placement = layout.place(request)
+            if placement is None:  # no room for the longer text: as it was
+                label.setText(old_text)
+                self._apply(label, layout.place(old_request))
+                continue
+            self._label_of[("point", host)] = (label, request)
+            self._apply(label, placement)
+            self._groups[host] = [*group, *own]
+            self._groups.pop(op_id, None)
+            joined.update(own)
+            self._labels[op_id].setVisible(False)
+        self._joined = frozenset(joined)
+        self._redraw_leaders()
+
     #: tagged operations whose markers lie on another tagged one's: that one's tag says
     #: theirs too ("A2, B2"; on screen), theirs is not drawn
     _joined: frozenset = frozenset()
@@ -125,7 +181,7 @@ class KeyMixin:
     def _join_tags(self) -> None:
         """Give operations whose markers overlap one tag between them (on screen two tags
         side by side would find no place by one point)."""
-        self._joined = frozenset()
+        self._joined, self._groups = frozenset(), {}
         for op_id, tag in self._key_tags.items():  # (a text that said a group's tags)
             label = self._labels.get(op_id)
             if label is not None and label.toPlainText() != tag:
@@ -162,11 +218,16 @@ class KeyMixin:
             if len(found) == 1:
                 cells.setdefault((cx, cy), []).append((sx, sy, found))  # (its first)
         joined = set()
+        self._groups = {ops[0]: ops for ops in groups}
         for ops in groups:
             if len(ops) > 1:
                 self._labels[ops[0]].setText(_joined_tags([self._key_tags[o] for o in ops]))
                 joined.update(ops[1:])
         self._joined = frozenset(joined)
+
+
+def _pixel_gap(a: tuple, b: tuple) -> float:
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
 
 
 def _joined_tags(tags: list[str], per_line: int = 4) -> str:
