@@ -46,6 +46,7 @@ from workbench.model.scene import (
     operation_points,
 )
 from workbench.ui.axes import LogAxis, to_data, to_view
+from workbench.ui.canvas_key import KeyMixin
 from workbench.ui.canvas_layout import LayoutMixin
 from workbench.ui.canvas_overlays import OverlaysMixin
 from workbench.ui.canvas_session import SessionViewMixin
@@ -67,7 +68,7 @@ FIT_PADDING = 0.015
 ALSO_NAMED = 3
 
 
-class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, SessionViewMixin, QWidget):
+class RooflineCanvas(KeyMixin, LayoutMixin, OverlaysMixin, SyncMixin, SessionViewMixin, QWidget):
     """The roofline chart of a :class:`~workbench.ui.bridge.Workspace`.
 
     Public, read-only helpers report what is drawn, in data units (for tests and the
@@ -624,6 +625,9 @@ class RooflineCanvas(LayoutMixin, OverlaysMixin, SyncMixin, SessionViewMixin, QW
             return
         # tooltips read the result, which carries the name: refresh this op's points
         if not self._update_operation(op_id):
+            self.rebuild()
+            return
+        if op_id in self._key_tags:  # named by the key: its row says the new name
             self.rebuild()
             return
         name = entry.operation.name

@@ -207,7 +207,8 @@ class LayoutMixin:
                 if rows >= 2 * columns - 1 and legend.width_in(columns) <= room:
                     legend.set_columns(columns)
                     break
-            if not self.search_legend_places:  # on screen: columns, set smaller to fit
+            if not self.search_legend_places and not self._key_rows:
+                # on screen: columns, set smaller to fit (a key flows, as in figures)
                 if legend.width() > room > 0:
                     legend.set_zoom(room / legend.width())
             elif (legend.height() > self.LEGEND_BELOW * self.height() and rows > 3
@@ -251,6 +252,10 @@ class LayoutMixin:
     #: legend stays put while the user works, and can be dragged or collapsed)
     search_legend_places = False
 
+    #: the legend's place to try first (on screen, a placing that keeps the key keeps the
+    #: legend where it is when that place is still free: one placing, not two)
+    _kept_choice: str | None = None
+
     def _layout_once(self, choice: str | None):
         """One full placing with the legend at ``choice`` (see :meth:`_place_legend`):
         ``(layout, placements)``, or None when that corner is not free."""
@@ -288,7 +293,8 @@ class LayoutMixin:
         self._layout_timer.stop()  # placed for the current view: a queued placing is moot
         if self._scene is None:
             return
-        layout, placed = self._layout_once(None)
+        trial = self._layout_once(self._kept_choice) if self._kept_choice else None
+        layout, placed = trial if trial is not None else self._layout_once(None)
         missed = self._missed(placed)
         if (self.search_legend_places and missed and self._legend.isVisible()
                 and not self.legend_user_placed and len(self._label_of) <= 60):
@@ -356,7 +362,13 @@ class LayoutMixin:
             if label is None:
                 label = self._labels[op_id] = self._take_label("point")
             label.setText(tag)
+        if self.key_on_screen:
+            self._join_tags()
         self._sync_legend(scene, force=True)
+
+    #: the live chart's tags and key (see :mod:`workbench.ui.canvas_key`)
+    key_on_screen = False
+    _joined: frozenset = frozenset()
 
     #: machines whose memory roofs the key names, left to right (a value found no clean
     #: place along its line: a CPU's L1, L2, L3 lie close together)
@@ -407,7 +419,7 @@ class LayoutMixin:
                 out.append(LegendEntry("key", row.text))
         return tuple(out)
 
-    def _layout_with_key(self) -> None:
+    def _layout_with_key(self, tag_unnamed: bool = True) -> None:
         """Place every text (:meth:`_layout_annotations`) so that every operation is named:
         one that carries no name, or whose name finds no clean place, gets a tag and a row
         in the key, and the texts are placed again (the key changes the legend's size)
@@ -417,7 +429,7 @@ class LayoutMixin:
             LayoutMixin._layout_annotations(self)
             return
         keyed = set(self._key_tags)
-        unnamed = {p.op_id for p in scene.points} - set(self._labels)
+        unnamed = {p.op_id for p in scene.points} - set(self._labels) if tag_unnamed else set()
         if unnamed - keyed:
             self._set_key(keyed | unnamed)
         for _ in range(8):
@@ -433,6 +445,8 @@ class LayoutMixin:
                      if roof.sloped and roof.kind == "memory" and levels[roof.hw_id] > 1
                      and ("roof", i) not in placed}
             roofs -= self._roof_rows
+            if self.key_on_screen:  # (on screen the key names operations only)
+                roofs = set()
             if not missed and not roofs:
                 return
             self._roof_rows = self._roof_rows | roofs
@@ -470,7 +484,7 @@ class LayoutMixin:
             self._label_of[key] = (label, request)
 
         selected = self.workspace.selection.current
-        unlisted = self._unlisted()
+        unlisted = self._unlisted() | self._joined
         for op_id, label in self._labels.items():
             if op_id in unlisted:
                 label.setVisible(False)
@@ -626,9 +640,15 @@ class LayoutMixin:
             layout.remove(key)
             order.append((request, label))
         order.sort(key=lambda rl: (rl[0].priority, rl[0].order))
+        unplaced = False
         for request, label in order:
-            self._apply(label, layout.place(request))
+            placement = layout.place(request)
+            self._apply(label, placement)
+            unplaced |= placement is None and request.key[0] == "point"
         self._redraw_leaders()
+        if unplaced and self.key_on_screen:
+            # a name that lost its place: tagged and keyed by the full placing, a moment on
+            self._layout_timer.start()
 
     def _redraw_leaders(self) -> None:
         """Draw a thin line from each far text to its marker (unchanged ones are left)."""
@@ -693,4 +713,5 @@ def _cand(left: float, top: float):
     from workbench.model.layout import Candidate
 
     return Candidate(left, top)
+
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pyqtgraph as pg
@@ -337,6 +338,7 @@ class SyncMixin:
 
     def _sync_points(self, scene: Scene) -> None:
         self._key_tags, self._key_rows = {}, []  # each point carries its own name again
+        self._joined, self._key_made = frozenset(), False
         self._points = {}
         self._op_points = {}
         for point in scene.points:
@@ -459,6 +461,8 @@ class SyncMixin:
 
     def _sync_legend(self, scene: Scene, force: bool = False) -> None:
         theme = self.theme
+        if self._key_tags and self.key_on_screen:  # names told by tags: the legend's key
+            scene = replace(scene, legend=tuple(self._keyed_legend(scene.legend)))
         key = (scene.legend, theme.name)
         if key == self._legend_key and not force:
             return

@@ -298,13 +298,29 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
             x = top_left.x() if top_left.x() + width <= plot.width() - 4 else 6.0
             self.anchor(itemPos=(0, 1), parentPos=(0, 1), offset=(x, -4))
 
+    def _advance(self, metrics: QFontMetricsF, text: str) -> float:
+        """``metrics.horizontalAdvance(text)``, kept per text for the current font (a long
+        key is measured again at every size the legend tries while texts are placed)."""
+        width = self._widths.get(text)
+        if width is None:
+            if len(self._widths) > 4096:
+                self._widths.clear()
+            width = self._widths[text] = metrics.horizontalAdvance(text)
+        return width
+
+    _widths: dict = {}
+    _widths_font = None
+
     def _resize(self) -> None:
         metrics = QFontMetricsF(self._font)
+        font = (self._font.key(), self._font.pixelSize(), self._font.pointSizeF())
+        if font != self._widths_font:
+            self._widths, self._widths_font = {}, font
         self._row_height = max(self.ROW, math.ceil(metrics.height()) + 4 * self.zoom)
         self._places = []
         self.dropped = 0
         rows = self.shown_rows()
-        self._text_width = max((metrics.horizontalAdvance(text) for text, _ in rows),
+        self._text_width = max((self._advance(metrics, text) for text, _ in rows),
                                default=0.0)
         if self.flow is not None and rows and not self.collapsed:
             self._flow_rows(metrics, rows)
@@ -329,7 +345,7 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
 
     def _row_width(self, metrics: QFontMetricsF, text: str, sample) -> float:
         lead = self.SAMPLE + self.GAP if sample is not None else 0.0
-        return lead + math.ceil(metrics.horizontalAdvance(text)) + 2
+        return lead + math.ceil(self._advance(metrics, text)) + 2
 
     #: flowing rows: less air than in columns (a key below a small figure is dense text)
     FLOW_GAP = 10.0
@@ -352,7 +368,7 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
             lines, flags = 1, 0
             if w > room:  # wrapped: from the start of a line, as high as its lines
                 text_w = max(1.0, room - lead)
-                words = max((metrics.horizontalAdvance(t) for t in text.split()), default=0)
+                words = max((self._advance(metrics, t) for t in text.split()), default=0)
                 flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop) | int(
                     Qt.TextFlag.TextWordWrap if words <= text_w else Qt.TextFlag.TextWrapAnywhere)
                 lines = max(1, round(metrics.boundingRect(

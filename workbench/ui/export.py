@@ -391,6 +391,7 @@ def _figure_canvas_class():
             #: operations the legend lists at most (the rest are counted in one line)
             legend_operations = FIGURE_LEGEND_OPERATIONS
             search_legend_places = True
+            key_on_screen = False  # (its own legend: see _figure_legend)
             #: while True (the constructor), ``rebuild`` does nothing: the figure rebuilds
             #: once it knows its legend, instead of twice
             holding = True
