@@ -230,8 +230,9 @@ def qtbot_wait(ms: int) -> None:
 
 
 #: Pixels in which a partial repaint may differ from a full one without anything being left
-#: on screen: the anti-aliased ends of a few sample lines.
-ANTIALIASED_ENDS = 12
+#: on screen: the anti-aliased ends of the legend's sample lines (a row of text left behind
+#: is several hundred).
+ANTIALIASED_ENDS = 40
 
 
 def _stale(shown, full, area) -> int:
