@@ -448,15 +448,22 @@ class MainWindow(DocksMixin, QMainWindow):
         """Edit ▸ Add Model…: a shipped config or a config.json file, and its set-up."""
         from workbench.ui.model_editor import AddModelDialog
 
-        dialog = AddModelDialog(self)
+        dialog = AddModelDialog(self, self.document)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
         dialog.accepted.connect(lambda: self.add_model(dialog.entry))
         dialog.open()
         self._add_model_dialog = dialog  # (tests reach it here)
 
     def add_model(self, entry) -> int:
-        """Add a model to the session, show it in the Model tab, select its first operation."""
-        model_id = self.document.add_model(entry)
+        """Add a model to the session, show it in the Model tab, select its first operation
+        (-1, said in a dialog, when the session has no room for its operations)."""
+        from workbench.document.models import ModelTooLarge
+
+        try:
+            model_id = self.document.add_model(entry)
+        except ModelTooLarge as exc:
+            self.show_error("Add Model", str(exc))
+            return -1
         self.document.seal()
         self.show_model(model_id)
         shown = [e.id for e in self.document.session.operations
