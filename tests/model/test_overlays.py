@@ -91,6 +91,29 @@ def test_sweep_paths_widen_the_data_range():
     assert scene_of(session).x_range == (0.1, 10000.0)
 
 
+def test_a_chart_of_many_measurements_draws_the_first_thousand_and_says_so():
+    from workbench.model.overlays import MAX_MEASURED_DRAWN
+
+    session = Session(hardware=[HardwareEntry(teaching(), preset="teach"),
+                                HardwareEntry(Hardware("Half", compute={"fp16": 50e12},
+                                                       memory={"hbm": 0.5e12}))])
+    # 3,000 standalone kernels on two machines: 6,000 measured points
+    session.measurements = [Measurement(f"k{i}", flops=1e9 * (1 + i % 9), bytes=1e8,
+                                        time_s=1e-3, precision="fp16") for i in range(3000)]
+    scene = scene_of(session)
+    assert MAX_MEASURED_DRAWN == 1_000
+    assert len(scene.measured) == 1_000
+    # the first ones in the session's order (the Measurements table's), on both machines
+    assert {m.name for m in scene.measured} == {f"k{i}" for i in range(500)}
+    notes = [e.text for e in scene.legend if e.kind == "measured" and e.color is None]
+    assert notes == ["1,000 of 6,000 measured points drawn — the Measurements table lists all"]
+    # a few: all drawn, no note
+    session.measurements = session.measurements[:10]
+    scene = scene_of(session)
+    assert len(scene.measured) == 20
+    assert not [e for e in scene.legend if e.kind == "measured" and e.color is None]
+
+
 def test_measured_marks_fraction_verdict_and_link():
     hw = teaching()
     session = Session(hardware=[HardwareEntry(hw, preset="teach")])

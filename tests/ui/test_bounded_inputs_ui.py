@@ -5,13 +5,16 @@ too deep or holds a huge number is a message, not a traceback."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QProgressDialog
 
+from workbench.io.autosave import Recoverable
 from workbench.io.measurements import parse_ncu_csv
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 NCU_HEADER = ('"ID","Kernel Name","gpu__time_duration.sum","dram__bytes.sum",'
               '"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"\n'
               '"","","nsecond","byte","inst"\n')
@@ -120,3 +123,69 @@ def test_add_model_with_a_5000_digit_number_says_so(qtbot, window, tmp_path):
     assert not dialog.choose_file(str(config))
     assert dialog.summary.text() == (f"{config}: holds a number with more than 400 digits "
                                      "(100000000000...)")
+
+
+def _nsight_csv(path, count: int) -> None:
+    rows = "".join(f'"{i}","kernel_{i}","{1000 + i}","{1000 + i}000","{1000 + i}000"\n'
+                   for i in range(count))
+    path.write_text(NCU_HEADER + rows, encoding="utf-8")
+
+
+def test_20000_kernels_imported_into_two_machines_return_control_and_are_drawn_bounded(
+        qtbot, open_window, tmp_path):
+    from workbench.model.overlays import MAX_MEASURED_DRAWN
+
+    window = open_window(EXAMPLES / "real_kernels_h100_h200.yaml", size=(1400, 900))
+    before = len(window.document.session.measurements)
+    assert len(window.canvas.measured_items()) == before  # (each on its machine; all drawn)
+    assert not any("measured points drawn" in t for t in window.canvas.legend_texts())
+    path = tmp_path / "ncu.csv"
+    _nsight_csv(path, 20_000)
+    started = time.perf_counter()
+    assert window.import_measurements(path)
+    QApplication.processEvents()
+    elapsed = time.perf_counter() - started
+    assert elapsed < 15, f"the import held the window for {elapsed:.1f} s"
+    assert len(window.document.session.measurements) == before + 20_000
+    total = before + 2 * 20_000  # the kernels name no machine: judged on both
+    # the chart draws the first thousand measured points and says so in its legend
+    drawn = window.canvas.measured_items()
+    assert len(drawn) == MAX_MEASURED_DRAWN
+    assert f"{MAX_MEASURED_DRAWN:,} of {total:,} measured points drawn — the " \
+           "Measurements table lists all" in window.canvas.legend_texts()
+    # the Measurements table lists every one (a row per machine)
+    window.measurements_dock.show()
+    window.measurements_dock.raise_()
+    panel = window.measurements_panel
+    qtbot.waitUntil(lambda: panel.model.rowCount() == total, timeout=15_000)
+
+
+def test_the_autosave_of_a_large_session_is_written_off_the_window(qtbot, open_window,
+                                                                  tmp_path):
+    window = open_window(EXAMPLES / "real_kernels_h100_h200.yaml")
+    path = tmp_path / "ncu.csv"
+    _nsight_csv(path, 10_000)
+    assert window.import_measurements(path)
+    slot = window.autosave.path
+    # written on the window's thread: the time a blocking write takes
+    started = time.perf_counter()
+    window.autosave_now()
+    blocking = time.perf_counter() - started
+    assert slot.exists()
+    window.autosave.remove()
+    window.document.set_title("Many kernels")  # a change since that write
+    # the autosave timer's tick returns while the file is still being written
+    started = time.perf_counter()
+    window.autosave_timer.timeout.emit()
+    tick = time.perf_counter() - started
+    assert tick < blocking / 2, (tick, blocking)
+    qtbot.waitUntil(slot.exists, timeout=30_000)
+    window.autosave.wait()
+    recovered = Recoverable(slot, None, 0.0, 0).load()  # (what recovery reads)
+    assert recovered.title == "Many kernels"
+    assert len(recovered.measurements) == len(window.document.session.measurements)
+    # nothing changed since: the next tick writes nothing
+    written = slot.stat().st_mtime_ns
+    window.autosave_timer.timeout.emit()
+    window.autosave.wait()
+    assert slot.stat().st_mtime_ns == written

@@ -14,12 +14,31 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from workbench.document.changes import Change, Command, What
-from workbench.model.llm_session import ModelEntry, expand_in, refresh_params
+from workbench.model.limits import model_problem
+from workbench.model.llm_session import ModelEntry, expand_in, operation_count, refresh_params
 
 if TYPE_CHECKING:
     from workbench.document.document import Document
 
-__all__ = ["add_model", "set_model", "remove_model", "model_by_id"]
+__all__ = ["add_model", "set_model", "remove_model", "model_by_id", "ModelTooLarge",
+           "model_room_problem"]
+
+#: Set-up changes that keep a model's operations (its layout): no need to count them again.
+_SAME_LAYOUT = frozenset({"batch", "prompt_len", "kv_len", "output_len", "name", "visible"})
+
+
+class ModelTooLarge(ValueError):
+    """A model would take the session past :data:`~workbench.model.limits.MAX_OPERATIONS`
+    (the session could be saved but not opened again)."""
+
+
+def model_room_problem(doc: Document, model: ModelEntry, replacing: ModelEntry | None = None
+                       ) -> str | None:
+    """Why ``model`` cannot join the session (in place of ``replacing``, a model of it), with
+    the message the session reader gives, or ``None``."""
+    others = len(doc.session.operations) - (len(replacing.op_ids) if replacing else 0)
+    problem = model_problem(operation_count(model), others)
+    return f"{model.label} {problem}" if problem else None
 
 
 def model_by_id(doc: Document, model_id: int) -> ModelEntry:
@@ -30,6 +49,10 @@ def model_by_id(doc: Document, model_id: int) -> ModelEntry:
 
 
 def add_model(doc: Document, model: ModelEntry) -> int:
+    """Add ``model`` and its operations (:class:`ModelTooLarge` if they would be too many)."""
+    problem = model_room_problem(doc, model)
+    if problem:
+        raise ModelTooLarge(problem)
 
     def do() -> Change:
         doc.session.models.append(model)
@@ -84,6 +107,10 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
         from workbench.model.llm import layer_steps
 
         layer_steps(new.arch, new.setup)  # (an expert split of a dense model, too many stages)
+    if set(changes) - _SAME_LAYOUT:  # (its operations may change in number)
+        problem = model_room_problem(doc, new, replacing=model)
+        if problem:
+            raise ModelTooLarge(problem)
 
     def put(state: ModelEntry) -> Change:
         return _apply(doc, model_by_id(doc, model_id), state)

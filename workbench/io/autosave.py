@@ -3,6 +3,11 @@
 Each running app writes its unsaved session to ``<dir>/autosave-<pid>-<n>.yaml`` (atomically)
 with a small header naming the file it belongs to. A clean save or close removes it. On the
 next start, autosaves whose process is gone are offered for recovery.
+
+A large session (tens of thousands of measured points) takes seconds to turn into YAML:
+:meth:`Autosave.write_in_background` takes a detached copy of the session's data on the
+calling thread (a fraction of that time) and writes the text on a worker thread, so the window
+is not blocked while it is written.
 """
 
 from __future__ import annotations
@@ -10,11 +15,14 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.io.atomic import process_alive, write_atomic
-from workbench.io.sessions import dumps_session, loads_session
+from workbench.io.sessions import loads_session, session_to_data
+from workbench.io.yamlio import dump_yaml, plain_data
 from workbench.model.session import Session
 
 __all__ = ["Autosave", "Recoverable", "find_recoverable"]
@@ -51,20 +59,55 @@ class Autosave:
         self.folder = Path(folder)
         Autosave._counter += 1
         self.path = self.folder / f"autosave-{os.getpid()}-{Autosave._counter}.yaml"
+        self._executor: ThreadPoolExecutor | None = None
+        self._pending: Future | None = None
 
     def write(self, session: Session, original: Path | None) -> Path:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        meta = {"original": str(original) if original else None, "saved_at": time.time(),
-                "pid": os.getpid()}
-        import json  # here: only an unsaved session needs it, not the start-up
-
-        text = _HEADER + json.dumps(meta) + "\n" + dumps_session(session)
-        write_atomic(self.path, text.encode("utf-8"), new_mode=0o600)  # private work
+        """Write ``session`` now (after any write still running in the background)."""
+        self.wait()
+        self._write_data(self._data(session, original))
         return self.path
 
+    def write_in_background(self, session: Session, original: Path | None
+                            ) -> Future | None:
+        """Write ``session`` on a worker thread: its data is copied here, turned into YAML and
+        written there. ``None`` (nothing done) while the previous write still runs: the next
+        call writes the newer state."""
+        if self._pending is not None and not self._pending.done():
+            return None
+        data = self._data(session, original)
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1,
+                                                thread_name_prefix="roofline-autosave")
+        self._pending = self._executor.submit(self._write_data, data)
+        return self._pending
+
+    def wait(self) -> None:
+        """Until the background write (if any) is done; its error, if it had one, is raised."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
     def remove(self) -> None:
+        with contextlib.suppress(OSError):  # (a failed background write leaves no file)
+            self.wait()
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
+
+    def _data(self, session: Session, original: Path | None) -> tuple[dict, Any]:
+        """The header and the session's data, detached from the live session (plain values
+        only: later edits cannot reach them)."""
+        meta = {"original": str(original) if original else None, "saved_at": time.time(),
+                "pid": os.getpid()}
+        return meta, plain_data(session_to_data(session))
+
+    def _write_data(self, data: tuple[dict, Any]) -> None:
+        import json  # here: only an unsaved session needs it, not the start-up
+
+        meta, session_data = data
+        self.folder.mkdir(parents=True, exist_ok=True)
+        text = _HEADER + json.dumps(meta) + "\n" + dump_yaml(session_data)
+        write_atomic(self.path, text.encode("utf-8"), new_mode=0o600)  # private work
 
 
 def find_recoverable(folder: Path) -> list[Recoverable]:

@@ -98,6 +98,7 @@ from workbench.io.schema import (
 from workbench.io.yamlio import YamlDocument, dump_yaml, parse_yaml, read_yaml
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
+from workbench.model.limits import MAX_OPERATIONS, model_problem
 from workbench.model.measured import Measurement
 from workbench.model.measured_session import measurement_problems
 from workbench.model.operations import Operation
@@ -127,7 +128,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 2
-MAX_OPERATIONS = 100_000
 MAX_HARDWARE = 64
 
 def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
@@ -253,10 +253,9 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
         for i, item in enumerate(models):
             model = parse_model_entry(item, root.at("models", i))
             expanded = expand_in(session, model)
-            if len(session.operations) + len(expanded) > MAX_OPERATIONS:
-                raise root.at("models", i).error(
-                    f"expands into {len(expanded):,} operations; with the session's other "
-                    f"operations that is more than {MAX_OPERATIONS:,}")
+            problem = model_problem(len(expanded), len(session.operations))
+            if problem:
+                raise root.at("models", i).error(problem)
             session.models.append(model)
             session.operations.extend(expanded)
     measurements = data.get("measurements")

@@ -24,7 +24,7 @@ import yaml
 from workbench.io.errors import InputError
 
 __all__ = ["MAX_FILE_BYTES", "MAX_ALIASES", "MAX_NODES", "YamlDocument", "read_yaml", "parse_yaml",
-           "dump_yaml"]
+           "dump_yaml", "plain_data"]
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_ALIASES = 100
@@ -318,6 +318,10 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2**53:
         return int(value)
     return value
+
+
+#: A copy of ``data`` in plain Python values (new containers; what :func:`dump_yaml` writes).
+plain_data = _plain
 
 
 class _Dumper(_DumperBase):

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["TEXT_LIMITS", "text_problem", "CONTROL_RE"]
+__all__ = ["TEXT_LIMITS", "text_problem", "CONTROL_RE", "MAX_OPERATIONS", "model_problem"]
+
+#: The most operations a session holds, a whole model's included.
+MAX_OPERATIONS = 100_000
 
 #: The longest text of each kind, in characters.
 TEXT_LIMITS = {
@@ -40,3 +43,12 @@ def text_problem(text: str, kind: str | int) -> str | None:
         return (f"holds the control character U+{ord(bad.group()):04X} at position "
                 f"{bad.start() + 1}; remove it")
     return None
+
+
+def model_problem(added: int, others: int) -> str | None:
+    """Why a model that expands into ``added`` operations cannot join ``others`` operations
+    (the session's other operations), or ``None``."""
+    if others + added <= MAX_OPERATIONS:
+        return None
+    return (f"expands into {added:,} operations; with the session's other operations that "
+            f"is more than {MAX_OPERATIONS:,}")

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field, replace
 from workbench.model.llm import VIEWS, Architecture, Setup, layer_steps, scaled
 from workbench.model.session import OperationEntry, Session, free_color, new_id
 
-__all__ = ["ModelEntry", "expand_entries", "expand_in", "refresh_params", "SETUP_FIELDS"]
+__all__ = ["ModelEntry", "expand_entries", "expand_in", "operation_count", "refresh_params",
+           "SETUP_FIELDS"]
 
 #: Set-up fields a model entry keeps (and a session file writes), in order.
 SETUP_FIELDS = ("phase", "batch", "prompt_len", "kv_len", "weights", "activations",
@@ -87,6 +88,12 @@ def _layout(model: ModelEntry, steps) -> list[tuple[int, str, int]]:
         out += [(i, f"L{layer} {steps[i].role}", 1) for i in by_group.get(group, [])]
     out += [(i, steps[i].role, 1) for i in tail]
     return out
+
+
+def operation_count(model: ModelEntry) -> int:
+    """How many operations ``model`` expands into (without expanding it)."""
+    _check_view(model.view)
+    return len(_layout(model, layer_steps(model.arch, model.setup)))
 
 
 def expand_in(session: Session, model: ModelEntry) -> list[OperationEntry]:

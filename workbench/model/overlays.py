@@ -56,7 +56,10 @@ __all__ = [
     "MeasuredMark",
     "PairLink",
     "sweep_paths",
+    "MAX_MEASURED_DRAWN",
     "measured_marks",
+    "drawn_measured_marks",
+    "measured_cap_note",
     "pair_links",
     "overlay_legend",
     "value_text",
@@ -388,17 +391,35 @@ def _bands(py: float) -> tuple[tuple[str, float, float], ...]:
     return tuple(out)
 
 
+#: The most measured points a chart draws (one per measurement and machine): each has a
+#: marker, a link to its prediction, a verdict scale and a label, and a few thousand of them
+#: are unreadable on one chart and slow to place. Beyond it the chart draws the first ones in
+#: the session's order (the Measurements table's) and says how many it left out.
+MAX_MEASURED_DRAWN = 1_000
+
+
 def measured_marks(session: Session, machine_ids: Sequence[int],
                    judged: Sequence[MeasuredPoint] | None = None
                    ) -> tuple[list[MeasuredMark], list[str]]:
     """The measured points of ``session`` on the machines ``machine_ids`` (those drawn), and
     notes on measurements that cannot be judged. A measurement attached to a hidden operation
     is not drawn."""
+    marks, _total, notes = drawn_measured_marks(session, machine_ids, judged, limit=None)
+    return marks, notes
+
+
+def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
+                         judged: Sequence[MeasuredPoint] | None = None,
+                         limit: int | None = MAX_MEASURED_DRAWN
+                         ) -> tuple[list[MeasuredMark], int, list[str]]:
+    """:func:`measured_marks`, at most ``limit`` of them (the first in the session's order):
+    ``(marks, how many could be drawn in all, notes)``."""
     judged = judge_session(session) if judged is None else judged
     shown = set(machine_ids)
     index_of = {id(m): i for i, m in enumerate(session.measurements)}
     marks: list[MeasuredMark] = []
     notes: list[str] = []
+    total = 0
     for point in judged:
         m = point.measurement
         if point.judgement is None:
@@ -414,6 +435,9 @@ def measured_marks(session: Session, machine_ids: Sequence[int],
         y, px, py = j.achieved_flops, j.predicted_intensity, j.predicted_attainable_flops
         if not (_drawable(x, y) and _drawable(px, py)):
             continue
+        total += 1
+        if limit is not None and len(marks) >= limit:
+            continue
         machine = point.hardware.hardware.label
         label = f"{_percent(j.fraction)} · {VERDICT_SHORT.get(j.verdict, j.verdict)}"
         if point.operation is None:
@@ -425,7 +449,15 @@ def measured_marks(session: Session, machine_ids: Sequence[int],
             py=float(py), fraction=j.fraction, verdict=j.verdict, verdict_label=j.verdict_label,
             color=VERDICT_COLORS.get(j.verdict, "#808080"), label=label,
             tooltip=_measured_tooltip(point, machine), bands=_bands(float(py))))
-    return marks, notes
+    return marks, total, notes
+
+
+def measured_cap_note(drawn: int, total: int) -> str:
+    """What the chart says when it draws ``drawn`` of ``total`` measured points ("" when it
+    draws them all)."""
+    if total <= drawn:
+        return ""
+    return f"{drawn:,} of {total:,} measured points drawn — the Measurements table lists all"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -40,7 +40,8 @@ from workbench.model.overlays import (
     MeasuredMark,
     PairLink,
     SweepPath,
-    measured_marks,
+    drawn_measured_marks,
+    measured_cap_note,
     overlay_legend,
     pair_links,
     sweep_paths,
@@ -551,8 +552,10 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
                 sweeps += found
                 notes += why
     measured: list[MeasuredMark] = []
+    measured_total = 0
     if view.measured and session.measurements:
-        visible_measured, why = measured_marks(session, [m.hw_id for m in machines])
+        visible_measured, measured_total, why = drawn_measured_marks(
+            session, [m.hw_id for m in machines])
         measured += visible_measured
         notes += why
     links = pair_links(session, pairs, machines) if view.pairs and session.comparisons else []
@@ -583,7 +586,7 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
     labelled = {p.op_id for p in points if p.show_label}
     legend = _legend(session, machines, [e for e in visible_ops if e.id not in labelled],
                      colors, points, suppressed)
-    legend += measured_legend(measured)
+    legend += measured_legend(measured, measured_total)
     return Scene(
         title=session.title,
         machines=tuple(machines),
@@ -649,10 +652,15 @@ def overlay_extent(sweeps: Sequence[SweepPath], measured: Sequence[MeasuredMark]
     return out
 
 
-def measured_legend(measured: Sequence[MeasuredMark]) -> list[LegendEntry]:
-    """One legend entry per verdict band the drawn measured points fall in."""
-    return [LegendEntry("measured", text, color=VERDICT_COLORS[key], marker="x")
-            for key, text in overlay_legend(measured)]
+def measured_legend(measured: Sequence[MeasuredMark], total: int = 0) -> list[LegendEntry]:
+    """One legend entry per verdict band the drawn measured points fall in, then (text only)
+    how many of the ``total`` measured points are drawn when not all of them are."""
+    out = [LegendEntry("measured", text, color=VERDICT_COLORS[key], marker="x")
+           for key, text in overlay_legend(measured)]
+    cap = measured_cap_note(len(measured), total)
+    if cap:
+        out.append(LegendEntry("measured", cap))
+    return out
 
 
 def _data_range(points: Sequence[PointMark], ridges: Sequence[Ridge],

@@ -19,7 +19,7 @@ from workbench.model.overlays import (
     VERDICT_COLORS,
     CrossingMark,
     SweepPath,
-    measured_marks,
+    drawn_measured_marks,
     pair_links,
     sweep_paths,
 )
@@ -147,10 +147,12 @@ class OverlaysMixin:
             return
         session = self.workspace.document.session
         self._measured = []
+        total = 0
         if session.view.measured and session.measurements:
-            self._measured, _notes = measured_marks(session, [m.hw_id for m in scene.machines])
+            self._measured, total, _notes = drawn_measured_marks(
+                session, [m.hw_id for m in scene.machines])
         legend = tuple(e for e in scene.legend if e.kind != "measured")
-        legend += tuple(measured_legend(self._measured))
+        legend += tuple(measured_legend(self._measured, total))
         self._scene = replace(scene, legend=legend)
         self._store_overlays()
         self._sync_legend(self._scene)

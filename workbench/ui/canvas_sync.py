@@ -495,7 +495,7 @@ class SyncMixin:
         if entry.kind == "operation":
             color = theme.point_color(entry.color or "#000000")
             return (None, "o", size, self._pen(theme.point_outline, 0.9), self._brush(color))
-        if entry.kind == "measured":
+        if entry.kind == "measured" and entry.color:  # (without: how many are drawn)
             return (None, "x", size * 1.15, self._pen(theme.point_outline, 0.6),
                     self._brush(entry.color or theme.text))
         if entry.marker:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QTimer, QUrl
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -49,6 +49,8 @@ class MainWindow(DocksMixin, QMainWindow):
     operation_timer = None
     #: the file name of the example shown (it has no path: Save asks where to keep a copy)
     example: str | None = None
+    #: a background autosave failed (emitted on its worker thread, heard on the window's)
+    autosave_failed = Signal(str)
 
     def __init__(self, workspace: Workspace | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -73,7 +75,9 @@ class MainWindow(DocksMixin, QMainWindow):
         self.autosave = Autosave(autosave_folder())
         self.autosave_timer = QTimer(self)
         self.autosave_timer.setInterval(AUTOSAVE_INTERVAL_MS)
-        self.autosave_timer.timeout.connect(self.autosave_now)
+        self.autosave_timer.timeout.connect(self._autosave_tick)
+        self._autosaved_state = False  # the autosave slot holds the session as it is
+        self.autosave_failed.connect(self._show_autosave_failure)
         self.autosave_timer.start()
         self._restore_settings()
         self._update_title()
@@ -290,6 +294,7 @@ class MainWindow(DocksMixin, QMainWindow):
     # -- document state --------------------------------------------------------------------
 
     def _on_change(self, change: Change) -> None:
+        self._autosaved_state = False
         if change.what == What.STATE:
             self._update_title()
             self._update_undo_actions()
@@ -323,13 +328,47 @@ class MainWindow(DocksMixin, QMainWindow):
 
     def autosave_now(self) -> None:
         """Write unsaved changes to the autosave slot; remove it when there are none."""
-        if self.document.modified:
-            try:
-                self.autosave.write(self.document.session, self.document.path)
-            except OSError as exc:
-                self.statusBar().showMessage(f"Autosave failed: {exc.strerror or exc}", 5000)
-        else:
+        self._autosave(background=False)
+
+    def _autosave_tick(self) -> None:
+        """The autosave timer: write what changed since the last autosave, on a worker thread
+        (a session of tens of thousands of measured points takes seconds to write)."""
+        self._autosave(background=True)
+
+    def _autosave(self, background: bool) -> None:
+        if not self.document.modified:
             self.autosave.remove()
+            self._autosaved_state = False
+            return
+        if self._autosaved_state and self.autosave.path.exists():
+            return  # (nothing changed since it was written)
+        session, path = self.document.session, self.document.path
+        try:
+            if background:
+                pending = self.autosave.write_in_background(session, path)
+                if pending is None:
+                    return  # the previous write still runs: the next tick writes this state
+                pending.add_done_callback(self._autosave_done)
+            else:
+                self.autosave.write(session, path)
+        except OSError as exc:
+            self._autosave_failed(exc)
+            return
+        self._autosaved_state = True
+
+    def _autosave_done(self, pending) -> None:
+        """(On the worker thread) a failed write is said in the status bar, on the window's
+        thread."""
+        exc = pending.exception()
+        if exc is not None:
+            self.autosave_failed.emit(_reason(exc))
+
+    def _autosave_failed(self, exc: BaseException) -> None:
+        self._show_autosave_failure(_reason(exc))
+
+    def _show_autosave_failure(self, reason: str) -> None:
+        self._autosaved_state = False
+        self.statusBar().showMessage(f"Autosave failed: {reason}", 5000)
 
     def ask_recover(self, found: Recoverable) -> bool:
         """Ask whether to recover an autosave (separate so that tests can answer it)."""
@@ -409,15 +448,22 @@ class MainWindow(DocksMixin, QMainWindow):
         """Edit ▸ Add Model…: a shipped config or a config.json file, and its set-up."""
         from workbench.ui.model_editor import AddModelDialog
 
-        dialog = AddModelDialog(self)
+        dialog = AddModelDialog(self, self.document)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
         dialog.accepted.connect(lambda: self.add_model(dialog.entry))
         dialog.open()
         self._add_model_dialog = dialog  # (tests reach it here)
 
     def add_model(self, entry) -> int:
-        """Add a model to the session, show it in the Model tab, select its first operation."""
-        model_id = self.document.add_model(entry)
+        """Add a model to the session, show it in the Model tab, select its first operation
+        (-1, said in a dialog, when the session has no room for its operations)."""
+        from workbench.document.models import ModelTooLarge
+
+        try:
+            model_id = self.document.add_model(entry)
+        except ModelTooLarge as exc:
+            self.show_error("Add Model", str(exc))
+            return -1
         self.document.seal()
         self.show_model(model_id)
         shown = [e.id for e in self.document.session.operations
@@ -823,6 +869,10 @@ class MainWindow(DocksMixin, QMainWindow):
 
     def open_url(self, url: str) -> None:
         QDesktopServices.openUrl(QUrl(url))
+
+
+def _reason(exc: BaseException) -> str:
+    return str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
 
 
 def autosave_folder() -> Path:

@@ -26,6 +26,8 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change
 from workbench.document.changes import What
+from workbench.document.document import Document
+from workbench.document.models import ModelTooLarge, model_room_problem
 from workbench.io.errors import InputError
 from workbench.io.model_configs import read_model_config, shipped_configs
 from workbench.model.llm import (
@@ -230,6 +232,11 @@ class ModelEditor(QWidget):
             return
         try:
             self.document.set_model(self.model_id, **{name: value})
+        except ModelTooLarge as exc:  # the form shows the model as it stays
+            model = self._model()
+            self.form.set_values(model.setup, model.view)
+            self.problem.setText(str(exc))
+            return
         except (SetupError, ValueError) as exc:
             self.problem.setText(str(exc))
             return
@@ -255,8 +262,10 @@ class ModelEditor(QWidget):
 class AddModelDialog(QDialog):
     """Edit ▸ Add Model…: a shipped config or a config.json file, and its set-up."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, document: Document | None = None
+                 ) -> None:
         super().__init__(parent)
+        self.document = document  # (the session the model joins: its room is checked)
         self.setObjectName("AddModelDialog")
         self.setWindowTitle("Add Model")
         self._path: str | None = None
@@ -334,5 +343,10 @@ class AddModelDialog(QDialog):
         except (InputError, SetupError) as exc:
             self.summary.setText(str(exc))
             return
-        self.entry = ModelEntry(ref, arch, setup, view=self.form.view.currentData())
+        entry = ModelEntry(ref, arch, setup, view=self.form.view.currentData())
+        problem = model_room_problem(self.document, entry) if self.document else None
+        if problem:
+            self.summary.setText(problem)
+            return
+        self.entry = entry
         self.accept()

@@ -402,7 +402,15 @@ class OperationsPanel(QWidget):
             model = self.model.entry(index.row())
             twin = ModelEntry(model.config, model.arch, replace(model.setup), view=model.view,
                               name=f"{model.label} (copy)", visible=model.visible)
-            self.document.add_model(twin)
+            from workbench.document.models import ModelTooLarge
+
+            try:
+                self.document.add_model(twin)
+            except ModelTooLarge as exc:  # (the session could not be opened again)
+                from PySide6.QtWidgets import QMessageBox
+
+                QMessageBox.warning(self, "Duplicate Model", str(exc))
+                return None
             new_id = twin.op_ids[0] if twin.op_ids else None
             self.workspace.selection.select(new_id)
             self.select([new_id], new_id)
