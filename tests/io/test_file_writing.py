@@ -253,3 +253,45 @@ def test_every_file_is_written_by_the_one_atomic_writer():
             if writes.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert found == []
+
+
+# -- a save never writes a session it could not open again -----------------------------------
+
+
+def _session_of_size(megabytes: float) -> Session:
+    """A session whose file is about ``megabytes`` large: measured points with long sources
+    (each within the limits a user can enter)."""
+    from workbench.model.measured import Measurement
+
+    per_point = 1_950  # a source near its 2,000-character limit
+    count = int(megabytes * 2**20 / per_point) + 1
+    session = Session(title="big")
+    session.measurements = [
+        Measurement(name=f"kernel {i}", flops=1e9, bytes=1e6, time_s=1e-3,
+                    source="profiler run " + "x" * (per_point - 40))
+        for i in range(count)]
+    return session
+
+
+def test_a_session_over_the_old_5_mb_cap_saves_and_opens_again(tmp_path):
+    session = _session_of_size(6)
+    path = tmp_path / "big.yaml"
+    save_session(session, path)
+    assert path.stat().st_size > 5 * 2**20
+    again = load_session(path)
+    assert len(again.measurements) == len(session.measurements)
+    assert again.measurements[-1].source == session.measurements[-1].source
+
+
+def test_a_session_too_large_to_open_is_refused_at_save_and_the_file_kept(tmp_path, monkeypatch):
+    from workbench.io import sessions
+
+    path = tmp_path / "kept.yaml"
+    path.write_text("schema_version: 2\ntitle: kept\n", encoding="utf-8")
+    monkeypatch.setattr(sessions, "MAX_SESSION_BYTES", 2**20)  # 1 MB, to stay quick
+    with pytest.raises(OSError) as refused:
+        sessions.save_session(_session_of_size(1.5), path)
+    assert refused.value.errno == errno.EFBIG
+    assert "at most 1 MB" in str(refused.value) and "1.5 MB" in str(refused.value)
+    assert path.read_text(encoding="utf-8") == "schema_version: 2\ntitle: kept\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.yaml"]  # no temporary left

@@ -40,9 +40,9 @@ class Recoverable:
 
     def load(self) -> Session:
         from workbench.io.limits import read_regular_file  # (the readers' file checks)
-        from workbench.io.yamlio import MAX_FILE_BYTES
+        from workbench.io.yamlio import MAX_SESSION_BYTES
 
-        return loads_session(read_regular_file(self.path, MAX_FILE_BYTES, "session file"),
+        return loads_session(read_regular_file(self.path, MAX_SESSION_BYTES, "session file"),
                              str(self.path))
 
     def discard(self) -> None:

@@ -74,6 +74,7 @@ pair (``comparisons:``) names two operations of the session, ``first`` the basel
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -95,7 +96,7 @@ from workbench.io.schema import (
     parse_hardware,
     parse_operation,
 )
-from workbench.io.yamlio import YamlDocument, dump_yaml, parse_yaml, read_yaml
+from workbench.io.yamlio import MAX_SESSION_BYTES, YamlDocument, dump_yaml, parse_yaml, read_yaml
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
 from workbench.model.limits import MAX_OPERATIONS, model_problem
@@ -165,12 +166,12 @@ def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None
     """Read and validate a session file; every problem is an :class:`InputError`.
     ``warnings``, when given, receives one line per value the file leaves to a default that
     a current file must give (see :func:`session_from_document`)."""
-    return session_from_document(read_yaml(path), warnings)
+    return session_from_document(read_yaml(path, limit=MAX_SESSION_BYTES), warnings)
 
 
 def loads_session(text: str | bytes, name: str | None = None,
                   warnings: list[str] | None = None) -> Session:
-    return session_from_document(parse_yaml(text, name), warnings)
+    return session_from_document(parse_yaml(text, name, MAX_SESSION_BYTES), warnings)
 
 
 def migrate(data: dict[str, Any], doc: YamlDocument) -> dict[str, Any]:
@@ -707,8 +708,12 @@ def save_session(session: Session, path: str | os.PathLike[str], backup: bool = 
     over the target. The previous version is kept as ``NAME.bak``. A crash at any moment
     leaves either the old file or the new one, never a mixture. The file keeps its mode,
     owner and links; a read-only file is refused (see :mod:`workbench.io.atomic`)."""
-    text = dumps_session(session)
-    write_atomic(Path(path), text.encode("utf-8"), backup=backup)
+    data = dumps_session(session).encode("utf-8")
+    if len(data) > MAX_SESSION_BYTES:  # never a file that would not open again
+        raise OSError(errno.EFBIG, f"the session is {len(data) / 2**20:.1f} MB; a session file "
+                                   f"holds at most {MAX_SESSION_BYTES // 2**20} MB (keep some "
+                                   "measured points or operations in another session)")
+    write_atomic(Path(path), data, backup=backup)
 
 
 def ensure_error(exc: Exception, file: str | None) -> InputError:

@@ -23,10 +23,14 @@ import yaml
 
 from workbench.io.errors import InputError
 
-__all__ = ["MAX_FILE_BYTES", "MAX_ALIASES", "MAX_NODES", "YamlDocument", "read_yaml", "parse_yaml",
+__all__ = ["MAX_FILE_BYTES", "MAX_SESSION_BYTES",
+           "MAX_ALIASES", "MAX_NODES", "YamlDocument", "read_yaml", "parse_yaml",
            "dump_yaml", "plain_data"]
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
+#: A session file's own cap: what the session limits allow (100,000 operations, 100,000
+#: measured points) writes well under it, and a save never writes a file beyond it.
+MAX_SESSION_BYTES = 32 * 1024 * 1024
 MAX_ALIASES = 100
 MAX_NODES = 200_000  # values that aliases add (an alias bomb), not values written out
 
@@ -98,19 +102,22 @@ class _Loader(_LoaderBase):
 _DumperBase = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-def read_yaml(path: str | os.PathLike[str], what: str = "session file") -> YamlDocument:
+def read_yaml(path: str | os.PathLike[str], what: str = "session file",
+              limit: int = MAX_FILE_BYTES) -> YamlDocument:
     """Read a YAML file with every safety limit; errors are :class:`InputError` naming it.
-    ``what`` names the kind of file in messages ("session file", "preset file")."""
+    ``what`` names the kind of file in messages ("session file", "preset file"); ``limit``
+    is its size cap in bytes."""
     from workbench.io.limits import read_regular_file
 
     name = str(path)
-    return parse_yaml(read_regular_file(path, MAX_FILE_BYTES, what), name)
+    return parse_yaml(read_regular_file(path, limit, what), name, limit)
 
 
-def parse_yaml(raw: bytes | str, name: str | None = None) -> YamlDocument:
+def parse_yaml(raw: bytes | str, name: str | None = None,
+               limit: int = MAX_FILE_BYTES) -> YamlDocument:
     if isinstance(raw, bytes):
-        if len(raw) > MAX_FILE_BYTES:
-            raise InputError(f"document is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB", name)
+        if len(raw) > limit:
+            raise InputError(f"document is larger than {limit // (1024 * 1024)} MB", name)
         if b"\x00" in raw:
             raise InputError("not a text file (it contains NUL bytes)", name)
         try:
