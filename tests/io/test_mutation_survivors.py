@@ -1,0 +1,165 @@
+"""Behaviour of the file formats that a mutation sample (docs/mutation.md) found no test for:
+each test here fails on a mutant that survived the rest of the suite."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.io import atomic, presets, user_presets
+from workbench.io.errors import InputError
+from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
+from workbench.io.limits import terminal_text
+from workbench.io.measurements import parse_measurements_csv, parse_ncu_csv
+from workbench.io.presets import get_preset
+from workbench.io.sessions import loads_session
+
+ROOT = Path(__file__).resolve().parents[2]
+DESCRIPTIVE = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
+               "Stream", "Block Size", "Grid Size", "Device", "CC"]
+
+
+# ---------------------------------------------------------------------------------------------
+# saving: another process's temporary file, a file owned by someone else
+
+def test_asking_whether_a_process_runs_leaves_it_running():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert atomic._running(child.pid)
+        with pytest.raises(subprocess.TimeoutExpired):
+            child.wait(timeout=0.3)  # a probe is signal 0: nothing is delivered
+    finally:
+        child.kill()
+        child.wait()
+    assert not atomic._running(child.pid)
+
+
+def test_saving_over_a_file_whose_owner_cannot_be_kept_still_saves(tmp_path, monkeypatch):
+    target = tmp_path / "s.yaml"
+    target.write_text("old\n", encoding="utf-8")
+    real = target.stat()
+    fake = type("Stat", (), {"st_uid": real.st_uid + 1, "st_gid": real.st_gid + 1,
+                             "st_mode": real.st_mode})()
+
+    def refuse(*args):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(atomic.os, "fchown", refuse)
+    with open(target, "rb+") as handle:
+        atomic._keep_owner_and_mode(handle.fileno(), fake)  # not root: keeps what it can
+    assert target.read_text(encoding="utf-8") == "old\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# shipped files
+
+def test_the_examples_are_listed_with_the_titles_they_carry():
+    examples = dict((path.name, title) for title, path in list_examples())
+    assert DEFAULT_EXAMPLE in examples
+    assert examples["fusion.yaml"].startswith("Kernel fusion")
+    assert all((ROOT / "workbench" / "examples" / name).is_file() for name in examples)
+
+
+def test_built_in_machine_ids_are_the_preset_file_names():
+    ids = presets.builtin_ids()
+    assert ids == {p.stem for p in (ROOT / "hardware_presets").glob("*.yaml")}
+    assert "h100-sxm" in ids
+
+
+def test_presets_are_found_beside_the_source_tree_when_not_packaged():
+    assert presets.presets_dir().resolve() == (ROOT / "hardware_presets").resolve()
+
+
+# ---------------------------------------------------------------------------------------------
+# user machines
+
+@pytest.mark.parametrize(("platform", "parts"), [
+    ("linux", (".local", "share")),
+    ("darwin", ("Library", "Application Support")),
+])
+def test_user_machines_folder_per_platform(monkeypatch, tmp_path, platform, parts):
+    monkeypatch.delenv(user_presets.USER_PRESETS_VARIABLE, raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(user_presets.sys, "platform", platform)
+    assert user_presets.user_presets_dir() == tmp_path.joinpath(*parts, "roofline-workbench",
+                                                                 "presets")
+
+
+def test_a_measured_machine_keeps_its_provenance_through_a_file(tmp_path):
+    hw = get_preset("h100-sxm")
+    provenance = {"cpu": "Test CPU", "cores": 8, "curves": {1: [1.5, 2.5]}}
+    path = tmp_path / "bench.yaml"
+    path.write_text(user_presets.dump_yaml(user_presets.machine_to_data(hw, provenance)),
+                    encoding="utf-8")
+    loaded, back = user_presets.load_machine_file(path)
+    assert loaded.name == hw.name
+    assert back == {"cpu": "Test CPU", "cores": 8, "curves": {"1": [1.5, 2.5]}}
+
+
+# ---------------------------------------------------------------------------------------------
+# measurements and terminal text
+
+def test_control_characters_are_escaped_for_the_terminal():
+    assert terminal_text("a\x1b[2Jb\u0085") == "a\\x1b[2Jb\\x85"
+    assert terminal_text("x\ny", keep_lines=True) == "x\ny"
+
+
+def test_a_time_too_large_to_be_finite_is_refused_with_a_reason():
+    with pytest.raises(InputError) as err:
+        parse_measurements_csv("name,time_s\ngemm,1e999\n", "m.csv")
+    assert "finite" in str(err.value) and "1e999" in str(err.value)
+    assert str(err.value).startswith("m.csv:2:")
+
+
+def test_bad_csv_names_the_line_of_the_fault_not_where_the_record_began():
+    with pytest.raises(InputError) as err:
+        parse_measurements_csv('name,time_s\n"gemm\nsecond line"x,1\n', "m.csv")
+    assert err.value.line == 3
+
+
+def test_an_empty_measurements_file_says_so():
+    with pytest.raises(InputError) as err:
+        parse_measurements_csv("\n\n", "m.csv")
+    assert str(err.value).startswith("m.csv: the file is empty (expected a header row: name")
+
+
+def test_a_file_with_no_nsight_table_is_named():
+    with pytest.raises(InputError) as err:
+        parse_ncu_csv("==PROF== nothing\n", "run.csv")
+    assert str(err.value).startswith("run.csv: no Nsight Compute table")
+
+
+def test_tensor_flops_of_an_unlisted_type_are_counted_as_fp16():
+    header = DESCRIPTIVE + ["gpu__time_duration.sum", "dram__bytes.sum",
+                            "sm__ops_path_tensor_src_e4m3.sum"]
+    lines = [",".join(f'"{c}"' for c in header),
+             ",".join(f'"{c}"' for c in [""] * 11 + ["usecond", "byte", ""]),
+             ",".join(f'"{c}"' for c in ["0", "1", "b", "h", "k", "1", "7", "(1, 1, 1)",
+                                          "(1, 1, 1)", "0", "9.0", "1", "100", "1000"])]
+    (m,) = parse_ncu_csv("\n".join(lines) + "\n", "t.csv")
+    assert m.flops == 1000
+    assert m.precision == "fp16"
+
+
+# ---------------------------------------------------------------------------------------------
+# sessions
+
+def test_a_version_1_file_missing_a_dimension_is_warned_about():
+    warnings: list[str] = []
+    loads_session("schema_version: 1\noperations:\n  - name: mm\n    kind: gemm\n"
+                  "    m: 64\n    n: 64\n", "old.yaml", warnings=warnings)
+    assert len(warnings) == 1
+    assert warnings[0].startswith("old.yaml:")
+    assert "operations[0].k" in warnings[0]
+    assert "assumed" in warnings[0]
+
+
+def test_a_measurement_that_is_not_a_mapping_is_named_by_its_place():
+    with pytest.raises(InputError) as err:
+        loads_session("schema_version: 2\noperations: []\nmeasurements:\n  - 5\n", "s.yaml")
+    assert "measurements[0]" in str(err.value)
+    assert str(err.value).startswith("s.yaml:4:")
