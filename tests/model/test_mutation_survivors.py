@@ -1,0 +1,126 @@
+"""Engine behaviour that a mutation sample (docs/mutation.md) found no test for: each test
+here fails on a mutant that survived the rest of the suite."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.io.model_configs import read_model_config
+from workbench.io.presets import get_preset
+from workbench.model.analysis import evaluate_session
+from workbench.model.comparison import across_machines
+from workbench.model.dtypes import check_dtype
+from workbench.model.llm import Setup, SetupError, expand
+from workbench.model.llm_results import model_result
+from workbench.model.measured import Measurement, judge
+from workbench.model.measured_session import judge_session
+from workbench.model.operations import Operation
+from workbench.model.roofline import evaluate
+from workbench.model.session import HardwareEntry, OperationEntry, Session
+
+
+def _gemm(dtype: str = "fp16", name: str = "mm") -> Operation:
+    return Operation("gemm", {"m": 4096, "n": 4096, "k": 4096, "dtype": dtype}, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# measured points
+
+def test_measured_bytes_far_from_the_model_are_noted_as_a_percentage():
+    op = _gemm()
+    result = evaluate(op, get_preset("h100-sxm"))
+    m = Measurement("k", operation="mm", time_s=1e-3, bytes=2 * result.bytes)
+    notes = judge(m, result).notes
+    assert any("bytes differ from the model's by +100 %" in n for n in notes), notes
+
+
+def test_sizes_at_the_upper_limit_are_accepted():
+    m = Measurement("k", time_s=1e9, flops=1e40, bytes=1e40)
+    assert m.problems() == []
+
+
+def test_an_achieved_rate_with_flops_gives_the_time():
+    m = Measurement("k", achieved_flops=1e12, flops=1e9, bytes=1e6)
+    assert m.problems() == []
+
+
+def test_a_yes_no_value_is_not_a_time():
+    m = Measurement("k", time_s=True, flops=1e9, bytes=1e6)
+    assert [key for key, _ in m.problems()] == ["time_s"]
+
+
+def test_a_standalone_measurement_is_predicted_under_its_own_name():
+    m = Measurement("my kernel", time_s=1e-3, flops=1e9, bytes=1e6, precision="fp32")
+    op = m.as_operation()
+    assert op.name == "my kernel"
+    assert op.counts().flops == 1e9
+
+
+def test_a_measurement_skipped_on_a_machine_keeps_its_operation():
+    s = Session()
+    s.hardware = [HardwareEntry(get_preset("tpu-v5e"), preset="tpu-v5e")]
+    s.operations = [OperationEntry(_gemm("fp64"))]
+    s.measurements = [Measurement("k", operation="mm", time_s=1e-3)]
+    (point,) = judge_session(s)
+    assert point.judgement is None and point.problem
+    assert point.operation is s.operations[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# comparing machines, precisions
+
+def test_one_operation_across_machines_fastest_first():
+    s = Session()
+    s.hardware = [HardwareEntry(get_preset(p), preset=p) for p in ("l4", "h100-sxm", "a100-80gb")]
+    s.operations = [OperationEntry(_gemm()), OperationEntry(_gemm(name="other"))]
+    pairs = evaluate_session(s)
+    results = across_machines(pairs, s.operations[0].id)
+    assert len(results) == 3
+    times = [r.t_predicted_s for r in results]
+    assert times == sorted(times)
+    assert results[0].t_predicted_s < results[-1].t_predicted_s
+
+
+@pytest.mark.parametrize("name", ["fp17", "", "BF16"])
+def test_an_unknown_dtype_name_is_refused(name):
+    with pytest.raises(ValueError, match="unknown dtype"):
+        check_dtype(name)
+
+
+def test_derating_efficiency_is_a_rule_of_thumb_unless_measured():
+    hw = get_preset("h100-sxm")
+    assert hw.figure_status("efficiency") == hw.figure_status("launch_overhead") != "specified"
+
+
+# ---------------------------------------------------------------------------------------------
+# whole models
+
+def test_a_moe_router_is_held_whole_by_every_chip():
+    arch = read_model_config("Mixtral-8x7B")
+    hidden, layers, experts = 4096, 32, 8  # Mixtral 8x7B: two RMSNorms a layer and a final one
+    norms = layers * 2 * hidden + hidden
+    router = layers * hidden * experts
+    assert arch.replicated_params() == norms + router
+
+
+def test_an_unknown_view_is_refused_naming_the_field():
+    with pytest.raises(SetupError) as err:
+        expand(read_model_config("Llama-3.1-8B"), Setup("decode"), view="everything")
+    assert err.value.field == "view"
+    assert "everything" in err.value.message
+
+
+def test_a_models_time_shares_run_from_the_largest():
+    result = model_result(read_model_config("Llama-3.1-8B"), Setup("decode", batch=8),
+                          get_preset("h100-sxm"))
+    shares = list(result.share.values())
+    assert len(shares) > 2
+    assert shares == sorted(shares, reverse=True)
+    assert sum(shares) == pytest.approx(1.0)
+
+
+def test_a_models_result_as_data_says_whether_it_fits():
+    arch = read_model_config("Llama-3.1-8B")
+    small = model_result(arch, Setup("decode", batch=1), get_preset("h100-sxm"))
+    assert small.as_dict("decode")["fits"] is True
+    assert small.as_dict("decode")["tpot_s"] == small.t_predicted_s
