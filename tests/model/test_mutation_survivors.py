@@ -3,6 +3,8 @@ here fails on a mutant that survived the rest of the suite."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from workbench.io.model_configs import read_model_config
@@ -16,6 +18,7 @@ from workbench.model.measured import Measurement, judge
 from workbench.model.measured_session import judge_session
 from workbench.model.operations import Operation
 from workbench.model.roofline import evaluate
+from workbench.model.scene import build_scene, overlay_extent, short_name
 from workbench.model.session import HardwareEntry, OperationEntry, Session
 
 
@@ -124,3 +127,46 @@ def test_a_models_result_as_data_says_whether_it_fits():
     small = model_result(arch, Setup("decode", batch=1), get_preset("h100-sxm"))
     assert small.as_dict("decode")["fits"] is True
     assert small.as_dict("decode")["tpot_s"] == small.t_predicted_s
+
+
+# ---------------------------------------------------------------------------------------------
+# the chart as data
+
+def _scene(ops: list[Operation], **view):
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    session.operations = [OperationEntry(op) for op in ops]
+    for key, value in view.items():
+        setattr(session.view, key, value)
+    return build_scene(session, evaluate_session(session, visible_only=True))
+
+
+def test_roof_styles_memory_solid_and_only_the_top_compute_roof_emphasised():
+    ops = [Operation("custom", {"flops": 1e12, "bytes": 1e9, "precision": p}, p)
+           for p in ("fp16", "fp32")]
+    scene = _scene(ops)
+    (memory,) = [r for r in scene.roofs if r.kind == "memory"]
+    assert memory.line == "solid" and memory.emphasis == "main"
+    compute = [r for r in scene.roofs if r.kind == "compute"]
+    assert len(compute) == 2
+    assert [r.emphasis for r in compute] == ["main", "minor"]
+    assert compute[0].label.startswith("H100 SXM5 80GB: ")
+    assert not compute[1].label.startswith("H100")
+
+
+def test_a_practical_roof_says_its_percentage():
+    scene = _scene([_gemm()], derated=True)
+    (practical,) = [r for r in scene.roofs if r.kind == "compute" and r.derated]
+    assert practical.label.startswith("practical 78 %: ")
+
+
+def test_a_machines_short_name_drops_vendor_cloud_and_remark():
+    assert short_name(get_preset("tpu-v5e")) == "TPU v5e"
+    assert short_name(get_preset("h100-sxm")) == "H100 SXM5 80GB"
+
+
+def test_the_data_range_covers_sweeps_and_measured_points_with_their_predictions():
+    sweep = SimpleNamespace(path_xs=(1.0, 2.0), path_ys=(10.0, 20.0))
+    mark = SimpleNamespace(x=3.0, y=30.0, px=4.0, py=40.0)
+    assert sorted(overlay_extent([sweep], [mark])) == [(1.0, 10.0), (2.0, 20.0), (3.0, 30.0),
+                                                        (4.0, 40.0)]
