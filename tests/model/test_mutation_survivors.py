@@ -17,9 +17,11 @@ from workbench.model.llm_results import model_result
 from workbench.model.measured import Measurement, judge
 from workbench.model.measured_session import judge_session
 from workbench.model.operations import Operation
+from workbench.model.overlays import measured_marks, sweep_paths
 from workbench.model.roofline import evaluate
 from workbench.model.scene import build_scene, overlay_extent, short_name
 from workbench.model.session import HardwareEntry, OperationEntry, Session
+from workbench.model.sweeps import Sweep
 
 
 def _gemm(dtype: str = "fp16", name: str = "mm") -> Operation:
@@ -170,3 +172,37 @@ def test_the_data_range_covers_sweeps_and_measured_points_with_their_predictions
     mark = SimpleNamespace(x=3.0, y=30.0, px=4.0, py=40.0)
     assert sorted(overlay_extent([sweep], [mark])) == [(1.0, 10.0), (2.0, 20.0), (3.0, 30.0),
                                                         (4.0, 40.0)]
+
+
+# ---------------------------------------------------------------------------------------------
+# overlays: sweeps and measured points
+
+def test_a_short_list_sweep_is_described_in_full():
+    assert Sweep("m", [1, 2, 4]).describe() == "m ∈ {1, 2, 4}"
+    assert Sweep("m", list(range(1, 9))).describe() == "m ∈ {1, 2, 3, 4, 5, 6, …}"
+
+
+def test_a_sweep_is_drawn_on_every_machine_that_can_run_it():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset(p), preset=p) for p in ("tpu-v5e", "h100-sxm")]
+    entry = OperationEntry(Operation("gemm", {"m": 96, "n": 1000, "k": 3000, "dtype": "fp64"},
+                                     "fp64 mm"))
+    entry.sweep = Sweep("m", [96, 192, 384])
+    session.operations = [entry]
+    machines = [SimpleNamespace(hw_id=-1, name="gone", marker="o", style_index=0)] + [
+        SimpleNamespace(hw_id=h.id, name=h.hardware.label, marker="o", style_index=i)
+        for i, h in enumerate(session.hardware)]
+    paths, _ = sweep_paths(session, entry, machines, "#0072B2")
+    assert [p.hw_id for p in paths] == [session.hardware[1].id]  # the TPU has no fp64
+    assert len(paths[0].path_xs) >= 3
+
+
+def test_a_measurement_that_cannot_be_judged_leaves_the_others_drawn():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    session.measurements = [
+        Measurement("lost", hardware="no such machine", time_s=1e-3, flops=1e9, bytes=1e6),
+        Measurement("fine", time_s=1e-3, flops=1e9, bytes=1e6)]
+    marks, notes = measured_marks(session, [session.hardware[0].id])
+    assert [m.name for m in marks] == ["fine"]
+    assert len(notes) == 1 and notes[0].startswith("measurement lost")
