@@ -3,6 +3,7 @@ each test here fails on a mutant that survived the rest of the suite."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from workbench.io.errors import InputError
 from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
 from workbench.io.limits import terminal_text
 from workbench.io.measurements import parse_measurements_csv, parse_ncu_csv
+from workbench.io.model_configs import parse_model_config, shipped_configs
 from workbench.io.presets import get_preset
 from workbench.io.sessions import loads_session
 
@@ -163,3 +165,38 @@ def test_a_measurement_that_is_not_a_mapping_is_named_by_its_place():
         loads_session("schema_version: 2\noperations: []\nmeasurements:\n  - 5\n", "s.yaml")
     assert "measurements[0]" in str(err.value)
     assert str(err.value).startswith("s.yaml:4:")
+
+
+# ---------------------------------------------------------------------------------------------
+# model configs (config.json)
+
+def _llama(**changes):
+    data = json.loads(shipped_configs()["Llama-3.1-8B"].read_text(encoding="utf-8"))
+    data.update(changes)
+    return data
+
+
+def test_a_qwen_moe_config_gives_its_experts_and_their_width():
+    data = _llama(model_type="qwen2_moe", num_experts=60, num_experts_per_tok=4,
+                  moe_intermediate_size=1408, shared_expert_intermediate_size=5632)
+    arch = parse_model_config(data, file="q.json")
+    assert (arch.moe.experts, arch.moe.top_k, arch.moe.intermediate) == (60, 4, 1408)
+    assert arch.moe.shared_intermediate == 5632 and arch.moe.shared_gate
+
+
+def test_gemmas_hidden_activation_field_is_read():
+    arch = parse_model_config(_llama(hidden_activation="gelu_pytorch_tanh", hidden_act=None))
+    assert arch.activation == "gelu"
+
+
+def test_a_wrapped_text_config_keeps_the_outer_architectures():
+    inner = _llama()
+    del inner["model_type"]
+    arch = parse_model_config({"architectures": ["LlamaForCausalLM"], "text_config": inner})
+    assert arch.layers == 32 and arch.hidden == 4096
+
+
+def test_a_model_type_that_is_not_text_is_named():
+    with pytest.raises(InputError) as err:
+        parse_model_config(_llama(model_type=5), file="c.json")
+    assert str(err.value).startswith("c.json") and "model_type" in str(err.value)
