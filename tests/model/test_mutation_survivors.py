@@ -14,6 +14,7 @@ from workbench.model.comparison import across_machines
 from workbench.model.dtypes import check_dtype
 from workbench.model.llm import Setup, SetupError, expand
 from workbench.model.llm_results import model_result
+from workbench.model.llm_session import ModelEntry, expand_entries
 from workbench.model.measured import Measurement, judge
 from workbench.model.measured_session import judge_session
 from workbench.model.operations import Operation
@@ -206,3 +207,42 @@ def test_a_measurement_that_cannot_be_judged_leaves_the_others_drawn():
     marks, notes = measured_marks(session, [session.hardware[0].id])
     assert [m.name for m in marks] == ["fine"]
     assert len(notes) == 1 and notes[0].startswith("measurement lost")
+
+
+def _ops(config: str, setup: Setup, view: str = "layers"):
+    return expand(read_model_config(config), setup, view=view)
+
+
+def test_gemmas_post_norms_and_residual_adds_are_counted():
+    setup = Setup("decode", batch=4)
+    ops = {op.name: (step, op) for step, op in _ops("Gemma-2-9B", setup)}
+    hidden, tokens = 3584, 4
+    for block in ("attention", "FFN"):
+        (step, post), (_, pre) = [(s, o) for n, (s, o) in ops.items()
+                                  if n.startswith(f"post-{block} norm")][0], \
+            [(s, o) for n, (s, o) in ops.items() if n.startswith(f"{block} norm")][0]
+        assert post.counts().bytes == pre.counts().bytes > 0
+        step, add = [(s, o) for n, (s, o) in ops.items()
+                     if n.startswith(f"residual add ({block})")][0]
+        counts = add.counts()
+        assert counts.flops == step.count * tokens * hidden  # one addition per element
+        assert counts.bytes == step.count * 3 * tokens * hidden * 2  # two bf16 reads, a write
+
+
+def test_mla_absorbs_the_query_for_every_head():
+    setup = Setup("decode", batch=2)
+    step, op = [(s, o) for s, o in _ops("DeepSeek-V2-Lite", setup)
+                if o.name.startswith("Q absorb")][0]
+    heads, kv_lora_rank, nope_dim, tokens = 16, 512, 128, 2  # DeepSeek-V2-Lite
+    assert op.counts().flops == step.count * 2 * heads * tokens * kv_lora_rank * nope_dim
+
+
+def test_exchanges_and_stage_sends_stay_off_the_chart_but_all_reduces_are_on_it():
+    for setup in (Setup("decode", batch=8, tp=1, ep=2), Setup("decode", batch=8, tp=2, pp=2)):
+        model = ModelEntry("Mixtral-8x7B", read_model_config("Mixtral-8x7B"), setup)
+        shown = {e.operation.name.split(": ", 1)[1].split(" (")[0]: e.visible
+                 for e in expand_entries(model) if e.operation.kind == "all_reduce"}
+        if setup.ep > 1:
+            assert shown == {"dispatch": False, "combine": False}
+        else:
+            assert shown == {"all-reduce": True, "stage send": False}
