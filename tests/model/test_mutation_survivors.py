@@ -12,6 +12,7 @@ from workbench.io.presets import get_preset
 from workbench.model.analysis import evaluate_session
 from workbench.model.comparison import across_machines
 from workbench.model.dtypes import check_dtype
+from workbench.model.layout import Occupancy, clip_segment, corner_candidates, wrap_title
 from workbench.model.llm import Setup, SetupError, expand
 from workbench.model.llm_results import model_result
 from workbench.model.llm_session import ModelEntry, expand_entries
@@ -246,3 +247,35 @@ def test_exchanges_and_stage_sends_stay_off_the_chart_but_all_reduces_are_on_it(
             assert shown == {"dispatch": False, "combine": False}
         else:
             assert shown == {"all-reduce": True, "stage send": False}
+
+
+# ---------------------------------------------------------------------------------------------
+# text placing (pixels: y grows downwards)
+
+def test_a_segment_is_clipped_to_the_rectangle_on_both_sides():
+    assert clip_segment(-5.0, 5.0, 15.0, 5.0, (0.0, 0.0, 10.0, 10.0)) == (0.0, 5.0, 10.0, 5.0)
+    assert clip_segment(5.0, 20.0, 5.0, -20.0, (0.0, 0.0, 10.0, 10.0)) == (5.0, 10.0, 5.0, 0.0)
+    assert clip_segment(20.0, 20.0, 30.0, 30.0, (0.0, 0.0, 10.0, 10.0)) is None
+
+
+def test_places_next_to_a_corner_point_go_round_it_then_farther():
+    w, h = 20.0, 10.0
+    places = [(c.left, c.top) for c in corner_candidates(100.0, 100.0, w, h)]
+    assert places == [(105, 105), (75, 85), (75, 105), (105, 85),
+                      (115, 115), (65, 75), (65, 115), (115, 75)]
+
+
+def test_a_box_on_the_frames_edge_is_inside_it():
+    occ = Occupancy((0.0, 0.0, 100.0, 50.0))
+    assert occ.inside((0.0, 0.0, 100.0, 50.0))
+    assert not occ.inside((-1.0, 0.0, 10.0, 10.0))
+
+
+def test_a_title_that_fits_on_two_lines_is_not_broken_into_three():
+    assert wrap_title(len, "aaaa bbbb cccc dddd", 10, lines=3) == ["aaaa bbbb", "cccc dddd"]
+
+
+def test_a_title_too_long_for_two_lines_takes_three_balanced_ones():
+    text = "aaaa bbbb cccc dddd eeee ffff"
+    assert wrap_title(len, text, 10, lines=3) == ["aaaa bbbb", "cccc dddd", "eeee ffff"]
+    assert wrap_title(len, text, 10) == ["aaaa bbbb cccc", "dddd eeee ffff"]
