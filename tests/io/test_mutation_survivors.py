@@ -17,7 +17,9 @@ from workbench.io.limits import terminal_text
 from workbench.io.measurements import parse_measurements_csv, parse_ncu_csv
 from workbench.io.model_configs import parse_model_config, shipped_configs
 from workbench.io.presets import get_preset
-from workbench.io.sessions import loads_session
+from workbench.io.sessions import loads_session, session_to_data
+from workbench.model.session import HardwareEntry, Session
+from workbench.model.units import QuantityError, parse_quantity
 
 ROOT = Path(__file__).resolve().parents[2]
 DESCRIPTIVE = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
@@ -200,3 +202,58 @@ def test_a_model_type_that_is_not_text_is_named():
     with pytest.raises(InputError) as err:
         parse_model_config(_llama(model_type=5), file="c.json")
     assert str(err.value).startswith("c.json") and "model_type" in str(err.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# session files: places named, values kept
+
+def _error(text: str) -> str:
+    with pytest.raises(InputError) as err:
+        loads_session(text, "s.yaml")
+    return str(err.value)
+
+
+CHAIN = ("schema_version: 2\noperations:\n  - name: c\n    kind: elementwise\n    n: 1024\n"
+         "    steps:\n")
+
+
+def test_a_chain_step_without_op_says_what_it_needs():
+    message = _error(CHAIN + "      - {inputs: [r]}\n")
+    assert "operations[0].steps[0]" in message and "needs op" in message
+
+
+def test_a_chain_steps_inputs_that_are_not_a_list_are_named():
+    message = _error(CHAIN + "      - {op: add, inputs: 5}\n")
+    assert "operations[0].steps[0].inputs" in message
+
+
+def test_a_machines_visible_flag_that_is_not_yes_or_no_is_named():
+    message = _error("schema_version: 2\nhardware:\n  - preset: h100-sxm\n    visible: maybe\n"
+                     "operations: []\n")
+    assert "hardware[0].visible" in message
+
+
+def test_a_zero_launch_overhead_means_none():
+    s = loads_session("schema_version: 2\nhardware:\n  - preset: h100-sxm\n"
+                      "    launch_overhead: 0\noperations: []\n", "s.yaml")
+    assert s.hardware[0].hardware.launch_overhead is None
+
+
+def test_an_edited_preset_is_written_as_based_on_it_without_its_id():
+    s = Session()
+    hw = get_preset("h100-sxm")
+    hw.memory = {**hw.memory, "hbm3": 4.0e12}
+    s.hardware = [HardwareEntry(hw, preset="h100-sxm")]
+    (data,) = session_to_data(s)["hardware"]
+    assert data["based_on"] == "h100-sxm"
+    assert "id" not in data and "preset" not in data
+
+
+def test_a_yes_no_value_for_a_quantity_is_shown_in_the_message():
+    with pytest.raises(QuantityError, match="got True"):
+        parse_quantity(True, "bandwidth")
+
+
+def test_an_unknown_prefix_lists_the_allowed_ones():
+    with pytest.raises(QuantityError, match=r"prefixes for B/s: k, M, G, T"):
+        parse_quantity("5 XB/s", "bandwidth")
