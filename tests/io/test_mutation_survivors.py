@@ -257,3 +257,24 @@ def test_a_yes_no_value_for_a_quantity_is_shown_in_the_message():
 def test_an_unknown_prefix_lists_the_allowed_ones():
     with pytest.raises(QuantityError, match=r"prefixes for B/s: k, M, G, T"):
         parse_quantity("5 XB/s", "bandwidth")
+
+
+# ---------------------------------------------------------------------------------------------
+# whole models in a session file
+
+def test_a_model_config_path_relative_to_the_working_folder_when_the_text_has_no_file(
+        monkeypatch):
+    monkeypatch.chdir(ROOT)
+    s = loads_session("schema_version: 2\noperations: []\nmodels:\n"
+                      "  - config: workbench/model_configs/Llama-3.1-8B.json\n")
+    assert s.models[0].arch.layers == 32
+
+
+def test_a_models_output_length_is_read_and_written_only_when_set():
+    s = loads_session("schema_version: 2\noperations: []\nmodels:\n  - config: Llama-3.1-8B\n"
+                      "    phase: decode\n    output_len: 128\n  - config: Llama-3.1-8B\n",
+                      "s.yaml")
+    assert s.models[0].setup.output_len == 128
+    first, second = session_to_data(s)["models"]
+    assert first["output_len"] == 128
+    assert "output_len" not in second
