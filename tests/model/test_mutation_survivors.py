@@ -9,6 +9,7 @@ import pytest
 
 from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
+from workbench.model import overlays
 from workbench.model.analysis import evaluate_session
 from workbench.model.comparison import across_machines
 from workbench.model.dtypes import check_dtype
@@ -23,7 +24,7 @@ from workbench.model.overlays import measured_marks, sweep_paths
 from workbench.model.roofline import evaluate
 from workbench.model.scene import build_scene, overlay_extent, short_name
 from workbench.model.session import HardwareEntry, OperationEntry, Session
-from workbench.model.sweeps import Sweep
+from workbench.model.sweeps import Crossing, Sweep
 
 
 def _gemm(dtype: str = "fp16", name: str = "mm") -> Operation:
@@ -279,3 +280,22 @@ def test_a_title_too_long_for_two_lines_takes_three_balanced_ones():
     text = "aaaa bbbb cccc dddd eeee ffff"
     assert wrap_title(len, text, 10, lines=3) == ["aaaa bbbb", "cccc dddd", "eeee ffff"]
     assert wrap_title(len, text, 10) == ["aaaa bbbb cccc", "dddd eeee ffff"]
+
+
+def test_a_crossing_to_memory_says_up_to_which_whole_value_it_is_compute_bound():
+    crossing = Crossing("op", "H100", "n", 512.4, "to_memory", 512, 295.0, 989.4e12, "hbm")
+    lines = overlays._crossing_tooltip("op", "H100", crossing).splitlines()
+    assert "Compute-bound up to n = 512" in lines
+    crossing = Crossing("op", "H100", "m", 511.6, "to_compute", 512, 295.0, 989.4e12, "hbm")
+    assert "Compute-bound from m = 512" in overlays._crossing_tooltip("op", "H100", crossing)
+
+
+def test_a_measured_points_tooltip_gives_both_intensities_when_they_differ():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    session.operations = [OperationEntry(_gemm())]
+    nbytes = session.operations[0].operation.counts().bytes
+    session.measurements = [Measurement("k", operation="mm", time_s=1e-3, bytes=2 * nbytes)]
+    (mark,), _ = measured_marks(session, [session.hardware[0].id])
+    line = [t for t in mark.tooltip.splitlines() if t.startswith("Intensity: measured")]
+    assert len(line) == 1 and "FLOP/B" in line[0] and ", predicted " in line[0]
