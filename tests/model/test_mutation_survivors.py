@@ -152,6 +152,7 @@ def test_roof_styles_memory_solid_and_only_the_top_compute_roof_emphasised():
     scene = _scene(ops)
     (memory,) = [r for r in scene.roofs if r.kind == "memory"]
     assert memory.line == "solid" and memory.emphasis == "main"
+    assert memory.label == "hbm 3.35 TB/s"  # the H100 SXM's HBM3: 3.35 TB/s
     compute = [r for r in scene.roofs if r.kind == "compute"]
     assert len(compute) == 2
     assert [r.emphasis for r in compute] == ["main", "minor"]
