@@ -15,7 +15,7 @@ from workbench.model.comparison import across_machines
 from workbench.model.dtypes import check_dtype
 from workbench.model.layout import Occupancy, clip_segment, corner_candidates, wrap_title
 from workbench.model.llm import Setup, SetupError, expand
-from workbench.model.llm_results import model_result
+from workbench.model.llm_results import decode_times, model_result
 from workbench.model.llm_session import ModelEntry, expand_entries
 from workbench.model.measured import Measurement, judge
 from workbench.model.measured_session import judge_session
@@ -300,3 +300,12 @@ def test_a_measured_points_tooltip_gives_both_intensities_when_they_differ():
     (mark,), _ = measured_marks(session, [session.hardware[0].id])
     line = [t for t in mark.tooltip.splitlines() if t.startswith("Intensity: measured")]
     assert len(line) == 1 and "FLOP/B" in line[0] and ", predicted " in line[0]
+
+
+def test_decode_step_times_at_a_kv_length_agree_with_the_model_there():
+    arch, hw = read_model_config("Llama-3.1-8B"), get_preset("h100-sxm")
+    lower, pred = decode_times(arch, Setup("decode", batch=8, kv_len=4096), hw, [1024, 4096])
+    at_4096 = model_result(arch, Setup("decode", batch=8, kv_len=4096), hw)
+    at_1024 = model_result(arch, Setup("decode", batch=8, kv_len=1024), hw)
+    assert lower == pytest.approx([at_1024.t_lower_s, at_4096.t_lower_s], rel=1e-9)
+    assert pred == pytest.approx([at_1024.t_predicted_s, at_4096.t_predicted_s], rel=1e-9)
