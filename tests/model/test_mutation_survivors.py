@@ -10,6 +10,7 @@ import pytest
 from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
 from workbench.model import overlays
+from workbench.model.advisories import measured_advisories
 from workbench.model.analysis import evaluate_session
 from workbench.model.comparison import across_machines
 from workbench.model.dtypes import check_dtype
@@ -309,3 +310,17 @@ def test_decode_step_times_at_a_kv_length_agree_with_the_model_there():
     at_1024 = model_result(arch, Setup("decode", batch=8, kv_len=1024), hw)
     assert lower == pytest.approx([at_1024.t_lower_s, at_4096.t_lower_s], rel=1e-9)
     assert pred == pytest.approx([at_1024.t_predicted_s, at_4096.t_predicted_s], rel=1e-9)
+
+
+def test_a_measured_point_above_its_roof_is_held_to_the_roof_at_its_measured_intensity():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    op = Operation("gemm", {"m": 64, "n": 64, "k": 64, "dtype": "fp16"}, "small")
+    session.operations = [OperationEntry(op)]
+    # 2·64³ FLOPs over half the 3·64²·2 bytes the model counts: 42.7 FLOP/B measured
+    # (21.3 predicted); on 3.35 TB/s the roof there is 143 TFLOP/s; achieved 200 TFLOP/s
+    session.measurements = [Measurement("k", operation="small", time_s=2 * 64**3 / 200e12,
+                                        bytes=3 * 64 * 64)]
+    (advisory,) = measured_advisories(judge_session(session))
+    assert "42.7 FLOP/B" in advisory.message
+    assert "143 TFLOP/s" in advisory.message
