@@ -13,7 +13,7 @@ import pytest
 from workbench.io import atomic, presets, user_presets
 from workbench.io.errors import InputError
 from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
-from workbench.io.limits import terminal_text
+from workbench.io.limits import read_regular_file, terminal_text
 from workbench.io.measurements import parse_measurements_csv, parse_ncu_csv
 from workbench.io.model_configs import parse_model_config, shipped_configs
 from workbench.io.presets import get_preset
@@ -278,3 +278,59 @@ def test_a_models_output_length_is_read_and_written_only_when_set():
     first, second = session_to_data(s)["models"]
     assert first["output_len"] == 128
     assert "output_len" not in second
+
+
+def test_saving_leaves_other_programs_temporary_files_alone(tmp_path):
+    other = tmp_path / "notes.tmp"
+    swap = tmp_path / ".s.yaml.swp"  # an editor's swap file of the same name
+    for path in (other, swap):
+        path.write_text("keep\n", encoding="utf-8")
+    atomic.write_atomic(tmp_path / "s.yaml", b"a: 1\n")
+    assert other.read_text(encoding="utf-8") == swap.read_text(encoding="utf-8") == "keep\n"
+    assert (tmp_path / "s.yaml").read_bytes() == b"a: 1\n"
+
+
+def test_saving_into_a_missing_folder_names_the_file(tmp_path):
+    path = tmp_path / "gone" / "s.yaml"
+    with pytest.raises(FileNotFoundError) as err:
+        atomic.write_atomic(path, b"a: 1\n")
+    assert err.value.filename == str(path)
+    assert "does not exist" in str(err.value)
+
+
+def test_a_user_who_may_write_a_file_can_save_over_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(atomic, "_is_root", lambda: False)
+    path = tmp_path / "s.yaml"
+    path.write_bytes(b"old\n")
+    atomic.write_atomic(path, b"new\n")
+    assert path.read_bytes() == b"new\n"
+
+
+def test_an_empty_file_name_is_refused_as_such():
+    with pytest.raises(InputError, match="no file name given"):
+        read_regular_file("  ", 1000, "session file")
+
+
+def test_a_version_2_file_must_give_every_dimension():
+    message = _error("schema_version: 2\noperations:\n  - name: mm\n    kind: gemm\n"
+                     "    m: 64\n    n: 64\n")
+    assert "operations[0]" in message and "k" in message
+
+
+def test_empty_notes_are_kept():
+    s = loads_session("schema_version: 2\nnotes: ''\noperations: []\n", "s.yaml")
+    assert s.notes == ""
+
+
+def test_a_machine_id_of_eighty_characters_is_the_longest_read():
+    base = "schema_version: 2\noperations: []\nhardware:\n  - name: M\n    id: {}\n" \
+           "    compute: {{fp32: 1 TFLOP/s}}\n    memory: {{dram: 100 GB/s}}\n"
+    assert loads_session(base.format("a" * 80), "s.yaml").hardware[0].hardware.id == "a" * 80
+    assert "hardware[0].id" in _error(base.format("a" * 81))
+
+
+def test_a_chains_tensor_name_of_eighty_characters_is_the_longest_read():
+    base = CHAIN + "      - {{op: relu}}\n    input: {}\n"
+    s = loads_session(base.format("x" * 80), "s.yaml")
+    assert s.operations[0].operation.params["input"] == "x" * 80
+    assert "operations[0].input" in _error(base.format("x" * 81))
