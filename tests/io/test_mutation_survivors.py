@@ -334,3 +334,7 @@ def test_a_chains_tensor_name_of_eighty_characters_is_the_longest_read():
     s = loads_session(base.format("x" * 80), "s.yaml")
     assert s.operations[0].operation.params["input"] == "x" * 80
     assert "operations[0].input" in _error(base.format("x" * 81))
+
+
+def test_a_comparison_that_is_not_a_mapping_is_named_by_its_place():
+    assert "comparisons[0]" in _error("schema_version: 2\noperations: []\ncomparisons:\n  - 5\n")
