@@ -324,3 +324,13 @@ def test_a_measured_point_above_its_roof_is_held_to_the_roof_at_its_measured_int
     (advisory,) = measured_advisories(judge_session(session))
     assert "42.7 FLOP/B" in advisory.message
     assert "143 TFLOP/s" in advisory.message
+
+
+@pytest.mark.parametrize(("setup", "field"), [
+    (Setup("decode", tp=2, ep=3), "ep"),
+    (Setup("decode", pp=40), "pp"),  # Llama 3.1 8B has 32 layers
+])
+def test_a_set_up_the_model_cannot_take_names_its_field(setup, field):
+    with pytest.raises(SetupError) as err:
+        expand(read_model_config("Llama-3.1-8B"), setup)
+    assert err.value.field == field
