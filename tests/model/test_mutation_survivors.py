@@ -21,10 +21,10 @@ from workbench.model.llm_session import ModelEntry, expand_entries
 from workbench.model.measured import Measurement, judge
 from workbench.model.measured_session import judge_session
 from workbench.model.operations import Operation
-from workbench.model.overlays import measured_marks, sweep_paths
+from workbench.model.overlays import measured_marks, pair_links, sweep_paths
 from workbench.model.roofline import evaluate
 from workbench.model.scene import build_scene, overlay_extent, short_name
-from workbench.model.session import HardwareEntry, OperationEntry, Session
+from workbench.model.session import Comparison, HardwareEntry, OperationEntry, Session
 from workbench.model.sweeps import Crossing, Sweep
 
 
@@ -334,3 +334,19 @@ def test_a_set_up_the_model_cannot_take_names_its_field(setup, field):
     with pytest.raises(SetupError) as err:
         expand(read_model_config("Llama-3.1-8B"), setup)
     assert err.value.field == field
+
+
+def test_a_compared_pairs_tooltip_gives_both_intensities():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    session.operations = [
+        OperationEntry(Operation("custom", {"flops": 1e12, "bytes": 4e9, "precision": "fp16"},
+                                 "unfused")),
+        OperationEntry(Operation("custom", {"flops": 1e12, "bytes": 1e9, "precision": "fp16"},
+                                 "fused"))]
+    session.comparisons = [Comparison("unfused", "fused")]
+    machines = [SimpleNamespace(hw_id=session.hardware[0].id, name="H100", marker="o",
+                                style_index=0)]
+    (link,) = pair_links(session, evaluate_session(session), machines)
+    (line,) = [t for t in link.tooltip.splitlines() if t.startswith("Intensity:")]
+    assert line == "Intensity: 250 FLOP/B → 1000 FLOP/B"  # 1e12 FLOPs over 4 GB, then 1 GB
