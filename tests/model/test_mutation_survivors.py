@@ -23,7 +23,7 @@ from workbench.model.measured_session import judge_session
 from workbench.model.operations import Operation
 from workbench.model.overlays import measured_marks, pair_links, sweep_paths
 from workbench.model.roofline import evaluate
-from workbench.model.scene import build_scene, overlay_extent, short_name
+from workbench.model.scene import build_scene, overlay_extent, short_name, whose_texts
 from workbench.model.session import Comparison, HardwareEntry, OperationEntry, Session
 from workbench.model.sweeps import Crossing, Sweep
 
@@ -350,3 +350,27 @@ def test_a_compared_pairs_tooltip_gives_both_intensities():
     (link,) = pair_links(session, evaluate_session(session), machines)
     (line,) = [t for t in link.tooltip.splitlines() if t.startswith("Intensity:")]
     assert line == "Intensity: 250 FLOP/B → 1000 FLOP/B"  # 1e12 FLOPs over 4 GB, then 1 GB
+
+
+def test_on_two_machines_each_compared_pair_names_its_own_figures_per_machine():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset(p), preset=p) for p in ("h100-sxm", "l4")]
+
+    def op(name: str, flops: float, nbytes: float) -> OperationEntry:
+        return OperationEntry(Operation("custom", {"flops": flops, "bytes": nbytes,
+                                                   "precision": "fp16"}, name))
+
+    session.operations = [op("a", 1e12, 4e9), op("b", 1e12, 1e9), op("c", 1e9, 1e9),
+                          op("d", 1e12, 1e9)]
+    session.comparisons = [Comparison("a", "b"), Comparison("c", "d")]
+    machines = [SimpleNamespace(hw_id=h.id, name=h.hardware.label, marker="o", style_index=i)
+                for i, h in enumerate(session.hardware)]
+    links = pair_links(session, evaluate_session(session), machines)
+    _, _, named = whose_texts(session, [], [], links)
+    assert len(named) == 4
+    for link in named:
+        lines = link.label.splitlines()
+        assert [line.split(": ")[0] for line in lines] == ["H100 SXM5 80GB", "L4 24GB"]
+        # a → b moves fewer bytes (faster); c → d does more work on the same bytes (slower)
+        word = "faster" if link.first == "a" else "slower"
+        assert all(line.endswith(word) for line in lines), lines
