@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from workbench.io.model_configs import read_model_config
@@ -374,3 +375,13 @@ def test_on_two_machines_each_compared_pair_names_its_own_figures_per_machine():
         # a → b moves fewer bytes (faster); c → d does more work on the same bytes (slower)
         word = "faster" if link.first == "a" else "slower"
         assert all(line.endswith(word) for line in lines), lines
+
+
+def test_dimensions_given_as_numpy_integers_evaluate_like_plain_ones():
+    hw = get_preset("h100-sxm")
+    plain = evaluate(Operation("gemm", {"m": 64, "n": 64, "k": 64, "dtype": "fp16"}, "x"), hw)
+    numpy_ = evaluate(Operation("gemm", {"m": np.int64(64), "n": np.int64(64),
+                                         "k": np.int64(64), "dtype": "fp16"}, "x"), hw)
+    # 2·64³ FLOPs, 3·64²·2 bytes: memory-bound on 3.35 TB/s
+    assert numpy_.t_lower_s == pytest.approx(3 * 64 * 64 * 2 / 3.35e12, rel=1e-12)
+    assert numpy_.t_lower_s == plain.t_lower_s and numpy_.bound == plain.bound
