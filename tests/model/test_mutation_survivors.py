@@ -15,7 +15,14 @@ from workbench.model.advisories import measured_advisories
 from workbench.model.analysis import evaluate_session
 from workbench.model.comparison import across_machines
 from workbench.model.dtypes import check_dtype
-from workbench.model.layout import Occupancy, clip_segment, corner_candidates, wrap_title
+from workbench.model.layout import (
+    Occupancy,
+    Placement,
+    TextLayout,
+    clip_segment,
+    corner_candidates,
+    wrap_title,
+)
 from workbench.model.llm import Setup, SetupError, expand
 from workbench.model.llm_results import decode_times, model_result
 from workbench.model.llm_session import ModelEntry, expand_entries
@@ -385,3 +392,12 @@ def test_dimensions_given_as_numpy_integers_evaluate_like_plain_ones():
     # 2·64³ FLOPs, 3·64²·2 bytes: memory-bound on 3.35 TB/s
     assert numpy_.t_lower_s == pytest.approx(3 * 64 * 64 * 2 / 3.35e12, rel=1e-12)
     assert numpy_.t_lower_s == plain.t_lower_s and numpy_.bound == plain.bound
+
+
+def test_a_box_on_a_texts_leader_line_hits_that_text():
+    layout = TextLayout(Occupancy((0.0, 0.0, 400.0, 300.0)))
+    layout.placed["far"] = Placement("far", (100.0, 100.0, 140.0, 112.0), (50.0, 50.0, 98.0, 98.0))
+    layout.placed["near"] = Placement("near", (300.0, 20.0, 340.0, 32.0))
+    assert layout.hit_by((60.0, 60.0, 62.0, 62.0)) == ["far"]  # on the leader, off the box
+    assert layout.hit_by((105.0, 105.0, 106.0, 106.0)) == ["far"]
+    assert layout.hit_by((10.0, 200.0, 20.0, 210.0)) == []
