@@ -401,3 +401,13 @@ def test_a_box_on_a_texts_leader_line_hits_that_text():
     assert layout.hit_by((60.0, 60.0, 62.0, 62.0)) == ["far"]  # on the leader, off the box
     assert layout.hit_by((105.0, 105.0, 106.0, 106.0)) == ["far"]
     assert layout.hit_by((10.0, 200.0, 20.0, 210.0)) == []
+
+
+def test_an_all_to_all_exchange_shows_its_bytes_worked_out():
+    op = Operation("all_reduce", {"rows": 16, "hidden": 64, "chips": 4, "copies": 2,
+                                  "dtype": "bf16", "collective": "all_to_all"}, "dispatch")
+    (sent,) = op.counts().byte_terms
+    # each chip sends its 2 copies of 16 rows × 64 bf16 values to the 3 other chips of 4
+    assert sent.value == 2 * 3 / 4 * 16 * 64 * 2
+    assert sent.substituted.startswith("2·(4−1)/4·16·64·2 B")
+    assert sent.formula.endswith("·2 B [bf16]") and "−1)/" in sent.formula
