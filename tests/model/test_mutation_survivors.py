@@ -21,6 +21,7 @@ from workbench.model.layout import (
     TextLayout,
     clip_segment,
     corner_candidates,
+    sloped_candidates,
     wrap_title,
 )
 from workbench.model.llm import Setup, SetupError, expand
@@ -411,3 +412,10 @@ def test_an_all_to_all_exchange_shows_its_bytes_worked_out():
     assert sent.value == 2 * 3 / 4 * 16 * 64 * 2
     assert sent.substituted.startswith("2·(4−1)/4·16·64·2 B")
     assert sent.formula.endswith("·2 B [bf16]") and "−1)/" in sent.formula
+
+
+def test_places_along_a_rising_line_are_above_left_then_below_right_of_it():
+    # a line rising from (0, 100) to (100, 0) in device pixels; a 20 × 10 box, gap 8
+    places = sloped_candidates(0.0, 100.0, 100.0, 0.0, 20.0, 10.0, (0.0, 0.0, 200.0, 200.0),
+                               fractions=(0.5,))
+    assert [(c.left, c.top) for c in places] == [(50 - 20 - 4, 50 - 10 - 8), (50 + 4, 50 + 8)]
