@@ -9,14 +9,13 @@
 #   tools/mutation.sh --names FILE         the mutants listed in FILE, one a line
 #   tools/mutation.sh --score [--names FILE]   only print the score of what has run
 #
-# Environment: PYTHON (default: python3 on PATH, or /work/venv/bin/python), MUTMUT (default:
-# mutmut beside that python), JOBS (parallel mutants, default 1), NICE (default 10).
+# Environment: PYTHON (the interpreter with the project's dependencies, pytest and mutmut 3;
+# default python3), JOBS (mutants tested at once, default 1), NICE (default 10).
 # Results accumulate in mutants/ (ignored by git); delete that folder to start afresh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PYTHON=${PYTHON:-$(command -v python3 || echo /work/venv/bin/python)}
-MUTMUT=${MUTMUT:-$(dirname "$PYTHON")/mutmut}
+PYTHON=${PYTHON:-python3}
 JOBS=${JOBS:-1}
 NICE=${NICE:-10}
 export QT_QPA_PLATFORM=offscreen
@@ -34,7 +33,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-mutmut() { nice -n "$NICE" "$MUTMUT" "$@"; }
+mutmut() { nice -n "$NICE" "$PYTHON" -m mutmut "$@"; }
 report() { "$PYTHON" tools/mutation_report.py "$@"; }
 
 if [ "$score_only" = 1 ]; then
