@@ -419,3 +419,12 @@ def test_places_along_a_rising_line_are_above_left_then_below_right_of_it():
     places = sloped_candidates(0.0, 100.0, 100.0, 0.0, 20.0, 10.0, (0.0, 0.0, 200.0, 200.0),
                                fractions=(0.5,))
     assert [(c.left, c.top) for c in places] == [(50 - 20 - 4, 50 - 10 - 8), (50 + 4, 50 + 8)]
+
+
+def test_a_thick_line_covers_both_of_its_sides():
+    occ = Occupancy((0.0, 0.0, 100.0, 100.0), cell=2.0)
+    occ.add_polyline([10.0, 90.0], [51.0, 51.0], half=4.0)  # texts keep 4 px off the line
+    assert occ.count((20.0, 47.5, 80.0, 49.5)) > 0  # 1.5 to 3.5 px above it
+    assert occ.count((20.0, 52.5, 80.0, 54.5)) > 0  # 1.5 to 3.5 px below it
+    assert occ.count((20.0, 60.0, 80.0, 70.0)) == 0
+    assert occ.count((0.0, 47.5, 5.0, 54.5)) == 0  # beyond its end
