@@ -193,7 +193,7 @@ def test_gemmas_hidden_activation_field_is_read():
 
 def test_a_wrapped_text_config_keeps_the_outer_architectures():
     inner = _llama()
-    del inner["model_type"]
+    del inner["model_type"], inner["architectures"]  # a multimodal config names them outside
     arch = parse_model_config({"architectures": ["LlamaForCausalLM"], "text_config": inner})
     assert arch.layers == 32 and arch.hidden == 4096
 
@@ -338,3 +338,8 @@ def test_a_chains_tensor_name_of_eighty_characters_is_the_longest_read():
 
 def test_a_comparison_that_is_not_a_mapping_is_named_by_its_place():
     assert "comparisons[0]" in _error("schema_version: 2\noperations: []\ncomparisons:\n  - 5\n")
+
+
+def test_a_list_for_a_quantity_is_shown_in_the_message():
+    with pytest.raises(QuantityError, match=r"got \[5\]"):
+        parse_quantity([5], "bandwidth")

@@ -285,6 +285,9 @@ def test_a_box_on_the_frames_edge_is_inside_it():
 
 def test_a_title_that_fits_on_two_lines_is_not_broken_into_three():
     assert wrap_title(len, "aaaa bbbb cccc dddd", 10, lines=3) == ["aaaa bbbb", "cccc dddd"]
+    # three lines of 9 would be narrower, but two of 14 fit the room
+    assert wrap_title(len, "aaaa bbbb cccc dddd eeee ffff", 14, lines=3) == [
+        "aaaa bbbb cccc", "dddd eeee ffff"]
 
 
 def test_a_title_too_long_for_two_lines_takes_three_balanced_ones():
@@ -428,3 +431,11 @@ def test_a_thick_line_covers_both_of_its_sides():
     assert occ.count((20.0, 52.5, 80.0, 54.5)) > 0  # 1.5 to 3.5 px below it
     assert occ.count((20.0, 60.0, 80.0, 70.0)) == 0
     assert occ.count((0.0, 47.5, 5.0, 54.5)) == 0  # beyond its end
+
+
+def test_measured_points_on_a_machine_not_drawn_leave_those_on_the_drawn_one():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset(p), preset=p) for p in ("a100-80gb", "h100-sxm")]
+    session.measurements = [Measurement("k", time_s=1e-3, flops=1e9, bytes=1e6)]
+    marks, notes = measured_marks(session, [session.hardware[1].id])  # judged on both
+    assert [m.hw_id for m in marks] == [session.hardware[1].id] and notes == []
