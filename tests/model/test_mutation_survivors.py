@@ -16,8 +16,10 @@ from workbench.model.analysis import evaluate_session
 from workbench.model.comparison import across_machines
 from workbench.model.dtypes import check_dtype
 from workbench.model.layout import (
+    Candidate,
     Occupancy,
     Placement,
+    Request,
     TextLayout,
     clip_segment,
     corner_candidates,
@@ -439,3 +441,13 @@ def test_measured_points_on_a_machine_not_drawn_leave_those_on_the_drawn_one():
     session.measurements = [Measurement("k", time_s=1e-3, flops=1e9, bytes=1e6)]
     marks, notes = measured_marks(session, [session.hardware[1].id])  # judged on both
     assert [m.hw_id for m in marks] == [session.hardware[1].id] and notes == []
+
+
+def test_a_free_place_whose_leader_crosses_something_drawn_is_passed_over():
+    occ = Occupancy((0.0, 0.0, 200.0, 200.0))
+    occ.add_rect((90.0, 0.0, 110.0, 60.0))  # something drawn between the point and the first place
+    layout = TextLayout(occ)
+    crossing = Candidate(150.0, 20.0, (20.0, 25.0, 150.0, 25.0))
+    clear = Candidate(150.0, 150.0, (20.0, 155.0, 150.0, 155.0))
+    placed = layout.place(Request("op", "operation", 20.0, 10.0, [crossing, clear]))
+    assert placed is not None and placed.rect[:2] == (150.0, 150.0)
