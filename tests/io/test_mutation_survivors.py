@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.io import atomic, presets, user_presets
+from workbench.io import atomic, presets, sessions, user_presets
 from workbench.io.errors import InputError
 from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
 from workbench.io.limits import read_regular_file, terminal_text
@@ -343,3 +343,12 @@ def test_a_comparison_that_is_not_a_mapping_is_named_by_its_place():
 def test_a_list_for_a_quantity_is_shown_in_the_message():
     with pytest.raises(QuantityError, match=r"got \[5\]"):
         parse_quantity([5], "bandwidth")
+
+
+def test_a_model_that_brings_the_session_to_exactly_the_operation_limit_is_read(monkeypatch):
+    text = "schema_version: 2\noperations: []\nmodels:\n  - config: Llama-3.1-8B\n"
+    size = len(loads_session(text, "s.yaml").operations)
+    monkeypatch.setattr(sessions, "MAX_OPERATIONS", size)
+    assert len(loads_session(text, "s.yaml").operations) == size
+    monkeypatch.setattr(sessions, "MAX_OPERATIONS", size - 1)
+    assert "models[0]" in _error(text)
