@@ -4,13 +4,15 @@ each test here fails on a mutant that survived the rest of the suite."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from workbench.io import atomic, presets, sessions, user_presets
+from workbench.io import atomic, limits, presets, sessions, user_presets
 from workbench.io.errors import InputError
 from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
 from workbench.io.limits import read_regular_file, terminal_text
@@ -352,3 +354,33 @@ def test_a_model_that_brings_the_session_to_exactly_the_operation_limit_is_read(
     assert len(loads_session(text, "s.yaml").operations) == size
     monkeypatch.setattr(sessions, "MAX_OPERATIONS", size - 1)
     assert "models[0]" in _error(text)
+
+
+def test_a_fifo_swapped_in_after_the_check_is_refused_without_waiting(tmp_path, monkeypatch):
+    fifo = tmp_path / "s.yaml"
+    os.mkfifo(fifo)
+    regular = tmp_path / "regular.yaml"
+    regular.write_text("a: 1\n", encoding="utf-8")
+    real_stat = os.stat
+
+    def stat_before_the_swap(path, *args, **kwargs):  # the check still saw a regular file
+        return real_stat(regular if os.fspath(path) == str(fifo) else path, *args, **kwargs)
+
+    monkeypatch.setattr(limits.os, "stat", stat_before_the_swap)
+    outcome: list[BaseException] = []
+
+    def read():
+        try:
+            read_regular_file(str(fifo), 1000, "session file")
+        except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(5)
+    if reader.is_alive():  # opening blocked, waiting for a writer: let it go
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(5)
+        pytest.fail("opening the file waited for a writer")
+    assert len(outcome) == 1 and isinstance(outcome[0], InputError)
+    assert "only regular files are read" in str(outcome[0])
