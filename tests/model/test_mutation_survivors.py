@@ -1,0 +1,453 @@
+"""Engine behaviour that a mutation sample (docs/mutation.md) found no test for: each test
+here fails on a mutant that survived the rest of the suite."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from workbench.io.model_configs import read_model_config
+from workbench.io.presets import get_preset
+from workbench.model import overlays
+from workbench.model.advisories import measured_advisories
+from workbench.model.analysis import evaluate_session
+from workbench.model.comparison import across_machines
+from workbench.model.dtypes import check_dtype
+from workbench.model.layout import (
+    Candidate,
+    Occupancy,
+    Placement,
+    Request,
+    TextLayout,
+    clip_segment,
+    corner_candidates,
+    sloped_candidates,
+    wrap_title,
+)
+from workbench.model.llm import Setup, SetupError, expand
+from workbench.model.llm_results import decode_times, model_result
+from workbench.model.llm_session import ModelEntry, expand_entries
+from workbench.model.measured import Measurement, judge
+from workbench.model.measured_session import judge_session
+from workbench.model.operations import Operation
+from workbench.model.overlays import measured_marks, pair_links, sweep_paths
+from workbench.model.roofline import evaluate
+from workbench.model.scene import build_scene, overlay_extent, short_name, whose_texts
+from workbench.model.session import Comparison, HardwareEntry, OperationEntry, Session
+from workbench.model.sweeps import Crossing, Sweep
+
+
+def _gemm(dtype: str = "fp16", name: str = "mm") -> Operation:
+    return Operation("gemm", {"m": 4096, "n": 4096, "k": 4096, "dtype": dtype}, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# measured points
+
+def test_measured_bytes_far_from_the_model_are_noted_as_a_percentage():
+    op = _gemm()
+    result = evaluate(op, get_preset("h100-sxm"))
+    m = Measurement("k", operation="mm", time_s=1e-3, bytes=2 * result.bytes)
+    notes = judge(m, result).notes
+    assert any("bytes differ from the model's by +100 %" in n for n in notes), notes
+
+
+def test_sizes_at_the_upper_limit_are_accepted():
+    m = Measurement("k", time_s=1e9, flops=1e40, bytes=1e40)
+    assert m.problems() == []
+
+
+def test_an_achieved_rate_with_flops_gives_the_time():
+    m = Measurement("k", achieved_flops=1e12, flops=1e9, bytes=1e6)
+    assert m.problems() == []
+
+
+def test_a_yes_no_value_is_not_a_time():
+    m = Measurement("k", time_s=True, flops=1e9, bytes=1e6)
+    assert [key for key, _ in m.problems()] == ["time_s"]
+
+
+def test_a_standalone_measurement_is_predicted_under_its_own_name():
+    m = Measurement("my kernel", time_s=1e-3, flops=1e9, bytes=1e6, precision="fp32")
+    op = m.as_operation()
+    assert op.name == "my kernel"
+    assert op.counts().flops == 1e9
+
+
+def test_a_measurement_skipped_on_a_machine_keeps_its_operation():
+    s = Session()
+    s.hardware = [HardwareEntry(get_preset("tpu-v5e"), preset="tpu-v5e")]
+    s.operations = [OperationEntry(_gemm("fp64"))]
+    s.measurements = [Measurement("k", operation="mm", time_s=1e-3)]
+    (point,) = judge_session(s)
+    assert point.judgement is None and point.problem
+    assert point.operation is s.operations[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# comparing machines, precisions
+
+def test_one_operation_across_machines_fastest_first():
+    s = Session()
+    s.hardware = [HardwareEntry(get_preset(p), preset=p) for p in ("l4", "h100-sxm", "a100-80gb")]
+    s.operations = [OperationEntry(_gemm()), OperationEntry(_gemm(name="other"))]
+    pairs = evaluate_session(s)
+    results = across_machines(pairs, s.operations[0].id)
+    assert len(results) == 3
+    times = [r.t_predicted_s for r in results]
+    assert times == sorted(times)
+    assert results[0].t_predicted_s < results[-1].t_predicted_s
+
+
+@pytest.mark.parametrize("name", ["fp17", "", "BF16"])
+def test_an_unknown_dtype_name_is_refused(name):
+    with pytest.raises(ValueError, match="unknown dtype"):
+        check_dtype(name)
+
+
+def test_derating_efficiency_is_a_rule_of_thumb_unless_measured():
+    hw = get_preset("h100-sxm")
+    assert hw.figure_status("efficiency") == hw.figure_status("launch_overhead") != "specified"
+
+
+# ---------------------------------------------------------------------------------------------
+# whole models
+
+def test_a_moe_router_is_held_whole_by_every_chip():
+    arch = read_model_config("Mixtral-8x7B")
+    hidden, layers, experts = 4096, 32, 8  # Mixtral 8x7B: two RMSNorms a layer and a final one
+    norms = layers * 2 * hidden + hidden
+    router = layers * hidden * experts
+    assert arch.replicated_params() == norms + router
+
+
+def test_an_unknown_view_is_refused_naming_the_field():
+    with pytest.raises(SetupError) as err:
+        expand(read_model_config("Llama-3.1-8B"), Setup("decode"), view="everything")
+    assert err.value.field == "view"
+    assert "everything" in err.value.message
+
+
+def test_a_models_time_shares_run_from_the_largest():
+    result = model_result(read_model_config("Llama-3.1-8B"), Setup("decode", batch=8),
+                          get_preset("h100-sxm"))
+    shares = list(result.share.values())
+    assert len(shares) > 2
+    assert shares == sorted(shares, reverse=True)
+    assert sum(shares) == pytest.approx(1.0)
+
+
+def test_a_models_result_as_data_says_whether_it_fits():
+    arch = read_model_config("Llama-3.1-8B")
+    small = model_result(arch, Setup("decode", batch=1), get_preset("h100-sxm"))
+    assert small.as_dict("decode")["fits"] is True
+    assert small.as_dict("decode")["tpot_s"] == small.t_predicted_s
+
+
+# ---------------------------------------------------------------------------------------------
+# the chart as data
+
+def _scene(ops: list[Operation], **view):
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    session.operations = [OperationEntry(op) for op in ops]
+    for key, value in view.items():
+        setattr(session.view, key, value)
+    return build_scene(session, evaluate_session(session, visible_only=True))
+
+
+def test_roof_styles_memory_solid_and_only_the_top_compute_roof_emphasised():
+    ops = [Operation("custom", {"flops": 1e12, "bytes": 1e9, "precision": p}, p)
+           for p in ("fp16", "fp32")]
+    scene = _scene(ops)
+    (memory,) = [r for r in scene.roofs if r.kind == "memory"]
+    assert memory.line == "solid" and memory.emphasis == "main"
+    assert memory.label == "hbm 3.35 TB/s"  # the H100 SXM's HBM3: 3.35 TB/s
+    compute = [r for r in scene.roofs if r.kind == "compute"]
+    assert len(compute) == 2
+    assert [r.emphasis for r in compute] == ["main", "minor"]
+    assert compute[0].label.startswith("H100 SXM5 80GB: ")
+    assert not compute[1].label.startswith("H100")
+
+
+def test_a_practical_roof_says_its_percentage():
+    scene = _scene([_gemm()], derated=True)
+    (practical,) = [r for r in scene.roofs if r.kind == "compute" and r.derated]
+    assert practical.label.startswith("practical 78 %: ")
+
+
+def test_a_machines_short_name_drops_vendor_cloud_and_remark():
+    assert short_name(get_preset("tpu-v5e")) == "TPU v5e"
+    assert short_name(get_preset("h100-sxm")) == "H100 SXM5 80GB"
+
+
+def test_the_data_range_covers_sweeps_and_measured_points_with_their_predictions():
+    sweep = SimpleNamespace(path_xs=(1.0, 2.0), path_ys=(10.0, 20.0))
+    mark = SimpleNamespace(x=3.0, y=30.0, px=4.0, py=40.0)
+    assert sorted(overlay_extent([sweep], [mark])) == [(1.0, 10.0), (2.0, 20.0), (3.0, 30.0),
+                                                        (4.0, 40.0)]
+
+
+# ---------------------------------------------------------------------------------------------
+# overlays: sweeps and measured points
+
+def test_a_short_list_sweep_is_described_in_full():
+    assert Sweep("m", [1, 2, 4]).describe() == "m ∈ {1, 2, 4}"
+    assert Sweep("m", list(range(1, 9))).describe() == "m ∈ {1, 2, 3, 4, 5, 6, …}"
+
+
+def test_a_sweep_is_drawn_on_every_machine_that_can_run_it():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset(p), preset=p) for p in ("tpu-v5e", "h100-sxm")]
+    entry = OperationEntry(Operation("gemm", {"m": 96, "n": 1000, "k": 3000, "dtype": "fp64"},
+                                     "fp64 mm"))
+    entry.sweep = Sweep("m", [96, 192, 384])
+    session.operations = [entry]
+    machines = [SimpleNamespace(hw_id=-1, name="gone", marker="o", style_index=0)] + [
+        SimpleNamespace(hw_id=h.id, name=h.hardware.label, marker="o", style_index=i)
+        for i, h in enumerate(session.hardware)]
+    paths, _ = sweep_paths(session, entry, machines, "#0072B2")
+    assert [p.hw_id for p in paths] == [session.hardware[1].id]  # the TPU has no fp64
+    assert len(paths[0].path_xs) >= 3
+
+
+def test_a_measurement_that_cannot_be_judged_leaves_the_others_drawn():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    session.measurements = [
+        Measurement("lost", hardware="no such machine", time_s=1e-3, flops=1e9, bytes=1e6),
+        Measurement("fine", time_s=1e-3, flops=1e9, bytes=1e6)]
+    marks, notes = measured_marks(session, [session.hardware[0].id])
+    assert [m.name for m in marks] == ["fine"]
+    assert len(notes) == 1 and notes[0].startswith("measurement lost")
+
+
+def _ops(config: str, setup: Setup, view: str = "layers"):
+    return expand(read_model_config(config), setup, view=view)
+
+
+def test_gemmas_post_norms_and_residual_adds_are_counted():
+    setup = Setup("decode", batch=4)
+    ops = {op.name: (step, op) for step, op in _ops("Gemma-2-9B", setup)}
+    hidden, tokens = 3584, 4
+    for block in ("attention", "FFN"):
+        (step, post), (_, pre) = [(s, o) for n, (s, o) in ops.items()
+                                  if n.startswith(f"post-{block} norm")][0], \
+            [(s, o) for n, (s, o) in ops.items() if n.startswith(f"{block} norm")][0]
+        assert post.counts().bytes == pre.counts().bytes > 0
+        step, add = [(s, o) for n, (s, o) in ops.items()
+                     if n.startswith(f"residual add ({block})")][0]
+        counts = add.counts()
+        assert counts.flops == step.count * tokens * hidden  # one addition per element
+        assert counts.bytes == step.count * 3 * tokens * hidden * 2  # two bf16 reads, a write
+
+
+def test_mla_absorbs_the_query_for_every_head():
+    setup = Setup("decode", batch=2)
+    step, op = [(s, o) for s, o in _ops("DeepSeek-V2-Lite", setup)
+                if o.name.startswith("Q absorb")][0]
+    heads, kv_lora_rank, nope_dim, tokens = 16, 512, 128, 2  # DeepSeek-V2-Lite
+    assert op.counts().flops == step.count * 2 * heads * tokens * kv_lora_rank * nope_dim
+
+
+def test_exchanges_and_stage_sends_stay_off_the_chart_but_all_reduces_are_on_it():
+    for setup in (Setup("decode", batch=8, tp=1, ep=2), Setup("decode", batch=8, tp=2, pp=2)):
+        model = ModelEntry("Mixtral-8x7B", read_model_config("Mixtral-8x7B"), setup)
+        shown = {e.operation.name.split(": ", 1)[1].split(" (")[0]: e.visible
+                 for e in expand_entries(model) if e.operation.kind == "all_reduce"}
+        if setup.ep > 1:
+            assert shown == {"dispatch": False, "combine": False}
+        else:
+            assert shown == {"all-reduce": True, "stage send": False}
+
+
+# ---------------------------------------------------------------------------------------------
+# text placing (pixels: y grows downwards)
+
+def test_a_segment_is_clipped_to_the_rectangle_on_both_sides():
+    assert clip_segment(-5.0, 5.0, 15.0, 5.0, (0.0, 0.0, 10.0, 10.0)) == (0.0, 5.0, 10.0, 5.0)
+    assert clip_segment(5.0, 20.0, 5.0, -20.0, (0.0, 0.0, 10.0, 10.0)) == (5.0, 10.0, 5.0, 0.0)
+    assert clip_segment(20.0, 20.0, 30.0, 30.0, (0.0, 0.0, 10.0, 10.0)) is None
+
+
+def test_places_next_to_a_corner_point_go_round_it_then_farther():
+    w, h = 20.0, 10.0
+    places = [(c.left, c.top) for c in corner_candidates(100.0, 100.0, w, h)]
+    assert places == [(105, 105), (75, 85), (75, 105), (105, 85),
+                      (115, 115), (65, 75), (65, 115), (115, 75)]
+
+
+def test_a_box_on_the_frames_edge_is_inside_it():
+    occ = Occupancy((0.0, 0.0, 100.0, 50.0))
+    assert occ.inside((0.0, 0.0, 100.0, 50.0))
+    assert not occ.inside((-1.0, 0.0, 10.0, 10.0))
+
+
+def test_a_title_that_fits_on_two_lines_is_not_broken_into_three():
+    assert wrap_title(len, "aaaa bbbb cccc dddd", 10, lines=3) == ["aaaa bbbb", "cccc dddd"]
+    # three lines of 9 would be narrower, but two of 14 fit the room
+    assert wrap_title(len, "aaaa bbbb cccc dddd eeee ffff", 14, lines=3) == [
+        "aaaa bbbb cccc", "dddd eeee ffff"]
+
+
+def test_a_title_too_long_for_two_lines_takes_three_balanced_ones():
+    text = "aaaa bbbb cccc dddd eeee ffff"
+    assert wrap_title(len, text, 10, lines=3) == ["aaaa bbbb", "cccc dddd", "eeee ffff"]
+    assert wrap_title(len, text, 10) == ["aaaa bbbb cccc", "dddd eeee ffff"]
+
+
+def test_a_crossing_to_memory_says_up_to_which_whole_value_it_is_compute_bound():
+    crossing = Crossing("op", "H100", "n", 512.4, "to_memory", 512, 295.0, 989.4e12, "hbm")
+    lines = overlays._crossing_tooltip("op", "H100", crossing).splitlines()
+    assert "Compute-bound up to n = 512" in lines
+    crossing = Crossing("op", "H100", "m", 511.6, "to_compute", 512, 295.0, 989.4e12, "hbm")
+    assert "Compute-bound from m = 512" in overlays._crossing_tooltip("op", "H100", crossing)
+
+
+def test_a_measured_points_tooltip_gives_both_intensities_when_they_differ():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    session.operations = [OperationEntry(_gemm())]
+    nbytes = session.operations[0].operation.counts().bytes
+    session.measurements = [Measurement("k", operation="mm", time_s=1e-3, bytes=2 * nbytes)]
+    (mark,), _ = measured_marks(session, [session.hardware[0].id])
+    line = [t for t in mark.tooltip.splitlines() if t.startswith("Intensity: measured")]
+    assert len(line) == 1 and "FLOP/B" in line[0] and ", predicted " in line[0]
+
+
+def test_decode_step_times_at_a_kv_length_agree_with_the_model_there():
+    arch, hw = read_model_config("Llama-3.1-8B"), get_preset("h100-sxm")
+    lower, pred = decode_times(arch, Setup("decode", batch=8, kv_len=4096), hw, [1024, 4096])
+    at_4096 = model_result(arch, Setup("decode", batch=8, kv_len=4096), hw)
+    at_1024 = model_result(arch, Setup("decode", batch=8, kv_len=1024), hw)
+    assert lower == pytest.approx([at_1024.t_lower_s, at_4096.t_lower_s], rel=1e-9)
+    assert pred == pytest.approx([at_1024.t_predicted_s, at_4096.t_predicted_s], rel=1e-9)
+
+
+def test_a_measured_point_above_its_roof_is_held_to_the_roof_at_its_measured_intensity():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    op = Operation("gemm", {"m": 64, "n": 64, "k": 64, "dtype": "fp16"}, "small")
+    session.operations = [OperationEntry(op)]
+    # 2·64³ FLOPs over half the 3·64²·2 bytes the model counts: 42.7 FLOP/B measured
+    # (21.3 predicted); on 3.35 TB/s the roof there is 143 TFLOP/s; achieved 200 TFLOP/s
+    session.measurements = [Measurement("k", operation="small", time_s=2 * 64**3 / 200e12,
+                                        bytes=3 * 64 * 64)]
+    (advisory,) = measured_advisories(judge_session(session))
+    assert "42.7 FLOP/B" in advisory.message
+    assert "143 TFLOP/s" in advisory.message
+
+
+@pytest.mark.parametrize(("setup", "field"), [
+    (Setup("decode", tp=2, ep=3), "ep"),
+    (Setup("decode", pp=40), "pp"),  # Llama 3.1 8B has 32 layers
+])
+def test_a_set_up_the_model_cannot_take_names_its_field(setup, field):
+    with pytest.raises(SetupError) as err:
+        expand(read_model_config("Llama-3.1-8B"), setup)
+    assert err.value.field == field
+
+
+def test_a_compared_pairs_tooltip_gives_both_intensities():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    session.operations = [
+        OperationEntry(Operation("custom", {"flops": 1e12, "bytes": 4e9, "precision": "fp16"},
+                                 "unfused")),
+        OperationEntry(Operation("custom", {"flops": 1e12, "bytes": 1e9, "precision": "fp16"},
+                                 "fused"))]
+    session.comparisons = [Comparison("unfused", "fused")]
+    machines = [SimpleNamespace(hw_id=session.hardware[0].id, name="H100", marker="o",
+                                style_index=0)]
+    (link,) = pair_links(session, evaluate_session(session), machines)
+    (line,) = [t for t in link.tooltip.splitlines() if t.startswith("Intensity:")]
+    assert line == "Intensity: 250 FLOP/B → 1000 FLOP/B"  # 1e12 FLOPs over 4 GB, then 1 GB
+
+
+def test_on_two_machines_each_compared_pair_names_its_own_figures_per_machine():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset(p), preset=p) for p in ("h100-sxm", "l4")]
+
+    def op(name: str, flops: float, nbytes: float) -> OperationEntry:
+        return OperationEntry(Operation("custom", {"flops": flops, "bytes": nbytes,
+                                                   "precision": "fp16"}, name))
+
+    session.operations = [op("a", 1e12, 4e9), op("b", 1e12, 1e9), op("c", 1e9, 1e9),
+                          op("d", 1e12, 1e9)]
+    session.comparisons = [Comparison("a", "b"), Comparison("c", "d")]
+    machines = [SimpleNamespace(hw_id=h.id, name=h.hardware.label, marker="o", style_index=i)
+                for i, h in enumerate(session.hardware)]
+    links = pair_links(session, evaluate_session(session), machines)
+    _, _, named = whose_texts(session, [], [], links)
+    assert len(named) == 4
+    for link in named:
+        lines = link.label.splitlines()
+        assert [line.split(": ")[0] for line in lines] == ["H100 SXM5 80GB", "L4 24GB"]
+        # a → b moves fewer bytes (faster); c → d does more work on the same bytes (slower)
+        word = "faster" if link.first == "a" else "slower"
+        assert all(line.endswith(word) for line in lines), lines
+
+
+def test_dimensions_given_as_numpy_integers_evaluate_like_plain_ones():
+    hw = get_preset("h100-sxm")
+    plain = evaluate(Operation("gemm", {"m": 64, "n": 64, "k": 64, "dtype": "fp16"}, "x"), hw)
+    numpy_ = evaluate(Operation("gemm", {"m": np.int64(64), "n": np.int64(64),
+                                         "k": np.int64(64), "dtype": "fp16"}, "x"), hw)
+    # 2·64³ FLOPs, 3·64²·2 bytes: memory-bound on 3.35 TB/s
+    assert numpy_.t_lower_s == pytest.approx(3 * 64 * 64 * 2 / 3.35e12, rel=1e-12)
+    assert numpy_.t_lower_s == plain.t_lower_s and numpy_.bound == plain.bound
+
+
+def test_a_box_on_a_texts_leader_line_hits_that_text():
+    layout = TextLayout(Occupancy((0.0, 0.0, 400.0, 300.0)))
+    layout.placed["far"] = Placement("far", (100.0, 100.0, 140.0, 112.0), (50.0, 50.0, 98.0, 98.0))
+    layout.placed["near"] = Placement("near", (300.0, 20.0, 340.0, 32.0))
+    assert layout.hit_by((60.0, 60.0, 62.0, 62.0)) == ["far"]  # on the leader, off the box
+    assert layout.hit_by((105.0, 105.0, 106.0, 106.0)) == ["far"]
+    assert layout.hit_by((10.0, 200.0, 20.0, 210.0)) == []
+
+
+def test_an_all_to_all_exchange_shows_its_bytes_worked_out():
+    op = Operation("all_reduce", {"rows": 16, "hidden": 64, "chips": 4, "copies": 2,
+                                  "dtype": "bf16", "collective": "all_to_all"}, "dispatch")
+    (sent,) = op.counts().byte_terms
+    # each chip sends its 2 copies of 16 rows × 64 bf16 values to the 3 other chips of 4
+    assert sent.value == 2 * 3 / 4 * 16 * 64 * 2
+    assert sent.substituted.startswith("2·(4−1)/4·16·64·2 B")
+    assert sent.formula.endswith("·2 B [bf16]") and "−1)/" in sent.formula
+
+
+def test_places_along_a_rising_line_are_above_left_then_below_right_of_it():
+    # a line rising from (0, 100) to (100, 0) in device pixels; a 20 × 10 box, gap 8
+    places = sloped_candidates(0.0, 100.0, 100.0, 0.0, 20.0, 10.0, (0.0, 0.0, 200.0, 200.0),
+                               fractions=(0.5,))
+    assert [(c.left, c.top) for c in places] == [(50 - 20 - 4, 50 - 10 - 8), (50 + 4, 50 + 8)]
+
+
+def test_a_thick_line_covers_both_of_its_sides():
+    occ = Occupancy((0.0, 0.0, 100.0, 100.0), cell=2.0)
+    occ.add_polyline([10.0, 90.0], [51.0, 51.0], half=4.0)  # texts keep 4 px off the line
+    assert occ.count((20.0, 47.5, 80.0, 49.5)) > 0  # 1.5 to 3.5 px above it
+    assert occ.count((20.0, 52.5, 80.0, 54.5)) > 0  # 1.5 to 3.5 px below it
+    assert occ.count((20.0, 60.0, 80.0, 70.0)) == 0
+    assert occ.count((0.0, 47.5, 5.0, 54.5)) == 0  # beyond its end
+
+
+def test_measured_points_on_a_machine_not_drawn_leave_those_on_the_drawn_one():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset(p), preset=p) for p in ("a100-80gb", "h100-sxm")]
+    session.measurements = [Measurement("k", time_s=1e-3, flops=1e9, bytes=1e6)]
+    marks, notes = measured_marks(session, [session.hardware[1].id])  # judged on both
+    assert [m.hw_id for m in marks] == [session.hardware[1].id] and notes == []
+
+
+def test_a_free_place_whose_leader_crosses_something_drawn_is_passed_over():
+    occ = Occupancy((0.0, 0.0, 200.0, 200.0))
+    occ.add_rect((90.0, 0.0, 110.0, 60.0))  # something drawn between the point and the first place
+    layout = TextLayout(occ)
+    crossing = Candidate(150.0, 20.0, (20.0, 25.0, 150.0, 25.0))
+    clear = Candidate(150.0, 150.0, (20.0, 155.0, 150.0, 155.0))
+    placed = layout.place(Request("op", "operation", 20.0, 10.0, [crossing, clear]))
+    assert placed is not None and placed.rect[:2] == (150.0, 150.0)
