@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.io import atomic, limits, presets, sessions, user_presets
+from workbench.io import atomic, limits, presets, user_presets
 from workbench.io.errors import InputError
 from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
 from workbench.io.limits import read_regular_file, terminal_text
@@ -20,6 +20,7 @@ from workbench.io.measurements import parse_measurements_csv, parse_ncu_csv
 from workbench.io.model_configs import parse_model_config, shipped_configs
 from workbench.io.presets import get_preset
 from workbench.io.sessions import loads_session, session_to_data
+from workbench.model import limits as model_limits
 from workbench.model.session import HardwareEntry, Session
 from workbench.model.units import QuantityError, parse_quantity
 
@@ -34,13 +35,13 @@ DESCRIPTIVE = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "
 def test_asking_whether_a_process_runs_leaves_it_running():
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        assert atomic._running(child.pid)
+        assert atomic.process_alive(child.pid)
         with pytest.raises(subprocess.TimeoutExpired):
             child.wait(timeout=0.3)  # a probe is signal 0: nothing is delivered
     finally:
         child.kill()
         child.wait()
-    assert not atomic._running(child.pid)
+    assert not atomic.process_alive(child.pid)
 
 
 def test_saving_over_a_file_whose_owner_cannot_be_kept_still_saves(tmp_path, monkeypatch):
@@ -350,9 +351,9 @@ def test_a_list_for_a_quantity_is_shown_in_the_message():
 def test_a_model_that_brings_the_session_to_exactly_the_operation_limit_is_read(monkeypatch):
     text = "schema_version: 2\noperations: []\nmodels:\n  - config: Llama-3.1-8B\n"
     size = len(loads_session(text, "s.yaml").operations)
-    monkeypatch.setattr(sessions, "MAX_OPERATIONS", size)
+    monkeypatch.setattr(model_limits, "MAX_OPERATIONS", size)
     assert len(loads_session(text, "s.yaml").operations) == size
-    monkeypatch.setattr(sessions, "MAX_OPERATIONS", size - 1)
+    monkeypatch.setattr(model_limits, "MAX_OPERATIONS", size - 1)
     assert "models[0]" in _error(text)
 
 

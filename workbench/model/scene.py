@@ -129,8 +129,7 @@ class MachineMark:
 
     ``style_index`` is the machine's position among the *visible* machines (the theme picks
     the roof colour from it); ``bandwidth`` is the main-memory bandwidth in bytes/s and
-    ``top_peak`` the highest drawn compute roof in FLOP/s.
-    """
+    ``top_peak`` the highest drawn compute roof in FLOP/s."""
 
     hw_id: int
     name: str
@@ -151,8 +150,7 @@ class Roof:
     bytes/s and ``y = value · x``) or ``"compute"`` (flat: ``value`` is a peak in FLOP/s).
     ``name`` is the memory level, interconnect or precision. For a derated roof ``derated``
     is true and ``value`` is already ``efficiency ×`` the nominal figure. ``emphasis`` is
-    ``"main"`` or ``"minor"``; ``line`` is ``"solid"``, ``"dashed"`` or ``"dashdot"``.
-    """
+    ``"main"`` or ``"minor"``; ``line`` is ``"solid"``, ``"dashed"`` or ``"dashdot"``."""
 
     hw_id: int
     kind: str
@@ -655,12 +653,9 @@ def overlay_extent(sweeps: Sequence[SweepPath], measured: Sequence[MeasuredMark]
 def measured_legend(measured: Sequence[MeasuredMark], total: int = 0) -> list[LegendEntry]:
     """One legend entry per verdict band the drawn measured points fall in, then (text only)
     how many of the ``total`` measured points are drawn when not all of them are."""
-    out = [LegendEntry("measured", text, color=VERDICT_COLORS[key], marker="x")
-           for key, text in overlay_legend(measured)]
     cap = measured_cap_note(len(measured), total)
-    if cap:
-        out.append(LegendEntry("measured", cap))
-    return out
+    return [LegendEntry("measured", text, color=VERDICT_COLORS[key], marker="x")
+            for key, text in overlay_legend(measured)] + [LegendEntry("measured", cap)] * bool(cap)
 
 
 def _data_range(points: Sequence[PointMark], ridges: Sequence[Ridge],
