@@ -21,6 +21,7 @@ a value marks the widget with :func:`set_invalid` (a red frame) and says why els
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 
@@ -92,14 +93,10 @@ class NoWheelFilter(QObject):
         return False
 
 
-_NO_WHEEL = None
-
-
+@functools.cache
 def no_wheel_filter() -> NoWheelFilter:
-    global _NO_WHEEL
-    if _NO_WHEEL is None:
-        _NO_WHEEL = NoWheelFilter()
-    return _NO_WHEEL
+    """The one :class:`NoWheelFilter` the fields share."""
+    return NoWheelFilter()
 
 
 class DocumentUndoFilter(QObject):
@@ -119,14 +116,10 @@ class DocumentUndoFilter(QObject):
         return False
 
 
-_DOCUMENT_UNDO = None
-
-
+@functools.cache
 def document_undo_filter() -> DocumentUndoFilter:
-    global _DOCUMENT_UNDO
-    if _DOCUMENT_UNDO is None:
-        _DOCUMENT_UNDO = DocumentUndoFilter()
-    return _DOCUMENT_UNDO
+    """The one :class:`DocumentUndoFilter` the fields share."""
+    return DocumentUndoFilter()
 
 
 class WideSplitter(QSplitter):
