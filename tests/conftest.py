@@ -80,3 +80,20 @@ def gpu_window(open_window):
     for preset in ("h100-sxm", "rtx-4090"):
         win.document.add_machine(get_preset(preset), preset)
     return win
+
+
+def add_model_through_dialog(qtbot, win, config: str = "Llama-3.1-8B", tp: int = 1):
+    """Edit ▸ Add Model… as a user does it: pick ``config``, set the tensor parallelism,
+    press OK; the session's first model."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    win.add_model_action.trigger()
+    dialog = win._add_model_dialog
+    qtbot.waitUntil(dialog.isVisible)
+    dialog.config.setCurrentIndex(dialog.config.findData(config))
+    dialog.form.tp.setValue(tp)
+    qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Ok),
+                     Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    return win.document.session.models[0]

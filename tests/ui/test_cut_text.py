@@ -3,9 +3,10 @@ the Model tab's "Share of time" cells and the Add Model dialog's Chart field wer
 
 from __future__ import annotations
 
+from conftest import add_model_through_dialog
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QDialogButtonBox, QStyle, QStyleOptionComboBox
+from PySide6.QtWidgets import QStyle, QStyleOptionComboBox
 
 from workbench.ui.model_panel import ROW_SHARE
 
@@ -32,16 +33,6 @@ def test_the_measurements_headers_show_their_titles_whole(qtbot, gpu_window):
     assert cut == []
 
 
-def _add_llama(qtbot, win, tp: int = 1):
-    win.add_model_action.trigger()
-    dialog = win._add_model_dialog
-    qtbot.waitUntil(dialog.isVisible)
-    dialog.config.setCurrentIndex(dialog.config.findData("Llama-3.1-8B"))
-    dialog.form.tp.setValue(tp)
-    qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Ok),
-                     Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not dialog.isVisible())
-    return win.document.session.models[0]
 
 
 def test_the_add_model_dialogs_chart_field_shows_its_text_whole(qtbot, gpu_window):
@@ -61,7 +52,7 @@ def test_the_add_model_dialogs_chart_field_shows_its_text_whole(qtbot, gpu_windo
 
 def test_the_model_tabs_share_of_time_cells_show_every_kind(qtbot, gpu_window):
     win = gpu_window
-    _add_llama(qtbot, win)
+    add_model_through_dialog(qtbot, win)
     win.model_dock.raise_()
     table = win.model_panel.table
     qtbot.waitUntil(lambda: table.columnCount() == 2)

@@ -6,7 +6,7 @@ only) and the status bar said "compute-bound on the TPU" over the H100's point."
 from __future__ import annotations
 
 import pytest
-from conftest import EXAMPLES
+from conftest import EXAMPLES, add_model_through_dialog
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
@@ -98,18 +98,6 @@ def test_a_new_machine_runs_bf16_work_at_a_bf16_peak(qtbot):
     assert results.index(0, columns["Ceiling"]).data() == "100 TFLOP/s"
 
 
-def _add_llama(qtbot, win, tp: int = 1):
-    from PySide6.QtWidgets import QDialogButtonBox
-
-    win.add_model_action.trigger()
-    dialog = win._add_model_dialog
-    qtbot.waitUntil(dialog.isVisible)
-    dialog.config.setCurrentIndex(dialog.config.findData("Llama-3.1-8B"))
-    dialog.form.tp.setValue(tp)
-    qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Ok),
-                     Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not dialog.isVisible())
-    return win.document.session.models[0]
 
 
 def _empty_window(qtbot):
@@ -131,7 +119,7 @@ def test_a_model_skipped_on_a_machine_says_why_in_its_cells(qtbot):
 
     win = _empty_window(qtbot)
     win.hardware_panel.new_machine_action.trigger()  # no interconnect
-    _add_llama(qtbot, win, tp=2)
+    add_model_through_dialog(qtbot, win, tp=2)
     win.model_dock.raise_()
     table = win.model_panel.table
     qtbot.waitUntil(lambda: table.columnCount() == 1)
@@ -151,7 +139,7 @@ def test_a_model_skipped_on_a_machine_says_why_in_its_cells(qtbot):
 
 def test_a_model_in_a_session_without_machines_says_a_machine_is_needed(qtbot):
     win = _empty_window(qtbot)
-    _add_llama(qtbot, win)
+    add_model_through_dialog(qtbot, win)
     win.model_dock.raise_()
     qtbot.waitUntil(lambda: "No machine" in win.model_panel.summary.text())
     assert win.model_panel.summary.isVisible()

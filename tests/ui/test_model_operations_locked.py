@@ -15,24 +15,15 @@ from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
 from workbench.model.llm import Setup
 from workbench.model.llm_session import ModelEntry
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
 from workbench.ui.operations_panel import COL_COLOR, COL_NAME, COL_VISIBLE
 
 
 @pytest.fixture
-def window(qtbot):
-    create_app()
-    win = MainWindow()
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.resize(1366, 768)
-    win.show()
-    qtbot.waitExposed(win)
+def window(open_window):
+    win = open_window(size=(1366, 768))
+    win.ask_save_changes = lambda: QMessageBox.Discard  # (the tests replace the session)
     win.document.add_machine(get_preset("h100-sxm"), "h100-sxm")
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.close()
-    win.deleteLater()
+    return win
 
 
 def _add_model(win, name="8B decode"):

@@ -13,24 +13,15 @@ from workbench.model.llm import Setup
 from workbench.model.llm_results import model_result
 from workbench.model.llm_session import ModelEntry
 from workbench.model.units import format_number, format_quantity
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
 from workbench.ui.model_panel import ROW_MAX_BATCH, ROW_OUT_CHIP, ROW_OUT_USER, ROW_REQUEST
 
 
 @pytest.fixture
-def window(qtbot):
-    create_app()
-    win = MainWindow()
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.resize(1366, 768)
-    win.show()
-    qtbot.waitExposed(win)
+def window(open_window):
+    win = open_window(size=(1366, 768))
+    win.ask_save_changes = lambda: QMessageBox.Discard  # (the tests replace the session)
     win.document.add_machine(get_preset("h100-sxm"), "h100-sxm")
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.close()
-    win.deleteLater()
+    return win
 
 
 def test_output_tokens_typed_show_the_request(qtbot, window, tmp_path):
