@@ -66,7 +66,8 @@ class _Field:
     def _propose(self, value: Any, discrete: bool = False) -> None:
         self.editor.propose(self.param.name, value, discrete=discrete)
 
-    def _finish(self) -> None:
+    def finish(self) -> None:
+        """The user is done with the field (it lost focus, Enter): its value is committed."""
         self.editor.finish(self.param.name)
 
 
@@ -86,7 +87,7 @@ class _IntField(_Field):
                                              "typed: 4096, 4_096, 1e6"))
         self.spin.valueChanged.connect(lambda value: self._propose(value))
         self.spin.textEdited.connect(lambda text: self._propose(text))
-        self.spin.editingFinished.connect(self._finish)
+        self.spin.editingFinished.connect(self.finish)
         self.input = self.spin
         self.same: QCheckBox | None = None
         if param.inherit:
@@ -135,7 +136,7 @@ class _QuantityField(_Field):
         self.edit.setObjectName(f"param_{param.name}")
         self.edit.setToolTip(_tooltip(param, "SI text is accepted: 3.85 TFLOP, 1e12, 80 GiB"))
         self.edit.textEdited.connect(lambda text: self._propose(text))
-        self.edit.editingFinished.connect(self._finish)
+        self.edit.editingFinished.connect(self.finish)
         self.input = self.widget = self.edit
 
     def load(self, raw: Any, resolved: dict[str, Any], context: dict[str, Any]) -> None:
@@ -223,7 +224,7 @@ class _TextField(_Field):
         self.edit.setObjectName(f"param_{param.name}")
         self.edit.setToolTip(_tooltip(param))
         self.edit.textEdited.connect(lambda text: self._propose(text))
-        self.edit.editingFinished.connect(self._finish)
+        self.edit.editingFinished.connect(self.finish)
         self.edit.installEventFilter(document_undo_filter())  # Ctrl+Z: the document's
         self.input = self.widget = self.edit
 

@@ -256,7 +256,7 @@ def _float_or_none(text: str) -> float | None:
 class _StepsField(_Field):
     def __init__(self, editor: OperationEditor, param: Param) -> None:
         super().__init__(editor, param)
-        self.steps = StepsEditor(self._on_steps, self._finish)
+        self.steps = StepsEditor(self._on_steps, self.finish)
         self.steps.setToolTip("")
         group = QGroupBox(param.label)
         group.setObjectName(f"param_{param.name}")
