@@ -24,7 +24,7 @@ def test_the_measurements_headers_show_their_titles_whole(qtbot, gpu_window):
     win = gpu_window
     win.resize(1366, 768)
     win.measurements_dock.raise_()
-    qtbot.waitUntil(lambda: "measurements" in win._panels)
+    qtbot.waitUntil(lambda: win.built_panel("measurements") is not None)
     view = win.measurements_panel.view
     header = view.horizontalHeader()
     cut = [header.model().headerData(c, Qt.Orientation.Horizontal)

@@ -59,14 +59,14 @@ class MainWindow(DocksMixin, QMainWindow):
         self.document = self.workspace.document
         self.settings = QSettings()
         self.setAcceptDrops(True)
-        self._fit_first_window()  # to the screen it opens on; saved settings may move it
+        self.fit_first_window()  # to the screen it opens on; saved settings may move it
 
         from workbench.ui.canvas import RooflineCanvas
 
         self.canvas = RooflineCanvas(self.workspace, self)
         self.canvas.setObjectName("canvas")
         self.setCentralWidget(self.canvas)
-        self._build_docks()
+        self.build_docks()
         self._build_actions()
         self._build_menus()
         self._build_status()
@@ -221,8 +221,9 @@ class MainWindow(DocksMixin, QMainWindow):
         file_menu.addAction(self.export_csv_action)
         file_menu.addSeparator()
         file_menu.addAction(self.import_measurements_action)
-        if "measurements" in self._panels:  # built early (else it takes it when built)
-            self._panels["measurements"].set_import_action(self.import_measurements_action)
+        built = self.built_panel("measurements")
+        if built is not None:  # built early (else it takes it when built)
+            built.set_import_action(self.import_measurements_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
 

@@ -57,11 +57,11 @@ class _Placeholder(QWidget):
 
 
 class DocksMixin:
-    """Builds and places the main window's docks; the window calls :meth:`_build_docks`."""
+    """Builds and places the main window's docks; the window calls :meth:`build_docks`."""
 
     # -- construction ----------------------------------------------------------------------
 
-    def _fit_first_window(self) -> None:
+    def fit_first_window(self) -> None:
         """Size and place the window for the screen it opens on (the one under the mouse,
         else the primary one)."""
         from PySide6.QtGui import QCursor
@@ -86,7 +86,7 @@ class DocksMixin:
         self.addDockWidget(area, dock)
         return dock
 
-    def _build_docks(self) -> None:
+    def build_docks(self) -> None:
         from workbench.ui.editor import OperationEditor
         from workbench.ui.hardware_panel import HardwarePanel
         from workbench.ui.operations_panel import OperationsPanel
@@ -188,6 +188,11 @@ class DocksMixin:
     def compare_panel(self):
         """The Compare dock's panel, built on first use."""
         return self._panel("compare")
+
+    def built_panel(self, name: str):
+        """The panel of the ``"measurements"`` or ``"compare"`` dock if it was built (they
+        are built on first use), else None."""
+        return self._panels.get(name)
 
     def _panel(self, name: str):
         panel = self._panels.get(name)
