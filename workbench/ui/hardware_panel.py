@@ -84,8 +84,8 @@ class HardwarePanel(MachineForm, QWidget):
         self.document = workspace.document
         self._current: int | None = None
         self._known_ids: set[int] = set()
-        self._structure: tuple | None = None
-        self._problems: dict[str, str] = {}
+        self.forget_structure()
+        self.reset_problems()
         self.preset_dialog: PresetDialog | None = None
         #: value edit per ceiling, by (group, name)
         self.value_edits: dict[tuple[str, str], FieldEdit] = {}
@@ -157,7 +157,7 @@ class HardwarePanel(MachineForm, QWidget):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(self._build_editor())
+        scroll.setWidget(self.build_editor())
         self.editor_stack.addWidget(scroll)
 
         splitter = QSplitter(Qt.Orientation.Vertical, self)
@@ -225,7 +225,7 @@ class HardwarePanel(MachineForm, QWidget):
         """The id of the machine being edited, or ``None``."""
         return self._current
 
-    def _entry(self) -> HardwareEntry | None:
+    def current_entry(self) -> HardwareEntry | None:
         if self._current is None:
             return None
         try:
@@ -245,20 +245,20 @@ class HardwarePanel(MachineForm, QWidget):
         self._set_current(item.data(ID_ROLE) if item is not None else None)
 
     def _set_current(self, hw_id: int | None) -> None:
-        if hw_id == self._current and self._structure is not None:
+        if hw_id == self._current and self.structure_shown():
             return
         self._current = hw_id
-        self._structure = None
-        self._problems.clear()
-        self._refresh_editor(reset=True)
+        self.forget_structure()
+        self.reset_problems()
+        self.refresh_editor(reset=True)
         self._update_actions()
         self.current_machine_changed.emit(hw_id)
 
     def _update_actions(self) -> None:
-        entry = self._entry()
+        entry = self.current_entry()
         self.remove_action.setEnabled(entry is not None)
         self.duplicate_action.setEnabled(entry is not None)
-        self.revert_action.setEnabled(entry is not None and self._is_edited_preset(entry))
+        self.revert_action.setEnabled(entry is not None and self.is_edited_preset(entry))
 
     # -- list ------------------------------------------------------------------------------
 
@@ -320,7 +320,7 @@ class HardwarePanel(MachineForm, QWidget):
         elif change.what == What.HARDWARE:
             self._update_items(change.ids)
             if self._current in change.ids:
-                self._refresh_editor()
+                self.refresh_editor()
                 self._update_actions()
 
     def _on_machines_changed(self, change: Change) -> None:
@@ -339,13 +339,13 @@ class HardwarePanel(MachineForm, QWidget):
         else:
             target = None
         if change.what == What.SESSION:
-            self._structure = None
+            self.forget_structure()
         item = self.item_for(target) if target is not None else None
         blocker = QSignalBlocker(self.machine_list)
         self.machine_list.setCurrentItem(item)
         del blocker
         if target == self._current:
-            self._refresh_editor()
+            self.refresh_editor()
             self._update_actions()
         else:
             self._set_current(target)
@@ -383,7 +383,7 @@ class HardwarePanel(MachineForm, QWidget):
         return hw_id
 
     def duplicate_current(self) -> int | None:
-        entry = self._entry()
+        entry = self.current_entry()
         if entry is None:
             return None
         hw = entry.hardware.copy(name=f"{entry.hardware.label} (copy)")
@@ -393,13 +393,13 @@ class HardwarePanel(MachineForm, QWidget):
         return hw_id
 
     def remove_current(self) -> None:
-        entry = self._entry()
+        entry = self.current_entry()
         if entry is not None:
             self.document.remove_machine(entry.id)
             self.document.seal()
 
     def revert_current(self) -> None:
-        entry = self._entry()
+        entry = self.current_entry()
         if entry is None or not entry.preset:
             return
         try:
@@ -408,4 +408,4 @@ class HardwarePanel(MachineForm, QWidget):
             return
         # the session's prediction choice is not a figure of the machine: it stays
         base.prediction, base.launches = entry.hardware.prediction, entry.hardware.launches
-        self._apply(base, "Revert to preset")
+        self.apply_machine(base, "Revert to preset")

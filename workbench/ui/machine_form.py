@@ -74,9 +74,9 @@ _WHAT_OF = {group: what for group, _, _, what in _GROUPS}
 class MachineForm:
     """The machine form's part of :class:`~workbench.ui.hardware_panel.HardwarePanel`.
 
-    Mixed into the panel, which provides ``document``, ``_entry()`` (the machine shown),
-    ``_structure``, ``_problems``, ``value_edits``, ``main_radios``, ``remove_buttons``,
-    ``editor_stack``, ``hint_label`` and ``revert_action``.
+    Mixed into the panel, which provides ``document``, ``current_entry()`` (the machine
+    shown), ``value_edits``, ``main_radios``, ``remove_buttons``, ``editor_stack``,
+    ``hint_label`` and ``revert_action``; the form owns the problems its fields report.
     """
 
     # -- the form -------------------------------------------------------------------------
@@ -90,7 +90,7 @@ class MachineForm:
         edit.problemChanged.connect(partial(self._set_problem, key, label))
         return edit
 
-    def _build_editor(self) -> QWidget:
+    def build_editor(self) -> QWidget:
         page = QWidget(self)
         page.setObjectName("machineEditor")
         layout = QVBoxLayout(page)
@@ -240,15 +240,28 @@ class MachineForm:
         """The value field of a ceiling: ``value_edit("memory", "hbm")``."""
         return self.value_edits[(group, name)]
 
+    def forget_structure(self) -> None:
+        """The form's rows are built again at the next refresh (another machine, another
+        session)."""
+        self._structure: tuple | None = None
+
+    def structure_shown(self) -> bool:
+        """Whether the form's rows were built for a machine."""
+        return self._structure is not None
+
+    def reset_problems(self) -> None:
+        """No problem reported (another machine is shown)."""
+        self._problems: dict[str, str] = {}
+
     def problems(self) -> dict[str, str]:
         """The refusals shown at the moment, by field."""
         return dict(self._problems)
 
     # -- editor ----------------------------------------------------------------------------
 
-    def _refresh_editor(self, reset: bool = False) -> None:
+    def refresh_editor(self, reset: bool = False) -> None:
         """Show the current machine; ``reset`` (another machine) also drops typed text."""
-        entry = self._entry()
+        entry = self.current_entry()
         if entry is None:
             self.editor_stack.setCurrentIndex(0)
             self._structure = None
@@ -398,7 +411,7 @@ class MachineForm:
         table.setFixedHeight(height)
 
     def _fill_add_names(self) -> None:
-        entry = self._entry()
+        entry = self.current_entry()
         group = self.add_kind_combo.currentData()
         combo = self.add_name_combo
         blocker = QSignalBlocker(combo)
@@ -431,7 +444,7 @@ class MachineForm:
         meta = " · ".join(m for m in (hw.vendor if hw.vendor != "none" else "",
                                       hw.kind if hw.kind != "custom" else "") if m)
         if entry.preset:
-            edited = self._is_edited_preset(entry)
+            edited = self.is_edited_preset(entry)
             origin = f"Preset {entry.preset}" + (", edited" if edited else "")
         else:
             origin = "Custom machine, defined in this session"
@@ -467,7 +480,7 @@ class MachineForm:
         self.notes_label.setVisible(bool(hw.notes.strip()))
         self.revert_button.setVisible(bool(entry.preset))
 
-    def _is_edited_preset(self, entry: HardwareEntry) -> bool:
+    def is_edited_preset(self, entry: HardwareEntry) -> bool:
         if not entry.preset:
             return False
         try:
@@ -500,41 +513,41 @@ class MachineForm:
 
     # -- edits -----------------------------------------------------------------------------
 
-    def _apply(self, hw: Hardware, text: str) -> None:
-        entry = self._entry()
+    def apply_machine(self, hw: Hardware, text: str) -> None:
+        entry = self.current_entry()
         if entry is None:
             return
         self.document.set_machine(entry.id, hw, text=text)
         self.document.seal()
-        self._refresh_editor()  # also when nothing changed: show the text the usual way
+        self.refresh_editor()  # also when nothing changed: show the text the usual way
 
     def _edited(self) -> Hardware | None:
-        entry = self._entry()
+        entry = self.current_entry()
         return entry.hardware.copy() if entry is not None else None
 
     def _set_name(self, name: str) -> None:
         hw = self._edited()
         if hw is not None:
             hw.name = name
-            self._apply(hw, "Edit name")
+            self.apply_machine(hw, "Edit name")
 
     def _set_field(self, attribute: str, label: str, value: float | None) -> None:
         hw = self._edited()
         if hw is not None:
             setattr(hw, attribute, value)
-            self._apply(hw, f"Edit {label}")
+            self.apply_machine(hw, f"Edit {label}")
 
     def _set_ceiling(self, group: str, name: str, value: float) -> None:
         hw = self._edited()
         if hw is not None and name in getattr(hw, group):
             getattr(hw, group)[name] = value
-            self._apply(hw, f"Edit {name} {_WHAT_OF[group]}")
+            self.apply_machine(hw, f"Edit {name} {_WHAT_OF[group]}")
 
     def _on_main_toggled(self, name: str, checked: bool) -> None:
         hw = self._edited()
         if checked and hw is not None and hw.main_memory != name:
             hw.main_memory = name
-            self._apply(hw, "Edit main memory")
+            self.apply_machine(hw, "Edit main memory")
 
     def set_main_memory(self, name: str) -> None:
         self.main_radios[name].setChecked(True)
@@ -549,7 +562,7 @@ class MachineForm:
         del getattr(hw, group)[name]
         if group == "memory" and hw.main_memory == name:
             hw.main_memory = next(iter(hw.memory))
-        self._apply(hw, f"Remove {name}")
+        self.apply_machine(hw, f"Remove {name}")
 
     def add_ceiling(self, group: str, name: str, value_text: str) -> bool:
         """Add a ceiling from typed text; refuses (with a hint) a bad name or value."""
@@ -585,7 +598,7 @@ class MachineForm:
         getattr(hw, group)[name] = value
         label = {"compute": "peak", "vector_compute": "vector peak", "memory": "memory level",
                  "interconnect": "interconnect"}
-        self._apply(hw, f"Add {name} {label[group]}")
+        self.apply_machine(hw, f"Add {name} {label[group]}")
         self.add_value_edit.clear()
         if self.add_name_combo.isEditable():
             self.add_name_combo.setEditText("")
