@@ -264,16 +264,16 @@ def bench_layout(n_ops: int, reps: int) -> tuple[dict[str, float], dict[str, flo
 
     import numpy as np
 
-    keys = canvas._op_points[target.id]  # noqa: SLF001 - the moved points, as an edit moves them
+    keys = canvas.points.keys_of(target.id)  # the moved points, as an edit moves them
     step = [0]
 
     def moved() -> float:
         step[0] += 1
         shift = 0.01 * (1 if step[0] % 2 else -1)
-        rows = np.array([canvas._hover_row[k] for k in keys], dtype=int)  # noqa: SLF001
-        xy = canvas._hover_xy[rows] + shift  # noqa: SLF001
+        rows = np.array([canvas.points.row_of(k) for k in keys], dtype=int)
+        xy = canvas.points.xy[rows] + shift
         t0 = time.perf_counter()
-        canvas._relayout_moved(keys, rows, xy)  # noqa: SLF001
+        canvas.labels.relayout_moved(keys, rows, xy)
         return (time.perf_counter() - t0) * 1e3
 
     out = repeat(full, reps), repeat(moved, reps)

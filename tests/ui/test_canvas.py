@@ -256,21 +256,21 @@ def test_a_canvas_filled_while_hidden_places_its_labels_once_at_the_size_shown(q
     canvas = RooflineCanvas(workspace)
     qtbot.addWidget(canvas)
     widths = []
-    place = canvas._layout_annotations
+    place = canvas.layout_annotations
 
     def counting_place():
-        widths.append(canvas._vb.width())
+        widths.append(canvas.view_box.width())
         place()
 
-    canvas._layout_annotations = counting_place
+    canvas.layout_annotations = counting_place
     document.replace_session(load_session(EXAMPLE_DIR / "llama_ffn.yaml"))
     assert widths == []
     canvas.resize(760, 560)
     canvas.show()
     qtbot.waitExposed(canvas)
     QApplication.processEvents()
-    assert widths == [canvas._vb.width()]
-    assert not canvas._layout_timer.isActive()
+    assert widths == [canvas.view_box.width()]
+    assert not canvas.labels.scheduled
     # placed (those with a clean place at this size: three of the four)
     assert 3 <= len(canvas.label_items()) <= len(document.session.operations)
 
@@ -628,8 +628,8 @@ def test_point_labels_stay_inside_the_plot(qtbot):
     QApplication.processEvents()
     canvas.relayout()
     qtbot.wait(50)  # and any re-layout the canvas schedules
-    view = canvas._vb.sceneBoundingRect().adjusted(-1, -1, 1, 1)
-    labels = canvas._labels
+    view = canvas.view_box.sceneBoundingRect().adjusted(-1, -1, 1, 1)
+    labels = canvas.labels.point_labels
     assert len(labels) >= 4
     for label in labels.values():
         text = label.textItem

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "workbench"
-CHART = ["ui/canvas.py", "ui/canvas_sync.py", "ui/canvas_overlays.py", "ui/canvas_layout.py",
-         "ui/chart_items.py", "ui/axes.py", "ui/export.py", "ui/figure_size.py",
+CHART = ["ui/canvas.py", "ui/canvas_styles.py", "ui/canvas_roofs.py", "ui/canvas_points.py",
+         "ui/canvas_overlays.py", "ui/canvas_layout.py", "ui/canvas_key.py", "ui/canvas_legend.py",
+         "ui/canvas_titles.py", "ui/canvas_hover.py", "ui/canvas_session.py", "ui/chart_items.py", "ui/axes.py", "ui/export.py", "ui/figure_size.py",
          "ui/svg_portable.py", "ui/sweep_plot.py", "model/scene.py", "model/layout.py",
          "model/overlays.py"]
 #: what the chart once reached into: pyqtgraph's and shiboken's internals, a canvas flag

@@ -187,7 +187,7 @@ def test_the_check_sees_a_text_put_over_a_roof(qtbot):
     """The geometry above is not vacuous: a name moved onto a roof is reported."""
     canvas, workspace = open_at_laptop_size(qtbot, EXAMPLE_DIR / "llama_ffn.yaml")
     assert problems(canvas) == []
-    label = next(iter(canvas._labels.values()))
+    label = next(iter(canvas.labels.point_labels.values()))
     _hw, _kind, _name, xs, ys = canvas.roof_items()[0]
     x = math.sqrt(xs[0] * xs[1]) if xs[1] / xs[0] < 1e6 else canvas.view_range()[0][0] * 3
     y = x * ys[0] / xs[0]  # on the sloped roof

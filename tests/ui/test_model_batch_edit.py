@@ -96,16 +96,16 @@ def test_every_layer_keeps_its_own_name_and_coincident_points_are_one_spot(qtbot
     assert len(expected) > 32 * 9 * 2  # 32 layers of about ten operations, two machines
     for op_id, hw_id in expected:
         name = doc.operation(op_id).operation.name
-        tip = canvas._tooltip_of((op_id, hw_id)).splitlines()
+        tip = canvas.hover.tooltip_of((op_id, hw_id)).splitlines()
         assert tip[0] == name, (tip[0], name)
         counts = doc.operation(op_id).operation.counts()
         r = evaluate_pair(doc.operation(op_id), doc.machine(hw_id), counts).result
-        assert canvas._points[(op_id, hw_id)].result.t_predicted_s == r.t_predicted_s
+        assert canvas.points.marks[(op_id, hw_id)].result.t_predicted_s == r.t_predicted_s
     # a hovered point names the others drawn exactly there (the other layers' copies)
     for (op_id, hw_id), xy in expected.items():
         name = doc.operation(op_id).operation.name
         others = [k for k, v in expected.items() if v == xy and k != (op_id, hw_id)]
-        tip = canvas._tooltip_of((op_id, hw_id))
+        tip = canvas.hover.tooltip_of((op_id, hw_id))
         if not others:
             assert "Also at this point" not in tip
             continue
@@ -124,10 +124,9 @@ def test_every_layer_keeps_its_own_name_and_coincident_points_are_one_spot(qtbot
     assert {"L0", "L17", "L31"} <= layer_names
     # one spot for each distinct place and style; every point is still listed as drawn
     for hw in doc.session.hardware:
-        points = [canvas._points[k] for k in expected if k[1] == hw.id]
+        points = [canvas.points.marks[k] for k in expected if k[1] == hw.id]
         distinct = {(p.x, p.y, p.color, p.overhead) for p in points}
-        xs, _ys = canvas._scatter_for[hw.id].getData()
         assert len(distinct) < len(points) / 10
-        assert len(xs) == len(distinct)
+        assert canvas.points.machine_spots(hw.id) == len(distinct)
     drawn = {(op, hw) for op, hw, _, _ in canvas.point_items()}
     assert set(expected) <= drawn

@@ -1,16 +1,24 @@
-"""The canvas's side of the text layout: what is drawn where in device pixels, how large
-each text is, and putting each text where :mod:`workbench.model.layout` decides.
+"""The chart's texts and their layout: what is drawn where in device pixels, how large each
+text is, and putting each text where :mod:`workbench.model.layout` decides.
 
-Mixed into :class:`~workbench.ui.canvas.RooflineCanvas`; the same code places the texts of
+:class:`LabelLayer` owns the operations' name items (op_id → text item), the table of every
+text placed (its key → the text item and what was asked for it), the last layout, the
+markers' boxes in it, the leader lines, and when to place the texts again (a moment after a
+zoom, pan or resize; at the next paint when the chart was filled while hidden). It reads
+what is drawn from the chart's other parts (roofs, points, overlays), asks the legend for
+its place first, and is driven by the key of tags (:mod:`workbench.ui.canvas_key`).
+
+A part of :class:`~workbench.ui.canvas.RooflineCanvas`; the same code places the texts of
 the live chart and of every exported figure (which is drawn by the same canvas).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections.abc import Mapping
 
 import numpy as np
+from PySide6.QtCore import QTimer
 
 from workbench.model.layout import (
     Occupancy,
@@ -18,13 +26,13 @@ from workbench.model.layout import (
     TextLayout,
     as_array,
     corner_candidates,
-    figure_key,
     flat_candidates,
-    free_corners,
     point_candidates,
     sloped_candidates,
 )
+from workbench.model.scene import Scene
 from workbench.ui.axes import to_view
+from workbench.ui.chart_items import Label, Pool
 
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
@@ -37,23 +45,133 @@ AIR = 1.5
 BATCH_MOVED = 16
 
 
-class LayoutMixin:
-    """Text placement for the canvas (see the module docstring)."""
+class LabelLayer:
+    """The chart's texts and their placing (see the module docstring)."""
 
-    _text_layout: TextLayout | None = None
-    _leader_pen = None
-    _marker_rects = np.zeros((0, 4))
-    _legend_outside: str | None = None
-    legend_user_placed = False
+    #: the texts whose being left out moves the legend (in figures)
+    _MISS_COST = {"selected": 100, "pair": 100, "measured": 100, "operation": 100}
+
+    def __init__(self, canvas, add, curve) -> None:
+        """``add`` puts an item into the view; ``curve(z, **options)`` makes a line item."""
+        self._canvas = canvas
+        self._labels: dict[int, Label] = {}
+        self._label_of: dict = {}  # layout key -> (label item, its request)
+        self._text_layout: TextLayout | None = None
+        # leader lines drawn without antialiasing: a repaint of part of one draws the same
+        # pixels as a repaint of all of it
+        self._leaders = Pool(lambda: curve(18, antialias=False), add)
+        self._leader_pen = None
+        self._marker_rects = np.zeros((0, 4))
+        self._layout_timer = QTimer(canvas)
+        self._layout_timer.setSingleShot(True)
+        self._layout_timer.setInterval(40)
+        self._layout_timer.timeout.connect(canvas.layout_annotations)
+        # a rebuild while the canvas is hidden (a window being built) places the labels when
+        # it is next painted or read, at the size it is shown at, not now
+        self._layout_pending = False
+
+    # -- when ----------------------------------------------------------------------------
+
+    def schedule(self) -> None:
+        """Place the texts a moment from now (after a zoom, a pan, a resize ends)."""
+        self._layout_timer.start()
+
+    @property
+    def scheduled(self) -> bool:
+        """Whether a placing is queued (see :meth:`schedule`)."""
+        return self._layout_timer.isActive()
+
+    def stop(self) -> None:
+        """No queued placing."""
+        self._layout_timer.stop()
+
+    def hold_until_shown(self) -> None:
+        """Place the texts when the chart is next painted or read (it is hidden now)."""
+        self._layout_pending = True
+
+    @property
+    def pending(self) -> bool:
+        """Whether the texts wait for the chart to be shown (see :meth:`hold_until_shown`)."""
+        return self._layout_pending
+
+    # -- the operations' names ------------------------------------------------------------
+
+    @property
+    def point_labels(self) -> Mapping[int, Label]:
+        """The text item naming each operation (or telling its tag), by op_id (read only)."""
+        return self._labels
+
+    def sync_points(self, scene: Scene) -> None:
+        """A text item for each operation whose point carries its name."""
+        labels = self._canvas.styles.texts("point")
+        labels.reset()
+        self._labels = {}
+        for point in scene.points:
+            if point.show_label:
+                item = self._canvas.styles.take_label("point")
+                item.setText(point.label)
+                self._labels[point.op_id] = item
+        labels.finish()
+
+    def add_point_label(self, op_id: int) -> Label:
+        """The text item of operation ``op_id``, made when it has none (a tag's)."""
+        label = self._labels.get(op_id)
+        if label is None:
+            label = self._labels[op_id] = self._canvas.styles.take_label("point")
+        return label
+
+    def drop_point_label(self, op_id: int) -> None:
+        """Operation ``op_id`` carries no text any more."""
+        self._labels.pop(op_id).setVisible(False)
+
+    @property
+    def text_layout(self) -> TextLayout | None:
+        """The last layout of the texts (None before the first)."""
+        return self._text_layout
+
+    def entry(self, key) -> tuple | None:
+        """``(text item, its request)`` of a placed text, by its layout key."""
+        return self._label_of.get(key)
+
+    def set_entry(self, key, label, request: Request) -> None:
+        """What is asked for a text now (its text grew: a tag joined by others)."""
+        self._label_of[key] = (label, request)
+
+    # -- read-outs ----------------------------------------------------------------------
+
+    def label_items(self) -> list[tuple[int, str, float, float]]:
+        """See :meth:`RooflineCanvas.label_items`."""
+        points = self._canvas.points
+        out = []
+        for op_id, item in self._labels.items():
+            if item.isVisible():
+                point = points.label_point(op_id)
+                out.append((op_id, item.toPlainText(), float(point.x), float(point.y)))
+        return out
+
+    def text_items(self) -> list[tuple[str, str, tuple[float, float, float, float]]]:
+        """See :meth:`RooflineCanvas.text_items`."""
+        out = []
+        for key, (label, _request) in self._label_of.items():
+            if label.isVisible():
+                r = label.textItem.mapRectToScene(label.textItem.boundingRect())
+                m = 3.0
+                out.append((key[0], label.toPlainText(),
+                            (r.left() + m, r.top() + m, r.right() - m, r.bottom() - m)))
+        return out
+
+    def dispose(self) -> None:
+        self._layout_timer.stop()
+        self._labels = {}
 
     # -- geometry ---------------------------------------------------------------------
 
     def _frame(self) -> tuple[float, float, float, float]:
-        f = self._vb.sceneBoundingRect()
+        f = self._canvas.view_box.sceneBoundingRect()
         return f.left(), f.top(), f.right(), f.bottom()
 
     def _px(self, xs, ys, t=None):
-        ax, bx, ay, by = t or self._view_to_scene()
+        ax, bx, ay, by = t or self._canvas.view_to_scene()
         return np.asarray(xs, float) * ax + bx, np.asarray(ys, float) * ay + by
 
     def _text_box(self, label) -> tuple[float, float]:
@@ -66,13 +184,14 @@ class LayoutMixin:
 
     # -- what is drawn ------------------------------------------------------------------
 
-    def _occupancy(self) -> Occupancy:
+    def occupancy(self) -> Occupancy:
         """Everything drawn on the plot, in device pixels: roofs, ridge lines and marks,
         markers, sweep paths and marks, measured points, pair links and bands."""
-        t = self._view_to_scene()
+        t = self._canvas.view_to_scene()
         occ = Occupancy(self._frame(), CELL)
-        theme = self.theme
-        for roof, curve in self._roofs:
+        theme = self._canvas.theme
+        roofs, overlays, points = self._canvas.roofs, self._canvas.overlays, self._canvas.points
+        for roof, curve in roofs.roofs:
             if not curve.isVisible():
                 continue
             xs, ys = curve.getData()
@@ -80,27 +199,24 @@ class LayoutMixin:
             # a cache level's thin line (View ▸ All Memory Roofs): no text on it, but a
             # leader may cross it to a name beyond (lines close together above the points
             # left the names no place)
-            occ.add_polyline(px, py, self._roof_width(roof) / 2 + AIR,
+            occ.add_polyline(px, py, roofs.roof_width(roof) / 2 + AIR,
                              soft=roof.kind == "memory" and roof.emphasis != "main")
-        xs, ys = self._ridge_lines.getData()
+        xs, ys = roofs.ridge_lines.getData()
         if xs is not None and len(xs):
             px, py = self._px(xs, ys, t)
             for i in range(0, len(px) - 1, 2):
                 occ.add_polyline(px[i:i + 2], py[i:i + 2], 0.5 + AIR, soft=True)
-        for item in (self._sweep_drawn, ):
-            for _path, curve in item:
-                if curve.isVisible():
-                    cx, cy = curve.getData()
-                    px, py = self._px(cx, cy, t)
-                    occ.add_polyline(px, py, 0.8 + AIR)
-        for drawn in (self._measured_drawn, self._pair_drawn):
-            for entry in drawn:
-                curve = entry[1]
-                if curve.isVisible():
-                    cx, cy = curve.getData()
-                    px, py = self._px(cx, cy, t)
-                    occ.add_polyline(px, py, 0.9 + AIR)
-        for band in self._band_pool.shown:
+        for curve in overlays.sweep_curves:
+            if curve.isVisible():
+                cx, cy = curve.getData()
+                px, py = self._px(cx, cy, t)
+                occ.add_polyline(px, py, 0.8 + AIR)
+        for curve in overlays.link_curves:
+            if curve.isVisible():
+                cx, cy = curve.getData()
+                px, py = self._px(cx, cy, t)
+                occ.add_polyline(px, py, 0.9 + AIR)
+        for band in overlays.bands:
             bx_, by_ = band.getData()
             if bx_ is not None:
                 px, py = self._px(bx_, by_, t)
@@ -108,17 +224,18 @@ class LayoutMixin:
                     occ.add_polyline(px[i:i + 2], py[i:i + 2], 2.0 + AIR, soft=True)
         # markers: the operations' points (kept by key, for moves), then the other marks
         self._marker_rects = np.zeros((0, 4))
-        if len(self._hover_xy):
-            px, py = self._px(self._hover_xy[:, 0], self._hover_xy[:, 1], t)
+        xy = points.xy
+        if len(xy):
+            px, py = self._px(xy[:, 0], xy[:, 1], t)
             half = theme.point_size / 2 + AIR
             rects = np.column_stack((px - half, py - half, px + half, py + half))
             occ.add_rects(rects)
             self._marker_rects = rects  # by row of the hover arrays
-        for scatter, size in ((self._ridge_marks, theme.ridge_size),
-                              (self._sweep_dots, theme.point_size * 0.55),
-                              (self._crossing_marks, theme.point_size + 5),
-                              (self._measured_marks, theme.point_size * 1.3),
-                              (self._predicted_marks, theme.point_size * 0.9)):
+        for scatter, size in ((roofs.ridge_marks, theme.ridge_size),
+                              (overlays.sweep_dots, theme.point_size * 0.55),
+                              (overlays.crossing_marks, theme.point_size + 5),
+                              (overlays.measured_marks, theme.point_size * 1.3),
+                              (overlays.predicted_marks, theme.point_size * 0.9)):
             if not scatter.isVisible():
                 continue
             xs, ys = scatter.getData()
@@ -129,154 +246,31 @@ class LayoutMixin:
             occ.add_rects(np.column_stack((px - half, py - half, px + half, py + half)))
         return occ
 
-    # -- the legend -------------------------------------------------------------------
-
-    def _place_legend(self, occ: Occupancy, choice: str | None = None) -> bool:
-        """Put the legend in the first corner of the plot where it covers nothing, else
-        outside the plot (right of it on a wide chart, below it on a tall one); reserve its
-        place. ``choice`` asks for one corner, or ``"outside"``; False when that corner is
-        not free. A legend the user dragged stays where it was put."""
-        legend = self._legend
-        if not legend.isVisible():
-            self._set_legend_outside(None)
-            return True
-        w, h = legend.width(), legend.height()
-        if self.legend_user_placed:
-            r = legend.sceneBoundingRect()
-            occ.add_rect((r.left() - 2, r.top() - 2, r.right() + 2, r.bottom() + 2))
-            return True
-        if self._legend_outside is None and choice != "outside":
-            corners = free_corners(occ, w, h, margin=10.0)
-            if choice is not None:
-                corners = [c for c in corners if c[0] == choice]
-                if not corners:
-                    return False
-            if corners:
-                name, rect = corners[0]
-                self._legend_choice = name
-                legend.attach_corner(self._vb, name, 10.0)
-                occ.add_rect((rect[0] - 3, rect[1] - 3, rect[2] + 3, rect[3] + 3))
-                return True
-        self._legend_choice = "outside"
-        if self._legend_outside is None:
-            self._set_legend_outside(self._outside_side())
-        else:
-            legend.attach_outside(self._plot, self._vb, self._legend_outside)
-        return True
-
-    #: a legend below the plot takes at most this share of the chart's height (smaller
-    #: type, down to :attr:`LEAST_LEGEND_PT`, before more)
-    LEGEND_BELOW = 0.25
-    LEGEND_MOST = 0.35
-    LEAST_LEGEND_PT = 6.0
-
-    def _least_legend_zoom(self) -> float:
-        """The legend's least zoom: its type at least :attr:`LEAST_LEGEND_PT` on the page
-        (a figure's page has ``0.75 × figure_type_scale`` points to the pixel)."""
-        per_pixel = 0.75 * float(getattr(self, "figure_type_scale", 1.0) or 1.0)
-        pixels = math.ceil(self.LEAST_LEGEND_PT / per_pixel - 1e-6)
-        return min(1.0, pixels / max(self._legend.base_pixels(), 1e-9))
-
-    def _outside_side(self) -> str:
-        """Right of a wide chart when the legend takes little of the width, else below."""
-        w = self._legend.width()
-        return ("right" if self.width() > 1.25 * self.height() and w < 0.28 * self.width()
-                else "bottom")
-
-    def _set_legend_outside(self, side: str | None) -> None:
-        """Make room for the legend right of or below the plot (``None``: no room)."""
-        if side == "right" and self._legend.height() > 0.8 * self.height():
-            side = "bottom"  # taller than the chart (a long key): below it, flowing
-        if side == self._legend_outside:
-            return
-        self._legend_outside = side
-        # the legend leaves the place it was painted at, which Qt does not always repaint
-        self.plot_widget.viewport().update()
-        left, top, right, bottom = self._base_margins
-        legend = self._legend
-        legend.max_height = None
-        legend.set_zoom(1.0)
-        legend.set_columns(1)
-        legend.set_flow(None)
-        if side == "bottom":
-            room = self.width() - 12.0
-            # below the plot, rows side by side as the width allows: the plot keeps its
-            # height (a legend of five rows below a single-column figure took a third)
-            rows = len(legend.shown_rows())
-            for columns in (3, 2):
-                if rows >= 2 * columns - 1 and legend.width_in(columns) <= room:
-                    legend.set_columns(columns)
-                    break
-            if not self.search_legend_places and not self._key_rows:
-                # on screen: columns, set smaller to fit (a key flows, as in figures)
-                if legend.width() > room > 0:
-                    legend.set_zoom(room / legend.width())
-            elif (legend.height() > self.LEGEND_BELOW * self.height() and rows > 3
-                    or legend.width() > room > 0):
-                # a long key, or one wider than the figure: its rows side by side, as many
-                # to a line as fit (a longer one wraps)
-                legend.set_columns(1)
-                legend.set_flow(room)
-            for _ in range(3 if legend.flow is not None else 0):  # (re-flowed at each size)
-                if legend.height() <= self.LEGEND_BELOW * self.height():
-                    break
-                # smaller still, to leave the plot its room, but never below a readable size
-                least = self._least_legend_zoom()
-                zoom = max(legend.zoom * self.LEGEND_BELOW * self.height() / legend.height(),
-                           least)
-                if zoom >= legend.zoom:
-                    break
-                legend.set_zoom(zoom)
-                if legend.flow is not None:
-                    legend.set_flow(room)
-            if legend.flow is not None:
-                # a key too long for the figure even so: as many rows as fit, one line
-                # counts the rest (their points keep no tag; the tables list every one)
-                legend.set_max_height(self.LEGEND_MOST * self.height())
-        if side == "right":
-            right += legend.width() + 12
-        elif side == "bottom":
-            bottom += legend.height() + 10
-        self._plot.setContentsMargins(left, top, right, bottom)
-        self._refit_plot()
-        self._plot.layout.activate()
-        if side is not None:
-            legend.attach_outside(self._plot, self._vb, side)
-
     # -- placing ----------------------------------------------------------------------
 
-    #: the texts whose being left out moves the legend (in figures)
-    _MISS_COST = {"selected": 100, "pair": 100, "measured": 100, "operation": 100}
-    _legend_choice: str | None = None
-    #: try the legend's other places when names find no place (figures; on screen the
-    #: legend stays put while the user works, and can be dragged or collapsed)
-    search_legend_places = False
-
-    #: the legend's place to try first (on screen, a placing that keeps the key keeps the
-    #: legend where it is when that place is still free: one placing, not two)
-    _kept_choice: str | None = None
-
     def _layout_once(self, choice: str | None):
-        """One full placing with the legend at ``choice`` (see :meth:`_place_legend`):
+        """One full placing with the legend at ``choice`` (see :meth:`ChartLegend.place`):
         ``(layout, placements)``, or None when that corner is not free."""
+        canvas = self._canvas
+        legend = canvas.legend
         if choice != "outside":  # every placing starts with the legend inside the plot
-            self._set_legend_outside(None)
-        elif choice == "outside" and self._legend_outside is None:
-            self._set_legend_outside(self._outside_side())
-        self._apply_title()  # the room over the plot is known now
-        self._fit_axis_titles()
-        self._bend_links()
-        occ = self._occupancy()
+            legend.set_outside(None)
+        elif choice == "outside" and legend.outside is None:
+            legend.set_outside(canvas.outside_side())
+        canvas.titles.apply()  # the room over the plot is known now
+        canvas.titles.fit_axis_titles()
+        canvas.overlays.bend_links()
+        occ = self.occupancy()
         before = self._frame()
-        if not self._place_legend(occ, choice):
+        if not legend.place(occ, choice):
             return None
         if self._frame() != before:  # the legend moved outside: the plot is smaller now
-            self._fit_axis_titles()
-            self._bend_links()
-            occ = self._occupancy()
-            self._place_legend(occ, choice)
+            canvas.titles.fit_axis_titles()
+            canvas.overlays.bend_links()
+            occ = self.occupancy()
+            legend.place(occ, choice)
         layout = TextLayout(occ)
-        requests = self._requests()
+        requests = self.requests()
         return layout, layout.place_all(requests.values())
 
     def _missed(self, placed: dict) -> int:
@@ -284,21 +278,24 @@ class LayoutMixin:
         return sum(1 for key, p in placed.items()
                    if p is None and self._MISS_COST.get(self._label_of[key][1].kind, 1) >= 100)
 
-    def _layout_annotations(self) -> None:
+    def place_all(self) -> None:
         """Place every text of the chart (see :mod:`workbench.model.layout`). When names of
         operations find no place, the legend's other free corners and a place outside the
         plot are tried too (a few texts: the search is bounded), and the placing that leaves
         out least is kept."""
         self._layout_pending = False
         self._layout_timer.stop()  # placed for the current view: a queued placing is moot
-        if self._scene is None:
+        canvas = self._canvas
+        legend = canvas.legend
+        if canvas.scene_model is None:
             return
-        trial = self._layout_once(self._kept_choice) if self._kept_choice else None
+        kept = legend.kept_choice
+        trial = self._layout_once(kept) if kept else None
         layout, placed = trial if trial is not None else self._layout_once(None)
         missed = self._missed(placed)
-        if (self.search_legend_places and missed and self._legend.isVisible()
-                and not self.legend_user_placed and len(self._label_of) <= 60):
-            best = self._legend_choice
+        if (canvas.search_legend_places and missed and legend.item.isVisible()
+                and not legend.user_placed and len(self._label_of) <= 60):
+            best = legend.choice
             tried = {best}
             current = best
             for choice in ("bottom-right", "top-left", "bottom-left", "top-right", "outside"):
@@ -319,160 +316,41 @@ class LayoutMixin:
                 layout, placed = self._layout_once(best)
         self._text_layout = layout
         for key, (label, _request) in self._label_of.items():
-            self._apply(label, placed.get(key))
-        self._redraw_leaders()
+            self.apply(label, placed.get(key))
+        self.redraw_leaders()
         self._layout_timer.stop()  # what the placing itself resized is placed for
 
-    def _apply(self, label, placement) -> None:
+    def apply(self, label, placement) -> None:
+        """Put a text where the layout placed it (hidden when it found no place)."""
         if placement is None:
             label.setVisible(False)
             return
-        ax, bx, ay, by = self._view_to_scene()
+        ax, bx, ay, by = self._canvas.view_to_scene()
         left, top = placement.rect[0] - TEXT_INSET, placement.rect[1] - TEXT_INSET
         label.setVisible(True)
         label.setAnchor((0, 0))
         label.set_offset(0.0, 0.0)
         label.setPos((left - bx) / ax, (top - by) / ay)
 
-    def _label_key(self, op_id: int) -> tuple[int, int]:
-        """The key of the point that carries an operation's name (or its tag: the highest
-        point of an operation that carries no name)."""
-        keys = self._op_points[op_id]
-        return next((k for k in keys if self._points[k].show_label),
-                    None) or max(keys, key=lambda k: self._points[k].y)
-
-    # -- the key (figures) ------------------------------------------------------------
-
-    #: operations named by a tag on the chart and a row of the key: op_id → tag
-    _key_tags: dict = {}
-    _key_rows: list = []
-
-    def _set_key(self, ops: set) -> None:
-        """Name the operations ``ops`` by tags and the key (:func:`figure_key`): each one's
-        point carries its tag instead of its name, the legend lists the key."""
-        scene = self._scene
-        named, seen = [], set()
-        for point in scene.points:
-            if point.op_id in ops and point.op_id not in seen:
-                seen.add(point.op_id)
-                named.append((point.op_id, point.label))
-        self._key_tags, self._key_rows = figure_key(named)
-        for op_id, tag in self._key_tags.items():
-            label = self._labels.get(op_id)
-            if label is None:
-                label = self._labels[op_id] = self._take_label("point")
-            label.setText(tag)
-        if self.key_on_screen:
-            self._join_tags()
-        self._sync_legend(scene, force=True)
-
-    #: the live chart's tags and key (see :mod:`workbench.ui.canvas_key`)
-    key_on_screen = False
-    _joined: frozenset = frozenset()
-
-    #: machines whose memory roofs the key names, left to right (a value found no clean
-    #: place along its line: a CPU's L1, L2, L3 lie close together)
-    _roof_rows: frozenset = frozenset()
-
-    def _unlisted(self) -> set:
-        """The tagged operations the legend had no room to list (see
-        :meth:`Legend.set_max_height`)."""
-        dropped = self._legend.dropped if self._legend.isVisible() else 0
-        if not dropped or not self._key_rows:
-            return set()
-        rows = [r for r in self._key_rows if not r.heading][-dropped:]
-        return {i for r in rows for i in r.ids}
-
-    def _keyed_legend(self, legend) -> tuple:
-        """A figure's legend: the machines, the key of the tagged operations, then the notes.
-        No other row lists an operation: each is named on the chart or in the key."""
-        from workbench.model.scene import LegendEntry
-
-        colors = {p.op_id: p.color for p in self._scene.points} if self._scene else {}
-        # a row's colour swatch where that colour is its alone in the key (it names the
-        # point even where the tag found no place); the tag, else
-        shades = [{colors.get(i) for i in row.ids} for row in self._key_rows]
-        uses = Counter(c for row_shades in shades for c in row_shades)
-        out = [e for e in legend if e.kind == "machine"]
-        # the notes before the key: with its headings, a line of their own when the legend
-        # flows below the plot
-        out += [e for e in legend if e.kind not in ("machine", "operation")
-                and not e.text.startswith("and ")]
-        for machine in (self._scene.machines if self._scene else ()):
-            if machine.hw_id not in self._roof_rows:
-                continue
-            # the memory roofs are parallel lines, the fastest leftmost
-            levels = sorted((r for r in self._scene.roofs if r.hw_id == machine.hw_id
-                             and r.sloped and r.kind == "memory" and r.label),
-                            key=lambda r: -r.value)
-            out.append(LegendEntry("roof", f"{machine.name}, memory roofs left to right:",
-                                   machine.hw_id, style_index=machine.style_index))
-            out += [LegendEntry("key", r.label) for r in levels]  # (each kept on one line)
-        for row, row_shades in zip(self._key_rows, shades, strict=True):
-            if row.heading:
-                out.append(LegendEntry("heading", row.text))
-                continue
-            color = next(iter(row_shades))
-            if len(row_shades) == 1 and color is not None and uses[color] == 1:
-                out.append(LegendEntry("operation", row.text, row.ids[0], color))
-            else:
-                out.append(LegendEntry("key", row.text))
-        return tuple(out)
-
-    def _layout_with_key(self, tag_unnamed: bool = True) -> None:
-        """Place every text (:meth:`_layout_annotations`) so that every operation is named:
-        one that carries no name, or whose name finds no clean place, gets a tag and a row
-        in the key, and the texts are placed again (the key changes the legend's size)
-        until each name or tag has been tried."""
-        scene = self._scene
-        if scene is None:
-            LayoutMixin._layout_annotations(self)
-            return
-        keyed = set(self._key_tags)
-        unnamed = {p.op_id for p in scene.points} - set(self._labels) if tag_unnamed else set()
-        if unnamed - keyed:
-            self._set_key(keyed | unnamed)
-        for _ in range(8):
-            LayoutMixin._layout_annotations(self)
-            placed = self._text_layout.placed if self._text_layout is not None else {}
-            missed = {op for op in self._labels if ("point", op) not in placed}
-            missed -= set(self._key_tags)
-            # (a machine's several memory levels: one alone is the main memory's, beside
-            # its ridge; the key names levels only where several lines need telling apart)
-            levels = Counter(r.hw_id for r, _label in self._roof_labels
-                             if r.sloped and r.kind == "memory")
-            roofs = {roof.hw_id for i, (roof, _label) in enumerate(self._roof_labels)
-                     if roof.sloped and roof.kind == "memory" and levels[roof.hw_id] > 1
-                     and ("roof", i) not in placed}
-            roofs -= self._roof_rows
-            if self.key_on_screen:  # (on screen the key names operations only)
-                roofs = set()
-            if not missed and not roofs:
-                return
-            self._roof_rows = self._roof_rows | roofs
-            if missed:
-                self._set_key(set(self._key_tags) | missed)
-            else:
-                self._sync_legend(scene, force=True)
-        # (still more to name after as many passes: the key is as it is, placed once more
-        # with the legend it made)
-        LayoutMixin._layout_annotations(self)
-
-    def _point_request(self, op_id: int, label, order: float, t=None,
+    def point_request(self, op_id: int, label, order: float, t=None,
                        selected: int | None = -1) -> Request:
-        point = self._points[self._label_key(op_id)]
-        ax, bx, ay, by = t or self._view_to_scene()
+        """The placing asked for an operation's name (or tag) ``label``."""
+        point = self._canvas.points.label_point(op_id)
+        ax, bx, ay, by = t or self._canvas.view_to_scene()
         sx, sy = to_view(point.x) * ax + bx, to_view(point.y) * ay + by
         w, h = self._text_box(label)
         if selected == -1:
-            selected = self.workspace.selection.current
+            selected = self._canvas.workspace.selection.current
         kind = "selected" if selected == op_id else "operation"
         return Request(("point", op_id), kind, w, h,
-                       point_candidates(sx, sy, w, h, self.theme.point_size / 2), order)
+                       point_candidates(sx, sy, w, h, self._canvas.theme.point_size / 2), order)
 
-    def _requests(self) -> dict:
+    def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
-        t = self._view_to_scene()
+        canvas = self._canvas
+        roofs, overlays = canvas.roofs, canvas.overlays
+        theme = canvas.theme
+        t = canvas.view_to_scene()
         frame = self._frame()
         out: dict = {}
         self._label_of = {}
@@ -483,18 +361,18 @@ class LayoutMixin:
             out[key] = request
             self._label_of[key] = (label, request)
 
-        selected = self.workspace.selection.current
-        unlisted = self._unlisted() | self._joined
+        selected = canvas.workspace.selection.current
+        unlisted = canvas.key.unlisted() | canvas.key.joined
         for op_id, label in self._labels.items():
             if op_id in unlisted:
                 label.setVisible(False)
                 continue
-            point = self._points[self._label_key(op_id)]
-            request = self._point_request(op_id, label, -point.y, t, selected)
+            point = canvas.points.label_point(op_id)
+            request = self.point_request(op_id, label, -point.y, t, selected)
             out[request.key] = request
             self._label_of[request.key] = (label, request)
 
-        for i, (roof, label) in enumerate(self._roof_labels):
+        for i, (roof, label) in enumerate(roofs.roof_texts):
             xs, ys = self._px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)), t)
             order = i + (0 if roof.emphasis == "main" and not roof.derated else 100)
             if roof.sloped:
@@ -506,14 +384,14 @@ class LayoutMixin:
                     lambda w, h, xs=xs, ys=ys, roof=roof: flat_candidates(
                         xs[0], xs[1], ys[0], w, h, frame, below_first=roof.derated), order)
 
-        for i, (ridge, label) in enumerate(self._ridge_items):
+        for i, (ridge, label) in enumerate(roofs.ridges):
             sx, sy = (float(v) for v in self._px(to_view(ridge.x), to_view(ridge.y), t))
             add(("ridge", i), label, "ridge",
                 lambda w, h, sx=sx, sy=sy: np.vstack((
                     as_array(corner_candidates(sx, sy, w, h)),
-                    point_candidates(sx, sy, w, h, self.theme.ridge_size / 2)[8:])), i)
+                    point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i)
 
-        for i, (region, curve, label) in enumerate(self._region_items):
+        for i, (region, curve, label) in enumerate(roofs.regions):
             if not curve.isVisible():
                 label.setVisible(False)
                 continue
@@ -529,34 +407,34 @@ class LayoutMixin:
                 return [] if edge > x else [_cand(x, bottom - h - 5)]
             add(("region", i), label, "region", region_place, i)
 
-        g = self.theme.point_size / 2
+        g = theme.point_size / 2
         done: set[int] = set()
-        for mark, label in self._crossing_labels:
+        for mark, label in overlays.crossing_texts:
             if id(label) in done:
                 continue
             done.add(id(label))
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
             add(("crossing", id(label)), label, "crossing",
                 lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"))
-        for i, (mark, _link, label) in enumerate(self._measured_drawn):
+        for i, (mark, _link, label) in enumerate(overlays.measured_texts):
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
             add(("measured", i), label, "measured",
                 lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i)
         # the same pair with the same figures on several machines is said once, by whichever
         # of its links has room (the lower arc may be boxed in by the roof and the arc above)
         apexes: dict[tuple[str, str, str], list[int]] = {}
-        for i, (link, _curve, _arrow, label) in enumerate(self._pair_drawn):
+        for i, (link, _curve, _arrow, label) in enumerate(overlays.pair_texts):
             said = (link.first, link.second, label.toPlainText())
             if said in apexes:
                 label.setVisible(False)
             apexes.setdefault(said, []).append(i)
         for links in apexes.values():
             i = links[0]
-            add(("pair", i), self._pair_drawn[i][3], "pair",
+            add(("pair", i), overlays.pair_texts[i][3], "pair",
                 lambda w, h, links=links: np.vstack([
-                    point_candidates(*self._pair_apex[j], w, h, 2.0) for j in links]), i)
+                    point_candidates(*overlays.pair_apexes[j], w, h, 2.0) for j in links]), i)
         seen: set[tuple[int, str]] = set()
-        for i, (path, end, label) in enumerate(self._sweep_labels):
+        for i, (path, end, label) in enumerate(overlays.sweep_texts):
             key = (path.hw_id, label.toPlainText())
             if key in seen:  # the same "m = 1" on one machine: once
                 label.setVisible(False)
@@ -571,7 +449,7 @@ class LayoutMixin:
 
     # -- incremental ----------------------------------------------------------------------
 
-    def _relayout_moved(self, keys: list, rows: np.ndarray, xy: np.ndarray) -> None:
+    def relayout_moved(self, keys: list, rows: np.ndarray, xy: np.ndarray) -> None:
         """After an edit moved the markers ``keys`` (rows ``rows`` of the hover arrays) to
         the view positions ``xy``: update their cells and re-place only the texts they (or
         the moved operations' labels) touch."""
@@ -579,8 +457,8 @@ class LayoutMixin:
         if layout is None or self._layout_pending:
             return
         occ = layout.occupancy
-        t = self._view_to_scene()
-        size = self.theme.point_size
+        t = self._canvas.view_to_scene()
+        size = self._canvas.theme.point_size
         hit: set = set()
         rects = self._marker_rects
         if len(keys) > BATCH_MOVED:
@@ -601,7 +479,7 @@ class LayoutMixin:
         for op_id in {key[0] for key in keys}:
             if op_id in self._labels:
                 hit.add(("point", op_id))
-        self._relayout_keys(hit)
+        self.relayout_keys(hit)
 
     def _move_marker_rects(self, rows: np.ndarray, xy: np.ndarray, t, size: float) -> set:
         """Many moved markers at once (a whole model's edit): their cells and the placed
@@ -623,7 +501,7 @@ class LayoutMixin:
         occ.add_rects(new, 1)
         return layout.hit_by_any(new)
 
-    def _relayout_keys(self, hit) -> None:
+    def relayout_keys(self, hit) -> None:
         """Place the texts ``hit`` again (their anchors may have moved), in priority order."""
         layout = self._text_layout
         if layout is None or self._layout_pending or not hit:
@@ -635,7 +513,7 @@ class LayoutMixin:
                 continue
             label, request = entry
             if key[0] == "point":
-                request = self._point_request(key[1], label, request.order)
+                request = self.point_request(key[1], label, request.order)
                 self._label_of[key] = (label, request)
             layout.remove(key)
             order.append((request, label))
@@ -643,18 +521,18 @@ class LayoutMixin:
         unplaced = False
         for request, label in order:
             placement = layout.place(request)
-            self._apply(label, placement)
+            self.apply(label, placement)
             unplaced |= placement is None and request.key[0] == "point"
-        self._redraw_leaders()
-        if unplaced and self.key_on_screen:
+        self.redraw_leaders()
+        if unplaced and self._canvas.key_on_screen:
             # a name that lost its place: tagged and keyed by the full placing, a moment on
             self._layout_timer.start()
 
-    def _redraw_leaders(self) -> None:
+    def redraw_leaders(self) -> None:
         """Draw a thin line from each far text to its marker (unchanged ones are left)."""
         self._leaders.reset()
-        ax, bx, ay, by = self._view_to_scene()
-        pen = self._pen(self.theme.muted, 0.8)
+        ax, bx, ay, by = self._canvas.view_to_scene()
+        pen = self._canvas.styles.pen(self._canvas.theme.muted, 0.8)
         fresh = pen is not self._leader_pen
         self._leader_pen = pen
         for placement in self._text_layout.placed.values():
@@ -669,49 +547,8 @@ class LayoutMixin:
                     curve.setData(x=xs, y=ys, pen=pen)
         self._leaders.finish()
 
-    def _bend_links(self) -> None:
-        """Bend each compared pair's link into an arc (in pixels: a straight link between
-        two memory-bound points would lie on the roof), turn its arrow along it and note the
-        arc's apex (its label goes there)."""
-        ax, bx, ay, by = self._view_to_scene()
-        g = self.theme.point_size / 2 + 2
-        self._pair_apex = []
-        for (link, curve, arrow, _label), row in zip(self._pair_drawn, self._pair_rows,
-                                                     strict=True):
-            p0 = np.array([to_view(link.x0) * ax + bx, to_view(link.y0) * ay + by])
-            p1 = np.array([to_view(link.x1) * ax + bx, to_view(link.y1) * ay + by])
-            d = p1 - p0
-            length = float(math.hypot(*d))
-            if length < 1.0:
-                apex, control = (p0 + p1) / 2, p1
-            else:
-                normal = np.array([-d[1], d[0]]) / length
-                if normal[1] > 0:  # bend upwards on screen
-                    normal = -normal
-                bend = min(0.2 * length, 32.0)
-                apex = (p0 + p1) / 2 + normal * bend
-                control = 2 * apex - (p0 + p1) / 2
-            s = np.linspace(0.0, 1.0, 33)[:, None]
-            arc = (1 - s) ** 2 * p0 + 2 * (1 - s) * s * control + s**2 * p1
-            curve.setData(x=(arc[:, 0] - bx) / ax, y=(arc[:, 1] - by) / ay)
-            self._overlay_xy[row] = ((apex[0] - bx) / ax, (apex[1] - by) / ay)
-            self._pair_apex.append((float(apex[0]), float(apex[1])))
-            tangent = p1 - control
-            t_len = float(math.hypot(*tangent))
-            if length < 2 * g or t_len == 0:
-                arrow.setVisible(False)
-                continue
-            ux, uy = tangent / t_len
-            back = self.theme.point_size / 2 + 1.5  # the tip touches the second point
-            sx, sy = p1[0] - ux * back, p1[1] - uy * back
-            arrow.setVisible(True)
-            arrow.setStyle(angle=math.degrees(math.atan2(-uy, -ux)))
-            arrow.setPos((sx - bx) / ax, (sy - by) / ay)
-
 
 def _cand(left: float, top: float):
     from workbench.model.layout import Candidate
 
     return Candidate(left, top)
-
-

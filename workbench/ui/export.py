@@ -417,16 +417,16 @@ def _figure_canvas_class():
                 if not self.holding:
                     super().rebuild(*args, **kwargs)
 
-            def _layout_annotations(self) -> None:
+            def layout_annotations(self) -> None:
                 if not self.hold_layout:
-                    self._layout_with_key()
+                    self.key.layout_with_key()
 
-            def _outside_side(self) -> str:
+            def outside_side(self) -> str:
                 """Right of a wide figure also when the legend below would take more than a
                 quarter of its height and beside it at most a third of its width (a
                 short double-column figure keeps its plot's height)."""
-                side = super()._outside_side()
-                w, h = self._legend.width(), self._legend.height()
+                side = super().outside_side()
+                w, h = self.legend_item.width(), self.legend_item.height()
                 if (side == "bottom" and self.width() > 1.25 * self.height()
                         and h > 0.25 * self.height() and w < 0.34 * self.width()):
                     return "right"
@@ -437,32 +437,32 @@ def _figure_canvas_class():
                 back inside the plot, the axis titles not yet fitted to any room (a kept
                 canvas starting from the last figure's would lay the next one out
                 differently: exporting the same view twice would not give the same file)."""
-                self._set_legend_outside(None)
-                self._axis_rooms = {}
+                self.legend.set_outside(None)
+                self.titles.forget_rooms()
 
             def skip_labelled_in_legend(self) -> None:
                 """Leave the operations whose points carry their names out of the legend:
                 only the legend changes (no rebuild)."""
                 self.legend_skips_labelled = True
                 if self.scene_model is not None:
-                    self._sync_legend(self.scene_model)
+                    self.sync_legend(self.scene_model)
 
             def set_legend_operations(self, count: int) -> None:
                 """List at most ``count`` operations in the legend (only the legend
                 changes)."""
                 self.legend_operations = count
                 if self.scene_model is not None:
-                    self._sync_legend(self.scene_model)
+                    self.sync_legend(self.scene_model)
 
-            def _sync_legend(self, scene, *args, **kwargs):
+            def sync_legend(self, scene, *args, **kwargs):
                 if scene is not None:
                     scene = replace(scene, legend=self._figure_legend(scene.legend, {
                         p.op_id for p in scene.points if p.show_label}))
-                return super()._sync_legend(scene, *args, **kwargs)
+                return super().sync_legend(scene, *args, **kwargs)
 
             def _figure_legend(self, legend, labelled: set[int]) -> tuple:
                 """The machines, the key of the operations named by tags, the notes."""
-                return self._keyed_legend(legend)
+                return self.key.keyed_legend(legend)
 
         _CANVAS_CLASS = FigureCanvas
     return _CANVAS_CLASS
