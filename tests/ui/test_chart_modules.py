@@ -11,9 +11,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2] / "workbench"
 CHART = ["ui/canvas.py", "ui/canvas_styles.py", "ui/canvas_roofs.py", "ui/canvas_points.py",
          "ui/canvas_overlays.py", "ui/canvas_layout.py", "ui/canvas_key.py", "ui/canvas_legend.py",
-         "ui/canvas_titles.py", "ui/canvas_hover.py", "ui/canvas_session.py", "ui/chart_items.py", "ui/axes.py", "ui/export.py", "ui/figure_size.py",
-         "ui/svg_portable.py", "ui/sweep_plot.py", "model/scene.py", "model/layout.py",
-         "model/overlays.py"]
+         "ui/canvas_titles.py", "ui/canvas_hover.py", "ui/canvas_session.py", "ui/chart_items.py",
+         "ui/axes.py", "ui/export.py", "ui/figure_size.py", "ui/svg_portable.py",
+         "ui/sweep_plot.py", "model/scene.py", "model/layout.py", "model/overlays.py"]
 #: what the chart once reached into: pyqtgraph's and shiboken's internals, a canvas flag
 #: set from outside, dataclasses built without their __init__
 FORBIDDEN = ["wrapInstance", "fragmentAtlas", "_exportOpts", "_updateLabel", "_constructing",

@@ -131,17 +131,6 @@ class OverlayLayer:
         """Each sweep path's end texts: the path, the end's sample index, the text."""
         return self._sweep_labels
 
-    @property
-    def shown(self) -> bool:
-        """Whether any sweep path, measured point or pair is drawn."""
-        return bool(self._sweeps or self._measured or self._links)
-
-    def has_sweeps(self) -> bool:
-        return bool(self._sweeps)
-
-    def has_sweep(self, op_id: int) -> bool:
-        return op_id in self._sweeps
-
     # -- hover ----------------------------------------------------------------------------
 
     def nearest(self, scene_pos, best_d2: float) -> int | None:

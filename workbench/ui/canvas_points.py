@@ -77,10 +77,6 @@ class PointLayer:
         """The keys of an operation's drawn points (``[]`` when it draws none)."""
         return self._op_points.get(op_id, [])
 
-    def draws(self, op_id) -> bool:
-        """Whether operation ``op_id`` has points drawn."""
-        return op_id in self._op_points
-
     def label_key(self, op_id: int) -> tuple[int, int]:
         """The key of the point that carries an operation's name (or its tag: the highest
         point of an operation that carries no name)."""

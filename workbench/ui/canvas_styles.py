@@ -49,7 +49,8 @@ class ChartStyles:
         return self._theme or get_theme("light")
 
     def set_theme(self, theme: Theme) -> None:
-        """Use ``theme``: pens and brushes are made anew, every pooled text restyled."""
+        """Use ``theme``: pens and brushes are made anew (:meth:`restyle_texts` restyles the
+        pooled texts)."""
         self._theme = theme
         self._brushes.clear()
         self._pens.clear()
