@@ -75,8 +75,8 @@ def split_unit(text: str) -> tuple[str, float | None, str | None]:
 
 def rounded_numbers(text: str) -> int:
     """How many numbers in ``text`` may be rounded: a value that is not a whole number is
-    shown to 4 significant figures (``0.961``, ``5.071e+16``, ``111.0``); whole numbers are
-    shown exactly."""
+    shown to 4 significant figures (``0.961``, ``5.071e+16``), or as many as tell it from a
+    whole number (``110.96``, ``1000.5``); whole numbers are shown exactly."""
     return sum(1 for kind, tok in _tokens(text) if kind == "num" and ("." in tok or "e" in tok))
 
 
@@ -396,3 +396,15 @@ def test_a_collective_pays_its_link_latency_in_its_own_roofline():
     doc = _session(gemm, hw)
     assert ResultCache(doc).pair(doc.session.operations[0].id,
                                  doc.session.hardware[0].id).result.latency_s == 0
+
+
+def test_a_value_just_off_a_whole_number_is_not_shown_as_one():
+    """Custom bytes of 1000.5 were shown "B = 1000." (four figures, then a bare point): a
+    reader takes it for 1000. The text shows as many figures as tell it from a whole
+    number."""
+    from workbench.model.operations import counts_for
+
+    counts = counts_for("custom", flops=2001.0, bytes=1000.5, precision="fp32")
+    read = next(t for t in counts.byte_terms if t.kind == "read")
+    assert read.substituted == "1000.5"
+    assert evaluate_text(read.substituted) == 1000.5

@@ -4,13 +4,16 @@ frees its old cells."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from workbench.model.key import crowd_parts, crowd_text, crowds, figure_key
 from workbench.model.layout import (
     Occupancy,
     Request,
     TextLayout,
-    figure_key,
+    far_candidates,
     flat_candidates,
     free_corners,
     point_candidates,
@@ -138,3 +141,71 @@ def test_the_key_says_a_models_name_once_and_one_row_per_kind_of_operation():
     tags, rows = figure_key(named[:2])
     assert tags == {1: "1", 2: "2"}
     assert [r.text for r in rows] == ["8B prefill:", "1 — QKV projection ×32", "2 — lm_head"]
+
+
+# ---------------------------------------------------------------------------------------------
+# crowds of markers and their tags
+
+def test_touching_markers_are_one_crowd_and_their_neighbours_in_turn():
+    """Markers 10 px apart with 11 px markers touch: a chain of three is one crowd; one 30 px
+    off is its own; a row longer than the reach is cut into crowds a tag can stand for."""
+    xy = [(0.0, 0.0), (10.0, 0.0), (20.0, 5.0), (50.0, 0.0)]
+    assert crowds(xy, 11.0) == [[0, 1, 2], [3]]
+    row = [(10.0 * i, 0.0) for i in range(8)]  # 70 px long; reach 2 × 11 = 22 px
+    parts = crowds(row, 11.0)
+    assert [i for p in parts for i in p] == list(range(8))
+    assert all(max(row[i][0] for i in p) - min(row[i][0] for i in p) <= 22.0 for p in parts)
+    assert len(parts) >= 3
+    # a point not drawn (off a log axis) is a crowd of its own, never joined
+    assert crowds([(0.0, 0.0), (math.nan, 0.0), (1.0, 1.0)], 11.0) == [[0, 2], [1]]
+
+
+def test_a_crowds_tags_are_said_once_by_groups_then_parts():
+    """Prefill (A) and decode (B) of one model share kinds of operation: the parts both
+    have are said once for both, then those of one group; a single part in full."""
+    text = crowd_text(["A1", "B1", "A3", "B3", "B2", "B5"])
+    assert text.split("\n") == ["A, B: 1, 3", "B: 2, 5"]
+    assert crowd_text(["A6", "B6"]) == "A6, B6"
+    assert crowd_text(["12", "3", "5"]) == "3, 5, 12"
+    # at most four to a line, the lines as even as they can be (no lone number)
+    lines = crowd_text([f"A{n}" for n in (2, 4, 5, 8, 10)]).split("\n")
+    assert lines == ["A: 2, 4, 5", "8, 10"]
+    # every tag is said: read back, the text gives the tags it was made from
+    tags = ["A1", "A3", "A7", "A9", "A12", "A13", "B1", "B2", "B3", "B5", "B7", "B8", "B9",
+            "B10", "B12", "B13"]
+    said, groups = set(), []
+    for line in crowd_text(tags).split("\n"):
+        head, sep, numbers = line.rpartition(": ")
+        if sep:
+            groups = head.split(", ")
+        said.update(f"{g}{n}" for g in groups for n in numbers.split(", "))
+    assert said == set(tags)
+
+
+def test_a_crowd_without_room_is_said_in_parts():
+    tags = ["A1", "B1", "B2", "B5"]
+    assert crowd_parts(tags) == [[0, 1], [2, 3]]  # "A, B: 1" and "B: 2, 5"
+    # one set of groups: its halves
+    assert crowd_parts(["A2", "A4", "A5", "A8", "A10"]) == [[0, 1, 2], [3, 4]]
+    assert crowd_parts(["7"]) == [[0]]
+
+
+def test_far_places_are_nearest_first_within_reach_and_inside_the_frame():
+    frame = (0.0, 0.0, 400.0, 200.0)
+    cands = far_candidates(100.0, 100.0, 40.0, 10.0, 8.0, frame, most=90.0, step=6.0)
+    assert len(cands)
+    lefts, tops = cands[:, 0], cands[:, 1]
+    assert (lefts >= 0).all() and (lefts + 40 <= 400).all()
+    assert (tops >= 0).all() and (tops + 10 <= 200).all()
+    # each box's nearest point lies beyond the marker and within reach, nearer ones first
+    nx = np.clip(100.0, lefts, lefts + 40) - 100.0
+    ny = np.clip(100.0, tops, tops + 10) - 100.0
+    d = np.hypot(nx, ny)
+    assert (d > 8.0).all() and (d <= 90.0).all()
+    assert (np.diff(d) >= -0.6).all()
+    # the leader runs from the marker's edge to the box
+    start = np.hypot(cands[:, 2] - 100.0, cands[:, 3] - 100.0)
+    assert np.allclose(start, 9.5)
+    ends_on_box = ((cands[:, 4] >= lefts - 1e-9) & (cands[:, 4] <= lefts + 40 + 1e-9)
+                   & (cands[:, 5] >= tops - 1e-9) & (cands[:, 5] <= tops + 10 + 1e-9))
+    assert ends_on_box.all()

@@ -332,7 +332,24 @@ def test_cursor_text_names_regime_of_first_visible_machine():
     # at I = 12.3 the roof is 12.3 TFLOP/s: 45.6 TFLOP/s is above it
     assert scene.cursor_text(12.3, 45.6e12) == (
         "I = 12.3 FLOP/B, 45.6 TFLOP/s — above the roof of Teaching")
-    assert scene.reference.ridge == 100.0
+    assert scene.references[0].ridge == 100.0
+
+
+def test_cursor_text_off_a_point_speaks_of_every_machine():
+    """Two machines: the read-out gives each one's regime at the cursor, not the first's
+    alone. Teaching: 100 TFLOP/s over 1 TB/s, ridge 100 FLOP/B; Small: 1 TFLOP/s over
+    100 GB/s, ridge 10 FLOP/B."""
+    small = Hardware("Small", compute={"fp32": 1e12}, memory={"dram": 1e11})
+    scene = scene_of(make([teaching(), small], [custom("a", 1e12, 1e12)]))
+    # I = 50: left of Teaching's ridge (memory-bound), right of Small's (compute-bound);
+    # 0.5 TFLOP/s is under both roofs
+    assert scene.cursor_text(50, 5e11) == (
+        "I = 50.0 FLOP/B, 500 GFLOP/s — memory-bound on Teaching; compute-bound on Small")
+    # 2 TFLOP/s at I = 50: under Teaching's roof (50 TFLOP/s), above Small's (1 TFLOP/s)
+    assert scene.cursor_text(50, 2e12).endswith(
+        "memory-bound on Teaching; above the roof of Small")
+    # both memory-bound at I = 5: said once for both
+    assert scene.cursor_text(5, 1e11).endswith("memory-bound on Teaching, Small")
 
 
 # --------------------------------------------------------------------------------------

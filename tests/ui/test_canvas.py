@@ -413,24 +413,28 @@ def test_hover_shows_tooltip_and_cursor_text(qtbot, llama):
     QToolTip.hideText()  # the user moves away: the tip hides, out of the way
     qtbot.waitUntil(lambda: not QToolTip.isVisible(), timeout=2000)
 
-    # under the H100's roof at I = 10 (its roof there is 33.5 TFLOP/s) …
+    # under the H100's roof at I = 10 (its roof there is 33.5 TFLOP/s; the A100's 20.4,
+    # the TPU v5e's 8.19: above that one) …
     with qtbot.waitSignal(canvas.cursor_text, timeout=2000) as signal:
         qtbot.wait(40)  # pyqtgraph drops mouse moves closer than a frame apart
         qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(10.0, 1e13))
     text = signal.args[0]
     assert text.startswith("I = ") and "FLOP/B, " in text and "TFLOP/s — " in text
-    assert text.endswith("— memory-bound on NVIDIA H100 SXM5 80GB")
+    assert text.endswith("— memory-bound on NVIDIA H100 SXM5 80GB, NVIDIA A100 SXM4 80GB; "
+                         "above the roof of Google Cloud TPU v5e (per chip)"), text
     assert canvas.hover_text() == ""
-    # … right of its ridge (295) …
+    # … right of its ridge (295; the A100's is 153, the TPU's 240) …
     with qtbot.waitSignal(canvas.cursor_text, timeout=2000) as signal:
         qtbot.wait(40)
         qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(2000.0, 1e13))
-    assert signal.args[0].endswith("— compute-bound on NVIDIA H100 SXM5 80GB")
+    assert signal.args[0].endswith("— compute-bound on NVIDIA H100 SXM5 80GB, NVIDIA A100 "
+                                   "SXM4 80GB, Google Cloud TPU v5e (per chip)")
     # … and above it
     with qtbot.waitSignal(canvas.cursor_text, timeout=2000) as signal:
         qtbot.wait(40)
         qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(1.0, 1e15))
-    assert signal.args[0].endswith("— above the roof of NVIDIA H100 SXM5 80GB")
+    assert signal.args[0].endswith("— above the roof of NVIDIA H100 SXM5 80GB, NVIDIA A100 "
+                                   "SXM4 80GB, Google Cloud TPU v5e (per chip)")
 
 
 def test_fit_to_data_after_zoom(llama):

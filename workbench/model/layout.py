@@ -15,9 +15,9 @@ priority (:data:`PRIORITIES`: the selected operation, the annotations a user ask
 (compared pairs, measured points), then operations, roof values, ridge labels, sweep
 labels); a text without a clean place is not drawn. An operation whose name has no clean
 place is named by a short tag instead (``1``, ``2`` … placed like any text) and a key beside
-or below the plot lists "1 — name" (:func:`figure_key`). Counts, not flags, so that a marker
-that moves can be taken out of the grid and put back elsewhere: an edit re-places only the
-texts it touches.
+or below the plot lists "1 — name" (see :mod:`workbench.model.key`). Counts, not flags, so
+that a marker that moves can be taken out of the grid and put back elsewhere: an edit
+re-places only the texts it touches.
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ import numpy as np
 __all__ = [
     "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "point_candidates",
     "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner", "free_corners",
-    "wrap_title", "KeyRow", "figure_key",
+    "wrap_title",
 ]
 
 #: Who yields to whom: lower places first.
-PRIORITIES = {"selected": 0, "pair": 0.5, "measured": 0.5, "operation": 1, "roof": 2,
-              "ridge": 3, "crossing": 4, "sweep": 5, "region": 6}
+PRIORITIES = {"selected": 0, "pair": 0.5, "measured": 0.5, "crowd": 0.8, "operation": 1,
+              "roof": 2, "ridge": 3, "crossing": 4, "sweep": 5, "region": 6}
 
 Rect = tuple[float, float, float, float]  # left, top, right, bottom
 
@@ -57,6 +57,8 @@ class Occupancy:
         #: thin guide lines (the ridges' drop lines): no text on them, but a leader line may
         #: cross them
         self.soft = np.zeros((self.rows, self.cols), dtype=bool)
+        #: of ``grid``, the counts of lines (roofs, paths): a tag's leader may cross them
+        self.lines = np.zeros((self.rows, self.cols), dtype=np.int32)
 
     # -- cells ------------------------------------------------------------------------
 
@@ -183,9 +185,11 @@ class Occupancy:
         f = self.frame
         return f[0] - d, f[1] - d, f[2] + d, f[3] + d
 
-    def add_polyline(self, xs, ys, half: float, weight: int = 1, soft: bool = False) -> None:
+    def add_polyline(self, xs, ys, half: float, weight: int = 1, soft: bool = False,
+                     line: bool = False) -> None:
         """Cover the cells within ``half`` pixels of the polyline through ``(xs, ys)``
-        (``soft``: a guide line texts keep off and leader lines may cross)."""
+        (``soft``: a guide line texts keep off and leader lines may cross; ``line``: a line
+        of data, which only a tag's leader may cross)."""
         cells = self._line_cells(xs, ys, half)
         if soft:
             if cells is not None and len(cells):
@@ -193,6 +197,8 @@ class Occupancy:
             return
         if cells is not None and len(cells):
             self.grid.ravel()[cells] += weight
+            if line:
+                self.lines.ravel()[cells] += weight
 
 
 def clip_segment(x0: float, y0: float, x1: float, y1: float, rect: Rect
@@ -301,6 +307,36 @@ def _around_origin(w: float, h: float, radius: float, rings: tuple[float, ...],
     return out
 
 
+def far_candidates(x: float, y: float, w: float, h: float, radius: float, frame: Rect,
+                   most: float, step: float) -> np.ndarray:
+    """Places anywhere in ``frame`` for a ``w`` × ``h`` text whose nearest point lies at most
+    ``most`` pixels from a marker (or a crowd of them) at ``(x, y)`` of half-size ``radius``,
+    every ``step`` pixels, nearest first, each with its leader (rows as
+    :func:`point_candidates`'): a tag with no place beside its marker, said farther off."""
+    left, top, right, bottom = frame
+    lefts = np.arange(left, right - w, step)
+    tops = np.arange(top, bottom - h, step)
+    if not len(lefts) or not len(tops):
+        return np.zeros((0, 6))
+    gl, gt = (a.ravel() for a in np.meshgrid(lefts, tops))
+    nx = np.clip(x, gl, gl + w) - x
+    ny = np.clip(y, gt, gt + h) - y
+    d = np.hypot(nx, ny)
+    keep = (d > radius + 6.0) & (d <= most)
+    gl, gt, nx, ny, d = gl[keep], gt[keep], nx[keep], ny[keep], d[keep]
+    # each place twice: the leader to the box's nearest point, and to its nearest corner
+    # (a box right below a crowd: a slanted leader misses the markers under it)
+    cx = np.where(np.abs(gl - x) <= np.abs(gl + w - x), gl, gl + w) - x
+    cy = np.where(np.abs(gt - y) <= np.abs(gt + h - y), gt, gt + h) - y
+    gl, gt = np.concatenate((gl, gl)), np.concatenate((gt, gt))
+    nx, ny = np.concatenate((nx, cx)), np.concatenate((ny, cy))
+    d = np.concatenate((d, d + 0.5))
+    order = np.argsort(d, kind="stable")
+    gl, gt, nx, ny = gl[order], gt[order], nx[order], ny[order]
+    start = (radius + 1.5) / np.maximum(np.hypot(nx, ny), 1e-9)
+    return np.column_stack((gl, gt, x + nx * start, y + ny * start, x + nx, y + ny))
+
+
 def as_array(candidates) -> np.ndarray:
     """Candidates as rows ``left, top, x0, y0, x1, y1`` (leader nan when none)."""
     if isinstance(candidates, np.ndarray):
@@ -389,6 +425,9 @@ class Request:
     height: float
     candidates: list[Candidate]
     order: float = 0.0  # among equal priorities, lower places first
+    #: its leader may cross lines of data (a short tag's, to a place farther off), never a
+    #: marker or a text
+    cross_lines: bool = False
 
     @property
     def priority(self) -> int:
@@ -427,7 +466,8 @@ class TextLayout:
         self.requests[request.key] = request
         cands = as_array(request.candidates)
         w, h = request.width, request.height
-        chosen = self._first_clean(cands, w, h) if len(cands) else None
+        chosen = (self._first_clean(cands, w, h, request.cross_lines) if len(cands)
+                  else None)
         if chosen is None:
             return None
         row = cands[chosen]
@@ -438,8 +478,10 @@ class TextLayout:
         self.placed[request.key] = placement
         return placement
 
-    def _first_clean(self, cands: np.ndarray, w: float, h: float) -> int | None:
-        """Index of the first clean candidate among ``cands`` (see :meth:`place`)."""
+    def _first_clean(self, cands: np.ndarray, w: float, h: float,
+                     cross_lines: bool = False) -> int | None:
+        """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
+        ``cross_lines`` a leader may cross lines of data)."""
         occ = self.occupancy
         lefts, tops = cands[:, 0], cands[:, 1]
         f = occ.frame
@@ -469,7 +511,10 @@ class TextLayout:
             row = np.floor((ys - occ.frame[1]) / occ.cell).astype(int)
             inside = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
             hit = np.zeros(col.shape, dtype=bool)
-            hit[inside] = occ.grid[row[inside], col[inside]] > 0
+            cover = occ.grid[row[inside], col[inside]]
+            if cross_lines:
+                cover = cover - occ.lines[row[inside], col[inside]]
+            hit[inside] = cover > 0
             clear = np.ones(len(chosen), dtype=bool)
             clear[np.flatnonzero(has)] = ~hit.any(axis=1)
             chosen = chosen[clear]
@@ -608,74 +653,4 @@ def _greedy_lines(words_width, words: list[str], width: float) -> list[str]:
             line = trial
     if line:
         out.append(line)
-    return out
-
-
-
-# ---------------------------------------------------------------------------------------
-# the key of tagged points
-
-
-@dataclass(frozen=True)
-class KeyRow:
-    """A row of the key: ``text`` as shown; ``ids`` the operations it names (none for a
-    heading: a group's name, a line of its own)."""
-
-    text: str
-    ids: tuple[Hashable, ...] = ()
-
-    @property
-    def heading(self) -> bool:
-        return not self.ids
-
-
-def figure_key(named: Sequence[tuple[Hashable, str]]) -> tuple[dict[Hashable, str], list[KeyRow]]:
-    """Tags and key rows for the operations ``named`` (``(id, name)`` in session order) whose
-    names have no place on the chart: ``({id: tag}, rows)``.
-
-    Each operation gets a number, ``"3 — name"`` in the key. Names of the form
-    ``"group: part"`` shared by two operations or more (a whole model's: "8B prefill: QKV
-    projection ×32") are said once per group: a heading row names the group and its rows name
-    the parts, so a model takes one row per kind of operation, not one per name. With two
-    groups or more each group has a letter (heading "A — 8B prefill"), its tags are the
-    letter and the part's number ("A2"), and a part in several groups keeps one number and
-    one row ("2 — QKV projection ×32")."""
-    groups: dict[str, list[tuple[Hashable, str]]] = {}
-    for key, name in named:
-        group, sep, part = name.partition(": ")
-        if sep and part.strip():
-            groups.setdefault(group, []).append((key, part))
-    groups = {g: parts for g, parts in groups.items() if len(parts) >= 2}
-    ungrouped = any(name.partition(": ")[0] not in groups or not name.partition(": ")[1]
-                    for _key, name in named)
-    lettered = len(groups) >= 2 or (groups and ungrouped)
-    letters = {g: _letter(i) for i, g in enumerate(groups)} if lettered else {}
-    numbers: dict[str, int] = {}
-    tags: dict[Hashable, str] = {}
-    numbered: dict[int, tuple[str, list[Hashable]]] = {}
-    for key, name in named:
-        group, sep, part = name.partition(": ")
-        if sep and group in groups:
-            n = numbers.get(part)
-            if n is None:
-                n = numbers[part] = len(numbered) + 1
-                numbered[n] = (part, [])
-            numbered[n][1].append(key)
-            tags[key] = f"{letters.get(group, '')}{n}"
-        else:
-            n = len(numbered) + 1
-            numbered[n] = (name, [key])
-            tags[key] = str(n)
-    rows = [KeyRow(f"{letters[g]} — {g}" if letters else f"{g}:") for g in groups]
-    rows += [KeyRow(f"{n} — {text}", tuple(keys)) for n, (text, keys) in numbered.items()]
-    return tags, rows
-
-
-def _letter(i: int) -> str:
-    """A, B, … Z, then AA, AB …"""
-    out = ""
-    i += 1
-    while i:
-        i, r = divmod(i - 1, 26)
-        out = chr(ord("A") + r) + out
     return out

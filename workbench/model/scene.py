@@ -245,8 +245,8 @@ class LegendEntry:
 
 @dataclass(frozen=True)
 class Reference:
-    """The machine the cursor read-out and the shaded regions refer to: the first visible
-    machine, its main-memory ``bandwidth`` (bytes/s) and its highest drawn ``peak``
+    """A machine as the cursor read-out (each visible one) and the shaded regions (the
+    first) see it: its main-memory ``bandwidth`` (bytes/s) and its highest drawn ``peak``
     (FLOP/s) at ``precision``."""
 
     hw_id: int
@@ -292,7 +292,8 @@ class Scene:
     x_range: tuple[float, float]
     y_range: tuple[float, float]
     extent: tuple[float, float]
-    reference: Reference | None
+    #: every visible machine's, in order (the cursor read-out speaks of each)
+    references: tuple[Reference, ...]
     labels_suppressed: int = 0
     notes: tuple[str, ...] = ()
     sweeps: tuple[SweepPath, ...] = ()
@@ -305,16 +306,17 @@ class Scene:
 
     def cursor_text(self, x: float, y: float, tolerance: float = 1e-9) -> str:
         """Status read-out at a cursor position (data units):
-        ``"I = 12.3 FLOP/B, 45.6 TFLOP/s — memory-bound on H100"``; see
+        ``"I = 12.3 FLOP/B, 45.6 TFLOP/s — memory-bound on H100"``, each machine's regime
+        there (``"… — compute-bound on H100; memory-bound on TPU v5e"``); see
         :meth:`Reference.regime_at` for ``tolerance``."""
         text = f"I = {format_quantity(x, 'intensity')}, {format_quantity(y, 'flop_rate')}"
-        ref = self.reference
-        if ref is None:
-            return text
-        regime = ref.regime_at(x, y, tolerance)
-        if regime == "above the roof":
-            return f"{text} — above the roof of {ref.name}"
-        return f"{text} — {regime} on {ref.name}"
+        # each machine's regime there, machines of one regime said together
+        by_regime: dict[str, list[str]] = {}
+        for ref in self.references:
+            by_regime.setdefault(ref.regime_at(x, y, tolerance), []).append(ref.name)
+        parts = [f"above the roof of {', '.join(names)}" if regime == "above the roof"
+                 else f"{regime} on {', '.join(names)}" for regime, names in by_regime.items()]
+        return f"{text} — {'; '.join(parts)}" if parts else text
 
 
 # ---------------------------------------------------------------------------------------
@@ -573,12 +575,10 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
         roofs += _machine_roofs(session, mark, used_levels[mark.hw_id], extent, view.derated,
                                 view.all_levels)
 
-    reference = None
-    if machines:
-        first = machines[0]
-        reference = Reference(first.hw_id, first.name, first.bandwidth, first.top_peak,
-                              first.precisions[0])
-    regions = build_regions(reference, extent, y_range) if view.regions else ()
+    references = tuple(Reference(m.hw_id, m.name, m.bandwidth, m.top_peak, m.precisions[0])
+                       for m in machines)
+    regions = (build_regions(references[0] if references else None, extent, y_range)
+               if view.regions else ())
 
     # operations named on the chart need no legend row: machines only, then the notes
     labelled = {p.op_id for p in points if p.show_label}
@@ -598,7 +598,7 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
         x_range=x_range,
         y_range=y_range,
         extent=extent,
-        reference=reference,
+        references=references,
         labels_suppressed=suppressed,
         notes=tuple(notes),
         sweeps=tuple(sweeps),

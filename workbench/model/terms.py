@@ -123,9 +123,12 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         if value.is_integer() and abs(value) < 1e15:
             return str(int(value))
-        text = f"{value:.4g}"
-        if text.lstrip("-").isdigit():  # 110.96 must not read as the whole number 111
-            text = f"{value:#.4g}"  # 4 significant figures shown as such: 111.0
+        text, digits = f"{value:.4g}", 4
+        while text.lstrip("-").isdigit() and digits < 17:
+            # 110.96 must not read as the whole number 111, nor 1000.5 as 1000: as many
+            # figures as tell it from a whole number (110.96, 1000.5)
+            digits += 1
+            text = f"{value:.{digits}g}"
         return text
     return str(value)
 

@@ -12,11 +12,10 @@ its key.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping
 
-from workbench.model.layout import figure_key
+from workbench.model.key import crowd_parts, crowd_text, crowds, figure_key
 from workbench.ui.axes import to_view
 
 
@@ -33,7 +32,7 @@ class TagsAndKey:
         self._key_tags: dict = {}
         self._key_rows: list = []
         #: tagged operations whose markers lie on another tagged one's: that one's tag says
-        #: theirs too ("A2, B2"; on screen), theirs is not drawn
+        #: theirs too ("A, B: 2, 5"), theirs is not drawn
         self._joined: frozenset = frozenset()
         #: the groups of :meth:`_join_tags`, by the operation whose label says their tags
         self._groups: dict = {}
@@ -60,11 +59,16 @@ class TagsAndKey:
         """Tagged operations whose tag another's text says (see :meth:`_join_tags`)."""
         return self._joined
 
+    def crowd_of(self, op_id: int) -> tuple:
+        """The operations whose tags the label of ``op_id`` says (itself alone, or a crowd
+        of touching markers: see :meth:`_join_tags`)."""
+        return tuple(self._groups.get(op_id) or (op_id,))
+
     def clear(self) -> None:
         """The points are drawn anew: each carries its own name again, the key names no
         roof until one finds no place."""
         self._key_tags, self._key_rows = {}, []
-        self._joined, self._key_made = frozenset(), False
+        self._joined, self._key_made, self._groups = frozenset(), False, {}
         self._roof_rows = frozenset()
 
     # -- the chart's parts, as the methods below read them ------------------------------
@@ -147,6 +151,7 @@ class TagsAndKey:
                     elif op_id in self._labels:
                         labels.drop_point_label(op_id)
                 self._key_tags, self._key_rows, self._joined = {}, [], frozenset()
+                self._groups = {}
                 self._key_made = False
             labels.place_all()
             return
@@ -160,7 +165,7 @@ class TagsAndKey:
                 self.layout_with_key(self._tag_unnamed(scene))
             finally:
                 legend.kept_choice = None
-            self._attach_strays()
+            self.attach_strays()
             if len(self._key_tags) != keyed:  # (it grew: made for this view now)
                 self._key_view = self._view_now()
             self._repaint_legend(before, self._key_rows)
@@ -182,10 +187,11 @@ class TagsAndKey:
                 self._set_key(start)
             else:
                 self._key_tags, self._key_rows, self._joined = {}, [], frozenset()
+                self._groups = {}
                 canvas.sync_legend(scene, force=True)
         before = (legend.item.rows, legend.item.sceneBoundingRect(), legend.outside)
         self.layout_with_key(tag_unnamed)
-        self._attach_strays()
+        self.attach_strays()
         self._repaint_legend(before, self._key_rows)
 
     def _tag_unnamed(self, scene) -> bool:
@@ -201,8 +207,9 @@ class TagsAndKey:
             self._canvas.plot_widget.viewport().update()
 
     #: a tag that found no place joins a placed one's text this many marker sizes away
-    STRAY_REACH = 2.0
-    def _attach_strays(self) -> None:
+    STRAY_REACH = 4.0
+
+    def attach_strays(self) -> None:
         """A tag that found no place by its crowd of markers joins the text of the nearest
         placed tag (within :attr:`STRAY_REACH` marker sizes), when that text still finds a
         place with it."""
@@ -234,7 +241,7 @@ class TagsAndKey:
             label = self._labels[host]
             old_text, old_request = label.toPlainText(), self._entry(("point", host))[1]
             own = self._groups.get(op_id) or [op_id]  # (a stray group: all its tags)
-            label.setText(_joined_tags([self._key_tags[o] for o in [*group, *own]]))
+            label.setText(crowd_text([self._key_tags[o] for o in [*group, *own]]))
             request = self._point_request(host, label, old_request.order)
             layout.remove(("point", host))
             placement = layout.place(request)
@@ -259,45 +266,23 @@ class TagsAndKey:
             label = self._labels.get(op_id)
             if label is not None and label.toPlainText() != tag:
                 label.setText(tag)
-        if not self.key_on_screen or len(self._key_tags) < 2:
+        if len(self._key_tags) < 2:
             return
         ax, bx, ay, by = self._view_to_scene()
-        near = self.theme.point_size  # markers that touch or overlap
-        # each tag joins the first group with a member within ``near`` (cells of that size:
-        # the neighbouring ones hold every candidate)
-        cells: dict[tuple[int, int], list] = {}
-        groups: list[list] = []
-        for op_id in self._key_tags:  # (in the key's order)
+        ops = list(self._key_tags)  # (in the key's order)
+        xy = []
+        for op_id in ops:
             point = self._points[self._label_key(op_id)]
-            sx, sy = to_view(point.x) * ax + bx, to_view(point.y) * ay + by
-            if not (math.isfinite(sx) and math.isfinite(sy)):
-                continue
-            cx, cy = int(sx // near), int(sy // near)
-            found = None
-            for dx in (-1, 0, 1):
-                for dy in (-1, 0, 1):
-                    for gx, gy, group in cells.get((cx + dx, cy + dy), ()):
-                        if abs(gx - sx) <= near and abs(gy - sy) <= near:
-                            found = group
-                            break
-                    if found is not None:
-                        break
-                if found is not None:
-                    break
-            if found is None:
-                found = []
-                groups.append(found)
-            found.append(op_id)
-            if len(found) == 1:
-                cells.setdefault((cx, cy), []).append((sx, sy, found))  # (its first)
+            xy.append((to_view(point.x) * ax + bx, to_view(point.y) * ay + by))
+        # markers that touch or overlap, and theirs in turn
+        groups = [[ops[i] for i in crowd] for crowd in crowds(xy, self.theme.point_size)]
         joined = set()
         self._groups = {ops[0]: ops for ops in groups}
         for ops in groups:
             if len(ops) > 1:
-                self._labels[ops[0]].setText(_joined_tags([self._key_tags[o] for o in ops]))
+                self._labels[ops[0]].setText(crowd_text([self._key_tags[o] for o in ops]))
                 joined.update(ops[1:])
         self._joined = frozenset(joined)
-
 
     # -- the key (figures and screen) -------------------------------------------------
 
@@ -313,8 +298,7 @@ class TagsAndKey:
         self._key_tags, self._key_rows = figure_key(named)
         for op_id, tag in self._key_tags.items():
             self._canvas.labels.add_point_label(op_id).setText(tag)
-        if self.key_on_screen:
-            self._join_tags()
+        self._join_tags()
         self._canvas.sync_legend(scene, force=True)
 
     def unlisted(self) -> set:
@@ -379,6 +363,7 @@ class TagsAndKey:
         unnamed = {p.op_id for p in scene.points} - set(self._labels) if tag_unnamed else set()
         if unnamed - keyed:
             self._set_key(keyed | unnamed)
+        split = False
         for _ in range(8):
             labels.place_all()
             placed = self._text_layout.placed if self._text_layout is not None else {}
@@ -395,10 +380,22 @@ class TagsAndKey:
             if self.key_on_screen:  # (on screen the key names operations only)
                 roofs = set()
             if not missed and not roofs:
-                return
+                if split:
+                    return
+                # tags with no place: crowds said in parts, lone tags joined, where that
+                # tells more (a name that then lost its place is keyed by the next pass)
+                split = True
+                if not self._improve_crowds():
+                    return
+                placed = self._text_layout.placed
+                missed = {op for op in self._labels if ("point", op) not in placed}
+                missed -= set(self._key_tags)
+                if not missed:
+                    return
             self._roof_rows = self._roof_rows | roofs
             if missed:
-                self._set_key(set(self._key_tags) | missed)
+                self._set_key(set(self._key_tags) | missed)  # (its crowds joined anew)
+                split = False
             else:
                 canvas.sync_legend(scene, force=True)
         # (still more to name after as many passes: the key is as it is, placed once more
@@ -406,17 +403,114 @@ class TagsAndKey:
         labels.place_all()
 
 
+    def _split_crowds(self) -> bool:
+        """Say in parts (:func:`crowd_parts`) each crowd whose tags found no place together:
+        each part's first operation's label says the part's tags. True when one was split."""
+        layout = self._text_layout
+        if layout is None:
+            return False
+        placed = layout.placed
+        split = False
+        joined = set(self._joined)
+        for host, ops in list(self._groups.items()):
+            if (len(ops) < 2 or ("point", host) in placed
+                    or not all(o in self._key_tags for o in ops)):
+                continue
+            for part in crowd_parts([self._key_tags[o] for o in ops]):
+                members = [ops[i] for i in part]
+                first = members[0]
+                self._groups[first] = members
+                joined.difference_update(members[:1])
+                joined.update(members[1:])
+                label = self._labels.get(first)
+                if label is not None:
+                    label.setText(crowd_text([self._key_tags[o] for o in members]))
+                    label.setVisible(True)
+            split = True
+        self._joined = frozenset(joined)
+        return split
+
+
+    #: unplaced tags whose markers lie this many marker sizes apart or closer are said
+    #: together (a row of markers along a roof, each with no room of its own)
+    ROW_REACH = 2.5
+
+    def _gather_strays(self) -> bool:
+        """Join the tags that found no place (each alone, or a crowd's) into crowds of
+        markers up to :attr:`ROW_REACH` marker sizes apart, said by one text each. True when
+        any were joined."""
+        layout = self._text_layout
+        if layout is None:
+            return False
+        placed = layout.placed
+        hosts = [op for op in self._key_tags if op not in self._joined
+                 and ("point", op) not in placed and op in self._labels]
+        if len(hosts) < 2:
+            return False
+        ax, bx, ay, by = self._view_to_scene()
+        xy = []
+        for op_id in hosts:
+            point = self._points[self._label_key(op_id)]
+            xy.append((to_view(point.x) * ax + bx, to_view(point.y) * ay + by))
+        gathered = False
+        joined = set(self._joined)
+        for crowd in crowds(xy, self.ROW_REACH * self.theme.point_size):
+            if len(crowd) < 2:
+                continue
+            members = [m for i in crowd for m in (self._groups.get(hosts[i]) or [hosts[i]])]
+            first = hosts[crowd[0]]
+            for i in crowd[1:]:
+                self._groups.pop(hosts[i], None)
+            self._groups[first] = members
+            joined.update(m for m in members if m != first)
+            self._labels[first].setText(crowd_text([self._key_tags[m] for m in members]))
+            gathered = True
+        self._joined = frozenset(joined)
+        return gathered
+
+
+    def _told(self) -> int:
+        """How many operations the placed texts tell: names, and each placed tag text's
+        operations."""
+        placed = self._text_layout.placed if self._text_layout is not None else {}
+        return sum(len(self._groups.get(op) or (op,)) if op in self._key_tags else 1
+                   for op in self._labels
+                   if op not in self._joined and ("point", op) in placed)
+
+    def _improve_crowds(self) -> bool:
+        """Where tags found no place: say crowds in parts (:meth:`_split_crowds`), then join
+        lone tags near one another (:meth:`_gather_strays`), each kept only when the chart
+        then tells more operations. True when one was kept (texts placed for it)."""
+        best = self._told()
+        kept = False
+        # (the legend stays where the placing put it: these steps change only tags)
+        legend = self._canvas.legend
+        kept_choice, legend.kept_choice = legend.kept_choice, legend.choice
+        try:
+            for step in (self._split_crowds, self._gather_strays):
+                kept |= self._try_crowds(step, best)
+                best = max(best, self._told())
+        finally:
+            legend.kept_choice = kept_choice
+        return kept
+
+    def _try_crowds(self, step, best: int) -> bool:
+        """Take ``step`` and place the texts again; undo it unless the chart then tells
+        more than ``best`` operations."""
+        saved = (dict(self._groups), self._joined,
+                 {op: self._labels[op].toPlainText() for op in self._key_tags
+                  if op in self._labels})
+        if not step():
+            return False
+        self._canvas.labels.place_all()
+        if self._told() > best:
+            return True
+        self._groups, self._joined, texts = saved
+        for op, text in texts.items():
+            self._labels[op].setText(text)
+        self._canvas.labels.place_all()
+        return False
+
+
 def _pixel_gap(a: tuple, b: tuple) -> float:
     return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
-
-
-def _joined_tags(tags: list[str], per_line: int = 4) -> str:
-    """Tags said together ("A2, A5" over "B1, B3"): a line per group's letter, at most
-    ``per_line`` to a line (a compact block by a crowd of markers, not a long line)."""
-    letters: dict[str, list[str]] = {}
-    for tag in sorted(tags, key=lambda t: (t.rstrip("0123456789"), len(t), t)):
-        letters.setdefault(tag.rstrip("0123456789"), []).append(tag)
-    lines = []
-    for same in letters.values():
-        lines += [", ".join(same[i:i + per_line]) for i in range(0, len(same), per_line)]
-    return "\n".join(lines)

@@ -26,6 +26,7 @@ from workbench.model.layout import (
     TextLayout,
     as_array,
     corner_candidates,
+    far_candidates,
     flat_candidates,
     point_candidates,
     sloped_candidates,
@@ -49,7 +50,8 @@ class LabelLayer:
     """The chart's texts and their placing (see the module docstring)."""
 
     #: the texts whose being left out moves the legend (in figures)
-    _MISS_COST = {"selected": 100, "pair": 100, "measured": 100, "operation": 100}
+    _MISS_COST = {"selected": 100, "pair": 100, "measured": 100, "crowd": 100,
+                  "operation": 100}
 
     def __init__(self, canvas, add, curve) -> None:
         """``add`` puts an item into the view; ``curve(z, **options)`` makes a line item."""
@@ -200,7 +202,7 @@ class LabelLayer:
             # leader may cross it to a name beyond (lines close together above the points
             # left the names no place)
             occ.add_polyline(px, py, roofs.roof_width(roof) / 2 + AIR,
-                             soft=roof.kind == "memory" and roof.emphasis != "main")
+                             soft=roof.kind == "memory" and roof.emphasis != "main", line=True)
         xs, ys = roofs.ridge_lines.getData()
         if xs is not None and len(xs):
             px, py = self._px(xs, ys, t)
@@ -210,12 +212,12 @@ class LabelLayer:
             if curve.isVisible():
                 cx, cy = curve.getData()
                 px, py = self._px(cx, cy, t)
-                occ.add_polyline(px, py, 0.8 + AIR)
+                occ.add_polyline(px, py, 0.8 + AIR, line=True)
         for curve in overlays.link_curves:
             if curve.isVisible():
                 cx, cy = curve.getData()
                 px, py = self._px(cx, cy, t)
-                occ.add_polyline(px, py, 0.9 + AIR)
+                occ.add_polyline(px, py, 0.9 + AIR, line=True)
         for band in overlays.bands:
             bx_, by_ = band.getData()
             if bx_ is not None:
@@ -334,16 +336,53 @@ class LabelLayer:
 
     def point_request(self, op_id: int, label, order: float, t=None,
                        selected: int | None = -1) -> Request:
-        """The placing asked for an operation's name (or tag) ``label``."""
-        point = self._canvas.points.label_point(op_id)
-        ax, bx, ay, by = t or self._canvas.view_to_scene()
-        sx, sy = to_view(point.x) * ax + bx, to_view(point.y) * ay + by
+        """The placing asked for an operation's name (or tag) ``label``: a tag is placed
+        around its operations' markers close by (on the other machines), and a crowd's
+        around the whole crowd (:meth:`TagsAndKey.crowd_of`), its leader leaving them, not
+        one marker; where there is no place beside them, farther off, its leader crossing
+        lines of data if it must (never a marker or a text)."""
+        canvas = self._canvas
+        points, key = canvas.points, canvas.key
+        ax, bx, ay, by = t or canvas.view_to_scene()
+        radius = canvas.theme.point_size / 2
+        crowd = key.crowd_of(op_id)
+        xs, ys = [], []
+        for member in crowd:
+            point = points.label_point(member)
+            xs.append(to_view(point.x) * ax + bx)
+            ys.append(to_view(point.y) * ay + by)
+        tag = op_id in key.tags
+        if tag:
+            near = 2.5 * canvas.theme.point_size
+            x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+            for member in crowd:
+                for k in points.keys_of(member):
+                    point = points.marks[k]
+                    px, py = to_view(point.x) * ax + bx, to_view(point.y) * ay + by
+                    if x0 - near <= px <= x1 + near and y0 - near <= py <= y1 + near:
+                        xs.append(px)
+                        ys.append(py)
+        if len(xs) > 1:
+            x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+            sx, sy = (x0 + x1) / 2, (y0 + y1) / 2
+            radius += max(x1 - x0, y1 - y0) / 2
+        else:
+            sx, sy = xs[0], ys[0]
         w, h = self._text_box(label)
         if selected == -1:
-            selected = self._canvas.workspace.selection.current
-        kind = "selected" if selected == op_id else "operation"
-        return Request(("point", op_id), kind, w, h,
-                       point_candidates(sx, sy, w, h, self._canvas.theme.point_size / 2), order)
+            selected = canvas.workspace.selection.current
+        # (a crowd's tags before the single names and tags: they need the most room)
+        kind = ("selected" if selected == op_id else
+                "crowd" if len(crowd) > 1 else "operation")
+        cands = point_candidates(sx, sy, w, h, radius)
+        if tag:
+            frame = self._frame()
+            diagonal = math.hypot(frame[2] - frame[0], frame[3] - frame[1])
+            most = min(FAR_REACH * diagonal,
+                       LEADER_MOST * math.hypot(canvas.width(), canvas.height()))
+            far = far_candidates(sx, sy, w, h, radius, frame, most, max(6.0, diagonal / 80.0))
+            cands = np.concatenate((cands, far))
+        return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag)
 
     def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
@@ -368,7 +407,11 @@ class LabelLayer:
                 label.setVisible(False)
                 continue
             point = canvas.points.label_point(op_id)
-            request = self.point_request(op_id, label, -point.y, t, selected)
+            # the higher first; a crowd's tags before, the largest crowd first (it names
+            # the most operations and needs the most room)
+            order = (-math.log10(max(point.y, 1e-300))
+                     - 1e3 * (len(canvas.key.crowd_of(op_id)) - 1))
+            request = self.point_request(op_id, label, order, t, selected)
             out[request.key] = request
             self._label_of[request.key] = (label, request)
 
@@ -546,6 +589,12 @@ class LabelLayer:
                         or not np.array_equal(old_y, ys)):
                     curve.setData(x=xs, y=ys, pen=pen)
         self._leaders.finish()
+
+
+#: a tag is tried this share of the plot's diagonal away from its markers, at most, and
+#: its leader is at most this share of the chart's diagonal long
+FAR_REACH = 0.5
+LEADER_MOST = 0.24
 
 
 def _cand(left: float, top: float):

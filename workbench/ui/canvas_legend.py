@@ -36,6 +36,8 @@ class ChartLegend:
         self._legend.setParentItem(canvas.view_box)
         self._legend_key: tuple = ()
         self._legend_outside: str | None = None
+        #: the legend's width when its margin beside the plot was made
+        self._outside_width = 0.0
         #: the user dragged the legend: it stays where it was put
         self.user_placed = False
         self._legend_choice: str | None = None
@@ -194,7 +196,9 @@ class ChartLegend:
         canvas = self._canvas
         if side == "right" and self._legend.height() > 0.8 * canvas.height():
             side = "bottom"  # taller than the chart (a long key): below it, flowing
-        if side == self._legend_outside:
+        # (beside the plot, a legend that grew since (a longer key) needs a wider margin)
+        if side == self._legend_outside and (side != "right"
+                                             or self._legend.width() <= self._outside_width):
             return
         self._legend_outside = side
         # the legend leaves the place it was painted at, which Qt does not always repaint
@@ -242,10 +246,12 @@ class ChartLegend:
                 legend.set_max_height(self.LEGEND_MOST * canvas.height())
         if side == "right":
             right += legend.width() + 12
+            self._outside_width = legend.width()
         elif side == "bottom":
             bottom += legend.height() + 10
         plot = canvas.plot_item
         plot.setContentsMargins(left, top, right, bottom)
+        canvas.titles.apply()  # (over the plot's column: as wide as the margins leave it)
         canvas.refit_plot()
         plot.layout.activate()
         if side is not None:

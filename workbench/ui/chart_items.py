@@ -196,6 +196,8 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         self.spare_from: int | None = None
         self.max_height: float | None = None
         self.dropped = 0
+        #: the legend's height with every row (more than its height when rows were dropped)
+        self.full_height = 0.0
         self._flowed: list[tuple[str, tuple | None]] = []
         #: called with no argument when the user drags the legend
         self.on_dragged = None
@@ -324,6 +326,7 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
                                default=0.0)
         if self.flow is not None and rows and not self.collapsed:
             self._flow_rows(metrics, rows)
+            self.full_height = self.height()
             spare = self.spare_from
             if (self.max_height is not None and spare is not None
                     and self.height() > self.max_height):
@@ -341,6 +344,7 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         columns = max(1, math.ceil(len(rows) / per)) if rows else 1
         height = 2 * self.MARGIN + self._row_height * (per if rows else 0)
         self.setGeometry(0, 0, self.width_in(columns), height)
+        self.full_height = height
         self.update()
 
     def _row_width(self, metrics: QFontMetricsF, text: str, sample) -> float:

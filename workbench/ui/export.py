@@ -80,14 +80,15 @@ def ensure_gui_app():
 def render_figure(session, path: str | os.PathLike[str], *, size: str | None = None,
                   width: int | None = None, height: int | None = None,
                   dpi: float | None = None, theme: str = "light", transparent: bool = False,
-                  view_range=None) -> FigureSize:
+                  view_range=None, figure: FigureSize | None = None) -> FigureSize:
     """Write the chart of ``session`` to ``path`` (``.png``, ``.svg`` or ``.pdf``, by its
-    extension), atomically. Returns the size used. Raises :class:`ExportError` for a bad
-    size or format and ``OSError`` when the file cannot be written."""
+    extension), atomically, at ``figure`` (else the size ``size``, ``width``, ``height`` and
+    ``dpi`` resolve to). Returns the size used (a paper column may have grown to hold its
+    key). Raises :class:`ExportError` for a bad size or format and ``OSError`` when the file
+    cannot be written."""
     fmt = format_of(path)
-    fig = resolve_size(size, width, height, dpi, theme)
-    payload = figure_bytes(session, fmt, fig, theme=theme, transparent=transparent,
-                           view_range=view_range)
+    fig = figure or resolve_size(size, width, height, dpi, theme)
+    payload, fig = _figure_payload(session, fmt, fig, theme, transparent, view_range)
     from workbench.io.atomic import write_atomic
 
     write_atomic(Path(path), payload)  # keeps an existing file's mode; new: the umask
@@ -97,58 +98,97 @@ def render_figure(session, path: str | os.PathLike[str], *, size: str | None = N
 def figure_bytes(session, fmt: str, fig: FigureSize, *, theme: str = "light",
                  transparent: bool = False, view_range=None) -> bytes:
     """The figure as the bytes of a ``png``, ``svg`` or ``pdf`` file."""
+    return _figure_payload(session, fmt, fig, theme, transparent, view_range)[0]
+
+
+def _figure_payload(session, fmt: str, fig: FigureSize, theme: str, transparent: bool,
+                    view_range) -> tuple[bytes, FigureSize]:
     if fmt not in FORMATS:
         raise ExportError(f"unknown figure format {fmt!r}; use png, svg or pdf")
-    svg = figure_svg(session, fig, theme=theme, transparent=transparent, view_range=view_range)
+    svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
+                                view_range=view_range)
     if fmt == "svg":
-        return svg
+        return svg, fig
     if fmt == "png":
-        return _png_bytes(_rasterise(svg, fig, transparent, _background(theme)), fig)
-    return _pdf_bytes(svg, fig, session.title)
+        return _png_bytes(_rasterise(svg, fig, transparent, _background(theme)), fig), fig
+    return _pdf_bytes(svg, fig, session.title), fig
 
 
 def figure_image(session, fig: FigureSize, *, theme: str = "light", transparent: bool = False,
                  view_range=None):
     """The figure as a ``QImage`` (for the clipboard), DPI set."""
-    svg = figure_svg(session, fig, theme=theme, transparent=transparent, view_range=view_range)
+    svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
+                                view_range=view_range)
     return _rasterise(svg, fig, transparent, _background(theme))
 
 
 def figure_svg(session, fig: FigureSize, *, theme: str = "light", transparent: bool = False,
                view_range=None) -> bytes:
     """The figure as portable SVG 1.1 (logical-pixel user units, physical width and height)."""
+    return figure_svg_sized(session, fig, theme=theme, transparent=transparent,
+                            view_range=view_range)[0]
+
+
+def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
+                     transparent: bool = False, view_range=None) -> tuple[bytes, FigureSize]:
+    """The figure as portable SVG 1.1, and its size: a paper column's figure
+    (:attr:`FigureSize.grows`) is made taller when its key would otherwise leave names out."""
     ensure_gui_app()
+    for _ in range(3):
+        with _offscreen_canvas(session, fig, theme, view_range) as canvas:
+            taller = _taller_for_key(canvas, fig)
+            if taller is None:
+                return _svg_of(canvas, session, fig, theme, transparent), fig
+        fig = taller
+    with _offscreen_canvas(session, fig, theme, view_range) as canvas:
+        return _svg_of(canvas, session, fig, theme, transparent), fig
+
+
+def _taller_for_key(canvas, fig: FigureSize) -> FigureSize | None:
+    """A taller figure whose key would list every row, for a figure that may grow and whose
+    key left rows out (None: as it is). The chart keeps its height; the page grows by what
+    the key lacks, and enough that the key stays within its share of the page."""
+    legend = canvas.legend_item
+    if not fig.grows or not legend.isVisible() or not legend.dropped:
+        return None
+    lacking = legend.full_height - legend.height()
+    logical = fig.logical[1]
+    need = max(logical + lacking, legend.full_height / canvas.legend.LEGEND_MOST) + 8.0
+    taller = fig.taller(math.ceil(need * fig.scale))
+    return taller if taller.height > fig.height else None
+
+
+def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool) -> bytes:
     from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize
     from PySide6.QtGui import QPainter
     from PySide6.QtSvg import QSvgGenerator
 
-    with _offscreen_canvas(session, fig, theme, view_range) as canvas:
-        lw, lh = fig.logical
-        data = QByteArray()
-        buffer = QBuffer(data)
-        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        # SVG Tiny 1.2 output: Qt's SVG 1.1 clip paths go stale between items; the one clip a
-        # chart needs (the plot area) is applied to the geometry by portable_svg instead.
-        generator = QSvgGenerator()
-        generator.setOutputDevice(buffer)
-        generator.setSize(QSize(math.ceil(lw), math.ceil(lh)))
-        generator.setViewBox(QRectF(0, 0, lw, lh))
-        generator.setResolution(round(BASE_DPI))
-        generator.setTitle(session.title or "Roofline chart")
-        generator.setDescription("Roofline chart made with Roofline Workbench")
-        source = _scene_rect(canvas)
-        area = canvas.plot_widget.getPlotItem().getViewBox().sceneBoundingRect()
-        area.translate(-source.left(), -source.top())
-        painter = QPainter(generator)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        try:
-            with canvas.export_mode():
-                canvas.plot_widget.scene().render(painter, QRectF(0, 0, lw, lh), source)
-        finally:
-            painter.end()
-        buffer.close()
-        families = _font_families(canvas)
+    lw, lh = fig.logical
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    # SVG Tiny 1.2 output: Qt's SVG 1.1 clip paths go stale between items; the one clip a
+    # chart needs (the plot area) is applied to the geometry by portable_svg instead.
+    generator = QSvgGenerator()
+    generator.setOutputDevice(buffer)
+    generator.setSize(QSize(math.ceil(lw), math.ceil(lh)))
+    generator.setViewBox(QRectF(0, 0, lw, lh))
+    generator.setResolution(round(BASE_DPI))
+    generator.setTitle(session.title or "Roofline chart")
+    generator.setDescription("Roofline chart made with Roofline Workbench")
+    source = _scene_rect(canvas)
+    area = canvas.plot_widget.getPlotItem().getViewBox().sceneBoundingRect()
+    area.translate(-source.left(), -source.top())
+    painter = QPainter(generator)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    try:
+        with canvas.export_mode():
+            canvas.plot_widget.scene().render(painter, QRectF(0, 0, lw, lh), source)
+    finally:
+        painter.end()
+    buffer.close()
+    families = _font_families(canvas)
     return portable_svg(bytes(data), fig, None if transparent else _background(theme),
                         families, (area.left(), area.top(), area.right(), area.bottom()))
 
@@ -420,6 +460,7 @@ def _figure_canvas_class():
             def layout_annotations(self) -> None:
                 if not self.hold_layout:
                     self.key.layout_with_key()
+                    self.key.attach_strays()
 
             def outside_side(self) -> str:
                 """Right of a wide figure also when the legend below would take more than a

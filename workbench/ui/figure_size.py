@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 __all__ = [
     "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
     "format_of", "MIN_LOGICAL", "MAX_PIXELS", "BASE_DPI", "type_boost", "DESIGN_EMS",
-    "MIN_TICK_PT",
+    "MIN_TICK_PT", "MOST_GROWTH",
 ]
 
 FORMATS = ("png", "svg", "pdf")
@@ -37,6 +37,8 @@ THEME_FIGURE_SCALE = {"presentation": 1.2}
 DESIGN_EMS = (30.0, 24.0)
 #: Tick labels are never scaled below this size (points on the page).
 MIN_TICK_PT = 7.0
+#: A paper column's figure grows at most this many times its preset height to hold its key.
+MOST_GROWTH = 1.8
 #: A figure's legend names at most this many operations (the rest: one line); a figure has
 #: less room than a window.
 FIGURE_LEGEND_OPERATIONS = 8
@@ -91,6 +93,15 @@ class FigureSize:
     dpi: float
     #: extra enlargement of the layout (the presentation theme's), not of the pixels
     boost: float = 1.0
+    #: a paper column: its width is the journal's, its height may grow (up to
+    #: :data:`MOST_GROWTH` times) so that the key below the plot names every point
+    grows: bool = False
+
+    def taller(self, height: int) -> FigureSize:
+        """This figure ``height`` pixels high (at most :data:`MOST_GROWTH` times as high as
+        it was), its type as it was; it grows no further."""
+        height = min(max(self.height, int(height)), round(self.height * MOST_GROWTH), MAX_SIDE)
+        return replace(self, height=height, grows=False)
 
     @property
     def scale(self) -> float:
@@ -122,12 +133,14 @@ def resolve_size(size: str | None = None, width: int | None = None, height: int 
     for name, value in (("width", width), ("height", height)):
         if value is not None and (not isinstance(value, int) or value < 1):
             raise ExportError(f"{name} must be a positive whole number of pixels, got {value!r}")
+    grows = False
     if size is not None:
         preset = SIZE_PRESETS.get(size)
         if preset is None:
             raise ExportError(f"unknown size {size!r} (choose from {', '.join(SIZE_PRESETS)})")
         base_w, base_h, base_dpi = preset.pixels(dpi)
         type_scale = preset.type_scale
+        grows = preset.height_in is not None and height is None
     else:
         type_scale = 1.0
         base_dpi = float(dpi) if dpi is not None else DEFAULT_DPI
@@ -139,7 +152,7 @@ def resolve_size(size: str | None = None, width: int | None = None, height: int 
         width = max(1, round(height * base_w / base_h))
     w_px, h_px = int(width or base_w), int(height or base_h)
     fig = FigureSize(w_px, h_px, float(base_dpi),
-                     type_boost(theme, type_scale, w_px / base_dpi, h_px / base_dpi))
+                     type_boost(theme, type_scale, w_px / base_dpi, h_px / base_dpi), grows)
     if fig.width > MAX_SIDE or fig.height > MAX_SIDE or fig.width * fig.height > MAX_PIXELS:
         raise ExportError(f"figure of {fig.width} × {fig.height} pixels is too large "
                           f"(at most {MAX_SIDE} per side and {MAX_PIXELS // 1_000_000} million "

@@ -711,10 +711,9 @@ class MainWindow(DocksMixin, QMainWindow):
 
         options = options or load_options(self.settings)
         try:
-            fig = options.figure_size()
-            render_figure(self.document.session, path, width=fig.width, height=fig.height,
-                          dpi=fig.dpi, theme=options.theme, transparent=options.transparent,
-                          view_range=self.canvas.view_range())
+            fig = render_figure(self.document.session, path, figure=options.figure_size(),
+                                theme=options.theme, transparent=options.transparent,
+                                view_range=self.canvas.view_range())
         except ExportError as exc:
             self.show_error("Cannot export figure", str(exc))
             return False
@@ -741,7 +740,8 @@ class MainWindow(DocksMixin, QMainWindow):
             self.show_error("Cannot copy figure", str(exc))
             return None
         QGuiApplication.clipboard().setImage(image)
-        self.statusBar().showMessage(f"Copied the chart ({fig.width} × {fig.height} px)", 4000)
+        self.statusBar().showMessage(
+            f"Copied the chart ({image.width()} × {image.height()} px)", 4000)
         return image
 
     def _on_export_csv(self) -> bool:
