@@ -274,14 +274,26 @@ def measure_gpu(backend: GpuBackend, device: int = 0, profile: GpuProfile | str 
     def elapsed() -> float:
         return clock() - started
 
+    done_plan = [0.0]  # planned seconds of the stages done, against the time they took
+
+    def slowness() -> float:
+        """How much longer than planned the stages so far took (at least 1)."""
+        return max(1.0, elapsed() / done_plan[0]) if done_plan[0] > 0 else 1.0
+
     def fits(stage: str) -> bool:
-        """Whether the stage fits what is left of the budget (the first always does)."""
+        """Whether the stage, its plan scaled by the slowness so far, fits what is left of
+        the budget."""
         left = profile.budget_s - elapsed()
-        if plan[stage] <= left:
+        need = plan[stage] * slowness()
+        if need <= left:
             return True
-        skipped.append(f"{stage}: left out, {plan[stage]:.1f} s planned and "
+        skipped.append(f"{stage}: left out, {need:.1f} s expected and "
                        f"{max(0.0, left):.1f} s of the {profile.budget_s:.0f} s budget left")
         return False
+
+    def finished(stage: str, text: str) -> None:
+        done_plan[0] += plan[stage]
+        progress_clock.step(plan[stage], text)
 
     # 1. GEMM peaks, bf16 first (the figure most wanted), then the other precisions
     gemm: dict[str, dict[str, Any]] = {}
@@ -289,7 +301,7 @@ def measure_gpu(backend: GpuBackend, device: int = 0, profile: GpuProfile | str 
         stage = f"gemm {precision}"
         check()
         if precision != precisions[0] and not fits(stage):
-            progress_clock.step(plan[stage], f"GEMM {precision}: left out (time budget)")
+            finished(stage, f"GEMM {precision}: left out (time budget)")
             continue
         stage_started = elapsed()
         curve: list[dict[str, Any]] = []
@@ -323,7 +335,7 @@ def measure_gpu(backend: GpuBackend, device: int = 0, profile: GpuProfile | str 
             gemm[precision] = {**best, "curve": curve}
         else:
             notes.append(f"{precision}: not measured ({why})")
-        progress_clock.step(plan[stage], f"GEMM {precision}")
+        finished(stage, f"GEMM {precision}")
 
     # 2. main-memory bandwidth: copy, read, triad over arrays far beyond the L2
     array_bytes = min(profile.stream_bytes, max(16 * MIB, info.memory // 16))
@@ -332,7 +344,7 @@ def measure_gpu(backend: GpuBackend, device: int = 0, profile: GpuProfile | str 
         stage = f"stream {kernel}"
         check()
         if kernel != "copy" and not fits(stage):
-            progress_clock.step(plan[stage], f"bandwidth {kernel}: left out (time budget)")
+            finished(stage, f"bandwidth {kernel}: left out (time budget)")
             continue
         try:
             times = backend.time_stream(kernel, array_bytes, profile.stream_runs, 2)
@@ -342,8 +354,7 @@ def measure_gpu(backend: GpuBackend, device: int = 0, profile: GpuProfile | str 
             t = timing(times, TRAFFIC[kernel] * array_bytes)
             stream[kernel] = t.record(array_bytes=array_bytes, arrays=ARRAYS[kernel],
                                       traffic_bytes=TRAFFIC[kernel] * array_bytes)
-        progress_clock.step(plan[stage], f"bandwidth: {kernel}, arrays of "
-                                         f"{format_bytes(array_bytes)}")
+        finished(stage, f"bandwidth: {kernel}, arrays of {format_bytes(array_bytes)}")
     if "copy" not in stream:
         raise RuntimeError("the copy kernel could not be timed, so there is no memory roof")
 
@@ -363,7 +374,7 @@ def measure_gpu(backend: GpuBackend, device: int = 0, profile: GpuProfile | str 
             launch[mode] = {"seconds": t.median, "min_s": min(t.times), "max_s": max(t.times),
                             "runs": len(t.times), "spread": round(t.spread, 4),
                             "launches": profile.launch_count}
-    progress_clock.step(plan["launch"], "launch costs")
+    finished("launch", "launch costs")
 
     # 4. the L2 plateau
     l2_level = beyond = None
@@ -383,13 +394,17 @@ def measure_gpu(backend: GpuBackend, device: int = 0, profile: GpuProfile | str 
             l2_level, beyond, sweep_notes = l2_plateau(
                 [r["working_set"] for r in sweep], [r["rate"] for r in sweep], info.l2)
             notes.extend(sweep_notes)
-    progress_clock.step(plan["l2 sweep"], "L2 sweep")
+    finished("l2 sweep", "L2 sweep")
 
     # 5. the kernel suite
     kernels: dict[str, dict[str, Any]] = {}
     if fits("suite"):
-        for oid in profile.suite:
+        for i, oid in enumerate(profile.suite):
             check()
+            if elapsed() > profile.budget_s:
+                skipped.append(f"kernel suite: {', '.join(profile.suite[i:])} left out, the "
+                               f"{profile.budget_s:.0f} s budget spent")
+                break
             kind, params = SUITE[oid]
             try:
                 times = backend.time_kernel(kind, params, profile.suite_runs,
@@ -404,7 +419,7 @@ def measure_gpu(backend: GpuBackend, device: int = 0, profile: GpuProfile | str 
                                            elapsed(), max(0.0, progress_clock.planned
                                                           - progress_clock.done),
                                            f"kernel suite: {oid}"))
-    progress_clock.step(plan["suite"], "kernel suite")
+    finished("suite", "kernel suite")
 
     return _build(backend, info, profile, datasheet, datasheet_id, gemm, stream, launch, sweep,
                   l2_level, beyond, kernels, notes, skipped, elapsed())

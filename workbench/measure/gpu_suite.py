@@ -81,10 +81,10 @@ SUITE: dict[str, tuple[str, dict[str, Any]]] = {
     "sum_fp32": ("reduction", dict(op="sum", n=256 * M, dtype="fp32")),
 }
 
-#: one operation per kernel class and start-up unit, the tiny ones for the fixed costs
-QUICK = ("g_4096", "fa_prefill_full", "fa_prefill_causal", "fa_decode_gqa", "naive_prefill",
-         "rmsnorm", "softmax_big", "copy_bf16", "sum_fp32", "add_tiny", "g_512",
-         "softmax_small")
+#: one operation per kernel class and start-up unit, the tiny ones (the fixed costs) first
+QUICK = ("add_tiny", "g_512", "softmax_small", "g_4096", "fa_prefill_full",
+         "fa_prefill_causal", "fa_decode_gqa", "naive_prefill", "rmsnorm", "softmax_big",
+         "copy_bf16", "sum_fp32")
 #: two or more per class where the reference has them
 FULL = QUICK + ("g_8192", "ffn_m4096", "ffn_m1024", "lm_head_m1", "bmm_qk", "fa_prefill_b8",
                 "fa_decode_mha", "layernorm", "add_fp32", "gelu_bf16", "silu_bf16")
