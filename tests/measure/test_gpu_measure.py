@@ -17,8 +17,7 @@ from fake_gpu import GIB, L2_BYTES, MIB, ReplayGpu, fastest, reference, suite_op
 
 from workbench.io.presets import builtin_ids, get_preset
 from workbench.io.user_presets import load_machine_file, save_machine
-from workbench.measure import Cancelled
-from workbench.measure import gpu_backend
+from workbench.measure import Cancelled, gpu_backend
 from workbench.measure.gpu_runner import (
     GPU_PROFILES,
     comparison_rows,

@@ -448,7 +448,7 @@ def _build(backend, info: DeviceInfo, profile: GpuProfile, datasheet: Hardware |
         vector = dict(datasheet.vector_compute)
         if vector:
             borrowed.append("vector_compute")
-    slug = datasheet_id or _slug(info.name)
+    slug = datasheet_for(info.name) or _slug(info.name)  # the GPU's own, whatever it is compared with
     hw = Hardware(
         name=f"{info.name} (measured {now:%Y-%m-%d})", compute=compute, memory=memory,
         main_memory=main, id=f"measured-{slug}-{now:%Y%m%d-%H%M%S}", vendor=info.vendor,
