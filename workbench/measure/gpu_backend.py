@@ -22,8 +22,9 @@ none is there.
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from workbench.measure.gpu_types import BackendMissing, DeviceInfo, NoDevice, Unavailable
 
 __all__ = ["GPU_DEVICES", "DeviceInfo", "GpuBackend", "BackendMissing", "NoDevice",
            "Unavailable", "load_backend", "INSTALL_HINT", "list_gpus"]
@@ -32,38 +33,6 @@ __all__ = ["GPU_DEVICES", "DeviceInfo", "GpuBackend", "BackendMissing", "NoDevic
 GPU_DEVICES = ("cuda", "mps")
 INSTALL_HINT = ('install PyTorch for GPU measurements: pip install ".[gpu]" '
                 "(or pip install torch; CuPy is used where PyTorch is missing)")
-
-
-class BackendMissing(RuntimeError):
-    """No GPU library is installed for the device asked for."""
-
-
-class NoDevice(RuntimeError):
-    """The library is there, but it finds no device of the kind asked for."""
-
-
-class Unavailable(RuntimeError):
-    """The device or backend cannot run this (a precision it lacks, an operation the library
-    has no kernel for); the measurement records why and goes on."""
-
-
-@dataclass(frozen=True)
-class DeviceInfo:
-    """One GPU as its library reports it."""
-
-    index: int
-    name: str
-    kind: str  # cuda | mps
-    vendor: str  # NVIDIA | AMD | Apple
-    memory: int  # bytes of device memory
-    l2: int  # bytes of last-level (L2) cache; 0 when the library does not say
-    units: int = 0  # SMs (NVIDIA), CUs (AMD), GPU cores (Apple) where known
-    arch: str = ""  # compute capability (8.0, 9.0) or gfx name
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def label(self) -> str:
-        return f"{self.kind}:{self.index} {self.name}"
 
 
 @runtime_checkable

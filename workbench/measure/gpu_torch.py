@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from workbench.measure.gpu_backend import DeviceInfo, Unavailable
+from workbench.measure.gpu_types import DeviceInfo, Unavailable
 
 __all__ = ["TorchBackend"]
 
