@@ -49,7 +49,7 @@ from workbench.measure.gpu_suite import FULL, QUICK, SUITE, KernelTime, fit_cali
 from workbench.measure.kernels import Cancelled
 from workbench.measure.runner import MeasuredMachine, Progress, _Clock, format_bytes
 from workbench.model.hardware import Hardware
-from workbench.model.prediction import CLASSES
+from workbench.model.prediction import CLASSES, MATH_CLASSES
 
 __all__ = ["GpuProfile", "GPU_PROFILES", "gpu_profile_from_env", "GEMM_PRECISIONS", "Timing", "timing",
            "measure_gpu", "l2_plateau", "sweep_sizes", "datasheet_for", "comparison_rows",
@@ -527,8 +527,9 @@ def _build(backend, info: DeviceInfo, profile: GpuProfile, datasheet: Hardware |
 
 def comparison_rows(measured: Hardware, datasheet: Hardware) -> list[dict[str, Any]]:
     """Figure by figure, measured against the datasheet: ``{figure, unit, measured,
-    datasheet, ratio}`` for every measured peak and level, the launch cost and each
-    kernel-class efficiency both machines have."""
+    datasheet, ratio}`` for every measured peak and level, the launch costs and each
+    kernel-class efficiency both machines have (the measured one restated as a fraction of
+    the datasheet's roof, see :func:`_roof_scale`)."""
     rows = []
 
     def add(figure, unit, value, sheet):
@@ -550,8 +551,22 @@ def comparison_rows(measured: Hardware, datasheet: Hardware) -> list[dict[str, A
         add("launch (graph)", "time", mine.launch_graph, theirs.launch_graph or None)
         add("kernel alone", "time", mine.launch_alone, theirs.launch_alone or None)
         for c, e in mine.efficiency.items():
-            add(f"efficiency {c}", "fraction", e, theirs.efficiency.get(c))
+            scale = _roof_scale(c, measured, datasheet)
+            if scale is not None:
+                add(f"efficiency {c}", "fraction", e * scale, theirs.efficiency.get(c))
     return rows
+
+
+def _roof_scale(cls: str, measured: Hardware, datasheet: Hardware) -> float | None:
+    """measured roof / datasheet roof for a kernel class: a measured efficiency (a fraction
+    of the measured roof) times this is the same kernels' fraction of the datasheet roof,
+    comparable with the datasheet's own calibration. Compute classes are the suite's bf16
+    kernels; the others stream main memory."""
+    if cls in MATH_CLASSES:
+        mine, theirs = measured.compute.get("bf16"), datasheet.compute.get("bf16")
+    else:
+        mine, theirs = measured.bandwidth(), datasheet.bandwidth()
+    return mine / theirs if mine and theirs else None
 
 
 def compare_gpu(measured: MeasuredMachine, datasheet: Hardware, datasheet_id: str) -> None:
@@ -587,8 +602,8 @@ def comparison_lines(measured: MeasuredMachine) -> list[str]:
     for r in rows:
         out.append(f"  {r['figure']:28} {_format(r['measured'], r['unit']):>14} "
                    f"{_format(r['datasheet'], r['unit']):>14} {r['ratio']:>6.2f}×")
-    out.append("  (efficiencies are fractions of each machine's own roofs: the measured "
-               "machine's roofs are its measured peaks)")
+    out.append("  (efficiencies as fractions of the datasheet's roofs: the measured machine "
+               "stores them as fractions of its own, measured roofs)")
     return out
 
 
