@@ -455,7 +455,6 @@ def _build(backend, info: DeviceInfo, profile: GpuProfile, datasheet: Hardware |
         kind="gpu", capacity=float(info.memory) if info.memory else None,
         interconnect=dict(datasheet.interconnect) if datasheet is not None else {},
         launch_overhead=launch["eager"]["seconds"] if "eager" in launch else None,
-        efficiency=datasheet.efficiency if datasheet is not None else None,
         vector_compute=vector, measured=measured)
     if hw.capacity is None:
         hw.measured.remove("capacity")
