@@ -1,10 +1,10 @@
-"""The PyTorch backend's control flow, run through a stand-in for the parts of PyTorch it
-calls (shapes only, no arithmetic), since neither PyTorch nor a GPU is here.
+"""The PyTorch and CuPy backends' control flow, run through stand-ins for the parts of the
+libraries they call (shapes only, no arithmetic), since neither library nor a GPU is here.
 
-This checks that every path of workbench/measure/gpu_torch.py runs (devices, precisions,
-each timing, every operation of the suite, graphs, fp8, errors becoming ``Unavailable``) and
-that the measurement built on it is whole; it cannot check PyTorch's real behaviour or the
-figures, which need a GPU."""
+This checks that every path of workbench/measure/gpu_torch.py and gpu_cupy.py runs (devices,
+precisions, each timing, every operation of the suite, graphs, fp8, errors becoming
+``Unavailable``) and that the measurement built on it is whole; it cannot check the
+libraries' real behaviour or the figures, which need a GPU."""
 
 from __future__ import annotations
 
@@ -191,3 +191,90 @@ def test_an_apple_gpu_has_no_graphs_and_no_fp64(backend_module, monkeypatch):
     measured = measure_gpu(backend, 0, "tiny")
     assert set(measured.provenance["launch"]) == {"eager"}
     assert gpu_torch.TorchBackend("cuda").devices() == []  # no CUDA on this stand-in
+
+
+# -- the CuPy backend, through a stand-in for CuPy -----------------------------------------
+
+
+def _stub_cupy(calls: list):
+    cupy = types.ModuleType("cupy")
+    cupy.__version__ = "13.6.0+stub"
+
+    def make(shape, dtype="float32", **kw):
+        shape = shape if isinstance(shape, tuple) else (shape,)
+        return Tensor(*shape, dtype=dtype)
+
+    def op(name):
+        def run(*args, **kw):
+            calls.append(name)
+            return Tensor()
+        return run
+
+    cupy.empty = cupy.ones = make
+    cupy.empty_like = cupy.ones_like = lambda x, **k: x
+    cupy.copyto, cupy.matmul, cupy.add = op("copyto"), op("matmul"), op("add")
+    cupy.broadcast_to = lambda x, shape: Tensor(*shape)
+    cupy.random = types.SimpleNamespace(standard_normal=lambda shape, dtype=None: make(shape))
+    cupy.ElementwiseKernel = lambda *a: op("triad")
+    cupy.get_default_memory_pool = lambda: types.SimpleNamespace(free_all_blocks=lambda: None)
+
+    class Event:
+        def record(self):
+            self.t = time.perf_counter()
+
+        def synchronize(self):
+            pass
+
+    class Stream(contextlib.nullcontext):
+        def __init__(self, non_blocking=False):
+            super().__init__()
+
+        def begin_capture(self):
+            calls.append("capture")
+
+        def end_capture(self):
+            return types.SimpleNamespace(launch=lambda stream: calls.append("launch graph"))
+
+        def synchronize(self):
+            pass
+
+    props = {"name": b"NVIDIA H200", "totalGlobalMem": 140 * 2**30, "l2CacheSize": 50 * 2**20,
+             "multiProcessorCount": 132, "major": 9, "minor": 0}
+    runtime = types.SimpleNamespace(runtimeGetVersion=lambda: 13000, driverGetVersion=lambda: 13000,
+                                    getDeviceCount=lambda: 1, getDeviceProperties=lambda i: props,
+                                    is_hip=False)
+    cupy.cuda = types.SimpleNamespace(
+        runtime=runtime, Event=Event, Stream=Stream,
+        Device=lambda i=0: types.SimpleNamespace(use=lambda: None, synchronize=lambda: None),
+        get_elapsed_time=lambda s, e: max(1e-3, (e.t - s.t) * 1e3),
+        memory=types.SimpleNamespace(OutOfMemoryError=MemoryError))
+    return cupy
+
+
+def test_the_cupy_backend_runs_what_cupy_has(monkeypatch):
+    from workbench.io.presets import get_preset
+    from workbench.measure import gpu_backend
+    from workbench.measure.gpu_runner import measure_gpu
+
+    calls: list = []
+    monkeypatch.setitem(sys.modules, "cupy", _stub_cupy(calls))
+    monkeypatch.delitem(sys.modules, "workbench.measure.gpu_cupy", raising=False)
+    monkeypatch.setattr(gpu_backend, "_installed", lambda module: module == "cupy")
+    try:
+        backend = gpu_backend.load_backend("cuda")  # PyTorch missing: CuPy
+        assert backend.name == "cupy"
+        [info] = backend.devices()
+        assert info.name == "NVIDIA H200" and info.l2 == 50 * 2**20
+        measured = measure_gpu(backend, 0, "tiny", datasheet=get_preset("h200"),
+                               datasheet_id="h200")
+    finally:
+        sys.modules.pop("workbench.measure.gpu_cupy", None)
+    prov = measured.provenance
+    assert set(prov["gemm"]) == {"fp64", "fp32", "fp16"}
+    assert set(prov["stream"]) == {"copy", "read", "triad"}
+    assert set(prov["launch"]) == {"eager", "graph"}
+    ran = {k for k, v in prov["kernels"].items() if "median_s" in v}
+    assert ran == {"add_tiny", "sum_fp32"}  # the suite's fp32 elementwise and reduction
+    assert "compute.bf16" not in measured.hardware.measured  # CuPy has no bf16
+    assert {"capture", "launch graph", "triad", "copyto", "matmul"} <= set(calls)
+    assert measured.hardware.calibration is not None
