@@ -28,6 +28,12 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "workbench"
 LIBRARIES = ("PySide6", "shiboken6", "shibokensupport", "pyqtgraph", "yaml")
 INTERNAL = ("shibokensupport",)  # no public API at all
+#: underscored names of other libraries used knowingly, each with why
+ACCEPTED = {
+    "_scaled_mm": "PyTorch's fp8 GEMM has no public name (torch._scaled_mm, as the reference "
+                  "GPU measurements call it); workbench.measure.gpu_torch looks it up at run "
+                  "time and leaves fp8 unmeasured without it",
+}
 
 
 def _private(name: str) -> bool:
@@ -129,7 +135,7 @@ def _library_object(dotted: str):
 def violations(sources: dict[str, str]) -> list[str]:
     """Every use of a library's internals in ``sources`` ({module name: source})."""
     modules = {name: _Module(name, source) for name, source in sources.items()}
-    ours: set[str] = set()  # underscored names any module of ours defines
+    ours: set[str] = set(ACCEPTED)  # underscored names any module of ours defines
     for m in modules.values():
         ours |= _defined_by(m.tree)
 

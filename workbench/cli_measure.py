@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -14,12 +15,85 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _progress_writer():
+    shown = [0.0]
+
+    def progress(p) -> None:
+        now = time.monotonic()
+        if now - shown[0] >= 1.0 and sys.stderr.isatty():
+            shown[0] = now
+            sys.stderr.write(f"\r{100 * p.fraction:3.0f} %  about {p.remaining_s:.0f} s left"
+                             f"  {p.stage[:60]:60}")
+            sys.stderr.flush()
+    return progress
+
+
+def _run_gpu(kind: str, index: int, args, output: Path | None, datasheet) -> int:
+    """``measure --device cuda|mps``: the GPU measurement (PyTorch, else CuPy)."""
+    from workbench.io.presets import builtin_ids, get_preset
+    from workbench.io.user_presets import save_machine
+    from workbench.measure import Cancelled, gpu_backend
+    from workbench.measure.gpu_runner import (
+        datasheet_for,
+        gpu_profile_from_env,
+        gpu_summary_lines,
+        measure_gpu,
+    )
+
+    try:
+        backend = gpu_backend.load_backend(kind)
+        devices = backend.devices()
+    except (gpu_backend.BackendMissing, gpu_backend.NoDevice) as exc:
+        return _fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - a broken driver or library: one line, no trace
+        return _fail(f"the {kind} backend failed to start: {type(exc).__name__}: {exc}")
+    if index >= len(devices):
+        return _fail(f"--device: there is no {kind}:{index}; found "
+                     + ", ".join(d.label for d in devices))
+    datasheet_id = args.compare
+    if datasheet is None:
+        datasheet_id = datasheet_for(devices[index].name, builtin_ids())
+        datasheet = get_preset(datasheet_id) if datasheet_id else None
+    profile = gpu_profile_from_env("quick" if args.quick else "full")
+    try:
+        measured = measure_gpu(backend, index, profile, _progress_writer(),
+                               datasheet=datasheet, datasheet_id=datasheet_id)
+    except (Cancelled, KeyboardInterrupt):
+        if sys.stderr.isatty():
+            sys.stderr.write("\n")
+        return _fail("the measurement was cancelled; nothing was saved")
+    except (RuntimeError, MemoryError, OSError, ValueError) as exc:
+        return _fail(f"the measurement failed: {exc}")
+    finally:
+        with contextlib.suppress(Exception):  # freeing memory must not hide the result
+            backend.release()
+    if sys.stderr.isatty():
+        sys.stderr.write("\r" + " " * 80 + "\r")
+    try:
+        saved = save_machine(measured.hardware, measured.provenance)
+        if output is not None:
+            save_machine(measured.hardware, measured.provenance, output)
+    except OSError as exc:
+        return _fail(f"{getattr(exc, 'filename', None) or output}: cannot write: "
+                     f"{exc.strerror or exc}")
+    sys.stdout.write("\n".join(gpu_summary_lines(measured)) + "\n")
+    sys.stdout.write(f"saved as preset {measured.hardware.id}: {saved}\n")
+    if output is not None:
+        sys.stdout.write(f"wrote {output}\n")
+    return 0
+
+
 def run_measure(args) -> int:
     from workbench.io.errors import InputError
     from workbench.io.user_presets import find_preset, save_machine
     from workbench.measure import Cancelled, compare_to_datasheet, measure_machine, profile_from_env
     from workbench.measure.summary import summary_lines
 
+    device = (getattr(args, "device", None) or "cpu").strip().lower()
+    kind, _, index = device.partition(":")
+    if kind not in ("cpu", "cuda", "mps") or (index and not (kind == "cuda" and index.isdigit())):
+        return _fail(f"--device: unknown device {device!r}; expected cpu, cuda, cuda:N "
+                     "(the N-th GPU) or mps (an Apple GPU)")
     output = Path(args.output) if args.output else None
     if output is not None:
         if output.suffix.lower() not in (".yaml", ".yml"):
@@ -41,19 +115,11 @@ def run_measure(args) -> int:
                          f"`{PROG} presets`)")
         except InputError as exc:
             return _fail(str(exc))
+    if kind != "cpu":
+        return _run_gpu(kind, int(index or 0), args, output, datasheet)
     profile = profile_from_env("quick" if args.quick else "full")
-    shown = [0.0]
-
-    def progress(p) -> None:
-        now = time.monotonic()
-        if now - shown[0] >= 1.0 and sys.stderr.isatty():
-            shown[0] = now
-            sys.stderr.write(f"\r{100 * p.fraction:3.0f} %  about {p.remaining_s:.0f} s left"
-                             f"  {p.stage[:60]:60}")
-            sys.stderr.flush()
-
     try:
-        measured = measure_machine(profile, progress)
+        measured = measure_machine(profile, _progress_writer())
     except (Cancelled, KeyboardInterrupt):
         sys.stderr.write(f"\n{PROG}: measurement cancelled; nothing was saved\n")
         return 130

@@ -194,7 +194,7 @@ class MainWindow(DocksMixin, QMainWindow):
             "another one (fused vs unfused, naive vs flash)", name="compare_with")
         self.measure_machine_action = self._action(
             "&Measure This Machine…", self._on_measure_machine,
-            tip="Measure this computer's roofs with numpy and add it as a machine",
+            tip="Measure this computer's CPU (numpy) or a GPU (PyTorch) and add it as a machine",
             name="measure_machine")
         self.measure_operation_action = self._action(
             "Measure on &This Machine", self._on_measure_operation,

@@ -1,6 +1,10 @@
-"""Hardware ▸ Measure This Machine…: measure the local CPU's roofs without blocking the window.
+"""Hardware ▸ Measure This Machine…: measure the local CPU's or a GPU's roofs without blocking
+the window.
 
-The measurement (:func:`workbench.measure.measure_machine`) runs in a worker thread; the
+The device menu offers the CPU (numpy) and every GPU a GPU library finds here (PyTorch, else
+CuPy: :func:`workbench.measure.gpu_backend.list_gpus`); without one it says what to install.
+The measurement (:func:`workbench.measure.measure_machine`, or
+:func:`workbench.measure.gpu_runner.measure_gpu` for a GPU) runs in a worker thread; the
 dialog shows the stage, the fraction done and an estimate of the time left, and Cancel stops
 it at any moment (between two timed runs, or by killing the GEMM child process). The
 measured machine is saved to the user presets folder (listed with the presets, marked
@@ -12,14 +16,17 @@ from __future__ import annotations
 import threading
 
 from PySide6.QtCore import QEvent, QObject, Qt, QThread, Signal, Slot
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -45,9 +52,12 @@ class MeasureWorker(QObject):
     failed = Signal(str)
     cancelled = Signal()
 
-    def __init__(self, profile) -> None:
+    def __init__(self, profile, job=None) -> None:
         super().__init__()
         self.profile = profile
+        #: job(progress, cancelled) → MeasuredMachine; by default the CPU measurement
+        self.job = job or (lambda progress, cancelled: measure_machine(self.profile, progress,
+                                                                      cancelled))
         self._stop = threading.Event()
 
     def cancel(self) -> None:
@@ -56,7 +66,7 @@ class MeasureWorker(QObject):
     @Slot()
     def run(self) -> None:
         try:
-            result = measure_machine(self.profile, self.progressed.emit, self._stop.is_set)
+            result = self.job(self.progressed.emit, self._stop.is_set)
         except Cancelled:
             self.cancelled.emit()
         except Exception as exc:  # noqa: BLE001 - shown to the user, never lost
@@ -82,27 +92,37 @@ class MeasureDialog(QDialog):
         self.result: MeasuredMachine | None = None
         self.saved_path = None
 
-        intro = QLabel(
-            "Measures this computer's roofs with numpy: GEMM FLOP/s per precision (all cores "
-            "and one) and copy bandwidth from L1 to DRAM, each the best of repeated runs. "
-            "The machine is saved with your presets (marked measured) and added to the "
-            "session.", self)
-        intro.setWordWrap(True)
+        self.intro = QLabel(self)
+        self.intro.setObjectName("measureIntro")
+        self.intro.setWordWrap(True)
+        self.device_combo = QComboBox(self)
+        self.device_combo.setObjectName("measureDevice")
+        self.device_combo.addItem("This computer's CPU (numpy)", None)
+        self.gpus = discover_gpus()
+        for i, (_backend, info) in enumerate(self.gpus):
+            self.device_combo.addItem(f"{info.name} ({info.kind}:{info.index}, "
+                                      f"{_backend.name})", i)
+        self.gpu_hint = QLabel(self)
+        self.gpu_hint.setObjectName("measureGpuHint")
+        self.gpu_hint.setWordWrap(True)
+        if not self.gpus:
+            from workbench.measure.gpu_backend import INSTALL_HINT
+
+            self.gpu_hint.setText(f"No GPU found to measure: {INSTALL_HINT}.")
+        self.gpu_hint.setVisible(not self.gpus)
         self.profile_combo = QComboBox(self)
         self.profile_combo.setObjectName("measureProfile")
         self.profile_combo.addItem("Quick (about 20 s)", "quick")
         self.profile_combo.addItem("Full (about 90 s)", "full")
         self.datasheet_combo = QComboBox(self)
         self.datasheet_combo.setObjectName("measureDatasheet")
-        self.datasheet_combo.addItem("(none)", None)
-        from workbench.io.presets import load_presets
-
-        for preset_id, hw in load_presets().items():
-            if hw.kind == "cpu":
-                self.datasheet_combo.addItem(f"{hw.name} ({preset_id})", preset_id)
         form = QFormLayout()
+        form.addRow("Device", self.device_combo)
+        form.addRow("", self.gpu_hint)
         form.addRow("Run", self.profile_combo)
         form.addRow("Compare with datasheet", self.datasheet_combo)
+        self.device_combo.currentIndexChanged.connect(self._device_changed)
+        self._device_changed()
 
         self.progress_bar = QProgressBar(self)
         self.progress_bar.setObjectName("measureProgress")
@@ -116,6 +136,12 @@ class MeasureDialog(QDialog):
         self.result_label.setObjectName("measureResult")
         self.result_label.setWordWrap(True)
         self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.result_label.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.result_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.result_scroll = QScrollArea(self)
+        self.result_scroll.setWidgetResizable(True)
+        self.result_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.result_scroll.setWidget(self.result_label)
 
         self.start_button = QPushButton("&Start", self)
         self.start_button.setObjectName("measureStart")
@@ -133,14 +159,14 @@ class MeasureDialog(QDialog):
             buttons.addWidget(button)
 
         layout = QVBoxLayout(self)
-        layout.addWidget(intro)
+        layout.addWidget(self.intro)
         layout.addLayout(form)
         layout.addWidget(self.progress_bar)
         layout.addWidget(self.stage_label)
         layout.addWidget(self.estimate_label)
-        layout.addWidget(self.result_label, 1)
+        layout.addWidget(self.result_scroll, 1)
         layout.addLayout(buttons)
-        self.resize(560, 360)
+        self.resize(640, 440)
         if parent is not None:  # the window closing stops a running measurement first
             parent.installEventFilter(self)
 
@@ -150,17 +176,82 @@ class MeasureDialog(QDialog):
     def running(self) -> bool:
         return self.thread is not None
 
+    def selected_gpu(self):
+        """(backend, device info) of the GPU chosen, or ``None`` for the CPU."""
+        index = self.device_combo.currentData()
+        return None if index is None else self.gpus[index]
+
+    def _device_changed(self) -> None:
+        """Texts, run lengths and the datasheets offered follow the device chosen."""
+        from workbench.io.presets import builtin_ids, load_presets
+
+        gpu = self.selected_gpu()
+        if gpu is None:
+            self.intro.setText(
+                "Measures this computer's roofs with numpy: GEMM FLOP/s per precision (all "
+                "cores and one) and copy bandwidth from L1 to DRAM, each the best of repeated "
+                "runs. The machine is saved with your presets (marked measured) and added to "
+                "the session.")
+            labels = ("Quick (about 20 s)", "Full (about 90 s)")
+        else:
+            self.intro.setText(
+                f"Measures {gpu[1].name} with {gpu[0].name}: the GEMM peak per precision, "
+                "memory bandwidth (copy, read, triad) and the L2 plateau, launch costs eager "
+                "and from a CUDA graph, and the kernel-class efficiencies of the calibrated "
+                "prediction, each the median of repeated runs with its spread. The machine "
+                "is saved with your presets (marked measured), compared with the datasheet "
+                "and added to the session.")
+            labels = ("Quick (under 30 s on an H100)", "Full (under 2 minutes on an H100)")
+        for i, label in enumerate(labels):
+            self.profile_combo.setItemText(i, label)
+        kind = "cpu" if gpu is None else "gpu"
+        self.datasheet_combo.clear()
+        self.datasheet_combo.addItem("(none)", None)
+        for preset_id, hw in load_presets().items():
+            if hw.kind == kind:
+                self.datasheet_combo.addItem(f"{hw.name} ({preset_id})", preset_id)
+        if gpu is not None:
+            from workbench.measure.gpu_runner import datasheet_for
+
+            match = datasheet_for(gpu[1].name, builtin_ids())
+            if match:
+                self.datasheet_combo.setCurrentIndex(self.datasheet_combo.findData(match))
+
     def start(self) -> None:
         if self.running:
             return
+        gpu = self.selected_gpu()
+        if gpu is not None:
+            self._start_gpu(*gpu)
+            return
         profile = profile_from_env(self.profile_combo.currentData())
+        self._launch(MeasureWorker(profile), profile.name)
+
+    def _start_gpu(self, backend, info) -> None:
+        from workbench.io.presets import get_preset
+        from workbench.measure.gpu_runner import gpu_profile_from_env, measure_gpu
+
+        profile = gpu_profile_from_env(self.profile_combo.currentData())
+        datasheet_id = self.datasheet_combo.currentData()
+        datasheet = get_preset(datasheet_id) if datasheet_id else None
+
+        def job(progress, cancelled):
+            try:
+                return measure_gpu(backend, info.index, profile, progress, cancelled,
+                                   datasheet=datasheet, datasheet_id=datasheet_id)
+            finally:
+                backend.release()
+
+        self._launch(MeasureWorker(profile, job), f"{profile.name} {info.name}")
+
+    def _launch(self, worker: MeasureWorker, what: str) -> None:
         self.result = None
         self.result_label.setText("")
         self.progress_bar.setValue(0)
-        self.stage_label.setText(f"Starting the {profile.name} measurement…")
+        self.stage_label.setText(f"Starting the {what} measurement…")
         self.estimate_label.setText("")
         self.thread = QThread(self)
-        self.worker = MeasureWorker(profile)
+        self.worker = worker
         self.worker.moveToThread(self.thread)
         self.thread.started.connect(self.worker.run)
         self.worker.progressed.connect(self._on_progress)
@@ -171,7 +262,8 @@ class MeasureDialog(QDialog):
             signal.connect(self.thread.quit)
         self.thread.finished.connect(self._on_thread_done)
         self.start_button.setEnabled(False)
-        self.profile_combo.setEnabled(False)
+        for combo in (self.profile_combo, self.device_combo, self.datasheet_combo):
+            combo.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.thread.start()
 
@@ -199,8 +291,10 @@ class MeasureDialog(QDialog):
         from workbench.io.user_presets import save_machine
         from workbench.measure.summary import summary_lines
 
-        datasheet_id = self.datasheet_combo.currentData()
-        if datasheet_id:
+        gpu = "device" in result.provenance  # a GPU measurement compares itself as it ends
+        datasheet_id = (result.provenance.get("compared_to") if gpu
+                        else self.datasheet_combo.currentData())
+        if datasheet_id and not gpu:
             compare_to_datasheet(result, get_preset(datasheet_id), datasheet_id)
         self.result = result
         self.progress_bar.setValue(1000)
@@ -219,7 +313,13 @@ class MeasureDialog(QDialog):
         self.document.seal()
         self.stage_label.setText("Done.")
         self.estimate_label.setText(f"{result.provenance['duration_s']:.0f} s")
-        self.result_label.setText("\n".join(summary_lines(result)) + "\n" + saved)
+        if gpu:
+            from workbench.measure.gpu_runner import gpu_summary_lines
+
+            lines = gpu_summary_lines(result)
+        else:
+            lines = summary_lines(result)
+        self.result_label.setText("\n".join(lines) + "\n" + saved)
         self.machine_added.emit(new_id)
 
     def _on_failed(self, message: str) -> None:
@@ -239,7 +339,8 @@ class MeasureDialog(QDialog):
         self.worker = None
         self.thread = None
         self.start_button.setEnabled(True)
-        self.profile_combo.setEnabled(True)
+        for combo in (self.profile_combo, self.device_combo, self.datasheet_combo):
+            combo.setEnabled(True)
         self.cancel_button.setEnabled(False)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
@@ -253,6 +354,13 @@ class MeasureDialog(QDialog):
             self.cancel()
             self.wait()
         super().closeEvent(event)
+
+
+def discover_gpus():
+    """Every GPU a GPU library finds here, as (backend, device info); ``[]`` without one."""
+    from workbench.measure.gpu_backend import list_gpus
+
+    return list_gpus()
 
 
 def open_measure_dialog(window) -> MeasureDialog:
