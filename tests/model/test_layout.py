@@ -209,3 +209,26 @@ def test_far_places_are_nearest_first_within_reach_and_inside_the_frame():
     ends_on_box = ((cands[:, 4] >= lefts - 1e-9) & (cands[:, 4] <= lefts + 40 + 1e-9)
                    & (cands[:, 5] >= tops - 1e-9) & (cands[:, 5] <= tops + 10 + 1e-9))
     assert ends_on_box.all()
+
+
+def test_a_leader_crosses_its_own_markers_only_when_nothing_else_is_left():
+    """A tag whose markers stand in a column (its point over its measured point): its
+    leader may cross its own markers, never another's, and only when no place is left
+    whose leader crosses nothing."""
+    top = np.array([[95.0, 95.0, 105.0, 105.0]])  # where the leader starts
+    below = np.array([[95.0, 115.0, 105.0, 125.0]])  # on the way down
+    occ = Occupancy((0.0, 0.0, 200.0, 200.0))
+    occ.add_rects(np.vstack((top, below)))
+    down = [90.0, 150.0, 100.0, 106.0, 100.0, 150.0]  # box below, leader straight down
+    aside = [150.0, 150.0, 106.0, 106.0, 150.0, 150.0]  # box aside, leader clear of both
+
+    def place(cands, own):
+        request = Request("tag", "operation", 20.0, 10.0, np.array(cands), cross_lines=True,
+                          own=own)
+        return TextLayout(occ).place_all([request])["tag"]
+
+    assert place([down], top) is None  # the marker below is another's
+    placed = place([down], np.vstack((top, below)))  # both its own
+    assert placed is not None and placed.leader == (100.0, 106.0, 100.0, 150.0)
+    # a place whose leader crosses nothing comes first, though it is tried later
+    assert place([down, aside], np.vstack((top, below))).rect[:2] == (150.0, 150.0)

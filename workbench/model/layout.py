@@ -126,15 +126,22 @@ class Occupancy:
 
     def add_rects(self, rects: np.ndarray, weight: int = 1) -> None:
         """Add many rectangles (rows ``left, top, right, bottom``) at once."""
+        added = self.coverage(rects)
+        if added is not None:
+            self.grid += (weight * added).astype(self.grid.dtype)
+
+    def coverage(self, rects: np.ndarray) -> np.ndarray | None:
+        """How many of the rectangles ``rects`` cover each cell (the grid's shape; ``None``
+        when they cover none): what :meth:`add_rects` adds."""
         rects = np.asarray(rects, dtype=float).reshape(-1, 4)
         if not len(rects):
-            return
+            return None
         ok = np.isfinite(rects).all(axis=1)
         rects = rects[ok]
         r0, r1, c0, c1 = self._cells(rects)
         keep = (c1 > c0) & (r1 > r0)
         if not keep.any():
-            return
+            return None
         c0, c1, r0, r1 = c0[keep], c1[keep], r0[keep], r1[keep]
         # rectangles of one size share their cell offsets: add them by size, vectorised
         sizes = np.stack((r1 - r0, c1 - c0), axis=1)
@@ -146,8 +153,8 @@ class Occupancy:
             rows = (r0[sel][:, None] + dr.ravel()[None, :]).ravel()
             cols = (c0[sel][:, None] + dc.ravel()[None, :]).ravel()
             flat.append(rows * self.cols + cols)
-        added = np.bincount(np.concatenate(flat), minlength=self.grid.size)
-        self.grid += (weight * added).reshape(self.grid.shape).astype(self.grid.dtype)
+        return np.bincount(np.concatenate(flat), minlength=self.grid.size).reshape(
+            self.grid.shape)
 
     def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
         """Flat indices of the cells within ``half`` pixels of the polyline, each once."""
@@ -428,6 +435,9 @@ class Request:
     #: its leader may cross lines of data (a short tag's, to a place farther off), never a
     #: marker or a text
     cross_lines: bool = False
+    #: the markers of what it names (rows ``left, top, right, bottom``): its leader may
+    #: cross them, its box may not
+    own: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def priority(self) -> int:
@@ -457,17 +467,19 @@ class TextLayout:
         self.placed: dict[Hashable, Placement] = {}
         self.requests: dict[Hashable, Request] = {}
 
-    def place(self, request: Request) -> Placement | None:
+    def place(self, request: Request, own: bool = True) -> Placement | None:
         """Place one text at its first clean candidate (and reserve its box and leader), or
         return ``None`` when none is clean. A candidate is clean when its box lies inside
         the plot, nothing covers the box grown by :attr:`PAD`, and its leader (past its
-        first :attr:`LEADER_SKIP` pixels) crosses nothing."""
+        first :attr:`LEADER_SKIP` pixels) crosses nothing (but lines, with
+        :attr:`Request.cross_lines`, and the request's own markers unless ``own`` is
+        False)."""
         self.remove(request.key)
         self.requests[request.key] = request
         cands = as_array(request.candidates)
         w, h = request.width, request.height
-        chosen = (self._first_clean(cands, w, h, request.cross_lines) if len(cands)
-                  else None)
+        chosen = (self._first_clean(cands, w, h, request.cross_lines,
+                                    request.own if own else None) if len(cands) else None)
         if chosen is None:
             return None
         row = cands[chosen]
@@ -479,9 +491,9 @@ class TextLayout:
         return placement
 
     def _first_clean(self, cands: np.ndarray, w: float, h: float,
-                     cross_lines: bool = False) -> int | None:
+                     cross_lines: bool = False, own: np.ndarray | None = None) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
-        ``cross_lines`` a leader may cross lines of data)."""
+        ``cross_lines`` a leader may cross lines of data, and the markers ``own``)."""
         occ = self.occupancy
         lefts, tops = cands[:, 0], cands[:, 1]
         f = occ.frame
@@ -514,6 +526,9 @@ class TextLayout:
             cover = occ.grid[row[inside], col[inside]]
             if cross_lines:
                 cover = cover - occ.lines[row[inside], col[inside]]
+            mine = occ.coverage(own) if own is not None else None
+            if mine is not None:
+                cover = cover - mine[row[inside], col[inside]]
             hit[inside] = cover > 0
             clear = np.ones(len(chosen), dtype=bool)
             clear[np.flatnonzero(has)] = ~hit.any(axis=1)
@@ -521,8 +536,15 @@ class TextLayout:
         return int(chosen[0]) if len(chosen) else None
 
     def place_all(self, requests: Iterable[Request]) -> dict[Hashable, Placement | None]:
+        """Place ``requests`` in order of priority; then those with no place whose leaders
+        may cross their own markers (:attr:`Request.own`) are tried again so (a leader
+        across its own markers only where nothing else is left)."""
         ordered = sorted(requests, key=lambda r: (r.priority, r.order))
-        return {r.key: self.place(r) for r in ordered}
+        out = {r.key: self.place(r, own=False) for r in ordered}
+        for r in ordered:
+            if out[r.key] is None and r.own is not None:
+                out[r.key] = self.place(r)
+        return out
 
     def _reserve(self, placement: Placement, weight: int) -> None:
         self.occupancy.add_rect(placement.rect, weight)

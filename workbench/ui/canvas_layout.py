@@ -375,14 +375,29 @@ class LabelLayer:
         kind = ("selected" if selected == op_id else
                 "crowd" if len(crowd) > 1 else "operation")
         cands = point_candidates(sx, sy, w, h, radius)
+        own = None
         if tag:
+            # its leader may cross the markers of what it names: its points on every
+            # machine, its measured points and their predictions
+            members = set(crowd)
+            theme = canvas.theme
+            spots = [(p.x, p.y, theme.point_size) for member in crowd
+                     for p in (points.marks[k] for k in points.keys_of(member))]
+            for mark, _curve, _label in canvas.overlays.measured_texts:
+                if mark.op_id in members:
+                    spots += [(mark.x, mark.y, theme.point_size * 1.3),
+                              (mark.px, mark.py, theme.point_size * 0.9)]
+            arr = np.asarray(spots, dtype=float).reshape(-1, 3)
+            px, py = self._px(to_view(arr[:, 0]), to_view(arr[:, 1]), (ax, bx, ay, by))
+            half = arr[:, 2] / 2 + AIR
+            own = np.column_stack((px - half, py - half, px + half, py + half))
             frame = self._frame()
             diagonal = math.hypot(frame[2] - frame[0], frame[3] - frame[1])
             most = min(FAR_REACH * diagonal,
                        LEADER_MOST * math.hypot(canvas.width(), canvas.height()))
             far = far_candidates(sx, sy, w, h, radius, frame, most, max(6.0, diagonal / 80.0))
             cands = np.concatenate((cands, far))
-        return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag)
+        return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own)
 
     def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
