@@ -309,3 +309,44 @@ def test_quitting_after_an_export_and_a_copy_ends_the_process(tmp_path):
     assert took < 5, f"still running {took:.1f} s after Quit"
     assert proc.returncode == 0, err[-2000:]
     assert figure.read_bytes().startswith(b"%PDF")
+
+
+
+def test_a_column_figure_grows_for_its_key_and_says_so(qtbot, tmp_path):
+    """Single column, the Llama-3.1-8B example (26 operations keyed): the dialog says the
+    figure may grow; the PDF written is 3.5 in wide and taller than 2.6 in, its key lists
+    every row ("and 8 more operations" before), and the status bar gives the size written,
+    not the preset's."""
+    from figures.figcheck import read_figure
+
+    create_app()
+    win = MainWindow()
+    win.settings.clear()
+    win.open_path(next(p for p in EXAMPLES if p.stem == "llama31_8b_inference"))
+    win.show()
+    qtbot.waitExposed(win)
+    try:
+        win.export_figure_action.trigger()
+        dialog = win.export_dialog
+        dialog.size_combo.setCurrentIndex(dialog.size_combo.findData("single"))
+        dialog.path_edit.setText(str(tmp_path / "llama.pdf"))
+        assert "3.50 × 2.60 in; taller if its key needs the room" in dialog.summary.text()
+        dialog.accept_path(tmp_path / "llama.pdf")
+        fig = read_figure(tmp_path / "llama.pdf")
+        width_in = (fig.page[2] - fig.page[0]) / 72.0
+        height_in = (fig.page[3] - fig.page[1]) / 72.0
+        assert width_in == pytest.approx(3.5, abs=0.01) and 2.7 < height_in <= 2.6 * 1.8
+        texts = " ".join(t.text for t in fig.texts)
+        assert "more operations" not in texts and "13 — " in texts
+        # the status bar: the pixels written at 300 dpi
+        message = win.statusBar().currentMessage()
+        written = re.search(r"\((\d+) × (\d+) px\)", message)
+        assert written and int(written[1]) == 1050, message
+        assert int(written[2]) == pytest.approx(height_in * 300, abs=2), message
+    finally:
+        win.ask_save_changes = lambda: QMessageBox.Discard
+        dialog = getattr(win, "export_dialog", None)
+        if dialog is not None:
+            dialog.close()
+        win.close()
+        win.deleteLater()

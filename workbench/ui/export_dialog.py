@@ -227,8 +227,9 @@ class ExportDialog(QDialog):
         fig = options.figure_size()
         w_in, h_in = fig.inches
         fmt = format_of(self.path_edit.text()).upper()
+        grows = "; taller if its key needs the room" if fig.grows else ""
         self.summary.setText(f"{fmt}: {fig.width} × {fig.height} px at {fig.dpi:g} dpi "
-                             f"({w_in:.2f} × {h_in:.2f} in)")
+                             f"({w_in:.2f} × {h_in:.2f} in{grows})")
 
     def problem(self) -> str | None:
         """Why the current choices cannot be exported, or None."""
