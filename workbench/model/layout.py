@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -438,6 +438,9 @@ class Request:
     #: the markers of what it names (rows ``left, top, right, bottom``): its leader may
     #: cross them, its box may not
     own: np.ndarray | None = field(default=None, compare=False, repr=False)
+    #: more places, tried only when none of ``candidates`` is clean (a tag's farther off:
+    #: many, made when asked for)
+    far: Callable[[], np.ndarray] | None = field(default=None, compare=False, repr=False)
 
     @property
     def priority(self) -> int:
@@ -476,10 +479,15 @@ class TextLayout:
         False)."""
         self.remove(request.key)
         self.requests[request.key] = request
-        cands = as_array(request.candidates)
         w, h = request.width, request.height
-        chosen = (self._first_clean(cands, w, h, request.cross_lines,
-                                    request.own if own else None) if len(cands) else None)
+        mine = request.own if own else None
+        cands = as_array(request.candidates)
+        chosen = self._first_clean(cands, w, h, request.cross_lines, mine) if len(cands) \
+            else None
+        if chosen is None and request.far is not None:
+            cands = request.far()
+            chosen = (self._first_clean(cands, w, h, request.cross_lines, mine)
+                      if len(cands) else None)
         if chosen is None:
             return None
         row = cands[chosen]
@@ -503,10 +511,24 @@ class TextLayout:
         p = self.PAD
         boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
         ok[ok] = occ.counts_local(boxes[ok]) == 0
-        chosen = np.flatnonzero(ok)
-        if not len(chosen):
-            return None
-        # leaders of the free boxes, all at once: their cells past the first pixels
+        free = np.flatnonzero(ok)
+        mine = occ.coverage(own) if own is not None else None
+        # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
+        for start in range(0, len(free), self.LEADER_BATCH):
+            found = self._clean_leaders(cands, free[start:start + self.LEADER_BATCH],
+                                        cross_lines, mine)
+            if found is not None:
+                return found
+        return None
+
+    #: leaders checked at once (many far places: most are never looked at)
+    LEADER_BATCH = 128
+
+    def _clean_leaders(self, cands: np.ndarray, chosen: np.ndarray, cross_lines: bool,
+                       mine: np.ndarray | None) -> int | None:
+        """The first of the candidates ``chosen`` (free boxes) whose leader, past its first
+        pixels, crosses nothing (lines aside with ``cross_lines``; the cells ``mine``)."""
+        occ = self.occupancy
         lead = cands[chosen, 2:]
         has = ~np.isnan(lead[:, 0])
         if has.any():
@@ -526,7 +548,6 @@ class TextLayout:
             cover = occ.grid[row[inside], col[inside]]
             if cross_lines:
                 cover = cover - occ.lines[row[inside], col[inside]]
-            mine = occ.coverage(own) if own is not None else None
             if mine is not None:
                 cover = cover - mine[row[inside], col[inside]]
             hit[inside] = cover > 0

@@ -395,9 +395,12 @@ class LabelLayer:
             diagonal = math.hypot(frame[2] - frame[0], frame[3] - frame[1])
             most = min(FAR_REACH * diagonal,
                        LEADER_MOST * math.hypot(canvas.width(), canvas.height()))
-            far = far_candidates(sx, sy, w, h, radius, frame, most, max(6.0, diagonal / 80.0))
-            cands = np.concatenate((cands, far))
-        return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own)
+            step = max(6.0, diagonal / 80.0)
+
+            def far(sx=sx, sy=sy, w=w, h=h, radius=radius, frame=frame, most=most):
+                return far_candidates(sx, sy, w, h, radius, frame, most, step)
+        return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
+                       far=far if tag else None)
 
     def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
