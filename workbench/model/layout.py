@@ -60,6 +60,12 @@ class Occupancy:
         #: of ``grid``, the counts of lines (roofs, paths): a tag's leader may cross them
         self.lines = np.zeros((self.rows, self.cols), dtype=np.int32)
 
+    def copy(self) -> Occupancy:
+        """An occupancy of its own with the same counts (a placing changes its copy only)."""
+        out = Occupancy(self.frame, self.cell)
+        out.grid, out.soft, out.lines = self.grid.copy(), self.soft.copy(), self.lines.copy()
+        return out
+
     # -- cells ------------------------------------------------------------------------
 
     def _span(self, rect: Rect) -> tuple[int, int, int, int] | None:

@@ -352,7 +352,12 @@ class TagsAndKey:
         """Place every text (:meth:`LabelLayer.place_all`) so that every operation is named:
         one that carries no name, or whose name finds no clean place, gets a tag and a row
         in the key, and the texts are placed again (the key changes the legend's size)
-        until each name or tag has been tried."""
+        until each name or tag has been tried. (Nothing drawn changes meanwhile: what the
+        data covers is worked out once for each frame of the plot.)"""
+        with self._canvas.labels.reusing_occupancy():
+            self._layout_with_key(tag_unnamed)
+
+    def _layout_with_key(self, tag_unnamed: bool) -> None:
         canvas = self._canvas
         labels = canvas.labels
         scene = canvas.scene_model

@@ -14,6 +14,7 @@ the live chart and of every exported figure (which is drawn by the same canvas).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping
 
@@ -186,9 +187,37 @@ class LabelLayer:
 
     # -- what is drawn ------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def reusing_occupancy(self):
+        """Within this block, what is drawn is not changed (only texts and the legend):
+        :meth:`occupancy` is worked out once for each plot frame and view, and copied (the
+        several placings of one full layout: the key's passes, the legend's places)."""
+        self._reuse += 1
+        try:
+            yield
+        finally:
+            self._reuse -= 1
+            if not self._reuse:
+                self._occ_cache = None
+
+    _reuse = 0
+    _occ_cache: tuple | None = None
+
     def occupancy(self) -> Occupancy:
         """Everything drawn on the plot, in device pixels: roofs, ridge lines and marks,
         markers, sweep paths and marks, measured points, pair links and bands."""
+        if not self._reuse:
+            return self._occupancy_now()
+        key = (self._frame(), tuple(self._canvas.view_to_scene()))
+        cached = self._occ_cache
+        if cached is None or cached[0] != key:
+            occ = self._occupancy_now()
+            self._occ_cache = cached = (key, occ.copy(), self._marker_rects.copy())
+            return occ
+        self._marker_rects = cached[2].copy()
+        return cached[1].copy()
+
+    def _occupancy_now(self) -> Occupancy:
         t = self._canvas.view_to_scene()
         occ = Occupancy(self._frame(), CELL)
         theme = self._canvas.theme
