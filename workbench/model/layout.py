@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 #: Who yields to whom: lower places first.
-PRIORITIES = {"selected": 0, "pair": 0.5, "measured": 0.5, "crowd": 0.8, "operation": 1,
+PRIORITIES = {"selected": 0, "pair": 0.5, "crowd": 0.8, "operation": 1, "measured": 1.5,
               "roof": 2, "ridge": 3, "crossing": 4, "sweep": 5, "region": 6}
 
 Rect = tuple[float, float, float, float]  # left, top, right, bottom
