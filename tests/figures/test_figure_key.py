@@ -194,14 +194,14 @@ def test_every_point_carries_its_name_or_its_tag(qapp, path, size):
 
 def test_most_real_kernels_are_tagged_at_every_size(qapp):
     """The real-kernels example: 35 kernels, each on two machines with its measured point
-    and its efficiency's label: at least 25 of them are told by name or tag at every size
-    (28, 35, 27 and 25 at the default, slide, single and double sizes; before: 11, 10, 0
-    and 8). Not yet all: in a row of markers under the compute roofs, each with its measured
-    point and verdict, some tags find no place."""
+    and its verdict: all 35 are told by name or tag at the default and slide sizes, 27 and
+    33 at the single and double column sizes (before: 11, 10, 0 and 8). Not yet all on a
+    paper column: a row of markers under the compute roofs leaves some tags no place."""
     session = _example("real_kernels_h100_h200")
     for size in SIZES:
         untagged = _untagged(session, size)
-        assert len(untagged) <= 10, (size, len(untagged), untagged)
+        assert len(untagged) <= (8 if size in ("single", "double") else 0), \
+            (size, len(untagged), untagged)
 
 
 def test_llama_ffn_at_single_column_names_all_four_points(qapp):

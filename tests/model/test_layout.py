@@ -10,6 +10,7 @@ import numpy as np
 
 from workbench.model.key import crowd_parts, crowd_text, crowds, figure_key
 from workbench.model.layout import (
+    Candidate,
     Occupancy,
     Request,
     TextLayout,
@@ -232,3 +233,26 @@ def test_a_leader_crosses_its_own_markers_only_when_nothing_else_is_left():
     assert placed is not None and placed.leader == (100.0, 106.0, 100.0, 150.0)
     # a place whose leader crosses nothing comes first, though it is tried later
     assert place([down, aside], np.vstack((top, below))).rect[:2] == (150.0, 150.0)
+
+
+def test_a_tag_keeps_its_air_from_other_texts_and_they_from_it():
+    """A name and a tag side by side read as one label ("add_fp32 22"): a tag keeps ``air``
+    pixels more from any text, whichever is placed first; texts without air keep the usual
+    pad."""
+    def layout():
+        return TextLayout(Occupancy((0.0, 0.0, 300.0, 100.0)))
+
+    name = Request("name", "operation", 60.0, 10.0, [Candidate(10.0, 10.0)])
+    # 2 px right of the name's box: clear of it by the pad, not by the tag's air
+    near_tag = Request("tag", "operation", 12.0, 10.0, [Candidate(72.0, 10.0)], air=3.0)
+    far_tag = Request("tag", "operation", 12.0, 10.0, [Candidate(76.0, 10.0)], air=3.0)
+    placed = layout().place_all([name, near_tag])
+    assert placed["name"] is not None and placed["tag"] is None
+    assert layout().place_all([name, far_tag])["tag"] is not None
+    # the other way round: the tag first, the name 2 px from it is refused
+    first = layout()
+    assert first.place(Request("tag", "crowd", 12.0, 10.0, [Candidate(72.0, 10.0)], air=3.0))
+    assert first.place(name) is None
+    # two names 2 px apart: the usual pad only
+    other = Request("other", "operation", 12.0, 10.0, [Candidate(72.0, 10.0)])
+    assert all(layout().place_all([name, other]).values())

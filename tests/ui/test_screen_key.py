@@ -99,12 +99,13 @@ def test_the_whole_model_is_named_in_a_laptop_window(qtbot):
     assert _unnamed(canvas) == []
 
 
-@pytest.mark.parametrize(("size", "most"), [((640, 420), 9), ((1100, 700), 2),
-                                           ((1366, 768), 1)], ids=lambda v: str(v))
+@pytest.mark.parametrize(("size", "most"), [((640, 420), 3), ((1100, 700), 0),
+                                           ((1366, 768), 0)], ids=lambda v: str(v))
 def test_the_real_kernels_are_named_but_a_few(qtbot, size, most):
     """The real-kernels example (35 kernels on two machines, each with its measured point
-    and verdict): all but a few are named or tagged. Measured before crowds of markers
-    were tagged together and tags placed farther off: 30, 26 and 24 left unnamed."""
+    and verdict): every one named or tagged in a normal window, all but 3 in a 640 × 420
+    one. Measured before crowds of markers were tagged together, tags placed farther off
+    and before the verdicts: 30, 26 and 24 left unnamed."""
     canvas = _open(qtbot, EXAMPLE_DIR / "real_kernels_h100_h200.yaml", size)
     unnamed = _unnamed(canvas)
     assert len(unnamed[:-1]) <= most, unnamed

@@ -59,11 +59,15 @@ class Occupancy:
         self.soft = np.zeros((self.rows, self.cols), dtype=bool)
         #: of ``grid``, the counts of lines (roofs, paths): a tag's leader may cross them
         self.lines = np.zeros((self.rows, self.cols), dtype=np.int32)
+        #: the placed texts' boxes, each grown by its air (a tag keeps others off a little
+        #: farther: two texts side by side read as one)
+        self.texts = np.zeros((self.rows, self.cols), dtype=np.int32)
 
     def copy(self) -> Occupancy:
         """An occupancy of its own with the same counts (a placing changes its copy only)."""
         out = Occupancy(self.frame, self.cell)
         out.grid, out.soft, out.lines = self.grid.copy(), self.soft.copy(), self.lines.copy()
+        out.texts = self.texts.copy()
         return out
 
     # -- cells ------------------------------------------------------------------------
@@ -81,11 +85,12 @@ class Occupancy:
             return None
         return r0, r1, c0, c1
 
-    def counts_local(self, rects: np.ndarray) -> np.ndarray:
+    def counts_local(self, rects: np.ndarray, layer: np.ndarray | None = None) -> np.ndarray:
         """How many covered cells lie under each rectangle (rows ``left, top, right,
         bottom``), all at once: from a summed-area table of just the part of the grid the
         rectangles span (cheaper than keeping one of the whole grid while texts are placed
-        one by one)."""
+        one by one). ``layer``: count the cells of this grid instead (a text's air: see
+        :attr:`texts`)."""
         if not len(rects):
             return np.zeros(0, dtype=np.int64)
         r0, r1, c0, c1 = self._cells(rects)
@@ -94,8 +99,8 @@ class Occupancy:
         a0, a1, b0, b1 = int(r0.min()), int(r1.max()), int(c0.min()), int(c1.max())
         sat = np.zeros((a1 - a0 + 1, b1 - b0 + 1), dtype=np.int32)
         if a1 > a0 and b1 > b0:
-            covered = ((self.grid[a0:a1, b0:b1] > 0)
-                       | self.soft[a0:a1, b0:b1]).astype(np.int32)
+            covered = ((self.grid[a0:a1, b0:b1] > 0) | self.soft[a0:a1, b0:b1]
+                       if layer is None else layer[a0:a1, b0:b1] > 0).astype(np.int32)
             np.cumsum(covered, axis=0, out=covered)
             np.cumsum(covered, axis=1, out=sat[1:, 1:])
         r0, r1, c0, c1 = r0 - a0, r1 - a0, c0 - b0, c1 - b0
@@ -115,6 +120,13 @@ class Occupancy:
     def inside(self, rect: Rect) -> bool:
         f = self.frame
         return rect[0] >= f[0] and rect[1] >= f[1] and rect[2] <= f[2] and rect[3] <= f[3]
+
+    def add_text(self, rect: Rect, weight: int = 1) -> None:
+        """A placed text's box, grown by its air (see :attr:`texts`)."""
+        span = self._span(rect)
+        if span is not None:
+            r0, r1, c0, c1 = span
+            self.texts[r0:r1, c0:c1] += weight
 
     def add_rect(self, rect: Rect, weight: int = 1) -> None:
         span = self._span(rect)
@@ -447,6 +459,8 @@ class Request:
     #: more places, tried only when none of ``candidates`` is clean (a tag's farther off:
     #: many, made when asked for)
     far: Callable[[], np.ndarray] | None = field(default=None, compare=False, repr=False)
+    #: air kept between its box and other texts, pixels, beyond :attr:`TextLayout.PAD`
+    air: float = 0.0
 
     @property
     def priority(self) -> int:
@@ -459,6 +473,8 @@ class Placement:
     rect: Rect
     leader: tuple[float, float, float, float] | None = None
     weight: int = field(default=1, repr=False)
+    #: the air its request keeps from other texts
+    air: float = field(default=0.0, repr=False)
 
 
 class TextLayout:
@@ -488,26 +504,29 @@ class TextLayout:
         w, h = request.width, request.height
         mine = request.own if own else None
         cands = as_array(request.candidates)
-        chosen = self._first_clean(cands, w, h, request.cross_lines, mine) if len(cands) \
-            else None
+        air = request.air
+        chosen = self._first_clean(cands, w, h, request.cross_lines, mine, air) \
+            if len(cands) else None
         if chosen is None and request.far is not None:
             cands = request.far()
-            chosen = (self._first_clean(cands, w, h, request.cross_lines, mine)
+            chosen = (self._first_clean(cands, w, h, request.cross_lines, mine, air)
                       if len(cands) else None)
         if chosen is None:
             return None
         row = cands[chosen]
         leader = None if math.isnan(row[2]) else tuple(float(v) for v in row[2:])
         left, top = float(row[0]), float(row[1])
-        placement = Placement(request.key, (left, top, left + w, top + h), leader)
+        placement = Placement(request.key, (left, top, left + w, top + h), leader, air=air)
         self._reserve(placement, 1)
         self.placed[request.key] = placement
         return placement
 
     def _first_clean(self, cands: np.ndarray, w: float, h: float,
-                     cross_lines: bool = False, own: np.ndarray | None = None) -> int | None:
+                     cross_lines: bool = False, own: np.ndarray | None = None,
+                     air: float = 0.0) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
-        ``cross_lines`` a leader may cross lines of data, and the markers ``own``)."""
+        ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
+        keeps ``air`` more from other texts, and out of their air)."""
         occ = self.occupancy
         lefts, tops = cands[:, 0], cands[:, 1]
         f = occ.frame
@@ -517,6 +536,10 @@ class TextLayout:
         p = self.PAD
         boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
         ok[ok] = occ.counts_local(boxes[ok]) == 0
+        if ok.any():  # clear of the other texts' air, and they of its own
+            a = p + air
+            grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
+            ok[ok] = occ.counts_local(grown[ok], occ.texts) == 0
         free = np.flatnonzero(ok)
         mine = occ.coverage(own) if own is not None else None
         # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
@@ -574,6 +597,8 @@ class TextLayout:
         return out
 
     def _reserve(self, placement: Placement, weight: int) -> None:
+        a, r = placement.air, placement.rect
+        self.occupancy.add_text((r[0] - a, r[1] - a, r[2] + a, r[3] + a), weight)
         self.occupancy.add_rect(placement.rect, weight)
         if placement.leader is not None:
             x0, y0, x1, y1 = placement.leader

@@ -429,7 +429,7 @@ class LabelLayer:
             def far(sx=sx, sy=sy, w=w, h=h, radius=radius, frame=frame, most=most):
                 return far_candidates(sx, sy, w, h, radius, frame, most, step)
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
-                       far=far if tag else None)
+                       far=far if tag else None, air=TAG_AIR if tag else 0.0)
 
     def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
@@ -642,6 +642,9 @@ class LabelLayer:
 #: its leader is at most this share of the chart's diagonal long
 FAR_REACH = 0.5
 LEADER_MOST = 0.24
+#: air kept between a tag and other texts, pixels ("add_fp32" and a tag "22" side by side
+#: read as one label)
+TAG_AIR = 3.0
 
 
 def _cand(left: float, top: float):
