@@ -194,14 +194,15 @@ def test_every_point_carries_its_name_or_its_tag(qapp, path, size):
 
 def test_most_real_kernels_are_tagged_at_every_size(qapp):
     """The real-kernels example: 35 kernels, each on two machines with its measured point
-    and its verdict: all 35 are told by name or tag at the default and slide sizes, 27 and
-    33 at the single and double column sizes (before: 11, 10, 0 and 8). Not yet all on a
-    paper column: a row of markers under the compute roofs leaves some tags no place."""
+    and its verdict: all 35 are told by name or tag at the default, slide and double-column
+    sizes, 30 at single-column size, where the column has grown as far as it may for its
+    key (before: 11, 10, 8 and 0 at the default, slide, double and single sizes). Not yet
+    all there: a row of markers under the compute
+    roofs leaves some tags no place."""
     session = _example("real_kernels_h100_h200")
     for size in SIZES:
         untagged = _untagged(session, size)
-        assert len(untagged) <= (8 if size in ("single", "double") else 0), \
-            (size, len(untagged), untagged)
+        assert len(untagged) <= (5 if size == "single" else 0), (size, len(untagged), untagged)
 
 
 def test_llama_ffn_at_single_column_names_all_four_points(qapp):
@@ -403,3 +404,14 @@ def test_the_apps_export_names_every_point_at_single_column_size(qtbot, tmp_path
         win.ask_save_changes = lambda: QMessageBox.Discard
         win.close()
         win.deleteLater()
+
+
+def test_a_column_grows_for_tags_that_found_no_place(qapp):
+    """Double column, the real-kernels example: its key fits the preset's 3.6 in, but some
+    tags found no place by their points (2 of 35 before): the page grows (at most 1.8 ×) until
+    every kernel is told, the width staying 7.16 in."""
+    session = _example("real_kernels_h100_h200")
+    fig = read_figure(figure_bytes(session, "pdf", resolve_size("double")))
+    assert (fig.page[2] - fig.page[0]) / 72.0 == pytest.approx(7.16, abs=0.01)
+    assert 3.6 < (fig.page[3] - fig.page[1]) / 72.0 <= 3.6 * 1.8 + 0.01
+    assert not _untagged(session, "double")

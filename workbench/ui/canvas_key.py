@@ -59,6 +59,15 @@ class TagsAndKey:
         """Tagged operations whose tag another's text says (see :meth:`_join_tags`)."""
         return self._joined
 
+    def untold(self) -> int:
+        """How many tagged operations the chart does not tell: their tag's text found no
+        place by their points."""
+        layout = self._text_layout
+        placed = layout.placed if layout is not None else {}
+        return sum(1 for op in self._key_tags
+                   if op not in self._joined and op in self._labels
+                   and ("point", op) not in placed for _ in self.crowd_of(op))
+
     def crowd_of(self, op_id: int) -> tuple:
         """The operations whose tags the label of ``op_id`` says (itself alone, or a crowd
         of touching markers: see :meth:`_join_tags`)."""

@@ -403,7 +403,12 @@ class LabelLayer:
         # (a crowd's tags before the single names and tags: they need the most room)
         kind = ("selected" if selected == op_id else
                 "crowd" if len(crowd) > 1 else "operation")
-        cands = point_candidates(sx, sy, w, h, radius)
+        if len(crowd) > 1 or radius > 1.5 * canvas.theme.point_size:
+            # beside a crowd, a text with no leader does not say which markers it names:
+            # the places of the nearest ring with their leaders (and the far ones)
+            cands = point_candidates(sx, sy, w, h, radius, CROWD_RINGS)[8:]
+        else:
+            cands = point_candidates(sx, sy, w, h, radius)
         own = None
         if tag:
             # its leader may cross the markers of what it names: its points on every
@@ -638,6 +643,8 @@ class LabelLayer:
         self._leaders.finish()
 
 
+#: rings of places around a crowd of markers: the first twice, its second time with leaders
+CROWD_RINGS = (0.0, 0.0, 14.0, 30.0, 50.0, 75.0, 105.0)
 #: a tag is tried this share of the plot's diagonal away from its markers, at most, and
 #: its leader is at most this share of the chart's diagonal long
 FAR_REACH = 0.5

@@ -132,9 +132,10 @@ def figure_svg(session, fig: FigureSize, *, theme: str = "light", transparent: b
 def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
                      transparent: bool = False, view_range=None) -> tuple[bytes, FigureSize]:
     """The figure as portable SVG 1.1, and its size: a paper column's figure
-    (:attr:`FigureSize.grows`) is made taller when its key would otherwise leave names out."""
+    (:attr:`FigureSize.grows`) is made taller when its key would otherwise leave names out,
+    or some of its points' tags found no place."""
     ensure_gui_app()
-    for _ in range(3):
+    for _ in range(4):
         with _offscreen_canvas(session, fig, theme, view_range) as canvas:
             taller = _taller_for_key(canvas, fig)
             if taller is None:
@@ -144,13 +145,23 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
         return _svg_of(canvas, session, fig, theme, transparent), fig
 
 
+#: a paper column whose points' tags find no place is tried this much taller at a time
+TALLER_FOR_TAGS = 1.2
+
+
 def _taller_for_key(canvas, fig: FigureSize) -> FigureSize | None:
     """A taller figure whose key would list every row, for a figure that may grow and whose
     key left rows out (None: as it is). The chart keeps its height; the page grows by what
     the key lacks, and enough that the key stays within its share of the page."""
     legend = canvas.legend_item
-    if not fig.grows or not legend.isVisible() or not legend.dropped:
+    if not fig.grows:
         return None
+    if not legend.isVisible() or not legend.dropped:
+        # every row listed: taller for the tags that found no place by their points
+        if not canvas.key.untold():
+            return None
+        taller = fig.taller(math.ceil(fig.height * TALLER_FOR_TAGS))
+        return taller if taller.height > fig.height else None
     lacking = legend.full_height - legend.height()
     logical = fig.logical[1]
     need = max(logical + lacking, legend.full_height / canvas.legend.LEGEND_MOST) + 8.0

@@ -93,15 +93,20 @@ class FigureSize:
     dpi: float
     #: extra enlargement of the layout (the presentation theme's), not of the pixels
     boost: float = 1.0
-    #: a paper column: its width is the journal's, its height may grow (up to
-    #: :data:`MOST_GROWTH` times) so that the key below the plot names every point
-    grows: bool = False
+    #: a paper column: its width is the journal's, its height may grow up to this many
+    #: pixels (:data:`MOST_GROWTH` times its preset's) so that the key below the plot lists
+    #: every row and the points have room for their tags (0: it does not grow)
+    most_height: int = 0
+
+    @property
+    def grows(self) -> bool:
+        """Whether it may be made taller (see :attr:`most_height`)."""
+        return self.most_height > self.height
 
     def taller(self, height: int) -> FigureSize:
-        """This figure ``height`` pixels high (at most :data:`MOST_GROWTH` times as high as
-        it was), its type as it was; it grows no further."""
-        height = min(max(self.height, int(height)), round(self.height * MOST_GROWTH), MAX_SIDE)
-        return replace(self, height=height, grows=False)
+        """This figure ``height`` pixels high (at most :attr:`most_height`), its type as it
+        was."""
+        return replace(self, height=min(max(self.height, int(height)), self.most_height))
 
     @property
     def scale(self) -> float:
@@ -152,7 +157,8 @@ def resolve_size(size: str | None = None, width: int | None = None, height: int 
         width = max(1, round(height * base_w / base_h))
     w_px, h_px = int(width or base_w), int(height or base_h)
     fig = FigureSize(w_px, h_px, float(base_dpi),
-                     type_boost(theme, type_scale, w_px / base_dpi, h_px / base_dpi), grows)
+                     type_boost(theme, type_scale, w_px / base_dpi, h_px / base_dpi),
+                     min(round(h_px * MOST_GROWTH), MAX_SIDE) if grows else 0)
     if fig.width > MAX_SIDE or fig.height > MAX_SIDE or fig.width * fig.height > MAX_PIXELS:
         raise ExportError(f"figure of {fig.width} × {fig.height} pixels is too large "
                           f"(at most {MAX_SIDE} per side and {MAX_PIXELS // 1_000_000} million "
