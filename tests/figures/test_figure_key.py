@@ -197,8 +197,7 @@ def test_most_real_kernels_are_tagged_at_every_size(qapp):
     and its verdict: all 35 are told by name or tag at the default, slide and double-column
     sizes, 30 at single-column size, where the column has grown as far as it may for its
     key (before: 11, 10, 8 and 0 at the default, slide, double and single sizes). Not yet
-    all there: a row of markers under the compute
-    roofs leaves some tags no place."""
+    all there: a row of markers under the compute roofs leaves some tags no place."""
     session = _example("real_kernels_h100_h200")
     for size in SIZES:
         untagged = _untagged(session, size)
