@@ -643,6 +643,15 @@ def test_too_many_aliases_are_refused_with_a_line():
     assert err.value.line == 1  # where the list they all repeat is written
 
 
+def test_aliases_expanding_too_far_are_refused_with_a_line():
+    ones = ", ".join(["1"] * 100_001)
+    text = f"a: &a [{ones}]\nb: *a\nc: *a\n"  # two aliases, 200,002 values repeated
+    with pytest.raises(InputError) as err:
+        loads_session(text, "s.yaml")
+    assert "expand the document by more than 200,000 values" in str(err.value)
+    assert err.value.line == 1  # where the values they repeat are written
+
+
 def test_a_merge_key_is_refused_at_its_line():
     with pytest.raises(InputError) as err:
         loads_session("a: &x {b: 1}\nc:\n  <<: *x\n", "s.yaml")

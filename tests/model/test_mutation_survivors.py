@@ -674,8 +674,9 @@ def test_a_model_whose_operations_were_cut_is_expanded_afresh():
 
 def test_measured_flops_far_from_the_model_are_noted_as_a_percentage():
     result = evaluate(_gemm(), get_preset("h100-sxm"))
-    m = Measurement("k", operation="mm", time_s=1e-3, flops=2 * result.flops)
-    assert "measured FLOPs differ from the model's by +100 %" in judge(m, result).notes
+    for ratio, shown in ((1.5, "+50 %"), (2.0, "+100 %"), (0.75, "-25 %")):
+        m = Measurement("k", operation="mm", time_s=1e-3, flops=ratio * result.flops)
+        assert f"measured FLOPs differ from the model's by {shown}" in judge(m, result).notes
 
 
 def test_a_measurement_that_cannot_be_judged_keeps_its_place():
