@@ -48,7 +48,7 @@ from workbench.model.measured import Measurement, judge
 from workbench.model.measured_session import judge_session
 from workbench.model.operations import Operation
 from workbench.model.overlays import measured_marks, pair_links, sweep_paths
-from workbench.model.roofline import evaluate
+from workbench.model.roofline import evaluate, sweep
 from workbench.model.scene import build_scene, overlay_extent, short_name, whose_texts
 from workbench.model.session import Comparison, HardwareEntry, OperationEntry, Session
 from workbench.model.sweeps import Crossing, Sweep
@@ -799,3 +799,16 @@ def test_an_unfused_chain_writes_its_last_step_to_the_named_output():
 def test_a_softmax_says_how_often_it_crosses_memory():
     op = Operation("softmax", {"rows": 1024, "cols": 1024, "dtype": "bf16"})
     assert any("read once and written once" in n for n in op.counts().notes)
+
+
+def test_a_sweep_of_an_operation_past_two_to_the_63_flops_gives_float_arrays():
+    # attention over a million positions: 4·b·h·q·k·d = 2.7·10²⁰ FLOPs, past int64; the KV
+    # heads change only the bytes, so the FLOPs stay one whole number through the counting
+    op = Operation("attention", {"batch": 4096, "heads": 128, "head_dim": 128,
+                                 "query_len": 10**6, "kv_len": 10**6})
+    out = sweep(op, get_preset("h100-sxm"), kv_heads=np.array([1.0, 8.0]))
+    flops = 4 * 4096 * 128 * 10**6 * 10**6 * 128
+    for key in ("intensity", "attainable_flops", "fraction_of_peak"):
+        assert out[key].dtype == np.float64, key
+    np.testing.assert_allclose(out["intensity"], flops / out["bytes"], rtol=1e-12)
+    assert np.isfinite(out["attainable_flops"]).all()
