@@ -665,3 +665,26 @@ def test_an_oversized_document_is_refused_naming_its_limit_in_mebibytes():
     with pytest.raises(InputError) as err:
         parse_yaml(b"a: 1\n" + b" " * (32 * 1024 * 1024), "s.yaml", limit=32 * 1024 * 1024)
     assert "document is larger than 32 MB" in str(err.value)
+
+
+# =============================================================================================
+# the third sample (docs/mutation.md)
+
+def test_a_model_entrys_lengths_visibility_and_colours_are_read():
+    s = loads_session("schema_version: 2\noperations: []\nmodels:\n  - config: Llama-3.1-8B\n"
+                      "    phase: prefill\n    prompt_len: 512\n    output_len: 0\n"
+                      "    visible: false\n    colors: {gemm: '#123456'}\n", "s.yaml")
+    entry = s.models[0]
+    assert (entry.setup.prompt_len, entry.setup.output_len) == (512, 0)  # 0: one step only
+    assert entry.visible is False and entry.colors["gemm"] == "#123456"  # others: the palette
+
+
+def test_an_empty_session_title_is_accepted():
+    assert loads_session("schema_version: 2\ntitle: ''\noperations: []\n", "s.yaml").title == ""
+
+
+def test_written_yaml_keeps_the_order_of_its_keys():
+    from workbench.io.yamlio import dump_yaml
+
+    assert dump_yaml({"schema_version": 2, "title": "t", "hardware": []}).splitlines()[0] \
+        == "schema_version: 2"

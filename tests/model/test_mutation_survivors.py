@@ -812,3 +812,60 @@ def test_a_sweep_of_an_operation_past_two_to_the_63_flops_gives_float_arrays():
         assert out[key].dtype == np.float64, key
     np.testing.assert_allclose(out["intensity"], flops / out["bytes"], rtol=1e-12)
     assert np.isfinite(out["attainable_flops"]).all()
+
+
+# =============================================================================================
+# the third sample (docs/mutation.md): whole-model numbers against published figures
+
+def test_published_parameter_counts_of_qwen_mixtral_and_deepseek_lite():
+    # the models' own safetensors: Qwen2.5-7B 7,615,616,512 (Q/K/V biases included),
+    # Mixtral-8x7B 46,702,792,704; DeepSeek-V2-Lite 15.7 B (two shared experts per MoE layer)
+    assert read_model_config("Qwen2.5-7B").params == 7_615_616_512
+    assert read_model_config("Mixtral-8x7B").params == 46_702_792_704
+    assert read_model_config("DeepSeek-V2-Lite").params == pytest.approx(15.7e9, rel=0.005)
+
+
+def test_deepseek_lites_moe_layer_holds_router_routed_and_shared_experts():
+    arch = read_model_config("DeepSeek-V2-Lite")  # hidden 2048, 64 experts of 1408, 2 shared
+    assert arch.moe.shared_intermediate == 2 * 1408
+    expert = 3 * 2048 * 1408  # gate, up and down
+    assert arch.moe_layer_params() == 2048 * 64 + 64 * expert + 3 * 2048 * 2 * 1408
+
+
+def test_deepseek_lites_query_projection_and_rope_work():
+    arch = read_model_config("DeepSeek-V2-Lite")  # 16 heads of 128 + 64, no query LoRA
+    ops = _steps(arch, Setup("decode", batch=2))
+    q = ops["Q projection"]
+    assert (q.params["n"], q.params["k"]) == (16 * (128 + 64), 2048)
+    # RoPE: 3 FLOPs per rotated element, over the 16 query heads and the one shared key
+    assert ops["RoPE"].counts().flops == 3 * 2 * (16 + 1) * 64
+
+
+def test_one_chip_holds_every_weight():
+    arch = read_model_config("Mixtral-8x7B")
+    assert arch.weight_bytes_per_chip("bf16") == 2 * 46_702_792_704
+
+
+def test_gemma_runs_its_ffn_with_gelu():
+    ops = _steps(read_model_config("Gemma-2-9B"), Setup("decode"))
+    assert "activation (gelu · up)" in ops
+    assert ops["activation (gelu · up)"].params["steps"][0]["op"] == "gelu"
+
+
+def test_expert_weights_are_read_at_the_weights_dtype():
+    ops = _steps(read_model_config("Mixtral-8x7B"), Setup("decode", batch=8, weights="int4"))
+    assert ops["experts gate/up"].params["w_dtype"] == "int4"
+    assert ops["experts down"].params["w_dtype"] == "int4"
+
+
+def test_a_stage_send_says_it_crosses_one_link():
+    op = Operation("all_reduce", {"rows": 16, "hidden": 64, "chips": 2, "dtype": "bf16",
+                                  "collective": "send"})
+    assert any("Point to point" in n for n in op.counts().notes)
+
+
+def test_a_two_point_range_is_its_two_ends():
+    from workbench.model.sweeps import Range
+
+    np.testing.assert_array_equal(Range(1.0, 8.0, 2).expand(), [1.0, 8.0])
+    np.testing.assert_array_equal(Range(1.0, 8.0, 1).expand(), [1.0])
