@@ -688,3 +688,89 @@ def test_written_yaml_keeps_the_order_of_its_keys():
 
     assert dump_yaml({"schema_version": 2, "title": "t", "hardware": []}).splitlines()[0] \
         == "schema_version: 2"
+
+
+def test_a_background_autosave_writes_the_session_and_it_can_be_recovered(tmp_path):
+    from workbench.io.autosave import Autosave, Recoverable
+
+    session = Session(title="unsaved work")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    saver = Autosave(tmp_path)
+    saver.write_in_background(session, None)
+    saver.wait()
+    back = Recoverable(saver.path, None, 0.0, 0).load()
+    assert back.title == "unsaved work" and back.hardware[0].preset == "h100-sxm"
+
+
+def test_a_measured_user_machine_gives_its_provenance(tmp_path, monkeypatch):
+    monkeypatch.setenv(user_presets.USER_PRESETS_VARIABLE, str(tmp_path))
+    hw = get_preset("h100-sxm").copy(id="lab-gpu", name="Lab GPU")
+    user_presets.save_machine(hw, {"cpu": "Test CPU", "method": "stream"})
+    assert user_presets.measurement_of("lab-gpu") == {"cpu": "Test CPU", "method": "stream"}
+    assert user_presets.is_measured("lab-gpu") and not user_presets.is_measured("h100-sxm")
+
+
+def test_a_broken_user_machine_file_is_reported_not_loaded(tmp_path, monkeypatch):
+    monkeypatch.setenv(user_presets.USER_PRESETS_VARIABLE, str(tmp_path))
+    (tmp_path / "broken.yaml").write_text("- just\n- a list\n", encoding="utf-8")
+    assert user_presets.load_user_presets() == {}
+    (problem,) = user_presets.user_preset_problems()
+    assert "broken.yaml" in problem and "must be a mapping" in problem
+
+
+def test_a_machine_without_a_name_is_written_under_its_id():
+    hw = get_preset("h100-sxm").copy(id="lab-gpu", name="  ")
+    from workbench.io.sessions import hardware_to_data
+
+    assert hardware_to_data(hw)["name"] == "lab-gpu"
+
+
+def test_reading_does_not_depend_on_a_non_blocking_flag(tmp_path, monkeypatch):
+    # where os has no O_NONBLOCK (Windows) the file is still opened for reading only
+    path = tmp_path / "s.yaml"
+    path.write_text("a: 1\n", encoding="utf-8")
+    monkeypatch.delattr(limits.os, "O_NONBLOCK", raising=False)
+    assert read_regular_file(str(path), 1000, "session file") == b"a: 1\n"
+
+
+@pytest.mark.parametrize(("yaml_text", "where", "fragment"), [
+    ("  - {kind: elementwise, name: e, n: 8, steps: []}\n", "operations[0].steps",
+     "needs at least one step"),
+    ("  - {kind: gemm, name: g, m: 8, n: 8, k: 8, color: blue}\n", "operations[0].color",
+     "must be a colour like"),
+    ("  - {kind: gemm, name: g, m: true, n: 8, k: 8}\n", "operations[0].m", "true (a boolean)"),
+])
+def test_operation_errors_name_their_place_and_problem(yaml_text, where, fragment):
+    message = _error("schema_version: 2\noperations:\n" + yaml_text)
+    assert where in message and fragment in message
+
+
+@pytest.mark.parametrize(("block", "where", "fragment"), [
+    ("      startup: {matrixx: 1 us}\n", "calibration.startup.matrixx", "unknown key"),
+    ("      launch_graph: 0 s\n", None, None),  # zero launch cost: accepted
+    ("      source: 5\n", "calibration.source", "must be"),
+])
+def test_calibration_block_places(block, where, fragment):
+    text = _machine_with_calibration(block)
+    if where is None:
+        assert loads_session(text, "m.yaml").hardware[0].hardware.calibration.launch_graph == 0
+        return
+    message = _error(text)
+    assert f"hardware[0].{where}" in message and fragment in message
+
+
+def test_a_machine_naming_a_missing_link_lists_its_links():
+    message = _error(_MACHINE + "    interconnect: {nvlink: 900 GB/s}\n"
+                     "    link_latency: {pcie: 1 us}\n")
+    assert "nvlink" in message
+
+
+def test_an_efficiency_out_of_range_names_it():
+    message = _error(_MACHINE + "    efficiency: 1.5\n")
+    assert "hardware[0].efficiency" in message
+
+
+def test_an_empty_name_is_refused_with_a_reason():
+    message = _error("schema_version: 2\ntitle: t\noperations:\n  - {kind: gemm, name: '', m: 8,"
+                     " n: 8, k: 8}\n")
+    assert "operations[0].name" in message and "must not be empty" in message
