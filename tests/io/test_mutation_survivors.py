@@ -765,9 +765,10 @@ def test_a_machine_naming_a_missing_link_lists_its_links():
     assert "nvlink" in message
 
 
-def test_an_efficiency_out_of_range_names_it():
-    message = _error(_MACHINE + "    efficiency: 1.5\n")
-    assert "hardware[0].efficiency" in message
+def test_an_efficiency_out_of_range_or_not_a_number_names_it():
+    assert "hardware[0].efficiency: must be a fraction" in _error(_MACHINE + "    efficiency: 1.5\n")
+    assert "hardware[0].efficiency: expected a plain number" in _error(
+        _MACHINE + "    efficiency: fast\n")
 
 
 def test_an_empty_name_is_refused_with_a_reason():
