@@ -869,3 +869,61 @@ def test_a_two_point_range_is_its_two_ends():
 
     np.testing.assert_array_equal(Range(1.0, 8.0, 2).expand(), [1.0, 8.0])
     np.testing.assert_array_equal(Range(1.0, 8.0, 1).expand(), [1.0])
+
+
+def test_a_flat_leader_line_is_hit_along_its_length():
+    layout = TextLayout(Occupancy((0.0, 0.0, 400.0, 300.0)))
+    layout.placed["far"] = Placement("far", (100.0, 55.0, 140.0, 67.0), (50.0, 60.0, 98.0, 60.0))
+    assert layout.hit_by_any(np.array([[70.0, 59.5, 72.0, 60.5]])) == {"far"}
+
+
+def test_occupancy_counts_many_rectangles_at_once_inside_and_out():
+    occ = Occupancy((0.0, 0.0, 100.0, 100.0), cell=2.0)
+    occ.add_rects(np.array([[0.0, 0.0, 4.0, 4.0], [10.0, 10.0, 14.0, 14.0]]))
+    assert occ.count((0.0, 0.0, 4.0, 4.0)) == 4 and occ.count((10.0, 10.0, 14.0, 14.0)) == 4
+    counts = occ.counts_local(np.array([[10.0, 10.0, 14.0, 14.0], [1000.0, 0.0, 1010.0, 10.0]]))
+    assert counts.tolist() == [4, 0]  # the second lies right of the plot
+    assert occ.counts_local(np.zeros((0, 4))).tolist() == []
+
+
+def test_a_segment_along_an_edge_just_inside_is_kept():
+    assert clip_segment(0.0, 0.5, 10.0, 0.5, (0.0, 0.0, 100.0, 100.0)) == (0.0, 0.5, 10.0, 0.5)
+    assert clip_segment(0.0, -0.5, 10.0, -0.5, (0.0, 0.0, 100.0, 100.0)) is None
+
+
+def test_places_over_a_short_roof_also_reach_left_of_it():
+    # a roof of 100 px under an 80 px text: some places hang left of it, over the slope
+    places = flat_candidates(300.0, 400.0, 80.0, 80.0, 12.0, (0.0, 0.0, 500.0, 300.0))
+    assert any(c.left < 300.0 for c in places)
+
+
+def test_a_leader_leaving_the_plot_does_not_stop_the_place():
+    layout = TextLayout(Occupancy((0.0, 0.0, 200.0, 200.0)))
+    placed = layout.place(Request("op", "operation", 20.0, 10.0,
+                                  [Candidate(50.0, 50.0, (60.0, 260.0, 60.0, 61.0))]))
+    assert placed is not None and placed.rect[:2] == (50.0, 50.0)
+
+
+def test_the_chart_range_without_machines_covers_the_points():
+    point = SimpleNamespace(x=10.0, y=5e12)
+    (x_lo, x_hi), (y_lo, y_hi) = scene_module._data_range([point], [], [])
+    assert x_lo <= 10.0 / 1.25 and x_hi >= 10.0 * 1.25 and y_lo <= 4e12 and y_hi >= 6.25e12
+
+
+def test_an_operation_that_moves_no_bytes_is_not_drawn():
+    # no bytes: an infinite intensity, at the compute roof; a log chart has no place for it
+    result = evaluate(Operation("custom", {"flops": 1e12, "bytes": 0.0, "precision": "bf16"},
+                                "c"), get_preset("h100-sxm"))
+    assert math.isinf(result.intensity) and result.attainable_flops > 0
+    assert not scene_module._drawable(result)
+    scene = _scene([Operation("custom", {"flops": 1e12, "bytes": 0.0, "precision": "bf16"},
+                              "c")])
+    assert scene.points == [] or all(math.isfinite(p.x) for p in scene.points)
+
+
+def test_renaming_a_model_renames_its_operations():
+    model = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"), Setup("decode"))
+    entries = expand_entries(model)
+    model.name = "Mine"
+    assert refresh_params(model, entries)
+    assert all(e.operation.name.startswith("Mine: ") for e in entries)
