@@ -775,3 +775,44 @@ def test_an_empty_name_is_refused_with_a_reason():
     message = _error("schema_version: 2\ntitle: t\noperations:\n  - {kind: gemm, name: '', m: 8,"
                      " n: 8, k: 8}\n")
     assert "operations[0].name" in message and "must not be empty" in message
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("schema_version: 2\nhardware:\n  - preset: h100-sxm\n    based_on: 5\n",
+     "hardware[0].based_on"),
+    ("schema_version: 2\noperations: []\nmeasurements:\n  - {name: 5, time: 1 ms, flops: 1e9,"
+     " bytes: 1e6}\n", "measurements[0].name"),
+    ("schema_version: 2\noperations: []\nview: 5\n", "view settings"),
+    ("schema_version: 2\noperations: []\nmodels:\n  - config: Llama-3.1-8B\n"
+     "    quantize_embeddings: maybe\n", "models[0].quantize_embeddings"),
+])
+def test_session_errors_name_their_place(text, fragment):
+    assert fragment in _error(text)
+
+
+def test_a_config_missing_head_dim_names_head_dim():
+    data = _llama(hidden_size=4100, num_attention_heads=32)  # 4100 is not a multiple of 32
+    data.pop("head_dim", None)
+    with pytest.raises(InputError) as err:
+        parse_model_config(data, file="c.json")
+    assert "head_dim: missing" in str(err.value)
+
+
+def test_a_config_that_is_not_json_names_its_file():
+    from workbench.io.model_configs import loads_json
+
+    with pytest.raises(InputError) as err:
+        loads_json("{not json", "c.json")
+    assert err.value.file == "c.json"
+
+
+def test_an_ncu_kernel_without_a_name_names_the_kernel_name_column():
+    header = DESCRIPTIVE + ["gpu__time_duration.sum", "dram__bytes.sum",
+                            "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"]
+    rows = [header, [""] * 11 + ["usecond", "byte", "inst"],
+            ["0", "1", "bench", "host", "", "1", "7", "(256, 1, 1)", "(80, 1, 1)", "0", "8.0",
+             "10", "100", "5"]]
+    text = "\n".join(",".join(f'"{c}"' for c in row) for row in rows) + "\n"
+    with pytest.raises(InputError) as err:
+        parse_ncu_csv(text, "n.csv")
+    assert err.value.path == ("Kernel Name",)

@@ -927,3 +927,38 @@ def test_renaming_a_model_renames_its_operations():
     model.name = "Mine"
     assert refresh_params(model, entries)
     assert all(e.operation.name.startswith("Mine: ") for e in entries)
+
+
+def test_a_link_written_with_a_dash_is_known_by_its_kind():
+    from workbench.model.hardware import link_kind
+
+    assert link_kind("Infinity-Fabric") == link_kind("infinity fabric") == "Infinity Fabric"
+
+
+def test_a_causal_mask_with_more_queries_than_keys_names_query_len():
+    from workbench.model.operations import cross_checks
+
+    problems = cross_checks("attention", {"heads": 8, "kv_heads": 8, "head_dim": 64,
+                                          "query_len": 4096, "kv_len": 1024, "causal": True,
+                                          "batch": 1, "implementation": "flash",
+                                          "dtype": "bf16", "kv_dtype": "bf16", "compute": None})
+    assert [key for key, _ in problems] == ["query_len"]
+
+
+def test_expert_parallelism_on_a_dense_model_names_ep():
+    with pytest.raises(SetupError) as err:
+        layer_steps(read_model_config("Llama-3.1-8B"), Setup("decode", ep=2))
+    assert str(err.value).startswith("ep: ") and "no routed experts" in str(err.value)
+
+
+def test_a_compared_pair_and_a_requests_data_use_their_documented_keys():
+    from workbench.model.comparison import compare_session
+
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    session.operations = [OperationEntry(_gemm(name="a")), OperationEntry(_gemm(name="b"))]
+    session.comparisons = [Comparison("a", "b")]
+    (pair,) = compare_session(session, evaluate_session(session))
+    assert (pair.as_dict()["first"], pair.as_dict()["second"]) == ("a", "b")
+    request = RequestResult("m", 100, ttft_s=0.1, decode_s=0.9)
+    assert request.as_dict()["tpot_mean_s"] == pytest.approx(0.009, rel=1e-12)  # 0.9 s / 100
