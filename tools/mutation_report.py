@@ -9,7 +9,8 @@ Reads the result files mutmut keeps beside its mutated copy of the sources
     python tools/mutation_report.py score [--names FILE]      # score, overall and per module
 
 The score is killed / (killed + survived). A timeout counts as killed (the
-mutant made the tests hang, which a user would notice). A mutant that no
+mutant made the tests hang, which a user would notice); timeouts are listed
+apart, since a hang the mutant did not cause would also count. A mutant that no
 selected test even reaches ("no tests") counts as survived: nothing would
 catch it. Mutants not run yet are left out and counted apart.
 """
@@ -23,6 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 
 KILLED = {1, 3, 36, -24, 24, 152, 255}  # a failing test, a pytest error, or a timeout
+TIMEOUT = {36, -24, 24, 152, 255}  # killed, but listed: a hang the mutant did not cause would pass for a kill
 SURVIVED = {0, 5, 33}  # tests passed, or no test reaches the mutated function
 
 
@@ -61,6 +63,7 @@ def score(by_module: dict[str, dict[str, int | None]], only: set[str] | None) ->
     lines = [f"{'module':40} {'killed':>7} {'survived':>8} {'other':>6} {'not run':>8} {'score':>7}"]
     totals = defaultdict(int)
     survivors = []
+    timeouts = []
     for module, codes in sorted(by_module.items()):
         counts = defaultdict(int)
         for name, code in codes.items():
@@ -70,6 +73,8 @@ def score(by_module: dict[str, dict[str, int | None]], only: set[str] | None) ->
                 counts["not run"] += 1
             elif code in KILLED:
                 counts["killed"] += 1
+                if code in TIMEOUT:
+                    timeouts.append(name)
             elif code in SURVIVED:
                 counts["survived"] += 1
                 survivors.append(name)
@@ -84,6 +89,10 @@ def score(by_module: dict[str, dict[str, int | None]], only: set[str] | None) ->
     lines.append("")
     lines.append(f"survivors ({len(survivors)}):")
     lines += [f"  {name}" for name in sorted(survivors, key=_sort_key)]
+    if timeouts:
+        lines.append("")
+        lines.append(f"timeouts, counted as killed ({len(timeouts)}):")
+        lines += [f"  {name}" for name in sorted(timeouts, key=_sort_key)]
     return "\n".join(lines)
 
 

@@ -402,6 +402,43 @@ def test_a_large_sweep_on_several_machines_equals_each_machine_alone(monkeypatch
     assert len(set(peaks)) > 1  # the machines differ, so a shuffled order would show
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_process_can_run_a_large_sweep_after_its_parent_did():
+    """A process forked after a large sweep (multiprocessing's default on Linux, a test
+    runner's worker) has none of the parent's sweep threads: its own large sweep must still
+    finish, not wait forever on threads that are not there."""
+    import os
+    import signal
+    import time
+
+    from workbench.model import roofline
+
+    machines = [get_preset("h100-sxm"), get_preset("a100-80gb")]
+    op = Operation("gemm", {"n": 4096, "k": 4096, "dtype": "bf16"})
+    m = np.arange(1, roofline.PARALLEL_MIN_SHAPES + 2)
+    roofline.sweep_machines(op, machines, m=m)  # the parent's threads now exist
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 if its sweep finishes and agrees with the parent's rule
+        code = 1
+        try:
+            signal.alarm(20)
+            got = roofline.sweep_machines(op, machines, m=m)
+            code = 0 if len(got) == len(machines) else 2
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked process's sweep did not finish in 30 s")
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 def test_array_results_are_read_only_and_leave_the_callers_arrays_alone():
     """A sweep's arrays may share memory (t_predicted is t_lower when nothing derates it, the
     intensity is shared by every machine): they are read-only, so no caller can change one

@@ -493,3 +493,14 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
 #: handing work to a thread costs more than it saves).
 PARALLEL_MIN_SHAPES = 100_000
 _POOL = None  # the sweep threads (a concurrent.futures.ThreadPoolExecutor), made when needed
+
+
+def _forget_pool() -> None:
+    """A forked process has none of its parent's threads, only the pool object that names
+    them: work handed to it would wait forever. The child makes its own pool when needed."""
+    global _POOL
+    _POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
