@@ -117,8 +117,8 @@ class _PaintCounter:
 def shown_window(session):
     """The application and a 1600 × 1000 main window showing ``session``, laid out and
     painted, as each edit benchmark starts."""
-    from workbench.ui.app import create_app
-    from workbench.ui.main_window import MainWindow
+    from workbench.ui.window.app import create_app
+    from workbench.ui.window.main_window import MainWindow
 
     app = create_app()
     window = MainWindow()
@@ -144,7 +144,7 @@ def bench_edit_to_paint(n_ops: int, reps: int) -> tuple[dict[str, float], dict[s
     from PySide6.QtCore import QObject
     from PySide6.QtWidgets import QApplication
 
-    from workbench.ui.editor import _FLUSH_EVENT
+    from workbench.ui.editors.operation_editor import _FLUSH_EVENT
 
     app, window = shown_window(big_session(n_ops))
     doc = window.document
@@ -208,8 +208,8 @@ def bench_model_edit(view: str, reps: int, config: str = "Llama-3.1-405B") -> di
     from PySide6.QtWidgets import QApplication
 
     from workbench.io.model_configs import read_model_config
-    from workbench.model.llm import Setup
-    from workbench.model.llm_session import ModelEntry
+    from workbench.model.llm.architecture import Setup
+    from workbench.model.llm.session import ModelEntry
     from workbench.model.session import Session
     app, window = shown_window(Session(title="model", hardware=big_session(0).hardware))
     doc = window.document
@@ -374,8 +374,8 @@ def bench_open(n_ops: int, reps: int) -> dict[str, float]:
 def measure_open(path: str, reps: int) -> dict[str, float]:
     from PySide6.QtWidgets import QApplication
 
-    from workbench.ui.app import create_app
-    from workbench.ui.main_window import MainWindow
+    from workbench.ui.window.app import create_app
+    from workbench.ui.window.main_window import MainWindow
 
     app = create_app()
     window = MainWindow()
@@ -397,8 +397,8 @@ def measure_open(path: str, reps: int) -> dict[str, float]:
 
 
 def bench_export(reps: int) -> dict[str, dict[str, float]]:
-    from workbench.ui.app import create_app
-    from workbench.ui.export import render_figure
+    from workbench.ui.figures.export import render_figure
+    from workbench.ui.window.app import create_app
 
     create_app()
     session = big_session(100)
@@ -420,7 +420,7 @@ def bench_export(reps: int) -> dict[str, dict[str, float]]:
 _STARTUP_APP = r"""
 import sys
 sys.path.insert(0, {root!r})
-from workbench.ui.launch import start
+from workbench.ui.window.launch import start
 window = start()  # what `roofline-workbench` does before its event loop
 from PySide6.QtWidgets import QApplication
 QApplication.processEvents()
@@ -450,8 +450,8 @@ import os, sys
 sys.path.insert(0, {root!r})
 sys.argv = ["x"]
 from benchmarks.run import big_session
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 app = create_app()
 w = MainWindow(); w.resize(1600, 1000)
 w.set_session(big_session({n}), None); w.show(); app.processEvents(); w.repaint()

@@ -42,8 +42,8 @@ def main() -> int:
 
     from workbench.io.examples import DEFAULT_EXAMPLE, examples_dir
     from workbench.io.sessions import load_session
-    from workbench.ui.app import create_app
-    from workbench.ui.main_window import MainWindow
+    from workbench.ui.window.app import create_app
+    from workbench.ui.window.main_window import MainWindow
 
     app = create_app()
     window = MainWindow()

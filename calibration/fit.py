@@ -34,8 +34,8 @@ sys.path.insert(0, str(HERE.parent))
 
 from workbench.io.model_configs import read_model_config  # noqa: E402
 from workbench.io.presets import get_preset  # noqa: E402
-from workbench.model.llm import Setup, layer_steps  # noqa: E402
-from workbench.model.llm_results import model_result  # noqa: E402
+from workbench.model.llm.architecture import Setup, layer_steps  # noqa: E402
+from workbench.model.llm.results import model_result  # noqa: E402
 from workbench.model.operations import Operation  # noqa: E402
 from workbench.model.prediction import Calibration, classify  # noqa: E402
 from workbench.model.roofline import evaluate  # noqa: E402

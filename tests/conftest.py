@@ -46,8 +46,8 @@ def open_window(qtbot):
     file ``path``, resized to ``size``); each is closed at the end without asking to save."""
     from PySide6.QtWidgets import QMessageBox
 
-    from workbench.ui.app import create_app
-    from workbench.ui.main_window import MainWindow
+    from workbench.ui.window.app import create_app
+    from workbench.ui.window.main_window import MainWindow
 
     windows = []
 

@@ -10,6 +10,13 @@ Read from the sources (every import statement, also those inside functions and u
 * ``workbench.ui`` imports no command line;
 * the package's ``__init__`` (the version) may be imported from anywhere.
 
+Inside a part, its rooms (subpackages) go one way too (:data:`ROOMS`): the user interface's
+shared modules (``bridge``, ``widgets``) ← ``chart``, ``editors``, ``dialogs`` ←
+``figures`` (← ``chart``), ``panels`` (← ``chart``, ``editors``, ``dialogs``) ← ``window``;
+the model's core ← ``chart``, ``llm``. Rooms of one rank do not import each other, and the
+one import against the order is listed with its reason (:data:`AGAINST_THE_ROOMS`). Every
+subpackage has its room, and no folder holds more than :data:`MAX_MODULES` modules.
+
 Cycles are looked for among the imports that run: one under ``if TYPE_CHECKING:`` only
 names a type and does not tie the import order of two modules.
 """
@@ -17,6 +24,7 @@ names a type and does not tie the import order of two modules.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -26,6 +34,22 @@ PACKAGE = REPO / "workbench"
 
 #: layer of each part of the package; a module may import its own part and lower layers
 LAYERS = {"model": 0, "io": 1, "document": 1, "measure": 1, "ui": 2, "cli": 3, "__main__": 4}
+
+#: rank of each room (subpackage) of a part, by the same rule: a module may import its own
+#: room and lower ranks of its part; "" is the part's own modules (``workbench.ui.bridge``)
+ROOMS = {
+    "model": {"": 0, "chart": 1, "llm": 1},
+    "ui": {"": 0, "chart": 1, "editors": 1, "dialogs": 1, "figures": 2, "panels": 2, "window": 3},
+}
+
+#: imports against the order of the rooms, each with its reason
+AGAINST_THE_ROOMS = {
+    ("workbench.model.operations", "workbench.model.llm.kinds"):
+        "the kinds whole models need are registered with the basic ones",
+}
+
+#: the most modules (``__init__.py`` included) one folder of the package may hold
+MAX_MODULES = 20
 
 
 def module_name(path: Path, root: Path = REPO) -> str:
@@ -108,8 +132,15 @@ def _layer(module: str) -> tuple[str, int] | None:
     parts = module.split(".")
     if len(parts) < 2:
         return None  # the package itself
-    part = "cli" if parts[1].startswith("cli_") else parts[1]  # cli_model.py & co. are the cli
-    return part, LAYERS[part]
+    return parts[1], LAYERS[parts[1]]
+
+
+def _room(module: str) -> tuple[str, int]:
+    """The room of a module inside its part, and its rank there."""
+    parts = module.split(".")
+    rooms = ROOMS.get(parts[1], {"": 0})
+    room = parts[2] if len(parts) > 2 and parts[2] in rooms else ""
+    return room, rooms[room]
 
 
 def layer_violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
@@ -118,10 +149,16 @@ def layer_violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
         mine = _layer(module)
         for target, line in targets.items():
             theirs = _layer(target)
-            if mine is None or theirs is None or mine[0] == theirs[0]:
+            if mine is None or theirs is None:
                 continue
-            if theirs[1] >= mine[1]:
-                found.append(f"{module} (line {line}) imports {target}")
+            if mine[0] == theirs[0]:
+                my_room, their_room = _room(module), _room(target)
+                if (my_room[0] == their_room[0] or their_room[1] < my_room[1]
+                        or (module, target) in AGAINST_THE_ROOMS):
+                    continue
+            elif theirs[1] < mine[1]:
+                continue
+            found.append(f"{module} (line {line}) imports {target}")
     return found
 
 
@@ -186,14 +223,30 @@ MODULES = read_package()
 
 def test_the_package_is_read():
     assert {"workbench.model.roofline", "workbench.io.sessions", "workbench.document",
-            "workbench.ui.main_window", "workbench.cli"} <= set(MODULES)
+            "workbench.ui.window.main_window", "workbench.cli"} \
+        <= set(MODULES)
     graph = import_graph(MODULES)
     assert "workbench.io.yamlio" in graph["workbench.io.sessions"]  # an import seen
-    assert "workbench.ui.export" in graph["workbench.ui.main_window"]  # inside a method
+    assert "workbench.ui.figures.export" in graph["workbench.ui.window.main_window"]  # in a method
+    assert _room("workbench.ui.chart.canvas") == ("chart", 1)
+    assert _room("workbench.ui.bridge") == _room("workbench.model.units") == ("", 0)
 
 
 def test_layers_import_only_downwards():
     assert layer_violations(MODULES) == []
+
+
+def test_every_room_is_ranked():
+    """Each subpackage of a part is a room of :data:`ROOMS`, none deeper, none left over."""
+    packages = {m for m, (_, is_package) in MODULES.items() if is_package and m.count(".") >= 2}
+    assert packages == {f"workbench.{part}.{room}" for part, rooms in ROOMS.items()
+                        for room in rooms if room}
+
+
+def test_no_folder_is_too_big_to_walk_into():
+    counts = Counter(path.parent.relative_to(REPO).as_posix() for path in PACKAGE.rglob("*.py"))
+    assert counts["workbench/ui/chart"] > 1  # the folders are read
+    assert {folder: n for folder, n in counts.items() if n > MAX_MODULES} == {}
 
 
 def test_no_import_cycles():
@@ -219,13 +272,36 @@ def _package(**sources: str) -> dict[str, tuple[str, bool]]:
     ("workbench__document__a", "import workbench.io.b", True),
     ("workbench__io__a", "importlib.import_module('workbench.ui.b')", True),
     ("workbench__ui__a", "from workbench.cli import main", True),
+    ("workbench__ui__window__a", "from workbench.cli.render import run", True),
     ("workbench__ui__a", "from workbench.io.b import X\nfrom workbench.model.b import Y", False),
     ("workbench__io__a", "from ..model import b\nfrom . import b", False),
     ("workbench__model__a", "from workbench import __version__\nfrom .b import X", False),
     ("workbench__cli", "from workbench.ui.b import X\nfrom workbench.io.b import Y", False),
+    # the rooms of a part
+    ("workbench__ui__a", "from workbench.ui.chart.b import X", True),
+    ("workbench__ui__chart__a", "def f():\n    from workbench.ui.panels.b import X", True),
+    ("workbench__ui__editors__a", "from workbench.ui.dialogs.b import X", True),
+    ("workbench__ui__figures__a", "from workbench.ui.panels import b", True),
+    ("workbench__ui__panels__a", "import workbench.ui.window.b", True),
+    ("workbench__ui__figures__a", "from workbench.ui.window.b import create_app", True),
+    ("workbench__ui__panels__a", "from workbench.ui.chart.b import X\nfrom workbench.ui.editors.b "
+                                 "import Y\nfrom workbench.ui.dialogs.b import Z\n"
+                                 "from workbench.ui.b import W\nfrom . import b", False),
+    ("workbench__ui__window__a", "from workbench.ui.figures.b import X\n"
+                                 "from workbench.ui.panels.b import Y", False),
+    ("workbench__model__a", "from workbench.model.chart.b import X", True),
+    ("workbench__model__chart__a", "from workbench.model.llm.b import X", True),
+    ("workbench__model__chart__a", "from workbench.ui.chart.b import X", True),
+    ("workbench__model__llm__a", "from workbench.model.b import X\nfrom .b import Y", False),
+    ("workbench__io__a", "from workbench.model.chart.b import X", False),
+    ("workbench__model__operations", "from workbench.model.llm.kinds import X", False),
+    ("workbench__model__units", "from workbench.model.llm.kinds import X", True),
 ])
 def test_the_layer_check_itself(importer, source, bad):
     others = {f"workbench__{part}__b": "X = Y = 1" for part in ("model", "io", "document", "ui")}
+    others |= {f"workbench__{part}__{room}__b": "X = Y = Z = W = 1"
+               for part, rooms in ROOMS.items() for room in rooms if room}
+    others["workbench__model__llm__kinds"] = "X = 1"
     modules = _package(**{**others, "workbench__cli": "", importer: source})
     modules["workbench"] = ("__version__ = '0'", True)
     assert bool(layer_violations(modules)) is bad

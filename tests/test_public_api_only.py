@@ -269,7 +269,7 @@ def _sources() -> dict[str, str]:
 
 def test_the_package_is_read():
     sources = _sources()
-    assert {"workbench.ui.canvas", "workbench.io.yamlio", "workbench.model.roofline"} \
+    assert {"workbench.ui.chart.canvas", "workbench.io.yamlio", "workbench.model.roofline"} \
         <= set(sources)
 
 

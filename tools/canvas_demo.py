@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from workbench.document import Document  # noqa: E402
 from workbench.io.sessions import load_session  # noqa: E402
 from workbench.ui.bridge import Workspace  # noqa: E402
-from workbench.ui.canvas import RooflineCanvas  # noqa: E402
+from workbench.ui.chart.canvas import RooflineCanvas  # noqa: E402
 
 
 def main() -> int:

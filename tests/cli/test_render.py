@@ -25,7 +25,7 @@ from PySide6.QtGui import QImage
 from workbench.cli import main
 from workbench.io.sessions import load_session
 from workbench.model.session import PALETTE
-from workbench.ui.theme import get_theme
+from workbench.ui.chart.theme import get_theme
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "workbench" / "examples").glob("*.yaml"))

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from workbench.io.sessions import load_session, loads_session
 from workbench.model.analysis import evaluate_session
-from workbench.model.scene import build_scene
-from workbench.ui.export import figure_bytes, resolve_size
+from workbench.model.chart.scene import build_scene
+from workbench.ui.figures.export import figure_bytes, resolve_size
 
 
 def _example(stem: str):
@@ -382,9 +382,9 @@ def test_the_apps_export_names_every_point_at_single_column_size(qtbot, tmp_path
     them no place)."""
     from PySide6.QtWidgets import QMessageBox
 
-    from workbench.ui.app import create_app
-    from workbench.ui.export_dialog import FigureOptions
-    from workbench.ui.main_window import MainWindow
+    from workbench.ui.figures.export_dialog import FigureOptions
+    from workbench.ui.window.app import create_app
+    from workbench.ui.window.main_window import MainWindow
 
     create_app()
     win = MainWindow()

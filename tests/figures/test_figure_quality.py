@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 
 from workbench.io.sessions import load_session, loads_session
 from workbench.model.analysis import evaluate_session
-from workbench.model.scene import build_scene
-from workbench.ui.export import figure_bytes, resolve_size
+from workbench.model.chart.scene import build_scene
+from workbench.ui.figures.export import figure_bytes, resolve_size
 
 SIZES = (None, "slide", "single", "double")
 THEMES = ("light", "dark", "presentation")

@@ -11,12 +11,12 @@ from PySide6.QtWidgets import QApplication
 from tests.conftest import EXAMPLES
 from workbench.document import Document
 from workbench.io.sessions import load_session
-from workbench.model.scene import X_TITLE, Y_TITLE, short_axis_title
+from workbench.model.chart.scene import X_TITLE, Y_TITLE, short_axis_title
 from workbench.ui.bridge import Workspace
-from workbench.ui.canvas import RooflineCanvas
-from workbench.ui.export import resolve_size
-from workbench.ui.figure_size import DESIGN_EMS, MIN_TICK_PT, SIZE_PRESETS, THEME_FIGURE_SCALE
-from workbench.ui.theme import get_theme, make_font
+from workbench.ui.chart.canvas import RooflineCanvas
+from workbench.ui.chart.theme import get_theme, make_font
+from workbench.ui.figures.export import resolve_size
+from workbench.ui.figures.figure_size import DESIGN_EMS, MIN_TICK_PT, SIZE_PRESETS, THEME_FIGURE_SCALE
 
 
 def test_short_axis_titles_keep_their_units():
@@ -118,7 +118,7 @@ def test_a_legend_below_a_wide_figure_sets_its_rows_side_by_side(tmp_path):
     """Read from the PDF: the Llama-3.1-8B legend below a double-column presentation figure
     puts its notes beside the machines, not under them, so the plot keeps its height."""
     from tests.figures.figcheck import read_figure
-    from workbench.ui.export import render_figure
+    from workbench.ui.figures.export import render_figure
 
     example = next(p for p in EXAMPLES if p.stem == "llama31_8b_inference")
     path = tmp_path / "llama.pdf"

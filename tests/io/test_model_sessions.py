@@ -8,7 +8,7 @@ from workbench.document import Document
 from workbench.io.errors import InputError
 from workbench.io.model_configs import read_model_config
 from workbench.io.sessions import dumps_session, load_session, loads_session, save_session
-from workbench.model.llm_session import ModelEntry
+from workbench.model.llm.session import ModelEntry
 
 SESSION = """schema_version: 1
 title: two models

@@ -347,7 +347,7 @@ def test_the_replay_device_is_a_gpu_backend():
 
 
 def test_measuring_imports_no_gpu_library_until_asked():
-    code = ("import sys, workbench.cli_measure, workbench.measure.gpu_runner, "
+    code = ("import sys, workbench.cli.measure, workbench.measure.gpu_runner, "
             "workbench.measure.gpu_backend; "
             "print(sorted(m for m in ('torch', 'cupy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

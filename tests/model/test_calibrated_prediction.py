@@ -367,7 +367,7 @@ def test_attention_left_to_its_defaults_is_classed_by_them():
 
 
 def test_whole_model_derivation_names_the_calibrated_sum():
-    from workbench.model.llm_results import derivation, model_result, model_totals
+    from workbench.model.llm.results import derivation, model_result, model_totals
 
     arch = FIT.ARCH()
     setup = FIT.setup("prefill", 1, 2048)

@@ -108,7 +108,7 @@ def test_engine_file_does_not_import_the_ui_or_qt(path):
         ("from ..ui.canvas import Canvas", "workbench.io.x", True),
         ("from .. import ui", "workbench.document.x", True),
         ("from workbench import ui", "workbench.model.x", True),
-        ("import workbench.ui.app", "workbench.model.x", True),
+        ("import workbench.ui.window.app", "workbench.model.x", True),
         ("def f():\n    from PySide6.QtWidgets import QWidget", "workbench.model.x", True),
         ("importlib.import_module('PySide6.QtGui')", "workbench.model.x", True),
         ("from ..model import units", "workbench.io.x", False),

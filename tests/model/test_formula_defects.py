@@ -15,11 +15,11 @@ from __future__ import annotations
 import pytest
 
 from workbench.model.analysis import evaluate_session
+from workbench.model.chart.scene import build_scene
 from workbench.model.comparison import compare_session
 from workbench.model.hardware import Hardware, UnsupportedPrecision
 from workbench.model.operations import Operation
 from workbench.model.roofline import evaluate
-from workbench.model.scene import build_scene
 from workbench.model.session import Comparison, HardwareEntry, OperationEntry, Session
 from workbench.model.sweeps import Sweep, SweepError, evaluate_sweep
 

@@ -24,11 +24,11 @@ from workbench.document.document import Document
 from workbench.document.results import ResultCache
 from workbench.model.dtypes import DTYPE_BYTES
 from workbench.model.hardware import Hardware
-from workbench.model.llm import Setup
+from workbench.model.llm.architecture import Setup
 from workbench.model.operations import KINDS
 from workbench.model.session import HardwareEntry, OperationEntry, Session
 from workbench.model.units import UNITS, parse_quantity
-from workbench.ui.derivation import build_derivation
+from workbench.ui.editors.derivation import build_derivation
 
 # ---------------------------------------------------------------------------------------
 # a small evaluator for the texts: numbers, + − · × / ^ and parentheses, nothing else
@@ -270,7 +270,7 @@ def test_calibrated_prediction_lines_agree_with_their_numbers(kind, launches, da
 
 def test_model_level_lines_agree_with_their_numbers():
     from workbench.io.model_configs import read_model_config
-    from workbench.model.llm_results import derivation, model_result, model_totals
+    from workbench.model.llm.results import derivation, model_result, model_totals
 
     arch = read_model_config("Llama-3.1-8B")
     checked = 0
@@ -304,7 +304,7 @@ def _quantity(text: str) -> float:
 
 def test_model_level_lines_of_latency_requests_batches_and_cost():
     from workbench.io.model_configs import read_model_config
-    from workbench.model.llm_results import (
+    from workbench.model.llm.results import (
         derivation,
         model_result,
         model_totals,

@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
-from workbench.model.key import crowd_parts, crowd_text, crowds, figure_key
-from workbench.model.layout import (
+from workbench.model.chart.key import crowd_parts, crowd_text, crowds, figure_key
+from workbench.model.chart.layout import (
     Candidate,
     Occupancy,
     Request,

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from workbench.io.errors import InputError
 from workbench.io.model_configs import parse_model_config, read_model_config, shipped_configs
 from workbench.io.presets import get_preset
-from workbench.model.llm import Architecture, Setup, expand, layer_steps
-from workbench.model.llm_results import model_result, model_totals
+from workbench.model.llm.architecture import Architecture, Setup, expand, layer_steps
+from workbench.model.llm.results import model_result, model_totals
 
 # Published totals, from each model's card (Hugging Face "Model size" or the paper):
 # Llama 3.1 8B / 70B / 405B: 8.03 B, 70.6 B, 405.9 B (the 405B page rounds it to 406 B);
@@ -308,7 +308,7 @@ def test_moe_top_k_above_expert_count_is_refused():
 
 
 def test_expected_experts_formula():
-    from workbench.model.llm_kinds import expected_experts
+    from workbench.model.llm.kinds import expected_experts
 
     assert expected_experts(8, 2, 1) == pytest.approx(2)
     assert expected_experts(256, 8, 10_000) == pytest.approx(256)

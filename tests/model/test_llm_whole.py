@@ -11,8 +11,8 @@ import pytest
 
 from workbench.io.model_configs import parse_model_config, read_model_config
 from workbench.io.presets import get_preset
-from workbench.model.llm import Setup, layer_steps
-from workbench.model.llm_results import model_result, model_totals
+from workbench.model.llm.architecture import Setup, layer_steps
+from workbench.model.llm.results import model_result, model_totals
 from workbench.model.operations import Operation
 
 # ---------------------------------------------------------------------------------------
@@ -100,7 +100,7 @@ def test_sliding_window_read_from_each_family():
 def test_gemma2_kv_cache_line_reads_back():
     from model.test_formula_texts import evaluate_text
 
-    from workbench.model.llm_results import derivation
+    from workbench.model.llm.results import derivation
 
     arch = read_model_config("Gemma-2-9B")
     setup = Setup(phase="decode", batch=3, prompt_len=32768, kv_len=32768)
@@ -123,7 +123,7 @@ def _machine(**more):
 
 
 def test_all_reduce_step_latency_by_hand():
-    from workbench.model.llm_results import derivation
+    from workbench.model.llm.results import derivation
 
     arch = read_model_config("Llama-3.1-70B")
     setup = Setup(phase="decode", batch=1, kv_len=2048, tp=8)
@@ -213,7 +213,7 @@ def test_counts_per_chip_and_links_beside_memory():
 
 
 def test_request_latency_between_its_bounds():
-    from workbench.model.llm_results import request_result
+    from workbench.model.llm.results import request_result
 
     arch = read_model_config("Llama-3.1-8B")
     hw = get_preset("h100-sxm")
@@ -261,7 +261,7 @@ def test_max_batch_of_llama_8b_on_an_h100_by_hand():
 def test_batch_sweep_points_by_definition_and_speed():
     import time
 
-    from workbench.model.llm_results import batch_sweep, request_result
+    from workbench.model.llm.results import batch_sweep, request_result
 
     arch = read_model_config("Llama-3.1-405B")
     setup = Setup(phase="decode", batch=1, prompt_len=2048, kv_len=2048, output_len=256,
@@ -291,7 +291,7 @@ def test_batch_sweep_points_by_definition_and_speed():
 
 
 def test_cost_per_million_output_tokens_by_hand():
-    from workbench.model.llm_results import request_result
+    from workbench.model.llm.results import request_result
 
     arch = read_model_config("Llama-3.1-8B")
     hw = get_preset("h100-sxm").copy(price_per_hour=2.5)

@@ -12,13 +12,11 @@ import pytest
 
 from workbench.io.model_configs import parse_model_config, read_model_config, shipped_configs
 from workbench.io.presets import get_preset
-from workbench.model import overlays
-from workbench.model import scene as scene_module
 from workbench.model.advisories import measured_advisories
 from workbench.model.analysis import evaluate_session
-from workbench.model.comparison import across_machines
-from workbench.model.dtypes import check_dtype
-from workbench.model.layout import (
+from workbench.model.chart import overlays
+from workbench.model.chart import scene as scene_module
+from workbench.model.chart.layout import (
     Candidate,
     Occupancy,
     Placement,
@@ -32,8 +30,12 @@ from workbench.model.layout import (
     sloped_candidates,
     wrap_title,
 )
-from workbench.model.llm import Setup, SetupError, expand, layer_steps
-from workbench.model.llm_results import (
+from workbench.model.chart.overlays import measured_marks, pair_links, sweep_paths
+from workbench.model.chart.scene import build_scene, overlay_extent, short_name, whose_texts
+from workbench.model.comparison import across_machines
+from workbench.model.dtypes import check_dtype
+from workbench.model.llm.architecture import Setup, SetupError, expand, layer_steps
+from workbench.model.llm.results import (
     RequestResult,
     decode_times,
     derivation,
@@ -43,13 +45,11 @@ from workbench.model.llm_results import (
     model_totals,
     per_sequence_bytes,
 )
-from workbench.model.llm_session import ModelEntry, expand_entries, refresh_params
+from workbench.model.llm.session import ModelEntry, expand_entries, refresh_params
 from workbench.model.measured import Measurement, judge
 from workbench.model.measured_session import judge_session
 from workbench.model.operations import Operation
-from workbench.model.overlays import measured_marks, pair_links, sweep_paths
 from workbench.model.roofline import evaluate, sweep
-from workbench.model.scene import build_scene, overlay_extent, short_name, whose_texts
 from workbench.model.session import Comparison, HardwareEntry, OperationEntry, Session
 from workbench.model.sweeps import Crossing, Sweep
 

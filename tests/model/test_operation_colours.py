@@ -10,8 +10,8 @@ from workbench.document.document import new_operation
 from workbench.io.errors import InputError
 from workbench.io.model_configs import read_model_config
 from workbench.io.sessions import dumps_session, loads_session
-from workbench.model.llm import Setup
-from workbench.model.llm_session import ModelEntry
+from workbench.model.llm.architecture import Setup
+from workbench.model.llm.session import ModelEntry
 from workbench.model.session import PALETTE, free_color
 
 THREE = """\

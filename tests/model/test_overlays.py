@@ -13,16 +13,16 @@ import pytest
 
 from workbench.io.sessions import load_session
 from workbench.model.analysis import evaluate_session
-from workbench.model.hardware import Hardware
-from workbench.model.measured import Measurement
-from workbench.model.operations import Operation
-from workbench.model.overlays import (
+from workbench.model.chart.overlays import (
     VERDICT_COLORS,
     crossing_label,
     pair_label,
     value_text,
 )
-from workbench.model.scene import build_scene
+from workbench.model.chart.scene import build_scene
+from workbench.model.hardware import Hardware
+from workbench.model.measured import Measurement
+from workbench.model.operations import Operation
 from workbench.model.session import Comparison, HardwareEntry, OperationEntry, Session
 from workbench.model.sweeps import Sweep, log
 
@@ -92,7 +92,7 @@ def test_sweep_paths_widen_the_data_range():
 
 
 def test_a_chart_of_many_measurements_draws_the_first_thousand_and_says_so():
-    from workbench.model.overlays import MAX_MEASURED_DRAWN
+    from workbench.model.chart.overlays import MAX_MEASURED_DRAWN
 
     session = Session(hardware=[HardwareEntry(teaching(), preset="teach"),
                                 HardwareEntry(Hardware("Half", compute={"fp16": 50e12},

@@ -55,8 +55,8 @@ def test_a_renamed_result_is_a_plain_result_with_the_new_name():
 
 def test_points_are_plain_point_marks():
     from workbench.model.analysis import evaluate_session
+    from workbench.model.chart.scene import PointMark, build_scene
     from workbench.model.operations import Operation
-    from workbench.model.scene import PointMark, build_scene
     from workbench.model.session import HardwareEntry, OperationEntry, Session
 
     session = Session()

@@ -13,9 +13,7 @@ from tests.conftest import EXAMPLES
 from workbench.io.presets import get_preset
 from workbench.io.sessions import load_session
 from workbench.model.analysis import evaluate_session
-from workbench.model.hardware import Hardware
-from workbench.model.operations import Operation
-from workbench.model.scene import (
+from workbench.model.chart.scene import (
     MAX_LABELS,
     MAX_LEGEND_OPERATIONS,
     X_TITLE,
@@ -24,6 +22,8 @@ from workbench.model.scene import (
     build_scene,
     decade_range,
 )
+from workbench.model.hardware import Hardware
+from workbench.model.operations import Operation
 from workbench.model.session import HardwareEntry, OperationEntry, Session
 
 

@@ -17,10 +17,10 @@ from workbench.document import Document
 from workbench.io.sessions import load_session
 from workbench.model.measured import Measurement
 from workbench.model.sweeps import Sweep, log
-from workbench.ui.app import create_app
 from workbench.ui.bridge import Workspace
-from workbench.ui.main_window import MainWindow
-from workbench.ui.sweep_plot import SweepPlot
+from workbench.ui.panels.sweep_plot import SweepPlot
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 
 EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 

@@ -20,11 +20,11 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from workbench.document import Document
 from workbench.io.sessions import load_session, save_session
 from workbench.model.units import format_quantity
-from workbench.ui.app import create_app
 from workbench.ui.bridge import Workspace
-from workbench.ui.editor import OperationEditor
-from workbench.ui.main_window import MainWindow
-from workbench.ui.measurements_model import MEASURED_COLUMNS
+from workbench.ui.editors.operation_editor import OperationEditor
+from workbench.ui.panels.measurements_model import MEASURED_COLUMNS
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FUSION = next(p for p in EXAMPLES if p.name == "fusion.yaml")
@@ -585,7 +585,7 @@ def test_across_machines_table(qtbot, window, tmp_path):
 
 
 def test_results_table_shows_efficiency_and_overhead_floor(qtbot, window, tmp_path):
-    from workbench.ui.results_table import COLUMN_INDEX
+    from workbench.ui.panels.results_table import COLUMN_INDEX
 
     assert window.open_path(_session_file(tmp_path, GEMM_SESSION))
     model = window.results_table.model

@@ -8,7 +8,7 @@ from conftest import EXAMPLES
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QMessageBox
 
-from workbench.ui.launch import start
+from workbench.ui.window.launch import start
 
 OLD = ("schema_version: 1\nhardware: [{preset: h100-sxm}]\noperations:\n"
        "  - name: FFN\n    kind: gemm\n    m: 64\n    n: 4096\n"

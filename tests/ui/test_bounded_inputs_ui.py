@@ -113,7 +113,7 @@ def test_opening_a_session_with_a_deeply_nested_config_shows_a_dialog(qtbot, win
 
 
 def test_add_model_with_a_5000_digit_number_says_so(qtbot, window, tmp_path):
-    from workbench.ui.model_editor import AddModelDialog
+    from workbench.ui.editors.model_editor import AddModelDialog
 
     config = tmp_path / "config.json"
     config.write_text('{"model_type": "llama", "hidden_size": 1' + "0" * 5000 + "}",
@@ -133,7 +133,7 @@ def _nsight_csv(path, count: int) -> None:
 
 def test_20000_kernels_imported_into_two_machines_return_control_and_are_drawn_bounded(
         qtbot, open_window, tmp_path):
-    from workbench.model.overlays import MAX_MEASURED_DRAWN
+    from workbench.model.chart.overlays import MAX_MEASURED_DRAWN
 
     window = open_window(EXAMPLES / "real_kernels_h100_h200.yaml", size=(1400, 900))
     before = len(window.document.session.measurements)

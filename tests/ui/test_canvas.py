@@ -23,7 +23,7 @@ from workbench.io.sessions import load_session
 from workbench.model.analysis import evaluate_session
 from workbench.model.session import HardwareEntry, OperationEntry, Session
 from workbench.ui.bridge import Workspace
-from workbench.ui.canvas import LogAxis, RooflineCanvas
+from workbench.ui.chart.canvas import LogAxis, RooflineCanvas
 
 EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "workbench"
-CHART = ["ui/canvas.py", "ui/canvas_styles.py", "ui/canvas_roofs.py", "ui/canvas_points.py",
-         "ui/canvas_overlays.py", "ui/canvas_layout.py", "ui/canvas_key.py", "ui/canvas_legend.py",
-         "ui/canvas_titles.py", "ui/canvas_hover.py", "ui/canvas_session.py", "ui/chart_items.py",
-         "ui/axes.py", "ui/export.py", "ui/figure_size.py", "ui/svg_portable.py",
-         "ui/sweep_plot.py", "model/scene.py", "model/layout.py", "model/overlays.py"]
+CHART = ["ui/chart/canvas.py", "ui/chart/styles.py", "ui/chart/roofs.py", "ui/chart/points.py",
+         "ui/chart/overlays.py", "ui/chart/layout.py", "ui/chart/key.py", "ui/chart/legend.py",
+         "ui/chart/titles.py", "ui/chart/hover.py", "ui/chart/session_view.py",
+         "ui/chart/items.py", "ui/chart/axes.py", "ui/figures/export.py",
+         "ui/figures/figure_size.py", "ui/figures/svg_portable.py", "ui/panels/sweep_plot.py",
+         "model/chart/scene.py", "model/chart/layout.py", "model/chart/overlays.py"]
 #: what the chart once reached into: pyqtgraph's and shiboken's internals, a canvas flag
 #: set from outside, dataclasses built without their __init__
 FORBIDDEN = ["wrapInstance", "fragmentAtlas", "_exportOpts", "_updateLabel", "_constructing",
@@ -47,12 +48,12 @@ def imports_of(path: Path) -> set[str]:
 
 def test_the_exporter_does_not_import_the_application():
     """app → main_window → export → app was a cycle."""
-    for name in ("ui/export.py", "ui/figure_size.py", "ui/svg_portable.py"):
-        assert "workbench.ui.app" not in imports_of(ROOT / name), name
+    for name in ("ui/figures/export.py", "ui/figures/figure_size.py", "ui/figures/svg_portable.py"):
+        assert "workbench.ui.window.app" not in imports_of(ROOT / name), name
 
 
 def test_the_text_layout_and_the_scene_are_free_of_qt():
-    for name in ("model/layout.py", "model/scene.py"):
+    for name in ("model/chart/layout.py", "model/chart/scene.py"):
         qt = {m for m in imports_of(ROOT / name)
               if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")
               or m.startswith("workbench.ui")}

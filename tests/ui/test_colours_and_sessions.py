@@ -13,7 +13,7 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QFileDialog
 
-from workbench.ui.main_window import MainWindow
+from workbench.ui.window.main_window import MainWindow
 
 EXAMPLE = {p.name: p for p in EXAMPLES}
 
@@ -327,7 +327,7 @@ def test_an_example_is_named_in_the_title_and_save_asks_where(qtbot, window, tmp
 
 def test_the_built_in_example_at_start_is_named_in_the_title(qtbot):
     from workbench.io.examples import DEFAULT_EXAMPLE
-    from workbench.ui.launch import start
+    from workbench.ui.window.launch import start
 
     win = start()
     qtbot.addWidget(win)

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QStyle, QStyleOptionComboBox
 
-from workbench.ui.model_panel import ROW_SHARE
+from workbench.ui.panels.model_panel import ROW_SHARE
 
 
 def _text_room(header, section: int) -> int:

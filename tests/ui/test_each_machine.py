@@ -10,9 +10,9 @@ from conftest import EXAMPLES, add_model_through_dialog
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
-from workbench.ui.operations_model import COL_BOUND
+from workbench.ui.panels.operations_model import COL_BOUND
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 
 CRITICAL = next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yaml")
 INT8 = "int8 weights, bf16 activations"
@@ -115,7 +115,7 @@ def test_a_model_skipped_on_a_machine_says_why_in_its_cells(qtbot):
     """Tensor parallelism 2 on a machine without an interconnect: the all-reduce cannot run
     there. The Model tab's cells and the Results rows say "skipped" and why, not a bare
     dash with the reason only in the derivation."""
-    from workbench.ui.model_panel import ROW_SHARE, ROW_T_LOWER
+    from workbench.ui.panels.model_panel import ROW_SHARE, ROW_T_LOWER
 
     win = _empty_window(qtbot)
     win.hardware_panel.new_machine_action.trigger()  # no interconnect

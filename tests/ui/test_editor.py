@@ -23,7 +23,7 @@ from workbench.io.sessions import load_session
 from workbench.model.operations import CONVENTIONS, KINDS
 from workbench.model.units import format_quantity
 from workbench.ui.bridge import Workspace
-from workbench.ui.editor import OperationEditor
+from workbench.ui.editors.operation_editor import OperationEditor
 from workbench.ui.widgets import BigSpinBox, QuantityEdit
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"

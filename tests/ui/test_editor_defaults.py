@@ -17,7 +17,7 @@ from workbench.io.sessions import loads_session
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.operations import KINDS
 from workbench.ui.bridge import Workspace
-from workbench.ui.editor import OperationEditor
+from workbench.ui.editors.operation_editor import OperationEditor
 from workbench.ui.widgets import BigSpinBox
 
 #: A machine with a different peak for every precision on both units, and a link.

@@ -13,7 +13,7 @@ from workbench.document import Document
 from workbench.io.sessions import load_session, save_session
 from workbench.model.limits import TEXT_LIMITS
 from workbench.ui.bridge import Workspace
-from workbench.ui.editor import OperationEditor
+from workbench.ui.editors.operation_editor import OperationEditor
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 
@@ -64,7 +64,7 @@ def test_a_control_character_is_refused_in_the_editor(qtbot):
 
 def test_the_machine_form_refuses_what_a_session_could_not_hold():
     from workbench.model.units import QuantityError
-    from workbench.ui.hardware_fields import parse_efficiency, parse_name, parse_positive
+    from workbench.ui.editors.hardware_fields import parse_efficiency, parse_name, parse_positive
 
     with pytest.raises(QuantityError, match="out of range"):
         parse_positive("bandwidth")("1e-320")

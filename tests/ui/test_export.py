@@ -12,10 +12,10 @@ from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QMessageBox
 
 from workbench.io.sessions import load_session
-from workbench.ui.app import create_app
-from workbench.ui.export_dialog import CUSTOM, ExportDialog, FigureOptions, save_options
-from workbench.ui.main_window import MainWindow
-from workbench.ui.theme import get_theme
+from workbench.ui.chart.theme import get_theme
+from workbench.ui.figures.export_dialog import CUSTOM, ExportDialog, FigureOptions, save_options
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 
 LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
 
@@ -162,7 +162,7 @@ def test_a_figure_does_not_depend_on_the_figures_exported_before(qtbot):
     nothing of one figure may show in the next: the same session and options give the same
     file whatever was exported in between (here the room the y axis keeps for its tick
     labels, which pyqtgraph would otherwise remember from the widest seen)."""
-    from workbench.ui.export import figure_bytes, resolve_size
+    from workbench.ui.figures.export import figure_bytes, resolve_size
 
     create_app()
     attention = load_session(next(p for p in EXAMPLES if p.name == "attention.yaml"))
@@ -225,7 +225,7 @@ def test_no_text_is_drawn_twice_in_vector_figures(qtbot, name):
     """Each tick label is drawn once in a PDF and an SVG, and no text at all twice at one
     place (it was: invisible on paper, doubled in a vector editor, a text search or a
     screen reader)."""
-    from workbench.ui.export import figure_bytes, resolve_size
+    from workbench.ui.figures.export import figure_bytes, resolve_size
 
     create_app()
     session = load_session(next(p for p in EXAMPLES if p.name == name))
@@ -246,7 +246,7 @@ def test_export_and_copy_leave_no_window_behind(window, tmp_path):
     no such window is left shown (the application would wait for it before quitting)."""
     from PySide6.QtWidgets import QApplication
 
-    from workbench.ui.export import _figure_canvas_class
+    from workbench.ui.figures.export import _figure_canvas_class
 
     def shown() -> set:
         return {w for w in QApplication.topLevelWidgets() if w.isVisible()}
@@ -265,8 +265,8 @@ import sys, time
 sys.path.insert(0, {root!r})
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from workbench.ui.export_dialog import FigureOptions
-from workbench.ui.launch import start
+from workbench.ui.figures.export_dialog import FigureOptions
+from workbench.ui.window.launch import start
 
 window = start({example!r})
 

@@ -9,11 +9,11 @@ from PySide6.QtWidgets import QMessageBox
 
 from workbench.document import Document
 from workbench.io.sessions import loads_session
-from workbench.ui.app import create_app
 from workbench.ui.bridge import Workspace
-from workbench.ui.editor import OperationEditor
-from workbench.ui.hardware_panel import HardwarePanel
-from workbench.ui.main_window import MainWindow
+from workbench.ui.editors.operation_editor import OperationEditor
+from workbench.ui.panels.hardware_panel import HardwarePanel
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 
 SESSION = """\
 schema_version: 2
@@ -185,7 +185,7 @@ def test_a_measured_point_above_its_roof_says_so(qtbot, window, tmp_path):
 def test_the_canvas_redraws_the_roof_when_an_operation_changes_unit(qtbot):
     from PySide6.QtWidgets import QApplication
 
-    from workbench.ui.canvas import RooflineCanvas
+    from workbench.ui.chart.canvas import RooflineCanvas
 
     text = SESSION.split("operations:")[0] + (
         "operations:\n  - {name: typed, kind: custom, flops: 1 TFLOP, bytes: 1 GB, "
@@ -214,7 +214,7 @@ def test_the_canvas_redraws_the_roof_when_an_operation_changes_unit(qtbot):
 def test_the_results_table_says_which_unit_gave_the_ceiling(qtbot):
     from PySide6.QtCore import Qt
 
-    from workbench.ui.results_table import COLUMN_INDEX, ResultsTable
+    from workbench.ui.panels.results_table import COLUMN_INDEX, ResultsTable
 
     workspace = workspace_of()
     table = ResultsTable(workspace)

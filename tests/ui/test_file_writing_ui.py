@@ -14,8 +14,8 @@ import pytest
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from workbench.io.sessions import load_session
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 
 FORMULA = "=cmd|' /C calc'!A0"
 
@@ -190,7 +190,7 @@ def test_a_full_disk_during_export_results_keeps_the_old_csv(window, tmp_path):
 
 
 def test_export_figure_refuses_a_read_only_file_and_keeps_a_files_mode(window, tmp_path):
-    from workbench.ui.export_dialog import CUSTOM, FigureOptions
+    from workbench.ui.figures.export_dialog import CUSTOM, FigureOptions
 
     options = FigureOptions(size=CUSTOM, width=320, height=200, dpi=96)
     frozen = tmp_path / "paper.pdf"

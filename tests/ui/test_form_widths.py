@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 
 from workbench.io.presets import get_preset
 from workbench.model.operations import KINDS
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 
 
 @pytest.fixture

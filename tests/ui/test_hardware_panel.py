@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QApplication
 from workbench.document import Document
 from workbench.io.sessions import load_session
 from workbench.ui.bridge import Workspace
-from workbench.ui.hardware_panel import HardwarePanel
-from workbench.ui.preset_dialog import PresetDialog
+from workbench.ui.dialogs.preset_dialog import PresetDialog
+from workbench.ui.panels.hardware_panel import HardwarePanel
 
 from ..conftest import ROOT
 

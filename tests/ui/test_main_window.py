@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QMessageBox
 
 from workbench.io.sessions import load_session
 from workbench.model.operations import KINDS
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 
 LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
 
@@ -193,8 +193,8 @@ os.environ["QT_QPA_PLATFORM"] = "offscreen"
 sys.path.insert(0, {root!r})
 from workbench.io.sessions import load_session
 from PySide6.QtCore import QStandardPaths
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 QStandardPaths.setTestModeEnabled(True)  # the same folders as the test process
 app = create_app()
 window = MainWindow()
@@ -246,7 +246,7 @@ def test_start_shows_the_built_in_example_and_leaves_the_collector_running(qtbot
     import gc
 
     from workbench.io.examples import DEFAULT_EXAMPLE, examples_dir
-    from workbench.ui.launch import start
+    from workbench.ui.window.launch import start
 
     assert gc.isenabled()
     window = start()
@@ -267,7 +267,7 @@ def test_start_refuses_a_bad_session_before_any_window_and_resumes_the_collector
     from PySide6.QtWidgets import QApplication
 
     from workbench.io.errors import InputError
-    from workbench.ui.launch import start
+    from workbench.ui.window.launch import start
 
     create_app()
     bad = tmp_path / "bad.yaml"

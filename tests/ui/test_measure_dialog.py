@@ -12,10 +12,10 @@ from workbench.io.user_presets import USER_PRESETS_VARIABLE, save_machine
 from workbench.measure import measure_machine
 from workbench.measure.runner import PROFILE_VARIABLE
 from workbench.model.measured_session import judge_session
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
-from workbench.ui.measure_dialog import MeasureDialog
-from workbench.ui.preset_dialog import ID_ROLE, SUMMARY_ROLE, PresetDialog
+from workbench.ui.dialogs.measure_dialog import MeasureDialog
+from workbench.ui.dialogs.preset_dialog import ID_ROLE, SUMMARY_ROLE, PresetDialog
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 
 LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
 

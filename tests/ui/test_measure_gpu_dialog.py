@@ -16,10 +16,10 @@ from workbench.io.user_presets import USER_PRESETS_VARIABLE, load_machine_file
 from workbench.measure import gpu_backend
 from workbench.measure.gpu_backend import Unavailable
 from workbench.measure.runner import PROFILE_VARIABLE
-from workbench.ui import measure_dialog
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
-from workbench.ui.measure_dialog import MeasureDialog
+from workbench.ui.dialogs import measure_dialog
+from workbench.ui.dialogs.measure_dialog import MeasureDialog
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 
 LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
 

@@ -10,8 +10,8 @@ import pytest
 from workbench.document import new_operation
 from workbench.io.model_configs import read_model_config
 from workbench.model.analysis import evaluate_pair
-from workbench.model.llm import Setup
-from workbench.model.llm_session import ModelEntry
+from workbench.model.llm.architecture import Setup
+from workbench.model.llm.session import ModelEntry
 
 
 @pytest.fixture

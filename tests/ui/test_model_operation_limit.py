@@ -19,8 +19,8 @@ from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
 from workbench.io.sessions import dumps_session, loads_session
 from workbench.model import limits
-from workbench.model.llm import Setup
-from workbench.model.llm_session import ModelEntry
+from workbench.model.llm.architecture import Setup
+from workbench.model.llm.session import ModelEntry
 from workbench.model.session import HardwareEntry, Session
 
 CONFIGS = Path(__file__).resolve().parents[2] / "workbench" / "model_configs"

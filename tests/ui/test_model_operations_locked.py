@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
 
 from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
-from workbench.model.llm import Setup
-from workbench.model.llm_session import ModelEntry
-from workbench.ui.operations_panel import COL_COLOR, COL_NAME, COL_VISIBLE
+from workbench.model.llm.architecture import Setup
+from workbench.model.llm.session import ModelEntry
+from workbench.ui.panels.operations_panel import COL_COLOR, COL_NAME, COL_VISIBLE
 
 
 @pytest.fixture

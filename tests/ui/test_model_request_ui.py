@@ -9,11 +9,11 @@ from PySide6.QtWidgets import QMessageBox
 
 from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
-from workbench.model.llm import Setup
-from workbench.model.llm_results import model_result
-from workbench.model.llm_session import ModelEntry
+from workbench.model.llm.architecture import Setup
+from workbench.model.llm.results import model_result
+from workbench.model.llm.session import ModelEntry
 from workbench.model.units import format_number, format_quantity
-from workbench.ui.model_panel import ROW_MAX_BATCH, ROW_OUT_CHIP, ROW_OUT_USER, ROW_REQUEST
+from workbench.ui.panels.model_panel import ROW_MAX_BATCH, ROW_OUT_CHIP, ROW_OUT_USER, ROW_REQUEST
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_throughput_page_draws_every_machine_and_exports_a_clean_figure(qtbot, w
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from figures.figcheck import check_pdf, check_readability, read_figure
 
-    from workbench.model.llm_results import batch_sweep
+    from workbench.model.llm.results import batch_sweep
 
     win = window
     for preset in ("h200", "mi300x"):
@@ -132,7 +132,7 @@ def test_throughput_page_draws_every_machine_and_exports_a_clean_figure(qtbot, w
         assert hw.label in texts
     # a read-only file is refused and left as it was; so is an unknown format
     warnings = []
-    monkeypatch.setattr("workbench.ui.model_panel.QMessageBox.warning",
+    monkeypatch.setattr("workbench.ui.panels.model_panel.QMessageBox.warning",
                         lambda *args: warnings.append(args[-1]))
     path.chmod(0o444)
     assert not panel.export_chart_to(str(path))

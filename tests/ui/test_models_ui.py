@@ -7,8 +7,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 
-from workbench.ui.model_panel import ROW_FITS, ROW_PREDICTED, ROW_TOKENS
-from workbench.ui.operations_panel import COL_NAME
+from workbench.ui.panels.model_panel import ROW_FITS, ROW_PREDICTED, ROW_TOKENS
+from workbench.ui.panels.operations_panel import COL_NAME
 
 
 @pytest.fixture
@@ -132,7 +132,7 @@ def test_the_model_row_shows_the_whole_model_intensity(qtbot, window, view):
     """The model's row in the operations panel: Σ FLOPs / Σ bytes over its operations,
     counted here one operation at a time, in both views, before and after a batch edit."""
     from workbench.model.units import format_number
-    from workbench.ui.operations_panel import COL_INTENSITY
+    from workbench.ui.panels.operations_panel import COL_INTENSITY
 
     win = window
     model = _add_llama_through_the_menu(qtbot, win)

@@ -14,7 +14,7 @@ from workbench.io.sessions import load_session, loads_session
 from workbench.model.operations import KINDS, Operation
 from workbench.model.units import format_number
 from workbench.ui.bridge import Workspace
-from workbench.ui.operations_panel import (
+from workbench.ui.panels.operations_panel import (
     COL_BOUND,
     COL_COLOR,
     COL_INTENSITY,
@@ -24,7 +24,7 @@ from workbench.ui.operations_panel import (
     COLUMNS,
     OperationsPanel,
 )
-from workbench.ui.results_table import BOUND_COLORS
+from workbench.ui.panels.results_table import BOUND_COLORS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 
@@ -418,7 +418,7 @@ def test_one_edit_with_a_thousand_operations_touches_only_its_rows(qtbot):
     """1000 operations × 3 machines: one parameter edit is dataChanged on that operation's
     rows only (no reset, no other row re-evaluated); its time is measured by
     ``benchmarks/run.py`` (edit_to_paint_ms.1000)."""
-    from workbench.ui.results_table import ResultsTable
+    from workbench.ui.panels.results_table import ResultsTable
 
     workspace = make_workspace()  # 3 machines
     document = workspace.document

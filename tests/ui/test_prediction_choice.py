@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from workbench.model.units import format_quantity
-from workbench.ui.measurements_model import MEASURED_COLUMNS
-from workbench.ui.results_model import COLUMN_INDEX
+from workbench.ui.panels.measurements_model import MEASURED_COLUMNS
+from workbench.ui.panels.results_model import COLUMN_INDEX
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "workbench" / "examples" / "real_kernels_h100_h200.yaml"
@@ -92,7 +92,7 @@ def test_a_calibrated_preset_is_not_an_edited_one_and_revert_keeps_the_choice(qt
     from workbench.document import Document
     from workbench.io.sessions import load_session
     from workbench.ui.bridge import Workspace
-    from workbench.ui.hardware_panel import HardwarePanel
+    from workbench.ui.panels.hardware_panel import HardwarePanel
 
     document = Document()
     document.replace_session(load_session(EXAMPLE))
@@ -122,7 +122,7 @@ def test_hardware_panel_says_where_the_calibrated_figures_come_from(qtbot):
     from workbench.document import Document
     from workbench.io.sessions import loads_session
     from workbench.ui.bridge import Workspace
-    from workbench.ui.hardware_panel import HardwarePanel
+    from workbench.ui.panels.hardware_panel import HardwarePanel
 
     document = Document()
     document.replace_session(loads_session(

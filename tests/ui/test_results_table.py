@@ -15,7 +15,7 @@ from workbench.io.sessions import load_session, loads_session
 from workbench.model.roofline import FORMULAS
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
-from workbench.ui.results_table import COLUMN_INDEX, COLUMNS, SORT_ROLE, ResultsTable
+from workbench.ui.panels.results_table import COLUMN_INDEX, COLUMNS, SORT_ROLE, ResultsTable
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 COL = COLUMN_INDEX

@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QApplication
 
 from workbench.document import Document
 from workbench.io.sessions import load_session
-from workbench.ui.axes import to_view
 from workbench.ui.bridge import Workspace
-from workbench.ui.canvas import RooflineCanvas
+from workbench.ui.chart.axes import to_view
+from workbench.ui.chart.canvas import RooflineCanvas
 
 EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 # (the real-kernels example, whose 70 measured markers and their verdicts crowd out some

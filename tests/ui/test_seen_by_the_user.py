@@ -17,9 +17,9 @@ from tests.ui.test_canvas import op_named, open_canvas, positions
 from workbench.document import Document
 from workbench.io.sessions import load_session, loads_session
 from workbench.ui.bridge import Workspace
-from workbench.ui.derivation import DerivationView
-from workbench.ui.editor import OperationEditor
-from workbench.ui.results_table import COLUMNS, ResultsTable
+from workbench.ui.editors.derivation import DerivationView
+from workbench.ui.editors.operation_editor import OperationEditor
+from workbench.ui.panels.results_table import COLUMNS, ResultsTable
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 COL = {c.key: i for i, c in enumerate(COLUMNS)}

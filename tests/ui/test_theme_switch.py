@@ -6,7 +6,7 @@ import pytest
 from conftest import EXAMPLES
 from PySide6.QtWidgets import QApplication
 
-from workbench.ui.chart_items import Label
+from workbench.ui.chart.items import Label
 
 SWEEP = next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yaml")
 

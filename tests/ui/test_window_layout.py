@@ -8,8 +8,8 @@ from conftest import EXAMPLES
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from workbench.ui.app import create_app
-from workbench.ui.main_window import MainWindow
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
 
 LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
 
@@ -84,7 +84,7 @@ def test_the_first_window_fits_the_screen_it_opens_on(qtbot):
 def test_the_first_window_geometry_for_a_laptop_screen():
     from PySide6.QtCore import QRect
 
-    from workbench.ui.window_docks import first_window_geometry
+    from workbench.ui.window.docks import first_window_geometry
 
     laptop = QRect(0, 0, 1366, 738)  # 1366 × 768 less a 30 px panel
     placed = first_window_geometry(laptop)

@@ -1,4 +1,4 @@
-"""Undoable edits of whole models (:class:`~workbench.model.llm_session.ModelEntry`).
+"""Undoable edits of whole models (:class:`~workbench.model.llm.session.ModelEntry`).
 
 A model's operations are ordinary operations of the session. Editing the model (batch,
 lengths, dtypes, tensor-parallel degree, view) re-expands it: when the layout stays the same
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.document.changes import Change, Command, What
 from workbench.model.limits import model_problem
-from workbench.model.llm_session import ModelEntry, expand_in, operation_count, refresh_params
+from workbench.model.llm.session import ModelEntry, expand_in, operation_count, refresh_params
 
 if TYPE_CHECKING:
     from workbench.document.document import Document
@@ -104,7 +104,7 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
         return
     new.setup.check()
     if (new.setup.ep, new.setup.pp) != (1, 1):
-        from workbench.model.llm import layer_steps
+        from workbench.model.llm.architecture import layer_steps
 
         layer_steps(new.arch, new.setup)  # (an expert split of a dense model, too many stages)
     if set(changes) - _SAME_LAYOUT:  # (its operations may change in number)

@@ -1,5 +1,5 @@
 """Model configs: read a local Hugging Face ``config.json`` (no network, no ``transformers``)
-into an :class:`~workbench.model.llm.Architecture`, with errors that name the file, the field
+into an :class:`~workbench.model.llm.architecture.Architecture`, with errors that name the file, the field
 and the problem; and the configs shipped with the package (``workbench/model_configs``).
 
 Supported ``model_type`` values: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3,
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.io.errors import InputError
-from workbench.model.llm import MLA, Architecture, MoE
+from workbench.model.llm.architecture import MLA, Architecture, MoE
 
 __all__ = ["SUPPORTED", "read_model_config", "parse_model_config", "shipped_configs",
            "resolve_config", "MAX_CONFIG_BYTES"]

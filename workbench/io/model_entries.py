@@ -30,7 +30,7 @@ from typing import Any
 from workbench.io.errors import InputError
 from workbench.io.model_configs import read_model_config, shipped_configs
 from workbench.io.schema import Place, check_keys, expect_bool, expect_mapping, expect_str
-from workbench.model.llm import (
+from workbench.model.llm.architecture import (
     ACTIVATION_DTYPES,
     KV_DTYPES,
     PHASES,
@@ -38,7 +38,7 @@ from workbench.model.llm import (
     WEIGHT_DTYPES,
     Setup,
 )
-from workbench.model.llm_session import SETUP_FIELDS, ModelEntry
+from workbench.model.llm.session import SETUP_FIELDS, ModelEntry
 from workbench.model.operations import KINDS
 
 __all__ = ["MODEL_KEYS", "parse_model_entry", "model_entry_to_data", "MAX_MODELS"]

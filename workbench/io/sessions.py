@@ -246,7 +246,7 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
     models = data.get("models")
     if models is not None:
         from workbench.io.model_entries import MAX_MODELS, parse_model_entry
-        from workbench.model.llm_session import expand_in
+        from workbench.model.llm.session import expand_in
 
         models = expect_list(models, root.at("models"), "of models")
         if len(models) > MAX_MODELS:

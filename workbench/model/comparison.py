@@ -12,7 +12,7 @@ to the second buys:
   show, so an unfused chain pays one launch per step (fusing saves launches as well as
   bytes). On a machine without a launch overhead this is ``t_lower(first) / t_lower(second)``.
 
-No Qt here; :mod:`workbench.ui.canvas` draws the link and the tooltip reads these numbers.
+No Qt here; :mod:`workbench.ui.chart.canvas` draws the link and the tooltip reads these numbers.
 """
 
 from __future__ import annotations

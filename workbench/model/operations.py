@@ -706,4 +706,4 @@ _check_registry()
 
 
 # kinds whole-model expansion adds (MoE grouped GEMM, latent attention, all-reduce)
-from workbench.model import llm_kinds as _llm_kinds  # noqa: E402,F401  (registers them)
+from workbench.model.llm import kinds as _llm_kinds  # noqa: E402,F401  (registers them)

@@ -117,7 +117,7 @@ class Session:
     measurements: list[Measurement] = field(default_factory=list)
     #: Pairs of operations compared on the chart (see :mod:`workbench.model.comparison`).
     comparisons: list[Comparison] = field(default_factory=list)
-    #: Whole models (:class:`workbench.model.llm_session.ModelEntry`); each expands into
+    #: Whole models (:class:`workbench.model.llm.session.ModelEntry`); each expands into
     #: operations of :attr:`operations`, listed in its ``op_ids``.
     models: list = field(default_factory=list)
 

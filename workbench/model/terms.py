@@ -6,7 +6,7 @@ build terms from templates such as ``"2·{batch}·{m}·{n}·{k}"``; the texts ar
 when first read. :class:`Counts` holds an operation's terms, :class:`Param` and
 :class:`Kind` declare a kind, and :data:`KINDS` is the registry every kind joins: the basic
 kinds in :mod:`workbench.model.operations`, the whole-model kinds in
-:mod:`workbench.model.llm_kinds` (both build on this module, not on each other).
+:mod:`workbench.model.llm.kinds` (both build on this module, not on each other).
 """
 
 from __future__ import annotations

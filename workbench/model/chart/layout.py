@@ -1,0 +1,730 @@
+"""Where the chart's texts go: one layout for the live canvas and every figure.
+
+Everything here is in **device units** (the view's pixels, y downwards) and free of Qt: the
+view measures its texts and maps its data to pixels, this module decides where each text
+goes, and the view puts it there.
+
+The plot area is an occupancy grid (:class:`Occupancy`) of small cells, each counting what
+covers it: roofs, interconnect segments, ridge lines, markers, sweep paths and crossing marks
+(drawn with their line width and a little air), the legend and every label already placed.
+A text is placed at the first of its candidate places (:func:`point_candidates`,
+:func:`sloped_candidates`, :func:`flat_candidates`, :func:`corner_candidates`) whose box
+lies inside the plot and covers no occupied cell; a far place is joined to its marker by a
+thin leader line, itself kept clear of data and texts. Texts are placed in order of
+priority (:data:`PRIORITIES`: the selected operation, the annotations a user asked for
+(compared pairs, measured points), then operations, roof values, ridge labels, sweep
+labels); a text without a clean place is not drawn. An operation whose name has no clean
+place is named by a short tag instead (``1``, ``2`` … placed like any text) and a key beside
+or below the plot lists "1 — name" (see :mod:`workbench.model.chart.key`). Counts, not flags, so
+that a marker that moves can be taken out of the grid and put back elsewhere: an edit
+re-places only the texts it touches.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "point_candidates",
+    "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner", "free_corners",
+    "wrap_title",
+]
+
+#: Who yields to whom: lower places first.
+PRIORITIES = {"selected": 0, "pair": 0.5, "crowd": 0.8, "operation": 1, "measured": 1.5,
+              "roof": 2, "ridge": 3, "crossing": 4, "sweep": 5, "region": 6}
+
+Rect = tuple[float, float, float, float]  # left, top, right, bottom
+
+
+class Occupancy:
+    """Counts of what covers each ``cell``-pixel square of the plot ``frame``
+    ``(left, top, right, bottom)``."""
+
+    def __init__(self, frame: Rect, cell: float = 2.0) -> None:
+        self.frame = tuple(float(v) for v in frame)
+        self.cell = float(cell)
+        left, top, right, bottom = self.frame
+        self.cols = max(1, math.ceil((right - left) / self.cell))
+        self.rows = max(1, math.ceil((bottom - top) / self.cell))
+        self.grid = np.zeros((self.rows, self.cols), dtype=np.int32)
+        #: thin guide lines (the ridges' drop lines): no text on them, but a leader line may
+        #: cross them
+        self.soft = np.zeros((self.rows, self.cols), dtype=bool)
+        #: of ``grid``, the counts of lines (roofs, paths): a tag's leader may cross them
+        self.lines = np.zeros((self.rows, self.cols), dtype=np.int32)
+        #: the placed texts' boxes, each grown by its air (a tag keeps others off a little
+        #: farther: two texts side by side read as one)
+        self.texts = np.zeros((self.rows, self.cols), dtype=np.int32)
+
+    def copy(self) -> Occupancy:
+        """An occupancy of its own with the same counts (a placing changes its copy only)."""
+        out = Occupancy(self.frame, self.cell)
+        out.grid, out.soft, out.lines = self.grid.copy(), self.soft.copy(), self.lines.copy()
+        out.texts = self.texts.copy()
+        return out
+
+    # -- cells ------------------------------------------------------------------------
+
+    def _span(self, rect: Rect) -> tuple[int, int, int, int] | None:
+        """Cell rows and columns ``(r0, r1, c0, c1)`` (end exclusive) a rectangle touches,
+        clipped to the grid; ``None`` when it misses the grid."""
+        left, top = self.frame[0], self.frame[1]
+        c = self.cell
+        c0 = max(0, math.floor((rect[0] - left) / c))
+        c1 = min(self.cols, math.ceil((rect[2] - left) / c))
+        r0 = max(0, math.floor((rect[1] - top) / c))
+        r1 = min(self.rows, math.ceil((rect[3] - top) / c))
+        if c1 <= c0 or r1 <= r0:
+            return None
+        return r0, r1, c0, c1
+
+    def counts_local(self, rects: np.ndarray, layer: np.ndarray | None = None) -> np.ndarray:
+        """How many covered cells lie under each rectangle (rows ``left, top, right,
+        bottom``), all at once: from a summed-area table of just the part of the grid the
+        rectangles span (cheaper than keeping one of the whole grid while texts are placed
+        one by one). ``layer``: count the cells of this grid instead (a text's air: see
+        :attr:`texts`)."""
+        if not len(rects):
+            return np.zeros(0, dtype=np.int64)
+        r0, r1, c0, c1 = self._cells(rects)
+        c1 = np.maximum(c1, c0)
+        r1 = np.maximum(r1, r0)
+        a0, a1, b0, b1 = int(r0.min()), int(r1.max()), int(c0.min()), int(c1.max())
+        sat = np.zeros((a1 - a0 + 1, b1 - b0 + 1), dtype=np.int32)
+        if a1 > a0 and b1 > b0:
+            covered = ((self.grid[a0:a1, b0:b1] > 0) | self.soft[a0:a1, b0:b1]
+                       if layer is None else layer[a0:a1, b0:b1] > 0).astype(np.int32)
+            np.cumsum(covered, axis=0, out=covered)
+            np.cumsum(covered, axis=1, out=sat[1:, 1:])
+        r0, r1, c0, c1 = r0 - a0, r1 - a0, c0 - b0, c1 - b0
+        return sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
+
+    def _cells(self, rects: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The grid rows ``r0:r1`` and columns ``c0:c1`` each rectangle covers, clipped to
+        the grid."""
+        left, top = self.frame[0], self.frame[1]
+        c = self.cell
+        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
+        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
+        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
+        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
+        return r0, r1, c0, c1
+
+    def inside(self, rect: Rect) -> bool:
+        f = self.frame
+        return rect[0] >= f[0] and rect[1] >= f[1] and rect[2] <= f[2] and rect[3] <= f[3]
+
+    def add_text(self, rect: Rect, weight: int = 1) -> None:
+        """A placed text's box, grown by its air (see :attr:`texts`)."""
+        span = self._span(rect)
+        if span is not None:
+            r0, r1, c0, c1 = span
+            self.texts[r0:r1, c0:c1] += weight
+
+    def add_rect(self, rect: Rect, weight: int = 1) -> None:
+        span = self._span(rect)
+        if span is not None:
+            r0, r1, c0, c1 = span
+            self.grid[r0:r1, c0:c1] += weight
+
+    def count(self, rect: Rect) -> int:
+        """How many covers lie under ``rect`` (cells × covers)."""
+        span = self._span(rect)
+        if span is None:
+            return 0
+        r0, r1, c0, c1 = span
+        return int(self.grid[r0:r1, c0:c1].sum() + self.soft[r0:r1, c0:c1].sum())
+
+    def add_rects(self, rects: np.ndarray, weight: int = 1) -> None:
+        """Add many rectangles (rows ``left, top, right, bottom``) at once."""
+        added = self.coverage(rects)
+        if added is not None:
+            self.grid += (weight * added).astype(self.grid.dtype)
+
+    def coverage(self, rects: np.ndarray) -> np.ndarray | None:
+        """How many of the rectangles ``rects`` cover each cell (the grid's shape; ``None``
+        when they cover none): what :meth:`add_rects` adds."""
+        rects = np.asarray(rects, dtype=float).reshape(-1, 4)
+        if not len(rects):
+            return None
+        ok = np.isfinite(rects).all(axis=1)
+        rects = rects[ok]
+        r0, r1, c0, c1 = self._cells(rects)
+        keep = (c1 > c0) & (r1 > r0)
+        if not keep.any():
+            return None
+        c0, c1, r0, r1 = c0[keep], c1[keep], r0[keep], r1[keep]
+        # rectangles of one size share their cell offsets: add them by size, vectorised
+        sizes = np.stack((r1 - r0, c1 - c0), axis=1)
+        flat = []
+        # (a set, not np.unique: its first call imports numpy.ma, 7 ms of start-up)
+        for h, w in sorted(set(zip(sizes[:, 0].tolist(), sizes[:, 1].tolist(), strict=True))):
+            sel = (sizes[:, 0] == h) & (sizes[:, 1] == w)
+            dr, dc = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+            rows = (r0[sel][:, None] + dr.ravel()[None, :]).ravel()
+            cols = (c0[sel][:, None] + dc.ravel()[None, :]).ravel()
+            flat.append(rows * self.cols + cols)
+        return np.bincount(np.concatenate(flat), minlength=self.grid.size).reshape(
+            self.grid.shape)
+
+    def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
+        """Flat indices of the cells within ``half`` pixels of the polyline, each once."""
+        xs = np.asarray(xs, dtype=float)
+        ys = np.asarray(ys, dtype=float)
+        if len(xs) < 2:
+            return None
+        pieces = []
+        step = self.cell * 0.5
+        for x0, y0, x1, y1 in zip(xs[:-1], ys[:-1], xs[1:], ys[1:], strict=True):
+            clipped = clip_segment(x0, y0, x1, y1, self._grown(half))
+            if clipped is None:
+                continue
+            a, b, c, d = clipped
+            n = max(2, math.ceil(math.hypot(c - a, d - b) / step) + 1)
+            t = np.linspace(0.0, 1.0, n)
+            pieces.append(np.column_stack((a + (c - a) * t, b + (d - b) * t)))
+        if not pieces:
+            return None
+        pts = np.concatenate(pieces)
+        reach = math.ceil(half / self.cell)
+        offsets = np.arange(-reach, reach + 1)
+        col = np.floor((pts[:, 0] - self.frame[0]) / self.cell).astype(int)
+        row = np.floor((pts[:, 1] - self.frame[1]) / self.cell).astype(int)
+        cols = (col[:, None, None] + offsets[None, None, :]).repeat(len(offsets), axis=1)
+        rows = (row[:, None, None] + offsets[None, :, None]).repeat(len(offsets), axis=2)
+        cols, rows = cols.ravel(), rows.ravel()
+        ok = (cols >= 0) & (cols < self.cols) & (rows >= 0) & (rows < self.rows)
+        # each cell once: a mask over the grid is cheaper than sorting the samples
+        mask = np.zeros(self.grid.size, dtype=bool)
+        mask[rows[ok] * self.cols + cols[ok]] = True
+        return np.flatnonzero(mask)
+
+    def _grown(self, d: float) -> Rect:
+        f = self.frame
+        return f[0] - d, f[1] - d, f[2] + d, f[3] + d
+
+    def add_polyline(self, xs, ys, half: float, weight: int = 1, soft: bool = False,
+                     line: bool = False) -> None:
+        """Cover the cells within ``half`` pixels of the polyline through ``(xs, ys)``
+        (``soft``: a guide line texts keep off and leader lines may cross; ``line``: a line
+        of data, which only a tag's leader may cross)."""
+        cells = self._line_cells(xs, ys, half)
+        if soft:
+            if cells is not None and len(cells):
+                self.soft.ravel()[cells] = True
+            return
+        if cells is not None and len(cells):
+            self.grid.ravel()[cells] += weight
+            if line:
+                self.lines.ravel()[cells] += weight
+
+
+def clip_segment(x0: float, y0: float, x1: float, y1: float, rect: Rect
+                 ) -> tuple[float, float, float, float] | None:
+    """The part of a segment inside ``rect`` (Liang–Barsky), or ``None``."""
+    if not all(math.isfinite(v) for v in (x0, y0, x1, y1)):
+        return None
+    dx, dy = x1 - x0, y1 - y0
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, x0 - rect[0]), (dx, rect[2] - x0), (-dy, y0 - rect[1]),
+                 (dy, rect[3] - y0)):
+        if p == 0:
+            if q < 0:
+                return None
+            continue
+        r = q / p
+        if p < 0:
+            t0 = max(t0, r)
+        else:
+            t1 = min(t1, r)
+        if t0 > t1:
+            return None
+    return x0 + t0 * dx, y0 + t0 * dy, x0 + t1 * dx, y0 + t1 * dy
+
+
+# ---------------------------------------------------------------------------------------
+# candidate places
+
+
+class Candidate(NamedTuple):
+    """A text box's top-left corner; ``leader`` the thin line ``(x0, y0, x1, y1)`` from the
+    marker's edge to the box, for a place away from the marker."""
+
+    left: float
+    top: float
+    leader: tuple[float, float, float, float] | None = None
+
+
+def _directions() -> tuple[np.ndarray, np.ndarray]:
+    """Unit offsets of the sixteen directions of the far rings, and how each places its
+    box (fraction of the width and height left of / above the nearest point)."""
+    angles = np.radians([-157.5, -135.0, -112.5, -67.5, -22.5, 22.5, 67.5, 157.5])
+    ux, uy = np.cos(angles), np.sin(angles)
+    fx = np.where(ux < -0.38, 1.0, np.where(ux > 0.38, 0.0, 0.5))
+    fy = np.where(uy < -0.38, 1.0, np.where(uy > 0.38, 0.0, 0.5))
+    return np.column_stack((ux, uy)), np.column_stack((fx, fy))
+
+
+_FAR_DIRECTIONS = _directions()
+#: the eight near places: (x offset in g, y offset in g, fraction of w left, of h above)
+_NEAR = np.array([
+    (1, 0, 0.0, 0.5),  # right
+    (-1, 0, 1.0, 0.5),  # left
+    (1, -1, 0.0, 1.0),  # above right
+    (-1, -1, 1.0, 1.0),  # above left
+    (0, -1, 0.5, 1.0),  # above
+    (0, 1, 0.5, 0.0),  # below
+    (1, 1, 0.0, 0.0),  # below right
+    (-1, 1, 1.0, 0.0),  # below left
+], dtype=float)
+_NEAR_LEFT_FIRST = _NEAR[[1, 0, 3, 2, 4, 5, 7, 6]]
+
+
+def point_candidates(x: float, y: float, w: float, h: float, radius: float,
+                     rings: Sequence[float] = (0.0, 14.0, 30.0, 50.0, 75.0, 105.0),
+                     first: str = "right") -> np.ndarray:
+    """Places around a marker at ``(x, y)`` of half-size ``radius`` for a ``w`` × ``h``
+    text: right, left, the four diagonals, above and below next to it, then the same and
+    eight more directions farther out (``rings`` pixels beyond the first ring), those with a
+    leader line from the marker's edge to the box. Rows ``left, top, x0, y0, x1, y1`` (the
+    leader; nan when none)."""
+    around = _around_origin(float(w), float(h), float(radius), tuple(rings), first)
+    return around + np.array((x, y, x, y, x, y))
+
+
+@functools.lru_cache(maxsize=4096)
+def _around_origin(w: float, h: float, radius: float, rings: tuple[float, ...],
+                   first: str) -> np.ndarray:
+    """The candidates of :func:`point_candidates` around (0, 0), read-only: kept per text
+    size, radius and rings (a full placing asks for the same ones for every marker)."""
+    near = _NEAR_LEFT_FIRST if first == "left" else _NEAR
+    (units, fracs) = _FAR_DIRECTIONS
+    rows = []
+    for k, extra in enumerate(rings):
+        g = radius + 7.0 + extra  # clear of the marker's cells (rounded out) and the air
+        lefts = near[:, 0] * g - near[:, 2] * w
+        tops = near[:, 1] * g - near[:, 3] * h
+        if k:
+            lefts = np.concatenate((lefts, units[:, 0] * g - fracs[:, 0] * w))
+            tops = np.concatenate((tops, units[:, 1] * g - fracs[:, 1] * h))
+        block = np.full((len(lefts), 6), np.nan)
+        block[:, 0], block[:, 1] = lefts, tops
+        if k:
+            # from the marker's edge to the nearest point of the box
+            nx = np.clip(0.0, lefts, lefts + w)
+            ny = np.clip(0.0, tops, tops + h)
+            d = np.hypot(nx, ny)
+            d[d == 0] = 1.0
+            start = radius + 1.5
+            block[:, 2] = nx / d * start
+            block[:, 3] = ny / d * start
+            block[:, 4], block[:, 5] = nx, ny
+        rows.append(block)
+    out = np.concatenate(rows)
+    out.flags.writeable = False
+    return out
+
+
+def far_candidates(x: float, y: float, w: float, h: float, radius: float, frame: Rect,
+                   most: float, step: float) -> np.ndarray:
+    """Places anywhere in ``frame`` for a ``w`` × ``h`` text whose nearest point lies at most
+    ``most`` pixels from a marker (or a crowd of them) at ``(x, y)`` of half-size ``radius``,
+    every ``step`` pixels, nearest first, each with its leader (rows as
+    :func:`point_candidates`'): a tag with no place beside its marker, said farther off."""
+    left, top, right, bottom = frame
+    lefts = np.arange(left, right - w, step)
+    tops = np.arange(top, bottom - h, step)
+    if not len(lefts) or not len(tops):
+        return np.zeros((0, 6))
+    gl, gt = (a.ravel() for a in np.meshgrid(lefts, tops))
+    nx = np.clip(x, gl, gl + w) - x
+    ny = np.clip(y, gt, gt + h) - y
+    d = np.hypot(nx, ny)
+    keep = (d > radius + 6.0) & (d <= most)
+    gl, gt, nx, ny, d = gl[keep], gt[keep], nx[keep], ny[keep], d[keep]
+    # each place twice: the leader to the box's nearest point, and to its nearest corner
+    # (a box right below a crowd: a slanted leader misses the markers under it)
+    cx = np.where(np.abs(gl - x) <= np.abs(gl + w - x), gl, gl + w) - x
+    cy = np.where(np.abs(gt - y) <= np.abs(gt + h - y), gt, gt + h) - y
+    gl, gt = np.concatenate((gl, gl)), np.concatenate((gt, gt))
+    nx, ny = np.concatenate((nx, cx)), np.concatenate((ny, cy))
+    d = np.concatenate((d, d + 0.5))
+    order = np.argsort(d, kind="stable")
+    gl, gt, nx, ny = gl[order], gt[order], nx[order], ny[order]
+    start = (radius + 1.5) / np.maximum(np.hypot(nx, ny), 1e-9)
+    return np.column_stack((gl, gt, x + nx * start, y + ny * start, x + nx, y + ny))
+
+
+def as_array(candidates) -> np.ndarray:
+    """Candidates as rows ``left, top, x0, y0, x1, y1`` (leader nan when none)."""
+    if isinstance(candidates, np.ndarray):
+        return candidates
+    out = np.full((len(candidates), 6), np.nan)
+    for i, c in enumerate(candidates):
+        out[i, 0], out[i, 1] = c.left, c.top
+        if c.leader is not None:
+            out[i, 2:] = c.leader
+    return out
+
+
+def sloped_candidates(x0: float, y0: float, x1: float, y1: float, w: float, h: float,
+                      frame: Rect, gap: float = 8.0,
+                      fractions: Sequence[float] = (0.12, 0.25, 0.4, 0.55, 0.7, 0.85, 0.05,
+                                                    0.95)) -> list[Candidate]:
+    """Places for a horizontal text along a rising segment (device y down), on the free side
+    first (above it, left of the line) then below it, at points spread along its visible
+    part."""
+    part = clip_segment(x0, y0, x1, y1, frame)
+    if part is None:
+        return []
+    a, b, c, d = part
+    above, below = [], []
+    for f in fractions:
+        px, py = a + (c - a) * f, b + (d - b) * f
+        # above-left of the line: the box's bottom-right corner just over the line
+        above.append(Candidate(px - w - gap * 0.5, py - h - gap))
+        # below-right: the box's top-left corner just under the line
+        below.append(Candidate(px + gap * 0.5, py + gap))
+    return above + below
+
+
+def flat_candidates(x0: float, x1: float, y: float, w: float, h: float, frame: Rect,
+                    gap: float = 6.0, below_first: bool = False,
+                    clear: float = 12.0) -> list[Candidate]:
+    """Places for a text over (then under) a flat segment from ``x0`` to ``x1`` at height
+    ``y``: right end first, then left end and points between; then the same ``clear``
+    pixels farther from the line, over the markers of the operations that sit on it (a
+    compute roof's points)."""
+    lo, hi = max(x0, frame[0] + 2), min(x1, frame[2] - 2)
+    if hi <= lo:
+        return []
+    # over its own visible part first, then reaching left of it (over the slope below)
+    xs = [hi - w - 4, lo + 4] + [lo + (hi - lo - w) * f for f in (0.5, 0.75, 0.25, 0.62,
+                                                                  0.38, 0.88, 0.12)]
+    xs = [x for x in xs if x + w <= hi + 1e-9 and x >= frame[0]]
+    step = max(w / 4, 8.0)
+    x = hi - w - 4 - step
+    while x >= frame[0] + 2 and x + w > lo:
+        if x < lo:
+            xs.append(x)
+        x -= step
+    out = []
+    for g in (gap, gap + clear):
+        above = [Candidate(left, y - h - g) for left in xs]
+        below = [Candidate(left, y + g) for left in xs]
+        out += below + above if below_first else above + below
+    return out
+
+
+def corner_candidates(x: float, y: float, w: float, h: float, gap: float = 5.0
+                      ) -> list[Candidate]:
+    """Places next to a corner point (a ridge): below right, above left, below left, above
+    right, then a little farther."""
+    out = []
+    for g in (gap, gap + 10.0):
+        out += [Candidate(x + g, y + g), Candidate(x - g - w, y - g - h),
+                Candidate(x - g - w, y + g), Candidate(x + g, y - g - h)]
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# placing
+
+
+@dataclass
+class Request:
+    """A text to place: ``key`` names it, ``kind`` gives its priority (see
+    :data:`PRIORITIES`), ``width`` × ``height`` its box (the view measures), ``candidates``
+    its places in preference order."""
+
+    key: Hashable
+    kind: str
+    width: float
+    height: float
+    candidates: list[Candidate]
+    order: float = 0.0  # among equal priorities, lower places first
+    #: its leader may cross lines of data (a short tag's, to a place farther off), never a
+    #: marker or a text
+    cross_lines: bool = False
+    #: the markers of what it names (rows ``left, top, right, bottom``): its leader may
+    #: cross them, its box may not
+    own: np.ndarray | None = field(default=None, compare=False, repr=False)
+    #: more places, tried only when none of ``candidates`` is clean (a tag's farther off:
+    #: many, made when asked for)
+    far: Callable[[], np.ndarray] | None = field(default=None, compare=False, repr=False)
+    #: air kept between its box and other texts, pixels, beyond :attr:`TextLayout.PAD`
+    air: float = 0.0
+
+    @property
+    def priority(self) -> int:
+        return PRIORITIES.get(self.kind, 9)
+
+
+@dataclass
+class Placement:
+    key: Hashable
+    rect: Rect
+    leader: tuple[float, float, float, float] | None = None
+    weight: int = field(default=1, repr=False)
+    #: the air its request keeps from other texts
+    air: float = field(default=0.0, repr=False)
+
+
+class TextLayout:
+    """The placed texts over an :class:`Occupancy` of the data."""
+
+    #: air between a text and anything else, pixels
+    PAD = 1.0
+    #: half width of a leader line's footprint
+    LEADER_HALF = 1.0
+    #: a leader's first pixels, leaving its marker, are not checked
+    LEADER_SKIP = 8.0
+
+    def __init__(self, occupancy: Occupancy) -> None:
+        self.occupancy = occupancy
+        self.placed: dict[Hashable, Placement] = {}
+        self.requests: dict[Hashable, Request] = {}
+
+    def place(self, request: Request, own: bool = True) -> Placement | None:
+        """Place one text at its first clean candidate (and reserve its box and leader), or
+        return ``None`` when none is clean. A candidate is clean when its box lies inside
+        the plot, nothing covers the box grown by :attr:`PAD`, and its leader (past its
+        first :attr:`LEADER_SKIP` pixels) crosses nothing (but lines, with
+        :attr:`Request.cross_lines`, and the request's own markers unless ``own`` is
+        False)."""
+        self.remove(request.key)
+        self.requests[request.key] = request
+        w, h = request.width, request.height
+        mine = request.own if own else None
+        cands = as_array(request.candidates)
+        air = request.air
+        chosen = self._first_clean(cands, w, h, request.cross_lines, mine, air) \
+            if len(cands) else None
+        if chosen is None and request.far is not None:
+            cands = request.far()
+            chosen = (self._first_clean(cands, w, h, request.cross_lines, mine, air)
+                      if len(cands) else None)
+        if chosen is None:
+            return None
+        row = cands[chosen]
+        leader = None if math.isnan(row[2]) else tuple(float(v) for v in row[2:])
+        left, top = float(row[0]), float(row[1])
+        placement = Placement(request.key, (left, top, left + w, top + h), leader, air=air)
+        self._reserve(placement, 1)
+        self.placed[request.key] = placement
+        return placement
+
+    def _first_clean(self, cands: np.ndarray, w: float, h: float,
+                     cross_lines: bool = False, own: np.ndarray | None = None,
+                     air: float = 0.0) -> int | None:
+        """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
+        ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
+        keeps ``air`` more from other texts, and out of their air)."""
+        occ = self.occupancy
+        lefts, tops = cands[:, 0], cands[:, 1]
+        f = occ.frame
+        ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
+        if not ok.any():
+            return None
+        p = self.PAD
+        boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
+        ok[ok] = occ.counts_local(boxes[ok]) == 0
+        if ok.any():  # clear of the other texts' air, and they of its own
+            a = p + air
+            grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
+            ok[ok] = occ.counts_local(grown[ok], occ.texts) == 0
+        free = np.flatnonzero(ok)
+        mine = occ.coverage(own) if own is not None else None
+        # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
+        for start in range(0, len(free), self.LEADER_BATCH):
+            found = self._clean_leaders(cands, free[start:start + self.LEADER_BATCH],
+                                        cross_lines, mine)
+            if found is not None:
+                return found
+        return None
+
+    #: leaders checked at once (many far places: most are never looked at)
+    LEADER_BATCH = 128
+
+    def _clean_leaders(self, cands: np.ndarray, chosen: np.ndarray, cross_lines: bool,
+                       mine: np.ndarray | None) -> int | None:
+        """The first of the candidates ``chosen`` (free boxes) whose leader, past its first
+        pixels, crosses nothing (lines aside with ``cross_lines``; the cells ``mine``)."""
+        occ = self.occupancy
+        lead = cands[chosen, 2:]
+        has = ~np.isnan(lead[:, 0])
+        if has.any():
+            seg = lead[has]
+            dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
+            length = np.hypot(dx, dy)
+            n = max(2, int(math.ceil(float(length.max()) / occ.cell)) + 1)
+            t = np.linspace(0.0, 1.0, n)[None, :]
+            skip = np.minimum(self.LEADER_SKIP / np.maximum(length, 1e-9), 1.0)[:, None]
+            t = skip + (1.0 - skip) * t
+            xs = seg[:, 0:1] + dx[:, None] * t
+            ys = seg[:, 1:2] + dy[:, None] * t
+            col = np.floor((xs - occ.frame[0]) / occ.cell).astype(int)
+            row = np.floor((ys - occ.frame[1]) / occ.cell).astype(int)
+            inside = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
+            hit = np.zeros(col.shape, dtype=bool)
+            cover = occ.grid[row[inside], col[inside]]
+            if cross_lines:
+                cover = cover - occ.lines[row[inside], col[inside]]
+            if mine is not None:
+                cover = cover - mine[row[inside], col[inside]]
+            hit[inside] = cover > 0
+            clear = np.ones(len(chosen), dtype=bool)
+            clear[np.flatnonzero(has)] = ~hit.any(axis=1)
+            chosen = chosen[clear]
+        return int(chosen[0]) if len(chosen) else None
+
+    def place_all(self, requests: Iterable[Request]) -> dict[Hashable, Placement | None]:
+        """Place ``requests`` in order of priority; then those with no place whose leaders
+        may cross their own markers (:attr:`Request.own`) are tried again so (a leader
+        across its own markers only where nothing else is left)."""
+        ordered = sorted(requests, key=lambda r: (r.priority, r.order))
+        out = {r.key: self.place(r, own=False) for r in ordered}
+        for r in ordered:
+            if out[r.key] is None and r.own is not None:
+                out[r.key] = self.place(r)
+        return out
+
+    def _reserve(self, placement: Placement, weight: int) -> None:
+        a, r = placement.air, placement.rect
+        self.occupancy.add_text((r[0] - a, r[1] - a, r[2] + a, r[3] + a), weight)
+        self.occupancy.add_rect(placement.rect, weight)
+        if placement.leader is not None:
+            x0, y0, x1, y1 = placement.leader
+            self.occupancy.add_polyline((x0, x1), (y0, y1), self.LEADER_HALF, weight)
+
+    def remove(self, key: Hashable) -> None:
+        placement = self.placed.pop(key, None)
+        if placement is not None:
+            self._reserve(placement, -1)
+        self.requests.pop(key, None)
+
+    def hit_by(self, rect: Rect) -> list[Hashable]:
+        """Keys of the placed texts whose box (or leader's box) meets ``rect``."""
+        out = []
+        for key, p in self.placed.items():
+            boxes = [p.rect]
+            if p.leader is not None:
+                x0, y0, x1, y1 = p.leader
+                boxes.append((min(x0, x1) - 1, min(y0, y1) - 1, max(x0, x1) + 1,
+                              max(y0, y1) + 1))
+            for b in boxes:
+                if b[0] < rect[2] and rect[0] < b[2] and b[1] < rect[3] and rect[1] < b[3]:
+                    out.append(key)
+                    break
+        return out
+
+
+    def hit_by_any(self, rects: np.ndarray) -> set[Hashable]:
+        """Keys of the placed texts whose box (or leader's box) meets any of ``rects``
+        (rows ``left, top, right, bottom``): :meth:`hit_by` for many rectangles at once."""
+        rects = np.asarray(rects, dtype=float).reshape(-1, 4)
+        if not len(rects) or not self.placed:
+            return set()
+        keys, boxes = [], []
+        for key, p in self.placed.items():
+            keys.append(key)
+            boxes.append(p.rect)
+            if p.leader is not None:
+                x0, y0, x1, y1 = p.leader
+                keys.append(key)
+                boxes.append((min(x0, x1) - 1, min(y0, y1) - 1, max(x0, x1) + 1,
+                              max(y0, y1) + 1))
+        b = np.asarray(boxes, dtype=float)
+        meets = ((b[:, None, 0] < rects[None, :, 2]) & (rects[None, :, 0] < b[:, None, 2])
+                 & (b[:, None, 1] < rects[None, :, 3]) & (rects[None, :, 1] < b[:, None, 3]))
+        return {keys[i] for i in np.flatnonzero(meets.any(axis=1))}
+
+def free_corners(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
+                 ) -> list[tuple[str, Rect]]:
+    """The corners of the plot where a ``w`` × ``h`` legend covers nothing, as ``(name,
+    rect)``, the one with least drawn around it first (bottom right first on a tie: under the
+    flat roofs, right of the slopes, a roofline chart is usually empty)."""
+    left, top, right, bottom = occupancy.frame
+    if w + 2 * margin > right - left or h + 2 * margin > bottom - top:
+        return []
+    corners = {
+        "bottom-right": (right - margin - w, bottom - margin - h),
+        "top-left": (left + margin, top + margin),
+        "bottom-left": (left + margin, bottom - margin - h),
+        "top-right": (right - margin - w, top + margin),
+    }
+    found = []
+    for rank, (name, (x, y)) in enumerate(corners.items()):
+        rect = (x, y, x + w, y + h)
+        if occupancy.count(rect):
+            continue
+        # what lies around it: the texts placed later want that room
+        gx, gy = w * 0.5, h * 0.8
+        around = occupancy.count((x - gx, y - gy, x + w + gx, y + h + gy))
+        found.append(((around, rank), name, rect))
+    return [(name, rect) for _key, name, rect in sorted(found)]
+
+
+def legend_corner(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
+                  ) -> tuple[str, Rect] | None:
+    """The first of :func:`free_corners`, or ``None`` when no corner is free (the legend
+    then goes outside the plot)."""
+    corners = free_corners(occupancy, w, h, margin)
+    return corners[0] if corners else None
+
+
+def wrap_title(words_width, text: str, room: float, lines: int = 2) -> list[str]:
+    """``text`` on one line when ``words_width(text) <= room``, else on two lines broken at
+    the space that balances them best; with ``lines`` > 2, on as few lines (up to
+    ``lines``) as keep every line within ``room``, broken to balance them. ``words_width``
+    measures a string (the view's font metrics)."""
+    if words_width(text) <= room or " " not in text.strip():
+        return [text]
+    words = text.split(" ")
+    best = None
+    for i in range(1, len(words)):
+        a, b = " ".join(words[:i]), " ".join(words[i:])
+        widest = max(words_width(a), words_width(b))
+        if best is None or widest < best[0]:
+            best = (widest, [a, b])
+    if best[0] <= room or lines <= 2:
+        return best[1]
+    for count in range(3, lines + 1):
+        # the narrowest width that still breaks the words into ``count`` lines: greedy
+        # filling, searched between the widest word and the whole text
+        lo = max(words_width(w) for w in words)
+        hi = words_width(text)
+        found = _greedy_lines(words_width, words, hi)
+        for _ in range(24):
+            mid = (lo + hi) / 2
+            trial = _greedy_lines(words_width, words, mid)
+            if len(trial) <= count:
+                hi, found = mid, trial
+            else:
+                lo = mid
+        if max(words_width(line) for line in found) <= room or count == lines:
+            return found
+    return best[1]
+
+
+def _greedy_lines(words_width, words: list[str], width: float) -> list[str]:
+    """``words`` filled into lines no wider than ``width`` (a word wider stays alone)."""
+    out: list[str] = []
+    line = ""
+    for word in words:
+        trial = f"{line} {word}" if line else word
+        if line and words_width(trial) > width:
+            out.append(line)
+            line = word
+        else:
+            line = trial
+    if line:
+        out.append(line)
+    return out

@@ -1,0 +1,551 @@
+"""Sweep paths, measured points and compared pairs as chart elements (plain data, no Qt).
+
+:func:`~workbench.model.chart.scene.build_scene` adds these to the :class:`~workbench.model.chart.scene.Scene`
+when the view shows them; the canvas also calls the builders here on their own to redraw one
+kind of element after an edit (a sweep, the measurements, the compared pairs) without
+rebuilding the chart. Everything is in data units (FLOP/byte, FLOP/s).
+
+* :class:`SweepPath`: one swept operation on one machine: its samples in (intensity,
+  attainable), joined in parameter order through the exact ridge crossings
+  (:func:`~workbench.model.sweeps.sweep_crossings`), the end values labelled
+  (``"m = 1"``, ``"m = 4096"``) and each crossing marked on the ridge and labelled
+  (``"m* = 255.5"``). A crossing's position is the operation evaluated at the crossing value,
+  so it lands on the ridge whatever the samples are.
+* :class:`MeasuredMark`: a measurement judged on one machine
+  (:func:`~workbench.model.measured_session.judge_session`): the measured point (measured intensity,
+  achieved FLOP/s), the predicted point it is linked to, its fraction of the predicted ceiling
+  and its verdict band, with the bands drawn as a scale at the predicted intensity.
+* :class:`PairLink`: a compared pair on one machine
+  (:func:`~workbench.model.comparison.compare_session`): a link from the first (baseline)
+  point to the second, labelled with the bytes saved and the speed-up the roofline predicts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.model.analysis import Pair
+from workbench.model.comparison import PairComparison, compare_session
+from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
+from workbench.model.measured import VERDICTS
+from workbench.model.measured_session import MeasuredPoint, judge_session
+from workbench.model.roofline import BOUND_NAMES
+from workbench.model.roofline import sweep as roofline_sweep
+from workbench.model.session import OperationEntry, Session
+from workbench.model.sweeps import (
+    Crossing,
+    SweepError,
+    SweepResult,
+    evaluate_sweep,
+    sweep_crossings,
+)
+from workbench.model.units import format_quantity
+
+__all__ = [
+    "VERDICT_COLORS",
+    "VERDICT_SHORT",
+    "MAX_SWEEP_DOTS",
+    "cached_sweep",
+    "CrossingMark",
+    "SweepPath",
+    "MeasuredMark",
+    "PairLink",
+    "sweep_paths",
+    "MAX_MEASURED_DRAWN",
+    "measured_marks",
+    "drawn_measured_marks",
+    "measured_cap_note",
+    "pair_links",
+    "overlay_legend",
+    "value_text",
+    "crossing_label",
+    "pair_label",
+]
+
+#: Colour of each verdict band (Okabe–Ito hues: distinguishable with colour-vision
+#: deficiencies; the label carries the words as well).
+VERDICT_COLORS = {
+    "re-measure": "#E69F00",
+    "excellent": "#56B4E9",
+    "production": "#009E73",
+    "below-production": "#CC79A7",
+    "likely-bug": "#D55E00",
+}
+#: Short names of the verdicts for labels on the chart.
+VERDICT_SHORT = {
+    "re-measure": "re-measure",
+    "excellent": "excellent",
+    "production": "production",
+    "below-production": "below production",
+    "likely-bug": "likely a bug",
+}
+#: The verdict scale drawn at a prediction starts at this fraction of its ceiling.
+BAND_FLOOR = 0.25
+#: Paths with more samples than this are drawn as a line only (no dot per sample).
+MAX_SWEEP_DOTS = 256
+
+
+def _trim(text: str) -> str:
+    if "." in text and "e" not in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def value_text(value: float, is_int: bool = False, digits: int = 4) -> str:
+    """A parameter value as a label shows it: whole numbers whole (``4096``), others to
+    ``digits`` significant figures without trailing zeros (``255.5``, ``0.125``, ``1.5e+06``)."""
+    if is_int and float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    text = f"{value:.{digits}g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return f"{_trim(mantissa)}e{int(exponent)}"
+    return _trim(text) if "." in text else text
+
+
+def crossing_label(param: str, value: float) -> str:
+    """``"m* = 255.5"``: the real-valued parameter at which the operation meets the ridge."""
+    return f"{param}* = {value_text(value)}"
+
+
+def pair_label(bytes_saved: float, speedup: float) -> str:
+    """``"−268 MB, 2.33× faster"``: the change in bytes moved from the first operation to the
+    second (minus: fewer) and the predicted speed-up (best-case times)."""
+    if bytes_saved > 0:
+        moved = f"−{format_quantity(bytes_saved, 'bytes')}"
+    elif bytes_saved < 0:
+        moved = f"+{format_quantity(-bytes_saved, 'bytes')}"
+    else:
+        moved = "same bytes"
+    if not math.isfinite(speedup) or speedup <= 0:
+        return moved
+    if math.isclose(speedup, 1.0, rel_tol=5e-4):
+        return f"{moved}, same time"
+    if speedup >= 1:
+        return f"{moved}, {value_text(speedup, digits=3)}× faster"
+    return f"{moved}, {value_text(1 / speedup, digits=3)}× slower"
+
+
+def _percent(fraction: float) -> str:
+    """``0.8`` → ``"80 %"``, ``0.8469`` → ``"84.7 %"`` (three figures: a fraction just under a
+    band edge does not read as the edge)."""
+    text = f"{fraction * 100:.3g}"
+    return (_trim(text) if "e" not in text else f"{fraction * 100:.0f}") + " %"
+
+
+# ---------------------------------------------------------------------------------------------
+# sweeps
+
+
+@dataclass(frozen=True)
+class CrossingMark:
+    """Where a swept operation meets one machine's ridge: ``value`` is the exact (real)
+    parameter, ``(x, y)`` the operation evaluated there (on the ridge: intensity = peak /
+    bandwidth, attainable = peak)."""
+
+    op_id: int
+    hw_id: int
+    param: str
+    value: float
+    integer: int | None
+    direction: str
+    x: float
+    y: float
+    label: str
+    tooltip: str
+    color: str
+
+
+@dataclass(frozen=True)
+class SweepPath:
+    """One swept operation on one machine.
+
+    ``values``/``xs``/``ys``/``bounds`` are the samples in ascending parameter order;
+    ``path_xs``/``path_ys`` are the samples with the crossings inserted where they fall (what
+    the line goes through). ``start_label``/``end_label`` name the smallest and largest value.
+    """
+
+    op_id: int
+    hw_id: int
+    operation: str
+    machine: str
+    param: str
+    is_int: bool
+    values: tuple[float, ...]
+    xs: tuple[float, ...]
+    ys: tuple[float, ...]
+    bounds: tuple[str, ...]
+    times: tuple[float, ...]
+    path_xs: tuple[float, ...]
+    path_ys: tuple[float, ...]
+    color: str
+    marker: str
+    style_index: int
+    start_label: str
+    end_label: str
+    crossings: tuple[CrossingMark, ...] = ()
+
+    @property
+    def dots(self) -> bool:
+        """Whether each sample gets a dot (not for very long paths)."""
+        return len(self.values) <= MAX_SWEEP_DOTS
+
+    def sample_tooltip(self, i: int) -> str:
+        v = value_text(self.values[i], self.is_int)
+        return "\n".join([
+            f"{self.operation} on {self.machine}",
+            f"{self.param} = {v}",
+            f"Intensity: {format_quantity(self.xs[i], 'intensity')}",
+            f"Attainable: {format_quantity(self.ys[i], 'flop_rate')}",
+            f"Bound: {self.bounds[i]}",
+            f"T_lower: {format_quantity(self.times[i], 'time')}",
+        ])
+
+
+def _crossing_tooltip(operation: str, machine: str, crossing: Crossing) -> str:
+    lines = [f"{operation} on {machine}",
+             f"Crosses the ridge at {crossing.param} = {value_text(crossing.value, digits=6)} "
+             "(exact)"]
+    side = "compute" if crossing.direction == "to_compute" else "memory"
+    if crossing.integer is not None:
+        if crossing.direction == "to_compute":
+            lines.append(f"Compute-bound from {crossing.param} = {crossing.integer}")
+        else:
+            lines.append(f"Compute-bound up to {crossing.param} = {crossing.integer}")
+    else:
+        lines.append(f"{side.capitalize()}-bound above it")
+    lines.append(f"Ridge {format_quantity(crossing.ridge, 'intensity')} "
+                 f"({crossing.level}), peak {format_quantity(crossing.peak_flops, 'flop_rate')}")
+    return "\n".join(lines)
+
+
+#: Evaluated sweeps and their crossings by (operation, machine, sweep): a rebuild of the chart
+#: re-evaluates only the sweeps whose operation or machine changed.
+_SWEEP_CACHE: dict[tuple, tuple] = {}
+_SWEEP_CACHE_SIZE = 512
+
+
+def cached_sweep(op, hw, sweep) -> tuple[SweepResult, list[Crossing]]:
+    """:func:`~workbench.model.sweeps.evaluate_sweep` and
+    :func:`~workbench.model.sweeps.sweep_crossings` of ``op`` on ``hw``, remembered for the
+    same operation, machine and sweep (the chart and the sweep plot share them)."""
+    key = (repr(op), repr(hw), sweep)
+    found = _SWEEP_CACHE.get(key)
+    if found is None:
+        found = (evaluate_sweep(op, hw, sweep), sweep_crossings(op, hw, sweep))
+        if len(_SWEEP_CACHE) >= _SWEEP_CACHE_SIZE:
+            _SWEEP_CACHE.pop(next(iter(_SWEEP_CACHE)))
+        _SWEEP_CACHE[key] = found
+    return found
+
+
+def _drawable(x: float, y: float) -> bool:
+    return math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0
+
+
+def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any], color: str
+                ) -> tuple[list[SweepPath], list[str]]:
+    """The paths of one swept operation on each of ``machines`` (objects with ``hw_id``,
+    ``name``, ``marker`` and ``style_index``, such as
+    :class:`~workbench.model.chart.scene.MachineMark`), and notes on what could not be drawn."""
+    sweep = entry.sweep
+    if sweep is None:
+        return [], []
+    op = entry.operation
+    by_id = {h.id: h for h in session.hardware}
+    paths: list[SweepPath] = []
+    notes: list[str] = []
+    for mark in machines:
+        hw_entry = by_id.get(mark.hw_id)
+        if hw_entry is None:
+            continue
+        hw = hw_entry.hardware
+        try:
+            result, found = cached_sweep(op, hw, sweep)
+        except SweepError as exc:
+            notes.append(f"sweep of {op.name}: {exc}")
+            return [], notes  # the same for every machine
+        except (UnsupportedPrecision, UnknownLevel, ValueError, TypeError, ZeroDivisionError,
+                ArithmeticError):
+            continue
+        order = np.argsort(result.values, kind="stable")
+        values = result.values[order]
+        xs = np.asarray(result["intensity"], float)[order]
+        ys = np.asarray(result["attainable_flops"], float)[order]
+        times = np.asarray(result["t_lower_s"], float)[order]
+        bounds = [BOUND_NAMES[int(b)] for b in np.asarray(result["bound"])[order]]
+        keep = np.isfinite(xs) & np.isfinite(ys) & (xs > 0) & (ys > 0)
+        if not keep.any():
+            notes.append(f"sweep of {op.name} on {mark.name}: no drawable value")
+            continue
+        values, xs, ys, times = values[keep], xs[keep], ys[keep], times[keep]
+        bounds = [b for b, k in zip(bounds, keep, strict=True) if k]
+
+        marks: list[CrossingMark] = []
+        if found:
+            at = roofline_sweep(op, hw, **{sweep.param: np.asarray([c.value for c in found])})
+            cx = np.broadcast_to(np.asarray(at["intensity"], float), (len(found),))
+            cy = np.broadcast_to(np.asarray(at["attainable_flops"], float), (len(found),))
+            for c, x, y in zip(found, cx, cy, strict=True):
+                if not _drawable(float(x), float(y)):
+                    continue
+                marks.append(CrossingMark(
+                    op_id=entry.id, hw_id=mark.hw_id, param=c.param, value=c.value,
+                    integer=c.integer, direction=c.direction, x=float(x), y=float(y),
+                    label=crossing_label(c.param, c.value),
+                    tooltip=_crossing_tooltip(op.name, mark.name, c), color=color))
+        # the line runs through the samples and the crossings, in parameter order
+        all_v = np.concatenate([values, [m.value for m in marks]])
+        all_x = np.concatenate([xs, [m.x for m in marks]])
+        all_y = np.concatenate([ys, [m.y for m in marks]])
+        path_order = np.argsort(all_v, kind="stable")
+        paths.append(SweepPath(
+            op_id=entry.id, hw_id=mark.hw_id, operation=op.name, machine=mark.name,
+            param=sweep.param, is_int=result.is_int,
+            values=tuple(float(v) for v in values), xs=tuple(float(v) for v in xs),
+            ys=tuple(float(v) for v in ys), bounds=tuple(bounds),
+            times=tuple(float(v) for v in times),
+            path_xs=tuple(float(v) for v in all_x[path_order]),
+            path_ys=tuple(float(v) for v in all_y[path_order]),
+            color=color, marker=mark.marker, style_index=mark.style_index,
+            start_label=f"{sweep.param} = {value_text(values[0], result.is_int)}",
+            end_label=(f"{sweep.param} = {value_text(values[-1], result.is_int)}"
+                       if len(values) > 1 else ""),
+            crossings=tuple(marks),
+        ))
+    return paths, notes
+
+
+# ---------------------------------------------------------------------------------------------
+# measured points
+
+
+@dataclass(frozen=True)
+class MeasuredMark:
+    """One measurement judged on one machine.
+
+    ``(x, y)`` is the measured point (measured intensity, achieved FLOP/s), ``(px, py)`` the
+    prediction it is linked to. ``bands`` is the verdict scale at the predicted intensity:
+    ``(verdict key, y_low, y_high)`` per band, from ``BAND_FLOOR ×`` to ``1 ×`` the ceiling.
+    """
+
+    index: int
+    name: str
+    op_id: int | None
+    hw_id: int
+    machine: str
+    x: float
+    y: float
+    px: float
+    py: float
+    fraction: float
+    verdict: str
+    verdict_label: str
+    color: str
+    label: str
+    tooltip: str
+    bands: tuple[tuple[str, float, float], ...] = field(default=(), repr=False)
+
+    @property
+    def standalone(self) -> bool:
+        return self.op_id is None
+
+
+def _measured_tooltip(point: MeasuredPoint, machine: str) -> str:
+    j = point.judgement
+    m = point.measurement
+    target = (f"the prediction of {m.operation}" if m.operation
+              else "the prediction from its own FLOPs and bytes")
+    lines = [
+        f"Measured: {m.name}",
+        f"on {machine}, against {target}",
+        f"Measured time: {format_quantity(j.measured_time_s, 'time')}, "
+        f"{format_quantity(j.achieved_flops, 'flop_rate')}",
+        f"Predicted: T_lower {format_quantity(j.predicted_time_s, 'time')}, "
+        f"{format_quantity(j.predicted_attainable_flops, 'flop_rate')} ({j.predicted_bound}-bound)",
+        f"Fraction of the predicted ceiling: {_percent(j.fraction)}",
+        f"Verdict: {j.verdict_label}",
+    ]
+    if j.measured_intensity is not None and not math.isclose(
+            j.measured_intensity, j.predicted_intensity, rel_tol=1e-9):
+        lines.insert(4, f"Intensity: measured {format_quantity(j.measured_intensity, 'intensity')}"
+                        f", predicted {format_quantity(j.predicted_intensity, 'intensity')}")
+    lines += list(j.notes)
+    if m.source:
+        lines.append(f"Source: {m.source}")
+    return "\n".join(lines)
+
+
+def _bands(py: float) -> tuple[tuple[str, float, float], ...]:
+    out = []
+    for verdict in VERDICTS:
+        low = max(verdict.low, BAND_FLOOR)
+        high = min(verdict.high, 1.0)
+        if high > low:
+            out.append((verdict.key, py * low, py * high))
+    return tuple(out)
+
+
+#: The most measured points a chart draws (one per measurement and machine): each has a
+#: marker, a link to its prediction, a verdict scale and a label, and a few thousand of them
+#: are unreadable on one chart and slow to place. Beyond it the chart draws the first ones in
+#: the session's order (the Measurements table's) and says how many it left out.
+MAX_MEASURED_DRAWN = 1_000
+
+
+def measured_marks(session: Session, machine_ids: Sequence[int],
+                   judged: Sequence[MeasuredPoint] | None = None
+                   ) -> tuple[list[MeasuredMark], list[str]]:
+    """The measured points of ``session`` on the machines ``machine_ids`` (those drawn), and
+    notes on measurements that cannot be judged. A measurement attached to a hidden operation
+    is not drawn."""
+    marks, _total, notes = drawn_measured_marks(session, machine_ids, judged, limit=None)
+    return marks, notes
+
+
+def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
+                         judged: Sequence[MeasuredPoint] | None = None,
+                         limit: int | None = MAX_MEASURED_DRAWN
+                         ) -> tuple[list[MeasuredMark], int, list[str]]:
+    """:func:`measured_marks`, at most ``limit`` of them (the first in the session's order):
+    ``(marks, how many could be drawn in all, notes)``."""
+    judged = judge_session(session) if judged is None else judged
+    shown = set(machine_ids)
+    index_of = {id(m): i for i, m in enumerate(session.measurements)}
+    marks: list[MeasuredMark] = []
+    notes: list[str] = []
+    total = 0
+    for point in judged:
+        m = point.measurement
+        if point.judgement is None:
+            where = f" on {point.hardware.hardware.label}" if point.hardware else ""
+            notes.append(f"measurement {m.name}{where}: {point.problem}")
+            continue
+        if point.hardware is None or point.hardware.id not in shown:
+            continue
+        if point.operation is not None and not point.operation.visible:
+            continue
+        j = point.judgement
+        x = j.measured_intensity if j.measured_intensity else j.predicted_intensity
+        y, px, py = j.achieved_flops, j.predicted_intensity, j.predicted_attainable_flops
+        if not (_drawable(x, y) and _drawable(px, py)):
+            continue
+        total += 1
+        if limit is not None and len(marks) >= limit:
+            continue
+        machine = point.hardware.hardware.label
+        label = f"{_percent(j.fraction)} · {VERDICT_SHORT.get(j.verdict, j.verdict)}"
+        if point.operation is None:
+            label = f"{m.name}: {label}"
+        marks.append(MeasuredMark(
+            index=index_of.get(id(m), -1), name=m.name,
+            op_id=point.operation.id if point.operation is not None else None,
+            hw_id=point.hardware.id, machine=machine, x=float(x), y=float(y), px=float(px),
+            py=float(py), fraction=j.fraction, verdict=j.verdict, verdict_label=j.verdict_label,
+            color=VERDICT_COLORS.get(j.verdict, "#808080"), label=label,
+            tooltip=_measured_tooltip(point, machine), bands=_bands(float(py))))
+    return marks, total, notes
+
+
+def measured_cap_note(drawn: int, total: int) -> str:
+    """What the chart says when it draws ``drawn`` of ``total`` measured points ("" when it
+    draws them all)."""
+    if total <= drawn:
+        return ""
+    return f"{drawn:,} of {total:,} measured points drawn — the Measurements table lists all"
+
+
+# ---------------------------------------------------------------------------------------------
+# compared pairs
+
+
+@dataclass(frozen=True)
+class PairLink:
+    """A compared pair on one machine: a link from the first operation's point ``(x0, y0)``
+    to the second's ``(x1, y1)``, labelled with :func:`pair_label`."""
+
+    comparison_id: int
+    first: str
+    second: str
+    first_id: int
+    second_id: int
+    hw_id: int
+    machine: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    bytes_saved: float
+    flops_added: float
+    speedup: float
+    style_index: int
+    label: str
+    tooltip: str
+
+    @property
+    def mid(self) -> tuple[float, float]:
+        """The middle of the link on the log-log chart (geometric means)."""
+        return math.sqrt(self.x0 * self.x1), math.sqrt(self.y0 * self.y1)
+
+
+def _pair_tooltip(c: PairComparison) -> str:
+    a, b = c.first_result, c.second_result
+    lines = [
+        f"{c.first} → {c.second}",
+        f"on {c.hardware}",
+        f"Bytes: {format_quantity(a.bytes, 'bytes')} → {format_quantity(b.bytes, 'bytes')} "
+        f"({pair_label(c.bytes_saved, float('nan'))})",
+        f"Intensity: {format_quantity(a.intensity, 'intensity')} → "
+        f"{format_quantity(b.intensity, 'intensity')}",
+        f"T_lower: {format_quantity(a.t_lower_s, 'time')} → "
+        f"{format_quantity(b.t_lower_s, 'time')}",
+        f"Predicted speed-up: {value_text(c.speedup, digits=3)}× "
+        "(t_lower(first) / t_lower(second))",
+    ]
+    if c.flops_added:
+        sign = "+" if c.flops_added > 0 else "−"
+        lines.insert(3, f"FLOPs: {sign}{format_quantity(abs(c.flops_added), 'flops')}")
+    return "\n".join(lines)
+
+
+def pair_links(session: Session, pairs: Sequence[Pair], machines: Sequence[Any]
+               ) -> list[PairLink]:
+    """A link per compared pair and drawn machine (``machines`` as for :func:`sweep_paths`),
+    from evaluated ``pairs`` of visible operations: a pair with a hidden side is not drawn."""
+    style = {m.hw_id: m.style_index for m in machines}
+    names = {e.operation.name: e.id for e in session.operations}
+    pairs = [p for p in pairs if p.hardware.id in style]
+    out: list[PairLink] = []
+    for c in compare_session(session, pairs):
+        a, b = c.first_result, c.second_result
+        if not (_drawable(a.intensity, a.attainable_flops)
+                and _drawable(b.intensity, b.attainable_flops)):
+            continue
+        comparison = next((k for k in session.comparisons
+                           if k.first == c.first and k.second == c.second), None)
+        out.append(PairLink(
+            comparison_id=comparison.id if comparison is not None else -1,
+            first=c.first, second=c.second, first_id=names.get(c.first, -1),
+            second_id=names.get(c.second, -1), hw_id=c.hw_id, machine=c.hardware,
+            x0=a.intensity, y0=a.attainable_flops, x1=b.intensity, y1=b.attainable_flops,
+            bytes_saved=c.bytes_saved, flops_added=c.flops_added, speedup=c.speedup,
+            style_index=style[c.hw_id], label=pair_label(c.bytes_saved, c.speedup),
+            tooltip=_pair_tooltip(c)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# legend
+
+
+def overlay_legend(measured: Sequence[MeasuredMark]) -> list[tuple[str, str]]:
+    """``(verdict key, text)`` for each verdict band that a drawn measured point falls in,
+    in band order (the legend explains the colours of the measured markers)."""
+    present = {m.verdict for m in measured}
+    return [(v.key, f"measured, {v.label.split(':')[0]}: {VERDICT_SHORT.get(v.key, v.key)}")
+            for v in VERDICTS if v.key in present]

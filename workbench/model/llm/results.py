@@ -1,0 +1,551 @@
+"""Model-level results of a whole model on a machine: totals, time (lower bound and predicted,
+summed over its kernels), TTFT or TPOT, tokens per second, the share of time per operation
+kind, and memory (weights + KV cache + activations) per chip against one chip's capacity.
+
+No Qt. Every figure comes with the formula it was computed by (:func:`derivation`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.model.dtypes import DTYPE_BYTES
+from workbench.model.hardware import Hardware, UnknownLevel, UnsupportedPrecision
+from workbench.model.llm.architecture import Architecture, Setup, Step, layer_steps
+from workbench.model.llm.kinds import collective_steps
+from workbench.model.operations import KINDS
+from workbench.model.roofline import evaluate, sweep
+
+__all__ = ["ModelTotals", "MachineResult", "model_totals", "model_result", "derivation",
+           "memory_needed", "max_batch", "per_sequence_bytes", "RequestResult",
+           "request_result", "decode_times", "request_lines", "SweepPoint", "batch_sweep",
+           "sweep_batches"]
+
+
+@dataclass
+class ModelTotals:
+    """FLOPs and bytes of one forward pass and the memory it needs, all per chip: ``bytes``
+    cross the chip's memory, ``interconnect_bytes`` its links (never added together)."""
+    flops: float
+    bytes: float
+    weight_bytes: float
+    kv_cache_bytes_per_token: float
+    kv_cache_bytes: float
+    activation_bytes: float
+    operations: int
+    interconnect_bytes: float = 0.0
+
+    @property
+    def memory_needed(self) -> float:
+        return self.weight_bytes + self.kv_cache_bytes + self.activation_bytes
+
+
+@dataclass
+class MachineResult:
+    """The model on one machine (``skipped`` says why not, when it cannot run there)."""
+    hardware: str
+    t_lower_s: float = 0.0
+    t_predicted_s: float = 0.0
+    tokens_per_s: float = 0.0
+    share: dict[str, float] = field(default_factory=dict)  # op kind label -> fraction of time
+    memory_needed_bytes: float = 0.0
+    memory_available_bytes: float | None = None
+    fits: bool | None = None
+    skipped: str = ""
+    #: Link latency of the collectives (in t_lower_s and t_predicted_s), and its parts:
+    #: (what, how many, steps formula, steps, seconds per step, where the latency is from).
+    latency_s: float = 0.0
+    latency_terms: list[tuple[str, int, str, int, float, str]] = field(default_factory=list)
+    #: The largest batch whose memory per chip fits one chip's capacity (None: no capacity).
+    max_batch: int | None = None
+    #: Cost of a million tokens produced (the machine's price per chip-hour × chips over
+    #: the tokens per second); None without a price.
+    cost_per_million_tokens: float | None = None
+    price_per_hour: float | None = None
+    chips: int = 1
+    #: The calibrated prediction's compute fraction in long runs (``None``: derated).
+    sustained: float | None = None
+
+    def as_dict(self, phase: str) -> dict[str, Any]:
+        key = "ttft_s" if phase == "prefill" else "tpot_s"
+        return {"hardware": self.hardware, "t_lower_s": self.t_lower_s,
+                "t_predicted_s": self.t_predicted_s, key: self.t_predicted_s,
+                "tokens_per_s": self.tokens_per_s,
+                "memory_needed_bytes": self.memory_needed_bytes,
+                "memory_available_bytes": self.memory_available_bytes, "fits": self.fits,
+                "collective_latency_s": self.latency_s, "max_batch": self.max_batch,
+                **({"cost_per_million_tokens": self.cost_per_million_tokens}
+                   if self.cost_per_million_tokens is not None else {}),
+                "time_share": self.share, **({"skipped": self.skipped} if self.skipped else {})}
+
+
+def memory_needed(arch: Architecture, setup: Setup, positions: int | None = None
+                  ) -> tuple[float, float, float]:
+    """Weights, KV cache and activation bytes one chip holds.
+
+    Weights: see :meth:`Architecture.weight_bytes_per_chip`. KV cache: batch × positions
+    held (prompt_len in prefill, kv_len in decode, or ``positions``) × bytes per token, a
+    local layer holding at most its window; under tensor parallelism each chip keeps its
+    ⌈kv_heads/t⌉ heads (MLA's latent is shared by the heads: every chip keeps all of it).
+    Activations: the largest live tensors of one layer, tokens × (hidden + widest
+    projection output / t) in the activation dtype (a floor: frameworks hold more)."""
+    t = setup.tp
+    weights = arch.weight_bytes_per_chip(setup.weights, setup.quantize_embeddings, t,
+                                         setup.ep, setup.pp)
+    held = setup.context if positions is None else positions
+    if setup.output_len:  # a whole request: the cache ends holding prompt + output
+        held = max(held, setup.prompt_len + setup.output_len)
+    # attention's data-parallel share of the sequences; a stage keeps the cache of its
+    # layers for every micro-batch in flight
+    sequences = math.ceil(setup.batch / setup.dp)
+    stage = math.ceil(arch.layers / setup.pp) / arch.layers if setup.pp > 1 else 1.0
+    kv = sequences * arch.kv_cache_bytes(held, setup.kv_cache) * kv_share(arch, t) * stage
+    wide = 2 * (arch.moe.intermediate * arch.moe.top_k if arch.moe else arch.intermediate)
+    tokens = setup.chip_batch * (setup.tokens // setup.batch)
+    act = tokens * (arch.hidden + max(wide, arch.vocab if setup.phase == "decode" else 0)
+                    / t)
+    return weights, kv, act * DTYPE_BYTES[setup.activations]
+
+
+def max_batch(arch: Architecture, setup: Setup, capacity: float) -> int:
+    """The largest batch whose memory per chip (:func:`memory_needed`: weights, the KV cache
+    of prompt + output positions, the phase's activations) fits ``capacity``; 0 when not
+    even one sequence does. Memory is weights + batch × per-sequence bytes."""
+    weights, kv, act = memory_needed(arch, setup.with_(batch=1))
+    room = capacity - weights
+    if room < kv + act:
+        return 0
+    # a chip keeps the cache of ⌈b/dp⌉ sequences and the activations of ⌈b/(dp·pp)⌉
+    b = int(room // (kv + act / setup.pp)) * setup.dp
+    # the division is exact up to rounding: settle on the last batch that fits
+    while b > 1 and sum(memory_needed(arch, setup.with_(batch=b))) > capacity:
+        b -= 1
+    while sum(memory_needed(arch, setup.with_(batch=b + 1))) <= capacity:
+        b += 1
+    return b
+
+
+def per_sequence_bytes(arch: Architecture, setup: Setup) -> float:
+    """KV cache and activations one more sequence adds (per chip)."""
+    _, kv, act = memory_needed(arch, setup.with_(batch=1))
+    return kv + act
+
+
+def kv_share(arch: Architecture, tp: int) -> float:
+    """The part of the KV cache one of ``tp`` chips keeps: ⌈kv_heads/t⌉ of kv_heads (all
+    of MLA's shared latent)."""
+    if arch.mla is not None or tp == 1:
+        return 1.0
+    return math.ceil(arch.kv_heads / tp) / arch.kv_heads
+
+
+def _on_links(step: Step) -> bool:
+    return KINDS[step.operation.kind].default_level == "interconnect" \
+        and not step.operation.params.get("memory_level")
+
+
+def model_totals(arch: Architecture, setup: Setup, steps: list[Step] | None = None
+                 ) -> ModelTotals:
+    steps = steps if steps is not None else layer_steps(arch, setup)
+    flops = nbytes = links = 0.0
+    for step in steps:
+        counts = step.operation.counts()
+        flops += float(counts.flops) * step.count
+        if _on_links(step):
+            links += float(counts.bytes) * step.count
+        else:
+            nbytes += float(counts.bytes) * step.count
+    weights, kv, act = memory_needed(arch, setup)
+    per_token = arch.kv_cache_bytes_per_token(setup.kv_cache) * kv_share(arch, setup.tp)
+    return ModelTotals(flops, nbytes, weights, per_token, kv, act,
+                       sum(step.count for step in steps), links)
+
+
+def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
+                 steps: list[Step] | None = None) -> MachineResult:
+    """Sum each kernel's roofline time on ``hardware`` (each operation of a layer kind is
+    evaluated once and multiplied by its layer count: the layers are identical)."""
+    steps = steps if steps is not None else layer_steps(arch, setup)
+    out = MachineResult(hardware.label)
+    weights, kv, act = memory_needed(arch, setup)
+    out.memory_needed_bytes = weights + kv + act
+    if hardware.capacity:
+        out.memory_available_bytes = hardware.capacity
+        out.fits = out.memory_needed_bytes <= out.memory_available_bytes
+        out.max_batch = max_batch(arch, setup, hardware.capacity)
+    by_kind: dict[str, float] = {}
+    latency: dict[tuple, int] = {}
+    try:
+        for step in steps:
+            op = step.operation
+            r = evaluate(op, hardware)
+            if r.calibrated is not None and out.sustained is None:
+                from workbench.model.prediction import calibration_of
+
+                out.sustained = calibration_of(hardware).sustained
+            out.t_lower_s += r.t_lower_s * step.count
+            t = sustained_time(r, hardware) * step.count
+            collective = collective_steps(op.kind, op.params)
+            if collective is not None and r.latency_s:  # (in r's times: listed here)
+                n, text = collective
+                alpha, source = hardware.latency_of(r.level)
+                key = (_COLLECTIVE_NAMES.get(op.params.get("collective", "all_reduce"),
+                                             KINDS[op.kind].label), text, n, alpha, source)
+                latency[key] = latency.get(key, 0) + step.count
+            out.t_predicted_s += t
+            label = KINDS[op.kind].label
+            by_kind[label] = by_kind.get(label, 0.0) + t
+    except (UnknownLevel, UnsupportedPrecision) as exc:
+        return MachineResult(hardware.label, memory_needed_bytes=out.memory_needed_bytes,
+                             memory_available_bytes=out.memory_available_bytes, fits=out.fits,
+                             skipped=str(exc))
+    if setup.pp > 1:
+        # pp stages in flight: a token passes every stage, each as long as this chip's
+        out.t_lower_s *= setup.pp
+        out.t_predicted_s *= setup.pp
+        by_kind = {k: v * setup.pp for k, v in by_kind.items()}
+        latency = {key: count * setup.pp for key, count in latency.items()}
+    out.latency_terms = [(what, count, text, n, alpha, source)
+                         for (what, text, n, alpha, source), count in latency.items()]
+    out.latency_s = sum(count * n * alpha for _, count, _, n, alpha, _ in out.latency_terms)
+    total = out.t_predicted_s
+    out.share = {k: v / total for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])} \
+        if total > 0 else {}
+    produced = setup.tokens if setup.phase == "prefill" else setup.batch
+    out.tokens_per_s = produced / total if total > 0 else 0.0
+    out.chips = setup.chips
+    if hardware.price_per_hour is not None and out.tokens_per_s > 0:
+        out.price_per_hour = hardware.price_per_hour
+        out.cost_per_million_tokens = cost_per_million(hardware.price_per_hour, setup.chips,
+                                                       out.tokens_per_s)
+    return out
+
+
+_COLLECTIVE_NAMES = {"all_reduce": "all-reduce", "all_to_all": "all-to-all",
+                     "send": "stage send"}
+
+
+def cost_per_million(price_per_hour: float, chips: int, tokens_per_s: float) -> float:
+    """price per chip-hour × chips / 3600 s per hour / tokens per second × 10⁶."""
+    return price_per_hour * chips / 3600 / tokens_per_s * 1e6
+
+
+def sustained_time(result, hardware: Hardware) -> float:
+    """A kernel's predicted time inside a whole forward pass: with the calibrated prediction,
+    compute-bound work runs at the machine's ``sustained`` fraction of its roof (compute-bound
+    kernels back to back for many milliseconds run at a lower clock under the power limit)."""
+    if result.calibrated is None or result.bound != "compute":
+        return result.t_predicted_s
+    from workbench.model.prediction import calibration_of
+
+    sustained = calibration_of(hardware).sustained
+    if sustained >= 1:
+        return result.t_predicted_s
+    return result.t_predicted_s + result.t_work_s * (1 / sustained - 1)
+
+
+def _si(value: float, unit: str) -> str:
+    from workbench.model.units import format_quantity
+
+    return format_quantity(value, unit)
+
+
+def _kv_line(arch: Architecture, s: Setup, totals: ModelTotals) -> tuple[str, str]:
+    local = sum(arch.is_local_layer(i) for i in range(arch.layers))
+    if local and arch.sliding_window < s.context:
+        per = arch.kv_bytes_per_layer_token(s.kv_cache) * kv_share(arch, s.tp)
+        return ("KV cache", f"batch·(global layers·positions + local layers·window)·per layer "
+                            f"and token = {s.batch}·({arch.layers - local}·{s.context} + "
+                            f"{local}·{arch.sliding_window})·{per:,.0f} = "
+                            f"{_si(totals.kv_cache_bytes, 'bytes')}")
+    return ("KV cache", f"batch·positions·per token = {s.batch}·{s.context}·"
+                        f"{totals.kv_cache_bytes_per_token:,.0f} = "
+                        f"{_si(totals.kv_cache_bytes, 'bytes')}")
+
+
+def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
+               results: list[MachineResult]) -> list[tuple[str, str]]:
+    """``(label, formula with values)`` lines explaining every model-level figure."""
+    s = setup
+    lines: list[tuple[str, str]] = [
+        ("params", f"every weight tensor = {arch.params:,}"),
+        ("active params", f"params − unselected routed experts − input embedding table = "
+                          f"{arch.active_params:,}"),
+        ("tokens", f"batch × prompt_len = {s.batch} × {s.prompt_len} = {s.tokens:,}"
+         if s.phase == "prefill" else f"batch = {s.batch} (one new token each, kv_len "
+                                      f"{s.kv_len:,})"),
+        ("FLOPs (per chip)", f"Σ operations × layers = {totals.flops:.4g}"),
+        ("bytes (per chip)", f"Σ operations × layers, memory only = {totals.bytes:.4g}"),
+        *([("interconnect bytes (per chip)", f"Σ collectives × layers, on the links = "
+                                             f"{totals.interconnect_bytes:.4g}")]
+          if totals.interconnect_bytes else []),
+        ("weights (per chip)", (
+            "(params − embeddings)·s_w + embeddings·s_emb = "
+            if s.chips == 1 else
+            "embeddings·s_emb/t + ((params − embeddings − replicated − routed experts)/t + "
+            "replicated + routed experts·⌈E/e⌉/E/(max(t, e)/e))·s_w"
+            + (", × ⌈layers/p⌉/layers, one embedding table" if s.pp > 1 else "")
+            + " = ") + _si(totals.weight_bytes, 'bytes')),
+        ("KV cache / token", (
+            f"layers·(kv_lora_rank + rope_dim)·s_kv = {arch.layers}·"
+            f"({arch.mla.kv_lora_rank}+{arch.mla.qk_rope_head_dim})·"
+            f"{DTYPE_BYTES[s.kv_cache]:g} = {totals.kv_cache_bytes_per_token:,.0f} B"
+            if arch.mla is not None else
+            f"2·layers·kv_heads·head_dim·s_kv = 2·{arch.layers}·{arch.kv_heads}·"
+            f"{arch.head_dim}·{DTYPE_BYTES[s.kv_cache]:g} = "
+            f"{totals.kv_cache_bytes_per_token:,.0f} B"
+            if s.tp == 1 or arch.mla is not None else
+            f"2·layers·⌈kv_heads/t⌉·head_dim·s_kv (per chip) = 2·{arch.layers}·"
+            f"{math.ceil(arch.kv_heads / s.tp)}·{arch.head_dim}·{DTYPE_BYTES[s.kv_cache]:g} = "
+            f"{totals.kv_cache_bytes_per_token:,.0f} B")),
+        _kv_line(arch, s, totals),
+        ("activations", f"tokens·(hidden + widest output)·s_a ≈ "
+                        f"{_si(totals.activation_bytes, 'bytes')}"),
+        ("memory needed (per chip)", f"weights + KV cache + activations = "
+                                     f"{_si(totals.memory_needed, 'bytes')}"),
+    ]
+    what = "TTFT" if s.phase == "prefill" else "TPOT"
+    for r in results:
+        if r.skipped:
+            lines.append((r.hardware, f"skipped: {r.skipped}"))
+            continue
+        for what_, count, text, n, alpha, source in r.latency_terms:
+            lines.append((f"{r.hardware}: {what_} latency",
+                          f"count·steps·α = {count}·{text}·{alpha * 1e6:g} µs ({source}) = "
+                          f"{_si(count * n * alpha, 'time')}"))
+        lines.append((f"{r.hardware}: T_lower", (
+            "Σ max(T_math, T_mem) over kernels + collective latency = "
+            if r.latency_terms else "Σ max(T_math, T_mem) over kernels = ")
+            + _si(r.t_lower_s, 'time')))
+        if r.sustained is not None:
+            lines.append((f"{r.hardware}: {what}",
+                          f"Σ (T_fixed + T_work) over kernels, compute-bound work at "
+                          f"{r.sustained:g} of its roof (sustained) = "
+                          f"{_si(r.t_predicted_s, 'time')}"))
+        else:
+            lines.append((f"{r.hardware}: {what}", f"Σ max(T_lower/efficiency, launch overhead) = "
+                                                   f"{_si(r.t_predicted_s, 'time')}"))
+        produced = "batch × prompt_len" if s.phase == "prefill" else "batch"
+        lines.append((f"{r.hardware}: tokens/s", f"{produced} / {what} = {r.tokens_per_s:,.1f}"))
+        if r.cost_per_million_tokens is not None:
+            lines.append((f"{r.hardware}: cost per million tokens",
+                          f"price per chip-hour · chips / 3600 / tokens/s · 10⁶ = "
+                          f"{r.price_per_hour:g} · {r.chips} / 3600 / {r.tokens_per_s:,.1f} · "
+                          f"10⁶ = {r.cost_per_million_tokens:,.4g}"))
+        if r.max_batch is not None:
+            weights = totals.weight_bytes
+            lines.append((f"{r.hardware}: largest batch",
+                          f"⌊(capacity − weights) / (KV cache + activations per sequence)⌋ = "
+                          f"⌊({_si(r.memory_available_bytes, 'bytes')} − "
+                          f"{_si(weights, 'bytes')}) / "
+                          f"{_si(per_sequence_bytes(arch, s), 'bytes')}⌋ = {r.max_batch:,}"))
+        if r.memory_available_bytes is not None:
+            verdict = "fits" if r.fits else "does not fit"
+            lines.append((f"{r.hardware}: memory",
+                          f"{_si(r.memory_needed_bytes, 'bytes')} per chip vs capacity = "
+                          f"{_si(r.memory_available_bytes, 'bytes')}: {verdict}"))
+    return lines
+
+
+# ---------------------------------------------------------------------------------------
+# a request end to end
+
+
+def _kv_dependent(step: Step) -> bool:
+    return step.operation.kind in ("attention", "mla_attention") and step.group != "model"
+
+
+def decode_times(arch: Architecture, setup: Setup, hardware: Hardware, kv_lens,
+                 steps: list[Step] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """T_lower and predicted time of one decode step at each KV length of ``kv_lens`` (an
+    array), summed over the kernels like :func:`model_result`: only attention depends on
+    the KV length, and it is evaluated once for all of them (a sweep). A local layer's
+    attention at k positions is the same as a global one's at min(k, window)."""
+    ks = np.asarray(kv_lens, dtype=float)
+    decode = setup.with_(phase="decode", kv_len=int(ks.max()) if ks.size else setup.kv_len)
+    steps = steps if steps is not None else layer_steps(arch, decode)
+    fixed = [st for st in steps if not _kv_dependent(st)]
+    lower = np.zeros_like(ks)
+    pred = np.zeros_like(ks)
+    const = model_result(arch, decode, hardware, fixed)
+    if const.skipped:
+        raise UnknownLevel(const.skipped)
+    lower += const.t_lower_s
+    pred += const.t_predicted_s
+    for st in steps:
+        if not _kv_dependent(st):
+            continue
+        op = st.operation.copy()
+        window = op.params.pop("window", 0) or 0
+        k = np.minimum(ks, window) if window else ks
+        r = sweep(op, hardware, kv_len=k)
+        lower += np.asarray(r["t_lower_s"], dtype=float) * st.count * setup.pp
+        pred += np.asarray(r["t_predicted_s"], dtype=float) * st.count * setup.pp
+    return lower, pred
+
+
+@dataclass
+class RequestResult:
+    """One request of ``output_len`` tokens after its prompt, for every sequence of the
+    batch: TTFT (the prefill), then one decode step per output token with the KV cache
+    growing from the prompt length."""
+    hardware: str
+    output_len: int
+    ttft_s: float = 0.0
+    decode_s: float = 0.0
+    decode_lower_s: float = 0.0
+    tpot_first_s: float = 0.0
+    tpot_last_s: float = 0.0
+    chips: int = 1
+    batch: int = 1
+    skipped: str = ""
+    price_per_hour: float | None = None
+
+    @property
+    def cost_per_million_tokens(self) -> float | None:
+        """Cost of a million output tokens at the request's throughput (all its chips)."""
+        if self.price_per_hour is None or self.output_tokens_per_s <= 0:
+            return None
+        return cost_per_million(self.price_per_hour, self.chips,
+                                self.batch * self.output_tokens_per_s)
+
+    @property
+    def request_s(self) -> float:
+        return self.ttft_s + self.decode_s
+
+    @property
+    def tpot_mean_s(self) -> float:
+        return self.decode_s / self.output_len if self.output_len else 0.0
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        """Per user: output tokens over the whole request's time (TTFT included)."""
+        return self.output_len / self.request_s if self.request_s > 0 else 0.0
+
+    @property
+    def output_tokens_per_s_per_chip(self) -> float:
+        return self.batch * self.output_tokens_per_s / self.chips
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"output_len": self.output_len, "ttft_s": self.ttft_s,
+                "decode_s": self.decode_s, "request_s": self.request_s,
+                "tpot_mean_s": self.tpot_mean_s, "tpot_first_s": self.tpot_first_s,
+                "tpot_last_s": self.tpot_last_s,
+                "output_tokens_per_s": self.output_tokens_per_s,
+                "output_tokens_per_s_per_chip": self.output_tokens_per_s_per_chip,
+                **({"cost_per_million_tokens": self.cost_per_million_tokens}
+                   if self.cost_per_million_tokens is not None else {})}
+
+
+def request_result(arch: Architecture, setup: Setup, hardware: Hardware, output_len: int,
+                   ttft: MachineResult | None = None) -> RequestResult:
+    """TTFT of batch × prompt_len, then ``output_len`` decode steps, step i (from 1) against
+    a KV cache of prompt_len + i positions."""
+    out = RequestResult(hardware.label, output_len, chips=setup.chips, batch=setup.batch,
+                        price_per_hour=hardware.price_per_hour)
+    prefill = setup.with_(phase="prefill")
+    first = ttft if ttft is not None else model_result(arch, prefill, hardware)
+    if first.skipped:
+        out.skipped = first.skipped
+        return out
+    out.ttft_s = first.t_predicted_s
+    if output_len:
+        ks = setup.prompt_len + np.arange(1, output_len + 1)
+        try:
+            lower, pred = decode_times(arch, setup, hardware, ks)
+        except (UnknownLevel, UnsupportedPrecision) as exc:
+            out.skipped = str(exc)
+            return out
+        out.decode_s = float(pred.sum())
+        out.decode_lower_s = float(lower.sum())
+        out.tpot_first_s, out.tpot_last_s = float(pred[0]), float(pred[-1])
+    return out
+
+
+def request_lines(setup: Setup, requests: list[RequestResult]) -> list[tuple[str, str]]:
+    """Derivation lines of a request on each machine."""
+    lines = []
+    n, p = (requests[0].output_len if requests else 0), setup.prompt_len
+    for r in requests:
+        if r.skipped:
+            continue
+        hw = r.hardware
+        lines.append((f"{hw}: request",
+                      f"TTFT + Σ TPOT(prompt_len + i) for i from 1 to {n} = "
+                      f"{_si(r.ttft_s, 'time')} + {_si(r.decode_s, 'time')} = "
+                      f"{_si(r.request_s, 'time')}"))
+        lines.append((f"{hw}: TPOT over the request",
+                      f"from {_si(r.tpot_first_s, 'time')} at kv_len {p + 1:,} to "
+                      f"{_si(r.tpot_last_s, 'time')} at {p + n:,}, mean "
+                      f"{_si(r.tpot_mean_s, 'time')}"))
+        lines.append((f"{hw}: output tokens/s per user",
+                      f"output_len / request = {n} / {_si(r.request_s, 'time')} = "
+                      f"{r.output_tokens_per_s:,.1f}"))
+        lines.append((f"{hw}: output tokens/s per chip",
+                      f"batch · per user / chips = {r.batch} · {r.output_tokens_per_s:,.1f} / "
+                      f"{r.chips} = {r.output_tokens_per_s_per_chip:,.1f}"))
+        if r.cost_per_million_tokens is not None:
+            lines.append((f"{hw}: cost per million output tokens",
+                          f"price per chip-hour · chips / 3600 / (batch · per user) · 10⁶ = "
+                          f"{r.price_per_hour:g} · {r.chips} / 3600 / ({r.batch} · "
+                          f"{r.output_tokens_per_s:,.1f}) · 10⁶ = "
+                          f"{r.cost_per_million_tokens:,.4g}"))
+    return lines
+
+
+# ---------------------------------------------------------------------------------------
+# throughput against latency: a batch sweep
+
+
+@dataclass
+class SweepPoint:
+    """One batch size of a sweep: the time per output token and the output tokens per
+    second per chip and per user."""
+    batch: int
+    tpot_s: float
+    tokens_per_s_per_chip: float
+    tokens_per_s_per_user: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def sweep_batches(largest: int) -> list[int]:
+    """1, 2, 4, … below ``largest``, then ``largest`` itself."""
+    out, b = [], 1
+    while b < largest:
+        out.append(b)
+        b *= 2
+    if largest >= 1:
+        out.append(largest)
+    return out
+
+
+def batch_sweep(arch: Architecture, setup: Setup, hardware: Hardware,
+                batches: list[int] | None = None) -> list[SweepPoint]:
+    """Decode at each batch (default: 1 … the largest that fits one chip): TPOT is the mean
+    over the request's output tokens when ``setup.output_len`` is set (the KV cache growing
+    from the prompt length), else one step at kv_len. Empty when nothing fits or the
+    machine cannot run the model."""
+    decode = setup.with_(phase="decode")
+    if batches is None:
+        if not hardware.capacity:
+            return []
+        batches = sweep_batches(max_batch(arch, decode, hardware.capacity))
+    if setup.output_len:
+        ks = setup.prompt_len + np.arange(1, setup.output_len + 1)
+    else:
+        ks = np.array([decode.kv_len])
+    out = []
+    for b in batches:
+        try:
+            _, pred = decode_times(arch, decode.with_(batch=b), hardware, ks)
+        except (UnknownLevel, UnsupportedPrecision):
+            return []
+        tpot = float(pred.mean())
+        out.append(SweepPoint(b, tpot, b / tpot / setup.chips, 1 / tpot))
+    return out

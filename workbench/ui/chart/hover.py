@@ -1,0 +1,131 @@
+"""The mouse over the chart: what is under it, its tooltip, the status read-out, clicks.
+
+:class:`Hover` owns the hovered mark (an operation's point, or an overlay's mark) and its
+tooltip text; it picks the nearest mark among the points (:mod:`workbench.ui.chart.points`)
+and the overlays (:mod:`workbench.ui.chart.overlays`). A part of
+:class:`~workbench.ui.chart.canvas.RooflineCanvas`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtWidgets import QMenu, QToolTip
+
+from workbench.ui.chart.axes import to_data
+
+#: Hover and click pick the nearest point within this many pixels.
+PICK_RADIUS = 10.0
+
+
+class Hover:
+    """The mark under the mouse and what is said of it (see the module)."""
+
+    def __init__(self, canvas) -> None:
+        self._canvas = canvas
+        self._key: tuple | None = None
+        self._text = ""
+
+    @property
+    def text(self) -> str:
+        """Tooltip text of the mark under the mouse ("" when none)."""
+        return self._text
+
+    def forget(self) -> None:
+        """Nothing hovered (the marks were drawn anew)."""
+        self._key = None
+        self._text = ""
+
+    def forget_overlay(self) -> None:
+        """Nothing hovered if an overlay's mark was (the overlays were drawn anew)."""
+        if self._key is not None and self._key[0] == "overlay":
+            self.forget()
+
+    def refresh(self, op_ids) -> None:
+        """After an edit moved these operations' points: a hovered one's tooltip says the
+        new figures."""
+        if self._key is not None and self._key[0] in op_ids:
+            self._text = self._canvas.points.marks[self._key].tooltip
+
+    def nearest(self, scene_pos) -> tuple | None:
+        """The key of the nearest point within :data:`PICK_RADIUS`: ``(op_id, hw_id)`` for an
+        operation's point, ``("overlay", i)`` for a sweep sample, a crossing, a measured
+        point or a compared pair's label (operation points win ties)."""
+        canvas = self._canvas
+        points = canvas.points
+        best, best_d2 = None, PICK_RADIUS**2
+        if len(points.xy):
+            pts = points.pixels(canvas.view_to_scene())
+            d2 = (pts[:, 0] - scene_pos.x()) ** 2 + (pts[:, 1] - scene_pos.y()) ** 2
+            i = int(np.argmin(d2))
+            if d2[i] <= best_d2:
+                best, best_d2 = points.keys[i], d2[i]
+        j = canvas.overlays.nearest(scene_pos, best_d2)
+        if j is not None:
+            best = ("overlay", j)
+        return best
+
+    def tooltip_of(self, key: tuple) -> str:
+        """The tooltip of a mark (a key of :meth:`nearest`)."""
+        if key[0] == "overlay":
+            return self._canvas.overlays.tooltip(key[1])
+        return self._canvas.points.tooltip(key)
+
+    def on_mouse_moved(self, scene_pos) -> None:
+        canvas = self._canvas
+        vb = canvas.view_box
+        if not vb.sceneBoundingRect().contains(scene_pos):
+            if self._key is not None:
+                self._key = None
+                self._text = ""
+                QToolTip.hideText()
+            return
+        view = vb.mapSceneToView(scene_pos)
+        x, y = float(to_data(view.x())), float(to_data(view.y()))
+        key = self.nearest(scene_pos)
+        scene = canvas.scene_model
+        if scene is not None and math.isfinite(x) and math.isfinite(y):
+            point = (canvas.points.marks.get(key) if key is not None and key[0] != "overlay"
+                     else None)
+            if point is not None:  # a point speaks of its own machine
+                canvas.cursor_text.emit(scene.cursor_text(point.x, point.y).split(" — ")[0]
+                                        + f" — {point.label}: {point.bound}-bound on "
+                                        f"{point.machine}")
+            else:
+                # within 2 pixels of the roof counts as on it
+                tolerance = 10.0 ** (2 * abs(vb.viewPixelSize()[1])) - 1
+                canvas.cursor_text.emit(scene.cursor_text(x, y, tolerance))
+        if key == self._key:
+            return
+        self._key = key
+        if key is None:
+            self._text = ""
+            QToolTip.hideText()
+            return
+        self._text = self.tooltip_of(key)
+        plot = canvas.plot_widget
+        pixel = plot.mapFromScene(scene_pos)
+        r = int(PICK_RADIUS)
+        # the tip hides as soon as the mouse leaves the picking circle's square
+        QToolTip.showText(plot.mapToGlobal(pixel) + QPoint(14, 14), self._text, plot,
+                          QRect(pixel.x() - r, pixel.y() - r, 2 * r, 2 * r))
+
+    def on_mouse_clicked(self, event) -> None:
+        canvas = self._canvas
+        if event.button() == Qt.MouseButton.LeftButton:
+            key = self.nearest(event.scenePos())
+            if key is not None:
+                op_id = canvas.overlays.operation_of(key[1]) if key[0] == "overlay" else key[0]
+                if op_id is not None:
+                    canvas.workspace.selection.select(op_id)
+                event.accept()
+            elif event.double():
+                canvas.fit_to_data()
+                event.accept()
+        elif event.button() == Qt.MouseButton.RightButton:
+            menu = QMenu(canvas)
+            menu.addAction("Fit to data", canvas.fit_to_data)
+            event.accept()
+            menu.popup(event.screenPos().toPoint())

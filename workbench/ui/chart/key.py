@@ -1,0 +1,530 @@
+"""Every point is named, on the live chart as in figures: an operation whose name has no
+clean place gets a short tag by its point ("3", or "A2" for a model's part) and a row of the
+legend's key ("3 — name"); on screen the key follows each zoom, pan and resize.
+
+:class:`TagsAndKey` owns the tags and the key: which operations are told by tags (op_id →
+tag), the key's rows, the tags joined into another's text (markers that overlap), the
+machines whose memory roofs the key names, and the view the key was made for. A part of
+:class:`~workbench.ui.chart.canvas.RooflineCanvas`: it drives the text layout
+(:mod:`workbench.ui.chart.layout`) and gives the legend (:mod:`workbench.ui.chart.legend`)
+its key.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+
+from workbench.model.chart.key import crowd_parts, crowd_text, crowds, figure_key
+from workbench.ui.chart.axes import to_view
+
+
+class TagsAndKey:
+    """The chart's tags and key (see the module docstring)."""
+
+    #: how much more room makes the names be tried again (a wheel's few steps in keep the
+    #: key: a remade key costs a placing for each size it passes through)
+    MORE_ROOM = 1.25
+
+    def __init__(self, canvas) -> None:
+        self._canvas = canvas
+        #: operations named by a tag on the chart and a row of the key: op_id → tag
+        self._key_tags: dict = {}
+        self._key_rows: list = []
+        #: tagged operations whose markers lie on another tagged one's: that one's tag says
+        #: theirs too ("A, B: 2, 5"), theirs is not drawn
+        self._joined: frozenset = frozenset()
+        #: the groups of :meth:`_join_tags`, by the operation whose label says their tags
+        self._groups: dict = {}
+        #: whether the key was made since the points were drawn (a rebuild starts it again)
+        self._key_made = False
+        #: the view the key was made for, or last grew in: ``(x span, y span, width, height)``
+        self._key_view: tuple = (0.0, 0.0, 0.0, 0.0)
+        #: machines whose memory roofs the key names, left to right (a value found no clean
+        #: place along its line: a CPU's L1, L2, L3 lie close together)
+        self._roof_rows: frozenset = frozenset()
+
+    @property
+    def tags(self) -> Mapping[int, str]:
+        """The operations told by tags: op_id → tag (read only)."""
+        return self._key_tags
+
+    @property
+    def rows(self) -> list:
+        """The key's rows (:func:`~workbench.model.chart.layout.figure_key`)."""
+        return self._key_rows
+
+    @property
+    def joined(self) -> frozenset:
+        """Tagged operations whose tag another's text says (see :meth:`_join_tags`)."""
+        return self._joined
+
+    def untold(self) -> int:
+        """How many tagged operations the chart does not tell: their tag's text found no
+        place by their points."""
+        layout = self._text_layout
+        placed = layout.placed if layout is not None else {}
+        return sum(1 for op in self._key_tags
+                   if op not in self._joined and op in self._labels
+                   and ("point", op) not in placed for _ in self.crowd_of(op))
+
+    def crowd_of(self, op_id: int) -> tuple:
+        """The operations whose tags the label of ``op_id`` says (itself alone, or a crowd
+        of touching markers: see :meth:`_join_tags`)."""
+        return tuple(self._groups.get(op_id) or (op_id,))
+
+    def clear(self) -> None:
+        """The points are drawn anew: each carries its own name again, the key names no
+        roof until one finds no place."""
+        self._key_tags, self._key_rows = {}, []
+        self._joined, self._key_made, self._groups = frozenset(), False, {}
+        self._roof_rows = frozenset()
+
+    # -- the chart's parts, as the methods below read them ------------------------------
+
+    @property
+    def theme(self):
+        return self._canvas.theme
+
+    @property
+    def key_on_screen(self) -> bool:
+        return self._canvas.key_on_screen
+
+    @property
+    def _points(self):
+        return self._canvas.points.marks
+
+    def _label_key(self, op_id: int) -> tuple[int, int]:
+        return self._canvas.points.label_key(op_id)
+
+    @property
+    def _labels(self):
+        return self._canvas.labels.point_labels
+
+    @property
+    def _text_layout(self):
+        return self._canvas.labels.text_layout
+
+    def _entry(self, key):
+        return self._canvas.labels.entry(key)
+
+    def _set_entry(self, key, label, request) -> None:
+        self._canvas.labels.set_entry(key, label, request)
+
+    def _view_to_scene(self):
+        return self._canvas.view_to_scene()
+
+    def _point_request(self, op_id: int, label, order: float):
+        return self._canvas.labels.point_request(op_id, label, order)
+
+    def _apply(self, label, placement) -> None:
+        self._canvas.labels.apply(label, placement)
+
+    def _redraw_leaders(self) -> None:
+        self._canvas.labels.redraw_leaders()
+
+    # -- on screen ----------------------------------------------------------------------
+
+    def _view_now(self) -> tuple:
+        canvas = self._canvas
+        (x0, x1), (y0, y1) = canvas.view_box.viewRange()
+        return (abs(x1 - x0), abs(y1 - y0), float(canvas.width()), float(canvas.height()))
+
+    def _roomier(self) -> bool:
+        """Whether the chart has clearly more room for names than the key was made for
+        (zoomed in, made larger)."""
+        now, then = self._view_now(), self._key_view
+        more = self.MORE_ROOM
+        return (now[0] * more < then[0] or now[1] * more < then[1]
+                or now[2] > then[2] * more ** 0.5 or now[3] > then[3] * more ** 0.5)
+
+    def layout_on_screen(self) -> None:
+        """The live chart's full placing: :meth:`layout_with_key` tags the names that find
+        no clean place and lists them in the legend's key. With more room than the key was
+        made for (a zoom in, a larger window) every name is tried again first; else (a pan,
+        a zoom out, a new selection) the key is kept and only grows: one placing, not one
+        for each size of the key."""
+        canvas = self._canvas
+        labels, legend = canvas.labels, canvas.legend
+        scene = canvas.scene_model
+        if scene is None or len(scene.points) != len(self._points):
+            # (a rebuild under way: its points are not drawn yet; it places them itself)
+            labels.place_all()
+            return
+        if not legend.item.isVisible():  # (View ▸ Legend off: no key to tell tags by)
+            if self._key_tags:
+                names = {p.op_id: p.label for p in scene.points if p.show_label}
+                for op_id in self._key_tags:
+                    if op_id in names and op_id in self._labels:
+                        self._labels[op_id].setText(names[op_id])
+                    elif op_id in self._labels:
+                        labels.drop_point_label(op_id)
+                self._key_tags, self._key_rows, self._joined = {}, [], frozenset()
+                self._groups = {}
+                self._key_made = False
+            labels.place_all()
+            return
+        if not self._roomier() and self._key_made:
+            before = (legend.item.rows, legend.item.sceneBoundingRect(), legend.outside)
+            if len(self._key_tags) > 1:
+                self._join_tags()  # (markers closer or further apart now)
+            legend.kept_choice = legend.choice
+            keyed = len(self._key_tags)
+            try:
+                self.layout_with_key(self._tag_unnamed(scene))
+            finally:
+                legend.kept_choice = None
+            self.attach_strays()
+            if len(self._key_tags) != keyed:  # (it grew: made for this view now)
+                self._key_view = self._view_now()
+            self._repaint_legend(before, self._key_rows)
+            return
+        self._key_made = True
+        self._key_view = self._view_now()
+        # (with labels off, or past MAX_LABELS, the points carry no names: the legend says
+        # so; else the points that carry none are tagged from the start, as in figures)
+        tag_unnamed = self._tag_unnamed(scene)
+        start = ({p.op_id for p in scene.points} - {p.op_id for p in scene.points
+                                                    if p.show_label}) if tag_unnamed else set()
+        if set(self._key_tags) != start:
+            names = {p.op_id: p.label for p in scene.points if p.show_label}
+            for op_id in set(self._key_tags) - start:
+                label = self._labels.get(op_id)
+                if label is not None and op_id in names:
+                    label.setText(names[op_id])
+            if start:
+                self._set_key(start)
+            else:
+                self._key_tags, self._key_rows, self._joined = {}, [], frozenset()
+                self._groups = {}
+                canvas.sync_legend(scene, force=True)
+        before = (legend.item.rows, legend.item.sceneBoundingRect(), legend.outside)
+        self.layout_with_key(tag_unnamed)
+        self.attach_strays()
+        self._repaint_legend(before, self._key_rows)
+
+    def _tag_unnamed(self, scene) -> bool:
+        view = self._canvas.workspace.document.session.view
+        return bool(view.labels and not scene.labels_suppressed)
+
+    def _repaint_legend(self, before: tuple, remade=()) -> None:
+        legend = self._canvas.legend
+        if remade or (legend.item.rows, legend.item.sceneBoundingRect(), legend.outside) != before:
+            # the key was made again (the legend passed through other sizes): Qt repaints
+            # only parts of where it was, and a part of a row's sample line is drawn
+            # otherwise than the whole
+            self._canvas.plot_widget.viewport().update()
+
+    #: a tag that found no place joins a placed one's text this many marker sizes away
+    STRAY_REACH = 4.0
+
+    def attach_strays(self) -> None:
+        """A tag that found no place by its crowd of markers joins the text of the nearest
+        placed tag (within :attr:`STRAY_REACH` marker sizes), when that text still finds a
+        place with it."""
+        layout = self._text_layout
+        if layout is None or len(self._key_tags) < 2:
+            return
+        placed = layout.placed
+        strays = [op for op in self._key_tags if op not in self._joined
+                  and ("point", op) not in placed and op in self._labels]
+        if not strays:
+            return
+        ax, bx, ay, by = self._view_to_scene()
+
+        def pixel(op_id):
+            point = self._points[self._label_key(op_id)]
+            return to_view(point.x) * ax + bx, to_view(point.y) * ay + by
+
+        reach = self.theme.point_size * self.STRAY_REACH
+        hosts = {op: pixel(op) for op in self._key_tags
+                 if op not in self._joined and ("point", op) in placed}
+        joined = set(self._joined)
+        for op_id in strays:
+            here = pixel(op_id)
+            near = sorted((_pixel_gap(here, at), host) for host, at in hosts.items())
+            if not near or near[0][0] > reach:
+                continue
+            host = near[0][1]
+            group = self._groups.get(host) or [host]
+            label = self._labels[host]
+            old_text, old_request = label.toPlainText(), self._entry(("point", host))[1]
+            own = self._groups.get(op_id) or [op_id]  # (a stray group: all its tags)
+            label.setText(crowd_text([self._key_tags[o] for o in [*group, *own]]))
+            request = self._point_request(host, label, old_request.order)
+            layout.remove(("point", host))
+            placement = layout.place(request)
+            if placement is None:  # no room for the longer text: as it was
+                label.setText(old_text)
+                self._apply(label, layout.place(old_request))
+                continue
+            self._set_entry(("point", host), label, request)
+            self._apply(label, placement)
+            self._groups[host] = [*group, *own]
+            self._groups.pop(op_id, None)
+            joined.update(own)
+            self._labels[op_id].setVisible(False)
+        self._joined = frozenset(joined)
+        self._redraw_leaders()
+
+    def _join_tags(self) -> None:
+        """Give operations whose markers overlap one tag between them (on screen two tags
+        side by side would find no place by one point)."""
+        self._joined, self._groups = frozenset(), {}
+        for op_id, tag in self._key_tags.items():  # (a text that said a group's tags)
+            label = self._labels.get(op_id)
+            if label is not None and label.toPlainText() != tag:
+                label.setText(tag)
+        if len(self._key_tags) < 2:
+            return
+        ax, bx, ay, by = self._view_to_scene()
+        ops = list(self._key_tags)  # (in the key's order)
+        xy = []
+        for op_id in ops:
+            point = self._points[self._label_key(op_id)]
+            xy.append((to_view(point.x) * ax + bx, to_view(point.y) * ay + by))
+        # markers that touch or overlap, and theirs in turn
+        groups = [[ops[i] for i in crowd] for crowd in crowds(xy, self.theme.point_size)]
+        joined = set()
+        self._groups = {ops[0]: ops for ops in groups}
+        for ops in groups:
+            if len(ops) > 1:
+                self._labels[ops[0]].setText(crowd_text([self._key_tags[o] for o in ops]))
+                joined.update(ops[1:])
+        self._joined = frozenset(joined)
+
+    # -- the key (figures and screen) -------------------------------------------------
+
+    def _set_key(self, ops: set) -> None:
+        """Name the operations ``ops`` by tags and the key (:func:`figure_key`): each one's
+        point carries its tag instead of its name, the legend lists the key."""
+        scene = self._canvas.scene_model
+        named, seen = [], set()
+        for point in scene.points:
+            if point.op_id in ops and point.op_id not in seen:
+                seen.add(point.op_id)
+                named.append((point.op_id, point.label))
+        self._key_tags, self._key_rows = figure_key(named)
+        for op_id, tag in self._key_tags.items():
+            self._canvas.labels.add_point_label(op_id).setText(tag)
+        self._join_tags()
+        self._canvas.sync_legend(scene, force=True)
+
+    def unlisted(self) -> set:
+        """The tagged operations the legend had no room to list (see
+        :meth:`Legend.set_max_height`)."""
+        legend = self._canvas.legend.item
+        dropped = legend.dropped if legend.isVisible() else 0
+        if not dropped or not self._key_rows:
+            return set()
+        rows = [r for r in self._key_rows if not r.heading][-dropped:]
+        return {i for r in rows for i in r.ids}
+
+    def keyed_legend(self, legend) -> tuple:
+        """A figure's legend: the machines, the key of the tagged operations, then the notes.
+        No other row lists an operation: each is named on the chart or in the key."""
+        from workbench.model.chart.scene import LegendEntry
+
+        scene = self._canvas.scene_model
+        colors = {p.op_id: p.color for p in scene.points} if scene else {}
+        # a row's colour swatch where that colour is its alone in the key (it names the
+        # point even where the tag found no place); the tag, else
+        shades = [{colors.get(i) for i in row.ids} for row in self._key_rows]
+        uses = Counter(c for row_shades in shades for c in row_shades)
+        out = [e for e in legend if e.kind == "machine"]
+        # the notes before the key: with its headings, a line of their own when the legend
+        # flows below the plot
+        out += [e for e in legend if e.kind not in ("machine", "operation")
+                and not e.text.startswith("and ")]
+        for machine in (scene.machines if scene else ()):
+            if machine.hw_id not in self._roof_rows:
+                continue
+            # the memory roofs are parallel lines, the fastest leftmost
+            levels = sorted((r for r in scene.roofs if r.hw_id == machine.hw_id
+                             and r.sloped and r.kind == "memory" and r.label),
+                            key=lambda r: -r.value)
+            out.append(LegendEntry("roof", f"{machine.name}, memory roofs left to right:",
+                                   machine.hw_id, style_index=machine.style_index))
+            out += [LegendEntry("key", r.label) for r in levels]  # (each kept on one line)
+        for row, row_shades in zip(self._key_rows, shades, strict=True):
+            if row.heading:
+                out.append(LegendEntry("heading", row.text))
+                continue
+            color = next(iter(row_shades))
+            if len(row_shades) == 1 and color is not None and uses[color] == 1:
+                out.append(LegendEntry("operation", row.text, row.ids[0], color))
+            else:
+                out.append(LegendEntry("key", row.text))
+        return tuple(out)
+
+    def layout_with_key(self, tag_unnamed: bool = True) -> None:
+        """Place every text (:meth:`LabelLayer.place_all`) so that every operation is named:
+        one that carries no name, or whose name finds no clean place, gets a tag and a row
+        in the key, and the texts are placed again (the key changes the legend's size)
+        until each name or tag has been tried. (Nothing drawn changes meanwhile: what the
+        data covers is worked out once for each frame of the plot.)"""
+        with self._canvas.labels.reusing_occupancy():
+            self._layout_with_key(tag_unnamed)
+
+    def _layout_with_key(self, tag_unnamed: bool) -> None:
+        canvas = self._canvas
+        labels = canvas.labels
+        scene = canvas.scene_model
+        if scene is None:
+            labels.place_all()
+            return
+        keyed = set(self._key_tags)
+        unnamed = {p.op_id for p in scene.points} - set(self._labels) if tag_unnamed else set()
+        if unnamed - keyed:
+            self._set_key(keyed | unnamed)
+        split = False
+        for _ in range(8):
+            labels.place_all()
+            placed = self._text_layout.placed if self._text_layout is not None else {}
+            missed = {op for op in self._labels if ("point", op) not in placed}
+            missed -= set(self._key_tags)
+            # (a machine's several memory levels: one alone is the main memory's, beside
+            # its ridge; the key names levels only where several lines need telling apart)
+            levels = Counter(r.hw_id for r, _label in canvas.roofs.roof_texts
+                             if r.sloped and r.kind == "memory")
+            roofs = {roof.hw_id for i, (roof, _label) in enumerate(canvas.roofs.roof_texts)
+                     if roof.sloped and roof.kind == "memory" and levels[roof.hw_id] > 1
+                     and ("roof", i) not in placed}
+            roofs -= self._roof_rows
+            if self.key_on_screen:  # (on screen the key names operations only)
+                roofs = set()
+            if not missed and not roofs:
+                if split:
+                    return
+                # tags with no place: crowds said in parts, lone tags joined, where that
+                # tells more (a name that then lost its place is keyed by the next pass)
+                split = True
+                if not self._improve_crowds():
+                    return
+                placed = self._text_layout.placed
+                missed = {op for op in self._labels if ("point", op) not in placed}
+                missed -= set(self._key_tags)
+                if not missed:
+                    return
+            self._roof_rows = self._roof_rows | roofs
+            if missed:
+                self._set_key(set(self._key_tags) | missed)  # (its crowds joined anew)
+                split = False
+            else:
+                canvas.sync_legend(scene, force=True)
+        # (still more to name after as many passes: the key is as it is, placed once more
+        # with the legend it made)
+        labels.place_all()
+
+
+    def _split_crowds(self) -> bool:
+        """Say in parts (:func:`crowd_parts`) each crowd whose tags found no place together:
+        each part's first operation's label says the part's tags. True when one was split."""
+        layout = self._text_layout
+        if layout is None:
+            return False
+        placed = layout.placed
+        split = False
+        joined = set(self._joined)
+        for host, ops in list(self._groups.items()):
+            if (len(ops) < 2 or ("point", host) in placed
+                    or not all(o in self._key_tags for o in ops)):
+                continue
+            for part in crowd_parts([self._key_tags[o] for o in ops]):
+                members = [ops[i] for i in part]
+                first = members[0]
+                self._groups[first] = members
+                joined.difference_update(members[:1])
+                joined.update(members[1:])
+                label = self._labels.get(first)
+                if label is not None:
+                    label.setText(crowd_text([self._key_tags[o] for o in members]))
+                    label.setVisible(True)
+            split = True
+        self._joined = frozenset(joined)
+        return split
+
+
+    #: unplaced tags whose markers lie this many marker sizes apart or closer are said
+    #: together (a row of markers along a roof, each with no room of its own)
+    ROW_REACH = 2.5
+
+    def _gather_strays(self) -> bool:
+        """Join the tags that found no place (each alone, or a crowd's) into crowds of
+        markers up to :attr:`ROW_REACH` marker sizes apart, said by one text each. True when
+        any were joined."""
+        layout = self._text_layout
+        if layout is None:
+            return False
+        placed = layout.placed
+        hosts = [op for op in self._key_tags if op not in self._joined
+                 and ("point", op) not in placed and op in self._labels]
+        if len(hosts) < 2:
+            return False
+        ax, bx, ay, by = self._view_to_scene()
+        xy = []
+        for op_id in hosts:
+            point = self._points[self._label_key(op_id)]
+            xy.append((to_view(point.x) * ax + bx, to_view(point.y) * ay + by))
+        gathered = False
+        joined = set(self._joined)
+        for crowd in crowds(xy, self.ROW_REACH * self.theme.point_size):
+            if len(crowd) < 2:
+                continue
+            members = [m for i in crowd for m in (self._groups.get(hosts[i]) or [hosts[i]])]
+            first = hosts[crowd[0]]
+            for i in crowd[1:]:
+                self._groups.pop(hosts[i], None)
+            self._groups[first] = members
+            joined.update(m for m in members if m != first)
+            self._labels[first].setText(crowd_text([self._key_tags[m] for m in members]))
+            gathered = True
+        self._joined = frozenset(joined)
+        return gathered
+
+
+    def _told(self) -> int:
+        """How many operations the placed texts tell: names, and each placed tag text's
+        operations."""
+        placed = self._text_layout.placed if self._text_layout is not None else {}
+        return sum(len(self._groups.get(op) or (op,)) if op in self._key_tags else 1
+                   for op in self._labels
+                   if op not in self._joined and ("point", op) in placed)
+
+    def _improve_crowds(self) -> bool:
+        """Where tags found no place: say crowds in parts (:meth:`_split_crowds`), then join
+        lone tags near one another (:meth:`_gather_strays`), each kept only when the chart
+        then tells more operations. True when one was kept (texts placed for it)."""
+        best = self._told()
+        kept = False
+        # (the legend stays where the placing put it: these steps change only tags)
+        legend = self._canvas.legend
+        kept_choice, legend.kept_choice = legend.kept_choice, legend.choice
+        try:
+            for step in (self._split_crowds, self._gather_strays):
+                kept |= self._try_crowds(step, best)
+                best = max(best, self._told())
+        finally:
+            legend.kept_choice = kept_choice
+        return kept
+
+    def _try_crowds(self, step, best: int) -> bool:
+        """Take ``step`` and place the texts again; undo it unless the chart then tells
+        more than ``best`` operations."""
+        saved = (dict(self._groups), self._joined,
+                 {op: self._labels[op].toPlainText() for op in self._key_tags
+                  if op in self._labels})
+        if not step():
+            return False
+        self._canvas.labels.place_all()
+        if self._told() > best:
+            return True
+        self._groups, self._joined, texts = saved
+        for op, text in texts.items():
+            self._labels[op].setText(text)
+        self._canvas.labels.place_all()
+        return False
+
+
+def _pixel_gap(a: tuple, b: tuple) -> float:
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1]))

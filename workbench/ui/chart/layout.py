@@ -1,0 +1,660 @@
+"""The chart's texts and their layout: what is drawn where in device pixels, how large each
+text is, and putting each text where :mod:`workbench.model.chart.layout` decides.
+
+:class:`LabelLayer` owns the operations' name items (op_id → text item), the table of every
+text placed (its key → the text item and what was asked for it), the last layout, the
+markers' boxes in it, the leader lines, and when to place the texts again (a moment after a
+zoom, pan or resize; at the next paint when the chart was filled while hidden). It reads
+what is drawn from the chart's other parts (roofs, points, overlays), asks the legend for
+its place first, and is driven by the key of tags (:mod:`workbench.ui.chart.key`).
+
+A part of :class:`~workbench.ui.chart.canvas.RooflineCanvas`; the same code places the texts of
+the live chart and of every exported figure (which is drawn by the same canvas).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Mapping
+
+import numpy as np
+from PySide6.QtCore import QTimer
+
+from workbench.model.chart.layout import (
+    Occupancy,
+    Request,
+    TextLayout,
+    as_array,
+    corner_candidates,
+    far_candidates,
+    flat_candidates,
+    point_candidates,
+    sloped_candidates,
+)
+from workbench.model.chart.scene import Scene
+from workbench.ui.chart.axes import to_view
+from workbench.ui.chart.items import Label, Pool
+
+#: The text item's own margin around its text, less a pixel of air: the box the layout
+#: keeps clear is the item's rectangle inset by this.
+TEXT_INSET = 3.0
+#: Occupancy cell, pixels.
+CELL = 2.0
+#: Air around lines and markers, pixels.
+AIR = 1.5
+#: moved markers beyond which an edit updates their cells all at once (a model's edit)
+BATCH_MOVED = 16
+
+
+class LabelLayer:
+    """The chart's texts and their placing (see the module docstring)."""
+
+    #: the texts whose being left out moves the legend (in figures)
+    _MISS_COST = {"selected": 100, "pair": 100, "measured": 100, "crowd": 100,
+                  "operation": 100}
+
+    def __init__(self, canvas, add, curve) -> None:
+        """``add`` puts an item into the view; ``curve(z, **options)`` makes a line item."""
+        self._canvas = canvas
+        self._labels: dict[int, Label] = {}
+        self._label_of: dict = {}  # layout key -> (label item, its request)
+        self._text_layout: TextLayout | None = None
+        # leader lines drawn without antialiasing: a repaint of part of one draws the same
+        # pixels as a repaint of all of it
+        self._leaders = Pool(lambda: curve(18, antialias=False), add)
+        self._leader_pen = None
+        self._marker_rects = np.zeros((0, 4))
+        self._layout_timer = QTimer(canvas)
+        self._layout_timer.setSingleShot(True)
+        self._layout_timer.setInterval(40)
+        self._layout_timer.timeout.connect(canvas.layout_annotations)
+        # a rebuild while the canvas is hidden (a window being built) places the labels when
+        # it is next painted or read, at the size it is shown at, not now
+        self._layout_pending = False
+
+    # -- when ----------------------------------------------------------------------------
+
+    def schedule(self) -> None:
+        """Place the texts a moment from now (after a zoom, a pan, a resize ends)."""
+        self._layout_timer.start()
+
+    @property
+    def scheduled(self) -> bool:
+        """Whether a placing is queued (see :meth:`schedule`)."""
+        return self._layout_timer.isActive()
+
+    def stop(self) -> None:
+        """No queued placing."""
+        self._layout_timer.stop()
+
+    def hold_until_shown(self) -> None:
+        """Place the texts when the chart is next painted or read (it is hidden now)."""
+        self._layout_pending = True
+
+    @property
+    def pending(self) -> bool:
+        """Whether the texts wait for the chart to be shown (see :meth:`hold_until_shown`)."""
+        return self._layout_pending
+
+    # -- the operations' names ------------------------------------------------------------
+
+    @property
+    def point_labels(self) -> Mapping[int, Label]:
+        """The text item naming each operation (or telling its tag), by op_id (read only)."""
+        return self._labels
+
+    def sync_points(self, scene: Scene) -> None:
+        """A text item for each operation whose point carries its name."""
+        labels = self._canvas.styles.texts("point")
+        labels.reset()
+        self._labels = {}
+        for point in scene.points:
+            if point.show_label:
+                item = self._canvas.styles.take_label("point")
+                item.setText(point.label)
+                self._labels[point.op_id] = item
+        labels.finish()
+
+    def add_point_label(self, op_id: int) -> Label:
+        """The text item of operation ``op_id``, made when it has none (a tag's)."""
+        label = self._labels.get(op_id)
+        if label is None:
+            label = self._labels[op_id] = self._canvas.styles.take_label("point")
+        return label
+
+    def drop_point_label(self, op_id: int) -> None:
+        """Operation ``op_id`` carries no text any more."""
+        self._labels.pop(op_id).setVisible(False)
+
+    @property
+    def text_layout(self) -> TextLayout | None:
+        """The last layout of the texts (None before the first)."""
+        return self._text_layout
+
+    def entry(self, key) -> tuple | None:
+        """``(text item, its request)`` of a placed text, by its layout key."""
+        return self._label_of.get(key)
+
+    def set_entry(self, key, label, request: Request) -> None:
+        """What is asked for a text now (its text grew: a tag joined by others)."""
+        self._label_of[key] = (label, request)
+
+    # -- read-outs ----------------------------------------------------------------------
+
+    def label_items(self) -> list[tuple[int, str, float, float]]:
+        """See :meth:`RooflineCanvas.label_items`."""
+        points = self._canvas.points
+        out = []
+        for op_id, item in self._labels.items():
+            if item.isVisible():
+                point = points.label_point(op_id)
+                out.append((op_id, item.toPlainText(), float(point.x), float(point.y)))
+        return out
+
+    def text_items(self) -> list[tuple[str, str, tuple[float, float, float, float]]]:
+        """See :meth:`RooflineCanvas.text_items`."""
+        out = []
+        for key, (label, _request) in self._label_of.items():
+            if label.isVisible():
+                r = label.textItem.mapRectToScene(label.textItem.boundingRect())
+                m = 3.0
+                out.append((key[0], label.toPlainText(),
+                            (r.left() + m, r.top() + m, r.right() - m, r.bottom() - m)))
+        return out
+
+    def dispose(self) -> None:
+        self._layout_timer.stop()
+        self._labels = {}
+
+    # -- geometry ---------------------------------------------------------------------
+
+    def _frame(self) -> tuple[float, float, float, float]:
+        f = self._canvas.view_box.sceneBoundingRect()
+        return f.left(), f.top(), f.right(), f.bottom()
+
+    def _px(self, xs, ys, t=None):
+        ax, bx, ay, by = t or self._canvas.view_to_scene()
+        return np.asarray(xs, float) * ax + bx, np.asarray(ys, float) * ay + by
+
+    def _text_box(self, label) -> tuple[float, float]:
+        w, h = label.size()
+        return max(1.0, w - 2 * TEXT_INSET), max(1.0, h - 2 * TEXT_INSET)
+
+    def _marker_rect(self, sx: float, sy: float, size: float) -> tuple:
+        half = size / 2 + AIR
+        return (sx - half, sy - half, sx + half, sy + half)
+
+    # -- what is drawn ------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def reusing_occupancy(self):
+        """Within this block, what is drawn is not changed (only texts and the legend):
+        :meth:`occupancy` is worked out once for each plot frame and view, and copied (the
+        several placings of one full layout: the key's passes, the legend's places)."""
+        self._reuse += 1
+        try:
+            yield
+        finally:
+            self._reuse -= 1
+            if not self._reuse:
+                self._occ_cache = None
+
+    _reuse = 0
+    _occ_cache: tuple | None = None
+
+    def occupancy(self) -> Occupancy:
+        """Everything drawn on the plot, in device pixels: roofs, ridge lines and marks,
+        markers, sweep paths and marks, measured points, pair links and bands."""
+        if not self._reuse:
+            return self._occupancy_now()
+        key = (self._frame(), tuple(self._canvas.view_to_scene()))
+        cached = self._occ_cache
+        if cached is None or cached[0] != key:
+            occ = self._occupancy_now()
+            self._occ_cache = cached = (key, occ.copy(), self._marker_rects.copy())
+            return occ
+        self._marker_rects = cached[2].copy()
+        return cached[1].copy()
+
+    def _occupancy_now(self) -> Occupancy:
+        t = self._canvas.view_to_scene()
+        occ = Occupancy(self._frame(), CELL)
+        theme = self._canvas.theme
+        roofs, overlays, points = self._canvas.roofs, self._canvas.overlays, self._canvas.points
+        for roof, curve in roofs.roofs:
+            if not curve.isVisible():
+                continue
+            xs, ys = curve.getData()
+            px, py = self._px(xs, ys, t)
+            # a cache level's thin line (View ▸ All Memory Roofs): no text on it, but a
+            # leader may cross it to a name beyond (lines close together above the points
+            # left the names no place)
+            occ.add_polyline(px, py, roofs.roof_width(roof) / 2 + AIR,
+                             soft=roof.kind == "memory" and roof.emphasis != "main", line=True)
+        xs, ys = roofs.ridge_lines.getData()
+        if xs is not None and len(xs):
+            px, py = self._px(xs, ys, t)
+            for i in range(0, len(px) - 1, 2):
+                occ.add_polyline(px[i:i + 2], py[i:i + 2], 0.5 + AIR, soft=True)
+        for curve in overlays.sweep_curves:
+            if curve.isVisible():
+                cx, cy = curve.getData()
+                px, py = self._px(cx, cy, t)
+                occ.add_polyline(px, py, 0.8 + AIR, line=True)
+        for curve in overlays.link_curves:
+            if curve.isVisible():
+                cx, cy = curve.getData()
+                px, py = self._px(cx, cy, t)
+                occ.add_polyline(px, py, 0.9 + AIR, line=True)
+        for band in overlays.bands:
+            bx_, by_ = band.getData()
+            if bx_ is not None:
+                px, py = self._px(bx_, by_, t)
+                for i in range(0, len(px) - 1, 2):
+                    occ.add_polyline(px[i:i + 2], py[i:i + 2], 2.0 + AIR, soft=True)
+        # markers: the operations' points (kept by key, for moves), then the other marks
+        self._marker_rects = np.zeros((0, 4))
+        xy = points.xy
+        if len(xy):
+            px, py = self._px(xy[:, 0], xy[:, 1], t)
+            half = theme.point_size / 2 + AIR
+            rects = np.column_stack((px - half, py - half, px + half, py + half))
+            occ.add_rects(rects)
+            self._marker_rects = rects  # by row of the hover arrays
+        for scatter, size in ((roofs.ridge_marks, theme.ridge_size),
+                              (overlays.sweep_dots, theme.point_size * 0.55),
+                              (overlays.crossing_marks, theme.point_size + 5),
+                              (overlays.measured_marks, theme.point_size * 1.3),
+                              (overlays.predicted_marks, theme.point_size * 0.9)):
+            if not scatter.isVisible():
+                continue
+            xs, ys = scatter.getData()
+            if xs is None or not len(xs):
+                continue
+            px, py = self._px(xs, ys, t)
+            half = size / 2 + AIR
+            occ.add_rects(np.column_stack((px - half, py - half, px + half, py + half)))
+        return occ
+
+    # -- placing ----------------------------------------------------------------------
+
+    def _layout_once(self, choice: str | None):
+        """One full placing with the legend at ``choice`` (see :meth:`ChartLegend.place`):
+        ``(layout, placements)``, or None when that corner is not free."""
+        canvas = self._canvas
+        legend = canvas.legend
+        if choice != "outside":  # every placing starts with the legend inside the plot
+            legend.set_outside(None)
+        elif choice == "outside" and legend.outside is None:
+            legend.set_outside(canvas.outside_side())
+        canvas.titles.apply()  # the room over the plot is known now
+        canvas.titles.fit_axis_titles()
+        canvas.overlays.bend_links()
+        occ = self.occupancy()
+        before = self._frame()
+        if not legend.place(occ, choice):
+            return None
+        if self._frame() != before:  # the legend moved outside: the plot is smaller now
+            canvas.titles.fit_axis_titles()
+            canvas.overlays.bend_links()
+            occ = self.occupancy()
+            legend.place(occ, choice)
+        layout = TextLayout(occ)
+        requests = self.requests()
+        return layout, layout.place_all(requests.values())
+
+    def _missed(self, placed: dict) -> int:
+        """How many names of operations (and annotations asked for) found no place."""
+        return sum(1 for key, p in placed.items()
+                   if p is None and self._MISS_COST.get(self._label_of[key][1].kind, 1) >= 100)
+
+    def place_all(self) -> None:
+        """Place every text of the chart (see :mod:`workbench.model.chart.layout`). When names of
+        operations find no place, the legend's other free corners and a place outside the
+        plot are tried too (a few texts: the search is bounded), and the placing that leaves
+        out least is kept."""
+        self._layout_pending = False
+        self._layout_timer.stop()  # placed for the current view: a queued placing is moot
+        canvas = self._canvas
+        legend = canvas.legend
+        if canvas.scene_model is None:
+            return
+        kept = legend.kept_choice
+        trial = self._layout_once(kept) if kept else None
+        layout, placed = trial if trial is not None else self._layout_once(None)
+        missed = self._missed(placed)
+        if (canvas.search_legend_places and missed and legend.item.isVisible()
+                and not legend.user_placed and len(self._label_of) <= 60):
+            best = legend.choice
+            tried = {best}
+            current = best
+            for choice in ("bottom-right", "top-left", "bottom-left", "top-right", "outside"):
+                if choice in tried:
+                    continue
+                tried.add(choice)
+                current = choice  # a trial changes the legend's place, even when it fails
+                trial = self._layout_once(choice)
+                if trial is None:
+                    continue
+                # worth moving the legend for a name of an operation, not for a roof value
+                if self._missed(trial[1]) < missed:
+                    layout, placed = trial
+                    missed, best = self._missed(trial[1]), choice
+                    if not missed:
+                        break
+            if current != best:
+                layout, placed = self._layout_once(best)
+        self._text_layout = layout
+        for key, (label, _request) in self._label_of.items():
+            self.apply(label, placed.get(key))
+        self.redraw_leaders()
+        self._layout_timer.stop()  # what the placing itself resized is placed for
+
+    def apply(self, label, placement) -> None:
+        """Put a text where the layout placed it (hidden when it found no place)."""
+        if placement is None:
+            label.setVisible(False)
+            return
+        ax, bx, ay, by = self._canvas.view_to_scene()
+        left, top = placement.rect[0] - TEXT_INSET, placement.rect[1] - TEXT_INSET
+        label.setVisible(True)
+        label.setAnchor((0, 0))
+        label.set_offset(0.0, 0.0)
+        label.setPos((left - bx) / ax, (top - by) / ay)
+
+    def point_request(self, op_id: int, label, order: float, t=None,
+                       selected: int | None = -1) -> Request:
+        """The placing asked for an operation's name (or tag) ``label``: a tag is placed
+        around its operations' markers close by (on the other machines), and a crowd's
+        around the whole crowd (:meth:`TagsAndKey.crowd_of`), its leader leaving them, not
+        one marker; where there is no place beside them, farther off, its leader crossing
+        lines of data if it must (never a marker or a text)."""
+        canvas = self._canvas
+        points, key = canvas.points, canvas.key
+        ax, bx, ay, by = t or canvas.view_to_scene()
+        radius = canvas.theme.point_size / 2
+        crowd = key.crowd_of(op_id)
+        xs, ys = [], []
+        for member in crowd:
+            point = points.label_point(member)
+            xs.append(to_view(point.x) * ax + bx)
+            ys.append(to_view(point.y) * ay + by)
+        tag = op_id in key.tags
+        if tag:
+            near = 2.5 * canvas.theme.point_size
+            x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+            for member in crowd:
+                for k in points.keys_of(member):
+                    point = points.marks[k]
+                    px, py = to_view(point.x) * ax + bx, to_view(point.y) * ay + by
+                    if x0 - near <= px <= x1 + near and y0 - near <= py <= y1 + near:
+                        xs.append(px)
+                        ys.append(py)
+        if len(xs) > 1:
+            x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+            sx, sy = (x0 + x1) / 2, (y0 + y1) / 2
+            radius += max(x1 - x0, y1 - y0) / 2
+        else:
+            sx, sy = xs[0], ys[0]
+        w, h = self._text_box(label)
+        if selected == -1:
+            selected = canvas.workspace.selection.current
+        # (a crowd's tags before the single names and tags: they need the most room)
+        kind = ("selected" if selected == op_id else
+                "crowd" if len(crowd) > 1 else "operation")
+        if len(crowd) > 1 or radius > 1.5 * canvas.theme.point_size:
+            # beside a crowd, a text with no leader does not say which markers it names:
+            # the places of the nearest ring with their leaders (and the far ones)
+            cands = point_candidates(sx, sy, w, h, radius, CROWD_RINGS)[8:]
+        else:
+            cands = point_candidates(sx, sy, w, h, radius)
+        own = None
+        if tag:
+            # its leader may cross the markers of what it names: its points on every
+            # machine, its measured points and their predictions
+            members = set(crowd)
+            theme = canvas.theme
+            spots = [(p.x, p.y, theme.point_size) for member in crowd
+                     for p in (points.marks[k] for k in points.keys_of(member))]
+            for mark, _curve, _label in canvas.overlays.measured_texts:
+                if mark.op_id in members:
+                    spots += [(mark.x, mark.y, theme.point_size * 1.3),
+                              (mark.px, mark.py, theme.point_size * 0.9)]
+            arr = np.asarray(spots, dtype=float).reshape(-1, 3)
+            px, py = self._px(to_view(arr[:, 0]), to_view(arr[:, 1]), (ax, bx, ay, by))
+            half = arr[:, 2] / 2 + AIR
+            own = np.column_stack((px - half, py - half, px + half, py + half))
+            frame = self._frame()
+            diagonal = math.hypot(frame[2] - frame[0], frame[3] - frame[1])
+            most = min(FAR_REACH * diagonal,
+                       LEADER_MOST * math.hypot(canvas.width(), canvas.height()))
+            step = max(6.0, diagonal / 80.0)
+
+            def far(sx=sx, sy=sy, w=w, h=h, radius=radius, frame=frame, most=most):
+                return far_candidates(sx, sy, w, h, radius, frame, most, step)
+        return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
+                       far=far if tag else None, air=TAG_AIR if tag else 0.0)
+
+    def requests(self) -> dict:
+        """Every text to place, keyed, with its label item."""
+        canvas = self._canvas
+        roofs, overlays = canvas.roofs, canvas.overlays
+        theme = canvas.theme
+        t = canvas.view_to_scene()
+        frame = self._frame()
+        out: dict = {}
+        self._label_of = {}
+
+        def add(key, label, kind, candidates, order=0.0):
+            w, h = self._text_box(label)
+            request = Request(key, kind, w, h, candidates(w, h), order)
+            out[key] = request
+            self._label_of[key] = (label, request)
+
+        selected = canvas.workspace.selection.current
+        unlisted = canvas.key.unlisted() | canvas.key.joined
+        for op_id, label in self._labels.items():
+            if op_id in unlisted:
+                label.setVisible(False)
+                continue
+            point = canvas.points.label_point(op_id)
+            # the higher first; a crowd's tags before, the largest crowd first (it names
+            # the most operations and needs the most room)
+            order = (-math.log10(max(point.y, 1e-300))
+                     - 1e3 * (len(canvas.key.crowd_of(op_id)) - 1))
+            request = self.point_request(op_id, label, order, t, selected)
+            out[request.key] = request
+            self._label_of[request.key] = (label, request)
+
+        for i, (roof, label) in enumerate(roofs.roof_texts):
+            xs, ys = self._px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)), t)
+            order = i + (0 if roof.emphasis == "main" and not roof.derated else 100)
+            if roof.sloped:
+                add(("roof", i), label, "roof",
+                    lambda w, h, xs=xs, ys=ys: sloped_candidates(xs[0], ys[0], xs[1], ys[1],
+                                                                 w, h, frame), order)
+            else:
+                add(("roof", i), label, "roof",
+                    lambda w, h, xs=xs, ys=ys, roof=roof: flat_candidates(
+                        xs[0], xs[1], ys[0], w, h, frame, below_first=roof.derated), order)
+
+        for i, (ridge, label) in enumerate(roofs.ridges):
+            sx, sy = (float(v) for v in self._px(to_view(ridge.x), to_view(ridge.y), t))
+            add(("ridge", i), label, "ridge",
+                lambda w, h, sx=sx, sy=sy: np.vstack((
+                    as_array(corner_candidates(sx, sy, w, h)),
+                    point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i)
+
+        for i, (region, curve, label) in enumerate(roofs.regions):
+            if not curve.isVisible():
+                label.setVisible(False)
+                continue
+            edge = float(self._px(to_view(region.xs[1] if region.kind == "memory"
+                                          else region.xs[0]), 0.0, t)[0])
+
+            def region_place(w, h, region=region, edge=edge):
+                left, _top, right, bottom = frame
+                if region.kind == "memory":
+                    x = left + 6
+                    return [] if edge < x + w else [_cand(x, bottom - h - 5)]
+                x = right - 6 - w
+                return [] if edge > x else [_cand(x, bottom - h - 5)]
+            add(("region", i), label, "region", region_place, i)
+
+        g = theme.point_size / 2
+        done: set[int] = set()
+        for mark, label in overlays.crossing_texts:
+            if id(label) in done:
+                continue
+            done.add(id(label))
+            sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
+            add(("crossing", id(label)), label, "crossing",
+                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"))
+        for i, (mark, _link, label) in enumerate(overlays.measured_texts):
+            sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
+            add(("measured", i), label, "measured",
+                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i)
+        # the same pair with the same figures on several machines is said once, by whichever
+        # of its links has room (the lower arc may be boxed in by the roof and the arc above)
+        apexes: dict[tuple[str, str, str], list[int]] = {}
+        for i, (link, _curve, _arrow, label) in enumerate(overlays.pair_texts):
+            said = (link.first, link.second, label.toPlainText())
+            if said in apexes:
+                label.setVisible(False)
+            apexes.setdefault(said, []).append(i)
+        for links in apexes.values():
+            i = links[0]
+            add(("pair", i), overlays.pair_texts[i][3], "pair",
+                lambda w, h, links=links: np.vstack([
+                    point_candidates(*overlays.pair_apexes[j], w, h, 2.0) for j in links]), i)
+        seen: set[tuple[int, str]] = set()
+        for i, (path, end, label) in enumerate(overlays.sweep_texts):
+            key = (path.hw_id, label.toPlainText())
+            if key in seen:  # the same "m = 1" on one machine: once
+                label.setVisible(False)
+                continue
+            seen.add(key)
+            sx, sy = (float(v) for v in self._px(to_view(path.xs[end]), to_view(path.ys[end]),
+                                                 t))
+            add(("sweep", i), label, "sweep",
+                lambda w, h, sx=sx, sy=sy, end=end: point_candidates(
+                    sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i)
+        return out
+
+    # -- incremental ----------------------------------------------------------------------
+
+    def relayout_moved(self, keys: list, rows: np.ndarray, xy: np.ndarray) -> None:
+        """After an edit moved the markers ``keys`` (rows ``rows`` of the hover arrays) to
+        the view positions ``xy``: update their cells and re-place only the texts they (or
+        the moved operations' labels) touch."""
+        layout = self._text_layout
+        if layout is None or self._layout_pending:
+            return
+        occ = layout.occupancy
+        t = self._canvas.view_to_scene()
+        size = self._canvas.theme.point_size
+        hit: set = set()
+        rects = self._marker_rects
+        if len(keys) > BATCH_MOVED:
+            hit = self._move_marker_rects(rows, xy, t, size)
+        else:
+            for row, (vx, vy) in zip(rows.tolist(), xy.tolist(), strict=True):
+                if row >= len(rects):
+                    continue
+                old = tuple(float(v) for v in rects[row])
+                if all(math.isfinite(v) for v in old):
+                    occ.add_rect(old, -1)  # the same cells add_rects covered
+                sx, sy = (float(v) for v in self._px(vx, vy, t))
+                new = self._marker_rect(sx, sy, size)
+                rects[row] = new
+                if all(math.isfinite(v) for v in new):
+                    occ.add_rect(new, 1)
+                    hit.update(layout.hit_by(new))
+        for op_id in {key[0] for key in keys}:
+            if op_id in self._labels:
+                hit.add(("point", op_id))
+        self.relayout_keys(hit)
+
+    def _move_marker_rects(self, rows: np.ndarray, xy: np.ndarray, t, size: float) -> set:
+        """Many moved markers at once (a whole model's edit): their cells and the placed
+        texts their new boxes meet, as the one-by-one loop of :meth:`_relayout_moved`."""
+        layout = self._text_layout
+        occ = layout.occupancy
+        rects = self._marker_rects
+        inside = rows < len(rects)
+        rows, xy = rows[inside], xy[inside]
+        if not len(rows):
+            return set()
+        old = np.asarray(rects[rows], dtype=float).reshape(-1, 4)
+        occ.add_rects(old[np.isfinite(old).all(axis=1)], -1)
+        sx, sy = self._px(xy[:, 0], xy[:, 1], t)
+        half = size / 2 + AIR
+        new = np.stack((sx - half, sy - half, sx + half, sy + half), axis=1)
+        rects[rows] = new
+        new = new[np.isfinite(new).all(axis=1)]
+        occ.add_rects(new, 1)
+        return layout.hit_by_any(new)
+
+    def relayout_keys(self, hit) -> None:
+        """Place the texts ``hit`` again (their anchors may have moved), in priority order."""
+        layout = self._text_layout
+        if layout is None or self._layout_pending or not hit:
+            return
+        order = []
+        for key in hit:
+            entry = self._label_of.get(key)
+            if entry is None:
+                continue
+            label, request = entry
+            if key[0] == "point":
+                request = self.point_request(key[1], label, request.order)
+                self._label_of[key] = (label, request)
+            layout.remove(key)
+            order.append((request, label))
+        order.sort(key=lambda rl: (rl[0].priority, rl[0].order))
+        unplaced = False
+        for request, label in order:
+            placement = layout.place(request)
+            self.apply(label, placement)
+            unplaced |= placement is None and request.key[0] == "point"
+        self.redraw_leaders()
+        if unplaced and self._canvas.key_on_screen:
+            # a name that lost its place: tagged and keyed by the full placing, a moment on
+            self._layout_timer.start()
+
+    def redraw_leaders(self) -> None:
+        """Draw a thin line from each far text to its marker (unchanged ones are left)."""
+        self._leaders.reset()
+        ax, bx, ay, by = self._canvas.view_to_scene()
+        pen = self._canvas.styles.pen(self._canvas.theme.muted, 0.8)
+        fresh = pen is not self._leader_pen
+        self._leader_pen = pen
+        for placement in self._text_layout.placed.values():
+            if placement.leader is not None:
+                x0, y0, x1, y1 = placement.leader
+                curve = self._leaders.take()
+                xs = np.array([(x0 - bx) / ax, (x1 - bx) / ax])
+                ys = np.array([(y0 - by) / ay, (y1 - by) / ay])
+                old_x, old_y = curve.getData()
+                if (fresh or old_x is None or not np.array_equal(old_x, xs)
+                        or not np.array_equal(old_y, ys)):
+                    curve.setData(x=xs, y=ys, pen=pen)
+        self._leaders.finish()
+
+
+#: rings of places around a crowd of markers: the first twice, its second time with leaders
+CROWD_RINGS = (0.0, 0.0, 14.0, 30.0, 50.0, 75.0, 105.0)
+#: a tag is tried this share of the plot's diagonal away from its markers, at most, and
+#: its leader is at most this share of the chart's diagonal long
+FAR_REACH = 0.5
+LEADER_MOST = 0.24
+#: air kept between a tag and other texts, pixels ("add_fp32" and a tag "22" side by side
+#: read as one label)
+TAG_AIR = 3.0
+
+
+def _cand(left: float, top: float):
+    from workbench.model.chart.layout import Candidate
+
+    return Candidate(left, top)

@@ -1,0 +1,186 @@
+"""The chart's machines: the shaded regions, the roofs and the ridges with their texts.
+
+:class:`RoofLayer` owns these items (pooled and reused) and what each stands for; a part of
+:class:`~workbench.ui.chart.canvas.RooflineCanvas`, synced to each rebuilt
+:class:`~workbench.model.chart.scene.Scene`. Their texts are placed by the chart's one text layout
+(:mod:`workbench.ui.chart.layout`), which reads them here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+
+from workbench.model.chart.scene import Region, Ridge, Roof, Scene
+from workbench.ui.chart.axes import to_data, to_view
+from workbench.ui.chart.items import Label, Pool, Spots
+from workbench.ui.chart.styles import at_z
+from workbench.ui.chart.theme import make_brush, qcolor
+
+
+class RoofLayer:
+    """Regions, roofs and ridges of the chart (see the module)."""
+
+    def __init__(self, canvas, add, curve) -> None:
+        """``add`` puts an item into the view; ``curve(z, **options)`` makes a line item."""
+        self._canvas = canvas
+        self._styles = canvas.styles
+        self._region_pool = Pool(lambda: curve(-20), add)
+        self._roof_pool = Pool(lambda: curve(-1), add)
+        self._ridge_lines = curve(-5, connect="pairs")
+        self._ridge_marks = at_z(Spots(), 2)
+        self._roofs: list[tuple[Roof, pg.PlotCurveItem]] = []
+        self._roof_labels: list[tuple[Roof, Label]] = []
+        self._ridge_items: list[tuple[Ridge, Label]] = []
+        self._region_items: list[tuple[Region, pg.PlotCurveItem, Label]] = []
+
+    # -- what is drawn (read by the text layout) --------------------------------------
+
+    @property
+    def ridge_lines(self) -> pg.PlotCurveItem:
+        """The dotted lines from each ridge down to the plot's floor (pairs of points)."""
+        return self._ridge_lines
+
+    @property
+    def ridge_marks(self) -> Spots:
+        """The diamond at each ridge."""
+        return self._ridge_marks
+
+    @property
+    def roofs(self) -> list[tuple[Roof, pg.PlotCurveItem]]:
+        """Each roof drawn with its line item."""
+        return self._roofs
+
+    @property
+    def roof_texts(self) -> list[tuple[Roof, Label]]:
+        """Each roof that has a text, with its text item."""
+        return self._roof_labels
+
+    @property
+    def ridges(self) -> list[tuple[Ridge, Label]]:
+        """Each ridge with its text item."""
+        return self._ridge_items
+
+    @property
+    def regions(self) -> list[tuple[Region, pg.PlotCurveItem, Label]]:
+        """Each shaded region with its fill and text items."""
+        return self._region_items
+
+    def roof_width(self, roof: Roof) -> float:
+        theme = self._canvas.theme
+        return theme.roof_width if roof.emphasis == "main" else theme.minor_roof_width
+
+    # -- read-outs ----------------------------------------------------------------------
+
+    def roof_items(self) -> list[tuple[int, str, str, list[float], list[float]]]:
+        """See :meth:`RooflineCanvas.roof_items`."""
+        out = []
+        for roof, curve in self._roofs:
+            xs, ys = curve.getData()
+            kind = f"derated {roof.kind}" if roof.derated else roof.kind
+            out.append((roof.hw_id, kind, roof.name, [float(v) for v in to_data(xs)],
+                        [float(v) for v in to_data(ys)]))
+        return out
+
+    def ridge_labels(self) -> list[str]:
+        return [item.toPlainText() for _, item in self._ridge_items if item.isVisible()]
+
+    def roof_labels(self) -> list[str]:
+        return [item.toPlainText() for _, item in self._roof_labels if item.isVisible()]
+
+    def region_items(self) -> list[tuple[str, str]]:
+        return [(region.kind, label.toPlainText()) for region, curve, label in self._region_items
+                if curve.isVisible()]
+
+    # -- syncing ------------------------------------------------------------------------
+
+    def fixed_items(self) -> tuple:
+        """The items made once (the pools make theirs as needed)."""
+        return (self._ridge_lines, self._ridge_marks)
+
+    def sync_regions(self, scene: Scene) -> None:
+        theme = self._canvas.theme
+        pool = self._region_pool
+        texts = self._styles.texts("region")
+        pool.reset()
+        texts.reset()
+        self._region_items = []
+        for region in scene.regions:
+            curve = pool.take()
+            color = theme.region_memory if region.kind == "memory" else theme.region_compute
+            curve.setData(x=to_view(np.asarray(region.xs)), y=to_view(np.asarray(region.ys)),
+                          pen=None, fillLevel=float(to_view(region.floor)),
+                          brush=make_brush(color))
+            label = self._styles.take_label("region")
+            label.setText(region.label)
+            self._region_items.append((region, curve, label))
+        pool.finish()
+        texts.finish()
+
+    def sync_roofs(self, scene: Scene) -> None:
+        theme = self._canvas.theme
+        pool = self._roof_pool
+        texts = self._styles.texts("roof")
+        pool.reset()
+        texts.reset()
+        self._roofs = []
+        self._roof_labels = []
+        for roof in scene.roofs:
+            curve = pool.take()
+            color = theme.roof_color(roof.style_index)
+            width = self.roof_width(roof)
+            if roof.emphasis != "main" and not roof.derated and roof.kind != "interconnect":
+                color = _fade(color, 0.7)
+            curve.setData(x=to_view(np.asarray(roof.xs)), y=to_view(np.asarray(roof.ys)),
+                          pen=self._styles.pen(color, width, roof.line))
+            curve.setZValue(-3 if roof.derated else (-1 if roof.emphasis == "main" else -2))
+            self._roofs.append((roof, curve))
+            if roof.label:
+                label = self._styles.take_label("roof")
+                label.setText(roof.label)
+                label.setColor(qcolor(color))
+                self._roof_labels.append((roof, label))
+        pool.finish()
+        texts.finish()
+
+    def sync_ridges(self, scene: Scene) -> None:
+        theme = self._canvas.theme
+        texts = self._styles.texts("ridge")
+        texts.reset()
+        self._ridge_items = []
+        floor = float(to_view(scene.y_range[0])) - 8
+        xs, ys = [], []
+        brushes = []
+        for ridge in scene.ridges:
+            lx, ly = float(to_view(ridge.x)), float(to_view(ridge.y))
+            xs += [lx, lx]
+            ys += [floor, ly]
+            brushes.append(self._styles.brush(theme.roof_color(ridge.style_index)))
+            label = self._styles.take_label("ridge")
+            label.setText(ridge.label)
+            label.setPos(lx, ly)
+            self._ridge_items.append((ridge, label))
+        texts.finish()
+        self._ridge_lines.setData(x=np.asarray(xs, float), y=np.asarray(ys, float),
+                                  pen=self._styles.pen(theme.muted, 1.0, "dotted"))
+        marks_x = np.asarray(xs[0::2], float)
+        marks_y = np.asarray(ys[1::2], float)
+        self._ridge_marks.setData(x=marks_x, y=marks_y, symbol="d", size=theme.ridge_size,
+                                  brush=brushes, pen=self._styles.pen(theme.background, 1.2))
+
+    def dispose(self) -> None:
+        """Forget every item (the chart's items are gone)."""
+        for pool in (self._region_pool, self._roof_pool):
+            pool.items = []
+            pool.used = 0
+        self._roofs, self._roof_labels, self._ridge_items, self._region_items = [], [], [], []
+
+
+def _fade(color: str, amount: float) -> str:
+    """``color`` mixed towards mid-grey by ``1 - amount`` (lighter lines for minor roofs)."""
+    c = qcolor(color)
+    grey = 150
+    r = int(c.red() * amount + grey * (1 - amount))
+    g = int(c.green() * amount + grey * (1 - amount))
+    b = int(c.blue() * amount + grey * (1 - amount))
+    return f"#{r:02X}{g:02X}{b:02X}"

@@ -1,0 +1,111 @@
+"""What the canvas shows of the session it draws, and of nothing else.
+
+:class:`SessionView` is a part of :class:`~workbench.ui.chart.canvas.RooflineCanvas`; it owns the
+session drawn and the notes over the plot. Another session (New, Open, an example) starts
+with nothing of the last one's (the legend's dragged place, its being collapsed, rows
+painted outside the plot), and while drawn points lie outside the view (an edit moved them
+there, or a zoom) a note over the plot counts them; a click on it, like Ctrl+0, fits the
+view to them. Another note counts what the scene could not draw, the reasons in its tip.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QFrame, QLabel, QPushButton
+
+#: Reasons listed in the tip of the "not drawn" note; the Results table lists every one.
+MAX_NOTES_IN_TIP = 20
+
+
+class SessionView:
+    """Session switching and the notes over the plot (see the module)."""
+
+    def __init__(self, canvas) -> None:
+        self._canvas = canvas
+        self.outside_hint = QPushButton(canvas)
+        self.outside_hint.setObjectName("outside_hint")
+        self.outside_hint.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.outside_hint.setToolTip("Fit to Data (Ctrl+0)")
+        self.outside_hint.clicked.connect(canvas.fit_to_data)
+        self.outside_hint.hide()
+        self._outside = 0
+        #: what could not be drawn (a pair a machine cannot run, an operation that cannot be
+        #: counted, a value off the log scale), said over the plot, the reasons as its tip
+        self.not_drawn_hint = QLabel(canvas)
+        self.not_drawn_hint.setObjectName("not_drawn_hint")
+        self.not_drawn_hint.setFrameShape(QFrame.Shape.StyledPanel)
+        self.not_drawn_hint.setAutoFillBackground(True)
+        self.not_drawn_hint.setMargin(3)
+        self.not_drawn_hint.hide()
+        #: the session drawn: another one starts with nothing of this one's
+        self._session_shown = canvas.workspace.document.session
+
+    def other_session(self) -> bool:
+        """Whether the document's session is another than the one drawn."""
+        return self._canvas.workspace.document.session is not self._session_shown
+
+    def forget_session(self) -> None:
+        """Another session: where the user dragged the legend, or that it was collapsed,
+        belonged to the last one; the whole chart is painted afresh (a legend that was
+        outside the plot left its rows on screen where the new chart has none)."""
+        canvas = self._canvas
+        self._session_shown = canvas.workspace.document.session
+        canvas.legend.forget_session()
+        canvas.plot_widget.viewport().update()
+
+    def count_outside(self) -> None:
+        """Show how many drawn points lie outside the view (hidden when none)."""
+        outside = self._canvas.points.outside(self._canvas.view_box.viewRange())
+        hint = self.outside_hint
+        if outside != self._outside:
+            self._outside = outside
+            if outside:
+                noun = "point" if outside == 1 else "points"
+                hint.setText(f"{outside} {noun} outside the view — Ctrl+0 shows all")
+                hint.adjustSize()
+                hint.show()
+                hint.raise_()
+            else:
+                hint.hide()
+        if outside:
+            self.place_hints()
+
+    def show_not_drawn(self, notes: tuple[str, ...]) -> None:
+        """Count what the scene could not draw over the plot, each reason in the tip (hidden
+        when everything is drawn)."""
+        hint = self.not_drawn_hint
+        if not notes:
+            hint.hide()
+            return
+        noun = "pair" if len(notes) == 1 else "pairs"
+        hint.setText(f"{len(notes)} {noun} not drawn — hover for why")
+        shown = list(notes[:MAX_NOTES_IN_TIP])
+        if len(notes) > len(shown):
+            shown.append(f"… and {len(notes) - len(shown)} more (the Results table lists each)")
+        hint.setToolTip("\n".join(shown))
+        hint.adjustSize()
+        hint.show()
+        hint.raise_()
+        self.place_hints()
+
+    def not_drawn_text(self) -> str:
+        """The note over the plot about what could not be drawn ("" when none)."""
+        hint = self.not_drawn_hint
+        return hint.text() if hint.isVisibleTo(self._canvas) else ""
+
+    def place_hints(self) -> None:
+        """The notes over the plot, in its lower right corner (under the flat roofs, where a
+        roofline chart is emptiest), clear of the axes and the title: the points outside the
+        view lowest, what could not be drawn above it."""
+        canvas = self._canvas
+        plot = canvas.plot_widget
+        area = plot.mapFromScene(canvas.view_box.sceneBoundingRect()).boundingRect().translated(
+            plot.mapTo(canvas, QPoint(0, 0)))
+        bottom = min(area.bottom(), canvas.height()) - 8
+        for hint in (self.outside_hint, self.not_drawn_hint):
+            if hint.isHidden():
+                continue
+            x = max(0, min(area.right(), canvas.width()) - hint.width() - 8)
+            y = max(0, bottom - hint.height())
+            hint.move(x, y)
+            bottom = y - 4

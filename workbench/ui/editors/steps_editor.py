@@ -1,0 +1,277 @@
+"""The steps of an elementwise chain: a small editor of its own, and its form field."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.model.operations import STEP_OPS, Param
+from workbench.ui.editors.fields import _Field, _tooltip
+from workbench.ui.widgets import no_wheel_filter, set_invalid
+
+if TYPE_CHECKING:
+    from workbench.ui.editors.operation_editor import OperationEditor
+
+__all__ = ["StepsEditor"]
+
+
+class StepsEditor(QWidget):
+    """The steps of an elementwise chain: op, extra inputs, FLOPs override, and buttons to
+    add, remove and reorder. Each change proposes the whole list through ``propose``."""
+
+    def __init__(self, propose: Callable[..., None], finish: Callable[[], None],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("steps_editor")
+        self._propose = propose
+        self._finish = finish
+        self._steps: list[dict[str, Any]] = []
+        self.rows: list[tuple[QComboBox, QLineEdit, QLineEdit]] = []
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(6)
+        self.grid = QGridLayout()
+        self.grid.setHorizontalSpacing(6)
+        self.grid.setVerticalSpacing(4)
+        self.grid.setColumnStretch(2, 3)
+        self.grid.setColumnStretch(3, 1)
+        outer.addLayout(self.grid)
+        bottom = QHBoxLayout()
+        self.add_button = QToolButton()
+        self.add_button.setObjectName("step_add")
+        self.add_button.setText("+ Add step")
+        self.add_button.setToolTip("Add a step at the end of the chain")
+        self.add_button.clicked.connect(self.add_step)
+        bottom.addWidget(self.add_button)
+        bottom.addStretch(1)
+        outer.addLayout(bottom)
+        self._header()
+
+    def _header(self) -> None:
+        for column, (text, tip) in enumerate((
+            ("#", "Order of the steps"),
+            ("Op", "What the step computes; its default FLOPs per element are in its tooltip"),
+            ("Extra inputs", "Tensors read besides the running value, comma-separated "
+                             "(e.g. “r” for a residual)"),
+            ("FLOP/elem", "FLOPs per element; empty: the op's default"),
+        )):
+            label = QLabel(text)
+            label.setToolTip(tip)
+            font = label.font()
+            font.setPointSizeF(font.pointSizeF() * 0.9)
+            label.setFont(font)
+            label.setEnabled(False)  # draws in the disabled (dim) text colour
+            label.setWordWrap(True)  # "Extra inputs" on two lines in a narrow dock
+            self.grid.addWidget(label, 0, column)
+
+    # -- data ------------------------------------------------------------------------------
+
+    def steps(self) -> list[dict[str, Any]]:
+        return copy.deepcopy(self._steps)
+
+    def load(self, steps: list[dict[str, Any]] | None) -> None:
+        steps = copy.deepcopy(list(steps or []))
+        if len(steps) != len(self.rows):
+            self._steps = steps
+            self._rebuild()
+            return
+        self._steps = steps
+        for i, step in enumerate(steps):
+            self._load_row(i, step)
+
+    def reset(self) -> None:
+        """Show the last loaded steps again, replacing whatever was typed."""
+        for i, step in enumerate(self._steps):
+            self._load_row(i, step, force=True)
+
+    def _load_row(self, i: int, step: dict[str, Any], force: bool = False) -> None:
+        combo, inputs, flops = self.rows[i]
+        combo.blockSignals(True)
+        index = combo.findData(step.get("op"))
+        if index >= 0:
+            combo.setCurrentIndex(index)
+        combo.blockSignals(False)
+        text = ", ".join(step.get("inputs") or [])
+        if force or _names(inputs.text()) != (step.get("inputs") or []):
+            inputs.setText(text)
+        default = STEP_OPS.get(step.get("op"), (1, ""))[0]
+        flops.setPlaceholderText(f"{default:g}")
+        value = step.get("flops")
+        current = flops.text().strip()
+        same = (value is None and not current) or (value is not None and current
+                                                    and _float_or_none(current) == float(value))
+        if force or not same:
+            flops.setText("" if value is None else f"{float(value):g}")
+        for widget in (inputs, flops):
+            set_invalid(widget, False)
+
+    def _rebuild(self) -> None:
+        for i in reversed(range(self.grid.count())):
+            item = self.grid.itemAt(i)
+            widget = item.widget() if item else None
+            if widget is not None and self.grid.getItemPosition(i)[0] > 0:
+                self.grid.removeWidget(widget)
+                widget.hide()
+                for child in [widget, *widget.findChildren(QWidget)]:
+                    child.setObjectName("")  # gone for findChild even before deletion
+                widget.deleteLater()  # not now: a row's own button may be what was clicked
+        self.rows = []
+        for i, step in enumerate(self._steps):
+            self._add_row(i)
+            self._load_row(i, step)
+
+    def _add_row(self, i: int) -> None:
+        row = i + 1
+        number = QLabel(str(row))
+        number.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        number.setEnabled(False)
+        self.grid.addWidget(number, row, 0)
+        combo = QComboBox()
+        combo.setObjectName(f"step_op_{i}")
+        combo.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        combo.installEventFilter(no_wheel_filter())
+        for name, (flops, what) in STEP_OPS.items():
+            combo.addItem(name, name)
+            combo.setItemData(combo.count() - 1, f"{what} — {flops:g} FLOP per element",
+                              Qt.ItemDataRole.ToolTipRole)
+        combo.setToolTip("Step operation (hover an entry for its FLOPs per element)")
+        combo.currentIndexChanged.connect(lambda _=0, r=i: self._on_op(r))
+        self.grid.addWidget(combo, row, 1)
+        inputs = QLineEdit()
+        inputs.setObjectName(f"step_inputs_{i}")
+        inputs.setPlaceholderText("none")
+        inputs.setToolTip("Extra input tensors of this step, comma-separated (e.g. “r” or "
+                          "“b, c”). Unfused, each is read by this step; fused, each distinct "
+                          "name is read once.")
+        inputs.textEdited.connect(lambda _t, r=i: self._on_text(r))
+        inputs.editingFinished.connect(self._finish)
+        self.grid.addWidget(inputs, row, 2)
+        flops = QLineEdit()
+        flops.setObjectName(f"step_flops_{i}")
+        flops.setToolTip("FLOPs per element of this step. Empty: the op's default "
+                         "(shown in grey). A multiply-add is 2.")
+        flops.textEdited.connect(lambda _t, r=i: self._on_text(r))
+        flops.editingFinished.connect(self._finish)
+        flops.setMaximumWidth(80)
+        self.grid.addWidget(flops, row, 3)
+        buttons = QWidget()
+        box = QHBoxLayout(buttons)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(0)
+        for text, tip, name, slot in (
+            ("▲", "Move this step up", "up", lambda _=False, r=i: self.move_step(r, -1)),
+            ("▼", "Move this step down", "down", lambda _=False, r=i: self.move_step(r, 1)),
+            ("✕", "Remove this step", "remove", lambda _=False, r=i: self.remove_step(r)),
+        ):
+            button = QToolButton()
+            button.setObjectName(f"step_{name}_{i}")
+            button.setText(text)
+            button.setToolTip(tip)
+            button.setAutoRaise(True)
+            button.clicked.connect(slot)
+            box.addWidget(button)
+        count = len(self._steps)
+        buttons.findChild(QToolButton, f"step_up_{i}").setEnabled(i > 0)
+        buttons.findChild(QToolButton, f"step_down_{i}").setEnabled(i < count - 1)
+        buttons.findChild(QToolButton, f"step_remove_{i}").setEnabled(count > 1)
+        self.grid.addWidget(buttons, row, 4)
+        self.rows.append((combo, inputs, flops))
+
+    # -- edits -----------------------------------------------------------------------------
+
+    def _row_step(self, i: int) -> dict[str, Any]:
+        combo, inputs, flops = self.rows[i]
+        step: dict[str, Any] = {"op": combo.currentData()}
+        names = _names(inputs.text())
+        if names:
+            step["inputs"] = names
+        text = flops.text().strip()
+        if text:
+            step["flops"] = text
+        return step
+
+    def _on_op(self, i: int) -> None:
+        combo, _inputs, flops = self.rows[i]
+        op = combo.currentData()
+        if op == "custom" and not flops.text().strip():
+            flops.setText(f"{STEP_OPS['custom'][0]:g}")
+        flops.setPlaceholderText(f"{STEP_OPS[op][0]:g}")
+        steps = self.steps()
+        steps[i] = self._row_step(i)
+        self._propose(steps, True, (i, None))
+
+    def _on_text(self, i: int) -> None:
+        steps = self.steps()
+        steps[i] = self._row_step(i)
+        self._propose(steps, False, (i, None))
+
+    def add_step(self) -> None:
+        steps = self.steps() + [{"op": "relu"}]
+        self._propose(steps, True, None)
+
+    def remove_step(self, i: int) -> None:
+        steps = self.steps()
+        if len(steps) > 1:
+            del steps[i]
+            self._propose(steps, True, None)
+
+    def move_step(self, i: int, delta: int) -> None:
+        steps = self.steps()
+        j = i + delta
+        if 0 <= j < len(steps):
+            steps[i], steps[j] = steps[j], steps[i]
+            self._propose(steps, True, None)
+
+    def mark(self, row: int | None, part: str | None, invalid: bool) -> None:
+        for i, (_combo, inputs, flops) in enumerate(self.rows):
+            set_invalid(inputs, invalid and i == row and part == "inputs")
+            set_invalid(flops, invalid and i == row and part == "flops")
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.replace(";", ",").split(",") if name.strip()]
+
+
+def _float_or_none(text: str) -> float | None:
+    try:
+        return float(text.replace("_", ""))
+    except ValueError:
+        return None
+
+
+class _StepsField(_Field):
+    def __init__(self, editor: OperationEditor, param: Param) -> None:
+        super().__init__(editor, param)
+        self.steps = StepsEditor(self._on_steps, self.finish)
+        self.steps.setToolTip("")
+        group = QGroupBox(param.label)
+        group.setObjectName(f"param_{param.name}")
+        group.setToolTip(_tooltip(param))
+        layout = QVBoxLayout(group)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addWidget(self.steps)
+        self.widget = group
+        self.input = self.steps
+
+    def _on_steps(self, steps: list[dict[str, Any]], discrete: bool, where: Any) -> None:
+        self.editor.propose(self.param.name, steps, discrete=discrete)
+
+    def load(self, raw: Any, resolved: dict[str, Any], context: dict[str, Any]) -> None:
+        rows = len(self.steps.rows)
+        self.steps.load(resolved.get(self.param.name))
+        if rows and len(self.steps.rows) != rows:  # a step added or removed: refit the form
+            QTimer.singleShot(0, self.editor, self.editor.fit_splitter)

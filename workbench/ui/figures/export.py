@@ -1,0 +1,621 @@
+"""Figures: one renderer for PNG, SVG, PDF and the clipboard, shared by the app and the
+command line (``roofline-workbench render``).
+
+How a figure is made:
+
+1. an offscreen :class:`~workbench.ui.chart.canvas.RooflineCanvas` on a copy of the session (the
+   export theme forced on it), sized to the figure's **logical size** — its pixel size
+   divided by ``dpi / 96``. A 3000-pixel-wide figure at 300 dpi is laid out on a canvas 960
+   logical pixels wide; every font, line and marker then scales with the DPI, so a print
+   figure has the same proportions as the screen, never hairlines and tiny text;
+2. the chart's scene is painted once into an **SVG** (``QSvgGenerator``, SVG 1.1 with clip
+   paths); the SVG is then made portable: strokes that Qt marks ``non-scaling-stroke``
+   (cosmetic pens inside the log-scaled data transform) are rewritten into page
+   coordinates, so the file looks the same in every SVG renderer and at every zoom; text
+   stays text, curves stay paths;
+3. PNG and PDF are drawn from that SVG by ``QSvgRenderer``: a ``QImage`` of the exact pixel
+   size (DPI written into the file), or a ``QPdfWriter`` page of the figure's physical size
+   (vector: text as text). The three formats cannot disagree.
+
+Sizes: :data:`SIZE_PRESETS` (16:9 slide, single and double paper columns) or any width ×
+height in pixels at a DPI. Themes: light (the default for figures), dark, presentation;
+any of them with a transparent background. Files are written atomically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import os
+from pathlib import Path
+
+from workbench.ui.figures.figure_size import (
+    BASE_DPI,
+    FIGURE_LEGEND_OPERATIONS,
+    FORMATS,
+    MAX_PIXELS,
+    MIN_LOGICAL,
+    SIZE_PRESETS,
+    ExportError,
+    FigureSize,
+    SizePreset,
+    format_of,
+    resolve_size,
+)
+from workbench.ui.figures.svg_portable import portable_svg
+
+__all__ = [
+    "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
+    "render_figure", "figure_bytes", "figure_image", "figure_svg", "format_of",
+    "ensure_gui_app", "MIN_LOGICAL", "MAX_PIXELS", "portable_svg",
+]
+
+
+def ensure_gui_app():
+    """The running ``QApplication``, or a new one. Without a display (no ``DISPLAY`` or
+    ``WAYLAND_DISPLAY``) Qt's offscreen platform is used, so the command line renders on a
+    server."""
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is not None:
+        return app
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import sys
+
+    import pyqtgraph as pg
+
+    app = QApplication([sys.argv[0] if sys.argv else "roofline-workbench"])
+    app.setApplicationName("Roofline Workbench")
+    pg.setConfigOptions(antialias=True, background="w", foreground="k")
+    return app
+
+
+# ---------------------------------------------------------------------------------------------
+# the renderer
+
+
+def render_figure(session, path: str | os.PathLike[str], *, size: str | None = None,
+                  width: int | None = None, height: int | None = None,
+                  dpi: float | None = None, theme: str = "light", transparent: bool = False,
+                  view_range=None, figure: FigureSize | None = None) -> FigureSize:
+    """Write the chart of ``session`` to ``path`` (``.png``, ``.svg`` or ``.pdf``, by its
+    extension), atomically, at ``figure`` (else the size ``size``, ``width``, ``height`` and
+    ``dpi`` resolve to). Returns the size used (a paper column may have grown to hold its
+    key). Raises :class:`ExportError` for a bad size or format and ``OSError`` when the file
+    cannot be written."""
+    fmt = format_of(path)
+    fig = figure or resolve_size(size, width, height, dpi, theme)
+    payload, fig = _figure_payload(session, fmt, fig, theme, transparent, view_range)
+    from workbench.io.atomic import write_atomic
+
+    write_atomic(Path(path), payload)  # keeps an existing file's mode; new: the umask
+    return fig
+
+
+def figure_bytes(session, fmt: str, fig: FigureSize, *, theme: str = "light",
+                 transparent: bool = False, view_range=None) -> bytes:
+    """The figure as the bytes of a ``png``, ``svg`` or ``pdf`` file."""
+    return _figure_payload(session, fmt, fig, theme, transparent, view_range)[0]
+
+
+def _figure_payload(session, fmt: str, fig: FigureSize, theme: str, transparent: bool,
+                    view_range) -> tuple[bytes, FigureSize]:
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown figure format {fmt!r}; use png, svg or pdf")
+    svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
+                                view_range=view_range)
+    if fmt == "svg":
+        return svg, fig
+    if fmt == "png":
+        return _png_bytes(_rasterise(svg, fig, transparent, _background(theme)), fig), fig
+    return _pdf_bytes(svg, fig, session.title), fig
+
+
+def figure_image(session, fig: FigureSize, *, theme: str = "light", transparent: bool = False,
+                 view_range=None):
+    """The figure as a ``QImage`` (for the clipboard), DPI set."""
+    svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
+                                view_range=view_range)
+    return _rasterise(svg, fig, transparent, _background(theme))
+
+
+def figure_svg(session, fig: FigureSize, *, theme: str = "light", transparent: bool = False,
+               view_range=None) -> bytes:
+    """The figure as portable SVG 1.1 (logical-pixel user units, physical width and height)."""
+    return figure_svg_sized(session, fig, theme=theme, transparent=transparent,
+                            view_range=view_range)[0]
+
+
+def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
+                     transparent: bool = False, view_range=None) -> tuple[bytes, FigureSize]:
+    """The figure as portable SVG 1.1, and its size: a paper column's figure
+    (:attr:`FigureSize.grows`) is made taller when its key would otherwise leave names out,
+    or some of its points' tags found no place."""
+    ensure_gui_app()
+    for _ in range(4):
+        with _offscreen_canvas(session, fig, theme, view_range) as canvas:
+            taller = _taller_for_key(canvas, fig)
+            if taller is None:
+                return _svg_of(canvas, session, fig, theme, transparent), fig
+        fig = taller
+    with _offscreen_canvas(session, fig, theme, view_range) as canvas:
+        return _svg_of(canvas, session, fig, theme, transparent), fig
+
+
+#: a paper column whose points' tags find no place is tried this much taller at a time
+TALLER_FOR_TAGS = 1.2
+
+
+def _taller_for_key(canvas, fig: FigureSize) -> FigureSize | None:
+    """A taller figure whose key would list every row, for a figure that may grow and whose
+    key left rows out (None: as it is). The chart keeps its height; the page grows by what
+    the key lacks, and enough that the key stays within its share of the page."""
+    legend = canvas.legend_item
+    if not fig.grows:
+        return None
+    if not legend.isVisible() or not legend.dropped:
+        # every row listed: taller for the tags that found no place by their points
+        if not canvas.key.untold():
+            return None
+        taller = fig.taller(math.ceil(fig.height * TALLER_FOR_TAGS))
+        return taller if taller.height > fig.height else None
+    lacking = legend.full_height - legend.height()
+    logical = fig.logical[1]
+    need = max(logical + lacking, legend.full_height / canvas.legend.LEGEND_MOST) + 8.0
+    taller = fig.taller(math.ceil(need * fig.scale))
+    return taller if taller.height > fig.height else None
+
+
+def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool) -> bytes:
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    lw, lh = fig.logical
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    # SVG Tiny 1.2 output: Qt's SVG 1.1 clip paths go stale between items; the one clip a
+    # chart needs (the plot area) is applied to the geometry by portable_svg instead.
+    generator = QSvgGenerator()
+    generator.setOutputDevice(buffer)
+    generator.setSize(QSize(math.ceil(lw), math.ceil(lh)))
+    generator.setViewBox(QRectF(0, 0, lw, lh))
+    generator.setResolution(round(BASE_DPI))
+    generator.setTitle(session.title or "Roofline chart")
+    generator.setDescription("Roofline chart made with Roofline Workbench")
+    source = _scene_rect(canvas)
+    area = canvas.plot_widget.getPlotItem().getViewBox().sceneBoundingRect()
+    area.translate(-source.left(), -source.top())
+    painter = QPainter(generator)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    try:
+        with canvas.export_mode():
+            canvas.plot_widget.scene().render(painter, QRectF(0, 0, lw, lh), source)
+    finally:
+        painter.end()
+    buffer.close()
+    families = _font_families(canvas)
+    return portable_svg(bytes(data), fig, None if transparent else _background(theme),
+                        families, (area.left(), area.top(), area.right(), area.bottom()))
+
+
+def _background(theme: str) -> str:
+    from workbench.ui.chart.theme import get_theme
+
+    return get_theme(theme).background
+
+
+def _scene_rect(canvas):
+    from PySide6.QtCore import QRectF
+
+    view = canvas.plot_widget
+    return QRectF(view.mapToScene(view.viewport().rect()).boundingRect())
+
+
+class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
+    """A canvas on a copy of ``session`` with ``theme`` forced, laid out at the figure's
+    logical size, fitted (or showing ``view_range``), labels placed, not shown on screen."""
+
+    def __init__(self, session, fig: FigureSize, theme: str, view_range) -> None:
+        from workbench.ui.chart.theme import THEMES
+
+        if theme not in THEMES:
+            raise ExportError(f"unknown theme {theme!r} (choose from {', '.join(THEMES)})")
+        self.session = copy.deepcopy(session)
+        self.session.view.theme = theme
+        if theme == "presentation":  # a figure for a room: every point says what it is
+            self.session.view.labels = True
+        self.fig = fig
+        self.view_range = view_range
+
+    def __enter__(self):
+        from workbench.document import Document
+        from workbench.ui.bridge import Workspace
+
+        skips = self.session.view.theme == "presentation"
+        warm = _warm_canvas()
+        if warm is None:
+            self.workspace = Workspace(Document(self.session))
+            self.canvas = _figure_canvas_class()(self.workspace, legend_skips_labelled=skips)
+        else:  # the last figure's canvas, its items reused: only the session changes
+            self.workspace, self.canvas = warm
+        try:
+            return self._prepare(skips, warm is not None)
+        except BaseException as exc:  # nothing half-made is kept, nor left shown
+            self.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+
+    def _prepare(self, skips: bool, warm: bool):
+        from PySide6.QtCore import Qt
+        from PySide6.QtGui import QImage
+        from PySide6.QtWidgets import QApplication
+
+        canvas = self.canvas
+        if warm:
+            canvas.start_over()
+            canvas.legend_skips_labelled = skips
+            canvas.legend_operations = FIGURE_LEGEND_OPERATIONS
+            canvas.hold_layout = True
+            with canvas.rebuilds_held():  # one rebuild, below, not one per change signal
+                self.workspace.selection.select(None)
+                self.workspace.document.replace_session(self.session)
+        # axis titles are never set below a readable size on the page
+        canvas.figure_type_scale = self.fig.boost
+        canvas.rebuild(fit=self.view_range is None)
+        self._fitted = canvas.plot_widget.getPlotItem().getViewBox().targetRange()
+        canvas.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        # never a window the application waits for: quitting closes the main window only
+        canvas.setAttribute(Qt.WidgetAttribute.WA_QuitOnClose, False)
+        lw, lh = self.fig.logical
+        canvas.resize(max(1, round(lw)), max(1, round(lh)))
+        # laid out, never painted on screen: the figure is rendered from the scene
+        canvas.setUpdatesEnabled(False)
+        canvas.show()
+        app = QApplication.instance()
+        # Axes size themselves to their tick labels when first painted: paint them twice
+        # (processing the layout requests in between) before the real render. Labels are
+        # placed once, at the end (the canvas holds its label layout until then).
+        scratch = QImage(1, 1, QImage.Format.Format_ARGB32)
+        _reset_axes(canvas)  # a kept canvas starts where a new one does: same figure
+        for _ in range(2):
+            app.processEvents()
+            self._fit()
+            _paint_axes(canvas, scratch)
+        app.processEvents()
+        if not canvas.legend_skips_labelled and _legend_height_share(canvas) > 0.45:
+            canvas.skip_labelled_in_legend()  # a small figure: the labels name the points
+            self._fit()
+            app.processEvents()
+        while _legend_height_share(canvas) > 0.45 and canvas.legend_operations > 0:
+            # still a legend taller than half the plot: fewer operations listed (the plot
+            # keeps its room; every operation stays in the tooltips and the tables)
+            canvas.set_legend_operations(canvas.legend_operations // 2)
+            self._fit()
+            app.processEvents()
+        self._fit()
+        canvas.hold_layout = False
+        canvas.relayout()
+        return canvas
+
+    def _fit(self) -> None:
+        """Show the fitted range (or ``view_range``) with room for the edge decades' tick
+        labels (the canvas wraps its title to the width itself)."""
+        canvas = self.canvas
+        vb = canvas.plot_widget.getPlotItem().getViewBox()
+        vb.setRange(xRange=self._fitted[0], yRange=self._fitted[1], padding=0.0)
+        if self.view_range is not None:
+            canvas.set_view_range(*self.view_range)
+        if self.view_range is None:
+            _room_for_edge_ticks(canvas)
+
+    def __exit__(self, exc_type, *exc) -> None:
+        global _WARM
+        canvas = self.canvas
+        # hidden at once: a figure leaves no window behind (a shown one, even never on
+        # screen, is a window the application would wait for before it quits)
+        canvas.hide()
+        if exc_type is None:  # kept for the next figure: its items are made once per session
+            _WARM = (self.workspace, canvas)
+            return
+        _WARM = None
+        # Destroyed with its workspace: nothing outlives it, so no need to take its items out
+        # of the scene one by one first (RooflineCanvas.dispose: a tenth of an export).
+        canvas.deleteLater()
+        self.workspace.deleteLater()
+        from PySide6.QtCore import QCoreApplication, QEvent
+
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
+#: The last figure's (workspace, canvas): hidden, kept for the next export in this process
+#: (building a chart's hundred labels and its plot is a third of an export).
+_WARM: tuple | None = None
+
+
+def _warm_canvas():
+    """The kept figure canvas, unless Qt has destroyed it (the application went away)."""
+    global _WARM
+    if _WARM is None:
+        return None
+    from shiboken6 import isValid
+
+    workspace, canvas = _WARM
+    if not (isValid(canvas) and isValid(workspace)):
+        _WARM = None
+        return None
+    _WARM = None  # taken: a failure in this export does not leave it half-used
+    return workspace, canvas
+
+
+def _reset_axes(canvas) -> None:
+    """Give every axis pyqtgraph's initial room for its tick labels, to be measured anew."""
+    plot = canvas.plot_widget.getPlotItem()
+    for name in ("left", "bottom", "right", "top"):
+        axis = plot.getAxis(name)
+        # the room for tick labels follows these ticks alone (pyqtgraph keeps the widest
+        # seen, so a kept canvas would otherwise remember the last figure's)
+        axis.textWidth, axis.textHeight = 30, 18  # pyqtgraph's initial values
+        # drawn anew, not replayed: an axis replays the picture of its last paint (the
+        # previous figure's, with a kept canvas) without measuring its labels again, and
+        # would then keep the initial room, too narrow for any label (all dropped)
+        axis.setStyle()
+
+
+def _paint_axes(canvas, scratch) -> None:
+    """Paint the chart's axes (only they: what a paint changes in the layout is the room an
+    axis asks for its tick labels) into the image ``scratch``, each where the scene would,
+    each measuring its tick labels anew."""
+    from PySide6.QtGui import QPainter
+
+    _reset_axes(canvas)
+    plot = canvas.plot_widget.getPlotItem()
+    painter = QPainter(scratch)
+    try:
+        for name in ("left", "bottom", "right", "top"):
+            axis = plot.getAxis(name)
+            if axis.isVisible():
+                painter.setWorldTransform(axis.sceneTransform())
+                axis.paint(painter, None, None)
+    finally:
+        painter.end()
+
+
+def _legend_height_share(canvas) -> float:
+    """How much of the plot's height the legend covers (0 when hidden)."""
+    vb = canvas.plot_widget.getPlotItem().getViewBox()
+    legend = canvas.legend_item
+    if not legend.isVisible() or vb.height() <= 0:
+        return 0.0
+    return legend.sceneBoundingRect().height() / vb.height()
+
+
+def _room_for_edge_ticks(canvas) -> None:
+    """Widen the fitted range just enough that the decades at its edges keep their tick
+    labels (the axes drop a label that would stick out of the plot; large type on a small
+    figure needs more room than the screen's fit leaves)."""
+    from PySide6.QtGui import QFont, QFontMetricsF
+
+    plot = canvas.plot_widget.getPlotItem()
+    vb = plot.getViewBox()
+    for _ in range(2):  # the second pass corrects for the scale the first one changed
+        (x0, x1), (y0, y1) = vb.viewRange()
+        width, height = vb.width(), vb.height()
+        if width <= 0 or height <= 0 or x1 <= x0 or y1 <= y0:
+            return
+        new = []
+        for axis_name, lo, hi, pixels in (("bottom", x0, x1, width), ("left", y0, y1, height)):
+            axis = plot.getAxis(axis_name)
+            metrics = QFontMetricsF(axis.style.get("tickFont") or QFont())
+            first, last = math.ceil(lo - 1e-9), math.floor(hi + 1e-9)
+            if axis_name == "bottom":
+                labels = axis.tickStrings([float(first), float(last)], 1.0, 1.0)
+                half = max(metrics.horizontalAdvance(t) for t in labels) / 2 + 4
+            else:
+                half = metrics.height() / 2 + 3
+            need = half * (hi - lo) / pixels
+            new.append((min(lo, first - need), max(hi, last + need)))
+        if new == [(x0, x1), (y0, y1)]:
+            return
+        vb.setRange(xRange=new[0], yRange=new[1], padding=0.0)
+
+
+_CANVAS_CLASS = None
+
+
+def _figure_canvas_class():
+    """The chart canvas with a figure's legend: machines, at most
+    :data:`FIGURE_LEGEND_OPERATIONS` operations (none whose point carries its name, with the
+    presentation theme: no clutter), then the notes."""
+    global _CANVAS_CLASS
+    if _CANVAS_CLASS is None:
+        from dataclasses import replace
+
+        from workbench.ui.chart.canvas import RooflineCanvas
+
+        class FigureCanvas(RooflineCanvas):
+            legend_skips_labelled = False
+            #: operations the legend lists at most (the rest are counted in one line)
+            legend_operations = FIGURE_LEGEND_OPERATIONS
+            search_legend_places = True
+            key_on_screen = False  # (its own legend: see _figure_legend)
+            #: while True (the constructor), ``rebuild`` does nothing: the figure rebuilds
+            #: once it knows its legend, instead of twice
+            holding = True
+            #: while True, labels are not placed: the figure places them once, at its final
+            #: layout (see :class:`_offscreen_canvas`), not after every layout pass
+            hold_layout = True
+
+            def __init__(self, workspace, legend_skips_labelled: bool = False) -> None:
+                super().__init__(workspace)
+                self.holding = False
+                self.legend_skips_labelled = legend_skips_labelled
+
+            @contextlib.contextmanager
+            def rebuilds_held(self):
+                """Within this block ``rebuild`` does nothing (the caller rebuilds once)."""
+                self.holding = True
+                try:
+                    yield
+                finally:
+                    self.holding = False
+
+            def rebuild(self, *args, **kwargs) -> None:
+                if not self.holding:
+                    super().rebuild(*args, **kwargs)
+
+            def layout_annotations(self) -> None:
+                if not self.hold_layout:
+                    self.key.layout_with_key()
+                    self.key.attach_strays()
+
+            def outside_side(self) -> str:
+                """Right of a wide figure also when the legend below would take more than a
+                quarter of its height and beside it at most a third of its width (a
+                short double-column figure keeps its plot's height)."""
+                side = super().outside_side()
+                w, h = self.legend_item.width(), self.legend_item.height()
+                if (side == "bottom" and self.width() > 1.25 * self.height()
+                        and h > 0.25 * self.height() and w < 0.34 * self.width()):
+                    return "right"
+                return side
+
+            def start_over(self) -> None:
+                """Forget the last figure's layout, as a new canvas has none: the legend
+                back inside the plot, the axis titles not yet fitted to any room (a kept
+                canvas starting from the last figure's would lay the next one out
+                differently: exporting the same view twice would not give the same file)."""
+                self.legend.set_outside(None)
+                self.titles.forget_rooms()
+
+            def skip_labelled_in_legend(self) -> None:
+                """Leave the operations whose points carry their names out of the legend:
+                only the legend changes (no rebuild)."""
+                self.legend_skips_labelled = True
+                if self.scene_model is not None:
+                    self.sync_legend(self.scene_model)
+
+            def set_legend_operations(self, count: int) -> None:
+                """List at most ``count`` operations in the legend (only the legend
+                changes)."""
+                self.legend_operations = count
+                if self.scene_model is not None:
+                    self.sync_legend(self.scene_model)
+
+            def sync_legend(self, scene, *args, **kwargs):
+                if scene is not None:
+                    scene = replace(scene, legend=self._figure_legend(scene.legend, {
+                        p.op_id for p in scene.points if p.show_label}))
+                return super().sync_legend(scene, *args, **kwargs)
+
+            def _figure_legend(self, legend, labelled: set[int]) -> tuple:
+                """The machines, the key of the operations named by tags, the notes."""
+                return self.key.keyed_legend(legend)
+
+        _CANVAS_CLASS = FigureCanvas
+    return _CANVAS_CLASS
+
+
+def _font_families(canvas) -> dict[str, str]:
+    """Qt's generic family names as the concrete family Qt used, for other renderers."""
+    from PySide6.QtGui import QFont, QFontInfo
+
+    out = {}
+    for generic in ("Sans Serif", "SansSerif", "Helvetica", "Arial"):
+        out[generic] = QFontInfo(QFont(generic)).family()
+    out[""] = QFontInfo(canvas.font()).family()
+    return out
+
+
+def _rasterise(svg: bytes, fig: FigureSize, transparent: bool, background: str):
+    from PySide6.QtCore import QByteArray, QRectF
+    from PySide6.QtGui import QColor, QImage, QPainter
+    from PySide6.QtSvg import QSvgRenderer
+
+    from workbench.ui.chart.theme import qcolor
+
+    renderer = QSvgRenderer(QByteArray(svg))
+    image = QImage(fig.width, fig.height, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(QColor(0, 0, 0, 0) if transparent else qcolor(background))
+    dots_per_metre = round(fig.dpi / 0.0254)
+    image.setDotsPerMeterX(dots_per_metre)
+    image.setDotsPerMeterY(dots_per_metre)
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+    renderer.render(painter, QRectF(0, 0, fig.width, fig.height))
+    painter.end()
+    return image
+
+
+def _png_bytes(image, fig: FigureSize) -> bytes:
+    """``image`` as a PNG file with its DPI (``pHYs``): RGB when every pixel is opaque, else
+    RGBA; each row stored as its difference from the row above (PNG filter "Up": a chart is
+    mostly areas of one colour) and deflated at zlib level 3. Qt's writer tries every filter
+    on every row and compresses harder: five times slower, for a larger file."""
+    import struct
+    import zlib
+
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    w, h = image.width(), image.height()
+    if image.format() != QImage.Format.Format_ARGB32_Premultiplied:
+        image = image.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
+    argb = np.frombuffer(image.constBits(), np.uint32).reshape(h, -1)[:, :w]
+    opaque = bool((argb >= 0xFF000000).all())
+    if opaque:
+        pixels = image.convertToFormat(QImage.Format.Format_RGB888)
+        colour_type, depth = 2, 3
+    else:  # straight (not premultiplied) alpha, as PNG stores it
+        pixels = image.convertToFormat(QImage.Format.Format_RGBA8888)
+        colour_type, depth = 6, 4
+    rows = np.frombuffer(pixels.constBits(), np.uint8).reshape(h, -1)[:, :w * depth]
+    filtered = np.empty((h, w * depth + 1), np.uint8)
+    filtered[:, 0] = 2  # "Up" (the first row's "above" is zeros: itself)
+    filtered[0, 1:] = rows[0]
+    np.subtract(rows[1:], rows[:-1], out=filtered[1:, 1:])
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(
+            ">I", zlib.crc32(kind + data))
+
+    dpm_x, dpm_y = image.dotsPerMeterX(), image.dotsPerMeterY()
+    return b"".join([
+        b"\x89PNG\r\n\x1a\n",
+        chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, colour_type, 0, 0, 0)),
+        chunk(b"pHYs", struct.pack(">IIB", dpm_x, dpm_y, 1)) if dpm_x > 0 < dpm_y else b"",
+        chunk(b"IDAT", zlib.compress(filtered, 3)),
+        chunk(b"IEND", b""),
+    ])
+
+
+def _pdf_bytes(svg: bytes, fig: FigureSize, title: str) -> bytes:
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QSizeF
+    from PySide6.QtGui import QPageLayout, QPageSize, QPainter, QPdfWriter
+    from PySide6.QtSvg import QSvgRenderer
+
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    writer = QPdfWriter(buffer)
+    w_in, h_in = fig.inches
+    page = QPageSize(QSizeF(w_in * 72.0, h_in * 72.0), QPageSize.Unit.Point, "figure",
+                     QPageSize.SizeMatchPolicy.ExactMatch)
+    writer.setPageLayout(QPageLayout(page, QPageLayout.Orientation.Portrait,
+                                     QMarginsF(0, 0, 0, 0)))
+    writer.setResolution(round(max(fig.dpi, 300)))
+    writer.setTitle(title or "Roofline chart")
+    writer.setCreator("Roofline Workbench")
+    renderer = QSvgRenderer(QByteArray(svg))
+    painter = QPainter(writer)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    renderer.render(painter, QRectF(0, 0, writer.width(), writer.height()))
+    painter.end()
+    buffer.close()
+    return bytes(data)

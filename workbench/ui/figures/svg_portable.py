@@ -1,0 +1,367 @@
+"""Qt's SVG made portable: shapes drawn with cosmetic pens under the chart's log-scaled data
+transform ("non-scaling-stroke", which renderers treat differently) are rewritten as paths
+in page coordinates and cut to the plot area (no clip paths needed); generic font names
+become the concrete family Qt used; the size is physical."""
+
+from __future__ import annotations
+
+import functools
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from workbench.ui.figures.figure_size import FigureSize
+
+__all__ = ["portable_svg"]
+
+_SVG = "http://www.w3.org/2000/svg"
+_XLINK = "http://www.w3.org/1999/xlink"
+_MATRIX = re.compile(r"^\s*matrix\(([^)]*)\)\s*$")
+_PATH_TOKEN = re.compile(r"[A-Za-z]|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_SHAPES = {"path", "polyline", "polygon", "rect", "line"}
+_MAPPED = _SHAPES | {"ellipse", "circle"}  # shapes whose strokes a data transform affects
+
+Point = tuple[float, float]
+Rect = tuple[float, float, float, float]  # left, top, right, bottom
+
+
+def _num(value: float) -> str:
+    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _apply(m: Sequence[float], x: float, y: float) -> Point:
+    a, b, c, d, e, f = m
+    return a * x + c * y + e, b * x + d * y + f
+
+
+@functools.lru_cache(maxsize=64)
+def _local(tag: str) -> str:
+    return tag.split("}")[-1]
+
+
+def _outlines(element: ET.Element) -> list[tuple[list[Point], bool]] | None:
+    """The straight-line outlines of a shape as ``(points, closed)`` runs, in its own
+    coordinates; None for anything with curves (left as it is)."""
+    tag = _local(element.tag)
+    if tag == "path":
+        return _path_outlines(element.get("d", ""))
+    if tag in ("polyline", "polygon"):
+        values = [float(v) for v in _PATH_TOKEN.findall(element.get("points", ""))]
+        if len(values) % 2:
+            raise ValueError("odd number of coordinates")
+        pts = [(values[i], values[i + 1]) for i in range(0, len(values), 2)]
+        return [(pts, tag == "polygon")]
+    if tag == "line":
+        return [([(float(element.get("x1", 0)), float(element.get("y1", 0))),
+                  (float(element.get("x2", 0)), float(element.get("y2", 0)))], False)]
+    if tag == "rect":
+        x, y = float(element.get("x", 0)), float(element.get("y", 0))
+        w, h = float(element.get("width", 0)), float(element.get("height", 0))
+        if element.get("rx") or element.get("ry"):
+            return None
+        return [([(x, y), (x + w, y), (x + w, y + h), (x, y + h)], True)]
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _path_outlines(d: str) -> list[tuple[list[Point], bool]] | None:
+    """:func:`_outlines` of path data ``d`` (cached: a chart's markers share a few shapes;
+    the result is only read)."""
+    runs: list[tuple[list[Point], bool]] = []
+    numbers: list[float] = []
+    command = ""
+
+    def flush() -> None:
+        if not numbers:
+            return
+        if len(numbers) % 2:
+            raise ValueError("odd number of coordinates")
+        pts = [(numbers[i], numbers[i + 1]) for i in range(0, len(numbers), 2)]
+        numbers.clear()
+        if command == "M":
+            runs.append((pts[:1], False))
+            pts = pts[1:]
+        if pts:
+            if not runs:
+                raise ValueError("line before move")
+            runs[-1][0].extend(pts)
+
+    for token in _PATH_TOKEN.findall(d):
+        if token.isalpha():
+            flush()
+            if token not in "MLZ":
+                return None
+            if token == "Z" and runs:
+                runs[-1] = (runs[-1][0], True)
+            command = token
+        else:
+            numbers.append(float(token))
+    flush()
+    return runs
+
+
+def _clip_segment(p: Point, q: Point, r: Rect) -> tuple[Point, Point, bool, bool] | None:
+    """Liang–Barsky: the part of segment ``pq`` inside ``r`` and whether each end moved."""
+    (x0, y0), (x1, y1) = p, q
+    dx, dy = x1 - x0, y1 - y0
+    t0, t1 = 0.0, 1.0
+    for edge_p, edge_q in ((-dx, x0 - r[0]), (dx, r[2] - x0), (-dy, y0 - r[1]),
+                           (dy, r[3] - y0)):
+        if edge_p == 0:
+            if edge_q < 0:
+                return None
+            continue
+        t = edge_q / edge_p
+        if edge_p < 0:
+            if t > t1:
+                return None
+            t0 = max(t0, t)
+        else:
+            if t < t0:
+                return None
+            t1 = min(t1, t)
+    return ((x0 + t0 * dx, y0 + t0 * dy), (x0 + t1 * dx, y0 + t1 * dy), t0 > 0, t1 < 1)
+
+
+def _clip_polyline(points: list[Point], r: Rect) -> list[list[Point]]:
+    runs: list[list[Point]] = []
+    open_run = False
+    for p, q in zip(points, points[1:], strict=False):
+        part = _clip_segment(p, q, r)
+        if part is None:
+            open_run = False
+            continue
+        a, b, moved_a, moved_b = part
+        if open_run and not moved_a:
+            runs[-1].append(b)
+        else:
+            runs.append([a, b])
+        open_run = not moved_b
+    if len(points) == 1 and r[0] <= points[0][0] <= r[2] and r[1] <= points[0][1] <= r[3]:
+        runs.append(list(points))
+    return runs
+
+
+def _clip_polygon(points: list[Point], r: Rect) -> list[Point]:
+    """Sutherland–Hodgman against the rectangle ``r``."""
+    def inside(p: Point, edge: int) -> bool:
+        return (p[0] >= r[0], p[0] <= r[2], p[1] >= r[1], p[1] <= r[3])[edge]
+
+    def cross(p: Point, q: Point, edge: int) -> Point:
+        (x0, y0), (x1, y1) = p, q
+        if edge < 2:
+            x = r[0] if edge == 0 else r[2]
+            t = (x - x0) / (x1 - x0)
+            return x, y0 + t * (y1 - y0)
+        y = r[1] if edge == 2 else r[3]
+        t = (y - y0) / (y1 - y0)
+        return x0 + t * (x1 - x0), y
+
+    out = list(points)
+    for edge in range(4):
+        if not out:
+            break
+        source, out = out, []
+        prev = source[-1]
+        for cur in source:
+            if inside(cur, edge):
+                if not inside(prev, edge):
+                    out.append(cross(prev, cur, edge))
+                out.append(cur)
+            elif inside(prev, edge):
+                out.append(cross(prev, cur, edge))
+            prev = cur
+    return out
+
+
+def _path_data(runs: list[tuple[list[Point], bool]]) -> str:
+    parts = []
+    for points, closed in runs:
+        if not points:
+            continue
+        parts.append("M" + f"{_num(points[0][0])},{_num(points[0][1])}")
+        parts += [f"L{_num(x)},{_num(y)}" for x, y in points[1:]]
+        if closed:
+            parts.append("Z")
+    return " ".join(parts)
+
+
+def _to_page(element: ET.Element, m: Sequence[float], clip: Rect | None, filled: bool) -> str:
+    """Rewrite a shape drawn under the data transform ``m`` as a page-coordinate path cut to
+    ``clip`` (the plot area). Returns "done", "empty" (nothing inside: drop it) or "kept"
+    (curved: left as it is)."""
+    try:
+        runs = _outlines(element)
+        if runs is None and _local(element.tag) == "path":  # curves (round markers): mapped,
+            element.set("d", _transform_path(element.get("d", ""), m))  # not cut
+            element.attrib.pop("vector-effect", None)
+            return "done"
+    except ValueError:
+        return "kept"
+    if runs is None:
+        return "kept"
+    page = [([_apply(m, x, y) for x, y in pts], closed) for pts, closed in runs]
+    if clip is not None:
+        cut: list[tuple[list[Point], bool]] = []
+        left, top, right, bottom = clip
+        for pts, closed in page:
+            if all(left <= x <= right and top <= y <= bottom for x, y in pts):
+                # wholly inside (most shapes): what the clippers would return, for less work
+                if closed or filled:
+                    if len(pts) >= 3:
+                        cut.append((pts, True))
+                elif pts:  # the clipped segments' ends: x0 + 1.0 * (x1 - x0), as computed there
+                    cut.append(([pts[0]] + [(x0 + (x1 - x0), y0 + (y1 - y0)) for (x0, y0), (x1, y1)
+                                            in zip(pts, pts[1:], strict=False)], False))
+                continue
+            if closed or filled:
+                polygon = _clip_polygon(pts, clip)
+                if len(polygon) >= 3:
+                    cut.append((polygon, True))
+            else:
+                cut += [(run, False) for run in _clip_polyline(pts, clip)]
+        page = cut
+    if not page:
+        return "empty"
+    keep = {k: v for k, v in element.attrib.items()
+            if k not in ("d", "points", "x", "y", "width", "height", "x1", "y1", "x2", "y2",
+                         "vector-effect")}
+    element.clear()
+    element.tag = f"{{{_SVG}}}path"
+    element.attrib.update(keep)
+    element.set("d", _path_data(page))
+    return "done"
+
+
+def _transform_path(d: str, m: Sequence[float]) -> str:
+    """Absolute ``M``/``L``/``C``/``Q``/``Z`` path data mapped by the affine ``m`` (exact for
+    Bézier curves: their control points map with them)."""
+    a, b, c, dd, e, f = m
+    return " ".join(item if isinstance(item, str)
+                    else f"{_num(a * item[0] + c * item[1] + e)},"
+                         f"{_num(b * item[0] + dd * item[1] + f)}"
+                    for item in _path_items(d))
+
+
+@functools.lru_cache(maxsize=256)
+def _path_items(d: str) -> tuple[str | Point, ...]:
+    """Path data as its commands and points, in order (cached: markers share their shape).
+    ValueError for what :func:`_transform_path` cannot map."""
+    out: list[str | Point] = []
+    numbers: list[float] = []
+
+    def flush() -> None:
+        if len(numbers) % 2:
+            raise ValueError("odd number of coordinates")
+        out.extend((numbers[i], numbers[i + 1]) for i in range(0, len(numbers), 2))
+        numbers.clear()
+
+    for token in _PATH_TOKEN.findall(d):
+        if token.isalpha():
+            flush()
+            if token not in "MLCQZ":
+                raise ValueError(f"path command {token} not handled")
+            out.append(token)
+        else:
+            numbers.append(float(token))
+    flush()
+    return tuple(out)
+
+
+def _is_rigid(m: Sequence[float]) -> bool:
+    """A translation or rotation: strokes keep their width under it."""
+    a, b, c, d, _, _ = m
+    return abs(a * a + b * b - 1) < 1e-6 and abs(c * c + d * d - 1) < 1e-6 \
+        and abs(a * c + b * d) < 1e-6
+
+
+def portable_svg(raw: bytes, fig: FigureSize, background: str | None,
+                 families: dict[str, str] | None = None, plot_area: Rect | None = None
+                 ) -> bytes:
+    """Qt's SVG made to draw the same in any renderer.
+
+    Shapes drawn under the chart's log-scaled data transform with cosmetic pens
+    ("non-scaling-stroke", which renderers treat differently) are rewritten as paths in page
+    coordinates, cut to ``plot_area`` (so the file needs no clip paths); generic font names
+    become the concrete family Qt used, with a generic fallback; width and height are
+    physical; a background rectangle is added unless ``background`` is None."""
+    ET.register_namespace("", _SVG)
+    ET.register_namespace("xlink", _XLINK)
+    root = ET.fromstring(_without_empty_groups(raw))
+    identity = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+    for parent in list(root.iter()):
+        for group in [g for g in parent if _local(g.tag) == "g"]:
+            match = _MATRIX.match(group.get("transform", ""))
+            values = re.split(r"[\s,]+", match.group(1).strip()) if match else []
+            m = tuple(float(v) for v in values) if len(values) == 6 else identity
+            shapes = [el for el in group if _local(el.tag) in _MAPPED]
+            if not shapes:
+                continue
+            if _is_rigid(m):  # strokes are the same with or without non-scaling-stroke
+                for el in shapes:
+                    el.attrib.pop("vector-effect", None)
+                continue
+            done = []
+            for el in shapes:
+                filled = (el.get("fill") or group.get("fill") or "black") != "none"
+                outcome = _to_page(el, m, plot_area, filled)
+                if outcome == "empty":
+                    group.remove(el)
+                elif outcome == "done":
+                    done.append(el)
+            rest = list(group)
+            if not rest:
+                parent.remove(group)
+            elif len(done) == len(rest):
+                group.attrib.pop("transform", None)
+            elif done:  # mixed group: undo the group's transform on the rewritten shapes
+                inverse = ",".join(repr(float(v)) for v in _inverse(m))
+                for el in done:
+                    el.set("transform", f"matrix({inverse})")
+    families = families or {}
+    for el in root.iter():
+        family = el.get("font-family")
+        if family is not None:
+            concrete = families.get(family) or families.get("") or family
+            names = [concrete] if concrete == family else [concrete, family]
+            el.set("font-family", ", ".join(f"'{n}'" for n in names) + ", sans-serif")
+    w_in, h_in = fig.inches
+    root.set("width", f"{_num(w_in * 25.4)}mm")
+    root.set("height", f"{_num(h_in * 25.4)}mm")
+    if background is not None:
+        lw, lh = fig.logical
+        rect = ET.Element(f"{{{_SVG}}}rect", {"x": "0", "y": "0", "width": _num(lw),
+                                             "height": _num(lh), "fill": background[:7],
+                                             "stroke": "none"})
+        first = next((i for i, el in enumerate(root)
+                      if _local(el.tag) not in ("title", "desc", "defs")), len(root))
+        root.insert(first, rect)
+    for group in [g for g in root.iter() if _local(g.tag) == "g"]:
+        for empty in [g for g in group if _local(g.tag) == "g" and len(g) == 0]:
+            group.remove(empty)
+    return b'<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + ET.tostring(
+        root, encoding="unicode").encode("utf-8", "xmlcharrefreplace")
+
+
+#: an empty group and the whitespace after it (a ">" inside an attribute value makes this
+#: not match: such a group is then left to the tree)
+_EMPTY_GROUP = re.compile(rb"<g\b[^>]*>\s*</g>\s*")
+_OPEN_TAG = re.compile(rb"<g\b[^>]*>")
+
+
+def _without_empty_groups(raw: bytes) -> bytes:
+    """Qt's SVG less the empty groups inside its outer group (a group for every change of
+    painter state: more than half of a chart's elements); removed before parsing, as the
+    serialised result drops them anyway, so that little is parsed, walked and written."""
+    first = _OPEN_TAG.search(raw)
+    if first is None:
+        return raw
+    return raw[:first.end()] + _EMPTY_GROUP.sub(b"", raw[first.end():])
+
+
+def _inverse(m: Sequence[float]) -> tuple[float, ...]:
+    a, b, c, d, e, f = m
+    det = a * d - b * c
+    ia, ib, ic, id_ = d / det, -b / det, -c / det, a / det
+    return ia, ib, ic, id_, -(ia * e + ic * f), -(ib * e + id_ * f)

@@ -1,0 +1,313 @@
+"""The rows of the "Measurements" panel: each measured point judged on each machine.
+
+:class:`MeasurementsModel` shows one row per measured point and machine it is judged on
+(:class:`MeasuredRow`), with the columns :data:`MEASURED_COLUMNS`, and follows the document
+incrementally: an operation edit re-judges only the rows of the points attached to it, a
+machine edit only that machine's rows. The panel around it is
+:mod:`workbench.ui.panels.measurements_panel`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+from workbench.model.analysis import evaluate_pair
+from workbench.model.measured import VERDICTS, Judgement, Measurement, judge
+from workbench.model.measured_session import measurement_problems
+from workbench.model.roofline import Result
+from workbench.model.session import HardwareEntry, OperationEntry
+from workbench.model.units import format_quantity
+from workbench.ui.bridge import Workspace
+
+__all__ = ["MeasurementsModel", "MeasuredRow", "MeasuredRows", "VERDICT_COLORS",
+           "MEASURED_COLUMNS", "COLUMN", "BANDS_TIP"]
+
+#: Background of the verdict cell per band (text stays dark on it in every theme).
+VERDICT_COLORS: dict[str, str] = {
+    "re-measure": "#ffe08a",
+    "excellent": "#b7e4c7",
+    "production": "#cdeccf",
+    "below-production": "#ffd3a8",
+    "likely-bug": "#f8b4b0",
+}
+BANDS_TIP = "Verdict bands of the fraction of the predicted ceiling:<br>" + "<br>".join(
+    v.label for v in VERDICTS)
+
+#: (key, title, tooltip)
+MEASURED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("name", "Measured point", "The measured point's name"),
+    ("operation", "Operation", "The operation it verifies, or standalone (its own FLOPs and "
+                               "bytes give the prediction)"),
+    ("machine", "Machine", "The machine it is judged on"),
+    ("time", "Measured time", "Measured time (or FLOPs / achieved FLOP/s when only a rate was "
+                              "given)"),
+    ("achieved", "Achieved", "Achieved FLOP/s = FLOPs / measured time"),
+    ("ceiling", "Predicted ceiling", "Attainable FLOP/s predicted at the operation's intensity: "
+                                     "min(peak, I × bandwidth)"),
+    ("predicted", "Predicted T_lower", "Predicted lower-bound time max(T_math, T_mem)"),
+    ("fraction", "Fraction", "Fraction of the predicted ceiling = predicted T_lower / measured "
+                             "time (= achieved ÷ attainable at the same FLOPs)"),
+    ("verdict", "Verdict", BANDS_TIP),
+    ("vs_predicted", "Measured / T_predicted", "Measured time over the predicted time "
+                                               "(T_predicted, with the machine's efficiency "
+                                               "or calibration): 1.00 × where the "
+                                               "prediction meets the kernel"),
+    ("traffic", "Traffic vs ideal", "Measured bytes (DRAM traffic of an imported kernel) over "
+                                    "the operation's ideal bytes; empty when bytes were not "
+                                    "measured"),
+)
+COLUMN = {key: i for i, (key, _t, _tip) in enumerate(MEASURED_COLUMNS)}
+
+
+@dataclass
+class MeasuredRow:
+    """One measured point on one machine (``hw_id`` ``None`` when it could not be placed)."""
+
+    index: int  # position of the measurement in the session's list
+    measurement: Measurement
+    hw_id: int | None
+    machine: str
+    result: Result | None
+    judgement: Judgement | None
+    problem: str | None
+
+
+def _ref(entry: HardwareEntry) -> str:
+    """How a measurement names a machine: its preset id, else its name."""
+    return entry.preset or entry.hardware.name
+
+
+# =========================================================================================
+# the table model
+
+
+class MeasuredRows:
+    """Judges the session's measurements with the workspace's result cache."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    def rows_for(self, index: int, m: Measurement) -> list[MeasuredRow]:
+        session = self.workspace.document.session
+        problems = measurement_problems(session, m)
+        if problems:
+            key, problem = problems[0]
+            return [MeasuredRow(index, m, None, m.hardware or "—", None, None,
+                                f"{key}: {problem}")]
+        machines = (session.machines_matching(m.hardware) if m.hardware is not None
+                    else list(session.hardware))
+        if not machines:
+            return [MeasuredRow(index, m, None, "—", None, None, "no machine in the session")]
+        op_entry = session.operation_named(m.operation) if m.operation is not None else None
+        out = []
+        for hw in machines:
+            label = hw.hardware.label
+            try:
+                if op_entry is not None:
+                    pair = self.workspace.results.pair(op_entry.id, hw.id)
+                else:
+                    pair = evaluate_pair(OperationEntry(m.as_operation()), hw)
+            except Exception as exc:  # noqa: BLE001 - invalid parameters: a row that says why
+                out.append(MeasuredRow(index, m, hw.id, label, None, None, str(exc)))
+                continue
+            if pair.result is None:
+                reason = pair.skipped.reason if pair.skipped else "not evaluated"
+                out.append(MeasuredRow(index, m, hw.id, label, None, None, reason))
+                continue
+            try:
+                judgement = judge(m, pair.result)
+            except ValueError as exc:
+                out.append(MeasuredRow(index, m, hw.id, label, pair.result, None, str(exc)))
+                continue
+            out.append(MeasuredRow(index, m, hw.id, label, pair.result, judgement, None))
+        return out
+
+
+class MeasurementsModel(QAbstractTableModel):
+    """Rows of :class:`MeasuredRow`, measurements in session order, machines inside."""
+
+    def __init__(self, workspace: Workspace, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.workspace = workspace
+        self.judge = MeasuredRows(workspace)
+        self._rows: list[MeasuredRow] = []
+        self._spans: list[tuple[int, int]] = []  # (first row, count) per measurement
+        self._snapshot: list[Measurement] = []
+        self.rebuilds = 0  # full rebuilds so far (tests check edits stay incremental)
+
+    # -- building --------------------------------------------------------------------------
+
+    def rebuild(self) -> None:
+        self.beginResetModel()
+        self._rows, self._spans = [], []
+        session = self.workspace.document.session
+        for i, m in enumerate(session.measurements):
+            rows = self.judge.rows_for(i, m)
+            self._spans.append((len(self._rows), len(rows)))
+            self._rows.extend(rows)
+        self._snapshot = [m.copy() for m in session.measurements]
+        self.rebuilds += 1
+        self.endResetModel()
+
+    def rejudge(self, indices: set[int]) -> bool:
+        """Re-judge the measurements at ``indices`` in place; False when their number of rows
+        changed (the caller rebuilds)."""
+        session = self.workspace.document.session
+        measurements = session.measurements
+        if len(measurements) != len(self._spans):
+            return False
+        updates = []
+        for i in sorted(indices):
+            rows = self.judge.rows_for(i, measurements[i])
+            start, count = self._spans[i]
+            if len(rows) != count:
+                return False
+            updates.append((start, rows))
+        for start, rows in updates:
+            self._rows[start:start + len(rows)] = rows
+            self.dataChanged.emit(self.index(start, 0),
+                                  self.index(start + len(rows) - 1, len(MEASURED_COLUMNS) - 1))
+        for i in indices:
+            self._snapshot[i] = measurements[i].copy()
+        return True
+
+    def measurements_edited(self) -> None:
+        """The session's measurements changed: re-judge the changed ones, or rebuild."""
+        new = self.workspace.document.session.measurements
+        if len(new) != len(self._snapshot):
+            self.rebuild()
+            return
+        changed = {i for i, (a, b) in enumerate(zip(self._snapshot, new, strict=True)) if a != b}
+        if changed and not self.rejudge(changed):
+            self.rebuild()
+
+    def operations_edited(self, op_ids: tuple[int, ...]) -> None:
+        names = set()
+        for op_id in op_ids:
+            try:
+                names.add(self.workspace.document.operation(op_id).operation.name)
+            except KeyError:
+                continue
+        session = self.workspace.document.session
+        touched = {i for i, m in enumerate(session.measurements) if m.operation in names}
+        if touched and not self.rejudge(touched):
+            self.rebuild()
+
+    def machines_edited(self, hw_ids: tuple[int, ...]) -> None:
+        ids = set(hw_ids)
+        touched = {r.index for r in self._rows if r.hw_id in ids}
+        if touched and not self.rejudge(touched):
+            self.rebuild()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def row(self, i: int) -> MeasuredRow:
+        return self._rows[i]
+
+    def first_row_of(self, index: int) -> int | None:
+        if 0 <= index < len(self._spans) and self._spans[index][1]:
+            return self._spans[index][0]
+        return None
+
+    def text(self, row: int, key: str) -> str:
+        r = self._rows[row]
+        m, j = r.measurement, r.judgement
+        if key == "name":
+            return m.name
+        if key == "operation":
+            return m.operation if m.operation is not None else "standalone"
+        if key == "machine":
+            return r.machine
+        if j is None:
+            if key == "verdict":
+                return f"not judged: {r.problem}"
+            return "—"
+        if key == "time":
+            text = format_quantity(j.measured_time_s, "time")
+            return text if m.time_s is not None else f"{text} (from achieved)"
+        if key == "achieved":
+            return format_quantity(j.achieved_flops, "flop_rate")
+        if key == "ceiling":
+            return format_quantity(j.predicted_attainable_flops, "flop_rate")
+        if key == "predicted":
+            return format_quantity(j.predicted_time_s, "time")
+        if key == "fraction":
+            return f"{100 * j.fraction:.1f} %"
+        if key == "verdict":
+            if j.above_roof:
+                return f"⚠ above its roof: check the counting or the peak · {j.verdict_label}"
+            return j.verdict_label
+        if key == "vs_predicted":
+            ratio = j.vs_predicted
+            return "—" if ratio is None else f"{ratio:.2f} ×"
+        if key == "traffic":
+            if j.bytes_ratio is None or r.result is None:
+                return ""
+            return (f"{j.bytes_ratio:.2f} × ({format_quantity(j.bytes, 'bytes', 4)} of "
+                    f"{format_quantity(r.result.bytes, 'bytes', 4)})")
+        raise KeyError(key)
+
+    def tooltip(self, row: int, key: str) -> str | None:
+        r = self._rows[row]
+        j = r.judgement
+        if j is None:
+            return r.problem
+        if key == "fraction":
+            return (f"predicted T_lower / measured time = "
+                    f"{format_quantity(j.predicted_time_s, 'time')} / "
+                    f"{format_quantity(j.measured_time_s, 'time')} = {j.fraction:.4f}")
+        if key == "ceiling":
+            return (f"{j.predicted_bound}-bound at intensity {j.predicted_intensity:.4g} FLOP/B"
+                    f" on {r.machine}")
+        if key in ("verdict", "name"):
+            lines = [j.verdict_label, *j.notes]
+            if r.measurement.source:
+                lines.append(f"source: {r.measurement.source}")
+            return "\n".join(lines)
+        return None
+
+    # -- Qt model interface ----------------------------------------------------------------
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(MEASURED_COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(MEASURED_COLUMNS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return MEASURED_COLUMNS[section][1]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return MEASURED_COLUMNS[section][2]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        R = Qt.ItemDataRole
+        row, key = index.row(), MEASURED_COLUMNS[index.column()][0]
+        if role == R.DisplayRole:
+            return self.text(row, key)
+        if role == R.ToolTipRole:
+            return self.tooltip(row, key)
+        if role == R.TextAlignmentRole:
+            if key in ("name", "operation", "machine", "verdict"):
+                return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        j = self._rows[row].judgement
+        if key in ("verdict", "fraction") and j is not None:
+            if role == R.BackgroundRole:
+                return QColor(VERDICT_COLORS.get(j.verdict, "#ffffff"))
+            if role == R.ForegroundRole:
+                return QColor("#1a1a1a")
+        if role == R.ForegroundRole and j is None and key == "verdict":
+            return QColor("#c62828")
+        return None

@@ -1,0 +1,440 @@
+"""The sweep plot: the selected operation's attainable FLOP/s (or its time) against the swept
+parameter, one curve per visible machine, with the exact ridge crossings marked.
+
+This is the "critical batch" picture: attainable FLOP/s rises with the batch while the
+operation is memory-bound and levels off at the machine's peak past the crossing. The curve
+is drawn through a dense grid of the (real-valued) parameter plus the exact crossings, so its
+corner sits at the crossing; the swept values themselves are the dots. Both axes are
+logarithmic (the parameter axis is linear when a swept value is zero or negative) and every
+item lives in log10 coordinates, like the roofline canvas.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QGraphicsScene,
+    QGraphicsView,
+    QHBoxLayout,
+    QLabel,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.document import Change
+from workbench.document.changes import What
+from workbench.model.chart.overlays import cached_sweep, value_text
+from workbench.model.chart.scene import machine_entries
+from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
+from workbench.model.roofline import sweep as roofline_sweep
+from workbench.model.session import MARKERS
+from workbench.model.sweeps import SweepError
+from workbench.model.units import format_quantity
+from workbench.ui.chart.axes import LogAxis, to_data, to_view
+from workbench.ui.chart.theme import get_theme, make_brush, make_pen, qcolor
+
+__all__ = ["SweepPlot", "MODES", "DENSE_POINTS"]
+
+#: What the y axis shows: attainable FLOP/s, or the roofline's best-case time T_lower.
+MODES = {"flops": "Attainable [FLOP/s]", "time": "T_lower [s]"}
+#: Points of the dense curve between the smallest and the largest swept value.
+DENSE_POINTS = 256
+
+EMPTY_TEXT = ("The selected operation has no sweep.\n\nGive it one in the editor (Sweep) to "
+              "plot its attainable FLOP/s against the swept parameter on every machine.")
+
+
+class _ValueAxis(LogAxis):
+    """A log axis for parameter values (plain numbers) or times (``"time"``); linear when
+    ``log`` is false."""
+
+    log = True
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph API)
+        if not self.log:
+            return pg.AxisItem.tickStrings(self, values, scale, spacing)
+        return super().tickStrings(values, scale, spacing)
+
+    def format_value(self, value: float) -> str:
+        if self.quantity == "time":
+            return format_quantity(value, "time")
+        return super().format_value(value)
+
+
+class _PlotPlace(QGraphicsView):
+    """Holds the plot's page until the plot is built. A graphics view's size hint follows
+    its own size (its scene rect; pyqtgraph sets it on every resize), so this one does the
+    same: the docks are laid out exactly as with the plot itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setScene(QGraphicsScene(self))
+        self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
+
+
+class SweepPlot(QWidget):
+    """Attainable FLOP/s (or time) against the selected operation's swept parameter.
+
+    Read-only helpers for tests: :meth:`curves`, :meth:`samples`, :meth:`crossing_markers`,
+    :meth:`is_empty`, :meth:`empty_text`, :attr:`mode` and :meth:`set_mode`.
+    """
+
+    def __init__(self, workspace, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sweepPlot")
+        self.workspace = workspace
+        self._mode = "flops"
+        self._shown = True
+        self._dirty = False
+        self._op_id: int | None = None
+
+        self.title = QLabel("")
+        self.title.setObjectName("sweepTitle")
+        self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.mode_box = QComboBox()
+        self.mode_box.setObjectName("sweepMode")
+        self.mode_box.addItem("Attainable FLOP/s", "flops")
+        self.mode_box.addItem("Time (lower bound)", "time")
+        self.mode_box.setToolTip("Plot attainable FLOP/s or the best-case time max(T_math, "
+                                 "T_mem) against the swept parameter")
+        self.mode_box.currentIndexChanged.connect(
+            lambda _i: self.set_mode(self.mode_box.currentData()))
+        bar = QHBoxLayout()
+        bar.setContentsMargins(6, 4, 6, 0)
+        bar.addWidget(self.title, 1)
+        bar.addWidget(self.mode_box)
+
+        # The plot itself is built when an operation with a sweep is first shown (most have
+        # none, and a second PlotWidget is a noticeable part of the start-up time).
+        self._plot_widget: pg.PlotWidget | None = None
+        self._legend_key: tuple = ()
+        self._lines: list[pg.PlotCurveItem] = []
+        self._dots: list[pg.ScatterPlotItem] = []
+        self._markers: list[pg.InfiniteLine] = []
+        self._drawn: list[tuple[int, str]] = []  # (hw_id, machine) per shown curve
+        self._marks: list[tuple[int, float, str]] = []  # (hw_id, value, label) per marker
+
+        self.empty = QLabel(EMPTY_TEXT)
+        self.empty.setObjectName("sweepEmpty")
+        self.empty.setAlignment(Qt.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(_PlotPlace())  # until the plot is built
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.stack, 1)
+
+        workspace.signals.changed.connect(self._on_change)
+        workspace.selection.changed.connect(self._on_selection)
+        self.refresh()
+
+    def _ensure_plot(self) -> pg.PlotWidget:
+        """The plot widget, built on first use."""
+        if self._plot_widget is not None:
+            return self._plot_widget
+        self._x_axis = _ValueAxis("bottom", "count")
+        self._y_axis = _ValueAxis("left", "rate")
+        widget = pg.PlotWidget(axisItems={"bottom": self._x_axis, "left": self._y_axis})
+        widget.setObjectName("sweepPlotWidget")
+        plot = self._plot = widget.getPlotItem()
+        plot.setMenuEnabled(False)  # its log entries would break the log10 coordinates
+        plot.hideButtons()
+        plot.setContentsMargins(4, 4, 24, 4)
+        self._y_axis.setLogMode(True)
+        self._x_axis.setLogMode(True)
+        # top left: the curves rise from bottom left to a plateau at the top right
+        self._legend = pg.LegendItem(offset=(10, 10), verSpacing=-4)
+        self._legend.setParentItem(plot.getViewBox())
+        self._legend_key = ()
+        placeholder = self.stack.widget(1)
+        self.stack.insertWidget(1, widget)
+        self.stack.removeWidget(placeholder)
+        placeholder.deleteLater()
+        self._plot_widget = widget
+        self._left_label_shown = True
+        self._y_axis.geometryChanged.connect(self._fit_left_label)
+        return widget
+
+    # -- public ------------------------------------------------------------------------------
+
+    @property
+    def plot_widget(self) -> pg.PlotWidget:
+        return self._ensure_plot()
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    def set_mode(self, mode: str) -> None:
+        """``"flops"`` (attainable FLOP/s) or ``"time"`` (T_lower)."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if mode == self._mode:
+            return
+        self._mode = mode
+        index = self.mode_box.findData(mode)
+        if index != self.mode_box.currentIndex():
+            self.mode_box.blockSignals(True)
+            self.mode_box.setCurrentIndex(index)
+            self.mode_box.blockSignals(False)
+        self.refresh()
+
+    def set_shown(self, shown: bool) -> None:
+        """Whether the plot can be seen (a dock's ``visibilityChanged``): a hidden plot
+        catches up when it is shown again."""
+        self._shown = shown
+        if shown and self._dirty:
+            self.refresh()
+
+    def is_empty(self) -> bool:
+        return self.stack.currentWidget() is self.empty
+
+    def empty_text(self) -> str:
+        return self.empty.text() if self.is_empty() else ""
+
+    def curves(self) -> list[tuple[int, str, list[float], list[float]]]:
+        """``(hw_id, machine, xs, ys)`` of every curve shown, in data units (parameter values;
+        FLOP/s or seconds)."""
+        out = []
+        for (hw_id, name), line in zip(self._drawn, self._lines, strict=False):
+            xs, ys = line.getData()
+            out.append((hw_id, name, [float(v) for v in self._x_data(xs)],
+                        [float(v) for v in to_data(ys)]))
+        return out
+
+    def samples(self) -> list[tuple[int, list[float], list[float]]]:
+        """``(hw_id, values, ys)`` of the dots at the swept values."""
+        out = []
+        for (hw_id, _name), dots in zip(self._drawn, self._dots, strict=False):
+            data = dots.data
+            out.append((hw_id, [float(v) for v in self._x_data(data["x"])],
+                        [float(v) for v in to_data(data["y"])]))
+        return out
+
+    def crossing_markers(self) -> list[tuple[int, float, str]]:
+        """``(hw_id, value, label)`` of every vertical crossing marker shown: ``value`` is where
+        the marker is drawn (in parameter units), ``label`` its text."""
+        out = []
+        for (hw_id, _value, _text), line in zip(self._marks, self._markers, strict=False):
+            out.append((hw_id, float(self._x_data(np.asarray([line.value()]))[0]),
+                        line.label.toPlainText() if line.label is not None else ""))
+        return out
+
+    # -- updates -----------------------------------------------------------------------------
+
+    def _on_selection(self, _op_id) -> None:
+        self.refresh()
+
+    def _on_change(self, change: Change) -> None:
+        if change.what in (What.STATE, What.TITLE, What.MEASUREMENTS, What.COMPARISONS):
+            return
+        if change.what == What.VIEW and not set(change.fields) & {"theme"}:
+            return
+        if change.what == What.OPERATION and self._op_id not in change.ids:
+            return  # another operation
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Redraw for the selected operation (cheap when it has no sweep)."""
+        if not self._shown:
+            self._dirty = True
+            return
+        self._dirty = False
+        document = self.workspace.document
+        session = document.session
+        op_id = self.workspace.selection.current
+        self._op_id = op_id
+        try:
+            entry = document.operation(op_id) if op_id is not None else None
+        except KeyError:
+            entry = None
+        if entry is None or entry.sweep is None:
+            self._show_empty(EMPTY_TEXT if entry is None or entry.sweep is None else "")
+            return
+        op, sweep = entry.operation, entry.sweep
+        self._ensure_plot()
+        theme = get_theme(session.view.theme)
+        self._apply_theme(theme)
+        machines = machine_entries(session)
+        curves = []
+        problem = ""
+        for index, hw_entry in enumerate(machines):
+            hw = hw_entry.hardware
+            try:
+                result, found = cached_sweep(op, hw, sweep)
+            except SweepError as exc:
+                problem = str(exc)
+                break
+            except (UnsupportedPrecision, UnknownLevel, ValueError, TypeError,
+                    ZeroDivisionError, ArithmeticError):
+                continue
+            curves.append((index, hw_entry, result, found))
+        if problem or not curves:
+            self._show_empty(f"Cannot plot the sweep of {op.name}: {problem}" if problem else
+                             f"The sweep of {op.name} cannot be evaluated on any visible "
+                             "machine.")
+            return
+        values = curves[0][2].values
+        log_x = bool(np.all(values > 0))
+        self._x_axis.log = log_x
+        self._x_axis.setLogMode(log_x)
+        self._y_axis.quantity = "rate" if self._mode == "flops" else "time"
+        key = "attainable_flops" if self._mode == "flops" else "t_lower_s"
+        self.title.setText(f"{op.name}: {sweep.describe()}")
+        self._plot.setLabel("bottom", f"{sweep.param} (swept)", color=theme.foreground)
+        self._plot.setLabel("left", MODES[self._mode], color=theme.foreground)
+        self._left_label_shown = True  # (setting the label shows it)
+        self._fit_left_label()
+
+        lo, hi = float(values.min()), float(values.max())
+        if log_x and hi > lo:
+            grid = np.geomspace(lo, hi, DENSE_POINTS)
+        elif hi > lo:
+            grid = np.linspace(lo, hi, DENSE_POINTS)
+        else:
+            grid = np.asarray([lo])
+        self._drawn, self._marks = [], []
+        ys_all: list[np.ndarray] = []
+        legend_entries = []
+        for n, (index, hw_entry, result, found) in enumerate(curves):
+            color = theme.roof_color(index)
+            dense = np.unique(np.concatenate([grid, values, [c.value for c in found]]))
+            at = roofline_sweep(op, hw_entry.hardware, **{sweep.param: dense})
+            dense_y = np.broadcast_to(np.asarray(at[key], float), dense.shape)
+            sample_y = np.asarray(result[key], float)
+            keep = np.isfinite(dense_y) & (dense_y > 0)
+            line = self._take(self._lines, n, lambda: pg.PlotCurveItem(antialias=True))
+            line.setData(x=self._x_view(dense[keep]), y=to_view(dense_y[keep]),
+                         pen=make_pen(color, theme.roof_width))
+            marker = hw_entry.marker or MARKERS[index % len(MARKERS)]
+            ok = np.isfinite(sample_y) & (sample_y > 0)
+            dots = self._take(self._dots, n,
+                              lambda: pg.ScatterPlotItem(pxMode=True, antialias=True))
+            dots.setData(x=self._x_view(result.values[ok]), y=to_view(sample_y[ok]),
+                         symbol=marker, size=theme.point_size * 0.75,
+                         brush=make_brush(color), pen=make_pen(theme.background, 0.8))
+            self._drawn.append((hw_entry.id, hw_entry.hardware.label))
+            legend_entries.append((hw_entry.hardware.label, color, marker))
+            ys_all.append(dense_y[keep])
+            for crossing in found:
+                text = f"{crossing.param}* = {value_text(crossing.value)}"
+                self._marks.append((hw_entry.id, crossing.value, text))
+        for extra in self._lines[len(curves):] + self._dots[len(curves):]:
+            extra.setVisible(False)
+        self._sync_markers(theme, {hw_id: theme.roof_color(i) for (hw_id, _), (i, *_rest)
+                                   in zip(self._drawn, curves, strict=True)})
+        self._sync_legend(theme, legend_entries)
+
+        ys = np.concatenate(ys_all) if ys_all else np.asarray([1.0])
+        ylo, yhi = float(np.min(ys)), float(np.max(ys))
+        y0, y1 = math.log10(ylo), math.log10(yhi)
+        pad = max(0.15 * (y1 - y0), 0.2)
+        xv = self._x_view(np.asarray([lo, hi]))
+        xpad = max(0.03 * float(xv[1] - xv[0]), 0.05 if log_x else 0.5)
+        vb = self._plot.getViewBox()
+        vb.setRange(xRange=(float(xv[0]) - xpad, float(xv[1]) + xpad),
+                    yRange=(y0 - pad, y1 + pad), padding=0)
+        self.stack.setCurrentWidget(self.plot_widget)
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _x_view(self, values):
+        return to_view(np.asarray(values, float)) if self._x_axis.log else np.asarray(values,
+                                                                                      float)
+
+    def _x_data(self, values):
+        return to_data(np.asarray(values, float)) if self._x_axis.log else np.asarray(values,
+                                                                                      float)
+
+    def _take(self, pool: list, n: int, factory):
+        if n == len(pool):
+            item = factory()
+            self._plot.addItem(item)
+            pool.append(item)
+        item = pool[n]
+        item.setVisible(True)
+        return item
+
+    def _sync_markers(self, theme, colors: dict[int, str]) -> None:
+        for n, (hw_id, value, text) in enumerate(self._marks):
+            color = colors.get(hw_id, theme.foreground)
+            if n == len(self._markers):
+                # labels low down, right of the line: under the plateau past the crossing
+                line = pg.InfiniteLine(angle=90, movable=False, label="",
+                                       labelOpts={"position": 0.05, "anchors": [(0, 1), (0, 1)]})
+                self._plot.addItem(line)
+                self._markers.append(line)
+            line = self._markers[n]
+            line.setVisible(True)
+            line.setPen(make_pen(color, 1.3, "dashed"))
+            line.setValue(float(self._x_view(np.asarray([value]))[0]))
+            line.label.setFormat(text)
+            line.label.setColor(qcolor(color))
+            line.label.fill = make_brush(theme.background + "D8")  # readable across lines
+            # markers of later machines sit a little higher, so labels do not collide
+            line.label.setPosition(0.04 + 0.16 * (n % 4))
+        for line in self._markers[len(self._marks):]:
+            line.setVisible(False)
+
+    def _sync_legend(self, theme, entries: list[tuple[str, str, str]]) -> None:
+        key = (tuple(entries), theme.name)
+        if key == self._legend_key:
+            return
+        self._legend_key = key
+        self._legend.clear()
+        self._legend.setBrush(make_brush(theme.legend_background))
+        self._legend.setPen(make_pen(theme.legend_border, 1.0))
+        self._legend.setLabelTextColor(qcolor(theme.text))
+        for name, color, marker in entries:
+            sample = pg.PlotDataItem(x=[0.0], y=[0.0], pen=make_pen(color, theme.roof_width),
+                                     symbol=marker, symbolBrush=make_brush(color),
+                                     symbolPen=make_pen(theme.background, 0.8))
+            self._legend.addItem(sample, html.escape(name, quote=False))
+
+    def _fit_left_label(self) -> None:
+        """The y axis's title only where the axis is tall enough to show it whole (in the
+        short bottom row the mode box above the plot and the unit on each number say it);
+        called when the axis changes size and when the title changes."""
+        if self._plot_widget is None:
+            return
+        axis = self._plot.getAxis("left")
+        tall = axis.label.boundingRect().width() <= axis.height()
+        if tall != self._left_label_shown:
+            self._left_label_shown = tall
+            axis.showLabel(tall)
+
+    def _apply_theme(self, theme) -> None:
+        if getattr(self, "_theme_name", None) == theme.name:
+            return
+        self._theme_name = theme.name
+        self.plot_widget.setBackground(qcolor(theme.background))
+        for axis in (self._x_axis, self._y_axis):
+            axis.setPen(make_pen(theme.foreground, 1.0))
+            axis.setTextPen(make_pen(theme.foreground, 1.0))
+        self._plot.showGrid(x=True, y=True, alpha=theme.grid_alpha)
+        self._legend_key = ()
+
+    def _show_empty(self, text: str) -> None:
+        self.empty.setText(text or EMPTY_TEXT)
+        self.title.setText("")
+        self._drawn, self._marks = [], []
+        for item in self._lines + self._dots + self._markers:
+            item.setVisible(False)
+        self.stack.setCurrentWidget(self.empty)

@@ -1,0 +1,332 @@
+"""Throughput against latency: output tokens per second per chip against the time per output
+token (TPOT), one curve per machine over a batch sweep (1 … the largest batch that fits), on
+log-log axes. Drawn with one painter for the screen and for PNG, SVG and PDF files.
+
+Every curve is named in a legend beside or below the plot (never over the data), each
+machine with its own colour and marker shape; the axes end on decades.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+__all__ = ["Curve", "ThroughputChart", "paint_chart", "chart_bytes", "export_chart",
+           "curves_for", "chart_title"]
+
+#: Okabe-Ito colours (distinct for colour-blind readers) and marker shapes, per machine.
+COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+MARKERS = ("circle", "square", "triangle", "diamond")
+X_TITLE = "Time per output token, TPOT [ms]"
+Y_TITLE = "Output tokens/s per chip"
+
+
+@dataclass
+class Curve:
+    """One machine's sweep: (TPOT in seconds, tokens/s per chip, batch) per point."""
+    label: str
+    points: list[tuple[float, float, int]] = field(default_factory=list)
+    note: str = ""  # why there is no curve (nothing fits, no capacity)
+
+
+def curves_for(arch, setup, machines) -> list[Curve]:
+    """The batch sweep of ``arch`` with ``setup`` on each machine, as curves."""
+    from workbench.model.llm.results import batch_sweep
+
+    out = []
+    for hw in machines:
+        points = batch_sweep(arch, setup, hw)
+        note = "" if points else ("no capacity set" if not hw.capacity else
+                                  "does not fit at batch 1")
+        out.append(Curve(hw.label, [(p.tpot_s, p.tokens_per_s_per_chip, p.batch)
+                                    for p in points], note))
+    return out
+
+
+def chart_title(label: str, setup) -> str:
+    """``Llama-3.1-8B: prompt 2048 + 256 output tokens, bf16, tp 8`` (what the curves
+    assume)."""
+    parts = [f"prompt {setup.prompt_len:,} + {setup.output_len:,} output tokens"
+             if setup.output_len else f"KV length {setup.kv_len:,}", setup.weights]
+    for name in ("tp", "ep", "pp"):
+        if getattr(setup, name) > 1:
+            parts.append(f"{name} {getattr(setup, name)}")
+    return f"{label}: " + ", ".join(parts)
+
+
+def _decades(lo: float, hi: float) -> tuple[int, int]:
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    if b <= a:
+        b = a + 1
+    return a, b
+
+
+def _tick(exp: int) -> str:
+    """1, 10, 100, 1,000 … ; 0.1, 0.01 below one."""
+    return f"{10 ** exp:,}" if exp >= 0 else f"{10.0 ** exp:g}"
+
+
+def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str = "",
+                pt: float = 9.0, dark: bool = False) -> None:
+    """Draw the chart into ``rect`` (device units; ``pt`` is the tick-label size in those
+    units' points as the painter's device counts them)."""
+    ink = QColor("#E8E8E8" if dark else "#202020")
+    background = QColor("#1E1E1E" if dark else "#FFFFFF")
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    painter.fillRect(rect, background)
+    font = QFont("DejaVu Sans")
+    font.setPointSizeF(pt)
+    title_font = QFont(font)
+    title_font.setPointSizeF(pt * 1.1)
+    fm = QFontMetricsF(font, painter.device())
+    tfm = QFontMetricsF(title_font, painter.device())
+    line = fm.height()
+    pad = line * 0.6
+    unit = painter.device().logicalDpiY() / 72  # device units per point
+    shown = [c for c in curves if c.points]
+
+    # the legend below the plot: one row per machine (a curve, or why there is none)
+    rows = [(i, c) for i, c in enumerate(curves)]
+    legend_h = len(rows) * line * 1.25 + pad if rows else 0.0
+    texts = [_legend_text(c) for c in curves]
+    legend_w = line * 3 + max((fm.horizontalAdvance(t) for t in texts), default=0) + pad
+    top = rect.top() + pad + (tfm.height() + pad if title else 0.0)
+    # the legend below the plot, or beside it when the figure is short and wide
+    beside = (rect.height() - top - legend_h < 8 * line
+              and rect.width() - legend_w > 1.5 * legend_w)
+    bottom_space = line * 2 + pad * 2 + (0.0 if beside else legend_h)
+
+    xs = [p[0] * 1e3 for c in shown for p in c.points]
+    ys = [p[1] for c in shown for p in c.points]
+    x0, x1 = _decades(min(xs), max(xs)) if xs else (0, 2)
+    y0, y1 = _decades(min(ys), max(ys)) if ys else (0, 3)
+    y_labels = [_tick(e) for e in range(y0, y1 + 1)]
+    left = rect.left() + pad + line + pad + max(fm.horizontalAdvance(t) for t in y_labels) + pad
+    right = rect.right() - pad - fm.horizontalAdvance(_tick(x1)) / 2
+    if beside:
+        right -= legend_w
+    plot = QRectF(QPointF(left, top), QPointF(right, rect.bottom() - bottom_space))
+    if plot.width() < 10 or plot.height() < 10:
+        painter.restore()
+        return
+
+    def to_px(x_ms: float, y: float) -> QPointF:
+        fx = (math.log10(x_ms) - x0) / (x1 - x0)
+        fy = (math.log10(y) - y0) / (y1 - y0)
+        return QPointF(plot.left() + fx * plot.width(), plot.bottom() - fy * plot.height())
+
+    if title:
+        painter.setFont(title_font)
+        painter.setPen(ink)
+        painter.drawText(QRectF(rect.left() + pad, rect.top() + pad, rect.width() - 2 * pad,
+                                tfm.height()),
+                         int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                         tfm.elidedText(title, Qt.TextElideMode.ElideNone, 1e9))
+    # frame, ticks, tick labels
+    painter.setFont(font)
+    painter.setPen(QPen(ink, 0.8 * unit))
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.drawRect(plot)
+    tick = line * 0.3
+    x_every = _every(plot.width() / (x1 - x0), fm.horizontalAdvance(_tick(x1)) + line)
+    y_every = _every(plot.height() / (y1 - y0), line * 1.2)
+    for e in range(x0, x1 + 1):
+        p = to_px(10.0 ** e, 10.0 ** y0)
+        painter.drawLine(p, QPointF(p.x(), p.y() - tick))
+        if (e - x0) % x_every:
+            continue  # (too close to the last label for this size)
+        text = _tick(e)
+        w = fm.horizontalAdvance(text)
+        painter.drawText(QRectF(p.x() - w / 2 - 1, plot.bottom() + tick, w + 2, line),
+                         int(Qt.AlignmentFlag.AlignCenter), text)
+    for e in range(y0, y1 + 1):
+        p = to_px(10.0 ** x0, 10.0 ** e)
+        painter.drawLine(p, QPointF(p.x() + tick, p.y()))
+        if (e - y0) % y_every:
+            continue
+        text = _tick(e)
+        w = fm.horizontalAdvance(text)
+        painter.drawText(QRectF(plot.left() - tick - w - 2, p.y() - line / 2, w + 2, line),
+                         int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
+                         text)
+    # axis titles
+    painter.drawText(QRectF(plot.left(), plot.bottom() + tick + line, plot.width(), line),
+                     int(Qt.AlignmentFlag.AlignCenter), X_TITLE)
+    painter.save()
+    painter.translate(rect.left() + pad + line / 2, plot.center().y())
+    painter.rotate(-90)
+    y_title = next((t for t in (Y_TITLE, "tokens/s/chip", "tok/s/chip")
+                    if fm.horizontalAdvance(t) <= plot.height()), "")
+    painter.drawText(QRectF(-plot.height() / 2, -line / 2, plot.height(), line),
+                     int(Qt.AlignmentFlag.AlignCenter), y_title)
+    painter.restore()
+
+    # the curves, clipped to the plot
+    size = pt * 0.6 * unit
+    painter.save()
+    painter.setClipRect(plot)
+    for i, c in enumerate(curves):
+        if not c.points:
+            continue
+        colour = QColor(COLOURS[i % len(COLOURS)])
+        painter.setPen(QPen(colour, 1.5 * unit))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        pts = [to_px(t * 1e3, y) for t, y, _ in c.points]
+        path = QPainterPath(pts[0])
+        for p in pts[1:]:
+            path.lineTo(p)
+        painter.drawPath(path)
+        for p in pts:
+            _marker(painter, p, MARKERS[i % len(MARKERS)], size, colour)
+    painter.restore()
+
+    # legend
+    painter.setFont(font)
+    if beside:
+        y, x = plot.top(), plot.right() + fm.horizontalAdvance(_tick(x1)) / 2 + pad
+    else:
+        y, x = plot.bottom() + tick + 2 * line + pad, rect.left() + pad
+    for i, c in rows:
+        colour = QColor(COLOURS[i % len(COLOURS)])
+        mid = QPointF(x + line * 1.2, y + line / 2)
+        if c.points:
+            painter.setPen(QPen(colour, 1.5 * unit))
+            painter.drawLine(QPointF(x, mid.y()), QPointF(x + line * 2.4, mid.y()))
+            _marker(painter, mid, MARKERS[i % len(MARKERS)], size, colour)
+        text = _legend_text(c)
+        painter.setPen(ink)
+        painter.drawText(QRectF(x + line * 3, y, fm.horizontalAdvance(text) + 2, line),
+                         int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
+        y += line * 1.25
+    painter.restore()
+
+
+def _legend_text(c: Curve) -> str:
+    if c.points:
+        return f"{c.label} (batch {c.points[0][2]:,}–{c.points[-1][2]:,})"
+    return f"{c.label}: {c.note or 'no points'}"
+
+
+def _every(spacing: float, needed: float) -> int:
+    """Label every n-th decade so that labels ``needed`` apart fit ``spacing`` per decade."""
+    return max(1, math.ceil(needed / spacing)) if spacing > 0 else 1
+
+
+def _marker(painter: QPainter, p: QPointF, shape: str, size: float, colour: QColor) -> None:
+    painter.setBrush(colour)
+    painter.setPen(QPen(colour, 0.5))
+    r = size / 2
+    if shape == "square":
+        painter.drawRect(QRectF(p.x() - r, p.y() - r, size, size))
+    elif shape == "triangle":
+        painter.drawPolygon(QPolygonF([QPointF(p.x(), p.y() - r * 1.15),
+                                       QPointF(p.x() - r * 1.1, p.y() + r * 0.8),
+                                       QPointF(p.x() + r * 1.1, p.y() + r * 0.8)]))
+    elif shape == "diamond":
+        painter.drawPolygon(QPolygonF([QPointF(p.x(), p.y() - r * 1.3),
+                                       QPointF(p.x() + r * 1.3, p.y()),
+                                       QPointF(p.x(), p.y() + r * 1.3),
+                                       QPointF(p.x() - r * 1.3, p.y())]))
+    else:
+        painter.drawEllipse(p, r, r)
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+
+
+class ThroughputChart(QWidget):
+    """The chart on screen."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("throughputChart")
+        self.curves: list[Curve] = []
+        self.title = ""
+        self.setMinimumSize(240, 160)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def set_curves(self, curves: list[Curve], title: str = "") -> None:
+        self.curves, self.title = curves, title
+        self.update()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return QSize(480, 320)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        painter = QPainter(self)
+        try:
+            paint_chart(painter, QRectF(self.rect()), self.curves, self.title,
+                        pt=self.font().pointSizeF())
+        finally:
+            painter.end()
+
+
+def chart_bytes(curves: list[Curve], fmt: str, width_in: float = 7.0, height_in: float = 4.5,
+                dpi: int = 200, title: str = "") -> bytes:
+    """The chart as a PNG, SVG or PDF file's bytes, ``width_in`` × ``height_in`` inches."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QSizeF
+    from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter
+    from PySide6.QtSvg import QSvgGenerator
+
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if fmt == "pdf":
+        writer = QPdfWriter(buffer)
+        writer.setResolution(dpi)
+        writer.setPageLayout(QPageLayout(QPageSize(QSizeF(width_in * 72, height_in * 72),
+                                                   QPageSize.Unit.Point),
+                                         QPageLayout.Orientation.Portrait, QMarginsF(0, 0, 0, 0)))
+        writer.setTitle(title or "Throughput against latency")
+        painter = QPainter(writer)
+        try:
+            paint_chart(painter, QRectF(0, 0, width_in * dpi, height_in * dpi), curves, title,
+                        pt=_pt(width_in))
+        finally:
+            painter.end()
+    elif fmt == "svg":
+        generator = QSvgGenerator()
+        generator.setOutputDevice(buffer)
+        w, h = round(width_in * 96), round(height_in * 96)
+        generator.setSize(QSize(w, h))
+        generator.setViewBox(QRectF(0, 0, w, h))
+        generator.setResolution(96)
+        generator.setTitle(title or "Throughput against latency")
+        painter = QPainter(generator)
+        try:
+            paint_chart(painter, QRectF(0, 0, w, h), curves, title, pt=_pt(width_in))
+        finally:
+            painter.end()
+    elif fmt == "png":
+        image = QImage(round(width_in * dpi), round(height_in * dpi), QImage.Format.Format_RGB32)
+        image.setDotsPerMeterX(round(dpi / 0.0254))
+        image.setDotsPerMeterY(round(dpi / 0.0254))
+        painter = QPainter(image)
+        try:
+            paint_chart(painter, QRectF(image.rect()), curves, title, pt=_pt(width_in))
+        finally:
+            painter.end()
+        image.save(buffer, "PNG")
+    else:
+        raise ValueError(f"unknown format {fmt!r}: png, svg or pdf")
+    buffer.close()
+    return bytes(data.data())
+
+
+def _pt(width_in: float) -> float:
+    """Tick labels of 9 pt, smaller on a narrow figure (never under 7 pt)."""
+    return max(7.0, min(9.0, width_in * 72 / 30))
+
+
+def export_chart(curves: list[Curve], path: str | os.PathLike[str], title: str = "",
+                 **size) -> None:
+    """Write the chart to ``path`` (its extension picks the format), atomically."""
+    from workbench.io.atomic import write_atomic
+
+    fmt = Path(path).suffix.lower().lstrip(".")
+    write_atomic(Path(path), chart_bytes(curves, fmt, title=title, **size))
