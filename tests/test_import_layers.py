@@ -223,7 +223,7 @@ MODULES = read_package()
 
 def test_the_package_is_read():
     assert {"workbench.model.roofline", "workbench.io.sessions", "workbench.document",
-            "workbench.ui.window.main_window", "workbench.cli"} \
+            "workbench.ui.window.main_window", "workbench.cli", "workbench.cli.render"} \
         <= set(MODULES)
     graph = import_graph(MODULES)
     assert "workbench.io.yamlio" in graph["workbench.io.sessions"]  # an import seen

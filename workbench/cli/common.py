@@ -1,5 +1,5 @@
 """What the subcommands share: the program name, the bad-input exit, JSON-safe numbers, an
-operation's derivation as plain data, and whole-number arguments."""
+operation's derivation as plain data, whole-number arguments and reading a session file."""
 
 from __future__ import annotations
 
@@ -65,3 +65,20 @@ def derivation_json(op) -> dict:
             "unit": counts.unit, "kernels": counts.kernels,
             "flops": float(counts.flops), "bytes": float(counts.bytes), "terms": terms,
             "notes": counts.notes, "defaults": op.defaults_taken()}
+
+
+def load(path: str):
+    """The session at ``path`` and no error, or ``None`` and the error's line. A value an
+    older file leaves to an example default is a warning on stderr (the output is unchanged,
+    the exit status still 0)."""
+    from workbench.io.errors import InputError
+    from workbench.io.sessions import load_session
+
+    assumed: list[str] = []
+    try:
+        session = load_session(path, assumed)
+    except InputError as exc:
+        return None, str(exc)
+    for line in assumed:
+        sys.stderr.write(f"{PROG}: warning: {line}\n")
+    return session, None

@@ -10,6 +10,29 @@ from pathlib import Path
 PROG = "roofline-workbench"
 
 
+def add_parser(sub) -> None:
+    measure = sub.add_parser(
+        "measure", help="measure this machine's roofs (CPU with numpy, GPU with PyTorch) "
+                        "and save them as a preset",
+        description="Measure the compute (GEMM per precision, all cores and one) and "
+                    "bandwidth (read, copy, triad from L1 to DRAM) roofs of this computer "
+                    "with numpy, or with --device cuda|mps a GPU's (GEMM peak per precision, "
+                    "memory bandwidth, the L2 plateau, launch costs and the kernel-class "
+                    "efficiencies of the calibrated prediction; needs PyTorch: "
+                    "pip install \".[gpu]\"), and save the machine to the user presets "
+                    "folder, where the app lists it with the presets, marked measured.")
+    measure.add_argument("--device", default="cpu", metavar="cpu|cuda|cuda:N|mps",
+                         help="what to measure: the CPU (numpy, the default), an NVIDIA or "
+                              "AMD GPU (cuda, cuda:1 for the second) or an Apple GPU (mps)")
+    measure.add_argument("--quick", action="store_true",
+                         help="a coarser, shorter run (under 20 s on a laptop, under 30 s "
+                              "on an H100)")
+    measure.add_argument("-o", "--output", metavar="MACHINE.yaml",
+                         help="also write the machine to this file")
+    measure.add_argument("--compare", metavar="PRESET",
+                         help="label the gap to this preset's datasheet figures")
+
+
 def _fail(message: str) -> int:
     sys.stderr.write(f"{PROG}: {' '.join(str(message).split())}\n")
     return 2
@@ -83,7 +106,7 @@ def _run_gpu(kind: str, index: int, args, output: Path | None, datasheet) -> int
     return 0
 
 
-def run_measure(args) -> int:
+def run(args) -> int:
     from workbench.io.errors import InputError
     from workbench.io.user_presets import find_preset, save_machine
     from workbench.measure import Cancelled, compare_to_datasheet, measure_machine, profile_from_env

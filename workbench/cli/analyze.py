@@ -1,0 +1,288 @@
+"""``roofline-workbench analyze``: every operation on every machine, as a table, JSON or CSV,
+with the sweeps' crossings, the measured points judged and the compared pairs."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from workbench.cli.common import PROG, derivation_json, fail, json_safe, load, terminal
+
+
+def add_parser(sub) -> None:
+    analyze = sub.add_parser("analyze", help="evaluate every operation on every machine")
+    analyze.add_argument("session", help="session file (.yaml)")
+    analyze.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    analyze.add_argument("--measurements", metavar="FILE.csv", action="append", default=[],
+                         help="measured points to judge with the session's own: a plain CSV "
+                              "or an ncu --csv --page raw export as ncu wrote it (repeatable)")
+    analyze.add_argument("--hardware", metavar="MACHINE",
+                         help="the session's machine the imported points ran on (ncu exports "
+                              "do not name it; default: every machine)")
+
+
+def run(args) -> int:
+    return _analyze(args.session, args.format, args.measurements, args.hardware)
+
+
+RESULT_KEYS = (
+    "operation", "hardware", "precision", "precision_used", "level", "flops", "bytes",
+    "intensity", "peak_flops", "bandwidth", "ridge", "attainable_flops", "fraction_of_peak",
+    "bound", "t_math_s", "t_mem_s", "t_lower_s", "t_upper_s", "t_predicted_s", "efficiency",
+    "launch_overhead_s", "unit", "ceiling_note", "kernels", "latency_s",
+)
+
+CSV_HEADERS = {
+    "flops": "flops [FLOP]", "bytes": "bytes [B]", "intensity": "intensity [FLOP/B]",
+    "peak_flops": "peak_flops [FLOP/s]", "bandwidth": "bandwidth [B/s]", "ridge": "ridge [FLOP/B]",
+    "attainable_flops": "attainable_flops [FLOP/s]", "fraction_of_peak": "fraction_of_peak [1]",
+    "t_math_s": "t_math [s]", "t_mem_s": "t_mem [s]", "t_lower_s": "t_lower [s]",
+    "t_upper_s": "t_upper [s]", "t_predicted_s": "t_predicted [s]", "efficiency": "efficiency [1]",
+    "launch_overhead_s": "launch_overhead [s]", "kernels": "kernels [1]",
+    "latency_s": "link_latency [s]",
+}
+
+
+
+def _analyze(path: str, fmt: str, measurement_files: Sequence[str] = (),
+             hardware: str | None = None) -> int:
+    session, error = load(path)
+    if error:
+        return fail(error)
+    if measurement_files:
+        error = _attach(session, measurement_files, hardware)
+        if error:
+            return fail(error)
+    from workbench.model.analysis import evaluate_session
+
+    pairs = evaluate_session(session)
+    results = [p.result for p in pairs if p.result is not None]
+    skipped = [p.skipped for p in pairs if p.skipped is not None]
+    sweep_rows, crossings = _sweeps(pairs)
+    points = _judged(session)
+    measured = _measurements(points)
+    compared = _comparisons(session, pairs)
+    warnings = _warnings(session, points)
+    if fmt == "json":
+        payload = {
+            "session": path,
+            "title": session.title,
+            "results": [{**{k: r.as_dict()[k] for k in RESULT_KEYS}, **_calibrated(r)}
+                        for r in results]
+            + json_safe(sweep_rows),
+            "skipped": [s.__dict__ for s in skipped],
+            "operations": [derivation_json(e.operation) for e in session.operations],
+            "crossings": json_safe(crossings),
+            "measurements": json_safe(measured),
+            "comparisons": json_safe(compared),
+            "warnings": [w.as_dict() for w in warnings],
+        }
+        import json  # here, not at the top: the desktop app starts through this module
+
+        # whole, then written: never half a document (and never NaN or Infinity in it)
+        sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n")
+    else:
+        if fmt == "csv":
+            sys.stdout.write(results_csv(results, sweep_rows))
+        else:
+            sys.stdout.write(results_table(results, skipped, session.title))
+            sys.stdout.write(terminal_lines(_analysis_lines(crossings, measured)))
+            sys.stdout.write(terminal_lines(_comparison_lines(compared)))
+        for warning in warnings:  # beside the output, which stays machine-readable
+            sys.stderr.write(f"{PROG}: warning: {terminal(warning.message)}\n")
+    return 0
+
+
+def _calibrated(result) -> dict:
+    """The calibrated prediction's parts of a result (JSON only), or nothing."""
+    c = result.calibrated
+    if c is None:
+        return {}
+    return {"prediction": {"model": "calibrated", "launches": c.launches,
+                           "t_work_s": result.t_work_s, "t_fixed_s": result.t_fixed_s,
+                           "math_class": c.math_class, "e_math": c.e_math,
+                           "memory_class": c.memory_class, "e_mem": c.e_mem,
+                           "launch_s": c.launch, "startup_s": c.startup,
+                           "floor_s": c.floor, "assumed": c.assumed, "why": c.reason}}
+
+
+def _attach(session, files: Sequence[str], hardware: str | None) -> str | None:
+    """Add the measured points of ``files`` to ``session`` (in memory; the session file is not
+    changed); an error's message, or ``None``."""
+    from workbench.io.errors import InputError
+    from workbench.io.measurements import attach_measurements, load_measurements
+
+    try:
+        for file in files:
+            attach_measurements(session, load_measurements(file, hardware), file)
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def _judged(session) -> list:
+    if not session.measurements:
+        return []
+    from workbench.model.measured_session import judge_session
+
+    return judge_session(session)
+
+
+def _warnings(session, points) -> list:
+    """Numbers that ask for a check: a measured point above its roof, machines defined or
+    edited by hand whose figures look sparse or that lack a main-memory level."""
+    from workbench.io.presets import is_hand_made
+    from workbench.model.advisories import session_advisories
+
+    return session_advisories(session, points, hand_made=is_hand_made)
+
+
+def _sweeps(pairs) -> tuple[list[dict], list[dict]]:
+    """Per (swept operation, machine): one result per sweep value (the keys of ``results``
+    plus ``sweep: {param, value}``), and the exact ridge crossings inside the sweep's span.
+    Results of operations without a sweep are untouched; these rows follow them."""
+    from workbench.model.sweeps import evaluate_sweep, sweep_crossings
+
+    rows: list[dict] = []
+    crossings: list[dict] = []
+    for pair in pairs:
+        entry = pair.operation
+        if entry.sweep is None or pair.result is None:
+            continue
+        op, hw = entry.operation, pair.hardware.hardware
+        swept = evaluate_sweep(op, hw, entry.sweep)
+        for i, row in enumerate(swept.rows()):
+            out = {k: row[k] for k in RESULT_KEYS}
+            out["sweep"] = {"param": swept.param, "value": swept.value(i)}
+            rows.append(out)
+        for c in sweep_crossings(op, hw, entry.sweep):
+            crossings.append({"operation": c.operation, "hardware": c.hardware,
+                              "param": c.param, "value": c.value, "integer": c.integer,
+                              "direction": c.direction, "ridge": c.ridge, "level": c.level})
+    return rows, crossings
+
+
+def _measurements(points) -> list[dict]:
+    """Every measured point judged against its prediction (fraction and verdict band)."""
+    out = []
+    for point in points:
+        m = point.measurement
+        item = {"name": m.name, "operation": m.operation,
+                "hardware": point.hardware.hardware.label if point.hardware else m.hardware}
+        if point.judgement is not None:
+            j = point.judgement.as_dict()
+            for key in ("measurement", "operation", "hardware"):
+                j.pop(key)
+            item.update(j)
+        else:
+            item.update({"fraction": None, "verdict": None, "problem": point.problem})
+        out.append(item)
+    return out
+
+
+def _comparisons(session, pairs) -> list[dict]:
+    """Every compared pair on every machine where both can be evaluated: first (the
+    baseline), second, hardware, bytes_saved, flops_added, speedup (= t_lower(first) /
+    t_lower(second)), intensity_ratio, t_first_s, t_second_s."""
+    if not session.comparisons:
+        return []
+    from workbench.model.comparison import compare_session
+
+    return [c.as_dict() for c in compare_session(session, pairs)]
+
+
+def terminal_lines(text: str) -> str:
+    """Lines of text with the control characters inside them escaped."""
+    from workbench.io.limits import terminal_text
+
+    return terminal_text(text, keep_lines=True)
+
+
+def _comparison_lines(compared: list[dict]) -> str:
+    from workbench.model.units import format_quantity
+
+    lines = []
+    for c in compared:
+        lines.append(f"pair: {c['first']} -> {c['second']} on {c['hardware']}: "
+                     f"{c['speedup']:.3g}x predicted speed-up "
+                     f"({format_quantity(c['t_first_s'], 'time')} -> "
+                     f"{format_quantity(c['t_second_s'], 'time')}), "
+                     f"bytes saved {format_quantity(c['bytes_saved'], 'bytes')}, "
+                     f"FLOPs added {format_quantity(c['flops_added'], 'flops')}")
+    return "".join(line + "\n" for line in lines)
+
+
+def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
+    from workbench.model.units import format_number, format_quantity
+
+    lines = []
+    for c in crossings:
+        whole = f" (first whole value: {c['integer']})" if c["integer"] is not None else ""
+        turns = "compute" if c["direction"] == "to_compute" else "memory"
+        lines.append(f"crossing: {c['operation']} on {c['hardware']}: {c['param']} = "
+                     f"{format_number(c['value'], 6)}{whole}, turns {turns}-bound")
+    for m in measured:
+        if m.get("verdict") is None:
+            lines.append(f"measured: {m['name']} on {m['hardware']}: not judged: {m['problem']}")
+            continue
+        lines.append(f"measured: {m['name']} on {m['hardware']}: "
+                     f"{format_quantity(m['measured_time_s'], 'time')}, "
+                     f"{format_number(100 * m['fraction'])} % of the predicted ceiling "
+                     f"({format_quantity(m['predicted_time_s'], 'time')}): {m['verdict_label']}"
+                     + (f"; T_predicted {format_quantity(m['t_predicted_s'], 'time')}, measured "
+                        f"{m['measured_time_s'] / m['t_predicted_s']:.2f} × that"
+                        if m.get("t_predicted_s") else ""))
+    return "".join(line + "\n" for line in lines)
+
+
+def results_csv(results, sweep_rows=()) -> str:
+    """One row per result; with sweep rows (dicts from ``analyze``), two more columns,
+    ``sweep_param`` and ``sweep_value``, empty on the operations' own rows."""
+    import csv
+    import io
+
+    from workbench.io.tables import spreadsheet_cell
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    extra = ["sweep_param", "sweep_value"] if sweep_rows else []
+    writer.writerow([CSV_HEADERS.get(k, k) for k in RESULT_KEYS] + extra)
+    for r in results:
+        row = r.as_dict()
+        writer.writerow([spreadsheet_cell("" if row[k] is None else row[k]) for k in RESULT_KEYS]
+                        + ["" for _ in extra])
+    for row in sweep_rows:
+        writer.writerow([spreadsheet_cell("" if row[k] is None else row[k]) for k in RESULT_KEYS]
+                        + [spreadsheet_cell(row["sweep"]["param"]), row["sweep"]["value"]])
+    return buffer.getvalue()
+
+
+def results_table(results, skipped, title: str = "") -> str:
+    from workbench.model.units import format_number, format_quantity
+
+    header = ("operation", "hardware", "FLOPs", "bytes", "I [FLOP/B]", "ceiling", "attainable",
+              "% peak", "bound", "T_lower", "T_upper")
+    rows = [header]
+    for r in results:
+        rows.append((
+            r.operation, r.hardware, format_quantity(r.flops, "flops"),
+            format_quantity(r.bytes, "bytes"), format_number(r.intensity),
+            format_quantity(r.peak_flops, "flop_rate") + f" {r.precision_used}"
+            + (" vector" if r.unit == "vector" else "") + (" *" if r.ceiling_note else ""),
+            format_quantity(r.attainable_flops, "flop_rate"),
+            format_number(100 * r.fraction_of_peak), r.bound,
+            format_quantity(r.t_lower_s, "time"), format_quantity(r.t_upper_s, "time"),
+        ))
+    rows = [tuple(terminal(str(c)) for c in row) for row in rows]
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(header))]
+    lines = [terminal(title)] if title else []
+    for n, row in enumerate(rows):
+        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    noted = dict.fromkeys((r.hardware, r.ceiling_note) for r in results if r.ceiling_note)
+    for hardware, note in noted:
+        lines.append(terminal(f"* ceiling on {hardware}: {note}"))
+    for s in skipped:
+        lines.append(terminal(f"skipped: {s.operation} on {s.hardware}: {s.reason}"))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,97 @@
+"""``roofline-workbench render``: the session's chart as a PNG, SVG or PDF file, no display
+needed."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from workbench.cli.common import fail, load, positive_whole
+
+
+def add_parser(sub) -> None:
+    render = sub.add_parser(
+        "render", help="draw the chart to a PNG, SVG or PDF file (no display needed)",
+        description="Draw the session's roofline chart to a figure file. The format follows "
+                    "the extension of -o. Without a size: 1600 x 1000 pixels at 160 dpi. "
+                    "slide = 1920 x 1080 at 144 dpi (13.33 x 7.5 in); single = 3.5 in and "
+                    "double = 7.16 in wide at 300 dpi (pixels follow --dpi). --width or "
+                    "--height alone keeps the aspect ratio.")
+    render.add_argument("session", help="session file (.yaml)")
+    render.add_argument("-o", "--output", required=True, metavar="FIG",
+                        help="output file: .png, .svg or .pdf")
+    render.add_argument("--size", choices=("slide", "single", "double"),
+                        help="a preset size (see above)")
+    render.add_argument("--width", type=_pixels, metavar="PX", help="width in pixels")
+    render.add_argument("--height", type=_pixels, metavar="PX", help="height in pixels")
+    render.add_argument("--dpi", type=_dpi, metavar="N",
+                        help="dots per inch: fonts, lines and markers scale with it")
+    render.add_argument("--theme", choices=("light", "dark", "presentation"), default="light")
+    render.add_argument("--transparent", action="store_true",
+                        help="no background (PNG, SVG and PDF)")
+
+
+_pixels = positive_whole("a whole number of pixels", "a positive number of pixels")
+
+
+def _dpi(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def run(args) -> int:
+    """Check everything that can be checked without Qt first (size, format, session), so that
+    bad input fails fast with one line and no file; then draw."""
+    from workbench.ui.figures.export import ExportError, format_of, resolve_size
+
+    try:
+        format_of(args.output)
+        resolve_size(args.size, args.width, args.height, args.dpi, args.theme)
+    except ExportError as exc:
+        return fail(str(exc))
+    session, error = load(args.session)
+    if error:
+        return fail(error)
+    from workbench.io.atomic import check_writable
+
+    try:  # a read-only file or folder fails before the drawing
+        check_writable(args.output)
+    except OSError as exc:
+        return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
+    from workbench.ui.figures.export import render_figure
+
+    _quiet_platform_notes()
+    try:
+        render_figure(session, args.output, size=args.size, width=args.width,
+                      height=args.height, dpi=args.dpi, theme=args.theme,
+                      transparent=args.transparent)
+    except ExportError as exc:
+        return fail(str(exc))
+    except OSError as exc:
+        return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
+    return 0
+
+
+#: Qt messages that say nothing to a user of the command line (the offscreen platform has no
+#: window manager to pass size hints to).
+_QT_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def _quiet_platform_notes() -> None:
+    """Leave out Qt's notes about the headless platform; every other Qt message is printed
+    as Qt would print it."""
+    from PySide6.QtCore import qFormatLogMessage, qInstallMessageHandler
+
+    def handler(mode, context, message: str) -> None:
+        if message in _QT_NOISE:
+            return
+        sys.stderr.write(qFormatLogMessage(mode, context, message) + "\n")
+
+    qInstallMessageHandler(handler)
