@@ -54,7 +54,6 @@ def _progress_writer():
 def _run_gpu(kind: str, index: int, args, output: Path | None, datasheet) -> int:
     """``measure --device cuda|mps``: the GPU measurement (PyTorch, else CuPy)."""
     from workbench.io.presets import builtin_ids, get_preset
-    from workbench.io.user_presets import save_machine
     from workbench.measure import Cancelled, gpu_backend
     from workbench.measure.gpu_runner import (
         datasheet_for,
@@ -90,25 +89,12 @@ def _run_gpu(kind: str, index: int, args, output: Path | None, datasheet) -> int
     finally:
         with contextlib.suppress(Exception):  # freeing memory must not hide the result
             backend.release()
-    if sys.stderr.isatty():
-        sys.stderr.write("\r" + " " * 80 + "\r")
-    try:
-        saved = save_machine(measured.hardware, measured.provenance)
-        if output is not None:
-            save_machine(measured.hardware, measured.provenance, output)
-    except OSError as exc:
-        return _fail(f"{getattr(exc, 'filename', None) or output}: cannot write: "
-                     f"{exc.strerror or exc}")
-    sys.stdout.write("\n".join(gpu_summary_lines(measured)) + "\n")
-    sys.stdout.write(f"saved as preset {measured.hardware.id}: {saved}\n")
-    if output is not None:
-        sys.stdout.write(f"wrote {output}\n")
-    return 0
+    return _save_and_report(measured, output, gpu_summary_lines(measured))
 
 
 def run(args) -> int:
     from workbench.io.errors import InputError
-    from workbench.io.user_presets import find_preset, save_machine
+    from workbench.io.user_presets import find_preset
     from workbench.measure import Cancelled, compare_to_datasheet, measure_machine, profile_from_env
     from workbench.measure.summary import summary_lines
 
@@ -148,10 +134,18 @@ def run(args) -> int:
         return 130
     except (RuntimeError, MemoryError, OSError) as exc:
         return _fail(f"the measurement failed: {exc}")
-    if sys.stderr.isatty():
-        sys.stderr.write("\r" + " " * 80 + "\r")
     if datasheet is not None:
         compare_to_datasheet(measured, datasheet, args.compare)
+    return _save_and_report(measured, output, summary_lines(measured))
+
+
+def _save_and_report(measured, output: Path | None, lines: list[str]) -> int:
+    """Save a measured machine to the user presets (and to ``output``), print ``lines``
+    and where it went: 0, or 2 with one line when it cannot be written."""
+    from workbench.io.user_presets import save_machine
+
+    if sys.stderr.isatty():  # (the progress line goes)
+        sys.stderr.write("\r" + " " * 80 + "\r")
     try:
         saved = save_machine(measured.hardware, measured.provenance)
         if output is not None:
@@ -159,7 +153,7 @@ def run(args) -> int:
     except OSError as exc:
         return _fail(f"{getattr(exc, 'filename', None) or output}: cannot write: "
                      f"{exc.strerror or exc}")
-    sys.stdout.write("\n".join(summary_lines(measured)) + "\n")
+    sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.write(f"saved as preset {measured.hardware.id}: {saved}\n")
     if output is not None:
         sys.stdout.write(f"wrote {output}\n")
