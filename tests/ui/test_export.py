@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import re
 
@@ -20,21 +21,30 @@ from workbench.ui.window.main_window import MainWindow
 LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
 
 
-@pytest.fixture
-def window(qtbot):
+@contextlib.contextmanager
+def _window_on(qtbot, path):
+    """The main window on the session ``path``, shown; closed after, changes discarded."""
     create_app()
     win = MainWindow()
     win.settings.clear()
-    win.open_path(LLAMA)
+    win.open_path(path)
     win.show()
     qtbot.waitExposed(win)
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    dialog = getattr(win, "export_dialog", None)
-    if dialog is not None:
-        dialog.close()
-    win.close()
-    win.deleteLater()
+    try:
+        yield win
+    finally:
+        win.ask_save_changes = lambda: QMessageBox.Discard
+        dialog = getattr(win, "export_dialog", None)
+        if dialog is not None:
+            dialog.close()
+        win.close()
+        win.deleteLater()
+
+
+@pytest.fixture
+def window(qtbot):
+    with _window_on(qtbot, LLAMA) as win:
+        yield win
 
 
 def _file_menu_texts(win) -> list[str]:
@@ -319,13 +329,8 @@ def test_a_column_figure_grows_for_its_key_and_says_so(qtbot, tmp_path):
     not the preset's."""
     from figures.figcheck import read_figure
 
-    create_app()
-    win = MainWindow()
-    win.settings.clear()
-    win.open_path(next(p for p in EXAMPLES if p.stem == "llama31_8b_inference"))
-    win.show()
-    qtbot.waitExposed(win)
-    try:
+    with _window_on(qtbot, next(p for p in EXAMPLES if p.stem == "llama31_8b_inference")) \
+            as win:
         win.export_figure_action.trigger()
         dialog = win.export_dialog
         dialog.size_combo.setCurrentIndex(dialog.size_combo.findData("single"))
@@ -343,10 +348,3 @@ def test_a_column_figure_grows_for_its_key_and_says_so(qtbot, tmp_path):
         written = re.search(r"\((\d+) × (\d+) px\)", message)
         assert written and int(written[1]) == 1050, message
         assert int(written[2]) == pytest.approx(height_in * 300, abs=2), message
-    finally:
-        win.ask_save_changes = lambda: QMessageBox.Discard
-        dialog = getattr(win, "export_dialog", None)
-        if dialog is not None:
-            dialog.close()
-        win.close()
-        win.deleteLater()
