@@ -85,12 +85,13 @@ class Occupancy:
             return None
         return r0, r1, c0, c1
 
-    def counts_local(self, rects: np.ndarray, layer: np.ndarray | None = None) -> np.ndarray:
+    def counts_local(self, rects: np.ndarray, layer: np.ndarray | None = None,
+                     texts: bool = False) -> np.ndarray:
         """How many covered cells lie under each rectangle (rows ``left, top, right,
         bottom``), all at once: from a summed-area table of just the part of the grid the
         rectangles span (cheaper than keeping one of the whole grid while texts are placed
-        one by one). ``layer``: count the cells of this grid instead (a text's air: see
-        :attr:`texts`)."""
+        one by one). ``layer``: count the cells of this grid instead; ``texts``: those of
+        :attr:`texts` too (one table for both)."""
         if not len(rects):
             return np.zeros(0, dtype=np.int64)
         r0, r1, c0, c1 = self._cells(rects)
@@ -99,8 +100,13 @@ class Occupancy:
         a0, a1, b0, b1 = int(r0.min()), int(r1.max()), int(c0.min()), int(c1.max())
         sat = np.zeros((a1 - a0 + 1, b1 - b0 + 1), dtype=np.int32)
         if a1 > a0 and b1 > b0:
-            covered = ((self.grid[a0:a1, b0:b1] > 0) | self.soft[a0:a1, b0:b1]
-                       if layer is None else layer[a0:a1, b0:b1] > 0).astype(np.int32)
+            if layer is not None:
+                covered = layer[a0:a1, b0:b1] > 0
+            else:
+                covered = (self.grid[a0:a1, b0:b1] > 0) | self.soft[a0:a1, b0:b1]
+                if texts:
+                    covered |= self.texts[a0:a1, b0:b1] > 0
+            covered = covered.astype(np.int32)
             np.cumsum(covered, axis=0, out=covered)
             np.cumsum(covered, axis=1, out=sat[1:, 1:])
         r0, r1, c0, c1 = r0 - a0, r1 - a0, c0 - b0, c1 - b0
@@ -535,8 +541,10 @@ class TextLayout:
             return None
         p = self.PAD
         boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
-        ok[ok] = occ.counts_local(boxes[ok]) == 0
-        if ok.any():  # clear of the other texts' air, and they of its own
+        # clear of the data, the other texts and their air (a tag's); with air of its own,
+        # its box grown by it clear of the texts and their air too
+        ok[ok] = occ.counts_local(boxes[ok], texts=not air) == 0
+        if air and ok.any():
             a = p + air
             grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
             ok[ok] = occ.counts_local(grown[ok], occ.texts) == 0
