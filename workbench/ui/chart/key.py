@@ -268,30 +268,30 @@ class TagsAndKey:
         self._redraw_leaders()
 
     def _join_tags(self) -> None:
-        """Give operations whose markers overlap one tag between them (on screen two tags
-        side by side would find no place by one point)."""
+        """Give operations whose markers touch one tag text between them (on screen and in
+        figures two tags side by side would find no place by one point): a crowd of
+        markers (:func:`~workbench.model.chart.key.crowds`), said by its first operation's
+        label (:func:`~workbench.model.chart.key.crowd_text`)."""
         self._joined, self._groups = frozenset(), {}
-        for op_id, tag in self._key_tags.items():  # (a text that said a group's tags)
-            label = self._labels.get(op_id)
-            if label is not None and label.toPlainText() != tag:
-                label.setText(tag)
-        if len(self._key_tags) < 2:
-            return
-        ax, bx, ay, by = self._view_to_scene()
         ops = list(self._key_tags)  # (in the key's order)
-        xy = []
-        for op_id in ops:
-            point = self._points[self._label_key(op_id)]
-            xy.append((to_view(point.x) * ax + bx, to_view(point.y) * ay + by))
-        # markers that touch or overlap, and theirs in turn
-        groups = [[ops[i] for i in crowd] for crowd in crowds(xy, self.theme.point_size)]
-        joined = set()
-        self._groups = {ops[0]: ops for ops in groups}
-        for ops in groups:
-            if len(ops) > 1:
-                self._labels[ops[0]].setText(crowd_text([self._key_tags[o] for o in ops]))
-                joined.update(ops[1:])
-        self._joined = frozenset(joined)
+        groups: list[list] = [[op] for op in ops]
+        if len(ops) >= 2:
+            ax, bx, ay, by = self._view_to_scene()
+            xy = []
+            for op_id in ops:
+                point = self._points[self._label_key(op_id)]
+                xy.append((to_view(point.x) * ax + bx, to_view(point.y) * ay + by))
+            # markers that touch or overlap, and theirs in turn
+            groups = [[ops[i] for i in crowd]
+                      for crowd in crowds(xy, self.theme.point_size)]
+        self._groups = {group[0]: group for group in groups}
+        self._joined = frozenset(op for group in groups for op in group[1:])
+        for group in groups:  # (a text set only where it changes: Qt lays it out again)
+            label = self._labels.get(group[0])
+            text = (crowd_text([self._key_tags[o] for o in group]) if len(group) > 1
+                    else self._key_tags[group[0]])
+            if label is not None and label.toPlainText() != text:
+                label.setText(text)
 
     # -- the key (figures and screen) -------------------------------------------------
 
