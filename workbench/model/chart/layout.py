@@ -592,7 +592,7 @@ class TextLayout:
     #: leaders checked at once (many far places: most are never looked at), and at most
     #: (the nearest free places: a leader past them would be long and hard to follow)
     LEADER_BATCH = 128
-    MOST_LEADERS = 256
+    MOST_LEADERS = 128
 
     def _clean_leaders(self, cands: np.ndarray, chosen: np.ndarray, cross_lines: bool,
                        mine: np.ndarray | None, also: np.ndarray | None = None
