@@ -135,10 +135,22 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
     (:attr:`FigureSize.grows`) is made taller when its key would otherwise leave names out,
     or some of its points' tags found no place."""
     ensure_gui_app()
-    for _ in range(4):
-        with _offscreen_canvas(session, fig, theme, view_range) as canvas:
+    roomier = None  # (a fitted view with room over the top for tags, and what it told)
+    for _ in range(6):
+        with _offscreen_canvas(session, fig, theme, roomier[0] if roomier else view_range) \
+                as canvas:
             taller = _taller_for_key(canvas, fig)
+            untold = canvas.key.untold() if taller is None else 0
+            if taller is None and untold and view_range is None and roomier is None:
+                # the page can grow no more and tags found no place: the fitted view with
+                # room above its highest points (the crowded roofs are at the top)
+                (x0, x1), (y0, y1) = canvas.view_range()
+                roomier = (((x0, x1), (y0, y1 * HEADROOM)), untold)
+                fitted = _svg_of(canvas, session, fig, theme, transparent)
+                continue
             if taller is None:
+                if roomier is not None and untold >= roomier[1]:
+                    return fitted, fig  # (no better with the room: the fitted view)
                 return _svg_of(canvas, session, fig, theme, transparent), fig
         fig = taller
     with _offscreen_canvas(session, fig, theme, view_range) as canvas:
@@ -147,6 +159,9 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
 
 #: a paper column whose points' tags find no place is tried this much taller at a time
 TALLER_FOR_TAGS = 1.2
+#: and where it can grow no more, its view this many times higher at the top (a decade's
+#: half, on the log axis)
+HEADROOM = 10.0
 
 
 def _taller_for_key(canvas, fig: FigureSize) -> FigureSize | None:
