@@ -62,11 +62,24 @@ class TagsAndKey:
     def untold(self) -> int:
         """How many tagged operations the chart does not tell: their tag's text found no
         place by their points."""
+        return sum(len(self.crowd_of(op)) for op in self._unplaced())
+
+    def _unplaced(self) -> list:
+        """The tagged operations whose label (their tag, or their crowd's text) is not
+        placed, in the key's order."""
         layout = self._text_layout
         placed = layout.placed if layout is not None else {}
-        return sum(1 for op in self._key_tags
-                   if op not in self._joined and op in self._labels
-                   and ("point", op) not in placed for _ in self.crowd_of(op))
+        return [op for op in self._key_tags if op not in self._joined
+                and op in self._labels and ("point", op) not in placed]
+
+    def _pixels(self, ops) -> list[tuple[float, float]]:
+        """Where the points carrying the labels of ``ops`` are drawn, in view pixels."""
+        ax, bx, ay, by = self._view_to_scene()
+        out = []
+        for op_id in ops:
+            point = self._points[self._label_key(op_id)]
+            out.append((to_view(point.x) * ax + bx, to_view(point.y) * ay + by))
+        return out
 
     def crowd_of(self, op_id: int) -> tuple:
         """The operations whose tags the label of ``op_id`` says (itself alone, or a crowd
@@ -226,30 +239,23 @@ class TagsAndKey:
         if layout is None or len(self._key_tags) < 2:
             return
         placed = layout.placed
-        strays = [op for op in self._key_tags if op not in self._joined
-                  and ("point", op) not in placed and op in self._labels]
+        strays = self._unplaced()
         if not strays:
             return
-        ax, bx, ay, by = self._view_to_scene()
-
-        def pixel(op_id):
-            point = self._points[self._label_key(op_id)]
-            return to_view(point.x) * ax + bx, to_view(point.y) * ay + by
-
         reach = self.theme.point_size * self.STRAY_REACH
-        hosts = {op: pixel(op) for op in self._key_tags
-                 if op not in self._joined and ("point", op) in placed}
+        placed_tags = [op for op in self._key_tags
+                       if op not in self._joined and ("point", op) in placed]
+        hosts = dict(zip(placed_tags, self._pixels(placed_tags), strict=True))
         joined = set(self._joined)
-        for op_id in strays:
-            here = pixel(op_id)
+        for op_id, here in zip(strays, self._pixels(strays), strict=True):
             near = sorted((_pixel_gap(here, at), host) for host, at in hosts.items())
             if not near or near[0][0] > reach:
                 continue
             host = near[0][1]
-            group = self._groups.get(host) or [host]
+            group = self.crowd_of(host)
             label = self._labels[host]
             old_text, old_request = label.toPlainText(), self._entry(("point", host))[1]
-            own = self._groups.get(op_id) or [op_id]  # (a stray group: all its tags)
+            own = self.crowd_of(op_id)  # (a stray crowd: all its tags)
             label.setText(crowd_text([self._key_tags[o] for o in [*group, *own]]))
             request = self._point_request(host, label, old_request.order)
             layout.remove(("point", host))
@@ -276,14 +282,9 @@ class TagsAndKey:
         ops = list(self._key_tags)  # (in the key's order)
         groups: list[list] = [[op] for op in ops]
         if len(ops) >= 2:
-            ax, bx, ay, by = self._view_to_scene()
-            xy = []
-            for op_id in ops:
-                point = self._points[self._label_key(op_id)]
-                xy.append((to_view(point.x) * ax + bx, to_view(point.y) * ay + by))
             # markers that touch or overlap, and theirs in turn
             groups = [[ops[i] for i in crowd]
-                      for crowd in crowds(xy, self.theme.point_size)]
+                      for crowd in crowds(self._pixels(ops), self.theme.point_size)]
         self._groups = {group[0]: group for group in groups}
         self._joined = frozenset(op for group in groups for op in group[1:])
         for group in groups:  # (a text set only where it changes: Qt lays it out again)
@@ -381,8 +382,7 @@ class TagsAndKey:
         for _ in range(8):
             labels.place_all()
             placed = self._text_layout.placed if self._text_layout is not None else {}
-            missed = {op for op in self._labels if ("point", op) not in placed}
-            missed -= set(self._key_tags)
+            missed = self._missed_names(placed)
             # (a machine's several memory levels: one alone is the main memory's, beside
             # its ridge; the key names levels only where several lines need telling apart)
             levels = Counter(r.hw_id for r, _label in canvas.roofs.roof_texts
@@ -401,9 +401,7 @@ class TagsAndKey:
                 split = True
                 if not self._improve_crowds():
                     return
-                placed = self._text_layout.placed
-                missed = {op for op in self._labels if ("point", op) not in placed}
-                missed -= set(self._key_tags)
+                missed = self._missed_names(self._text_layout.placed)
                 if not missed:
                     return
             self._roof_rows = self._roof_rows | roofs
@@ -416,6 +414,10 @@ class TagsAndKey:
         # with the legend it made)
         labels.place_all()
 
+    def _missed_names(self, placed) -> set:
+        """The operations named (not tagged) whose name found no place."""
+        return {op for op in self._labels
+                if ("point", op) not in placed and op not in self._key_tags}
 
     def _split_crowds(self) -> bool:
         """Say in parts (:func:`crowd_parts`) each crowd whose tags found no place together:
@@ -444,7 +446,6 @@ class TagsAndKey:
         self._joined = frozenset(joined)
         return split
 
-
     #: unplaced tags whose markers lie this many marker sizes apart or closer are said
     #: together (a row of markers along a roof, each with no room of its own)
     ROW_REACH = 2.5
@@ -453,25 +454,17 @@ class TagsAndKey:
         """Join the tags that found no place (each alone, or a crowd's) into crowds of
         markers up to :attr:`ROW_REACH` marker sizes apart, said by one text each. True when
         any were joined."""
-        layout = self._text_layout
-        if layout is None:
+        if self._text_layout is None:
             return False
-        placed = layout.placed
-        hosts = [op for op in self._key_tags if op not in self._joined
-                 and ("point", op) not in placed and op in self._labels]
+        hosts = self._unplaced()
         if len(hosts) < 2:
             return False
-        ax, bx, ay, by = self._view_to_scene()
-        xy = []
-        for op_id in hosts:
-            point = self._points[self._label_key(op_id)]
-            xy.append((to_view(point.x) * ax + bx, to_view(point.y) * ay + by))
         gathered = False
         joined = set(self._joined)
-        for crowd in crowds(xy, self.ROW_REACH * self.theme.point_size):
+        for crowd in crowds(self._pixels(hosts), self.ROW_REACH * self.theme.point_size):
             if len(crowd) < 2:
                 continue
-            members = [m for i in crowd for m in (self._groups.get(hosts[i]) or [hosts[i]])]
+            members = [m for i in crowd for m in self.crowd_of(hosts[i])]
             first = hosts[crowd[0]]
             for i in crowd[1:]:
                 self._groups.pop(hosts[i], None)
@@ -482,12 +475,11 @@ class TagsAndKey:
         self._joined = frozenset(joined)
         return gathered
 
-
     def _told(self) -> int:
         """How many operations the placed texts tell: names, and each placed tag text's
         operations."""
         placed = self._text_layout.placed if self._text_layout is not None else {}
-        return sum(len(self._groups.get(op) or (op,)) if op in self._key_tags else 1
+        return sum(len(self.crowd_of(op)) if op in self._key_tags else 1
                    for op in self._labels
                    if op not in self._joined and ("point", op) in placed)
 
