@@ -497,10 +497,6 @@ class TextLayout:
         self.occupancy = occupancy
         self.placed: dict[Hashable, Placement] = {}
         self.requests: dict[Hashable, Request] = {}
-        #: for a text with no place: the first place its leader would have across its own
-        #: markers (see :meth:`place`)
-        self._hints: dict[Hashable, np.ndarray] = {}
-        self._hinted: set[Hashable] = set()
 
     def place(self, request: Request, own: bool = True) -> Placement | None:
         """Place one text at its first clean candidate (and reserve its box and leader), or
@@ -513,37 +509,17 @@ class TextLayout:
         self.requests[request.key] = request
         w, h = request.width, request.height
         air, cross = request.air, request.cross_lines
-        # (without its own markers first, the same search tells the first place that
-        # crossing them would give: kept, checked again if it is asked for later)
         mine = request.own if own else None
-        also = request.own if not own else None
         row = None
-        if own and request.key in self._hinted:
-            # searched already (by place_all), the place crossing its own markers noted:
-            # only more texts were placed since, so no place is clean that was not then,
-            # and that one, still clean, is the first
-            self._hinted.discard(request.key)
-            hint = self._hints.pop(request.key, None)
-            if hint is None:
-                return None
-            if self._first_clean(hint[None, :], w, h, cross, mine, air)[0] is not None:
-                row = hint
-        for cands in ((as_array(request.candidates), request.far) if row is None else ()):
+        for cands in (request.candidates, request.far):  # (the far ones made if needed)
             if cands is None:
                 continue
-            if callable(cands):
-                cands = cands()
-            if not len(cands):
-                continue
-            chosen, crossing = self._first_clean(cands, w, h, cross, mine, air, also)
+            cands = cands() if callable(cands) else as_array(cands)
+            chosen = self._first_clean(cands, w, h, cross, mine, air) if len(cands) else None
             if chosen is not None:
                 row = cands[chosen]
                 break
-            if crossing is not None and request.key not in self._hints:
-                self._hints[request.key] = cands[crossing]
         if row is None:
-            if also is not None:
-                self._hinted.add(request.key)
             return None
         leader = None if math.isnan(row[2]) else tuple(float(v) for v in row[2:])
         left, top = float(row[0]), float(row[1])
@@ -554,18 +530,16 @@ class TextLayout:
 
     def _first_clean(self, cands: np.ndarray, w: float, h: float,
                      cross_lines: bool = False, own: np.ndarray | None = None,
-                     air: float = 0.0, also: np.ndarray | None = None
-                     ) -> tuple[int | None, int | None]:
+                     air: float = 0.0) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
-        keeps ``air`` more from other texts, and out of their air), and, where there is none,
-        of the first that would be clean if its leader might cross the markers ``also``."""
+        keeps ``air`` more from other texts, and out of their air)."""
         occ = self.occupancy
         lefts, tops = cands[:, 0], cands[:, 1]
         f = occ.frame
         ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
         if not ok.any():
-            return None, None
+            return None
         p = self.PAD
         boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
         # clear of the data, the other texts and their air (a tag's); with air of its own,
@@ -577,17 +551,13 @@ class TextLayout:
             ok[ok] = occ.counts_local(grown[ok], occ.texts) == 0
         free = np.flatnonzero(ok)
         mine = occ.coverage(own) if own is not None else None
-        also = occ.coverage(also) if also is not None else None
         # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
-        crossing = None
         for start in range(0, min(len(free), self.MOST_LEADERS), self.LEADER_BATCH):
-            found, other = self._clean_leaders(cands, free[start:start + self.LEADER_BATCH],
-                                               cross_lines, mine, also)
+            found = self._clean_leaders(cands, free[start:start + self.LEADER_BATCH],
+                                        cross_lines, mine)
             if found is not None:
-                return found, None
-            if crossing is None:
-                crossing = other
-        return None, crossing
+                return found
+        return None
 
     #: leaders checked at once (many far places: most are never looked at), and at most
     #: (the nearest free places: a leader past them would be long and hard to follow)
@@ -595,13 +565,10 @@ class TextLayout:
     MOST_LEADERS = 128
 
     def _clean_leaders(self, cands: np.ndarray, chosen: np.ndarray, cross_lines: bool,
-                       mine: np.ndarray | None, also: np.ndarray | None = None
-                       ) -> tuple[int | None, int | None]:
+                       mine: np.ndarray | None) -> int | None:
         """The first of the candidates ``chosen`` (free boxes) whose leader, past its first
-        pixels, crosses nothing (lines aside with ``cross_lines``; the cells ``mine``), and
-        the first that crosses nothing but the cells ``also``."""
+        pixels, crosses nothing (lines aside with ``cross_lines``; the cells ``mine``)."""
         occ = self.occupancy
-        crossing = chosen
         lead = cands[chosen, 2:]
         has = ~np.isnan(lead[:, 0])
         if has.any():
@@ -626,27 +593,18 @@ class TextLayout:
             hit[inside] = cover > 0
             clear = np.ones(len(chosen), dtype=bool)
             clear[np.flatnonzero(has)] = ~hit.any(axis=1)
-            if also is not None:
-                hit[inside] = (cover - also[row[inside], col[inside]]) > 0
-                other = np.ones(len(chosen), dtype=bool)
-                other[np.flatnonzero(has)] = ~hit.any(axis=1)
-                crossing = chosen[other]
             chosen = chosen[clear]
-        return (int(chosen[0]) if len(chosen) else None,
-                int(crossing[0]) if also is not None and len(crossing) else None)
+        return int(chosen[0]) if len(chosen) else None
 
     def place_all(self, requests: Iterable[Request]) -> dict[Hashable, Placement | None]:
         """Place ``requests`` in order of priority; then those with no place whose leaders
         may cross their own markers (:attr:`Request.own`) are tried again so (a leader
         across its own markers only where nothing else is left)."""
         ordered = sorted(requests, key=lambda r: (r.priority, r.order))
-        try:
-            out = {r.key: self.place(r, own=False) for r in ordered}
-            for r in ordered:
-                if out[r.key] is None and r.own is not None:
-                    out[r.key] = self.place(r)
-        finally:
-            self._hints, self._hinted = {}, set()
+        out = {r.key: self.place(r, own=False) for r in ordered}
+        for r in ordered:
+            if out[r.key] is None and r.own is not None:
+                out[r.key] = self.place(r)
         return out
 
     def _reserve(self, placement: Placement, weight: int) -> None:
