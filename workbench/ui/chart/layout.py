@@ -381,16 +381,30 @@ class LabelLayer:
             xs.append(to_view(point.x) * ax + bx)
             ys.append(to_view(point.y) * ay + by)
         tag = op_id in key.tags
+        own = far = None
         if tag:
-            near = 2.5 * canvas.theme.point_size
+            # the markers of what it names: its points on every machine, its measured
+            # points and their predictions (its leader may cross them)
+            theme = canvas.theme
+            spots = [(p.x, p.y, theme.point_size) for member in crowd
+                     for p in (points.marks[k] for k in points.keys_of(member))]
+            mine = len(spots)
+            members = set(crowd)
+            for mark, _curve, _label in canvas.overlays.measured_texts:
+                if mark.op_id in members:
+                    spots += [(mark.x, mark.y, theme.point_size * 1.3),
+                              (mark.px, mark.py, theme.point_size * 0.9)]
+            arr = np.asarray(spots, dtype=float).reshape(-1, 3)
+            px, py = self._px(to_view(arr[:, 0]), to_view(arr[:, 1]), (ax, bx, ay, by))
+            half = arr[:, 2] / 2 + AIR
+            own = np.column_stack((px - half, py - half, px + half, py + half))
+            # it is placed around its points close by, too (on the other machines)
+            near = 2.5 * theme.point_size
             x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
-            for member in crowd:
-                for k in points.keys_of(member):
-                    point = points.marks[k]
-                    px, py = to_view(point.x) * ax + bx, to_view(point.y) * ay + by
-                    if x0 - near <= px <= x1 + near and y0 - near <= py <= y1 + near:
-                        xs.append(px)
-                        ys.append(py)
+            qx, qy = px[:mine], py[:mine]
+            close = (qx >= x0 - near) & (qx <= x1 + near) & (qy >= y0 - near) & (qy <= y1 + near)
+            xs += qx[close].tolist()
+            ys += qy[close].tolist()
         if len(xs) > 1:
             x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
             sx, sy = (x0 + x1) / 2, (y0 + y1) / 2
@@ -409,22 +423,7 @@ class LabelLayer:
             cands = point_candidates(sx, sy, w, h, radius, CROWD_RINGS)[8:]
         else:
             cands = point_candidates(sx, sy, w, h, radius)
-        own = None
         if tag:
-            # its leader may cross the markers of what it names: its points on every
-            # machine, its measured points and their predictions
-            members = set(crowd)
-            theme = canvas.theme
-            spots = [(p.x, p.y, theme.point_size) for member in crowd
-                     for p in (points.marks[k] for k in points.keys_of(member))]
-            for mark, _curve, _label in canvas.overlays.measured_texts:
-                if mark.op_id in members:
-                    spots += [(mark.x, mark.y, theme.point_size * 1.3),
-                              (mark.px, mark.py, theme.point_size * 0.9)]
-            arr = np.asarray(spots, dtype=float).reshape(-1, 3)
-            px, py = self._px(to_view(arr[:, 0]), to_view(arr[:, 1]), (ax, bx, ay, by))
-            half = arr[:, 2] / 2 + AIR
-            own = np.column_stack((px - half, py - half, px + half, py + half))
             frame = self._frame()
             diagonal = math.hypot(frame[2] - frame[0], frame[3] - frame[1])
             most = min(FAR_REACH * diagonal,
@@ -434,7 +433,7 @@ class LabelLayer:
             def far(sx=sx, sy=sy, w=w, h=h, radius=radius, frame=frame, most=most):
                 return far_candidates(sx, sy, w, h, radius, frame, most, step)
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
-                       far=far if tag else None, air=TAG_AIR if tag else 0.0)
+                       far=far, air=TAG_AIR if tag else 0.0)
 
     def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
