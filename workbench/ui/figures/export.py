@@ -159,15 +159,16 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
 
 #: a paper column whose points' tags find no place is tried this much taller at a time
 TALLER_FOR_TAGS = 1.2
-#: and where it can grow no more, its view this many times higher at the top (a decade's
-#: half, on the log axis)
+#: and where it can grow no more, its view this many times higher at the top (a decade,
+#: on the log axis)
 HEADROOM = 10.0
 
 
 def _taller_for_key(canvas, fig: FigureSize) -> FigureSize | None:
-    """A taller figure whose key would list every row, for a figure that may grow and whose
-    key left rows out (None: as it is). The chart keeps its height; the page grows by what
-    the key lacks, and enough that the key stays within its share of the page."""
+    """A taller figure, for a figure that may grow (None: as it is): where its key left rows
+    out, the chart keeps its height and the page grows by what the key lacks, and enough
+    that the key stays within its share of the page; where every row is listed but tags
+    found no place by their points, :data:`TALLER_FOR_TAGS` times taller."""
     legend = canvas.legend_item
     if not fig.grows:
         return None
