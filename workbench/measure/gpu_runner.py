@@ -47,7 +47,8 @@ from workbench.measure.analysis import name_levels
 from workbench.measure.gpu_backend import DeviceInfo, GpuBackend, Unavailable
 from workbench.measure.gpu_suite import FULL, QUICK, SUITE, KernelTime, fit_calibration
 from workbench.measure.kernels import Cancelled
-from workbench.measure.runner import MeasuredMachine, Progress, _Clock, format_bytes
+from workbench.measure.runner import Clock, MeasuredMachine, Progress, format_bytes
+from workbench.measure.runner import slug as preset_slug
 from workbench.model.hardware import Hardware
 from workbench.model.prediction import CLASSES, MATH_CLASSES
 
@@ -244,10 +245,6 @@ def planned_seconds(profile: GpuProfile, precisions: Sequence[str],
 # -- the measurement ----------------------------------------------------------------------
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "gpu"
-
-
 def measure_gpu(backend: GpuBackend, device: int = 0, profile: GpuProfile | str = "quick",
                 progress: Callable[[Progress], None] = lambda p: None,
                 cancelled: Callable[[], bool] = lambda: False,
@@ -263,7 +260,7 @@ def measure_gpu(backend: GpuBackend, device: int = 0, profile: GpuProfile | str 
     precisions = [p for p in GEMM_PRECISIONS if p in backend.precisions()]
     guess_bw = datasheet.bandwidth() if datasheet is not None else 1e12
     plan = planned_seconds(profile, precisions, datasheet, guess_bw)
-    progress_clock = _Clock(sum(plan.values()), progress)
+    progress_clock = Clock(sum(plan.values()), progress)
     notes: list[str] = []
     skipped: list[str] = []
 
@@ -448,7 +445,8 @@ def _build(backend, info: DeviceInfo, profile: GpuProfile, datasheet: Hardware |
         vector = dict(datasheet.vector_compute)
         if vector:
             borrowed.append("vector_compute")
-    slug = datasheet_for(info.name) or _slug(info.name)  # the GPU's own, whatever it is compared with
+    # (the GPU's own, whatever it is compared with)
+    slug = datasheet_for(info.name) or preset_slug(info.name, "gpu")
     hw = Hardware(
         name=f"{info.name} (measured {now:%Y-%m-%d})", compute=compute, memory=memory,
         main_memory=main, id=f"measured-{slug}-{now:%Y%m%d-%H%M%S}", vendor=info.vendor,

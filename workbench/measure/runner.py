@@ -126,11 +126,13 @@ def working_sets(profile: Profile, caches: dict[str, int]) -> list[int]:
     return sorted(sizes)
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "cpu"
+def slug(text: str, default: str) -> str:
+    """``text`` as part of a preset id: lower case, runs of other characters as one
+    hyphen, at most 40 characters (``default`` when nothing is left)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or default
 
 
-class _Clock:
+class Clock:
     """Planned seconds per step → fraction done and an estimate of the time left."""
 
     def __init__(self, planned: float, report: Callable[[Progress], None]) -> None:
@@ -183,7 +185,7 @@ def measure_machine(profile: Profile | str = "quick",
                + sum(profile.dram_budget_s for ws in sizes if ws > llc)
                + sizes[-1] / 1e9
                + _gemm_cost(profile) * len(gemm_runs) + 0.5)
-    clock = _Clock(planned, progress)
+    clock = Clock(planned, progress)
     notes: list[str] = []
 
     curves: dict[str, list[dict]] = {k: [] for k in BANDWIDTH_KERNELS}
@@ -273,7 +275,7 @@ def measure_machine(profile: Profile | str = "quick",
     hw = Hardware(
         name=f"{' '.join(cpu.split())} ({cores} cores, measured {now:%Y-%m-%d})",
         compute=compute, memory=memory, main_memory=main,
-        id=f"measured-{_slug(cpu)}-{now:%Y%m%d-%H%M%S}", vendor=system.cpu_vendor(),
+        id=f"measured-{slug(cpu, 'cpu')}-{now:%Y%m%d-%H%M%S}", vendor=system.cpu_vendor(),
         kind="cpu", vector_compute=dict(compute))
     hw.measured = ([f"compute.{p}" for p in compute] + [f"vector_compute.{p}" for p in compute]
                    + [f"memory.{name}" for name in memory])
