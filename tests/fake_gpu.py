@@ -36,6 +36,11 @@ TRAFFIC = {"copy": 2, "read": 1, "triad": 3}
 ARRAYS = {"copy": 2, "read": 1, "triad": 3}
 
 
+class LibraryVersion(str):
+    """A version string of a str subclass, as ``torch.__version__`` (a ``TorchVersion``) is:
+    YAML's safe dumper refuses such objects unless they are made plain strings."""
+
+
 def reference(gpu: str) -> dict:
     return json.loads((DATA / f"{gpu}.json").read_text(encoding="utf-8"))
 
@@ -91,7 +96,7 @@ class ReplayGpu:
 
     def versions(self) -> dict[str, str]:
         env = self.data["env"]
-        return {"torch": env["torch"], "cuda": env["cuda"], "replayed": f"{self.gpu}.json"}
+        return {"torch": LibraryVersion(env["torch"]), "cuda": env["cuda"], "replayed": f"{self.gpu}.json"}
 
     def devices(self) -> list[DeviceInfo]:
         return [self.info]

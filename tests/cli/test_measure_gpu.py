@@ -128,3 +128,24 @@ def test_compare_names_another_datasheet(monkeypatch, presets, capsys):
     out = capsys.readouterr().out
     assert "compared with the datasheet preset h100-sxm" in out
     assert list(presets.glob("measured-h200-*.yaml"))  # named by the GPU measured
+
+
+def test_a_measurement_that_cannot_be_saved_still_prints_its_figures(monkeypatch, presets,
+                                                                    capsys):
+    """Minutes of measuring are not lost to a save that fails on something other than the
+    disk (a value YAML cannot hold): the figures are printed, then one line, exit 2."""
+    import workbench.io.user_presets as user_presets
+
+    _with(monkeypatch, ReplayGpu("h100-sxm"))
+
+    def unrepresentable(*args, **kw):
+        raise ValueError("cannot represent an object: TorchVersion('2.11.0')")
+
+    monkeypatch.setattr(user_presets, "save_machine", unrepresentable)
+    assert main(["measure", "--device", "cuda", "--quick"]) == 2
+    out = capsys.readouterr()
+    assert "TFLOP/s" in out.out and "TB/s" in out.out  # the figures came first
+    assert "saved as preset" not in out.out
+    assert out.err.count("\n") == 1 and "could not be saved" in out.err
+    assert "TorchVersion" in out.err
+    assert not presets.exists() or not any(presets.iterdir())

@@ -230,6 +230,8 @@ def test_the_measured_preset_saves_and_reads_back_with_its_provenance(quick, tmp
                 "kernels", "comparison"):
         assert key in prov, key
     assert prov["versions"]["torch"] == reference(gpu)["env"]["torch"]
+    first = hw.notes.splitlines()[0]  # the backend named once, then its library versions
+    assert f"replay backend: torch {reference(gpu)['env']['torch']}, cuda " in first
     assert prov["device"]["name"] == reference(gpu)["env"]["name"]
     assert "median" in prov["method"] and "spread" in prov["method"]
 

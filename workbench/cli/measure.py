@@ -146,6 +146,8 @@ def _save_and_report(measured, output: Path | None, lines: list[str]) -> int:
 
     if sys.stderr.isatty():  # (the progress line goes)
         sys.stderr.write("\r" + " " * 80 + "\r")
+    sys.stdout.write("\n".join(lines) + "\n")  # first: a failed save keeps the figures
+    sys.stdout.flush()
     try:
         saved = save_machine(measured.hardware, measured.provenance)
         if output is not None:
@@ -153,7 +155,8 @@ def _save_and_report(measured, output: Path | None, lines: list[str]) -> int:
     except OSError as exc:
         return _fail(f"{getattr(exc, 'filename', None) or output}: cannot write: "
                      f"{exc.strerror or exc}")
-    sys.stdout.write("\n".join(lines) + "\n")
+    except Exception as exc:  # noqa: BLE001 - a value the file cannot hold: one line, no trace
+        return _fail(f"the measured machine could not be saved: {type(exc).__name__}: {exc}")
     sys.stdout.write(f"saved as preset {measured.hardware.id}: {saved}\n")
     if output is not None:
         sys.stdout.write(f"wrote {output}\n")

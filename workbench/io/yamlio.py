@@ -322,6 +322,8 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if hasattr(value, "item") and not isinstance(value, str | bytes):
         value = value.item()
+    if isinstance(value, str) and type(value) is not str:
+        return str(value)  # a library's version string (torch's TorchVersion), an enum
     if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2**53:
         return int(value)
     return value

@@ -639,8 +639,8 @@ def describe_gpu(measured: MeasuredMachine) -> str:
     prov = measured.provenance
     dev = prov["device"]
     lines = [f"Measured on {dev['name']} ({dev['kind']}:{dev['index']}), {prov['date']}, "
-             f"{prov['profile']} profile, in {prov['duration_s']:.0f} s; {prov['backend']} "
-             + ", ".join(f"{k} {v}" for k, v in prov["versions"].items() if v) + ".",
+             f"{prov['profile']} profile, in {prov['duration_s']:.0f} s, {prov['backend']} "
+             "backend: " + ", ".join(f"{k} {v}" for k, v in prov["versions"].items() if v) + ".",
              prov["method"] + "."]
     lines.extend(prov.get("notes", []))
     lines.extend(line.strip() for line in comparison_lines(measured))
