@@ -61,7 +61,7 @@ def _stub_torch(calls: list, cuda: bool = True, fail: tuple = ()):
             return Tensor()
         return run
 
-    torch.empty = torch.randn = torch.ones = make
+    torch.empty = torch.randn = torch.ones = torch.zeros = make
     torch.empty_like = torch.ones_like = torch.randn_like = lambda x, **k: x
     torch.tensor = lambda value, device=None: Tensor()
     torch.device = lambda *a: ("device", *a)
@@ -115,11 +115,29 @@ def _stub_torch(calls: list, cuda: bool = True, fail: tuple = ()):
             "torch.nn.attention": attention}
 
 
+def _stub_triton_reader(calls: list):
+    """workbench.measure.gpu_triton as it is where Triton imports: a reader that records the
+    launches (Triton itself is not needed: it needs a GPU to compile)."""
+    module = types.ModuleType("workbench.measure.gpu_triton")
+
+    def make_reader(sink, units):
+        calls.append(("reader", units))
+        return lambda x, n, passes: calls.append(("read", n, passes))
+
+    module.make_reader = make_reader
+    return module
+
+
 @pytest.fixture
 def backend_module(monkeypatch):
-    def load(calls, **kw):
+    def load(calls, triton: bool = True, **kw):
         for name, module in _stub_torch(calls, **kw).items():
             monkeypatch.setitem(sys.modules, name, module)
+        if triton:
+            monkeypatch.setitem(sys.modules, "workbench.measure.gpu_triton",
+                                _stub_triton_reader(calls))
+        else:  # an import of it fails, as where Triton is missing
+            monkeypatch.setitem(sys.modules, "workbench.measure.gpu_triton", None)
         monkeypatch.delitem(sys.modules, "workbench.measure.gpu_torch", raising=False)
         return importlib.import_module("workbench.measure.gpu_torch")
 
@@ -155,7 +173,31 @@ def test_a_cuda_device_runs_every_stage_and_suite_operation(backend_module, monk
                  "layer_norm", "replay"):
         assert name in calls, name
     assert measured.hardware.calibration is not None
+    # every read is the Triton kernel's, made once for the device's 132 SMs: the sweep's
+    # many passes over small working sets, the main-memory figure's one pass
+    assert calls.count(("reader", 132)) == 1
+    reads = [c for c in calls if isinstance(c, tuple) and c[0] == "read"]
+    assert {p for _, _n, p in reads} > {1} and (2**20 // 4) in {n for _, n, _p in reads}
+    assert "sum" not in calls
     backend.release()
+
+
+def test_without_triton_the_l2_sweep_is_left_out_and_says_why(backend_module):
+    """PyTorch's own sum over a stride-0 view read at 2.7 TB/s on an H100 for every working
+    set, and the sweep then said the L2 was no faster than memory: without the read kernel
+    the sweep is left out, and the note names what to install."""
+    from workbench.measure.gpu_runner import measure_gpu
+
+    calls: list = []
+    gpu_torch = backend_module(calls, triton=False)
+    backend = gpu_torch.TorchBackend("cuda")
+    measured = measure_gpu(backend, 0, "tiny")
+    prov = measured.provenance
+    assert "read" in prov["stream"]  # one pass: PyTorch's sum
+    assert prov["l2_sweep"] == [] and "memory.l2" not in measured.hardware.measured
+    [note] = [n for n in prov["notes"] if n.startswith("L2 sweep")]
+    assert "Triton" in note and "pip install triton" in note
+    assert not any("no L2 plateau" in n for n in prov["notes"])
 
 
 def test_library_errors_become_unavailable_and_the_run_goes_on(backend_module):
@@ -216,6 +258,21 @@ def _stub_cupy(calls: list):
     cupy.broadcast_to = lambda x, shape: Tensor(*shape)
     cupy.random = types.SimpleNamespace(standard_normal=lambda shape, dtype=None: make(shape))
     cupy.ElementwiseKernel = lambda *a: op("triad")
+
+    class RawKernel:  # records each launch's grid and passes
+        def __init__(self, source, name):
+            assert "__ldcg" in source and name in source
+            self.name = name
+
+        def compile(self):
+            calls.append(f"compile {self.name}")
+
+        def __call__(self, grid, block, args):
+            x, n4, passes, _sink = args
+            calls.append(("read", grid[0], block[0], int(n4), int(passes)))
+
+    cupy.RawKernel = RawKernel
+    cupy.zeros = make
     cupy.get_default_memory_pool = lambda: types.SimpleNamespace(free_all_blocks=lambda: None)
 
     class Event:
@@ -278,3 +335,37 @@ def test_the_cupy_backend_runs_what_cupy_has(monkeypatch):
     assert "compute.bf16" not in measured.hardware.measured  # CuPy has no bf16
     assert {"capture", "launch graph", "triad", "copyto", "matmul"} <= set(calls)
     assert measured.hardware.calibration is not None
+    # the L2 sweep reads with its own kernel (compiled once), many passes over small sets;
+    # CuPy's sum of a stride-0 view ran at 32 GB/s on an H100, a figure of nothing
+    assert calls.count("compile workbench_read") == 1
+    reads = [c for c in calls if isinstance(c, tuple) and c[0] == "read"]
+    assert max(c[4] for c in reads) > 1 and len(prov["l2_sweep"]) > 1
+    assert all(1 <= grid <= 8 * 132 and block == 256 for _, grid, block, _n, _p in reads)
+    smallest = min(prov["l2_sweep"], key=lambda r: r["working_set"])
+    assert smallest["working_set"] == 2**20 and smallest["passes"] > 1
+    assert any(n4 == 2**20 // 16 for _, _g, _b, n4, _p in reads)  # float4s of 1 MiB
+
+
+def test_without_a_kernel_compiler_cupy_reads_once_and_leaves_the_l2_out(monkeypatch):
+    from workbench.measure import gpu_backend
+    from workbench.measure.gpu_runner import measure_gpu
+
+    calls: list = []
+    cupy = _stub_cupy(calls)
+
+    class NoCompiler:
+        def __init__(self, *a):
+            raise RuntimeError("nvrtc: cannot load libnvrtc.so")
+
+    cupy.RawKernel = NoCompiler
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.delitem(sys.modules, "workbench.measure.gpu_cupy", raising=False)
+    monkeypatch.setattr(gpu_backend, "_installed", lambda module: module == "cupy")
+    try:
+        measured = measure_gpu(gpu_backend.load_backend("cuda"), 0, "tiny")
+    finally:
+        sys.modules.pop("workbench.measure.gpu_cupy", None)
+    prov = measured.provenance
+    assert set(prov["stream"]) == {"copy", "read", "triad"}  # one pass: CUB's sum
+    assert prov["l2_sweep"] == [] and "memory.l2" not in measured.hardware.measured
+    assert any("kernel compiler" in note for note in prov["notes"])
