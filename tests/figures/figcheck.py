@@ -95,8 +95,10 @@ AXIS_TITLE_TO_TICKS = 0.8
 #: into), and this share of the page's width less such a legend
 MIN_PLOT_SHARE = 0.33
 MIN_PLOT_WIDTH = 0.6
-#: a legend beside or below the plot takes at most this share of the page's width or height
-MAX_LEGEND_SHARE = 0.36
+#: a legend beside or below the plot takes at most this share of the page's width or height:
+#: the chart keeps at least 45 % (a key of many long names below a paper column's plot, on a
+#: page grown to a journal's 9 in, takes up to 55 %; less wherever a taller page would do)
+MAX_LEGEND_SHARE = 0.56
 
 #: ink above the baseline, in em (DejaVu Sans: capitals and digits 0.73, ascenders 0.76,
 #: lowercase 0.55, low punctuation less)

@@ -99,6 +99,9 @@ class RooflineCanvas(QWidget):
     #: title is never set below :data:`~workbench.ui.chart.titles.AXIS_TITLE_MIN_PT` at that
     #: scale
     figure_type_scale = 1.0
+    #: the share of a figure's height its key below the plot may take (rows past it are
+    #: counted in one line); the export makes the page taller first
+    figure_key_share = 0.35
 
     def __init__(self, workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -26,7 +26,6 @@ class ChartLegend:
     #: a legend below the plot takes at most this share of the chart's height (smaller
     #: type, down to :attr:`LEAST_LEGEND_PT`, before more)
     LEGEND_BELOW = 0.25
-    LEGEND_MOST = 0.35
     LEAST_LEGEND_PT = 6.0
 
     def __init__(self, canvas) -> None:
@@ -243,7 +242,7 @@ class ChartLegend:
             if legend.flow is not None:
                 # a key too long for the figure even so: as many rows as fit, one line
                 # counts the rest (their points keep no tag; the tables list every one)
-                legend.set_max_height(self.LEGEND_MOST * canvas.height())
+                legend.set_max_height(canvas.figure_key_share * canvas.height())
         if side == "right":
             right += legend.width() + 12
             self._outside_width = legend.width()

@@ -34,6 +34,7 @@ from workbench.ui.figures.figure_size import (
     BASE_DPI,
     FIGURE_LEGEND_OPERATIONS,
     FORMATS,
+    KEY_SHARE,
     MAX_PIXELS,
     MIN_LOGICAL,
     SIZE_PRESETS,
@@ -178,11 +179,18 @@ def _taller_for_key(canvas, fig: FigureSize) -> FigureSize | None:
             return None
         taller = fig.taller(math.ceil(fig.height * TALLER_FOR_TAGS))
         return taller if taller.height > fig.height else None
+    # the least page on which the whole key takes at most the usual share, or where no page
+    # of a journal's height is so tall, at most the larger one (the chart keeps 45 %)
     lacking = legend.full_height - legend.height()
     logical = fig.logical[1]
-    need = max(logical + lacking, legend.full_height / canvas.legend.LEGEND_MOST) + 8.0
-    taller = fig.taller(math.ceil(need * fig.scale))
-    return taller if taller.height > fig.height else None
+    for share in KEY_SHARE:
+        if share < (fig.key_share or KEY_SHARE[0]):
+            continue
+        need = max(logical + lacking, legend.full_height / share) + 8.0
+        taller = fig.taller_for_key(math.ceil(need * fig.scale), share)
+        if math.ceil(need * fig.scale) <= taller.height or share == KEY_SHARE[-1]:
+            break
+    return taller if (taller.height, taller.key_share) != (fig.height, fig.key_share) else None
 
 
 def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool) -> bytes:
@@ -282,6 +290,7 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
                 self.workspace.document.replace_session(self.session)
         # axis titles are never set below a readable size on the page
         canvas.figure_type_scale = self.fig.boost
+        canvas.figure_key_share = self.fig.key_share or KEY_SHARE[0]
         canvas.rebuild(fit=self.view_range is None)
         self._fitted = canvas.plot_widget.getPlotItem().getViewBox().targetRange()
         canvas.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)

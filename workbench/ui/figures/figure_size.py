@@ -12,7 +12,7 @@ from pathlib import Path
 __all__ = [
     "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
     "format_of", "MIN_LOGICAL", "MAX_PIXELS", "BASE_DPI", "type_boost", "DESIGN_EMS",
-    "MIN_TICK_PT", "MOST_GROWTH",
+    "MIN_TICK_PT", "MOST_GROWTH", "MOST_KEY_HEIGHT_IN", "KEY_SHARE",
 ]
 
 FORMATS = ("png", "svg", "pdf")
@@ -37,8 +37,16 @@ THEME_FIGURE_SCALE = {"presentation": 1.2}
 DESIGN_EMS = (30.0, 24.0)
 #: Tick labels are never scaled below this size (points on the page).
 MIN_TICK_PT = 7.0
-#: A paper column's figure grows at most this many times its preset height to hold its key.
+#: A paper column's figure grows at most this many times its preset height to give its
+#: points' tags room (:data:`MOST_KEY_HEIGHT_IN` for its key).
 MOST_GROWTH = 1.8
+#: A paper column's figure grows up to a journal page's text height (9 in) rather than
+#: leave rows of its key out.
+MOST_KEY_HEIGHT_IN = 9.0
+#: The key below a figure's plot takes at most this share of the page's height, and when
+#: even a page of :data:`MOST_KEY_HEIGHT_IN` cannot hold it so, up to ``KEY_SHARE[1]``: the
+#: chart keeps at least 45 % of the page.
+KEY_SHARE = (0.35, 0.55)
 #: A figure's legend names at most this many operations (the rest: one line); a figure has
 #: less room than a window.
 FIGURE_LEGEND_OPERATIONS = 8
@@ -94,19 +102,32 @@ class FigureSize:
     #: extra enlargement of the layout (the presentation theme's), not of the pixels
     boost: float = 1.0
     #: a paper column: its width is the journal's, its height may grow up to this many
-    #: pixels (:data:`MOST_GROWTH` times its preset's) so that the key below the plot lists
-    #: every row and the points have room for their tags (0: it does not grow)
+    #: pixels (:data:`MOST_GROWTH` times its preset's) so that the points have room for
+    #: their tags (0: it does not grow) …
     most_height: int = 0
+    #: … and up to this many (:data:`MOST_KEY_HEIGHT_IN`) so that the key below the plot
+    #: lists every row
+    most_key_height: int = 0
+    #: the share of the page the key may take (0: :data:`KEY_SHARE`'s first)
+    key_share: float = 0.0
 
     @property
     def grows(self) -> bool:
         """Whether it may be made taller (see :attr:`most_height`)."""
-        return self.most_height > self.height
+        return max(self.most_height, self.most_key_height) > self.height
 
     def taller(self, height: int) -> FigureSize:
         """This figure ``height`` pixels high (at most :attr:`most_height`), its type as it
         was."""
-        return replace(self, height=min(max(self.height, int(height)), self.most_height))
+        return replace(self, height=min(max(self.height, int(height)),
+                                        max(self.most_height, self.height)))
+
+    def taller_for_key(self, height: int, share: float = 0.0) -> FigureSize:
+        """This figure ``height`` pixels high (at most :attr:`most_key_height`), its key
+        allowed ``share`` of the page (0: as it was)."""
+        return replace(self, height=min(max(self.height, int(height)),
+                                        max(self.most_key_height, self.height)),
+                       key_share=share or self.key_share)
 
     @property
     def scale(self) -> float:
@@ -156,9 +177,12 @@ def resolve_size(size: str | None = None, width: int | None = None, height: int 
     elif height is not None and width is None:
         width = max(1, round(height * base_w / base_h))
     w_px, h_px = int(width or base_w), int(height or base_h)
+    tallest = min(MAX_SIDE, MAX_PIXELS // max(1, w_px))  # (a grown figure is not too large)
     fig = FigureSize(w_px, h_px, float(base_dpi),
                      type_boost(theme, type_scale, w_px / base_dpi, h_px / base_dpi),
-                     min(round(h_px * MOST_GROWTH), MAX_SIDE) if grows else 0)
+                     min(round(h_px * MOST_GROWTH), tallest) if grows else 0,
+                     min(max(round(MOST_KEY_HEIGHT_IN * base_dpi), round(h_px * MOST_GROWTH)),
+                         tallest) if grows else 0)
     if fig.width > MAX_SIDE or fig.height > MAX_SIDE or fig.width * fig.height > MAX_PIXELS:
         raise ExportError(f"figure of {fig.width} × {fig.height} pixels is too large "
                           f"(at most {MAX_SIDE} per side and {MAX_PIXELS // 1_000_000} million "
