@@ -50,6 +50,10 @@ __all__ = ["RooflineCanvas", "LogAxis", "to_view", "to_data"]
 _STYLE_FIELDS = {"visible", "color", "label", "memory_level"}
 #: Fit-to-data leaves this fraction of each span around the decade-rounded data range.
 FIT_PADDING = 0.015
+#: A fitted view whose points' tags find no place (the crowded roofs are at the top) is
+#: given this many times more room over its highest points (a decade, on the log axis),
+#: kept only when more names are then told.
+HEADROOM = 10.0
 
 
 class RooflineCanvas(QWidget):
@@ -166,6 +170,8 @@ class RooflineCanvas(QWidget):
         vb.sigRangeChanged.connect(self._on_range_changed)
         vb.sigResized.connect(self._on_range_changed)
 
+        #: a fit happened: the next full placing may give the fitted view its headroom
+        self._headroom_pending = False
         self.rebuild(fit=True)
         self.destroyed.connect(functools.partial(_release, self.__dict__))
 
@@ -258,8 +264,25 @@ class RooflineCanvas(QWidget):
 
     def layout_annotations(self) -> None:
         """Place every text of the chart: on screen, names with no clean place are told by
-        tags and the key (:meth:`TagsAndKey.layout_on_screen`)."""
+        tags and the key (:meth:`TagsAndKey.layout_on_screen`); after a fit, where tags still
+        find no place, the fitted view is tried with :data:`HEADROOM` over its top."""
         self.key.layout_on_screen()
+        if self._headroom_pending:
+            self._headroom_pending = False
+            self._give_headroom()
+
+    def _give_headroom(self) -> None:
+        untold = self.key.untold()
+        if not untold:
+            return
+        (x0, x1), (y0, y1) = self.view_range()
+        self.set_view_range((x0, x1), (y0, y1 * HEADROOM))
+        self.labels.stop()  # (placed now, not a moment after the range change)
+        self.key.layout_on_screen()
+        if self.key.untold() >= untold:  # no better: the view as it was fitted
+            self.set_view_range((x0, x1), (y0, y1))
+            self.labels.stop()
+            self.key.layout_on_screen()
 
     def outside_side(self) -> str:
         """The side of the plot a legend that fits in no corner goes to."""
@@ -557,6 +580,8 @@ class RooflineCanvas(QWidget):
             if honour_view_range and session.view.y_range:
                 y_range, padding = session.view.y_range, 0.0
             self.set_view_range(x_range, y_range, padding)
+            # (a view the session saved is shown as it was)
+            self._headroom_pending = not (honour_view_range and session.view.y_range)
         if self.isVisible():
             self.layout_annotations()
         else:

@@ -135,6 +135,8 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
     """The figure as portable SVG 1.1, and its size: a paper column's figure
     (:attr:`FigureSize.grows`) is made taller when its key would otherwise leave names out,
     or some of its points' tags found no place."""
+    from workbench.ui.chart.canvas import HEADROOM
+
     ensure_gui_app()
     roomier = None  # (a fitted view with room over the top for tags, and what it told)
     for _ in range(6):
@@ -158,11 +160,9 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
         return _svg_of(canvas, session, fig, theme, transparent), fig
 
 
-#: a paper column whose points' tags find no place is tried this much taller at a time
+#: a paper column whose points' tags find no place is tried this much taller at a time,
+#: and where it can grow no more, its fitted view with the chart's HEADROOM at the top
 TALLER_FOR_TAGS = 1.2
-#: and where it can grow no more, its view this many times higher at the top (a decade,
-#: on the log axis)
-HEADROOM = 10.0
 
 
 def _taller_for_key(canvas, fig: FigureSize) -> FigureSize | None:
