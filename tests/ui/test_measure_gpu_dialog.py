@@ -5,11 +5,13 @@ and the measured machine beside its datasheet, driven as a user would on the rep
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from conftest import EXAMPLES
 from fake_gpu import ReplayGpu, reference
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMessageBox
 
 from workbench.io.user_presets import USER_PRESETS_VARIABLE, load_machine_file
@@ -65,6 +67,10 @@ def _open_dialog(win) -> MeasureDialog:
                     action.trigger()
     dialog = win.findChild(MeasureDialog)
     assert dialog is not None and dialog.isVisible()
+    deadline = time.monotonic() + 10  # (the GPUs are looked for beside the window)
+    while dialog.gpus is None and time.monotonic() < deadline:
+        QTest.qWait(5)
+    assert dialog.gpus is not None
     return dialog
 
 
@@ -176,4 +182,39 @@ def test_without_a_gpu_library_the_dialog_says_what_to_install(qtbot, tmp_path, 
         assert dialog.gpu_hint.isVisible()
         assert 'pip install ".[gpu]"' in dialog.gpu_hint.text()
     finally:
+        _close(win)
+
+
+def test_the_dialog_opens_at_once_and_offers_the_gpu_when_found(qtbot, tmp_path, monkeypatch):
+    """PyTorch takes seconds to import and start CUDA: the dialog does not wait for it. It
+    opens with the CPU and "Looking for GPUs…", the window answers meanwhile, and the GPU
+    joins the menu once found."""
+    fake = ReplayGpu("h100-sxm")
+    release = threading.Event()
+
+    def slow_discovery():
+        release.wait(10)
+        return [(fake, fake.devices()[0])]
+
+    win = _window(qtbot, tmp_path, monkeypatch, [])
+    monkeypatch.setattr(measure_dialog, "discover_gpus", slow_discovery)
+    try:
+        for menu_action in win.menuBar().actions():
+            if menu_action.text().replace("&", "") == "Hardware":
+                for action in menu_action.menu().actions():
+                    if action.text().replace("&", "") == "Measure This Machine…":
+                        action.trigger()
+        dialog = win.findChild(MeasureDialog)
+        assert dialog.isVisible() and dialog.gpus is None
+        assert dialog.device_combo.count() == 1 and dialog.selected_gpu() is None
+        assert dialog.gpu_hint.isVisible() and dialog.gpu_hint.text() == "Looking for GPUs…"
+        assert dialog.start_button.isEnabled()  # the CPU can be measured meanwhile
+        release.set()
+        qtbot.waitUntil(lambda: dialog.device_combo.count() == 2, timeout=10_000)
+        assert not dialog.gpu_hint.isVisible()
+        dialog.device_combo.setCurrentIndex(1)
+        assert dialog.selected_gpu()[1].name == "NVIDIA H100 80GB HBM3"
+        assert dialog.datasheet_combo.currentData() == "h100-sxm"
+    finally:
+        release.set()
         _close(win)

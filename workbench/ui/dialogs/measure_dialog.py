@@ -2,7 +2,8 @@
 the window.
 
 The device menu offers the CPU (numpy) and every GPU a GPU library finds here (PyTorch, else
-CuPy: :func:`workbench.measure.gpu_backend.list_gpus`); without one it says what to install.
+CuPy: :func:`workbench.measure.gpu_backend.list_gpus`), looked for in a thread of its own
+while the dialog is open; without one it says what to install.
 The measurement (:func:`workbench.measure.measure_machine`, or
 :func:`workbench.measure.gpu_runner.measure_gpu` for a GPU) runs in a worker thread; the
 dialog shows the stage, the fraction done and an estimate of the time left, and Cancel stops
@@ -41,7 +42,7 @@ from workbench.measure import (
 )
 from workbench.ui.bridge import Workspace
 
-__all__ = ["MeasureDialog", "MeasureWorker", "open_measure_dialog"]
+__all__ = ["GpuSearch", "MeasureDialog", "MeasureWorker", "open_measure_dialog"]
 
 
 class MeasureWorker(QObject):
@@ -75,6 +76,21 @@ class MeasureWorker(QObject):
             self.finished.emit(result)
 
 
+class GpuSearch(QObject):
+    """Looks for GPUs (:func:`discover_gpus`) in the thread that calls :meth:`run`, and
+    reports them, queued to the GUI thread, by :attr:`found`. It has no parent: a dialog
+    closed meanwhile is simply not told."""
+
+    found = Signal(object)  # [(backend, device info), ...]
+
+    def run(self) -> None:
+        try:
+            gpus = discover_gpus()
+        except Exception:  # noqa: BLE001 - a broken library: no GPU to offer, the hint says why
+            gpus = []
+        self.found.emit(gpus)
+
+
 class MeasureDialog(QDialog):
     """Start, watch and cancel a measurement; the result joins the session and the presets."""
 
@@ -98,18 +114,17 @@ class MeasureDialog(QDialog):
         self.device_combo = QComboBox(self)
         self.device_combo.setObjectName("measureDevice")
         self.device_combo.addItem("This computer's CPU (numpy)", None)
-        self.gpus = discover_gpus()
-        for i, (_backend, info) in enumerate(self.gpus):
-            self.device_combo.addItem(f"{info.name} ({info.kind}:{info.index}, "
-                                      f"{_backend.name})", i)
+        #: the GPUs found, as (backend, device info); ``None`` while they are looked for
+        self.gpus: list | None = None
         self.gpu_hint = QLabel(self)
         self.gpu_hint.setObjectName("measureGpuHint")
         self.gpu_hint.setWordWrap(True)
-        if not self.gpus:
-            from workbench.measure.gpu_backend import INSTALL_HINT
-
-            self.gpu_hint.setText(f"No GPU found to measure: {INSTALL_HINT}.")
-        self.gpu_hint.setVisible(not self.gpus)
+        self.gpu_hint.setText("Looking for GPUs…")
+        # PyTorch takes 1–3 s to import and start CUDA: looked for beside the window, which
+        # stays responsive; the CPU can be measured meanwhile
+        search = GpuSearch()
+        search.found.connect(self._gpus_found)
+        threading.Thread(target=search.run, name="gpu search", daemon=True).start()
         self.profile_combo = QComboBox(self)
         self.profile_combo.setObjectName("measureProfile")
         self.profile_combo.addItem("Quick (about 20 s)", "quick")
@@ -179,7 +194,19 @@ class MeasureDialog(QDialog):
     def selected_gpu(self):
         """(backend, device info) of the GPU chosen, or ``None`` for the CPU."""
         index = self.device_combo.currentData()
-        return None if index is None else self.gpus[index]
+        return None if index is None or not self.gpus else self.gpus[index]
+
+    @Slot(object)
+    def _gpus_found(self, gpus) -> None:
+        self.gpus = list(gpus)
+        for i, (backend, info) in enumerate(self.gpus):
+            self.device_combo.addItem(f"{info.name} ({info.kind}:{info.index}, "
+                                      f"{backend.name})", i)
+        if not self.gpus:
+            from workbench.measure.gpu_backend import INSTALL_HINT
+
+            self.gpu_hint.setText(f"No GPU found to measure: {INSTALL_HINT}.")
+        self.gpu_hint.setVisible(not self.gpus)
 
     def _device_changed(self) -> None:
         """Texts, run lengths and the datasheets offered follow the device chosen."""
