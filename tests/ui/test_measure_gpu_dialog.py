@@ -59,7 +59,8 @@ def _close(win):
     win.deleteLater()
 
 
-def _open_dialog(win) -> MeasureDialog:
+def _trigger_measure(win) -> MeasureDialog:
+    """Hardware ▸ Measure This Machine…: the dialog, as soon as it is shown."""
     for menu_action in win.menuBar().actions():
         if menu_action.text().replace("&", "") == "Hardware":
             for action in menu_action.menu().actions():
@@ -67,6 +68,12 @@ def _open_dialog(win) -> MeasureDialog:
                     action.trigger()
     dialog = win.findChild(MeasureDialog)
     assert dialog is not None and dialog.isVisible()
+    return dialog
+
+
+def _open_dialog(win) -> MeasureDialog:
+    """The dialog, once it has looked for GPUs."""
+    dialog = _trigger_measure(win)
     deadline = time.monotonic() + 10  # (the GPUs are looked for beside the window)
     while dialog.gpus is None and time.monotonic() < deadline:
         QTest.qWait(5)
@@ -199,13 +206,8 @@ def test_the_dialog_opens_at_once_and_offers_the_gpu_when_found(qtbot, tmp_path,
     win = _window(qtbot, tmp_path, monkeypatch, [])
     monkeypatch.setattr(measure_dialog, "discover_gpus", slow_discovery)
     try:
-        for menu_action in win.menuBar().actions():
-            if menu_action.text().replace("&", "") == "Hardware":
-                for action in menu_action.menu().actions():
-                    if action.text().replace("&", "") == "Measure This Machine…":
-                        action.trigger()
-        dialog = win.findChild(MeasureDialog)
-        assert dialog.isVisible() and dialog.gpus is None
+        dialog = _trigger_measure(win)
+        assert dialog.gpus is None
         assert dialog.device_combo.count() == 1 and dialog.selected_gpu() is None
         assert dialog.gpu_hint.isVisible() and dialog.gpu_hint.text() == "Looking for GPUs…"
         assert dialog.start_button.isEnabled()  # the CPU can be measured meanwhile
