@@ -200,17 +200,36 @@ class Occupancy:
             return None
         pts = np.concatenate(pieces)
         reach = math.ceil(half / self.cell)
-        offsets = np.arange(-reach, reach + 1)
         col = np.floor((pts[:, 0] - self.frame[0]) / self.cell).astype(int)
         row = np.floor((pts[:, 1] - self.frame[1]) / self.cell).astype(int)
+        # each cell once: a mask over just the rows and columns the line's cells span (a
+        # leader's few cells do not pay for a pass over the whole grid), first of the cells
+        # sampled (a cell is sampled about twice), then of those within reach of them
+        c0 = max(0, int(col.min()) - reach)
+        c1 = min(self.cols, int(col.max()) + reach + 1)
+        r0 = max(0, int(row.min()) - reach)
+        r1 = min(self.rows, int(row.max()) + reach + 1)
+        if c1 <= c0 or r1 <= r0:
+            return np.zeros(0, dtype=np.intp)
+        width = c1 - c0
+        mask = np.zeros((r1 - r0 + 2 * reach) * (width + 2 * reach), dtype=bool)
+        # (sampled cells, shifted by reach: those just off the grid still cover their
+        # neighbours on it)
+        wide = width + 2 * reach
+        row, col = row - (r0 - reach), col - (c0 - reach)
+        ok = (col >= 0) & (col < wide) & (row >= 0) & (row < r1 - r0 + 2 * reach)
+        mask[row[ok] * wide + col[ok]] = True
+        seen = np.flatnonzero(mask)
+        row, col = seen // wide - reach, seen % wide - reach  # local to (r0, c0)
+        offsets = np.arange(-reach, reach + 1)
         cols = (col[:, None, None] + offsets[None, None, :]).repeat(len(offsets), axis=1)
         rows = (row[:, None, None] + offsets[None, :, None]).repeat(len(offsets), axis=2)
         cols, rows = cols.ravel(), rows.ravel()
-        ok = (cols >= 0) & (cols < self.cols) & (rows >= 0) & (rows < self.rows)
-        # each cell once: a mask over the grid is cheaper than sorting the samples
-        mask = np.zeros(self.grid.size, dtype=bool)
-        mask[rows[ok] * self.cols + cols[ok]] = True
-        return np.flatnonzero(mask)
+        ok = (cols >= 0) & (cols < width) & (rows >= 0) & (rows < r1 - r0)
+        mask = np.zeros((r1 - r0) * width, dtype=bool)
+        mask[rows[ok] * width + cols[ok]] = True
+        cells = np.flatnonzero(mask)
+        return (cells // width + r0) * self.cols + cells % width + c0
 
     def _grown(self, d: float) -> Rect:
         f = self.frame
