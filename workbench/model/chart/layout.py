@@ -152,7 +152,7 @@ class Occupancy:
         """Add many rectangles (rows ``left, top, right, bottom``) at once."""
         added = self.coverage(rects)
         if added is not None:
-            self.grid += (weight * added).astype(self.grid.dtype)
+            self.grid += added if weight == 1 else (weight * added).astype(self.grid.dtype)
 
     def coverage(self, rects: np.ndarray) -> np.ndarray | None:
         """How many of the rectangles ``rects`` cover each cell (the grid's shape; ``None``
@@ -167,6 +167,20 @@ class Occupancy:
         if not keep.any():
             return None
         c0, c1, r0, r1 = c0[keep], c1[keep], r0[keep], r1[keep]
+        if int(((r1 - r0) * (c1 - c0)).sum()) > self.grid.size // 16:
+            # many (a thousand markers): each rectangle's four corners marked in a table of
+            # differences, whose running sums down and across are the counts (two passes
+            # over the grid, not one for each cell of each rectangle)
+            wide = self.cols + 1
+            size = (self.rows + 1) * wide
+            plus = np.bincount(np.concatenate((r0 * wide + c0, r1 * wide + c1)),
+                               minlength=size)
+            minus = np.bincount(np.concatenate((r0 * wide + c1, r1 * wide + c0)),
+                                minlength=size)
+            diff = (plus - minus).reshape(self.rows + 1, wide)
+            np.cumsum(diff, axis=0, out=diff)
+            np.cumsum(diff, axis=1, out=diff)
+            return diff[:-1, :-1]
         # rectangles of one size share their cell offsets: add them by size, vectorised
         sizes = np.stack((r1 - r0, c1 - c0), axis=1)
         flat = []
