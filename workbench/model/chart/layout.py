@@ -194,6 +194,20 @@ class Occupancy:
         return np.bincount(np.concatenate(flat), minlength=self.grid.size).reshape(
             self.grid.shape)
 
+    def covers(self, rects: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """How many of the rectangles ``rects`` cover each of the cells ``(rows, cols)`` (on
+        the grid): ``coverage(rects)[rows, cols]``, without a grid of counts (a tag's few
+        markers, looked up along its leaders)."""
+        rects = np.asarray(rects, dtype=float).reshape(-1, 4)
+        rects = rects[np.isfinite(rects).all(axis=1)]
+        out = np.zeros(len(rows), dtype=np.int64)
+        if not len(rects):
+            return out
+        r0, r1, c0, c1 = self._cells(rects)
+        for i in range(len(r0)):
+            out += (rows >= r0[i]) & (rows < r1[i]) & (cols >= c0[i]) & (cols < c1[i])
+        return out
+
     def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
         """Flat indices of the cells within ``half`` pixels of the polyline, each once."""
         xs = np.asarray(xs, dtype=float)
@@ -583,11 +597,10 @@ class TextLayout:
             grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
             ok[ok] = occ.counts_local(grown[ok], occ.texts) == 0
         free = np.flatnonzero(ok)
-        mine = occ.coverage(own) if own is not None else None
         # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
         for start in range(0, min(len(free), self.MOST_LEADERS), self.LEADER_BATCH):
             found = self._clean_leaders(cands, free[start:start + self.LEADER_BATCH],
-                                        cross_lines, mine)
+                                        cross_lines, own)
             if found is not None:
                 return found
         return None
@@ -596,38 +609,51 @@ class TextLayout:
     #: (the nearest free places: a leader past them would be long and hard to follow)
     LEADER_BATCH = 128
     MOST_LEADERS = 128
+    #: of a batch, the leaders followed together (the first clean one is often among the
+    #: first few: the rest are not followed)
+    LEADER_STEP = 32
 
     def _clean_leaders(self, cands: np.ndarray, chosen: np.ndarray, cross_lines: bool,
-                       mine: np.ndarray | None) -> int | None:
+                       own: np.ndarray | None) -> int | None:
         """The first of the candidates ``chosen`` (free boxes) whose leader, past its first
-        pixels, crosses nothing (lines aside with ``cross_lines``; the cells ``mine``)."""
+        pixels, crosses nothing (lines aside with ``cross_lines``; the cells of the markers
+        ``own``)."""
         occ = self.occupancy
         lead = cands[chosen, 2:]
         has = ~np.isnan(lead[:, 0])
-        if has.any():
-            seg = lead[has]
-            dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
-            length = np.hypot(dx, dy)
-            n = max(2, int(math.ceil(float(length.max()) / occ.cell)) + 1)
-            t = np.linspace(0.0, 1.0, n)[None, :]
-            skip = np.minimum(self.LEADER_SKIP / np.maximum(length, 1e-9), 1.0)[:, None]
-            t = skip + (1.0 - skip) * t
-            xs = seg[:, 0:1] + dx[:, None] * t
-            ys = seg[:, 1:2] + dy[:, None] * t
+        if not has[0]:  # (the first place needs no leader)
+            return int(chosen[0])
+        # only the leaders before the first place with none can be taken before it
+        plain = np.flatnonzero(~has)
+        upto = int(plain[0]) if len(plain) else len(chosen)
+        seg = lead[has]
+        dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
+        length = np.hypot(dx, dy)
+        # every leader of the batch followed at as many points as the longest needs
+        n = max(2, int(math.ceil(float(length.max()) / occ.cell)) + 1)
+        t = np.linspace(0.0, 1.0, n)[None, :]
+        seg, dx, dy, length = seg[:upto], dx[:upto], dy[:upto], length[:upto]
+        for start in range(0, upto, self.LEADER_STEP):
+            part = slice(start, start + self.LEADER_STEP)
+            skip = np.minimum(self.LEADER_SKIP / np.maximum(length[part], 1e-9), 1.0)[:, None]
+            tt = skip + (1.0 - skip) * t
+            xs = seg[part, 0:1] + dx[part, None] * tt
+            ys = seg[part, 1:2] + dy[part, None] * tt
             col = np.floor((xs - occ.frame[0]) / occ.cell).astype(int)
             row = np.floor((ys - occ.frame[1]) / occ.cell).astype(int)
             inside = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
             hit = np.zeros(col.shape, dtype=bool)
-            cover = occ.grid[row[inside], col[inside]]
+            r, c = row[inside], col[inside]
+            cover = occ.grid[r, c]
             if cross_lines:
-                cover = cover - occ.lines[row[inside], col[inside]]
-            if mine is not None:
-                cover = cover - mine[row[inside], col[inside]]
+                cover = cover - occ.lines[r, c]
+            if own is not None:
+                cover = cover - occ.covers(own, r, c)
             hit[inside] = cover > 0
-            clear = np.ones(len(chosen), dtype=bool)
-            clear[np.flatnonzero(has)] = ~hit.any(axis=1)
-            chosen = chosen[clear]
-        return int(chosen[0]) if len(chosen) else None
+            clear = np.flatnonzero(~hit.any(axis=1))
+            if len(clear):
+                return int(chosen[start + int(clear[0])])
+        return int(chosen[upto]) if upto < len(chosen) else None
 
     def place_all(self, requests: Iterable[Request]) -> dict[Hashable, Placement | None]:
         """Place ``requests`` in order of priority; then those with no place whose leaders
