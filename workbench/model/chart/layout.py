@@ -94,34 +94,39 @@ class Occupancy:
         :attr:`texts` too (one table for both)."""
         if not len(rects):
             return np.zeros(0, dtype=np.int64)
-        r0, r1, c0, c1 = self._cells(rects)
-        c1 = np.maximum(c1, c0)
-        r1 = np.maximum(r1, r0)
-        a0, a1, b0, b1 = int(r0.min()), int(r1.max()), int(c0.min()), int(c1.max())
+        lo, hi = self._corners(rects)
+        hi = np.maximum(hi, lo)
+        (b0, a0), (b1, a1) = lo.min(axis=0).tolist(), hi.max(axis=0).tolist()
         sat = np.zeros((a1 - a0 + 1, b1 - b0 + 1), dtype=np.int32)
         if a1 > a0 and b1 > b0:
             if layer is not None:
                 covered = layer[a0:a1, b0:b1] > 0
             else:
-                covered = (self.grid[a0:a1, b0:b1] > 0) | self.soft[a0:a1, b0:b1]
+                covered = self.grid[a0:a1, b0:b1] > 0
+                covered |= self.soft[a0:a1, b0:b1]
                 if texts:
                     covered |= self.texts[a0:a1, b0:b1] > 0
-            covered = covered.astype(np.int32)
-            np.cumsum(covered, axis=0, out=covered)
-            np.cumsum(covered, axis=1, out=sat[1:, 1:])
-        r0, r1, c0, c1 = r0 - a0, r1 - a0, c0 - b0, c1 - b0
+            np.cumsum(np.cumsum(covered, axis=0, dtype=np.int32), axis=1, out=sat[1:, 1:])
+        lo = lo - (b0, a0)
+        hi = hi - (b0, a0)
+        c0, r0, c1, r1 = lo[:, 0], lo[:, 1], hi[:, 0], hi[:, 1]
         return sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
+
+    def _corners(self, rects: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The grid's first ``(column, row)`` each rectangle covers, and the one past its
+        last, clipped to the grid (rows of :meth:`_cells`, side by side)."""
+        left, top = self.frame[0], self.frame[1]
+        at = (rects - (left, top, left, top)) / self.cell
+        bounds = (self.cols, self.rows)
+        lo = np.clip(np.floor(at[:, :2]), 0, bounds).astype(int)
+        hi = np.clip(np.ceil(at[:, 2:]), 0, bounds).astype(int)
+        return lo, hi
 
     def _cells(self, rects: np.ndarray) -> tuple[np.ndarray, ...]:
         """The grid rows ``r0:r1`` and columns ``c0:c1`` each rectangle covers, clipped to
         the grid."""
-        left, top = self.frame[0], self.frame[1]
-        c = self.cell
-        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
-        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
-        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
-        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
-        return r0, r1, c0, c1
+        lo, hi = self._corners(rects)
+        return lo[:, 1], hi[:, 1], lo[:, 0], hi[:, 0]
 
     def inside(self, rect: Rect) -> bool:
         f = self.frame
