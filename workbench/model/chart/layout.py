@@ -215,54 +215,51 @@ class Occupancy:
 
     def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
         """Flat indices of the cells within ``half`` pixels of the polyline, each once."""
-        xs = np.asarray(xs, dtype=float)
-        ys = np.asarray(ys, dtype=float)
+        xs = np.asarray(xs, dtype=float).tolist()
+        ys = np.asarray(ys, dtype=float).tolist()
         if len(xs) < 2:
             return None
-        pieces = []
+        px, py = [], []
         step = self.cell * 0.5
+        grown = self._grown(half)
         for x0, y0, x1, y1 in zip(xs[:-1], ys[:-1], xs[1:], ys[1:], strict=True):
-            clipped = clip_segment(x0, y0, x1, y1, self._grown(half))
+            clipped = clip_segment(x0, y0, x1, y1, grown)
             if clipped is None:
                 continue
             a, b, c, d = clipped
-            n = max(2, math.ceil(math.hypot(c - a, d - b) / step) + 1)
-            t = np.linspace(0.0, 1.0, n)
-            pieces.append(np.column_stack((a + (c - a) * t, b + (d - b) * t)))
-        if not pieces:
+            t = _spread(max(2, math.ceil(math.hypot(c - a, d - b) / step) + 1))
+            px.append(a + (c - a) * t)
+            py.append(b + (d - b) * t)
+        if not px:
             return None
-        pts = np.concatenate(pieces)
+        pts = np.stack((np.concatenate(px), np.concatenate(py)) if len(px) > 1
+                       else (px[0], py[0]))
+        origin = np.array(self.frame[:2])[:, None]
+        row_col = np.floor((pts - origin) / self.cell).astype(int)  # (columns, rows)
+        col, row = row_col
+        (cmin, rmin), (cmax, rmax) = row_col.min(axis=1).tolist(), row_col.max(axis=1).tolist()
         reach = math.ceil(half / self.cell)
-        col = np.floor((pts[:, 0] - self.frame[0]) / self.cell).astype(int)
-        row = np.floor((pts[:, 1] - self.frame[1]) / self.cell).astype(int)
-        # each cell once: a mask over just the rows and columns the line's cells span (a
-        # leader's few cells do not pay for a pass over the whole grid), first of the cells
-        # sampled (a cell is sampled about twice), then of those within reach of them
-        c0 = max(0, int(col.min()) - reach)
-        c1 = min(self.cols, int(col.max()) + reach + 1)
-        r0 = max(0, int(row.min()) - reach)
-        r1 = min(self.rows, int(row.max()) + reach + 1)
-        if c1 <= c0 or r1 <= r0:
+        # each cell once: a mask over just the part of the grid the line spans (a leader's
+        # few cells do not pay for a pass over the whole grid), reach wider on each side
+        c0, r0 = cmin - reach, rmin - reach
+        wide, tall = cmax + reach + 1 - c0, rmax + reach + 1 - r0
+        if len(col) > 64:  # (a long line: each cell is sampled about twice, taken once)
+            mask = np.zeros(tall * wide, dtype=bool)
+            mask[(row - r0) * wide + (col - c0)] = True
+            seen = np.flatnonzero(mask)
+            row, col = seen // wide + r0, seen % wide + c0
+        dr, dc = _square(reach)
+        mask = np.zeros((tall, wide), dtype=bool)
+        mask[(row[:, None] + (dr - r0)).ravel(), (col[:, None] + (dc - c0)).ravel()] = True
+        # the part on the grid
+        a0, a1 = max(0, r0), min(self.rows, r0 + tall)
+        b0, b1 = max(0, c0), min(self.cols, c0 + wide)
+        if a1 <= a0 or b1 <= b0:
             return np.zeros(0, dtype=np.intp)
-        width = c1 - c0
-        mask = np.zeros((r1 - r0 + 2 * reach) * (width + 2 * reach), dtype=bool)
-        # (sampled cells, shifted by reach: those just off the grid still cover their
-        # neighbours on it)
-        wide = width + 2 * reach
-        row, col = row - (r0 - reach), col - (c0 - reach)
-        ok = (col >= 0) & (col < wide) & (row >= 0) & (row < r1 - r0 + 2 * reach)
-        mask[row[ok] * wide + col[ok]] = True
-        seen = np.flatnonzero(mask)
-        row, col = seen // wide - reach, seen % wide - reach  # local to (r0, c0)
-        offsets = np.arange(-reach, reach + 1)
-        cols = (col[:, None, None] + offsets[None, None, :]).repeat(len(offsets), axis=1)
-        rows = (row[:, None, None] + offsets[None, :, None]).repeat(len(offsets), axis=2)
-        cols, rows = cols.ravel(), rows.ravel()
-        ok = (cols >= 0) & (cols < width) & (rows >= 0) & (rows < r1 - r0)
-        mask = np.zeros((r1 - r0) * width, dtype=bool)
-        mask[rows[ok] * width + cols[ok]] = True
-        cells = np.flatnonzero(mask)
-        return (cells // width + r0) * self.cols + cells % width + c0
+        on = mask[a0 - r0:a1 - r0, b0 - c0:b1 - c0]
+        cells = np.flatnonzero(on)
+        width = b1 - b0
+        return (cells // width + a0) * self.cols + cells % width + b0
 
     def _grown(self, d: float) -> Rect:
         f = self.frame
@@ -282,6 +279,23 @@ class Occupancy:
             self.grid.ravel()[cells] += weight
             if line:
                 self.lines.ravel()[cells] += weight
+
+
+@functools.lru_cache(maxsize=1024)
+def _spread(n: int) -> np.ndarray:
+    """``np.linspace(0, 1, n)``, made once for each ``n`` (read only)."""
+    out = np.linspace(0.0, 1.0, n)
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _square(reach: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column offsets of the cells within ``reach`` cells each way (read only)."""
+    offsets = np.arange(-reach, reach + 1)
+    dr, dc = (a.ravel() for a in np.meshgrid(offsets, offsets, indexing="ij"))
+    dr.flags.writeable = dc.flags.writeable = False
+    return dr, dc
 
 
 def clip_segment(x0: float, y0: float, x1: float, y1: float, rect: Rect
