@@ -88,29 +88,37 @@ class Occupancy:
     def counts_local(self, rects: np.ndarray, layer: np.ndarray | None = None,
                      texts: bool = False) -> np.ndarray:
         """How many covered cells lie under each rectangle (rows ``left, top, right,
-        bottom``), all at once: from a summed-area table of just the part of the grid the
-        rectangles span (cheaper than keeping one of the whole grid while texts are placed
-        one by one). ``layer``: count the cells of this grid instead; ``texts``: those of
-        :attr:`texts` too (one table for both)."""
+        bottom``), all at once: from running counts along the rows of just the part of the
+        grid the rectangles span (cheaper than keeping a table of the whole grid while texts
+        are placed one by one; a text's box is a few cells tall, so a box's count is the sum
+        of its rows' differences, one pass over the part, not the two of a summed-area
+        table). ``layer``: count the cells of this grid instead; ``texts``: those of
+        :attr:`texts` too."""
         if not len(rects):
             return np.zeros(0, dtype=np.int64)
         lo, hi = self._corners(rects)
         hi = np.maximum(hi, lo)
         (b0, a0), (b1, a1) = lo.min(axis=0).tolist(), hi.max(axis=0).tolist()
-        sat = np.zeros((a1 - a0 + 1, b1 - b0 + 1), dtype=np.int32)
-        if a1 > a0 and b1 > b0:
-            if layer is not None:
-                covered = layer[a0:a1, b0:b1] > 0
-            else:
-                covered = self.grid[a0:a1, b0:b1] > 0
-                covered |= self.soft[a0:a1, b0:b1]
-                if texts:
-                    covered |= self.texts[a0:a1, b0:b1] > 0
-            np.cumsum(np.cumsum(covered, axis=0, dtype=np.int32), axis=1, out=sat[1:, 1:])
+        if a1 <= a0 or b1 <= b0:
+            return np.zeros(len(rects), dtype=np.int32)
+        if layer is not None:
+            covered = layer[a0:a1, b0:b1] > 0
+        else:
+            covered = self.grid[a0:a1, b0:b1] > 0
+            covered |= self.soft[a0:a1, b0:b1]
+            if texts:
+                covered |= self.texts[a0:a1, b0:b1] > 0
+        run = np.zeros((a1 - a0, b1 - b0 + 1), dtype=np.int32)  # (a column of zeros first)
+        np.cumsum(covered, axis=1, dtype=np.int32, out=run[:, 1:])
         lo = lo - (b0, a0)
         hi = hi - (b0, a0)
-        c0, r0, c1, r1 = lo[:, 0], lo[:, 1], hi[:, 0], hi[:, 1]
-        return sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
+        c0, r0, c1, r1 = lo[:, 0:1], lo[:, 1:2], hi[:, 0:1], hi[:, 1:2]
+        rows = r0 + _steps(int((r1 - r0).max()))
+        beyond = rows >= r1  # (a box less tall than the tallest)
+        rows[beyond] = 0
+        per_row = run[rows, c1] - run[rows, c0]
+        per_row[beyond] = 0
+        return per_row.sum(axis=1, dtype=np.int32)
 
     def _corners(self, rects: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The grid's first ``(column, row)`` each rectangle covers, and the one past its
@@ -279,6 +287,14 @@ class Occupancy:
             self.grid.ravel()[cells] += weight
             if line:
                 self.lines.ravel()[cells] += weight
+
+
+@functools.lru_cache(maxsize=256)
+def _steps(n: int) -> np.ndarray:
+    """``np.arange(n)`` as a row, made once for each ``n`` (read only)."""
+    out = np.arange(n)[None, :]
+    out.flags.writeable = False
+    return out
 
 
 @functools.lru_cache(maxsize=1024)
