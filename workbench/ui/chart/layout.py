@@ -359,8 +359,7 @@ class LabelLayer:
         ax, bx, ay, by = self._canvas.view_to_scene()
         left, top = placement.rect[0] - TEXT_INSET, placement.rect[1] - TEXT_INSET
         label.setVisible(True)
-        label.setAnchor((0, 0))
-        label.set_offset(0.0, 0.0)
+        label.set_offset(0.0, 0.0, anchor=(0, 0))  # (anchor and offset: one re-positioning)
         label.setPos((left - bx) / ax, (top - by) / ay)
 
     def point_request(self, op_id: int, label, order: float, t=None,
