@@ -88,17 +88,18 @@ class Occupancy:
     def counts_local(self, rects: np.ndarray, layer: np.ndarray | None = None,
                      texts: bool = False) -> np.ndarray:
         """How many covered cells lie under each rectangle (rows ``left, top, right,
-        bottom``), all at once: from running counts along the rows of just the part of the
-        grid the rectangles span (cheaper than keeping a table of the whole grid while texts
-        are placed one by one; a text's box is a few cells tall, so a box's count is the sum
-        of its rows' differences, one pass over the part, not the two of a summed-area
-        table). ``layer``: count the cells of this grid instead; ``texts``: those of
-        :attr:`texts` too."""
+        bottom``), all at once, from just the part of the grid the rectangles span (cheaper
+        than keeping a table of the whole grid while texts are placed one by one): for a few
+        rectangles, from running counts along the part's rows, summed over each one's rows
+        (a text is a few cells tall: one pass over the part); for many (a tag's far places),
+        from a summed-area table of it (two passes, four look-ups each). ``layer``: count
+        the cells of this grid instead; ``texts``: those of :attr:`texts` too."""
         if not len(rects):
             return np.zeros(0, dtype=np.int64)
-        lo, hi = self._corners(rects)
-        hi = np.maximum(hi, lo)
-        (b0, a0), (b1, a1) = lo.min(axis=0).tolist(), hi.max(axis=0).tolist()
+        r0, r1, c0, c1 = self._cells(rects)
+        c1 = np.maximum(c1, c0)
+        r1 = np.maximum(r1, r0)
+        a0, a1, b0, b1 = int(r0.min()), int(r1.max()), int(c0.min()), int(c1.max())
         if a1 <= a0 or b1 <= b0:
             return np.zeros(len(rects), dtype=np.int32)
         if layer is not None:
@@ -108,33 +109,33 @@ class Occupancy:
             covered |= self.soft[a0:a1, b0:b1]
             if texts:
                 covered |= self.texts[a0:a1, b0:b1] > 0
+        r0, r1, c0, c1 = r0 - a0, r1 - a0, c0 - b0, c1 - b0
+        tall = int((r1 - r0).max())
+        if len(rects) * tall * 8 > covered.size:
+            sat = np.zeros((a1 - a0 + 1, b1 - b0 + 1), dtype=np.int32)
+            counts = covered.astype(np.int32)
+            np.cumsum(counts, axis=0, out=counts)
+            np.cumsum(counts, axis=1, out=sat[1:, 1:])
+            return sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
         run = np.zeros((a1 - a0, b1 - b0 + 1), dtype=np.int32)  # (a column of zeros first)
         np.cumsum(covered, axis=1, dtype=np.int32, out=run[:, 1:])
-        lo = lo - (b0, a0)
-        hi = hi - (b0, a0)
-        c0, r0, c1, r1 = lo[:, 0:1], lo[:, 1:2], hi[:, 0:1], hi[:, 1:2]
-        rows = r0 + _steps(int((r1 - r0).max()))
-        beyond = rows >= r1  # (a box less tall than the tallest)
+        rows = r0[:, None] + _steps(tall)
+        beyond = rows >= r1[:, None]  # (a box less tall than the tallest)
         rows[beyond] = 0
-        per_row = run[rows, c1] - run[rows, c0]
+        per_row = run[rows, c1[:, None]] - run[rows, c0[:, None]]
         per_row[beyond] = 0
         return per_row.sum(axis=1, dtype=np.int32)
-
-    def _corners(self, rects: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The grid's first ``(column, row)`` each rectangle covers, and the one past its
-        last, clipped to the grid (rows of :meth:`_cells`, side by side)."""
-        left, top = self.frame[0], self.frame[1]
-        at = (rects - (left, top, left, top)) / self.cell
-        bounds = (self.cols, self.rows)
-        lo = np.clip(np.floor(at[:, :2]), 0, bounds).astype(int)
-        hi = np.clip(np.ceil(at[:, 2:]), 0, bounds).astype(int)
-        return lo, hi
 
     def _cells(self, rects: np.ndarray) -> tuple[np.ndarray, ...]:
         """The grid rows ``r0:r1`` and columns ``c0:c1`` each rectangle covers, clipped to
         the grid."""
-        lo, hi = self._corners(rects)
-        return lo[:, 1], hi[:, 1], lo[:, 0], hi[:, 0]
+        left, top = self.frame[0], self.frame[1]
+        c = self.cell
+        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
+        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
+        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
+        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
+        return r0, r1, c0, c1
 
     def inside(self, rect: Rect) -> bool:
         f = self.frame
