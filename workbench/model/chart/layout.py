@@ -432,23 +432,29 @@ def far_candidates(x: float, y: float, w: float, h: float, radius: float, frame:
     tops = np.arange(top, bottom - h, step)
     if not len(lefts) or not len(tops):
         return np.zeros((0, 6))
-    gl, gt = (a.ravel() for a in np.meshgrid(lefts, tops))
-    nx = np.clip(x, gl, gl + w) - x
-    ny = np.clip(y, gt, gt + h) - y
-    d = np.hypot(nx, ny)
-    keep = (d > radius + 6.0) & (d <= most)
-    gl, gt, nx, ny, d = gl[keep], gt[keep], nx[keep], ny[keep], d[keep]
+    # the nearest point of a box, and its nearest corner, depend on its column (x) or its
+    # row (y) alone: worked out for each column and row, then taken for each place
+    near_x = np.clip(x, lefts, lefts + w) - x
+    near_y = np.clip(y, tops, tops + h) - y
+    corner_x = np.where(np.abs(lefts - x) <= np.abs(lefts + w - x), lefts, lefts + w) - x
+    corner_y = np.where(np.abs(tops - y) <= np.abs(tops + h - y), tops, tops + h) - y
+    d = np.hypot(near_x[None, :], near_y[:, None]).ravel()
+    kept = np.flatnonzero((d > radius + 6.0) & (d <= most))
+    row, col = np.divmod(kept, len(lefts))
+    d = d[kept]
     # each place twice: the leader to the box's nearest point, and to its nearest corner
     # (a box right below a crowd: a slanted leader misses the markers under it)
-    cx = np.where(np.abs(gl - x) <= np.abs(gl + w - x), gl, gl + w) - x
-    cy = np.where(np.abs(gt - y) <= np.abs(gt + h - y), gt, gt + h) - y
-    gl, gt = np.concatenate((gl, gl)), np.concatenate((gt, gt))
-    nx, ny = np.concatenate((nx, cx)), np.concatenate((ny, cy))
-    d = np.concatenate((d, d + 0.5))
-    order = np.argsort(d, kind="stable")
-    gl, gt, nx, ny = gl[order], gt[order], nx[order], ny[order]
+    order = np.argsort(np.concatenate((d, d + 0.5)), kind="stable")
+    twice = order >= len(kept)
+    which = order - twice * len(kept)
+    row, col = row[which], col[which]
+    nx = np.where(twice, corner_x[col], near_x[col])
+    ny = np.where(twice, corner_y[row], near_y[row])
     start = (radius + 1.5) / np.maximum(np.hypot(nx, ny), 1e-9)
-    return np.column_stack((gl, gt, x + nx * start, y + ny * start, x + nx, y + ny))
+    out = np.column_stack((lefts[col], tops[row], x + nx * start, y + ny * start, x + nx,
+                           y + ny))
+    out.flags.writeable = False
+    return out
 
 
 def as_array(candidates) -> np.ndarray:
