@@ -246,8 +246,10 @@ class Occupancy:
         origin = np.array(self.frame[:2])[:, None]
         row_col = np.floor((pts - origin) / self.cell).astype(int)  # (columns, rows)
         col, row = row_col
-        (cmin, rmin), (cmax, rmax) = row_col.min(axis=1).tolist(), row_col.max(axis=1).tolist()
         reach = math.ceil(half / self.cell)
+        if len(px) == 1 and len(col) > 64:
+            return self._run_cells(row, col, reach)
+        (cmin, rmin), (cmax, rmax) = row_col.min(axis=1).tolist(), row_col.max(axis=1).tolist()
         # each cell once: a mask over just the part of the grid the line spans (a leader's
         # few cells do not pay for a pass over the whole grid), reach wider on each side
         c0, r0 = cmin - reach, rmin - reach
@@ -269,6 +271,44 @@ class Occupancy:
         cells = np.flatnonzero(on)
         width = b1 - b0
         return (cells // width + a0) * self.cols + cells % width + b0
+
+    def _run_cells(self, row: np.ndarray, col: np.ndarray, reach: int) -> np.ndarray:
+        """:meth:`_line_cells` of one straight segment, sampled at the cells ``(row,
+        col)`` in order (half a cell apart or less): the samples pass through every row
+        between their first and last, in order, and in the rows a few apart they pass
+        through every column between their least and greatest; so the cells within
+        ``reach`` of them are, in each row, one run: from the least column of the samples
+        up to ``reach`` rows away, less ``reach``, to their greatest, plus ``reach``."""
+        ends = np.flatnonzero(np.diff(row)) + 1
+        first = np.concatenate(([0], ends))  # each row's first sample, and last
+        last = np.concatenate((ends - 1, [len(row) - 1]))
+        lo = np.minimum(col[first], col[last])
+        hi = np.maximum(col[first], col[last])
+        rows = row[first]
+        if rows[-1] < rows[0]:  # (from the bottom up)
+            lo, hi, rows = lo[::-1], hi[::-1], rows[::-1]
+        # least and greatest over the rows within reach (none beyond the ends)
+        k = len(rows)
+        low = np.full(k + 4 * reach, np.iinfo(np.int64).max)
+        high = np.full(k + 4 * reach, np.iinfo(np.int64).min)
+        low[2 * reach:2 * reach + k] = lo
+        high[2 * reach:2 * reach + k] = hi
+        span = k + 2 * reach
+        least, most = low[:span].copy(), high[:span].copy()
+        for shift in range(1, 2 * reach + 1):
+            np.minimum(least, low[shift:shift + span], out=least)
+            np.maximum(most, high[shift:shift + span], out=most)
+        out_rows = np.arange(int(rows[0]) - reach, int(rows[0]) - reach + span)
+        least = np.maximum(least - reach, 0)
+        most = np.minimum(most + reach, self.cols - 1)
+        on = (out_rows >= 0) & (out_rows < self.rows) & (most >= least)
+        out_rows, least, most = out_rows[on], least[on], most[on]
+        if not len(out_rows):
+            return np.zeros(0, dtype=np.intp)
+        counts = most - least + 1
+        starts = out_rows * self.cols + least
+        offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        return np.repeat(starts, counts) + offsets
 
     def _grown(self, d: float) -> Rect:
         f = self.frame
