@@ -208,18 +208,17 @@ class Occupancy:
         return np.bincount(np.concatenate(flat), minlength=self.grid.size).reshape(
             self.grid.shape)
 
-    def covers(self, rects: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """How many of the rectangles ``rects`` cover each of the cells ``(rows, cols)`` (on
-        the grid): ``coverage(rects)[rows, cols]``, without a grid of counts (a tag's few
-        markers, looked up along its leaders)."""
+    def coverage_part(self, rects: np.ndarray, r0: int, r1: int, c0: int, c1: int
+                      ) -> np.ndarray:
+        """``coverage(rects)[r0:r1, c0:c1]``, without a grid of counts (a tag's few
+        markers, where its leaders pass)."""
         rects = np.asarray(rects, dtype=float).reshape(-1, 4)
         rects = rects[np.isfinite(rects).all(axis=1)]
-        out = np.zeros(len(rows), dtype=np.int64)
-        if not len(rects):
-            return out
-        r0, r1, c0, c1 = self._cells(rects)
-        for i in range(len(r0)):
-            out += (rows >= r0[i]) & (rows < r1[i]) & (cols >= c0[i]) & (cols < c1[i])
+        out = np.zeros((r1 - r0, c1 - c0), dtype=np.int64)
+        for a0, a1, b0, b1 in zip(*(v.tolist() for v in self._cells(rects)), strict=True):
+            a0, a1, b0, b1 = max(a0, r0), min(a1, r1), max(b0, c0), min(b1, c1)
+            if a1 > a0 and b1 > b0:
+                out[a0 - r0:a1 - r0, b0 - c0:b1 - c0] += 1
         return out
 
     def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
@@ -713,25 +712,39 @@ class TextLayout:
         length = np.hypot(dx, dy)
         # every leader of the batch followed at as many points as the longest needs
         n = max(2, int(math.ceil(float(length.max()) / occ.cell)) + 1)
-        t = np.linspace(0.0, 1.0, n)[None, :]
+        t = _spread(n)[None, :]
         seg, dx, dy, length = seg[:upto], dx[:upto], dy[:upto], length[:upto]
+        # what they may not cross, worked out once over the part of the grid they span (a
+        # cell more each way), with a border of cells off the grid, which stop nothing
+        f, cell = occ.frame, occ.cell
+        xs, ys = seg[:, 0::2], seg[:, 1::2]
+        b0 = max(0, math.floor((float(xs.min()) - f[0]) / cell) - 1)
+        b1 = min(occ.cols, math.floor((float(xs.max()) - f[0]) / cell) + 2)
+        a0 = max(0, math.floor((float(ys.min()) - f[1]) / cell) - 1)
+        a1 = min(occ.rows, math.floor((float(ys.max()) - f[1]) / cell) + 2)
+        wide = max(0, b1 - b0) + 2
+        stops = np.zeros((max(0, a1 - a0) + 2, wide), dtype=bool)
+        if a1 > a0 and b1 > b0:
+            cover = occ.grid[a0:a1, b0:b1]
+            if cross_lines:
+                cover = cover - occ.lines[a0:a1, b0:b1]
+            if own is not None:
+                cover = cover - occ.coverage_part(own, a0, a1, b0, b1)
+            np.greater(cover, 0, out=stops[1:-1, 1:-1])
+        stops = stops.ravel()
+        start_xy = np.stack((seg[:, 0], seg[:, 1]))[:, :, None]
+        step_xy = np.stack((dx, dy))[:, :, None]
+        origin = np.array(f[:2])[:, None, None]
+        low = np.array((a0 - 1, b0 - 1))[:, None, None]
+        high = np.array((max(a0, a1), max(b0, b1)))[:, None, None]
         for start in range(0, upto, self.LEADER_STEP):
             part = slice(start, start + self.LEADER_STEP)
             skip = np.minimum(self.LEADER_SKIP / np.maximum(length[part], 1e-9), 1.0)[:, None]
             tt = skip + (1.0 - skip) * t
-            xs = seg[part, 0:1] + dx[part, None] * tt
-            ys = seg[part, 1:2] + dy[part, None] * tt
-            col = np.floor((xs - occ.frame[0]) / occ.cell).astype(int)
-            row = np.floor((ys - occ.frame[1]) / occ.cell).astype(int)
-            inside = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
-            hit = np.zeros(col.shape, dtype=bool)
-            r, c = row[inside], col[inside]
-            cover = occ.grid[r, c]
-            if cross_lines:
-                cover = cover - occ.lines[r, c]
-            if own is not None:
-                cover = cover - occ.covers(own, r, c)
-            hit[inside] = cover > 0
+            at = np.floor((start_xy[:, part] + step_xy[:, part] * tt - origin) / cell)
+            cells = at[::-1].astype(int)  # rows, then columns
+            np.clip(cells, low, high, out=cells)
+            hit = stops[(cells[0] - (a0 - 1)) * wide + (cells[1] - (b0 - 1))]
             clear = np.flatnonzero(~hit.any(axis=1))
             if len(clear):
                 return int(chosen[start + int(clear[0])])
