@@ -129,12 +129,15 @@ class Occupancy:
     def _cells(self, rects: np.ndarray) -> tuple[np.ndarray, ...]:
         """The grid rows ``r0:r1`` and columns ``c0:c1`` each rectangle covers, clipped to
         the grid."""
+        # (the rectangles' sides as rows: each step over all of one side at once)
         left, top = self.frame[0], self.frame[1]
-        c = self.cell
-        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
-        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
-        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
-        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
+        at = np.ascontiguousarray(np.asarray(rects, dtype=float).T)
+        at -= np.array((left, top, left, top))[:, None]
+        at /= self.cell
+        np.floor(at[:2], out=at[:2])
+        np.ceil(at[2:], out=at[2:])
+        np.clip(at, 0, np.array((self.cols, self.rows) * 2, dtype=float)[:, None], out=at)
+        c0, r0, c1, r1 = at.astype(int)
         return r0, r1, c0, c1
 
     def inside(self, rect: Rect) -> bool:
