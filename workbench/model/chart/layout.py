@@ -22,6 +22,7 @@ re-places only the texts it touches.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -62,6 +63,8 @@ class Occupancy:
         #: the placed texts' boxes, each grown by its air (a tag keeps others off a little
         #: farther: two texts side by side read as one)
         self.texts = np.zeros((self.rows, self.cols), dtype=np.int32)
+        #: while :meth:`held`: see :class:`_Held`
+        self._held: _Held | None = None
 
     def copy(self) -> Occupancy:
         """An occupancy of its own with the same counts (a placing changes its copy only)."""
@@ -84,6 +87,35 @@ class Occupancy:
         if c1 <= c0 or r1 <= r0:
             return None
         return r0, r1, c0, c1
+
+    @contextlib.contextmanager
+    def held(self):
+        """Within this block :meth:`clear_under` answers from summed-area tables of the
+        whole grid, made once (a placing asks about hundreds of boxes, over much the same
+        cells), and from what was covered since (the few texts placed meanwhile). Every
+        change goes through this class's methods; while cells are only covered more, a box
+        covered then is covered now, and one clear then is covered now where it meets what
+        was covered since."""
+        if self._held is not None:
+            yield
+            return
+        self._held = _Held(self)
+        try:
+            yield
+        finally:
+            self._held = None
+
+    def clear_under(self, rects: np.ndarray, layer: np.ndarray | None = None,
+                    texts: bool = False) -> np.ndarray:
+        """Whether no covered cell lies under each rectangle: ``counts_local(rects, layer,
+        texts) == 0`` (while :meth:`held`, from its tables)."""
+        held = self._held
+        if (held is None or not held.more_only or not len(rects)
+                or not (layer is None or layer is self.texts)):
+            return self.counts_local(rects, layer, texts) == 0
+        r0, r1, c0, c1 = self._cells(rects)
+        return held.clear_under(r0, np.maximum(r1, r0), c0, np.maximum(c1, c0),
+                                "texts" if layer is not None else "all" if texts else "data")
 
     def counts_local(self, rects: np.ndarray, layer: np.ndarray | None = None,
                      texts: bool = False) -> np.ndarray:
@@ -150,12 +182,16 @@ class Occupancy:
         if span is not None:
             r0, r1, c0, c1 = span
             self.texts[r0:r1, c0:c1] += weight
+            if self._held is not None:
+                self._held.covered(_Held.TEXTS, r0, r1, c0, c1, weight)
 
     def add_rect(self, rect: Rect, weight: int = 1) -> None:
         span = self._span(rect)
         if span is not None:
             r0, r1, c0, c1 = span
             self.grid[r0:r1, c0:c1] += weight
+            if self._held is not None:
+                self._held.covered(_Held.BOX, r0, r1, c0, c1, weight)
 
     def count(self, rect: Rect) -> int:
         """How many covers lie under ``rect`` (cells × covers)."""
@@ -170,6 +206,8 @@ class Occupancy:
         added = self.coverage(rects)
         if added is not None:
             self.grid += added if weight == 1 else (weight * added).astype(self.grid.dtype)
+            if self._held is not None:  # (many at once: counted afresh)
+                self._held.more_only = False
 
     def coverage(self, rects: np.ndarray) -> np.ndarray | None:
         """How many of the rectangles ``rects`` cover each cell (the grid's shape; ``None``
@@ -322,6 +360,10 @@ class Occupancy:
         (``soft``: a guide line texts keep off and leader lines may cross; ``line``: a line
         of data, which only a tag's leader may cross)."""
         cells = self._line_cells(xs, ys, half)
+        if self._held is not None and cells is not None and len(cells):
+            rows, cols = cells // self.cols, cells % self.cols
+            self._held.covered(_Held.CELLS, int(rows[0]), int(rows[-1]) + 1, int(cols.min()),
+                               int(cols.max()) + 1, 1 if soft else weight, cells)
         if soft:
             if cells is not None and len(cells):
                 self.soft.ravel()[cells] = True
@@ -330,6 +372,15 @@ class Occupancy:
             self.grid.ravel()[cells] += weight
             if line:
                 self.lines.ravel()[cells] += weight
+
+
+def _summed(covered: np.ndarray) -> np.ndarray:
+    """The summed-area table of ``covered`` (a row and a column of zeros first)."""
+    sat = np.zeros((covered.shape[0] + 1, covered.shape[1] + 1), dtype=np.int32)
+    counts = covered.astype(np.int32)
+    np.cumsum(counts, axis=0, out=counts)
+    np.cumsum(counts, axis=1, out=sat[1:, 1:])
+    return sat
 
 
 @functools.lru_cache(maxsize=256)
@@ -355,6 +406,93 @@ def _square(reach: int) -> tuple[np.ndarray, np.ndarray]:
     dr, dc = (a.ravel() for a in np.meshgrid(offsets, offsets, indexing="ij"))
     dr.flags.writeable = dc.flags.writeable = False
     return dr, dc
+
+
+class _Held:
+    """What :meth:`Occupancy.held` keeps: summed-area tables of the grid's covered cells
+    (made when first asked for), and each thing covered since: its cells' span, and whether
+    it covers all of it (a box) or some cells of it (a line)."""
+
+    BOX, TEXTS, CELLS = 0, 1, 2  # a box of the grid, of the texts; some cells of the grid
+
+    def __init__(self, occ: Occupancy) -> None:
+        self.occ = occ
+        #: whether cells were only covered more since (else the tables no longer tell, and
+        #: boxes are counted afresh); so from counts of none or more (a count below none
+        #: covered once more is still not covered)
+        self.more_only = bool(occ.grid.min() >= 0 and occ.texts.min() >= 0)
+        self.tables: dict = {}
+        self.any_text = bool(occ.texts.any())
+        self.spans = np.zeros((32, 5), dtype=np.intp)  # r0, r1, c0, c1, what
+        self.count = 0
+        self.line_cells: np.ndarray | None = None  # the lines' cells covered since
+
+    def covered(self, what: int, r0: int, r1: int, c0: int, c1: int, weight: int,
+                cells: np.ndarray | None = None) -> None:
+        """Cells ``r0:r1``, ``c0:c1`` (or just ``cells``, flat, within them) changed by
+        ``weight``."""
+        if weight < 0:
+            self.more_only = False
+        if weight <= 0 or r1 <= r0 or c1 <= c0:
+            return
+        if self.count == len(self.spans):
+            self.spans = np.concatenate((self.spans, np.zeros_like(self.spans)))
+        self.spans[self.count] = (r0, r1, c0, c1, what)
+        self.count += 1
+        if cells is not None:
+            if self.line_cells is None:
+                self.line_cells = np.zeros(self.occ.grid.shape, dtype=bool)
+            self.line_cells.ravel()[cells] = True
+
+    def table(self, kind: str) -> np.ndarray | None:
+        """The summed-area table of the covered cells (``data``: what
+        :meth:`Occupancy.counts_local` counts, ``all``: with the texts, ``texts``: these
+        alone; None: none)."""
+        if kind not in self.tables:
+            occ = self.occ
+            if kind == "texts":
+                covered = occ.texts > 0 if self.any_text else None
+            elif kind == "all" and not self.any_text:
+                covered = None
+                self.tables[kind] = self.table("data")
+            else:
+                covered = occ.grid > 0
+                covered |= occ.soft
+                if kind == "all":
+                    covered |= occ.texts > 0
+            if kind not in self.tables:
+                self.tables[kind] = _summed(covered) if covered is not None else None
+        return self.tables[kind]
+
+    def clear_under(self, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray,
+                    kind: str) -> np.ndarray:
+        """Whether no covered cell (of the table ``kind``) lies in each box of rows
+        ``r0:r1`` and columns ``c0:c1``: see :meth:`Occupancy.clear_under`."""
+        sat = self.table(kind)
+        if sat is None:
+            clear = np.ones(len(r0), dtype=bool)
+        else:
+            clear = (sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]) == 0
+        if not self.count:
+            return clear
+        spans = self.spans[:self.count]
+        what = spans[:, 4]
+        spans = spans[(what == self.TEXTS) if kind == "texts" else
+                      (what != self.TEXTS) if kind == "data" else slice(None)]
+        at = np.flatnonzero(clear & (r1 > r0) & (c1 > c0))
+        if not len(spans) or not len(at):
+            return clear
+        b0, b1, d0, d1 = r0[at, None], r1[at, None], c0[at, None], c1[at, None]
+        meets = ((b0 < spans[:, 1]) & (spans[:, 0] < b1)
+                 & (d0 < spans[:, 3]) & (spans[:, 2] < d1))
+        line = spans[:, 4] == self.CELLS
+        covered = (meets & ~line).any(axis=1)
+        # a line's cells, not all of its span: the box's cells looked at
+        for i in np.flatnonzero(~covered & (meets & line).any(axis=1)).tolist():
+            k = at[i]
+            covered[i] = self.line_cells[r0[k]:r1[k], c0[k]:c1[k]].any()
+        clear[at[covered]] = False
+        return clear
 
 
 def clip_segment(x0: float, y0: float, x1: float, y1: float, rect: Rect
@@ -675,11 +813,11 @@ class TextLayout:
         boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
         # clear of the data, the other texts and their air (a tag's); with air of its own,
         # its box grown by it clear of the texts and their air too
-        ok[ok] = occ.counts_local(boxes[ok], texts=not air) == 0
+        ok[ok] = occ.clear_under(boxes[ok], texts=not air)
         if air and ok.any():
             a = p + air
             grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
-            ok[ok] = occ.counts_local(grown[ok], occ.texts) == 0
+            ok[ok] = occ.clear_under(grown[ok], occ.texts)
         free = np.flatnonzero(ok)
         # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
         for start in range(0, min(len(free), self.MOST_LEADERS), self.LEADER_BATCH):
@@ -758,10 +896,11 @@ class TextLayout:
         may cross their own markers (:attr:`Request.own`) are tried again so (a leader
         across its own markers only where nothing else is left)."""
         ordered = sorted(requests, key=lambda r: (r.priority, r.order))
-        out = {r.key: self.place(r, own=False) for r in ordered}
-        for r in ordered:
-            if out[r.key] is None and r.own is not None:
-                out[r.key] = self.place(r)
+        with self.occupancy.held():
+            out = {r.key: self.place(r, own=False) for r in ordered}
+            for r in ordered:
+                if out[r.key] is None and r.own is not None:
+                    out[r.key] = self.place(r)
         return out
 
     def _reserve(self, placement: Placement, weight: int) -> None:
