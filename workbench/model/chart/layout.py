@@ -161,9 +161,9 @@ class Occupancy:
     def _cells(self, rects: np.ndarray) -> tuple[np.ndarray, ...]:
         """The grid rows ``r0:r1`` and columns ``c0:c1`` each rectangle covers, clipped to
         the grid."""
-        # (the rectangles' sides as rows: each step over all of one side at once)
+        # (the rectangles' sides as rows, a copy: each step over all of one side at once)
         left, top = self.frame[0], self.frame[1]
-        at = np.ascontiguousarray(np.asarray(rects, dtype=float).T)
+        at = np.array(np.asarray(rects, dtype=float).T, order="C")
         at -= np.array((left, top, left, top))[:, None]
         at /= self.cell
         np.floor(at[:2], out=at[:2])
