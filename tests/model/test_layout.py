@@ -256,3 +256,46 @@ def test_a_tag_keeps_its_air_from_other_texts_and_they_from_it():
     # two names 2 px apart: the usual pad only
     other = Request("other", "operation", 12.0, 10.0, [Candidate(72.0, 10.0)])
     assert all(layout().place_all([name, other]).values())
+
+
+def _crowded(seed: int) -> tuple[Occupancy, list[Request]]:
+    """A plot with random lines and markers, and texts to place around random points: names,
+    and tags with air, leaders, far places and markers of their own."""
+    rng = np.random.default_rng(seed)
+    occ = Occupancy(FRAME)
+    for _ in range(6):
+        xs, ys = rng.uniform(-20, 420, 3), rng.uniform(-20, 320, 3)
+        occ.add_polyline(xs, ys, 2.5, line=True)
+    occ.add_polyline(rng.uniform(0, 400, 2), rng.uniform(0, 300, 2), 2.0, soft=True)
+    x, y = rng.uniform(0, 400, 60), rng.uniform(0, 300, 60)
+    occ.add_rects(np.column_stack((x - 4, y - 4, x + 4, y + 4)))
+    requests = []
+    for i in range(40):
+        sx, sy = rng.uniform(0, 400), rng.uniform(0, 300)
+        w, h = rng.uniform(10, 70), rng.uniform(8, 30)
+        tag = i % 3 == 0
+        own = np.array([[sx - 4, sy - 4, sx + 4, sy + 4]]) if tag else None
+
+        def far(sx=sx, sy=sy, w=w, h=h):
+            return far_candidates(sx, sy, w, h, 6.0, FRAME, 150.0, 8.0)
+        requests.append(Request(("t", i), "crowd" if tag else "operation", w, h,
+                                point_candidates(sx, sy, w, h, 6.0), order=float(i),
+                                cross_lines=tag, own=own, far=far if tag else None,
+                                air=3.0 if tag else 0.0))
+    return occ, requests
+
+
+def test_a_whole_placing_places_as_texts_placed_one_by_one():
+    # a whole placing answers from tables of the grid made once, and what it placed since;
+    # texts placed one by one count the grid afresh each time: the same places
+    for seed in range(12):
+        occ, requests = _crowded(seed)
+        together = TextLayout(occ.copy()).place_all(requests)
+        alone = TextLayout(occ.copy())
+        ordered = sorted(requests, key=lambda r: (r.priority, r.order))
+        one_by_one = {r.key: alone.place(r, own=False) for r in ordered}
+        for r in ordered:
+            if one_by_one[r.key] is None and r.own is not None:
+                one_by_one[r.key] = alone.place(r)
+        assert together == one_by_one
+        assert sum(p is not None for p in together.values()) > 5

@@ -14,7 +14,8 @@ CHART = ["ui/chart/canvas.py", "ui/chart/styles.py", "ui/chart/roofs.py", "ui/ch
          "ui/chart/titles.py", "ui/chart/hover.py", "ui/chart/session_view.py",
          "ui/chart/items.py", "ui/chart/axes.py", "ui/figures/export.py",
          "ui/figures/figure_size.py", "ui/figures/svg_portable.py", "ui/panels/sweep_plot.py",
-         "model/chart/scene.py", "model/chart/layout.py", "model/chart/overlays.py"]
+         "model/chart/scene.py", "model/chart/layout.py", "model/chart/occupancy.py",
+         "model/chart/overlays.py"]
 #: what the chart once reached into: pyqtgraph's and shiboken's internals, a canvas flag
 #: set from outside, dataclasses built without their __init__
 FORBIDDEN = ["wrapInstance", "fragmentAtlas", "_exportOpts", "_updateLabel", "_constructing",
@@ -53,7 +54,7 @@ def test_the_exporter_does_not_import_the_application():
 
 
 def test_the_text_layout_and_the_scene_are_free_of_qt():
-    for name in ("model/chart/layout.py", "model/chart/scene.py"):
+    for name in ("model/chart/layout.py", "model/chart/occupancy.py", "model/chart/scene.py"):
         qt = {m for m in imports_of(ROOT / name)
               if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")
               or m.startswith("workbench.ui")}

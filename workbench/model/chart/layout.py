@@ -4,9 +4,10 @@ Everything here is in **device units** (the view's pixels, y downwards) and free
 view measures its texts and maps its data to pixels, this module decides where each text
 goes, and the view puts it there.
 
-The plot area is an occupancy grid (:class:`Occupancy`) of small cells, each counting what
-covers it: roofs, interconnect segments, ridge lines, markers, sweep paths and crossing marks
-(drawn with their line width and a little air), the legend and every label already placed.
+The plot area is an occupancy grid (:class:`~workbench.model.chart.occupancy.Occupancy`) of
+small cells, each counting what covers it: roofs, interconnect segments, ridge lines,
+markers, sweep paths and crossing marks (drawn with their line width and a little air), the
+legend and every label already placed.
 A text is placed at the first of its candidate places (:func:`point_candidates`,
 :func:`sloped_candidates`, :func:`flat_candidates`, :func:`corner_candidates`) whose box
 lies inside the plot and covers no occupied cell; a far place is joined to its marker by a
@@ -30,6 +31,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment, spread
+
 __all__ = [
     "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "point_candidates",
     "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner", "free_corners",
@@ -39,221 +42,6 @@ __all__ = [
 #: Who yields to whom: lower places first.
 PRIORITIES = {"selected": 0, "pair": 0.5, "crowd": 0.8, "operation": 1, "measured": 1.5,
               "roof": 2, "ridge": 3, "crossing": 4, "sweep": 5, "region": 6}
-
-Rect = tuple[float, float, float, float]  # left, top, right, bottom
-
-
-class Occupancy:
-    """Counts of what covers each ``cell``-pixel square of the plot ``frame``
-    ``(left, top, right, bottom)``."""
-
-    def __init__(self, frame: Rect, cell: float = 2.0) -> None:
-        self.frame = tuple(float(v) for v in frame)
-        self.cell = float(cell)
-        left, top, right, bottom = self.frame
-        self.cols = max(1, math.ceil((right - left) / self.cell))
-        self.rows = max(1, math.ceil((bottom - top) / self.cell))
-        self.grid = np.zeros((self.rows, self.cols), dtype=np.int32)
-        #: thin guide lines (the ridges' drop lines): no text on them, but a leader line may
-        #: cross them
-        self.soft = np.zeros((self.rows, self.cols), dtype=bool)
-        #: of ``grid``, the counts of lines (roofs, paths): a tag's leader may cross them
-        self.lines = np.zeros((self.rows, self.cols), dtype=np.int32)
-        #: the placed texts' boxes, each grown by its air (a tag keeps others off a little
-        #: farther: two texts side by side read as one)
-        self.texts = np.zeros((self.rows, self.cols), dtype=np.int32)
-
-    def copy(self) -> Occupancy:
-        """An occupancy of its own with the same counts (a placing changes its copy only)."""
-        out = Occupancy(self.frame, self.cell)
-        out.grid, out.soft, out.lines = self.grid.copy(), self.soft.copy(), self.lines.copy()
-        out.texts = self.texts.copy()
-        return out
-
-    # -- cells ------------------------------------------------------------------------
-
-    def _span(self, rect: Rect) -> tuple[int, int, int, int] | None:
-        """Cell rows and columns ``(r0, r1, c0, c1)`` (end exclusive) a rectangle touches,
-        clipped to the grid; ``None`` when it misses the grid."""
-        left, top = self.frame[0], self.frame[1]
-        c = self.cell
-        c0 = max(0, math.floor((rect[0] - left) / c))
-        c1 = min(self.cols, math.ceil((rect[2] - left) / c))
-        r0 = max(0, math.floor((rect[1] - top) / c))
-        r1 = min(self.rows, math.ceil((rect[3] - top) / c))
-        if c1 <= c0 or r1 <= r0:
-            return None
-        return r0, r1, c0, c1
-
-    def counts_local(self, rects: np.ndarray, layer: np.ndarray | None = None,
-                     texts: bool = False) -> np.ndarray:
-        """How many covered cells lie under each rectangle (rows ``left, top, right,
-        bottom``), all at once: from a summed-area table of just the part of the grid the
-        rectangles span (cheaper than keeping one of the whole grid while texts are placed
-        one by one). ``layer``: count the cells of this grid instead; ``texts``: those of
-        :attr:`texts` too (one table for both)."""
-        if not len(rects):
-            return np.zeros(0, dtype=np.int64)
-        r0, r1, c0, c1 = self._cells(rects)
-        c1 = np.maximum(c1, c0)
-        r1 = np.maximum(r1, r0)
-        a0, a1, b0, b1 = int(r0.min()), int(r1.max()), int(c0.min()), int(c1.max())
-        sat = np.zeros((a1 - a0 + 1, b1 - b0 + 1), dtype=np.int32)
-        if a1 > a0 and b1 > b0:
-            if layer is not None:
-                covered = layer[a0:a1, b0:b1] > 0
-            else:
-                covered = (self.grid[a0:a1, b0:b1] > 0) | self.soft[a0:a1, b0:b1]
-                if texts:
-                    covered |= self.texts[a0:a1, b0:b1] > 0
-            covered = covered.astype(np.int32)
-            np.cumsum(covered, axis=0, out=covered)
-            np.cumsum(covered, axis=1, out=sat[1:, 1:])
-        r0, r1, c0, c1 = r0 - a0, r1 - a0, c0 - b0, c1 - b0
-        return sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
-
-    def _cells(self, rects: np.ndarray) -> tuple[np.ndarray, ...]:
-        """The grid rows ``r0:r1`` and columns ``c0:c1`` each rectangle covers, clipped to
-        the grid."""
-        left, top = self.frame[0], self.frame[1]
-        c = self.cell
-        c0 = np.clip(np.floor((rects[:, 0] - left) / c), 0, self.cols).astype(int)
-        c1 = np.clip(np.ceil((rects[:, 2] - left) / c), 0, self.cols).astype(int)
-        r0 = np.clip(np.floor((rects[:, 1] - top) / c), 0, self.rows).astype(int)
-        r1 = np.clip(np.ceil((rects[:, 3] - top) / c), 0, self.rows).astype(int)
-        return r0, r1, c0, c1
-
-    def inside(self, rect: Rect) -> bool:
-        f = self.frame
-        return rect[0] >= f[0] and rect[1] >= f[1] and rect[2] <= f[2] and rect[3] <= f[3]
-
-    def add_text(self, rect: Rect, weight: int = 1) -> None:
-        """A placed text's box, grown by its air (see :attr:`texts`)."""
-        span = self._span(rect)
-        if span is not None:
-            r0, r1, c0, c1 = span
-            self.texts[r0:r1, c0:c1] += weight
-
-    def add_rect(self, rect: Rect, weight: int = 1) -> None:
-        span = self._span(rect)
-        if span is not None:
-            r0, r1, c0, c1 = span
-            self.grid[r0:r1, c0:c1] += weight
-
-    def count(self, rect: Rect) -> int:
-        """How many covers lie under ``rect`` (cells × covers)."""
-        span = self._span(rect)
-        if span is None:
-            return 0
-        r0, r1, c0, c1 = span
-        return int(self.grid[r0:r1, c0:c1].sum() + self.soft[r0:r1, c0:c1].sum())
-
-    def add_rects(self, rects: np.ndarray, weight: int = 1) -> None:
-        """Add many rectangles (rows ``left, top, right, bottom``) at once."""
-        added = self.coverage(rects)
-        if added is not None:
-            self.grid += (weight * added).astype(self.grid.dtype)
-
-    def coverage(self, rects: np.ndarray) -> np.ndarray | None:
-        """How many of the rectangles ``rects`` cover each cell (the grid's shape; ``None``
-        when they cover none): what :meth:`add_rects` adds."""
-        rects = np.asarray(rects, dtype=float).reshape(-1, 4)
-        if not len(rects):
-            return None
-        ok = np.isfinite(rects).all(axis=1)
-        rects = rects[ok]
-        r0, r1, c0, c1 = self._cells(rects)
-        keep = (c1 > c0) & (r1 > r0)
-        if not keep.any():
-            return None
-        c0, c1, r0, r1 = c0[keep], c1[keep], r0[keep], r1[keep]
-        # rectangles of one size share their cell offsets: add them by size, vectorised
-        sizes = np.stack((r1 - r0, c1 - c0), axis=1)
-        flat = []
-        # (a set, not np.unique: its first call imports numpy.ma, 7 ms of start-up)
-        for h, w in sorted(set(zip(sizes[:, 0].tolist(), sizes[:, 1].tolist(), strict=True))):
-            sel = (sizes[:, 0] == h) & (sizes[:, 1] == w)
-            dr, dc = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
-            rows = (r0[sel][:, None] + dr.ravel()[None, :]).ravel()
-            cols = (c0[sel][:, None] + dc.ravel()[None, :]).ravel()
-            flat.append(rows * self.cols + cols)
-        return np.bincount(np.concatenate(flat), minlength=self.grid.size).reshape(
-            self.grid.shape)
-
-    def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
-        """Flat indices of the cells within ``half`` pixels of the polyline, each once."""
-        xs = np.asarray(xs, dtype=float)
-        ys = np.asarray(ys, dtype=float)
-        if len(xs) < 2:
-            return None
-        pieces = []
-        step = self.cell * 0.5
-        for x0, y0, x1, y1 in zip(xs[:-1], ys[:-1], xs[1:], ys[1:], strict=True):
-            clipped = clip_segment(x0, y0, x1, y1, self._grown(half))
-            if clipped is None:
-                continue
-            a, b, c, d = clipped
-            n = max(2, math.ceil(math.hypot(c - a, d - b) / step) + 1)
-            t = np.linspace(0.0, 1.0, n)
-            pieces.append(np.column_stack((a + (c - a) * t, b + (d - b) * t)))
-        if not pieces:
-            return None
-        pts = np.concatenate(pieces)
-        reach = math.ceil(half / self.cell)
-        offsets = np.arange(-reach, reach + 1)
-        col = np.floor((pts[:, 0] - self.frame[0]) / self.cell).astype(int)
-        row = np.floor((pts[:, 1] - self.frame[1]) / self.cell).astype(int)
-        cols = (col[:, None, None] + offsets[None, None, :]).repeat(len(offsets), axis=1)
-        rows = (row[:, None, None] + offsets[None, :, None]).repeat(len(offsets), axis=2)
-        cols, rows = cols.ravel(), rows.ravel()
-        ok = (cols >= 0) & (cols < self.cols) & (rows >= 0) & (rows < self.rows)
-        # each cell once: a mask over the grid is cheaper than sorting the samples
-        mask = np.zeros(self.grid.size, dtype=bool)
-        mask[rows[ok] * self.cols + cols[ok]] = True
-        return np.flatnonzero(mask)
-
-    def _grown(self, d: float) -> Rect:
-        f = self.frame
-        return f[0] - d, f[1] - d, f[2] + d, f[3] + d
-
-    def add_polyline(self, xs, ys, half: float, weight: int = 1, soft: bool = False,
-                     line: bool = False) -> None:
-        """Cover the cells within ``half`` pixels of the polyline through ``(xs, ys)``
-        (``soft``: a guide line texts keep off and leader lines may cross; ``line``: a line
-        of data, which only a tag's leader may cross)."""
-        cells = self._line_cells(xs, ys, half)
-        if soft:
-            if cells is not None and len(cells):
-                self.soft.ravel()[cells] = True
-            return
-        if cells is not None and len(cells):
-            self.grid.ravel()[cells] += weight
-            if line:
-                self.lines.ravel()[cells] += weight
-
-
-def clip_segment(x0: float, y0: float, x1: float, y1: float, rect: Rect
-                 ) -> tuple[float, float, float, float] | None:
-    """The part of a segment inside ``rect`` (Liang–Barsky), or ``None``."""
-    if not all(math.isfinite(v) for v in (x0, y0, x1, y1)):
-        return None
-    dx, dy = x1 - x0, y1 - y0
-    t0, t1 = 0.0, 1.0
-    for p, q in ((-dx, x0 - rect[0]), (dx, rect[2] - x0), (-dy, y0 - rect[1]),
-                 (dy, rect[3] - y0)):
-        if p == 0:
-            if q < 0:
-                return None
-            continue
-        r = q / p
-        if p < 0:
-            t0 = max(t0, r)
-        else:
-            t1 = min(t1, r)
-        if t0 > t1:
-            return None
-    return x0 + t0 * dx, y0 + t0 * dy, x0 + t1 * dx, y0 + t1 * dy
-
 
 # ---------------------------------------------------------------------------------------
 # candidate places
@@ -349,23 +137,29 @@ def far_candidates(x: float, y: float, w: float, h: float, radius: float, frame:
     tops = np.arange(top, bottom - h, step)
     if not len(lefts) or not len(tops):
         return np.zeros((0, 6))
-    gl, gt = (a.ravel() for a in np.meshgrid(lefts, tops))
-    nx = np.clip(x, gl, gl + w) - x
-    ny = np.clip(y, gt, gt + h) - y
-    d = np.hypot(nx, ny)
-    keep = (d > radius + 6.0) & (d <= most)
-    gl, gt, nx, ny, d = gl[keep], gt[keep], nx[keep], ny[keep], d[keep]
+    # the nearest point of a box, and its nearest corner, depend on its column (x) or its
+    # row (y) alone: worked out for each column and row, then taken for each place
+    near_x = np.clip(x, lefts, lefts + w) - x
+    near_y = np.clip(y, tops, tops + h) - y
+    corner_x = np.where(np.abs(lefts - x) <= np.abs(lefts + w - x), lefts, lefts + w) - x
+    corner_y = np.where(np.abs(tops - y) <= np.abs(tops + h - y), tops, tops + h) - y
+    d = np.hypot(near_x[None, :], near_y[:, None]).ravel()
+    kept = np.flatnonzero((d > radius + 6.0) & (d <= most))
+    row, col = np.divmod(kept, len(lefts))
+    d = d[kept]
     # each place twice: the leader to the box's nearest point, and to its nearest corner
     # (a box right below a crowd: a slanted leader misses the markers under it)
-    cx = np.where(np.abs(gl - x) <= np.abs(gl + w - x), gl, gl + w) - x
-    cy = np.where(np.abs(gt - y) <= np.abs(gt + h - y), gt, gt + h) - y
-    gl, gt = np.concatenate((gl, gl)), np.concatenate((gt, gt))
-    nx, ny = np.concatenate((nx, cx)), np.concatenate((ny, cy))
-    d = np.concatenate((d, d + 0.5))
-    order = np.argsort(d, kind="stable")
-    gl, gt, nx, ny = gl[order], gt[order], nx[order], ny[order]
+    order = np.argsort(np.concatenate((d, d + 0.5)), kind="stable")
+    twice = order >= len(kept)
+    which = order - twice * len(kept)
+    row, col = row[which], col[which]
+    nx = np.where(twice, corner_x[col], near_x[col])
+    ny = np.where(twice, corner_y[row], near_y[row])
     start = (radius + 1.5) / np.maximum(np.hypot(nx, ny), 1e-9)
-    return np.column_stack((gl, gt, x + nx * start, y + ny * start, x + nx, y + ny))
+    out = np.column_stack((lefts[col], tops[row], x + nx * start, y + ny * start, x + nx,
+                           y + ny))
+    out.flags.writeable = False
+    return out
 
 
 def as_array(candidates) -> np.ndarray:
@@ -544,17 +338,16 @@ class TextLayout:
         boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
         # clear of the data, the other texts and their air (a tag's); with air of its own,
         # its box grown by it clear of the texts and their air too
-        ok[ok] = occ.counts_local(boxes[ok], texts=not air) == 0
+        ok[ok] = occ.clear_under(boxes[ok], texts=not air)
         if air and ok.any():
             a = p + air
             grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
-            ok[ok] = occ.counts_local(grown[ok], occ.texts) == 0
+            ok[ok] = occ.clear_under(grown[ok], occ.texts)
         free = np.flatnonzero(ok)
-        mine = occ.coverage(own) if own is not None else None
         # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
         for start in range(0, min(len(free), self.MOST_LEADERS), self.LEADER_BATCH):
             found = self._clean_leaders(cands, free[start:start + self.LEADER_BATCH],
-                                        cross_lines, mine)
+                                        cross_lines, own)
             if found is not None:
                 return found
         return None
@@ -563,48 +356,76 @@ class TextLayout:
     #: (the nearest free places: a leader past them would be long and hard to follow)
     LEADER_BATCH = 128
     MOST_LEADERS = 128
+    #: of a batch, the leaders followed together (the first clean one is often among the
+    #: first few: the rest are not followed)
+    LEADER_STEP = 32
 
     def _clean_leaders(self, cands: np.ndarray, chosen: np.ndarray, cross_lines: bool,
-                       mine: np.ndarray | None) -> int | None:
+                       own: np.ndarray | None) -> int | None:
         """The first of the candidates ``chosen`` (free boxes) whose leader, past its first
-        pixels, crosses nothing (lines aside with ``cross_lines``; the cells ``mine``)."""
+        pixels, crosses nothing (lines aside with ``cross_lines``; the cells of the markers
+        ``own``)."""
         occ = self.occupancy
         lead = cands[chosen, 2:]
         has = ~np.isnan(lead[:, 0])
-        if has.any():
-            seg = lead[has]
-            dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
-            length = np.hypot(dx, dy)
-            n = max(2, int(math.ceil(float(length.max()) / occ.cell)) + 1)
-            t = np.linspace(0.0, 1.0, n)[None, :]
-            skip = np.minimum(self.LEADER_SKIP / np.maximum(length, 1e-9), 1.0)[:, None]
-            t = skip + (1.0 - skip) * t
-            xs = seg[:, 0:1] + dx[:, None] * t
-            ys = seg[:, 1:2] + dy[:, None] * t
-            col = np.floor((xs - occ.frame[0]) / occ.cell).astype(int)
-            row = np.floor((ys - occ.frame[1]) / occ.cell).astype(int)
-            inside = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
-            hit = np.zeros(col.shape, dtype=bool)
-            cover = occ.grid[row[inside], col[inside]]
+        if not has[0]:  # (the first place needs no leader)
+            return int(chosen[0])
+        # only the leaders before the first place with none can be taken before it
+        plain = np.flatnonzero(~has)
+        upto = int(plain[0]) if len(plain) else len(chosen)
+        seg = lead[has]
+        dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
+        length = np.hypot(dx, dy)
+        # every leader of the batch followed at as many points as the longest needs
+        n = max(2, int(math.ceil(float(length.max()) / occ.cell)) + 1)
+        t = spread(n)[None, :]
+        seg, dx, dy, length = seg[:upto], dx[:upto], dy[:upto], length[:upto]
+        # what they may not cross, worked out once over the part of the grid they span (a
+        # cell more each way), with a border of cells off the grid, which stop nothing
+        f, cell = occ.frame, occ.cell
+        xs, ys = seg[:, 0::2], seg[:, 1::2]
+        b0 = max(0, math.floor((float(xs.min()) - f[0]) / cell) - 1)
+        b1 = min(occ.cols, math.floor((float(xs.max()) - f[0]) / cell) + 2)
+        a0 = max(0, math.floor((float(ys.min()) - f[1]) / cell) - 1)
+        a1 = min(occ.rows, math.floor((float(ys.max()) - f[1]) / cell) + 2)
+        wide = max(0, b1 - b0) + 2
+        stops = np.zeros((max(0, a1 - a0) + 2, wide), dtype=bool)
+        if a1 > a0 and b1 > b0:
+            cover = occ.grid[a0:a1, b0:b1]
             if cross_lines:
-                cover = cover - occ.lines[row[inside], col[inside]]
-            if mine is not None:
-                cover = cover - mine[row[inside], col[inside]]
-            hit[inside] = cover > 0
-            clear = np.ones(len(chosen), dtype=bool)
-            clear[np.flatnonzero(has)] = ~hit.any(axis=1)
-            chosen = chosen[clear]
-        return int(chosen[0]) if len(chosen) else None
+                cover = cover - occ.lines[a0:a1, b0:b1]
+            if own is not None:
+                cover = cover - occ.coverage_part(own, a0, a1, b0, b1)
+            np.greater(cover, 0, out=stops[1:-1, 1:-1])
+        stops = stops.ravel()
+        start_xy = np.stack((seg[:, 0], seg[:, 1]))[:, :, None]
+        step_xy = np.stack((dx, dy))[:, :, None]
+        origin = np.array(f[:2])[:, None, None]
+        low = np.array((a0 - 1, b0 - 1))[:, None, None]
+        high = np.array((max(a0, a1), max(b0, b1)))[:, None, None]
+        for start in range(0, upto, self.LEADER_STEP):
+            part = slice(start, start + self.LEADER_STEP)
+            skip = np.minimum(self.LEADER_SKIP / np.maximum(length[part], 1e-9), 1.0)[:, None]
+            tt = skip + (1.0 - skip) * t
+            at = np.floor((start_xy[:, part] + step_xy[:, part] * tt - origin) / cell)
+            cells = at[::-1].astype(int)  # rows, then columns
+            np.clip(cells, low, high, out=cells)
+            hit = stops[(cells[0] - (a0 - 1)) * wide + (cells[1] - (b0 - 1))]
+            clear = np.flatnonzero(~hit.any(axis=1))
+            if len(clear):
+                return int(chosen[start + int(clear[0])])
+        return int(chosen[upto]) if upto < len(chosen) else None
 
     def place_all(self, requests: Iterable[Request]) -> dict[Hashable, Placement | None]:
         """Place ``requests`` in order of priority; then those with no place whose leaders
         may cross their own markers (:attr:`Request.own`) are tried again so (a leader
         across its own markers only where nothing else is left)."""
         ordered = sorted(requests, key=lambda r: (r.priority, r.order))
-        out = {r.key: self.place(r, own=False) for r in ordered}
-        for r in ordered:
-            if out[r.key] is None and r.own is not None:
-                out[r.key] = self.place(r)
+        with self.occupancy.held():
+            out = {r.key: self.place(r, own=False) for r in ordered}
+            for r in ordered:
+                if out[r.key] is None and r.own is not None:
+                    out[r.key] = self.place(r)
         return out
 
     def _reserve(self, placement: Placement, weight: int) -> None:

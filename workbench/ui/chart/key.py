@@ -419,9 +419,10 @@ class TagsAndKey:
         return {op for op in self._labels
                 if ("point", op) not in placed and op not in self._key_tags}
 
-    def _split_crowds(self) -> bool:
+    def _split_crowds(self, before: dict) -> bool:
         """Say in parts (:func:`crowd_parts`) each crowd whose tags found no place together:
-        each part's first operation's label says the part's tags. True when one was split."""
+        each part's first operation's label says the part's tags. True when one was split.
+        ``before`` gets the former text of each label it changes."""
         layout = self._text_layout
         if layout is None:
             return False
@@ -440,6 +441,7 @@ class TagsAndKey:
                 joined.update(members[1:])
                 label = self._labels.get(first)
                 if label is not None:
+                    before.setdefault(first, label.toPlainText())
                     label.setText(crowd_text([self._key_tags[o] for o in members]))
                     label.setVisible(True)
             split = True
@@ -450,10 +452,10 @@ class TagsAndKey:
     #: together (a row of markers along a roof, each with no room of its own)
     ROW_REACH = 2.5
 
-    def _gather_strays(self) -> bool:
+    def _gather_strays(self, before: dict) -> bool:
         """Join the tags that found no place (each alone, or a crowd's) into crowds of
         markers up to :attr:`ROW_REACH` marker sizes apart, said by one text each. True when
-        any were joined."""
+        any were joined. ``before`` gets the former text of each label it changes."""
         if self._text_layout is None:
             return False
         hosts = self._unplaced()
@@ -470,6 +472,7 @@ class TagsAndKey:
                 self._groups.pop(hosts[i], None)
             self._groups[first] = members
             joined.update(m for m in members if m != first)
+            before.setdefault(first, self._labels[first].toPlainText())
             self._labels[first].setText(crowd_text([self._key_tags[m] for m in members]))
             gathered = True
         self._joined = frozenset(joined)
@@ -503,15 +506,14 @@ class TagsAndKey:
     def _try_crowds(self, step, best: int) -> bool:
         """Take ``step`` and place the texts again; undo it unless the chart then tells
         more than ``best`` operations."""
-        saved = (dict(self._groups), self._joined,
-                 {op: self._labels[op].toPlainText() for op in self._key_tags
-                  if op in self._labels})
-        if not step():
+        saved = (dict(self._groups), self._joined)
+        texts: dict = {}  # (the labels the step changes, as they were)
+        if not step(texts):
             return False
         self._canvas.labels.place_all()
         if self._told() > best:
             return True
-        self._groups, self._joined, texts = saved
+        self._groups, self._joined = saved
         for op, text in texts.items():
             self._labels[op].setText(text)
         self._canvas.labels.place_all()

@@ -15,6 +15,7 @@ the live chart and of every exported figure (which is drawn by the same canvas).
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Mapping
 
@@ -359,8 +360,7 @@ class LabelLayer:
         ax, bx, ay, by = self._canvas.view_to_scene()
         left, top = placement.rect[0] - TEXT_INSET, placement.rect[1] - TEXT_INSET
         label.setVisible(True)
-        label.setAnchor((0, 0))
-        label.set_offset(0.0, 0.0)
+        label.set_offset(0.0, 0.0, anchor=(0, 0))  # (anchor and offset: one re-positioning)
         label.setPos((left - bx) / ax, (top - by) / ay)
 
     def point_request(self, op_id: int, label, order: float, t=None,
@@ -430,6 +430,8 @@ class LabelLayer:
                        LEADER_MOST * math.hypot(canvas.width(), canvas.height()))
             step = max(6.0, diagonal / 80.0)
 
+            # (made once: a tag with no place is tried again, its leader across its markers)
+            @functools.lru_cache(maxsize=1)
             def far(sx=sx, sy=sy, w=w, h=h, radius=radius, frame=frame, most=most):
                 return far_candidates(sx, sy, w, h, radius, frame, most, step)
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,

@@ -1,0 +1,495 @@
+"""The plot as a grid of small cells, each counting what covers it (device units, free of
+Qt): what the text layout (:mod:`workbench.model.chart.layout`) places texts on.
+
+:class:`Occupancy` counts the cells covered by lines of data, markers, the legend and the
+texts already placed, and says how many covered cells lie under boxes (a text's candidate
+places) or whether none does: within one whole placing (:meth:`Occupancy.held`) from tables
+of the whole grid made once and what was covered since. Counts, not flags, so that a marker
+that moves can be taken out of the grid and put back elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+
+import numpy as np
+
+__all__ = ["Occupancy", "Rect", "clip_segment", "spread"]
+
+Rect = tuple[float, float, float, float]  # left, top, right, bottom
+
+
+class Occupancy:
+    """Counts of what covers each ``cell``-pixel square of the plot ``frame``
+    ``(left, top, right, bottom)``."""
+
+    def __init__(self, frame: Rect, cell: float = 2.0) -> None:
+        self.frame = tuple(float(v) for v in frame)
+        self.cell = float(cell)
+        left, top, right, bottom = self.frame
+        self.cols = max(1, math.ceil((right - left) / self.cell))
+        self.rows = max(1, math.ceil((bottom - top) / self.cell))
+        self.grid = np.zeros((self.rows, self.cols), dtype=np.int32)
+        #: thin guide lines (the ridges' drop lines): no text on them, but a leader line may
+        #: cross them
+        self.soft = np.zeros((self.rows, self.cols), dtype=bool)
+        #: of ``grid``, the counts of lines (roofs, paths): a tag's leader may cross them
+        self.lines = np.zeros((self.rows, self.cols), dtype=np.int32)
+        #: the placed texts' boxes, each grown by its air (a tag keeps others off a little
+        #: farther: two texts side by side read as one)
+        self.texts = np.zeros((self.rows, self.cols), dtype=np.int32)
+        #: while :meth:`held`: see :class:`_Held`
+        self._held: _Held | None = None
+
+    def copy(self) -> Occupancy:
+        """An occupancy of its own with the same counts (a placing changes its copy only)."""
+        out = Occupancy(self.frame, self.cell)
+        out.grid, out.soft, out.lines = self.grid.copy(), self.soft.copy(), self.lines.copy()
+        out.texts = self.texts.copy()
+        return out
+
+    # -- cells ------------------------------------------------------------------------
+
+    def _span(self, rect: Rect) -> tuple[int, int, int, int] | None:
+        """Cell rows and columns ``(r0, r1, c0, c1)`` (end exclusive) a rectangle touches,
+        clipped to the grid; ``None`` when it misses the grid."""
+        left, top = self.frame[0], self.frame[1]
+        c = self.cell
+        c0 = max(0, math.floor((rect[0] - left) / c))
+        c1 = min(self.cols, math.ceil((rect[2] - left) / c))
+        r0 = max(0, math.floor((rect[1] - top) / c))
+        r1 = min(self.rows, math.ceil((rect[3] - top) / c))
+        if c1 <= c0 or r1 <= r0:
+            return None
+        return r0, r1, c0, c1
+
+    @contextlib.contextmanager
+    def held(self):
+        """Within this block :meth:`clear_under` answers from summed-area tables of the
+        whole grid, made once (a placing asks about hundreds of boxes, over much the same
+        cells), and from what was covered since (the few texts placed meanwhile). Every
+        change goes through this class's methods; while cells are only covered more, a box
+        covered then is covered now, and one clear then is covered now where it meets what
+        was covered since."""
+        if self._held is not None:
+            yield
+            return
+        self._held = _Held(self)
+        try:
+            yield
+        finally:
+            self._held = None
+
+    def clear_under(self, rects: np.ndarray, layer: np.ndarray | None = None,
+                    texts: bool = False) -> np.ndarray:
+        """Whether no covered cell lies under each rectangle: ``counts_local(rects, layer,
+        texts) == 0`` (while :meth:`held`, from its tables)."""
+        held = self._held
+        if (held is None or not held.more_only or not len(rects)
+                or not (layer is None or layer is self.texts)):
+            return self.counts_local(rects, layer, texts) == 0
+        r0, r1, c0, c1 = self._cells(rects)
+        return held.clear_under(r0, np.maximum(r1, r0), c0, np.maximum(c1, c0),
+                                "texts" if layer is not None else "all" if texts else "data")
+
+    def counts_local(self, rects: np.ndarray, layer: np.ndarray | None = None,
+                     texts: bool = False) -> np.ndarray:
+        """How many covered cells lie under each rectangle (rows ``left, top, right,
+        bottom``), all at once, from just the part of the grid the rectangles span (cheaper
+        than keeping a table of the whole grid while texts are placed one by one): for a few
+        rectangles, from running counts along the part's rows, summed over each one's rows
+        (a text is a few cells tall: one pass over the part); for many (a tag's far places),
+        from a summed-area table of it (two passes, four look-ups each). ``layer``: count
+        the cells of this grid instead; ``texts``: those of :attr:`texts` too."""
+        if not len(rects):
+            return np.zeros(0, dtype=np.int64)
+        r0, r1, c0, c1 = self._cells(rects)
+        c1 = np.maximum(c1, c0)
+        r1 = np.maximum(r1, r0)
+        a0, a1, b0, b1 = int(r0.min()), int(r1.max()), int(c0.min()), int(c1.max())
+        if a1 <= a0 or b1 <= b0:
+            return np.zeros(len(rects), dtype=np.int32)
+        if layer is not None:
+            covered = layer[a0:a1, b0:b1] > 0
+        else:
+            covered = self.grid[a0:a1, b0:b1] > 0
+            covered |= self.soft[a0:a1, b0:b1]
+            if texts:
+                covered |= self.texts[a0:a1, b0:b1] > 0
+        r0, r1, c0, c1 = r0 - a0, r1 - a0, c0 - b0, c1 - b0
+        tall = int((r1 - r0).max())
+        if len(rects) * tall * 8 > covered.size:
+            sat = np.zeros((a1 - a0 + 1, b1 - b0 + 1), dtype=np.int32)
+            counts = covered.astype(np.int32)
+            np.cumsum(counts, axis=0, out=counts)
+            np.cumsum(counts, axis=1, out=sat[1:, 1:])
+            return sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]
+        run = np.zeros((a1 - a0, b1 - b0 + 1), dtype=np.int32)  # (a column of zeros first)
+        np.cumsum(covered, axis=1, dtype=np.int32, out=run[:, 1:])
+        rows = r0[:, None] + _steps(tall)
+        beyond = rows >= r1[:, None]  # (a box less tall than the tallest)
+        rows[beyond] = 0
+        per_row = run[rows, c1[:, None]] - run[rows, c0[:, None]]
+        per_row[beyond] = 0
+        return per_row.sum(axis=1, dtype=np.int32)
+
+    def _cells(self, rects: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The grid rows ``r0:r1`` and columns ``c0:c1`` each rectangle covers, clipped to
+        the grid."""
+        # (the rectangles' sides as rows, a copy: each step over all of one side at once)
+        left, top = self.frame[0], self.frame[1]
+        at = np.array(np.asarray(rects, dtype=float).T, order="C")
+        at -= np.array((left, top, left, top))[:, None]
+        at /= self.cell
+        np.floor(at[:2], out=at[:2])
+        np.ceil(at[2:], out=at[2:])
+        np.clip(at, 0, np.array((self.cols, self.rows) * 2, dtype=float)[:, None], out=at)
+        c0, r0, c1, r1 = at.astype(int)
+        return r0, r1, c0, c1
+
+    def inside(self, rect: Rect) -> bool:
+        f = self.frame
+        return rect[0] >= f[0] and rect[1] >= f[1] and rect[2] <= f[2] and rect[3] <= f[3]
+
+    def add_text(self, rect: Rect, weight: int = 1) -> None:
+        """A placed text's box, grown by its air (see :attr:`texts`)."""
+        span = self._span(rect)
+        if span is not None:
+            r0, r1, c0, c1 = span
+            self.texts[r0:r1, c0:c1] += weight
+            if self._held is not None:
+                self._held.covered(_Held.TEXTS, r0, r1, c0, c1, weight)
+
+    def add_rect(self, rect: Rect, weight: int = 1) -> None:
+        span = self._span(rect)
+        if span is not None:
+            r0, r1, c0, c1 = span
+            self.grid[r0:r1, c0:c1] += weight
+            if self._held is not None:
+                self._held.covered(_Held.BOX, r0, r1, c0, c1, weight)
+
+    def count(self, rect: Rect) -> int:
+        """How many covers lie under ``rect`` (cells × covers)."""
+        span = self._span(rect)
+        if span is None:
+            return 0
+        r0, r1, c0, c1 = span
+        return int(self.grid[r0:r1, c0:c1].sum() + self.soft[r0:r1, c0:c1].sum())
+
+    def add_rects(self, rects: np.ndarray, weight: int = 1) -> None:
+        """Add many rectangles (rows ``left, top, right, bottom``) at once."""
+        added = self.coverage(rects)
+        if added is not None:
+            self.grid += added if weight == 1 else (weight * added).astype(self.grid.dtype)
+            if self._held is not None:  # (many at once: counted afresh)
+                self._held.more_only = False
+
+    def coverage(self, rects: np.ndarray) -> np.ndarray | None:
+        """How many of the rectangles ``rects`` cover each cell (the grid's shape; ``None``
+        when they cover none): what :meth:`add_rects` adds."""
+        rects = np.asarray(rects, dtype=float).reshape(-1, 4)
+        if not len(rects):
+            return None
+        ok = np.isfinite(rects).all(axis=1)
+        rects = rects[ok]
+        r0, r1, c0, c1 = self._cells(rects)
+        keep = (c1 > c0) & (r1 > r0)
+        if not keep.any():
+            return None
+        c0, c1, r0, r1 = c0[keep], c1[keep], r0[keep], r1[keep]
+        if int(((r1 - r0) * (c1 - c0)).sum()) > self.grid.size // 16:
+            # many (a thousand markers): each rectangle's four corners marked in a table of
+            # differences, whose running sums down and across are the counts (two passes
+            # over the grid, not one for each cell of each rectangle)
+            wide = self.cols + 1
+            size = (self.rows + 1) * wide
+            plus = np.bincount(np.concatenate((r0 * wide + c0, r1 * wide + c1)),
+                               minlength=size)
+            minus = np.bincount(np.concatenate((r0 * wide + c1, r1 * wide + c0)),
+                                minlength=size)
+            diff = (plus - minus).reshape(self.rows + 1, wide)
+            np.cumsum(diff, axis=0, out=diff)
+            np.cumsum(diff, axis=1, out=diff)
+            return diff[:-1, :-1]
+        # rectangles of one size share their cell offsets: add them by size, vectorised
+        sizes = np.stack((r1 - r0, c1 - c0), axis=1)
+        flat = []
+        # (a set, not np.unique: its first call imports numpy.ma, 7 ms of start-up)
+        for h, w in sorted(set(zip(sizes[:, 0].tolist(), sizes[:, 1].tolist(), strict=True))):
+            sel = (sizes[:, 0] == h) & (sizes[:, 1] == w)
+            dr, dc = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+            rows = (r0[sel][:, None] + dr.ravel()[None, :]).ravel()
+            cols = (c0[sel][:, None] + dc.ravel()[None, :]).ravel()
+            flat.append(rows * self.cols + cols)
+        return np.bincount(np.concatenate(flat), minlength=self.grid.size).reshape(
+            self.grid.shape)
+
+    def coverage_part(self, rects: np.ndarray, r0: int, r1: int, c0: int, c1: int
+                      ) -> np.ndarray:
+        """``coverage(rects)[r0:r1, c0:c1]``, without a grid of counts (a tag's few
+        markers, where its leaders pass)."""
+        rects = np.asarray(rects, dtype=float).reshape(-1, 4)
+        rects = rects[np.isfinite(rects).all(axis=1)]
+        out = np.zeros((r1 - r0, c1 - c0), dtype=np.int64)
+        for a0, a1, b0, b1 in zip(*(v.tolist() for v in self._cells(rects)), strict=True):
+            a0, a1, b0, b1 = max(a0, r0), min(a1, r1), max(b0, c0), min(b1, c1)
+            if a1 > a0 and b1 > b0:
+                out[a0 - r0:a1 - r0, b0 - c0:b1 - c0] += 1
+        return out
+
+    def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
+        """Flat indices of the cells within ``half`` pixels of the polyline, each once."""
+        xs = np.asarray(xs, dtype=float).tolist()
+        ys = np.asarray(ys, dtype=float).tolist()
+        if len(xs) < 2:
+            return None
+        px, py = [], []
+        step = self.cell * 0.5
+        grown = self._grown(half)
+        for x0, y0, x1, y1 in zip(xs[:-1], ys[:-1], xs[1:], ys[1:], strict=True):
+            clipped = clip_segment(x0, y0, x1, y1, grown)
+            if clipped is None:
+                continue
+            a, b, c, d = clipped
+            t = spread(max(2, math.ceil(math.hypot(c - a, d - b) / step) + 1))
+            px.append(a + (c - a) * t)
+            py.append(b + (d - b) * t)
+        if not px:
+            return None
+        pts = np.stack((np.concatenate(px), np.concatenate(py)) if len(px) > 1
+                       else (px[0], py[0]))
+        origin = np.array(self.frame[:2])[:, None]
+        row_col = np.floor((pts - origin) / self.cell).astype(int)  # (columns, rows)
+        col, row = row_col
+        reach = math.ceil(half / self.cell)
+        if len(px) == 1 and len(col) > 64:
+            return self._run_cells(row, col, reach)
+        (cmin, rmin), (cmax, rmax) = row_col.min(axis=1).tolist(), row_col.max(axis=1).tolist()
+        # each cell once: a mask over just the part of the grid the line spans (a leader's
+        # few cells do not pay for a pass over the whole grid), reach wider on each side
+        c0, r0 = cmin - reach, rmin - reach
+        wide, tall = cmax + reach + 1 - c0, rmax + reach + 1 - r0
+        if len(col) > 64:  # (a long line: each cell is sampled about twice, taken once)
+            mask = np.zeros(tall * wide, dtype=bool)
+            mask[(row - r0) * wide + (col - c0)] = True
+            seen = np.flatnonzero(mask)
+            row, col = seen // wide + r0, seen % wide + c0
+        dr, dc = _square(reach)
+        mask = np.zeros((tall, wide), dtype=bool)
+        mask[(row[:, None] + (dr - r0)).ravel(), (col[:, None] + (dc - c0)).ravel()] = True
+        # the part on the grid
+        a0, a1 = max(0, r0), min(self.rows, r0 + tall)
+        b0, b1 = max(0, c0), min(self.cols, c0 + wide)
+        if a1 <= a0 or b1 <= b0:
+            return np.zeros(0, dtype=np.intp)
+        on = mask[a0 - r0:a1 - r0, b0 - c0:b1 - c0]
+        cells = np.flatnonzero(on)
+        width = b1 - b0
+        return (cells // width + a0) * self.cols + cells % width + b0
+
+    def _run_cells(self, row: np.ndarray, col: np.ndarray, reach: int) -> np.ndarray:
+        """:meth:`_line_cells` of one straight segment, sampled at the cells ``(row,
+        col)`` in order (half a cell apart or less): the samples pass through every row
+        between their first and last, in order, and in the rows a few apart they pass
+        through every column between their least and greatest; so the cells within
+        ``reach`` of them are, in each row, one run: from the least column of the samples
+        up to ``reach`` rows away, less ``reach``, to their greatest, plus ``reach``."""
+        ends = np.flatnonzero(np.diff(row)) + 1
+        first = np.concatenate(([0], ends))  # each row's first sample, and last
+        last = np.concatenate((ends - 1, [len(row) - 1]))
+        lo = np.minimum(col[first], col[last])
+        hi = np.maximum(col[first], col[last])
+        rows = row[first]
+        if rows[-1] < rows[0]:  # (from the bottom up)
+            lo, hi, rows = lo[::-1], hi[::-1], rows[::-1]
+        # least and greatest over the rows within reach (none beyond the ends)
+        k = len(rows)
+        low = np.full(k + 4 * reach, np.iinfo(np.int64).max)
+        high = np.full(k + 4 * reach, np.iinfo(np.int64).min)
+        low[2 * reach:2 * reach + k] = lo
+        high[2 * reach:2 * reach + k] = hi
+        span = k + 2 * reach
+        least, most = low[:span].copy(), high[:span].copy()
+        for shift in range(1, 2 * reach + 1):
+            np.minimum(least, low[shift:shift + span], out=least)
+            np.maximum(most, high[shift:shift + span], out=most)
+        out_rows = np.arange(int(rows[0]) - reach, int(rows[0]) - reach + span)
+        least = np.maximum(least - reach, 0)
+        most = np.minimum(most + reach, self.cols - 1)
+        on = (out_rows >= 0) & (out_rows < self.rows) & (most >= least)
+        out_rows, least, most = out_rows[on], least[on], most[on]
+        if not len(out_rows):
+            return np.zeros(0, dtype=np.intp)
+        counts = most - least + 1
+        starts = out_rows * self.cols + least
+        offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        return np.repeat(starts, counts) + offsets
+
+    def _grown(self, d: float) -> Rect:
+        f = self.frame
+        return f[0] - d, f[1] - d, f[2] + d, f[3] + d
+
+    def add_polyline(self, xs, ys, half: float, weight: int = 1, soft: bool = False,
+                     line: bool = False) -> None:
+        """Cover the cells within ``half`` pixels of the polyline through ``(xs, ys)``
+        (``soft``: a guide line texts keep off and leader lines may cross; ``line``: a line
+        of data, which only a tag's leader may cross)."""
+        cells = self._line_cells(xs, ys, half)
+        if self._held is not None and cells is not None and len(cells):
+            rows, cols = cells // self.cols, cells % self.cols
+            self._held.covered(_Held.CELLS, int(rows[0]), int(rows[-1]) + 1, int(cols.min()),
+                               int(cols.max()) + 1, 1 if soft else weight, cells)
+        if soft:
+            if cells is not None and len(cells):
+                self.soft.ravel()[cells] = True
+            return
+        if cells is not None and len(cells):
+            self.grid.ravel()[cells] += weight
+            if line:
+                self.lines.ravel()[cells] += weight
+
+
+def _summed(covered: np.ndarray) -> np.ndarray:
+    """The summed-area table of ``covered`` (a row and a column of zeros first)."""
+    sat = np.zeros((covered.shape[0] + 1, covered.shape[1] + 1), dtype=np.int32)
+    counts = covered.astype(np.int32)
+    np.cumsum(counts, axis=0, out=counts)
+    np.cumsum(counts, axis=1, out=sat[1:, 1:])
+    return sat
+
+
+@functools.lru_cache(maxsize=256)
+def _steps(n: int) -> np.ndarray:
+    """``np.arange(n)`` as a row, made once for each ``n`` (read only)."""
+    out = np.arange(n)[None, :]
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def spread(n: int) -> np.ndarray:
+    """``np.linspace(0, 1, n)``, made once for each ``n`` (read only)."""
+    out = np.linspace(0.0, 1.0, n)
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _square(reach: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column offsets of the cells within ``reach`` cells each way (read only)."""
+    offsets = np.arange(-reach, reach + 1)
+    dr, dc = (a.ravel() for a in np.meshgrid(offsets, offsets, indexing="ij"))
+    dr.flags.writeable = dc.flags.writeable = False
+    return dr, dc
+
+
+class _Held:
+    """What :meth:`Occupancy.held` keeps: summed-area tables of the grid's covered cells
+    (made when first asked for), and each thing covered since: its cells' span, and whether
+    it covers all of it (a box) or some cells of it (a line)."""
+
+    BOX, TEXTS, CELLS = 0, 1, 2  # a box of the grid, of the texts; some cells of the grid
+
+    def __init__(self, occ: Occupancy) -> None:
+        self.occ = occ
+        #: whether cells were only covered more since (else the tables no longer tell, and
+        #: boxes are counted afresh); so from counts of none or more (a count below none
+        #: covered once more is still not covered)
+        self.more_only = bool(occ.grid.min() >= 0 and occ.texts.min() >= 0)
+        self.tables: dict = {}
+        self.any_text = bool(occ.texts.any())
+        self.spans = np.zeros((32, 5), dtype=np.intp)  # r0, r1, c0, c1, what
+        self.count = 0
+        self.line_cells: np.ndarray | None = None  # the lines' cells covered since
+
+    def covered(self, what: int, r0: int, r1: int, c0: int, c1: int, weight: int,
+                cells: np.ndarray | None = None) -> None:
+        """Cells ``r0:r1``, ``c0:c1`` (or just ``cells``, flat, within them) changed by
+        ``weight``."""
+        if weight < 0:
+            self.more_only = False
+        if weight <= 0 or r1 <= r0 or c1 <= c0:
+            return
+        if self.count == len(self.spans):
+            self.spans = np.concatenate((self.spans, np.zeros_like(self.spans)))
+        self.spans[self.count] = (r0, r1, c0, c1, what)
+        self.count += 1
+        if cells is not None:
+            if self.line_cells is None:
+                self.line_cells = np.zeros(self.occ.grid.shape, dtype=bool)
+            self.line_cells.ravel()[cells] = True
+
+    def table(self, kind: str) -> np.ndarray | None:
+        """The summed-area table of the covered cells (``data``: what
+        :meth:`Occupancy.counts_local` counts, ``all``: with the texts, ``texts``: these
+        alone; None: none)."""
+        if kind not in self.tables:
+            occ = self.occ
+            if kind == "texts":
+                covered = occ.texts > 0 if self.any_text else None
+            elif kind == "all" and not self.any_text:
+                covered = None
+                self.tables[kind] = self.table("data")
+            else:
+                covered = occ.grid > 0
+                covered |= occ.soft
+                if kind == "all":
+                    covered |= occ.texts > 0
+            if kind not in self.tables:
+                self.tables[kind] = _summed(covered) if covered is not None else None
+        return self.tables[kind]
+
+    def clear_under(self, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray,
+                    kind: str) -> np.ndarray:
+        """Whether no covered cell (of the table ``kind``) lies in each box of rows
+        ``r0:r1`` and columns ``c0:c1``: see :meth:`Occupancy.clear_under`."""
+        sat = self.table(kind)
+        if sat is None:
+            clear = np.ones(len(r0), dtype=bool)
+        else:
+            clear = (sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]) == 0
+        if not self.count:
+            return clear
+        spans = self.spans[:self.count]
+        what = spans[:, 4]
+        spans = spans[(what == self.TEXTS) if kind == "texts" else
+                      (what != self.TEXTS) if kind == "data" else slice(None)]
+        at = np.flatnonzero(clear & (r1 > r0) & (c1 > c0))
+        if not len(spans) or not len(at):
+            return clear
+        b0, b1, d0, d1 = r0[at, None], r1[at, None], c0[at, None], c1[at, None]
+        meets = ((b0 < spans[:, 1]) & (spans[:, 0] < b1)
+                 & (d0 < spans[:, 3]) & (spans[:, 2] < d1))
+        line = spans[:, 4] == self.CELLS
+        covered = (meets & ~line).any(axis=1)
+        # a line's cells, not all of its span: the box's cells looked at
+        for i in np.flatnonzero(~covered & (meets & line).any(axis=1)).tolist():
+            k = at[i]
+            covered[i] = self.line_cells[r0[k]:r1[k], c0[k]:c1[k]].any()
+        clear[at[covered]] = False
+        return clear
+
+
+def clip_segment(x0: float, y0: float, x1: float, y1: float, rect: Rect
+                 ) -> tuple[float, float, float, float] | None:
+    """The part of a segment inside ``rect`` (Liang–Barsky), or ``None``."""
+    if not all(math.isfinite(v) for v in (x0, y0, x1, y1)):
+        return None
+    dx, dy = x1 - x0, y1 - y0
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, x0 - rect[0]), (dx, rect[2] - x0), (-dy, y0 - rect[1]),
+                 (dy, rect[3] - y0)):
+        if p == 0:
+            if q < 0:
+                return None
+            continue
+        r = q / p
+        if p < 0:
+            t0 = max(t0, r)
+        else:
+            t1 = min(t1, r)
+        if t0 > t1:
+            return None
+    return x0 + t0 * dx, y0 + t0 * dy, x0 + t1 * dx, y0 + t1 * dy
