@@ -447,3 +447,31 @@ def test_a_key_no_column_can_hold_lists_what_fits_and_counts_the_rest(qapp):
     assert len(more) == 1 and int(more[0].split()[1]) == len(missing) > 0
     assert (fig.page[3] - fig.page[1]) / 72.0 == pytest.approx(9.0, abs=0.01)
     assert 1.0 - legend_share(fig) >= 0.45
+
+
+def _closest_on_a_line(fig) -> tuple[float, str, str]:
+    """Of the texts in the plot that share a line, the two nearest side by side: their gap
+    in ems of the smaller type, and their texts."""
+    x0, y0, x1, y1 = fig.plot
+    texts = [t for t in fig.texts if x0 <= t.centre[0] <= x1 and y0 <= t.centre[1] <= y1]
+    best = (float("inf"), "", "")
+    for i, a in enumerate(texts):
+        for b in texts[i + 1:]:
+            (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = a.bbox(), b.bbox()
+            if min(ay1, by1) - max(ay0, by0) > 0.5 * min(ay1 - ay0, by1 - by0):
+                gap = max(bx0 - ax1, ax0 - bx1) / min(a.size, b.size)
+                best = min(best, (gap, a.text, b.text))
+    return best
+
+
+@pytest.mark.parametrize(("size", "theme"), [(None, "light"), ("slide", "presentation"),
+                                             ("single", "light"), ("double", "dark")])
+@pytest.mark.parametrize("stem", ["real_kernels_h100_h200", "llama31_8b_inference"])
+def test_two_names_side_by_side_do_not_read_as_one(qapp, stem, size, theme):
+    """Texts on one line in the plot are at least half an em apart: "g_512" and "g_1024"
+    were a third of an em apart on the slide, a space's width, and read as one name."""
+    session = _example(stem)
+    fig = read_figure(figure_bytes(session, "pdf", resolve_size(size, theme=theme),
+                                   theme=theme))
+    gap, a, b = _closest_on_a_line(fig)
+    assert gap >= 0.5, (a, b, gap)

@@ -435,7 +435,7 @@ class LabelLayer:
             def far(sx=sx, sy=sy, w=w, h=h, radius=radius, frame=frame, most=most):
                 return far_candidates(sx, sy, w, h, radius, frame, most, step)
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
-                       far=far, air=TAG_AIR if tag else 0.0)
+                       far=far, air=TAG_AIR if tag else NAME_AIR)
 
     def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
@@ -653,6 +653,9 @@ LEADER_MOST = 0.24
 #: air kept between a tag and other texts, pixels ("add_fp32" and a tag "22" side by side
 #: read as one label)
 TAG_AIR = 3.0
+#: and between an operation's name and other texts ("g_512" and "g_1024" side by side
+#: read as one name "g_512 g_1024" a pixel apart)
+NAME_AIR = 2.0
 
 
 def _cand(left: float, top: float):
