@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 from conftest import EXAMPLES
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QKeyCombination, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QTableView
+from PySide6.QtWidgets import QApplication, QLineEdit, QTableView
 
 LLAMA = next(p for p in EXAMPLES if p.name == "llama_ffn.yaml")
 
@@ -202,3 +202,40 @@ def test_ctrl_z_in_the_model_tabs_spin_box_undoes_the_models_edit(qtbot, gpu_win
     qtbot.keyClick(spin, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert win.document.session.models[0].setup.batch == 1
     assert spin.value() == 1
+
+
+class _X11LineEdit(QLineEdit):
+    """A line edit that takes Ctrl+E for "end of line", as every line edit and spin box does
+    under X11's key bindings (the offscreen platform's bindings leave it to the window)."""
+
+    def event(self, event):
+        if (event.type() == QEvent.Type.ShortcutOverride
+                and event.keyCombination() == QKeyCombination(Qt.KeyboardModifier.ControlModifier,
+                                                              Qt.Key.Key_E)):
+            event.accept()
+            return True
+        return super().event(event)
+
+
+def test_ctrl_e_exports_the_figure_from_a_field_that_would_take_it(qtbot, window, monkeypatch):
+    """Under X11 the focused Name field took Ctrl+E (end of line) and File ▸ Export Figure…
+    never opened: the window's command wins, in any of its fields."""
+    opened = []
+    monkeypatch.setattr(type(window), "_on_export_figure", lambda self: opened.append(self))
+    window.export_figure_action.triggered.disconnect()
+    window.export_figure_action.triggered.connect(lambda: type(window)._on_export_figure(window))
+    field = _X11LineEdit("FFN up", window.editor)
+    field.show()
+    field.setFocus()
+    qtbot.waitUntil(field.hasFocus)
+    qtbot.keyClick(field, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    assert opened == [window]
+    # a field of another window keeps its key
+    other = _X11LineEdit("elsewhere")
+    qtbot.addWidget(other)
+    other.show()
+    other.activateWindow()
+    other.setFocus()
+    qtbot.waitUntil(other.hasFocus)
+    qtbot.keyClick(other, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    assert opened == [window]

@@ -28,6 +28,7 @@ import math
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QKeyEvent, QKeySequence, QValidator
 from PySide6.QtWidgets import (
+    QApplication,
     QAbstractSpinBox,
     QLineEdit,
     QSplitter,
@@ -45,6 +46,7 @@ __all__ = [
     "NoWheelFilter",
     "no_wheel_filter",
     "DocumentUndoFilter",
+    "WindowKeysFilter",
     "WideSplitter",
     "document_undo_filter",
     "INVALID_STYLE",
@@ -113,6 +115,44 @@ class DocumentUndoFilter(QObject):
                 or event.matches(QKeySequence.StandardKey.Redo)):
             event.ignore()  # not taken by the field: the shortcut fires
             return True
+        return False
+
+
+class WindowKeysFilter(QObject):
+    """A window's commands whose keys a text field would take for its own line editing go
+    to the window: on X11, Qt's line edits and spin boxes take Ctrl+E as "end of line" (the
+    End key does the same), so File ▸ Export Figure… (Ctrl+E) did nothing while a field had
+    the focus. It watches whichever widget of ``window`` has the focus (the one a shortcut's
+    key goes to first), not every event of the application."""
+
+    def __init__(self, window: QWidget, actions) -> None:
+        super().__init__(window)
+        self._window = window
+        self._actions = list(actions)
+        self._watched: QWidget | None = None
+        QApplication.instance().focusChanged.connect(self._focus_changed)
+
+    def _focus_changed(self, _old, new) -> None:
+        if self._watched is not None:
+            try:
+                self._watched.removeEventFilter(self)
+            except RuntimeError:  # (deleted meanwhile)
+                pass
+            self._watched = None
+        if isinstance(new, QWidget) and new.window() is self._window:
+            new.installEventFilter(self)
+            self._watched = new
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if (event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent)
+                and isinstance(watched, QWidget) and watched.window() is self._window):
+            pressed = QKeySequence(event.keyCombination())
+            for action in self._actions:
+                if action.isEnabled() and any(
+                        key.matches(pressed) == QKeySequence.SequenceMatch.ExactMatch
+                        for key in action.shortcuts()):
+                    event.ignore()  # not taken by the field: the window's shortcut fires
+                    return True
         return False
 
 

@@ -69,6 +69,10 @@ class MainWindow(DocksMixin, QMainWindow):
         self.build_docks()
         self._build_actions()
         self._build_menus()
+        # Ctrl+E is Export Figure… in every field too (X11's line edits take it otherwise)
+        from workbench.ui.widgets import WindowKeysFilter
+
+        self._keys_filter = WindowKeysFilter(self, [self.export_figure_action])
         self._build_status()
 
         self.workspace.signals.changed.connect(self._on_change)
