@@ -21,6 +21,7 @@ a value marks the widget with :func:`set_invalid` (a red frame) and says why els
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 import math
@@ -28,8 +29,8 @@ import math
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QKeyEvent, QKeySequence, QValidator
 from PySide6.QtWidgets import (
-    QApplication,
     QAbstractSpinBox,
+    QApplication,
     QLineEdit,
     QSplitter,
     QStyle,
@@ -134,10 +135,8 @@ class WindowKeysFilter(QObject):
 
     def _focus_changed(self, _old, new) -> None:
         if self._watched is not None:
-            try:
+            with contextlib.suppress(RuntimeError):  # (deleted meanwhile)
                 self._watched.removeEventFilter(self)
-            except RuntimeError:  # (deleted meanwhile)
-                pass
             self._watched = None
         if isinstance(new, QWidget) and new.window() is self._window:
             new.installEventFilter(self)
