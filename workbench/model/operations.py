@@ -28,14 +28,14 @@ from workbench.model.terms import (  # noqa: F401 - part of this module's API
     Counts,
     Kind,
     Param,
+    Sym,
     Term,
-    _causal_fraction,
-    _fmt,
-    _register,
-    _Sym,
-    _symbols,
-    _tensor,
-    _term,
+    causal_fraction,
+    fmt,
+    register,
+    symbols,
+    tensor,
+    term,
 )
 
 __all__ = [
@@ -105,13 +105,13 @@ GEMM_PARAMS = (
 
 
 def _count_gemm(p: Mapping[str, Any]) -> Counts:
-    s = _symbols(KINDS["gemm"], p)
+    s = symbols(KINDS["gemm"], p)
     batch, m, n, k = p["batch"], p["m"], p["n"], p["k"]
-    flops = _term("flop", "multiply-adds of A·B", "2·{batch}·{m}·{n}·{k}", 2 * batch * m * n * k, s)
+    flops = term("flop", "multiply-adds of A·B", "2·{batch}·{m}·{n}·{k}", 2 * batch * m * n * k, s)
     terms = [
-        _tensor("read", "A", "M×K", "{batch}·{m}·{k}", batch * m * k, p["a_dtype"], s),
-        _tensor("read", "B", "K×N", "{batch}·{k}·{n}", batch * k * n, p["b_dtype"], s),
-        _tensor("write", "C", "M×N", "{batch}·{m}·{n}", batch * m * n, p["c_dtype"], s),
+        tensor("read", "A", "M×K", "{batch}·{m}·{k}", batch * m * k, p["a_dtype"], s),
+        tensor("read", "B", "K×N", "{batch}·{k}·{n}", batch * k * n, p["b_dtype"], s),
+        tensor("write", "C", "M×N", "{batch}·{m}·{n}", batch * m * n, p["c_dtype"], s),
     ]
     precision = p["compute"] or wider(p["a_dtype"], p["b_dtype"])
     return Counts([flops], terms, precision)
@@ -182,26 +182,26 @@ def _count_attention(p: Mapping[str, Any]) -> Counts:
     if windowed:
         frac = _window_fraction(q, k, window)
         kw = min(k, window + q - 1)
-        s = _symbols(KINDS["attention"], p, c=("c", frac), kw=("k_w", kw))
+        s = symbols(KINDS["attention"], p, c=("c", frac), kw=("k_w", kw))
     else:
-        frac = _causal_fraction(q, k, skips)
-        s = _symbols(KINDS["attention"], p, c=("c", frac))
+        frac = causal_fraction(q, k, skips)
+        s = symbols(KINDS["attention"], p, c=("c", frac))
     c_factor = "·{c}" if skips or windowed else ""
     kv_elems = "{batch}·{kv_heads}·{kw}·{head_dim}" if windowed else \
         "{batch}·{kv_heads}·{kv_len}·{head_dim}"
     kv_read = min(k, window + q - 1) if windowed else k
     flops = [
-        _term("flop", "S = Q·Kᵀ", "2·{batch}·{heads}·{query_len}·{kv_len}·{head_dim}" + c_factor,
-              2 * b * h * q * k * d * frac, s),
-        _term("flop", "O = P·V", "2·{batch}·{heads}·{query_len}·{kv_len}·{head_dim}" + c_factor,
-              2 * b * h * q * k * d * frac, s),
+        term("flop", "S = Q·Kᵀ", "2·{batch}·{heads}·{query_len}·{kv_len}·{head_dim}" + c_factor,
+             2 * b * h * q * k * d * frac, s),
+        term("flop", "O = P·V", "2·{batch}·{heads}·{query_len}·{kv_len}·{head_dim}" + c_factor,
+             2 * b * h * q * k * d * frac, s),
     ]
     dt = p["dtype"]
     terms = [
-        _tensor("read", "Q", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
-        _tensor("read", "K", "", kv_elems, b * hk * kv_read * d, p["kv_dtype"], s),
-        _tensor("read", "V", "", kv_elems, b * hk * kv_read * d, p["kv_dtype"], s),
-        _tensor("write", "O", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
+        tensor("read", "Q", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
+        tensor("read", "K", "", kv_elems, b * hk * kv_read * d, p["kv_dtype"], s),
+        tensor("read", "V", "", kv_elems, b * hk * kv_read * d, p["kv_dtype"], s),
+        tensor("write", "O", "", "{batch}·{heads}·{query_len}·{head_dim}", b * h * q * d, dt, s),
     ]
     notes = []
     if p["implementation"] == "naive":
@@ -210,15 +210,15 @@ def _count_attention(p: Mapping[str, Any]) -> Counts:
         size = DTYPE_BYTES[sd]
         writes = (passes + 1) // 2
         reads = passes - writes
-        s["writes"] = _Sym("⌈passes/2⌉", writes)
-        s["reads"] = _Sym("⌊passes/2⌋", reads)
+        s["writes"] = Sym("⌈passes/2⌉", writes)
+        s["reads"] = Sym("⌊passes/2⌋", reads)
         for direction, count in (("write", writes), ("read", reads)):
             terms.append(
-                _term(direction, f"S/P ({_fmt(count)} of {_fmt(passes)} passes)",
-                      f"{{{direction}s}}·{{batch}}·{{heads}}·{{query_len}}·{{kv_len}}·"
-                      f"{_fmt(size)} B [{sd}]",
-                      count * b * h * q * k * size, s, tensor="S/P",
-                      elements=count * b * h * q * k, element_bytes=size, dtype=sd)
+                term(direction, f"S/P ({fmt(count)} of {fmt(passes)} passes)",
+                     f"{{{direction}s}}·{{batch}}·{{heads}}·{{query_len}}·{{kv_len}}·"
+                     f"{fmt(size)} B [{sd}]",
+                     count * b * h * q * k * size, s, tensor="S/P",
+                     elements=count * b * h * q * k, element_bytes=size, dtype=sd)
             )
         notes.append("Naive: the full q×k score matrix is materialised (the causal mask does not "
                      "shrink it); passes = write S, read S, write P, read P by default.")
@@ -271,23 +271,23 @@ def _count_elementwise(p: Mapping[str, Any]) -> Counts:
     n = p["n"]
     dt = p["dtype"]
     kind = KINDS["elementwise"]
-    s = _symbols(kind, p)
+    s = symbols(kind, p)
     flop_terms = []
     for i, step in enumerate(steps, 1):
         f = step_flops(step)
-        flop_terms.append(_term("flop", f"step {i}: {step['op']}", f"{_fmt(float(f))}·{{n}}",
-                                f * n, s))
+        flop_terms.append(term("flop", f"step {i}: {step['op']}", f"{fmt(float(f))}·{{n}}",
+                               f * n, s))
     byte_terms: list[Term] = []
     wa = p["write_allocate"]
     out_name = p["output"] or "out"
 
-    def rw(direction, tensor, what):
-        byte_terms.append(_tensor(direction, tensor, what, "{n}", n, dt, s))
+    def rw(direction, name, what):
+        byte_terms.append(tensor(direction, name, what, "{n}", n, dt, s))
 
-    def write(tensor, what):
-        rw("write", tensor, what)
+    def write(name, what):
+        rw("write", name, what)
         if wa:
-            rw("read", tensor, "write-allocate")
+            rw("read", name, "write-allocate")
 
     if p["fused"]:
         seen = [p["input"]]
@@ -335,37 +335,37 @@ NORM_FLOPS = {"layernorm": 8, "rmsnorm": 4}
 
 
 def _count_norm(p: Mapping[str, Any]) -> Counts:
-    s = _symbols(KINDS["norm"], p)
+    s = symbols(KINDS["norm"], p)
     per = NORM_FLOPS[p["variant"]]
     rows, hidden, n = p["rows"], p["hidden"], p["layers"]
     # n independent norms (a model's layers counted together) each read their own γ, β
     pre = "{layers}·" if n != 1 else ""
     what = ("mean 1, variance 3, normalise 2, scale and shift 2" if p["variant"] == "layernorm"
             else "square-and-sum 2, normalise 1, scale 1")
-    flops = [_term("flop", f"{p['variant']} ({what} per element)",
-                   f"{per}·{pre}{{rows}}·{{hidden}}", per * n * rows * hidden, s)]
+    flops = [term("flop", f"{p['variant']} ({what} per element)",
+                  f"{per}·{pre}{{rows}}·{{hidden}}", per * n * rows * hidden, s)]
     terms = [
-        _tensor("read", "x", "", f"{pre}{{rows}}·{{hidden}}", n * rows * hidden, p["dtype"], s),
-        _tensor("read", "γ", "scale", f"{pre}{{hidden}}", n * hidden, p["weight_dtype"], s),
+        tensor("read", "x", "", f"{pre}{{rows}}·{{hidden}}", n * rows * hidden, p["dtype"], s),
+        tensor("read", "γ", "scale", f"{pre}{{hidden}}", n * hidden, p["weight_dtype"], s),
     ]
     if p["variant"] == "layernorm":
-        terms.append(_tensor("read", "β", "shift", f"{pre}{{hidden}}", n * hidden,
-                             p["weight_dtype"], s))
-    terms.append(_tensor("write", "y", "", f"{pre}{{rows}}·{{hidden}}", n * rows * hidden,
-                         p["dtype"], s))
+        terms.append(tensor("read", "β", "shift", f"{pre}{{hidden}}", n * hidden,
+                            p["weight_dtype"], s))
+    terms.append(tensor("write", "y", "", f"{pre}{{rows}}·{{hidden}}", n * rows * hidden,
+                        p["dtype"], s))
     return Counts(flops, terms, p["compute"],
                   ["Per-row statistics (1/√var) are negligible next to per-element work."],
                   unit="vector")
 
 
 def _count_softmax(p: Mapping[str, Any]) -> Counts:
-    s = _symbols(KINDS["softmax"], p)
+    s = symbols(KINDS["softmax"], p)
     rows, cols = p["rows"], p["cols"]
-    flops = [_term("flop", "max, subtract, exp, sum, divide (5 per element)", "5·{rows}·{cols}",
-                   5 * rows * cols, s)]
+    flops = [term("flop", "max, subtract, exp, sum, divide (5 per element)", "5·{rows}·{cols}",
+                  5 * rows * cols, s)]
     terms = [
-        _tensor("read", "x", "", "{rows}·{cols}", rows * cols, p["dtype"], s),
-        _tensor("write", "y", "", "{rows}·{cols}", rows * cols, p["dtype"], s),
+        tensor("read", "x", "", "{rows}·{cols}", rows * cols, p["dtype"], s),
+        tensor("write", "y", "", "{rows}·{cols}", rows * cols, p["dtype"], s),
     ]
     return Counts(flops, terms, p["compute"],
                   ["One fused pass: the row is read once and written once."], unit="vector")
@@ -376,24 +376,24 @@ _REDUCTION_FLOPS = {"sum": (1, "one add per element"), "max": (1, "one compare p
 
 
 def _count_reduction(p: Mapping[str, Any]) -> Counts:
-    s = _symbols(KINDS["reduction"], p)
+    s = symbols(KINDS["reduction"], p)
     op = p["op"]
     per, what = _REDUCTION_FLOPS[op]
     rows, n = p["rows"], p["n"]
-    flops = [_term("flop", f"{op} ({what})", f"{per}·{{rows}}·{{n}}", per * rows * n, s)]
-    terms = [_tensor("read", "x", "", "{rows}·{n}", rows * n, p["dtype"], s)]
+    flops = [term("flop", f"{op} ({what})", f"{per}·{{rows}}·{{n}}", per * rows * n, s)]
+    terms = [tensor("read", "x", "", "{rows}·{n}", rows * n, p["dtype"], s)]
     if op == "dot":
-        terms.append(_tensor("read", "y", "", "{rows}·{n}", rows * n, p["dtype"], s))
-    terms.append(_tensor("write", "r", "result", "{rows}", rows, p["dtype"], s))
+        terms.append(tensor("read", "y", "", "{rows}·{n}", rows * n, p["dtype"], s))
+    terms.append(tensor("write", "r", "result", "{rows}", rows, p["dtype"], s))
     return Counts(flops, terms, p["compute"],
                   ["N elements need N−1 additions; the model counts N (2N for a dot product)."],
                   unit="vector")
 
 
 def _count_custom(p: Mapping[str, Any]) -> Counts:
-    s = _symbols(KINDS["custom"], p)
-    flops = [_term("flop", "FLOPs as given", "{flops}", p["flops"], s)]
-    terms = [_term("read", "bytes as given", "{bytes}", p["bytes"], s, tensor="")]
+    s = symbols(KINDS["custom"], p)
+    flops = [term("flop", "FLOPs as given", "{flops}", p["flops"], s)]
+    terms = [term("read", "bytes as given", "{bytes}", p["bytes"], s, tensor="")]
     return Counts(flops, terms, p["precision"], unit=p["unit"])
 
 
@@ -414,87 +414,87 @@ ELEMENTWISE_PRESETS: dict[str, dict[str, Any]] = {
                                          {"op": "add", "inputs": ["r"]}], "fused": False},
 }
 
-_register(Kind("gemm", "GEMM / GEMV",
-               "C = A·B with A: M×K, B: K×N, C: M×N, repeated batch times.",
-               GEMM_PARAMS, _count_gemm, "GEMM"))
-_register(Kind("attention", "Attention",
-               "Scaled dot-product attention: S = Q·Kᵀ, P = softmax(S), O = P·V.",
-               ATTENTION_PARAMS, _count_attention, "Attention"))
-_register(Kind("elementwise", "Elementwise chain",
-               "A chain of elementwise steps over n elements, fused into one kernel or not.",
-               (
-                   Param("n", "int", 1 << 24, "Elements", "Elements in each tensor.", symbol="n",
-                         required=True),
-                   Param("dtype", "dtype", "fp32", "Element type", "Element type of every tensor."),
-                   Param("input", "str", "x", "Input", "Name of the tensor the chain starts from."),
-                   Param("output", "str", "out", "Output", "Name of the tensor the chain writes."),
-                   Param("steps", "steps",
-                         [dict(st) for st in ELEMENTWISE_PRESETS["bias + gelu + residual"]["steps"]],
-                         "Steps",
-                         "Steps in order; each has op, optional extra inputs and optional flops.",
-                         required=True),
-                   Param("fused", "bool", False, "Fused",
-                         "Fused: one kernel, temporaries in registers."),
-                   Param("write_allocate", "bool", False, "Write-allocate",
-                         "Every store first reads the cache line (write-back caches)."),
-                   _compute_param(),
-               ),
-               _count_elementwise, "Elementwise chain", unit="vector"))
-_register(Kind("norm", "Normalisation",
-               "LayerNorm or RMSNorm over rows of hidden elements.",
-               (
-                   Param("variant", "choice", "rmsnorm", "Variant", "layernorm or rmsnorm.",
-                         choices=("layernorm", "rmsnorm")),
-                   Param("rows", "int", 4096, "Rows", "Rows (tokens).", symbol="rows",
-                         required=True),
-                   Param("hidden", "int", 8192, "Hidden", "Elements per row.", symbol="hidden",
-                         required=True),
-                   Param("dtype", "dtype", "bf16", "Element type", "Element type of x and y."),
-                   Param("weight_dtype", "dtype", None, "Weight dtype", "Element type of γ, β.",
-                         inherit="dtype"),
-                   Param("layers", "int", 1, "Layers",
-                         "Independent norms counted together, each with its own γ and β (a "
-                         "model's layers in one operation).", symbol="L"),
-                   _compute_param(),
-               ),
-               _count_norm, "Norm", unit="vector"))
-_register(Kind("softmax", "Softmax",
-               "Row-wise softmax over rows × cols.",
-               (
-                   Param("rows", "int", 4096, "Rows", "Rows.", symbol="rows", required=True),
-                   Param("cols", "int", 4096, "Columns", "Elements per row.", symbol="cols",
-                         required=True),
-                   Param("dtype", "dtype", "bf16", "Element type", "Element type of x and y."),
-                   _compute_param(),
-               ),
-               _count_softmax, "Softmax", unit="vector"))
-_register(Kind("reduction", "Reduction",
-               "Sum, max or dot product of vectors of n elements (rows of them).",
-               (
-                   Param("op", "choice", "sum", "Reduction", "sum, max or dot (product).",
-                         choices=("sum", "max", "dot")),
-                   Param("n", "int", 1 << 24, "Elements", "Elements per vector.", symbol="n",
-                         required=True),
-                   Param("rows", "int", 1, "Vectors", "Independent reductions.", symbol="rows"),
-                   Param("dtype", "dtype", "fp32", "Element type", "Element type."),
-                   _compute_param(),
-               ),
-               _count_reduction, "Reduction", unit="vector"))
-_register(Kind("custom", "Custom",
-               "FLOPs and bytes typed in, at a precision.",
-               (
-                   Param("flops", "quantity", 1e12, "FLOPs", "Total FLOPs.", unit="flops",
-                         symbol="F", minimum=0, required=True),
-                   Param("bytes", "quantity", 1e9, "Bytes", "Total bytes moved (at least 1).",
-                         unit="bytes", symbol="B", minimum=1, required=True),
-                   Param("precision", "precision", "bf16", "Precision",
-                         "Precision whose peak is the ceiling."),
-                   Param("unit", "choice", "matrix", "Unit",
-                         "Execution unit whose peak is the ceiling: matrix (tensor cores, MXU, "
-                         "AMX) or vector (CUDA cores, VPU, AVX: stencils, sparse code).",
-                         choices=("matrix", "vector")),
-               ),
-               _count_custom, "Custom"))
+register(Kind("gemm", "GEMM / GEMV",
+              "C = A·B with A: M×K, B: K×N, C: M×N, repeated batch times.",
+              GEMM_PARAMS, _count_gemm, "GEMM"))
+register(Kind("attention", "Attention",
+              "Scaled dot-product attention: S = Q·Kᵀ, P = softmax(S), O = P·V.",
+              ATTENTION_PARAMS, _count_attention, "Attention"))
+register(Kind("elementwise", "Elementwise chain",
+              "A chain of elementwise steps over n elements, fused into one kernel or not.",
+              (
+                  Param("n", "int", 1 << 24, "Elements", "Elements in each tensor.", symbol="n",
+                        required=True),
+                  Param("dtype", "dtype", "fp32", "Element type", "Element type of every tensor."),
+                  Param("input", "str", "x", "Input", "Name of the tensor the chain starts from."),
+                  Param("output", "str", "out", "Output", "Name of the tensor the chain writes."),
+                  Param("steps", "steps",
+                        [dict(st) for st in ELEMENTWISE_PRESETS["bias + gelu + residual"]["steps"]],
+                        "Steps",
+                        "Steps in order; each has op, optional extra inputs and optional flops.",
+                        required=True),
+                  Param("fused", "bool", False, "Fused",
+                        "Fused: one kernel, temporaries in registers."),
+                  Param("write_allocate", "bool", False, "Write-allocate",
+                        "Every store first reads the cache line (write-back caches)."),
+                  _compute_param(),
+              ),
+              _count_elementwise, "Elementwise chain", unit="vector"))
+register(Kind("norm", "Normalisation",
+              "LayerNorm or RMSNorm over rows of hidden elements.",
+              (
+                  Param("variant", "choice", "rmsnorm", "Variant", "layernorm or rmsnorm.",
+                        choices=("layernorm", "rmsnorm")),
+                  Param("rows", "int", 4096, "Rows", "Rows (tokens).", symbol="rows",
+                        required=True),
+                  Param("hidden", "int", 8192, "Hidden", "Elements per row.", symbol="hidden",
+                        required=True),
+                  Param("dtype", "dtype", "bf16", "Element type", "Element type of x and y."),
+                  Param("weight_dtype", "dtype", None, "Weight dtype", "Element type of γ, β.",
+                        inherit="dtype"),
+                  Param("layers", "int", 1, "Layers",
+                        "Independent norms counted together, each with its own γ and β (a "
+                        "model's layers in one operation).", symbol="L"),
+                  _compute_param(),
+              ),
+              _count_norm, "Norm", unit="vector"))
+register(Kind("softmax", "Softmax",
+              "Row-wise softmax over rows × cols.",
+              (
+                  Param("rows", "int", 4096, "Rows", "Rows.", symbol="rows", required=True),
+                  Param("cols", "int", 4096, "Columns", "Elements per row.", symbol="cols",
+                        required=True),
+                  Param("dtype", "dtype", "bf16", "Element type", "Element type of x and y."),
+                  _compute_param(),
+              ),
+              _count_softmax, "Softmax", unit="vector"))
+register(Kind("reduction", "Reduction",
+              "Sum, max or dot product of vectors of n elements (rows of them).",
+              (
+                  Param("op", "choice", "sum", "Reduction", "sum, max or dot (product).",
+                        choices=("sum", "max", "dot")),
+                  Param("n", "int", 1 << 24, "Elements", "Elements per vector.", symbol="n",
+                        required=True),
+                  Param("rows", "int", 1, "Vectors", "Independent reductions.", symbol="rows"),
+                  Param("dtype", "dtype", "fp32", "Element type", "Element type."),
+                  _compute_param(),
+              ),
+              _count_reduction, "Reduction", unit="vector"))
+register(Kind("custom", "Custom",
+              "FLOPs and bytes typed in, at a precision.",
+              (
+                  Param("flops", "quantity", 1e12, "FLOPs", "Total FLOPs.", unit="flops",
+                        symbol="F", minimum=0, required=True),
+                  Param("bytes", "quantity", 1e9, "Bytes", "Total bytes moved (at least 1).",
+                        unit="bytes", symbol="B", minimum=1, required=True),
+                  Param("precision", "precision", "bf16", "Precision",
+                        "Precision whose peak is the ceiling."),
+                  Param("unit", "choice", "matrix", "Unit",
+                        "Execution unit whose peak is the ceiling: matrix (tensor cores, MXU, "
+                        "AMX) or vector (CUDA cores, VPU, AVX: stencils, sparse code).",
+                        choices=("matrix", "vector")),
+              ),
+              _count_custom, "Custom"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -523,18 +523,18 @@ SHARDED_MATMUL_PARAMS = (
 
 
 def _count_sharded_matmul(p: Mapping[str, Any]) -> Counts:
-    s = _symbols(KINDS["sharded_matmul"], p)
+    s = symbols(KINDS["sharded_matmul"], p)
     b, d, f, chips = p["b"], p["d"], p["f"], p["chips"]
-    flops = _term("flop", "multiply-adds of X·Y on one chip (its D/N slice)",
-                  "2·{b}·{d}·{f}/{chips}", 2 * b * d * f / chips, s)
+    flops = term("flop", "multiply-adds of X·Y on one chip (its D/N slice)",
+                 "2·{b}·{d}·{f}/{chips}", 2 * b * d * f / chips, s)
     if p["collective"] == "reduce_scatter":
         template, elements, what = "({chips}−1)/{chips}·{b}·{f}", (chips - 1) / chips * b * f, \
             "reduce-scatter"
     else:
         template, elements, what = "2·({chips}−1)/{chips}·{b}·{f}", \
             2 * (chips - 1) / chips * b * f, "ring all-reduce"
-    sent = _tensor("write", "Z partial sums", f"sent per chip, {what}", template, elements,
-                   p["sum_dtype"], s)
+    sent = tensor("write", "Z partial sums", f"sent per chip, {what}", template, elements,
+                  p["sum_dtype"], s)
     notes = [
         "Per chip: FLOPs are one chip's share, 2·B·D·F/N; bytes are what one chip sends over its "
         "link while the partial sums are combined. Links are full duplex, so receiving overlaps "
@@ -557,12 +557,12 @@ def _count_sharded_matmul(p: Mapping[str, Any]) -> Counts:
                   latency_formula=formula)
 
 
-_register(Kind("sharded_matmul", "Sharded matmul (communication)",
-               "Z[B, F] = X[B, D] · Y[D, F] with D split over N chips: each chip multiplies its "
-               "slices, then the B×F partial sums are combined over the interconnect. The roof "
-               "is per-chip FLOP/s against the link bandwidth.",
-               SHARDED_MATMUL_PARAMS, _count_sharded_matmul, "Sharded matmul",
-               default_level="interconnect"))
+register(Kind("sharded_matmul", "Sharded matmul (communication)",
+              "Z[B, F] = X[B, D] · Y[D, F] with D split over N chips: each chip multiplies its "
+              "slices, then the B×F partial sums are combined over the interconnect. The roof "
+              "is per-chip FLOP/s against the link bandwidth.",
+              SHARDED_MATMUL_PARAMS, _count_sharded_matmul, "Sharded matmul",
+              default_level="interconnect"))
 
 @dataclass
 class Operation:
@@ -626,7 +626,7 @@ class Operation:
             if p.name == "steps":
                 shown = " → ".join(step["op"] for step in value)
             else:
-                shown = _fmt(value)
+                shown = fmt(value)
             via = f"{p.inherit} = " if p.inherit else ""
             text = f"{p.name} = {via}{shown}"
             if p.required:

@@ -21,7 +21,8 @@ import numpy as np
 
 from workbench.model.dtypes import DTYPE_BYTES
 
-__all__ = ["Term", "Counts", "Param", "Kind", "KINDS"]
+__all__ = ["Term", "Counts", "Param", "Kind", "KINDS", "Sym", "term", "symbols", "tensor", "fmt",
+           "causal_fraction", "register"]
 
 _LAZY = object()  # a formula or substituted text not written yet
 _set = object.__setattr__  # (Term refuses assignment from outside)
@@ -115,7 +116,8 @@ class Term:
 # formula helpers
 
 
-def _fmt(value: Any) -> str:
+def fmt(value: Any) -> str:
+    """A value as formulas show it: ``2.0`` → ``2``, ``True`` → ``true``, an array → ``[…]``."""
     if isinstance(value, np.ndarray):
         return "[…]"
     if isinstance(value, bool):
@@ -153,13 +155,13 @@ def _texts(template: str, symbols: Mapping[str, Any]) -> tuple[str, str]:
         else:
             sym = symbols.get(part)
             formula.append(getattr(sym, "sym", part) if sym is not None else part)
-            substituted.append(_fmt(symbols[part].value))
+            substituted.append(fmt(symbols[part].value))
     return "".join(formula), "".join(substituted)
 
 
-def _term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any],
-          tensor: str = "", elements: Any = None, element_bytes: float | None = None,
-          dtype: str = "") -> Term:
+def term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any],
+         tensor: str = "", elements: Any = None, element_bytes: float | None = None,
+         dtype: str = "") -> Term:
     """A term whose formula and substituted text come from ``template`` and ``symbols`` when
     first read (``symbols`` is not changed after counting)."""
     term = Term(kind, name, _LAZY, _LAZY, value, tensor, elements, element_bytes, dtype)
@@ -169,7 +171,7 @@ def _term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
-class _Sym:
+class Sym:
     """A parameter's symbol in formulas and its value."""
     sym: str
     value: Any
@@ -178,24 +180,24 @@ class _Sym:
 class _Symbols(Mapping):
     """Symbol and value of every parameter of one counted operation (a read-only view of its
     parameters, plus derived symbols such as the causal fraction ``c``), built into
-    :class:`_Sym` entries only when a formula is written."""
+    :class:`Sym` entries only when a formula is written."""
 
     __slots__ = ("_kind", "_params", "_more")
 
-    def __init__(self, kind: Any, params: Mapping[str, Any], more: dict[str, _Sym]) -> None:
+    def __init__(self, kind: Any, params: Mapping[str, Any], more: dict[str, Sym]) -> None:
         self._kind = kind
         self._params = dict(params)  # the values as counted
         self._more = more
 
-    def __getitem__(self, key: str) -> _Sym:
+    def __getitem__(self, key: str) -> Sym:
         if key in self._more:
             return self._more[key]
         sym = self._kind.symbols.get(key)
         if sym is None:
             raise KeyError(key)
-        return _Sym(sym, self._params[key])
+        return Sym(sym, self._params[key])
 
-    def __setitem__(self, key: str, value: _Sym) -> None:
+    def __setitem__(self, key: str, value: Sym) -> None:
         self._more[key] = value
 
     def __iter__(self):
@@ -206,22 +208,24 @@ class _Symbols(Mapping):
         return len(self._kind.symbols) + sum(k not in self._kind.symbols for k in self._more)
 
 
-def _symbols(kind: Any, params: Mapping[str, Any], **more) -> _Symbols:
-    return _Symbols(kind, params, {key: _Sym(sym, value) for key, (sym, value) in more.items()})
+def symbols(kind: Any, params: Mapping[str, Any], **more) -> _Symbols:
+    """The symbols of one counted operation: its parameters, plus ``more`` (key=(symbol, value))."""
+    return _Symbols(kind, params, {key: Sym(sym, value) for key, (sym, value) in more.items()})
 
 
-def _tensor(direction: str, tensor: str, what: str, elements_template: str, elements, dtype: str,
-            symbols: Mapping[str, Any]) -> Term:
+def tensor(direction: str, tensor: str, what: str, elements_template: str, elements, dtype: str,
+           symbols: Mapping[str, Any]) -> Term:
+    """The read or write term of one tensor: ``elements`` of ``dtype``, named ``tensor (what)``."""
     size = DTYPE_BYTES[dtype]
-    return _term(direction, f"{tensor} ({what})" if what else tensor,
-                 _tensor_template(elements_template, dtype), elements * size, symbols,
-                 tensor, elements, size, dtype)
+    return term(direction, f"{tensor} ({what})" if what else tensor,
+                _tensor_template(elements_template, dtype), elements * size, symbols,
+                tensor, elements, size, dtype)
 
 
 @functools.lru_cache(maxsize=1024)
 def _tensor_template(elements_template: str, dtype: str) -> str:
     """``"{m}·{k}"`` of bf16 → ``"{m}·{k}·2 B [bf16]"``."""
-    return f"{elements_template}·{_fmt(DTYPE_BYTES[dtype])} B [{dtype}]"
+    return f"{elements_template}·{fmt(DTYPE_BYTES[dtype])} B [{dtype}]"
 
 
 # ---------------------------------------------------------------------------------------
@@ -362,7 +366,8 @@ class Kind:
 
 
 
-def _causal_fraction(q, k, causal):
+def causal_fraction(q, k, causal):
+    """The share of the query × key scores a causal mask keeps (1 without the mask)."""
     if not causal:
         return 1
     return 1 - np.minimum(q, k) / (2 * k) if isinstance(q, np.ndarray) or isinstance(
@@ -372,5 +377,6 @@ def _causal_fraction(q, k, causal):
 KINDS: dict[str, Kind] = {}
 
 
-def _register(kind: Kind) -> None:
+def register(kind: Kind) -> None:
+    """Add ``kind`` to :data:`KINDS` under its id."""
     KINDS[kind.kind] = kind

@@ -16,11 +16,11 @@ from workbench.model.terms import (
     Counts,
     Kind,
     Param,
-    _register,
-    _Sym,
-    _symbols,
-    _tensor,
-    _term,
+    Sym,
+    register,
+    symbols,
+    tensor,
+    term,
 )
 
 __all__ = ["expected_experts", "COLLECTIVE_STEPS", "collective_steps"]
@@ -64,33 +64,33 @@ def _count_moe_gemm(p: Mapping[str, Any]) -> Counts:
     if local < e:  # expert parallelism: this chip's share of the pairs and of the hits
         share = local / e
         hit = local * (1 - (1 - min(k, e) / e) ** t)
-        s = _symbols(KINDS["moe_gemm"], p, hit=("D_c", hit))
+        s = symbols(KINDS["moe_gemm"], p, hit=("D_c", hit))
         f = "·{local_experts}/{experts}"
-        flops = [_term("flop", "multiply-adds, the pairs routed to this chip's experts",
-                       "2·{layers}·{tokens}·{top_k}" + f + "·{n}·{k}",
-                       2 * L * t * k * share * n * kk, s)]
+        flops = [term("flop", "multiply-adds, the pairs routed to this chip's experts",
+                      "2·{layers}·{tokens}·{top_k}" + f + "·{n}·{k}",
+                      2 * L * t * k * share * n * kk, s)]
         terms = [
-            _tensor("read", "X", "token rows routed here", "{layers}·{tokens}·{top_k}" + f
-                    + "·{k}", L * t * k * share * kk, p["dtype"], s),
-            _tensor("read", "W", "this chip's experts hit, D_c = E_c·(1 − (1 − k/E)^T)",
-                    "{layers}·{hit}·{k}·{n}", L * hit * kk * n, p["w_dtype"], s),
-            _tensor("write", "Y", "", "{layers}·{tokens}·{top_k}" + f + "·{n}",
-                    L * t * k * share * n, p["dtype"], s),
+            tensor("read", "X", "token rows routed here", "{layers}·{tokens}·{top_k}" + f
+                   + "·{k}", L * t * k * share * kk, p["dtype"], s),
+            tensor("read", "W", "this chip's experts hit, D_c = E_c·(1 − (1 − k/E)^T)",
+                   "{layers}·{hit}·{k}·{n}", L * hit * kk * n, p["w_dtype"], s),
+            tensor("write", "Y", "", "{layers}·{tokens}·{top_k}" + f + "·{n}",
+                   L * t * k * share * n, p["dtype"], s),
         ]
         notes = [f"Expert parallelism: this chip holds E_c = {local} of the E = {e} experts "
                  "and computes the token-expert pairs routed to them, T·k·E_c/E on average."]
         return Counts(flops, terms, p["compute"], notes)
     hit = expected_experts(e, min(k, e), t)
-    s = _symbols(KINDS["moe_gemm"], p, hit=("D", hit))
-    flops = [_term("flop", "multiply-adds, k experts per token",
-                   "2·{layers}·{tokens}·{top_k}·{n}·{k}", 2 * L * t * k * n * kk, s)]
+    s = symbols(KINDS["moe_gemm"], p, hit=("D", hit))
+    flops = [term("flop", "multiply-adds, k experts per token",
+                  "2·{layers}·{tokens}·{top_k}·{n}·{k}", 2 * L * t * k * n * kk, s)]
     terms = [
-        _tensor("read", "X", "token rows, once per expert chosen",
-                "{layers}·{tokens}·{top_k}·{k}", L * t * k * kk, p["dtype"], s),
-        _tensor("read", "W", "experts hit, D = E·(1 − (1 − k/E)^T)", "{layers}·{hit}·{k}·{n}",
-                L * hit * kk * n, p["w_dtype"], s),
-        _tensor("write", "Y", "", "{layers}·{tokens}·{top_k}·{n}", L * t * k * n, p["dtype"],
-                s),
+        tensor("read", "X", "token rows, once per expert chosen",
+               "{layers}·{tokens}·{top_k}·{k}", L * t * k * kk, p["dtype"], s),
+        tensor("read", "W", "experts hit, D = E·(1 − (1 − k/E)^T)", "{layers}·{hit}·{k}·{n}",
+               L * hit * kk * n, p["w_dtype"], s),
+        tensor("write", "Y", "", "{layers}·{tokens}·{top_k}·{n}", L * t * k * n, p["dtype"],
+               s),
     ]
     notes = [
         "Each token is processed by k experts: FLOPs follow k, not E.",
@@ -101,10 +101,10 @@ def _count_moe_gemm(p: Mapping[str, Any]) -> Counts:
     return Counts(flops, terms, p["compute"], notes)
 
 
-_register(Kind("moe_gemm", "MoE grouped GEMM",
-               "Y = X·W_e for every token and each of its k routed experts (a mixture-of-"
-               "experts layer's gate/up or down projection).",
-               MOE_GEMM_PARAMS, _count_moe_gemm, "MoE experts"))
+register(Kind("moe_gemm", "MoE grouped GEMM",
+              "Y = X·W_e for every token and each of its k routed experts (a mixture-of-"
+              "experts layer's gate/up or down projection).",
+              MOE_GEMM_PARAMS, _count_moe_gemm, "MoE experts"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -131,31 +131,31 @@ MLA_PARAMS = (
 
 
 def _count_mla(p: Mapping[str, Any]) -> Counts:
-    from workbench.model.terms import _causal_fraction
+    from workbench.model.terms import causal_fraction
 
-    frac = _causal_fraction(p["query_len"], p["kv_len"], p["causal"])
-    s = _symbols(KINDS["mla_attention"], p, c=("c", frac))
+    frac = causal_fraction(p["query_len"], p["kv_len"], p["causal"])
+    s = symbols(KINDS["mla_attention"], p, c=("c", frac))
     b, h, dc, dr, q, k = (p[x] for x in ("batch", "heads", "kv_lora_rank", "rope_dim",
                                          "query_len", "kv_len"))
     c = "·{c}" if p["causal"] else ""
     flops = [
-        _term("flop", "S = Q·Cᵀ (latent and RoPE parts)",
-              "2·{batch}·{heads}·{query_len}·{kv_len}·({kv_lora_rank}+{rope_dim})" + c,
-              2 * b * h * q * k * (dc + dr) * frac, s),
-        _term("flop", "O = P·C (latent values)",
-              "2·{batch}·{heads}·{query_len}·{kv_len}·{kv_lora_rank}" + c,
-              2 * b * h * q * k * dc * frac, s),
+        term("flop", "S = Q·Cᵀ (latent and RoPE parts)",
+             "2·{batch}·{heads}·{query_len}·{kv_len}·({kv_lora_rank}+{rope_dim})" + c,
+             2 * b * h * q * k * (dc + dr) * frac, s),
+        term("flop", "O = P·C (latent values)",
+             "2·{batch}·{heads}·{query_len}·{kv_len}·{kv_lora_rank}" + c,
+             2 * b * h * q * k * dc * frac, s),
     ]
     dt = p["dtype"]
     terms = [
-        _tensor("read", "Q", "absorbed into the latent space",
-                "{batch}·{heads}·{query_len}·({kv_lora_rank}+{rope_dim})",
-                b * h * q * (dc + dr), dt, s),
-        _tensor("read", "C", "cached latent + RoPE key, shared by all heads",
-                "{batch}·{kv_len}·({kv_lora_rank}+{rope_dim})", b * k * (dc + dr),
-                p["kv_dtype"], s),
-        _tensor("write", "O", "latent output", "{batch}·{heads}·{query_len}·{kv_lora_rank}",
-                b * h * q * dc, dt, s),
+        tensor("read", "Q", "absorbed into the latent space",
+               "{batch}·{heads}·{query_len}·({kv_lora_rank}+{rope_dim})",
+               b * h * q * (dc + dr), dt, s),
+        tensor("read", "C", "cached latent + RoPE key, shared by all heads",
+               "{batch}·{kv_len}·({kv_lora_rank}+{rope_dim})", b * k * (dc + dr),
+               p["kv_dtype"], s),
+        tensor("write", "O", "latent output", "{batch}·{heads}·{query_len}·{kv_lora_rank}",
+               b * h * q * dc, dt, s),
     ]
     notes = [
         "Absorbed form (DeepSeek's inference): W_UK is folded into the query and W_UV into the "
@@ -168,9 +168,9 @@ def _count_mla(p: Mapping[str, Any]) -> Counts:
     return Counts(flops, terms, p["compute"], notes)
 
 
-_register(Kind("mla_attention", "Latent attention (MLA)",
-               "Multi-head latent attention on a compressed KV cache (DeepSeek-V2/V3), in the "
-               "absorbed form.", MLA_PARAMS, _count_mla, "Latent attention"))
+register(Kind("mla_attention", "Latent attention (MLA)",
+              "Multi-head latent attention on a compressed KV cache (DeepSeek-V2/V3), in the "
+              "absorbed form.", MLA_PARAMS, _count_mla, "Latent attention"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -200,13 +200,13 @@ def _count_all_reduce(p: Mapping[str, Any]) -> Counts:
     if p.get("collective", "all_reduce") != "all_reduce":
         return _count_exchange(p)
     rows, hidden, chips = p["rows"], p["hidden"], p["chips"]
-    s = _symbols(KINDS["all_reduce"], p)
-    s["frac"] = _Sym("(t−1)/t", (chips - 1) / chips)
-    flops = [_term("flop", "additions of the partial sums (per chip)",
-                   "({chips}−1)/{chips}·{rows}·{hidden}", (chips - 1) / chips * rows * hidden, s)]
-    sent = _tensor("write", "partial sums", "sent per chip, ring all-reduce",
-                   "2·({chips}−1)/{chips}·{rows}·{hidden}", 2 * (chips - 1) / chips * rows * hidden,
-                   p["dtype"], s)
+    s = symbols(KINDS["all_reduce"], p)
+    s["frac"] = Sym("(t−1)/t", (chips - 1) / chips)
+    flops = [term("flop", "additions of the partial sums (per chip)",
+                  "({chips}−1)/{chips}·{rows}·{hidden}", (chips - 1) / chips * rows * hidden, s)]
+    sent = tensor("write", "partial sums", "sent per chip, ring all-reduce",
+                  "2·({chips}−1)/{chips}·{rows}·{hidden}", 2 * (chips - 1) / chips * rows * hidden,
+                  p["dtype"], s)
     notes = [
         "Ring all-reduce: reduce-scatter then all-gather; each chip sends 2·(t−1)/t of the "
         "activation. Bytes are counted on the machine's first interconnect.",
@@ -229,18 +229,18 @@ def _steps(p: Mapping[str, Any]) -> dict[str, Any]:
 def _count_exchange(p: Mapping[str, Any]) -> Counts:
     """all_to_all and send: data moved over the links, no arithmetic."""
     rows, hidden, chips = p["rows"], p["hidden"], p["chips"]
-    s = _symbols(KINDS["all_reduce"], p)
-    flops = [_term("flop", "none: data movement only", "0·{rows}·{hidden}", 0, s)]
+    s = symbols(KINDS["all_reduce"], p)
+    flops = [term("flop", "none: data movement only", "0·{rows}·{hidden}", 0, s)]
     if p["collective"] == "send":
-        sent = _tensor("write", "rows", "sent to the next stage", "{rows}·{hidden}",
-                       rows * hidden, p["dtype"], s)
+        sent = tensor("write", "rows", "sent to the next stage", "{rows}·{hidden}",
+                      rows * hidden, p["dtype"], s)
         notes = ["Point to point: the activation crosses one link once, in one step (one "
                  "link latency). Between pipeline stages."]
     else:
         copies = p["copies"]
-        sent = _tensor("write", "row copies", "sent per chip, to the other chips",
-                       "{copies}·({chips}−1)/{chips}·{rows}·{hidden}",
-                       copies * (chips - 1) / chips * rows * hidden, p["dtype"], s)
+        sent = tensor("write", "row copies", "sent per chip, to the other chips",
+                      "{copies}·({chips}−1)/{chips}·{rows}·{hidden}",
+                      copies * (chips - 1) / chips * rows * hidden, p["dtype"], s)
         notes = ["All-to-all: each of the rows goes to the c chips owning its experts; a "
                  "share (t−1)/t of them lives on another chip. Pairwise exchange: t−1 steps, "
                  "each paying the link latency.",
@@ -249,11 +249,11 @@ def _count_exchange(p: Mapping[str, Any]) -> Counts:
     return Counts(flops, [sent], p["compute"], notes, **_steps(p))
 
 
-_register(Kind("all_reduce", "Collective (communication)",
-               "Sum an activation across t tensor-parallel chips (ring all-reduce), exchange "
-               "rows between expert-parallel chips (all-to-all) or pass them to the next "
-               "pipeline stage (send), over the interconnect.", ALL_REDUCE_PARAMS,
-               _count_all_reduce, "All-reduce", default_level="interconnect"))
+register(Kind("all_reduce", "Collective (communication)",
+              "Sum an activation across t tensor-parallel chips (ring all-reduce), exchange "
+              "rows between expert-parallel chips (all-to-all) or pass them to the next "
+              "pipeline stage (send), over the interconnect.", ALL_REDUCE_PARAMS,
+              _count_all_reduce, "All-reduce", default_level="interconnect"))
 
 
 #: Steps of each collective's algorithm (each pays one link latency): the formula shown and
