@@ -33,7 +33,8 @@ DEFAULT_MARK = " — default"
 # form fields: one per parameter, all with the same small interface
 
 
-def _tooltip(param: Param, extra: str = "") -> str:
+def tooltip(param: Param, extra: str = "") -> str:
+    """A parameter's tool tip (rich text): its label, symbol, description, default and ``extra``."""
     symbol = param.sym if param.numeric or param.symbol else ""
     text = f"<b>{escape_html(param.label)}</b>"
     if symbol:
@@ -46,7 +47,7 @@ def _tooltip(param: Param, extra: str = "") -> str:
     return text
 
 
-class _Field:
+class Field:
     """Base: ``widget`` goes into the form, ``input`` gets the red frame.
 
     ``load`` shows the document's value without emitting, and leaves text that already
@@ -78,13 +79,15 @@ def _inherit_label(kind: Kind, param: Param) -> str:
         return param.inherit
 
 
-class _IntField(_Field):
+class IntField(Field):
+    """int parameters: a spin box, with a "same as" check box when the parameter inherits."""
+
     def __init__(self, editor: OperationEditor, param: Param, kind: Kind) -> None:
         super().__init__(editor, param)
         self.spin = BigSpinBox(minimum=int(param.minimum), maximum=MAX_INT)
         self.spin.setObjectName(f"param_{param.name}")
-        self.spin.setToolTip(_tooltip(param, "Up/Down ±1 · PageUp/PageDown ×2 / ÷2 · "
-                                             "typed: 4096, 4_096, 1e6"))
+        self.spin.setToolTip(tooltip(param, "Up/Down ±1 · PageUp/PageDown ×2 / ÷2 · "
+                                            "typed: 4096, 4_096, 1e6"))
         self.spin.valueChanged.connect(lambda value: self._propose(value))
         self.spin.textEdited.connect(lambda text: self._propose(text))
         self.spin.editingFinished.connect(self.finish)
@@ -128,13 +131,15 @@ class _IntField(_Field):
             self.same.blockSignals(False)
 
 
-class _QuantityField(_Field):
+class QuantityField(Field):
+    """float and quantity parameters: a line edit that reads SI text."""
+
     def __init__(self, editor: OperationEditor, param: Param) -> None:
         super().__init__(editor, param)
         unit = param.unit or "count"
         self.edit = QuantityEdit(unit)
         self.edit.setObjectName(f"param_{param.name}")
-        self.edit.setToolTip(_tooltip(param, "SI text is accepted: 3.85 TFLOP, 1e12, 80 GiB"))
+        self.edit.setToolTip(tooltip(param, "SI text is accepted: 3.85 TFLOP, 1e12, 80 GiB"))
         self.edit.textEdited.connect(lambda text: self._propose(text))
         self.edit.editingFinished.connect(self.finish)
         self.input = self.widget = self.edit
@@ -146,7 +151,7 @@ class _QuantityField(_Field):
         self.edit.setValue(float(value))
 
 
-class _ComboField(_Field):
+class ComboField(Field):
     """dtype, precision and choice parameters; ``None`` is the "same as"/automatic entry."""
 
     def __init__(self, editor: OperationEditor, param: Param, kind: Kind) -> None:
@@ -154,7 +159,7 @@ class _ComboField(_Field):
         self.kind = kind
         self.combo = QComboBox()
         self.combo.setObjectName(f"param_{param.name}")
-        self.combo.setToolTip(_tooltip(param))
+        self.combo.setToolTip(tooltip(param))
         self.combo.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.combo.installEventFilter(no_wheel_filter())
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
@@ -202,12 +207,14 @@ class _ComboField(_Field):
         self.combo.blockSignals(False)
 
 
-class _BoolField(_Field):
+class BoolField(Field):
+    """bool parameters: a check box."""
+
     def __init__(self, editor: OperationEditor, param: Param) -> None:
         super().__init__(editor, param)
         self.check = QCheckBox()
         self.check.setObjectName(f"param_{param.name}")
-        self.check.setToolTip(_tooltip(param))
+        self.check.setToolTip(tooltip(param))
         self.check.toggled.connect(lambda on: self._propose(bool(on), discrete=True))
         self.input = self.widget = self.check
 
@@ -217,12 +224,14 @@ class _BoolField(_Field):
         self.check.blockSignals(False)
 
 
-class _TextField(_Field):
+class TextField(Field):
+    """str parameters: a line edit."""
+
     def __init__(self, editor: OperationEditor, param: Param) -> None:
         super().__init__(editor, param)
         self.edit = QLineEdit()
         self.edit.setObjectName(f"param_{param.name}")
-        self.edit.setToolTip(_tooltip(param))
+        self.edit.setToolTip(tooltip(param))
         self.edit.textEdited.connect(lambda text: self._propose(text))
         self.edit.editingFinished.connect(self.finish)
         self.edit.installEventFilter(document_undo_filter())  # Ctrl+Z: the document's

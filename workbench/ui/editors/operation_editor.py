@@ -65,15 +65,15 @@ from workbench.model.operations import KINDS, Kind, Param
 from workbench.ui.bridge import Workspace
 from workbench.ui.editors.derivation import DerivationView, Section, build_derivation, derivation_to_text
 from workbench.ui.editors.fields import (
-    _BoolField,
-    _ComboField,
-    _Field,
-    _IntField,
-    _QuantityField,
-    _TextField,
+    BoolField,
+    ComboField,
+    Field,
+    IntField,
+    QuantityField,
+    TextField,
 )
 from workbench.ui.editors.model_lock import model_banner
-from workbench.ui.editors.steps_editor import _StepsField
+from workbench.ui.editors.steps_editor import StepsField
 from workbench.ui.editors.sweep_editor import SweepSection
 from workbench.ui.widgets import (
     document_undo_filter,
@@ -108,7 +108,7 @@ class OperationEditor(QWidget):
         self.document = workspace.document
         self._op_id: int | None = None
         self._kind: str | None = None
-        self._fields: dict[str, _Field] = {}
+        self._fields: dict[str, Field] = {}
         #: each parameter's row label, its own text and format, and the mark it shows now
         self._labels: dict[str, tuple[QLabel, str, Qt.TextFormat, str]] = {}
         self._errors: dict[str, str] = {}
@@ -404,7 +404,7 @@ class OperationEditor(QWidget):
         for param in kind.params:
             f = self._make_field(param, kind)
             self._fields[param.name] = f
-            if isinstance(f, _StepsField):  # a group box across both columns
+            if isinstance(f, StepsField):  # a group box across both columns
                 form.addRow(f.widget)
                 continue
             label = self._param_label(param)
@@ -473,20 +473,20 @@ class OperationEditor(QWidget):
         widget.setObjectName(f"label_{param.name}")
         return widget
 
-    def _make_field(self, param: Param, kind: Kind) -> _Field:
+    def _make_field(self, param: Param, kind: Kind) -> Field:
         t = param.type
         if t == "int":
-            return _IntField(self, param, kind)
+            return IntField(self, param, kind)
         if t in ("float", "quantity"):
-            return _QuantityField(self, param)
+            return QuantityField(self, param)
         if t in ("dtype", "precision", "choice"):
-            return _ComboField(self, param, kind)
+            return ComboField(self, param, kind)
         if t == "bool":
-            return _BoolField(self, param)
+            return BoolField(self, param)
         if t == "str":
-            return _TextField(self, param)
+            return TextField(self, param)
         if t == "steps":
-            return _StepsField(self, param)
+            return StepsField(self, param)
         raise AssertionError(t)
 
     def _refresh_levels(self) -> None:
@@ -563,7 +563,7 @@ class OperationEditor(QWidget):
                     continue
                 del self._errors[name]
                 set_invalid(f.input, False)
-                if isinstance(f, _StepsField):
+                if isinstance(f, StepsField):
                     f.steps.mark(None, None, False)
                     f.load(op.params.get(name), resolved, context)
                     f.steps.reset()
@@ -699,7 +699,7 @@ class OperationEditor(QWidget):
             self._refused_text[name] = text
         self._note = ""
         f = self._fields.get(name)
-        if isinstance(f, _StepsField):
+        if isinstance(f, StepsField):
             row, part = _step_place(exc)
             f.steps.mark(row, part, True)
         else:
@@ -711,7 +711,7 @@ class OperationEditor(QWidget):
             self._errors.pop(name, None)
             self._note = ""
             f = self._fields.get(name)
-            if isinstance(f, _StepsField):
+            if isinstance(f, StepsField):
                 f.steps.mark(None, None, False)
             self._update_hint()
         set_invalid(widget, False)
@@ -737,10 +737,10 @@ class OperationEditor(QWidget):
             f = self._fields[name]
             resolved = op.spec.resolve(op.params)
             set_invalid(f.input, False)
-            if isinstance(f, _StepsField):
+            if isinstance(f, StepsField):
                 f.steps.mark(None, None, False)
             f.load(op.params.get(name), resolved, self._context())
-            if isinstance(f, _StepsField):
+            if isinstance(f, StepsField):
                 f.steps.reset()
             shown = resolved.get(name)
             kept = "" if isinstance(shown, list) else f" — kept {f.param.label} = {shown}"

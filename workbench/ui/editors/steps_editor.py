@@ -20,13 +20,13 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.model.operations import STEP_OPS, Param
-from workbench.ui.editors.fields import _Field, _tooltip
+from workbench.ui.editors.fields import Field, tooltip
 from workbench.ui.widgets import no_wheel_filter, set_invalid
 
 if TYPE_CHECKING:
     from workbench.ui.editors.operation_editor import OperationEditor
 
-__all__ = ["StepsEditor"]
+__all__ = ["StepsEditor", "StepsField"]
 
 
 class StepsEditor(QWidget):
@@ -253,14 +253,16 @@ def _float_or_none(text: str) -> float | None:
         return None
 
 
-class _StepsField(_Field):
+class StepsField(Field):
+    """The elementwise chain's steps parameter: a :class:`StepsEditor` in a group box."""
+
     def __init__(self, editor: OperationEditor, param: Param) -> None:
         super().__init__(editor, param)
         self.steps = StepsEditor(self._on_steps, self.finish)
         self.steps.setToolTip("")
         group = QGroupBox(param.label)
         group.setObjectName(f"param_{param.name}")
-        group.setToolTip(_tooltip(param))
+        group.setToolTip(tooltip(param))
         layout = QVBoxLayout(group)
         layout.setContentsMargins(8, 6, 8, 6)
         layout.addWidget(self.steps)
