@@ -20,7 +20,8 @@ from workbench.model.units import (
 from workbench.ui.widgets import set_invalid
 
 __all__ = ["FieldEdit", "marker_icon", "shortest_text", "rate_text", "parse_positive",
-           "parse_optional", "parse_efficiency", "parse_name"]
+           "parse_optional", "parse_efficiency", "parse_name", "format_optional",
+           "format_efficiency", "MARKER_NAMES"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -107,11 +108,13 @@ def parse_name(text: str) -> str:
     return text
 
 
-def _format_optional(unit: str) -> Callable[[float | None], str]:
+def format_optional(unit: str) -> Callable[[float | None], str]:
+    """The formatter of an optional quantity in ``unit``: empty when unset, else its shortest text."""
     return lambda value: "" if value is None else shortest_text(value, unit)
 
 
-def _format_efficiency(value: float | None) -> str:
+def format_efficiency(value: float | None) -> str:
+    """An efficiency as the field shows it: empty when unset, else up to 12 significant figures."""
     return "" if value is None else f"{value:.12g}"
 
 
@@ -243,5 +246,6 @@ def marker_icon(symbol: str, color: QColor, size: int = 16) -> QIcon:
     return QIcon(pixmap)
 
 
-_MARKER_NAMES = {"o": "circle", "s": "square", "t": "triangle", "d": "diamond", "star": "star",
-                 "p": "pentagon", "h": "hexagon", "t1": "triangle (up)"}
+#: The name of each chart marker symbol, as the machine list's tool tips say it.
+MARKER_NAMES = {"o": "circle", "s": "square", "t": "triangle", "d": "diamond", "star": "star",
+                "p": "pentagon", "h": "hexagon", "t1": "triangle (up)"}

@@ -42,8 +42,8 @@ from workbench.model.hardware import Hardware
 from workbench.model.session import HardwareEntry
 from workbench.ui.editors.hardware_fields import (
     FieldEdit,
-    _format_efficiency,
-    _format_optional,
+    format_efficiency,
+    format_optional,
     parse_efficiency,
     parse_name,
     parse_optional,
@@ -180,21 +180,21 @@ class MachineForm:
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.setContentsMargins(0, 6, 0, 0)
         self.overhead_edit = self._field(
-            parse_optional("time", "launch overhead"), _format_optional("time"), "overhead",
+            parse_optional("time", "launch overhead"), format_optional("time"), "overhead",
             "Launch overhead", "launchOverhead",
             "Fixed cost of a kernel launch; below it an operation is overhead-bound. "
             "SI time: 8 us, 5 µs; empty for none", "none (e.g. 8 us)")
         self.overhead_edit.committed.connect(partial(self._set_field, "launch_overhead",
                                                      "launch overhead"))
         self.efficiency_edit = self._field(
-            parse_efficiency, _format_efficiency, "efficiency", "Efficiency", "efficiency",
+            parse_efficiency, format_efficiency, "efficiency", "Efficiency", "efficiency",
             "Derating for predicted times: the fraction of the roofline real kernels reach "
             "(0 < e ≤ 1; production kernels land at 0.65–0.85); empty for none",
             "none (e.g. 0.78)")
         self.efficiency_edit.committed.connect(partial(self._set_field, "efficiency",
                                                        "efficiency"))
         self.capacity_edit = self._field(
-            parse_optional("bytes", "capacity"), _format_optional("bytes"), "capacity",
+            parse_optional("bytes", "capacity"), format_optional("bytes"), "capacity",
             "Capacity", "capacity", "Main memory capacity (80 GB, 96 GiB); empty if unknown",
             "unknown (e.g. 80 GB)")
         self.capacity_edit.committed.connect(partial(self._set_field, "capacity", "capacity"))

@@ -50,7 +50,7 @@ from workbench.ui.dialogs.preset_dialog import (
     TwoLineDelegate,
     machine_summary,
 )
-from workbench.ui.editors.hardware_fields import _MARKER_NAMES, FieldEdit, marker_icon
+from workbench.ui.editors.hardware_fields import MARKER_NAMES, FieldEdit, marker_icon
 from workbench.ui.editors.machine_form import MachineForm
 
 __all__ = ["HardwarePanel", "NEW_MACHINE"]
@@ -285,7 +285,7 @@ class HardwarePanel(MachineForm, QWidget):
         item.setCheckState(Qt.CheckState.Checked if entry.visible else Qt.CheckState.Unchecked)
         origin = f"preset {entry.preset}" if entry.preset else "custom machine"
         item.setToolTip(f"{hw.label} ({origin})\n{machine_summary(hw)}\n"
-                        f"Marker on the chart: {_MARKER_NAMES.get(marker, marker)}\n"
+                        f"Marker on the chart: {MARKER_NAMES.get(marker, marker)}\n"
                         "Untick to hide it from the chart")
 
     def _update_items(self, ids: tuple[int, ...]) -> None:
