@@ -24,7 +24,7 @@ from workbench.model.units import format_quantity
 from workbench.ui.bridge import Workspace
 
 __all__ = ["MeasurementsModel", "MeasuredRow", "MeasuredRows", "VERDICT_COLORS",
-           "MEASURED_COLUMNS", "COLUMN", "BANDS_TIP"]
+           "MEASURED_COLUMNS", "COLUMN", "BANDS_TIP", "ref"]
 
 #: Background of the verdict cell per band (text stays dark on it in every theme).
 VERDICT_COLORS: dict[str, str] = {
@@ -76,7 +76,7 @@ class MeasuredRow:
     problem: str | None
 
 
-def _ref(entry: HardwareEntry) -> str:
+def ref(entry: HardwareEntry) -> str:
     """How a measurement names a machine: its preset id, else its name."""
     return entry.preset or entry.hardware.name
 
