@@ -29,8 +29,10 @@ import math
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QKeyEvent, QKeySequence, QValidator
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QAbstractSpinBox,
     QApplication,
+    QHeaderView,
     QLineEdit,
     QSplitter,
     QStyle,
@@ -48,6 +50,7 @@ __all__ = [
     "no_wheel_filter",
     "DocumentUndoFilter",
     "WindowKeysFilter",
+    "style_row_table",
     "WideSplitter",
     "document_undo_filter",
     "INVALID_STYLE",
@@ -159,6 +162,23 @@ class WindowKeysFilter(QObject):
 def document_undo_filter() -> DocumentUndoFilter:
     """The one :class:`DocumentUndoFilter` the fields share."""
     return DocumentUndoFilter()
+
+
+def style_row_table(view: QAbstractItemView) -> None:
+    """A table of rows (the operations, the results): alternating rows without grid lines or
+    wrapped text, scrolled sideways by the pixel; no row numbers, each row as high as a line
+    of its font and a little air; its header's sections neither highlighted nor stretched."""
+    view.setShowGrid(False)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(False)
+    view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+    rows = view.verticalHeader()
+    rows.setVisible(False)
+    rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    rows.setDefaultSectionSize(view.fontMetrics().height() + 8)
+    header = view.horizontalHeader()
+    header.setHighlightSections(False)
+    header.setStretchLastSection(False)
 
 
 class WideSplitter(QSplitter):

@@ -65,6 +65,7 @@ from workbench.ui.panels.operations_model import (
     OP_ID_ROLE,
     OperationsModel,
 )
+from workbench.ui.widgets import style_row_table
 
 __all__ = ["OperationsPanel", "OperationsModel", "COLUMNS", "OP_ID_ROLE", "COL_COLOR",
            "COL_VISIBLE", "COL_NAME", "COL_KIND", "COL_INTENSITY", "COL_BOUND"]
@@ -137,19 +138,10 @@ class OperationsPanel(QWidget):
         view.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         view.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
                              | QAbstractItemView.EditTrigger.EditKeyPressed)
-        view.setShowGrid(False)
-        view.setAlternatingRowColors(True)
-        view.setWordWrap(False)
+        style_row_table(view)
         view.setTextElideMode(Qt.TextElideMode.ElideRight)
         view.setIconSize(QSize(14, 14))
-        view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        vh = view.verticalHeader()
-        vh.setVisible(False)
-        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        vh.setDefaultSectionSize(view.fontMetrics().height() + 8)
         header = view.horizontalHeader()
-        header.setHighlightSections(False)
-        header.setStretchLastSection(False)
         header.setMinimumSectionSize(22)
         fm = view.fontMetrics()
         # Fixed widths from the font: ResizeToContents would measure every row (1000+).

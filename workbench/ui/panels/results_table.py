@@ -53,6 +53,7 @@ from workbench.ui.panels.results_model import (
     ResultsProxy,
     forget_palette_colors,
 )
+from workbench.ui.widgets import style_row_table
 
 __all__ = ["ResultsTable", "ResultsModel", "ResultsProxy", "COLUMNS", "COLUMN_INDEX", "Column",
            "SORT_ROLE", "BOUND_COLORS"]
@@ -212,18 +213,9 @@ class ResultsTable(QWidget):
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        view.setAlternatingRowColors(True)
-        view.setShowGrid(False)
-        view.setWordWrap(False)
-        view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        vh = view.verticalHeader()
-        vh.setVisible(False)
-        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        vh.setDefaultSectionSize(view.fontMetrics().height() + 8)
+        style_row_table(view)
         header = view.horizontalHeader()
-        header.setHighlightSections(False)
         header.setSectionsMovable(True)
-        header.setStretchLastSection(False)
         fm = view.fontMetrics()
         # Widths from sample texts: ResizeToContents would measure thousands of rows.
         for i, column in enumerate(COLUMNS):
