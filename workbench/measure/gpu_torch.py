@@ -48,10 +48,10 @@ class TorchBackend:
     # -- devices -------------------------------------------------------------------------
 
     def versions(self) -> dict[str, str]:
-        out = {"torch": str(torch.__version__)}  # a TorchVersion, a str subclass
+        out = {"torch": torch.__version__}  # (a str subclass: the YAML writer makes it plain)
         if self.kind == "cuda":
-            out["cuda"] = str(torch.version.cuda or "")
-            out["hip"] = str(getattr(torch.version, "hip", None) or "")
+            out["cuda"] = torch.version.cuda or ""
+            out["hip"] = getattr(torch.version, "hip", None) or ""
             try:
                 out["cudnn"] = str(torch.backends.cudnn.version() or "")
             except Exception:  # noqa: BLE001 - the version is provenance, not a need
