@@ -530,11 +530,11 @@ def test_a_comparison_of_an_operation_with_itself_says_why():
     assert "must name a different operation from first" in message
 
 
-def test_a_prediction_block_without_a_model_keeps_the_derated_one():
+def test_a_prediction_block_without_a_model_takes_the_calibrated_one():
     s = loads_session("schema_version: 2\nprediction: {launches: graph}\n"
                       "hardware:\n  - preset: h100-sxm\noperations: []\n", "s.yaml")
     hw = s.hardware[0].hardware
-    assert (hw.prediction, hw.launches) == ("derated", "graph")
+    assert (hw.prediction, hw.launches) == ("calibrated", "graph")
 
 
 def test_a_sweep_with_values_and_a_count_is_refused():

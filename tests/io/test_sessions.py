@@ -413,7 +413,8 @@ hardware:
     assert h100.launch_overhead == pytest.approx(5e-6, rel=1e-12)
     assert a100.launch_overhead is None
     assert a100.efficiency == 0.78  # the preset's own value, untouched
-    assert tpu == get_preset("tpu-v5e")
+    # the preset as it is, with the default prediction a session without one takes
+    assert tpu == get_preset("tpu-v5e").copy(prediction="calibrated", launches="auto")
 
     saved = dumps_session(session)
     assert "preset: h100-sxm" in saved

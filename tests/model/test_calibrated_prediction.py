@@ -247,10 +247,22 @@ def test_session_prediction_choice_reads_and_writes_back():
     assert again.hardware[0].hardware == session.hardware[0].hardware
 
 
-def test_sessions_without_the_choice_write_none():
-    session = loads_session(SESSION.replace("  model: calibrated\n  launches: graph\n",
+def test_sessions_without_the_choice_predict_calibrated_and_write_none():
+    """A session that names no prediction gets the default, calibrated with auto launches
+    (a whole model from a CUDA graph, an operation timed alone), and writes none back; one
+    that names the derated prediction keeps it."""
+    start, end = SESSION.index("prediction:"), SESSION.index("hardware:")
+    unnamed = loads_session(SESSION[:start] + SESSION[end:], "s.yaml")
+    assert [(e.hardware.prediction, e.hardware.launches) for e in unnamed.hardware] == [
+        ("calibrated", "auto")] * 2
+    assert "prediction" not in yaml.safe_load(dumps_session(unnamed))
+    derated = loads_session(SESSION.replace("  model: calibrated\n  launches: graph\n",
                                             "  model: derated\n"), "s.yaml")
-    assert "prediction" not in yaml.safe_load(dumps_session(session))
+    assert derated.hardware[0].hardware.prediction == "derated"
+    written = yaml.safe_load(dumps_session(derated))["prediction"]
+    assert written["model"] == "derated"
+    again = loads_session(dumps_session(derated), "again.yaml")
+    assert again.hardware[1].hardware.prediction == "derated"
 
 
 @pytest.mark.parametrize(("old", "new", "fragment"), [
@@ -352,9 +364,16 @@ def test_model_command_predicts_the_lean_llama_with_the_calibrated_figures():
     for gpu, result in zip(GPUS, results, strict=True):
         measured = FIT.measurements(gpu)["lean"]["llama8b_decode_b16"]["graph"]["median_s"]
         assert abs(measured / result["t_predicted_s"] - 1) <= 0.15
-    derated = subprocess.run(
+    # no flags: the default is this same prediction (a whole model from a CUDA graph)
+    plain = subprocess.run(
         [sys.executable, "-m", "workbench", "model", str(config), "--phase", "decode",
          "--batch", "16", "--kv-len", "2048", "--hardware", "h200", "--format", "json"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert json.loads(plain.stdout)["results"][0]["t_predicted_s"] == results[1]["t_predicted_s"]
+    derated = subprocess.run(
+        [sys.executable, "-m", "workbench", "model", str(config), "--phase", "decode",
+         "--batch", "16", "--kv-len", "2048", "--hardware", "h200", "--format", "json",
+         "--prediction", "derated"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert json.loads(derated.stdout)["results"][0]["t_predicted_s"] != results[1]["t_predicted_s"]
 

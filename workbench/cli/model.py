@@ -3,7 +3,8 @@
     roofline-workbench model CONFIG.json --phase prefill|decode --batch B [--prompt-len N]
         [--kv-len N] [--weights DTYPE] [--activations DTYPE] [--kv-cache DTYPE] [--tp T]
         [--ep E] [--pp P] [--output-len N] [--sweep-batch] [--hardware PRESET_OR_SESSION_MACHINE ...]
-        [--format table|json] [--prediction derated|calibrated] [--launches kernel|eager|graph]
+        [--format table|json] [--prediction derated|calibrated]
+        [--launches auto|kernel|eager|graph]
 
 JSON: ``{"model": {"name", "params", "active_params", "layers", "weight_bytes",
 "kv_cache_bytes_per_token"}, "phase", "batch", "totals": {"flops", "bytes",
@@ -19,6 +20,12 @@ import sys
 
 from workbench.cli.common import positive_whole
 from workbench.model.llm.architecture import ACTIVATION_DTYPES, KV_DTYPES, PHASES, WEIGHT_DTYPES
+from workbench.model.prediction import (
+    DEFAULT_LAUNCHES,
+    DEFAULT_PREDICTION,
+    LAUNCHES,
+    PREDICTIONS,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -73,13 +80,15 @@ def add_parser(sub) -> None:
                             "machines) or SESSION.yaml:NAME (one of them); default "
                             f"{DEFAULT_HARDWARE}")
     model.add_argument("--format", choices=("table", "json"), default="table")
-    model.add_argument("--prediction", choices=("derated", "calibrated"), default=None,
+    model.add_argument("--prediction", choices=PREDICTIONS, default=None,
                        help="derated: one efficiency per machine; calibrated: efficiencies by "
                             "kernel class fitted on real kernels (default: the session's "
-                            "choice, else derated)")
-    model.add_argument("--launches", choices=("kernel", "eager", "graph"), default=None,
-                       help="calibrated prediction: kernels timed alone, launched from "
-                            "Python, or replayed from a CUDA graph (default eager)")
+                            f"choice, else {DEFAULT_PREDICTION})")
+    model.add_argument("--launches", choices=tuple(LAUNCHES), default=None,
+                       help="calibrated prediction: auto (a whole model replayed from a CUDA "
+                            "graph, as serving engines run it), kernels timed alone, launched "
+                            "from Python, or replayed from a CUDA graph (default: the "
+                            f"session's choice, else {DEFAULT_LAUNCHES})")
 
 
 _positive = positive_whole("a positive whole number", "a positive whole number",
@@ -107,7 +116,9 @@ def machines(refs: list[str] | None):
             out += [e.hardware for e in entries]
             continue
         try:
-            out.append(find_preset(ref))  # a built-in preset, else one of the user's own
+            preset = find_preset(ref)  # a built-in preset, else one of the user's own
+            preset.prediction, preset.launches = DEFAULT_PREDICTION, DEFAULT_LAUNCHES
+            out.append(preset)
         except (KeyError, LookupError, ValueError):
             raise InputError(f"--hardware: {ref!r} is neither a preset (one of: "
                              f"{', '.join(sorted(all_presets()))}) nor a session file") \

@@ -394,6 +394,10 @@ class Document:
         if self.session.hardware:  # the session's prediction choice holds for every machine
             first = self.session.hardware[0].hardware
             hardware.prediction, hardware.launches = first.prediction, first.launches
+        else:  # a new session's first machine: the default prediction
+            from workbench.model.prediction import DEFAULT_LAUNCHES, DEFAULT_PREDICTION
+
+            hardware.prediction, hardware.launches = DEFAULT_PREDICTION, DEFAULT_LAUNCHES
         entry = HardwareEntry(hardware, preset=preset)
 
         def do() -> Change:

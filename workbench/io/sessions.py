@@ -221,8 +221,7 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
         raise root.at("hardware").error(f"has {len(hardware)} machines; at most {MAX_HARDWARE}")
     for i, item in enumerate(hardware):
         session.hardware.append(_parse_hardware_entry(item, root.at("hardware", i)))
-    if data.get("prediction") is not None:
-        _parse_prediction(data["prediction"], session, root.at("prediction"))
+    _parse_prediction(data.get("prediction") or {}, session, root.at("prediction"))
     operations = data.get("operations")
     operations = [] if operations is None else expect_list(operations, root.at("operations"),
                                                            "of operations")
@@ -282,18 +281,24 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
 
 
 def _parse_prediction(value: Any, session: Session, place: Place) -> None:
-    """``prediction: {model: derated|calibrated, launches: kernel|eager|graph}``: the
-    session's choice, given to every machine (see :mod:`workbench.model.prediction`)."""
-    from workbench.model.prediction import LAUNCHES, PREDICTIONS
+    """``prediction: {model: derated|calibrated, launches: auto|kernel|eager|graph}``: the
+    session's choice, given to every machine (see :mod:`workbench.model.prediction`); a
+    session that names none predicts calibrated with ``auto`` launches."""
+    from workbench.model.prediction import (
+        DEFAULT_LAUNCHES,
+        DEFAULT_PREDICTION,
+        LAUNCHES,
+        PREDICTIONS,
+    )
 
-    data = expect_mapping(value, place, "model: derated or calibrated, launches: kernel, "
-                                        "eager or graph")
+    data = expect_mapping(value, place, "model: derated or calibrated, launches: auto, "
+                                        "kernel, eager or graph")
     check_keys(data, PREDICTION_KEYS, place)
-    model = data.get("model", "derated")
+    model = data.get("model", DEFAULT_PREDICTION)
     if model not in PREDICTIONS:
         raise place.at("model").error(f"must be one of: {', '.join(PREDICTIONS)}, "
                                       f"not {model!r}")
-    launches = data.get("launches", "eager")
+    launches = data.get("launches", DEFAULT_LAUNCHES if model == DEFAULT_PREDICTION else "eager")
     if launches not in LAUNCHES:
         raise place.at("launches").error(f"must be one of: {', '.join(LAUNCHES)}, "
                                          f"not {launches!r}")
@@ -677,7 +682,9 @@ def session_to_data(session: Session) -> dict[str, Any]:
     out["hardware"] = [_hardware_entry_to_data(e) for e in session.hardware]
     if session.hardware:
         first = session.hardware[0].hardware
-        if (first.prediction, first.launches) != ("derated", "eager"):
+        from workbench.model.prediction import DEFAULT_LAUNCHES, DEFAULT_PREDICTION
+
+        if (first.prediction, first.launches) != (DEFAULT_PREDICTION, DEFAULT_LAUNCHES):
             out["prediction"] = {"model": first.prediction, "launches": first.launches}
     expanded = {i for model in session.models for i in model.op_ids}
     out["operations"] = [operation_entry_to_data(e, i) for i, e in enumerate(

@@ -124,7 +124,10 @@ class Hardware:
     #: from the preset's ``calibration`` block; ``None``: the stated assumptions are used.
     calibration: Any = None
     #: The session's choices, the same on every machine of a session: ``derated`` or
-    #: ``calibrated`` prediction, and ``kernel``, ``eager`` or ``graph`` launches.
+    #: ``calibrated`` prediction, and ``auto``, ``kernel``, ``eager`` or ``graph`` launches.
+    #: A bare machine predicts with the plain derated formula; sessions, ``model`` and
+    #: ``analyze`` give their machines :data:`workbench.model.prediction.DEFAULT_PREDICTION`
+    #: unless the session names its own.
     prediction: str = "derated"
     launches: str = "eager"
     #: Seconds per step of a collective on each interconnect (one hop's latency); a link

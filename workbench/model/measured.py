@@ -14,29 +14,33 @@ measurements of a whole session are judged in :mod:`workbench.model.measured_ses
 * **fraction of the predicted ceiling** = predicted lower-bound time / measured time
   = ``T_lower / t`` with ``T_lower = max(T_math, T_mem)`` of the prediction. With the same FLOPs
   this is exactly achieved FLOP/s ÷ attainable FLOP/s, the height of the measured point over
-  the roof at the predicted intensity. The launch overhead is not part of ``T_lower``: an
-  overhead-bound prediction is judged on kernel time and flagged in ``notes``;
-* the **verdict band** of that fraction (seed 003's predict-then-verify bands):
+  the roof at the predicted intensity. It is shown as its own figure; it is not the verdict
+  (a kernel of a few microseconds is a small fraction of its roof however well it runs);
+* the **verdict**, against the prediction of the point's own machine and mode (T_predicted,
+  launch and start-up included): ``r = t / T_predicted``. A point whose prediction is in the
+  overhead regime (launch and start-up outweigh the work) and that takes no longer than
+  1.2 × its prediction is ``overhead-bound``, labelled with the seconds of launch and
+  start-up it pays; any other point takes the band of ``r``:
 
-  ========== ==================== ==========================================================
-  fraction   key                  meaning
-  ========== ==================== ==========================================================
-  ≥ 0.90     ``re-measure``       suspiciously close to (or above) the roof, or hitting cache
-  0.85–0.90  ``excellent``        better than production kernels usually get
-  0.65–0.85  ``production``       where production kernels land
-  0.50–0.65  ``below-production`` below production, room to improve
-  < 0.50     ``likely-bug``       likely a bug (wrong tile, dtype path, no tensor cores, …)
-  ========== ==================== ==========================================================
+  ============== ================== ======================================================
+  r              key                meaning
+  ============== ================== ======================================================
+  < 0.8          ``re-measure``     faster than predicted: re-measure (cache, timer) or
+                                    check the machine's figures
+  0.8–1.2        ``as-predicted``   within ±20 % of the prediction
+  1.2–2          ``below-prediction`` slower than predicted: room to improve
+  > 2            ``likely-bug``     likely a bug (wrong tile, dtype path, no tensor cores, …)
+  ============== ================== ======================================================
 
-  Each band includes its lower edge: 0.90 is ``re-measure``, 0.85 ``excellent``, 0.65
-  ``production``, 0.50 ``below-production``. Fractions are rounded to 9 decimals before banding
-  so that a time typed as exactly 80 % of the bound is not judged on a rounding error.
+  0.8 and 1.2 are ``as-predicted``, 2 ``below-prediction``. Ratios are rounded to 9 decimals
+  before banding so that a time typed as exactly 1.2 × the prediction is not judged on a
+  rounding error.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.model.dtypes import PRECISIONS
@@ -49,6 +53,9 @@ __all__ = [
     "Verdict",
     "VERDICTS",
     "verdict_for",
+    "overhead_verdict",
+    "overhead_s",
+    "OVERHEAD_SLACK",
     "Judgement",
     "judge",
     "roof_at",
@@ -143,32 +150,59 @@ def _finite(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Verdict:
-    """A band of measured-to-predicted fractions, ``low ≤ f < high``, and what it suggests."""
+    """A band of measured time over T_predicted, ``low < r ≤ high`` (``as-predicted``:
+    ``low ≤ r ≤ high``), and what it suggests; ``overhead-bound`` has no band of its own."""
     key: str
-    low: float  # inclusive
-    high: float  # exclusive
+    low: float
+    high: float
     label: str
 
 
 VERDICTS: tuple[Verdict, ...] = (
-    Verdict("re-measure", 0.90, math.inf,
-            "≥ 90 %: re-measure (suspiciously close to the roof, or hitting cache)"),
-    Verdict("excellent", 0.85, 0.90, "85–90 %: excellent"),
-    Verdict("production", 0.65, 0.85, "65–85 %: where production kernels land"),
-    Verdict("below-production", 0.50, 0.65, "50–65 %: below production, room to improve"),
-    Verdict("likely-bug", -math.inf, 0.50, "< 50 %: likely a bug"),
+    Verdict("re-measure", -math.inf, 0.8,
+            "< 0.8 × predicted: re-measure (cache, timer) or check the machine's figures"),
+    Verdict("as-predicted", 0.8, 1.2, "0.8–1.2 × predicted: as predicted"),
+    Verdict("below-prediction", 1.2, 2.0, "1.2–2 × predicted: slower than predicted, room to "
+                                          "improve"),
+    Verdict("likely-bug", 2.0, math.inf, "> 2 × predicted: likely a bug"),
+    Verdict("overhead-bound", math.nan, math.nan,
+            "overhead-bound: launch and start-up outweigh the work, and the kernel meets "
+            "its prediction"),
 )
+#: How close to its prediction a point in the overhead regime must come to be called so.
+OVERHEAD_SLACK = 1.2
 
 
-def verdict_for(fraction: float) -> Verdict:
-    """The band a fraction of the predicted ceiling falls in (lower edges inclusive)."""
-    if not isinstance(fraction, int | float) or math.isnan(fraction):
-        raise ValueError(f"fraction must be a number, got {fraction!r}")
-    f = round(float(fraction), 9)
-    for verdict in VERDICTS:
-        if verdict.low <= f < verdict.high:
-            return verdict
-    return VERDICTS[0]  # +inf
+def verdict_for(ratio: float) -> Verdict:
+    """The band of a measured time over T_predicted (0.8 and 1.2 as predicted, 2 slower)."""
+    if not isinstance(ratio, int | float) or math.isnan(ratio):
+        raise ValueError(f"ratio must be a number, got {ratio!r}")
+    r = round(float(ratio), 9)
+    if r < 0.8:
+        return VERDICTS[0]
+    if r <= 1.2:
+        return VERDICTS[1]
+    if r <= 2.0:
+        return VERDICTS[2]
+    return VERDICTS[3]
+
+
+def overhead_verdict(result: Result) -> Verdict:
+    """``overhead-bound`` with the launch and start-up seconds of ``result`` in its label."""
+    from workbench.model.units import format_quantity
+
+    fixed = overhead_s(result)
+    return replace(VERDICTS[4], label=f"overhead-bound: {format_quantity(fixed, 'time')} of "
+                                      "launch and start-up")
+
+
+def overhead_s(result: Result) -> float:
+    """Seconds of launch and start-up in a prediction: kernels × (launch + start-up) in the
+    calibrated prediction (at least the eager floor), kernels × launch overhead in the
+    derated one."""
+    if result.calibrated is not None:
+        return max(result.t_fixed_s, result.calibrated.floor * result.kernels)
+    return (result.launch_overhead_s or 0.0) * result.kernels
 
 
 @dataclass(frozen=True)
@@ -242,7 +276,11 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
                              "to give a time")
         t = flops / achieved
     fraction = result.t_lower_s / t
-    verdict = verdict_for(fraction)
+    ratio = t / result.t_predicted_s if result.t_predicted_s > 0 else math.inf
+    if result.bound == "overhead" and round(ratio, 9) <= OVERHEAD_SLACK:
+        verdict = overhead_verdict(result)
+    else:
+        verdict = verdict_for(ratio)
     if measurement.flops is not None and result.flops and not math.isclose(
             measurement.flops, result.flops, rel_tol=0.05):
         notes.append(f"measured FLOPs differ from the model's by "
@@ -269,11 +307,12 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
                      f"{format_quantity(result.attainable_flops, 'flop_rate')} attainable "
                      f"({100 * achieved / result.attainable_flops:.0f} %)")
     if result.bound == "overhead":
-        launches = f"{result.kernels} × " if result.kernels > 1 else ""
-        notes.append(f"predicted overhead-bound (T_lower / efficiency below {launches}the "
-                     f"{result.launch_overhead_s:g} s launch overhead): the fraction judges "
-                     "kernel time only; the fix for wall-clock time is fusion or graphs, not "
-                     "the kernel")
+        from workbench.model.units import format_quantity
+
+        notes.append(f"predicted overhead-bound ({format_quantity(overhead_s(result), 'time')} "
+                     "of launch and start-up outweigh the work): the fraction of the roof is "
+                     "low however well the kernel runs; the fix for wall-clock time is fusion "
+                     "or CUDA graphs, not the kernel")
     return Judgement(
         measurement=measurement.name,
         operation=measurement.operation,

@@ -1,9 +1,11 @@
 """The calibrated prediction: efficiencies by what limits a kernel and what kind of kernel it
 is, a fixed start-up cost per kernel, and the launch cost with or without CUDA graphs.
 
-Two ways to predict a time from the roofline (the session's ``prediction``):
+Two ways to predict a time from the roofline (the session's ``prediction``; new sessions,
+``model`` and ``analyze`` use :data:`DEFAULT_PREDICTION` with :data:`DEFAULT_LAUNCHES`, a
+session that names its prediction keeps it):
 
-* ``derated`` (the default): T_predicted = max(T_lower / efficiency, kernels × launch overhead),
+* ``derated``: T_predicted = max(T_lower / efficiency, kernels × launch overhead),
   one efficiency per machine (a rule of thumb, 0.78 on the presets).
 * ``calibrated``: T_predicted = kernels × (launch + start-up) + max(T_math / e_math,
   T_mem / e_mem), and in ``eager`` launches at least kernels × launch overhead, with
@@ -11,8 +13,10 @@ Two ways to predict a time from the roofline (the session's ``prediction``):
   - ``e_math`` the efficiency of the kernel's class on the compute roof (dense GEMM;
     attention prefill, causal or not) and ``e_mem`` on the bandwidth roof (streaming; decode
     attention; unfused attention; norm; softmax): see :data:`CLASSES` and :func:`classify`;
-  - the launch cost per kernel by the session's ``launches``: ``kernel`` (each kernel timed
-    alone, as a profiler or CUDA events show it), ``eager`` (a stream launched from Python:
+  - the launch cost per kernel by the session's ``launches``: ``auto`` (the default: a
+    whole model replayed from a CUDA graph, as serving engines run it, and an operation on
+    its own timed alone), ``kernel`` (each kernel timed alone, as a profiler or CUDA events
+    show it), ``eager`` (a stream launched from Python:
     each kernel's GPU time as timed alone, and never faster than the launch overhead) or
     ``graph`` (replayed from a CUDA graph);
   - a start-up cost per kernel beyond a tiny one, by the unit it runs on (matrix kernels,
@@ -33,7 +37,7 @@ import functools
 from dataclasses import dataclass, field
 
 __all__ = ["CLASSES", "MATH_CLASSES", "MEMORY_CLASSES", "STARTUP_UNITS", "LAUNCHES",
-           "PREDICTIONS", "Calibration", "KernelClass", "ASSUMED", "classify", "calibration_of"]
+           "PREDICTIONS", "DEFAULT_PREDICTION", "DEFAULT_LAUNCHES", "model_launches", "Calibration", "KernelClass", "ASSUMED", "classify", "calibration_of"]
 
 #: Every kernel class: name → what it covers (shown in the derivation).
 CLASSES: dict[str, str] = {
@@ -52,11 +56,21 @@ MEMORY_CLASSES = ("streaming", "decode_attention", "unfused_attention", "norm", 
 STARTUP_UNITS: dict[str, str] = {"matrix": "matrix kernels (GEMM, attention)",
                                  "rowwise": "row-wise kernels (norm, softmax)"}
 LAUNCHES: dict[str, str] = {
+    "auto": "from a CUDA graph for whole models, alone for operations",
     "kernel": "each kernel timed alone (a profiler, CUDA events)",
     "eager": "launched from Python one by one",
     "graph": "replayed from a CUDA graph",
 }
 PREDICTIONS = ("derated", "calibrated")
+#: What a new session, ``model`` and ``analyze`` predict with unless told otherwise.
+DEFAULT_PREDICTION = "calibrated"
+DEFAULT_LAUNCHES = "auto"
+
+
+def model_launches(launches: str) -> str:
+    """The launches of a whole model's kernels: ``auto`` replays them from a CUDA graph (as
+    serving engines do); any other choice holds as it is."""
+    return "graph" if launches == "auto" else launches
 
 
 @dataclass(frozen=True)
@@ -79,7 +93,8 @@ class Calibration:
     assumed: bool = False
 
     def launch(self, launches: str) -> float:
-        """Seconds each kernel pays on the GPU's timeline for being launched."""
+        """Seconds each kernel pays on the GPU's timeline for being launched (``auto``: an
+        operation on its own, timed alone)."""
         return self.launch_graph if launches == "graph" else self.launch_alone
 
     def floor(self, launches: str) -> float:

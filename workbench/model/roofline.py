@@ -147,6 +147,8 @@ def calibrated_for(kind: str, params: dict, hardware: Hardware) -> Calibrated | 
         return None
     cal = calibration_of(hardware)
     launches = hardware.launches
+    if launches == "auto":  # an operation on its own: timed alone
+        launches = "kernel"
     key = (id(cal), launches, kc)
     known = _CALIBRATED.get(key)
     if known is not None and known[0] is cal:  # the same figures: every edit, every row

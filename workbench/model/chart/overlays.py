@@ -71,17 +71,17 @@ __all__ = [
 #: deficiencies; the label carries the words as well).
 VERDICT_COLORS = {
     "re-measure": "#E69F00",
-    "excellent": "#56B4E9",
-    "production": "#009E73",
-    "below-production": "#CC79A7",
+    "as-predicted": "#009E73",
+    "overhead-bound": "#56B4E9",
+    "below-prediction": "#CC79A7",
     "likely-bug": "#D55E00",
 }
 #: Short names of the verdicts for labels on the chart.
 VERDICT_SHORT = {
     "re-measure": "re-measure",
-    "excellent": "excellent",
-    "production": "production",
-    "below-production": "below production",
+    "as-predicted": "as predicted",
+    "overhead-bound": "overhead-bound",
+    "below-prediction": "below prediction",
     "likely-bug": "likely a bug",
 }
 #: The verdict scale drawn at a prediction starts at this fraction of its ceiling.
@@ -369,6 +369,8 @@ def _measured_tooltip(point: MeasuredPoint, machine: str) -> str:
         f"Predicted: T_lower {format_quantity(j.predicted_time_s, 'time')}, "
         f"{format_quantity(j.predicted_attainable_flops, 'flop_rate')} ({j.predicted_bound}-bound)",
         f"Fraction of the predicted ceiling: {_percent(j.fraction)}",
+        *([f"Measured / T_predicted: {j.vs_predicted:.2f} × (T_predicted "
+           f"{format_quantity(j.t_predicted_s, 'time')})"] if j.vs_predicted else []),
         f"Verdict: {j.verdict_label}",
     ]
     if j.measured_intensity is not None and not math.isclose(
@@ -381,11 +383,16 @@ def _measured_tooltip(point: MeasuredPoint, machine: str) -> str:
     return "\n".join(lines)
 
 
-def _bands(py: float) -> tuple[tuple[str, float, float], ...]:
+def _bands(py: float, scale: float = 1.0) -> tuple[tuple[str, float, float], ...]:
+    """The verdict scale below a prediction at height ``py``: a measured time r × T_predicted
+    draws at py · scale / r, with ``scale`` = T_lower / T_predicted (each band of r from
+    :data:`VERDICTS`, between :data:`BAND_FLOOR` and 1 of the ceiling)."""
     out = []
     for verdict in VERDICTS:
-        low = max(verdict.low, BAND_FLOOR)
-        high = min(verdict.high, 1.0)
+        if math.isnan(verdict.low):
+            continue  # overhead-bound: a regime, not a band of times
+        low = max(scale / verdict.high, BAND_FLOOR)
+        high = min(scale / verdict.low if verdict.low > 0 else math.inf, 1.0)
         if high > low:
             out.append((verdict.key, py * low, py * high))
     return tuple(out)
@@ -448,7 +455,9 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
             hw_id=point.hardware.id, machine=machine, x=float(x), y=float(y), px=float(px),
             py=float(py), fraction=j.fraction, verdict=j.verdict, verdict_label=j.verdict_label,
             color=VERDICT_COLORS.get(j.verdict, "#808080"), label=label,
-            tooltip=_measured_tooltip(point, machine), bands=_bands(float(py))))
+            tooltip=_measured_tooltip(point, machine),
+            bands=_bands(float(py), j.predicted_time_s / j.t_predicted_s
+                         if j.t_predicted_s else 1.0)))
     return marks, total, notes
 
 
@@ -547,5 +556,6 @@ def overlay_legend(measured: Sequence[MeasuredMark]) -> list[tuple[str, str]]:
     """``(verdict key, text)`` for each verdict band that a drawn measured point falls in,
     in band order (the legend explains the colours of the measured markers)."""
     present = {m.verdict for m in measured}
-    return [(v.key, f"measured, {v.label.split(':')[0]}: {VERDICT_SHORT.get(v.key, v.key)}")
+    return [(v.key, f"measured, {VERDICT_SHORT.get(v.key, v.key)}"
+                    + ("" if v.key == "overhead-bound" else f" ({v.label.split(':')[0]})"))
             for v in VERDICTS if v.key in present]

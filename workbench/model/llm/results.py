@@ -23,7 +23,7 @@ from workbench.model.roofline import evaluate, sweep
 __all__ = ["ModelTotals", "MachineResult", "model_totals", "model_result", "derivation",
            "memory_needed", "max_batch", "per_sequence_bytes", "RequestResult",
            "request_result", "decode_times", "request_lines", "SweepPoint", "batch_sweep",
-           "sweep_batches"]
+           "sweep_batches", "whole_model"]
 
 
 @dataclass
@@ -170,6 +170,7 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
     """Sum each kernel's roofline time on ``hardware`` (each operation of a layer kind is
     evaluated once and multiplied by its layer count: the layers are identical)."""
     steps = steps if steps is not None else layer_steps(arch, setup)
+    hardware = whole_model(hardware)
     out = MachineResult(hardware.label)
     weights, kv, act = memory_needed(arch, setup)
     out.memory_needed_bytes = weights + kv + act
@@ -223,6 +224,15 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
         out.cost_per_million_tokens = cost_per_million(hardware.price_per_hour, setup.chips,
                                                        out.tokens_per_s)
     return out
+
+
+def whole_model(hardware: Hardware) -> Hardware:
+    """``hardware`` as a whole model's kernels run on it: ``auto`` launches are replayed from
+    a CUDA graph (:func:`workbench.model.prediction.model_launches`)."""
+    from workbench.model.prediction import model_launches
+
+    launches = model_launches(hardware.launches)
+    return hardware if launches == hardware.launches else hardware.copy(launches=launches)
 
 
 _COLLECTIVE_NAMES = {"all_reduce": "all-reduce", "all_to_all": "all-to-all",
@@ -366,6 +376,7 @@ def decode_times(arch: Architecture, setup: Setup, hardware: Hardware, kv_lens,
     the KV length, and it is evaluated once for all of them (a sweep). A local layer's
     attention at k positions is the same as a global one's at min(k, window)."""
     ks = np.asarray(kv_lens, dtype=float)
+    hardware = whole_model(hardware)
     decode = setup.with_(phase="decode", kv_len=int(ks.max()) if ks.size else setup.kv_len)
     steps = steps if steps is not None else layer_steps(arch, decode)
     fixed = [st for st in steps if not _kv_dependent(st)]

@@ -29,13 +29,13 @@ __all__ = ["MeasurementsModel", "MeasuredRow", "MeasuredRows", "VERDICT_COLORS",
 #: Background of the verdict cell per band (text stays dark on it in every theme).
 VERDICT_COLORS: dict[str, str] = {
     "re-measure": "#ffe08a",
-    "excellent": "#b7e4c7",
-    "production": "#cdeccf",
-    "below-production": "#ffd3a8",
+    "as-predicted": "#b7e4c7",
+    "overhead-bound": "#cfe3f5",
+    "below-prediction": "#ffd3a8",
     "likely-bug": "#f8b4b0",
 }
-BANDS_TIP = "Verdict bands of the fraction of the predicted ceiling:<br>" + "<br>".join(
-    v.label for v in VERDICTS)
+BANDS_TIP = ("Verdict against the prediction of the point's own machine and mode "
+             "(measured time / T_predicted):<br>" + "<br>".join(v.label for v in VERDICTS))
 
 #: (key, title, tooltip)
 MEASURED_COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -303,7 +303,7 @@ class MeasurementsModel(QAbstractTableModel):
                 return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         j = self._rows[row].judgement
-        if key in ("verdict", "fraction") and j is not None:
+        if key in ("verdict", "vs_predicted") and j is not None:
             if role == R.BackgroundRole:
                 return QColor(VERDICT_COLORS.get(j.verdict, "#ffffff"))
             if role == R.ForegroundRole:

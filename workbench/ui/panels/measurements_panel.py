@@ -5,10 +5,12 @@ on (a point that names no machine is judged on every machine of the session): it
 operation it verifies (or "standalone": its own FLOPs and bytes give the prediction), the
 machine, the measured time and achieved FLOP/s, the predicted ceiling (attainable FLOP/s at
 the predicted intensity) and lower-bound time, the **fraction of the predicted ceiling**
-(predicted T_lower / measured time) and the **verdict band** with a coloured cell:
+(predicted T_lower / measured time) and the **verdict** against the prediction of its own
+machine and mode, with a coloured cell (measured time / T_predicted):
 
-    ≥ 90 %  re-measure · 85–90 % excellent · 65–85 % where production kernels land ·
-    50–65 % below production · < 50 % likely a bug
+    < 0.8 × re-measure · 0.8–1.2 × as predicted · 1.2–2 × below prediction ·
+    > 2 × likely a bug · overhead-bound (launch and start-up outweigh the work and the
+    kernel meets its prediction)
 
 Under the table, the selected point's fields can be edited (SI entry: "4.86 ms",
 "790 TFLOP/s", "4.3 GFLOP", "35.7 MB"); buttons add a standalone point or one attached to the
