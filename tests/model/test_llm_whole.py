@@ -353,17 +353,24 @@ def test_deepseek_v3_fp8_fits_8_h200_with_ep_8_per_chip_by_hand():
 
 
 def test_expert_gemm_on_one_chip_of_ep_by_hand():
-    op = Operation("moe_gemm", {"tokens": 64, "experts": 256, "top_k": 8, "n": 4096,
-                                "k": 7168, "local_experts": 32})
+    """One token, 2 of 8 experts, two chips of 4: both experts on one chip with probability
+    C(4,2)·2 / C(8,2) = 12/28, then that chip reads 2 experts, else each chip reads 1; the
+    busiest chip reads D_max = 1 + 12/28 experts and gets at least as many pairs."""
+    op = Operation("moe_gemm", {"tokens": 1, "experts": 8, "top_k": 2, "n": 4096,
+                                "k": 7168, "local_experts": 4})
     c = op.counts()
-    assert c.flops == 2 * 64 * 8 * (32 / 256) * 4096 * 7168
-    hit = 32 * (1 - (1 - 8 / 256) ** 64)
+    busiest = 1 + 12 / 28
     assert sum(t.value for t in c.byte_terms if t.tensor == "W") == pytest.approx(
-        hit * 7168 * 4096 * 2)
+        busiest * 7168 * 4096 * 2, rel=1e-12)
+    assert c.flops == pytest.approx(2 * busiest * 4096 * 7168, rel=1e-12)
     from model.test_formula_texts import check_term
 
-    for term in (*c.flop_terms, *c.byte_terms):
-        check_term(op, term)
+    deepseek = Operation("moe_gemm", {"tokens": 64, "experts": 256, "top_k": 8, "n": 4096,
+                                      "k": 7168, "local_experts": 32, "imbalance": 1.3})
+    for each in (op, deepseek):
+        counts = each.counts()
+        for term in (*counts.flop_terms, *counts.byte_terms):
+            check_term(each, term)
 
 
 def test_llama_405b_on_16_gpus_with_two_pipeline_stages():

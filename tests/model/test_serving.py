@@ -15,7 +15,7 @@ import pytest
 
 from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
-from workbench.model.llm.architecture import Setup
+from workbench.model.llm.architecture import Setup, layer_steps
 from workbench.model.llm.results import model_result
 from workbench.model.prediction import DEFAULT_LAUNCHES, DEFAULT_PREDICTION
 
@@ -75,3 +75,66 @@ def test_the_lean_runs_in_the_default_mode_within_15_percent(gpu):
         ratios[case] = runs["graph"]["median_s"] / model_result(LLAMA, setup, hw).t_predicted_s
     assert len(ratios) == 5
     assert {k: round(v, 3) for k, v in ratios.items() if abs(v - 1) > 0.15} == {}
+
+
+# ---------------------------------------------------------------------------------------------
+# expert parallelism: the busiest chip
+
+
+MIXTRAL = read_model_config("Mixtral-8x7B")
+
+
+def test_mixtral_ep8_batch_1_waits_for_the_chip_that_reads_a_whole_expert():
+    """Mixtral-8x7B on 8 H100s, one expert per chip, one token choosing 2 of 8: two chips
+    each read a whole expert per MoE layer, and the step waits for them. One expert is
+    gate, up and down of 4096 × 14336 in bf16: 3·4096·14336·2 B = 352 MB; 32 MoE layers:
+    11.27 GB, over 3.35 TB/s: 3.36 ms. The average chip (0.25 of an expert) would read
+    2.8 GB."""
+    from workbench.model.llm.results import busiest_chip_data, derivation, model_totals
+
+    setup = Setup("decode", 1, 2048, 2048, ep=8)
+    expert = 3 * 4096 * 14336 * 2
+    read = 32 * expert
+    assert read / 3.35e12 == pytest.approx(3.365e-3, rel=1e-3)
+    busiest = busiest_chip_data(MIXTRAL, setup)
+    assert busiest["experts_hit"] == 1 and busiest["experts_hit_mean"] == pytest.approx(0.25)
+    assert busiest["expert_read_bytes"] == read
+    hw = default_machine("h100-sxm")
+    r = model_result(MIXTRAL, setup, hw)
+    assert r.t_lower_s >= 3.4e-3
+    lines = dict(derivation(MIXTRAL, setup, model_totals(MIXTRAL, setup), [r]))
+    assert lines["busiest chip's expert read (EP)"].endswith("= 32·1·3·4096·14336·2 = 11.3 GB")
+    assert lines[f"{hw.label}: busiest chip's expert read"] == (
+        "bytes / bandwidth = 11.3 GB / 3.35 TB/s = 3.37 ms, in T_lower")
+    assert "average E_c·(1 − (1 − k/E)^T) = 1·(1 − (1 − 2/8)^1) = 0.25" in \
+        lines["experts hit per chip (EP)"]
+    proc = run_cli("model", "Mixtral-8x7B", "--phase", "decode", "--batch", "1", "--ep", "8")
+    assert "busiest chip's expert read on NVIDIA H100 SXM5 80GB: 11.3 GB / 3.35 TB/s = " \
+           "3.37 ms, in T_lower" in proc.stdout
+
+
+def test_mixtral_ep8_batch_64_reads_every_expert_as_the_hand_count_says():
+    """64 tokens choosing 2 of 8: all 8 experts are hit (8·(1 − 0.75^64) = 8 − 8·10⁻⁸), so
+    every chip reads its one expert, 352 MB per MoE layer, as before; the busiest chip gets
+    more than the average 64·2/8 = 16 token-expert pairs."""
+    setup = Setup("decode", 64, 2048, 2048, ep=8)
+    steps = {st.role: st for st in layer_steps(MIXTRAL, setup)}
+    up = steps["experts gate/up"].operation.counts()
+    down = steps["experts down"].operation.counts()
+    weights = sum(t.value for c in (up, down) for t in c.byte_terms if t.tensor == "W")
+    assert weights == pytest.approx(3 * 4096 * 14336 * 2, rel=1e-6)
+    pairs = up.flops / (2 * 2 * 14336 * 4096)
+    assert 16 < pairs < 32
+
+
+def test_an_imbalance_factor_loads_the_busiest_chip_more():
+    """DeepSeek-V3 style routing, 64 tokens choosing 8 of 256 over 8 chips of 32: the
+    busiest chip's pairs and experts grow by the factor (experts at most its 32)."""
+    from workbench.model.llm.kinds import busiest_chip
+
+    uniform = busiest_chip(64, 256, 8, 32)
+    skewed = busiest_chip(64, 256, 8, 32, 1.3)
+    assert uniform.mean_pairs == 64 * 8 * 32 / 256 == 64
+    assert uniform.pairs > uniform.mean_pairs
+    assert skewed.pairs == pytest.approx(1.3 * uniform.pairs)
+    assert skewed.hit == min(32, 1.3 * uniform.hit) == 32

@@ -66,7 +66,12 @@ def test_the_derivation_names_the_vector_unit_and_the_launches(editor):
     assert "ridge        peak / bandwidth = 134 TFLOP/s / 3.35 TB/s = 39.9 FLOP/B" in text
     # a machine without vector figures says its matrix peak stands in
     assert "lists no vector peaks: its matrix peak stands in" in text
-    # an unfused chain of tiny tensors: three launches of the rule-of-thumb overhead
+    # an unfused chain of tiny tensors, calibrated (the default): three kernels timed alone,
+    # 3 × 3.83 µs of launch
+    assert "T_fixed + T_work = 11.5 µs + " in text
+    # derated: three launches of the rule-of-thumb overhead
+    workspace.document.set_prediction(model="derated")
+    text = widget.derivation_text()
     assert "overhead (max(T_math, T_mem) = " in text
     assert "< 3 × launch overhead 8 µs (rule of thumb))" in text
     # the defaults it took are listed

@@ -44,7 +44,8 @@ def test_output_tokens_typed_show_the_request(qtbot, window, tmp_path):
     qtbot.keyClick(spin, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: table.item(ROW_REQUEST, 0).text() != "—")
 
-    hw = get_preset("h100-sxm")
+    hw = get_preset("h100-sxm")  # as a new session predicts: calibrated, auto launches
+    hw.prediction, hw.launches = "calibrated", "auto"
     setup = Setup(phase="decode", batch=8, prompt_len=2048, kv_len=2048)
     ttft = model_result(arch, setup.with_(phase="prefill"), hw).t_predicted_s
     low = ttft + 256 * model_result(arch, setup, hw).t_predicted_s

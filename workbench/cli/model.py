@@ -2,7 +2,10 @@
 
     roofline-workbench model CONFIG.json --phase prefill|decode --batch B [--prompt-len N]
         [--kv-len N] [--weights DTYPE] [--activations DTYPE] [--kv-cache DTYPE] [--tp T]
-        [--ep E] [--pp P] [--output-len N] [--sweep-batch] [--hardware PRESET_OR_SESSION_MACHINE ...]
+        [--ep E] [--pp P] [--imbalance F] [--memory-utilization U] [--kv-block N]
+        [--prefill-chunk N] [--all-reduce auto|ring|one_shot|tree] [--draft-tokens K]
+        [--acceptance A] [--output-len N] [--sweep-batch]
+        [--hardware PRESET_OR_SESSION_MACHINE ...]
         [--format table|json] [--prediction derated|calibrated]
         [--launches auto|kernel|eager|graph]
 
@@ -19,7 +22,13 @@ from __future__ import annotations
 import sys
 
 from workbench.cli.common import positive_whole
-from workbench.model.llm.architecture import ACTIVATION_DTYPES, KV_DTYPES, PHASES, WEIGHT_DTYPES
+from workbench.model.llm.architecture import (
+    ACTIVATION_DTYPES,
+    ALL_REDUCE_ALGORITHMS,
+    KV_DTYPES,
+    PHASES,
+    WEIGHT_DTYPES,
+)
 from workbench.model.prediction import (
     DEFAULT_LAUNCHES,
     DEFAULT_PREDICTION,
@@ -67,6 +76,29 @@ def add_parser(sub) -> None:
     model.add_argument("--pp", type=_positive, default=1, metavar="P",
                        help="pipeline parallelism: layers split into P stages, P micro-"
                             "batches in flight, the stage boundary sent over the link")
+    model.add_argument("--imbalance", type=_number, default=1.0, metavar="F",
+                       help="expert parallelism, skewed routing: the busiest chip gets F × "
+                            "the pairs and experts hit of uniform routing (default 1; e.g. 1.3)")
+    model.add_argument("--memory-utilization", type=_number, default=0.9, metavar="U",
+                       help="the fraction of each chip's capacity the server may use, as "
+                            "vLLM's gpu_memory_utilization (default 0.9)")
+    model.add_argument("--kv-block", type=_positive, default=16, metavar="N",
+                       help="paged KV cache: a sequence holds whole blocks of N tokens "
+                            "(default 16)")
+    model.add_argument("--prefill-chunk", type=_positive, default=8192, metavar="N",
+                       help="chunked prefill: the activations of at most N tokens are held "
+                            "at once (default 8192)")
+    model.add_argument("--all-reduce", choices=ALL_REDUCE_ALGORITHMS, default="auto",
+                       help="tensor-parallel all-reduce: ring (2·(t−1) steps), one_shot (1 "
+                            "step, each chip reads every other's partial sums), tree "
+                            "(2·⌈log2 t⌉ steps); auto: one_shot up to 1 MB per chip, ring "
+                            "above (default)")
+    model.add_argument("--draft-tokens", type=_whole, default=0, metavar="K",
+                       help="speculative decoding: K draft tokens verified per step (the "
+                            "target model runs K + 1 positions); default 0, off")
+    model.add_argument("--acceptance", type=_number, default=0.7, metavar="A",
+                       help="speculative decoding: the chance each draft token is accepted "
+                            "(default 0.7)")
     model.add_argument("--output-len", type=_positive, default=None, metavar="N",
                        help="a whole request: TTFT of the prompt, then N output tokens with "
                             "the KV cache growing from the prompt length (request latency, "
@@ -93,6 +125,33 @@ def add_parser(sub) -> None:
 
 _positive = positive_whole("a positive whole number", "a positive whole number",
                            maximum=10_000_000)  # as in a session (model_entries.MAX_LENGTH)
+
+
+def _whole(text: str) -> int:
+    """A whole number ≥ 0 (argparse ``type``)."""
+    import argparse
+
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
+    return value
+
+
+def _number(text: str) -> float:
+    """A finite decimal number (argparse ``type``); its range is the set-up's to check."""
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
 
 
 def machines(refs: list[str] | None):
@@ -147,7 +206,11 @@ def run(args) -> int:
         setup = Setup(args.phase, args.batch, args.prompt_len,
                       args.kv_len if args.kv_len is not None else args.prompt_len,
                       args.weights, args.activations, args.kv_cache, args.tp,
-                      args.quantize_embeddings, args.output_len or 0, args.ep, args.pp)
+                      args.quantize_embeddings, args.output_len or 0, args.ep, args.pp,
+                      imbalance=args.imbalance, memory_utilization=args.memory_utilization,
+                      kv_block=args.kv_block, prefill_chunk=args.prefill_chunk,
+                      all_reduce=args.all_reduce, draft_tokens=args.draft_tokens,
+                      acceptance=args.acceptance)
         setup.check()
         layer_steps(arch, setup)  # (refuses a set-up the model cannot take, by name)
     except (InputError, SetupError) as exc:
@@ -196,6 +259,8 @@ def run(args) -> int:
                        "activation_bytes": totals.activation_bytes,
                        "memory_needed_bytes": totals.memory_needed},
             "output_len": setup.output_len or None,
+            **({"busiest_chip": busiest_chip_data(arch, setup)}
+               if busiest_chip_data(arch, setup) is not None else {}),
             "results": [{**r.as_dict(setup.phase),
                          **(q.as_dict() if q is not None and not q.skipped else {})}
                         for r, q in zip(results, requests or [None] * len(results),
@@ -239,6 +304,7 @@ def sweep_table(setup, hardware, sweeps) -> str:
 
 
 def table(arch, setup, totals, results, requests=None) -> str:
+    from workbench.model.llm.results import busiest_chip_data
     from workbench.model.units import format_number, format_quantity
 
     q = format_quantity
@@ -313,6 +379,21 @@ def table(arch, setup, totals, results, requests=None) -> str:
             lines.append(f"link latency on {r.hardware}: {count} × {what} of {text} = {n} "
                          f"steps × {alpha * 1e6:g} µs ({source}) = "
                          f"{q(count * n * alpha, 'time')}, in T_lower")
+    busiest = busiest_chip_data(arch, setup)
+    if busiest is not None:
+        b = busiest
+        lines.append(f"busiest chip (ep {setup.ep}): {b['experts_hit']:.3g} of its "
+                     f"{b['local_experts']} experts hit per MoE layer (average "
+                     f"{b['experts_hit_mean']:.3g}), {b['pairs']:.3g} token-expert pairs "
+                     f"(average {b['pairs_mean']:.3g})"
+                     + (f", imbalance {b['imbalance']:g}" if b["imbalance"] != 1 else "")
+                     + f"; it reads {q(b['expert_read_bytes'], 'bytes')} of experts")
+        for r in results:
+            if r.bandwidth and not r.skipped:
+                lines.append(f"busiest chip's expert read on {r.hardware}: "
+                             f"{q(b['expert_read_bytes'], 'bytes')} / "
+                             f"{q(r.bandwidth, 'bandwidth')} = "
+                             f"{q(b['expert_read_bytes'] / r.bandwidth, 'time')}, in T_lower")
     for r in results:
         if r.share:
             parts = ", ".join(f"{k} {100 * v:.0f} %" for k, v in r.share.items() if v >= 0.005)

@@ -12,6 +12,13 @@
         kv_cache: bf16            # bf16 fp16 fp8 int8
         tp: 1                     # tensor-parallel degree
         quantize_embeddings: false
+        imbalance: 1.3            # expert parallelism: the busiest chip's load × this (1)
+        memory_utilization: 0.9   # the share of a chip's capacity a server uses (0.9)
+        kv_block: 16              # paged KV cache block, tokens (16)
+        prefill_chunk: 8192       # tokens of prefill whose activations are held (8192)
+        all_reduce: auto          # auto | ring | one_shot | tree
+        draft_tokens: 4           # speculative decoding: draft tokens per step (0: off)
+        acceptance: 0.7           # the chance each draft token is accepted
         view: layers              # layers: one point per operation of a layer kind;
                                   # all: every operation of every layer
         visible: true
@@ -32,11 +39,14 @@ from workbench.io.model_configs import read_model_config, shipped_configs
 from workbench.io.schema import Place, check_keys, expect_bool, expect_mapping, expect_str
 from workbench.model.llm.architecture import (
     ACTIVATION_DTYPES,
+    ALL_REDUCE_ALGORITHMS,
     KV_DTYPES,
     PHASES,
+    SERVING_NUMBERS,
     VIEWS,
     WEIGHT_DTYPES,
     Setup,
+    SetupError,
 )
 from workbench.model.llm.session import SETUP_FIELDS, ModelEntry
 from workbench.model.operations import KINDS
@@ -46,8 +56,13 @@ __all__ = ["MODEL_KEYS", "parse_model_entry", "model_entry_to_data", "MAX_MODELS
 MODEL_KEYS = ("config", "name", *SETUP_FIELDS, "view", "visible", "colors")
 MAX_MODELS = 64
 _CHOICES = {"phase": PHASES, "weights": WEIGHT_DTYPES, "activations": ACTIVATION_DTYPES,
-            "kv_cache": KV_DTYPES, "view": VIEWS}
+            "kv_cache": KV_DTYPES, "view": VIEWS, "all_reduce": ALL_REDUCE_ALGORITHMS}
+#: Serving settings a file may leave out (older readers never saw them): written only when
+#: they differ from the set-up's defaults.
+_SERVING = ("imbalance", "memory_utilization", "kv_block", "prefill_chunk", "all_reduce",
+            "draft_tokens", "acceptance")
 MAX_LENGTH = 10_000_000
+_DEFAULT = Setup()
 _COLOR = re.compile(r"^#[0-9A-Fa-f]{6}$")
 
 
@@ -76,7 +91,8 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
             if value not in choices:
                 raise place.at(key).error(f"must be one of {', '.join(choices)}, got {value!r}")
             values[key] = value
-    for key in ("batch", "prompt_len", "kv_len", "tp", "ep", "pp"):
+    for key in ("batch", "prompt_len", "kv_len", "tp", "ep", "pp", "kv_block",
+                "prefill_chunk"):
         if data.get(key) is not None:
             value = data[key]
             if isinstance(value, float) and value.is_integer():
@@ -86,15 +102,23 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
             if value > MAX_LENGTH:
                 raise place.at(key).error(f"must be at most {MAX_LENGTH}, got {value}")
             values[key] = value
-    if data.get("output_len") is not None:
-        value = data["output_len"]
+    for key in ("output_len", "draft_tokens"):
+        if data.get(key) is None:
+            continue
+        value = data[key]
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise place.at("output_len").error(f"must be a whole number ≥ 0, got {value!r}")
+            raise place.at(key).error(f"must be a whole number ≥ 0, got {value!r}")
         if value > MAX_LENGTH:
-            raise place.at("output_len").error(f"must be at most {MAX_LENGTH}, got {value}")
-        values["output_len"] = value
+            raise place.at(key).error(f"must be at most {MAX_LENGTH}, got {value}")
+        values[key] = value
+    for key, _low, _high, what in SERVING_NUMBERS:
+        if data.get(key) is not None:
+            value = data[key]
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise place.at(key).error(f"must be {what}, got {value!r}")
+            values[key] = float(value)
     if "kv_len" not in values and "prompt_len" in values:
         values["kv_len"] = values["prompt_len"]
     if data.get("quantize_embeddings") is not None:
@@ -102,6 +126,10 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
                                                     place.at("quantize_embeddings"))
     view = values.pop("view", "layers")
     setup = Setup(**values)
+    try:
+        setup.check()
+    except SetupError as exc:
+        raise place.at(exc.field).error(exc.message) from None
     name = expect_str(data["name"], place.at("name"), allow_empty=True, limit=200) \
         if data.get("name") is not None else ""
     visible = expect_bool(data["visible"], place.at("visible")) \
@@ -131,6 +159,8 @@ def model_entry_to_data(model: ModelEntry) -> dict[str, Any]:
     for key in SETUP_FIELDS:
         if key in ("output_len", "ep", "pp") and getattr(model.setup, key) in (0, 1):
             continue  # (the default: older readers never saw the key)
+        if key in _SERVING and getattr(model.setup, key) == getattr(_DEFAULT, key):
+            continue
         out[key] = getattr(model.setup, key)
     out["view"] = model.view
     if not model.visible:

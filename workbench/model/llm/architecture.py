@@ -35,11 +35,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.model.dtypes import DTYPE_BYTES
-from workbench.model.llm.kinds import expected_experts
+from workbench.model.llm.kinds import busiest_chip, expected_experts
 from workbench.model.operations import Operation
 
 __all__ = [
     "MoE", "MLA", "Architecture", "Setup", "Step", "PHASES", "WEIGHT_DTYPES", "KV_DTYPES",
+    "ALL_REDUCE_ALGORITHMS", "ONE_SHOT_LIMIT", "MAX_DRAFT_TOKENS", "SERVING_NUMBERS",
     "ACTIVATION_DTYPES", "VIEWS", "MODEL_CONVENTIONS", "layer_steps", "expand",
     "SetupError",
 ]
@@ -48,6 +49,17 @@ PHASES = ("prefill", "decode")
 WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
 ACTIVATION_DTYPES = ("bf16", "fp16", "fp8", "fp32")
 KV_DTYPES = ("bf16", "fp16", "fp8", "int8")
+#: All-reduce algorithms: ``auto`` takes one-shot up to :data:`ONE_SHOT_LIMIT` bytes per chip
+#: and ring above (as NCCL-like libraries choose).
+ALL_REDUCE_ALGORITHMS = ("auto", "ring", "one_shot", "tree")
+ONE_SHOT_LIMIT = 1_000_000
+MAX_DRAFT_TOKENS = 16
+#: Serving numbers of a set-up: (field, lowest, highest, what it must be).
+SERVING_NUMBERS = (
+    ("imbalance", 1.0, 64.0, "a number from 1 (uniform routing) to 64"),
+    ("memory_utilization", 0.0, 1.0, "a fraction above 0 and at most 1"),
+    ("acceptance", 0.0, 0.999, "a probability from 0 to 0.999"),
+)
 #: ``all``: every operation of every layer; ``layers``: one point per operation of a layer
 #: kind, its FLOPs and bytes summed over the layers of that kind.
 VIEWS = ("all", "layers")
@@ -72,7 +84,9 @@ MODEL_CONVENTIONS: tuple[str, ...] = (
     "Local (sliding-window) layers attend to at most their window: FLOPs, K/V bytes and the "
     "KV cache count min(positions, window).",
     "Expert parallel e: each chip holds ⌈E/e⌉ routed experts and computes the token-expert "
-    "pairs routed to them; with e > t attention is data-parallel over e/t copies and "
+    "pairs routed to them; the step waits for the busiest chip: the expected maximum over "
+    "the chips of the pairs and of the experts hit (uniform routing, × a set imbalance "
+    "factor for skewed routing), each hit expert read whole; with e > t attention is data-parallel over e/t copies and "
     "all-to-all dispatch and combine move the tokens. Pipeline parallel p: a chip holds "
     "⌈layers/p⌉ layers and one embedding table, p micro-batches in flight, a step takes p "
     "stage times. Chips = max(t, e) × p.",
@@ -358,6 +372,21 @@ class Setup:
     ep: int = 1
     #: Pipeline parallelism: layers split into ``pp`` stages, pp micro-batches in flight.
     pp: int = 1
+    #: Expert parallelism, skewed routing: the busiest chip gets this many times its share
+    #: under uniform routing (1: uniform).
+    imbalance: float = 1.0
+    #: Serving memory: the fraction of a chip's capacity the server may use (vLLM's
+    #: ``gpu_memory_utilization``), the KV cache's block size in tokens (paged attention),
+    #: and the prefill chunk in tokens whose activations are held at once.
+    memory_utilization: float = 0.9
+    kv_block: int = 16
+    prefill_chunk: int = 8192
+    #: All-reduce algorithm of tensor parallelism (:data:`ALL_REDUCE_ALGORITHMS`).
+    all_reduce: str = "auto"
+    #: Speculative decoding: draft tokens proposed per step (0: off) and the probability
+    #: that each is accepted.
+    draft_tokens: int = 0
+    acceptance: float = 0.7
 
     @property
     def group(self) -> int:
@@ -383,7 +412,8 @@ class Setup:
     def check(self) -> None:
         if self.phase not in PHASES:
             raise SetupError("phase", f"must be prefill or decode, got {self.phase!r}")
-        for name in ("batch", "prompt_len", "kv_len", "tp", "ep", "pp"):
+        for name in ("batch", "prompt_len", "kv_len", "tp", "ep", "pp", "kv_block",
+                     "prefill_chunk"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SetupError(name, f"must be a positive integer, got {value!r}")
@@ -395,8 +425,18 @@ class Setup:
                 or self.output_len < 0:
             raise SetupError("output_len", f"must be a whole number ≥ 0, got "
                                            f"{self.output_len!r}")
+        for name, low, high, what in SERVING_NUMBERS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not math.isfinite(value) or not low <= value <= high \
+                    or (name == "memory_utilization" and value == 0):
+                raise SetupError(name, f"must be {what}, got {value!r}")
+        if isinstance(self.draft_tokens, bool) or not isinstance(self.draft_tokens, int) \
+                or not 0 <= self.draft_tokens <= MAX_DRAFT_TOKENS:
+            raise SetupError("draft_tokens", f"must be a whole number from 0 to "
+                                             f"{MAX_DRAFT_TOKENS}, got {self.draft_tokens!r}")
         for name, allowed in (("weights", WEIGHT_DTYPES), ("activations", ACTIVATION_DTYPES),
-                              ("kv_cache", KV_DTYPES)):
+                              ("kv_cache", KV_DTYPES), ("all_reduce", ALL_REDUCE_ALGORITHMS)):
             if getattr(self, name) not in allowed:
                 raise SetupError(name, f"must be one of {', '.join(allowed)}, "
                                        f"got {getattr(self, name)!r}")
@@ -593,6 +633,8 @@ def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: b
         w = {} if s.weights == s.activations else {"w_dtype": s.weights}
         tokens = moe_tokens or T
         local = {} if ep == 1 else {"local_experts": math.ceil(m.experts / ep)}
+        if local and s.imbalance != 1:
+            local["imbalance"] = s.imbalance
         exchange = ep > 1 and s.dp > 1  # tokens live on other chips: all-to-all
         if exchange:
             add("dispatch (all-to-all)", "all_reduce",
@@ -601,7 +643,9 @@ def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: b
         add("experts gate/up", "moe_gemm",
             {"tokens": tokens, "experts": m.experts, "top_k": m.top_k, "n": 2 * i, "k": H,
              "dtype": s.activations, **w, **local}, count, group)
-        pairs = tokens * m.top_k * (local.get("local_experts", m.experts)) / m.experts
+        # the busiest chip's pairs (all of them without expert parallelism)
+        pairs = tokens * m.top_k if not local else busiest_chip(
+            tokens, m.experts, m.top_k, local["local_experts"], s.imbalance).pairs
         add(f"experts activation ({act} · up)", "elementwise",
             _chain(max(1, round(pairs * i)), [{"op": act}, {"op": "mul", "inputs": ["up"]}],
                    s, "gate", "a"), count, group)

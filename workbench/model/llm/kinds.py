@@ -8,8 +8,13 @@ used on their own like any other kind.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from workbench.model.terms import (
     KINDS,
@@ -23,13 +28,96 @@ from workbench.model.terms import (
     term,
 )
 
-__all__ = ["expected_experts", "COLLECTIVE_STEPS", "collective_steps"]
+__all__ = ["expected_experts", "COLLECTIVE_STEPS", "collective_steps", "busiest_chip",
+           "BusiestChip"]
 
 
 def expected_experts(experts, top_k, tokens):
     """Expected number of distinct experts hit when ``tokens`` tokens each pick ``top_k`` of
     ``experts`` uniformly: ``E·(1 − (1 − k/E)^T)``."""
     return experts * (1 - (1 - top_k / experts) ** tokens)
+
+
+@dataclass(frozen=True)
+class BusiestChip:
+    """What the busiest chip of expert parallelism does in one MoE layer: the step waits
+    for it. ``pairs``: token-expert pairs routed to it; ``hit``: its experts hit (each read
+    whole); ``mean_pairs`` and ``mean_hit``: the same on an average chip."""
+    pairs: float
+    hit: float
+    mean_pairs: float
+    mean_hit: float
+    imbalance: float = 1.0
+
+
+def busiest_chip(tokens: int, experts: int, top_k: int, local: int,
+                 imbalance: float = 1.0) -> BusiestChip:
+    """The busiest of the chips that hold ``local`` experts each of ``experts``, when
+    ``tokens`` tokens each pick ``top_k`` distinct experts uniformly:
+
+    * pairs: the expected maximum over the chips of Binomial(T·k, E_c/E) (each pair lands on
+      a chip's experts with probability E_c/E), at most T·min(k, E_c);
+    * experts hit: the expected maximum over the chips of the experts hit on one chip when
+      D = E·(1 − (1 − k/E)^T) distinct experts are hit in all, drawn without replacement
+      (exact for whole D — at one token the k experts hit are on at most k chips, and each
+      of those reads a whole expert — and interpolated between);
+    * ``imbalance`` f ≥ 1 (skewed routing): both × f, at most all the pairs and all E_c
+      experts; never fewer pairs than experts hit (each hit expert has a pair)."""
+    k = min(top_k, experts)
+    local = min(local, experts)
+    chips = max(1, math.ceil(experts / local))
+    share = local / experts
+    mean_pairs = tokens * k * share
+    hit_all = expected_experts(experts, k, tokens)
+    mean_hit = local * (1 - (1 - k / experts) ** tokens)
+    pairs = _max_binomial(tokens * k, share, chips) if chips > 1 else mean_pairs
+    lo = math.floor(hit_all)
+    frac = hit_all - lo
+    hit = _max_hit(experts, local, lo)
+    if frac > 1e-12 and lo < experts:
+        hit += frac * (_max_hit(experts, local, lo + 1) - hit)
+    hit = float(min(hit * imbalance, local))
+    pairs = float(max(min(pairs * imbalance, tokens * min(k, local)), hit))
+    return BusiestChip(pairs, hit, mean_pairs, mean_hit, imbalance)
+
+
+@functools.lru_cache(maxsize=256)
+def _max_binomial(n: int, p: float, chips: int) -> float:
+    """E[max of ``chips`` Binomial(n, p)] (taken as independent): Σ_{x ≥ 1} 1 − F(x − 1)^c;
+    the normal approximation μ + σ·Φ⁻¹((c − 0.375)/(c + 0.25)) past 20,000 pairs."""
+    if n == 0 or p <= 0:
+        return 0.0
+    if p >= 1:
+        return float(n)
+    if n > 20_000:
+        from statistics import NormalDist
+
+        z = NormalDist().inv_cdf((chips - 0.375) / (chips + 0.25))
+        return min(float(n), n * p + z * math.sqrt(n * p * (1 - p)))
+    x = np.arange(n, dtype=float)
+    steps = np.log((n - x) / (x + 1)) + math.log(p / (1 - p))
+    logpmf = n * math.log1p(-p) + np.concatenate(([0.0], np.cumsum(steps)))
+    cdf = np.minimum(np.cumsum(np.exp(logpmf)), 1.0)
+    return float(np.sum(1 - cdf[:-1] ** chips))
+
+
+@functools.lru_cache(maxsize=1024)
+def _max_hit(experts: int, local: int, hit: int) -> float:
+    """E[max over chips of the experts hit on one chip] when ``hit`` of ``experts`` are hit
+    (all subsets alike) and the chips hold ``local`` each (the last one the rest):
+    Σ_{m ≥ 0} 1 − P(every chip ≤ m), P = [z^D] Π_chips (Σ_{j ≤ m} C(E_c, j) z^j) / C(E, D)."""
+    if hit <= 0:
+        return 0.0
+    sizes = [local] * (experts // local) + ([experts % local] if experts % local else [])
+    total = math.comb(experts, hit)
+    out = 0.0
+    for m in range(local):
+        poly = np.array([1.0])
+        for size in sizes:
+            poly = np.convolve(poly, [math.comb(size, j) for j in range(min(m, size) + 1)])
+        ways = poly[hit] if hit < poly.size else 0.0
+        out += 1 - ways / total
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -53,32 +141,41 @@ MOE_GEMM_PARAMS = (
           inherit="dtype"),
     Param("local_experts", "int", None, "Experts on this chip",
           "Expert parallelism: the experts this chip holds (E_c of E); it computes the "
-          "token-expert pairs routed to them, T·k·E_c/E, and reads those of them hit.",
+          "token-expert pairs routed to them, and reads those of them hit: the busiest "
+          "chip's share sets the step (the expected maximum over the chips).",
           inherit="experts", symbol="E_c"),
+    Param("imbalance", "float", 1.0, "Routing imbalance",
+          "Expert parallelism, skewed routing: the busiest chip gets this many times the "
+          "pairs and experts hit it would get under uniform routing (1: uniform; e.g. 1.3).",
+          symbol="f"),
 )
 
 
 def _count_moe_gemm(p: Mapping[str, Any]) -> Counts:
     L, t, e, k, n, kk = p["layers"], p["tokens"], p["experts"], p["top_k"], p["n"], p["k"]
     local = p.get("local_experts") or e
-    if local < e:  # expert parallelism: this chip's share of the pairs and of the hits
-        share = local / e
-        hit = local * (1 - (1 - min(k, e) / e) ** t)
-        s = symbols(KINDS["moe_gemm"], p, hit=("D_c", hit))
-        f = "·{local_experts}/{experts}"
-        flops = [term("flop", "multiply-adds, the pairs routed to this chip's experts",
-                      "2·{layers}·{tokens}·{top_k}" + f + "·{n}·{k}",
-                      2 * L * t * k * share * n * kk, s)]
+    if local < e:  # expert parallelism: the busiest chip's pairs and experts hit
+        b = busiest_chip(t, e, k, local, p.get("imbalance") or 1.0)
+        s = symbols(KINDS["moe_gemm"], p, pairs=("P_max", b.pairs), hit=("D_max", b.hit))
+        flops = [term("flop", "multiply-adds, the pairs routed to the busiest chip's experts",
+                      "2·{layers}·{pairs}·{n}·{k}", 2 * L * b.pairs * n * kk, s)]
         terms = [
-            tensor("read", "X", "token rows routed here", "{layers}·{tokens}·{top_k}" + f
-                   + "·{k}", L * t * k * share * kk, p["dtype"], s),
-            tensor("read", "W", "this chip's experts hit, D_c = E_c·(1 − (1 − k/E)^T)",
-                   "{layers}·{hit}·{k}·{n}", L * hit * kk * n, p["w_dtype"], s),
-            tensor("write", "Y", "", "{layers}·{tokens}·{top_k}" + f + "·{n}",
-                   L * t * k * share * n, p["dtype"], s),
+            tensor("read", "X", "token rows routed to the busiest chip", "{layers}·{pairs}·{k}",
+                   L * b.pairs * kk, p["dtype"], s),
+            tensor("read", "W", "the busiest chip's experts hit, each read whole",
+                   "{layers}·{hit}·{k}·{n}", L * b.hit * kk * n, p["w_dtype"], s),
+            tensor("write", "Y", "", "{layers}·{pairs}·{n}", L * b.pairs * n, p["dtype"], s),
         ]
-        notes = [f"Expert parallelism: this chip holds E_c = {local} of the E = {e} experts "
-                 "and computes the token-expert pairs routed to them, T·k·E_c/E on average."]
+        skew = (f" × f = {b.imbalance:g} (skewed routing)" if b.imbalance != 1 else "")
+        notes = [f"Expert parallelism: each chip holds E_c = {local} of the E = {e} experts; "
+                 "the step waits for the busiest chip, which is charged here.",
+                 f"Pairs: an average chip gets T·k·E_c/E = {b.mean_pairs:.4g}; the busiest "
+                 f"P_max = {b.pairs:.4g}, the expected maximum over the chips of "
+                 f"Binomial(T·k, E_c/E){skew}.",
+                 f"Experts hit: an average chip E_c·(1 − (1 − k/E)^T) = {b.mean_hit:.4g}; the "
+                 f"busiest D_max = {b.hit:.4g} of its {local} (the expected maximum over the chips "
+                 "when E·(1 − (1 − k/E)^T) experts are hit in all){skew}. A chip that hosts a "
+                 "hit expert reads all of its weights."]
         return Counts(flops, terms, p["compute"], notes)
     hit = expected_experts(e, min(k, e), t)
     s = symbols(KINDS["moe_gemm"], p, hit=("D", hit))

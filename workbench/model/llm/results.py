@@ -23,7 +23,7 @@ from workbench.model.roofline import evaluate, sweep
 __all__ = ["ModelTotals", "MachineResult", "model_totals", "model_result", "derivation",
            "memory_needed", "max_batch", "per_sequence_bytes", "RequestResult",
            "request_result", "decode_times", "request_lines", "SweepPoint", "batch_sweep",
-           "sweep_batches", "whole_model"]
+           "sweep_batches", "whole_model", "busiest_chip_data", "expert_read_bytes"]
 
 
 @dataclass
@@ -69,6 +69,8 @@ class MachineResult:
     chips: int = 1
     #: The calibrated prediction's compute fraction in long runs (``None``: derated).
     sustained: float | None = None
+    #: The machine's main-memory bandwidth (B/s).
+    bandwidth: float = 0.0
 
     def as_dict(self, phase: str) -> dict[str, Any]:
         key = "ttft_s" if phase == "prefill" else "tpot_s"
@@ -172,6 +174,7 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
     steps = steps if steps is not None else layer_steps(arch, setup)
     hardware = whole_model(hardware)
     out = MachineResult(hardware.label)
+    out.bandwidth = hardware.bandwidth() if hardware.memory else 0.0
     weights, kv, act = memory_needed(arch, setup)
     out.memory_needed_bytes = weights + kv + act
     if hardware.capacity:
@@ -318,11 +321,19 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
         ("memory needed (per chip)", f"weights + KV cache + activations = "
                                      f"{_si(totals.memory_needed, 'bytes')}"),
     ]
+    busiest = _busiest_lines(arch, s)
+    lines += busiest
     what = "TTFT" if s.phase == "prefill" else "TPOT"
     for r in results:
         if r.skipped:
             lines.append((r.hardware, f"skipped: {r.skipped}"))
             continue
+        if busiest and r.bandwidth:
+            read = expert_read_bytes(arch, s)
+            lines.append((f"{r.hardware}: busiest chip's expert read",
+                          f"bytes / bandwidth = {_si(read, 'bytes')} / "
+                          f"{_si(r.bandwidth, 'bandwidth')} = {_si(read / r.bandwidth, 'time')}"
+                          ", in T_lower"))
         for what_, count, text, n, alpha, source in r.latency_terms:
             lines.append((f"{r.hardware}: {what_} latency",
                           f"count·steps·α = {count}·{text}·{alpha * 1e6:g} µs ({source}) = "
@@ -359,6 +370,61 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
                           f"{_si(r.memory_needed_bytes, 'bytes')} per chip vs capacity = "
                           f"{_si(r.memory_available_bytes, 'bytes')}: {verdict}"))
     return lines
+
+
+def _moe_load(arch: Architecture, s: Setup):
+    """The busiest chip of expert parallelism in one MoE layer, and its experts' width."""
+    from workbench.model.llm.kinds import busiest_chip
+
+    m = arch.moe
+    tokens = math.ceil(s.batch / s.pp) * (s.tokens // s.batch)
+    local = math.ceil(m.experts / s.ep)
+    width = max(1, math.ceil(m.intermediate / max(1, s.group // s.ep)))
+    return busiest_chip(tokens, m.experts, m.top_k, local, s.imbalance), tokens, local, width
+
+
+def expert_read_bytes(arch: Architecture, s: Setup) -> float:
+    """Routed-expert weights the busiest chip reads in one forward pass: MoE layers of its
+    stage × D_max experts × 3 matrices (gate, up, down) × hidden × width × s_w."""
+    load, _tokens, _local, width = _moe_load(arch, s)
+    layers = math.ceil(arch.moe_layers / s.pp)
+    return layers * load.hit * 3 * arch.hidden * width * DTYPE_BYTES[s.weights]
+
+
+def busiest_chip_data(arch: Architecture, s: Setup) -> dict[str, float] | None:
+    """Expert parallelism's busiest chip as plain numbers (``None`` without it): experts
+    hit and token-expert pairs per MoE layer, on average and on the busiest chip, and the
+    routed-expert bytes it reads in one forward pass."""
+    if arch.moe is None or s.ep < 2:
+        return None
+    load, _tokens, local, _width = _moe_load(arch, s)
+    return {"local_experts": local, "experts_hit_mean": load.mean_hit,
+            "experts_hit": load.hit, "pairs_mean": load.mean_pairs, "pairs": load.pairs,
+            "imbalance": load.imbalance, "expert_read_bytes": expert_read_bytes(arch, s)}
+
+
+def _busiest_lines(arch: Architecture, s: Setup) -> list[tuple[str, str]]:
+    """Derivation lines of expert parallelism's busiest chip (none without it)."""
+    if arch.moe is None or s.ep < 2:
+        return []
+    m = arch.moe
+    load, tokens, local, width = _moe_load(arch, s)
+    chips = math.ceil(m.experts / local)
+    skew = f", × imbalance {load.imbalance:g}" if load.imbalance != 1 else ""
+    layers = math.ceil(arch.moe_layers / s.pp)
+    return [
+        ("experts hit per chip (EP)",
+         f"average E_c·(1 − (1 − k/E)^T) = {local}·(1 − (1 − {m.top_k}/{m.experts})^{tokens})"
+         f" = {load.mean_hit:.3g}; busiest chip D_max = {load.hit:.3g} of {local} (expected "
+         f"maximum over {chips} chips{skew}); a chip that hosts a hit expert reads all of it"),
+        ("busiest chip's load (EP)",
+         f"token-expert pairs: average T·k·E_c/E = {tokens}·{m.top_k}·{local}/{m.experts} = "
+         f"{load.mean_pairs:.3g}; busiest chip P_max = {load.pairs:.3g} (expected maximum over "
+         f"{chips} chips of Binomial(T·k, E_c/E){skew})"),
+        ("busiest chip's expert read (EP)",
+         f"MoE layers·D_max·3·hidden·width·s_w = {layers}·{load.hit:.3g}·3·{arch.hidden}·{width}·"
+         f"{DTYPE_BYTES[s.weights]:g} = {_si(expert_read_bytes(arch, s), 'bytes')}"),
+    ]
 
 
 # ---------------------------------------------------------------------------------------

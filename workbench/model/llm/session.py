@@ -17,7 +17,9 @@ __all__ = ["ModelEntry", "expand_entries", "expand_in", "operation_count", "refr
 
 #: Set-up fields a model entry keeps (and a session file writes), in order.
 SETUP_FIELDS = ("phase", "batch", "prompt_len", "kv_len", "weights", "activations",
-                "kv_cache", "tp", "quantize_embeddings", "output_len", "ep", "pp")
+                "kv_cache", "tp", "quantize_embeddings", "output_len", "ep", "pp", "imbalance",
+                "memory_utilization", "kv_block", "prefill_chunk", "all_reduce",
+                "draft_tokens", "acceptance")
 
 
 @dataclass
