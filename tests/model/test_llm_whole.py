@@ -39,8 +39,9 @@ def test_gemma2_kv_cache_counts_the_window_of_its_local_layers():
 def test_window_below_the_context_only():
     arch = read_model_config("Gemma-2-9B")
     short = Setup(phase="decode", batch=2, prompt_len=1000, kv_len=1000)
-    # every layer holds all 1,000 positions: the window does not bite
-    assert model_totals(arch, short).kv_cache_bytes == 2 * 42 * 1000 * 8192
+    # every layer holds all 1,000 positions, in 63 whole blocks of 16 (1,008): the window
+    # does not bite
+    assert model_totals(arch, short).kv_cache_bytes == 2 * 42 * 1008 * 8192
 
 
 def test_windowed_prefill_attention_flops_by_hand():
@@ -203,7 +204,8 @@ def test_counts_per_chip_and_links_beside_memory():
     assert t8.weight_bytes == pytest.approx((arch.params - norms) * 2 / 8 + norms * 2,
                                             rel=1e-12)
     r = model_result(arch, eight, get_preset("h100-sxm"))
-    assert r.memory_available_bytes == 81559 * 2**20  # one chip's capacity, not × 8
+    # one chip's capacity (not × 8), × 0.9 memory utilisation − 1 GiB runtime reserve
+    assert r.memory_available_bytes == pytest.approx(81559 * 2**20 * 0.9 - 2**30, rel=1e-12)
     assert r.memory_needed_bytes == pytest.approx(t8.memory_needed, rel=1e-12)
     assert r.memory_needed_bytes < 20e9
 
@@ -243,15 +245,16 @@ def test_max_batch_of_llama_8b_on_an_h100_by_hand():
     hw = get_preset("h100-sxm")
     setup = Setup(phase="decode", batch=1, prompt_len=2048, kv_len=2048, output_len=256)
     capacity = 81559 * 2**20                          # 85,520,809,984 B as the driver reports
+    usable = capacity * 0.9 - 2**30                   # memory utilisation, runtime reserve
     weights = 8_030_261_248 * 2                        # every weight tensor in bf16
     kv_per_sequence = (2048 + 256) * 2 * 32 * 8 * 128 * 2  # prompt + output, 128 KiB/token
-    activations = (4096 + 128256) * 2                 # one decode token: hidden + logits
-    expected = (capacity - weights) // (kv_per_sequence + activations)
-    assert expected == 229
+    chunk = 8192 * (4096 + 2 * 14336) * 2             # one prefill chunk's activations
+    expected = (usable - weights - chunk) // kv_per_sequence
+    assert expected == 196
     assert model_result(arch, setup, hw).max_batch == expected
     # and it is the largest: one more sequence does not fit
-    assert model_result(arch, setup.with_(batch=229), hw).fits
-    assert not model_result(arch, setup.with_(batch=230), hw).fits
+    assert model_result(arch, setup.with_(batch=196), hw).fits
+    assert not model_result(arch, setup.with_(batch=197), hw).fits
 
 
 # ---------------------------------------------------------------------------------------

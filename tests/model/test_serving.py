@@ -138,3 +138,70 @@ def test_an_imbalance_factor_loads_the_busiest_chip_more():
     assert uniform.pairs > uniform.mean_pairs
     assert skewed.pairs == pytest.approx(1.3 * uniform.pairs)
     assert skewed.hit == min(32, 1.3 * uniform.hit) == 32
+
+
+# ---------------------------------------------------------------------------------------------
+# serving memory
+
+
+def test_max_batch_is_the_sequences_a_server_holds_by_hand():
+    """Llama-3.1-8B on an H100 SXM, 2048 + 256 tokens, memory utilisation 0.9:
+    capacity 81,559 MiB = 85,520,809,984 B; × 0.9 − 1 GiB of runtime reserve
+    = 75,894,987,161.6 B usable; weights 8,030,261,248 params × 2 B = 16,060,522,496 B;
+    one 8,192-token prefill chunk's activations 8192·(4096 + 2·14336)·2 B = 536,870,912 B;
+    each sequence's KV cache 2304 positions (144 blocks of 16) × 2·32·8·128·2 B
+    = 301,989,888 B: ⌊59,297,593,753.6 / 301,989,888⌋ = ⌊196.4⌋ = 196, in prefill and
+    decode alike."""
+    usable = 81559 * 2 ** 20 * 0.9 - 2 ** 30
+    by_hand = (usable - 8_030_261_248 * 2 - 8192 * (4096 + 2 * 14336) * 2) // (
+        2304 * 2 * 32 * 8 * 128 * 2)
+    assert by_hand == 196
+    hw = default_machine("h100-sxm")
+    for phase in ("prefill", "decode"):
+        setup = Setup(phase, 1, 2048, 2048, output_len=256)
+        r = model_result(LLAMA, setup, hw)
+        assert r.memory_available_bytes == pytest.approx(usable, rel=1e-12)
+        assert abs(r.max_batch / by_hand - 1) <= 0.02
+        assert r.max_batch == 196
+    proc = run_cli("model", "Llama-3.1-8B", "--phase", "prefill", "--batch", "1",
+                   "--output-len", "256")
+    assert "= ⌊(75.9 GB − 16.1 GB − 537 MB) / 302 MB⌋ = 196 (prefill and decode alike)" in \
+        proc.stdout
+    assert "85.5 GB (79.6 GiB)" in proc.stdout  # the card's capacity, GiB beside GB
+
+
+def test_paged_blocks_round_each_sequence_up_and_utilisation_is_a_setting():
+    """2000 + 100 = 2100 positions in blocks of 16: ⌈2100/16⌉ = 132 blocks = 2112 positions;
+    in blocks of 256: 9 blocks = 2304."""
+    from workbench.model.llm.results import per_sequence_bytes
+
+    setup = Setup("decode", 1, 2000, 2000, output_len=100)
+    assert per_sequence_bytes(LLAMA, setup) == 2112 * 131072
+    assert per_sequence_bytes(LLAMA, setup.with_(kv_block=256)) == 2304 * 131072
+    hw = default_machine("h100-sxm")
+    more = model_result(LLAMA, setup.with_(memory_utilization=0.95), hw)
+    assert more.memory_available_bytes == pytest.approx(81559 * 2 ** 20 * 0.95 - 2 ** 30)
+    assert more.max_batch > model_result(LLAMA, setup, hw).max_batch
+
+
+def test_a_context_past_the_model_limit_is_warned_about(tmp_path):
+    """Gemma-2-9B states max_position_embeddings 8192: 32 k positions draw a warning on
+    stderr (the output stays); a YaRN rope scaling of 32,768 × 4 stretches Qwen's limit
+    to 131,072."""
+    proc = run_cli("model", "Gemma-2-9B", "--phase", "decode", "--batch", "1", "--kv-len",
+                   "32768")
+    assert proc.returncode == 0
+    assert "warning: 32,768 positions exceed Gemma-2-9B's limit of 8,192 " \
+           "(max_position_embeddings)" in proc.stderr
+    quiet = run_cli("model", "Gemma-2-9B", "--phase", "decode", "--batch", "1", "--kv-len",
+                    "8192")
+    assert "warning" not in quiet.stderr
+    config = json.loads((REPO / "workbench/model_configs/Qwen3-8B.json").read_text())
+    config["rope_scaling"] = {"rope_type": "yarn", "factor": 4.0,
+                              "original_max_position_embeddings": 32768}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    arch = read_model_config(str(path))
+    assert arch.max_positions == 32768 * 4
+    assert "factor 4" in arch.max_positions_source
+    assert arch.context_warning(100_000) == ""

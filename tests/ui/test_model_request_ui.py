@@ -55,8 +55,10 @@ def test_output_tokens_typed_show_the_request(qtbot, window, tmp_path):
     assert low < request.request_s < high
     assert table.item(ROW_OUT_USER, 0).text() == format_number(256 / request.request_s)
     assert table.item(ROW_OUT_CHIP, 0).text() == format_number(8 * 256 / request.request_s)
-    # the cache now holds prompt + output positions: fewer sequences fit (by hand: 229)
-    assert table.item(ROW_MAX_BATCH, 0).text() == "229" and single > 229
+    # the cache now holds prompt + output positions: fewer sequences fit (by hand:
+    # ⌊(0.9 · 85.52 GB − 1 GiB − 16.06 GB of weights − 537 MB of prefill chunk) / 302 MB⌋
+    # = 196, worked out in tests/model/test_serving.py)
+    assert table.item(ROW_MAX_BATCH, 0).text() == "196" and single > 196
     assert "request" in panel.derivation.toPlainText()
     # saved and read back
     path = tmp_path / "r.yaml"
@@ -162,7 +164,10 @@ def test_throughput_chart_as_svg_and_png(qtbot, window, tmp_path):
     subprocess.run(["rsvg-convert", str(svg), "-o", str(out)], check=True, timeout=60)
     drawn = QImage(str(out))
     assert drawn.width() > 600 and drawn.height() > 400
-    # its curve runs to the largest batch: (85,520,809,984 − 2 · 8,030,261,248 B) over
-    # 2,048 · 131,072 B of KV cache + (4,096 + 128,256) · 2 B of activations per sequence
-    largest = (81559 * 2**20 - 2 * 8_030_261_248) // (2048 * 131072 + (4096 + 128256) * 2)
+    # its curve runs to the largest batch: (85,520,809,984 B × 0.9 − 1 GiB of runtime reserve
+    # − 2 · 8,030,261,248 B of weights − 8,192 · (4,096 + 28,672) · 2 B of one prefill
+    # chunk) over 2,048 · 131,072 B of KV cache per sequence = 220
+    largest = int((81559 * 2**20 * 0.9 - 2**30 - 2 * 8_030_261_248 - 8192 * 32768 * 2)
+                  // (2048 * 131072))
+    assert largest == 220
     assert f"NVIDIA H100 SXM5 80GB (batch 1–{largest})" in svg.read_text(encoding="utf-8")

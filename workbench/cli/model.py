@@ -220,6 +220,11 @@ def run(args) -> int:
             hw.prediction = args.prediction
         if args.launches is not None:
             hw.launches = args.launches
+    warning = arch.context_warning(max(setup.context, setup.prompt_len + setup.output_len))
+    if warning:
+        from workbench.cli.common import PROG, terminal
+
+        sys.stderr.write(f"{PROG}: warning: {terminal(warning)}\n")
     steps = layer_steps(arch, setup)
     totals = model_totals(arch, setup, steps)
     results = [model_result(arch, setup, hw, steps) for hw in hardware]
@@ -237,6 +242,10 @@ def run(args) -> int:
                     for hw, r in zip(hardware, results, strict=True)]
     if args.format == "json":
         import json
+
+        from workbench.model.llm.results import busiest_chip_data
+
+        busiest = busiest_chip_data(arch, setup)
 
         payload = {
             "model": {"name": arch.name, "params": arch.params,
@@ -259,8 +268,13 @@ def run(args) -> int:
                        "activation_bytes": totals.activation_bytes,
                        "memory_needed_bytes": totals.memory_needed},
             "output_len": setup.output_len or None,
-            **({"busiest_chip": busiest_chip_data(arch, setup)}
-               if busiest_chip_data(arch, setup) is not None else {}),
+            "serving": {"memory_utilization": setup.memory_utilization,
+                        "kv_block": setup.kv_block, "prefill_chunk": setup.prefill_chunk,
+                        "all_reduce": setup.all_reduce, "imbalance": setup.imbalance,
+                        "draft_tokens": setup.draft_tokens,
+                        **({"acceptance": setup.acceptance} if setup.draft_tokens else {})},
+            "warnings": [warning] if warning else [],
+            **({"busiest_chip": busiest} if busiest is not None else {}),
             "results": [{**r.as_dict(setup.phase),
                          **(q.as_dict() if q is not None and not q.skipped else {})}
                         for r, q in zip(results, requests or [None] * len(results),
@@ -304,8 +318,8 @@ def sweep_table(setup, hardware, sweeps) -> str:
 
 
 def table(arch, setup, totals, results, requests=None) -> str:
-    from workbench.model.llm.results import busiest_chip_data
-    from workbench.model.units import format_number, format_quantity
+    from workbench.model.llm.results import busiest_chip_data, memory_lines
+    from workbench.model.units import format_capacity, format_number, format_quantity
 
     q = format_quantity
     what = "TTFT" if setup.phase == "prefill" else "TPOT"
@@ -333,20 +347,26 @@ def table(arch, setup, totals, results, requests=None) -> str:
           f"per chip; KV cache {q(totals.kv_cache_bytes, 'bytes')} per chip",
         "",
     ]
-    header = ("hardware", "T_lower", what, "tokens/s", "memory/chip", "capacity", "fits",
-              "max batch")
+    header = ("hardware", "T_lower", what, "tokens/s", "memory/chip", "usable", "capacity",
+              "fits", "max batch")
     rows = [header]
     for r in results:
         if r.skipped:
-            rows.append((r.hardware, "skipped: " + r.skipped, "", "", "", "", "", ""))
+            rows.append((r.hardware, "skipped: " + r.skipped, "", "", "", "", "", "", ""))
             continue
         rows.append((r.hardware, q(r.t_lower_s, "time"), q(r.t_predicted_s, "time"),
                      format_number(r.tokens_per_s), q(r.memory_needed_bytes, "bytes"),
                      q(r.memory_available_bytes, "bytes")
                      if r.memory_available_bytes is not None else "?",
+                     format_capacity(r.capacity_bytes) if r.capacity_bytes else "?",
                      "yes" if r.fits else "does not fit" if r.fits is False else "?",
                      f"{r.max_batch:,}" if r.max_batch is not None else "?"))
     _columns(lines, rows)
+    for r in results:
+        if r.memory_available_bytes is not None and not r.skipped:
+            usable, batch = (text for _, text in memory_lines(arch, setup, r)[:2])
+            lines.append(f"usable on {r.hardware}: {usable}")
+            lines.append(f"max batch on {r.hardware}: {batch}")
     if requests:
         n = setup.output_len
         lines += ["", f"request: prompt {setup.prompt_len} + {n} output tokens, batch "

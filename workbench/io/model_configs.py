@@ -238,7 +238,24 @@ class _Reader:
             norms_per_layer=4 if mt == "gemma2" else 2,
             activation=activation, moe=moe, mla=mla,
             source=terminal_text(source)[:2000] if isinstance(source, str) else "",
-            sliding_window=window, local_layers=local)
+            sliding_window=window, local_layers=local, **self._max_positions())
+
+    def _max_positions(self) -> dict[str, Any]:
+        """``max_position_embeddings``, or the rope scaling's original length × factor when
+        that is longer (YaRN, dynamic NTK: the context the scaling stretches to)."""
+        limit = self.int("max_position_embeddings", 0, minimum=0)
+        source = "max_position_embeddings" if limit else ""
+        scaling = self.data.get("rope_scaling")
+        if isinstance(scaling, dict):
+            original, factor = (scaling.get("original_max_position_embeddings"),
+                                scaling.get("factor"))
+            if isinstance(original, int) and not isinstance(original, bool) and original > 0 \
+                    and isinstance(factor, int | float) and not isinstance(factor, bool) \
+                    and 1 <= factor < 1e6 and original * factor > limit:
+                limit = int(original * factor)
+                source = (f"rope_scaling: original_max_position_embeddings {original:,} × "
+                          f"factor {factor:g}")
+        return {"max_positions": limit, "max_positions_source": source}
 
     def _sliding(self, mt: str, layers: int) -> tuple[int, tuple[int, ...]]:
         """The sliding window and the layers that use it, as each model's code decides:

@@ -135,7 +135,7 @@ def _kind(value: Any) -> str:
 HARDWARE_KEYS = (
     "id", "name", "vendor", "kind", "compute", "vector_compute", "memory", "main_memory",
     "capacity", "interconnect", "launch_overhead", "efficiency", "sparse_halved", "measured",
-    "sources", "notes", "link_latency", "price_per_hour", "calibration",
+    "sources", "notes", "link_latency", "price_per_hour", "calibration", "runtime_reserve",
 )
 CALIBRATION_KEYS = ("source", "efficiency", "startup", "launch_alone", "launch_eager",
                     "launch_graph", "sustained")
@@ -212,6 +212,10 @@ def parse_hardware(data: Any, place: Place, extra_keys: tuple[str, ...] = ()) ->
     if data.get("price_per_hour") is not None:
         hw.price_per_hour = expect_quantity(data["price_per_hour"], "count",
                                             place.at("price_per_hour"))
+    if data.get("runtime_reserve") is not None:
+        hw.runtime_reserve = expect_quantity(data["runtime_reserve"], "bytes",
+                                             place.at("runtime_reserve"), positive=False,
+                                             minimum=0.0)
     if data.get("efficiency") is not None:
         eff = expect_quantity(data["efficiency"], "count", place.at("efficiency"))
         if eff > 1:

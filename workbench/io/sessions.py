@@ -528,6 +528,8 @@ def hardware_to_data(hw: Hardware) -> dict[str, Any]:
         out["link_latency"] = {k: _q(v, "time") for k, v in hw.link_latency.items()}
     if hw.price_per_hour is not None:
         out["price_per_hour"] = hw.price_per_hour
+    if hw.runtime_reserve is not None:
+        out["runtime_reserve"] = _q(hw.runtime_reserve, "bytes")
     if hw.launch_overhead:
         out["launch_overhead"] = _q(hw.launch_overhead, "time")
     if hw.efficiency:

@@ -9,7 +9,7 @@ from workbench.model.dtypes import fallback_chain
 
 __all__ = ["Hardware", "Ceiling", "roof_name", "UnsupportedPrecision", "UnknownLevel", "UNITS_OF_WORK",
            "FIGURE_TABLES", "SINGLE_FIGURES", "RULE_OF_THUMB", "DEFAULT_LINK_LATENCY",
-           "link_kind"]
+           "link_kind", "DEFAULT_RUNTIME_RESERVE"]
 
 #: The execution units a computation can run on: ``matrix`` (tensor cores, MXU, AMX: the
 #: ``compute`` table) and ``vector`` (CUDA cores, VPU, AVX/NEON: the ``vector_compute`` table).
@@ -24,6 +24,10 @@ SINGLE_FIGURES: tuple[str, ...] = ("capacity", "launch_overhead", "efficiency")
 #: measured: they are rules of thumb, not hardware figures.
 RULE_OF_THUMB = "rule of thumb"
 
+
+#: Memory a serving runtime holds on each chip beyond the model where a machine states none:
+#: 1 GiB (a CUDA context and cuBLAS/NCCL workspaces take 0.5-1.5 GiB).
+DEFAULT_RUNTIME_RESERVE = 1024 ** 3
 
 #: One step's latency on each kind of link, used where a machine lists none (seconds): the
 #: per-hop latencies of NCCL's tuning model for its low-latency protocol (src/graph/tuning.cc,
@@ -135,6 +139,15 @@ class Hardware:
     link_latency: dict[str, float] = field(default_factory=dict)
     #: Price of one chip for one hour (any currency), for cost per token; None: unknown.
     price_per_hour: float | None = None
+    #: Bytes of each chip's memory a serving runtime holds beyond the model (CUDA context,
+    #: library workspaces, communication buffers); None: :data:`DEFAULT_RUNTIME_RESERVE`.
+    runtime_reserve: float | None = None
+
+    def reserve(self) -> tuple[float, str]:
+        """The runtime reserve per chip and where the figure comes from."""
+        if self.runtime_reserve is not None:
+            return self.runtime_reserve, "machine"
+        return DEFAULT_RUNTIME_RESERVE, "default"
 
     def latency_of(self, link: str) -> tuple[float, str]:
         """One step's latency on ``link`` and where the figure comes from (``machine``, or

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "format_capacity",
     "QuantityError",
     "Unit",
     "UNITS",
@@ -268,3 +269,8 @@ def _sig(value: float, digits: int) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return text
+
+
+def format_capacity(value: float) -> str:
+    """A memory capacity in GB with GiB in brackets: ``85.5 GB (79.6 GiB)``."""
+    return f"{format_quantity(value, 'bytes')} ({format_number(value / 1024 ** 3)} GiB)"

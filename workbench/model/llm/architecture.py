@@ -158,6 +158,18 @@ class Architecture:
     #: (indexes from 0); 0 / () for none.
     sliding_window: int = 0
     local_layers: tuple[int, ...] = ()
+    #: The longest context the model was made for (0: not stated) and where that figure
+    #: comes from (``max_position_embeddings``, or the rope scaling's original × factor).
+    max_positions: int = 0
+    max_positions_source: str = ""
+
+    def context_warning(self, positions: int) -> str:
+        """A warning when ``positions`` exceed :attr:`max_positions`, else ``""``."""
+        if not self.max_positions or positions <= self.max_positions:
+            return ""
+        return (f"{positions:,} positions exceed {self.name}'s limit of "
+                f"{self.max_positions:,} ({self.max_positions_source}): the model was not "
+                "made for this context, its output past the limit is not to be trusted")
 
     def is_local_layer(self, index: int) -> bool:
         return self.sliding_window > 0 and index in self._local_set

@@ -23,7 +23,9 @@ from workbench.model.roofline import evaluate, sweep
 __all__ = ["ModelTotals", "MachineResult", "model_totals", "model_result", "derivation",
            "memory_needed", "max_batch", "per_sequence_bytes", "RequestResult",
            "request_result", "decode_times", "request_lines", "SweepPoint", "batch_sweep",
-           "sweep_batches", "whole_model", "busiest_chip_data", "expert_read_bytes"]
+           "sweep_batches", "whole_model", "busiest_chip_data", "expert_read_bytes",
+           "usable_capacity", "held_positions", "serving_positions", "kv_per_sequence",
+           "prefill_activations"]
 
 
 @dataclass
@@ -60,8 +62,13 @@ class MachineResult:
     #: (what, how many, steps formula, steps, seconds per step, where the latency is from).
     latency_s: float = 0.0
     latency_terms: list[tuple[str, int, str, int, float, str]] = field(default_factory=list)
-    #: The largest batch whose memory per chip fits one chip's capacity (None: no capacity).
+    #: The most sequences a server keeps at once on one chip (:func:`max_batch`; None: no
+    #: capacity). ``memory_available_bytes`` is the usable part of ``capacity_bytes``:
+    #: capacity × memory utilisation − the runtime reserve.
     max_batch: int | None = None
+    capacity_bytes: float | None = None
+    reserve_bytes: float = 0.0
+    reserve_source: str = ""
     #: Cost of a million tokens produced (the machine's price per chip-hour × chips over
     #: the tokens per second); None without a price.
     cost_per_million_tokens: float | None = None
@@ -78,11 +85,23 @@ class MachineResult:
                 "t_predicted_s": self.t_predicted_s, key: self.t_predicted_s,
                 "tokens_per_s": self.tokens_per_s,
                 "memory_needed_bytes": self.memory_needed_bytes,
-                "memory_available_bytes": self.memory_available_bytes, "fits": self.fits,
+                "memory_available_bytes": self.memory_available_bytes,
+                "capacity_bytes": self.capacity_bytes, "runtime_reserve_bytes":
+                self.reserve_bytes if self.capacity_bytes else None, "fits": self.fits,
                 "collective_latency_s": self.latency_s, "max_batch": self.max_batch,
                 **({"cost_per_million_tokens": self.cost_per_million_tokens}
                    if self.cost_per_million_tokens is not None else {}),
                 "time_share": self.share, **({"skipped": self.skipped} if self.skipped else {})}
+
+
+def held_positions(setup: Setup, positions: int | None = None) -> int:
+    """Positions one sequence's KV cache holds: the prompt (prefill) or kv_len (decode), or
+    ``positions``; a whole request's prompt + output; in whole paged blocks of
+    ``kv_block`` tokens."""
+    held = setup.context if positions is None else positions
+    if setup.output_len:  # a whole request: the cache ends holding prompt + output
+        held = max(held, setup.prompt_len + setup.output_len)
+    return math.ceil(held / setup.kv_block) * setup.kv_block
 
 
 def memory_needed(arch: Architecture, setup: Setup, positions: int | None = None
@@ -90,51 +109,88 @@ def memory_needed(arch: Architecture, setup: Setup, positions: int | None = None
     """Weights, KV cache and activation bytes one chip holds.
 
     Weights: see :meth:`Architecture.weight_bytes_per_chip`. KV cache: batch × positions
-    held (prompt_len in prefill, kv_len in decode, or ``positions``) × bytes per token, a
+    held (:func:`held_positions`: whole blocks of ``kv_block`` tokens) × bytes per token, a
     local layer holding at most its window; under tensor parallelism each chip keeps its
     ⌈kv_heads/t⌉ heads (MLA's latent is shared by the heads: every chip keeps all of it).
     Activations: the largest live tensors of one layer, tokens × (hidden + widest
-    projection output / t) in the activation dtype (a floor: frameworks hold more)."""
+    projection output / t) in the activation dtype (a floor: frameworks hold more), for
+    one chunk of ``prefill_chunk`` tokens (a server prefills in chunks, and keeps room for
+    one whatever the step), or a decode step's tokens × (hidden + max(widest, vocabulary)/t)
+    when that is more."""
     t = setup.tp
     weights = arch.weight_bytes_per_chip(setup.weights, setup.quantize_embeddings, t,
                                          setup.ep, setup.pp)
-    held = setup.context if positions is None else positions
-    if setup.output_len:  # a whole request: the cache ends holding prompt + output
-        held = max(held, setup.prompt_len + setup.output_len)
+    held = held_positions(setup, positions)
     # attention's data-parallel share of the sequences; a stage keeps the cache of its
     # layers for every micro-batch in flight
     sequences = math.ceil(setup.batch / setup.dp)
+    kv = sequences * kv_per_sequence(arch, setup, held)
+    # a server keeps room for one prefill chunk's activations whatever the step; a decode
+    # step of many sequences may need more (its logits)
+    act = prefill_activations(arch, setup, setup.prefill_chunk)
+    if setup.phase == "decode":
+        act = max(act, setup.chip_batch * (arch.hidden + max(_widest(arch), arch.vocab) / t)
+                  * DTYPE_BYTES[setup.activations])
+    return weights, kv, act
+
+
+def _widest(arch: Architecture) -> int:
+    return 2 * (arch.moe.intermediate * arch.moe.top_k if arch.moe else arch.intermediate)
+
+
+def prefill_activations(arch: Architecture, setup: Setup, tokens: int) -> float:
+    """Activation bytes of ``tokens`` prefill tokens on one chip: tokens × (hidden + widest
+    projection output / t) × s_a."""
+    return tokens * (arch.hidden + _widest(arch) / setup.tp) * DTYPE_BYTES[setup.activations]
+
+
+def kv_per_sequence(arch: Architecture, setup: Setup, held: int) -> float:
+    """KV cache bytes one sequence of ``held`` positions keeps on one chip (its stage's
+    layers, its ⌈kv_heads/t⌉ heads)."""
     stage = math.ceil(arch.layers / setup.pp) / arch.layers if setup.pp > 1 else 1.0
-    kv = sequences * arch.kv_cache_bytes(held, setup.kv_cache) * kv_share(arch, t) * stage
-    wide = 2 * (arch.moe.intermediate * arch.moe.top_k if arch.moe else arch.intermediate)
-    tokens = setup.chip_batch * (setup.tokens // setup.batch)
-    act = tokens * (arch.hidden + max(wide, arch.vocab if setup.phase == "decode" else 0)
-                    / t)
-    return weights, kv, act * DTYPE_BYTES[setup.activations]
+    return arch.kv_cache_bytes(held, setup.kv_cache) * kv_share(arch, setup.tp) * stage
 
 
-def max_batch(arch: Architecture, setup: Setup, capacity: float) -> int:
-    """The largest batch whose memory per chip (:func:`memory_needed`: weights, the KV cache
-    of prompt + output positions, the phase's activations) fits ``capacity``; 0 when not
-    even one sequence does. Memory is weights + batch × per-sequence bytes."""
-    weights, kv, act = memory_needed(arch, setup.with_(batch=1))
-    room = capacity - weights
-    if room < kv + act:
+def usable_capacity(hardware: Hardware, setup: Setup) -> float | None:
+    """Bytes of one chip a server may fill: capacity × memory utilisation − the machine's
+    runtime reserve (``None`` without a capacity)."""
+    if not hardware.capacity:
+        return None
+    return hardware.capacity * setup.memory_utilization - hardware.reserve()[0]
+
+
+def serving_positions(setup: Setup) -> int:
+    """Positions each sequence of a server's batch holds, the same in prefill and decode:
+    prompt + output of a request, else the prompt (prefill) or kv_len (decode); in whole
+    KV blocks."""
+    held = setup.kv_len if setup.phase == "decode" else setup.prompt_len
+    return held_positions(setup, held)
+
+
+def max_batch(arch: Architecture, setup: Setup, capacity: float | None) -> int:
+    """The most sequences a server keeps decoding at once on ``capacity`` usable bytes per
+    chip (:func:`usable_capacity`), in prefill and decode alike: weights and one prefill
+    chunk's activations, then each sequence's KV cache at :func:`serving_positions` in
+    whole blocks; a chip keeps the cache of ⌈b/dp⌉ sequences. 0 when not even one fits."""
+    if not capacity:
         return 0
-    # a chip keeps the cache of ⌈b/dp⌉ sequences and the activations of ⌈b/(dp·pp)⌉
-    b = int(room // (kv + act / setup.pp)) * setup.dp
-    # the division is exact up to rounding: settle on the last batch that fits
-    while b > 1 and sum(memory_needed(arch, setup.with_(batch=b))) > capacity:
+    decode = setup.with_(phase="decode", kv_len=serving_positions(setup), output_len=0)
+    weights = arch.weight_bytes_per_chip(setup.weights, setup.quantize_embeddings, setup.tp,
+                                         setup.ep, setup.pp)
+    room = capacity - weights - prefill_activations(arch, setup, setup.prefill_chunk)
+    per = per_sequence_bytes(arch, setup)
+    if room < per or per <= 0:
+        return 0
+    b = int(room // per) * setup.dp
+    # (a decode step's logits may outgrow the chunk's room at very large batches)
+    while b > 0 and sum(memory_needed(arch, decode.with_(batch=b))) > capacity:
         b -= 1
-    while sum(memory_needed(arch, setup.with_(batch=b + 1))) <= capacity:
-        b += 1
     return b
 
 
 def per_sequence_bytes(arch: Architecture, setup: Setup) -> float:
-    """KV cache and activations one more sequence adds (per chip)."""
-    _, kv, act = memory_needed(arch, setup.with_(batch=1))
-    return kv + act
+    """KV cache one more sequence adds (per chip), at :func:`serving_positions`."""
+    return kv_per_sequence(arch, setup, serving_positions(setup))
 
 
 def kv_share(arch: Architecture, tp: int) -> float:
@@ -178,9 +234,11 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
     weights, kv, act = memory_needed(arch, setup)
     out.memory_needed_bytes = weights + kv + act
     if hardware.capacity:
-        out.memory_available_bytes = hardware.capacity
+        out.capacity_bytes = hardware.capacity
+        out.reserve_bytes, out.reserve_source = hardware.reserve()
+        out.memory_available_bytes = usable_capacity(hardware, setup)
         out.fits = out.memory_needed_bytes <= out.memory_available_bytes
-        out.max_batch = max_batch(arch, setup, hardware.capacity)
+        out.max_batch = max_batch(arch, setup, out.memory_available_bytes)
     by_kind: dict[str, float] = {}
     latency: dict[tuple, int] = {}
     try:
@@ -316,8 +374,12 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
             f"{math.ceil(arch.kv_heads / s.tp)}·{arch.head_dim}·{DTYPE_BYTES[s.kv_cache]:g} = "
             f"{totals.kv_cache_bytes_per_token:,.0f} B")),
         _kv_line(arch, s, totals),
-        ("activations", f"tokens·(hidden + widest output)·s_a ≈ "
-                        f"{_si(totals.activation_bytes, 'bytes')}"),
+        ("activations", f"max(prefill chunk of {s.prefill_chunk:,} tokens·(hidden + widest "
+                        f"output/t), decode tokens·(hidden + max(widest, vocabulary)/t))·s_a ≈ "
+                        f"{_si(totals.activation_bytes, 'bytes')}"
+                        if s.phase == "decode" else
+                        f"prefill chunk of {s.prefill_chunk:,} tokens·(hidden + widest "
+                        f"output/t)·s_a ≈ {_si(totals.activation_bytes, 'bytes')}"),
         ("memory needed (per chip)", f"weights + KV cache + activations = "
                                      f"{_si(totals.memory_needed, 'bytes')}"),
     ]
@@ -357,18 +419,37 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
                           f"price per chip-hour · chips / 3600 / tokens/s · 10⁶ = "
                           f"{r.price_per_hour:g} · {r.chips} / 3600 / {r.tokens_per_s:,.1f} · "
                           f"10⁶ = {r.cost_per_million_tokens:,.4g}"))
-        if r.max_batch is not None:
-            weights = totals.weight_bytes
-            lines.append((f"{r.hardware}: largest batch",
-                          f"⌊(capacity − weights) / (KV cache + activations per sequence)⌋ = "
-                          f"⌊({_si(r.memory_available_bytes, 'bytes')} − "
-                          f"{_si(weights, 'bytes')}) / "
-                          f"{_si(per_sequence_bytes(arch, s), 'bytes')}⌋ = {r.max_batch:,}"))
         if r.memory_available_bytes is not None:
-            verdict = "fits" if r.fits else "does not fit"
-            lines.append((f"{r.hardware}: memory",
-                          f"{_si(r.memory_needed_bytes, 'bytes')} per chip vs capacity = "
-                          f"{_si(r.memory_available_bytes, 'bytes')}: {verdict}"))
+            lines += memory_lines(arch, s, r)
+    return lines
+
+
+def memory_lines(arch: Architecture, s: Setup, r: MachineResult) -> list[tuple[str, str]]:
+    """How much of a chip a server may use, the most sequences it holds, and the fit."""
+    from workbench.model.units import format_capacity
+
+    hw = r.hardware
+    reserve = "runtime reserve" + (" (default)" if r.reserve_source == "default" else "")
+    weights = arch.weight_bytes_per_chip(s.weights, s.quantize_embeddings, s.tp, s.ep, s.pp)
+    chunk = prefill_activations(arch, s, s.prefill_chunk)
+    positions = serving_positions(s)
+    verdict = "fits" if r.fits else "does not fit"
+    return [
+        (f"{hw}: usable memory",
+         f"capacity × memory utilisation − {reserve} = {format_capacity(r.capacity_bytes)} × "
+         f"{s.memory_utilization:g} − {format_capacity(r.reserve_bytes)} = "
+         f"{format_capacity(r.memory_available_bytes)}"),
+        (f"{hw}: max batch",
+         f"⌊(usable − weights − activations of a {s.prefill_chunk:,}-token prefill chunk) / KV "
+         f"cache per sequence ({positions:,} positions in blocks of {s.kv_block})⌋"
+         + (f" · dp {s.dp}" if s.dp > 1 else "")
+         + f" = ⌊({_si(r.memory_available_bytes, 'bytes')} − {_si(weights, 'bytes')} − "
+           f"{_si(chunk, 'bytes')}) / {_si(per_sequence_bytes(arch, s), 'bytes')}⌋"
+         + (f" · {s.dp}" if s.dp > 1 else "") + f" = {r.max_batch:,} (prefill and decode "
+                                                  "alike)"),
+        (f"{hw}: memory", f"{_si(r.memory_needed_bytes, 'bytes')} per chip vs usable "
+                          f"{_si(r.memory_available_bytes, 'bytes')}: {verdict}"),
+    ]
     return lines
 
 
@@ -612,7 +693,7 @@ def batch_sweep(arch: Architecture, setup: Setup, hardware: Hardware,
     if batches is None:
         if not hardware.capacity:
             return []
-        batches = sweep_batches(max_batch(arch, decode, hardware.capacity))
+        batches = sweep_batches(max_batch(arch, decode, usable_capacity(hardware, decode)))
     if setup.output_len:
         ks = setup.prompt_len + np.arange(1, setup.output_len + 1)
     else:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import textwrap
 
-from workbench.model.llm.architecture import Setup
-from workbench.model.llm.results import MachineResult, ModelTotals, RequestResult
-from workbench.model.units import format_number, format_quantity
+from workbench.model.llm.architecture import Architecture, Setup
+from workbench.model.llm.results import MachineResult, ModelTotals, RequestResult, memory_lines
+from workbench.model.units import format_capacity, format_number, format_quantity
 from workbench.ui.widgets import escape_html
 
 __all__ = ["result_cells", "request_cells", "summary_text", "summary_tooltip"]
@@ -69,7 +69,11 @@ def result_cells(r: MachineResult, setup: Setup, totals: ModelTotals
                       f" + {q(totals.activation_bytes, 'bytes')} = {needed}")
     if r.memory_available_bytes is not None:
         available = q(r.memory_available_bytes, "bytes")
-        capacity = (available, f"{hw}: capacity of one chip = {available}")
+        capacity = (f"{available} of {format_capacity(r.capacity_bytes)}",
+                    f"{hw}: usable memory of one chip = capacity × memory utilisation − "
+                    f"runtime reserve = {format_capacity(r.capacity_bytes)} × "
+                    f"{setup.memory_utilization:g} − {format_capacity(r.reserve_bytes)} = "
+                    f"{available}")
         sign = "≤" if r.fits else ">"
         verdict = "fits" if r.fits else "does not fit"
         fits = (verdict, f"memory needed per chip {needed} {sign} capacity {available}: "
@@ -110,8 +114,8 @@ def result_cells(r: MachineResult, setup: Setup, totals: ModelTotals
     ]
 
 
-def request_cells(r: MachineResult, request: RequestResult | None, setup: Setup
-                  ) -> list[tuple[str, str]]:
+def request_cells(r: MachineResult, request: RequestResult | None, setup: Setup,
+                  arch: Architecture) -> list[tuple[str, str]]:
     """(text, tooltip) of the rows after the share of time: the largest batch that fits,
     and a whole request's latency and output tokens per second per user and per chip."""
     q = format_quantity
@@ -119,11 +123,7 @@ def request_cells(r: MachineResult, request: RequestResult | None, setup: Setup
     if r.max_batch is None:
         batch = ("—", f"{hw} has no memory capacity set: add one to find the largest batch")
     else:
-        positions = setup.prompt_len + setup.output_len if setup.output_len else setup.context
-        batch = (f"{r.max_batch:,}",
-                 f"{hw}: largest batch = ⌊(capacity − weights) / (KV cache + activations per "
-                 f"sequence)⌋ = {r.max_batch:,} (per chip, the KV cache holding "
-                 f"{positions:,} positions)")
+        batch = (f"{r.max_batch:,}", f"{hw}: {memory_lines(arch, setup, r)[1][1]}")
     if request is None:
         none = ("request = TTFT + one decode step per output token: set Output tokens to "
                 "run a whole request")

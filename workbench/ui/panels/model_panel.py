@@ -312,7 +312,7 @@ class ModelPanel(QWidget):
             head.setToolTip(r.hardware)
             self.table.setHorizontalHeaderItem(col, head)
             cells = result_cells(r, setup, totals) + request_cells(
-                r, self.requests[col], setup)
+                r, self.requests[col], setup, arch)
             for row, (text, tip) in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip)
