@@ -324,23 +324,27 @@ def test_model_level_lines_of_latency_requests_batches_and_cost():
     assert _quantity(lines["m: TPOT"].split(" = ")[-1]) == pytest.approx(
         result.t_predicted_s, rel=6e-3)
     # collective latency: count·steps·α, α printed in µs
-    latency = lines["m: all-reduce latency"]
+    latency = lines["m: all-reduce (one-shot) latency"]  # 4 · 8192 · 2 B: under 1 MB
     formula, shown = latency.split(" = ")[1], latency.split(" = ")[2]
     expr = formula.split(" µs")[0]
-    assert evaluate_text(expr) * 1e-6 == pytest.approx(result.latency_s, rel=1e-12)
-    assert _quantity(shown) == pytest.approx(result.latency_s, rel=6e-3)
+    gather = lines["m: logits all-gather latency"].split(" = ")[1].split(" µs")[0]
+    assert (evaluate_text(expr) + evaluate_text(gather)) * 1e-6 == pytest.approx(
+        result.latency_s, rel=1e-12)
+    assert _quantity(shown) == pytest.approx(evaluate_text(expr) * 1e-6, rel=6e-3)
     # cost: price · chips / 3600 / tokens/s · 10⁶
     cost = lines["m: cost per million tokens"]
     _, values, shown = cost.split(" = ")
     assert evaluate_text(values.replace("10⁶", "1000000")) == pytest.approx(
         float(shown.replace(",", "")), rel=6e-4 * 2)
-    # the largest batch: ⌊(capacity − weights) / per sequence⌋, the quantities as printed
-    batch = lines["m: largest batch"]
+    # the largest batch: ⌊(usable − weights − prefill chunk) / per sequence⌋, the quantities
+    # as printed
+    batch = lines["m: max batch"]
     inside = batch.split(" = ")[1].strip("⌊⌋")
-    cap, rest = inside.strip("(").split(" − ")
-    weights, per = rest.split(") / ")
-    shown_batch = int(batch.split(" = ")[2].replace(",", ""))
-    estimate = (_quantity(cap) - _quantity(weights)) / _quantity(per.rstrip("⌋"))
+    cap, weights, rest = inside.strip("(").split(" − ")
+    chunk, per = rest.split(") / ")
+    shown_batch = int(batch.split(" = ")[2].split(" (")[0].replace(",", ""))
+    estimate = (_quantity(cap) - _quantity(weights) - _quantity(chunk)) / _quantity(
+        per.rstrip("⌋"))
     assert shown_batch == result.max_batch
     assert estimate == pytest.approx(result.max_batch, rel=0.01)
 
@@ -367,8 +371,11 @@ def test_a_collective_pays_its_link_latency_in_its_own_roofline():
     hw = Hardware(name="m", compute={"bf16": 1e15}, memory={"hbm": 3e12},
                   interconnect={"nvlink": 450e9}, link_latency={"nvlink": 2e-6})
     cases = [
+        (Operation("all_reduce", {"rows": 16, "hidden": 8192, "chips": 8, "dtype": "bf16",
+                                  "algorithm": "ring"}), 2 * (8 - 1)),
+        # 256 kB per chip: auto takes the one-shot all-reduce, one step
         (Operation("all_reduce", {"rows": 16, "hidden": 8192, "chips": 8, "dtype": "bf16"}),
-         2 * (8 - 1)),
+         1),
         (Operation("sharded_matmul", {"b": 256, "d": 16384, "f": 8192, "chips": 2,
                                       "dtype": "bf16"}), 2 * (2 - 1)),
     ]

@@ -237,10 +237,21 @@ def test_tensor_parallel_divides_sharded_flops_and_adds_all_reduces(name, t, bat
                    and s.role != "router")
 
     assert sharded_flops(many) == pytest.approx(sharded_flops(one) / t, rel=1e-9)
-    sent = sum(float(s.operation.counts().bytes) * s.count for s in layer_steps(arch, many)
-               if s.operation.kind == "all_reduce")
+    ring = many.with_(all_reduce="ring")
+    steps = layer_steps(arch, ring)
+    sent = sum(float(s.operation.counts().bytes) * s.count for s in steps
+               if s.operation.kind == "all_reduce" and s.role.startswith("all-reduce"))
     activation = one.tokens * arch.hidden * 2
     assert sent == pytest.approx(arch.layers * 2 * 2 * (t - 1) / t * activation)
+    # one-shot: every chip reads the t − 1 others' partial sums
+    one_shot = sum(float(s.operation.counts().bytes) * s.count
+                   for s in layer_steps(arch, many.with_(all_reduce="one_shot"))
+                   if s.role.startswith("all-reduce"))
+    assert one_shot == pytest.approx(arch.layers * 2 * (t - 1) * activation)
+    # and the last positions' logits gathered: (t − 1)/t of batch · vocabulary sent
+    (gather,) = [s for s in steps if s.role == "logits all-gather"]
+    assert float(gather.operation.counts().bytes) == pytest.approx(
+        (t - 1) / t * batch * math.ceil(arch.vocab / t) * t * 2)
     assert not any(s.operation.kind == "all_reduce" for s in layer_steps(arch, one))
 
 

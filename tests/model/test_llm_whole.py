@@ -131,17 +131,33 @@ def test_all_reduce_step_latency_by_hand():
     hw = _machine(link_latency={"nvlink": 2e-6})
     with_latency = model_result(arch, setup, hw)
     without = model_result(arch, setup, _machine(link_latency={"nvlink": 0.0}))
-    # 80 layers × 2 all-reduces; a ring of 8 takes 2·(8−1) = 14 steps of 2 µs each
-    expected = 80 * 2 * 14 * 2e-6
+    # 80 layers × 2 all-reduces of 8192 bf16 values (16 kB per chip, under 1 MB: one-shot,
+    # 1 step of 2 µs each), and the logits all-gathered once in a ring of (8−1) steps
+    expected = 80 * 2 * 1 * 2e-6 + 7 * 2e-6
+    assert with_latency.latency_s == pytest.approx(expected, rel=1e-12)
+    assert with_latency.t_lower_s - without.t_lower_s == pytest.approx(expected, rel=1e-9)
+    lines = dict(derivation(arch, setup, model_totals(arch, setup), [with_latency]))
+    assert lines["m: all-reduce (one-shot) latency"] == \
+        "count·steps·α = 160·1·2 µs (machine) = 320 µs"
+    assert lines["m: logits all-gather latency"] == \
+        "count·steps·α = 1·(8−1)·2 µs (machine) = 14 µs"
+    # the ring, as set: 2·(8−1) = 14 steps of 2 µs each
+    ring = setup.with_(all_reduce="ring")
+    with_latency = model_result(arch, ring, hw)
+    without = model_result(arch, ring, _machine(link_latency={"nvlink": 0.0}))
+    expected = 80 * 2 * 14 * 2e-6 + 7 * 2e-6
     assert with_latency.latency_s == pytest.approx(expected, rel=1e-12)
     assert with_latency.t_lower_s - without.t_lower_s == pytest.approx(expected, rel=1e-9)
     assert with_latency.t_predicted_s - without.t_predicted_s == pytest.approx(expected,
                                                                                rel=1e-9)
-    lines = dict(derivation(arch, setup, model_totals(arch, setup), [with_latency]))
-    line = lines["m: all-reduce latency"]
+    lines = dict(derivation(arch, ring, model_totals(arch, ring), [with_latency]))
+    line = lines["m: all-reduce (ring) latency"]
     assert line.startswith("count·steps·α = 160·2·(8−1)·2 µs (machine) = ")
     assert line.endswith("= 4.48 ms")
     assert "collective latency" in lines["m: T_lower"]
+    # a tree of 8: 2·⌈log2 8⌉ = 6 steps
+    tree = model_result(arch, setup.with_(all_reduce="tree"), hw)
+    assert tree.latency_s == pytest.approx(80 * 2 * 6 * 2e-6 + 7 * 2e-6, rel=1e-12)
 
 
 def test_link_latency_defaults_by_kind_of_link():
@@ -152,10 +168,11 @@ def test_link_latency_defaults_by_kind_of_link():
     assert get_preset("tpu-v5e").latency_of("ici")[1] == "default for ICI"
     assert _machine().latency_of("pcie")[0] == DEFAULT_LINK_LATENCY["PCIe"]
     assert _machine().latency_of("ib0")[1] == "default for InfiniBand"
-    # on an H100 preset the TP = 8 decode pays 160 × 14 × 0.6 µs
+    # on an H100 preset the TP = 8 decode pays 160 one-shot all-reduces of 1 step and a
+    # logits all-gather of 7, each step 0.6 µs
     arch = read_model_config("Llama-3.1-70B")
     r = model_result(arch, Setup(phase="decode", batch=1, kv_len=2048, tp=8), hw)
-    assert r.latency_s == pytest.approx(160 * 14 * 0.6e-6, rel=1e-12)
+    assert r.latency_s == pytest.approx((160 * 1 + 7) * 0.6e-6, rel=1e-12)
 
 
 def test_link_latency_and_price_read_and_written_by_sessions(tmp_path):
@@ -189,8 +206,10 @@ def test_counts_per_chip_and_links_beside_memory():
     one = Setup(phase="prefill", batch=1, prompt_len=2048, tp=1)
     eight = one.with_(tp=8)
     t1, t8 = model_totals(arch, one), model_totals(arch, eight)
-    # the all-reduces: 160 of 2·(8−1)/8 · 2048 · 8192 bf16 values each, on the links only
-    links = 160 * 2 * 7 / 8 * 2048 * 8192 * 2
+    # the all-reduces: 160 rings (2048 · 8192 · 2 B = 33.5 MB per chip, over 1 MB) of
+    # 2·(8−1)/8 · 2048 · 8192 bf16 values each, and the last position's 128,256 logits
+    # all-gathered, (8−1)/8 of them sent; on the links only
+    links = 160 * 2 * 7 / 8 * 2048 * 8192 * 2 + 7 / 8 * 128256 * 2
     assert t8.interconnect_bytes == pytest.approx(links, rel=1e-12)
     assert round(links / 1e9, 1) == 9.4
     memory_ops = sum(float(st.operation.counts().bytes) * st.count

@@ -276,7 +276,8 @@ def test_exchanges_and_stage_sends_stay_off_the_chart_but_all_reduces_are_on_it(
         if setup.ep > 1:
             assert shown == {"dispatch": False, "combine": False}
         else:
-            assert shown == {"all-reduce": True, "stage send": False}
+            assert shown == {"all-reduce": True, "stage send": False,
+                             "logits all-gather": False}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -277,7 +277,10 @@ def expected_totals(op: Operation) -> tuple[float, float, float]:
                 + b * k * (dc + dr) * skv, b * h * q * dc * s)
     if op.kind == "all_reduce":
         rows, hidden, n = p["rows"], p["hidden"], p["chips"]
-        return (n - 1) / n * rows * hidden, 0.0, 2 * (n - 1) / n * rows * hidden * size(p["dtype"])
+        message = rows * hidden * size(p["dtype"])
+        if message <= 1e6:  # auto: one-shot up to 1 MB per chip, every other chip's sums read
+            return (n - 1) * rows * hidden, 0.0, (n - 1) * message
+        return (n - 1) / n * rows * hidden, 0.0, 2 * (n - 1) / n * message
     raise AssertionError(op.kind)
 
 

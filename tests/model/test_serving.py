@@ -205,3 +205,36 @@ def test_a_context_past_the_model_limit_is_warned_about(tmp_path):
     assert arch.max_positions == 32768 * 4
     assert "factor 4" in arch.max_positions_source
     assert arch.context_warning(100_000) == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# collectives
+
+
+def test_auto_takes_one_shot_up_to_1_mb_per_chip_and_ring_above():
+    """61 rows × 8192 bf16 values = 999,424 B per chip: one-shot, 1 step, each chip reads
+    the 7 others' sums (7 × 999,424 B); 62 rows = 1,015,808 B: a ring of 2·(8−1) = 14 steps
+    sending 2·7/8 of its rows."""
+    from workbench.model.llm.kinds import collective_steps
+    from workbench.model.operations import Operation
+
+    small = {"rows": 61, "hidden": 8192, "chips": 8, "dtype": "bf16"}
+    large = {**small, "rows": 62}
+    assert collective_steps("all_reduce", small) == (1, "1")
+    assert collective_steps("all_reduce", large) == (14, "2·(8−1)")
+    assert Operation("all_reduce", small).counts().bytes == 7 * 61 * 8192 * 2
+    assert Operation("all_reduce", large).counts().bytes == pytest.approx(
+        2 * 7 / 8 * 62 * 8192 * 2)
+    assert collective_steps("all_reduce", {**large, "algorithm": "tree"}) == (6, "2·⌈log2 8⌉")
+    assert collective_steps("all_reduce", {**large, "algorithm": "one_shot"})[0] == 1
+
+
+def test_the_model_command_names_the_algorithm_and_its_steps():
+    proc = run_cli("model", "Llama-3.1-70B", "--phase", "decode", "--batch", "1", "--tp", "8")
+    assert "160 × all-reduce (one-shot) of 1 = 1 step × 0.6 µs (default for NVLink) = 96 µs" \
+        in proc.stdout
+    assert "1 × logits all-gather of (8−1) = 7 steps × 0.6 µs" in proc.stdout
+    ring = run_cli("model", "Llama-3.1-70B", "--phase", "decode", "--batch", "1", "--tp", "8",
+                   "--all-reduce", "ring")
+    assert "160 × all-reduce (ring) of 2·(8−1) = 14 steps × 0.6 µs (default for NVLink) = " \
+           "1.34 ms" in ring.stdout

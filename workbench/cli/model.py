@@ -397,7 +397,7 @@ def table(arch, setup, totals, results, requests=None) -> str:
                          f"{format_number(r.cost_per_million_tokens)} per million tokens")
         for what, count, text, n, alpha, source in r.latency_terms:
             lines.append(f"link latency on {r.hardware}: {count} × {what} of {text} = {n} "
-                         f"steps × {alpha * 1e6:g} µs ({source}) = "
+                         f"step{'s' if n != 1 else ''} × {alpha * 1e6:g} µs ({source}) = "
                          f"{q(count * n * alpha, 'time')}, in T_lower")
     busiest = busiest_chip_data(arch, setup)
     if busiest is not None:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.model.dtypes import DTYPE_BYTES
-from workbench.model.llm.kinds import busiest_chip, expected_experts
+from workbench.model.llm.kinds import ONE_SHOT_LIMIT, busiest_chip, expected_experts
 from workbench.model.operations import Operation
 
 __all__ = [
@@ -52,7 +52,6 @@ KV_DTYPES = ("bf16", "fp16", "fp8", "int8")
 #: All-reduce algorithms: ``auto`` takes one-shot up to :data:`ONE_SHOT_LIMIT` bytes per chip
 #: and ring above (as NCCL-like libraries choose).
 ALL_REDUCE_ALGORITHMS = ("auto", "ring", "one_shot", "tree")
-ONE_SHOT_LIMIT = 1_000_000
 MAX_DRAFT_TOKENS = 16
 #: Serving numbers of a set-up: (field, lowest, highest, what it must be).
 SERVING_NUMBERS = (
@@ -75,11 +74,14 @@ MODEL_CONVENTIONS: tuple[str, ...] = (
     "MoE: FLOPs for k experts per token; weights read for the expected distinct experts hit, "
     "E·(1 − (1 − k/E)^T).",
     "Tensor parallel t: heads and FFN columns sharded, norms and residuals replicated; two "
-    "ring all-reduces per layer (2·(t−1)/t of the activation bytes) on the interconnect. "
+    "all-reduces per layer on the interconnect (one-shot, (t−1)× the activation bytes, up to "
+    "1 MB per chip; ring, 2·(t−1)/t of them, above; or as set), and the lm_head's logits "
+    "all-gathered. "
     "Every count is per chip; bytes on the links are reported beside the memory bytes, "
     "never added in.",
     "Every collective pays its link's latency once per step of its algorithm (ring "
-    "all-reduce 2·(t−1), all-to-all t−1, a stage send 1), part of T_lower: the machine's "
+    "all-reduce 2·(t−1), one-shot 1, tree 2·⌈log2 t⌉, all-to-all and all-gather t−1, a "
+    "stage send 1), part of T_lower: the machine's "
     "link_latency, else 0.6 µs NVLink, 1 µs PCIe, 5 µs InfiniBand, 1 µs ICI.",
     "Local (sliding-window) layers attend to at most their window: FLOPs, K/V bytes and the "
     "KV cache count min(positions, window).",
@@ -548,6 +550,10 @@ def layer_steps(arch: Architecture, setup: Setup) -> list[Step]:
     emb_dtype = s.weights if s.quantize_embeddings else _wider_of(s.weights, "bf16")
     add("lm_head", "gemm", _gemm(s.batch, _shard(arch.vocab, t, "vocab"), H, s, emb_dtype), 1,
         "model")
+    if t > 1:  # each chip holds 1/t of the vocabulary's logits: gathered to sample
+        add("logits all-gather", "all_reduce",
+            {"rows": s.batch, "hidden": _shard(arch.vocab, t, "vocab") * t, "chips": t,
+             "dtype": s.activations, "collective": "all_gather"}, 1, "model")
     if s.pp > 1:
         add("stage send", "all_reduce", {"rows": T, "hidden": H, "chips": 2,
                                          "dtype": s.activations, "collective": "send"}, 1,
@@ -614,7 +620,8 @@ def _block_end(arch: Architecture, s: Setup, add, group: str, count: int, block:
         add(f"post-{block} norm", "norm", _norm(T, H, s), count, group)
     if t > 1:
         add(f"all-reduce ({block})", "all_reduce",
-            {"rows": T, "hidden": H, "chips": t, "dtype": s.activations}, count, group)
+            {"rows": T, "hidden": H, "chips": t, "dtype": s.activations,
+             **({"algorithm": s.all_reduce} if s.all_reduce != "auto" else {})}, count, group)
     add(f"residual add ({block})", "elementwise",
         _chain(T * H, [{"op": "add", "inputs": ["residual"]}], s, "h", "h'"), count, group)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.model.dtypes import DTYPE_BYTES
 from workbench.model.terms import (
     KINDS,
     Counts,
@@ -29,7 +30,7 @@ from workbench.model.terms import (
 )
 
 __all__ = ["expected_experts", "COLLECTIVE_STEPS", "collective_steps", "busiest_chip",
-           "BusiestChip"]
+           "BusiestChip", "algorithm_of", "step_key", "ONE_SHOT_LIMIT"]
 
 
 def expected_experts(experts, top_k, tokens):
@@ -283,32 +284,74 @@ ALL_REDUCE_PARAMS = (
     Param("compute", "precision", None, "Compute precision",
           "Precision of the additions (default: the element type).", inherit="dtype"),
     Param("collective", "choice", "all_reduce", "Collective",
-          "all_reduce: ring, sums the rows across chips. all_to_all: each chip sends each row's "
+          "all_reduce: sums the rows across chips. all_to_all: each chip sends each row's "
           "copies to the chips that own them (expert-parallel dispatch and combine), no "
-          "additions. send: one chip passes the rows to the next (a pipeline stage boundary).",
-          choices=("all_reduce", "all_to_all", "send")),
+          "additions. send: one chip passes the rows to the next (a pipeline stage boundary). "
+          "all_gather: each chip's 1/t of every row is gathered by all (the lm_head's logits "
+          "under tensor parallelism).",
+          choices=("all_reduce", "all_to_all", "send", "all_gather")),
+    Param("algorithm", "choice", "auto", "All-reduce algorithm",
+          "ring: reduce-scatter then all-gather, 2·(t−1) steps, 2·(t−1)/t of the rows sent; "
+          "one_shot: each chip reads every other's partial sums, 1 step, (t−1)× the rows; "
+          "tree: a double binary tree, 2·⌈log2 t⌉ steps, 2·(t−1)/t of the rows; auto: "
+          "one_shot up to 1 MB per chip, ring above (as NCCL-like libraries choose).",
+          choices=("auto", "ring", "one_shot", "tree"), only_if=("collective", "all_reduce")),
     Param("copies", "int", 1, "Copies per row",
           "all_to_all: how many chips each row goes to (the experts chosen per token, k).",
           symbol="c", only_if=("collective", "all_to_all")),
 )
 
 
+#: ``auto`` takes the one-shot all-reduce up to this many bytes per chip, ring above.
+ONE_SHOT_LIMIT = 1_000_000
+
+
+def algorithm_of(p: Mapping[str, Any]) -> str:
+    """The all-reduce algorithm of resolved parameters ``p``: ``auto`` is one_shot when the
+    rows are at most :data:`ONE_SHOT_LIMIT` bytes per chip, else ring."""
+    algorithm = p.get("algorithm") or "auto"
+    if algorithm != "auto":
+        return algorithm
+    size = p["rows"] * p["hidden"] * DTYPE_BYTES[p.get("dtype") or "bf16"]
+    return "one_shot" if size <= ONE_SHOT_LIMIT else "ring"
+
+
 def _count_all_reduce(p: Mapping[str, Any]) -> Counts:
     if p.get("collective", "all_reduce") != "all_reduce":
         return _count_exchange(p)
     rows, hidden, chips = p["rows"], p["hidden"], p["chips"]
+    algorithm = algorithm_of(p)
     s = symbols(KINDS["all_reduce"], p)
     s["frac"] = Sym("(t−1)/t", (chips - 1) / chips)
-    flops = [term("flop", "additions of the partial sums (per chip)",
-                  "({chips}−1)/{chips}·{rows}·{hidden}", (chips - 1) / chips * rows * hidden, s)]
-    sent = tensor("write", "partial sums", "sent per chip, ring all-reduce",
-                  "2·({chips}−1)/{chips}·{rows}·{hidden}", 2 * (chips - 1) / chips * rows * hidden,
-                  p["dtype"], s)
+    chose = (f" (auto: {rows * hidden * DTYPE_BYTES[p['dtype']]:,.0f} B per chip, "
+             f"{'at most' if algorithm == 'one_shot' else 'above'} 1 MB)"
+             if (p.get("algorithm") or "auto") == "auto" else "")
+    if algorithm == "one_shot":
+        flops = [term("flop", "additions of every chip's partial sums (per chip)",
+                      "({chips}−1)·{rows}·{hidden}", (chips - 1) * rows * hidden, s)]
+        sent = tensor("write", "partial sums", "read from every other chip, one-shot "
+                      "all-reduce", "({chips}−1)·{rows}·{hidden}", (chips - 1) * rows * hidden,
+                      p["dtype"], s)
+        how = ("One-shot all-reduce" + chose + ": each chip reads the t−1 other chips' "
+               "partial sums and adds them itself, in one step: (t−1)× the rows cross its "
+               "links, one link latency (TensorRT-LLM's and vLLM's custom all-reduce for "
+               "small messages).")
+    else:
+        flops = [term("flop", "additions of the partial sums (per chip)",
+                      "({chips}−1)/{chips}·{rows}·{hidden}", (chips - 1) / chips * rows * hidden,
+                      s)]
+        sent = tensor("write", "partial sums", f"sent per chip, {algorithm} all-reduce",
+                      "2·({chips}−1)/{chips}·{rows}·{hidden}",
+                      2 * (chips - 1) / chips * rows * hidden, p["dtype"], s)
+        how = ("Ring all-reduce" + chose + ": reduce-scatter then all-gather; each chip "
+               "sends 2·(t−1)/t of the activation in 2·(t−1) steps." if algorithm == "ring"
+               else "Tree all-reduce" + chose + ": a double binary tree reduces up and "
+               "broadcasts down; each chip sends about 2·(t−1)/t of the activation in "
+               "2·⌈log2 t⌉ steps.")
     notes = [
-        "Ring all-reduce: reduce-scatter then all-gather; each chip sends 2·(t−1)/t of the "
-        "activation. Bytes are counted on the machine's first interconnect.",
-        "Latency: the ring takes 2·(t−1) steps, each paying the link's latency at least "
-        "(the machine's link_latency, or the default for its kind of link): a floor no "
+        how + " Bytes are counted on the machine's first interconnect.",
+        "Latency: each step of the algorithm pays the link's latency at least (the "
+        "machine's link_latency, or the default for its kind of link): a floor no "
         "implementation beats, added to T_lower.",
         "In tensor parallelism there are two per layer: after the attention output projection "
         "and after the FFN down projection.",
@@ -318,7 +361,7 @@ def _count_all_reduce(p: Mapping[str, Any]) -> Counts:
 
 def _steps(p: Mapping[str, Any]) -> dict[str, Any]:
     """The latency steps of a collective with parameters ``p`` (see :class:`Counts`)."""
-    template, count = COLLECTIVE_STEPS[p.get("collective", "all_reduce")]
+    template, count = COLLECTIVE_STEPS[step_key(p)]
     return {"latency_steps": count(p),
             "latency_formula": (template.replace("{chips}", "t"), template.format(**p))}
 
@@ -333,6 +376,14 @@ def _count_exchange(p: Mapping[str, Any]) -> Counts:
                       rows * hidden, p["dtype"], s)
         notes = ["Point to point: the activation crosses one link once, in one step (one "
                  "link latency). Between pipeline stages."]
+    elif p["collective"] == "all_gather":
+        sent = tensor("write", "row slices", "sent per chip, ring all-gather",
+                      "({chips}−1)/{chips}·{rows}·{hidden}", (chips - 1) / chips * rows * hidden,
+                      p["dtype"], s)
+        notes = ["Ring all-gather: each chip holds 1/t of every row and passes the slices "
+                 "round the ring until all hold all: (t−1)/t of the rows sent per chip, t−1 "
+                 "steps. Under tensor parallelism the lm_head's logits, split by vocabulary, "
+                 "are gathered so that every chip can sample."]
     else:
         copies = p["copies"]
         sent = tensor("write", "row copies", "sent per chip, to the other chips",
@@ -347,7 +398,7 @@ def _count_exchange(p: Mapping[str, Any]) -> Counts:
 
 
 register(Kind("all_reduce", "Collective (communication)",
-              "Sum an activation across t tensor-parallel chips (ring all-reduce), exchange "
+              "Sum an activation across t tensor-parallel chips (all-reduce), exchange "
               "rows between expert-parallel chips (all-to-all) or pass them to the next "
               "pipeline stage (send), over the interconnect.", ALL_REDUCE_PARAMS,
               _count_all_reduce, "All-reduce", default_level="interconnect"))
@@ -356,10 +407,20 @@ register(Kind("all_reduce", "Collective (communication)",
 #: Steps of each collective's algorithm (each pays one link latency): the formula shown and
 #: the count from the operation's parameters.
 COLLECTIVE_STEPS: dict[str, tuple[str, Any]] = {
-    "all_reduce": ("2·({chips}−1)", lambda p: 2 * (p["chips"] - 1)),
+    "ring": ("2·({chips}−1)", lambda p: 2 * (p["chips"] - 1)),
+    "one_shot": ("1", lambda p: 1),
+    "tree": ("2·⌈log2 {chips}⌉", lambda p: 2 * math.ceil(math.log2(p["chips"]))),
     "all_to_all": ("({chips}−1)", lambda p: p["chips"] - 1),
+    "all_gather": ("({chips}−1)", lambda p: p["chips"] - 1),
     "send": ("1", lambda p: 1),
 }
+
+
+def step_key(p: Mapping[str, Any]) -> str:
+    """The :data:`COLLECTIVE_STEPS` entry of resolved parameters ``p``: the all-reduce's
+    algorithm, else the collective."""
+    collective = p.get("collective", "all_reduce")
+    return algorithm_of(p) if collective == "all_reduce" else collective
 
 
 def collective_steps(kind: str, params: Mapping[str, Any]) -> tuple[int, str] | None:
@@ -367,5 +428,5 @@ def collective_steps(kind: str, params: Mapping[str, Any]) -> tuple[int, str] | 
     if kind != "all_reduce":
         return None
     full = KINDS[kind].resolve(params)
-    template, count = COLLECTIVE_STEPS[full["collective"]]
+    template, count = COLLECTIVE_STEPS[step_key(full)]
     return int(count(full)), template.format(**full)

@@ -255,8 +255,7 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
             if collective is not None and r.latency_s:  # (in r's times: listed here)
                 n, text = collective
                 alpha, source = hardware.latency_of(r.level)
-                key = (_COLLECTIVE_NAMES.get(op.params.get("collective", "all_reduce"),
-                                             KINDS[op.kind].label), text, n, alpha, source)
+                key = (collective_name(op.params), text, n, alpha, source)
                 latency[key] = latency.get(key, 0) + step.count
             out.t_predicted_s += t
             label = KINDS[op.kind].label
@@ -297,7 +296,20 @@ def whole_model(hardware: Hardware) -> Hardware:
 
 
 _COLLECTIVE_NAMES = {"all_reduce": "all-reduce", "all_to_all": "all-to-all",
-                     "send": "stage send"}
+                     "send": "stage send", "all_gather": "logits all-gather"}
+_ALGORITHM_NAMES = {"ring": "ring", "one_shot": "one-shot", "tree": "tree"}
+
+
+def collective_name(params: dict) -> str:
+    """``all-reduce (one-shot)``, ``all-to-all``, …: a collective and its algorithm."""
+    from workbench.model.llm.kinds import algorithm_of
+
+    collective = params.get("collective", "all_reduce")
+    name = _COLLECTIVE_NAMES.get(collective, collective)
+    if collective == "all_reduce":
+        full = KINDS["all_reduce"].resolve(params)
+        name += f" ({_ALGORITHM_NAMES[algorithm_of(full)]})"
+    return name
 
 
 def cost_per_million(price_per_hour: float, chips: int, tokens_per_s: float) -> float:
