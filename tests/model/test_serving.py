@@ -238,3 +238,25 @@ def test_the_model_command_names_the_algorithm_and_its_steps():
                    "--all-reduce", "ring")
     assert "160 × all-reduce (ring) of 2·(8−1) = 14 steps × 0.6 µs (default for NVLink) = " \
            "1.34 ms" in ring.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# requests
+
+
+@pytest.mark.parametrize("prediction", ["calibrated", "derated"])
+def test_a_request_gives_its_lower_bounds_and_tpot_grows_with_the_cache(prediction):
+    """Batch 1, 2048 + 256: the last step reads 255 more positions of KV cache than the
+    first, 32 layers · 2·8·128·255 · 2 B = 33.4 MB, 10.0 µs at 3.35 TB/s: T_lower grows by
+    that, and so does the predicted TPOT however its launch floors are set."""
+    args = ["model", "Llama-3.1-8B", "--phase", "decode", "--batch", "1", "--output-len",
+            "256", "--format", "json", "--prediction", prediction]
+    result = json.loads(run_cli(*args).stdout)["results"][0]
+    growth = 32 * 2 * 8 * 128 * 255 * 2 / 3.35e12
+    assert result["tpot_last_lower_s"] - result["tpot_first_lower_s"] == pytest.approx(
+        growth, rel=1e-6)
+    assert result["tpot_last_s"] - result["tpot_first_s"] >= growth * (1 - 1e-9)
+    for key in ("ttft", "tpot_first", "tpot_last", "tpot_mean", "request"):
+        assert 0 < result[f"{key}_lower_s"] < result[f"{key}_s"]
+    assert result["request_lower_s"] == pytest.approx(
+        result["ttft_lower_s"] + result["decode_lower_s"], rel=1e-12)

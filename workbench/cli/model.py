@@ -370,20 +370,23 @@ def table(arch, setup, totals, results, requests=None) -> str:
     if requests:
         n = setup.output_len
         lines += ["", f"request: prompt {setup.prompt_len} + {n} output tokens, batch "
-                      f"{setup.batch}, on {setup.chips} chip{'s' if setup.chips > 1 else ''}"]
-        rows = [("hardware", "TTFT", f"TPOT {setup.prompt_len + 1}…{setup.prompt_len + n}",
-                 "request", "tokens/s/user", "tokens/s/chip")]
+                      f"{setup.batch}, on {setup.chips} chip{'s' if setup.chips > 1 else ''} "
+                      "(predicted, then ≥ its lower bound)"]
+        rows = [("hardware", "TTFT", "≥", f"TPOT {setup.prompt_len + 1}…{setup.prompt_len + n}",
+                 "≥", "request", "≥", "tokens/s/user", "tokens/s/chip")]
         priced = any(r.cost_per_million_tokens is not None for r in requests)
         if priced:
             rows[0] += ("cost/M tokens",)
         for r in requests:
             if r.skipped:
-                rows.append((r.hardware, "skipped: " + r.skipped, "", "", "", "")
+                rows.append((r.hardware, "skipped: " + r.skipped, "", "", "", "", "", "", "")
                             + (("",) if priced else ()))
                 continue
-            rows.append((r.hardware, q(r.ttft_s, "time"),
+            rows.append((r.hardware, q(r.ttft_s, "time"), q(r.ttft_lower_s, "time"),
                          f"{q(r.tpot_first_s, 'time')}…{q(r.tpot_last_s, 'time')}",
-                         q(r.request_s, "time"), format_number(r.output_tokens_per_s),
+                         f"{q(r.tpot_first_lower_s, 'time')}…{q(r.tpot_last_lower_s, 'time')}",
+                         q(r.request_s, "time"), q(r.request_lower_s, "time"),
+                         format_number(r.output_tokens_per_s),
                          format_number(r.output_tokens_per_s_per_chip))
                         + ((format_number(r.cost_per_million_tokens)
                             if r.cost_per_million_tokens is not None else "no price",)

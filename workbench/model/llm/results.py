@@ -533,7 +533,9 @@ def decode_times(arch: Architecture, setup: Setup, hardware: Hardware, kv_lens,
     """T_lower and predicted time of one decode step at each KV length of ``kv_lens`` (an
     array), summed over the kernels like :func:`model_result`: only attention depends on
     the KV length, and it is evaluated once for all of them (a sweep). A local layer's
-    attention at k positions is the same as a global one's at min(k, window)."""
+    attention at k positions is the same as a global one's at min(k, window). The predicted
+    time grows at least as T_lower does from the shortest cache on: a launch floor that
+    hides a short kernel does not hide the cache's growth."""
     ks = np.asarray(kv_lens, dtype=float)
     hardware = whole_model(hardware)
     decode = setup.with_(phase="decode", kv_len=int(ks.max()) if ks.size else setup.kv_len)
@@ -555,6 +557,9 @@ def decode_times(arch: Architecture, setup: Setup, hardware: Hardware, kv_lens,
         r = sweep(op, hardware, kv_len=k)
         lower += np.asarray(r["t_lower_s"], dtype=float) * st.count * setup.pp
         pred += np.asarray(r["t_predicted_s"], dtype=float) * st.count * setup.pp
+    if ks.size:  # a launch floor met at the shortest cache hides none of its growth
+        first = int(np.argmin(ks))
+        pred = np.maximum(pred, pred[first] + (lower - lower[first]))
     return lower, pred
 
 
@@ -570,6 +575,9 @@ class RequestResult:
     decode_lower_s: float = 0.0
     tpot_first_s: float = 0.0
     tpot_last_s: float = 0.0
+    ttft_lower_s: float = 0.0
+    tpot_first_lower_s: float = 0.0
+    tpot_last_lower_s: float = 0.0
     chips: int = 1
     batch: int = 1
     skipped: str = ""
@@ -588,6 +596,15 @@ class RequestResult:
         return self.ttft_s + self.decode_s
 
     @property
+    def request_lower_s(self) -> float:
+        """The request's lower bound: T_lower of the prefill and of every decode step."""
+        return self.ttft_lower_s + self.decode_lower_s
+
+    @property
+    def tpot_mean_lower_s(self) -> float:
+        return self.decode_lower_s / self.output_len if self.output_len else 0.0
+
+    @property
     def tpot_mean_s(self) -> float:
         return self.decode_s / self.output_len if self.output_len else 0.0
 
@@ -602,9 +619,13 @@ class RequestResult:
 
     def as_dict(self) -> dict[str, Any]:
         return {"output_len": self.output_len, "ttft_s": self.ttft_s,
-                "decode_s": self.decode_s, "request_s": self.request_s,
-                "tpot_mean_s": self.tpot_mean_s, "tpot_first_s": self.tpot_first_s,
-                "tpot_last_s": self.tpot_last_s,
+                "ttft_lower_s": self.ttft_lower_s, "decode_s": self.decode_s,
+                "decode_lower_s": self.decode_lower_s, "request_s": self.request_s,
+                "request_lower_s": self.request_lower_s,
+                "tpot_mean_s": self.tpot_mean_s, "tpot_mean_lower_s": self.tpot_mean_lower_s,
+                "tpot_first_s": self.tpot_first_s, "tpot_first_lower_s":
+                self.tpot_first_lower_s, "tpot_last_s": self.tpot_last_s,
+                "tpot_last_lower_s": self.tpot_last_lower_s,
                 "output_tokens_per_s": self.output_tokens_per_s,
                 "output_tokens_per_s_per_chip": self.output_tokens_per_s_per_chip,
                 **({"cost_per_million_tokens": self.cost_per_million_tokens}
@@ -623,6 +644,7 @@ def request_result(arch: Architecture, setup: Setup, hardware: Hardware, output_
         out.skipped = first.skipped
         return out
     out.ttft_s = first.t_predicted_s
+    out.ttft_lower_s = first.t_lower_s
     if output_len:
         ks = setup.prompt_len + np.arange(1, output_len + 1)
         try:
@@ -633,6 +655,7 @@ def request_result(arch: Architecture, setup: Setup, hardware: Hardware, output_
         out.decode_s = float(pred.sum())
         out.decode_lower_s = float(lower.sum())
         out.tpot_first_s, out.tpot_last_s = float(pred[0]), float(pred[-1])
+        out.tpot_first_lower_s, out.tpot_last_lower_s = float(lower[0]), float(lower[-1])
     return out
 
 
@@ -648,10 +671,16 @@ def request_lines(setup: Setup, requests: list[RequestResult]) -> list[tuple[str
                       f"TTFT + Σ TPOT(prompt_len + i) for i from 1 to {n} = "
                       f"{_si(r.ttft_s, 'time')} + {_si(r.decode_s, 'time')} = "
                       f"{_si(r.request_s, 'time')}"))
+        lines.append((f"{hw}: request lower bound",
+                      f"T_lower(prefill) + Σ T_lower(step i) = {_si(r.ttft_lower_s, 'time')} + "
+                      f"{_si(r.decode_lower_s, 'time')} = {_si(r.request_lower_s, 'time')}"))
         lines.append((f"{hw}: TPOT over the request",
                       f"from {_si(r.tpot_first_s, 'time')} at kv_len {p + 1:,} to "
                       f"{_si(r.tpot_last_s, 'time')} at {p + n:,}, mean "
-                      f"{_si(r.tpot_mean_s, 'time')}"))
+                      f"{_si(r.tpot_mean_s, 'time')} (T_lower from "
+                      f"{_si(r.tpot_first_lower_s, 'time')} to "
+                      f"{_si(r.tpot_last_lower_s, 'time')}, mean "
+                      f"{_si(r.tpot_mean_lower_s, 'time')})"))
         lines.append((f"{hw}: output tokens/s per user",
                       f"output_len / request = {n} / {_si(r.request_s, 'time')} = "
                       f"{r.output_tokens_per_s:,.1f}"))
