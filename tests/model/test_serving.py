@@ -260,3 +260,33 @@ def test_a_request_gives_its_lower_bounds_and_tpot_grows_with_the_cache(predicti
         assert 0 < result[f"{key}_lower_s"] < result[f"{key}_s"]
     assert result["request_lower_s"] == pytest.approx(
         result["ttft_lower_s"] + result["decode_lower_s"], rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# speculative decoding
+
+
+def test_speculative_decoding_verifies_k_plus_1_and_divides_the_step():
+    """4 draft tokens, each accepted with probability 0.7: a step runs 5 positions per
+    sequence and yields (1 − 0.7⁵)/(1 − 0.7) = (1 − 0.16807)/0.3 = 2.7731 tokens; TPOT is the
+    step over that, tokens/s the batch times it over the step."""
+    setup = Setup("decode", 2, 2048, 2048, draft_tokens=4, acceptance=0.7)
+    assert setup.verify_width == 5
+    assert setup.tokens_per_step == pytest.approx(0.83193 / 0.3, rel=1e-12)
+    steps = {st.role: st.operation.params for st in layer_steps(LLAMA, setup)}
+    assert steps["QKV projection"]["m"] == 2 * 5
+    assert steps["attention"]["query_len"] == 5
+    assert steps["lm_head"]["m"] == 2 * 5  # every verified position's logits
+    hw = default_machine("h100-sxm")
+    r = model_result(LLAMA, setup, hw)
+    plain = model_result(LLAMA, setup.with_(draft_tokens=0), hw)
+    assert r.tokens_per_step == pytest.approx(2.7731, rel=1e-4)
+    assert r.t_predicted_s == pytest.approx(r.step_s / r.tokens_per_step, rel=1e-12)
+    assert r.t_lower_s == pytest.approx(r.step_lower_s / r.tokens_per_step, rel=1e-12)
+    assert r.tokens_per_s == pytest.approx(2 * r.tokens_per_step / r.step_s, rel=1e-12)
+    # at batch 2 the step is bound by the weights: 5 positions cost little more than 1
+    assert plain.t_predicted_s <= r.step_s < 1.1 * plain.t_predicted_s
+    proc = run_cli("model", "Llama-3.1-8B", "--phase", "decode", "--batch", "2",
+                   "--draft-tokens", "4", "--acceptance", "0.7")
+    assert "verify width k + 1 = 5; expected tokens per step (1 − a^(k+1))/(1 − a) = " \
+           "(1 − 0.7^5)/(1 − 0.7) = 2.77" in proc.stdout

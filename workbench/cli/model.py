@@ -318,7 +318,7 @@ def sweep_table(setup, hardware, sweeps) -> str:
 
 
 def table(arch, setup, totals, results, requests=None) -> str:
-    from workbench.model.llm.results import busiest_chip_data, memory_lines
+    from workbench.model.llm.results import busiest_chip_data, memory_lines, speculation_lines
     from workbench.model.units import format_capacity, format_number, format_quantity
 
     q = format_quantity
@@ -402,6 +402,10 @@ def table(arch, setup, totals, results, requests=None) -> str:
             lines.append(f"link latency on {r.hardware}: {count} × {what} of {text} = {n} "
                          f"step{'s' if n != 1 else ''} × {alpha * 1e6:g} µs ({source}) = "
                          f"{q(count * n * alpha, 'time')}, in T_lower")
+    for r in results:
+        if r.tokens_per_step != 1 and not r.skipped:
+            for label, text in speculation_lines(setup, r):
+                lines.append(f"{label.removeprefix(r.hardware + ': ')} on {r.hardware}: {text}")
     busiest = busiest_chip_data(arch, setup)
     if busiest is not None:
         b = busiest

@@ -68,7 +68,9 @@ MODEL_CONVENTIONS: tuple[str, ...] = (
     "included); active_params is what one decode token uses: all but the routed experts it "
     "does not select and the input embedding table (one row of it is read).",
     "Prefill: batch × prompt_len tokens, causal attention. Decode: batch new tokens, query "
-    "length 1, against a KV cache of kv_len positions.",
+    "length 1, against a KV cache of kv_len positions; speculative decoding with k draft "
+    "tokens verifies k + 1 positions per sequence a step and yields (1 − a^(k+1))/(1 − a) "
+    "tokens on average (acceptance a; the draft's own cost not counted).",
     "KV cache per token = 2 · layers · kv_heads · head_dim · s_kv (head_dim as the config "
     "gives it); MLA caches layers · (kv_lora_rank + qk_rope_head_dim) · s_kv.",
     "MoE: FLOPs for k experts per token; weights read for the expected distinct experts hit, "
@@ -457,8 +459,24 @@ class Setup:
 
     @property
     def tokens(self) -> int:
-        """Tokens processed in one step: batch × prompt_len (prefill) or batch (decode)."""
-        return self.batch * (self.prompt_len if self.phase == "prefill" else 1)
+        """Tokens processed in one step: batch × prompt_len (prefill) or batch × the verify
+        width (decode: 1, or k + 1 with k draft tokens)."""
+        return self.batch * (self.prompt_len if self.phase == "prefill" else self.verify_width)
+
+    @property
+    def verify_width(self) -> int:
+        """Positions a decode step runs per sequence: 1, or the draft tokens + 1 it verifies."""
+        return self.draft_tokens + 1
+
+    @property
+    def tokens_per_step(self) -> float:
+        """Expected tokens a decode step yields per sequence: with k draft tokens each
+        accepted with probability a (until the first rejection), plus the target's own,
+        (1 − a^(k+1)) / (1 − a); 1 without speculation."""
+        k, a = self.draft_tokens, self.acceptance
+        if k == 0:
+            return 1.0
+        return (1 - a ** (k + 1)) / (1 - a)
 
     @property
     def context(self) -> int:
@@ -548,11 +566,13 @@ def layer_steps(arch: Architecture, setup: Setup) -> list[Step]:
 
     add("final norm", "norm", _norm(T, H, s), 1, "model")
     emb_dtype = s.weights if s.quantize_embeddings else _wider_of(s.weights, "bf16")
-    add("lm_head", "gemm", _gemm(s.batch, _shard(arch.vocab, t, "vocab"), H, s, emb_dtype), 1,
+    # the logits of each sequence's last position (its verify width when speculating)
+    rows = s.batch * (s.verify_width if s.phase == "decode" else 1)
+    add("lm_head", "gemm", _gemm(rows, _shard(arch.vocab, t, "vocab"), H, s, emb_dtype), 1,
         "model")
     if t > 1:  # each chip holds 1/t of the vocabulary's logits: gathered to sample
         add("logits all-gather", "all_reduce",
-            {"rows": s.batch, "hidden": _shard(arch.vocab, t, "vocab") * t, "chips": t,
+            {"rows": rows, "hidden": _shard(arch.vocab, t, "vocab") * t, "chips": t,
              "dtype": s.activations, "collective": "all_gather"}, 1, "model")
     if s.pp > 1:
         add("stage send", "all_reduce", {"rows": T, "hidden": H, "chips": 2,

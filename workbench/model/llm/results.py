@@ -25,7 +25,7 @@ __all__ = ["ModelTotals", "MachineResult", "model_totals", "model_result", "deri
            "request_result", "decode_times", "request_lines", "SweepPoint", "batch_sweep",
            "sweep_batches", "whole_model", "busiest_chip_data", "expert_read_bytes",
            "usable_capacity", "held_positions", "serving_positions", "kv_per_sequence",
-           "prefill_activations"]
+           "prefill_activations", "speculation_lines"]
 
 
 @dataclass
@@ -78,11 +78,20 @@ class MachineResult:
     sustained: float | None = None
     #: The machine's main-memory bandwidth (B/s).
     bandwidth: float = 0.0
+    #: One forward pass's T_lower and predicted time; with speculative decoding a step
+    #: yields ``tokens_per_step`` tokens per sequence and ``t_lower_s``, ``t_predicted_s``
+    #: are per output token (the step's over tokens_per_step). Collective latency is per step.
+    step_lower_s: float = 0.0
+    step_s: float = 0.0
+    tokens_per_step: float = 1.0
 
     def as_dict(self, phase: str) -> dict[str, Any]:
         key = "ttft_s" if phase == "prefill" else "tpot_s"
         return {"hardware": self.hardware, "t_lower_s": self.t_lower_s,
                 "t_predicted_s": self.t_predicted_s, key: self.t_predicted_s,
+                **({"step_s": self.step_s, "step_lower_s": self.step_lower_s,
+                    "tokens_per_step": self.tokens_per_step}
+                   if self.tokens_per_step != 1 else {}),
                 "tokens_per_s": self.tokens_per_s,
                 "memory_needed_bytes": self.memory_needed_bytes,
                 "memory_available_bytes": self.memory_available_bytes,
@@ -270,12 +279,18 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
         out.t_predicted_s *= setup.pp
         by_kind = {k: v * setup.pp for k, v in by_kind.items()}
         latency = {key: count * setup.pp for key, count in latency.items()}
+    out.step_lower_s, out.step_s = out.t_lower_s, out.t_predicted_s
+    if setup.phase == "decode" and setup.draft_tokens:
+        # speculative decoding: a step yields tokens_per_step tokens per sequence
+        out.tokens_per_step = setup.tokens_per_step
+        out.t_lower_s /= out.tokens_per_step
+        out.t_predicted_s /= out.tokens_per_step
     out.latency_terms = [(what, count, text, n, alpha, source)
                          for (what, text, n, alpha, source), count in latency.items()]
     out.latency_s = sum(count * n * alpha for _, count, _, n, alpha, _ in out.latency_terms)
     total = out.t_predicted_s
-    out.share = {k: v / total for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])} \
-        if total > 0 else {}
+    out.share = {k: v / out.step_s for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])} \
+        if out.step_s > 0 else {}
     produced = setup.tokens if setup.phase == "prefill" else setup.batch
     out.tokens_per_s = produced / total if total > 0 else 0.0
     out.chips = setup.chips
@@ -424,6 +439,8 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
         else:
             lines.append((f"{r.hardware}: {what}", f"Σ max(T_lower/efficiency, launch overhead) = "
                                                    f"{_si(r.t_predicted_s, 'time')}"))
+        if r.tokens_per_step != 1:
+            lines += speculation_lines(s, r)
         produced = "batch × prompt_len" if s.phase == "prefill" else "batch"
         lines.append((f"{r.hardware}: tokens/s", f"{produced} / {what} = {r.tokens_per_s:,.1f}"))
         if r.cost_per_million_tokens is not None:
@@ -434,6 +451,22 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
         if r.memory_available_bytes is not None:
             lines += memory_lines(arch, s, r)
     return lines
+
+
+def speculation_lines(s: Setup, r: MachineResult) -> list[tuple[str, str]]:
+    """Speculative decoding: the verify width, the tokens a step yields, TPOT, tokens/s."""
+    k, a = s.draft_tokens, s.acceptance
+    hw = r.hardware
+    return [
+        (f"{hw}: speculative decoding",
+         f"verify width k + 1 = {k + 1}; expected tokens per step (1 − a^(k+1))/(1 − a) = "
+         f"(1 − {a:g}^{k + 1})/(1 − {a:g}) = {r.tokens_per_step:.3g} (the draft's own cost not "
+         "counted)"),
+        (f"{hw}: TPOT (speculative)",
+         f"step / tokens per step = {_si(r.step_s, 'time')} / {r.tokens_per_step:.3g} = "
+         f"{_si(r.t_predicted_s, 'time')} (T_lower {_si(r.step_lower_s, 'time')} / "
+         f"{r.tokens_per_step:.3g} = {_si(r.t_lower_s, 'time')})"),
+    ]
 
 
 def memory_lines(arch: Architecture, s: Setup, r: MachineResult) -> list[tuple[str, str]]:
@@ -555,8 +588,9 @@ def decode_times(arch: Architecture, setup: Setup, hardware: Hardware, kv_lens,
         window = op.params.pop("window", 0) or 0
         k = np.minimum(ks, window) if window else ks
         r = sweep(op, hardware, kv_len=k)
-        lower += np.asarray(r["t_lower_s"], dtype=float) * st.count * setup.pp
-        pred += np.asarray(r["t_predicted_s"], dtype=float) * st.count * setup.pp
+        per_token = st.count * setup.pp / const.tokens_per_step
+        lower += np.asarray(r["t_lower_s"], dtype=float) * per_token
+        pred += np.asarray(r["t_predicted_s"], dtype=float) * per_token
     if ks.size:  # a launch floor met at the shortest cache hides none of its growth
         first = int(np.argmin(ks))
         pred = np.maximum(pred, pred[first] + (lower - lower[first]))
