@@ -24,7 +24,9 @@ __all__ = ["add_model", "set_model", "remove_model", "model_by_id", "ModelTooLar
            "model_room_problem"]
 
 #: Set-up changes that keep a model's operations (its layout): no need to count them again.
-_SAME_LAYOUT = frozenset({"batch", "prompt_len", "kv_len", "output_len", "name", "visible"})
+_SAME_LAYOUT = frozenset({"batch", "prompt_len", "kv_len", "output_len", "name", "visible",
+                          "imbalance", "memory_utilization", "kv_block", "prefill_chunk",
+                          "all_reduce", "draft_tokens", "acceptance"})
 
 
 class ModelTooLarge(ValueError):

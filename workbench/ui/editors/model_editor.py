@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
+    QDoubleSpinBox,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
@@ -32,7 +33,9 @@ from workbench.io.errors import InputError
 from workbench.io.model_configs import read_model_config, shipped_configs
 from workbench.model.llm.architecture import (
     ACTIVATION_DTYPES,
+    ALL_REDUCE_ALGORITHMS,
     KV_DTYPES,
+    MAX_DRAFT_TOKENS,
     PHASES,
     WEIGHT_DTYPES,
     Setup,
@@ -82,6 +85,27 @@ class SetupForm(QWidget):
                                             "combine")
         self.pp = self._spin("pp", 1, 1024, "Pipeline parallelism: layers split into this "
                                             "many stages, as many micro-batches in flight")
+        # serving: the memory a server uses, the all-reduce, routing skew, speculation
+        self.memory_utilization = self._number(
+            "memory_utilization", 0.05, 1.0, 0.01, 2,
+            "Memory utilisation: the fraction of each chip's capacity the server may use (as "
+            "vLLM's gpu_memory_utilization); the machine's runtime reserve comes off it")
+        self.all_reduce = self._combo("all_reduce", ALL_REDUCE_ALGORITHMS)
+        self.all_reduce.setToolTip("Tensor-parallel all-reduce: ring (2·(t−1) steps), one_shot "
+                                   "(1 step), tree (2·⌈log2 t⌉ steps); auto: one_shot up to "
+                                   "1 MB per chip, ring above")
+        self.imbalance = self._number(
+            "imbalance", 1.0, 64.0, 0.1, 2,
+            "Expert parallelism, skewed routing: the busiest chip gets this many times the "
+            "pairs and experts hit of uniform routing (1: uniform)")
+        self.draft_tokens = self._spin("draft_tokens", 0, MAX_DRAFT_TOKENS,
+                                       "Speculative decoding: draft tokens verified per step "
+                                       "(0: off); a step runs k + 1 positions per sequence")
+        self.draft_tokens.setSpecialValueText("off")
+        self.acceptance = self._number(
+            "acceptance", 0.0, 0.999, 0.05, 3,
+            "Speculative decoding: the chance each draft token is accepted; a step yields "
+            "(1 − a^(k+1))/(1 − a) tokens")
         self.quantize = QCheckBox("in the weight dtype too", self)
         self.quantize.setObjectName("quantize_embeddings")
         self.quantize.setToolTip("Embedding table and lm_head in the weight dtype too (else "
@@ -112,9 +136,15 @@ class SetupForm(QWidget):
         form.addRow("Expert parallel", self.ep)
         form.addRow("Pipeline stages", self.pp)
         form.addRow("Output tokens", self.output_len)
+        form.addRow("Memory utilisation", self.memory_utilization)
+        form.addRow("All-reduce", self.all_reduce)
+        form.addRow("Routing imbalance", self.imbalance)
+        form.addRow("Draft tokens", self.draft_tokens)
+        form.addRow("Acceptance", self.acceptance)
         form.addRow("Embeddings", self.quantize)
         form.addRow("Chart", self.view)
         self.phase.currentIndexChanged.connect(self._enable_lengths)
+        self.draft_tokens.valueChanged.connect(self._enable_lengths)
 
     def _combo(self, name: str, choices) -> QComboBox:
         box = QComboBox(self)
@@ -133,16 +163,31 @@ class SetupForm(QWidget):
         spin.editingFinished.connect(self.finished.emit)
         return spin
 
+    def _number(self, name: str, low: float, high: float, step: float, decimals: int,
+                tip: str) -> QDoubleSpinBox:
+        spin = QDoubleSpinBox(self)
+        spin.setObjectName(name)
+        spin.setDecimals(decimals)
+        spin.setRange(low, high)
+        spin.setSingleStep(step)
+        spin.setToolTip(tip)
+        spin.setKeyboardTracking(True)
+        spin.valueChanged.connect(lambda v: self.edited.emit(name, float(v)))
+        spin.editingFinished.connect(self.finished.emit)
+        return spin
+
     def _enable_lengths(self, *_args) -> None:
         decode = self.phase.currentText() == "decode"
         self.kv_len.setEnabled(decode)
+        self.acceptance.setEnabled(self.draft_tokens.value() > 0)
 
     def set_values(self, setup: Setup, view: str) -> None:
         """Show ``setup`` without emitting edits."""
         blockers = [QSignalBlocker(w) for w in (
             self.phase, self.batch, self.prompt_len, self.kv_len, self.weights,
             self.activations, self.kv_cache, self.tp, self.quantize, self.view,
-            self.output_len, self.ep, self.pp)]
+            self.output_len, self.ep, self.pp, self.memory_utilization, self.all_reduce,
+            self.imbalance, self.draft_tokens, self.acceptance)]
         self.phase.setCurrentText(setup.phase)
         self.batch.setValue(setup.batch)
         self.prompt_len.setValue(setup.prompt_len)
@@ -154,6 +199,11 @@ class SetupForm(QWidget):
         self.output_len.setValue(setup.output_len)
         self.ep.setValue(setup.ep)
         self.pp.setValue(setup.pp)
+        self.memory_utilization.setValue(setup.memory_utilization)
+        self.all_reduce.setCurrentText(setup.all_reduce)
+        self.imbalance.setValue(setup.imbalance)
+        self.draft_tokens.setValue(setup.draft_tokens)
+        self.acceptance.setValue(setup.acceptance)
         self.quantize.setChecked(setup.quantize_embeddings)
         self.view.setCurrentIndex(max(0, self.view.findData(view)))
         del blockers
@@ -164,7 +214,11 @@ class SetupForm(QWidget):
                      self.kv_len.value(), self.weights.currentText(),
                      self.activations.currentText(), self.kv_cache.currentText(),
                      self.tp.value(), self.quantize.isChecked(), self.output_len.value(),
-                     self.ep.value(), self.pp.value())
+                     self.ep.value(), self.pp.value(), imbalance=self.imbalance.value(),
+                     memory_utilization=self.memory_utilization.value(),
+                     all_reduce=self.all_reduce.currentText(),
+                     draft_tokens=self.draft_tokens.value(),
+                     acceptance=self.acceptance.value())
 
 
 class ModelEditor(QWidget):
@@ -183,7 +237,8 @@ class ModelEditor(QWidget):
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.form = SetupForm(self)
-        for spin in self.form.findChildren(QSpinBox):  # Ctrl+Z: the document's last edit
+        for spin in (*self.form.findChildren(QSpinBox), *self.form.findChildren(QDoubleSpinBox)):
+            # Ctrl+Z: the document's last edit
             spin.installEventFilter(document_undo_filter())
         self.problem = QLabel(self)
         self.problem.setObjectName("modelProblem")
@@ -241,7 +296,8 @@ class ModelEditor(QWidget):
             self.problem.setText(str(exc))
             return
         self.problem.clear()
-        if name not in ("batch", "prompt_len", "kv_len", "tp", "output_len", "ep", "pp"):
+        if name not in ("batch", "prompt_len", "kv_len", "tp", "output_len", "ep", "pp",
+                        "memory_utilization", "imbalance", "draft_tokens", "acceptance"):
             self.document.seal()  # a choice is one step; a number merges while typed
 
     def _on_change(self, change: Change) -> None:
