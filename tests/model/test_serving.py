@@ -290,3 +290,13 @@ def test_speculative_decoding_verifies_k_plus_1_and_divides_the_step():
                    "--draft-tokens", "4", "--acceptance", "0.7")
     assert "verify width k + 1 = 5; expected tokens per step (1 − a^(k+1))/(1 − a) = " \
            "(1 − 0.7^5)/(1 − 0.7) = 2.77" in proc.stdout
+
+
+def test_the_derivation_opens_with_the_context_warning():
+    from workbench.model.llm.results import derivation, model_totals
+
+    gemma = read_model_config("Gemma-2-9B")
+    setup = Setup("decode", 1, 2048, 32768)
+    r = model_result(gemma, setup, default_machine("h100-sxm"))
+    first = derivation(gemma, setup, model_totals(gemma, setup), [r])[0]
+    assert first[0] == "warning" and "limit of 8,192" in first[1]

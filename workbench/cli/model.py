@@ -11,8 +11,12 @@
 
 JSON: ``{"model": {"name", "params", "active_params", "layers", "weight_bytes",
 "kv_cache_bytes_per_token"}, "phase", "batch", "totals": {"flops", "bytes",
-"interconnect_bytes", "weight_bytes", …}, "results": [{"hardware", "t_lower_s",
-"t_predicted_s", "ttft_s" | "tpot_s", "tokens_per_s", "memory_needed_bytes", "fits", …}],
+"interconnect_bytes", "weight_bytes", …}, "serving": {"memory_utilization", "kv_block",
+"prefill_chunk", "all_reduce", "imbalance", "draft_tokens", …}, "warnings": [...],
+"busiest_chip": {…} (expert parallelism), "results": [{"hardware", "t_lower_s",
+"t_predicted_s", "ttft_s" | "tpot_s", "tokens_per_s", "memory_needed_bytes",
+"memory_available_bytes" (usable), "capacity_bytes", "runtime_reserve_bytes", "fits",
+"max_batch", …; with --output-len "ttft_lower_s", "request_lower_s", …}],
 "operations": [...]}``. ``model`` describes the whole model; ``totals`` and ``results`` are
 per chip (``bytes`` cross memory, ``interconnect_bytes`` the links).
 """

@@ -95,10 +95,13 @@ MODEL_CONVENTIONS: tuple[str, ...] = (
     "⌈layers/p⌉ layers and one embedding table, p micro-batches in flight, a step takes p "
     "stage times. Chips = max(t, e) × p.",
     "A request: TTFT of the prompt, then one decode step per output token against a KV cache "
-    "of prompt + i positions; the largest batch is the one whose weights, KV cache (prompt + "
-    "output) and activations fit one chip.",
-    "Model time = sum over operations of each one's roofline time (predicted: with the "
-    "machine's efficiency and launch-overhead floor per kernel).",
+    "of prompt + i positions (the predicted step grows at least as its T_lower does). Max "
+    "batch: the sequences a server keeps at once, in prefill and decode alike: capacity × "
+    "memory utilisation − runtime reserve holds the weights, one prefill chunk's activations "
+    "and each sequence's KV cache (prompt + output) in whole paged blocks.",
+    "Model time = sum over operations of each one's roofline time (predicted: calibrated by "
+    "default, a whole model's kernels replayed from a CUDA graph; derated: the machine's "
+    "efficiency and launch-overhead floor per kernel).",
     "Weight-only quantisation keeps the embedding and lm_head in bf16 unless asked.",
 )
 

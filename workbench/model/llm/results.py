@@ -412,6 +412,9 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
     ]
     busiest = _busiest_lines(arch, s)
     lines += busiest
+    warning = arch.context_warning(max(s.context, s.prompt_len + s.output_len))
+    if warning:
+        lines.insert(0, ("warning", warning))
     what = "TTFT" if s.phase == "prefill" else "TPOT"
     for r in results:
         if r.skipped:

@@ -102,7 +102,13 @@ def result_cells(r: MachineResult, setup: Setup, totals: ModelTotals
         (t_lower, f"{hw}: T_lower = Σ over kernels of max(T_math, T_mem) × layers"
                   + (f" + link latency of the collectives {q(r.latency_s, 'time')}"
                      if r.latency_s else "") + f" = {t_lower}"),
-        (t_pred, f"{hw}: {what} = Σ over kernels of max(T_lower / efficiency, launch "
+        (t_pred, f"{hw}: {what} = Σ over kernels of (T_fixed + T_work) × layers, calibrated"
+                 + (f" (compute-bound work at {r.sustained:g} of its roof)"
+                    if r.sustained is not None and r.sustained < 1 else "")
+                 + (f", over {r.tokens_per_step:.3g} tokens per speculative step"
+                    if r.tokens_per_step != 1 else "") + f" = {t_pred}"
+                 if r.sustained is not None else
+                 f"{hw}: {what} = Σ over kernels of max(T_lower / efficiency, launch "
                  f"overhead) × layers = {t_pred}"),
         (format_number(r.tokens_per_s),
          f"{hw}: tokens/s = {formula} / {what} = {produced:,} / {t_pred} = "
