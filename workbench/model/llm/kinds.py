@@ -39,6 +39,10 @@ def expected_experts(experts, top_k, tokens):
     return experts * (1 - (1 - top_k / experts) ** tokens)
 
 
+#: Up to this many experts the busiest chip's experts hit are counted exactly.
+EXACT_EXPERTS = 512
+
+
 @dataclass(frozen=True)
 class BusiestChip:
     """What the busiest chip of expert parallelism does in one MoE layer: the step waits
@@ -62,6 +66,7 @@ def busiest_chip(tokens: int, experts: int, top_k: int, local: int,
       D = E·(1 − (1 − k/E)^T) distinct experts are hit in all, drawn without replacement
       (exact for whole D — at one token the k experts hit are on at most k chips, and each
       of those reads a whole expert — and interpolated between);
+      past :data:`EXACT_EXPERTS` experts, the maximum of Binomial(E_c, D/E) over the chips;
     * ``imbalance`` f ≥ 1 (skewed routing): both × f, at most all the pairs and all E_c
       experts; never fewer pairs than experts hit (each hit expert has a pair)."""
     k = min(top_k, experts)
@@ -72,11 +77,14 @@ def busiest_chip(tokens: int, experts: int, top_k: int, local: int,
     hit_all = expected_experts(experts, k, tokens)
     mean_hit = local * (1 - (1 - k / experts) ** tokens)
     pairs = _max_binomial(tokens * k, share, chips) if chips > 1 else mean_pairs
-    lo = math.floor(hit_all)
-    frac = hit_all - lo
-    hit = _max_hit(experts, local, lo)
-    if frac > 1e-12 and lo < experts:
-        hit += frac * (_max_hit(experts, local, lo + 1) - hit)
+    if experts > EXACT_EXPERTS:  # each chip's hits as Binomial(E_c, D/E), its maximum
+        hit = _max_binomial(local, hit_all / experts, chips) if chips > 1 else mean_hit
+    else:
+        lo = math.floor(hit_all)
+        frac = hit_all - lo
+        hit = _max_hit(experts, local, lo)
+        if frac > 1e-12 and lo < experts:
+            hit += frac * (_max_hit(experts, local, lo + 1) - hit)
     hit = float(min(hit * imbalance, local))
     pairs = float(max(min(pairs * imbalance, tokens * min(k, local)), hit))
     return BusiestChip(pairs, hit, mean_pairs, mean_hit, imbalance)
