@@ -300,3 +300,32 @@ def test_the_derivation_opens_with_the_context_warning():
     r = model_result(gemma, setup, default_machine("h100-sxm"))
     first = derivation(gemma, setup, model_totals(gemma, setup), [r])[0]
     assert first[0] == "warning" and "limit of 8,192" in first[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# verdicts in the shipped real-kernels example
+
+
+def test_no_real_kernel_that_meets_its_prediction_is_called_a_bug():
+    """The 70 real kernels of real_kernels_h100_h200.yaml (measured 2026-11-26): every one
+    within 20 % of its T_predicted is as predicted or overhead-bound, never a bug, and the
+    launch-bound ones (1024³ and 512³ GEMMs, a tiny add, a small softmax, on both GPUs) say
+    how much launch and start-up they pay."""
+    from workbench.io.sessions import load_session
+    from workbench.model.measured_session import judge_session
+
+    session = load_session(REPO / "workbench/examples/real_kernels_h100_h200.yaml")
+    judged = [p.judgement for p in judge_session(session)]
+    assert len(judged) == 70 and all(j is not None for j in judged)
+    meets = [j for j in judged if abs(j.vs_predicted - 1) <= 0.20]
+    assert len(meets) == 70
+    assert not any(j.verdict == "likely-bug" for j in meets)
+    launch_bound = [j for j in judged if j.predicted_bound == "overhead"]
+    assert sorted(j.measurement for j in launch_bound) == sorted(
+        f"{op} ({gpu})" for op in ("g_1024", "g_512", "add_tiny", "softmax_small")
+        for gpu in ("h100-sxm", "h200"))
+    for j in launch_bound:
+        assert j.verdict == "overhead-bound"
+        assert j.verdict_label.startswith("overhead-bound: ")
+        assert j.verdict_label.endswith(" µs of launch and start-up")
+        assert j.fraction < 0.25  # a "bug" by the fraction of the roof alone
