@@ -213,7 +213,12 @@ def check_result(result: dict, op: dict, machine: dict) -> None:
     if op["kind"] not in ("sharded_matmul", "all_reduce"):
         assert result["latency_s"] == 0
     kernels = len(op["steps"]) if op["kind"] == "elementwise" and not op.get("fused") else 1
-    if machine["overhead"] and t_lower / machine["efficiency"] < kernels * machine["overhead"]:
+    calibrated = result.get("prediction")
+    if calibrated is not None:  # launch and start-up against the work
+        assert (result["bound"] == "overhead") == (
+            calibrated["t_work_s"] < calibrated["t_fixed_s"]
+            or calibrated["t_work_s"] + calibrated["t_fixed_s"] < kernels * calibrated["floor_s"])
+    elif machine["overhead"] and t_lower / machine["efficiency"] < kernels * machine["overhead"]:
         assert result["bound"] == "overhead"
     else:
         assert result["bound"] == ("compute" if result["t_math_s"] >= result["t_mem_s"]

@@ -142,7 +142,7 @@ def test_measured_marks_fraction_verdict_and_link():
     assert (alone.px, alone.py) == pytest.approx((1.0, 1e12))
     # the verdict scale: a time r × T_predicted sits at 1/r of the ceiling here, so as
     # predicted spans 1/1.2 … 1 (1/0.8 is above the roof), below prediction 1/2 … 1/1.2,
-    # likely a bug 25 % … 1/2
+    # likely a bug 1/4 … 1/2 (the scale reaches down to 4 × the predicted time)
     bands = marks["fast"].bands
     assert [key for key, _lo, _hi in bands] == ["as-predicted", "below-prediction",
                                                 "likely-bug"]

@@ -84,8 +84,8 @@ VERDICT_SHORT = {
     "below-prediction": "below prediction",
     "likely-bug": "likely a bug",
 }
-#: The verdict scale drawn at a prediction starts at this fraction of its ceiling.
-BAND_FLOOR = 0.25
+#: The verdict scale drawn at a prediction reaches down to this many times its predicted time.
+BAND_DEPTH = 4.0
 #: Paths with more samples than this are drawn as a line only (no dot per sample).
 MAX_SWEEP_DOTS = 256
 
@@ -331,7 +331,8 @@ class MeasuredMark:
 
     ``(x, y)`` is the measured point (measured intensity, achieved FLOP/s), ``(px, py)`` the
     prediction it is linked to. ``bands`` is the verdict scale at the predicted intensity:
-    ``(verdict key, y_low, y_high)`` per band, from ``BAND_FLOOR ×`` to ``1 ×`` the ceiling.
+    ``(verdict key, y_low, y_high)`` per band, from ``BAND_DEPTH ×`` the predicted time to
+    the ceiling.
     """
 
     index: int
@@ -385,13 +386,13 @@ def _measured_tooltip(point: MeasuredPoint, machine: str) -> str:
 
 def _bands(py: float, scale: float = 1.0) -> tuple[tuple[str, float, float], ...]:
     """The verdict scale below a prediction at height ``py``: a measured time r × T_predicted
-    draws at py · scale / r, with ``scale`` = T_lower / T_predicted (each band of r from
-    :data:`VERDICTS`, between :data:`BAND_FLOOR` and 1 of the ceiling)."""
+    draws at py · scale / r, with ``scale`` = T_lower / T_predicted: each band of r from
+    :data:`VERDICTS` up to the ceiling, down to r = :data:`BAND_DEPTH`."""
     out = []
     for verdict in VERDICTS:
         if math.isnan(verdict.low):
             continue  # overhead-bound: a regime, not a band of times
-        low = max(scale / verdict.high, BAND_FLOOR)
+        low = scale / min(verdict.high, BAND_DEPTH)
         high = min(scale / verdict.low if verdict.low > 0 else math.inf, 1.0)
         if high > low:
             out.append((verdict.key, py * low, py * high))
@@ -456,8 +457,9 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
             py=float(py), fraction=j.fraction, verdict=j.verdict, verdict_label=j.verdict_label,
             color=VERDICT_COLORS.get(j.verdict, "#808080"), label=label,
             tooltip=_measured_tooltip(point, machine),
-            bands=_bands(float(py), j.predicted_time_s / j.t_predicted_s
-                         if j.t_predicted_s else 1.0)))
+            # (a prediction in the overhead regime has no scale of work to draw)
+            bands=() if j.predicted_bound == "overhead" else _bands(
+                float(py), j.predicted_time_s / j.t_predicted_s if j.t_predicted_s else 1.0)))
     return marks, total, notes
 
 

@@ -462,9 +462,11 @@ class OverlayLayer:
                                       pen=self._styles.pen(theme.muted, 1.6))
         for key, (xs, ys) in bands.items():
             curve = self._band_pool.take()
-            color = VERDICT_COLORS.get(key, "#808080")
+            # half the verdict's colour over the background, opaque: where two machines'
+            # scales overlap the colour stays the same in every export
+            color = _halfway(VERDICT_COLORS.get(key, "#808080"), theme.background)
             curve.setData(x=np.asarray(xs), y=np.asarray(ys), connect="pairs",
-                          pen=self._styles.band_pen(color + "80", 4.0))
+                          pen=self._styles.band_pen(color, 4.0))
 
         # compared pairs: first → second, labelled with the bytes saved and the speed-up (the
         # link is an arc, bent in pixels when the labels are placed: a straight link between
@@ -555,3 +557,10 @@ class OverlayLayer:
         self._measured_drawn, self._pair_drawn, self._pair_rows = [], [], []
         self._overlay_xy, self._overlay_tips, self._overlay_ops = np.zeros((0, 2)), [], []
         self._overlay_sample = np.zeros(0, dtype=bool)
+
+
+def _halfway(color: str, background: str) -> str:
+    """``#rrggbb`` halfway between two ``#rrggbb`` colours."""
+    a, b = qcolor(color), qcolor(background)
+    return "#" + "".join(f"{(x + y) // 2:02x}" for x, y in (
+        (a.red(), b.red()), (a.green(), b.green()), (a.blue(), b.blue())))
