@@ -329,3 +329,18 @@ def test_no_real_kernel_that_meets_its_prediction_is_called_a_bug():
         assert j.verdict_label.startswith("overhead-bound: ")
         assert j.verdict_label.endswith(" µs of launch and start-up")
         assert j.fraction < 0.25  # a "bug" by the fraction of the roof alone
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--acceptance", "1.5", "acceptance: must be a probability from 0 to 0.999, got 1.5"),
+    ("--memory-utilization", "0", "memory_utilization: must be a fraction above 0 and at most 1"),
+    ("--imbalance", "0.5", "imbalance: must be a number from 1 (uniform routing) to 64"),
+    ("--draft-tokens", "-1", "--draft-tokens: must be 0 or more, got '-1'"),
+    ("--draft-tokens", "17", "--draft-tokens: must be at most 16, got '17'"),
+    ("--kv-block", "0", "--kv-block: must be a positive whole number, got '0'"),
+    ("--acceptance", "nan", "--acceptance: expected a finite number, got 'nan'"),
+])
+def test_bad_serving_settings_are_refused_in_one_line(flag, value, message):
+    proc = run_cli("model", "Llama-3.1-8B", "--phase", "decode", "--batch", "1", flag, value)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

@@ -1,5 +1,7 @@
 """The Model tab runs a whole request: typing Output tokens shows the request latency, the
-output tokens per second per user and per chip, and every machine's largest batch."""
+output tokens per second per user and per chip, and every machine's largest batch; the
+serving settings typed into its form (memory utilisation, all-reduce, routing imbalance,
+speculative decoding) change what the results table shows and are saved with the session."""
 
 from __future__ import annotations
 
@@ -13,7 +15,14 @@ from workbench.model.llm.architecture import Setup
 from workbench.model.llm.results import model_result
 from workbench.model.llm.session import ModelEntry
 from workbench.model.units import format_number, format_quantity
-from workbench.ui.panels.model_panel import ROW_MAX_BATCH, ROW_OUT_CHIP, ROW_OUT_USER, ROW_REQUEST
+from workbench.ui.panels.model_panel import (
+    ROW_CAPACITY,
+    ROW_MAX_BATCH,
+    ROW_OUT_CHIP,
+    ROW_OUT_USER,
+    ROW_PREDICTED,
+    ROW_REQUEST,
+)
 
 
 @pytest.fixture
@@ -171,3 +180,72 @@ def test_throughput_chart_as_svg_and_png(qtbot, window, tmp_path):
                   // (2048 * 131072))
     assert largest == 220
     assert f"NVIDIA H100 SXM5 80GB (batch 1–{largest})" in svg.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# the serving settings: memory utilisation, all-reduce, routing imbalance, speculation
+
+
+def _type(qtbot, spin, text: str) -> None:
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, text)
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+
+
+def test_memory_utilisation_and_draft_tokens_typed_change_the_results(qtbot, window, tmp_path):
+    win = window
+    entry = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup(phase="decode", batch=1, prompt_len=2048, kv_len=2048,
+                             output_len=256), name="8B")
+    win.add_model(entry)
+    win.show_model(entry.id)
+    panel = win.model_panel
+    table, form = panel.table, panel.editor.form
+    qtbot.waitUntil(lambda: table.columnCount() == 1)
+    # by hand (tests/model/test_serving.py): 196 sequences at 0.9 of the card
+    assert table.item(ROW_MAX_BATCH, 0).text() == "196"
+    assert table.item(ROW_CAPACITY, 0).text() == "75.9 GB of 85.5 GB (79.6 GiB)"
+    # 0.95: 85,520,809,984 B × 0.95 − 1 GiB = 80.17 GB usable; (80.17 − 16.06 − 0.537) GB
+    # over 302 MB per sequence = 210.5: 210
+    _type(qtbot, form.memory_utilization, "0.95")
+    qtbot.waitUntil(lambda: table.item(ROW_MAX_BATCH, 0).text() == "210")
+    assert win.document.session.models[0].setup.memory_utilization == 0.95
+
+    tpot = table.item(ROW_PREDICTED, 0).text()
+    assert not form.acceptance.isEnabled()  # no draft tokens, nothing to accept
+    _type(qtbot, form.draft_tokens, "4")
+    qtbot.waitUntil(lambda: table.item(ROW_PREDICTED, 0).text() != tpot)
+    assert form.acceptance.isEnabled()
+    assert "speculative decoding" in panel.derivation.toPlainText()
+    assert "(1 − 0.7^5)/(1 − 0.7) = 2.77" in panel.derivation.toPlainText()
+
+    form.all_reduce.setCurrentText("ring")
+    assert win.document.session.models[0].setup.all_reduce == "ring"
+    _type(qtbot, form.imbalance, "1.3")
+    assert win.document.session.models[0].setup.imbalance == pytest.approx(1.3)
+
+    path = tmp_path / "s.yaml"
+    assert win.save_to(path)
+    text = path.read_text(encoding="utf-8")
+    for line in ("memory_utilization: 0.95", "draft_tokens: 4", "all_reduce: ring",
+                 "imbalance: 1.3"):
+        assert line in text
+    assert "kv_block" not in text  # a default is not written
+
+    # each setting is one undo step
+    win.document.undo()
+    assert win.document.session.models[0].setup.imbalance == 1.0
+    assert form.imbalance.value() == 1.0
+
+
+def test_a_bad_utilisation_cannot_be_typed(qtbot, window):
+    win = window
+    entry = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup(phase="decode", batch=1), name="8B")
+    win.add_model(entry)
+    win.show_model(entry.id)
+    form = win.model_panel.editor.form
+    assert (form.memory_utilization.minimum(), form.memory_utilization.maximum()) == (0.05, 1.0)
+    _type(qtbot, form.memory_utilization, "1.5")  # the spin box keeps it in its range
+    assert 0 < win.document.session.models[0].setup.memory_utilization <= 1.0

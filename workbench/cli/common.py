@@ -11,17 +11,18 @@ PROG = "roofline-workbench"
 EXIT_BAD_INPUT = 2
 
 
-def positive_whole(expected: str, positive: str, maximum: int | None = None):
-    """An argparse ``type``: a whole number of at least 1 (and at most ``maximum``). Its
-    messages read ``expected {expected}, got …`` (not a whole number) and ``must be
-    {positive}, got …`` (below 1)."""
+def positive_whole(expected: str, positive: str, maximum: int | None = None,
+                   minimum: int = 1):
+    """An argparse ``type``: a whole number of at least ``minimum`` (1 unless given; and at
+    most ``maximum``). Its messages read ``expected {expected}, got …`` (not a whole number)
+    and ``must be {positive}, got …`` (below the minimum)."""
 
     def parse(text: str) -> int:
         try:
             value = int(text, 10)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
-        if value < 1:
+        if value < minimum:
             raise argparse.ArgumentTypeError(f"must be {positive}, got {text!r}")
         if maximum is not None and value > maximum:
             raise argparse.ArgumentTypeError(f"must be at most {maximum:,}, got {text!r}")

@@ -30,6 +30,7 @@ from workbench.model.llm.architecture import (
     ACTIVATION_DTYPES,
     ALL_REDUCE_ALGORITHMS,
     KV_DTYPES,
+    MAX_DRAFT_TOKENS,
     PHASES,
     WEIGHT_DTYPES,
 )
@@ -131,17 +132,7 @@ _positive = positive_whole("a positive whole number", "a positive whole number",
                            maximum=10_000_000)  # as in a session (model_entries.MAX_LENGTH)
 
 
-def _whole(text: str) -> int:
-    """A whole number ≥ 0 (argparse ``type``)."""
-    import argparse
-
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
-    return value
+_whole = positive_whole("a whole number", "0 or more", maximum=MAX_DRAFT_TOKENS, minimum=0)
 
 
 def _number(text: str) -> float:
