@@ -64,6 +64,15 @@ def test_models_expand_into_named_operations_and_round_trip(tmp_path):
     ("{config: Llama-3.1-8B, bacth: 4}", "models[0].bacth", "batch"),
     ("{config: no-such-model}", "models[0].config", "shipped"),
     ("{phase: decode}", "models[0].config", "missing"),
+    ("{config: Llama-3.1-8B, memory_utilization: 1.5}", "models[0].memory_utilization",
+     "a fraction above 0 and at most 1"),
+    ("{config: Llama-3.1-8B, memory_utilization: yes}", "models[0].memory_utilization",
+     "a fraction"),
+    ("{config: Llama-3.1-8B, imbalance: 0.5}", "models[0].imbalance", "from 1"),
+    ("{config: Llama-3.1-8B, acceptance: 1}", "models[0].acceptance", "0.999"),
+    ("{config: Llama-3.1-8B, draft_tokens: 99}", "models[0].draft_tokens", "0 to 16"),
+    ("{config: Llama-3.1-8B, kv_block: 0}", "models[0].kv_block", "positive integer"),
+    ("{config: Llama-3.1-8B, all_reduce: star}", "models[0].all_reduce", "one_shot"),
 ])
 def test_malformed_model_entries_name_line_and_key(entry, where, what):
     text = f"schema_version: 1\nmodels:\n  - {entry}\n"
