@@ -344,3 +344,19 @@ def test_bad_serving_settings_are_refused_in_one_line(flag, value, message):
     proc = run_cli("model", "Llama-3.1-8B", "--phase", "decode", "--batch", "1", flag, value)
     assert proc.returncode == 2 and proc.stdout == ""
     assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_machine_states_its_own_runtime_reserve_in_a_session():
+    """A preset machine with a 4 GiB reserve: 85,520,809,984 B × 0.9 − 4 GiB = 72.67 GB
+    usable; written back in the preset form and read again."""
+    from workbench.io.sessions import dumps_session, loads_session
+
+    text = "schema_version: 2\nhardware:\n  - {preset: h100-sxm, runtime_reserve: 4 GiB}\n"
+    session = loads_session(text, "s.yaml")
+    hw = session.hardware[0].hardware
+    assert hw.reserve() == (4 * 2 ** 30, "machine")
+    r = model_result(LLAMA, Setup("decode", 1), hw)
+    assert r.memory_available_bytes == pytest.approx(81559 * 2 ** 20 * 0.9 - 4 * 2 ** 30)
+    written = dumps_session(session)
+    assert "preset: h100-sxm" in written and "runtime_reserve: 4" in written
+    assert loads_session(written, "t.yaml").hardware[0].hardware.runtime_reserve == 4 * 2 ** 30

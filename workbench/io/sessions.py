@@ -155,7 +155,7 @@ _MEASUREMENT_FIELDS = {"name": "name", "operation": "operation", "hardware": "ha
                        "time_s": "time", "achieved_flops": "achieved", "flops": "flops",
                        "bytes": "bytes", "precision": "precision", "source": "source"}
 MAX_MEASUREMENTS = 100_000
-PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead", "calibration")
+PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead", "calibration", "runtime_reserve")
 ENTRY_KEYS = ("visible", "marker")
 VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "all_levels",
               "sweeps", "measured", "pairs")
@@ -375,6 +375,10 @@ def _parse_hardware_entry(item: Any, place: Place) -> HardwareEntry:
             value = item["launch_overhead"]
             hw.launch_overhead = (None if value is None else expect_quantity(
                 value, "time", place.at("launch_overhead"), positive=False, minimum=0.0) or None)
+        if item.get("runtime_reserve") is not None:
+            hw.runtime_reserve = expect_quantity(item["runtime_reserve"], "bytes",
+                                                 place.at("runtime_reserve"), positive=False,
+                                                 minimum=0.0)
         if item.get("calibration") is not None:  # the preset's figures, some changed
             from workbench.io.schema import parse_calibration
 
@@ -589,7 +593,8 @@ def _hardware_entry_to_data(entry: HardwareEntry) -> dict[str, Any]:
             comparable = hw.copy(name=base.name, efficiency=base.efficiency,
                                  launch_overhead=base.launch_overhead,
                                  prediction=base.prediction, launches=base.launches,
-                                 calibration=base.calibration)
+                                 calibration=base.calibration,
+                                 runtime_reserve=base.runtime_reserve)
             if comparable == base:
                 out = {"preset": entry.preset}
                 for key in PRESET_OVERRIDES:
@@ -599,6 +604,7 @@ def _hardware_entry_to_data(entry: HardwareEntry) -> dict[str, Any]:
                     if mine != theirs:
                         out[key] = (_q(mine, "time") if key == "launch_overhead" and mine
                                     else _calibration_data(mine) if key == "calibration"
+                                    else _q(mine, "bytes") if key == "runtime_reserve"
                                     else mine)
     if out is None:
         out = hardware_to_data(hw)
