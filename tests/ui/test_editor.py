@@ -592,8 +592,12 @@ def test_roofline_lines_and_skipped_machines(qtbot):
     text = editor.derivation_text()
     for needle in ("ceiling", "bf16 peak 989 TFLOP/s", "hbm 3.35 TB/s", "ridge",
                    "peak / bandwidth", "min(peak, I × bandwidth)", "F / peak", "B / bandwidth",
-                   "compute (T_math ≥ T_mem)", "at 78 % efficiency"):
+                   "compute (T_math ≥ T_mem)", "T_fixed + T_work"):
         assert needle in text, needle
+    # the example names no prediction: calibrated; derated, the machine's 78 % efficiency
+    document.set_prediction(model="derated")
+    assert "at 78 % efficiency" in editor.derivation_text()
+    document.set_prediction(model="calibrated")
     combo = editor.field("compute")
     combo.setCurrentIndex(combo.findData("fp8"))
     assert "(no fp8 peak" in editor.derivation_text()  # the A100 runs fp8 at bf16

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit
 
 from workbench.document import Document
@@ -43,6 +44,8 @@ OPERATIONS = {
     "sharded_matmul": {"kind": "sharded_matmul", "b": 256, "d": 8192, "f": 8192, "chips": 4},
     "moe_gemm": {"kind": "moe_gemm", "tokens": 16, "experts": 8, "top_k": 2, "n": 14336,
                  "k": 4096},
+    "moe_gemm, expert parallel": {"kind": "moe_gemm", "tokens": 16, "experts": 8, "top_k": 2,
+                                  "n": 14336, "k": 4096, "local_experts": 4},
     "mla_attention": {"kind": "mla_attention", "heads": 128, "kv_lora_rank": 512,
                       "rope_dim": 64, "query_len": 1, "kv_len": 4096},
     "all_reduce": {"kind": "all_reduce", "hidden": 8192, "chips": 8},
@@ -84,8 +87,11 @@ def _shown(editor: OperationEditor, name: str):
         return int(widget.lineEdit().text())
     if isinstance(widget, QCheckBox):
         return widget.isChecked()
-    if isinstance(widget, QLineEdit):
-        return widget.text()
+    if isinstance(widget, QLineEdit):  # a decimal number, or a tensor's name
+        try:
+            return float(widget.text())
+        except ValueError:
+            return widget.text()
     raise AssertionError((name, widget))
 
 
@@ -111,15 +117,28 @@ def _pick_other(editor: OperationEditor, qtbot, name: str, shown) -> None:
         widget.click()
     elif isinstance(widget, QLineEdit):
         widget.selectAll()
-        qtbot.keyClicks(widget, "other")
+        qtbot.keyClicks(widget, str(2 * shown) if isinstance(shown, float) else "other")
+        qtbot.keyClick(widget, Qt.Key.Key_Return)
     else:
         raise AssertionError((name, widget))
 
 
+#: Parameters that change nothing until another is given (the routing imbalance: only an
+#: expert-parallel chip has a busiest chip to load).
+_NEEDS = {"imbalance": "local_experts"}
+
+
 def _defaulted(operation: dict) -> list[str]:
-    spec = KINDS[operation["kind"]]
-    return [p.name for p in spec.params if not p.required and p.name not in operation
-            and (p.only_if is None or operation.get(p.only_if[0]) == p.only_if[1])]
+    out = []
+    for p in KINDS[operation["kind"]].params:
+        if p.required or p.name in operation:
+            continue
+        if p.only_if is not None and operation.get(p.only_if[0]) != p.only_if[1]:
+            continue
+        if p.name in _NEEDS and _NEEDS[p.name] not in operation:
+            continue
+        out.append(p.name)
+    return out
 
 
 CASES = [(label, name) for label, operation in OPERATIONS.items()

@@ -256,7 +256,7 @@ def test_model_tab_reads_at_1366x768_and_every_number_has_its_formula(qtbot, win
             for number in _numbers(item.text()):
                 assert number in tip, (row, item.text(), tip)
     tpot = table.item(1, 0).toolTip()
-    assert "TPOT = Σ over kernels of max(T_lower / efficiency, launch overhead)" in tpot
+    assert "TPOT = Σ over kernels of (T_fixed + T_work) × layers, calibrated" in tpot
     tokens = table.item(2, 0).toolTip()
     assert "tokens/s = batch (one new token per sequence) / TPOT" in tokens
     share = table.item(6, 0).toolTip()
