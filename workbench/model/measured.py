@@ -39,6 +39,7 @@ measurements of a whole session are judged in :mod:`workbench.model.measured_ses
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -189,11 +190,25 @@ def verdict_for(ratio: float) -> Verdict:
 
 def overhead_verdict(result: Result) -> Verdict:
     """``overhead-bound`` with the launch and start-up seconds of ``result`` in its label."""
+    return _overhead_verdict(overhead_s(result))
+
+
+@functools.lru_cache(maxsize=256)
+def _overhead_verdict(fixed: float) -> Verdict:
+    """(Imported kernels share a few launch costs: each label is written once.)"""
     from workbench.model.units import format_quantity
 
-    fixed = overhead_s(result)
     return replace(VERDICTS[4], label=f"overhead-bound: {format_quantity(fixed, 'time')} of "
                                       "launch and start-up")
+
+
+@functools.lru_cache(maxsize=256)
+def _overhead_note(fixed: float) -> str:
+    from workbench.model.units import format_quantity
+
+    return (f"predicted overhead-bound ({format_quantity(fixed, 'time')} of launch and "
+            "start-up outweigh the work): the fraction of the roof is low however well the "
+            "kernel runs; the fix for wall-clock time is fusion or CUDA graphs, not the kernel")
 
 
 def overhead_s(result: Result) -> float:
@@ -307,12 +322,7 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
                      f"{format_quantity(result.attainable_flops, 'flop_rate')} attainable "
                      f"({100 * achieved / result.attainable_flops:.0f} %)")
     if result.bound == "overhead":
-        from workbench.model.units import format_quantity
-
-        notes.append(f"predicted overhead-bound ({format_quantity(overhead_s(result), 'time')} "
-                     "of launch and start-up outweigh the work): the fraction of the roof is "
-                     "low however well the kernel runs; the fix for wall-clock time is fusion "
-                     "or CUDA graphs, not the kernel")
+        notes.append(_overhead_note(overhead_s(result)))
     return Judgement(
         measurement=measurement.name,
         operation=measurement.operation,
