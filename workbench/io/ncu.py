@@ -46,6 +46,7 @@ decimal comma) is refused with the file, line and column.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import os
 import re
@@ -57,6 +58,7 @@ from workbench.io.cells import (
     BYTE_UNITS,
     COUNT_UNITS,
     PLAIN_COLUMNS,
+    THOUSANDS_RE,
     TIME_UNITS,
     ImportCancelled,
     decode,
@@ -67,7 +69,7 @@ from workbench.io.cells import (
 from workbench.io.errors import InputError
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.measured import Measurement
-from workbench.model.profile import DispatchGroups, MeasurementImport
+from workbench.model.profile import MeasurementImport, NotCounted
 
 __all__ = ["NCU_TIME", "NCU_BYTES", "NCU_TENSOR_INST_FLOPS", "MAX_DISPATCHES", "MAX_KERNELS",
            "is_ncu_csv", "read_ncu_csv", "parse_ncu_csv", "import_ncu", "import_ncu_text", "LEVEL_METRICS"]
@@ -316,88 +318,147 @@ def _unit_scale(unit: str, kind: str, column: str, name: str | None, line: int) 
     return table[unit]
 
 
-class _Kernel:
-    """One dispatch's values: ``value(column)`` → base units, or ``None`` for n/a."""
-
-    __slots__ = ("cells", "name", "file")
-
-    def __init__(self, cells: dict[str, tuple[str, float, int]], file: str | None) -> None:
-        self.cells = cells  # column → (text, scale, line)
-        self.file = file
-
-    def value(self, column: str, required: bool = False) -> float | None:
-        text, scale, line = self.cells[column]
-        try:
-            value = number(text)
-        except ValueError as exc:
-            raise InputError(str(exc), self.file, line, (column,)) from None
-        if value is None:
-            if required:
-                raise InputError("has no value (n/a); this metric is needed", self.file, line,
-                                 (column,))
-            return None
-        if value < 0:
-            raise InputError(f"must not be negative, got {text!r}", self.file, line, (column,))
-        return scaled(value, scale)
-
-    def line(self, column: str) -> int:
-        return self.cells[column][2]
+_FAST_CELLS = re.compile(r"[0-9.eE+-]+")
 
 
-def _evaluate(plan: _Plan, k: _Kernel, kernel: str, ident: str, base: str, line: int
-              ) -> tuple[Measurement, str | None]:
-    """The dispatch as a point (per-dispatch values), and why its FLOPs cannot be counted
-    (``None`` when they can)."""
-    if plan.time:
-        duration = k.value(plan.time, True)
-        where = plan.time
-    elif plan.cycles:
-        cycles = k.value(NCU_CYCLES[0], True)
-        rate = k.value(NCU_CYCLES[1], True)
-        where = NCU_CYCLES[0]
-        duration = cycles / rate if rate else 0.0
-    else:
-        duration = k.value("Duration", True)
-        where = "Duration"
-    if not duration > 0:
-        raise InputError("the kernel duration must be positive", k.file, k.line(where),
-                         (where,))
+@functools.lru_cache(maxsize=64)
+def _exact(scales: tuple[float, ...]) -> tuple[tuple[bool, float], ...]:
+    """Each scale as ``(divide, k)``: sub-unit scales divide by the exact power of ten (see
+    :func:`~workbench.io.cells.scaled`)."""
+    return tuple((True, round(1 / s)) if 0 < s < 1 else (False, s) for s in scales)
+
+
+class _Columns:
+    """The metric columns a plan uses, in order, with how each is scaled to base units and
+    which must have a value; converts one row's cells to numbers."""
+
+    def __init__(self, plan: _Plan) -> None:
+        self.plan = plan
+        self.kinds = plan.columns()
+        self.names = [c for c, _ in self.kinds]
+        self.position = {c: j for j, c in enumerate(self.names)}
+        time = [plan.time] if plan.time else list(NCU_CYCLES) if plan.cycles else ["Duration"]
+        self.required = {self.position[c] for c in (*time, *plan.levels["dram"][0])}
+        self.time_at = [self.position[c] for c in time]
+
+    def convert(self, texts: list[str], scales: tuple[float, ...], name: str | None,
+                lines: list[int] | int) -> list[float | None]:
+        """Numbers in base units (``None``: n/a), or :class:`InputError` naming the cell."""
+        plain = texts
+        joined = "".join(texts)
+        if "," in joined:  # thousands separators, where they group digits by three
+            plain = [t.replace(",", "") if "," in t and THOUSANDS_RE.match(t) else t
+                     for t in texts]
+            joined = "".join(plain)
+        if _FAST_CELLS.fullmatch(joined):  # the common case: plain numbers
+            try:
+                values = list(map(float, plain))
+            except ValueError:
+                values = None
+            if values is not None and min(values, default=0.0) >= 0:
+                return [v / k if divide else v * k
+                        for v, (divide, k) in zip(values, _exact(scales), strict=True)]
+        out: list[float | None] = []
+        for j, (text, scale) in enumerate(zip(texts, scales, strict=True)):
+            column, line = self.names[j], lines[j] if isinstance(lines, list) else lines
+            try:
+                value = number(text)
+            except ValueError as exc:
+                raise InputError(str(exc), name, line, (column,)) from None
+            if value is None:
+                if j in self.required:
+                    raise InputError("has no value (n/a); this metric is needed", name, line,
+                                     (column,))
+                out.append(None)
+                continue
+            if value < 0:
+                raise InputError(f"must not be negative, got {text!r}", name, line, (column,))
+            out.append(scaled(value, scale))
+        return out
+
+    def duration(self, values: list[float | None], name: str | None, line: int) -> float:
+        if len(self.time_at) == 2:
+            cycles, rate = (values[j] for j in self.time_at)
+            duration = cycles / rate if rate else 0.0
+        else:
+            duration = values[self.time_at[0]]
+        if not duration > 0:
+            raise InputError("the kernel duration must be positive", name, line,
+                             (self.names[self.time_at[0]],))
+        return duration
+
+
+class _Group:
+    """Dispatches of one kernel (name and shape) added up: count, Σ time, Σ each metric and
+    how many dispatches had it n/a."""
+
+    __slots__ = ("columns", "kernel", "shape", "ident", "count", "time", "sums", "na")
+
+    def __init__(self, columns: _Columns, kernel: str, shape: str, ident: str) -> None:
+        self.columns = columns
+        self.kernel, self.shape, self.ident = kernel, shape, ident
+        self.count = 0
+        self.time = 0.0
+        self.sums = [0.0] * len(columns.names)
+        self.na = [0] * len(columns.names)
+
+    def add(self, duration: float, values: list[float | None]) -> None:
+        self.count += 1
+        self.time += duration
+        sums, na = self.sums, self.na
+        for j, v in enumerate(values):
+            if v is None:
+                na[j] += 1
+            else:
+                sums[j] += v
+
+    def mean(self, column: str) -> float | None:
+        """The mean over the dispatches that have the metric; ``None`` when none has it."""
+        j = self.columns.position[column]
+        have = self.count - self.na[j]
+        return self.sums[j] / have if have else None
+
+    def missing(self, column: str) -> bool:
+        return self.na[self.columns.position[column]] > 0
+
+
+def _evaluate(g: _Group, base: str) -> tuple[Measurement, str | None]:
+    """A group of dispatches (often one) as a point of mean values, and why its FLOPs cannot
+    be counted (``None`` when they can)."""
+    plan = g.columns.plan
     levels = {}
     for level, (cols, factor) in plan.levels.items():
-        values = [k.value(c, level == "dram") for c in cols]
+        values = [g.mean(c) for c in cols]
         if any(v is None for v in values):
             continue
         levels[level] = factor * sum(values)
     classes: dict[str, float] = {}
     missing: list[str] = []
     counters = 0
+    absent = 0
+
+    def counted(column: str) -> float:
+        nonlocal counters, absent
+        counters += 1
+        value = g.mean(column)
+        if g.missing(column):
+            missing.append(column)
+        if value is None:
+            absent += 1
+            return 0.0
+        return value * (g.count - g.na[g.columns.position[column]]) / g.count
+
     for precision, (fma, add, mul) in plan.cuda_core.items():
         total = 0.0
         for column, weight in ((fma, 2), (add, 1), (mul, 1)):
-            if column is None:
-                continue
-            counters += 1
-            value = k.value(column)
-            if value is None:
-                missing.append(column)
-                continue
-            total += weight * value
+            if column is not None:
+                total += weight * counted(column)
         classes[precision] = classes.get(precision, 0.0) + total
     for column, src in plan.tensor.items():
-        counters += 1
-        value = k.value(column)
-        if value is None:
-            missing.append(column)
-            continue
         key = f"tensor:{src}"
-        classes[key] = classes.get(key, 0.0) + value
+        classes[key] = classes.get(key, 0.0) + counted(column)
     if plan.tensor_inst:
-        counters += 1
-        value = k.value(NCU_TENSOR_INST)
-        if value is None:
-            missing.append(NCU_TENSOR_INST)
-        else:
-            classes["tensor:fp16"] = value * NCU_TENSOR_INST_FLOPS
+        classes["tensor:fp16"] = counted(NCU_TENSOR_INST) * NCU_TENSOR_INST_FLOPS
     flops = sum(classes.values())
     precision, unit = "fp32", "vector"
     if flops > 0:
@@ -407,13 +468,15 @@ def _evaluate(plan: _Plan, k: _Kernel, kernel: str, ident: str, base: str, line:
         if precision not in PRECISIONS:
             precision = "fp16" if unit == "matrix" else "fp32"
     reason = None
-    if counters and len(missing) == counters:
+    if counters and absent == counters:
         reason = "its FLOP counters are all n/a"
-    elif not plan.has_tensor and TENSOR_NAME_RE.search(kernel):
+    elif not plan.has_tensor and TENSOR_NAME_RE.search(g.kernel):
         reason = ("runs on tensor cores (by its name) but the file has no tensor-core counters "
                   f"(sm__ops_path_tensor_src_*.sum or {NCU_TENSOR_INST}): only its CUDA-core "
                   "FLOPs would be counted")
-    source = f"ncu {base} ID {ident}"
+    source = f"ncu {base} ID {g.ident}"
+    if g.count > 1:
+        source += f" and {g.count - 1:,} more dispatches (means)"
     if plan.tensor_inst and classes.get("tensor:fp16"):
         source += (f"; tensor FLOPs approximated as {NCU_TENSOR_INST} × "
                    f"{NCU_TENSOR_INST_FLOPS}")
@@ -421,10 +484,10 @@ def _evaluate(plan: _Plan, k: _Kernel, kernel: str, ident: str, base: str, line:
         source += f"; time = {NCU_CYCLES[0]} / {NCU_CYCLES[1]}"
     if missing and reason is None:
         source += f"; n/a counted as 0: {', '.join(sorted(set(missing)))}"
-    label = kernel if len(kernel) <= 300 else kernel[:297] + "..."
-    m = Measurement(name=label, time_s=duration, flops=flops, bytes=levels["dram"],
+    label = g.kernel if len(g.kernel) <= 300 else g.kernel[:297] + "..."
+    m = Measurement(name=label, time_s=g.time / g.count, flops=flops, bytes=levels["dram"],
                     precision=precision, source=source, unit=unit,
-                    levels=levels if len(levels) > 1 else None)
+                    levels=levels if len(levels) > 1 else None, count=g.count)
     return m, reason
 
 
@@ -433,8 +496,8 @@ def _evaluate(plan: _Plan, k: _Kernel, kernel: str, ident: str, base: str, line:
 
 
 def _dispatches(stream, name: str | None, total: int, progress: Progress | None,
-                cancel: Cancel | None) -> Iterator[tuple[Measurement, str | None, str, str, int]]:
-    """``(point, not-counted reason, shape, ID, line)`` per kernel launch of the export."""
+                cancel: Cancel | None) -> Iterator[tuple]:
+    """``(columns, kernel, shape, ID, line, duration, values)`` per kernel launch."""
     reader = _Records(stream, name, total, progress, cancel)
     lines = reader.lines()
     first: tuple[int, str] | None = None
@@ -475,7 +538,7 @@ def _raw(reader: _Records, lines, header: list[str], header_line: int, name, bas
          size: int):
     width = len(header)
     index = {h: i for i, h in enumerate(header)}
-    plan = _Plan(index, name, header_line)
+    columns = _Columns(_Plan(index, name, header_line))
     records = reader.records(lines)
     units_row = next(records, None)
     if units_row is None:
@@ -489,12 +552,12 @@ def _raw(reader: _Records, lines, header: list[str], header_line: int, name, bas
         raise InputError(f"the second row should hold units (its ID cell should be empty), got "
                          f"{show(units[index.get('ID', 0)])}", name, units_line,
                          ("ID",) if "ID" in index else ())
-    used = [(column, index[column], _unit_scale(units[index[column]], kind, column, name,
-                                                units_line))
-            for column, kind in plan.columns()]
+    scales = tuple(_unit_scale(units[index[column]], kind, column, name, units_line)
+                   for column, kind in columns.kinds)
+    at = [index[column] for column in columns.names]
     i_name = index["Kernel Name"]
     i_id = index.get("ID")
-    shape_at = [index[c] for c in _SHAPE_COLUMNS if c in index]
+    shape_at = [(c.split()[0].lower(), index[c]) for c in _SHAPE_COLUMNS if c in index]
     count = 0
     for line, fields in records:
         if len(fields) != width:
@@ -507,12 +570,11 @@ def _raw(reader: _Records, lines, header: list[str], header_line: int, name, bas
         kernel = fields[i_name].strip()
         if not kernel:
             raise InputError("the kernel has no name", name, line, ("Kernel Name",))
-        cells = {column: (fields[i], scale, line) for column, i, scale in used}
+        values = columns.convert([fields[i] for i in at], scales, name, line)
+        duration = columns.duration(values, name, line)
         ident = fields[i_id].strip() if i_id is not None else str(count - 1)
-        m, reason = _evaluate(plan, _Kernel(cells, name), kernel, ident, base, line)
-        shape = " ".join(f"{c.split()[0].lower()} {fields[i]}"
-                         for c, i in zip(_SHAPE_COLUMNS, shape_at, strict=False))
-        yield m, reason, shape, ident, line
+        shape = " ".join(f"{label} {fields[i]}" for label, i in shape_at)
+        yield columns, kernel, shape, ident, line, duration, values
     if count == 0:
         raise InputError("no kernel rows after the units row", name, units_line)
 
@@ -523,13 +585,12 @@ def _joined(fields: list[str]) -> str:
 
 def _details(reader: _Records, lines, header: list[str], header_line: int, name, base: str,
              size: int):
-    width = len(header)
     index = {h: i for i, h in enumerate(header)}
     i_metric, i_unit, i_value = (index[c] for c in _DETAILS)
     i_name = index["Kernel Name"]
     i_id = index.get("ID")
     shape_at = [(c, index[c]) for c in _SHAPE_COLUMNS if c in index]
-    plans: dict[frozenset, _Plan] = {}
+    plans: dict[frozenset, _Columns] = {}
     current: str | None = None
     cells: dict[str, tuple[str, str, int]] = {}
     shape: dict[str, str] = {}
@@ -539,22 +600,25 @@ def _details(reader: _Records, lines, header: list[str], header_line: int, name,
 
     def finish():
         names = frozenset(cells)
-        plan = plans.get(names)
-        if plan is None:
-            plan = plans[names] = _Plan(names, name, start,
-                                        f"kernel ID {current} ({_short(kernel)}): ")
-        kinds = dict(plan.columns())
-        scaled_cells = {c: (text, _unit_scale(unit, kinds[c], c, name, line), line)
-                        for c, (text, unit, line) in cells.items() if c in kinds}
-        m, reason = _evaluate(plan, _Kernel(scaled_cells, name), kernel, current, base, start)
+        columns = plans.get(names)
+        if columns is None:
+            columns = plans[names] = _Columns(_Plan(names, name, start,
+                                                    f"kernel ID {current} ({_short(kernel)}): "))
+        used = [cells[c] for c in columns.names]
+        scales = tuple(_unit_scale(unit, kind, c, name, line)
+                       for (c, kind), (_text, unit, line) in zip(columns.kinds, used, strict=True))
+        values = columns.convert([text for text, _, _ in used], scales, name,
+                                 [line for _, _, line in used])
+        duration = columns.duration(values, name, start)
         text = " ".join(f"{c.split()[0].lower()} {shape[c]}" for c in _SHAPE_COLUMNS
                         if c in shape)
-        return m, reason, text, current, start
+        return columns, kernel, text, current, start, duration, values
 
     need = max(i for i in (i_metric, i_unit, i_value, i_name, i_id or 0)) + 1
     for line, fields in reader.records(lines):
         if len(fields) < need:
-            raise InputError(f"has {len(fields)} fields; the header has {width}", name, line)
+            raise InputError(f"has {len(fields)} fields; the header has {len(header)}", name,
+                             line)
         ident = fields[i_id].strip() if i_id is not None else fields[i_name]
         if ident != current:
             if current is not None:
@@ -605,21 +669,39 @@ def import_ncu(path: str | os.PathLike[str], hardware: str | None = None, *,
 
 
 def _grouped(dispatches, name, hardware, run) -> MeasurementImport:
-    groups = DispatchGroups(MAX_KERNELS)
-    at = 0
-    try:
-        for m, reason, shape, _ident, line in dispatches:
-            at = line
-            m.hardware = hardware
-            m.run = run
-            if reason is None:
-                groups.add(m, shape)
-            else:
-                groups.add_not_counted(m.name, m.time_s, reason)
-    except OverflowError as exc:
-        raise InputError(f"{exc}: at most {MAX_KERNELS:,} are kept", name, at) from None
-    return MeasurementImport(name, "ncu", groups.measurements(), groups.not_counted(),
-                             groups.dispatches, groups.gpu_time_s)
+    """Dispatches added up by kernel and shape (see :mod:`workbench.model.profile`)."""
+    groups: dict[tuple, _Group] = {}
+    shapes: dict[str, set[str]] = {}
+    dispatches_read = 0
+    gpu_time = 0.0
+    base = Path(name).name if name else "ncu CSV"
+    for columns, kernel, shape, ident, line, duration, values in dispatches:
+        dispatches_read += 1
+        gpu_time += duration
+        key = (kernel, shape, id(columns))
+        group = groups.get(key)
+        if group is None:
+            if len(groups) >= MAX_KERNELS:
+                raise InputError(f"more than {MAX_KERNELS:,} distinct kernels (name and launch "
+                                 f"shape): at most {MAX_KERNELS:,} are kept", name, line)
+            group = groups[key] = _Group(columns, kernel, shape, ident)
+            shapes.setdefault(kernel, set()).add(shape)
+        group.add(duration, values)
+    points: list[Measurement] = []
+    left: dict[str, NotCounted] = {}
+    for group in groups.values():
+        m, reason = _evaluate(group, base)
+        if reason is not None:
+            item = left.setdefault(m.name, NotCounted(m.name, 0, 0.0, reason))
+            item.count += group.count
+            item.time_s += group.time
+            continue
+        if len(shapes[group.kernel]) > 1 and group.shape:
+            m.name = f"{m.name} [{group.shape}]"
+        m.hardware, m.run = hardware, run
+        points.append(m)
+    not_counted = sorted(left.values(), key=lambda n: -n.time_s)
+    return MeasurementImport(name, "ncu", points, not_counted, dispatches_read, gpu_time)
 
 
 def import_ncu_text(text: str | bytes, name: str | None = None, hardware: str | None = None,
@@ -651,12 +733,16 @@ def parse_ncu_csv(text: str | bytes, name: str | None = None,
 def _points(dispatches, name, hardware) -> list[Measurement]:
     """One point per counted dispatch; a name that repeats gets ``#ID``."""
     out: list[tuple[Measurement, str]] = []
-    for m, reason, _shape, ident, at in dispatches:
+    base = Path(name).name if name else "ncu CSV"
+    for columns, kernel, shape, ident, line, duration, values in dispatches:
+        group = _Group(columns, kernel, shape, ident)
+        group.add(duration, values)
+        m, reason = _evaluate(group, base)
         if reason is not None:
             continue
         if len(out) >= MAX_POINTS:
             raise InputError(f"more than {MAX_POINTS:,} kernels to keep one point each; import "
-                             "grouped by kernel instead", name, at)
+                             "grouped by kernel instead", name, line)
         m.hardware = hardware
         out.append((m, ident))
     repeated = Counter(m.name for m, _ in out)
