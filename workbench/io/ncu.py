@@ -697,7 +697,11 @@ def _grouped(dispatches, name, hardware, run) -> MeasurementImport:
             item.time_s += group.time
             continue
         if len(shapes[group.kernel]) > 1 and group.shape:
-            m.name = f"{m.name} [{group.shape}]"
+            suffix = f" [{group.shape}]"[:120]
+            name_part = group.kernel
+            if len(name_part) + len(suffix) > 300:
+                name_part = name_part[:297 - len(suffix)] + "..."
+            m.name = name_part + suffix
         m.hardware, m.run = hardware, run
         points.append(m)
     not_counted = sorted(left.values(), key=lambda n: -n.time_s)
