@@ -64,6 +64,34 @@ print(json.dumps({"seconds": seconds, "cpu_s": cpu, "rss_mb": rss, "dispatches":
 """
 
 
+CANCEL = """
+import json, sys, threading, time
+from workbench.io.measurements import ImportCancelled, import_measurements
+flag = threading.Event()
+asked = []
+def cancel():
+    return flag.is_set()
+def later():
+    time.sleep(0.5)
+    asked.append(time.perf_counter())
+    flag.set()
+threading.Thread(target=later, daemon=True).start()
+try:
+    import_measurements(sys.argv[1], "h100-sxm", cancel=cancel)
+    print(json.dumps({"cancel_s": None}))
+except ImportCancelled:
+    print(json.dumps({"cancel_s": time.perf_counter() - asked[0]}))
+"""
+
+
+def run_cancel(path: Path) -> float | None:
+    """Seconds from Cancel (asked 0.5 s into the read) to the read's end."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", CANCEL, str(path)], env=env, check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout)["cancel_s"]
+
+
 def run_import(path: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", CHILD, str(path)], env=env, check=True,
@@ -87,12 +115,16 @@ def main() -> int:
         print(f"export: {kernels:,} launches, {size / 1e6:.0f} MB, 301 columns "
               f"(written in {time.perf_counter() - t0:.1f} s)")
         runs = [run_import(path) for _ in range(reps)]
+        cancel_s = run_cancel(path)
     best = min(r["seconds"] for r in runs)
     rss = max(r["rss_mb"] for r in runs)
     cpu = min(r["cpu_s"] for r in runs)
     print(f"import: {best:.2f} s wall (best of {reps}; all: "
           + ", ".join(f"{r['seconds']:.2f}" for r in runs) + f"), {cpu:.2f} s CPU, "
           f"peak RSS {rss:.0f} MB, {runs[0]['kernels']} kernels kept")
+    print("cancel: " + ("finished before the cancel" if cancel_s is None
+                        else f"{1000 * cancel_s:.0f} ms from Cancel to the end of the read "
+                             "(target ≤ 500 ms)"))
     if args.quick:
         print("quick: sizes reduced, times not judged")
         return 0

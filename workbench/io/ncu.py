@@ -422,6 +422,11 @@ class _Group:
         return self.na[self.columns.position[column]] > 0
 
 
+@functools.lru_cache(maxsize=4096)
+def _tensor_named(kernel: str) -> bool:
+    return TENSOR_NAME_RE.search(kernel) is not None
+
+
 def _evaluate(g: _Group, base: str) -> tuple[Measurement, str | None]:
     """A group of dispatches (often one) as a point of mean values, and why its FLOPs cannot
     be counted (``None`` when they can)."""
@@ -470,7 +475,7 @@ def _evaluate(g: _Group, base: str) -> tuple[Measurement, str | None]:
     reason = None
     if counters and absent == counters:
         reason = "its FLOP counters are all n/a"
-    elif not plan.has_tensor and TENSOR_NAME_RE.search(g.kernel):
+    elif not plan.has_tensor and _tensor_named(g.kernel):
         reason = ("runs on tensor cores (by its name) but the file has no tensor-core counters "
                   f"(sm__ops_path_tensor_src_*.sum or {NCU_TENSOR_INST}): only its CUDA-core "
                   "FLOPs would be counted")

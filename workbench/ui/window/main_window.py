@@ -485,13 +485,32 @@ class MainWindow(DocksMixin, QMainWindow):
     # -- measurements and compared pairs ---------------------------------------------------
 
     def import_measurements(self, path: str | Path) -> bool:
-        """Append the measured points of a CSV file (plain or Nsight Compute) as one undo
-        step. On any problem nothing changes and the loader's message (file:line) is shown."""
-        from workbench.ui.panels.measurements_panel import import_measurements, import_progress
+        """Append the measured points of a measurements file (plain CSV or a profiler export)
+        as one undo step. A large file is read off the window's thread under a progress
+        dialog with Cancel; cancelling, or any problem, leaves the session as it was (a
+        problem's message, file:line, is shown)."""
+        from workbench.ui.panels.measurements_panel import (
+            LARGE_IMPORT_BYTES,
+            dialog_steps,
+            import_measurements,
+            read_with_progress,
+        )
 
-        progress = import_progress(self, path)  # a dialog for a large file
+        dialog = None
         try:
-            count = import_measurements(self.document, path, progress=progress)
+            result = None
+            try:
+                large = os.stat(path).st_size >= LARGE_IMPORT_BYTES
+            except OSError:
+                large = False
+            if large:
+                result, dialog = read_with_progress(self, path, None, self.document.session)
+                if result is None:
+                    self.statusBar().showMessage(
+                        f"Import of {Path(path).name} cancelled; nothing was changed", 5000)
+                    return False
+            count = import_measurements(self.document, path, result=result,
+                                        progress=dialog_steps(dialog) if dialog else None)
         except InputError as exc:
             self.show_error("Cannot import measurements", str(exc))
             return False
@@ -499,10 +518,13 @@ class MainWindow(DocksMixin, QMainWindow):
             self.show_error("Cannot import measurements", f"{path}: {exc.strerror or exc}")
             return False
         finally:
-            if progress is not None:
-                progress.close()
+            if dialog is not None:
+                dialog.close()
+        summary = f" ({result.summary()})" if result is not None and result.format != "plain" \
+            else ""
         self.statusBar().showMessage(
-            f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}", 5000)
+            f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}"
+            + summary, 8000)
         self.measurements_dock.show()
         self.measurements_dock.raise_()
         return True
