@@ -160,7 +160,9 @@ PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead", "calibration")
 ENTRY_KEYS = ("visible", "marker")
 VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "all_levels",
               "sweeps", "measured", "pairs")
-VIEW_KEYS = ("theme", *VIEW_FLAGS, "x_range", "y_range")
+VIEW_KEYS = ("theme", *VIEW_FLAGS, "x_range", "y_range", "level", "top")
+VIEW_LEVELS = ("l1", "l2", "dram", "all")
+MAX_VIEW_TOP = 100_000
 
 
 def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None) -> Session:
@@ -510,6 +512,16 @@ def _parse_view(value: Any, place: Place) -> ViewSettings:
             if not low < high:
                 raise place.at(key).error("low must be below high")
             setattr(view, key, (low, high))
+    if "level" in data:
+        if data["level"] not in VIEW_LEVELS:
+            raise place.at("level").error(f"must be one of: {', '.join(VIEW_LEVELS)}")
+        view.level = data["level"]
+    if "top" in data:
+        top = data["top"]
+        if isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= MAX_VIEW_TOP:
+            raise place.at("top").error(f"must be a whole number from 0 (the kernels that make "
+                                        f"95 % of the time) to {MAX_VIEW_TOP:,}, got {top!r}")
+        view.top = top
     return view
 
 

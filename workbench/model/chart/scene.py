@@ -43,9 +43,11 @@ from workbench.model.chart.overlays import (
     overlay_legend,
     pair_links,
     sweep_paths,
+    top_hidden,
 )
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware, roof_name
+from workbench.model.profile import machine_level
 from workbench.model.roofline import Result
 from workbench.model.session import (
     MARKERS,
@@ -562,6 +564,17 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
     if len(machines) > 1:
         ridges, sweeps, links = whose_texts(session, ridges, sweeps, links)
 
+    # profiled kernels placed at L1 or L2: that level's roof is drawn on their machine
+    wanted = {"l1": ("l1",), "l2": ("l2",), "all": ("l1", "l2")}.get(view.level, ())
+    for mark in measured:
+        levels = {name for name, _x, _tip in mark.level_xs}
+        if view.level in ("l1", "l2") and mark.run is not None:
+            levels.add(view.level)
+        entry = next((h for h in visible_hw if h.id == mark.hw_id), None)
+        for level in levels & set(wanted):
+            name = machine_level(entry.hardware, level) if entry is not None else None
+            if name is not None:
+                used_levels[mark.hw_id].add(name)
     x_range, y_range = _data_range(points, ridges, machines,
                                    overlay_extent(sweeps, measured))
     if view.x_range:
@@ -584,7 +597,8 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
     labelled = {p.op_id for p in points if p.show_label}
     legend = _legend(session, machines, [e for e in visible_ops if e.id not in labelled],
                      colors, points, suppressed)
-    legend += measured_legend(measured, measured_total)
+    legend += measured_legend(measured, measured_total,
+                              top_hidden(session)[1] if view.measured else "")
     return Scene(
         title=session.title,
         machines=tuple(machines),
@@ -647,15 +661,19 @@ def overlay_extent(sweeps: Sequence[SweepPath], measured: Sequence[MeasuredMark]
     out = [(x, y) for path in sweeps for x, y in zip(path.path_xs, path.path_ys, strict=True)]
     for mark in measured:
         out += [(mark.x, mark.y), (mark.px, mark.py)]
+        out += [(x, mark.y) for _level, x, _tip in mark.level_xs]
     return out
 
 
-def measured_legend(measured: Sequence[MeasuredMark], total: int = 0) -> list[LegendEntry]:
+def measured_legend(measured: Sequence[MeasuredMark], total: int = 0,
+                    hidden: str = "") -> list[LegendEntry]:
     """One legend entry per verdict band the drawn measured points fall in, then (text only)
-    how many of the ``total`` measured points are drawn when not all of them are."""
+    how many of the ``total`` measured points are drawn when not all of them are, and which
+    profiled kernels the top-N rule hides (``hidden``)."""
     cap = measured_cap_note(len(measured), total)
-    return [LegendEntry("measured", text, color=VERDICT_COLORS[key], marker="x")
-            for key, text in overlay_legend(measured)] + [LegendEntry("measured", cap)] * bool(cap)
+    return ([LegendEntry("measured", text, color=VERDICT_COLORS[key], marker="x")
+             for key, text in overlay_legend(measured)] + [LegendEntry("measured", cap)] * bool(cap)
+            + [LegendEntry("measured", hidden)] * bool(hidden))
 
 
 def _data_range(points: Sequence[PointMark], ridges: Sequence[Ridge],

@@ -150,6 +150,34 @@ class MainWindow(DocksMixin, QMainWindow):
             action = self._action(text, lambda checked, k=key: self.document.set_view(k, checked),
                                   tip=tip, checkable=True, name=f"view_{key}")
             self.view_actions[key] = action
+        self.level_group = QActionGroup(self)
+        self.level_actions: dict[str, QAction] = {}
+        for level, text, tip in (
+                ("dram", "&DRAM", "Place each profiled kernel at its DRAM (main memory) "
+                                  "intensity, against the main-memory roof"),
+                ("l2", "L&2", "Place each profiled kernel at its L2 intensity, against the "
+                              "machine's L2 roof"),
+                ("l1", "L&1", "Place each profiled kernel at its L1 intensity, against the "
+                              "machine's L1 roof"),
+                ("all", "&All Levels", "One point per memory level a profiled kernel has "
+                                       "bytes for, joined by a thin line")):
+            action = self._action(text, lambda checked, v=level: checked and self.document
+                                  .set_view("level", v), tip=tip, checkable=True,
+                                  name=f"level_{level}")
+            self.level_group.addAction(action)
+            self.level_actions[level] = action
+        self.top_group = QActionGroup(self)
+        self.top_actions: dict[int, QAction] = {}
+        for top, text in ((0, "The Kernels That Make &95 % of the Time"), (5, "Top &5"),
+                          (10, "Top &10"), (20, "Top &20"), (50, "Top 5&0"),
+                          (100_000, "&Every Kernel")):
+            action = self._action(text, lambda checked, v=top: checked and self.document
+                                  .set_view("top", v),
+                                  tip="How many profiled kernels of each run the chart draws, "
+                                      "by GPU time; the legend says how many it hides",
+                                  checkable=True, name=f"top_{top}")
+            self.top_group.addAction(action)
+            self.top_actions[top] = action
         self.theme_group = QActionGroup(self)
         self.theme_actions: dict[str, QAction] = {}
         for theme in THEMES:
@@ -263,6 +291,12 @@ class MainWindow(DocksMixin, QMainWindow):
         for action in self.view_actions.values():
             view.addAction(action)
         view.addAction(self.sweep_dock.toggleViewAction())
+        level_menu = view.addMenu("Profile Memory &Level")
+        for action in self.level_actions.values():
+            level_menu.addAction(action)
+        top_menu = view.addMenu("Profiled &Kernels Shown")
+        for action in self.top_actions.values():
+            top_menu.addAction(action)
         theme_menu = view.addMenu("&Theme")
         for action in self.theme_actions.values():
             theme_menu.addAction(action)
@@ -320,6 +354,11 @@ class MainWindow(DocksMixin, QMainWindow):
             action.blockSignals(True)
             action.setChecked(view.theme == theme)
             action.blockSignals(False)
+        for choices, value in ((self.level_actions, view.level), (self.top_actions, view.top)):
+            for key, action in choices.items():
+                action.blockSignals(True)
+                action.setChecked(key == value)
+                action.blockSignals(False)
         machines = self.document.session.hardware
         first = machines[0].hardware if machines else None
         for key, action in (*self.prediction_actions.items(), *self.launches_actions.items()):
