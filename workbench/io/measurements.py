@@ -29,49 +29,14 @@ column                    meaning
 Numbers are plain (``4862``, ``4.3e9``), may use thousands separators inside quotes
 (``"35,651,584"``), and ``flops`` / ``bytes`` may carry their SI unit (``4.3 GFLOP``, ``35.7 MB``).
 
-Nsight Compute CSV (``ncu --csv --page raw``)
-=============================================
+Profiler exports
+================
 
-``ncu --csv --page raw …`` (or ``ncu --import REPORT.ncu-rep --csv --page raw``) prints a
-header row of column names — ``"ID","Process ID","Process Name","Host Name","Kernel Name",
-"Context","Stream","Block Size","Grid Size","Device","CC"`` and then one column per metric —
-a second row with each metric's unit (empty for the descriptive columns), and one row per
-profiled kernel launch. Values are quoted and large ones carry thousands separators
-(``"1,234.56"``). ``ncu … python3 prog.py > out.csv`` also writes the profiled program's own
-output and ncu's ``==PROF==`` lines: everything before the header row, and ``==PROF==`` lines
-anywhere, are skipped, so such a file imports as it is.
-
-Metrics needed (collect them with ``--metrics`` or a section set that includes them):
-
-* ``gpu__time_duration.sum`` — the kernel's duration; units ``nsecond``, ``usecond``,
-  ``msecond`` or ``second``;
-* ``dram__bytes_read.sum`` and ``dram__bytes_write.sum`` (or their total ``dram__bytes.sum``)
-  — DRAM traffic; units ``byte``, ``Kbyte``, ``Mbyte``, ``Gbyte``, ``Tbyte`` (powers of 1000;
-  ``Kibyte``… are powers of 1024);
-* FLOP counters, at least one of:
-
-  - CUDA-core FLOPs from SASS thread-instruction counts (``smsp__`` or ``sm__`` prefix):
-    fp32 = 2·``…_op_ffma_pred_on.sum`` + ``…_op_fadd_pred_on.sum`` + ``…_op_fmul_pred_on.sum``;
-    fp64 likewise from ``dfma``/``dadd``/``dmul`` and fp16 from ``hfma``/``hadd``/``hmul``, with
-    ``…`` = ``smsp__sass_thread_inst_executed``. This is the convention of Nsight Compute's own
-    roofline sections (an FMA is 2 FLOPs, one per thread instruction). *Approximation:* a packed
-    ``HFMA2`` does two fp16 FMAs per thread instruction, so fp16 may be undercounted up to 2×;
-    transcendental (MUFU) and integer instructions are not counted.
-  - tensor-core FLOPs from ``sm__ops_path_tensor_src_<TYPE>[_dst_<TYPE>].sum`` (for example
-    ``sm__ops_path_tensor_src_fp16_dst_fp32.sum``, ``…_src_bf16_dst_fp32.sum``,
-    ``…_src_tf32_dst_fp32.sum``, ``…_src_fp8….sum``): every such column is summed and read as
-    FLOPs (a multiply-add counted as 2), the unit of Nsight Compute's tensor roofline peaks.
-    *Approximation:* check it once against a GEMM of known size on your GPU and tool version.
-  - only when no ``sm__ops_path_tensor_…`` column is present: ``sm__inst_executed_pipe_tensor.sum``
-    × 512 FLOPs per tensor instruction, the factor Nsight Compute's tensor roofline section
-    uses. *Approximation:* the true FLOPs per instruction depend on the architecture and the
-    MMA shape; the imported point says so in its ``source``.
-
-Each kernel becomes a standalone :class:`~workbench.model.measured.Measurement` (name: the
-kernel name, with ``#ID`` appended when a name repeats) with its time, bytes (read + write),
-FLOPs and a precision: the source type of the largest FLOP class (tensor ``fp16``/``bf16``/
-``tf32``/``fp8``/…, else ``fp64``, ``fp32`` or ``fp16``; ``fp32`` when no FLOPs were counted).
-Link a point to an operation afterwards by setting its ``operation``.
+:func:`import_measurements` recognises each format by its beginning (:func:`detect_format`)
+and reads it with its own reader, streaming: an Nsight Compute ``--csv`` export, raw or
+details page (:mod:`workbench.io.ncu`: time, bytes at L1, L2 and DRAM, FLOPs per precision).
+A profile's launches are grouped by kernel into one point each, and the kernels whose work
+the file cannot count are listed apart (:class:`~workbench.model.profile.MeasurementImport`).
 
 Every problem is an :class:`~workbench.io.errors.InputError` naming the file, the line, the
 column and what is wrong: ``ncu.csv:5: gpu__time_duration.sum: expected a number, got 'abc'``.
