@@ -109,7 +109,7 @@ _RATE_UNITS = {"cycle/second": 1.0, "cycle/msecond": 1e3, "cycle/usecond": 1e6,
 _CYCLE_UNITS = {"cycle": 1.0, "Kcycle": 1e3, "Mcycle": 1e6, "Gcycle": 1e9, "": 1.0}
 _DETAILS = ("Metric Name", "Metric Unit", "Metric Value")
 _SHAPE_COLUMNS = ("Grid Size", "Block Size")
-_CHUNK = 2000  # rows between progress reports and cancel checks
+_CHUNK = 500  # rows between progress reports and cancel checks
 
 Progress = Callable[[float], None]
 Cancel = Callable[[], bool]

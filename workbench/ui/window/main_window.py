@@ -87,6 +87,18 @@ class MainWindow(DocksMixin, QMainWindow):
         self._update_title()
         self._update_undo_actions()
 
+    def _view_choice(self, key: str, choices) -> tuple[QActionGroup, dict]:
+        """Exclusive actions setting the view's ``key`` to each ``(value, text, tip)``."""
+        group = QActionGroup(self)
+        actions = {}
+        for value, text, tip in choices:
+            action = self._action(text, lambda checked, v=value: checked and self.document
+                                  .set_view(key, v), tip=tip, checkable=True,
+                                  name=f"{key}_{value}")
+            group.addAction(action)
+            actions[value] = action
+        return group, actions
+
     def _action(self, text: str, slot, shortcut=None, tip: str = "", checkable: bool = False,
                 name: str = "") -> QAction:
         action = QAction(text, self)
@@ -150,42 +162,23 @@ class MainWindow(DocksMixin, QMainWindow):
             action = self._action(text, lambda checked, k=key: self.document.set_view(k, checked),
                                   tip=tip, checkable=True, name=f"view_{key}")
             self.view_actions[key] = action
-        self.level_group = QActionGroup(self)
-        self.level_actions: dict[str, QAction] = {}
-        for level, text, tip in (
-                ("dram", "&DRAM", "Place each profiled kernel at its DRAM (main memory) "
-                                  "intensity, against the main-memory roof"),
-                ("l2", "L&2", "Place each profiled kernel at its L2 intensity, against the "
-                              "machine's L2 roof"),
-                ("l1", "L&1", "Place each profiled kernel at its L1 intensity, against the "
-                              "machine's L1 roof"),
-                ("all", "&All Levels", "One point per memory level a profiled kernel has "
-                                       "bytes for, joined by a thin line")):
-            action = self._action(text, lambda checked, v=level: checked and self.document
-                                  .set_view("level", v), tip=tip, checkable=True,
-                                  name=f"level_{level}")
-            self.level_group.addAction(action)
-            self.level_actions[level] = action
-        self.top_group = QActionGroup(self)
-        self.top_actions: dict[int, QAction] = {}
-        for top, text in ((0, "The Kernels That Make &95 % of the Time"), (5, "Top &5"),
-                          (10, "Top &10"), (20, "Top &20"), (50, "Top 5&0"),
-                          (100_000, "&Every Kernel")):
-            action = self._action(text, lambda checked, v=top: checked and self.document
-                                  .set_view("top", v),
-                                  tip="How many profiled kernels of each run the chart draws, "
-                                      "by GPU time; the legend says how many it hides",
-                                  checkable=True, name=f"top_{top}")
-            self.top_group.addAction(action)
-            self.top_actions[top] = action
-        self.theme_group = QActionGroup(self)
-        self.theme_actions: dict[str, QAction] = {}
-        for theme in THEMES:
-            action = self._action(theme.capitalize(),
-                                  lambda checked, t=theme: checked and self.document.set_view(
-                                      "theme", t), checkable=True, name=f"theme_{theme}")
-            self.theme_group.addAction(action)
-            self.theme_actions[theme] = action
+        top_tip = ("How many profiled kernels of each run the chart draws, by GPU time; the "
+                   "legend says how many it hides")
+        self.level_group, self.level_actions = self._view_choice("level", (
+            ("dram", "&DRAM", "Place each profiled kernel at its DRAM (main memory) "
+                              "intensity, against the main-memory roof"),
+            ("l2", "L&2", "Place each profiled kernel at its L2 intensity, against the "
+                          "machine's L2 roof"),
+            ("l1", "L&1", "Place each profiled kernel at its L1 intensity, against the "
+                          "machine's L1 roof"),
+            ("all", "&All Levels", "One point per memory level a profiled kernel has bytes "
+                                   "for, joined by a thin line")))
+        self.top_group, self.top_actions = self._view_choice("top", (
+            (0, "The Kernels That Make &95 % of the Time", top_tip), (5, "Top &5", top_tip),
+            (10, "Top &10", top_tip), (20, "Top &20", top_tip), (50, "Top 5&0", top_tip),
+            (100_000, "&Every Kernel", top_tip)))
+        self.theme_group, self.theme_actions = self._view_choice(
+            "theme", [(theme, theme.capitalize(), "") for theme in THEMES])
         from workbench.model.prediction import LAUNCHES
 
         self.prediction_group = QActionGroup(self)
@@ -291,15 +284,12 @@ class MainWindow(DocksMixin, QMainWindow):
         for action in self.view_actions.values():
             view.addAction(action)
         view.addAction(self.sweep_dock.toggleViewAction())
-        level_menu = view.addMenu("Profile Memory &Level")
-        for action in self.level_actions.values():
-            level_menu.addAction(action)
-        top_menu = view.addMenu("Profiled &Kernels Shown")
-        for action in self.top_actions.values():
-            top_menu.addAction(action)
-        theme_menu = view.addMenu("&Theme")
-        for action in self.theme_actions.values():
-            theme_menu.addAction(action)
+        for title, actions in (("Profile Memory &Level", self.level_actions),
+                               ("Profiled &Kernels Shown", self.top_actions),
+                               ("&Theme", self.theme_actions)):
+            submenu = view.addMenu(title)
+            for action in actions.values():
+                submenu.addAction(action)
         prediction_menu = view.addMenu("&Prediction")
         for action in self.prediction_actions.values():
             prediction_menu.addAction(action)
