@@ -110,6 +110,9 @@ _CYCLE_UNITS = {"cycle": 1.0, "Kcycle": 1e3, "Mcycle": 1e6, "Gcycle": 1e9, "": 1
 _DETAILS = ("Metric Name", "Metric Unit", "Metric Value")
 _SHAPE_COLUMNS = ("Grid Size", "Block Size")
 _CHUNK = 500  # rows between progress reports and cancel checks
+_BLOCK = 1 << 20  # bytes read at a time
+#: The longest line read (a file without line ends is not an export, whatever its size).
+MAX_LINE_BYTES = 64 << 20
 
 Progress = Callable[[float], None]
 Cancel = Callable[[], bool]
@@ -180,29 +183,57 @@ class _Records:
         self.line = 0
         self.done = 0
         self.first = True
-        self.pending: list[tuple[int, str]] = []  # lines read ahead (header search)
 
     def lines(self) -> Iterator[tuple[int, str]]:
-        """``(line number, text without its line end)``, NUL and UTF-8 checked."""
+        """``(line number, text without its line end)``, NUL and UTF-8 checked; read in
+        blocks, a line at most :data:`MAX_LINE_BYTES` long."""
+        pending = b""
         count = 0
-        for raw in self.stream:
-            self.line += 1
-            self.done += len(raw)
-            if b"\x00" in raw:
-                raise InputError("not a text file (it contains NUL bytes)", self.name, self.line)
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"not UTF-8 text (invalid byte at offset {exc.start} of the "
-                                 "line)", self.name, self.line) from None
-            if self.first:
-                self.first = False
-                text = text.removeprefix("\ufeff")
-            count += 1
-            if count >= _CHUNK:
-                count = 0
-                self.tick()
-            yield self.line, text.rstrip("\r\n")
+        while True:
+            block = self.stream.read(_BLOCK)
+            self.done += len(block)
+            data = pending + block
+            if block:
+                cut = data.rfind(b"\n") + 1
+                pending, data = data[cut:], data[:cut]
+                if len(pending) > MAX_LINE_BYTES:
+                    raise InputError(f"a line longer than {MAX_LINE_BYTES // 2**20} MB: not a "
+                                     "CSV export", self.name, self.line + 1)
+            else:
+                pending = b""
+            if data:
+                text = self.decode(data)
+                ends = text.endswith("\n")
+                rows = text.split("\n")
+                if ends:
+                    rows.pop()
+                for row in rows:
+                    self.line += 1
+                    count += 1
+                    if count >= _CHUNK:
+                        count = 0
+                        self.tick()
+                    yield self.line, row.rstrip("\r")
+            if not block:
+                return
+
+    def decode(self, data: bytes) -> str:
+        """``data`` (whole lines) as text, or :class:`InputError` naming the line."""
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            raise InputError("not a text file (it contains NUL bytes)", self.name,
+                             self.line + data.count(b"\n", 0, nul) + 1)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            start = data.rfind(b"\n", 0, exc.start) + 1
+            raise InputError(f"not UTF-8 text (invalid byte at offset {exc.start - start} of "
+                             "the line)", self.name,
+                             self.line + data.count(b"\n", 0, exc.start) + 1) from None
+        if self.first:
+            self.first = False
+            text = text.removeprefix("\ufeff")
+        return text
 
     def tick(self) -> None:
         if self.cancel is not None and self.cancel():
