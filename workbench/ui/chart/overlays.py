@@ -54,6 +54,7 @@ class OverlayLayer:
         self._crossing_marks = at_z(Spots(), 13)
         self._measured_marks = at_z(Spots(), 15)
         self._level_marks = at_z(Spots(), 14)
+        self._level_lines: list[pg.PlotCurveItem] = []
         self._sweeps: dict[int, list[SweepPath]] = {}
         self._measured: list[MeasuredMark] = []
         self._links: list[PairLink] = []
@@ -85,13 +86,18 @@ class OverlayLayer:
     @property
     def link_curves(self) -> list[pg.PlotCurveItem]:
         """The measured points' links, then the compared pairs' arcs."""
-        return ([entry[1] for entry in self._measured_drawn]
+        return ([entry[1] for entry in self._measured_drawn] + self._level_lines
                 + [entry[1] for entry in self._pair_drawn])
 
     @property
     def bands(self) -> list[pg.PlotCurveItem]:
         """The verdict bands shown."""
         return self._band_pool.shown
+
+    @property
+    def level_marks(self) -> Spots:
+        """A profiled kernel's marks at its other memory levels (View ▸ All Levels)."""
+        return self._level_marks
 
     @property
     def sweep_dots(self) -> Spots:
@@ -460,6 +466,7 @@ class OverlayLayer:
                 p_y.append(y0)
         # a profiled kernel at every memory level: small marks on a thin line at its FLOP/s
         l_x, l_y = [], []
+        self._level_lines = []
         for mark in self._measured:
             if not mark.level_xs:
                 continue
@@ -469,6 +476,7 @@ class OverlayLayer:
             line.setData(x=np.asarray(sorted(xs)), y=np.full(len(xs), y1),
                          pen=self._styles.pen(mark.color, 0.8))
             line.setZValue(7.5)
+            self._level_lines.append(line)
             for (_level, _x, tip), lx in zip(mark.level_xs, xs, strict=True):
                 l_x.append(lx)
                 l_y.append(y1)
@@ -582,5 +590,6 @@ class OverlayLayer:
         self._sweeps, self._measured, self._links = {}, [], []
         self._sweep_drawn, self._sweep_labels, self._crossing_labels = [], [], []
         self._measured_drawn, self._pair_drawn, self._pair_rows = [], [], []
+        self._level_lines = []
         self._overlay_xy, self._overlay_tips, self._overlay_ops = np.zeros((0, 2)), [], []
         self._overlay_sample = np.zeros(0, dtype=bool)
