@@ -95,3 +95,20 @@ def test_arrows_top_n_and_level_on_the_chart_and_in_the_pdf(qtbot, runs, tmp_pat
     text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
                           check=True).stdout
     assert "3.00×" in text and "1.25×" in text
+
+
+def test_kernels_not_counted_are_listed_in_the_panel(qtbot, open_window, tmp_path):
+    window = open_window()
+    path = export(tmp_path / "bf16.csv", ("ampere_bf16_s16816gemm", "90"),
+                  ("ampere_bf16_s16816gemm", "90"), ("softmax", "20"))
+    assert window.import_measurements(path)
+    assert [m.name for m in window.document.session.measurements] == ["softmax"]
+    label = window.measurements_panel.import_label
+    assert label.isVisible()
+    # 180 of 200 µs in the GEMM, whose bf16 work the FFMA counter cannot count
+    assert label.text().splitlines() == [
+        "bf16.csv: 3 dispatches of 2 kernels; counted 10 % of GPU time; 90 % in 1 kernel not "
+        "counted (ampere_bf16_s16816gemm)",
+        "not counted: ampere_bf16_s16816gemm (2 launches, 180 µs): runs on tensor cores (by "
+        "its name) but the file has no tensor-core counters (sm__ops_path_tensor_src_*.sum or "
+        "sm__inst_executed_pipe_tensor.sum): only its CUDA-core FLOPs would be counted"]

@@ -71,7 +71,7 @@ from workbench.io.measurements import import_measurements as read_measurements_f
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.limits import text_problem
 from workbench.model.measured import Measurement
-from workbench.model.units import QuantityError
+from workbench.model.units import QuantityError, format_quantity
 from workbench.ui.bridge import Workspace
 from workbench.ui.panels.docked import DockedPanel
 from workbench.ui.panels.measurements_model import (
@@ -329,9 +329,28 @@ class MeasurementsPanel(DockedPanel, QWidget):
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)  # side by side, the form needs room for its fields
         layout.addWidget(splitter, 1)
+        self.import_label = QLabel("")
+        self.import_label.setObjectName("import_summary")
+        self.import_label.setWordWrap(True)
+        self.import_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.import_label.setVisible(False)
+        layout.addWidget(self.import_label)
 
         workspace.signals.changed.connect(self._on_change)
         self._load_form()
+
+    def show_import(self, result: MeasurementImport) -> None:
+        """Say what the last profile import read and which kernels it could not count, with
+        their launches, GPU time and why."""
+        lines = [f"{Path(result.file).name}: {result.summary()}"]
+        for item in result.not_counted:
+            lines.append(f"not counted: {item.name} ({item.count:,} launch"
+                         f"{'es' if item.count != 1 else ''}, "
+                         f"{format_quantity(item.time_s, 'time')}): {item.reason}")
+        self.import_label.setText("\n".join(lines[:8]) + (
+            f"\n… and {len(lines) - 8} more (tooltip)" if len(lines) > 8 else ""))
+        self.import_label.setToolTip("\n".join(lines))
+        self.import_label.setVisible(True)
 
     # -- form ------------------------------------------------------------------------------
 

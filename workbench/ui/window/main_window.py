@@ -522,12 +522,12 @@ class MainWindow(DocksMixin, QMainWindow):
             LARGE_IMPORT_BYTES,
             dialog_steps,
             import_measurements,
+            read_profile,
             read_with_progress,
         )
 
         dialog = None
         try:
-            result = None
             try:
                 large = os.stat(path).st_size >= LARGE_IMPORT_BYTES
             except OSError:
@@ -538,6 +538,8 @@ class MainWindow(DocksMixin, QMainWindow):
                     self.statusBar().showMessage(
                         f"Import of {Path(path).name} cancelled; nothing was changed", 5000)
                     return False
+            else:
+                result = read_profile(path, None, self.document.session)
             count = import_measurements(self.document, path, result=result,
                                         progress=dialog_steps(dialog) if dialog else None)
         except InputError as exc:
@@ -549,11 +551,12 @@ class MainWindow(DocksMixin, QMainWindow):
         finally:
             if dialog is not None:
                 dialog.close()
-        summary = f" ({result.summary()})" if result is not None and result.format != "plain" \
-            else ""
+        summary = f" ({result.summary()})" if result.format != "plain" else ""
         self.statusBar().showMessage(
             f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}"
             + summary, 8000)
+        if result.format != "plain":
+            self.measurements_panel.show_import(result)
         self.measurements_dock.show()
         self.measurements_dock.raise_()
         return True
