@@ -213,7 +213,9 @@ def parse_measurements_csv(text: str | bytes, name: str | None = None) -> list[M
 
 def detect_format(path: str | os.PathLike[str]) -> str:
     """The format of a measurements file from its beginning: ``ncu`` (an Nsight Compute
-    ``--csv`` export, raw or details page) or ``plain`` (the documented columns)."""
+    ``--csv`` export, raw or details page) or ``plain`` (the documented columns). A new
+    format is one more test here and one more branch in :func:`import_measurements`, whose
+    reader returns a :class:`~workbench.model.profile.MeasurementImport`."""
     from workbench.io.limits import open_regular_file
 
     stream, _size = open_regular_file(path, "CSV file")
