@@ -64,3 +64,18 @@ def test_level_points_use_each_level_roof():
     assert dram.roof == pytest.approx(16.75e12)
     assert dram.fraction == pytest.approx(2e13 / 16.75e12)
     assert l1.roof is None and "no l1 bandwidth" in l1.problem
+
+
+@pytest.mark.parametrize(("name", "label"), [
+    ("void cutlass::Kernel<cutlass_80_wmma_tensorop_f16_s161616gemm_f16_32x32_128x2_tn_align8>"
+     "(T1::Params)", "cutlass_80_wmma_tensorop_f16_s1…"),
+    ("void splitKreduce_kernel<(int)32, (int)16, int, __half, __half, float, __half, (bool)1, "
+     "(bool)1, (bool)0>(cublasSplitKParams<T6>, const T4 *, const T5 *)", "splitKreduce_kernel"),
+    ("void <unnamed>::elementwise_kernel_with_index<int, at::native::arange_cuda_out(const "
+     "c10::Scalar &)>(int, T2, T1::type)", "elementwise_kernel_with_index"),
+    ("softmax_warp_forward", "softmax_warp_forward"),
+])
+def test_kernel_names_on_the_chart_drop_signatures(name, label):
+    from workbench.model.chart.overlays import short_kernel_name
+
+    assert short_kernel_name(name) == label

@@ -56,6 +56,7 @@ __all__ = [
     "SweepPath",
     "MeasuredMark",
     "run_links",
+    "short_kernel_name",
     "top_hidden",
     "PairLink",
     "sweep_paths",
@@ -528,7 +529,7 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
         if at_level is not None and at_level.fraction is not None:
             label = f"{_percent(at_level.fraction)} of {level} roof"
         if point.operation is None:
-            label = f"{_short_name(m.name)}: {label}"
+            label = f"{short_kernel_name(m.name)}: {label}"
         tooltip = _measured_tooltip(point, machine)
         if levels:
             tooltip += "\n" + "\n".join(_level_tip(p) for p in levels)
@@ -550,14 +551,26 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
     return marks, total, notes
 
 
-def _short_name(name: str, limit: int = 40) -> str:
-    """A kernel's name as a chart label: C++ signatures cut at their argument list, then to
-    ``limit`` characters."""
+#: Template stems that say nothing of the kernel: its first template argument names it.
+_GENERIC_STEMS = ("kernel", "kernel2", "device_kernel", "elementwise_kernel")
+
+
+def short_kernel_name(name: str, limit: int = 32) -> str:
+    """A kernel's name as a chart label: a C++ signature without ``void``, its argument list
+    and template arguments (``cutlass::Kernel<cutlass_80_…_gemm…>`` is named by its
+    argument), its namespaces when still long, then cut to ``limit`` characters."""
     if len(name) <= limit:
         return name
-    cut = name.split("(", 1)[0] if "(" in name[1:] else name
-    cut = cut.removeprefix("void ")
-    return cut if len(cut) <= limit else cut[:limit - 1] + "…"
+    base = name.removeprefix("void ").replace("<unnamed>::", "").replace(
+        "(anonymous namespace)::", "")
+    if "(" in base[1:]:
+        base = base.split("(", 1)[0]
+    stem, _, rest = base.partition("<")
+    if rest and stem.split("::")[-1].lower() in _GENERIC_STEMS:
+        stem = rest.split(",")[0].split("<")[0].rstrip("> ")
+    if len(stem) > limit:
+        stem = stem.split("::")[-1]
+    return stem if len(stem) <= limit else stem[:limit - 1] + "…"
 
 
 def measured_cap_note(drawn: int, total: int) -> str:
