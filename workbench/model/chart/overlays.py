@@ -519,6 +519,8 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
             if at_level is None or not at_level.intensity:
                 continue  # no bytes counted at that level: no point there
             x = at_level.intensity
+            if at_level.roof:  # held against that level's roof, right above it
+                px, py = at_level.intensity, at_level.roof
         if not (_drawable(x, y) and _drawable(px, py)):
             continue
         total += 1
