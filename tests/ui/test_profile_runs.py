@@ -87,6 +87,10 @@ def test_arrows_top_n_and_level_on_the_chart_and_in_the_pdf(qtbot, runs, tmp_pat
     window.level_actions["l2"].trigger()
     assert window.document.session.view.level == "l2"
     assert [m["x"] for m in canvas.measured_items()] == pytest.approx([25.0] * 5)
+    # each linked to the L2 roof right above it: min(67 TFLOP/s fp32 vector, 25 × 9.8 TB/s)
+    for item in canvas.measured_items():
+        xs, ys = item["link"]
+        assert xs == pytest.approx([25.0, 25.0]) and ys[0] == pytest.approx(67e12)
     # saved, the session draws the same arrows in an exported PDF
     saved = tmp_path / "runs.yaml"
     assert window.save_to(saved)
