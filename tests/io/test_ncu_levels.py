@@ -223,3 +223,37 @@ def test_the_dispatch_bound_holds_while_reading(monkeypatch):
                     *[("k", ["1", "64", "2"])] * 3)
     with pytest.raises(InputError, match=r"^b.csv:6: more than 3 kernel launches"):
         import_ncu_text(text, "b.csv")
+
+
+# ---------------------------------------------------------------------------------------------
+# a session keeps a profile's points as they were imported
+
+
+def test_profiled_points_round_trip_through_the_session_file():
+    from workbench.io.sessions import dumps_session, loads_session
+
+    session = loads_session("schema_version: 2\nhardware:\n  - preset: a100-40gb\n"
+                            "view:\n  level: l2\n  top: 5\n")
+    result = import_measurements(A100, run="bert")
+    session.measurements = result.measurements
+    again = loads_session(dumps_session(session))
+    assert (again.view.level, again.view.top) == ("l2", 5)
+    for before, after in zip(result.measurements, again.measurements, strict=True):
+        assert (after.levels, after.unit, after.count, after.run) == (
+            before.levels, before.unit, before.count, before.run)
+        assert after.flops == pytest.approx(before.flops, rel=1e-5)
+
+
+@pytest.mark.parametrize(("extra", "fragment"), [
+    ("    levels: {l3: 1 MB}\n", "l3"),
+    ("    count: 0\n", "count"),
+    ("    unit: simd\n", "unknown unit 'simd'"),
+])
+def test_bad_profile_fields_in_a_session_name_the_place(extra, fragment):
+    from workbench.io.sessions import loads_session
+
+    text = ("schema_version: 2\nhardware:\n  - preset: a100-40gb\nmeasurements:\n"
+            "  - name: k\n    time: 1 us\n    flops: 1 MFLOP\n    bytes: 1 MB\n" + extra)
+    with pytest.raises(InputError) as info:
+        loads_session(text, "s.yaml")
+    assert fragment in str(info.value) and "measurements[0]" in str(info.value)

@@ -38,7 +38,7 @@ from workbench.model.measured import MEMORY_LEVELS, Measurement
 
 __all__ = ["NotCounted", "MeasurementImport", "DispatchGroups", "LevelPoint", "level_points",
            "machine_level", "top_kernels", "TOP_SHARE", "RunChange", "compare_runs",
-           "gpu_time_shares", "LEVEL_CHOICES"]
+           "gpu_time_shares", "LEVEL_CHOICES", "runs_of", "run_changes"]
 
 #: The default of the top-N rule: the fewest kernels that make this share of the GPU time.
 TOP_SHARE = 0.95
@@ -164,7 +164,7 @@ class DispatchGroups:
             m.bytes = nbytes / count
             m.levels = {k: v / count for k, v in levels.items()} if first.levels else None
             if count > 1:
-                m.source = f"{m.source} (first of {count:,} dispatches)"
+                m.source = f"{m.source} and {count - 1:,} more dispatches (means)"
             out.append(m)
         return out
 
@@ -311,6 +311,4 @@ def run_changes(measurements: Sequence[Measurement]) -> list[RunChange]:
     return compare_runs([m for m in measurements if m.run == runs[0]],
                         [m for m in measurements if m.run == runs[1]])
 
-
-__all__ += ["runs_of", "run_changes"]
 
