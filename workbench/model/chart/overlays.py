@@ -34,7 +34,7 @@ from workbench.model.comparison import PairComparison, compare_session
 from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
 from workbench.model.measured import VERDICTS
 from workbench.model.measured_session import MeasuredPoint, judge_session
-from workbench.model.profile import LevelPoint, level_points, run_changes, runs_of, top_kernels
+from workbench.model.profile import LevelPoint, level_points, machine_level, run_changes, runs_of, top_kernels
 from workbench.model.roofline import BOUND_NAMES
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import OperationEntry, Session
@@ -57,6 +57,8 @@ __all__ = [
     "MeasuredMark",
     "run_links",
     "short_kernel_name",
+    "profile_roof_levels",
+    "overlay_extent",
     "top_hidden",
     "PairLink",
     "sweep_paths",
@@ -573,6 +575,35 @@ def short_kernel_name(name: str, limit: int = 32) -> str:
     if len(stem) > limit:
         stem = stem.split("::")[-1]
     return stem if len(stem) <= limit else stem[:limit - 1] + "…"
+
+
+def profile_roof_levels(measured: Sequence[MeasuredMark], machines: Sequence,
+                        level: str) -> list[tuple[int, str]]:
+    """``(machine id, memory level)`` of each cache roof the profiled kernels are placed
+    against (at L1 or L2, or at every level): those roofs are drawn on their machines."""
+    wanted = {"l1": {"l1"}, "l2": {"l2"}, "all": {"l1", "l2"}}.get(level, set())
+    out = []
+    for mark in measured:
+        levels = {name for name, _x, _tip in mark.level_xs}
+        if level in ("l1", "l2") and mark.run is not None:
+            levels.add(level)
+        entry = next((h for h in machines if h.id == mark.hw_id), None)
+        for name in sorted(levels & wanted):
+            found = machine_level(entry.hardware, name) if entry is not None else None
+            if found is not None:
+                out.append((mark.hw_id, found))
+    return out
+
+
+def overlay_extent(sweeps: Sequence[SweepPath], measured: Sequence[MeasuredMark]
+                   ) -> list[tuple[float, float]]:
+    """The data points of sweep paths and measured marks (and their predictions, and a
+    profiled kernel's other levels) that the data range should cover."""
+    out = [(x, y) for path in sweeps for x, y in zip(path.path_xs, path.path_ys, strict=True)]
+    for mark in measured:
+        out += [(mark.x, mark.y), (mark.px, mark.py)]
+        out += [(x, mark.y) for _level, x, _tip in mark.level_xs]
+    return out
 
 
 def measured_cap_note(drawn: int, total: int) -> str:

@@ -40,14 +40,15 @@ from workbench.model.chart.overlays import (
     SweepPath,
     drawn_measured_marks,
     measured_cap_note,
+    overlay_extent,
     overlay_legend,
     pair_links,
+    profile_roof_levels,
     sweep_paths,
     top_hidden,
 )
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware, roof_name
-from workbench.model.profile import machine_level
 from workbench.model.roofline import Result
 from workbench.model.session import (
     MARKERS,
@@ -564,17 +565,8 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
     if len(machines) > 1:
         ridges, sweeps, links = whose_texts(session, ridges, sweeps, links)
 
-    # profiled kernels placed at L1 or L2: that level's roof is drawn on their machine
-    wanted = {"l1": ("l1",), "l2": ("l2",), "all": ("l1", "l2")}.get(view.level, ())
-    for mark in measured:
-        levels = {name for name, _x, _tip in mark.level_xs}
-        if view.level in ("l1", "l2") and mark.run is not None:
-            levels.add(view.level)
-        entry = next((h for h in visible_hw if h.id == mark.hw_id), None)
-        for level in levels & set(wanted):
-            name = machine_level(entry.hardware, level) if entry is not None else None
-            if name is not None:
-                used_levels[mark.hw_id].add(name)
+    for hw_id, name in profile_roof_levels(measured, visible_hw, view.level):
+        used_levels[hw_id].add(name)
     x_range, y_range = _data_range(points, ridges, machines,
                                    overlay_extent(sweeps, measured))
     if view.x_range:
@@ -652,17 +644,6 @@ def whose_texts(session: Session, ridges: list[Ridge], sweeps: list[SweepPath],
 
 def _hardware(session: Session, hw_id: int) -> Hardware:
     return next(e.hardware for e in session.hardware if e.id == hw_id)
-
-
-def overlay_extent(sweeps: Sequence[SweepPath], measured: Sequence[MeasuredMark]
-                   ) -> list[tuple[float, float]]:
-    """The data points of sweep paths and measured marks (and their predictions) that the
-    data range should cover."""
-    out = [(x, y) for path in sweeps for x, y in zip(path.path_xs, path.path_ys, strict=True)]
-    for mark in measured:
-        out += [(mark.x, mark.y), (mark.px, mark.py)]
-        out += [(x, mark.y) for _level, x, _tip in mark.level_xs]
-    return out
 
 
 def measured_legend(measured: Sequence[MeasuredMark], total: int = 0,
