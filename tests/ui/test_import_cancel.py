@@ -3,6 +3,8 @@ moves while it reads, and Cancel leaves the session as it was."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QProgressDialog, QPushButton
@@ -29,8 +31,21 @@ def _dialog() -> QProgressDialog | None:
                  if isinstance(w, QProgressDialog) and w.isVisible()), None)
 
 
+def _slowed(monkeypatch) -> None:
+    """Each progress report of the read takes a millisecond more, so that the window sees
+    the read under way whatever the machine's load."""
+    tick = ncu._Records.tick
+
+    def slow(self):
+        time.sleep(0.001)
+        tick(self)
+
+    monkeypatch.setattr(ncu._Records, "tick", slow)
+
+
 def test_cancel_leaves_the_session_as_it_was(qtbot, window, tmp_path, monkeypatch):
     monkeypatch.setattr(ncu, "_CHUNK", 20)  # report (and look for Cancel) often
+    _slowed(monkeypatch)
     path = tmp_path / "step.csv"
     _profile(path, 40_000)
     assert path.stat().st_size > 1_000_000
@@ -66,7 +81,8 @@ def test_cancel_leaves_the_session_as_it_was(qtbot, window, tmp_path, monkeypatc
 
 def test_a_large_profile_is_read_with_a_moving_bar_and_grouped(qtbot, window, tmp_path,
                                                                monkeypatch):
-    monkeypatch.setattr(ncu, "_CHUNK", 500)
+    monkeypatch.setattr(ncu, "_CHUNK", 100)
+    _slowed(monkeypatch)
     path = tmp_path / "step.csv"
     _profile(path, 40_000)
     values: list[int] = []

@@ -191,7 +191,6 @@ class _Records:
         count = 0
         while True:
             block = self.stream.read(_BLOCK)
-            self.done += len(block)
             data = pending + block
             if block:
                 cut = data.rfind(b"\n") + 1
@@ -209,6 +208,7 @@ class _Records:
                     rows.pop()
                 for row in rows:
                     self.line += 1
+                    self.done += len(row) + 1  # (characters: bytes for the ASCII of a table)
                     count += 1
                     if count >= _CHUNK:
                         count = 0
