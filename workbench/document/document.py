@@ -9,6 +9,7 @@ the undo stack; consecutive edits of the same field merge into one step until
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,7 +31,22 @@ from workbench.model.session import (
 )
 from workbench.model.sweeps import Sweep
 
-__all__ = ["Change", "Document", "new_operation"]
+__all__ = ["Change", "Document", "NameInUse", "new_operation", "unique_name"]
+
+
+class NameInUse(ValueError):
+    """A rename refused: another operation (or machine) of the session has that name, and
+    measured points and compared pairs refer to operations and machines by name."""
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``name 2``, ``name 3``, … : the first not in ``taken``."""
+    if name not in taken:
+        return name
+    n = 2
+    while f"{name} {n}" in taken:
+        n += 1
+    return f"{name} {n}"
 
 
 #: Undo steps kept (a long session of edits would otherwise hold every one of them).
@@ -258,6 +274,10 @@ class Document:
         old = getattr(entry.operation if on_op else entry, name)
         if old == value:
             return
+        if name == "name":
+            problem = self.operation_name_problem(op_id, value)
+            if problem is not None:
+                raise NameInUse(problem)
 
         def put(v: Any) -> Change:
             target = self.operation(op_id)
@@ -271,9 +291,32 @@ class Document:
         self.edit(f"{texts.get(name, name)} {entry.operation.name}", put, value, old,
                   merge_key=("field", op_id, name))
 
+    def operation_name_problem(self, op_id: int | None, name: str) -> str | None:
+        """Why operation ``op_id`` (``None``: a new one) cannot be called ``name``: another
+        operation has it (measured points and compared pairs name their operation), or
+        ``None``."""
+        if any(e.operation.name == name and e.id != op_id for e in self.session.operations):
+            return (f"another operation is named {name!r}; measured points and compared "
+                    "pairs name their operation, so each name is used once")
+        return None
+
+    def machine_name_problem(self, hw_id: int | None, name: str) -> str | None:
+        """Why machine ``hw_id`` (``None``: a new one) cannot be called ``name``: another
+        machine has that name, preset or id (measured points name their machine), or
+        ``None``."""
+        for e in self.session.hardware:
+            if e.id != hw_id and name in (e.hardware.name, e.preset, e.hardware.id):
+                return (f"another machine is named {name!r}; measured points name their "
+                        "machine, so each name is used once")
+        return None
+
     def add_operation(self, operation: Operation, index: int | None = None,
                       entry: OperationEntry | None = None) -> int:
+        """Add an operation; a name another operation has gets a number (``GEMM 2``)."""
         entry = entry or OperationEntry(operation)
+        taken = {e.operation.name for e in self.session.operations}
+        if entry.operation.name in taken:
+            entry.operation.name = unique_name(entry.operation.name, taken)
         if not (entry.color or entry.auto_color):  # a colour no other operation has
             entry.auto_color = self.session.new_color()
         ops = self.session.operations
@@ -394,6 +437,11 @@ class Document:
         if self.session.hardware:  # the session's prediction choice holds for every machine
             first = self.session.hardware[0].hardware
             hardware.prediction, hardware.launches = first.prediction, first.launches
+        taken = set()
+        for e in self.session.hardware:
+            taken.update(n for n in (e.hardware.name, e.preset, e.hardware.id) if n)
+        if hardware.name in taken:  # a second machine of a preset: "H100 SXM 2"
+            hardware.name = unique_name(hardware.name, taken)
         entry = HardwareEntry(hardware, preset=preset)
 
         def do() -> Change:
@@ -404,8 +452,91 @@ class Document:
             self.session.hardware.remove(entry)
             return Change(What.MACHINES, (entry.id,))
 
-        self.push(Command(f"Add {hardware.label}", do, undo))
+        self.push(self.keeping_references(Command(f"Add {hardware.label}", do, undo)))
         return entry.id
+
+    def keeping_references(self, command: Command) -> Command:
+        """``command`` made to keep every measured point and compared pair on the operation
+        and machine it names: a reference that another entry would now answer to (a second
+        machine of the same preset, a renamed machine) is rewritten to its entry's name, and
+        one whose entry is gone is dropped with it. Undo puts the references back."""
+        kept: dict[str, Any] = {}
+        do, undo = command.redo, command.undo
+
+        def redo() -> Change:
+            before = self._references()
+            change = do()
+            kept["old"] = (self.session.measurements, self.session.comparisons)
+            measurements, comparisons = self._repinned(before)
+            self._set_references(measurements, comparisons,
+                                 measurements != kept["old"][0], comparisons != kept["old"][1])
+            return change
+
+        def revert() -> Change:
+            change = undo()
+            old_m, old_c = kept["old"]
+            self._set_references(old_m, old_c, old_m != self.session.measurements,
+                                 old_c != self.session.comparisons)
+            return change
+
+        return Command(command.text, redo, revert, command.merge_key)
+
+    def _operation_ids(self) -> dict[str, list[int]]:
+        ids: dict[str, list[int]] = {}
+        for e in self.session.operations:
+            ids.setdefault(e.operation.name, []).append(e.id)
+        return ids
+
+    def _machine_ids(self, ref: str) -> list[int]:
+        return [e.id for e in self.session.machines_matching(ref)]
+
+    def _references(self) -> tuple[list, list]:
+        """What each measured point and compared pair refers to, as entry ids."""
+        ops = self._operation_ids()
+        measured = [(ops.get(m.operation) if m.operation is not None else None,
+                     self._machine_ids(m.hardware) if m.hardware is not None else None)
+                    for m in self.session.measurements]
+        pairs = [(ops.get(c.first), ops.get(c.second)) for c in self.session.comparisons]
+        return measured, pairs
+
+    def _repinned(self, before: tuple[list, list]) -> tuple[list[Measurement], list[Comparison]]:
+        """The measured points and compared pairs, each named again by the entry it referred
+        to in ``before`` (see :meth:`keeping_references`)."""
+        ops = self._operation_ids()
+        op_names = {e.id: e.operation.name for e in self.session.operations}
+        hw_names = {e.id: e.hardware.name for e in self.session.hardware}
+
+        def op_ref(ref: str, was: list[int] | None) -> str | None:
+            """The name that refers to the same operation (None: it is gone)."""
+            if was is None or len(was) != 1 or ops.get(ref) == was:
+                return ref  # (a reference that was already broken stays as it was)
+            return op_names.get(was[0])
+
+        def hw_ref(ref: str, was: list[int] | None) -> str | None:
+            if was is None or len(was) != 1 or self._machine_ids(ref) == was:
+                return ref
+            return hw_names.get(was[0])
+
+        measurements: list[Measurement] = []
+        measured, pairs = before
+        for m, (was_op, was_hw) in zip(self.session.measurements, measured, strict=True):
+            operation = m.operation if m.operation is None else op_ref(m.operation, was_op)
+            hardware = m.hardware if m.hardware is None else hw_ref(m.hardware, was_hw)
+            if (m.operation is not None and operation is None) or (
+                    m.hardware is not None and hardware is None):
+                continue  # its operation or machine is gone
+            if (operation, hardware) != (m.operation, m.hardware):
+                m = dataclasses.replace(m, operation=operation, hardware=hardware)
+            measurements.append(m)
+        comparisons: list[Comparison] = []
+        for c, (was_first, was_second) in zip(self.session.comparisons, pairs, strict=True):
+            first, second = op_ref(c.first, was_first), op_ref(c.second, was_second)
+            if first is None or second is None:
+                continue
+            if (first, second) != (c.first, c.second):
+                c = Comparison(first, second, id=c.id)
+            comparisons.append(c)
+        return measurements, comparisons
 
     def set_prediction(self, model: str | None = None, launches: str | None = None) -> None:
         """The session's prediction choice on every machine, one undo step: ``derated`` or
@@ -440,7 +571,7 @@ class Document:
             self.session.hardware.insert(index, entry)
             return Change(What.MACHINES, (hw_id,))
 
-        self.push(Command(f"Remove {entry.hardware.label}", do, undo))
+        self.push(self.keeping_references(Command(f"Remove {entry.hardware.label}", do, undo)))
 
     def set_machine(self, hw_id: int, hardware: Hardware, text: str = "") -> None:
         """Replace a machine's figures (an edited copy of :attr:`HardwareEntry.hardware`)."""
@@ -449,12 +580,18 @@ class Document:
         new = hardware.copy()
         if old == new:
             return
+        if new.name != old.name:
+            problem = self.machine_name_problem(hw_id, new.name)
+            if problem is not None:
+                raise NameInUse(problem)
 
         def put(hw: Hardware) -> Change:
             self.machine(hw_id).hardware = hw.copy()
             return Change(What.HARDWARE, (hw_id,))
 
-        self.edit(text or f"Edit {old.label}", put, new, old, merge_key=("machine", hw_id, text))
+        command = Command(text or f"Edit {old.label}", lambda: put(new), lambda: put(old),
+                          merge_key=("machine", hw_id, text))
+        self.push(self.keeping_references(command) if new.name != old.name else command)
 
     def set_machine_visible(self, hw_id: int, visible: bool) -> None:
         entry = self.machine(hw_id)

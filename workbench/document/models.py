@@ -88,7 +88,7 @@ def remove_model(doc: Document, model_id: int) -> None:
             doc.session.operations.insert(i, entry)
         return Change(What.OPERATIONS, tuple(ids))
 
-    doc.push(Command(f"Delete {model.label}", do, undo))
+    doc.push(doc.keeping_references(Command(f"Delete {model.label}", do, undo)))
 
 
 def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> None:
@@ -116,8 +116,11 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
         return _apply(doc, model_by_id(doc, model_id), state)
 
     what = text or ", ".join(sorted(changes))
-    doc.edit(f"Set {what} of {model.label}", put, new, old,
-             merge_key=("model", model_id, tuple(sorted(changes))))
+    command = Command(f"Set {what} of {model.label}", lambda: put(new), lambda: put(old),
+                      merge_key=("model", model_id, tuple(sorted(changes))))
+    # (its operations' names and number may change: measured points stay on theirs)
+    doc.push(doc.keeping_references(command) if set(changes) - _SAME_LAYOUT or "name" in changes
+             else command)
 
 
 def _apply(doc: Document, target: ModelEntry, state: ModelEntry):

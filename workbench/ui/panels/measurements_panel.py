@@ -337,7 +337,7 @@ class MeasurementsPanel(DockedPanel, QWidget):
             hw.clear()
             hw.addItem("(every machine)", None)
             for e in session.hardware:
-                hw.addItem(e.hardware.label, ref(e))
+                hw.addItem(e.hardware.label, ref(session, e))
             if m is None:
                 for key in ("name", "source"):
                     self._fields[key].setText("")
@@ -470,7 +470,7 @@ class MeasurementsPanel(DockedPanel, QWidget):
     def add_standalone(self) -> int:
         session = self.document.session
         hw = session.hardware[0] if len(session.hardware) == 1 else None
-        m = Measurement(name="measured kernel", hardware=ref(hw) if hw else None,
+        m = Measurement(name="measured kernel", hardware=ref(session, hw) if hw else None,
                         time_s=1e-3, flops=1e9, bytes=1e8, precision="bf16",
                         source="typed in")
         return self._append(m)
@@ -495,7 +495,7 @@ class MeasurementsPanel(DockedPanel, QWidget):
         if time_s is None:
             return None
         m = Measurement(name=f"{entry.operation.name} (measured)",
-                        operation=entry.operation.name, hardware=ref(machine),
+                        operation=entry.operation.name, hardware=ref(session, machine),
                         time_s=min(max(time_s, 1e-12), 1e9), source="typed in")
         return self._append(m)
 

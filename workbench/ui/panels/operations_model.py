@@ -330,8 +330,9 @@ class OperationsModel(QAbstractTableModel):
             return True
         if index.column() == COL_NAME and role == Qt.ItemDataRole.EditRole:
             name = str(value).strip()
-            if not name or text_problem(name, "operation") is not None:
-                return False  # (as a session file could not hold it)
+            if not name or text_problem(name, "operation") is not None or (
+                    document.operation_name_problem(entry.id, name) is not None):
+                return False  # (as a session file could not hold it, or reopen it)
             document.set_operation_field(entry.id, "name", name)
             document.seal()
             return True
