@@ -668,7 +668,10 @@ def measurement_to_data(m: Measurement) -> dict[str, Any]:
     return out
 
 
-def session_to_data(session: Session) -> dict[str, Any]:
+def session_to_data(session: Session, path: str | os.PathLike[str] | None = None
+                    ) -> dict[str, Any]:
+    """The session as plain data, for a file at ``path`` (model config paths are written
+    relative to its folder)."""
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if session.title:
         out["title"] = session.title
@@ -685,7 +688,7 @@ def session_to_data(session: Session) -> dict[str, Any]:
     if session.models:
         from workbench.io.model_entries import model_entry_to_data
 
-        out["models"] = [model_entry_to_data(m) for m in session.models]
+        out["models"] = [model_entry_to_data(m, path) for m in session.models]
     if session.measurements:
         out["measurements"] = [measurement_to_data(m) for m in session.measurements]
     if session.comparisons:
@@ -699,8 +702,8 @@ def session_to_data(session: Session) -> dict[str, Any]:
     return out
 
 
-def dumps_session(session: Session) -> str:
-    return dump_yaml(session_to_data(session))
+def dumps_session(session: Session, path: str | os.PathLike[str] | None = None) -> str:
+    return dump_yaml(session_to_data(session, path))
 
 
 def save_session(session: Session, path: str | os.PathLike[str], backup: bool = True) -> None:
@@ -708,7 +711,7 @@ def save_session(session: Session, path: str | os.PathLike[str], backup: bool = 
     over the target. The previous version is kept as ``NAME.bak``. A crash at any moment
     leaves either the old file or the new one, never a mixture. The file keeps its mode,
     owner and links; a read-only file is refused (see :mod:`workbench.io.atomic`)."""
-    data = dumps_session(session).encode("utf-8")
+    data = dumps_session(session, path).encode("utf-8")
     if len(data) > MAX_SESSION_BYTES:  # never a file that would not open again
         raise OSError(errno.EFBIG, f"the session is {len(data) / 2**20:.1f} MB; a session file "
                                    f"holds at most {MAX_SESSION_BYTES // 2**20} MB (keep some "
