@@ -19,6 +19,14 @@ from typing import Any, ClassVar
 
 from workbench.document.changes import Change, Command, What
 from workbench.model.hardware import Hardware
+from workbench.model.limits import (
+    MAX_OPERATIONS,
+    OverBudget,
+    budget_problem,
+    measurement_bytes,
+    session_totals,
+    sweep_total_problem,
+)
 from workbench.model.measured import Measurement
 from workbench.model.operations import KINDS, Operation
 from workbench.model.session import (
@@ -31,7 +39,7 @@ from workbench.model.session import (
 )
 from workbench.model.sweeps import Sweep
 
-__all__ = ["Change", "Document", "NameInUse", "new_operation", "unique_name"]
+__all__ = ["Change", "Document", "NameInUse", "OverBudget", "new_operation", "unique_name"]
 
 
 class NameInUse(ValueError):
@@ -314,6 +322,9 @@ class Document:
                       entry: OperationEntry | None = None) -> int:
         """Add an operation; a name another operation has gets a number (``GEMM 2``)."""
         entry = entry or OperationEntry(operation)
+        if len(self.session.operations) >= MAX_OPERATIONS:
+            raise OverBudget(f"the session holds {len(self.session.operations):,} operations; "
+                             f"at most {MAX_OPERATIONS:,}")
         taken = {e.operation.name for e in self.session.operations}
         if entry.operation.name in taken:
             entry.operation.name = unique_name(entry.operation.name, taken)
@@ -619,18 +630,45 @@ class Document:
             self.operation(op_id).sweep = v
             return Change(What.OPERATION, (op_id,), ("sweep",))
 
+        if sweep is not None:
+            problem = self.sweep_problem(op_id, sweep)
+            if problem:
+                raise OverBudget(problem)
         text = "Remove sweep of" if sweep is None else "Sweep"
         self.edit(f"{text} {entry.operation.name}", put, sweep, old,
                   merge_key=("sweep", op_id) if sweep is not None else None)
 
+    def sweep_problem(self, op_id: int, sweep: Sweep) -> str | None:
+        """Why operation ``op_id`` cannot take ``sweep``: the session's sweeps would have
+        more points in all than a session holds; or ``None``."""
+        total = sum(e.sweep.points for e in self.session.operations
+                    if e.sweep is not None and e.id != op_id)
+        return sweep_total_problem(total + sweep.points)
+
+    def measurements_problem(self, measurements: list[Measurement]) -> str | None:
+        """Why the session cannot hold ``measurements`` in place of its measured points
+        (too many, or a file too large to open again), with the numbers; or ``None``."""
+        before = session_totals(self.session)
+        old = self.session.measurements
+        after = dataclasses.replace(
+            before, measurements=len(measurements),
+            bytes=before.bytes - sum(map(measurement_bytes, old))
+            + sum(map(measurement_bytes, measurements)))
+        return budget_problem(after, before)
+
     def set_measurements(self, measurements: list[Measurement], text: str = "Edit measurements"
                          ) -> None:
         """Replace the session's measured points (an import appends by passing the old ones
-        followed by the new)."""
+        followed by the new). :class:`OverBudget` (nothing changed) when the session could
+        not hold them."""
         old = list(self.session.measurements)
         new = list(measurements)
         if old == new:
             return
+        if len(new) >= len(old):  # (removing points never passes a limit)
+            problem = self.measurements_problem(new)
+            if problem:
+                raise OverBudget(problem)
 
         def put(v: list[Measurement]) -> Change:
             self.session.measurements = list(v)

@@ -99,7 +99,12 @@ from workbench.io.schema import (
 from workbench.io.yamlio import MAX_SESSION_BYTES, YamlDocument, dump_yaml, parse_yaml, read_yaml
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
-from workbench.model.limits import MAX_OPERATIONS, model_problem
+from workbench.model.limits import (
+    MAX_MEASUREMENTS,
+    MAX_OPERATIONS,
+    model_problem,
+    sweep_total_problem,
+)
 from workbench.model.measured import Measurement
 from workbench.model.measured_session import measurement_problems
 from workbench.model.operations import Operation
@@ -154,7 +159,6 @@ MEASUREMENT_KEYS = ("name", "operation", "hardware", "time", "achieved", "flops"
 _MEASUREMENT_FIELDS = {"name": "name", "operation": "operation", "hardware": "hardware",
                        "time_s": "time", "achieved_flops": "achieved", "flops": "flops",
                        "bytes": "bytes", "precision": "precision", "source": "source"}
-MAX_MEASUREMENTS = 100_000
 PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead", "calibration")
 ENTRY_KEYS = ("visible", "marker")
 VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "all_levels",
@@ -229,6 +233,7 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
     if len(operations) > MAX_OPERATIONS:
         raise root.at("operations").error(
             f"has {len(operations)} operations; at most {MAX_OPERATIONS}")
+    _check_sweep_total(operations, root.at("operations"))
     for i, item in enumerate(operations):
         place = root.at("operations", i)
         sweep_data = None
@@ -279,6 +284,27 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
     if data.get("view") is not None:
         session.view = _parse_view(data["view"], root.at("view"))
     return session
+
+
+def _check_sweep_total(operations: list[Any], place: Place) -> None:
+    """Refuse sweeps of more points in all than a session holds, before any is expanded
+    (each point is a row of the results on every machine)."""
+    total = 0
+    first = None
+    for i, item in enumerate(operations):
+        sweep = item.get("sweep") if isinstance(item, dict) else None
+        if not isinstance(sweep, dict):
+            continue
+        values, num = sweep.get("values"), sweep.get("num")
+        points = (len(values) if isinstance(values, list)
+                  else num if isinstance(num, int) and not isinstance(num, bool) and num > 0
+                  else 0)
+        if points and first is None:
+            first = i
+        total += points
+    problem = sweep_total_problem(total)
+    if problem:
+        raise place.at(first, "sweep").error(problem)
 
 
 def _parse_prediction(value: Any, session: Session, place: Place) -> None:

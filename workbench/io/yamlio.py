@@ -22,15 +22,16 @@ from typing import Any
 import yaml
 
 from workbench.io.errors import InputError
+from workbench.model.limits import MAX_SESSION_BYTES as _SESSION_BYTES
 
 __all__ = ["MAX_FILE_BYTES", "MAX_SESSION_BYTES",
            "MAX_ALIASES", "MAX_NODES", "YamlDocument", "read_yaml", "parse_yaml",
            "dump_yaml", "plain_data"]
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
-#: A session file's own cap: what the session limits allow (100,000 operations, 100,000
-#: measured points) writes well under it, and a save never writes a file beyond it.
-MAX_SESSION_BYTES = 32 * 1024 * 1024
+#: A session file's own cap (see :data:`workbench.model.limits.MAX_SESSION_BYTES`): a save
+#: never writes a file beyond it, and an edit that would take the session past it is refused.
+MAX_SESSION_BYTES = _SESSION_BYTES
 MAX_ALIASES = 100
 MAX_NODES = 200_000  # values that aliases add (an alias bomb), not values written out
 

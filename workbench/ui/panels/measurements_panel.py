@@ -65,9 +65,10 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change, Document
 from workbench.document.changes import What
+from workbench.io.errors import InputError
 from workbench.io.measurements import attach_measurements, load_measurements
 from workbench.model.dtypes import PRECISIONS
-from workbench.model.limits import text_problem
+from workbench.model.limits import OverBudget, text_problem
 from workbench.model.measured import Measurement
 from workbench.model.units import QuantityError
 from workbench.ui.bridge import Workspace
@@ -119,6 +120,10 @@ def import_measurements(document: Document, path: str | os.PathLike[str],
     probe.measurements = list(document.session.measurements)
     added = attach_measurements(probe, measurements, str(path))
     if added:
+        problem = document.measurements_problem(list(document.session.measurements) + added)
+        if problem:  # all or nothing, before anything is drawn
+            raise InputError(f"importing {len(added):,} measured points: {problem}; nothing "
+                             "was imported", str(path))
         step(f"Drawing {len(added):,} measured points…", 2)
         document.seal()
         document.set_measurements(list(document.session.measurements) + added,
@@ -456,7 +461,12 @@ class MeasurementsPanel(DockedPanel, QWidget):
         items = list(old)
         items[self._current] = new
         self.document.seal()
-        self.document.set_measurements(items, text)
+        try:
+            self.document.set_measurements(items, text)
+        except OverBudget as exc:  # (a session file that would not open again)
+            self._errors[key] = f"Not applied: {exc}"
+            self._load_field(key)
+            return
         self.document.seal()
 
     def _load_field(self, key: str) -> None:
@@ -499,10 +509,15 @@ class MeasurementsPanel(DockedPanel, QWidget):
                         time_s=min(max(time_s, 1e-12), 1e9), source="typed in")
         return self._append(m)
 
-    def _append(self, m: Measurement) -> int:
+    def _append(self, m: Measurement) -> int | None:
         items = list(self.document.session.measurements) + [m]
         self.document.seal()
-        self.document.set_measurements(items, f"Add measurement {m.name}")
+        try:
+            self.document.set_measurements(items, f"Add measurement {m.name}")
+        except OverBudget as exc:
+            self._errors["add"] = f"Not added: {exc}"
+            self._set_hint()
+            return None
         self.document.seal()
         index = len(items) - 1
         self._refresh_now()

@@ -47,7 +47,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.document import new_operation
+from workbench.document import new_operation, unique_name
 from workbench.model.llm.session import ModelEntry
 from workbench.model.operations import KINDS
 from workbench.ui.bridge import Workspace
@@ -366,13 +366,7 @@ class OperationsPanel(QWidget):
     # -- edits -----------------------------------------------------------------------------
 
     def _unique_name(self, base: str) -> str:
-        names = {e.operation.name for e in self.document.session.operations}
-        if base not in names:
-            return base
-        n = 2
-        while f"{base} {n}" in names:
-            n += 1
-        return f"{base} {n}"
+        return unique_name(base, {e.operation.name for e in self.document.session.operations})
 
     def add_operation(self, kind: str) -> int:
         """Add a new ``kind`` operation after the selected one (or at the end); select it."""

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import __version__
-from workbench.document import Change, Document, new_operation
+from workbench.document import Change, Document, OverBudget, new_operation
 from workbench.document.changes import What
 from workbench.io.autosave import Autosave, Recoverable, find_recoverable
 from workbench.io.errors import InputError
@@ -435,7 +435,7 @@ class MainWindow(DocksMixin, QMainWindow):
 
     # -- operations ------------------------------------------------------------------------
 
-    def add_operation(self, kind: str) -> int:
+    def add_operation(self, kind: str) -> int | None:
         current = self.workspace.selection.current
         index = None
         if current is not None:
@@ -443,7 +443,11 @@ class MainWindow(DocksMixin, QMainWindow):
                 index = self.document.operation_index(current) + 1
             except (KeyError, StopIteration):
                 index = None
-        op_id = self.document.add_operation(new_operation(kind), index)
+        try:
+            op_id = self.document.add_operation(new_operation(kind), index)
+        except OverBudget as exc:
+            self.statusBar().showMessage(f"Not added: {exc}", 6000)
+            return None
         self.workspace.selection.select(op_id)
         return op_id
 
