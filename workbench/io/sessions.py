@@ -96,7 +96,14 @@ from workbench.io.schema import (
     parse_hardware,
     parse_operation,
 )
-from workbench.io.yamlio import MAX_SESSION_BYTES, YamlDocument, dump_yaml, parse_yaml, read_yaml
+from workbench.io.yamlio import (
+    MAX_SESSION_BYTES,
+    Shape,
+    YamlDocument,
+    dump_yaml,
+    parse_yaml,
+    read_yaml,
+)
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
 from workbench.model.limits import (
@@ -166,16 +173,59 @@ VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "all_l
 VIEW_KEYS = ("theme", *VIEW_FLAGS, "x_range", "y_range")
 
 
+def _session_shape() -> Shape:
+    """What a session file may hold, checked as its text streams by, before any object is
+    built: its keys (an operation's: those of any kind), the length of its lists, and a
+    sweep's values."""
+    from workbench.io.model_entries import MAX_MODELS, MODEL_KEYS
+    from workbench.io.schema import CALIBRATION_KEYS, OPERATION_KEYS
+    from workbench.model.operations import KINDS
+
+    op_keys = {*OPERATION_KEYS, "sweep"}
+    for spec in KINDS.values():
+        op_keys.update(spec.param_names)
+    sweep = Shape(frozenset(SWEEP_KEYS), children={
+        "values": Shape(most=MAX_SWEEP_POINTS, what="values")})
+    machine = Shape(frozenset({*HARDWARE_KEYS, "preset", "based_on", *PRESET_OVERRIDES,
+                               *ENTRY_KEYS}),
+                    children={"calibration": Shape(frozenset(CALIBRATION_KEYS))})
+    return Shape(frozenset(TOP_KEYS), children={
+        "operations": Shape(most=MAX_OPERATIONS, what="operations",
+                            item=Shape(frozenset(op_keys), children={"sweep": sweep})),
+        "measurements": Shape(most=MAX_MEASUREMENTS, what="measurements",
+                              item=Shape(frozenset(MEASUREMENT_KEYS))),
+        "hardware": Shape(most=MAX_HARDWARE, what="machines", item=machine),
+        "comparisons": Shape(most=MAX_COMPARISONS, what="pairs",
+                             item=Shape(frozenset(COMPARISON_KEYS))),
+        "models": Shape(most=MAX_MODELS, what="models", item=Shape(frozenset(MODEL_KEYS))),
+        "view": Shape(frozenset(VIEW_KEYS)),
+        "prediction": Shape(frozenset(PREDICTION_KEYS)),
+    })
+
+
+_SHAPE: list[Shape] = []
+
+
+def session_shape() -> Shape:
+    """The :class:`Shape` of a session file (built once)."""
+    if not _SHAPE:
+        _SHAPE.append(_session_shape())
+    return _SHAPE[0]
+
+
 def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None) -> Session:
     """Read and validate a session file; every problem is an :class:`InputError`.
     ``warnings``, when given, receives one line per value the file leaves to a default that
-    a current file must give (see :func:`session_from_document`)."""
-    return session_from_document(read_yaml(path, limit=MAX_SESSION_BYTES), warnings)
+    a current file must give (see :func:`session_from_document`). Unknown keys and lists
+    past their limits are refused as the text streams by, before anything is built."""
+    return session_from_document(read_yaml(path, limit=MAX_SESSION_BYTES,
+                                           shape=session_shape()), warnings)
 
 
 def loads_session(text: str | bytes, name: str | None = None,
                   warnings: list[str] | None = None) -> Session:
-    return session_from_document(parse_yaml(text, name, MAX_SESSION_BYTES), warnings)
+    return session_from_document(parse_yaml(text, name, MAX_SESSION_BYTES, session_shape()),
+                                 warnings)
 
 
 def migrate(data: dict[str, Any], doc: YamlDocument) -> dict[str, Any]:
