@@ -9,6 +9,8 @@ session is written and read back.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -33,10 +35,8 @@ def _apply(doc: Document, action: str, a: int, b: int) -> None:
     if action == "add_op":
         doc.add_operation(new_operation(KINDS[b % len(KINDS)], NAMES[a % len(NAMES)]))
     elif action == "rename_op" and op is not None:
-        try:
+        with contextlib.suppress(NameInUse):  # (refused in place, the document unchanged)
             doc.set_operation_field(op.id, "name", NAMES[b % len(NAMES)])
-        except NameInUse:
-            pass  # refused in place, the document unchanged
     elif action == "duplicate_op" and op is not None:
         doc.duplicate_operation(op.id)
     elif action == "delete_op" and op is not None:
@@ -47,10 +47,8 @@ def _apply(doc: Document, action: str, a: int, b: int) -> None:
         preset = PRESETS[b % len(PRESETS)]
         doc.add_machine(get_preset(preset), preset=preset)
     elif action == "rename_machine" and hw is not None:
-        try:
+        with contextlib.suppress(NameInUse):
             doc.set_machine(hw.id, hw.hardware.copy(name=MACHINE_NAMES[b % 3]), "Edit name")
-        except NameInUse:
-            pass
     elif action == "delete_machine" and hw is not None:
         doc.remove_machine(hw.id)
     elif action == "measure" and op is not None:
