@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from workbench.cli.common import PROG, derivation_json, fail, json_safe, load, terminal
+from workbench.cli.common import PROG, derivation_json, fail, json_safe, load, say, terminal
 
 
 def add_parser(sub) -> None:
@@ -89,7 +89,7 @@ def _analyze(path: str, fmt: str, measurement_files: Sequence[str] = (),
             sys.stdout.write(terminal_lines(_analysis_lines(crossings, measured)))
             sys.stdout.write(terminal_lines(_comparison_lines(compared)))
         for warning in warnings:  # beside the output, which stays machine-readable
-            sys.stderr.write(f"{PROG}: warning: {terminal(warning.message)}\n")
+            say(f"{PROG}: warning: {terminal(warning.message)}\n")
     return 0
 
 

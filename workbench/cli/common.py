@@ -31,8 +31,37 @@ def positive_whole(expected: str, positive: str, maximum: int | None = None):
 
 
 def fail(message: str) -> int:
-    sys.stderr.write(f"{PROG}: {terminal(' '.join(str(message).split()))}\n")
+    """Say ``message`` on one line of standard error; the exit status of bad input (2),
+    whether or not standard error can be written (closed, or a full disk)."""
+    say(f"{PROG}: {terminal(' '.join(str(message).split()))}\n")
     return EXIT_BAD_INPUT
+
+
+def say(text: str) -> None:
+    """Write ``text`` to standard error; when it cannot be written (closed, a full disk),
+    nothing more is tried, so that the exit status stays the command's own."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        silence_stderr()
+
+
+def silence_stderr() -> None:
+    """Point standard error at the null device: the interpreter's last flush of what is
+    still buffered cannot fail and change the exit status."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+    except OSError:
+        pass
+    try:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for good
+    except OSError:
+        sys.stderr = None
 
 
 def terminal(text: str) -> str:
@@ -80,5 +109,5 @@ def load(path: str):
     except InputError as exc:
         return None, str(exc)
     for line in assumed:
-        sys.stderr.write(f"{PROG}: warning: {line}\n")
+        say(f"{PROG}: warning: {terminal(line)}\n")
     return session, None

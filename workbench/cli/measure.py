@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-PROG = "roofline-workbench"
+from workbench.cli.common import PROG, fail, terminal
 
 
 def add_parser(sub) -> None:
@@ -34,8 +34,7 @@ def add_parser(sub) -> None:
 
 
 def _fail(message: str) -> int:
-    sys.stderr.write(f"{PROG}: {' '.join(str(message).split())}\n")
-    return 2
+    return fail(message)  # (control characters escaped, as every path printed)
 
 
 def _progress_writer():
@@ -157,7 +156,8 @@ def _save_and_report(measured, output: Path | None, lines: list[str]) -> int:
                      f"{exc.strerror or exc}")
     except Exception as exc:  # noqa: BLE001 - a value the file cannot hold: one line, no trace
         return _fail(f"the measured machine could not be saved: {type(exc).__name__}: {exc}")
-    sys.stdout.write(f"saved as preset {measured.hardware.id}: {saved}\n")
+    sys.stdout.write(f"saved as preset {terminal(str(measured.hardware.id))}: "
+                     f"{terminal(str(saved))}\n")
     if output is not None:
-        sys.stdout.write(f"wrote {output}\n")
+        sys.stdout.write(f"wrote {terminal(str(output))}\n")
     return 0
