@@ -57,11 +57,7 @@ def silence_stderr() -> None:
         os.dup2(devnull, 2)
         os.close(devnull)
     except OSError:
-        pass
-    try:
-        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for good
-    except OSError:
-        sys.stderr = None
+        pass  # (what is still buffered is flushed to the null device at exit)
 
 
 def terminal(text: str) -> str:

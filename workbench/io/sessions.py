@@ -782,17 +782,19 @@ def dumps_session(session: Session, path: str | os.PathLike[str] | None = None) 
     return dump_yaml(session_to_data(session, path))
 
 
-def save_session(session: Session, path: str | os.PathLike[str], backup: bool = True) -> None:
+def save_session(session: Session, path: str | os.PathLike[str], backup: bool = True,
+                 notes: list[str] | None = None) -> None:
     """Write atomically: a temporary file in the same folder, flushed to disk, then renamed
     over the target. The previous version is kept as ``NAME.bak``. A crash at any moment
     leaves either the old file or the new one, never a mixture. The file keeps its mode,
-    owner and links; a read-only file is refused (see :mod:`workbench.io.atomic`)."""
+    owner and links; a read-only file is refused (see :mod:`workbench.io.atomic`). ``notes``
+    gets a line for what the user should know: an owner that could not be kept, no backup."""
     data = dumps_session(session, path).encode("utf-8")
     if len(data) > MAX_SESSION_BYTES:  # never a file that would not open again
         raise OSError(errno.EFBIG, f"the session is {len(data) / 2**20:.1f} MB; a session file "
                                    f"holds at most {MAX_SESSION_BYTES // 2**20} MB (keep some "
                                    "measured points or operations in another session)")
-    write_atomic(Path(path), data, backup=backup)
+    write_atomic(Path(path), data, backup=backup, notes=notes)
 
 
 def ensure_error(exc: Exception, file: str | None) -> InputError:

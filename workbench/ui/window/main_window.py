@@ -623,14 +623,17 @@ class MainWindow(DocksMixin, QMainWindow):
         """Save to exactly ``path``. A read-only file is refused with a message and the
         session stays modified."""
         path = Path(path)
+        notes: list[str] = []
         try:
-            save_session(self.document.session, path)
+            save_session(self.document.session, path, notes=notes)
         except OSError as exc:
             self.show_error("Cannot save session", f"{path}: {exc.strerror or exc}")
             return False
         self.example = None
         self.document.mark_clean(path.resolve())
         self.add_recent(path.resolve())
+        if notes:  # (saved, but the user should know)
+            self.show_warning("Session saved", "\n".join(notes))
         self.statusBar().showMessage(f"Saved {path}", 4000)
         return True
 
@@ -685,8 +688,16 @@ class MainWindow(DocksMixin, QMainWindow):
 
     def show_error(self, title: str, message: str) -> None:
         self.last_error = message
-        box = QMessageBox(QMessageBox.Critical, title, message, QMessageBox.Ok, self)
-        box.setObjectName("error_dialog")
+        self._message_box(QMessageBox.Critical, title, message, "error_dialog")
+
+    def show_warning(self, title: str, message: str) -> None:
+        """Something done, with what the user should know about it (an owner not kept)."""
+        self.last_warning = message
+        self._message_box(QMessageBox.Warning, title, message, "warning_dialog")
+
+    def _message_box(self, icon, title: str, message: str, name: str) -> None:
+        box = QMessageBox(icon, title, message, QMessageBox.Ok, self)
+        box.setObjectName(name)
         box.setTextInteractionFlags(Qt.TextSelectableByMouse)
         box.open()
         self._error_box = box
