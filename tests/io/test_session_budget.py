@@ -107,3 +107,16 @@ def test_the_autosave_never_writes_what_recovery_would_refuse(tmp_path, monkeypa
     slot.write(session, None)
     assert len(autosave_module.find_recoverable(tmp_path)) == 0  # (this process is alive)
     assert len(autosave_module.Recoverable(slot.path, None, 0, 0).load().measurements) == 100
+
+
+def test_adding_operations_stops_at_the_limit():
+    from workbench.model.limits import MAX_OPERATIONS
+    from workbench.model.session import OperationEntry
+
+    doc = Document()
+    gemm = new_operation("gemm", "g")
+    doc.session.operations = [OperationEntry(gemm.copy()) for _ in range(MAX_OPERATIONS - 1)]
+    doc.add_operation(new_operation("gemm", "last"))  # the 100,000th: kept
+    with pytest.raises(OverBudget, match="holds 100,000 operations; at most 100,000"):
+        doc.add_operation(new_operation("gemm", "one more"))
+    assert len(doc.session.operations) == MAX_OPERATIONS
