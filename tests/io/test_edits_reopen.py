@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from workbench.document.document import Document, NameInUse, new_operation
 from workbench.io.presets import get_preset
 from workbench.io.sessions import dumps_session, loads_session
+from workbench.io.model_configs import read_model_config
+from workbench.model.llm.session import ModelEntry
 from workbench.model.measured import Measurement
 from workbench.model.session import Comparison
 from workbench.model.sweeps import Sweep
@@ -26,6 +28,7 @@ NAMES = ("x", "y", "GEMM")  # operations' (few, so that renames meet names in us
 MACHINE_NAMES = ("NVIDIA H100 SXM5 80GB", "h100-sxm", "NVIDIA A100 SXM4 80GB")
 KINDS = ("gemm", "elementwise")
 PRESETS = ("h100-sxm", "a100-80gb")
+ARCH = read_model_config("Qwen3-8B")
 
 
 def _apply(doc: Document, action: str, a: int, b: int) -> None:
@@ -62,6 +65,14 @@ def _apply(doc: Document, action: str, a: int, b: int) -> None:
         if other.id != op.id:
             pair = Comparison(op.operation.name, other.operation.name)
             doc.set_comparisons([*doc.session.comparisons, pair], "Compare")
+    elif action == "add_model" and len(doc.session.models) < 2:
+        doc.add_model(ModelEntry("Qwen3-8B", ARCH, view="layers", name=NAMES[b % len(NAMES)]))
+    elif action == "rename_model" and doc.session.models:
+        model = doc.session.models[a % len(doc.session.models)]
+        with contextlib.suppress(NameInUse):
+            doc.set_model(model.id, name=NAMES[b % len(NAMES)])
+    elif action == "delete_model" and doc.session.models:
+        doc.remove_model(doc.session.models[a % len(doc.session.models)].id)
     elif action == "undo":
         doc.undo()
     elif action == "redo":
@@ -70,7 +81,8 @@ def _apply(doc: Document, action: str, a: int, b: int) -> None:
 
 
 ACTIONS = ("add_op", "rename_op", "duplicate_op", "delete_op", "sweep", "add_machine",
-           "rename_machine", "delete_machine", "measure", "compare", "undo", "redo")
+           "rename_machine", "delete_machine", "measure", "compare", "add_model",
+           "rename_model", "delete_model", "undo", "redo")
 EDITS = st.lists(st.tuples(st.sampled_from(ACTIONS), st.integers(0, 2), st.integers(0, 2)),
                  max_size=12)
 
@@ -148,3 +160,32 @@ def test_a_second_machine_of_a_preset_keeps_the_first_ones_points():
     reopened = loads_session(dumps_session(doc.session))
     assert [e.hardware.name for e in reopened.machines_matching(
         reopened.measurements[0].hardware)] == [names[0]]
+
+
+def test_a_models_operation_is_renamed_through_its_model_only():
+    doc = Document()
+    model = doc.add_model(ModelEntry("Qwen3-8B", ARCH, view="layers", name="q"))
+    first = doc.session.operations[0]
+    with pytest.raises(NameInUse, match="named by the model; rename the model"):
+        doc.set_operation_field(first.id, "name", "mine")
+    doc.set_measurements([Measurement(name="run", operation=first.operation.name,
+                                      time_s=1e-3)])
+    doc.set_model(model, name="renamed")
+    assert doc.session.measurements[0].operation == doc.operation(first.id).operation.name
+    assert doc.session.measurements[0].operation.startswith("renamed: ")
+    text = dumps_session(doc.session)
+    assert dumps_session(loads_session(text)) == text
+
+
+def test_a_second_model_of_one_name_gets_a_number_and_a_copy_of_its_operation_opens():
+    doc = Document()
+    doc.add_model(ModelEntry("Qwen3-8B", ARCH, name="q"))
+    doc.add_model(ModelEntry("Qwen3-8B", ARCH, name="q"))
+    assert [m.label for m in doc.session.models] == ["q", "q 2"]
+    names = [e.operation.name for e in doc.session.operations]
+    assert len(names) == len(set(names))
+    rope = next(e for e in doc.session.operations if e.operation.name.endswith("RoPE ×36"))
+    copy = doc.operation(doc.duplicate_operation(rope.id)).operation
+    assert copy.params["input"] == "q_k"  # (the model's "q, k", as a file holds it)
+    text = dumps_session(doc.session)
+    assert dumps_session(loads_session(text)) == text

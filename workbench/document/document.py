@@ -306,6 +306,9 @@ class Document:
         if any(e.operation.name == name and e.id != op_id for e in self.session.operations):
             return (f"another operation is named {name!r}; measured points and compared "
                     "pairs name their operation, so each name is used once")
+        model = self.session.model_of(op_id) if op_id is not None else None
+        if model is not None:  # (a session file keeps the model, not its operations)
+            return f"the operations of {model.label} are named by the model; rename the model"
         return None
 
     def machine_name_problem(self, hw_id: int | None, name: str) -> str | None:
@@ -348,10 +351,14 @@ class Document:
         source = self.operation(op_id)
         op = source.operation.copy()
         op.name = f"{op.name} (copy)"
+        for p in op.spec.params:  # a model's tensor names ("q, k") as a file writes them
+            if p.type == "str" and isinstance(op.params.get(p.name), str):
+                op.params[p.name] = _tensor_name(op.params[p.name])
         entry = OperationEntry(op, color=None, visible=source.visible, label=source.label)
         model = self.session.model_of(op_id)
         if model is not None:  # an ordinary operation of its own, after the model's block
-            index = max(self.operation_index(i) for i in model.op_ids) + 1
+            index = max(i for i, e in enumerate(self.session.operations)
+                        if e.id in set(model.op_ids)) + 1
         else:
             index = self.operation_index(op_id) + 1
         return self.add_operation(op, index, entry)
@@ -721,6 +728,15 @@ class Document:
             return Change(What.TITLE)
 
         self.edit("Edit title", put, title, old, merge_key=("title",))
+
+
+def _tensor_name(text: str) -> str:
+    """``text`` as a tensor name a session file holds: a letter first, then letters,
+    digits, ``_`` or ``-`` (``q, k`` → ``q_k``, ``h'`` → ``h_``)."""
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9_\-]+", "_", text).strip("_") or "x"
+    return name if name[0].isalpha() and name.isascii() else f"t_{name}"
 
 
 def default_view() -> ViewSettings:

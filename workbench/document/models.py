@@ -53,6 +53,11 @@ def add_model(doc: Document, model: ModelEntry) -> int:
     problem = model_room_problem(doc, model)
     if problem:
         raise ModelTooLarge(problem)
+    from workbench.document.document import unique_name
+
+    labels = {m.label for m in doc.session.models}
+    if model.label in labels:  # its operations are named after it: "Qwen3-8B 2: attention"
+        model.name = unique_name(model.label, labels)
 
     def do() -> Change:
         doc.session.models.append(model)
@@ -102,6 +107,12 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
     if (old.setup, old.view, old.name, old.visible, old.config) == (
             new.setup, new.view, new.name, new.visible, new.config) and old.arch == new.arch:
         return
+    if new.label != old.label and any(m.label == new.label for m in doc.session.models
+                                      if m.id != model_id):
+        from workbench.document.document import NameInUse
+
+        raise NameInUse(f"another model is named {new.label!r}; a model's operations are "
+                        "named after it, so each name is used once")
     new.setup.check()
     if (new.setup.ep, new.setup.pp) != (1, 1):
         from workbench.model.llm.architecture import layer_steps
