@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.document.document import Document, NameInUse, new_operation
+from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
 from workbench.io.sessions import dumps_session, loads_session
-from workbench.io.model_configs import read_model_config
 from workbench.model.llm.session import ModelEntry
 from workbench.model.measured import Measurement
 from workbench.model.session import Comparison
