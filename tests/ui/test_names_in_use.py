@@ -14,13 +14,7 @@ from workbench.ui.bridge import Workspace
 from workbench.ui.editors.operation_editor import OperationEditor
 from workbench.ui.panels.hardware_panel import HardwarePanel
 
-
-def _replace_text(qtbot, edit, text: str) -> None:
-    edit.setFocus()
-    edit.selectAll()
-    qtbot.keyClick(edit, Qt.Key.Key_Backspace)
-    qtbot.keyClicks(edit, text)
-    qtbot.keyClick(edit, Qt.Key.Key_Return)
+from .test_hardware_panel import type_into
 
 
 def test_operation_renamed_to_a_name_in_use_is_refused_in_the_name_field(qtbot):
@@ -42,7 +36,7 @@ def test_operation_renamed_to_a_name_in_use_is_refused_in_the_name_field(qtbot):
     qtbot.keyClick(name, Qt.Key.Key_Return)
     assert [e.operation.name for e in document.session.operations] == ["x", "y"]
     loads_session(dumps_session(document.session))  # still opens
-    _replace_text(qtbot, name, "x2")
+    type_into(qtbot, name, "x2")
     assert editor.hint_text() == ""
     assert document.operation(y).operation.name == "x2"
 
@@ -59,7 +53,7 @@ def test_machine_renamed_to_a_name_in_use_is_refused_in_the_name_field(qtbot):
     qtbot.addWidget(panel)
     panel.show()
     panel.machine_list.setCurrentItem(panel.item_for(a100))
-    _replace_text(qtbot, panel.name_edit, taken)
+    type_into(qtbot, panel.name_edit, taken)
     assert f"another machine is named {taken!r}" in panel.name_edit.problem
     assert f"another machine is named {taken!r}" in panel.hint_label.text()
     assert document.machine(a100).hardware.name == get_preset("a100-80gb").name

@@ -28,7 +28,7 @@ import sys
 from collections.abc import Sequence
 
 from workbench import __version__
-from workbench.cli.common import EXIT_BAD_INPUT, PROG, fail
+from workbench.cli.common import EXIT_BAD_INPUT, PROG, fail, to_null_device
 
 
 class _Parser(argparse.ArgumentParser):
@@ -119,14 +119,7 @@ class _Output:
 
 
 def _silence_stdout() -> None:
-    """Point file descriptor 1 at the null device, so that the interpreter's last flush of
-    what is still buffered cannot fail a second time."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.close(devnull)
-    except OSError:
-        pass
+    to_null_device(1)
 
 
 def _command(args: list[str]) -> int:

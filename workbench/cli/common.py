@@ -48,16 +48,21 @@ def say(text: str) -> None:
 
 
 def silence_stderr() -> None:
-    """Point standard error at the null device: the interpreter's last flush of what is
-    still buffered cannot fail and change the exit status."""
+    """Standard error to the null device (see :func:`to_null_device`)."""
+    to_null_device(2)
+
+
+def to_null_device(fd: int) -> None:
+    """Point file descriptor ``fd`` at the null device, so that the interpreter's last flush
+    of what is still buffered cannot fail a second time (and change the exit status)."""
     import os
 
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
+        os.dup2(devnull, fd)
         os.close(devnull)
     except OSError:
-        pass  # (what is still buffered is flushed to the null device at exit)
+        pass
 
 
 def terminal(text: str) -> str:
