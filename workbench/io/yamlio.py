@@ -8,7 +8,10 @@ by the file size; recording ``path → line`` and refusing duplicate keys), then
 Python data with PyYAML's safe constructor. Integers in YAML 1.1's other bases (``010`` is 8,
 ``1:30`` is 90) are refused with the number they read as. Every document is read this one
 way, with libyaml's parser and composer when PyYAML has them (``yaml.CSafeLoader``), else with
-PyYAML's own.
+PyYAML's own. A large document given a :class:`Shape` (a session file) is first checked as its
+text streams by, before the node tree (whose size grows with the document) is built: unknown
+keys, lists past their limits and nesting are refused from a count of the lines of its
+top-level lists and one pass over the parse events (:func:`check_shape`).
 """
 
 from __future__ import annotations
