@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from workbench.document.changes import Change, Command, What
+from workbench.document.names import NameInUse, unique_name
 from workbench.model.hardware import Hardware
 from workbench.model.limits import (
     MAX_OPERATIONS,
@@ -42,19 +43,6 @@ from workbench.model.sweeps import Sweep
 __all__ = ["Change", "Document", "NameInUse", "OverBudget", "new_operation", "unique_name"]
 
 
-class NameInUse(ValueError):
-    """A rename refused: another operation (or machine) of the session has that name, and
-    measured points and compared pairs refer to operations and machines by name."""
-
-
-def unique_name(name: str, taken: set[str]) -> str:
-    """``name``, or ``name 2``, ``name 3``, … : the first not in ``taken``."""
-    if name not in taken:
-        return name
-    n = 2
-    while f"{name} {n}" in taken:
-        n += 1
-    return f"{name} {n}"
 
 
 #: Undo steps kept (a long session of edits would otherwise hold every one of them).

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from workbench.document.changes import Change, Command, What
+from workbench.document.names import NameInUse, unique_name
 from workbench.model.limits import model_problem
 from workbench.model.llm.session import ModelEntry, expand_in, operation_count, refresh_params
 
@@ -53,8 +54,6 @@ def add_model(doc: Document, model: ModelEntry) -> int:
     problem = model_room_problem(doc, model)
     if problem:
         raise ModelTooLarge(problem)
-    from workbench.document.document import unique_name
-
     labels = {m.label for m in doc.session.models}
     if model.label in labels:  # its operations are named after it: "Qwen3-8B 2: attention"
         model.name = unique_name(model.label, labels)
@@ -109,8 +108,6 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
         return
     if new.label != old.label and any(m.label == new.label for m in doc.session.models
                                       if m.id != model_id):
-        from workbench.document.document import NameInUse
-
         raise NameInUse(f"another model is named {new.label!r}; a model's operations are "
                         "named after it, so each name is used once")
     new.setup.check()
