@@ -82,8 +82,8 @@ def render_figure(session, path: str | os.PathLike[str], *, size: str | None = N
                   width: int | None = None, height: int | None = None,
                   dpi: float | None = None, theme: str = "light", transparent: bool = False,
                   view_range=None, figure: FigureSize | None = None) -> FigureSize:
-    """Write the chart of ``session`` to ``path`` (``.png``, ``.svg`` or ``.pdf``, by its
-    extension), atomically, at ``figure`` (else the size ``size``, ``width``, ``height`` and
+    """Write the chart of ``session`` to ``path`` (``.png``, ``.svg``, ``.pdf`` or ``.html``,
+    by its extension), atomically, at ``figure`` (else the size ``size``, ``width``, ``height`` and
     ``dpi`` resolve to). Returns the size used (a paper column may have grown to hold its
     key). Raises :class:`ExportError` for a bad size or format and ``OSError`` when the file
     cannot be written."""
@@ -98,14 +98,19 @@ def render_figure(session, path: str | os.PathLike[str], *, size: str | None = N
 
 def figure_bytes(session, fmt: str, fig: FigureSize, *, theme: str = "light",
                  transparent: bool = False, view_range=None) -> bytes:
-    """The figure as the bytes of a ``png``, ``svg`` or ``pdf`` file."""
+    """The figure as the bytes of a ``png``, ``svg``, ``pdf`` or ``html`` file."""
     return _figure_payload(session, fmt, fig, theme, transparent, view_range)[0]
 
 
 def _figure_payload(session, fmt: str, fig: FigureSize, theme: str, transparent: bool,
                     view_range) -> tuple[bytes, FigureSize]:
     if fmt not in FORMATS:
-        raise ExportError(f"unknown figure format {fmt!r}; use png, svg or pdf")
+        raise ExportError(f"unknown figure format {fmt!r}; use png, svg, pdf or html")
+    if fmt == "html":
+        from workbench.ui.figures.html_page import figure_html
+
+        return figure_html(session, fig, theme=theme, transparent=transparent,
+                           view_range=view_range)
     svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
                                 view_range=view_range)
     if fmt == "svg":
