@@ -141,7 +141,7 @@
     if (entries.length > 1) {
       var also = document.createElement("div");
       also.className = "sub";
-      also.textContent = "Also here: " + entries.slice(1).map(function (e) { return e.operation; }).join(", ");
+      also.textContent = "Also here: " + entries.slice(1).map(function (e) { return e.operation + " on " + e.machine; }).join("; ");
       tip.appendChild(also);
     }
     tip.hidden = false;
