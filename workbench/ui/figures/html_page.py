@@ -32,7 +32,7 @@ from pathlib import Path
 from workbench.model.units import format_quantity
 from workbench.ui.figures.figure_size import FigureSize
 
-__all__ = ["figure_html", "page_data", "script_json"]
+__all__ = ["figure_html", "page_data", "script_json", "compact_svg", "FIELDS", "COLUMNS"]
 
 _HERE = Path(__file__).resolve().parent
 _SCRIPT = "html_figure.js"
@@ -244,7 +244,7 @@ _INHERITED = {"fill": "black", "fill-opacity": "1", "fill-rule": "nonzero", "str
 _FONT = ("font-family", "font-size", "font-weight", "font-style")
 
 
-def _compact_svg(svg: str) -> str:
+def compact_svg(svg: str) -> str:
     """The figure's SVG for the page, drawn the same with fewer bytes: no XML declaration
     (no place for it inside HTML); no property an element would take from its group anyway;
     no font on a group that holds no text; one group for neighbouring groups of the same
@@ -307,7 +307,7 @@ def _hash(text: str) -> str:
 def _page(session, svg: str, data: dict, theme: str) -> str:
     from workbench.io.sessions import dumps_session
 
-    svg = _compact_svg(svg)
+    svg = compact_svg(svg)
     script = (_HERE / _SCRIPT).read_text(encoding="utf-8")
     style = (_HERE / _STYLE).read_text(encoding="utf-8")
     csp = (f"default-src 'none'; script-src 'sha256-{_hash(script)}'; "
