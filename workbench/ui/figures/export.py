@@ -107,10 +107,12 @@ def _figure_payload(session, fmt: str, fig: FigureSize, theme: str, transparent:
     if fmt not in FORMATS:
         raise ExportError(f"unknown figure format {fmt!r}; use png, svg, pdf or html")
     if fmt == "html":
-        from workbench.ui.figures.html_page import figure_html
+        from workbench.ui.figures.html_page import figure_page
 
-        return figure_html(session, fig, theme=theme, transparent=transparent,
-                           view_range=view_range)
+        drawn: dict = {}
+        svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
+                                    view_range=view_range, drawn=drawn)
+        return figure_page(session, svg, drawn["scene"], theme), fig
     svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
                                 view_range=view_range)
     if fmt == "svg":

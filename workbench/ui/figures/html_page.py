@@ -30,9 +30,8 @@ import math
 from pathlib import Path
 
 from workbench.model.units import format_quantity
-from workbench.ui.figures.figure_size import FigureSize
 
-__all__ = ["figure_html", "page_data", "script_json", "compact_svg", "FIELDS", "COLUMNS"]
+__all__ = ["figure_page", "page_data", "script_json", "compact_svg", "FIELDS", "COLUMNS"]
 
 _HERE = Path(__file__).resolve().parent
 _SCRIPT = "html_figure.js"
@@ -54,16 +53,11 @@ COLUMNS = (
 )
 
 
-def figure_html(session, fig: FigureSize, *, theme: str = "light", transparent: bool = False,
-                view_range=None) -> tuple[bytes, FigureSize]:
-    """The page of ``session``'s figure (UTF-8) and the figure's size."""
-    from workbench.ui.figures.export import figure_svg_sized
-
-    drawn: dict = {}
-    svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
-                                view_range=view_range, drawn=drawn)
-    data = page_data(session, drawn["scene"])
-    return _page(session, svg.decode("utf-8"), data, theme).encode("utf-8"), fig
+def figure_page(session, svg: bytes, scene, theme: str = "light") -> bytes:
+    """The page (UTF-8) of ``session``'s figure: ``svg`` is its SVG with the marks named and
+    ``scene`` the scene it draws (:func:`~workbench.ui.figures.export.figure_svg_sized` with
+    a ``drawn`` dict gives both)."""
+    return _page(session, svg.decode("utf-8"), page_data(session, scene), theme).encode("utf-8")
 
 
 # ---------------------------------------------------------------------------------------------
