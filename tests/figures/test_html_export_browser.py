@@ -235,6 +235,12 @@ def test_hiding_a_machine_takes_its_points_and_rows_away(browser, pages):
     assert len(_visible(browser, "#results tbody tr")) == on_h200
     only.click()
     assert len(_point_keys(browser)) == 8
+    # the figure's own legend: its row of the machine hides the machine too
+    [row] = [t for t in browser.find_elements("css selector", "#figure svg text.rw-legend")
+             if t.text == h200]
+    row.click()
+    assert button.get_attribute("aria-pressed") == "false"
+    assert len(_visible(browser, "#results tbody tr")) == 8 - on_h200
     assert not browser.get_log("browser")
 
 

@@ -305,7 +305,7 @@ def _page(session, svg: str, data: dict, theme: str) -> str:
     script = (_HERE / _SCRIPT).read_text(encoding="utf-8")
     style = (_HERE / _STYLE).read_text(encoding="utf-8")
     csp = (f"default-src 'none'; script-src 'sha256-{_hash(script)}'; "
-           f"style-src 'sha256-{_hash(style)}'; img-src data:; base-uri 'none'; "
+           f"style-src 'sha256-{_hash(style)}'; base-uri 'none'; "
            "form-action 'none'")
     title = html.escape(session.title or "Roofline chart")
     from urllib.parse import quote
