@@ -48,6 +48,14 @@ def test_naming_the_marks_leaves_the_drawing_as_it_was(qtbot, name):
         f"{m.index}:{m.hw_id}".encode() for m in scene.measured)
     assert named.count(b'class="rw-ridge"') == len(scene.ridges) > 0
     assert named.count(b'class="rw-roof"') == len(scene.roofs) > 0
+    # every operation's name written on the chart (not a key's number) is named for it
+    names = {e.id: e.operation.name for e in session.operations}
+    texts = [(el.get("class"), el.get("data-op"), "".join(el.itertext()).strip())
+             for el in ET.fromstring(named).iter("{http://www.w3.org/2000/svg}text")]
+    labels = [(int(op), text) for kind, op, text in texts if kind == "rw-label"]
+    assert labels and all(names[op] == text for op, text in labels)
+    assert sorted(text for _, _, text in texts if text in names.values()) == sorted(
+        text for _, text in labels)
 
 
 def test_a_mark_is_the_shape_drawn_where_it_is():

@@ -225,6 +225,16 @@ def test_hiding_a_machine_takes_its_points_and_rows_away(browser, pages):
     assert len(_visible(browser, "#results tbody tr")) == 8 - on_h200
     roofs = _visible(browser, ".rw-roof")
     assert roofs and all(r.get_attribute("data-hw") != str(h200_id) for r in roofs)
+    # an operation hidden takes its name off the chart too
+    flash = next(o["id"] for o in data["operations"] if o["name"] == "Prefill, Flash")
+    names = [t.text for t in _visible(browser, "#figure svg text")]
+    assert "Prefill, Flash" in names
+    next(b for b in browser.find_elements("css selector", "#key button.toggle")
+         if b.text == "Prefill, Flash").click()
+    assert "Prefill, Flash" not in [t.text for t in _visible(browser, "#figure svg text")]
+    assert not any(k.startswith(f"{flash}:") for k in _point_keys(browser))
+    next(b for b in browser.find_elements("css selector", "#key button.toggle")
+         if b.text == "Prefill, Flash").click()
     button.click()  # and back
     assert len(_point_keys(browser)) == 8
     # "only" isolates it; a second "only" shows every machine again

@@ -209,6 +209,12 @@
       it.el.setAttribute("display", on ? "inline" : "none");
       if (it.hit) it.hit.setAttribute("display", on ? "inline" : "none");
     });
+    // an operation's name on the chart goes with the last of its points
+    var named = {};
+    Object.keys(data.points).forEach(function (k) { if (shown(data.points[k])) named[data.points[k].op] = true; });
+    Array.prototype.forEach.call(svg.querySelectorAll(".rw-label"), function (t) {
+      t.setAttribute("display", named[t.getAttribute("data-op")] ? "inline" : "none");
+    });
     rows.forEach(function (tr) {
       var pk = tr.getAttribute("data-pt"), mk = tr.getAttribute("data-ms");
       var e = pk ? data.points[pk] : data.measured[mk];
@@ -266,7 +272,7 @@
   group("Memory levels", "level", data.levels.map(function (l) { return { id: l, name: l }; }));
   key.hidden = false;
   // the figure's own legend: a machine's or an operation's row hides or shows it too
-  Array.prototype.forEach.call(svg.querySelectorAll("text"), function (t) {
+  Array.prototype.forEach.call(svg.querySelectorAll("text:not(.rw-label)"), function (t) {
     var text = t.textContent.trim();
     var hit = null;
     data.machines.forEach(function (m) { if (m.name === text) hit = ["hw", m.id]; });

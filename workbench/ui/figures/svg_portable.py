@@ -379,13 +379,15 @@ def _inverse(m: Sequence[float]) -> tuple[float, ...]:
 @dataclass(frozen=True)
 class SvgMark:
     """A mark to name in the figure: ``kind`` ``"marker"`` (a point's, a measured point's or
-    a ridge's symbol, centred on ``where[0]``) or ``"line"`` (a roof, the straight line
-    through ``where[0]`` and ``where[1]``), in page coordinates (logical pixels); ``attrs``
-    are set on the shape found (id, class, data attributes)."""
+    a ridge's symbol, centred on ``where[0]``), ``"line"`` (a roof, the straight line
+    through ``where[0]`` and ``where[1]``), in page coordinates (logical pixels), or
+    ``"text"`` (the text element that says ``text``); ``attrs`` are set on the element found
+    (id, class, data attributes)."""
 
     kind: str
     where: tuple[Point, ...]
     attrs: dict[str, str] = field(default_factory=dict)
+    text: str = ""
 
 
 #: a marker's centre is within this many logical pixels of where it was asked for; a roof's
@@ -441,8 +443,9 @@ def _page_vertices(root: ET.Element):
 def name_marks(root: ET.Element, marks: Sequence[SvgMark]) -> int:
     """Set each mark's attributes on the shape that draws it: for a marker, the unnamed
     small shape whose centre is nearest its place (within :data:`MARK_TOLERANCE`); for a
-    line, the longest unnamed straight shape lying along it. Marks are served in order (a
-    point before a ridge drawn at the same place). Returns how many were found."""
+    line, the longest unnamed straight shape lying along it; for a text, the first unnamed
+    text element that says it. Marks are served in order (a point before a ridge drawn at
+    the same place). Returns how many were found."""
     small: dict[tuple[int, int], list[tuple[float, float, ET.Element]]] = {}
     lines: list[tuple[ET.Element, list[Point], float]] = []
     for element, pts in _page_vertices(root):
@@ -453,11 +456,18 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark]) -> int:
             small.setdefault((round(cx), round(cy)), []).append((cx, cy, element))
         if math.hypot(w, h) >= LINE_LEAST and _local(element.tag) != "text":
             lines.append((element, pts, math.hypot(w, h)))
+    texts: dict[str, list[ET.Element]] = {}
+    if any(mark.kind == "text" for mark in marks):
+        for element in root.iter(f"{{{_SVG}}}text"):
+            texts.setdefault("".join(element.itertext()).strip(), []).append(element)
     taken: set[int] = set()
     found = 0
     for mark in marks:
         best = None
-        if mark.kind == "marker":
+        if mark.kind == "text":
+            best = next((el for el in texts.get(mark.text.strip(), ()) if id(el) not in taken),
+                        None)
+        elif mark.kind == "marker":
             x, y = mark.where[0]
             best_d = MARK_TOLERANCE
             for i in (-2, -1, 0, 1, 2):
