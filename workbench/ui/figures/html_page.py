@@ -121,35 +121,13 @@ def page_data(session, scene) -> dict:
         key = f"{m.index}:{m.hw_id}"
         j = judgement_of.get(key)
         measured[key] = (
+            # (the roof's attainable at its intensity; what it achieved is in its tooltip)
             m.op_id, m.hw_id, m.name, m.machine, None, j.flops if j else None,
-            j.bytes if j else None, m.x, m.y, j.predicted_bound if j else None,
+            j.bytes if j else None, m.x, j.predicted_attainable_flops if j else None,
+            j.predicted_bound if j else None,
             j.predicted_time_s if j else None, j.t_predicted_s if j else None,
             j.measured_time_s if j else None, m.verdict_label, m.tooltip.split("\n"), [])
-    machines = {m.hw_id: m for m in scene.machines}
-    roofs = []
-    for roof in scene.roofs:
-        kind = f"derated {roof.kind}" if roof.derated else roof.kind
-        machine = machines[roof.hw_id].name if roof.hw_id in machines else ""
-        unit = "flop_rate" if roof.kind == "compute" else "bandwidth"
-        what = "peak" if roof.kind == "compute" else "bandwidth"
-        formula = ("attainable = peak" if roof.kind == "compute"
-                   else "attainable = I × bandwidth")
-        lines = [f"{machine}: {roof.name} {kind} roof",
-                 f"{what}: {q(roof.value, unit)}" + (" (derated by the machine's efficiency)"
-                                                     if roof.derated else ""),
-                 formula]
-        roofs.append({"hw": roof.hw_id, "kind": kind, "name": roof.name,
-                      "level": None if roof.kind == "compute" else roof.name, "tip": lines})
-    ridges = []
-    for ridge in scene.ridges:
-        m = machines.get(ridge.hw_id)
-        lines = [f"{m.name if m else ''}: {ridge.label}"]
-        if m is not None:
-            lines.append(f"ridge = peak / bandwidth = {q(ridge.y, 'flop_rate')} / "
-                         f"{q(m.bandwidth, 'bandwidth')} ({m.main_memory}) = "
-                         f"{q(ridge.x, 'intensity')}")
-        ridges.append({"hw": ridge.hw_id, "precision": ridge.precision,
-                       "level": m.main_memory if m else None, "tip": lines})
+    roofs, ridges = _roofs_and_ridges(scene, q)
     # each text once (a machine's lines and a file's notes recur on every point): the rows'
     # texts and lines are indices into "strings"
     strings: dict[str, int] = {}
@@ -176,6 +154,36 @@ def page_data(session, scene) -> dict:
             "points": {k: row(v) for k, v in points.items()},
             "measured": {k: row(v) for k, v in measured.items()},
             "roofs": roofs, "ridges": ridges, "strings": list(strings)}
+
+
+def _roofs_and_ridges(scene, q) -> tuple[list[dict], list[dict]]:
+    """What the page says of each roof and ridge of ``scene`` (``q`` formats a quantity)."""
+    machines = {m.hw_id: m for m in scene.machines}
+    roofs = []
+    for roof in scene.roofs:
+        kind = f"derated {roof.kind}" if roof.derated else roof.kind
+        machine = machines[roof.hw_id].name if roof.hw_id in machines else ""
+        unit = "flop_rate" if roof.kind == "compute" else "bandwidth"
+        what = "peak" if roof.kind == "compute" else "bandwidth"
+        formula = ("attainable = peak" if roof.kind == "compute"
+                   else "attainable = I × bandwidth")
+        lines = [f"{machine}: {roof.name} {kind} roof",
+                 f"{what}: {q(roof.value, unit)}" + (" (derated by the machine's efficiency)"
+                                                     if roof.derated else ""),
+                 formula]
+        roofs.append({"hw": roof.hw_id, "kind": kind, "name": roof.name,
+                      "level": None if roof.kind == "compute" else roof.name, "tip": lines})
+    ridges = []
+    for ridge in scene.ridges:
+        m = machines.get(ridge.hw_id)
+        lines = [f"{m.name if m else ''}: {ridge.label}"]
+        if m is not None:
+            lines.append(f"ridge = peak / bandwidth = {q(ridge.y, 'flop_rate')} / "
+                         f"{q(m.bandwidth, 'bandwidth')} ({m.main_memory}) = "
+                         f"{q(ridge.x, 'intensity')}")
+        ridges.append({"hw": ridge.hw_id, "precision": ridge.precision,
+                       "level": m.main_memory if m else None, "tip": lines})
+    return roofs, ridges
 
 
 def _finite(value) -> bool:
