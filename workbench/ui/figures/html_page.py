@@ -312,6 +312,10 @@ def _page(session, svg: str, data: dict, theme: str) -> str:
     svg = compact_svg(svg)
     script = (_HERE / _SCRIPT).read_text(encoding="utf-8")
     style = (_HERE / _STYLE).read_text(encoding="utf-8")
+    from workbench.ui.chart.theme import get_theme
+
+    # the page in the figure's own background (its colour is the figure's: nothing to escape)
+    style += f"body {{ background: {get_theme(theme).background[:7]}; }}\n"
     csp = (f"default-src 'none'; script-src 'sha256-{_hash(script)}'; "
            f"style-src 'sha256-{_hash(style)}'; base-uri 'none'; "
            "form-action 'none'")
