@@ -81,10 +81,13 @@ def browser():
     if missing:
         pytest.fail(f"the browser tests need Debian's chromium and chromium-driver: missing "
                     f"{', '.join(missing)} (apt-get install chromium chromium-driver)")
+    import os
+
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 
+    os.environ.setdefault("SE_OFFLINE", "true")  # (Selenium Manager, were it asked: no network)
     options = Options()
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",

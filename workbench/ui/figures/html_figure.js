@@ -108,10 +108,9 @@
   ring.setAttribute("stroke-width", "2.5");
   ring.setAttribute("display", "none");
   layer.appendChild(ring);
-  function markOf(node) {
-    for (var i = 0; i < info.length; i++) if (info[i].el === node || info[i].hit === node) return info[i];
-    return null;
-  }
+  var byNode = new Map();  // a mark or its twin → the mark
+  info.forEach(function (it) { byNode.set(it.el, it); if (it.hit) byNode.set(it.hit, it); });
+  function markOf(node) { return byNode.get(node) || null; }
 
   // -- tooltips ----------------------------------------------------------------------------
   var pinned = false;
@@ -317,14 +316,15 @@
     th.addEventListener("click", function () { sortBy(i); });
     th.addEventListener("keydown", function (ev) { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); sortBy(i); } });
   });
+  var byKey = new Map();  // "op:hw" or "measurement:hw" → its mark
+  info.forEach(function (it) {
+    var c = it.el.getAttribute("class");
+    if (c === "rw-ms") byKey.set("ms " + it.el.getAttribute("data-ms"), it.el);
+    if (c === "rw-pt") it.el.getAttribute("data-pts").split(" ").forEach(function (k) { byKey.set("pt " + k, it.el); });
+  });
   function markOfRow(tr) {
     var pk = tr.getAttribute("data-pt"), mk = tr.getAttribute("data-ms");
-    for (var i = 0; i < info.length; i++) {
-      var el = info[i].el;
-      if (mk && el.getAttribute("data-ms") === mk) return el;
-      if (pk && el.getAttribute("class") === "rw-pt" && (" " + el.getAttribute("data-pts") + " ").indexOf(" " + pk + " ") >= 0) return el;
-    }
-    return null;
+    return byKey.get(pk ? "pt " + pk : "ms " + mk) || null;
   }
   table.tBodies[0].addEventListener("mouseover", function (ev) {
     var tr = ev.target.closest("tr");
