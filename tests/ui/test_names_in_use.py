@@ -58,3 +58,27 @@ def test_machine_renamed_to_a_name_in_use_is_refused_in_the_name_field(qtbot):
     assert f"another machine is named {taken!r}" in panel.hint_label.text()
     assert document.machine(a100).hardware.name == get_preset("a100-80gb").name
     assert loads_session(dumps_session(document.session)).measurements[0].hardware == taken
+
+
+def test_a_name_in_use_typed_in_the_operations_table_is_refused_with_the_reason(qtbot):
+    from PySide6.QtWidgets import QLineEdit
+
+    from workbench.ui.panels.operations_panel import COL_NAME, OperationsPanel
+
+    document = Document()
+    document.add_operation(new_operation("gemm", "x"))
+    y = document.add_operation(new_operation("gemm", "y"))
+    panel = OperationsPanel(Workspace(document))
+    qtbot.addWidget(panel)
+    panel.resize(520, 400)
+    panel.show()
+    index = panel.view.model().index(1, COL_NAME)
+    panel.view.setCurrentIndex(index)
+    panel.view.edit(index)
+    editor = panel.view.findChild(QLineEdit)
+    editor.selectAll()
+    qtbot.keyClicks(editor, "x")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits through a queued call
+    qtbot.waitUntil(panel.notice.isVisible, timeout=2000)
+    assert "another operation is named 'x'" in panel.notice.text()
+    assert document.operation(y).operation.name == "y"

@@ -113,6 +113,7 @@ class OperationsPanel(QWidget):
         self.notice.setStyleSheet("QLabel#operationsNotice { color: #b35900; padding: 4px 6px; }")
         self.notice.hide()
         layout.addWidget(self.notice)
+        self.model.refused.connect(self._show_notice)
         layout.addWidget(self.view)
         workspace.model_requested.connect(self.model_chosen)
 
@@ -383,6 +384,10 @@ class OperationsPanel(QWidget):
         self.select([op_id], op_id)
         return op_id
 
+    def _show_notice(self, text: str) -> None:
+        self.notice.setText(text)
+        self.notice.show()
+
     def _refuse_addition(self, title: str, exc: Exception) -> None:
         """Say why nothing was added (the session could not be opened again)."""
         from PySide6.QtWidgets import QMessageBox
@@ -440,8 +445,7 @@ class OperationsPanel(QWidget):
                 if all(owner.id != m.id for m in held):
                     held.append(owner)
         if refused:
-            self.notice.setText(refusal(held, len(refused)))
-            self.notice.show()
+            self._show_notice(refusal(held, len(refused)))
         if models:  # a model's operations go with the model
             for m in models:
                 self.document.remove_model(m.id)
