@@ -6,8 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from workbench.cli.common import (PROG, derivation_json, fail, json_safe, load, positive_whole,
-                                  say, terminal)
+from workbench.cli.common import PROG, derivation_json, fail, json_safe, load, positive_whole, say, terminal
 
 
 def add_parser(sub) -> None:
