@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import HANG_GUARD_S
 
 import workbench
 
@@ -48,7 +49,7 @@ def _env() -> dict[str, str]:
 
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], cwd=REPO,
-                          env=_env(), capture_output=True, text=True, timeout=120)
+                          env=_env(), capture_output=True, text=True, timeout=HANG_GUARD_S)
 
 
 def _common_invocations() -> list[tuple[str, ...]]:

@@ -13,6 +13,8 @@ import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+from conftest import HANG_GUARD_S
+
 from workbench.cli import main
 from workbench.io.user_presets import USER_PRESETS_VARIABLE
 
@@ -117,7 +119,7 @@ def test_measure_refuses_a_read_only_output_before_measuring(tmp_path):
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "workbench", "measure", "--quick", "-o",
                            str(target)], capture_output=True, text=True, env=env, cwd=REPO,
-                          timeout=120)
+                          timeout=HANG_GUARD_S)
     assert time.monotonic() - start < 20  # refused at once, not after measuring
     assert done.returncode == 2 and done.stdout == ""
     lines = done.stderr.strip().splitlines()

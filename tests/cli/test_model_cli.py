@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "workbench" / "model_configs"
@@ -28,7 +29,7 @@ def _env() -> dict[str, str]:
 
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "workbench", "model", *map(str, args)],
-                          cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120)
+                          cwd=REPO, env=_env(), capture_output=True, text=True, timeout=HANG_GUARD_S)
 
 
 def llama_params(c: dict) -> int:

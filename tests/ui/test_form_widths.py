@@ -5,6 +5,7 @@ arrows out of sight and "same as Qu…" cut."""
 from __future__ import annotations
 
 import pytest
+from conftest import HANG_GUARD_S
 from PySide6.QtCore import QPoint, QSettings
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
@@ -78,7 +79,7 @@ def test_every_operation_form_fits_the_editor_dock(qtbot, laptop):
         win.add_operation(kind)
         form = scroll.widget()
         try:  # as the user sees it once the new form's layout has settled
-            qtbot.waitUntil(lambda: not _cut_widgets(scroll), timeout=1000)
+            qtbot.waitUntil(lambda: not _cut_widgets(scroll), timeout=HANG_GUARD_S * 1000)
         except qtbot.TimeoutError:
             too_wide[kind] = _cut_widgets(scroll)
         if form.minimumSizeHint().width() > scroll.viewport().width():
