@@ -22,6 +22,7 @@ share. The command line sits on top: it may import every other part of the packa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import sys
@@ -119,12 +120,10 @@ class _Output:
 def _silence_stdout() -> None:
     """Point file descriptor 1 at the null device, so that the interpreter's last flush of
     what is still buffered cannot fail a second time."""
-    try:
+    with contextlib.suppress(OSError):  # (no null device: nothing left to protect)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.close(devnull)
-    except OSError:
-        pass
 
 
 def _command(args: list[str]) -> int:

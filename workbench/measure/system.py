@@ -4,6 +4,7 @@ is ``None`` (or empty), never an error."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import re
@@ -59,10 +60,8 @@ def cpu_vendor() -> str:
 def core_count() -> int:
     """Cores this process may run on."""
     if hasattr(os, "sched_getaffinity"):
-        try:
+        with contextlib.suppress(OSError):  # (then the count of the whole machine)
             return max(1, len(os.sched_getaffinity(0)))
-        except OSError:
-            pass
     return max(1, os.cpu_count() or 1)
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from workbench.model.analysis import Pair
 from workbench.model.comparison import PairComparison, compare_session
-from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.measured import VERDICTS
 from workbench.model.measured_session import MeasuredPoint, judge_session
 from workbench.model.roofline import BOUND_NAMES
@@ -270,8 +270,7 @@ def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any]
         except SweepError as exc:
             notes.append(f"sweep of {op.name}: {exc}")
             return [], notes  # the same for every machine
-        except (UnsupportedPrecision, UnknownLevel, ValueError, TypeError, ZeroDivisionError,
-                ArithmeticError):
+        except COUNTING_ERRORS:
             continue
         order = np.argsort(result.values, kind="stable")
         values = result.values[order]

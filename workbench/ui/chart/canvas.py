@@ -16,6 +16,7 @@ Qt as pixmaps between repaints.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -180,11 +181,9 @@ class RooflineCanvas(QWidget):
         widget is destroyed when the workspace lives on (a main window closing, a test's
         teardown); the canvas draws nothing afterwards."""
         self.labels.stop()
-        try:
+        with contextlib.suppress(RuntimeError, TypeError):  # (disposed of already)
             self.workspace.signals.changed.disconnect(self._on_change)
             self.workspace.selection.changed.disconnect(self._on_selection)
-        except (RuntimeError, TypeError):
-            pass
         self.legend.clear()
         self._vb.clear()
         for part in (self.roofs, self.points, self.overlays, self.styles, self.labels):

@@ -35,6 +35,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QStyle, QTextBrowser, QWidget
 
 from workbench.document import Document, ResultCache
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.operations import CONVENTIONS, Counts, Term
 from workbench.model.units import format_number, format_quantity
 
@@ -114,7 +115,7 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
     op = document.operation(op_id).operation
     try:
         counts: Counts = results.counts(op_id)
-    except Exception as exc:  # noqa: BLE001 - shown to the user, not swallowed
+    except COUNTING_ERRORS as exc:  # shown to the user
         return [Section("Cannot count this operation", "bullets", [str(exc)])]
     sections: list[Section] = []
     flop_rows = [_term_row(t, "flops") for t in counts.flop_terms]

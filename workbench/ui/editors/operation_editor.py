@@ -60,6 +60,7 @@ from workbench.document import Change
 from workbench.document.changes import What
 from workbench.io.errors import InputError
 from workbench.io.schema import Place, check_param, kind_checks
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import text_problem
 from workbench.model.operations import KINDS, Kind, Param
 from workbench.ui.bridge import Workspace
@@ -536,7 +537,7 @@ class OperationEditor(QWidget):
     def _context(self) -> dict[str, Any]:
         try:
             precision = self.workspace.results.counts(self._op_id).precision
-        except Exception:  # noqa: BLE001 - only a label
+        except COUNTING_ERRORS:  # (the derivation says why)
             precision = None
         return {"precision": precision}
 

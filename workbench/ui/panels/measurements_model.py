@@ -16,6 +16,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor
 
 from workbench.model.analysis import evaluate_pair
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.measured import VERDICTS, Judgement, Measurement, judge
 from workbench.model.measured_session import measurement_problems
 from workbench.model.roofline import Result
@@ -111,7 +112,7 @@ class MeasuredRows:
                     pair = self.workspace.results.pair(op_entry.id, hw.id)
                 else:
                     pair = evaluate_pair(OperationEntry(m.as_operation()), hw)
-            except Exception as exc:  # noqa: BLE001 - invalid parameters: a row that says why
+            except COUNTING_ERRORS as exc:  # invalid parameters: a row that says why
                 out.append(MeasuredRow(index, m, hw.id, label, None, None, str(exc)))
                 continue
             if pair.result is None:

@@ -67,6 +67,7 @@ from workbench.document import Change, Document
 from workbench.document.changes import What
 from workbench.io.measurements import attach_measurements, load_measurements
 from workbench.model.dtypes import PRECISIONS
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import text_problem
 from workbench.model.measured import Measurement
 from workbench.model.units import QuantityError
@@ -487,7 +488,7 @@ class MeasurementsPanel(DockedPanel, QWidget):
         for hw in session.hardware:
             try:
                 pair = self.workspace.results.pair(op_id, hw.id)
-            except Exception:  # noqa: BLE001 - invalid parameters
+            except COUNTING_ERRORS:  # invalid parameters: no prediction to offer
                 continue
             if pair.result is not None and pair.result.t_predicted_s > 0:
                 time_s, machine = float(f"{pair.result.t_predicted_s:.3g}"), hw

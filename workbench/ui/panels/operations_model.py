@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor, QPalette
 from workbench.document import Change
 from workbench.document.changes import What
 from workbench.model.analysis import Pair
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import text_problem
 from workbench.model.llm.session import ModelEntry
 from workbench.model.operations import KINDS
@@ -362,7 +363,7 @@ class OperationsModel(QAbstractTableModel):
     def _intensity(self, entry: OperationEntry, tooltip: bool) -> str:
         try:
             counts = self.workspace.results.counts(entry.id)
-        except Exception as exc:  # invalid parameters: say why, never raise into Qt
+        except COUNTING_ERRORS as exc:  # invalid parameters: say why, never raise into Qt
             return f"Cannot count this operation: {exc}" if tooltip else "—"
         flops, nbytes = float(counts.flops), float(counts.bytes)
         intensity = flops / nbytes if nbytes else float("inf")
@@ -376,7 +377,7 @@ class OperationsModel(QAbstractTableModel):
             return None
         try:
             return self.workspace.results.pair(entry.id, self._machine.id)
-        except Exception as exc:
+        except COUNTING_ERRORS as exc:
             return exc
 
     def _bound(self, entry: OperationEntry, role: int) -> Any:
@@ -388,7 +389,7 @@ class OperationsModel(QAbstractTableModel):
             for hw in self._machines:
                 try:
                     pair = self.workspace.results.pair(entry.id, hw.id)
-                except Exception as exc:  # noqa: BLE001 - said in the tooltip
+                except COUNTING_ERRORS as exc:  # said in the tooltip
                     found.append((hw, None, str(exc)))
                     continue
                 found.append((hw, pair.result, "" if pair.result else pair.skipped.reason))

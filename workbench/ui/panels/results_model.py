@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QApplication
 
 from workbench.document import Change
 from workbench.document.changes import What
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import FORMULAS, Result
 from workbench.model.session import HardwareEntry, OperationEntry
 from workbench.model.units import format_number, format_quantity
@@ -417,7 +418,7 @@ class ResultsModel(QAbstractTableModel):
         try:
             pair = results.pair(op_id, hw_id)
             result, reason = pair.result, (pair.skipped.reason if pair.skipped else "")
-        except Exception as exc:  # invalid parameters: a row that says why
+        except COUNTING_ERRORS as exc:  # invalid parameters: a row that says why
             result, reason = None, f"Cannot count {op_name}: {exc}"
         if result is not None:
             tips = {
@@ -440,12 +441,13 @@ class ResultsModel(QAbstractTableModel):
         raw[0], raw[1] = op_name, hw.label
         try:  # FLOPs, bytes and intensity do not depend on the machine
             counts = results.counts(op_id)
+        except COUNTING_ERRORS:
+            counts = None  # (the reason says why: those cells stay empty)
+        if counts is not None:
             flops, nbytes = float(counts.flops), float(counts.bytes)
             raw[COLUMN_INDEX["flops"]] = flops
             raw[COLUMN_INDEX["bytes"]] = nbytes
             raw[COLUMN_INDEX["intensity"]] = flops / nbytes if nbytes else math.inf
-        except Exception:
-            pass
         return _Row(raw, reason or "not evaluated", None)
 
     # -- Qt model interface ----------------------------------------------------------------

@@ -33,7 +33,7 @@ from workbench.document import Change
 from workbench.document.changes import What
 from workbench.model.chart.overlays import cached_sweep, value_text
 from workbench.model.chart.scene import machine_entries
-from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import MARKERS
 from workbench.model.sweeps import SweepError
@@ -282,8 +282,7 @@ class SweepPlot(QWidget):
             except SweepError as exc:
                 problem = str(exc)
                 break
-            except (UnsupportedPrecision, UnknownLevel, ValueError, TypeError,
-                    ZeroDivisionError, ArithmeticError):
+            except COUNTING_ERRORS:
                 continue
             curves.append((index, hw_entry, result, found))
         if problem or not curves:

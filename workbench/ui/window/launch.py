@@ -7,6 +7,7 @@ figure export build on, so that nothing below the main window imports it.
 from __future__ import annotations
 
 import gc
+import logging
 import sys
 from pathlib import Path
 
@@ -37,6 +38,12 @@ def start(session: str | None = None):
         source = path if path else examples_dir() / DEFAULT_EXAMPLE
         loaded = load_session(source, assumed)
         create_app()
+        from workbench import __version__
+        from workbench.ui.log import start_log  # (its folder is the app's: named now)
+
+        start_log()
+        logging.getLogger(__name__).info("Roofline Workbench %s started on %s", __version__,
+                                         session or "the built-in example")
         from workbench.ui.window.main_window import MainWindow
 
         window = MainWindow()

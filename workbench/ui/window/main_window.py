@@ -7,6 +7,7 @@ the command line can call it).
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -40,6 +41,8 @@ APP_NAME = "Roofline Workbench"
 MAX_RECENT = 8
 AUTOSAVE_INTERVAL_MS = 30_000
 FILE_FILTER = "Roofline sessions (*.yaml *.yml);;All files (*)"
+
+_log = logging.getLogger(__name__)
 
 
 class MainWindow(DocksMixin, QMainWindow):
@@ -189,6 +192,8 @@ class MainWindow(DocksMixin, QMainWindow):
                                                name="conventions")
         self.about_action = self._action("&About Roofline Workbench", self.show_about,
                                          name="about")
+        self.show_log_action = self._action("Show &Log", self.show_log, name="show_log",
+                                            tip="The app's log: faults and refusals, to send")
         self.import_measurements_action = self._action(
             "&Import Measurements…", self._on_import_measurements, QKeySequence("Ctrl+I"),
             "Import measured points from CSV (plain columns or ncu --csv --page raw)",
@@ -286,6 +291,7 @@ class MainWindow(DocksMixin, QMainWindow):
         help_menu.addAction(self.guide_action)
         help_menu.addAction(self.conventions_action)
         help_menu.addSeparator()
+        help_menu.addAction(self.show_log_action)
         help_menu.addAction(self.about_action)
 
     def _build_status(self) -> None:
@@ -372,6 +378,7 @@ class MainWindow(DocksMixin, QMainWindow):
         self._show_autosave_failure(_reason(exc))
 
     def _show_autosave_failure(self, reason: str) -> None:
+        _log.warning("autosave failed: %s", reason)
         self._autosaved_state = False
         self.statusBar().showMessage(f"Autosave failed: {reason}", 5000)
 
@@ -680,6 +687,7 @@ class MainWindow(DocksMixin, QMainWindow):
         return answer == QMessageBox.Discard
 
     def show_error(self, title: str, message: str) -> None:
+        _log.warning("%s: %s", title, message)
         self.last_error = message
         box = QMessageBox(QMessageBox.Critical, title, message, QMessageBox.Ok, self)
         box.setObjectName("error_dialog")
@@ -863,6 +871,14 @@ class MainWindow(DocksMixin, QMainWindow):
                    f"<h3>{APP_NAME} {__version__}</h3><p>The roofline model as a live, explained "
                    "chart: operations, machines, and every FLOP and byte counted in the open."
                    "</p><p>Sessions are YAML files; hardware presets list their sources.</p>")
+
+    def show_log(self) -> None:
+        from workbench.ui.dialogs.log_view import LogDialog
+        from workbench.ui.log import log_path
+
+        dialog = LogDialog(log_path(), self)
+        dialog.open()
+        self._log_dialog = dialog
 
     def _info(self, title: str, html: str) -> None:
         box = QMessageBox(QMessageBox.Information, title, "", QMessageBox.Ok, self)
