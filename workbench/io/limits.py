@@ -16,7 +16,7 @@ import stat
 
 from workbench.io.errors import InputError
 from workbench.model.limits import TEXT_LIMITS, text_problem
-from workbench.model.units import MAX_MAGNITUDE, MIN_MAGNITUDE, magnitude_problem
+from workbench.model.units import BINARY, MAX_MAGNITUDE, MIN_MAGNITUDE, magnitude_problem
 
 __all__ = ["TEXT_LIMITS", "MIN_MAGNITUDE", "MAX_MAGNITUDE", "text_problem", "magnitude_problem",
            "read_regular_file", "terminal_text"]  # (the first four from the model: one table)
@@ -83,8 +83,8 @@ def _special(mode: int) -> str:
 
 
 def _size(limit: int) -> str:
-    if limit % (1024 * 1024) == 0:
-        return f"{limit // (1024 * 1024)} MB"
+    if limit % BINARY["Mi"] == 0:  # (said "MB", as the limits were announced)
+        return f"{limit // BINARY['Mi']} MB"
     return f"{limit / 1e6:g} MB"
 
 

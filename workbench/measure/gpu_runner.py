@@ -51,13 +51,14 @@ from workbench.measure.runner import Clock, MeasuredMachine, Progress, format_by
 from workbench.measure.runner import slug as preset_slug
 from workbench.model.hardware import Hardware
 from workbench.model.prediction import CLASSES, MATH_CLASSES
+from workbench.model.units import BINARY
 
 __all__ = ["GpuProfile", "GPU_PROFILES", "gpu_profile_from_env", "GEMM_PRECISIONS", "Timing", "timing",
            "measure_gpu", "l2_plateau", "sweep_sizes", "datasheet_for", "comparison_rows",
            "comparison_lines", "gpu_summary_lines", "planned_seconds"]
 
 MIB = 1024**2
-GIB = 1024**3
+GIB = BINARY["Gi"]
 #: the GEMM precisions a measurement tries, most used first
 GEMM_PRECISIONS = ("bf16", "fp16", "fp8", "tf32", "fp32", "fp64")
 STREAM_KERNELS = ("copy", "read", "triad")

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from workbench.model.units import BINARY
+
 __all__ = ["cpu_model", "cpu_vendor", "core_count", "cache_sizes", "blas_info",
            "available_memory", "THREAD_VARIABLES", "thread_env"]
 
@@ -69,8 +71,8 @@ def _parse_size(text: str) -> int | None:
     match = re.fullmatch(r"\s*(\d+)\s*([KMG]?)B?\s*", text, re.IGNORECASE)
     if not match:
         return None
-    return int(match.group(1)) * {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[
-        match.group(2).upper()]
+    prefix = match.group(2).upper()
+    return int(match.group(1)) * (BINARY[prefix + "i"] if prefix else 1)  # (sysfs: K = KiB)
 
 
 def cache_sizes() -> tuple[dict[str, int], str]:

@@ -47,6 +47,7 @@ from workbench.model.chart.overlays import (
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware, roof_name
 from workbench.model.roofline import Result
+from workbench.model.rules import attainable, ridge
 from workbench.model.session import (
     MARKERS,
     PALETTE,
@@ -258,11 +259,11 @@ class Reference:
     @property
     def ridge(self) -> float:
         """FLOP/byte."""
-        return self.peak / self.bandwidth
+        return ridge(self.peak, self.bandwidth)
 
     def roof(self, x: float) -> float:
         """Attainable FLOP/s at intensity ``x`` FLOP/byte."""
-        return min(self.peak, x * self.bandwidth)
+        return attainable(x, self.peak, self.bandwidth)
 
     def regime_at(self, x: float, y: float | None = None, tolerance: float = 1e-9) -> str:
         """``"memory-bound"`` / ``"compute-bound"`` at intensity ``x``; ``"above the roof"``
@@ -538,7 +539,7 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
     for mark in machines:
         groups = _peak_groups(_hardware(session, mark.hw_id).roof_peaks(), mark.precisions)
         for name, peak in groups:
-            x = peak / mark.bandwidth
+            x = ridge(peak, mark.bandwidth)
             ridges.append(Ridge(mark.hw_id, name, x, peak,
                                 ridge_label(x, name if len(groups) > 1 else ""),
                                 mark.style_index))
@@ -722,7 +723,7 @@ def _machine_roofs(session: Session, mark: MachineMark, levels: set[str],
         main = kind == "memory" and name == hw.main_memory
         roofs.append(Roof(
             hw_id=mark.hw_id, kind=kind, name=name, value=bw,
-            xs=(x_lo, top / bw), ys=(bw * x_lo, top),
+            xs=(x_lo, ridge(top, bw)), ys=(attainable(x_lo, top, bw), top),
             style_index=mark.style_index,
             emphasis="main" if main else "minor",
             line="dashdot" if kind == "interconnect" else "solid",
@@ -733,7 +734,7 @@ def _machine_roofs(session: Session, mark: MachineMark, levels: set[str],
         text = f"{name} {_rate(peak)}"
         roofs.append(Roof(
             hw_id=mark.hw_id, kind="compute", name=name, value=peak,
-            xs=(peak / fastest, x_hi), ys=(peak, peak),
+            xs=(ridge(peak, fastest), x_hi), ys=(peak, peak),
             style_index=mark.style_index,
             emphasis="main" if i == 0 else "minor",
             label=f"{short_name(hw)}: {text}" if i == 0 else text,
@@ -745,14 +746,15 @@ def _machine_roofs(session: Session, mark: MachineMark, levels: set[str],
         top_d = top * eff
         roofs.append(Roof(
             hw_id=mark.hw_id, kind="memory", name=hw.main_memory, value=bw,
-            xs=(x_lo, top_d / bw), ys=(bw * x_lo, top_d), style_index=mark.style_index,
+            xs=(x_lo, ridge(top_d, bw)), ys=(attainable(x_lo, top_d, bw), top_d),
+            style_index=mark.style_index,
             emphasis="minor", line="dashed", derated=True, label="",
         ))
         for name, nominal in groups:
             peak = nominal * eff
             roofs.append(Roof(
                 hw_id=mark.hw_id, kind="compute", name=name, value=peak,
-                xs=(peak / bw, x_hi), ys=(peak, peak), style_index=mark.style_index,
+                xs=(ridge(peak, bw), x_hi), ys=(peak, peak), style_index=mark.style_index,
                 emphasis="minor", line="dashed", derated=True,
                 label=f"practical {pct} %: {_rate(peak)}",
             ))
@@ -767,13 +769,13 @@ def build_regions(reference: Reference | None, extent: tuple[float, float],
     if reference is None:
         return ()
     x_lo, x_hi = extent
-    ridge = reference.ridge
+    at = reference.ridge
     floor = y_range[0] / 10.0**EXTENT_DECADES
     peak = reference.peak
     return (
-        Region("memory", reference.hw_id, (x_lo, ridge), (reference.bandwidth * x_lo, peak),
+        Region("memory", reference.hw_id, (x_lo, at), (reference.roof(x_lo), peak),
                floor, "memory-bound"),
-        Region("compute", reference.hw_id, (ridge, x_hi), (peak, peak), floor, "compute-bound"),
+        Region("compute", reference.hw_id, (at, x_hi), (peak, peak), floor, "compute-bound"),
     )
 
 

@@ -50,6 +50,7 @@ from PySide6.QtWidgets import (
 
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.operations import Param
+from workbench.model.rules import compute_bound
 from workbench.model.sweeps import (
     MAX_SWEEP_POINTS,
     Range,
@@ -617,7 +618,7 @@ class SweepSection(QGroupBox):
             return f"one value ({span}): no crossing"
         try:
             result = evaluate_sweep(op, hw, Sweep(sweep.param, [lo]))
-            compute = float(result["t_math_s"][0]) >= float(result["t_mem_s"][0])
+            compute = bool(compute_bound(result["t_math_s"][0], result["t_mem_s"][0]))
         except COUNTING_ERRORS:  # (the crossings above say why)
             return f"no crossing in {span}"
         side = "compute" if compute else "memory"

@@ -20,6 +20,7 @@ from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.measured import VERDICTS, Judgement, Measurement, judge
 from workbench.model.measured_session import measurement_problems
 from workbench.model.roofline import Result
+from workbench.model.rules import formula
 from workbench.model.session import HardwareEntry, OperationEntry
 from workbench.model.units import format_quantity
 from workbench.ui.bridge import Workspace
@@ -48,7 +49,7 @@ MEASURED_COLUMNS: tuple[tuple[str, str, str], ...] = (
                               "given)"),
     ("achieved", "Achieved", "Achieved FLOP/s = FLOPs / measured time"),
     ("ceiling", "Predicted ceiling", "Attainable FLOP/s predicted at the operation's intensity: "
-                                     "min(peak, I × bandwidth)"),
+                                     + formula("attainable")),
     ("predicted", "Predicted T_lower", "Predicted lower-bound time max(T_math, T_mem)"),
     ("fraction", "Fraction", "Fraction of the predicted ceiling = predicted T_lower / measured "
                              "time (= achieved ÷ attainable at the same FLOPs)"),

@@ -21,6 +21,7 @@ from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import text_problem
 from workbench.model.llm.session import ModelEntry
 from workbench.model.operations import KINDS
+from workbench.model.rules import intensity as intensity_of
 from workbench.model.session import PALETTE, HardwareEntry, OperationEntry
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
@@ -366,7 +367,7 @@ class OperationsModel(QAbstractTableModel):
         except COUNTING_ERRORS as exc:  # invalid parameters: say why, never raise into Qt
             return f"Cannot count this operation: {exc}" if tooltip else "—"
         flops, nbytes = float(counts.flops), float(counts.bytes)
-        intensity = flops / nbytes if nbytes else float("inf")
+        intensity = intensity_of(flops, nbytes)
         if not tooltip:
             return format_number(intensity)
         return (f"FLOPs / bytes = {format_quantity(flops, 'flops')} / "

@@ -901,7 +901,7 @@ def autosave_folder() -> Path:
     return Path(base or Path.home() / ".roofline-workbench") / "autosave"
 
 
-GUIDE_HTML = """
+GUIDE_HTML = f"""
 <h3>Reading the roofline chart</h3>
 <p><b>x</b>: arithmetic intensity, FLOPs per byte moved across the memory level
 (main memory unless the operation chooses another). <b>y</b>: attainable FLOP/s.
@@ -910,11 +910,11 @@ Both axes are logarithmic.</p>
 <li>A <b>sloped roof</b> is a memory level: attainable = intensity × bandwidth. The main
 memory's roof is drawn heavier.</li>
 <li>A <b>flat roof</b> is a compute peak for one precision (dense figures).</li>
-<li>The <b>ridge</b> is where they meet: peak / bandwidth. Left of it an operation is
+<li>The <b>ridge</b> is where they meet: {FORMULAS['ridge']}. Left of it an operation is
 <b>memory-bound</b> (move fewer bytes: fuse, quantise, reuse); right of it,
 <b>compute-bound</b>.</li>
-<li>An operation whose whole runtime bound is below the machine's launch overhead is
-<b>overhead-bound</b>: fuse it or batch it.</li>
+<li>An operation is <b>overhead-bound</b> when its derated time is below its kernels' launch
+overhead ({FORMULAS['t_predicted']}): fuse it or batch it.</li>
 <li>Each point is one operation on one machine: colour = operation, shape = machine.
 Hover for numbers; click to edit it.</li>
 </ul>
