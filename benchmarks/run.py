@@ -102,7 +102,7 @@ class _PaintCounter:
         counter = self
 
         class Filter(QObject):
-            def eventFilter(self, obj, event):  # noqa: N802 - Qt override
+            def eventFilter(self, obj, event):
                 if event.type() == QEvent.Type.Paint:
                     counter.counts[obj] = counter.counts.get(obj, 0) + 1
                 return False
@@ -165,7 +165,7 @@ def bench_edit_to_paint(n_ops: int, reps: int) -> tuple[dict[str, float], dict[s
         at: float | None = None
         painted_before = False
 
-        def eventFilter(self, obj, event):  # noqa: N802 - Qt override
+        def eventFilter(self, obj, event):
             if event.type() == _FLUSH_EVENT and self.at is None:
                 self.at = time.perf_counter()
                 self.painted_before = all(counter.counts.get(w, 0) for w in watched)

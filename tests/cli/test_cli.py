@@ -68,8 +68,7 @@ def run_cached(*args: str) -> subprocess.CompletedProcess:
     if not _CACHE:
         wanted = _common_invocations()
         with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-            for key, proc in zip(wanted, pool.map(lambda a: run(*a), wanted), strict=True):
-                _CACHE[key] = proc
+            _CACHE.update(zip(wanted, pool.map(lambda a: run(*a), wanted), strict=True))
     key = tuple(map(str, args))
     if key not in _CACHE:
         _CACHE[key] = run(*key)

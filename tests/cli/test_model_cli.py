@@ -35,7 +35,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def llama_params(c: dict) -> int:
     """Every weight tensor of a Llama-style config: q, k, v, o, gate, up, down, two norms per
     layer, the final norm, the embedding and (untied) lm_head."""
-    H, L, I, V = c["hidden_size"], c["num_hidden_layers"], c["intermediate_size"], c["vocab_size"]
+    H, L, I, V = c["hidden_size"], c["num_hidden_layers"], c["intermediate_size"], c["vocab_size"]  # noqa: E741 - the config's own letters
     h, hk = c["num_attention_heads"], c["num_key_value_heads"]
     d = c.get("head_dim") or H // h
     per_layer = H * h * d + 2 * H * hk * d + h * d * H + 3 * H * I + 2 * H

@@ -213,7 +213,7 @@ def _roof_thickness(img: np.ndarray, color: str) -> float:
     """Median vertical thickness (pixels) of the flat roof drawn in ``color``, measured on
     columns across the right half of the figure."""
     mask = colour_mask(img, color, 40)
-    h, w = mask.shape
+    _h, w = mask.shape
     runs = []
     for x in range(int(w * 0.55), int(w * 0.9), max(1, w // 200)):
         column = _run_lengths(mask[:, x])

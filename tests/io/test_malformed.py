@@ -239,7 +239,7 @@ def test_python_tags_are_refused_without_running_anything(tmp_path, capfd, templ
     assert "tag" in message
     assert "python/" in message
     assert not marker.exists()
-    out, err = capfd.readouterr()
+    out, _err = capfd.readouterr()
     assert "hi" not in out
 
 

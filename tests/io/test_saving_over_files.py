@@ -17,17 +17,16 @@ from workbench.model.session import HardwareEntry, Session
 def test_asking_whether_a_process_runs_leaves_it_running():
     # the child answers a line once it has run again after the probe: a signal delivered by
     # the probe would end it before it could (a probe is signal 0: nothing is delivered)
-    child = subprocess.Popen([sys.executable, "-c", "import sys; print(sys.stdin.readline(), "
-                              "end='', flush=True); sys.stdin.read()"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert atomic.process_alive(child.pid)
-        child.stdin.write("still running\n")
-        child.stdin.flush()
-        assert child.stdout.readline() == "still running\n"
-    finally:
-        child.kill()
-        child.wait()
+    with subprocess.Popen([sys.executable, "-c", "import sys; print(sys.stdin.readline(), "
+                           "end='', flush=True); sys.stdin.read()"],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as child:
+        try:
+            assert atomic.process_alive(child.pid)
+            child.stdin.write("still running\n")
+            child.stdin.flush()
+            assert child.stdout.readline() == "still running\n"
+        finally:
+            child.kill()
     assert not atomic.process_alive(child.pid)
 
 

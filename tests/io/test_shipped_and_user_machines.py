@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_examples_are_listed_with_the_titles_they_carry():
-    examples = dict((path.name, title) for title, path in list_examples())
+    examples = {path.name: title for title, path in list_examples()}
     assert DEFAULT_EXAMPLE in examples
     assert examples["fusion.yaml"].startswith("Kernel fusion")
     assert all((ROOT / "workbench" / "examples" / name).is_file() for name in examples)

@@ -117,7 +117,7 @@ def test_precisions_the_device_did_not_run_are_the_datasheets_and_not_marked(qui
 
 
 def test_memory_roof_counts_bytes_read_and_written_beyond_the_l2(quick):
-    gpu, fake, measured = quick
+    gpu, _fake, measured = quick
     data = reference(gpu)
     stream = measured.provenance["stream"]
     array = stream["copy"]["array_bytes"]

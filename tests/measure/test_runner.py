@@ -141,7 +141,7 @@ def test_a_bad_user_preset_is_left_out_and_named(tmp_path, monkeypatch):
     problems = user_preset_problems()
     assert any("broken.yaml:3: compute.fp64: must be positive" in p for p in problems)
     assert any("h100-sxm.yaml" in p and "built-in" in p for p in problems)
-    with pytest.raises(InputError, match="broken.yaml"):
+    with pytest.raises(InputError, match=r"broken\.yaml"):
         load_machine_file(tmp_path / "broken.yaml")
 
 

@@ -112,12 +112,12 @@ def test_gemmas_post_norms_and_residual_adds_are_counted():
     ops = {op.name: (step, op) for step, op in _ops("Gemma-2-9B", setup)}
     hidden, tokens = 3584, 4
     for block in ("attention", "FFN"):
-        (step, post), (_, pre) = [(s, o) for n, (s, o) in ops.items()
-                                  if n.startswith(f"post-{block} norm")][0], \
-            [(s, o) for n, (s, o) in ops.items() if n.startswith(f"{block} norm")][0]
+        (step, post), (_, pre) = next((s, o) for n, (s, o) in ops.items()
+                                  if n.startswith(f"post-{block} norm")), \
+            next((s, o) for n, (s, o) in ops.items() if n.startswith(f"{block} norm"))
         assert post.counts().bytes == pre.counts().bytes > 0
-        step, add = [(s, o) for n, (s, o) in ops.items()
-                     if n.startswith(f"residual add ({block})")][0]
+        step, add = next((s, o) for n, (s, o) in ops.items()
+                     if n.startswith(f"residual add ({block})"))
         counts = add.counts()
         assert counts.flops == step.count * tokens * hidden  # one addition per element
         assert counts.bytes == step.count * 3 * tokens * hidden * 2  # two bf16 reads, a write
@@ -125,8 +125,8 @@ def test_gemmas_post_norms_and_residual_adds_are_counted():
 
 def test_mla_absorbs_the_query_for_every_head():
     setup = Setup("decode", batch=2)
-    step, op = [(s, o) for s, o in _ops("DeepSeek-V2-Lite", setup)
-                if o.name.startswith("Q absorb")][0]
+    step, op = next((s, o) for s, o in _ops("DeepSeek-V2-Lite", setup)
+                if o.name.startswith("Q absorb"))
     heads, kv_lora_rank, nope_dim, tokens = 16, 512, 128, 2  # DeepSeek-V2-Lite
     assert op.counts().flops == step.count * 2 * heads * tokens * kv_lora_rank * nope_dim
 

@@ -7,6 +7,8 @@ conventions in the README, not taken from the engine.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from workbench.io.model_configs import parse_model_config, read_model_config
@@ -276,8 +278,8 @@ def test_batch_sweep_points_by_definition():
             assert p.tokens_per_s_per_chip == pytest.approx(p.batch / p.tpot_s / 8)
         # throughput grows with the batch, and so does the time per token
         assert all(a.tokens_per_s_per_chip < b.tokens_per_s_per_chip
-                   for a, b in zip(points, points[1:], strict=False))
-        assert all(a.tpot_s <= b.tpot_s for a, b in zip(points, points[1:], strict=False))
+                   for a, b in itertools.pairwise(points))
+        assert all(a.tpot_s <= b.tpot_s for a, b in itertools.pairwise(points))
 
 
 # ---------------------------------------------------------------------------------------

@@ -46,8 +46,8 @@ def _restated() -> list[str]:
                 if isinstance(node.op, ast.Div) and PEAK.search(left) and BANDWIDTH.search(right):
                     found.append(f"{where}{node.lineno} ridge: {ast.unparse(node)}")
                 if isinstance(node.op, ast.Mult) and (
-                        INTENSITY.search(left) and BANDWIDTH.search(right)
-                        or BANDWIDTH.search(left) and INTENSITY.search(right)):
+                        (INTENSITY.search(left) and BANDWIDTH.search(right))
+                        or (BANDWIDTH.search(left) and INTENSITY.search(right))):
                     found.append(f"{where}{node.lineno} attainable: {ast.unparse(node)}")
             if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(
                     node.ops[0], (ast.GtE, ast.Gt, ast.Lt, ast.LtE)):

@@ -588,7 +588,7 @@ def test_an_edit_repaints_a_small_area_and_leaves_no_trace(qtbot, llama):
     painted: list[int] = []
 
     class Watch(QObject):
-        def eventFilter(self, obj, event):  # noqa: N802 (Qt API)
+        def eventFilter(self, obj, event):
             if event.type() == QEvent.Type.Paint:
                 painted.append(sum(r.width() * r.height() for r in event.region()))
             return False

@@ -31,7 +31,7 @@ def _ids(window):
 
 
 def test_the_operations_bound_column_speaks_of_every_machine(window):
-    op, machines = _ids(window)
+    _op, _machines = _ids(window)
     model = window.operations_panel.view.model()
     row = next(r for r in range(model.rowCount())
                if model.index(r, 2).data() == INT8)

@@ -54,7 +54,7 @@ def _cut_widgets(scroll: QScrollArea) -> list[str]:
             continue
         right = widget.mapTo(viewport, QPoint(widget.width(), 0)).x()
         if (right > viewport.width() or widget.width() < widget.minimumSizeHint().width()
-                or isinstance(widget, QCheckBox) and not _label_fits(widget)):
+                or (isinstance(widget, QCheckBox) and not _label_fits(widget))):
             cut.append(widget.objectName() or type(widget).__name__)
     return cut
 

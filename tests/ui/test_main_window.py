@@ -273,7 +273,7 @@ def test_start_refuses_a_bad_session_before_any_window_and_resumes_the_collector
     bad = tmp_path / "bad.yaml"
     bad.write_text("operations: [\n", encoding="utf-8")
     before = set(QApplication.topLevelWidgets())
-    with pytest.raises(InputError, match="bad.yaml"):
+    with pytest.raises(InputError, match=r"bad\.yaml"):
         start(str(bad))
     assert set(QApplication.topLevelWidgets()) == before
     assert gc.isenabled()

@@ -4,6 +4,8 @@ taking half the bottom row, and the dock layout still saves and restores."""
 
 from __future__ import annotations
 
+import itertools
+
 from conftest import EXAMPLES, HANG_GUARD_S
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -132,7 +134,7 @@ def test_the_bottom_panels_have_a_usable_size_at_1366_by_768(qtbot):
         painter.end()
     rects = sorted((rect for rect, _flags, text in texts if text), key=lambda r: r.top())
     assert len(rects) >= 2
-    for upper, lower in zip(rects, rects[1:], strict=False):
+    for upper, lower in itertools.pairwise(rects):
         assert upper.bottom() <= lower.top() + 0.5, "y numbers overlap"
     # the y axis's title is whole or not drawn (the numbers carry the unit)
     title = axis.label

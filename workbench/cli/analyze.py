@@ -256,7 +256,7 @@ def results_table(results, skipped, title: str = "") -> str:
 
     header = ("operation", "hardware", "FLOPs", "bytes", "I [FLOP/B]", "ceiling", "attainable",
               "% peak", "bound", "T_lower", "T_upper")
-    rows = [header]
+    rows: list[tuple[str, ...]] = [header]
     for r in results:
         rows.append((
             r.operation, r.hardware, format_quantity(r.flops, "flops"),

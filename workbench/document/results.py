@@ -166,6 +166,7 @@ def _value_key(op: Operation) -> tuple | None:
     # types show)
     params = op.params
     types = tuple(map(type, params.values()))
+    key: tuple
     if _NESTED.isdisjoint(types):
         key = (op.kind, op.memory_level, tuple(params.items()), types)
     else:

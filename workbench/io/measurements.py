@@ -87,6 +87,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import cast
 
 from workbench.io.errors import InputError
 from workbench.model.dtypes import PRECISIONS
@@ -372,7 +373,7 @@ def parse_ncu_csv(text: str | bytes, name: str | None = None,
             cols.append(found)
         if any(cols):
             cuda_core[precision] = cols
-    tensor = {h: _TENSOR_RE.match(h).group(1) for h in header if _TENSOR_RE.match(h)}
+    tensor = {h: m.group(1) for h in header if (m := _TENSOR_RE.match(h))}
     use_tensor_inst = not tensor and NCU_TENSOR_INST in index
     if not cuda_core and not tensor and not use_tensor_inst:
         raise InputError(
@@ -435,10 +436,10 @@ def parse_ncu_csv(text: str | bytes, name: str | None = None,
 
         if not kernel:
             raise InputError("the kernel has no name", name, line, ("Kernel Name",))
-        duration = _scaled(cell(NCU_TIME, True), t_scale)
+        duration = _scaled(cast(float, cell(NCU_TIME, True)), t_scale)  # (required: given)
         if duration <= 0:
             raise InputError("the kernel duration must be positive", name, line, (NCU_TIME,))
-        nbytes = sum(_scaled(cell(c, True), b_scales[c]) for c in byte_cols)
+        nbytes = sum((_scaled(cast(float, cell(c, True)), b_scales[c]) for c in byte_cols), 0.0)
         classes: dict[str, float] = {}
         missing: list[str] = []
         for precision, (fma, add, mul) in cuda_core.items():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from workbench.io.errors import InputError
@@ -63,7 +63,7 @@ def expect_list(value: Any, place: Place, what: str) -> list[Any]:
     return value
 
 
-def _did_you_mean(word: str, options: list[str]) -> str:
+def _did_you_mean(word: str, options: Sequence[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest of ``options``, or ``""``."""
     import difflib  # only a message needs it
 
@@ -71,7 +71,7 @@ def _did_you_mean(word: str, options: list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def check_keys(data: Mapping[str, Any], allowed: tuple[str, ...] | set[str], place: Place) -> None:
+def check_keys(data: Mapping[str, Any], allowed: Collection[str], place: Place) -> None:
     for key in data:
         if key not in allowed:
             hint = _did_you_mean(str(key), [str(a) for a in allowed])
@@ -260,7 +260,7 @@ def parse_calibration(data: Any, place: Place, base=None):
         for key, value in table.items():
             startup[key] = expect_quantity(value, "time", place.at("startup", key),
                                            positive=False, minimum=0.0)
-    times = {}
+    times: dict[str, Any] = {}
     for key in ("launch_alone", "launch_eager", "launch_graph"):
         times[key] = (expect_quantity(data[key], "time", place.at(key), positive=False,
                                       minimum=0.0)

@@ -55,7 +55,7 @@ class YamlDocument:
         return InputError(message, self.file, self.line(path), path)
 
 
-_LoaderBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~5x faster
+_LoaderBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~5x faster
 
 
 #: Tags of plain scalars resolved so far, by (text, style); values of plain-typed scalars
@@ -99,7 +99,7 @@ class _Loader(_LoaderBase):
         return tag
 
 
-_DumperBase = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_DumperBase: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def read_yaml(path: str | os.PathLike[str], what: str = "session file",
@@ -206,7 +206,7 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
         line = node.start_mark.line + 1
         if len(path) > MAX_DEPTH:
             raise InputError(f"nested more than {MAX_DEPTH} levels deep", name, line, path[:8])
-        fill = None  # the new list or mapping whose items come next
+        fill: Any = None  # the new list or mapping whose items come next
         if isinstance(node, yaml.CollectionNode):
             if id(node) in built:  # a second visit of a collection is an alias (*name)
                 aliases += 1
@@ -227,7 +227,7 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
             if node.tag in (_INT_TAG, _FLOAT_TAG) and len(node.value) > MAX_NUMBER_DIGITS:
                 raise InputError(f"a number with more than {MAX_NUMBER_DIGITS} digits", name,
                                  line, path)
-            if node.tag == _INT_TAG and _OTHER_BASE(node.value) or (
+            if (node.tag == _INT_TAG and _OTHER_BASE(node.value)) or (
                     node.tag == _FLOAT_TAG and ":" in node.value):
                 raise InputError(_yaml11_number(node.value), name, line, path)
             value = construct(node)

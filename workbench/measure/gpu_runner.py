@@ -39,7 +39,7 @@ import math
 import re
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -205,7 +205,7 @@ _DATASHEETS = (
 )
 
 
-def datasheet_for(device_name: str, known: Sequence[str] | None = None) -> str | None:
+def datasheet_for(device_name: str, known: Collection[str] | None = None) -> str | None:
     """The built-in preset id of the GPU named ``device_name``, or ``None`` (and ``None``
     when ``known`` is given and lacks the id)."""
     for pattern, preset_id in _DATASHEETS:

@@ -146,10 +146,7 @@ class Clock:
         self.done += planned
         elapsed = time.perf_counter() - self.start
         fraction = min(1.0, self.done / self.planned)
-        if fraction > 0.05:
-            remaining = elapsed * (1 - fraction) / fraction
-        else:
-            remaining = self.planned - self.done
+        remaining = elapsed * (1 - fraction) / fraction if fraction > 0.05 else self.planned - self.done
         self.report(Progress(fraction, elapsed, max(0.0, remaining), stage))
 
 

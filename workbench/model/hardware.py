@@ -256,7 +256,7 @@ class Hardware:
 
     def copy(self, **changes) -> Hardware:
         """A deep copy, with ``changes`` applied (``compute={...}`` replaces the peaks)."""
-        fresh = {
+        fresh: dict[str, Any] = {
             "compute": dict(self.compute),
             "vector_compute": dict(self.vector_compute),
             "measured": list(self.measured),

@@ -238,6 +238,7 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
                 f"achieved FLOP/s given ({measurement.achieved_flops:.4g}) differs from "
                 f"FLOPs / time ({achieved:.4g}); the time is used")
     else:
+        assert measurement.achieved_flops is not None  # (a measurement gives one of the two)
         achieved = float(measurement.achieved_flops)
         if flops <= 0:
             raise ValueError(f"measurement {measurement.name!r}: an achieved FLOP/s needs FLOPs "
@@ -255,7 +256,7 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
     if bytes_ratio is not None and not math.isclose(bytes_ratio, 1.0, rel_tol=0.05):
         from workbench.model.units import format_quantity
 
-        notes.append(f"measured bytes: moved {format_quantity(measurement.bytes, 'bytes', 4)} where "
+        notes.append(f"measured bytes: moved {format_quantity(nbytes, 'bytes', 4)} where "
                      f"{format_quantity(result.bytes, 'bytes', 4)} is the ideal: "
                      f"{bytes_ratio:.2f} ×"
                      + (" (fewer: cache hits?)" if bytes_ratio < 1 else ""))

@@ -24,7 +24,7 @@ import numpy as np
 
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS, wider
 from workbench.model.rules import FORMULAS
-from workbench.model.terms import (  # noqa: F401 - part of this module's API
+from workbench.model.terms import (
     KINDS,
     Counts,
     Kind,
@@ -623,10 +623,7 @@ class Operation:
                     continue
             full = full or self.resolved()
             value = full[p.name]
-            if p.name == "steps":
-                shown = " → ".join(step["op"] for step in value)
-            else:
-                shown = fmt(value)
+            shown = " → ".join(step["op"] for step in value) if p.name == "steps" else fmt(value)
             via = f"{p.inherit} = " if p.inherit else ""
             text = f"{p.name} = {via}{shown}"
             if p.required:

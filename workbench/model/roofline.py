@@ -460,7 +460,7 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
 #: Sweeps with at least this many shapes evaluate their machines in parallel threads (below,
 #: handing work to a thread costs more than it saves).
 PARALLEL_MIN_SHAPES = 100_000
-_POOL = None  # the sweep threads (a concurrent.futures.ThreadPoolExecutor), made when needed
+_POOL: Any = None  # the sweep threads (a concurrent.futures.ThreadPoolExecutor), made when needed
 
 
 def _forget_pool() -> None:

@@ -21,7 +21,8 @@ __all__ = ["HardwareEntry", "OperationEntry", "Comparison", "ViewSettings", "Ses
 
 #: Okabe–Ito, a palette that stays distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-#: Marker per machine (pyqtgraph symbol names).
+#: Marker per machine, as a session file writes it: o circle, s square, t triangle, d diamond,
+#: star, p pentagon, h hexagon, t1 triangle pointing up (the user interface draws each).
 MARKERS = ("o", "s", "t", "d", "star", "p", "h", "t1")
 
 _ids = itertools.count(1)
@@ -140,8 +141,9 @@ class Session:
         return [e for e in self.hardware if ref in (e.preset, e.hardware.id)]
 
     def color_of(self, entry: OperationEntry) -> str:
-        if entry.color or entry.auto_color:
-            return entry.color or entry.auto_color
+        chosen = entry.color or entry.auto_color
+        if chosen:
+            return chosen
         index = next((i for i, e in enumerate(self.operations) if e.id == entry.id), 0)
         return PALETTE[index % len(PALETTE)]
 

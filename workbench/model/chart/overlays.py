@@ -357,6 +357,7 @@ class MeasuredMark:
 
 def _measured_tooltip(point: MeasuredPoint, machine: str) -> str:
     j = point.judgement
+    assert j is not None  # (only a judged point is drawn, with its tooltip)
     m = point.measurement
     target = (f"the prediction of {m.operation}" if m.operation
               else "the prediction from its own FLOPs and bytes")

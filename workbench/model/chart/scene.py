@@ -46,8 +46,7 @@ from workbench.model.chart.overlays import (
 )
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware, roof_name
-from workbench.model.roofline import Result
-from workbench.model.rules import attainable, ridge
+from workbench.model.roofline import Result, attainable, ridge
 from workbench.model.session import (
     MARKERS,
     PALETTE,
@@ -200,7 +199,7 @@ class Region:
 class PointMark:
     """One operation on one machine at ``(x, y)`` = (intensity in FLOP/byte, attainable
     FLOP/s). ``color`` is the operation's colour (``#RRGGBB``), ``marker`` the machine's
-    marker (a pyqtgraph symbol name). ``show_label`` marks the single point of each operation
+    marker (one of :data:`MARKERS`). ``show_label`` marks the single point of each operation
     that carries its name (the highest of its column: an operation has the same intensity on
     every machine). ``overhead`` flags overhead-bound points. ``label`` is the operation's
     name; ``result`` may be shared with operations of the same counts (a model's layers)
@@ -406,11 +405,11 @@ def drawn_pairs(pairs: Iterable[Pair], markers: dict[int, str]) -> list[tuple]:
     ``(hw_id, x, y, marker, bound, precision_used, machine, result, highest)``, where
     ``highest`` marks the point that carries the operation's name. Operations that share a
     row of pairs (a model's layers) share this too."""
-    drawn = [p for p in pairs if _drawable(p.result)]
-    top = max(drawn, key=lambda p: p.result.attainable_flops, default=None)
+    drawn = [(p, p.result) for p in pairs if p.result is not None and _drawable(p.result)]
+    top = max(drawn, key=lambda d: d[1].attainable_flops, default=(None, None))[0]
     out = []
-    for pair in drawn:
-        r, hw_id = pair.result, pair.hardware.id
+    for pair, r in drawn:
+        hw_id = pair.hardware.id
         out.append((hw_id, r.intensity, r.attainable_flops, markers.get(hw_id, MARKERS[0]),
                     r.bound, r.precision_used, pair.hardware.hardware.label, r, pair is top))
     return out
@@ -512,20 +511,20 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
             used_levels[pair.hardware.id].add(pair.result.level)
 
     machines: list[MachineMark] = []
-    for index, entry in enumerate(visible_hw):
-        hw = entry.hardware
+    for index, hw_entry in enumerate(visible_hw):
+        hw = hw_entry.hardware
         peaks = hw.roof_peaks()
         if view.all_precisions:
             names = set(peaks)
         else:
-            names = {p for p in used_precisions[entry.id] if p in peaks}
+            names = {p for p in used_precisions[hw_entry.id] if p in peaks}
             if not names:
                 names = {_default_precision(hw.compute)}
         precisions = tuple(sorted(names, key=lambda p: (-peaks[p], _order(p))))
         machines.append(MachineMark(
-            hw_id=entry.id,
+            hw_id=hw_entry.id,
             name=hw.label,
-            marker=markers[entry.id],
+            marker=markers[hw_entry.id],
             style_index=index,
             main_memory=hw.main_memory,
             bandwidth=hw.bandwidth(),
@@ -747,8 +746,7 @@ def _machine_roofs(session: Session, mark: MachineMark, levels: set[str],
         roofs.append(Roof(
             hw_id=mark.hw_id, kind="memory", name=hw.main_memory, value=bw,
             xs=(x_lo, ridge(top_d, bw)), ys=(attainable(x_lo, top_d, bw), top_d),
-            style_index=mark.style_index,
-            emphasis="minor", line="dashed", derated=True, label="",
+            style_index=mark.style_index, emphasis="minor", line="dashed", derated=True, label="",
         ))
         for name, nominal in groups:
             peak = nominal * eff

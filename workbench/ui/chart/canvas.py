@@ -202,7 +202,7 @@ class RooflineCanvas(QWidget):
             if isinstance(item, Label) and item.isVisible():
                 item.updateTransform()
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if event.oldSize().width() != event.size().width():
             self.titles.apply()

@@ -375,13 +375,13 @@ class MeasureDialog(QDialog):
             combo.setEnabled(True)
         self.cancel_button.setEnabled(False)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.parent() and event.type() == QEvent.Type.Close and self.running:
             self.cancel()
             self.wait()
         return False
 
-    def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def closeEvent(self, event) -> None:
         if self.running:
             self.cancel()
             self.wait()

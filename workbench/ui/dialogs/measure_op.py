@@ -112,7 +112,7 @@ class OperationTimer(QObject):
     def wait(self, ms: int = 60_000) -> bool:
         return self.thread.wait(ms) if self.thread is not None else True
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Close and self.running:  # the window closes: stop
             self.worker.stop.set()
             self.wait()

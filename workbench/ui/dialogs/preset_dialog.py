@@ -93,7 +93,7 @@ def preset_matches(query: str, hw: Hardware, substring: bool = False) -> bool:
     """Every word of ``query`` starts a word of the preset's id, name, vendor or kind, or the
     model number inside one ("h200" finds the H200 but not the GH200; "100" finds the H100
     and the A100s); with ``substring``, any part of them will do."""
-    haystack = " ".join((hw.id, hw.name, hw.vendor, hw.kind)).lower()
+    haystack = f"{hw.id} {hw.name} {hw.vendor} {hw.kind}".lower()
     tokens = query.lower().split()
     if substring:
         return all(token in haystack for token in tokens)
@@ -432,7 +432,7 @@ class PresetDialog(QDialog):
         """The details pane as plain text (for tests and accessibility)."""
         return self.details.toPlainText()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Up/Down in the filter move through the list, so the keyboard never has to leave."""
         if (watched is self.filter_edit and event.type() == QEvent.Type.KeyPress
                 and event.key() in (Qt.Key.Key_Up, Qt.Key.Key_Down)):

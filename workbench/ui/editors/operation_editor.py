@@ -443,7 +443,7 @@ class OperationEditor(QWidget):
         top = max(120, min(wanted, int(total * 0.62)))
         self._splitter.setSizes([top, max(total - top, 100)])
 
-    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
         if self._op_id is not None:
             self.fit_splitter()
@@ -649,7 +649,7 @@ class OperationEditor(QWidget):
             candidate.pop(name, None)
         else:
             candidate[name] = normalised
-        before = {problem for problem in kind_checks(op.kind, op.params)}
+        before = set(kind_checks(op.kind, op.params))
         for other, problem in kind_checks(op.kind, candidate):
             if (other, problem) in before:
                 continue
@@ -782,7 +782,7 @@ class OperationEditor(QWidget):
             self._flush_posted = True
             QCoreApplication.postEvent(self, QEvent(_FLUSH_EVENT), _AFTER_REPAINT)
 
-    def event(self, event: QEvent) -> bool:  # noqa: D102 (Qt API)
+    def event(self, event: QEvent) -> bool:
         if event.type() == _FLUSH_EVENT:
             self._flush_posted = False
             self._flush()
@@ -806,10 +806,10 @@ class OperationEditor(QWidget):
     def _on_splitter_moved(self, *_: Any) -> None:
         self._splitter_moved = True
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         return super().sizeHint().expandedTo(QSize(460, 640))
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         self._flush()
 

@@ -624,6 +624,6 @@ class SweepSection(QGroupBox):
         side = "compute" if compute else "memory"
         return f"no crossing in {span} ({side}-bound throughout)"
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         self._flush()

@@ -392,7 +392,7 @@ class ComparePanel(DockedPanel, QWidget):
     def _catch_up(self) -> None:
         self.refresh()
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         self.refresh()
 

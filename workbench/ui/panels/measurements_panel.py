@@ -603,6 +603,6 @@ class MeasurementsPanel(DockedPanel, QWidget):
         if self.is_shown():
             self._refresh_now()
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         self._catch_up()

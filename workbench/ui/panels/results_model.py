@@ -558,13 +558,13 @@ class ResultsProxy(QSortFilterProxyModel):
 
     _source: ResultsModel | None = None  # the source model, when it is a ResultsModel
 
-    def setSourceModel(self, model) -> None:  # noqa: N802 (Qt API)
+    def setSourceModel(self, model) -> None:
         super().setSourceModel(model)
         # kept: asking Qt for it on every painted cell costs as much as a role
         self._source = model if isinstance(model, ResultsModel) else None
 
     def multiData(self, index: QModelIndex | QPersistentModelIndex,
-                  roleDataSpan: QModelRoleDataSpan) -> None:  # noqa: N803 (Qt API)
+                  roleDataSpan: QModelRoleDataSpan) -> None:
         """Every role a delegate asks for, in one call: the same values as ``data()`` role
         by role, with the index mapped once (each ``data()`` through the proxy maps it again,
         and each mapping asks the source for its row and column counts)."""

@@ -58,7 +58,7 @@ class _ValueAxis(LogAxis):
 
     log = True
 
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph API)
+    def tickStrings(self, values, scale, spacing):
         if not self.log:
             return pg.AxisItem.tickStrings(self, values, scale, spacing)
         return super().tickStrings(values, scale, spacing)
@@ -82,7 +82,7 @@ class _PlotPlace(QGraphicsView):
         self.setScene(QGraphicsScene(self))
         self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
 

@@ -52,7 +52,7 @@ class _Placeholder(QWidget):
         super().__init__()
         self._hint = hint
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         return self._hint
 
 
@@ -126,13 +126,13 @@ class DocksMixin:
         self._bottom_asked = bottom_height(self.height())
         self.resizeDocks([self.results_dock], [self._bottom_asked], Qt.Vertical)
 
-    def restoreState(self, state, version: int = 0) -> bool:  # noqa: N802 (Qt API)
+    def restoreState(self, state, version: int = 0) -> bool:
         restored = super().restoreState(state, version)
         if restored:
             self._default_layout = False  # the user's layout: kept as it was
         return restored
 
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         if getattr(self, "_default_layout", False):
             self._default_layout = False

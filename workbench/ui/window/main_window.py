@@ -816,7 +816,7 @@ class MainWindow(DocksMixin, QMainWindow):
         self.settings.setValue("window/state", self.saveState())
         self.settings.sync()
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: QCloseEvent) -> None:
         if self.maybe_save():
             self._save_settings()
             self.autosave.remove()
@@ -826,16 +826,16 @@ class MainWindow(DocksMixin, QMainWindow):
         else:
             event.ignore()
 
-    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def dragEnterEvent(self, event) -> None:
         if self._dropped_path(event) is not None:
             event.acceptProposedAction()
         else:
             event.ignore()
 
-    def dragMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def dragMoveEvent(self, event) -> None:
         self.dragEnterEvent(event)
 
-    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def dropEvent(self, event) -> None:
         path = self._dropped_path(event)
         if path is not None:
             event.acceptProposedAction()
