@@ -276,7 +276,7 @@ def sessions(draw):
             draw(st.sampled_from(SIZES)), draw(st.sampled_from(["light", "dark"])))
 
 
-@settings(max_examples=20, deadline=None, derandomize=True, database=None,
+@settings(max_examples=10, deadline=None, derandomize=True, database=None,
           phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=sessions())

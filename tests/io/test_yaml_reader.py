@@ -132,7 +132,7 @@ documents = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(data=documents, flow=st.sampled_from([None, True, False]))
 def test_generated_documents_read_as_safe_load_reads_them(data, flow):
     try:

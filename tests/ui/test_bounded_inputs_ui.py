@@ -133,7 +133,7 @@ def _nsight_csv(path, count: int) -> None:
     path.write_text(NCU_HEADER + rows, encoding="utf-8")
 
 
-def test_20000_kernels_imported_into_two_machines_return_control_and_are_drawn_bounded(
+def test_thousands_of_kernels_imported_into_two_machines_are_drawn_bounded_and_all_listed(
         qtbot, open_window, tmp_path):
     from workbench.model.chart.overlays import MAX_MEASURED_DRAWN
 
@@ -142,11 +142,12 @@ def test_20000_kernels_imported_into_two_machines_return_control_and_are_drawn_b
     assert len(window.canvas.measured_items()) == before  # (each on its machine; all drawn)
     assert not any("measured points drawn" in t for t in window.canvas.legend_texts())
     path = tmp_path / "ncu.csv"
-    _nsight_csv(path, 20_000)
+    kernels = 3_000  # on two machines: six times the points drawn (MAX_MEASURED_DRAWN)
+    _nsight_csv(path, kernels)
     assert window.import_measurements(path)
     QApplication.processEvents()
-    assert len(window.document.session.measurements) == before + 20_000
-    total = before + 2 * 20_000  # the kernels name no machine: judged on both
+    assert len(window.document.session.measurements) == before + kernels
+    total = before + 2 * kernels  # the kernels name no machine: judged on both
     # the chart draws the first thousand measured points and says so in its legend
     drawn = window.canvas.measured_items()
     assert len(drawn) == MAX_MEASURED_DRAWN
@@ -163,7 +164,7 @@ def test_the_autosave_of_a_large_session_is_written_off_the_window(qtbot, open_w
                                                                   tmp_path, monkeypatch):
     window = open_window(EXAMPLES / "real_kernels_h100_h200.yaml")
     path = tmp_path / "ncu.csv"
-    _nsight_csv(path, 10_000)
+    _nsight_csv(path, 500)  # (the write is held below: its size decides nothing)
     assert window.import_measurements(path)
     slot = window.autosave.path
     window.autosave.remove()
