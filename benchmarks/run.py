@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 TARGETS = {
-    "startup_s": ("<= 1.5 x startup_floor_s", None),
+    "startup_s": ("<= 1.3 x startup_floor_s", None),
     "edit_to_paint_ms.100": ("<= 8 ms", 8.0),
     "edit_to_paint_ms.1000": ("<= 16 ms", 16.0),
     "model_edit_ms.layers": ("<= 16 ms", 16.0),

@@ -38,12 +38,6 @@ def start(session: str | None = None):
         source = path if path else examples_dir() / DEFAULT_EXAMPLE
         loaded = load_session(source, assumed)
         create_app()
-        from workbench import __version__
-        from workbench.ui.log import start_log  # (its folder is the app's: named now)
-
-        start_log()
-        logging.getLogger(__name__).info("Roofline Workbench %s started on %s", __version__,
-                                         session or "the built-in example")
         from workbench.ui.window.main_window import MainWindow
 
         window = MainWindow()
@@ -79,5 +73,11 @@ def run(session: str | None = None) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from workbench import __version__
+    from workbench.ui.log import start_log  # (after the first paint: not needed for it)
+
+    start_log()
+    logging.getLogger(__name__).info("Roofline Workbench %s started on %s", __version__,
+                                     session or "the built-in example")
     QTimer.singleShot(0, window.offer_recovery)
     return QApplication.instance().exec()
