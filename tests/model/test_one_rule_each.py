@@ -25,6 +25,7 @@ BANDWIDTH = re.compile(r"bandwidth|\bbw\b|fastest", re.I)
 INTENSITY = re.compile(r"intensity|\bx_lo\b|\bx\b", re.I)
 T_MATH = re.compile(r"t_math", re.I)
 T_MEM = re.compile(r"t_mem", re.I)
+RIDGE = re.compile(r"ridge", re.I)
 
 
 def _sources():
@@ -53,7 +54,9 @@ def _restated() -> list[str]:
                     node.ops[0], (ast.GtE, ast.Gt, ast.Lt, ast.LtE)):
                 left, right = ast.unparse(node.left), ast.unparse(node.comparators[0])
                 if (T_MATH.search(left) and T_MEM.search(right)) or (
-                        T_MEM.search(left) and T_MATH.search(right)):
+                        T_MEM.search(left) and T_MATH.search(right)) or (
+                        INTENSITY.search(left) and RIDGE.search(right)) or (
+                        RIDGE.search(left) and INTENSITY.search(right)):
                     found.append(f"{where}{node.lineno} side of the ridge: {ast.unparse(node)}")
             if isinstance(node, ast.Call) and ast.unparse(node.func) in ("max", "np.maximum") \
                     and len(node.args) == 2 and any("e_math" in ast.unparse(a) for a in node.args):
@@ -70,7 +73,7 @@ def test_the_check_finds_each_rule_written_again(tmp_path, monkeypatch):
     module = PACKAGE / "model" / "_rule_copy_probe.py"
     module.write_text("def f(flops, nbytes, peak, bandwidth, intensity, t_math, t_mem, c):\n"
                       "    a = flops / nbytes\n    r = peak / bandwidth\n"
-                      "    y = min(peak, intensity * bandwidth)\n    s = t_math >= t_mem\n"
+                      "    y = min(peak, intensity * bandwidth)\n    s = intensity < ridge\n"
                       "    w = max(t_math / c.e_math, t_mem / c.e_mem)\n", encoding="utf-8")
     try:
         kinds = [line.split(" ", 1)[1].split(":")[0] for line in _restated()

@@ -46,7 +46,7 @@ from workbench.model.chart.overlays import (
 )
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware, roof_name
-from workbench.model.roofline import Result, attainable, ridge
+from workbench.model.roofline import Result, attainable, compute_bound, ridge
 from workbench.model.session import (
     MARKERS,
     PALETTE,
@@ -270,7 +270,7 @@ class Reference:
         ``tolerance`` (a cursor a pixel above a point on the roof is still on it)."""
         if y is not None and y > self.roof(x) * (1 + tolerance):
             return "above the roof"
-        return "memory-bound" if x < self.ridge else "compute-bound"
+        return "compute-bound" if compute_bound(x / self.peak, 1 / self.bandwidth) else "memory-bound"
 
 
 @dataclass(frozen=True)
