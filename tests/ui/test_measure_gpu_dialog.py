@@ -73,8 +73,12 @@ def _trigger_measure(win) -> MeasureDialog:
 def _open_dialog(win) -> MeasureDialog:
     """The dialog, once it has looked for GPUs."""
     dialog = _trigger_measure(win)
-    # (the GPUs are looked for beside the window)
-    QTest.qWaitFor(lambda: dialog.gpus is not None, HANG_GUARD_S * 1000)
+    # (the GPUs are looked for beside the window; a search still running after the hang
+    # guard fails below)
+    for _ in range(HANG_GUARD_S * 200):
+        if dialog.gpus is not None:
+            break
+        QTest.qWait(5)
     assert dialog.gpus is not None
     return dialog
 
