@@ -23,7 +23,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "workbench"
 #: CuPy, a GPU driver), whose faults are the library's, and the threads and the command that
 #: run it, which show them to the user (and log them, in the app)
 CATCH_ALL_MODULES = ("measure/", "cli/measure.py", "ui/dialogs/measure_dialog.py",
-                     "ui/dialogs/measure_op.py")
+                     "ui/dialogs/measure_op.py",
+                     # the import's reading thread: the error goes to the window, which shows it
+                     "ui/panels/measurements_panel.py")
 
 
 def _handlers():

@@ -8,6 +8,7 @@ import pytest
 from workbench.io.errors import InputError
 from workbench.io.limits import terminal_text
 from workbench.io.measurements import parse_measurements_csv, parse_ncu_csv
+from workbench.io.ncu import import_ncu_text
 
 DESCRIPTIVE = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
                "Stream", "Block Size", "Grid Size", "Device", "CC"]
@@ -80,16 +81,20 @@ def test_a_units_row_with_an_id_is_quoted_from_the_id_column_wherever_it_stands(
     assert "got '7'" in str(err.value) and err.value.path == ("ID",)
 
 
-def test_an_unavailable_tensor_instruction_count_is_named_as_counted_zero():
+def test_a_kernel_whose_only_flop_counter_is_unavailable_is_listed_not_counted():
     header = DESCRIPTIVE + ["gpu__time_duration.sum", "dram__bytes.sum",
                             "sm__inst_executed_pipe_tensor.sum"]
     rows = [header, [""] * 11 + ["usecond", "byte", "inst"],
             ["0", "1", "bench", "host", "k", "1", "7", "(256, 1, 1)", "(80, 1, 1)", "0", "8.0",
              "10", "100", "n/a"]]
     text = "\n".join(",".join(f'"{c}"' for c in row) for row in rows) + "\n"
-    (m,) = parse_ncu_csv(text, "n.csv")
-    assert m.flops == 0
-    assert m.source.endswith("n/a counted as 0: sm__inst_executed_pipe_tensor.sum")
+    assert parse_ncu_csv(text, "n.csv") == []  # not a point at 0 FLOP/s
+    result = import_ncu_text(text, "n.csv")
+    assert result.measurements == []
+    (left,) = result.not_counted
+    assert (left.name, left.count, left.time_s) == ("k", 1, 10e-6)
+    assert left.reason == "its FLOP counters are all n/a"
+    assert result.counted_share == 0
 
 
 def test_an_ncu_kernel_without_a_name_names_the_kernel_name_column():

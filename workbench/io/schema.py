@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from workbench.io.errors import InputError
-from workbench.io.yamlio import YamlDocument
+from workbench.io.yamlio import YamlDocument, did_you_mean, unknown_key_message
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.hardware import FIGURE_TABLES, SINGLE_FIGURES, Hardware
 from workbench.model.limits import text_problem
@@ -63,20 +63,13 @@ def expect_list(value: Any, place: Place, what: str) -> list[Any]:
     return value
 
 
-def _did_you_mean(word: str, options: Sequence[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest of ``options``, or ``""``."""
-    import difflib  # only a message needs it
-
-    close = difflib.get_close_matches(word, options, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+_did_you_mean = did_you_mean
 
 
 def check_keys(data: Mapping[str, Any], allowed: Collection[str], place: Place) -> None:
     for key in data:
         if key not in allowed:
-            hint = _did_you_mean(str(key), [str(a) for a in allowed])
-            raise place.at(key).error(
-                f"unknown key {key!r}{hint}; expected one of: {', '.join(sorted(allowed))}")
+            raise place.at(key).error(unknown_key_message(key, allowed))
 
 
 def expect_str(value: Any, place: Place, allow_empty: bool = False, limit: int | str = 500
@@ -152,7 +145,7 @@ def _rates(value: Any, place: Place, unit: str, what: str, names: tuple[str, ...
     for key, rate in mapping.items():
         key_place = place.at(key)
         if names is not None and key not in names:
-            hint = _did_you_mean(str(key), names)
+            hint = _did_you_mean(str(key), list(names))
             raise key_place.error(f"unknown precision {key!r}{hint}; one of: {', '.join(names)}")
         if names is None and (not isinstance(key, str) or not _NAME_RE.match(key)):
             raise key_place.error(

@@ -100,6 +100,12 @@ class ViewSettings:
     pairs: bool = True
     x_range: tuple[float, float] | None = None
     y_range: tuple[float, float] | None = None
+    #: The memory level whose intensity places a profiled kernel (``l1``, ``l2``, ``dram``),
+    #: or ``all``: one point per level it has bytes for, joined by a thin line.
+    level: str = "dram"
+    #: How many profiled kernels of each run the chart draws, by GPU time; 0: the fewest that
+    #: make 95 % of the run's time.
+    top: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -139,6 +145,13 @@ class Session:
         if by_name:
             return by_name
         return [e for e in self.hardware if ref in (e.preset, e.hardware.id)]
+
+    def machine_ref(self, entry: HardwareEntry) -> str:
+        """How a measured point names machine ``entry``: its preset id when that names this
+        machine alone, else its name."""
+        if entry.preset and [e.id for e in self.machines_matching(entry.preset)] == [entry.id]:
+            return entry.preset
+        return entry.hardware.name
 
     def color_of(self, entry: OperationEntry) -> str:
         chosen = entry.color or entry.auto_color

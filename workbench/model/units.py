@@ -206,7 +206,7 @@ _FORMAT_PREFIXES = sorted(DECIMAL.items(), key=lambda kv: -kv[1])  # largest fir
 _SMALL_PREFIXES = [("", 1.0)] + [(p, SMALL[p]) for p in _SMALL]
 
 
-def format_number(value: float, digits: int = 3) -> str:
+def format_number(value: float | None, digits: int = 3) -> str:
     """``value`` to ``digits`` significant figures, without exponent for everyday magnitudes."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
@@ -232,7 +232,7 @@ def format_binary_bytes(nbytes: float, digits: int = 3) -> str:
     return f"{nbytes:.0f} B"
 
 
-def format_quantity(value: float, unit: str, digits: int | None = 3) -> str:
+def format_quantity(value: float | None, unit: str, digits: int | None = 3) -> str:
     """Format with an SI prefix so that the mantissa lies in [1, 1000): '3.35 TB/s'.
 
     ``digits=None`` writes the shortest text that reads back as exactly the same float

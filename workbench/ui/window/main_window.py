@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import __version__
-from workbench.document import Change, Document, new_operation
+from workbench.document import Change, Document, OverBudget, new_operation
 from workbench.document.changes import What
 from workbench.io.autosave import Autosave, Recoverable, find_recoverable
 from workbench.io.errors import InputError
@@ -90,6 +90,18 @@ class MainWindow(DocksMixin, QMainWindow):
         self._update_title()
         self._update_undo_actions()
 
+    def _view_choice(self, key: str, choices) -> tuple[QActionGroup, dict]:
+        """Exclusive actions setting the view's ``key`` to each ``(value, text, tip)``."""
+        group = QActionGroup(self)
+        actions = {}
+        for value, text, tip in choices:
+            action = self._action(text, lambda checked, v=value: checked and self.document
+                                  .set_view(key, v), tip=tip, checkable=True,
+                                  name=f"{key}_{value}")
+            group.addAction(action)
+            actions[value] = action
+        return group, actions
+
     def _action(self, text: str, slot, shortcut=None, tip: str = "", checkable: bool = False,
                 name: str = "") -> QAction:
         action = QAction(text, self)
@@ -153,14 +165,23 @@ class MainWindow(DocksMixin, QMainWindow):
             action = self._action(text, lambda checked, k=key: self.document.set_view(k, checked),
                                   tip=tip, checkable=True, name=f"view_{key}")
             self.view_actions[key] = action
-        self.theme_group = QActionGroup(self)
-        self.theme_actions: dict[str, QAction] = {}
-        for theme in THEMES:
-            action = self._action(theme.capitalize(),
-                                  lambda checked, t=theme: checked and self.document.set_view(
-                                      "theme", t), checkable=True, name=f"theme_{theme}")
-            self.theme_group.addAction(action)
-            self.theme_actions[theme] = action
+        top_tip = ("How many profiled kernels of each run the chart draws, by GPU time; the "
+                   "legend says how many it hides")
+        self.level_group, self.level_actions = self._view_choice("level", (
+            ("dram", "&DRAM", "Place each profiled kernel at its DRAM (main memory) "
+                              "intensity, against the main-memory roof"),
+            ("l2", "L&2", "Place each profiled kernel at its L2 intensity, against the "
+                          "machine's L2 roof"),
+            ("l1", "L&1", "Place each profiled kernel at its L1 intensity, against the "
+                          "machine's L1 roof"),
+            ("all", "&All Levels", "One point per memory level a profiled kernel has bytes "
+                                   "for, joined by a thin line")))
+        self.top_group, self.top_actions = self._view_choice("top", (
+            (0, "The Kernels That Make &95 % of the Time", top_tip), (5, "Top &5", top_tip),
+            (10, "Top &10", top_tip), (20, "Top &20", top_tip), (50, "Top 5&0", top_tip),
+            (100_000, "&Every Kernel", top_tip)))
+        self.theme_group, self.theme_actions = self._view_choice(
+            "theme", [(theme, theme.capitalize(), "") for theme in THEMES])
         from workbench.model.prediction import LAUNCHES
 
         self.prediction_group = QActionGroup(self)
@@ -268,9 +289,12 @@ class MainWindow(DocksMixin, QMainWindow):
         for action in self.view_actions.values():
             view.addAction(action)
         view.addAction(self.sweep_dock.toggleViewAction())
-        theme_menu = view.addMenu("&Theme")
-        for action in self.theme_actions.values():
-            theme_menu.addAction(action)
+        for title, actions in (("Profile Memory &Level", self.level_actions),
+                               ("Profiled &Kernels Shown", self.top_actions),
+                               ("&Theme", self.theme_actions)):
+            submenu = view.addMenu(title)
+            for action in actions.values():
+                submenu.addAction(action)
         prediction_menu = view.addMenu("&Prediction")
         for action in self.prediction_actions.values():
             prediction_menu.addAction(action)
@@ -326,6 +350,11 @@ class MainWindow(DocksMixin, QMainWindow):
             action.blockSignals(True)
             action.setChecked(view.theme == theme)
             action.blockSignals(False)
+        for choices, value in ((self.level_actions, view.level), (self.top_actions, view.top)):
+            for key, action in choices.items():
+                action.blockSignals(True)
+                action.setChecked(key == value)
+                action.blockSignals(False)
         machines = self.document.session.hardware
         first = machines[0].hardware if machines else None
         for key, action in (*self.prediction_actions.items(), *self.launches_actions.items()):
@@ -442,7 +471,7 @@ class MainWindow(DocksMixin, QMainWindow):
 
     # -- operations ------------------------------------------------------------------------
 
-    def add_operation(self, kind: str) -> int:
+    def add_operation(self, kind: str) -> int | None:
         current = self.workspace.selection.current
         index = None
         if current is not None:
@@ -450,7 +479,11 @@ class MainWindow(DocksMixin, QMainWindow):
                 index = self.document.operation_index(current) + 1
             except (KeyError, StopIteration):
                 index = None
-        op_id = self.document.add_operation(new_operation(kind), index)
+        try:
+            op_id = self.document.add_operation(new_operation(kind), index)
+        except OverBudget as exc:
+            self.statusBar().showMessage(f"Not added: {exc}", 6000)
+            return None
         self.workspace.selection.select(op_id)
         return op_id
 
@@ -492,13 +525,34 @@ class MainWindow(DocksMixin, QMainWindow):
     # -- measurements and compared pairs ---------------------------------------------------
 
     def import_measurements(self, path: str | Path) -> bool:
-        """Append the measured points of a CSV file (plain or Nsight Compute) as one undo
-        step. On any problem nothing changes and the loader's message (file:line) is shown."""
-        from workbench.ui.panels.measurements_panel import import_measurements, import_progress
+        """Append the measured points of a measurements file (plain CSV or a profiler export)
+        as one undo step. A large file is read off the window's thread under a progress
+        dialog with Cancel; cancelling, or any problem, leaves the session as it was (a
+        problem's message, file:line, is shown)."""
+        from workbench.ui.panels.measurements_panel import (
+            LARGE_IMPORT_BYTES,
+            dialog_steps,
+            import_measurements,
+            read_profile,
+            read_with_progress,
+        )
 
-        progress = import_progress(self, path)  # a dialog for a large file
+        dialog = None
         try:
-            count = import_measurements(self.document, path, progress=progress)
+            try:
+                large = os.stat(path).st_size >= LARGE_IMPORT_BYTES
+            except OSError:
+                large = False
+            if large:
+                result, dialog = read_with_progress(self, path, None, self.document.session)
+                if result is None:
+                    self.statusBar().showMessage(
+                        f"Import of {Path(path).name} cancelled; nothing was changed", 5000)
+                    return False
+            else:
+                result = read_profile(path, None, self.document.session)
+            count = import_measurements(self.document, path, result=result,
+                                        progress=dialog_steps(dialog) if dialog else None)
         except InputError as exc:
             self.show_error("Cannot import measurements", str(exc))
             return False
@@ -506,10 +560,14 @@ class MainWindow(DocksMixin, QMainWindow):
             self.show_error("Cannot import measurements", f"{path}: {exc.strerror or exc}")
             return False
         finally:
-            if progress is not None:
-                progress.close()
+            if dialog is not None:
+                dialog.close()
+        summary = f" ({result.summary()})" if result.format != "plain" else ""
         self.statusBar().showMessage(
-            f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}", 5000)
+            f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}"
+            + summary, 8000)
+        if result.format != "plain":
+            self.measurements_panel.show_import(result)
         self.measurements_dock.show()
         self.measurements_dock.raise_()
         return True
@@ -626,14 +684,17 @@ class MainWindow(DocksMixin, QMainWindow):
         """Save to exactly ``path``. A read-only file is refused with a message and the
         session stays modified."""
         path = Path(path)
+        notes: list[str] = []
         try:
-            save_session(self.document.session, path)
+            save_session(self.document.session, path, notes=notes)
         except OSError as exc:
             self.show_error("Cannot save session", f"{path}: {exc.strerror or exc}")
             return False
         self.example = None
         self.document.mark_clean(path.resolve())
         self.add_recent(path.resolve())
+        if notes:  # (saved, but the user should know)
+            self.show_warning("Session saved", "\n".join(notes))
         self.statusBar().showMessage(f"Saved {path}", 4000)
         return True
 
@@ -689,8 +750,16 @@ class MainWindow(DocksMixin, QMainWindow):
     def show_error(self, title: str, message: str) -> None:
         _log.warning("%s: %s", title, message)
         self.last_error = message
-        box = QMessageBox(QMessageBox.Critical, title, message, QMessageBox.Ok, self)
-        box.setObjectName("error_dialog")
+        self._message_box(QMessageBox.Critical, title, message, "error_dialog")
+
+    def show_warning(self, title: str, message: str) -> None:
+        """Something done, with what the user should know about it (an owner not kept)."""
+        self.last_warning = message
+        self._message_box(QMessageBox.Warning, title, message, "warning_dialog")
+
+    def _message_box(self, icon, title: str, message: str, name: str) -> None:
+        box = QMessageBox(icon, title, message, QMessageBox.Ok, self)
+        box.setObjectName(name)
         box.setTextInteractionFlags(Qt.TextSelectableByMouse)
         box.open()
         self._error_box = box
