@@ -112,9 +112,14 @@ def _attach(session, files: Sequence[str], hardware: str | None) -> str | None:
     from workbench.io.errors import InputError
     from workbench.io.measurements import attach_measurements, load_measurements
 
+    from workbench.io.profiles import notes_of
+
     try:
         for file in files:
-            attach_measurements(session, load_measurements(file, hardware), file)
+            measurements = load_measurements(file, hardware)
+            attach_measurements(session, measurements, file)
+            for note in notes_of(measurements):  # beside the output, which stays readable
+                sys.stderr.write(f"{PROG}: note: {terminal(f'{file}: {note}')}\n")
     except InputError as exc:
         return str(exc)
     return None

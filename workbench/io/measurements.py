@@ -493,7 +493,14 @@ def parse_ncu_csv(text: str | bytes, name: str | None = None,
 def load_measurements(path: str | os.PathLike[str], hardware: str | None = None
                       ) -> list[Measurement]:
     """Either format, recognised by its header. ``hardware`` is given to ncu imports (which do
-    not name the GPU) and to plain rows whose hardware cell is empty."""
+    not name the GPU) and to plain rows whose hardware cell is empty. A PyTorch profiler trace
+    or a rocprof-compute workload folder is read by :func:`workbench.io.profiles.load_profile`
+    (its result also carries the machines it brings and the import's notes)."""
+    from workbench.io.profiles import load_profile
+
+    profile = load_profile(path, hardware)
+    if profile is not None:
+        return profile
     text, name = _read_text(path)
     if is_ncu_csv(text):
         return parse_ncu_csv(text, name, hardware)
@@ -510,9 +517,17 @@ def attach_measurements(session: Session, measurements: Iterable[Measurement],
     """Append ``measurements`` to ``session`` after checking that each can be judged there (its
     operation and machine exist). All or nothing: the first problem raises
     :class:`InputError` naming the measurement (and its source) and nothing is added."""
+    from workbench.io.profiles import machines_to_add
+    from workbench.model.session import HardwareEntry
+
     items: Sequence[Measurement] = list(measurements)
+    added = [HardwareEntry(hw, preset=preset) for hw, preset in machines_to_add(session,
+                                                                                measurements)]
+    session.hardware.extend(added)  # the machines an import brings (a trace's GPU, …)
     for m in items:
         for field_name, problem in measurement_problems(session, m):
+            for entry in added:
+                session.hardware.remove(entry)
             where = f" ({m.source})" if m.source else ""
             raise InputError(f"measurement {m.name!r}{where}: {problem}", file,
                              path=(field_name,))

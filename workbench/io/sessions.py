@@ -149,11 +149,12 @@ COMPARISON_KEYS = ("first", "second")
 MAX_COMPARISONS = 1000
 SWEEP_KEYS = ("param", "values", "start", "stop", "num", "scale")
 MEASUREMENT_KEYS = ("name", "operation", "hardware", "time", "achieved", "flops", "bytes",
-                    "precision", "source")
+                    "precision", "source", "level")
 #: Measurement fields and the keys they are written under.
 _MEASUREMENT_FIELDS = {"name": "name", "operation": "operation", "hardware": "hardware",
                        "time_s": "time", "achieved_flops": "achieved", "flops": "flops",
-                       "bytes": "bytes", "precision": "precision", "source": "source"}
+                       "bytes": "bytes", "precision": "precision", "source": "source",
+                       "memory_level": "level"}
 MAX_MEASUREMENTS = 100_000
 PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead", "calibration")
 ENTRY_KEYS = ("visible", "marker")
@@ -464,6 +465,8 @@ def _parse_measurement(value: Any, session: Session, place: Place) -> Measuremen
     if data.get("source") is not None:
         m.source = expect_str(data["source"], place.at("source"), allow_empty=True,
                               limit="source")
+    if data.get("level") is not None:
+        m.memory_level = expect_str(data["level"], place.at("level"), limit=40)
     for field_name, problem in measurement_problems(session, m):
         key = _MEASUREMENT_FIELDS.get(field_name, field_name)
         raise (place.at(key) if key in data else place).error(problem)
@@ -665,6 +668,8 @@ def measurement_to_data(m: Measurement) -> dict[str, Any]:
         out["precision"] = m.precision
     if m.source:
         out["source"] = m.source
+    if m.memory_level is not None:
+        out["level"] = m.memory_level
     return out
 
 

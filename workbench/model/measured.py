@@ -76,6 +76,9 @@ class Measurement:
     bytes: float | None = None
     precision: str | None = None
     source: str = ""
+    #: The memory level its bytes crossed (``l1``, ``l2``, ``lds``, ``hbm``…: a level of the
+    #: machine it is judged on); ``None``: the machine's main memory.
+    memory_level: str | None = None
 
     @property
     def standalone(self) -> bool:
@@ -116,6 +119,10 @@ class Measurement:
                                      "the FLOPs and bytes its prediction is made from"))
             if self.time_s is None and self.achieved_flops is not None and not self.flops:
                 out.append(("time_s", "an achieved FLOP/s alone gives no time when flops is 0"))
+        if self.memory_level is not None and (not isinstance(self.memory_level, str)
+                                              or not self.memory_level.strip()
+                                              or len(self.memory_level) > 40):
+            out.append(("memory_level", "a memory level is a short name (l1, l2, hbm, …)"))
         if self.precision is not None and self.precision not in PRECISIONS:
             out.append(("precision", f"unknown precision {self.precision!r}; one of: "
                                      f"{', '.join(PRECISIONS)}"))
@@ -126,7 +133,8 @@ class Measurement:
         bytes at its precision."""
         return Operation("custom", {"flops": float(self.flops or 0.0),
                                     "bytes": float(self.bytes or 0.0),
-                                    "precision": self.precision or "bf16"}, self.name)
+                                    "precision": self.precision or "bf16"}, self.name,
+                         memory_level=self.memory_level)
 
     def copy(self) -> Measurement:
         return Measurement(**self.__dict__)

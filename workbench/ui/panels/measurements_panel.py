@@ -105,22 +105,35 @@ def scrolled_layout(panel: QWidget) -> QVBoxLayout:
 
 def import_measurements(document: Document, path: str | os.PathLike[str],
                         hardware: str | None = None,
-                        progress: Callable[[str, int], None] | None = None) -> int:
-    """Append the measured points of a CSV file (plain or ``ncu --csv --page raw``) to the
-    document's session as one undo step; returns how many. All or nothing: a problem in the
-    file (or a point naming an operation or machine the session lacks) raises
+                        progress: Callable[[str, int], None] | None = None,
+                        notes: list[str] | None = None) -> int:
+    """Append the measured points of a file (plain or ``ncu --csv --page raw`` CSV, a PyTorch
+    profiler trace, a rocprof-compute ``pmc_perf.csv``) to the document's session as one undo
+    step, with the machine the file brings when the session lacks it (a trace's GPU preset,
+    a ``roofline.csv``; one step more); returns how many points. All or nothing: a problem in
+    the file (or a point naming an operation or machine the session lacks) raises
     :class:`~workbench.io.errors.InputError` naming the file and line, and nothing changes.
-    ``progress(text, step)`` is told each of the :data:`IMPORT_STEPS` steps as it starts."""
+    ``progress(text, step)`` is told each of the :data:`IMPORT_STEPS` steps as it starts;
+    ``notes`` receives what the import has to say (the share of GPU time counted, …)."""
+    from workbench.io.profiles import notes_of
+
     step = progress or (lambda _text, _step: None)
     step(f"Reading {Path(path).name}…", 0)
     measurements = load_measurements(path, hardware)
     step(f"Checking {len(measurements):,} measured points…", 1)
     probe = copy.copy(document.session)
     probe.measurements = list(document.session.measurements)
+    probe.hardware = list(document.session.hardware)
     added = attach_measurements(probe, measurements, str(path))
+    machines = [e for e in probe.hardware if e not in document.session.hardware]
+    if notes is not None:
+        notes.extend(notes_of(measurements))
     if added:
         step(f"Drawing {len(added):,} measured points…", 2)
         document.seal()
+        for entry in machines:
+            document.add_machine(entry.hardware, entry.preset)
+            document.seal()
         document.set_measurements(list(document.session.measurements) + added,
                                   f"Import {len(added)} measurement"
                                   f"{'s' * (len(added) != 1)} from {Path(path).name}")

@@ -485,13 +485,15 @@ class MainWindow(DocksMixin, QMainWindow):
     # -- measurements and compared pairs ---------------------------------------------------
 
     def import_measurements(self, path: str | Path) -> bool:
-        """Append the measured points of a CSV file (plain or Nsight Compute) as one undo
-        step. On any problem nothing changes and the loader's message (file:line) is shown."""
+        """Append the measured points of a file (plain or Nsight Compute CSV, a PyTorch
+        profiler trace, a rocprof-compute pmc_perf.csv) as one undo step. On any problem
+        nothing changes and the loader's message (file:line) is shown."""
         from workbench.ui.panels.measurements_panel import import_measurements, import_progress
 
         progress = import_progress(self, path)  # a dialog for a large file
+        notes: list[str] = []
         try:
-            count = import_measurements(self.document, path, progress=progress)
+            count = import_measurements(self.document, path, progress=progress, notes=notes)
         except InputError as exc:
             self.show_error("Cannot import measurements", str(exc))
             return False
@@ -501,8 +503,10 @@ class MainWindow(DocksMixin, QMainWindow):
         finally:
             if progress is not None:
                 progress.close()
+        said = "".join(f"; {note}" for note in notes)
         self.statusBar().showMessage(
-            f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}", 5000)
+            f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}{said}",
+            15000 if notes else 5000)
         self.measurements_dock.show()
         self.measurements_dock.raise_()
         return True
@@ -511,7 +515,7 @@ class MainWindow(DocksMixin, QMainWindow):
         start = str(self.document.path.parent) if self.document.path else ""
         path, _ = QFileDialog.getOpenFileName(
             self, "Import Measurements", start,
-            "Measurements (*.csv);;All files (*)")
+            "Measurements (*.csv *.json *.json.gz *.gz);;All files (*)")
         if path:
             self.import_measurements(path)
 
