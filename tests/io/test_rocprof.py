@@ -1,0 +1,175 @@
+"""rocprof-compute workload folders as the tool wrote them (tests/fixtures/rocprof/, AMD's own
+test workloads; see the README there): ``roofline.csv`` becomes a machine with its measured
+roofs, ``pmc_perf.csv`` one point per dispatch per memory level, the bytes worked out here by
+hand from AMD's counter formulas."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.io.errors import InputError
+from workbench.io.measurements import attach_measurements, load_measurements
+from workbench.io.rocprof import read_pmc_perf, read_roofline_csv, read_workload
+from workbench.io.sessions import load_session, save_session
+from workbench.model.measured_session import judge_session
+
+REPO = Path(__file__).resolve().parents[2]
+MI200 = REPO / "tests" / "fixtures" / "rocprof" / "vcopy-mi200"
+MI300X = REPO / "tests" / "fixtures" / "rocprof" / "vcopy-mi300x"
+SESSION = REPO / "workbench" / "examples" / "llama_ffn.yaml"
+KERNEL = "vecCopy(double*, double*, double*, int, int) [clone .kd]"
+
+
+def test_roofline_csv_becomes_a_machine():
+    # the kernels ran on GPU_ID 2: its row, GB/s and GFLOP/s as written
+    hw = read_roofline_csv(MI200 / "roofline.csv", device=2, gpu_model="MI200")
+    assert hw.name == "MI200 GPU 2 (rocprof-compute roofline)"
+    assert hw.memory == {"hbm": 1389.0227e9, "l2": 5036.6968e9, "l1": 9263.2725e9,
+                         "lds": 18220.432e9}
+    assert hw.main_memory == "hbm"
+    assert hw.compute == {"bf16": 171150.41e9, "fp16": 165537.12e9, "fp32": 41587.383e9,
+                          "fp64": 41645.191e9, "int8": 166970.84e9}
+    assert hw.vector_compute == {"fp32": 21053.373e9, "fp64": 20354.846e9}
+    assert "memory.l1" in hw.measured and "compute.bf16" in hw.measured
+
+
+def test_three_dispatches_per_level_by_hand():
+    work = read_workload(MI200)
+    assert work.machine.name == "MI200 GPU 2 (rocprof-compute roofline)"
+    points = {m.name: m for m in work.measurements}
+    # vecCopy moves doubles without arithmetic and without LDS: no FLOPs, no LDS point
+    assert all(m.flops == 0 for m in work.measurements)
+    assert not any(m.memory_level == "lds" for m in work.measurements)
+    assert len(work.measurements) == 3 * 3
+
+    d0 = {lv: points[f"{KERNEL} #0 · {lv}"] for lv in ("L1", "L2", "HBM")}
+    # End − Start = 1411551767656192 − 1411551767635712 = 20480 ns
+    assert [m.time_s for m in d0.values()] == [pytest.approx(20480e-9)] * 3
+    # L1: 64·TCP_TOTAL_CACHE_ACCESSES_sum = 64·524288
+    assert d0["L1"].bytes == 64 * 524288 == 33_554_432
+    # L2: 64·(read 131072 + write 131072 + atomics 0 + 0)
+    assert d0["L2"].bytes == 64 * (131072 + 131072) == 16_777_216
+    # HBM (MI200): 32·RDREQ_32B 0 + 64·(RDREQ 131086 − 0) + 64·WRREQ_64B 131072
+    #              + 32·(WRREQ 131072 − 131072)
+    assert d0["HBM"].bytes == 64 * 131086 + 64 * 131072 == 16_778_112
+    assert [d0[lv].memory_level for lv in ("L1", "L2", "HBM")] == ["l1", "l2", "hbm"]
+
+    d1 = points[f"{KERNEL} #1 · HBM"]
+    # 1411551767765792 − 1411551767749472 = 16320 ns; 64·131086 + 64·91072 + 32·(91072 − 91072)
+    assert d1.time_s == pytest.approx(16320e-9)
+    assert d1.bytes == 64 * 131086 + 64 * 91072 == 14_218_112
+    d2 = points[f"{KERNEL} #2 · HBM"]
+    # 1411551767802112 − 1411551767786592 = 15520 ns; 64·131087 + 64·91113
+    assert d2.time_s == pytest.approx(15520e-9)
+    assert d2.bytes == 64 * 131087 + 64 * 91113 == 14_220_800
+
+
+def test_each_level_is_judged_against_its_own_roof(tmp_path):
+    session = load_session(SESSION)
+    points = load_measurements(MI200)
+    attach_measurements(session, points, str(MI200))
+    judged = {p.measurement.name: p for p in judge_session(session)
+              if p.measurement.memory_level}
+    l1 = judged[f"{KERNEL} #0 · L1"].judgement
+    hbm = judged[f"{KERNEL} #0 · HBM"].judgement
+    # T_lower = bytes / that level's measured bandwidth
+    assert l1.predicted_time_s == pytest.approx(33_554_432 / 9263.2725e9)
+    assert hbm.predicted_time_s == pytest.approx(16_778_112 / 1389.0227e9)
+    assert hbm.fraction == pytest.approx(16_778_112 / 1389.0227e9 / 20480e-9)
+    # the level survives a save and a reopen
+    path = tmp_path / "s.yaml"
+    save_session(session, path)
+    again = load_session(path)
+    assert [m.memory_level for m in again.measurements] == [m.memory_level for m in
+                                                            session.measurements]
+
+
+def test_pmc_perf_alone_is_judged_on_a_named_machine(tmp_path):
+    alone = tmp_path / "pmc_perf.csv"
+    shutil.copy(MI200 / "pmc_perf.csv", alone)
+    points = load_measurements(alone, hardware="mi300x")
+    assert {m.hardware for m in points} == {"mi300x"}
+    assert points.machines == []
+    # the MI300X preset has no l1 or l2 level: those points say so, the HBM ones are judged
+    session = load_session(SESSION)
+    from workbench.io.presets import get_preset
+    from workbench.model.session import HardwareEntry
+
+    session.hardware.append(HardwareEntry(get_preset("mi300x"), preset="mi300x"))
+    attach_measurements(session, points, str(alone))
+    judged = judge_session(session)
+    assert any(p.problem and "l1" in p.problem for p in judged)
+    assert any(p.judgement and p.measurement.memory_level == "hbm" for p in judged)
+
+
+def test_valu_and_mfma_flops_follow_amds_formulas(tmp_path):
+    # a constructed row (the real test workloads copy data without arithmetic):
+    # VALU fp32 64·(ADD 10 + MUL 20 + 2·FMA 30 + TRANS 5) = 64·95 = 6080
+    # MFMA f16 512·7 = 3584, bf16 512·100 = 51200 (the largest class: bf16)
+    # MI300 HBM: 128·BUBBLE 2 + 32·RD32 4 + 64·(RD 10 − 2 − 4) + 32·(WR 8 − WR64 6) + 64·6
+    header = ("Dispatch_ID,Kernel_Name,GPU_ID,Start_Timestamp,End_Timestamp,"
+              "SQ_INSTS_VALU_ADD_F32,SQ_INSTS_VALU_MUL_F32,SQ_INSTS_VALU_FMA_F32,"
+              "SQ_INSTS_VALU_TRANS_F32,SQ_INSTS_VALU_MFMA_MOPS_F16,SQ_INSTS_VALU_MFMA_MOPS_BF16,"
+              "TCC_BUBBLE_sum,TCC_EA0_RDREQ_32B_sum,TCC_EA0_RDREQ_sum,TCC_EA0_WRREQ_64B_sum,"
+              "TCC_EA0_WRREQ_sum,SQ_LDS_IDX_ACTIVE,SQ_LDS_BANK_CONFLICT")
+    path = tmp_path / "pmc_perf.csv"
+    path.write_text(f"{header}\n0,gemm,0,1000,3000,10,20,30,5,7,100,2,4,10,6,8,50,10\n",
+                    encoding="utf-8")
+    points, skipped, _gpus, count = read_pmc_perf(path, lds_banks=32)
+    assert count == 1 and skipped == []
+    hbm, lds = (next(m for m in points if m.memory_level == lv) for lv in ("hbm", "lds"))
+    assert hbm.flops == 64 * 95 + 512 * 7 + 512 * 100 == 60_864
+    assert hbm.precision == "bf16"
+    assert hbm.bytes == 128 * 2 + 32 * 4 + 64 * (10 - 2 - 4) + 32 * (8 - 6) + 64 * 6 == 1088
+    # LDS: (IDX_ACTIVE 50 − BANK_CONFLICT 10)·4·32 banks
+    assert lds.bytes == (50 - 10) * 4 * 32 == 5120
+    assert hbm.time_s == pytest.approx(2000e-9)
+
+
+def test_rounded_timestamps_are_refused_in_one_line():
+    # AMD's MI300X test workload has Start/End_Timestamp saved as 8.1097E+14: no duration
+    with pytest.raises(InputError) as err:
+        load_measurements(MI300X / "pmc_perf.csv")
+    line = str(err.value)
+    assert line.startswith(f"{MI300X / 'pmc_perf.csv'}: none of its 3 dispatches could be "
+                           "imported: vecCopy(double*, double*, double*, int, int) (.kd) #0 "
+                           "(line 2): duration 0 ns")
+    assert "rounded" in line and "\n" not in line
+
+
+def test_bad_rows_and_sizes_are_refused(tmp_path):
+    folder = tmp_path / "w"
+    shutil.copytree(MI200, folder)
+    with open(folder / "pmc_perf.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    rows[2][rows[0].index("TCP_TOTAL_CACHE_ACCESSES_sum")] = "12x"  # the second dispatch
+    with open(folder / "pmc_perf.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    session = load_session(SESSION)
+    before = list(session.hardware)
+    with pytest.raises(InputError, match=r"pmc_perf\.csv:3: TCP_TOTAL_CACHE_ACCESSES_sum: "
+                                         r"expected a number, got '12x'"):
+        attach_measurements(session, load_measurements(folder), str(folder))
+    assert session.hardware == before and session.measurements == []
+    huge = tmp_path / "big" / "pmc_perf.csv"
+    huge.parent.mkdir()
+    with open(huge, "wb") as f:
+        f.truncate(2 * 10**9)
+    with pytest.raises(InputError, match=r"file is 2\.0 GB; a pmc_perf\.csv is limited to "
+                                         r"1\.1 GB"):
+        load_measurements(huge.parent)
+
+
+def test_analyze_takes_a_workload_folder():
+    done = subprocess.run([sys.executable, "-m", "workbench", "analyze", str(SESSION),
+                           "--measurements", str(MI200)], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "machine 'MI200 GPU 2 (rocprof-compute roofline)' from roofline.csv" in done.stderr
+    assert f"{KERNEL} #0 · HBM on MI200 GPU 2" in done.stdout
