@@ -70,6 +70,7 @@ _CHUNK = 1 << 20
 _KERNEL_CATS = {"kernel"}
 _LAUNCH_CATS = {"cuda_runtime", "cuda_driver", "runtime"}
 _OP_CATS = {"cpu_op", "operator"}
+_ALL_CATS = _KERNEL_CATS | _LAUNCH_CATS | _OP_CATS
 
 
 @dataclass
@@ -251,6 +252,7 @@ class _Raw:
     """The fields kept from the events, compactly."""
     kernels: list[tuple[str, float, float, Any, Any, Any]] = field(default_factory=list)
     launches: dict[Any, tuple[Any, float]] = field(default_factory=dict)
+    #: per thread: (start, −end, operator index) of each operator
     ops: dict[Any, list[tuple[float, float, int]]] = field(default_factory=lambda:
                                                             defaultdict(list))
     op_names: list[str] = field(default_factory=list)
@@ -307,10 +309,13 @@ def _read_events(text: _Text, progress: Callable[[int], None] | None,
 
 def _read_array(text: _Text, decoder, raw: _Raw, names: dict[str, str],
                 progress, cancelled) -> None:
-    kernels, launches, ops = raw.kernels, raw.launches, raw.ops
-    op_names, op_args = raw.op_names, raw.op_args
-    counted = COUNTED_OPERATORS
+    """The events of ``traceEvents``, decoded a batch at a time: everything in the buffer
+    up to the last ``},`` is tried as one JSON list (a cut inside a string or a nested object
+    cannot decode, so a batch that decodes ends on an event boundary); where that fails, one
+    event at a time until the next piece is read."""
     n = 0
+    no_batch_before = -1  # buffer length at which batching last failed
+    handle = _Handler(text, raw, names)
     while True:
         c = text.skip_space()
         if c == "]":
@@ -321,60 +326,88 @@ def _read_array(text: _Text, decoder, raw: _Raw, names: dict[str, str],
             continue
         if c == "":
             raise text.error("the JSON text ends inside traceEvents (the file is truncated)")
-        event = text.value(decoder)
-        n += 1
-        if n & 0x3FFF == 0:
-            if cancelled is not None and cancelled():
-                raise _Cancelled
-            if progress is not None:
-                progress(text.total)
-        if type(event) is not dict or event.get("ph") != "X":
-            continue
-        cat = event.get("cat")
-        if type(cat) is not str:
-            continue
-        cat = cat.lower()
-        args = event.get("args")
-        if type(args) is not dict:
-            args = {}
-        if cat in _KERNEL_CATS:
-            if len(kernels) >= MAX_TRACE_KERNELS:
-                raise text.error(f"more than {MAX_TRACE_KERNELS:,} GPU kernels; a trace is "
-                                 "limited to that (profile fewer steps)")
-            name = event.get("name")
-            name = names.setdefault(name, name) if isinstance(name, str) else "(unnamed)"
-            kernels.append((name, _num(event.get("ts")), _num(event.get("dur")),
-                            args.get("correlation"), args.get("External id"),
-                            args.get("device")))
-        elif cat in _LAUNCH_CATS:
-            corr = args.get("correlation")
-            if corr is not None:
-                launches[corr] = ((event.get("pid"), event.get("tid")), _num(event.get("ts")))
-        elif cat in _OP_CATS:
-            if len(op_names) >= MAX_TRACE_OPERATORS:
-                raise text.error(f"more than {MAX_TRACE_OPERATORS:,} operator events; a trace "
-                                 "is limited to that (profile fewer steps)")
-            name = event.get("name")
-            if not isinstance(name, str):
-                continue
-            name = names.setdefault(name, name)
-            index = len(op_names)
-            op_names.append(name)
-            ts = _num(event.get("ts"))
-            ops[(event.get("pid"), event.get("tid"))].append(
-                (ts, ts + _num(event.get("dur")), index))
-            if name in counted:
-                op_args[index] = (args.get("Input Dims"), args.get("Input type"),
-                                  args.get("Concrete Inputs"))
-                ext = args.get("External id")
-                if ext is not None:
-                    raw.op_by_external[ext] = index
+        buf, start = text.buf, text.pos
+        batch = None
+        if len(buf) != no_batch_before:
+            cut = buf.rfind("},", start)
+            if cut > start:
+                try:
+                    batch = decoder.decode("[" + buf[start:cut + 1] + "]")
+                    text.pos = cut + 1
+                except json.JSONDecodeError:
+                    no_batch_before = len(buf)
+        if batch is None:
+            batch = (text.value(decoder),)
+        n += len(batch)
+        handle(batch)
+        if cancelled is not None and cancelled():
+            raise _Cancelled
+        if progress is not None:
+            progress(text.total)
     raw.events += n
 
 
-def _num(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else 0.0
+class _Handler:
+    """Keeps what is used of each event (see :class:`_Raw`)."""
+
+    def __init__(self, text: _Text, raw: _Raw, names: dict[str, str]) -> None:
+        self.text, self.raw, self.names = text, raw, names
+
+    def __call__(self, batch) -> None:
+        raw, names = self.raw, self.names
+        kernels, launches, ops = raw.kernels, raw.launches, raw.ops
+        op_names, op_args, by_external = raw.op_names, raw.op_args, raw.op_by_external
+        counted = COUNTED_OPERATORS
+        number = (int, float)
+        for event in batch:
+            if type(event) is not dict or event.get("ph") != "X":
+                continue
+            cat = event.get("cat")
+            if type(cat) is not str:
+                continue
+            if cat not in _ALL_CATS:
+                cat = cat.lower()
+                if cat not in _ALL_CATS:
+                    continue
+            args = event.get("args")
+            if type(args) is not dict:
+                args = {}
+            ts = event.get("ts")
+            if type(ts) not in number:
+                ts = 0.0
+            if cat in _KERNEL_CATS:
+                if len(kernels) >= MAX_TRACE_KERNELS:
+                    raise self.text.error(f"more than {MAX_TRACE_KERNELS:,} GPU kernels; a "
+                                          "trace is limited to that (profile fewer steps)")
+                name = event.get("name")
+                name = names.setdefault(name, name) if type(name) is str else "(unnamed)"
+                dur = event.get("dur")
+                kernels.append((name, ts, dur if type(dur) in number else 0.0,
+                                args.get("correlation"), args.get("External id"),
+                                args.get("device")))
+            elif cat in _LAUNCH_CATS:
+                corr = args.get("correlation")
+                if corr is not None:
+                    launches[corr] = ((event.get("pid"), event.get("tid")), ts)
+            else:
+                if len(op_names) >= MAX_TRACE_OPERATORS:
+                    raise self.text.error(f"more than {MAX_TRACE_OPERATORS:,} operator events; "
+                                          "a trace is limited to that (profile fewer steps)")
+                name = event.get("name")
+                if type(name) is not str:
+                    continue
+                name = names.setdefault(name, name)
+                index = len(op_names)
+                op_names.append(name)
+                dur = event.get("dur")
+                ops[(event.get("pid"), event.get("tid"))].append(
+                    (ts, -(ts + (dur if type(dur) in number else 0.0)), index))
+                if name in counted:
+                    op_args[index] = (args.get("Input Dims"), args.get("Input type"),
+                                      args.get("Concrete Inputs"))
+                    ext = args.get("External id")
+                    if ext is not None:
+                        by_external[ext] = index
 
 
 class _Cancelled(Exception):
@@ -394,18 +427,18 @@ def _launchers(raw: _Raw) -> dict[Any, tuple[int | None, int | None]]:
     names, counted = raw.op_names, COUNTED_OPERATORS
     for thread, launches in by_thread.items():
         ops = raw.ops.get(thread, [])
-        ops.sort(key=lambda o: (o[0], -o[1]))
+        ops.sort()  # by start, the longer (outer) span first
         launches.sort(key=lambda item: item[0])
         stack: list[tuple[float, float, int]] = []
         j = 0
         for ts, corr in launches:
             while j < len(ops) and ops[j][0] <= ts:
                 op = ops[j]
-                while stack and stack[-1][1] < op[0]:
+                while stack and -stack[-1][1] < op[0]:
                     stack.pop()
                 stack.append(op)
                 j += 1
-            while stack and stack[-1][1] < ts:
+            while stack and -stack[-1][1] < ts:
                 stack.pop()
             if not stack:
                 out[corr] = (None, None)

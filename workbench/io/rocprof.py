@@ -53,6 +53,7 @@ dispatches and a thousand columns streams in bounded memory. Limits: the file at
 from __future__ import annotations
 
 import csv
+import math
 import os
 import re
 import stat
@@ -221,15 +222,15 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
     skipped: list[str] = []
     gpus: set[str] = set()
     with _open_csv(path, MAX_PMC_BYTES, "a pmc_perf.csv") as f:
-        reader = csv.reader(f, strict=True)
+        reader = _Records(f)
         try:
-            header = [h.strip() for h in next(reader, [])]
+            header = [h.strip() for h in next(reader, (1, []))[1]]
             index = {h: i for i, h in enumerate(header)}
             for column in _REQUIRED:
                 if column not in index:
                     raise InputError(f"needs the column {column} (a rocprof-compute "
                                      "pmc_perf.csv)", name, 1)
-            valu = {p: [f"SQ_INSTS_VALU_{op}_{p}" for op in ("ADD", "MUL", "FMA", "TRANS")]
+            valu = {p: tuple(f"SQ_INSTS_VALU_{op}_{p}" for op in ("ADD", "MUL", "FMA", "TRANS"))
                     for p in _VALU if f"SQ_INSTS_VALU_FMA_{p}" in index}
             mfma = {p: f"SQ_INSTS_VALU_MFMA_MOPS_{p}" for p in _MFMA
                     if f"SQ_INSTS_VALU_MFMA_MOPS_{p}" in index}
@@ -248,65 +249,65 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
                 raise InputError("has no memory counters the roofline uses (TCP_TOTAL_CACHE_"
                                  "ACCESSES_sum, TCP_TCC_*_REQ_sum, TCC_EA*_RDREQ_sum, "
                                  "SQ_LDS_IDX_ACTIVE): profile with the roofline block", name, 1)
-            wanted = sorted({c for cols in valu.values() for c in cols if c in index}
-                            | set(mfma.values()) | {c for cols in levels.values() for c in cols}
-                            | set(_REQUIRED) | {"Dispatch_ID", "GPU_ID"} & set(index))
+            numeric = sorted({c for cols in valu.values() for c in cols if c in index}
+                             | set(mfma.values()) | {c for cols in levels.values() for c in cols}
+                             | {"Start_Timestamp", "End_Timestamp"})
+            at = [index[c] for c in numeric]
+            kernel_at, dispatch_at, gpu_at = (index["Kernel_Name"], index.get("Dispatch_ID"),
+                                              index.get("GPU_ID"))
+            width = len(header)
+            finite = math.isfinite
             dispatches = 0
-            for row in reader:
-                line = reader.line_num
-                if not any(c.strip() for c in row):
-                    continue
-                if len(row) != len(header):
-                    raise InputError(f"has {len(row)} fields; the header has {len(header)}",
-                                     name, line)
+            for line, row in reader:
+                if len(row) != width:
+                    if not any(c.strip() for c in row):
+                        continue
+                    raise InputError(f"has {len(row)} fields; the header has {width}", name,
+                                     line)
                 dispatches += 1
                 if dispatches > MAX_DISPATCHES:
                     raise InputError(f"more than {MAX_DISPATCHES:,} dispatches; a pmc_perf.csv "
                                      "is limited to that (filter with --dispatch or -k)", name,
                                      line)
-                cell = {c: row[index[c]] for c in wanted}
-
-                def num(column: str, _cell=cell, _line=line) -> float:
-                    text = _cell.get(column, "")
-                    if not text.strip():
-                        return 0.0
-                    value = _float(text, name, _line, column)
-                    return value
-
-                kernel = cell["Kernel_Name"].strip()
-                dispatch = cell.get("Dispatch_ID", str(dispatches - 1)).strip()
+                try:
+                    values = [float(row[i]) if row[i] else 0.0 for i in at]
+                    if not finite(sum(values)):
+                        raise ValueError
+                except ValueError:
+                    for column, i in zip(numeric, at, strict=True):
+                        if row[i].strip():
+                            _float(row[i], name, line, column)
+                    values = [float(row[i]) if row[i].strip() else 0.0 for i in at]
+                v = dict(zip(numeric, values, strict=True))
+                kernel = row[kernel_at].strip()
+                dispatch = row[dispatch_at].strip() if dispatch_at is not None else \
+                    str(dispatches - 1)
                 if not kernel:
                     raise InputError("the kernel has no name", name, line, ("Kernel_Name",))
-                if "GPU_ID" in cell:
-                    gpus.add(cell["GPU_ID"].strip())
-                duration = (num("End_Timestamp") - num("Start_Timestamp")) * 1e-9
+                if gpu_at is not None:
+                    gpus.add(row[gpu_at].strip())
+                duration = (v["End_Timestamp"] - v["Start_Timestamp"]) * 1e-9
                 if not duration > 0:
                     skipped.append(f"{kernel} #{dispatch} (line {line}): duration "
                                    f"{duration * 1e9:g} ns")
                     continue
                 classes: dict[str, float] = {}
                 for p, (add, mul, fma, trans) in valu.items():
-                    classes[f"vector:{_VALU[p]}"] = 64 * (num(add) + num(mul) + 2 * num(fma)
-                                                          + num(trans))
+                    classes[f"vector:{_VALU[p]}"] = 64 * (v.get(add, 0.0) + v.get(mul, 0.0)
+                                                          + 2 * v[fma] + v.get(trans, 0.0))
                 for p, column in mfma.items():
-                    classes[f"matrix:{_MFMA[p]}"] = 512 * num(column)
+                    classes[f"matrix:{_MFMA[p]}"] = 512 * v[column]
                 flops = sum(classes.values())
                 precision = "fp32"
                 if flops > 0:
-                    top = max(sorted(classes, reverse=True), key=lambda k: classes[k])
+                    top = max(sorted(classes, reverse=True), key=classes.__getitem__)
                     precision = top.split(":", 1)[1]
-                per_level = {
-                    "lds": lambda: (num(_LDS[0]) - num(_LDS[1])) * 4 * lds_banks,
-                    "l1": lambda: 64 * num(_L1),
-                    "l2": lambda: 64 * sum(num(c) for c in _L2),
-                    "hbm": lambda: _hbm_bytes(levels["hbm"], num),
-                }
                 label = kernel if len(kernel) <= 240 else kernel[:237] + "..."
-                for level in levels:
-                    nbytes = per_level[level]()
+                for level, columns in levels.items():
+                    nbytes = _level_bytes(level, columns, v, lds_banks)
                     if nbytes < 0:
                         raise InputError(f"the {LEVELS[level]} counters give negative bytes "
-                                         f"({nbytes:g})", name, line, (levels[level][0],))
+                                         f"({nbytes:g})", name, line, (columns[0],))
                     if nbytes == 0:
                         continue  # no traffic at this level: nothing to place against its roof
                     out.append(Measurement(
@@ -321,11 +322,55 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
     return out, skipped, gpus, dispatches
 
 
-def _hbm_bytes(columns: tuple[str, ...], num) -> float:
+class _Records:
+    """``(line, fields)`` of each CSV record of a file, fast for the usual line: one without
+    quotes is split at its commas, one with a single quoted field (a kernel name with commas
+    in it) around that field; anything else (escaped quotes, a line break inside quotes) goes
+    through the csv module. ``line`` is where the record starts."""
+
+    def __init__(self, f) -> None:
+        self.f = f
+        self.line_num = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> tuple[int, list[str]]:
+        text = self.f.readline()
+        if not text:
+            raise StopIteration
+        self.line_num += 1
+        start = self.line_num
+        quotes = text.count('"')
+        if quotes == 0:
+            return start, text.rstrip("\r\n").split(",")
+        if quotes == 2:
+            before, quoted, after = text.split('"')
+            after = after.rstrip("\r\n")
+            if (not before or before[-1] == ",") and (not after or after[0] == ","):
+                return start, ((before[:-1].split(",") if before else []) + [quoted]
+                               + (after[1:].split(",") if after else []))
+        while text.count('"') % 2:  # a line break inside a quoted field
+            more = self.f.readline()
+            if not more:
+                raise csv.Error("unexpected end of data: a quoted field is not closed")
+            self.line_num += 1
+            text += more
+        return start, next(csv.reader([text], strict=True))
+
+
+def _level_bytes(level: str, columns: tuple[str, ...], v: dict[str, float],
+                 lds_banks: int) -> float:
+    if level == "lds":
+        return (v[_LDS[0]] - v[_LDS[1]]) * 4 * lds_banks
+    if level == "l1":
+        return 64 * v[_L1]
+    if level == "l2":
+        return 64 * sum(v[c] for c in _L2)
     if columns == _HBM_MI300:
-        bubble, rd32, rd, wr64, wr = (num(c) for c in columns)
+        bubble, rd32, rd, wr64, wr = (v[c] for c in columns)
         return 128 * bubble + 32 * rd32 + 64 * (rd - bubble - rd32) + 32 * (wr - wr64) + 64 * wr64
-    rd32, rd, wr64, wr = (num(c) for c in columns)
+    rd32, rd, wr64, wr = (v[c] for c in columns)
     return 32 * rd32 + 64 * (rd - rd32) + 64 * wr64 + 32 * (wr - wr64)
 
 
