@@ -14,8 +14,10 @@ def add_parser(sub) -> None:
     analyze.add_argument("session", help="session file (.yaml)")
     analyze.add_argument("--format", choices=("table", "json", "csv"), default="table")
     analyze.add_argument("--measurements", metavar="FILE.csv", action="append", default=[],
-                         help="measured points to judge with the session's own: a plain CSV "
-                              "or an ncu --csv --page raw export as ncu wrote it (repeatable)")
+                         help="measured points to judge with the session's own: a plain CSV, "
+                              "an ncu --csv --page raw export as ncu wrote it, a PyTorch "
+                              "profiler trace (.json, .json.gz) or a rocprof-compute workload "
+                              "folder (repeatable)")
     analyze.add_argument("--hardware", metavar="MACHINE",
                          help="the session's machine the imported points ran on (ncu exports "
                               "do not name it; default: every machine)")

@@ -518,9 +518,14 @@ def attach_measurements(session: Session, measurements: Iterable[Measurement],
     operation and machine exist). All or nothing: the first problem raises
     :class:`InputError` naming the measurement (and its source) and nothing is added."""
     from workbench.io.profiles import machines_to_add
+    from workbench.io.sessions import MAX_MEASUREMENTS
     from workbench.model.session import HardwareEntry
 
     items: Sequence[Measurement] = list(measurements)
+    if len(session.measurements) + len(items) > MAX_MEASUREMENTS:
+        raise InputError(f"brings {len(items):,} measured points; with the session's "
+                         f"{len(session.measurements):,} that is more than the "
+                         f"{MAX_MEASUREMENTS:,} a session holds (import fewer kernels)", file)
     added = [HardwareEntry(hw, preset=preset) for hw, preset in machines_to_add(session,
                                                                                 measurements)]
     session.hardware.extend(added)  # the machines an import brings (a trace's GPU, …)

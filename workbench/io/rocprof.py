@@ -398,7 +398,10 @@ def read_workload(path: str | os.PathLike[str], hardware: str | None = None) -> 
     if roofline.is_file():
         result.machine = read_roofline_csv(roofline, None, model)
     target = hardware or (result.machine.name if result.machine else None)
-    measurements, skipped, gpus, dispatches = read_pmc_perf(pmc, target, lds_banks)
+    from workbench.io.kineto import no_cyclic_gc
+
+    with no_cyclic_gc():
+        measurements, skipped, gpus, dispatches = read_pmc_perf(pmc, target, lds_banks)
     if result.machine is not None and len(gpus) == 1 and next(iter(gpus)).isdigit():
         device = int(next(iter(gpus)))
         machine = read_roofline_csv(roofline, device, model) if _has_device(roofline, device) \
