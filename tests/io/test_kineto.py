@@ -157,8 +157,8 @@ def test_two_gigabyte_trace_is_refused_before_reading(tmp_path):
     assert os.path.getsize(huge) > MAX_TRACE_FILE_BYTES
     with pytest.raises(InputError) as err:
         load_measurements(huge)
-    assert str(err.value) == (f"{huge}: file is 2.0 GB; a trace is limited to 1.1 GB on disk "
-                              "(profile fewer steps)")
+    # 2·10⁹ bytes against 1 GiB = 1024 MB
+    assert str(err.value) == f"{huge}: file is 2000.0 MB; a PyTorch trace is limited to 1024 MB"
 
 
 def test_trace_brings_its_preset_machine_into_the_session(tmp_path):

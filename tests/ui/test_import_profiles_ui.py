@@ -7,28 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from PySide6.QtWidgets import QMessageBox
+from ui import test_analysis_panels
 
-from workbench.ui.window.app import create_app
-from workbench.ui.window.main_window import MainWindow
+window = test_analysis_panels.window  # the shown main window, closed after each test
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SESSION = Path(__file__).resolve().parents[2] / "workbench" / "examples" / "llama_ffn.yaml"
-
-
-@pytest.fixture
-def window(qtbot):
-    create_app()
-    win = MainWindow()
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    box = getattr(win, "_error_box", None)
-    if box is not None:
-        box.close()
-    win.close()
 
 
 def test_trace_import_adds_its_gpu_and_says_what_was_counted(qtbot, window, tmp_path):

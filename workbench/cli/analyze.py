@@ -113,7 +113,6 @@ def _attach(session, files: Sequence[str], hardware: str | None) -> str | None:
     changed); an error's message, or ``None``."""
     from workbench.io.errors import InputError
     from workbench.io.measurements import attach_measurements, load_measurements
-
     from workbench.io.profiles import notes_of
 
     try:

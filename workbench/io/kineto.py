@@ -220,20 +220,9 @@ class _Text:
 
 
 def _check_file(path: str | os.PathLike[str]) -> str:
-    name = os.fspath(path)
-    try:
-        info = os.stat(name)
-    except FileNotFoundError:
-        raise InputError("no such file", name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError("not a regular file (a trace is a .json or .json.gz file)", name)
-    if info.st_size > MAX_TRACE_FILE_BYTES:
-        raise InputError(f"file is {info.st_size / 1e9:.1f} GB; a trace is limited to "
-                         f"{MAX_TRACE_FILE_BYTES / 1e9:.1f} GB on disk (profile fewer steps)",
-                         name)
-    return name
+    from workbench.io.limits import check_regular_file
+
+    return check_regular_file(path, MAX_TRACE_FILE_BYTES, "PyTorch trace")
 
 
 def is_kineto_trace(path: str | os.PathLike[str]) -> bool:
@@ -519,7 +508,7 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
     counts: dict[Any, OpCount | str] = {}
     results: dict[int, OpCount] = {}
     total = 0.0
-    for i, (kname, _ts, dur, corr, ext, _dev) in enumerate(raw.kernels):
+    for i, (_kname, _ts, dur, corr, ext, _dev) in enumerate(raw.kernels):
         total += dur
         inner, op = launchers.get(corr, (None, None)) if corr is not None else (None, None)
         if inner is None and op is None and ext is not None and corr not in launchers:

@@ -18,8 +18,9 @@ from workbench.io.errors import InputError
 from workbench.model.limits import TEXT_LIMITS, text_problem
 from workbench.model.units import MAX_MAGNITUDE, MIN_MAGNITUDE, magnitude_problem
 
+# (the first four from the model: one table)
 __all__ = ["TEXT_LIMITS", "MIN_MAGNITUDE", "MAX_MAGNITUDE", "text_problem", "magnitude_problem",
-           "read_regular_file", "terminal_text"]  # (the first four from the model: one table)
+           "read_regular_file", "check_regular_file", "terminal_text"]
 
 
 def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
@@ -27,23 +28,7 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> by
     it. A FIFO, a device or a socket is refused before it is read (it would block or never
     end), and so is a file that grows past ``limit`` while read. ``what``: "session file",
     "preset file", "CSV file"…, for the messages."""
-    name = os.fspath(path)
-    if not str(name).strip():
-        raise InputError(f"no file name given (expected a {what})", repr(str(name)))
-    try:
-        info = os.stat(name)
-    except FileNotFoundError:
-        raise InputError("no such file", name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    if stat.S_ISDIR(info.st_mode):
-        raise InputError(f"is a folder, not a {what}", name)
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"is {_special(info.st_mode)}, not a {what}: only regular files are "
-                         "read", name)
-    if info.st_size > limit:
-        raise InputError(f"file is {info.st_size / 1e6:.1f} MB; a {what} is limited to "
-                         f"{_size(limit)}", name)
+    name = check_regular_file(path, limit, what)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(name, flags)
@@ -70,6 +55,30 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> by
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def check_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> str:
+    """The name of ``path`` when it is a regular file of at most ``limit`` bytes, checked
+    before anything is read, else :class:`InputError` naming it (a FIFO, a device or a socket
+    would block or never end; a file over the limit is refused before the work)."""
+    name = os.fspath(path)
+    if not str(name).strip():
+        raise InputError(f"no file name given (expected a {what})", repr(str(name)))
+    try:
+        info = os.stat(name)
+    except FileNotFoundError:
+        raise InputError("no such file", name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"is a folder, not a {what}", name)
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"is {_special(info.st_mode)}, not a {what}: only regular files are "
+                         "read", name)
+    if info.st_size > limit:
+        raise InputError(f"file is {info.st_size / 1e6:.1f} MB; a {what} is limited to "
+                         f"{_size(limit)}", name)
+    return name
 
 
 def _special(mode: int) -> str:

@@ -56,7 +56,6 @@ import csv
 import math
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,18 +112,9 @@ def is_workload(path: str | os.PathLike[str]) -> bool:
 
 
 def _open_csv(path: Path, limit: int, what: str):
-    name = str(path)
-    try:
-        info = os.stat(name)
-    except FileNotFoundError:
-        raise InputError("no such file", name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"not a regular file (expected {what})", name)
-    if info.st_size > limit:
-        raise InputError(f"file is {info.st_size / 1e9:.1f} GB; {what} is limited to "
-                         f"{limit / 1e9:.1f} GB", name)
+    from workbench.io.limits import check_regular_file
+
+    name = check_regular_file(path, limit, what)
     return open(name, newline="", encoding="utf-8-sig", errors="strict")  # noqa: SIM115
 
 
@@ -145,7 +135,7 @@ def read_roofline_csv(path: str | os.PathLike[str], device: int | None = None,
     """The machine of ``roofline.csv``'s row for ``device`` (the first row when ``None``)."""
     path = Path(path)
     name = str(path)
-    with _open_csv(path, MAX_ROOFLINE_BYTES, "a roofline.csv") as f:
+    with _open_csv(path, MAX_ROOFLINE_BYTES, "roofline.csv") as f:
         try:
             rows = list(csv.reader(f, strict=True))
         except (csv.Error, UnicodeDecodeError) as exc:
@@ -203,7 +193,7 @@ def _sysinfo(folder: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     try:
-        with _open_csv(path, MAX_ROOFLINE_BYTES, "a sysinfo.csv") as f:
+        with _open_csv(path, MAX_ROOFLINE_BYTES, "sysinfo.csv") as f:
             rows = list(csv.reader(f))
     except (csv.Error, UnicodeDecodeError, InputError):
         return {}
@@ -221,7 +211,7 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
     out: list[Measurement] = []
     skipped: list[str] = []
     gpus: set[str] = set()
-    with _open_csv(path, MAX_PMC_BYTES, "a pmc_perf.csv") as f:
+    with _open_csv(path, MAX_PMC_BYTES, "pmc_perf.csv") as f:
         reader = _Records(f)
         try:
             header = [h.strip() for h in next(reader, (1, []))[1]]
