@@ -140,20 +140,16 @@ def main() -> int:
     parser.add_argument("--json", help="write the results to this file")
     args = parser.parse_args()
     results = {}
+    files = (("kineto", "step.pt.trace.json.gz", write_trace),
+             ("rocprof", "workload", write_pmc))
     with tempfile.TemporaryDirectory() as tmp:
-        trace = Path(tmp) / "step.pt.trace.json.gz"
-        t = time.perf_counter()
-        write_trace(trace, args.kernels)
-        print(f"generated {trace.name} ({_size(trace) / 1e6:.0f} MB) in "
-              f"{time.perf_counter() - t:.1f} s", file=sys.stderr)
-        results["kineto"] = measure(trace)
-        trace.unlink()
-        folder = Path(tmp) / "workload"
-        t = time.perf_counter()
-        write_pmc(folder, args.kernels)
-        print(f"generated pmc_perf.csv ({_size(folder / 'pmc_perf.csv') / 1e6:.0f} MB) in "
-              f"{time.perf_counter() - t:.1f} s", file=sys.stderr)
-        results["rocprof"] = measure(folder)
+        for kind, name, write in files:
+            path = Path(tmp) / name
+            t = time.perf_counter()
+            write(path, args.kernels)
+            print(f"generated {name} ({_size(path) / 1e6:.0f} MB) in "
+                  f"{time.perf_counter() - t:.1f} s", file=sys.stderr)
+            results[kind] = measure(path)
     print(f"{'file':<10} {'kernels':>8} {'file MB':>8} {'points':>8} {'import s':>9} "
           f"{'peak RSS MB':>12}  target")
     for kind, r in results.items():
