@@ -522,7 +522,9 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
             if op not in results:
                 dims, types, concrete = raw.op_args[op]
                 opname = raw.op_names[op]
-                key = (opname, repr(dims), repr(types),
+                key = (opname, repr(dims),
+                       tuple(types) if isinstance(types, list) and all(
+                           type(t) is str for t in types) else repr(types),
                        repr(concrete) if opname in _CONCRETE_MATTERS else None)
                 if key not in counts:
                     counts[key] = count_operator(raw.op_names[op], dims if isinstance(dims, list)
