@@ -240,3 +240,12 @@ def test_analyze_reads_a_trace_and_refuses_a_bad_one_in_one_line(tmp_path):
     bad = run(CPU_ONLY)
     assert bad.returncode == 2
     assert bad.stderr.strip().count("\n") == 0 and "holds no GPU kernels" in bad.stderr
+
+
+def test_plain_json_with_a_byte_order_mark_reads_like_the_gzip(tmp_path):
+    text = gzip.decompress(AMD.read_bytes())
+    plain = tmp_path / "trace.json"
+    plain.write_bytes(b"\xef\xbb\xbf" + text)
+    got = [(m.name, m.flops, m.bytes, m.time_s) for m in read_kineto_trace(plain).measurements]
+    assert got == [(m.name, m.flops, m.bytes, m.time_s)
+                   for m in read_kineto_trace(AMD).measurements]

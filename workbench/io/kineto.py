@@ -133,7 +133,7 @@ class _Text:
         self.raw.seek(0)
         self.gzip = magic == b"\x1f\x8b"
         self.stream = gzip.GzipFile(fileobj=self.raw) if self.gzip else self.raw
-        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
         self.buf = ""
         self.pos = 0
         self.eof = False
