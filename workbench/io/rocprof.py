@@ -1,5 +1,5 @@
 """Import a rocprof-compute (formerly omniperf) workload folder: ``roofline.csv`` becomes a
-machine, ``pmc_perf.csv`` one measured point per dispatch per memory level.
+machine, ``pmc_perf.csv`` one measured point per kernel per memory level.
 
 ``roofline.csv``
 ================
@@ -38,16 +38,18 @@ formulas of rocprof-compute's own roofline (per dispatch; a wavefront is 64 lane
   64·``TCC_EA0_WRREQ_64B_sum``;
 * time: ``End_Timestamp`` − ``Start_Timestamp``.
 
-Each dispatch becomes one point per level the file has counters for and that it moved
-bytes through (a kernel without LDS traffic has no LDS point), named
-``KERNEL #DISPATCH · LEVEL``, standalone, with that level's bytes and ``memory_level`` set so
-that it is judged against that level's roof. The point's precision is that of its largest
-FLOP class (MFMA first on a tie); ``fp32`` when it counted no FLOPs. A dispatch of zero or
-negative duration is listed, not imported.
+The dispatches of one kernel (by ``Kernel_Name``) make one point per memory level the file
+has counters for and that the kernel moved bytes through (a kernel without LDS traffic has no
+LDS point), named ``KERNEL · LEVEL``, as rocprof-compute's own roofline groups them: time,
+FLOPs and bytes per dispatch (the sums over its dispatches divided by their number), standalone,
+with ``memory_level`` set so that it is judged against that level's roof. The point's precision
+is that of its largest FLOP class (MFMA first on a tie); ``fp32`` when it counted no FLOPs. A
+dispatch of zero or negative duration is listed, not counted.
 
-The CSV is read one row at a time, keeping only the columns named above, so a file of 10⁵
-dispatches and a thousand columns streams in bounded memory. Limits: the file at most
-:data:`MAX_PMC_BYTES`; at most :data:`MAX_DISPATCHES` dispatches.
+The CSV is read one row at a time, keeping only the columns named above and a sum per kernel,
+so a file of 10⁵ dispatches and a thousand columns streams in bounded memory (it grows with
+the kernels, not the dispatches). Limits: the file at most :data:`MAX_PMC_BYTES`; at most
+:data:`MAX_DISPATCHES` dispatches.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ __all__ = ["WorkloadImport", "read_workload", "read_roofline_csv", "read_pmc_per
 
 MAX_PMC_BYTES = 1 << 30           # 1 GiB
 MAX_ROOFLINE_BYTES = 1 << 20
-MAX_DISPATCHES = 100_000
+MAX_DISPATCHES = 1_000_000
 #: Memory levels of a point, in the order they are listed, with their labels.
 LEVELS = {"lds": "LDS", "l1": "L1", "l2": "L2", "hbm": "HBM"}
 
@@ -211,6 +213,7 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
     out: list[Measurement] = []
     skipped: list[str] = []
     gpus: set[str] = set()
+    kernels: dict[str, _Kernel] = {}
     with _open_csv(path, MAX_PMC_BYTES, "pmc_perf.csv") as f:
         reader = _Records(f)
         try:
@@ -281,35 +284,61 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
                     skipped.append(f"{kernel} #{dispatch} (line {line}): duration "
                                    f"{duration * 1e9:g} ns")
                     continue
-                classes: dict[str, float] = {}
+                got = kernels.get(kernel)
+                if got is None:
+                    got = kernels[kernel] = _Kernel()
+                got.dispatches += 1
+                got.time += duration
+                if len(got.ids) < 5:
+                    got.ids.append(dispatch)
                 for p, (add, mul, fma, trans) in valu.items():
-                    classes[f"vector:{_VALU[p]}"] = 64 * (v.get(add, 0.0) + v.get(mul, 0.0)
-                                                          + 2 * v[fma] + v.get(trans, 0.0))
+                    key = f"vector:{_VALU[p]}"
+                    got.flops[key] = got.flops.get(key, 0.0) + 64 * (
+                        v.get(add, 0.0) + v.get(mul, 0.0) + 2 * v[fma] + v.get(trans, 0.0))
                 for p, column in mfma.items():
-                    classes[f"matrix:{_MFMA[p]}"] = 512 * v[column]
-                flops = sum(classes.values())
-                precision = "fp32"
-                if flops > 0:
-                    top = max(sorted(classes, reverse=True), key=classes.__getitem__)
-                    precision = top.split(":", 1)[1]
-                label = kernel if len(kernel) <= 240 else kernel[:237] + "..."
+                    key = f"matrix:{_MFMA[p]}"
+                    got.flops[key] = got.flops.get(key, 0.0) + 512 * v[column]
                 for level, columns in levels.items():
                     nbytes = _level_bytes(level, columns, v, lds_banks)
                     if nbytes < 0:
                         raise InputError(f"the {LEVELS[level]} counters give negative bytes "
                                          f"({nbytes:g})", name, line, (columns[0],))
-                    if nbytes == 0:
-                        continue  # no traffic at this level: nothing to place against its roof
-                    out.append(Measurement(
-                        name=f"{label} #{dispatch} · {LEVELS[level]}", hardware=hardware,
-                        time_s=duration, flops=flops, bytes=nbytes, precision=precision,
-                        source=f"rocprof-compute {base} line {line}, dispatch {dispatch}, "
-                               f"{LEVELS[level]} bytes", memory_level=level))
+                    got.bytes[level] = got.bytes.get(level, 0.0) + nbytes
         except csv.Error as exc:
             raise InputError(f"not valid CSV: {exc}", name, reader.line_num) from None
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 text ({exc.reason})", name) from None
+    for kernel, got in kernels.items():
+        n = got.dispatches
+        flops = sum(got.flops.values())
+        precision = "fp32"
+        if flops > 0:
+            top = max(sorted(got.flops, reverse=True), key=got.flops.__getitem__)
+            precision = top.split(":", 1)[1]
+        label = kernel if len(kernel) <= 240 else kernel[:237] + "..."
+        ids = ", ".join(f"#{d}" for d in got.ids) + (", …" if n > len(got.ids) else "")
+        what = (f"dispatch {ids}" if n == 1 else
+                f"{n:,} dispatches ({ids}), mean per dispatch of {got.time * 1e6:.6g} µs in all")
+        for level in levels:
+            nbytes = got.bytes.get(level, 0.0)
+            if nbytes == 0:
+                continue  # no traffic at this level: nothing to place against its roof
+            out.append(Measurement(
+                name=f"{label} · {LEVELS[level]}", hardware=hardware, time_s=got.time / n,
+                flops=flops / n, bytes=nbytes / n, precision=precision,
+                source=f"rocprof-compute {base}: {what}; {LEVELS[level]} bytes",
+                memory_level=level))
     return out, skipped, gpus, dispatches
+
+
+@dataclass
+class _Kernel:
+    """The sums over one kernel's dispatches."""
+    dispatches: int = 0
+    time: float = 0.0
+    flops: dict[str, float] = field(default_factory=dict)
+    bytes: dict[str, float] = field(default_factory=dict)
+    ids: list[str] = field(default_factory=list)
 
 
 class _Records:
@@ -411,7 +440,9 @@ def read_workload(path: str | os.PathLike[str], hardware: str | None = None) -> 
     result.dispatches = dispatches
     result.skipped = skipped
     levels = sorted({m.memory_level for m in measurements}, key=list(LEVELS).index)
-    result.notes.append(f"{dispatches:,} dispatches, one point per level "
+    kernels = len({m.name.rsplit(" · ", 1)[0] for m in measurements})
+    result.notes.append(f"{dispatches:,} dispatch{'es' * (dispatches != 1)} of {kernels:,} "
+                        f"kernel{'s' * (kernels != 1)}, one point per kernel per level "
                         f"({', '.join(LEVELS[v] for v in levels) or 'none'})")
     if skipped:
         result.notes.append(f"{len(skipped)} dispatch{'es' * (len(skipped) != 1)} not imported: "
