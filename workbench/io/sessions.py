@@ -30,6 +30,7 @@ Format (``schema_version: 2``)::
         hardware: h100-sxm          # a machine's name, preset id or id; omit: every machine
         time: 4.86 ms               # or achieved: 790 TFLOP/s
         bytes: 1.2 GB               # optional measured FLOPs / bytes (required if standalone)
+        level: l2                   # optional, standalone: the level its bytes crossed (default: main)
     comparisons:                    # optional: pairs drawn linked (fused vs unfused, …)
       - {first: gelu chain, unfused, second: gelu chain, fused}
     models:                         # optional: whole LLMs from a config.json

@@ -77,7 +77,8 @@ class Measurement:
     precision: str | None = None
     source: str = ""
     #: The memory level its bytes crossed (``l1``, ``l2``, ``lds``, ``hbm``…: a level of the
-    #: machine it is judged on); ``None``: the machine's main memory.
+    #: machine it is judged on); ``None``: the machine's main memory. A standalone point is
+    #: predicted at that level's bandwidth; an attached one takes its operation's level.
     memory_level: str | None = None
 
     @property
