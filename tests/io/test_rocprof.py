@@ -171,20 +171,25 @@ def test_rounded_timestamps_are_refused_in_one_line():
     assert "rounded" in line and "\n" not in line
 
 
-def test_bad_rows_and_sizes_are_refused(tmp_path):
+@pytest.mark.parametrize("cell", ["12x", "524,288"])  # a typo; a thousands separator
+def test_bad_cells_are_refused_in_one_line(tmp_path, cell):
     folder = tmp_path / "w"
     shutil.copytree(MI200, folder)
     with open(folder / "pmc_perf.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
-    rows[2][rows[0].index("TCP_TOTAL_CACHE_ACCESSES_sum")] = "12x"  # the second dispatch
+    rows[2][rows[0].index("TCP_TOTAL_CACHE_ACCESSES_sum")] = cell  # the second dispatch
     with open(folder / "pmc_perf.csv", "w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows(rows)
     session = load_session(SESSION)
     before = list(session.hardware)
-    with pytest.raises(InputError, match=r"pmc_perf\.csv:3: TCP_TOTAL_CACHE_ACCESSES_sum: "
-                                         r"expected a number, got '12x'"):
+    with pytest.raises(InputError) as err:
         attach_measurements(session, load_measurements(folder), str(folder))
+    assert str(err.value) == (f"{folder / 'pmc_perf.csv'}:3: TCP_TOTAL_CACHE_ACCESSES_sum: "
+                              f"expected a number, got {cell!r}")
     assert session.hardware == before and session.measurements == []
+
+
+def test_a_two_gigabyte_pmc_perf_is_refused_before_reading(tmp_path):
     huge = tmp_path / "big" / "pmc_perf.csv"
     huge.parent.mkdir()
     with open(huge, "wb") as f:
