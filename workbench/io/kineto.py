@@ -522,9 +522,7 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
             if op not in results:
                 dims, types, concrete = raw.op_args[op]
                 opname = raw.op_names[op]
-                key = (opname, repr(dims),
-                       tuple(types) if isinstance(types, list) and all(
-                           type(t) is str for t in types) else repr(types),
+                key = (opname, repr(dims), _hashable(types),
                        repr(concrete) if opname in _CONCRETE_MATTERS else None)
                 if key not in counts:
                     counts[key] = count_operator(raw.op_names[op], dims if isinstance(dims, list)
@@ -571,6 +569,18 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
     result.notes = _notes(result, hardware)
     _name_repeats(result.measurements)
     return result
+
+
+def _hashable(value: Any) -> Any:
+    """``value`` as a dictionary key: a list of strings as a tuple, anything else as text."""
+    if type(value) is list:
+        try:
+            key = tuple(value)
+            hash(key)
+            return key
+        except TypeError:
+            pass
+    return repr(value)
 
 
 def _name_repeats(measurements: list[Measurement]) -> None:
