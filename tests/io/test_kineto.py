@@ -249,3 +249,15 @@ def test_plain_json_with_a_byte_order_mark_reads_like_the_gzip(tmp_path):
     got = [(m.name, m.flops, m.bytes, m.time_s) for m in read_kineto_trace(plain).measurements]
     assert got == [(m.name, m.flops, m.bytes, m.time_s)
                    for m in read_kineto_trace(AMD).measurements]
+
+
+def test_cancel_stops_a_trace_between_pieces(tmp_path):
+    # about 3 MB of kernel events: read in 1 MiB pieces, Cancel is looked at after each
+    event = ('{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, '
+             '"dur": 1, "args": {"correlation": 1, "device": 0, "stream": 7}}')
+    big = tmp_path / "big.json"
+    big.write_text('{"traceEvents": [' + ",\n".join([event] * 25_000) + "]}", encoding="utf-8")
+    seen = []
+    with pytest.raises(InputError, match=r"big\.json: import cancelled"):
+        read_kineto_trace(big, progress=seen.append, cancelled=lambda: bool(seen))
+    assert seen == [1 << 20]  # one piece read, told, then stopped

@@ -206,3 +206,20 @@ def test_analyze_takes_a_workload_folder():
     assert done.returncode == 0, done.stderr
     assert "machine 'MI200 GPU 2 (rocprof-compute roofline)' from roofline.csv" in done.stderr
     assert f"{KERNEL} · HBM on MI200 GPU 2" in done.stdout
+
+
+def test_cancel_stops_the_read_and_adds_nothing(tmp_path):
+    from workbench.io.profiles import load_profile
+
+    folder = tmp_path / "w"
+    folder.mkdir()
+    with open(MI200 / "pmc_perf.csv", newline="", encoding="utf-8") as f:
+        header, row = list(csv.reader(f))[:2]
+    with open(folder / "pmc_perf.csv", "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(header)
+        out.writerows([row] * 10_000)  # 4,096 rows between two looks at Cancel
+    seen = []
+    with pytest.raises(InputError, match=r"pmc_perf\.csv: import cancelled"):
+        load_profile(folder, progress=seen.append, cancelled=lambda: bool(seen))
+    assert seen == [4096]  # told once, then stopped at the next look

@@ -14,6 +14,7 @@ Compute CSV, read by :mod:`workbench.io.measurements`).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from workbench.model.hardware import Hardware
@@ -47,17 +48,21 @@ def profile_kind(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def load_profile(path: str | os.PathLike[str], hardware: str | None = None
-                 ) -> ImportedMeasurements | None:
+def load_profile(path: str | os.PathLike[str], hardware: str | None = None,
+                 progress: Callable[[int], None] | None = None,
+                 cancelled: Callable[[], bool] | None = None) -> ImportedMeasurements | None:
     """The points of a trace or workload folder, or ``None`` when ``path`` is neither.
     ``hardware`` names the session's machine they ran on; ``None``: the machine the file
-    names (a preset for a trace's GPU, ``roofline.csv`` for a workload)."""
+    names (a preset for a trace's GPU, ``roofline.csv`` for a workload). ``progress`` is
+    told how far the read has got (bytes of a trace, rows of a ``pmc_perf.csv``) now and
+    then; ``cancelled()`` returning true stops it with :class:`InputError` "import
+    cancelled", before anything is added anywhere."""
     kind = profile_kind(path)
     if kind == "kineto":
         from workbench.io.kineto import read_kineto_trace
         from workbench.io.presets import get_preset
 
-        trace = read_kineto_trace(path, hardware)
+        trace = read_kineto_trace(path, hardware, progress, cancelled)
         machines = []
         if hardware is None and trace.preset is not None:
             machines.append((get_preset(trace.preset), trace.preset))
@@ -65,7 +70,7 @@ def load_profile(path: str | os.PathLike[str], hardware: str | None = None
     if kind == "rocprof":
         from workbench.io.rocprof import read_workload
 
-        work = read_workload(path, hardware)
+        work = read_workload(path, hardware, progress, cancelled)
         machines = [(work.machine, None)] if work.machine is not None else []
         return ImportedMeasurements(work.measurements, machines, work.notes)
     return None

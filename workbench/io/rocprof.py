@@ -58,6 +58,7 @@ import csv
 import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -205,8 +206,12 @@ def _sysinfo(folder: Path) -> dict[str, str]:
 
 
 def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
-                  lds_banks: int = 32) -> tuple[list[Measurement], list[str], set[str], int]:
-    """Points of ``pmc_perf.csv``: (measurements, skipped dispatches, GPU ids, dispatches)."""
+                  lds_banks: int = 32, progress: Callable[[int], None] | None = None,
+                  cancelled: Callable[[], bool] | None = None
+                  ) -> tuple[list[Measurement], list[str], set[str], int]:
+    """Points of ``pmc_perf.csv``: (measurements, skipped dispatches, GPU ids, dispatches).
+    ``progress(rows_read)`` is told every 4,096 rows; ``cancelled()`` returning true stops
+    the import (:class:`InputError` "import cancelled")."""
     path = Path(path)
     name = str(path)
     base = path.name
@@ -258,6 +263,11 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
                     raise InputError(f"has {len(row)} fields; the header has {width}", name,
                                      line)
                 dispatches += 1
+                if not dispatches & 0xFFF:
+                    if cancelled is not None and cancelled():
+                        raise InputError("import cancelled", name)
+                    if progress is not None:
+                        progress(dispatches)
                 if dispatches > MAX_DISPATCHES:
                     raise InputError(f"more than {MAX_DISPATCHES:,} dispatches; a pmc_perf.csv "
                                      "is limited to that (filter with --dispatch or -k)", name,
@@ -393,7 +403,9 @@ def _level_bytes(level: str, columns: tuple[str, ...], v: dict[str, float],
     return 32 * rd32 + 64 * (rd - rd32) + 64 * wr64 + 32 * (wr - wr64)
 
 
-def read_workload(path: str | os.PathLike[str], hardware: str | None = None) -> WorkloadImport:
+def read_workload(path: str | os.PathLike[str], hardware: str | None = None,
+                  progress: Callable[[int], None] | None = None,
+                  cancelled: Callable[[], bool] | None = None) -> WorkloadImport:
     """A workload folder (or its ``pmc_perf.csv``, or a ``roofline.csv`` alone: the machine
     only). With a ``roofline.csv`` beside the counters and no ``hardware`` given, the points
     are judged on the machine it gives."""
@@ -420,7 +432,8 @@ def read_workload(path: str | os.PathLike[str], hardware: str | None = None) -> 
     from workbench.io.kineto import no_cyclic_gc
 
     with no_cyclic_gc():
-        measurements, skipped, gpus, dispatches = read_pmc_perf(pmc, target, lds_banks)
+        measurements, skipped, gpus, dispatches = read_pmc_perf(pmc, target, lds_banks,
+                                                                progress, cancelled)
     if result.machine is not None and len(gpus) == 1 and next(iter(gpus)).isdigit():
         device = int(next(iter(gpus)))
         machine = read_roofline_csv(roofline, device, model) if _has_device(roofline, device) \
