@@ -516,8 +516,12 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
             inner = op
         why: str
         if op is None:
-            why = (f"{raw.op_names[inner]}: no FLOP rule for this operator" if inner is not None
-                   else "no launching operator in the trace")
+            if inner is not None:
+                why = f"{raw.op_names[inner]}: no FLOP rule for this operator"
+            elif corr is not None and corr in raw.launches:
+                why = "launched outside any recorded operator"
+            else:
+                why = "its launch is not in the trace (made before the profiled span)"
         else:
             if op not in results:
                 dims, types, concrete = raw.op_args[op]
