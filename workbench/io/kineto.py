@@ -194,6 +194,18 @@ class _Text:
             if not self.fill():
                 return ""
 
+    def next_item(self, closer: str) -> str | None:
+        """The first character of the next item of a list or object (past white space and
+        commas), or ``None`` past its ``closer``; "" at the end of the text."""
+        while True:
+            c = self.skip_space()
+            if c == closer:
+                self.pos += 1
+                return None
+            if c != ",":
+                return c
+            self.pos += 1
+
     def value(self, decoder: json.JSONDecoder) -> Any:
         if self.skip_space() == "":
             raise self.error("the JSON text ends where a value should be (the file is "
@@ -271,13 +283,9 @@ def _read_events(text: _Text, progress: Callable[[int], None] | None,
     text.pos += 1
     seen_events = False
     while True:
-        c = text.skip_space()
-        if c == "}":
-            text.pos += 1
+        c = text.next_item("}")
+        if c is None:
             break
-        if c == ",":
-            text.pos += 1
-            continue
         if c != '"':
             raise text.error("the JSON text ends in the middle of the top-level object (the "
                              "file is truncated)" if c == "" else f"not valid JSON: expected "
@@ -311,13 +319,9 @@ def _read_array(text: _Text, decoder, raw: _Raw, names: dict[str, str],
     no_batch_before = -1  # buffer length at which batching last failed
     handle = _Handler(text, raw, names)
     while True:
-        c = text.skip_space()
-        if c == "]":
-            text.pos += 1
+        c = text.next_item("]")
+        if c is None:
             break
-        if c == ",":
-            text.pos += 1
-            continue
         if c == "":
             raise text.error("the JSON text ends inside traceEvents (the file is truncated)")
         buf, start = text.buf, text.pos
