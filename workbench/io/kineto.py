@@ -553,21 +553,26 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
     result.kernels = len(raw.kernels)
     result.gpu_time_s = total * 1e-6
     counted = 0.0
+    kernels = raw.kernels
+    sources: dict[int, str] = {}  # one text per distinct count, shared by its points
     for op, members in groups.items():
         got = results[op]
-        durations = [raw.kernels[i][2] for i in members]
-        t = sum(durations)
+        if len(members) == 1:
+            main, _ts, t, *_ = kernels[members[0]]
+        else:
+            durations = [kernels[i][2] for i in members]
+            t = sum(durations)
+            main = kernels[members[max(range(len(members)), key=durations.__getitem__)]][0]
         counted += t
         if t <= 0:
             reasons["kernels of zero duration"][0] += len(members)
             continue
-        main = raw.kernels[members[max(range(len(members)), key=durations.__getitem__)]][0]
         label = main if len(main) <= 240 else main[:237] + "..."
         if len(members) > 1:
             label += f" (+{len(members) - 1} kernel{'s' * (len(members) > 2)})"
-        source = f"{base}: {got.formula}"
-        if len(source) > 2000:
-            source = source[:1997] + "..."
+        source = sources.get(id(got))
+        if source is None:
+            source = sources[id(got)] = f"{base}: {got.formula}"[:2000]
         result.measurements.append(Measurement(
             name=label, hardware=target, time_s=t * 1e-6, flops=got.flops, bytes=got.bytes,
             precision=got.precision, source=source))
