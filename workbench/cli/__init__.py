@@ -2,7 +2,7 @@
 
     roofline-workbench [SESSION.yaml]
     roofline-workbench analyze SESSION.yaml [--format table|json|csv] [--measurements FILE.csv]
-    roofline-workbench render SESSION.yaml -o FIG.png|.svg|.pdf [--size slide|single|double]
+    roofline-workbench render SESSION.yaml -o FIG.png|.svg|.pdf|.html [--size slide|single|double]
                        [--width PX] [--height PX] [--dpi N] [--theme NAME] [--transparent]
     roofline-workbench presets [--format table|json]
     roofline-workbench model CONFIG.json --phase prefill|decode --batch B [...]

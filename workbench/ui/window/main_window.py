@@ -116,7 +116,7 @@ class MainWindow(DocksMixin, QMainWindow):
                                         name="quit")
         self.export_figure_action = self._action(
             "Export &Figure…", self._on_export_figure, QKeySequence("Ctrl+E"),
-            "Save the chart as PNG, SVG or PDF", name="export_figure")
+            "Save the chart as PNG, SVG, PDF or an interactive HTML page", name="export_figure")
         self.copy_figure_action = self._action(
             "&Copy Figure", self.copy_figure, QKeySequence("Ctrl+Shift+C"),
             "Copy the chart as an image (size and theme as last exported)", name="copy_figure")
