@@ -55,7 +55,7 @@ def main() -> int:
     ops = [(oid, kind, params) for oid, (kind, params) in SUITE.items() if oid not in LEFT_OUT]
     for oid, kind, params in ops:
         session.operations.append(OperationEntry(Operation(kind, dict(params), oid)))
-    session.view.legend = False  # 35 points on two machines: the labels name them
+    session.view.legend = True  # the machines' lines and markers, and the key of any tags
     for gpu in GPUS:
         data = measurements(gpu)
         for oid, _kind, _params in ops:

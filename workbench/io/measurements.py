@@ -97,6 +97,7 @@ from workbench.model.units import BINARY, DECIMAL, SMALL, QuantityError, parse_q
 
 __all__ = [
     "PLAIN_COLUMNS",
+    "import_problem",
     "TIME_COLUMNS",
     "NCU_TIME",
     "NCU_BYTES",
@@ -518,14 +519,12 @@ def attach_measurements(session: Session, measurements: Iterable[Measurement],
     operation and machine exist). All or nothing: the first problem raises
     :class:`InputError` naming the measurement (and its source) and nothing is added."""
     from workbench.io.profiles import machines_to_add
-    from workbench.io.sessions import MAX_MEASUREMENTS
     from workbench.model.session import HardwareEntry
 
     items: Sequence[Measurement] = list(measurements)
-    if len(session.measurements) + len(items) > MAX_MEASUREMENTS:
-        raise InputError(f"brings {len(items):,} measured points; with the session's "
-                         f"{len(session.measurements):,} that is more than the "
-                         f"{MAX_MEASUREMENTS:,} a session holds (import fewer kernels)", file)
+    problem = import_problem(session, items)
+    if problem:
+        raise InputError(problem, file)
     added = [HardwareEntry(hw, preset=preset) for hw, preset in machines_to_add(session,
                                                                                 measurements)]
     session.hardware.extend(added)  # the machines an import brings (a trace's GPU, …)
@@ -538,3 +537,19 @@ def attach_measurements(session: Session, measurements: Iterable[Measurement],
                              path=(field_name,))
     session.measurements.extend(items)
     return list(items)
+
+
+def import_problem(session: Session, added: Sequence[Measurement]) -> str | None:
+    """Why ``added`` cannot join ``session``'s measured points (the session would pass its
+    budget, :mod:`workbench.model.limits`), with the numbers; or ``None``."""
+    from dataclasses import replace
+
+    from workbench.model.limits import budget_problem, measurement_bytes, session_totals
+
+    before = session_totals(session)
+    after = replace(before, measurements=before.measurements + len(added),
+                    bytes=before.bytes + sum(map(measurement_bytes, added)))
+    problem = budget_problem(after, before)
+    if problem is None:
+        return None
+    return f"importing {len(added):,} measured points: {problem}; nothing was imported"
