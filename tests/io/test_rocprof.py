@@ -13,11 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from workbench.io.cells import ImportCancelled
 from workbench.io.errors import InputError
-from workbench.io.measurements import attach_measurements, load_measurements
+from workbench.io.measurements import attach_measurements, import_measurements, load_measurements
+from workbench.io.profiles import add_machines
 from workbench.io.rocprof import read_pmc_perf, read_roofline_csv, read_workload
 from workbench.io.sessions import load_session, save_session
 from workbench.model.measured_session import judge_session
+from workbench.model.profile import level_points
 
 REPO = Path(__file__).resolve().parents[2]
 MI200 = REPO / "tests" / "fixtures" / "rocprof" / "vcopy-mi200"
@@ -40,31 +43,29 @@ def test_roofline_csv_becomes_a_machine():
     assert "memory.l1" in hw.measured and "compute.bf16" in hw.measured
 
 
-def test_dispatches_of_one_kernel_make_one_point_per_level_by_hand():
+def test_dispatches_of_one_kernel_make_one_point_with_its_levels_by_hand():
     work = read_workload(MI200)
     assert work.machine.name == "MI200 GPU 2 (rocprof-compute roofline)"
     assert work.dispatches == 3
-    points = {m.name: m for m in work.measurements}
-    # vecCopy moves doubles without arithmetic and without LDS: no FLOPs, no LDS point
-    assert sorted(points) == [f"{KERNEL} · {lv}" for lv in ("HBM", "L1", "L2")]
-    assert all(m.flops == 0 for m in work.measurements)
-    l1, l2, hbm = (points[f"{KERNEL} · {lv}"] for lv in ("L1", "L2", "HBM"))
-    assert [l1.memory_level, l2.memory_level, hbm.memory_level] == ["l1", "l2", "hbm"]
+    (point,) = work.measurements
+    assert point.name == KERNEL and point.count == 3
+    # vecCopy moves doubles without arithmetic and without LDS: no FLOPs, no LDS bytes
+    assert point.flops == 0 and point.unit == "vector"
     # per dispatch, End − Start: 1411551767656192 − 1411551767635712 = 20480 ns,
     # 1411551767765792 − 1411551767749472 = 16320 ns, 1411551767802112 − 1411551767786592
     # = 15520 ns; the point is the mean per dispatch, 52320 / 3 = 17440 ns
-    assert [m.time_s for m in (l1, l2, hbm)] == [pytest.approx(17440e-9)] * 3
+    assert point.time_s == pytest.approx(17440e-9)
     # L1: 64·TCP_TOTAL_CACHE_ACCESSES_sum = 64·524288 in each dispatch
-    assert l1.bytes == 64 * 524288 == 33_554_432
+    assert point.levels["l1"] == 64 * 524288 == 33_554_432
     # L2: 64·(read 131072 + write 131072 + atomics 0 + 0) in each dispatch
-    assert l2.bytes == 64 * (131072 + 131072) == 16_777_216
+    assert point.levels["l2"] == 64 * (131072 + 131072) == 16_777_216
     # HBM (MI200): 32·RDREQ_32B + 64·(RDREQ − RDREQ_32B) + 64·WRREQ_64B + 32·(WRREQ − WRREQ_64B)
     d0 = 32 * 0 + 64 * (131086 - 0) + 64 * 131072 + 32 * (131072 - 131072)  # 16,778,112
     d1 = 64 * 131086 + 64 * 91072 + 32 * (91072 - 91072)                     # 14,218,112
     d2 = 64 * 131087 + 64 * 91113 + 32 * (91113 - 91113)                     # 14,220,800
     assert (d0, d1, d2) == (16_778_112, 14_218_112, 14_220_800)
-    assert hbm.bytes == pytest.approx((d0 + d1 + d2) / 3)
-    assert "3 dispatches (#0, #1, #2), mean per dispatch of 52.32 µs in all" in hbm.source
+    assert point.levels["dram"] == point.bytes == pytest.approx((d0 + d1 + d2) / 3)
+    assert "3 dispatches (#0, #1, #2), per dispatch" in point.source
 
 
 def test_seven_kernels_of_a_multi_kernel_workload_by_hand():
@@ -73,73 +74,63 @@ def test_seven_kernels_of_a_multi_kernel_workload_by_hand():
     work = read_workload(MULTI)
     assert work.dispatches == 7
     points = {m.name: m for m in work.measurements}
-    assert len(points) == 7 * 3
+    assert len(points) == 7
     fill = "__amd_rocclr_fillBufferAligned.kd"
     write = "global_write(int*, int) [clone .kd]"
     atomic = "generic_atomic(int*, int, int) [clone .kd]"
     # times: 9595697588067 − 9595697581667 = 6400 ns; 9595697983585 − 9595697981345 = 2240;
     # 9595698080065 − 9595698076225 = 3840
     for kernel, ns in ((fill, 6400), (write, 2240), (atomic, 3840)):
-        assert points[f"{kernel} · L1"].time_s == pytest.approx(ns * 1e-9)
+        m = points[kernel]
+        assert m.time_s == pytest.approx(ns * 1e-9) and m.count == 1
         # L1 64·971473; L2 64·(read 971473 + write 131072 + atomic-with-return 131072 + 0)
-        assert points[f"{kernel} · L1"].bytes == 64 * 971473 == 62_174_272
-        assert points[f"{kernel} · L2"].bytes == 64 * (971473 + 131072 + 131072) == 78_951_488
+        assert m.levels["l1"] == 64 * 971473 == 62_174_272
+        assert m.levels["l2"] == 64 * (971473 + 131072 + 131072) == 78_951_488
         # HBM: 32·29353105 + 64·(33551804 − 29353105) + 64·33551804 + 32·(0 − 33551804)
-        assert points[f"{kernel} · HBM"].bytes == (
-            32 * 29353105 + 64 * (33551804 - 29353105) + 64 * 33551804
-            + 32 * (0 - 33551804)) == 2_281_673_824
+        assert m.levels["dram"] == (32 * 29353105 + 64 * (33551804 - 29353105)
+                                    + 64 * 33551804 + 32 * (0 - 33551804)) == 2_281_673_824
     # 2.28 GB in 6.4 µs is 356 TB/s against GPU 2's measured 1383.8199 GB/s: the point
     # is judged "re-measure" (257 × its bound) instead of taken on trust
     session = load_session(SESSION)
-    attach_measurements(session, load_measurements(MULTI), str(MULTI))
-    (fill_hbm,) = [p for p in judge_session(session) if p.measurement.name == f"{fill} · HBM"]
-    assert fill_hbm.judgement.fraction == pytest.approx(2_281_673_824 / 1383.8199e9 / 6400e-9)
-    assert fill_hbm.judgement.verdict == "re-measure"
+    result = import_measurements(MULTI)
+    add_machines(session, result)
+    attach_measurements(session, result.measurements, str(MULTI))
+    (judged,) = [p for p in judge_session(session) if p.measurement.name == fill]
+    assert judged.judgement.fraction == pytest.approx(2_281_673_824 / 1383.8199e9 / 6400e-9)
+    assert judged.judgement.verdict == "re-measure"
 
 
-def test_each_level_is_judged_against_its_own_roof(tmp_path):
+def test_each_level_has_its_own_roof_and_the_point_survives_a_save(tmp_path):
     session = load_session(SESSION)
-    points = load_measurements(MI200)
-    attach_measurements(session, points, str(MI200))
-    judged = {p.measurement.name: p for p in judge_session(session)
-              if p.measurement.memory_level}
-    l1 = judged[f"{KERNEL} · L1"].judgement
-    hbm = judged[f"{KERNEL} · HBM"].judgement
-    # T_lower = bytes / that level's measured bandwidth (GPU 2's row of roofline.csv)
-    assert l1.predicted_time_s == pytest.approx(33_554_432 / 9263.2725e9)
+    result = import_measurements(MI200)
+    (entry,) = add_machines(session, result)
+    attach_measurements(session, result.measurements, str(MI200))
+    (point,) = [p for p in judge_session(session) if p.measurement.name == KERNEL]
+    # the main point: T_lower = HBM bytes / GPU 2's measured HBM bandwidth
     hbm_bytes = (16_778_112 + 14_218_112 + 14_220_800) / 3
-    assert hbm.predicted_time_s == pytest.approx(hbm_bytes / 1389.0227e9)
-    assert hbm.fraction == pytest.approx(hbm_bytes / 1389.0227e9 / 17440e-9)
-    # the level survives a save and a reopen
+    assert point.judgement.predicted_time_s == pytest.approx(hbm_bytes / 1389.0227e9)
+    assert point.judgement.fraction == pytest.approx(hbm_bytes / 1389.0227e9 / 17440e-9)
+    levels = {lp.level: lp for lp in level_points(point.measurement, entry.hardware)}
+    assert levels["l1"].bandwidth == 9263.2725e9 and levels["l2"].bandwidth == 5036.6968e9
+    assert levels["dram"].bandwidth == 1389.0227e9
     path = tmp_path / "s.yaml"
     save_session(session, path)
-    again = load_session(path)
-    assert [m.memory_level for m in again.measurements] == [m.memory_level for m in
-                                                            session.measurements]
+    (again,) = [m for m in load_session(path).measurements if m.name == KERNEL]
+    assert again.levels == pytest.approx(point.measurement.levels) and again.count == 3
 
 
 def test_pmc_perf_alone_is_judged_on_a_named_machine(tmp_path):
     alone = tmp_path / "pmc_perf.csv"
     shutil.copy(MI200 / "pmc_perf.csv", alone)
-    points = load_measurements(alone, hardware="mi300x")
-    assert {m.hardware for m in points} == {"mi300x"}
-    assert points.machines == []
-    # the MI300X preset has no l1 or l2 level: those points say so, the HBM ones are judged
-    session = load_session(SESSION)
-    from workbench.io.presets import get_preset
-    from workbench.model.session import HardwareEntry
-
-    session.hardware.append(HardwareEntry(get_preset("mi300x"), preset="mi300x"))
-    attach_measurements(session, points, str(alone))
-    judged = judge_session(session)
-    assert any(p.problem and "l1" in p.problem for p in judged)
-    assert any(p.judgement and p.measurement.memory_level == "hbm" for p in judged)
+    result = import_measurements(alone, hardware="mi300x")
+    assert {m.hardware for m in result.measurements} == {"mi300x"}
+    assert result.machines == []
 
 
 def test_valu_and_mfma_flops_follow_amds_formulas(tmp_path):
     # a constructed row (the real test workloads copy data without arithmetic):
     # VALU fp32 64·(ADD 10 + MUL 20 + 2·FMA 30 + TRANS 5) = 64·95 = 6080
-    # MFMA f16 512·7 = 3584, bf16 512·100 = 51200 (the largest class: bf16)
+    # MFMA f16 512·7 = 3584, bf16 512·100 = 51200 (the largest class: bf16 on the matrix unit)
     # MI300 HBM: 128·BUBBLE 2 + 32·RD32 4 + 64·(RD 10 − 2 − 4) + 32·(WR 8 − WR64 6) + 64·6
     header = ("Dispatch_ID,Kernel_Name,GPU_ID,Start_Timestamp,End_Timestamp,"
               "SQ_INSTS_VALU_ADD_F32,SQ_INSTS_VALU_MUL_F32,SQ_INSTS_VALU_FMA_F32,"
@@ -151,24 +142,13 @@ def test_valu_and_mfma_flops_follow_amds_formulas(tmp_path):
                     encoding="utf-8")
     points, skipped, _gpus, count = read_pmc_perf(path, lds_banks=32)
     assert count == 1 and skipped == []
-    hbm, lds = (next(m for m in points if m.memory_level == lv) for lv in ("hbm", "lds"))
-    assert hbm.flops == 64 * 95 + 512 * 7 + 512 * 100 == 60_864
-    assert hbm.precision == "bf16"
-    assert hbm.bytes == 128 * 2 + 32 * 4 + 64 * (10 - 2 - 4) + 32 * (8 - 6) + 64 * 6 == 1088
-    # LDS: (IDX_ACTIVE 50 − BANK_CONFLICT 10)·4·32 banks
-    assert lds.bytes == (50 - 10) * 4 * 32 == 5120
-    assert hbm.time_s == pytest.approx(2000e-9)
-
-
-def test_rounded_timestamps_are_refused_in_one_line():
-    # AMD's MI300X test workload has Start/End_Timestamp saved as 8.1097E+14: no duration
-    with pytest.raises(InputError) as err:
-        load_measurements(MI300X / "pmc_perf.csv")
-    line = str(err.value)
-    assert line.startswith(f"{MI300X / 'pmc_perf.csv'}: none of its 3 dispatches could be "
-                           "imported: vecCopy(double*, double*, double*, int, int) (.kd) #0 "
-                           "(line 2): duration 0 ns")
-    assert "rounded" in line and "\n" not in line
+    (m,) = points
+    assert m.flops == 64 * 95 + 512 * 7 + 512 * 100 == 60_864
+    assert m.precision == "bf16" and m.unit == "matrix"
+    assert m.bytes == 128 * 2 + 32 * 4 + 64 * (10 - 2 - 4) + 32 * (8 - 6) + 64 * 6 == 1088
+    # LDS: (IDX_ACTIVE 50 − BANK_CONFLICT 10)·4·32 banks, named in the source
+    assert f"LDS {(50 - 10) * 4 * 32} B per dispatch" in m.source
+    assert m.time_s == pytest.approx(2000e-9)
 
 
 @pytest.mark.parametrize("cell", ["12x", "524,288"])  # a typo; a thousands separator
@@ -205,12 +185,10 @@ def test_analyze_takes_a_workload_folder():
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "machine 'MI200 GPU 2 (rocprof-compute roofline)' from roofline.csv" in done.stderr
-    assert f"{KERNEL} · HBM on MI200 GPU 2" in done.stdout
+    assert f"measured: {KERNEL} on MI200 GPU 2 (rocprof-compute roofline)" in done.stdout
 
 
 def test_cancel_stops_the_read_and_adds_nothing(tmp_path):
-    from workbench.io.profiles import load_profile
-
     folder = tmp_path / "w"
     folder.mkdir()
     with open(MI200 / "pmc_perf.csv", newline="", encoding="utf-8") as f:
@@ -219,7 +197,7 @@ def test_cancel_stops_the_read_and_adds_nothing(tmp_path):
         out = csv.writer(f)
         out.writerow(header)
         out.writerows([row] * 10_000)  # 4,096 rows between two looks at Cancel
-    seen = []
-    with pytest.raises(InputError, match=r"pmc_perf\.csv: import cancelled"):
-        load_profile(folder, progress=seen.append, cancelled=lambda: bool(seen))
-    assert seen == [4096]  # told once, then stopped at the next look
+    looks = []
+    with pytest.raises(ImportCancelled):
+        import_measurements(folder, cancel=lambda: looks.append(1) or True)
+    assert looks == [1]  # stopped at the first look, after 4,096 rows

@@ -88,6 +88,8 @@ class TraceImport:
     counted_time_s: float = 0.0
     #: (what, kernels, seconds) per reason a kernel was not counted, largest first
     not_counted: list[tuple[str, int, float]] = field(default_factory=list)
+    #: (kernel name, seconds, reason) of every kernel not counted, in trace order
+    uncounted: list[tuple[str, float, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -142,6 +144,11 @@ class _Text:
 
     def close(self) -> None:
         self.raw.close()
+
+    def fraction(self) -> float:
+        """How far through the file the read has got, 0 to 1 (by the bytes on disk)."""
+        size = os.fstat(self.raw.fileno()).st_size
+        return min(1.0, self.raw.tell() / size) if size else 1.0
 
     def offset(self) -> int:
         return self.read_chars + self.pos
@@ -232,9 +239,17 @@ class _Text:
 
 
 def _check_file(path: str | os.PathLike[str]) -> str:
-    from workbench.io.limits import check_regular_file
+    """The name of a regular file within :data:`MAX_TRACE_FILE_BYTES`, checked before it
+    is read."""
+    from workbench.io.limits import open_regular_file
 
-    return check_regular_file(path, MAX_TRACE_FILE_BYTES, "PyTorch trace")
+    stream, size = open_regular_file(path, "PyTorch trace")
+    stream.close()
+    name = os.fspath(path)
+    if size > MAX_TRACE_FILE_BYTES:
+        raise InputError(f"file is {size / 1e6:.1f} MB; a PyTorch trace is limited to "
+                         f"{MAX_TRACE_FILE_BYTES >> 20} MB", name)
+    return name
 
 
 def is_kineto_trace(path: str | os.PathLike[str]) -> bool:
@@ -341,7 +356,7 @@ def _read_array(text: _Text, decoder, raw: _Raw, names: dict[str, str],
         if cancelled is not None and cancelled():
             raise _Cancelled
         if progress is not None:
-            progress(text.total)
+            progress(text.fraction())
     raw.events += n
 
 
@@ -455,8 +470,9 @@ def read_kineto_trace(path: str | os.PathLike[str], hardware: str | None = None,
                       cancelled: Callable[[], bool] | None = None) -> TraceImport:
     """The measured points of a PyTorch profiler trace (see the module docstring).
     ``hardware``: the machine of the session they ran on; ``None``: the preset the trace's GPU
-    names, else every machine. ``progress(bytes_read)`` is told now and then;
-    ``cancelled()`` returning true stops the import (:class:`InputError` "cancelled")."""
+    names, else every machine. ``progress(fraction)`` is told after each 1 MiB piece;
+    ``cancelled()`` returning true stops the read (:class:`~workbench.io.cells.ImportCancelled`).
+    """
     name = _check_file(path)
     with no_cyclic_gc():
         text = _Text(name, name)
@@ -464,7 +480,9 @@ def read_kineto_trace(path: str | os.PathLike[str], hardware: str | None = None,
             try:
                 raw = _read_events(text, progress, cancelled)
             except _Cancelled:
-                raise InputError("import cancelled", name) from None
+                from workbench.io.cells import ImportCancelled
+
+                raise ImportCancelled(name) from None
             except RecursionError:
                 raise text.error("nested too deeply") from None
         finally:
@@ -543,6 +561,7 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
                     reason = reasons[why]
                     reason[0] += 1
                     reason[1] += dur
+                    result.uncounted.append((raw.kernels[i][0], dur * 1e-6, why))
                     continue
                 results[op] = got
             groups[op].append(i)
@@ -550,6 +569,7 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
         reason = reasons[why]
         reason[0] += 1
         reason[1] += dur
+        result.uncounted.append((raw.kernels[i][0], dur * 1e-6, why))
     result.kernels = len(raw.kernels)
     result.gpu_time_s = total * 1e-6
     counted = 0.0
@@ -575,12 +595,11 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
             source = sources[id(got)] = f"{base}: {got.formula}"[:2000]
         result.measurements.append(Measurement(
             name=label, hardware=target, time_s=t * 1e-6, flops=got.flops, bytes=got.bytes,
-            precision=got.precision, source=source))
+            precision=got.precision, source=source, unit=got.unit))
     result.counted_time_s = counted * 1e-6
     result.not_counted = sorted(((w, int(c), s * 1e-6) for w, (c, s) in reasons.items()),
                                 key=lambda item: -item[2])
     result.notes = _notes(result, hardware)
-    _name_repeats(result.measurements)
     return result
 
 
@@ -594,19 +613,6 @@ def _hashable(value: Any) -> Any:
         except TypeError:
             pass
     return repr(value)
-
-
-def _name_repeats(measurements: list[Measurement]) -> None:
-    """``#n`` after a name that repeats, so each point can be told apart."""
-    seen: dict[str, int] = defaultdict(int)
-    for m in measurements:
-        seen[m.name] += 1
-    index: dict[str, int] = defaultdict(int)
-    for m in measurements:
-        if seen[m.name] > 1:
-            index[m.name] += 1
-            suffix = f" #{index[m.name]}"
-            m.name = (m.name[:300 - len(suffix)] + suffix)
 
 
 def _pct(part: float, whole: float) -> str:

@@ -6,31 +6,71 @@ its points (a machine to add, lines to tell the user).
 * a rocprof-compute workload folder, its ``pmc_perf.csv`` or its ``roofline.csv``:
   :mod:`workbench.io.rocprof`.
 
-:func:`load_profile` returns an :class:`ImportedMeasurements` (a list of measured points
-with ``machines`` and ``notes``), or ``None`` for a file of another format (plain or Nsight
-Compute CSV, read by :mod:`workbench.io.measurements`).
+:func:`profile_kind` tells them apart (``None``: a CSV of the other formats, read by
+:mod:`workbench.io.measurements`); :func:`import_profile` reads one into a
+:class:`~workbench.model.profile.MeasurementImport`; :func:`add_machines` adds the machines
+it names to a session that lacks them.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
-from workbench.model.hardware import Hardware
-
-__all__ = ["ImportedMeasurements", "load_profile", "profile_kind", "machines_to_add",
-           "notes_of"]
+__all__ = ["profile_kind", "import_profile", "add_machines"]
 
 
-class ImportedMeasurements(list):
-    """Measured points, with the machines they are judged on that the session may lack
-    (``(hardware, preset id or None)``) and what the import has to say (``notes``)."""
+def import_profile(path: str | os.PathLike[str], kind: str, hardware: str | None = None, *,
+                   progress=None, cancel=None, run: str | None = None):
+    """A trace (``kind`` ``"kineto"``) or workload (``"rocprof"``) as a
+    :class:`~workbench.model.profile.MeasurementImport`: one point per kernel and shape, the
+    kernels not counted, the run's totals and the machines the file names. ``hardware``
+    names the session's machine they ran on; ``None``: the machine the file names (a preset
+    for a trace's GPU, ``roofline.csv`` for a workload). ``progress(fraction)`` is told how
+    far a trace's read has got; ``cancel()`` returning true stops the read
+    (:class:`~workbench.io.cells.ImportCancelled`) before anything is added."""
+    from workbench.model.profile import DispatchGroups, MeasurementImport, NotCounted
 
-    def __init__(self, items=(), machines=(), notes=()) -> None:
-        super().__init__(items)
-        self.machines: list[tuple[Hardware, str | None]] = list(machines)
-        self.notes: list[str] = list(notes)
+    name = os.fspath(path)
+    if kind == "kineto":
+        from workbench.io.kineto import read_kineto_trace
+        from workbench.io.presets import get_preset
+
+        trace = read_kineto_trace(path, hardware, progress, cancel)
+        groups = DispatchGroups()
+        for m in trace.measurements:  # one operator's kernels each; grouped by name and shape
+            m.run = run
+            groups.add(m, m.source.split(": ", 1)[-1])
+        for kernel, seconds, why in trace.uncounted:
+            groups.add_not_counted(kernel, seconds, why)
+        machines = ([(get_preset(trace.preset), trace.preset)]
+                    if hardware is None and trace.preset is not None else [])
+        return MeasurementImport(name, "kineto", groups.measurements(), groups.not_counted(),
+                                 trace.kernels, trace.gpu_time_s, trace.notes, machines)
+    from workbench.io.rocprof import read_workload
+
+    work = read_workload(path, hardware, None, cancel)
+    for m in work.measurements:
+        m.run = run
+    not_counted = [NotCounted(why, 1, 0.0, "duration not positive") for why in work.skipped]
+    total = sum(m.count * (m.time_s or 0.0) for m in work.measurements)
+    machines = [(work.machine, None)] if work.machine is not None else []
+    return MeasurementImport(name, "rocprof", work.measurements, not_counted, work.dispatches,
+                             total, work.notes, machines)
+
+
+def add_machines(session, result) -> list:
+    """Add to ``session`` the machines ``result`` names that it lacks (by preset or name);
+    the entries added."""
+    from workbench.model.session import HardwareEntry
+
+    added = []
+    for hardware, preset in getattr(result, "machines", ()):
+        if not session.machines_matching(preset or hardware.name):
+            entry = HardwareEntry(hardware, preset=preset)
+            session.hardware.append(entry)
+            added.append(entry)
+    return added
 
 
 def profile_kind(path: str | os.PathLike[str]) -> str | None:
@@ -46,45 +86,3 @@ def profile_kind(path: str | os.PathLike[str]) -> str | None:
     if is_kineto_trace(p):
         return "kineto"
     return None
-
-
-def load_profile(path: str | os.PathLike[str], hardware: str | None = None,
-                 progress: Callable[[int], None] | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> ImportedMeasurements | None:
-    """The points of a trace or workload folder, or ``None`` when ``path`` is neither.
-    ``hardware`` names the session's machine they ran on; ``None``: the machine the file
-    names (a preset for a trace's GPU, ``roofline.csv`` for a workload). ``progress`` is
-    told how far the read has got (bytes of a trace, rows of a ``pmc_perf.csv``) now and
-    then; ``cancelled()`` returning true stops it with :class:`InputError` "import
-    cancelled", before anything is added anywhere."""
-    kind = profile_kind(path)
-    if kind == "kineto":
-        from workbench.io.kineto import read_kineto_trace
-        from workbench.io.presets import get_preset
-
-        trace = read_kineto_trace(path, hardware, progress, cancelled)
-        machines = []
-        if hardware is None and trace.preset is not None:
-            machines.append((get_preset(trace.preset), trace.preset))
-        return ImportedMeasurements(trace.measurements, machines, trace.notes)
-    if kind == "rocprof":
-        from workbench.io.rocprof import read_workload
-
-        work = read_workload(path, hardware, progress, cancelled)
-        machines = [(work.machine, None)] if work.machine is not None else []
-        return ImportedMeasurements(work.measurements, machines, work.notes)
-    return None
-
-
-def machines_to_add(session, measurements) -> list[tuple[Hardware, str | None]]:
-    """The machines an import brings that ``session`` does not have yet (by name, preset or
-    id, as a measurement names its machine)."""
-    out = []
-    for hardware, preset in getattr(measurements, "machines", ()):
-        if not session.machines_matching(preset or hardware.name):
-            out.append((hardware, preset))
-    return out
-
-
-def notes_of(measurements) -> list[str]:
-    return list(getattr(measurements, "notes", ()))

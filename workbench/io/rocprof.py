@@ -1,5 +1,5 @@
 """Import a rocprof-compute (formerly omniperf) workload folder: ``roofline.csv`` becomes a
-machine, ``pmc_perf.csv`` one measured point per kernel per memory level.
+machine, ``pmc_perf.csv`` one measured point per kernel with its bytes at each memory level.
 
 ``roofline.csv``
 ================
@@ -38,13 +38,14 @@ formulas of rocprof-compute's own roofline (per dispatch; a wavefront is 64 lane
   64·``TCC_EA0_WRREQ_64B_sum``;
 * time: ``End_Timestamp`` − ``Start_Timestamp``.
 
-The dispatches of one kernel (by ``Kernel_Name``) make one point per memory level the file
-has counters for and that the kernel moved bytes through (a kernel without LDS traffic has no
-LDS point), named ``KERNEL · LEVEL``, as rocprof-compute's own roofline groups them: time,
-FLOPs and bytes per dispatch (the sums over its dispatches divided by their number), standalone,
-with ``memory_level`` set so that it is judged against that level's roof. The point's precision
-is that of its largest FLOP class (MFMA first on a tie); ``fp32`` when it counted no FLOPs. A
-dispatch of zero or negative duration is listed, not counted.
+The dispatches of one kernel (by ``Kernel_Name``) make one point, as rocprof-compute's own
+roofline groups them: time, FLOPs and bytes per dispatch (the sums over its dispatches divided
+by their number, ``count`` the dispatches), with its bytes at each level in ``levels``
+(``l1``, ``l2``, and HBM as ``dram``, the main memory) so that the chart places it at each
+level's intensity against that level's roof; LDS bytes are named in its source. Its unit and
+precision are those of its largest FLOP class (MFMA: matrix, VALU: vector; ``fp32`` on the
+vector unit when it counted no FLOPs). A dispatch of zero or negative duration is listed,
+not counted.
 
 The CSV is read one row at a time, keeping only the columns named above and a sum per kernel,
 so a file of 10⁵ dispatches and a thousand columns streams in bounded memory (it grows with
@@ -115,10 +116,14 @@ def is_workload(path: str | os.PathLike[str]) -> bool:
 
 
 def _open_csv(path: Path, limit: int, what: str):
-    from workbench.io.limits import check_regular_file
+    from workbench.io.limits import open_regular_file
 
-    name = check_regular_file(path, limit, what)
-    return open(name, newline="", encoding="utf-8-sig", errors="strict")  # noqa: SIM115
+    stream, size = open_regular_file(path, what)
+    stream.close()
+    if size > limit:
+        raise InputError(f"file is {size / 1e6:.1f} MB; a {what} is limited to "
+                         f"{limit >> 20} MB", str(path))
+    return open(path, newline="", encoding="utf-8-sig", errors="strict")  # noqa: SIM115
 
 
 def _float(text: str, name: str, line: int, column: str) -> float:
@@ -211,7 +216,7 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
                   ) -> tuple[list[Measurement], list[str], set[str], int]:
     """Points of ``pmc_perf.csv``: (measurements, skipped dispatches, GPU ids, dispatches).
     ``progress(rows_read)`` is told every 4,096 rows; ``cancelled()`` returning true stops
-    the import (:class:`InputError` "import cancelled")."""
+    the read (:class:`~workbench.io.cells.ImportCancelled`)."""
     path = Path(path)
     name = str(path)
     base = path.name
@@ -265,7 +270,9 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
                 dispatches += 1
                 if not dispatches & 0xFFF:
                     if cancelled is not None and cancelled():
-                        raise InputError("import cancelled", name)
+                        from workbench.io.cells import ImportCancelled
+
+                        raise ImportCancelled(name)
                     if progress is not None:
                         progress(dispatches)
                 if dispatches > MAX_DISPATCHES:
@@ -321,24 +328,31 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
     for kernel, got in kernels.items():
         n = got.dispatches
         flops = sum(got.flops.values())
-        precision = "fp32"
+        precision, unit = "fp32", "vector"
         if flops > 0:
             top = max(sorted(got.flops, reverse=True), key=got.flops.__getitem__)
-            precision = top.split(":", 1)[1]
+            where, precision = top.split(":", 1)
+            unit = "matrix" if where == "matrix" else "vector"
         label = kernel if len(kernel) <= 240 else kernel[:237] + "..."
         ids = ", ".join(f"#{d}" for d in got.ids) + (", …" if n > len(got.ids) else "")
-        what = (f"dispatch {ids}" if n == 1 else
-                f"{n:,} dispatches ({ids}), mean per dispatch of {got.time * 1e6:.6g} µs in all")
-        for level in levels:
-            nbytes = got.bytes.get(level, 0.0)
-            if nbytes == 0:
-                continue  # no traffic at this level: nothing to place against its roof
-            out.append(Measurement(
-                name=f"{label} · {LEVELS[level]}", hardware=hardware, time_s=got.time / n,
-                flops=flops / n, bytes=nbytes / n, precision=precision,
-                source=f"rocprof-compute {base}: {what}; {LEVELS[level]} bytes",
-                memory_level=level))
+        levels = {_POINT_LEVEL[k]: v / n for k, v in got.bytes.items()
+                  if k in _POINT_LEVEL and v > 0}
+        if "dram" not in levels:
+            skipped.append(f"{kernel}: no HBM counters")
+            continue
+        source = (f"rocprof-compute {base}: dispatch {ids}" if n == 1 else
+                  f"rocprof-compute {base}: {n:,} dispatches ({ids}), per dispatch")
+        if got.bytes.get("lds"):
+            source += f"; LDS {got.bytes['lds'] / n:.6g} B per dispatch"
+        out.append(Measurement(
+            name=label, hardware=hardware, time_s=got.time / n, flops=flops / n,
+            bytes=levels["dram"], precision=precision, source=source, levels=levels,
+            unit=unit, count=n))
     return out, skipped, gpus, dispatches
+
+
+#: The workload's levels as a point's ``levels``: HBM is the main memory (``dram``).
+_POINT_LEVEL = {"l1": "l1", "l2": "l2", "hbm": "dram"}
 
 
 @dataclass
@@ -452,11 +466,11 @@ def read_workload(path: str | os.PathLike[str], hardware: str | None = None,
     result.measurements = measurements
     result.dispatches = dispatches
     result.skipped = skipped
-    levels = sorted({m.memory_level for m in measurements}, key=list(LEVELS).index)
-    kernels = len({m.name.rsplit(" · ", 1)[0] for m in measurements})
-    result.notes.append(f"{dispatches:,} dispatch{'es' * (dispatches != 1)} of {kernels:,} "
-                        f"kernel{'s' * (kernels != 1)}, one point per kernel per level "
-                        f"({', '.join(LEVELS[v] for v in levels) or 'none'})")
+    levels = sorted({lv for m in measurements for lv in (m.levels or {})},
+                    key=("l1", "l2", "dram").index)
+    result.notes.append(f"{dispatches:,} dispatch{'es' * (dispatches != 1)} of "
+                        f"{len(measurements):,} kernel{'s' * (len(measurements) != 1)}, "
+                        f"bytes at {', '.join(levels)}")
     if skipped:
         result.notes.append(f"{len(skipped)} dispatch{'es' * (len(skipped) != 1)} not imported: "
                             + "; ".join(skipped[:5]) + ("; …" if len(skipped) > 5 else ""))

@@ -114,9 +114,6 @@ def measurement_bytes(m) -> int:
     for value in (m.time_s, m.achieved_flops, m.flops, m.bytes, m.precision):
         if value is not None:
             size += 14 + _QUANTITY
-    level = getattr(m, "memory_level", None)
-    if level is not None:
-        size += 14 + _text_bytes(level)
     return size
 
 
