@@ -18,7 +18,7 @@ the launching thread holds the launch, walking outwards to the first operator wh
 be counted (``aten::linear`` holds ``aten::addmm``, which is counted). Where a trace has no
 launch event for a kernel, its ``External id`` names the operator (newer traces give the
 operator's id to its kernels). The kernels one operator launched are one measured point: the
-sum of their durations, the operator's FLOPs and bytes (:mod:`workbench.io.opcount`), named
+sum of their durations, the operator's FLOPs and bytes (:mod:`workbench.model.opcount`), named
 after its longest kernel.
 
 Kernels whose work cannot be counted (no operator, an operator without a FLOP rule, shapes
@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.io.errors import InputError
-from workbench.io.opcount import COUNTED_OPERATORS, OpCount, count_operator
+from workbench.model.opcount import COUNTED_OPERATORS, OpCount, count_operator
 from workbench.model.measured import Measurement
 
 __all__ = ["no_cyclic_gc", "TraceImport", "read_kineto_trace", "is_kineto_trace", "preset_for_gpu",
