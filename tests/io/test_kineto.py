@@ -19,9 +19,9 @@ from workbench.io.cells import ImportCancelled
 from workbench.io.errors import InputError
 from workbench.io.kineto import MAX_TRACE_FILE_BYTES, preset_for_gpu, read_kineto_trace
 from workbench.io.measurements import attach_measurements, import_measurements, load_measurements
-from workbench.model.opcount import count_operator
 from workbench.io.profiles import add_machines
 from workbench.io.sessions import load_session
+from workbench.model.opcount import count_operator
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO / "tests" / "fixtures" / "kineto"

@@ -54,8 +54,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.io.errors import InputError
-from workbench.model.opcount import COUNTED_OPERATORS, OpCount, count_operator
 from workbench.model.measured import Measurement
+from workbench.model.opcount import COUNTED_OPERATORS, OpCount, count_operator
 
 __all__ = ["no_cyclic_gc", "TraceImport", "read_kineto_trace", "is_kineto_trace", "preset_for_gpu",
            "MAX_TRACE_FILE_BYTES", "MAX_TRACE_TEXT_BYTES", "MAX_EVENT_CHARS",
