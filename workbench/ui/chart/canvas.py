@@ -608,7 +608,16 @@ class RooflineCanvas(QWidget):
         if not moved:
             return True
         keys, rows, xy, updated = moved
-        self.labels.relayout_moved(keys, rows, xy)
+        if not self.labels.pending and not self.key.tags.keys().isdisjoint(updated):
+            # Tags are shared by the tagged markers that touch (a crowd's "A, B: 2, 5, 8")
+            # and placed around the whole crowd: which touch changes as tagged points move,
+            # so the texts are placed as after a zoom, now (re-placing only the texts the
+            # moved markers meet left a crowd's text by markers that had left it, and a
+            # marker that left its crowd with no name)
+            self.labels.stop()
+            self.layout_annotations()
+        else:
+            self.labels.relayout_moved(keys, rows, xy)
         if self.workspace.selection.current in updated:
             self.points.sync_ring()
         self.hover.refresh(updated)
