@@ -868,10 +868,9 @@ class MainWindow(DocksMixin, QMainWindow):
                    "</p><p>Sessions are YAML files; hardware presets list their sources.</p>")
 
     def _info(self, title: str, html: str) -> None:
-        box = QMessageBox(QMessageBox.Information, title, "", QMessageBox.Ok, self)
-        box.setObjectName("info_dialog")
-        box.setTextFormat(Qt.RichText)
-        box.setText(html)
+        from workbench.ui.dialogs.info_dialog import InfoDialog
+
+        box = InfoDialog(title, html, self)  # (scrolls: never taller than the screen)
         box.open()
         self._info_box = box
 
