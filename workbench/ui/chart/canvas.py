@@ -203,6 +203,10 @@ class RooflineCanvas(QWidget):
             if isinstance(item, Label) and item.isVisible():
                 item.updateTransform()
 
+    def leaveEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().leaveEvent(event)
+        self.hover.left()  # (the read-out spoke of the last place under the pointer)
+
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
         if event.oldSize().width() != event.size().width():
