@@ -333,7 +333,18 @@ class OperationsPanel(QWidget):
                 current in m.op_ids for m in self.document.session.models):
             return  # an operation of a collapsed model: its header stands for it
         if current is not None and self.model.row_of(current) < 0:
-            # The selected operation is gone (deleted, an add undone): select its neighbour.
+            # The selected operation is gone: a model's part made anew stays selected (its
+            # tensor parallelism changed); else (deleted, an add undone) its neighbour.
+            successor = self.workspace.successor()
+            if successor is not None:
+                if self.model.row_of(successor) >= 0:
+                    self.select([successor], successor)
+                self._syncing = True
+                try:
+                    self.workspace.selection.select(successor)
+                finally:
+                    self._syncing = False
+                return
             if self.model.rowCount():
                 row = max(self._kept_current_row, 0)
                 current = self.model.op_id(min(row, self.model.rowCount() - 1))
