@@ -515,7 +515,9 @@ class RooflineCanvas(QWidget):
         if what == What.VIEW and set(change.fields) & {"x_range", "y_range"}:
             self.rebuild(fit=True)
             return
-        self.rebuild()
+        # the first points of a chart that had none (a new session's first operation) are
+        # shown: the view of an empty chart was made for no data
+        self.rebuild(fit=self._scene is not None and not self._scene.points)
 
     def _on_selection(self, op_id) -> None:
         self.points.set_live(op_id)
