@@ -274,6 +274,7 @@ class RooflineCanvas(QWidget):
         if self._headroom_pending:
             self._headroom_pending = False
             self._give_headroom()
+        self.session_view.place_hints()  # (clear of the legend where it now lies)
 
     def _give_headroom(self) -> None:
         untold = self.key.untold()
