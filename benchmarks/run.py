@@ -237,10 +237,7 @@ def bench_model_edit(view: str, reps: int, config: str = "Llama-3.1-405B") -> di
     for v in range(3):  # warm-up
         once(2 + v)
     samples = [once(8 + i) for i in range(reps)]
-    doc.mark_clean()
-    window.close()
-    window.deleteLater()
-    app.processEvents()
+    _close(app, window)
     return stats(samples)
 
 
@@ -273,11 +270,16 @@ def bench_sweep_keystroke(reps: int) -> tuple[dict[str, float], dict[str, float]
     for v in range(3):  # warm-up
         once(8000 + v)
     samples = [once(8100 + i) for i in range(reps)]
-    doc.mark_clean()
+    _close(app, window)
+    return stats([s[0] for s in samples]), stats([s[1] for s in samples])
+
+
+def _close(app, window) -> None:
+    """Close a benchmark's window, its edits discarded."""
+    window.document.mark_clean()
     window.close()
     window.deleteLater()
     app.processEvents()
-    return stats([s[0] for s in samples]), stats([s[1] for s in samples])
 
 
 def bench_layout(n_ops: int, reps: int) -> tuple[dict[str, float], dict[str, float]]:

@@ -16,23 +16,16 @@ _CRASHING_APP = """
 import os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 sys.path.insert(0, {root!r})
-from pathlib import Path
 from PySide6.QtCore import QStandardPaths
+QStandardPaths.setTestModeEnabled(True)  # (this test's settings and autosave folders)
 from workbench.document import new_operation
 from workbench.io.examples import examples_dir
-from workbench.ui.window.app import create_app
-from workbench.ui.window.main_window import MainWindow
-QStandardPaths.setTestModeEnabled(True)  # the same folders as the test process
-app = create_app()
-window = MainWindow()
+from workbench.ui.window.launch import start
+window = start()  # the app as the command line starts it
 example = {example!r}
-if example:
-    assert window.open_example(examples_dir() / example)
-else:
-    assert window.new_session()
+assert window.open_example(examples_dir() / example) if example else window.new_session()
 window.document.add_operation(new_operation("gemm", "edited before the crash"))
 window.autosave_now()
-print(window.autosave.path, flush=True)
 os._exit(3)  # a crash: no close, no clean-up
 """
 

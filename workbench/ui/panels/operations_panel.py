@@ -337,21 +337,16 @@ class OperationsPanel(QWidget):
             # tensor parallelism changed); else (deleted, an add undone) its neighbour.
             successor = self.workspace.successor()
             if successor is not None:
-                if self.model.row_of(successor) >= 0:
-                    self.select([successor], successor)
-                self._syncing = True
-                try:
-                    self.workspace.selection.select(successor)
-                finally:
-                    self._syncing = False
-                return
-            if self.model.rowCount():
+                current = successor
+                live = [successor] if self.model.row_of(successor) >= 0 else []
+            elif self.model.rowCount():
                 row = max(self._kept_current_row, 0)
                 current = self.model.op_id(min(row, self.model.rowCount() - 1))
                 live = [current]
             else:
                 current, live = None, []
-            self.select(live, current)
+            if live or current is None:
+                self.select(live, current)
             self._syncing = True
             try:
                 self.workspace.selection.select(current)
