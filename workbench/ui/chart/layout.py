@@ -33,6 +33,7 @@ from workbench.model.chart.layout import (
     point_candidates,
     sloped_candidates,
 )
+from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.items import Label, Pool
@@ -484,9 +485,17 @@ class LabelLayer:
             xs, ys = self._px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)), t)
             order = i + (0 if roof.emphasis == "main" and not roof.derated else 100)
             if roof.sloped:
+                # where the lines lie close together (View ▸ All Memory Roofs) a value with
+                # no place along its line is said off it, a leader to the middle of its part
+                # in view
+                seen = clip_segment(float(xs[0]), float(ys[0]), float(xs[-1]), float(ys[-1]),
+                                    frame) if roof.kind == "memory" else None
+                mark = (None if seen is None else
+                        ((seen[0] + seen[2]) / 2, (seen[1] + seen[3]) / 2, 2.0))
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys: sloped_candidates(xs[0], ys[0], xs[1], ys[1],
-                                                                 w, h, frame), order)
+                                                                 w, h, frame), order,
+                    mark=mark)
             else:
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys, roof=roof: flat_candidates(
