@@ -108,6 +108,12 @@ class ViewSettings:
     pairs: bool = True
     x_range: tuple[float, float] | None = None
     y_range: tuple[float, float] | None = None
+    #: The memory level whose intensity places a profiled kernel (``l1``, ``l2``, ``dram``),
+    #: or ``all``: one point per level it has bytes for, joined by a thin line.
+    level: str = "dram"
+    #: How many profiled kernels of each run the chart draws, by GPU time; 0: the fewest that
+    #: make 95 % of the run's time.
+    top: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -268,6 +268,7 @@ class LabelLayer:
                               (overlays.sweep_dots, theme.point_size * 0.55),
                               (overlays.crossing_marks, theme.point_size + 5),
                               (overlays.measured_marks, theme.point_size * 1.3),
+                              (overlays.level_marks, theme.point_size * 0.6),
                               (overlays.predicted_marks, theme.point_size * 0.9)):
             if not scatter.isVisible():
                 continue

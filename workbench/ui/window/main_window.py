@@ -87,6 +87,18 @@ class MainWindow(DocksMixin, QMainWindow):
         self._update_title()
         self._update_undo_actions()
 
+    def _view_choice(self, key: str, choices) -> tuple[QActionGroup, dict]:
+        """Exclusive actions setting the view's ``key`` to each ``(value, text, tip)``."""
+        group = QActionGroup(self)
+        actions = {}
+        for value, text, tip in choices:
+            action = self._action(text, lambda checked, v=value: checked and self.document
+                                  .set_view(key, v), tip=tip, checkable=True,
+                                  name=f"{key}_{value}")
+            group.addAction(action)
+            actions[value] = action
+        return group, actions
+
     def _action(self, text: str, slot, shortcut=None, tip: str = "", checkable: bool = False,
                 name: str = "") -> QAction:
         action = QAction(text, self)
@@ -150,14 +162,23 @@ class MainWindow(DocksMixin, QMainWindow):
             action = self._action(text, lambda checked, k=key: self.document.set_view(k, checked),
                                   tip=tip, checkable=True, name=f"view_{key}")
             self.view_actions[key] = action
-        self.theme_group = QActionGroup(self)
-        self.theme_actions: dict[str, QAction] = {}
-        for theme in THEMES:
-            action = self._action(theme.capitalize(),
-                                  lambda checked, t=theme: checked and self.document.set_view(
-                                      "theme", t), checkable=True, name=f"theme_{theme}")
-            self.theme_group.addAction(action)
-            self.theme_actions[theme] = action
+        top_tip = ("How many profiled kernels of each run the chart draws, by GPU time; the "
+                   "legend says how many it hides")
+        self.level_group, self.level_actions = self._view_choice("level", (
+            ("dram", "&DRAM", "Place each profiled kernel at its DRAM (main memory) "
+                              "intensity, against the main-memory roof"),
+            ("l2", "L&2", "Place each profiled kernel at its L2 intensity, against the "
+                          "machine's L2 roof"),
+            ("l1", "L&1", "Place each profiled kernel at its L1 intensity, against the "
+                          "machine's L1 roof"),
+            ("all", "&All Levels", "One point per memory level a profiled kernel has bytes "
+                                   "for, joined by a thin line")))
+        self.top_group, self.top_actions = self._view_choice("top", (
+            (0, "The Kernels That Make &95 % of the Time", top_tip), (5, "Top &5", top_tip),
+            (10, "Top &10", top_tip), (20, "Top &20", top_tip), (50, "Top 5&0", top_tip),
+            (100_000, "&Every Kernel", top_tip)))
+        self.theme_group, self.theme_actions = self._view_choice(
+            "theme", [(theme, theme.capitalize(), "") for theme in THEMES])
         from workbench.model.prediction import LAUNCHES
 
         self.prediction_group = QActionGroup(self)
@@ -263,9 +284,12 @@ class MainWindow(DocksMixin, QMainWindow):
         for action in self.view_actions.values():
             view.addAction(action)
         view.addAction(self.sweep_dock.toggleViewAction())
-        theme_menu = view.addMenu("&Theme")
-        for action in self.theme_actions.values():
-            theme_menu.addAction(action)
+        for title, actions in (("Profile Memory &Level", self.level_actions),
+                               ("Profiled &Kernels Shown", self.top_actions),
+                               ("&Theme", self.theme_actions)):
+            submenu = view.addMenu(title)
+            for action in actions.values():
+                submenu.addAction(action)
         prediction_menu = view.addMenu("&Prediction")
         for action in self.prediction_actions.values():
             prediction_menu.addAction(action)
@@ -320,6 +344,11 @@ class MainWindow(DocksMixin, QMainWindow):
             action.blockSignals(True)
             action.setChecked(view.theme == theme)
             action.blockSignals(False)
+        for choices, value in ((self.level_actions, view.level), (self.top_actions, view.top)):
+            for key, action in choices.items():
+                action.blockSignals(True)
+                action.setChecked(key == value)
+                action.blockSignals(False)
         machines = self.document.session.hardware
         first = machines[0].hardware if machines else None
         for key, action in (*self.prediction_actions.items(), *self.launches_actions.items()):
@@ -492,13 +521,34 @@ class MainWindow(DocksMixin, QMainWindow):
     # -- measurements and compared pairs ---------------------------------------------------
 
     def import_measurements(self, path: str | Path) -> bool:
-        """Append the measured points of a CSV file (plain or Nsight Compute) as one undo
-        step. On any problem nothing changes and the loader's message (file:line) is shown."""
-        from workbench.ui.panels.measurements_panel import import_measurements, import_progress
+        """Append the measured points of a measurements file (plain CSV or a profiler export)
+        as one undo step. A large file is read off the window's thread under a progress
+        dialog with Cancel; cancelling, or any problem, leaves the session as it was (a
+        problem's message, file:line, is shown)."""
+        from workbench.ui.panels.measurements_panel import (
+            LARGE_IMPORT_BYTES,
+            dialog_steps,
+            import_measurements,
+            read_profile,
+            read_with_progress,
+        )
 
-        progress = import_progress(self, path)  # a dialog for a large file
+        dialog = None
         try:
-            count = import_measurements(self.document, path, progress=progress)
+            try:
+                large = os.stat(path).st_size >= LARGE_IMPORT_BYTES
+            except OSError:
+                large = False
+            if large:
+                result, dialog = read_with_progress(self, path, None, self.document.session)
+                if result is None:
+                    self.statusBar().showMessage(
+                        f"Import of {Path(path).name} cancelled; nothing was changed", 5000)
+                    return False
+            else:
+                result = read_profile(path, None, self.document.session)
+            count = import_measurements(self.document, path, result=result,
+                                        progress=dialog_steps(dialog) if dialog else None)
         except InputError as exc:
             self.show_error("Cannot import measurements", str(exc))
             return False
@@ -506,10 +556,14 @@ class MainWindow(DocksMixin, QMainWindow):
             self.show_error("Cannot import measurements", f"{path}: {exc.strerror or exc}")
             return False
         finally:
-            if progress is not None:
-                progress.close()
+            if dialog is not None:
+                dialog.close()
+        summary = f" ({result.summary()})" if result.format != "plain" else ""
         self.statusBar().showMessage(
-            f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}", 5000)
+            f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}"
+            + summary, 8000)
+        if result.format != "plain":
+            self.measurements_panel.show_import(result)
         self.measurements_dock.show()
         self.measurements_dock.raise_()
         return True
