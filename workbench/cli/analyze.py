@@ -128,6 +128,7 @@ def _attach(session, files: Sequence[str], hardware: str | None, top: int | None
 
     from workbench.io.errors import InputError
     from workbench.io.measurements import attach_measurements, import_measurements
+    from workbench.io.profiles import add_machines
     from workbench.model.profile import top_kernels
 
     names = [Path(f).name for f in files]
@@ -137,7 +138,15 @@ def _attach(session, files: Sequence[str], hardware: str | None, top: int | None
             result = import_measurements(file, hardware, run=run)
             shown, hidden = (top_kernels(result.measurements, top) if top is not None
                              else (result.measurements, []))
-            attach_measurements(session, shown, file)
+            added = add_machines(session, result)  # the machine a trace or workload names
+            try:
+                attach_measurements(session, shown, file)
+            except InputError:
+                for entry in added:
+                    session.hardware.remove(entry)
+                raise
+            for note in result.notes:  # beside the output, which stays readable
+                say(f"{PROG}: note: {terminal(f'{file}: {note}')}\n")
             if imports is not None:
                 imports.append({
                     "file": file, "format": result.format, "run": run,
@@ -311,9 +320,9 @@ def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
                      + (f"; {m['count']:,} launches, {format_number(100 * m['share'])} % of "
                         "GPU time" if m.get("share") is not None else ""))
         for p in m.get("levels", ()):
-            if p["roof"] is None:
+            if p["roof"] is None or p["fraction"] is None:
                 lines.append(f"  {p['level']}: {format_quantity(p['bytes'], 'bytes')}: "
-                             f"{p['problem'] or 'no intensity (no bytes)'}")
+                             f"{p['problem'] or 'no intensity (no bytes or no FLOPs)'}")
                 continue
             lines.append(f"  {p['level']}: {format_quantity(p['bytes'], 'bytes')}, I = "
                          f"{format_number(p['intensity'])} FLOP/B, roof "

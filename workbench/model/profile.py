@@ -77,6 +77,9 @@ class MeasurementImport:
     #: Σ time of every dispatch, counted or not (the denominator of every share).
     gpu_time_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: Machines the file names, ``(hardware, preset id or None)``, for a session that lacks
+    #: them (a trace's GPU preset, a rocprof-compute ``roofline.csv``).
+    machines: list = field(default_factory=list)
 
     @property
     def counted_share(self) -> float:

@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.model.chart.overlays import cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.operations import Param
 from workbench.model.rules import compute_bound
@@ -56,7 +57,6 @@ from workbench.model.sweeps import (
     Range,
     Sweep,
     SweepError,
-    crossings,
     evaluate_sweep,
 )
 from workbench.model.units import QuantityError, format_number, parse_quantity
@@ -595,7 +595,8 @@ class SweepSection(QGroupBox):
         for hw_entry in self.document.session.hardware:
             hw = hw_entry.hardware
             try:
-                found = crossings(op, hw, sweep.param, lo, hi) if lo < hi else []
+                # (the chart and the sweep plot find the same ones: found once, kept)
+                found = cached_sweep(op, hw, sweep)[1] if lo < hi else []
             except COUNTING_ERRORS as exc:  # shown in the list
                 lines.append(f"  {hw.label}: cannot evaluate ({exc})")
                 continue

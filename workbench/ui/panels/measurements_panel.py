@@ -68,6 +68,7 @@ from workbench.document import Change, Document
 from workbench.document.changes import What
 from workbench.io.measurements import ImportCancelled, MeasurementImport, attach_measurements
 from workbench.io.measurements import import_measurements as read_measurements_file
+from workbench.io.profiles import add_machines
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import OverBudget, text_problem
@@ -125,10 +126,15 @@ def import_measurements(document: Document, path: str | os.PathLike[str],
     step(f"Checking {len(measurements):,} measured points…", 1)
     probe = copy.copy(document.session)
     probe.measurements = list(document.session.measurements)
+    probe.hardware = list(document.session.hardware)
+    machines = add_machines(probe, result)  # a trace's GPU preset, a workload's roofline
     added = attach_measurements(probe, measurements, str(path))  # (within the budget)
     if added:
         step(f"Drawing {len(added):,} measured points…", 2)
         document.seal()
+        for entry in machines:
+            document.add_machine(entry.hardware, entry.preset)
+            document.seal()
         document.set_measurements(list(document.session.measurements) + added,
                                   f"Import {len(added)} measurement"
                                   f"{'s' * (len(added) != 1)} from {Path(path).name}")

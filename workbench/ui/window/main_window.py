@@ -385,12 +385,12 @@ class MainWindow(DocksMixin, QMainWindow):
         session, path = self.document.session, self.document.path
         try:
             if background:
-                pending = self.autosave.write_in_background(session, path)
+                pending = self.autosave.write_in_background(session, path, self.example)
                 if pending is None:
                     return  # the previous write still runs: the next tick writes this state
                 pending.add_done_callback(self._autosave_done)
             else:
-                self.autosave.write(session, path)
+                self.autosave.write(session, path, self.example)
         except OSError as exc:
             self._autosave_failed(exc)
             return
@@ -416,7 +416,8 @@ class MainWindow(DocksMixin, QMainWindow):
         import datetime
 
         when = datetime.datetime.fromtimestamp(found.saved_at).strftime("%Y-%m-%d %H:%M")
-        name = Path(found.original).name if found.original else "an untitled session"
+        name = (Path(found.original).name if found.original
+                else f"the example {found.example}" if found.example else "an untitled session")
         answer = QMessageBox.question(
             self, "Recover unsaved work?",
             f"Roofline Workbench did not close cleanly. Unsaved changes to {name} were "
@@ -440,6 +441,8 @@ class MainWindow(DocksMixin, QMainWindow):
             self.show_error("Cannot recover autosave", str(exc))
             return False
         original = Path(newest.original) if newest.original else None
+        # named as it was before the crash: its file, the example it came from, or Untitled
+        self.example = None if original else newest.example
         self.document.replace_session(session, original, modified=True)
         self.workspace.select_valid()
         for item in found:
@@ -950,10 +953,9 @@ class MainWindow(DocksMixin, QMainWindow):
         self._log_dialog = dialog
 
     def _info(self, title: str, html: str) -> None:
-        box = QMessageBox(QMessageBox.Information, title, "", QMessageBox.Ok, self)
-        box.setObjectName("info_dialog")
-        box.setTextFormat(Qt.RichText)
-        box.setText(html)
+        from workbench.ui.dialogs.info_dialog import InfoDialog
+
+        box = InfoDialog(title, html, self)  # (scrolls: never taller than the screen)
         box.open()
         self._info_box = box
 
