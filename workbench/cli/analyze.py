@@ -332,11 +332,10 @@ def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
 
 
 def results_csv(results, sweep_rows=(), skipped=()) -> str:
-    """The Results CSV (:mod:`workbench.io.results_csv`, the app's columns): one row per
+    """The Results CSV (:mod:`workbench.io.tables`, the app's columns): one row per
     result, then one per skipped pair; with sweep rows (dicts from ``analyze``), two more
     columns, ``sweep_param`` and ``sweep_value``, empty on the operations' own rows."""
-    from workbench.io.results_csv import result_cells, result_header, skipped_cells
-    from workbench.io.tables import csv_text
+    from workbench.io.tables import csv_text, result_cells, result_header, skipped_cells
 
     extra = ["sweep_param", "sweep_value"] if sweep_rows else []
     rows = [result_header() + extra]

@@ -606,12 +606,12 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
 def _hashable(value: Any) -> Any:
     """``value`` as a dictionary key: a list of strings as a tuple, anything else as text."""
     if type(value) is list:
+        key = tuple(value)
         try:
-            key = tuple(value)
             hash(key)
-            return key
-        except TypeError:
-            pass
+        except TypeError:  # (a list holding lists: its text is the key)
+            return repr(value)
+        return key
     return repr(value)
 
 

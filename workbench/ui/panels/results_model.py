@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QApplication
 
 from workbench.document import Change
 from workbench.document.changes import What
-from workbench.io.results_csv import result_cells, result_header, skipped_cells
+from workbench.io.tables import result_cells, result_header, skipped_cells
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import FORMULAS, Result
 from workbench.model.rules import intensity as intensity_of
@@ -64,7 +64,7 @@ _DIFF_ROWS = 64
 class Column:
     """A column: its key, header in the view, how to get its raw value from a
     :class:`Result`, how to show it, and a tooltip (formula). (Copy and CSV write the
-    Results CSV's columns, :mod:`workbench.io.results_csv`.)"""
+    Results CSV's columns, :mod:`workbench.io.tables`.)"""
 
     key: str
     title: str
@@ -525,7 +525,7 @@ class ResultsModel(QAbstractTableModel):
 
     @staticmethod
     def export_header() -> list[str]:
-        """The Results CSV's header (:mod:`workbench.io.results_csv`, as the command line's)."""
+        """The Results CSV's header (:mod:`workbench.io.tables`, as the command line's)."""
         return result_header()
 
     def export_row(self, row: int) -> list[Any]:
