@@ -84,3 +84,30 @@ def test_truncated_trace_shows_one_line_and_changes_nothing(qtbot, window, tmp_p
     assert (window.document.session.measurements,
             [e.hardware.name for e in window.document.session.hardware]) == before
     assert not window.document.modified
+
+
+def test_compressed_traces_and_workloads_are_read_under_the_progress_dialog(qtbot, window):
+    """A .gz trace's size on disk says little of what it holds (the sampled rank's 124 KB
+    are megabytes of JSON), and a workload folder has no size of its own: both are read off
+    the window's thread under the progress dialog with Cancel, as a large CSV is."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QProgressDialog
+
+    seen: list[str] = []
+
+    def look() -> None:
+        for w in QApplication.topLevelWidgets():
+            if isinstance(w, QProgressDialog) and w.isVisible():
+                seen.append(w.labelText())
+
+    timer = QTimer()
+    timer.setInterval(1)
+    timer.timeout.connect(look)
+    timer.start()
+    try:
+        assert window.import_measurements(FIXTURES / "kineto" / "sampled_rank-0.json.gz")
+        assert window.import_measurements(FIXTURES / "rocprof" / "vcopy-mi200")
+    finally:
+        timer.stop()
+    assert any("sampled_rank-0.json.gz" in text for text in seen)
+    assert any("vcopy-mi200" in text for text in seen)

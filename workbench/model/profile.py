@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from workbench.model.hardware import Hardware, UnsupportedPrecision
+from workbench.model.limits import TEXT_LIMITS
 from workbench.model.measured import MEMORY_LEVELS, Measurement
 from workbench.model.rules import attainable
 from workbench.model.rules import intensity as intensity_of
@@ -162,14 +163,18 @@ class DispatchGroups:
         for (name, shape), (first, count, time, flops, nbytes, levels) in self._groups.items():
             m = first.copy()
             if len(self._shapes[name]) > 1 and shape:
-                m.name = f"{name} [{shape}]"
+                # the kernel's name gives way to its shape, within a name's limit
+                room = TEXT_LIMITS["measurement"] - len(shape) - 3
+                m.name = _short(f"{_short(name, room)} [{shape}]" if room > 1 else
+                                f"{name} [{shape}]", TEXT_LIMITS["measurement"])
             m.count = count
             m.time_s = time / count
             m.flops = flops / count
             m.bytes = nbytes / count
             m.levels = {k: v / count for k, v in levels.items()} if first.levels else None
             if count > 1:
-                m.source = f"{m.source} and {count - 1:,} more dispatches (means)"
+                more = f" and {count - 1:,} more dispatches (means)"
+                m.source = _short(m.source, TEXT_LIMITS["source"] - len(more)) + more
             out.append(m)
         return out
 

@@ -87,7 +87,8 @@ from workbench.ui.panels.measurements_model import (
 from workbench.ui.widgets import QuantityEdit, WideSplitter, no_wheel_filter, set_invalid
 
 __all__ = ["MeasurementsPanel", "MeasurementsModel", "MeasuredRow", "import_measurements",
-           "ImportWorker", "read_with_progress", "dialog_steps", "read_profile", "run_name",
+           "ImportWorker", "is_large_import", "read_with_progress", "dialog_steps",
+           "read_profile", "run_name",
            "scrolled_layout", "VERDICT_COLORS", "MEASURED_COLUMNS"]
 
 
@@ -206,6 +207,21 @@ IMPORT_STEPS = 3
 #: Files from this size on are imported with a progress dialog (read in an
 #: :class:`ImportWorker`, with Cancel).
 LARGE_IMPORT_BYTES = 1_000_000
+
+
+def is_large_import(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is read under a progress dialog: a file of
+    :data:`LARGE_IMPORT_BYTES` or more, a compressed trace (its size on disk says little of
+    what it holds) or a workload folder."""
+    try:
+        if os.path.isdir(path):
+            return True
+        return (os.stat(path).st_size >= LARGE_IMPORT_BYTES
+                or str(path).lower().endswith(".gz"))
+    except OSError:
+        return False
+
+
 #: The progress bar's range: the read fills 0…:data:`READ_SHARE`, the steps after it the rest.
 PROGRESS_RANGE = 100
 READ_SHARE = 80

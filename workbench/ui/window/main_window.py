@@ -533,19 +533,16 @@ class MainWindow(DocksMixin, QMainWindow):
         dialog with Cancel; cancelling, or any problem, leaves the session as it was (a
         problem's message, file:line, is shown)."""
         from workbench.ui.panels.measurements_panel import (
-            LARGE_IMPORT_BYTES,
             dialog_steps,
             import_measurements,
+            is_large_import,
             read_profile,
             read_with_progress,
         )
 
         dialog = None
         try:
-            try:
-                large = os.stat(path).st_size >= LARGE_IMPORT_BYTES
-            except OSError:
-                large = False
+            large = is_large_import(path)
             if large:
                 result, dialog = read_with_progress(self, path, None, self.document.session)
                 if result is None:
@@ -579,7 +576,10 @@ class MainWindow(DocksMixin, QMainWindow):
         start = str(self.document.path.parent) if self.document.path else ""
         path, _ = QFileDialog.getOpenFileName(
             self, "Import Measurements", start,
-            "Measurements (*.csv);;All files (*)")
+            "Measurements and profiles (*.csv *.json *.gz);;"
+            "Nsight Compute or plain CSV (*.csv);;"
+            "PyTorch profiler traces (*.json *.json.gz);;"
+            "rocprof-compute workloads (pmc_perf.csv roofline.csv);;All files (*)")
         if path:
             self.import_measurements(path)
 
