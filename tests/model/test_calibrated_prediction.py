@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import HANG_GUARD_S
 
 from workbench.io.errors import InputError
 from workbench.io.presets import get_preset
@@ -358,7 +359,7 @@ def test_model_command_predicts_the_lean_llama_with_the_calibrated_figures():
         [sys.executable, "-m", "workbench", "model", str(config), "--phase", "decode",
          "--batch", "16", "--kv-len", "2048", "--hardware", "h100-sxm", "h200",
          "--prediction", "calibrated", "--launches", "graph", "--format", "json"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr
     results = json.loads(proc.stdout)["results"]
     for gpu, result in zip(GPUS, results, strict=True):
@@ -368,13 +369,13 @@ def test_model_command_predicts_the_lean_llama_with_the_calibrated_figures():
     plain = subprocess.run(
         [sys.executable, "-m", "workbench", "model", str(config), "--phase", "decode",
          "--batch", "16", "--kv-len", "2048", "--hardware", "h200", "--format", "json"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert json.loads(plain.stdout)["results"][0]["t_predicted_s"] == results[1]["t_predicted_s"]
     derated = subprocess.run(
         [sys.executable, "-m", "workbench", "model", str(config), "--phase", "decode",
          "--batch", "16", "--kv-len", "2048", "--hardware", "h200", "--format", "json",
          "--prediction", "derated"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert json.loads(derated.stdout)["results"][0]["t_predicted_s"] != results[1]["t_predicted_s"]
 
 
@@ -411,7 +412,7 @@ def test_analyze_json_carries_the_calibrated_parts():
     proc = subprocess.run(
         [sys.executable, "-m", "workbench", "analyze",
          str(REPO / "workbench/examples/real_kernels_h100_h200.yaml"), "--format", "json"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)["results"]
     softmax = next(r for r in rows if r["operation"] == "softmax_big"

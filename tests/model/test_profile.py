@@ -35,6 +35,29 @@ def test_dispatch_groups_add_up_per_kernel_and_shape():
         small.add(launch("b", 1))
 
 
+def test_a_long_kernel_name_with_its_shape_stays_a_name_a_session_can_hold():
+    """C++ template kernels have names of hundreds of characters; with the launch shape
+    after them, a point's name must stay within the 300 characters a session file holds
+    (a real PyTorch trace's copy kernel made 310 and the import was refused), its shape
+    kept whole, and many dispatches' sources within 2,000."""
+    from workbench.model.limits import TEXT_LIMITS, text_problem
+
+    long_name = "void at::native::unrolled_elementwise_kernel<" + "x" * 400 + ">"
+    groups = DispatchGroups()
+    for shape in ("[300,2048] int32", "[8,2048] int32"):
+        for _ in range(3):
+            groups.add(launch(long_name, 2, source="s" * 1990), shape)
+    points = groups.measurements()
+    assert len(points) == 2
+    for m, shape in zip(points, ("[300,2048] int32", "[8,2048] int32"), strict=True):
+        assert len(m.name) <= TEXT_LIMITS["measurement"] == 300
+        assert m.name.startswith("void at::native::unrolled_elementwise_kernel<xxx")
+        assert m.name.endswith(f"… [{shape}]")
+        assert text_problem(m.name, "measurement") is None
+        assert len(m.source) <= TEXT_LIMITS["source"]
+        assert m.source.endswith(" and 2 more dispatches (means)")
+
+
 def test_top_kernels_default_is_the_fewest_that_make_95_percent():
     points = [launch("a", 50), launch("b", 30, count=2), launch("c", 4), launch("d", 1)]
     # totals: a 50, b 60, c 4, d 1 = 115; b + a = 110 = 95.7 % ≥ 95 %

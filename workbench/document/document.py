@@ -447,7 +447,7 @@ class Document:
             from workbench.model.prediction import DEFAULT_LAUNCHES, DEFAULT_PREDICTION
 
             hardware.prediction, hardware.launches = DEFAULT_PREDICTION, DEFAULT_LAUNCHES
-        taken = set()
+        taken: set[str] = set()
         for e in self.session.hardware:
             taken.update(n for n in (e.hardware.name, e.preset, e.hardware.id) if n)
         if hardware.name in taken:  # a second machine of a preset: "H100 SXM 2"

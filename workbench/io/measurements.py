@@ -214,11 +214,17 @@ def parse_measurements_csv(text: str | bytes, name: str | None = None) -> list[M
 
 def detect_format(path: str | os.PathLike[str]) -> str:
     """The format of a measurements file from its beginning: ``ncu`` (an Nsight Compute
-    ``--csv`` export, raw or details page) or ``plain`` (the documented columns). A new
+    ``--csv`` export, raw or details page), ``kineto`` (a PyTorch profiler trace, by its name
+    or content), ``rocprof`` (a rocprof-compute workload folder or its CSVs) or ``plain``
+    (the documented columns). A new
     format is one more test here and one more branch in :func:`import_measurements`, whose
     reader returns a :class:`~workbench.model.profile.MeasurementImport`."""
     from workbench.io.limits import open_regular_file
+    from workbench.io.profiles import profile_kind
 
+    kind = profile_kind(path)  # a PyTorch trace or a rocprof-compute workload
+    if kind is not None:
+        return kind
     stream, _size = open_regular_file(path, "CSV file")
     with stream:
         head = stream.read(SNIFF_BYTES)
@@ -239,6 +245,10 @@ def import_measurements(path: str | os.PathLike[str], hardware: str | None = Non
     kind = detect_format(path)
     if kind == "ncu":
         return import_ncu(path, hardware, progress=progress, cancel=cancel, run=run)
+    if kind in ("kineto", "rocprof"):
+        from workbench.io.profiles import import_profile
+
+        return import_profile(path, kind, hardware, progress=progress, cancel=cancel, run=run)
     text, name = _read_text(path)
     measurements = parse_measurements_csv(text, name)
     for m in measurements:

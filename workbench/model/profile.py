@@ -34,7 +34,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from workbench.model.hardware import Hardware, UnsupportedPrecision
+from workbench.model.limits import TEXT_LIMITS
 from workbench.model.measured import MEMORY_LEVELS, Measurement
+from workbench.model.rules import attainable
+from workbench.model.rules import intensity as intensity_of
 
 __all__ = ["NotCounted", "MeasurementImport", "DispatchGroups", "LevelPoint", "level_points",
            "machine_level", "top_kernels", "TOP_SHARE", "RunChange", "compare_runs",
@@ -75,6 +78,9 @@ class MeasurementImport:
     #: Σ time of every dispatch, counted or not (the denominator of every share).
     gpu_time_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: Machines the file names, ``(hardware, preset id or None)``, for a session that lacks
+    #: them (a trace's GPU preset, a rocprof-compute ``roofline.csv``).
+    machines: list = field(default_factory=list)
 
     @property
     def counted_share(self) -> float:
@@ -157,14 +163,18 @@ class DispatchGroups:
         for (name, shape), (first, count, time, flops, nbytes, levels) in self._groups.items():
             m = first.copy()
             if len(self._shapes[name]) > 1 and shape:
-                m.name = f"{name} [{shape}]"
+                # the kernel's name gives way to its shape, within a name's limit
+                room = TEXT_LIMITS["measurement"] - len(shape) - 3
+                m.name = _short(f"{_short(name, room)} [{shape}]" if room > 1 else
+                                f"{name} [{shape}]", TEXT_LIMITS["measurement"])
             m.count = count
             m.time_s = time / count
             m.flops = flops / count
             m.bytes = nbytes / count
             m.levels = {k: v / count for k, v in levels.items()} if first.levels else None
             if count > 1:
-                m.source = f"{m.source} and {count - 1:,} more dispatches (means)"
+                more = f" and {count - 1:,} more dispatches (means)"
+                m.source = _short(m.source, TEXT_LIMITS["source"] - len(more)) + more
             out.append(m)
         return out
 
@@ -253,7 +263,7 @@ def level_points(m: Measurement, hardware: Hardware) -> list[LevelPoint]:
         if level not in levels:
             continue
         nbytes = levels[level]
-        intensity = flops / nbytes if nbytes > 0 else None
+        intensity = intensity_of(flops, nbytes) if nbytes > 0 else None  # (none: no bytes)
         name = machine_level(hardware, level)
         bandwidth = hardware.memory.get(name) if name else None
         roof = fraction = None
@@ -261,7 +271,7 @@ def level_points(m: Measurement, hardware: Hardware) -> list[LevelPoint]:
         if bandwidth is None and problem is None:
             problem = f"{hardware.label} has no {level} bandwidth (no roof for this level)"
         if peak is not None and bandwidth and intensity is not None:
-            roof = min(peak, intensity * bandwidth)
+            roof = attainable(intensity, peak, bandwidth)
             fraction = achieved / roof if roof > 0 else None
         out.append(LevelPoint(level, nbytes, intensity, achieved, name, bandwidth, peak, roof,
                               fraction, problem))
@@ -292,7 +302,7 @@ class RunChange:
 def compare_runs(before: Iterable[Measurement], after: Iterable[Measurement]
                  ) -> list[RunChange]:
     """Every kernel (by name) present in both runs, in the order of ``after``."""
-    first = {}
+    first: dict[str, Measurement] = {}
     for m in before:
         first.setdefault(m.name, m)
     return [RunChange(m.name, first[m.name], m) for m in after if m.name in first]

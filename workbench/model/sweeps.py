@@ -32,6 +32,7 @@ from workbench.model.hardware import Hardware
 from workbench.model.operations import Operation, Param, cross_checks
 from workbench.model.roofline import BOUND_NAMES, calibrated_for
 from workbench.model.roofline import sweep as roofline_sweep
+from workbench.model.rules import compute_bound, ridge
 
 __all__ = [
     "SweepError",
@@ -334,10 +335,70 @@ def _balance(operation: Operation, hardware: Hardware, param: str, x: np.ndarray
 
 
 def _side(balance: np.ndarray) -> np.ndarray:
-    """+1 compute-bound (T_math ≥ T_mem, as :func:`evaluate_arrays` decides), −1 memory-bound,
-    0 undefined (NaN)."""
-    out = np.where(balance >= 0, 1, -1)
+    """+1 compute-bound (:func:`~workbench.model.rules.compute_bound`: T_math ≥ T_mem, so a
+    balance of at least 0), −1 memory-bound, 0 undefined (NaN)."""
+    out = np.where(compute_bound(balance, 0.0), 1, -1)
     return np.where(np.isnan(balance), 0, out)
+
+
+def _side_at(operation: Operation, hardware: Hardware, param: str, x: np.ndarray
+             ) -> np.ndarray:
+    """The side of the ridge at each x (one vectorised evaluation): +1 compute-bound, −1
+    memory-bound (:func:`~workbench.model.rules.compute_bound`, the rule that names the
+    bound), 0 undefined (a NaN time)."""
+    arrays = roofline_sweep(operation, hardware, **{param: x})
+    t_math = np.broadcast_to(np.asarray(arrays["t_math_s"], dtype=float), x.shape)
+    t_mem = np.broadcast_to(np.asarray(arrays["t_mem_s"], dtype=float), x.shape)
+    out = np.where(compute_bound(t_math, t_mem), 1, -1)
+    return np.where(np.isnan(t_math) | np.isnan(t_mem), 0, out)
+
+
+#: the regula falsi of :func:`_narrow` stops once every bracket is this narrow (relative)
+NARROW = 1e-12
+
+
+def _narrow(operation: Operation, hardware: Hardware, param: str, a: np.ndarray,
+            b: np.ndarray, side_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The brackets ``[a, b]`` (the balance on side ``side_a`` at ``a``, the other at ``b``)
+    narrowed by the Illinois variant of regula falsi, all at once, until each is
+    :data:`NARROW` wide relative to its ends: a few evaluations where bisection takes forty
+    (the balance is a smooth function of the parameter). Each bracket stays one: the
+    bisection that follows ends exactly where bisection from the start would."""
+    a, b = a.copy(), b.copy()
+    fa = _balance(operation, hardware, param, a)
+    fb = _balance(operation, hardware, param, b)
+    last = np.zeros(a.shape, dtype=int)  # the end moved last: −1 a, +1 b
+    for _ in range(60):
+        width = np.abs(b - a)
+        live = (width > NARROW * np.maximum(np.abs(a), np.abs(b))) & np.isfinite(fa) \
+            & np.isfinite(fb) & (fa != fb)
+        if not live.any():
+            break
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            x = b - fb * (b - a) / (fb - fa)
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        inside = np.isfinite(x) & (x > lo) & (x < hi)
+        # a step onto an end (the balance there is 0: the line is straight) is taken a
+        # hair inside, which closes the bracket on the next step; else halfway
+        near_b = np.abs(x - b) <= np.abs(x - a)
+        end, other = np.where(near_b, b, a), np.where(near_b, a, b)
+        hair = end + np.sign(other - end) * 0.25 * NARROW * np.maximum(np.abs(end), 1e-300)
+        hair = np.where((hair > lo) & (hair < hi), hair, 0.5 * (a + b))
+        x = np.where(live & inside, x, hair)
+        x = np.where(live, x, a)
+        fx = _balance(operation, hardware, param, x)
+        side_x = _side(fx)
+        to_a = live & (side_x == side_a)
+        to_b = live & (side_x == -side_a)
+        # Illinois: an end that stays while the other moves twice has its value halved
+        fb = np.where(to_a & (last == -1), 0.5 * fb, fb)
+        fa = np.where(to_b & (last == 1), 0.5 * fa, fa)
+        a, fa = np.where(to_a, x, a), np.where(to_a, fx, fa)
+        b, fb = np.where(to_b, x, b), np.where(to_b, fx, fb)
+        last = np.where(to_a, -1, np.where(to_b, 1, last))
+        if not (to_a | to_b)[live].all():  # a NaN inside: bisection takes it from here
+            break
+    return a, b
 
 
 def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, hi: float,
@@ -366,7 +427,7 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
         raise SweepError("scan_points must be at least 2")
     grid = np.geomspace(lo, hi, scan_points) if lo > 0 and hi / lo > 10 else np.linspace(lo, hi, scan_points)
     grid[0], grid[-1] = lo, hi
-    side = _side(_balance(operation, hardware, param, grid))
+    side = _side_at(operation, hardware, param, grid)
     # brackets: consecutive defined samples on opposite sides
     defined = np.flatnonzero(side != 0)
     if len(defined) < 2:
@@ -378,12 +439,13 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
     a = grid[defined[change]].copy()
     b = grid[defined[change + 1]].copy()
     side_a = s[change].copy()
+    a, b = _narrow(operation, hardware, param, a, b, side_a)
     for _ in range(400):
         mid = 0.5 * (a + b)
         done = (mid <= a) | (mid >= b)
         if done.all():
             break
-        side_mid = _side(_balance(operation, hardware, param, mid))
+        side_mid = _side_at(operation, hardware, param, mid)
         same = (side_mid == side_a) & ~done
         other = (side_mid == -side_a) & ~done
         a = np.where(same, mid, a)
@@ -395,7 +457,7 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
     counts = operation.counts()
     peak = hardware.peak(counts.precision, counts.unit)
     level = hardware.level_for(operation.level_on(hardware))
-    ridge = peak / hardware.bandwidth(level)
+    at = ridge(peak, hardware.bandwidth(level))
     out: list[Crossing] = []
     for left, right, s_left in zip(a, b, side_a, strict=True):
         # the side boundary lies in [left, right]; report the compute-bound end (it satisfies
@@ -406,7 +468,7 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
         if sweep_param.type == "int":
             integer = math.ceil(value) if direction == "to_compute" else math.floor(value)
         out.append(Crossing(operation.name, hardware.label, param, value, direction, integer,
-                            float(ridge), float(peak), level))
+                            float(at), float(peak), level))
     return out
 
 

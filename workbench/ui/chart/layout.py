@@ -18,6 +18,7 @@ import contextlib
 import functools
 import math
 from collections.abc import Mapping
+from typing import ClassVar
 
 import numpy as np
 from PySide6.QtCore import QTimer
@@ -33,6 +34,7 @@ from workbench.model.chart.layout import (
     point_candidates,
     sloped_candidates,
 )
+from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.items import Label, Pool
@@ -52,7 +54,7 @@ class LabelLayer:
     """The chart's texts and their placing (see the module docstring)."""
 
     #: the texts whose being left out moves the legend (in figures)
-    _MISS_COST = {"selected": 100, "pair": 100, "measured": 100, "crowd": 100,
+    _MISS_COST: ClassVar[dict[str, int]] = {"selected": 100, "pair": 100, "measured": 100, "crowd": 100,
                   "operation": 100}
 
     def __init__(self, canvas, add, curve) -> None:
@@ -425,18 +427,25 @@ class LabelLayer:
         else:
             cands = point_candidates(sx, sy, w, h, radius)
         if tag:
-            frame = self._frame()
-            diagonal = math.hypot(frame[2] - frame[0], frame[3] - frame[1])
-            most = min(FAR_REACH * diagonal,
-                       LEADER_MOST * math.hypot(canvas.width(), canvas.height()))
-            step = max(6.0, diagonal / 80.0)
-
-            # (made once: a tag with no place is tried again, its leader across its markers)
-            @functools.lru_cache(maxsize=1)
-            def far(sx=sx, sy=sy, w=w, h=h, radius=radius, frame=frame, most=most):
-                return far_candidates(sx, sy, w, h, radius, frame, most, step)
+            far = self._far_places(sx, sy, w, h, radius)
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
                        far=far, air=TAG_AIR if tag else NAME_AIR)
+
+    def _far_places(self, sx: float, sy: float, w: float, h: float, radius: float):
+        """The places farther off (:func:`far_candidates`, each with its leader) for a text
+        that finds none beside its mark at ``(sx, sy)``: made when first asked for, once."""
+        canvas = self._canvas
+        frame = self._frame()
+        diagonal = math.hypot(frame[2] - frame[0], frame[3] - frame[1])
+        most = min(FAR_REACH * diagonal,
+                   LEADER_MOST * math.hypot(canvas.width(), canvas.height()))
+        step = max(6.0, diagonal / 80.0)
+
+        # (made once: a tag with no place is tried again, its leader across its markers)
+        @functools.lru_cache(maxsize=1)
+        def far():
+            return far_candidates(sx, sy, w, h, radius, frame, most, step)
+        return far
 
     def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
@@ -448,9 +457,14 @@ class LabelLayer:
         out: dict = {}
         self._label_of = {}
 
-        def add(key, label, kind, candidates, order=0.0):
+        def add(key, label, kind, candidates, order=0.0, mark=None, own=None):
+            """``mark``: ``(x, y, radius)`` of what the text names, for a text that may be
+            said farther off, with a leader (which may cross the marks ``own``), when it
+            finds no place by it."""
             w, h = self._text_box(label)
-            request = Request(key, kind, w, h, candidates(w, h), order)
+            far = self._far_places(*mark[:2], w, h, mark[2]) if mark else None
+            request = Request(key, kind, w, h, candidates(w, h), order,
+                              cross_lines=mark is not None, far=far, own=own)
             out[key] = request
             self._label_of[key] = (label, request)
 
@@ -473,9 +487,17 @@ class LabelLayer:
             xs, ys = self._px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)), t)
             order = i + (0 if roof.emphasis == "main" and not roof.derated else 100)
             if roof.sloped:
+                # where the lines lie close together (View ▸ All Memory Roofs) a value with
+                # no place along its line is said off it, a leader to the middle of its part
+                # in view
+                seen = clip_segment(float(xs[0]), float(ys[0]), float(xs[-1]), float(ys[-1]),
+                                    frame) if roof.kind == "memory" else None
+                mark = (None if seen is None else
+                        ((seen[0] + seen[2]) / 2, (seen[1] + seen[3]) / 2, 2.0))
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys: sloped_candidates(xs[0], ys[0], xs[1], ys[1],
-                                                                 w, h, frame), order)
+                                                                 w, h, frame), order,
+                    mark=mark)
             else:
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys, roof=roof: flat_candidates(
@@ -511,8 +533,11 @@ class LabelLayer:
                 continue
             done.add(id(label))
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
+            # (a crossing and a sweep's ends are what the user asked to see: said farther
+            # off, with a leader, where the roofs' texts crowd them)
             add(("crossing", id(label)), label, "crossing",
-                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"))
+                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"),
+                mark=(sx, sy, g + 3), own=self._sweep_marks(mark.hw_id, t))
         for i, (mark, _link, label) in enumerate(overlays.measured_texts):
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
             add(("measured", i), label, "measured",
@@ -541,8 +566,51 @@ class LabelLayer:
                                                  t))
             add(("sweep", i), label, "sweep",
                 lambda w, h, sx=sx, sy=sy, end=end: point_candidates(
-                    sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i)
+                    sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i,
+                mark=(sx, sy, g * 0.55 + 1), own=self._sweep_marks(path.hw_id, t))
         return out
+
+    def _sweep_marks(self, hw_id: int, t) -> np.ndarray:
+        """The boxes (rows ``left, top, right, bottom``) of the sweep samples and ridge
+        crossings drawn on machine ``hw_id``: a sweep's texts say where its path goes, their
+        leaders may cross its marks."""
+        theme = self._canvas.theme
+        xs, ys, sizes = [], [], []
+        for path, _curve in self._canvas.overlays.sweep_paths_drawn:
+            if path.hw_id != hw_id:
+                continue
+            if path.dots:
+                xs += list(path.xs)
+                ys += list(path.ys)
+                sizes += [theme.point_size * 0.55] * len(path.xs)
+            for mark in path.crossings:
+                xs.append(mark.x)
+                ys.append(mark.y)
+                sizes.append(theme.point_size + 5)
+        if not xs:
+            return np.zeros((0, 4))
+        px, py = self._px(to_view(np.asarray(xs, dtype=float)),
+                          to_view(np.asarray(ys, dtype=float)), t)
+        half = np.asarray(sizes) / 2 + AIR
+        own = np.column_stack((px - half, py - half, px + half, py + half))
+        # and the markers those marks touch (a crossing at a ridge lies on its operation's
+        # point and the ridge's mark: every way out of it passes over one)
+        rects = self._marker_rects
+        ridges = self._canvas.roofs.ridge_marks
+        rx, ry = ridges.getData() if ridges.isVisible() else (None, None)
+        if rx is not None and len(rx):
+            qx, qy = self._px(rx, ry, t)
+            half = theme.ridge_size / 2 + AIR
+            rects = np.vstack((rects.reshape(-1, 4),
+                               np.column_stack((qx - half, qy - half, qx + half, qy + half))))
+        if len(rects):
+            near = self._canvas.theme.point_size
+            touch = np.zeros(len(rects), dtype=bool)
+            for x0, y0, x1, y1 in own:
+                touch |= ((rects[:, 0] < x1 + near) & (rects[:, 2] > x0 - near)
+                          & (rects[:, 1] < y1 + near) & (rects[:, 3] > y0 - near))
+            own = np.vstack((own, rects[touch]))
+        return own
 
     # -- incremental ----------------------------------------------------------------------
 

@@ -136,6 +136,11 @@ class OverlayLayer:
         return self._pair_apex
 
     @property
+    def sweep_paths_drawn(self) -> list[tuple[SweepPath, pg.PlotCurveItem]]:
+        """Each sweep path drawn, with its line."""
+        return self._sweep_drawn
+
+    @property
     def sweep_texts(self) -> list[tuple[SweepPath, int, Label]]:
         """Each sweep path's end texts: the path, the end's sample index, the text."""
         return self._sweep_labels

@@ -29,7 +29,18 @@ __all__ = ["FieldEdit", "marker_icon", "shortest_text", "rate_text", "parse_posi
 
 
 def shortest_text(value: float, unit: str) -> str:
-    """The shortest SI text for ``value`` that reads back as the same number."""
+    """The shortest SI text for ``value`` that reads back as the same number; a size in
+    bytes that is a whole number of GiB or MiB (a memory's capacity) in those units when
+    that is shorter ("24 GiB", not "25.769803776 GB")."""
+    text = _decimal_text(value, unit)
+    if unit == "bytes":
+        binary = _binary_text(value)
+        if binary is not None and len(binary) < len(text):
+            return binary
+    return text
+
+
+def _decimal_text(value: float, unit: str) -> str:
     for digits in range(3, 17):
         text = format_quantity(value, unit, digits)
         try:
@@ -39,6 +50,20 @@ def shortest_text(value: float, unit: str) -> str:
         if math.isclose(back, value, rel_tol=1e-12):
             return text
     return repr(float(value))
+
+
+#: binary prefixes a size may be shown in, largest first
+_BINARY = (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20))
+
+
+def _binary_text(value: float) -> str | None:
+    """``value`` bytes as a whole (or half, quarter…: at most four decimals) number of TiB,
+    GiB or MiB, the largest that is, or None."""
+    for name, size in _BINARY:
+        count = value / size
+        if count >= 1 and abs(count * 16 - round(count * 16)) < 1e-9:
+            return f"{count:.4f}".rstrip("0").rstrip(".") + f" {name}"
+    return None
 
 
 def rate_text(value: float, precision: str) -> str:
@@ -196,7 +221,7 @@ class FieldEdit(QLineEdit):
             return
         self.committed.emit(value)
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape and (self._problem or self.isModified()):
             self.show_value(self._value)
             self.setModified(False)
@@ -246,6 +271,7 @@ def marker_icon(symbol: str, color: QColor, size: int = 16) -> QIcon:
     return QIcon(pixmap)
 
 
-#: The name of each chart marker symbol, as the machine list's tool tips say it.
+#: The name of each chart marker (:data:`~workbench.model.session.MARKERS`, which the chart
+#: draws as the pyqtgraph symbols of the same codes), as the machine list's tool tips say it.
 MARKER_NAMES = {"o": "circle", "s": "square", "t": "triangle", "d": "diamond", "star": "star",
                 "p": "pentagon", "h": "hexagon", "t1": "triangle (up)"}

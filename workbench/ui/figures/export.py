@@ -24,7 +24,6 @@ any of them with a transparent background. Files are written atomically.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import math
 import os
@@ -524,100 +523,12 @@ def _room_for_edge_ticks(canvas) -> None:
         vb.setRange(xRange=new[0], yRange=new[1], padding=0.0)
 
 
-_CANVAS_CLASS = None
-
-
 def _figure_canvas_class():
-    """The chart canvas with a figure's legend: machines, at most
-    :data:`FIGURE_LEGEND_OPERATIONS` operations (none whose point carries its name, with the
-    presentation theme: no clutter), then the notes."""
-    global _CANVAS_CLASS
-    if _CANVAS_CLASS is None:
-        from dataclasses import replace
+    """:class:`~workbench.ui.figures.figure_canvas.FigureCanvas`, imported when the first
+    figure is made (the live chart's modules are not needed before)."""
+    from workbench.ui.figures.figure_canvas import FigureCanvas
 
-        from workbench.ui.chart.canvas import RooflineCanvas
-
-        class FigureCanvas(RooflineCanvas):
-            legend_skips_labelled = False
-            #: operations the legend lists at most (the rest are counted in one line)
-            legend_operations = FIGURE_LEGEND_OPERATIONS
-            search_legend_places = True
-            key_on_screen = False  # (its own legend: see _figure_legend)
-            #: while True (the constructor), ``rebuild`` does nothing: the figure rebuilds
-            #: once it knows its legend, instead of twice
-            holding = True
-            #: while True, labels are not placed: the figure places them once, at its final
-            #: layout (see :class:`_offscreen_canvas`), not after every layout pass
-            hold_layout = True
-
-            def __init__(self, workspace, legend_skips_labelled: bool = False) -> None:
-                super().__init__(workspace)
-                self.holding = False
-                self.legend_skips_labelled = legend_skips_labelled
-
-            @contextlib.contextmanager
-            def rebuilds_held(self):
-                """Within this block ``rebuild`` does nothing (the caller rebuilds once)."""
-                self.holding = True
-                try:
-                    yield
-                finally:
-                    self.holding = False
-
-            def rebuild(self, *args, **kwargs) -> None:
-                if not self.holding:
-                    super().rebuild(*args, **kwargs)
-
-            def layout_annotations(self) -> None:
-                if not self.hold_layout:
-                    self.key.layout_with_key()
-                    self.key.attach_strays()
-
-            def outside_side(self) -> str:
-                """Right of a wide figure also when the legend below would take more than a
-                quarter of its height and beside it at most a third of its width (a
-                short double-column figure keeps its plot's height)."""
-                side = super().outside_side()
-                w, h = self.legend_item.width(), self.legend_item.height()
-                if (side == "bottom" and self.width() > 1.25 * self.height()
-                        and h > 0.25 * self.height() and w < 0.34 * self.width()):
-                    return "right"
-                return side
-
-            def start_over(self) -> None:
-                """Forget the last figure's layout, as a new canvas has none: the legend
-                back inside the plot, the axis titles not yet fitted to any room (a kept
-                canvas starting from the last figure's would lay the next one out
-                differently: exporting the same view twice would not give the same file)."""
-                self.legend.set_outside(None)
-                self.titles.forget_rooms()
-
-            def skip_labelled_in_legend(self) -> None:
-                """Leave the operations whose points carry their names out of the legend:
-                only the legend changes (no rebuild)."""
-                self.legend_skips_labelled = True
-                if self.scene_model is not None:
-                    self.sync_legend(self.scene_model)
-
-            def set_legend_operations(self, count: int) -> None:
-                """List at most ``count`` operations in the legend (only the legend
-                changes)."""
-                self.legend_operations = count
-                if self.scene_model is not None:
-                    self.sync_legend(self.scene_model)
-
-            def sync_legend(self, scene, *args, **kwargs):
-                if scene is not None:
-                    scene = replace(scene, legend=self._figure_legend(scene.legend, {
-                        p.op_id for p in scene.points if p.show_label}))
-                return super().sync_legend(scene, *args, **kwargs)
-
-            def _figure_legend(self, legend, labelled: set[int]) -> tuple:
-                """The machines, the key of the operations named by tags, the notes."""
-                return self.key.keyed_legend(legend)
-
-        _CANVAS_CLASS = FigureCanvas
-    return _CANVAS_CLASS
+    return FigureCanvas
 
 
 def _font_families(canvas) -> dict[str, str]:
@@ -639,18 +550,34 @@ def _rasterise(svg: bytes, fig: FigureSize, transparent: bool, background: str):
     from workbench.ui.chart.theme import qcolor
 
     renderer = QSvgRenderer(QByteArray(svg))
+    # painted at the screen's resolution (a new image's), scaled by the renderer to the
+    # figure's pixels; the figure's DPI is written into the image only afterwards (see
+    # :func:`_screen_dpi`)
     image = QImage(fig.width, fig.height, QImage.Format.Format_ARGB32_Premultiplied)
     image.fill(QColor(0, 0, 0, 0) if transparent else qcolor(background))
-    dots_per_metre = round(fig.dpi / 0.0254)
-    image.setDotsPerMeterX(dots_per_metre)
-    image.setDotsPerMeterY(dots_per_metre)
     painter = QPainter(image)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
     renderer.render(painter, QRectF(0, 0, fig.width, fig.height))
     painter.end()
+    dots_per_metre = round(fig.dpi / 0.0254)
+    image.setDotsPerMeterX(dots_per_metre)
+    image.setDotsPerMeterY(dots_per_metre)
     return image
+
+
+def _screen_dpi() -> int:
+    """The resolution the application's own text is drawn at (a new image's: the screen's
+    logical DPI). A figure's text is painted at this resolution only, never at the figure's
+    DPI: Qt keeps one font engine per family, style and pixel size for the whole process,
+    whatever the resolution it was made for, so text painted on a 300-dpi device would
+    leave the menus and combo lists of the running application drawing their text at
+    96 / 300 of its size until it quits. The figure's DPI is metadata (PNG) or a page size
+    (PDF); vector output and scaled painting lose nothing by it."""
+    from PySide6.QtGui import QImage
+
+    return QImage(1, 1, QImage.Format.Format_ARGB32_Premultiplied).logicalDpiX()
 
 
 def _png_bytes(image, fig: FigureSize) -> bytes:
@@ -709,7 +636,7 @@ def _pdf_bytes(svg: bytes, fig: FigureSize, title: str) -> bytes:
                      QPageSize.SizeMatchPolicy.ExactMatch)
     writer.setPageLayout(QPageLayout(page, QPageLayout.Orientation.Portrait,
                                      QMarginsF(0, 0, 0, 0)))
-    writer.setResolution(round(max(fig.dpi, 300)))
+    writer.setResolution(_screen_dpi())  # the page is vector: its size sets the scale
     writer.setTitle(title or "Roofline chart")
     writer.setCreator("Roofline Workbench")
     renderer = QSvgRenderer(QByteArray(svg))

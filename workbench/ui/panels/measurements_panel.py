@@ -70,7 +70,9 @@ from workbench.document import Change, Document
 from workbench.document.changes import What
 from workbench.io.measurements import ImportCancelled, MeasurementImport, attach_measurements
 from workbench.io.measurements import import_measurements as read_measurements_file
+from workbench.io.profiles import add_machines
 from workbench.model.dtypes import PRECISIONS
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import OverBudget, text_problem
 from workbench.model.measured import Measurement
 from workbench.model.units import QuantityError, format_quantity
@@ -87,7 +89,8 @@ from workbench.ui.panels.measurements_model import (
 from workbench.ui.widgets import QuantityEdit, WideSplitter, no_wheel_filter, set_invalid
 
 __all__ = ["MeasurementsPanel", "MeasurementsModel", "MeasuredRow", "import_measurements",
-           "ImportWorker", "read_with_progress", "dialog_steps", "read_profile", "run_name",
+           "ImportWorker", "is_large_import", "read_with_progress", "dialog_steps",
+           "read_profile", "run_name",
            "scrolled_layout", "VERDICT_COLORS", "MEASURED_COLUMNS"]
 
 
@@ -126,10 +129,15 @@ def import_measurements(document: Document, path: str | os.PathLike[str],
     step(f"Checking {len(measurements):,} measured points…", 1)
     probe = copy.copy(document.session)
     probe.measurements = list(document.session.measurements)
+    probe.hardware = list(document.session.hardware)
+    machines = add_machines(probe, result)  # a trace's GPU preset, a workload's roofline
     added = attach_measurements(probe, measurements, str(path))  # (within the budget)
     if added:
         step(f"Drawing {len(added):,} measured points…", 2)
         document.seal()
+        for entry in machines:
+            document.add_machine(entry.hardware, entry.preset)
+            document.seal()
         document.set_measurements(list(document.session.measurements) + added,
                                   f"Import {len(added)} measurement"
                                   f"{'s' * (len(added) != 1)} from {Path(path).name}")
@@ -192,7 +200,7 @@ class ImportWorker(QThread):
                                        progress=report, cancel=self._cancel.is_set)
         except ImportCancelled:
             self.cancelled = True
-        except Exception as exc:  # handed to the window's thread, which shows it
+        except Exception as exc:  # noqa: BLE001 - handed to the window's thread, which shows it
             self.error = exc
 
 
@@ -201,6 +209,21 @@ IMPORT_STEPS = 3
 #: Files from this size on are imported with a progress dialog (read in an
 #: :class:`ImportWorker`, with Cancel).
 LARGE_IMPORT_BYTES = 1_000_000
+
+
+def is_large_import(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is read under a progress dialog: a file of
+    :data:`LARGE_IMPORT_BYTES` or more, a compressed trace (its size on disk says little of
+    what it holds) or a workload folder."""
+    try:
+        if os.path.isdir(path):
+            return True
+        return (os.stat(path).st_size >= LARGE_IMPORT_BYTES
+                or str(path).lower().endswith(".gz"))
+    except OSError:
+        return False
+
+
 #: The progress bar's range: the read fills 0…:data:`READ_SHARE`, the steps after it the rest.
 PROGRESS_RANGE = 100
 READ_SHARE = 80
@@ -604,7 +627,7 @@ class MeasurementsPanel(DockedPanel, QWidget):
         for hw in session.hardware:
             try:
                 pair = self.workspace.results.pair(op_id, hw.id)
-            except Exception:  # noqa: BLE001 - invalid parameters
+            except COUNTING_ERRORS:  # invalid parameters: no prediction to offer
                 continue
             if pair.result is not None and pair.result.t_predicted_s > 0:
                 time_s, machine = float(f"{pair.result.t_predicted_s:.3g}"), hw
@@ -724,6 +747,6 @@ class MeasurementsPanel(DockedPanel, QWidget):
         if self.is_shown():
             self._refresh_now()
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         self._catch_up()

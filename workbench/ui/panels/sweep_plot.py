@@ -33,7 +33,7 @@ from workbench.document import Change
 from workbench.document.changes import What
 from workbench.model.chart.overlays import cached_sweep, value_text
 from workbench.model.chart.scene import machine_entries
-from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import MARKERS
 from workbench.model.sweeps import SweepError
@@ -58,7 +58,7 @@ class _ValueAxis(LogAxis):
 
     log = True
 
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph API)
+    def tickStrings(self, values, scale, spacing):
         if not self.log:
             return pg.AxisItem.tickStrings(self, values, scale, spacing)
         return super().tickStrings(values, scale, spacing)
@@ -82,7 +82,7 @@ class _PlotPlace(QGraphicsView):
         self.setScene(QGraphicsScene(self))
         self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
 
@@ -159,9 +159,11 @@ class SweepPlot(QWidget):
         plot.setContentsMargins(4, 4, 24, 4)
         self._y_axis.setLogMode(True)
         self._x_axis.setLogMode(True)
-        # top left: the curves rise from bottom left to a plateau at the top right
-        self._legend = pg.LegendItem(offset=(10, 10), verSpacing=-4)
-        self._legend.setParentItem(plot.getViewBox())
+        # right of the plot, not over it: in the short bottom row a legend inside the plot
+        # covered a third of its curves
+        self._legend = pg.LegendItem(offset=None, verSpacing=-4)
+        plot.layout.addItem(self._legend, 2, 4)
+        plot.layout.setAlignment(self._legend, Qt.AlignmentFlag.AlignTop)
         self._legend_key = ()
         placeholder = self.stack.widget(1)
         self.stack.insertWidget(1, widget)
@@ -282,8 +284,7 @@ class SweepPlot(QWidget):
             except SweepError as exc:
                 problem = str(exc)
                 break
-            except (UnsupportedPrecision, UnknownLevel, ValueError, TypeError,
-                    ZeroDivisionError, ArithmeticError):
+            except COUNTING_ERRORS:
                 continue
             curves.append((index, hw_entry, result, found))
         if problem or not curves:

@@ -7,6 +7,7 @@ the command line can call it).
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -40,6 +41,8 @@ APP_NAME = "Roofline Workbench"
 MAX_RECENT = 8
 AUTOSAVE_INTERVAL_MS = 30_000
 FILE_FILTER = "Roofline sessions (*.yaml *.yml);;All files (*)"
+
+_log = logging.getLogger(__name__)
 
 
 class MainWindow(DocksMixin, QMainWindow):
@@ -210,6 +213,8 @@ class MainWindow(DocksMixin, QMainWindow):
                                                name="conventions")
         self.about_action = self._action("&About Roofline Workbench", self.show_about,
                                          name="about")
+        self.show_log_action = self._action("Show &Log", self.show_log, name="show_log",
+                                            tip="The app's log: faults and refusals, to send")
         self.import_measurements_action = self._action(
             "&Import Measurements…", self._on_import_measurements, QKeySequence("Ctrl+I"),
             "Import measured points from CSV (plain columns or ncu --csv --page raw)",
@@ -310,6 +315,7 @@ class MainWindow(DocksMixin, QMainWindow):
         help_menu.addAction(self.guide_action)
         help_menu.addAction(self.conventions_action)
         help_menu.addSeparator()
+        help_menu.addAction(self.show_log_action)
         help_menu.addAction(self.about_action)
 
     def _build_status(self) -> None:
@@ -379,12 +385,12 @@ class MainWindow(DocksMixin, QMainWindow):
         session, path = self.document.session, self.document.path
         try:
             if background:
-                pending = self.autosave.write_in_background(session, path)
+                pending = self.autosave.write_in_background(session, path, self.example)
                 if pending is None:
                     return  # the previous write still runs: the next tick writes this state
                 pending.add_done_callback(self._autosave_done)
             else:
-                self.autosave.write(session, path)
+                self.autosave.write(session, path, self.example)
         except OSError as exc:
             self._autosave_failed(exc)
             return
@@ -401,6 +407,7 @@ class MainWindow(DocksMixin, QMainWindow):
         self._show_autosave_failure(_reason(exc))
 
     def _show_autosave_failure(self, reason: str) -> None:
+        _log.warning("autosave failed: %s", reason)
         self._autosaved_state = False
         self.statusBar().showMessage(f"Autosave failed: {reason}", 5000)
 
@@ -409,7 +416,8 @@ class MainWindow(DocksMixin, QMainWindow):
         import datetime
 
         when = datetime.datetime.fromtimestamp(found.saved_at).strftime("%Y-%m-%d %H:%M")
-        name = Path(found.original).name if found.original else "an untitled session"
+        name = (Path(found.original).name if found.original
+                else f"the example {found.example}" if found.example else "an untitled session")
         answer = QMessageBox.question(
             self, "Recover unsaved work?",
             f"Roofline Workbench did not close cleanly. Unsaved changes to {name} were "
@@ -433,6 +441,8 @@ class MainWindow(DocksMixin, QMainWindow):
             self.show_error("Cannot recover autosave", str(exc))
             return False
         original = Path(newest.original) if newest.original else None
+        # named as it was before the crash: its file, the example it came from, or Untitled
+        self.example = None if original else newest.example
         self.document.replace_session(session, original, modified=True)
         self.workspace.select_valid()
         for item in found:
@@ -523,19 +533,16 @@ class MainWindow(DocksMixin, QMainWindow):
         dialog with Cancel; cancelling, or any problem, leaves the session as it was (a
         problem's message, file:line, is shown)."""
         from workbench.ui.panels.measurements_panel import (
-            LARGE_IMPORT_BYTES,
             dialog_steps,
             import_measurements,
+            is_large_import,
             read_profile,
             read_with_progress,
         )
 
         dialog = None
         try:
-            try:
-                large = os.stat(path).st_size >= LARGE_IMPORT_BYTES
-            except OSError:
-                large = False
+            large = is_large_import(path)
             if large:
                 result, dialog = read_with_progress(self, path, None, self.document.session)
                 if result is None:
@@ -569,7 +576,10 @@ class MainWindow(DocksMixin, QMainWindow):
         start = str(self.document.path.parent) if self.document.path else ""
         path, _ = QFileDialog.getOpenFileName(
             self, "Import Measurements", start,
-            "Measurements (*.csv);;All files (*)")
+            "Measurements and profiles (*.csv *.json *.gz);;"
+            "Nsight Compute or plain CSV (*.csv);;"
+            "PyTorch profiler traces (*.json *.json.gz);;"
+            "rocprof-compute workloads (pmc_perf.csv roofline.csv);;All files (*)")
         if path:
             self.import_measurements(path)
 
@@ -741,6 +751,7 @@ class MainWindow(DocksMixin, QMainWindow):
         return answer == QMessageBox.Discard
 
     def show_error(self, title: str, message: str) -> None:
+        _log.warning("%s: %s", title, message)
         self.last_error = message
         self._message_box(QMessageBox.Critical, title, message, "error_dialog")
 
@@ -877,7 +888,7 @@ class MainWindow(DocksMixin, QMainWindow):
         self.settings.setValue("window/state", self.saveState())
         self.settings.sync()
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: QCloseEvent) -> None:
         if self.maybe_save():
             self._save_settings()
             self.autosave.remove()
@@ -887,16 +898,16 @@ class MainWindow(DocksMixin, QMainWindow):
         else:
             event.ignore()
 
-    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def dragEnterEvent(self, event) -> None:
         if self._dropped_path(event) is not None:
             event.acceptProposedAction()
         else:
             event.ignore()
 
-    def dragMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def dragMoveEvent(self, event) -> None:
         self.dragEnterEvent(event)
 
-    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def dropEvent(self, event) -> None:
         path = self._dropped_path(event)
         if path is not None:
             event.acceptProposedAction()
@@ -933,11 +944,18 @@ class MainWindow(DocksMixin, QMainWindow):
                    "chart: operations, machines, and every FLOP and byte counted in the open."
                    "</p><p>Sessions are YAML files; hardware presets list their sources.</p>")
 
+    def show_log(self) -> None:
+        from workbench.ui.dialogs.log_view import LogDialog
+        from workbench.ui.log import log_path
+
+        dialog = LogDialog(log_path(), self)
+        dialog.open()
+        self._log_dialog = dialog
+
     def _info(self, title: str, html: str) -> None:
-        box = QMessageBox(QMessageBox.Information, title, "", QMessageBox.Ok, self)
-        box.setObjectName("info_dialog")
-        box.setTextFormat(Qt.RichText)
-        box.setText(html)
+        from workbench.ui.dialogs.info_dialog import InfoDialog
+
+        box = InfoDialog(title, html, self)  # (scrolls: never taller than the screen)
         box.open()
         self._info_box = box
 
@@ -954,7 +972,7 @@ def autosave_folder() -> Path:
     return Path(base or Path.home() / ".roofline-workbench") / "autosave"
 
 
-GUIDE_HTML = """
+GUIDE_HTML = f"""
 <h3>Reading the roofline chart</h3>
 <p><b>x</b>: arithmetic intensity, FLOPs per byte moved across the memory level
 (main memory unless the operation chooses another). <b>y</b>: attainable FLOP/s.
@@ -963,11 +981,11 @@ Both axes are logarithmic.</p>
 <li>A <b>sloped roof</b> is a memory level: attainable = intensity × bandwidth. The main
 memory's roof is drawn heavier.</li>
 <li>A <b>flat roof</b> is a compute peak for one precision (dense figures).</li>
-<li>The <b>ridge</b> is where they meet: peak / bandwidth. Left of it an operation is
+<li>The <b>ridge</b> is where they meet: {FORMULAS['ridge']}. Left of it an operation is
 <b>memory-bound</b> (move fewer bytes: fuse, quantise, reuse); right of it,
 <b>compute-bound</b>.</li>
-<li>An operation whose whole runtime bound is below the machine's launch overhead is
-<b>overhead-bound</b>: fuse it or batch it.</li>
+<li>An operation is <b>overhead-bound</b> when its derated time is below its kernels' launch
+overhead ({FORMULAS['t_predicted']}): fuse it or batch it.</li>
 <li>Each point is one operation on one machine: colour = operation, shape = machine.
 Hover for numbers; click to edit it.</li>
 </ul>
