@@ -334,7 +334,7 @@ def test_pair_label_follows_an_edit_of_either_side(qtbot):
 
 
 def test_naive_vs_flash_pairs_on_two_machines(qtbot):
-    canvas, _workspace = open_canvas(qtbot, EXAMPLE_DIR / "attention.yaml")
+    canvas, workspace = open_canvas(qtbot, EXAMPLE_DIR / "attention.yaml")
     canvas.resize(1366, 768)  # room for every label (a label without a clean place is not drawn)
     QApplication.processEvents()
     canvas.relayout()
