@@ -23,6 +23,7 @@ import numpy as np
 from PySide6.QtCore import QTimer
 
 from workbench.model.chart.layout import (
+    Attribution,
     Occupancy,
     Request,
     TextLayout,
@@ -30,6 +31,7 @@ from workbench.model.chart.layout import (
     corner_candidates,
     far_candidates,
     flat_candidates,
+    lead_from,
     point_candidates,
     sloped_candidates,
 )
@@ -66,6 +68,10 @@ class LabelLayer:
         self._leaders = Pool(lambda: curve(18, antialias=False), add)
         self._leader_pen = None
         self._marker_rects = np.zeros((0, 4))
+        #: the operation of each of the markers' boxes (by row), and the other marks a
+        #: text could be taken to name: ``(rects, operation or -1)``
+        self._marker_ops = np.zeros(0, dtype=np.int64)
+        self._marks = (np.zeros((0, 4)), np.zeros(0, dtype=np.int64))
         self._layout_timer = QTimer(canvas)
         self._layout_timer.setSingleShot(True)
         self._layout_timer.setInterval(40)
@@ -213,9 +219,11 @@ class LabelLayer:
         cached = self._occ_cache
         if cached is None or cached[0] != key:
             occ = self._occupancy_now()
-            self._occ_cache = cached = (key, occ.copy(), self._marker_rects.copy())
+            self._occ_cache = cached = (key, occ.copy(), self._marker_rects.copy(),
+                                        self._marker_ops, self._marks)
             return occ
         self._marker_rects = cached[2].copy()
+        self._marker_ops, self._marks = cached[3], cached[4]
         return cached[1].copy()
 
     def _occupancy_now(self) -> Occupancy:
@@ -256,6 +264,7 @@ class LabelLayer:
                     occ.add_polyline(px[i:i + 2], py[i:i + 2], 2.0 + AIR, soft=True)
         # markers: the operations' points (kept by key, for moves), then the other marks
         self._marker_rects = np.zeros((0, 4))
+        self._marker_ops = np.array([key[0] for key in points.keys], dtype=np.int64)
         xy = points.xy
         if len(xy):
             px, py = self._px(xy[:, 0], xy[:, 1], t)
@@ -263,6 +272,7 @@ class LabelLayer:
             rects = np.column_stack((px - half, py - half, px + half, py + half))
             occ.add_rects(rects)
             self._marker_rects = rects  # by row of the hover arrays
+        self._marks = self._other_marks(t)
         for scatter, size in ((roofs.ridge_marks, theme.ridge_size),
                               (overlays.sweep_dots, theme.point_size * 0.55),
                               (overlays.crossing_marks, theme.point_size + 5),
@@ -277,6 +287,73 @@ class LabelLayer:
             half = size / 2 + AIR
             occ.add_rects(np.column_stack((px - half, py - half, px + half, py + half)))
         return occ
+
+    def _other_marks(self, t) -> tuple[np.ndarray, np.ndarray]:
+        """The marks besides the operations' points that a text could be taken to name:
+        the ridges' diamonds and the sweeps' ends (owned by no operation: -1) and the
+        measured points and their predictions (owned by their operation), as ``(rects,
+        owners)``."""
+        canvas = self._canvas
+        theme = canvas.theme
+        spots: list[tuple[float, float, float, int]] = []
+        marks = canvas.roofs.ridge_marks
+        if marks.isVisible():
+            xs, ys = marks.getData()
+            if xs is not None:
+                spots += [(x, y, theme.ridge_size, -1) for x, y in zip(xs, ys, strict=True)]
+        # the sweeps' ends (owned by no operation: a name keeps off another's sweep)
+        spots += [(to_view(path.xs[end]), to_view(path.ys[end]), theme.point_size * 0.55, -1)
+                  for path, end, _label in canvas.overlays.sweep_texts]
+        for mark, _curve, _label in canvas.overlays.measured_texts:
+            owner = -1 if mark.op_id is None else mark.op_id
+            spots += [(to_view(mark.x), to_view(mark.y), theme.point_size * 1.3, owner),
+                      (to_view(mark.px), to_view(mark.py), theme.point_size * 0.9, owner)]
+        if not spots:
+            return np.zeros((0, 4)), np.zeros(0, dtype=np.int64)
+        arr = np.asarray(spots, dtype=float)
+        px, py = self._px(arr[:, 0], arr[:, 1], t)
+        half = arr[:, 2] / 2 + AIR
+        return (np.column_stack((px - half, py - half, px + half, py + half)),
+                arr[:, 3].astype(np.int64))
+
+    def names_of(self, ops) -> Attribution:
+        """What a name or tag of the operations ``ops`` names: their markers on every
+        machine and their measured points, against every other mark."""
+        rects, owners = self._marker_rects, self._marker_ops
+        marks, mark_owners = self._marks
+        if len(owners) != len(rects):  # (markers not drawn yet)
+            owners = np.full(len(rects), -2, dtype=np.int64)
+        mine = np.isin(owners, list(ops))
+        theirs = np.isin(mark_owners, list(ops))
+        own = np.concatenate((rects[mine], marks[theirs]))
+        others = np.concatenate((rects[~mine], marks[~theirs]))
+        own = own[np.isfinite(own).all(axis=1)]
+        others = others[np.isfinite(others).all(axis=1)]
+        return Attribution(own, others[~_on_any(others, own)])
+
+    def _names_spot(self, sx: float, sy: float, size: float) -> Attribution:
+        """What a text of a mark at ``(sx, sy)`` (device pixels) of ``size`` names: that
+        mark, against the other marks (those at its own place aside)."""
+        half = size / 2 + AIR
+        own = np.array([[sx - half, sy - half, sx + half, sy + half]])
+        others = np.concatenate((self._marker_rects, self._marks[0]))
+        others = others[np.isfinite(others).all(axis=1)]
+        return Attribution(own, others[~_on_any(others, own)])
+
+    def _roof_segments(self, t) -> list[tuple[object, np.ndarray]]:
+        """Each visible roof's line as segments in device pixels (rows ``x0, y0, x1,
+        y1``), with its roof."""
+        out = []
+        for roof, curve in self._canvas.roofs.roofs:
+            if not curve.isVisible():
+                continue
+            xs, ys = curve.getData()
+            if xs is None or len(xs) < 2:
+                continue
+            px, py = self._px(xs, ys, t)
+            seg = np.column_stack((px[:-1], py[:-1], px[1:], py[1:]))
+            out.append((roof, seg[np.isfinite(seg).all(axis=1)]))
+        return out
 
     # -- placing ----------------------------------------------------------------------
 
@@ -405,6 +482,7 @@ class LabelLayer:
             close = (qx >= x0 - near) & (qx <= x1 + near) & (qy >= y0 - near) & (qy <= y1 + near)
             xs += qx[close].tolist()
             ys += qy[close].tolist()
+        marker = radius
         if len(xs) > 1:
             x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
             sx, sy = (x0 + x1) / 2, (y0 + y1) / 2
@@ -423,6 +501,8 @@ class LabelLayer:
             cands = point_candidates(sx, sy, w, h, radius, CROWD_RINGS)[8:]
         else:
             cands = point_candidates(sx, sy, w, h, radius)
+        # a leader leaves the marker nearest the text, not the middle of a crowd
+        cands = lead_from(cands, xs, ys, marker)
         if tag:
             frame = self._frame()
             diagonal = math.hypot(frame[2] - frame[0], frame[3] - frame[1])
@@ -433,9 +513,10 @@ class LabelLayer:
             # (made once: a tag with no place is tried again, its leader across its markers)
             @functools.lru_cache(maxsize=1)
             def far(sx=sx, sy=sy, w=w, h=h, radius=radius, frame=frame, most=most):
-                return far_candidates(sx, sy, w, h, radius, frame, most, step)
+                return lead_from(far_candidates(sx, sy, w, h, radius, frame, most, step),
+                                 xs, ys, marker)
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
-                       far=far, air=TAG_AIR if tag else NAME_AIR)
+                       far=far, air=TAG_AIR if tag else NAME_AIR, names=self.names_of(crowd))
 
     def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
@@ -447,9 +528,9 @@ class LabelLayer:
         out: dict = {}
         self._label_of = {}
 
-        def add(key, label, kind, candidates, order=0.0):
+        def add(key, label, kind, candidates, order=0.0, names=None):
             w, h = self._text_box(label)
-            request = Request(key, kind, w, h, candidates(w, h), order)
+            request = Request(key, kind, w, h, candidates(w, h), order, names=names)
             out[key] = request
             self._label_of[key] = (label, request)
 
@@ -468,24 +549,33 @@ class LabelLayer:
             out[request.key] = request
             self._label_of[request.key] = (label, request)
 
+        lines = self._roof_segments(t)
         for i, (roof, label) in enumerate(roofs.roof_texts):
             xs, ys = self._px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)), t)
             order = i + (0 if roof.emphasis == "main" and not roof.derated else 100)
+            # a roof's value beside its own line, nearer it than any other line
+            own = np.array([[xs[0], ys[0], xs[1], ys[1]]])
+            others = [seg for other, seg in lines if other is not roof]
+            names = Attribution(own_lines=own[np.isfinite(own).all(axis=1)],
+                                other_lines=np.concatenate(others) if others
+                                else np.zeros((0, 4)), reach=ROOF_REACH)
             if roof.sloped:
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys: sloped_candidates(xs[0], ys[0], xs[1], ys[1],
-                                                                 w, h, frame), order)
+                                                                 w, h, frame), order, names)
             else:
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys, roof=roof: flat_candidates(
-                        xs[0], xs[1], ys[0], w, h, frame, below_first=roof.derated), order)
+                        xs[0], xs[1], ys[0], w, h, frame, below_first=roof.derated), order,
+                    names)
 
         for i, (ridge, label) in enumerate(roofs.ridges):
             sx, sy = (float(v) for v in self._px(to_view(ridge.x), to_view(ridge.y), t))
             add(("ridge", i), label, "ridge",
                 lambda w, h, sx=sx, sy=sy: np.vstack((
                     as_array(corner_candidates(sx, sy, w, h)),
-                    point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i)
+                    point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i,
+                self._names_spot(sx, sy, theme.ridge_size))
 
         for i, (region, curve, label) in enumerate(roofs.regions):
             if not curve.isVisible():
@@ -511,11 +601,13 @@ class LabelLayer:
             done.add(id(label))
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
             add(("crossing", id(label)), label, "crossing",
-                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"))
+                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"),
+                names=self._names_spot(sx, sy, 2 * g + 6))
         for i, (mark, _link, label) in enumerate(overlays.measured_texts):
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
             add(("measured", i), label, "measured",
-                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i)
+                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i,
+                self._names_spot(sx, sy, 2 * g * 1.3))
         # the same pair with the same figures on several machines is said once, by whichever
         # of its links has room (the lower arc may be boxed in by the roof and the arc above)
         apexes: dict[tuple[str, str, str], list[int]] = {}
@@ -540,7 +632,8 @@ class LabelLayer:
                                                  t))
             add(("sweep", i), label, "sweep",
                 lambda w, h, sx=sx, sy=sy, end=end: point_candidates(
-                    sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i)
+                    sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i,
+                self._names_spot(sx, sy, 2 * g * 0.55 + 2))
         return out
 
     # -- incremental ----------------------------------------------------------------------
@@ -650,12 +743,29 @@ CROWD_RINGS = (0.0, 0.0, 14.0, 30.0, 50.0, 75.0, 105.0)
 #: its leader is at most this share of the chart's diagonal long
 FAR_REACH = 0.5
 LEADER_MOST = 0.24
+#: a roof's value lies at most this many pixels from its line (more than a text's height
+#: off, it no longer reads as the line's)
+ROOF_REACH = 20.0
 #: air kept between a tag and other texts, pixels ("add_fp32" and a tag "22" side by side
 #: read as one label)
 TAG_AIR = 3.0
 #: and between an operation's name and other texts ("g_512" and "g_1024" side by side
 #: read as one name "g_512 g_1024" a pixel apart)
 NAME_AIR = 2.0
+
+
+def _on_any(rects: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """Which of ``rects`` are drawn where one of ``own`` is (their centres a quarter of the
+    smaller one's size apart or less, each way): no other mark, to a reader (a sweep's end
+    on its operation's point)."""
+    if not len(rects) or not len(own):
+        return np.zeros(len(rects), dtype=bool)
+    cx, cy = (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2
+    ox, oy = (own[:, 0] + own[:, 2]) / 2, (own[:, 1] + own[:, 3]) / 2
+    size = np.minimum((rects[:, 2] - rects[:, 0])[:, None], (own[:, 2] - own[:, 0])[None, :])
+    near = 0.25 * (size - 2 * AIR)
+    return ((np.abs(cx[:, None] - ox[None, :]) <= near)
+            & (np.abs(cy[:, None] - oy[None, :]) <= near)).any(axis=1)
 
 
 def _cand(left: float, top: float):
