@@ -169,7 +169,7 @@ class RooflineCanvas(QWidget):
         self._label_transform = None
         scene.sigPrepareForPaint.connect(self._update_label_transforms)
         vb.sigRangeChanged.connect(self._on_range_changed)
-        vb.sigResized.connect(self._on_range_changed)
+        vb.sigResized.connect(self._on_resized)
 
         #: a fit happened: the next full placing may give the fitted view its headroom
         self._headroom_pending = False
@@ -673,6 +673,13 @@ class RooflineCanvas(QWidget):
     def _on_range_changed(self, *_args) -> None:
         self.labels.schedule()
         self.session_view.count_outside()
+
+    def _on_resized(self, *_args) -> None:
+        # the plot's frame moved (a window resized, an axis grown to its tick labels): the
+        # texts, kept where they were among the data, are placed again a moment from now;
+        # meanwhile none runs over the plot's edge
+        self.labels.hide_outside()
+        self._on_range_changed()
 
 
 def _release(state: dict) -> None:

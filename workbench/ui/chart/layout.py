@@ -86,6 +86,19 @@ class LabelLayer:
         """Place the texts a moment from now (after a zoom, a pan, a resize ends)."""
         self._layout_timer.start()
 
+    def hide_outside(self) -> None:
+        """Hide the texts that now run over the plot's edge (its frame moved: they are kept
+        where they were among the data until placed again)."""
+        left, top, right, bottom = self._frame()
+        for label, _request in self._label_of.values():
+            if not label.isVisible():
+                continue
+            r = label.textItem.mapRectToScene(label.textItem.boundingRect())
+            m = TEXT_INSET
+            if (r.left() + m < left or r.top() + m < top or r.right() - m > right
+                    or r.bottom() - m > bottom):
+                label.setVisible(False)
+
     @property
     def scheduled(self) -> bool:
         """Whether a placing is queued (see :meth:`schedule`)."""
@@ -175,6 +188,12 @@ class LabelLayer:
         self._labels = {}
 
     # -- geometry ---------------------------------------------------------------------
+
+    #: the plot's frame and the view's mapping the texts were last placed for
+    _placed_for: tuple = ()
+
+    def _view_now(self) -> tuple:
+        return self._frame(), tuple(self._canvas.view_to_scene())
 
     def _frame(self) -> tuple[float, float, float, float]:
         f = self._canvas.view_box.sceneBoundingRect()
@@ -424,6 +443,7 @@ class LabelLayer:
             if current != best:
                 layout, placed = self._layout_once(best)
         self._text_layout = layout
+        self._placed_for = self._view_now()
         for key, (label, _request) in self._label_of.items():
             self.apply(label, placed.get(key))
         self.redraw_leaders()
@@ -645,6 +665,11 @@ class LabelLayer:
         layout = self._text_layout
         if layout is None or self._layout_pending:
             return
+        if self._view_now() != self._placed_for:
+            # the plot was resized or zoomed since the texts were placed (its placing still
+            # to come): every text is placed again, for the view as it is now
+            self._canvas.layout_annotations()
+            return
         occ = layout.occupancy
         t = self._canvas.view_to_scene()
         size = self._canvas.theme.point_size
@@ -694,6 +719,9 @@ class LabelLayer:
         """Place the texts ``hit`` again (their anchors may have moved), in priority order."""
         layout = self._text_layout
         if layout is None or self._layout_pending or not hit:
+            return
+        if self._view_now() != self._placed_for:  # (see relayout_moved)
+            self._canvas.layout_annotations()
             return
         order = []
         for key in hit:
