@@ -39,7 +39,7 @@ from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment, sprea
 
 __all__ = [
     "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "Attribution",
-    "PAIRING_RATIO", "PAIRING_MARGIN", "box_gaps", "segment_gaps", "lead_from", "point_candidates",
+    "PAIRING_RATIO", "PAIRING_MARGIN", "box_gaps", "segment_gaps", "same_spot", "lead_from", "point_candidates",
     "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner", "free_corners",
     "wrap_title",
 ]
@@ -309,6 +309,20 @@ def far_candidates(x: float, y: float, w: float, h: float, radius: float, frame:
                            y + ny))
     out.flags.writeable = False
     return out
+
+
+def same_spot(rects: np.ndarray, own: np.ndarray, air: float = 0.0) -> np.ndarray:
+    """Which of ``rects`` are drawn where one of ``own`` is (their centres a quarter of the
+    smaller one's size apart or less, each way; sizes less ``air`` on each side): no other
+    mark, to a reader (a sweep's end on its operation's point)."""
+    if not len(rects) or not len(own):
+        return np.zeros(len(rects), dtype=bool)
+    cx, cy = (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2
+    ox, oy = (own[:, 0] + own[:, 2]) / 2, (own[:, 1] + own[:, 3]) / 2
+    size = np.minimum((rects[:, 2] - rects[:, 0])[:, None], (own[:, 2] - own[:, 0])[None, :])
+    near = 0.25 * (size - 2 * air)
+    return ((np.abs(cx[:, None] - ox[None, :]) <= near)
+            & (np.abs(cy[:, None] - oy[None, :]) <= near)).any(axis=1)
 
 
 def lead_from(cands: np.ndarray, xs: Sequence[float], ys: Sequence[float], radius: float

@@ -175,6 +175,8 @@ class RooflineCanvas(QWidget):
         self._headroom_pending = False
         #: the view range the last fit showed (None: a fit that set a saved view aside)
         self._fitted_view = None
+        #: the chart's size when its plot was last resized
+        self._size_placed = (0, 0)
         self.rebuild(fit=True)
         self.destroyed.connect(functools.partial(_release, self.__dict__))
 
@@ -269,10 +271,11 @@ class RooflineCanvas(QWidget):
         """Place every text of the chart: on screen, names with no clean place are told by
         tags and the key (:meth:`TagsAndKey.layout_on_screen`); after a fit, where tags still
         find no place, the fitted view is tried with :data:`HEADROOM` over its top."""
-        self.key.layout_on_screen()
-        if self._headroom_pending:
-            self._headroom_pending = False
-            self._give_headroom()
+        with self.labels.placing():
+            self.key.layout_on_screen()
+            if self._headroom_pending:
+                self._headroom_pending = False
+                self._give_headroom()
 
     def _give_headroom(self) -> None:
         untold = self.key.untold()
@@ -675,11 +678,18 @@ class RooflineCanvas(QWidget):
         self.session_view.count_outside()
 
     def _on_resized(self, *_args) -> None:
-        # the plot's frame moved (a window resized, an axis grown to its tick labels): the
-        # texts, kept where they were among the data, are placed again a moment from now;
-        # meanwhile none runs over the plot's edge
-        self.labels.hide_outside()
-        self._on_range_changed()
+        # the plot's frame moved: in a window resized, the texts are placed again when the
+        # resizing pauses; in a chart of the same size (an axis grown to its tick labels,
+        # the legend moved beside the plot) at once, or texts kept where they were among
+        # the data would run over its edge
+        size = (self.width(), self.height())
+        resized, self._size_placed = size != self._size_placed, size
+        if (resized or self.labels.busy or not self.isVisible() or self.labels.pending
+                or self.labels.text_layout is None):
+            self._on_range_changed()
+            return
+        self.relayout()
+        self.session_view.count_outside()
 
 
 def _release(state: dict) -> None:

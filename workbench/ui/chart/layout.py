@@ -33,6 +33,7 @@ from workbench.model.chart.layout import (
     flat_candidates,
     lead_from,
     point_candidates,
+    same_spot,
     sloped_candidates,
 )
 from workbench.model.chart.scene import Scene
@@ -85,19 +86,6 @@ class LabelLayer:
     def schedule(self) -> None:
         """Place the texts a moment from now (after a zoom, a pan, a resize ends)."""
         self._layout_timer.start()
-
-    def hide_outside(self) -> None:
-        """Hide the texts that now run over the plot's edge (its frame moved: they are kept
-        where they were among the data until placed again)."""
-        left, top, right, bottom = self._frame()
-        for label, _request in self._label_of.values():
-            if not label.isVisible():
-                continue
-            r = label.textItem.mapRectToScene(label.textItem.boundingRect())
-            m = TEXT_INSET
-            if (r.left() + m < left or r.top() + m < top or r.right() - m > right
-                    or r.bottom() - m > bottom):
-                label.setVisible(False)
 
     @property
     def scheduled(self) -> bool:
@@ -220,7 +208,8 @@ class LabelLayer:
         several placings of one full layout: the key's passes, the legend's places)."""
         self._reuse += 1
         try:
-            yield
+            with self.placing():
+                yield
         finally:
             self._reuse -= 1
             if not self._reuse:
@@ -348,16 +337,19 @@ class LabelLayer:
         others = np.concatenate((rects[~mine], marks[~theirs]))
         own = own[np.isfinite(own).all(axis=1)]
         others = others[np.isfinite(others).all(axis=1)]
-        return Attribution(own, others[~_on_any(others, own)])
+        return Attribution(own, others[~same_spot(others, own, AIR)])
 
-    def _names_spot(self, sx: float, sy: float, size: float) -> Attribution:
+    def _names_spot(self, sx: float, sy: float, size: float, marks: bool = True
+                    ) -> Attribution:
         """What a text of a mark at ``(sx, sy)`` (device pixels) of ``size`` names: that
-        mark, against the other marks (those at its own place aside)."""
+        mark, against the operations' markers and (with ``marks``) the other marks, those
+        at its own place aside."""
         half = size / 2 + AIR
         own = np.array([[sx - half, sy - half, sx + half, sy + half]])
-        others = np.concatenate((self._marker_rects, self._marks[0]))
+        others = (np.concatenate((self._marker_rects, self._marks[0])) if marks
+                  else self._marker_rects)
         others = others[np.isfinite(others).all(axis=1)]
-        return Attribution(own, others[~_on_any(others, own)])
+        return Attribution(own, others[~same_spot(others, own, AIR)])
 
     def _roof_segments(self, t) -> list[tuple[object, np.ndarray]]:
         """Each visible roof's line as segments in device pixels (rows ``x0, y0, x1,
@@ -411,6 +403,22 @@ class LabelLayer:
         operations find no place, the legend's other free corners and a place outside the
         plot are tried too (a few texts: the search is bounded), and the placing that leaves
         out least is kept."""
+        with self.placing():
+            self._place_all()
+
+    #: placings under way (the legend they move resizes the plot: no placing within one)
+    busy = 0
+
+    @contextlib.contextmanager
+    def placing(self):
+        """Within this block a placing is under way (:attr:`busy`)."""
+        self.busy += 1
+        try:
+            yield
+        finally:
+            self.busy -= 1
+
+    def _place_all(self) -> None:
         self._layout_pending = False
         self._layout_timer.stop()  # placed for the current view: a queued placing is moot
         canvas = self._canvas
@@ -595,7 +603,8 @@ class LabelLayer:
                 lambda w, h, sx=sx, sy=sy: np.vstack((
                     as_array(corner_candidates(sx, sy, w, h)),
                     point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i,
-                self._names_spot(sx, sy, theme.ridge_size))
+                # (a ridge's text says its machine and value: told from another's ridge)
+                self._names_spot(sx, sy, theme.ridge_size, marks=False))
 
         for i, (region, curve, label) in enumerate(roofs.regions):
             if not curve.isVisible():
@@ -780,20 +789,6 @@ TAG_AIR = 3.0
 #: and between an operation's name and other texts ("g_512" and "g_1024" side by side
 #: read as one name "g_512 g_1024" a pixel apart)
 NAME_AIR = 2.0
-
-
-def _on_any(rects: np.ndarray, own: np.ndarray) -> np.ndarray:
-    """Which of ``rects`` are drawn where one of ``own`` is (their centres a quarter of the
-    smaller one's size apart or less, each way): no other mark, to a reader (a sweep's end
-    on its operation's point)."""
-    if not len(rects) or not len(own):
-        return np.zeros(len(rects), dtype=bool)
-    cx, cy = (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2
-    ox, oy = (own[:, 0] + own[:, 2]) / 2, (own[:, 1] + own[:, 3]) / 2
-    size = np.minimum((rects[:, 2] - rects[:, 0])[:, None], (own[:, 2] - own[:, 0])[None, :])
-    near = 0.25 * (size - 2 * AIR)
-    return ((np.abs(cx[:, None] - ox[None, :]) <= near)
-            & (np.abs(cy[:, None] - oy[None, :]) <= near)).any(axis=1)
 
 
 def _cand(left: float, top: float):
