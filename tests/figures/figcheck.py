@@ -1070,6 +1070,9 @@ class NamingText:
     #: how far a leader's ends may stop short of the text and of the mark (a leader leaves
     #: its marker a pixel or two out)
     slack: float = 1.0
+    #: a mark drawn over one of its own is at its place, no other (a ridge's diamond under
+    #: an operation's point: the text says which ridge)
+    over_own: bool = False
 
 
 def _gap_box(a: Box, b: Box) -> float:
@@ -1108,7 +1111,9 @@ def check_attribution(texts: Sequence[NamingText], marks: Sequence[Mark]) -> lis
         # (a mark drawn where one of its own is, a sweep's end on its operation's point,
         # cannot be told from it)
         others = [m for m in same if not m.owners & t.owners
-                  and not any(_same_spot(m, o) for o in own)]
+                  and not any(_same_spot(m, o) or (t.over_own and _overlaps(m.geometry,
+                                                                            o.geometry))
+                              for o in own)]
         if not own:
             out.append(Defect(MISATTRIBUTED, t.box, (t.text,), "names nothing drawn"))
             continue
@@ -1253,7 +1258,7 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
             x0, y0, x1, y1 = placement.leader
             leader = ((x0, y0), (x1, y1))
         texts.append(NamingText(label.toPlainText(), box, owners, "marker", leader,
-                                ATTRIBUTION_REACH * height, _LEADER_SLACK))
+                                ATTRIBUTION_REACH * height, _LEADER_SLACK, kind != "point"))
     return texts, marks
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from PySide6.QtCore import QTimer
 
 from workbench.model.chart.layout import (
+    PAIRING_REACH,
     Attribution,
     Occupancy,
     Request,
@@ -177,8 +178,7 @@ class LabelLayer:
 
     # -- geometry ---------------------------------------------------------------------
 
-    #: the plot's frame and the view's mapping the texts were last placed for
-    _placed_for: tuple = ()
+    _placed_for: tuple = ()  # the plot's frame and mapping the texts were placed for
 
     def _view_now(self) -> tuple:
         return self._frame(), tuple(self._canvas.view_to_scene())
@@ -339,17 +339,19 @@ class LabelLayer:
         others = others[np.isfinite(others).all(axis=1)]
         return Attribution(own, others[~same_spot(others, own, AIR)])
 
-    def _names_spot(self, sx: float, sy: float, size: float, marks: bool = True
-                    ) -> Attribution:
+    def _names_spot(self, sx: float, sy: float, size: float, marks: bool = True,
+                    reach: float = PAIRING_REACH) -> Attribution:
         """What a text of a mark at ``(sx, sy)`` (device pixels) of ``size`` names: that
         mark, against the operations' markers and (with ``marks``) the other marks, those
-        at its own place aside."""
+        drawn over it aside (an operation's point on its ridge is at its place)."""
         half = size / 2 + AIR
         own = np.array([[sx - half, sy - half, sx + half, sy + half]])
         others = (np.concatenate((self._marker_rects, self._marks[0])) if marks
                   else self._marker_rects)
         others = others[np.isfinite(others).all(axis=1)]
-        return Attribution(own, others[~same_spot(others, own, AIR)])
+        over = ((others[:, 0] < own[0, 2]) & (own[0, 0] < others[:, 2])
+                & (others[:, 1] < own[0, 3]) & (own[0, 1] < others[:, 3]))
+        return Attribution(own, others[~over], reach)
 
     def _roof_segments(self, t) -> list[tuple[object, np.ndarray]]:
         """Each visible roof's line as segments in device pixels (rows ``x0, y0, x1,
@@ -604,7 +606,7 @@ class LabelLayer:
                     as_array(corner_candidates(sx, sy, w, h)),
                     point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i,
                 # (a ridge's text says its machine and value: told from another's ridge)
-                self._names_spot(sx, sy, theme.ridge_size, marks=False))
+                self._names_spot(sx, sy, theme.ridge_size, marks=False, reach=RIDGE_REACH))
 
         for i, (region, curve, label) in enumerate(roofs.regions):
             if not curve.isVisible():
@@ -630,8 +632,7 @@ class LabelLayer:
             done.add(id(label))
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
             add(("crossing", id(label)), label, "crossing",
-                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"),
-                names=self._names_spot(sx, sy, 2 * g + 6))
+                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"))
         for i, (mark, _link, label) in enumerate(overlays.measured_texts):
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
             add(("measured", i), label, "measured",
@@ -780,6 +781,8 @@ CROWD_RINGS = (0.0, 0.0, 14.0, 30.0, 50.0, 75.0, 105.0)
 #: its leader is at most this share of the chart's diagonal long
 FAR_REACH = 0.5
 LEADER_MOST = 0.24
+#: a ridge's text (naming its machine) lies this far from its diamond at most, unled
+RIDGE_REACH = 18.0
 #: a roof's value lies at most this many pixels from its line (more than a text's height
 #: off, it no longer reads as the line's)
 ROOF_REACH = 20.0
