@@ -494,14 +494,19 @@ class TextLayout:
         air, cross = request.air, request.cross_lines
         mine = request.own if own else None
         row = None
-        for cands in (request.candidates, request.far):  # (the far ones made if needed)
-            if cands is None:
-                continue
-            cands = cands() if callable(cands) else as_array(cands)
-            chosen = (self._first_clean(cands, w, h, cross, mine, air, request.names)
-                      if len(cands) else None)
-            if chosen is not None:
-                row = cands[chosen]
+        # a tag's leader keeps clear of other marks where it can; else, rather than untold,
+        # it may pass by them (its own marker hidden among others' leaves no clear way)
+        for strict in (True, False) if request.far is not None else (True,):
+            for cands in (request.candidates, request.far):  # (the far ones made if needed)
+                if cands is None:
+                    continue
+                cands = cands() if callable(cands) else as_array(cands)
+                chosen = (self._first_clean(cands, w, h, cross, mine, air, request.names,
+                                            strict) if len(cands) else None)
+                if chosen is not None:
+                    row = cands[chosen]
+                    break
+            if row is not None or request.names is None:
                 break
         if row is None:
             return None
@@ -514,7 +519,8 @@ class TextLayout:
 
     def _first_clean(self, cands: np.ndarray, w: float, h: float,
                      cross_lines: bool = False, own: np.ndarray | None = None,
-                     air: float = 0.0, names: Attribution | None = None) -> int | None:
+                     air: float = 0.0, names: Attribution | None = None,
+                     strict: bool = True) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
@@ -535,7 +541,7 @@ class TextLayout:
             grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
             ok[ok] = occ.clear_under(grown[ok], occ.texts)
         if names is not None and ok.any():
-            self._keep_paired(ok, cands, w, h, names)
+            self._keep_paired(ok, cands, w, h, names, strict)
         free = np.flatnonzero(ok)
         # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
         for start in range(0, min(len(free), self.MOST_LEADERS), self.LEADER_BATCH):
@@ -549,10 +555,10 @@ class TextLayout:
     PAIRING_BATCH = 16
 
     def _keep_paired(self, ok: np.ndarray, cands: np.ndarray, w: float, h: float,
-                     names: Attribution) -> None:
+                     names: Attribution, strict: bool = True) -> None:
         """Of the free places ``ok``, keep those without a leader only where a reader pairs
-        the text with what it ``names``, and those with one only where the text and its
-        leader keep clear of the other marks (:meth:`Attribution.led`). In order, a batch
+        the text with what it ``names``, and those with one (when ``strict``) only where
+        the text and its leader keep clear of the other marks (:meth:`Attribution.led`). In order, a batch
         at a time: past the first place kept without a leader, or past as many with one as
         are ever looked at, none can be taken."""
         free = np.flatnonzero(ok)
@@ -566,7 +572,8 @@ class TextLayout:
             if bare.any():
                 good[bare] = names.paired(boxes[bare])
             if not bare.all():
-                good[~bare] = names.led(boxes[~bare], cands[at[~bare], 2:4])
+                good[~bare] = (names.led(boxes[~bare], cands[at[~bare], 2:4]) if strict
+                               else True)
             ok[at] = good
             kept += int(good.sum())
             if (good & bare).any() or kept >= self.MOST_LEADERS:
