@@ -39,16 +39,15 @@ def _window(qtbot, size=SCREENS[0], path=None):
     win = MainWindow()
     win.settings.clear()
     win.resize(*size)
+    # (a test that left changes meets no prompt when the window closes)
+    win.ask_save_changes = lambda: QMessageBox.Discard
     if path is not None:
         win.open_path(path)
     win.show()
     qtbot.waitExposed(win)
-    try:
-        yield win
-    finally:
-        win.ask_save_changes = lambda: QMessageBox.Discard
-        win.close()
-        win.deleteLater()
+    yield win
+    win.close()
+    win.deleteLater()
 
 
 def _settled(win) -> None:

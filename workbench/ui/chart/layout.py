@@ -339,18 +339,17 @@ class LabelLayer:
         others = others[np.isfinite(others).all(axis=1)]
         return Attribution(own, others[~same_spot(others, own, AIR)])
 
-    def _names_spot(self, sx: float, sy: float, size: float, marks: bool = True,
+    def _names_spot(self, sx: float, sy: float, size: float,
                     reach: float = PAIRING_REACH) -> Attribution:
         """What a text of a mark at ``(sx, sy)`` (device pixels) of ``size`` names: that
-        mark, against the operations' markers and (with ``marks``) the other marks, those
-        drawn over it aside (an operation's point on its ridge is at its place)."""
+        mark, against the operations' markers and the other marks, those drawn over it
+        aside (an operation's point on its ridge is at its place)."""
         half = size / 2 + AIR
         own = np.array([[sx - half, sy - half, sx + half, sy + half]])
-        others = (np.concatenate((self._marker_rects, self._marks[0])) if marks
-                  else self._marker_rects)
+        others = np.concatenate((self._marker_rects, self._marks[0]))
         others = others[np.isfinite(others).all(axis=1)]
-        over = ((others[:, 0] < own[0, 2]) & (own[0, 0] < others[:, 2])
-                & (others[:, 1] < own[0, 3]) & (own[0, 1] < others[:, 3]))
+        a, b = own[0] + (AIR, AIR, -AIR, -AIR), others + (AIR, AIR, -AIR, -AIR)  # (as drawn)
+        over = (b[:, 0] < a[2]) & (a[0] < b[:, 2]) & (b[:, 1] < a[3]) & (a[1] < b[:, 3])
         return Attribution(own, others[~over], reach)
 
     def _roof_segments(self, t) -> list[tuple[object, np.ndarray]]:
@@ -605,8 +604,7 @@ class LabelLayer:
                 lambda w, h, sx=sx, sy=sy: np.vstack((
                     as_array(corner_candidates(sx, sy, w, h)),
                     point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i,
-                # (a ridge's text says its machine and value: told from another's ridge)
-                self._names_spot(sx, sy, theme.ridge_size, marks=False, reach=RIDGE_REACH))
+                self._names_spot(sx, sy, theme.ridge_size, reach=RIDGE_REACH))
 
         for i, (region, curve, label) in enumerate(roofs.regions):
             if not curve.isVisible():
