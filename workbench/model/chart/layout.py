@@ -110,19 +110,19 @@ class Attribution:
     reach: float = PAIRING_REACH
     own_lines: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     other_lines: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    _spans: list | None = field(default=None, init=False, repr=False, compare=False)
 
     def _near(self, boxes: np.ndarray, span: float):
         """The other marks and lines that come within ``span`` pixels of the boxes' span
         (the rest cannot break the rule for any of them), each with its measure."""
         lo = boxes[:, :2].min(axis=0) - span
         hi = boxes[:, 2:].max(axis=0) + span
-        for group, measure in ((self.others, box_gaps), (self.other_lines, segment_gaps)):
-            if not len(group):
-                continue
-            x0 = np.minimum(group[:, 0], group[:, 2])
-            x1 = np.maximum(group[:, 0], group[:, 2])
-            y0 = np.minimum(group[:, 1], group[:, 3])
-            y1 = np.maximum(group[:, 1], group[:, 3])
+        if self._spans is None:  # (each group's extent, worked out once)
+            self._spans = [(g, m, np.minimum(g[:, 0], g[:, 2]), np.maximum(g[:, 0], g[:, 2]),
+                            np.minimum(g[:, 1], g[:, 3]), np.maximum(g[:, 1], g[:, 3]))
+                           for g, m in ((self.others, box_gaps),
+                                        (self.other_lines, segment_gaps)) if len(g)]
+        for group, measure, x0, x1, y0, y1 in self._spans:
             near = group[(x1 >= lo[0]) & (x0 <= hi[0]) & (y1 >= lo[1]) & (y0 <= hi[1])]
             if len(near):
                 yield near, measure
@@ -552,7 +552,7 @@ class TextLayout:
         return None
 
     #: places without a leader checked at once for pairing (the first paired one ends it)
-    PAIRING_BATCH = 16
+    PAIRING_BATCH = 64
 
     def _keep_paired(self, ok: np.ndarray, cands: np.ndarray, w: float, h: float,
                      names: Attribution, strict: bool = True) -> None:
