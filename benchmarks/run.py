@@ -36,6 +36,10 @@ TARGETS = {
     "export_s.png": ("<= 0.5 s", 0.5),
     "export_s.svg": ("<= 0.5 s", 0.5),
     "export_s.pdf": ("<= 0.5 s", 0.5),
+    "export_s.html": ("<= 0.5 s", 0.5),
+    "html_export_s.examples": ("<= 0.5 s (slowest example)", 0.5),
+    "html_kb.examples": ("<= 300 KB (largest example)", 300.0),
+    "html_kb.1000": ("<= 2048 KB", 2048.0),
     "rss_mb_1000": ("<= 250 MB", 250.0),
     "soak_rss_growth": ("<= 5 %", 5.0),
 }
@@ -404,7 +408,7 @@ def bench_export(reps: int) -> dict[str, dict[str, float]]:
     session = big_session(100)
     out = {}
     with tempfile.TemporaryDirectory(prefix="roofline-bench-") as folder:
-        for fmt in ("png", "svg", "pdf"):
+        for fmt in ("png", "svg", "pdf", "html"):
             def once(fmt=fmt) -> float:
                 t0 = time.perf_counter()
                 render_figure(session, Path(folder) / f"fig.{fmt}", size="slide")
@@ -413,6 +417,40 @@ def bench_export(reps: int) -> dict[str, dict[str, float]]:
             once()
             out[fmt] = repeat(once, reps)
     return out
+
+
+def bench_html(reps: int, n_ops: int) -> dict[str, dict[str, float]]:
+    """The HTML figure of every example session (default size): the slowest example's export
+    time (each after a first export, as in the app) and the largest file; and the file of a
+    session of ``n_ops`` operations on three machines."""
+    from workbench.io.sessions import load_session
+    from workbench.ui.figures.export import render_figure
+    from workbench.ui.window.app import create_app
+
+    create_app()
+    times: dict[str, list[float]] = {"html": [], "svg": []}
+    sizes: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="roofline-bench-") as folder:
+        for example in sorted((ROOT / "workbench" / "examples").glob("*.yaml")):
+            session = load_session(example)
+            for fmt, samples in times.items():
+                target = Path(folder) / f"fig.{fmt}"
+
+                def once(session=session, target=target) -> float:
+                    t0 = time.perf_counter()
+                    render_figure(session, target)
+                    return time.perf_counter() - t0
+
+                once()
+                samples.append(repeat(once, reps)["median"])
+            sizes.append((Path(folder) / "fig.html").stat().st_size / 1024)
+        target = Path(folder) / "fig.html"
+        render_figure(big_session(n_ops), target, size="slide")
+        big_kb = target.stat().st_size / 1024
+    # (the SVG of the same examples: the part of the time that is the figure itself)
+    return {"html_export_s.examples": stats([max(times["html"])]),
+            "svg_export_s.examples": stats([max(times["svg"])]),
+            "html_kb.examples": stats([max(sizes)]), f"html_kb.{n_ops}": stats([big_kb])}
 
 
 # -- subprocess measurements -----------------------------------------------------------------
@@ -600,6 +638,7 @@ def _main() -> int:
     results["open_session_s_1000"] = bench_open(100 if quick else 1000, 2 if quick else 5)
     for fmt, s in bench_export(2 if quick else 5).items():
         results[f"export_s.{fmt}"] = s
+    results.update(bench_html(1 if quick else 5, 100 if quick else 1000))
     results["rss_mb_1000"] = bench_rss(100 if quick else 1000)
     results["soak_rss_growth"] = bench_soak(500 if quick else 10_000)
 

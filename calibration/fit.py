@@ -4,7 +4,7 @@
     python calibration/fit.py --check      # and each operation's and model's measured/predicted
 
 Run from the repository root. The measurements are in calibration/gpu-measurements/
-(measured 2026-11-26, PyTorch 2.11.0+cu130, CUDA 13.0, driver 580.159; see its README).
+(measured 2026-11-26, PyTorch 2.11.0+cu130, CUDA 13.0, driver 580.159; see its PROVENANCE.md).
 The fit is a few medians, in this order, so that a refit gives the same numbers:
 
 1. ``launch_alone``: a tiny elementwise kernel timed alone, less its roofline time (T_lower);
@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from workbench.io.model_configs import read_model_config  # noqa: E402
 from workbench.io.presets import get_preset  # noqa: E402
+from workbench.measure.gpu_suite import MODEL_CASES, SUITE  # noqa: E402
 from workbench.model.llm.architecture import Setup, layer_steps  # noqa: E402
 from workbench.model.llm.results import model_result  # noqa: E402
 from workbench.model.operations import Operation  # noqa: E402
@@ -45,15 +46,6 @@ SOURCE = ("measured 2026-11-26, PyTorch 2.11.0+cu130, CUDA 13.0, driver 580.159:
           "calibration/fit.py on calibration/gpu-measurements/{file}")
 BIG = 20e-6  # operations this long (T_lower) give efficiencies
 TINY = 1e-6  # operations this short give fixed costs
-
-
-def suite():
-    sys.path.insert(0, str(DATA))
-    try:
-        import suite as module  # the 36 operations and the whole-model cases
-    finally:
-        sys.path.remove(str(DATA))
-    return module
 
 
 def measurements(gpu: str) -> dict:
@@ -76,7 +68,7 @@ def bare(gpu: str):
 def operations(gpu: str) -> list[tuple[str, Operation, float]]:
     data = measurements(gpu)
     return [(oid, Operation(kind, dict(params), name=oid), measured_time(data["ops"][oid]))
-            for oid, kind, params in suite().OPS]
+            for oid, (kind, params) in SUITE.items()]
 
 
 def _round(value: float, digits: int = 3) -> float:
@@ -112,7 +104,7 @@ def fit(gpu: str) -> Calibration:
                       launch_graph=_round(data["launch"]["graph_add_us"] * 1e-6),
                       sustained=1.0, source=SOURCE.format(file=f"{gpu}.json"))
     fractions = []
-    for mid, _config, phase, batch, length in suite().MODELS:
+    for mid, (phase, batch, length) in MODEL_CASES.items():
         if phase != "prefill":
             continue
         machine = calibrated_machine(gpu, cal, "graph")
@@ -168,7 +160,7 @@ def judge_models(gpu: str, calibration: Calibration | None = None
     data = measurements(gpu)
     hw = calibrated_machine(gpu, calibration, "graph")
     out = []
-    for mid, _config, phase, batch, length in suite().MODELS:
+    for mid, (phase, batch, length) in MODEL_CASES.items():
         result = model_result(ARCH(), setup(phase, batch, length), hw)
         out.append((mid, data["lean"][mid]["graph"]["median_s"], result.t_predicted_s))
     return out

@@ -14,10 +14,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from fit import GPUS, measured_time, measurements, suite  # noqa: E402
+from fit import GPUS, measured_time, measurements  # noqa: E402
 
 from workbench.io.presets import get_preset  # noqa: E402
 from workbench.io.sessions import dumps_session  # noqa: E402
+from workbench.measure.gpu_suite import SUITE  # noqa: E402
 from workbench.model.measured import Measurement  # noqa: E402
 from workbench.model.operations import Operation  # noqa: E402
 from workbench.model.session import HardwareEntry, OperationEntry, Session  # noqa: E402
@@ -27,7 +28,7 @@ LEFT_OUT = ("copy_bf16",)
 OUT = HERE.parent / "workbench" / "examples" / "real_kernels_h100_h200.yaml"
 CITE = "measured 2026-11-26, PyTorch 2.11.0+cu130, CUDA 13.0, driver 580.159"
 NOTES = f"""\
-35 of the 36 operations of calibration/gpu-measurements/suite.py (all but copy_bf16, which
+35 of the 36 measured operations of calibration/gpu-measurements/ (all but copy_bf16, which
 does no FLOPs and so has no point on the chart) on an H100 SXM and an H200 SXM,
 each with its real kernel time attached ({CITE}; CUDA events around one call after an L2
 flush, median of 20; attention: the fastest backend). The session predicts with the
@@ -51,10 +52,10 @@ def main() -> int:
         hw = get_preset(gpu)
         hw.prediction, hw.launches = "calibrated", "kernel"
         session.hardware.append(HardwareEntry(hw, preset=gpu))
-    ops = [op for op in suite().OPS if op[0] not in LEFT_OUT]
+    ops = [(oid, kind, params) for oid, (kind, params) in SUITE.items() if oid not in LEFT_OUT]
     for oid, kind, params in ops:
         session.operations.append(OperationEntry(Operation(kind, dict(params), oid)))
-    session.view.legend = False  # 35 points on two machines: the labels name them
+    session.view.legend = True  # the machines' lines and markers, and the key of any tags
     for gpu in GPUS:
         data = measurements(gpu)
         for oid, _kind, _params in ops:

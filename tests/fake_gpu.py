@@ -1,7 +1,8 @@
 """A GPU backend that replays the reference H100 SXM and H200 measurements.
 
-The data is calibration/gpu-measurements/{h100-sxm,h200}.json (run_device.py's output,
-measured 2026-11-26, PyTorch 2.11.0+cu130, CUDA 13.0) and suite.py beside it:
+The data is calibration/gpu-measurements/{h100-sxm,h200}.json (measured 2026-11-26,
+PyTorch 2.11.0+cu130, CUDA 13.0), its operations those of
+:data:`workbench.measure.gpu_suite.SUITE`:
 
 * ``time_gemm`` and ``time_kernel`` return the recorded runs of the suite operation of the
   same kind and parameters (its fastest backend for attention, as calibration/fit.py takes
@@ -22,10 +23,10 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 from workbench.measure.gpu_backend import DeviceInfo, Unavailable
+from workbench.measure.gpu_suite import SUITE
 
 DATA = Path(__file__).resolve().parents[1] / "calibration" / "gpu-measurements"
 MIB = 1024**2
@@ -45,13 +46,9 @@ def reference(gpu: str) -> dict:
     return json.loads((DATA / f"{gpu}.json").read_text(encoding="utf-8"))
 
 
-def suite_ops() -> list:
-    sys.path.insert(0, str(DATA))
-    try:
-        import suite  # the reference's 36 operations
-    finally:
-        sys.path.remove(str(DATA))
-    return list(suite.OPS)
+def suite_ops() -> list[tuple[str, str, dict]]:
+    """(id, kind, parameters) of the 36 measured operations."""
+    return [(oid, kind, params) for oid, (kind, params) in SUITE.items()]
 
 
 def fastest(entry: dict) -> dict:

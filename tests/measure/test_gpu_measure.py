@@ -384,3 +384,19 @@ def test_the_full_runs_efficiencies_agree_with_the_presets_calibration(gpu):
         assert row["ratio"] == pytest.approx(1.0, abs=0.10), cls
     for cls in ("attention", "unfused_attention", "softmax"):
         assert rows[f"efficiency {cls}"]["ratio"] == pytest.approx(1.0, abs=0.01), cls
+
+
+@pytest.mark.parametrize("gpu", ["h100-sxm", "h200"])
+def test_the_suite_describes_every_measured_operation_and_model_case(gpu):
+    """The product's own description of the reference measurements (gpu_suite.SUITE and
+    MODEL_CASES) names exactly the operations and whole-model cases the data holds, so the
+    fit, the example session and the replayed GPU read every record and invent none."""
+    from workbench.measure.gpu_suite import MODEL_CASES, SUITE
+
+    data = reference(gpu)
+    assert list(SUITE) == list(data["ops"])  # 36, in the order they were measured
+    assert len(SUITE) == 36
+    assert set(MODEL_CASES) == set(data["lean"]) == set(data["models"])
+    # a case's id spells its phase and batch: llama8b_<phase>_b<batch>
+    for case, (phase, batch, length) in MODEL_CASES.items():
+        assert case == f"llama8b_{phase}_b{batch}" and length == 2048

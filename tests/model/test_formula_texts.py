@@ -28,7 +28,7 @@ from workbench.model.llm.architecture import Setup
 from workbench.model.operations import KINDS
 from workbench.model.session import HardwareEntry, OperationEntry, Session
 from workbench.model.units import UNITS, parse_quantity
-from workbench.ui.editors.derivation import build_derivation
+from workbench.document.derivation import build_derivation
 
 # ---------------------------------------------------------------------------------------
 # a small evaluator for the texts: numbers, + − · × / ^ and parentheses, nothing else

@@ -88,6 +88,30 @@ def test_export_figure_through_the_dialog_writes_the_chosen_size(window, tmp_pat
     assert window.export_dialog.path_edit.text() == str(target)
 
 
+def test_export_figure_as_an_html_page(window, tmp_path):
+    """File ▸ Export Figure… with a .html name: the page of the chart as shown, its SVG at
+    the chosen size, the session's operations in its table and key."""
+    window.export_figure_action.trigger()
+    dialog = window.export_dialog
+    dialog.size_combo.setCurrentIndex(dialog.size_combo.findData(CUSTOM))
+    dialog.width_spin.setValue(1200)
+    dialog.height_spin.setValue(750)
+    dialog.dpi_spin.setValue(120)
+    target = tmp_path / "chart.html"
+    dialog.path_edit.setText(str(target))
+    assert dialog.summary.text().startswith("HTML: 1200 × 750 px at 120 dpi")
+    assert "opens in any browser" in dialog.summary.text()
+    dialog.accept_path(target)
+    assert not dialog.isVisible()
+    page = target.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    # 1200 px at 120 dpi is 10 in: the figure is laid out 960 logical pixels wide
+    assert re.search(r'<svg [^>]*width="254mm"[^>]*viewBox="0 0 960 600"', page)
+    for entry in window.document.session.operations:
+        assert f"<td>{entry.operation.name}<td>" in page
+    assert "Exported" in window.statusBar().currentMessage()
+
+
 def test_presets_set_pixels_and_bad_names_disable_export(window, tmp_path):
     window.export_figure_action.trigger()
     dialog = window.export_dialog

@@ -206,3 +206,17 @@ def test_export_figure_refuses_a_read_only_file_and_keeps_a_files_mode(window, t
     assert window.export_figure(shared, options)
     assert "<svg" in shared.read_text(encoding="utf-8")
     assert stat.S_IMODE(os.stat(shared).st_mode) == 0o640
+
+
+def test_a_save_that_kept_no_backup_says_so(window, tmp_path, monkeypatch):
+    long_name = tmp_path / ("s" * 247 + ".yaml")  # NAME.bak would be 256 bytes
+    _choose(monkeypatch, long_name)
+    window.save_as_action.trigger()  # a new file: nothing to back up, nothing to say
+    assert getattr(window, "_error_box", None) is None
+    _edit(window)
+    window.save_action.trigger()
+    assert load_session(long_name).operations[2].operation.params["m"] == 2048
+    box = window._error_box
+    assert box.isVisible() and box.objectName() == "warning_dialog"
+    assert "no backup was kept" in box.text() and "too long" in box.text()
+    assert not window.isWindowModified()  # saved all the same

@@ -2,7 +2,7 @@
 
     roofline-workbench [SESSION.yaml]
     roofline-workbench analyze SESSION.yaml [--format table|json|csv] [--measurements FILE.csv]
-    roofline-workbench render SESSION.yaml -o FIG.png|.svg|.pdf [--size slide|single|double]
+    roofline-workbench render SESSION.yaml -o FIG.png|.svg|.pdf|.html [--size slide|single|double]
                        [--width PX] [--height PX] [--dpi N] [--theme NAME] [--transparent]
     roofline-workbench presets [--format table|json]
     roofline-workbench model CONFIG.json --phase prefill|decode --batch B [...]
@@ -28,7 +28,7 @@ import sys
 from collections.abc import Sequence
 
 from workbench import __version__
-from workbench.cli.common import EXIT_BAD_INPUT, PROG, fail
+from workbench.cli.common import EXIT_BAD_INPUT, PROG, fail, to_null_device
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,6 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] not in commands:
         if args and args[0].startswith("-") and args[0] not in commands:
             _parser().parse_args(args)  # reports the unknown option
+        if args and _looks_like_a_command(args[0]):
+            return fail(unknown_command(args[0]))
         return _run_app(args[0] if args else None, args[1:])
     real = sys.stdout
     sys.stdout = _Output(real)
@@ -117,14 +119,7 @@ class _Output:
 
 
 def _silence_stdout() -> None:
-    """Point file descriptor 1 at the null device, so that the interpreter's last flush of
-    what is still buffered cannot fail a second time."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.close(devnull)
-    except OSError:
-        pass
+    to_null_device(1)
 
 
 def _command(args: list[str]) -> int:
@@ -137,6 +132,24 @@ def _command(args: list[str]) -> int:
         return commands[parsed.command].run(parsed)
     _parser().print_help()
     return EXIT_BAD_INPUT
+
+
+COMMANDS = ("analyze", "render", "presets", "model", "measure")
+
+
+def _looks_like_a_command(word: str) -> bool:
+    """A first word that is no file and no session's name (no folder, no extension) is a
+    command misspelt, not a session to open."""
+    return not os.path.exists(word) and not any(c in word for c in "./\\")
+
+
+def unknown_command(word: str) -> str:
+    """``unknown command 'analyse' (did you mean analyze?)``."""
+    import difflib
+
+    close = difflib.get_close_matches(word.lower(), COMMANDS, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else f" (commands: {', '.join(COMMANDS)})"
+    return f"unknown command {word!r}{hint}"
 
 
 def _run_app(session: str | None, rest: list[str]) -> int:

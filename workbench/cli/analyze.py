@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from workbench.cli.common import PROG, derivation_json, fail, json_safe, load, terminal
+from workbench.cli.common import PROG, derivation_json, fail, json_safe, load, say, terminal
 
 
 def add_parser(sub) -> None:
@@ -89,7 +89,7 @@ def _analyze(path: str, fmt: str, measurement_files: Sequence[str] = (),
             sys.stdout.write(terminal_lines(_analysis_lines(crossings, measured)))
             sys.stdout.write(terminal_lines(_comparison_lines(compared)))
         for warning in warnings:  # beside the output, which stays machine-readable
-            sys.stderr.write(f"{PROG}: warning: {terminal(warning.message)}\n")
+            say(f"{PROG}: warning: {terminal(warning.message)}\n")
     return 0
 
 
@@ -238,23 +238,17 @@ def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
 def results_csv(results, sweep_rows=()) -> str:
     """One row per result; with sweep rows (dicts from ``analyze``), two more columns,
     ``sweep_param`` and ``sweep_value``, empty on the operations' own rows."""
-    import csv
-    import io
+    from workbench.io.tables import csv_text
 
-    from workbench.io.tables import spreadsheet_cell
-
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
     extra = ["sweep_param", "sweep_value"] if sweep_rows else []
-    writer.writerow([CSV_HEADERS.get(k, k) for k in RESULT_KEYS] + extra)
+    rows = [[CSV_HEADERS.get(k, k) for k in RESULT_KEYS] + extra]
     for r in results:
         row = r.as_dict()
-        writer.writerow([spreadsheet_cell("" if row[k] is None else row[k]) for k in RESULT_KEYS]
-                        + ["" for _ in extra])
+        rows.append([row[k] for k in RESULT_KEYS] + ["" for _ in extra])
     for row in sweep_rows:
-        writer.writerow([spreadsheet_cell("" if row[k] is None else row[k]) for k in RESULT_KEYS]
-                        + [spreadsheet_cell(row["sweep"]["param"]), row["sweep"]["value"]])
-    return buffer.getvalue()
+        rows.append([row[k] for k in RESULT_KEYS]
+                    + [row["sweep"]["param"], row["sweep"]["value"]])
+    return csv_text(rows)
 
 
 def results_table(results, skipped, title: str = "") -> str:

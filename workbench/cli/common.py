@@ -31,8 +31,38 @@ def positive_whole(expected: str, positive: str, maximum: int | None = None):
 
 
 def fail(message: str) -> int:
-    sys.stderr.write(f"{PROG}: {terminal(' '.join(str(message).split()))}\n")
+    """Say ``message`` on one line of standard error; the exit status of bad input (2),
+    whether or not standard error can be written (closed, or a full disk)."""
+    say(f"{PROG}: {terminal(' '.join(str(message).split()))}\n")
     return EXIT_BAD_INPUT
+
+
+def say(text: str) -> None:
+    """Write ``text`` to standard error; when it cannot be written (closed, a full disk),
+    nothing more is tried, so that the exit status stays the command's own."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        silence_stderr()
+
+
+def silence_stderr() -> None:
+    """Standard error to the null device (see :func:`to_null_device`)."""
+    to_null_device(2)
+
+
+def to_null_device(fd: int) -> None:
+    """Point file descriptor ``fd`` at the null device, so that the interpreter's last flush
+    of what is still buffered cannot fail a second time (and change the exit status)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except OSError:
+        pass
 
 
 def terminal(text: str) -> str:
@@ -80,5 +110,5 @@ def load(path: str):
     except InputError as exc:
         return None, str(exc)
     for line in assumed:
-        sys.stderr.write(f"{PROG}: warning: {line}\n")
+        say(f"{PROG}: warning: {terminal(line)}\n")
     return session, None

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-PROG = "roofline-workbench"
+from workbench.cli.common import PROG, fail, terminal
 
 
 def add_parser(sub) -> None:
@@ -31,11 +31,6 @@ def add_parser(sub) -> None:
                          help="also write the machine to this file")
     measure.add_argument("--compare", metavar="PRESET",
                          help="label the gap to this preset's datasheet figures")
-
-
-def _fail(message: str) -> int:
-    sys.stderr.write(f"{PROG}: {' '.join(str(message).split())}\n")
-    return 2
 
 
 def _progress_writer():
@@ -66,11 +61,11 @@ def _run_gpu(kind: str, index: int, args, output: Path | None, datasheet) -> int
         backend = gpu_backend.load_backend(kind)
         devices = backend.devices()
     except (gpu_backend.BackendMissing, gpu_backend.NoDevice) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except Exception as exc:  # noqa: BLE001 - a broken driver or library: one line, no trace
-        return _fail(f"the {kind} backend failed to start: {type(exc).__name__}: {exc}")
+        return fail(f"the {kind} backend failed to start: {type(exc).__name__}: {exc}")
     if index >= len(devices):
-        return _fail(f"--device: there is no {kind}:{index}; found "
+        return fail(f"--device: there is no {kind}:{index}; found "
                      + ", ".join(d.label for d in devices))
     datasheet_id = args.compare
     if datasheet is None:
@@ -83,9 +78,9 @@ def _run_gpu(kind: str, index: int, args, output: Path | None, datasheet) -> int
     except (Cancelled, KeyboardInterrupt):
         if sys.stderr.isatty():
             sys.stderr.write("\n")
-        return _fail("the measurement was cancelled; nothing was saved")
+        return fail("the measurement was cancelled; nothing was saved")
     except (RuntimeError, MemoryError, OSError, ValueError) as exc:
-        return _fail(f"the measurement failed: {exc}")
+        return fail(f"the measurement failed: {exc}")
     finally:
         with contextlib.suppress(Exception):  # freeing memory must not hide the result
             backend.release()
@@ -101,29 +96,29 @@ def run(args) -> int:
     device = (getattr(args, "device", None) or "cpu").strip().lower()
     kind, _, index = device.partition(":")
     if kind not in ("cpu", "cuda", "mps") or (index and not (kind == "cuda" and index.isdigit())):
-        return _fail(f"--device: unknown device {device!r}; expected cpu, cuda, cuda:N "
+        return fail(f"--device: unknown device {device!r}; expected cpu, cuda, cuda:N "
                      "(the N-th GPU) or mps (an Apple GPU)")
     output = Path(args.output) if args.output else None
     if output is not None:
         if output.suffix.lower() not in (".yaml", ".yml"):
-            return _fail(f"{output}: the machine file must end in .yaml or .yml")
+            return fail(f"{output}: the machine file must end in .yaml or .yml")
         if not (output.parent if str(output.parent) else Path(".")).is_dir():
-            return _fail(f"{output}: the folder {output.parent} does not exist")
+            return fail(f"{output}: the folder {output.parent} does not exist")
         from workbench.io.atomic import check_writable
 
         try:  # before minutes of measuring: a read-only file or folder fails now
             check_writable(output)
         except OSError as exc:
-            return _fail(f"{output}: cannot write: {exc.strerror or exc}")
+            return fail(f"{output}: cannot write: {exc.strerror or exc}")
     datasheet = None
     if args.compare:
         try:
             datasheet = find_preset(args.compare)
         except KeyError:
-            return _fail(f"--compare: unknown preset {args.compare!r} (see "
+            return fail(f"--compare: unknown preset {args.compare!r} (see "
                          f"`{PROG} presets`)")
         except InputError as exc:
-            return _fail(str(exc))
+            return fail(str(exc))
     if kind != "cpu":
         return _run_gpu(kind, int(index or 0), args, output, datasheet)
     profile = profile_from_env("quick" if args.quick else "full")
@@ -133,7 +128,7 @@ def run(args) -> int:
         sys.stderr.write(f"\n{PROG}: measurement cancelled; nothing was saved\n")
         return 130
     except (RuntimeError, MemoryError, OSError) as exc:
-        return _fail(f"the measurement failed: {exc}")
+        return fail(f"the measurement failed: {exc}")
     if datasheet is not None:
         compare_to_datasheet(measured, datasheet, args.compare)
     return _save_and_report(measured, output, summary_lines(measured))
@@ -153,11 +148,12 @@ def _save_and_report(measured, output: Path | None, lines: list[str]) -> int:
         if output is not None:
             save_machine(measured.hardware, measured.provenance, output)
     except OSError as exc:
-        return _fail(f"{getattr(exc, 'filename', None) or output}: cannot write: "
+        return fail(f"{getattr(exc, 'filename', None) or output}: cannot write: "
                      f"{exc.strerror or exc}")
     except Exception as exc:  # noqa: BLE001 - a value the file cannot hold: one line, no trace
-        return _fail(f"the measured machine could not be saved: {type(exc).__name__}: {exc}")
-    sys.stdout.write(f"saved as preset {measured.hardware.id}: {saved}\n")
+        return fail(f"the measured machine could not be saved: {type(exc).__name__}: {exc}")
+    sys.stdout.write(f"saved as preset {terminal(str(measured.hardware.id))}: "
+                     f"{terminal(str(saved))}\n")
     if output is not None:
-        sys.stdout.write(f"wrote {output}\n")
+        sys.stdout.write(f"wrote {terminal(str(output))}\n")
     return 0

@@ -92,7 +92,7 @@ def machines(refs: list[str] | None):
 
     from workbench.io.errors import InputError
     from workbench.io.sessions import load_session
-    from workbench.io.user_presets import all_presets, find_preset
+    from workbench.io.user_presets import all_presets, find_preset, user_preset_problems
 
     out = []
     for ref in refs or [DEFAULT_HARDWARE]:
@@ -109,9 +109,11 @@ def machines(refs: list[str] | None):
         try:
             out.append(find_preset(ref))  # a built-in preset, else one of the user's own
         except (KeyError, LookupError, ValueError):
+            skipped = user_preset_problems()  # (the one meant may be among them)
+            left_out = (f"; user presets left out: {'; '.join(skipped)}" if skipped else "")
             raise InputError(f"--hardware: {ref!r} is neither a preset (one of: "
-                             f"{', '.join(sorted(all_presets()))}) nor a session file") \
-                from None
+                             f"{', '.join(sorted(all_presets()))}) nor a session file"
+                             f"{left_out}") from None
     return out
 
 

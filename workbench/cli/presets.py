@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from workbench.cli.common import PROG, fail, json_safe, terminal
+from workbench.cli.common import PROG, fail, json_safe, say, terminal
 
 
 def add_parser(sub) -> None:
@@ -27,7 +27,7 @@ def _presets(fmt: str) -> int:
     except InputError as exc:
         return fail(str(exc))
     for problem in user_preset_problems():  # left out of the list, and said so
-        sys.stderr.write(f"{PROG}: warning: {terminal(' '.join(problem.split()))}\n")
+        say(f"{PROG}: warning: {terminal(' '.join(problem.split()))}\n")
     from workbench.io.user_presets import is_measured
 
     measured = {key for key in presets if key.startswith("measured-") and is_measured(key)}

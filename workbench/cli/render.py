@@ -1,5 +1,5 @@
-"""``roofline-workbench render``: the session's chart as a PNG, SVG or PDF file, no display
-needed."""
+"""``roofline-workbench render``: the session's chart as a PNG, SVG, PDF or HTML file, no
+display needed."""
 
 from __future__ import annotations
 
@@ -11,15 +11,17 @@ from workbench.cli.common import fail, load, positive_whole
 
 def add_parser(sub) -> None:
     render = sub.add_parser(
-        "render", help="draw the chart to a PNG, SVG or PDF file (no display needed)",
+        "render", help="draw the chart to a PNG, SVG, PDF or HTML file (no display needed)",
         description="Draw the session's roofline chart to a figure file. The format follows "
-                    "the extension of -o. Without a size: 1600 x 1000 pixels at 160 dpi. "
+                    "the extension of -o; .html is one self-contained page with tooltips, "
+                    "a key, the Results table and the session. Without a size: "
+                    "1600 x 1000 pixels at 160 dpi. "
                     "slide = 1920 x 1080 at 144 dpi (13.33 x 7.5 in); single = 3.5 in and "
                     "double = 7.16 in wide at 300 dpi (pixels follow --dpi). --width or "
                     "--height alone keeps the aspect ratio.")
     render.add_argument("session", help="session file (.yaml)")
     render.add_argument("-o", "--output", required=True, metavar="FIG",
-                        help="output file: .png, .svg or .pdf")
+                        help="output file: .png, .svg, .pdf or .html")
     render.add_argument("--size", choices=("slide", "single", "double"),
                         help="a preset size (see above)")
     render.add_argument("--width", type=_pixels, metavar="PX", help="width in pixels")

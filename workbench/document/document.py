@@ -9,6 +9,7 @@ the undo stack; consecutive edits of the same field merge into one step until
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,7 +18,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from workbench.document.changes import Change, Command, What
+from workbench.document.names import NameInUse, unique_name
 from workbench.model.hardware import Hardware
+from workbench.model.limits import (
+    MAX_OPERATIONS,
+    OverBudget,
+    budget_problem,
+    measurement_bytes,
+    session_totals,
+    sweep_total_problem,
+)
 from workbench.model.measured import Measurement
 from workbench.model.operations import KINDS, Operation
 from workbench.model.session import (
@@ -30,7 +40,9 @@ from workbench.model.session import (
 )
 from workbench.model.sweeps import Sweep
 
-__all__ = ["Change", "Document", "new_operation"]
+__all__ = ["Change", "Document", "NameInUse", "OverBudget", "new_operation", "unique_name"]
+
+
 
 
 #: Undo steps kept (a long session of edits would otherwise hold every one of them).
@@ -258,6 +270,10 @@ class Document:
         old = getattr(entry.operation if on_op else entry, name)
         if old == value:
             return
+        if name == "name":
+            problem = self.operation_name_problem(op_id, value)
+            if problem is not None:
+                raise NameInUse(problem)
 
         def put(v: Any) -> Change:
             target = self.operation(op_id)
@@ -271,9 +287,38 @@ class Document:
         self.edit(f"{texts.get(name, name)} {entry.operation.name}", put, value, old,
                   merge_key=("field", op_id, name))
 
+    def operation_name_problem(self, op_id: int | None, name: str) -> str | None:
+        """Why operation ``op_id`` (``None``: a new one) cannot be called ``name``: another
+        operation has it (measured points and compared pairs name their operation), or
+        ``None``."""
+        if any(e.operation.name == name and e.id != op_id for e in self.session.operations):
+            return (f"another operation is named {name!r}; measured points and compared "
+                    "pairs name their operation, so each name is used once")
+        model = self.session.model_of(op_id) if op_id is not None else None
+        if model is not None:  # (a session file keeps the model, not its operations)
+            return f"the operations of {model.label} are named by the model; rename the model"
+        return None
+
+    def machine_name_problem(self, hw_id: int | None, name: str) -> str | None:
+        """Why machine ``hw_id`` (``None``: a new one) cannot be called ``name``: another
+        machine has that name, preset or id (measured points name their machine), or
+        ``None``."""
+        for e in self.session.hardware:
+            if e.id != hw_id and name in (e.hardware.name, e.preset, e.hardware.id):
+                return (f"another machine is named {name!r}; measured points name their "
+                        "machine, so each name is used once")
+        return None
+
     def add_operation(self, operation: Operation, index: int | None = None,
                       entry: OperationEntry | None = None) -> int:
+        """Add an operation; a name another operation has gets a number (``GEMM 2``)."""
         entry = entry or OperationEntry(operation)
+        if len(self.session.operations) >= MAX_OPERATIONS:
+            raise OverBudget(f"the session holds {len(self.session.operations):,} operations; "
+                             f"at most {MAX_OPERATIONS:,}")
+        taken = {e.operation.name for e in self.session.operations}
+        if entry.operation.name in taken:
+            entry.operation.name = unique_name(entry.operation.name, taken)
         if not (entry.color or entry.auto_color):  # a colour no other operation has
             entry.auto_color = self.session.new_color()
         ops = self.session.operations
@@ -294,10 +339,14 @@ class Document:
         source = self.operation(op_id)
         op = source.operation.copy()
         op.name = f"{op.name} (copy)"
+        for p in op.spec.params:  # a model's tensor names ("q, k") as a file writes them
+            if p.type == "str" and isinstance(op.params.get(p.name), str):
+                op.params[p.name] = _tensor_name(op.params[p.name])
         entry = OperationEntry(op, color=None, visible=source.visible, label=source.label)
         model = self.session.model_of(op_id)
         if model is not None:  # an ordinary operation of its own, after the model's block
-            index = max(self.operation_index(i) for i in model.op_ids) + 1
+            index = max(i for i, e in enumerate(self.session.operations)
+                        if e.id in set(model.op_ids)) + 1
         else:
             index = self.operation_index(op_id) + 1
         return self.add_operation(op, index, entry)
@@ -394,6 +443,11 @@ class Document:
         if self.session.hardware:  # the session's prediction choice holds for every machine
             first = self.session.hardware[0].hardware
             hardware.prediction, hardware.launches = first.prediction, first.launches
+        taken = set()
+        for e in self.session.hardware:
+            taken.update(n for n in (e.hardware.name, e.preset, e.hardware.id) if n)
+        if hardware.name in taken:  # a second machine of a preset: "H100 SXM 2"
+            hardware.name = unique_name(hardware.name, taken)
         entry = HardwareEntry(hardware, preset=preset)
 
         def do() -> Change:
@@ -404,8 +458,91 @@ class Document:
             self.session.hardware.remove(entry)
             return Change(What.MACHINES, (entry.id,))
 
-        self.push(Command(f"Add {hardware.label}", do, undo))
+        self.push(self.keeping_references(Command(f"Add {hardware.label}", do, undo)))
         return entry.id
+
+    def keeping_references(self, command: Command) -> Command:
+        """``command`` made to keep every measured point and compared pair on the operation
+        and machine it names: a reference that another entry would now answer to (a second
+        machine of the same preset, a renamed machine) is rewritten to its entry's name, and
+        one whose entry is gone is dropped with it. Undo puts the references back."""
+        kept: dict[str, Any] = {}
+        do, undo = command.redo, command.undo
+
+        def redo() -> Change:
+            before = self._references()
+            change = do()
+            kept["old"] = (self.session.measurements, self.session.comparisons)
+            measurements, comparisons = self._repinned(before)
+            self._set_references(measurements, comparisons,
+                                 measurements != kept["old"][0], comparisons != kept["old"][1])
+            return change
+
+        def revert() -> Change:
+            change = undo()
+            old_m, old_c = kept["old"]
+            self._set_references(old_m, old_c, old_m != self.session.measurements,
+                                 old_c != self.session.comparisons)
+            return change
+
+        return Command(command.text, redo, revert, command.merge_key)
+
+    def _operation_ids(self) -> dict[str, list[int]]:
+        ids: dict[str, list[int]] = {}
+        for e in self.session.operations:
+            ids.setdefault(e.operation.name, []).append(e.id)
+        return ids
+
+    def _machine_ids(self, ref: str) -> list[int]:
+        return [e.id for e in self.session.machines_matching(ref)]
+
+    def _references(self) -> tuple[list, list]:
+        """What each measured point and compared pair refers to, as entry ids."""
+        ops = self._operation_ids()
+        measured = [(ops.get(m.operation) if m.operation is not None else None,
+                     self._machine_ids(m.hardware) if m.hardware is not None else None)
+                    for m in self.session.measurements]
+        pairs = [(ops.get(c.first), ops.get(c.second)) for c in self.session.comparisons]
+        return measured, pairs
+
+    def _repinned(self, before: tuple[list, list]) -> tuple[list[Measurement], list[Comparison]]:
+        """The measured points and compared pairs, each named again by the entry it referred
+        to in ``before`` (see :meth:`keeping_references`)."""
+        ops = self._operation_ids()
+        op_names = {e.id: e.operation.name for e in self.session.operations}
+        hw_names = {e.id: e.hardware.name for e in self.session.hardware}
+
+        def op_ref(ref: str, was: list[int] | None) -> str | None:
+            """The name that refers to the same operation (None: it is gone)."""
+            if was is None or len(was) != 1 or ops.get(ref) == was:
+                return ref  # (a reference that was already broken stays as it was)
+            return op_names.get(was[0])
+
+        def hw_ref(ref: str, was: list[int] | None) -> str | None:
+            if was is None or len(was) != 1 or self._machine_ids(ref) == was:
+                return ref
+            return hw_names.get(was[0])
+
+        measurements: list[Measurement] = []
+        measured, pairs = before
+        for m, (was_op, was_hw) in zip(self.session.measurements, measured, strict=True):
+            operation = m.operation if m.operation is None else op_ref(m.operation, was_op)
+            hardware = m.hardware if m.hardware is None else hw_ref(m.hardware, was_hw)
+            if (m.operation is not None and operation is None) or (
+                    m.hardware is not None and hardware is None):
+                continue  # its operation or machine is gone
+            if (operation, hardware) != (m.operation, m.hardware):
+                m = dataclasses.replace(m, operation=operation, hardware=hardware)
+            measurements.append(m)
+        comparisons: list[Comparison] = []
+        for c, (was_first, was_second) in zip(self.session.comparisons, pairs, strict=True):
+            first, second = op_ref(c.first, was_first), op_ref(c.second, was_second)
+            if first is None or second is None:
+                continue
+            if (first, second) != (c.first, c.second):
+                c = Comparison(first, second, id=c.id)
+            comparisons.append(c)
+        return measurements, comparisons
 
     def set_prediction(self, model: str | None = None, launches: str | None = None) -> None:
         """The session's prediction choice on every machine, one undo step: ``derated`` or
@@ -440,7 +577,7 @@ class Document:
             self.session.hardware.insert(index, entry)
             return Change(What.MACHINES, (hw_id,))
 
-        self.push(Command(f"Remove {entry.hardware.label}", do, undo))
+        self.push(self.keeping_references(Command(f"Remove {entry.hardware.label}", do, undo)))
 
     def set_machine(self, hw_id: int, hardware: Hardware, text: str = "") -> None:
         """Replace a machine's figures (an edited copy of :attr:`HardwareEntry.hardware`)."""
@@ -449,12 +586,18 @@ class Document:
         new = hardware.copy()
         if old == new:
             return
+        if new.name != old.name:
+            problem = self.machine_name_problem(hw_id, new.name)
+            if problem is not None:
+                raise NameInUse(problem)
 
         def put(hw: Hardware) -> Change:
             self.machine(hw_id).hardware = hw.copy()
             return Change(What.HARDWARE, (hw_id,))
 
-        self.edit(text or f"Edit {old.label}", put, new, old, merge_key=("machine", hw_id, text))
+        command = Command(text or f"Edit {old.label}", lambda: put(new), lambda: put(old),
+                          merge_key=("machine", hw_id, text))
+        self.push(self.keeping_references(command) if new.name != old.name else command)
 
     def set_machine_visible(self, hw_id: int, visible: bool) -> None:
         entry = self.machine(hw_id)
@@ -482,18 +625,45 @@ class Document:
             self.operation(op_id).sweep = v
             return Change(What.OPERATION, (op_id,), ("sweep",))
 
+        if sweep is not None:
+            problem = self.sweep_problem(op_id, sweep)
+            if problem:
+                raise OverBudget(problem)
         text = "Remove sweep of" if sweep is None else "Sweep"
         self.edit(f"{text} {entry.operation.name}", put, sweep, old,
                   merge_key=("sweep", op_id) if sweep is not None else None)
 
+    def sweep_problem(self, op_id: int, sweep: Sweep) -> str | None:
+        """Why operation ``op_id`` cannot take ``sweep``: the session's sweeps would have
+        more points in all than a session holds; or ``None``."""
+        total = sum(e.sweep.points for e in self.session.operations
+                    if e.sweep is not None and e.id != op_id)
+        return sweep_total_problem(total + sweep.points)
+
+    def measurements_problem(self, measurements: list[Measurement]) -> str | None:
+        """Why the session cannot hold ``measurements`` in place of its measured points
+        (too many, or a file too large to open again), with the numbers; or ``None``."""
+        before = session_totals(self.session)
+        old = self.session.measurements
+        after = dataclasses.replace(
+            before, measurements=len(measurements),
+            bytes=before.bytes - sum(map(measurement_bytes, old))
+            + sum(map(measurement_bytes, measurements)))
+        return budget_problem(after, before)
+
     def set_measurements(self, measurements: list[Measurement], text: str = "Edit measurements"
                          ) -> None:
         """Replace the session's measured points (an import appends by passing the old ones
-        followed by the new)."""
+        followed by the new). :class:`OverBudget` (nothing changed) when the session could
+        not hold them."""
         old = list(self.session.measurements)
         new = list(measurements)
         if old == new:
             return
+        if len(new) >= len(old):  # (removing points never passes a limit)
+            problem = self.measurements_problem(new)
+            if problem:
+                raise OverBudget(problem)
 
         def put(v: list[Measurement]) -> Change:
             self.session.measurements = list(v)
@@ -546,6 +716,15 @@ class Document:
             return Change(What.TITLE)
 
         self.edit("Edit title", put, title, old, merge_key=("title",))
+
+
+def _tensor_name(text: str) -> str:
+    """``text`` as a tensor name a session file holds: a letter first, then letters,
+    digits, ``_`` or ``-`` (``q, k`` → ``q_k``, ``h'`` → ``h_``)."""
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9_\-]+", "_", text).strip("_") or "x"
+    return name if name[0].isalpha() and name.isascii() else f"t_{name}"
 
 
 def default_view() -> ViewSettings:

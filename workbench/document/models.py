@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from workbench.document.changes import Change, Command, What
+from workbench.document.names import NameInUse, unique_name
 from workbench.model.limits import model_problem
 from workbench.model.llm.session import ModelEntry, expand_in, operation_count, refresh_params
 
@@ -53,6 +54,9 @@ def add_model(doc: Document, model: ModelEntry) -> int:
     problem = model_room_problem(doc, model)
     if problem:
         raise ModelTooLarge(problem)
+    labels = {m.label for m in doc.session.models}
+    if model.label in labels:  # its operations are named after it: "Qwen3-8B 2: attention"
+        model.name = unique_name(model.label, labels)
 
     def do() -> Change:
         doc.session.models.append(model)
@@ -88,7 +92,7 @@ def remove_model(doc: Document, model_id: int) -> None:
             doc.session.operations.insert(i, entry)
         return Change(What.OPERATIONS, tuple(ids))
 
-    doc.push(Command(f"Delete {model.label}", do, undo))
+    doc.push(doc.keeping_references(Command(f"Delete {model.label}", do, undo)))
 
 
 def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> None:
@@ -102,6 +106,10 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
     if (old.setup, old.view, old.name, old.visible, old.config) == (
             new.setup, new.view, new.name, new.visible, new.config) and old.arch == new.arch:
         return
+    if new.label != old.label and any(m.label == new.label for m in doc.session.models
+                                      if m.id != model_id):
+        raise NameInUse(f"another model is named {new.label!r}; a model's operations are "
+                        "named after it, so each name is used once")
     new.setup.check()
     if (new.setup.ep, new.setup.pp) != (1, 1):
         from workbench.model.llm.architecture import layer_steps
@@ -116,8 +124,11 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
         return _apply(doc, model_by_id(doc, model_id), state)
 
     what = text or ", ".join(sorted(changes))
-    doc.edit(f"Set {what} of {model.label}", put, new, old,
-             merge_key=("model", model_id, tuple(sorted(changes))))
+    command = Command(f"Set {what} of {model.label}", lambda: put(new), lambda: put(old),
+                      merge_key=("model", model_id, tuple(sorted(changes))))
+    # (its operations' names and number may change: measured points stay on theirs)
+    doc.push(doc.keeping_references(command) if set(changes) - _SAME_LAYOUT or "name" in changes
+             else command)
 
 
 def _apply(doc: Document, target: ModelEntry, state: ModelEntry):

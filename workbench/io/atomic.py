@@ -7,8 +7,11 @@ either the old file or the new one, never a mixture and never nothing. It also l
 file as the user had it:
 
 - a symbolic link is followed: its target is replaced (atomically) and the link stays a link;
+- a file with other hard links is written in place after a safe copy (``NAME.bak``), so that
+  every name keeps showing it; without the copy the save is refused;
 - an existing file keeps its permission bits, and its owner and group where the platform
-  allows it (always when running as root, the group when it is one of the user's);
+  allows it (always when running as root, the group when it is one of the user's); when the
+  owner cannot be kept, or no backup could be kept, the caller is told (``notes``);
 - a new file gets ``0666`` less the umask (``0600`` for private files such as autosaves);
 - a read-only file, or something that is not a regular file, is refused with
   :class:`WriteRefused` (a ``PermissionError``) and left untouched;
@@ -63,28 +66,36 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
 
 
 def write_atomic(path: str | os.PathLike[str], payload: bytes, backup: bool = False,
-                 new_mode: int = 0o666) -> Path:
+                 new_mode: int = 0o666, notes: list[str] | None = None) -> Path:
     """Replace the file at ``path`` (its target, for a symbolic link) with ``payload`` in
     one step. With ``backup`` the previous version is kept as ``NAME.bak`` beside the target.
-    ``new_mode`` is the mode a new file gets, less the umask. Returns the file written."""
+    ``new_mode`` is the mode a new file gets, less the umask. ``notes``, when given, gets one
+    line for each thing the user should know: the file's owner could not be kept, no backup
+    could be kept. A file with other hard links is written in place after a safe copy
+    (:func:`_write_in_place`), so that every name keeps showing it. Returns the file
+    written."""
+    notes = [] if notes is None else notes
     target, old = _inspect(path)
     folder = target.parent
     _remove_stale_temporaries(folder, target.name)
+    if old is not None and old.st_nlink > 1:
+        _write_in_place(path, target, payload, backup, notes)
+        return target
     tmp = None
     try:
         fd, tmp = _create_temp(folder, target.name, new_mode if old is None else 0o600)
         try:
             if old is not None:
-                _keep_owner_and_mode(fd, old)
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
+                _keep_owner_and_mode(fd, old, path, notes)
+            _write_all(fd, payload)
         finally:
             os.close(fd)
         if backup and old is not None:
-            with contextlib.suppress(OSError):
-                _copy_for_backup(target, target.with_name(target.name + ".bak"))
+            bak = target.with_name(target.name + ".bak")
+            try:
+                _copy_for_backup(target, bak)
+            except OSError as exc:
+                notes.append(f"{path}: no backup was kept ({_bak_problem(bak, exc)})")
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:
@@ -95,6 +106,64 @@ def write_atomic(path: str | os.PathLike[str], payload: bytes, backup: bool = Fa
                 os.unlink(tmp)
     _fsync_dir(folder)
     return target
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
+
+
+def _bak_problem(bak: Path, exc: OSError) -> str:
+    if exc.errno == errno.ENAMETOOLONG:
+        return f"the name {bak.name!r} is too long for this folder"
+    return f"{bak.name}: {exc.strerror or exc}"
+
+
+def _write_in_place(path: str | os.PathLike[str], target: Path, payload: bytes, backup: bool,
+                    notes: list[str]) -> None:
+    """Write a file that has other hard links: a rename would leave them showing the old
+    version, so the file is first copied to ``NAME.bak`` (a copy, not a link), then written
+    in place; a write that fails puts the copy's contents back. Without the safe copy
+    the save is refused with :class:`WriteRefused`: nothing is written. The copy stays as
+    the backup when ``backup``."""
+    import shutil
+
+    bak = target.with_name(target.name + ".bak")
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            bak.unlink()
+        shutil.copy2(target, bak)
+        with open(bak, "rb+") as handle:
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        links = os.stat(target).st_nlink - 1
+        raise WriteRefused(
+            exc.errno or errno.EIO,
+            f"the file has {links} other hard link{'s' * (links != 1)}; it is written in "
+            f"place after a safe copy, and the copy could not be made "
+            f"({_bak_problem(bak, exc)}); nothing was written", str(path)) from None
+    try:
+        fd = os.open(target, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+        try:
+            _write_all(fd, payload)
+            os.ftruncate(fd, len(payload))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        with contextlib.suppress(OSError):  # the old contents back, from the safe copy
+            fd = os.open(target, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+            try:
+                _write_all(fd, bak.read_bytes())
+                os.ftruncate(fd, bak.stat().st_size)
+            finally:
+                os.close(fd)
+        raise _named(exc, path) from None
+    if not backup:
+        with contextlib.suppress(OSError):
+            bak.unlink()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,6 +196,15 @@ def _inspect(path: str | os.PathLike[str]) -> tuple[Path, os.stat_result | None]
     return target, st
 
 
+def _user(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"{pwd.getpwuid(uid).pw_name} (user {uid})"
+    except (ImportError, KeyError):
+        return f"user {uid}"
+
+
 def _is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -157,7 +235,9 @@ def _create_temp(folder: Path, name: str, mode: int) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no unique temporary name", str(folder))
 
 
-def _keep_owner_and_mode(fd: int, old: os.stat_result) -> None:
+def _keep_owner_and_mode(fd: int, old: os.stat_result, path: str | os.PathLike[str] = "",
+                         notes: list[str] | None = None) -> None:
+    notes = [] if notes is None else notes
     if hasattr(os, "fchown"):
         me = os.fstat(fd)
         if (me.st_uid, me.st_gid) != (old.st_uid, old.st_gid):
@@ -166,6 +246,10 @@ def _keep_owner_and_mode(fd: int, old: os.stat_result) -> None:
             except OSError:  # not root: the group still, when it is one of ours
                 with contextlib.suppress(OSError):
                     os.fchown(fd, -1, old.st_gid)
+                if me.st_uid != old.st_uid:
+                    notes.append(f"{path}: the file belonged to {_user(old.st_uid)}; saved, "
+                                 f"it belongs to you now (only an administrator can keep "
+                                 f"another user's file theirs)")
     if hasattr(os, "fchmod"):  # after chown, which may clear set-id bits
         with contextlib.suppress(OSError):
             os.fchmod(fd, stat.S_IMODE(old.st_mode))

@@ -13,6 +13,7 @@ is not blocked while it is written.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,7 +23,7 @@ from typing import Any
 
 from workbench.io.atomic import process_alive, write_atomic
 from workbench.io.sessions import loads_session, session_to_data
-from workbench.io.yamlio import dump_yaml, plain_data
+from workbench.io.yamlio import MAX_SESSION_BYTES, dump_yaml, plain_data
 from workbench.model.session import Session
 
 __all__ = ["Autosave", "Recoverable", "find_recoverable"]
@@ -40,7 +41,6 @@ class Recoverable:
 
     def load(self) -> Session:
         from workbench.io.limits import read_regular_file  # (the readers' file checks)
-        from workbench.io.yamlio import MAX_SESSION_BYTES
 
         return loads_session(read_regular_file(self.path, MAX_SESSION_BYTES, "session file"),
                              str(self.path))
@@ -107,6 +107,10 @@ class Autosave:
         meta, session_data = data
         self.folder.mkdir(parents=True, exist_ok=True)
         text = _HEADER + json.dumps(meta) + "\n" + dump_yaml(session_data)
+        if len(text.encode("utf-8")) > MAX_SESSION_BYTES:  # recovery would refuse it
+            raise OSError(errno.EFBIG, f"the session is {len(text.encode()) / 2**20:.1f} MB; "
+                                       f"a session file holds at most "
+                                       f"{MAX_SESSION_BYTES // 2**20} MB (not written)")
         write_atomic(self.path, text.encode("utf-8"), new_mode=0o600)  # private work
 
 

@@ -97,6 +97,7 @@ from workbench.model.units import BINARY, DECIMAL, SMALL, QuantityError, parse_q
 
 __all__ = [
     "PLAIN_COLUMNS",
+    "import_problem",
     "TIME_COLUMNS",
     "NCU_TIME",
     "NCU_BYTES",
@@ -511,6 +512,9 @@ def attach_measurements(session: Session, measurements: Iterable[Measurement],
     operation and machine exist). All or nothing: the first problem raises
     :class:`InputError` naming the measurement (and its source) and nothing is added."""
     items: Sequence[Measurement] = list(measurements)
+    problem = import_problem(session, items)
+    if problem:
+        raise InputError(problem, file)
     for m in items:
         for field_name, problem in measurement_problems(session, m):
             where = f" ({m.source})" if m.source else ""
@@ -518,3 +522,19 @@ def attach_measurements(session: Session, measurements: Iterable[Measurement],
                              path=(field_name,))
     session.measurements.extend(items)
     return list(items)
+
+
+def import_problem(session: Session, added: Sequence[Measurement]) -> str | None:
+    """Why ``added`` cannot join ``session``'s measured points (the session would pass its
+    budget, :mod:`workbench.model.limits`), with the numbers; or ``None``."""
+    from dataclasses import replace
+
+    from workbench.model.limits import budget_problem, measurement_bytes, session_totals
+
+    before = session_totals(session)
+    after = replace(before, measurements=before.measurements + len(added),
+                    bytes=before.bytes + sum(map(measurement_bytes, added)))
+    problem = budget_problem(after, before)
+    if problem is None:
+        return None
+    return f"importing {len(added):,} measured points: {problem}; nothing was imported"

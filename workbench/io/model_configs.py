@@ -300,7 +300,11 @@ class _Reader:
         return None
 
     def _check_k(self, k: int, experts: int, field: str) -> None:
-        if k > experts:
+        """The MoE GEMM's own rule (top_k ≤ experts), said in the config's words."""
+        from workbench.model.operations import cross_checks
+
+        if cross_checks("moe_gemm", {"tokens": 1, "experts": experts, "top_k": k, "n": 1,
+                                     "k": 1}):
             raise self.error("num_experts_per_tok", f"{k} is more than {field} ({experts})")
 
     def _mla(self, mt: str) -> MLA | None:

@@ -17,18 +17,21 @@
         visible: true
         colors: {gemm: '#0072B2', norm: '#E69F00'}   # optional: each kind's colour
 
-Only ``config`` is required. A relative path is read relative to the session file. The
+Only ``config`` is required. A relative path is read relative to the session file's folder
+and written relative to the folder of the file it is saved to (Save As to another folder
+rewrites it); a shipped config is written by name. The
 operations a model expands into are not written: they are expanded again on opening.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 from workbench.io.errors import InputError
-from workbench.io.model_configs import read_model_config, shipped_configs
+from workbench.io.model_configs import SHIPPED_DIR, read_model_config, shipped_configs
 from workbench.io.schema import Place, check_keys, expect_bool, expect_mapping, expect_str
 from workbench.model.llm.architecture import (
     ACTIVATION_DTYPES,
@@ -41,7 +44,7 @@ from workbench.model.llm.architecture import (
 from workbench.model.llm.session import SETUP_FIELDS, ModelEntry
 from workbench.model.operations import KINDS
 
-__all__ = ["MODEL_KEYS", "parse_model_entry", "model_entry_to_data", "MAX_MODELS"]
+__all__ = ["MODEL_KEYS", "parse_model_entry", "model_entry_to_data", "MAX_MODELS", "config_ref"]
 
 MODEL_KEYS = ("config", "name", *SETUP_FIELDS, "view", "visible", "colors")
 MAX_MODELS = 64
@@ -52,11 +55,47 @@ _COLOR = re.compile(r"^#[0-9A-Fa-f]{6}$")
 
 
 def _config_path(ref: str, session_file: str | None) -> str:
-    """A relative config path is relative to the session file; a shipped name stays."""
-    if ref in shipped_configs() or Path(ref).is_absolute() or not session_file:
+    """A relative config path is relative to the session file's folder (kept absolute in
+    the open session, so that Save As can write it relative to the new folder); a shipped
+    name stays a name, and so does a path into the shipped configs."""
+    if ref in shipped_configs() or not session_file:
         return ref
-    candidate = Path(session_file).resolve().parent / ref
-    return str(candidate) if candidate.exists() else ref
+    path = Path(ref)
+    if not path.is_absolute() and not (Path(session_file).parent / path).exists():
+        for name in shipped_configs():  # a shipped config's name in other letter case
+            if name.lower() == ref.lower():
+                return name
+    if not path.is_absolute():
+        path = Path(os.path.abspath(Path(session_file).parent)) / path
+    path = Path(os.path.normpath(path))
+    return shipped_name(path) or str(path)
+
+
+def shipped_name(path: Path) -> str | None:
+    """The name of the shipped config at ``path``, or ``None``."""
+    if path.parent == SHIPPED_DIR and path.suffix == ".json" and path.is_file():
+        return path.stem
+    return None
+
+
+def config_ref(config: str, session_file: str | os.PathLike[str] | None) -> str:
+    """How a session file at ``session_file`` names a model's config: a shipped config by
+    name, a config.json by its path relative to the session's folder (an absolute one
+    when no relative path reaches it, as on another drive)."""
+    if config in shipped_configs():
+        return config
+    path = Path(config)
+    if path.is_absolute():
+        shipped = shipped_name(path)
+        if shipped is not None:
+            return shipped
+        if session_file is not None:
+            try:
+                return Path(os.path.relpath(path, os.path.abspath(
+                    Path(session_file).parent))).as_posix()
+            except ValueError:  # (another drive)
+                return config
+    return config
 
 
 def parse_model_entry(item: Any, place: Place) -> ModelEntry:
@@ -65,8 +104,14 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
     if data.get("config") is None:
         raise place.at("config").error("missing: a shipped config's name or a config.json path")
     config = expect_str(data["config"], place.at("config"))
+    config = _config_path(config, place.doc.file)
+    if Path(config).is_absolute() and not Path(config).exists():
+        raise place.at("config").error(
+            f"no such file: looked for {config!r} (a config path is read relative to the "
+            f"session file's folder), nor a shipped model config of that name (shipped: "
+            f"{', '.join(shipped_configs())})")
     try:
-        arch = read_model_config(_config_path(config, place.doc.file))
+        arch = read_model_config(config)
     except InputError as exc:
         raise place.at("config").error(str(exc)) from None
     values: dict[str, Any] = {}
@@ -124,8 +169,11 @@ def _parse_colors(value: Any, place: Place) -> dict[str, str]:
     return out
 
 
-def model_entry_to_data(model: ModelEntry) -> dict[str, Any]:
-    out: dict[str, Any] = {"config": model.config}
+def model_entry_to_data(model: ModelEntry, session_file: str | os.PathLike[str] | None = None
+                        ) -> dict[str, Any]:
+    """A model as plain data; its config named as a session file at ``session_file``
+    reads it (see :func:`config_ref`)."""
+    out: dict[str, Any] = {"config": config_ref(model.config, session_file)}
     if model.name:
         out["name"] = model.name
     for key in SETUP_FIELDS:

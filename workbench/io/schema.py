@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workbench.io.errors import InputError
-from workbench.io.yamlio import YamlDocument
+from workbench.io.yamlio import YamlDocument, did_you_mean, unknown_key_message
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.hardware import FIGURE_TABLES, SINGLE_FIGURES, Hardware
 from workbench.model.limits import text_problem
@@ -63,20 +63,13 @@ def expect_list(value: Any, place: Place, what: str) -> list[Any]:
     return value
 
 
-def _did_you_mean(word: str, options: list[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest of ``options``, or ``""``."""
-    import difflib  # only a message needs it
-
-    close = difflib.get_close_matches(word, options, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+_did_you_mean = did_you_mean
 
 
 def check_keys(data: Mapping[str, Any], allowed: tuple[str, ...] | set[str], place: Place) -> None:
     for key in data:
         if key not in allowed:
-            hint = _did_you_mean(str(key), [str(a) for a in allowed])
-            raise place.at(key).error(
-                f"unknown key {key!r}{hint}; expected one of: {', '.join(sorted(allowed))}")
+            raise place.at(key).error(unknown_key_message(key, allowed))
 
 
 def expect_str(value: Any, place: Place, allow_empty: bool = False, limit: int | str = 500

@@ -96,10 +96,22 @@ from workbench.io.schema import (
     parse_hardware,
     parse_operation,
 )
-from workbench.io.yamlio import MAX_SESSION_BYTES, YamlDocument, dump_yaml, parse_yaml, read_yaml
+from workbench.io.yamlio import (
+    MAX_SESSION_BYTES,
+    Shape,
+    YamlDocument,
+    dump_yaml,
+    parse_yaml,
+    read_yaml,
+)
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
-from workbench.model.limits import MAX_OPERATIONS, model_problem
+from workbench.model.limits import (
+    MAX_MEASUREMENTS,
+    MAX_OPERATIONS,
+    model_problem,
+    sweep_total_problem,
+)
 from workbench.model.measured import Measurement
 from workbench.model.measured_session import measurement_problems
 from workbench.model.operations import Operation
@@ -154,7 +166,6 @@ MEASUREMENT_KEYS = ("name", "operation", "hardware", "time", "achieved", "flops"
 _MEASUREMENT_FIELDS = {"name": "name", "operation": "operation", "hardware": "hardware",
                        "time_s": "time", "achieved_flops": "achieved", "flops": "flops",
                        "bytes": "bytes", "precision": "precision", "source": "source"}
-MAX_MEASUREMENTS = 100_000
 PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead", "calibration")
 ENTRY_KEYS = ("visible", "marker")
 VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "all_levels",
@@ -162,16 +173,59 @@ VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "all_l
 VIEW_KEYS = ("theme", *VIEW_FLAGS, "x_range", "y_range")
 
 
+def _session_shape() -> Shape:
+    """What a session file may hold, checked as its text streams by, before any object is
+    built: its keys (an operation's: those of any kind), the length of its lists, and a
+    sweep's values."""
+    from workbench.io.model_entries import MAX_MODELS, MODEL_KEYS
+    from workbench.io.schema import CALIBRATION_KEYS, OPERATION_KEYS
+    from workbench.model.operations import KINDS
+
+    op_keys = {*OPERATION_KEYS, "sweep"}
+    for spec in KINDS.values():
+        op_keys.update(spec.param_names)
+    sweep = Shape(frozenset(SWEEP_KEYS), children={
+        "values": Shape(most=MAX_SWEEP_POINTS, what="values")})
+    machine = Shape(frozenset({*HARDWARE_KEYS, "preset", "based_on", *PRESET_OVERRIDES,
+                               *ENTRY_KEYS}),
+                    children={"calibration": Shape(frozenset(CALIBRATION_KEYS))})
+    return Shape(frozenset(TOP_KEYS), children={
+        "operations": Shape(most=MAX_OPERATIONS, what="operations",
+                            item=Shape(frozenset(op_keys), children={"sweep": sweep})),
+        "measurements": Shape(most=MAX_MEASUREMENTS, what="measurements",
+                              item=Shape(frozenset(MEASUREMENT_KEYS))),
+        "hardware": Shape(most=MAX_HARDWARE, what="machines", item=machine),
+        "comparisons": Shape(most=MAX_COMPARISONS, what="pairs",
+                             item=Shape(frozenset(COMPARISON_KEYS))),
+        "models": Shape(most=MAX_MODELS, what="models", item=Shape(frozenset(MODEL_KEYS))),
+        "view": Shape(frozenset(VIEW_KEYS)),
+        "prediction": Shape(frozenset(PREDICTION_KEYS)),
+    })
+
+
+_SHAPE: list[Shape] = []
+
+
+def session_shape() -> Shape:
+    """The :class:`Shape` of a session file (built once)."""
+    if not _SHAPE:
+        _SHAPE.append(_session_shape())
+    return _SHAPE[0]
+
+
 def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None) -> Session:
     """Read and validate a session file; every problem is an :class:`InputError`.
     ``warnings``, when given, receives one line per value the file leaves to a default that
-    a current file must give (see :func:`session_from_document`)."""
-    return session_from_document(read_yaml(path, limit=MAX_SESSION_BYTES), warnings)
+    a current file must give (see :func:`session_from_document`). Unknown keys and lists
+    past their limits are refused as the text streams by, before anything is built."""
+    return session_from_document(read_yaml(path, limit=MAX_SESSION_BYTES,
+                                           shape=session_shape()), warnings)
 
 
 def loads_session(text: str | bytes, name: str | None = None,
                   warnings: list[str] | None = None) -> Session:
-    return session_from_document(parse_yaml(text, name, MAX_SESSION_BYTES), warnings)
+    return session_from_document(parse_yaml(text, name, MAX_SESSION_BYTES, session_shape()),
+                                 warnings)
 
 
 def migrate(data: dict[str, Any], doc: YamlDocument) -> dict[str, Any]:
@@ -229,6 +283,7 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
     if len(operations) > MAX_OPERATIONS:
         raise root.at("operations").error(
             f"has {len(operations)} operations; at most {MAX_OPERATIONS}")
+    _check_sweep_total(operations, root.at("operations"))
     for i, item in enumerate(operations):
         place = root.at("operations", i)
         sweep_data = None
@@ -279,6 +334,27 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
     if data.get("view") is not None:
         session.view = _parse_view(data["view"], root.at("view"))
     return session
+
+
+def _check_sweep_total(operations: list[Any], place: Place) -> None:
+    """Refuse sweeps of more points in all than a session holds, before any is expanded
+    (each point is a row of the results on every machine)."""
+    total = 0
+    first = None
+    for i, item in enumerate(operations):
+        sweep = item.get("sweep") if isinstance(item, dict) else None
+        if not isinstance(sweep, dict):
+            continue
+        values, num = sweep.get("values"), sweep.get("num")
+        points = (len(values) if isinstance(values, list)
+                  else num if isinstance(num, int) and not isinstance(num, bool) and num > 0
+                  else 0)
+        if points and first is None:
+            first = i
+        total += points
+    problem = sweep_total_problem(total)
+    if problem:
+        raise place.at(first, "sweep").error(problem)
 
 
 def _parse_prediction(value: Any, session: Session, place: Place) -> None:
@@ -668,7 +744,10 @@ def measurement_to_data(m: Measurement) -> dict[str, Any]:
     return out
 
 
-def session_to_data(session: Session) -> dict[str, Any]:
+def session_to_data(session: Session, path: str | os.PathLike[str] | None = None
+                    ) -> dict[str, Any]:
+    """The session as plain data, for a file at ``path`` (model config paths are written
+    relative to its folder)."""
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if session.title:
         out["title"] = session.title
@@ -685,7 +764,7 @@ def session_to_data(session: Session) -> dict[str, Any]:
     if session.models:
         from workbench.io.model_entries import model_entry_to_data
 
-        out["models"] = [model_entry_to_data(m) for m in session.models]
+        out["models"] = [model_entry_to_data(m, path) for m in session.models]
     if session.measurements:
         out["measurements"] = [measurement_to_data(m) for m in session.measurements]
     if session.comparisons:
@@ -699,21 +778,23 @@ def session_to_data(session: Session) -> dict[str, Any]:
     return out
 
 
-def dumps_session(session: Session) -> str:
-    return dump_yaml(session_to_data(session))
+def dumps_session(session: Session, path: str | os.PathLike[str] | None = None) -> str:
+    return dump_yaml(session_to_data(session, path))
 
 
-def save_session(session: Session, path: str | os.PathLike[str], backup: bool = True) -> None:
+def save_session(session: Session, path: str | os.PathLike[str], backup: bool = True,
+                 notes: list[str] | None = None) -> None:
     """Write atomically: a temporary file in the same folder, flushed to disk, then renamed
     over the target. The previous version is kept as ``NAME.bak``. A crash at any moment
     leaves either the old file or the new one, never a mixture. The file keeps its mode,
-    owner and links; a read-only file is refused (see :mod:`workbench.io.atomic`)."""
-    data = dumps_session(session).encode("utf-8")
+    owner and links; a read-only file is refused (see :mod:`workbench.io.atomic`). ``notes``
+    gets a line for what the user should know: an owner that could not be kept, no backup."""
+    data = dumps_session(session, path).encode("utf-8")
     if len(data) > MAX_SESSION_BYTES:  # never a file that would not open again
         raise OSError(errno.EFBIG, f"the session is {len(data) / 2**20:.1f} MB; a session file "
                                    f"holds at most {MAX_SESSION_BYTES // 2**20} MB (keep some "
                                    "measured points or operations in another session)")
-    write_atomic(Path(path), data, backup=backup)
+    write_atomic(Path(path), data, backup=backup, notes=notes)
 
 
 def ensure_error(exc: Exception, file: str | None) -> InputError:

@@ -8,7 +8,10 @@ by the file size; recording ``path → line`` and refusing duplicate keys), then
 Python data with PyYAML's safe constructor. Integers in YAML 1.1's other bases (``010`` is 8,
 ``1:30`` is 90) are refused with the number they read as. Every document is read this one
 way, with libyaml's parser and composer when PyYAML has them (``yaml.CSafeLoader``), else with
-PyYAML's own.
+PyYAML's own. A large document given a :class:`Shape` (a session file) is first checked as its
+text streams by, before the node tree (whose size grows with the document) is built: unknown
+keys, lists past their limits and nesting are refused from a count of the lines of its
+top-level lists and one pass over the parse events (:func:`check_shape`).
 """
 
 from __future__ import annotations
@@ -22,15 +25,16 @@ from typing import Any
 import yaml
 
 from workbench.io.errors import InputError
+from workbench.model.limits import MAX_SESSION_BYTES as _SESSION_BYTES
 
-__all__ = ["MAX_FILE_BYTES", "MAX_SESSION_BYTES",
+__all__ = ["MAX_FILE_BYTES", "MAX_SESSION_BYTES", "Shape", "check_shape",
            "MAX_ALIASES", "MAX_NODES", "YamlDocument", "read_yaml", "parse_yaml",
            "dump_yaml", "plain_data"]
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
-#: A session file's own cap: what the session limits allow (100,000 operations, 100,000
-#: measured points) writes well under it, and a save never writes a file beyond it.
-MAX_SESSION_BYTES = 32 * 1024 * 1024
+#: A session file's own cap (see :data:`workbench.model.limits.MAX_SESSION_BYTES`): a save
+#: never writes a file beyond it, and an edit that would take the session past it is refused.
+MAX_SESSION_BYTES = _SESSION_BYTES
 MAX_ALIASES = 100
 MAX_NODES = 200_000  # values that aliases add (an alias bomb), not values written out
 
@@ -103,18 +107,172 @@ _DumperBase = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def read_yaml(path: str | os.PathLike[str], what: str = "session file",
-              limit: int = MAX_FILE_BYTES) -> YamlDocument:
+              limit: int = MAX_FILE_BYTES, shape: Shape | None = None) -> YamlDocument:
     """Read a YAML file with every safety limit; errors are :class:`InputError` naming it.
     ``what`` names the kind of file in messages ("session file", "preset file"); ``limit``
     is its size cap in bytes."""
     from workbench.io.limits import read_regular_file
 
     name = str(path)
-    return parse_yaml(read_regular_file(path, limit, what), name, limit)
+    return parse_yaml(read_regular_file(path, limit, what), name, limit, shape)
+
+
+def did_you_mean(word: str, options: list[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``options``, or ``""``."""
+    import difflib  # only a message needs it
+
+    close = difflib.get_close_matches(word, options, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_key_message(key: object, allowed) -> str:
+    """``unknown key 'x' (did you mean 'y'?); expected one of: …``."""
+    hint = did_you_mean(str(key), [str(a) for a in allowed])
+    return f"unknown key {key!r}{hint}; expected one of: {', '.join(sorted(allowed))}"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a place of a document may hold, checked while the text streams by
+    (:func:`check_shape`): the keys a mapping may have (``None``: any), the most items a
+    list may have, and the shape of each key's value (``children``) or list item (``item``).
+    ``what`` names a list's items in messages."""
+
+    keys: frozenset[str] | None = None
+    most: int | None = None
+    what: str = "items"
+    item: Shape | None = None
+    children: dict[str, Shape] = field(default_factory=dict)
+
+
+#: Documents from this length on are checked as their text streams by (:func:`check_shape`)
+#: before they are composed; a shorter one is read at once (its size bounds the work).
+SHAPE_CHECK_CHARS = 1_000_000
+#: The most items of any list whose shape sets no limit.
+MAX_LIST_ITEMS = 100_000
+_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent, yaml.MappingEndEvent,
+           yaml.SequenceEndEvent, yaml.ScalarEvent, yaml.AliasEvent)
+
+
+def check_shape(text: str, shape: Shape, name: str | None = None) -> None:
+    """Refuse, before any object is built, a document with a key that ``shape`` does not
+    know, a list longer than its limit, or nesting deeper than :data:`MAX_DEPTH`: one pass
+    over libyaml's parse events (memory does not grow with the document), stopped at the
+    first problem. A document that is not YAML is left to the reader's own message."""
+    mapping_start, sequence_start, mapping_end, sequence_end, scalar, _alias = _EVENTS
+    loader = _LoaderBase(text)
+    # each open collection: [is a mapping, its shape, its path, items or keys seen,
+    # expecting a key (mappings), the key being read]
+    stack: list[list[Any]] = []
+    try:
+        while True:
+            event = loader.get_event()
+            kind = type(event)
+            if stack:
+                top = stack[-1]
+                if top[0] and top[4]:  # a mapping's key
+                    top[4] = False
+                    if kind is mapping_end:
+                        stack.pop()
+                        _value_done(stack)
+                        continue
+                    key = event.value if kind is scalar else None
+                    top[5] = key
+                    keys = top[1].keys if top[1] is not None else None
+                    if keys is not None and key is not None and key not in keys and key != "<<":
+                        raise InputError(unknown_key_message(key, keys), name,
+                                         event.start_mark.line + 1, top[2] + (key,))
+                    if kind is not scalar:
+                        # (a complex key: the reader refuses it with its own message)
+                        return
+                    continue
+                if not top[0]:
+                    if kind is sequence_end:
+                        stack.pop()
+                        _value_done(stack)
+                        continue
+                    top[3] += 1
+                    shape_ = top[1]
+                    most = shape_.most if shape_ is not None and shape_.most else MAX_LIST_ITEMS
+                    if top[3] > most:
+                        what = shape_.what if shape_ is not None else "items"
+                        raise InputError(f"has more than {most:,} {what}; at most {most:,}", name,
+                                         event.start_mark.line + 1, top[2])
+            if kind is mapping_start or kind is sequence_start:
+                if len(stack) >= MAX_DEPTH:
+                    raise InputError(f"nested more than {MAX_DEPTH} levels deep", name,
+                                     event.start_mark.line + 1)
+                if stack:
+                    top = stack[-1]
+                    if top[0]:
+                        child = top[1].children.get(top[5]) if top[1] is not None else None
+                        path = top[2] + (top[5],)
+                    else:
+                        child = top[1].item if top[1] is not None else None
+                        path = top[2] + (top[3] - 1,)
+                else:
+                    child, path = shape, ()
+                stack.append([kind is mapping_start, child, path, 0, True, None])
+            elif kind is scalar or kind is _alias:
+                _value_done(stack)
+            elif isinstance(event, yaml.StreamEndEvent):
+                return
+    except yaml.YAMLError:
+        return  # (the reader says what is wrong, with its line)
+    finally:
+        loader.dispose()
+
+
+_KEY_LINE = re.compile(r"^[^ \t\r\n#\-].*", re.M)  # a line at the left margin, not an item
+_ITEM_LINE = re.compile(r"^-(?:[ \t\r]|$)", re.M)
+_TOP_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)[ \t]*:(?:[ \t]+(.*))?")
+_CLOSERS = {'"': '"', "'": "'", "[": "]", "{": "}"}
+
+
+def count_top_lists(text: str, shape: Shape, name: str | None = None) -> None:
+    """The cheap scan before the event pass: in a document written in block style (as the
+    app writes it), the items of a top-level list are the lines that begin with ``-`` at the
+    left margin under its key, so a list past its limit is refused from a count of those
+    lines alone. A document in another style (a top-level value in flow style or quoted
+    over several lines, anchors, several documents, an unknown key) is left to the event
+    pass."""
+    lines = list(_KEY_LINE.finditer(text))
+    for i, line in enumerate(lines):
+        match = _TOP_KEY.fullmatch(line.group().rstrip())
+        if match is None or (shape.keys is not None and match.group(1) not in shape.keys):
+            return  # (---, ..., ? key, a quoted key, an unknown key: the event pass says)
+        value = (match.group(2) or "").strip()
+        if value[:1] in "&*!" and value or (
+                value[:1] in _CLOSERS and not (len(value) > 1
+                                                and value[-1] == _CLOSERS[value[0]])):
+            return  # (an anchor, an alias, a tag, or a value that goes on below)
+        child = shape.children.get(match.group(1))
+        if value or child is None or not child.most:
+            continue
+        end = lines[i + 1].start() if i + 1 < len(lines) else len(text)
+        start = line.end()
+        count = (text.count("\n- ", start, end) + text.count("\n-\n", start, end)
+                 + text.count("\n-\r", start, end) + text.count("\n-\t", start, end))
+        if count > child.most:
+            items = _ITEM_LINE.finditer(text, start, end)
+            for _ in range(child.most):
+                next(items)
+            at = next(items).start()
+            raise InputError(f"has more than {child.most:,} {child.what}; at most "
+                             f"{child.most:,}", name, text.count("\n", 0, at) + 1,
+                             (match.group(1),))
+
+
+def _value_done(stack: list[list[Any]]) -> None:
+    """A value ended: the mapping holding it expects its next key."""
+    if stack and stack[-1][0]:
+        stack[-1][4] = True
 
 
 def parse_yaml(raw: bytes | str, name: str | None = None,
-               limit: int = MAX_FILE_BYTES) -> YamlDocument:
+               limit: int = MAX_FILE_BYTES, shape: Shape | None = None) -> YamlDocument:
+    """The document in ``raw``, read with every safety limit; ``shape``, when given, is
+    checked first as the text streams (:func:`check_shape`)."""
     if isinstance(raw, bytes):
         if len(raw) > limit:
             raise InputError(f"document is larger than {limit // (1024 * 1024)} MB", name)
@@ -126,6 +284,9 @@ def parse_yaml(raw: bytes | str, name: str | None = None,
             raise InputError(f"not UTF-8 text (invalid byte at offset {exc.start})", name) from None
     else:
         text = raw
+    if shape is not None and len(text) > SHAPE_CHECK_CHARS:
+        count_top_lists(text, shape, name)
+        check_shape(text, shape, name)
     loader = _Loader(text)
     try:
         try:

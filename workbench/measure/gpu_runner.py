@@ -6,8 +6,8 @@ stages of a :class:`GpuProfile` and returns a :class:`~workbench.measure.runner.
 Nothing here imports a GPU library; every rule is checked in the tests with a device that
 replays the reference H100 and H200 measurements.
 
-Methods (the reference suite's, calibration/gpu-measurements/run_device.py, so that the
-figures are comparable with it):
+Methods (those with which the reference measurements in calibration/gpu-measurements/ were
+taken, so that the figures are comparable with them):
 
 * every timing is a **median** of repeated runs after warm-ups (GPU time by CUDA events
   where the library has them); its **spread** is ``(slowest − fastest) / median``;

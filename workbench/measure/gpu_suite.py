@@ -1,9 +1,9 @@
 """The kernel suite a GPU measurement times, and the fit of the calibrated prediction's
 figures (kernel-class efficiencies, start-up and launch costs) from its times.
 
-The operations are those of the reference measurements (calibration/gpu-measurements/
-suite.py, measured on an H100 SXM and an H200 on 2026-11-26), with the same ids, kinds and
-parameters; :data:`QUICK` and :data:`FULL` are short selections that cover every kernel class
+:data:`SUITE` holds the 36 operations of the reference measurements (calibration/
+gpu-measurements/, measured on an H100 SXM and an H200 on 2026-11-26) by their ids, each as a
+workbench kind and its parameters; :data:`QUICK` and :data:`FULL` are short selections that cover every kernel class
 of :data:`workbench.model.prediction.CLASSES` and each start-up unit. Each is timed the way
 the reference was: CUDA events around one call, after a 512 MiB write that flushes the L2,
 median of the runs.
@@ -31,23 +31,31 @@ from workbench.model.operations import Operation
 from workbench.model.prediction import Calibration, classify
 from workbench.model.roofline import evaluate
 
-__all__ = ["SUITE", "QUICK", "FULL", "BIG", "TINY", "KernelTime", "fit_calibration",
+__all__ = ["SUITE", "MODEL_CASES", "QUICK", "FULL", "BIG", "TINY", "KernelTime", "fit_calibration",
            "bare_machine"]
 
 M = 1 << 20
 BIG = 20e-6  # operations this long (T_lower) give efficiencies
 TINY = 1e-6  # operations this short give fixed costs
 
-#: id → (kind, parameters), as in the reference suite
+#: id → (kind, parameters) of the 36 operations of the reference measurements, in their order
+#: (the ids are the keys of ``ops`` in calibration/gpu-measurements/{h100-sxm,h200}.json)
 SUITE: dict[str, tuple[str, dict[str, Any]]] = {
+    # GEMMs, bf16 unless noted
     "g_8192": ("gemm", dict(m=8192, n=8192, k=8192, dtype="bf16")),
     "g_4096": ("gemm", dict(m=4096, n=4096, k=4096, dtype="bf16")),
     "g_2048": ("gemm", dict(m=2048, n=2048, k=2048, dtype="bf16")),
+    "g_1024": ("gemm", dict(m=1024, n=1024, k=1024, dtype="bf16")),
     "g_512": ("gemm", dict(m=512, n=512, k=512, dtype="bf16")),
-    "ffn_m4096": ("gemm", dict(m=4096, n=14336, k=4096, dtype="bf16")),
-    "ffn_m1024": ("gemm", dict(m=1024, n=14336, k=4096, dtype="bf16")),
+    "gemv_4096": ("gemm", dict(m=1, n=4096, k=4096, dtype="bf16")),
+    **{f"ffn_m{m}": ("gemm", dict(m=m, n=14336, k=4096, dtype="bf16"))
+       for m in (1, 16, 64, 256, 1024, 4096)},
     "lm_head_m1": ("gemm", dict(m=1, n=128256, k=4096, dtype="bf16")),
+    "g_fp32_8192": ("gemm", dict(m=8192, n=8192, k=8192, dtype="fp32")),
+    "g_tf32_8192": ("gemm", dict(m=8192, n=8192, k=8192, dtype="fp32", compute="tf32")),
+    "g_fp8_8192": ("gemm", dict(m=8192, n=8192, k=8192, dtype="fp8", c_dtype="bf16")),
     "bmm_qk": ("gemm", dict(batch=32, m=4096, n=4096, k=128, dtype="bf16")),
+    # attention, bf16, head_dim 128
     "fa_prefill_causal": ("attention", dict(implementation="flash", batch=1, heads=32,
                                             head_dim=128, query_len=4096, kv_len=4096,
                                             causal=True, dtype="bf16")),
@@ -63,15 +71,24 @@ SUITE: dict[str, tuple[str, dict[str, Any]]] = {
     "fa_decode_mha": ("attention", dict(implementation="flash", batch=8, heads=32,
                                         kv_heads=32, head_dim=128, query_len=1, kv_len=8192,
                                         dtype="bf16")),
+    "fa_decode_b64": ("attention", dict(implementation="flash", batch=64, heads=32,
+                                        kv_heads=8, head_dim=128, query_len=1, kv_len=4096,
+                                        dtype="bf16")),
     "naive_prefill": ("attention", dict(implementation="naive", batch=1, heads=32,
                                         head_dim=128, query_len=4096, kv_len=4096,
                                         causal=False, dtype="bf16", score_dtype="bf16",
                                         score_passes=4)),
+    # elementwise, norms, softmax, reduction
     "copy_bf16": ("elementwise", dict(n=256 * M, dtype="bf16", steps=[{"op": "copy"}])),
     "add_fp32": ("elementwise", dict(n=128 * M, dtype="fp32",
                                      steps=[{"op": "add", "inputs": ["r"]}])),
     "gelu_bf16": ("elementwise", dict(n=256 * M, dtype="bf16", steps=[{"op": "gelu"}])),
     "silu_bf16": ("elementwise", dict(n=256 * M, dtype="bf16", steps=[{"op": "silu"}])),
+    **{f"chain_{'fused' if fused else 'unfused'}": (
+        "elementwise", dict(n=64 * M, dtype="fp32", fused=fused,
+                            steps=[{"op": "fma"}, {"op": "gelu"},
+                                   {"op": "add", "inputs": ["r"]}]))
+       for fused in (False, True)},
     "add_tiny": ("elementwise", dict(n=4096, dtype="fp32",
                                      steps=[{"op": "add", "inputs": ["r"]}])),
     "rmsnorm": ("norm", dict(variant="rmsnorm", rows=16384, hidden=4096, dtype="bf16")),
@@ -79,6 +96,16 @@ SUITE: dict[str, tuple[str, dict[str, Any]]] = {
     "softmax_big": ("softmax", dict(rows=65536, cols=4096, dtype="bf16")),
     "softmax_small": ("softmax", dict(rows=32, cols=1024, dtype="bf16")),
     "sum_fp32": ("reduction", dict(op="sum", n=256 * M, dtype="fp32")),
+}
+
+#: the whole-model cases of the reference measurements (Llama-3.1-8B, calibration/
+#: gpu-measurements/Llama-3.1-8B.json): id → (phase, batch, prompt length or KV length)
+MODEL_CASES: dict[str, tuple[str, int, int]] = {
+    "llama8b_prefill_b1": ("prefill", 1, 2048),
+    "llama8b_prefill_b4": ("prefill", 4, 2048),
+    "llama8b_decode_b1": ("decode", 1, 2048),
+    "llama8b_decode_b16": ("decode", 16, 2048),
+    "llama8b_decode_b64": ("decode", 64, 2048),
 }
 
 #: one operation per kernel class and start-up unit, the tiny ones (the fixed costs) first

@@ -2,7 +2,7 @@
 HIP build) and ``mps`` (Apple GPUs).
 
 Imported only when a GPU measurement is asked for (PyTorch is the optional ``gpu`` extra).
-Each timing follows the reference suite (calibration/gpu-measurements/run_device.py): GPU time
+Each timing is taken as the reference measurements in calibration/gpu-measurements/ were: GPU time
 of one call between two CUDA events, after warm-ups; suite kernels each after a 512 MiB write
 that flushes the L2. On MPS, which has no CUDA events here, a call is timed on the host
 between two synchronizations.
@@ -212,41 +212,47 @@ class TorchBackend:
         def make():
             xa = torch.randn(4096, device=self.device)
             xb = torch.randn(4096, device=self.device)
-            for _ in range(100):
-                torch.add(xa, xb)
-            self._sync()
-            out = []
-            if mode == "eager":
+
+            def adds(count: int) -> None:  # ``count`` tiny kernels, back to back
+                for _ in range(count):
+                    torch.add(xa, xb)
+
+            def per_launch(call, per_call: int) -> list[float]:
+                """Host seconds per kernel of ``call`` (``per_call`` kernels), each run
+                ended by a synchronization."""
+                times = []
                 for _ in range(runs):
                     self._sync()
-                    t0 = time.perf_counter()
-                    for _ in range(launches):
-                        torch.add(xa, xb)
+                    start = time.perf_counter()
+                    call()
                     self._sync()
-                    out.append((time.perf_counter() - t0) / launches)
-                return out
+                    times.append((time.perf_counter() - start) / per_call)
+                return times
+
+            adds(100)
+            self._sync()
+            if mode == "eager":
+                return per_launch(lambda: adds(launches), launches)
             if self.kind != "cuda":
                 raise Unavailable("graphs are CUDA's (MPS has none)")
             captured = min(launches, 1000)
+            # a capture wants its warm-ups on a stream of their own (PyTorch's CUDA graph notes)
+            warm = torch.cuda.Stream()
+            warm.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(warm):
+                adds(3)
+            torch.cuda.current_stream().wait_stream(warm)
             graph = torch.cuda.CUDAGraph()
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(3):
-                    torch.add(xa, xb)
-            torch.cuda.current_stream().wait_stream(side)
             with torch.cuda.graph(graph):
-                for _ in range(captured):
-                    torch.add(xa, xb)
+                adds(captured)
             graph.replay()
-            self._sync()
-            for _ in range(runs):
-                t0 = time.perf_counter()
-                for _ in range(5):
+            replays = 5
+
+            def replay() -> None:
+                for _ in range(replays):
                     graph.replay()
-                self._sync()
-                out.append((time.perf_counter() - t0) / (5 * captured))
-            return out
+
+            return per_launch(replay, replays * captured)
 
         return self._guard(f"{mode} launches", make)
 
@@ -277,7 +283,7 @@ class TorchBackend:
             torch.mps.empty_cache()
 
 
-# -- the suite's operations (as run_device.py builds them) --------------------------------
+# -- the suite's operations (workbench.measure.gpu_suite.SUITE) ---------------------------
 
 
 def _dt(name: str):
@@ -295,22 +301,23 @@ def _gemm(be: TorchBackend, p):
 def _attention(be: TorchBackend, p):
     import torch.nn.functional as F  # noqa: N812
 
-    dev = be.device
-    b, h, d = p["batch"], p["heads"], p["head_dim"]
-    hk = p.get("kv_heads") or h
-    sq, skv = p["query_len"], p.get("kv_len") or p["query_len"]
-    q = torch.randn(b, h, sq, d, device=dev, dtype=torch.bfloat16)
-    k = torch.randn(b, hk, skv, d, device=dev, dtype=torch.bfloat16)
-    v = torch.randn(b, hk, skv, d, device=dev, dtype=torch.bfloat16)
+    heads, kv_heads = p["heads"], p.get("kv_heads") or p["heads"]
+    kv_len = p.get("kv_len") or p["query_len"]
+
+    def tensor(n_heads: int, length: int):  # (batch, heads, length, head_dim), bf16
+        return torch.randn(p["batch"], n_heads, length, p["head_dim"], device=be.device,
+                           dtype=torch.bfloat16)
+
+    q, k, v = tensor(heads, p["query_len"]), tensor(kv_heads, kv_len), tensor(kv_heads, kv_len)
     causal = p.get("causal", False)
     if p.get("implementation") == "naive":
-        qs = q * (1 / math.sqrt(d))
+        scaled_q = q * (1.0 / math.sqrt(p["head_dim"]))  # scaled once, outside the timing
 
-        def naive():
-            s = torch.matmul(qs, k.transpose(-1, -2))
-            return torch.matmul(torch.softmax(s, dim=-1), v)
+        def naive():  # scores written, softmax read and written, probabilities read
+            scores = torch.matmul(scaled_q, k.transpose(-1, -2))
+            return torch.matmul(torch.softmax(scores, dim=-1), v)
         return [naive]
-    gqa = {"enable_gqa": True} if hk != h else {}
+    gqa = {"enable_gqa": True} if kv_heads != heads else {}
     if be.kind != "cuda":
         return [lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, **gqa)]
     from torch.nn.attention import SDPBackend, sdpa_kernel

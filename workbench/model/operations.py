@@ -24,7 +24,9 @@ import numpy as np
 
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS, wider
 from workbench.model.terms import (  # noqa: F401 - part of this module's API
+    CAUSAL_SHAPE,
     KINDS,
+    AtMost,
     Counts,
     Kind,
     Param,
@@ -419,7 +421,9 @@ register(Kind("gemm", "GEMM / GEMV",
               GEMM_PARAMS, _count_gemm, "GEMM"))
 register(Kind("attention", "Attention",
               "Scaled dot-product attention: S = Q·Kᵀ, P = softmax(S), O = P·V.",
-              ATTENTION_PARAMS, _count_attention, "Attention"))
+              ATTENTION_PARAMS, _count_attention, "Attention",
+              constraints=(AtMost("kv_heads", "heads", "must not exceed heads ({limit}), got "
+                                                       "{value}"), CAUSAL_SHAPE)))
 register(Kind("elementwise", "Elementwise chain",
               "A chain of elementwise steps over n elements, fused into one kernel or not.",
               (
@@ -650,38 +654,43 @@ def cross_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
     a loaded one and every point of a sweep (any parameter may be a numpy array; the first
     offending point is named)."""
     problems: list[tuple[str, str]] = []
-    if kind != "attention":
+    spec = KINDS.get(kind)
+    if spec is None or not spec.constraints:
         return problems
-    full = KINDS["attention"].resolve(params)
-    heads, kv = full["heads"], full["kv_heads"]
-    q, k = full["query_len"], full["kv_len"]
-    swept = any(isinstance(v, np.ndarray) for v in (heads, kv, q, k))
+    full = spec.resolve(params)
+    used = {name for rule in spec.constraints for name in (rule.param, rule.limit)}
+    if kind == "attention":
+        used.add("heads")
+    values = [full[name] for name in sorted(used)]
+    swept = any(isinstance(v, np.ndarray) for v in values)
+    shape = np.broadcast(*values).shape if swept else ()
 
     def first(bad) -> int | None:
         bad = np.asarray(bad)
         if not bad.any():
             return None
-        return int(np.flatnonzero(np.broadcast_to(bad, np.broadcast(heads, kv, q, k).shape))[0])
+        return int(np.flatnonzero(np.broadcast_to(bad, shape))[0]) if swept else 0
 
     def at(value, i):
-        return _fmt_int(np.broadcast_to(value, np.broadcast(heads, kv, q, k).shape)[i]
-                        if swept else value)
+        return _fmt_int(np.broadcast_to(value, shape)[i] if swept else value)
 
     where = (lambda i: f" (at the sweep's point {i + 1})") if swept else (lambda i: "")
-    i = first(np.asarray(kv) > np.asarray(heads))
-    if i is not None:
-        problems.append(("kv_heads", f"must not exceed heads ({at(heads, i)}), got "
-                                     f"{at(kv, i)}{where(i)}"))
-    else:
+    refused = set()
+    for rule in spec.constraints:
+        if rule.when is not None and not full[rule.when]:
+            continue
+        value, limit = full[rule.param], full[rule.limit]
+        i = first(np.asarray(value) > np.asarray(limit))
+        if i is not None and rule.param not in refused:
+            refused.add(rule.param)
+            problems.append((rule.param, rule.message.format(limit=at(limit, i),
+                                                             value=at(value, i)) + where(i)))
+    if kind == "attention" and "kv_heads" not in refused:
+        heads, kv = full["heads"], full["kv_heads"]
         i = first(np.mod(heads, kv) != 0)
         if i is not None:
-            problems.append(("kv_heads", f"must divide heads ({at(heads, i)}) for grouped-query "
-                                         f"attention, got {at(kv, i)}{where(i)}"))
-    if full["causal"]:
-        i = first(np.asarray(q) > np.asarray(k))
-        if i is not None:
-            problems.append(("query_len", f"a causal mask needs query_len ≤ kv_len "
-                                          f"({at(k, i)}), got {at(q, i)}{where(i)}"))
+            problems.insert(0, ("kv_heads", f"must divide heads ({at(heads, i)}) for "
+                                            f"grouped-query attention, got {at(kv, i)}{where(i)}"))
     return problems
 
 

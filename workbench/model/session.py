@@ -139,6 +139,13 @@ class Session:
             return by_name
         return [e for e in self.hardware if ref in (e.preset, e.hardware.id)]
 
+    def machine_ref(self, entry: HardwareEntry) -> str:
+        """How a measured point names machine ``entry``: its preset id when that names this
+        machine alone, else its name."""
+        if entry.preset and [e.id for e in self.machines_matching(entry.preset)] == [entry.id]:
+            return entry.preset
+        return entry.hardware.name
+
     def color_of(self, entry: OperationEntry) -> str:
         if entry.color or entry.auto_color:
             return entry.color or entry.auto_color

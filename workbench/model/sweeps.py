@@ -141,6 +141,11 @@ class Sweep:
         object.__setattr__(self, "spec", spec)
 
     @property
+    def points(self) -> int:
+        """How many values the sweep gives (before duplicates are dropped)."""
+        return int(self.spec.num) if isinstance(self.spec, Range) else len(self.spec)
+
+    @property
     def range(self) -> Range | None:
         return self.spec if isinstance(self.spec, Range) else None
 

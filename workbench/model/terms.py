@@ -22,7 +22,7 @@ import numpy as np
 from workbench.model.dtypes import DTYPE_BYTES
 
 __all__ = ["Term", "Counts", "Param", "Kind", "KINDS", "Sym", "term", "symbols", "tensor", "fmt",
-           "causal_fraction", "register"]
+           "causal_fraction", "register", "AtMost", "CAUSAL_SHAPE"]
 
 _LAZY = object()  # a formula or substituted text not written yet
 _set = object.__setattr__  # (Term refuses assignment from outside)
@@ -310,6 +310,25 @@ class Param:
 
 
 @dataclass(frozen=True)
+class AtMost:
+    """A rule across a kind's parameters: ``param`` must not exceed ``limit`` (another
+    parameter), while the boolean parameter ``when`` is true (always, without one).
+    ``message`` says it, with ``{limit}`` and ``{value}`` put in (the limit's value and the
+    value given)."""
+
+    param: str
+    limit: str
+    message: str
+    when: str | None = None
+
+
+#: A causal mask hides the keys after each query: it needs no more queries than keys.
+CAUSAL_SHAPE = AtMost("query_len", "kv_len",
+                      "a causal mask needs query_len ≤ kv_len ({limit}), got {value}",
+                      when="causal")
+
+
+@dataclass(frozen=True)
 class Kind:
     """An operation kind: its parameters, its counting function and its documentation."""
     kind: str
@@ -324,6 +343,10 @@ class Kind:
     #: The execution unit the kind's FLOPs run on: ``matrix`` (tensor cores, MXU, AMX) or
     #: ``vector`` (CUDA cores, VPU, AVX): which table of peaks is its roof.
     unit: str = "matrix"
+    #: Rules across the parameters (:class:`AtMost`), declared once: the editor, the reader,
+    #: the sweeps and the model builder all check them (see
+    #: :func:`workbench.model.operations.cross_checks`).
+    constraints: tuple[AtMost, ...] = ()
 
     @functools.cached_property
     def required(self) -> tuple[str, ...]:

@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from workbench.model.terms import (
+    CAUSAL_SHAPE,
     KINDS,
+    AtMost,
     Counts,
     Kind,
     Param,
@@ -104,7 +106,14 @@ def _count_moe_gemm(p: Mapping[str, Any]) -> Counts:
 register(Kind("moe_gemm", "MoE grouped GEMM",
               "Y = X·W_e for every token and each of its k routed experts (a mixture-of-"
               "experts layer's gate/up or down projection).",
-              MOE_GEMM_PARAMS, _count_moe_gemm, "MoE experts"))
+              MOE_GEMM_PARAMS, _count_moe_gemm, "MoE experts",
+              constraints=(
+                  AtMost("top_k", "experts", "a token is sent to at most every expert: "
+                                             "top_k must not exceed experts ({limit}), got "
+                                             "{value}"),
+                  AtMost("local_experts", "experts", "a chip holds at most every expert: "
+                                                     "must not exceed experts ({limit}), got "
+                                                     "{value}"))))
 
 
 # ---------------------------------------------------------------------------------------
@@ -170,7 +179,8 @@ def _count_mla(p: Mapping[str, Any]) -> Counts:
 
 register(Kind("mla_attention", "Latent attention (MLA)",
               "Multi-head latent attention on a compressed KV cache (DeepSeek-V2/V3), in the "
-              "absorbed form.", MLA_PARAMS, _count_mla, "Latent attention"))
+              "absorbed form.", MLA_PARAMS, _count_mla, "Latent attention",
+              constraints=(CAUSAL_SHAPE,)))
 
 
 # ---------------------------------------------------------------------------------------

@@ -97,7 +97,7 @@ class MachineForm:
         layout.setContentsMargins(0, 4, 0, 4)
         layout.setSpacing(6)
 
-        self.name_edit = self._field(parse_name, str, "name", "Name", "machineName",
+        self.name_edit = self._field(self._parse_name, str, "name", "Name", "machineName",
                                      "The machine's name, as shown on the chart")
         self.name_edit.committed.connect(self._set_name)
         name_font = QFont(self.name_edit.font())
@@ -524,6 +524,15 @@ class MachineForm:
     def _edited(self) -> Hardware | None:
         entry = self.current_entry()
         return entry.hardware.copy() if entry is not None else None
+
+    def _parse_name(self, text: str) -> str:
+        """A machine's name: one a session file holds, and no other machine's."""
+        name = parse_name(text)
+        entry = self.current_entry()
+        problem = self.document.machine_name_problem(entry.id if entry else None, name)
+        if problem is not None:
+            raise ValueError(problem)
+        return name
 
     def _set_name(self, name: str) -> None:
         hw = self._edited()

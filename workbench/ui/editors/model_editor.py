@@ -8,6 +8,8 @@ spin-box drag is one undo step; the whole model's operations move at once.
 
 from __future__ import annotations
 
+import os
+
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -305,6 +307,7 @@ class AddModelDialog(QDialog):
 
     def choose_file(self, path: str) -> bool:
         """Use a config.json file (what the File… button does after its dialog)."""
+        path = os.path.abspath(path)  # (a session file names it relative to its folder)
         try:
             arch = read_model_config(path)
         except InputError as exc:

@@ -611,7 +611,8 @@ class OperationEditor(QWidget):
         if not text.strip():
             self._refuse("name", "Name: must not be empty", self._name_edit)
             return
-        problem = text_problem(text, "operation")  # what a session file can hold
+        problem = (text_problem(text, "operation")  # what a session file can hold
+                   or self.document.operation_name_problem(self._op_id, text))
         if problem is not None:
             self._refuse("name", f"Name: {problem}", self._name_edit)
             return

@@ -349,6 +349,9 @@ class SweepSection(QGroupBox):
             sweep.values_for(self._entry().operation)
         except SweepError as exc:
             return None, str(exc), widget
+        problem = self.document.sweep_problem(self._op_id, sweep)  # (the session's budget)
+        if problem:
+            return None, problem, widget
         return sweep, "", None
 
     def _means(self, sweep: Sweep) -> bool:

@@ -44,7 +44,7 @@ from workbench.ui.figures.figure_size import (
     format_of,
     resolve_size,
 )
-from workbench.ui.figures.svg_portable import portable_svg
+from workbench.ui.figures.svg_portable import SvgMark, portable_svg
 
 __all__ = [
     "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
@@ -82,8 +82,8 @@ def render_figure(session, path: str | os.PathLike[str], *, size: str | None = N
                   width: int | None = None, height: int | None = None,
                   dpi: float | None = None, theme: str = "light", transparent: bool = False,
                   view_range=None, figure: FigureSize | None = None) -> FigureSize:
-    """Write the chart of ``session`` to ``path`` (``.png``, ``.svg`` or ``.pdf``, by its
-    extension), atomically, at ``figure`` (else the size ``size``, ``width``, ``height`` and
+    """Write the chart of ``session`` to ``path`` (``.png``, ``.svg``, ``.pdf`` or ``.html``,
+    by its extension), atomically, at ``figure`` (else the size ``size``, ``width``, ``height`` and
     ``dpi`` resolve to). Returns the size used (a paper column may have grown to hold its
     key). Raises :class:`ExportError` for a bad size or format and ``OSError`` when the file
     cannot be written."""
@@ -98,14 +98,21 @@ def render_figure(session, path: str | os.PathLike[str], *, size: str | None = N
 
 def figure_bytes(session, fmt: str, fig: FigureSize, *, theme: str = "light",
                  transparent: bool = False, view_range=None) -> bytes:
-    """The figure as the bytes of a ``png``, ``svg`` or ``pdf`` file."""
+    """The figure as the bytes of a ``png``, ``svg``, ``pdf`` or ``html`` file."""
     return _figure_payload(session, fmt, fig, theme, transparent, view_range)[0]
 
 
 def _figure_payload(session, fmt: str, fig: FigureSize, theme: str, transparent: bool,
                     view_range) -> tuple[bytes, FigureSize]:
     if fmt not in FORMATS:
-        raise ExportError(f"unknown figure format {fmt!r}; use png, svg or pdf")
+        raise ExportError(f"unknown figure format {fmt!r}; use png, svg, pdf or html")
+    if fmt == "html":
+        from workbench.ui.figures.html_page import figure_page
+
+        drawn: dict = {}
+        svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
+                                    view_range=view_range, drawn=drawn)
+        return figure_page(session, svg, drawn["scene"], theme), fig
     svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
                                 view_range=view_range)
     if fmt == "svg":
@@ -131,10 +138,12 @@ def figure_svg(session, fig: FigureSize, *, theme: str = "light", transparent: b
 
 
 def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
-                     transparent: bool = False, view_range=None) -> tuple[bytes, FigureSize]:
+                     transparent: bool = False, view_range=None,
+                     drawn: dict | None = None) -> tuple[bytes, FigureSize]:
     """The figure as portable SVG 1.1, and its size: a paper column's figure
     (:attr:`FigureSize.grows`) is made taller when its key would otherwise leave names out,
-    or some of its points' tags found no place."""
+    or some of its points' tags found no place. With a ``drawn`` dict, the marks are named
+    in the SVG (:func:`_page_marks`) and ``drawn["scene"]`` is the scene the figure shows."""
     from workbench.ui.chart.canvas import HEADROOM
 
     ensure_gui_app()
@@ -152,12 +161,12 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
                 continue
             if taller is None:
                 if roomier is None or untold < roomier[1]:
-                    return _svg_of(canvas, session, fig, theme, transparent), fig
+                    return _svg_of(canvas, session, fig, theme, transparent, drawn), fig
                 break  # (no better with the room: the fitted view, below)
         fig = taller
     # (laid out again: the canvas kept for the next figure is the one this figure shows)
     with _offscreen_canvas(session, fig, theme, view_range) as canvas:
-        return _svg_of(canvas, session, fig, theme, transparent), fig
+        return _svg_of(canvas, session, fig, theme, transparent, drawn), fig
 
 
 def last_figure_canvas():
@@ -200,7 +209,8 @@ def _taller_for_key(canvas, fig: FigureSize) -> FigureSize | None:
     return taller if (taller.height, taller.key_share) != (fig.height, fig.key_share) else None
 
 
-def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool) -> bytes:
+def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool,
+            drawn: dict | None = None) -> bytes:
     from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize
     from PySide6.QtGui import QPainter
     from PySide6.QtSvg import QSvgGenerator
@@ -231,8 +241,70 @@ def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool) -> 
         painter.end()
     buffer.close()
     families = _font_families(canvas)
+    marks = ()
+    if drawn is not None:
+        marks = _page_marks(canvas, source, lw / source.width(), lh / source.height())
+        drawn["scene"] = canvas.scene_model
     return portable_svg(bytes(data), fig, None if transparent else _background(theme),
-                        families, (area.left(), area.top(), area.right(), area.bottom()))
+                        families, (area.left(), area.top(), area.right(), area.bottom()),
+                        marks)
+
+
+def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
+    """The marks of the chart to name in its SVG, where they are on the page: each drawn
+    point (``class="rw-pt"``, ``data-pts="op:hw …"``, the operations drawn there), measured
+    point (``rw-ms``, ``data-ms="measurement:hw"``), ridge (``rw-ridge``, ``data-hw``,
+    ``data-precision``), roof (``rw-roof``, ``data-hw``, ``data-kind``, ``data-name``) and
+    point label (``rw-label``, ``data-op``)."""
+    import numpy as np
+    from PySide6.QtCore import QPointF
+
+    from workbench.ui.chart.axes import to_view
+
+    vb = canvas.view_box
+
+    def page(x: float, y: float):
+        vx, vy = to_view(float(x)), to_view(float(y))
+        if not (math.isfinite(vx) and math.isfinite(vy)):
+            return None
+        p = vb.mapViewToScene(QPointF(vx, vy))
+        return ((p.x() - source.left()) * sx, (p.y() - source.top()) * sy)
+
+    marks: list[SvgMark] = []
+    spots: dict[tuple[float, float], list[str]] = {}
+    for op_id, hw_id, x, y in canvas.point_items():
+        spots.setdefault((x, y), []).append(f"{op_id}:{hw_id}")
+    for (x, y), keys in spots.items():
+        where = page(x, y)
+        if where is not None:
+            marks.append(SvgMark("marker", (where,), {"class": "rw-pt", "data-pts": " ".join(keys)}))
+    scene = canvas.scene_model
+    names = {p.op_id: p.label for p in scene.points} if scene is not None else {}
+    for op_id, text, _x, _y in canvas.label_items():
+        if text == names.get(op_id):  # (not a key's number, which may stand for several)
+            marks.append(SvgMark("text", (), {"class": "rw-label", "data-op": str(op_id)}, text))
+    measured = list(scene.measured) if scene is not None else []
+    for item in canvas.measured_items():
+        mark = next((m for m in measured if (m.name, m.hw_id, m.op_id)
+                     == (item["name"], item["hw_id"], item["op_id"])), None)
+        where = page(item["x"], item["y"])
+        if mark is None or where is None:
+            continue
+        measured.remove(mark)
+        marks.append(SvgMark("marker", (where,), {"class": "rw-ms",
+                                                  "data-ms": f"{mark.index}:{mark.hw_id}"}))
+    for ridge in scene.ridges if scene is not None else ():
+        where = page(ridge.x, ridge.y)
+        if where is not None:
+            marks.append(SvgMark("marker", (where,), {
+                "class": "rw-ridge", "data-hw": str(ridge.hw_id), "data-precision": ridge.precision}))
+    for hw_id, kind, name, xs, ys in canvas.roof_items():
+        ends = [page(x, y) for x, y in zip(xs, ys, strict=True)]
+        ends = [e for e in ends if e is not None and np.isfinite(e).all()]
+        if len(ends) >= 2:
+            marks.append(SvgMark("line", (ends[0], ends[-1]), {
+                "class": "rw-roof", "data-hw": str(hw_id), "data-kind": kind, "data-name": name}))
+    return marks
 
 
 def _background(theme: str) -> str:

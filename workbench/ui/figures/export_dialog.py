@@ -1,4 +1,4 @@
-"""The Export Figure dialog: file (its extension picks PNG, SVG or PDF), size, DPI, theme,
+"""The Export Figure dialog: file (its extension picks PNG, SVG, PDF or HTML), size, DPI, theme,
 transparent background. It remembers the last choices (``QSettings``, group ``export``); the
 same choices drive Copy Figure.
 
@@ -42,7 +42,8 @@ from workbench.ui.figures.figure_size import (
 
 __all__ = ["ExportDialog", "FigureOptions", "load_options", "save_options", "FIGURE_FILTER"]
 
-FIGURE_FILTER = "PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf)"
+FIGURE_FILTER = ("PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf);;"
+                 "Interactive web page (*.html)")
 THEME_LABELS = {"light": "Light", "dark": "Dark", "presentation": "Presentation"}
 CUSTOM = "custom"
 
@@ -115,7 +116,7 @@ class ExportDialog(QDialog):
 
         self.path_edit = QLineEdit(settings.value("export/path", "") or start_path)
         self.path_edit.setObjectName("export_path")
-        self.path_edit.setPlaceholderText("figure.png, figure.svg or figure.pdf")
+        self.path_edit.setPlaceholderText("figure.png, figure.svg, figure.pdf or figure.html")
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
         path_row = QHBoxLayout()
@@ -228,14 +229,17 @@ class ExportDialog(QDialog):
         w_in, h_in = fig.inches
         fmt = format_of(self.path_edit.text()).upper()
         grows = "; taller if its key needs the room" if fig.grows else ""
+        page = (". One file that opens in any browser, offline: tooltips with each point's "
+                "numbers and formulas, a key to hide machines, operations and memory levels, "
+                "the Results table, zoom and pan, and the session" if fmt == "HTML" else "")
         self.summary.setText(f"{fmt}: {fig.width} × {fig.height} px at {fig.dpi:g} dpi "
-                             f"({w_in:.2f} × {h_in:.2f} in{grows})")
+                             f"({w_in:.2f} × {h_in:.2f} in{grows}){page}")
 
     def problem(self) -> str | None:
         """Why the current choices cannot be exported, or None."""
         text = self.path_edit.text().strip()
         if not text:
-            return "Choose a file name ending in .png, .svg or .pdf."
+            return "Choose a file name ending in .png, .svg, .pdf or .html."
         try:
             format_of(text)
             self.options().figure_size()
@@ -246,11 +250,11 @@ class ExportDialog(QDialog):
     # -- actions ---------------------------------------------------------------------------
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export Figure", self.path_edit.text(),
-                                              FIGURE_FILTER)
+        path, chosen = QFileDialog.getSaveFileName(self, "Export Figure", self.path_edit.text(),
+                                                   FIGURE_FILTER)
         if path:
             if Path(path).suffix.lower().lstrip(".") not in FORMATS:
-                path += ".png"
+                path += ".html" if "*.html" in chosen else ".png"
             self.path_edit.setText(path)
 
     def accept_path(self, path: str | Path) -> None:

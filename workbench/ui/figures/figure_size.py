@@ -15,7 +15,7 @@ __all__ = [
     "MIN_TICK_PT", "MOST_GROWTH", "MOST_KEY_HEIGHT_IN", "KEY_SHARE",
 ]
 
-FORMATS = ("png", "svg", "pdf")
+FORMATS = ("png", "svg", "pdf", "html")
 #: CSS pixels per inch: the canvas's logical unit.
 BASE_DPI = 96.0
 #: Default figure: 1600 × 1000 pixels at 160 dpi (laid out like a 960 × 600 window, 10 in wide).
@@ -212,10 +212,10 @@ def type_boost(theme: str, type_scale: float, width_in: float, height_in: float)
 
 
 def format_of(path: str | os.PathLike[str]) -> str:
-    """``png``, ``svg`` or ``pdf`` from a file name; :class:`ExportError` otherwise."""
+    """``png``, ``svg``, ``pdf`` or ``html`` from a file name; :class:`ExportError` otherwise."""
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in FORMATS:
         shown = f".{suffix}" if suffix else "no extension"
         raise ExportError(f"{Path(path).name}: unknown figure format ({shown}); "
-                          "use .png, .svg or .pdf")
+                          "use .png, .svg, .pdf or .html")
     return suffix

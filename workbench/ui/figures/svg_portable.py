@@ -6,13 +6,15 @@ become the concrete family Qt used; the size is physical."""
 from __future__ import annotations
 
 import functools
+import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from workbench.ui.figures.figure_size import FigureSize
 
-__all__ = ["portable_svg"]
+__all__ = ["portable_svg", "SvgMark"]
 
 _SVG = "http://www.w3.org/2000/svg"
 _XLINK = "http://www.w3.org/1999/xlink"
@@ -277,15 +279,16 @@ def _is_rigid(m: Sequence[float]) -> bool:
 
 
 def portable_svg(raw: bytes, fig: FigureSize, background: str | None,
-                 families: dict[str, str] | None = None, plot_area: Rect | None = None
-                 ) -> bytes:
+                 families: dict[str, str] | None = None, plot_area: Rect | None = None,
+                 marks: Sequence[SvgMark] = ()) -> bytes:
     """Qt's SVG made to draw the same in any renderer.
 
     Shapes drawn under the chart's log-scaled data transform with cosmetic pens
     ("non-scaling-stroke", which renderers treat differently) are rewritten as paths in page
     coordinates, cut to ``plot_area`` (so the file needs no clip paths); generic font names
     become the concrete family Qt used, with a generic fallback; width and height are
-    physical; a background rectangle is added unless ``background`` is None."""
+    physical; a background rectangle is added unless ``background`` is None. Each of
+    ``marks`` found in the drawing gets its attributes (see :func:`name_marks`)."""
     ET.register_namespace("", _SVG)
     ET.register_namespace("xlink", _XLINK)
     root = ET.fromstring(_without_empty_groups(raw))
@@ -340,6 +343,8 @@ def portable_svg(raw: bytes, fig: FigureSize, background: str | None,
     for group in [g for g in root.iter() if _local(g.tag) == "g"]:
         for empty in [g for g in group if _local(g.tag) == "g" and len(g) == 0]:
             group.remove(empty)
+    if marks:
+        name_marks(root, marks)
     return b'<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + ET.tostring(
         root, encoding="unicode").encode("utf-8", "xmlcharrefreplace")
 
@@ -365,3 +370,135 @@ def _inverse(m: Sequence[float]) -> tuple[float, ...]:
     det = a * d - b * c
     ia, ib, ic, id_ = d / det, -b / det, -c / det, a / det
     return ia, ib, ic, id_, -(ia * e + ic * f), -(ib * e + id_ * f)
+
+
+# ---------------------------------------------------------------------------------------------
+# naming the marks: found by where they are drawn
+
+
+@dataclass(frozen=True)
+class SvgMark:
+    """A mark to name in the figure: ``kind`` ``"marker"`` (a point's, a measured point's or
+    a ridge's symbol, centred on ``where[0]``), ``"line"`` (a roof, the straight line
+    through ``where[0]`` and ``where[1]``), in page coordinates (logical pixels), or
+    ``"text"`` (the text element that says ``text``); ``attrs`` are set on the element found
+    (id, class, data attributes)."""
+
+    kind: str
+    where: tuple[Point, ...]
+    attrs: dict[str, str] = field(default_factory=dict)
+    text: str = ""
+
+
+#: a marker's centre is within this many logical pixels of where it was asked for; a roof's
+#: every vertex within this many of its line
+MARK_TOLERANCE = 1.5
+#: a marker is at most this many logical pixels across; a roof's drawn piece at least this long
+MARKER_MOST = 40.0
+LINE_LEAST = 6.0
+
+
+def _parse_matrix(element: ET.Element) -> tuple[float, ...] | None:
+    match = _MATRIX.match(element.get("transform", ""))
+    if not match:
+        return None
+    values = re.split(r"[\s,]+", match.group(1).strip())
+    return tuple(float(v) for v in values) if len(values) == 6 else None
+
+
+def _compose(m: Sequence[float], n: Sequence[float]) -> tuple[float, ...]:
+    """The transform ``m`` after ``n`` (a point is mapped by ``n`` first)."""
+    a, b, c, d, e, f = m
+    a2, b2, c2, d2, e2, f2 = n
+    return (a * a2 + c * b2, b * a2 + d * b2, a * c2 + c * d2, b * c2 + d * d2,
+            a * e2 + c * f2 + e, b * e2 + d * f2 + f)
+
+
+def _page_vertices(root: ET.Element):
+    """``(element, vertices in page coordinates)`` of every shape: its outline's corners, or
+    for a curved path its points and control points."""
+    identity = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+
+    def walk(element: ET.Element, m: tuple[float, ...]):
+        own = _parse_matrix(element)
+        if own is not None:
+            m = _compose(m, own)
+        if _local(element.tag) in _MAPPED:
+            try:
+                runs = _outlines(element)
+                if runs is None and _local(element.tag) == "path":
+                    pts = [p for p in _path_items(element.get("d", "")) if not isinstance(p, str)]
+                else:
+                    pts = [p for run, _closed in (runs or ()) for p in run]
+            except ValueError:
+                pts = []
+            if pts:
+                yield element, [_apply(m, x, y) for x, y in pts]
+        for child in element:
+            yield from walk(child, m)
+
+    yield from walk(root, identity)
+
+
+def name_marks(root: ET.Element, marks: Sequence[SvgMark]) -> int:
+    """Set each mark's attributes on the shape that draws it: for a marker, the unnamed
+    small shape whose centre is nearest its place (within :data:`MARK_TOLERANCE`); for a
+    line, the longest unnamed straight shape lying along it; for a text, the first unnamed
+    text element that says it. Marks are served in order (a point before a ridge drawn at
+    the same place). Returns how many were found."""
+    small: dict[tuple[int, int], list[tuple[float, float, ET.Element]]] = {}
+    lines: list[tuple[ET.Element, list[Point], float]] = []
+    for element, pts in _page_vertices(root):
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        w, h = max(xs) - min(xs), max(ys) - min(ys)
+        if 0 < max(w, h) <= MARKER_MOST:
+            cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
+            small.setdefault((round(cx), round(cy)), []).append((cx, cy, element))
+        if math.hypot(w, h) >= LINE_LEAST and _local(element.tag) != "text":
+            lines.append((element, pts, math.hypot(w, h)))
+    texts: dict[str, list[ET.Element]] = {}
+    if any(mark.kind == "text" for mark in marks):
+        for element in root.iter(f"{{{_SVG}}}text"):
+            texts.setdefault("".join(element.itertext()).strip(), []).append(element)
+    taken: set[int] = set()
+    found = 0
+    for mark in marks:
+        best = None
+        if mark.kind == "text":
+            best = next((el for el in texts.get(mark.text.strip(), ()) if id(el) not in taken),
+                        None)
+        elif mark.kind == "marker":
+            x, y = mark.where[0]
+            best_d = MARK_TOLERANCE
+            for i in (-2, -1, 0, 1, 2):
+                for j in (-2, -1, 0, 1, 2):
+                    for cx, cy, element in small.get((round(x) + i, round(y) + j), ()):
+                        d = math.hypot(cx - x, cy - y)
+                        if d <= best_d and id(element) not in taken:
+                            best, best_d = element, d
+        else:
+            best_len = 0.0
+            for element, pts, length in lines:
+                if length > best_len and id(element) not in taken \
+                        and _along(pts, mark.where[0], mark.where[1]):
+                    best, best_len = element, length
+        if best is not None:
+            taken.add(id(best))
+            found += 1
+            for key, value in mark.attrs.items():
+                best.set(key, value)
+    return found
+
+
+def _along(pts: Sequence[Point], p: Point, q: Point) -> bool:
+    """Whether every point of ``pts`` lies on the segment from ``p`` to ``q`` (a grid line
+    on the same line but longer is not the roof)."""
+    (x0, y0), (x1, y1) = p, q
+    length = math.hypot(x1 - x0, y1 - y0)
+    if not length:
+        return False
+    t = MARK_TOLERANCE
+    left, right, top, bottom = min(x0, x1) - t, max(x0, x1) + t, min(y0, y1) - t, max(y0, y1) + t
+    return all(left <= x <= right and top <= y <= bottom
+               and abs((x1 - x0) * (y0 - y) - (x0 - x) * (y1 - y0)) / length <= t
+               for x, y in pts)

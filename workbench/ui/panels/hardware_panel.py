@@ -408,4 +408,6 @@ class HardwarePanel(MachineForm, QWidget):
             return
         # the session's prediction choice is not a figure of the machine: it stays
         base.prediction, base.launches = entry.hardware.prediction, entry.hardware.launches
+        if self.document.machine_name_problem(entry.id, base.name):  # another machine has it
+            base.name = entry.hardware.name
         self.apply_machine(base, "Revert to preset")

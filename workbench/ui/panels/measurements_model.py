@@ -19,7 +19,7 @@ from workbench.model.analysis import evaluate_pair
 from workbench.model.measured import VERDICTS, Judgement, Measurement, judge
 from workbench.model.measured_session import measurement_problems
 from workbench.model.roofline import Result
-from workbench.model.session import HardwareEntry, OperationEntry
+from workbench.model.session import HardwareEntry, OperationEntry, Session
 from workbench.model.units import format_quantity
 from workbench.ui.bridge import Workspace
 
@@ -76,9 +76,10 @@ class MeasuredRow:
     problem: str | None
 
 
-def ref(entry: HardwareEntry) -> str:
-    """How a measurement names a machine: its preset id, else its name."""
-    return entry.preset or entry.hardware.name
+def ref(session: Session, entry: HardwareEntry) -> str:
+    """How a measurement names a machine: its preset id when that names it alone, else its
+    name (see :meth:`Session.machine_ref`)."""
+    return session.machine_ref(entry)
 
 
 # =========================================================================================

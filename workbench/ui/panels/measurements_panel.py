@@ -67,7 +67,7 @@ from workbench.document import Change, Document
 from workbench.document.changes import What
 from workbench.io.measurements import attach_measurements, load_measurements
 from workbench.model.dtypes import PRECISIONS
-from workbench.model.limits import text_problem
+from workbench.model.limits import OverBudget, text_problem
 from workbench.model.measured import Measurement
 from workbench.model.units import QuantityError
 from workbench.ui.bridge import Workspace
@@ -117,7 +117,7 @@ def import_measurements(document: Document, path: str | os.PathLike[str],
     step(f"Checking {len(measurements):,} measured points…", 1)
     probe = copy.copy(document.session)
     probe.measurements = list(document.session.measurements)
-    added = attach_measurements(probe, measurements, str(path))
+    added = attach_measurements(probe, measurements, str(path))  # (within the budget)
     if added:
         step(f"Drawing {len(added):,} measured points…", 2)
         document.seal()
@@ -337,7 +337,7 @@ class MeasurementsPanel(DockedPanel, QWidget):
             hw.clear()
             hw.addItem("(every machine)", None)
             for e in session.hardware:
-                hw.addItem(e.hardware.label, ref(e))
+                hw.addItem(e.hardware.label, ref(session, e))
             if m is None:
                 for key in ("name", "source"):
                     self._fields[key].setText("")
@@ -456,7 +456,12 @@ class MeasurementsPanel(DockedPanel, QWidget):
         items = list(old)
         items[self._current] = new
         self.document.seal()
-        self.document.set_measurements(items, text)
+        try:
+            self.document.set_measurements(items, text)
+        except OverBudget as exc:  # (a session file that would not open again)
+            self._errors[key] = f"Not applied: {exc}"
+            self._load_field(key)
+            return
         self.document.seal()
 
     def _load_field(self, key: str) -> None:
@@ -470,7 +475,7 @@ class MeasurementsPanel(DockedPanel, QWidget):
     def add_standalone(self) -> int:
         session = self.document.session
         hw = session.hardware[0] if len(session.hardware) == 1 else None
-        m = Measurement(name="measured kernel", hardware=ref(hw) if hw else None,
+        m = Measurement(name="measured kernel", hardware=ref(session, hw) if hw else None,
                         time_s=1e-3, flops=1e9, bytes=1e8, precision="bf16",
                         source="typed in")
         return self._append(m)
@@ -495,14 +500,19 @@ class MeasurementsPanel(DockedPanel, QWidget):
         if time_s is None:
             return None
         m = Measurement(name=f"{entry.operation.name} (measured)",
-                        operation=entry.operation.name, hardware=ref(machine),
+                        operation=entry.operation.name, hardware=ref(session, machine),
                         time_s=min(max(time_s, 1e-12), 1e9), source="typed in")
         return self._append(m)
 
-    def _append(self, m: Measurement) -> int:
+    def _append(self, m: Measurement) -> int | None:
         items = list(self.document.session.measurements) + [m]
         self.document.seal()
-        self.document.set_measurements(items, f"Add measurement {m.name}")
+        try:
+            self.document.set_measurements(items, f"Add measurement {m.name}")
+        except OverBudget as exc:
+            self._errors["add"] = f"Not added: {exc}"
+            self._set_hint()
+            return None
         self.document.seal()
         index = len(items) - 1
         self._refresh_now()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 
 from workbench.document import Change
@@ -56,8 +56,10 @@ class OperationsModel(QAbstractTableModel):
 
     The model keeps a snapshot of the entries (replaced only between ``beginResetModel`` and
     ``endResetModel``) and an id → row map, so an edit of one operation is one
-    ``dataChanged`` on its row.
+    ``dataChanged`` on its row. ``refused(reason)``: a name typed in a cell was not taken.
     """
+
+    refused = Signal(str)
 
     def __init__(self, workspace: Workspace, parent=None) -> None:
         super().__init__(parent)
@@ -330,8 +332,12 @@ class OperationsModel(QAbstractTableModel):
             return True
         if index.column() == COL_NAME and role == Qt.ItemDataRole.EditRole:
             name = str(value).strip()
-            if not name or text_problem(name, "operation") is not None:
-                return False  # (as a session file could not hold it)
+            problem = ("a name must not be empty" if not name else
+                       text_problem(name, "operation")
+                       or document.operation_name_problem(entry.id, name))
+            if problem is not None:  # (a session file could not hold it, or reopen it)
+                self.refused.emit(f"Name not changed: {problem}")
+                return False
             document.set_operation_field(entry.id, "name", name)
             document.seal()
             return True

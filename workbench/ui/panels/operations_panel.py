@@ -47,7 +47,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.document import new_operation
+from workbench.document import OverBudget, new_operation, unique_name
 from workbench.model.llm.session import ModelEntry
 from workbench.model.operations import KINDS
 from workbench.ui.bridge import Workspace
@@ -113,6 +113,7 @@ class OperationsPanel(QWidget):
         self.notice.setStyleSheet("QLabel#operationsNotice { color: #b35900; padding: 4px 6px; }")
         self.notice.hide()
         layout.addWidget(self.notice)
+        self.model.refused.connect(self._show_notice)
         layout.addWidget(self.view)
         workspace.model_requested.connect(self.model_chosen)
 
@@ -366,23 +367,32 @@ class OperationsPanel(QWidget):
     # -- edits -----------------------------------------------------------------------------
 
     def _unique_name(self, base: str) -> str:
-        names = {e.operation.name for e in self.document.session.operations}
-        if base not in names:
-            return base
-        n = 2
-        while f"{base} {n}" in names:
-            n += 1
-        return f"{base} {n}"
+        return unique_name(base, {e.operation.name for e in self.document.session.operations})
 
-    def add_operation(self, kind: str) -> int:
-        """Add a new ``kind`` operation after the selected one (or at the end); select it."""
+    def add_operation(self, kind: str) -> int | None:
+        """Add a new ``kind`` operation after the selected one (or at the end); select it
+        (``None``: the session holds as many operations as it may)."""
         current = self.current_id()
         index = self.model.row_of(current) + 1 if current is not None else None
         operation = new_operation(kind, self._unique_name(KINDS[kind].default_name))
-        op_id = self.document.add_operation(operation, index)
+        try:
+            op_id = self.document.add_operation(operation, index)
+        except OverBudget as exc:
+            self._refuse_addition("Add Operation", exc)
+            return None
         self.workspace.selection.select(op_id)
         self.select([op_id], op_id)
         return op_id
+
+    def _show_notice(self, text: str) -> None:
+        self.notice.setText(text)
+        self.notice.show()
+
+    def _refuse_addition(self, title: str, exc: Exception) -> None:
+        """Say why nothing was added (the session could not be opened again)."""
+        from PySide6.QtWidgets import QMessageBox
+
+        QMessageBox.warning(self, title, str(exc))
 
     def duplicate_current(self) -> int | None:
         """Duplicate the current operation: the copy of a model's operation is an ordinary,
@@ -399,9 +409,7 @@ class OperationsPanel(QWidget):
             try:
                 self.document.add_model(twin)
             except ModelTooLarge as exc:  # (the session could not be opened again)
-                from PySide6.QtWidgets import QMessageBox
-
-                QMessageBox.warning(self, "Duplicate Model", str(exc))
+                self._refuse_addition("Duplicate Model", exc)
                 return None
             new_id = twin.op_ids[0] if twin.op_ids else None
             self.workspace.selection.select(new_id)
@@ -411,7 +419,11 @@ class OperationsPanel(QWidget):
         op_id = self.current_id()
         if op_id is None:
             return None
-        new_id = self.document.duplicate_operation(op_id)
+        try:
+            new_id = self.document.duplicate_operation(op_id)
+        except OverBudget as exc:
+            self._refuse_addition("Duplicate Operation", exc)
+            return None
         self.workspace.selection.select(new_id)
         self.select([new_id], new_id)
         return new_id
@@ -433,8 +445,7 @@ class OperationsPanel(QWidget):
                 if all(owner.id != m.id for m in held):
                     held.append(owner)
         if refused:
-            self.notice.setText(refusal(held, len(refused)))
-            self.notice.show()
+            self._show_notice(refusal(held, len(refused)))
         if models:  # a model's operations go with the model
             for m in models:
                 self.document.remove_model(m.id)

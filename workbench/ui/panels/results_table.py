@@ -18,7 +18,6 @@ that operation's rows (``dataChanged``).
 
 from __future__ import annotations
 
-import io
 import math
 import os
 from collections.abc import Sequence
@@ -40,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change
 from workbench.document.changes import What
-from workbench.io.tables import spreadsheet_cell
+from workbench.io.tables import csv_text, tsv_text
 from workbench.ui.bridge import Workspace
 from workbench.ui.panels.results_model import (
     BOUND_COLORS,
@@ -285,10 +284,8 @@ class ResultsTable(QWidget):
 
     def table_text(self, rows: Sequence[int]) -> str:
         """Tab-separated text of these source rows with a header row."""
-        lines = ["\t".join(self.model.export_header())]
-        for row in rows:
-            lines.append("\t".join(_cell(v) for v in self.model.export_row(row)))
-        return "\n".join(lines) + "\n"
+        return tsv_text([self.model.export_header(),
+                         *([_cell(v) for v in self.model.export_row(row)] for row in rows)])
 
     def copy_selection(self) -> None:
         rows = self.selected_source_rows()
@@ -301,17 +298,13 @@ class ResultsTable(QWidget):
     def export_csv(self, path: str | os.PathLike[str]) -> int:
         """Write every row (whatever the filter and sort) as CSV with units in the headers;
         numbers in base SI units. Returns the number of data rows."""
-        import csv
-
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(self.model.export_header())
         count = self.model.rowCount()
-        for row in range(count):
-            writer.writerow([_cell(v) for v in self.model.export_row(row)])
+        text = csv_text([self.model.export_header(),
+                         *([_cell(v) for v in self.model.export_row(row)]
+                           for row in range(count))])
         from workbench.io.atomic import write_atomic
 
-        write_atomic(path, buffer.getvalue().encode("utf-8"))
+        write_atomic(path, text.encode("utf-8"))
         return count
 
 
@@ -322,4 +315,4 @@ def _cell(value: Any) -> str:
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         return repr(value)
-    return str(spreadsheet_cell(value)).replace("\t", " ").replace("\n", " ")
+    return str(value)

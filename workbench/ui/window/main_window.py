@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import __version__
-from workbench.document import Change, Document, new_operation
+from workbench.document import Change, Document, OverBudget, new_operation
 from workbench.document.changes import What
 from workbench.io.autosave import Autosave, Recoverable, find_recoverable
 from workbench.io.errors import InputError
@@ -116,7 +116,7 @@ class MainWindow(DocksMixin, QMainWindow):
                                         name="quit")
         self.export_figure_action = self._action(
             "Export &Figure…", self._on_export_figure, QKeySequence("Ctrl+E"),
-            "Save the chart as PNG, SVG or PDF", name="export_figure")
+            "Save the chart as PNG, SVG, PDF or an interactive HTML page", name="export_figure")
         self.copy_figure_action = self._action(
             "&Copy Figure", self.copy_figure, QKeySequence("Ctrl+Shift+C"),
             "Copy the chart as an image (size and theme as last exported)", name="copy_figure")
@@ -435,7 +435,7 @@ class MainWindow(DocksMixin, QMainWindow):
 
     # -- operations ------------------------------------------------------------------------
 
-    def add_operation(self, kind: str) -> int:
+    def add_operation(self, kind: str) -> int | None:
         current = self.workspace.selection.current
         index = None
         if current is not None:
@@ -443,7 +443,11 @@ class MainWindow(DocksMixin, QMainWindow):
                 index = self.document.operation_index(current) + 1
             except (KeyError, StopIteration):
                 index = None
-        op_id = self.document.add_operation(new_operation(kind), index)
+        try:
+            op_id = self.document.add_operation(new_operation(kind), index)
+        except OverBudget as exc:
+            self.statusBar().showMessage(f"Not added: {exc}", 6000)
+            return None
         self.workspace.selection.select(op_id)
         return op_id
 
@@ -619,14 +623,17 @@ class MainWindow(DocksMixin, QMainWindow):
         """Save to exactly ``path``. A read-only file is refused with a message and the
         session stays modified."""
         path = Path(path)
+        notes: list[str] = []
         try:
-            save_session(self.document.session, path)
+            save_session(self.document.session, path, notes=notes)
         except OSError as exc:
             self.show_error("Cannot save session", f"{path}: {exc.strerror or exc}")
             return False
         self.example = None
         self.document.mark_clean(path.resolve())
         self.add_recent(path.resolve())
+        if notes:  # (saved, but the user should know)
+            self.show_warning("Session saved", "\n".join(notes))
         self.statusBar().showMessage(f"Saved {path}", 4000)
         return True
 
@@ -681,8 +688,16 @@ class MainWindow(DocksMixin, QMainWindow):
 
     def show_error(self, title: str, message: str) -> None:
         self.last_error = message
-        box = QMessageBox(QMessageBox.Critical, title, message, QMessageBox.Ok, self)
-        box.setObjectName("error_dialog")
+        self._message_box(QMessageBox.Critical, title, message, "error_dialog")
+
+    def show_warning(self, title: str, message: str) -> None:
+        """Something done, with what the user should know about it (an owner not kept)."""
+        self.last_warning = message
+        self._message_box(QMessageBox.Warning, title, message, "warning_dialog")
+
+    def _message_box(self, icon, title: str, message: str, name: str) -> None:
+        box = QMessageBox(icon, title, message, QMessageBox.Ok, self)
+        box.setObjectName(name)
         box.setTextInteractionFlags(Qt.TextSelectableByMouse)
         box.open()
         self._error_box = box

@@ -1,0 +1,173 @@
+"""The HTML figure without a browser: its SVG is the SVG export with the marks named (and
+drawn the same), its JSON block holds the numbers ``analyze`` prints, and session texts can
+neither end the script blocks nor add markup. The page's behaviour in a browser is
+``test_html_export_browser.py``'s."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from conftest import EXAMPLES
+
+from workbench.cli import main as cli
+from workbench.io.sessions import load_session
+from workbench.ui.figures.export import figure_svg_sized, render_figure, resolve_size
+from workbench.ui.figures.html_page import FIELDS, page_data, script_json
+from workbench.ui.figures.svg_portable import SvgMark, name_marks
+
+BY_NAME = {p.stem: p for p in EXAMPLES}
+ADDED = re.compile(rb' (class|data-[a-z]+)="[^"]*"')
+
+
+def _analyze(path) -> dict:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli(["analyze", str(path), "--format", "json"]) == 0
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize("name", ["attention", "real_kernels_h100_h200", "llama_ffn",
+                                  "predicted_vs_measured"])
+def test_naming_the_marks_leaves_the_drawing_as_it_was(qtbot, name):
+    session = load_session(BY_NAME[name])
+    fig = resolve_size(None)
+    plain, _ = figure_svg_sized(session, fig)
+    drawn: dict = {}
+    named, _ = figure_svg_sized(session, fig, drawn=drawn)
+    assert ADDED.sub(b"", named) == plain  # attributes added, nothing else
+    scene = drawn["scene"]
+    keys = [k for spot in re.findall(rb'data-pts="([^"]*)"', named) for k in spot.split()]
+    assert sorted(keys) == sorted(f"{p.op_id}:{p.hw_id}".encode() for p in scene.points)
+    assert sorted(re.findall(rb'data-ms="([^"]*)"', named)) == sorted(
+        f"{m.index}:{m.hw_id}".encode() for m in scene.measured)
+    assert named.count(b'class="rw-ridge"') == len(scene.ridges) > 0
+    assert named.count(b'class="rw-roof"') == len(scene.roofs) > 0
+    # every operation's name written on the chart (not a key's number) is named for it
+    names = {e.id: e.operation.name for e in session.operations}
+    texts = [(el.get("class"), el.get("data-op"), "".join(el.itertext()).strip())
+             for el in ET.fromstring(named).iter("{http://www.w3.org/2000/svg}text")]
+    labels = [(int(op), text) for kind, op, text in texts if kind == "rw-label"]
+    assert labels and all(names[op] == text for op, text in labels)
+    assert sorted(text for _, _, text in texts if text in names.values()) == sorted(
+        text for _, text in labels)
+
+
+def test_a_mark_is_the_shape_drawn_where_it_is():
+    """Hand-made drawing: two markers, one beside the other's place; a roof and a grid line
+    on the same line, the grid line longer."""
+    svg = ET.fromstring(
+        '<svg xmlns="http://www.w3.org/2000/svg">'
+        '<g transform="matrix(1,0,0,1,100,50)"><path id="a" d="M-3,-3 L3,-3 L3,3 L-3,3 Z"/></g>'
+        '<path id="b" d="M197,97 L203,97 L203,103 L197,103 Z"/>'
+        '<path id="grid" d="M0,300 L900,300"/>'
+        '<path id="roof" d="M400,300 L900,300"/>'
+        '</svg>')
+    found = name_marks(svg, [
+        SvgMark("marker", ((100.5, 50.5),), {"class": "p1"}),  # a: centre (100, 50), 0.7 off
+        SvgMark("marker", ((203.0, 100.0),), {"class": "p2"}),  # b: centre 3 px away: no
+        SvgMark("line", ((350.0, 300.0), (950.0, 300.0)), {"class": "roof"}),
+    ])
+    by_id = {el.get("id"): el.get("class") for el in svg.iter() if el.get("id")}
+    assert found == 2
+    assert by_id == {"a": "p1", "b": None, "grid": None, "roof": "roof"}
+
+
+@pytest.mark.parametrize("name", ["attention", "real_kernels_h100_h200"])
+def test_the_page_holds_the_numbers_analyze_prints(qtbot, name):
+    session = load_session(BY_NAME[name])
+    drawn: dict = {}
+    figure_svg_sized(session, resolve_size(None), drawn=drawn)
+    data = json.loads(script_json(page_data(session, drawn["scene"])))
+    analysis = _analyze(BY_NAME[name])
+    strings = data["strings"]
+    at = {f: i for i, f in enumerate(FIELDS)}
+    pages = {(strings[row[at["operation"]]], strings[row[at["machine"]]]): row
+             for row in data["points"].values()}
+    assert len(pages) == len(analysis["results"])
+    for r in analysis["results"]:
+        row = pages[(r["operation"], r["hardware"])]
+        for ours, theirs in (("flops", "flops"), ("bytes", "bytes"), ("intensity", "intensity"),
+                             ("attainable", "attainable_flops"), ("t_lower", "t_lower_s"),
+                             ("t_predicted", "t_predicted_s")):
+            assert row[at[ours]] == r[theirs]
+        assert strings[row[at["bound"]]] == r["bound"]
+        assert strings[row[at["level"]]] == r["level"]
+    measured = {(strings[row[at["operation"]]], strings[row[at["machine"]]]): row
+                for row in data["measured"].values()}
+    assert len(measured) == len(analysis["measurements"])
+    for m in analysis["measurements"]:
+        row = measured[(m["name"], m["hardware"])]
+        assert row[at["measured"]] == m["measured_time_s"]
+        assert strings[row[at["verdict"]]] == m["verdict_label"]
+        if m["operation"] is not None:  # the operation's own row says it too
+            point = pages[(m["operation"], m["hardware"])]
+            assert point[at["measured"]] == m["measured_time_s"]
+
+
+def test_script_json_cannot_end_its_block():
+    text = "</script><!-- & \u2028\u2029 >"
+    out = script_json({"name": text})
+    assert out == ('{"name":"\\u003c/script\\u003e\\u003c!-- \\u0026 \\u2028\\u2029 '
+                   '\\u003e"}')
+    assert json.loads(out) == {"name": text}
+    with pytest.raises(ValueError):
+        script_json({"x": float("inf")})
+
+
+def test_hostile_names_add_no_markup_to_the_page(qtbot, tmp_path):
+    session = load_session(BY_NAME["llama_ffn"])
+    names = ["</script><script>alert(1)</script>", '"><img src=x onerror=alert(2)>',
+             "</svg><svg onload=alert(3)>"]
+    for entry, name in zip(session.operations, names, strict=False):
+        entry.operation.name = name
+    session.title = "</title><script>alert(4)</script>"
+    target = tmp_path / "fig.html"
+    render_figure(session, target)
+    page = target.read_text(encoding="utf-8")
+    assert page.count("<script") == 2 and page.count("</script>") == 2  # the page's own
+    assert "<img" not in page and "<svg onload" not in page
+    assert page.count("<svg") == 1 and page.count("</svg>") == 1
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page  # shown as text
+
+
+def test_thecompact_svg_draws_what_the_export_draws(qtbot):
+    """The page's SVG is smaller than the export's (properties a shape would inherit
+    anyway, fonts on groups without text, neighbouring groups of one style) and paints the
+    same pixels."""
+    from PySide6.QtCore import QByteArray
+    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtSvg import QSvgRenderer
+
+    from workbench.ui.figures.html_page import compact_svg
+
+    session = load_session(BY_NAME["attention"])
+    svg, fig = figure_svg_sized(session, resolve_size(None), drawn={})
+    compact = compact_svg(svg.decode("utf-8")).encode("utf-8")
+    assert len(compact) < 0.85 * len(svg)
+
+    def pixels(data: bytes) -> np.ndarray:
+        image = QImage(fig.width, fig.height, QImage.Format.Format_ARGB32)
+        image.fill(0)
+        painter = QPainter(image)
+        QSvgRenderer(QByteArray(data)).render(painter)
+        painter.end()
+        return np.frombuffer(image.constBits(), np.uint8).copy()
+
+    assert np.array_equal(pixels(svg), pixels(compact))
+
+
+def test_render_writes_an_html_page(qtbot, tmp_path):
+    target = tmp_path / "fig.html"
+    assert cli(["render", str(BY_NAME["attention"]), "-o", str(target)]) == 0
+    page = target.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    # no address but the names of SVG's namespaces (names, never fetched)
+    assert set(re.findall(r"https?://[^\s\"'<>]+", page)) <= {
+        "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
+    assert not re.search(r"<(link|img|iframe|object|embed)\b|\bsrc=", page)

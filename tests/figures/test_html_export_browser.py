@@ -1,0 +1,439 @@
+"""A figure exported as HTML, driven in a real browser (Debian's ``chromium`` through its
+``chromedriver`` and Selenium; CI installs them, see ``.ci/run``): what a person opening the
+file sees and does. The numbers it shows are held against ``analyze --format json``.
+
+One browser serves the whole module. Without Chromium these tests fail (they are never
+skipped): the page's script is only tested here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from workbench.cli import main as cli
+from workbench.model.units import format_quantity
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+VIEWPORT = (1366, 768)
+HOSTILE_OP = "</script><script>window.pwned=1;alert(1)</script>"
+HOSTILE_OP2 = '"><img src=x onerror="window.pwned=2;alert(2)">'
+HOSTILE_TITLE = "<b onmouseover=alert(3)>title</b> & </title><script>window.pwned=3</script>"
+
+
+def _analyze(session: Path) -> dict:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli(["analyze", str(session), "--format", "json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def _render(session: Path, target: Path) -> Path:
+    assert cli(["render", str(session), "-o", str(target)]) == 0
+    return target
+
+
+def _hostile_session(folder: Path) -> Path:
+    """The attention example with names and a title that are markup and script."""
+    from workbench.io.sessions import dumps_session, load_session
+
+    session = load_session(ROOT / "workbench" / "examples" / "attention.yaml")
+    session.title = HOSTILE_TITLE
+    renamed = {}
+    for entry, name in zip(session.operations, (HOSTILE_OP, HOSTILE_OP2), strict=False):
+        renamed[entry.operation.name] = name
+        entry.operation.name = name
+    for pair in session.comparisons:  # (they name the operations they compare)
+        pair.first = renamed.get(pair.first, pair.first)
+        pair.second = renamed.get(pair.second, pair.second)
+    path = folder / "hostile.yaml"
+    path.write_text(dumps_session(session), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    """The exported pages (``render … -o FIG.html``) and ``analyze`` of their sessions."""
+    folder = tmp_path_factory.mktemp("html")
+    examples = ROOT / "workbench" / "examples"
+    out = {}
+    for name, session in (("attention", examples / "attention.yaml"),
+                          ("kernels", examples / "real_kernels_h100_h200.yaml"),
+                          ("hostile", _hostile_session(folder))):
+        out[name] = (_render(session, folder / f"{name}.html"), _analyze(session), session)
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for the module, the viewport 1366 × 768, its console and
+    network logged. Never the network for the driver itself (Selenium Manager is not asked:
+    the driver's path is given)."""
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if shutil.which(p) is None]
+    if missing:
+        pytest.fail(f"the browser tests need Debian's chromium and chromium-driver: missing "
+                    f"{', '.join(missing)} (apt-get install chromium chromium-driver)")
+    import os
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    os.environ.setdefault("SE_OFFLINE", "true")  # (Selenium Manager, were it asked: no network)
+    options = Options()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-extensions", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-default-apps",
+                f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1, "mobile": False})
+    yield driver
+    driver.quit()
+
+
+def _open_page(browser, page: Path) -> None:
+    """Open ``page`` afresh: its console and network logs are its own."""
+    browser.get("about:blank")
+    browser.get_log("browser")  # (what came before this page)
+    browser.get_log("performance")
+    browser.get(page.as_uri())
+
+
+def _visible(browser, selector: str):
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]))"
+        ".filter(e => getComputedStyle(e).display !== 'none' && !e.closest('[hidden]'))",
+        selector)
+
+
+def _point_keys(browser) -> list[str]:
+    return [k for el in _visible(browser, ".rw-pt") for k in el.get_attribute("data-pts").split()]
+
+
+def _result(analysis: dict, operation: str, machine: str) -> dict:
+    [r] = [r for r in analysis["results"]
+           if r["operation"] == operation and r["hardware"] == machine]
+    return r
+
+
+def _hover(browser, element) -> list[str]:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(browser).move_to_element(element).perform()
+    tip = browser.find_element("id", "tip")
+    assert tip.is_displayed()
+    return tip.text.split("\n")
+
+
+def _page_data(browser) -> dict:
+    return json.loads(browser.find_element("id", "figure-data").get_attribute("textContent"))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_every_result_is_one_point_and_one_row(browser, pages):
+    page, analysis, _ = pages["attention"]
+    _open_page(browser, page)
+    data = _page_data(browser)
+    keys = _point_keys(browser)
+    assert len(keys) == len(set(keys)) == len(analysis["results"]) == 8
+    rows = browser.find_elements("css selector", "#results tbody tr")
+    assert len(rows) == 8
+    named = {(data["strings"][data["points"][k][2]], data["strings"][data["points"][k][3]])
+             for k in keys}
+    assert named == {(r["operation"], r["hardware"]) for r in analysis["results"]}
+    assert not browser.get_log("browser")  # no script error, nothing refused
+
+
+@pytest.mark.parametrize("operation, machine", [
+    ("Prefill, naive", "NVIDIA H100 SXM5 80GB"),
+    ("Decode, GQA (8 KV heads)", "NVIDIA H200 SXM 141GB"),
+])
+def test_a_hover_tells_the_numbers_of_analyze(browser, pages, operation, machine):
+    page, analysis, _ = pages["attention"]
+    _open_page(browser, page)
+    data = _page_data(browser)
+    strings = data["strings"]
+    [key] = [k for k, row in data["points"].items()
+             if (strings[row[2]], strings[row[3]]) == (operation, machine)]
+    [spot] = [el for el in _visible(browser, ".rw-pt")
+              if key in el.get_attribute("data-pts").split()]
+    lines = _hover(browser, spot)
+    r = _result(analysis, operation, machine)
+    assert lines[0] == operation
+    assert lines[1] == f"on {machine}"
+    expected = [
+        f"FLOPs: {format_quantity(r['flops'], 'flops')}",
+        f"Bytes: {format_quantity(r['bytes'], 'bytes')}",
+        f"Intensity: {format_quantity(r['intensity'], 'intensity')} (across {r['level']})",
+        f"Bound: {r['bound']}",
+        f"T_lower: {format_quantity(r['t_lower_s'], 'time')}",
+        f"Predicted time: {format_quantity(r['t_predicted_s'], 'time')}",
+    ]
+    for line in expected:
+        assert line in lines
+    assert any(line.startswith(f"Attainable: {format_quantity(r['attainable_flops'], 'flop_rate')}")
+               for line in lines)
+    # the derivation's lines: attainable = min(peak, I × bandwidth), with this point's numbers
+    attainable = next(line for line in lines if line.startswith("attainable: min(peak, I × bandwidth)"))
+    assert attainable.split(" = ")[-1].startswith(format_quantity(r["attainable_flops"], "flop_rate"))
+    assert f"{format_quantity(r['peak_flops'], 'flop_rate')}" in attainable
+    assert f"{format_quantity(r['bandwidth'], 'bandwidth')}" in attainable
+
+
+def test_hovering_a_roof_and_a_ridge_tells_their_formula(browser, pages):
+    page, analysis, _ = pages["attention"]
+    _open_page(browser, page)
+    hits = browser.find_elements("css selector", ".rw-hit[fill='transparent']")
+    assert len(hits) == 2  # a ridge on each machine
+    lines = _hover(browser, hits[0])
+    assert any(line.startswith("ridge = peak / bandwidth = ") for line in lines)
+    ridges = {format_quantity(r["ridge"], "intensity") for r in analysis["results"]}
+    assert lines[-1].split(" = ")[-1] in ridges
+
+
+def test_hiding_a_machine_takes_its_points_and_rows_away(browser, pages):
+    page, analysis, _ = pages["attention"]
+    _open_page(browser, page)
+    h200 = "NVIDIA H200 SXM 141GB"
+    on_h200 = sum(r["hardware"] == h200 for r in analysis["results"])
+    assert on_h200 == 4
+    button = next(b for b in browser.find_elements("css selector", "#key button.toggle")
+                  if b.text == h200)
+    button.click()
+    data = _page_data(browser)
+    h200_id = next(m["id"] for m in data["machines"] if m["name"] == h200)
+    every = [el.get_attribute("data-pts").split()
+             for el in browser.find_elements("css selector", ".rw-pt")]
+    shown = [el.get_attribute("data-pts").split() for el in _visible(browser, ".rw-pt")]
+    on_it = [keys for keys in every if all(k.endswith(f":{h200_id}") for k in keys)]
+    assert on_it and not any(keys in shown for keys in on_it)  # its own points are gone
+    # a spot it shares with the other machine stays, for the other machine's point
+    assert len(shown) == len(every) - len(on_it)
+    assert {k for keys in shown for k in keys if not k.endswith(f":{h200_id}")} == {
+        k for keys in every for k in keys if not k.endswith(f":{h200_id}")}
+    assert len(_visible(browser, "#results tbody tr")) == 8 - on_h200
+    roofs = _visible(browser, ".rw-roof")
+    assert roofs and all(r.get_attribute("data-hw") != str(h200_id) for r in roofs)
+    # an operation hidden takes its name off the chart too
+    flash = next(o["id"] for o in data["operations"] if o["name"] == "Prefill, Flash")
+    names = [t.text for t in _visible(browser, "#figure svg text")]
+    assert "Prefill, Flash" in names
+    next(b for b in browser.find_elements("css selector", "#key button.toggle")
+         if b.text == "Prefill, Flash").click()
+    assert "Prefill, Flash" not in [t.text for t in _visible(browser, "#figure svg text")]
+    assert not any(k.startswith(f"{flash}:") for k in _point_keys(browser))
+    next(b for b in browser.find_elements("css selector", "#key button.toggle")
+         if b.text == "Prefill, Flash").click()
+    button.click()  # and back
+    assert len(_point_keys(browser)) == 8
+    # "only" isolates it; a second "only" shows every machine again
+    only = button.find_element("xpath", "following-sibling::button")
+    only.click()
+    assert all(any(k.endswith(f":{h200_id}") for k in el.get_attribute("data-pts").split())
+               for el in _visible(browser, ".rw-pt"))
+    assert len(_visible(browser, "#results tbody tr")) == on_h200
+    only.click()
+    assert len(_point_keys(browser)) == 8
+    # the figure's own legend: its row of the machine hides the machine too
+    [row] = [t for t in browser.find_elements("css selector", "#figure svg text.rw-legend")
+             if t.text == h200]
+    row.click()
+    assert button.get_attribute("aria-pressed") == "false"
+    assert len(_visible(browser, "#results tbody tr")) == 8 - on_h200
+    assert not browser.get_log("browser")
+
+
+def test_the_table_sorts_by_a_column_and_back(browser, pages):
+    page, analysis, _ = pages["attention"]
+    _open_page(browser, page)
+    heading = next(th for th in browser.find_elements("css selector", "#results th")
+                   if th.text == "T_lower")
+    heading.click()
+    data = _page_data(browser)
+    strings = data["strings"]
+
+    def shown_order():
+        out = []
+        for tr in browser.find_elements("css selector", "#results tbody tr"):
+            row = data["points"][tr.get_attribute("data-pt")]
+            out.append((strings[row[2]], strings[row[3]]))
+        return out
+
+    by_time = sorted(analysis["results"], key=lambda r: r["t_lower_s"])
+    assert shown_order() == [(r["operation"], r["hardware"]) for r in by_time]
+    assert heading.get_attribute("aria-sort") == "ascending"
+    heading.click()
+    assert [r["t_lower_s"] for r in (_result(analysis, *k) for k in shown_order())] == sorted(
+        (r["t_lower_s"] for r in analysis["results"]), reverse=True)
+    # the row under the cursor rings its point
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    row = browser.find_elements("css selector", "#results tbody tr")[0]
+    ActionChains(browser).move_to_element(row).perform()
+    ring = browser.find_element("css selector", ".rw-ring")
+    assert ring.get_attribute("display") == "inline"
+    spot = next(el for el in _visible(browser, ".rw-pt")
+                if row.get_attribute("data-pt") in el.get_attribute("data-pts").split())
+    ring_box, spot_box = ring.rect, spot.rect
+    assert abs((ring_box["x"] + ring_box["width"] / 2) - (spot_box["x"] + spot_box["width"] / 2)) < 2
+    assert abs((ring_box["y"] + ring_box["height"] / 2) - (spot_box["y"] + spot_box["height"] / 2)) < 2
+
+
+def test_the_slowest_measured_kernels_alone(browser, pages):
+    page, analysis, _ = pages["kernels"]
+    _open_page(browser, page)
+    measured = analysis["measurements"]
+    assert len(_visible(browser, ".rw-ms")) == len(measured) == 70
+    box = browser.find_element("id", "topn")
+    box.clear()
+    box.send_keys("5")
+    shown = _visible(browser, ".rw-ms")
+    assert len(shown) == 5
+    data = _page_data(browser)
+    names = {data["strings"][data["measured"][el.get_attribute("data-ms")][2]] for el in shown}
+    slowest = sorted(measured, key=lambda m: m["measured_time_s"], reverse=True)[:5]
+    assert names == {m["name"] for m in slowest}
+    assert len(_visible(browser, "#results tbody tr[data-ms]")) == 5
+    assert not browser.get_log("browser")
+
+
+def test_wheel_zooms_drag_pans_and_reset_restores(browser, pages):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+
+    page, _, _ = pages["attention"]
+    _open_page(browser, page)
+    svg = browser.find_element("css selector", "#figure svg")
+    first = [float(v) for v in svg.get_dom_attribute("viewBox").split()]
+    ActionChains(browser).scroll_from_origin(ScrollOrigin.from_element(svg), 0, -300).perform()
+    zoomed = [float(v) for v in svg.get_dom_attribute("viewBox").split()]
+    assert zoomed[2] < first[2] and zoomed[3] < first[3]  # closer in
+    ActionChains(browser).move_to_element_with_offset(svg, -200, 150).click_and_hold() \
+        .move_by_offset(60, 0).move_by_offset(60, 0).release().perform()
+    panned = [float(v) for v in svg.get_dom_attribute("viewBox").split()]
+    assert panned[0] < zoomed[0] and panned[2] == zoomed[2]  # dragged right: left part shown
+    browser.find_element("id", "reset").click()
+    assert [float(v) for v in svg.get_dom_attribute("viewBox").split()] == first
+
+
+def test_the_page_fetches_nothing_and_carries_its_session(browser, pages):
+    from workbench.io.sessions import loads_session
+
+    page, analysis, session = pages["kernels"]
+    _open_page(browser, page)
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(browser).move_to_element(_visible(browser, ".rw-ms")[0]).perform()
+    requests = []
+    for entry in browser.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            requests.append(message["params"]["request"]["url"])
+    assert requests and all(url.startswith(("file:", "data:")) for url in requests), requests
+    assert all(not url.startswith("data:") for url in requests[1:])  # no image, font, script
+    csp = browser.find_element("css selector", "meta[http-equiv='Content-Security-Policy']")
+    assert "default-src 'none'" in csp.get_attribute("content")
+    link = browser.find_element("link text", "Download session YAML")
+    href = link.get_attribute("href")
+    prefix = "data:application/x-yaml;charset=utf-8,"
+    assert href.startswith(prefix) and link.get_attribute("download").endswith(".yaml")
+    carried = loads_session(urllib.parse.unquote(href[len(prefix):]), "carried.yaml")
+    original = loads_session(session.read_text(encoding="utf-8"), session.name)
+    assert carried.title == original.title
+    assert [e.operation.name for e in carried.operations] == [e.operation.name
+                                                             for e in original.operations]
+    assert len(carried.measurements) == len(original.measurements) == 70
+    assert not browser.get_log("browser")
+
+
+def test_hostile_names_are_shown_as_text_and_run_nothing(browser, pages):
+    from selenium.common.exceptions import NoAlertPresentException
+
+    page, analysis, _ = pages["hostile"]
+    _open_page(browser, page)
+    with pytest.raises(NoAlertPresentException):
+        browser.switch_to.alert.text  # noqa: B018 (reading it asks for the dialog)
+    assert browser.execute_script("return typeof window.pwned") == "undefined"
+    assert browser.execute_script("return document.querySelectorAll('img').length") == 0
+    assert browser.title == HOSTILE_TITLE
+    cells = [td.text for td in browser.find_elements("css selector", "#results td")]
+    assert HOSTILE_OP in cells and HOSTILE_OP2 in cells
+    texts = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#figure svg text')).map(t => t.textContent)")
+    assert any(HOSTILE_OP2 in t for t in texts)
+    buttons = [b.text for b in browser.find_elements("css selector", "#key button.toggle")]
+    assert HOSTILE_OP in buttons and HOSTILE_OP2 in buttons
+    # its tooltip says the name as it is
+    data = _page_data(browser)
+    key = next(k for k, row in data["points"].items() if data["strings"][row[2]] == HOSTILE_OP2)
+    spot = next(el for el in _visible(browser, ".rw-pt")
+                if key in el.get_attribute("data-pts").split())
+    lines = _hover(browser, spot)
+    assert lines[0] == HOSTILE_OP2
+    with pytest.raises(NoAlertPresentException):
+        browser.switch_to.alert.text  # noqa: B018
+    assert browser.execute_script("return typeof window.pwned") == "undefined"
+    assert {r["operation"] for r in analysis["results"]} >= {HOSTILE_OP, HOSTILE_OP2}
+
+
+def test_without_javascript_the_figure_and_table_still_show(browser, pages):
+    page, analysis, _ = pages["attention"]
+    browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
+    try:
+        _open_page(browser, page)
+        assert browser.find_element("css selector", "#figure svg").is_displayed()
+        rows = [tr for tr in browser.find_elements("css selector", "#results tbody tr")
+                if tr.is_displayed()]
+        assert len(rows) == len(analysis["results"])
+        # the controls that need the script are not offered
+        assert not browser.find_element("id", "reset").is_displayed()
+        assert not browser.find_element("id", "key").is_displayed()
+        assert browser.find_element("link text", "Download session YAML").is_displayed()
+    finally:
+        browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
+
+
+def test_the_browser_draws_the_figure_as_the_svg_export(browser, pages, tmp_path):
+    """The figure in the page, as the browser draws it at 1366 × 768, beside the PNG export
+    of the same session (Qt draws that from the same SVG): alike, pixel area by area."""
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    page, _, session = pages["attention"]
+    _open_page(browser, page)
+    svg = browser.find_element("css selector", "#figure svg")
+    shot = tmp_path / "shot.png"
+    browser.save_screenshot(str(shot))
+    assert QImage(str(shot)).size().toTuple() == VIEWPORT
+    (tmp_path / "figure.png").write_bytes(svg.screenshot_as_png)
+    box = svg.rect
+    assert cli(["render", str(session), "-o", str(tmp_path / "export.png"),
+                "--width", str(round(box["width"])), "--height", str(round(box["height"])),
+                "--dpi", "96"]) == 0
+
+    def grey(path: Path, cells=(24, 40)):
+        image = QImage(str(path)).convertToFormat(QImage.Format.Format_Grayscale8)
+        h, w = image.height(), image.width()
+        pixels = np.frombuffer(image.constBits(), np.uint8).reshape(h, image.bytesPerLine())[:, :w]
+        ch, cw = h // cells[0], w // cells[1]
+        return pixels[:ch * cells[0], :cw * cells[1]].reshape(cells[0], ch, cells[1], cw) \
+            .mean(axis=(1, 3))
+
+    ours, qt = grey(tmp_path / "figure.png"), grey(tmp_path / "export.png")
+    # (grey levels of 255: 0.3 on average, at most 14 here; another example is 7 and 60 off)
+    assert np.abs(ours - qt).mean() < 1.5
+    assert np.abs(ours - qt).max() < 30.0

@@ -1,0 +1,80 @@
+"""A model's config.json is named relative to the session file: the session opens from any
+folder it is moved or saved to, and a shipped config is named by name."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from PySide6.QtWidgets import QDialogButtonBox
+
+from workbench.document import Document
+from workbench.io.errors import InputError
+from workbench.io.model_configs import SHIPPED_DIR, shipped_configs
+from workbench.io.sessions import load_session, save_session
+from workbench.io.yamlio import read_yaml
+
+
+def _session_with_config(folder):
+    (folder / "cfg").mkdir(parents=True)
+    (folder / "cfg" / "config.json").write_text(shipped_configs()["Qwen3-8B"].read_text())
+    path = folder / "s.yaml"
+    path.write_text("schema_version: 2\nmodels:\n  - {config: cfg/config.json, batch: 2}\n")
+    return path
+
+
+def test_save_as_to_another_folder_rewrites_the_config_path(tmp_path):
+    session = load_session(_session_with_config(tmp_path / "A"))
+    target = tmp_path / "B" / "deeper" / "s.yaml"
+    target.parent.mkdir(parents=True)
+    save_session(session, target)
+    written = read_yaml(target).data["models"][0]["config"]
+    assert written == "../../A/cfg/config.json"  # from B/deeper up two folders, then into A
+    reopened = load_session(target)
+    assert reopened.models[0].arch.kv_heads == 8 and reopened.models[0].setup.batch == 2
+
+
+def test_a_session_moved_with_its_config_still_opens(tmp_path):
+    path = _session_with_config(tmp_path / "A")
+    save_session(load_session(path), path)
+    assert read_yaml(path).data["models"][0]["config"] == "cfg/config.json"
+    os.rename(tmp_path / "A", tmp_path / "moved")
+    assert load_session(tmp_path / "moved" / "s.yaml").models[0].arch.kv_heads == 8
+
+
+def test_a_config_not_found_says_where_it_looked(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("schema_version: 2\nmodels:\n  - {config: cfg/config.json}\n")
+    with pytest.raises(InputError) as caught:
+        load_session(path)
+    message = str(caught.value)
+    assert str(tmp_path / "cfg" / "config.json") in message
+    assert "models[0].config" in message and "relative to the session file" in message
+
+
+def test_a_shipped_config_given_by_path_is_written_by_name(tmp_path):
+    path = tmp_path / "s.yaml"
+    shipped = SHIPPED_DIR / "Llama-3.1-8B.json"
+    path.write_text(f"schema_version: 2\nmodels:\n  - {{config: '{shipped}'}}\n")
+    save_session(load_session(path), tmp_path / "copy.yaml")
+    assert read_yaml(tmp_path / "copy.yaml").data["models"][0]["config"] == "Llama-3.1-8B"
+
+
+def test_a_config_chosen_in_the_app_is_stored_relative(qtbot, tmp_path, monkeypatch):
+    from workbench.ui.editors.model_editor import AddModelDialog
+
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "config.json").write_text(shipped_configs()["Qwen3-8B"].read_text())
+    monkeypatch.chdir(tmp_path)
+    document = Document()
+    dialog = AddModelDialog(document=document)
+    qtbot.addWidget(dialog)
+    assert dialog.choose_file("cfg/config.json")  # as a file dialog may give it
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    document.add_model(dialog.entry)
+    monkeypatch.chdir(SHIPPED_DIR)  # the app's folder is not the session's
+    (tmp_path / "work").mkdir()
+    save_session(document.session, tmp_path / "work" / "s.yaml")
+    assert read_yaml(tmp_path / "work" / "s.yaml").data["models"][0]["config"] == \
+        "../cfg/config.json"
+    assert load_session(tmp_path / "work" / "s.yaml").models[0].arch.kv_heads == 8

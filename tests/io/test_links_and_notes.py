@@ -1,0 +1,84 @@
+"""Saving keeps a session's hard links (written in place after a safe copy, or refused
+when no copy can be made), and says what it could not keep: another user's ownership, a
+backup whose name is too long."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from workbench.io import atomic
+from workbench.io.atomic import WriteRefused
+from workbench.io.sessions import load_session, save_session
+from workbench.model.session import Session
+
+
+def _session(title: str) -> Session:
+    return Session(title=title)
+
+
+def test_a_hard_linked_session_keeps_its_link(tmp_path):
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    save_session(_session("before"), first)
+    os.link(first, second)
+    save_session(_session("after"), first)
+    assert os.path.samefile(first, second) and os.stat(first).st_nlink == 2
+    assert load_session(second).title == "after"  # the other name shows the save
+    assert load_session(tmp_path / "a.yaml.bak").title == "before"  # the safe copy, kept
+    assert not os.path.samefile(first, tmp_path / "a.yaml.bak")
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_without_a_backup_the_safe_copy_goes(tmp_path):
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    save_session(_session("before"), first)
+    os.link(first, second)
+    save_session(_session("after"), first, backup=False)
+    assert load_session(second).title == "after"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml", "b.yaml"]
+
+
+def test_a_hard_linked_session_without_room_for_a_safe_copy_is_refused(tmp_path):
+    first = tmp_path / ("s" * 247 + ".yaml")  # 252 bytes: NAME.bak would be 256
+    second = tmp_path / "b.yaml"
+    save_session(_session("before"), first)
+    os.link(first, second)
+    with pytest.raises(WriteRefused) as caught:
+        save_session(_session("after"), first)
+    message = str(caught.value)
+    assert "1 other hard link" in message and "too long" in message
+    assert "nothing was written" in message
+    assert load_session(first).title == load_session(second).title == "before"
+    assert os.path.samefile(first, second)
+
+
+def test_a_backup_name_too_long_is_said(tmp_path):
+    path = tmp_path / ("s" * 247 + ".yaml")
+    save_session(_session("before"), path)
+    notes: list[str] = []
+    save_session(_session("after"), path, notes=notes)
+    assert load_session(path).title == "after"
+    (note,) = notes
+    assert "no backup was kept" in note and "too long" in note
+
+
+def test_an_owner_that_cannot_be_kept_is_said(tmp_path, monkeypatch):
+    assert os.geteuid() == 0, "this check changes a file's owner: run the tests as root"
+    path = tmp_path / "theirs.yaml"
+    save_session(_session("theirs"), path)
+    os.chown(path, 1234, 1234)
+    real = os.fchown
+
+    def not_root(fd, uid, gid):  # as for a user who is not an administrator
+        if uid != -1:
+            raise PermissionError(1, "Operation not permitted")
+        real(fd, uid, gid)
+
+    monkeypatch.setattr(atomic.os, "fchown", not_root)
+    notes: list[str] = []
+    save_session(_session("mine now"), path, notes=notes)
+    assert load_session(path).title == "mine now"
+    (note,) = notes
+    assert "belonged to user 1234" in note and "belongs to you now" in note
+    assert os.stat(path).st_gid == 1234  # the group is kept

@@ -1,0 +1,134 @@
+"""One budget for the whole session (operations, measured points, sweep points of all sweeps
+together, the size of its file), checked before the work on every path in: an import that
+would pass it is refused whole with the numbers, a sweep that would pass it is refused, and
+the autosave never writes a file that recovery would refuse."""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+
+from workbench.document import Document, OverBudget, new_operation
+from workbench.io import autosave as autosave_module
+from workbench.io.autosave import Autosave
+from workbench.io.errors import InputError
+from workbench.io.sessions import dumps_session, loads_session
+from workbench.model.limits import MAX_MEASUREMENTS, MAX_SESSION_BYTES, MAX_SWEEP_TOTAL
+from workbench.model.measured import Measurement
+from workbench.model.sweeps import Range, Sweep
+from workbench.ui.panels.measurements_panel import import_measurements
+
+HEADER = "name,operation,hardware,time_us,achieved_tflops,flops,bytes,precision,source\n"
+
+
+def _csv(tmp_path, rows: int, source: str = "") -> str:
+    path = tmp_path / f"rows{rows}.csv"
+    path.write_text(HEADER + "".join(f"k{i},,,10,,1 GFLOP,1 MB,bf16,{source}\n"
+                                     for i in range(rows)))
+    return str(path)
+
+
+def _standalone(count: int, source: str = "") -> list[Measurement]:
+    return [Measurement(name=f"m{i}", time_s=1e-3, flops=1e9, bytes=1e6, source=source)
+            for i in range(count)]
+
+
+def test_an_import_past_the_measured_point_limit_is_refused_whole_with_the_numbers(tmp_path):
+    doc = Document()
+    doc.session.measurements = _standalone(MAX_MEASUREMENTS - 1)
+    with pytest.raises(InputError) as caught:
+        import_measurements(doc, _csv(tmp_path, 2))
+    message = str(caught.value)
+    assert "rows2.csv" in message and "nothing was imported" in message
+    # 99,999 + 2 = 100,001
+    assert "100,001 measured points (adding 2); at most 100,000" in message
+    assert len(doc.session.measurements) == MAX_MEASUREMENTS - 1 and not doc.can_undo()
+    # exactly at the limit: imported
+    assert import_measurements(doc, _csv(tmp_path, 1)) == 1
+    assert len(doc.session.measurements) == MAX_MEASUREMENTS
+
+
+def test_an_import_that_would_make_the_file_too_large_is_refused(tmp_path):
+    doc = Document()
+    source = "s" * 1990
+    # 14,000 points of 1,990-character sources: about 28 MB written, under 32 MB
+    doc.session.measurements = _standalone(14_000, source)
+    assert doc.measurements_problem(doc.session.measurements) is None
+    with pytest.raises(InputError) as caught:
+        import_measurements(doc, _csv(tmp_path, 2000, source))  # about 4 MB more
+    message = str(caught.value)
+    assert "session file would take about" in message and "at most 32 MB" in message
+    assert len(doc.session.measurements) == 14_000
+
+
+def test_what_the_budget_accepts_is_written_under_the_file_limit():
+    session = Document().session
+    session.measurements = _standalone(2_000, "quoted 'text' \t with: colons # " * 60)
+    from workbench.model.limits import session_totals
+
+    written = len(dumps_session(session).encode("utf-8"))
+    assert written <= session_totals(session).bytes  # the estimate is from above
+
+
+def test_sweeps_past_the_total_are_refused_in_the_document():
+    doc = Document()
+    first = doc.add_operation(new_operation("gemm", "a"))
+    second = doc.add_operation(new_operation("gemm", "b"))
+    doc.set_sweep(first, Sweep("m", Range(1, 4096, MAX_SWEEP_TOTAL - 10)))
+    doc.set_sweep(second, Sweep("m", Range(1, 4096, 10)))  # exactly the total: kept
+    with pytest.raises(OverBudget, match="100,001 points in total; at most 100,000"):
+        doc.set_sweep(second, Sweep("m", Range(1, 4096, 11)))
+    assert doc.operation(second).sweep.points == 10
+
+
+def test_ten_sweeps_of_100000_points_are_refused_at_load_with_the_total():
+    ops = "".join(f"  - {{name: g{i}, kind: gemm, m: 1, n: 1, k: 1, sweep: {{param: m, "
+                  f"start: 1, stop: 4096, num: 100000, scale: log}}}}\n" for i in range(10))
+    text = f"schema_version: 2\noperations:\n{ops}"
+    with pytest.raises(InputError) as caught:
+        loads_session(text, "sweeps.yaml")
+    # 10 × 100,000 = 1,000,000
+    assert "sweeps.yaml:3: operations[0].sweep: the session's sweeps have 1,000,000 points " \
+           "in total; at most 100,000" in str(caught.value)
+
+
+def test_the_autosave_never_writes_what_recovery_would_refuse(tmp_path, monkeypatch):
+    session = Document().session
+    session.measurements = _standalone(100, "x" * 200)
+    size = len(dumps_session(session).encode())
+    monkeypatch.setattr(autosave_module, "MAX_SESSION_BYTES", size - 1)  # a smaller limit
+    slot = Autosave(tmp_path)
+    with pytest.raises(OSError) as caught:
+        slot.write(session, None)
+    assert caught.value.errno == errno.EFBIG and "not written" in str(caught.value)
+    assert not slot.path.exists()
+    monkeypatch.setattr(autosave_module, "MAX_SESSION_BYTES", MAX_SESSION_BYTES)
+    slot.write(session, None)
+    assert len(autosave_module.find_recoverable(tmp_path)) == 0  # (this process is alive)
+    assert len(autosave_module.Recoverable(slot.path, None, 0, 0).load().measurements) == 100
+
+
+def test_adding_operations_stops_at_the_limit():
+    from workbench.model.limits import MAX_OPERATIONS
+    from workbench.model.session import OperationEntry
+
+    doc = Document()
+    gemm = new_operation("gemm", "g")
+    doc.session.operations = [OperationEntry(gemm.copy()) for _ in range(MAX_OPERATIONS - 1)]
+    doc.add_operation(new_operation("gemm", "last"))  # the 100,000th: kept
+    with pytest.raises(OverBudget, match="holds 100,000 operations; at most 100,000"):
+        doc.add_operation(new_operation("gemm", "one more"))
+    assert len(doc.session.operations) == MAX_OPERATIONS
+
+
+def test_the_command_lines_import_holds_to_the_same_budget():
+    """``analyze --measurements`` attaches points as the app's import does."""
+    from workbench.io.measurements import attach_measurements
+
+    session = Document().session
+    session.measurements = _standalone(MAX_MEASUREMENTS)
+    with pytest.raises(InputError, match="100,001 measured points \\(adding 1\\); at most "
+                                         "100,000; nothing was imported"):
+        attach_measurements(session, _standalone(1), "more.csv")
+    assert len(session.measurements) == MAX_MEASUREMENTS

@@ -1,0 +1,367 @@
+// Roofline Workbench: the script of an exported figure page. It reads the numbers from the
+// page's JSON block and finds the marks by the attributes the SVG names them with; it adds
+// tooltips, the key (hide or isolate a machine, an operation, a memory level), the table's
+// sorting and row highlight, the "top N by time" cut of measured kernels, and zoom and pan.
+// Texts are only ever set as text (textContent), never parsed as markup.
+(function () {
+  "use strict";
+  var NS = "http://www.w3.org/2000/svg";
+  var data = JSON.parse(document.getElementById("figure-data").textContent);
+  var figure = document.getElementById("figure");
+  var svg = figure.querySelector("svg");
+  var tip = document.getElementById("tip");
+  var table = document.getElementById("results");
+  if (!svg) return;
+
+  // the rows of points and measured kernels, as objects (texts looked up in "strings")
+  ["points", "measured"].forEach(function (name) {
+    Object.keys(data[name]).forEach(function (k) {
+      var row = data[name][k], e = {};
+      data.fields.forEach(function (f, i) {
+        var v = row[i];
+        if (f === "tip" || f === "lines") v = v.map(function (s) { return data.strings[s]; });
+        else if (typeof v === "number" && /^(operation|machine|level|bound|verdict)$/.test(f)) v = data.strings[v];
+        e[f] = v;
+      });
+      data[name][k] = e;
+    });
+  });
+  data.roofs.concat(data.ridges).forEach(function (e) {
+    e.tip = e.tip.map(function (s) { return data.strings[s]; });
+  });
+  var hidden = { hw: {}, op: {}, level: {} };
+  var topSet = null; // null: every measured kernel shown
+  var marks = Array.prototype.slice.call(svg.querySelectorAll(".rw-pt, .rw-ms, .rw-ridge, .rw-roof"));
+  var rows = Array.prototype.slice.call(table.tBodies[0].rows);
+
+  // -- what each mark stands for ---------------------------------------------------------
+  function entriesOf(el) {
+    var c = el.getAttribute("class");
+    if (c === "rw-pt") {
+      return el.getAttribute("data-pts").split(" ").map(function (k) { return data.points[k]; })
+        .filter(Boolean);
+    }
+    if (c === "rw-ms") { var m = data.measured[el.getAttribute("data-ms")]; return m ? [m] : []; }
+    var hw = Number(el.getAttribute("data-hw"));
+    var list = c === "rw-roof" ? data.roofs : data.ridges;
+    for (var i = 0; i < list.length; i++) {
+      var e = list[i];
+      if (e.hw !== hw) continue;
+      if (c === "rw-roof" ? (e.kind === el.getAttribute("data-kind") && e.name === el.getAttribute("data-name"))
+                          : e.precision === el.getAttribute("data-precision")) return [e];
+    }
+    return [];
+  }
+  function shown(e, measuredKey) {
+    if (hidden.hw[e.hw]) return false;
+    if (e.op !== undefined && e.op !== null && hidden.op[e.op]) return false;
+    if (e.level && hidden.level[e.level]) return false;
+    if (measuredKey !== undefined && topSet && !topSet[measuredKey]) return false;
+    return true;
+  }
+  var info = marks.map(function (el) { return { el: el, entries: entriesOf(el) }; });
+
+  // -- hit areas: a roof is a thin line and a ridge a small diamond; a wider invisible
+  // twin on top takes the pointer for them ------------------------------------------------
+  var layer = document.createElementNS(NS, "g");
+  layer.setAttribute("class", "rw-layer");
+  svg.appendChild(layer);
+  function toRoot(el) {  // the element's own coordinates to the figure's
+    var m = new DOMMatrix();
+    for (var n = el; n && n !== svg; n = n.parentNode) {
+      if (n.transform && n.transform.baseVal.numberOfItems) {
+        var c = n.transform.baseVal.consolidate().matrix;
+        m = new DOMMatrix([c.a, c.b, c.c, c.d, c.e, c.f]).multiply(m);
+      }
+    }
+    return m;
+  }
+  function rootBox(el) {
+    var b = el.getBBox();
+    var m = toRoot(el);
+    var xs = [], ys = [];
+    [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]]
+      .forEach(function (p) {
+        var q = new DOMPoint(p[0], p[1]).matrixTransform(m);
+        xs.push(q.x); ys.push(q.y);
+      });
+    var x0 = Math.min.apply(null, xs), y0 = Math.min.apply(null, ys);
+    return { x: x0, y: y0, w: Math.max.apply(null, xs) - x0, h: Math.max.apply(null, ys) - y0 };
+  }
+  // (each twin right above its mark: the points drawn later stay above it)
+  info.forEach(function (it) {
+    var c = it.el.getAttribute("class");
+    if (c !== "rw-roof" && c !== "rw-ridge") return;
+    var hit = it.el.cloneNode(false);
+    ["class", "data-hw", "data-kind", "data-name", "data-precision", "id"].forEach(function (a) { hit.removeAttribute(a); });
+    hit.setAttribute("class", "rw-hit");
+    hit.setAttribute("stroke", "transparent");
+    hit.setAttribute("stroke-width", c === "rw-roof" ? "10" : "12");
+    hit.setAttribute("stroke-dasharray", "none");
+    hit.setAttribute("fill", c === "rw-roof" ? "none" : "transparent");
+    it.el.parentNode.insertBefore(hit, it.el.nextSibling);
+    it.hit = hit;
+  });
+  var ring = document.createElementNS(NS, "circle");
+  ring.setAttribute("class", "rw-ring");
+  ring.setAttribute("fill", "none");
+  ring.setAttribute("stroke-width", "2.5");
+  ring.setAttribute("display", "none");
+  layer.appendChild(ring);
+  var byNode = new Map();  // a mark or its twin → the mark
+  info.forEach(function (it) { byNode.set(it.el, it); if (it.hit) byNode.set(it.hit, it); });
+  function markOf(node) { return byNode.get(node) || null; }
+
+  // -- tooltips ----------------------------------------------------------------------------
+  var pinned = false;
+  function showTip(it, clientX, clientY) {
+    var entries = it.entries.filter(function (e) { return shown(e, it.el.getAttribute("data-ms") || undefined); });
+    if (!entries.length) { hideTip(); return; }
+    tip.textContent = "";
+    var first = entries[0];
+    first.tip.forEach(function (line, i) {
+      var div = document.createElement("div");
+      div.textContent = line;
+      if (i === 0) div.className = "head";
+      tip.appendChild(div);
+    });
+    if (first.lines && first.lines.length) {
+      var h = document.createElement("div");
+      h.className = "sub";
+      h.textContent = "Derivation";
+      tip.appendChild(h);
+      first.lines.forEach(function (line) {
+        var div = document.createElement("div");
+        div.className = "formula";
+        div.textContent = line;
+        tip.appendChild(div);
+      });
+    }
+    if (entries.length > 1) {
+      var also = document.createElement("div");
+      also.className = "sub";
+      also.textContent = "Also here: " + entries.slice(1).map(function (e) { return e.operation + " on " + e.machine; }).join("; ");
+      tip.appendChild(also);
+    }
+    tip.hidden = false;
+    var box = figure.getBoundingClientRect();
+    var x = clientX - box.left + 14, y = clientY - box.top + 14;
+    var w = tip.offsetWidth, hgt = tip.offsetHeight;
+    if (x + w > figure.clientWidth) x = Math.max(0, clientX - box.left - w - 14);
+    if (clientY + 14 + hgt > window.innerHeight) y = Math.max(0, clientY - box.top - hgt - 14);
+    tip.style.left = x + "px";
+    tip.style.top = y + "px";
+  }
+  function hideTip() { tip.hidden = true; pinned = false; }
+
+  // -- zoom and pan (the figure's viewBox) ------------------------------------------------
+  var vb0 = svg.getAttribute("viewBox").split(/[\s,]+/).map(Number);
+  var vb = vb0.slice();
+  function setView() { svg.setAttribute("viewBox", vb.join(" ")); }
+  function toSvg(clientX, clientY) {
+    return new DOMPoint(clientX, clientY).matrixTransform(svg.getScreenCTM().inverse());
+  }
+  svg.addEventListener("wheel", function (ev) {
+    ev.preventDefault();
+    var p = toSvg(ev.clientX, ev.clientY);
+    var f = Math.exp(Math.max(-1, Math.min(1, ev.deltaY * 0.0015)));
+    var w = Math.min(vb0[2], Math.max(vb0[2] / 50, vb[2] * f));
+    f = w / vb[2];
+    vb = [p.x - (p.x - vb[0]) * f, p.y - (p.y - vb[1]) * f, vb[2] * f, vb[3] * f];
+    setView();
+  }, { passive: false });
+  var drag = null;
+  svg.addEventListener("pointerdown", function (ev) {
+    drag = { x: ev.clientX, y: ev.clientY, vb: vb.slice(), moved: false };
+  });
+  window.addEventListener("pointermove", function (ev) {
+    if (drag && (drag.moved || Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) > 4)) {
+      drag.moved = true;
+      var s = svg.getScreenCTM();
+      vb = [drag.vb[0] - (ev.clientX - drag.x) / s.a, drag.vb[1] - (ev.clientY - drag.y) / s.d, vb[2], vb[3]];
+      setView();
+      hideTip();
+    }
+  });
+  window.addEventListener("pointerup", function () { setTimeout(function () { drag = null; }, 0); });
+  document.getElementById("reset").addEventListener("click", function () { vb = vb0.slice(); setView(); });
+
+  svg.addEventListener("pointermove", function (ev) {
+    if (drag && drag.moved) return;
+    var it = markOf(ev.target);
+    if (it) { showTip(it, ev.clientX, ev.clientY); pinned = false; }
+    else if (!pinned) hideTip();
+  });
+  svg.addEventListener("click", function (ev) {
+    if (drag && drag.moved) return;
+    var it = markOf(ev.target);
+    if (it) { showTip(it, ev.clientX, ev.clientY); pinned = true; }
+    else hideTip();
+  });
+  svg.addEventListener("pointerleave", function () { if (!pinned) hideTip(); });
+
+  // -- hiding and isolating ---------------------------------------------------------------
+  function apply() {
+    info.forEach(function (it) {
+      var key = it.el.getAttribute("data-ms") || undefined;
+      var on = it.entries.length === 0 || it.entries.some(function (e) { return shown(e, key); });
+      it.el.setAttribute("display", on ? "inline" : "none");
+      if (it.hit) it.hit.setAttribute("display", on ? "inline" : "none");
+    });
+    // an operation's name on the chart goes with the last of its points
+    var named = {};
+    Object.keys(data.points).forEach(function (k) { if (shown(data.points[k])) named[data.points[k].op] = true; });
+    Array.prototype.forEach.call(svg.querySelectorAll(".rw-label"), function (t) {
+      t.setAttribute("display", named[t.getAttribute("data-op")] ? "inline" : "none");
+    });
+    rows.forEach(function (tr) {
+      var pk = tr.getAttribute("data-pt"), mk = tr.getAttribute("data-ms");
+      var e = pk ? data.points[pk] : data.measured[mk];
+      tr.hidden = !(e && shown(e, mk || undefined));
+    });
+    keyButtons.forEach(function (b) { b.button.setAttribute("aria-pressed", hidden[b.kind][b.id] ? "false" : "true"); });
+    hideTip();
+    ring.setAttribute("display", "none");
+  }
+  var keyButtons = [];
+  var key = document.getElementById("key");
+  function group(title, kind, items) {
+    if (items.length < 1) return;
+    var box = document.createElement("div");
+    box.className = "group";
+    var h = document.createElement("span");
+    h.className = "title";
+    h.textContent = title;
+    box.appendChild(h);
+    items.forEach(function (item) {
+      var span = document.createElement("span");
+      span.className = "item";
+      var b = document.createElement("button");
+      b.type = "button";
+      b.className = "toggle";
+      b.setAttribute("data-kind", kind);
+      b.textContent = item.name;
+      if (item.color) {
+        var dot = document.createElement("i");
+        dot.style.backgroundColor = item.color;
+        b.insertBefore(dot, b.firstChild);
+      }
+      b.addEventListener("click", function () { toggle(kind, item.id); });
+      var only = document.createElement("button");
+      only.type = "button";
+      only.className = "only";
+      only.textContent = "only";
+      only.title = "Show only " + item.name;
+      only.addEventListener("click", function () { isolate(kind, item.id, items); });
+      span.appendChild(b);
+      span.appendChild(only);
+      box.appendChild(span);
+      keyButtons.push({ kind: kind, id: item.id, button: b });
+    });
+    key.appendChild(box);
+  }
+  function toggle(kind, id) { hidden[kind][id] = !hidden[kind][id]; apply(); }
+  function isolate(kind, id, items) {
+    var alone = items.every(function (o) { return (o.id === id) !== !!hidden[kind][o.id]; });
+    items.forEach(function (o) { hidden[kind][o.id] = alone ? false : o.id !== id; });
+    apply();
+  }
+  group("Machines", "hw", data.machines);
+  group("Operations", "op", data.operations);
+  group("Memory levels", "level", data.levels.map(function (l) { return { id: l, name: l }; }));
+  key.hidden = false;
+  // the figure's own legend: a machine's or an operation's row hides or shows it too
+  Array.prototype.forEach.call(svg.querySelectorAll("text:not(.rw-label)"), function (t) {
+    var text = t.textContent.trim();
+    var hit = null;
+    data.machines.forEach(function (m) { if (m.name === text) hit = ["hw", m.id]; });
+    data.operations.forEach(function (o) {
+      if (o.name === text || text.slice(-(o.name.length + 3)) === " \u2014 " + o.name) hit = hit || ["op", o.id];
+    });
+    if (hit) {
+      t.setAttribute("class", "rw-legend");
+      t.addEventListener("click", function (ev) { ev.stopPropagation(); toggle(hit[0], hit[1]); });
+    }
+  });
+
+  // -- the table: sorting, and the point of the row under the cursor ----------------------
+  var columns = JSON.parse(table.getAttribute("data-fields"));
+  var sortState = { col: -1, dir: 1 };
+  function sortBy(col) {
+    sortState.dir = sortState.col === col ? -sortState.dir : 1;
+    sortState.col = col;
+    var dir = sortState.dir;
+    var field = columns[col];
+    var keyed = rows.map(function (tr, i) {
+      var pk = tr.getAttribute("data-pt"), e = pk ? data.points[pk] : data.measured[tr.getAttribute("data-ms")];
+      var v = e ? e[field] : null;
+      return { tr: tr, i: i, v: v === undefined || (typeof v === "number" && !isFinite(v)) ? null : v };
+    });
+    keyed.sort(function (a, b) {  // numbers by value, texts alphabetically, blanks last
+      var c;
+      if (a.v === null || b.v === null) c = (a.v === null) - (b.v === null);
+      else if (typeof a.v === "number" && typeof b.v === "number") c = dir * (a.v - b.v);
+      else c = dir * String(a.v).localeCompare(String(b.v));
+      return c || a.i - b.i;
+    });
+    var body = table.tBodies[0];
+    keyed.forEach(function (k) { body.appendChild(k.tr); });
+    rows = keyed.map(function (k) { return k.tr; });
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
+      if (i === col) th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
+      else th.removeAttribute("aria-sort");
+    });
+  }
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
+    th.addEventListener("click", function () { sortBy(i); });
+    th.addEventListener("keydown", function (ev) { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); sortBy(i); } });
+  });
+  var byKey = new Map();  // "op:hw" or "measurement:hw" → its mark
+  info.forEach(function (it) {
+    var c = it.el.getAttribute("class");
+    if (c === "rw-ms") byKey.set("ms " + it.el.getAttribute("data-ms"), it.el);
+    if (c === "rw-pt") it.el.getAttribute("data-pts").split(" ").forEach(function (k) { byKey.set("pt " + k, it.el); });
+  });
+  function markOfRow(tr) {
+    var pk = tr.getAttribute("data-pt"), mk = tr.getAttribute("data-ms");
+    return byKey.get(pk ? "pt " + pk : "ms " + mk) || null;
+  }
+  table.tBodies[0].addEventListener("mouseover", function (ev) {
+    var tr = ev.target.closest("tr");
+    var el = tr && markOfRow(tr);
+    rows.forEach(function (r) { r.classList.toggle("lit", r === tr); });
+    if (!el || el.getAttribute("display") === "none") { ring.setAttribute("display", "none"); return; }
+    var b = rootBox(el);
+    ring.setAttribute("cx", b.x + b.w / 2);
+    ring.setAttribute("cy", b.y + b.h / 2);
+    ring.setAttribute("r", Math.max(b.w, b.h) / 2 + 5);
+    ring.setAttribute("display", "inline");
+  });
+  table.tBodies[0].addEventListener("mouseleave", function () {
+    ring.setAttribute("display", "none");
+    rows.forEach(function (r) { r.classList.remove("lit"); });
+  });
+
+  // -- top N measured kernels by time ------------------------------------------------------
+  var topInput = document.getElementById("topn");
+  if (topInput) {
+    var timed = Object.keys(data.measured).filter(function (k) { return data.measured[k].measured !== null; })
+      .sort(function (a, b) { return data.measured[b].measured - data.measured[a].measured; });
+    topInput.max = String(timed.length);
+    topInput.value = String(timed.length);
+    document.getElementById("topn-of").textContent = String(timed.length);
+    topInput.parentNode.hidden = false;
+    topInput.addEventListener("input", function () {
+      var n = Math.floor(Number(topInput.value));
+      if (!(n >= 1) || n >= timed.length) topSet = null;
+      else {
+        topSet = {};
+        timed.slice(0, n).forEach(function (k) { topSet[k] = true; });
+      }
+      apply();
+    });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll(".hint, #reset"), function (el) { el.hidden = false; });
+  document.documentElement.classList.add("live");
+  apply();
+})();
