@@ -1203,7 +1203,8 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
              for key, m in canvas.points.marks.items()
              if math.isfinite(m.x) and math.isfinite(m.y) and m.x > 0 and m.y > 0]
     for i, (ridge, _label) in enumerate(canvas.roofs.ridges):
-        marks.append(spot(ridge.x, ridge.y, theme.ridge_size, ("ridge", i)))
+        # (a ridge's text names its machine: it is told from another ridge by its words)
+        marks.append(spot(ridge.x, ridge.y, theme.ridge_size, ("ridge", i), "ridge"))
     for i, (path, end, _label) in enumerate(canvas.overlays.sweep_texts):
         marks.append(spot(path.xs[end], path.ys[end], theme.point_size * 0.55, ("sweep", i),
                           path.op_id))
@@ -1240,7 +1241,7 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
         if kind == "point":
             owners = frozenset(canvas.key.crowd_of(what))
         elif kind == "ridge":
-            owners = frozenset([("ridge", what)])
+            owners = frozenset([("ridge", what), "ridge"])
         elif kind == "sweep":
             owners = frozenset([("sweep", what)])
         elif kind == "measured":

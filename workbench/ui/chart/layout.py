@@ -339,14 +339,15 @@ class LabelLayer:
         others = others[np.isfinite(others).all(axis=1)]
         return Attribution(own, others[~same_spot(others, own, AIR)])
 
-    def _names_spot(self, sx: float, sy: float, size: float,
+    def _names_spot(self, sx: float, sy: float, size: float, marks: bool = True,
                     reach: float = PAIRING_REACH) -> Attribution:
         """What a text of a mark at ``(sx, sy)`` (device pixels) of ``size`` names: that
-        mark, against the operations' markers and the other marks, those drawn over it
-        aside (an operation's point on its ridge is at its place)."""
+        mark, against the operations' markers and (``marks``) the other marks, those drawn
+        over it aside (an operation's point on its ridge is at its place)."""
         half = size / 2 + AIR
         own = np.array([[sx - half, sy - half, sx + half, sy + half]])
-        others = np.concatenate((self._marker_rects, self._marks[0]))
+        others = (np.concatenate((self._marker_rects, self._marks[0])) if marks
+                  else self._marker_rects)
         others = others[np.isfinite(others).all(axis=1)]
         a, b = own[0] + (AIR, AIR, -AIR, -AIR), others + (AIR, AIR, -AIR, -AIR)  # (as drawn)
         over = (b[:, 0] < a[2]) & (a[0] < b[:, 2]) & (b[:, 1] < a[3]) & (a[1] < b[:, 3])
@@ -604,7 +605,7 @@ class LabelLayer:
                 lambda w, h, sx=sx, sy=sy: np.vstack((
                     as_array(corner_candidates(sx, sy, w, h)),
                     point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i,
-                self._names_spot(sx, sy, theme.ridge_size, reach=RIDGE_REACH))
+                self._names_spot(sx, sy, theme.ridge_size, False, RIDGE_REACH))
 
         for i, (region, curve, label) in enumerate(roofs.regions):
             if not curve.isVisible():
@@ -779,7 +780,8 @@ CROWD_RINGS = (0.0, 0.0, 14.0, 30.0, 50.0, 75.0, 105.0)
 #: its leader is at most this share of the chart's diagonal long
 FAR_REACH = 0.5
 LEADER_MOST = 0.24
-#: a ridge's text (naming its machine) lies this far from its diamond at most, unled
+#: a ridge's text (naming its machine: told from the other ridges by its words, from the
+#: operations' points by place) lies this far from its diamond at most, unled
 RIDGE_REACH = 18.0
 #: a roof's value lies at most this many pixels from its line (more than a text's height
 #: off, it no longer reads as the line's)
