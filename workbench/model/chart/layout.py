@@ -46,7 +46,7 @@ __all__ = [
 
 #: Who yields to whom: lower places first.
 PRIORITIES = {"selected": 0, "pair": 0.5, "crowd": 0.8, "operation": 1, "measured": 1.5,
-              "roof": 2, "ridge": 3, "crossing": 4, "sweep": 5, "region": 6}
+              "roof": 2, "crossing": 2.5, "ridge": 3, "sweep": 5, "region": 6}
 
 #: a text without a leader names the marks nearest to it: any other mark is at least this
 #: many times as far from its box, and :data:`PAIRING_MARGIN` pixels more ("Softmax" right

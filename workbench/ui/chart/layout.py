@@ -298,7 +298,7 @@ class LabelLayer:
 
     def _other_marks(self, t) -> tuple[np.ndarray, np.ndarray]:
         """The marks besides the operations' points that a text could be taken to name:
-        the ridges' diamonds and the sweeps' ends (owned by no operation: -1) and the
+        the ridges' diamonds (-3) and the sweeps' ends (-1: owned by no operation) and the
         measured points and their predictions (owned by their operation), as ``(rects,
         owners)``."""
         canvas = self._canvas
@@ -308,7 +308,7 @@ class LabelLayer:
         if marks.isVisible():
             xs, ys = marks.getData()
             if xs is not None:
-                spots += [(x, y, theme.ridge_size, -1) for x, y in zip(xs, ys, strict=True)]
+                spots += [(x, y, theme.ridge_size, -3) for x, y in zip(xs, ys, strict=True)]
         # the sweeps' ends (owned by no operation: a name keeps off another's sweep)
         spots += [(to_view(path.xs[end]), to_view(path.ys[end]), theme.point_size * 0.55, -1)
                   for path, end, _label in canvas.overlays.sweep_texts]
@@ -342,12 +342,12 @@ class LabelLayer:
     def _names_spot(self, sx: float, sy: float, size: float, marks: bool = True,
                     reach: float = PAIRING_REACH) -> Attribution:
         """What a text of a mark at ``(sx, sy)`` (device pixels) of ``size`` names: that
-        mark, against the operations' markers and (``marks``) the other marks, those drawn
-        over it aside (an operation's point on its ridge is at its place)."""
+        mark, against the operations' markers and the other marks (but the ridges' without
+        ``marks``), those drawn over it aside (an operation's point on its ridge is at its place)."""
         half = size / 2 + AIR
         own = np.array([[sx - half, sy - half, sx + half, sy + half]])
-        others = (np.concatenate((self._marker_rects, self._marks[0])) if marks
-                  else self._marker_rects)
+        rects, owners = self._marks
+        others = np.concatenate((self._marker_rects, rects if marks else rects[owners != -3]))
         others = others[np.isfinite(others).all(axis=1)]
         a, b = own[0] + (AIR, AIR, -AIR, -AIR), others + (AIR, AIR, -AIR, -AIR)  # (as drawn)
         over = (b[:, 0] < a[2]) & (a[0] < b[:, 2]) & (b[:, 1] < a[3]) & (a[1] < b[:, 3])
