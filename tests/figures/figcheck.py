@@ -1246,18 +1246,19 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
             owners = frozenset([("sweep", what)])
         elif kind == "measured":
             owners = frozenset([("measured", what)])
-        elif kind == "roof":
-            roof = canvas.roofs.roof_texts[what][0]
-            texts.append(NamingText(label.toPlainText(), box,
-                                    frozenset([("roof", roof_index.get(id(roof)))]), "line",
-                                    None, ATTRIBUTION_LINE_REACH * height, _LEADER_SLACK))
-            continue
-        else:  # (titles of regions, pairs' figures, crossings: said beside their own line)
-            continue
         leader = None
         if placement.leader is not None:
             x0, y0, x1, y1 = placement.leader
             leader = ((x0, y0), (x1, y1))
+        if kind == "roof":
+            roof = canvas.roofs.roof_texts[what][0]
+            texts.append(NamingText(label.toPlainText(), box,
+                                    frozenset([("roof", roof_index.get(id(roof)))]), "line",
+                                    leader, ATTRIBUTION_LINE_REACH * height,
+                                    _LEADER_SLACK + 1.5))  # (a leader stops short of its line)
+            continue
+        if kind not in ("point", "ridge", "sweep", "measured"):
+            continue  # (titles of regions, pairs' figures, crossings: said by their line)
         texts.append(NamingText(label.toPlainText(), box, owners, "marker", leader,
                                 ATTRIBUTION_REACH * height, _LEADER_SLACK, kind != "point"))
     return texts, marks

@@ -18,6 +18,7 @@ from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
 from workbench.io.limits import read_regular_file, terminal_text
 from workbench.io.measurements import parse_measurements_csv, parse_ncu_csv
 from workbench.io.model_configs import parse_model_config, shipped_configs
+from workbench.io.ncu import import_ncu_text
 from workbench.io.presets import get_preset
 from workbench.io.sessions import loads_session, session_to_data
 from workbench.model import limits as model_limits
@@ -415,16 +416,20 @@ def test_a_units_row_with_an_id_is_quoted_from_the_id_column_wherever_it_stands(
     assert "got '7'" in str(err.value) and err.value.path == ("ID",)
 
 
-def test_an_unavailable_tensor_instruction_count_is_named_as_counted_zero():
+def test_a_kernel_whose_only_flop_counter_is_unavailable_is_listed_not_counted():
     header = DESCRIPTIVE + ["gpu__time_duration.sum", "dram__bytes.sum",
                             "sm__inst_executed_pipe_tensor.sum"]
     rows = [header, [""] * 11 + ["usecond", "byte", "inst"],
             ["0", "1", "bench", "host", "k", "1", "7", "(256, 1, 1)", "(80, 1, 1)", "0", "8.0",
              "10", "100", "n/a"]]
     text = "\n".join(",".join(f'"{c}"' for c in row) for row in rows) + "\n"
-    (m,) = parse_ncu_csv(text, "n.csv")
-    assert m.flops == 0
-    assert m.source.endswith("n/a counted as 0: sm__inst_executed_pipe_tensor.sum")
+    assert parse_ncu_csv(text, "n.csv") == []  # not a point at 0 FLOP/s
+    result = import_ncu_text(text, "n.csv")
+    assert result.measurements == []
+    (left,) = result.not_counted
+    assert (left.name, left.count, left.time_s) == ("k", 1, 10e-6)
+    assert left.reason == "its FLOP counters are all n/a"
+    assert result.counted_share == 0
 
 
 # ---------------------------------------------------------------------------------------------

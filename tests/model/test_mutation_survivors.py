@@ -201,9 +201,9 @@ def test_a_machines_short_name_drops_vendor_cloud_and_remark():
 
 def test_the_data_range_covers_sweeps_and_measured_points_with_their_predictions():
     sweep = SimpleNamespace(path_xs=(1.0, 2.0), path_ys=(10.0, 20.0))
-    mark = SimpleNamespace(x=3.0, y=30.0, px=4.0, py=40.0)
+    mark = SimpleNamespace(x=3.0, y=30.0, px=4.0, py=40.0, level_xs=(("l2", 5.0, ""),))
     assert sorted(overlay_extent([sweep], [mark])) == [(1.0, 10.0), (2.0, 20.0), (3.0, 30.0),
-                                                        (4.0, 40.0)]
+                                                        (4.0, 40.0), (5.0, 30.0)]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from workbench.io.model_configs import read_model_config
 from workbench.io.sessions import dumps_session, loads_session
 from workbench.model.llm.architecture import Setup
 from workbench.model.llm.session import ModelEntry
-from workbench.model.session import PALETTE, free_color
+from workbench.model.session import MORE_COLORS, PALETTE, free_color
 
 THREE = """\
 schema_version: 2
@@ -40,7 +40,15 @@ def test_free_color_takes_the_first_unused_then_the_least_used():
     assert free_color([]) == PALETTE[0]
     assert free_color([PALETTE[0], PALETTE[2]]) == PALETTE[1]
     assert free_color([c.lower() for c in PALETTE[:3]]) == PALETTE[3]  # any case
-    assert free_color([*PALETTE, *PALETTE[:5]]) == PALETTE[5]
+    # the palette's seven colours taken: the more colours next, black (the first machine's
+    # roofs are near-black) only after them
+    seven = [c for c in PALETTE if c != "#000000"]
+    assert free_color(seven) == MORE_COLORS[0]
+    assert free_color([*seven, *MORE_COLORS[:2]]) == MORE_COLORS[2]
+    assert free_color([*seven, *MORE_COLORS]) == "#000000"
+    # every one taken: the least used
+    every = [*PALETTE, *MORE_COLORS]
+    assert free_color([*every, *every[:5]]) == every[5]
 
 
 def test_a_file_without_colours_keeps_the_colours_of_its_places():
@@ -75,8 +83,9 @@ def test_a_new_operation_takes_a_colour_no_other_has():
     later = [doc.add_operation(new_operation("norm")) for _ in range(5)]
     shown = [doc.session.color_of(doc.operation(i)) for i in later]
     every = [doc.session.color_of(e) for e in doc.session.operations]
-    assert sorted(every) == sorted(PALETTE)  # every colour once
-    assert set(shown) == set(PALETTE) - {PALETTE[0], PALETTE[1], PALETTE[2]}
+    assert len(set(every)) == len(every) == 8  # every colour once: no black, no repeat
+    assert "#000000" not in every
+    assert set(shown) == set(PALETTE[3:7]) | {MORE_COLORS[0]}
     # a duplicate is a new operation too
     copy = doc.duplicate_operation(new)
     assert doc.session.color_of(doc.operation(copy)) != PALETTE[1]

@@ -410,7 +410,7 @@ def test_inherited_dtype_combo(qtbot):
     combo = editor.field("b_dtype")
     assert isinstance(combo, QComboBox)
     assert combo.currentData() is None
-    assert combo.itemText(0) == "same as Element type (bf16)"
+    assert combo.itemText(0) == "bf16 = Element type"
     combo.setCurrentIndex(combo.findData("int8"))
     assert _params(document, op_id)["b_dtype"] == "int8"
     assert "int8" in editor.derivation_text()
@@ -418,7 +418,7 @@ def test_inherited_dtype_combo(qtbot):
     assert "b_dtype" not in _params(document, op_id)
     dtype = editor.field("dtype")
     dtype.setCurrentIndex(dtype.findData("fp16"))
-    assert combo.itemText(0) == "same as Element type (fp16)"
+    assert combo.itemText(0) == "fp16 = Element type"
     # GEMM's compute precision is automatic by default: the wider of A and B
     compute = editor.field("compute")
     assert compute.itemText(0) == "automatic (fp16)"
@@ -444,7 +444,8 @@ def test_memory_level_combo_lists_levels_and_interconnects(qtbot):
     document, _ws, editor, op_id = _example(qtbot, "attention", 0)
     combo = editor.field("memory_level")
     texts = [combo.itemText(i) for i in range(combo.count())]
-    assert texts[0] == "main memory (default: hbm)"
+    assert texts[0] == "hbm — default"
+    assert combo.itemData(0, Qt.ItemDataRole.ToolTipRole) == "Each machine's main memory"
     assert combo.findData("hbm") > 0
     assert combo.findData("nvlink") > 0
     combo.setCurrentIndex(combo.findData("nvlink"))

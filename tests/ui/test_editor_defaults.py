@@ -78,7 +78,7 @@ def _shown(editor: OperationEditor, name: str):
     widget = editor.field(name)
     if isinstance(widget, QComboBox):
         text = widget.currentText()
-        follows = re.fullmatch(r"(?:same as .+|automatic) \((\w+)\)", text)
+        follows = re.fullmatch(r"automatic \((\w+)\)", text)
         return follows.group(1) if follows else text.split()[0]
     if isinstance(widget, BigSpinBox):
         return int(widget.lineEdit().text())
@@ -159,7 +159,7 @@ def test_a_field_left_out_shows_the_engines_value_and_another_changes_the_number
     else:  # following another field, which the field says
         widget = editor.field(name)
         if isinstance(widget, QComboBox):
-            assert re.match(r"(same as|automatic) ", widget.currentText())
+            assert re.fullmatch(r"\w+ = .+|automatic \(\w+\)", widget.currentText())
         else:
             assert editor.findChild(QCheckBox, f"same_{name}").isChecked()
 

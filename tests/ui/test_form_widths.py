@@ -1,6 +1,6 @@
 """Every form fits its dock at the default layout of a laptop screen (1366 × 768): the
 Attention and Sharded-matmul forms were wider than the editor dock, their combo and spin
-arrows out of sight and "same as Qu…" cut."""
+arrows out of sight, "same as Qu…" and "same as Element type (bf16" cut."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QScrollArea,
     QStyle,
+    QStyleOptionComboBox,
 )
 
 from workbench.io.presets import get_preset
@@ -53,7 +54,8 @@ def _cut_widgets(scroll: QScrollArea) -> list[str]:
             continue
         right = widget.mapTo(viewport, QPoint(widget.width(), 0)).x()
         if (right > viewport.width() or widget.width() < widget.minimumSizeHint().width()
-                or isinstance(widget, QCheckBox) and not _label_fits(widget)):
+                or isinstance(widget, QCheckBox) and not _label_fits(widget)
+                or isinstance(widget, QComboBox) and not _choice_fits(widget)):
             cut.append(widget.objectName() or type(widget).__name__)
     return cut
 
@@ -67,6 +69,16 @@ def _label_fits(box: QCheckBox) -> bool:
     spacing = box.style().pixelMetric(QStyle.PixelMetric.PM_CheckBoxLabelSpacing, None, box)
     return QFontMetrics(box.font()).horizontalAdvance(box.text()) + indicator + spacing \
         <= box.width()
+
+
+def _choice_fits(combo: QComboBox) -> bool:
+    """Whether the combo box shows its choice whole ("bf16 = Element type", not "same as
+    Element type (bf16"): the text within the style's edit field."""
+    option = QStyleOptionComboBox()
+    combo.initStyleOption(option)
+    field = combo.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                         QStyle.SubControl.SC_ComboBoxEditField, combo)
+    return QFontMetrics(combo.font()).horizontalAdvance(combo.currentText()) <= field.width()
 
 
 def test_every_operation_form_fits_the_editor_dock(qtbot, laptop):

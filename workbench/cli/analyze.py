@@ -6,23 +6,38 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from workbench.cli.common import PROG, derivation_json, fail, json_safe, load, say, terminal
+from workbench.cli.common import PROG, derivation_json, fail, json_safe, load, positive_whole, say, terminal
 
 
 def add_parser(sub) -> None:
     analyze = sub.add_parser("analyze", help="evaluate every operation on every machine")
     analyze.add_argument("session", help="session file (.yaml)")
     analyze.add_argument("--format", choices=("table", "json", "csv"), default="table")
-    analyze.add_argument("--measurements", metavar="FILE.csv", action="append", default=[],
+    analyze.add_argument("--measurements", metavar="FILE", action="append", default=[],
                          help="measured points to judge with the session's own: a plain CSV "
-                              "or an ncu --csv --page raw export as ncu wrote it (repeatable)")
+                              "or a profiler export as the profiler wrote it (ncu --csv, raw "
+                              "or details page); a profile's launches are grouped by kernel "
+                              "(repeatable; two files are compared as runs of one program)")
     analyze.add_argument("--hardware", metavar="MACHINE",
                          help="the session's machine the imported points ran on (ncu exports "
                               "do not name it; default: every machine)")
+    analyze.add_argument("--top", metavar="N", default=None,
+                         type=positive_whole("a whole number of kernels", "at least 1",
+                                             MAX_TOP),
+                         help="keep the N kernels of each imported file with the most GPU time "
+                              "(the others are counted as hidden)")
+    analyze.add_argument("--level", choices=LEVEL_CHOICES, default="all",
+                         help="the memory level(s) whose intensity each imported kernel is "
+                              "judged at: l1, l2, dram or all (default)")
+
+
+MAX_TOP = 100_000
+LEVEL_CHOICES = ("l1", "l2", "dram", "all")
 
 
 def run(args) -> int:
-    return _analyze(args.session, args.format, args.measurements, args.hardware)
+    return _analyze(args.session, args.format, args.measurements, args.hardware,
+                    args.top, args.level)
 
 
 RESULT_KEYS = (
@@ -45,12 +60,13 @@ CSV_HEADERS = {
 
 
 def _analyze(path: str, fmt: str, measurement_files: Sequence[str] = (),
-             hardware: str | None = None) -> int:
+             hardware: str | None = None, top: int | None = None, level: str = "all") -> int:
     session, error = load(path)
     if error:
         return fail(error)
+    imports: list[dict] = []
     if measurement_files:
-        error = _attach(session, measurement_files, hardware)
+        error = _attach(session, measurement_files, hardware, top, imports)
         if error:
             return fail(error)
     from workbench.model.analysis import evaluate_session
@@ -60,7 +76,7 @@ def _analyze(path: str, fmt: str, measurement_files: Sequence[str] = (),
     skipped = [p.skipped for p in pairs if p.skipped is not None]
     sweep_rows, crossings = _sweeps(pairs)
     points = _judged(session)
-    measured = _measurements(points)
+    measured = _measurements(points, level, imports)
     compared = _comparisons(session, pairs)
     warnings = _warnings(session, points)
     if fmt == "json":
@@ -76,6 +92,9 @@ def _analyze(path: str, fmt: str, measurement_files: Sequence[str] = (),
             "measurements": json_safe(measured),
             "comparisons": json_safe(compared),
             "warnings": [w.as_dict() for w in warnings],
+            "imports": [{k: v for k, v in i.items() if not k.startswith("_")}
+                        for i in imports],
+            "runs": _run_changes(session),
         }
         import json  # here, not at the top: the desktop app starts through this module
 
@@ -87,6 +106,7 @@ def _analyze(path: str, fmt: str, measurement_files: Sequence[str] = (),
         else:
             sys.stdout.write(results_table(results, skipped, session.title))
             sys.stdout.write(terminal_lines(_analysis_lines(crossings, measured)))
+            sys.stdout.write(terminal_lines(_import_lines(imports, _run_changes(session))))
             sys.stdout.write(terminal_lines(_comparison_lines(compared)))
         for warning in warnings:  # beside the output, which stays machine-readable
             say(f"{PROG}: warning: {terminal(warning.message)}\n")
@@ -106,18 +126,78 @@ def _calibrated(result) -> dict:
                            "floor_s": c.floor, "assumed": c.assumed, "why": c.reason}}
 
 
-def _attach(session, files: Sequence[str], hardware: str | None) -> str | None:
+def _attach(session, files: Sequence[str], hardware: str | None, top: int | None = None,
+            imports: list[dict] | None = None) -> str | None:
     """Add the measured points of ``files`` to ``session`` (in memory; the session file is not
-    changed); an error's message, or ``None``."""
-    from workbench.io.errors import InputError
-    from workbench.io.measurements import attach_measurements, load_measurements
+    changed); an error's message, or ``None``. With ``top``, each file keeps its ``top``
+    kernels by GPU time. ``imports`` receives what each file gave (its totals, what was not
+    counted, how many kernels ``top`` hid). Two or more files are runs of one program, named
+    by their file names."""
+    from pathlib import Path
 
+    from workbench.io.errors import InputError
+    from workbench.io.measurements import attach_measurements, import_measurements
+    from workbench.io.profiles import add_machines
+    from workbench.model.profile import top_kernels
+
+    names = [Path(f).name for f in files]
     try:
-        for file in files:
-            attach_measurements(session, load_measurements(file, hardware), file)
+        for file, name in zip(files, names, strict=True):
+            run = (name if names.count(name) == 1 else file) if len(files) > 1 else None
+            result = import_measurements(file, hardware, run=run)
+            shown, hidden = (top_kernels(result.measurements, top) if top is not None
+                             else (result.measurements, []))
+            added = add_machines(session, result)  # the machine a trace or workload names
+            try:
+                attach_measurements(session, shown, file)
+            except InputError:
+                for entry in added:
+                    session.hardware.remove(entry)
+                raise
+            for note in result.notes:  # beside the output, which stays readable
+                say(f"{PROG}: note: {terminal(f'{file}: {note}')}\n")
+            if imports is not None:
+                imports.append({
+                    "file": file, "format": result.format, "run": run,
+                    "dispatches": result.dispatches, "kernels": len(result.measurements),
+                    "gpu_time_s": result.gpu_time_s, "counted_share": result.counted_share,
+                    "summary": result.summary(),
+                    "not_counted": [n.as_dict() for n in result.not_counted],
+                    "hidden": {"kernels": len(hidden),
+                               "time_s": sum(m.total_time_s or 0.0 for m in hidden)},
+                    "_points": {id(m) for m in shown},
+                })
     except InputError as exc:
         return str(exc)
     return None
+
+
+def _run_changes(session) -> list[dict]:
+    """Before/after of the first two runs among the session's measurements."""
+    from workbench.model.profile import run_changes
+
+    return [c.as_dict() for c in run_changes(session.measurements)]
+
+
+def _import_lines(imports: list[dict], changes: list[dict]) -> str:
+    from workbench.model.units import format_quantity
+
+    lines = []
+    for i in imports:
+        lines.append(f"imported {i['file']}: {i['summary']}")
+        for n in i["not_counted"]:
+            lines.append(f"  not counted: {n['name']} ({n['count']:,} "
+                         f"launch{'es' if n['count'] != 1 else ''}, "
+                         f"{format_quantity(n['time_s'], 'time')}): {n['reason']}")
+        if i["hidden"]["kernels"]:
+            share = i["hidden"]["time_s"] / i["gpu_time_s"] if i["gpu_time_s"] else 0.0
+            lines.append(f"  hidden by --top: {i['hidden']['kernels']:,} kernels "
+                         f"({100 * share:.1f} % of GPU time)")
+    for c in changes:
+        speedup = f"{c['speedup']:.3g}x" if c["speedup"] else "?"
+        lines.append(f"run change: {c['name']}: {format_quantity(c['before_time_s'], 'time')} "
+                     f"-> {format_quantity(c['after_time_s'], 'time')} ({speedup} speed-up)")
+    return "".join(line + "\n" for line in lines)
 
 
 def _judged(session) -> list:
@@ -162,8 +242,13 @@ def _sweeps(pairs) -> tuple[list[dict], list[dict]]:
     return rows, crossings
 
 
-def _measurements(points) -> list[dict]:
-    """Every measured point judged against its prediction (fraction and verdict band)."""
+def _measurements(points, level: str = "all", imports: Sequence[dict] = ()) -> list[dict]:
+    """Every measured point judged against its prediction (fraction and verdict band); a
+    profiled kernel also with its launches (``count``, ``total_time_s``, ``share``: of its
+    file's GPU time) and its point at each memory level (``levels``; ``level`` picks one)."""
+    from workbench.model.profile import level_points
+
+    totals = {p: i["gpu_time_s"] for i in imports for p in i["_points"]}
     out = []
     for point in points:
         m = point.measurement
@@ -176,6 +261,15 @@ def _measurements(points) -> list[dict]:
             item.update(j)
         else:
             item.update({"fraction": None, "verdict": None, "problem": point.problem})
+        if m.count != 1 or m.levels or id(m) in totals or m.run is not None:
+            total = totals.get(id(m))
+            item.update({"count": m.count, "total_time_s": m.total_time_s, "run": m.run,
+                         "share": (m.total_time_s / total if total and m.total_time_s
+                                   else None),
+                         "precision": m.precision, "unit": m.unit})
+            if point.hardware is not None and m.operation is None:
+                item["levels"] = [p.as_dict() for p in level_points(m, point.hardware.hardware)
+                                  if level in ("all", p.level)]
         out.append(item)
     return out
 
@@ -231,7 +325,18 @@ def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
                      f"({format_quantity(m['predicted_time_s'], 'time')}): {m['verdict_label']}"
                      + (f"; T_predicted {format_quantity(m['t_predicted_s'], 'time')}, measured "
                         f"{m['measured_time_s'] / m['t_predicted_s']:.2f} × that"
-                        if m.get("t_predicted_s") else ""))
+                        if m.get("t_predicted_s") else "")
+                     + (f"; {m['count']:,} launches, {format_number(100 * m['share'])} % of "
+                        "GPU time" if m.get("share") is not None else ""))
+        for p in m.get("levels", ()):
+            if p["roof"] is None or p["fraction"] is None:
+                lines.append(f"  {p['level']}: {format_quantity(p['bytes'], 'bytes')}: "
+                             f"{p['problem'] or 'no intensity (no bytes or no FLOPs)'}")
+                continue
+            lines.append(f"  {p['level']}: {format_quantity(p['bytes'], 'bytes')}, I = "
+                         f"{format_number(p['intensity'])} FLOP/B, roof "
+                         f"{format_quantity(p['roof'], 'flop_rate')}: "
+                         f"{format_number(100 * p['fraction'])} % of it")
     return "".join(line + "\n" for line in lines)
 
 

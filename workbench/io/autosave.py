@@ -1,7 +1,8 @@
 """Autosaves of unsaved sessions, and finding them again after a crash.
 
 Each running app writes its unsaved session to ``<dir>/autosave-<pid>-<n>.yaml`` (atomically)
-with a small header naming the file it belongs to. A clean save or close removes it. On the
+with a small header naming the file it belongs to, or the built-in example it was opened
+from. A clean save or close removes it. On the
 next start, autosaves whose process is gone are offered for recovery.
 
 A large session (tens of thousands of measured points) takes seconds to turn into YAML:
@@ -38,6 +39,8 @@ class Recoverable:
     original: str | None
     saved_at: float
     pid: int
+    #: the built-in example (its file name) an unsaved session was opened from, if any
+    example: str | None = None
 
     def load(self) -> Session:
         from workbench.io.limits import read_regular_file  # (the readers' file checks)
@@ -62,20 +65,22 @@ class Autosave:
         self._executor: ThreadPoolExecutor | None = None
         self._pending: Future | None = None
 
-    def write(self, session: Session, original: Path | None) -> Path:
-        """Write ``session`` now (after any write still running in the background)."""
+    def write(self, session: Session, original: Path | None, example: str | None = None
+              ) -> Path:
+        """Write ``session`` now (after any write still running in the background); it
+        belongs to the file ``original``, else to the built-in ``example``, if any."""
         self.wait()
-        self._write_data(self._data(session, original))
+        self._write_data(self._data(session, original, example))
         return self.path
 
-    def write_in_background(self, session: Session, original: Path | None
-                            ) -> Future | None:
+    def write_in_background(self, session: Session, original: Path | None,
+                            example: str | None = None) -> Future | None:
         """Write ``session`` on a worker thread: its data is copied here, turned into YAML and
         written there. ``None`` (nothing done) while the previous write still runs: the next
         call writes the newer state."""
         if self._pending is not None and not self._pending.done():
             return None
-        data = self._data(session, original)
+        data = self._data(session, original, example)
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1,
                                                 thread_name_prefix="roofline-autosave")
@@ -94,11 +99,12 @@ class Autosave:
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
-    def _data(self, session: Session, original: Path | None) -> tuple[dict, Any]:
+    def _data(self, session: Session, original: Path | None, example: str | None = None
+              ) -> tuple[dict, Any]:
         """The header and the session's data, detached from the live session (plain values
         only: later edits cannot reach them)."""
         meta = {"original": str(original) if original else None, "saved_at": time.time(),
-                "pid": os.getpid()}
+                "pid": os.getpid(), "example": None if original else example}
         return meta, plain_data(session_to_data(session))
 
     def _write_data(self, data: tuple[dict, Any]) -> None:
@@ -129,11 +135,17 @@ def find_recoverable(folder: Path) -> list[Recoverable]:
             with path.open(encoding="utf-8") as handle:
                 first = handle.readline()
             meta = json.loads(first[len(_HEADER):]) if first.startswith(_HEADER) else {}
+            if not isinstance(meta, dict):
+                meta = {}
             pid = int(meta.get("pid", 0))
         except (OSError, ValueError, UnicodeDecodeError):
             continue
         if pid and process_alive(pid):
             continue
-        found.append(Recoverable(path, meta.get("original"), float(meta.get("saved_at", 0)), pid))
+        example = meta.get("example")  # (a bare file name, else none)
+        if not (isinstance(example, str) and example and Path(example).name == example):
+            example = None
+        found.append(Recoverable(path, meta.get("original"), float(meta.get("saved_at", 0)), pid,
+                                 example))
     found.sort(key=lambda r: r.saved_at, reverse=True)
     return found

@@ -10,6 +10,7 @@ whatever can be created can also be saved and opened again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -19,7 +20,8 @@ from workbench.model.limits import TEXT_LIMITS, text_problem
 from workbench.model.units import MAX_MAGNITUDE, MIN_MAGNITUDE, magnitude_problem
 
 __all__ = ["TEXT_LIMITS", "MIN_MAGNITUDE", "MAX_MAGNITUDE", "text_problem", "magnitude_problem",
-           "read_regular_file", "terminal_text"]  # (the first four from the model: one table)
+           "read_regular_file", "open_regular_file",
+           "terminal_text"]  # (the first four from the model: one table)
 
 
 def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
@@ -27,33 +29,8 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> by
     it. A FIFO, a device or a socket is refused before it is read (it would block or never
     end), and so is a file that grows past ``limit`` while read. ``what``: "session file",
     "preset file", "CSV file"…, for the messages."""
-    name = os.fspath(path)
-    if not str(name).strip():
-        raise InputError(f"no file name given (expected a {what})", repr(str(name)))
+    fd, name = _open_regular(path, what, limit)
     try:
-        info = os.stat(name)
-    except FileNotFoundError:
-        raise InputError("no such file", name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    if stat.S_ISDIR(info.st_mode):
-        raise InputError(f"is a folder, not a {what}", name)
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"is {_special(info.st_mode)}, not a {what}: only regular files are "
-                         "read", name)
-    if info.st_size > limit:
-        raise InputError(f"file is {info.st_size / 1e6:.1f} MB; a {what} is limited to "
-                         f"{_size(limit)}", name)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(name, flags)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):  # replaced between the stat and the open
-            raise InputError(f"is {_special(mode)}, not a {what}: only regular files are "
-                             "read", name)
         chunks = []
         total = 0
         while True:
@@ -70,6 +47,49 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> by
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def open_regular_file(path: str | os.PathLike[str], what: str):
+    """A regular file opened for reading in binary (the caller closes it), and its size, or
+    :class:`InputError`: the same refusals as :func:`read_regular_file`, without a size cap
+    (a streaming reader bounds what it keeps instead)."""
+    fd, name = _open_regular(path, what, None)
+    size = os.fstat(fd).st_size
+    with contextlib.suppress(OSError):
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb"), size
+
+
+def _open_regular(path, what: str, limit: int | None) -> tuple[int, str]:
+    """The descriptor of a regular file (at most ``limit`` bytes when given) and its name."""
+    name = os.fspath(path)
+    if not str(name).strip():
+        raise InputError(f"no file name given (expected a {what})", repr(str(name)))
+    try:
+        info = os.stat(name)
+    except FileNotFoundError:
+        raise InputError("no such file", name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"is a folder, not a {what}", name)
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"is {_special(info.st_mode)}, not a {what}: only regular files are "
+                         "read", name)
+    if limit is not None and info.st_size > limit:
+        raise InputError(f"file is {info.st_size / 1e6:.1f} MB; a {what} is limited to "
+                         f"{_size(limit)}", name)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(name, flags)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # replaced between the stat and the open
+        os.close(fd)
+        raise InputError(f"is {_special(mode)}, not a {what}: only regular files are read",
+                         name)
+    return fd, name
 
 
 def _special(mode: int) -> str:

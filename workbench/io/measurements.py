@@ -29,49 +29,14 @@ column                    meaning
 Numbers are plain (``4862``, ``4.3e9``), may use thousands separators inside quotes
 (``"35,651,584"``), and ``flops`` / ``bytes`` may carry their SI unit (``4.3 GFLOP``, ``35.7 MB``).
 
-Nsight Compute CSV (``ncu --csv --page raw``)
-=============================================
+Profiler exports
+================
 
-``ncu --csv --page raw …`` (or ``ncu --import REPORT.ncu-rep --csv --page raw``) prints a
-header row of column names — ``"ID","Process ID","Process Name","Host Name","Kernel Name",
-"Context","Stream","Block Size","Grid Size","Device","CC"`` and then one column per metric —
-a second row with each metric's unit (empty for the descriptive columns), and one row per
-profiled kernel launch. Values are quoted and large ones carry thousands separators
-(``"1,234.56"``). ``ncu … python3 prog.py > out.csv`` also writes the profiled program's own
-output and ncu's ``==PROF==`` lines: everything before the header row, and ``==PROF==`` lines
-anywhere, are skipped, so such a file imports as it is.
-
-Metrics needed (collect them with ``--metrics`` or a section set that includes them):
-
-* ``gpu__time_duration.sum`` — the kernel's duration; units ``nsecond``, ``usecond``,
-  ``msecond`` or ``second``;
-* ``dram__bytes_read.sum`` and ``dram__bytes_write.sum`` (or their total ``dram__bytes.sum``)
-  — DRAM traffic; units ``byte``, ``Kbyte``, ``Mbyte``, ``Gbyte``, ``Tbyte`` (powers of 1000;
-  ``Kibyte``… are powers of 1024);
-* FLOP counters, at least one of:
-
-  - CUDA-core FLOPs from SASS thread-instruction counts (``smsp__`` or ``sm__`` prefix):
-    fp32 = 2·``…_op_ffma_pred_on.sum`` + ``…_op_fadd_pred_on.sum`` + ``…_op_fmul_pred_on.sum``;
-    fp64 likewise from ``dfma``/``dadd``/``dmul`` and fp16 from ``hfma``/``hadd``/``hmul``, with
-    ``…`` = ``smsp__sass_thread_inst_executed``. This is the convention of Nsight Compute's own
-    roofline sections (an FMA is 2 FLOPs, one per thread instruction). *Approximation:* a packed
-    ``HFMA2`` does two fp16 FMAs per thread instruction, so fp16 may be undercounted up to 2×;
-    transcendental (MUFU) and integer instructions are not counted.
-  - tensor-core FLOPs from ``sm__ops_path_tensor_src_<TYPE>[_dst_<TYPE>].sum`` (for example
-    ``sm__ops_path_tensor_src_fp16_dst_fp32.sum``, ``…_src_bf16_dst_fp32.sum``,
-    ``…_src_tf32_dst_fp32.sum``, ``…_src_fp8….sum``): every such column is summed and read as
-    FLOPs (a multiply-add counted as 2), the unit of Nsight Compute's tensor roofline peaks.
-    *Approximation:* check it once against a GEMM of known size on your GPU and tool version.
-  - only when no ``sm__ops_path_tensor_…`` column is present: ``sm__inst_executed_pipe_tensor.sum``
-    × 512 FLOPs per tensor instruction, the factor Nsight Compute's tensor roofline section
-    uses. *Approximation:* the true FLOPs per instruction depend on the architecture and the
-    MMA shape; the imported point says so in its ``source``.
-
-Each kernel becomes a standalone :class:`~workbench.model.measured.Measurement` (name: the
-kernel name, with ``#ID`` appended when a name repeats) with its time, bytes (read + write),
-FLOPs and a precision: the source type of the largest FLOP class (tensor ``fp16``/``bf16``/
-``tf32``/``fp8``/…, else ``fp64``, ``fp32`` or ``fp16``; ``fp32`` when no FLOPs were counted).
-Link a point to an operation afterwards by setting its ``operation``.
+:func:`import_measurements` recognises each format by its beginning (:func:`detect_format`)
+and reads it with its own reader, streaming: an Nsight Compute ``--csv`` export, raw or
+details page (:mod:`workbench.io.ncu`: time, bytes at L1, L2 and DRAM, FLOPs per precision).
+A profile's launches are grouped by kernel into one point each, and the kernels whose work
+the file cannot count are listed apart (:class:`~workbench.model.profile.MeasurementImport`).
 
 Every problem is an :class:`~workbench.io.errors.InputError` naming the file, the line, the
 column and what is wrong: ``ncu.csv:5: gpu__time_duration.sum: expected a number, got 'abc'``.
@@ -81,19 +46,32 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import os
-import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from workbench.io.cells import PLAIN_COLUMNS, TIME_COLUMNS, ImportCancelled
+from workbench.io.cells import PLAIN_NUMBER_RE as _PLAIN_NUMBER_RE
+from workbench.io.cells import THOUSANDS_RE as _THOUSANDS_RE
+from workbench.io.cells import decode as _decode
+from workbench.io.cells import number as _number
+from workbench.io.cells import scaled as _scaled
 from workbench.io.errors import InputError
+from workbench.io.ncu import (
+    NCU_BYTES,
+    NCU_TENSOR_INST_FLOPS,
+    NCU_TIME,
+    import_ncu,
+    is_ncu_csv,
+    parse_ncu_csv,
+    read_ncu_csv,
+)
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.measured import Measurement
 from workbench.model.measured_session import measurement_problems
+from workbench.model.profile import MeasurementImport
 from workbench.model.session import Session
-from workbench.model.units import BINARY, DECIMAL, SMALL, QuantityError, parse_quantity, prefixed
+from workbench.model.units import QuantityError, parse_quantity
 
 __all__ = [
     "PLAIN_COLUMNS",
@@ -110,39 +88,18 @@ __all__ = [
     "parse_ncu_csv",
     "is_ncu_csv",
     "attach_measurements",
+    "import_measurements",
+    "detect_format",
+    "MeasurementImport",
+    "ImportCancelled",
+    "SNIFF_BYTES",
 ]
 
+#: The plain format (typed or written by a script) is read whole, up to this size; profiler
+#: exports are read streaming, bounded by what they keep (see :mod:`workbench.io.ncu`).
 MAX_CSV_BYTES = 64 * 1024 * 1024
-TIME_COLUMNS = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-6, "time_ns": 1e-9}
-PLAIN_COLUMNS = ("name", "operation", "hardware", *TIME_COLUMNS, "achieved_tflops", "flops",
-                 "bytes", "precision", "source")
-
-NCU_TIME = "gpu__time_duration.sum"
-NCU_BYTES = ("dram__bytes_read.sum", "dram__bytes_write.sum")
-NCU_BYTES_TOTAL = "dram__bytes.sum"
-NCU_TENSOR_INST = "sm__inst_executed_pipe_tensor.sum"
-#: FLOPs per tensor instruction assumed for ``sm__inst_executed_pipe_tensor.sum`` (fallback).
-NCU_TENSOR_INST_FLOPS = 512
-_SASS = "sass_thread_inst_executed_op_{op}_pred_on.sum"
-#: CUDA-core FLOP classes: precision → (fma, add, mul) instruction names.
-NCU_CUDA_CORE = {"fp64": ("dfma", "dadd", "dmul"), "fp32": ("ffma", "fadd", "fmul"),
-                 "fp16": ("hfma", "hadd", "hmul")}
-_TENSOR_RE = re.compile(r"^sm__ops_path_tensor_src_([a-z0-9]+?)(?:_dst_[a-z0-9]+)?\.sum$")
-
-def _nsight_prefix(prefix: str) -> str:
-    return "K" if prefix == "k" else prefix
-
-
-_TIME_UNITS = prefixed({"second": 1.0, "s": 1.0}, {p: SMALL[p] for p in ("", "m", "u", "n")})
-# Nsight Compute writes the kilo prefix as "K" (Kbyte, Kinst)
-_BYTE_UNITS = {**prefixed({"byte": 1.0, "B": 1.0}, DECIMAL, spelling=_nsight_prefix),
-               **prefixed({"byte": 1.0}, BINARY)}
-_COUNT_UNITS = {"op": 1.0, "ops": 1.0, "flop": 1.0,
-                **prefixed({"": 1.0, "inst": 1.0}, DECIMAL, spelling=_nsight_prefix)}
-_MISSING = {"", "n/a", "N/A", "NA", "-"}
-_THOUSANDS_RE = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$")
-_PLAIN_NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-
+#: How much of a file's beginning is read to recognise its format.
+SNIFF_BYTES = 1 << 20
 
 # ---------------------------------------------------------------------------------------------
 # shared
@@ -153,17 +110,6 @@ def _read_text(path: str | os.PathLike[str]) -> tuple[str, str]:
 
     name = str(path)
     return _decode(read_regular_file(path, MAX_CSV_BYTES, "CSV file"), name), name
-
-
-def _decode(raw: bytes | str, name: str | None) -> str:
-    if isinstance(raw, str):
-        return raw
-    if b"\x00" in raw:
-        raise InputError("not a text file (it contains NUL bytes)", name)
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (invalid byte at offset {exc.start})", name) from None
 
 
 def _rows(text: str, name: str | None) -> list[tuple[int, list[str]]]:
@@ -178,33 +124,6 @@ def _rows(text: str, name: str | None) -> list[tuple[int, list[str]]]:
     except csv.Error as exc:
         raise InputError(f"not valid CSV: {exc}", name, reader.line_num or start) from None
     return out
-
-
-def _number(text: str) -> float | None:
-    """A cell as a number: ``"1,234.56"`` → 1234.56; empty or n/a → ``None``."""
-    value = text.strip()
-    if value in _MISSING:
-        return None
-    if _THOUSANDS_RE.match(value):
-        value = value.replace(",", "")
-    if not _PLAIN_NUMBER_RE.match(value):
-        raise ValueError(f"expected a number, got {text!r}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise ValueError(f"expected a finite number, got {text!r}")
-    return number
-
-
-def _scaled(value: float, scale: float) -> float:
-    """``value × scale``, dividing by the exact power of ten for sub-unit scales so that
-    1426.37 µs is 0.00142637 s, not 0.0014263699999999997."""
-    if 0 < scale < 1:
-        return value / round(1 / scale)
-    return value * scale
-
-
-def _show(text: str) -> str:
-    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,219 +210,59 @@ def parse_measurements_csv(text: str | bytes, name: str | None = None) -> list[M
 
 
 # ---------------------------------------------------------------------------------------------
-# Nsight Compute
 
 
-def _is_ncu_header(line: str) -> bool:
-    """Whether one text line is the header row of an ncu table (a ``Kernel Name`` column)."""
-    if "Kernel Name" not in line:
-        return False
-    try:
-        fields = next(csv.reader([line]), [])
-    except csv.Error:
-        return False
-    return "Kernel Name" in (f.strip() for f in fields)
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """The format of a measurements file from its beginning: ``ncu`` (an Nsight Compute
+    ``--csv`` export, raw or details page), ``kineto`` (a PyTorch profiler trace, by its name
+    or content), ``rocprof`` (a rocprof-compute workload folder or its CSVs) or ``plain``
+    (the documented columns). A new
+    format is one more test here and one more branch in :func:`import_measurements`, whose
+    reader returns a :class:`~workbench.model.profile.MeasurementImport`."""
+    from workbench.io.limits import open_regular_file
+    from workbench.io.profiles import profile_kind
+
+    kind = profile_kind(path)  # a PyTorch trace or a rocprof-compute workload
+    if kind is not None:
+        return kind
+    stream, _size = open_regular_file(path, "CSV file")
+    with stream:
+        head = stream.read(SNIFF_BYTES)
+    text = head.decode("utf-8-sig", errors="replace")
+    if is_ncu_csv(text):
+        return "ncu"
+    return "plain"
 
 
-def _ncu_table(text: str) -> str:
-    """``text`` with everything before ncu's header row and every ``==PROF==`` (or other
-    ``==…==``) line blanked, line numbers kept. ``ncu … > out.csv`` writes the profiled
-    program's own output and ncu's messages around the table; when no header row is found the
-    text is returned as it is (the caller then names what is missing)."""
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if _is_ncu_header(line)), None)
-    if start is None:
-        return text
-    return "".join("\n" if i < start or line.startswith("==") else line
-                   for i, line in enumerate(lines))
+def import_measurements(path: str | os.PathLike[str], hardware: str | None = None, *,
+                        progress=None, cancel=None, run: str | None = None
+                        ) -> MeasurementImport:
+    """Every format, recognised by :func:`detect_format`: one point per kernel (a profile's
+    dispatches grouped by kernel), the kernels whose work could not be counted, and the run's
+    totals. ``hardware`` is given to every point that names no machine; ``run`` names the
+    run (for before/after). ``progress(fraction)`` and ``cancel()`` are called every few
+    thousand rows of a profile; cancelling raises :class:`ImportCancelled`."""
+    kind = detect_format(path)
+    if kind == "ncu":
+        return import_ncu(path, hardware, progress=progress, cancel=cancel, run=run)
+    if kind in ("kineto", "rocprof"):
+        from workbench.io.profiles import import_profile
 
-
-def is_ncu_csv(text: str) -> bool:
-    """Whether ``text`` looks like an ``ncu --csv --page raw`` export: its first line that is
-    not ncu's ``==…`` message is the table header, or the table follows the profiled program's
-    own output (the plain format's header is always its first line, without this column)."""
-    for line in text.splitlines():
-        if line.startswith("==") or not line.strip():
-            continue
-        if "Kernel Name" in line:  # ncu's column; the plain format has no such column
-            return True
-        try:
-            first = [f.strip().lower() for f in next(csv.reader([line]), [])]
-        except csv.Error:
-            first = []
-        if first and all(f in PLAIN_COLUMNS for f in first):
-            return False  # a plain header
-        break
-    return any(_is_ncu_header(line) for line in text.splitlines())
-
-
-def read_ncu_csv(path: str | os.PathLike[str], hardware: str | None = None) -> list[Measurement]:
-    """One standalone measurement per kernel of an ``ncu --csv --page raw`` export, all on
-    ``hardware`` (a machine of the session, or ``None``). See the module docstring for the
-    metrics needed and how FLOPs are derived."""
+        return import_profile(path, kind, hardware, progress=progress, cancel=cancel, run=run)
     text, name = _read_text(path)
-    return parse_ncu_csv(text, name, hardware)
-
-
-def parse_ncu_csv(text: str | bytes, name: str | None = None,
-                  hardware: str | None = None) -> list[Measurement]:
-    text = _ncu_table(_decode(text, name))
-    rows = [(line, fields) for line, fields in _rows(text, name)
-            if fields and any(f.strip() for f in fields) and not fields[0].startswith("==")]
-    if not rows:
-        raise InputError("no Nsight Compute table found (export with ncu --csv --page raw)", name)
-    header_line, header = rows[0]
-    header = [h.strip() for h in header]
-    if "Kernel Name" not in header:
-        raise InputError("the first row has no \"Kernel Name\" column: not an ncu --csv --page raw "
-                         "export", name, header_line)
-    index = {h: i for i, h in enumerate(header)}
-    if NCU_TIME not in index:
-        raise InputError(f"needs the metric {NCU_TIME} (kernel duration)", name, header_line)
-    has_rw = all(m in index for m in NCU_BYTES)
-    if not has_rw and NCU_BYTES_TOTAL not in index:
-        raise InputError(f"needs the metrics {NCU_BYTES[0]} and {NCU_BYTES[1]} (or "
-                         f"{NCU_BYTES_TOTAL}) for DRAM traffic", name, header_line)
-    cuda_core = {}
-    for precision, ops in NCU_CUDA_CORE.items():
-        cols = []
-        for op in ops:
-            found = next((f"{prefix}__{_SASS.format(op=op)}" for prefix in ("smsp", "sm")
-                          if f"{prefix}__{_SASS.format(op=op)}" in index), None)
-            cols.append(found)
-        if any(cols):
-            cuda_core[precision] = cols
-    tensor = {h: _TENSOR_RE.match(h).group(1) for h in header if _TENSOR_RE.match(h)}
-    use_tensor_inst = not tensor and NCU_TENSOR_INST in index
-    if not cuda_core and not tensor and not use_tensor_inst:
-        raise InputError(
-            "needs FLOP-counting metrics: smsp__sass_thread_inst_executed_op_{ffma,fadd,fmul}"
-            "_pred_on.sum (and d…/h… for fp64/fp16), sm__ops_path_tensor_src_*.sum or "
-            f"{NCU_TENSOR_INST}", name, header_line)
-    if len(rows) < 2:
-        raise InputError("no units row after the header (ncu --csv --page raw prints one)", name,
-                         header_line + 1)
-    units_line, units = rows[1]
-    if len(units) != len(header):
-        raise InputError(f"the units row has {len(units)} fields; the header has {len(header)}",
-                         name, units_line)
-    if units[index.get("ID", 0)].strip():
-        raise InputError(f"the second row should hold units (its ID cell should be empty), got "
-                         f"{_show(units[index.get('ID', 0)])}", name, units_line,
-                         ("ID",) if "ID" in index else ())
-
-    def scale(column: str, table: dict[str, float], what: str) -> float:
-        unit = units[index[column]].strip()
-        if unit not in table:
-            known = ", ".join(k for k in table if k) or "none"
-            raise InputError(f"unknown {what} unit {unit!r} (known: {known})", name, units_line,
-                             (column,))
-        return table[unit]
-
-    t_scale = scale(NCU_TIME, _TIME_UNITS, "time")
-    byte_cols = list(NCU_BYTES) if has_rw else [NCU_BYTES_TOTAL]
-    b_scales = {c: scale(c, _BYTE_UNITS, "byte") for c in byte_cols}
-    count_cols = [c for cols in cuda_core.values() for c in cols if c] + list(tensor)
-    if use_tensor_inst:
-        count_cols.append(NCU_TENSOR_INST)
-    c_scales = {c: scale(c, _COUNT_UNITS, "count") for c in count_cols}
-
-    kernels = rows[2:]
-    if not kernels:
-        raise InputError("no kernel rows after the units row", name, units_line)
-    base = Path(name).name if name else "ncu CSV"
-    names = [fields[index["Kernel Name"]].strip() if len(fields) == len(header) else ""
-             for _, fields in kernels]
-    repeated = Counter(names)  # (counted once: names.count per kernel was quadratic)
-    out: list[Measurement] = []
-    for (line, fields), kernel in zip(kernels, names, strict=True):
-        if len(fields) != len(header):
-            raise InputError(f"has {len(fields)} fields; the header has {len(header)}", name,
-                             line)
-
-        def cell(column: str, required: bool, _fields=fields, _line=line) -> float | None:
-            try:
-                value = _number(_fields[index[column]])
-            except ValueError as exc:
-                raise InputError(str(exc), name, _line, (column,)) from None
-            if value is None and required:
-                raise InputError("has no value (n/a); this metric is needed", name, _line,
-                                 (column,))
-            if value is not None and value < 0:
-                raise InputError(f"must not be negative, got {_fields[index[column]]!r}", name,
-                                 _line, (column,))
-            return value
-
-        if not kernel:
-            raise InputError("the kernel has no name", name, line, ("Kernel Name",))
-        duration = _scaled(cell(NCU_TIME, True), t_scale)
-        if duration <= 0:
-            raise InputError("the kernel duration must be positive", name, line, (NCU_TIME,))
-        nbytes = sum(_scaled(cell(c, True), b_scales[c]) for c in byte_cols)
-        classes: dict[str, float] = {}
-        missing: list[str] = []
-        for precision, (fma, add, mul) in cuda_core.items():
-            total = 0.0
-            for column, weight in ((fma, 2), (add, 1), (mul, 1)):
-                if column is None:
-                    continue
-                value = cell(column, False)
-                if value is None:
-                    missing.append(column)
-                    continue
-                total += weight * value * c_scales[column]
-            classes[precision] = classes.get(precision, 0.0) + total
-        for column, src in tensor.items():
-            value = cell(column, False)
-            if value is None:
-                missing.append(column)
-                continue
-            key = f"tensor:{src}"
-            classes[key] = classes.get(key, 0.0) + value * c_scales[column]
-        if use_tensor_inst:
-            value = cell(NCU_TENSOR_INST, False)
-            if value is None:
-                missing.append(NCU_TENSOR_INST)
-            else:
-                classes["tensor:fp16"] = value * c_scales[NCU_TENSOR_INST] * NCU_TENSOR_INST_FLOPS
-        flops = sum(classes.values())
-        precision = "fp32"
-        if flops > 0:
-            top = max(classes, key=lambda k: classes[k])
-            precision = top.split(":", 1)[-1]
-            if precision not in PRECISIONS:
-                precision = "fp16" if top.startswith("tensor:") else "fp32"
-        ident = fields[index["ID"]].strip() if "ID" in index else str(len(out))
-        label = kernel if repeated[kernel] == 1 else f"{kernel} #{ident}"
-        if len(label) > 300:
-            label = label[:297] + "..."
-        source = f"ncu {base} ID {ident}"
-        if use_tensor_inst:
-            source += (f"; tensor FLOPs approximated as {NCU_TENSOR_INST} × "
-                       f"{NCU_TENSOR_INST_FLOPS}")
-        if missing:
-            source += f"; n/a counted as 0: {', '.join(sorted(set(missing)))}"
-        out.append(Measurement(name=label, hardware=hardware, time_s=duration, flops=flops,
-                               bytes=nbytes, precision=precision, source=source))
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
+    measurements = parse_measurements_csv(text, name)
+    for m in measurements:
+        if m.hardware is None:
+            m.hardware = hardware
+        m.run = run
+    total = sum(m.time_s or 0.0 for m in measurements)
+    return MeasurementImport(name, "plain", measurements, [], len(measurements), total)
 
 
 def load_measurements(path: str | os.PathLike[str], hardware: str | None = None
                       ) -> list[Measurement]:
-    """Either format, recognised by its header. ``hardware`` is given to ncu imports (which do
-    not name the GPU) and to plain rows whose hardware cell is empty."""
-    text, name = _read_text(path)
-    if is_ncu_csv(text):
-        return parse_ncu_csv(text, name, hardware)
-    measurements = parse_measurements_csv(text, name)
-    if hardware is not None:
-        for m in measurements:
-            if m.hardware is None:
-                m.hardware = hardware
-    return measurements
+    """The points of :func:`import_measurements` (a profile's kernels grouped by name)."""
+    return import_measurements(path, hardware).measurements
 
 
 def attach_measurements(session: Session, measurements: Iterable[Measurement],

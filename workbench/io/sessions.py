@@ -112,7 +112,7 @@ from workbench.model.limits import (
     model_problem,
     sweep_total_problem,
 )
-from workbench.model.measured import Measurement
+from workbench.model.measured import MEMORY_LEVELS, Measurement
 from workbench.model.measured_session import measurement_problems
 from workbench.model.operations import Operation
 from workbench.model.session import (
@@ -161,16 +161,19 @@ COMPARISON_KEYS = ("first", "second")
 MAX_COMPARISONS = 1000
 SWEEP_KEYS = ("param", "values", "start", "stop", "num", "scale")
 MEASUREMENT_KEYS = ("name", "operation", "hardware", "time", "achieved", "flops", "bytes",
-                    "precision", "source")
+                    "precision", "source", "levels", "unit", "count", "run")
 #: Measurement fields and the keys they are written under.
 _MEASUREMENT_FIELDS = {"name": "name", "operation": "operation", "hardware": "hardware",
                        "time_s": "time", "achieved_flops": "achieved", "flops": "flops",
-                       "bytes": "bytes", "precision": "precision", "source": "source"}
+                       "bytes": "bytes", "precision": "precision", "source": "source",
+                       "levels": "levels", "unit": "unit", "count": "count", "run": "run"}
 PRESET_OVERRIDES = ("name", "efficiency", "launch_overhead", "calibration")
 ENTRY_KEYS = ("visible", "marker")
 VIEW_FLAGS = ("legend", "labels", "regions", "derated", "all_precisions", "all_levels",
               "sweeps", "measured", "pairs")
-VIEW_KEYS = ("theme", *VIEW_FLAGS, "x_range", "y_range")
+VIEW_KEYS = ("theme", *VIEW_FLAGS, "x_range", "y_range", "level", "top")
+VIEW_LEVELS = ("l1", "l2", "dram", "all")
+MAX_VIEW_TOP = 100_000
 
 
 def _session_shape() -> Shape:
@@ -540,6 +543,24 @@ def _parse_measurement(value: Any, session: Session, place: Place) -> Measuremen
     if data.get("source") is not None:
         m.source = expect_str(data["source"], place.at("source"), allow_empty=True,
                               limit="source")
+    if data.get("levels") is not None:
+        levels = expect_mapping(data["levels"], place.at("levels"),
+                                f"bytes per memory level ({', '.join(MEMORY_LEVELS)})")
+        check_keys(levels, MEMORY_LEVELS, place.at("levels"))
+        m.levels = {key: expect_quantity(levels[key], "bytes", place.at("levels", key),
+                                         positive=False, minimum=0.0)
+                    for key in MEMORY_LEVELS if levels.get(key) is not None}
+    if data.get("unit") is not None:
+        if data["unit"] not in ("matrix", "vector"):
+            raise place.at("unit").error(f"unknown unit {data['unit']!r}; one of: matrix, vector")
+        m.unit = data["unit"]
+    if data.get("count") is not None:
+        count = data["count"]
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise place.at("count").error(f"must be a whole number, got {count!r}")
+        m.count = count
+    if data.get("run") is not None:
+        m.run = expect_str(data["run"], place.at("run"), limit="measurement")
     for field_name, problem in measurement_problems(session, m):
         key = _MEASUREMENT_FIELDS.get(field_name, field_name)
         raise (place.at(key) if key in data else place).error(problem)
@@ -567,6 +588,16 @@ def _parse_view(value: Any, place: Place) -> ViewSettings:
             if not low < high:
                 raise place.at(key).error("low must be below high")
             setattr(view, key, (low, high))
+    if "level" in data:
+        if data["level"] not in VIEW_LEVELS:
+            raise place.at("level").error(f"must be one of: {', '.join(VIEW_LEVELS)}")
+        view.level = data["level"]
+    if "top" in data:
+        top = data["top"]
+        if isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= MAX_VIEW_TOP:
+            raise place.at("top").error(f"must be a whole number from 0 (the kernels that make "
+                                        f"95 % of the time) to {MAX_VIEW_TOP:,}, got {top!r}")
+        view.top = top
     return view
 
 
@@ -741,6 +772,15 @@ def measurement_to_data(m: Measurement) -> dict[str, Any]:
         out["precision"] = m.precision
     if m.source:
         out["source"] = m.source
+    if m.levels:
+        out["levels"] = {key: _q(m.levels[key], "bytes") for key in MEMORY_LEVELS
+                         if key in m.levels}
+    if m.unit is not None:
+        out["unit"] = m.unit
+    if m.count != 1:
+        out["count"] = m.count
+    if m.run is not None:
+        out["run"] = m.run
     return out
 
 

@@ -46,6 +46,8 @@ from workbench.model.roofline import Result
 
 __all__ = [
     "Measurement",
+    "MEMORY_LEVELS",
+    "MAX_COUNT",
     "Verdict",
     "VERDICTS",
     "verdict_for",
@@ -76,6 +78,23 @@ class Measurement:
     bytes: float | None = None
     precision: str | None = None
     source: str = ""
+    #: Bytes moved at each memory level a profiler counted, per dispatch: ``l1``, ``l2``,
+    #: ``dram`` (see :data:`MEMORY_LEVELS`); ``None`` when only ``bytes`` is known. ``bytes``
+    #: is the main-memory (``dram``) figure.
+    levels: dict[str, float] | None = None
+    #: The unit the work ran on (``matrix``: tensor cores; ``vector``: CUDA cores / SIMT),
+    #: whose peak is its roof; ``None``: the matrix peak (the custom operation's default).
+    unit: str | None = None
+    #: How many dispatches of one kernel (same name, same shape) this point stands for;
+    #: ``time_s``, ``flops``, ``bytes`` and ``levels`` are then the mean of one dispatch.
+    count: int = 1
+    #: The run (profile) this point came from, to compare runs of one program; ``None``: none.
+    run: str | None = None
+
+    @property
+    def total_time_s(self) -> float | None:
+        """GPU time of every dispatch this point stands for: count × time."""
+        return None if self.time_s is None else self.count * self.time_s
 
     @property
     def standalone(self) -> bool:
@@ -119,18 +138,50 @@ class Measurement:
         if self.precision is not None and self.precision not in PRECISIONS:
             out.append(("precision", f"unknown precision {self.precision!r}; one of: "
                                      f"{', '.join(PRECISIONS)}"))
+        if self.levels is not None:
+            if not isinstance(self.levels, dict):
+                out.append(("levels", "must map memory levels to bytes"))
+            else:
+                for level, value in self.levels.items():
+                    if level not in MEMORY_LEVELS:
+                        out.append(("levels", f"unknown memory level {level!r}; one of: "
+                                              f"{', '.join(MEMORY_LEVELS)}"))
+                    elif not (_finite(value) and 0 <= value <= _LIMITS["bytes"][1]):
+                        out.append(("levels", f"{level}: must be a number of bytes ≥ 0, got "
+                                              f"{value!r}"))
+        if self.unit is not None and self.unit not in ("matrix", "vector"):
+            out.append(("unit", f"unknown unit {self.unit!r}; one of: matrix, vector"))
+        if (not isinstance(self.count, int) or isinstance(self.count, bool)
+                or not 1 <= self.count <= MAX_COUNT):
+            out.append(("count", f"must be a whole number from 1 to {MAX_COUNT}, got "
+                                 f"{self.count!r}"))
+        if self.run is not None:
+            problem = text_problem(self.run, "measurement") if isinstance(self.run, str) \
+                else "must be text"
+            if problem is not None:
+                out.append(("run", problem))
         return out
 
     def as_operation(self) -> Operation:
         """A standalone measurement's own prediction: a custom operation with its FLOPs and
         bytes at its precision."""
-        return Operation("custom", {"flops": float(self.flops or 0.0),
-                                    "bytes": float(self.bytes or 0.0),
-                                    "precision": self.precision or "bf16"}, self.name)
+        params = {"flops": float(self.flops or 0.0), "bytes": float(self.bytes or 0.0),
+                  "precision": self.precision or "bf16"}
+        if self.unit is not None:
+            params["unit"] = self.unit
+        return Operation("custom", params, self.name)
 
     def copy(self) -> Measurement:
-        return Measurement(**self.__dict__)
+        fields = dict(self.__dict__)
+        if self.levels is not None:
+            fields["levels"] = dict(self.levels)
+        return Measurement(**fields)
 
+
+#: The memory levels a profiler's bytes are counted at, innermost first.
+MEMORY_LEVELS: tuple[str, ...] = ("l1", "l2", "dram")
+#: The most dispatches one grouped point may stand for.
+MAX_COUNT = 10**9
 
 #: Plausible ranges (base units) that keep every derived number finite.
 _LIMITS = {"time_s": (1e-12, 1e9, "s"), "achieved_flops": (1.0, 1e30, "FLOP/s"),

@@ -17,26 +17,35 @@ from workbench.model.operations import Operation
 from workbench.model.sweeps import Sweep
 
 __all__ = ["HardwareEntry", "OperationEntry", "Comparison", "ViewSettings", "Session", "PALETTE",
-           "MARKERS", "free_color"]
+           "MORE_COLORS", "MARKERS", "free_color"]
 
 #: Okabe–Ito, a palette that stays distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+#: Colours a new operation takes once every colour of :data:`PALETTE` but black is in use
+#: (a whole model's kinds beside a few operations): from Paul Tol's "muted" scheme, clear of
+#: the machines' roof colours; black comes last (the first machine's roofs are near-black).
+MORE_COLORS = ("#CC6677", "#44AA99", "#AA4499", "#999933", "#88CCEE")
 #: Marker per machine (pyqtgraph symbol names).
 MARKERS = ("o", "s", "t", "d", "star", "p", "h", "t1")
+
+#: the order in which :func:`free_color` gives colours
+_FREE_ORDER = (*(c for c in PALETTE if c != "#000000"), *MORE_COLORS, "#000000")
 
 _ids = itertools.count(1)
 
 
 def free_color(used: Iterable[str | None], avoid: Iterable[str] = ()) -> str:
-    """The first palette colour not in ``used``; once every one is, the least used. Colours
-    in ``avoid`` are taken only when there is no other."""
+    """The first colour not in ``used``: of :data:`PALETTE` but black, then of
+    :data:`MORE_COLORS`, then black; once every one is, the least used. Colours in
+    ``avoid`` are taken only when there is no other."""
     counts: dict[str, int] = {}
     for color in used:
         if color:
             key = color.upper()
             counts[key] = counts.get(key, 0) + 1
     skip = {c.upper() for c in avoid}
-    return min([c for c in PALETTE if c not in skip] or PALETTE, key=lambda c: counts.get(c, 0))
+    order = _FREE_ORDER
+    return min([c for c in order if c not in skip] or order, key=lambda c: counts.get(c, 0))
 
 
 def new_id() -> int:
@@ -99,6 +108,12 @@ class ViewSettings:
     pairs: bool = True
     x_range: tuple[float, float] | None = None
     y_range: tuple[float, float] | None = None
+    #: The memory level whose intensity places a profiled kernel (``l1``, ``l2``, ``dram``),
+    #: or ``all``: one point per level it has bytes for, joined by a thin line.
+    level: str = "dram"
+    #: How many profiled kernels of each run the chart draws, by GPU time; 0: the fewest that
+    #: make 95 % of the run's time.
+    top: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

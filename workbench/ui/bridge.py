@@ -54,11 +54,45 @@ class Workspace(QObject):
         self.results = ResultCache(self.document)
         self.signals = DocumentSignals(self.document, self)
         self.selection = Selection(self)
+        #: the selected operation's name and model (a model's part): ``(name, model id)``
+        self._selected_part: tuple[str, int | None] | None = None
+        self.selection.changed.connect(self._remember_part)
+
+    def _remember_part(self, op_id) -> None:
+        self._selected_part = None
+        if op_id is None:
+            return
+        try:
+            name = self.document.operation(op_id).operation.name
+        except KeyError:
+            return
+        model = next((m.id for m in self.document.session.models if op_id in m.op_ids), None)
+        self._selected_part = (name, model)
 
     def select_valid(self) -> None:
-        """Keep the selection on an operation that exists (after deletes, undo, open)."""
+        """Keep the selection on an operation that exists (after deletes, undo, open). A
+        model's part made anew (its tensor parallelism changed its operations) stays
+        selected: the part of the same name in the same model."""
         ids = [e.id for e in self.document.session.operations]
-        if self.selection.current not in ids:
-            self.selection.select(ids[0] if ids else None)
+        if self.selection.current in ids:
+            return
+        successor = self.successor()
+        self.selection.select(successor if successor is not None else ids[0] if ids else None)
+
+    def successor(self) -> int | None:
+        """Where the selection goes when its operation is gone: the part of the same name
+        in the same model, when that model made its operations anew (else None)."""
+        part = self._selected_part
+        if part is None or part[1] is None:
+            return None
+        name, model_id = part
+        model = next((m for m in self.document.session.models if m.id == model_id), None)
+        for op_id in model.op_ids if model is not None else ():
+            try:
+                if self.document.operation(op_id).operation.name == name:
+                    return op_id
+            except KeyError:
+                continue
+        return None
 
 

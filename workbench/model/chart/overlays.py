@@ -34,6 +34,7 @@ from workbench.model.comparison import PairComparison, compare_session
 from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
 from workbench.model.measured import VERDICTS
 from workbench.model.measured_session import MeasuredPoint, judge_session
+from workbench.model.profile import LevelPoint, level_points, machine_level, run_changes, runs_of, top_kernels
 from workbench.model.roofline import BOUND_NAMES
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import OperationEntry, Session
@@ -54,6 +55,11 @@ __all__ = [
     "CrossingMark",
     "SweepPath",
     "MeasuredMark",
+    "run_links",
+    "short_kernel_name",
+    "profile_roof_levels",
+    "overlay_extent",
+    "top_hidden",
     "PairLink",
     "sweep_paths",
     "MAX_MEASURED_DRAWN",
@@ -350,10 +356,80 @@ class MeasuredMark:
     label: str
     tooltip: str
     bands: tuple[tuple[str, float, float], ...] = field(default=(), repr=False)
+    #: A profiled kernel in the View's ``all`` levels: ``(level, intensity, tooltip)`` of
+    #: each level it has bytes for, innermost first (drawn as small marks on a thin line at
+    #: the point's FLOP/s).
+    level_xs: tuple[tuple[str, float, str], ...] = ()
+    #: The run (profile) the point came from, for before/after arrows.
+    run: str | None = None
 
     @property
     def standalone(self) -> bool:
         return self.op_id is None
+
+
+def run_links(session: Session, marks: Sequence[MeasuredMark]) -> list[PairLink]:
+    """An arrow per kernel drawn in both of the session's first two runs, per machine: from
+    its point in the first run to its point in the second, labelled with its speed-up (mean
+    time before / mean time after)."""
+    changes = {c.name: c for c in run_changes(session.measurements)}
+    if not changes:
+        return []
+    first = {}
+    for mark in marks:
+        change = changes.get(mark.name)
+        if change is not None and mark.run == change.before.run:
+            first[(mark.name, mark.hw_id)] = mark
+    out = []
+    for mark in marks:
+        change = changes.get(mark.name)
+        if change is None or mark.run != change.after.run or change.speedup is None:
+            continue
+        before = first.get((mark.name, mark.hw_id))
+        if before is None:
+            continue
+        tooltip = (f"{mark.name}\n{change.before.run}: "
+                   f"{format_quantity(change.before.time_s, 'time')} → {change.after.run}: "
+                   f"{format_quantity(change.after.time_s, 'time')} per launch\n"
+                   f"speed-up = {format_quantity(change.before.time_s, 'time')} / "
+                   f"{format_quantity(change.after.time_s, 'time')} = {change.speedup:.3g}×")
+        out.append(PairLink(-1, change.before.run or "", change.after.run or "", -1, -1,
+                            mark.hw_id, mark.machine, before.x, before.y, mark.x, mark.y, 0.0,
+                            0.0, change.speedup, 0, f"{change.speedup:.2f}×", tooltip))
+    return out
+
+
+def top_hidden(session: Session) -> tuple[set[int], str]:
+    """The profiled points the chart leaves out by its top-N rule (``view.top`` kernels of
+    each run by GPU time, or the fewest that make 95 % of it), by ``id``, and what the chart
+    says about them ("" when none)."""
+    hidden: set[int] = set()
+    parts = []
+    top = session.view.top or None
+    for run in runs_of(session.measurements):
+        points = [m for m in session.measurements if m.run == run]
+        shown, left = top_kernels(points, top)
+        if not left:
+            continue
+        hidden.update(id(m) for m in left)
+        total = sum(m.total_time_s or 0.0 for m in points)
+        share = sum(m.total_time_s or 0.0 for m in left) / total if total else 0.0
+        rule = f"top {len(shown)}" if top else f"the {len(shown)} that make 95 %"
+        parts.append(f"{run}: {rule} of GPU time drawn; {len(left):,} kernel"
+                     f"{'s' if len(left) != 1 else ''} hidden ({100 * share:.1f} % of the time)")
+    return hidden, "; ".join(parts)
+
+
+def _level_tip(p: LevelPoint) -> str:
+    head = f"{p.level}: {format_quantity(p.bytes, 'bytes')}"
+    if p.intensity is None:
+        return head + ", no intensity (no bytes)"
+    head += f", I = {format_quantity(p.intensity, 'intensity')}"
+    if p.roof is None:
+        return head + f" ({p.problem})"
+    return (head + f", roof {format_quantity(p.roof, 'flop_rate')} "
+            f"(min(peak, I × {format_quantity(p.bandwidth, 'bandwidth')})): "
+            f"{_percent(p.fraction)} of it")
 
 
 def _measured_tooltip(point: MeasuredPoint, machine: str) -> str:
@@ -417,11 +493,15 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
     judged = judge_session(session) if judged is None else judged
     shown = set(machine_ids)
     index_of = {id(m): i for i, m in enumerate(session.measurements)}
+    hidden, _note = top_hidden(session)
+    level = session.view.level
     marks: list[MeasuredMark] = []
     notes: list[str] = []
     total = 0
     for point in judged:
         m = point.measurement
+        if id(m) in hidden:
+            continue
         if point.judgement is None:
             where = f" on {point.hardware.hardware.label}" if point.hardware else ""
             notes.append(f"measurement {m.name}{where}: {point.problem}")
@@ -433,6 +513,16 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
         j = point.judgement
         x = j.measured_intensity if j.measured_intensity else j.predicted_intensity
         y, px, py = j.achieved_flops, j.predicted_intensity, j.predicted_attainable_flops
+        levels = (level_points(m, point.hardware.hardware)
+                  if m.levels and m.operation is None else [])
+        at_level = None
+        if levels and level in ("l1", "l2"):
+            at_level = next((p for p in levels if p.level == level), None)
+            if at_level is None or not at_level.intensity:
+                continue  # no bytes counted at that level: no point there
+            x = at_level.intensity
+            if at_level.roof:  # held against that level's roof, right above it
+                px, py = at_level.intensity, at_level.roof
         if not (_drawable(x, y) and _drawable(px, py)):
             continue
         total += 1
@@ -440,16 +530,80 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
             continue
         machine = point.hardware.hardware.label
         label = f"{_percent(j.fraction)} · {VERDICT_SHORT.get(j.verdict, j.verdict)}"
+        if at_level is not None and at_level.fraction is not None:
+            label = f"{_percent(at_level.fraction)} of {level} roof"
         if point.operation is None:
-            label = f"{m.name}: {label}"
+            label = f"{short_kernel_name(m.name)}: {label}"
+        tooltip = _measured_tooltip(point, machine)
+        if levels:
+            tooltip += "\n" + "\n".join(_level_tip(p) for p in levels)
+        if m.count != 1 or m.run is not None:
+            tooltip += (f"\n{m.count:,} launch{'es' if m.count != 1 else ''}, "
+                        f"{format_quantity(m.total_time_s or 0.0, 'time')} of GPU time"
+                        + (f" in {m.run}" if m.run else ""))
+        level_xs = ()
+        if level == "all" and len(levels) > 1:
+            level_xs = tuple((p.level, float(p.intensity), _level_tip(p)) for p in levels
+                             if p.intensity and _drawable(p.intensity, y))
         marks.append(MeasuredMark(
             index=index_of.get(id(m), -1), name=m.name,
             op_id=point.operation.id if point.operation is not None else None,
             hw_id=point.hardware.id, machine=machine, x=float(x), y=float(y), px=float(px),
             py=float(py), fraction=j.fraction, verdict=j.verdict, verdict_label=j.verdict_label,
             color=VERDICT_COLORS.get(j.verdict, "#808080"), label=label,
-            tooltip=_measured_tooltip(point, machine), bands=_bands(float(py))))
+            tooltip=tooltip, bands=_bands(float(py)), level_xs=level_xs, run=m.run))
     return marks, total, notes
+
+
+#: Template stems that say nothing of the kernel: its first template argument names it.
+_GENERIC_STEMS = ("kernel", "kernel2", "device_kernel", "elementwise_kernel")
+
+
+def short_kernel_name(name: str, limit: int = 32) -> str:
+    """A kernel's name as a chart label: a C++ signature without ``void``, its argument list
+    and template arguments (``cutlass::Kernel<cutlass_80_…_gemm…>`` is named by its
+    argument), its namespaces when still long, then cut to ``limit`` characters."""
+    if len(name) <= limit:
+        return name
+    base = name.removeprefix("void ").replace("<unnamed>::", "").replace(
+        "(anonymous namespace)::", "")
+    if "(" in base[1:]:
+        base = base.split("(", 1)[0]
+    stem, _, rest = base.partition("<")
+    if rest and stem.split("::")[-1].lower() in _GENERIC_STEMS:
+        stem = rest.split(",")[0].split("<")[0].rstrip("> ")
+    if len(stem) > limit:
+        stem = stem.split("::")[-1]
+    return stem if len(stem) <= limit else stem[:limit - 1] + "…"
+
+
+def profile_roof_levels(measured: Sequence[MeasuredMark], machines: Sequence,
+                        level: str) -> list[tuple[int, str]]:
+    """``(machine id, memory level)`` of each cache roof the profiled kernels are placed
+    against (at L1 or L2, or at every level): those roofs are drawn on their machines."""
+    wanted = {"l1": {"l1"}, "l2": {"l2"}, "all": {"l1", "l2"}}.get(level, set())
+    out = []
+    for mark in measured:
+        levels = {name for name, _x, _tip in mark.level_xs}
+        if level in ("l1", "l2") and mark.run is not None:
+            levels.add(level)
+        entry = next((h for h in machines if h.id == mark.hw_id), None)
+        for name in sorted(levels & wanted):
+            found = machine_level(entry.hardware, name) if entry is not None else None
+            if found is not None:
+                out.append((mark.hw_id, found))
+    return out
+
+
+def overlay_extent(sweeps: Sequence[SweepPath], measured: Sequence[MeasuredMark]
+                   ) -> list[tuple[float, float]]:
+    """The data points of sweep paths and measured marks (and their predictions, and a
+    profiled kernel's other levels) that the data range should cover."""
+    out = [(x, y) for path in sweeps for x, y in zip(path.path_xs, path.path_ys, strict=True)]
+    for mark in measured:
+        out += [(mark.x, mark.y), (mark.px, mark.py)]
+        out += [(x, mark.y) for _level, x, _tip in mark.level_xs]
+    return out
 
 
 def measured_cap_note(drawn: int, total: int) -> str:

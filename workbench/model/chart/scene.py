@@ -40,9 +40,12 @@ from workbench.model.chart.overlays import (
     SweepPath,
     drawn_measured_marks,
     measured_cap_note,
+    overlay_extent,
     overlay_legend,
     pair_links,
+    profile_roof_levels,
     sweep_paths,
+    top_hidden,
 )
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware, roof_name
@@ -562,6 +565,8 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
     if len(machines) > 1:
         ridges, sweeps, links = whose_texts(session, ridges, sweeps, links)
 
+    for hw_id, name in profile_roof_levels(measured, visible_hw, view.level):
+        used_levels[hw_id].add(name)
     x_range, y_range = _data_range(points, ridges, machines,
                                    overlay_extent(sweeps, measured))
     if view.x_range:
@@ -584,7 +589,8 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
     labelled = {p.op_id for p in points if p.show_label}
     legend = _legend(session, machines, [e for e in visible_ops if e.id not in labelled],
                      colors, points, suppressed)
-    legend += measured_legend(measured, measured_total)
+    legend += measured_legend(measured, measured_total,
+                              top_hidden(session)[1] if view.measured else "")
     return Scene(
         title=session.title,
         machines=tuple(machines),
@@ -640,22 +646,15 @@ def _hardware(session: Session, hw_id: int) -> Hardware:
     return next(e.hardware for e in session.hardware if e.id == hw_id)
 
 
-def overlay_extent(sweeps: Sequence[SweepPath], measured: Sequence[MeasuredMark]
-                   ) -> list[tuple[float, float]]:
-    """The data points of sweep paths and measured marks (and their predictions) that the
-    data range should cover."""
-    out = [(x, y) for path in sweeps for x, y in zip(path.path_xs, path.path_ys, strict=True)]
-    for mark in measured:
-        out += [(mark.x, mark.y), (mark.px, mark.py)]
-    return out
-
-
-def measured_legend(measured: Sequence[MeasuredMark], total: int = 0) -> list[LegendEntry]:
+def measured_legend(measured: Sequence[MeasuredMark], total: int = 0,
+                    hidden: str = "") -> list[LegendEntry]:
     """One legend entry per verdict band the drawn measured points fall in, then (text only)
-    how many of the ``total`` measured points are drawn when not all of them are."""
+    how many of the ``total`` measured points are drawn when not all of them are, and which
+    profiled kernels the top-N rule hides (``hidden``)."""
     cap = measured_cap_note(len(measured), total)
-    return [LegendEntry("measured", text, color=VERDICT_COLORS[key], marker="x")
-            for key, text in overlay_legend(measured)] + [LegendEntry("measured", cap)] * bool(cap)
+    return ([LegendEntry("measured", text, color=VERDICT_COLORS[key], marker="x")
+             for key, text in overlay_legend(measured)] + [LegendEntry("measured", cap)] * bool(cap)
+            + [LegendEntry("measured", hidden)] * bool(hidden))
 
 
 def _data_range(points: Sequence[PointMark], ridges: Sequence[Ridge],

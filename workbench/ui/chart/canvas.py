@@ -208,6 +208,10 @@ class RooflineCanvas(QWidget):
             if isinstance(item, Label) and item.isVisible():
                 item.updateTransform()
 
+    def leaveEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().leaveEvent(event)
+        self.hover.left()  # (the read-out spoke of the last place under the pointer)
+
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
         if event.oldSize().width() != event.size().width():
@@ -276,6 +280,7 @@ class RooflineCanvas(QWidget):
             if self._headroom_pending:
                 self._headroom_pending = False
                 self._give_headroom()
+        self.session_view.place_hints()  # (clear of the legend where it now lies)
 
     def _give_headroom(self) -> None:
         untold = self.key.untold()
@@ -538,7 +543,9 @@ class RooflineCanvas(QWidget):
         if what == What.VIEW and set(change.fields) & {"x_range", "y_range"}:
             self.rebuild(fit=True)
             return
-        self.rebuild()
+        # the first points of a chart that had none (a new session's first operation) are
+        # shown: the view of an empty chart was made for no data
+        self.rebuild(fit=self._scene is not None and not self._scene.points)
 
     def _on_selection(self, op_id) -> None:
         self.points.set_live(op_id)
@@ -640,7 +647,16 @@ class RooflineCanvas(QWidget):
         if not moved:
             return True
         keys, rows, xy, updated = moved
-        self.labels.relayout_moved(keys, rows, xy)
+        if not self.labels.pending and not self.key.tags.keys().isdisjoint(updated):
+            # Tags are shared by the tagged markers that touch (a crowd's "A, B: 2, 5, 8")
+            # and placed around the whole crowd: which touch changes as tagged points move,
+            # so the texts are placed as after a zoom, now (re-placing only the texts the
+            # moved markers meet left a crowd's text by markers that had left it, and a
+            # marker that left its crowd with no name)
+            self.labels.stop()
+            self.layout_annotations()
+        else:
+            self.labels.relayout_moved(keys, rows, xy)
         if self.workspace.selection.current in updated:
             self.points.sync_ring()
         self.hover.refresh(updated)

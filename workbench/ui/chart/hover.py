@@ -27,6 +27,8 @@ class Hover:
         self._canvas = canvas
         self._key: tuple | None = None
         self._text = ""
+        #: the status bar reads out the place under the pointer
+        self._reading = False
 
     @property
     def text(self) -> str:
@@ -73,15 +75,24 @@ class Hover:
             return self._canvas.overlays.tooltip(key[1])
         return self._canvas.points.tooltip(key)
 
+    def left(self) -> None:
+        """The pointer is off the plot: nothing hovered, no tooltip, and the status bar's
+        read-out says nothing (it spoke of the place the pointer last was)."""
+        if self._key is not None:
+            self._key = None
+            self._text = ""
+            QToolTip.hideText()
+        if self._reading:
+            self._reading = False
+            self._canvas.cursor_text.emit("")
+
     def on_mouse_moved(self, scene_pos) -> None:
         canvas = self._canvas
         vb = canvas.view_box
         if not vb.sceneBoundingRect().contains(scene_pos):
-            if self._key is not None:
-                self._key = None
-                self._text = ""
-                QToolTip.hideText()
+            self.left()
             return
+        self._reading = True
         view = vb.mapSceneToView(scene_pos)
         x, y = float(to_data(view.x())), float(to_data(view.y()))
         key = self.nearest(scene_pos)

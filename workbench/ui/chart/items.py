@@ -201,6 +201,8 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         self._flowed: list[tuple[str, tuple | None]] = []
         #: called with no argument when the user drags the legend
         self.on_dragged = None
+        #: called with no argument: the scene rectangles a drag may not cover (the axes)
+        self.keep_clear = None
 
     def setParentItem(self, parent) -> None:  # noqa: N802 (Qt API)
         super().setParentItem(parent)
@@ -436,9 +438,32 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
     def mouseDragEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph API)
         if ev.button() == Qt.MouseButton.LeftButton:
             ev.accept()
-            self.autoAnchor(self.pos() + ev.pos() - ev.lastPos())
+            to = self._within_parent(self.pos() + ev.pos() - ev.lastPos())
+            if self._covers_kept_clear(to):
+                return  # (not over an axis, its numbers or its title)
+            self.autoAnchor(to)
             if self.on_dragged is not None:
                 self.on_dragged()
+
+    def _within_parent(self, pos):
+        """``pos`` moved as little as needs be for the legend to lie within its parent (the
+        plot's area, or the chart beside it)."""
+        parent = self.parentItem()
+        if parent is None:
+            return pos
+        room = parent.boundingRect()
+        x = min(max(pos.x(), room.left()), max(room.left(), room.right() - self.width()))
+        y = min(max(pos.y(), room.top()), max(room.top(), room.bottom() - self.height()))
+        return pg.Point(x, y)
+
+    def _covers_kept_clear(self, pos) -> bool:
+        """Whether the legend at ``pos`` would cover one of the scene rectangles
+        :attr:`keep_clear` gives."""
+        if self.keep_clear is None or self.parentItem() is None:
+            return False
+        box = self.parentItem().mapRectToScene(QRectF(pos.x(), pos.y(), self.width(),
+                                                      self.height()))
+        return any(box.intersects(rect) for rect in self.keep_clear())
 
     def mouseClickEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph API)
         if ev.button() == Qt.MouseButton.LeftButton:

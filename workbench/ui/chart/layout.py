@@ -23,7 +23,6 @@ import numpy as np
 from PySide6.QtCore import QTimer
 
 from workbench.model.chart.layout import (
-    PAIRING_REACH,
     Attribution,
     Occupancy,
     Request,
@@ -34,20 +33,19 @@ from workbench.model.chart.layout import (
     flat_candidates,
     lead_from,
     point_candidates,
-    same_spot,
     sloped_candidates,
 )
+from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.items import Label, Pool
+from workbench.ui.chart.naming import AIR, names_of, names_spot, other_marks, roof_segments
 
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
 TEXT_INSET = 3.0
 #: Occupancy cell, pixels.
 CELL = 2.0
-#: Air around lines and markers, pixels.
-AIR = 1.5
 #: moved markers beyond which an edit updates their cells all at once (a model's edit)
 BATCH_MOVED = 16
 
@@ -280,11 +278,12 @@ class LabelLayer:
             rects = np.column_stack((px - half, py - half, px + half, py + half))
             occ.add_rects(rects)
             self._marker_rects = rects  # by row of the hover arrays
-        self._marks = self._other_marks(t)
+        self._marks = other_marks(self._canvas, lambda x, y: self._px(x, y, t))
         for scatter, size in ((roofs.ridge_marks, theme.ridge_size),
                               (overlays.sweep_dots, theme.point_size * 0.55),
                               (overlays.crossing_marks, theme.point_size + 5),
                               (overlays.measured_marks, theme.point_size * 1.3),
+                              (overlays.level_marks, theme.point_size * 0.6),
                               (overlays.predicted_marks, theme.point_size * 0.9)):
             if not scatter.isVisible():
                 continue
@@ -295,78 +294,6 @@ class LabelLayer:
             half = size / 2 + AIR
             occ.add_rects(np.column_stack((px - half, py - half, px + half, py + half)))
         return occ
-
-    def _other_marks(self, t) -> tuple[np.ndarray, np.ndarray]:
-        """The marks besides the operations' points that a text could be taken to name:
-        the ridges' diamonds (-3) and the sweeps' ends (-1: owned by no operation) and the
-        measured points and their predictions (owned by their operation), as ``(rects,
-        owners)``."""
-        canvas = self._canvas
-        theme = canvas.theme
-        spots: list[tuple[float, float, float, int]] = []
-        marks = canvas.roofs.ridge_marks
-        if marks.isVisible():
-            xs, ys = marks.getData()
-            if xs is not None:
-                spots += [(x, y, theme.ridge_size, -3) for x, y in zip(xs, ys, strict=True)]
-        # the sweeps' ends (owned by no operation: a name keeps off another's sweep)
-        spots += [(to_view(path.xs[end]), to_view(path.ys[end]), theme.point_size * 0.55, -1)
-                  for path, end, _label in canvas.overlays.sweep_texts]
-        for mark, _curve, _label in canvas.overlays.measured_texts:
-            owner = -1 if mark.op_id is None else mark.op_id
-            spots += [(to_view(mark.x), to_view(mark.y), theme.point_size * 1.3, owner),
-                      (to_view(mark.px), to_view(mark.py), theme.point_size * 0.9, owner)]
-        if not spots:
-            return np.zeros((0, 4)), np.zeros(0, dtype=np.int64)
-        arr = np.asarray(spots, dtype=float)
-        px, py = self._px(arr[:, 0], arr[:, 1], t)
-        half = arr[:, 2] / 2 + AIR
-        return (np.column_stack((px - half, py - half, px + half, py + half)),
-                arr[:, 3].astype(np.int64))
-
-    def names_of(self, ops) -> Attribution:
-        """What a name or tag of the operations ``ops`` names: their markers on every
-        machine and their measured points, against every other mark."""
-        rects, owners = self._marker_rects, self._marker_ops
-        marks, mark_owners = self._marks
-        if len(owners) != len(rects):  # (markers not drawn yet)
-            owners = np.full(len(rects), -2, dtype=np.int64)
-        mine = np.isin(owners, list(ops))
-        theirs = np.isin(mark_owners, list(ops))
-        own = np.concatenate((rects[mine], marks[theirs]))
-        others = np.concatenate((rects[~mine], marks[~theirs]))
-        own = own[np.isfinite(own).all(axis=1)]
-        others = others[np.isfinite(others).all(axis=1)]
-        return Attribution(own, others[~same_spot(others, own, AIR)])
-
-    def _names_spot(self, sx: float, sy: float, size: float, marks: bool = True,
-                    reach: float = PAIRING_REACH) -> Attribution:
-        """What a text of a mark at ``(sx, sy)`` (device pixels) of ``size`` names: that
-        mark, against the operations' markers and the other marks (but the ridges' without
-        ``marks``), those drawn over it aside (an operation's point on its ridge is at its place)."""
-        half = size / 2 + AIR
-        own = np.array([[sx - half, sy - half, sx + half, sy + half]])
-        rects, owners = self._marks
-        others = np.concatenate((self._marker_rects, rects if marks else rects[owners != -3]))
-        others = others[np.isfinite(others).all(axis=1)]
-        a, b = own[0] + (AIR, AIR, -AIR, -AIR), others + (AIR, AIR, -AIR, -AIR)  # (as drawn)
-        over = (b[:, 0] < a[2]) & (a[0] < b[:, 2]) & (b[:, 1] < a[3]) & (a[1] < b[:, 3])
-        return Attribution(own, others[~over], reach)
-
-    def _roof_segments(self, t) -> list[tuple[object, np.ndarray]]:
-        """Each visible roof's line as segments in device pixels (rows ``x0, y0, x1,
-        y1``), with its roof."""
-        out = []
-        for roof, curve in self._canvas.roofs.roofs:
-            if not curve.isVisible():
-                continue
-            xs, ys = curve.getData()
-            if xs is None or len(xs) < 2:
-                continue
-            px, py = self._px(xs, ys, t)
-            seg = np.column_stack((px[:-1], py[:-1], px[1:], py[1:]))
-            out.append((roof, seg[np.isfinite(seg).all(axis=1)]))
-        return out
 
     # -- placing ----------------------------------------------------------------------
 
@@ -534,19 +461,29 @@ class LabelLayer:
         # a leader leaves the marker nearest the text, not the middle of a crowd
         cands = lead_from(cands, xs, ys, marker)
         if tag:
-            frame = self._frame()
-            diagonal = math.hypot(frame[2] - frame[0], frame[3] - frame[1])
-            most = min(FAR_REACH * diagonal,
-                       LEADER_MOST * math.hypot(canvas.width(), canvas.height()))
-            step = max(6.0, diagonal / 80.0)
-
-            # (made once: a tag with no place is tried again, its leader across its markers)
-            @functools.lru_cache(maxsize=1)
-            def far(sx=sx, sy=sy, w=w, h=h, radius=radius, frame=frame, most=most):
-                return lead_from(far_candidates(sx, sy, w, h, radius, frame, most, step),
-                                 xs, ys, marker)
+            far = self._far_places(sx, sy, w, h, radius, (xs, ys, marker))
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
-                       far=far, air=TAG_AIR if tag else NAME_AIR, names=self.names_of(crowd))
+                       far=far, air=TAG_AIR if tag else NAME_AIR,
+                       names=names_of(self._marker_rects, self._marker_ops, self._marks, crowd))
+
+    def _far_places(self, sx: float, sy: float, w: float, h: float, radius: float,
+                    lead=None):
+        """The places farther off (:func:`far_candidates`, each with its leader: from the
+        nearest of the markers ``lead``, ``(xs, ys, half-size)``, where given) for a text
+        that finds none beside its mark at ``(sx, sy)``: made when first asked for, once."""
+        canvas = self._canvas
+        frame = self._frame()
+        diagonal = math.hypot(frame[2] - frame[0], frame[3] - frame[1])
+        most = min(FAR_REACH * diagonal,
+                   LEADER_MOST * math.hypot(canvas.width(), canvas.height()))
+        step = max(6.0, diagonal / 80.0)
+
+        # (made once: a tag with no place is tried again, its leader across its markers)
+        @functools.lru_cache(maxsize=1)
+        def far():
+            places = far_candidates(sx, sy, w, h, radius, frame, most, step)
+            return lead_from(places, *lead) if lead else places
+        return far
 
     def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
@@ -558,9 +495,14 @@ class LabelLayer:
         out: dict = {}
         self._label_of = {}
 
-        def add(key, label, kind, candidates, order=0.0, names=None):
+        def add(key, label, kind, candidates, order=0.0, mark=None, own=None, names=None):
+            """``mark``: ``(x, y, radius)`` of what the text names, for a text that may be
+            said farther off, with a leader (which may cross the marks ``own``), when it
+            finds no place by it; ``names``: what a reader must pair it with."""
             w, h = self._text_box(label)
-            request = Request(key, kind, w, h, candidates(w, h), order, names=names)
+            far = self._far_places(*mark[:2], w, h, mark[2]) if mark else None
+            request = Request(key, kind, w, h, candidates(w, h), order,
+                              cross_lines=mark is not None, far=far, own=own, names=names)
             out[key] = request
             self._label_of[key] = (label, request)
 
@@ -579,7 +521,7 @@ class LabelLayer:
             out[request.key] = request
             self._label_of[request.key] = (label, request)
 
-        lines = self._roof_segments(t)
+        lines = roof_segments(canvas, lambda x, y: self._px(x, y, t))
         for i, (roof, label) in enumerate(roofs.roof_texts):
             xs, ys = self._px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)), t)
             order = i + (0 if roof.emphasis == "main" and not roof.derated else 100)
@@ -590,14 +532,22 @@ class LabelLayer:
                                 other_lines=np.concatenate(others) if others
                                 else np.zeros((0, 4)), reach=ROOF_REACH)
             if roof.sloped:
+                # where the lines lie close together (View ▸ All Memory Roofs) a value with
+                # no place along its line is said off it, a leader to the middle of its part
+                # in view
+                seen = clip_segment(float(xs[0]), float(ys[0]), float(xs[-1]), float(ys[-1]),
+                                    frame) if roof.kind == "memory" else None
+                mark = (None if seen is None else
+                        ((seen[0] + seen[2]) / 2, (seen[1] + seen[3]) / 2, 2.0))
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys: sloped_candidates(xs[0], ys[0], xs[1], ys[1],
-                                                                 w, h, frame), order, names)
+                                                                 w, h, frame), order,
+                    mark=mark, names=names)
             else:
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys, roof=roof: flat_candidates(
                         xs[0], xs[1], ys[0], w, h, frame, below_first=roof.derated), order,
-                    names)
+                    names=names)
 
         for i, (ridge, label) in enumerate(roofs.ridges):
             sx, sy = (float(v) for v in self._px(to_view(ridge.x), to_view(ridge.y), t))
@@ -605,7 +555,8 @@ class LabelLayer:
                 lambda w, h, sx=sx, sy=sy: np.vstack((
                     as_array(corner_candidates(sx, sy, w, h)),
                     point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i,
-                self._names_spot(sx, sy, theme.ridge_size, False, RIDGE_REACH))
+                names=names_spot(sx, sy, theme.ridge_size, self._marker_rects, self._marks,
+                                 False, RIDGE_REACH))
 
         for i, (region, curve, label) in enumerate(roofs.regions):
             if not curve.isVisible():
@@ -630,13 +581,16 @@ class LabelLayer:
                 continue
             done.add(id(label))
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
+            # (a crossing and a sweep's ends are what the user asked to see: said farther
+            # off, with a leader, where the roofs' texts crowd them)
             add(("crossing", id(label)), label, "crossing",
-                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"))
+                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"),
+                mark=(sx, sy, g + 3), own=self._sweep_marks(mark.hw_id, t))
         for i, (mark, _link, label) in enumerate(overlays.measured_texts):
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
             add(("measured", i), label, "measured",
                 lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i,
-                self._names_spot(sx, sy, 2 * g * 1.3))
+                names=names_spot(sx, sy, 2 * g * 1.3, self._marker_rects, self._marks))
         # the same pair with the same figures on several machines is said once, by whichever
         # of its links has room (the lower arc may be boxed in by the roof and the arc above)
         apexes: dict[tuple[str, str, str], list[int]] = {}
@@ -662,8 +616,51 @@ class LabelLayer:
             add(("sweep", i), label, "sweep",
                 lambda w, h, sx=sx, sy=sy, end=end: point_candidates(
                     sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i,
-                self._names_spot(sx, sy, 2 * g * 0.55 + 2))
+                mark=(sx, sy, g * 0.55 + 1), own=self._sweep_marks(path.hw_id, t),
+                names=names_spot(sx, sy, 2 * g * 0.55 + 2, self._marker_rects, self._marks))
         return out
+
+    def _sweep_marks(self, hw_id: int, t) -> np.ndarray:
+        """The boxes (rows ``left, top, right, bottom``) of the sweep samples and ridge
+        crossings drawn on machine ``hw_id``: a sweep's texts say where its path goes, their
+        leaders may cross its marks."""
+        theme = self._canvas.theme
+        xs, ys, sizes = [], [], []
+        for path, _curve in self._canvas.overlays.sweep_paths_drawn:
+            if path.hw_id != hw_id:
+                continue
+            if path.dots:
+                xs += list(path.xs)
+                ys += list(path.ys)
+                sizes += [theme.point_size * 0.55] * len(path.xs)
+            for mark in path.crossings:
+                xs.append(mark.x)
+                ys.append(mark.y)
+                sizes.append(theme.point_size + 5)
+        if not xs:
+            return np.zeros((0, 4))
+        px, py = self._px(to_view(np.asarray(xs, dtype=float)),
+                          to_view(np.asarray(ys, dtype=float)), t)
+        half = np.asarray(sizes) / 2 + AIR
+        own = np.column_stack((px - half, py - half, px + half, py + half))
+        # and the markers those marks touch (a crossing at a ridge lies on its operation's
+        # point and the ridge's mark: every way out of it passes over one)
+        rects = self._marker_rects
+        ridges = self._canvas.roofs.ridge_marks
+        rx, ry = ridges.getData() if ridges.isVisible() else (None, None)
+        if rx is not None and len(rx):
+            qx, qy = self._px(rx, ry, t)
+            half = theme.ridge_size / 2 + AIR
+            rects = np.vstack((rects.reshape(-1, 4),
+                               np.column_stack((qx - half, qy - half, qx + half, qy + half))))
+        if len(rects):
+            near = self._canvas.theme.point_size
+            touch = np.zeros(len(rects), dtype=bool)
+            for x0, y0, x1, y1 in own:
+                touch |= ((rects[:, 0] < x1 + near) & (rects[:, 2] > x0 - near)
+                          & (rects[:, 1] < y1 + near) & (rects[:, 3] > y0 - near))
+            own = np.vstack((own, rects[touch]))
+        return own
 
     # -- incremental ----------------------------------------------------------------------
 

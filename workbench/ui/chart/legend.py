@@ -32,6 +32,7 @@ class ChartLegend:
         self._canvas = canvas
         self._legend = Legend(offset=(12, 12))
         self._legend.on_dragged = self._dragged
+        self._legend.keep_clear = self._axes_rects
         self._legend.setParentItem(canvas.view_box)
         self._legend_key: tuple = ()
         self._legend_outside: str | None = None
@@ -85,6 +86,21 @@ class ChartLegend:
     def clear(self) -> None:
         """No rows (the chart is disposed of)."""
         self._legend.set_rows([])
+
+    def _axes_rects(self) -> list:
+        """Where the chart's axes are drawn, with their numbers and titles (a dragged legend
+        keeps off them)."""
+        plot = self._canvas.plot_item
+        if self._legend.parentItem() is self._canvas.view_box:
+            return []  # (within the plot's area it cannot reach them)
+        out = []
+        for side in ("left", "bottom"):
+            axis = plot.getAxis(side)
+            if axis.isVisible():
+                out.append(axis.sceneBoundingRect())
+                if axis.label.isVisible():
+                    out.append(axis.label.sceneBoundingRect())
+        return out
 
     def _dragged(self) -> None:
         self.user_placed = True

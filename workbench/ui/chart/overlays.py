@@ -26,7 +26,9 @@ from workbench.model.chart.overlays import (
     SweepPath,
     drawn_measured_marks,
     pair_links,
+    run_links,
     sweep_paths,
+    top_hidden,
 )
 from workbench.model.chart.scene import Scene, measured_legend, whose_texts
 from workbench.ui.chart.axes import to_data, to_view
@@ -51,6 +53,8 @@ class OverlayLayer:
         self._predicted_marks = at_z(Spots(), 9)
         self._crossing_marks = at_z(Spots(), 13)
         self._measured_marks = at_z(Spots(), 15)
+        self._level_marks = at_z(Spots(), 14)
+        self._level_lines: list[pg.PlotCurveItem] = []
         self._sweeps: dict[int, list[SweepPath]] = {}
         self._measured: list[MeasuredMark] = []
         self._links: list[PairLink] = []
@@ -70,7 +74,7 @@ class OverlayLayer:
     def fixed_items(self) -> tuple:
         """The items made once (the pools make theirs as needed)."""
         return (self._sweep_dots, self._predicted_marks, self._crossing_marks,
-                self._measured_marks)
+                self._measured_marks, self._level_marks)
 
     # -- what is drawn (read by the text layout) ----------------------------------------
 
@@ -82,13 +86,18 @@ class OverlayLayer:
     @property
     def link_curves(self) -> list[pg.PlotCurveItem]:
         """The measured points' links, then the compared pairs' arcs."""
-        return ([entry[1] for entry in self._measured_drawn]
+        return ([entry[1] for entry in self._measured_drawn] + self._level_lines
                 + [entry[1] for entry in self._pair_drawn])
 
     @property
     def bands(self) -> list[pg.PlotCurveItem]:
         """The verdict bands shown."""
         return self._band_pool.shown
+
+    @property
+    def level_marks(self) -> Spots:
+        """A profiled kernel's marks at its other memory levels (View ▸ All Levels)."""
+        return self._level_marks
 
     @property
     def sweep_dots(self) -> Spots:
@@ -125,6 +134,11 @@ class OverlayLayer:
     def pair_apexes(self) -> list[tuple[float, float]]:
         """The apex of each pair's arc in scene pixels (see :meth:`bend_links`)."""
         return self._pair_apex
+
+    @property
+    def sweep_paths_drawn(self) -> list[tuple[SweepPath, pg.PlotCurveItem]]:
+        """Each sweep path drawn, with its line."""
+        return self._sweep_drawn
 
     @property
     def sweep_texts(self) -> list[tuple[SweepPath, int, Label]]:
@@ -278,7 +292,9 @@ class OverlayLayer:
             self._measured, total, _notes = drawn_measured_marks(
                 session, [m.hw_id for m in scene.machines])
         legend = tuple(e for e in scene.legend if e.kind != "measured")
-        legend += tuple(measured_legend(self._measured, total))
+        legend += tuple(measured_legend(self._measured, total,
+                                        top_hidden(session)[1] if session.view.measured
+                                        else ""))
         self._canvas.amend_scene(legend=legend)
         self._store_overlays()
         self._canvas.sync_legend(self._canvas.scene_model)
@@ -453,6 +469,30 @@ class OverlayLayer:
             if mark.standalone:
                 p_x.append(x0)
                 p_y.append(y0)
+        # a profiled kernel at every memory level: small marks on a thin line at its FLOP/s
+        l_x, l_y = [], []
+        self._level_lines = []
+        for mark in self._measured:
+            if not mark.level_xs:
+                continue
+            y1 = float(to_view(mark.y))
+            xs = [float(to_view(x)) for _level, x, _tip in mark.level_xs]
+            line = self._link_pool.take()
+            line.setData(x=np.asarray(sorted(xs)), y=np.full(len(xs), y1),
+                         pen=self._styles.pen(mark.color, 0.8))
+            line.setZValue(7.5)
+            self._level_lines.append(line)
+            for (_level, _x, tip), lx in zip(mark.level_xs, xs, strict=True):
+                l_x.append(lx)
+                l_y.append(y1)
+                tips.append(functools.partial(str, f"{mark.name}\n{tip}"))
+                ops.append(mark.op_id)
+                xy.append(np.array([[lx, y1]]))
+                samples.append(False)
+        self._level_marks.setData(x=np.asarray(l_x, float), y=np.asarray(l_y, float),
+                                  symbol="o", size=theme.point_size * 0.6,
+                                  brush=self._styles.brush(theme.background),
+                                  pen=self._styles.pen(theme.text, 0.9))
         self._measured_marks.setData(x=np.asarray(m_x, float), y=np.asarray(m_y, float),
                                      symbol="x", size=theme.point_size * 1.3, brush=m_brushes,
                                      pen=self._styles.pen(theme.point_outline, 0.7))
@@ -471,7 +511,9 @@ class OverlayLayer:
         # two memory-bound points would lie on the roof)
         self._pair_drawn = []
         self._pair_rows = []
-        for link in self._links:
+        session = self._canvas.workspace.document.session
+        runs = run_links(session, self._measured) if session.view.measured else []
+        for link in [*self._links, *runs]:
             color = theme.roof_color(link.style_index)
             x0, y0 = float(to_view(link.x0)), float(to_view(link.y0))
             x1, y1 = float(to_view(link.x1)), float(to_view(link.y1))
@@ -553,5 +595,6 @@ class OverlayLayer:
         self._sweeps, self._measured, self._links = {}, [], []
         self._sweep_drawn, self._sweep_labels, self._crossing_labels = [], [], []
         self._measured_drawn, self._pair_drawn, self._pair_rows = [], [], []
+        self._level_lines = []
         self._overlay_xy, self._overlay_tips, self._overlay_ops = np.zeros((0, 2)), [], []
         self._overlay_sample = np.zeros(0, dtype=bool)

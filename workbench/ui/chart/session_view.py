@@ -10,7 +10,7 @@ view to them. Another note counts what the scene could not draw, the reasons in 
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton
 
 #: Reasons listed in the tip of the "not drawn" note; the Results table lists every one.
@@ -96,16 +96,36 @@ class SessionView:
     def place_hints(self) -> None:
         """The notes over the plot, in its lower right corner (under the flat roofs, where a
         roofline chart is emptiest), clear of the axes and the title: the points outside the
-        view lowest, what could not be drawn above it."""
+        view lowest, what could not be drawn above it. Where the legend lies there, in the
+        next corner it leaves free (lower left, upper right, upper left)."""
         canvas = self._canvas
+        hints = [h for h in (self.outside_hint, self.not_drawn_hint) if not h.isHidden()]
+        if not hints:
+            return
         plot = canvas.plot_widget
+        to_canvas = plot.mapTo(canvas, QPoint(0, 0))
         area = plot.mapFromScene(canvas.view_box.sceneBoundingRect()).boundingRect().translated(
-            plot.mapTo(canvas, QPoint(0, 0)))
-        bottom = min(area.bottom(), canvas.height()) - 8
-        for hint in (self.outside_hint, self.not_drawn_hint):
-            if hint.isHidden():
-                continue
-            x = max(0, min(area.right(), canvas.width()) - hint.width() - 8)
-            y = max(0, bottom - hint.height())
-            hint.move(x, y)
-            bottom = y - 4
+            to_canvas)
+        area = area.intersected(canvas.rect()).adjusted(8, 8, -8, -8)
+        legend = canvas.legend_item
+        avoid = (plot.mapFromScene(legend.sceneBoundingRect()).boundingRect().translated(
+            to_canvas) if legend.isVisible() else None)
+        places = None
+        for right, low in ((True, True), (False, True), (True, False), (False, False)):
+            places = self._stacked(hints, area, right, low)
+            if avoid is None or not any(r.intersects(avoid) for r in places):
+                break
+        for hint, rect in zip(hints, places, strict=True):
+            hint.move(max(0, rect.left()), max(0, rect.top()))
+
+    @staticmethod
+    def _stacked(hints, area, right: bool, low: bool) -> list:
+        """The notes' boxes stacked in one corner of ``area``: the first in the corner."""
+        out = []
+        edge = area.bottom() if low else area.top()
+        for hint in hints:
+            x = area.right() - hint.width() if right else area.left()
+            y = edge - hint.height() if low else edge
+            out.append(QRect(x, y, hint.width(), hint.height()))
+            edge = y - 4 if low else y + hint.height() + 4
+        return out

@@ -190,7 +190,9 @@ class ComboField(Field):
         if self.has_none:
             if self.param.inherit:
                 current = resolved.get(self.param.name)
-                text = f"same as {_inherit_label(self.kind, self.param)} ({current})"
+                # the value first, then the field it follows: "bf16 = Activation dtype"
+                # (a narrow dock cut "same as Activation dtype (bf16" before its value)
+                text = f"{current} = {_inherit_label(self.kind, self.param)}"
             else:
                 text = f"automatic ({context.get('precision') or '?'})"
             if self.combo.itemText(0) != text:

@@ -29,7 +29,18 @@ __all__ = ["FieldEdit", "marker_icon", "shortest_text", "rate_text", "parse_posi
 
 
 def shortest_text(value: float, unit: str) -> str:
-    """The shortest SI text for ``value`` that reads back as the same number."""
+    """The shortest SI text for ``value`` that reads back as the same number; a size in
+    bytes that is a whole number of GiB or MiB (a memory's capacity) in those units when
+    that is shorter ("24 GiB", not "25.769803776 GB")."""
+    text = _decimal_text(value, unit)
+    if unit == "bytes":
+        binary = _binary_text(value)
+        if binary is not None and len(binary) < len(text):
+            return binary
+    return text
+
+
+def _decimal_text(value: float, unit: str) -> str:
     for digits in range(3, 17):
         text = format_quantity(value, unit, digits)
         try:
@@ -39,6 +50,20 @@ def shortest_text(value: float, unit: str) -> str:
         if math.isclose(back, value, rel_tol=1e-12):
             return text
     return repr(float(value))
+
+
+#: binary prefixes a size may be shown in, largest first
+_BINARY = (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20))
+
+
+def _binary_text(value: float) -> str | None:
+    """``value`` bytes as a whole (or half, quarter…: at most four decimals) number of TiB,
+    GiB or MiB, the largest that is, or None."""
+    for name, size in _BINARY:
+        count = value / size
+        if count >= 1 and abs(count * 16 - round(count * 16)) < 1e-9:
+            return f"{count:.4f}".rstrip("0").rstrip(".") + f" {name}"
+    return None
 
 
 def rate_text(value: float, precision: str) -> str:

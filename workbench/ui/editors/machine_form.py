@@ -68,6 +68,8 @@ _GROUPS = (
 )
 _UNIT_OF = {group: unit for group, _, unit, _ in _GROUPS}
 _PEAK_GROUPS = ("compute", "vector_compute")
+#: pixels either side of a ceiling's name in its column
+NAME_PADDING = 8
 _WHAT_OF = {group: what for group, _, _, what in _GROUPS}
 
 
@@ -128,7 +130,7 @@ class MachineForm:
         self.ceilings_table.setShowGrid(False)
         self.ceilings_table.setWordWrap(False)
         header = self.ceilings_table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)  # (see _fit_table)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Fixed)
@@ -406,6 +408,15 @@ class MachineForm:
 
     def _fit_table(self) -> None:
         table = self.ceilings_table
+        # the names' column as wide as its names, not as the group titles that span the
+        # row (sized to those, it left the values "67 TFL…" cut)
+        header = table.horizontalHeader()
+        metrics = table.fontMetrics()
+        names = [table.item(r, 0).text() for r in range(table.rowCount())
+                 if table.columnSpan(r, 0) == 1 and table.item(r, 0) is not None]
+        width = max([metrics.horizontalAdvance(n) for n in names]
+                    + [header.sectionSizeHint(0)]) + 2 * NAME_PADDING
+        header.resizeSection(0, width)
         height = table.horizontalHeader().height() + 2 * table.frameWidth()
         height += sum(table.rowHeight(r) for r in range(table.rowCount()))
         table.setFixedHeight(height)

@@ -65,6 +65,7 @@ from workbench.model.operations import KINDS, Kind, Param
 from workbench.ui.bridge import Workspace
 from workbench.ui.editors.derivation import DerivationView, Section, build_derivation, derivation_to_text
 from workbench.ui.editors.fields import (
+    DEFAULT_MARK,
     BoolField,
     ComboField,
     Field,
@@ -517,7 +518,9 @@ class OperationEditor(QWidget):
         combo = self._level_combo
         combo.blockSignals(True)
         combo.clear()
-        first = f"{what} (default: {', '.join(defaults)})" if defaults else f"{what} (default)"
+        # the value first, as every other field's default ("bf16  (2 B) — default"): the
+        # machines' own levels, which a narrow dock shows whole
+        first = (", ".join(defaults) if defaults else what) + DEFAULT_MARK
         combo.addItem(first, None)
         combo.setItemData(0, f"Each machine's {what}", Qt.ItemDataRole.ToolTipRole)
         everyone = len(machines)

@@ -48,13 +48,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.model.chart.overlays import cached_sweep
 from workbench.model.operations import Param
 from workbench.model.sweeps import (
     MAX_SWEEP_POINTS,
     Range,
     Sweep,
     SweepError,
-    crossings,
     evaluate_sweep,
 )
 from workbench.model.units import QuantityError, format_number, parse_quantity
@@ -592,7 +592,8 @@ class SweepSection(QGroupBox):
         for hw_entry in self.document.session.hardware:
             hw = hw_entry.hardware
             try:
-                found = crossings(op, hw, sweep.param, lo, hi) if lo < hi else []
+                # (the chart and the sweep plot find the same ones: found once, kept)
+                found = cached_sweep(op, hw, sweep)[1] if lo < hi else []
             except Exception as exc:  # noqa: BLE001 - shown, not swallowed
                 lines.append(f"  {hw.label}: cannot evaluate ({exc})")
                 continue

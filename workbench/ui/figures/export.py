@@ -643,18 +643,34 @@ def _rasterise(svg: bytes, fig: FigureSize, transparent: bool, background: str):
     from workbench.ui.chart.theme import qcolor
 
     renderer = QSvgRenderer(QByteArray(svg))
+    # painted at the screen's resolution (a new image's), scaled by the renderer to the
+    # figure's pixels; the figure's DPI is written into the image only afterwards (see
+    # :func:`_screen_dpi`)
     image = QImage(fig.width, fig.height, QImage.Format.Format_ARGB32_Premultiplied)
     image.fill(QColor(0, 0, 0, 0) if transparent else qcolor(background))
-    dots_per_metre = round(fig.dpi / 0.0254)
-    image.setDotsPerMeterX(dots_per_metre)
-    image.setDotsPerMeterY(dots_per_metre)
     painter = QPainter(image)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
     renderer.render(painter, QRectF(0, 0, fig.width, fig.height))
     painter.end()
+    dots_per_metre = round(fig.dpi / 0.0254)
+    image.setDotsPerMeterX(dots_per_metre)
+    image.setDotsPerMeterY(dots_per_metre)
     return image
+
+
+def _screen_dpi() -> int:
+    """The resolution the application's own text is drawn at (a new image's: the screen's
+    logical DPI). A figure's text is painted at this resolution only, never at the figure's
+    DPI: Qt keeps one font engine per family, style and pixel size for the whole process,
+    whatever the resolution it was made for, so text painted on a 300-dpi device would
+    leave the menus and combo lists of the running application drawing their text at
+    96 / 300 of its size until it quits. The figure's DPI is metadata (PNG) or a page size
+    (PDF); vector output and scaled painting lose nothing by it."""
+    from PySide6.QtGui import QImage
+
+    return QImage(1, 1, QImage.Format.Format_ARGB32_Premultiplied).logicalDpiX()
 
 
 def _png_bytes(image, fig: FigureSize) -> bytes:
@@ -713,7 +729,7 @@ def _pdf_bytes(svg: bytes, fig: FigureSize, title: str) -> bytes:
                      QPageSize.SizeMatchPolicy.ExactMatch)
     writer.setPageLayout(QPageLayout(page, QPageLayout.Orientation.Portrait,
                                      QMarginsF(0, 0, 0, 0)))
-    writer.setResolution(round(max(fig.dpi, 300)))
+    writer.setResolution(_screen_dpi())  # the page is vector: its size sets the scale
     writer.setTitle(title or "Roofline chart")
     writer.setCreator("Roofline Workbench")
     renderer = QSvgRenderer(QByteArray(svg))

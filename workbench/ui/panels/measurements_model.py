@@ -18,12 +18,13 @@ from PySide6.QtGui import QColor
 from workbench.model.analysis import evaluate_pair
 from workbench.model.measured import VERDICTS, Judgement, Measurement, judge
 from workbench.model.measured_session import measurement_problems
+from workbench.model.profile import run_changes
 from workbench.model.roofline import Result
 from workbench.model.session import HardwareEntry, OperationEntry, Session
 from workbench.model.units import format_quantity
 from workbench.ui.bridge import Workspace
 
-__all__ = ["MeasurementsModel", "MeasuredRow", "MeasuredRows", "VERDICT_COLORS",
+__all__ = ["MeasurementsModel", "MeasuredRow", "MeasuredRows", "VERDICT_COLORS", "profile_lines",
            "MEASURED_COLUMNS", "COLUMN", "BANDS_TIP", "ref"]
 
 #: Background of the verdict cell per band (text stays dark on it in every theme).
@@ -59,6 +60,13 @@ MEASURED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("traffic", "Traffic vs ideal", "Measured bytes (DRAM traffic of an imported kernel) over "
                                     "the operation's ideal bytes; empty when bytes were not "
                                     "measured"),
+    ("launches", "Launches", "How many launches (dispatches) of the kernel the point stands "
+                             "for; its time, FLOPs and bytes are the mean of one launch"),
+    ("total", "Total time", "GPU time of all its launches: launches × mean time"),
+    ("share", "% of GPU time", "Total time over the GPU time of every point of its run "
+                               "(profile) in the session"),
+    ("speedup", "Speed-up", "For a kernel in two runs of one program: its mean time in the "
+                            "first run / in the second (> 1 ×: faster)"),
 )
 COLUMN = {key: i for i, (key, _t, _tip) in enumerate(MEASURED_COLUMNS)}
 
@@ -84,6 +92,22 @@ def ref(session: Session, entry: HardwareEntry) -> str:
 
 # =========================================================================================
 # the table model
+
+
+def profile_lines(m: Measurement, figures: tuple[float | None, float | None, str]
+                  ) -> list[str]:
+    """A profiled kernel's launches, total time, share of its run and speed-up, as lines."""
+    share, speedup, tip = figures
+    lines = []
+    if m.count != 1 or m.run is not None:
+        total = format_quantity(m.total_time_s, "time") if m.total_time_s else "—"
+        line = f"{m.count:,} launch{'es' if m.count != 1 else ''}, {total} in all"
+        if share is not None:
+            line += f", {100 * share:.1f} % of the GPU time of {m.run}"
+        lines.append(line)
+    if speedup is not None:
+        lines.append(f"speed-up {speedup:.2f} ×: {tip}")
+    return lines
 
 
 class MeasuredRows:
@@ -139,10 +163,12 @@ class MeasurementsModel(QAbstractTableModel):
         self._spans: list[tuple[int, int]] = []  # (first row, count) per measurement
         self._snapshot: list[Measurement] = []
         self.rebuilds = 0  # full rebuilds so far (tests check edits stay incremental)
+        self._figures: dict[int, tuple[float | None, float | None, str]] | None = None
 
     # -- building --------------------------------------------------------------------------
 
     def rebuild(self) -> None:
+        self._figures = None
         self.beginResetModel()
         self._rows, self._spans = [], []
         session = self.workspace.document.session
@@ -179,6 +205,7 @@ class MeasurementsModel(QAbstractTableModel):
     def measurements_edited(self) -> None:
         """The session's measurements changed: re-judge the changed ones, or rebuild."""
         new = self.workspace.document.session.measurements
+        self._figures = None
         if len(new) != len(self._snapshot):
             self.rebuild()
             return
@@ -206,6 +233,29 @@ class MeasurementsModel(QAbstractTableModel):
 
     # -- reading ---------------------------------------------------------------------------
 
+    def profile_figures(self, m: Measurement) -> tuple[float | None, float | None, str]:
+        """``(share of its run's GPU time, speed-up, speed-up's tooltip)`` of a point."""
+        if self._figures is None:
+            points = self.workspace.document.session.measurements
+            totals: dict[str, float] = {}
+            for p in points:
+                if p.run is not None:
+                    totals[p.run] = totals.get(p.run, 0.0) + (p.total_time_s or 0.0)
+            figures: dict[int, tuple[float | None, float | None, str]] = {}
+            for p in points:
+                total = totals.get(p.run) if p.run is not None else None
+                share = (p.total_time_s or 0.0) / total if total else None
+                figures[id(p)] = (share, None, "")
+            for change in run_changes(points):
+                speedup = change.speedup
+                tip = (f"{change.name}: {format_quantity(change.before.time_s, 'time')} in "
+                       f"{change.before.run} → {format_quantity(change.after.time_s, 'time')} "
+                       f"in {change.after.run}")
+                for p in (change.before, change.after):
+                    figures[id(p)] = (figures[id(p)][0], speedup, tip)
+            self._figures = figures
+        return self._figures.get(id(m), (None, None, ""))
+
     def row(self, i: int) -> MeasuredRow:
         return self._rows[i]
 
@@ -223,6 +273,16 @@ class MeasurementsModel(QAbstractTableModel):
             return m.operation if m.operation is not None else "standalone"
         if key == "machine":
             return r.machine
+        if key == "launches":
+            return f"{m.count:,}"
+        if key == "total":
+            return "—" if m.total_time_s is None else format_quantity(m.total_time_s, "time")
+        if key == "share":
+            share = self.profile_figures(m)[0]
+            return "" if share is None else f"{100 * share:.1f} %"
+        if key == "speedup":
+            speedup = self.profile_figures(m)[1]
+            return "" if speedup is None else f"{speedup:.2f} ×"
         if j is None:
             if key == "verdict":
                 return f"not judged: {r.problem}"
@@ -255,6 +315,8 @@ class MeasurementsModel(QAbstractTableModel):
     def tooltip(self, row: int, key: str) -> str | None:
         r = self._rows[row]
         j = r.judgement
+        if key == "speedup":
+            return self.profile_figures(r.measurement)[2] or None
         if j is None:
             return r.problem
         if key == "fraction":
@@ -266,6 +328,7 @@ class MeasurementsModel(QAbstractTableModel):
                     f" on {r.machine}")
         if key in ("verdict", "name"):
             lines = [j.verdict_label, *j.notes]
+            lines += profile_lines(r.measurement, self.profile_figures(r.measurement))
             if r.measurement.source:
                 lines.append(f"source: {r.measurement.source}")
             return "\n".join(lines)

@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QEventLoop, QModelIndex, Qt, QThread, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -65,11 +66,13 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change, Document
 from workbench.document.changes import What
-from workbench.io.measurements import attach_measurements, load_measurements
+from workbench.io.measurements import ImportCancelled, MeasurementImport, attach_measurements
+from workbench.io.measurements import import_measurements as read_measurements_file
+from workbench.io.profiles import add_machines
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.limits import OverBudget, text_problem
 from workbench.model.measured import Measurement
-from workbench.model.units import QuantityError
+from workbench.model.units import QuantityError, format_quantity
 from workbench.ui.bridge import Workspace
 from workbench.ui.panels.docked import DockedPanel
 from workbench.ui.panels.measurements_model import (
@@ -83,6 +86,8 @@ from workbench.ui.panels.measurements_model import (
 from workbench.ui.widgets import QuantityEdit, WideSplitter, no_wheel_filter, set_invalid
 
 __all__ = ["MeasurementsPanel", "MeasurementsModel", "MeasuredRow", "import_measurements",
+           "ImportWorker", "is_large_import", "read_with_progress", "dialog_steps",
+           "read_profile", "run_name",
            "scrolled_layout", "VERDICT_COLORS", "MEASURED_COLUMNS"]
 
 
@@ -105,22 +110,31 @@ def scrolled_layout(panel: QWidget) -> QVBoxLayout:
 
 def import_measurements(document: Document, path: str | os.PathLike[str],
                         hardware: str | None = None,
-                        progress: Callable[[str, int], None] | None = None) -> int:
-    """Append the measured points of a CSV file (plain or ``ncu --csv --page raw``) to the
-    document's session as one undo step; returns how many. All or nothing: a problem in the
-    file (or a point naming an operation or machine the session lacks) raises
+                        progress: Callable[[str, int], None] | None = None,
+                        result: MeasurementImport | None = None) -> int:
+    """Append the measured points of a measurements file (plain CSV or a profiler export) to
+    the document's session as one undo step; returns how many. All or nothing: a problem in
+    the file (or a point naming an operation or machine the session lacks) raises
     :class:`~workbench.io.errors.InputError` naming the file and line, and nothing changes.
-    ``progress(text, step)`` is told each of the :data:`IMPORT_STEPS` steps as it starts."""
+    ``progress(text, step)`` is told each of the :data:`IMPORT_STEPS` steps as it starts.
+    ``result``: the file already read (by an :class:`ImportWorker`)."""
     step = progress or (lambda _text, _step: None)
-    step(f"Reading {Path(path).name}…", 0)
-    measurements = load_measurements(path, hardware)
+    if result is None:
+        step(f"Reading {Path(path).name}…", 0)
+        result = read_profile(path, hardware, document.session)
+    measurements = result.measurements
     step(f"Checking {len(measurements):,} measured points…", 1)
     probe = copy.copy(document.session)
     probe.measurements = list(document.session.measurements)
+    probe.hardware = list(document.session.hardware)
+    machines = add_machines(probe, result)  # a trace's GPU preset, a workload's roofline
     added = attach_measurements(probe, measurements, str(path))  # (within the budget)
     if added:
         step(f"Drawing {len(added):,} measured points…", 2)
         document.seal()
+        for entry in machines:
+            document.add_machine(entry.hardware, entry.preset)
+            document.seal()
         document.set_measurements(list(document.session.measurements) + added,
                                   f"Import {len(added)} measurement"
                                   f"{'s' * (len(added) != 1)} from {Path(path).name}")
@@ -128,38 +142,137 @@ def import_measurements(document: Document, path: str | os.PathLike[str],
     return len(added)
 
 
+def run_name(path: str | os.PathLike[str], session) -> str:
+    """The run a profile's points are marked with: its file name, numbered when the session
+    already has a run of that name."""
+    base = Path(path).name
+    taken = {m.run for m in session.measurements if m.run is not None}
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base} ({n})"
+    return name
+
+
+def read_profile(path: str | os.PathLike[str], hardware: str | None, session, *,
+                 progress: Callable[[float], None] | None = None,
+                 cancel: Callable[[], bool] | None = None) -> MeasurementImport:
+    """A measurements file read for ``session``: a profile's points are marked as a run (so
+    that a second run of the same program is compared with it)."""
+    result = read_measurements_file(path, hardware, progress=progress, cancel=cancel)
+    if result.format != "plain":
+        run = run_name(path, session)
+        for m in result.measurements:
+            m.run = run
+    return result
+
+
+class ImportWorker(QThread):
+    """Reads a measurements file off the window's thread. ``fraction`` is how far the read
+    is (0…1); :meth:`cancel` stops it at the next chunk of rows (a few thousand), and the
+    read then ends with ``cancelled`` set and nothing read. ``result`` or ``error`` holds the
+    outcome once the thread has finished."""
+
+    def __init__(self, path: str | os.PathLike[str], hardware: str | None, session,
+                 parent=None) -> None:
+        super().__init__(parent)
+        self.path = path
+        self.hardware = hardware
+        self.session = session
+        self.fraction = 0.0
+        self.result: MeasurementImport | None = None
+        self.error: Exception | None = None
+        self.cancelled = False
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def run(self) -> None:  # the worker thread
+        def report(fraction: float) -> None:
+            self.fraction = fraction
+
+        try:
+            self.result = read_profile(self.path, self.hardware, self.session,
+                                       progress=report, cancel=self._cancel.is_set)
+        except ImportCancelled:
+            self.cancelled = True
+        except Exception as exc:  # handed to the window's thread, which shows it
+            self.error = exc
+
+
 #: The steps of an import that :func:`import_measurements` reports.
 IMPORT_STEPS = 3
-#: Files from this size on are imported with a progress dialog.
+#: Files from this size on are imported with a progress dialog (read in an
+#: :class:`ImportWorker`, with Cancel).
 LARGE_IMPORT_BYTES = 1_000_000
 
 
-def import_progress(parent: QWidget, path: str | os.PathLike[str]
-                    ) -> Callable[[str, int], None] | None:
-    """A progress dialog for importing ``path`` when it is large (``None`` when not): a call
-    shows the step's text and value at once; the dialog closes itself after the last step
-    or when its owner calls ``close()`` on the function."""
+def is_large_import(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is read under a progress dialog: a file of
+    :data:`LARGE_IMPORT_BYTES` or more, a compressed trace (its size on disk says little of
+    what it holds) or a workload folder."""
     try:
-        size = os.stat(path).st_size
+        if os.path.isdir(path):
+            return True
+        return (os.stat(path).st_size >= LARGE_IMPORT_BYTES
+                or str(path).lower().endswith(".gz"))
     except OSError:
-        return None
-    if size < LARGE_IMPORT_BYTES:
-        return None
-    dialog = QProgressDialog(f"Reading {Path(path).name}…", "", 0, IMPORT_STEPS, parent)
+        return False
+
+
+#: The progress bar's range: the read fills 0…:data:`READ_SHARE`, the steps after it the rest.
+PROGRESS_RANGE = 100
+READ_SHARE = 80
+
+
+def read_with_progress(parent: QWidget, path: str | os.PathLike[str], hardware: str | None,
+                       session) -> tuple[MeasurementImport | None, Any]:
+    """Read a large file in an :class:`ImportWorker` under a progress dialog with Cancel,
+    keeping the window responsive; ``(result, dialog)``: ``result`` is ``None`` when the
+    user cancelled (``dialog`` is then closed); an error of the read is raised here. The
+    dialog stays open for the steps after the read (see :func:`dialog_steps`)."""
+    dialog = QProgressDialog(f"Reading {Path(path).name}…", "Cancel", 0, PROGRESS_RANGE,
+                             parent)
+    dialog.setObjectName("import_progress")
     dialog.setWindowTitle("Import Measurements")
-    dialog.setCancelButton(None)  # all or nothing: each step is short and cannot stop halfway
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
     dialog.setMinimumDuration(0)
-    dialog.setAutoClose(True)
+    dialog.setAutoClose(False)
+    dialog.setAutoReset(False)
+    worker = ImportWorker(path, hardware, session)
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.setInterval(30)
+    timer.timeout.connect(lambda: dialog.setValue(int(READ_SHARE * worker.fraction)))
+    dialog.canceled.connect(worker.cancel)
+    worker.finished.connect(loop.quit)
+    dialog.show()
+    worker.start()
+    timer.start()
+    if not worker.isFinished():
+        loop.exec()
+    timer.stop()
+    worker.wait()
+    if worker.cancelled:
+        dialog.close()
+        return None, dialog
+    if worker.error is not None:
+        dialog.close()
+        raise worker.error
+    dialog.setCancelButton(None)  # the steps after the read are all or nothing, and short
+    return worker.result, dialog
+
+
+def dialog_steps(dialog) -> Callable[[str, int], None]:
+    """The ``progress(text, step)`` of :func:`import_measurements` shown in ``dialog``."""
 
     def report(text: str, step: int) -> None:
         dialog.setLabelText(text)
-        dialog.setValue(step)
+        dialog.setValue(READ_SHARE + (PROGRESS_RANGE - READ_SHARE) * step // IMPORT_STEPS)
         dialog.show()
         QApplication.processEvents()  # paint the dialog before the step's work starts
 
-    report.close = dialog.close  # type: ignore[attr-defined]
-    report.dialog = dialog  # type: ignore[attr-defined]
     return report
 
 
@@ -238,9 +351,28 @@ class MeasurementsPanel(DockedPanel, QWidget):
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)  # side by side, the form needs room for its fields
         layout.addWidget(splitter, 1)
+        self.import_label = QLabel("")
+        self.import_label.setObjectName("import_summary")
+        self.import_label.setWordWrap(True)
+        self.import_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.import_label.setVisible(False)
+        layout.addWidget(self.import_label)
 
         workspace.signals.changed.connect(self._on_change)
         self._load_form()
+
+    def show_import(self, result: MeasurementImport) -> None:
+        """Say what the last profile import read and which kernels it could not count, with
+        their launches, GPU time and why."""
+        lines = [f"{Path(result.file).name}: {result.summary()}"]
+        for item in result.not_counted:
+            lines.append(f"not counted: {item.name} ({item.count:,} launch"
+                         f"{'es' if item.count != 1 else ''}, "
+                         f"{format_quantity(item.time_s, 'time')}): {item.reason}")
+        self.import_label.setText("\n".join(lines[:8]) + (
+            f"\n… and {len(lines) - 8} more (tooltip)" if len(lines) > 8 else ""))
+        self.import_label.setToolTip("\n".join(lines))
+        self.import_label.setVisible(True)
 
     # -- form ------------------------------------------------------------------------------
 

@@ -10,10 +10,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
+    QDockWidget,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMainWindow,
     QMessageBox,
     QPushButton,
     QScrollArea,
@@ -53,6 +55,11 @@ from workbench.ui.widgets import escape_html
 __all__ = ["ModelPanel", "RESULT_ROWS", "ROW_T_LOWER", "ROW_PREDICTED", "ROW_TOKENS",
            "ROW_MEMORY", "ROW_CAPACITY", "ROW_FITS", "ROW_SHARE", "ROW_MAX_BATCH",
            "ROW_REQUEST", "ROW_OUT_USER", "ROW_OUT_CHIP"]
+
+#: The Throughput page's chart is given at least this many pixels of height when shown
+#: (its row of docks grows), the row at most this share of the window's height
+CHART_HEIGHT = 220
+MOST_ROW_SHARE = 0.5
 
 #: The results table has one column per visible machine and one row per figure:
 #: (row label, what it is). Each cell's tooltip has its formula with the values.
@@ -329,9 +336,27 @@ class ModelPanel(QWidget):
         self._on_page(self.pages.currentIndex())
 
     def _on_page(self, index: int) -> None:
-        """The batch sweep is computed when its page is shown."""
+        """The batch sweep is computed when its page is shown, and the row it sits in is
+        made tall enough to read it."""
         if index == 2:
             self._update_chart()
+            self._room_for_chart()
+
+    def _room_for_chart(self) -> None:
+        """Grow the window's row of docks this panel sits in until the throughput chart
+        shows :data:`CHART_HEIGHT` pixels (at most :data:`MOST_ROW_SHARE` of the window):
+        the bottom row is short, and a chart a few ticks high says nothing."""
+        dock = self.parentWidget()
+        window = dock.parentWidget() if isinstance(dock, QDockWidget) else None
+        if not isinstance(window, QMainWindow) or dock.isFloating():
+            return
+        shown = self.chart.visibleRegion().boundingRect().height()
+        lacking = CHART_HEIGHT - shown
+        if lacking <= 0:
+            return
+        height = min(dock.height() + lacking, int(MOST_ROW_SHARE * window.height()))
+        if height > dock.height():
+            window.resizeDocks([dock], [height], Qt.Orientation.Vertical)
 
     def _update_chart(self) -> None:
         if not self._chart_stale:

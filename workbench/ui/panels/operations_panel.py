@@ -334,14 +334,20 @@ class OperationsPanel(QWidget):
                 current in m.op_ids for m in self.document.session.models):
             return  # an operation of a collapsed model: its header stands for it
         if current is not None and self.model.row_of(current) < 0:
-            # The selected operation is gone (deleted, an add undone): select its neighbour.
-            if self.model.rowCount():
+            # The selected operation is gone: a model's part made anew stays selected (its
+            # tensor parallelism changed); else (deleted, an add undone) its neighbour.
+            successor = self.workspace.successor()
+            if successor is not None:
+                current = successor
+                live = [successor] if self.model.row_of(successor) >= 0 else []
+            elif self.model.rowCount():
                 row = max(self._kept_current_row, 0)
                 current = self.model.op_id(min(row, self.model.rowCount() - 1))
                 live = [current]
             else:
                 current, live = None, []
-            self.select(live, current)
+            if live or current is None:
+                self.select(live, current)
             self._syncing = True
             try:
                 self.workspace.selection.select(current)

@@ -159,9 +159,11 @@ class SweepPlot(QWidget):
         plot.setContentsMargins(4, 4, 24, 4)
         self._y_axis.setLogMode(True)
         self._x_axis.setLogMode(True)
-        # top left: the curves rise from bottom left to a plateau at the top right
-        self._legend = pg.LegendItem(offset=(10, 10), verSpacing=-4)
-        self._legend.setParentItem(plot.getViewBox())
+        # right of the plot, not over it: in the short bottom row a legend inside the plot
+        # covered a third of its curves
+        self._legend = pg.LegendItem(offset=None, verSpacing=-4)
+        plot.layout.addItem(self._legend, 2, 4)
+        plot.layout.setAlignment(self._legend, Qt.AlignmentFlag.AlignTop)
         self._legend_key = ()
         placeholder = self.stack.widget(1)
         self.stack.insertWidget(1, widget)

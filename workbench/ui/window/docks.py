@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QDockWidget, QWidget
+from PySide6.QtWidgets import QDockWidget, QTabBar, QWidget
 
 __all__ = ["DocksMixin", "first_window_geometry"]
 
@@ -42,6 +42,14 @@ def bottom_height(window_height: int) -> int:
     """The bottom row's default height (its dock, title bar included) in a window this
     tall: about a quarter of it, at least a few table rows."""
     return max(150, min(300, window_height * 25 // 100))
+
+
+def _against(bar: QRect, dock: QRect) -> bool:
+    """Whether a tab bar lies against a dock: along its lower or upper edge, overlapping it
+    sideways."""
+    sideways = bar.left() < dock.right() and dock.left() < bar.right()
+    return sideways and (abs(bar.top() - dock.bottom() - 1) <= 2
+                         or abs(bar.bottom() + 1 - dock.top()) <= 2)
 
 
 class _Placeholder(QWidget):
@@ -137,6 +145,25 @@ class DocksMixin:
         if getattr(self, "_default_layout", False):
             self._default_layout = False
             self._fit_default_docks()
+        self.layout().activate()
+        self.hide_stale_tab_bars()
+
+    def hide_stale_tab_bars(self) -> None:
+        """Hide the tab bars of dock groups that the window does not lay out. Qt (6.11)
+        leaves one behind, shown where it was first put, for each group of tabbed docks
+        made while another group exists before the window is shown, and for each group a
+        saved layout restores: a second "Results | Sweep Plot" row drawn over the status
+        bar, an "Editor | Hardware" row over the editor. A bar the window lays out lies
+        against its group's shown dock (its tabs under it); a stale one lies elsewhere."""
+        docks = {d.windowTitle(): d for d in self.findChildren(QDockWidget)}
+        for bar in self.findChildren(QTabBar):
+            if bar.parent() is not self or not bar.isVisible() or not bar.count():
+                continue
+            shown = [docks[t] for t in (bar.tabText(i) for i in range(bar.count()))
+                     if t in docks and docks[t].isVisible() and not docks[t].isFloating()]
+            box = bar.geometry()
+            if shown and not any(_against(box, d.geometry()) for d in shown):
+                bar.hide()
 
     def _fit_default_docks(self) -> None:
         """Give the bottom row what the chart can spare: the chart keeps :data:`CHART_SHARE`

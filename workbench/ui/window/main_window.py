@@ -87,6 +87,18 @@ class MainWindow(DocksMixin, QMainWindow):
         self._update_title()
         self._update_undo_actions()
 
+    def _view_choice(self, key: str, choices) -> tuple[QActionGroup, dict]:
+        """Exclusive actions setting the view's ``key`` to each ``(value, text, tip)``."""
+        group = QActionGroup(self)
+        actions = {}
+        for value, text, tip in choices:
+            action = self._action(text, lambda checked, v=value: checked and self.document
+                                  .set_view(key, v), tip=tip, checkable=True,
+                                  name=f"{key}_{value}")
+            group.addAction(action)
+            actions[value] = action
+        return group, actions
+
     def _action(self, text: str, slot, shortcut=None, tip: str = "", checkable: bool = False,
                 name: str = "") -> QAction:
         action = QAction(text, self)
@@ -150,14 +162,23 @@ class MainWindow(DocksMixin, QMainWindow):
             action = self._action(text, lambda checked, k=key: self.document.set_view(k, checked),
                                   tip=tip, checkable=True, name=f"view_{key}")
             self.view_actions[key] = action
-        self.theme_group = QActionGroup(self)
-        self.theme_actions: dict[str, QAction] = {}
-        for theme in THEMES:
-            action = self._action(theme.capitalize(),
-                                  lambda checked, t=theme: checked and self.document.set_view(
-                                      "theme", t), checkable=True, name=f"theme_{theme}")
-            self.theme_group.addAction(action)
-            self.theme_actions[theme] = action
+        top_tip = ("How many profiled kernels of each run the chart draws, by GPU time; the "
+                   "legend says how many it hides")
+        self.level_group, self.level_actions = self._view_choice("level", (
+            ("dram", "&DRAM", "Place each profiled kernel at its DRAM (main memory) "
+                              "intensity, against the main-memory roof"),
+            ("l2", "L&2", "Place each profiled kernel at its L2 intensity, against the "
+                          "machine's L2 roof"),
+            ("l1", "L&1", "Place each profiled kernel at its L1 intensity, against the "
+                          "machine's L1 roof"),
+            ("all", "&All Levels", "One point per memory level a profiled kernel has bytes "
+                                   "for, joined by a thin line")))
+        self.top_group, self.top_actions = self._view_choice("top", (
+            (0, "The Kernels That Make &95 % of the Time", top_tip), (5, "Top &5", top_tip),
+            (10, "Top &10", top_tip), (20, "Top &20", top_tip), (50, "Top 5&0", top_tip),
+            (100_000, "&Every Kernel", top_tip)))
+        self.theme_group, self.theme_actions = self._view_choice(
+            "theme", [(theme, theme.capitalize(), "") for theme in THEMES])
         from workbench.model.prediction import LAUNCHES
 
         self.prediction_group = QActionGroup(self)
@@ -263,9 +284,12 @@ class MainWindow(DocksMixin, QMainWindow):
         for action in self.view_actions.values():
             view.addAction(action)
         view.addAction(self.sweep_dock.toggleViewAction())
-        theme_menu = view.addMenu("&Theme")
-        for action in self.theme_actions.values():
-            theme_menu.addAction(action)
+        for title, actions in (("Profile Memory &Level", self.level_actions),
+                               ("Profiled &Kernels Shown", self.top_actions),
+                               ("&Theme", self.theme_actions)):
+            submenu = view.addMenu(title)
+            for action in actions.values():
+                submenu.addAction(action)
         prediction_menu = view.addMenu("&Prediction")
         for action in self.prediction_actions.values():
             prediction_menu.addAction(action)
@@ -320,6 +344,11 @@ class MainWindow(DocksMixin, QMainWindow):
             action.blockSignals(True)
             action.setChecked(view.theme == theme)
             action.blockSignals(False)
+        for choices, value in ((self.level_actions, view.level), (self.top_actions, view.top)):
+            for key, action in choices.items():
+                action.blockSignals(True)
+                action.setChecked(key == value)
+                action.blockSignals(False)
         machines = self.document.session.hardware
         first = machines[0].hardware if machines else None
         for key, action in (*self.prediction_actions.items(), *self.launches_actions.items()):
@@ -350,12 +379,12 @@ class MainWindow(DocksMixin, QMainWindow):
         session, path = self.document.session, self.document.path
         try:
             if background:
-                pending = self.autosave.write_in_background(session, path)
+                pending = self.autosave.write_in_background(session, path, self.example)
                 if pending is None:
                     return  # the previous write still runs: the next tick writes this state
                 pending.add_done_callback(self._autosave_done)
             else:
-                self.autosave.write(session, path)
+                self.autosave.write(session, path, self.example)
         except OSError as exc:
             self._autosave_failed(exc)
             return
@@ -380,7 +409,8 @@ class MainWindow(DocksMixin, QMainWindow):
         import datetime
 
         when = datetime.datetime.fromtimestamp(found.saved_at).strftime("%Y-%m-%d %H:%M")
-        name = Path(found.original).name if found.original else "an untitled session"
+        name = (Path(found.original).name if found.original
+                else f"the example {found.example}" if found.example else "an untitled session")
         answer = QMessageBox.question(
             self, "Recover unsaved work?",
             f"Roofline Workbench did not close cleanly. Unsaved changes to {name} were "
@@ -404,6 +434,8 @@ class MainWindow(DocksMixin, QMainWindow):
             self.show_error("Cannot recover autosave", str(exc))
             return False
         original = Path(newest.original) if newest.original else None
+        # named as it was before the crash: its file, the example it came from, or Untitled
+        self.example = None if original else newest.example
         self.document.replace_session(session, original, modified=True)
         self.workspace.select_valid()
         for item in found:
@@ -489,13 +521,31 @@ class MainWindow(DocksMixin, QMainWindow):
     # -- measurements and compared pairs ---------------------------------------------------
 
     def import_measurements(self, path: str | Path) -> bool:
-        """Append the measured points of a CSV file (plain or Nsight Compute) as one undo
-        step. On any problem nothing changes and the loader's message (file:line) is shown."""
-        from workbench.ui.panels.measurements_panel import import_measurements, import_progress
+        """Append the measured points of a measurements file (plain CSV or a profiler export)
+        as one undo step. A large file is read off the window's thread under a progress
+        dialog with Cancel; cancelling, or any problem, leaves the session as it was (a
+        problem's message, file:line, is shown)."""
+        from workbench.ui.panels.measurements_panel import (
+            dialog_steps,
+            import_measurements,
+            is_large_import,
+            read_profile,
+            read_with_progress,
+        )
 
-        progress = import_progress(self, path)  # a dialog for a large file
+        dialog = None
         try:
-            count = import_measurements(self.document, path, progress=progress)
+            large = is_large_import(path)
+            if large:
+                result, dialog = read_with_progress(self, path, None, self.document.session)
+                if result is None:
+                    self.statusBar().showMessage(
+                        f"Import of {Path(path).name} cancelled; nothing was changed", 5000)
+                    return False
+            else:
+                result = read_profile(path, None, self.document.session)
+            count = import_measurements(self.document, path, result=result,
+                                        progress=dialog_steps(dialog) if dialog else None)
         except InputError as exc:
             self.show_error("Cannot import measurements", str(exc))
             return False
@@ -503,10 +553,14 @@ class MainWindow(DocksMixin, QMainWindow):
             self.show_error("Cannot import measurements", f"{path}: {exc.strerror or exc}")
             return False
         finally:
-            if progress is not None:
-                progress.close()
+            if dialog is not None:
+                dialog.close()
+        summary = f" ({result.summary()})" if result.format != "plain" else ""
         self.statusBar().showMessage(
-            f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}", 5000)
+            f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}"
+            + summary, 8000)
+        if result.format != "plain":
+            self.measurements_panel.show_import(result)
         self.measurements_dock.show()
         self.measurements_dock.raise_()
         return True
@@ -515,7 +569,10 @@ class MainWindow(DocksMixin, QMainWindow):
         start = str(self.document.path.parent) if self.document.path else ""
         path, _ = QFileDialog.getOpenFileName(
             self, "Import Measurements", start,
-            "Measurements (*.csv);;All files (*)")
+            "Measurements and profiles (*.csv *.json *.gz);;"
+            "Nsight Compute or plain CSV (*.csv);;"
+            "PyTorch profiler traces (*.json *.json.gz);;"
+            "rocprof-compute workloads (pmc_perf.csv roofline.csv);;All files (*)")
         if path:
             self.import_measurements(path)
 
@@ -881,10 +938,9 @@ class MainWindow(DocksMixin, QMainWindow):
                    "</p><p>Sessions are YAML files; hardware presets list their sources.</p>")
 
     def _info(self, title: str, html: str) -> None:
-        box = QMessageBox(QMessageBox.Information, title, "", QMessageBox.Ok, self)
-        box.setObjectName("info_dialog")
-        box.setTextFormat(Qt.RichText)
-        box.setText(html)
+        from workbench.ui.dialogs.info_dialog import InfoDialog
+
+        box = InfoDialog(title, html, self)  # (scrolls: never taller than the screen)
         box.open()
         self._info_box = box
 

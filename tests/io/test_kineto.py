@@ -1,0 +1,268 @@
+"""PyTorch profiler (Kineto) traces, as the profiler wrote them (tests/fixtures/kineto/, from
+Holistic Trace Analysis' test data; see the README there): kernels tied to the operators that
+launched them, FLOPs and bytes from the recorded shapes (worked out here by hand), what could
+not be counted listed with its share of GPU time, and every bad file refused in one line with
+the session left as it was."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.io.cells import ImportCancelled
+from workbench.io.errors import InputError
+from workbench.io.kineto import MAX_TRACE_FILE_BYTES, preset_for_gpu, read_kineto_trace
+from workbench.io.measurements import attach_measurements, import_measurements, load_measurements
+from workbench.io.profiles import add_machines
+from workbench.io.sessions import load_session
+from workbench.model.opcount import count_operator
+
+REPO = Path(__file__).resolve().parents[2]
+TRACES = REPO / "tests" / "fixtures" / "kineto"
+AMD = TRACES / "mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+MM = TRACES / "backward_thread.json"
+TRITON = TRACES / "triton_example.json.gz"
+CPU_ONLY = TRACES / "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
+SAMPLED = TRACES / "sampled_rank-0.json.gz"
+SESSION = REPO / "workbench" / "examples" / "llama_ffn.yaml"
+
+
+def _by_operator(trace):
+    return {m.source.split(": ", 1)[1].split(" ", 1)[0]: m for m in trace.measurements
+            if "fill_" not in m.source}
+
+
+def test_amd_trace_counts_three_kernels_by_hand():
+    trace = read_kineto_trace(AMD)
+    ops = _by_operator(trace)
+    # aten::addmm(bias [128], x [5,128], w [128,128]) fp32, launched on ROCm as two kernels:
+    # a copy of the bias (6.88 µs) and the GEMM Cijk_Alik_Bljk… (17.6 µs)
+    addmm = ops["aten::addmm"]
+    assert addmm.flops == 2 * 5 * 128 * 128 == 163_840
+    # A 5·128 + B 128·128 + C 5·128 elements + bias 128, 4 bytes each
+    assert addmm.bytes == (5 * 128 + 128 * 128 + 5 * 128 + 128) * 4 == 71_168
+    assert addmm.time_s == pytest.approx((6.88 + 17.6) * 1e-6)
+    assert addmm.name.startswith("Cijk_Alik_Bljk_SB") and addmm.name.endswith("(+1 kernel)")
+    assert addmm.precision == "fp32"
+    # aten::mm([128,5], [5,128]) in the backward pass: 12.64 µs
+    mm = ops["aten::mm"]
+    assert mm.flops == 2 * 128 * 128 * 5 == 163_840
+    assert mm.bytes == (128 * 5 + 5 * 128 + 128 * 128) * 4 == 70_656
+    assert mm.time_s == pytest.approx(12.64e-6)
+    # aten::relu → aten::clamp_min([5,128], 0): one max per element, x read and y written
+    relu = ops["aten::clamp_min"]
+    assert relu.flops == 5 * 128 == 640
+    assert relu.bytes == 2 * 5 * 128 * 4 == 5120
+    assert relu.time_s == pytest.approx(6.72e-6)
+
+
+def test_amd_gpu_is_explained_and_not_counted_kernels_listed():
+    trace = read_kineto_trace(AMD)
+    assert trace.gpu == "AMD Radeon Graphics" and trace.preset is None
+    assert all(m.hardware is None for m in trace.measurements)
+    assert any("matches no preset (ROCm reports AMD GPUs without their model)" in n
+               for n in trace.notes)
+    # 14 kernels: 6.88 + 17.6 + 6.72 + 8.32 + 11.04 + 3.36 + 2.24 + 5.28 + 5.6 + 12.64
+    # + 13.6 + 4.96 + 4.16 + 8.481 = 110.881 µs; aten::sum (13.6 µs), mean (11.04),
+    # _foreach_add_ (8.481), mse_loss (8.32) and mse_loss_backward (5.28) have no FLOP rule
+    assert trace.kernels == 14
+    assert trace.gpu_time_s == pytest.approx(110.881e-6)
+    uncounted = 13.6 + 11.04 + 8.481 + 8.32 + 5.28  # 46.721 µs
+    assert trace.counted_time_s == pytest.approx((110.881 - uncounted) * 1e-6)
+    assert [what.split(": ")[0] for what, _n, _s in trace.not_counted] == [
+        "aten::sum", "aten::mean", "aten::_foreach_add_", "aten::mse_loss",
+        "aten::mse_loss_backward"]
+    # 64.16 / 110.881 = 58 %; 46.721 / 110.881 = 42 %; aten::sum 13.6 / 110.881 = 12 %
+    summary = trace.notes[0]
+    assert summary.startswith("counted 58 % of GPU time (9 of 14 kernels, 8 operators)")
+    assert "; 42 % in 5 kernels not counted: aten::sum: no FLOP rule for this operator " \
+           "(1 kernel, 12 %); aten::mean" in summary
+
+
+def test_cutlass_mm_is_tied_to_its_operator_through_the_launch():
+    # an older trace: the kernel's "External id" is its correlation, not the operator's;
+    # the cudaLaunchKernel inside aten::mm's time span ties them
+    (mm,) = read_kineto_trace(MM).measurements
+    assert "cutlass_80_tensorop_s1688gemm" in mm.name
+    assert mm.flops == 2 * 2048 * 256 * 2048 == 2_147_483_648
+    assert mm.bytes == (2048 * 2048 + 2048 * 256 + 2048 * 256) * 4 == 20_971_520
+    assert mm.time_s == pytest.approx(45e-6)
+
+
+def test_device_properties_pick_the_preset():
+    trace = read_kineto_trace(TRITON)
+    # "NVIDIA A100-PG509-200" with 42,297,524,224 bytes: the 40 GB A100
+    assert trace.gpu == "NVIDIA A100-PG509-200" and trace.preset == "a100-40gb"
+    assert preset_for_gpu("NVIDIA H100 80GB HBM3") == "h100-sxm"
+    assert preset_for_gpu("NVIDIA A100-SXM4-80GB", 84_990_623_744) == "a100-80gb"
+    assert preset_for_gpu("Tesla V100-SXM2-16GB") is None
+
+
+def test_unknown_operator_is_listed_not_fatal():
+    # a torch.compile'd Triton kernel: its operator is the kernel itself, with no FLOP rule
+    trace = read_kineto_trace(TRITON)
+    assert trace.measurements == []
+    assert trace.not_counted == [("triton_poi_fused_add_cos_sin_0: no FLOP rule for this "
+                                  "operator", 1, pytest.approx(1.76e-6))]
+    assert trace.notes[0].startswith("counted 0 % of GPU time (0 of 1 kernels")
+
+
+def test_a_real_training_step_lists_what_it_cannot_count():
+    trace = read_kineto_trace(SAMPLED)
+    assert trace.kernels == 1154
+    # every kernel is either in a counted point (its own, or one of the "+N kernels" of its
+    # operator) or in the list, and so is every microsecond of GPU time
+    in_points = sum(1 + int(m.group(1)) if (m := re.search(r"\(\+(\d+) kernels?\)", p.name))
+                    else 1 for p in trace.measurements)
+    listed = sum(n for _w, n, _s in trace.not_counted)
+    assert in_points + listed == trace.kernels
+    assert trace.counted_time_s + sum(s for _w, _n, s in trace.not_counted) == \
+        pytest.approx(trace.gpu_time_s)
+    # the note names the eight largest reasons and counts the rest
+    assert len(trace.not_counted) > 8
+    assert trace.notes[0].endswith(f"; and {len(trace.not_counted) - 8} more")
+    largest = trace.not_counted[0]
+    assert all(largest[2] >= s for _w, _n, s in trace.not_counted)
+
+
+def test_cpu_only_trace_says_it_has_no_gpu_kernels():
+    with pytest.raises(InputError) as err:
+        load_measurements(CPU_ONLY)
+    assert str(err.value) == (
+        f"{CPU_ONLY}: holds no GPU kernels (4 CPU operator events; a CPU-only trace has "
+        "nothing to place on a GPU roofline: profile with ProfilerActivity.CUDA)")
+
+
+def test_truncated_gzip_is_refused_and_the_session_unchanged(tmp_path):
+    data = AMD.read_bytes()
+    cut = tmp_path / "cut.pt.trace.json.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    session = load_session(SESSION)
+    before = (list(session.measurements), list(session.hardware))
+    with pytest.raises(InputError) as err:
+        attach_measurements(session, load_measurements(cut), str(cut))
+    line = str(err.value)
+    assert line.startswith(f"{cut}: ") and "truncated" in line and "\n" not in line
+    assert (session.measurements, session.hardware) == before
+
+
+def test_text_cut_mid_event_says_where(tmp_path):
+    text = gzip.decompress(AMD.read_bytes()).decode()
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[:30_000], encoding="utf-8")
+    with pytest.raises(InputError, match=r"cut\.json: at character [\d,]+: the JSON text "
+                                         r"ends"):
+        read_kineto_trace(cut)
+
+
+def test_two_gigabyte_trace_is_refused_before_reading(tmp_path):
+    huge = tmp_path / "huge.pt.trace.json.gz"
+    with open(huge, "wb") as f:
+        f.truncate(2 * 10**9)  # sparse: no disk used, and never read
+    assert os.path.getsize(huge) > MAX_TRACE_FILE_BYTES
+    with pytest.raises(InputError) as err:
+        load_measurements(huge)
+    # 2·10⁹ bytes against 1 GiB = 1024 MB
+    assert str(err.value) == f"{huge}: file is 2000.0 MB; a PyTorch trace is limited to 1024 MB"
+
+
+def test_trace_brings_its_preset_machine_into_the_session(tmp_path):
+    # a trace naming an A100 40 GB, into a session without one: the preset joins
+    session = load_session(SESSION)
+    assert not session.machines_matching("a100-40gb")
+    trace = tmp_path / "one.json"
+    trace.write_text(
+        '{"deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-40GB", '
+        '"totalGlobalMem": 42505273344}], "traceEvents": ['
+        '{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100, '
+        '"dur": 50, "args": {"Input Dims": [[64, 32], [32, 16]], '
+        '"Input type": ["c10::BFloat16", "c10::BFloat16"]}},'
+        '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, '
+        '"ts": 120, "dur": 5, "args": {"correlation": 7}},'
+        '{"ph": "X", "cat": "kernel", "name": "sm80_gemm", "pid": 0, "tid": 7, "ts": 130, '
+        '"dur": 2.5, "args": {"correlation": 7, "device": 0}}]}', encoding="utf-8")
+    result = import_measurements(trace)
+    assert [preset for _hw, preset in result.machines] == ["a100-40gb"]
+    add_machines(session, result)
+    attach_measurements(session, result.measurements, str(trace))
+    (entry,) = session.machines_matching("a100-40gb")
+    (m,) = session.measurements[-1:]
+    assert m.hardware == "a100-40gb" and m.precision == "bf16"
+    assert m.flops == 2 * 64 * 16 * 32 and m.bytes == (64 * 32 + 32 * 16 + 64 * 16) * 2
+    assert m.time_s == pytest.approx(2.5e-6)
+
+
+def test_flop_rules_follow_torch_flop_counter():
+    f = count_operator
+    # bmm [b,m,k]·[b,k,n]: 2·b·m·n·k
+    assert f("aten::bmm", [[4, 8, 16], [4, 16, 32]], ["float", "float"]).flops == \
+        2 * 4 * 8 * 32 * 16
+    # SDPA forward q,k,v [b,h,s,d]: 2·b·h·s_q·s_k·d_q + 2·b·h·s_q·s_k·d_v
+    sdpa = f("aten::_scaled_dot_product_flash_attention", [[2, 8, 128, 64]] * 3,
+             ["c10::BFloat16"] * 3)
+    assert sdpa.flops == 4 * 2 * 8 * 128 * 128 * 64 and sdpa.precision == "bf16"
+    assert sdpa.bytes == 4 * 2 * 8 * 128 * 64 * 2  # Q, K, V read, O written
+    # backward: five products, 2·b·h·s_q·s_k·(2·d_q + 3·d_v) = 10·b·h·s²·d
+    back = f("aten::_scaled_dot_product_flash_attention_backward", [[2, 8, 128, 64]] * 4,
+             ["c10::BFloat16"] * 4)
+    assert back.flops == 10 * 2 * 8 * 128 * 128 * 64
+    # convolution x [8,3,32,32], w [16,3,3,3], stride 1, padding 1: 32×32 outputs,
+    # 2·N·|w|·positions = 2·8·432·1024
+    conv = f("aten::convolution", [[8, 3, 32, 32], [16, 3, 3, 3], [16], [], [], [], [], [], []],
+             ["float", "float", "float", "ScalarList", "ScalarList", "ScalarList", "Scalar",
+              "ScalarList", "Scalar"],
+             ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"])
+    assert conv.flops == 2 * 8 * (16 * 3 * 3 * 3) * 32 * 32
+    # without the recorded stride and padding a convolution is listed, not guessed
+    assert "stride, padding and dilation not recorded" in f(
+        "aten::convolution", [[8, 3, 32, 32], [16, 3, 3, 3]], ["float", "float"])
+    # the product's kinds: layer norm 8 FLOPs per element, softmax 5, gelu 9
+    assert f("aten::native_layer_norm", [[4, 1024], [1024], [1024], [1024], []],
+             ["float"] * 4 + ["Scalar"]).flops == 8 * 4 * 1024
+    assert f("aten::_softmax", [[4, 1024], [], []], ["float", "Scalar", "Scalar"]).flops == \
+        5 * 4 * 1024
+    assert f("aten::gelu", [[4, 1024]], ["c10::Half"]).flops == 9 * 4 * 1024
+    assert "no input shapes recorded" in f("aten::mm", [], [])
+
+
+def test_analyze_reads_a_trace_and_refuses_a_bad_one_in_one_line(tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "workbench", "analyze", str(SESSION),
+                               "--measurements", *map(str, args), "--format", "json"],
+                              cwd=REPO, capture_output=True, text=True, timeout=120)
+
+    ok = run(AMD)
+    assert ok.returncode == 0, ok.stderr
+    assert "note: " in ok.stderr and "counted 58 % of GPU time" in ok.stderr
+    assert "Cijk_Alik_Bljk_SB" in ok.stdout  # the addmm GEMM, judged
+    bad = run(CPU_ONLY)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().count("\n") == 0 and "holds no GPU kernels" in bad.stderr
+
+
+def test_plain_json_with_a_byte_order_mark_reads_like_the_gzip(tmp_path):
+    text = gzip.decompress(AMD.read_bytes())
+    plain = tmp_path / "trace.json"
+    plain.write_bytes(b"\xef\xbb\xbf" + text)
+    got = [(m.name, m.flops, m.bytes, m.time_s) for m in read_kineto_trace(plain).measurements]
+    assert got == [(m.name, m.flops, m.bytes, m.time_s)
+                   for m in read_kineto_trace(AMD).measurements]
+
+
+def test_cancel_stops_a_trace_between_pieces(tmp_path):
+    # about 3 MB of kernel events: read in 1 MiB pieces, Cancel is looked at after each
+    event = ('{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, '
+             '"dur": 1, "args": {"correlation": 1, "device": 0, "stream": 7}}')
+    big = tmp_path / "big.json"
+    big.write_text('{"traceEvents": [' + ",\n".join([event] * 25_000) + "]}", encoding="utf-8")
+    seen = []
+    with pytest.raises(ImportCancelled):
+        read_kineto_trace(big, progress=seen.append, cancelled=lambda: bool(seen))
+    # one 1 MiB piece read, its share of the file told, then stopped
+    assert seen == [pytest.approx((1 << 20) / big.stat().st_size)]

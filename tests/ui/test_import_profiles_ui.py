@@ -1,0 +1,113 @@
+"""File ▸ Import Measurements… with a PyTorch profiler trace and a rocprof-compute
+pmc_perf.csv, driven through the real window: the points join the Measurements panel, the
+machine the file names joins the session, the status bar says what was counted, and a bad
+file changes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ui import test_analysis_panels
+
+window = test_analysis_panels.window  # the shown main window, closed after each test
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SESSION = Path(__file__).resolve().parents[2] / "workbench" / "examples" / "llama_ffn.yaml"
+
+
+def test_trace_import_adds_its_gpu_and_says_what_was_counted(qtbot, window, tmp_path):
+    assert window.open_path(SESSION)
+    machines = [e.hardware.name for e in window.document.session.hardware]
+    trace = tmp_path / "step.json"
+    trace.write_text(
+        '{"deviceProperties": [{"id": 0, "name": "NVIDIA H200", "totalGlobalMem": 150e9}], '
+        '"traceEvents": ['
+        '{"ph": "X", "cat": "cpu_op", "name": "aten::bmm", "pid": 1, "tid": 1, "ts": 0, '
+        '"dur": 90, "args": {"Input Dims": [[8, 256, 64], [8, 64, 256]], '
+        '"Input type": ["c10::Half", "c10::Half"]}},'
+        '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, '
+        '"ts": 10, "dur": 4, "args": {"correlation": 3}},'
+        '{"ph": "X", "cat": "cpu_op", "name": "aten::index_select", "pid": 1, "tid": 1, '
+        '"ts": 100, "dur": 20, "args": {}},'
+        '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, '
+        '"ts": 105, "dur": 4, "args": {"correlation": 4}},'
+        '{"ph": "X", "cat": "kernel", "name": "sm90_hgemm", "pid": 0, "tid": 7, "ts": 20, '
+        '"dur": 3, "args": {"correlation": 3, "device": 0}},'
+        '{"ph": "X", "cat": "kernel", "name": "indexSelectLargeIndex", "pid": 0, "tid": 7, '
+        '"ts": 120, "dur": 1, "args": {"correlation": 4, "device": 0}}]}', encoding="utf-8")
+    assert window.import_measurements(trace)
+    session = window.document.session
+    # the H200 preset joined; the one counted kernel is judged on it
+    assert [e.hardware.name for e in session.hardware][:len(machines)] == machines
+    assert session.machines_matching("h200")
+    (m,) = session.measurements
+    assert m.name == "sm90_hgemm" and m.hardware == "h200"
+    assert m.flops == 2 * 8 * 256 * 256 * 64  # bmm: 2·b·m·n·k
+    # 3 of 4 µs counted: 75 %; indexSelect's 1 µs listed
+    message = window.statusBar().currentMessage()
+    assert "Imported 1 measured point from step.json" in message
+    assert "counted 75 % of GPU time; 25 % in 1 kernel not counted (indexSelectLargeIndex)" \
+        in message
+    panel = window.measurements_panel
+    window.measurements_dock.show()
+    qtbot.waitUntil(lambda: panel.model.rowCount() >= 1)
+    assert any(panel.model.row(i).measurement.name == "sm90_hgemm"
+               for i in range(panel.model.rowCount()))
+    # undo takes the points back, then the machine
+    window.document.undo()
+    assert session.measurements == []
+    window.document.undo()
+    assert not session.machines_matching("h200")
+
+
+def test_workload_counters_import_with_their_roofline_machine(qtbot, window):
+    assert window.open_path(SESSION)
+    assert window.import_measurements(FIXTURES / "rocprof" / "vcopy-mi200" / "pmc_perf.csv")
+    session = window.document.session
+    (mi200,) = session.machines_matching("MI200 GPU 2 (rocprof-compute roofline)")
+    assert mi200.hardware.memory["l1"] == 9263.2725e9
+    (point,) = session.measurements
+    assert set(point.levels) == {"l1", "l2", "dram"} and point.count == 3
+    assert point.hardware == "MI200 GPU 2 (rocprof-compute roofline)"
+
+
+def test_truncated_trace_shows_one_line_and_changes_nothing(qtbot, window, tmp_path):
+    assert window.open_path(SESSION)
+    before = (list(window.document.session.measurements),
+              [e.hardware.name for e in window.document.session.hardware])
+    data = (FIXTURES / "kineto" / "triton_example.json.gz").read_bytes()
+    cut = tmp_path / "cut.pt.trace.json.gz"
+    cut.write_bytes(data[:1000])
+    assert not window.import_measurements(cut)
+    assert "cut.pt.trace.json.gz" in window.last_error and "truncated" in window.last_error
+    assert "\n" not in window.last_error
+    assert (window.document.session.measurements,
+            [e.hardware.name for e in window.document.session.hardware]) == before
+    assert not window.document.modified
+
+
+def test_compressed_traces_and_workloads_are_read_under_the_progress_dialog(qtbot, window):
+    """A .gz trace's size on disk says little of what it holds (the sampled rank's 124 KB
+    are megabytes of JSON), and a workload folder has no size of its own: both are read off
+    the window's thread under the progress dialog with Cancel, as a large CSV is."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QProgressDialog
+
+    seen: list[str] = []
+
+    def look() -> None:
+        for w in QApplication.topLevelWidgets():
+            if isinstance(w, QProgressDialog) and w.isVisible():
+                seen.append(w.labelText())
+
+    timer = QTimer()
+    timer.setInterval(1)
+    timer.timeout.connect(look)
+    timer.start()
+    try:
+        assert window.import_measurements(FIXTURES / "kineto" / "sampled_rank-0.json.gz")
+        assert window.import_measurements(FIXTURES / "rocprof" / "vcopy-mi200")
+    finally:
+        timer.stop()
+    assert any("sampled_rank-0.json.gz" in text for text in seen)
+    assert any("vcopy-mi200" in text for text in seen)

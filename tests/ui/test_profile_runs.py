@@ -1,0 +1,118 @@
+"""Two runs of one program imported into the app: kernels grouped with their launches and
+share of GPU time in the Measurements panel, a speed-up per kernel present in both, an arrow
+from its old point to its new one on the chart and in an exported PDF, the top-N rule with
+what it hides, and the View's choice of memory level."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+
+DESCRIPTIVE = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
+               "Stream", "Block Size", "Grid Size", "Device", "CC"]
+METRICS = ["gpu__time_duration.sum", "dram__bytes.sum", "lts__t_bytes.sum",
+           "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"]
+
+
+def export(path: Path, *launches: tuple[str, str]) -> Path:
+    """(kernel, time in µs) per launch; each moves 40 MB of DRAM, 80 MB of L2 and does
+    2 × 10⁹ FLOPs (10⁹ FFMA)."""
+    def row(cells):
+        return ",".join(f'"{c}"' for c in cells)
+
+    lines = [row(DESCRIPTIVE + METRICS), row([""] * 11 + ["usecond", "Mbyte", "Mbyte", "inst"])]
+    for i, (name, time) in enumerate(launches):
+        lines.append(row([str(i), "1", "p", "h", name, "1", "7", "(256, 1, 1)", "(80, 1, 1)",
+                          "0", "9.0", time, "40", "80", "1,000,000,000"]))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+SESSION = "schema_version: 2\ntitle: step\nhardware:\n  - preset: h100-sxm\noperations: []\n"
+
+
+@pytest.fixture
+def runs(open_window, tmp_path):
+    session = tmp_path / "s.yaml"
+    session.write_text(SESSION, encoding="utf-8")
+    window = open_window(session, size=(1400, 900))
+    before = export(tmp_path / "before.csv", ("attn", "400"), ("attn", "200"), ("mlp", "100"),
+                    ("norm", "2"))
+    after = export(tmp_path / "after.csv", ("attn", "100"), ("attn", "100"), ("mlp", "80"))
+    assert window.import_measurements(before)
+    assert window.import_measurements(after)
+    return window
+
+
+def test_the_panel_shows_launches_share_and_speed_up(qtbot, runs):
+    window = runs
+    window.measurements_dock.show()
+    window.measurements_dock.raise_()
+    panel = window.measurements_panel
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 5)
+    rows = {(panel.model.text(r, "name"), panel.model.row(r).measurement.run): r
+            for r in range(panel.model.rowCount())}
+    attn = rows[("attn", "before.csv")]
+    # attn before: 2 launches, mean (400 + 200) / 2 = 300 µs, 600 of 702 µs of the run
+    assert panel.model.text(attn, "launches") == "2"
+    assert panel.model.text(attn, "total") == "600 µs"
+    assert panel.model.text(attn, "share") == f"{100 * 600 / 702:.1f} %"
+    # after: mean 100 µs: speed-up 300 / 100
+    assert panel.model.text(rows[("attn", "after.csv")], "speedup") == "3.00 ×"
+    assert panel.model.text(rows[("mlp", "after.csv")], "speedup") == "1.25 ×"  # 100 / 80
+    assert panel.model.text(rows[("norm", "before.csv")], "speedup") == ""
+    tip = panel.model.tooltip(rows[("attn", "after.csv")], "name")
+    assert "2 launches, 200 µs in all, 71.4 % of the GPU time of after.csv" in tip  # 200/280
+    assert "speed-up 3.00 ×: attn: 300 µs in before.csv → 100 µs in after.csv" in tip
+
+
+def test_arrows_top_n_and_level_on_the_chart_and_in_the_pdf(qtbot, runs, tmp_path):
+    window = runs
+    canvas = window.canvas
+    arrows = [p for p in canvas.pair_items() if p["first"] == "before.csv"]
+    assert sorted(p["label"] for p in arrows) == ["1.25×", "3.00×"]
+    # norm (2 of 702 µs) is outside the kernels that make 95 % of the first run's time
+    names = [m["name"] for m in canvas.measured_items()]
+    assert "norm" not in names and names.count("attn") == 2
+    assert any("before.csv: the 2 that make 95 % of GPU time drawn; 1 kernel hidden (0.3 % "
+               "of the time)" in t for t in canvas.legend_texts())
+    window.top_actions[100_000].trigger()
+    assert "norm" in [m["name"] for m in canvas.measured_items()]
+    # the View's level: L2 intensity is 2e9 FLOP / 80 MB = 25 FLOP/B, DRAM 2e9 / 40 MB = 50
+    assert [m["x"] for m in canvas.measured_items()] == pytest.approx([50.0] * 5)
+    window.level_actions["l2"].trigger()
+    assert window.document.session.view.level == "l2"
+    assert [m["x"] for m in canvas.measured_items()] == pytest.approx([25.0] * 5)
+    # each linked to the L2 roof right above it: min(67 TFLOP/s fp32 vector, 25 × 9.8 TB/s)
+    for item in canvas.measured_items():
+        xs, ys = item["link"]
+        assert xs == pytest.approx([25.0, 25.0]) and ys[0] == pytest.approx(67e12)
+    # saved, the session draws the same arrows in an exported PDF
+    saved = tmp_path / "runs.yaml"
+    assert window.save_to(saved)
+    pdf = tmp_path / "runs.pdf"
+    assert main(["render", str(saved), "-o", str(pdf), "--size", "double"]) == 0
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    assert "3.00×" in text and "1.25×" in text
+
+
+def test_kernels_not_counted_are_listed_in_the_panel(qtbot, open_window, tmp_path):
+    window = open_window()
+    path = export(tmp_path / "bf16.csv", ("ampere_bf16_s16816gemm", "90"),
+                  ("ampere_bf16_s16816gemm", "90"), ("softmax", "20"))
+    assert window.import_measurements(path)
+    assert [m.name for m in window.document.session.measurements] == ["softmax"]
+    label = window.measurements_panel.import_label
+    assert label.isVisible()
+    # 180 of 200 µs in the GEMM, whose bf16 work the FFMA counter cannot count
+    assert label.text().splitlines() == [
+        "bf16.csv: 3 dispatches of 2 kernels; counted 10 % of GPU time; 90 % in 1 kernel not "
+        "counted (ampere_bf16_s16816gemm)",
+        "not counted: ampere_bf16_s16816gemm (2 launches, 180 µs): runs on tensor cores (by "
+        "its name) but the file has no tensor-core counters (sm__ops_path_tensor_src_*.sum or "
+        "sm__inst_executed_pipe_tensor.sum): only its CUDA-core FLOPs would be counted"]

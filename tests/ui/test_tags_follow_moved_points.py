@@ -1,0 +1,52 @@
+"""Tags and names follow every change that moves points: a Model tab edit, its undo. What
+the chart shows right after the change is what it shows after a zoom (a full placing):
+a crowd's shared tag ("A, B: 2, 5, 8") names the markers that touch now, by them, and a
+marker that left its crowd carries its own tag."""
+
+from __future__ import annotations
+
+from conftest import EXAMPLES
+
+LLAMA_8B = next(p for p in EXAMPLES if p.name == "llama31_8b_inference.yaml")
+
+
+def _texts(canvas) -> list:
+    """Every text on the plot, its wording and its box (whole pixels)."""
+    return sorted((kind, text, tuple(round(v) for v in box))
+                  for kind, text, box in canvas.text_items())
+
+
+def _assert_as_after_a_zoom(win) -> None:
+    canvas = win.canvas
+    now = _texts(canvas)
+    canvas.relayout()  # what a zoom, a pan or Ctrl+0 would place
+    after = _texts(canvas)
+    stale = [t for t in now if t not in after]
+    assert not stale, f"texts left where the points were: {stale[:4]}; placed anew: " \
+                      f"{[t for t in after if t not in now][:4]}"
+    # every tagged operation's tag is said by a text on the chart (its own or its crowd's)
+    said = "\n".join(text for kind, text, _ in after if kind == "point")
+    for op_id, tag in canvas.key.tags.items():
+        if op_id in canvas.key.joined or op_id in canvas.labels.point_labels:
+            continue
+        assert tag.lstrip("AB") in said, f"tag {tag} named by no text"
+
+
+def test_crowd_tags_follow_phase_and_batch_edits_and_their_undo(open_window, qtbot):
+    win = open_window(LLAMA_8B, size=(1366, 740))
+    model = win.document.session.models[0]
+    win.model_panel.show_model(model.id)
+    form = win.model_panel.editor.form
+    canvas = win.canvas
+    qtbot.waitUntil(lambda: not canvas.labels.scheduled and not canvas.labels.pending)
+    assert len(canvas.key.tags) > 2, "the example's crowded parts are told by tags"
+    for phase in ("decode", "prefill"):  # prefill → decode → prefill
+        form.phase.setCurrentText(phase)
+        assert model.setup.phase == phase
+        _assert_as_after_a_zoom(win)
+    form.batch.setValue(16)  # moves lm_head, among others, out of its crowd
+    assert model.setup.batch == 16
+    _assert_as_after_a_zoom(win)
+    win.undo_action.trigger()
+    assert model.setup.batch == 1
+    _assert_as_after_a_zoom(win)

@@ -1,0 +1,651 @@
+"""Import the GPU kernels of a PyTorch profiler trace (Kineto's Chrome-trace JSON, ``.json``
+or gzip-compressed ``.json.gz`` / ``.pt.trace.json.gz``).
+
+What is read
+============
+
+The trace is one JSON object whose ``traceEvents`` list holds complete events (``"ph": "X"``)
+with a category ``cat``, a start ``ts`` and a duration ``dur`` in microseconds:
+
+* ``kernel`` events are the GPU kernels; their ``args.correlation`` names the launch;
+* ``cuda_runtime`` / ``cuda_driver`` events are the launches on the CPU thread that made them
+  (``cudaLaunchKernel``, ``hipLaunchKernel``, …), with the same ``correlation``;
+* ``cpu_op`` events are the operators (``aten::mm``…), with ``Input Dims`` and ``Input type``
+  when profiled with ``record_shapes=True`` (and ``Concrete Inputs`` from PyTorch 2.1 on).
+
+A kernel is tied to the operator that launched it: the innermost operator whose time span on
+the launching thread holds the launch, walking outwards to the first operator whose work can
+be counted (``aten::linear`` holds ``aten::addmm``, which is counted). Where a trace has no
+launch event for a kernel, its ``External id`` names the operator (newer traces give the
+operator's id to its kernels). The kernels one operator launched are one measured point: the
+sum of their durations, the operator's FLOPs and bytes (:mod:`workbench.model.opcount`), named
+after its longest kernel.
+
+Kernels whose work cannot be counted (no operator, an operator without a FLOP rule, shapes
+not recorded) are listed with their share of GPU time (the sum of all kernel durations; copies
+and memsets are not kernels), never silently dropped.
+
+``deviceProperties`` names the GPU; a known name picks the hardware preset the points are
+judged on. ROCm builds of PyTorch write AMD GPUs as "AMD Radeon Graphics" without the model:
+such a trace is read the same way and the import says that no preset was chosen.
+
+Bounds, checked before the work: the file at most :data:`MAX_TRACE_FILE_BYTES` on disk and
+:data:`MAX_TRACE_TEXT_BYTES` of JSON once decompressed, one event at most
+:data:`MAX_EVENT_CHARS`, at most :data:`MAX_TRACE_KERNELS` kernels and
+:data:`MAX_TRACE_OPERATORS` operators. The file is read in 1 MiB pieces, one event at a time;
+only the fields used are kept.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gc
+import gzip
+import json
+import os
+import re
+import stat
+import zlib
+from collections import defaultdict
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.io.errors import InputError
+from workbench.model.measured import Measurement
+from workbench.model.opcount import COUNTED_OPERATORS, OpCount, count_operator
+
+__all__ = ["no_cyclic_gc", "TraceImport", "read_kineto_trace", "is_kineto_trace", "preset_for_gpu",
+           "MAX_TRACE_FILE_BYTES", "MAX_TRACE_TEXT_BYTES", "MAX_EVENT_CHARS",
+           "MAX_TRACE_KERNELS", "MAX_TRACE_OPERATORS"]
+
+MAX_TRACE_FILE_BYTES = 1 << 30          # on disk (1 GiB)
+MAX_TRACE_TEXT_BYTES = 4 << 30          # JSON text once decompressed (4 GiB)
+MAX_EVENT_CHARS = 16 << 20              # one event (16 MiB)
+MAX_TRACE_KERNELS = 200_000
+MAX_TRACE_OPERATORS = 4_000_000
+_CHUNK = 1 << 20
+
+_KERNEL_CATS = {"kernel"}
+_LAUNCH_CATS = {"cuda_runtime", "cuda_driver", "runtime"}
+_OP_CATS = {"cpu_op", "operator"}
+_ALL_CATS = _KERNEL_CATS | _LAUNCH_CATS | _OP_CATS
+#: Operators whose count reads their recorded scalar arguments (stride, padding, …).
+_CONCRETE_MATTERS = {"aten::convolution", "aten::_convolution"}
+
+
+@dataclass
+class TraceImport:
+    """What a trace gave: one measured point per counted operator, the kernels not counted,
+    the GPU, and the lines the import says (``notes``)."""
+    measurements: list[Measurement]
+    gpu: str | None = None
+    preset: str | None = None
+    kernels: int = 0
+    gpu_time_s: float = 0.0
+    counted_time_s: float = 0.0
+    #: (what, kernels, seconds) per reason a kernel was not counted, largest first
+    not_counted: list[tuple[str, int, float]] = field(default_factory=list)
+    #: (kernel name, seconds, reason) of every kernel not counted, in trace order
+    uncounted: list[tuple[str, float, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# the GPU
+
+
+#: GPU names as CUDA and ROCm report them → preset id (first match wins).
+_GPU_PRESETS: tuple[tuple[str, str], ...] = (
+    (r"GH200", "gh200"), (r"GB200", "gb200"), (r"\bB200\b", "b200"), (r"H200", "h200"),
+    (r"H100.*PCIe", "h100-pcie"), (r"H100", "h100-sxm"), (r"L40S", "l40s"), (r"\bL4\b", "l4"),
+    (r"RTX 6000 Ada", "rtx-6000-ada"), (r"RTX 5090", "rtx-5090"), (r"RTX 4090", "rtx-4090"),
+    (r"RTX 4080", "rtx-4080"), (r"RTX 4070 Laptop", "rtx-4070-laptop"),
+    (r"RTX 4070", "rtx-4070"), (r"MI355", "mi355x"), (r"MI325", "mi325x"),
+    (r"MI300X", "mi300x"), (r"MI250X", "mi250x"),
+)
+
+
+def preset_for_gpu(name: str, memory_bytes: float | None = None) -> str | None:
+    """The hardware preset of a GPU as the trace names it (``"NVIDIA H100 80GB HBM3"`` →
+    ``h100-sxm``; an A100 by its memory: over 60 GB is the 80 GB model), or ``None``."""
+    if re.search(r"A100", name):
+        if memory_bytes is None:
+            return None
+        return "a100-80gb" if memory_bytes > 60e9 else "a100-40gb"
+    for pattern, preset in _GPU_PRESETS:
+        if re.search(pattern, name):
+            return preset
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+class _Text:
+    """The file's JSON text, decompressed and decoded a piece at a time, with a cursor."""
+
+    def __init__(self, path: str, name: str) -> None:
+        self.name = name
+        self.raw = open(path, "rb")  # noqa: SIM115 - closed by close()
+        magic = self.raw.read(2)
+        self.raw.seek(0)
+        self.gzip = magic == b"\x1f\x8b"
+        self.stream = gzip.GzipFile(fileobj=self.raw) if self.gzip else self.raw
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+        self.read_chars = 0  # characters before buf[0]
+        self.total = 0
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def fraction(self) -> float:
+        """How far through the file the read has got, 0 to 1 (by the bytes on disk)."""
+        size = os.fstat(self.raw.fileno()).st_size
+        return min(1.0, self.raw.tell() / size) if size else 1.0
+
+    def offset(self) -> int:
+        return self.read_chars + self.pos
+
+    def error(self, problem: str) -> InputError:
+        return InputError(f"at character {self.offset():,}: {problem}", self.name)
+
+    def fill(self) -> bool:
+        if self.eof:
+            return False
+        try:
+            chunk = self.stream.read(_CHUNK)
+        except EOFError:
+            raise InputError("the compressed file is truncated (it ends before the end of "
+                             f"its gzip stream, after {self.total:,} bytes of JSON)",
+                             self.name) from None
+        except (OSError, zlib.error) as exc:
+            raise InputError(f"not a readable gzip file ({exc})", self.name) from None
+        self.total += len(chunk)
+        if self.total > MAX_TRACE_TEXT_BYTES:
+            raise InputError(f"holds more than {MAX_TRACE_TEXT_BYTES >> 30} GB of JSON; a trace "
+                             "is limited to that (profile fewer steps)", self.name)
+        if b"\x00" in chunk:
+            raise InputError("not a text file (it contains NUL bytes)", self.name)
+        try:
+            text = self.decoder.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as exc:
+            where = self.total - len(chunk) + exc.start
+            raise InputError(f"not UTF-8 text (invalid byte near byte {where:,})",
+                             self.name) from None
+        if self.pos:
+            self.read_chars += self.pos
+            self.buf = self.buf[self.pos:]
+            self.pos = 0
+        self.buf += text
+        if not chunk:
+            self.eof = True
+        return True
+
+    def skip_space(self) -> str:
+        """The next character that is not white space ("" at the end)."""
+        while True:
+            buf, pos = self.buf, self.pos
+            n = len(buf)
+            while pos < n and buf[pos] in " \t\r\n":
+                pos += 1
+            self.pos = pos
+            if pos < n:
+                return buf[pos]
+            if not self.fill():
+                return ""
+
+    def next_item(self, closer: str) -> str | None:
+        """The first character of the next item of a list or object (past white space and
+        commas), or ``None`` past its ``closer``; "" at the end of the text."""
+        while True:
+            c = self.skip_space()
+            if c == closer:
+                self.pos += 1
+                return None
+            if c != ",":
+                return c
+            self.pos += 1
+
+    def value(self, decoder: json.JSONDecoder) -> Any:
+        if self.skip_space() == "":
+            raise self.error("the JSON text ends where a value should be (the file is "
+                             "truncated)")
+        while True:
+            try:
+                value, end = decoder.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as exc:
+                if self.eof:
+                    if exc.pos >= len(self.buf) - 1 or "Unterminated" in exc.msg:
+                        raise self.error("the JSON text ends in the middle of a value (the "
+                                         "file is truncated)") from None
+                    raise self.error(f"not valid JSON: {exc.msg}") from None
+                if len(self.buf) - self.pos > MAX_EVENT_CHARS:
+                    raise self.error(f"not valid JSON, or one value longer than "
+                                     f"{MAX_EVENT_CHARS >> 20} MB: {exc.msg}") from None
+                self.fill()
+                continue
+            if end >= len(self.buf) and not self.eof:  # a number may go on in the next piece
+                self.fill()
+                continue
+            self.pos = end
+            return value
+
+
+def _check_file(path: str | os.PathLike[str]) -> str:
+    """The name of a regular file within :data:`MAX_TRACE_FILE_BYTES`, checked before it
+    is read."""
+    from workbench.io.limits import open_regular_file
+
+    stream, size = open_regular_file(path, "PyTorch trace")
+    stream.close()
+    name = os.fspath(path)
+    if size > MAX_TRACE_FILE_BYTES:
+        raise InputError(f"file is {size / 1e6:.1f} MB; a PyTorch trace is limited to "
+                         f"{MAX_TRACE_FILE_BYTES >> 20} MB", name)
+    return name
+
+
+def is_kineto_trace(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` looks like a Chrome-trace JSON file: by its name (``.json``,
+    ``.json.gz``) or, for any name, a gzip stream or text starting with ``{`` or ``[``."""
+    name = os.fspath(path).lower()
+    if name.endswith((".json", ".json.gz")):
+        return True
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False  # a FIFO or a device is never opened here (it could block)
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError:
+        return False
+    return head.startswith(b"\x1f\x8b") or head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{",)
+
+
+@dataclass
+class _Raw:
+    """The fields kept from the events, compactly."""
+    kernels: list[tuple[str, float, float, Any, Any, Any]] = field(default_factory=list)
+    launches: dict[Any, tuple[Any, float]] = field(default_factory=dict)
+    #: per thread: (start, −end, operator index) of each operator
+    ops: dict[Any, list[tuple[float, float, int]]] = field(default_factory=lambda:
+                                                            defaultdict(list))
+    op_names: list[str] = field(default_factory=list)
+    op_args: dict[int, tuple] = field(default_factory=dict)
+    op_by_external: dict[Any, int] = field(default_factory=dict)
+    device_properties: list = field(default_factory=list)
+    events: int = 0
+
+
+def _read_events(text: _Text, progress: Callable[[int], None] | None,
+                 cancelled: Callable[[], bool] | None) -> _Raw:
+    raw = _Raw()
+    decoder = json.JSONDecoder()
+    names: dict[str, str] = {}
+    first = text.skip_space()
+    if first == "[":
+        text.pos += 1
+        _read_array(text, decoder, raw, names, progress, cancelled)
+        return raw
+    if first != "{":
+        raise text.error("not a Chrome-trace JSON file (expected '{' with \"traceEvents\")")
+    text.pos += 1
+    seen_events = False
+    while True:
+        c = text.next_item("}")
+        if c is None:
+            break
+        if c != '"':
+            raise text.error("the JSON text ends in the middle of the top-level object (the "
+                             "file is truncated)" if c == "" else f"not valid JSON: expected "
+                             f"a key, got {c!r}")
+        key = text.value(decoder)
+        if text.skip_space() != ":":
+            raise text.error("not valid JSON: expected ':' after a key")
+        text.pos += 1
+        if key == "traceEvents":
+            if text.skip_space() != "[":
+                raise text.error("traceEvents is not a list")
+            text.pos += 1
+            _read_array(text, decoder, raw, names, progress, cancelled)
+            seen_events = True
+        else:
+            value = text.value(decoder)
+            if key == "deviceProperties" and isinstance(value, list):
+                raw.device_properties = value
+    if not seen_events:
+        raise InputError("not a PyTorch profiler trace: no \"traceEvents\" list", text.name)
+    return raw
+
+
+def _read_array(text: _Text, decoder, raw: _Raw, names: dict[str, str],
+                progress, cancelled) -> None:
+    """The events of ``traceEvents``, decoded a batch at a time: everything in the buffer
+    up to the last ``},`` is tried as one JSON list (a cut inside a string or a nested object
+    cannot decode, so a batch that decodes ends on an event boundary); where that fails, one
+    event at a time until the next piece is read."""
+    n = 0
+    no_batch_before = -1  # buffer length at which batching last failed
+    handle = _Handler(text, raw, names)
+    while True:
+        c = text.next_item("]")
+        if c is None:
+            break
+        if c == "":
+            raise text.error("the JSON text ends inside traceEvents (the file is truncated)")
+        buf, start = text.buf, text.pos
+        batch = None
+        if len(buf) != no_batch_before:
+            cut = buf.rfind("},", start)
+            if cut > start:
+                try:
+                    batch = decoder.decode("[" + buf[start:cut + 1] + "]")
+                    text.pos = cut + 1
+                except json.JSONDecodeError:
+                    no_batch_before = len(buf)
+        if batch is None:
+            batch = (text.value(decoder),)
+        n += len(batch)
+        handle(batch)
+        if cancelled is not None and cancelled():
+            raise _Cancelled
+        if progress is not None:
+            progress(text.fraction())
+    raw.events += n
+
+
+class _Handler:
+    """Keeps what is used of each event (see :class:`_Raw`)."""
+
+    def __init__(self, text: _Text, raw: _Raw, names: dict[str, str]) -> None:
+        self.text, self.raw, self.names = text, raw, names
+
+    def __call__(self, batch) -> None:
+        raw, names = self.raw, self.names
+        kernels, launches, ops = raw.kernels, raw.launches, raw.ops
+        op_names, op_args, by_external = raw.op_names, raw.op_args, raw.op_by_external
+        counted = COUNTED_OPERATORS
+        number = (int, float)
+        for event in batch:
+            if type(event) is not dict or event.get("ph") != "X":
+                continue
+            cat = event.get("cat")
+            if type(cat) is not str:
+                continue
+            if cat not in _ALL_CATS:
+                cat = cat.lower()
+                if cat not in _ALL_CATS:
+                    continue
+            args = event.get("args")
+            if type(args) is not dict:
+                args = {}
+            ts = event.get("ts")
+            if type(ts) not in number:
+                ts = 0.0
+            if cat in _KERNEL_CATS:
+                if len(kernels) >= MAX_TRACE_KERNELS:
+                    raise self.text.error(f"more than {MAX_TRACE_KERNELS:,} GPU kernels; a "
+                                          "trace is limited to that (profile fewer steps)")
+                name = event.get("name")
+                name = names.setdefault(name, name) if type(name) is str else "(unnamed)"
+                dur = event.get("dur")
+                kernels.append((name, ts, dur if type(dur) in number else 0.0,
+                                args.get("correlation"), args.get("External id"),
+                                args.get("device")))
+            elif cat in _LAUNCH_CATS:
+                corr = args.get("correlation")
+                if corr is not None:
+                    launches[corr] = ((event.get("pid"), event.get("tid")), ts)
+            else:
+                if len(op_names) >= MAX_TRACE_OPERATORS:
+                    raise self.text.error(f"more than {MAX_TRACE_OPERATORS:,} operator events; "
+                                          "a trace is limited to that (profile fewer steps)")
+                name = event.get("name")
+                if type(name) is not str:
+                    continue
+                name = names.setdefault(name, name)
+                index = len(op_names)
+                op_names.append(name)
+                dur = event.get("dur")
+                ops[(event.get("pid"), event.get("tid"))].append(
+                    (ts, -(ts + (dur if type(dur) in number else 0.0)), index))
+                if name in counted:
+                    op_args[index] = (args.get("Input Dims"), args.get("Input type"),
+                                      args.get("Concrete Inputs"))
+                    ext = args.get("External id")
+                    if ext is not None:
+                        by_external[ext] = index
+
+
+class _Cancelled(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# kernels → operators
+
+
+def _launchers(raw: _Raw) -> dict[Any, tuple[int | None, int | None]]:
+    """correlation → (innermost operator, innermost counted operator) holding the launch."""
+    by_thread: dict[Any, list[tuple[float, Any]]] = defaultdict(list)
+    for corr, (thread, ts) in raw.launches.items():
+        by_thread[thread].append((ts, corr))
+    out: dict[Any, tuple[int | None, int | None]] = {}
+    names, counted = raw.op_names, COUNTED_OPERATORS
+    for thread, launches in by_thread.items():
+        ops = raw.ops.get(thread, [])
+        ops.sort()  # by start, the longer (outer) span first
+        launches.sort(key=lambda item: item[0])
+        stack: list[tuple[float, float, int]] = []
+        j = 0
+        for ts, corr in launches:
+            while j < len(ops) and ops[j][0] <= ts:
+                op = ops[j]
+                while stack and -stack[-1][1] < op[0]:
+                    stack.pop()
+                stack.append(op)
+                j += 1
+            while stack and -stack[-1][1] < ts:
+                stack.pop()
+            if not stack:
+                out[corr] = (None, None)
+                continue
+            found = None
+            for op in reversed(stack):
+                if names[op[2]] in counted:
+                    found = op[2]
+                    break
+            out[corr] = (stack[-1][2], found)
+    return out
+
+
+def read_kineto_trace(path: str | os.PathLike[str], hardware: str | None = None,
+                      progress: Callable[[int], None] | None = None,
+                      cancelled: Callable[[], bool] | None = None) -> TraceImport:
+    """The measured points of a PyTorch profiler trace (see the module docstring).
+    ``hardware``: the machine of the session they ran on; ``None``: the preset the trace's GPU
+    names, else every machine. ``progress(fraction)`` is told after each 1 MiB piece;
+    ``cancelled()`` returning true stops the read (:class:`~workbench.io.cells.ImportCancelled`).
+    """
+    name = _check_file(path)
+    with no_cyclic_gc():
+        text = _Text(name, name)
+        try:
+            try:
+                raw = _read_events(text, progress, cancelled)
+            except _Cancelled:
+                from workbench.io.cells import ImportCancelled
+
+                raise ImportCancelled(name) from None
+            except RecursionError:
+                raise text.error("nested too deeply") from None
+        finally:
+            text.close()
+        result = _assemble(raw, name, hardware)
+        del raw  # freed before the collector runs again: it then walks only the result
+    return result
+
+
+@contextmanager
+def no_cyclic_gc():
+    """The cycle collector paused while a file is read: the events decoded and kept hold no
+    cycles, and with it running every collection walks all that was kept so far (the read
+    of 10⁵ kernels took ten times as long)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
+    base = Path(name).name
+    result = TraceImport([])
+    if not raw.kernels:
+        cpu = len(raw.op_names)
+        raise InputError(f"holds no GPU kernels ({cpu:,} CPU operator events; a CPU-only "
+                         "trace has nothing to place on a GPU roofline: profile with "
+                         "ProfilerActivity.CUDA)", name)
+    devices = {d.get("id"): d for d in raw.device_properties if isinstance(d, dict)}
+    used = {k[5] for k in raw.kernels}
+    device = devices.get(next(iter(used)) if len(used) == 1 else None) or (
+        next(iter(devices.values())) if devices else None)
+    if device is not None and isinstance(device.get("name"), str):
+        result.gpu = device["name"]
+        memory = device.get("totalGlobalMem")
+        result.preset = preset_for_gpu(result.gpu, memory if isinstance(memory, int | float)
+                                       else None)
+    target = hardware or result.preset
+    launchers = _launchers(raw)
+    groups: dict[int, list[int]] = defaultdict(list)   # counted operator → its kernels
+    reasons: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    counts: dict[Any, OpCount | str] = {}
+    results: dict[int, OpCount] = {}
+    total = 0.0
+    for i, (_kname, _ts, dur, corr, ext, _dev) in enumerate(raw.kernels):
+        total += dur
+        inner, op = launchers.get(corr, (None, None)) if corr is not None else (None, None)
+        if inner is None and op is None and ext is not None and corr not in launchers:
+            op = raw.op_by_external.get(ext)
+            inner = op
+        why: str
+        if op is None:
+            if inner is not None:
+                why = f"{raw.op_names[inner]}: no FLOP rule for this operator"
+            elif corr is not None and corr in raw.launches:
+                why = "launched outside any recorded operator"
+            else:
+                why = "its launch is not in the trace (made before the profiled span)"
+        else:
+            if op not in results:
+                dims, types, concrete = raw.op_args[op]
+                opname = raw.op_names[op]
+                key = (opname, repr(dims), _hashable(types),
+                       repr(concrete) if opname in _CONCRETE_MATTERS else None)
+                if key not in counts:
+                    counts[key] = count_operator(raw.op_names[op], dims if isinstance(dims, list)
+                                                 else None, types if isinstance(types, list)
+                                                 else None, concrete if isinstance(concrete, list)
+                                                 else None)
+                got = counts[key]
+                if isinstance(got, str):
+                    why = got
+                    reason = reasons[why]
+                    reason[0] += 1
+                    reason[1] += dur
+                    result.uncounted.append((raw.kernels[i][0], dur * 1e-6, why))
+                    continue
+                results[op] = got
+            groups[op].append(i)
+            continue
+        reason = reasons[why]
+        reason[0] += 1
+        reason[1] += dur
+        result.uncounted.append((raw.kernels[i][0], dur * 1e-6, why))
+    result.kernels = len(raw.kernels)
+    result.gpu_time_s = total * 1e-6
+    counted = 0.0
+    kernels = raw.kernels
+    sources: dict[int, str] = {}  # one text per distinct count, shared by its points
+    for op, members in groups.items():
+        got = results[op]
+        if len(members) == 1:
+            main, _ts, t, *_ = kernels[members[0]]
+        else:
+            durations = [kernels[i][2] for i in members]
+            t = sum(durations)
+            main = kernels[members[max(range(len(members)), key=durations.__getitem__)]][0]
+        counted += t
+        if t <= 0:
+            reasons["kernels of zero duration"][0] += len(members)
+            continue
+        label = main if len(main) <= 240 else main[:237] + "..."
+        if len(members) > 1:
+            label += f" (+{len(members) - 1} kernel{'s' * (len(members) > 2)})"
+        source = sources.get(id(got))
+        if source is None:
+            source = sources[id(got)] = f"{base}: {got.formula}"[:2000]
+        result.measurements.append(Measurement(
+            name=label, hardware=target, time_s=t * 1e-6, flops=got.flops, bytes=got.bytes,
+            precision=got.precision, source=source, unit=got.unit))
+    result.counted_time_s = counted * 1e-6
+    result.not_counted = sorted(((w, int(c), s * 1e-6) for w, (c, s) in reasons.items()),
+                                key=lambda item: -item[2])
+    result.notes = _notes(result, hardware)
+    return result
+
+
+def _hashable(value: Any) -> Any:
+    """``value`` as a dictionary key: a list of strings as a tuple, anything else as text."""
+    if type(value) is list:
+        try:
+            key = tuple(value)
+            hash(key)
+            return key
+        except TypeError:
+            pass
+    return repr(value)
+
+
+def _pct(part: float, whole: float) -> str:
+    share = 100 * part / whole if whole else 0.0
+    return f"{share:.0f} %" if share >= 1 or share == 0 else f"{share:.1g} %"
+
+
+def _notes(result: TraceImport, hardware: str | None) -> list[str]:
+    notes = []
+    total = result.gpu_time_s
+    missing = total - result.counted_time_s
+    uncounted = sum(c for _, c, _ in result.not_counted)
+    line = (f"counted {_pct(result.counted_time_s, total)} of GPU time "
+            f"({result.kernels - uncounted:,} of {result.kernels:,} kernels, "
+            f"{len(result.measurements):,} operators)")
+    if uncounted:
+        listed = "; ".join(f"{what} ({count} kernel{'s' * (count != 1)}, "
+                           f"{_pct(seconds, total)})"
+                           for what, count, seconds in result.not_counted[:8])
+        more = len(result.not_counted) - 8
+        line += (f"; {_pct(missing, total)} in {uncounted:,} kernel{'s' * (uncounted != 1)} "
+                 f"not counted: {listed}" + (f"; and {more} more" if more > 0 else ""))
+    notes.append(line)
+    if hardware is None:
+        if result.gpu is None:
+            notes.append("the trace names no GPU (no deviceProperties): the points are judged "
+                          "on every machine of the session")
+        elif result.preset is None:
+            amd = "AMD" in result.gpu or "Radeon" in result.gpu
+            notes.append(f"the trace's GPU {result.gpu!r} matches no preset"
+                         + (" (ROCm reports AMD GPUs without their model)" if amd else "")
+                         + ": the points are judged on every machine of the session; name "
+                           "the machine to judge them on one")
+        else:
+            notes.append(f"GPU {result.gpu!r}: judged on the {result.preset} preset")
+    return notes

@@ -1,0 +1,316 @@
+"""FLOPs and bytes of one PyTorch operator from the shapes and element types a profiler
+recorded (``record_shapes=True``: Kineto's ``Input Dims``, ``Input type`` and, from PyTorch
+2.1 on, ``Concrete Inputs``).
+
+FLOPs follow ``torch.utils.flop_counter`` for the matrix operators (a multiply-add is 2):
+
+==========================================  ================================================
+operator                                    FLOPs
+==========================================  ================================================
+``aten::mm`` A[m,k]·B[k,n]                  2·m·n·k
+``aten::addmm`` (bias, A, B)                2·m·n·k (the bias add is not counted)
+``aten::bmm`` A[b,m,k]·B[b,k,n]             2·b·m·n·k
+``aten::baddbmm`` (input, A, B)             2·b·m·n·k
+``aten::convolution`` / ``_convolution``    2·N·(C_out·C_in/groups·k…)·(output positions);
+                                            a transposed one counts input positions
+``aten::_scaled_dot_product_*_attention``   2·b·h·s_q·s_k·d_q + 2·b·h·s_q·s_k·d_v
+(flash, efficient, cudnn) and               (QKᵀ and P·V; a causal mask is not accounted)
+``aten::scaled_dot_product_attention``
+``…_attention_backward``                    five such products: 2·b·h·s_q·s_k·(2·d_q + 3·d_v)
+==========================================  ================================================
+
+and the product's own operation kinds for the rest: an elementwise operator is a fused
+one-step ``elementwise`` chain (FLOPs per element from its step, e.g. add 1, gelu 9, copy 0),
+a layer or RMS norm a ``norm``, a softmax a ``softmax``.
+
+Bytes are the ideal traffic: every recorded input tensor read once and the output written
+once (a GEMM's A, B and C, plus the bias of ``addmm``/``baddbmm``; attention's Q, K, V and O;
+a convolution's input, weight, bias and output; an elementwise operator's inputs and its
+broadcast output).
+
+:func:`count_operator` returns an :class:`OpCount`, or a string saying why the operator's
+work cannot be counted.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.model.dtypes import wider
+from workbench.model.operations import NORM_FLOPS, STEP_OPS, Operation
+
+__all__ = ["OpCount", "count_operator", "ELEMENT_TYPES", "COUNTED_OPERATORS"]
+
+#: Kineto's ``Input type`` spellings → (precision, bytes per element).
+ELEMENT_TYPES: dict[str, tuple[str, int]] = {
+    "float": ("fp32", 4), "double": ("fp64", 8), "c10::Half": ("fp16", 2),
+    "c10::BFloat16": ("bf16", 2), "c10::Float8_e4m3fn": ("fp8", 1),
+    "c10::Float8_e5m2": ("fp8", 1), "c10::Float8_e4m3fnuz": ("fp8", 1),
+    "c10::Float8_e5m2fnuz": ("fp8", 1), "int": ("int32", 4), "long int": ("int32", 8),
+    "short int": ("int32", 2), "signed char": ("int8", 1), "unsigned char": ("int8", 1),
+    "bool": ("int8", 1),
+}
+
+_GEMM = {"aten::mm": (0, 1, None, False), "aten::addmm": (1, 2, 0, False),
+         "aten::bmm": (0, 1, None, True), "aten::baddbmm": (1, 2, 0, True)}
+_ATTENTION = ("aten::_scaled_dot_product_flash_attention",
+              "aten::_scaled_dot_product_efficient_attention",
+              "aten::_scaled_dot_product_cudnn_attention", "aten::scaled_dot_product_attention")
+_ATTENTION_BACKWARD = ("aten::_scaled_dot_product_flash_attention_backward",
+                       "aten::_scaled_dot_product_efficient_attention_backward",
+                       "aten::_scaled_dot_product_cudnn_attention_backward")
+_CONV = ("aten::convolution", "aten::_convolution")
+#: Elementwise operators (``aten::`` name without a trailing ``_``) → the step kind of the
+#: product's elementwise chain whose FLOPs per element they take.
+_ELEMENTWISE = {
+    "add": "add", "sub": "sub", "rsub": "sub", "mul": "mul", "div": "div", "neg": "scale",
+    "relu": "relu", "clamp_min": "max", "clamp_max": "max", "clamp": "max", "maximum": "max",
+    "minimum": "max", "threshold": "max", "threshold_backward": "max", "gelu": "gelu",
+    "silu": "silu", "sigmoid": "sigmoid", "tanh": "tanh", "exp": "exp", "sqrt": "sqrt",
+    "rsqrt": "sqrt", "square": "square", "copy": "copy", "clone": "copy", "fill": "copy",
+    "zero": "copy", "addcmul": "fma", "addcdiv": "fma",
+}
+_NORMS = {"aten::layer_norm": "layernorm", "aten::native_layer_norm": "layernorm",
+          "aten::rms_norm": "rmsnorm", "aten::_fused_rms_norm": "rmsnorm"}
+_SOFTMAX = ("aten::softmax", "aten::_softmax")
+
+#: Every operator name :func:`count_operator` can count.
+COUNTED_OPERATORS: frozenset[str] = frozenset(
+    [*_GEMM, *_ATTENTION, *_ATTENTION_BACKWARD, *_CONV, *_NORMS, *_SOFTMAX,
+     *(f"aten::{n}" for n in _ELEMENTWISE), *(f"aten::{n}_" for n in _ELEMENTWISE)])
+
+
+@dataclass(frozen=True)
+class OpCount:
+    """What one operator did: FLOPs, ideal bytes, the precision of its ceiling, the execution
+    unit (``matrix`` or ``vector``) and the arithmetic in words."""
+    flops: float
+    bytes: float
+    precision: str
+    unit: str
+    formula: str
+
+
+def _numel(dims: Any) -> int:
+    return math.prod(int(d) for d in dims)
+
+
+def _tensor(dims: list, types: list, i: int) -> tuple[list[int], str, int] | None:
+    """The ``i``-th input as (shape, precision, element bytes) when it is a tensor."""
+    if i >= len(dims) or i >= len(types):
+        return None
+    shape, kind = dims[i], types[i]
+    if kind not in ELEMENT_TYPES or not isinstance(shape, list):
+        return None
+    if not all(isinstance(d, int) and d >= 0 for d in shape):
+        return None
+    precision, size = ELEMENT_TYPES[kind]
+    return shape, precision, size
+
+
+def _concrete(concrete: list | None, i: int) -> Any:
+    """A recorded scalar or list argument (``"[1, 1]"``, ``"1"``, ``"True"``), or ``None``."""
+    if not concrete or i >= len(concrete) or not isinstance(concrete[i], str):
+        return None
+    text = concrete[i].strip()
+    if not text:
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _shape(shape: list[int]) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def count_operator(name: str, dims: list | None, types: list | None,
+                   concrete: list | None = None) -> OpCount | str:
+    """The work of operator ``name`` with recorded input shapes ``dims`` and element types
+    ``types`` (see the module docstring), or why it cannot be counted."""
+    if name not in COUNTED_OPERATORS:
+        return f"{name}: no FLOP rule for this operator"
+    if not dims or not types:
+        return f"{name}: no input shapes recorded (profile with record_shapes=True)"
+    try:
+        if name in _GEMM:
+            return _gemm(name, dims, types)
+        if name in _ATTENTION or name in _ATTENTION_BACKWARD:
+            return _attention(name, dims, types)
+        if name in _CONV:
+            return _conv(name, dims, types, concrete)
+        if name in _NORMS:
+            return _norm(name, dims, types)
+        if name in _SOFTMAX:
+            return _softmax(name, dims, types)
+        return _elementwise(name, dims, types)
+    except _Uncounted as exc:
+        return f"{name}: {exc}"
+
+
+class _Uncounted(Exception):
+    pass
+
+
+def _need(value, what: str):
+    if value is None:
+        raise _Uncounted(what)
+    return value
+
+
+def _gemm(name: str, dims: list, types: list) -> OpCount:
+    ia, ib, ibias, batched = _GEMM[name]
+    a = _need(_tensor(dims, types, ia), "first matrix not recorded as a tensor")
+    b = _need(_tensor(dims, types, ib), "second matrix not recorded as a tensor")
+    rank = 3 if batched else 2
+    if len(a[0]) != rank or len(b[0]) != rank:
+        raise _Uncounted(f"expected {rank}-d matrices, got {_shape(a[0])} and {_shape(b[0])}")
+    batch = a[0][0] if batched else 1
+    m, k = a[0][-2:]
+    k2, n = b[0][-2:]
+    if k != k2 or (batched and b[0][0] != batch):
+        raise _Uncounted(f"shapes {_shape(a[0])} and {_shape(b[0])} do not multiply")
+    counts = Operation("gemm", {"batch": batch, "m": m, "n": n, "k": k, "dtype": a[1],
+                                "a_dtype": a[1], "b_dtype": b[1], "c_dtype": a[1]}).counts()
+    nbytes = float(counts.bytes)
+    extra = ""
+    if ibias is not None:
+        bias = _tensor(dims, types, ibias)
+        if bias is not None:
+            nbytes += _numel(bias[0]) * bias[2]
+            extra = f" + bias {_shape(bias[0])}"
+    product = f"{batch}·{m}·{n}·{k}" if batched else f"{m}·{n}·{k}"
+    return OpCount(float(counts.flops), nbytes, wider(a[1], b[1]), "matrix",
+                   f"{name} {_shape(a[0])}·{_shape(b[0])} {a[1]}: 2·{product} FLOPs; "
+                   f"bytes A + B + C{extra}")
+
+
+def _attention(name: str, dims: list, types: list) -> OpCount:
+    backward = name in _ATTENTION_BACKWARD
+    first = 1 if backward else 0
+    q, k, v = (_need(_tensor(dims, types, first + i), "query, key and value not recorded")
+               for i in range(3))
+    if any(len(t[0]) != 4 for t in (q, k, v)):
+        raise _Uncounted("expected 4-d query, key and value [batch, heads, seq, dim]")
+    b, h, s_q, d_q = q[0]
+    s_k, d_v = k[0][2], v[0][3]
+    size = q[2]
+    out = b * h * s_q * d_v
+    qkv = _numel(q[0]) + _numel(k[0]) + _numel(v[0])
+    if backward:
+        flops = 2 * b * h * s_q * s_k * (2 * d_q + 3 * d_v)
+        # read Q, K, V, O and dO; write dQ, dK, dV
+        nbytes = (qkv + 2 * out + qkv) * size
+        formula = f"2·{b}·{h}·{s_q}·{s_k}·(2·{d_q} + 3·{d_v}) FLOPs; bytes Q K V O dO + dQ dK dV"
+    else:
+        flops = 2 * b * h * s_q * s_k * (d_q + d_v)
+        nbytes = (qkv + out) * size
+        formula = f"2·{b}·{h}·{s_q}·{s_k}·({d_q} + {d_v}) FLOPs; bytes Q + K + V + O"
+    return OpCount(float(flops), float(nbytes), q[1], "matrix",
+                   f"{name} q {_shape(q[0])} {q[1]}: {formula}")
+
+
+def _conv(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    w = _need(_tensor(dims, types, 1), "weight not recorded as a tensor")
+    spatial = len(x[0]) - 2
+    if spatial < 1 or len(w[0]) != len(x[0]):
+        raise _Uncounted(f"input {_shape(x[0])} and weight {_shape(w[0])} do not convolve")
+    missing = "stride, padding and dilation not recorded (Concrete Inputs, PyTorch ≥ 2.1)"
+    stride, padding, dilation = (_need(_concrete(concrete, i), missing) for i in (3, 4, 5))
+    transposed = bool(_concrete(concrete, 6))
+    output_padding = _concrete(concrete, 7) or [0] * spatial
+    groups = int(_concrete(concrete, 8) or 1)
+
+    def per_dim(value) -> list[int]:
+        values = list(value) if isinstance(value, list | tuple) else [value]
+        return values * spatial if len(values) == 1 else values
+
+    stride, padding, dilation, output_padding = map(per_dim, (stride, padding, dilation,
+                                                              output_padding))
+    kernel = w[0][2:]
+    if transposed:
+        out_sp = [(i - 1) * s - 2 * p + d * (kk - 1) + op + 1 for i, s, p, d, kk, op in
+                  zip(x[0][2:], stride, padding, dilation, kernel, output_padding, strict=True)]
+        c_out = w[0][1] * groups
+    else:
+        out_sp = [(i + 2 * p - d * (kk - 1) - 1) // s + 1 for i, s, p, d, kk in
+                  zip(x[0][2:], stride, padding, dilation, kernel, strict=True)]
+        c_out = w[0][0]
+    positions = _numel(x[0][2:] if transposed else out_sp)
+    flops = 2 * x[0][0] * _numel(w[0]) * positions
+    bias = _tensor(dims, types, 2)
+    out = x[0][0] * c_out * _numel(out_sp)
+    nbytes = (_numel(x[0]) + _numel(w[0]) + out) * x[2] + (_numel(bias[0]) * bias[2]
+                                                           if bias else 0)
+    where = "input" if transposed else "output"
+    return OpCount(float(flops), float(nbytes), wider(x[1], w[1]), "matrix",
+                   f"{name} x {_shape(x[0])} w {_shape(w[0])} {x[1]}: 2·N·|w|·({where} "
+                   f"positions {positions}) FLOPs; bytes x + w + bias + y")
+
+
+def _norm(name: str, dims: list, types: list) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    weight = _tensor(dims, types, 2)
+    hidden = _numel(weight[0]) if weight and weight[0] else (x[0][-1] if x[0] else 0)
+    if hidden <= 0 or _numel(x[0]) % hidden:
+        raise _Uncounted(f"cannot tell the normalised size of {_shape(x[0])}")
+    rows = _numel(x[0]) // hidden
+    variant = _NORMS[name]
+    counts = Operation("norm", {"variant": variant, "rows": rows, "hidden": hidden,
+                                "dtype": x[1], "weight_dtype": weight[1] if weight else x[1]}
+                       ).counts()
+    return OpCount(float(counts.flops), float(counts.bytes), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]}: {variant} {NORM_FLOPS[variant]}·{rows}·"
+                   f"{hidden} FLOPs; bytes x + weights + y")
+
+
+def _softmax(name: str, dims: list, types: list) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    if not x[0]:
+        raise _Uncounted("a 0-d input")
+    cols = x[0][-1]
+    rows = _numel(x[0]) // cols if cols else 0
+    counts = Operation("softmax", {"rows": rows, "cols": cols, "dtype": x[1]}).counts()
+    return OpCount(float(counts.flops), float(counts.bytes), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]}: 5·{rows}·{cols} FLOPs; bytes x + y")
+
+
+def _broadcast(shapes: list[list[int]]) -> list[int]:
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        sizes = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0} - {1}
+        if len(sizes) > 1:
+            raise _Uncounted(f"shapes {', '.join(map(_shape, shapes))} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return out
+
+
+def _elementwise(name: str, dims: list, types: list) -> OpCount:
+    base = name.removeprefix("aten::").rstrip("_")
+    step = _ELEMENTWISE[base]
+    tensors = [t for t in (_tensor(dims, types, i) for i in range(len(dims))) if t is not None]
+    if not tensors:
+        raise _Uncounted("no tensor input recorded")
+    per = STEP_OPS[step][0]
+    if base in ("copy", "fill", "zero"):
+        # copy_(self, src): read src, write self; fill_/zero_: write self only
+        out_shape, precision, size = tensors[0]
+        n = _numel(out_shape)
+        read = sum(_numel(t[0]) * t[2] for t in tensors[1:2]) if base == "copy" else 0
+        nbytes = read + n * size
+        what = "src + self" if base == "copy" else "self (written)"
+    else:
+        out_shape = _broadcast([t[0] for t in tensors])
+        precision, size = tensors[0][1], tensors[0][2]
+        n = _numel(out_shape)
+        nbytes = sum(_numel(t[0]) * t[2] for t in tensors) + n * size
+        what = "inputs + output"
+    return OpCount(float(per * n), float(nbytes), precision, "vector",
+                   f"{name} {_shape(out_shape)} {precision}: {step} {per:g}·{n} FLOPs; "
+                   f"bytes {what}")
