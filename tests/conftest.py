@@ -12,6 +12,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "workbench" / "examples").glob("*.yaml"))
 PRESETS = sorted((ROOT / "hardware_presets").glob("*.yaml"))
+# How long a test waits for a process or a thread that should end on its own before calling it
+# hung: a guard against waiting forever, far beyond any run on a loaded machine, never a claim
+# about speed (speed is measured in benchmarks/).
+HANG_GUARD_S = 600
 
 
 @pytest.fixture(autouse=True)

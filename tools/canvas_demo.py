@@ -12,12 +12,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication
 
-from workbench.document import Document  # noqa: E402
-from workbench.io.sessions import load_session  # noqa: E402
-from workbench.ui.bridge import Workspace  # noqa: E402
-from workbench.ui.chart.canvas import RooflineCanvas  # noqa: E402
+from workbench.document import Document
+from workbench.io.sessions import load_session
+from workbench.ui.bridge import Workspace
+from workbench.ui.chart.canvas import RooflineCanvas
 
 
 def main() -> int:

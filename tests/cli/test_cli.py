@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import HANG_GUARD_S
 
 import workbench
 
@@ -48,7 +49,7 @@ def _env() -> dict[str, str]:
 
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], cwd=REPO,
-                          env=_env(), capture_output=True, text=True, timeout=120)
+                          env=_env(), capture_output=True, text=True, timeout=HANG_GUARD_S)
 
 
 def _common_invocations() -> list[tuple[str, ...]]:
@@ -67,8 +68,7 @@ def run_cached(*args: str) -> subprocess.CompletedProcess:
     if not _CACHE:
         wanted = _common_invocations()
         with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-            for key, proc in zip(wanted, pool.map(lambda a: run(*a), wanted), strict=True):
-                _CACHE[key] = proc
+            _CACHE.update(zip(wanted, pool.map(lambda a: run(*a), wanted), strict=True))
     key = tuple(map(str, args))
     if key not in _CACHE:
         _CACHE[key] = run(*key)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import HANG_GUARD_S
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "workbench" / "examples"
@@ -52,7 +53,7 @@ def run(*args) -> subprocess.CompletedProcess:
     env["QT_QPA_PLATFORM"] = "offscreen"
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=120)
+                          env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
 
 
 def analyze(path, fmt="json"):

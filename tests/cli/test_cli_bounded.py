@@ -1,6 +1,7 @@
 """Inputs are bounded before work starts, run as a user runs the command line (a subprocess):
 regular files only, bounded JSON, bounded model configs, output failures. Every refusal is one
-line on stderr, exit status 2 (1 when the output cannot be written), within 5 s, no traceback."""
+line on stderr, exit status 2 (1 when the output cannot be written), no traceback; a file that
+would block (a FIFO, a device) is refused, not waited on."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "workbench" / "examples" / "llama_ffn.yaml"
@@ -29,17 +30,13 @@ def _env(**extra: str) -> dict[str, str]:
 
 def run(*args: str, stdout=subprocess.PIPE, env: dict[str, str] | None = None
         ) -> subprocess.CompletedProcess:
-    started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], cwd=REPO,
                           env=env or _env(), stdout=stdout, stderr=subprocess.PIPE, text=True,
-                          timeout=30)
-    proc.seconds = time.perf_counter() - started
-    return proc
+                          timeout=HANG_GUARD_S)
 
 
 def refused(proc: subprocess.CompletedProcess, *fragments: str, status: int = 2) -> str:
     assert proc.returncode == status, (proc.returncode, proc.stdout, proc.stderr)
-    assert proc.seconds < 5, proc.seconds
     assert "Traceback" not in proc.stderr
     assert proc.stderr.endswith("\n") and proc.stderr.count("\n") == 1, proc.stderr
     for fragment in fragments:
@@ -90,7 +87,6 @@ def test_a_fifo_in_the_user_presets_folder_is_left_out_with_a_warning(tmp_path):
     (folder / "zero.yaml").symlink_to("/dev/zero")
     proc = run("presets", env=_env(ROOFLINE_WORKBENCH_USER_PRESETS=str(folder)))
     assert proc.returncode == 0, proc.stderr
-    assert proc.seconds < 5
     assert "h100-sxm" in proc.stdout
     warnings = proc.stderr.splitlines()
     assert len(warnings) == 2, warnings
@@ -196,23 +192,21 @@ def test_a_stdout_closed_while_running_is_one_line_and_exit_1(args):
     proc = subprocess.run([sys.executable, "-c", "import os, sys, runpy; os.close(1); "
                            "sys.argv = ['workbench', *sys.argv[1:]]; "
                            "runpy.run_module('workbench', run_name='__main__')", *args],
-                          cwd=REPO, env=_env(), stderr=subprocess.PIPE, text=True, timeout=30)
-    proc.seconds = 0
+                          cwd=REPO, env=_env(), stderr=subprocess.PIPE, text=True, timeout=HANG_GUARD_S)
     assert refused(proc, status=1) == (
         "roofline-workbench: cannot write the output: standard output is closed\n")
 
 
 def test_a_reader_that_stops_early_is_not_an_error():
     proc = subprocess.run(f"'{sys.executable}' -m workbench presets | head -1", shell=True,
-                          cwd=REPO, env=_env(), capture_output=True, text=True, timeout=30)
+                          cwd=REPO, env=_env(), capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.stdout.startswith("id ")
     assert proc.stderr == ""
 
 
 def test_a_stdout_closed_before_the_start_is_one_line_and_exit_1():
     proc = subprocess.run(f"'{sys.executable}' -m workbench presets >&-", shell=True, cwd=REPO,
-                          env=_env(), stderr=subprocess.PIPE, text=True, timeout=30)
-    proc.seconds = 0
+                          env=_env(), stderr=subprocess.PIPE, text=True, timeout=HANG_GUARD_S)
     assert refused(proc, status=1) == (
         "roofline-workbench: cannot write the output: standard output is closed\n")
 

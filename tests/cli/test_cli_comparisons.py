@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 
 REPO = Path(__file__).resolve().parents[2]
 N = 16_777_216
@@ -59,7 +60,7 @@ def run(*args) -> subprocess.CompletedProcess:
     env["QT_QPA_PLATFORM"] = "offscreen"
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=120)
+                          env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 
 from workbench.cli import main
 
@@ -81,7 +82,7 @@ def test_the_command_line_itself_exits_2(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-m", "workbench", "analyze", str(path)], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=120)
+                          env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 2
     assert proc.stdout == ""
     (line,) = proc.stderr.strip().splitlines()
@@ -193,7 +194,7 @@ def test_the_warning_from_the_command_line_itself(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-m", "workbench", "analyze", str(path)], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=120)
+                          env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 0
     assert "g" in proc.stdout
     (line,) = proc.stderr.strip().splitlines()

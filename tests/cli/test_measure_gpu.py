@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 from fake_gpu import ReplayGpu, reference
 
 from workbench.cli import main
@@ -38,7 +39,7 @@ def _with(monkeypatch, backend):
 def test_without_pytorch_or_cupy_one_line_says_what_to_install(device, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO), **{USER_PRESETS_VARIABLE: str(tmp_path)})
     out = subprocess.run([sys.executable, "-m", "workbench", "measure", "--device", device],
-                         capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+                         capture_output=True, text=True, env=env, cwd=REPO, timeout=HANG_GUARD_S)
     assert out.returncode == 2
     assert out.stdout == ""
     lines = out.stderr.splitlines()

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "workbench" / "model_configs"
@@ -28,13 +29,13 @@ def _env() -> dict[str, str]:
 
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "workbench", "model", *map(str, args)],
-                          cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120)
+                          cwd=REPO, env=_env(), capture_output=True, text=True, timeout=HANG_GUARD_S)
 
 
 def llama_params(c: dict) -> int:
     """Every weight tensor of a Llama-style config: q, k, v, o, gate, up, down, two norms per
     layer, the final norm, the embedding and (untied) lm_head."""
-    H, L, I, V = c["hidden_size"], c["num_hidden_layers"], c["intermediate_size"], c["vocab_size"]
+    H, L, I, V = c["hidden_size"], c["num_hidden_layers"], c["intermediate_size"], c["vocab_size"]  # noqa: E741 - the config's own letters
     h, hk = c["num_attention_heads"], c["num_key_value_heads"]
     d = c.get("head_dim") or H // h
     per_layer = H * h * d + 2 * H * hk * d + h * d * H + 3 * H * I + 2 * H

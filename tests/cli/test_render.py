@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import HANG_GUARD_S
 from PySide6.QtGui import QImage
 
 from workbench.cli import main
@@ -63,14 +64,14 @@ def pixels(path: Path) -> np.ndarray:
 def rasterise_svg(svg: Path, width: int, height: int) -> np.ndarray:
     out = svg.with_suffix(".rsvg.png")
     subprocess.run(["rsvg-convert", "-w", str(width), "-h", str(height), "-b", "white",
-                    "-o", str(out), str(svg)], check=True, timeout=60)
+                    "-o", str(out), str(svg)], check=True, timeout=HANG_GUARD_S)
     return pixels(out)
 
 
 def rasterise_pdf(pdf: Path, width: int, height: int) -> np.ndarray:
     stem = pdf.with_suffix(".poppler")
     subprocess.run(["pdftoppm", "-png", "-singlefile", "-scale-to-x", str(width),
-                    "-scale-to-y", str(height), str(pdf), str(stem)], check=True, timeout=60)
+                    "-scale-to-y", str(height), str(pdf), str(stem)], check=True, timeout=HANG_GUARD_S)
     return pixels(stem.with_suffix(".png"))
 
 
@@ -167,13 +168,13 @@ def test_svg_and_pdf_draw_what_the_png_draws(figures, example):
 def test_vector_formats_keep_text_as_text(figures, example):
     session = load_session(REPO / "workbench" / "examples" / f"{example}.yaml")
     text = subprocess.run(["pdftotext", str(figures[example, "pdf"]), "-"], check=True,
-                          capture_output=True, text=True, timeout=60).stdout
+                          capture_output=True, text=True, timeout=HANG_GUARD_S).stdout
     flat = " ".join(unicodedata.normalize("NFKC", text).split())
     assert "Arithmetic intensity" in flat and "FLOP/s" in flat, flat[:300]
     if session.title:
         assert session.title.split()[0] in flat
     images = subprocess.run(["pdfimages", "-list", str(figures[example, "pdf"])], check=True,
-                            capture_output=True, text=True, timeout=60).stdout
+                            capture_output=True, text=True, timeout=HANG_GUARD_S).stdout
     assert len(images.strip().splitlines()) == 2, f"raster images in the PDF:\n{images}"
 
     root = ET.parse(figures[example, "svg"]).getroot()
@@ -212,7 +213,7 @@ def _roof_thickness(img: np.ndarray, color: str) -> float:
     """Median vertical thickness (pixels) of the flat roof drawn in ``color``, measured on
     columns across the right half of the figure."""
     mask = colour_mask(img, color, 40)
-    h, w = mask.shape
+    _h, w = mask.shape
     runs = []
     for x in range(int(w * 0.55), int(w * 0.9), max(1, w // 200)):
         column = _run_lengths(mask[:, x])
@@ -335,7 +336,7 @@ def test_renders_without_a_display(tmp_path):
     out = tmp_path / "fig.svg"
     result = subprocess.run([sys.executable, "-m", "workbench", "render", str(LLAMA), "-o",
                              str(out), "--size", "single"], env=env, capture_output=True,
-                            text=True, timeout=120)
+                            text=True, timeout=HANG_GUARD_S)
     assert result.returncode == 0, result.stderr
     assert "<svg" in out.read_text(encoding="utf-8")
     umask = os.umask(0)

@@ -79,6 +79,7 @@ runs both checks from the command line.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import sys
@@ -235,12 +236,13 @@ class Shape:
 
     def segments(self) -> Iterable[tuple[Point, Point]]:
         for line in self.polylines:
-            yield from zip(line, line[1:], strict=False)
+            yield from itertools.pairwise(line)
 
     def describe(self) -> str:
         x0, y0, x1, y1 = self.bbox
         if self.role == "marker":
-            return f"a marker ({_hex(self.fill or self.colour)}) at ({(x0 + x1) / 2:.1f}, {(y0 + y1) / 2:.1f})"
+            return (f"a marker ({_hex(self.fill or self.colour)}) at "
+                    f"({(x0 + x1) / 2:.1f}, {(y0 + y1) / 2:.1f})")
         colour = _hex(self.colour if self.stroked else self.fill)
         style = ", dashed" if self.dashed else ""
         return (f"a data line ({colour}, {self.width:.1f} pt{style}) spanning ({x0:.1f}, {y0:.1f})–"
@@ -515,9 +517,8 @@ def _classify(fig: Figure) -> None:
             s.role = "background"
         elif _same_box(s.bbox, plot, 2.0):
             s.role = "frame"
-        elif s.opacity < FAINT_OPACITY:
-            s.role = "grid"
-        elif min(w, h) <= 2.0 and (w >= 0.9 * pw or h >= 0.9 * ph) and s.opacity < 0.6:
+        elif s.opacity < FAINT_OPACITY or (min(w, h) <= 2.0 and (w >= 0.9 * pw or h >= 0.9 * ph)
+                                           and s.opacity < 0.6):
             s.role = "grid"
         elif s.filled and s.rectangular and w > marker_side and h > 0 and any(
                 _inside(t.centre, s.bbox) for t in fig.texts):
@@ -539,7 +540,7 @@ def _classify(fig: Figure) -> None:
         until = plates[i + 1].seqno if i + 1 < len(plates) else math.inf
         after = sorted((t for t in fig.texts if plate.seqno < t.seqno < until), key=lambda t: t.seqno)
         plate.owners = [t for n, t in enumerate(after) if (
-            n == 0 and _overlaps(t.bbox(), plate.bbox)
+            (n == 0 and _overlaps(t.bbox(), plate.bbox))
             or _contains(plate.bbox, t.bbox(), t.tolerance()))]
     markers = [s for s in fig.shapes if s.role == "marker"]
     for s in fig.shapes:
@@ -1026,7 +1027,7 @@ def _is_leader(s: Shape, plate: Box, tol: float, diagonal: float) -> bool:
     if s.filled or s.closed or len(s.polylines) != 1 or len(s.polylines[0]) > 4:
         return False
     line = s.polylines[0]
-    length = sum(math.dist(p, q) for p, q in zip(line, line[1:], strict=False))
+    length = sum(math.dist(p, q) for p, q in itertools.pairwise(line))
     if length > LEADER_SHARE * diagonal:
         return False
     return _inside(line[0], plate, tol) or _inside(line[-1], plate, tol)

@@ -4,6 +4,8 @@ markers, a leader line, label backgrounds and a legend)."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from figures.figcheck import (
     LARGE_LEGEND,
@@ -97,7 +99,7 @@ def text(painter: QPainter, s: str, x: float, baseline: float) -> QRectF:
 def line(painter: QPainter, *points: tuple[float, float], width: float = 1.5,
          colour: str = "#1f1f1f") -> None:
     painter.setPen(QPen(QColor(colour), width))
-    for a, b in zip(points, points[1:], strict=False):
+    for a, b in itertools.pairwise(points):
         painter.drawLine(QLineF(*a, *b))
 
 
@@ -176,7 +178,7 @@ def test_text_drawn_over_a_line(pdf):
     defects = check_pdf(pdf(draw))
     assert summary(defects) == [(TEXT_OVER_DATA, ("struck through",))], format_defects(defects)
     assert "#7a4e2d" in defects[0].detail
-    x0, y0, x1, y1 = defects[0].box
+    x0, y0, x1, _y1 = defects[0].box
     assert 261 <= x0 < x1 <= 262 + width("struck through") + 1 and y0 == pytest.approx(120, abs=1)
 
 

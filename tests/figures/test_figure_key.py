@@ -53,7 +53,7 @@ def test_the_legend_below_the_plot_shows_every_machines_marker(qapp, size):
     markers = [s for s in fig.shapes if s.closed and s.filled and _inside(s.bbox, box)
                and max(s.bbox[2] - s.bbox[0], s.bbox[3] - s.bbox[1]) < 12]
     for row in machines:
-        x0, y0, x1, y1 = row.bbox()
+        x0, y0, _x1, y1 = row.bbox()
         beside = [s for s in markers if s.bbox[2] <= x0 and s.bbox[1] < y1 and s.bbox[3] > y0]
         assert beside, f"no marker beside the legend row {row.text!r}"
 
@@ -276,7 +276,7 @@ def sessions(draw):
             draw(st.sampled_from(SIZES)), draw(st.sampled_from(["light", "dark"])))
 
 
-@settings(max_examples=20, deadline=None, derandomize=True, database=None,
+@settings(max_examples=10, deadline=None, derandomize=True, database=None,
           phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=sessions())
@@ -366,7 +366,7 @@ def test_all_memory_roofs_keep_a_models_operations_named(qapp):
     session = _example("llama31_8b_inference")
     session.view.all_levels = True
     for size in ("slide", "double"):
-        missing, more, fig = _unnamed(session, size, "light")
+        missing, more, _fig = _unnamed(session, size, "light")
         assert not missing and not more, (size, missing, more)
 
 

@@ -141,7 +141,7 @@ def sessions(draw) -> tuple[str, str | None, str]:
 
 # A fixed set of examples (derandomised) and no shrinking: a failure reports the session it
 # found, in full, in bounded time; each export takes a few tenths of a second.
-@settings(max_examples=30, deadline=None, derandomize=True, database=None,
+@settings(max_examples=12, deadline=None, derandomize=True, database=None,
           phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=sessions())

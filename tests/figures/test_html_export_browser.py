@@ -333,7 +333,7 @@ def test_wheel_zooms_drag_pans_and_reset_restores(browser, pages):
 def test_the_page_fetches_nothing_and_carries_its_session(browser, pages):
     from workbench.io.sessions import loads_session
 
-    page, analysis, session = pages["kernels"]
+    page, _analysis, session = pages["kernels"]
     _open_page(browser, page)
     from selenium.webdriver.common.action_chains import ActionChains
 

@@ -7,6 +7,7 @@ import os
 import threading
 
 import pytest
+from conftest import HANG_GUARD_S
 
 from workbench.io.errors import InputError
 from workbench.io.measurements import load_measurements
@@ -14,8 +15,8 @@ from workbench.io.model_configs import read_model_config
 from workbench.io.sessions import load_session
 
 
-def _within(seconds, call):
-    """``call()``'s exception, failing if it has not returned within ``seconds``."""
+def _unless_hung(call):
+    """``call()``'s exception; a call still blocked after :data:`HANG_GUARD_S` fails."""
     outcome = {}
 
     def target():
@@ -26,7 +27,7 @@ def _within(seconds, call):
 
     worker = threading.Thread(target=target, daemon=True)
     worker.start()
-    worker.join(seconds)
+    worker.join(HANG_GUARD_S)
     assert not worker.is_alive(), "the reader blocked"
     return outcome.get("error")
 
@@ -37,7 +38,7 @@ def _within(seconds, call):
 def test_every_reader_refuses_a_fifo_without_blocking(tmp_path, reader, what):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    error = _within(5, lambda: reader(str(fifo)))
+    error = _unless_hung(lambda: reader(str(fifo)))
     assert isinstance(error, InputError)
     assert str(error) == f"{fifo}: is a pipe (FIFO), not a {what}" + (
         " (config.json)" if what == "model config" else "") + ": only regular files are read"
@@ -47,7 +48,7 @@ def test_every_reader_refuses_a_fifo_without_blocking(tmp_path, reader, what):
 def test_every_reader_refuses_a_device(tmp_path, reader):
     link = tmp_path / "link"
     link.symlink_to("/dev/zero")
-    error = _within(5, lambda: reader(str(link)))
+    error = _unless_hung(lambda: reader(str(link)))
     assert isinstance(error, InputError)
     assert f"{link}: is a device" in str(error)
 
@@ -56,4 +57,4 @@ def test_a_recovered_autosave_is_read_with_the_same_limits(tmp_path):
     from workbench.io.autosave import find_recoverable
 
     os.mkfifo(tmp_path / "autosave-1-1.yaml")
-    assert _within(5, lambda: find_recoverable(tmp_path)) is None
+    assert _unless_hung(lambda: find_recoverable(tmp_path)) is None

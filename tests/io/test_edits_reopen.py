@@ -106,7 +106,7 @@ def _two_operations_one_measured() -> tuple[Document, int, int]:
 
 
 def test_renaming_an_operation_to_a_name_in_use_is_refused_with_the_reason():
-    doc, x, y = _two_operations_one_measured()
+    doc, _x, y = _two_operations_one_measured()
     with pytest.raises(NameInUse, match="another operation is named 'x'"):
         doc.set_operation_field(y, "name", "x")
     assert [e.operation.name for e in doc.session.operations] == ["x", "y"]
@@ -114,7 +114,7 @@ def test_renaming_an_operation_to_a_name_in_use_is_refused_with_the_reason():
 
 
 def test_a_compared_pair_survives_the_refused_rename():
-    doc, x, y = _two_operations_one_measured()
+    doc, _x, y = _two_operations_one_measured()
     doc.set_comparisons([Comparison("x", "y")])
     with pytest.raises(NameInUse):
         doc.set_operation_field(y, "name", "x")

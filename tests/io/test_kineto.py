@@ -191,7 +191,7 @@ def test_trace_brings_its_preset_machine_into_the_session(tmp_path):
     assert [preset for _hw, preset in result.machines] == ["a100-40gb"]
     add_machines(session, result)
     attach_measurements(session, result.measurements, str(trace))
-    (entry,) = session.machines_matching("a100-40gb")
+    (_entry,) = session.machines_matching("a100-40gb")
     (m,) = session.measurements[-1:]
     assert m.hardware == "a100-40gb" and m.precision == "bf16"
     assert m.flops == 2 * 64 * 16 * 32 and m.bytes == (64 * 32 + 32 * 16 + 64 * 16) * 2

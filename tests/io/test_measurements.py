@@ -306,7 +306,7 @@ def test_load_measurements_recognises_both_formats(tmp_path):
     partial = tmp_path / "partial.csv"
     partial.write_text(NCU.read_text(encoding="utf-8").replace("gpu__time_duration.sum", "x"),
                        encoding="utf-8")
-    with pytest.raises(InputError, match="gpu__time_duration.sum"):
+    with pytest.raises(InputError, match=r"gpu__time_duration\.sum"):
         load_measurements(partial)
     bare = tmp_path / "bare.csv"
     bare.write_text("name,operation,time_ms\nk,op,1\n", encoding="utf-8")

@@ -114,7 +114,7 @@ def test_editing_batch_moves_every_operation_in_one_change():
 
 
 def test_drag_of_batch_is_one_undo_step_and_view_change_replaces_operations():
-    doc, model, changes = _doc_with("all")
+    doc, model, _changes = _doc_with("all")
     steps = len(doc._undo)
     for batch in (2, 3, 4, 5):
         doc.set_model(model.id, batch=batch)

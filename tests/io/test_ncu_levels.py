@@ -151,7 +151,7 @@ def test_dispatches_group_by_name_and_shape():
     text = raw_text(metrics, ["usecond", "byte", "inst"],
                     ("k", ["10", "100", "5"]), ("k", ["30", "300", "5"]), ("j", ["5", "1", "1"]))
     result = import_ncu_text(text, "g.csv", run="before")
-    k, j = result.measurements
+    k, _j = result.measurements
     # k: 2 dispatches, mean time (10 + 30) / 2 µs, mean bytes (100 + 300) / 2, FLOPs 2 × 5
     assert (k.name, k.count, k.time_s, k.bytes, k.flops) == ("k", 2, 20e-6, 200, 10)
     assert k.total_time_s == pytest.approx(40e-6) and k.run == "before"

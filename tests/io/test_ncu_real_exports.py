@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 
 from workbench.io.errors import InputError
 from workbench.io.measurements import is_ncu_csv, load_measurements, parse_ncu_csv
@@ -81,7 +82,7 @@ def run(*args) -> subprocess.CompletedProcess:
     env["QT_QPA_PLATFORM"] = "offscreen"
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=120)
+                          env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
 
 
 SESSION = """\

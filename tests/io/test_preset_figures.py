@@ -155,8 +155,8 @@ def preset_problems(data: dict) -> list[str]:
                 problems.append(f"compute.{precision}: {matrix[precision] / bf16:.2f} x bf16 "
                                 f"looks like a sparse figure (dense is at most {limit} x)")
     for precision, base, factor in _ratio_rules(data):
-        if precision in matrix and base in matrix:
-            if not _close(matrix[precision], factor * matrix[base]):
+        if (precision in matrix and base in matrix
+                and not _close(matrix[precision], factor * matrix[base])):
                 problems.append(f"compute.{precision}: {matrix[precision] / matrix[base]:.3f} x "
                                 f"{base}, the vendor's dense ratio is {factor:g}")
 

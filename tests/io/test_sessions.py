@@ -40,7 +40,7 @@ STEP_OPS = ("add", "sub", "mul", "div", "fma", "scale", "bias", "relu", "square"
 DECIMAL = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 SMALL = {"": 1.0, "m": 1e-3, "µ": 1e-6, "n": 1e-9, "p": 1e-12}
 
-HYPOTHESIS = settings(max_examples=150, deadline=None, database=None,
+HYPOTHESIS = settings(max_examples=60, deadline=None, database=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture,
                                              HealthCheck.too_slow])
 

@@ -268,7 +268,7 @@ def _stub_cupy(calls: list):
             calls.append(f"compile {self.name}")
 
         def __call__(self, grid, block, args):
-            x, n4, passes, _sink = args
+            _x, n4, passes, _sink = args
             calls.append(("read", grid[0], block[0], int(n4), int(passes)))
 
     cupy.RawKernel = RawKernel

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 from fake_gpu import GIB, L2_BYTES, MIB, ReplayGpu, fastest, reference, suite_ops
 
 from workbench.io.presets import builtin_ids, get_preset
@@ -116,7 +117,7 @@ def test_precisions_the_device_did_not_run_are_the_datasheets_and_not_marked(qui
 
 
 def test_memory_roof_counts_bytes_read_and_written_beyond_the_l2(quick):
-    gpu, fake, measured = quick
+    gpu, _fake, measured = quick
     data = reference(gpu)
     stream = measured.provenance["stream"]
     array = stream["copy"]["array_bytes"]
@@ -353,7 +354,7 @@ def test_measuring_imports_no_gpu_library_until_asked():
             "workbench.measure.gpu_backend; "
             "print(sorted(m for m in ('torch', 'cupy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=REPO, timeout=120)
+                         cwd=REPO, timeout=HANG_GUARD_S)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 

@@ -87,15 +87,24 @@ def test_progress_rises_to_the_end_with_an_estimate(tiny):
 
 def test_cancel_during_bandwidth_stops_at_once():
     calls = []
-    t0 = time.perf_counter()
     with pytest.raises(Cancelled):
         measure_machine("tiny", calls.append, cancelled=lambda: len(calls) >= 3)
-    assert time.perf_counter() - t0 < 5
-    assert len(calls) == 3
+    assert len(calls) == 3  # no step after the one that was cancelled
 
 
-def test_cancel_during_gemm_kills_the_child():
-    # little bandwidth, then one long GEMM (several seconds): cancelled 0.3 s into it
+def test_cancel_during_gemm_kills_the_child(monkeypatch):
+    # little bandwidth, then one long GEMM (several seconds): cancelled 0.3 s into it; the
+    # child is killed, not waited for (it ends by a signal, before its 5 × 3000³ products)
+    from workbench.measure import kernels
+
+    children = []
+    popen = kernels.subprocess.Popen
+
+    def recorded(*args, **kwargs):
+        children.append(popen(*args, **kwargs))
+        return children[-1]
+
+    monkeypatch.setattr(kernels.subprocess, "Popen", recorded)
     profile = Profile("test", 1, 8 * 1024, 64 * 1024, 0.001, 2, (3000,), 30.0, 5, 5, 3000)
     bandwidth_steps = 1 + 3 * len(working_sets(profile, system.cache_sizes()[0]))
     seen, cancel_at = [], []
@@ -107,7 +116,8 @@ def test_cancel_during_gemm_kills_the_child():
 
     with pytest.raises(Cancelled):
         measure_machine(profile, seen.append, cancelled=cancelled)
-    assert time.perf_counter() - cancel_at[0] < 1.0  # not the 5 × 3000³ products
+    assert children and all(child.returncode is not None for child in children)
+    assert children[-1].returncode < 0  # killed by a signal, not finished
     assert not any(p.stage.startswith("GEMM") for p in seen)
 
 
@@ -141,7 +151,7 @@ def test_a_bad_user_preset_is_left_out_and_named(tmp_path, monkeypatch):
     problems = user_preset_problems()
     assert any("broken.yaml:3: compute.fp64: must be positive" in p for p in problems)
     assert any("h100-sxm.yaml" in p and "built-in" in p for p in problems)
-    with pytest.raises(InputError, match="broken.yaml"):
+    with pytest.raises(InputError, match=r"broken\.yaml"):
         load_machine_file(tmp_path / "broken.yaml")
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import HANG_GUARD_S
 
 from workbench.io.errors import InputError
 from workbench.io.presets import get_preset
@@ -346,7 +347,7 @@ def test_model_command_predicts_the_lean_llama_with_the_calibrated_figures():
         [sys.executable, "-m", "workbench", "model", str(config), "--phase", "decode",
          "--batch", "16", "--kv-len", "2048", "--hardware", "h100-sxm", "h200",
          "--prediction", "calibrated", "--launches", "graph", "--format", "json"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr
     results = json.loads(proc.stdout)["results"]
     for gpu, result in zip(GPUS, results, strict=True):
@@ -355,7 +356,7 @@ def test_model_command_predicts_the_lean_llama_with_the_calibrated_figures():
     derated = subprocess.run(
         [sys.executable, "-m", "workbench", "model", str(config), "--phase", "decode",
          "--batch", "16", "--kv-len", "2048", "--hardware", "h200", "--format", "json"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert json.loads(derated.stdout)["results"][0]["t_predicted_s"] != results[1]["t_predicted_s"]
 
 
@@ -392,7 +393,7 @@ def test_analyze_json_carries_the_calibrated_parts():
     proc = subprocess.run(
         [sys.executable, "-m", "workbench", "analyze",
          str(REPO / "workbench/examples/real_kernels_h100_h200.yaml"), "--format", "json"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)["results"]
     softmax = next(r for r in rows if r["operation"] == "softmax_big"

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from model.test_properties import STRATEGIES, machines
 
+from workbench.document.derivation import build_derivation
 from workbench.document.document import Document
 from workbench.document.results import ResultCache
 from workbench.model.dtypes import DTYPE_BYTES
@@ -28,7 +29,6 @@ from workbench.model.llm.architecture import Setup
 from workbench.model.operations import KINDS
 from workbench.model.session import HardwareEntry, OperationEntry, Session
 from workbench.model.units import UNITS, parse_quantity
-from workbench.document.derivation import build_derivation
 
 # ---------------------------------------------------------------------------------------
 # a small evaluator for the texts: numbers, + − · × / ^ and parentheses, nothing else

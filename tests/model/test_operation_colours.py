@@ -60,7 +60,7 @@ def test_a_file_without_colours_keeps_the_colours_of_its_places():
 def test_reorder_delete_and_undo_keep_every_colour_and_a_save_keeps_them():
     doc = Document(loads_session(THREE))
     first = colours(doc)
-    a, b, c = (e.id for e in doc.session.operations)
+    a, b, _c = (e.id for e in doc.session.operations)
     doc.move_operation(a, 2)
     assert colours(doc) == first
     doc.remove_operations([b])

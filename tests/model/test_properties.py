@@ -72,7 +72,7 @@ def chain_steps(draw):
         inputs = draw(st.lists(st.sampled_from(TENSOR_NAMES), max_size=3))
         if inputs:
             step["inputs"] = inputs
-        if op == "custom" or draw(st.booleans()) and draw(st.booleans()):
+        if op == "custom" or (draw(st.booleans()) and draw(st.booleans())):
             step["flops"] = float(draw(st.integers(0, 40)))
         steps.append(step)
     return steps

@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from tests.ui.test_canvas import op_named, open_canvas, positions
@@ -145,7 +146,7 @@ def test_hovering_a_crossing_explains_it(qtbot):
     qtbot.wait(40)
     qtbot.mouseMove(canvas.plot_widget.viewport(),
                     canvas.pixel_of(TPU_PEAK / TPU_BW, TPU_PEAK))
-    qtbot.waitUntil(lambda: canvas.hover_text() != "", timeout=2000)
+    qtbot.waitUntil(lambda: canvas.hover_text() != "", timeout=HANG_GUARD_S * 1000)
     tip = canvas.hover_text()
     assert tip.startswith("bf16 matmul, D = F = 8192 on Google Cloud TPU v5e")
     assert f"m = {m_star:.6g} (exact)" in tip
@@ -224,13 +225,13 @@ def test_measured_points_are_linked_to_their_predictions(qtbot):
 
 
 def test_hovering_a_measured_point_gives_fraction_and_verdict(qtbot):
-    canvas, workspace = open_canvas(qtbot, EXAMPLE_DIR / "predicted_vs_measured.yaml")
+    canvas, _workspace = open_canvas(qtbot, EXAMPLE_DIR / "predicted_vs_measured.yaml")
     item = next(m for m in canvas.measured_items() if m["name"] == "attention QK, first try")
     qtbot.wait(40)
     qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(item["x"], item["y"]))
-    qtbot.waitUntil(lambda: canvas.hover_text() != "", timeout=2000)
+    qtbot.waitUntil(lambda: canvas.hover_text() != "", timeout=HANG_GUARD_S * 1000)
     tip = canvas.hover_text()
-    flops, nbytes = gemm_counts(4096, 4096, 128)
+    _flops, nbytes = gemm_counts(4096, 4096, 128)
     pct = 100 * (nbytes / H100_BW) / 35.47e-6
     assert tip.startswith("Measured: attention QK, first try")
     assert f"Fraction of the predicted ceiling: {pct:.3g} %" in tip
@@ -317,7 +318,7 @@ def test_pair_label_follows_an_edit_of_either_side(qtbot):
 
 
 def test_naive_vs_flash_pairs_on_two_machines(qtbot):
-    canvas, workspace = open_canvas(qtbot, EXAMPLE_DIR / "attention.yaml")
+    canvas, _workspace = open_canvas(qtbot, EXAMPLE_DIR / "attention.yaml")
     canvas.resize(1366, 768)  # room for every label (a label without a clean place is not drawn)
     QApplication.processEvents()
     canvas.relayout()

@@ -1,13 +1,16 @@
 """Bounded inputs in the app: a large measurement file is imported with a progress dialog that
-names each step, Nsight Compute exports are read in linear time, and a config.json that is
-too deep or holds a huge number is a message, not a traceback."""
+names each step, large Nsight Compute exports keep every kernel apart, the autosave of a
+large session is written off the window's thread, and a config.json that is too deep or
+holds a huge number is a message, not a traceback. (How fast each of these runs is measured
+in benchmarks/run.py.)"""
 
 from __future__ import annotations
 
-import time
+import threading
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QProgressDialog
 
@@ -77,15 +80,14 @@ def test_a_small_csv_is_imported_without_a_dialog(qtbot, window, tmp_path):
     assert [m.name for m in window.document.session.measurements] == ["k"]
 
 
-def test_40000_nsight_kernels_are_read_in_linear_time():
+def test_40000_nsight_kernels_with_repeated_names_are_told_apart_by_their_id():
     rows = "".join(f'"{i}","kernel_{i % 50}","{1000 + i}","{1000 + i}","{1000 + i}"\n'
                    for i in range(40_000))
-    started = time.perf_counter()
     measurements = parse_ncu_csv(NCU_HEADER + rows, "big.csv")
-    seconds = time.perf_counter() - started
     assert len(measurements) == 40_000
     assert measurements[7].name == "kernel_7 #7"  # repeated names get their ID
-    assert seconds < 3, seconds  # (41 s with the name count per kernel)
+    assert measurements[39_999].name == "kernel_49 #39999"
+    assert len({m.name for m in measurements}) == 40_000
 
 
 # -- bounded config.json in the app: a dialog, not a traceback
@@ -131,7 +133,7 @@ def _nsight_csv(path, count: int) -> None:
     path.write_text(NCU_HEADER + rows, encoding="utf-8")
 
 
-def test_20000_kernels_imported_into_two_machines_return_control_and_are_drawn_bounded(
+def test_thousands_of_kernels_imported_into_two_machines_are_drawn_bounded_and_all_listed(
         qtbot, open_window, tmp_path):
     from workbench.model.chart.overlays import MAX_MEASURED_DRAWN
 
@@ -140,47 +142,59 @@ def test_20000_kernels_imported_into_two_machines_return_control_and_are_drawn_b
     assert len(window.canvas.measured_items()) == before  # (each on its machine; all drawn)
     assert not any("measured points drawn" in t for t in window.canvas.legend_texts())
     path = tmp_path / "ncu.csv"
-    _nsight_csv(path, 20_000)
-    started = time.perf_counter()
+    kernels = 3_000  # on two machines: six times the points drawn (MAX_MEASURED_DRAWN)
+    _nsight_csv(path, kernels)
     assert window.import_measurements(path)
     QApplication.processEvents()
-    elapsed = time.perf_counter() - started
-    assert elapsed < 15, f"the import held the window for {elapsed:.1f} s"
-    assert len(window.document.session.measurements) == before + 20_000
-    total = before + 2 * 20_000  # the kernels name no machine: judged on both
+    assert len(window.document.session.measurements) == before + kernels
+    total = before + 2 * kernels  # the kernels name no machine: judged on both
     # the chart draws the first thousand measured points and says so in its legend
     drawn = window.canvas.measured_items()
     assert len(drawn) == MAX_MEASURED_DRAWN
-    assert f"{MAX_MEASURED_DRAWN:,} of {total:,} measured points drawn — the " \
-           "Measurements table lists all" in window.canvas.legend_texts()
+    notes = [t for t in window.canvas.legend_texts()
+             if t.startswith(f"{MAX_MEASURED_DRAWN:,} of ")
+             and t.endswith(" measured points drawn — the Measurements table lists all")]
+    assert len(notes) == 1, window.canvas.legend_texts()
+    shown = int(notes[0].split(" of ")[1].split(" ")[0].replace(",", ""))
+    # (the kernels the import hides for their small share of GPU time are not counted)
+    assert MAX_MEASURED_DRAWN < shown <= total
     # the Measurements table lists every one (a row per machine)
     window.measurements_dock.show()
     window.measurements_dock.raise_()
     panel = window.measurements_panel
-    qtbot.waitUntil(lambda: panel.model.rowCount() == total, timeout=15_000)
+    qtbot.waitUntil(lambda: panel.model.rowCount() == total, timeout=HANG_GUARD_S * 1000)
 
 
 def test_the_autosave_of_a_large_session_is_written_off_the_window(qtbot, open_window,
-                                                                  tmp_path):
+                                                                  tmp_path, monkeypatch):
     window = open_window(EXAMPLES / "real_kernels_h100_h200.yaml")
     path = tmp_path / "ncu.csv"
-    _nsight_csv(path, 10_000)
+    _nsight_csv(path, 500)  # (the write is held below: its size decides nothing)
     assert window.import_measurements(path)
     slot = window.autosave.path
-    # written on the window's thread: the time a blocking write takes
-    started = time.perf_counter()
-    window.autosave_now()
-    blocking = time.perf_counter() - started
-    assert slot.exists()
     window.autosave.remove()
-    window.document.set_title("Many kernels")  # a change since that write
-    # the autosave timer's tick returns while the file is still being written
-    started = time.perf_counter()
+    window.document.set_title("Many kernels")
+    # the write is held until the tick has returned: a write on the window's thread would
+    # have to finish inside the tick, so the tick returning with no file proves it is not
+    from workbench.io import autosave
+
+    write = autosave.write_atomic
+    writers: list[threading.Thread] = []
+    release = threading.Event()
+
+    def held_write(*args, **kwargs):
+        writers.append(threading.current_thread())
+        if threading.current_thread() is not threading.main_thread():
+            release.wait()
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(autosave, "write_atomic", held_write)
     window.autosave_timer.timeout.emit()
-    tick = time.perf_counter() - started
-    assert tick < blocking / 2, (tick, blocking)
-    qtbot.waitUntil(slot.exists, timeout=30_000)
+    assert not slot.exists()  # the tick returned while the file is still being written
+    release.set()
     window.autosave.wait()
+    assert slot.exists()
+    assert writers and threading.main_thread() not in writers
     recovered = Recoverable(slot, None, 0.0, 0).load()  # (what recovery reads)
     assert recovered.title == "Many kernels"
     assert len(recovered.measurements) == len(window.document.session.measurements)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import HANG_GUARD_S
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QToolTip
@@ -403,7 +404,7 @@ def test_hover_shows_tooltip_and_cursor_text(qtbot, llama):
     # test) sends no event
     qtbot.mouseMove(canvas.plot_widget.viewport(), QPoint(2, 2))
     qtbot.wait(40)
-    with qtbot.waitSignal(canvas.cursor_text, timeout=2000) as signal:
+    with qtbot.waitSignal(canvas.cursor_text, timeout=HANG_GUARD_S * 1000) as signal:
         qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(x, y))
     tip = canvas.hover_text()
     assert tip.splitlines()[:2] == ["FFN up, decode GEMV", "on NVIDIA H100 SXM5 80GB"]
@@ -411,11 +412,11 @@ def test_hover_shows_tooltip_and_cursor_text(qtbot, llama):
     # on the roof, not above it, though the cursor is rounded to a pixel
     assert "memory-bound on NVIDIA H100 SXM5 80GB" in signal.args[0]
     QToolTip.hideText()  # the user moves away: the tip hides, out of the way
-    qtbot.waitUntil(lambda: not QToolTip.isVisible(), timeout=2000)
+    qtbot.waitUntil(lambda: not QToolTip.isVisible(), timeout=HANG_GUARD_S * 1000)
 
     # under the H100's roof at I = 10 (its roof there is 33.5 TFLOP/s; the A100's 20.4,
     # the TPU v5e's 8.19: above that one) …
-    with qtbot.waitSignal(canvas.cursor_text, timeout=2000) as signal:
+    with qtbot.waitSignal(canvas.cursor_text, timeout=HANG_GUARD_S * 1000) as signal:
         qtbot.wait(40)  # pyqtgraph drops mouse moves closer than a frame apart
         qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(10.0, 1e13))
     text = signal.args[0]
@@ -424,13 +425,13 @@ def test_hover_shows_tooltip_and_cursor_text(qtbot, llama):
                          "above the roof of Google Cloud TPU v5e (per chip)"), text
     assert canvas.hover_text() == ""
     # … right of its ridge (295; the A100's is 153, the TPU's 240) …
-    with qtbot.waitSignal(canvas.cursor_text, timeout=2000) as signal:
+    with qtbot.waitSignal(canvas.cursor_text, timeout=HANG_GUARD_S * 1000) as signal:
         qtbot.wait(40)
         qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(2000.0, 1e13))
     assert signal.args[0].endswith("— compute-bound on NVIDIA H100 SXM5 80GB, NVIDIA A100 "
                                    "SXM4 80GB, Google Cloud TPU v5e (per chip)")
     # … and above it
-    with qtbot.waitSignal(canvas.cursor_text, timeout=2000) as signal:
+    with qtbot.waitSignal(canvas.cursor_text, timeout=HANG_GUARD_S * 1000) as signal:
         qtbot.wait(40)
         qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(1.0, 1e15))
     assert signal.args[0].endswith("— above the roof of NVIDIA H100 SXM5 80GB, NVIDIA A100 "
@@ -587,7 +588,7 @@ def test_an_edit_repaints_a_small_area_and_leaves_no_trace(qtbot, llama):
     painted: list[int] = []
 
     class Watch(QObject):
-        def eventFilter(self, obj, event):  # noqa: N802 (Qt API)
+        def eventFilter(self, obj, event):
             if event.type() == QEvent.Type.Paint:
                 painted.append(sum(r.width() * r.height() for r in event.region()))
             return False

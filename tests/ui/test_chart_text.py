@@ -7,6 +7,7 @@ consult the layout's bookkeeping."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def problems(canvas: RooflineCanvas) -> list[str]:
         if legend_box is not None and boxes_meet(box, legend_box):
             found.append(f"{text!r} over the legend")
         for line in lines:
-            if any(segment_meets_box(p, q, box) for p, q in zip(line, line[1:], strict=False)):
+            if any(segment_meets_box(p, q, box) for p, q in itertools.pairwise(line)):
                 found.append(f"{text!r} over a line")
                 break
         for x, y in dots:
@@ -185,7 +186,7 @@ def test_a_label_without_a_clean_place_is_not_drawn(qtbot):
 
 def test_the_check_sees_a_text_put_over_a_roof(qtbot):
     """The geometry above is not vacuous: a name moved onto a roof is reported."""
-    canvas, workspace = open_at_laptop_size(qtbot, EXAMPLE_DIR / "llama_ffn.yaml")
+    canvas, _workspace = open_at_laptop_size(qtbot, EXAMPLE_DIR / "llama_ffn.yaml")
     assert problems(canvas) == []
     label = next(iter(canvas.labels.point_labels.values()))
     _hw, _kind, _name, xs, ys = canvas.roof_items()[0]

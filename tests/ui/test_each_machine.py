@@ -6,7 +6,7 @@ only) and the status bar said "compute-bound on the TPU" over the H100's point."
 from __future__ import annotations
 
 import pytest
-from conftest import EXAMPLES, add_model_through_dialog
+from conftest import EXAMPLES, HANG_GUARD_S, add_model_through_dialog
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
@@ -31,7 +31,7 @@ def _ids(window):
 
 
 def test_the_operations_bound_column_speaks_of_every_machine(window):
-    op, machines = _ids(window)
+    _op, _machines = _ids(window)
     model = window.operations_panel.view.model()
     row = next(r for r in range(model.rowCount())
                if model.index(r, 2).data() == INT8)
@@ -62,14 +62,14 @@ def test_the_status_bar_speaks_of_the_hovered_points_machine(qtbot, window):
     h100 = next(i for name, i in machines.items() if "H100" in name)
     x, y = where[(op, h100)]
     qtbot.wait(100)  # the chart's view settles on its first layout
-    with qtbot.waitSignal(canvas.cursor_text, timeout=2000):
+    with qtbot.waitSignal(canvas.cursor_text, timeout=HANG_GUARD_S * 1000):
         qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(x, y))
     text = window.cursor_label.text()
     assert text.endswith(f"{INT8}: memory-bound on NVIDIA H100 SXM5 80GB"), text
     tpu = next(i for name, i in machines.items() if "TPU" in name)
     bf16 = next(e.id for e in window.document.session.operations if e.id != op)
     x, y = where[(bf16, tpu)]
-    with qtbot.waitSignal(canvas.cursor_text, timeout=2000):
+    with qtbot.waitSignal(canvas.cursor_text, timeout=HANG_GUARD_S * 1000):
         qtbot.wait(40)  # pyqtgraph drops mouse moves closer than a frame apart
         qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(x, y))
     assert window.cursor_label.text().endswith(

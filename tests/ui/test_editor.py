@@ -235,7 +235,7 @@ def test_outside_change_keeps_the_text_being_typed(qtbot):
 
 
 def test_one_parameter_edit_does_not_rebuild_form_or_derivation(qtbot):
-    document, _ws, editor, op_id = _example(qtbot, "llama_ffn", 0)
+    _document, _ws, editor, _op_id = _example(qtbot, "llama_ffn", 0)
     form = editor._scroll.widget()
     spin = editor.field("m")
     full = editor.derivation.full_renders
@@ -275,7 +275,7 @@ def test_derivation_follows_an_edit_after_its_repaint_and_once_per_burst(qtbot):
     seen: list[str] = []
 
     class Watch(QObject):
-        def eventFilter(self, obj, event):  # noqa: N802 - Qt override
+        def eventFilter(self, obj, event):
             if event.type() == QEvent.Type.Paint and obj is editor.field("m").lineEdit():
                 seen.append("spin box painted")
             elif event.type() == QEvent.Type.Paint and obj is view.viewport():
@@ -406,7 +406,7 @@ def test_naive_attention_shows_score_passes(qtbot):
 
 
 def test_inherited_dtype_combo(qtbot):
-    document, workspace, editor, op_id = _example(qtbot, "llama_ffn", 0)
+    document, _workspace, editor, op_id = _example(qtbot, "llama_ffn", 0)
     combo = editor.field("b_dtype")
     assert isinstance(combo, QComboBox)
     assert combo.currentData() is None
@@ -513,7 +513,7 @@ def test_chain_steps_add_remove_move_and_fuse(qtbot):
 
 
 def test_chain_step_fields(qtbot):
-    document, workspace, editor, op_id = _example(qtbot, "fusion", 1)  # fused
+    document, _workspace, editor, op_id = _example(qtbot, "fusion", 1)  # fused
     inputs = editor.findChild(QLineEdit, "step_inputs_1")
     _type(qtbot, inputs, "b, c")
     assert _params(document, op_id)["steps"][1]["inputs"] == ["b", "c"]
@@ -574,7 +574,7 @@ def test_a_batch_of_edits_updates_without_rebuilding(qtbot):
 
 
 def test_machine_changes_refresh_the_derivation(qtbot):
-    document, _ws, editor, op_id = _example(qtbot, "fusion", 0)
+    document, _ws, editor, _op_id = _example(qtbot, "fusion", 0)
     assert "TPU v5e" not in editor.derivation_text()
     hw_id = document.add_machine(get_preset("tpu-v5e"), "tpu-v5e")
     assert "TPU v5e" in editor.derivation_text()
@@ -589,7 +589,7 @@ def test_machine_changes_refresh_the_derivation(qtbot):
 
 
 def test_roofline_lines_and_skipped_machines(qtbot):
-    document, _ws, editor, op_id = _example(qtbot, "llama_ffn", 0)
+    _document, _ws, editor, _op_id = _example(qtbot, "llama_ffn", 0)
     text = editor.derivation_text()
     for needle in ("ceiling", "bf16 peak 989 TFLOP/s", "hbm 3.35 TB/s", "ridge",
                    "peak / bandwidth", "min(peak, I × bandwidth)", "F / peak", "B / bandwidth",
@@ -702,7 +702,7 @@ def test_derivation_follows_a_palette_change(qtbot):
 def test_derivation_opens_at_its_start_with_nothing_selected(qtbot):
     """A freshly shown derivation reads from its title: not scrolled to the end, no text
     selected (the text is built with a cursor of its own)."""
-    document, workspace, editor, op_id = _example(qtbot, "llama_ffn", 0)
+    document, workspace, editor, _op_id = _example(qtbot, "llama_ffn", 0)
     qtbot.waitExposed(editor)
     QApplication.processEvents()
     view = editor.derivation

@@ -317,13 +317,12 @@ sys.exit(QApplication.instance().exec())
 
 def test_quitting_after_an_export_and_a_copy_ends_the_process(tmp_path):
     """Start the app on an example, export a figure, copy one, File ▸ Quit: the process
-    ends within a few seconds (it used to stay alive, its figure canvas still shown)."""
+    ends on its own (it used to stay alive, its figure canvas still shown)."""
     import os
     import subprocess
     import sys
-    import time
 
-    from conftest import ROOT
+    from conftest import HANG_GUARD_S, ROOT
 
     figure = tmp_path / "figure.pdf"
     script = _APP_THAT_EXPORTS_AND_QUITS.format(root=str(ROOT), example=str(LLAMA),
@@ -331,16 +330,16 @@ def test_quitting_after_an_export_and_a_copy_ends_the_process(tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")  # isolated HOME from conftest
     with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path) as proc:
-        line = proc.stdout.readline()  # start-up may be slow on a busy machine
-        asked = time.monotonic()
+        line = proc.stdout.readline()
         try:
-            _out, err = proc.communicate(timeout=5)
+            _out, err = proc.communicate(timeout=HANG_GUARD_S)
+            ended = True
         except subprocess.TimeoutExpired:  # still running: the defect
             proc.kill()
             _out, err = proc.communicate()
-        took = time.monotonic() - asked
+            ended = False
     assert line.strip() == "quitting", err[-2000:]
-    assert took < 5, f"still running {took:.1f} s after Quit"
+    assert ended, "still running after File ▸ Quit"
     assert proc.returncode == 0, err[-2000:]
     assert figure.read_bytes().startswith(b"%PDF")
 

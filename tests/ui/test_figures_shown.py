@@ -207,7 +207,7 @@ def test_the_canvas_redraws_the_roof_when_an_operation_changes_unit(qtbot):
     workspace.document.set_param(op, "unit", "vector")
     QApplication.processEvents()
     assert flat_roofs() == pytest.approx({"bf16 vector": 133.8e12})
-    (_, _, x, y), = [p for p in canvas.point_items() if p[1] == hopper]
+    (_, _, _x, y), = [p for p in canvas.point_items() if p[1] == hopper]
     assert y == pytest.approx(min(133.8e12, 1000 * 3.35e12))  # on the roof it is judged by
 
 

@@ -154,9 +154,9 @@ def test_export_results_csv_makes_formulas_text_and_keeps_numbers(window, tmp_pa
     with target.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [r["operation"] for r in rows] == [f"'{FORMULA}", "'-2+3 fused", "plain GEMM"]
-    assert {r["machine"] for r in rows} == {"'@rig"}
+    assert {r["hardware"] for r in rows} == {"'@rig"}
     for r in rows:
-        assert float(r["FLOPs [FLOP]"]) > 0 and float(r["T_lower [s]"]) > 0
+        assert float(r["flops [FLOP]"]) > 0 and float(r["t_lower [s]"]) > 0
 
 
 def test_copy_all_makes_formulas_text(window, qtbot):
@@ -165,7 +165,7 @@ def test_copy_all_makes_formulas_text(window, qtbot):
     header = lines[0].split("\t")
     cells = [dict(zip(header, line.split("\t"), strict=True)) for line in lines[1:]]
     assert [c["operation"] for c in cells] == [f"'{FORMULA}", "'-2+3 fused", "plain GEMM"]
-    assert all(c["machine"] == "'@rig" for c in cells)
+    assert all(c["hardware"] == "'@rig" for c in cells)
     assert all(float(c["intensity [FLOP/B]"]) > 0 for c in cells)
 
 

@@ -5,6 +5,7 @@ arrows out of sight, "same as Qu…" and "same as Element type (bf16" cut."""
 from __future__ import annotations
 
 import pytest
+from conftest import HANG_GUARD_S
 from PySide6.QtCore import QPoint, QSettings
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
@@ -54,8 +55,8 @@ def _cut_widgets(scroll: QScrollArea) -> list[str]:
             continue
         right = widget.mapTo(viewport, QPoint(widget.width(), 0)).x()
         if (right > viewport.width() or widget.width() < widget.minimumSizeHint().width()
-                or isinstance(widget, QCheckBox) and not _label_fits(widget)
-                or isinstance(widget, QComboBox) and not _choice_fits(widget)):
+                or (isinstance(widget, QCheckBox) and not _label_fits(widget))
+                or (isinstance(widget, QComboBox) and not _choice_fits(widget))):
             cut.append(widget.objectName() or type(widget).__name__)
     return cut
 
@@ -90,7 +91,7 @@ def test_every_operation_form_fits_the_editor_dock(qtbot, laptop):
         win.add_operation(kind)
         form = scroll.widget()
         try:  # as the user sees it once the new form's layout has settled
-            qtbot.waitUntil(lambda: not _cut_widgets(scroll), timeout=1000)
+            qtbot.waitUntil(lambda: not _cut_widgets(scroll), timeout=HANG_GUARD_S * 1000)
         except qtbot.TimeoutError:
             too_wide[kind] = _cut_widgets(scroll)
         if form.minimumSizeHint().width() > scroll.viewport().width():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES
+from conftest import EXAMPLES, HANG_GUARD_S
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QMessageBox
@@ -132,7 +132,7 @@ def test_dropping_a_session_file_opens_it(qtbot, window):
     mime.setUrls([QUrl.fromLocalFile(str(target))])
     event = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
     window.dropEvent(event)
-    qtbot.waitUntil(lambda: window.document.path == target.resolve(), timeout=2000)
+    qtbot.waitUntil(lambda: window.document.path == target.resolve(), timeout=HANG_GUARD_S * 1000)
     assert window.windowTitle().startswith("attention.yaml")
 
 
@@ -218,7 +218,7 @@ def test_unsaved_changes_survive_a_crash_and_are_recovered_on_next_start(qtbot, 
     env = dict(os.environ)  # same isolated HOME/XDG folders as this test
     proc = subprocess.run(
         [sys.executable, "-c", _CRASHING_APP.format(root=str(ROOT), example=str(LLAMA))],
-        capture_output=True, text=True, env=env, timeout=120)
+        capture_output=True, text=True, env=env, timeout=HANG_GUARD_S)
     assert proc.returncode == 3, proc.stderr
     autosave_file = Path(proc.stdout.strip().splitlines()[-1])
     assert autosave_file.exists()
@@ -273,7 +273,7 @@ def test_start_refuses_a_bad_session_before_any_window_and_resumes_the_collector
     bad = tmp_path / "bad.yaml"
     bad.write_text("operations: [\n", encoding="utf-8")
     before = set(QApplication.topLevelWidgets())
-    with pytest.raises(InputError, match="bad.yaml"):
+    with pytest.raises(InputError, match=r"bad\.yaml"):
         start(str(bad))
     assert set(QApplication.topLevelWidgets()) == before
     assert gc.isenabled()

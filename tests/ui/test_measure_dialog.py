@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import EXAMPLES
+from conftest import EXAMPLES, HANG_GUARD_S
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
@@ -57,7 +57,7 @@ def test_measure_from_the_menu_cancel_then_measure_again(qtbot, window, tmp_path
     assert dialog.running and dialog.cancel_button.isEnabled()
     assert not dialog.start_button.isEnabled()
     qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not dialog.running, timeout=30_000)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=HANG_GUARD_S * 1000)
     assert dialog.stage_label.text() == "Cancelled; nothing was saved."
     assert len(window.document.session.hardware) == machines_before
     assert not (tmp_path / "presets").exists() or not list((tmp_path / "presets").iterdir())
@@ -66,7 +66,7 @@ def test_measure_from_the_menu_cancel_then_measure_again(qtbot, window, tmp_path
     qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
     # the window keeps handling events while it measures: the estimate updates live
     qtbot.waitUntil(lambda: estimates.append(dialog.estimate_label.text()) or not dialog.running,
-                    timeout=60_000)
+                    timeout=HANG_GUARD_S * 1000)
     assert any("s left" in text for text in estimates)
     assert dialog.stage_label.text() == "Done.", dialog.result_label.text()
     assert dialog.progress_bar.value() == 1000
@@ -97,7 +97,7 @@ def test_measured_and_datasheet_machines_side_by_side_with_the_gap(qtbot, window
     dialog = window.findChild(MeasureDialog)
     dialog.datasheet_combo.setCurrentIndex(dialog.datasheet_combo.findData("xeon-8480"))
     qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not dialog.running, timeout=60_000)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=HANG_GUARD_S * 1000)
     session = window.document.session
     datasheet = next(e for e in session.hardware if e.preset == "xeon-8480")
     measured = session.hardware[-1]
@@ -120,7 +120,7 @@ def test_measure_an_operation_on_this_machine(qtbot, window, tmp_path):
     _menu_action(window, "Edit", "Measure on This Machine").trigger()
     timer = window.operation_timer
     qtbot.waitUntil(lambda: len(window.document.session.measurements) == before + 1,
-                    timeout=30_000)
+                    timeout=HANG_GUARD_S * 1000)
     timer.wait()
     assert window.errors == []
     m = window.document.session.measurements[-1]

@@ -5,10 +5,9 @@ and the measured machine beside its datasheet, driven as a user would on the rep
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
-from conftest import EXAMPLES
+from conftest import EXAMPLES, HANG_GUARD_S
 from fake_gpu import ReplayGpu, reference
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
@@ -74,8 +73,11 @@ def _trigger_measure(win) -> MeasureDialog:
 def _open_dialog(win) -> MeasureDialog:
     """The dialog, once it has looked for GPUs."""
     dialog = _trigger_measure(win)
-    deadline = time.monotonic() + 10  # (the GPUs are looked for beside the window)
-    while dialog.gpus is None and time.monotonic() < deadline:
+    # (the GPUs are looked for beside the window; a search still running after the hang
+    # guard fails below)
+    for _ in range(HANG_GUARD_S * 200):
+        if dialog.gpus is not None:
+            break
         QTest.qWait(5)
     assert dialog.gpus is not None
     return dialog
@@ -109,7 +111,7 @@ def test_the_gpu_is_offered_with_its_datasheet_and_measured_beside_it(qtbot, gpu
     qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
     assert not dialog.device_combo.isEnabled()
     qtbot.waitUntil(lambda: estimates.append(dialog.estimate_label.text()) or not dialog.running,
-                    timeout=30_000)
+                    timeout=HANG_GUARD_S * 1000)
     assert dialog.stage_label.text() == "Done.", dialog.result_label.text()
     assert dialog.progress_bar.value() == 1000
     assert dialog.device_combo.isEnabled()
@@ -144,7 +146,7 @@ def test_cancel_a_gpu_measurement(qtbot, tmp_path, monkeypatch):
         assert fake.entered.wait(10)
         qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
         fake.go.set()
-        qtbot.waitUntil(lambda: not dialog.running, timeout=30_000)
+        qtbot.waitUntil(lambda: not dialog.running, timeout=HANG_GUARD_S * 1000)
         assert dialog.stage_label.text() == "Cancelled; nothing was saved."
         assert len(win.document.session.hardware) == before
         assert not (tmp_path / "presets").exists()
@@ -168,7 +170,7 @@ def test_a_failing_device_is_a_message_in_the_dialog(qtbot, tmp_path, monkeypatc
         assert dialog.datasheet_combo.currentData() == "h200"
         before = len(win.document.session.hardware)
         qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: not dialog.running, timeout=30_000)
+        qtbot.waitUntil(lambda: not dialog.running, timeout=HANG_GUARD_S * 1000)
         assert dialog.stage_label.text() == "The measurement failed; nothing was saved."
         assert "no cuda device 0" in dialog.result_label.text()
         assert len(win.document.session.hardware) == before
@@ -212,7 +214,7 @@ def test_the_dialog_opens_at_once_and_offers_the_gpu_when_found(qtbot, tmp_path,
         assert dialog.gpu_hint.isVisible() and dialog.gpu_hint.text() == "Looking for GPUs…"
         assert dialog.start_button.isEnabled()  # the CPU can be measured meanwhile
         release.set()
-        qtbot.waitUntil(lambda: dialog.device_combo.count() == 2, timeout=10_000)
+        qtbot.waitUntil(lambda: dialog.device_combo.count() == 2, timeout=HANG_GUARD_S * 1000)
         assert not dialog.gpu_hint.isVisible()
         dialog.device_combo.setCurrentIndex(1)
         assert dialog.selected_gpu()[1].name == "NVIDIA H100 80GB HBM3"

@@ -4,6 +4,7 @@ output tokens per second per user and per chip, and every machine's largest batc
 from __future__ import annotations
 
 import pytest
+from conftest import HANG_GUARD_S
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
@@ -158,7 +159,7 @@ def test_throughput_chart_as_svg_and_png(qtbot, window, tmp_path):
     assert (image.width(), image.height()) == (1400, 900)  # 7 × 4.5 in at 200 dpi
     # an independent renderer draws the SVG, with the machine named in it
     out = tmp_path / "svg.png"
-    subprocess.run(["rsvg-convert", str(svg), "-o", str(out)], check=True, timeout=60)
+    subprocess.run(["rsvg-convert", str(svg), "-o", str(out)], check=True, timeout=HANG_GUARD_S)
     drawn = QImage(str(out))
     assert drawn.width() > 600 and drawn.height() > 400
     # its curve runs to the largest batch: (85,520,809,984 − 2 · 8,030,261,248 B) over

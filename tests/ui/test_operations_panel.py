@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QColor, QKeySequence
 from PySide6.QtWidgets import QColorDialog, QLineEdit
@@ -185,7 +186,7 @@ def test_rename_by_typing(qtbot, panel, workspace):
     qtbot.keyClick(editor, Qt.Key.Key_Delete)
     qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits through a queued call
     qtbot.waitUntil(lambda: workspace.document.operation(op_id).operation.name != "FFN up, "
-                    "decode GEMV", timeout=2000)
+                    "decode GEMV", timeout=HANG_GUARD_S * 1000)
     assert op_id in ids(workspace)
     assert workspace.document.operation(op_id).operation.name == "ecode, type"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import pytest
@@ -252,16 +253,16 @@ def test_ctrl_c_copies_selected_rows_as_tsv(qtbot, table, workspace):
     lines = QApplication.clipboard().text().splitlines()
     assert len(lines) == 3
     header = lines[0].split("\t")
-    assert header[:3] == ["operation", "machine", "precision"]
-    assert "intensity [FLOP/B]" in header and "T_math [s]" in header
-    assert "attainable [FLOP/s]" in header and "bandwidth [B/s]" in header
+    assert header[:3] == ["operation", "hardware", "precision"]  # the Results CSV's columns
+    assert "intensity [FLOP/B]" in header and "t_math [s]" in header
+    assert "attainable_flops [FLOP/s]" in header and "bandwidth [B/s]" in header
     pairs = workspace.results.pairs()
     for line, row in zip(lines[1:], (1, 4), strict=True):
         cells = dict(zip(header, line.split("\t"), strict=True))
         result = pairs[row].result
         assert cells["operation"] == result.operation
         assert float(cells["intensity [FLOP/B]"]) == pytest.approx(result.intensity, rel=1e-12)
-        assert float(cells["T_lower [s]"]) == pytest.approx(result.t_lower_s, rel=1e-12)
+        assert float(cells["t_lower [s]"]) == pytest.approx(result.t_lower_s, rel=1e-12)
 
 
 def test_copy_all_copies_the_rows_shown(qtbot, table, workspace):
@@ -284,18 +285,34 @@ def test_export_csv_matches_the_results(tmp_path, table, workspace):
     for row, pair in zip(rows, pairs, strict=True):
         r = pair.result
         assert row["operation"] == r.operation  # names with commas survive CSV quoting
-        assert row["machine"] == r.hardware
-        assert row["bound"] == r.bound
-        for header, value in (("FLOPs [FLOP]", r.flops), ("bytes [B]", r.bytes),
+        assert row["hardware"] == r.hardware
+        assert row["bound"] == r.bound and row["skipped"] == ""
+        for header, value in (("flops [FLOP]", r.flops), ("bytes [B]", r.bytes),
                               ("intensity [FLOP/B]", r.intensity),
-                              ("ceiling [FLOP/s]", r.peak_flops),
+                              ("peak_flops [FLOP/s]", r.peak_flops),
                               ("bandwidth [B/s]", r.bandwidth), ("ridge [FLOP/B]", r.ridge),
-                              ("attainable [FLOP/s]", r.attainable_flops),
-                              ("% of peak [%]", 100 * r.fraction_of_peak),
-                              ("T_math [s]", r.t_math_s), ("T_mem [s]", r.t_mem_s),
-                              ("T_lower [s]", r.t_lower_s), ("T_upper [s]", r.t_upper_s),
-                              ("T_predicted [s]", r.t_predicted_s)):
+                              ("attainable_flops [FLOP/s]", r.attainable_flops),
+                              ("fraction_of_peak [1]", r.fraction_of_peak),
+                              ("t_math [s]", r.t_math_s), ("t_mem [s]", r.t_mem_s),
+                              ("t_lower [s]", r.t_lower_s), ("t_upper [s]", r.t_upper_s),
+                              ("t_predicted [s]", r.t_predicted_s)):
             assert float(row[header]) == pytest.approx(value, rel=1e-12), header
+
+
+def test_the_app_and_the_command_line_write_one_results_csv(tmp_path, table, workspace):
+    """Export Results as CSV and ``analyze --format csv`` write the same columns under the
+    same headers, and the same numbers for the same session."""
+    from workbench.cli.analyze import results_csv
+
+    path = tmp_path / "results.csv"
+    table.export_csv(path)
+    with path.open(newline="", encoding="utf-8") as handle:
+        app = list(csv.reader(handle))
+    pairs = workspace.results.pairs()
+    cli = list(csv.reader(io.StringIO(results_csv([p.result for p in pairs]))))
+    assert app[0] == cli[0]
+    assert len(app) == len(cli) == 1 + len(pairs)
+    assert app[1:] == cli[1:]  # the same cells, numbers written alike
 
 
 def test_filter_hides_rows(qtbot, table, workspace):

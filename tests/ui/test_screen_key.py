@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 from PySide6.QtCore import QPointF
 from PySide6.QtWidgets import QApplication
 
@@ -214,7 +215,7 @@ def test_an_edit_that_takes_a_names_place_tags_it(qtbot):
     assert not any(TAG.match(t) for t in names)
     gemv = next(e for e in document.session.operations if "INT4" in e.operation.name)
     document.set_param(gemv.id, "m", 8192)
-    qtbot.waitUntil(lambda: any(TAG.match(t) for t in _texts(canvas)), timeout=2000)
+    qtbot.waitUntil(lambda: any(TAG.match(t) for t in _texts(canvas)), timeout=HANG_GUARD_S * 1000)
     qtbot.wait(100)
     assert _unnamed(canvas) == []
 

@@ -6,16 +6,16 @@ import re
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import HANG_GUARD_S, ROOT
 
 
-def test_5000_live_edits_with_redraws_exit_cleanly():
+def test_2000_live_edits_with_redraws_exit_cleanly():
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "soak.py"), "--edits", "5000"],
-        capture_output=True, text=True, timeout=600, env=env, cwd=ROOT,
+        [sys.executable, str(ROOT / "benchmarks" / "soak.py"), "--edits", "2000"],
+        capture_output=True, text=True, timeout=HANG_GUARD_S, env=env, cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     match = re.search(r"soak: (\d+) edits", proc.stdout)
-    assert match and int(match.group(1)) == 5000
+    assert match and int(match.group(1)) == 2000  # (benchmarks/run.py: 10,000, memory too)
     assert "Fatal Python error" not in proc.stderr

@@ -4,7 +4,9 @@ taking half the bottom row, and the dock layout still saves and restores."""
 
 from __future__ import annotations
 
-from conftest import EXAMPLES
+import itertools
+
+from conftest import EXAMPLES, HANG_GUARD_S
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -118,7 +120,7 @@ def test_the_bottom_panels_have_a_usable_size_at_1366_by_768(qtbot):
     assert _rows_shown(view) >= 4  # every row of this session
 
     window.sweep_dock.raise_()
-    qtbot.waitUntil(lambda: not window.sweep_plot.is_empty(), timeout=2000)
+    qtbot.waitUntil(lambda: not window.sweep_plot.is_empty(), timeout=HANG_GUARD_S * 1000)
     plot = window.sweep_plot.plot_widget
     qtbot.wait(50)
     box = plot.getPlotItem().getViewBox().sceneBoundingRect()
@@ -132,7 +134,7 @@ def test_the_bottom_panels_have_a_usable_size_at_1366_by_768(qtbot):
         painter.end()
     rects = sorted((rect for rect, _flags, text in texts if text), key=lambda r: r.top())
     assert len(rects) >= 2
-    for upper, lower in zip(rects, rects[1:], strict=False):
+    for upper, lower in itertools.pairwise(rects):
         assert upper.bottom() <= lower.top() + 0.5, "y numbers overlap"
     # the y axis's title is whole or not drawn (the numbers carry the unit)
     title = axis.label
@@ -140,7 +142,7 @@ def test_the_bottom_panels_have_a_usable_size_at_1366_by_768(qtbot):
 
     window.compare_dock.raise_()
     panel = window.compare_panel
-    qtbot.waitUntil(lambda: panel.machines_table.isVisible(), timeout=2000)
+    qtbot.waitUntil(lambda: panel.machines_table.isVisible(), timeout=HANG_GUARD_S * 1000)
     qtbot.wait(50)
     for table in (panel.pairs_table, panel.machines_table):
         assert table.isVisible()

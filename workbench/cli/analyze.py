@@ -47,15 +47,6 @@ RESULT_KEYS = (
     "launch_overhead_s", "unit", "ceiling_note", "kernels", "latency_s",
 )
 
-CSV_HEADERS = {
-    "flops": "flops [FLOP]", "bytes": "bytes [B]", "intensity": "intensity [FLOP/B]",
-    "peak_flops": "peak_flops [FLOP/s]", "bandwidth": "bandwidth [B/s]", "ridge": "ridge [FLOP/B]",
-    "attainable_flops": "attainable_flops [FLOP/s]", "fraction_of_peak": "fraction_of_peak [1]",
-    "t_math_s": "t_math [s]", "t_mem_s": "t_mem [s]", "t_lower_s": "t_lower [s]",
-    "t_upper_s": "t_upper [s]", "t_predicted_s": "t_predicted [s]", "efficiency": "efficiency [1]",
-    "launch_overhead_s": "launch_overhead [s]", "kernels": "kernels [1]",
-    "latency_s": "link_latency [s]",
-}
 
 
 
@@ -102,7 +93,7 @@ def _analyze(path: str, fmt: str, measurement_files: Sequence[str] = (),
         sys.stdout.write(json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n")
     else:
         if fmt == "csv":
-            sys.stdout.write(results_csv(results, sweep_rows))
+            sys.stdout.write(results_csv(results, sweep_rows, skipped))
         else:
             sys.stdout.write(results_table(results, skipped, session.title))
             sys.stdout.write(terminal_lines(_analysis_lines(crossings, measured)))
@@ -340,19 +331,20 @@ def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def results_csv(results, sweep_rows=()) -> str:
-    """One row per result; with sweep rows (dicts from ``analyze``), two more columns,
-    ``sweep_param`` and ``sweep_value``, empty on the operations' own rows."""
-    from workbench.io.tables import csv_text
+def results_csv(results, sweep_rows=(), skipped=()) -> str:
+    """The Results CSV (:mod:`workbench.io.tables`, the app's columns): one row per
+    result, then one per skipped pair; with sweep rows (dicts from ``analyze``), two more
+    columns, ``sweep_param`` and ``sweep_value``, empty on the operations' own rows."""
+    from workbench.io.tables import csv_text, result_cells, result_header, skipped_cells
 
     extra = ["sweep_param", "sweep_value"] if sweep_rows else []
-    rows = [[CSV_HEADERS.get(k, k) for k in RESULT_KEYS] + extra]
+    rows = [result_header() + extra]
     for r in results:
-        row = r.as_dict()
-        rows.append([row[k] for k in RESULT_KEYS] + ["" for _ in extra])
+        rows.append(result_cells(r) + ["" for _ in extra])
+    for s in skipped:
+        rows.append(skipped_cells(s.operation, s.hardware, s.reason) + ["" for _ in extra])
     for row in sweep_rows:
-        rows.append([row[k] for k in RESULT_KEYS]
-                    + [row["sweep"]["param"], row["sweep"]["value"]])
+        rows.append(result_cells(row) + [row["sweep"]["param"], row["sweep"]["value"]])
     return csv_text(rows)
 
 
@@ -361,7 +353,7 @@ def results_table(results, skipped, title: str = "") -> str:
 
     header = ("operation", "hardware", "FLOPs", "bytes", "I [FLOP/B]", "ceiling", "attainable",
               "% peak", "bound", "T_lower", "T_upper")
-    rows = [header]
+    rows: list[tuple[str, ...]] = [header]
     for r in results:
         rows.append((
             r.operation, r.hardware, format_quantity(r.flops, "flops"),

@@ -4,6 +4,7 @@ operation's derivation as plain data, whole-number arguments and reading a sessi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 
@@ -57,12 +58,10 @@ def to_null_device(fd: int) -> None:
     of what is still buffered cannot fail a second time (and change the exit status)."""
     import os
 
-    try:
+    with contextlib.suppress(OSError):  # (no null device: nothing left to protect)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, fd)
         os.close(devnull)
-    except OSError:
-        pass
 
 
 def terminal(text: str) -> str:

@@ -156,7 +156,7 @@ def run(args) -> int:
         from workbench.model.llm.results import batch_sweep
 
         sweeps = [batch_sweep(arch, setup, hw) for hw in hardware]
-    requests = None
+    requests: list | None = None
     if setup.output_len:
         from workbench.model.llm.results import request_result
 
@@ -260,7 +260,7 @@ def table(arch, setup, totals, results, requests=None) -> str:
     ]
     header = ("hardware", "T_lower", what, "tokens/s", "memory/chip", "capacity", "fits",
               "max batch")
-    rows = [header]
+    rows: list[tuple[str, ...]] = [header]
     for r in results:
         if r.skipped:
             rows.append((r.hardware, "skipped: " + r.skipped, "", "", "", "", "", ""))

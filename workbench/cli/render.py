@@ -4,7 +4,6 @@ display needed."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from workbench.cli.common import fail, load, positive_whole
 
@@ -68,8 +67,9 @@ def run(args) -> int:
     except OSError as exc:
         return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
     from workbench.ui.figures.export import render_figure
+    from workbench.ui.window.app import quiet_platform_notes
 
-    _quiet_platform_notes()
+    quiet_platform_notes()
     try:
         render_figure(session, args.output, size=args.size, width=args.width,
                       height=args.height, dpi=args.dpi, theme=args.theme,
@@ -79,21 +79,3 @@ def run(args) -> int:
     except OSError as exc:
         return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
     return 0
-
-
-#: Qt messages that say nothing to a user of the command line (the offscreen platform has no
-#: window manager to pass size hints to).
-_QT_NOISE = ("This plugin does not support propagateSizeHints()",)
-
-
-def _quiet_platform_notes() -> None:
-    """Leave out Qt's notes about the headless platform; every other Qt message is printed
-    as Qt would print it."""
-    from PySide6.QtCore import qFormatLogMessage, qInstallMessageHandler
-
-    def handler(mode, context, message: str) -> None:
-        if message in _QT_NOISE:
-            return
-        sys.stderr.write(qFormatLogMessage(mode, context, message) + "\n")
-
-    qInstallMessageHandler(handler)

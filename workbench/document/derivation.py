@@ -20,7 +20,10 @@ from typing import Any
 
 from workbench.document.document import Document
 from workbench.document.results import ResultCache
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.operations import CONVENTIONS, Counts, Term
+from workbench.model.rules import formula
+from workbench.model.rules import intensity as intensity_of
 from workbench.model.units import format_number, format_quantity
 
 __all__ = ["TermRow", "Section", "NBSP", "build_derivation", "derivation_to_text"]
@@ -99,7 +102,7 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
     op = document.operation(op_id).operation
     try:
         counts: Counts = results.counts(op_id)
-    except Exception as exc:  # noqa: BLE001 - shown to the user, not swallowed
+    except COUNTING_ERRORS as exc:  # shown to the user
         return [Section("Cannot count this operation", "bullets", [str(exc)])]
     sections: list[Section] = []
     flop_rows = [_term_row(t, "flops") for t in counts.flop_terms]
@@ -110,7 +113,7 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
                             "terms", byte_rows))
     flops, nbytes = float(counts.flops), float(counts.bytes)
     read, written = float(counts.bytes_read), float(counts.bytes_written)
-    intensity = flops / nbytes if nbytes else math.inf
+    intensity = intensity_of(flops, nbytes)
     totals = [
         ("FLOPs  F", f"{_q(flops, 'flops')}  ({_exact(flops)})"),
         ("bytes  B", f"{_q(nbytes, 'bytes')} = {_q(read, 'bytes')} read + "
@@ -157,9 +160,9 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
         rows = [
             ("ceiling", ceiling),
             ("bandwidth", f"{r.level} {_q(r.bandwidth, 'bandwidth')}  ({where})"),
-            ("ridge", f"peak / bandwidth = {_q(r.peak_flops, 'flop_rate')} / "
+            ("ridge", f"{formula('ridge')} = {_q(r.peak_flops, 'flop_rate')} / "
                       f"{_q(r.bandwidth, 'bandwidth')} = {_q(r.ridge, 'intensity')}"),
-            ("attainable", f"min(peak, I × bandwidth) = min({_q(r.peak_flops, 'flop_rate')}, "
+            ("attainable", f"{formula('attainable')} = min({_q(r.peak_flops, 'flop_rate')}, "
                            f"{_q(r.intensity, 'intensity')} × "
                            f"{_q(r.bandwidth, 'bandwidth')}) = "
                            f"{_q(r.attainable_flops, 'flop_rate')}  "
@@ -240,10 +243,10 @@ def _calibrated_rows(r: Any, hw: Any) -> list[tuple[str, str]]:
                         f"T_math + T_mem = {_q(r.t_upper_s, 'time')}"),
         ("efficiency", f"{c.math_class} {c.e_math:g} on the compute roof, {c.memory_class} "
                        f"{c.e_mem:g} on the bandwidth roof: {c.reason} ({origin})"),
-        ("T_work", f"max(T_math / e_math, T_mem / e_mem) = max({_q(r.t_math_s, 'time')} / "
+        ("T_work", f"{formula('t_work')} = max({_q(r.t_math_s, 'time')} / "
                    f"{c.e_math:g}, {_q(r.t_mem_s, 'time')} / {c.e_mem:g}) = "
                    f"{_q(r.t_work_s, 'time')}"),
-        ("T_fixed", f"kernels × (launch + start-up) = {k} × ({_q(c.launch, 'time')} + "
+        ("T_fixed", f"{formula('t_fixed')} = {k} × ({_q(c.launch, 'time')} + "
                     f"{_q(c.startup, 'time')}) = {_q(r.t_fixed_s, 'time')}  "
                     f"({LAUNCHES.get(c.launches, c.launches)})"),
     ]

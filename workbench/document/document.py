@@ -443,7 +443,7 @@ class Document:
         if self.session.hardware:  # the session's prediction choice holds for every machine
             first = self.session.hardware[0].hardware
             hardware.prediction, hardware.launches = first.prediction, first.launches
-        taken = set()
+        taken: set[str] = set()
         for e in self.session.hardware:
             taken.update(n for n in (e.hardware.name, e.preset, e.hardware.id) if n)
         if hardware.name in taken:  # a second machine of a preset: "H100 SXM 2"

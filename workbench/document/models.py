@@ -11,18 +11,34 @@ visibility changed, which restyles its points); otherwise its operations are rep
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from workbench.document.changes import Change, Command, What
 from workbench.document.names import NameInUse, unique_name
 from workbench.model.limits import model_problem
 from workbench.model.llm.session import ModelEntry, expand_in, operation_count, refresh_params
-
-if TYPE_CHECKING:
-    from workbench.document.document import Document
+from workbench.model.session import Session
 
 __all__ = ["add_model", "set_model", "remove_model", "model_by_id", "ModelTooLarge",
            "model_room_problem"]
+
+
+class Document(Protocol):
+    """What these edits need of the document (:class:`workbench.document.Document`, which
+    calls them): its session, its undo stack and where an operation stands. Named here, so
+    that this module does not depend back on the document that depends on it."""
+
+    session: Session
+
+    def edit(self, text: str, put: Callable[[Any], Change], new: Any, old: Any,
+             merge_key: object = None) -> None: ...
+
+    def push(self, command: Command) -> None: ...
+
+    def operation_index(self, op_id: int) -> int: ...
+
+    def keeping_references(self, command: Command) -> Command: ...
 
 #: Set-up changes that keep a model's operations (its layout): no need to count them again.
 _SAME_LAYOUT = frozenset({"batch", "prompt_len", "kv_len", "output_len", "name", "visible"})

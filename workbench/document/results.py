@@ -5,14 +5,11 @@ from __future__ import annotations
 from workbench.document.changes import What
 from workbench.document.document import Change, Document
 from workbench.model.analysis import Pair, Skipped, evaluate_pair
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.operations import Counts, Operation
 from workbench.model.roofline import Result
 
-__all__ = ["ResultCache", "COUNTING_ERRORS"]
-
-#: What counting an operation with invalid parameters raises (a parameter out of range, a
-#: dimension that does not divide another, a value of the wrong type).
-COUNTING_ERRORS = (ValueError, TypeError, ArithmeticError)
+__all__ = ["ResultCache"]
 
 
 class ResultCache:
@@ -169,6 +166,7 @@ def _value_key(op: Operation) -> tuple | None:
     # types show)
     params = op.params
     types = tuple(map(type, params.values()))
+    key: tuple
     if _NESTED.isdisjoint(types):
         key = (op.kind, op.memory_level, tuple(params.items()), types)
     else:

@@ -313,8 +313,7 @@ def _fsync_dir(folder: Path) -> None:
     except OSError:
         return
     try:
-        os.fsync(fd)
-    except OSError:
-        pass
+        with contextlib.suppress(OSError):  # (a folder that cannot be synced: the file is)
+            os.fsync(fd)
     finally:
         os.close(fd)

@@ -17,15 +17,17 @@ import contextlib
 import errno
 import os
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.io.atomic import process_alive, write_atomic
 from workbench.io.sessions import loads_session, session_to_data
 from workbench.io.yamlio import MAX_SESSION_BYTES, dump_yaml, plain_data
 from workbench.model.session import Session
+
+if TYPE_CHECKING:  # (the worker thread is made by the first background write)
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = ["Autosave", "Recoverable", "find_recoverable"]
 
@@ -82,6 +84,8 @@ class Autosave:
             return None
         data = self._data(session, original, example)
         if self._executor is None:
+            from concurrent.futures import ThreadPoolExecutor  # (not needed at start-up)
+
             self._executor = ThreadPoolExecutor(max_workers=1,
                                                 thread_name_prefix="roofline-autosave")
         self._pending = self._executor.submit(self._write_data, data)

@@ -271,10 +271,10 @@ def is_kineto_trace(path: str | os.PathLike[str]) -> bool:
 @dataclass
 class _Raw:
     """The fields kept from the events, compactly."""
-    kernels: list[tuple[str, float, float, Any, Any, Any]] = field(default_factory=list)
-    launches: dict[Any, tuple[Any, float]] = field(default_factory=dict)
+    kernels: list[tuple[str, Any, Any, Any, Any, Any]] = field(default_factory=list)
+    launches: dict[Any, tuple[Any, Any]] = field(default_factory=dict)
     #: per thread: (start, −end, operator index) of each operator
-    ops: dict[Any, list[tuple[float, float, int]]] = field(default_factory=lambda:
+    ops: dict[Any, list[tuple[Any, Any, int]]] = field(default_factory=lambda:
                                                             defaultdict(list))
     op_names: list[str] = field(default_factory=list)
     op_args: dict[int, tuple] = field(default_factory=dict)
@@ -385,7 +385,7 @@ class _Handler:
             args = event.get("args")
             if type(args) is not dict:
                 args = {}
-            ts = event.get("ts")
+            ts: Any = event.get("ts")
             if type(ts) not in number:
                 ts = 0.0
             if cat in _KERNEL_CATS:
@@ -606,12 +606,12 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
 def _hashable(value: Any) -> Any:
     """``value`` as a dictionary key: a list of strings as a tuple, anything else as text."""
     if type(value) is list:
+        key = tuple(value)
         try:
-            key = tuple(value)
             hash(key)
-            return key
-        except TypeError:
-            pass
+        except TypeError:  # (a list holding lists: its text is the key)
+            return repr(value)
+        return key
     return repr(value)
 
 

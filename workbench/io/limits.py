@@ -17,7 +17,7 @@ import stat
 
 from workbench.io.errors import InputError
 from workbench.model.limits import TEXT_LIMITS, text_problem
-from workbench.model.units import MAX_MAGNITUDE, MIN_MAGNITUDE, magnitude_problem
+from workbench.model.units import BINARY, MAX_MAGNITUDE, MIN_MAGNITUDE, magnitude_problem
 
 __all__ = ["TEXT_LIMITS", "MIN_MAGNITUDE", "MAX_MAGNITUDE", "text_problem", "magnitude_problem",
            "read_regular_file", "open_regular_file",
@@ -53,7 +53,7 @@ def open_regular_file(path: str | os.PathLike[str], what: str):
     """A regular file opened for reading in binary (the caller closes it), and its size, or
     :class:`InputError`: the same refusals as :func:`read_regular_file`, without a size cap
     (a streaming reader bounds what it keeps instead)."""
-    fd, name = _open_regular(path, what, None)
+    fd, _name = _open_regular(path, what, None)
     size = os.fstat(fd).st_size
     with contextlib.suppress(OSError):
         os.set_blocking(fd, True)
@@ -103,8 +103,8 @@ def _special(mode: int) -> str:
 
 
 def _size(limit: int) -> str:
-    if limit % (1024 * 1024) == 0:
-        return f"{limit // (1024 * 1024)} MB"
+    if limit % BINARY["Mi"] == 0:  # (said "MB", as the limits were announced)
+        return f"{limit // BINARY['Mi']} MB"
     return f"{limit / 1e6:g} MB"
 
 

@@ -8,6 +8,7 @@ qwen3_moe, gemma, gemma2, deepseek_v2, deepseek_v3. Anything else is refused by 
 
 from __future__ import annotations
 
+import builtins  # (the reader's own int() method shadows the type in its class)
 import json
 import os
 import re
@@ -240,7 +241,8 @@ class _Reader:
             source=terminal_text(source)[:2000] if isinstance(source, str) else "",
             sliding_window=window, local_layers=local)
 
-    def _sliding(self, mt: str, layers: int) -> tuple[int, tuple[int, ...]]:
+    def _sliding(self, mt: str, layers: builtins.int
+                 ) -> tuple[builtins.int, tuple[builtins.int, ...]]:
         """The sliding window and the layers that use it, as each model's code decides:
         ``layer_types`` when the config lists them; Gemma-2 alternates (even layers local);
         Mistral and Mixtral slide in every layer when ``sliding_window`` is set; Qwen slides
@@ -267,7 +269,7 @@ class _Reader:
             return window, tuple(range(min(first, layers), layers))
         return 0, ()
 
-    def _moe(self, mt: str, layers: int) -> MoE | None:
+    def _moe(self, mt: str, layers: builtins.int) -> MoE | None:
         if mt == "mixtral":
             experts = self.int("num_local_experts")
             k = self.int("num_experts_per_tok")
@@ -299,7 +301,7 @@ class _Reader:
                        every=self.int("moe_layer_freq", 1), router_bias=mt == "deepseek_v3")
         return None
 
-    def _check_k(self, k: int, experts: int, field: str) -> None:
+    def _check_k(self, k: builtins.int, experts: builtins.int, field: str) -> None:
         """The MoE GEMM's own rule (top_k ≤ experts), said in the config's words."""
         from workbench.model.operations import cross_checks
 

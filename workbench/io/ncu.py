@@ -53,6 +53,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from workbench.io.cells import (
     BYTE_UNITS,
@@ -303,12 +304,11 @@ class _Plan:
                              f"{NCU_BYTES_TOTAL}) for DRAM traffic", name, line)
         self.cuda_core: dict[str, list[str | None]] = {}
         for precision, ops in NCU_CUDA_CORE.items():
-            cols = [next((f"{p}__{_SASS.format(op=op)}" for p in ("smsp", "sm")
-                          if f"{p}__{_SASS.format(op=op)}" in names), None) for op in ops]
-            if any(cols):
-                self.cuda_core[precision] = cols
-        self.tensor = {h: _TENSOR_RE.match(h).group(1) for h in sorted(names)
-                       if _TENSOR_RE.match(h)}
+            found = [next((f"{p}__{_SASS.format(op=op)}" for p in ("smsp", "sm")
+                           if f"{p}__{_SASS.format(op=op)}" in names), None) for op in ops]
+            if any(found):
+                self.cuda_core[precision] = found
+        self.tensor = {h: m.group(1) for h in sorted(names) if (m := _TENSOR_RE.match(h))}
         self.tensor_inst = not self.tensor and NCU_TENSOR_INST in names
         if not self.cuda_core and not self.tensor and not self.tensor_inst:
             raise InputError(
@@ -410,9 +410,9 @@ class _Columns:
     def duration(self, values: list[float | None], name: str | None, line: int) -> float:
         if len(self.time_at) == 2:
             cycles, rate = (values[j] for j in self.time_at)
-            duration = cycles / rate if rate else 0.0
+            duration = cycles / rate if rate and cycles is not None else 0.0
         else:
-            duration = values[self.time_at[0]]
+            duration = values[self.time_at[0]] or 0.0  # (a missing time is refused below)
         if not duration > 0:
             raise InputError("the kernel duration must be positive", name, line,
                              (self.names[self.time_at[0]],))
@@ -462,12 +462,12 @@ def _evaluate(g: _Group, base: str) -> tuple[Measurement, str | None]:
     """A group of dispatches (often one) as a point of mean values, and why its FLOPs cannot
     be counted (``None`` when they can)."""
     plan = g.columns.plan
-    levels = {}
+    levels: dict[str, float] = {}
     for level, (cols, factor) in plan.levels.items():
         values = [g.mean(c) for c in cols]
         if any(v is None for v in values):
             continue
-        levels[level] = factor * sum(values)
+        levels[level] = factor * sum(v for v in values if v is not None)
     classes: dict[str, float] = {}
     missing: list[str] = []
     counters = 0
@@ -556,6 +556,7 @@ def _dispatches(stream, name: str | None, total: int, progress: Progress | None,
         if "Kernel Name" not in (f.strip() for f in fields):
             raise InputError("the first row has no \"Kernel Name\" column: not an ncu --csv "
                              "export", name, first[0])
+    assert header is not None  # (a file without one is refused above)
     base = Path(name).name if name else "ncu CSV"
     if all(c in header for c in _DETAILS):
         yield from _details(reader, lines, header, header_line, name, base, total)
@@ -685,7 +686,7 @@ def _short(text: str, limit: int = 60) -> str:
 # public readers
 
 
-def _open(path) -> tuple[object, int, str]:
+def _open(path) -> tuple[BinaryIO, int, str]:
     from workbench.io.limits import open_regular_file
 
     stream, size = open_regular_file(path, "CSV file")

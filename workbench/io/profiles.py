@@ -43,7 +43,7 @@ def import_profile(path: str | os.PathLike[str], kind: str, hardware: str | None
             groups.add(m, m.source.split(": ", 1)[-1])
         for kernel, seconds, why in trace.uncounted:
             groups.add_not_counted(kernel, seconds, why)
-        machines = ([(get_preset(trace.preset), trace.preset)]
+        machines: list = ([(get_preset(trace.preset), trace.preset)]
                     if hardware is None and trace.preset is not None else [])
         return MeasurementImport(name, "kineto", groups.measurements(), groups.not_counted(),
                                  trace.kernels, trace.gpu_time_s, trace.notes, machines)

@@ -62,6 +62,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workbench.io.errors import InputError
 from workbench.model.hardware import Hardware
@@ -123,7 +124,7 @@ def _open_csv(path: Path, limit: int, what: str):
     if size > limit:
         raise InputError(f"file is {size / 1e6:.1f} MB; a {what} is limited to "
                          f"{limit >> 20} MB", str(path))
-    return open(path, newline="", encoding="utf-8-sig", errors="strict")  # noqa: SIM115
+    return open(path, newline="", encoding="utf-8-sig", errors="strict")
 
 
 def _float(text: str, name: str, line: int, column: str) -> float:
@@ -176,8 +177,8 @@ def read_roofline_csv(path: str | os.PathLike[str], device: int | None = None,
             memory[_MEMORY_COLUMNS[key]] = _float(cell, name, line, column) * 1e9
         elif key in _VECTOR_COLUMNS:
             vector[_VECTOR_COLUMNS[key]] = _float(cell, name, line, column) * 1e9
-        elif _MFMA_RE.match(key):
-            compute[_MFMA_PRECISION[_MFMA_RE.match(key).group(1)]] = _float(
+        elif mfma_key := _MFMA_RE.match(key):
+            compute[_MFMA_PRECISION[mfma_key.group(1)]] = _float(
                 cell, name, line, column) * 1e9
     for level, value in {**memory, **vector, **compute}.items():
         if not value > 0:
@@ -237,7 +238,7 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
                     for p in _VALU if f"SQ_INSTS_VALU_FMA_{p}" in index}
             mfma = {p: f"SQ_INSTS_VALU_MFMA_MOPS_{p}" for p in _MFMA
                     if f"SQ_INSTS_VALU_MFMA_MOPS_{p}" in index}
-            levels = {}
+            levels: dict[str, Any] = {}  # (the counters of each level)
             if all(c in index for c in _LDS):
                 levels["lds"] = _LDS
             if _L1 in index:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from workbench.io.errors import InputError
@@ -66,7 +66,7 @@ def expect_list(value: Any, place: Place, what: str) -> list[Any]:
 _did_you_mean = did_you_mean
 
 
-def check_keys(data: Mapping[str, Any], allowed: tuple[str, ...] | set[str], place: Place) -> None:
+def check_keys(data: Mapping[str, Any], allowed: Collection[str], place: Place) -> None:
     for key in data:
         if key not in allowed:
             raise place.at(key).error(unknown_key_message(key, allowed))
@@ -145,7 +145,7 @@ def _rates(value: Any, place: Place, unit: str, what: str, names: tuple[str, ...
     for key, rate in mapping.items():
         key_place = place.at(key)
         if names is not None and key not in names:
-            hint = _did_you_mean(str(key), names)
+            hint = _did_you_mean(str(key), list(names))
             raise key_place.error(f"unknown precision {key!r}{hint}; one of: {', '.join(names)}")
         if names is None and (not isinstance(key, str) or not _NAME_RE.match(key)):
             raise key_place.error(
@@ -253,7 +253,7 @@ def parse_calibration(data: Any, place: Place, base=None):
         for key, value in table.items():
             startup[key] = expect_quantity(value, "time", place.at("startup", key),
                                            positive=False, minimum=0.0)
-    times = {}
+    times: dict[str, Any] = {}
     for key in ("launch_alone", "launch_eager", "launch_graph"):
         times[key] = (expect_quantity(data[key], "time", place.at(key), positive=False,
                                       minimum=0.0)

@@ -405,7 +405,7 @@ def _assumed(op: Operation, place: Place) -> list[str]:
 def _parse_comparison(value: Any, session: Session, place: Place) -> Comparison:
     data = expect_mapping(value, place, "a compared pair: first and second operation names")
     check_keys(data, COMPARISON_KEYS, place)
-    names = []
+    names: list[str] = []
     for key in COMPARISON_KEYS:
         if data.get(key) is None:
             raise place.error(f"a compared pair needs {key}: the name of an operation")
@@ -415,12 +415,12 @@ def _parse_comparison(value: Any, session: Session, place: Place) -> Comparison:
         names.append(name)
     if names[0] == names[1]:
         raise place.at("second").error("must name a different operation from first")
-    return Comparison(*names)
+    return Comparison(names[0], names[1])
 
 
 def _parse_hardware_entry(item: Any, place: Place) -> HardwareEntry:
     item = expect_mapping(item, place, "a machine: preset: ID, or name, compute and memory")
-    entry_opts = {}
+    entry_opts: dict[str, Any] = {}
     if "visible" in item:
         entry_opts["visible"] = expect_bool(item["visible"], place.at("visible"))
     if item.get("marker") is not None:

@@ -131,7 +131,7 @@ def measurement_of(preset_id: str) -> dict[str, Any] | None:
 
 
 def is_measured(preset_id: str | None) -> bool:
-    return bool(preset_id) and measurement_of(preset_id) is not None
+    return preset_id is not None and bool(preset_id) and measurement_of(preset_id) is not None
 
 
 def machine_to_data(hw: Hardware, provenance: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -59,7 +59,7 @@ class YamlDocument:
         return InputError(message, self.file, self.line(path), path)
 
 
-_LoaderBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~5x faster
+_LoaderBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~5x faster
 
 
 #: Tags of plain scalars resolved so far, by (text, style); values of plain-typed scalars
@@ -103,7 +103,7 @@ class _Loader(_LoaderBase):
         return tag
 
 
-_DumperBase = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_DumperBase: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def read_yaml(path: str | os.PathLike[str], what: str = "session file",
@@ -242,7 +242,7 @@ def count_top_lists(text: str, shape: Shape, name: str | None = None) -> None:
         if match is None or (shape.keys is not None and match.group(1) not in shape.keys):
             return  # (---, ..., ? key, a quoted key, an unknown key: the event pass says)
         value = (match.group(2) or "").strip()
-        if value[:1] in "&*!" and value or (
+        if (value[:1] in "&*!" and value) or (
                 value[:1] in _CLOSERS and not (len(value) > 1
                                                 and value[-1] == _CLOSERS[value[0]])):
             return  # (an anchor, an alias, a tag, or a value that goes on below)
@@ -367,7 +367,7 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
         line = node.start_mark.line + 1
         if len(path) > MAX_DEPTH:
             raise InputError(f"nested more than {MAX_DEPTH} levels deep", name, line, path[:8])
-        fill = None  # the new list or mapping whose items come next
+        fill: Any = None  # the new list or mapping whose items come next
         if isinstance(node, yaml.CollectionNode):
             if id(node) in built:  # a second visit of a collection is an alias (*name)
                 aliases += 1
@@ -388,7 +388,7 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
             if node.tag in (_INT_TAG, _FLOAT_TAG) and len(node.value) > MAX_NUMBER_DIGITS:
                 raise InputError(f"a number with more than {MAX_NUMBER_DIGITS} digits", name,
                                  line, path)
-            if node.tag == _INT_TAG and _OTHER_BASE(node.value) or (
+            if (node.tag == _INT_TAG and _OTHER_BASE(node.value)) or (
                     node.tag == _FLOAT_TAG and ":" in node.value):
                 raise InputError(_yaml11_number(node.value), name, line, path)
             value = construct(node)

@@ -26,6 +26,7 @@ synthetic curves.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -225,7 +226,7 @@ def order_problems(memory: Mapping[str, float]) -> list[str]:
     """Where named levels break L1 ≥ L2 ≥ L3 ≥ DRAM (empty when they are ordered)."""
     present = [(n, memory[n]) for n in LEVEL_ORDER if n in memory]
     problems = []
-    for (a, ra), (b, rb) in zip(present, present[1:], strict=False):
+    for (a, ra), (b, rb) in itertools.pairwise(present):
         if ra < rb:
             problems.append(f"{a} ({ra:.4g} B/s) is below {b} ({rb:.4g} B/s)")
     for name, rate in memory.items():

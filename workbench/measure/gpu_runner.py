@@ -39,7 +39,7 @@ import math
 import re
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -51,13 +51,14 @@ from workbench.measure.runner import Clock, MeasuredMachine, Progress, format_by
 from workbench.measure.runner import slug as preset_slug
 from workbench.model.hardware import Hardware
 from workbench.model.prediction import CLASSES, MATH_CLASSES
+from workbench.model.units import BINARY
 
 __all__ = ["GpuProfile", "GPU_PROFILES", "gpu_profile_from_env", "GEMM_PRECISIONS", "Timing", "timing",
            "measure_gpu", "l2_plateau", "sweep_sizes", "datasheet_for", "comparison_rows",
            "comparison_lines", "gpu_summary_lines", "planned_seconds"]
 
 MIB = 1024**2
-GIB = 1024**3
+GIB = BINARY["Gi"]
 #: the GEMM precisions a measurement tries, most used first
 GEMM_PRECISIONS = ("bf16", "fp16", "fp8", "tf32", "fp32", "fp64")
 STREAM_KERNELS = ("copy", "read", "triad")
@@ -204,7 +205,7 @@ _DATASHEETS = (
 )
 
 
-def datasheet_for(device_name: str, known: Sequence[str] | None = None) -> str | None:
+def datasheet_for(device_name: str, known: Collection[str] | None = None) -> str | None:
     """The built-in preset id of the GPU named ``device_name``, or ``None`` (and ``None``
     when ``known`` is given and lacks the id)."""
     for pattern, preset_id in _DATASHEETS:

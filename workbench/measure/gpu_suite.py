@@ -3,10 +3,10 @@ figures (kernel-class efficiencies, start-up and launch costs) from its times.
 
 :data:`SUITE` holds the 36 operations of the reference measurements (calibration/
 gpu-measurements/, measured on an H100 SXM and an H200 on 2026-11-26) by their ids, each as a
-workbench kind and its parameters; :data:`QUICK` and :data:`FULL` are short selections that cover every kernel class
-of :data:`workbench.model.prediction.CLASSES` and each start-up unit. Each is timed the way
-the reference was: CUDA events around one call, after a 512 MiB write that flushes the L2,
-median of the runs.
+workbench kind and its parameters; :data:`QUICK` and :data:`FULL` are short selections that
+cover every kernel class of :data:`workbench.model.prediction.CLASSES` and each start-up unit.
+Each is timed the way the reference was: CUDA events around one call, after a 512 MiB write
+that flushes the L2, median of the runs.
 
 :func:`fit_calibration` is calibration/fit.py's method, steps 1 and 2 (step 3, the sustained
 fraction, needs whole-model runs, which a measurement of the machine does not make):

@@ -201,8 +201,8 @@ class TorchBackend:
             if self.kind == "cuda":
                 try:
                     from workbench.measure.gpu_triton import make_reader
-                except ImportError:
-                    pass
+                except ImportError:  # no Triton: the bandwidth is read by PyTorch's own copy
+                    self._read = None
                 else:
                     sink = torch.zeros(1, device=self.device)
                     self._read = make_reader(sink, self.info.units if self.info else 1)
@@ -414,7 +414,7 @@ def _apple_chip() -> str:
         if out.returncode == 0 and out.stdout.strip():
             return f"{out.stdout.strip()} GPU"
     except (OSError, subprocess.SubprocessError):
-        pass
+        return "Apple GPU (MPS)"  # (no sysctl: the generic name)
     return "Apple GPU (MPS)"
 
 

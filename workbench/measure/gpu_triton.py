@@ -23,7 +23,7 @@ BLOCKS_PER_UNIT = 8
 
 
 @triton.jit
-def _read(x_ptr, n, passes, sink_ptr, BLOCK: tl.constexpr):  # noqa: N803 - Triton's style
+def _read(x_ptr, n, passes, sink_ptr, BLOCK: tl.constexpr):
     step = tl.num_programs(0) * BLOCK
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for _ in range(passes):

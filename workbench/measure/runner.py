@@ -35,6 +35,7 @@ from workbench.measure import system
 from workbench.measure.analysis import best_of, name_levels, order_problems
 from workbench.measure.kernels import BANDWIDTH_KERNELS, Buffers, Cancelled, run_gemm_child, time_bandwidth
 from workbench.model.hardware import Hardware
+from workbench.model.units import BINARY, format_binary_bytes
 
 __all__ = ["Profile", "PROFILES", "Progress", "MeasuredMachine", "measure_machine",
            "Cancelled", "profile_from_env", "PROFILE_VARIABLE", "compare_to_datasheet"]
@@ -43,7 +44,7 @@ PROFILE_VARIABLE = "ROOFLINE_WORKBENCH_MEASURE_PROFILE"
 ROOF_KERNEL = "copy"
 #: fresh allocations the roof kernel is timed on at each working set beyond the LLC
 DRAM_ALLOCATIONS = 5
-GIB = 1024**3
+GIB = BINARY["Gi"]
 
 
 @dataclass(frozen=True)
@@ -145,10 +146,7 @@ class Clock:
         self.done += planned
         elapsed = time.perf_counter() - self.start
         fraction = min(1.0, self.done / self.planned)
-        if fraction > 0.05:
-            remaining = elapsed * (1 - fraction) / fraction
-        else:
-            remaining = self.planned - self.done
+        remaining = elapsed * (1 - fraction) / fraction if fraction > 0.05 else self.planned - self.done
         self.report(Progress(fraction, elapsed, max(0.0, remaining), stage))
 
 
@@ -335,10 +333,7 @@ def _fp16_native(np, fp32_peak: float) -> tuple[bool, str]:
 
 
 def format_bytes(n: float) -> str:
-    for unit, size in (("GiB", GIB), ("MiB", 1024**2), ("KiB", 1024)):
-        if n >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n:.0f} B"
+    return format_binary_bytes(n)
 
 
 def describe(hw: Hardware, provenance: dict[str, Any]) -> str:

@@ -4,12 +4,15 @@ is ``None`` (or empty), never an error."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+from workbench.model.units import BINARY
 
 __all__ = ["cpu_model", "cpu_vendor", "core_count", "cache_sizes", "blas_info",
            "available_memory", "THREAD_VARIABLES", "thread_env"]
@@ -59,10 +62,8 @@ def cpu_vendor() -> str:
 def core_count() -> int:
     """Cores this process may run on."""
     if hasattr(os, "sched_getaffinity"):
-        try:
+        with contextlib.suppress(OSError):  # (then the count of the whole machine)
             return max(1, len(os.sched_getaffinity(0)))
-        except OSError:
-            pass
     return max(1, os.cpu_count() or 1)
 
 
@@ -70,8 +71,8 @@ def _parse_size(text: str) -> int | None:
     match = re.fullmatch(r"\s*(\d+)\s*([KMG]?)B?\s*", text, re.IGNORECASE)
     if not match:
         return None
-    return int(match.group(1)) * {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[
-        match.group(2).upper()]
+    prefix = match.group(2).upper()
+    return int(match.group(1)) * (BINARY[prefix + "i"] if prefix else 1)  # (sysfs: K = KiB)
 
 
 def cache_sizes() -> tuple[dict[str, int], str]:

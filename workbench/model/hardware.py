@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.model.dtypes import fallback_chain
+from workbench.model.rules import ridge
 
 __all__ = ["Hardware", "Ceiling", "roof_name", "UnsupportedPrecision", "UnknownLevel", "UNITS_OF_WORK",
            "FIGURE_TABLES", "SINGLE_FIGURES", "RULE_OF_THUMB", "DEFAULT_LINK_LATENCY",
@@ -250,12 +251,12 @@ class Hardware:
         return level or self.main_memory
 
     def ridge(self, precision: str, level: str | None = None, unit: str = "matrix") -> float:
-        """Ridge point in FLOP/byte: peak / bandwidth."""
-        return self.peak(precision, unit) / self.bandwidth(level)
+        """Ridge point in FLOP/byte (:func:`~workbench.model.rules.ridge`)."""
+        return ridge(self.peak(precision, unit), self.bandwidth(level))
 
     def copy(self, **changes) -> Hardware:
         """A deep copy, with ``changes`` applied (``compute={...}`` replaces the peaks)."""
-        fresh = {
+        fresh: dict[str, Any] = {
             "compute": dict(self.compute),
             "vector_compute": dict(self.vector_compute),
             "measured": list(self.measured),

@@ -43,6 +43,8 @@ from workbench.model.dtypes import PRECISIONS
 from workbench.model.limits import text_problem
 from workbench.model.operations import Operation
 from workbench.model.roofline import Result
+from workbench.model.rules import attainable
+from workbench.model.rules import intensity as intensity_of
 
 __all__ = [
     "Measurement",
@@ -287,6 +289,7 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
                 f"achieved FLOP/s given ({measurement.achieved_flops:.4g}) differs from "
                 f"FLOPs / time ({achieved:.4g}); the time is used")
     else:
+        assert measurement.achieved_flops is not None  # (a measurement gives one of the two)
         achieved = float(measurement.achieved_flops)
         if flops <= 0:
             raise ValueError(f"measurement {measurement.name!r}: an achieved FLOP/s needs FLOPs "
@@ -304,12 +307,13 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
     if bytes_ratio is not None and not math.isclose(bytes_ratio, 1.0, rel_tol=0.05):
         from workbench.model.units import format_quantity
 
-        notes.append(f"measured bytes: moved {format_quantity(measurement.bytes, 'bytes', 4)} where "
+        notes.append(f"measured bytes: moved {format_quantity(nbytes, 'bytes', 4)} where "
                      f"{format_quantity(result.bytes, 'bytes', 4)} is the ideal: "
                      f"{bytes_ratio:.2f} ×"
                      + (" (fewer: cache hits?)" if bytes_ratio < 1 else ""))
-    intensity = flops / nbytes if nbytes else None
-    above = achieved > roof_at(result, intensity) * (1 + 1e-9)
+    # no bytes measured: no measured intensity (the predicted one stands in)
+    measured_at = intensity_of(flops, nbytes) if nbytes else None
+    above = achieved > roof_at(result, measured_at) * (1 + 1e-9)
     if above:
         notes.append("above its roof: check the counting or the peak (or the timer, or whether "
                      "the data stayed in cache)")
@@ -334,7 +338,7 @@ def judge(measurement: Measurement, result: Result) -> Judgement:
         bytes=nbytes,
         achieved_flops=achieved,
         achieved_bandwidth=nbytes / t if nbytes else None,
-        measured_intensity=flops / nbytes if nbytes else None,
+        measured_intensity=measured_at,
         predicted_time_s=result.t_lower_s,
         predicted_attainable_flops=result.attainable_flops,
         predicted_intensity=result.intensity,
@@ -354,4 +358,4 @@ def roof_at(result: Result, intensity: float | None) -> float:
     machine at the measured intensity ``intensity`` (the predicted one when not measured)."""
     if intensity is None or not intensity > 0:
         return result.attainable_flops
-    return min(result.peak_flops, intensity * result.bandwidth)
+    return attainable(intensity, result.peak_flops, result.bandwidth)

@@ -46,13 +46,13 @@ def measurement_problems(session: Session, measurement: Measurement) -> list[tup
             out.append(("operation", f"{len(matches)} operations are named "
                                      f"{measurement.operation!r}; rename one"))
     if measurement.hardware is not None:
-        matches = session.machines_matching(measurement.hardware)
-        if not matches:
+        machines = session.machines_matching(measurement.hardware)
+        if not machines:
             names = ", ".join(repr(e.preset or e.hardware.name) for e in session.hardware) or "none"
             out.append(("hardware", f"no machine {measurement.hardware!r} in this session "
                                     f"(machines: {names})"))
-        elif len(matches) > 1:
-            out.append(("hardware", f"{len(matches)} machines match {measurement.hardware!r}; "
+        elif len(machines) > 1:
+            out.append(("hardware", f"{len(machines)} machines match {measurement.hardware!r}; "
                                     "use a machine's name"))
     return out
 

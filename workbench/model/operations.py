@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS, wider
-from workbench.model.terms import (  # noqa: F401 - part of this module's API
+from workbench.model.rules import FORMULAS
+from workbench.model.terms import (
     CAUSAL_SHAPE,
     KINDS,
     AtMost,
@@ -69,12 +70,11 @@ CONVENTIONS: tuple[str, ...] = (
     "fp8 → bf16 → fp16 → fp32 → fp64 (fp6 and fp4 first try the wider fp formats); "
     "int8 → bf16 → fp16 → fp32 → fp64; int4 → int8 → …; int32 → fp64. Else the pair is "
     "skipped with the reason.",
-    "Roofline: attainable = min(peak, intensity × bandwidth); ridge = peak / bandwidth; "
-    "T_math = FLOPs / peak; T_mem = bytes / bandwidth; lower bound = max, upper bound = sum.",
+    f"Roofline: {FORMULAS['intensity']}; {FORMULAS['attainable']}; {FORMULAS['ridge']}; "
+    f"{FORMULAS['t_math']}; {FORMULAS['t_mem']}; lower bound = max, upper bound = sum.",
     "Launch overhead (a rule of thumb unless measured): each kernel takes at least it; an "
-    "unfused elementwise chain is one kernel per step. T_predicted = max(T_lower / efficiency, "
-    "kernels × launch overhead), and an operation is overhead-bound exactly when the second "
-    "term is the larger one.",
+    f"unfused elementwise chain is one kernel per step. {FORMULAS['t_predicted']}, and an "
+    "operation is overhead-bound exactly when the second term is the larger one.",
 )
 
 
@@ -627,10 +627,7 @@ class Operation:
                     continue
             full = full or self.resolved()
             value = full[p.name]
-            if p.name == "steps":
-                shown = " → ".join(step["op"] for step in value)
-            else:
-                shown = fmt(value)
+            shown = " → ".join(step["op"] for step in value) if p.name == "steps" else fmt(value)
             via = f"{p.inherit} = " if p.inherit else ""
             text = f"{p.name} = {via}{shown}"
             if p.required:

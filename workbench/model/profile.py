@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from workbench.model.hardware import Hardware, UnsupportedPrecision
 from workbench.model.limits import TEXT_LIMITS
 from workbench.model.measured import MEMORY_LEVELS, Measurement
+from workbench.model.rules import attainable
+from workbench.model.rules import intensity as intensity_of
 
 __all__ = ["NotCounted", "MeasurementImport", "DispatchGroups", "LevelPoint", "level_points",
            "machine_level", "top_kernels", "TOP_SHARE", "RunChange", "compare_runs",
@@ -261,7 +263,7 @@ def level_points(m: Measurement, hardware: Hardware) -> list[LevelPoint]:
         if level not in levels:
             continue
         nbytes = levels[level]
-        intensity = flops / nbytes if nbytes > 0 else None
+        intensity = intensity_of(flops, nbytes) if nbytes > 0 else None  # (none: no bytes)
         name = machine_level(hardware, level)
         bandwidth = hardware.memory.get(name) if name else None
         roof = fraction = None
@@ -269,7 +271,7 @@ def level_points(m: Measurement, hardware: Hardware) -> list[LevelPoint]:
         if bandwidth is None and problem is None:
             problem = f"{hardware.label} has no {level} bandwidth (no roof for this level)"
         if peak is not None and bandwidth and intensity is not None:
-            roof = min(peak, intensity * bandwidth)
+            roof = attainable(intensity, peak, bandwidth)
             fraction = achieved / roof if roof > 0 else None
         out.append(LevelPoint(level, nbytes, intensity, achieved, name, bandwidth, peak, roof,
                               fraction, problem))
@@ -300,7 +302,7 @@ class RunChange:
 def compare_runs(before: Iterable[Measurement], after: Iterable[Measurement]
                  ) -> list[RunChange]:
     """Every kernel (by name) present in both runs, in the order of ``after``."""
-    first = {}
+    first: dict[str, Measurement] = {}
     for m in before:
         first.setdefault(m.name, m)
     return [RunChange(m.name, first[m.name], m) for m in after if m.name in first]

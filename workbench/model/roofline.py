@@ -19,7 +19,8 @@ Calibrated prediction (the session's ``prediction: calibrated``; see
     bound: overhead when T_fixed or the floor outweighs T_work
 
 With e_math = e_mem = efficiency, no fixed cost and the floor = launch overhead this is the
-derated formula: both are :func:`_roofline`.
+derated formula: both are :func:`_roofline`. Each rule (intensity, ridge, attainable, the
+side of the ridge, T_work) is one function of :mod:`workbench.model.rules`.
 
 The compute peak is the machine's figure for the work's precision on the unit its kind runs
 on (:meth:`~workbench.model.hardware.Hardware.ceiling`: matrix or vector).
@@ -38,30 +39,15 @@ import numpy as np
 from workbench.model.hardware import Hardware
 from workbench.model.operations import Counts, Operation
 from workbench.model.prediction import calibration_of, classify
+from workbench.model.rules import FORMULAS, attainable, compute_bound, divide, ridge, t_work
+from workbench.model.rules import intensity as intensity_of
 
 __all__ = [
     "Result", "evaluate", "evaluate_counts", "evaluate_arrays", "sweep", "FORMULAS", "BOUND_NAMES",
-    "Calibrated", "calibrated_for",
+    "Calibrated", "calibrated_for", "attainable", "compute_bound", "intensity_of", "ridge",
+    "t_work",
 ]
 
-FORMULAS: dict[str, str] = {
-    "intensity": "I = FLOPs / bytes",
-    "ridge": "ridge = peak / bandwidth",
-    "attainable": "attainable = min(peak, I × bandwidth)",
-    "t_math": "T_math = FLOPs / peak",
-    "t_mem": "T_mem = bytes / bandwidth",
-    "t_lower": "T_lower = max(T_math, T_mem) (+ link latency, for a collective)",
-    "t_upper": "T_upper = T_math + T_mem (+ link latency, for a collective)",
-    "fraction_of_peak": "% of peak = attainable / peak",
-    "t_predicted": "T_predicted = max(T_lower / efficiency, kernels × launch overhead)",
-    "bound": "overhead if T_lower / efficiency < kernels × launch overhead; else compute if "
-             "T_math ≥ T_mem; else memory",
-    "t_work": "T_work = max(T_math / e_math, T_mem / e_mem)",
-    "t_fixed": "T_fixed = kernels × (launch + start-up)",
-    "t_predicted_calibrated": "T_predicted = max(T_fixed + T_work, kernels × launch floor)",
-    "bound_calibrated": "overhead if T_work < T_fixed or T_fixed + T_work < kernels × launch "
-                        "floor; else compute if T_math ≥ T_mem; else memory",
-}
 
 
 _KEYS = ("flops", "bytes", "intensity", "peak_flops", "bandwidth", "ridge", "attainable_flops",
@@ -83,23 +69,23 @@ def _roofline(m, f, b, p, w, overhead: float | None, efficiency: float | None, k
         out = _roofline(m, f, b, p, w, overhead, efficiency, kernels, intensity, calibrated)
         return (*out[:10], out[10] + latency, out[11] + latency, out[12] + latency, out[13])
     if intensity is None:
-        intensity = m.div(f, b)
+        intensity = intensity_of(f, b)
     t_math = m.div(f, p)
     t_mem = m.div(b, w)
     t_lower = m.maximum(t_math, t_mem)
     t_upper = t_math + t_mem
-    attainable = m.at_most(intensity * w, p)
-    bound = m.compute_if(t_math >= t_mem)  # 1 compute, 0 memory
+    reach = attainable(intensity, p, w)
+    bound = m.compute_if(compute_bound(t_math, t_mem))  # 1 compute, 0 memory
     if calibrated is not None:
-        t_work = m.maximum(t_math / calibrated.e_math, t_mem / calibrated.e_mem)
+        work = t_work(t_math, t_mem, calibrated.e_math, calibrated.e_mem)
         t_fixed = calibrated.per_kernel * kernels
-        t_predicted = t_work + t_fixed
+        t_predicted = work + t_fixed
         floor = calibrated.floor * kernels
-        bound = m.overhead_where(t_work < t_fixed, bound)
+        bound = m.overhead_where(work < t_fixed, bound)
         bound = m.overhead_where(t_predicted < floor, bound)
         if calibrated.floor > 0:
             t_predicted = m.at_least(t_predicted, floor)
-        return (f, b, intensity, p, w, m.div(p, w), attainable, m.div(attainable, p), t_math,
+        return (f, b, intensity, p, w, ridge(p, w), reach, m.div(reach, p), t_math,
                 t_mem, t_lower, t_upper, t_predicted, bound)
     per_launch = overhead or 0.0
     eff = efficiency if efficiency else 1.0
@@ -110,7 +96,7 @@ def _roofline(m, f, b, p, w, overhead: float | None, efficiency: float | None, k
         t_predicted = m.at_least(t_predicted, floor)
     else:
         t_predicted = t_lower / eff if eff != 1.0 else t_lower
-    return (f, b, intensity, p, w, m.div(p, w), attainable, m.div(attainable, p), t_math,
+    return (f, b, intensity, p, w, ridge(p, w), reach, m.div(reach, p), t_math,
             t_mem, t_lower, t_upper, t_predicted, bound)
 
 
@@ -181,26 +167,13 @@ class _Floats:
     is ±inf, 0/0 is nan, nan wins a max or a min), without numpy's cost on single numbers:
     a session of thousands of operations evaluates every pair on opening."""
 
-    @staticmethod
-    def div(a: float, b: float) -> float:
-        try:
-            return a / b
-        except ZeroDivisionError:
-            if a != a or a == 0:
-                return math.nan
-            return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    div = staticmethod(divide)
 
     @staticmethod
     def maximum(a: float, b: float) -> float:
         if a != a or b != b:
             return math.nan
         return a if a >= b else b
-
-    @staticmethod
-    def at_most(a: float, cap: float) -> float:
-        if a != a or cap != cap:
-            return math.nan
-        return a if a <= cap else cap
 
     at_least = maximum
 
@@ -227,10 +200,6 @@ class _Arrays:
         if isinstance(a, np.ndarray) and a.flags.writeable and np.shape(b) in ((), a.shape):
             return ufunc(a, b, out=a)
         return ufunc(a, b)
-
-    @staticmethod
-    def at_most(a, cap):
-        return _Arrays._into(np.minimum, a, cap)  # a: intensity × bandwidth, fresh
 
     @staticmethod
     def at_least(a, floor):
@@ -341,7 +310,7 @@ class Result:
         c = self.calibrated
         if c is None:
             return self.t_lower_s / (self.efficiency or 1.0)
-        return max(self.t_math_s / c.e_math, self.t_mem_s / c.e_mem)
+        return t_work(self.t_math_s, self.t_mem_s, c.e_math, c.e_mem)
 
     @property
     def t_fixed_s(self) -> float:
@@ -457,8 +426,7 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
     counts = operation.counts(**{k: np.asarray(v, dtype=float) for k, v in arrays.items()})
     flops = np.asarray(counts.flops, dtype=float)
     nbytes = np.asarray(counts.bytes, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        intensity = flops / nbytes
+    intensity = intensity_of(flops, nbytes)
     if isinstance(intensity, np.ndarray):
         intensity.flags.writeable = False  # shared by every machine's results
 
@@ -492,7 +460,7 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
 #: Sweeps with at least this many shapes evaluate their machines in parallel threads (below,
 #: handing work to a thread costs more than it saves).
 PARALLEL_MIN_SHAPES = 100_000
-_POOL = None  # the sweep threads (a concurrent.futures.ThreadPoolExecutor), made when needed
+_POOL: Any = None  # the sweep threads (a concurrent.futures.ThreadPoolExecutor), made when needed
 
 
 def _forget_pool() -> None:

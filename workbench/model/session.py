@@ -25,7 +25,8 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F
 #: (a whole model's kinds beside a few operations): from Paul Tol's "muted" scheme, clear of
 #: the machines' roof colours; black comes last (the first machine's roofs are near-black).
 MORE_COLORS = ("#CC6677", "#44AA99", "#AA4499", "#999933", "#88CCEE")
-#: Marker per machine (pyqtgraph symbol names).
+#: Marker per machine, as a session file writes it: o circle, s square, t triangle, d diamond,
+#: star, p pentagon, h hexagon, t1 triangle pointing up (the user interface draws each).
 MARKERS = ("o", "s", "t", "d", "star", "p", "h", "t1")
 
 #: the order in which :func:`free_color` gives colours
@@ -162,8 +163,9 @@ class Session:
         return entry.hardware.name
 
     def color_of(self, entry: OperationEntry) -> str:
-        if entry.color or entry.auto_color:
-            return entry.color or entry.auto_color
+        chosen = entry.color or entry.auto_color
+        if chosen:
+            return chosen
         index = next((i for i, e in enumerate(self.operations) if e.id == entry.id), 0)
         return PALETTE[index % len(PALETTE)]
 

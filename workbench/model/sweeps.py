@@ -32,6 +32,7 @@ from workbench.model.hardware import Hardware
 from workbench.model.operations import Operation, Param, cross_checks
 from workbench.model.roofline import BOUND_NAMES, calibrated_for
 from workbench.model.roofline import sweep as roofline_sweep
+from workbench.model.rules import compute_bound, ridge
 
 __all__ = [
     "SweepError",
@@ -334,10 +335,22 @@ def _balance(operation: Operation, hardware: Hardware, param: str, x: np.ndarray
 
 
 def _side(balance: np.ndarray) -> np.ndarray:
-    """+1 compute-bound (T_math ≥ T_mem, as :func:`evaluate_arrays` decides), −1 memory-bound,
-    0 undefined (NaN)."""
-    out = np.where(balance >= 0, 1, -1)
+    """+1 compute-bound (:func:`~workbench.model.rules.compute_bound`: T_math ≥ T_mem, so a
+    balance of at least 0), −1 memory-bound, 0 undefined (NaN)."""
+    out = np.where(compute_bound(balance, 0.0), 1, -1)
     return np.where(np.isnan(balance), 0, out)
+
+
+def _side_at(operation: Operation, hardware: Hardware, param: str, x: np.ndarray
+             ) -> np.ndarray:
+    """The side of the ridge at each x (one vectorised evaluation): +1 compute-bound, −1
+    memory-bound (:func:`~workbench.model.rules.compute_bound`, the rule that names the
+    bound), 0 undefined (a NaN time)."""
+    arrays = roofline_sweep(operation, hardware, **{param: x})
+    t_math = np.broadcast_to(np.asarray(arrays["t_math_s"], dtype=float), x.shape)
+    t_mem = np.broadcast_to(np.asarray(arrays["t_mem_s"], dtype=float), x.shape)
+    out = np.where(compute_bound(t_math, t_mem), 1, -1)
+    return np.where(np.isnan(t_math) | np.isnan(t_mem), 0, out)
 
 
 #: the regula falsi of :func:`_narrow` stops once every bracket is this narrow (relative)
@@ -414,7 +427,7 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
         raise SweepError("scan_points must be at least 2")
     grid = np.geomspace(lo, hi, scan_points) if lo > 0 and hi / lo > 10 else np.linspace(lo, hi, scan_points)
     grid[0], grid[-1] = lo, hi
-    side = _side(_balance(operation, hardware, param, grid))
+    side = _side_at(operation, hardware, param, grid)
     # brackets: consecutive defined samples on opposite sides
     defined = np.flatnonzero(side != 0)
     if len(defined) < 2:
@@ -432,7 +445,7 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
         done = (mid <= a) | (mid >= b)
         if done.all():
             break
-        side_mid = _side(_balance(operation, hardware, param, mid))
+        side_mid = _side_at(operation, hardware, param, mid)
         same = (side_mid == side_a) & ~done
         other = (side_mid == -side_a) & ~done
         a = np.where(same, mid, a)
@@ -444,7 +457,7 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
     counts = operation.counts()
     peak = hardware.peak(counts.precision, counts.unit)
     level = hardware.level_for(operation.level_on(hardware))
-    ridge = peak / hardware.bandwidth(level)
+    at = ridge(peak, hardware.bandwidth(level))
     out: list[Crossing] = []
     for left, right, s_left in zip(a, b, side_a, strict=True):
         # the side boundary lies in [left, right]; report the compute-bound end (it satisfies
@@ -455,7 +468,7 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
         if sweep_param.type == "int":
             integer = math.ceil(value) if direction == "to_compute" else math.floor(value)
         out.append(Crossing(operation.name, hardware.label, param, value, direction, integer,
-                            float(ridge), float(peak), level))
+                            float(at), float(peak), level))
     return out
 
 

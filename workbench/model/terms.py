@@ -24,7 +24,7 @@ from workbench.model.dtypes import DTYPE_BYTES
 __all__ = ["Term", "Counts", "Param", "Kind", "KINDS", "Sym", "term", "symbols", "tensor", "fmt",
            "causal_fraction", "register", "AtMost", "CAUSAL_SHAPE"]
 
-_LAZY = object()  # a formula or substituted text not written yet
+_LAZY: Any = object()  # a formula or substituted text not written yet
 _set = object.__setattr__  # (Term refuses assignment from outside)
 
 
@@ -51,6 +51,10 @@ class Term:
     elements: Any
     element_bytes: float | None
     dtype: str
+    _formula: str
+    _substituted: str
+    _template: Any  # (a str until the texts are written)
+    _symbols: Any  # (a Mapping until then)
 
     def __init__(self, kind: str, name: str, formula: str, substituted: str, value: Any,
                  tensor: str = "", elements: Any = None, element_bytes: float | None = None,

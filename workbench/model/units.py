@@ -35,7 +35,7 @@ class QuantityError(ValueError):
 #: Decimal prefixes are powers of 1000, binary ones of 1024, small ones of 1/1000.
 _LARGE = ("k", "M", "G", "T", "P", "E")
 DECIMAL = {"": 1.0, **{p: 1000.0 ** (i + 1) for i, p in enumerate(_LARGE)}}
-BINARY = {p.upper() + "i": 1024.0 ** (i + 1) for i, p in enumerate(_LARGE[:5])}
+BINARY = {p.upper() + "i": 1024 ** (i + 1) for i, p in enumerate(_LARGE[:5])}  # (exact ints)
 _SMALL = ("m", "µ", "n", "p")
 SMALL = {"": 1.0, **{p: 1000.0 ** -(i + 1) for i, p in enumerate(_SMALL)},
          "u": 1e-6, "μ": 1e-6}  # u and the Greek mu are other spellings of the micro sign
@@ -206,7 +206,7 @@ _FORMAT_PREFIXES = sorted(DECIMAL.items(), key=lambda kv: -kv[1])  # largest fir
 _SMALL_PREFIXES = [("", 1.0)] + [(p, SMALL[p]) for p in _SMALL]
 
 
-def format_number(value: float, digits: int = 3) -> str:
+def format_number(value: float | None, digits: int = 3) -> str:
     """``value`` to ``digits`` significant figures, without exponent for everyday magnitudes."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
@@ -224,7 +224,15 @@ def format_number(value: float, digits: int = 3) -> str:
     return f"{rounded:.{digits - 1}e}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
 
 
-def format_quantity(value: float, unit: str, digits: int | None = 3) -> str:
+def format_binary_bytes(nbytes: float, digits: int = 3) -> str:
+    """A size of memory with the largest binary prefix it reaches: '1.5 GiB', '512 B'."""
+    for prefix, size in sorted(BINARY.items(), key=lambda kv: -kv[1]):
+        if nbytes >= size:
+            return f"{_sig(nbytes / size, digits)} {prefix}B"
+    return f"{nbytes:.0f} B"
+
+
+def format_quantity(value: float | None, unit: str, digits: int | None = 3) -> str:
     """Format with an SI prefix so that the mantissa lies in [1, 1000): '3.35 TB/s'.
 
     ``digits=None`` writes the shortest text that reads back as exactly the same float

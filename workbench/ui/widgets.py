@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import html
 import math
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, Qt, Signal
@@ -65,9 +64,16 @@ INVALID_STYLE = (
 )
 
 
+#: what :func:`html.escape` replaces, written here: the html module brings a table of every
+#: named character with it, which the start-up would import for five of them
+_HTML_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
+                               "'": "&#x27;"})
+
+
 def escape_html(text: object) -> str:
-    """``text`` for rich text (labels, tooltips, attribute values): ``& < > " '`` escaped."""
-    return html.escape(str(text))
+    """``text`` for rich text (labels, tooltips, attribute values): ``& < > " '`` escaped,
+    as :func:`html.escape` does."""
+    return str(text).translate(_HTML_ESCAPES)
 
 
 def set_invalid(widget: QWidget, invalid: bool) -> None:
@@ -89,7 +95,7 @@ class NoWheelFilter(QObject):
     so that scrolling a form never changes a value by accident. Install on spin boxes and
     combo boxes (``no_wheel_filter()`` returns a shared instance)."""
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (event.type() == QEvent.Type.Wheel and isinstance(watched, QWidget)
                 and not watched.hasFocus()):
             parent = watched.parentWidget()
@@ -113,7 +119,7 @@ class DocumentUndoFilter(QObject):
     the fields whose every edit is a document edit (``document_undo_filter()`` returns a
     shared instance)."""
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) and (
                 event.matches(QKeySequence.StandardKey.Undo)
                 or event.matches(QKeySequence.StandardKey.Redo)):
@@ -145,7 +151,7 @@ class WindowKeysFilter(QObject):
             new.installEventFilter(self)
             self._watched = new
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent)
                 and isinstance(watched, QWidget) and watched.window() is self._window):
             pressed = QKeySequence(event.keyCombination())
@@ -193,7 +199,7 @@ class WideSplitter(QSplitter):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(Qt.Orientation.Vertical, parent)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event) -> None:
         width, height = event.size().width(), max(1, event.size().height())
         if self.orientation() == Qt.Orientation.Vertical and width >= self.SIDE_BY_SIDE * height:
             self.setOrientation(Qt.Orientation.Horizontal)
@@ -240,7 +246,7 @@ class BigSpinBox(QAbstractSpinBox):
     def value(self) -> int:
         return self._value
 
-    def setValue(self, value: int) -> None:  # noqa: N802 (Qt API)
+    def setValue(self, value: int) -> None:
         value = max(self._min, min(self._max, int(value)))
         text = str(value)
         if self.lineEdit().text() != text:
@@ -259,7 +265,7 @@ class BigSpinBox(QAbstractSpinBox):
     def maximum(self) -> int:
         return self._max
 
-    def setRange(self, minimum: int, maximum: int) -> None:  # noqa: N802 (Qt API)
+    def setRange(self, minimum: int, maximum: int) -> None:
         self._min, self._max = int(minimum), int(maximum)
         self.setValue(self._value)
 
@@ -284,7 +290,7 @@ class BigSpinBox(QAbstractSpinBox):
     def fixup(self, text: str) -> str:
         return str(self._value)
 
-    def stepEnabled(self) -> QAbstractSpinBox.StepEnabledFlag:  # noqa: N802 (Qt API)
+    def stepEnabled(self) -> QAbstractSpinBox.StepEnabledFlag:
         if self.isReadOnly():
             return QAbstractSpinBox.StepEnabledFlag.StepNone
         flags = QAbstractSpinBox.StepEnabledFlag.StepNone
@@ -294,7 +300,7 @@ class BigSpinBox(QAbstractSpinBox):
             flags |= QAbstractSpinBox.StepEnabledFlag.StepDownEnabled
         return flags
 
-    def stepBy(self, steps: int) -> None:  # noqa: N802 (Qt API)
+    def stepBy(self, steps: int) -> None:
         base = self.text_value()
         base = self._value if base is None else base
         self._step_to(base + steps)
@@ -309,7 +315,7 @@ class BigSpinBox(QAbstractSpinBox):
             # a step from invalid text back to the current value still needs reporting
             self.textEdited.emit(str(value))
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
         if key in (Qt.Key.Key_PageUp, Qt.Key.Key_PageDown) and not self.isReadOnly():
             base = self.text_value()
@@ -322,10 +328,10 @@ class BigSpinBox(QAbstractSpinBox):
             return
         super().keyPressEvent(event)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         return self._hint(max(len(str(self._max)), len(str(self._value)), 8))
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def minimumSizeHint(self) -> QSize:
         return self._hint(6)
 
     def _hint(self, digits: int) -> QSize:
@@ -400,7 +406,7 @@ class QuantityEdit(QLineEdit):
     def error(self) -> str:
         return self._error
 
-    def setValue(self, value: float | None) -> None:  # noqa: N802 (Qt API)
+    def setValue(self, value: float | None) -> None:
         """Show ``value`` (no signal). Text that already means this value is left alone, so a
         field being typed in keeps its text and cursor."""
         self._value = None if value is None else float(value)

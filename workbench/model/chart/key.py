@@ -164,9 +164,9 @@ def _parts_by_groups(tags: Sequence[str]) -> list[tuple[tuple[str, ...], list[in
         if number:
             groups_of.setdefault(int(number), set()).add(letters)
     by_groups: dict[tuple[str, ...], list[int]] = {}
-    for number in sorted(groups_of):
-        key = tuple(sorted(groups_of[number], key=lambda g: (len(g), g)))
-        by_groups.setdefault(key, []).append(number)
+    for part in sorted(groups_of):
+        key = tuple(sorted(groups_of[part], key=lambda g: (len(g), g)))
+        by_groups.setdefault(key, []).append(part)
     return sorted(by_groups.items(),
                   key=lambda item: (-len(item[0]), [(len(g), g) for g in item[0]]))
 

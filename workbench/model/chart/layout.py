@@ -452,7 +452,7 @@ class Request:
     names: Attribution | None = field(default=None, compare=False, repr=False)
 
     @property
-    def priority(self) -> int:
+    def priority(self) -> float:
         return PRIORITIES.get(self.kind, 9)
 
 
@@ -497,10 +497,10 @@ class TextLayout:
         # a tag's leader keeps clear of other marks where it can; else, rather than untold,
         # it may pass by them (its own marker hidden among others' leaves no clear way)
         for strict in (True, False) if request.far is not None else (True,):
-            for cands in (request.candidates, request.far):  # (the far ones made if needed)
-                if cands is None:
+            for given in (request.candidates, request.far):  # (the far ones made if needed)
+                if given is None:
                     continue
-                cands = cands() if callable(cands) else as_array(cands)
+                cands = given() if callable(given) else as_array(given)
                 chosen = (self._first_clean(cands, w, h, cross, mine, air, request.names,
                                             strict) if len(cands) else None)
                 if chosen is not None:
@@ -510,7 +510,8 @@ class TextLayout:
                 break
         if row is None:
             return None
-        leader = None if math.isnan(row[2]) else tuple(float(v) for v in row[2:])
+        leader = None if math.isnan(row[2]) else (float(row[2]), float(row[3]), float(row[4]),
+                                                  float(row[5]))
         left, top = float(row[0]), float(row[1])
         placement = Placement(request.key, (left, top, left + w, top + h), leader, air=air)
         self._reserve(placement, 1)
@@ -605,7 +606,7 @@ class TextLayout:
         dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
         length = np.hypot(dx, dy)
         # every leader of the batch followed at as many points as the longest needs
-        n = max(2, int(math.ceil(float(length.max()) / occ.cell)) + 1)
+        n = max(2, math.ceil(float(length.max()) / occ.cell) + 1)
         t = spread(n)[None, :]
         seg, dx, dy, length = seg[:upto], dx[:upto], dy[:upto], length[:upto]
         # what they may not cross, worked out once over the part of the grid they span (a
@@ -625,7 +626,7 @@ class TextLayout:
             if own is not None:
                 cover = cover - occ.coverage_part(own, a0, a1, b0, b1)
             np.greater(cover, 0, out=stops[1:-1, 1:-1])
-        stops = stops.ravel()
+        stops = stops.ravel()  # type: ignore[assignment]  # (a flat view from here on)
         start_xy = np.stack((seg[:, 0], seg[:, 1]))[:, :, None]
         step_xy = np.stack((dx, dy))[:, :, None]
         origin = np.array(f[:2])[:, None, None]
@@ -754,6 +755,7 @@ def wrap_title(words_width, text: str, room: float, lines: int = 2) -> list[str]
         widest = max(words_width(a), words_width(b))
         if best is None or widest < best[0]:
             best = (widest, [a, b])
+    assert best is not None  # (a text with a space has two words)
     if best[0] <= room or lines <= 2:
         return best[1]
     for count in range(3, lines + 1):

@@ -26,7 +26,7 @@ class Occupancy:
     ``(left, top, right, bottom)``."""
 
     def __init__(self, frame: Rect, cell: float = 2.0) -> None:
-        self.frame = tuple(float(v) for v in frame)
+        self.frame: Rect = (float(frame[0]), float(frame[1]), float(frame[2]), float(frame[3]))
         self.cell = float(cell)
         left, top, right, bottom = self.frame
         self.cols = max(1, math.ceil((right - left) / self.cell))
@@ -467,6 +467,7 @@ class _Held:
         # a line's cells, not all of its span: the box's cells looked at
         for i in np.flatnonzero(~covered & (meets & line).any(axis=1)).tolist():
             k = at[i]
+            assert self.line_cells is not None  # (a span of line cells sets them)
             covered[i] = self.line_cells[r0[k]:r1[k], c0[k]:c1[k]].any()
         clear[at[covered]] = False
         return clear

@@ -31,7 +31,7 @@ import numpy as np
 
 from workbench.model.analysis import Pair
 from workbench.model.comparison import PairComparison, compare_session
-from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.measured import VERDICTS
 from workbench.model.measured_session import MeasuredPoint, judge_session
 from workbench.model.profile import LevelPoint, level_points, machine_level, run_changes, runs_of, top_kernels
@@ -137,9 +137,11 @@ def pair_label(bytes_saved: float, speedup: float) -> str:
     return f"{moved}, {value_text(1 / speedup, digits=3)}× slower"
 
 
-def _percent(fraction: float) -> str:
+def _percent(fraction: float | None) -> str:
     """``0.8`` → ``"80 %"``, ``0.8469`` → ``"84.7 %"`` (three figures: a fraction just under a
     band edge does not read as the edge)."""
+    if fraction is None:
+        return "—"
     text = f"{fraction * 100:.3g}"
     return (_trim(text) if "e" not in text else f"{fraction * 100:.0f}") + " %"
 
@@ -276,8 +278,7 @@ def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any]
         except SweepError as exc:
             notes.append(f"sweep of {op.name}: {exc}")
             return [], notes  # the same for every machine
-        except (UnsupportedPrecision, UnknownLevel, ValueError, TypeError, ZeroDivisionError,
-                ArithmeticError):
+        except COUNTING_ERRORS:
             continue
         order = np.argsort(result.values, kind="stable")
         values = result.values[order]
@@ -434,6 +435,7 @@ def _level_tip(p: LevelPoint) -> str:
 
 def _measured_tooltip(point: MeasuredPoint, machine: str) -> str:
     j = point.judgement
+    assert j is not None  # (only a judged point is drawn, with its tooltip)
     m = point.measurement
     target = (f"the prediction of {m.operation}" if m.operation
               else "the prediction from its own FLOPs and bytes")
@@ -541,7 +543,7 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
             tooltip += (f"\n{m.count:,} launch{'es' if m.count != 1 else ''}, "
                         f"{format_quantity(m.total_time_s or 0.0, 'time')} of GPU time"
                         + (f" in {m.run}" if m.run else ""))
-        level_xs = ()
+        level_xs: tuple[tuple[str, float, str], ...] = ()
         if level == "all" and len(levels) > 1:
             level_xs = tuple((p.level, float(p.intensity), _level_tip(p)) for p in levels
                              if p.intensity and _drawable(p.intensity, y))

@@ -49,7 +49,7 @@ from workbench.model.chart.overlays import (
 )
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware, roof_name
-from workbench.model.roofline import Result
+from workbench.model.roofline import Result, attainable, compute_bound, ridge
 from workbench.model.session import (
     MARKERS,
     PALETTE,
@@ -202,7 +202,7 @@ class Region:
 class PointMark:
     """One operation on one machine at ``(x, y)`` = (intensity in FLOP/byte, attainable
     FLOP/s). ``color`` is the operation's colour (``#RRGGBB``), ``marker`` the machine's
-    marker (a pyqtgraph symbol name). ``show_label`` marks the single point of each operation
+    marker (one of :data:`MARKERS`). ``show_label`` marks the single point of each operation
     that carries its name (the highest of its column: an operation has the same intensity on
     every machine). ``overhead`` flags overhead-bound points. ``label`` is the operation's
     name; ``result`` may be shared with operations of the same counts (a model's layers)
@@ -261,11 +261,11 @@ class Reference:
     @property
     def ridge(self) -> float:
         """FLOP/byte."""
-        return self.peak / self.bandwidth
+        return ridge(self.peak, self.bandwidth)
 
     def roof(self, x: float) -> float:
         """Attainable FLOP/s at intensity ``x`` FLOP/byte."""
-        return min(self.peak, x * self.bandwidth)
+        return attainable(x, self.peak, self.bandwidth)
 
     def regime_at(self, x: float, y: float | None = None, tolerance: float = 1e-9) -> str:
         """``"memory-bound"`` / ``"compute-bound"`` at intensity ``x``; ``"above the roof"``
@@ -273,7 +273,7 @@ class Reference:
         ``tolerance`` (a cursor a pixel above a point on the roof is still on it)."""
         if y is not None and y > self.roof(x) * (1 + tolerance):
             return "above the roof"
-        return "memory-bound" if x < self.ridge else "compute-bound"
+        return "compute-bound" if compute_bound(x / self.peak, 1 / self.bandwidth) else "memory-bound"
 
 
 @dataclass(frozen=True)
@@ -408,11 +408,11 @@ def drawn_pairs(pairs: Iterable[Pair], markers: dict[int, str]) -> list[tuple]:
     ``(hw_id, x, y, marker, bound, precision_used, machine, result, highest)``, where
     ``highest`` marks the point that carries the operation's name. Operations that share a
     row of pairs (a model's layers) share this too."""
-    drawn = [p for p in pairs if _drawable(p.result)]
-    top = max(drawn, key=lambda p: p.result.attainable_flops, default=None)
+    drawn = [(p, p.result) for p in pairs if p.result is not None and _drawable(p.result)]
+    top = max(drawn, key=lambda d: d[1].attainable_flops, default=(None, None))[0]
     out = []
-    for pair in drawn:
-        r, hw_id = pair.result, pair.hardware.id
+    for pair, r in drawn:
+        hw_id = pair.hardware.id
         out.append((hw_id, r.intensity, r.attainable_flops, markers.get(hw_id, MARKERS[0]),
                     r.bound, r.precision_used, pair.hardware.hardware.label, r, pair is top))
     return out
@@ -514,20 +514,20 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
             used_levels[pair.hardware.id].add(pair.result.level)
 
     machines: list[MachineMark] = []
-    for index, entry in enumerate(visible_hw):
-        hw = entry.hardware
+    for index, hw_entry in enumerate(visible_hw):
+        hw = hw_entry.hardware
         peaks = hw.roof_peaks()
         if view.all_precisions:
             names = set(peaks)
         else:
-            names = {p for p in used_precisions[entry.id] if p in peaks}
+            names = {p for p in used_precisions[hw_entry.id] if p in peaks}
             if not names:
                 names = {_default_precision(hw.compute)}
         precisions = tuple(sorted(names, key=lambda p: (-peaks[p], _order(p))))
         machines.append(MachineMark(
-            hw_id=entry.id,
+            hw_id=hw_entry.id,
             name=hw.label,
-            marker=markers[entry.id],
+            marker=markers[hw_entry.id],
             style_index=index,
             main_memory=hw.main_memory,
             bandwidth=hw.bandwidth(),
@@ -541,7 +541,7 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
     for mark in machines:
         groups = _peak_groups(_hardware(session, mark.hw_id).roof_peaks(), mark.precisions)
         for name, peak in groups:
-            x = peak / mark.bandwidth
+            x = ridge(peak, mark.bandwidth)
             ridges.append(Ridge(mark.hw_id, name, x, peak,
                                 ridge_label(x, name if len(groups) > 1 else ""),
                                 mark.style_index))
@@ -721,7 +721,7 @@ def _machine_roofs(session: Session, mark: MachineMark, levels: set[str],
         main = kind == "memory" and name == hw.main_memory
         roofs.append(Roof(
             hw_id=mark.hw_id, kind=kind, name=name, value=bw,
-            xs=(x_lo, top / bw), ys=(bw * x_lo, top),
+            xs=(x_lo, ridge(top, bw)), ys=(attainable(x_lo, top, bw), top),
             style_index=mark.style_index,
             emphasis="main" if main else "minor",
             line="dashdot" if kind == "interconnect" else "solid",
@@ -732,7 +732,7 @@ def _machine_roofs(session: Session, mark: MachineMark, levels: set[str],
         text = f"{name} {_rate(peak)}"
         roofs.append(Roof(
             hw_id=mark.hw_id, kind="compute", name=name, value=peak,
-            xs=(peak / fastest, x_hi), ys=(peak, peak),
+            xs=(ridge(peak, fastest), x_hi), ys=(peak, peak),
             style_index=mark.style_index,
             emphasis="main" if i == 0 else "minor",
             label=f"{short_name(hw)}: {text}" if i == 0 else text,
@@ -744,14 +744,14 @@ def _machine_roofs(session: Session, mark: MachineMark, levels: set[str],
         top_d = top * eff
         roofs.append(Roof(
             hw_id=mark.hw_id, kind="memory", name=hw.main_memory, value=bw,
-            xs=(x_lo, top_d / bw), ys=(bw * x_lo, top_d), style_index=mark.style_index,
-            emphasis="minor", line="dashed", derated=True, label="",
+            xs=(x_lo, ridge(top_d, bw)), ys=(attainable(x_lo, top_d, bw), top_d),
+            style_index=mark.style_index, emphasis="minor", line="dashed", derated=True, label="",
         ))
         for name, nominal in groups:
             peak = nominal * eff
             roofs.append(Roof(
                 hw_id=mark.hw_id, kind="compute", name=name, value=peak,
-                xs=(peak / bw, x_hi), ys=(peak, peak), style_index=mark.style_index,
+                xs=(ridge(peak, bw), x_hi), ys=(peak, peak), style_index=mark.style_index,
                 emphasis="minor", line="dashed", derated=True,
                 label=f"practical {pct} %: {_rate(peak)}",
             ))
@@ -766,13 +766,13 @@ def build_regions(reference: Reference | None, extent: tuple[float, float],
     if reference is None:
         return ()
     x_lo, x_hi = extent
-    ridge = reference.ridge
+    at = reference.ridge
     floor = y_range[0] / 10.0**EXTENT_DECADES
     peak = reference.peak
     return (
-        Region("memory", reference.hw_id, (x_lo, ridge), (reference.bandwidth * x_lo, peak),
+        Region("memory", reference.hw_id, (x_lo, at), (reference.roof(x_lo), peak),
                floor, "memory-bound"),
-        Region("compute", reference.hw_id, (ridge, x_hi), (peak, peak), floor, "compute-bound"),
+        Region("compute", reference.hw_id, (at, x_hi), (peak, peak), floor, "compute-bound"),
     )
 
 

@@ -183,10 +183,7 @@ class Architecture:
         if self.mla is not None:
             m = self.mla
             qk = m.qk_nope_head_dim + m.qk_rope_head_dim
-            if m.q_lora_rank:
-                q = H * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * h * qk
-            else:
-                q = H * h * qk
+            q = H * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * h * qk if m.q_lora_rank else H * h * qk
             kv = H * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
             kv += m.kv_lora_rank * h * (m.qk_nope_head_dim + m.v_head_dim)
             return q + kv + h * m.v_head_dim * H
@@ -293,7 +290,7 @@ class Architecture:
         if pp > 1 and not self.tied:
             emb //= 2
         rep = self.replicated_params()
-        experts = self.routed_expert_params()
+        experts: float = self.routed_expert_params()
         rest = self.params - self.embedding_params - rep - experts
         if experts:
             assert self.moe is not None

@@ -336,7 +336,7 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
                           f"price per chip-hour · chips / 3600 / tokens/s · 10⁶ = "
                           f"{r.price_per_hour:g} · {r.chips} / 3600 / {r.tokens_per_s:,.1f} · "
                           f"10⁶ = {r.cost_per_million_tokens:,.4g}"))
-        if r.max_batch is not None:
+        if r.max_batch is not None and r.memory_available_bytes is not None:
             weights = totals.weight_bytes
             lines.append((f"{r.hardware}: largest batch",
                           f"⌊(capacity − weights) / (KV cache + activations per sequence)⌋ = "

@@ -54,13 +54,13 @@ class LogAxis(pg.AxisItem):
         # halves the cost of a frame. Exports switch the cache off (vector output).
         self.setCacheMode(_CACHE)
 
-    def setExportMode(self, export, opts=None):  # noqa: N802 (pyqtgraph API)
+    def setExportMode(self, export, opts=None):
         super().setExportMode(export, opts)
         self.setCacheMode(_NO_CACHE if export else _CACHE)
 
     _kept_rect: tuple | None = None  # (what it depends on, the rectangle)
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+    def boundingRect(self) -> QRectF:
         """As pyqtgraph's (the axis, and with the grid on the view it draws the grid over),
         kept until either's geometry or the axis style changes: Qt asks for it several times
         on every repaint, and pyqtgraph maps both rectangles anew each time."""
@@ -74,7 +74,7 @@ class LogAxis(pg.AxisItem):
             kept = self._kept_rect = (key, super().boundingRect())
         return QRectF(kept[1])
 
-    def logTickValues(self, minVal, maxVal, size, stdTicks):  # noqa: N802, N803 (pyqtgraph API)
+    def logTickValues(self, minVal, maxVal, size, stdTicks):
         """pyqtgraph's levels, each tick once: its minor level (1…9 per decade) repeats the
         decades of the levels above, which drew each decade's tick and label twice (two
         texts on top of each other in a vector file)."""
@@ -87,7 +87,7 @@ class LogAxis(pg.AxisItem):
             out.append((spacing, kept))
         return out
 
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph API)
+    def tickStrings(self, values, scale, spacing):
         span = abs(self.range[1] - self.range[0]) if self.range else 10.0
         step = self._decade_step(span)
         out = []

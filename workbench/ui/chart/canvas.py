@@ -16,6 +16,7 @@ Qt as pixmaps between repaints.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections.abc import Iterator, Sequence
@@ -185,11 +186,9 @@ class RooflineCanvas(QWidget):
         widget is destroyed when the workspace lives on (a main window closing, a test's
         teardown); the canvas draws nothing afterwards."""
         self.labels.stop()
-        try:
+        with contextlib.suppress(RuntimeError, TypeError):  # (disposed of already)
             self.workspace.signals.changed.disconnect(self._on_change)
             self.workspace.selection.changed.disconnect(self._on_selection)
-        except (RuntimeError, TypeError):
-            pass
         self.legend.clear()
         self._vb.clear()
         for part in (self.roofs, self.points, self.overlays, self.styles, self.labels):
@@ -208,11 +207,11 @@ class RooflineCanvas(QWidget):
             if isinstance(item, Label) and item.isVisible():
                 item.updateTransform()
 
-    def leaveEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def leaveEvent(self, event) -> None:
         super().leaveEvent(event)
         self.hover.left()  # (the read-out spoke of the last place under the pointer)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if event.oldSize().width() != event.size().width():
             self.titles.apply()

@@ -7,6 +7,7 @@ document, and speed comes from fewer items, ``setData`` on what moved and Qt's i
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import pyqtgraph as pg
 from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
@@ -36,7 +37,7 @@ class Label(pg.TextItem):
         self.textItem.setCacheMode(CACHE)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
 
-    def changeParent(self) -> None:  # noqa: N802 (pyqtgraph API)
+    def changeParent(self) -> None:
         """No connection to the view's range signals per label (pyqtgraph makes one for each
         item, and calls every label on every zoom step): the canvas re-derives the transform
         of all labels once per paint when the view's has changed
@@ -48,7 +49,7 @@ class Label(pg.TextItem):
 
     _rect: QRectF | None = None
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+    def boundingRect(self) -> QRectF:
         # asked for every label on every repaint: kept until the text or its place changes
         # (every such change goes through updateTextPos)
         if self._rect is None:
@@ -58,11 +59,11 @@ class Label(pg.TextItem):
     def paint(self, p, *args):
         pass  # the background is the _back item, the text the text item
 
-    def setExportMode(self, export, opts=None):  # noqa: N802 (pyqtgraph API)
+    def setExportMode(self, export, opts=None):
         super().setExportMode(export, opts)
         self.textItem.setCacheMode(NO_CACHE if export else CACHE)
 
-    def setFont(self, *args) -> None:  # noqa: N802 (pyqtgraph API)
+    def setFont(self, *args) -> None:
         """A new font, and the cached picture of the text drawn anew: a font change alone
         (a theme switch) left the cache blank, so a label whose colour stayed the same
         (a sweep's "m = 1") was no longer drawn."""
@@ -77,7 +78,7 @@ class Label(pg.TextItem):
             self.anchor = pg.Point(anchor)
         self.updateTextPos()
 
-    def updateTextPos(self) -> None:  # noqa: N802 (pyqtgraph API)
+    def updateTextPos(self) -> None:
         r = self.textItem.boundingRect()
         tl = self.textItem.mapToParent(r.topLeft())
         br = self.textItem.mapToParent(r.bottomRight())
@@ -204,7 +205,7 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         #: called with no argument: the scene rectangles a drag may not cover (the axes)
         self.keep_clear = None
 
-    def setParentItem(self, parent) -> None:  # noqa: N802 (Qt API)
+    def setParentItem(self, parent) -> None:
         super().setParentItem(parent)
         self.anchor(itemPos=(0, 0), parentPos=(0, 0), offset=self._offset)
 
@@ -312,7 +313,7 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
             width = self._widths[text] = metrics.horizontalAdvance(text)
         return width
 
-    _widths: dict = {}
+    _widths: ClassVar[dict] = {}  # (shared by every label: measured once)
     _widths_font = None
 
     def _resize(self) -> None:
@@ -391,7 +392,7 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         bottom = y + h if x > 0 else y
         self.setGeometry(0, 0, 2 * margin + widest, 2 * margin + bottom)
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+    def boundingRect(self) -> QRectF:
         return QRectF(0, 0, self.width(), self.height())
 
     def paint(self, p, *args) -> None:
@@ -432,10 +433,10 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
             p.drawText(QRectF(x_text, top, self._text_width + 2 + self.SAMPLE + self.GAP, h),
                        int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
 
-    def hoverEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph API)
+    def hoverEvent(self, ev) -> None:
         ev.acceptDrags(Qt.MouseButton.LeftButton)
 
-    def mouseDragEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph API)
+    def mouseDragEvent(self, ev) -> None:
         if ev.button() == Qt.MouseButton.LeftButton:
             ev.accept()
             to = self._within_parent(self.pos() + ev.pos() - ev.lastPos())
@@ -465,7 +466,7 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
                                                       self.height()))
         return any(box.intersects(rect) for rect in self.keep_clear())
 
-    def mouseClickEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph API)
+    def mouseClickEvent(self, ev) -> None:
         if ev.button() == Qt.MouseButton.LeftButton:
             ev.accept()
             self.set_collapsed(not self.collapsed)

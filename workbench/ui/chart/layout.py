@@ -18,6 +18,7 @@ import contextlib
 import functools
 import math
 from collections.abc import Mapping
+from typing import ClassVar
 
 import numpy as np
 from PySide6.QtCore import QTimer
@@ -54,7 +55,7 @@ class LabelLayer:
     """The chart's texts and their placing (see the module docstring)."""
 
     #: the texts whose being left out moves the legend (in figures)
-    _MISS_COST = {"selected": 100, "pair": 100, "measured": 100, "crowd": 100,
+    _MISS_COST: ClassVar[dict[str, int]] = {"selected": 100, "pair": 100, "measured": 100, "crowd": 100,
                   "operation": 100}
 
     def __init__(self, canvas, add, curve) -> None:

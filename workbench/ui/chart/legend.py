@@ -237,7 +237,7 @@ class ChartLegend:
                 # on screen: columns, set smaller to fit (a key flows, as in figures)
                 if legend.width() > room > 0:
                     legend.set_zoom(room / legend.width())
-            elif (legend.height() > self.LEGEND_BELOW * canvas.height() and rows > 3
+            elif ((legend.height() > self.LEGEND_BELOW * canvas.height() and rows > 3)
                     or legend.width() > room > 0):
                 # a long key, or one wider than the figure: its rows side by side, as many
                 # to a line as fit (a longer one wraps)

@@ -9,6 +9,7 @@ changes, the axis titles at each placing of the texts.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 from PySide6.QtGui import QFontMetricsF
 
@@ -24,7 +25,7 @@ class ChartTitles:
     """The title over the plot and the axis titles (see the module)."""
 
     #: (font family, size, full title) → widths of the full and the short wording
-    _axis_title_widths: dict = {}
+    _axis_title_widths: ClassVar[dict] = {}
 
     def __init__(self, canvas) -> None:
         self._canvas = canvas

@@ -14,6 +14,7 @@ measured) and added to the session, with the datasheet machine chosen to compare
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from PySide6.QtCore import QEvent, QObject, Qt, QThread, Signal, Slot
@@ -44,6 +45,8 @@ from workbench.ui.bridge import Workspace
 
 __all__ = ["GpuSearch", "MeasureDialog", "MeasureWorker", "open_measure_dialog"]
 
+_log = logging.getLogger(__name__)
+
 
 class MeasureWorker(QObject):
     """Runs one measurement in the thread it is moved to; reports through signals."""
@@ -70,7 +73,8 @@ class MeasureWorker(QObject):
             result = self.job(self.progressed.emit, self._stop.is_set)
         except Cancelled:
             self.cancelled.emit()
-        except Exception as exc:  # noqa: BLE001 - shown to the user, never lost
+        except Exception as exc:  # noqa: BLE001 - any library's fault: shown and logged
+            _log.exception("the measurement failed")
             self.failed.emit(f"{type(exc).__name__}: {exc}")
         else:
             self.finished.emit(result)
@@ -87,6 +91,7 @@ class GpuSearch(QObject):
         try:
             gpus = discover_gpus()
         except Exception:  # noqa: BLE001 - a broken library: no GPU to offer, the hint says why
+            _log.exception("looking for GPUs failed")
             gpus = []
         self.found.emit(gpus)
 
@@ -370,13 +375,13 @@ class MeasureDialog(QDialog):
             combo.setEnabled(True)
         self.cancel_button.setEnabled(False)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.parent() and event.type() == QEvent.Type.Close and self.running:
             self.cancel()
             self.wait()
         return False
 
-    def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def closeEvent(self, event) -> None:
         if self.running:
             self.cancel()
             self.wait()

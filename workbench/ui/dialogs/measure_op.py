@@ -8,6 +8,7 @@ machine first. The timing runs in a worker thread: the window stays responsive.
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from PySide6.QtCore import QEvent, QObject, QThread, Signal, Slot
@@ -16,6 +17,8 @@ from workbench.measure.operations import time_operation, timing_problem
 from workbench.model.measured import Measurement
 
 __all__ = ["OperationTimer", "local_machine_name", "measure_selected_operation"]
+
+_log = logging.getLogger(__name__)
 
 
 class _Worker(QObject):
@@ -31,7 +34,8 @@ class _Worker(QObject):
     def run(self) -> None:
         try:
             self.finished.emit(time_operation(self.operation, cancelled=self.stop.is_set))
-        except Exception as exc:  # noqa: BLE001 - shown to the user
+        except Exception as exc:  # noqa: BLE001 - any library's fault: shown and logged
+            _log.exception("timing %s failed", self.operation.name)
             self.failed.emit(f"{self.operation.name}: {exc}")
 
 
@@ -108,7 +112,7 @@ class OperationTimer(QObject):
     def wait(self, ms: int = 60_000) -> bool:
         return self.thread.wait(ms) if self.thread is not None else True
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Close and self.running:  # the window closes: stop
             self.worker.stop.set()
             self.wait()

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from workbench.io.presets import builtin_ids
 from workbench.io.user_presets import all_presets, find_preset
 from workbench.model.hardware import Hardware, UnknownLevel, UnsupportedPrecision
+from workbench.model.rules import ridge
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
 from workbench.ui.widgets import escape_html
@@ -84,7 +85,7 @@ def machine_summary(hw: Hardware) -> str:
     if peak is not None:
         parts.append(f"{peak[0]} {format_quantity(peak[1], 'flop_rate')}")
         if bandwidth:
-            parts.append(f"ridge {format_number(peak[1] / bandwidth)} FLOP/B")
+            parts.append(f"ridge {format_number(ridge(peak[1], bandwidth))} FLOP/B")
     return " · ".join(parts)
 
 
@@ -92,7 +93,7 @@ def preset_matches(query: str, hw: Hardware, substring: bool = False) -> bool:
     """Every word of ``query`` starts a word of the preset's id, name, vendor or kind, or the
     model number inside one ("h200" finds the H200 but not the GH200; "100" finds the H100
     and the A100s); with ``substring``, any part of them will do."""
-    haystack = " ".join((hw.id, hw.name, hw.vendor, hw.kind)).lower()
+    haystack = f"{hw.id} {hw.name} {hw.vendor} {hw.kind}".lower()
     tokens = query.lower().split()
     if substring:
         return all(token in haystack for token in tokens)
@@ -191,13 +192,13 @@ def hardware_details_html(hw: Hardware, preset_id: str | None = None) -> str:
             continue
         section(title)
         for precision, value in figures.items():
-            ridge = ""
+            ridge_text = ""
             if bandwidth:
-                ridge = f"ridge {format_number(value / bandwidth)} FLOP/B"
+                ridge_text = f"ridge {format_number(ridge(value, bandwidth))} FLOP/B"
             rate = format_quantity(value, "flop_rate", 4)
             if precision.startswith("int"):
                 rate = rate.replace("FLOP/s", "OP/s")
-            row(escape_html(precision), escape_html(rate), measured(f"{table}.{precision}", ridge))
+            row(escape_html(precision), escape_html(rate), measured(f"{table}.{precision}", ridge_text))
     section("Memory bandwidth")
     for level, value in hw.memory.items():
         row(escape_html(level), escape_html(format_quantity(value, "bandwidth", 4)),
@@ -225,7 +226,8 @@ def hardware_details_html(hw: Hardware, preset_id: str | None = None) -> str:
             except UnsupportedPrecision:
                 continue
             note = "" if used == precision else f" (runs at {used})"
-            ridges.append(f"{precision} {format_number(hw.compute[used] / bandwidth)} FLOP/B{note}")
+            ridges.append(f"{precision} {format_number(ridge(hw.compute[used], bandwidth))} "
+                          f"FLOP/B{note}")
     parts = [f"<h3 style='margin-bottom:2px'>{escape_html(hw.name)}</h3>",
              f"<div style='color:#666'>{escape_html(' · '.join(meta))}</div>"]
     if ridges:
@@ -430,7 +432,7 @@ class PresetDialog(QDialog):
         """The details pane as plain text (for tests and accessibility)."""
         return self.details.toPlainText()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Up/Down in the filter move through the list, so the keyboard never has to leave."""
         if (watched is self.filter_edit and event.type() == QEvent.Type.KeyPress
                 and event.key() in (Qt.Key.Key_Up, Qt.Key.Key_Down)):

@@ -396,23 +396,23 @@ class DerivationView(QTextBrowser):
                 position += length
         cursor.endEditBlock()
 
-    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
         if self._source is not None and abs(self._line_width() - self._width) >= 1:
             self._render()
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         if self._render_pending:
             self._render()
 
-    def toPlainText(self) -> str:  # noqa: N802 (Qt API)
+    def toPlainText(self) -> str:
         """The text as shown, or as it will be when the view is shown."""
         if self._render_pending:
             self._render(hidden_too=True)
         return super().toPlainText()
 
-    def changeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def changeEvent(self, event: Any) -> None:
         super().changeEvent(event)
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange,
                             QEvent.Type.StyleChange):

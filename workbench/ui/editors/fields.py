@@ -7,7 +7,7 @@ types or picks to the editor, which applies it (see :mod:`workbench.ui.editors.o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QVBoxLayout, QWidget
@@ -22,8 +22,17 @@ from workbench.ui.widgets import (
     no_wheel_filter,
 )
 
-if TYPE_CHECKING:
-    from workbench.ui.editors.operation_editor import OperationEditor
+
+class FieldOwner(Protocol):
+    """The editor a field belongs to (:class:`~workbench.ui.editors.operation_editor.
+    OperationEditor`): what a field tells it. Named here, so that the fields do not depend
+    back on the editor that places them."""
+
+    def propose(self, name: str, value: Any, discrete: bool = False) -> None: ...
+
+    def finish(self, name: str) -> None: ...
+
+    def fit_splitter(self) -> None: ...
 
 MAX_INT = 2**53
 #: Appended to the entry of a list that is the parameter's default value.
@@ -57,7 +66,7 @@ class Field:
     widget: QWidget
     input: QWidget
 
-    def __init__(self, editor: OperationEditor, param: Param) -> None:
+    def __init__(self, editor: FieldOwner, param: Param) -> None:
         self.editor = editor
         self.param = param
 
@@ -82,7 +91,7 @@ def _inherit_label(kind: Kind, param: Param) -> str:
 class IntField(Field):
     """int parameters: a spin box, with a "same as" check box when the parameter inherits."""
 
-    def __init__(self, editor: OperationEditor, param: Param, kind: Kind) -> None:
+    def __init__(self, editor: FieldOwner, param: Param, kind: Kind) -> None:
         super().__init__(editor, param)
         self.spin = BigSpinBox(minimum=int(param.minimum), maximum=MAX_INT)
         self.spin.setObjectName(f"param_{param.name}")
@@ -134,7 +143,7 @@ class IntField(Field):
 class QuantityField(Field):
     """float and quantity parameters: a line edit that reads SI text."""
 
-    def __init__(self, editor: OperationEditor, param: Param) -> None:
+    def __init__(self, editor: FieldOwner, param: Param) -> None:
         super().__init__(editor, param)
         unit = param.unit or "count"
         self.edit = QuantityEdit(unit)
@@ -154,7 +163,7 @@ class QuantityField(Field):
 class ComboField(Field):
     """dtype, precision and choice parameters; ``None`` is the "same as"/automatic entry."""
 
-    def __init__(self, editor: OperationEditor, param: Param, kind: Kind) -> None:
+    def __init__(self, editor: FieldOwner, param: Param, kind: Kind) -> None:
         super().__init__(editor, param)
         self.kind = kind
         self.combo = QComboBox()
@@ -212,7 +221,7 @@ class ComboField(Field):
 class BoolField(Field):
     """bool parameters: a check box."""
 
-    def __init__(self, editor: OperationEditor, param: Param) -> None:
+    def __init__(self, editor: FieldOwner, param: Param) -> None:
         super().__init__(editor, param)
         self.check = QCheckBox()
         self.check.setObjectName(f"param_{param.name}")
@@ -229,7 +238,7 @@ class BoolField(Field):
 class TextField(Field):
     """str parameters: a line edit."""
 
-    def __init__(self, editor: OperationEditor, param: Param) -> None:
+    def __init__(self, editor: FieldOwner, param: Param) -> None:
         super().__init__(editor, param)
         self.edit = QLineEdit()
         self.edit.setObjectName(f"param_{param.name}")

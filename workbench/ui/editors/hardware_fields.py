@@ -221,7 +221,7 @@ class FieldEdit(QLineEdit):
             return
         self.committed.emit(value)
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape and (self._problem or self.isModified()):
             self.show_value(self._value)
             self.setModified(False)
@@ -271,6 +271,7 @@ def marker_icon(symbol: str, color: QColor, size: int = 16) -> QIcon:
     return QIcon(pixmap)
 
 
-#: The name of each chart marker symbol, as the machine list's tool tips say it.
+#: The name of each chart marker (:data:`~workbench.model.session.MARKERS`, which the chart
+#: draws as the pyqtgraph symbols of the same codes), as the machine list's tool tips say it.
 MARKER_NAMES = {"o": "circle", "s": "square", "t": "triangle", "d": "diamond", "star": "star",
                 "p": "pentagon", "h": "hexagon", "t1": "triangle (up)"}

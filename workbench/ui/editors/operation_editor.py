@@ -60,6 +60,7 @@ from workbench.document import Change
 from workbench.document.changes import What
 from workbench.io.errors import InputError
 from workbench.io.schema import Place, check_param, kind_checks
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import text_problem
 from workbench.model.operations import KINDS, Kind, Param
 from workbench.ui.bridge import Workspace
@@ -443,7 +444,7 @@ class OperationEditor(QWidget):
         top = max(120, min(wanted, int(total * 0.62)))
         self._splitter.setSizes([top, max(total - top, 100)])
 
-    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
         if self._op_id is not None:
             self.fit_splitter()
@@ -539,7 +540,7 @@ class OperationEditor(QWidget):
     def _context(self) -> dict[str, Any]:
         try:
             precision = self.workspace.results.counts(self._op_id).precision
-        except Exception:  # noqa: BLE001 - only a label
+        except COUNTING_ERRORS:  # (the derivation says why)
             precision = None
         return {"precision": precision}
 
@@ -652,7 +653,7 @@ class OperationEditor(QWidget):
             candidate.pop(name, None)
         else:
             candidate[name] = normalised
-        before = {problem for problem in kind_checks(op.kind, op.params)}
+        before = set(kind_checks(op.kind, op.params))
         for other, problem in kind_checks(op.kind, candidate):
             if (other, problem) in before:
                 continue
@@ -785,7 +786,7 @@ class OperationEditor(QWidget):
             self._flush_posted = True
             QCoreApplication.postEvent(self, QEvent(_FLUSH_EVENT), _AFTER_REPAINT)
 
-    def event(self, event: QEvent) -> bool:  # noqa: D102 (Qt API)
+    def event(self, event: QEvent) -> bool:
         if event.type() == _FLUSH_EVENT:
             self._flush_posted = False
             self._flush()
@@ -809,10 +810,10 @@ class OperationEditor(QWidget):
     def _on_splitter_moved(self, *_: Any) -> None:
         self._splitter_moved = True
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         return super().sizeHint().expandedTo(QSize(460, 640))
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         self._flush()
 

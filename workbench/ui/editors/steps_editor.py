@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -20,11 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.model.operations import STEP_OPS, Param
-from workbench.ui.editors.fields import Field, tooltip
+from workbench.ui.editors.fields import Field, FieldOwner, tooltip
 from workbench.ui.widgets import no_wheel_filter, set_invalid
-
-if TYPE_CHECKING:
-    from workbench.ui.editors.operation_editor import OperationEditor
 
 __all__ = ["StepsEditor", "StepsField"]
 
@@ -256,7 +253,7 @@ def _float_or_none(text: str) -> float | None:
 class StepsField(Field):
     """The elementwise chain's steps parameter: a :class:`StepsEditor` in a group box."""
 
-    def __init__(self, editor: OperationEditor, param: Param) -> None:
+    def __init__(self, editor: FieldOwner, param: Param) -> None:
         super().__init__(editor, param)
         self.steps = StepsEditor(self._on_steps, self.finish)
         self.steps.setToolTip("")

@@ -49,7 +49,9 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.model.chart.overlays import cached_sweep
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.operations import Param
+from workbench.model.rules import compute_bound
 from workbench.model.sweeps import (
     MAX_SWEEP_POINTS,
     Range,
@@ -532,10 +534,11 @@ class SweepSection(QGroupBox):
         if mode == "log":
             for edit in (self.start_edit, self.stop_edit):
                 try:
-                    if _number(edit.text(), param) <= 0:
-                        edit.setText(format_value(max(float(param.minimum), 1.0)))
+                    below_zero = _number(edit.text(), param) <= 0
                 except QuantityError:
-                    pass
+                    below_zero = False  # (a refused text is marked where it stands)
+                if below_zero:
+                    edit.setText(format_value(max(float(param.minimum), 1.0)))
 
     def _show_mode(self, mode: str) -> None:
         self._form.setRowVisible(self.values_edit, mode == "list")
@@ -594,7 +597,7 @@ class SweepSection(QGroupBox):
             try:
                 # (the chart and the sweep plot find the same ones: found once, kept)
                 found = cached_sweep(op, hw, sweep)[1] if lo < hi else []
-            except Exception as exc:  # noqa: BLE001 - shown, not swallowed
+            except COUNTING_ERRORS as exc:  # shown in the list
                 lines.append(f"  {hw.label}: cannot evaluate ({exc})")
                 continue
             if not found:
@@ -619,12 +622,12 @@ class SweepSection(QGroupBox):
             return f"one value ({span}): no crossing"
         try:
             result = evaluate_sweep(op, hw, Sweep(sweep.param, [lo]))
-            compute = float(result["t_math_s"][0]) >= float(result["t_mem_s"][0])
-        except Exception:  # noqa: BLE001 - only a label
+            compute = bool(compute_bound(result["t_math_s"][0], result["t_mem_s"][0]))
+        except COUNTING_ERRORS:  # (the crossings above say why)
             return f"no crossing in {span}"
         side = "compute" if compute else "memory"
         return f"no crossing in {span} ({side}-bound throughout)"
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         self._flush()

@@ -29,6 +29,7 @@ import json
 import math
 from pathlib import Path
 
+from workbench.model.rules import FORMULAS
 from workbench.model.units import format_quantity
 
 __all__ = ["figure_page", "page_data", "script_json", "compact_svg", "FIELDS", "COLUMNS"]
@@ -178,7 +179,7 @@ def _roofs_and_ridges(scene, q) -> tuple[list[dict], list[dict]]:
         m = machines.get(ridge.hw_id)
         lines = [f"{m.name if m else ''}: {ridge.label}"]
         if m is not None:
-            lines.append(f"ridge = peak / bandwidth = {q(ridge.y, 'flop_rate')} / "
+            lines.append(f"{FORMULAS['ridge']} = {q(ridge.y, 'flop_rate')} / "
                          f"{q(m.bandwidth, 'bandwidth')} ({m.main_memory}) = "
                          f"{q(ridge.x, 'intensity')}")
         ridges.append({"hw": ridge.hw_id, "precision": ridge.precision,

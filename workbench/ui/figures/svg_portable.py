@@ -6,6 +6,7 @@ become the concrete family Qt used; the size is physical."""
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -129,7 +130,7 @@ def _clip_segment(p: Point, q: Point, r: Rect) -> tuple[Point, Point, bool, bool
 def _clip_polyline(points: list[Point], r: Rect) -> list[list[Point]]:
     runs: list[list[Point]] = []
     open_run = False
-    for p, q in zip(points, points[1:], strict=False):
+    for p, q in itertools.pairwise(points):
         part = _clip_segment(p, q, r)
         if part is None:
             open_run = False
@@ -215,7 +216,7 @@ def _to_page(element: ET.Element, m: Sequence[float], clip: Rect | None, filled:
                         cut.append((pts, True))
                 elif pts:  # the clipped segments' ends: x0 + 1.0 * (x1 - x0), as computed there
                     cut.append(([pts[0]] + [(x0 + (x1 - x0), y0 + (y1 - y0)) for (x0, y0), (x1, y1)
-                                            in zip(pts, pts[1:], strict=False)], False))
+                                            in itertools.pairwise(pts)], False))
                 continue
             if closed or filled:
                 polygon = _clip_polygon(pts, clip)

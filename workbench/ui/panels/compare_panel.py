@@ -56,6 +56,7 @@ from PySide6.QtWidgets import (
 from workbench.document import Change, Document
 from workbench.document.changes import What
 from workbench.model.comparison import SPEEDUP_FORMULA, compare_results
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import FORMULAS, Result
 from workbench.model.session import Comparison
 from workbench.model.units import format_quantity
@@ -391,7 +392,7 @@ class ComparePanel(DockedPanel, QWidget):
     def _catch_up(self) -> None:
         self.refresh()
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         self.refresh()
 
@@ -428,7 +429,7 @@ class ComparePanel(DockedPanel, QWidget):
             return None, f"no operation named {name!r}"
         try:
             pair = self.workspace.results.pair(entry.id, hw_id)
-        except Exception as exc:  # noqa: BLE001 - invalid parameters: shown
+        except COUNTING_ERRORS as exc:  # invalid parameters: shown
             return None, f"cannot count {name}: {exc}"
         if pair.result is None:
             return None, pair.skipped.reason if pair.skipped else "not evaluated"
@@ -484,7 +485,7 @@ class ComparePanel(DockedPanel, QWidget):
         for hw in session.hardware:
             try:
                 pair = self.workspace.results.pair(op_id, hw.id)
-            except Exception as exc:  # noqa: BLE001 - invalid parameters
+            except COUNTING_ERRORS as exc:  # invalid parameters: listed as skipped
                 skipped.append((hw, str(exc)))
                 continue
             if pair.result is None:

@@ -16,10 +16,12 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor
 
 from workbench.model.analysis import evaluate_pair
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.measured import VERDICTS, Judgement, Measurement, judge
 from workbench.model.measured_session import measurement_problems
 from workbench.model.profile import run_changes
 from workbench.model.roofline import Result
+from workbench.model.rules import formula
 from workbench.model.session import HardwareEntry, OperationEntry, Session
 from workbench.model.units import format_quantity
 from workbench.ui.bridge import Workspace
@@ -48,7 +50,7 @@ MEASURED_COLUMNS: tuple[tuple[str, str, str], ...] = (
                               "given)"),
     ("achieved", "Achieved", "Achieved FLOP/s = FLOPs / measured time"),
     ("ceiling", "Predicted ceiling", "Attainable FLOP/s predicted at the operation's intensity: "
-                                     "min(peak, I × bandwidth)"),
+                                     + formula("attainable")),
     ("predicted", "Predicted T_lower", "Predicted lower-bound time max(T_math, T_mem)"),
     ("fraction", "Fraction", "Fraction of the predicted ceiling = predicted T_lower / measured "
                              "time (= achieved ÷ attainable at the same FLOPs)"),
@@ -136,7 +138,7 @@ class MeasuredRows:
                     pair = self.workspace.results.pair(op_entry.id, hw.id)
                 else:
                     pair = evaluate_pair(OperationEntry(m.as_operation()), hw)
-            except Exception as exc:  # noqa: BLE001 - invalid parameters: a row that says why
+            except COUNTING_ERRORS as exc:  # invalid parameters: a row that says why
                 out.append(MeasuredRow(index, m, hw.id, label, None, None, str(exc)))
                 continue
             if pair.result is None:
@@ -336,13 +338,13 @@ class MeasurementsModel(QAbstractTableModel):
 
     # -- Qt model interface ----------------------------------------------------------------
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(MEASURED_COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(MEASURED_COLUMNS):
             return None

@@ -70,6 +70,7 @@ from workbench.io.measurements import ImportCancelled, MeasurementImport, attach
 from workbench.io.measurements import import_measurements as read_measurements_file
 from workbench.io.profiles import add_machines
 from workbench.model.dtypes import PRECISIONS
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import OverBudget, text_problem
 from workbench.model.measured import Measurement
 from workbench.model.units import QuantityError, format_quantity
@@ -197,7 +198,7 @@ class ImportWorker(QThread):
                                        progress=report, cancel=self._cancel.is_set)
         except ImportCancelled:
             self.cancelled = True
-        except Exception as exc:  # handed to the window's thread, which shows it
+        except Exception as exc:  # noqa: BLE001 - handed to the window's thread, which shows it
             self.error = exc
 
 
@@ -624,7 +625,7 @@ class MeasurementsPanel(DockedPanel, QWidget):
         for hw in session.hardware:
             try:
                 pair = self.workspace.results.pair(op_id, hw.id)
-            except Exception:  # noqa: BLE001 - invalid parameters
+            except COUNTING_ERRORS:  # invalid parameters: no prediction to offer
                 continue
             if pair.result is not None and pair.result.t_predicted_s > 0:
                 time_s, machine = float(f"{pair.result.t_predicted_s:.3g}"), hw
@@ -744,6 +745,6 @@ class MeasurementsPanel(DockedPanel, QWidget):
         if self.is_shown():
             self._refresh_now()
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         self._catch_up()

@@ -9,7 +9,9 @@ from typing import Any
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPen, QPixmap
 
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.llm.session import ModelEntry
+from workbench.model.rules import intensity as intensity_of
 from workbench.model.session import OperationEntry, Session
 from workbench.model.units import format_number, format_quantity
 
@@ -129,9 +131,9 @@ def _model_intensity(table, model: ModelEntry) -> tuple[str, str]:
                 seen[1] += 1
         flops = sum(float(counts.flops) * n for counts, n in distinct.values())
         nbytes = sum(float(counts.bytes) * n for counts, n in distinct.values())
-    except Exception as exc:
+    except COUNTING_ERRORS as exc:
         return "—", f"Cannot count this model: {exc}"
-    intensity = flops / nbytes if nbytes else float("inf")
+    intensity = intensity_of(flops, nbytes)
     return format_number(intensity), (
         f"Whole model: Σ FLOPs / Σ bytes = {format_quantity(flops, 'flops')} / "
         f"{format_quantity(nbytes, 'bytes')} = {format_number(intensity)} FLOP/B")

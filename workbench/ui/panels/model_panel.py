@@ -196,7 +196,7 @@ class ModelPanel(QWidget):
         workspace.selection.changed.connect(self._on_selection)
         self._fill_chooser()
 
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         if not self._sized and self._split.width() > 0:
             # the form as narrow as it can be, the results the rest (until the user drags)

@@ -17,9 +17,11 @@ from PySide6.QtGui import QColor, QPalette
 from workbench.document import Change
 from workbench.document.changes import What
 from workbench.model.analysis import Pair
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import text_problem
 from workbench.model.llm.session import ModelEntry
 from workbench.model.operations import KINDS
+from workbench.model.rules import intensity as intensity_of
 from workbench.model.session import PALETTE, HardwareEntry, OperationEntry
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
@@ -368,10 +370,10 @@ class OperationsModel(QAbstractTableModel):
     def _intensity(self, entry: OperationEntry, tooltip: bool) -> str:
         try:
             counts = self.workspace.results.counts(entry.id)
-        except Exception as exc:  # invalid parameters: say why, never raise into Qt
+        except COUNTING_ERRORS as exc:  # invalid parameters: say why, never raise into Qt
             return f"Cannot count this operation: {exc}" if tooltip else "—"
         flops, nbytes = float(counts.flops), float(counts.bytes)
-        intensity = flops / nbytes if nbytes else float("inf")
+        intensity = intensity_of(flops, nbytes)
         if not tooltip:
             return format_number(intensity)
         return (f"FLOPs / bytes = {format_quantity(flops, 'flops')} / "
@@ -382,7 +384,7 @@ class OperationsModel(QAbstractTableModel):
             return None
         try:
             return self.workspace.results.pair(entry.id, self._machine.id)
-        except Exception as exc:
+        except COUNTING_ERRORS as exc:
             return exc
 
     def _bound(self, entry: OperationEntry, role: int) -> Any:
@@ -394,7 +396,7 @@ class OperationsModel(QAbstractTableModel):
             for hw in self._machines:
                 try:
                     pair = self.workspace.results.pair(entry.id, hw.id)
-                except Exception as exc:  # noqa: BLE001 - said in the tooltip
+                except COUNTING_ERRORS as exc:  # said in the tooltip
                     found.append((hw, None, str(exc)))
                     continue
                 found.append((hw, pair.result, "" if pair.result else pair.skipped.reason))

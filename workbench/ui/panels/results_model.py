@@ -10,7 +10,6 @@ The table around them is :mod:`workbench.ui.panels.results_table`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +28,10 @@ from PySide6.QtWidgets import QApplication
 
 from workbench.document import Change
 from workbench.document.changes import What
+from workbench.io.tables import result_cells, result_header, skipped_cells
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import FORMULAS, Result
+from workbench.model.rules import intensity as intensity_of
 from workbench.model.session import HardwareEntry, OperationEntry
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
@@ -60,12 +62,12 @@ _DIFF_ROWS = 64
 
 @dataclass(frozen=True)
 class Column:
-    """A column: its key, header in the view, header with unit for copy/CSV, how to get its
-    raw value from a :class:`Result`, how to show it, and a tooltip (formula)."""
+    """A column: its key, header in the view, how to get its raw value from a
+    :class:`Result`, how to show it, and a tooltip (formula). (Copy and CSV write the
+    Results CSV's columns, :mod:`workbench.io.tables`.)"""
 
     key: str
     title: str
-    export: str
     value: Callable[[Result], Any]
     show: Callable[[Any], str] | None
     tip: str
@@ -79,59 +81,59 @@ def _q(unit: str) -> Callable[[Any], str]:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("operation", "Operation", "operation", lambda r: r.operation, None,
+    Column("operation", "Operation", lambda r: r.operation, None,
            "The operation", numeric=False, sample="FFN up, decode GEMV, INT4 weights"),
-    Column("machine", "Machine", "machine", lambda r: r.hardware, None,
+    Column("machine", "Machine", lambda r: r.hardware, None,
            "The machine", numeric=False, sample="NVIDIA H100 SXM5"),
-    Column("precision", "Precision", "precision", lambda r: r.precision_used, None,
+    Column("precision", "Precision", lambda r: r.precision_used, None,
            "Precision whose peak is the ceiling (the operation's compute precision, or the "
            "next wider one the machine has)", numeric=False, sample="Precision"),
-    Column("flops", "FLOPs", "FLOPs [FLOP]", lambda r: r.flops, _q("flops"),
+    Column("flops", "FLOPs", lambda r: r.flops, _q("flops"),
            "FLOPs: total floating-point operations (a multiply-add counts as 2)",
            sample="999 TFLOP"),
-    Column("bytes", "Bytes", "bytes [B]", lambda r: r.bytes, _q("bytes"),
+    Column("bytes", "Bytes", lambda r: r.bytes, _q("bytes"),
            "bytes: traffic across the memory level, loads and stores both counted",
            sample="999 MB"),
-    Column("intensity", "Intensity [FLOP/B]", "intensity [FLOP/B]", lambda r: r.intensity,
+    Column("intensity", "Intensity [FLOP/B]", lambda r: r.intensity,
            format_number, FORMULAS["intensity"], sample="Intensity [FLOP/B]"),
-    Column("ceiling", "Ceiling", "ceiling [FLOP/s]", lambda r: r.peak_flops, _q("flop_rate"),
+    Column("ceiling", "Ceiling", lambda r: r.peak_flops, _q("flop_rate"),
            "ceiling = the machine's dense peak at the precision used"),
-    Column("bandwidth", "Bandwidth", "bandwidth [B/s]", lambda r: r.bandwidth, _q("bandwidth"),
+    Column("bandwidth", "Bandwidth", lambda r: r.bandwidth, _q("bandwidth"),
            "bandwidth of the memory level the bytes cross", sample="99.9 TB/s"),
-    Column("ridge", "Ridge [FLOP/B]", "ridge [FLOP/B]", lambda r: r.ridge, format_number,
+    Column("ridge", "Ridge [FLOP/B]", lambda r: r.ridge, format_number,
            FORMULAS["ridge"], sample="Ridge [FLOP/B]"),
-    Column("attainable", "Attainable", "attainable [FLOP/s]", lambda r: r.attainable_flops,
+    Column("attainable", "Attainable", lambda r: r.attainable_flops,
            _q("flop_rate"), FORMULAS["attainable"]),
-    Column("bound", "Bound", "bound", lambda r: r.bound, None, "bound: " + FORMULAS["bound"],
+    Column("bound", "Bound", lambda r: r.bound, None, "bound: " + FORMULAS["bound"],
            numeric=False, sample="overhead"),
-    Column("fraction_of_peak", "% of peak", "% of peak [%]",
+    Column("fraction_of_peak", "% of peak",
            lambda r: 100.0 * r.fraction_of_peak, format_number,
            FORMULAS["fraction_of_peak"] + " × 100", sample="% of peak"),
-    Column("t_math", "T_math", "T_math [s]", lambda r: r.t_math_s, _q("time"),
+    Column("t_math", "T_math", lambda r: r.t_math_s, _q("time"),
            FORMULAS["t_math"], sample="999 ms"),
-    Column("t_mem", "T_mem", "T_mem [s]", lambda r: r.t_mem_s, _q("time"),
+    Column("t_mem", "T_mem", lambda r: r.t_mem_s, _q("time"),
            FORMULAS["t_mem"], sample="999 ms"),
-    Column("t_lower", "T_lower", "T_lower [s]", lambda r: r.t_lower_s, _q("time"),
+    Column("t_lower", "T_lower", lambda r: r.t_lower_s, _q("time"),
            FORMULAS["t_lower"], sample="999 ms"),
-    Column("t_upper", "T_upper", "T_upper [s]", lambda r: r.t_upper_s, _q("time"),
+    Column("t_upper", "T_upper", lambda r: r.t_upper_s, _q("time"),
            FORMULAS["t_upper"], sample="999 ms"),
-    Column("t_predicted", "T_predicted", "T_predicted [s]", lambda r: r.t_predicted_s,
+    Column("t_predicted", "T_predicted", lambda r: r.t_predicted_s,
            _q("time"), FORMULAS["t_predicted"], sample="T_predicted"),
-    Column("efficiency", "Efficiency", "efficiency [1]", lambda r: r.efficiency,
+    Column("efficiency", "Efficiency", lambda r: r.efficiency,
            lambda v: f"{100 * v:.3g} %",
            "derating efficiency of the machine (T_predicted = T_lower / efficiency, floored by "
            "the launch overhead); — : none, T_predicted = T_lower", sample="Efficiency"),
-    Column("overhead", "Overhead floor", "launch overhead [s]", lambda r: r.launch_overhead_s,
+    Column("overhead", "Overhead floor", lambda r: r.launch_overhead_s,
            _q("time"), "launch overhead of the machine: the time floor below which an operation "
            "is overhead-bound; — : none known", sample="Overhead floor"),
     # the calibrated prediction's parts (— : the derated prediction)
-    Column("t_work", "T_work", "T_work [s]",
+    Column("t_work", "T_work",
            lambda r: r.t_work_s if r.calibrated is not None else None, _q("time"),
            FORMULAS["t_work"] + " (calibrated prediction; — : derated)", sample="999 ms"),
-    Column("t_fixed", "T_fixed", "T_fixed [s]",
+    Column("t_fixed", "T_fixed",
            lambda r: r.t_fixed_s if r.calibrated is not None else None, _q("time"),
            FORMULAS["t_fixed"] + " (calibrated prediction; — : derated)", sample="999 µs"),
-    Column("kernel_class", "Efficiencies", "efficiencies",
+    Column("kernel_class", "Efficiencies",
            lambda r: (None if r.calibrated is None else
                       f"{r.calibrated.math_class} {r.calibrated.e_math:g} · "
                       f"{r.calibrated.memory_class} {r.calibrated.e_mem:g}"
@@ -417,7 +419,7 @@ class ResultsModel(QAbstractTableModel):
         try:
             pair = results.pair(op_id, hw_id)
             result, reason = pair.result, (pair.skipped.reason if pair.skipped else "")
-        except Exception as exc:  # invalid parameters: a row that says why
+        except COUNTING_ERRORS as exc:  # invalid parameters: a row that says why
             result, reason = None, f"Cannot count {op_name}: {exc}"
         if result is not None:
             tips = {
@@ -440,12 +442,13 @@ class ResultsModel(QAbstractTableModel):
         raw[0], raw[1] = op_name, hw.label
         try:  # FLOPs, bytes and intensity do not depend on the machine
             counts = results.counts(op_id)
+        except COUNTING_ERRORS:
+            counts = None  # (the reason says why: those cells stay empty)
+        if counts is not None:
             flops, nbytes = float(counts.flops), float(counts.bytes)
             raw[COLUMN_INDEX["flops"]] = flops
             raw[COLUMN_INDEX["bytes"]] = nbytes
-            raw[COLUMN_INDEX["intensity"]] = flops / nbytes if nbytes else math.inf
-        except Exception:
-            pass
+            raw[COLUMN_INDEX["intensity"]] = intensity_of(flops, nbytes)
         return _Row(raw, reason or "not evaluated", None)
 
     # -- Qt model interface ----------------------------------------------------------------
@@ -522,12 +525,22 @@ class ResultsModel(QAbstractTableModel):
 
     @staticmethod
     def export_header() -> list[str]:
-        return [c.export for c in COLUMNS] + ["note"]
+        """The Results CSV's header (:mod:`workbench.io.tables`, as the command line's)."""
+        return result_header()
 
     def export_row(self, row: int) -> list[Any]:
-        """Raw values of a row (numbers in base SI units); the last cell is the skip reason."""
+        """The Results CSV's row of a row of the table (numbers in base SI units)."""
+        op_id, hw_id = self._keys[row]
+        try:
+            pair = self.workspace.results.pair(op_id, hw_id)
+        except COUNTING_ERRORS:
+            pair = None
+        if pair is not None and pair.result is not None:
+            return result_cells(pair.result.renamed(self._ops[op_id].operation.name))
         data = self.row_data(row)
-        return [*data.raw, data.reason]
+        raw = data.raw
+        return skipped_cells(raw[0], raw[1], data.reason, raw[COLUMN_INDEX["flops"]],
+                             raw[COLUMN_INDEX["bytes"]], raw[COLUMN_INDEX["intensity"]])
 
 
 class ResultsProxy(QSortFilterProxyModel):
@@ -545,13 +558,13 @@ class ResultsProxy(QSortFilterProxyModel):
 
     _source: ResultsModel | None = None  # the source model, when it is a ResultsModel
 
-    def setSourceModel(self, model) -> None:  # noqa: N802 (Qt API)
+    def setSourceModel(self, model) -> None:
         super().setSourceModel(model)
         # kept: asking Qt for it on every painted cell costs as much as a role
         self._source = model if isinstance(model, ResultsModel) else None
 
     def multiData(self, index: QModelIndex | QPersistentModelIndex,
-                  roleDataSpan: QModelRoleDataSpan) -> None:  # noqa: N803 (Qt API)
+                  roleDataSpan: QModelRoleDataSpan) -> None:
         """Every role a delegate asks for, in one call: the same values as ``data()`` role
         by role, with the index mapped once (each ``data()`` through the proxy maps it again,
         and each mapping asks the source for its row and column counts)."""

@@ -94,7 +94,7 @@ class _ResultsView(QTableView):
     rectangle for a range is one pixel wider and taller, which repaints the next row and
     column too (three cells more for an edit of one operation on three machines)."""
 
-    def dataChanged(self, top_left: QModelIndex | QPersistentModelIndex,  # noqa: N802 (Qt API)
+    def dataChanged(self, top_left: QModelIndex | QPersistentModelIndex,
                     bottom_right: QModelIndex | QPersistentModelIndex,
                     roles: Sequence[int] = ()) -> None:
         if (top_left == bottom_right or not top_left.isValid() or not bottom_right.isValid()
@@ -181,7 +181,7 @@ class ResultsTable(QWidget):
         self._update_count()
         self.fit_name_columns()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt API)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
             # looked up again at the repaint Qt schedules for the change

@@ -33,7 +33,7 @@ from workbench.document import Change
 from workbench.document.changes import What
 from workbench.model.chart.overlays import cached_sweep, value_text
 from workbench.model.chart.scene import machine_entries
-from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
+from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import MARKERS
 from workbench.model.sweeps import SweepError
@@ -58,7 +58,7 @@ class _ValueAxis(LogAxis):
 
     log = True
 
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph API)
+    def tickStrings(self, values, scale, spacing):
         if not self.log:
             return pg.AxisItem.tickStrings(self, values, scale, spacing)
         return super().tickStrings(values, scale, spacing)
@@ -82,7 +82,7 @@ class _PlotPlace(QGraphicsView):
         self.setScene(QGraphicsScene(self))
         self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
 
@@ -284,8 +284,7 @@ class SweepPlot(QWidget):
             except SweepError as exc:
                 problem = str(exc)
                 break
-            except (UnsupportedPrecision, UnknownLevel, ValueError, TypeError,
-                    ZeroDivisionError, ArithmeticError):
+            except COUNTING_ERRORS:
                 continue
             curves.append((index, hw_entry, result, found))
         if problem or not curves:

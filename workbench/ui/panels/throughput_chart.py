@@ -254,10 +254,10 @@ class ThroughputChart(QWidget):
         self.curves, self.title = curves, title
         self.update()
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         return QSize(480, 320)
 
-    def paintEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def paintEvent(self, event) -> None:
         painter = QPainter(self)
         try:
             paint_chart(painter, QRectF(self.rect()), self.curves, self.title,

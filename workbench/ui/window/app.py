@@ -6,7 +6,7 @@ import gc
 import sys
 from pathlib import Path
 
-__all__ = ["create_app", "resources_dir"]
+__all__ = ["create_app", "quiet_platform_notes", "resources_dir"]
 
 _gc_frozen = False  # the start-up objects are frozen out of the collector's walks once
 
@@ -46,3 +46,21 @@ def resources_dir() -> Path:
         if candidate.is_dir():
             return candidate
     return here.parent / "resources"
+
+
+#: Qt messages that say nothing to a user of the command line (the offscreen platform has no
+#: window manager to pass size hints to).
+_QT_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def quiet_platform_notes() -> None:
+    """Leave out Qt's notes about the headless platform (``render`` on the command line);
+    every other Qt message is printed as Qt would print it."""
+    from PySide6.QtCore import qFormatLogMessage, qInstallMessageHandler
+
+    def handler(mode, context, message: str) -> None:
+        if message in _QT_NOISE:
+            return
+        sys.stderr.write(qFormatLogMessage(mode, context, message) + "\n")
+
+    qInstallMessageHandler(handler)

@@ -53,15 +53,31 @@ def _against(bar: QRect, dock: QRect) -> bool:
 
 
 class _Placeholder(QWidget):
-    """Stands in a dock for a panel built on first use, with the panel's size hint (the
+    """Stands in a dock for a panel built on first use, with the panel's size hints (the
     docks tabbed together share the larger one, which sets their part of the window)."""
 
-    def __init__(self, hint: QSize) -> None:
+    def __init__(self, hint: QSize, minimum: QSize | None = None) -> None:
         super().__init__()
         self._hint = hint
+        self._minimum = minimum or QSize(0, 0)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         return self._hint
+
+    def minimumSizeHint(self) -> QSize:
+        return self._minimum
+
+
+#: the panels built when first shown or used, with the size hints of the built panel (the
+#: default layout is the same before and after): behind another tab at start-up they would
+#: only cost start-up time
+LAZY_PANELS: dict[str, tuple[QSize, QSize] | None] = {
+    "measurements": None,  # (an empty widget's hints: the table takes what is left)
+    "compare": (QSize(470, 336), QSize(0, 0)),
+    "hardware": (QSize(337, 567), QSize(309, 186)),
+    "model": (QSize(512, 344), QSize(76, 76)),
+    "sweep": (QSize(600, 100), QSize(172, 100)),
+}
 
 
 class DocksMixin:
@@ -96,14 +112,13 @@ class DocksMixin:
 
     def build_docks(self) -> None:
         from workbench.ui.editors.operation_editor import OperationEditor
-        from workbench.ui.panels.hardware_panel import HardwarePanel
         from workbench.ui.panels.operations_panel import OperationsPanel
         from workbench.ui.panels.results_table import ResultsTable
 
         ws = self.workspace
+        self._panels: dict[str, QWidget] = {}
         self.operations_panel = OperationsPanel(ws, self)
         self.editor = OperationEditor(ws, self)
-        self.hardware_panel = HardwarePanel(ws, self)
         self.results_table = ResultsTable(ws, self)
         # The chart gets the room: one column on the left (the operations over the editor,
         # the machines a tab beside the editor) and one tabbed row at the bottom (results,
@@ -113,12 +128,14 @@ class DocksMixin:
         self.operations_dock = self._dock("Operations", "OperationsDock", self.operations_panel,
                                           left)
         self.editor_dock = self._dock("Editor", "EditorDock", self.editor, left)
-        self.hardware_dock = self._dock("Hardware", "HardwareDock", self.hardware_panel, left)
+        self.hardware_dock = self._lazy_dock("Hardware", "HardwareDock", "hardware", left)
         self.results_dock = self._dock("Results", "ResultsDock", self.results_table,
                                        Qt.BottomDockWidgetArea)
         self.splitDockWidget(self.operations_dock, self.editor_dock, Qt.Vertical)
         self.tabifyDockWidget(self.editor_dock, self.hardware_dock)
         self.editor_dock.raise_()
+        self.hardware_dock.visibilityChanged.connect(
+            lambda shown: self._on_panel_shown("hardware", shown))
         self._build_sweep_dock()
         self._build_analysis_docks()
         self._size_default_docks()
@@ -134,13 +151,13 @@ class DocksMixin:
         self._bottom_asked = bottom_height(self.height())
         self.resizeDocks([self.results_dock], [self._bottom_asked], Qt.Vertical)
 
-    def restoreState(self, state, version: int = 0) -> bool:  # noqa: N802 (Qt API)
+    def restoreState(self, state, version: int = 0) -> bool:
         restored = super().restoreState(state, version)
         if restored:
             self._default_layout = False  # the user's layout: kept as it was
         return restored
 
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         if getattr(self, "_default_layout", False):
             self._default_layout = False
@@ -185,26 +202,26 @@ class DocksMixin:
         """Measured points and compared pairs, tabbed with the results table. Each panel is
         built when it is first shown or used (:attr:`measurements_panel`,
         :attr:`compare_panel`): behind the results tab it would only cost start-up time."""
-        self._panels: dict[str, QWidget] = {}
         bottom = Qt.BottomDockWidgetArea
-        self.measurements_dock = self._dock("Measurements", "MeasurementsDock", QWidget(),
-                                            bottom)
-        self.compare_dock = self._dock("Compare", "CompareDock", _Placeholder(QSize(470, 336)),
-                                       bottom)
-        from workbench.ui.panels.model_panel import ModelPanel
-
-        self.model_panel = ModelPanel(self.workspace, self)
-        self.model_dock = self._dock("Model", "ModelDock", self.model_panel, bottom)
+        self.measurements_dock = self._lazy_dock("Measurements", "MeasurementsDock",
+                                                 "measurements", bottom)
+        self.compare_dock = self._lazy_dock("Compare", "CompareDock", "compare", bottom)
+        self.model_dock = self._lazy_dock("Model", "ModelDock", "model", bottom)
         self.tabifyDockWidget(self.results_dock, self.measurements_dock)
         self.tabifyDockWidget(self.measurements_dock, self.compare_dock)
         self.tabifyDockWidget(self.compare_dock, self.model_dock)
-        self.model_dock.visibilityChanged.connect(self.model_panel.set_shown)
         self.operations_panel.model_chosen.connect(self.show_model)
-        self.measurements_dock.visibilityChanged.connect(
-            lambda shown: self._on_panel_shown("measurements", shown))
-        self.compare_dock.visibilityChanged.connect(
-            lambda shown: self._on_panel_shown("compare", shown))
+        for name, dock in (("measurements", self.measurements_dock),
+                           ("compare", self.compare_dock), ("model", self.model_dock)):
+            dock.visibilityChanged.connect(
+                lambda shown, name=name: self._on_panel_shown(name, shown))
         self.results_dock.raise_()
+
+    def _lazy_dock(self, title: str, object_name: str, panel: str,
+                   area: Qt.DockWidgetArea) -> QDockWidget:
+        """A dock whose panel (one of :data:`LAZY_PANELS`) is built when first shown."""
+        hints = LAZY_PANELS[panel]
+        return self._dock(title, object_name, _Placeholder(*hints) if hints else QWidget(), area)
 
     @property
     def measurements_panel(self):
@@ -216,53 +233,82 @@ class DocksMixin:
         """The Compare dock's panel, built on first use."""
         return self._panel("compare")
 
+    @property
+    def hardware_panel(self):
+        """The Hardware dock's panel (the session's machines), built on first use."""
+        return self._panel("hardware")
+
+    @property
+    def model_panel(self):
+        """The Model dock's panel, built on first use."""
+        return self._panel("model")
+
+    @property
+    def sweep_plot(self):
+        """The Sweep Plot dock's plot, built on first use."""
+        return self._panel("sweep")
+
     def built_panel(self, name: str):
-        """The panel of the ``"measurements"`` or ``"compare"`` dock if it was built (they
-        are built on first use), else None."""
+        """The panel of a dock built on first use (a name of :data:`LAZY_PANELS`) if it was
+        built, else None."""
         return self._panels.get(name)
 
     def _panel(self, name: str):
         panel = self._panels.get(name)
         if panel is None:
-            if name == "measurements":
-                from workbench.ui.panels.measurements_panel import MeasurementsPanel
-
-                panel = MeasurementsPanel(self.workspace, self)
-                action = getattr(self, "import_measurements_action", None)
-                if action is not None:  # else _build_menus gives it
-                    panel.set_import_action(action)
-                dock = self.measurements_dock
-            else:
-                from workbench.ui.panels.compare_panel import ComparePanel
-
-                panel = ComparePanel(self.workspace, self)
-                dock = self.compare_dock
+            panel, dock = self._build_panel(name)
             self._panels[name] = panel
             place = dock.widget()
             dock.setWidget(panel)
             if place is not None:
                 place.hide()
                 place.deleteLater()
-            if dock.visibleRegion().isEmpty():
+            if dock.visibleRegion().isEmpty() and hasattr(panel, "set_shown"):
                 panel.set_shown(False)  # as a panel tabbed behind another is told
         return panel
+
+    def _build_panel(self, name: str) -> tuple[QWidget, QDockWidget]:
+        ws = self.workspace
+        if name == "measurements":
+            from workbench.ui.panels.measurements_panel import MeasurementsPanel
+
+            panel = MeasurementsPanel(ws, self)
+            action = getattr(self, "import_measurements_action", None)
+            if action is not None:  # else _build_menus gives it
+                panel.set_import_action(action)
+            return panel, self.measurements_dock
+        if name == "compare":
+            from workbench.ui.panels.compare_panel import ComparePanel
+
+            return ComparePanel(ws, self), self.compare_dock
+        if name == "hardware":
+            from workbench.ui.panels.hardware_panel import HardwarePanel
+
+            return HardwarePanel(ws, self), self.hardware_dock
+        if name == "model":
+            from workbench.ui.panels.model_panel import ModelPanel
+
+            return ModelPanel(ws, self), self.model_dock
+        from workbench.ui.panels.sweep_plot import SweepPlot
+
+        return SweepPlot(ws, self), self.sweep_dock
 
     def _on_panel_shown(self, name: str, shown: bool) -> None:
         """A dock's ``visibilityChanged``: build its panel when it is first seen; a panel
         that cannot be seen does no work."""
         if shown or name in self._panels:
-            self._panel(name).set_shown(shown)
+            panel = self._panel(name)
+            if hasattr(panel, "set_shown"):
+                panel.set_shown(shown)
 
     def _build_sweep_dock(self) -> None:
         """The sweep plot (attainable FLOP/s or time against the swept parameter), beside the
         results tabs under the chart."""
-        from workbench.ui.panels.sweep_plot import SweepPlot
-
-        self.sweep_plot = SweepPlot(self.workspace, self)
-        self.sweep_dock = self._dock("Sweep Plot", "SweepPlotDock", self.sweep_plot,
-                                     Qt.BottomDockWidgetArea)
+        self.sweep_dock = self._lazy_dock("Sweep Plot", "SweepPlotDock", "sweep",
+                                          Qt.BottomDockWidgetArea)
         # a tab beside the results: without a sweep it would only take room from the chart
         self.tabifyDockWidget(self.results_dock, self.sweep_dock)
-        self.sweep_dock.visibilityChanged.connect(self.sweep_plot.set_shown)
+        self.sweep_dock.visibilityChanged.connect(
+            lambda shown: self._on_panel_shown("sweep", shown))
         self.sweep_dock.toggleViewAction().setText("Sweep &Plot")
         self.sweep_dock.toggleViewAction().setObjectName("view_sweep_plot")

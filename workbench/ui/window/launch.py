@@ -7,6 +7,7 @@ figure export build on, so that nothing below the main window imports it.
 from __future__ import annotations
 
 import gc
+import logging
 import sys
 from pathlib import Path
 
@@ -72,5 +73,11 @@ def run(session: str | None = None) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from workbench import __version__
+    from workbench.ui.log import start_log  # (after the first paint: not needed for it)
+
+    start_log()
+    logging.getLogger(__name__).info("Roofline Workbench %s started on %s", __version__,
+                                     session or "the built-in example")
     QTimer.singleShot(0, window.offer_recovery)
     return QApplication.instance().exec()

@@ -7,6 +7,7 @@ the command line can call it).
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -40,6 +41,8 @@ APP_NAME = "Roofline Workbench"
 MAX_RECENT = 8
 AUTOSAVE_INTERVAL_MS = 30_000
 FILE_FILTER = "Roofline sessions (*.yaml *.yml);;All files (*)"
+
+_log = logging.getLogger(__name__)
 
 
 class MainWindow(DocksMixin, QMainWindow):
@@ -210,6 +213,8 @@ class MainWindow(DocksMixin, QMainWindow):
                                                name="conventions")
         self.about_action = self._action("&About Roofline Workbench", self.show_about,
                                          name="about")
+        self.show_log_action = self._action("Show &Log", self.show_log, name="show_log",
+                                            tip="The app's log: faults and refusals, to send")
         self.import_measurements_action = self._action(
             "&Import Measurements…", self._on_import_measurements, QKeySequence("Ctrl+I"),
             "Import measured points from CSV (plain columns or ncu --csv --page raw)",
@@ -310,6 +315,7 @@ class MainWindow(DocksMixin, QMainWindow):
         help_menu.addAction(self.guide_action)
         help_menu.addAction(self.conventions_action)
         help_menu.addSeparator()
+        help_menu.addAction(self.show_log_action)
         help_menu.addAction(self.about_action)
 
     def _build_status(self) -> None:
@@ -401,6 +407,7 @@ class MainWindow(DocksMixin, QMainWindow):
         self._show_autosave_failure(_reason(exc))
 
     def _show_autosave_failure(self, reason: str) -> None:
+        _log.warning("autosave failed: %s", reason)
         self._autosaved_state = False
         self.statusBar().showMessage(f"Autosave failed: {reason}", 5000)
 
@@ -744,6 +751,7 @@ class MainWindow(DocksMixin, QMainWindow):
         return answer == QMessageBox.Discard
 
     def show_error(self, title: str, message: str) -> None:
+        _log.warning("%s: %s", title, message)
         self.last_error = message
         self._message_box(QMessageBox.Critical, title, message, "error_dialog")
 
@@ -881,7 +889,7 @@ class MainWindow(DocksMixin, QMainWindow):
         self.settings.setValue("window/state", self.saveState())
         self.settings.sync()
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: QCloseEvent) -> None:
         if self.maybe_save():
             self._save_settings()
             self.autosave.remove()
@@ -891,16 +899,16 @@ class MainWindow(DocksMixin, QMainWindow):
         else:
             event.ignore()
 
-    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def dragEnterEvent(self, event) -> None:
         if self._dropped_path(event) is not None:
             event.acceptProposedAction()
         else:
             event.ignore()
 
-    def dragMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def dragMoveEvent(self, event) -> None:
         self.dragEnterEvent(event)
 
-    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def dropEvent(self, event) -> None:
         path = self._dropped_path(event)
         if path is not None:
             event.acceptProposedAction()
@@ -937,6 +945,14 @@ class MainWindow(DocksMixin, QMainWindow):
                    "chart: operations, machines, and every FLOP and byte counted in the open."
                    "</p><p>Sessions are YAML files; hardware presets list their sources.</p>")
 
+    def show_log(self) -> None:
+        from workbench.ui.dialogs.log_view import LogDialog
+        from workbench.ui.log import log_path
+
+        dialog = LogDialog(log_path(), self)
+        dialog.open()
+        self._log_dialog = dialog
+
     def _info(self, title: str, html: str) -> None:
         from workbench.ui.dialogs.info_dialog import InfoDialog
 
@@ -957,7 +973,7 @@ def autosave_folder() -> Path:
     return Path(base or Path.home() / ".roofline-workbench") / "autosave"
 
 
-GUIDE_HTML = """
+GUIDE_HTML = f"""
 <h3>Reading the roofline chart</h3>
 <p><b>x</b>: arithmetic intensity, FLOPs per byte moved across the memory level
 (main memory unless the operation chooses another). <b>y</b>: attainable FLOP/s.
@@ -966,11 +982,11 @@ Both axes are logarithmic.</p>
 <li>A <b>sloped roof</b> is a memory level: attainable = intensity × bandwidth. The main
 memory's roof is drawn heavier.</li>
 <li>A <b>flat roof</b> is a compute peak for one precision (dense figures).</li>
-<li>The <b>ridge</b> is where they meet: peak / bandwidth. Left of it an operation is
+<li>The <b>ridge</b> is where they meet: {FORMULAS['ridge']}. Left of it an operation is
 <b>memory-bound</b> (move fewer bytes: fuse, quantise, reuse); right of it,
 <b>compute-bound</b>.</li>
-<li>An operation whose whole runtime bound is below the machine's launch overhead is
-<b>overhead-bound</b>: fuse it or batch it.</li>
+<li>An operation is <b>overhead-bound</b> when its derated time is below its kernels' launch
+overhead ({FORMULAS['t_predicted']}): fuse it or batch it.</li>
 <li>Each point is one operation on one machine: colour = operation, shape = machine.
 Hover for numbers; click to edit it.</li>
 </ul>

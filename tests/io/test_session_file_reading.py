@@ -1,24 +1,17 @@
-"""Behaviour of the file formats that a mutation sample (docs/mutation.md) found no test for:
-each test here fails on a mutant that survived the rest of the suite."""
+"""Reading session files: each refusal names its place (key path, line) and the problem, and
+what is read is kept as written (models, calibrations, comparisons, sweeps, YAML limits)."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from workbench.io import atomic, limits, presets, user_presets
+from workbench.io import atomic, limits
 from workbench.io.errors import InputError
-from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
-from workbench.io.limits import read_regular_file, terminal_text
-from workbench.io.measurements import parse_measurements_csv, parse_ncu_csv
-from workbench.io.model_configs import parse_model_config, shipped_configs
-from workbench.io.ncu import import_ncu_text
+from workbench.io.limits import read_regular_file
 from workbench.io.presets import get_preset
 from workbench.io.sessions import loads_session, session_to_data
 from workbench.model import limits as model_limits
@@ -26,135 +19,9 @@ from workbench.model.session import HardwareEntry, Session
 from workbench.model.units import QuantityError, parse_quantity
 
 ROOT = Path(__file__).resolve().parents[2]
-DESCRIPTIVE = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
-               "Stream", "Block Size", "Grid Size", "Device", "CC"]
 
 
-# ---------------------------------------------------------------------------------------------
-# saving: another process's temporary file, a file owned by someone else
 
-def test_asking_whether_a_process_runs_leaves_it_running():
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        assert atomic.process_alive(child.pid)
-        with pytest.raises(subprocess.TimeoutExpired):
-            child.wait(timeout=0.3)  # a probe is signal 0: nothing is delivered
-    finally:
-        child.kill()
-        child.wait()
-    assert not atomic.process_alive(child.pid)
-
-
-def test_saving_over_a_file_whose_owner_cannot_be_kept_still_saves(tmp_path, monkeypatch):
-    target = tmp_path / "s.yaml"
-    target.write_text("old\n", encoding="utf-8")
-    real = target.stat()
-    fake = type("Stat", (), {"st_uid": real.st_uid + 1, "st_gid": real.st_gid + 1,
-                             "st_mode": real.st_mode})()
-
-    def refuse(*args):
-        raise PermissionError(1, "Operation not permitted")
-
-    monkeypatch.setattr(atomic.os, "fchown", refuse)
-    with open(target, "rb+") as handle:
-        atomic._keep_owner_and_mode(handle.fileno(), fake)  # not root: keeps what it can
-    assert target.read_text(encoding="utf-8") == "old\n"
-
-
-# ---------------------------------------------------------------------------------------------
-# shipped files
-
-def test_the_examples_are_listed_with_the_titles_they_carry():
-    examples = dict((path.name, title) for title, path in list_examples())
-    assert DEFAULT_EXAMPLE in examples
-    assert examples["fusion.yaml"].startswith("Kernel fusion")
-    assert all((ROOT / "workbench" / "examples" / name).is_file() for name in examples)
-
-
-def test_built_in_machine_ids_are_the_preset_file_names():
-    ids = presets.builtin_ids()
-    assert ids == {p.stem for p in (ROOT / "hardware_presets").glob("*.yaml")}
-    assert "h100-sxm" in ids
-
-
-def test_presets_are_found_beside_the_source_tree_when_not_packaged():
-    assert presets.presets_dir().resolve() == (ROOT / "hardware_presets").resolve()
-
-
-# ---------------------------------------------------------------------------------------------
-# user machines
-
-@pytest.mark.parametrize(("platform", "parts"), [
-    ("linux", (".local", "share")),
-    ("darwin", ("Library", "Application Support")),
-])
-def test_user_machines_folder_per_platform(monkeypatch, tmp_path, platform, parts):
-    monkeypatch.delenv(user_presets.USER_PRESETS_VARIABLE, raising=False)
-    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(user_presets.sys, "platform", platform)
-    assert user_presets.user_presets_dir() == tmp_path.joinpath(*parts, "roofline-workbench",
-                                                                 "presets")
-
-
-def test_a_measured_machine_keeps_its_provenance_through_a_file(tmp_path):
-    hw = get_preset("h100-sxm")
-    provenance = {"cpu": "Test CPU", "cores": 8, "curves": {1: [1.5, 2.5]}}
-    path = tmp_path / "bench.yaml"
-    path.write_text(user_presets.dump_yaml(user_presets.machine_to_data(hw, provenance)),
-                    encoding="utf-8")
-    loaded, back = user_presets.load_machine_file(path)
-    assert loaded.name == hw.name
-    assert back == {"cpu": "Test CPU", "cores": 8, "curves": {"1": [1.5, 2.5]}}
-
-
-# ---------------------------------------------------------------------------------------------
-# measurements and terminal text
-
-def test_control_characters_are_escaped_for_the_terminal():
-    assert terminal_text("a\x1b[2Jb\u0085") == "a\\x1b[2Jb\\x85"
-    assert terminal_text("x\ny", keep_lines=True) == "x\ny"
-
-
-def test_a_time_too_large_to_be_finite_is_refused_with_a_reason():
-    with pytest.raises(InputError) as err:
-        parse_measurements_csv("name,time_s\ngemm,1e999\n", "m.csv")
-    assert "finite" in str(err.value) and "1e999" in str(err.value)
-    assert str(err.value).startswith("m.csv:2:")
-
-
-def test_bad_csv_names_the_line_of_the_fault_not_where_the_record_began():
-    with pytest.raises(InputError) as err:
-        parse_measurements_csv('name,time_s\n"gemm\nsecond line"x,1\n', "m.csv")
-    assert err.value.line == 3
-
-
-def test_an_empty_measurements_file_says_so():
-    with pytest.raises(InputError) as err:
-        parse_measurements_csv("\n\n", "m.csv")
-    assert str(err.value).startswith("m.csv: the file is empty (expected a header row: name")
-
-
-def test_a_file_with_no_nsight_table_is_named():
-    with pytest.raises(InputError) as err:
-        parse_ncu_csv("==PROF== nothing\n", "run.csv")
-    assert str(err.value).startswith("run.csv: no Nsight Compute table")
-
-
-def test_tensor_flops_of_an_unlisted_type_are_counted_as_fp16():
-    header = DESCRIPTIVE + ["gpu__time_duration.sum", "dram__bytes.sum",
-                            "sm__ops_path_tensor_src_e4m3.sum"]
-    lines = [",".join(f'"{c}"' for c in header),
-             ",".join(f'"{c}"' for c in [""] * 11 + ["usecond", "byte", ""]),
-             ",".join(f'"{c}"' for c in ["0", "1", "b", "h", "k", "1", "7", "(1, 1, 1)",
-                                          "(1, 1, 1)", "0", "9.0", "1", "100", "1000"])]
-    (m,) = parse_ncu_csv("\n".join(lines) + "\n", "t.csv")
-    assert m.flops == 1000
-    assert m.precision == "fp16"
-
-
-# ---------------------------------------------------------------------------------------------
-# sessions
 
 def test_a_version_1_file_missing_a_dimension_is_warned_about():
     warnings: list[str] = []
@@ -173,43 +40,6 @@ def test_a_measurement_that_is_not_a_mapping_is_named_by_its_place():
     assert str(err.value).startswith("s.yaml:4:")
 
 
-# ---------------------------------------------------------------------------------------------
-# model configs (config.json)
-
-def _llama(**changes):
-    data = json.loads(shipped_configs()["Llama-3.1-8B"].read_text(encoding="utf-8"))
-    data.update(changes)
-    return data
-
-
-def test_a_qwen_moe_config_gives_its_experts_and_their_width():
-    data = _llama(model_type="qwen2_moe", num_experts=60, num_experts_per_tok=4,
-                  moe_intermediate_size=1408, shared_expert_intermediate_size=5632)
-    arch = parse_model_config(data, file="q.json")
-    assert (arch.moe.experts, arch.moe.top_k, arch.moe.intermediate) == (60, 4, 1408)
-    assert arch.moe.shared_intermediate == 5632 and arch.moe.shared_gate
-
-
-def test_gemmas_hidden_activation_field_is_read():
-    arch = parse_model_config(_llama(hidden_activation="gelu_pytorch_tanh", hidden_act=None))
-    assert arch.activation == "gelu"
-
-
-def test_a_wrapped_text_config_keeps_the_outer_architectures():
-    inner = _llama()
-    del inner["model_type"], inner["architectures"]  # a multimodal config names them outside
-    arch = parse_model_config({"architectures": ["LlamaForCausalLM"], "text_config": inner})
-    assert arch.layers == 32 and arch.hidden == 4096
-
-
-def test_a_model_type_that_is_not_text_is_named():
-    with pytest.raises(InputError) as err:
-        parse_model_config(_llama(model_type=5), file="c.json")
-    assert str(err.value).startswith("c.json") and "model_type" in str(err.value)
-
-
-# ---------------------------------------------------------------------------------------------
-# session files: places named, values kept
 
 def _error(text: str) -> str:
     with pytest.raises(InputError) as err:
@@ -263,8 +93,6 @@ def test_an_unknown_prefix_lists_the_allowed_ones():
         parse_quantity("5 XB/s", "bandwidth")
 
 
-# ---------------------------------------------------------------------------------------------
-# whole models in a session file
 
 def test_a_model_config_path_relative_to_the_working_folder_when_the_text_has_no_file(
         monkeypatch):
@@ -388,116 +216,6 @@ def test_a_fifo_swapped_in_after_the_check_is_refused_without_waiting(tmp_path, 
     assert "only regular files are read" in str(outcome[0])
 
 
-# =============================================================================================
-# the second sample (docs/mutation.md): behaviour its survivors showed untested
-
-# ---------------------------------------------------------------------------------------------
-# measurements
-
-def test_a_pasted_csv_without_a_file_name_names_its_rows_by_line():
-    (m,) = parse_measurements_csv("name,operation,time_us\ngemm,mm,5\n")
-    assert m.source == "CSV line 2"  # no file: the rows are still found by their line
-
-
-def test_an_achieved_rate_out_of_range_names_the_achieved_tflops_column():
-    # 10²⁰ TFLOP/s is 10³² FLOP/s, beyond any machine: the column the user wrote is named
-    with pytest.raises(InputError) as err:
-        parse_measurements_csv("name,achieved_tflops,flops\ngemm,1e20,1e12\n", "m.csv")
-    assert err.value.path == ("achieved_tflops",) and err.value.line == 2
-
-
-def test_a_units_row_with_an_id_is_quoted_from_the_id_column_wherever_it_stands():
-    header = ["Kernel Name", "ID", "gpu__time_duration.sum", "dram__bytes.sum",
-              "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"]
-    text = "\n".join(",".join(f'"{c}"' for c in row) for row in (
-        header, ["", "7", "usecond", "byte", "inst"], ["k", "0", "1", "8", "1"])) + "\n"
-    with pytest.raises(InputError) as err:
-        parse_ncu_csv(text, "n.csv")
-    assert "got '7'" in str(err.value) and err.value.path == ("ID",)
-
-
-def test_a_kernel_whose_only_flop_counter_is_unavailable_is_listed_not_counted():
-    header = DESCRIPTIVE + ["gpu__time_duration.sum", "dram__bytes.sum",
-                            "sm__inst_executed_pipe_tensor.sum"]
-    rows = [header, [""] * 11 + ["usecond", "byte", "inst"],
-            ["0", "1", "bench", "host", "k", "1", "7", "(256, 1, 1)", "(80, 1, 1)", "0", "8.0",
-             "10", "100", "n/a"]]
-    text = "\n".join(",".join(f'"{c}"' for c in row) for row in rows) + "\n"
-    assert parse_ncu_csv(text, "n.csv") == []  # not a point at 0 FLOP/s
-    result = import_ncu_text(text, "n.csv")
-    assert result.measurements == []
-    (left,) = result.not_counted
-    assert (left.name, left.count, left.time_s) == ("k", 1, 10e-6)
-    assert left.reason == "its FLOP counters are all n/a"
-    assert result.counted_share == 0
-
-
-# ---------------------------------------------------------------------------------------------
-# model configs
-
-def test_a_config_nested_too_deep_says_so():
-    with pytest.raises(InputError) as err:
-        parse_model_config_text("[" * 65 + "]" * 65)
-    assert "nested more than 64 levels" in str(err.value)
-
-
-def parse_model_config_text(text: str):
-    from workbench.io.model_configs import loads_json
-
-    return loads_json(text, "c.json")
-
-
-def test_a_config_json_is_named_after_its_folder(tmp_path):
-    folder = tmp_path / "My-Llama"
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps(_llama(_name_or_path=None)), encoding="utf-8")
-    other = tmp_path / "llama-variant.json"
-    other.write_text(json.dumps(_llama(_name_or_path=None)), encoding="utf-8")
-    from workbench.io.model_configs import read_model_config
-
-    assert read_model_config(folder / "config.json").name == "My-Llama"
-    assert read_model_config(other).name == "llama-variant"
-
-
-def test_a_qwen_moe_config_without_a_shared_expert_has_no_shared_gate():
-    data = _llama(model_type="qwen3_moe", num_experts=128, num_experts_per_tok=8,
-                  moe_intermediate_size=768, shared_expert_intermediate_size=0)
-    arch = parse_model_config(data, file="q.json")  # 0: no shared expert, not an error
-    assert arch.moe.shared_intermediate == 0 and not arch.moe.shared_gate
-
-
-def _deepseek(**changes):
-    data = json.loads(shipped_configs()["DeepSeek-V2-Lite"].read_text(encoding="utf-8"))
-    data.update(changes)
-    return data
-
-
-def test_a_deepseek_config_without_shared_experts_has_none():
-    data = _deepseek()
-    del data["n_shared_experts"]
-    assert parse_model_config(data, file="d.json").moe.shared_intermediate == 0
-
-
-def test_a_deepseek_config_with_moe_every_other_layer_says_so():
-    assert parse_model_config(_deepseek(moe_layer_freq=2), file="d.json").moe.every == 2
-
-
-def test_tied_word_embeddings_are_read():
-    assert parse_model_config(_llama(tie_word_embeddings=True)).tied
-    assert not parse_model_config(_llama(tie_word_embeddings=False)).tied
-
-
-def test_a_qwen2_moe_config_has_query_key_value_biases_by_default():
-    # Qwen2-MoE's attention projections carry biases (as Qwen2's) unless the config says not
-    data = _llama(model_type="qwen2_moe", num_experts=60, num_experts_per_tok=4,
-                  moe_intermediate_size=1408, shared_expert_intermediate_size=5632)
-    data.pop("attention_bias", None)
-    assert parse_model_config(data).qkv_bias
-    assert not parse_model_config({**data, "attention_bias": False}).qkv_bias
-
-
-# ---------------------------------------------------------------------------------------------
-# session files
 
 def test_a_model_entry_without_visible_is_shown():
     s = loads_session("schema_version: 2\noperations: []\nmodels:\n  - config: Llama-3.1-8B\n",
@@ -546,28 +264,6 @@ def test_a_sweep_with_values_and_a_count_is_refused():
     message = _error("schema_version: 2\noperations:\n  - {kind: gemm, name: a, m: 8, n: 8, k: 8,"
                      " sweep: {param: m, values: [1, 2], num: 5}}\n")
     assert "give either values or start/stop/num, not both" in message
-
-
-# ---------------------------------------------------------------------------------------------
-# user machines and autosaves
-
-def test_a_saved_user_machine_is_found_again(tmp_path, monkeypatch):
-    monkeypatch.setenv(user_presets.USER_PRESETS_VARIABLE, str(tmp_path / "presets"))
-    hw = get_preset("h100-sxm").copy(id="lab-h100", name="Lab H100")
-    path = user_presets.save_machine(hw)
-    assert path == tmp_path / "presets" / "lab-h100.yaml"
-    found = user_presets.load_user_presets()
-    assert list(found) == ["lab-h100"] and found["lab-h100"].name == "Lab H100"
-
-
-def test_an_autosave_that_is_not_a_file_names_what_it_should_be(tmp_path):
-    from workbench.io.autosave import Recoverable
-
-    folder = tmp_path / "autosave-1-1.yaml"
-    folder.mkdir()
-    with pytest.raises(InputError) as err:
-        Recoverable(folder, None, 0.0, 1).load()
-    assert "is a folder, not a session file" in str(err.value)
 
 
 def test_a_version_1_custom_operation_names_its_assumed_sizes_with_units():
@@ -672,8 +368,6 @@ def test_an_oversized_document_is_refused_naming_its_limit_in_mebibytes():
     assert "document is larger than 32 MB" in str(err.value)
 
 
-# =============================================================================================
-# the third sample (docs/mutation.md)
 
 def test_a_model_entrys_lengths_visibility_and_colours_are_read():
     s = loads_session("schema_version: 2\noperations: []\nmodels:\n  - config: Llama-3.1-8B\n"
@@ -693,34 +387,6 @@ def test_written_yaml_keeps_the_order_of_its_keys():
 
     assert dump_yaml({"schema_version": 2, "title": "t", "hardware": []}).splitlines()[0] \
         == "schema_version: 2"
-
-
-def test_a_background_autosave_writes_the_session_and_it_can_be_recovered(tmp_path):
-    from workbench.io.autosave import Autosave, Recoverable
-
-    session = Session(title="unsaved work")
-    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
-    saver = Autosave(tmp_path)
-    saver.write_in_background(session, None)
-    saver.wait()
-    back = Recoverable(saver.path, None, 0.0, 0).load()
-    assert back.title == "unsaved work" and back.hardware[0].preset == "h100-sxm"
-
-
-def test_a_measured_user_machine_gives_its_provenance(tmp_path, monkeypatch):
-    monkeypatch.setenv(user_presets.USER_PRESETS_VARIABLE, str(tmp_path))
-    hw = get_preset("h100-sxm").copy(id="lab-gpu", name="Lab GPU")
-    user_presets.save_machine(hw, {"cpu": "Test CPU", "method": "stream"})
-    assert user_presets.measurement_of("lab-gpu") == {"cpu": "Test CPU", "method": "stream"}
-    assert user_presets.is_measured("lab-gpu") and not user_presets.is_measured("h100-sxm")
-
-
-def test_a_broken_user_machine_file_is_reported_not_loaded(tmp_path, monkeypatch):
-    monkeypatch.setenv(user_presets.USER_PRESETS_VARIABLE, str(tmp_path))
-    (tmp_path / "broken.yaml").write_text("- just\n- a list\n", encoding="utf-8")
-    assert user_presets.load_user_presets() == {}
-    (problem,) = user_presets.user_preset_problems()
-    assert "broken.yaml" in problem and "must be a mapping" in problem
 
 
 def test_a_machine_without_a_name_is_written_under_its_id():
@@ -793,23 +459,3 @@ def test_an_empty_name_is_refused_with_a_reason():
 ])
 def test_session_errors_name_their_place(text, fragment):
     assert fragment in _error(text)
-
-
-def test_a_config_missing_head_dim_names_head_dim():
-    data = _llama(hidden_size=4100, num_attention_heads=32)  # 4100 is not a multiple of 32
-    data.pop("head_dim", None)
-    with pytest.raises(InputError) as err:
-        parse_model_config(data, file="c.json")
-    assert "head_dim: missing" in str(err.value)
-
-
-def test_an_ncu_kernel_without_a_name_names_the_kernel_name_column():
-    header = DESCRIPTIVE + ["gpu__time_duration.sum", "dram__bytes.sum",
-                            "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"]
-    rows = [header, [""] * 11 + ["usecond", "byte", "inst"],
-            ["0", "1", "bench", "host", "", "1", "7", "(256, 1, 1)", "(80, 1, 1)", "0", "8.0",
-             "10", "100", "5"]]
-    text = "\n".join(",".join(f'"{c}"' for c in row) for row in rows) + "\n"
-    with pytest.raises(InputError) as err:
-        parse_ncu_csv(text, "n.csv")
-    assert err.value.path == ("Kernel Name",)

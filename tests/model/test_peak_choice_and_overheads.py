@@ -1,4 +1,5 @@
-"""Formula defects an independent check found, each pinned by hand-computed numbers.
+"""Which peak an operation meets, which precision stands in, and when it is overhead-bound,
+each rule pinned by hand-computed numbers.
 
 * vector work (elementwise, norm, softmax, reduction) meets the vector peak, matrix work
   (GEMM, attention) the matrix peak, and the chart draws the roof that was used;

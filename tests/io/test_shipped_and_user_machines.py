@@ -1,0 +1,84 @@
+"""The files the product ships (examples, presets) and the user's own machines: where they are
+found on each platform, their ids, their provenance through a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.io import presets, user_presets
+from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
+from workbench.io.presets import get_preset
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+
+
+def test_the_examples_are_listed_with_the_titles_they_carry():
+    examples = {path.name: title for title, path in list_examples()}
+    assert DEFAULT_EXAMPLE in examples
+    assert examples["fusion.yaml"].startswith("Kernel fusion")
+    assert all((ROOT / "workbench" / "examples" / name).is_file() for name in examples)
+
+
+def test_built_in_machine_ids_are_the_preset_file_names():
+    ids = presets.builtin_ids()
+    assert ids == {p.stem for p in (ROOT / "hardware_presets").glob("*.yaml")}
+    assert "h100-sxm" in ids
+
+
+def test_presets_are_found_beside_the_source_tree_when_not_packaged():
+    assert presets.presets_dir().resolve() == (ROOT / "hardware_presets").resolve()
+
+
+
+@pytest.mark.parametrize(("platform", "parts"), [
+    ("linux", (".local", "share")),
+    ("darwin", ("Library", "Application Support")),
+])
+def test_user_machines_folder_per_platform(monkeypatch, tmp_path, platform, parts):
+    monkeypatch.delenv(user_presets.USER_PRESETS_VARIABLE, raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(user_presets.sys, "platform", platform)
+    assert user_presets.user_presets_dir() == tmp_path.joinpath(*parts, "roofline-workbench",
+                                                                 "presets")
+
+
+def test_a_measured_machine_keeps_its_provenance_through_a_file(tmp_path):
+    hw = get_preset("h100-sxm")
+    provenance = {"cpu": "Test CPU", "cores": 8, "curves": {1: [1.5, 2.5]}}
+    path = tmp_path / "bench.yaml"
+    path.write_text(user_presets.dump_yaml(user_presets.machine_to_data(hw, provenance)),
+                    encoding="utf-8")
+    loaded, back = user_presets.load_machine_file(path)
+    assert loaded.name == hw.name
+    assert back == {"cpu": "Test CPU", "cores": 8, "curves": {"1": [1.5, 2.5]}}
+
+
+
+def test_a_saved_user_machine_is_found_again(tmp_path, monkeypatch):
+    monkeypatch.setenv(user_presets.USER_PRESETS_VARIABLE, str(tmp_path / "presets"))
+    hw = get_preset("h100-sxm").copy(id="lab-h100", name="Lab H100")
+    path = user_presets.save_machine(hw)
+    assert path == tmp_path / "presets" / "lab-h100.yaml"
+    found = user_presets.load_user_presets()
+    assert list(found) == ["lab-h100"] and found["lab-h100"].name == "Lab H100"
+
+
+def test_a_measured_user_machine_gives_its_provenance(tmp_path, monkeypatch):
+    monkeypatch.setenv(user_presets.USER_PRESETS_VARIABLE, str(tmp_path))
+    hw = get_preset("h100-sxm").copy(id="lab-gpu", name="Lab GPU")
+    user_presets.save_machine(hw, {"cpu": "Test CPU", "method": "stream"})
+    assert user_presets.measurement_of("lab-gpu") == {"cpu": "Test CPU", "method": "stream"}
+    assert user_presets.is_measured("lab-gpu") and not user_presets.is_measured("h100-sxm")
+
+
+def test_a_broken_user_machine_file_is_reported_not_loaded(tmp_path, monkeypatch):
+    monkeypatch.setenv(user_presets.USER_PRESETS_VARIABLE, str(tmp_path))
+    (tmp_path / "broken.yaml").write_text("- just\n- a list\n", encoding="utf-8")
+    assert user_presets.load_user_presets() == {}
+    (problem,) = user_presets.user_preset_problems()
+    assert "broken.yaml" in problem and "must be a mapping" in problem

@@ -1,0 +1,342 @@
+"""Where the chart's texts may go (device pixels, y grows downwards): places around points and
+along lines, clipping, leader lines, the occupancy of what is drawn, title wrapping."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from workbench.io.model_configs import read_model_config
+from workbench.io.presets import get_preset
+from workbench.model.advisories import measured_advisories
+from workbench.model.analysis import evaluate_session
+from workbench.model.chart import overlays
+from workbench.model.chart.layout import (
+    Candidate,
+    Occupancy,
+    Placement,
+    Request,
+    TextLayout,
+    clip_segment,
+    corner_candidates,
+    flat_candidates,
+    free_corners,
+    legend_corner,
+    sloped_candidates,
+    wrap_title,
+)
+from workbench.model.chart.overlays import measured_marks, pair_links
+from workbench.model.chart.scene import whose_texts
+from workbench.model.llm.architecture import Setup, SetupError, expand
+from workbench.model.llm.results import (
+    decode_times,
+    model_result,
+)
+from workbench.model.measured import Measurement
+from workbench.model.measured_session import judge_session
+from workbench.model.operations import Operation
+from workbench.model.roofline import evaluate
+from workbench.model.session import Comparison, HardwareEntry, OperationEntry, Session
+from workbench.model.sweeps import Crossing
+
+
+def _gemm(dtype: str = "fp16", name: str = "mm") -> Operation:
+    return Operation("gemm", {"m": 4096, "n": 4096, "k": 4096, "dtype": dtype}, name)
+
+
+
+
+def test_a_segment_is_clipped_to_the_rectangle_on_both_sides():
+    assert clip_segment(-5.0, 5.0, 15.0, 5.0, (0.0, 0.0, 10.0, 10.0)) == (0.0, 5.0, 10.0, 5.0)
+    assert clip_segment(5.0, 20.0, 5.0, -20.0, (0.0, 0.0, 10.0, 10.0)) == (5.0, 10.0, 5.0, 0.0)
+    assert clip_segment(20.0, 20.0, 30.0, 30.0, (0.0, 0.0, 10.0, 10.0)) is None
+
+
+def test_places_next_to_a_corner_point_go_round_it_then_farther():
+    w, h = 20.0, 10.0
+    places = [(c.left, c.top) for c in corner_candidates(100.0, 100.0, w, h)]
+    assert places == [(105, 105), (75, 85), (75, 105), (105, 85),
+                      (115, 115), (65, 75), (65, 115), (115, 75)]
+
+
+def test_a_box_on_the_frames_edge_is_inside_it():
+    occ = Occupancy((0.0, 0.0, 100.0, 50.0))
+    assert occ.inside((0.0, 0.0, 100.0, 50.0))
+    assert not occ.inside((-1.0, 0.0, 10.0, 10.0))
+
+
+def test_a_title_that_fits_on_two_lines_is_not_broken_into_three():
+    assert wrap_title(len, "aaaa bbbb cccc dddd", 10, lines=3) == ["aaaa bbbb", "cccc dddd"]
+    # three lines of 9 would be narrower, but two of 14 fit the room
+    assert wrap_title(len, "aaaa bbbb cccc dddd eeee ffff", 14, lines=3) == [
+        "aaaa bbbb cccc", "dddd eeee ffff"]
+
+
+def test_a_title_too_long_for_two_lines_takes_three_balanced_ones():
+    text = "aaaa bbbb cccc dddd eeee ffff"
+    assert wrap_title(len, text, 10, lines=3) == ["aaaa bbbb", "cccc dddd", "eeee ffff"]
+    assert wrap_title(len, text, 10) == ["aaaa bbbb cccc", "dddd eeee ffff"]
+
+
+def test_a_crossing_to_memory_says_up_to_which_whole_value_it_is_compute_bound():
+    crossing = Crossing("op", "H100", "n", 512.4, "to_memory", 512, 295.0, 989.4e12, "hbm")
+    lines = overlays._crossing_tooltip("op", "H100", crossing).splitlines()
+    assert "Compute-bound up to n = 512" in lines
+    crossing = Crossing("op", "H100", "m", 511.6, "to_compute", 512, 295.0, 989.4e12, "hbm")
+    assert "Compute-bound from m = 512" in overlays._crossing_tooltip("op", "H100", crossing)
+
+
+def test_a_measured_points_tooltip_gives_both_intensities_when_they_differ():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    session.operations = [OperationEntry(_gemm())]
+    nbytes = session.operations[0].operation.counts().bytes
+    session.measurements = [Measurement("k", operation="mm", time_s=1e-3, bytes=2 * nbytes)]
+    (mark,), _ = measured_marks(session, [session.hardware[0].id])
+    line = [t for t in mark.tooltip.splitlines() if t.startswith("Intensity: measured")]
+    assert len(line) == 1 and "FLOP/B" in line[0] and ", predicted " in line[0]
+
+
+def test_decode_step_times_at_a_kv_length_agree_with_the_model_there():
+    arch, hw = read_model_config("Llama-3.1-8B"), get_preset("h100-sxm")
+    lower, pred = decode_times(arch, Setup("decode", batch=8, kv_len=4096), hw, [1024, 4096])
+    at_4096 = model_result(arch, Setup("decode", batch=8, kv_len=4096), hw)
+    at_1024 = model_result(arch, Setup("decode", batch=8, kv_len=1024), hw)
+    assert lower == pytest.approx([at_1024.t_lower_s, at_4096.t_lower_s], rel=1e-9)
+    assert pred == pytest.approx([at_1024.t_predicted_s, at_4096.t_predicted_s], rel=1e-9)
+
+
+def test_a_measured_point_above_its_roof_is_held_to_the_roof_at_its_measured_intensity():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    op = Operation("gemm", {"m": 64, "n": 64, "k": 64, "dtype": "fp16"}, "small")
+    session.operations = [OperationEntry(op)]
+    # 2·64³ FLOPs over half the 3·64²·2 bytes the model counts: 42.7 FLOP/B measured
+    # (21.3 predicted); on 3.35 TB/s the roof there is 143 TFLOP/s; achieved 200 TFLOP/s
+    session.measurements = [Measurement("k", operation="small", time_s=2 * 64**3 / 200e12,
+                                        bytes=3 * 64 * 64)]
+    (advisory,) = measured_advisories(judge_session(session))
+    assert "42.7 FLOP/B" in advisory.message
+    assert "143 TFLOP/s" in advisory.message
+
+
+@pytest.mark.parametrize(("setup", "field"), [
+    (Setup("decode", tp=2, ep=3), "ep"),
+    (Setup("decode", pp=40), "pp"),  # Llama 3.1 8B has 32 layers
+])
+def test_a_set_up_the_model_cannot_take_names_its_field(setup, field):
+    with pytest.raises(SetupError) as err:
+        expand(read_model_config("Llama-3.1-8B"), setup)
+    assert err.value.field == field
+
+
+def test_a_compared_pairs_tooltip_gives_both_intensities():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")]
+    session.operations = [
+        OperationEntry(Operation("custom", {"flops": 1e12, "bytes": 4e9, "precision": "fp16"},
+                                 "unfused")),
+        OperationEntry(Operation("custom", {"flops": 1e12, "bytes": 1e9, "precision": "fp16"},
+                                 "fused"))]
+    session.comparisons = [Comparison("unfused", "fused")]
+    machines = [SimpleNamespace(hw_id=session.hardware[0].id, name="H100", marker="o",
+                                style_index=0)]
+    (link,) = pair_links(session, evaluate_session(session), machines)
+    (line,) = [t for t in link.tooltip.splitlines() if t.startswith("Intensity:")]
+    assert line == "Intensity: 250 FLOP/B → 1000 FLOP/B"  # 1e12 FLOPs over 4 GB, then 1 GB
+
+
+def test_on_two_machines_each_compared_pair_names_its_own_figures_per_machine():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset(p), preset=p) for p in ("h100-sxm", "l4")]
+
+    def op(name: str, flops: float, nbytes: float) -> OperationEntry:
+        return OperationEntry(Operation("custom", {"flops": flops, "bytes": nbytes,
+                                                   "precision": "fp16"}, name))
+
+    session.operations = [op("a", 1e12, 4e9), op("b", 1e12, 1e9), op("c", 1e9, 1e9),
+                          op("d", 1e12, 1e9)]
+    session.comparisons = [Comparison("a", "b"), Comparison("c", "d")]
+    machines = [SimpleNamespace(hw_id=h.id, name=h.hardware.label, marker="o", style_index=i)
+                for i, h in enumerate(session.hardware)]
+    links = pair_links(session, evaluate_session(session), machines)
+    _, _, named = whose_texts(session, [], [], links)
+    assert len(named) == 4
+    for link in named:
+        lines = link.label.splitlines()
+        assert [line.split(": ")[0] for line in lines] == ["H100 SXM5 80GB", "L4 24GB"]
+        # a → b moves fewer bytes (faster); c → d does more work on the same bytes (slower)
+        word = "faster" if link.first == "a" else "slower"
+        assert all(line.endswith(word) for line in lines), lines
+
+
+def test_dimensions_given_as_numpy_integers_evaluate_like_plain_ones():
+    hw = get_preset("h100-sxm")
+    plain = evaluate(Operation("gemm", {"m": 64, "n": 64, "k": 64, "dtype": "fp16"}, "x"), hw)
+    numpy_ = evaluate(Operation("gemm", {"m": np.int64(64), "n": np.int64(64),
+                                         "k": np.int64(64), "dtype": "fp16"}, "x"), hw)
+    # 2·64³ FLOPs, 3·64²·2 bytes: memory-bound on 3.35 TB/s
+    assert numpy_.t_lower_s == pytest.approx(3 * 64 * 64 * 2 / 3.35e12, rel=1e-12)
+    assert numpy_.t_lower_s == plain.t_lower_s and numpy_.bound == plain.bound
+
+
+def test_a_box_on_a_texts_leader_line_hits_that_text():
+    layout = TextLayout(Occupancy((0.0, 0.0, 400.0, 300.0)))
+    layout.placed["far"] = Placement("far", (100.0, 100.0, 140.0, 112.0), (50.0, 50.0, 98.0, 98.0))
+    layout.placed["near"] = Placement("near", (300.0, 20.0, 340.0, 32.0))
+    assert layout.hit_by((60.0, 60.0, 62.0, 62.0)) == ["far"]  # on the leader, off the box
+    assert layout.hit_by((105.0, 105.0, 106.0, 106.0)) == ["far"]
+    assert layout.hit_by((10.0, 200.0, 20.0, 210.0)) == []
+
+
+def test_an_all_to_all_exchange_shows_its_bytes_worked_out():
+    op = Operation("all_reduce", {"rows": 16, "hidden": 64, "chips": 4, "copies": 2,
+                                  "dtype": "bf16", "collective": "all_to_all"}, "dispatch")
+    (sent,) = op.counts().byte_terms
+    # each chip sends its 2 copies of 16 rows × 64 bf16 values to the 3 other chips of 4
+    assert sent.value == 2 * 3 / 4 * 16 * 64 * 2
+    assert sent.substituted.startswith("2·(4−1)/4·16·64·2 B")
+    assert sent.formula.endswith("·2 B [bf16]") and "−1)/" in sent.formula
+
+
+def test_places_along_a_rising_line_are_above_left_then_below_right_of_it():
+    # a line rising from (0, 100) to (100, 0) in device pixels; a 20 × 10 box, gap 8
+    places = sloped_candidates(0.0, 100.0, 100.0, 0.0, 20.0, 10.0, (0.0, 0.0, 200.0, 200.0),
+                               fractions=(0.5,))
+    assert [(c.left, c.top) for c in places] == [(50 - 20 - 4, 50 - 10 - 8), (50 + 4, 50 + 8)]
+
+
+def test_a_thick_line_covers_both_of_its_sides():
+    occ = Occupancy((0.0, 0.0, 100.0, 100.0), cell=2.0)
+    occ.add_polyline([10.0, 90.0], [51.0, 51.0], half=4.0)  # texts keep 4 px off the line
+    assert occ.count((20.0, 47.5, 80.0, 49.5)) > 0  # 1.5 to 3.5 px above it
+    assert occ.count((20.0, 52.5, 80.0, 54.5)) > 0  # 1.5 to 3.5 px below it
+    assert occ.count((20.0, 60.0, 80.0, 70.0)) == 0
+    assert occ.count((0.0, 47.5, 5.0, 54.5)) == 0  # beyond its end
+
+
+def test_measured_points_on_a_machine_not_drawn_leave_those_on_the_drawn_one():
+    session = Session(title="t")
+    session.hardware = [HardwareEntry(get_preset(p), preset=p) for p in ("a100-80gb", "h100-sxm")]
+    session.measurements = [Measurement("k", time_s=1e-3, flops=1e9, bytes=1e6)]
+    marks, notes = measured_marks(session, [session.hardware[1].id])  # judged on both
+    assert [m.hw_id for m in marks] == [session.hardware[1].id] and notes == []
+
+
+def test_a_free_place_whose_leader_crosses_something_drawn_is_passed_over():
+    occ = Occupancy((0.0, 0.0, 200.0, 200.0))
+    occ.add_rect((90.0, 0.0, 110.0, 60.0))  # something drawn between the point and the first place
+    layout = TextLayout(occ)
+    crossing = Candidate(150.0, 20.0, (20.0, 25.0, 150.0, 25.0))
+    clear = Candidate(150.0, 150.0, (20.0, 155.0, 150.0, 155.0))
+    placed = layout.place(Request("op", "operation", 20.0, 10.0, [crossing, clear]))
+    assert placed is not None and placed.rect[:2] == (150.0, 150.0)
+
+
+
+def test_places_over_a_flat_line_sit_a_gap_above_it_then_farther():
+    # a roof from x 100 to 400 at y 80; a 80 × 12 box; gap 6, then 12 px clearer
+    places = flat_candidates(100.0, 400.0, 80.0, 80.0, 12.0, (0.0, 0.0, 500.0, 300.0))
+    first_above = places[0]
+    assert (first_above.left, first_above.top) == (400 - 80 - 4, 80 - 12 - 6)
+    assert {c.top for c in places} == {80 - 12 - 6, 80 + 6, 80 - 12 - 18, 80 + 18}
+
+
+def test_a_free_top_left_corner_lies_inside_the_plot_by_the_margin():
+    occ = Occupancy((50.0, 20.0, 450.0, 320.0))
+    corners = dict(free_corners(occ, 100.0, 40.0, margin=8.0))
+    assert corners["top-left"] == (58.0, 28.0, 158.0, 68.0)
+    assert corners["bottom-right"] == (342.0, 272.0, 442.0, 312.0)
+    assert legend_corner(occ, 100.0, 40.0) == ("bottom-right", corners["bottom-right"])
+
+
+def test_a_box_on_the_plots_left_edge_covers_the_first_column():
+    occ = Occupancy((0.0, 0.0, 100.0, 50.0), cell=2.0)
+    occ.add_rect((0.0, 10.0, 2.0, 12.0))
+    assert occ.count((0.0, 0.0, 2.0, 50.0)) == 1
+
+
+def test_a_line_near_the_left_edge_of_a_wide_plot_is_covered():
+    # the plot's top (100) is below its left edge (10): the line's clip box is the plot's own
+    occ = Occupancy((10.0, 100.0, 410.0, 400.0), cell=2.0)
+    occ.add_polyline([12.0, 400.0], [200.0, 200.0], half=2.0)
+    assert occ.count((12.0, 198.0, 40.0, 202.0)) > 0
+
+
+def test_a_thick_diagonal_line_covers_both_of_its_sides():
+    occ = Occupancy((0.0, 0.0, 100.0, 100.0), cell=2.0)
+    occ.add_polyline([10.0, 90.0], [10.0, 90.0], half=4.0)  # a 45° line
+    # 3 px off the line, perpendicular to it: inside its half width of 4 px
+    off = 3.0 / math.sqrt(2.0)
+    x, y = 50.0 + off, 50.0 - off
+    assert occ.count((x - 0.1, y - 0.1, x + 0.1, y + 0.1)) > 0
+    x, y = 50.0 - off, 50.0 + off
+    assert occ.count((x - 0.1, y - 0.1, x + 0.1, y + 0.1)) > 0
+
+
+def test_a_place_partly_left_of_the_plot_is_passed_over():
+    layout = TextLayout(Occupancy((0.0, 0.0, 200.0, 200.0)))
+    placed = layout.place(Request("op", "operation", 20.0, 10.0,
+                                  [Candidate(-10.0, 50.0), Candidate(50.0, 50.0)]))
+    assert placed is not None and placed.rect[:2] == (50.0, 50.0)
+
+
+def test_a_leader_crossing_something_drawn_far_along_it_is_passed_over():
+    occ = Occupancy((0.0, 0.0, 200.0, 200.0))
+    occ.add_rect((120.0, 90.0, 130.0, 110.0))  # drawn across the first leader, near its end
+    layout = TextLayout(occ)
+    crossing = Candidate(150.0, 95.0, (20.0, 100.0, 150.0, 100.0))
+    clear = Candidate(150.0, 150.0, (20.0, 155.0, 150.0, 155.0))
+    placed = layout.place(Request("op", "operation", 20.0, 10.0, [crossing, clear]))
+    assert placed is not None and placed.rect[:2] == (150.0, 150.0)
+
+
+def test_rectangles_on_a_texts_leader_line_hit_that_text():
+    layout = TextLayout(Occupancy((0.0, 0.0, 400.0, 300.0)))
+    layout.placed["far"] = Placement("far", (100.0, 100.0, 140.0, 112.0), (50.0, 50.0, 98.0, 98.0))
+    layout.placed["near"] = Placement("near", (300.0, 20.0, 340.0, 32.0))
+    assert layout.hit_by_any(np.array([[60.0, 60.0, 62.0, 62.0]])) == {"far"}
+    assert layout.hit_by_any(np.array([[10.0, 200.0, 20.0, 210.0]])) == set()
+
+
+def test_a_two_point_range_is_its_two_ends():
+    from workbench.model.sweeps import Range
+
+    np.testing.assert_array_equal(Range(1.0, 8.0, 2).expand(), [1.0, 8.0])
+    np.testing.assert_array_equal(Range(1.0, 8.0, 1).expand(), [1.0])
+
+
+def test_a_flat_leader_line_is_hit_along_its_length():
+    layout = TextLayout(Occupancy((0.0, 0.0, 400.0, 300.0)))
+    layout.placed["far"] = Placement("far", (100.0, 55.0, 140.0, 67.0), (50.0, 60.0, 98.0, 60.0))
+    assert layout.hit_by_any(np.array([[70.0, 59.5, 72.0, 60.5]])) == {"far"}
+
+
+def test_occupancy_counts_many_rectangles_at_once_inside_and_out():
+    occ = Occupancy((0.0, 0.0, 100.0, 100.0), cell=2.0)
+    occ.add_rects(np.array([[0.0, 0.0, 4.0, 4.0], [10.0, 10.0, 14.0, 14.0]]))
+    assert occ.count((0.0, 0.0, 4.0, 4.0)) == 4 and occ.count((10.0, 10.0, 14.0, 14.0)) == 4
+    counts = occ.counts_local(np.array([[10.0, 10.0, 14.0, 14.0], [1000.0, 0.0, 1010.0, 10.0]]))
+    assert counts.tolist() == [4, 0]  # the second lies right of the plot
+    assert occ.counts_local(np.zeros((0, 4))).tolist() == []
+
+
+def test_a_segment_along_an_edge_just_inside_is_kept():
+    assert clip_segment(0.0, 0.5, 10.0, 0.5, (0.0, 0.0, 100.0, 100.0)) == (0.0, 0.5, 10.0, 0.5)
+    assert clip_segment(0.0, -0.5, 10.0, -0.5, (0.0, 0.0, 100.0, 100.0)) is None
+
+
+def test_places_over_a_short_roof_also_reach_left_of_it():
+    # a roof of 100 px under an 80 px text: some places hang left of it, over the slope
+    places = flat_candidates(300.0, 400.0, 80.0, 80.0, 12.0, (0.0, 0.0, 500.0, 300.0))
+    assert any(c.left < 300.0 for c in places)
+
+
+def test_a_leader_leaving_the_plot_does_not_stop_the_place():
+    layout = TextLayout(Occupancy((0.0, 0.0, 200.0, 200.0)))
+    placed = layout.place(Request("op", "operation", 20.0, 10.0,
+                                  [Candidate(50.0, 50.0, (60.0, 260.0, 60.0, 61.0))]))
+    assert placed is not None and placed.rect[:2] == (50.0, 50.0)
