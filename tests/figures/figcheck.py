@@ -60,6 +60,18 @@ Geometry, all in PDF points with the origin at the top left of the page:
   plate drawn after a data path it covers, or after a text it covers, is a defect. Short
   leader lines that end inside a plate are exempt.
 
+One more, of a text that names the wrong thing (:func:`check_attribution`, on what the chart
+drew: :func:`canvas_attribution` reads it from a canvas, :func:`pdf_attribution` from an
+exported file, with the canvas saying which operation each text and each colour stands for):
+
+``misattributed``
+    A text that a reader would pair with something else than what it names: without a
+    leader line, its own marks are not the nearest to its box (every other at least
+    ``ATTRIBUTION_RATIO`` times as far) or to its middle, or lie more than ``reach`` from it
+    (a tag standing alone); with a leader, the leader does not join the text to one of its
+    own marks. Marks are markers for the names of points, ridges and sweeps, and lines for
+    the values of roofs; a text is compared with marks of its own kind.
+
 Use ``check_pdf(path_or_bytes) -> list[Defect]`` (and ``check_readability(read_figure(...))``);
 ``format_defects`` prints them one per line; ``python tests/figures/figcheck.py FIG.pdf ...``
 runs both checks from the command line.
@@ -83,8 +95,9 @@ OFF_PAGE = "off_page"
 SMALL_TEXT = "small_text"
 SMALL_PLOT = "small_plot"
 LARGE_LEGEND = "large_legend"
+MISATTRIBUTED = "misattributed"
 KINDS = (TEXT_OVER_TEXT, TEXT_OVER_DATA, TRUNCATION, OFF_PAGE, SMALL_TEXT, SMALL_PLOT,
-         LARGE_LEGEND)
+         LARGE_LEGEND, MISATTRIBUTED)
 
 #: the least size of any text on the page, in points (journals ask for 5–7 pt at print size)
 MIN_TEXT_PT = 6.0
@@ -1018,6 +1031,313 @@ def _is_leader(s: Shape, plate: Box, tol: float, diagonal: float) -> bool:
     if length > LEADER_SHARE * diagonal:
         return False
     return _inside(line[0], plate, tol) or _inside(line[-1], plate, tol)
+
+
+# ---------------------------------------------------------------------------------------------
+# attribution: each text names what a reader pairs it with
+
+#: without a leader, every other mark is at least this many times as far from a text's box
+#: as the nearest of its own
+ATTRIBUTION_RATIO = 1.25
+#: and the nearest of its own lies at most this many text heights from its box
+ATTRIBUTION_REACH = 1.6
+#: a roof's value lies at most this many text heights from its line
+ATTRIBUTION_LINE_REACH = 2.0
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Something drawn that a text may name: a marker's box (``kind`` ``"marker"``) or a
+    line's segment ``(x0, y0, x1, y1)`` (``"line"``), and whose it is (several owners where
+    the drawing cannot tell them apart: one colour for two operations)."""
+
+    kind: str
+    geometry: Box
+    owners: frozenset
+
+
+@dataclass(frozen=True)
+class NamingText:
+    """A text that names marks of ``kind`` owned by any of ``owners``: its box, and its
+    leader line's two ends (None: no leader); ``reach`` the farthest its box may be from
+    them without a leader."""
+
+    text: str
+    box: Box
+    owners: frozenset
+    kind: str = "marker"
+    leader: tuple[Point, Point] | None = None
+    reach: float = math.inf
+    #: how far a leader's ends may stop short of the text and of the mark (a leader leaves
+    #: its marker a pixel or two out)
+    slack: float = 1.0
+    #: a mark drawn over one of its own is at its place, no other (a ridge's diamond under
+    #: an operation's point: the text says which ridge)
+    over_own: bool = False
+
+
+def _gap_box(a: Box, b: Box) -> float:
+    dx = max(0.0, b[0] - a[2], a[0] - b[2])
+    dy = max(0.0, b[1] - a[3], a[1] - b[3])
+    return math.hypot(dx, dy)
+
+
+def _gap_point_segment(p: Point, s: Box) -> float:
+    (x0, y0, x1, y1), (px, py) = s, p
+    dx, dy = x1 - x0, y1 - y0
+    t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((px - x0) * dx + (py - y0) * dy)
+                                                / (dx * dx + dy * dy)))
+    return math.hypot(x0 + t * dx - px, y0 + t * dy - py)
+
+
+def _gap(box: Box, mark: Mark) -> float:
+    """The gap between a box and a mark (a line's segment crossing the box: 0)."""
+    if mark.kind != "line":
+        return _gap_box(box, mark.geometry)
+    x0, y0, x1, y1 = mark.geometry
+    if _clip(x0, y0, x1, y1, (box[0], box[1]), (box[2], box[3])) is not None:
+        return 0.0
+    corners = [_gap_point_segment(c, mark.geometry) for c in _box_corners(box)]
+    return min(corners + [_gap_box(box, (x0, y0, x0, y0)), _gap_box(box, (x1, y1, x1, y1))])
+
+
+def check_attribution(texts: Sequence[NamingText], marks: Sequence[Mark]) -> list[Defect]:
+    """Texts a reader would pair with something else than what they name (see the module
+    docstring, ``misattributed``). The middle of a text is compared with the marks within
+    its ``reach`` of its box (one farther off is not read with it)."""
+    out = []
+    for t in texts:
+        same = [m for m in marks if m.kind == t.kind]
+        own = [m for m in same if m.owners & t.owners]
+        # (a mark drawn where one of its own is, a sweep's end on its operation's point,
+        # cannot be told from it)
+        others = [m for m in same if not m.owners & t.owners
+                  and not any(_same_spot(m, o) or (t.over_own and _overlaps(m.geometry,
+                                                                            o.geometry))
+                              for o in own)]
+        if not own:
+            out.append(Defect(MISATTRIBUTED, t.box, (t.text,), "names nothing drawn"))
+            continue
+        tolerance = t.slack
+        if t.leader is not None:
+            a, b = t.leader
+            if _gap_box(t.box, (*a, *a)) > _gap_box(t.box, (*b, *b)):
+                a, b = b, a  # (a: the end at the text, b: at the mark)
+            at_text = _gap_box(t.box, (*a, *a)) <= tolerance
+            at_mark = min(_gap(( *b, *b), m) for m in own) <= tolerance
+            if not (at_text and at_mark):
+                out.append(Defect(MISATTRIBUTED, t.box, (t.text,),
+                                  "its leader line joins it to no mark of its own"))
+            continue
+        mine = min(_gap(t.box, m) for m in own)
+        if mine > t.reach:
+            out.append(Defect(MISATTRIBUTED, t.box, (t.text,),
+                              f"lies {mine:.1f} from its own mark with no leader line "
+                              f"(most {t.reach:.1f})"))
+            continue
+        if not others:
+            continue
+        nearest = min(others, key=lambda m: _gap(t.box, m))
+        theirs = _gap(t.box, nearest)
+        if theirs < ATTRIBUTION_RATIO * mine:
+            out.append(Defect(MISATTRIBUTED, t.box, (t.text,),
+                              f"{theirs:.1f} from another mark at {_where(nearest)}, "
+                              f"{mine:.1f} from its own (no leader line)"))
+            continue
+        cx, cy = (t.box[0] + t.box[2]) / 2, (t.box[1] + t.box[3]) / 2
+        middle = (cx, cy, cx, cy)
+        mine_c = min(_gap(middle, m) for m in own)
+        close = [m for m in others if _gap(t.box, m) <= t.reach]
+        if not close:
+            continue
+        nearest_c = min(close, key=lambda m: _gap(middle, m))
+        if _gap(middle, nearest_c) + tolerance < mine_c:
+            out.append(Defect(MISATTRIBUTED, t.box, (t.text,),
+                              f"its middle is nearer another mark at {_where(nearest_c)} "
+                              f"than its own (no leader line)"))
+    return out
+
+
+def _same_spot(a: Mark, b: Mark) -> bool:
+    """Two markers drawn at one place: their centres a quarter of the smaller one's size
+    apart or less, each way."""
+    if a.kind != "marker" or b.kind != "marker":
+        return False
+    ga, gb = a.geometry, b.geometry
+    near = 0.25 * min(ga[2] - ga[0], gb[2] - gb[0])
+    return (abs((ga[0] + ga[2]) - (gb[0] + gb[2])) / 2 <= near + 0.1
+            and abs((ga[1] + ga[3]) - (gb[1] + gb[3])) / 2 <= near + 0.1)
+
+
+def _where(mark: Mark) -> str:
+    x0, y0, x1, y1 = mark.geometry
+    return f"({(x0 + x1) / 2:.1f}, {(y0 + y1) / 2:.1f})"
+
+
+#: the text items' own margin around their text (see workbench.ui.chart.layout)
+_ITEM_MARGIN = 3.0
+#: a leader stops this many device pixels short of its marker, or less
+_LEADER_SLACK = 2.5
+
+
+def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
+    """What a chart canvas shows, in its device pixels: the placed names and tags of its
+    operations (owned by the operations they name), its ridge, sweep and measured texts
+    (owned by their mark), the values of its roofs (owned by their line); and the marks
+    drawn: each operation's markers, each ridge's and sweep end's, each measured point, and
+    each roof's line."""
+    labels = canvas.labels
+    layout = labels.text_layout
+    ax, bx, ay, by = canvas.view_to_scene()
+    theme = canvas.theme
+
+    def px(x: float, y: float) -> Point:
+        return _to_view(x) * ax + bx, _to_view(y) * ay + by
+
+    def spot(x: float, y: float, size: float, *owners) -> Mark:
+        cx, cy = px(x, y)
+        half = size / 2
+        return Mark("marker", (cx - half, cy - half, cx + half, cy + half),
+                    frozenset(o for o in owners if o is not None))
+
+    marks = [spot(m.x, m.y, theme.point_size, key[0])
+             for key, m in canvas.points.marks.items()
+             if math.isfinite(m.x) and math.isfinite(m.y) and m.x > 0 and m.y > 0]
+    for i, (ridge, _label) in enumerate(canvas.roofs.ridges):
+        # (a ridge's text names its machine: it is told from another ridge by its words)
+        marks.append(spot(ridge.x, ridge.y, theme.ridge_size, ("ridge", i), "ridge"))
+    for i, (path, end, _label) in enumerate(canvas.overlays.sweep_texts):
+        marks.append(spot(path.xs[end], path.ys[end], theme.point_size * 0.55, ("sweep", i),
+                          path.op_id))
+    for i, (mark, _curve, _label) in enumerate(canvas.overlays.measured_texts):
+        # a measured point and its prediction are its operation's too
+        marks.append(spot(mark.x, mark.y, theme.point_size * 1.3, ("measured", i), mark.op_id))
+        marks.append(spot(mark.px, mark.py, theme.point_size * 0.9, ("measured", i),
+                          mark.op_id))
+    roof_index = {}
+    for i, (roof, curve) in enumerate(canvas.roofs.roofs):
+        roof_index[id(roof)] = i
+        xs, ys = curve.getData()
+        if not curve.isVisible() or xs is None:
+            continue
+        pts = [((x - 0.0) * ax + bx, y * ay + by) for x, y in zip(xs, ys, strict=True)]
+        marks += [Mark("line", (*p, *q), frozenset([("roof", i)]))
+                  for p, q in zip(pts, pts[1:], strict=False)
+                  if all(math.isfinite(v) for v in (*p, *q))]
+    texts = []
+    if layout is None:
+        return texts, marks
+    for key, placement in layout.placed.items():
+        entry = labels.entry(key)
+        if entry is None:
+            continue
+        label = entry[0]
+        if not label.isVisible():
+            continue
+        r = label.textItem.mapRectToScene(label.textItem.boundingRect())
+        m = _ITEM_MARGIN
+        box = (r.left() + m, r.top() + m, r.right() - m, r.bottom() - m)
+        height = box[3] - box[1]
+        kind, what = key[0], key[1]
+        if kind == "point":
+            owners = frozenset(canvas.key.crowd_of(what))
+        elif kind == "ridge":
+            owners = frozenset([("ridge", what), "ridge"])
+        elif kind == "sweep":
+            owners = frozenset([("sweep", what)])
+        elif kind == "measured":
+            owners = frozenset([("measured", what)])
+        leader = None
+        if placement.leader is not None:
+            x0, y0, x1, y1 = placement.leader
+            leader = ((x0, y0), (x1, y1))
+        if kind == "roof":
+            roof = canvas.roofs.roof_texts[what][0]
+            texts.append(NamingText(label.toPlainText(), box,
+                                    frozenset([("roof", roof_index.get(id(roof)))]), "line",
+                                    leader, ATTRIBUTION_LINE_REACH * height,
+                                    _LEADER_SLACK + 1.5))  # (a leader stops short of its line)
+            continue
+        if kind not in ("point", "ridge", "sweep", "measured"):
+            continue  # (titles of regions, pairs' figures, crossings: said by their line)
+        texts.append(NamingText(label.toPlainText(), box, owners, "marker", leader,
+                                ATTRIBUTION_REACH * height, _LEADER_SLACK, kind != "point"))
+    return texts, marks
+
+
+def _to_view(value: float) -> float:
+    """A data value on the chart's log axes."""
+    return math.log10(value) if value > 0 else -math.inf
+
+
+def pdf_attribution(fig: Figure, canvas) -> tuple[list[NamingText], list[Mark]]:
+    """What an exported figure shows, read from the file (``fig``, :func:`read_figure`),
+    with the canvas it was drawn from telling which operations each name or tag stands for
+    and whose each marker is: the names and tags of the operations as the page has them
+    (each found by its words, nearest where the canvas placed it), any leader line from
+    them, and the markers on the page, each owned as the canvas's marker drawn there."""
+    # the page is the canvas's view, scaled
+    view = canvas.plot_widget
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    sx = (fig.page[2] - fig.page[0]) / shown.width()
+    sy = (fig.page[3] - fig.page[1]) / shown.height()
+
+    def page(x: float, y: float) -> Point:
+        return fig.page[0] + (x - shown.left()) * sx, fig.page[1] + (y - shown.top()) * sy
+
+    # the markers on the page, each the canvas's marker drawn there (of about its size,
+    # centred within a quarter of it): its owners (not a link's arrow head, say)
+    drawn = []
+    for m in canvas_attribution(canvas)[1]:
+        if m.kind == "marker":
+            g = m.geometry
+            (x0, y0), (x1, y1) = page(g[0], g[1]), page(g[2], g[3])
+            drawn.append(((x0 + x1) / 2, (y0 + y1) / 2, max(x1 - x0, y1 - y0), m.owners))
+    marks = []
+    for m in fig.by_role("marker"):
+        g = m.bbox
+        cx, cy, side = (g[0] + g[2]) / 2, (g[1] + g[3]) / 2, max(g[2] - g[0], g[3] - g[1])
+        owners = frozenset(o for x, y, size, own in drawn
+                           if abs(x - cx) <= 0.25 * size + 0.5 and abs(y - cy) <= 0.25 * size + 0.5
+                           and 0.7 * size <= side <= 1.5 * size + 1.0 for o in own)
+        if owners:
+            marks.append(Mark("marker", g, owners))
+    lines = [s for s in fig.shapes if s.role in ("data", "outside") and not s.closed
+             and len(s.polylines) == 1 and len(s.polylines[0]) == 2]
+    texts = []
+    layout = canvas.labels.text_layout
+    for key, placement in (layout.placed.items() if layout is not None else ()):
+        if key[0] != "point":
+            continue
+        label = canvas.labels.entry(key)[0]
+        if not label.isVisible():
+            continue
+        words = [w for w in label.toPlainText().split("\n") if w.strip()]
+        r = placement.rect
+        (left, top), (right, bottom) = page(r[0], r[1]), page(r[2], r[3])
+        found = []
+        for word in words:
+            same = [t for t in fig.texts if t.text.strip() == word.strip()
+                    and _inside(t.centre, fig.plot)]
+            if same:
+                found.append(min(same, key=lambda t: _gap_box(t.bbox(), (left, top, right,
+                                                                        bottom))))
+        if not found:
+            continue
+        box = _bbox([c for t in found for c in _box_corners(t.bbox())])
+        size = max(t.size for t in found)
+        leader = None
+        reach_end = 0.6 * size  # (the leader ends at the text's box, the ink a little inside)
+        for s in lines:
+            a, b = s.polylines[0]
+            ends = sorted((a, b), key=lambda q: _gap_box(box, (*q, *q)))
+            if _gap_box(box, (*ends[0], *ends[0])) <= reach_end:
+                leader = (ends[0], ends[1])
+                break
+        texts.append(NamingText(label.toPlainText(), box, frozenset(canvas.key.crowd_of(key[1])),
+                                "marker", leader, ATTRIBUTION_REACH * size + reach_end,
+                                max(_LEADER_SLACK * max(sx, sy), reach_end)))
+    return texts, marks
 
 
 # ---------------------------------------------------------------------------------------------

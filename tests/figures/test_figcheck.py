@@ -428,3 +428,63 @@ def test_readability_measures_the_plot_and_the_legend_below_it(pdf):
     defects = check_readability(squeezed)
     assert sorted(d.kind for d in defects) == [LARGE_LEGEND, SMALL_PLOT, SMALL_PLOT], \
         format_defects(defects)
+
+
+# ---------------------------------------------------------------------------------------------
+# attribution
+
+
+def _marker(x: float, y: float, owner, half: float = 5.0):
+    from figures.figcheck import Mark
+
+    return Mark("marker", (x - half, y - half, x + half, y + half), frozenset([owner]))
+
+
+def test_a_text_nearer_another_marker_than_its_own_is_misattributed():
+    """"Softmax" right above the Norm point: 4 pt above Norm's marker, 8 pt from its own
+    (beside, to the right): 4 < 1.25 × 8. Right above its own marker instead, 3 pt off and
+    20 pt from Norm's (15 across, 13 up), it names Softmax."""
+    from figures.figcheck import MISATTRIBUTED, NamingText, check_attribution
+
+    marks = [_marker(100, 100, "softmax"), _marker(60, 110, "norm")]
+    over_norm = NamingText("Softmax", (40.0, 91.0, 87.0, 101.0), frozenset(["softmax"]),
+                           reach=20.0)  # 8 pt left of Softmax's box, 4 pt over Norm's
+    found = check_attribution([over_norm], marks)
+    assert [d.kind for d in found] == [MISATTRIBUTED]
+    assert "4.0 from another mark" in found[0].detail and "8.0 from its own" in found[0].detail
+    over_own = NamingText("Softmax", (80.0, 82.0, 120.0, 92.0), frozenset(["softmax"]),
+                          reach=20.0)
+    assert check_attribution([over_own], marks) == []
+
+
+def test_a_far_text_needs_a_leader_that_reaches_its_own_marker():
+    """A tag 30 pt from its marker with no leader stands alone; with a leader from its box
+    to its marker's edge it is joined; a leader ending at another marker joins it to that."""
+    from figures.figcheck import NamingText, check_attribution
+
+    marks = [_marker(100, 100, "a"), _marker(200, 100, "b")]
+    box = (135.0, 95.0, 145.0, 105.0)  # 30 pt right of a's edge (105)
+    alone = NamingText("1", box, frozenset(["a"]), reach=16.0)
+    assert "no leader line" in check_attribution([alone], marks)[0].detail
+    joined = NamingText("1", box, frozenset(["a"]), leader=((135.0, 100.0), (106.0, 100.0)),
+                        reach=16.0, slack=1.5)
+    assert check_attribution([joined], marks) == []
+    astray = NamingText("1", box, frozenset(["a"]), leader=((145.0, 100.0), (194.0, 100.0)),
+                        reach=16.0, slack=1.5)
+    assert "leader" in check_attribution([astray], marks)[0].detail
+
+
+def test_a_roof_value_is_compared_with_lines_not_markers():
+    """A value 5 pt over its own line and 25 pt under another is its line's; 5 pt under the
+    other line it is the other's. A marker beside it does not count."""
+    from figures.figcheck import Mark, NamingText, check_attribution
+
+    own = Mark("line", (0.0, 100.0, 300.0, 100.0), frozenset(["hbm"]))
+    other = Mark("line", (0.0, 60.0, 300.0, 60.0), frozenset(["l2"]))
+    marker = _marker(150, 90, "op")
+    good = NamingText("hbm 3.35 TB/s", (100.0, 85.0, 180.0, 95.0), frozenset(["hbm"]),
+                      "line", reach=20.0)
+    assert check_attribution([good], [own, other, marker]) == []
+    bad = NamingText("hbm 3.35 TB/s", (100.0, 65.0, 180.0, 75.0), frozenset(["hbm"]), "line",
+                     reach=30.0)
+    assert check_attribution([bad], [own, other, marker])

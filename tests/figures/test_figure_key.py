@@ -477,3 +477,37 @@ def test_two_names_side_by_side_do_not_read_as_one(qapp, stem, size, theme):
                                    theme=theme))
     gap, a, b = _closest_on_a_line(fig)
     assert gap >= 0.5, (a, b, gap)
+
+
+KEY_ROW = re.compile(r"^(\d+) — (.+)$")
+
+
+def _key_numbers(pdf: bytes) -> dict[int, str]:
+    """The key's rows as the page has them: number → the part or operation it names."""
+    out = {}
+    for t in read_figure(pdf).texts:
+        found = KEY_ROW.match(t.text.strip())
+        if found:
+            out[int(found.group(1))] = found.group(2)
+    return out
+
+
+def test_a_models_parts_keep_their_numbers_at_every_size(qapp):
+    """The Llama 3.1 8B example's parts are tagged by number at every size; a part's number
+    is its place in the model (attention norm, QKV projection, RoPE, …), whichever names
+    found a place: 2 is the QKV projection on a slide and on a paper column alike (it was
+    RoPE on the slide, where the QKV projection's name found a place at first)."""
+    session = _example("llama31_8b_inference")
+    keys = {size: _key_numbers(figure_bytes(session, "pdf", resolve_size(size)))
+            for size in ("slide", "single", "double", None)}
+    for size, numbers in keys.items():
+        assert numbers, f"no key rows at {size}"
+        for n, part in numbers.items():
+            for other, theirs in keys.items():
+                if n in theirs:
+                    assert theirs[n] == part, (n, size, part, other, theirs[n])
+    # the model's order: a layer's norm, then its QKV projection, then RoPE
+    merged = {n: part for numbers in keys.values() for n, part in numbers.items()}
+    assert merged[1] == "attention norm ×32"
+    assert merged[2] == "QKV projection ×32"
+    assert merged[3] == "RoPE ×32"

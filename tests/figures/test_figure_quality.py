@@ -1,7 +1,9 @@
 """Exported figures need no touching up: every example session, and generated sessions with
 many operations, long names and clustered intensities, exported to PDF at every size and
 theme, read back from the file, have no text over text, no text over data, nothing
-truncated and no text off the page; and they read at their size: no text under 6 pt, axis
+truncated and no text off the page; every name, tag, roof value, ridge and sweep text
+names what a reader pairs it with (the nearest marker or line is its own, or a leader
+joins them); and they read at their size: no text under 6 pt, axis
 titles at least 7 pt and 0.8 × their tick labels, a plot taking its share of the page, a
 legend beside or below it taking at most about a third, the decades of the y axis labelled."""
 
@@ -15,10 +17,13 @@ import yaml
 from conftest import EXAMPLES
 from figures.figcheck import (
     MAX_LEGEND_SHARE,
+    canvas_attribution,
+    check_attribution,
     check_figure,
     check_readability,
     format_defects,
     legend_share,
+    pdf_attribution,
     read_figure,
     tick_labels,
 )
@@ -28,7 +33,7 @@ from hypothesis import strategies as st
 from workbench.io.sessions import load_session, loads_session
 from workbench.model.analysis import evaluate_session
 from workbench.model.chart.scene import build_scene
-from workbench.ui.figures.export import figure_bytes, resolve_size
+from workbench.ui.figures.export import figure_bytes, last_figure_canvas, resolve_size
 
 SIZES = (None, "slide", "single", "double")
 THEMES = ("light", "dark", "presentation")
@@ -45,7 +50,15 @@ def figure_of(session, size: str | None, theme: str):
 
 def defects_of(session, size: str | None, theme: str) -> list:
     fig = figure_of(session, size, theme)
-    return check_figure(fig) + check_readability(fig)
+    return check_figure(fig) + check_readability(fig) + attribution_defects(fig)
+
+
+def attribution_defects(fig) -> list:
+    """Texts that name the wrong thing: as the figure's canvas placed them, and as the
+    file has them."""
+    canvas = last_figure_canvas()
+    return (check_attribution(*canvas_attribution(canvas))
+            + check_attribution(*pdf_attribution(fig, canvas)))
 
 
 def y_decades(session) -> float:
@@ -65,7 +78,7 @@ def _name(size: str | None, theme: str) -> str:
 def test_example_figures_are_clean(qapp, path, size, theme):
     session = load_session(path)
     fig = figure_of(session, size, theme)
-    defects = check_figure(fig) + check_readability(fig)
+    defects = check_figure(fig) + check_readability(fig) + attribution_defects(fig)
     if defects:
         pytest.fail(format_defects(defects, f"{path.name} at {_name(size, theme)}"), pytrace=False)
     # a y axis over three decades or more names at least three of them

@@ -1,15 +1,17 @@
 """The chart's text layout on its own (device pixels, no Qt): texts go where they cover
-nothing, in order of priority; a text with no clean place is left out; a moved marker
-frees its old cells."""
+nothing, in order of priority, and only where a reader pairs them with what they name; a
+text with no clean place is left out; a moved marker frees its old cells."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pytest
 
 from workbench.model.chart.key import crowd_parts, crowd_text, crowds, figure_key
 from workbench.model.chart.layout import (
+    Attribution,
     Candidate,
     Occupancy,
     Request,
@@ -17,7 +19,9 @@ from workbench.model.chart.layout import (
     far_candidates,
     flat_candidates,
     free_corners,
+    lead_from,
     point_candidates,
+    segment_gaps,
     sloped_candidates,
     wrap_title,
 )
@@ -299,3 +303,86 @@ def test_a_whole_placing_places_as_texts_placed_one_by_one():
                 one_by_one[r.key] = alone.place(r)
         assert together == one_by_one
         assert sum(p is not None for p in together.values()) > 5
+
+
+# ---------------------------------------------------------------------------------------------
+# attribution: a text goes only where a reader pairs it with what it names
+
+OWN = np.array([[100.0, 100.0, 110.0, 110.0]])  # its marker
+OTHER = np.array([[60.0, 130.0, 70.0, 140.0]])  # another's, down and to the left
+
+
+def test_a_name_beside_its_marker_but_over_another_is_not_placed_there():
+    """A 40 × 12 name below-left of its marker, right over another's: 5.4 px from its own
+    (5 across, 2 down: √29) and 6 px above the other (130 − 124): read as the other's. The
+    next place, 6 px right of its own marker and 46 px from the other, is taken."""
+    over = Candidate(55.0, 112.0)  # box 55..95 × 112..124
+    beside = Candidate(116.0, 99.0)  # box 116..156 × 99..111
+    names = Attribution(OWN, OTHER)
+    placed = TextLayout(Occupancy(FRAME)).place(
+        Request("name", "operation", 40.0, 12.0, [over, beside], names=names))
+    assert placed.rect[:2] == (116.0, 99.0)
+    assert names.paired(np.array([[55.0, 112.0, 95.0, 124.0]])).tolist() == [False]
+    # a text that names no mark takes the first free place, as before
+    plain = TextLayout(Occupancy(FRAME)).place(
+        Request("title", "operation", 40.0, 12.0, [over, beside]))
+    assert plain.rect[:2] == (55.0, 112.0)
+
+
+def test_a_text_far_from_its_marker_needs_a_leader():
+    """20 px right of its marker with nothing else near: too far to stand alone (the reach
+    is 12 px); the same place with a leader line from the marker's edge is taken."""
+    names = Attribution(OWN, np.zeros((0, 4)))
+    alone = np.array([[130.0, 99.0, np.nan, np.nan, np.nan, np.nan]])
+    led = np.array([[130.0, 99.0, 111.5, 105.0, 130.0, 105.0]])
+    layout = TextLayout(Occupancy(FRAME))
+    assert layout.place(Request("t", "operation", 20.0, 12.0, alone, names=names)) is None
+    placed = layout.place(Request("t", "operation", 20.0, 12.0, led, names=names))
+    assert placed.leader == (111.5, 105.0, 130.0, 105.0)
+
+
+def test_the_middle_of_a_long_name_is_not_over_another_marker():
+    """A 100 px name whose end is 4 px left of its marker (box gap 4) and whose middle is
+    right over another marker 13 px below it: the other is farther from the box (13 ≥ 1.6 ×
+    4 + 3) but nearer its middle (146, 105): 19 px (124 − 105) against 54 (200 − 146), so
+    it reads as the other's. One 49 px below is not read with it (past 30 px)."""
+    own = np.array([[200.0, 100.0, 210.0, 110.0]])
+    other = np.array([[140.0, 124.0, 150.0, 134.0]])
+    box = np.array([[96.0, 99.0, 196.0, 111.0]])  # middle (146, 105)
+    assert Attribution(own, other).paired(box).tolist() == [False]
+    farther = np.array([[140.0, 160.0, 150.0, 170.0]])
+    assert Attribution(own, farther).paired(box).tolist() == [True]
+
+
+def test_a_roof_value_goes_beside_its_own_line_not_another():
+    """Two flat roofs 30 px apart; a 12 px tall value 6 px over the lower one is 12 px
+    under the upper one (30 − 6 − 12): too near the other line (12 < 1.6 × 6 + 3 = 12.6).
+    One 6 px over the upper line names it; one 40 px over it is too far (reach 20)."""
+    lower = np.array([[0.0, 200.0, 400.0, 200.0]])
+    upper = np.array([[0.0, 170.0, 400.0, 170.0]])
+    names = Attribution(own_lines=lower, other_lines=upper, reach=20.0)
+    assert names.paired(np.array([[100.0, 182.0, 160.0, 194.0]])).tolist() == [False]
+    names = Attribution(own_lines=upper, other_lines=lower, reach=20.0)
+    assert names.paired(np.array([[100.0, 152.0, 160.0, 164.0]])).tolist() == [True]
+    assert names.paired(np.array([[100.0, 118.0, 160.0, 130.0]])).tolist() == [False]
+
+
+def test_gaps_to_segments():
+    box = np.array([[0.0, 0.0, 10.0, 10.0]])
+    # a flat segment 10 px right; a vertical one 5 px right; a slope whose nearest point to
+    # the box is its end (20, 0), 10 px from the corner (10, 0); a flat one whose end (13,
+    # 14) is 5 px from the corner (10, 10) (3-4-5)
+    segs = np.array([[20.0, 5.0, 30.0, 5.0], [15.0, -10.0, 15.0, 30.0], [20.0, 0.0, 30.0, 10.0],
+                     [13.0, 14.0, 17.0, 14.0]])
+    assert segment_gaps(box, segs)[0].tolist() == pytest.approx([10.0, 5.0, 10.0, 5.0])
+
+
+def test_a_leader_leaves_the_marker_nearest_the_text():
+    """A tag placed around a crowd of two markers (centres (0, 0) and (40, 0), half-size 5)
+    with its box at (60, 0): the leader starts on the nearer marker's edge, 6.5 px from its
+    centre (5 + 1.5), not between the two."""
+    cands = np.array([[60.0, -6.0, 26.5, 0.0, 60.0, 0.0],
+                      [10.0, 20.0, np.nan, np.nan, np.nan, np.nan]])
+    out = lead_from(cands, [0.0, 40.0], [0.0, 0.0], 5.0)
+    assert out[0].tolist() == pytest.approx([60.0, -6.0, 46.5, 0.0, 60.0, 0.0])
+    assert np.isnan(out[1, 2])  # a place without a leader keeps none

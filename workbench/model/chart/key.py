@@ -7,7 +7,7 @@ parts (:func:`crowd_parts`) where that text finds no place."""
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 __all__ = ["KeyRow", "figure_key", "crowds", "crowd_text", "crowd_parts"]
@@ -26,7 +26,9 @@ class KeyRow:
         return not self.ids
 
 
-def figure_key(named: Sequence[tuple[Hashable, str]]) -> tuple[dict[Hashable, str], list[KeyRow]]:
+def figure_key(named: Sequence[tuple[Hashable, str]],
+               every: Sequence[tuple[Hashable, str]] | None = None
+               ) -> tuple[dict[Hashable, str], list[KeyRow]]:
     """Tags and key rows for the operations ``named`` (``(id, name)`` in session order) whose
     names have no place on the chart: ``({id: tag}, rows)``.
 
@@ -36,36 +38,60 @@ def figure_key(named: Sequence[tuple[Hashable, str]]) -> tuple[dict[Hashable, st
     the parts, so a model takes one row per kind of operation, not one per name. With two
     groups or more each group has a letter (heading "A — 8B prefill"), its tags are the
     letter and the part's number ("A2"), and a part in several groups keeps one number and
-    one row ("2 — QKV projection ×32")."""
+    one row ("2 — QKV projection ×32").
+
+    Groups, their letters and the parts' numbers follow ``every`` (all the chart's
+    operations, in session order; default ``named``), not which names found no place: a
+    part has the same number in every figure of the session, whatever its size (the parts
+    first, by their first operation; then the other operations named, in order)."""
+    every = named if every is None else every
     groups: dict[str, list[tuple[Hashable, str]]] = {}
-    for key, name in named:
+    for key, name in every:
         group, sep, part = name.partition(": ")
         if sep and part.strip():
             groups.setdefault(group, []).append((key, part))
     groups = {g: parts for g, parts in groups.items() if len(parts) >= 2}
     ungrouped = any(name.partition(": ")[0] not in groups or not name.partition(": ")[1]
-                    for _key, name in named)
+                    for _key, name in every)
     lettered = len(groups) >= 2 or (groups and ungrouped)
     letters = {g: _letter(i) for i, g in enumerate(groups)} if lettered else {}
-    numbers: dict[str, int] = {}
+    # each part's number: by its first operation among all the groups'
+    part_number: dict[str, int] = {}
+    for parts in groups.values():
+        for _key, part in parts:
+            part_number.setdefault(part, 0)
+    for i, part in enumerate(sorted(part_number, key=_first_of(every, groups))):
+        part_number[part] = i + 1
     tags: dict[Hashable, str] = {}
     numbered: dict[int, tuple[str, list[Hashable]]] = {}
+    told_groups: list[str] = []
+    plain = len(part_number)
     for key, name in named:
         group, sep, part = name.partition(": ")
         if sep and group in groups:
-            n = numbers.get(part)
-            if n is None:
-                n = numbers[part] = len(numbered) + 1
-                numbered[n] = (part, [])
-            numbered[n][1].append(key)
+            n = part_number[part]
+            numbered.setdefault(n, (part, []))[1].append(key)
             tags[key] = f"{letters.get(group, '')}{n}"
+            if group not in told_groups:
+                told_groups.append(group)
         else:
-            n = len(numbered) + 1
-            numbered[n] = (name, [key])
-            tags[key] = str(n)
-    rows = [KeyRow(f"{letters[g]} — {g}" if letters else f"{g}:") for g in groups]
-    rows += [KeyRow(f"{n} — {text}", tuple(keys)) for n, (text, keys) in numbered.items()]
+            plain += 1
+            numbered[plain] = (name, [key])
+            tags[key] = str(plain)
+    told_groups.sort(key=list(groups).index)
+    rows = [KeyRow(f"{letters[g]} — {g}" if letters else f"{g}:") for g in told_groups]
+    rows += [KeyRow(f"{n} — {text}", tuple(keys)) for n, (text, keys) in sorted(numbered.items())]
     return tags, rows
+
+
+def _first_of(every: Sequence[tuple[Hashable, str]], groups: dict) -> Callable[[str], int]:
+    """The place of a part's first operation among ``every`` (a sort key)."""
+    first: dict[str, int] = {}
+    for i, (_key, name) in enumerate(every):
+        group, sep, part = name.partition(": ")
+        if sep and group in groups:
+            first.setdefault(part, i)
+    return lambda part: first.get(part, len(every))
 
 
 def _letter(i: int) -> str:

@@ -14,7 +14,11 @@ lies inside the plot and covers no occupied cell; a far place is joined to its m
 thin leader line, itself kept clear of data and texts. Texts are placed in order of
 priority (:data:`PRIORITIES`: the selected operation, the annotations a user asked for
 (compared pairs, measured points), then operations, roof values, ridge labels, sweep
-labels); a text without a clean place is not drawn. An operation whose name has no clean
+labels); a text without a clean place is not drawn. A text that names something (a marker,
+a roof line: :class:`Attribution`) is placed only where a reader pairs it with that thing:
+without a leader line, its own marks are the nearest to its box by a clear margin
+(:data:`PAIRING_RATIO`, :data:`PAIRING_MARGIN`) and lie within :attr:`Attribution.reach`;
+farther off, a leader joins it to one of them. An operation whose name has no clean
 place is named by a short tag instead (``1``, ``2`` … placed like any text) and a key beside
 or below the plot lists "1 — name" (see :mod:`workbench.model.chart.key`). Counts, not flags, so
 that a marker that moves can be taken out of the grid and put back elsewhere: an edit
@@ -34,14 +38,155 @@ import numpy as np
 from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment, spread
 
 __all__ = [
-    "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "point_candidates",
+    "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "Attribution",
+    "PAIRING_RATIO", "PAIRING_MARGIN", "box_gaps", "segment_gaps", "same_spot", "lead_from", "point_candidates",
     "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner", "free_corners",
     "wrap_title",
 ]
 
 #: Who yields to whom: lower places first.
 PRIORITIES = {"selected": 0, "pair": 0.5, "crowd": 0.8, "operation": 1, "measured": 1.5,
-              "roof": 2, "ridge": 3, "crossing": 4, "sweep": 5, "region": 6}
+              "roof": 2, "crossing": 2.5, "ridge": 3, "sweep": 5, "region": 6}
+
+#: a text without a leader names the marks nearest to it: any other mark is at least this
+#: many times as far from its box, and :data:`PAIRING_MARGIN` pixels more ("Softmax" right
+#: above the Norm point, a little nearer it than to its own, reads as naming Norm)
+PAIRING_RATIO = 1.6
+PAIRING_MARGIN = 3.0
+#: and it lies at most this many pixels from the nearest of them (a tag farther off, with
+#: no leader, names nothing a reader can find)
+PAIRING_REACH = 12.0
+#: of the other marks this many times :data:`PAIRING_REACH` (or two text heights) from a
+#: text's box or nearer, none is nearer its middle than its own marks (one farther off is
+#: not read with it)
+CENTRE_SCOPE = 2.5
+#: a text with a leader keeps this many pixels from every other mark ("4" touching one
+#: marker, its short leader leaving another, names neither), and its leader leaves its own
+#: marker where no other covers it
+LEADER_CLEAR = 6.0
+
+
+def box_gaps(boxes: np.ndarray, rects: np.ndarray) -> np.ndarray:
+    """The gap between each box and each rectangle (rows ``left, top, right, bottom``), in
+    pixels: 0 where they touch or overlap, else the distance between their nearest points.
+    Shape ``(len(boxes), len(rects))``."""
+    b = np.asarray(boxes, dtype=float).reshape(-1, 4)[:, None, :]
+    r = np.asarray(rects, dtype=float).reshape(-1, 4)[None, :, :]
+    dx = np.maximum(np.maximum(r[..., 0] - b[..., 2], b[..., 0] - r[..., 2]), 0.0)
+    dy = np.maximum(np.maximum(r[..., 1] - b[..., 3], b[..., 1] - r[..., 3]), 0.0)
+    return np.hypot(dx, dy)
+
+
+def segment_gaps(boxes: np.ndarray, segments: np.ndarray) -> np.ndarray:
+    """The gap between each box and each segment (rows ``x0, y0, x1, y1``) that does not
+    cross it, in pixels: the nearest of a box's corners to the segment, or of the segment's
+    ends to the box (where a box and a segment apart come nearest). Shape ``(len(boxes),
+    len(segments))``."""
+    b = np.asarray(boxes, dtype=float).reshape(-1, 4)
+    g = np.asarray(segments, dtype=float).reshape(-1, 4)
+    ends = np.concatenate((g[:, :2], g[:, 2:]))
+    tips = box_gaps(b, np.column_stack((ends, ends)))
+    best = np.minimum(tips[:, :len(g)], tips[:, len(g):])
+    ax, ay = g[None, :, 0], g[None, :, 1]
+    dx, dy = g[None, :, 2] - ax, g[None, :, 3] - ay
+    length2 = np.maximum(dx * dx + dy * dy, 1e-12)
+    for cx, cy in ((0, 1), (2, 1), (0, 3), (2, 3)):
+        px, py = b[:, cx, None], b[:, cy, None]
+        t = np.clip(((px - ax) * dx + (py - ay) * dy) / length2, 0.0, 1.0)
+        np.minimum(best, np.hypot(ax + t * dx - px, ay + t * dy - py), out=best)
+    return best
+
+
+@dataclass
+class Attribution:
+    """What a text names, for the rule that a reader pairs it with that: ``own`` the
+    rectangles of its marks (rows ``left, top, right, bottom``: markers), ``own_lines`` its
+    lines (rows ``x0, y0, x1, y1``: a roof); ``others`` and ``other_lines`` what it could be
+    taken to name instead (the other markers, the other lines); ``reach`` the farthest its
+    box may be from its own marks without a leader."""
+
+    own: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    others: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    reach: float = PAIRING_REACH
+    own_lines: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    other_lines: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    _spans: list | None = field(default=None, init=False, repr=False, compare=False)
+
+    def _near(self, boxes: np.ndarray, span: float):
+        """The other marks and lines that come within ``span`` pixels of the boxes' span
+        (the rest cannot break the rule for any of them), each with its measure."""
+        lo = boxes[:, :2].min(axis=0) - span
+        hi = boxes[:, 2:].max(axis=0) + span
+        if self._spans is None:  # (each group's extent, worked out once)
+            self._spans = [(g, m, np.minimum(g[:, 0], g[:, 2]), np.maximum(g[:, 0], g[:, 2]),
+                            np.minimum(g[:, 1], g[:, 3]), np.maximum(g[:, 1], g[:, 3]))
+                           for g, m in ((self.others, box_gaps),
+                                        (self.other_lines, segment_gaps)) if len(g)]
+        for group, measure, x0, x1, y0, y1 in self._spans:
+            near = group[(x1 >= lo[0]) & (x0 <= hi[0]) & (y1 >= lo[1]) & (y0 <= hi[1])]
+            if len(near):
+                yield near, measure
+
+    def own_gaps(self, boxes: np.ndarray) -> np.ndarray:
+        """For each box (rows ``left, top, right, bottom``; a point where left = right and
+        top = bottom), the gap to the nearest of its own marks (inf: none)."""
+        boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
+        mine = np.full(len(boxes), np.inf)
+        if len(self.own):
+            mine = box_gaps(boxes, self.own).min(axis=1)
+        if len(self.own_lines):
+            mine = np.minimum(mine, segment_gaps(boxes, self.own_lines).min(axis=1))
+        return mine
+
+    def paired(self, boxes: np.ndarray) -> np.ndarray:
+        """Whether a reader pairs each text box (rows ``left, top, right, bottom``) with
+        these marks: the nearest of its own lies within :attr:`reach` pixels of the box,
+        every other lies at least :data:`PAIRING_RATIO` times as far from it, and
+        :data:`PAIRING_MARGIN` pixels more; and of the others within
+        :data:`CENTRE_SCOPE` × :attr:`reach` of the box, none is nearer the middle of the text than its own ("Softmax" beside
+        its point but right over another reads as naming that one)."""
+        boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
+        mine = self.own_gaps(boxes)
+        ok = mine <= self.reach
+        if not ok.any():
+            return ok
+        at = np.flatnonzero(ok)
+        boxes, mine = boxes[at], mine[at]
+        mx = (boxes[:, 0] + boxes[:, 2]) / 2
+        my = (boxes[:, 1] + boxes[:, 3]) / 2
+        middles = np.column_stack((mx, my, mx, my))
+        mine_c = self.own_gaps(middles)
+        # (a large text is read with the marks farther around it)
+        close = np.maximum(CENTRE_SCOPE * self.reach, 2.0 * (boxes[:, 3] - boxes[:, 1]))
+        good = np.ones(len(at), dtype=bool)
+        for near, measure in self._near(boxes, max(float(close.max()), PAIRING_RATIO
+                                                   * self.reach + PAIRING_MARGIN)):
+            gaps = measure(boxes, near)
+            good &= gaps.min(axis=1) >= PAIRING_RATIO * mine + PAIRING_MARGIN
+            centre = np.where(gaps <= close[:, None], measure(middles, near), np.inf)
+            good &= centre.min(axis=1) >= mine_c
+        ok[at] = good
+        return ok
+
+    def led(self, boxes: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """Whether each text box, joined to its marks by a leader from ``starts`` (rows
+        ``x, y``), keeps :data:`LEADER_CLEAR` pixels from every other mark, and its leader
+        leaves from outside them."""
+        boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
+        if not len(self.others) or not len(boxes):
+            return np.ones(len(boxes), dtype=bool)
+        ok = np.ones(len(boxes), dtype=bool)
+        for near, measure in self._near(boxes, LEADER_CLEAR):
+            ok &= measure(boxes, near).min(axis=1) >= LEADER_CLEAR
+        if ok.any():
+            at = np.flatnonzero(ok)
+            xy = np.asarray(starts, dtype=float).reshape(-1, 2)[at]
+            o = self.others
+            inside = ((xy[:, None, 0] > o[None, :, 0]) & (xy[:, None, 0] < o[None, :, 2])
+                      & (xy[:, None, 1] > o[None, :, 1]) & (xy[:, None, 1] < o[None, :, 3]))
+            ok[at] = ~inside.any(axis=1)
+        return ok
+
 
 # ---------------------------------------------------------------------------------------
 # candidate places
@@ -67,6 +212,10 @@ def _directions() -> tuple[np.ndarray, np.ndarray]:
 
 
 _FAR_DIRECTIONS = _directions()
+#: the nearest places lie this many pixels beyond a marker's half-size: clear of its cells
+#: (its box and air, rounded out to whole cells) and a text's pad, and no farther (a short
+#: tag farther off reads as standing alone)
+NEAR_GAP = 5.0
 #: the eight near places: (x offset in g, y offset in g, fraction of w left, of h above)
 _NEAR = np.array([
     (1, 0, 0.0, 0.5),  # right
@@ -102,7 +251,7 @@ def _around_origin(w: float, h: float, radius: float, rings: tuple[float, ...],
     (units, fracs) = _FAR_DIRECTIONS
     rows = []
     for k, extra in enumerate(rings):
-        g = radius + 7.0 + extra  # clear of the marker's cells (rounded out) and the air
+        g = radius + NEAR_GAP + extra  # clear of the marker's cells (rounded out), the air
         lefts = near[:, 0] * g - near[:, 2] * w
         tops = near[:, 1] * g - near[:, 3] * h
         if k:
@@ -160,6 +309,43 @@ def far_candidates(x: float, y: float, w: float, h: float, radius: float, frame:
                            y + ny))
     out.flags.writeable = False
     return out
+
+
+def same_spot(rects: np.ndarray, own: np.ndarray, air: float = 0.0) -> np.ndarray:
+    """Which of ``rects`` are drawn where one of ``own`` is (their centres a quarter of the
+    smaller one's size apart or less, each way; sizes less ``air`` on each side): no other
+    mark, to a reader (a sweep's end on its operation's point)."""
+    if not len(rects) or not len(own):
+        return np.zeros(len(rects), dtype=bool)
+    cx, cy = (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2
+    ox, oy = (own[:, 0] + own[:, 2]) / 2, (own[:, 1] + own[:, 3]) / 2
+    size = np.minimum((rects[:, 2] - rects[:, 0])[:, None], (own[:, 2] - own[:, 0])[None, :])
+    near = 0.25 * (size - 2 * air)
+    return ((np.abs(cx[:, None] - ox[None, :]) <= near)
+            & (np.abs(cy[:, None] - oy[None, :]) <= near)).any(axis=1)
+
+
+def lead_from(cands: np.ndarray, xs: Sequence[float], ys: Sequence[float], radius: float
+              ) -> np.ndarray:
+    """``cands`` (rows as :func:`point_candidates`') with each leader starting at the edge
+    of the marker nearest its far end, of those centred at ``xs``, ``ys`` of half-size
+    ``radius``: a text placed around a crowd of markers is joined to one of them, not to a
+    point between them."""
+    if len(xs) < 2 or not len(cands):
+        return cands
+    cands = np.array(cands, dtype=float)
+    has = ~np.isnan(cands[:, 2])
+    ends = cands[has, 4:6]
+    cx, cy = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    d2 = (ends[:, 0, None] - cx[None, :]) ** 2 + (ends[:, 1, None] - cy[None, :]) ** 2
+    nearest = d2.argmin(axis=1)
+    ox, oy = cx[nearest], cy[nearest]
+    dx, dy = ends[:, 0] - ox, ends[:, 1] - oy
+    d = np.maximum(np.hypot(dx, dy), 1e-9)
+    start = np.minimum(radius + 1.5, d)
+    cands[has, 2] = ox + dx / d * start
+    cands[has, 3] = oy + dy / d * start
+    return cands
 
 
 def as_array(candidates) -> np.ndarray:
@@ -261,6 +447,9 @@ class Request:
     far: Callable[[], np.ndarray] | None = field(default=None, compare=False, repr=False)
     #: air kept between its box and other texts, pixels, beyond :attr:`TextLayout.PAD`
     air: float = 0.0
+    #: what it names: a place without a leader is taken only where a reader pairs the text
+    #: with that (see :class:`Attribution`); None: a text that names no mark (a title)
+    names: Attribution | None = field(default=None, compare=False, repr=False)
 
     @property
     def priority(self) -> float:
@@ -305,13 +494,19 @@ class TextLayout:
         air, cross = request.air, request.cross_lines
         mine = request.own if own else None
         row = None
-        for given in (request.candidates, request.far):  # (the far ones made if needed)
-            if given is None:
-                continue
-            cands = given() if callable(given) else as_array(given)
-            chosen = self._first_clean(cands, w, h, cross, mine, air) if len(cands) else None
-            if chosen is not None:
-                row = cands[chosen]
+        # a tag's leader keeps clear of other marks where it can; else, rather than untold,
+        # it may pass by them (its own marker hidden among others' leaves no clear way)
+        for strict in (True, False) if request.far is not None else (True,):
+            for given in (request.candidates, request.far):  # (the far ones made if needed)
+                if given is None:
+                    continue
+                cands = given() if callable(given) else as_array(given)
+                chosen = (self._first_clean(cands, w, h, cross, mine, air, request.names,
+                                            strict) if len(cands) else None)
+                if chosen is not None:
+                    row = cands[chosen]
+                    break
+            if row is not None or request.names is None:
                 break
         if row is None:
             return None
@@ -325,10 +520,12 @@ class TextLayout:
 
     def _first_clean(self, cands: np.ndarray, w: float, h: float,
                      cross_lines: bool = False, own: np.ndarray | None = None,
-                     air: float = 0.0) -> int | None:
+                     air: float = 0.0, names: Attribution | None = None,
+                     strict: bool = True) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
-        keeps ``air`` more from other texts, and out of their air)."""
+        keeps ``air`` more from other texts, and out of their air; a place without a leader
+        pairs the text with what it ``names``)."""
         occ = self.occupancy
         lefts, tops = cands[:, 0], cands[:, 1]
         f = occ.frame
@@ -344,6 +541,8 @@ class TextLayout:
             a = p + air
             grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
             ok[ok] = occ.clear_under(grown[ok], occ.texts)
+        if names is not None and ok.any():
+            self._keep_paired(ok, cands, w, h, names, strict)
         free = np.flatnonzero(ok)
         # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
         for start in range(0, min(len(free), self.MOST_LEADERS), self.LEADER_BATCH):
@@ -352,6 +551,35 @@ class TextLayout:
             if found is not None:
                 return found
         return None
+
+    #: places without a leader checked at once for pairing (the first paired one ends it)
+    PAIRING_BATCH = 64
+
+    def _keep_paired(self, ok: np.ndarray, cands: np.ndarray, w: float, h: float,
+                     names: Attribution, strict: bool = True) -> None:
+        """Of the free places ``ok``, keep those without a leader only where a reader pairs
+        the text with what it ``names``, and those with one (when ``strict``) only where
+        the text and its leader keep clear of the other marks (:meth:`Attribution.led`). In order, a batch
+        at a time: past the first place kept without a leader, or past as many with one as
+        are ever looked at, none can be taken."""
+        free = np.flatnonzero(ok)
+        kept = 0
+        for start in range(0, len(free), self.PAIRING_BATCH):
+            at = free[start:start + self.PAIRING_BATCH]
+            lefts, tops = cands[at, 0], cands[at, 1]
+            boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
+            bare = np.isnan(cands[at, 2])
+            good = np.zeros(len(at), dtype=bool)
+            if bare.any():
+                good[bare] = names.paired(boxes[bare])
+            if not bare.all():
+                good[~bare] = (names.led(boxes[~bare], cands[at[~bare], 2:4]) if strict
+                               else True)
+            ok[at] = good
+            kept += int(good.sum())
+            if (good & bare).any() or kept >= self.MOST_LEADERS:
+                ok[free[start + self.PAIRING_BATCH:]] = False
+                return
 
     #: leaders checked at once (many far places: most are never looked at), and at most
     #: (the nearest free places: a leader past them would be long and hard to follow)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -169,10 +170,14 @@ class RooflineCanvas(QWidget):
         self._label_transform = None
         scene.sigPrepareForPaint.connect(self._update_label_transforms)
         vb.sigRangeChanged.connect(self._on_range_changed)
-        vb.sigResized.connect(self._on_range_changed)
+        vb.sigResized.connect(self._on_resized)
 
         #: a fit happened: the next full placing may give the fitted view its headroom
         self._headroom_pending = False
+        #: the view range the last fit showed (None: a fit that set a saved view aside)
+        self._fitted_view = None
+        #: the chart's size when its plot was last resized
+        self._size_placed = (0, 0)
         self.rebuild(fit=True)
         self.destroyed.connect(functools.partial(_release, self.__dict__))
 
@@ -269,10 +274,11 @@ class RooflineCanvas(QWidget):
         """Place every text of the chart: on screen, names with no clean place are told by
         tags and the key (:meth:`TagsAndKey.layout_on_screen`); after a fit, where tags still
         find no place, the fitted view is tried with :data:`HEADROOM` over its top."""
-        self.key.layout_on_screen()
-        if self._headroom_pending:
-            self._headroom_pending = False
-            self._give_headroom()
+        with self.labels.placing():
+            self.key.layout_on_screen()
+            if self._headroom_pending:
+                self._headroom_pending = False
+                self._give_headroom()
         self.session_view.place_hints()  # (clear of the legend where it now lies)
 
     def _give_headroom(self) -> None:
@@ -280,6 +286,7 @@ class RooflineCanvas(QWidget):
         if not untold:
             return
         (x0, x1), (y0, y1) = self.view_range()
+        fitted = self._fitted_view is not None
         self.set_view_range((x0, x1), (y0, y1 * HEADROOM))
         self.labels.stop()  # (placed now, not a moment after the range change)
         self.key.layout_on_screen()
@@ -287,6 +294,8 @@ class RooflineCanvas(QWidget):
             self.set_view_range((x0, x1), (y0, y1))
             self.labels.stop()
             self.key.layout_on_screen()
+        if fitted:  # (the fit, its headroom given or not)
+            self._fitted_view = self._vb.viewRange()
 
     def outside_side(self) -> str:
         """The side of the plot a legend that fits in no corner goes to."""
@@ -353,6 +362,24 @@ class RooflineCanvas(QWidget):
             for item, mode in cached:
                 item.setCacheMode(mode)
             ring.setVisible(ring_shown)
+
+    @property
+    def shows_fit(self) -> bool:
+        """Whether the chart shows the view its last fit gave (the session's saved view, or
+        the whole data), not one zoomed or panned since: a figure of it is then fitted to
+        its own page, as the command line fits one."""
+        fitted = self._fitted_view
+        if fitted is None:
+            return False
+        now = self._vb.viewRange()
+        return all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+                   for pair_now, pair_then in zip(now, fitted, strict=True)
+                   for a, b in zip(pair_now, pair_then, strict=True))
+
+    def figure_view_range(self):
+        """The view range a figure of the chart shows: None (fitted to its page, as the
+        command line does) while the chart shows its fit, else the range on screen."""
+        return None if self.shows_fit else self.view_range()
 
     def view_range(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """The visible ranges ``((x_lo, x_hi), (y_lo, y_hi))`` in data units."""
@@ -588,6 +615,11 @@ class RooflineCanvas(QWidget):
             self.set_view_range(x_range, y_range, padding)
             # (a view the session saved is shown as it was)
             self._headroom_pending = not (honour_view_range and session.view.y_range)
+            # a figure fits the chart as the command line does, where this fit is the same
+            # (no saved view set aside)
+            self._fitted_view = (self._vb.viewRange() if honour_view_range
+                                 or not (session.view.x_range or session.view.y_range)
+                                 else None)
         if self.isVisible():
             self.layout_annotations()
         else:
@@ -658,6 +690,20 @@ class RooflineCanvas(QWidget):
 
     def _on_range_changed(self, *_args) -> None:
         self.labels.schedule()
+        self.session_view.count_outside()
+
+    def _on_resized(self, *_args) -> None:
+        # the plot's frame moved: in a window resized, the texts are placed again when the
+        # resizing pauses; in a chart of the same size (an axis grown to its tick labels,
+        # the legend moved beside the plot) at once, or texts kept where they were among
+        # the data would run over its edge
+        size = (self.width(), self.height())
+        resized, self._size_placed = size != self._size_placed, size
+        if (resized or self.labels.busy or not self.isVisible() or self.labels.pending
+                or self.labels.text_layout is None):
+            self._on_range_changed()
+            return
+        self.relayout()
         self.session_view.count_outside()
 
 

@@ -300,12 +300,15 @@ class TagsAndKey:
         """Name the operations ``ops`` by tags and the key (:func:`figure_key`): each one's
         point carries its tag instead of its name, the legend lists the key."""
         scene = self._canvas.scene_model
-        named, seen = [], set()
+        every, seen = [], set()
         for point in scene.points:
-            if point.op_id in ops and point.op_id not in seen:
+            if point.op_id not in seen:
                 seen.add(point.op_id)
-                named.append((point.op_id, point.label))
-        self._key_tags, self._key_rows = figure_key(named)
+                every.append((point.op_id, point.label))
+        named = [(op_id, label) for op_id, label in every if op_id in ops]
+        # (numbered by all the chart's operations: a model's part keeps its number in every
+        # figure of the session, whichever names found a place)
+        self._key_tags, self._key_rows = figure_key(named, every)
         for op_id, tag in self._key_tags.items():
             self._canvas.labels.add_point_label(op_id).setText(tag)
         self._join_tags()

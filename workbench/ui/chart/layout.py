@@ -24,6 +24,7 @@ import numpy as np
 from PySide6.QtCore import QTimer
 
 from workbench.model.chart.layout import (
+    Attribution,
     Occupancy,
     Request,
     TextLayout,
@@ -31,6 +32,7 @@ from workbench.model.chart.layout import (
     corner_candidates,
     far_candidates,
     flat_candidates,
+    lead_from,
     point_candidates,
     sloped_candidates,
 )
@@ -38,14 +40,13 @@ from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.items import Label, Pool
+from workbench.ui.chart.naming import AIR, names_of, names_spot, other_marks, roof_segments
 
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
 TEXT_INSET = 3.0
 #: Occupancy cell, pixels.
 CELL = 2.0
-#: Air around lines and markers, pixels.
-AIR = 1.5
 #: moved markers beyond which an edit updates their cells all at once (a model's edit)
 BATCH_MOVED = 16
 
@@ -68,6 +69,10 @@ class LabelLayer:
         self._leaders = Pool(lambda: curve(18, antialias=False), add)
         self._leader_pen = None
         self._marker_rects = np.zeros((0, 4))
+        #: the operation of each of the markers' boxes (by row), and the other marks a
+        #: text could be taken to name: ``(rects, operation or -1)``
+        self._marker_ops = np.zeros(0, dtype=np.int64)
+        self._marks = (np.zeros((0, 4)), np.zeros(0, dtype=np.int64))
         self._layout_timer = QTimer(canvas)
         self._layout_timer.setSingleShot(True)
         self._layout_timer.setInterval(40)
@@ -172,6 +177,11 @@ class LabelLayer:
 
     # -- geometry ---------------------------------------------------------------------
 
+    _placed_for: tuple = ()  # the plot's frame and mapping the texts were placed for
+
+    def _view_now(self) -> tuple:
+        return self._frame(), tuple(self._canvas.view_to_scene())
+
     def _frame(self) -> tuple[float, float, float, float]:
         f = self._canvas.view_box.sceneBoundingRect()
         return f.left(), f.top(), f.right(), f.bottom()
@@ -197,7 +207,8 @@ class LabelLayer:
         several placings of one full layout: the key's passes, the legend's places)."""
         self._reuse += 1
         try:
-            yield
+            with self.placing():
+                yield
         finally:
             self._reuse -= 1
             if not self._reuse:
@@ -215,9 +226,11 @@ class LabelLayer:
         cached = self._occ_cache
         if cached is None or cached[0] != key:
             occ = self._occupancy_now()
-            self._occ_cache = cached = (key, occ.copy(), self._marker_rects.copy())
+            self._occ_cache = cached = (key, occ.copy(), self._marker_rects.copy(),
+                                        self._marker_ops, self._marks)
             return occ
         self._marker_rects = cached[2].copy()
+        self._marker_ops, self._marks = cached[3], cached[4]
         return cached[1].copy()
 
     def _occupancy_now(self) -> Occupancy:
@@ -258,6 +271,7 @@ class LabelLayer:
                     occ.add_polyline(px[i:i + 2], py[i:i + 2], 2.0 + AIR, soft=True)
         # markers: the operations' points (kept by key, for moves), then the other marks
         self._marker_rects = np.zeros((0, 4))
+        self._marker_ops = np.array([key[0] for key in points.keys], dtype=np.int64)
         xy = points.xy
         if len(xy):
             px, py = self._px(xy[:, 0], xy[:, 1], t)
@@ -265,6 +279,7 @@ class LabelLayer:
             rects = np.column_stack((px - half, py - half, px + half, py + half))
             occ.add_rects(rects)
             self._marker_rects = rects  # by row of the hover arrays
+        self._marks = other_marks(self._canvas, lambda x, y: self._px(x, y, t))
         for scatter, size in ((roofs.ridge_marks, theme.ridge_size),
                               (overlays.sweep_dots, theme.point_size * 0.55),
                               (overlays.crossing_marks, theme.point_size + 5),
@@ -318,6 +333,22 @@ class LabelLayer:
         operations find no place, the legend's other free corners and a place outside the
         plot are tried too (a few texts: the search is bounded), and the placing that leaves
         out least is kept."""
+        with self.placing():
+            self._place_all()
+
+    #: placings under way (the legend they move resizes the plot: no placing within one)
+    busy = 0
+
+    @contextlib.contextmanager
+    def placing(self):
+        """Within this block a placing is under way (:attr:`busy`)."""
+        self.busy += 1
+        try:
+            yield
+        finally:
+            self.busy -= 1
+
+    def _place_all(self) -> None:
         self._layout_pending = False
         self._layout_timer.stop()  # placed for the current view: a queued placing is moot
         canvas = self._canvas
@@ -350,6 +381,7 @@ class LabelLayer:
             if current != best:
                 layout, placed = self._layout_once(best)
         self._text_layout = layout
+        self._placed_for = self._view_now()
         for key, (label, _request) in self._label_of.items():
             self.apply(label, placed.get(key))
         self.redraw_leaders()
@@ -408,6 +440,7 @@ class LabelLayer:
             close = (qx >= x0 - near) & (qx <= x1 + near) & (qy >= y0 - near) & (qy <= y1 + near)
             xs += qx[close].tolist()
             ys += qy[close].tolist()
+        marker = radius
         if len(xs) > 1:
             x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
             sx, sy = (x0 + x1) / 2, (y0 + y1) / 2
@@ -426,13 +459,18 @@ class LabelLayer:
             cands = point_candidates(sx, sy, w, h, radius, CROWD_RINGS)[8:]
         else:
             cands = point_candidates(sx, sy, w, h, radius)
+        # a leader leaves the marker nearest the text, not the middle of a crowd
+        cands = lead_from(cands, xs, ys, marker)
         if tag:
-            far = self._far_places(sx, sy, w, h, radius)
+            far = self._far_places(sx, sy, w, h, radius, (xs, ys, marker))
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
-                       far=far, air=TAG_AIR if tag else NAME_AIR)
+                       far=far, air=TAG_AIR if tag else NAME_AIR,
+                       names=names_of(self._marker_rects, self._marker_ops, self._marks, crowd))
 
-    def _far_places(self, sx: float, sy: float, w: float, h: float, radius: float):
-        """The places farther off (:func:`far_candidates`, each with its leader) for a text
+    def _far_places(self, sx: float, sy: float, w: float, h: float, radius: float,
+                    lead=None):
+        """The places farther off (:func:`far_candidates`, each with its leader: from the
+        nearest of the markers ``lead``, ``(xs, ys, half-size)``, where given) for a text
         that finds none beside its mark at ``(sx, sy)``: made when first asked for, once."""
         canvas = self._canvas
         frame = self._frame()
@@ -444,7 +482,8 @@ class LabelLayer:
         # (made once: a tag with no place is tried again, its leader across its markers)
         @functools.lru_cache(maxsize=1)
         def far():
-            return far_candidates(sx, sy, w, h, radius, frame, most, step)
+            places = far_candidates(sx, sy, w, h, radius, frame, most, step)
+            return lead_from(places, *lead) if lead else places
         return far
 
     def requests(self) -> dict:
@@ -457,14 +496,14 @@ class LabelLayer:
         out: dict = {}
         self._label_of = {}
 
-        def add(key, label, kind, candidates, order=0.0, mark=None, own=None):
+        def add(key, label, kind, candidates, order=0.0, mark=None, own=None, names=None):
             """``mark``: ``(x, y, radius)`` of what the text names, for a text that may be
             said farther off, with a leader (which may cross the marks ``own``), when it
-            finds no place by it."""
+            finds no place by it; ``names``: what a reader must pair it with."""
             w, h = self._text_box(label)
             far = self._far_places(*mark[:2], w, h, mark[2]) if mark else None
             request = Request(key, kind, w, h, candidates(w, h), order,
-                              cross_lines=mark is not None, far=far, own=own)
+                              cross_lines=mark is not None, far=far, own=own, names=names)
             out[key] = request
             self._label_of[key] = (label, request)
 
@@ -483,9 +522,16 @@ class LabelLayer:
             out[request.key] = request
             self._label_of[request.key] = (label, request)
 
+        lines = roof_segments(canvas, lambda x, y: self._px(x, y, t))
         for i, (roof, label) in enumerate(roofs.roof_texts):
             xs, ys = self._px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)), t)
             order = i + (0 if roof.emphasis == "main" and not roof.derated else 100)
+            # a roof's value beside its own line, nearer it than any other line
+            own = np.array([[xs[0], ys[0], xs[1], ys[1]]])
+            others = [seg for other, seg in lines if other is not roof]
+            names = Attribution(own_lines=own[np.isfinite(own).all(axis=1)],
+                                other_lines=np.concatenate(others) if others
+                                else np.zeros((0, 4)), reach=ROOF_REACH)
             if roof.sloped:
                 # where the lines lie close together (View ▸ All Memory Roofs) a value with
                 # no place along its line is said off it, a leader to the middle of its part
@@ -497,18 +543,21 @@ class LabelLayer:
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys: sloped_candidates(xs[0], ys[0], xs[1], ys[1],
                                                                  w, h, frame), order,
-                    mark=mark)
+                    mark=mark, names=names)
             else:
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys, roof=roof: flat_candidates(
-                        xs[0], xs[1], ys[0], w, h, frame, below_first=roof.derated), order)
+                        xs[0], xs[1], ys[0], w, h, frame, below_first=roof.derated), order,
+                    names=names)
 
         for i, (ridge, label) in enumerate(roofs.ridges):
             sx, sy = (float(v) for v in self._px(to_view(ridge.x), to_view(ridge.y), t))
             add(("ridge", i), label, "ridge",
                 lambda w, h, sx=sx, sy=sy: np.vstack((
                     as_array(corner_candidates(sx, sy, w, h)),
-                    point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i)
+                    point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i,
+                names=names_spot(sx, sy, theme.ridge_size, self._marker_rects, self._marks,
+                                 False, RIDGE_REACH))
 
         for i, (region, curve, label) in enumerate(roofs.regions):
             if not curve.isVisible():
@@ -541,7 +590,8 @@ class LabelLayer:
         for i, (mark, _link, label) in enumerate(overlays.measured_texts):
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
             add(("measured", i), label, "measured",
-                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i)
+                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i,
+                names=names_spot(sx, sy, 2 * g * 1.3, self._marker_rects, self._marks))
         # the same pair with the same figures on several machines is said once, by whichever
         # of its links has room (the lower arc may be boxed in by the roof and the arc above)
         apexes: dict[tuple[str, str, str], list[int]] = {}
@@ -567,7 +617,8 @@ class LabelLayer:
             add(("sweep", i), label, "sweep",
                 lambda w, h, sx=sx, sy=sy, end=end: point_candidates(
                     sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i,
-                mark=(sx, sy, g * 0.55 + 1), own=self._sweep_marks(path.hw_id, t))
+                mark=(sx, sy, g * 0.55 + 1), own=self._sweep_marks(path.hw_id, t),
+                names=names_spot(sx, sy, 2 * g * 0.55 + 2, self._marker_rects, self._marks))
         return out
 
     def _sweep_marks(self, hw_id: int, t) -> np.ndarray:
@@ -621,6 +672,11 @@ class LabelLayer:
         layout = self._text_layout
         if layout is None or self._layout_pending:
             return
+        if self._view_now() != self._placed_for:
+            # the plot was resized or zoomed since the texts were placed (its placing still
+            # to come): every text is placed again, for the view as it is now
+            self._canvas.layout_annotations()
+            return
         occ = layout.occupancy
         t = self._canvas.view_to_scene()
         size = self._canvas.theme.point_size
@@ -671,6 +727,9 @@ class LabelLayer:
         layout = self._text_layout
         if layout is None or self._layout_pending or not hit:
             return
+        if self._view_now() != self._placed_for:  # (see relayout_moved)
+            self._canvas.layout_annotations()
+            return
         order = []
         for key in hit:
             entry = self._label_of.get(key)
@@ -719,6 +778,12 @@ CROWD_RINGS = (0.0, 0.0, 14.0, 30.0, 50.0, 75.0, 105.0)
 #: its leader is at most this share of the chart's diagonal long
 FAR_REACH = 0.5
 LEADER_MOST = 0.24
+#: a ridge's text (naming its machine: told from the other ridges by its words, from the
+#: operations' points by place) lies this far from its diamond at most, unled
+RIDGE_REACH = 18.0
+#: a roof's value lies at most this many pixels from its line (more than a text's height
+#: off, it no longer reads as the line's)
+ROOF_REACH = 20.0
 #: air kept between a tag and other texts, pixels ("add_fp32" and a tag "22" side by side
 #: read as one label)
 TAG_AIR = 3.0

@@ -157,18 +157,22 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
                 # room above its highest points (the crowded roofs are at the top)
                 (x0, x1), (y0, y1) = canvas.view_range()
                 roomier = (((x0, x1), (y0, y1 * HEADROOM)), untold)
-                fitted = _svg_of(canvas, session, fig, theme, transparent, drawn)
-                fitted_drawn = dict(drawn or {})
                 continue
             if taller is None:
-                if roomier is not None and untold >= roomier[1]:
-                    if drawn is not None:
-                        drawn.update(fitted_drawn)
-                    return fitted, fig  # (no better with the room: the fitted view)
-                return _svg_of(canvas, session, fig, theme, transparent, drawn), fig
+                if roomier is None or untold < roomier[1]:
+                    return _svg_of(canvas, session, fig, theme, transparent, drawn), fig
+                break  # (no better with the room: the fitted view, below)
         fig = taller
+    # (laid out again: the canvas kept for the next figure is the one this figure shows)
     with _offscreen_canvas(session, fig, theme, view_range) as canvas:
         return _svg_of(canvas, session, fig, theme, transparent, drawn), fig
+
+
+def last_figure_canvas():
+    """The hidden canvas the last figure of this process was drawn from, as it was drawn
+    (its texts, their layout and its markers), or None; kept for the next figure, which
+    changes it."""
+    return _WARM[1] if _WARM is not None else None
 
 
 #: a paper column whose points' tags find no place is tried this much taller at a time,

@@ -788,7 +788,8 @@ class MainWindow(DocksMixin, QMainWindow):
         return dialog
 
     def export_figure(self, path: str | Path, options=None) -> bool:
-        """Draw the chart as shown (same zoom) to ``path`` with ``options`` (a
+        """Draw the chart as shown (same zoom; the chart as fitted is fitted to the figure's
+        page, as the command line does) to ``path`` with ``options`` (a
         :class:`~workbench.ui.figures.export_dialog.FigureOptions`; default: the last choices)."""
         from workbench.ui.figures.export import ExportError, render_figure
         from workbench.ui.figures.export_dialog import load_options
@@ -797,7 +798,7 @@ class MainWindow(DocksMixin, QMainWindow):
         try:
             fig = render_figure(self.document.session, path, figure=options.figure_size(),
                                 theme=options.theme, transparent=options.transparent,
-                                view_range=self.canvas.view_range())
+                                view_range=self.canvas.figure_view_range())
         except ExportError as exc:
             self.show_error("Cannot export figure", str(exc))
             return False
@@ -819,7 +820,7 @@ class MainWindow(DocksMixin, QMainWindow):
             fig = options.figure_size()
             image = figure_image(self.document.session, fig, theme=options.theme,
                                  transparent=options.transparent,
-                                 view_range=self.canvas.view_range())
+                                 view_range=self.canvas.figure_view_range())
         except ExportError as exc:
             self.show_error("Cannot copy figure", str(exc))
             return None

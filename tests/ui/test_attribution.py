@@ -1,0 +1,156 @@
+"""Each text names what a reader pairs it with, on screen as in figures: a new user's
+session of six kinds of operation on two machines names each point unambiguously in the
+window and on the exported slide; every example does so in the window; and the window's
+File ▸ Export Figure of a chart as fitted makes the page the command line makes."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+
+import pytest
+from figures.figcheck import (
+    canvas_attribution,
+    check_attribution,
+    format_defects,
+    pdf_attribution,
+    read_figure,
+)
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from tests.conftest import EXAMPLES, ROOT
+from workbench.ui.dialogs.preset_dialog import PresetDialog
+from workbench.ui.figures.export import last_figure_canvas
+from workbench.ui.figures.export_dialog import FigureOptions
+from workbench.ui.window.app import create_app
+from workbench.ui.window.main_window import MainWindow
+
+#: the screens the defects were seen on
+SCREENS = ((1366, 768), (1024, 700))
+
+
+@contextlib.contextmanager
+def _window(qtbot, size=SCREENS[0], path=None):
+    """The main window at ``size``, on the session ``path`` (None: a new one), shown;
+    closed after, changes discarded."""
+    create_app()
+    win = MainWindow()
+    win.settings.clear()
+    win.resize(*size)
+    # (a test that left changes meets no prompt when the window closes)
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    if path is not None:
+        win.open_path(path)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.close()
+    win.deleteLater()
+
+
+def _settled(win) -> None:
+    """Every queued placing done, as after the user stops."""
+    for _ in range(3):
+        QApplication.processEvents()
+    win.canvas.relayout()
+    QApplication.processEvents()
+
+
+def _six_kinds(win) -> None:
+    """New session, the H100 and M4 Max presets, then GEMM, Attention (grouped-query, 32
+    heads over 8 KV heads), Elementwise chain, Softmax, Norm and Reduction with their
+    default parameters, each added from the Add Operation menu."""
+    assert win.new_session()
+    dialog = PresetDialog(win.workspace, win)
+    dialog.choose(["h100-sxm", "apple-m4-max"])
+    dialog.accept()
+    panel = win.operations_panel
+    for kind in ("gemm", "attention", "elementwise", "softmax", "norm", "reduction"):
+        panel.add_actions[kind].trigger()
+        if kind == "attention":
+            win.document.set_param(win.workspace.selection.current, "kv_heads", 8)
+    names = [e.operation.name for e in win.document.session.operations]
+    assert names == ["GEMM", "Attention", "Elementwise chain", "Softmax", "Norm", "Reduction"]
+    assert len(win.document.session.hardware) == 2
+
+
+def _named_by(texts, name: str):
+    found = [t for t in texts if t.text == name]
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize("size", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_six_kinds_session_names_each_point_on_screen_and_on_the_slide(qtbot, tmp_path,
+                                                                           size):
+    """"Softmax" sat right above the Norm point and "Norm" right below the Softmax point,
+    with no leader line; now each text's nearest marker is its own (or a leader joins
+    them), in the window and on the slide exported from it."""
+    with _window(qtbot, size) as win:
+        _six_kinds(win)
+        _settled(win)
+        texts, marks = canvas_attribution(win.canvas)
+        defects = check_attribution(texts, marks)
+        assert not defects, format_defects(defects, f"the window at {size}")
+        # every operation is named, by its name or its tag
+        told = {op for t in texts if t.kind == "marker" for op in t.owners}
+        ops = {e.id for e in win.document.session.operations}
+        assert ops <= told | set(win.canvas.key.tags), (ops, told)
+        # the slide, exported from the window
+        target = tmp_path / "six.pdf"
+        assert win.export_figure(target, FigureOptions(size="slide", dpi=144.0))
+        fig = read_figure(target.read_bytes())
+        canvas = last_figure_canvas()
+        defects = (check_attribution(*canvas_attribution(canvas))
+                   + check_attribution(*pdf_attribution(fig, canvas)))
+        assert not defects, format_defects(defects, "the exported slide")
+        # on the slide every name has room: each is said, as the page has it
+        page_texts, _marks = pdf_attribution(fig, canvas)
+        for name in ("GEMM", "Attention", "Softmax", "Norm"):
+            assert _named_by(page_texts, name) is not None, name
+
+
+@pytest.mark.parametrize("theme", ["light", "presentation"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_names_its_points_in_the_window(qtbot, path, theme):
+    """Each example in the window (1366 × 768): every name, tag, roof value, ridge and
+    sweep text names what a reader pairs it with."""
+    with _window(qtbot, SCREENS[0], path) as win:
+        if theme != "light":
+            win.document.session.view.theme = theme
+            win.canvas.rebuild(fit=True)
+        _settled(win)
+        defects = check_attribution(*canvas_attribution(win.canvas))
+        assert not defects, format_defects(defects, f"{path.name} in the window, {theme}")
+
+
+def test_the_window_and_the_command_line_make_one_page(qtbot, tmp_path):
+    """File ▸ Export Figure of the chart as fitted, at single-column size, makes the page
+    `render --size single` makes: the same size (it was 834 px tall from the window, 999
+    from the command line) and the same pixels."""
+    example = next(p for p in EXAMPLES if p.stem == "llama31_8b_inference")
+    cli = tmp_path / "cli.png"
+    done = subprocess.run([sys.executable, "-m", "workbench", "render", str(example), "-o",
+                           str(cli), "--size", "single"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with _window(qtbot, SCREENS[0], example) as win:
+        _settled(win)
+        assert win.canvas.shows_fit
+        app = tmp_path / "app.png"
+        win.export_figure_action.trigger()
+        dialog = win.export_dialog
+        dialog.size_combo.setCurrentIndex(dialog.size_combo.findData("single"))
+        dialog.accept_path(app)
+        a, b = QImage(str(app)), QImage(str(cli))
+        assert (a.width(), a.height()) == (b.width(), b.height())
+        assert a == b
+        # zoomed in, the figure shows what the window shows instead
+        (x0, x1), (y0, y1) = win.canvas.view_range()
+        win.canvas.set_view_range((x0 * 10, x1), (y0 * 10, y1))
+        assert not win.canvas.shows_fit
+        zoomed = tmp_path / "zoomed.png"
+        assert win.export_figure(zoomed, FigureOptions(size="single", dpi=300.0))
+        shown = QImage(str(zoomed))
+        assert shown.width() == b.width() and shown != b

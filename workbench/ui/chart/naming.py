@@ -1,0 +1,89 @@
+"""What each text of the chart names, for the rule that a reader pairs it with that
+(:class:`~workbench.model.chart.layout.Attribution`): in device pixels, from what the chart
+draws (a part of :mod:`workbench.ui.chart.layout`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.model.chart.layout import PAIRING_REACH, Attribution, same_spot
+from workbench.ui.chart.axes import to_view
+
+#: Air around lines and markers, pixels.
+AIR = 1.5
+
+
+def other_marks(canvas, to_px) -> tuple[np.ndarray, np.ndarray]:
+    """The marks besides the operations' points that a text could be taken to name:
+    the ridges' diamonds (-3) and the sweeps' ends (-1: owned by no operation) and the
+    measured points and their predictions (owned by their operation), as ``(rects,
+    owners)``."""
+    theme = canvas.theme
+    spots: list[tuple[float, float, float, int]] = []
+    marks = canvas.roofs.ridge_marks
+    if marks.isVisible():
+        xs, ys = marks.getData()
+        if xs is not None:
+            spots += [(x, y, theme.ridge_size, -3) for x, y in zip(xs, ys, strict=True)]
+    # the sweeps' ends (owned by no operation: a name keeps off another's sweep)
+    spots += [(to_view(path.xs[end]), to_view(path.ys[end]), theme.point_size * 0.55, -1)
+              for path, end, _label in canvas.overlays.sweep_texts]
+    for mark, _curve, _label in canvas.overlays.measured_texts:
+        owner = -1 if mark.op_id is None else mark.op_id
+        spots += [(to_view(mark.x), to_view(mark.y), theme.point_size * 1.3, owner),
+                  (to_view(mark.px), to_view(mark.py), theme.point_size * 0.9, owner)]
+    if not spots:
+        return np.zeros((0, 4)), np.zeros(0, dtype=np.int64)
+    arr = np.asarray(spots, dtype=float)
+    px, py = to_px(arr[:, 0], arr[:, 1])
+    half = arr[:, 2] / 2 + AIR
+    return (np.column_stack((px - half, py - half, px + half, py + half)),
+            arr[:, 3].astype(np.int64))
+
+
+def names_of(marker_rects, marker_ops, marks, ops) -> Attribution:
+    """What a name or tag of the operations ``ops`` names: their markers on every
+    machine and their measured points, against every other mark."""
+    rects, owners = marker_rects, marker_ops
+    marks, mark_owners = marks
+    if len(owners) != len(rects):  # (markers not drawn yet)
+        owners = np.full(len(rects), -2, dtype=np.int64)
+    mine = np.isin(owners, list(ops))
+    theirs = np.isin(mark_owners, list(ops))
+    own = np.concatenate((rects[mine], marks[theirs]))
+    others = np.concatenate((rects[~mine], marks[~theirs]))
+    own = own[np.isfinite(own).all(axis=1)]
+    others = others[np.isfinite(others).all(axis=1)]
+    return Attribution(own, others[~same_spot(others, own, AIR)])
+
+
+def names_spot(sx: float, sy: float, size: float, marker_rects, marks,
+               with_marks: bool = True, reach: float = PAIRING_REACH) -> Attribution:
+    """What a text of a mark at ``(sx, sy)`` (device pixels) of ``size`` names: that
+    mark, against the operations' markers ``marker_rects`` and the other ``marks`` (but
+    the ridges' without ``with_marks``), those drawn over it aside (an operation's point on
+    its ridge is at its place)."""
+    half = size / 2 + AIR
+    own = np.array([[sx - half, sy - half, sx + half, sy + half]])
+    rects, owners = marks
+    others = np.concatenate((marker_rects, rects if with_marks else rects[owners != -3]))
+    others = others[np.isfinite(others).all(axis=1)]
+    a, b = own[0] + (AIR, AIR, -AIR, -AIR), others + (AIR, AIR, -AIR, -AIR)  # (as drawn)
+    over = (b[:, 0] < a[2]) & (a[0] < b[:, 2]) & (b[:, 1] < a[3]) & (a[1] < b[:, 3])
+    return Attribution(own, others[~over], reach)
+
+
+def roof_segments(canvas, to_px) -> list[tuple[object, np.ndarray]]:
+    """Each visible roof's line as segments in device pixels (rows ``x0, y0, x1,
+    y1``), with its roof."""
+    out = []
+    for roof, curve in canvas.roofs.roofs:
+        if not curve.isVisible():
+            continue
+        xs, ys = curve.getData()
+        if xs is None or len(xs) < 2:
+            continue
+        px, py = to_px(xs, ys)
+        seg = np.column_stack((px[:-1], py[:-1], px[1:], py[1:]))
+        out.append((roof, seg[np.isfinite(seg).all(axis=1)]))
+    return out
