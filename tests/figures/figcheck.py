@@ -1222,7 +1222,7 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
             continue
         pts = [((x - 0.0) * ax + bx, y * ay + by) for x, y in zip(xs, ys, strict=True)]
         marks += [Mark("line", (*p, *q), frozenset([("roof", i)]))
-                  for p, q in zip(pts, pts[1:], strict=False)
+                  for p, q in itertools.pairwise(pts)
                   if all(math.isfinite(v) for v in (*p, *q))]
     texts = []
     if layout is None:

@@ -589,7 +589,7 @@ def test_machine_changes_refresh_the_derivation(qtbot):
 
 
 def test_roofline_lines_and_skipped_machines(qtbot):
-    _document, _ws, editor, _op_id = _example(qtbot, "llama_ffn", 0)
+    document, _ws, editor, _op_id = _example(qtbot, "llama_ffn", 0)
     text = editor.derivation_text()
     for needle in ("ceiling", "bf16 peak 989 TFLOP/s", "hbm 3.35 TB/s", "ridge",
                    "peak / bandwidth", "min(peak, I × bandwidth)", "F / peak", "B / bandwidth",

@@ -139,7 +139,7 @@ def test_a_fitted_view_takes_headroom_only_where_tags_need_it(qtbot):
     if after != pytest.approx(top, rel=0.02):
         assert after == pytest.approx(_fitted_top(canvas), rel=0.02)
         untold = canvas.key.untold()
-        (x0, x1), (y0, y1) = canvas.view_range()
+        (x0, x1), (y0, _y1) = canvas.view_range()
         canvas.set_view_range((x0, x1), (y0, top))
         canvas.relayout()
         assert canvas.key.untold() >= untold

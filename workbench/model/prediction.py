@@ -37,7 +37,8 @@ import functools
 from dataclasses import dataclass, field
 
 __all__ = ["CLASSES", "MATH_CLASSES", "MEMORY_CLASSES", "STARTUP_UNITS", "LAUNCHES",
-           "PREDICTIONS", "DEFAULT_PREDICTION", "DEFAULT_LAUNCHES", "model_launches", "Calibration", "KernelClass", "ASSUMED", "classify", "calibration_of"]
+           "PREDICTIONS", "DEFAULT_PREDICTION", "DEFAULT_LAUNCHES", "model_launches",
+           "Calibration", "KernelClass", "ASSUMED", "classify", "calibration_of"]
 
 #: Every kernel class: name → what it covers (shown in the derivation).
 CLASSES: dict[str, str] = {

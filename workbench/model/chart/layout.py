@@ -39,7 +39,8 @@ from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment, sprea
 
 __all__ = [
     "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "Attribution",
-    "PAIRING_RATIO", "PAIRING_MARGIN", "box_gaps", "segment_gaps", "same_spot", "lead_from", "point_candidates",
+    "PAIRING_RATIO", "PAIRING_MARGIN", "box_gaps", "segment_gaps", "same_spot", "lead_from",
+    "point_candidates",
     "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner", "free_corners",
     "wrap_title",
 ]
@@ -143,8 +144,9 @@ class Attribution:
         these marks: the nearest of its own lies within :attr:`reach` pixels of the box,
         every other lies at least :data:`PAIRING_RATIO` times as far from it, and
         :data:`PAIRING_MARGIN` pixels more; and of the others within
-        :data:`CENTRE_SCOPE` × :attr:`reach` of the box, none is nearer the middle of the text than its own ("Softmax" beside
-        its point but right over another reads as naming that one)."""
+        :data:`CENTRE_SCOPE` × :attr:`reach` of the box, none is nearer the middle of the
+        text than its own ("Softmax" beside its point but right over another reads as
+        naming that one)."""
         boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
         mine = self.own_gaps(boxes)
         ok = mine <= self.reach

@@ -90,7 +90,8 @@ MODEL_CONVENTIONS: tuple[str, ...] = (
     "Expert parallel e: each chip holds ⌈E/e⌉ routed experts and computes the token-expert "
     "pairs routed to them; the step waits for the busiest chip: the expected maximum over "
     "the chips of the pairs and of the experts hit (uniform routing, × a set imbalance "
-    "factor for skewed routing), each hit expert read whole; with e > t attention is data-parallel over e/t copies and "
+    "factor for skewed routing), each hit expert read whole; with e > t attention is "
+    "data-parallel over e/t copies and "
     "all-to-all dispatch and combine move the tokens. Pipeline parallel p: a chip holds "
     "⌈layers/p⌉ layers and one embedding table, p micro-batches in flight, a step takes p "
     "stage times. Chips = max(t, e) × p.",
@@ -671,7 +672,7 @@ def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: b
         add("router", "gemm", _gemm(T, m.experts, H, s), count, group)
         w = {} if s.weights == s.activations else {"w_dtype": s.weights}
         tokens = moe_tokens or T
-        local = {} if ep == 1 else {"local_experts": math.ceil(m.experts / ep)}
+        local: dict[str, float] = {} if ep == 1 else {"local_experts": math.ceil(m.experts / ep)}
         if local and s.imbalance != 1:
             local["imbalance"] = s.imbalance
         exchange = ep > 1 and s.dp > 1  # tokens live on other chips: all-to-all
@@ -684,7 +685,7 @@ def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: b
              "dtype": s.activations, **w, **local}, count, group)
         # the busiest chip's pairs (all of them without expert parallelism)
         pairs = tokens * m.top_k if not local else busiest_chip(
-            tokens, m.experts, m.top_k, local["local_experts"], s.imbalance).pairs
+            tokens, m.experts, m.top_k, int(local["local_experts"]), s.imbalance).pairs
         add(f"experts activation ({act} · up)", "elementwise",
             _chain(max(1, round(pairs * i)), [{"op": act}, {"op": "mul", "inputs": ["up"]}],
                    s, "gate", "a"), count, group)

@@ -242,12 +242,13 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
     out.bandwidth = hardware.bandwidth() if hardware.memory else 0.0
     weights, kv, act = memory_needed(arch, setup)
     out.memory_needed_bytes = weights + kv + act
-    if hardware.capacity:
+    available = usable_capacity(hardware, setup)  # None without a capacity
+    if available is not None:
         out.capacity_bytes = hardware.capacity
         out.reserve_bytes, out.reserve_source = hardware.reserve()
-        out.memory_available_bytes = usable_capacity(hardware, setup)
-        out.fits = out.memory_needed_bytes <= out.memory_available_bytes
-        out.max_batch = max_batch(arch, setup, out.memory_available_bytes)
+        out.memory_available_bytes = available
+        out.fits = out.memory_needed_bytes <= available
+        out.max_batch = max_batch(arch, setup, available)
     by_kind: dict[str, float] = {}
     latency: dict[tuple, int] = {}
     try:
@@ -477,6 +478,9 @@ def memory_lines(arch: Architecture, s: Setup, r: MachineResult) -> list[tuple[s
     from workbench.model.units import format_capacity
 
     hw = r.hardware
+    capacity, available = r.capacity_bytes, r.memory_available_bytes
+    if capacity is None or available is None:  # a machine without a capacity
+        return []
     reserve = "runtime reserve" + (" (default)" if r.reserve_source == "default" else "")
     weights = arch.weight_bytes_per_chip(s.weights, s.quantize_embeddings, s.tp, s.ep, s.pp)
     chunk = prefill_activations(arch, s, s.prefill_chunk)
@@ -484,21 +488,20 @@ def memory_lines(arch: Architecture, s: Setup, r: MachineResult) -> list[tuple[s
     verdict = "fits" if r.fits else "does not fit"
     return [
         (f"{hw}: usable memory",
-         f"capacity × memory utilisation − {reserve} = {format_capacity(r.capacity_bytes)} × "
+         f"capacity × memory utilisation − {reserve} = {format_capacity(capacity)} × "
          f"{s.memory_utilization:g} − {format_capacity(r.reserve_bytes)} = "
-         f"{format_capacity(r.memory_available_bytes)}"),
+         f"{format_capacity(available)}"),
         (f"{hw}: max batch",
          f"⌊(usable − weights − activations of a {s.prefill_chunk:,}-token prefill chunk) / KV "
          f"cache per sequence ({positions:,} positions in blocks of {s.kv_block})⌋"
          + (f" · dp {s.dp}" if s.dp > 1 else "")
-         + f" = ⌊({_si(r.memory_available_bytes, 'bytes')} − {_si(weights, 'bytes')} − "
+         + f" = ⌊({_si(available, 'bytes')} − {_si(weights, 'bytes')} − "
            f"{_si(chunk, 'bytes')}) / {_si(per_sequence_bytes(arch, s), 'bytes')}⌋"
          + (f" · {s.dp}" if s.dp > 1 else "") + f" = {r.max_batch:,} (prefill and decode "
                                                   "alike)"),
         (f"{hw}: memory", f"{_si(r.memory_needed_bytes, 'bytes')} per chip vs usable "
-                          f"{_si(r.memory_available_bytes, 'bytes')}: {verdict}"),
+                          f"{_si(available, 'bytes')}: {verdict}"),
     ]
-    return lines
 
 
 def _moe_load(arch: Architecture, s: Setup):
@@ -506,6 +509,8 @@ def _moe_load(arch: Architecture, s: Setup):
     from workbench.model.llm.kinds import busiest_chip
 
     m = arch.moe
+    if m is None:
+        raise ValueError(f"{arch.name} has no mixture of experts")
     tokens = math.ceil(s.batch / s.pp) * (s.tokens // s.batch)
     local = math.ceil(m.experts / s.ep)
     width = max(1, math.ceil(m.intermediate / max(1, s.group // s.ep)))
