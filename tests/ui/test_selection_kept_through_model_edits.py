@@ -24,7 +24,8 @@ def test_the_selected_part_stays_selected_when_tp_changes(open_window, qtbot):
     before = len(model.op_ids)
     form.tp.setValue(2)  # as typed in the Model tab
     model = win.document.session.models[0]
-    assert len(model.op_ids) == before + 2  # the two all-reduces: a new layout
+    # a new layout: the two all-reduces of each layer and the lm_head's logits all-gather
+    assert len(model.op_ids) == before + 3
     assert part not in model.op_ids
     assert _selected_name(win) == PART
     assert win.editor.field("name").text() == PART
