@@ -127,6 +127,9 @@ class OperationsPanel(QWidget):
         workspace.selection.changed.connect(self._on_selection)
         self._kept: list[int] = []
         self._kept_current_row = -1
+        #: the session the rows were last made for (a new one starts on its first row)
+        self._session = self.document.session
+        self._fresh = False
         self._on_selection(workspace.selection.current)
         self._update_actions()
 
@@ -326,8 +329,15 @@ class OperationsPanel(QWidget):
     def _remember_selection(self) -> None:
         self._kept = self.selected_ids()
         self._kept_current_row = self.model.row_of(self.workspace.selection.current)
+        if self.document.session is not self._session:
+            # another session (opened, new, recovered): nothing of the last one's selection
+            # carries over, not even its row number; it starts on its own first operation
+            self._session = self.document.session
+            self._kept, self._kept_current_row = [], 0
+            self._fresh = True
 
     def _restore_selection(self) -> None:
+        fresh, self._fresh = self._fresh, False
         live = [i for i in self._kept if self.model.row_of(i) >= 0]
         current = self.workspace.selection.current
         if current is not None and self.model.row_of(current) < 0 and any(
@@ -336,7 +346,7 @@ class OperationsPanel(QWidget):
         if current is not None and self.model.row_of(current) < 0:
             # The selected operation is gone: a model's part made anew stays selected (its
             # tensor parallelism changed); else (deleted, an add undone) its neighbour.
-            successor = self.workspace.successor()
+            successor = None if fresh else self.workspace.successor()
             if successor is not None:
                 current = successor
                 live = [successor] if self.model.row_of(successor) >= 0 else []
