@@ -259,6 +259,9 @@ class ModelEditor(QWidget):
         self.model_id = model_id
         model = self._model()
         self.form.setEnabled(model is not None)
+        # without a model the form is hidden, not greyed: its fields would still read the
+        # set-up of the model shown before (another session's)
+        self.form.setVisible(model is not None)
         if model is None:
             self.title.setText("No model selected: Edit ▸ Add Model… builds one from a "
                                "config.json.")
