@@ -93,3 +93,20 @@ def test_a_session_without_a_model_shows_no_model_set_up(open_window, qtbot):
              for w in form.findChildren(kind) if w.isVisible()]
     assert shown == [], [w.objectName() for w in shown]
     assert "Add Model" in panel.editor.title.text()
+
+
+def test_the_model_tabs_fields_are_shown_whole(open_window, qtbot):
+    """The form of the Model tab, first shown on a session with a model, is as wide as its
+    fields: its column was made as narrow as a hidden form, and every field was cut."""
+    win = open_window(EXAMPLE["llama31_8b_inference.yaml"], size=LAPTOP)
+    win.model_dock.raise_()
+    panel = win.model_panel
+    qtbot.waitUntil(panel.isVisible)
+    qtbot.wait(50)
+    scroll = panel._left.viewport()
+    fields = [w for kind in (QAbstractSpinBox, QComboBox) for w in
+              panel.editor.form.findChildren(kind) if w.isVisible()]
+    assert len(fields) > 5
+    cut = [w.objectName() for w in fields
+           if w.mapTo(scroll, w.rect().topRight()).x() > scroll.width()]
+    assert cut == []

@@ -239,6 +239,11 @@ class ModelEditor(QWidget):
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.form = SetupForm(self)
+        # hidden without a model, the form keeps its room: the Model tab's column stays as
+        # wide as its fields
+        policy = self.form.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.form.setSizePolicy(policy)
         for spin in (*self.form.findChildren(QSpinBox), *self.form.findChildren(QDoubleSpinBox)):
             # Ctrl+Z: the document's last edit
             spin.installEventFilter(document_undo_filter())
