@@ -463,9 +463,23 @@ class LabelLayer:
         cands = lead_from(cands, xs, ys, marker)
         if tag:
             far = self._far_places(sx, sy, w, h, radius, (xs, ys, marker))
+        if not self._any_in_view(crowd, (ax, bx, ay, by)):
+            # none of its markers is in view: a text would name empty plot (a tag's leader
+            # ran to the edge); the note over the chart counts the points outside
+            cands, far = cands[:0], None
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
                        far=far, air=TAG_AIR if tag else NAME_AIR,
                        names=names_of(self._marker_rects, self._marker_ops, self._marks, crowd))
+
+    def _any_in_view(self, crowd, t) -> bool:
+        """Whether a marker of any of the operations ``crowd`` lies within the plot."""
+        points = self._canvas.points
+        rows = points.rows_of([k for member in crowd for k in points.keys_of(member)])
+        if not len(rows):
+            return False
+        xs, ys = self._px(points.xy[rows, 0], points.xy[rows, 1], t)
+        left, top, right, bottom = self._frame()
+        return bool(np.any((xs >= left) & (xs <= right) & (ys >= top) & (ys <= bottom)))
 
     def _far_places(self, sx: float, sy: float, w: float, h: float, radius: float,
                     lead=None):

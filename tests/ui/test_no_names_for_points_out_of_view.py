@@ -1,0 +1,52 @@
+"""A point outside the view is named nowhere on the chart: a new user's six kinds of
+operation, added one by one to an H100 and M4 Max session, drew the tags "1" and "2" of
+the elementwise chain and the reduction (both left of the view) with their leaders running
+to the edge of the plot, where no marker is; the note over the chart counts those points."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ui.test_attribution import SCREENS, _settled, _six_kinds, _window
+
+from workbench.ui.chart.layout import to_view
+
+
+def _named_out_of_view(win) -> list[str]:
+    """The texts on the chart that name operations none of whose markers is in view."""
+    canvas = win.canvas
+    frame = canvas.view_box.sceneBoundingRect()
+    ax, bx, ay, by = canvas.view_to_scene()
+    seen: dict[int, bool] = {}
+    for (op_id, _hw), mark in canvas.points.marks.items():
+        x, y = to_view(mark.x) * ax + bx, to_view(mark.y) * ay + by
+        inside = bool(np.isfinite(x) and np.isfinite(y) and frame.contains(x, y))
+        seen[op_id] = seen.get(op_id, False) or inside
+    out = []
+    for key in canvas.labels.text_layout.placed:
+        entry = canvas.labels.entry(key)
+        if key[0] != "point" or entry is None or not entry[0].isVisible():
+            continue
+        crowd = canvas.key.crowd_of(key[1])
+        if not any(seen.get(op, False) for op in crowd):
+            out.append(entry[0].textItem.toPlainText())
+    return out
+
+
+@pytest.mark.parametrize("size", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_points_out_of_view_carry_no_name_or_tag(qtbot, size):
+    with _window(qtbot, size) as win:
+        _six_kinds(win)
+        _settled(win)
+        ops = win.document.session.operations
+        canvas = win.canvas
+        assert canvas.points.outside(canvas.view_box.viewRange()) > 0  # (as the user met it)
+        assert _named_out_of_view(win) == []
+        # Ctrl+0: every point in view, each named again (by its name or its tag)
+        win.fit_action.trigger()
+        _settled(win)
+        assert _named_out_of_view(win) == []
+        told = {key[1] for key in canvas.labels.text_layout.placed if key[0] == "point"
+                and canvas.labels.entry(key)[0].isVisible()}
+        shown = {op for t in told for op in canvas.key.crowd_of(t)}
+        assert {e.id for e in ops} <= shown
