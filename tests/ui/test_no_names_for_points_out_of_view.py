@@ -50,3 +50,24 @@ def test_points_out_of_view_carry_no_name_or_tag(qtbot, size):
                 and canvas.labels.entry(key)[0].isVisible()}
         shown = {op for t in told for op in canvas.key.crowd_of(t)}
         assert {e.id for e in ops} <= shown
+
+
+def test_the_key_lists_no_tag_for_a_point_out_of_view(qtbot):
+    """Zoomed in on the ridges, the key listed "1 — Attention" … "5 — Reduction" for five
+    operations none of whose markers was in view, and no tag of theirs was on the chart."""
+    with _window(qtbot, SCREENS[0]) as win:
+        _six_kinds(win)
+        canvas = win.canvas
+        canvas.fit_to_data()
+        _settled(win)
+        (x0, x1), (y0, y1) = canvas.view_box.viewRange()  # (decades)
+        # the ridges' corner: the GEMM's M4 Max marker stays in view, most others leave it
+        canvas.set_view_range((10 ** (x0 + 0.55 * (x1 - x0)), 10 ** x1),
+                              (10 ** (y0 + 0.3 * (y1 - y0)), 10 ** y1))
+        _settled(win)
+        assert canvas.points.outside(canvas.view_box.viewRange()) >= 4
+        labels = canvas.labels
+        listed = {op for row in canvas.key.rows for op in row.ids}
+        assert all(labels.in_view((op,)) for op in listed), [
+            r.text for r in canvas.key.rows if not all(labels.in_view((o,)) for o in r.ids)]
+        assert _named_out_of_view(win) == []

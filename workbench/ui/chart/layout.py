@@ -463,7 +463,7 @@ class LabelLayer:
         cands = lead_from(cands, xs, ys, marker)
         if tag:
             far = self._far_places(sx, sy, w, h, radius, (xs, ys, marker))
-        if not self._any_in_view(crowd, (ax, bx, ay, by)):
+        if not self.in_view(crowd, (ax, bx, ay, by)):
             # none of its markers is in view: a text would name empty plot (a tag's leader
             # ran to the edge); the note over the chart counts the points outside
             cands, far = cands[:0], None
@@ -471,8 +471,10 @@ class LabelLayer:
                        far=far, air=TAG_AIR if tag else NAME_AIR,
                        names=names_of(self._marker_rects, self._marker_ops, self._marks, crowd))
 
-    def _any_in_view(self, crowd, t) -> bool:
-        """Whether a marker of any of the operations ``crowd`` lies within the plot."""
+    def in_view(self, crowd, t=None) -> bool:
+        """Whether a marker of any of the operations ``crowd`` lies within the plot
+        (``t``: the view's transform, the current one when not given)."""
+        t = t or self._canvas.view_to_scene()
         points = self._canvas.points
         rows = points.rows_of([k for member in crowd for k in points.keys_of(member)])
         if not len(rows):
@@ -480,6 +482,18 @@ class LabelLayer:
         xs, ys = self._px(points.xy[rows, 0], points.xy[rows, 1], t)
         left, top, right, bottom = self._frame()
         return bool(np.any((xs >= left) & (xs <= right) & (ys >= top) & (ys <= bottom)))
+
+    def ops_in_view(self, t=None) -> set:
+        """The operations with a marker within the plot (all at once)."""
+        t = t or self._canvas.view_to_scene()
+        points = self._canvas.points
+        if not len(points.keys):
+            return set()
+        xy = points.pixels(t)
+        left, top, right, bottom = self._frame()
+        inside = ((xy[:, 0] >= left) & (xy[:, 0] <= right)
+                  & (xy[:, 1] >= top) & (xy[:, 1] <= bottom))
+        return {key[0] for key, seen in zip(points.keys, inside, strict=True) if seen}
 
     def _far_places(self, sx: float, sy: float, w: float, h: float, radius: float,
                     lead=None):
