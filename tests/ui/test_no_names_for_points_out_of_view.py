@@ -71,3 +71,30 @@ def test_the_key_lists_no_tag_for_a_point_out_of_view(qtbot):
         assert all(labels.in_view((op,)) for op in listed), [
             r.text for r in canvas.key.rows if not all(labels.in_view((o,)) for o in r.ids)]
         assert _named_out_of_view(win) == []
+
+
+def test_a_name_leads_to_its_marker_in_view(qtbot):
+    """Zoomed in on the ridges, "GEMM" was said by the top edge of the plot with a leader
+    running out of it to the H100's GEMM point above the view, while its M4 Max point was
+    in view: a name is said by one of its markers that the reader sees."""
+    with _window(qtbot, SCREENS[0]) as win:
+        _six_kinds(win)
+        canvas = win.canvas
+        canvas.fit_to_data()
+        _settled(win)
+        (x0, x1), (y0, y1) = canvas.view_box.viewRange()
+        canvas.set_view_range((10 ** (x0 + 0.55 * (x1 - x0)), 10 ** x1),
+                              (10 ** (y0 + 0.3 * (y1 - y0)), 10 ** (y1 - 0.2 * (y1 - y0))))
+        _settled(win)
+        gemm = win.document.session.operations[0].id
+        assert canvas.labels.in_view((gemm,))
+        frame = canvas.view_box.sceneBoundingRect().adjusted(-2, -2, 2, 2)
+        out = []
+        for key, placement in canvas.labels.text_layout.placed.items():
+            entry = canvas.labels.entry(key)
+            if (key[0] == "point" and entry is not None and entry[0].isVisible()
+                    and placement.leader is not None):
+                lx0, ly0, lx1, ly1 = placement.leader
+                if not (frame.contains(lx0, ly0) and frame.contains(lx1, ly1)):
+                    out.append(entry[0].textItem.toPlainText())
+        assert out == []

@@ -412,9 +412,9 @@ class LabelLayer:
         crowd = key.crowd_of(op_id)
         xs, ys = [], []
         for member in crowd:
-            point = points.label_point(member)
-            xs.append(to_view(point.x) * ax + bx)
-            ys.append(to_view(point.y) * ay + by)
+            sx, sy = self._anchor(member, (ax, bx, ay, by))
+            xs.append(sx)
+            ys.append(sy)
         tag = op_id in key.tags
         own = far = None
         if tag:
@@ -470,6 +470,25 @@ class LabelLayer:
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
                        far=far, air=TAG_AIR if tag else NAME_AIR,
                        names=names_of(self._marker_rects, self._marker_ops, self._marks, crowd))
+
+    def _anchor(self, op_id: int, t) -> tuple[float, float]:
+        """Where an operation's name is said, in scene pixels: by the point that carries it
+        (:meth:`PointLayer.label_point`), or, when that one is out of view, by the highest
+        of its points in view (its leader ran out of the plot to a marker not seen)."""
+        points = self._canvas.points
+        point = points.label_point(op_id)
+        sx, sy = self._px(to_view(point.x), to_view(point.y), t)
+        left, top, right, bottom = self._frame()
+        if left <= sx <= right and top <= sy <= bottom:
+            return float(sx), float(sy)
+        rows = points.rows_of(points.keys_of(op_id))
+        if len(rows):
+            xs, ys = self._px(points.xy[rows, 0], points.xy[rows, 1], t)
+            seen = (xs >= left) & (xs <= right) & (ys >= top) & (ys <= bottom)
+            if seen.any():
+                best = int(np.argmin(np.where(seen, ys, np.inf)))  # (the highest on screen)
+                return float(xs[best]), float(ys[best])
+        return float(sx), float(sy)
 
     def in_view(self, crowd, t=None) -> bool:
         """Whether a marker of any of the operations ``crowd`` lies within the plot
