@@ -86,6 +86,12 @@ def test_level_points_use_each_level_roof():
     # DRAM: I = 5; roof min(67e12, 5 × 3.35e12) = 16.75e12; achieved 2e8 / 10 µs = 2e13
     assert dram.roof == pytest.approx(16.75e12)
     assert dram.fraction == pytest.approx(2e13 / 16.75e12)
+    # L1: I = 2e8 / 1e8 = 2 FLOP/B; roof min(67e12, 2 × 32.9e12 L1) = 65.8e12
+    assert l1.intensity == pytest.approx(2.0) and l1.bandwidth == pytest.approx(32.9e12)
+    assert l1.roof == pytest.approx(65.8e12) and l1.problem is None
+    assert l1.fraction == pytest.approx(2e13 / 65.8e12)
+    # a machine whose preset gives no L1 bandwidth: that level's point has no roof, and says so
+    l1, _l2, _dram = level_points(m, get_preset("mi300x"))
     assert l1.roof is None and "no l1 bandwidth" in l1.problem
 
 
