@@ -28,14 +28,16 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TRACE = FIXTURES / "kineto" / "sampled_rank-0.json.gz"
 NCU = FIXTURES / "ncu_details_a100_bert_flashattn.csv"
 AMD = FIXTURES / "kineto" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz"
-REAL = [(TRACE, "a100-80gb"), (NCU, "a100-80gb"), (AMD, "mi250x")]
+REAL = [(TRACE, "a100-80gb", "dram"), (NCU, "a100-80gb", "dram"), (NCU, "a100-80gb", "l1"),
+        (NCU, "a100-80gb", "all"), (AMD, "mi250x", "dram")]
 
 
-def profiled(path: Path, preset: str):
+def profiled(path: Path, preset: str, level: str = "dram"):
     """A session of one machine with the kernels of ``path`` imported as one run (as the
-    app imports a profile: the run is named by the file)."""
+    app imports a profile: the run is named by the file), drawn at the memory ``level``."""
     session = loads_session(f"schema_version: 2\ntitle: step\nhardware:\n"
-                            f"  - preset: {preset}\noperations: []\n")
+                            f"  - preset: {preset}\nview: {{level: {level}}}\n"
+                            f"operations: []\n")
     result = import_measurements(path, preset, run=path.name)
     add_machines(session, result)
     attach_measurements(session, result.measurements, str(path))
@@ -54,9 +56,10 @@ def page_text(pdf: bytes) -> str:
     return text.replace("\ufb01", "fi").replace("\ufb02", "fl")
 
 
-@pytest.mark.parametrize(("path", "preset"), REAL, ids=lambda v: getattr(v, "name", v))
-def test_a_single_column_figure_names_every_kernel_it_draws(path, preset):
-    session = profiled(path, preset)
+@pytest.mark.parametrize(("path", "preset", "level"), REAL,
+                         ids=lambda v: getattr(v, "name", v))
+def test_a_single_column_figure_names_every_kernel_it_draws(path, preset, level):
+    session = profiled(path, preset, level)
     pdf = figure_bytes(session, "pdf", resolve_size("single"))
     canvas = last_figure_canvas()
     drawn = drawn_kernels(canvas)
@@ -81,6 +84,10 @@ def test_a_single_column_figure_names_every_kernel_it_draws(path, preset):
     assert set(re.findall(r"\b(K\d+) —", text)) == set(tags)
     # the tags with their leaders mislead no reader: each text by its own marker
     assert check_figure(fig) + check_readability(fig) + attribution_defects(fig) == []
+    if level == "l1":  # the kernels at their L1 intensity, under the A100's L1 roof
+        assert "l1 19.1 TB/s" in text
+        assert ("memory", "l1") in [(kind, name) for _hw, kind, name, _x, _y
+                                    in canvas.roof_items()]
 
 
 def test_a_figure_draws_the_kernels_with_most_time_and_says_what_it_hides():
@@ -146,6 +153,11 @@ def test_the_live_chart_keeps_names_on_its_kernels(qtbot, open_window, tmp_path)
     ("Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0_AFC1_AFEM1...",
      "Cijk_Alik_Bljk_SB_Bias_AS_SAV"),
     ("fmha_fwd_loop_kernel", "fmha_fwd_loop_kernel"),
+    # an Nsight Compute kernel grouped by its launch shape: its 43-character stem keeps its
+    # last parts within 32 characters
+    ("void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float,"
+     " 4>(long, at::PhiloxCudaState, T3, T4) [grid 768 block 256]",
+     "elementwise_grid_stride_kernel (grid 768 block 256)"),
 ])
 def test_key_names_are_whole_words(name, key):
     assert kernel_key_name(name) == key

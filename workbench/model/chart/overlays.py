@@ -696,7 +696,10 @@ def kernel_key_name(name: str, limit: int = 32) -> str:
         stem = "_".join(kept if cut else reversed(kept)) or stem[:limit]
     if not shape:
         return stem
-    op, _, dims = shape.split(": ")[0].removeprefix("aten::").partition(" ")
+    head = shape.split(": ")[0]
+    if "[" not in head:  # a launch shape ("grid 768 block 256"), said as it is
+        return f"{stem} ({head})"
+    op, _, dims = head.removeprefix("aten::").partition(" ")
     dims = dims[:dims.rfind("]") + 1]  # (not the dtype after them)
     inputs = [d.strip("[] ").replace(",", "×") for d in re.split(r"\]\s*·\s*\[", dims)]
     inputs = [d for d in inputs if d and not d.isalpha()][:2]
