@@ -99,6 +99,16 @@ def test_arrows_top_n_and_level_on_the_chart_and_in_the_pdf(qtbot, runs, tmp_pat
     text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
                           check=True).stdout
     assert "3.00×" in text and "1.25×" in text
+    # and File ▸ Export Figure draws them too, at a paper column's size, each kernel
+    # named by its tag in the key
+    from workbench.ui.figures.export_dialog import FigureOptions
+
+    exported = tmp_path / "runs-app.pdf"
+    assert window.export_figure(exported, FigureOptions(size="single", dpi=300.0))
+    text = " ".join(subprocess.run(["pdftotext", str(exported), "-"], capture_output=True,
+                                   text=True, check=True).stdout.split())
+    assert "3.00×" in text and "1.25×" in text
+    assert "K1 — attn" in text and "K2 — mlp" in text
 
 
 def test_kernels_not_counted_are_listed_in_the_panel(qtbot, open_window, tmp_path):
