@@ -110,7 +110,9 @@ def check_vendor(session, result, hardware: str | None = None) -> None:
                     m.hardware = same[0].hardware.name
         return
     gpu = f"{result.gpu!r}, an {vendor} GPU" if result.gpu else f"an {vendor} GPU"
-    machines = ", ".join(f"{e.hardware.label} ({e.hardware.vendor})" for e in known[:3])
+    machines = ", ".join(e.hardware.label if e.hardware.vendor.lower() in e.hardware.label.lower()
+                         else f"{e.hardware.label} ({e.hardware.vendor})" for e in known[:3])
+    machines += f" and {len(known) - 3} more" if len(known) > 3 else ""
     if hardware:
         raise InputError(f"the profile ran on {gpu}; the machine named to judge it on is "
                          f"{machines}: name an {vendor} machine of the session", result.file)
