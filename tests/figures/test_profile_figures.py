@@ -99,13 +99,18 @@ def test_a_figure_draws_the_kernels_with_most_time_and_says_what_it_hides():
     assert len(kernels) == 311
     # a 3.5-inch column cannot name 148 kernels (the 95 % rule): it draws fewer, each tagged
     assert 3 <= len(drawn) <= 20
-    # those with the most GPU time (count × mean time)
-    ranked = sorted(kernels, key=lambda m: -m.count * m.time_s)
+    # those with the most GPU time (count × mean time) among the kernels with FLOPs (a copy
+    # or a fill has no place on a log chart: said apart)
+    empty = [m for m in kernels if not m.flops]
+    ranked = sorted((m for m in kernels if m.flops), key=lambda m: -m.count * m.time_s)
     assert drawn == {m.name for m in ranked[:len(drawn)]}
     hidden = ranked[len(drawn):]
-    share = sum(m.count * m.time_s for m in hidden) / sum(m.count * m.time_s for m in kernels)
+    total = sum(m.count * m.time_s for m in kernels)
+    share = sum(m.count * m.time_s for m in hidden) / total
     assert (f"{TRACE.name}: the {len(drawn)} with the most GPU time drawn (as many as the "
-            f"figure names); {len(hidden)} kernels hidden ({100 * share:.1f} % of the time)"
+            f"figure names); {len(hidden)} kernels hidden ({100 * share:.1f} % of the time); "
+            f"{len(empty)} without FLOPs not drawn "
+            f"({100 * sum(m.count * m.time_s for m in empty) / total:.1f} % of the time)"
             ) in page_text(pdf)
     # a double column has room to name more
     figure_bytes(session, "pdf", resolve_size("double"))

@@ -425,24 +425,38 @@ def top_hidden(session: Session, most: int | None = None) -> tuple[set[int], str
     for run in runs:
         points = [m for m in session.measurements
                   if m.run == run and (run is not None or m.operation is None)]
-        shown, left = top_kernels(points, top if run is not None else len(points))
+        # (a kernel without FLOPs, a copy or a fill, has no place on a log chart: it is
+        # said apart, and the rule ranks the kernels that can be drawn)
+        empty = [m for m in points if not (m.flops or 0.0) > 0 and m.operation is None]
+        ranked = [m for m in points if not any(m is e for e in empty)]
+        shown, left = top_kernels(ranked, top if run is not None else len(ranked))
         capped = most is not None and len(shown) > most
         if capped:
             shown, left = shown[:most], shown[most:] + left
-        if not left:
+        if not left and not empty:
             continue
         hidden.update(id(m) for m in left)
         total = sum(m.total_time_s or 0.0 for m in points)
-        share = sum(m.total_time_s or 0.0 for m in left) / total if total else 0.0
-        if capped:
+
+        def share(ms: Sequence, total: float = total) -> str:
+            part = sum(m.total_time_s or 0.0 for m in ms) / total if total else 0.0
+            return f"{100 * part:.1f} % of the time"
+
+        if not shown:
+            rule = "no kernel drawn"
+        elif capped:
             rule = (f"the {len(shown)} with the most GPU time drawn (as many as the figure "
                     f"names)")
         else:
             rule = f"top {len(shown)}" if top else f"the {len(shown)} that make 95 %"
             rule += " of GPU time drawn"
-        parts.append(f"{run + ': ' if run is not None else ''}{rule}; {len(left):,} kernel"
-                     f"{'s' if len(left) != 1 else ''} hidden ({100 * share:.1f} % of the "
-                     f"time)")
+        said = [rule]
+        if left:
+            said.append(f"{len(left):,} kernel{'s' if len(left) != 1 else ''} hidden "
+                        f"({share(left)})")
+        if empty:
+            said.append(f"{len(empty):,} without FLOPs not drawn ({share(empty)})")
+        parts.append(f"{run + ': ' if run is not None else ''}" + "; ".join(said))
     return hidden, "; ".join(parts)
 
 
