@@ -117,6 +117,23 @@ def test_a_figure_draws_the_kernels_with_most_time_and_says_what_it_hides():
     assert len(drawn_kernels(last_figure_canvas())) > len(drawn)
 
 
+@pytest.mark.parametrize(("width", "height"), [(1400, 300), (900, 500)])
+def test_a_page_that_cannot_grow_still_names_every_kernel_it_draws(width, height):
+    """A size in pixels keeps its page (a paper column grows for its key): the figure draws
+    fewer kernels instead, each tagged by its marker and listed in the key."""
+    session = profiled(TRACE, "a100-80gb")
+    size = resolve_size(None, width, height, 96)
+    pdf = figure_bytes(session, "pdf", size)
+    drawn = drawn_kernels(last_figure_canvas())
+    assert len(drawn) >= 3
+    assert all(label.isVisible() and label.toPlainText() == mark.tag for mark, label in drawn)
+    text = page_text(pdf)
+    assert set(re.findall(r"\b(K\d+) —", text)) == {mark.tag for mark, _label in drawn}
+    with pymupdf.open(stream=pdf, filetype="pdf") as doc:  # the page as asked
+        assert doc[0].rect.width == pytest.approx(width * 72 / 96, abs=1)
+        assert doc[0].rect.height == pytest.approx(height * 72 / 96, abs=1)
+
+
 def test_the_svg_export_carries_the_same_tags_as_text():
     session = profiled(NCU, "a100-80gb")
     svg = figure_bytes(session, "svg", resolve_size("single")).decode("utf-8")
