@@ -294,10 +294,10 @@ class ModelPanel(QWidget):
         if shown:
             self.refresh()
             if self.pages.currentIndex() == 2:  # (its room was given back when hidden)
-                QTimer.singleShot(0, self._room_for_chart)
+                QTimer.singleShot(0, self, self._room_for_chart)
         else:
             # (once the tab raised in its place is laid out)
-            QTimer.singleShot(0, self._give_back_room)
+            QTimer.singleShot(0, self, self._give_back_room)
 
     # -- results ---------------------------------------------------------------------------
 
