@@ -4,6 +4,7 @@ Hardware panel with what they did."""
 
 from __future__ import annotations
 
+from conftest import HANG_GUARD_S
 from PySide6.QtWidgets import QApplication
 
 from workbench.ui.dialogs.preset_dialog import PresetDialog
@@ -23,15 +24,15 @@ def test_add_preset_and_new_machine_are_in_the_hardware_menu(open_window, qtbot)
 
     actions["Add Preset…"].trigger()
     qtbot.waitUntil(lambda: any(isinstance(w, PresetDialog) and w.isVisible()
-                                for w in QApplication.topLevelWidgets()), timeout=2000)
+                                for w in QApplication.topLevelWidgets()), timeout=HANG_GUARD_S * 1000)
     dialog = next(w for w in QApplication.topLevelWidgets()
                   if isinstance(w, PresetDialog) and w.isVisible())
     assert not win.hardware_dock.visibleRegion().isEmpty()  # the panel it adds to is shown
     dialog.choose(["h100-sxm"])
     dialog.accept()
-    qtbot.waitUntil(lambda: len(win.document.session.hardware) == 1, timeout=2000)
+    qtbot.waitUntil(lambda: len(win.document.session.hardware) == 1, timeout=HANG_GUARD_S * 1000)
 
     win.editor_dock.raise_()
     actions["New Machine"].trigger()
     assert len(win.document.session.hardware) == 2
-    qtbot.waitUntil(lambda: not win.hardware_dock.visibleRegion().isEmpty(), timeout=2000)
+    qtbot.waitUntil(lambda: not win.hardware_dock.visibleRegion().isEmpty(), timeout=HANG_GUARD_S * 1000)

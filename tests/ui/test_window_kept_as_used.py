@@ -7,7 +7,7 @@ the last session's model set-up in the Model tab)."""
 
 from __future__ import annotations
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, HANG_GUARD_S
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit
 
@@ -26,7 +26,7 @@ def _show_throughput(qtbot, win):
     panel.pages.setCurrentIndex(_throughput(panel))
     chart = panel.chart
     qtbot.waitUntil(lambda: chart.visibleRegion().boundingRect().height()
-                    >= chart.minimumHeight(), timeout=2000)
+                    >= chart.minimumHeight(), timeout=HANG_GUARD_S * 1000)
     return panel
 
 
@@ -36,17 +36,17 @@ def test_leaving_the_throughput_chart_gives_the_roofline_chart_its_room_back(
     qtbot.wait(50)
     canvas, editor = win.canvas.height(), win.editor_dock.height()
     panel = _show_throughput(qtbot, win)
-    qtbot.waitUntil(lambda: win.canvas.height() < canvas, timeout=2000)  # it took room
+    qtbot.waitUntil(lambda: win.canvas.height() < canvas, timeout=HANG_GUARD_S * 1000)  # it took room
 
     win.results_dock.raise_()  # back to the results table
-    qtbot.waitUntil(lambda: abs(win.canvas.height() - canvas) <= 2, timeout=2000)
+    qtbot.waitUntil(lambda: abs(win.canvas.height() - canvas) <= 2, timeout=HANG_GUARD_S * 1000)
     assert abs(win.editor_dock.height() - editor) <= 2
 
     # the same from the Model tab's own Results page
     _show_throughput(qtbot, win)
-    qtbot.waitUntil(lambda: win.canvas.height() < canvas, timeout=2000)
+    qtbot.waitUntil(lambda: win.canvas.height() < canvas, timeout=HANG_GUARD_S * 1000)
     panel.pages.setCurrentIndex(0)
-    qtbot.waitUntil(lambda: abs(win.canvas.height() - canvas) <= 2, timeout=2000)
+    qtbot.waitUntil(lambda: abs(win.canvas.height() - canvas) <= 2, timeout=HANG_GUARD_S * 1000)
 
 
 def test_a_row_the_user_sized_is_kept_when_the_chart_is_left(open_window, qtbot):
@@ -58,7 +58,7 @@ def test_a_row_the_user_sized_is_kept_when_the_chart_is_left(open_window, qtbot)
     # the user sizes the row (Qt's resizeDocks gives some other height than the one asked
     # for a tabbed row; any height but the one the chart gave it will do)
     win.resizeDocks([win.model_dock], [grown + 60], Qt.Orientation.Vertical)
-    qtbot.waitUntil(lambda: abs(win.model_dock.height() - grown) > 5, timeout=2000)
+    qtbot.waitUntil(lambda: abs(win.model_dock.height() - grown) > 5, timeout=HANG_GUARD_S * 1000)
     canvas = win.canvas.height()
     win.results_dock.raise_()
     qtbot.wait(100)
@@ -75,7 +75,7 @@ def test_an_opened_session_starts_on_its_own_first_operation(open_window, qtbot)
     assert win.workspace.selection.current == ops[0].id
     # the list and the editor show it
     assert win.operations_panel.selected_ids() == [ops[0].id]
-    qtbot.waitUntil(lambda: win.editor.operation_id == ops[0].id, timeout=2000)
+    qtbot.waitUntil(lambda: win.editor.operation_id == ops[0].id, timeout=HANG_GUARD_S * 1000)
 
 
 def test_a_session_without_a_model_shows_no_model_set_up(open_window, qtbot):
