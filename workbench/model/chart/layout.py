@@ -331,7 +331,8 @@ def same_spot(rects: np.ndarray, own: np.ndarray, air: float = 0.0) -> np.ndarra
         return np.zeros(len(rects), dtype=bool)
     cx, cy = (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2
     if len(rects) * len(own) <= SPOT_PAIRS:
-        return _same_spot_pairs(cx, cy, rects[:, 2] - rects[:, 0], own, air).any(axis=1)
+        pairs = _same_spot_pairs(cx, cy, rects[:, 2] - rects[:, 0], own, air)
+        return np.asarray(pairs.any(axis=1))
     # many marks (a model's thousands of points): only the pairs whose centres are close
     # enough across are compared, ``own`` sorted by its centres' x (its repeats, a model's
     # layers drawn at one place, once)
