@@ -414,3 +414,16 @@ def test_marks_at_the_same_spot_among_thousands_are_those_found_pair_by_pair():
         found = same_spot(rects, own, air)
         assert found.any() and not found.all()
         assert found.tolist() == pairwise.tolist()
+
+
+def test_a_models_layers_drawn_at_one_place_are_one_crowd_with_their_neighbours():
+    """126 layers each drawn at the same three places: the two places whose markers touch
+    are one crowd of all their layers, the third place's layers another, in the order of
+    their first points; a point off the axes is a crowd of its own."""
+    places = [(0.0, 0.0), (100.0, 80.0), (5.0, 0.0)]
+    xy = [places[i % 3] for i in range(378)]
+    xy[7] = (math.nan, 0.0)
+    out = crowds(xy, 6.0)
+    touching = [i for i in range(378) if i % 3 != 1 and i != 7]
+    apart = [i for i in range(378) if i % 3 == 1 and i != 7]
+    assert out == [touching, apart, [7]]

@@ -191,7 +191,9 @@ class Attribution:
         if ok.any():
             at = np.flatnonzero(ok)
             xy = np.asarray(starts, dtype=float).reshape(-1, 2)[at]
-            o = self.others
+            o = self.others  # (those that can hold a start)
+            lo, hi = xy.min(axis=0), xy.max(axis=0)
+            o = o[(o[:, 2] > lo[0]) & (o[:, 0] < hi[0]) & (o[:, 3] > lo[1]) & (o[:, 1] < hi[1])]
             inside = ((xy[:, None, 0] > o[None, :, 0]) & (xy[:, None, 0] < o[None, :, 2])
                       & (xy[:, None, 1] > o[None, :, 1]) & (xy[:, None, 1] < o[None, :, 3]))
             ok[at] = ~inside.any(axis=1)
@@ -547,15 +549,22 @@ class TextLayout:
         air, cross = request.air, request.cross_lines
         mine = request.own if own else None
         row = None
+        # (each list's places and which are free, worked out once for both tries: nothing
+        # is placed between them)
+        free_of: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
         # a tag's leader keeps clear of other marks where it can; else, rather than untold,
         # it may pass by them (its own marker hidden among others' leaves no clear way)
         for strict in (True, False) if request.far is not None else (True,):
-            for given in (request.candidates, request.far):  # (the far ones made if needed)
-                if given is None:
+            for i, given in enumerate((request.candidates, request.far)):
+                if given is None:  # (the far ones made if needed)
                     continue
-                cands = given() if callable(given) else as_array(given)
+                if i not in free_of:
+                    cands = given() if callable(given) else as_array(given)
+                    free_of[i] = cands, self._free(cands, w, h, air) if len(cands) else None
+                cands, free = free_of[i]
                 chosen = (self._first_clean(cands, w, h, cross, mine, air, request.names,
-                                            strict) if len(cands) else None)
+                                            strict, free=free.copy())
+                          if free is not None else None)
                 if chosen is not None:
                     row = cands[chosen]
                     break
@@ -574,27 +583,16 @@ class TextLayout:
     def _first_clean(self, cands: np.ndarray, w: float, h: float,
                      cross_lines: bool = False, own: np.ndarray | None = None,
                      air: float = 0.0, names: Attribution | None = None,
-                     strict: bool = True) -> int | None:
+                     strict: bool = True, free: np.ndarray | None = None) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
-        pairs the text with what it ``names``)."""
-        occ = self.occupancy
-        lefts, tops = cands[:, 0], cands[:, 1]
-        f = occ.frame
-        ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
+        pairs the text with what it ``names``). ``free``: which boxes are free (as
+        :meth:`_free` says; changed here), when known."""
+        ok = self._free(cands, w, h, air) if free is None else free
         if not ok.any():
             return None
-        p = self.PAD
-        boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
-        # clear of the data, the other texts and their air (a tag's); with air of its own,
-        # its box grown by it clear of the texts and their air too
-        ok[ok] = occ.clear_under(boxes[ok], texts=not air)
-        if air and ok.any():
-            a = p + air
-            grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
-            ok[ok] = occ.clear_under(grown[ok], occ.texts)
-        if names is not None and ok.any():
+        if names is not None:
             self._keep_paired(ok, cands, w, h, names, strict)
         free = np.flatnonzero(ok)
         # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
@@ -605,6 +603,25 @@ class TextLayout:
                 return found
         return None
 
+    def _free(self, cands: np.ndarray, w: float, h: float, air: float = 0.0) -> np.ndarray:
+        """Which of the ``w`` × ``h`` boxes at ``cands`` lie inside the plot, clear of the
+        data, the other texts and their air (a tag's); with ``air`` of its own, the box
+        grown by it clear of the texts and their air too."""
+        occ = self.occupancy
+        lefts, tops = cands[:, 0], cands[:, 1]
+        f = occ.frame
+        ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
+        if not ok.any():
+            return ok
+        p = self.PAD
+        boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
+        ok[ok] = occ.clear_under(boxes[ok], texts=not air)
+        if air and ok.any():
+            a = p + air
+            grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
+            ok[ok] = occ.clear_under(grown[ok], occ.texts)
+        return ok
+
     #: places without a leader checked at once for pairing (the first paired one ends it)
     PAIRING_BATCH = 64
 
@@ -614,11 +631,14 @@ class TextLayout:
         the text with what it ``names``, and those with one (when ``strict``) only where
         the text and its leader keep clear of the other marks (:meth:`Attribution.led`). In order, a batch
         at a time: past the first place kept without a leader, or past as many with one as
-        are ever looked at, none can be taken."""
+        are ever looked at, none can be taken. (Each batch twice the last: a tag's thousand
+        far places cost a few numpy steps, not a few for each 64 of them.)"""
         free = np.flatnonzero(ok)
         kept = 0
-        for start in range(0, len(free), self.PAIRING_BATCH):
-            at = free[start:start + self.PAIRING_BATCH]
+        start, size = 0, self.PAIRING_BATCH
+        while start < len(free):
+            at = free[start:start + size]
+            start, size = start + size, min(2 * size, 16 * self.PAIRING_BATCH)
             lefts, tops = cands[at, 0], cands[at, 1]
             boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
             bare = np.isnan(cands[at, 2])
@@ -631,7 +651,7 @@ class TextLayout:
             ok[at] = good
             kept += int(good.sum())
             if (good & bare).any() or kept >= self.MOST_LEADERS:
-                ok[free[start + self.PAIRING_BATCH:]] = False
+                ok[free[start:]] = False
                 return
 
     #: leaders checked at once (many far places: most are never looked at), and at most
