@@ -515,13 +515,18 @@ class TagsAndKey:
         texts: dict = {}  # (the labels the step changes, as they were)
         if not step(texts):
             return False
-        self._canvas.labels.place_all()
+        labels = self._canvas.labels
+        placing = labels.saved_placing()
+        labels.place_all()
         if self._told() > best:
             return True
         self._groups, self._joined = saved
         for op, text in texts.items():
             self._labels[op].setText(text)
-        self._canvas.labels.place_all()
+        # (the texts as they were, the legend and the view where they were: the texts go
+        # back where that placing put them, not placed again)
+        if not labels.restore_placing(placing):
+            labels.place_all()
         return False
 
 

@@ -83,6 +83,9 @@ class LabelLayer:
         #: within :meth:`reusing_occupancy`, the operations' requests made so far, by what
         #: they depend on besides what is drawn (a key's passes ask again for most of them)
         self._point_requests: dict = {}
+        #: within :meth:`reusing_occupancy`, where each operation's name is said (see
+        #: :meth:`_anchor`), by the view
+        self._anchors: dict = {}
 
     # -- when ----------------------------------------------------------------------------
 
@@ -217,6 +220,7 @@ class LabelLayer:
             if not self._reuse:
                 self._occ_cache = None
                 self._point_requests = {}
+                self._anchors = {}
 
     _reuse = 0
     _occ_cache: tuple | None = None
@@ -391,6 +395,42 @@ class LabelLayer:
         self.redraw_leaders()
         self._layout_timer.stop()  # what the placing itself resized is placed for
 
+    def saved_placing(self) -> tuple:
+        """What the last placing left (its layout, the texts' requests, the view and the
+        legend's place), for :meth:`restore_placing`."""
+        return (self._text_layout, dict(self._label_of), self._placed_for,
+                self._legend_state())
+
+    def _legend_state(self) -> tuple:
+        legend = self._canvas.legend
+        return (legend.choice, legend.outside, legend.item.isVisible(),
+                legend.item.sceneBoundingRect(), self._frame())
+
+    def restore_placing(self, saved: tuple) -> bool:
+        """Put every text back where the placing ``saved`` (:meth:`saved_placing`) put it,
+        once the texts, tags and crowds it placed are as they were then: what placing them
+        again would do, as long as the legend and the view are where they were (nothing
+        drawn changes meanwhile, within :meth:`reusing_occupancy`). False (nothing done)
+        when they are not."""
+        layout, label_of, placed_for, legend = saved
+        if (layout is None or not self._reuse or legend != self._legend_state()
+                or placed_for != self._view_now()):
+            return False
+        self._layout_pending = False
+        self._layout_timer.stop()
+        key = self._canvas.key
+        unlisted = key.unlisted() | key.joined
+        for op_id, label in self._labels.items():
+            if op_id in unlisted:
+                label.setVisible(False)
+        self._text_layout = layout
+        self._label_of = label_of
+        self._placed_for = placed_for
+        for k, (label, _request) in label_of.items():
+            self.apply(label, layout.placed.get(k))
+        self.redraw_leaders()
+        return True
+
     def apply(self, label, placement) -> None:
         """Put a text where the layout placed it (hidden when it found no place)."""
         if placement is None:
@@ -415,10 +455,18 @@ class LabelLayer:
         radius = canvas.theme.point_size / 2
         crowd = key.crowd_of(op_id)
         xs, ys = [], []
+        t = (ax, bx, ay, by)
+        frame = self._frame()
+        # (within reusing_occupancy nothing drawn moves: each anchor is found once, not
+        # once for each crowd it is in, in each of a key's passes)
+        anchors = self._anchors if self._reuse else {}
         for member in crowd:
-            sx, sy = self._anchor(member, (ax, bx, ay, by))
-            xs.append(sx)
-            ys.append(sy)
+            memo = (member, t, frame)
+            at = anchors.get(memo)
+            if at is None:
+                at = anchors[memo] = self._anchor(member, t, frame)
+            xs.append(at[0])
+            ys.append(at[1])
         tag = op_id in key.tags
         own = far = None
         if tag:
@@ -478,14 +526,14 @@ class LabelLayer:
                        far=far, air=TAG_AIR if tag else NAME_AIR,
                        names=names_of(self._marker_rects, self._marker_ops, self._marks, crowd))
 
-    def _anchor(self, op_id: int, t) -> tuple[float, float]:
+    def _anchor(self, op_id: int, t, frame=None) -> tuple[float, float]:
         """Where an operation's name is said, in scene pixels: by the point that carries it
         (:meth:`PointLayer.label_point`), or, when that one is out of view, by the highest
         of its points in view (its leader ran out of the plot to a marker not seen)."""
         points = self._canvas.points
         point = points.label_point(op_id)
         sx, sy = self._px(to_view(point.x), to_view(point.y), t)
-        left, top, right, bottom = self._frame()
+        left, top, right, bottom = frame or self._frame()
         if left <= sx <= right and top <= sy <= bottom:
             return float(sx), float(sy)
         rows = points.rows_of(points.keys_of(op_id))
