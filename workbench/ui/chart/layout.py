@@ -306,9 +306,11 @@ class LabelLayer:
 
     # -- placing ----------------------------------------------------------------------
 
-    def _layout_once(self, choice: str | None):
+    def _layout_once(self, choice: str | None, again: tuple | None = None):
         """One full placing with the legend at ``choice`` (see :meth:`ChartLegend.place`):
-        ``(layout, placements)``, or None when that corner is not free."""
+        ``(layout, placements)``, or None when that corner is not free. ``again``: an
+        earlier placing at that corner (:meth:`_placed_at`), taken as it is when the legend,
+        the plot's frame and the view are as they were for it (the same placing)."""
         canvas = self._canvas
         legend = canvas.legend
         if choice != "outside":  # every placing starts with the legend inside the plot
@@ -327,9 +329,19 @@ class LabelLayer:
             canvas.overlays.bend_links()
             occ = self.occupancy()
             legend.place(occ, choice)
+        if again is not None and again[0] == self._placed_at():
+            self._label_of = again[3]
+            return again[1], again[2]
         layout = TextLayout(occ)
         requests = self.requests()
         return layout, layout.place_all(requests.values())
+
+    def _placed_at(self) -> tuple:
+        """What a placing's result depends on besides the texts: the plot's frame, the
+        view, and the legend's place."""
+        legend = self._canvas.legend
+        return (self._frame(), tuple(self._canvas.view_to_scene()), legend.choice,
+                legend.outside, legend.item.isVisible(), legend.item.sceneBoundingRect())
 
     def _missed(self, placed: dict) -> int:
         """How many names of operations (and annotations asked for) found no place."""
@@ -370,6 +382,8 @@ class LabelLayer:
         if (canvas.search_legend_places and missed and legend.item.isVisible()
                 and not legend.user_placed and len(self._label_of) <= 60):
             best = legend.choice
+            # (the best placing so far, to take again when the legend returns to it)
+            kept_placing = (self._placed_at(), layout, placed, dict(self._label_of))
             tried = {best}
             current = best
             for choice in ("bottom-right", "top-left", "bottom-left", "top-right", "outside"):
@@ -384,10 +398,11 @@ class LabelLayer:
                 if self._missed(trial[1]) < missed:
                     layout, placed = trial
                     missed, best = self._missed(trial[1]), choice
+                    kept_placing = (self._placed_at(), layout, placed, dict(self._label_of))
                     if not missed:
                         break
             if current != best:
-                layout, placed = self._layout_once(best)
+                layout, placed = self._layout_once(best, kept_placing)
         self._text_layout = layout
         self._placed_for = self._view_now()
         for key, (label, _request) in self._label_of.items():
