@@ -6,6 +6,7 @@ parts (:func:`crowd_parts`) where that text finds no place."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -198,6 +199,14 @@ def crowd_text(tags: Sequence[str], per_line: int = 4) -> str:
     most ``per_line`` numbers to a line; a part of a single group in full ("A3"); plain
     numbers as ``"2, 5, 8"``. Each tag of ``tags`` is a group's letters and a number
     ("A12") or a number."""
+    # (the same crowds are said again at each placing: a whole model's, of a thousand
+    # tags, each time the model is edited)
+    return _crowd_text(tuple(tags), per_line)
+
+
+@functools.lru_cache(maxsize=256)
+def _crowd_text(tags: tuple[str, ...], per_line: int) -> str:
+    """:func:`crowd_text` of a tuple of tags."""
     lines = []
     for groups, numbers in _parts_by_groups(tags):
         head = ", ".join(groups)

@@ -533,7 +533,7 @@ class LabelLayer:
         cands = lead_from(cands, xs, ys, marker)
         if tag:
             far = self._far_places(sx, sy, w, h, radius, (xs, ys, marker))
-        if not self.in_view(crowd, (ax, bx, ay, by)):
+        if not self.in_view(crowd, (ax, bx, ay, by), rows if tag else None):
             # none of its markers is in view: a text would name empty plot (a tag's leader
             # ran to the edge); the note over the chart counts the points outside
             cands, far = cands[:0], None
@@ -547,7 +547,9 @@ class LabelLayer:
         of its points in view (its leader ran out of the plot to a marker not seen)."""
         points = self._canvas.points
         point = points.label_point(op_id)
-        sx, sy = self._px(to_view(point.x), to_view(point.y), t)
+        ax, bx, ay, by = t
+        # (plain numbers: the same sums as an array's, without numpy's cost for one)
+        sx, sy = to_view(point.x) * ax + bx, to_view(point.y) * ay + by
         left, top, right, bottom = frame or self._frame()
         if left <= sx <= right and top <= sy <= bottom:
             return float(sx), float(sy)
@@ -560,12 +562,14 @@ class LabelLayer:
                 return float(xs[best]), float(ys[best])
         return float(sx), float(sy)
 
-    def in_view(self, crowd, t=None) -> bool:
+    def in_view(self, crowd, t=None, rows=None) -> bool:
         """Whether a marker of any of the operations ``crowd`` lies within the plot
-        (``t``: the view's transform, the current one when not given)."""
+        (``t``: the view's transform, the current one when not given; ``rows``: their
+        markers' rows of the hover arrays, when already found)."""
         t = t or self._canvas.view_to_scene()
         points = self._canvas.points
-        rows = points.rows_of([k for member in crowd for k in points.keys_of(member)])
+        if rows is None:
+            rows = points.rows_of([k for member in crowd for k in points.keys_of(member)])
         if not len(rows):
             return False
         xs, ys = self._px(points.xy[rows, 0], points.xy[rows, 1], t)
