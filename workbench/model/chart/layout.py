@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -652,12 +652,74 @@ class TextLayout:
         may cross their own markers (:attr:`Request.own`) are tried again so (a leader
         across its own markers only where nothing else is left)."""
         ordered = sorted(requests, key=lambda r: (r.priority, r.order))
+        # (what is drawn, before any text: where room is made for a text left out)
+        bare = (self.occupancy.copy() if any(r.kind in self.MAKE_ROOM_FOR for r in ordered)
+                else None)
+        out = self._place_ordered(ordered)
+        if bare is not None:
+            for r in ordered:
+                if out[r.key] is None and r.kind in self.MAKE_ROOM_FOR:
+                    out = self._make_room(r, ordered, out, bare)
+        return out
+
+    def _place_ordered(self, ordered: Sequence[Request]) -> dict[Hashable, Placement | None]:
+        """:meth:`place_all` of requests already in order (each placed in turn, then those
+        without a place again, their leaders across their own markers)."""
         with self.occupancy.held():
             out = {r.key: self.place(r, own=False) for r in ordered}
             for r in ordered:
                 if out[r.key] is None and r.own is not None:
                     out[r.key] = self.place(r)
         return out
+
+    #: the texts for which, left out, room is made by placing them first (a sweep's
+    #: crossing of a ridge: what the user asked the sweep to show), and at how many of
+    #: their places beside their mark at most
+    MAKE_ROOM_FOR = frozenset({"crossing"})
+    MAKE_ROOM_TRIES = 6
+
+    def _make_room(self, request: Request, ordered: Sequence[Request],
+                   out: dict[Hashable, Placement | None], bare: Occupancy
+                   ) -> dict[Hashable, Placement | None]:
+        """A placing with ``request`` (left out of ``out``) in it: ``request`` placed first,
+        at the first of its places beside its mark (:attr:`Request.candidates`) that is
+        clean of the data (``bare``: the occupancy before any text), then the rest in order,
+        kept only where no text is left out for a less important one (of each priority,
+        the most important first, as many texts placed or more; and one more in all). The
+        layout of this text layout becomes that placing; ``out`` stays when none is
+        better."""
+        placed_by_priority = self._placed_by_priority
+        best = placed_by_priority(ordered, out)
+        cands = as_array(request.candidates)
+        rest = [r for r in ordered if r.key != request.key]
+        tried = 0
+        for row in cands:
+            if tried >= self.MAKE_ROOM_TRIES:
+                break
+            trial = TextLayout(bare.copy())
+            here = replace(request, candidates=np.asarray(row, dtype=float)[None, :], far=None)
+            first = trial.place(here)
+            if first is None:  # (data in its way: no text moved makes room there)
+                continue
+            tried += 1
+            trial.requests[request.key] = request
+            got = trial._place_ordered(rest)
+            got[request.key] = first
+            if placed_by_priority(ordered, got) > best:
+                self.occupancy, self.placed, self.requests = (trial.occupancy, trial.placed,
+                                                              trial.requests)
+                return got
+        return out
+
+    @staticmethod
+    def _placed_by_priority(ordered: Sequence[Request],
+                            out: dict[Hashable, Placement | None]) -> tuple[int, ...]:
+        """How many of ``ordered`` (in order of priority) are placed in ``out``, for each
+        priority, the most important first."""
+        counts: dict[float, int] = {}
+        for r in ordered:
+            counts[r.priority] = counts.get(r.priority, 0) + (out.get(r.key) is not None)
+        return tuple(counts.values())
 
     def _reserve(self, placement: Placement, weight: int) -> None:
         a, r = placement.air, placement.rect
