@@ -1265,6 +1265,22 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
     return texts, marks
 
 
+def leader_at(box: Box, segments: Sequence[Sequence[Point]], reach: float
+              ) -> tuple[Point, Point] | None:
+    """The leader line of a text whose box is ``box``, of the straight ``segments`` on the
+    page: the one with an end nearest the box, within ``reach`` of it, as ``(that end, the
+    other)`` (None: none ends there). Nearest, not first: the end of another line (a
+    measured point's gap bar) can lie a few points from a text whose own leader ends at
+    its edge."""
+    best, gap = None, math.inf
+    for a, b in segments:
+        near, far = sorted((a, b), key=lambda q: _gap_box(box, (*q, *q)))
+        d = _gap_box(box, (*near, *near))
+        if d <= reach and d < gap:
+            best, gap = (near, far), d
+    return best
+
+
 def _to_view(value: float) -> float:
     """A data value on the chart's log axes."""
     return math.log10(value) if value > 0 else -math.inf
@@ -1326,14 +1342,8 @@ def pdf_attribution(fig: Figure, canvas) -> tuple[list[NamingText], list[Mark]]:
             continue
         box = _bbox([c for t in found for c in _box_corners(t.bbox())])
         size = max(t.size for t in found)
-        leader = None
         reach_end = 0.6 * size  # (the leader ends at the text's box, the ink a little inside)
-        for s in lines:
-            a, b = s.polylines[0]
-            ends = sorted((a, b), key=lambda q: _gap_box(box, (*q, *q)))
-            if _gap_box(box, (*ends[0], *ends[0])) <= reach_end:
-                leader = (ends[0], ends[1])
-                break
+        leader = leader_at(box, [s.polylines[0] for s in lines], reach_end)
         texts.append(NamingText(label.toPlainText(), box, frozenset(canvas.key.crowd_of(key[1])),
                                 "marker", leader, ATTRIBUTION_REACH * size + reach_end,
                                 max(_LEADER_SLACK * max(sx, sy), reach_end)))

@@ -488,3 +488,18 @@ def test_a_roof_value_is_compared_with_lines_not_markers():
     bad = NamingText("hbm 3.35 TB/s", (100.0, 65.0, 180.0, 75.0), frozenset(["hbm"]), "line",
                      reach=30.0)
     assert check_attribution([bad], [own, other, marker])
+
+
+def test_a_texts_leader_is_the_line_ending_nearest_it():
+    """A tag below the end of another operation's gap bar (4 pt over its box) with its own
+    leader ending at its left edge (1 pt off): the leader is its own, whichever line the
+    page lists first; a line ending 10 pt off is none."""
+    from figures.figcheck import leader_at
+
+    box = (202.0, 109.0, 211.0, 115.0)
+    bar = ((207.0, 105.0), (207.0, 99.0))  # ends 4 pt above the box
+    own = ((201.0, 108.0), (147.0, 105.0))  # ends 1 pt left of the box's corner
+    assert leader_at(box, [bar, own], 4.5) == own
+    assert leader_at(box, [own, bar], 4.5) == own
+    assert leader_at(box, [bar], 4.5) == bar
+    assert leader_at(box, [((207.0, 99.0), (207.0, 80.0))], 4.5) is None
