@@ -697,7 +697,10 @@ class TextLayout:
             if tried >= self.MAKE_ROOM_TRIES:
                 break
             trial = TextLayout(bare.copy())
-            here = replace(request, candidates=np.asarray(row, dtype=float)[None, :], far=None)
+            lead = None if math.isnan(row[2]) else (float(row[2]), float(row[3]),
+                                                     float(row[4]), float(row[5]))
+            here = replace(request, candidates=[Candidate(float(row[0]), float(row[1]), lead)],
+                           far=None)
             first = trial.place(here)
             if first is None:  # (data in its way: no text moved makes room there)
                 continue
