@@ -60,6 +60,31 @@ def test_higher_priority_places_first_and_a_text_without_room_is_left_out():
     assert result["op"] is not None and result["sweep"] is None
 
 
+def test_a_crossing_without_room_moves_a_roof_value_that_has_another_place():
+    """A roof's value takes the place beside a ridge crossing, the only one the crossing
+    has; the value has a second place, so the crossing is placed there and the value moves.
+    A value with no second place keeps its place (the crossing is left out), and so does a
+    less important text that has one (a sweep's end)."""
+    occ = Occupancy((0.0, 0.0, 200.0, 60.0))
+
+    def rows(*places):
+        return np.array([[x, y, np.nan, np.nan, np.nan, np.nan] for x, y in places])
+
+    beside = rows((10.0, 10.0))
+    roof = Request("roof", "roof", 80, 12, rows((10.0, 10.0), (110.0, 40.0)), 0)
+    crossing = Request("crossing", "crossing", 80, 12, beside, 0)
+    result = TextLayout(occ.copy()).place_all([roof, crossing])
+    assert result["crossing"].rect == (10.0, 10.0, 90.0, 22.0)
+    assert result["roof"].rect == (110.0, 40.0, 190.0, 52.0)
+    stuck = Request("roof", "roof", 80, 12, beside.copy(), 0)
+    result = TextLayout(occ.copy()).place_all([stuck, crossing])
+    assert result["crossing"] is None and result["roof"].rect == (10.0, 10.0, 90.0, 22.0)
+    # (a sweep's end is less important: it is never placed first to make its room)
+    sweep = Request("sweep", "sweep", 80, 12, beside.copy(), 0)
+    result = TextLayout(occ.copy()).place_all([roof, sweep])
+    assert result["sweep"] is None and result["roof"].rect == (10.0, 10.0, 90.0, 22.0)
+
+
 def test_removing_a_text_frees_its_cells_for_another():
     occ = Occupancy((0.0, 0.0, 120.0, 40.0))
     layout = TextLayout(occ)
