@@ -69,8 +69,9 @@ exported file, with the canvas saying which operation each text and each colour 
     leader line, its own marks are not the nearest to its box (every other at least
     ``ATTRIBUTION_RATIO`` times as far) or to its middle, or lie more than ``reach`` from it
     (a tag standing alone); with a leader, the leader does not join the text to one of its
-    own marks. Marks are markers for the names of points, ridges and sweeps, and lines for
-    the values of roofs; a text is compared with marks of its own kind.
+    own marks (or joins a roof's value to its line where a marker sits on it). Marks are
+    markers for the names of points, ridges and sweeps, and lines for the values of roofs;
+    a text is compared with marks of its own kind.
 
 Use ``check_pdf(path_or_bytes) -> list[Defect]`` (and ``check_readability(read_figure(...))``);
 ``format_defects`` prints them one per line; ``python tests/figures/figcheck.py FIG.pdf ...``
@@ -1128,6 +1129,11 @@ def check_attribution(texts: Sequence[NamingText], marks: Sequence[Mark]) -> lis
             if not (at_text and at_mark):
                 out.append(Defect(MISATTRIBUTED, t.box, (t.text,),
                                   "its leader line joins it to no mark of its own"))
+            elif t.kind == "line" and (on := [m for m in marks if m.kind == "marker"
+                                              and _gap((*b, *b), m) <= 1.0]):
+                # (a roof's value led to its line where a point sits reads as that point's)
+                out.append(Defect(MISATTRIBUTED, t.box, (t.text,),
+                                  f"its leader line ends on a marker at {_where(on[0])}"))
             continue
         mine = min(_gap(t.box, m) for m in own)
         if mine > t.reach:

@@ -366,6 +366,30 @@ def test_a_text_far_from_its_marker_needs_a_leader():
     assert placed.leader == (111.5, 105.0, 130.0, 105.0)
 
 
+def test_a_roof_values_leader_does_not_cross_a_line_just_before_its_own():
+    """Two parallel roofs 10 px apart (y = 200 and y = 190): a value led to the lower one
+    from above crosses the upper one 10 px before its end and reads as naming either; from
+    below, its last 16 px touch no other line, and it is placed. Without a place that
+    keeps the rule it is left out (a roof's value has no markers of its own to excuse
+    it)."""
+    names = Attribution(own_lines=np.array([[0.0, 200.0, 400.0, 200.0]]),
+                        other_lines=np.array([[0.0, 190.0, 400.0, 190.0]]), reach=20.0)
+    from_above = np.array([[180.0, 120.0, 200.0, 196.5, 200.0, 132.0]])
+    from_below = np.array([[180.0, 268.0, 200.0, 203.5, 200.0, 268.0]])
+    assert names.led(np.array([[180.0, 120.0, 220.0, 132.0]]), from_above[:, 2:6]).tolist() \
+        == [False]
+    assert names.led(np.array([[180.0, 268.0, 220.0, 280.0]]), from_below[:, 2:6]).tolist() \
+        == [True]
+    layout = TextLayout(Occupancy(FRAME))
+    roof = Request("v", "roof", 40.0, 12.0, np.zeros((0, 6)), names=names, cross_lines=True,
+                   far=lambda: from_above)
+    assert layout.place(roof) is None
+    placed = layout.place(Request("v", "roof", 40.0, 12.0, np.zeros((0, 6)), names=names,
+                                  cross_lines=True, far=lambda: np.vstack((from_above,
+                                                                           from_below))))
+    assert placed.leader == (200.0, 203.5, 200.0, 268.0)
+
+
 def test_the_middle_of_a_long_name_is_not_over_another_marker():
     """A 100 px name whose end is 4 px left of its marker (box gap 4) and whose middle is
     right over another marker 13 px below it: the other is farther from the box (13 ≥ 1.6 ×

@@ -65,6 +65,8 @@ CENTRE_SCOPE = 2.5
 #: marker, its short leader leaving another, names neither), and its leader leaves its own
 #: marker where no other covers it
 LEADER_CLEAR = 6.0
+#: a leader to a line touches no other line this many pixels from its end
+LINE_END_CLEAR = 16.0
 
 
 def box_gaps(boxes: np.ndarray, rects: np.ndarray) -> np.ndarray:
@@ -170,17 +172,24 @@ class Attribution:
         ok[at] = good
         return ok
 
-    def led(self, boxes: np.ndarray, starts: np.ndarray) -> np.ndarray:
-        """Whether each text box, joined to its marks by a leader from ``starts`` (rows
-        ``x, y``), keeps :data:`LEADER_CLEAR` pixels from every other mark, and its leader
-        leaves from outside them."""
+    def led(self, boxes: np.ndarray, leaders: np.ndarray) -> np.ndarray:
+        """Whether each text box, joined to its marks by a leader (rows ``x0, y0, x1, y1``:
+        from its mark to the box; or ``x, y``: where it leaves the mark), keeps
+        :data:`LEADER_CLEAR` pixels from every other mark, and its leader leaves from
+        outside them; a leader to a line (:attr:`own_lines`) touches no other line in its
+        last :data:`LINE_END_CLEAR` pixels (one across a line to the line beside it reads
+        as naming either)."""
         boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
-        if not len(self.others) or not len(boxes):
+        leaders = np.asarray(leaders, dtype=float).reshape(len(boxes), -1)
+        starts = leaders[:, :2]
+        if not len(boxes) or not (len(self.others) or len(self.other_lines)):
             return np.ones(len(boxes), dtype=bool)
         ok = np.ones(len(boxes), dtype=bool)
         for near, measure in self._near(boxes, LEADER_CLEAR):
             ok &= measure(boxes, near).min(axis=1) >= LEADER_CLEAR
-        if ok.any():
+        if ok.any() and len(self.own_lines) and len(self.other_lines) and leaders.shape[1] == 4:
+            ok &= self._line_end_clear(leaders)
+        if ok.any() and len(self.others):
             at = np.flatnonzero(ok)
             xy = np.asarray(starts, dtype=float).reshape(-1, 2)[at]
             o = self.others
@@ -188,6 +197,19 @@ class Attribution:
                       & (xy[:, None, 1] > o[None, :, 1]) & (xy[:, None, 1] < o[None, :, 3]))
             ok[at] = ~inside.any(axis=1)
         return ok
+
+    def _line_end_clear(self, leaders: np.ndarray) -> np.ndarray:
+        """Whether each leader (rows ``x0, y0, x1, y1``, from its line) keeps off every
+        other line over its first :data:`LINE_END_CLEAR` pixels (points a cell apart)."""
+        d = leaders[:, 2:4] - leaders[:, :2]
+        length = np.maximum(np.hypot(d[:, 0], d[:, 1]), 1e-9)
+        steps = np.arange(0.0, LINE_END_CLEAR + 1.0, 2.0)
+        t = np.minimum(steps[None, :], length[:, None])  # (pixels along each leader)
+        xs = leaders[:, 0, None] + d[:, 0, None] / length[:, None] * t
+        ys = leaders[:, 1, None] + d[:, 1, None] / length[:, None] * t
+        points = np.column_stack((xs.ravel(), ys.ravel()))
+        gaps = segment_gaps(np.column_stack((points, points)), self.other_lines)
+        return (gaps.min(axis=1) >= 1.0).reshape(len(leaders), -1).all(axis=1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -497,8 +519,10 @@ class TextLayout:
         mine = request.own if own else None
         row = None
         # a tag's leader keeps clear of other marks where it can; else, rather than untold,
-        # it may pass by them (its own marker hidden among others' leaves no clear way)
-        for strict in (True, False) if request.far is not None else (True,):
+        # it may pass by them (its own marker hidden among others' leaves no clear way); a
+        # text with no markers of its own (a roof's value) never does
+        lenient = request.far is not None and request.own is not None
+        for strict in (True, False) if lenient else (True,):
             for given in (request.candidates, request.far):  # (the far ones made if needed)
                 if given is None:
                     continue
@@ -575,7 +599,7 @@ class TextLayout:
             if bare.any():
                 good[bare] = names.paired(boxes[bare])
             if not bare.all():
-                good[~bare] = (names.led(boxes[~bare], cands[at[~bare], 2:4]) if strict
+                good[~bare] = (names.led(boxes[~bare], cands[at[~bare], 2:6]) if strict
                                else True)
             ok[at] = good
             kept += int(good.sum())
