@@ -264,6 +264,27 @@ def test_a_leader_crosses_its_own_markers_only_when_nothing_else_is_left():
     assert place([down, aside], np.vstack((top, below))).rect[:2] == (150.0, 150.0)
 
 
+def test_a_tag_led_past_other_marks_still_keeps_its_text_clear_of_them():
+    """A tag whose leader can only leave its marker from inside another's (its marker
+    hidden under that one) is still placed, rather than untold; but not with its text 3 px
+    beside a third marker (read as that one's name, whatever the leader says): it goes to
+    the place clear of it."""
+    own = np.array([[95.0, 95.0, 105.0, 105.0]])
+    over = np.array([[94.0, 94.0, 106.0, 106.0]])  # another's, drawn over it
+    third = np.array([[173.0, 95.0, 183.0, 105.0]])
+    names = Attribution(own, np.vstack((over, third)))
+    beside = [150.0, 95.0, 100.0, 100.0, 150.0, 100.0]  # box 150–170: 3 px left of third
+    below = [150.0, 150.0, 100.0, 100.0, 150.0, 150.0]
+
+    def place(cands):
+        request = Request("tag", "operation", 20.0, 10.0, np.zeros((0, 6)), cross_lines=True,
+                          own=own, far=lambda: np.array(cands), names=names)
+        return TextLayout(Occupancy((0.0, 0.0, 200.0, 200.0))).place_all([request])["tag"]
+
+    assert place([beside]) is None
+    assert place([beside, below]).rect[:2] == (150.0, 150.0)
+
+
 def test_a_tag_keeps_its_air_from_other_texts_and_they_from_it():
     """A name and a tag side by side read as one label ("add_fp32 22"): a tag keeps ``air``
     pixels more from any text, whichever is placed first; texts without air keep the usual

@@ -172,13 +172,14 @@ class Attribution:
         ok[at] = good
         return ok
 
-    def led(self, boxes: np.ndarray, leaders: np.ndarray) -> np.ndarray:
+    def led(self, boxes: np.ndarray, leaders: np.ndarray, leader: bool = True) -> np.ndarray:
         """Whether each text box, joined to its marks by a leader (rows ``x0, y0, x1, y1``:
         from its mark to the box; or ``x, y``: where it leaves the mark), keeps
-        :data:`LEADER_CLEAR` pixels from every other mark, and its leader leaves from
-        outside them; a leader to a line (:attr:`own_lines`) touches no other line in its
-        last :data:`LINE_END_CLEAR` pixels (one across a line to the line beside it reads
-        as naming either)."""
+        :data:`LEADER_CLEAR` pixels from every other mark (a text right beside another
+        point reads as its name, whatever its leader says), and (unless not ``leader``)
+        its leader leaves from outside them, and a leader to a line (:attr:`own_lines`)
+        touches no other line in its last :data:`LINE_END_CLEAR` pixels (one across a line
+        to the line beside it reads as naming either)."""
         boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
         leaders = np.asarray(leaders, dtype=float).reshape(len(boxes), -1)
         starts = leaders[:, :2]
@@ -187,6 +188,8 @@ class Attribution:
         ok = np.ones(len(boxes), dtype=bool)
         for near, measure in self._near(boxes, LEADER_CLEAR):
             ok &= measure(boxes, near).min(axis=1) >= LEADER_CLEAR
+        if not leader:
+            return ok
         if ok.any() and len(self.own_lines) and len(self.other_lines) and leaders.shape[1] == 4:
             ok &= self._line_end_clear(leaders)
         if ok.any() and len(self.others):
@@ -519,8 +522,9 @@ class TextLayout:
         mine = request.own if own else None
         row = None
         # a tag's leader keeps clear of other marks where it can; else, rather than untold,
-        # it may pass by them (its own marker hidden among others' leaves no clear way); a
-        # text with no markers of its own (a roof's value) never does
+        # it may pass by them (its own marker hidden among others' leaves no clear way), the
+        # text itself still clear of them; a text with no markers of its own (a roof's
+        # value) never does
         lenient = request.far is not None and request.own is not None
         for strict in (True, False) if lenient else (True,):
             for given in (request.candidates, request.far):  # (the far ones made if needed)
@@ -584,10 +588,10 @@ class TextLayout:
     def _keep_paired(self, ok: np.ndarray, cands: np.ndarray, w: float, h: float,
                      names: Attribution, strict: bool = True) -> None:
         """Of the free places ``ok``, keep those without a leader only where a reader pairs
-        the text with what it ``names``, and those with one (when ``strict``) only where
-        the text and its leader keep clear of the other marks (:meth:`Attribution.led`). In order, a batch
-        at a time: past the first place kept without a leader, or past as many with one as
-        are ever looked at, none can be taken."""
+        the text with what it ``names``, and those with one only where the text (and, when
+        ``strict``, its leader) keeps clear of the other marks (:meth:`Attribution.led`). In
+        order, a batch at a time: past the first place kept without a leader, or past as
+        many with one as are ever looked at, none can be taken."""
         free = np.flatnonzero(ok)
         kept = 0
         for start in range(0, len(free), self.PAIRING_BATCH):
@@ -599,8 +603,7 @@ class TextLayout:
             if bare.any():
                 good[bare] = names.paired(boxes[bare])
             if not bare.all():
-                good[~bare] = (names.led(boxes[~bare], cands[at[~bare], 2:6]) if strict
-                               else True)
+                good[~bare] = names.led(boxes[~bare], cands[at[~bare], 2:6], leader=strict)
             ok[at] = good
             kept += int(good.sum())
             if (good & bare).any() or kept >= self.MOST_LEADERS:
