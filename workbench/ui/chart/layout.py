@@ -29,7 +29,6 @@ from workbench.model.chart.layout import (
     Request,
     TextLayout,
     as_array,
-    box_gaps,
     corner_candidates,
     far_candidates,
     flat_candidates,
@@ -41,7 +40,7 @@ from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.items import Label, Pool
-from workbench.ui.chart.naming import AIR, names_of, names_spot, other_marks, roof_segments
+from workbench.ui.chart.naming import AIR, line_spot, names_of, names_spot, other_marks, roof_segments
 
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
@@ -539,7 +538,8 @@ class LabelLayer:
                 # the middle, where no point sits on it)
                 seen = clip_segment(float(xs[0]), float(ys[0]), float(xs[-1]), float(ys[-1]),
                                     frame) if roof.kind == "memory" else None
-                mark = None if seen is None else (*self._line_spot(seen), 2.0)
+                mark = None if seen is None else (*line_spot(
+                    seen, self._marker_rects, self._marks, theme.point_size), 2.0)
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys: sloped_candidates(xs[0], ys[0], xs[1], ys[1],
                                                                  w, h, frame), order,
@@ -620,27 +620,6 @@ class LabelLayer:
                 mark=(sx, sy, g * 0.55 + 1), own=self._sweep_marks(path.hw_id, t),
                 names=names_spot(sx, sy, 2 * g * 0.55 + 2, self._marker_rects, self._marks))
         return out
-
-    #: where along its line a roof's value said off it is led to: the middle of the part in
-    #: view first, then farther from it
-    LINE_SPOTS = (0.5, 0.42, 0.58, 0.34, 0.66, 0.26, 0.74, 0.18, 0.82, 0.1, 0.9)
-
-    def _line_spot(self, seen: tuple[float, float, float, float]) -> tuple[float, float]:
-        """The point of the segment ``seen`` (device pixels) a leader to the line runs to:
-        the first of :data:`LINE_SPOTS` clear of every marker by a marker's size (a leader
-        ending where a point sits on the line reads as that point's), else the middle."""
-        x0, y0, x1, y1 = seen
-        rects = np.concatenate((self._marker_rects.reshape(-1, 4),
-                                self._marks[0].reshape(-1, 4)))
-        rects = rects[np.isfinite(rects).all(axis=1)]
-        f = np.asarray(self.LINE_SPOTS)
-        spots = np.column_stack((x0 + (x1 - x0) * f, y0 + (y1 - y0) * f))
-        if len(rects):
-            clear = box_gaps(np.column_stack((spots, spots)), rects).min(axis=1)
-            good = np.flatnonzero(clear >= self._canvas.theme.point_size)
-            if len(good):
-                return float(spots[good[0], 0]), float(spots[good[0], 1])
-        return float(spots[0, 0]), float(spots[0, 1])
 
     def _sweep_marks(self, hw_id: int, t) -> np.ndarray:
         """The boxes (rows ``left, top, right, bottom``) of the sweep samples and ridge
