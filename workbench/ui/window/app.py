@@ -6,7 +6,9 @@ import gc
 import sys
 from pathlib import Path
 
-__all__ = ["create_app", "quiet_platform_notes", "resources_dir"]
+__all__ = ["APP_NAME", "create_app", "quiet_platform_notes", "resources_dir"]
+
+APP_NAME = "Roofline Workbench"
 
 _gc_frozen = False  # the start-up objects are frozen out of the collector's walks once
 
@@ -19,9 +21,9 @@ def create_app(argv: list[str] | None = None):
     app = QApplication.instance()
     if app is None:
         app = QApplication(argv if argv is not None else [sys.argv[0]])
-    app.setOrganizationName("Roofline Workbench")
-    app.setApplicationName("Roofline Workbench")
-    app.setApplicationDisplayName("Roofline Workbench")
+    app.setOrganizationName(APP_NAME)
+    app.setApplicationName(APP_NAME)
+    app.setApplicationDisplayName(APP_NAME)
     import pyqtgraph as pg
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
