@@ -25,16 +25,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.model.analysis import Pair
-from workbench.model.comparison import PairComparison, compare_session
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.measured import VERDICTS
 from workbench.model.measured_session import MeasuredPoint, judge_session
-from workbench.model.profile import LevelPoint, level_points, machine_level, run_changes, runs_of, top_kernels
 from workbench.model.roofline import BOUND_NAMES
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import OperationEntry, Session
@@ -46,6 +44,13 @@ from workbench.model.sweeps import (
     sweep_crossings,
 )
 from workbench.model.units import format_quantity
+
+if TYPE_CHECKING:
+    from workbench.model.comparison import PairComparison
+    from workbench.model.profile import LevelPoint
+
+# Profiled kernels (workbench.model.profile) and compared pairs (workbench.model.comparison)
+# are imported by the functions that draw them, when a session has any: not at start-up.
 
 __all__ = [
     "VERDICT_COLORS",
@@ -374,6 +379,8 @@ def run_links(session: Session, marks: Sequence[MeasuredMark]) -> list[PairLink]
     """An arrow per kernel drawn in both of the session's first two runs, per machine: from
     its point in the first run to its point in the second, labelled with its speed-up (mean
     time before / mean time after)."""
+    from workbench.model.profile import run_changes  # (see the note at the imports)
+
     changes = {c.name: c for c in run_changes(session.measurements)}
     if not changes:
         return []
@@ -405,6 +412,10 @@ def top_hidden(session: Session) -> tuple[set[int], str]:
     """The profiled points the chart leaves out by its top-N rule (``view.top`` kernels of
     each run by GPU time, or the fewest that make 95 % of it), by ``id``, and what the chart
     says about them ("" when none)."""
+    if not session.measurements:
+        return set(), ""
+    from workbench.model.profile import runs_of, top_kernels  # (see the note at the imports)
+
     hidden: set[int] = set()
     parts = []
     top = session.view.top or None
@@ -500,6 +511,8 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
                          ) -> tuple[list[MeasuredMark], int, list[str]]:
     """:func:`measured_marks`, at most ``limit`` of them (the first in the session's order):
     ``(marks, how many could be drawn in all, notes)``."""
+    from workbench.model.profile import level_points  # (see the note at the imports)
+
     judged = judge_session(session) if judged is None else judged
     shown = set(machine_ids)
     index_of = {id(m): i for i, m in enumerate(session.measurements)}
@@ -594,6 +607,10 @@ def profile_roof_levels(measured: Sequence[MeasuredMark], machines: Sequence,
                         level: str) -> list[tuple[int, str]]:
     """``(machine id, memory level)`` of each cache roof the profiled kernels are placed
     against (at L1 or L2, or at every level): those roofs are drawn on their machines."""
+    if not measured:
+        return []
+    from workbench.model.profile import machine_level  # (see the note at the imports)
+
     wanted = {"l1": {"l1"}, "l2": {"l2"}, "all": {"l1", "l2"}}.get(level, set())
     out = []
     for mark in measured:
@@ -687,6 +704,8 @@ def pair_links(session: Session, pairs: Sequence[Pair], machines: Sequence[Any]
     style = {m.hw_id: m.style_index for m in machines}
     names = {e.operation.name: e.id for e in session.operations}
     pairs = [p for p in pairs if p.hardware.id in style]
+    from workbench.model.comparison import compare_session  # (see the note at the imports)
+
     out: list[PairLink] = []
     for c in compare_session(session, pairs):
         a, b = c.first_result, c.second_result
