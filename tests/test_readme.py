@@ -2,7 +2,7 @@
 
 import re
 
-from conftest import ROOT
+from conftest import HANG_GUARD_S, ROOT
 
 
 def _commands(readme: str) -> list[str]:
@@ -36,7 +36,7 @@ def test_the_readme_model_examples_show_the_default_prediction_as_the_tool_print
     for command, shown in blocks:
         assert "--prediction" not in command and "--launches" not in command
         proc = subprocess.run([sys.executable, "-m", "workbench", *shlex.split(command)[1:]],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
         assert proc.returncode == 0, proc.stderr
         printed = [line.rstrip() for line in proc.stdout.splitlines()]
         assert all(line.rstrip() in printed for line in shown.splitlines()), command

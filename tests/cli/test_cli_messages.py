@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 
 from workbench.io.user_presets import USER_PRESETS_VARIABLE
 
@@ -20,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
     full = dict(os.environ, PYTHONPATH=str(REPO), QT_QPA_PLATFORM="offscreen", **env)
     return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, env=full, cwd=REPO, timeout=300)
+                          text=True, env=full, cwd=REPO, timeout=HANG_GUARD_S)
 
 
 def test_a_misspelt_command_is_named_with_the_one_meant(tmp_path):
@@ -37,7 +38,7 @@ def test_bad_input_exits_2_whatever_happens_to_standard_error(tmp_path, redirect
     broken = tmp_path / "broken.yaml"
     broken.write_text("schema_version: 2\nunknown: 1\n")
     command = f"{sys.executable} -m workbench analyze {broken} {redirect}"
-    done = subprocess.run(command, shell=True, capture_output=False, cwd=REPO, timeout=300,
+    done = subprocess.run(command, shell=True, capture_output=False, cwd=REPO, timeout=HANG_GUARD_S,
                           env=dict(os.environ, PYTHONPATH=str(REPO)),
                           stdout=subprocess.DEVNULL)
     assert done.returncode == 2

@@ -11,6 +11,7 @@ import unicodedata
 import pytest
 import yaml
 from conftest import EXAMPLES
+from figures.example_figures import example_figure
 from figures.figcheck import (
     MAX_LEGEND_SHARE,
     check_figure,
@@ -42,8 +43,7 @@ def _inside(box, outer, eps: float = 0.5) -> bool:
 def test_the_legend_below_the_plot_shows_every_machines_marker(qapp, size):
     """Three machines (circle, square, triangle) with the legend below the plot: each row's
     sample has its marker, not just the first row's."""
-    session = _example("llama_ffn")
-    fig = read_figure(figure_bytes(session, "pdf", resolve_size(size)))
+    fig = example_figure("llama_ffn", size).figure()
     box = legend_box(fig)
     assert box is not None, "the legend sits below the plot at this size"
     rows = [t for t in fig.texts if _inside(t.bbox(), box)]
@@ -87,9 +87,19 @@ def _visible_names(session) -> list[str]:
     return list(dict.fromkeys(p.label for p in scene.points))
 
 
-def _unnamed(session, size, theme) -> list[str]:
-    fig = read_figure(figure_bytes(session, "pdf", resolve_size(size, theme=theme),
-                                   theme=theme))
+def _unnamed(session, size, theme) -> tuple[list[str], list[str], object]:
+    """The visible operations of ``session`` its figure at ``size`` in ``theme`` does not
+    name, its "and N more operations" lines, and the figure."""
+    return _unnamed_in(session, read_figure(figure_bytes(
+        session, "pdf", resolve_size(size, theme=theme), theme=theme)))
+
+
+def _unnamed_example(stem, size, theme) -> tuple[list[str], list[str], object]:
+    """:func:`_unnamed` of the example ``stem`` as it is shipped."""
+    return _unnamed_in(_example(stem), example_figure(stem, size, theme).figure())
+
+
+def _unnamed_in(session, fig) -> tuple[list[str], list[str], object]:
     texts = [t.text for t in fig.texts]
     more = [t for t in texts if t.startswith("and ") and t.endswith("more operations")]
     missing = [n for n in _visible_names(session) if not _named_in(fig, n)]
@@ -104,8 +114,7 @@ def test_every_operation_of_an_example_is_named_in_its_figure(qapp, path, size, 
     the key its tag refers to (a whole model's parts under the model's name), at every size:
     a paper column grows taller rather than leave rows of its key out ("and 8 more" below
     the Llama-3.1-8B example before); and the figure stays clean."""
-    session = load_session(path)
-    missing, more, fig = _unnamed(session, size, theme)
+    missing, more, fig = _unnamed_example(path.stem, size, theme)
     assert not missing and not more, (size, theme, missing, more)
     defects = check_figure(fig) + check_readability(fig)
     assert not defects, format_defects(defects, f"{path.name} at {size}/{theme}")
@@ -153,11 +162,14 @@ def _keyed(fig) -> dict[str, str]:
     return out
 
 
-def _untagged(session, size) -> list[str]:
-    """The operations of ``session`` whose points carry neither their name nor their tag
-    in its figure at ``size`` (a key row names the operation, the chart must say which
-    point is it)."""
-    fig = read_figure(figure_bytes(session, "pdf", resolve_size(size)))
+def _untagged(stem, size) -> list[str]:
+    """The operations of the example ``stem`` whose points carry neither their name nor
+    their tag in its figure at ``size`` (a key row names the operation, the chart must say
+    which point is it)."""
+    return _untagged_in(_example(stem), example_figure(stem, size).figure())
+
+
+def _untagged_in(session, fig) -> list[str]:
     keyed = _keyed(fig)
     letters = {}
     for t in fig.texts:
@@ -188,8 +200,7 @@ def test_every_point_carries_its_name_or_its_tag(qapp, path, size):
     key says what the tag stands for. Measured before (tags placed one by one, none farther
     than beside its markers): the Llama-3.1-8B example told 11, 15, 4 and 10 of its 26
     operations at the default, slide, single- and double-column sizes."""
-    session = load_session(path)
-    assert not _untagged(session, size)
+    assert not _untagged(path.stem, size)
 
 
 def test_every_real_kernel_is_tagged_at_every_size(qapp):
@@ -198,16 +209,14 @@ def test_every_real_kernel_is_tagged_at_every_size(qapp):
     8 at the default, slide, single and double sizes). At single-column size the column
     grows as far as it may for its key, and the view then takes a decade of room over its
     highest points (the row of compute-bound kernels under the roofs)."""
-    session = _example("real_kernels_h100_h200")
     for size in SIZES:
-        untagged = _untagged(session, size)
+        untagged = _untagged("real_kernels_h100_h200", size)
         assert not untagged, (size, untagged)
 
 
 def test_llama_ffn_at_single_column_names_all_four_points(qapp):
     """Measured before: one of its four points named at single-column size."""
-    session = _example("llama_ffn")
-    missing, more, fig = _unnamed(session, "single", "light")
+    missing, more, fig = _unnamed_example("llama_ffn", "single", "light")
     assert not missing and not more
     texts = [t.text for t in fig.texts]
     # the ones without room beside their points: a tag on the chart, "n — name" in the key
@@ -221,15 +230,14 @@ def test_a_whole_model_is_keyed_by_its_parts_not_counted(qapp):
     """The Llama-3.1-8B example: a heading per model and one row per kind of operation (QKV
     projection, attention, FFN …), not "12 operations not listed"; below a single-column
     figure the key stays within its third of the page."""
-    session = _example("llama31_8b_inference")
-    missing, more, fig = _unnamed(session, "double", "light")
+    missing, more, fig = _unnamed_example("llama31_8b_inference", "double", "light")
     assert not missing and not more, (missing, more)
     page = _squeezed(" ".join(t.text for t in fig.texts))
     assert "A—8Bprefill" in page and "B—8Bdecode" in page
     assert page.count("—QKVprojection×32") == 1
     # at single-column size, all of it: the page grows taller (3.5 in wide, as a column
     # is), the key stays within its share of the page and the plot keeps its room
-    missing, more, fig = _unnamed(session, "single", "light")
+    missing, more, fig = _unnamed_example("llama31_8b_inference", "single", "light")
     page = _squeezed(" ".join(t.text for t in fig.texts))
     assert "—QKVprojection×32" in page and "notlisted" not in page
     assert not missing and not more, (missing, more)
@@ -244,7 +252,7 @@ def test_a_whole_model_is_keyed_by_its_parts_not_counted(qapp):
 
 def test_a_figure_of_few_points_keeps_its_column_height(qapp):
     """A key that fits leaves a paper column's figure at its preset size, 3.5 × 2.6 in."""
-    fig = read_figure(figure_bytes(_example("llama_ffn"), "pdf", resolve_size("single")))
+    fig = example_figure("llama_ffn", "single").figure()
     assert (fig.page[2] - fig.page[0]) / 72.0 == pytest.approx(3.5, abs=0.01)
     assert (fig.page[3] - fig.page[1]) / 72.0 == pytest.approx(2.6, abs=0.01)
 
@@ -405,11 +413,10 @@ def test_a_column_grows_for_tags_that_found_no_place(qapp):
     """Double column, the real-kernels example: its key fits the preset's 3.6 in, but some
     tags found no place by their points (2 of 35 before): the page grows (at most 1.8 ×) until
     every kernel is told, the width staying 7.16 in."""
-    session = _example("real_kernels_h100_h200")
-    fig = read_figure(figure_bytes(session, "pdf", resolve_size("double")))
+    fig = example_figure("real_kernels_h100_h200", "double").figure()
     assert (fig.page[2] - fig.page[0]) / 72.0 == pytest.approx(7.16, abs=0.01)
     assert 3.6 < (fig.page[3] - fig.page[1]) / 72.0 <= 3.6 * 1.8 + 0.01
-    assert not _untagged(session, "double")
+    assert not _untagged("real_kernels_h100_h200", "double")
 
 
 def _long_names(count: int, words: int, machines=("h100-sxm", "a100-80gb", "mi300x", "tpu-v5e")):
@@ -472,9 +479,7 @@ def _closest_on_a_line(fig) -> tuple[float, str, str]:
 def test_two_names_side_by_side_do_not_read_as_one(qapp, stem, size, theme):
     """Texts on one line in the plot are at least half an em apart: "g_512" and "g_1024"
     were a third of an em apart on the slide, a space's width, and read as one name."""
-    session = _example(stem)
-    fig = read_figure(figure_bytes(session, "pdf", resolve_size(size, theme=theme),
-                                   theme=theme))
+    fig = example_figure(stem, size, theme).figure()
     gap, a, b = _closest_on_a_line(fig)
     assert gap >= 0.5, (a, b, gap)
 
@@ -497,8 +502,7 @@ def test_a_models_parts_keep_their_numbers_at_every_size(qapp):
     is its place in the model (attention norm, QKV projection, RoPE, …), whichever names
     found a place: 2 is the QKV projection on a slide and on a paper column alike (it was
     RoPE on the slide, where the QKV projection's name found a place at first)."""
-    session = _example("llama31_8b_inference")
-    keys = {size: _key_numbers(figure_bytes(session, "pdf", resolve_size(size)))
+    keys = {size: _key_numbers(example_figure("llama31_8b_inference", size).pdf)
             for size in ("slide", "single", "double", None)}
     for size, numbers in keys.items():
         assert numbers, f"no key rows at {size}"

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 
+from conftest import HANG_GUARD_S
 from PySide6.QtWidgets import QApplication
 
 from workbench.document import Document
@@ -66,7 +67,7 @@ def test_analyze_csv_rows(tmp_path):
     path.write_text(SESSION)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-m", "workbench", "analyze", str(path), "--format",
-                           "csv"], capture_output=True, cwd=ROOT, env=env, timeout=120)
+                           "csv"], capture_output=True, cwd=ROOT, env=env, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr
     columns = _rows_of(proc.stdout)[0]
     assert columns.index("operation") == 0

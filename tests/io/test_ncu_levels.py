@@ -96,10 +96,12 @@ def test_each_level_meets_its_own_roof_on_the_machine():
     assert points["dram"].machine_level == "hbm"
     assert points["dram"].roof == pytest.approx(3_342_336 / 415_488 * 1555e9, rel=1e-12)
     assert points["dram"].fraction == pytest.approx(flop_rate / points["dram"].roof)
-    # L2 against the 5.4 TB/s L2 level; the preset has no L1 figure: no roof, and says so
+    # L2 against the 5.4 TB/s L2 level, L1 against the 19.1 TB/s L1 level (I = 2.47 FLOP/B:
+    # 2.47 × 19.1e12 = 47 TFLOP/s, under the 312 TFLOP/s fp16 tensor peak)
     assert points["l2"].roof == pytest.approx(3_342_336 / 2_319_200 * 5.4e12, rel=1e-12)
-    assert points["l1"].roof is None and "no l1 bandwidth" in points["l1"].problem
-    assert machine_level(a100, "l1") is None
+    assert machine_level(a100, "l1") == "l1" and points["l1"].problem is None
+    assert points["l1"].roof == pytest.approx(3_342_336 / 1_354_752 * 19.1e12, rel=1e-12)
+    assert points["l1"].fraction == pytest.approx(flop_rate / points["l1"].roof)
 
 
 # ---------------------------------------------------------------------------------------------

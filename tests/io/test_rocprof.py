@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 
 from workbench.io.cells import ImportCancelled
 from workbench.io.errors import InputError
@@ -182,7 +183,7 @@ def test_a_two_gigabyte_pmc_perf_is_refused_before_reading(tmp_path):
 def test_analyze_takes_a_workload_folder():
     done = subprocess.run([sys.executable, "-m", "workbench", "analyze", str(SESSION),
                            "--measurements", str(MI200)], cwd=REPO, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stderr
     assert "machine 'MI200 GPU 2 (rocprof-compute roofline)' from roofline.csv" in done.stderr
     assert f"measured: {KERNEL} on MI200 GPU 2 (rocprof-compute roofline)" in done.stdout

@@ -67,6 +67,27 @@ def test_top_kernels_default_is_the_fewest_that_make_95_percent():
     assert [m.name for m in shown] == ["b", "a", "c"]
 
 
+def test_the_charts_top_n_note_counts_what_it_hides_and_what_has_no_flops():
+    """A copy has no FLOPs: no place on a log chart. The rule ranks the kernels with FLOPs,
+    the note says both what the rule hides and what cannot be drawn, each with its share of
+    the run's GPU time; a figure (``most``) draws at most that many."""
+    from workbench.model.chart.overlays import top_hidden
+    from workbench.model.session import Session
+
+    session = Session(measurements=[
+        launch("a", 50, run="r"), launch("b", 30, count=2, run="r"), launch("c", 4, run="r"),
+        launch("d", 1, run="r"), launch("copy", 15, flops=0, run="r")])
+    # times 50 + 60 + 4 + 1 (with FLOPs: 115) + 15 (copy) = 130; b + a = 110 ≥ 95 % of 115
+    hidden, note = top_hidden(session)
+    assert {session.measurements[i].name for i in range(5)
+            if id(session.measurements[i]) in hidden} == {"c", "d"}
+    assert note == ("r: the 2 that make 95 % of GPU time drawn; 2 kernels hidden (3.8 % of the "
+                    "time); 1 without FLOPs not drawn (11.5 % of the time)")  # 5/130, 15/130
+    _hidden, note = top_hidden(session, most=1)  # a figure with room for one: b (60 µs)
+    assert note.startswith("r: the 1 with the most GPU time drawn (as many as the figure "
+                           "names); 3 kernels hidden (42.3 % of the time)")  # 55/130
+
+
 def test_runs_are_compared_by_kernel_name():
     before = [launch("a", 40, run="r1"), launch("b", 10, run="r1")]
     after = [launch("b", 5, run="r2"), launch("c", 1, run="r2")]
@@ -86,6 +107,12 @@ def test_level_points_use_each_level_roof():
     # DRAM: I = 5; roof min(67e12, 5 × 3.35e12) = 16.75e12; achieved 2e8 / 10 µs = 2e13
     assert dram.roof == pytest.approx(16.75e12)
     assert dram.fraction == pytest.approx(2e13 / 16.75e12)
+    # L1: I = 2e8 / 1e8 = 2 FLOP/B; roof min(67e12, 2 × 32.9e12 L1) = 65.8e12
+    assert l1.intensity == pytest.approx(2.0) and l1.bandwidth == pytest.approx(32.9e12)
+    assert l1.roof == pytest.approx(65.8e12) and l1.problem is None
+    assert l1.fraction == pytest.approx(2e13 / 65.8e12)
+    # a machine whose preset gives no L1 bandwidth: that level's point has no roof, and says so
+    l1, _l2, _dram = level_points(m, get_preset("mi300x"))
     assert l1.roof is None and "no l1 bandwidth" in l1.problem
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_S
 
 from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
@@ -28,7 +29,7 @@ MS = 1e-3
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, "-m", "workbench", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_GUARD_S)
 
 
 def default_machine(gpu: str):

@@ -25,10 +25,11 @@ def test_every_memory_roof_is_named_with_all_memory_roofs(open_window, qtbot):
     win.view_actions["all_levels"].trigger()
     canvas.relayout()
     drawn = [(hw, name) for hw, kind, name, _xs, _ys in canvas.roof_items() if kind == "memory"]
-    assert len(drawn) == 2 + 2 + 4  # hbm and l2 of each GPU, the CPU's four
+    assert len(drawn) == 3 + 3 + 4  # hbm, l2 and l1 of each GPU, the CPU's four
     named = canvas.roof_labels()
     # each line's name and bandwidth, as the machine gives it (9.8 and 5.4 TB/s: the GPUs'
-    # L2s in their presets)
-    for text in ("hbm 3.35 TB/s", "l2 9.8 TB/s", "hbm 2.04 TB/s", "l2 5.4 TB/s",
+    # L2s in their presets; 32.9 and 19.1 TB/s their L1s)
+    for text in ("hbm 3.35 TB/s", "l2 9.8 TB/s", "l1 32.9 TB/s", "hbm 2.04 TB/s",
+                 "l2 5.4 TB/s", "l1 19.1 TB/s",
                  "ddr5 461 GB/s", "l3 1.6 TB/s", "l2 4.8 TB/s", "l1 9.6 TB/s"):
         assert text in named, (text, named)

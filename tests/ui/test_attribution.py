@@ -20,7 +20,7 @@ from figures.figcheck import (
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, HANG_GUARD_S, ROOT
 from workbench.ui.dialogs.preset_dialog import PresetDialog
 from workbench.ui.figures.export import last_figure_canvas
 from workbench.ui.figures.export_dialog import FigureOptions
@@ -133,7 +133,7 @@ def test_the_window_and_the_command_line_make_one_page(qtbot, tmp_path):
     cli = tmp_path / "cli.png"
     done = subprocess.run([sys.executable, "-m", "workbench", "render", str(example), "-o",
                            str(cli), "--size", "single"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stderr
     with _window(qtbot, SCREENS[0], example) as win:
         _settled(win)

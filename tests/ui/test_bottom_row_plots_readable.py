@@ -4,7 +4,7 @@ chart is shown at its full height (it was 40 pixels high)."""
 
 from __future__ import annotations
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, HANG_GUARD_S
 
 CRITICAL_BATCH = next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yaml")
 LLAMA_8B = next(p for p in EXAMPLES if p.name == "llama31_8b_inference.yaml")
@@ -37,6 +37,6 @@ def test_the_throughput_chart_is_shown_whole(open_window, qtbot):
     panel.pages.setCurrentIndex(panel.pages.indexOf(panel.chart.parentWidget()))
     chart = panel.chart
     qtbot.waitUntil(lambda: chart.visibleRegion().boundingRect().height()
-                    >= chart.minimumHeight(), timeout=2000)
+                    >= chart.minimumHeight(), timeout=HANG_GUARD_S * 1000)
     # the chart keeps the rest of the window: the roofline chart is still the larger
     assert win.canvas.height() > chart.height()

@@ -649,8 +649,9 @@ def test_all_memory_roofs_view_draws_the_cache_levels_too(llama):
     workspace.document.set_view("all_levels", True)
     QApplication.processEvents()
     levels = {r[2]: r for r in canvas.roof_items() if r[0] == hw_id and r[1] == "memory"}
-    assert set(levels) == {"hbm", "l2"}
+    assert set(levels) == {"hbm", "l2", "l1"}
     assert levels["l2"][4][0] / levels["l2"][3][0] == pytest.approx(9.8e12)
+    assert levels["l1"][4][0] / levels["l1"][3][0] == pytest.approx(32.9e12)
     workspace.document.undo()
     QApplication.processEvents()
     assert [r[2] for r in canvas.roof_items() if r[0] == hw_id and r[1] == "memory"] == ["hbm"]

@@ -4,6 +4,7 @@ of one name would be saved but not opened again."""
 
 from __future__ import annotations
 
+from conftest import HANG_GUARD_S
 from PySide6.QtCore import Qt
 
 from workbench.document import Document, new_operation
@@ -79,6 +80,6 @@ def test_a_name_in_use_typed_in_the_operations_table_is_refused_with_the_reason(
     editor.selectAll()
     qtbot.keyClicks(editor, "x")
     qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits through a queued call
-    qtbot.waitUntil(panel.notice.isVisible, timeout=2000)
+    qtbot.waitUntil(panel.notice.isVisible, timeout=HANG_GUARD_S * 1000)
     assert "another operation is named 'x'" in panel.notice.text()
     assert document.operation(y).operation.name == "y"

@@ -99,6 +99,16 @@ def test_arrows_top_n_and_level_on_the_chart_and_in_the_pdf(qtbot, runs, tmp_pat
     text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
                           check=True).stdout
     assert "3.00×" in text and "1.25×" in text
+    # and File ▸ Export Figure draws them too, at a paper column's size, each kernel
+    # named by its tag in the key
+    from workbench.ui.figures.export_dialog import FigureOptions
+
+    exported = tmp_path / "runs-app.pdf"
+    assert window.export_figure(exported, FigureOptions(size="single", dpi=300.0))
+    text = " ".join(subprocess.run(["pdftotext", str(exported), "-"], capture_output=True,
+                                   text=True, check=True).stdout.split())
+    assert "3.00×" in text and "1.25×" in text
+    assert "K1 — attn" in text and "K2 — mlp" in text
 
 
 def test_kernels_not_counted_are_listed_in_the_panel(qtbot, open_window, tmp_path):
@@ -116,3 +126,33 @@ def test_kernels_not_counted_are_listed_in_the_panel(qtbot, open_window, tmp_pat
         "not counted: ampere_bf16_s16816gemm (2 launches, 180 µs): runs on tensor cores (by "
         "its name) but the file has no tensor-core counters (sm__ops_path_tensor_src_*.sum or "
         "sm__inst_executed_pipe_tensor.sum): only its CUDA-core FLOPs would be counted"]
+
+
+def test_the_l1_view_draws_the_l1_roof_and_each_kernel_under_it(qtbot, open_window, tmp_path):
+    """The real A100 export has L1 bytes for every kernel, and the A100 preset an L1
+    bandwidth (19.1 TB/s): View ▸ L1 places each kernel at its L1 intensity, under the L1
+    roof drawn on the chart."""
+    session = tmp_path / "a100.yaml"
+    session.write_text(SESSION.replace("h100-sxm", "a100-40gb"), encoding="utf-8")
+    window = open_window(session, size=(1400, 900))
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / \
+        "ncu_details_a100_bert_flashattn.csv"
+    assert window.import_measurements(fixture)
+    window.top_actions[100_000].trigger()  # every kernel
+    window.level_actions["l1"].trigger()
+    canvas = window.canvas
+    roofs = [(kind, name) for _hw, kind, name, _xs, ys in canvas.roof_items()]
+    assert ("memory", "l1") in roofs, roofs
+    (_hw, _kind, _name, xs, ys) = next(r for r in canvas.roof_items() if r[1:3] == ("memory", "l1"))
+    # the L1 line: y = 19.1e12 × x on its slope
+    assert ys[0] / xs[0] == pytest.approx(19.1e12, rel=1e-9)
+    items = {m["name"]: m for m in canvas.measured_items()}
+    gemm = next(m for name, m in items.items() if "s161616gemm_f16_32x32" in name)
+    # 3,342,336 FLOPs over 1,354,752 L1 bytes = 2.467 FLOP/B; roof 2.467 × 19.1 TB/s
+    intensity = 3_342_336 / 1_354_752
+    assert gemm["x"] == pytest.approx(intensity)
+    lx, ly = gemm["link"]
+    assert lx == pytest.approx([intensity, intensity])
+    assert ly[0] == pytest.approx(intensity * 19.1e12)
+    # and no kernel of the file is left without its L1 point
+    assert len(items) == 10

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import HANG_GUARD_S, ROOT
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 _CRASHING_APP = """
@@ -33,7 +33,7 @@ os._exit(3)  # a crash: no close, no clean-up
 def _crash_with_unsaved_work(example: str | None) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", _CRASHING_APP.format(root=str(ROOT), example=example)],
-        capture_output=True, text=True, env=dict(os.environ), timeout=120)
+        capture_output=True, text=True, env=dict(os.environ), timeout=HANG_GUARD_S)
     assert proc.returncode == 3, proc.stderr
 
 

@@ -128,7 +128,7 @@ def _attach(session, files: Sequence[str], hardware: str | None, top: int | None
 
     from workbench.io.errors import InputError
     from workbench.io.measurements import attach_measurements, import_measurements
-    from workbench.io.profiles import add_machines
+    from workbench.io.profiles import add_machines, check_vendor
     from workbench.model.profile import top_kernels
 
     names = [Path(f).name for f in files]
@@ -136,6 +136,7 @@ def _attach(session, files: Sequence[str], hardware: str | None, top: int | None
         for file, name in zip(files, names, strict=True):
             run = (name if names.count(name) == 1 else file) if len(files) > 1 else None
             result = import_measurements(file, hardware, run=run)
+            check_vendor(session, result, hardware)  # (an AMD trace on an H100: refused)
             shown, hidden = (top_kernels(result.measurements, top) if top is not None
                              else (result.measurements, []))
             added = add_machines(session, result)  # the machine a trace or workload names

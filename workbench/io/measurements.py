@@ -47,6 +47,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -168,8 +169,12 @@ def parse_measurements_csv(text: str | bytes, name: str | None = None) -> list[M
     out: list[Measurement] = []
     for line, fields in rows[1:]:
         if len(fields) != len(columns):
-            raise InputError(f"has {len(fields)} fields; the header has {len(columns)}", name,
-                             line)
+            # ("4,862,000" unquoted is three fields: say so where a cell looks like a group)
+            grouped = len(fields) > len(columns) and any(
+                re.fullmatch(r"\d{3}", f.strip()) for f in fields[1:])
+            raise InputError(f"has {len(fields)} fields; the header has {len(columns)}"
+                             + ("; a number with thousands separators must be quoted "
+                                "(\"1,234,567\")" if grouped else ""), name, line)
         cells = dict(zip(columns, fields, strict=True))
         m = Measurement(name=cells["name"].strip(), source=f"{base} line {line}")
 
@@ -244,11 +249,14 @@ def import_measurements(path: str | os.PathLike[str], hardware: str | None = Non
     thousand rows of a profile; cancelling raises :class:`ImportCancelled`."""
     kind = detect_format(path)
     if kind == "ncu":
-        return import_ncu(path, hardware, progress=progress, cancel=cancel, run=run)
+        result = import_ncu(path, hardware, progress=progress, cancel=cancel, run=run)
+        result.vendor = "NVIDIA"  # (Nsight Compute profiles NVIDIA GPUs only)
+        return _counted(result)
     if kind in ("kineto", "rocprof"):
         from workbench.io.profiles import import_profile
 
-        return import_profile(path, kind, hardware, progress=progress, cancel=cancel, run=run)
+        return _counted(import_profile(path, kind, hardware, progress=progress,
+                                       cancel=cancel, run=run))
     text, name = _read_text(path)
     measurements = parse_measurements_csv(text, name)
     for m in measurements:
@@ -257,6 +265,22 @@ def import_measurements(path: str | os.PathLike[str], hardware: str | None = Non
         m.run = run
     total = sum(m.time_s or 0.0 for m in measurements)
     return MeasurementImport(name, "plain", measurements, [], len(measurements), total)
+
+
+def _counted(result: MeasurementImport) -> MeasurementImport:
+    """``result``, unless none of its kernels could be counted (a trace of operators the
+    workbench has no FLOP rule for): then :class:`InputError`, one line naming the file and
+    the largest kernels with their reasons, and nothing is imported."""
+    if result.measurements or not result.not_counted:
+        return result
+    kernels = sum(n.count for n in result.not_counted)
+    reasons = "; ".join(n.reason if n.reason.startswith(f"{n.name}: ")
+                        else f"{n.name[:60]}: {n.reason}" for n in result.not_counted[:3])
+    more = len(result.not_counted) - 3
+    what = ("its one GPU kernel could not be counted" if kernels == 1 else
+            f"none of its {kernels:,} GPU kernels could be counted")
+    raise InputError(f"{what} ({reasons}" + (f"; and {more:,} more" if more > 0 else "")
+                     + "): nothing to place on the roofline", result.file)
 
 
 def load_measurements(path: str | os.PathLike[str], hardware: str | None = None

@@ -15,9 +15,10 @@ it names to a session that lacks them.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
-__all__ = ["profile_kind", "import_profile", "add_machines"]
+__all__ = ["profile_kind", "import_profile", "add_machines", "gpu_vendor", "check_vendor"]
 
 
 def import_profile(path: str | os.PathLike[str], kind: str, hardware: str | None = None, *,
@@ -46,7 +47,8 @@ def import_profile(path: str | os.PathLike[str], kind: str, hardware: str | None
         machines: list = ([(get_preset(trace.preset), trace.preset)]
                     if hardware is None and trace.preset is not None else [])
         return MeasurementImport(name, "kineto", groups.measurements(), groups.not_counted(),
-                                 trace.kernels, trace.gpu_time_s, trace.notes, machines)
+                                 trace.kernels, trace.gpu_time_s, trace.notes, machines,
+                                 gpu=trace.gpu, vendor=gpu_vendor(trace.gpu))
     from workbench.io.rocprof import read_workload
 
     work = read_workload(path, hardware, None, cancel)
@@ -56,7 +58,9 @@ def import_profile(path: str | os.PathLike[str], kind: str, hardware: str | None
     total = sum(m.count * (m.time_s or 0.0) for m in work.measurements)
     machines = [(work.machine, None)] if work.machine is not None else []
     return MeasurementImport(name, "rocprof", work.measurements, not_counted, work.dispatches,
-                             total, work.notes, machines)
+                             total, work.notes, machines,
+                             gpu=work.machine.name if work.machine is not None else "an AMD GPU",
+                             vendor="AMD")  # (rocprof-compute profiles AMD GPUs only)
 
 
 def add_machines(session, result) -> list:
@@ -71,6 +75,50 @@ def add_machines(session, result) -> list:
             session.hardware.append(entry)
             added.append(entry)
     return added
+
+
+def gpu_vendor(name: str | None) -> str | None:
+    """The maker of a GPU as a profile names it ("NVIDIA A100-SXM4-80GB" → ``"NVIDIA"``,
+    "AMD Radeon Graphics" → ``"AMD"``), or ``None`` when the name does not tell."""
+    if not name:
+        return None
+    if re.search(r"\bAMD\b|Radeon|Instinct|\bMI\d{3}", name):
+        return "AMD"
+    if re.search(r"NVIDIA|Tesla|GeForce|Quadro|\bRTX\b|\b[ABHL]\d{1,3}\b", name):
+        return "NVIDIA"
+    return None
+
+
+def check_vendor(session, result, hardware: str | None = None) -> None:
+    """Refuse a profile of one maker's GPU that would be judged only on another maker's
+    machines (an AMD trace on an H100): :class:`~workbench.io.errors.InputError`, one line
+    naming the file, the GPU and the machines. ``hardware``: the machine the user named for
+    the points; ``None``: the machines the file brings, else every machine of the session
+    (where exactly one machine is of the profile's maker, the points are judged on it)."""
+    from workbench.io.errors import InputError
+
+    vendor = result.vendor
+    if vendor is None or (hardware is None and result.machines):
+        return
+    entries = session.machines_matching(hardware) if hardware else list(session.hardware)
+    known = [e for e in entries if e.hardware.vendor.lower() not in ("", "none")]
+    same = [e for e in known if e.hardware.vendor.lower() == vendor.lower()]
+    if not known or same or len(known) < len(entries):
+        if hardware is None and len(same) == 1 and len(entries) > 1:
+            for m in result.measurements:  # (not on the other makers' machines)
+                if m.hardware is None:
+                    m.hardware = same[0].hardware.name
+        return
+    gpu = f"{result.gpu!r}, an {vendor} GPU" if result.gpu else f"an {vendor} GPU"
+    machines = ", ".join(e.hardware.label if e.hardware.vendor.lower() in e.hardware.label.lower()
+                         else f"{e.hardware.label} ({e.hardware.vendor})" for e in known[:3])
+    machines += f" and {len(known) - 3} more" if len(known) > 3 else ""
+    if hardware:
+        raise InputError(f"the profile ran on {gpu}; the machine named to judge it on is "
+                         f"{machines}: name an {vendor} machine of the session", result.file)
+    raise InputError(f"the profile ran on {gpu}, and the session has no {vendor} machine to "
+                     f"judge its kernels on (it has {machines}): add one, then import again",
+                     result.file)
 
 
 def profile_kind(path: str | os.PathLike[str]) -> str | None:

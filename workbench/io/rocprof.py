@@ -220,8 +220,6 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
     the read (:class:`~workbench.io.cells.ImportCancelled`)."""
     path = Path(path)
     name = str(path)
-    base = path.name
-    out: list[Measurement] = []
     skipped: list[str] = []
     gpus: set[str] = set()
     kernels: dict[str, _Kernel] = {}
@@ -230,29 +228,7 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
         try:
             header = [h.strip() for h in next(reader, (1, []))[1]]
             index = {h: i for i, h in enumerate(header)}
-            for column in _REQUIRED:
-                if column not in index:
-                    raise InputError(f"needs the column {column} (a rocprof-compute "
-                                     "pmc_perf.csv)", name, 1)
-            valu = {p: tuple(f"SQ_INSTS_VALU_{op}_{p}" for op in ("ADD", "MUL", "FMA", "TRANS"))
-                    for p in _VALU if f"SQ_INSTS_VALU_FMA_{p}" in index}
-            mfma = {p: f"SQ_INSTS_VALU_MFMA_MOPS_{p}" for p in _MFMA
-                    if f"SQ_INSTS_VALU_MFMA_MOPS_{p}" in index}
-            levels: dict[str, Any] = {}  # (the counters of each level)
-            if all(c in index for c in _LDS):
-                levels["lds"] = _LDS
-            if _L1 in index:
-                levels["l1"] = (_L1,)
-            if all(c in index for c in _L2):
-                levels["l2"] = _L2
-            if all(c in index for c in _HBM_MI300):
-                levels["hbm"] = _HBM_MI300
-            elif all(c in index for c in _HBM_MI200):
-                levels["hbm"] = _HBM_MI200
-            if not levels:
-                raise InputError("has no memory counters the roofline uses (TCP_TOTAL_CACHE_"
-                                 "ACCESSES_sum, TCP_TCC_*_REQ_sum, TCC_EA*_RDREQ_sum, "
-                                 "SQ_LDS_IDX_ACTIVE): profile with the roofline block", name, 1)
+            valu, mfma, levels = _pmc_counters(index, name)
             numeric = sorted({c for cols in valu.values() for c in cols if c in index}
                              | set(mfma.values()) | {c for cols in levels.values() for c in cols}
                              | {"Start_Timestamp", "End_Timestamp"})
@@ -270,12 +246,7 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
                                      line)
                 dispatches += 1
                 if not dispatches & 0xFFF:
-                    if cancelled is not None and cancelled():
-                        from workbench.io.cells import ImportCancelled
-
-                        raise ImportCancelled(name)
-                    if progress is not None:
-                        progress(dispatches)
+                    _tell_progress(dispatches, name, progress, cancelled)
                 if dispatches > MAX_DISPATCHES:
                     raise InputError(f"more than {MAX_DISPATCHES:,} dispatches; a pmc_perf.csv "
                                      "is limited to that (filter with --dispatch or -k)", name,
@@ -305,27 +276,74 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
                 got = kernels.get(kernel)
                 if got is None:
                     got = kernels[kernel] = _Kernel()
-                got.dispatches += 1
-                got.time += duration
-                if len(got.ids) < 5:
-                    got.ids.append(dispatch)
-                for p, (add, mul, fma, trans) in valu.items():
-                    key = f"vector:{_VALU[p]}"
-                    got.flops[key] = got.flops.get(key, 0.0) + 64 * (
-                        v.get(add, 0.0) + v.get(mul, 0.0) + 2 * v[fma] + v.get(trans, 0.0))
-                for p, column in mfma.items():
-                    key = f"matrix:{_MFMA[p]}"
-                    got.flops[key] = got.flops.get(key, 0.0) + 512 * v[column]
-                for level, columns in levels.items():
-                    nbytes = _level_bytes(level, columns, v, lds_banks)
-                    if nbytes < 0:
-                        raise InputError(f"the {LEVELS[level]} counters give negative bytes "
-                                         f"({nbytes:g})", name, line, (columns[0],))
-                    got.bytes[level] = got.bytes.get(level, 0.0) + nbytes
+                got.add_dispatch(dispatch, duration, v, valu, mfma)
+                _add_level_bytes(got, levels, v, lds_banks, name, line)
         except csv.Error as exc:
             raise InputError(f"not valid CSV: {exc}", name, reader.line_num) from None
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 text ({exc.reason})", name) from None
+    out = _kernel_points(kernels, hardware, path.name, skipped)
+    return out, skipped, gpus, dispatches
+
+
+def _pmc_counters(index: dict[str, int], name: str
+                  ) -> tuple[dict[str, tuple[str, ...]], dict[str, str], dict[str, Any]]:
+    """The counters of ``pmc_perf.csv``'s header that the roofline uses: VALU columns per
+    precision, the MFMA column per precision and the columns of each memory level. A file
+    without the required columns or any memory counter is refused."""
+    for column in _REQUIRED:
+        if column not in index:
+            raise InputError(f"needs the column {column} (a rocprof-compute "
+                             "pmc_perf.csv)", name, 1)
+    valu = {p: tuple(f"SQ_INSTS_VALU_{op}_{p}" for op in ("ADD", "MUL", "FMA", "TRANS"))
+            for p in _VALU if f"SQ_INSTS_VALU_FMA_{p}" in index}
+    mfma = {p: f"SQ_INSTS_VALU_MFMA_MOPS_{p}" for p in _MFMA
+            if f"SQ_INSTS_VALU_MFMA_MOPS_{p}" in index}
+    levels: dict[str, Any] = {}  # (the counters of each level)
+    if all(c in index for c in _LDS):
+        levels["lds"] = _LDS
+    if _L1 in index:
+        levels["l1"] = (_L1,)
+    if all(c in index for c in _L2):
+        levels["l2"] = _L2
+    if all(c in index for c in _HBM_MI300):
+        levels["hbm"] = _HBM_MI300
+    elif all(c in index for c in _HBM_MI200):
+        levels["hbm"] = _HBM_MI200
+    if not levels:
+        raise InputError("has no memory counters the roofline uses (TCP_TOTAL_CACHE_"
+                         "ACCESSES_sum, TCP_TCC_*_REQ_sum, TCC_EA*_RDREQ_sum, "
+                         "SQ_LDS_IDX_ACTIVE): profile with the roofline block", name, 1)
+    return valu, mfma, levels
+
+
+def _tell_progress(dispatches: int, name: str, progress: Callable[[int], None] | None,
+                   cancelled: Callable[[], bool] | None) -> None:
+    """Stop the read if ``cancelled()`` says so, else report the dispatches read so far."""
+    if cancelled is not None and cancelled():
+        from workbench.io.cells import ImportCancelled
+
+        raise ImportCancelled(name)
+    if progress is not None:
+        progress(dispatches)
+
+
+def _add_level_bytes(got: _Kernel, levels: dict[str, Any], v: dict[str, float],
+                     lds_banks: int, name: str, line: int) -> None:
+    """Add one dispatch's bytes at each memory level to its kernel's sums."""
+    for level, columns in levels.items():
+        nbytes = _level_bytes(level, columns, v, lds_banks)
+        if nbytes < 0:
+            raise InputError(f"the {LEVELS[level]} counters give negative bytes "
+                             f"({nbytes:g})", name, line, (columns[0],))
+        got.bytes[level] = got.bytes.get(level, 0.0) + nbytes
+
+
+def _kernel_points(kernels: dict[str, _Kernel], hardware: str | None, base: str,
+                   skipped: list[str]) -> list[Measurement]:
+    """One point per kernel, per dispatch; a kernel without HBM bytes is added to
+    ``skipped`` instead."""
+    out: list[Measurement] = []
     for kernel, got in kernels.items():
         n = got.dispatches
         flops = sum(got.flops.values())
@@ -349,7 +367,7 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
             name=label, hardware=hardware, time_s=got.time / n, flops=flops / n,
             bytes=levels["dram"], precision=precision, source=source, levels=levels,
             unit=unit, count=n))
-    return out, skipped, gpus, dispatches
+    return out
 
 
 #: The workload's levels as a point's ``levels``: HBM is the main memory (``dram``).
@@ -364,6 +382,22 @@ class _Kernel:
     flops: dict[str, float] = field(default_factory=dict)
     bytes: dict[str, float] = field(default_factory=dict)
     ids: list[str] = field(default_factory=list)
+
+    def add_dispatch(self, dispatch: str, duration: float, v: dict[str, float],
+                     valu: dict[str, tuple[str, ...]], mfma: dict[str, str]) -> None:
+        """Count one dispatch: its time, its id (the first five are kept) and its VALU and
+        MFMA FLOPs per precision."""
+        self.dispatches += 1
+        self.time += duration
+        if len(self.ids) < 5:
+            self.ids.append(dispatch)
+        for p, (add, mul, fma, trans) in valu.items():
+            key = f"vector:{_VALU[p]}"
+            self.flops[key] = self.flops.get(key, 0.0) + 64 * (
+                v.get(add, 0.0) + v.get(mul, 0.0) + 2 * v[fma] + v.get(trans, 0.0))
+        for p, column in mfma.items():
+            key = f"matrix:{_MFMA[p]}"
+            self.flops[key] = self.flops.get(key, 0.0) + 512 * v[column]
 
 
 class _Records:

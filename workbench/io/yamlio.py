@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -341,31 +342,7 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
     walk, so that a limit reached anywhere is what a document is refused for first."""
     nodes = aliases = 0
     built: dict[int, Any] = {}  # collection node → its value (an alias gets the same one)
-    failure: Exception | None = None  # the first value that could not be built
-
-    def construct(node: yaml.Node) -> Any:
-        nonlocal failure
-        tag = node.tag
-        if tag == _STR_TAG:
-            return node.value
-        memo = tag in _PLAIN_TAGS
-        if memo:
-            value = _VALUES.get((tag, node.value), _VALUES)
-            if value is not _VALUES:
-                return value
-        try:
-            if tag == _INT_TAG and _DECIMAL(node.value):
-                value = int(node.value)
-            else:
-                value = loader.construct_object(node, deep=True)
-        except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
-            failure = failure or exc
-            return None
-        if memo:
-            if len(_VALUES) >= _MEMO_LIMIT:
-                _VALUES.clear()
-            _VALUES[(tag, node.value)] = value
-        return value
+    construct = _Constructor(loader)
 
     root_value: list[Any] = []
     # (node, its path, the list or dict it goes into (None: only walked), its key there,
@@ -396,12 +373,7 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
                 value = construct(node)
             built[id(node)] = value
         else:
-            if node.tag in (_INT_TAG, _FLOAT_TAG) and len(node.value) > MAX_NUMBER_DIGITS:
-                raise InputError(f"a number with more than {MAX_NUMBER_DIGITS} digits", name,
-                                 line, path)
-            if (node.tag == _INT_TAG and _OTHER_BASE(node.value)) or (
-                    node.tag == _FLOAT_TAG and ":" in node.value):
-                raise InputError(_yaml11_number(node.value), name, line, path)
+            _check_number(node, name, line, path)
             value = construct(node)
         if expanded:
             nodes += 1
@@ -416,32 +388,88 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
                 into[at] = value
         lines.setdefault(path, line)
         if isinstance(node, yaml.MappingNode):
-            seen: set[object] = set()
-            children = []
-            for key_node, value_node in node.value:
-                key_line = key_node.start_mark.line + 1
-                if not isinstance(key_node, yaml.ScalarNode):
-                    raise InputError("keys must be plain names", name, key_line, path)
-                key = key_node.value
-                if key == "<<":
-                    raise InputError("YAML merge keys (<<) are not supported in session files",
-                                     name, key_line, path)
-                # (by text and type: '0' and 0 are two keys, as YAML reads them)
-                if (key_node.tag, key) in seen:
-                    raise InputError(f"key {key!r} appears twice", name, key_line, path)
-                seen.add((key_node.tag, key))
-                lines.setdefault(path + (key,), key_line)
-                children.append((value_node, path + (key,), fill,
-                                 construct(key_node) if fill is not None else None, expanded))
-            stack.extend(reversed(children))
+            stack.extend(reversed(_mapping_items(node, path, fill, expanded, construct, lines,
+                                                 name)))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(reversed([(item, path + (i,), fill, None, expanded)
                                    for i, item in enumerate(node.value)]))
+    failure = construct.failure
     if failure is not None:
         if isinstance(failure, yaml.MarkedYAMLError):
             raise InputError(_yaml_message(failure), name, _mark_line(failure)) from None
         raise InputError(f"cannot read a value: {failure}", name) from None
     return root_value[0]
+
+
+class _Constructor:
+    """Builds one node's value as the safe constructor does, a scalar of a plain type once
+    per text; a value that cannot be built gives ``None``, and the first such error is kept
+    in ``failure``."""
+
+    def __init__(self, loader: _Loader) -> None:
+        self.loader = loader
+        self.failure: Exception | None = None  # the first value that could not be built
+
+    def __call__(self, node: yaml.Node) -> Any:
+        tag = node.tag
+        if tag == _STR_TAG:
+            return node.value
+        memo = tag in _PLAIN_TAGS
+        if memo:
+            value = _VALUES.get((tag, node.value), _VALUES)
+            if value is not _VALUES:
+                return value
+        try:
+            if tag == _INT_TAG and _DECIMAL(node.value):
+                value = int(node.value)
+            else:
+                value = self.loader.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
+            self.failure = self.failure or exc
+            return None
+        if memo:
+            if len(_VALUES) >= _MEMO_LIMIT:
+                _VALUES.clear()
+            _VALUES[(tag, node.value)] = value
+        return value
+
+
+def _check_number(node: yaml.Node, name: str | None, line: int,
+                  path: tuple[object, ...]) -> None:
+    """Refuse a number of more than :data:`MAX_NUMBER_DIGITS` digits, or one written in a
+    base YAML 1.1 reads differently from how it looks (``010``, ``0x10``, ``1:30``)."""
+    if node.tag in (_INT_TAG, _FLOAT_TAG) and len(node.value) > MAX_NUMBER_DIGITS:
+        raise InputError(f"a number with more than {MAX_NUMBER_DIGITS} digits", name,
+                         line, path)
+    if (node.tag == _INT_TAG and _OTHER_BASE(node.value)) or (
+            node.tag == _FLOAT_TAG and ":" in node.value):
+        raise InputError(_yaml11_number(node.value), name, line, path)
+
+
+def _mapping_items(node: yaml.MappingNode, path: tuple[object, ...], fill: Any,
+                   expanded: bool, construct: Callable[[yaml.Node], Any], lines: dict,
+                   name: str | None) -> list[tuple[yaml.Node, tuple[object, ...], Any, Any, bool]]:
+    """The walk's entries for a mapping's values, in order, with each key's line recorded:
+    keys must be plain, unique (by text and type) and no merge key (``<<``). ``fill`` is
+    the new mapping they go into (``None``: only walked, and the keys are not built)."""
+    seen: set[object] = set()
+    children = []
+    for key_node, value_node in node.value:
+        key_line = key_node.start_mark.line + 1
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise InputError("keys must be plain names", name, key_line, path)
+        key = key_node.value
+        if key == "<<":
+            raise InputError("YAML merge keys (<<) are not supported in session files",
+                             name, key_line, path)
+        # (by text and type: '0' and 0 are two keys, as YAML reads them)
+        if (key_node.tag, key) in seen:
+            raise InputError(f"key {key!r} appears twice", name, key_line, path)
+        seen.add((key_node.tag, key))
+        lines.setdefault(path + (key,), key_line)
+        children.append((value_node, path + (key,), fill,
+                         construct(key_node) if fill is not None else None, expanded))
+    return children
 
 
 def _yaml11_number(text: str) -> str:

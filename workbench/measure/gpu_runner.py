@@ -261,166 +261,223 @@ def measure_gpu(backend: GpuBackend, device: int = 0, profile: GpuProfile | str 
     precisions = [p for p in GEMM_PRECISIONS if p in backend.precisions()]
     guess_bw = datasheet.bandwidth() if datasheet is not None else 1e12
     plan = planned_seconds(profile, precisions, datasheet, guess_bw)
-    progress_clock = Clock(sum(plan.values()), progress)
-    notes: list[str] = []
-    skipped: list[str] = []
-
-    def check() -> None:
-        if cancelled():
-            raise Cancelled
-
-    def elapsed() -> float:
-        return clock() - started
-
-    done_plan = [0.0]  # planned seconds of the stages done, against the time they took
-
-    def slowness() -> float:
-        """How much longer than planned the stages so far took (at least 1)."""
-        return max(1.0, elapsed() / done_plan[0]) if done_plan[0] > 0 else 1.0
-
-    def fits(stage: str) -> bool:
-        """Whether the stage, its plan scaled by the slowness so far, fits what is left of
-        the budget."""
-        left = profile.budget_s - elapsed()
-        need = plan[stage] * slowness()
-        if need <= left:
-            return True
-        skipped.append(f"{stage}: left out, {need:.1f} s expected and "
-                       f"{max(0.0, left):.1f} s of the {profile.budget_s:.0f} s budget left")
-        return False
-
-    def finished(stage: str, text: str) -> None:
-        done_plan[0] += plan[stage]
-        progress_clock.step(plan[stage], text)
+    run = _Run(backend, profile, plan, Clock(sum(plan.values()), progress), cancelled,
+               clock, started)
 
     # 1. GEMM peaks, bf16 first (the figure most wanted), then the other precisions
     gemm: dict[str, dict[str, Any]] = {}
     for precision in precisions:
         stage = f"gemm {precision}"
-        check()
-        if precision != precisions[0] and not fits(stage):
-            finished(stage, f"GEMM {precision}: left out (time budget)")
+        run.check()
+        if precision != precisions[0] and not run.fits(stage):
+            run.finished(stage, f"GEMM {precision}: left out (time budget)")
             continue
-        stage_started = elapsed()
-        curve: list[dict[str, Any]] = []
-        why = "no size fitted the time budget"
-        for n in profile.gemm_sizes:
-            check()
-            if curve:  # project this size's time from the last one's (n³ work)
-                last = curve[-1]
-                projected = ((profile.gemm_runs + profile.gemm_warmup) * last["median_s"]
-                             * (n / last["n"]) ** 3)
-                if elapsed() - stage_started + projected > profile.gemm_budget_s:
-                    skipped.append(f"GEMM {precision} n = {n}: left out, projected "
-                                   f"{projected:.2g} s over the stage's "
-                                   f"{profile.gemm_budget_s:g} s")
-                    break
-            try:
-                times = backend.time_gemm(precision, n, n, n, profile.gemm_runs,
-                                          profile.gemm_warmup)
-            except Unavailable as exc:
-                why = str(exc)
-                skipped.append(f"GEMM {precision} n = {n}: {exc}")
-                continue
-            t = timing(times, 2.0 * n**3)
-            curve.append(t.record(n=n))
-            progress_clock.report(Progress(progress_clock.done / progress_clock.planned,
-                                           elapsed(), max(0.0, progress_clock.planned
-                                                          - progress_clock.done),
-                                           f"GEMM {precision}, n = {n}"))
+        curve, why = _gemm_curve(run, precision)
         if curve:
             best = max(curve, key=lambda r: r["rate"])
             gemm[precision] = {**best, "curve": curve}
         else:
-            notes.append(f"{precision}: not measured ({why})")
-        finished(stage, f"GEMM {precision}")
+            run.notes.append(f"{precision}: not measured ({why})")
+        run.finished(stage, f"GEMM {precision}")
 
     # 2. main-memory bandwidth: copy, read, triad over arrays far beyond the L2
     array_bytes = min(profile.stream_bytes, max(16 * MIB, info.memory // 16))
-    stream: dict[str, dict[str, Any]] = {}
-    for kernel in STREAM_KERNELS:
-        stage = f"stream {kernel}"
-        check()
-        if kernel != "copy" and not fits(stage):
-            finished(stage, f"bandwidth {kernel}: left out (time budget)")
-            continue
-        try:
-            times = backend.time_stream(kernel, array_bytes, profile.stream_runs, 2)
-        except Unavailable as exc:
-            notes.append(f"{kernel} bandwidth: not measured ({exc})")
-        else:
-            t = timing(times, TRAFFIC[kernel] * array_bytes)
-            stream[kernel] = t.record(array_bytes=array_bytes, arrays=ARRAYS[kernel],
-                                      traffic_bytes=TRAFFIC[kernel] * array_bytes)
-        finished(stage, f"bandwidth: {kernel}, arrays of {format_bytes(array_bytes)}")
+    stream = _stream_rates(run, array_bytes)
     if "copy" not in stream:
         raise RuntimeError("the copy kernel could not be timed, so there is no memory roof")
 
     # 3. launch costs
+    launch = _launch_costs(run)
+
+    # 4. the L2 plateau
+    sweep, l2_level, beyond = _l2_sweep(run, info, array_bytes)
+
+    # 5. the kernel suite
+    kernels = _suite_times(run)
+
+    return _build(backend, info, profile, datasheet, datasheet_id, gemm, stream, launch, sweep,
+                  l2_level, beyond, kernels, run.notes, run.skipped, run.elapsed())
+
+
+class _Run:
+    """One measurement under way: its plan and budget, progress, cancel, and the notes and
+    left-out stages it gathers."""
+
+    def __init__(self, backend: GpuBackend, profile: GpuProfile, plan: dict[str, float],
+                 progress_clock: Clock, cancelled: Callable[[], bool],
+                 clock: Callable[[], float], started: float) -> None:
+        self.backend = backend
+        self.profile = profile
+        self.plan = plan
+        self.progress_clock = progress_clock
+        self.cancelled = cancelled
+        self.clock = clock
+        self.started = started
+        self.notes: list[str] = []
+        self.skipped: list[str] = []
+        self.done_plan = 0.0  # planned seconds of the stages done, against the time they took
+
+    def check(self) -> None:
+        if self.cancelled():
+            raise Cancelled
+
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+    def slowness(self) -> float:
+        """How much longer than planned the stages so far took (at least 1)."""
+        return max(1.0, self.elapsed() / self.done_plan) if self.done_plan > 0 else 1.0
+
+    def fits(self, stage: str) -> bool:
+        """Whether the stage, its plan scaled by the slowness so far, fits what is left of
+        the budget."""
+        left = self.profile.budget_s - self.elapsed()
+        need = self.plan[stage] * self.slowness()
+        if need <= left:
+            return True
+        self.skipped.append(f"{stage}: left out, {need:.1f} s expected and "
+                            f"{max(0.0, left):.1f} s of the {self.profile.budget_s:.0f} s "
+                            "budget left")
+        return False
+
+    def finished(self, stage: str, text: str) -> None:
+        self.done_plan += self.plan[stage]
+        self.progress_clock.step(self.plan[stage], text)
+
+    def report(self, text: str) -> None:
+        """Progress within a stage (the fraction done stays where the last stage left it)."""
+        pc = self.progress_clock
+        self.progress_clock.report(Progress(pc.done / pc.planned, self.elapsed(),
+                                            max(0.0, pc.planned - pc.done), text))
+
+
+def _gemm_curve(run: _Run, precision: str) -> tuple[list[dict[str, Any]], str]:
+    """The GEMM rates of ``precision`` over the profile's sizes, stopping before a size
+    projected past the stage's budget; and why there are none, if so."""
+    profile = run.profile
+    stage_started = run.elapsed()
+    curve: list[dict[str, Any]] = []
+    why = "no size fitted the time budget"
+    for n in profile.gemm_sizes:
+        run.check()
+        if curve:  # project this size's time from the last one's (n³ work)
+            last = curve[-1]
+            projected = ((profile.gemm_runs + profile.gemm_warmup) * last["median_s"]
+                         * (n / last["n"]) ** 3)
+            if run.elapsed() - stage_started + projected > profile.gemm_budget_s:
+                run.skipped.append(f"GEMM {precision} n = {n}: left out, projected "
+                                   f"{projected:.2g} s over the stage's "
+                                   f"{profile.gemm_budget_s:g} s")
+                break
+        try:
+            times = run.backend.time_gemm(precision, n, n, n, profile.gemm_runs,
+                                          profile.gemm_warmup)
+        except Unavailable as exc:
+            why = str(exc)
+            run.skipped.append(f"GEMM {precision} n = {n}: {exc}")
+            continue
+        t = timing(times, 2.0 * n**3)
+        curve.append(t.record(n=n))
+        run.report(f"GEMM {precision}, n = {n}")
+    return curve, why
+
+
+def _stream_rates(run: _Run, array_bytes: int) -> dict[str, dict[str, Any]]:
+    """Copy, read and triad over arrays of ``array_bytes`` (copy always; the others when
+    they fit the budget)."""
+    stream: dict[str, dict[str, Any]] = {}
+    for kernel in STREAM_KERNELS:
+        stage = f"stream {kernel}"
+        run.check()
+        if kernel != "copy" and not run.fits(stage):
+            run.finished(stage, f"bandwidth {kernel}: left out (time budget)")
+            continue
+        try:
+            times = run.backend.time_stream(kernel, array_bytes, run.profile.stream_runs, 2)
+        except Unavailable as exc:
+            run.notes.append(f"{kernel} bandwidth: not measured ({exc})")
+        else:
+            t = timing(times, TRAFFIC[kernel] * array_bytes)
+            stream[kernel] = t.record(array_bytes=array_bytes, arrays=ARRAYS[kernel],
+                                      traffic_bytes=TRAFFIC[kernel] * array_bytes)
+        run.finished(stage, f"bandwidth: {kernel}, arrays of {format_bytes(array_bytes)}")
+    return stream
+
+
+def _launch_costs(run: _Run) -> dict[str, dict[str, Any]]:
+    """Seconds per launch, eager and from a CUDA graph, when they fit the budget."""
+    profile = run.profile
     launch: dict[str, dict[str, Any]] = {}
-    check()
-    if fits("launch"):
+    run.check()
+    if run.fits("launch"):
         for mode in ("eager", "graph"):
-            check()
+            run.check()
             try:
-                per = backend.time_launch(mode, profile.launch_count, profile.launch_runs)
+                per = run.backend.time_launch(mode, profile.launch_count, profile.launch_runs)
             except Unavailable as exc:
-                notes.append(f"launch from a {'CUDA graph' if mode == 'graph' else 'host'}: "
-                             f"not measured ({exc})")
+                run.notes.append(f"launch from a {'CUDA graph' if mode == 'graph' else 'host'}"
+                                 f": not measured ({exc})")
                 continue
             t = timing(per, 1.0)
             launch[mode] = {"seconds": t.median, "min_s": min(t.times), "max_s": max(t.times),
                             "runs": len(t.times), "spread": round(t.spread, 4),
                             "launches": profile.launch_count}
-    finished("launch", "launch costs")
+    run.finished("launch", "launch costs")
+    return launch
 
-    # 4. the L2 plateau
+
+def _l2_sweep(run: _Run, info: DeviceInfo, array_bytes: int
+              ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, dict[str, Any] | None]:
+    """The read sweep over working sets up to the arrays of the bandwidth stage, and the L2
+    plateau and what lies beyond it found in it (``None`` when not found)."""
+    profile = run.profile
     l2_level = beyond = None
     sweep: list[dict[str, Any]] = []
-    check()
-    if fits("l2 sweep"):
+    run.check()
+    if run.fits("l2 sweep"):
         for ws in sweep_sizes(profile, info.l2, array_bytes):
-            check()
+            run.check()
             passes = max(1, math.ceil(profile.sweep_traffic / ws))
             try:
-                times = backend.time_stream("read", ws, profile.sweep_runs, 1, passes=passes)
+                times = run.backend.time_stream("read", ws, profile.sweep_runs, 1,
+                                                passes=passes)
             except Unavailable as exc:
-                notes.append(f"L2 sweep: not measured ({exc})")
+                run.notes.append(f"L2 sweep: not measured ({exc})")
                 break
             sweep.append(timing(times, ws * passes).record(working_set=ws, passes=passes))
         if sweep:
             l2_level, beyond, sweep_notes = l2_plateau(
                 [r["working_set"] for r in sweep], [r["rate"] for r in sweep], info.l2)
-            notes.extend(sweep_notes)
-    finished("l2 sweep", "L2 sweep")
+            run.notes.extend(sweep_notes)
+    run.finished("l2 sweep", "L2 sweep")
+    return sweep, l2_level, beyond
 
-    # 5. the kernel suite
+
+def _suite_times(run: _Run) -> dict[str, dict[str, Any]]:
+    """The kernel suite's times per operation id (or the error that kept one from running),
+    as far as the budget goes."""
+    profile = run.profile
     kernels: dict[str, dict[str, Any]] = {}
-    if fits("suite"):
+    if run.fits("suite"):
         for i, oid in enumerate(profile.suite):
-            check()
-            if elapsed() > profile.budget_s:
-                skipped.append(f"kernel suite: {', '.join(profile.suite[i:])} left out, the "
-                               f"{profile.budget_s:.0f} s budget spent")
+            run.check()
+            if run.elapsed() > profile.budget_s:
+                run.skipped.append(f"kernel suite: {', '.join(profile.suite[i:])} left out, "
+                                   f"the {profile.budget_s:.0f} s budget spent")
                 break
             kind, params = SUITE[oid]
             try:
-                times = backend.time_kernel(kind, params, profile.suite_runs,
-                                            profile.suite_warmup)
+                times = run.backend.time_kernel(kind, params, profile.suite_runs,
+                                                profile.suite_warmup)
             except Unavailable as exc:
                 kernels[oid] = {"error": str(exc)}
                 continue
             t = timing(times, 1.0)
             kernels[oid] = {"median_s": t.median, "min_s": min(t.times), "max_s": max(t.times),
                             "runs": len(t.times), "spread": round(t.spread, 4)}
-            progress_clock.report(Progress(progress_clock.done / progress_clock.planned,
-                                           elapsed(), max(0.0, progress_clock.planned
-                                                          - progress_clock.done),
-                                           f"kernel suite: {oid}"))
-    finished("suite", "kernel suite")
-
-    return _build(backend, info, profile, datasheet, datasheet_id, gemm, stream, launch, sweep,
-                  l2_level, beyond, kernels, notes, skipped, elapsed())
+            run.report(f"kernel suite: {oid}")
+    run.finished("suite", "kernel suite")
+    return kernels
 
 
 def _build(backend, info: DeviceInfo, profile: GpuProfile, datasheet: Hardware | None,

@@ -121,6 +121,38 @@ class Measurement:
             problem = text_problem(text, kind) if isinstance(text, str) else None
             if problem is not None:
                 out.append((key, problem))
+        out.extend(self._range_problems())
+        if self.time_s is None and self.achieved_flops is None:
+            out.append(("time_s", "needs a measured time (time) or an achieved FLOP/s "
+                                  "(achieved)"))
+        if self.standalone:
+            for key in ("flops", "bytes"):
+                if getattr(self, key) is None:
+                    out.append((key, f"a standalone measurement (no operation) needs {key}: "
+                                     "the FLOPs and bytes its prediction is made from"))
+            if self.time_s is None and self.achieved_flops is not None and not self.flops:
+                out.append(("time_s", "an achieved FLOP/s alone gives no time when flops is 0"))
+        if self.precision is not None and self.precision not in PRECISIONS:
+            out.append(("precision", f"unknown precision {self.precision!r}; one of: "
+                                     f"{', '.join(PRECISIONS)}"))
+        out.extend(self._levels_problems())
+        if self.unit is not None and self.unit not in ("matrix", "vector"):
+            out.append(("unit", f"unknown unit {self.unit!r}; one of: matrix, vector"))
+        if (not isinstance(self.count, int) or isinstance(self.count, bool)
+                or not 1 <= self.count <= MAX_COUNT):
+            out.append(("count", f"must be a whole number from 1 to {MAX_COUNT}, got "
+                                 f"{self.count!r}"))
+        if self.run is not None:
+            problem = text_problem(self.run, "measurement") if isinstance(self.run, str) \
+                else "must be text"
+            if problem is not None:
+                out.append(("run", problem))
+        return out
+
+    def _range_problems(self) -> list[tuple[str, str]]:
+        """The numbers outside their limits: FLOPs and bytes 0 or within range, the others
+        positive and within range."""
+        out: list[tuple[str, str]] = []
         for key, (low, high, unit) in _LIMITS.items():
             value = getattr(self, key)
             if value is None:
@@ -135,41 +167,22 @@ class Measurement:
                 out.append((key, f"must be a positive number, got {value!r}"))
             elif not low <= value <= high:
                 out.append((key, f"must be between {low:g} and {high:g} {unit}, got {value:g}"))
-        if self.time_s is None and self.achieved_flops is None:
-            out.append(("time_s", "needs a measured time (time) or an achieved FLOP/s "
-                                  "(achieved)"))
-        if self.standalone:
-            for key in ("flops", "bytes"):
-                if getattr(self, key) is None:
-                    out.append((key, f"a standalone measurement (no operation) needs {key}: "
-                                     "the FLOPs and bytes its prediction is made from"))
-            if self.time_s is None and self.achieved_flops is not None and not self.flops:
-                out.append(("time_s", "an achieved FLOP/s alone gives no time when flops is 0"))
-        if self.precision is not None and self.precision not in PRECISIONS:
-            out.append(("precision", f"unknown precision {self.precision!r}; one of: "
-                                     f"{', '.join(PRECISIONS)}"))
-        if self.levels is not None:
-            if not isinstance(self.levels, dict):
-                out.append(("levels", "must map memory levels to bytes"))
-            else:
-                for level, value in self.levels.items():
-                    if level not in MEMORY_LEVELS:
-                        out.append(("levels", f"unknown memory level {level!r}; one of: "
-                                              f"{', '.join(MEMORY_LEVELS)}"))
-                    elif not (_finite(value) and 0 <= value <= _LIMITS["bytes"][1]):
-                        out.append(("levels", f"{level}: must be a number of bytes ≥ 0, got "
-                                              f"{value!r}"))
-        if self.unit is not None and self.unit not in ("matrix", "vector"):
-            out.append(("unit", f"unknown unit {self.unit!r}; one of: matrix, vector"))
-        if (not isinstance(self.count, int) or isinstance(self.count, bool)
-                or not 1 <= self.count <= MAX_COUNT):
-            out.append(("count", f"must be a whole number from 1 to {MAX_COUNT}, got "
-                                 f"{self.count!r}"))
-        if self.run is not None:
-            problem = text_problem(self.run, "measurement") if isinstance(self.run, str) \
-                else "must be text"
-            if problem is not None:
-                out.append(("run", problem))
+        return out
+
+    def _levels_problems(self) -> list[tuple[str, str]]:
+        """What is wrong with the bytes per memory level (none when there are none)."""
+        if self.levels is None:
+            return []
+        if not isinstance(self.levels, dict):
+            return [("levels", "must map memory levels to bytes")]
+        out: list[tuple[str, str]] = []
+        for level, value in self.levels.items():
+            if level not in MEMORY_LEVELS:
+                out.append(("levels", f"unknown memory level {level!r}; one of: "
+                                      f"{', '.join(MEMORY_LEVELS)}"))
+            elif not (_finite(value) and 0 <= value <= _LIMITS["bytes"][1]):
+                out.append(("levels", f"{level}: must be a number of bytes ≥ 0, got "
+                                      f"{value!r}"))
         return out
 
     def as_operation(self) -> Operation:

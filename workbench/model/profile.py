@@ -81,6 +81,10 @@ class MeasurementImport:
     #: Machines the file names, ``(hardware, preset id or None)``, for a session that lacks
     #: them (a trace's GPU preset, a rocprof-compute ``roofline.csv``).
     machines: list = field(default_factory=list)
+    #: The GPU the profile ran on, as the file names it, and its maker ("NVIDIA", "AMD"),
+    #: where the file tells (None: unknown)
+    gpu: str | None = None
+    vendor: str | None = None
 
     @property
     def counted_share(self) -> float:

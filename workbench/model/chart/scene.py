@@ -39,6 +39,7 @@ from workbench.model.chart.overlays import (
     PairLink,
     SweepPath,
     drawn_measured_marks,
+    kernel_key,
     measured_cap_note,
     overlay_extent,
     overlay_legend,
@@ -471,9 +472,13 @@ def _default_precision(compute: dict[str, float]) -> str:
     return max(compute, key=lambda k: compute[k])
 
 
-def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
+def build_scene(session: Session, pairs: Sequence[Pair], kernels: int | None = None) -> Scene:
     """The chart for ``session`` given its evaluated ``pairs`` (any order; pairs of hidden
-    operations or machines are ignored)."""
+    operations or machines are ignored).
+
+    ``kernels`` (a figure, which has no tooltips to name a point): at most this many
+    profiled kernels of each run are drawn, those with the most GPU time, and each kernel
+    measured on its own is named by a tag and a row of the key (:func:`kernel_key`)."""
     view = session.view
     visible_hw = machine_entries(session)
     visible_hw_ids = {h.id for h in visible_hw}
@@ -558,9 +563,12 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
     measured_total = 0
     if view.measured and session.measurements:
         visible_measured, measured_total, why = drawn_measured_marks(
-            session, [m.hw_id for m in machines])
+            session, [m.hw_id for m in machines], most=kernels)
         measured += visible_measured
         notes += why
+    kernel_rows: list[str] = []
+    if kernels is not None:
+        measured, kernel_rows = kernel_key(session, measured)
     links = pair_links(session, pairs, machines) if view.pairs and session.comparisons else []
     if len(machines) > 1:
         ridges, sweeps, links = whose_texts(session, ridges, sweeps, links)
@@ -590,7 +598,8 @@ def build_scene(session: Session, pairs: Sequence[Pair]) -> Scene:
     legend = _legend(session, machines, [e for e in visible_ops if e.id not in labelled],
                      colors, points, suppressed)
     legend += measured_legend(measured, measured_total,
-                              top_hidden(session)[1] if view.measured else "")
+                              top_hidden(session, kernels)[1] if view.measured else "")
+    legend += [LegendEntry("key", row) for row in kernel_rows]
     return Scene(
         title=session.title,
         machines=tuple(machines),

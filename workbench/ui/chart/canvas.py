@@ -108,6 +108,10 @@ class RooflineCanvas(QWidget):
     #: the share of a figure's height its key below the plot may take (rows past it are
     #: counted in one line); the export makes the page taller first
     figure_key_share = 0.35
+    #: a figure's top-N rule: at most this many profiled kernels of each run, each named by
+    #: a tag and the key (:func:`~workbench.model.chart.scene.build_scene`); None on screen,
+    #: where a point's tooltip names it
+    figure_kernels: int | None = None
 
     def __init__(self, workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -585,7 +589,7 @@ class RooflineCanvas(QWidget):
     def rebuild(self, fit: bool = False, honour_view_range: bool = True) -> None:
         """Rebuild the scene and sync every item to it (reusing items)."""
         session = self.workspace.document.session
-        scene = build_scene(session, self._pairs())
+        scene = build_scene(session, self._pairs(), self.figure_kernels)
         self._scene = scene
         theme = get_theme(session.view.theme)
         if theme != self.styles.theme_set:

@@ -589,8 +589,11 @@ class LabelLayer:
                 mark=(sx, sy, g + 3), own=self._sweep_marks(mark.hw_id, t))
         for i, (mark, _link, label) in enumerate(overlays.measured_texts):
             sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
+            # (a figure's kernel tag names its marker wherever it goes: farther off, with a
+            # leader, where there is no room beside it)
             add(("measured", i), label, "measured",
                 lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i,
+                mark=(sx, sy, g * 1.3) if mark.tag else None,
                 names=names_spot(sx, sy, 2 * g * 1.3, self._marker_rects, self._marks))
         # the same pair with the same figures on several machines is said once, by whichever
         # of its links has room (the lower arc may be boxed in by the roof and the arc above)

@@ -25,12 +25,13 @@ from workbench.model.chart.overlays import (
     PairLink,
     SweepPath,
     drawn_measured_marks,
+    kernel_key,
     pair_links,
     run_links,
     sweep_paths,
     top_hidden,
 )
-from workbench.model.chart.scene import Scene, measured_legend, whose_texts
+from workbench.model.chart.scene import LegendEntry, Scene, measured_legend, whose_texts
 from workbench.ui.chart.axes import to_data, to_view
 from workbench.ui.chart.items import Label, Pool, Spots
 from workbench.ui.chart.styles import at_z
@@ -288,13 +289,19 @@ class OverlayLayer:
         session = self._canvas.workspace.document.session
         self._measured = []
         total = 0
+        most = self._canvas.figure_kernels
+        rows: list[str] = []
         if session.view.measured and session.measurements:
             self._measured, total, _notes = drawn_measured_marks(
-                session, [m.hw_id for m in scene.machines])
-        legend = tuple(e for e in scene.legend if e.kind != "measured")
+                session, [m.hw_id for m in scene.machines], most=most)
+            if most is not None:
+                self._measured, rows = kernel_key(session, self._measured)
+        legend = tuple(e for e in scene.legend if e.kind != "measured"
+                       and not (e.kind == "key" and most is not None))
         legend += tuple(measured_legend(self._measured, total,
-                                        top_hidden(session)[1] if session.view.measured
+                                        top_hidden(session, most)[1] if session.view.measured
                                         else ""))
+        legend += tuple(LegendEntry("key", row) for row in rows)
         self._canvas.amend_scene(legend=legend)
         self._store_overlays()
         self._canvas.sync_legend(self._canvas.scene_model)

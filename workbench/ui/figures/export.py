@@ -138,9 +138,10 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
 
     _running_app()
     roomier = None  # (a fitted view with room over the top for tags, and what it told)
-    for _ in range(6):
-        with _offscreen_canvas(session, fig, theme, roomier[0] if roomier else view_range) \
-                as canvas:
+    kernels = first_kernels(fig)
+    for _ in range(6 + KERNEL_TRIES):
+        with _offscreen_canvas(session, fig, theme, roomier[0] if roomier else view_range,
+                               kernels) as canvas:
             taller = _taller_for_key(canvas, fig)
             untold = canvas.key.untold() if taller is None else 0
             if taller is None and untold and view_range is None and roomier is None:
@@ -150,13 +151,43 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
                 roomier = (((x0, x1), (y0, y1 * HEADROOM)), untold)
                 continue
             if taller is None:
+                fewer = _fewer_kernels(canvas, kernels)
+                if fewer is not None:  # (kernels whose tags found no place: fewer drawn)
+                    kernels = fewer
+                    continue
                 if roomier is None or untold < roomier[1]:
                     return _svg_of(canvas, session, fig, theme, transparent, drawn), fig
                 break  # (no better with the room: the fitted view, below)
         fig = taller
     # (laid out again: the canvas kept for the next figure is the one this figure shows)
-    with _offscreen_canvas(session, fig, theme, view_range) as canvas:
+    with _offscreen_canvas(session, fig, theme, view_range, kernels) as canvas:
         return _svg_of(canvas, session, fig, theme, transparent, drawn), fig
+
+
+#: Profiled kernels a figure draws at first for each run, per inch of its width (each is
+#: named by a tag by its marker and a row of the key), and how many times it draws fewer
+#: where tags found no place
+KERNELS_PER_INCH = 4
+KERNEL_TRIES = 4
+
+
+def first_kernels(fig: FigureSize) -> int:
+    """The most profiled kernels of a run a figure of this size draws (those with the most
+    GPU time): :data:`KERNELS_PER_INCH` per inch of its width, at least 3."""
+    return max(3, math.floor(fig.inches[0] * KERNELS_PER_INCH))
+
+
+def _fewer_kernels(canvas, kernels: int) -> int | None:
+    """Where some profiled kernels' tags found no place by their markers: how many of each
+    run to draw instead (those that found one, at least one); None when every kernel drawn
+    is named."""
+    drawn = [(mark, label) for mark, _link, label in canvas.overlays.measured_texts
+             if mark.tag]
+    unnamed = {mark.tag for mark, label in drawn if not label.isVisible()}
+    if not unnamed or kernels <= 1:
+        return None
+    named = {mark.tag for mark, _label in drawn} - unnamed
+    return max(1, min(kernels - 1, len(named)))
 
 
 def last_figure_canvas():
@@ -314,7 +345,8 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
     """A canvas on a copy of ``session`` with ``theme`` forced, laid out at the figure's
     logical size, fitted (or showing ``view_range``), labels placed, not shown on screen."""
 
-    def __init__(self, session, fig: FigureSize, theme: str, view_range) -> None:
+    def __init__(self, session, fig: FigureSize, theme: str, view_range,
+                 kernels: int | None = None) -> None:
         from workbench.ui.chart.theme import THEMES
 
         if theme not in THEMES:
@@ -325,6 +357,7 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
             self.session.view.labels = True
         self.fig = fig
         self.view_range = view_range
+        self.kernels = kernels
 
     def __enter__(self):
         from workbench.document import Document
@@ -360,6 +393,8 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         # axis titles are never set below a readable size on the page
         canvas.figure_type_scale = self.fig.boost
         canvas.figure_key_share = self.fig.key_share or KEY_SHARE[0]
+        canvas.figure_kernels = self.kernels if self.kernels is not None else first_kernels(
+            self.fig)
         canvas.rebuild(fit=self.view_range is None)
         self._fitted = canvas.plot_widget.getPlotItem().getViewBox().targetRange()
         canvas.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)

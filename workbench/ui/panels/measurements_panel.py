@@ -70,7 +70,7 @@ from workbench.document import Change, Document
 from workbench.document.changes import What
 from workbench.io.measurements import ImportCancelled, MeasurementImport, attach_measurements
 from workbench.io.measurements import import_measurements as read_measurements_file
-from workbench.io.profiles import add_machines
+from workbench.io.profiles import add_machines, check_vendor
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import OverBudget, text_problem
@@ -130,6 +130,7 @@ def import_measurements(document: Document, path: str | os.PathLike[str],
     probe = copy.copy(document.session)
     probe.measurements = list(document.session.measurements)
     probe.hardware = list(document.session.hardware)
+    check_vendor(probe, result, hardware)  # (an AMD trace on an H100: refused)
     machines = add_machines(probe, result)  # a trace's GPU preset, a workload's roofline
     added = attach_measurements(probe, measurements, str(path))  # (within the budget)
     if added:

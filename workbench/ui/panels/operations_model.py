@@ -241,64 +241,88 @@ class OperationsModel(QAbstractTableModel):
         if not 0 <= row < len(self._entries):
             return None
         entry = self._entries[row]
-        R = Qt.ItemDataRole
         if isinstance(entry, ModelEntry):
             return self._header_data(entry, col, role)
         if role == OP_ID_ROLE:
             return entry.id
         if col == COL_COLOR:
-            if role == R.DecorationRole:
-                return swatch_icon(self.color_of(row, entry))
-            if role == R.ToolTipRole:
-                if entry.id in self._grouped:
-                    return f"{self.color_of(row, entry)} — its model's colour for this layer kind"
-                return f"{self.color_of(row, entry)} — double-click to choose a colour"
-            return None
+            return self._color_cell(row, entry, role)
         if col == COL_VISIBLE:
-            if role == R.CheckStateRole:
-                return Qt.CheckState.Checked if entry.visible else Qt.CheckState.Unchecked
-            if role == R.ToolTipRole:
-                shown = "Shown on the chart" if entry.visible else "Hidden from the chart"
-                if entry.id in self._grouped:
-                    shown += (" with its model: the model's header row shows or hides all of "
-                              "its operations" if entry.visible else
-                              " (no FLOPs, or its model is hidden: the header row shows it)")
-                return shown
-            return None
+            return self._visible_cell(entry, role)
         if col == COL_NAME:
-            if role == R.DisplayRole and entry.id in self._grouped:
-                return self._member_name(entry)
-            if role in (R.DisplayRole, R.EditRole):
-                return entry.operation.name
-            if role == R.ToolTipRole:
-                return f"{entry.operation.name}\n{KINDS[entry.operation.kind].doc}"
-            if role == R.ForegroundRole and not entry.visible:
-                return self.dim_color()
-            return None
+            return self._name_cell(entry, role)
         if col == COL_KIND:
-            if role == R.DisplayRole:
-                return KINDS[entry.operation.kind].label
-            if role == R.ToolTipRole:
-                return KINDS[entry.operation.kind].doc
-            if role == R.ForegroundRole and not entry.visible:
-                return self.dim_color()
-            return None
+            return self._kind_cell(entry, role)
         if col == COL_INTENSITY:
-            if role == R.TextAlignmentRole:
-                return _ALIGN_RIGHT
-            if role == R.DisplayRole:
-                return self._shown(entry)[0]
-            if role == R.ToolTipRole:
-                return self._intensity(entry, True)
-            return None
+            return self._intensity_cell(entry, role)
         if col == COL_BOUND:
-            if role == R.DisplayRole:
-                return self._shown(entry)[1]
-            if role == R.ForegroundRole:
-                bound = self._shown(entry)[1]
-                return QColor(BOUND_COLORS[bound]) if bound in BOUND_COLORS else None
-            if role == R.ToolTipRole:
-                return self._bound(entry, role)
+            return self._bound_cell(entry, role)
+        return None
+
+    def _color_cell(self, row: int, entry: OperationEntry, role: int) -> Any:
+        R = Qt.ItemDataRole
+        if role == R.DecorationRole:
+            return swatch_icon(self.color_of(row, entry))
+        if role == R.ToolTipRole:
+            if entry.id in self._grouped:
+                return f"{self.color_of(row, entry)} — its model's colour for this layer kind"
+            return f"{self.color_of(row, entry)} — double-click to choose a colour"
+        return None
+
+    def _visible_cell(self, entry: OperationEntry, role: int) -> Any:
+        R = Qt.ItemDataRole
+        if role == R.CheckStateRole:
+            return Qt.CheckState.Checked if entry.visible else Qt.CheckState.Unchecked
+        if role == R.ToolTipRole:
+            shown = "Shown on the chart" if entry.visible else "Hidden from the chart"
+            if entry.id in self._grouped:
+                shown += (" with its model: the model's header row shows or hides all of "
+                          "its operations" if entry.visible else
+                          " (no FLOPs, or its model is hidden: the header row shows it)")
+            return shown
+        return None
+
+    def _name_cell(self, entry: OperationEntry, role: int) -> Any:
+        R = Qt.ItemDataRole
+        if role == R.DisplayRole and entry.id in self._grouped:
+            return self._member_name(entry)
+        if role in (R.DisplayRole, R.EditRole):
+            return entry.operation.name
+        if role == R.ToolTipRole:
+            return f"{entry.operation.name}\n{KINDS[entry.operation.kind].doc}"
+        if role == R.ForegroundRole and not entry.visible:
+            return self.dim_color()
+        return None
+
+    def _kind_cell(self, entry: OperationEntry, role: int) -> Any:
+        R = Qt.ItemDataRole
+        if role == R.DisplayRole:
+            return KINDS[entry.operation.kind].label
+        if role == R.ToolTipRole:
+            return KINDS[entry.operation.kind].doc
+        if role == R.ForegroundRole and not entry.visible:
+            return self.dim_color()
+        return None
+
+    def _intensity_cell(self, entry: OperationEntry, role: int) -> Any:
+        R = Qt.ItemDataRole
+        if role == R.TextAlignmentRole:
+            return _ALIGN_RIGHT
+        if role == R.DisplayRole:
+            return self._shown(entry)[0]
+        if role == R.ToolTipRole:
+            return self._intensity(entry, True)
+        return None
+
+    def _bound_cell(self, entry: OperationEntry, role: int) -> Any:
+        R = Qt.ItemDataRole
+        if role == R.DisplayRole:
+            return self._shown(entry)[1]
+        if role == R.ForegroundRole:
+            bound = self._shown(entry)[1]
+            return QColor(BOUND_COLORS[bound]) if bound in BOUND_COLORS else None
+        if role == R.ToolTipRole:
+            return self._bound(entry, role)
         return None
 
     def _member_name(self, entry: OperationEntry) -> str:

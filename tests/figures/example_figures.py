@@ -1,0 +1,62 @@
+"""The example sessions exported to PDF once per test run, for every test that reads them.
+
+The figure checks read the same exports again and again: an example at a size and a theme is
+checked for clean text, for every operation named, for tags and for names read as one, each
+by its own test. An export is a few seconds of layout for the larger examples and the same
+bytes each time (``tests/ui/test_export.py`` holds that an export is deterministic and that
+an earlier export changes nothing in a later one), so it is made once and its bytes kept;
+each test reads its own :class:`~figures.figcheck.Figure` from them. What the chart canvas
+said about the export (which texts name the wrong thing) is read at once, while that canvas
+is still the one the figure was drawn from.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from conftest import EXAMPLES
+from figures.figcheck import (
+    Defect,
+    Figure,
+    canvas_attribution,
+    check_attribution,
+    pdf_attribution,
+    read_figure,
+)
+
+from workbench.io.sessions import load_session
+from workbench.ui.figures.export import figure_bytes, last_figure_canvas, resolve_size
+
+
+@dataclass(frozen=True)
+class ExampleFigure:
+    """One example's PDF export at one size and theme."""
+
+    stem: str
+    size: str | None
+    theme: str
+    pdf: bytes
+    #: texts that name the wrong thing: as the figure's canvas placed them, then as the file
+    #: has them (see :func:`figures.figcheck.check_attribution`)
+    attribution: tuple[Defect, ...]
+
+    def figure(self) -> Figure:
+        """The page read back from the file (a new object each call: a test may keep it)."""
+        return read_figure(self.pdf)
+
+
+def example_path(stem: str):
+    return next(p for p in EXAMPLES if p.stem == stem)
+
+
+@functools.cache
+def example_figure(stem: str, size: str | None, theme: str = "light") -> ExampleFigure:
+    """The example ``stem`` exported to PDF at ``size`` in ``theme`` (made on first use)."""
+    session = load_session(example_path(stem))
+    pdf = figure_bytes(session, "pdf", resolve_size(size, theme=theme), theme=theme)
+    canvas = last_figure_canvas()
+    fig = read_figure(pdf)
+    attribution = (check_attribution(*canvas_attribution(canvas))
+                   + check_attribution(*pdf_attribution(fig, canvas)))
+    return ExampleFigure(stem, size, theme, pdf, tuple(attribution))

@@ -1,0 +1,185 @@
+"""Figures of real profiles name every kernel they draw: a figure cannot be hovered, so each
+profiled kernel on it carries a tag ("K3") by its marker and a row of the key ("K3 — name"),
+and a figure draws only as many kernels of a run as it can name that way (those with the
+most GPU time), saying how many it hides and what share of the run's time they hold.
+
+Read back from the exported PDF and SVG, as a reader sees them, on real files as their tools
+wrote them (``tests/fixtures``): a sampled training step from PyTorch's profiler (311
+counted kernels, no GPU named: drawn on an A100), an Nsight Compute details export from an
+A100, and a PyTorch trace from an MI250."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pymupdf
+import pytest
+from figures.figcheck import check_figure, check_readability, read_figure
+from figures.test_figure_quality import attribution_defects
+
+from workbench.io.measurements import attach_measurements, import_measurements
+from workbench.io.profiles import add_machines
+from workbench.io.sessions import loads_session
+from workbench.model.chart.overlays import kernel_key_name
+from workbench.ui.figures.export import figure_bytes, last_figure_canvas, resolve_size
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TRACE = FIXTURES / "kineto" / "sampled_rank-0.json.gz"
+NCU = FIXTURES / "ncu_details_a100_bert_flashattn.csv"
+AMD = FIXTURES / "kineto" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+REAL = [(TRACE, "a100-80gb", "dram"), (NCU, "a100-80gb", "dram"), (NCU, "a100-80gb", "l1"),
+        (NCU, "a100-80gb", "all"), (AMD, "mi250x", "dram")]
+
+
+def profiled(path: Path, preset: str, level: str = "dram"):
+    """A session of one machine with the kernels of ``path`` imported as one run (as the
+    app imports a profile: the run is named by the file), drawn at the memory ``level``."""
+    session = loads_session(f"schema_version: 2\ntitle: step\nhardware:\n"
+                            f"  - preset: {preset}\nview: {{level: {level}}}\n"
+                            f"operations: []\n")
+    result = import_measurements(path, preset, run=path.name)
+    add_machines(session, result)
+    attach_measurements(session, result.measurements, str(path))
+    return session
+
+
+def drawn_kernels(canvas) -> list:
+    """``(mark, label)`` of each profiled kernel the figure's canvas drew."""
+    return [(mark, label) for mark, _link, label in canvas.overlays.measured_texts]
+
+
+def page_text(pdf: bytes) -> str:
+    """The words of the page, one space apart (the font's ligatures as their letters)."""
+    with pymupdf.open(stream=pdf, filetype="pdf") as doc:
+        text = " ".join(" ".join(page.get_text().split()) for page in doc)
+    return text.replace("\ufb01", "fi").replace("\ufb02", "fl")
+
+
+@pytest.mark.parametrize(("path", "preset", "level"), REAL,
+                         ids=lambda v: getattr(v, "name", v))
+def test_a_single_column_figure_names_every_kernel_it_draws(path, preset, level):
+    session = profiled(path, preset, level)
+    pdf = figure_bytes(session, "pdf", resolve_size("single"))
+    canvas = last_figure_canvas()
+    drawn = drawn_kernels(canvas)
+    assert drawn, "no kernel drawn"
+    fig = read_figure(pdf)
+    in_plot = [t.text.strip() for t in fig.texts
+               if fig.plot[0] <= t.centre[0] <= fig.plot[2]
+               and fig.plot[1] <= t.centre[1] <= fig.plot[3]]
+    text = page_text(pdf)
+    tags = {}
+    for mark, label in drawn:
+        # every marker carries its tag (placed: shown), and the key names the kernel
+        assert re.fullmatch(r"K\d+", mark.tag), mark.name
+        assert label.isVisible() and label.toPlainText() == mark.tag, mark.name
+        tags[mark.tag] = mark.name
+    for tag, name in tags.items():
+        assert tag in in_plot, (tag, in_plot)
+        assert f"{tag} — {kernel_key_name(name)}" in text, (tag, name)
+    # as many tags in the plot as kernels drawn, and no key row for a kernel not drawn
+    assert sorted(t for t in in_plot if re.fullmatch(r"K\d+", t)) == sorted(
+        mark.tag for mark, _label in drawn)
+    assert set(re.findall(r"\b(K\d+) —", text)) == set(tags)
+    # the tags with their leaders mislead no reader: each text by its own marker
+    assert check_figure(fig) + check_readability(fig) + attribution_defects(fig) == []
+    if level == "l1":  # the kernels at their L1 intensity, under the A100's L1 roof
+        assert "l1 19.1 TB/s" in text
+        assert ("memory", "l1") in [(kind, name) for _hw, kind, name, _x, _y
+                                    in canvas.roof_items()]
+
+
+def test_a_figure_draws_the_kernels_with_most_time_and_says_what_it_hides():
+    session = profiled(TRACE, "a100-80gb")
+    single = resolve_size("single")
+    pdf = figure_bytes(session, "pdf", single)
+    drawn = {mark.name for mark, _label in drawn_kernels(last_figure_canvas())}
+    kernels = session.measurements  # one run: the trace's 311 counted kernels
+    assert len(kernels) == 311
+    # a 3.5-inch column cannot name 148 kernels (the 95 % rule): it draws fewer, each tagged
+    assert 3 <= len(drawn) <= 20
+    # those with the most GPU time (count × mean time) among the kernels with FLOPs (a copy
+    # or a fill has no place on a log chart: said apart)
+    empty = [m for m in kernels if not m.flops]
+    ranked = sorted((m for m in kernels if m.flops), key=lambda m: -m.count * m.time_s)
+    assert drawn == {m.name for m in ranked[:len(drawn)]}
+    hidden = ranked[len(drawn):]
+    total = sum(m.count * m.time_s for m in kernels)
+    share = sum(m.count * m.time_s for m in hidden) / total
+    assert (f"{TRACE.name}: the {len(drawn)} with the most GPU time drawn (as many as the "
+            f"figure names); {len(hidden)} kernels hidden ({100 * share:.1f} % of the time); "
+            f"{len(empty)} without FLOPs not drawn "
+            f"({100 * sum(m.count * m.time_s for m in empty) / total:.1f} % of the time)"
+            ) in page_text(pdf)
+    # a double column has room to name more
+    figure_bytes(session, "pdf", resolve_size("double"))
+    assert len(drawn_kernels(last_figure_canvas())) > len(drawn)
+
+
+@pytest.mark.parametrize(("width", "height"), [(1400, 300), (900, 500)])
+def test_a_page_that_cannot_grow_still_names_every_kernel_it_draws(width, height):
+    """A size in pixels keeps its page (a paper column grows for its key): the figure draws
+    fewer kernels instead, each tagged by its marker and listed in the key."""
+    session = profiled(TRACE, "a100-80gb")
+    size = resolve_size(None, width, height, 96)
+    pdf = figure_bytes(session, "pdf", size)
+    drawn = drawn_kernels(last_figure_canvas())
+    assert len(drawn) >= 3
+    assert all(label.isVisible() and label.toPlainText() == mark.tag for mark, label in drawn)
+    text = page_text(pdf)
+    assert set(re.findall(r"\b(K\d+) —", text)) == {mark.tag for mark, _label in drawn}
+    with pymupdf.open(stream=pdf, filetype="pdf") as doc:  # the page as asked
+        assert doc[0].rect.width == pytest.approx(width * 72 / 96, abs=1)
+        assert doc[0].rect.height == pytest.approx(height * 72 / 96, abs=1)
+
+
+def test_the_svg_export_carries_the_same_tags_as_text():
+    session = profiled(NCU, "a100-80gb")
+    svg = figure_bytes(session, "svg", resolve_size("single")).decode("utf-8")
+    tags = {mark.tag for mark, _label in drawn_kernels(last_figure_canvas())}
+    texts = [re.sub(r"\s+", " ", t).strip()
+             for t in re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.S)]
+    for tag in tags:
+        assert tag in texts
+        assert any(t.startswith(f"{tag} — ") for t in texts), tag
+
+
+def test_the_live_chart_keeps_names_on_its_kernels(qtbot, open_window, tmp_path):
+    """On screen, where a tooltip names every point, the chart draws the run's kernels by
+    the View's rule and labels each with its name, not a figure's tag."""
+    path = tmp_path / "a100.yaml"
+    path.write_text("schema_version: 2\ntitle: step\nhardware:\n  - preset: a100-80gb\n"
+                    "operations: []\n", encoding="utf-8")
+    window = open_window(path)
+    assert window.import_measurements(NCU)
+    labels = [label.toPlainText() for _mark, _link, label in
+              window.canvas.overlays.measured_texts]
+    assert len(labels) == 8  # the 8 of the 10 kernels that make 95 % of the time
+    assert not any(re.fullmatch(r"K\d+", t) for t in labels)
+    assert any(t.startswith("fmha_fwd_loop_kernel: ") for t in labels), labels
+
+
+@pytest.mark.parametrize(("name", "key"), [
+    # a CUTLASS kernel grouped by its operator's shapes: the end of its name (its tile), the
+    # operator and its inputs' shapes, no dtype
+    ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x4_nn_align4>(cutlass_80_"
+     "tensorop_s1688gemm_64x64_32x4_nn_align4::Params) [aten::bmm [2048,606,160]·[2048,160,20] "
+     "fp32: 2·2048·606·20·160 FLOPs; bytes A + B + C]",
+     "s1688gemm_64x64_32x4_nn_align4 (bmm 2048×606×160, 2048×160×20)"),
+    # PyTorch's generic elementwise kernel is named by its functor
+    ("void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl<at::native::"
+     "BinaryFunctor<float, float, float, at::native::binary_internal::DivFunctor<float> > >"
+     "(at::TensorIteratorBase&, at::native::BinaryFunctor<flo…", "DivFunctor"),
+    # a name the profiler cut ("..."): its first parts, whole
+    ("Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0_AFC1_AFEM1...",
+     "Cijk_Alik_Bljk_SB_Bias_AS_SAV"),
+    ("fmha_fwd_loop_kernel", "fmha_fwd_loop_kernel"),
+    # an Nsight Compute kernel grouped by its launch shape: its 43-character stem keeps its
+    # last parts within 32 characters
+    ("void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float,"
+     " 4>(long, at::PhiloxCudaState, T3, T4) [grid 768 block 256]",
+     "elementwise_grid_stride_kernel (grid 768 block 256)"),
+])
+def test_key_names_are_whole_words(name, key):
+    assert kernel_key_name(name) == key

@@ -1,0 +1,162 @@
+"""Bad profiles, on the command line and in the app: a trace of operators with no FLOP rule,
+a truncated ``.gz``, 2 GB files (sparse: refused by a memory bound before they are read), a
+trace of another maker's GPU, and CSVs with thousands separators. Each gives one line that
+names the file, the place and the problem (``analyze`` exits 2; the app shows it in its
+error dialog) and changes nothing in the session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SESSION = "schema_version: 2\ntitle: step\nhardware:\n  - preset: h100-sxm\noperations: []\n"
+NCU_HEAD = ['"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+            '"Block Size","Grid Size","Device","CC","gpu__time_duration.sum",'
+            '"dram__bytes.sum","smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"',
+            '"","","","","","","","","","","","nsecond","byte","inst"']
+
+
+def unknown_operators(tmp: Path) -> Path:
+    # a torch.compile'd Triton kernel: its operator is the kernel, with no FLOP rule
+    return FIXTURES / "kineto" / "triton_example.json.gz"
+
+
+def truncated_gzip(tmp: Path) -> Path:
+    path = tmp / "cut.pt.trace.json.gz"
+    path.write_bytes((FIXTURES / "kineto" / "sampled_rank-0.json.gz").read_bytes()[:3000])
+    return path
+
+
+def huge_trace(tmp: Path) -> Path:
+    path = tmp / "huge.pt.trace.json.gz"
+    with path.open("wb") as f:
+        f.truncate(2 * 10**9)  # sparse: no disk used
+    return path
+
+
+def huge_ncu_export(tmp: Path) -> Path:
+    path = tmp / "huge-ncu.csv"
+    path.write_text("\n".join([*NCU_HEAD, '"0","1","p","h","k","1","7","(256, 1, 1)",'
+                               '"(80, 1, 1)","0","9.0","1000","64","2"']) + "\n",
+                    encoding="utf-8")
+    with path.open("r+b") as f:
+        f.truncate(2 * 10**9)
+    return path
+
+
+def huge_workload(tmp: Path) -> Path:
+    folder = tmp / "workload"
+    folder.mkdir()
+    (folder / "roofline.csv").write_bytes(
+        (FIXTURES / "rocprof" / "vcopy-mi200" / "roofline.csv").read_bytes())
+    with (folder / "pmc_perf.csv").open("wb") as f:
+        f.truncate(2 * 10**9)
+    return folder
+
+
+def amd_trace(tmp: Path) -> Path:
+    # PyTorch on an MI250 under ROCm: the session has only an H100 to judge it on
+    return FIXTURES / "kineto" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+
+
+def ncu_european_grouping(tmp: Path) -> Path:
+    path = tmp / "sep.csv"
+    path.write_text("\n".join([*NCU_HEAD, '"0","1","p","h","k","1","7","(256, 1, 1)",'
+                               '"(80, 1, 1)","0","9.0","1,234,567","2.048,5","3"']) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def plain_unquoted_thousands(tmp: Path) -> Path:
+    path = tmp / "plain.csv"
+    path.write_text("name,hardware,time_us,flops,bytes\nk,h100-sxm,4862,1,234,567,100\n",
+                    encoding="utf-8")
+    return path
+
+
+#: (file maker, what the line must say besides the file's name)
+CASES = [
+    (unknown_operators, ("triton_poi_fused_add_cos_sin_0", "no FLOP rule",
+                         "could not be counted")),
+    (truncated_gzip, ("truncated",)),
+    (huge_trace, ("2000.0 MB", "limited to 1024 MB")),
+    (huge_ncu_export, (":3: more than 500,000 kernel launches", "2.0 GB")),
+    (huge_workload, ("pmc_perf.csv", "2000.0 MB", "limited to")),
+    (amd_trace, ("'AMD Radeon Graphics', an AMD GPU", "no AMD machine",
+                 "NVIDIA H100 SXM5 80GB")),
+    (ncu_european_grouping, ("sep.csv:3: dram__bytes.sum", "'2.048,5'",
+                             "thousands separators")),
+    (plain_unquoted_thousands, ("plain.csv:2: has 7 fields; the header has 5",
+                                "thousands separators must be quoted")),
+]
+IDS = [make.__name__ for make, _said in CASES]
+
+
+@pytest.mark.parametrize(("make", "said"), CASES, ids=IDS)
+def test_analyze_says_one_line_and_exits_2(make, said, tmp_path, capsys):
+    session = tmp_path / "s.yaml"
+    session.write_text(SESSION, encoding="utf-8")
+    bad = make(tmp_path)
+    assert main(["analyze", str(session), "--measurements", str(bad)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    (line,) = err.splitlines()
+    assert line.startswith(f"roofline-workbench: {bad}"), line
+    for words in said:
+        assert words in line, (words, line)
+    assert session.read_text(encoding="utf-8") == SESSION  # (the file is never written)
+
+
+@pytest.mark.parametrize(("make", "said"), CASES, ids=IDS)
+def test_the_app_shows_one_line_and_changes_nothing(make, said, tmp_path, qtbot, open_window):
+    session = tmp_path / "s.yaml"
+    session.write_text(SESSION, encoding="utf-8")
+    window = open_window(session)
+    document = window.document
+    before = ([e.hardware.name for e in document.session.hardware],
+              list(document.session.measurements))
+    bad = make(tmp_path)
+    assert not window.import_measurements(bad)
+    # the error dialog the user sees says the one line
+    from PySide6.QtWidgets import QMessageBox
+
+    box = window.findChild(QMessageBox, "error_dialog")
+    assert box is not None and box.isVisible()
+    message = box.text()
+    assert message == window.last_error
+    assert "\n" not in message and message.startswith(f"{bad}"), message
+    for words in said:
+        assert words in message, (words, message)
+    assert ([e.hardware.name for e in document.session.hardware],
+            list(document.session.measurements)) == before
+    assert not document.modified and not document.can_undo()
+
+
+def test_a_trace_of_one_makers_gpu_is_judged_on_that_makers_machine(tmp_path, capsys):
+    """Beside the H100, an MI250X: the AMD trace (its GPU matches no preset) is judged on
+    the session's one AMD machine, not on the H100."""
+    import json
+
+    session = tmp_path / "s.yaml"
+    session.write_text(SESSION.replace("  - preset: h100-sxm\n",
+                                       "  - preset: h100-sxm\n  - preset: mi250x\n"),
+                       encoding="utf-8")
+    assert main(["analyze", str(session), "--measurements", str(amd_trace(tmp_path)),
+                 "--format", "json"]) == 0
+    points = json.loads(capsys.readouterr().out)["measurements"]
+    assert len(points) == 8  # the trace's 8 counted kernels, each once
+    assert {p["hardware"] for p in points} == {"AMD Instinct MI250X 128GB"}
+
+
+@pytest.mark.parametrize(("name", "vendor"), [
+    ("NVIDIA H100 80GB HBM3", "NVIDIA"), ("NVIDIA A100-PG509-200", "NVIDIA"),
+    ("Tesla V100-SXM2-16GB", "NVIDIA"), ("AMD Radeon Graphics", "AMD"),
+    ("AMD Instinct MI300X", "AMD"), ("Some Accelerator", None), (None, None)])
+def test_the_maker_is_read_from_the_gpu_name(name, vendor):
+    from workbench.io.profiles import gpu_vendor
+
+    assert gpu_vendor(name) == vendor
