@@ -418,9 +418,11 @@ class TagsAndKey:
         labels.place_all()
 
     def _missed_names(self, placed) -> set:
-        """The operations named (not tagged) whose name found no place."""
-        return {op for op in self._labels
-                if ("point", op) not in placed and op not in self._key_tags}
+        """The operations named (not tagged) whose name found no place (one with no marker
+        in view is not named at all, not even by a tag in the key)."""
+        missed = {op for op in self._labels
+                  if ("point", op) not in placed and op not in self._key_tags}
+        return missed & self._canvas.labels.ops_in_view() if missed else missed
 
     def _split_crowds(self, before: dict) -> bool:
         """Say in parts (:func:`crowd_parts`) each crowd whose tags found no place together:

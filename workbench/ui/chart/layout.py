@@ -412,9 +412,9 @@ class LabelLayer:
         crowd = key.crowd_of(op_id)
         xs, ys = [], []
         for member in crowd:
-            point = points.label_point(member)
-            xs.append(to_view(point.x) * ax + bx)
-            ys.append(to_view(point.y) * ay + by)
+            sx, sy = self._anchor(member, (ax, bx, ay, by))
+            xs.append(sx)
+            ys.append(sy)
         tag = op_id in key.tags
         own = far = None
         if tag:
@@ -463,9 +463,56 @@ class LabelLayer:
         cands = lead_from(cands, xs, ys, marker)
         if tag:
             far = self._far_places(sx, sy, w, h, radius, (xs, ys, marker))
+        if not self.in_view(crowd, (ax, bx, ay, by)):
+            # none of its markers is in view: a text would name empty plot (a tag's leader
+            # ran to the edge); the note over the chart counts the points outside
+            cands, far = cands[:0], None
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
                        far=far, air=TAG_AIR if tag else NAME_AIR,
                        names=names_of(self._marker_rects, self._marker_ops, self._marks, crowd))
+
+    def _anchor(self, op_id: int, t) -> tuple[float, float]:
+        """Where an operation's name is said, in scene pixels: by the point that carries it
+        (:meth:`PointLayer.label_point`), or, when that one is out of view, by the highest
+        of its points in view (its leader ran out of the plot to a marker not seen)."""
+        points = self._canvas.points
+        point = points.label_point(op_id)
+        sx, sy = self._px(to_view(point.x), to_view(point.y), t)
+        left, top, right, bottom = self._frame()
+        if left <= sx <= right and top <= sy <= bottom:
+            return float(sx), float(sy)
+        rows = points.rows_of(points.keys_of(op_id))
+        if len(rows):
+            xs, ys = self._px(points.xy[rows, 0], points.xy[rows, 1], t)
+            seen = (xs >= left) & (xs <= right) & (ys >= top) & (ys <= bottom)
+            if seen.any():
+                best = int(np.argmin(np.where(seen, ys, np.inf)))  # (the highest on screen)
+                return float(xs[best]), float(ys[best])
+        return float(sx), float(sy)
+
+    def in_view(self, crowd, t=None) -> bool:
+        """Whether a marker of any of the operations ``crowd`` lies within the plot
+        (``t``: the view's transform, the current one when not given)."""
+        t = t or self._canvas.view_to_scene()
+        points = self._canvas.points
+        rows = points.rows_of([k for member in crowd for k in points.keys_of(member)])
+        if not len(rows):
+            return False
+        xs, ys = self._px(points.xy[rows, 0], points.xy[rows, 1], t)
+        left, top, right, bottom = self._frame()
+        return bool(np.any((xs >= left) & (xs <= right) & (ys >= top) & (ys <= bottom)))
+
+    def ops_in_view(self, t=None) -> set:
+        """The operations with a marker within the plot (all at once)."""
+        t = t or self._canvas.view_to_scene()
+        points = self._canvas.points
+        if not len(points.keys):
+            return set()
+        xy = points.pixels(t)
+        left, top, right, bottom = self._frame()
+        inside = ((xy[:, 0] >= left) & (xy[:, 0] <= right)
+                  & (xy[:, 1] >= top) & (xy[:, 1] <= bottom))
+        return {key[0] for key, seen in zip(points.keys, inside, strict=True) if seen}
 
     def _far_places(self, sx: float, sy: float, w: float, h: float, radius: float,
                     lead=None):

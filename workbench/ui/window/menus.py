@@ -239,6 +239,13 @@ class MenusMixin:
             panels.addAction(dock.toggleViewAction())
 
         hardware_menu = bar.addMenu("&Hardware")
+        hardware_menu.addAction(self._action(
+            "&Add Preset…", lambda: self.add_machines_from_menu("preset"),
+            tip="Add machines from the hardware presets (sourced vendor figures)",
+            name="add_preset"))
+        hardware_menu.addAction(self._action(
+            "&New Machine", lambda: self.add_machines_from_menu("new"),
+            tip="Define a machine of your own", name="new_machine"))
         hardware_menu.addAction(self.measure_machine_action)
 
         help_menu = bar.addMenu("&Help")
