@@ -21,6 +21,7 @@ from workbench.model.chart.layout import (
     free_corners,
     lead_from,
     point_candidates,
+    same_spot,
     segment_gaps,
     sloped_candidates,
     wrap_title,
@@ -386,3 +387,43 @@ def test_a_leader_leaves_the_marker_nearest_the_text():
     out = lead_from(cands, [0.0, 40.0], [0.0, 0.0], 5.0)
     assert out[0].tolist() == pytest.approx([60.0, -6.0, 46.5, 0.0, 60.0, 0.0])
     assert np.isnan(out[1, 2])  # a place without a leader keeps none
+
+
+def test_marks_at_the_same_spot_among_thousands_are_those_found_pair_by_pair():
+    """A model's thousands of markers, many drawn at one place: the marks at one of a
+    crowd's spots are found among them as when every pair is compared (centres a quarter of
+    the smaller size apart or less, each way, sizes less the air)."""
+    rng = np.random.default_rng(7)
+
+    def marks(n):
+        centres = rng.integers(0, 60, size=(n, 2)) * 2.5 + rng.choice([0.0, 0.5, 1.0], (n, 2))
+        half = rng.choice([1.0, 2.25, 3.0, 4.5], size=n)[:, None]
+        out = np.hstack((centres - half, centres + half))
+        out[rng.random(n) < 0.02] = np.nan  # (a point off a log axis)
+        return out
+
+    for air in (0.0, 1.5):
+        rects, own = marks(3000), marks(200)
+        own = np.vstack((own, rects[:40], rects[:40]))  # (and repeats: a model's layers)
+        cx, cy = (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2
+        ox, oy = (own[:, 0] + own[:, 2]) / 2, (own[:, 1] + own[:, 3]) / 2
+        near = 0.25 * (np.minimum((rects[:, 2] - rects[:, 0])[:, None],
+                                  (own[:, 2] - own[:, 0])[None, :]) - 2 * air)
+        pairwise = ((np.abs(cx[:, None] - ox[None, :]) <= near)
+                    & (np.abs(cy[:, None] - oy[None, :]) <= near)).any(axis=1)
+        found = same_spot(rects, own, air)
+        assert found.any() and not found.all()
+        assert found.tolist() == pairwise.tolist()
+
+
+def test_a_models_layers_drawn_at_one_place_are_one_crowd_with_their_neighbours():
+    """126 layers each drawn at the same three places: the two places whose markers touch
+    are one crowd of all their layers, the third place's layers another, in the order of
+    their first points; a point off the axes is a crowd of its own."""
+    places = [(0.0, 0.0), (100.0, 80.0), (5.0, 0.0)]
+    xy = [places[i % 3] for i in range(378)]
+    xy[7] = (math.nan, 0.0)
+    out = crowds(xy, 6.0)
+    touching = [i for i in range(378) if i % 3 != 1 and i != 7]
+    apart = [i for i in range(378) if i % 3 == 1 and i != 7]
+    assert out == [touching, apart, [7]]

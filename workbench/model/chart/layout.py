@@ -88,14 +88,16 @@ def segment_gaps(boxes: np.ndarray, segments: np.ndarray) -> np.ndarray:
     ends = np.concatenate((g[:, :2], g[:, 2:]))
     tips = box_gaps(b, np.column_stack((ends, ends)))
     best = np.minimum(tips[:, :len(g)], tips[:, len(g):])
-    ax, ay = g[None, :, 0], g[None, :, 1]
-    dx, dy = g[None, :, 2] - ax, g[None, :, 3] - ay
+    ax, ay = g[None, None, :, 0], g[None, None, :, 1]
+    dx, dy = g[None, None, :, 2] - ax, g[None, None, :, 3] - ay
     length2 = np.maximum(dx * dx + dy * dy, 1e-12)
-    for cx, cy in ((0, 1), (2, 1), (0, 3), (2, 3)):
-        px, py = b[:, cx, None], b[:, cy, None]
-        t = np.clip(((px - ax) * dx + (py - ay) * dy) / length2, 0.0, 1.0)
-        np.minimum(best, np.hypot(ax + t * dx - px, ay + t * dy - py), out=best)
-    return best
+    # the box's four corners (left-top, right-top, left-bottom, right-bottom) at once
+    px, py = b[:, _CORNER_X, None], b[:, _CORNER_Y, None]
+    t = np.clip(((px - ax) * dx + (py - ay) * dy) / length2, 0.0, 1.0)
+    return np.minimum(best, np.hypot(ax + t * dx - px, ay + t * dy - py).min(axis=1))
+
+
+_CORNER_X, _CORNER_Y = np.array([0, 2, 0, 2]), np.array([1, 1, 3, 3])
 
 
 @dataclass
@@ -148,24 +150,30 @@ class Attribution:
         text than its own ("Softmax" beside its point but right over another reads as
         naming that one)."""
         boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
-        mine = self.own_gaps(boxes)
+        n = len(boxes)
+        mx = (boxes[:, 0] + boxes[:, 2]) / 2
+        my = (boxes[:, 1] + boxes[:, 3]) / 2
+        # the boxes and their middles measured together (rows of the boxes, then of the
+        # middles: a few numpy steps for both)
+        both = np.concatenate((boxes, np.column_stack((mx, my, mx, my))))
+        mine_both = self.own_gaps(both)
+        mine = mine_both[:n]
         ok = mine <= self.reach
         if not ok.any():
             return ok
         at = np.flatnonzero(ok)
-        boxes, mine = boxes[at], mine[at]
-        mx = (boxes[:, 0] + boxes[:, 2]) / 2
-        my = (boxes[:, 1] + boxes[:, 3]) / 2
-        middles = np.column_stack((mx, my, mx, my))
-        mine_c = self.own_gaps(middles)
+        k = len(at)
+        boxes, mine, mine_c = boxes[at], mine[at], mine_both[n + at]
+        both = both[np.concatenate((at, n + at))]
         # (a large text is read with the marks farther around it)
         close = np.maximum(CENTRE_SCOPE * self.reach, 2.0 * (boxes[:, 3] - boxes[:, 1]))
-        good = np.ones(len(at), dtype=bool)
+        good = np.ones(k, dtype=bool)
         for near, measure in self._near(boxes, max(float(close.max()), PAIRING_RATIO
                                                    * self.reach + PAIRING_MARGIN)):
-            gaps = measure(boxes, near)
+            measured = measure(both, near)
+            gaps = measured[:k]
             good &= gaps.min(axis=1) >= PAIRING_RATIO * mine + PAIRING_MARGIN
-            centre = np.where(gaps <= close[:, None], measure(middles, near), np.inf)
+            centre = np.where(gaps <= close[:, None], measured[k:], np.inf)
             good &= centre.min(axis=1) >= mine_c
         ok[at] = good
         return ok
@@ -183,7 +191,9 @@ class Attribution:
         if ok.any():
             at = np.flatnonzero(ok)
             xy = np.asarray(starts, dtype=float).reshape(-1, 2)[at]
-            o = self.others
+            o = self.others  # (those that can hold a start)
+            lo, hi = xy.min(axis=0), xy.max(axis=0)
+            o = o[(o[:, 2] > lo[0]) & (o[:, 0] < hi[0]) & (o[:, 3] > lo[1]) & (o[:, 1] < hi[1])]
             inside = ((xy[:, None, 0] > o[None, :, 0]) & (xy[:, None, 0] < o[None, :, 2])
                       & (xy[:, None, 1] > o[None, :, 1]) & (xy[:, None, 1] < o[None, :, 3]))
             ok[at] = ~inside.any(axis=1)
@@ -317,14 +327,57 @@ def same_spot(rects: np.ndarray, own: np.ndarray, air: float = 0.0) -> np.ndarra
     """Which of ``rects`` are drawn where one of ``own`` is (their centres a quarter of the
     smaller one's size apart or less, each way; sizes less ``air`` on each side): no other
     mark, to a reader (a sweep's end on its operation's point)."""
+    rects = np.asarray(rects, dtype=float).reshape(-1, 4)
+    own = np.asarray(own, dtype=float).reshape(-1, 4)
     if not len(rects) or not len(own):
         return np.zeros(len(rects), dtype=bool)
     cx, cy = (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2
+    if len(rects) * len(own) <= SPOT_PAIRS:
+        pairs = _same_spot_pairs(cx, cy, rects[:, 2] - rects[:, 0], own, air)
+        return np.asarray(pairs.any(axis=1))
+    # many marks (a model's thousands of points): only the pairs whose centres are close
+    # enough across are compared, ``own`` sorted by its centres' x (its repeats, a model's
+    # layers drawn at one place, once)
+    own = np.unique(own, axis=0)
+    ox = (own[:, 0] + own[:, 2]) / 2
+    order = np.argsort(ox, kind="stable")
+    own, ox = own[order], ox[order]
+    size = rects[:, 2] - rects[:, 0]
+    # the farthest across a pair may lie (a quarter of the smaller size, less the air),
+    # with a little slack for rounding: the pairs found are then compared exactly
+    reach = 0.25 * (np.minimum(size, float(np.nanmax(own[:, 2] - own[:, 0]))) - 2 * air)
+    reach = reach * (1 + 1e-9) + 1e-9
+    lo = np.searchsorted(ox, cx - reach, side="left")
+    hi = np.searchsorted(ox, cx + reach, side="right")
+    counts = np.where(reach >= 0, np.maximum(hi - lo, 0), 0)
+    total = int(counts.sum())
+    out = np.zeros(len(rects), dtype=bool)
+    if not total:
+        return out
+    which = np.repeat(np.arange(len(rects)), counts)
+    first = np.cumsum(counts) - counts
+    other = lo[which] + (np.arange(total) - first[which])
+    o = own[other]
+    ocx, ocy = (o[:, 0] + o[:, 2]) / 2, (o[:, 1] + o[:, 3]) / 2
+    near = 0.25 * (np.minimum(size[which], o[:, 2] - o[:, 0]) - 2 * air)
+    hit = (np.abs(cx[which] - ocx) <= near) & (np.abs(cy[which] - ocy) <= near)
+    out[which[hit]] = True
+    return out
+
+
+#: marks × own marks compared pair by pair in :func:`same_spot` at most (more: only the
+#: pairs close across)
+SPOT_PAIRS = 16384
+
+
+def _same_spot_pairs(cx: np.ndarray, cy: np.ndarray, size: np.ndarray, own: np.ndarray,
+                     air: float) -> np.ndarray:
+    """For centres ``cx``, ``cy`` of marks ``size`` wide, whether each lies at each of
+    ``own`` (see :func:`same_spot`): shape ``(len(cx), len(own))``."""
     ox, oy = (own[:, 0] + own[:, 2]) / 2, (own[:, 1] + own[:, 3]) / 2
-    size = np.minimum((rects[:, 2] - rects[:, 0])[:, None], (own[:, 2] - own[:, 0])[None, :])
-    near = 0.25 * (size - 2 * air)
+    near = 0.25 * (np.minimum(size[:, None], (own[:, 2] - own[:, 0])[None, :]) - 2 * air)
     return ((np.abs(cx[:, None] - ox[None, :]) <= near)
-            & (np.abs(cy[:, None] - oy[None, :]) <= near)).any(axis=1)
+            & (np.abs(cy[:, None] - oy[None, :]) <= near))
 
 
 def lead_from(cands: np.ndarray, xs: Sequence[float], ys: Sequence[float], radius: float
@@ -496,15 +549,22 @@ class TextLayout:
         air, cross = request.air, request.cross_lines
         mine = request.own if own else None
         row = None
+        # (each list's places and which are free, worked out once for both tries: nothing
+        # is placed between them)
+        free_of: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
         # a tag's leader keeps clear of other marks where it can; else, rather than untold,
         # it may pass by them (its own marker hidden among others' leaves no clear way)
         for strict in (True, False) if request.far is not None else (True,):
-            for given in (request.candidates, request.far):  # (the far ones made if needed)
-                if given is None:
+            for i, given in enumerate((request.candidates, request.far)):
+                if given is None:  # (the far ones made if needed)
                     continue
-                cands = given() if callable(given) else as_array(given)
+                if i not in free_of:
+                    cands = given() if callable(given) else as_array(given)
+                    free_of[i] = cands, self._free(cands, w, h, air) if len(cands) else None
+                cands, free = free_of[i]
                 chosen = (self._first_clean(cands, w, h, cross, mine, air, request.names,
-                                            strict) if len(cands) else None)
+                                            strict, free=free.copy())
+                          if free is not None else None)
                 if chosen is not None:
                     row = cands[chosen]
                     break
@@ -523,27 +583,16 @@ class TextLayout:
     def _first_clean(self, cands: np.ndarray, w: float, h: float,
                      cross_lines: bool = False, own: np.ndarray | None = None,
                      air: float = 0.0, names: Attribution | None = None,
-                     strict: bool = True) -> int | None:
+                     strict: bool = True, free: np.ndarray | None = None) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
-        pairs the text with what it ``names``)."""
-        occ = self.occupancy
-        lefts, tops = cands[:, 0], cands[:, 1]
-        f = occ.frame
-        ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
+        pairs the text with what it ``names``). ``free``: which boxes are free (as
+        :meth:`_free` says; changed here), when known."""
+        ok = self._free(cands, w, h, air) if free is None else free
         if not ok.any():
             return None
-        p = self.PAD
-        boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
-        # clear of the data, the other texts and their air (a tag's); with air of its own,
-        # its box grown by it clear of the texts and their air too
-        ok[ok] = occ.clear_under(boxes[ok], texts=not air)
-        if air and ok.any():
-            a = p + air
-            grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
-            ok[ok] = occ.clear_under(grown[ok], occ.texts)
-        if names is not None and ok.any():
+        if names is not None:
             self._keep_paired(ok, cands, w, h, names, strict)
         free = np.flatnonzero(ok)
         # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
@@ -554,6 +603,25 @@ class TextLayout:
                 return found
         return None
 
+    def _free(self, cands: np.ndarray, w: float, h: float, air: float = 0.0) -> np.ndarray:
+        """Which of the ``w`` × ``h`` boxes at ``cands`` lie inside the plot, clear of the
+        data, the other texts and their air (a tag's); with ``air`` of its own, the box
+        grown by it clear of the texts and their air too."""
+        occ = self.occupancy
+        lefts, tops = cands[:, 0], cands[:, 1]
+        f = occ.frame
+        ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
+        if not ok.any():
+            return ok
+        p = self.PAD
+        boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
+        ok[ok] = occ.clear_under(boxes[ok], texts=not air)
+        if air and ok.any():
+            a = p + air
+            grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
+            ok[ok] = occ.clear_under(grown[ok], occ.texts)
+        return ok
+
     #: places without a leader checked at once for pairing (the first paired one ends it)
     PAIRING_BATCH = 64
 
@@ -563,11 +631,14 @@ class TextLayout:
         the text with what it ``names``, and those with one (when ``strict``) only where
         the text and its leader keep clear of the other marks (:meth:`Attribution.led`). In order, a batch
         at a time: past the first place kept without a leader, or past as many with one as
-        are ever looked at, none can be taken."""
+        are ever looked at, none can be taken. (Each batch twice the last: a tag's thousand
+        far places cost a few numpy steps, not a few for each 64 of them.)"""
         free = np.flatnonzero(ok)
         kept = 0
-        for start in range(0, len(free), self.PAIRING_BATCH):
-            at = free[start:start + self.PAIRING_BATCH]
+        start, size = 0, self.PAIRING_BATCH
+        while start < len(free):
+            at = free[start:start + size]
+            start, size = start + size, min(2 * size, 16 * self.PAIRING_BATCH)
             lefts, tops = cands[at, 0], cands[at, 1]
             boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
             bare = np.isnan(cands[at, 2])
@@ -580,7 +651,7 @@ class TextLayout:
             ok[at] = good
             kept += int(good.sum())
             if (good & bare).any() or kept >= self.MOST_LEADERS:
-                ok[free[start + self.PAIRING_BATCH:]] = False
+                ok[free[start:]] = False
                 return
 
     #: leaders checked at once (many far places: most are never looked at), and at most

@@ -26,16 +26,14 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.model.analysis import Pair
-from workbench.model.comparison import PairComparison, compare_session
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.measured import VERDICTS
 from workbench.model.measured_session import MeasuredPoint, judge_session
-from workbench.model.profile import LevelPoint, level_points, machine_level, run_changes, runs_of, top_kernels
 from workbench.model.roofline import BOUND_NAMES
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import OperationEntry, Session
@@ -47,6 +45,13 @@ from workbench.model.sweeps import (
     sweep_crossings,
 )
 from workbench.model.units import format_number, format_quantity
+
+if TYPE_CHECKING:
+    from workbench.model.comparison import PairComparison
+    from workbench.model.profile import LevelPoint
+
+# Profiled kernels (workbench.model.profile) and compared pairs (workbench.model.comparison)
+# are imported by the functions that draw them, when a session has any: not at start-up.
 
 __all__ = [
     "VERDICT_COLORS",
@@ -382,6 +387,8 @@ def run_links(session: Session, marks: Sequence[MeasuredMark]) -> list[PairLink]
     """An arrow per kernel drawn in both of the session's first two runs, per machine: from
     its point in the first run to its point in the second, labelled with its speed-up (mean
     time before / mean time after)."""
+    from workbench.model.profile import run_changes  # (see the note at the imports)
+
     changes = {c.name: c for c in run_changes(session.measurements)}
     if not changes:
         return []
@@ -417,6 +424,10 @@ def top_hidden(session: Session, most: int | None = None) -> tuple[set[int], str
     ``most`` (a figure): at most this many kernels of each run are drawn, those with the
     most GPU time, and the kernels measured on their own outside any run count as one run:
     a figure draws only as many kernels as it can name."""
+    if not session.measurements:
+        return set(), ""
+    from workbench.model.profile import runs_of, top_kernels  # (see the note at the imports)
+
     hidden: set[int] = set()
     parts = []
     top = session.view.top or None
@@ -580,6 +591,8 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
     """:func:`measured_marks`, at most ``limit`` of them (the first in the session's order):
     ``(marks, how many could be drawn in all, notes)``. ``most``: a figure's top-N rule
     (:func:`top_hidden`)."""
+    from workbench.model.profile import level_points  # (see the note at the imports)
+
     judged = judge_session(session) if judged is None else judged
     shown = set(machine_ids)
     index_of = {id(m): i for i, m in enumerate(session.measurements)}
@@ -742,6 +755,10 @@ def profile_roof_levels(measured: Sequence[MeasuredMark], machines: Sequence,
                         level: str) -> list[tuple[int, str]]:
     """``(machine id, memory level)`` of each cache roof the profiled kernels are placed
     against (at L1 or L2, or at every level): those roofs are drawn on their machines."""
+    if not measured:
+        return []
+    from workbench.model.profile import machine_level  # (see the note at the imports)
+
     wanted = {"l1": {"l1"}, "l2": {"l2"}, "all": {"l1", "l2"}}.get(level, set())
     out = []
     for mark in measured:
@@ -835,6 +852,8 @@ def pair_links(session: Session, pairs: Sequence[Pair], machines: Sequence[Any]
     style = {m.hw_id: m.style_index for m in machines}
     names = {e.operation.name: e.id for e in session.operations}
     pairs = [p for p in pairs if p.hardware.id in style]
+    from workbench.model.comparison import compare_session  # (see the note at the imports)
+
     out: list[PairLink] = []
     for c in compare_session(session, pairs):
         a, b = c.first_result, c.second_result

@@ -80,6 +80,9 @@ class LabelLayer:
         # a rebuild while the canvas is hidden (a window being built) places the labels when
         # it is next painted or read, at the size it is shown at, not now
         self._layout_pending = False
+        #: within :meth:`reusing_occupancy`, the operations' requests made so far, by what
+        #: they depend on besides what is drawn (a key's passes ask again for most of them)
+        self._point_requests: dict = {}
 
     # -- when ----------------------------------------------------------------------------
 
@@ -213,6 +216,7 @@ class LabelLayer:
             self._reuse -= 1
             if not self._reuse:
                 self._occ_cache = None
+                self._point_requests = {}
 
     _reuse = 0
     _occ_cache: tuple | None = None
@@ -421,17 +425,20 @@ class LabelLayer:
             # the markers of what it names: its points on every machine, its measured
             # points and their predictions (its leader may cross them)
             theme = canvas.theme
-            spots = [(p.x, p.y, theme.point_size) for member in crowd
-                     for p in (points.marks[k] for k in points.keys_of(member))]
-            mine = len(spots)
+            # (its points' view positions by row: a model's crowd has a thousand)
+            rows = points.rows_of([k for member in crowd for k in points.keys_of(member)])
+            mine = len(rows)
+            spots = []
             members = set(crowd)
             for mark, _curve, _label in canvas.overlays.measured_texts:
                 if mark.op_id in members:
                     spots += [(mark.x, mark.y, theme.point_size * 1.3),
                               (mark.px, mark.py, theme.point_size * 0.9)]
             arr = np.asarray(spots, dtype=float).reshape(-1, 3)
-            px, py = self._px(to_view(arr[:, 0]), to_view(arr[:, 1]), (ax, bx, ay, by))
-            half = arr[:, 2] / 2 + AIR
+            view = points.xy[rows].reshape(-1, 2)
+            px, py = self._px(np.concatenate((view[:, 0], to_view(arr[:, 0]))),
+                              np.concatenate((view[:, 1], to_view(arr[:, 1]))), (ax, bx, ay, by))
+            half = np.concatenate((np.full(mine, float(theme.point_size)), arr[:, 2])) / 2 + AIR
             own = np.column_stack((px - half, py - half, px + half, py + half))
             # it is placed around its points close by, too (on the other machines)
             near = 2.5 * theme.point_size
@@ -514,6 +521,22 @@ class LabelLayer:
                   & (xy[:, 1] >= top) & (xy[:, 1] <= bottom))
         return {key[0] for key, seen in zip(points.keys, inside, strict=True) if seen}
 
+    def _point_request_now(self, op_id: int, label, order: float, t, selected) -> Request:
+        """:meth:`point_request`; within :meth:`reusing_occupancy` (nothing drawn changes)
+        the same request again where the text, its crowd, its tag, its order, the
+        selection and the view are the same."""
+        if not self._reuse:
+            return self.point_request(op_id, label, order, t, selected)
+        key = self._canvas.key
+        memo = (op_id, label.toPlainText(), self._text_box(label), key.crowd_of(op_id),
+                op_id in key.tags, order, selected, self._view_now(),
+                self._canvas.width(), self._canvas.height())
+        request = self._point_requests.get(memo)
+        if request is None:
+            request = self.point_request(op_id, label, order, t, selected)
+            self._point_requests[memo] = request
+        return request
+
     def _far_places(self, sx: float, sy: float, w: float, h: float, radius: float,
                     lead=None):
         """The places farther off (:func:`far_candidates`, each with its leader: from the
@@ -565,7 +588,7 @@ class LabelLayer:
             # the most operations and needs the most room)
             order = (-math.log10(max(point.y, 1e-300))
                      - 1e3 * (len(canvas.key.crowd_of(op_id)) - 1))
-            request = self.point_request(op_id, label, order, t, selected)
+            request = self._point_request_now(op_id, label, order, t, selected)
             out[request.key] = request
             self._label_of[request.key] = (label, request)
 

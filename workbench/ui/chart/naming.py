@@ -48,13 +48,24 @@ def names_of(marker_rects, marker_ops, marks, ops) -> Attribution:
     marks, mark_owners = marks
     if len(owners) != len(rects):  # (markers not drawn yet)
         owners = np.full(len(rects), -2, dtype=np.int64)
-    mine = np.isin(owners, list(ops))
-    theirs = np.isin(mark_owners, list(ops))
+    mine, theirs = _owned(owners, ops), _owned(mark_owners, ops)
     own = np.concatenate((rects[mine], marks[theirs]))
     others = np.concatenate((rects[~mine], marks[~theirs]))
     own = own[np.isfinite(own).all(axis=1)]
     others = others[np.isfinite(others).all(axis=1)]
     return Attribution(own, others[~same_spot(others, own, AIR)])
+
+
+def _owned(owners: np.ndarray, ops) -> np.ndarray:
+    """Which of ``owners`` are among ``ops`` (a name's few operations: compared one by one,
+    quicker than :func:`numpy.isin` for so few)."""
+    ops = list(ops)
+    if len(ops) > 8:
+        return np.isin(owners, ops)
+    mine = np.zeros(len(owners), dtype=bool)
+    for op in ops:
+        mine |= owners == op
+    return mine
 
 
 def names_spot(sx: float, sy: float, size: float, marker_rects, marks,
