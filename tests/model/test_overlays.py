@@ -185,6 +185,7 @@ def test_labels():
     assert value_text(0.125) == "0.125"
     assert value_text(1.5e6) == "1.5e6"
     assert crossing_label("batch", 240.0) == "batch* = 240"
+    assert crossing_label("d", 26267.3) == "d* = 26267"  # whole, as the tables write counts
     assert pair_label(268435456, 28 / 12) == "−268 MB, 2.33× faster"
     assert pair_label(-1e9, 0.5) == "+1 GB, 2× slower"
     assert pair_label(0, 1.0) == "same bytes, same time"

@@ -44,7 +44,7 @@ from workbench.model.sweeps import (
     evaluate_sweep,
     sweep_crossings,
 )
-from workbench.model.units import format_quantity
+from workbench.model.units import format_number, format_quantity
 
 if TYPE_CHECKING:
     from workbench.model.comparison import PairComparison
@@ -111,15 +111,17 @@ def _trim(text: str) -> str:
 
 
 def value_text(value: float, is_int: bool = False, digits: int = 4) -> str:
-    """A parameter value as a label shows it: whole numbers whole (``4096``), others to
-    ``digits`` significant figures without trailing zeros (``255.5``, ``0.125``, ``1.5e+06``)."""
+    """A parameter value as a label shows it, in the product's number format
+    (:func:`~workbench.model.units.format_number`): whole numbers whole (``4096``,
+    ``26267``), others to ``digits`` significant figures without trailing zeros (``255.5``,
+    ``0.125``), an exponent only beyond a million or below a thousandth (``1.5e6``)."""
     if is_int and float(value).is_integer() and abs(value) < 1e15:
         return str(int(value))
-    text = f"{value:.{digits}g}"
+    text = format_number(value, digits)
     if "e" in text:
         mantissa, exponent = text.split("e")
-        return f"{_trim(mantissa)}e{int(exponent)}"
-    return _trim(text) if "." in text else text
+        return f"{_trim(mantissa)}e{exponent}"
+    return _trim(text)
 
 
 def crossing_label(param: str, value: float) -> str:

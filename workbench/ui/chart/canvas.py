@@ -549,6 +549,9 @@ class RooflineCanvas(QWidget):
         # the first points of a chart that had none (a new session's first operation) are
         # shown: the view of an empty chart was made for no data
         self.rebuild(fit=self._scene is not None and not self._scene.points)
+        # what the user added is shown, the view grown to it (no edit: the view is not
+        # part of the document)
+        self.session_view.show_added(change)
 
     def _on_selection(self, op_id) -> None:
         self.points.set_live(op_id)

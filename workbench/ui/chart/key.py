@@ -331,10 +331,10 @@ class TagsAndKey:
 
         scene = self._canvas.scene_model
         colors = {p.op_id: p.color for p in scene.points} if scene else {}
-        # a row's colour swatch where that colour is its alone in the key (it names the
-        # point even where the tag found no place); the tag, else
+        # a row's colour swatch where its points have one colour (a whole model's kind: the
+        # same colour in every phase, shared by kinds of one family, such as the norms);
+        # a row whose points differ in colour has none, as no one marker would be true
         shades = [{colors.get(i) for i in row.ids} for row in self._key_rows]
-        uses = Counter(c for row_shades in shades for c in row_shades)
         out = [e for e in legend if e.kind == "machine"]
         # the notes before the key: with its headings, a line of their own when the legend
         # flows below the plot
@@ -355,7 +355,7 @@ class TagsAndKey:
                 out.append(LegendEntry("heading", row.text))
                 continue
             color = next(iter(row_shades))
-            if len(row_shades) == 1 and color is not None and uses[color] == 1:
+            if len(row_shades) == 1 and color is not None:
                 out.append(LegendEntry("operation", row.text, row.ids[0], color))
             else:
                 out.append(LegendEntry("key", row.text))
