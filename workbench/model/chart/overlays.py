@@ -24,13 +24,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.model.analysis import Pair
-from workbench.model.chart.profiled_kernels import kernel_key, short_kernel_name, top_hidden
+from workbench.model.chart.profiled_kernels import (
+    distinct_key_names,
+    short_kernel_name,
+    top_hidden,
+)
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.measured import VERDICTS
 from workbench.model.measured_session import MeasuredPoint, judge_session
@@ -71,6 +75,8 @@ __all__ = [
     "measured_cap_note",
     "pair_links",
     "Overlays",
+    "kernel_key",
+    "profile_roof_levels",
     "build_overlays",
     "overlay_legend",
     "value_text",
@@ -560,6 +566,49 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
             bands=() if j.predicted_bound == "overhead" else _bands(
                 float(py), j.predicted_time_s / j.t_predicted_s if j.t_predicted_s else 1.0)))
     return marks, total, notes
+
+
+def kernel_key(session: Session, marks: Sequence[MeasuredMark]
+               ) -> tuple[list[MeasuredMark], list[str]]:
+    """A figure's names of the kernels measured on their own: each drawn kernel (by name, on
+    every machine and in every run) gets a tag, ``K1`` for the one with the most GPU time,
+    as its label, and a row of the key, ``"K1 — name"`` (:func:`kernel_key_name`).
+    ``(marks, rows)``."""
+    times: dict[str, float] = {}
+    for mark in marks:
+        if mark.standalone:
+            m = (session.measurements[mark.index]
+                 if 0 <= mark.index < len(session.measurements) else None)
+            t = (m.total_time_s or 0.0) if m is not None else 0.0
+            times[mark.name] = max(times.get(mark.name, 0.0), t)
+    names = sorted(times, key=lambda n: -times[n])  # (stable: ties keep the chart's order)
+    tags = {name: f"K{i + 1}" for i, name in enumerate(names)}
+    shown = distinct_key_names(names)
+    rows = [f"{tags[name]} — {shown[name]}" for name in names]
+    return ([replace(mark, label=tags[mark.name], tag=tags[mark.name])
+             if mark.name in tags else mark for mark in marks], rows)
+
+
+def profile_roof_levels(measured: Sequence[MeasuredMark], machines: Sequence,
+                        level: str) -> list[tuple[int, str]]:
+    """``(machine id, memory level)`` of each cache roof the profiled kernels are placed
+    against (at L1 or L2, or at every level): those roofs are drawn on their machines."""
+    if not measured:
+        return []
+    from workbench.model.profile import machine_level  # (see the note at the imports)
+
+    wanted = {"l1": {"l1"}, "l2": {"l2"}, "all": {"l1", "l2"}}.get(level, set())
+    out = []
+    for mark in measured:
+        levels = {name for name, _x, _tip in mark.level_xs}
+        if level in ("l1", "l2") and mark.run is not None:
+            levels.add(level)
+        entry = next((h for h in machines if h.id == mark.hw_id), None)
+        for name in sorted(levels & wanted):
+            found = machine_level(entry.hardware, name) if entry is not None else None
+            if found is not None:
+                out.append((mark.hw_id, found))
+    return out
 
 
 def overlay_extent(sweeps: Sequence[SweepPath], measured: Sequence[MeasuredMark]

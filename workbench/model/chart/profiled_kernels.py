@@ -1,24 +1,18 @@
 """How a chart draws the kernels of a profile (plain data, no Qt): which it leaves out by
 its top-N rule (:func:`top_hidden`), their names as labels (:func:`short_kernel_name`) and in
-a figure's key (:func:`kernel_key_name`, :func:`kernel_key`: a tag ``K1`` … by each drawn
-kernel), and the cache roofs they are placed against (:func:`profile_roof_levels`).
+a figure's key (:func:`kernel_key_name`, numbered where two read the same).
 
-The measured marks themselves are made in :mod:`workbench.model.chart.overlays`."""
+The measured marks themselves, their tags and the cache roofs they are placed against are
+made in :mod:`workbench.model.chart.overlays`."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from workbench.model.session import Session
 
-if TYPE_CHECKING:
-    from workbench.model.chart.overlays import MeasuredMark
-
-__all__ = ["distinct_key_names", "kernel_key", "kernel_key_name", "profile_roof_levels",
-           "short_kernel_name", "top_hidden"]
+__all__ = ["distinct_key_names", "kernel_key_name", "short_kernel_name", "top_hidden"]
 
 
 def top_hidden(session: Session, most: int | None = None) -> tuple[set[int], str]:
@@ -76,27 +70,6 @@ def top_hidden(session: Session, most: int | None = None) -> tuple[set[int], str
             said.append(f"{len(empty):,} without FLOPs not drawn ({share(empty)})")
         parts.append(f"{run + ': ' if run is not None else ''}" + "; ".join(said))
     return hidden, "; ".join(parts)
-
-
-def kernel_key(session: Session, marks: Sequence[MeasuredMark]
-               ) -> tuple[list[MeasuredMark], list[str]]:
-    """A figure's names of the kernels measured on their own: each drawn kernel (by name, on
-    every machine and in every run) gets a tag, ``K1`` for the one with the most GPU time,
-    as its label, and a row of the key, ``"K1 — name"`` (:func:`kernel_key_name`).
-    ``(marks, rows)``."""
-    times: dict[str, float] = {}
-    for mark in marks:
-        if mark.standalone:
-            m = (session.measurements[mark.index]
-                 if 0 <= mark.index < len(session.measurements) else None)
-            t = (m.total_time_s or 0.0) if m is not None else 0.0
-            times[mark.name] = max(times.get(mark.name, 0.0), t)
-    names = sorted(times, key=lambda n: -times[n])  # (stable: ties keep the chart's order)
-    tags = {name: f"K{i + 1}" for i, name in enumerate(names)}
-    shown = distinct_key_names(names)
-    rows = [f"{tags[name]} — {shown[name]}" for name in names]
-    return ([replace(mark, label=tags[mark.name], tag=tags[mark.name])
-             if mark.name in tags else mark for mark in marks], rows)
 
 
 def distinct_key_names(names: Sequence[str]) -> dict[str, str]:
@@ -205,25 +178,3 @@ def _split_shape(name: str) -> tuple[str, str]:
                 return name[:i - 1], name[i + 1:-1]
             return name, ""
     return name, ""
-
-
-def profile_roof_levels(measured: Sequence[MeasuredMark], machines: Sequence,
-                        level: str) -> list[tuple[int, str]]:
-    """``(machine id, memory level)`` of each cache roof the profiled kernels are placed
-    against (at L1 or L2, or at every level): those roofs are drawn on their machines."""
-    if not measured:
-        return []
-    from workbench.model.profile import machine_level  # (see the note at the imports)
-
-    wanted = {"l1": {"l1"}, "l2": {"l2"}, "all": {"l1", "l2"}}.get(level, set())
-    out = []
-    for mark in measured:
-        levels = {name for name, _x, _tip in mark.level_xs}
-        if level in ("l1", "l2") and mark.run is not None:
-            levels.add(level)
-        entry = next((h for h in machines if h.id == mark.hw_id), None)
-        for name in sorted(levels & wanted):
-            found = machine_level(entry.hardware, name) if entry is not None else None
-            if found is not None:
-                out.append((mark.hw_id, found))
-    return out

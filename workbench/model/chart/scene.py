@@ -42,8 +42,9 @@ from workbench.model.chart.overlays import (
     measured_cap_note,
     overlay_extent,
     overlay_legend,
+    profile_roof_levels,
 )
-from workbench.model.chart.profiled_kernels import profile_roof_levels, top_hidden
+from workbench.model.chart.profiled_kernels import top_hidden
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware, roof_name
 from workbench.model.roofline import Result, attainable, compute_bound, ridge

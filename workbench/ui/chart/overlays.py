@@ -25,11 +25,12 @@ from workbench.model.chart.overlays import (
     PairLink,
     SweepPath,
     drawn_measured_marks,
+    kernel_key,
     pair_links,
     run_links,
     sweep_paths,
 )
-from workbench.model.chart.profiled_kernels import kernel_key, top_hidden
+from workbench.model.chart.profiled_kernels import top_hidden
 from workbench.model.chart.scene import LegendEntry, Scene, measured_legend, whose_texts
 from workbench.ui.chart.axes import to_data, to_view
 from workbench.ui.chart.items import Label, Pool, Spots
