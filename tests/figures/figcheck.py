@@ -1180,7 +1180,7 @@ def _where(mark: Mark) -> str:
     return f"({(x0 + x1) / 2:.1f}, {(y0 + y1) / 2:.1f})"
 
 
-#: the text items' own margin around their text (see workbench.ui.chart.layout)
+#: the text items' own margin around their text (see workbench.ui.chart.labels)
 _ITEM_MARGIN = 3.0
 #: a leader stops this many device pixels short of its marker, or less
 _LEADER_SLACK = 2.5

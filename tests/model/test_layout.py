@@ -9,8 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from workbench.model.chart.key import crowd_parts, crowd_text, crowds, figure_key
-from workbench.model.chart.layout import (
+from workbench.model.chart.placement import (
     Attribution,
     Candidate,
     Occupancy,
@@ -26,6 +25,7 @@ from workbench.model.chart.layout import (
     sloped_candidates,
     wrap_title,
 )
+from workbench.model.chart.tagging import crowd_parts, crowd_text, crowds, figure_key
 
 FRAME = (0.0, 0.0, 400.0, 300.0)
 

@@ -13,7 +13,7 @@ import pytest
 
 from workbench.io.sessions import load_session
 from workbench.model.analysis import evaluate_session
-from workbench.model.chart.overlays import (
+from workbench.model.chart.overlay_data import (
     VERDICT_COLORS,
     crossing_label,
     pair_label,
@@ -92,7 +92,7 @@ def test_sweep_paths_widen_the_data_range():
 
 
 def test_a_chart_of_many_measurements_draws_the_first_thousand_and_says_so():
-    from workbench.model.chart.overlays import MAX_MEASURED_DRAWN
+    from workbench.model.chart.overlay_data import MAX_MEASURED_DRAWN
 
     session = Session(hardware=[HardwareEntry(teaching(), preset="teach"),
                                 HardwareEntry(Hardware("Half", compute={"fp16": 50e12},

@@ -1,5 +1,5 @@
 """The rule that a text names what a reader pairs it with (:class:`Attribution`), for
-the text layout (:mod:`workbench.model.chart.layout`): without a leader, its own marks are
+the text layout (:mod:`workbench.model.chart.placement`): without a leader, its own marks are
 the nearest to its box by a clear margin; with one, the text keeps clear of the other marks.
 In device units (pixels, y downwards), free of Qt."""
 

@@ -1,6 +1,6 @@
 """Where the boxes around the chart's texts go: the corner of the plot a legend takes
 (:func:`free_corners`, :func:`legend_corner`) and the lines a title is broken into
-(:func:`wrap_title`). In device units, free of Qt, as :mod:`workbench.model.chart.layout`."""
+(:func:`wrap_title`). In device units, free of Qt, as :mod:`workbench.model.chart.placement`."""
 
 from __future__ import annotations
 

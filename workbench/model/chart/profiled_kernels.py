@@ -3,7 +3,7 @@ its top-N rule (:func:`top_hidden`), their names as labels (:func:`short_kernel_
 a figure's key (:func:`kernel_key_name`, numbered where two read the same).
 
 The measured marks themselves, their tags and the cache roofs they are placed against are
-made in :mod:`workbench.model.chart.overlays`."""
+made in :mod:`workbench.model.chart.overlay_data`."""
 
 from __future__ import annotations
 

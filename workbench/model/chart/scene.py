@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from workbench.model.analysis import Pair
-from workbench.model.chart.overlays import (
+from workbench.model.chart.overlay_data import (
     VERDICT_COLORS,
     MeasuredMark,
     PairLink,
@@ -279,7 +279,7 @@ class Scene:
     """Everything the chart shows. Ranges are ``(low, high)`` in data units, whole decades;
     ``extent`` is the x span (FLOP/byte) the roofs are drawn over (wider than ``x_range``).
     ``sweeps``, ``measured`` and ``links`` are the sweep paths, measured points and compared
-    pairs (see :mod:`workbench.model.chart.overlays`), empty when the view hides them."""
+    pairs (see :mod:`workbench.model.chart.overlay_data`), empty when the view hides them."""
 
     title: str
     machines: tuple[MachineMark, ...]

@@ -1,12 +1,12 @@
 """What each text of the chart names, for the rule that a reader pairs it with that
-(:class:`~workbench.model.chart.layout.Attribution`): in device pixels, from what the chart
-draws (a part of :mod:`workbench.ui.chart.layout`)."""
+(:class:`~workbench.model.chart.placement.Attribution`): in device pixels, from what the chart
+draws (a part of :mod:`workbench.ui.chart.labels`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from workbench.model.chart.layout import PAIRING_REACH, Attribution, box_gaps, same_spot
+from workbench.model.chart.placement import PAIRING_REACH, Attribution, box_gaps, same_spot
 from workbench.ui.chart.axes import to_view
 
 #: Air around lines and markers, pixels.

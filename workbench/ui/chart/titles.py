@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from PySide6.QtGui import QFontMetricsF
 
-from workbench.model.chart.layout import wrap_title
+from workbench.model.chart.placement import wrap_title
 from workbench.model.chart.scene import short_axis_title
 from workbench.ui.chart.theme import make_font
 from workbench.ui.widgets import escape_html

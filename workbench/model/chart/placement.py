@@ -21,7 +21,7 @@ without a leader line, its own marks are the nearest to its box by a clear margi
 (:data:`PAIRING_RATIO`, :data:`PAIRING_MARGIN`) and lie within :attr:`Attribution.reach`;
 farther off, a leader joins it to one of them. An operation whose name has no clean
 place is named by a short tag instead (``1``, ``2`` … placed like any text) and a key beside
-or below the plot lists "1 — name" (see :mod:`workbench.model.chart.key`). Counts, not flags, so
+or below the plot lists "1 — name" (see :mod:`workbench.model.chart.tagging`). Counts, not flags, so
 that a marker that moves can be taken out of the grid and put back elsewhere: an edit
 re-places only the texts it touches.
 """
