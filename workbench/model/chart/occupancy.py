@@ -1,5 +1,5 @@
 """The plot as a grid of small cells, each counting what covers it (device units, free of
-Qt): what the text layout (:mod:`workbench.model.chart.layout`) places texts on.
+Qt): what the text layout (:mod:`workbench.model.chart.placement`) places texts on.
 
 :class:`Occupancy` counts the cells covered by lines of data, markers, the legend and the
 texts already placed, and says how many covered cells lie under boxes (a text's candidate

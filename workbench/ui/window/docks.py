@@ -285,7 +285,7 @@ class DocksMixin:
 
             panel = MeasurementsPanel(ws, self)
             action = getattr(self, "import_measurements_action", None)
-            if action is not None:  # else _build_menus gives it
+            if action is not None:  # else build_menus gives it
                 panel.set_import_action(action)
             return panel, self.measurements_dock
         if name == "compare":

@@ -1,12 +1,12 @@
 """The chart's texts and their layout: what is drawn where in device pixels, how large each
-text is, and putting each text where :mod:`workbench.model.chart.layout` decides.
+text is, and putting each text where :mod:`workbench.model.chart.placement` decides.
 
 :class:`LabelLayer` owns the operations' name items (op_id → text item), the table of every
 text placed (its key → the text item and what was asked for it), the last layout, the
 markers' boxes in it, the leader lines, and when to place the texts again (a moment after a
 zoom, pan or resize; at the next paint when the chart was filled while hidden). It reads
 what is drawn from the chart's other parts (roofs, points, overlays), asks the legend for
-its place first, and is driven by the key of tags (:mod:`workbench.ui.chart.key`).
+its place first, and is driven by the key of tags (:mod:`workbench.ui.chart.tags`).
 
 A part of :class:`~workbench.ui.chart.canvas.RooflineCanvas`; the same code places the texts of
 the live chart and of every exported figure (which is drawn by the same canvas).
@@ -23,7 +23,8 @@ from typing import ClassVar
 import numpy as np
 from PySide6.QtCore import QTimer
 
-from workbench.model.chart.layout import (
+from workbench.model.chart.occupancy import clip_segment
+from workbench.model.chart.placement import (
     Attribution,
     Occupancy,
     Request,
@@ -36,11 +37,10 @@ from workbench.model.chart.layout import (
     point_candidates,
     sloped_candidates,
 )
-from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.items import Label, Pool
-from workbench.ui.chart.naming import AIR, names_of, names_spot, other_marks, roof_segments
+from workbench.ui.chart.naming import AIR, line_spot, names_of, names_spot, other_marks, roof_segments
 
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
@@ -349,7 +349,7 @@ class LabelLayer:
                    if p is None and self._MISS_COST.get(self._label_of[key][1].kind, 1) >= 100)
 
     def place_all(self) -> None:
-        """Place every text of the chart (see :mod:`workbench.model.chart.layout`). When names of
+        """Place every text of the chart (see :mod:`workbench.model.chart.placement`). When names of
         operations find no place, the legend's other free corners and a place outside the
         plot are tried too (a few texts: the search is bounded), and the placing that leaves
         out least is kept."""
@@ -671,12 +671,12 @@ class LabelLayer:
                                 else np.zeros((0, 4)), reach=ROOF_REACH)
             if roof.sloped:
                 # where the lines lie close together (View ▸ All Memory Roofs) a value with
-                # no place along its line is said off it, a leader to the middle of its part
-                # in view
+                # no place along its line is said off it, a leader to its part in view (near
+                # the middle, where no point sits on it)
                 seen = clip_segment(float(xs[0]), float(ys[0]), float(xs[-1]), float(ys[-1]),
                                     frame) if roof.kind == "memory" else None
-                mark = (None if seen is None else
-                        ((seen[0] + seen[2]) / 2, (seen[1] + seen[3]) / 2, 2.0))
+                mark = None if seen is None else (*line_spot(
+                    seen, self._marker_rects, self._marks, theme.point_size), 2.0)
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys: sloped_candidates(xs[0], ys[0], xs[1], ys[1],
                                                                  w, h, frame), order,
@@ -933,6 +933,6 @@ NAME_AIR = 2.0
 
 
 def _cand(left: float, top: float):
-    from workbench.model.chart.layout import Candidate
+    from workbench.model.chart.placement import Candidate
 
     return Candidate(left, top)
