@@ -23,24 +23,19 @@ from typing import ClassVar
 import numpy as np
 from PySide6.QtCore import QTimer
 
-from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.placement import (
-    Attribution,
     Occupancy,
     Request,
     TextLayout,
-    as_array,
-    corner_candidates,
     far_candidates,
-    flat_candidates,
     lead_from,
     point_candidates,
-    sloped_candidates,
 )
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.items import Label, Pool
-from workbench.ui.chart.naming import AIR, line_spot, names_of, names_spot, other_marks, roof_segments
+from workbench.ui.chart.naming import AIR, names_of, other_marks
+from workbench.ui.chart.text_requests import add_chart_texts
 
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
@@ -626,8 +621,6 @@ class LabelLayer:
     def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
         canvas = self._canvas
-        roofs, overlays = canvas.roofs, canvas.overlays
-        theme = canvas.theme
         t = canvas.view_to_scene()
         frame = self._frame()
         out: dict = {}
@@ -659,149 +652,9 @@ class LabelLayer:
             out[request.key] = request
             self._label_of[request.key] = (label, request)
 
-        lines = roof_segments(canvas, lambda x, y: self._px(x, y, t))
-        for i, (roof, label) in enumerate(roofs.roof_texts):
-            xs, ys = self._px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)), t)
-            order = i + (0 if roof.emphasis == "main" and not roof.derated else 100)
-            # a roof's value beside its own line, nearer it than any other line
-            own = np.array([[xs[0], ys[0], xs[1], ys[1]]])
-            others = [seg for other, seg in lines if other is not roof]
-            names = Attribution(own_lines=own[np.isfinite(own).all(axis=1)],
-                                other_lines=np.concatenate(others) if others
-                                else np.zeros((0, 4)), reach=ROOF_REACH)
-            if roof.sloped:
-                # where the lines lie close together (View ▸ All Memory Roofs) a value with
-                # no place along its line is said off it, a leader to its part in view (near
-                # the middle, where no point sits on it)
-                seen = clip_segment(float(xs[0]), float(ys[0]), float(xs[-1]), float(ys[-1]),
-                                    frame) if roof.kind == "memory" else None
-                mark = None if seen is None else (*line_spot(
-                    seen, self._marker_rects, self._marks, theme.point_size), 2.0)
-                add(("roof", i), label, "roof",
-                    lambda w, h, xs=xs, ys=ys: sloped_candidates(xs[0], ys[0], xs[1], ys[1],
-                                                                 w, h, frame), order,
-                    mark=mark, names=names)
-            else:
-                add(("roof", i), label, "roof",
-                    lambda w, h, xs=xs, ys=ys, roof=roof: flat_candidates(
-                        xs[0], xs[1], ys[0], w, h, frame, below_first=roof.derated), order,
-                    names=names)
-
-        for i, (ridge, label) in enumerate(roofs.ridges):
-            sx, sy = (float(v) for v in self._px(to_view(ridge.x), to_view(ridge.y), t))
-            add(("ridge", i), label, "ridge",
-                lambda w, h, sx=sx, sy=sy: np.vstack((
-                    as_array(corner_candidates(sx, sy, w, h)),
-                    point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i,
-                names=names_spot(sx, sy, theme.ridge_size, self._marker_rects, self._marks,
-                                 False, RIDGE_REACH))
-
-        for i, (region, curve, label) in enumerate(roofs.regions):
-            if not curve.isVisible():
-                label.setVisible(False)
-                continue
-            edge = float(self._px(to_view(region.xs[1] if region.kind == "memory"
-                                          else region.xs[0]), 0.0, t)[0])
-
-            def region_place(w, h, region=region, edge=edge):
-                left, _top, right, bottom = frame
-                if region.kind == "memory":
-                    x = left + 6
-                    return [] if edge < x + w else [_cand(x, bottom - h - 5)]
-                x = right - 6 - w
-                return [] if edge > x else [_cand(x, bottom - h - 5)]
-            add(("region", i), label, "region", region_place, i)
-
-        g = theme.point_size / 2
-        done: set[int] = set()
-        for mark, label in overlays.crossing_texts:
-            if id(label) in done:
-                continue
-            done.add(id(label))
-            sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
-            # (a crossing and a sweep's ends are what the user asked to see: said farther
-            # off, with a leader, where the roofs' texts crowd them)
-            add(("crossing", id(label)), label, "crossing",
-                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"),
-                mark=(sx, sy, g + 3), own=self._sweep_marks(mark.hw_id, t))
-        for i, (mark, _link, label) in enumerate(overlays.measured_texts):
-            sx, sy = (float(v) for v in self._px(to_view(mark.x), to_view(mark.y), t))
-            # (a figure's kernel tag names its marker wherever it goes: farther off, with a
-            # leader, where there is no room beside it)
-            add(("measured", i), label, "measured",
-                lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i,
-                mark=(sx, sy, g * 1.3) if mark.tag else None,
-                names=names_spot(sx, sy, 2 * g * 1.3, self._marker_rects, self._marks))
-        # the same pair with the same figures on several machines is said once, by whichever
-        # of its links has room (the lower arc may be boxed in by the roof and the arc above)
-        apexes: dict[tuple[str, str, str], list[int]] = {}
-        for i, (link, _curve, _arrow, label) in enumerate(overlays.pair_texts):
-            said = (link.first, link.second, label.toPlainText())
-            if said in apexes:
-                label.setVisible(False)
-            apexes.setdefault(said, []).append(i)
-        for links in apexes.values():
-            i = links[0]
-            add(("pair", i), overlays.pair_texts[i][3], "pair",
-                lambda w, h, links=links: np.vstack([
-                    point_candidates(*overlays.pair_apexes[j], w, h, 2.0) for j in links]), i)
-        seen: set[tuple[int, str]] = set()
-        for i, (path, end, label) in enumerate(overlays.sweep_texts):
-            key = (path.hw_id, label.toPlainText())
-            if key in seen:  # the same "m = 1" on one machine: once
-                label.setVisible(False)
-                continue
-            seen.add(key)
-            sx, sy = (float(v) for v in self._px(to_view(path.xs[end]), to_view(path.ys[end]),
-                                                 t))
-            add(("sweep", i), label, "sweep",
-                lambda w, h, sx=sx, sy=sy, end=end: point_candidates(
-                    sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i,
-                mark=(sx, sy, g * 0.55 + 1), own=self._sweep_marks(path.hw_id, t),
-                names=names_spot(sx, sy, 2 * g * 0.55 + 2, self._marker_rects, self._marks))
+        add_chart_texts(canvas, frame, lambda x, y: self._px(x, y, t), self._marker_rects,
+                        self._marks, add)
         return out
-
-    def _sweep_marks(self, hw_id: int, t) -> np.ndarray:
-        """The boxes (rows ``left, top, right, bottom``) of the sweep samples and ridge
-        crossings drawn on machine ``hw_id``: a sweep's texts say where its path goes, their
-        leaders may cross its marks."""
-        theme = self._canvas.theme
-        xs, ys, sizes = [], [], []
-        for path, _curve in self._canvas.overlays.sweep_paths_drawn:
-            if path.hw_id != hw_id:
-                continue
-            if path.dots:
-                xs += list(path.xs)
-                ys += list(path.ys)
-                sizes += [theme.point_size * 0.55] * len(path.xs)
-            for mark in path.crossings:
-                xs.append(mark.x)
-                ys.append(mark.y)
-                sizes.append(theme.point_size + 5)
-        if not xs:
-            return np.zeros((0, 4))
-        px, py = self._px(to_view(np.asarray(xs, dtype=float)),
-                          to_view(np.asarray(ys, dtype=float)), t)
-        half = np.asarray(sizes) / 2 + AIR
-        own = np.column_stack((px - half, py - half, px + half, py + half))
-        # and the markers those marks touch (a crossing at a ridge lies on its operation's
-        # point and the ridge's mark: every way out of it passes over one)
-        rects = self._marker_rects
-        ridges = self._canvas.roofs.ridge_marks
-        rx, ry = ridges.getData() if ridges.isVisible() else (None, None)
-        if rx is not None and len(rx):
-            qx, qy = self._px(rx, ry, t)
-            half = theme.ridge_size / 2 + AIR
-            rects = np.vstack((rects.reshape(-1, 4),
-                               np.column_stack((qx - half, qy - half, qx + half, qy + half))))
-        if len(rects):
-            near = self._canvas.theme.point_size
-            touch = np.zeros(len(rects), dtype=bool)
-            for x0, y0, x1, y1 in own:
-                touch |= ((rects[:, 0] < x1 + near) & (rects[:, 2] > x0 - near)
-                          & (rects[:, 1] < y1 + near) & (rects[:, 3] > y0 - near))
-            own = np.vstack((own, rects[touch]))
-        return own
 
     # -- incremental ----------------------------------------------------------------------
 
@@ -918,21 +771,9 @@ CROWD_RINGS = (0.0, 0.0, 14.0, 30.0, 50.0, 75.0, 105.0)
 #: its leader is at most this share of the chart's diagonal long
 FAR_REACH = 0.5
 LEADER_MOST = 0.24
-#: a ridge's text (naming its machine: told from the other ridges by its words, from the
-#: operations' points by place) lies this far from its diamond at most, unled
-RIDGE_REACH = 18.0
-#: a roof's value lies at most this many pixels from its line (more than a text's height
-#: off, it no longer reads as the line's)
-ROOF_REACH = 20.0
 #: air kept between a tag and other texts, pixels ("add_fp32" and a tag "22" side by side
 #: read as one label)
 TAG_AIR = 3.0
 #: and between an operation's name and other texts ("g_512" and "g_1024" side by side
 #: read as one name "g_512 g_1024" a pixel apart)
 NAME_AIR = 2.0
-
-
-def _cand(left: float, top: float):
-    from workbench.model.chart.placement import Candidate
-
-    return Candidate(left, top)
