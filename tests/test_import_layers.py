@@ -186,7 +186,7 @@ def test_the_package_is_read():
         <= set(MODULES)
     graph = import_graph(MODULES)
     assert "workbench.io.yamlio" in graph["workbench.io.sessions"]  # an import seen
-    assert "workbench.ui.figures.export" in graph["workbench.ui.window.main_window"]  # in a method
+    assert "workbench.ui.figures.export" in graph["workbench.ui.window.exporting"]  # in a method
     assert "workbench.document.models" in graph["workbench.document.document"]  # in a method
 
 

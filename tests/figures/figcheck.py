@@ -69,8 +69,9 @@ exported file, with the canvas saying which operation each text and each colour 
     leader line, its own marks are not the nearest to its box (every other at least
     ``ATTRIBUTION_RATIO`` times as far) or to its middle, or lie more than ``reach`` from it
     (a tag standing alone); with a leader, the leader does not join the text to one of its
-    own marks. Marks are markers for the names of points, ridges and sweeps, and lines for
-    the values of roofs; a text is compared with marks of its own kind.
+    own marks (or joins a roof's value to its line where a marker sits on it). Marks are
+    markers for the names of points, ridges and sweeps, and lines for the values of roofs;
+    a text is compared with marks of its own kind.
 
 Use ``check_pdf(path_or_bytes) -> list[Defect]`` (and ``check_readability(read_figure(...))``);
 ``format_defects`` prints them one per line; ``python tests/figures/figcheck.py FIG.pdf ...``
@@ -1128,6 +1129,11 @@ def check_attribution(texts: Sequence[NamingText], marks: Sequence[Mark]) -> lis
             if not (at_text and at_mark):
                 out.append(Defect(MISATTRIBUTED, t.box, (t.text,),
                                   "its leader line joins it to no mark of its own"))
+            elif t.kind == "line" and (on := [m for m in marks if m.kind == "marker"
+                                              and _gap((*b, *b), m) <= 1.0]):
+                # (a roof's value led to its line where a point sits reads as that point's)
+                out.append(Defect(MISATTRIBUTED, t.box, (t.text,),
+                                  f"its leader line ends on a marker at {_where(on[0])}"))
             continue
         mine = min(_gap(t.box, m) for m in own)
         if mine > t.reach:
@@ -1174,7 +1180,7 @@ def _where(mark: Mark) -> str:
     return f"({(x0 + x1) / 2:.1f}, {(y0 + y1) / 2:.1f})"
 
 
-#: the text items' own margin around their text (see workbench.ui.chart.layout)
+#: the text items' own margin around their text (see workbench.ui.chart.labels)
 _ITEM_MARGIN = 3.0
 #: a leader stops this many device pixels short of its marker, or less
 _LEADER_SLACK = 2.5
@@ -1265,6 +1271,22 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
     return texts, marks
 
 
+def leader_at(box: Box, segments: Sequence[Sequence[Point]], reach: float
+              ) -> tuple[Point, Point] | None:
+    """The leader line of a text whose box is ``box``, of the straight ``segments`` on the
+    page: the one with an end nearest the box, within ``reach`` of it, as ``(that end, the
+    other)`` (None: none ends there). Nearest, not first: the end of another line (a
+    measured point's gap bar) can lie a few points from a text whose own leader ends at
+    its edge."""
+    best, gap = None, math.inf
+    for a, b in segments:
+        near, far = sorted((a, b), key=lambda q: _gap_box(box, (*q, *q)))
+        d = _gap_box(box, (*near, *near))
+        if d <= reach and d < gap:
+            best, gap = (near, far), d
+    return best
+
+
 def _to_view(value: float) -> float:
     """A data value on the chart's log axes."""
     return math.log10(value) if value > 0 else -math.inf
@@ -1326,14 +1348,8 @@ def pdf_attribution(fig: Figure, canvas) -> tuple[list[NamingText], list[Mark]]:
             continue
         box = _bbox([c for t in found for c in _box_corners(t.bbox())])
         size = max(t.size for t in found)
-        leader = None
         reach_end = 0.6 * size  # (the leader ends at the text's box, the ink a little inside)
-        for s in lines:
-            a, b = s.polylines[0]
-            ends = sorted((a, b), key=lambda q: _gap_box(box, (*q, *q)))
-            if _gap_box(box, (*ends[0], *ends[0])) <= reach_end:
-                leader = (ends[0], ends[1])
-                break
+        leader = leader_at(box, [s.polylines[0] for s in lines], reach_end)
         texts.append(NamingText(label.toPlainText(), box, frozenset(canvas.key.crowd_of(key[1])),
                                 "marker", leader, ATTRIBUTION_REACH * size + reach_end,
                                 max(_LEADER_SLACK * max(sx, sy), reach_end)))

@@ -488,3 +488,35 @@ def test_a_roof_value_is_compared_with_lines_not_markers():
     bad = NamingText("hbm 3.35 TB/s", (100.0, 65.0, 180.0, 75.0), frozenset(["hbm"]), "line",
                      reach=30.0)
     assert check_attribution([bad], [own, other, marker])
+
+
+def test_a_texts_leader_is_the_line_ending_nearest_it():
+    """A tag below the end of another operation's gap bar (4 pt over its box) with its own
+    leader ending at its left edge (1 pt off): the leader is its own, whichever line the
+    page lists first; a line ending 10 pt off is none."""
+    from figures.figcheck import leader_at
+
+    box = (202.0, 109.0, 211.0, 115.0)
+    bar = ((207.0, 105.0), (207.0, 99.0))  # ends 4 pt above the box
+    own = ((201.0, 108.0), (147.0, 105.0))  # ends 1 pt left of the box's corner
+    assert leader_at(box, [bar, own], 4.5) == own
+    assert leader_at(box, [own, bar], 4.5) == own
+    assert leader_at(box, [bar], 4.5) == bar
+    assert leader_at(box, [((207.0, 99.0), (207.0, 80.0))], 4.5) is None
+
+
+def test_a_roof_values_leader_ending_on_a_marker_is_misattributed():
+    """A roof's value led to its line where an operation's point sits on it reads as that
+    point's name; led to its line 20 pt from the point, it is the line's."""
+    from figures.figcheck import Mark, NamingText, check_attribution
+
+    line = Mark("line", (0.0, 200.0, 200.0, 0.0), frozenset(["hbm"]))
+    point = _marker(100, 100, "op")
+    box = (150.0, 150.0, 210.0, 160.0)
+    on_point = NamingText("hbm 3.35 TB/s", box, frozenset(["hbm"]), "line",
+                          leader=((150.0, 152.0), (101.0, 99.0)), reach=20.0, slack=4.0)
+    found = check_attribution([on_point], [line, point])
+    assert len(found) == 1 and "ends on a marker" in found[0].detail
+    beside = NamingText("hbm 3.35 TB/s", box, frozenset(["hbm"]), "line",
+                        leader=((150.0, 152.0), (121.0, 79.0)), reach=20.0, slack=4.0)
+    assert check_attribution([beside], [line, point]) == []

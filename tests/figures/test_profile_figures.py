@@ -21,7 +21,7 @@ from figures.test_figure_quality import attribution_defects
 from workbench.io.measurements import attach_measurements, import_measurements
 from workbench.io.profiles import add_machines
 from workbench.io.sessions import loads_session
-from workbench.model.chart.overlays import kernel_key_name
+from workbench.model.chart.profiled_kernels import kernel_key_name
 from workbench.ui.figures.export import figure_bytes, last_figure_canvas, resolve_size
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

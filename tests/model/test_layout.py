@@ -9,8 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from workbench.model.chart.key import crowd_parts, crowd_text, crowds, figure_key
-from workbench.model.chart.layout import (
+from workbench.model.chart.placement import (
     Attribution,
     Candidate,
     Occupancy,
@@ -21,10 +20,12 @@ from workbench.model.chart.layout import (
     free_corners,
     lead_from,
     point_candidates,
+    same_spot,
     segment_gaps,
     sloped_candidates,
     wrap_title,
 )
+from workbench.model.chart.tagging import crowd_parts, crowd_text, crowds, figure_key
 
 FRAME = (0.0, 0.0, 400.0, 300.0)
 
@@ -58,6 +59,31 @@ def test_higher_priority_places_first_and_a_text_without_room_is_left_out():
     result = layout.place_all([Request("sweep", "sweep", 90, 15, cands),
                                Request("op", "operation", 90, 15, cands.copy())])
     assert result["op"] is not None and result["sweep"] is None
+
+
+def test_a_crossing_without_room_moves_a_roof_value_that_has_another_place():
+    """A roof's value takes the place beside a ridge crossing, the only one the crossing
+    has; the value has a second place, so the crossing is placed there and the value moves.
+    A value with no second place keeps its place (the crossing is left out), and so does a
+    less important text that has one (a sweep's end)."""
+    occ = Occupancy((0.0, 0.0, 200.0, 60.0))
+
+    def rows(*places):
+        return np.array([[x, y, np.nan, np.nan, np.nan, np.nan] for x, y in places])
+
+    beside = rows((10.0, 10.0))
+    roof = Request("roof", "roof", 80, 12, rows((10.0, 10.0), (110.0, 40.0)), 0)
+    crossing = Request("crossing", "crossing", 80, 12, beside, 0)
+    result = TextLayout(occ.copy()).place_all([roof, crossing])
+    assert result["crossing"].rect == (10.0, 10.0, 90.0, 22.0)
+    assert result["roof"].rect == (110.0, 40.0, 190.0, 52.0)
+    stuck = Request("roof", "roof", 80, 12, beside.copy(), 0)
+    result = TextLayout(occ.copy()).place_all([stuck, crossing])
+    assert result["crossing"] is None and result["roof"].rect == (10.0, 10.0, 90.0, 22.0)
+    # (a sweep's end is less important: it is never placed first to make its room)
+    sweep = Request("sweep", "sweep", 80, 12, beside.copy(), 0)
+    result = TextLayout(occ.copy()).place_all([roof, sweep])
+    assert result["sweep"] is None and result["roof"].rect == (10.0, 10.0, 90.0, 22.0)
 
 
 def test_removing_a_text_frees_its_cells_for_another():
@@ -239,6 +265,27 @@ def test_a_leader_crosses_its_own_markers_only_when_nothing_else_is_left():
     assert place([down, aside], np.vstack((top, below))).rect[:2] == (150.0, 150.0)
 
 
+def test_a_tag_led_past_other_marks_still_keeps_its_text_clear_of_them():
+    """A tag whose leader can only leave its marker from inside another's (its marker
+    hidden under that one) is still placed, rather than untold; but not with its text 3 px
+    beside a third marker (read as that one's name, whatever the leader says): it goes to
+    the place clear of it."""
+    own = np.array([[95.0, 95.0, 105.0, 105.0]])
+    over = np.array([[94.0, 94.0, 106.0, 106.0]])  # another's, drawn over it
+    third = np.array([[173.0, 95.0, 183.0, 105.0]])
+    names = Attribution(own, np.vstack((over, third)))
+    beside = [150.0, 95.0, 100.0, 100.0, 150.0, 100.0]  # box 150–170: 3 px left of third
+    below = [150.0, 150.0, 100.0, 100.0, 150.0, 150.0]
+
+    def place(cands):
+        request = Request("tag", "operation", 20.0, 10.0, np.zeros((0, 6)), cross_lines=True,
+                          own=own, far=lambda: np.array(cands), names=names)
+        return TextLayout(Occupancy((0.0, 0.0, 200.0, 200.0))).place_all([request])["tag"]
+
+    assert place([beside]) is None
+    assert place([beside, below]).rect[:2] == (150.0, 150.0)
+
+
 def test_a_tag_keeps_its_air_from_other_texts_and_they_from_it():
     """A name and a tag side by side read as one label ("add_fp32 22"): a tag keeps ``air``
     pixels more from any text, whichever is placed first; texts without air keep the usual
@@ -341,6 +388,30 @@ def test_a_text_far_from_its_marker_needs_a_leader():
     assert placed.leader == (111.5, 105.0, 130.0, 105.0)
 
 
+def test_a_roof_values_leader_does_not_cross_a_line_just_before_its_own():
+    """Two parallel roofs 10 px apart (y = 200 and y = 190): a value led to the lower one
+    from above crosses the upper one 10 px before its end and reads as naming either; from
+    below, its last 16 px touch no other line, and it is placed. Without a place that
+    keeps the rule it is left out (a roof's value has no markers of its own to excuse
+    it)."""
+    names = Attribution(own_lines=np.array([[0.0, 200.0, 400.0, 200.0]]),
+                        other_lines=np.array([[0.0, 190.0, 400.0, 190.0]]), reach=20.0)
+    from_above = np.array([[180.0, 120.0, 200.0, 196.5, 200.0, 132.0]])
+    from_below = np.array([[180.0, 268.0, 200.0, 203.5, 200.0, 268.0]])
+    assert names.led(np.array([[180.0, 120.0, 220.0, 132.0]]), from_above[:, 2:6]).tolist() \
+        == [False]
+    assert names.led(np.array([[180.0, 268.0, 220.0, 280.0]]), from_below[:, 2:6]).tolist() \
+        == [True]
+    layout = TextLayout(Occupancy(FRAME))
+    roof = Request("v", "roof", 40.0, 12.0, np.zeros((0, 6)), names=names, cross_lines=True,
+                   far=lambda: from_above)
+    assert layout.place(roof) is None
+    placed = layout.place(Request("v", "roof", 40.0, 12.0, np.zeros((0, 6)), names=names,
+                                  cross_lines=True, far=lambda: np.vstack((from_above,
+                                                                           from_below))))
+    assert placed.leader == (200.0, 203.5, 200.0, 268.0)
+
+
 def test_the_middle_of_a_long_name_is_not_over_another_marker():
     """A 100 px name whose end is 4 px left of its marker (box gap 4) and whose middle is
     right over another marker 13 px below it: the other is farther from the box (13 ≥ 1.6 ×
@@ -386,3 +457,43 @@ def test_a_leader_leaves_the_marker_nearest_the_text():
     out = lead_from(cands, [0.0, 40.0], [0.0, 0.0], 5.0)
     assert out[0].tolist() == pytest.approx([60.0, -6.0, 46.5, 0.0, 60.0, 0.0])
     assert np.isnan(out[1, 2])  # a place without a leader keeps none
+
+
+def test_marks_at_the_same_spot_among_thousands_are_those_found_pair_by_pair():
+    """A model's thousands of markers, many drawn at one place: the marks at one of a
+    crowd's spots are found among them as when every pair is compared (centres a quarter of
+    the smaller size apart or less, each way, sizes less the air)."""
+    rng = np.random.default_rng(7)
+
+    def marks(n):
+        centres = rng.integers(0, 60, size=(n, 2)) * 2.5 + rng.choice([0.0, 0.5, 1.0], (n, 2))
+        half = rng.choice([1.0, 2.25, 3.0, 4.5], size=n)[:, None]
+        out = np.hstack((centres - half, centres + half))
+        out[rng.random(n) < 0.02] = np.nan  # (a point off a log axis)
+        return out
+
+    for air in (0.0, 1.5):
+        rects, own = marks(3000), marks(200)
+        own = np.vstack((own, rects[:40], rects[:40]))  # (and repeats: a model's layers)
+        cx, cy = (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2
+        ox, oy = (own[:, 0] + own[:, 2]) / 2, (own[:, 1] + own[:, 3]) / 2
+        near = 0.25 * (np.minimum((rects[:, 2] - rects[:, 0])[:, None],
+                                  (own[:, 2] - own[:, 0])[None, :]) - 2 * air)
+        pairwise = ((np.abs(cx[:, None] - ox[None, :]) <= near)
+                    & (np.abs(cy[:, None] - oy[None, :]) <= near)).any(axis=1)
+        found = same_spot(rects, own, air)
+        assert found.any() and not found.all()
+        assert found.tolist() == pairwise.tolist()
+
+
+def test_a_models_layers_drawn_at_one_place_are_one_crowd_with_their_neighbours():
+    """126 layers each drawn at the same three places: the two places whose markers touch
+    are one crowd of all their layers, the third place's layers another, in the order of
+    their first points; a point off the axes is a crowd of its own."""
+    places = [(0.0, 0.0), (100.0, 80.0), (5.0, 0.0)]
+    xy = [places[i % 3] for i in range(378)]
+    xy[7] = (math.nan, 0.0)
+    out = crowds(xy, 6.0)
+    touching = [i for i in range(378) if i % 3 != 1 and i != 7]
+    apart = [i for i in range(378) if i % 3 == 1 and i != 7]
+    assert out == [touching, apart, [7]]

@@ -13,7 +13,7 @@ import pytest
 
 from workbench.io.sessions import load_session
 from workbench.model.analysis import evaluate_session
-from workbench.model.chart.overlays import (
+from workbench.model.chart.overlay_data import (
     VERDICT_COLORS,
     crossing_label,
     pair_label,
@@ -92,7 +92,7 @@ def test_sweep_paths_widen_the_data_range():
 
 
 def test_a_chart_of_many_measurements_draws_the_first_thousand_and_says_so():
-    from workbench.model.chart.overlays import MAX_MEASURED_DRAWN
+    from workbench.model.chart.overlay_data import MAX_MEASURED_DRAWN
 
     session = Session(hardware=[HardwareEntry(teaching(), preset="teach"),
                                 HardwareEntry(Hardware("Half", compute={"fp16": 50e12},
@@ -185,6 +185,7 @@ def test_labels():
     assert value_text(0.125) == "0.125"
     assert value_text(1.5e6) == "1.5e6"
     assert crossing_label("batch", 240.0) == "batch* = 240"
+    assert crossing_label("d", 26267.3) == "d* = 26267"  # whole, as the tables write counts
     assert pair_label(268435456, 28 / 12) == "−268 MB, 2.33× faster"
     assert pair_label(-1e9, 0.5) == "+1 GB, 2× slower"
     assert pair_label(0, 1.0) == "same bytes, same time"

@@ -71,7 +71,7 @@ def test_the_charts_top_n_note_counts_what_it_hides_and_what_has_no_flops():
     """A copy has no FLOPs: no place on a log chart. The rule ranks the kernels with FLOPs,
     the note says both what the rule hides and what cannot be drawn, each with its share of
     the run's GPU time; a figure (``most``) draws at most that many."""
-    from workbench.model.chart.overlays import top_hidden
+    from workbench.model.chart.profiled_kernels import top_hidden
     from workbench.model.session import Session
 
     session = Session(measurements=[
@@ -126,6 +126,6 @@ def test_level_points_use_each_level_roof():
     ("softmax_warp_forward", "softmax_warp_forward"),
 ])
 def test_kernel_names_on_the_chart_drop_signatures(name, label):
-    from workbench.model.chart.overlays import short_kernel_name
+    from workbench.model.chart.profiled_kernels import short_kernel_name
 
     assert short_kernel_name(name) == label

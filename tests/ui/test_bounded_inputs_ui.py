@@ -135,7 +135,7 @@ def _nsight_csv(path, count: int) -> None:
 
 def test_thousands_of_kernels_imported_into_two_machines_are_drawn_bounded_and_all_listed(
         qtbot, open_window, tmp_path):
-    from workbench.model.chart.overlays import MAX_MEASURED_DRAWN
+    from workbench.model.chart.overlay_data import MAX_MEASURED_DRAWN
 
     window = open_window(EXAMPLES / "real_kernels_h100_h200.yaml", size=(1400, 900))
     before = len(window.document.session.measurements)

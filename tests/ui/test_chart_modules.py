@@ -10,12 +10,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "workbench"
 CHART = ["ui/chart/canvas.py", "ui/chart/styles.py", "ui/chart/roofs.py", "ui/chart/points.py",
-         "ui/chart/overlays.py", "ui/chart/layout.py", "ui/chart/key.py", "ui/chart/legend.py",
+         "ui/chart/overlay_items.py", "ui/chart/labels.py", "ui/chart/tags.py", "ui/chart/legend.py",
          "ui/chart/titles.py", "ui/chart/hover.py", "ui/chart/session_view.py",
          "ui/chart/items.py", "ui/chart/axes.py", "ui/figures/export.py",
          "ui/figures/figure_size.py", "ui/figures/svg_portable.py", "ui/panels/sweep_plot.py",
-         "model/chart/scene.py", "model/chart/layout.py", "model/chart/occupancy.py",
-         "model/chart/overlays.py"]
+         "model/chart/scene.py", "model/chart/placement.py", "model/chart/occupancy.py",
+         "model/chart/overlay_data.py", "model/chart/profiled_kernels.py"]
 #: what the chart once reached into: pyqtgraph's and shiboken's internals, a canvas flag
 #: set from outside, dataclasses built without their __init__
 FORBIDDEN = ["wrapInstance", "fragmentAtlas", "_exportOpts", "_updateLabel", "_constructing",
@@ -54,7 +54,7 @@ def test_the_exporter_does_not_import_the_application():
 
 
 def test_the_text_layout_and_the_scene_are_free_of_qt():
-    for name in ("model/chart/layout.py", "model/chart/occupancy.py", "model/chart/scene.py"):
+    for name in ("model/chart/placement.py", "model/chart/occupancy.py", "model/chart/scene.py"):
         qt = {m for m in imports_of(ROOT / name)
               if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")
               or m.startswith("workbench.ui")}

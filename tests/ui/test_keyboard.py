@@ -221,9 +221,9 @@ def test_ctrl_e_exports_the_figure_from_a_field_that_would_take_it(qtbot, window
     """Under X11 the focused Name field took Ctrl+E (end of line) and File ▸ Export Figure…
     never opened: the window's command wins, in any of its fields."""
     opened = []
-    monkeypatch.setattr(type(window), "_on_export_figure", lambda self: opened.append(self))
+    monkeypatch.setattr(type(window), "on_export_figure", lambda self: opened.append(self))
     window.export_figure_action.triggered.disconnect()
-    window.export_figure_action.triggered.connect(lambda: type(window)._on_export_figure(window))
+    window.export_figure_action.triggered.connect(lambda: type(window).on_export_figure(window))
     field = _X11LineEdit("FFN up", window.editor)
     field.show()
     field.setFocus()

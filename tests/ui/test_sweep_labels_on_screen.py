@@ -10,9 +10,7 @@ CRITICAL_BATCH = next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yam
 
 
 def test_the_critical_batch_sweeps_say_their_ends_and_crossings(open_window, qtbot):
-    # (at 1366 × 768 the H100's crossing text finds no clean place beside the crowded ridge
-    # since texts must pair with their own marks: an open defect of the layout)
-    win = open_window(CRITICAL_BATCH, size=(1920, 1080))
+    win = open_window(CRITICAL_BATCH, size=(1366, 768))
     canvas = win.canvas
     qtbot.waitUntil(lambda: not canvas.labels.scheduled and not canvas.labels.pending)
     machines = {hw.id: hw.hardware.label for hw in win.document.session.hardware}

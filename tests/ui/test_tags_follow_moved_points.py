@@ -50,3 +50,39 @@ def test_crowd_tags_follow_phase_and_batch_edits_and_their_undo(open_window, qtb
     win.undo_action.trigger()
     assert model.setup.batch == 1
     _assert_as_after_a_zoom(win)
+
+
+def test_each_placing_asks_for_a_tag_around_where_its_points_are_now(open_window, qtbot):
+    """A full placing keeps each text's request for the key's passes; after a Model tab
+    edit moves the points, the placing asks for every tag around its crowd's markers where
+    they are drawn now, not where they were."""
+    win = open_window(LLAMA_8B, size=(1366, 740))
+    model = win.document.session.models[0]
+    win.model_panel.show_model(model.id)
+    canvas = win.canvas
+    qtbot.waitUntil(lambda: not canvas.labels.scheduled and not canvas.labels.pending)
+    points = canvas.points
+
+    def centres_asked_and_drawn():
+        pixels = points.pixels(canvas.view_to_scene())
+        out = []
+        for op_id in canvas.key.tags:
+            entry = canvas.labels.entry(("point", op_id))
+            if entry is None or entry[1].own is None:
+                continue
+            own = entry[1].own
+            asked = {(round((r[0] + r[2]) / 2, 3), round((r[1] + r[3]) / 2, 3)) for r in own}
+            drawn = {(round(float(x), 3), round(float(y), 3))
+                     for member in canvas.key.crowd_of(op_id)
+                     for x, y in pixels[points.rows_of(points.keys_of(member))]}
+            out.append((op_id, drawn <= asked))
+        return out
+
+    before = centres_asked_and_drawn()
+    assert before and all(ok for _op, ok in before)
+    moved = points.pixels(canvas.view_to_scene()).copy()
+    win.model_panel.editor.form.batch.setValue(16)
+    assert model.setup.batch == 16
+    assert not (points.pixels(canvas.view_to_scene()) == moved).all(), "the edit moved points"
+    after = centres_asked_and_drawn()
+    assert after and all(ok for _op, ok in after), [op for op, ok in after if not ok]

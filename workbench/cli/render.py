@@ -67,9 +67,10 @@ def run(args) -> int:
     except OSError as exc:
         return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
     from workbench.ui.figures.export import render_figure
-    from workbench.ui.window.app import quiet_platform_notes
+    from workbench.ui.window.app import create_app, quiet_platform_notes
 
     quiet_platform_notes()
+    create_app(offscreen_without_display=True)
     try:
         render_figure(session, args.output, size=args.size, width=args.width,
                       height=args.height, dpi=args.dpi, theme=args.theme,

@@ -180,6 +180,8 @@ def _session_shape() -> Shape:
     """What a session file may hold, checked as its text streams by, before any object is
     built: its keys (an operation's: those of any kind), the length of its lists, and a
     sweep's values."""
+    # (whole models' modules are imported only for a session long enough to be checked, or
+    # one that holds a model: not at start-up)
     from workbench.io.model_entries import MAX_MODELS, MODEL_KEYS
     from workbench.io.schema import CALIBRATION_KEYS, OPERATION_KEYS
     from workbench.model.operations import KINDS
@@ -222,12 +224,12 @@ def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None
     a current file must give (see :func:`session_from_document`). Unknown keys and lists
     past their limits are refused as the text streams by, before anything is built."""
     return session_from_document(read_yaml(path, limit=MAX_SESSION_BYTES,
-                                           shape=session_shape()), warnings)
+                                           shape=session_shape), warnings)
 
 
 def loads_session(text: str | bytes, name: str | None = None,
                   warnings: list[str] | None = None) -> Session:
-    return session_from_document(parse_yaml(text, name, MAX_SESSION_BYTES, session_shape()),
+    return session_from_document(parse_yaml(text, name, MAX_SESSION_BYTES, session_shape),
                                  warnings)
 
 

@@ -21,7 +21,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -108,10 +108,10 @@ _DumperBase: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def read_yaml(path: str | os.PathLike[str], what: str = "session file",
-              limit: int = MAX_FILE_BYTES, shape: Shape | None = None) -> YamlDocument:
+              limit: int = MAX_FILE_BYTES, shape: ShapeSource = None) -> YamlDocument:
     """Read a YAML file with every safety limit; errors are :class:`InputError` naming it.
     ``what`` names the kind of file in messages ("session file", "preset file"); ``limit``
-    is its size cap in bytes."""
+    is its size cap in bytes; ``shape`` as for :func:`parse_yaml`."""
     from workbench.io.limits import read_regular_file
 
     name = str(path)
@@ -145,6 +145,13 @@ class Shape:
     item: Shape | None = None
     children: dict[str, Shape] = field(default_factory=dict)
 
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    #: a :class:`Shape`, or the function that makes it when a document is long enough to
+    #: check
+    ShapeSource = Shape | Callable[[], Shape] | None
 
 #: Documents from this length on are checked as their text streams by (:func:`check_shape`)
 #: before they are composed; a shorter one is read at once (its size bounds the work).
@@ -271,9 +278,11 @@ def _value_done(stack: list[list[Any]]) -> None:
 
 
 def parse_yaml(raw: bytes | str, name: str | None = None,
-               limit: int = MAX_FILE_BYTES, shape: Shape | None = None) -> YamlDocument:
+               limit: int = MAX_FILE_BYTES, shape: ShapeSource = None) -> YamlDocument:
     """The document in ``raw``, read with every safety limit; ``shape``, when given, is
-    checked first as the text streams (:func:`check_shape`)."""
+    checked first as the text streams (:func:`check_shape`) in a document of
+    :data:`SHAPE_CHECK_CHARS` or more. It may be given as the function that makes it, called
+    only for such a document (a session's shape imports every kind of entry)."""
     if isinstance(raw, bytes):
         if len(raw) > limit:
             raise InputError(f"document is larger than {limit // (1024 * 1024)} MB", name)
@@ -286,6 +295,8 @@ def parse_yaml(raw: bytes | str, name: str | None = None,
     else:
         text = raw
     if shape is not None and len(text) > SHAPE_CHECK_CHARS:
+        if not isinstance(shape, Shape):
+            shape = shape()
         count_top_lists(text, shape, name)
         check_shape(text, shape, name)
     loader = _Loader(text)

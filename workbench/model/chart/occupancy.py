@@ -1,5 +1,5 @@
 """The plot as a grid of small cells, each counting what covers it (device units, free of
-Qt): what the text layout (:mod:`workbench.model.chart.layout`) places texts on.
+Qt): what the text layout (:mod:`workbench.model.chart.placement`) places texts on.
 
 :class:`Occupancy` counts the cells covered by lines of data, markers, the legend and the
 texts already placed, and says how many covered cells lie under boxes (a text's candidate
@@ -458,6 +458,11 @@ class _Held:
                       (what != self.TEXTS) if kind == "data" else slice(None)]
         at = np.flatnonzero(clear & (r1 > r0) & (c1 > c0))
         if not len(spans) or not len(at):
+            return clear
+        # (only what was covered where the boxes lie: a text's places lie close together)
+        spans = spans[(spans[:, 0] < r1[at].max()) & (spans[:, 1] > r0[at].min())
+                      & (spans[:, 2] < c1[at].max()) & (spans[:, 3] > c0[at].min())]
+        if not len(spans):
             return clear
         b0, b1, d0, d1 = r0[at, None], r1[at, None], c0[at, None], c1[at, None]
         meets = ((b0 < spans[:, 1]) & (spans[:, 0] < b1)

@@ -33,21 +33,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from workbench.model.analysis import Pair
-from workbench.model.chart.overlays import (
+from workbench.model.chart.overlay_data import (
     VERDICT_COLORS,
     MeasuredMark,
     PairLink,
     SweepPath,
-    drawn_measured_marks,
-    kernel_key,
+    build_overlays,
     measured_cap_note,
     overlay_extent,
     overlay_legend,
-    pair_links,
     profile_roof_levels,
-    sweep_paths,
-    top_hidden,
 )
+from workbench.model.chart.profiled_kernels import top_hidden
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware, roof_name
 from workbench.model.roofline import Result, attainable, compute_bound, ridge
@@ -282,7 +279,7 @@ class Scene:
     """Everything the chart shows. Ranges are ``(low, high)`` in data units, whole decades;
     ``extent`` is the x span (FLOP/byte) the roofs are drawn over (wider than ``x_range``).
     ``sweeps``, ``measured`` and ``links`` are the sweep paths, measured points and compared
-    pairs (see :mod:`workbench.model.chart.overlays`), empty when the view hides them."""
+    pairs (see :mod:`workbench.model.chart.overlay_data`), empty when the view hides them."""
 
     title: str
     machines: tuple[MachineMark, ...]
@@ -552,24 +549,9 @@ def build_scene(session: Session, pairs: Sequence[Pair], kernels: int | None = N
                                 mark.style_index))
 
     # sweep paths, measured points and compared pairs, as the view asks
-    sweeps: list[SweepPath] = []
-    if view.sweeps:
-        for entry in visible_ops:
-            if entry.sweep is not None:
-                found, why = sweep_paths(session, entry, machines, colors[entry.id])
-                sweeps += found
-                notes += why
-    measured: list[MeasuredMark] = []
-    measured_total = 0
-    if view.measured and session.measurements:
-        visible_measured, measured_total, why = drawn_measured_marks(
-            session, [m.hw_id for m in machines], most=kernels)
-        measured += visible_measured
-        notes += why
-    kernel_rows: list[str] = []
-    if kernels is not None:
-        measured, kernel_rows = kernel_key(session, measured)
-    links = pair_links(session, pairs, machines) if view.pairs and session.comparisons else []
+    found = build_overlays(session, visible_ops, machines, colors, pairs, kernels)
+    sweeps, measured, links = list(found.sweeps), list(found.measured), list(found.links)
+    notes += found.notes
     if len(machines) > 1:
         ridges, sweeps, links = whose_texts(session, ridges, sweeps, links)
 
@@ -597,9 +579,9 @@ def build_scene(session: Session, pairs: Sequence[Pair], kernels: int | None = N
     labelled = {p.op_id for p in points if p.show_label}
     legend = _legend(session, machines, [e for e in visible_ops if e.id not in labelled],
                      colors, points, suppressed)
-    legend += measured_legend(measured, measured_total,
+    legend += measured_legend(measured, found.measured_total,
                               top_hidden(session, kernels)[1] if view.measured else "")
-    legend += [LegendEntry("key", row) for row in kernel_rows]
+    legend += [LegendEntry("key", row) for row in found.kernel_rows]
     return Scene(
         title=session.title,
         machines=tuple(machines),

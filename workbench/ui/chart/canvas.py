@@ -8,7 +8,7 @@ called (it would transform curves but not scatter or text items).
 Updates are incremental: one scatter item per machine holds the points of every operation
 but the selected one, whose points live in a small item of their own: an edit of the
 selected operation's parameters calls ``setData`` on that small item and re-places only the
-texts its points touch (:mod:`workbench.ui.chart.layout`); roofs are rebuilt only when
+texts its points touch (:mod:`workbench.ui.chart.labels`); roofs are rebuilt only when
 machines, the view or the set of precisions / memory levels in use change. Items are pooled
 and reused, never created and destroyed per edit; the large, unchanging items are cached by
 Qt as pixmaps between repaints.
@@ -35,14 +35,14 @@ from workbench.model.chart.scene import Scene, build_scene, machine_entries
 from workbench.ui.chart.axes import LogAxis, to_data, to_view
 from workbench.ui.chart.hover import Hover
 from workbench.ui.chart.items import NO_CACHE, Label
-from workbench.ui.chart.key import TagsAndKey
-from workbench.ui.chart.layout import LabelLayer
+from workbench.ui.chart.labels import LabelLayer
 from workbench.ui.chart.legend import ChartLegend
-from workbench.ui.chart.overlays import OverlayLayer
+from workbench.ui.chart.overlay_items import OverlayLayer
 from workbench.ui.chart.points import PointLayer
 from workbench.ui.chart.roofs import RoofLayer
 from workbench.ui.chart.session_view import SessionView
 from workbench.ui.chart.styles import ChartStyles, at_z
+from workbench.ui.chart.tags import TagsAndKey
 from workbench.ui.chart.theme import Theme, get_theme, make_font, qcolor
 from workbench.ui.chart.titles import ChartTitles
 
@@ -69,11 +69,11 @@ class RooflineCanvas(QWidget):
     * :attr:`roofs` (:class:`~workbench.ui.chart.roofs.RoofLayer`): regions, roofs, ridges;
     * :attr:`points` (:class:`~workbench.ui.chart.points.PointLayer`): the operations'
       points, the live item, the selection ring, the points' positions;
-    * :attr:`overlays` (:class:`~workbench.ui.chart.overlays.OverlayLayer`): sweep paths,
+    * :attr:`overlays` (:class:`~workbench.ui.chart.overlay_items.OverlayLayer`): sweep paths,
       measured points, compared pairs;
-    * :attr:`labels` (:class:`~workbench.ui.chart.layout.LabelLayer`): the operations'
+    * :attr:`labels` (:class:`~workbench.ui.chart.labels.LabelLayer`): the operations'
       names, the layout of every text, leader lines, when to place the texts again;
-    * :attr:`key` (:class:`~workbench.ui.chart.key.TagsAndKey`): the tags and the key;
+    * :attr:`key` (:class:`~workbench.ui.chart.tags.TagsAndKey`): the tags and the key;
     * :attr:`legend` (:class:`~workbench.ui.chart.legend.ChartLegend`): the legend's rows
       and place;
     * :attr:`titles` (:class:`~workbench.ui.chart.titles.ChartTitles`): title, axis titles;
@@ -549,6 +549,9 @@ class RooflineCanvas(QWidget):
         # the first points of a chart that had none (a new session's first operation) are
         # shown: the view of an empty chart was made for no data
         self.rebuild(fit=self._scene is not None and not self._scene.points)
+        # what the user added is shown, the view grown to it (no edit: the view is not
+        # part of the document)
+        self.session_view.show_added(change)
 
     def _on_selection(self, op_id) -> None:
         self.points.set_live(op_id)

@@ -2,7 +2,7 @@
 
 :class:`Hover` owns the hovered mark (an operation's point, or an overlay's mark) and its
 tooltip text; it picks the nearest mark among the points (:mod:`workbench.ui.chart.points`)
-and the overlays (:mod:`workbench.ui.chart.overlays`). A part of
+and the overlays (:mod:`workbench.ui.chart.overlay_items`). A part of
 :class:`~workbench.ui.chart.canvas.RooflineCanvas`.
 """
 

@@ -5,8 +5,8 @@ else outside it, right or below) and its size there.
 plot it was put outside (None: inside), whether the user dragged it, the corner the last
 placing chose and the one to try first. A part of
 :class:`~workbench.ui.chart.canvas.RooflineCanvas`; the text layout asks it for a place before it
-places the texts (:mod:`workbench.ui.chart.layout`), the key of tags
-(:mod:`workbench.ui.chart.key`) gives it rows.
+places the texts (:mod:`workbench.ui.chart.labels`), the key of tags
+(:mod:`workbench.ui.chart.tags`) gives it rows.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from workbench.model.chart.layout import Occupancy, free_corners
+from workbench.model.chart.placement import Occupancy, free_corners
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.items import Legend
 from workbench.ui.chart.theme import Theme, make_brush, make_font, make_pen, qcolor

@@ -1,12 +1,12 @@
 """What each text of the chart names, for the rule that a reader pairs it with that
-(:class:`~workbench.model.chart.layout.Attribution`): in device pixels, from what the chart
-draws (a part of :mod:`workbench.ui.chart.layout`)."""
+(:class:`~workbench.model.chart.placement.Attribution`): in device pixels, from what the chart
+draws (a part of :mod:`workbench.ui.chart.labels`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from workbench.model.chart.layout import PAIRING_REACH, Attribution, same_spot
+from workbench.model.chart.placement import PAIRING_REACH, Attribution, box_gaps, same_spot
 from workbench.ui.chart.axes import to_view
 
 #: Air around lines and markers, pixels.
@@ -48,13 +48,24 @@ def names_of(marker_rects, marker_ops, marks, ops) -> Attribution:
     marks, mark_owners = marks
     if len(owners) != len(rects):  # (markers not drawn yet)
         owners = np.full(len(rects), -2, dtype=np.int64)
-    mine = np.isin(owners, list(ops))
-    theirs = np.isin(mark_owners, list(ops))
+    mine, theirs = _owned(owners, ops), _owned(mark_owners, ops)
     own = np.concatenate((rects[mine], marks[theirs]))
     others = np.concatenate((rects[~mine], marks[~theirs]))
     own = own[np.isfinite(own).all(axis=1)]
     others = others[np.isfinite(others).all(axis=1)]
     return Attribution(own, others[~same_spot(others, own, AIR)])
+
+
+def _owned(owners: np.ndarray, ops) -> np.ndarray:
+    """Which of ``owners`` are among ``ops`` (a name's few operations: compared one by one,
+    quicker than :func:`numpy.isin` for so few)."""
+    ops = list(ops)
+    if len(ops) > 8:
+        return np.isin(owners, ops)
+    mine = np.zeros(len(owners), dtype=bool)
+    for op in ops:
+        mine |= owners == op
+    return mine
 
 
 def names_spot(sx: float, sy: float, size: float, marker_rects, marks,
@@ -87,3 +98,26 @@ def roof_segments(canvas, to_px) -> list[tuple[object, np.ndarray]]:
         seg = np.column_stack((px[:-1], py[:-1], px[1:], py[1:]))
         out.append((roof, seg[np.isfinite(seg).all(axis=1)]))
     return out
+
+
+#: where along its line a roof's value said off it is led to: the middle of the part in
+#: view first, then farther from it
+LINE_SPOTS = (0.5, 0.42, 0.58, 0.34, 0.66, 0.26, 0.74, 0.18, 0.82, 0.1, 0.9)
+
+
+def line_spot(seen, marker_rects, marks, size: float) -> tuple[float, float]:
+    """The point of the segment ``seen`` (``x0, y0, x1, y1``, device pixels) a leader to
+    its line runs to: the first of :data:`LINE_SPOTS` at least ``size`` pixels from every
+    marker (``marker_rects`` and the other ``marks``, see :func:`other_marks`; a leader
+    ending where a point sits on the line reads as that point's), else the middle."""
+    x0, y0, x1, y1 = seen
+    rects = np.concatenate((np.reshape(marker_rects, (-1, 4)), np.reshape(marks[0], (-1, 4))))
+    rects = rects[np.isfinite(rects).all(axis=1)]
+    f = np.asarray(LINE_SPOTS)
+    spots = np.column_stack((x0 + (x1 - x0) * f, y0 + (y1 - y0) * f))
+    if len(rects):
+        good = np.flatnonzero(box_gaps(np.column_stack((spots, spots)), rects).min(axis=1)
+                              >= size)
+        if len(good):
+            return float(spots[good[0], 0]), float(spots[good[0], 1])
+    return float(spots[0, 0]), float(spots[0, 1])

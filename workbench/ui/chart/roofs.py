@@ -3,7 +3,7 @@
 :class:`RoofLayer` owns these items (pooled and reused) and what each stands for; a part of
 :class:`~workbench.ui.chart.canvas.RooflineCanvas`, synced to each rebuilt
 :class:`~workbench.model.chart.scene.Scene`. Their texts are placed by the chart's one text layout
-(:mod:`workbench.ui.chart.layout`), which reads them here.
+(:mod:`workbench.ui.chart.labels`), which reads them here.
 """
 
 from __future__ import annotations

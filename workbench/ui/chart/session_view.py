@@ -6,15 +6,28 @@ with nothing of the last one's (the legend's dragged place, its being collapsed,
 painted outside the plot), and while drawn points lie outside the view (an edit moved them
 there, or a zoom) a note over the plot counts them; a click on it, like Ctrl+0, fits the
 view to them. Another note counts what the scene could not draw, the reasons in its tip.
+
+An operation, a whole model or a machine the user adds is brought into view: where its
+points land outside the view, the view grows to take them in, keeping all it showed (a
+zoom is not undone; an edit that moves points, an undo that restores them and a session
+opened are not additions: the note counts what they leave outside). The view is no part
+of the document: this is no edit and nothing to undo.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton
 
+from workbench.document.changes import Change, What
+from workbench.ui.chart.axes import to_view
+
 #: Reasons listed in the tip of the "not drawn" note; the Results table lists every one.
 MAX_NOTES_IN_TIP = 20
+#: The room a view grown to take in added points leaves beyond them, as a share of the grown
+#: view's span (their markers and names stay clear of the edge).
+ADDED_MARGIN = 0.06
 
 
 class SessionView:
@@ -39,6 +52,10 @@ class SessionView:
         self.not_drawn_hint.hide()
         #: the session drawn: another one starts with nothing of this one's
         self._session_shown = canvas.workspace.document.session
+        #: the operations, models and machines of the session drawn seen so far (one
+        #: never seen is an addition)
+        self._known: tuple[set[int], set[int], set[int]] = (set(), set(), set())
+        self._know_all()
 
     def other_session(self) -> bool:
         """Whether the document's session is another than the one drawn."""
@@ -50,8 +67,64 @@ class SessionView:
         outside the plot left its rows on screen where the new chart has none)."""
         canvas = self._canvas
         self._session_shown = canvas.workspace.document.session
+        self._known = (set(), set(), set())
+        self._know_all()
         canvas.legend.forget_session()
         canvas.plot_widget.viewport().update()
+
+    def _know_all(self) -> None:
+        session = self._canvas.workspace.document.session
+        ops, models, machines = self._known
+        ops.update(e.id for e in session.operations)
+        models.update(m.id for m in session.models)
+        machines.update(e.id for e in session.hardware)
+
+    def _added(self, change: Change) -> tuple[set[int], set[int]]:
+        """The operations and machines ``change`` added: every entry it names is in the
+        session now (a whole model laid out afresh names the operations it replaced) and
+        none was seen before (an undo that restores them is no addition), an operation of a
+        whole model only with its model (a model's new layout is an edit)."""
+        session = self._canvas.workspace.document.session
+        ops, models, machines = self._known
+        ids = set(change.ids)
+        if change.what == What.OPERATIONS:
+            present = {e.id for e in session.operations}
+            if not ids or not ids <= present or ids & ops:
+                return set(), set()
+            new_models = {m.id for m in session.models} - models
+            return {i for i in ids if (m := session.model_of(i)) is None
+                    or m.id in new_models}, set()
+        if change.what == What.MACHINES:
+            present = {e.id for e in session.hardware}
+            if not ids or not ids <= present or ids & machines:
+                return set(), set()
+            return set(), ids
+        return set(), set()
+
+    def show_added(self, change: Change) -> None:
+        """After the chart was rebuilt for ``change``: where it added operations or machines
+        whose points lie outside the view, grow the view to take them in (see the module)."""
+        added_ops, added_machines = self._added(change)
+        self._know_all()
+        if not (added_ops or added_machines):
+            return
+        canvas = self._canvas
+        new = [(x, y) for op, hw, x, y in canvas.point_items()
+               if op in added_ops or hw in added_machines]
+        if not new:
+            return
+        xy = to_view(np.asarray(new, dtype=float))
+        (x0, x1), (y0, y1) = canvas.view_box.viewRange()
+        ranges = []
+        for lo, hi, values in ((x0, x1, xy[:, 0]), (y0, y1, xy[:, 1])):
+            vmin, vmax = float(values.min()), float(values.max())
+            new_lo, new_hi = min(lo, vmin), max(hi, vmax)
+            pad = ADDED_MARGIN * (new_hi - new_lo)
+            ranges.append((new_lo - pad if vmin < lo + pad else lo,
+                           new_hi + pad if vmax > hi - pad else hi))
+        if ranges == [(x0, x1), (y0, y1)]:
+            return
+        canvas.view_box.setRange(xRange=ranges[0], yRange=ranges[1], padding=0.0)
 
     def count_outside(self) -> None:
         """Show how many drawn points lie outside the view (hidden when none)."""

@@ -13,9 +13,10 @@ from typing import ClassVar
 
 from PySide6.QtGui import QFontMetricsF
 
-from workbench.model.chart.layout import wrap_title
+from workbench.model.chart.placement import wrap_title
 from workbench.model.chart.scene import short_axis_title
 from workbench.ui.chart.theme import make_font
+from workbench.ui.widgets import escape_html
 
 #: An axis title is never set smaller than this (points on the page).
 AXIS_TITLE_MIN_PT = 7.0
@@ -49,8 +50,6 @@ class ChartTitles:
         """Set the title over the plot: on one line, else on two, then smaller until the
         wider line fits the chart's width, but not below a readable size: on up to four
         lines instead (never cut short)."""
-        from html import escape
-
         canvas = self._canvas
         plot = canvas.plot_item
         theme = canvas.theme
@@ -82,7 +81,7 @@ class ChartTitles:
             if key != self._title_key:
                 self._title_key = key
                 self._title_set = (lines, size)
-                plot.setTitle("<br>".join(escape(line, quote=False) for line in lines),
+                plot.setTitle("<br>".join(escape_html(line) for line in lines),
                               color=theme.foreground, size=f"{size:.2f}pt")
                 # pyqtgraph gives the title row one line (30 px): give it what it takes
                 label = plot.titleLabel

@@ -239,6 +239,11 @@ class ModelEditor(QWidget):
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.form = SetupForm(self)
+        # hidden without a model, the form keeps its room: the Model tab's column stays as
+        # wide as its fields
+        policy = self.form.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.form.setSizePolicy(policy)
         for spin in (*self.form.findChildren(QSpinBox), *self.form.findChildren(QDoubleSpinBox)):
             # Ctrl+Z: the document's last edit
             spin.installEventFilter(document_undo_filter())
@@ -259,6 +264,9 @@ class ModelEditor(QWidget):
         self.model_id = model_id
         model = self._model()
         self.form.setEnabled(model is not None)
+        # without a model the form is hidden, not greyed: its fields would still read the
+        # set-up of the model shown before (another session's)
+        self.form.setVisible(model is not None)
         if model is None:
             self.title.setText("No model selected: Edit ▸ Add Model… builds one from a "
                                "config.json.")

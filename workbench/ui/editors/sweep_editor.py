@@ -48,7 +48,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.model.chart.overlays import cached_sweep
+from workbench.model.chart.overlay_data import cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.operations import Param
 from workbench.model.rules import compute_bound

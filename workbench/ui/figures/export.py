@@ -48,28 +48,19 @@ from workbench.ui.figures.svg_portable import SvgMark, portable_svg
 __all__ = [
     "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
     "render_figure", "figure_bytes", "figure_image", "figure_svg", "format_of",
-    "ensure_gui_app", "MIN_LOGICAL", "MAX_PIXELS", "portable_svg",
+    "MIN_LOGICAL", "MAX_PIXELS", "portable_svg",
 ]
 
 
-def ensure_gui_app():
-    """The running ``QApplication``, or a new one. Without a display (no ``DISPLAY`` or
-    ``WAYLAND_DISPLAY``) Qt's offscreen platform is used, so the command line renders on a
-    server."""
+def _running_app():
+    """The running ``QApplication``: a figure is drawn by Qt's widgets, in the application
+    that :func:`workbench.ui.window.app.create_app` made (the window, ``render``)."""
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
-    if app is not None:
-        return app
-    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    import sys
-
-    import pyqtgraph as pg
-
-    app = QApplication([sys.argv[0] if sys.argv else "roofline-workbench"])
-    app.setApplicationName("Roofline Workbench")
-    pg.setConfigOptions(antialias=True, background="w", foreground="k")
+    if app is None:
+        raise RuntimeError("figures are drawn in a running QApplication: make it first with "
+                           "workbench.ui.window.app.create_app()")
     return app
 
 
@@ -145,7 +136,7 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
     in the SVG (:func:`_page_marks`) and ``drawn["scene"]`` is the scene the figure shows."""
     from workbench.ui.chart.canvas import HEADROOM
 
-    ensure_gui_app()
+    _running_app()
     roomier = None  # (a fitted view with room over the top for tags, and what it told)
     kernels = first_kernels(fig)
     for _ in range(6 + KERNEL_TRIES):

@@ -81,7 +81,8 @@ def header_data(table, model: ModelEntry, col: int, role: int) -> Any:
                     f"activations {s.activations}, KV cache {s.kv_cache}, tp {s.tp}\n"
                     f"{len(model.op_ids)} operations "
                     f"({'every layer' if model.view == 'all' else 'one per layer kind'}); "
-                    "double-click to expand or collapse; its set-up is edited in the Model tab")
+                    "click its arrow or double-click to expand or collapse; its set-up is "
+                    "edited in the Model tab")
         return None
     if col == COL_KIND:
         if role == R.DisplayRole:

@@ -6,7 +6,7 @@ operation kind, and memory per chip against capacity — with the derivation of 
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
@@ -80,6 +80,20 @@ RESULT_ROWS: tuple[tuple[str, str], ...] = (
 )
 (ROW_T_LOWER, ROW_PREDICTED, ROW_TOKENS, ROW_MEMORY, ROW_CAPACITY, ROW_FITS,
  ROW_SHARE, ROW_MAX_BATCH, ROW_REQUEST, ROW_OUT_USER, ROW_OUT_CHIP) = range(len(RESULT_ROWS))
+
+
+def _set_row_height(window: QMainWindow, dock: QDockWidget, height: int) -> None:
+    """Make ``dock``'s row of docks ``height`` pixels high. ``resizeDocks`` counts a tabbed
+    row's tab bar in one way or another depending on what was asked before, so the size
+    asked is corrected by what it gave (twice at most)."""
+    asked = height
+    for _ in range(3):
+        window.resizeDocks([dock], [asked], Qt.Orientation.Vertical)
+        window.layout().activate()
+        off = height - dock.height()
+        if abs(off) <= 1:
+            return
+        asked += off
 
 
 class ModelPanel(QWidget):
@@ -163,6 +177,8 @@ class ModelPanel(QWidget):
                                     "largest that fits, on every machine")
         self.pages.currentChanged.connect(self._on_page)
         self._chart_stale = True
+        #: (the row's height after the chart grew it, its height before) until given back
+        self._lent: tuple[int, int] | None = None
         scroll = QScrollArea(self)  # the form scrolls in a short dock; the window stays small
         scroll.setObjectName("modelEditorScroll")
         scroll.setWidgetResizable(True)
@@ -272,10 +288,16 @@ class ModelPanel(QWidget):
         return sum(1 for i in range(self.chooser.count()) if self.chooser.itemData(i) is not None)
 
     def set_shown(self, shown: bool) -> None:
-        """Behind another tab the results are not computed; they are when it is shown."""
+        """Behind another tab the results are not computed; they are when it is shown.
+        Hidden, it gives back the room its chart took (:meth:`_give_back_room`)."""
         self._shown = shown
         if shown:
             self.refresh()
+            if self.pages.currentIndex() == 2:  # (its room was given back when hidden)
+                QTimer.singleShot(0, self, self._room_for_chart)
+        else:
+            # (once the tab raised in its place is laid out)
+            QTimer.singleShot(0, self, self._give_back_room)
 
     # -- results ---------------------------------------------------------------------------
 
@@ -341,6 +363,8 @@ class ModelPanel(QWidget):
         if index == 2:
             self._update_chart()
             self._room_for_chart()
+        else:
+            self._give_back_room()
 
     def _room_for_chart(self) -> None:
         """Grow the window's row of docks this panel sits in until the throughput chart
@@ -356,7 +380,28 @@ class ModelPanel(QWidget):
             return
         height = min(dock.height() + lacking, int(MOST_ROW_SHARE * window.height()))
         if height > dock.height():
-            window.resizeDocks([dock], [height], Qt.Orientation.Vertical)
+            before = self._lent[1] if self._lent else dock.height()
+            _set_row_height(window, dock, height)
+            self._lent = (dock.height(), before)
+
+    def _give_back_room(self) -> None:
+        """Give the row of docks back the height it had before the throughput chart grew
+        it: the roofline chart and the editor get their room again when the chart is left.
+        A row the user has sized since (by more than a pixel or two) is left as it is."""
+        lent, self._lent = self._lent, None
+        dock = self.parentWidget()
+        window = dock.parentWidget() if isinstance(dock, QDockWidget) else None
+        if lent is None or not isinstance(window, QMainWindow) or dock.isFloating():
+            return
+        grown, before = lent
+        area = window.dockWidgetArea(dock)
+        # the row's height as laid out now, read off whichever of its docks is shown
+        shown = [d for d in [dock, *window.tabifiedDockWidgets(dock)]
+                 if d.isVisible() and not d.isFloating() and not d.visibleRegion().isEmpty()
+                 and window.dockWidgetArea(d) == area]
+        if not shown or abs(shown[0].height() - grown) > 2:
+            return
+        _set_row_height(window, shown[0], before)
 
     def _update_chart(self) -> None:
         if not self._chart_stale:

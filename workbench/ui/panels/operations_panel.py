@@ -6,7 +6,8 @@ A toolbar adds (one entry per kind), duplicates, deletes and reorders operations
 actions are attributes of the panel so the main window can put them in its Edit menu.
 
 A whole model (Edit ▸ Add Model…) is one collapsible group: a header row (bold, with the
-model's set-up and its operation count; double-click or Space to expand or collapse) above
+model's set-up and its operation count; a click on its arrow, a double-click, Space or →/←
+to expand or collapse) above
 the operations it expands into, hidden while the group is collapsed.
 
 The table is a :class:`QTableView` over
@@ -25,6 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import (
+    QEvent,
     QItemSelection,
     QItemSelectionModel,
     QModelIndex,
@@ -122,11 +124,17 @@ class OperationsPanel(QWidget):
         self.view.selectionModel().currentRowChanged.connect(self._on_view_selection)
         self.view.selectionModel().selectionChanged.connect(self._on_view_selection)
         self.view.doubleClicked.connect(self._on_double_click)
+        # a model's arrow opens its group when clicked; → and ← open and close it
+        self.view.installEventFilter(self)
+        self.view.viewport().installEventFilter(self)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._context_menu)
         workspace.selection.changed.connect(self._on_selection)
         self._kept: list[int] = []
         self._kept_current_row = -1
+        #: the session the rows were last made for (a new one starts on its first row)
+        self._session = self.document.session
+        self._fresh = False
         self._on_selection(workspace.selection.current)
         self._update_actions()
 
@@ -326,8 +334,15 @@ class OperationsPanel(QWidget):
     def _remember_selection(self) -> None:
         self._kept = self.selected_ids()
         self._kept_current_row = self.model.row_of(self.workspace.selection.current)
+        if self.document.session is not self._session:
+            # another session (opened, new, recovered): nothing of the last one's selection
+            # carries over, not even its row number; it starts on its own first operation
+            self._session = self.document.session
+            self._kept, self._kept_current_row = [], 0
+            self._fresh = True
 
     def _restore_selection(self) -> None:
+        fresh, self._fresh = self._fresh, False
         live = [i for i in self._kept if self.model.row_of(i) >= 0]
         current = self.workspace.selection.current
         if current is not None and self.model.row_of(current) < 0 and any(
@@ -336,7 +351,7 @@ class OperationsPanel(QWidget):
         if current is not None and self.model.row_of(current) < 0:
             # The selected operation is gone: a model's part made anew stays selected (its
             # tensor parallelism changed); else (deleted, an add undone) its neighbour.
-            successor = self.workspace.successor()
+            successor = None if fresh else self.workspace.successor()
             if successor is not None:
                 current = successor
                 live = [successor] if self.model.row_of(successor) >= 0 else []
@@ -514,6 +529,32 @@ class OperationsPanel(QWidget):
             self.toggle_group(self.model.entry(index.row()).id)
             return
         super().keyPressEvent(event)
+
+    def eventFilter(self, obj, event) -> bool:
+        kind = event.type()
+        if (obj is self.view and kind == QEvent.Type.KeyPress
+                and event.key() in (Qt.Key.Key_Right, Qt.Key.Key_Left)
+                and not event.modifiers()):
+            index = self.view.selectionModel().currentIndex()
+            if index.isValid() and self.model.is_header(index.row()):
+                model_id = self.model.entry(index.row()).id
+                # → opens a closed group, ← closes an open one (as in any tree)
+                if (event.key() == Qt.Key.Key_Right) != (model_id in self.model.expanded):
+                    self.toggle_group(model_id)
+                return True
+        elif (obj is self.view.viewport() and kind == QEvent.Type.MouseButtonRelease
+              and event.button() == Qt.MouseButton.LeftButton and not event.modifiers()):
+            pos = event.position().toPoint()
+            index = self.view.indexAt(pos)
+            if (index.isValid() and index.column() == COL_NAME
+                    and self.model.is_header(index.row())
+                    and pos.x() < self.view.visualRect(index).left() + self._arrow_width()):
+                self.toggle_group(self.model.entry(index.row()).id)
+        return super().eventFilter(obj, event)
+
+    def _arrow_width(self) -> int:
+        """How far into a model's name cell its arrow reaches (with the cell's margin)."""
+        return self.view.fontMetrics().horizontalAdvance("▾ ") + 6
 
     def _on_double_click(self, index: QModelIndex) -> None:
         if index.isValid() and self.model.is_header(index.row()):

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change
 from workbench.document.changes import What
-from workbench.model.chart.overlays import cached_sweep, value_text
+from workbench.model.chart.overlay_data import cached_sweep, value_text
 from workbench.model.chart.scene import machine_entries
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import sweep as roofline_sweep

@@ -3,25 +3,35 @@
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from pathlib import Path
 
-__all__ = ["create_app", "quiet_platform_notes", "resources_dir"]
+__all__ = ["APP_NAME", "create_app", "quiet_platform_notes", "resources_dir"]
+
+APP_NAME = "Roofline Workbench"
 
 _gc_frozen = False  # the start-up objects are frozen out of the collector's walks once
 
 
-def create_app(argv: list[str] | None = None):
-    """The QApplication, configured before any widget exists (pyqtgraph needs that)."""
+def create_app(argv: list[str] | None = None, *, offscreen_without_display: bool = False):
+    """The QApplication (the one place that makes it: the window, the command line's
+    ``render`` and the tools all come here), configured before any widget exists (pyqtgraph
+    needs that). With ``offscreen_without_display``, a process without a display (no
+    ``DISPLAY`` or ``WAYLAND_DISPLAY``) uses Qt's offscreen platform, so that ``render``
+    draws on a server; the window itself needs a display."""
     global _gc_frozen
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
     if app is None:
-        app = QApplication(argv if argv is not None else [sys.argv[0]])
-    app.setOrganizationName("Roofline Workbench")
-    app.setApplicationName("Roofline Workbench")
-    app.setApplicationDisplayName("Roofline Workbench")
+        if offscreen_without_display and not (os.environ.get("DISPLAY")
+                                              or os.environ.get("WAYLAND_DISPLAY")):
+            os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        app = QApplication(argv if argv is not None else sys.argv[:1] or ["roofline-workbench"])
+    app.setOrganizationName(APP_NAME)
+    app.setApplicationName(APP_NAME)
+    app.setApplicationDisplayName(APP_NAME)
     import pyqtgraph as pg
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")

@@ -238,6 +238,17 @@ class DocksMixin:
         """The Hardware dock's panel (the session's machines), built on first use."""
         return self._panel("hardware")
 
+    def add_machines_from_menu(self, how: str) -> None:
+        """Hardware ▸ Add Preset… (``how="preset"``) or New Machine (``"new"``): show the
+        Hardware panel, then open its preset chooser or add a machine of one's own."""
+        self.hardware_dock.show()
+        self.hardware_dock.raise_()
+        panel = self.hardware_panel
+        if how == "preset":
+            panel.open_preset_dialog()
+        else:
+            panel.new_machine()
+
     @property
     def model_panel(self):
         """The Model dock's panel, built on first use."""
@@ -274,7 +285,7 @@ class DocksMixin:
 
             panel = MeasurementsPanel(ws, self)
             action = getattr(self, "import_measurements_action", None)
-            if action is not None:  # else _build_menus gives it
+            if action is not None:  # else build_menus gives it
                 panel.set_import_action(action)
             return panel, self.measurements_dock
         if name == "compare":

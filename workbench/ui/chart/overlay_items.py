@@ -1,12 +1,12 @@
 """The canvas's overlays: sweep paths with their ridge crossings, measured points judged
-against their predictions, and compared pairs (:mod:`workbench.model.chart.overlays`).
+against their predictions, and compared pairs (:mod:`workbench.model.chart.overlay_data`).
 
 :class:`OverlayLayer` owns what each overlay stands for (the sweep paths, measured marks and
 pair links of the last scene, recomputed after the edits that move them), their items
 (pooled: lines, dots, arrows, bands, and their texts from the chart's text pools) and the
 overlays' hover rows (positions, tooltips, operations). A part of
 :class:`~workbench.ui.chart.canvas.RooflineCanvas`; the texts are placed by the chart's one text
-layout (:mod:`workbench.ui.chart.layout`), which reads them here.
+layout (:mod:`workbench.ui.chart.labels`), which reads them here.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 
-from workbench.model.chart.overlays import (
+from workbench.model.chart.overlay_data import (
     VERDICT_COLORS,
     CrossingMark,
     MeasuredMark,
@@ -29,8 +29,8 @@ from workbench.model.chart.overlays import (
     pair_links,
     run_links,
     sweep_paths,
-    top_hidden,
 )
+from workbench.model.chart.profiled_kernels import top_hidden
 from workbench.model.chart.scene import LegendEntry, Scene, measured_legend, whose_texts
 from workbench.ui.chart.axes import to_data, to_view
 from workbench.ui.chart.items import Label, Pool, Spots

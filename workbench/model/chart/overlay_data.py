@@ -23,19 +23,21 @@ rebuilding the chart. Everything is in data units (FLOP/byte, FLOP/s).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.model.analysis import Pair
-from workbench.model.comparison import PairComparison, compare_session
+from workbench.model.chart.profiled_kernels import (
+    distinct_key_names,
+    short_kernel_name,
+    top_hidden,
+)
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.measured import VERDICTS
 from workbench.model.measured_session import MeasuredPoint, judge_session
-from workbench.model.profile import LevelPoint, level_points, machine_level, run_changes, runs_of, top_kernels
 from workbench.model.roofline import BOUND_NAMES
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import OperationEntry, Session
@@ -46,7 +48,14 @@ from workbench.model.sweeps import (
     evaluate_sweep,
     sweep_crossings,
 )
-from workbench.model.units import format_quantity
+from workbench.model.units import format_number, format_quantity
+
+if TYPE_CHECKING:
+    from workbench.model.comparison import PairComparison
+    from workbench.model.profile import LevelPoint
+
+# Profiled kernels (workbench.model.profile) and compared pairs (workbench.model.comparison)
+# are imported by the functions that draw them, when a session has any: not at start-up.
 
 __all__ = [
     "VERDICT_COLORS",
@@ -57,12 +66,7 @@ __all__ = [
     "SweepPath",
     "MeasuredMark",
     "run_links",
-    "short_kernel_name",
-    "kernel_key_name",
-    "profile_roof_levels",
     "overlay_extent",
-    "top_hidden",
-    "kernel_key",
     "PairLink",
     "sweep_paths",
     "MAX_MEASURED_DRAWN",
@@ -70,6 +74,10 @@ __all__ = [
     "drawn_measured_marks",
     "measured_cap_note",
     "pair_links",
+    "Overlays",
+    "kernel_key",
+    "profile_roof_levels",
+    "build_overlays",
     "overlay_legend",
     "value_text",
     "crossing_label",
@@ -106,15 +114,17 @@ def _trim(text: str) -> str:
 
 
 def value_text(value: float, is_int: bool = False, digits: int = 4) -> str:
-    """A parameter value as a label shows it: whole numbers whole (``4096``), others to
-    ``digits`` significant figures without trailing zeros (``255.5``, ``0.125``, ``1.5e+06``)."""
+    """A parameter value as a label shows it, in the product's number format
+    (:func:`~workbench.model.units.format_number`): whole numbers whole (``4096``,
+    ``26267``), others to ``digits`` significant figures without trailing zeros (``255.5``,
+    ``0.125``), an exponent only beyond a million or below a thousandth (``1.5e6``)."""
     if is_int and float(value).is_integer() and abs(value) < 1e15:
         return str(int(value))
-    text = f"{value:.{digits}g}"
+    text = format_number(value, digits)
     if "e" in text:
         mantissa, exponent = text.split("e")
-        return f"{_trim(mantissa)}e{int(exponent)}"
-    return _trim(text) if "." in text else text
+        return f"{_trim(mantissa)}e{exponent}"
+    return _trim(text)
 
 
 def crossing_label(param: str, value: float) -> str:
@@ -380,6 +390,8 @@ def run_links(session: Session, marks: Sequence[MeasuredMark]) -> list[PairLink]
     """An arrow per kernel drawn in both of the session's first two runs, per machine: from
     its point in the first run to its point in the second, labelled with its speed-up (mean
     time before / mean time after)."""
+    from workbench.model.profile import run_changes  # (see the note at the imports)
+
     changes = {c.name: c for c in run_changes(session.measurements)}
     if not changes:
         return []
@@ -404,98 +416,6 @@ def run_links(session: Session, marks: Sequence[MeasuredMark]) -> list[PairLink]
         out.append(PairLink(-1, change.before.run or "", change.after.run or "", -1, -1,
                             mark.hw_id, mark.machine, before.x, before.y, mark.x, mark.y, 0.0,
                             0.0, change.speedup, 0, f"{change.speedup:.2f}×", tooltip))
-    return out
-
-
-def top_hidden(session: Session, most: int | None = None) -> tuple[set[int], str]:
-    """The profiled points the chart leaves out by its top-N rule (``view.top`` kernels of
-    each run by GPU time, or the fewest that make 95 % of it), by ``id``, and what the chart
-    says about them ("" when none).
-
-    ``most`` (a figure): at most this many kernels of each run are drawn, those with the
-    most GPU time, and the kernels measured on their own outside any run count as one run:
-    a figure draws only as many kernels as it can name."""
-    hidden: set[int] = set()
-    parts = []
-    top = session.view.top or None
-    runs: list[str | None] = list(runs_of(session.measurements))
-    if most is not None and any(m.run is None and m.operation is None
-                                for m in session.measurements):
-        runs.append(None)
-    for run in runs:
-        points = [m for m in session.measurements
-                  if m.run == run and (run is not None or m.operation is None)]
-        # (a kernel without FLOPs, a copy or a fill, has no place on a log chart: it is
-        # said apart, and the rule ranks the kernels that can be drawn)
-        empty = [m for m in points if not (m.flops or 0.0) > 0 and m.operation is None]
-        ranked = [m for m in points if not any(m is e for e in empty)]
-        shown, left = top_kernels(ranked, top if run is not None else len(ranked))
-        capped = most is not None and len(shown) > most
-        if capped:
-            shown, left = shown[:most], shown[most:] + left
-        if not left and not empty:
-            continue
-        hidden.update(id(m) for m in left)
-        total = sum(m.total_time_s or 0.0 for m in points)
-
-        def share(ms: Sequence, total: float = total) -> str:
-            part = sum(m.total_time_s or 0.0 for m in ms) / total if total else 0.0
-            return f"{100 * part:.1f} % of the time"
-
-        if not shown:
-            rule = "no kernel drawn"
-        elif capped:
-            rule = (f"the {len(shown)} with the most GPU time drawn (as many as the figure "
-                    f"names)")
-        else:
-            rule = f"top {len(shown)}" if top else f"the {len(shown)} that make 95 %"
-            rule += " of GPU time drawn"
-        said = [rule]
-        if left:
-            said.append(f"{len(left):,} kernel{'s' if len(left) != 1 else ''} hidden "
-                        f"({share(left)})")
-        if empty:
-            said.append(f"{len(empty):,} without FLOPs not drawn ({share(empty)})")
-        parts.append(f"{run + ': ' if run is not None else ''}" + "; ".join(said))
-    return hidden, "; ".join(parts)
-
-
-def kernel_key(session: Session, marks: Sequence[MeasuredMark]
-               ) -> tuple[list[MeasuredMark], list[str]]:
-    """A figure's names of the kernels measured on their own: each drawn kernel (by name, on
-    every machine and in every run) gets a tag, ``K1`` for the one with the most GPU time,
-    as its label, and a row of the key, ``"K1 — name"`` (:func:`kernel_key_name`).
-    ``(marks, rows)``."""
-    times: dict[str, float] = {}
-    for mark in marks:
-        if mark.standalone:
-            m = (session.measurements[mark.index]
-                 if 0 <= mark.index < len(session.measurements) else None)
-            t = (m.total_time_s or 0.0) if m is not None else 0.0
-            times[mark.name] = max(times.get(mark.name, 0.0), t)
-    names = sorted(times, key=lambda n: -times[n])  # (stable: ties keep the chart's order)
-    tags = {name: f"K{i + 1}" for i, name in enumerate(names)}
-    shown = _distinct_names(names)
-    rows = [f"{tags[name]} — {shown[name]}" for name in names]
-    return ([replace(mark, label=tags[mark.name], tag=tags[mark.name])
-             if mark.name in tags else mark for mark in marks], rows)
-
-
-def _distinct_names(names: Sequence[str]) -> dict[str, str]:
-    """Each kernel's name in the key (:func:`kernel_key_name`), numbered where two would
-    read the same."""
-    short = {name: kernel_key_name(name) for name in names}
-    counts: dict[str, int] = {}
-    for text in short.values():
-        counts[text] = counts.get(text, 0) + 1
-    seen: dict[str, int] = {}
-    out = {}
-    for name in names:
-        text = short[name]
-        if counts[text] > 1:
-            seen[text] = seen.get(text, 0) + 1
-            text = f"{text} #{seen[text]}"
-        out[name] = text
     return out
 
 
@@ -578,6 +498,8 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
     """:func:`measured_marks`, at most ``limit`` of them (the first in the session's order):
     ``(marks, how many could be drawn in all, notes)``. ``most``: a figure's top-N rule
     (:func:`top_hidden`)."""
+    from workbench.model.profile import level_points  # (see the note at the imports)
+
     judged = judge_session(session) if judged is None else judged
     shown = set(machine_ids)
     index_of = {id(m): i for i, m in enumerate(session.measurements)}
@@ -646,100 +568,35 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
     return marks, total, notes
 
 
-#: Template stems that say nothing of the kernel: its first template argument names it.
-_GENERIC_STEMS = ("kernel", "kernel2", "device_kernel", "elementwise_kernel",
-                  "vectorized_elementwise_kernel", "unrolled_elementwise_kernel")
-
-
-def short_kernel_name(name: str, limit: int = 32) -> str:
-    """A kernel's name as a chart label: a C++ signature without ``void``, its argument list
-    and template arguments (``cutlass::Kernel<cutlass_80_…_gemm…>`` is named by its
-    argument), its namespaces when still long, then cut to ``limit`` characters."""
-    if len(name) <= limit:
-        return name
-    stem = _kernel_stem(name)
-    if len(stem) > limit:
-        stem = stem.split("::")[-1]
-    return stem if len(stem) <= limit else stem[:limit - 1] + "…"
-
-
-def _kernel_stem(name: str) -> str:
-    """A kernel's signature without ``void``, its argument list and template arguments (a
-    generic kernel's named by its naming argument)."""
-    base = name.removeprefix("void ").replace("<unnamed>::", "").replace(
-        "(anonymous namespace)::", "")
-    if "(" in base[1:]:
-        base = base.split("(", 1)[0]
-    stem, _, rest = base.partition("<")
-    if rest and stem.split("::")[-1].lower() in _GENERIC_STEMS:
-        stem = _naming_argument(rest)
-    return stem
-
-
-def _naming_argument(arguments: str) -> str:
-    """The template argument that names a generic kernel: its first, or where that is a
-    number (``elementwise_kernel<128, 2, …BinaryFunctor<…, DivFunctor<float> >>``) the last
-    functor among them (``DivFunctor``), else its first named argument."""
-    first = arguments.split(",")[0].split("<")[0].rstrip("> ").strip()
-    if not first.replace("(int)", "").strip().isdigit():
-        return first
-    words = re.findall(r"[A-Za-z_][\w:]*", arguments)
-    functors = [w for w in words if w.lower().endswith("functor")]
-    named = functors or [w for w in words if w not in ("int", "float", "const", "void")]
-    return named[-1 if functors else 0].split("::")[-1] if named else first
-
-
-def kernel_key_name(name: str, limit: int = 32) -> str:
-    """A profiled kernel's name in a figure's key, whole words only (a figure cuts no
-    text): its stem (a C++ signature without ``void``, namespaces, arguments), where longer
-    than ``limit`` characters the parts of it that tell kernels of one family apart (the
-    last ``_`` parts, or the first where the profiler already cut the name); and where the
-    trace grouped its launches by shape ("kernel [aten::mm [8,64]·[64,32] fp32: …]") the
-    operator and its shapes: ``"s1688gemm_64x64_32x4_nn_align4 (mm 8×64, 64×32)"``."""
-    kernel, shape = _split_shape(name)
-    stem = _kernel_stem(kernel).split("::")[-1].strip()
-    cut = stem.endswith(("...", "…"))
-    stem = stem.rstrip(".…_ ")
-    if len(stem) > limit:
-        parts = stem.split("_")
-        kept: list[str] = []
-        for part in (parts if cut else reversed(parts)):
-            if len("_".join([*kept, part])) > limit:
-                break
-            kept.append(part)
-        stem = "_".join(kept if cut else reversed(kept)) or stem[:limit]
-    if not shape:
-        return stem
-    head = shape.split(": ")[0]
-    if "[" not in head:  # a launch shape ("grid 768 block 256"), said as it is
-        return f"{stem} ({head})"
-    op, _, dims = head.removeprefix("aten::").partition(" ")
-    dims = dims[:dims.rfind("]") + 1]  # (not the dtype after them)
-    inputs = [d.strip("[] ").replace(",", "×") for d in re.split(r"\]\s*·\s*\[", dims)]
-    inputs = [d for d in inputs if d and not d.isalpha()][:2]
-    text = f"{op} {', '.join(inputs)}".strip() if inputs else op
-    return f"{stem} ({text})" if text else stem
-
-
-def _split_shape(name: str) -> tuple[str, str]:
-    """``(kernel, shape)`` of a name a trace's launches were grouped under, "kernel
-    [shape]" (the last bracket, with the brackets it holds); ``(name, "")`` without one."""
-    if not name.endswith("]"):
-        return name, ""
-    depth = 0
-    for i in range(len(name) - 1, -1, -1):
-        depth += {"]": 1, "[": -1}.get(name[i], 0)
-        if depth == 0:
-            if i > 0 and name[i - 1] == " ":
-                return name[:i - 1], name[i + 1:-1]
-            return name, ""
-    return name, ""
+def kernel_key(session: Session, marks: Sequence[MeasuredMark]
+               ) -> tuple[list[MeasuredMark], list[str]]:
+    """A figure's names of the kernels measured on their own: each drawn kernel (by name, on
+    every machine and in every run) gets a tag, ``K1`` for the one with the most GPU time,
+    as its label, and a row of the key, ``"K1 — name"`` (:func:`kernel_key_name`).
+    ``(marks, rows)``."""
+    times: dict[str, float] = {}
+    for mark in marks:
+        if mark.standalone:
+            m = (session.measurements[mark.index]
+                 if 0 <= mark.index < len(session.measurements) else None)
+            t = (m.total_time_s or 0.0) if m is not None else 0.0
+            times[mark.name] = max(times.get(mark.name, 0.0), t)
+    names = sorted(times, key=lambda n: -times[n])  # (stable: ties keep the chart's order)
+    tags = {name: f"K{i + 1}" for i, name in enumerate(names)}
+    shown = distinct_key_names(names)
+    rows = [f"{tags[name]} — {shown[name]}" for name in names]
+    return ([replace(mark, label=tags[mark.name], tag=tags[mark.name])
+             if mark.name in tags else mark for mark in marks], rows)
 
 
 def profile_roof_levels(measured: Sequence[MeasuredMark], machines: Sequence,
                         level: str) -> list[tuple[int, str]]:
     """``(machine id, memory level)`` of each cache roof the profiled kernels are placed
     against (at L1 or L2, or at every level): those roofs are drawn on their machines."""
+    if not measured:
+        return []
+    from workbench.model.profile import machine_level  # (see the note at the imports)
+
     wanted = {"l1": {"l1"}, "l2": {"l2"}, "all": {"l1", "l2"}}.get(level, set())
     out = []
     for mark in measured:
@@ -833,6 +690,8 @@ def pair_links(session: Session, pairs: Sequence[Pair], machines: Sequence[Any]
     style = {m.hw_id: m.style_index for m in machines}
     names = {e.operation.name: e.id for e in session.operations}
     pairs = [p for p in pairs if p.hardware.id in style]
+    from workbench.model.comparison import compare_session  # (see the note at the imports)
+
     out: list[PairLink] = []
     for c in compare_session(session, pairs):
         a, b = c.first_result, c.second_result
@@ -863,3 +722,47 @@ def overlay_legend(measured: Sequence[MeasuredMark]) -> list[tuple[str, str]]:
     return [(v.key, f"measured, {VERDICT_SHORT.get(v.key, v.key)}"
                     + ("" if v.key == "overhead-bound" else f" ({v.label.split(':')[0]})"))
             for v in VERDICTS if v.key in present]
+
+
+@dataclass(frozen=True)
+class Overlays:
+    """What a chart draws over its roofs and points (:func:`build_overlays`)."""
+    sweeps: tuple[SweepPath, ...]
+    measured: tuple[MeasuredMark, ...]
+    #: how many measured points there are, drawn or not
+    measured_total: int
+    #: a figure's key of the kernels measured on their own ("K1 — name")
+    kernel_rows: tuple[str, ...]
+    links: tuple[PairLink, ...]
+    #: why something asked for is not drawn
+    notes: tuple[str, ...]
+
+
+def build_overlays(session: Session, operations: Sequence[OperationEntry],
+                   machines: Sequence[Any], colors: dict[int, str], pairs: Sequence[Pair],
+                   kernels: int | None = None) -> Overlays:
+    """The sweep paths of ``operations`` (with their ``colors``), the measured points and
+    the compared pairs on ``machines``, as the session's view asks for them; ``kernels``: a
+    figure's top-N rule (:func:`~workbench.model.chart.profiled_kernels.top_hidden`), with a
+    tag and a key row for each kernel measured on its own."""
+    view = session.view
+    notes: list[str] = []
+    sweeps: list[SweepPath] = []
+    if view.sweeps:
+        for entry in operations:
+            if entry.sweep is not None:
+                found, why = sweep_paths(session, entry, machines, colors[entry.id])
+                sweeps += found
+                notes += why
+    measured: list[MeasuredMark] = []
+    total = 0
+    if view.measured and session.measurements:
+        measured, total, why = drawn_measured_marks(session, [m.hw_id for m in machines],
+                                                    most=kernels)
+        notes += why
+    rows: list[str] = []
+    if kernels is not None:
+        measured, rows = kernel_key(session, measured)
+    links = pair_links(session, pairs, machines) if view.pairs and session.comparisons else []
+    return Overlays(tuple(sweeps), tuple(measured), total, tuple(rows), tuple(links),
+                    tuple(notes))

@@ -6,7 +6,7 @@ legend's key ("3 — name"); on screen the key follows each zoom, pan and resize
 tag), the key's rows, the tags joined into another's text (markers that overlap), the
 machines whose memory roofs the key names, and the view the key was made for. A part of
 :class:`~workbench.ui.chart.canvas.RooflineCanvas`: it drives the text layout
-(:mod:`workbench.ui.chart.layout`) and gives the legend (:mod:`workbench.ui.chart.legend`)
+(:mod:`workbench.ui.chart.labels`) and gives the legend (:mod:`workbench.ui.chart.legend`)
 its key.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from workbench.model.chart.key import crowd_parts, crowd_text, crowds, figure_key
+from workbench.model.chart.tagging import crowd_parts, crowd_text, crowds, figure_key
 from workbench.ui.chart.axes import to_view
 
 
@@ -51,7 +51,7 @@ class TagsAndKey:
 
     @property
     def rows(self) -> list:
-        """The key's rows (:func:`~workbench.model.chart.layout.figure_key`)."""
+        """The key's rows (:func:`~workbench.model.chart.placement.figure_key`)."""
         return self._key_rows
 
     @property
@@ -276,8 +276,8 @@ class TagsAndKey:
     def _join_tags(self) -> None:
         """Give operations whose markers touch one tag text between them (on screen and in
         figures two tags side by side would find no place by one point): a crowd of
-        markers (:func:`~workbench.model.chart.key.crowds`), said by its first operation's
-        label (:func:`~workbench.model.chart.key.crowd_text`)."""
+        markers (:func:`~workbench.model.chart.tagging.crowds`), said by its first operation's
+        label (:func:`~workbench.model.chart.tagging.crowd_text`)."""
         self._joined, self._groups = frozenset(), {}
         ops = list(self._key_tags)  # (in the key's order)
         groups: list[list] = [[op] for op in ops]
@@ -331,10 +331,10 @@ class TagsAndKey:
 
         scene = self._canvas.scene_model
         colors = {p.op_id: p.color for p in scene.points} if scene else {}
-        # a row's colour swatch where that colour is its alone in the key (it names the
-        # point even where the tag found no place); the tag, else
+        # a row's colour swatch where its points have one colour (a whole model's kind: the
+        # same colour in every phase, shared by kinds of one family, such as the norms);
+        # a row whose points differ in colour has none, as no one marker would be true
         shades = [{colors.get(i) for i in row.ids} for row in self._key_rows]
-        uses = Counter(c for row_shades in shades for c in row_shades)
         out = [e for e in legend if e.kind == "machine"]
         # the notes before the key: with its headings, a line of their own when the legend
         # flows below the plot
@@ -355,7 +355,7 @@ class TagsAndKey:
                 out.append(LegendEntry("heading", row.text))
                 continue
             color = next(iter(row_shades))
-            if len(row_shades) == 1 and color is not None and uses[color] == 1:
+            if len(row_shades) == 1 and color is not None:
                 out.append(LegendEntry("operation", row.text, row.ids[0], color))
             else:
                 out.append(LegendEntry("key", row.text))
@@ -418,9 +418,11 @@ class TagsAndKey:
         labels.place_all()
 
     def _missed_names(self, placed) -> set:
-        """The operations named (not tagged) whose name found no place."""
-        return {op for op in self._labels
-                if ("point", op) not in placed and op not in self._key_tags}
+        """The operations named (not tagged) whose name found no place (one with no marker
+        in view is not named at all, not even by a tag in the key)."""
+        missed = {op for op in self._labels
+                  if ("point", op) not in placed and op not in self._key_tags}
+        return missed & self._canvas.labels.ops_in_view() if missed else missed
 
     def _split_crowds(self, before: dict) -> bool:
         """Say in parts (:func:`crowd_parts`) each crowd whose tags found no place together:

@@ -116,6 +116,26 @@ def crowds(xy: Sequence[tuple[float, float]], near: float, reach: float = 2.0
     row of markers along a roof is cut into crowds a tag can stand for, not one crowd the
     length of the line). Crowds are in the order of their first points, each in the order
     of ``xy``; a point that is not finite is a crowd of its own."""
+    # points drawn at one place (a model's layers) are in one crowd: the crowds are found
+    # among the places, in the order of their first points
+    places: dict[tuple[float, float], list[int]] = {}
+    alone: list[list[int]] = []
+    for i, (x, y) in enumerate(xy):
+        if math.isfinite(x) and math.isfinite(y):
+            places.setdefault((x, y), []).append(i)
+        else:
+            alone.append([i])
+    if len(places) + len(alone) == len(xy):  # (no two at one place)
+        return _crowds(xy, near, reach)
+    spots = list(places)
+    out = [sorted(i for k in crowd for i in places[spots[k]])
+           for crowd in _crowds(spots, near, reach)]
+    return sorted(out + alone, key=lambda members: members[0])
+
+
+def _crowds(xy: Sequence[tuple[float, float]], near: float, reach: float
+            ) -> list[list[int]]:
+    """:func:`crowds`, each point searched on its own."""
     cells: dict[tuple[int, int], list[int]] = {}
     finite = []
     for i, (x, y) in enumerate(xy):

@@ -1,12 +1,12 @@
 """The chart's texts and their layout: what is drawn where in device pixels, how large each
-text is, and putting each text where :mod:`workbench.model.chart.layout` decides.
+text is, and putting each text where :mod:`workbench.model.chart.placement` decides.
 
 :class:`LabelLayer` owns the operations' name items (op_id → text item), the table of every
 text placed (its key → the text item and what was asked for it), the last layout, the
 markers' boxes in it, the leader lines, and when to place the texts again (a moment after a
 zoom, pan or resize; at the next paint when the chart was filled while hidden). It reads
 what is drawn from the chart's other parts (roofs, points, overlays), asks the legend for
-its place first, and is driven by the key of tags (:mod:`workbench.ui.chart.key`).
+its place first, and is driven by the key of tags (:mod:`workbench.ui.chart.tags`).
 
 A part of :class:`~workbench.ui.chart.canvas.RooflineCanvas`; the same code places the texts of
 the live chart and of every exported figure (which is drawn by the same canvas).
@@ -23,7 +23,8 @@ from typing import ClassVar
 import numpy as np
 from PySide6.QtCore import QTimer
 
-from workbench.model.chart.layout import (
+from workbench.model.chart.occupancy import clip_segment
+from workbench.model.chart.placement import (
     Attribution,
     Occupancy,
     Request,
@@ -36,11 +37,10 @@ from workbench.model.chart.layout import (
     point_candidates,
     sloped_candidates,
 )
-from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.items import Label, Pool
-from workbench.ui.chart.naming import AIR, names_of, names_spot, other_marks, roof_segments
+from workbench.ui.chart.naming import AIR, line_spot, names_of, names_spot, other_marks, roof_segments
 
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
@@ -80,6 +80,9 @@ class LabelLayer:
         # a rebuild while the canvas is hidden (a window being built) places the labels when
         # it is next painted or read, at the size it is shown at, not now
         self._layout_pending = False
+        #: within :meth:`reusing_occupancy`, the operations' requests made so far, by what
+        #: they depend on besides what is drawn (a key's passes ask again for most of them)
+        self._point_requests: dict = {}
 
     # -- when ----------------------------------------------------------------------------
 
@@ -213,6 +216,7 @@ class LabelLayer:
             self._reuse -= 1
             if not self._reuse:
                 self._occ_cache = None
+                self._point_requests = {}
 
     _reuse = 0
     _occ_cache: tuple | None = None
@@ -329,7 +333,7 @@ class LabelLayer:
                    if p is None and self._MISS_COST.get(self._label_of[key][1].kind, 1) >= 100)
 
     def place_all(self) -> None:
-        """Place every text of the chart (see :mod:`workbench.model.chart.layout`). When names of
+        """Place every text of the chart (see :mod:`workbench.model.chart.placement`). When names of
         operations find no place, the legend's other free corners and a place outside the
         plot are tried too (a few texts: the search is bounded), and the placing that leaves
         out least is kept."""
@@ -412,26 +416,29 @@ class LabelLayer:
         crowd = key.crowd_of(op_id)
         xs, ys = [], []
         for member in crowd:
-            point = points.label_point(member)
-            xs.append(to_view(point.x) * ax + bx)
-            ys.append(to_view(point.y) * ay + by)
+            sx, sy = self._anchor(member, (ax, bx, ay, by))
+            xs.append(sx)
+            ys.append(sy)
         tag = op_id in key.tags
         own = far = None
         if tag:
             # the markers of what it names: its points on every machine, its measured
             # points and their predictions (its leader may cross them)
             theme = canvas.theme
-            spots = [(p.x, p.y, theme.point_size) for member in crowd
-                     for p in (points.marks[k] for k in points.keys_of(member))]
-            mine = len(spots)
+            # (its points' view positions by row: a model's crowd has a thousand)
+            rows = points.rows_of([k for member in crowd for k in points.keys_of(member)])
+            mine = len(rows)
+            spots = []
             members = set(crowd)
             for mark, _curve, _label in canvas.overlays.measured_texts:
                 if mark.op_id in members:
                     spots += [(mark.x, mark.y, theme.point_size * 1.3),
                               (mark.px, mark.py, theme.point_size * 0.9)]
             arr = np.asarray(spots, dtype=float).reshape(-1, 3)
-            px, py = self._px(to_view(arr[:, 0]), to_view(arr[:, 1]), (ax, bx, ay, by))
-            half = arr[:, 2] / 2 + AIR
+            view = points.xy[rows].reshape(-1, 2)
+            px, py = self._px(np.concatenate((view[:, 0], to_view(arr[:, 0]))),
+                              np.concatenate((view[:, 1], to_view(arr[:, 1]))), (ax, bx, ay, by))
+            half = np.concatenate((np.full(mine, float(theme.point_size)), arr[:, 2])) / 2 + AIR
             own = np.column_stack((px - half, py - half, px + half, py + half))
             # it is placed around its points close by, too (on the other machines)
             near = 2.5 * theme.point_size
@@ -463,9 +470,72 @@ class LabelLayer:
         cands = lead_from(cands, xs, ys, marker)
         if tag:
             far = self._far_places(sx, sy, w, h, radius, (xs, ys, marker))
+        if not self.in_view(crowd, (ax, bx, ay, by)):
+            # none of its markers is in view: a text would name empty plot (a tag's leader
+            # ran to the edge); the note over the chart counts the points outside
+            cands, far = cands[:0], None
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
                        far=far, air=TAG_AIR if tag else NAME_AIR,
                        names=names_of(self._marker_rects, self._marker_ops, self._marks, crowd))
+
+    def _anchor(self, op_id: int, t) -> tuple[float, float]:
+        """Where an operation's name is said, in scene pixels: by the point that carries it
+        (:meth:`PointLayer.label_point`), or, when that one is out of view, by the highest
+        of its points in view (its leader ran out of the plot to a marker not seen)."""
+        points = self._canvas.points
+        point = points.label_point(op_id)
+        sx, sy = self._px(to_view(point.x), to_view(point.y), t)
+        left, top, right, bottom = self._frame()
+        if left <= sx <= right and top <= sy <= bottom:
+            return float(sx), float(sy)
+        rows = points.rows_of(points.keys_of(op_id))
+        if len(rows):
+            xs, ys = self._px(points.xy[rows, 0], points.xy[rows, 1], t)
+            seen = (xs >= left) & (xs <= right) & (ys >= top) & (ys <= bottom)
+            if seen.any():
+                best = int(np.argmin(np.where(seen, ys, np.inf)))  # (the highest on screen)
+                return float(xs[best]), float(ys[best])
+        return float(sx), float(sy)
+
+    def in_view(self, crowd, t=None) -> bool:
+        """Whether a marker of any of the operations ``crowd`` lies within the plot
+        (``t``: the view's transform, the current one when not given)."""
+        t = t or self._canvas.view_to_scene()
+        points = self._canvas.points
+        rows = points.rows_of([k for member in crowd for k in points.keys_of(member)])
+        if not len(rows):
+            return False
+        xs, ys = self._px(points.xy[rows, 0], points.xy[rows, 1], t)
+        left, top, right, bottom = self._frame()
+        return bool(np.any((xs >= left) & (xs <= right) & (ys >= top) & (ys <= bottom)))
+
+    def ops_in_view(self, t=None) -> set:
+        """The operations with a marker within the plot (all at once)."""
+        t = t or self._canvas.view_to_scene()
+        points = self._canvas.points
+        if not len(points.keys):
+            return set()
+        xy = points.pixels(t)
+        left, top, right, bottom = self._frame()
+        inside = ((xy[:, 0] >= left) & (xy[:, 0] <= right)
+                  & (xy[:, 1] >= top) & (xy[:, 1] <= bottom))
+        return {key[0] for key, seen in zip(points.keys, inside, strict=True) if seen}
+
+    def _point_request_now(self, op_id: int, label, order: float, t, selected) -> Request:
+        """:meth:`point_request`; within :meth:`reusing_occupancy` (nothing drawn changes)
+        the same request again where the text, its crowd, its tag, its order, the
+        selection and the view are the same."""
+        if not self._reuse:
+            return self.point_request(op_id, label, order, t, selected)
+        key = self._canvas.key
+        memo = (op_id, label.toPlainText(), self._text_box(label), key.crowd_of(op_id),
+                op_id in key.tags, order, selected, self._view_now(),
+                self._canvas.width(), self._canvas.height())
+        request = self._point_requests.get(memo)
+        if request is None:
+            request = self.point_request(op_id, label, order, t, selected)
+            self._point_requests[memo] = request
+        return request
 
     def _far_places(self, sx: float, sy: float, w: float, h: float, radius: float,
                     lead=None):
@@ -518,7 +588,7 @@ class LabelLayer:
             # the most operations and needs the most room)
             order = (-math.log10(max(point.y, 1e-300))
                      - 1e3 * (len(canvas.key.crowd_of(op_id)) - 1))
-            request = self.point_request(op_id, label, order, t, selected)
+            request = self._point_request_now(op_id, label, order, t, selected)
             out[request.key] = request
             self._label_of[request.key] = (label, request)
 
@@ -534,12 +604,12 @@ class LabelLayer:
                                 else np.zeros((0, 4)), reach=ROOF_REACH)
             if roof.sloped:
                 # where the lines lie close together (View ▸ All Memory Roofs) a value with
-                # no place along its line is said off it, a leader to the middle of its part
-                # in view
+                # no place along its line is said off it, a leader to its part in view (near
+                # the middle, where no point sits on it)
                 seen = clip_segment(float(xs[0]), float(ys[0]), float(xs[-1]), float(ys[-1]),
                                     frame) if roof.kind == "memory" else None
-                mark = (None if seen is None else
-                        ((seen[0] + seen[2]) / 2, (seen[1] + seen[3]) / 2, 2.0))
+                mark = None if seen is None else (*line_spot(
+                    seen, self._marker_rects, self._marks, theme.point_size), 2.0)
                 add(("roof", i), label, "roof",
                     lambda w, h, xs=xs, ys=ys: sloped_candidates(xs[0], ys[0], xs[1], ys[1],
                                                                  w, h, frame), order,
@@ -796,6 +866,6 @@ NAME_AIR = 2.0
 
 
 def _cand(left: float, top: float):
-    from workbench.model.chart.layout import Candidate
+    from workbench.model.chart.placement import Candidate
 
     return Candidate(left, top)

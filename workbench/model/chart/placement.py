@@ -15,12 +15,13 @@ thin leader line, itself kept clear of data and texts. Texts are placed in order
 priority (:data:`PRIORITIES`: the selected operation, the annotations a user asked for
 (compared pairs, measured points), then operations, roof values, ridge labels, sweep
 labels); a text without a clean place is not drawn. A text that names something (a marker,
-a roof line: :class:`Attribution`) is placed only where a reader pairs it with that thing:
+a roof line: :class:`~workbench.model.chart.attribution.Attribution`) is placed only
+where a reader pairs it with that thing:
 without a leader line, its own marks are the nearest to its box by a clear margin
 (:data:`PAIRING_RATIO`, :data:`PAIRING_MARGIN`) and lie within :attr:`Attribution.reach`;
 farther off, a leader joins it to one of them. An operation whose name has no clean
 place is named by a short tag instead (``1``, ``2`` … placed like any text) and a key beside
-or below the plot lists "1 — name" (see :mod:`workbench.model.chart.key`). Counts, not flags, so
+or below the plot lists "1 — name" (see :mod:`workbench.model.chart.tagging`). Counts, not flags, so
 that a marker that moves can be taken out of the grid and put back elsewhere: an edit
 re-places only the texts it touches.
 """
@@ -30,17 +31,26 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
 
+from workbench.model.chart.attribution import (
+    PAIRING_MARGIN,
+    PAIRING_RATIO,
+    PAIRING_REACH,
+    Attribution,
+    box_gaps,
+    segment_gaps,
+)
 from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment, spread
+from workbench.model.chart.plot_frame import free_corners, legend_corner, wrap_title
 
 __all__ = [
     "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "Attribution",
-    "PAIRING_RATIO", "PAIRING_MARGIN", "box_gaps", "segment_gaps", "same_spot", "lead_from",
-    "point_candidates",
+    "PAIRING_RATIO", "PAIRING_MARGIN", "PAIRING_REACH", "box_gaps", "segment_gaps", "same_spot",
+    "lead_from", "point_candidates",
     "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner", "free_corners",
     "wrap_title",
 ]
@@ -48,147 +58,6 @@ __all__ = [
 #: Who yields to whom: lower places first.
 PRIORITIES = {"selected": 0, "pair": 0.5, "crowd": 0.8, "operation": 1, "measured": 1.5,
               "roof": 2, "crossing": 2.5, "ridge": 3, "sweep": 5, "region": 6}
-
-#: a text without a leader names the marks nearest to it: any other mark is at least this
-#: many times as far from its box, and :data:`PAIRING_MARGIN` pixels more ("Softmax" right
-#: above the Norm point, a little nearer it than to its own, reads as naming Norm)
-PAIRING_RATIO = 1.6
-PAIRING_MARGIN = 3.0
-#: and it lies at most this many pixels from the nearest of them (a tag farther off, with
-#: no leader, names nothing a reader can find)
-PAIRING_REACH = 12.0
-#: of the other marks this many times :data:`PAIRING_REACH` (or two text heights) from a
-#: text's box or nearer, none is nearer its middle than its own marks (one farther off is
-#: not read with it)
-CENTRE_SCOPE = 2.5
-#: a text with a leader keeps this many pixels from every other mark ("4" touching one
-#: marker, its short leader leaving another, names neither), and its leader leaves its own
-#: marker where no other covers it
-LEADER_CLEAR = 6.0
-
-
-def box_gaps(boxes: np.ndarray, rects: np.ndarray) -> np.ndarray:
-    """The gap between each box and each rectangle (rows ``left, top, right, bottom``), in
-    pixels: 0 where they touch or overlap, else the distance between their nearest points.
-    Shape ``(len(boxes), len(rects))``."""
-    b = np.asarray(boxes, dtype=float).reshape(-1, 4)[:, None, :]
-    r = np.asarray(rects, dtype=float).reshape(-1, 4)[None, :, :]
-    dx = np.maximum(np.maximum(r[..., 0] - b[..., 2], b[..., 0] - r[..., 2]), 0.0)
-    dy = np.maximum(np.maximum(r[..., 1] - b[..., 3], b[..., 1] - r[..., 3]), 0.0)
-    return np.hypot(dx, dy)
-
-
-def segment_gaps(boxes: np.ndarray, segments: np.ndarray) -> np.ndarray:
-    """The gap between each box and each segment (rows ``x0, y0, x1, y1``) that does not
-    cross it, in pixels: the nearest of a box's corners to the segment, or of the segment's
-    ends to the box (where a box and a segment apart come nearest). Shape ``(len(boxes),
-    len(segments))``."""
-    b = np.asarray(boxes, dtype=float).reshape(-1, 4)
-    g = np.asarray(segments, dtype=float).reshape(-1, 4)
-    ends = np.concatenate((g[:, :2], g[:, 2:]))
-    tips = box_gaps(b, np.column_stack((ends, ends)))
-    best = np.minimum(tips[:, :len(g)], tips[:, len(g):])
-    ax, ay = g[None, :, 0], g[None, :, 1]
-    dx, dy = g[None, :, 2] - ax, g[None, :, 3] - ay
-    length2 = np.maximum(dx * dx + dy * dy, 1e-12)
-    for cx, cy in ((0, 1), (2, 1), (0, 3), (2, 3)):
-        px, py = b[:, cx, None], b[:, cy, None]
-        t = np.clip(((px - ax) * dx + (py - ay) * dy) / length2, 0.0, 1.0)
-        np.minimum(best, np.hypot(ax + t * dx - px, ay + t * dy - py), out=best)
-    return best
-
-
-@dataclass
-class Attribution:
-    """What a text names, for the rule that a reader pairs it with that: ``own`` the
-    rectangles of its marks (rows ``left, top, right, bottom``: markers), ``own_lines`` its
-    lines (rows ``x0, y0, x1, y1``: a roof); ``others`` and ``other_lines`` what it could be
-    taken to name instead (the other markers, the other lines); ``reach`` the farthest its
-    box may be from its own marks without a leader."""
-
-    own: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
-    others: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
-    reach: float = PAIRING_REACH
-    own_lines: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
-    other_lines: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
-    _spans: list | None = field(default=None, init=False, repr=False, compare=False)
-
-    def _near(self, boxes: np.ndarray, span: float):
-        """The other marks and lines that come within ``span`` pixels of the boxes' span
-        (the rest cannot break the rule for any of them), each with its measure."""
-        lo = boxes[:, :2].min(axis=0) - span
-        hi = boxes[:, 2:].max(axis=0) + span
-        if self._spans is None:  # (each group's extent, worked out once)
-            self._spans = [(g, m, np.minimum(g[:, 0], g[:, 2]), np.maximum(g[:, 0], g[:, 2]),
-                            np.minimum(g[:, 1], g[:, 3]), np.maximum(g[:, 1], g[:, 3]))
-                           for g, m in ((self.others, box_gaps),
-                                        (self.other_lines, segment_gaps)) if len(g)]
-        for group, measure, x0, x1, y0, y1 in self._spans:
-            near = group[(x1 >= lo[0]) & (x0 <= hi[0]) & (y1 >= lo[1]) & (y0 <= hi[1])]
-            if len(near):
-                yield near, measure
-
-    def own_gaps(self, boxes: np.ndarray) -> np.ndarray:
-        """For each box (rows ``left, top, right, bottom``; a point where left = right and
-        top = bottom), the gap to the nearest of its own marks (inf: none)."""
-        boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
-        mine = np.full(len(boxes), np.inf)
-        if len(self.own):
-            mine = box_gaps(boxes, self.own).min(axis=1)
-        if len(self.own_lines):
-            mine = np.minimum(mine, segment_gaps(boxes, self.own_lines).min(axis=1))
-        return mine
-
-    def paired(self, boxes: np.ndarray) -> np.ndarray:
-        """Whether a reader pairs each text box (rows ``left, top, right, bottom``) with
-        these marks: the nearest of its own lies within :attr:`reach` pixels of the box,
-        every other lies at least :data:`PAIRING_RATIO` times as far from it, and
-        :data:`PAIRING_MARGIN` pixels more; and of the others within
-        :data:`CENTRE_SCOPE` × :attr:`reach` of the box, none is nearer the middle of the
-        text than its own ("Softmax" beside its point but right over another reads as
-        naming that one)."""
-        boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
-        mine = self.own_gaps(boxes)
-        ok = mine <= self.reach
-        if not ok.any():
-            return ok
-        at = np.flatnonzero(ok)
-        boxes, mine = boxes[at], mine[at]
-        mx = (boxes[:, 0] + boxes[:, 2]) / 2
-        my = (boxes[:, 1] + boxes[:, 3]) / 2
-        middles = np.column_stack((mx, my, mx, my))
-        mine_c = self.own_gaps(middles)
-        # (a large text is read with the marks farther around it)
-        close = np.maximum(CENTRE_SCOPE * self.reach, 2.0 * (boxes[:, 3] - boxes[:, 1]))
-        good = np.ones(len(at), dtype=bool)
-        for near, measure in self._near(boxes, max(float(close.max()), PAIRING_RATIO
-                                                   * self.reach + PAIRING_MARGIN)):
-            gaps = measure(boxes, near)
-            good &= gaps.min(axis=1) >= PAIRING_RATIO * mine + PAIRING_MARGIN
-            centre = np.where(gaps <= close[:, None], measure(middles, near), np.inf)
-            good &= centre.min(axis=1) >= mine_c
-        ok[at] = good
-        return ok
-
-    def led(self, boxes: np.ndarray, starts: np.ndarray) -> np.ndarray:
-        """Whether each text box, joined to its marks by a leader from ``starts`` (rows
-        ``x, y``), keeps :data:`LEADER_CLEAR` pixels from every other mark, and its leader
-        leaves from outside them."""
-        boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
-        if not len(self.others) or not len(boxes):
-            return np.ones(len(boxes), dtype=bool)
-        ok = np.ones(len(boxes), dtype=bool)
-        for near, measure in self._near(boxes, LEADER_CLEAR):
-            ok &= measure(boxes, near).min(axis=1) >= LEADER_CLEAR
-        if ok.any():
-            at = np.flatnonzero(ok)
-            xy = np.asarray(starts, dtype=float).reshape(-1, 2)[at]
-            o = self.others
-            inside = ((xy[:, None, 0] > o[None, :, 0]) & (xy[:, None, 0] < o[None, :, 2])
-                      & (xy[:, None, 1] > o[None, :, 1]) & (xy[:, None, 1] < o[None, :, 3]))
-            ok[at] = ~inside.any(axis=1)
-        return ok
-
 
 # ---------------------------------------------------------------------------------------
 # candidate places
@@ -317,14 +186,57 @@ def same_spot(rects: np.ndarray, own: np.ndarray, air: float = 0.0) -> np.ndarra
     """Which of ``rects`` are drawn where one of ``own`` is (their centres a quarter of the
     smaller one's size apart or less, each way; sizes less ``air`` on each side): no other
     mark, to a reader (a sweep's end on its operation's point)."""
+    rects = np.asarray(rects, dtype=float).reshape(-1, 4)
+    own = np.asarray(own, dtype=float).reshape(-1, 4)
     if not len(rects) or not len(own):
         return np.zeros(len(rects), dtype=bool)
     cx, cy = (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2
+    if len(rects) * len(own) <= SPOT_PAIRS:
+        pairs = _same_spot_pairs(cx, cy, rects[:, 2] - rects[:, 0], own, air)
+        return np.asarray(pairs.any(axis=1))
+    # many marks (a model's thousands of points): only the pairs whose centres are close
+    # enough across are compared, ``own`` sorted by its centres' x (its repeats, a model's
+    # layers drawn at one place, once)
+    own = np.unique(own, axis=0)
+    ox = (own[:, 0] + own[:, 2]) / 2
+    order = np.argsort(ox, kind="stable")
+    own, ox = own[order], ox[order]
+    size = rects[:, 2] - rects[:, 0]
+    # the farthest across a pair may lie (a quarter of the smaller size, less the air),
+    # with a little slack for rounding: the pairs found are then compared exactly
+    reach = 0.25 * (np.minimum(size, float(np.nanmax(own[:, 2] - own[:, 0]))) - 2 * air)
+    reach = reach * (1 + 1e-9) + 1e-9
+    lo = np.searchsorted(ox, cx - reach, side="left")
+    hi = np.searchsorted(ox, cx + reach, side="right")
+    counts = np.where(reach >= 0, np.maximum(hi - lo, 0), 0)
+    total = int(counts.sum())
+    out = np.zeros(len(rects), dtype=bool)
+    if not total:
+        return out
+    which = np.repeat(np.arange(len(rects)), counts)
+    first = np.cumsum(counts) - counts
+    other = lo[which] + (np.arange(total) - first[which])
+    o = own[other]
+    ocx, ocy = (o[:, 0] + o[:, 2]) / 2, (o[:, 1] + o[:, 3]) / 2
+    near = 0.25 * (np.minimum(size[which], o[:, 2] - o[:, 0]) - 2 * air)
+    hit = (np.abs(cx[which] - ocx) <= near) & (np.abs(cy[which] - ocy) <= near)
+    out[which[hit]] = True
+    return out
+
+
+#: marks × own marks compared pair by pair in :func:`same_spot` at most (more: only the
+#: pairs close across)
+SPOT_PAIRS = 16384
+
+
+def _same_spot_pairs(cx: np.ndarray, cy: np.ndarray, size: np.ndarray, own: np.ndarray,
+                     air: float) -> np.ndarray:
+    """For centres ``cx``, ``cy`` of marks ``size`` wide, whether each lies at each of
+    ``own`` (see :func:`same_spot`): shape ``(len(cx), len(own))``."""
     ox, oy = (own[:, 0] + own[:, 2]) / 2, (own[:, 1] + own[:, 3]) / 2
-    size = np.minimum((rects[:, 2] - rects[:, 0])[:, None], (own[:, 2] - own[:, 0])[None, :])
-    near = 0.25 * (size - 2 * air)
+    near = 0.25 * (np.minimum(size[:, None], (own[:, 2] - own[:, 0])[None, :]) - 2 * air)
     return ((np.abs(cx[:, None] - ox[None, :]) <= near)
-            & (np.abs(cy[:, None] - oy[None, :]) <= near)).any(axis=1)
+            & (np.abs(cy[:, None] - oy[None, :]) <= near))
 
 
 def lead_from(cands: np.ndarray, xs: Sequence[float], ys: Sequence[float], radius: float
@@ -496,15 +408,25 @@ class TextLayout:
         air, cross = request.air, request.cross_lines
         mine = request.own if own else None
         row = None
+        # (each list's places and which are free, worked out once for both tries: nothing
+        # is placed between them)
+        free_of: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
         # a tag's leader keeps clear of other marks where it can; else, rather than untold,
-        # it may pass by them (its own marker hidden among others' leaves no clear way)
-        for strict in (True, False) if request.far is not None else (True,):
-            for given in (request.candidates, request.far):  # (the far ones made if needed)
-                if given is None:
+        # it may pass by them (its own marker hidden among others' leaves no clear way), the
+        # text itself still clear of them; a text with no markers of its own (a roof's
+        # value) never does
+        lenient = request.far is not None and request.own is not None
+        for strict in (True, False) if lenient else (True,):
+            for i, given in enumerate((request.candidates, request.far)):
+                if given is None:  # (the far ones made if needed)
                     continue
-                cands = given() if callable(given) else as_array(given)
+                if i not in free_of:
+                    cands = given() if callable(given) else as_array(given)
+                    free_of[i] = cands, self._free(cands, w, h, air) if len(cands) else None
+                cands, free = free_of[i]
                 chosen = (self._first_clean(cands, w, h, cross, mine, air, request.names,
-                                            strict) if len(cands) else None)
+                                            strict, free=free.copy())
+                          if free is not None else None)
                 if chosen is not None:
                     row = cands[chosen]
                     break
@@ -523,27 +445,16 @@ class TextLayout:
     def _first_clean(self, cands: np.ndarray, w: float, h: float,
                      cross_lines: bool = False, own: np.ndarray | None = None,
                      air: float = 0.0, names: Attribution | None = None,
-                     strict: bool = True) -> int | None:
+                     strict: bool = True, free: np.ndarray | None = None) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
-        pairs the text with what it ``names``)."""
-        occ = self.occupancy
-        lefts, tops = cands[:, 0], cands[:, 1]
-        f = occ.frame
-        ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
+        pairs the text with what it ``names``). ``free``: which boxes are free (as
+        :meth:`_free` says; changed here), when known."""
+        ok = self._free(cands, w, h, air) if free is None else free
         if not ok.any():
             return None
-        p = self.PAD
-        boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
-        # clear of the data, the other texts and their air (a tag's); with air of its own,
-        # its box grown by it clear of the texts and their air too
-        ok[ok] = occ.clear_under(boxes[ok], texts=not air)
-        if air and ok.any():
-            a = p + air
-            grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
-            ok[ok] = occ.clear_under(grown[ok], occ.texts)
-        if names is not None and ok.any():
+        if names is not None:
             self._keep_paired(ok, cands, w, h, names, strict)
         free = np.flatnonzero(ok)
         # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
@@ -554,20 +465,42 @@ class TextLayout:
                 return found
         return None
 
+    def _free(self, cands: np.ndarray, w: float, h: float, air: float = 0.0) -> np.ndarray:
+        """Which of the ``w`` × ``h`` boxes at ``cands`` lie inside the plot, clear of the
+        data, the other texts and their air (a tag's); with ``air`` of its own, the box
+        grown by it clear of the texts and their air too."""
+        occ = self.occupancy
+        lefts, tops = cands[:, 0], cands[:, 1]
+        f = occ.frame
+        ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
+        if not ok.any():
+            return ok
+        p = self.PAD
+        boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
+        ok[ok] = occ.clear_under(boxes[ok], texts=not air)
+        if air and ok.any():
+            a = p + air
+            grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
+            ok[ok] = occ.clear_under(grown[ok], occ.texts)
+        return ok
+
     #: places without a leader checked at once for pairing (the first paired one ends it)
     PAIRING_BATCH = 64
 
     def _keep_paired(self, ok: np.ndarray, cands: np.ndarray, w: float, h: float,
                      names: Attribution, strict: bool = True) -> None:
         """Of the free places ``ok``, keep those without a leader only where a reader pairs
-        the text with what it ``names``, and those with one (when ``strict``) only where
-        the text and its leader keep clear of the other marks (:meth:`Attribution.led`). In order, a batch
-        at a time: past the first place kept without a leader, or past as many with one as
-        are ever looked at, none can be taken."""
+        the text with what it ``names``, and those with one only where the text (and, when
+        ``strict``, its leader) keeps clear of the other marks (:meth:`Attribution.led`). In
+        order, a batch at a time: past the first place kept without a leader, or past as
+        many with one as are ever looked at, none can be taken. (Each batch twice the last:
+        a tag's thousand far places cost a few numpy steps, not a few for each 64 of them.)"""
         free = np.flatnonzero(ok)
         kept = 0
-        for start in range(0, len(free), self.PAIRING_BATCH):
-            at = free[start:start + self.PAIRING_BATCH]
+        start, size = 0, self.PAIRING_BATCH
+        while start < len(free):
+            at = free[start:start + size]
+            start, size = start + size, min(2 * size, 16 * self.PAIRING_BATCH)
             lefts, tops = cands[at, 0], cands[at, 1]
             boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
             bare = np.isnan(cands[at, 2])
@@ -575,12 +508,11 @@ class TextLayout:
             if bare.any():
                 good[bare] = names.paired(boxes[bare])
             if not bare.all():
-                good[~bare] = (names.led(boxes[~bare], cands[at[~bare], 2:4]) if strict
-                               else True)
+                good[~bare] = names.led(boxes[~bare], cands[at[~bare], 2:6], leader=strict)
             ok[at] = good
             kept += int(good.sum())
             if (good & bare).any() or kept >= self.MOST_LEADERS:
-                ok[free[start + self.PAIRING_BATCH:]] = False
+                ok[free[start:]] = False
                 return
 
     #: leaders checked at once (many far places: most are never looked at), and at most
@@ -652,12 +584,73 @@ class TextLayout:
         may cross their own markers (:attr:`Request.own`) are tried again so (a leader
         across its own markers only where nothing else is left)."""
         ordered = sorted(requests, key=lambda r: (r.priority, r.order))
+        # (what is drawn, before any text: where room is made for a text left out)
+        bare = (self.occupancy.copy() if any(r.kind in self.MAKE_ROOM_FOR for r in ordered)
+                else None)
+        out = self._place_ordered(ordered)
+        if bare is not None:
+            for r in ordered:
+                if out[r.key] is None and r.kind in self.MAKE_ROOM_FOR:
+                    out = self._make_room(r, ordered, out, bare)
+        return out
+
+    def _place_ordered(self, ordered: Sequence[Request]) -> dict[Hashable, Placement | None]:
+        """:meth:`place_all` of requests already in order (each placed in turn, then those
+        without a place again, their leaders across their own markers)."""
         with self.occupancy.held():
             out = {r.key: self.place(r, own=False) for r in ordered}
             for r in ordered:
                 if out[r.key] is None and r.own is not None:
                     out[r.key] = self.place(r)
         return out
+
+    #: the texts for which, left out, room is made by placing them first (a sweep's
+    #: crossing of a ridge: what the user asked the sweep to show), and at how many of
+    #: their places beside their mark at most
+    MAKE_ROOM_FOR = frozenset({"crossing"})
+    MAKE_ROOM_TRIES = 6
+
+    def _make_room(self, request: Request, ordered: Sequence[Request],
+                   out: dict[Hashable, Placement | None], bare: Occupancy
+                   ) -> dict[Hashable, Placement | None]:
+        """A placing with ``request`` (left out of ``out``) in it: placed first, at the
+        first of its places beside its mark clean of the data (``bare``: the occupancy
+        before any text), then the rest in order; kept (as this layout's) only where no
+        text is left out for a less important one: of each priority, the most important
+        first, as many placed or more, and one more in all. Else ``out`` stays."""
+        best = self._placed_by_priority(ordered, out)
+        rest = [r for r in ordered if r.key != request.key]
+        tried = 0
+        for row in as_array(request.candidates):
+            if tried >= self.MAKE_ROOM_TRIES:
+                break
+            trial = TextLayout(bare.copy())
+            lead = None if math.isnan(row[2]) else (float(row[2]), float(row[3]),
+                                                     float(row[4]), float(row[5]))
+            here = replace(request, candidates=[Candidate(float(row[0]), float(row[1]), lead)],
+                           far=None)
+            first = trial.place(here)
+            if first is None:  # (data in its way: no text moved makes room there)
+                continue
+            tried += 1
+            trial.requests[request.key] = request
+            got = trial._place_ordered(rest)
+            got[request.key] = first
+            if self._placed_by_priority(ordered, got) > best:
+                self.occupancy, self.placed, self.requests = (trial.occupancy, trial.placed,
+                                                              trial.requests)
+                return got
+        return out
+
+    @staticmethod
+    def _placed_by_priority(ordered: Sequence[Request],
+                            out: dict[Hashable, Placement | None]) -> tuple[int, ...]:
+        """How many of ``ordered`` (in order of priority) are placed in ``out``, for each
+        priority, the most important first."""
+        counts: dict[float, int] = {}
+        for r in ordered:
+            counts[r.priority] = counts.get(r.priority, 0) + (out.get(r.key) is not None)
+        return tuple(counts.values())
 
     def _reserve(self, placement: Placement, weight: int) -> None:
         a, r = placement.air, placement.rect
@@ -708,87 +701,3 @@ class TextLayout:
         meets = ((b[:, None, 0] < rects[None, :, 2]) & (rects[None, :, 0] < b[:, None, 2])
                  & (b[:, None, 1] < rects[None, :, 3]) & (rects[None, :, 1] < b[:, None, 3]))
         return {keys[i] for i in np.flatnonzero(meets.any(axis=1))}
-
-def free_corners(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
-                 ) -> list[tuple[str, Rect]]:
-    """The corners of the plot where a ``w`` × ``h`` legend covers nothing, as ``(name,
-    rect)``, the one with least drawn around it first (bottom right first on a tie: under the
-    flat roofs, right of the slopes, a roofline chart is usually empty)."""
-    left, top, right, bottom = occupancy.frame
-    if w + 2 * margin > right - left or h + 2 * margin > bottom - top:
-        return []
-    corners = {
-        "bottom-right": (right - margin - w, bottom - margin - h),
-        "top-left": (left + margin, top + margin),
-        "bottom-left": (left + margin, bottom - margin - h),
-        "top-right": (right - margin - w, top + margin),
-    }
-    found = []
-    for rank, (name, (x, y)) in enumerate(corners.items()):
-        rect = (x, y, x + w, y + h)
-        if occupancy.count(rect):
-            continue
-        # what lies around it: the texts placed later want that room
-        gx, gy = w * 0.5, h * 0.8
-        around = occupancy.count((x - gx, y - gy, x + w + gx, y + h + gy))
-        found.append(((around, rank), name, rect))
-    return [(name, rect) for _key, name, rect in sorted(found)]
-
-
-def legend_corner(occupancy: Occupancy, w: float, h: float, margin: float = 8.0
-                  ) -> tuple[str, Rect] | None:
-    """The first of :func:`free_corners`, or ``None`` when no corner is free (the legend
-    then goes outside the plot)."""
-    corners = free_corners(occupancy, w, h, margin)
-    return corners[0] if corners else None
-
-
-def wrap_title(words_width, text: str, room: float, lines: int = 2) -> list[str]:
-    """``text`` on one line when ``words_width(text) <= room``, else on two lines broken at
-    the space that balances them best; with ``lines`` > 2, on as few lines (up to
-    ``lines``) as keep every line within ``room``, broken to balance them. ``words_width``
-    measures a string (the view's font metrics)."""
-    if words_width(text) <= room or " " not in text.strip():
-        return [text]
-    words = text.split(" ")
-    best = None
-    for i in range(1, len(words)):
-        a, b = " ".join(words[:i]), " ".join(words[i:])
-        widest = max(words_width(a), words_width(b))
-        if best is None or widest < best[0]:
-            best = (widest, [a, b])
-    assert best is not None  # (a text with a space has two words)
-    if best[0] <= room or lines <= 2:
-        return best[1]
-    for count in range(3, lines + 1):
-        # the narrowest width that still breaks the words into ``count`` lines: greedy
-        # filling, searched between the widest word and the whole text
-        lo = max(words_width(w) for w in words)
-        hi = words_width(text)
-        found = _greedy_lines(words_width, words, hi)
-        for _ in range(24):
-            mid = (lo + hi) / 2
-            trial = _greedy_lines(words_width, words, mid)
-            if len(trial) <= count:
-                hi, found = mid, trial
-            else:
-                lo = mid
-        if max(words_width(line) for line in found) <= room or count == lines:
-            return found
-    return best[1]
-
-
-def _greedy_lines(words_width, words: list[str], width: float) -> list[str]:
-    """``words`` filled into lines no wider than ``width`` (a word wider stays alone)."""
-    out: list[str] = []
-    line = ""
-    for word in words:
-        trial = f"{line} {word}" if line else word
-        if line and words_width(trial) > width:
-            out.append(line)
-            line = word
-        else:
-            line = trial
-    if line:
-        out.append(line)
-    return out

@@ -1,0 +1,38 @@
+"""The Hardware menu adds machines: a new user with an empty session looks there first, and
+it held only Measure This Machine…; Add Preset… and New Machine are there too, and show the
+Hardware panel with what they did."""
+
+from __future__ import annotations
+
+from conftest import HANG_GUARD_S
+from PySide6.QtWidgets import QApplication
+
+from workbench.ui.dialogs.preset_dialog import PresetDialog
+
+
+def _hardware_menu(win):
+    bar = win.menuBar()
+    menu = next(a.menu() for a in bar.actions() if a.text().replace("&", "") == "Hardware")
+    return {a.text().replace("&", ""): a for a in menu.actions() if not a.isSeparator()}
+
+
+def test_add_preset_and_new_machine_are_in_the_hardware_menu(open_window, qtbot):
+    win = open_window(size=(1366, 768))
+    assert win.new_session()
+    actions = _hardware_menu(win)
+    assert {"Add Preset…", "New Machine", "Measure This Machine…"} <= set(actions)
+
+    actions["Add Preset…"].trigger()
+    qtbot.waitUntil(lambda: any(isinstance(w, PresetDialog) and w.isVisible()
+                                for w in QApplication.topLevelWidgets()), timeout=HANG_GUARD_S * 1000)
+    dialog = next(w for w in QApplication.topLevelWidgets()
+                  if isinstance(w, PresetDialog) and w.isVisible())
+    assert not win.hardware_dock.visibleRegion().isEmpty()  # the panel it adds to is shown
+    dialog.choose(["h100-sxm"])
+    dialog.accept()
+    qtbot.waitUntil(lambda: len(win.document.session.hardware) == 1, timeout=HANG_GUARD_S * 1000)
+
+    win.editor_dock.raise_()
+    actions["New Machine"].trigger()
+    assert len(win.document.session.hardware) == 2
+    qtbot.waitUntil(lambda: not win.hardware_dock.visibleRegion().isEmpty(), timeout=HANG_GUARD_S * 1000)

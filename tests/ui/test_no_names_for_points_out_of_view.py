@@ -1,0 +1,105 @@
+"""A point outside the view is named nowhere on the chart: a new user's six kinds of
+operation, added one by one to an H100 and M4 Max session, drew the tags "1" and "2" of
+the elementwise chain and the reduction (both left of the view) with their leaders running
+to the edge of the plot, where no marker is; the note over the chart counts those points."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ui.test_attribution import SCREENS, _settled, _six_kinds, _window
+
+from workbench.ui.chart.labels import to_view
+
+
+def _named_out_of_view(win) -> list[str]:
+    """The texts on the chart that name operations none of whose markers is in view."""
+    canvas = win.canvas
+    frame = canvas.view_box.sceneBoundingRect()
+    ax, bx, ay, by = canvas.view_to_scene()
+    seen: dict[int, bool] = {}
+    for (op_id, _hw), mark in canvas.points.marks.items():
+        x, y = to_view(mark.x) * ax + bx, to_view(mark.y) * ay + by
+        inside = bool(np.isfinite(x) and np.isfinite(y) and frame.contains(x, y))
+        seen[op_id] = seen.get(op_id, False) or inside
+    out = []
+    for key in canvas.labels.text_layout.placed:
+        entry = canvas.labels.entry(key)
+        if key[0] != "point" or entry is None or not entry[0].isVisible():
+            continue
+        crowd = canvas.key.crowd_of(key[1])
+        if not any(seen.get(op, False) for op in crowd):
+            out.append(entry[0].textItem.toPlainText())
+    return out
+
+
+@pytest.mark.parametrize("size", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_points_out_of_view_carry_no_name_or_tag(qtbot, size):
+    with _window(qtbot, size) as win:
+        _six_kinds(win)
+        _settled(win)
+        ops = win.document.session.operations
+        canvas = win.canvas
+        # each operation added is brought into view; zoomed in on the ridges, some leave it
+        (x0, x1), (y0, y1) = canvas.view_box.viewRange()  # (decades)
+        canvas.set_view_range((10 ** (x0 + 0.55 * (x1 - x0)), 10 ** x1),
+                              (10 ** (y0 + 0.3 * (y1 - y0)), 10 ** y1))
+        _settled(win)
+        assert canvas.points.outside(canvas.view_box.viewRange()) > 0
+        assert _named_out_of_view(win) == []
+        # Ctrl+0: every point in view, each named again (by its name or its tag)
+        win.fit_action.trigger()
+        _settled(win)
+        assert _named_out_of_view(win) == []
+        told = {key[1] for key in canvas.labels.text_layout.placed if key[0] == "point"
+                and canvas.labels.entry(key)[0].isVisible()}
+        shown = {op for t in told for op in canvas.key.crowd_of(t)}
+        assert {e.id for e in ops} <= shown
+
+
+def test_the_key_lists_no_tag_for_a_point_out_of_view(qtbot):
+    """Zoomed in on the ridges, the key listed "1 — Attention" … "5 — Reduction" for five
+    operations none of whose markers was in view, and no tag of theirs was on the chart."""
+    with _window(qtbot, SCREENS[0]) as win:
+        _six_kinds(win)
+        canvas = win.canvas
+        canvas.fit_to_data()
+        _settled(win)
+        (x0, x1), (y0, y1) = canvas.view_box.viewRange()  # (decades)
+        # the ridges' corner: the GEMM's M4 Max marker stays in view, most others leave it
+        canvas.set_view_range((10 ** (x0 + 0.55 * (x1 - x0)), 10 ** x1),
+                              (10 ** (y0 + 0.3 * (y1 - y0)), 10 ** y1))
+        _settled(win)
+        assert canvas.points.outside(canvas.view_box.viewRange()) >= 4
+        labels = canvas.labels
+        listed = {op for row in canvas.key.rows for op in row.ids}
+        assert all(labels.in_view((op,)) for op in listed), [
+            r.text for r in canvas.key.rows if not all(labels.in_view((o,)) for o in r.ids)]
+        assert _named_out_of_view(win) == []
+
+
+def test_a_name_leads_to_its_marker_in_view(qtbot):
+    """Zoomed in on the ridges, "GEMM" was said by the top edge of the plot with a leader
+    running out of it to the H100's GEMM point above the view, while its M4 Max point was
+    in view: a name is said by one of its markers that the reader sees."""
+    with _window(qtbot, SCREENS[0]) as win:
+        _six_kinds(win)
+        canvas = win.canvas
+        canvas.fit_to_data()
+        _settled(win)
+        (x0, x1), (y0, y1) = canvas.view_box.viewRange()
+        canvas.set_view_range((10 ** (x0 + 0.55 * (x1 - x0)), 10 ** x1),
+                              (10 ** (y0 + 0.3 * (y1 - y0)), 10 ** (y1 - 0.2 * (y1 - y0))))
+        _settled(win)
+        gemm = win.document.session.operations[0].id
+        assert canvas.labels.in_view((gemm,))
+        frame = canvas.view_box.sceneBoundingRect().adjusted(-2, -2, 2, 2)
+        out = []
+        for key, placement in canvas.labels.text_layout.placed.items():
+            entry = canvas.labels.entry(key)
+            if (key[0] == "point" and entry is not None and entry[0].isVisible()
+                    and placement.leader is not None):
+                lx0, ly0, lx1, ly1 = placement.leader
+                if not (frame.contains(lx0, ly0) and frame.contains(lx1, ly1)):
+                    out.append(entry[0].textItem.toPlainText())
+        assert out == []

@@ -1,0 +1,188 @@
+"""The rule that a text names what a reader pairs it with (:class:`Attribution`), for
+the text layout (:mod:`workbench.model.chart.placement`): without a leader, its own marks are
+the nearest to its box by a clear margin; with one, the text keeps clear of the other marks.
+In device units (pixels, y downwards), free of Qt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Attribution", "PAIRING_RATIO", "PAIRING_MARGIN", "PAIRING_REACH", "CENTRE_SCOPE",
+           "LEADER_CLEAR", "LINE_END_CLEAR", "box_gaps", "segment_gaps"]
+
+#: a text without a leader names the marks nearest to it: any other mark is at least this
+#: many times as far from its box, and :data:`PAIRING_MARGIN` pixels more ("Softmax" right
+#: above the Norm point, a little nearer it than to its own, reads as naming Norm)
+PAIRING_RATIO = 1.6
+PAIRING_MARGIN = 3.0
+#: and it lies at most this many pixels from the nearest of them (a tag farther off, with
+#: no leader, names nothing a reader can find)
+PAIRING_REACH = 12.0
+#: of the other marks this many times :data:`PAIRING_REACH` (or two text heights) from a
+#: text's box or nearer, none is nearer its middle than its own marks (one farther off is
+#: not read with it)
+CENTRE_SCOPE = 2.5
+#: a text with a leader keeps this many pixels from every other mark ("4" touching one
+#: marker, its short leader leaving another, names neither), and its leader leaves its own
+#: marker where no other covers it
+LEADER_CLEAR = 6.0
+#: a leader to a line touches no other line this many pixels from its end
+LINE_END_CLEAR = 16.0
+
+
+def box_gaps(boxes: np.ndarray, rects: np.ndarray) -> np.ndarray:
+    """The gap between each box and each rectangle (rows ``left, top, right, bottom``), in
+    pixels: 0 where they touch or overlap, else the distance between their nearest points.
+    Shape ``(len(boxes), len(rects))``."""
+    b = np.asarray(boxes, dtype=float).reshape(-1, 4)[:, None, :]
+    r = np.asarray(rects, dtype=float).reshape(-1, 4)[None, :, :]
+    dx = np.maximum(np.maximum(r[..., 0] - b[..., 2], b[..., 0] - r[..., 2]), 0.0)
+    dy = np.maximum(np.maximum(r[..., 1] - b[..., 3], b[..., 1] - r[..., 3]), 0.0)
+    return np.hypot(dx, dy)
+
+
+def segment_gaps(boxes: np.ndarray, segments: np.ndarray) -> np.ndarray:
+    """The gap between each box and each segment (rows ``x0, y0, x1, y1``) that does not
+    cross it, in pixels: the nearest of a box's corners to the segment, or of the segment's
+    ends to the box (where a box and a segment apart come nearest). Shape ``(len(boxes),
+    len(segments))``."""
+    b = np.asarray(boxes, dtype=float).reshape(-1, 4)
+    g = np.asarray(segments, dtype=float).reshape(-1, 4)
+    ends = np.concatenate((g[:, :2], g[:, 2:]))
+    tips = box_gaps(b, np.column_stack((ends, ends)))
+    best = np.minimum(tips[:, :len(g)], tips[:, len(g):])
+    ax, ay = g[None, None, :, 0], g[None, None, :, 1]
+    dx, dy = g[None, None, :, 2] - ax, g[None, None, :, 3] - ay
+    length2 = np.maximum(dx * dx + dy * dy, 1e-12)
+    # the box's four corners (left-top, right-top, left-bottom, right-bottom) at once
+    px, py = b[:, _CORNER_X, None], b[:, _CORNER_Y, None]
+    t = np.clip(((px - ax) * dx + (py - ay) * dy) / length2, 0.0, 1.0)
+    return np.minimum(best, np.hypot(ax + t * dx - px, ay + t * dy - py).min(axis=1))
+
+
+_CORNER_X, _CORNER_Y = np.array([0, 2, 0, 2]), np.array([1, 1, 3, 3])
+
+
+@dataclass
+class Attribution:
+    """What a text names, for the rule that a reader pairs it with that: ``own`` the
+    rectangles of its marks (rows ``left, top, right, bottom``: markers), ``own_lines`` its
+    lines (rows ``x0, y0, x1, y1``: a roof); ``others`` and ``other_lines`` what it could be
+    taken to name instead (the other markers, the other lines); ``reach`` the farthest its
+    box may be from its own marks without a leader."""
+
+    own: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    others: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    reach: float = PAIRING_REACH
+    own_lines: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    other_lines: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    _spans: list | None = field(default=None, init=False, repr=False, compare=False)
+
+    def _near(self, boxes: np.ndarray, span: float):
+        """The other marks and lines that come within ``span`` pixels of the boxes' span
+        (the rest cannot break the rule for any of them), each with its measure."""
+        lo = boxes[:, :2].min(axis=0) - span
+        hi = boxes[:, 2:].max(axis=0) + span
+        if self._spans is None:  # (each group's extent, worked out once)
+            self._spans = [(g, m, np.minimum(g[:, 0], g[:, 2]), np.maximum(g[:, 0], g[:, 2]),
+                            np.minimum(g[:, 1], g[:, 3]), np.maximum(g[:, 1], g[:, 3]))
+                           for g, m in ((self.others, box_gaps),
+                                        (self.other_lines, segment_gaps)) if len(g)]
+        for group, measure, x0, x1, y0, y1 in self._spans:
+            near = group[(x1 >= lo[0]) & (x0 <= hi[0]) & (y1 >= lo[1]) & (y0 <= hi[1])]
+            if len(near):
+                yield near, measure
+
+    def own_gaps(self, boxes: np.ndarray) -> np.ndarray:
+        """For each box (rows ``left, top, right, bottom``; a point where left = right and
+        top = bottom), the gap to the nearest of its own marks (inf: none)."""
+        boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
+        mine = np.full(len(boxes), np.inf)
+        if len(self.own):
+            mine = box_gaps(boxes, self.own).min(axis=1)
+        if len(self.own_lines):
+            mine = np.minimum(mine, segment_gaps(boxes, self.own_lines).min(axis=1))
+        return mine
+
+    def paired(self, boxes: np.ndarray) -> np.ndarray:
+        """Whether a reader pairs each text box (rows ``left, top, right, bottom``) with
+        these marks: the nearest of its own lies within :attr:`reach` pixels of the box,
+        every other lies at least :data:`PAIRING_RATIO` times as far from it, and
+        :data:`PAIRING_MARGIN` pixels more; and of the others within
+        :data:`CENTRE_SCOPE` × :attr:`reach` of the box, none is nearer the middle of the
+        text than its own ("Softmax" beside its point but right over another reads as
+        naming that one)."""
+        boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
+        n = len(boxes)
+        mx = (boxes[:, 0] + boxes[:, 2]) / 2
+        my = (boxes[:, 1] + boxes[:, 3]) / 2
+        # the boxes and their middles measured together (rows of the boxes, then of the
+        # middles: a few numpy steps for both)
+        both = np.concatenate((boxes, np.column_stack((mx, my, mx, my))))
+        mine_both = self.own_gaps(both)
+        mine = mine_both[:n]
+        ok = mine <= self.reach
+        if not ok.any():
+            return ok
+        at = np.flatnonzero(ok)
+        k = len(at)
+        boxes, mine, mine_c = boxes[at], mine[at], mine_both[n + at]
+        both = both[np.concatenate((at, n + at))]
+        # (a large text is read with the marks farther around it)
+        close = np.maximum(CENTRE_SCOPE * self.reach, 2.0 * (boxes[:, 3] - boxes[:, 1]))
+        good = np.ones(k, dtype=bool)
+        for near, measure in self._near(boxes, max(float(close.max()), PAIRING_RATIO
+                                                   * self.reach + PAIRING_MARGIN)):
+            measured = measure(both, near)
+            gaps = measured[:k]
+            good &= gaps.min(axis=1) >= PAIRING_RATIO * mine + PAIRING_MARGIN
+            centre = np.where(gaps <= close[:, None], measured[k:], np.inf)
+            good &= centre.min(axis=1) >= mine_c
+        ok[at] = good
+        return ok
+
+    def led(self, boxes: np.ndarray, leaders: np.ndarray, leader: bool = True) -> np.ndarray:
+        """Whether each text box, joined to its marks by a leader (rows ``x0, y0, x1, y1``:
+        from its mark to the box; or ``x, y``: where it leaves the mark), keeps
+        :data:`LEADER_CLEAR` pixels from every other mark (a text right beside another
+        point reads as its name, whatever its leader says), and (unless not ``leader``)
+        its leader leaves from outside them, and a leader to a line (:attr:`own_lines`)
+        touches no other line in its last :data:`LINE_END_CLEAR` pixels (one across a line
+        to the line beside it reads as naming either)."""
+        boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
+        leaders = np.asarray(leaders, dtype=float).reshape(len(boxes), -1)
+        starts = leaders[:, :2]
+        if not len(boxes) or not (len(self.others) or len(self.other_lines)):
+            return np.ones(len(boxes), dtype=bool)
+        ok = np.ones(len(boxes), dtype=bool)
+        for near, measure in self._near(boxes, LEADER_CLEAR):
+            ok &= measure(boxes, near).min(axis=1) >= LEADER_CLEAR
+        if not leader:
+            return ok
+        if ok.any() and len(self.own_lines) and len(self.other_lines) and leaders.shape[1] == 4:
+            ok &= self._line_end_clear(leaders)
+        if ok.any() and len(self.others):
+            at = np.flatnonzero(ok)
+            xy = np.asarray(starts, dtype=float).reshape(-1, 2)[at]
+            o = self.others  # (those that can hold a start)
+            lo, hi = xy.min(axis=0), xy.max(axis=0)
+            o = o[(o[:, 2] > lo[0]) & (o[:, 0] < hi[0]) & (o[:, 3] > lo[1]) & (o[:, 1] < hi[1])]
+            inside = ((xy[:, None, 0] > o[None, :, 0]) & (xy[:, None, 0] < o[None, :, 2])
+                      & (xy[:, None, 1] > o[None, :, 1]) & (xy[:, None, 1] < o[None, :, 3]))
+            ok[at] = ~inside.any(axis=1)
+        return ok
+
+    def _line_end_clear(self, leaders: np.ndarray) -> np.ndarray:
+        """Whether each leader (rows ``x0, y0, x1, y1``, from its line) keeps off every
+        other line over its first :data:`LINE_END_CLEAR` pixels (points a cell apart)."""
+        d = leaders[:, 2:4] - leaders[:, :2]
+        length = np.maximum(np.hypot(d[:, 0], d[:, 1]), 1e-9)
+        steps = np.arange(0.0, LINE_END_CLEAR + 1.0, 2.0)
+        t = np.minimum(steps[None, :], length[:, None])  # (pixels along each leader)
+        xs = leaders[:, 0, None] + d[:, 0, None] / length[:, None] * t
+        ys = leaders[:, 1, None] + d[:, 1, None] / length[:, None] * t
+        points = np.column_stack((xs.ravel(), ys.ravel()))
+        gaps = segment_gaps(np.column_stack((points, points)), self.other_lines)
+        return (gaps.min(axis=1) >= 1.0).reshape(len(leaders), -1).all(axis=1)

@@ -1,0 +1,328 @@
+"""The main window's files: New, Open, Open Recent, examples, Save and Save As, dropped
+files, the autosave and recovery after a crash, and the window title that names the file (a
+mixin of :class:`~workbench.ui.window.main_window.MainWindow`)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QStandardPaths, QTimer
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from workbench.io.autosave import Autosave, Recoverable, find_recoverable
+from workbench.io.errors import InputError
+from workbench.io.sessions import load_session, save_session
+from workbench.model.session import Session
+from workbench.ui.dialogs.load_warnings import show_assumed
+from workbench.ui.window.app import APP_NAME
+
+__all__ = ["FilesMixin", "MAX_RECENT", "AUTOSAVE_INTERVAL_MS", "FILE_FILTER", "autosave_folder"]
+
+MAX_RECENT = 8
+AUTOSAVE_INTERVAL_MS = 30_000
+FILE_FILTER = "Roofline sessions (*.yaml *.yml);;All files (*)"
+
+_log = logging.getLogger(__name__)
+
+
+class FilesMixin:
+    """Opening and saving sessions, the recent files, the autosave and recovery."""
+
+    # -- autosave and recovery -------------------------------------------------------------
+
+    def start_autosave(self) -> None:
+        """Autosave every :data:`AUTOSAVE_INTERVAL_MS` to the user's data folder."""
+        self.autosave = Autosave(autosave_folder())
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setInterval(AUTOSAVE_INTERVAL_MS)
+        self.autosave_timer.timeout.connect(self._autosave_tick)
+        self._autosaved_state = False  # the autosave slot holds the session as it is
+        self.autosave_failed.connect(self._show_autosave_failure)
+        self.autosave_timer.start()
+
+    def autosave_now(self) -> None:
+        """Write unsaved changes to the autosave slot; remove it when there are none."""
+        self._autosave(background=False)
+
+    def _autosave_tick(self) -> None:
+        """The autosave timer: write what changed since the last autosave, on a worker thread
+        (a session of tens of thousands of measured points takes seconds to write)."""
+        self._autosave(background=True)
+
+    def _autosave(self, background: bool) -> None:
+        if not self.document.modified:
+            self.autosave.remove()
+            self._autosaved_state = False
+            return
+        if self._autosaved_state and self.autosave.path.exists():
+            return  # (nothing changed since it was written)
+        session, path = self.document.session, self.document.path
+        try:
+            if background:
+                pending = self.autosave.write_in_background(session, path, self.example)
+                if pending is None:
+                    return  # the previous write still runs: the next tick writes this state
+                pending.add_done_callback(self._autosave_done)
+            else:
+                self.autosave.write(session, path, self.example)
+        except OSError as exc:
+            self._autosave_failed(exc)
+            return
+        self._autosaved_state = True
+
+    def _autosave_done(self, pending) -> None:
+        """(On the worker thread) a failed write is said in the status bar, on the window's
+        thread."""
+        exc = pending.exception()
+        if exc is not None:
+            self.autosave_failed.emit(_reason(exc))
+
+    def _autosave_failed(self, exc: BaseException) -> None:
+        self._show_autosave_failure(_reason(exc))
+
+    def _show_autosave_failure(self, reason: str) -> None:
+        _log.warning("autosave failed: %s", reason)
+        self._autosaved_state = False
+        self.statusBar().showMessage(f"Autosave failed: {reason}", 5000)
+
+    def ask_recover(self, found: Recoverable) -> bool:
+        """Ask whether to recover an autosave (separate so that tests can answer it)."""
+        import datetime
+
+        when = datetime.datetime.fromtimestamp(found.saved_at).strftime("%Y-%m-%d %H:%M")
+        name = (Path(found.original).name if found.original
+                else f"the example {found.example}" if found.example else "an untitled session")
+        answer = QMessageBox.question(
+            self, "Recover unsaved work?",
+            f"Roofline Workbench did not close cleanly. Unsaved changes to {name} were "
+            f"autosaved at {when}.\n\nRecover them?",
+            QMessageBox.Yes | QMessageBox.No, QMessageBox.Yes)
+        return answer == QMessageBox.Yes
+
+    def offer_recovery(self) -> bool:
+        """After a crash: offer the newest autosave left by a process that is gone."""
+        found = find_recoverable(self.autosave.folder)
+        if not found:
+            return False
+        newest = found[0]
+        if not self.ask_recover(newest):
+            for item in found:
+                item.discard()
+            return False
+        try:
+            session = newest.load()
+        except InputError as exc:
+            self.show_error("Cannot recover autosave", str(exc))
+            return False
+        original = Path(newest.original) if newest.original else None
+        # named as it was before the crash: its file, the example it came from, or Untitled
+        self.example = None if original else newest.example
+        self.document.replace_session(session, original, modified=True)
+        self.workspace.select_valid()
+        for item in found:
+            item.discard()
+        self.autosave_now()
+        self.statusBar().showMessage("Recovered unsaved changes", 5000)
+        return True
+
+    # -- the session shown and its file ----------------------------------------------------
+
+    def _session_name(self) -> str:
+        """The open file's name, an example's file name, or "Untitled"."""
+        if self.document.path:
+            return self.document.path.name
+        return self.example or "Untitled"
+
+    def update_title(self) -> None:
+        name = self._session_name()
+        if not self.document.path and self.example:
+            name += " (example)"
+        self.setWindowTitle(f"{name}[*] — {APP_NAME}")
+        self.setWindowModified(self.document.modified)
+
+    def set_session(self, session: Session, path: Path | None, example: str | None = None
+                    ) -> None:
+        """Show another session (New, Open, an example): nothing of the last one stays in
+        the status bar."""
+        show_assumed(self, path or "", [])  # a message about the previous file goes with it
+        self.example = example
+        self.statusBar().clearMessage()
+        self.cursor_label.clear()
+        self.document.replace_session(session, path)
+        self.workspace.select_valid()
+        # The canvas already rebuilt and fitted on the "session" change; that fit differs
+        # from fit_to_data only when the session saved a view range, so only then is a
+        # second full rebuild needed (it is the slowest step of opening a large session).
+        if hasattr(self.canvas, "fit_to_data") and (session.view.x_range
+                                                    or session.view.y_range):
+            self.canvas.fit_to_data()
+
+    def open_path(self, path: str | Path) -> bool:
+        """Open a session file. On any problem the current session (and its undo history) is
+        left exactly as it was and the engine's message is shown."""
+        path = Path(path)
+        assumed: list[str] = []
+        try:
+            session = load_session(path, assumed)
+        except InputError as exc:
+            self.show_error("Cannot open session", str(exc))
+            return False
+        if not self.maybe_save():
+            return False
+        self.set_session(session, path.resolve())
+        self.add_recent(path.resolve())
+        self.statusBar().showMessage(f"Opened {path}", 4000)
+        show_assumed(self, path, assumed)
+        return True
+
+    def open_example(self, path: Path) -> bool:
+        try:
+            session = load_session(path)
+        except InputError as exc:
+            self.show_error("Cannot open example", str(exc))
+            return False
+        if not self.maybe_save():
+            return False
+        self.set_session(session, None, Path(path).name)
+        self.statusBar().showMessage(f"Example: {session.title} (Save As to keep a copy)", 5000)
+        return True
+
+    def new_session(self) -> bool:
+        if not self.maybe_save():
+            return False
+        self.set_session(Session(), None)
+        return True
+
+    def save_to(self, path: str | Path) -> bool:
+        """Save to exactly ``path``. A read-only file is refused with a message and the
+        session stays modified."""
+        path = Path(path)
+        notes: list[str] = []
+        try:
+            save_session(self.document.session, path, notes=notes)
+        except OSError as exc:
+            self.show_error("Cannot save session", f"{path}: {exc.strerror or exc}")
+            return False
+        self.example = None
+        self.document.mark_clean(path.resolve())
+        self.add_recent(path.resolve())
+        if notes:  # (saved, but the user should know)
+            self.show_warning("Session saved", "\n".join(notes))
+        self.statusBar().showMessage(f"Saved {path}", 4000)
+        return True
+
+    def on_open(self) -> None:
+        start = str(self.document.path.parent) if self.document.path else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Open Session", start, FILE_FILTER)
+        if path:
+            self.open_path(path)
+
+    def on_save(self) -> bool:
+        if self.document.path is None:
+            return self.on_save_as()
+        return self.save_to(self.document.path)
+
+    def on_save_as(self) -> bool:
+        start = str(self.document.path) if self.document.path else (
+            self.example or "session.yaml")
+        path, _ = QFileDialog.getSaveFileName(self, "Save Session As", start, FILE_FILTER)
+        if not path:
+            return False
+        path = Path(path)
+        if not path.suffix:  # the name chosen, with .yaml added only when it has no extension
+            path = path.with_name(path.name.rstrip(".") + ".yaml")
+            # the dialog asked about the name typed, not about the one with .yaml added
+            if os.path.lexists(path) and not self.confirm_replace(path):
+                return False
+        return self.save_to(path)
+
+    def confirm_replace(self, path: Path) -> bool:
+        """Ask before replacing a file the user did not name (separate so that tests can
+        answer it)."""
+        answer = QMessageBox.question(
+            self, APP_NAME, f"{path.name} already exists in {path.parent}. Replace it?",
+            QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
+        return answer == QMessageBox.Yes
+
+    def ask_save_changes(self) -> QMessageBox.StandardButton:
+        """Ask whether to save unsaved changes (separate so that tests can answer it)."""
+        name = self._session_name()
+        return QMessageBox.question(
+            self, APP_NAME, f"Save changes to {name} before closing it?",
+            QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
+
+    def maybe_save(self) -> bool:
+        """True when it is fine to drop the current session."""
+        if not self.document.modified:
+            return True
+        answer = self.ask_save_changes()
+        if answer == QMessageBox.Save:
+            return self.on_save()
+        return answer == QMessageBox.Discard
+
+    # -- recent files ----------------------------------------------------------------------
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent_files", [])
+        if isinstance(value, str):
+            value = [value]
+        return [v for v in (value or []) if isinstance(v, str)]
+
+    def add_recent(self, path: Path) -> None:
+        files = [str(path)] + [f for f in self.recent_files() if f != str(path)]
+        self.settings.setValue("recent_files", files[:MAX_RECENT])
+
+    def fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        if not files:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+            return
+        for i, name in enumerate(files, 1):
+            action = self.recent_menu.addAction(f"&{i} {Path(name).name}")
+            action.setToolTip(name)
+            action.setStatusTip(name)
+            action.setEnabled(Path(name).exists())
+            action.triggered.connect(lambda checked=False, n=name: self.open_path(n))
+        self.recent_menu.addSeparator()
+        self.recent_menu.addAction("Clear Menu").triggered.connect(
+            lambda: self.settings.setValue("recent_files", []))
+
+    # -- dropped files ---------------------------------------------------------------------
+
+    def dragEnterEvent(self, event) -> None:
+        if self._dropped_path(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:
+        self.dragEnterEvent(event)
+
+    def dropEvent(self, event) -> None:
+        path = self._dropped_path(event)
+        if path is not None:
+            event.acceptProposedAction()
+            QTimer.singleShot(0, lambda: self.open_path(path))
+
+    @staticmethod
+    def _dropped_path(event) -> Path | None:
+        mime = event.mimeData()
+        if not mime.hasUrls():
+            return None
+        for url in mime.urls():
+            if url.isLocalFile() and url.toLocalFile().lower().endswith((".yaml", ".yml")):
+                return Path(url.toLocalFile())
+        return None
+
+
+
+def _reason(exc: BaseException) -> str:
+    return str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
+
+
+def autosave_folder() -> Path:
+    base = QStandardPaths.writableLocation(QStandardPaths.AppDataLocation)
+    return Path(base or Path.home() / ".roofline-workbench") / "autosave"
