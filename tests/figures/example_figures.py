@@ -8,6 +8,10 @@ an earlier export changes nothing in a later one), so it is made once and its by
 each test reads its own :class:`~figures.figcheck.Figure` from them. What the chart canvas
 said about the export (which texts name the wrong thing) is read at once, while that canvas
 is still the one the figure was drawn from.
+
+The exports are kept by the test process that made them. The suite runs in several processes
+(pytest-xdist, ``--dist loadfile``: each test file whole in one of them), so the tests of one
+file share every export; another file in another process makes its own.
 """
 
 from __future__ import annotations

@@ -96,14 +96,18 @@ def test_save_keeps_a_backup_and_cleans_stale_temporaries(tmp_path):
 
 
 _WRITER = textwrap.dedent("""
-    import os, stat, sys, time
+    import os, stat, sys
     sys.path.insert(0, {root!r})
     _fsync = os.fsync
-    def slow_fsync(fd):  # a slow disk: widens the window between writing and renaming
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            time.sleep(0.1)
+    held = [True]
+    def held_fsync(fd):
+        # the temporary file is written and not yet renamed over the target: the middle of a
+        # save. Say so and wait to go on (or be killed); after "run", every save runs freely.
+        if held[0] and stat.S_ISREG(os.fstat(fd).st_mode):
+            print("written", flush=True)
+            held[0] = sys.stdin.readline().strip() != "run"
         _fsync(fd)
-    os.fsync = slow_fsync
+    os.fsync = held_fsync
     from workbench.io.sessions import save_session, loads_session
     a = loads_session(open({a!r}).read())
     b = loads_session(open({b!r}).read())
@@ -116,8 +120,12 @@ _WRITER = textwrap.dedent("""
 
 
 def test_killing_a_save_at_random_moments_never_leaves_a_broken_file(tmp_path):
-    # Large sessions so that a write takes long enough to be interrupted in the middle.
-    a, b = _session("version A", 1500), _session("version B", 1000)  # ~0.05 s per save
+    """A writer saves version B, A, B, … over one file until it is killed: half the time at
+    a random moment, half the time in the middle of a save (its file written, not yet renamed)
+    after a chosen number of whole saves. The file is always one whole version, and the one
+    the last whole save wrote. The writer says where it is, so that no kill depends on how
+    fast this machine saves."""
+    a, b = _session("version A", 1500), _session("version B", 1000)
     (tmp_path / "a.yaml").write_text(dumps_session(a))
     (tmp_path / "b.yaml").write_text(dumps_session(b))
     target = tmp_path / "target.yaml"
@@ -125,24 +133,40 @@ def test_killing_a_save_at_random_moments_never_leaves_a_broken_file(tmp_path):
     script = _WRITER.format(root=str(ROOT), a=str(tmp_path / "a.yaml"),
                             b=str(tmp_path / "b.yaml"), target=str(target))
     rng = random.Random(1234)
-    titles = set()
-    interrupted = 0
-    for _ in range(16):
-        proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                                text=True)
+    titles = []
+    expected = "version A"
+    for n in range(16):
+        proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
         assert proc.stdout.readline().strip() == "ready"
-        time.sleep(rng.uniform(0.0, 0.8))
+        mid_save = n % 2 == 0
+        whole_saves = n // 2 % 3 if mid_save else 0  # 0, 1, 2, 0, …: each version last
+        for _ in range(whole_saves):
+            assert proc.stdout.readline().strip() == "written"
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "written"
+        if not mid_save:
+            proc.stdin.write("run\n")
+            proc.stdin.flush()
+            time.sleep(rng.uniform(0.0, 0.8))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        proc.stdin.close()
         proc.stdout.close()
-        # a temporary file left behind means the kill landed in the middle of a save
-        interrupted += bool(list(tmp_path.glob(".target.yaml.*.tmp")))
         loaded = load_session(target)  # raises if the file were half-written
         assert loaded.title in ("version A", "version B")
         assert len(loaded.operations) == (1500 if loaded.title == "version A" else 1000)
-        titles.add(loaded.title)
-    assert titles == {"version A", "version B"}
-    assert interrupted >= 3, "the kills should land in the middle of saves"
+        if mid_save:
+            # the writer saved B first: the last of 1 or 2 whole saves was B or A
+            if whole_saves:
+                expected = "version B" if whole_saves % 2 else "version A"
+            assert loaded.title == expected, (n, whole_saves)
+            # the interrupted save's temporary file is left behind, beside the whole target
+            assert list(tmp_path.glob(".target.yaml.*.tmp")), n
+        expected = loaded.title
+        titles.append(loaded.title)
+    assert set(titles) == {"version A", "version B"}
 
 
 def test_autosave_of_a_crashed_process_is_offered_and_recovers_the_edits(tmp_path):

@@ -28,16 +28,17 @@ T_MEM = re.compile(r"t_mem", re.I)
 RIDGE = re.compile(r"ridge", re.I)
 
 
-def _sources():
-    for path in sorted(PACKAGE.rglob("*.py")):
-        if path != RULES and "measure" not in path.relative_to(PACKAGE).parts:
+def _sources(package: Path = PACKAGE):
+    for path in sorted(package.rglob("*.py")):
+        if path != RULES and "measure" not in path.relative_to(package).parts:
             yield path, ast.parse(path.read_text(encoding="utf-8"))
 
 
-def _restated() -> list[str]:
+def _restated(package: Path = PACKAGE) -> list[str]:
+    """Each rule written out in a module of ``package`` (the product's by default)."""
     found = []
-    for path, tree in _sources():
-        where = f"{path.relative_to(PACKAGE)}:"
+    for path, tree in _sources(package):
+        where = f"{path.relative_to(package)}:"
         for node in ast.walk(tree):
             if isinstance(node, ast.BinOp):
                 left, right = ast.unparse(node.left), ast.unparse(node.right)
@@ -68,18 +69,18 @@ def test_no_module_writes_a_rule_outside_its_function():
     assert _restated() == []
 
 
-def test_the_check_finds_each_rule_written_again(tmp_path, monkeypatch):
-    """The check is not blind: each rule written out in a module is found."""
-    module = PACKAGE / "model" / "_rule_copy_probe.py"
+def test_the_check_finds_each_rule_written_again(tmp_path):
+    """The check is not blind: each rule written out in a module is found. The module is
+    written in a folder of its own, never into the package, which other tests (and other
+    test processes) read at the same time."""
+    module = tmp_path / "model" / "_rule_copy_probe.py"
+    module.parent.mkdir()
     module.write_text("def f(flops, nbytes, peak, bandwidth, intensity, t_math, t_mem, c):\n"
                       "    a = flops / nbytes\n    r = peak / bandwidth\n"
                       "    y = min(peak, intensity * bandwidth)\n    s = intensity < ridge\n"
                       "    w = max(t_math / c.e_math, t_mem / c.e_mem)\n", encoding="utf-8")
-    try:
-        kinds = [line.split(" ", 1)[1].split(":")[0] for line in _restated()
-                 if line.startswith("model/_rule_copy_probe.py")]
-    finally:
-        module.unlink()
+    kinds = [line.split(" ", 1)[1].split(":")[0] for line in _restated(tmp_path)
+             if line.startswith("model/_rule_copy_probe.py")]
     assert sorted(kinds) == ["T_work", "attainable", "intensity", "ridge", "side of the ridge"]
 
 
