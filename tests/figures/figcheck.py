@@ -473,6 +473,264 @@ def _close(a: Point, b: Point, eps: float = 0.05) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
+# reading an SVG file (as Qt's SVG generator writes it)
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+#: inherited presentation attributes (a <g> sets them for what it holds)
+_SVG_STYLE = ("fill", "stroke", "fill-opacity", "stroke-opacity", "stroke-width",
+              "stroke-dasharray", "font-size", "font-weight", "opacity")
+#: length units of the svg element's width and height, in points
+_SVG_UNITS = {"pt": 1.0, "in": 72.0, "mm": 72.0 / 25.4, "cm": 72.0 / 2.54, "px": 0.75, "": 0.75}
+_FONT_FILES = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+               "/usr/share/fonts/TTF/DejaVuSans.ttf", "/usr/share/fonts/dejavu/DejaVuSans.ttf")
+Matrix = tuple[float, float, float, float, float, float]  # a, b, c, d, e, f as in SVG
+
+
+class SvgError(ValueError):
+    """An SVG the reader cannot read, with what and where."""
+
+
+_FONT: pymupdf.Font | None = None
+
+
+def _svg_font() -> pymupdf.Font:
+    """DejaVu Sans (the figures' font) for the advance of each character; PyMuPDF's
+    Helvetica where it is not installed."""
+    global _FONT
+    if _FONT is None:
+        path = next((p for p in _FONT_FILES if os.path.exists(p)), None)
+        _FONT = pymupdf.Font(fontfile=path) if path else pymupdf.Font("helv")
+    return _FONT
+
+
+def _compose(m: Matrix, n: Matrix) -> Matrix:
+    """``m`` after ``n`` (a point is mapped by ``n``, then by ``m``)."""
+    a, b, c, d, e, f = m
+    a2, b2, c2, d2, e2, f2 = n
+    return (a * a2 + c * b2, b * a2 + d * b2, a * c2 + c * d2, b * c2 + d * d2,
+            a * e2 + c * f2 + e, b * e2 + d * f2 + f)
+
+
+def _apply(m: Matrix, x: float, y: float) -> Point:
+    return m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]
+
+
+def _svg_numbers(text: str) -> list[float]:
+    return [float(v) for v in text.replace(",", " ").split()]
+
+
+def _svg_transform(text: str, where: str) -> Matrix:
+    out: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+    for part in text.split(")"):
+        if not part.strip():
+            continue
+        name, _, args = part.partition("(")
+        name, v = name.strip(" ,"), _svg_numbers(args)
+        if name == "matrix" and len(v) == 6:
+            m = (v[0], v[1], v[2], v[3], v[4], v[5])
+        elif name == "translate" and len(v) in (1, 2):
+            m = (1.0, 0.0, 0.0, 1.0, v[0], v[1] if len(v) == 2 else 0.0)
+        elif name == "scale" and len(v) in (1, 2):
+            m = (v[0], 0.0, 0.0, v[-1], 0.0, 0.0)
+        else:
+            raise SvgError(f"{where}: transform {part.strip()})' is not read")
+        out = _compose(out, m)
+    return out
+
+
+def _svg_colour(value: str | None) -> tuple[float, ...] | None:
+    if not value or value == "none":
+        return None
+    if value.startswith("#") and len(value) == 7:
+        return tuple(int(value[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    named = {"black": (0.0, 0.0, 0.0), "white": (1.0, 1.0, 1.0)}
+    if value in named:
+        return named[value]
+    raise SvgError(f"colour {value!r} is not read")
+
+
+def _svg_path(d: str, where: str) -> list[tuple[list[Point], bool, bool]]:
+    """The subpaths of a path's ``d`` (absolute M, L, C, Z; curves flattened), each as its
+    points, whether it is closed and whether it runs along the axes only."""
+    tokens = d.replace(",", " ")
+    for op in "MLCZmlcz":
+        tokens = tokens.replace(op, f" {op} ")
+    items = tokens.split()
+    out: list[tuple[list[Point], bool, bool]] = []
+    current: list[Point] = []
+    straight = True
+    closed = False
+    i, op = 0, ""
+
+    def flush() -> None:
+        nonlocal current, straight, closed
+        if len(current) > 1:
+            out.append((current, closed, straight))
+        current, straight, closed = [], True, False
+
+    while i < len(items):
+        if items[i].isalpha():
+            op = items[i]
+            i += 1
+            if op in "Zz":
+                if current:
+                    current.append(current[0])
+                    closed = True
+                    start = current[0]
+                    flush()
+                    current = [start]
+                continue
+        if op not in "MLC":
+            raise SvgError(f"{where}: path command {op!r} is not read")
+        n = 6 if op == "C" else 2
+        v = [float(t) for t in items[i:i + n]]
+        i += n
+        if op == "M":
+            flush()
+            current = [(v[0], v[1])]
+            op = "L"  # (more pairs after M are lines)
+        elif op == "L":
+            p = (v[0], v[1])
+            if current and abs(current[-1][0] - p[0]) > 1e-3 and abs(current[-1][1] - p[1]) > 1e-3:
+                straight = False
+            current.append(p)
+        else:
+            current.extend(_bezier(current[-1], (v[0], v[1]), (v[2], v[3]), (v[4], v[5])))
+            straight = False
+    flush()
+    return out
+
+
+def _svg_shape(kind: str, el, style: dict, m: Matrix, seqno: int, where: str) -> Shape | None:
+    if kind == "path":
+        parts = _svg_path(el.get("d", ""), where)
+    elif kind in ("polyline", "polygon"):
+        v = _svg_numbers(el.get("points", ""))
+        pts = list(zip(v[0::2], v[1::2], strict=True))
+        if kind == "polygon" and pts:
+            pts.append(pts[0])
+        parts = [(pts, kind == "polygon", all(
+            abs(p[0] - q[0]) <= 1e-3 or abs(p[1] - q[1]) <= 1e-3 for p, q in itertools.pairwise(pts)))]
+    elif kind == "rect":
+        x, y = float(el.get("x", 0)), float(el.get("y", 0))
+        w, h = float(el.get("width", 0)), float(el.get("height", 0))
+        parts = [([(x, y), (x + w, y), (x + w, y + h), (x, y + h), (x, y)], True, True)]
+    else:
+        return None
+    fill, stroke = _svg_colour(style.get("fill")), _svg_colour(style.get("stroke"))
+    parts = [p for p in parts if len(p[0]) > 1]
+    # (a closed path painted neither way is an area Qt marks out: the plot's, kept so that
+    # the plot rectangle is found as on the PDF page, where the same path is filled)
+    unpainted = fill is None and stroke is None
+    if not parts or (unpainted and not all(c for _p, c, _s in parts)):
+        return None
+    polylines = [[_apply(m, *p) for p in pts] for pts, _c, _s in parts]
+    filled, stroked = fill is not None, stroke is not None
+    closed = all(c or _close(p[0], p[-1]) for (_pts, c, _s), p in zip(parts, polylines, strict=True))
+    if filled:
+        polylines = [p if _close(p[0], p[-1]) else p + [p[0]] for p in polylines]
+        closed = True
+    base = float(style.get("opacity", 1.0))
+    opacity = base * max(float(style.get("fill-opacity", 1.0)) if filled else 0.0,
+                         float(style.get("stroke-opacity", 1.0)) if stroked else 0.0,
+                         1.0 if unpainted else 0.0)
+    box = _bbox(p for line in polylines for p in line)
+    axis_aligned = abs(m[1]) <= 1e-9 and abs(m[2]) <= 1e-9
+    rectangular = filled and axis_aligned and len(parts) == 1 and parts[0][2] and all(
+        any(_close(p, c, 0.1) for c in _box_corners(box)) for p in polylines[0])
+    scale = math.sqrt(abs(m[0] * m[3] - m[1] * m[2]))
+    dashes = style.get("stroke-dasharray", "none")
+    return Shape(seqno, polylines, box, stroked, filled,
+                 float(style.get("stroke-width", 1.0)) * scale, stroke, fill, opacity, closed,
+                 rectangular, bool(dashes) and dashes != "none")
+
+
+def _svg_text(el, style: dict, m: Matrix, seqno: int) -> TextLine | None:
+    text = "".join(el.itertext())
+    opacity = float(style.get("opacity", 1.0)) * float(style.get("fill-opacity", 1.0))
+    if not text.strip() or _svg_colour(style.get("fill")) is None or opacity < FAINT_OPACITY:
+        return None
+    ox, oy = _apply(m, float(el.get("x", 0)), float(el.get("y", 0)))
+    ax, ay = m[0], m[1]
+    along = math.hypot(ax, ay) or 1.0
+    scale = math.sqrt(abs(m[0] * m[3] - m[1] * m[2]))
+    size = float(style.get("font-size", 12.0)) * scale
+    colour = _svg_colour(style.get("fill"))
+    line = TextLine(text, size, seqno, (ox, oy), (ax / along, ay / along), _colour_int(colour))
+    font = _svg_font()
+    u, cells = 0.0, []
+    for ch in text:
+        advance = font.text_length(ch, fontsize=size)
+        below, above = _ink(ch)
+        cells.append((ch, (u, u + advance, below * size, above * size)))
+        u += advance
+    line.cells = _trimmed(cells)
+    return line
+
+
+def read_svg(source) -> Figure:
+    """Texts and shapes of an SVG file (path or bytes), classified as a PDF page's are
+    (:func:`read_figure`): each ``<text>`` is one text line (its box from its ``x``, ``y``,
+    transform and font size, each character's advance from DejaVu Sans), each ``<path>``,
+    ``<polyline>`` and ``<rect>`` a shape, in drawing order. Coordinates are in points (the
+    user units scaled by the file's width, so the checker's tolerances mean what they mean
+    for a PDF)."""
+    import xml.etree.ElementTree as ET
+    from pathlib import Path
+
+    data = source if isinstance(source, bytes | bytearray) else Path(source).read_bytes()
+    name = "the SVG" if isinstance(source, bytes | bytearray) else os.fspath(source)
+    try:
+        root = ET.fromstring(bytes(data))
+    except ET.ParseError as e:
+        raise SvgError(f"{name}: not XML: {e}") from None
+    if root.tag != SVG_NS + "svg":
+        raise SvgError(f"{name}: the root element is {root.tag!r}, not svg")
+    box = _svg_numbers(root.get("viewBox", ""))
+    if len(box) != 4:
+        raise SvgError(f"{name}: the svg element has no viewBox")
+    width = root.get("width", "").strip()
+    unit = width.lstrip("0123456789.")
+    if width and unit in _SVG_UNITS:
+        k = float(width[:len(width) - len(unit)]) * _SVG_UNITS[unit] / box[2]
+    else:
+        k = 1.0
+    page_matrix: Matrix = (k, 0.0, 0.0, k, -box[0] * k, -box[1] * k)
+    texts: list[TextLine] = []
+    shapes: list[Shape] = []
+    seqno = 0
+
+    def walk(el, style: dict, m: Matrix) -> None:
+        nonlocal seqno
+        tag = el.tag.removeprefix(SVG_NS)
+        if tag in ("defs", "title", "desc", "clipPath", "mask", "pattern", "marker", "symbol"):
+            return
+        style = {**style, **{a: el.get(a) for a in _SVG_STYLE if el.get(a) is not None}}
+        if el.get("transform"):
+            m = _compose(m, _svg_transform(el.get("transform"), f"{name}: <{tag}>"))
+        if tag == "text":
+            seqno += 1
+            line = _svg_text(el, style, m, seqno)
+            if line is not None:
+                texts.append(line)
+            return
+        if tag in ("path", "polyline", "polygon", "rect"):
+            seqno += 1
+            shape = _svg_shape(tag, el, style, m, seqno, f"{name}: <{tag}> {seqno}")
+            if shape is not None:
+                shapes.append(shape)
+            return
+        for child in el:
+            walk(child, style, m)
+
+    walk(root, {"fill": "black"}, page_matrix)
+    page = (0.0, 0.0, box[2] * k, box[3] * k)
+    fig = Figure(page, page, texts, shapes)
+    _classify(fig)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
 # classification
 
 
