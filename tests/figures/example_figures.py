@@ -27,23 +27,32 @@ from figures.figcheck import (
     check_attribution,
     pdf_attribution,
     read_figure,
+    read_svg,
 )
 
 from workbench.io.sessions import load_session
-from workbench.ui.figures.export import figure_bytes, last_figure_canvas, resolve_size
+from workbench.ui.figures.export import (
+    figure_svg_sized,
+    last_figure_canvas,
+    resolve_size,
+    svg_to_pdf,
+)
 
 
 @dataclass(frozen=True)
 class ExampleFigure:
-    """One example's PDF export at one size and theme."""
+    """One example's PDF and SVG exports at one size and theme (the PDF is the SVG's page)."""
 
     stem: str
     size: str | None
     theme: str
     pdf: bytes
+    svg: bytes
     #: texts that name the wrong thing: as the figure's canvas placed them, then as the file
     #: has them (see :func:`figures.figcheck.check_attribution`)
     attribution: tuple[Defect, ...]
+    #: the same of the SVG file
+    svg_attribution: tuple[Defect, ...]
 
     def figure(self) -> Figure:
         """The page read back from the file (a new object each call: a test may keep it)."""
@@ -56,11 +65,13 @@ def example_path(stem: str):
 
 @functools.cache
 def example_figure(stem: str, size: str | None, theme: str = "light") -> ExampleFigure:
-    """The example ``stem`` exported to PDF at ``size`` in ``theme`` (made on first use)."""
+    """The example ``stem`` exported to PDF and SVG at ``size`` in ``theme`` (made on first
+    use, from one layout)."""
     session = load_session(example_path(stem))
-    pdf = figure_bytes(session, "pdf", resolve_size(size, theme=theme), theme=theme)
+    svg, fig_size = figure_svg_sized(session, resolve_size(size, theme=theme), theme=theme)
+    pdf = svg_to_pdf(svg, fig_size, session.title)
     canvas = last_figure_canvas()
-    fig = read_figure(pdf)
     attribution = (check_attribution(*canvas_attribution(canvas))
-                   + check_attribution(*pdf_attribution(fig, canvas)))
-    return ExampleFigure(stem, size, theme, pdf, tuple(attribution))
+                   + check_attribution(*pdf_attribution(read_figure(pdf), canvas)))
+    svg_attribution = check_attribution(*pdf_attribution(read_svg(svg), canvas))
+    return ExampleFigure(stem, size, theme, pdf, svg, tuple(attribution), tuple(svg_attribution))

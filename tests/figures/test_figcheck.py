@@ -520,3 +520,81 @@ def test_a_roof_values_leader_ending_on_a_marker_is_misattributed():
     beside = NamingText("hbm 3.35 TB/s", box, frozenset(["hbm"]), "line",
                         leader=((150.0, 152.0), (121.0, 79.0)), reach=20.0, slack=4.0)
     assert check_attribution([beside], [line, point]) == []
+
+
+# reading an SVG export
+
+#: a plot frame and two points, A's (blue) at (200, 150) and B's (orange) at (260, 150), as
+#: Qt's SVG generator writes them (styles on groups, placed by a transform); ``{text}`` is
+#: where the name "Alpha" goes
+_SVG = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="400pt" height="300pt" viewBox="0 0 400 300">
+<rect x="0" y="0" width="400" height="300" fill="#FFFFFF" stroke="none" />
+<g fill="none" stroke="#202020" stroke-width="1">
+<path d="M40,20 L380,20 L380,280 L40,280 Z" /></g>
+<g fill="#0072b2" fill-opacity="1" stroke="#ffffff" stroke-width="1"
+   transform="matrix(1,0,0,1,200,150)">
+<path d="M0,-4 L4,0 L0,4 L-4,0 Z" /></g>
+<g fill="#e69f00" fill-opacity="1" stroke="#ffffff" stroke-width="1"
+   transform="matrix(1,0,0,1,260,150)">
+<path d="M0,-4 L4,0 L0,4 L-4,0 Z" /></g>
+{text}
+</svg>"""
+
+
+def _svg_naming(svg: str):
+    """What :func:`~figures.figcheck.check_attribution` gets of the SVG: the name "Alpha"
+    (A's) as the file has it, with any leader, and the markers, owned by their colour."""
+    from figures.figcheck import ATTRIBUTION_REACH, Mark, NamingText, leader_at, read_svg
+
+    fig = read_svg(svg.encode())
+    owner = {"#0072b2": "a", "#e69f00": "b"}
+    marks = [Mark("marker", m.bbox, frozenset([owner[_hex(m.fill)]]))
+             for m in fig.by_role("marker")]
+    assert len(marks) == 2, [s.describe() for s in fig.shapes]
+    (alpha,) = [t for t in fig.texts if t.text == "Alpha"]
+    lines = [s.polylines[0] for s in fig.shapes
+             if s.role == "data" and not s.closed and len(s.polylines[0]) == 2]
+    box = alpha.bbox()
+    leader = leader_at(box, lines, 0.6 * alpha.size)
+    return NamingText("Alpha", box, frozenset(["a"]), "marker", leader,
+                      ATTRIBUTION_REACH * alpha.size + 0.6 * alpha.size, 2.5), marks
+
+
+def _hex(colour) -> str:
+    return "#" + "".join(f"{round(c * 255):02x}" for c in colour[:3])
+
+
+def test_an_svg_label_beside_another_point_is_misattributed():
+    """A's name set just above B's point in an SVG file (its group moved there by a
+    transform) reads as B's: the SVG reader finds the text's box and both markers, and the
+    check flags it; right above A's own point it passes."""
+    from figures.figcheck import MISATTRIBUTED, check_attribution
+
+    beside_b = ('<g fill="none" stroke="#1a1a1a" transform="matrix(1,0,0,1,244,128)">'
+                '<text fill="#1a1a1a" stroke="none" x="0" y="10" font-size="10">Alpha</text></g>')
+    text, marks = _svg_naming(_SVG.format(text=beside_b))
+    assert text.leader is None
+    found = check_attribution([text], marks)
+    assert [d.kind for d in found] == [MISATTRIBUTED], found
+    over_a = beside_b.replace("244,128", "184,128")
+    text, marks = _svg_naming(_SVG.format(text=over_a))
+    assert check_attribution([text], marks) == []
+
+
+def test_an_svg_label_with_a_leader_to_its_point_passes():
+    """A's name far up the plot, over B's side, joined to A's point by a leader line (a
+    polyline, as Qt writes one): the reader finds the leader and the check passes; the same
+    text without it stands alone and is flagged."""
+    from figures.figcheck import MISATTRIBUTED, check_attribution
+
+    far = ('<g fill="none" stroke="#1a1a1a" transform="matrix(1,0,0,1,270,60)">'
+           '<text fill="#1a1a1a" stroke="none" x="0" y="10" font-size="10">Alpha</text></g>')
+    leader = ('<g fill="none" stroke="#1a1a1a" stroke-width="0.8">'
+              '<polyline fill="none" points="270,70 203,146 " /></g>')
+    text, marks = _svg_naming(_SVG.format(text=far + leader))
+    assert text.leader is not None
+    assert check_attribution([text], marks) == []
+    text, marks = _svg_naming(_SVG.format(text=far))
+    assert text.leader is None
+    assert [d.kind for d in check_attribution([text], marks)] == [MISATTRIBUTED]

@@ -10,6 +10,7 @@ legend beside or below it taking at most about a third, the decades of the y axi
 from __future__ import annotations
 
 import math
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from figures.figcheck import (
     legend_share,
     pdf_attribution,
     read_figure,
+    read_svg,
     tick_labels,
 )
 from hypothesis import HealthCheck, Phase, given, settings
@@ -34,24 +36,32 @@ from hypothesis import strategies as st
 from workbench.io.sessions import load_session, loads_session
 from workbench.model.analysis import evaluate_session
 from workbench.model.chart.scene import build_scene
-from workbench.ui.figures.export import figure_bytes, last_figure_canvas, resolve_size
+from workbench.ui.figures.export import (
+    figure_bytes,
+    figure_svg_sized,
+    last_figure_canvas,
+    resolve_size,
+    svg_to_pdf,
+)
 
 SIZES = (None, "slide", "single", "double")
 THEMES = ("light", "dark", "presentation")
 PRESETS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "hardware_presets").glob("*.yaml"))
 
 
-def figure_of(session, size: str | None, theme: str):
-    size_ = resolve_size(size, theme=theme)
-    fig = read_figure(figure_bytes(session, "pdf", size_, theme=theme))
+def figures_of(session, size: str | None, theme: str):
+    """The PDF page and the SVG file of one export, read back."""
+    svg, size_ = figure_svg_sized(session, resolve_size(size, theme=theme), theme=theme)
+    fig = read_figure(svg_to_pdf(svg, size_, session.title))
     # the words are in the file as text (not outlines), so the checker can see every label
     assert any("intensity" in t.text.lower() for t in fig.texts), [t.text for t in fig.texts]
-    return fig
+    return fig, read_svg(svg)
 
 
 def defects_of(session, size: str | None, theme: str) -> list:
-    fig = figure_of(session, size, theme)
-    return check_figure(fig) + check_readability(fig) + attribution_defects(fig)
+    fig, svg = figures_of(session, size, theme)
+    return (check_figure(fig) + check_readability(fig) + attribution_defects(fig)
+            + check_attribution(*pdf_attribution(svg, last_figure_canvas())))
 
 
 def attribution_defects(fig) -> list:
@@ -89,6 +99,25 @@ def test_example_figures_are_clean(qapp, path, size, theme):
     ticks = [t.text for t in tick_labels(fig, "left")]
     if y_decades(session) >= 3:
         assert len(ticks) >= 3, (f"{path.name} at {_name(size, theme)}: y tick labels {ticks}")
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: s or "default")
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_example_svg_exports_name_what_they_mean(qapp, path, size, theme):
+    """The SVG file of each example, read as XML (each text element a line), names what a
+    reader pairs it with, as its PDF does; and the reader sees every line the PDF shows."""
+    exported = example_figure(path.stem, size, theme)
+    def said(text: str) -> str:  # (the PDF sets "fi" as one glyph)
+        return unicodedata.normalize("NFKC", text).strip()
+
+    svg_texts = {said(t.text) for t in read_svg(exported.svg).texts}
+    missing = [t.text for t in exported.figure().texts if said(t.text) not in svg_texts]
+    assert not missing, (_name(size, theme), missing)
+    defects = list(exported.svg_attribution)
+    if defects:
+        pytest.fail(format_defects(defects, f"{path.stem}.svg at {_name(size, theme)}"),
+                    pytrace=False)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ from workbench.ui.figures.svg_portable import SvgMark, portable_svg
 __all__ = [
     "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
     "render_figure", "figure_bytes", "figure_image", "figure_svg", "format_of",
-    "MIN_LOGICAL", "MAX_PIXELS", "portable_svg",
+    "MIN_LOGICAL", "MAX_PIXELS", "portable_svg", "svg_to_pdf",
 ]
 
 
@@ -110,6 +110,12 @@ def _figure_payload(session, fmt: str, fig: FigureSize, theme: str, transparent:
     if fmt == "png":
         return _png_bytes(_rasterise(svg, fig, transparent, _background(theme)), fig), fig
     return _pdf_bytes(svg, fig, session.title), fig
+
+
+def svg_to_pdf(svg: bytes, fig: FigureSize, title: str) -> bytes:
+    """The PDF page of a figure's SVG (:func:`figure_svg_sized`, with the size it returned):
+    the same bytes :func:`figure_bytes` gives for ``pdf``, without laying the chart out again."""
+    return _pdf_bytes(svg, fig, title)
 
 
 def figure_image(session, fig: FigureSize, *, theme: str = "light", transparent: bool = False,
