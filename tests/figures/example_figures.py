@@ -17,6 +17,7 @@ file share every export; another file in another process makes its own.
 from __future__ import annotations
 
 import functools
+import unicodedata
 from dataclasses import dataclass
 
 from conftest import EXAMPLES
@@ -51,8 +52,11 @@ class ExampleFigure:
     #: texts that name the wrong thing: as the figure's canvas placed them, then as the file
     #: has them (see :func:`figures.figcheck.check_attribution`)
     attribution: tuple[Defect, ...]
-    #: the same of the SVG file
+    #: the same of the SVG file, read as XML (:func:`figures.figcheck.read_svg`)
     svg_attribution: tuple[Defect, ...]
+    #: the lines of the PDF page and the names it pairs with their points that the SVG
+    #: reader did not find in the SVG file
+    svg_unread: tuple[str, ...]
 
     def figure(self) -> Figure:
         """The page read back from the file (a new object each call: a test may keep it)."""
@@ -71,7 +75,18 @@ def example_figure(stem: str, size: str | None, theme: str = "light") -> Example
     svg, fig_size = figure_svg_sized(session, resolve_size(size, theme=theme), theme=theme)
     pdf = svg_to_pdf(svg, fig_size, session.title)
     canvas = last_figure_canvas()
-    attribution = (check_attribution(*canvas_attribution(canvas))
-                   + check_attribution(*pdf_attribution(read_figure(pdf), canvas)))
-    svg_attribution = check_attribution(*pdf_attribution(read_svg(svg), canvas))
-    return ExampleFigure(stem, size, theme, pdf, svg, tuple(attribution), tuple(svg_attribution))
+    page, drawing = read_figure(pdf), read_svg(svg)
+    on_page, on_svg = pdf_attribution(page, canvas), pdf_attribution(drawing, canvas)
+    attribution = check_attribution(*canvas_attribution(canvas)) + check_attribution(*on_page)
+    # what the PDF says that the SVG, read as XML, does not
+    said = {_said(t.text) for t in drawing.texts}
+    named = {t.text for t in on_svg[0]}
+    unread = ([t.text for t in page.texts if _said(t.text) not in said]
+              + [t.text for t in on_page[0] if t.text not in named])
+    return ExampleFigure(stem, size, theme, pdf, svg, tuple(attribution),
+                         tuple(check_attribution(*on_svg)), tuple(unread))
+
+
+def _said(text: str) -> str:
+    """A line's words (the PDF sets "fi" as one glyph, the SVG as two letters)."""
+    return unicodedata.normalize("NFKC", text).strip()

@@ -80,6 +80,7 @@ runs both checks from the command line.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -503,6 +504,12 @@ def _svg_font() -> pymupdf.Font:
     return _FONT
 
 
+@functools.cache
+def _advance(char: str) -> float:
+    """A character's advance in em."""
+    return _svg_font().text_length(char, fontsize=1.0)
+
+
 def _compose(m: Matrix, n: Matrix) -> Matrix:
     """``m`` after ``n`` (a point is mapped by ``n``, then by ``m``)."""
     a, b, c, d, e, f = m
@@ -657,10 +664,9 @@ def _svg_text(el, style: dict, m: Matrix, seqno: int) -> TextLine | None:
     size = float(style.get("font-size", 12.0)) * scale
     colour = _svg_colour(style.get("fill"))
     line = TextLine(text, size, seqno, (ox, oy), (ax / along, ay / along), _colour_int(colour))
-    font = _svg_font()
     u, cells = 0.0, []
     for ch in text:
-        advance = font.text_length(ch, fontsize=size)
+        advance = _advance(ch) * size
         below, above = _ink(ch)
         cells.append((ch, (u, u + advance, below * size, above * size)))
         u += advance
