@@ -525,7 +525,10 @@ class RooflineCanvas(QWidget):
                     self._rename(op_id)
                 self.overlays.refresh_for(change.ids)
                 return
-            if not self._update_operations(tuple(change.ids)):
+            # (when the overlays redraw, every text is placed again after them: the texts
+            # the moved markers touch need no placing of their own before)
+            replaced = self.overlays.redraws_for(change.ids)
+            if not self._update_operations(tuple(change.ids), place=not replaced):
                 self.rebuild()
                 return
             self.overlays.refresh_for(change.ids)
@@ -639,11 +642,12 @@ class RooflineCanvas(QWidget):
         a full rebuild is needed (roofs in use or the set of points changed)."""
         return self._update_operations((op_id,))
 
-    def _update_operations(self, op_ids: Sequence[int]) -> bool:
+    def _update_operations(self, op_ids: Sequence[int], place: bool = True) -> bool:
         """Move these operations' points and labels after a parameter edit, as one batch:
         every new position is computed first, then each machine's scatter item is set once
-        and the texts the moved markers touch are placed again once. Returns False when a
-        full rebuild is needed (roofs in use or the set of points changed)."""
+        and the texts the moved markers touch are placed again once (not with ``place``
+        False: a full placing follows). Returns False when a full rebuild is needed (roofs
+        in use or the set of points changed)."""
         scene = self._scene
         if scene is None:
             return False
@@ -653,7 +657,7 @@ class RooflineCanvas(QWidget):
         if not moved:
             return True
         keys, rows, xy, updated = moved
-        if not self.labels.pending and not self.key.tags.keys().isdisjoint(updated):
+        if place and not self.labels.pending and not self.key.tags.keys().isdisjoint(updated):
             # Tags are shared by the tagged markers that touch (a crowd's "A, B: 2, 5, 8")
             # and placed around the whole crowd: which touch changes as tagged points move,
             # so the texts are placed as after a zoom, now (re-placing only the texts the
@@ -661,7 +665,7 @@ class RooflineCanvas(QWidget):
             # marker that left its crowd with no name)
             self.labels.stop()
             self.layout_annotations()
-        else:
+        elif place:
             self.labels.relayout_moved(keys, rows, xy)
         if self.workspace.selection.current in updated:
             self.points.sync_ring()

@@ -330,15 +330,34 @@ class OverlayLayer:
     def refresh_for(self, op_ids: Sequence[int]) -> None:
         """After an edit of these operations: redraw their sweep paths, the measured points
         attached to them and the pairs they are part of (nothing else)."""
+        sweeps, measured, links = self._touched(op_ids)
+        for op_id in sweeps:
+            self.refresh_sweep(op_id)
+        if measured:
+            self.refresh_measured()
+        if links:
+            self.refresh_links()
+        if sweeps or measured or links:
+            self.redraw()
+
+    def redraws_for(self, op_ids: Sequence[int]) -> bool:
+        """Whether :meth:`refresh_for` of these operations redraws the overlays (and so
+        places every text of the chart again)."""
+        sweeps, measured, links = self._touched(op_ids)
+        return bool(sweeps or measured or links)
+
+    def _touched(self, op_ids: Sequence[int]) -> tuple[list[int], bool, bool]:
+        """What an edit of these operations changes: the operations whose sweep paths are
+        recomputed, whether the measured points are, whether the pairs' links are."""
         if self._canvas.scene_model is None:
-            return
+            return [], False, False
         document = self._canvas.workspace.document
         session = document.session
         if not (self._sweeps or session.measurements or session.comparisons
                 or (session.view.sweeps and any(e.sweep is not None
                                                 for e in session.operations))):
-            return  # no overlay at all: nothing an edit could move
-        changed = False
+            return [], False, False  # no overlay at all: nothing an edit could move
+        sweeps: list[int] = []
         names = set()
         for op_id in op_ids:
             try:
@@ -347,17 +366,12 @@ class OverlayLayer:
                 continue
             names.add(entry.operation.name)
             if op_id in self._sweeps or (entry.sweep is not None and session.view.sweeps):
-                self.refresh_sweep(op_id)
-                changed = True
-        if session.view.measured and any(m.operation in names for m in session.measurements):
-            self.refresh_measured()
-            changed = True
-        if session.view.pairs and any(c.first in names or c.second in names
-                                      for c in session.comparisons):
-            self.refresh_links()
-            changed = True
-        if changed:
-            self.redraw()
+                sweeps.append(op_id)
+        measured = session.view.measured and any(m.operation in names
+                                                 for m in session.measurements)
+        links = session.view.pairs and any(c.first in names or c.second in names
+                                           for c in session.comparisons)
+        return sweeps, measured, links
 
     def redraw(self) -> None:
         """Redraw the overlays and place their labels around what is already placed."""

@@ -48,6 +48,14 @@ MODES = {"flops": "Attainable [FLOP/s]", "time": "T_lower [s]"}
 #: Points of the dense curve between the smallest and the largest swept value.
 DENSE_POINTS = 256
 
+def _same_range(shown, wanted) -> bool:
+    """Whether the view range ``shown`` is ``wanted`` to far below a pixel (a millionth of
+    the span): an edit that moves the curves that little leaves the axes as they are."""
+    span = abs(wanted[1] - wanted[0]) or 1.0
+    return (abs(shown[0] - wanted[0]) <= 1e-6 * span
+            and abs(shown[1] - wanted[1]) <= 1e-6 * span)
+
+
 EMPTY_TEXT = ("The selected operation has no sweep.\n\nGive it one in the editor (Sweep) to "
               "plot its attainable FLOP/s against the swept parameter on every machine.")
 
@@ -165,6 +173,8 @@ class SweepPlot(QWidget):
         plot.layout.addItem(self._legend, 2, 4)
         plot.layout.setAlignment(self._legend, Qt.AlignmentFlag.AlignTop)
         self._legend_key = ()
+        self._axis_titles: tuple[str, ...] = ()
+        self._axes_set = False
         placeholder = self.stack.widget(1)
         self.stack.insertWidget(1, widget)
         self.stack.removeWidget(placeholder)
@@ -294,15 +304,22 @@ class SweepPlot(QWidget):
             return
         values = curves[0][2].values
         log_x = bool(np.all(values > 0))
-        self._x_axis.log = log_x
-        self._x_axis.setLogMode(log_x)
+        # (an axis redraws its ticks and numbers whenever its log mode, title or range is
+        # set, even to what it already shows: each is set only when it changes)
+        if log_x != self._x_axis.log or not self._axes_set:
+            self._x_axis.log = log_x
+            self._x_axis.setLogMode(log_x)
         self._y_axis.quantity = "rate" if self._mode == "flops" else "time"
         key = "attainable_flops" if self._mode == "flops" else "t_lower_s"
         self.title.setText(f"{op.name}: {sweep.describe()}")
-        self._plot.setLabel("bottom", f"{sweep.param} (swept)", color=theme.foreground)
-        self._plot.setLabel("left", MODES[self._mode], color=theme.foreground)
-        self._left_label_shown = True  # (setting the label shows it)
-        self._fit_left_label()
+        titles = (f"{sweep.param} (swept)", MODES[self._mode], theme.foreground)
+        if titles != self._axis_titles:
+            self._axis_titles = titles
+            self._plot.setLabel("bottom", titles[0], color=theme.foreground)
+            self._plot.setLabel("left", titles[1], color=theme.foreground)
+            self._left_label_shown = True  # (setting the label shows it)
+            self._fit_left_label()
+        self._axes_set = True
 
         lo, hi = float(values.min()), float(values.max())
         if log_x and hi > lo:
@@ -350,8 +367,11 @@ class SweepPlot(QWidget):
         xv = self._x_view(np.asarray([lo, hi]))
         xpad = max(0.03 * float(xv[1] - xv[0]), 0.05 if log_x else 0.5)
         vb = self._plot.getViewBox()
-        vb.setRange(xRange=(float(xv[0]) - xpad, float(xv[1]) + xpad),
-                    yRange=(y0 - pad, y1 + pad), padding=0)
+        x_range = (float(xv[0]) - xpad, float(xv[1]) + xpad)
+        y_range = (y0 - pad, y1 + pad)
+        if not (_same_range(vb.viewRange()[0], x_range)
+                and _same_range(vb.viewRange()[1], y_range)):
+            vb.setRange(xRange=x_range, yRange=y_range, padding=0)
         self.stack.setCurrentWidget(self.plot_widget)
 
     # -- helpers -----------------------------------------------------------------------------
