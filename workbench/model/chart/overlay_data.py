@@ -487,23 +487,24 @@ def measured_marks(session: Session, machine_ids: Sequence[int],
     """The measured points of ``session`` on the machines ``machine_ids`` (those drawn), and
     notes on measurements that cannot be judged. A measurement attached to a hidden operation
     is not drawn."""
-    marks, _total, notes = drawn_measured_marks(session, machine_ids, judged, limit=None)
+    marks, _total, notes, _hidden = drawn_measured_marks(session, machine_ids, judged,
+                                                         limit=None)
     return marks, notes
 
 
 def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
                          judged: Sequence[MeasuredPoint] | None = None,
                          limit: int | None = MAX_MEASURED_DRAWN, most: int | None = None
-                         ) -> tuple[list[MeasuredMark], int, list[str]]:
+                         ) -> tuple[list[MeasuredMark], int, list[str], str]:
     """:func:`measured_marks`, at most ``limit`` of them (the first in the session's order):
-    ``(marks, how many could be drawn in all, notes)``. ``most``: a figure's top-N rule
-    (:func:`top_hidden`)."""
+    ``(marks, how many could be drawn in all, notes, what the top-N rule hides)``. ``most``:
+    a figure's top-N rule (:func:`top_hidden`)."""
     from workbench.model.profile import level_points  # (see the note at the imports)
 
     judged = judge_session(session) if judged is None else judged
     shown = set(machine_ids)
     index_of = {id(m): i for i, m in enumerate(session.measurements)}
-    hidden, _note = top_hidden(session, most)
+    hidden, hidden_note = top_hidden(session, most)
     level = session.view.level
     marks: list[MeasuredMark] = []
     notes: list[str] = []
@@ -565,7 +566,7 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
             # (a prediction in the overhead regime has no scale of work to draw)
             bands=() if j.predicted_bound == "overhead" else _bands(
                 float(py), j.predicted_time_s / j.t_predicted_s if j.t_predicted_s else 1.0)))
-    return marks, total, notes
+    return marks, total, notes, hidden_note
 
 
 def kernel_key(session: Session, marks: Sequence[MeasuredMark]
@@ -731,6 +732,8 @@ class Overlays:
     measured: tuple[MeasuredMark, ...]
     #: how many measured points there are, drawn or not
     measured_total: int
+    #: what the top-N rule leaves out of the measured points ("" when nothing)
+    hidden_note: str
     #: a figure's key of the kernels measured on their own ("K1 — name")
     kernel_rows: tuple[str, ...]
     links: tuple[PairLink, ...]
@@ -756,13 +759,14 @@ def build_overlays(session: Session, operations: Sequence[OperationEntry],
                 notes += why
     measured: list[MeasuredMark] = []
     total = 0
+    hidden = ""
     if view.measured and session.measurements:
-        measured, total, why = drawn_measured_marks(session, [m.hw_id for m in machines],
-                                                    most=kernels)
+        measured, total, why, hidden = drawn_measured_marks(
+            session, [m.hw_id for m in machines], most=kernels)
         notes += why
     rows: list[str] = []
     if kernels is not None:
         measured, rows = kernel_key(session, measured)
     links = pair_links(session, pairs, machines) if view.pairs and session.comparisons else []
-    return Overlays(tuple(sweeps), tuple(measured), total, tuple(rows), tuple(links),
+    return Overlays(tuple(sweeps), tuple(measured), total, hidden, tuple(rows), tuple(links),
                     tuple(notes))

@@ -44,7 +44,6 @@ from workbench.model.chart.overlay_data import (
     overlay_legend,
     profile_roof_levels,
 )
-from workbench.model.chart.profiled_kernels import top_hidden
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware, roof_name
 from workbench.model.roofline import Result, attainable, compute_bound, ridge
@@ -579,8 +578,7 @@ def build_scene(session: Session, pairs: Sequence[Pair], kernels: int | None = N
     labelled = {p.op_id for p in points if p.show_label}
     legend = _legend(session, machines, [e for e in visible_ops if e.id not in labelled],
                      colors, points, suppressed)
-    legend += measured_legend(measured, found.measured_total,
-                              top_hidden(session, kernels)[1] if view.measured else "")
+    legend += measured_legend(measured, found.measured_total, found.hidden_note)
     legend += [LegendEntry("key", row) for row in found.kernel_rows]
     return Scene(
         title=session.title,

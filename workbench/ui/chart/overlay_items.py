@@ -30,7 +30,6 @@ from workbench.model.chart.overlay_data import (
     run_links,
     sweep_paths,
 )
-from workbench.model.chart.profiled_kernels import top_hidden
 from workbench.model.chart.scene import LegendEntry, Scene, measured_legend, whose_texts
 from workbench.ui.chart.axes import to_data, to_view
 from workbench.ui.chart.items import Label, Pool, Spots
@@ -291,16 +290,15 @@ class OverlayLayer:
         total = 0
         most = self._canvas.figure_kernels
         rows: list[str] = []
+        hidden = ""
         if session.view.measured and session.measurements:
-            self._measured, total, _notes = drawn_measured_marks(
+            self._measured, total, _notes, hidden = drawn_measured_marks(
                 session, [m.hw_id for m in scene.machines], most=most)
             if most is not None:
                 self._measured, rows = kernel_key(session, self._measured)
         legend = tuple(e for e in scene.legend if e.kind != "measured"
                        and not (e.kind == "key" and most is not None))
-        legend += tuple(measured_legend(self._measured, total,
-                                        top_hidden(session, most)[1] if session.view.measured
-                                        else ""))
+        legend += tuple(measured_legend(self._measured, total, hidden))
         legend += tuple(LegendEntry("key", row) for row in rows)
         self._canvas.amend_scene(legend=legend)
         self._store_overlays()
