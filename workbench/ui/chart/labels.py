@@ -551,7 +551,7 @@ class LabelLayer:
         rows = points.rows_of(points.keys_of(op_id))
         if len(rows):
             xs, ys = self._px(points.xy[rows, 0], points.xy[rows, 1], t)
-            seen = (xs >= left) & (xs <= right) & (ys >= top) & (ys <= bottom)
+            seen = _within(xs, ys, (left, top, right, bottom))
             if seen.any():
                 best = int(np.argmin(np.where(seen, ys, np.inf)))  # (the highest on screen)
                 return float(xs[best]), float(ys[best])
@@ -568,8 +568,7 @@ class LabelLayer:
         if not len(rows):
             return False
         xs, ys = self._px(points.xy[rows, 0], points.xy[rows, 1], t)
-        left, top, right, bottom = self._frame()
-        return bool(np.any((xs >= left) & (xs <= right) & (ys >= top) & (ys <= bottom)))
+        return bool(np.any(_within(xs, ys, self._frame())))
 
     def ops_in_view(self, t=None) -> set:
         """The operations with a marker within the plot (all at once)."""
@@ -578,9 +577,7 @@ class LabelLayer:
         if not len(points.keys):
             return set()
         xy = points.pixels(t)
-        left, top, right, bottom = self._frame()
-        inside = ((xy[:, 0] >= left) & (xy[:, 0] <= right)
-                  & (xy[:, 1] >= top) & (xy[:, 1] <= bottom))
+        inside = _within(xy[:, 0], xy[:, 1], self._frame())
         return {key[0] for key, seen in zip(points.keys, inside, strict=True) if seen}
 
     def _point_request_now(self, op_id: int, label, order: float, t, selected) -> Request:
@@ -777,3 +774,9 @@ TAG_AIR = 3.0
 #: and between an operation's name and other texts ("g_512" and "g_1024" side by side
 #: read as one name "g_512 g_1024" a pixel apart)
 NAME_AIR = 2.0
+
+
+def _within(xs: np.ndarray, ys: np.ndarray, frame) -> np.ndarray:
+    """Which of the pixels ``(xs, ys)`` lie within the plot ``frame`` (edges included)."""
+    left, top, right, bottom = frame
+    return (xs >= left) & (xs <= right) & (ys >= top) & (ys <= bottom)
