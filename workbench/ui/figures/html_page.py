@@ -15,7 +15,7 @@ shown as text and runs nothing.
 The numbers are the engine's: the evaluated pair of each point (what ``analyze`` prints), its
 tooltip text (:func:`~workbench.model.chart.scene.point_tooltip`, the chart's), the judged
 measurements (:func:`~workbench.model.measured_session.judge_session`) and the machine's
-lines of the operation's derivation (:func:`~workbench.document.derivation.build_derivation`,
+lines of the operation's derivation (:func:`~workbench.document.derivation.machine_sections`,
 the editor's).
 """
 
@@ -54,30 +54,37 @@ COLUMNS = (
 )
 
 
-def figure_page(session, svg: bytes, scene, theme: str = "light") -> bytes:
+def figure_page(session, svg: bytes, scene, theme: str = "light", *, document=None,
+                results=None) -> bytes:
     """The page (UTF-8) of ``session``'s figure: ``svg`` is its SVG with the marks named and
     ``scene`` the scene it draws (:func:`~workbench.ui.figures.export.figure_svg_sized` with
-    a ``drawn`` dict gives both)."""
-    return _page(session, svg.decode("utf-8"), page_data(session, scene), theme).encode("utf-8")
+    a ``drawn`` dict gives both, and the figure's ``document`` and ``results``: see
+    :func:`page_data`)."""
+    data = page_data(session, scene, document=document, results=results)
+    return _page(session, svg.decode("utf-8"), data, theme).encode("utf-8")
 
 
 # ---------------------------------------------------------------------------------------------
 # the numbers
 
 
-def page_data(session, scene) -> dict:
+def page_data(session, scene, *, document=None, results=None) -> dict:
     """Everything the page says of each mark of ``scene`` (the scene the figure draws), as
     JSON-ready data: ``machines``, ``operations``, ``levels``, ``points`` (by ``"op:hw"``),
     ``measured`` (by ``"measurement:hw"``), ``roofs`` and ``ridges`` (by the attributes the
     SVG names them with). Their text lines (``tip``, ``lines``) are indices into
-    ``strings``."""
+    ``strings``. ``document`` and ``results`` (its :class:`ResultCache`), when given, hold
+    the session the scene was built from, with its pairs already evaluated: the derivations
+    are read from them instead of from a copy of ``session`` evaluated again."""
     from workbench.document import Document, ResultCache
-    from workbench.document.derivation import NBSP, build_derivation
+    from workbench.document.derivation import NBSP, machine_sections
     from workbench.model.measured_session import judge_session
 
-    session = copy.deepcopy(session)  # (a document gives colours to the session it holds)
-    document = Document(session)
-    results = ResultCache(document)
+    if document is None or results is None:
+        # (a document gives colours to the session it holds: a copy)
+        document = Document(copy.deepcopy(session))
+        results = ResultCache(document)
+    session = document.session
     judged = judge_session(session) if session.measurements else []
     index_of = {id(m): i for i, m in enumerate(session.measurements)}
     by_point: dict[tuple[int, int], list] = {}
@@ -100,7 +107,7 @@ def page_data(session, scene) -> dict:
         if op_id not in derivations:
             derivations[op_id] = {
                 s.hw_id: [f"{label}: {value}".replace(NBSP, " ") for label, value in s.rows]
-                for s in build_derivation(document, results, op_id) if s.hw_id is not None}
+                for s in machine_sections(document, results, op_id)}
         return derivations[op_id].get(hw_id, [])
 
     points = {}
