@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -328,7 +328,13 @@ class Result:
         its own name)."""
         if name == self.operation:
             return self
-        return replace(self, operation=name)
+        # (its fields as they are, one changed: what dataclasses.replace gives for a class
+        # with no __post_init__, without calling __init__ on all 25 of them; a model's
+        # layers and a large session's repeated operations ask this for every pair)
+        out = object.__new__(Result)
+        out.__dict__.update(self.__dict__)
+        out.__dict__["operation"] = name
+        return out
 
 
 def evaluate_counts(
