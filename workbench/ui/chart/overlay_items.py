@@ -455,8 +455,8 @@ class OverlayLayer:
             symbol=dot_symbols, size=theme.point_size * 0.55, brush=dot_brushes,
             pen=self._styles.pen(theme.background, 0.6))
         self._crossing_marks.setData(x=np.asarray(cross_x, float), y=np.asarray(cross_y, float),
-                                     symbol="o", size=theme.point_size + 5, brush=None,
-                                     pen=cross_pens)
+                                     symbol="o", size=theme.point_size + 5,
+                                     brush=self._styles.no_brush(), pen=cross_pens)
 
         # measured points: a link from the prediction, the verdict scale at the prediction
         self._measured_drawn = []

@@ -369,7 +369,8 @@ class PointLayer:
         self._ring_keys = list(keys)
         self._ring_style = (theme, self._ring)
         self._ring.setData(x=xs, y=ys, symbol="o", size=theme.point_size + theme.ring_extra,
-                           brush=None, pen=self._styles.pen(theme.selection, 2.0))
+                           brush=self._styles.no_brush(),
+                           pen=self._styles.pen(theme.selection, 2.0))
 
     def dispose(self) -> None:
         """Forget every item (the chart's items are gone)."""
