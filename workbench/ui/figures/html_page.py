@@ -54,14 +54,16 @@ COLUMNS = (
 )
 
 
-def figure_page(session, svg: bytes, scene, theme: str = "light", *, document=None,
+def figure_page(session, svg, scene, theme: str = "light", *, document=None,
                 results=None) -> bytes:
-    """The page (UTF-8) of ``session``'s figure: ``svg`` is its SVG with the marks named and
-    ``scene`` the scene it draws (:func:`~workbench.ui.figures.export.figure_svg_sized` with
-    a ``drawn`` dict gives both, and the figure's ``document`` and ``results``: see
-    :func:`page_data`)."""
+    """The page (UTF-8) of ``session``'s figure: ``svg`` is its SVG with the marks named
+    (the file's bytes, or its element tree, which the page rewrites) and ``scene`` the scene
+    it draws (:func:`~workbench.ui.figures.export.figure_svg_sized` with a ``drawn`` dict
+    gives both, and the figure's ``document`` and ``results``: see :func:`page_data`)."""
     data = page_data(session, scene, document=document, results=results)
-    return _page(session, svg.decode("utf-8"), data, theme).encode("utf-8")
+    if isinstance(svg, bytes):
+        svg = svg.decode("utf-8")
+    return _page(session, svg, data, theme).encode("utf-8")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,17 +256,17 @@ _INHERITED = {"fill": "black", "fill-opacity": "1", "fill-rule": "nonzero", "str
 _FONT = ("font-family", "font-size", "font-weight", "font-style")
 
 
-def compact_svg(svg: str) -> str:
+def compact_svg(svg) -> str:
     """The figure's SVG for the page, drawn the same with fewer bytes: no XML declaration
     (no place for it inside HTML); no property an element would take from its group anyway;
     no font on a group that holds no text; one group for neighbouring groups of the same
-    properties; no blank lines."""
+    properties; no blank lines. ``svg`` is the SVG's text or its element tree (rewritten)."""
     import xml.etree.ElementTree as ET
 
     ns = "http://www.w3.org/2000/svg"
     ET.register_namespace("", ns)
     ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
-    root = ET.fromstring(svg.encode("utf-8"))
+    root = ET.fromstring(svg.encode("utf-8")) if isinstance(svg, str) else svg
     text_tag, group_tag = f"{{{ns}}}text", f"{{{ns}}}g"
 
     def walk(element, inherited: dict) -> bool:
@@ -314,7 +316,7 @@ def _hash(text: str) -> str:
     return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 
-def _page(session, svg: str, data: dict, theme: str) -> str:
+def _page(session, svg, data: dict, theme: str) -> str:
     from workbench.io.sessions import dumps_session
 
     svg = compact_svg(svg)
