@@ -233,16 +233,23 @@ def _rows(data: dict) -> str:
     A cell's end tag is left out, as HTML allows: a thousand operations on three machines
     are 33 000 cells."""
     strings = data["strings"]
-    at = {name: i for i, name in enumerate(FIELDS)}
+    columns = [(FIELDS.index(name), unit) for _, name, unit in COLUMNS]
+    # each cell's text once: an operation's FLOPs, bytes and intensity, a machine's name and
+    # the bounds recur on every row of it
+    made: dict[tuple, str] = {}
     out = []
     for attr, table in (("data-pt", data["points"]), ("data-ms", data["measured"])):
         for key, row in table.items():
             cells = []
-            for _, name, unit in COLUMNS:
-                value = row[at[name]]
+            for index, unit in columns:
+                value = row[index]
                 if not unit and value is not None:
                     value = strings[value]
-                cells.append(_cell(value, unit))
+                known = (type(value), value, unit)
+                cell = made.get(known)
+                if cell is None:
+                    cell = made[known] = _cell(value, unit)
+                cells.append(cell)
             out.append(f'<tr {attr}="{html.escape(key)}">{"".join(cells)}</tr>')
     return "\n".join(out)
 
