@@ -10,14 +10,18 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.io.presets import get_preset
 from workbench.model.analysis import evaluate_pair
 from workbench.model.hardware import Hardware, UnknownLevel
 from workbench.model.operations import KINDS, Counts, Kind, Operation, Param, Term
 from workbench.model.roofline import evaluate
+from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import HardwareEntry, OperationEntry
 from workbench.model.sweeps import (
+    SCAN_POINTS,
     Crossing,
     Range,
     Sweep,
@@ -260,6 +264,82 @@ def test_non_monotonic_intensity_gives_every_crossing(hump_kind):
     assert [c.direction for c in found] == ["to_compute", "to_memory"]
     assert [c.integer for c in found] == [math.ceil(50 - root), math.floor(50 + root)]
     assert crossings(op, hw, "x", 20, 80) == []  # compute-bound all through
+
+
+def compute_side(op: Operation, hw: Hardware, param: str, x: float) -> bool:
+    """Whether ``op`` with ``param`` = x is compute-bound on ``hw`` (T_math ≥ T_mem)."""
+    at = roofline_sweep(op, hw, **{param: np.asarray([x])})
+    return bool(np.asarray(at["t_math_s"])[0] >= np.asarray(at["t_mem_s"])[0])
+
+
+def bisection_crossings(op: Operation, hw: Hardware, param: str, lo: float, hi: float
+                        ) -> list[float]:
+    """The crossings as the documented search defines them, the slow way: the scan's grid
+    brackets each change of side, and plain bisection, one float at a time, narrows each
+    bracket until its ends are neighbouring floats; the compute-bound end is reported."""
+    spaced = np.geomspace if lo > 0 and hi / lo > 10 else np.linspace
+    grid = spaced(lo, hi, SCAN_POINTS)
+    grid[0], grid[-1] = lo, hi
+    at = roofline_sweep(op, hw, **{param: grid})
+    sides = np.asarray(at["t_math_s"]) >= np.asarray(at["t_mem_s"])
+    out = []
+    for i in np.flatnonzero(sides[:-1] != sides[1:]).tolist():
+        a, b, compute_at_a = float(grid[i]), float(grid[i + 1]), bool(sides[i])
+        while a < 0.5 * (a + b) < b:
+            mid = 0.5 * (a + b)
+            if compute_side(op, hw, param, mid) == compute_at_a:
+                a = mid
+            else:
+                b = mid
+        out.append(a if compute_at_a else b)
+    return out
+
+
+def test_the_critical_batch_is_the_float_where_bisection_ends():
+    """The crossing is where plain bisection of the scan's bracket ends, float for float,
+    also where rounding puts a few floats about it on either side of the ridge (a GEMM
+    with D = 8101 on the H100: the quick search's answer was 2 floats off)."""
+    hw = get_preset("h100-sxm")
+    for n in (8101, 8105, 8192):
+        for b_dtype in ("bf16", "int8"):
+            op = gemm(n=n, b_dtype=b_dtype)
+            found = crossings(op, hw, "m", 1, 4096)
+            assert [c.value for c in found] == bisection_crossings(op, hw, "m", 1, 4096)
+            # bf16 at D = F = 8192, by hand: R = 989.4e12 / 3.35e12 = 295.34,
+            # B = 2·R·D·F / (2DF − 2R(D + F)) = 318.294 (the example's "m* = 318.3")
+            if (n, b_dtype) == (8192, "bf16"):
+                assert found[0].value == pytest.approx(318.294, abs=5e-4)
+
+
+#: dimensions of some kinds, each swept in turn
+DIMENSIONS = {"gemm": ("m", "n", "k"), "attention": ("query_len", "head_dim", "batch"),
+              "moe_gemm": ("tokens", "n", "k"), "mla_attention": ("kv_len", "kv_lora_rank"),
+              "norm": ("rows", "hidden")}
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(sorted(DIMENSIONS)), scale=st.floats(-3, 3),
+       machine=st.sampled_from(["h100-sxm", "tpu-v5e", "a100-80gb", "rtx-4090",
+                                "apple-m4-max", "xeon-8480"]),
+       which=st.integers(0, 2), lo=st.floats(-2, 6), decades=st.floats(0.2, 5))
+def test_every_crossing_is_where_bisection_ends(kind, scale, machine, which, lo, decades):
+    """Any kind, machine, swept dimension and span: the crossings are exactly bisection's,
+    and each lies between two neighbouring floats on opposite sides of the ridge."""
+    params = {p.name: p.default for p in KINDS[kind].params}
+    dims = DIMENSIONS[kind]
+    param = dims[which % len(dims)]
+    for name in dims:  # every dimension scaled by the same factor, as a model's would be
+        params[name] = max(1, round(params[name] * 2.0 ** scale))
+    op = Operation(kind, params, kind)
+    hw = get_preset(machine)
+    start, stop = 10.0 ** lo, 10.0 ** (lo + decades)
+    found = crossings(op, hw, param, start, stop)
+    assert [c.value for c in found] == bisection_crossings(op, hw, param, start, stop)
+    for c in found:
+        before, after = np.nextafter(c.value, -np.inf), np.nextafter(c.value, np.inf)
+        assert compute_side(op, hw, param, c.value)
+        memory_side = before if c.direction == "to_compute" else after
+        assert not compute_side(op, hw, param, float(memory_side))
 
 
 # ---------------------------------------------------------------------------------------------
