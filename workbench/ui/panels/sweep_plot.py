@@ -134,6 +134,7 @@ class SweepPlot(QWidget):
         self._lines: list[pg.PlotCurveItem] = []
         self._dots: list[pg.ScatterPlotItem] = []
         self._markers: list[pg.InfiniteLine] = []
+        self._marker_looks: list[tuple | None] = []  # per marker: (colour, text) as set
         self._drawn: list[tuple[int, str]] = []  # (hw_id, machine) per shown curve
         self._marks: list[tuple[int, float, str]] = []  # (hw_id, value, label) per marker
 
@@ -402,15 +403,22 @@ class SweepPlot(QWidget):
                                        labelOpts={"position": 0.05, "anchors": [(0, 1), (0, 1)]})
                 self._plot.addItem(line)
                 self._markers.append(line)
+                # markers of later machines sit a little higher, so labels do not collide
+                line.label.setPosition(0.04 + 0.16 * (n % 4))
+                self._marker_looks.append(None)
             line = self._markers[n]
             line.setVisible(True)
-            line.setPen(make_pen(color, 1.3, "dashed"))
+            # (a keystroke moves the marker; its colour, and mostly its text, stay: each
+            # is set only when it changes, since each setting lays the label out again)
+            look = self._marker_looks[n]
+            if look is None or look[0] != color:
+                line.setPen(make_pen(color, 1.3, "dashed"))
+                line.label.setColor(qcolor(color))
             line.setValue(float(self._x_view(np.asarray([value]))[0]))
-            line.label.setFormat(text)
-            line.label.setColor(qcolor(color))
+            if look is None or look[1] != text:
+                line.label.setFormat(text)
             line.label.fill = make_brush(theme.background + "D8")  # readable across lines
-            # markers of later machines sit a little higher, so labels do not collide
-            line.label.setPosition(0.04 + 0.16 * (n % 4))
+            self._marker_looks[n] = (color, text)
         for line in self._markers[len(self._marks):]:
             line.setVisible(False)
 
