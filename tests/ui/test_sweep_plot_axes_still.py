@@ -85,3 +85,26 @@ def test_crossing_markers_follow_edits_and_themes(open_window, qtbot):
     check("dark")
     doc.set_param(target.id, "n", 1024)
     check("dark")
+
+
+def test_keystrokes_draw_the_sample_dots_from_the_same_symbols(open_window, qtbot):
+    """Each sample dot's symbol is drawn once per colour and kept: keystrokes that move the
+    dots add no symbol pictures (each refresh made new pens, and each new pen another
+    picture in the dots' symbol atlas, redrawn whole at the next paint, up to a thousand)."""
+    win = open_window(CRITICAL_BATCH)
+    win.sweep_dock.raise_()
+    plot = win.sweep_plot
+    doc = win.document
+    target = doc.session.operations[0]
+    win.workspace.selection.select(target.id)
+    qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible(),
+                    timeout=HANG_GUARD_S * 1000)
+    dots = [item for item in plot.plot_widget.getPlotItem().getViewBox().addedItems
+            if isinstance(item, pg.ScatterPlotItem) and item.isVisible()]
+    assert len(dots) == len(doc.session.hardware)
+    n = target.operation.params["n"]
+    doc.set_param(target.id, "n", n + 1)
+    drawn = [len(item.fragmentAtlas) for item in dots]
+    for step in range(2, 12):
+        doc.set_param(target.id, "n", n + step)
+    assert [len(item.fragmentAtlas) for item in dots] == drawn

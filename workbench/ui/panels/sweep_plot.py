@@ -11,12 +11,14 @@ item lives in log10 coordinates, like the roofline canvas.
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -58,6 +60,20 @@ def _same_range(shown, wanted) -> bool:
 
 EMPTY_TEXT = ("The selected operation has no sweep.\n\nGive it one in the editor (Sweep) to "
               "plot its attainable FLOP/s against the swept parameter on every machine.")
+
+
+@functools.lru_cache(maxsize=64)
+def _pen(color: str, width: float) -> QPen:
+    """:func:`make_pen`, one object for each look: a scatter keeps a picture of its symbol
+    for each pen and brush object it is given (a new pen at each refresh drew the symbols
+    again, and kept every picture)."""
+    return make_pen(color, width)
+
+
+@functools.lru_cache(maxsize=64)
+def _brush(color: str) -> QBrush:
+    """:func:`make_brush`, one object for each colour (see :func:`_pen`)."""
+    return make_brush(color)
 
 
 class _ValueAxis(LogAxis):
@@ -348,7 +364,7 @@ class SweepPlot(QWidget):
                               lambda: pg.ScatterPlotItem(pxMode=True, antialias=True))
             dots.setData(x=self._x_view(result.values[ok]), y=to_view(sample_y[ok]),
                          symbol=marker, size=theme.point_size * 0.75,
-                         brush=make_brush(color), pen=make_pen(theme.background, 0.8))
+                         brush=_brush(color), pen=_pen(theme.background, 0.8))
             self._drawn.append((hw_entry.id, hw_entry.hardware.label))
             legend_entries.append((hw_entry.hardware.label, color, marker))
             ys_all.append(dense_y[keep])
