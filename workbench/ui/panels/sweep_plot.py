@@ -76,6 +76,20 @@ def _brush(color: str) -> QBrush:
     return make_brush(color)
 
 
+@functools.lru_cache(maxsize=16)
+def _dense_grid(lo: float, hi: float, log_x: bool) -> np.ndarray:
+    """The parameter values each curve is drawn through (besides the samples and the
+    crossings), made once for each span (read only: a keystroke keeps the span)."""
+    if log_x and hi > lo:
+        grid = np.geomspace(lo, hi, DENSE_POINTS)
+    elif hi > lo:
+        grid = np.linspace(lo, hi, DENSE_POINTS)
+    else:
+        grid = np.asarray([lo])
+    grid.flags.writeable = False
+    return grid
+
+
 class _ValueAxis(LogAxis):
     """A log axis for parameter values (plain numbers) or times (``"time"``); linear when
     ``log`` is false."""
@@ -339,12 +353,7 @@ class SweepPlot(QWidget):
         self._axes_set = True
 
         lo, hi = float(values.min()), float(values.max())
-        if log_x and hi > lo:
-            grid = np.geomspace(lo, hi, DENSE_POINTS)
-        elif hi > lo:
-            grid = np.linspace(lo, hi, DENSE_POINTS)
-        else:
-            grid = np.asarray([lo])
+        grid = _dense_grid(lo, hi, log_x)
         self._drawn, self._marks = [], []
         ys_all: list[np.ndarray] = []
         legend_entries = []
