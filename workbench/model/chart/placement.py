@@ -408,9 +408,9 @@ class TextLayout:
         air, cross = request.air, request.cross_lines
         mine = request.own if own else None
         row = None
-        # (each list's places and which are free, worked out once for both tries: nothing
-        # is placed between them)
-        free_of: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
+        # (each list's places and which are free, worked out as far as asked for and kept
+        # for both tries: nothing is placed between them)
+        free_of: dict[int, tuple[np.ndarray, _FreeFlags]] = {}
         # a tag's leader keeps clear of other marks where it can; else, rather than untold,
         # it may pass by them (its own marker hidden among others' leaves no clear way), the
         # text itself still clear of them; a text with no markers of its own (a roof's
@@ -422,11 +422,10 @@ class TextLayout:
                     continue
                 if i not in free_of:
                     cands = given() if callable(given) else as_array(given)
-                    free_of[i] = cands, self._free(cands, w, h, air) if len(cands) else None
-                cands, free = free_of[i]
-                chosen = (self._first_clean(cands, w, h, cross, mine, air, request.names,
-                                            strict, free=free.copy())
-                          if free is not None else None)
+                    free_of[i] = cands, _FreeFlags(self, cands, w, h, air)
+                cands, flags = free_of[i]
+                chosen = self._first_clean(cands, w, h, cross, mine, air, request.names,
+                                           strict, free=flags)
                 if chosen is not None:
                     row = cands[chosen]
                     break
@@ -445,25 +444,21 @@ class TextLayout:
     def _first_clean(self, cands: np.ndarray, w: float, h: float,
                      cross_lines: bool = False, own: np.ndarray | None = None,
                      air: float = 0.0, names: Attribution | None = None,
-                     strict: bool = True, free: np.ndarray | None = None) -> int | None:
+                     strict: bool = True, free: _FreeFlags | None = None) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
         pairs the text with what it ``names``). ``free``: which boxes are free (as
-        :meth:`_free` says; changed here), when known."""
-        ok = self._free(cands, w, h, air) if free is None else free
-        if not ok.any():
+        :meth:`_free` says), when already asked for."""
+        flags = _FreeFlags(self, cands, w, h, air) if free is None else free
+        if names is None:
+            chosen = flags.between(0, self.MOST_LEADERS)
+        else:
+            chosen = self._kept(flags, cands, w, h, names, strict)
+        if not len(chosen):
             return None
-        if names is not None:
-            self._keep_paired(ok, cands, w, h, names, strict)
-        free = np.flatnonzero(ok)
-        # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
-        for start in range(0, min(len(free), self.MOST_LEADERS), self.LEADER_BATCH):
-            found = self._clean_leaders(cands, free[start:start + self.LEADER_BATCH],
-                                        cross_lines, own)
-            if found is not None:
-                return found
-        return None
+        # the free boxes' leaders, in order (the first clean one is taken)
+        return self._clean_leaders(cands, chosen[:self.MOST_LEADERS], cross_lines, own)
 
     def _free(self, cands: np.ndarray, w: float, h: float, air: float = 0.0) -> np.ndarray:
         """Which of the ``w`` × ``h`` boxes at ``cands`` lie inside the plot, clear of the
@@ -484,36 +479,46 @@ class TextLayout:
             ok[ok] = occ.clear_under(grown[ok], occ.texts)
         return ok
 
-    #: places without a leader checked at once for pairing (the first paired one ends it)
+    #: free places looked at together for pairing, at first (then each batch twice the
+    #: last, up to sixteen times this); within a batch, in steps of this many
     PAIRING_BATCH = 64
 
-    def _keep_paired(self, ok: np.ndarray, cands: np.ndarray, w: float, h: float,
-                     names: Attribution, strict: bool = True) -> None:
-        """Of the free places ``ok``, keep those without a leader only where a reader pairs
-        the text with what it ``names``, and those with one only where the text (and, when
-        ``strict``, its leader) keeps clear of the other marks (:meth:`Attribution.led`). In
-        order, a batch at a time: past the first place kept without a leader, or past as
-        many with one as are ever looked at, none can be taken. (Each batch twice the last:
-        a tag's thousand far places cost a few numpy steps, not a few for each 64 of them.)"""
-        free = np.flatnonzero(ok)
+    def _kept(self, flags: _FreeFlags, cands: np.ndarray, w: float, h: float,
+              names: Attribution, strict: bool = True) -> np.ndarray:
+        """Of the free places (``flags``), in order, those without a leader where a reader
+        pairs the text with what it ``names``, and those with one where the text (and, when
+        ``strict``, its leader) keeps clear of the other marks (:meth:`Attribution.led`):
+        up to the end of the batch in which the first kept without a leader lies, and
+        no more than :attr:`MOST_LEADERS` (no place past them is taken). Each place is
+        judged alone: the batches bound what is kept, a step at a time, so that a tag's
+        thousand far places are judged only as far as they are needed."""
+        out: list[np.ndarray] = []
         kept = 0
         start, size = 0, self.PAIRING_BATCH
-        while start < len(free):
-            at = free[start:start + size]
-            start, size = start + size, min(2 * size, 16 * self.PAIRING_BATCH)
-            lefts, tops = cands[at, 0], cands[at, 1]
-            boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
-            bare = np.isnan(cands[at, 2])
-            good = np.zeros(len(at), dtype=bool)
-            if bare.any():
-                good[bare] = names.paired(boxes[bare])
-            if not bare.all():
-                good[~bare] = names.led(boxes[~bare], cands[at[~bare], 2:6], leader=strict)
-            ok[at] = good
-            kept += int(good.sum())
-            if (good & bare).any() or kept >= self.MOST_LEADERS:
-                ok[free[start:]] = False
-                return
+        while True:
+            end = start + size
+            found = False
+            for at_start in range(start, end, self.PAIRING_BATCH):
+                at = flags.between(at_start, at_start + self.PAIRING_BATCH)
+                if not len(at):
+                    return _joined(out)
+                lefts, tops = cands[at, 0], cands[at, 1]
+                boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
+                bare = np.isnan(cands[at, 2])
+                good = np.zeros(len(at), dtype=bool)
+                if bare.any():
+                    good[bare] = names.paired(boxes[bare])
+                if not bare.all():
+                    good[~bare] = names.led(boxes[~bare], cands[at[~bare], 2:6],
+                                            leader=strict)
+                out.append(at[good])
+                kept += int(good.sum())
+                found = found or bool((good & bare).any())
+                if kept >= self.MOST_LEADERS:
+                    return _joined(out)
+            if found:
+                return _joined(out)
+            start, size = end, min(2 * size, 16 * self.PAIRING_BATCH)
 
     #: leaders checked at once (many far places: most are never looked at), and at most
     #: (the nearest free places: a leader past them would be long and hard to follow)
@@ -701,3 +706,35 @@ class TextLayout:
         meets = ((b[:, None, 0] < rects[None, :, 2]) & (rects[None, :, 0] < b[:, None, 2])
                  & (b[:, None, 1] < rects[None, :, 3]) & (rects[None, :, 1] < b[:, None, 3]))
         return {keys[i] for i in np.flatnonzero(meets.any(axis=1))}
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+
+
+class _FreeFlags:
+    """Which of a text's candidate places are free (:meth:`TextLayout._free`), worked
+    out a part at a time, in order, as far as asked for: of a tag's thousand far places
+    the first free few are usually enough."""
+
+    #: candidates looked at together, at first (then twice as many each time)
+    FIRST = 256
+
+    def __init__(self, layout: TextLayout, cands: np.ndarray, w: float, h: float,
+                 air: float) -> None:
+        self.layout, self.cands, self.w, self.h, self.air = layout, cands, w, h, air
+        self.done = 0  # candidates looked at
+        self.size = self.FIRST if len(cands) > 2 * self.FIRST else len(cands)
+        self.parts: list[np.ndarray] = []
+        self.free = np.zeros(0, dtype=np.intp)
+
+    def between(self, i: int, j: int) -> np.ndarray:
+        """The indices of the ``i``-th to the ``j``-th free places (fewer where there are
+        not so many)."""
+        while len(self.free) < j and self.done < len(self.cands):
+            lo, hi = self.done, min(self.done + self.size, len(self.cands))
+            part = self.cands[lo:hi]
+            found = np.flatnonzero(self.layout._free(part, self.w, self.h, self.air)) + lo
+            self.free = np.concatenate((self.free, found)) if len(self.free) else found
+            self.done, self.size = hi, 2 * self.size
+        return self.free[i:j]
