@@ -44,7 +44,7 @@ from workbench.model.chart.attribution import (
     box_gaps,
     segment_gaps,
 )
-from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment, spread
+from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment
 from workbench.model.chart.plot_frame import free_corners, legend_corner, wrap_title
 
 __all__ = [
@@ -449,16 +449,35 @@ class TextLayout:
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
         pairs the text with what it ``names``). ``free``: which boxes are free (as
-        :meth:`_free` says), when already asked for."""
+        :meth:`_free` says), when already asked for.
+
+        The places are looked at in order, a step at a time (most texts find theirs among
+        the first few): of each step, the free ones; of those, the ones a reader pairs with
+        what the text names (:meth:`_paired`); of those, the first without a leader or
+        whose leader crosses nothing (:meth:`_clean_leaders`). No more than
+        :attr:`MOST_LEADERS` of the free and paired places are looked at (a leader past
+        them would be long and hard to follow)."""
         flags = _FreeFlags(self, cands, w, h, air) if free is None else free
-        if names is None:
-            chosen = flags.between(0, self.MOST_LEADERS)
-        else:
-            chosen = self._kept(flags, cands, w, h, names, strict)
-        if not len(chosen):
-            return None
-        # the free boxes' leaders, in order (the first clean one is taken)
-        return self._clean_leaders(cands, chosen[:self.MOST_LEADERS], cross_lines, own)
+        seen = looked = 0
+        size = self.FIRST_STEP
+        while looked < self.MOST_LEADERS:
+            at = flags.between(seen, seen + size)
+            if not len(at):
+                return None
+            seen, size = seen + len(at), min(2 * size, self.MOST_LEADERS)
+            if names is not None:
+                at = at[self._paired(cands, at, w, h, names, strict)]
+            at = at[:self.MOST_LEADERS - looked]
+            looked += len(at)
+            if len(at):
+                found = self._clean_leaders(cands, at, cross_lines, own)
+                if found is not None:
+                    return found
+        return None
+
+    #: places looked at in the first step of :meth:`_first_clean` (then twice as many each
+    #: step)
+    FIRST_STEP = 32
 
     def _free(self, cands: np.ndarray, w: float, h: float, air: float = 0.0) -> np.ndarray:
         """Which of the ``w`` × ``h`` boxes at ``cands`` lie inside the plot, clear of the
@@ -479,60 +498,33 @@ class TextLayout:
             ok[ok] = occ.clear_under(grown[ok], occ.texts)
         return ok
 
-    #: free places looked at together for pairing, at first (then each batch twice the
-    #: last, up to sixteen times this); within a batch, in steps of this many
-    PAIRING_BATCH = 64
+    def _paired(self, cands: np.ndarray, at: np.ndarray, w: float, h: float,
+                names: Attribution, strict: bool = True) -> np.ndarray:
+        """Which of the places ``at`` (free) a reader pairs with what the text ``names``:
+        without a leader, where its own marks are the nearest (:meth:`Attribution.paired`);
+        with one, where the text (and, when ``strict``, its leader) keeps clear of the
+        other marks (:meth:`Attribution.led`)."""
+        lefts, tops = cands[at, 0], cands[at, 1]
+        boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
+        bare = np.isnan(cands[at, 2])
+        good = np.zeros(len(at), dtype=bool)
+        if bare.any():
+            good[bare] = names.paired(boxes[bare])
+        if not bare.all():
+            good[~bare] = names.led(boxes[~bare], cands[at[~bare], 2:6], leader=strict)
+        return good
 
-    def _kept(self, flags: _FreeFlags, cands: np.ndarray, w: float, h: float,
-              names: Attribution, strict: bool = True) -> np.ndarray:
-        """Of the free places (``flags``), in order, those without a leader where a reader
-        pairs the text with what it ``names``, and those with one where the text (and, when
-        ``strict``, its leader) keeps clear of the other marks (:meth:`Attribution.led`):
-        up to the end of the batch in which the first kept without a leader lies, and
-        no more than :attr:`MOST_LEADERS` (no place past them is taken). Each place is
-        judged alone: the batches bound what is kept, a step at a time, so that a tag's
-        thousand far places are judged only as far as they are needed."""
-        out: list[np.ndarray] = []
-        kept = 0
-        start, size = 0, self.PAIRING_BATCH
-        while True:
-            end = start + size
-            found = False
-            for at_start in range(start, end, self.PAIRING_BATCH):
-                at = flags.between(at_start, at_start + self.PAIRING_BATCH)
-                if not len(at):
-                    return _joined(out)
-                lefts, tops = cands[at, 0], cands[at, 1]
-                boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
-                bare = np.isnan(cands[at, 2])
-                good = np.zeros(len(at), dtype=bool)
-                if bare.any():
-                    good[bare] = names.paired(boxes[bare])
-                if not bare.all():
-                    good[~bare] = names.led(boxes[~bare], cands[at[~bare], 2:6],
-                                            leader=strict)
-                out.append(at[good])
-                kept += int(good.sum())
-                found = found or bool((good & bare).any())
-                if kept >= self.MOST_LEADERS:
-                    return _joined(out)
-            if found:
-                return _joined(out)
-            start, size = end, min(2 * size, 16 * self.PAIRING_BATCH)
-
-    #: leaders checked at once (many far places: most are never looked at), and at most
-    #: (the nearest free places: a leader past them would be long and hard to follow)
-    LEADER_BATCH = 128
+    #: free (and paired) places looked at, at most: the nearest (a leader past them would be
+    #: long and hard to follow)
     MOST_LEADERS = 128
-    #: of a batch, the leaders followed together (the first clean one is often among the
-    #: first few: the rest are not followed)
-    LEADER_STEP = 32
+    #: a leader is followed at points this many cells apart, or nearer
+    LEADER_SPACING = 0.5
 
     def _clean_leaders(self, cands: np.ndarray, chosen: np.ndarray, cross_lines: bool,
                        own: np.ndarray | None) -> int | None:
-        """The first of the candidates ``chosen`` (free boxes) whose leader, past its first
-        pixels, crosses nothing (lines aside with ``cross_lines``; the cells of the markers
-        ``own``)."""
+        """The first of the candidates ``chosen`` (free boxes, in order) that has no leader,
+        or whose leader, past its first :attr:`LEADER_SKIP` pixels, crosses nothing (lines
+        aside with ``cross_lines``; the cells of the markers ``own``)."""
         occ = self.occupancy
         lead = cands[chosen, 2:]
         has = ~np.isnan(lead[:, 0])
@@ -541,13 +533,9 @@ class TextLayout:
         # only the leaders before the first place with none can be taken before it
         plain = np.flatnonzero(~has)
         upto = int(plain[0]) if len(plain) else len(chosen)
-        seg = lead[has]
+        seg = lead[:upto]
         dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
         length = np.hypot(dx, dy)
-        # every leader of the batch followed at as many points as the longest needs
-        n = max(2, math.ceil(float(length.max()) / occ.cell) + 1)
-        t = spread(n)[None, :]
-        seg, dx, dy, length = seg[:upto], dx[:upto], dy[:upto], length[:upto]
         # what they may not cross, worked out once over the part of the grid they span (a
         # cell more each way), with a border of cells off the grid, which stop nothing
         f, cell = occ.frame, occ.cell
@@ -565,23 +553,24 @@ class TextLayout:
             if own is not None:
                 cover = cover - occ.coverage_part(own, a0, a1, b0, b1)
             np.greater(cover, 0, out=stops[1:-1, 1:-1])
-        stops = stops.ravel()  # type: ignore[assignment]  # (a flat view from here on)
-        start_xy = np.stack((seg[:, 0], seg[:, 1]))[:, :, None]
-        step_xy = np.stack((dx, dy))[:, :, None]
-        origin = np.array(f[:2])[:, None, None]
-        low = np.array((a0 - 1, b0 - 1))[:, None, None]
-        high = np.array((max(a0, a1), max(b0, b1)))[:, None, None]
-        for start in range(0, upto, self.LEADER_STEP):
-            part = slice(start, start + self.LEADER_STEP)
-            skip = np.minimum(self.LEADER_SKIP / np.maximum(length[part], 1e-9), 1.0)[:, None]
-            tt = skip + (1.0 - skip) * t
-            at = np.floor((start_xy[:, part] + step_xy[:, part] * tt - origin) / cell)
-            cells = at[::-1].astype(int)  # rows, then columns
-            np.clip(cells, low, high, out=cells)
-            hit = stops[(cells[0] - (a0 - 1)) * wide + (cells[1] - (b0 - 1))]
-            clear = np.flatnonzero(~hit.any(axis=1))
-            if len(clear):
-                return int(chosen[start + int(clear[0])])
+        # each leader followed past its first pixels, at points LEADER_SPACING cells apart
+        # or nearer (its ends among them), all of them at once
+        skip = np.minimum(self.LEADER_SKIP / np.maximum(length, 1e-9), 1.0)
+        counts = np.maximum(2, np.ceil(length * (1.0 - skip)
+                                       / (self.LEADER_SPACING * cell)).astype(int) + 1)
+        which = np.repeat(np.arange(upto), counts)
+        first = np.cumsum(counts) - counts
+        t = (np.arange(len(which)) - first[which]) / (counts - 1)[which]
+        tt = skip[which] + (1.0 - skip[which]) * t
+        col = np.floor((seg[which, 0] + dx[which] * tt - f[0]) / cell).astype(int)
+        row = np.floor((seg[which, 1] + dy[which] * tt - f[1]) / cell).astype(int)
+        np.clip(col, b0 - 1, max(b0, b1), out=col)
+        np.clip(row, a0 - 1, max(a0, a1), out=row)
+        hit = stops.ravel()[(row - (a0 - 1)) * wide + (col - (b0 - 1))]
+        crossed = np.bincount(which[hit], minlength=upto)
+        clear = np.flatnonzero(crossed == 0)
+        if len(clear):
+            return int(chosen[int(clear[0])])
         return int(chosen[upto]) if upto < len(chosen) else None
 
     def place_all(self, requests: Iterable[Request]) -> dict[Hashable, Placement | None]:
@@ -706,10 +695,6 @@ class TextLayout:
         meets = ((b[:, None, 0] < rects[None, :, 2]) & (rects[None, :, 0] < b[:, None, 2])
                  & (b[:, None, 1] < rects[None, :, 3]) & (rects[None, :, 1] < b[:, None, 3]))
         return {keys[i] for i in np.flatnonzero(meets.any(axis=1))}
-
-
-def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
 
 
 class _FreeFlags:
