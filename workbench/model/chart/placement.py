@@ -536,25 +536,9 @@ class TextLayout:
         seg = lead[:upto]
         dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
         length = np.hypot(dx, dy)
-        # what they may not cross, worked out once over the part of the grid they span (a
-        # cell more each way), with a border of cells off the grid, which stop nothing
-        f, cell = occ.frame, occ.cell
-        xs, ys = seg[:, 0::2], seg[:, 1::2]
-        b0 = max(0, math.floor((float(xs.min()) - f[0]) / cell) - 1)
-        b1 = min(occ.cols, math.floor((float(xs.max()) - f[0]) / cell) + 2)
-        a0 = max(0, math.floor((float(ys.min()) - f[1]) / cell) - 1)
-        a1 = min(occ.rows, math.floor((float(ys.max()) - f[1]) / cell) + 2)
-        wide = max(0, b1 - b0) + 2
-        stops = np.zeros((max(0, a1 - a0) + 2, wide), dtype=bool)
-        if a1 > a0 and b1 > b0:
-            cover = occ.grid[a0:a1, b0:b1]
-            if cross_lines:
-                cover = cover - occ.lines[a0:a1, b0:b1]
-            if own is not None:
-                cover = cover - occ.coverage_part(own, a0, a1, b0, b1)
-            np.greater(cover, 0, out=stops[1:-1, 1:-1])
         # each leader followed past its first pixels, at points LEADER_SPACING cells apart
         # or nearer (its ends among them), all of them at once
+        f, cell = occ.frame, occ.cell
         skip = np.minimum(self.LEADER_SKIP / np.maximum(length, 1e-9), 1.0)
         counts = np.maximum(2, np.ceil(length * (1.0 - skip)
                                        / (self.LEADER_SPACING * cell)).astype(int) + 1)
@@ -564,9 +548,18 @@ class TextLayout:
         tt = skip[which] + (1.0 - skip[which]) * t
         col = np.floor((seg[which, 0] + dx[which] * tt - f[0]) / cell).astype(int)
         row = np.floor((seg[which, 1] + dy[which] * tt - f[1]) / cell).astype(int)
-        np.clip(col, b0 - 1, max(b0, b1), out=col)
-        np.clip(row, a0 - 1, max(a0, a1), out=row)
-        hit = stops.ravel()[(row - (a0 - 1)) * wide + (col - (b0 - 1))]
+        # what each point lies on (off the grid: nothing that stops a leader)
+        on = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
+        which, row, col = which[on], row[on], col[on]
+        cover = occ.grid[row, col]
+        if cross_lines:
+            cover = cover - occ.lines[row, col]
+        hit = cover > 0
+        if own is not None and hit.any():
+            # (its own markers' cells, counted where something is: a crowd's thousand
+            # markers are compared with those few points alone)
+            at = np.flatnonzero(hit)
+            hit[at] = cover[at] - occ.covering(own, row[at], col[at]) > 0
         crossed = np.bincount(which[hit], minlength=upto)
         clear = np.flatnonzero(crossed == 0)
         if len(clear):
