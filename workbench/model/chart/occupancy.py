@@ -452,7 +452,11 @@ class _Held:
         if sat is None:
             clear = np.ones(len(r0), dtype=bool)
         else:
-            clear = (sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]) == 0
+            # (looked up in the flat table: cheaper than by row and column)
+            flat, wide = sat.ravel(), sat.shape[1]
+            top, bottom = r0 * wide, r1 * wide
+            clear = (flat.take(bottom + c1) - flat.take(top + c1) - flat.take(bottom + c0)
+                     + flat.take(top + c0)) == 0
         if not self.count:
             return clear
         spans = self.spans[:self.count]

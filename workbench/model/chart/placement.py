@@ -544,16 +544,23 @@ class TextLayout:
                                        / (self.LEADER_SPACING * cell)).astype(int) + 1)
         which = np.repeat(np.arange(upto), counts)
         first = np.cumsum(counts) - counts
-        t = (np.arange(len(which)) - first[which]) / (counts - 1)[which]
-        tt = skip[which] + (1.0 - skip[which]) * t
-        col = np.floor((seg[which, 0] + dx[which] * tt - f[0]) / cell).astype(int)
-        row = np.floor((seg[which, 1] + dy[which] * tt - f[1]) / cell).astype(int)
+        # (each leader's numbers repeated for each of its points: cheaper than looking
+        # them up point by point)
+        t = (np.arange(len(which)) - np.repeat(first, counts)) / np.repeat(counts - 1, counts)
+        skips = np.repeat(skip, counts)
+        tt = skips + (1.0 - skips) * t
+        col = np.floor((np.repeat(seg[:, 0], counts) + np.repeat(dx, counts) * tt - f[0])
+                       / cell).astype(int)
+        row = np.floor((np.repeat(seg[:, 1], counts) + np.repeat(dy, counts) * tt - f[1])
+                       / cell).astype(int)
         # what each point lies on (off the grid: nothing that stops a leader)
         on = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
-        which, row, col = which[on], row[on], col[on]
-        cover = occ.grid[row, col]
+        if not on.all():
+            which, row, col = which[on], row[on], col[on]
+        flat = row * occ.cols + col
+        cover = occ.grid.ravel().take(flat)
         if cross_lines:
-            cover = cover - occ.lines[row, col]
+            cover = cover - occ.lines.ravel().take(flat)
         hit = cover > 0
         if own is not None and hit.any():
             # (its own markers' cells, counted where something is: a crowd's thousand
