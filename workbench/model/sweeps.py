@@ -511,9 +511,9 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
     so an intensity that rises and falls gives several crossings; each crossing is where
     bisection of its bracket ends, at the last representable float (found by regula falsi
     and a replay of the bisection, checked: :func:`_bisection_ends`, about three
-    evaluations in all where bisection takes fifty). Returns ``[]`` when the operation stays on one side of the ridge over
-    the whole interval. An excursion across the ridge narrower than the scan spacing (or one
-    that only touches it) can be missed.
+    evaluations in all where bisection takes fifty). Returns ``[]`` when the operation stays
+    on one side of the ridge over the whole interval. An excursion across the ridge narrower
+    than the scan spacing (or one that only touches it) can be missed.
 
     The launch overhead plays no part: a crossing is where the roofline's two times are equal,
     whether or not both are below the overhead floor. For whole-number parameters the first
