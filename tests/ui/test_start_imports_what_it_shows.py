@@ -1,4 +1,5 @@
-"""Start-up imports what the first window shows.
+"""Start-up imports what the first window shows, and the first full placing works out what is
+drawn once for each frame of the plot.
 
 The first window (the built-in example: operations, editor, derivation, chart, results) needs
 no whole model, no panel behind another tab and no dialog: their modules are imported when
@@ -59,3 +60,34 @@ def test_the_first_window_imports_no_model_nor_hidden_panel(tmp_path):
     assert "workbench.ui.chart.canvas" in loaded  # (the list is the started app's)
     assert sorted(loaded & set(NOT_AT_START)) == []
 
+
+def test_a_full_placing_works_out_each_frames_occupancy_once(open_window, monkeypatch):
+    """The first window's placing of the texts: the key's passes each start with the legend
+    inside the plot and may move it outside, so the plot's frame goes back and forth; what
+    is drawn is the same for each frame, and worked out once for it within one placing."""
+    import contextlib
+
+    from workbench.ui.chart.labels import LabelLayer
+
+    placings = [0]
+    worked_out: list[tuple] = []
+    now, reusing = LabelLayer._occupancy_now, LabelLayer.reusing_occupancy
+
+    def counted(self):
+        worked_out.append((placings[0], self._frame(), tuple(self._canvas.view_to_scene())))
+        return now(self)
+
+    @contextlib.contextmanager
+    def one_placing(self):
+        if not self._reuse:
+            placings[0] += 1
+        with reusing(self):
+            yield
+
+    monkeypatch.setattr(LabelLayer, "_occupancy_now", counted)
+    monkeypatch.setattr(LabelLayer, "reusing_occupancy", one_placing)
+    win = open_window(ROOT / "workbench" / "examples" / "llama_ffn.yaml")
+    win.canvas.flush_layout()
+    assert win.canvas.labels.text_layout is not None  # (placed)
+    assert len({key[1] for key in worked_out}) > 1  # (the legend moved: frames to tell apart)
+    assert len(worked_out) == len(set(worked_out))
