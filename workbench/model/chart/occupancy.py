@@ -226,17 +226,20 @@ class Occupancy:
         return np.bincount(np.concatenate(flat), minlength=self.grid.size).reshape(
             self.grid.shape)
 
-    def coverage_part(self, rects: np.ndarray, r0: int, r1: int, c0: int, c1: int
-                      ) -> np.ndarray:
-        """``coverage(rects)[r0:r1, c0:c1]``, without a grid of counts (a tag's few
-        markers, where its leaders pass)."""
+    def covering(self, rects: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """How many of ``rects`` cover each cell ``(rows[i], cols[i])``: ``coverage(rects)``
+        there, without a grid of counts (a tag's markers, where its leaders pass)."""
         rects = np.asarray(rects, dtype=float).reshape(-1, 4)
         rects = rects[np.isfinite(rects).all(axis=1)]
-        out = np.zeros((r1 - r0, c1 - c0), dtype=np.int64)
-        for a0, a1, b0, b1 in zip(*(v.tolist() for v in self._cells(rects)), strict=True):
-            a0, a1, b0, b1 = max(a0, r0), min(a1, r1), max(b0, c0), min(b1, c1)
-            if a1 > a0 and b1 > b0:
-                out[a0 - r0:a1 - r0, b0 - c0:b1 - c0] += 1
+        out = np.zeros(len(rows), dtype=np.int64)
+        if not len(rects) or not len(rows):
+            return out
+        r0, r1, c0, c1 = self._cells(rects)
+        # (a few thousand pairs at a time)
+        step = max(1, 65536 // len(rects))
+        for i in range(0, len(rows), step):
+            r, c = rows[i:i + step, None], cols[i:i + step, None]
+            out[i:i + step] = ((r0 <= r) & (r < r1) & (c0 <= c) & (c < c1)).sum(axis=1)
         return out
 
     def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
