@@ -538,20 +538,49 @@ class TextLayout:
         length = np.hypot(dx, dy)
         # each leader followed past its first pixels, at points LEADER_SPACING cells apart
         # or nearer (its ends among them), all of them at once
-        f, cell = occ.frame, occ.cell
+        cell = occ.cell
         skip = np.minimum(self.LEADER_SKIP / np.maximum(length, 1e-9), 1.0)
         counts = np.maximum(2, np.ceil(length * (1.0 - skip)
                                        / (self.LEADER_SPACING * cell)).astype(int) + 1)
-        which = np.repeat(np.arange(upto), counts)
-        first = np.cumsum(counts) - counts
+        lines = (seg[:, 0], seg[:, 1], dx, dy, skip)
+        # every fourth point first (most leaders that cross something are stopped by one
+        # of them), then every point of the leaders those leave clear
+        crossed = self._crossing(lines, counts, self.COARSE, cross_lines, own)
+        rest = np.flatnonzero(~crossed)
+        if len(rest):
+            crossed[rest] = self._crossing(tuple(v[rest] for v in lines), counts[rest], 1,
+                                           cross_lines, own)
+        clear = np.flatnonzero(~crossed)
+        if len(clear):
+            return int(chosen[int(clear[0])])
+        return int(chosen[upto]) if upto < len(chosen) else None
+
+    #: of a leader's points, every this many is followed first
+    COARSE = 4
+
+    def _crossing(self, lines: tuple, counts: np.ndarray, stride: int, cross_lines: bool,
+                  own: np.ndarray | None) -> np.ndarray:
+        """Whether each leader (``lines``: its start ``x0``, ``y0``, its run ``dx``, ``dy``
+        and the part skipped, each an array) crosses something at its ``counts`` points
+        spread from the skipped part to its end: at every ``stride``-th of them and the
+        last (see :meth:`_clean_leaders`)."""
+        occ = self.occupancy
+        x0, y0, dx, dy, skip = lines
+        n = len(counts)
+        steps = (counts - 1) // stride + 1 + ((counts - 1) % stride != 0)
+        which = np.repeat(np.arange(n), steps)
+        first = np.cumsum(steps) - steps
         # (each leader's numbers repeated for each of its points: cheaper than looking
         # them up point by point)
-        t = (np.arange(len(which)) - np.repeat(first, counts)) / np.repeat(counts - 1, counts)
-        skips = np.repeat(skip, counts)
+        last = np.repeat(counts - 1, steps)
+        k = np.minimum((np.arange(len(which)) - np.repeat(first, steps)) * stride, last)
+        t = k / last
+        skips = np.repeat(skip, steps)
         tt = skips + (1.0 - skips) * t
-        col = np.floor((np.repeat(seg[:, 0], counts) + np.repeat(dx, counts) * tt - f[0])
+        f, cell = occ.frame, occ.cell
+        col = np.floor((np.repeat(x0, steps) + np.repeat(dx, steps) * tt - f[0])
                        / cell).astype(int)
-        row = np.floor((np.repeat(seg[:, 1], counts) + np.repeat(dy, counts) * tt - f[1])
+        row = np.floor((np.repeat(y0, steps) + np.repeat(dy, steps) * tt - f[1])
                        / cell).astype(int)
         # what each point lies on (off the grid: nothing that stops a leader)
         on = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
@@ -567,11 +596,7 @@ class TextLayout:
             # markers are compared with those few points alone)
             at = np.flatnonzero(hit)
             hit[at] = cover[at] - occ.covering(own, row[at], col[at]) > 0
-        crossed = np.bincount(which[hit], minlength=upto)
-        clear = np.flatnonzero(crossed == 0)
-        if len(clear):
-            return int(chosen[int(clear[0])])
-        return int(chosen[upto]) if upto < len(chosen) else None
+        return np.bincount(which[hit], minlength=n) > 0
 
     def place_all(self, requests: Iterable[Request]) -> dict[Hashable, Placement | None]:
         """Place ``requests`` in order of priority; then those with no place whose leaders

@@ -81,6 +81,9 @@ class LabelLayer:
         #: within :meth:`reusing_occupancy`, where each operation's name is said (see
         #: :meth:`_anchor`), by the view
         self._anchors: dict = {}
+        #: within :meth:`reusing_occupancy`, what is drawn by the plot frame and view it
+        #: was worked out for: the occupancy and the markers' tables
+        self._occ_cache: dict = {}
 
     # -- when ----------------------------------------------------------------------------
 
@@ -205,7 +208,8 @@ class LabelLayer:
     def reusing_occupancy(self):
         """Within this block, what is drawn is not changed (only texts and the legend):
         :meth:`occupancy` is worked out once for each plot frame and view, and copied (the
-        several placings of one full layout: the key's passes, the legend's places)."""
+        several placings of one full layout: the key's passes, the legend's places, each
+        placing starting with the legend inside the plot and perhaps moving it outside)."""
         self._reuse += 1
         try:
             with self.placing():
@@ -213,12 +217,11 @@ class LabelLayer:
         finally:
             self._reuse -= 1
             if not self._reuse:
-                self._occ_cache = None
+                self._occ_cache = {}
                 self._point_requests = {}
                 self._anchors = {}
 
     _reuse = 0
-    _occ_cache: tuple | None = None
 
     def occupancy(self) -> Occupancy:
         """Everything drawn on the plot, in device pixels: roofs, ridge lines and marks,
@@ -226,15 +229,15 @@ class LabelLayer:
         if not self._reuse:
             return self._occupancy_now()
         key = (self._frame(), tuple(self._canvas.view_to_scene()))
-        cached = self._occ_cache
-        if cached is None or cached[0] != key:
+        cached = self._occ_cache.get(key)
+        if cached is None:
             occ = self._occupancy_now()
-            self._occ_cache = cached = (key, occ.copy(), self._marker_rects.copy(),
-                                        self._marker_ops, self._marks)
+            self._occ_cache[key] = (occ.copy(), self._marker_rects.copy(), self._marker_ops,
+                                    self._marks)
             return occ
-        self._marker_rects = cached[2].copy()
-        self._marker_ops, self._marks = cached[3], cached[4]
-        return cached[1].copy()
+        self._marker_rects = cached[1].copy()
+        self._marker_ops, self._marks = cached[2], cached[3]
+        return cached[0].copy()
 
     def _occupancy_now(self) -> Occupancy:
         t = self._canvas.view_to_scene()
