@@ -547,3 +547,24 @@ def sweep_machines_intensities():
     machines = [get_preset(p) for p in ("h100-sxm", "a100-80gb")]
     op = Operation("gemm", {"n": 8192, "k": 8192, "dtype": "bf16"})
     return [r["intensity"] for r in sweep_machines(op, machines, m=np.array([1, 64, 4096]))]
+
+
+def test_a_sliding_window_can_be_swept():
+    # attention with a sliding window, swept over the window itself: each point counts as
+    # the operation with that window typed in (below the kv length the window shrinks the
+    # work; from the kv length on it is no window at all, plain causal attention)
+    op = Operation("attention", {"batch": 1, "heads": 8, "kv_heads": 8, "head_dim": 128,
+                                 "query_len": 4096, "kv_len": 4096, "causal": True,
+                                 "window": 1024})
+    h100 = get_preset("h100-sxm")
+    values = [256, 1024, 4096, 8192]
+    swept = evaluate_sweep(op, h100, Sweep("window", values))
+    for i, w in enumerate(values):
+        one = evaluate(Operation("attention", {**op.params, "window": w}), h100)
+        assert swept.arrays["flops"][i] == pytest.approx(one.flops, rel=1e-12)
+        assert swept.arrays["bytes"][i] == pytest.approx(one.bytes, rel=1e-12)
+    # by hand: w = 1024 over q = k = 4096 sees the banded area w²/2 + (k − w)·w of q·k
+    # = (1024²/2 + 3072·1024) / 4096² = 0.21875 of the 4·b·h·q·k·d FLOPs
+    assert swept.arrays["flops"][1] == pytest.approx(4 * 8 * 4096 * 4096 * 128 * 0.21875)
+    # a window as long as the kv length is no window: the causal half (1 − 4096/8192)
+    assert swept.arrays["flops"][2] == pytest.approx(4 * 8 * 4096 * 4096 * 128 * 0.5)
