@@ -28,6 +28,7 @@ on (:meth:`~workbench.model.hardware.Hardware.ceiling`: matrix or vector).
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import os
@@ -328,11 +329,10 @@ class Result:
         its own name)."""
         if name == self.operation:
             return self
-        # (its fields as they are, one changed: what dataclasses.replace gives for a class
-        # with no __post_init__, without calling __init__ on all 25 of them; a model's
+        # (a copy with one field changed: what dataclasses.replace gives for a class with
+        # no __post_init__, without passing all 25 fields through __init__; a model's
         # layers and a large session's repeated operations ask this for every pair)
-        out = object.__new__(Result)
-        out.__dict__.update(self.__dict__)
+        out = copy.copy(self)
         out.__dict__["operation"] = name
         return out
 
