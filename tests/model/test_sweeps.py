@@ -568,3 +568,31 @@ def test_a_sliding_window_can_be_swept():
     assert swept.arrays["flops"][1] == pytest.approx(4 * 8 * 4096 * 4096 * 128 * 0.21875)
     # a window as long as the kv length is no window: the causal half (1 − 4096/8192)
     assert swept.arrays["flops"][2] == pytest.approx(4 * 8 * 4096 * 4096 * 128 * 0.5)
+
+
+def _numeric_params():
+    return [(kind, p.name) for kind, spec in KINDS.items() for p in spec.params if p.numeric]
+
+
+@pytest.mark.parametrize(("kind", "param"), _numeric_params())
+def test_every_numeric_parameter_sweeps_as_typed(kind, param):
+    # every numeric parameter of every kind can be swept, and each point of the sweep is
+    # the operation with that value typed in: also where counting branches on the value
+    # (an all-reduce's algorithm by message size, a norm's layers, an MoE's experts), which
+    # stopped the sweep with "the truth value of an array is ambiguous"
+    op = Operation(kind, {})
+    spec = op.spec.param(param)
+    base = op.params.get(param) or 1
+    values = sorted({max(spec.minimum, 1), base, base * 2 + 1, base * 4})
+    h100 = get_preset("h100-sxm")
+    try:
+        swept = evaluate_sweep(op, h100, Sweep(param, values))
+    except SweepError:  # (a value the kind refuses, said as for a typed one)
+        return
+    sweep_crossings(op, h100, Sweep(param, values))
+    for i, value in enumerate(swept.values):
+        typed = int(value) if spec.type == "int" else float(value)
+        one = evaluate(Operation(kind, {**op.params, param: typed}), h100)
+        assert swept.arrays["t_predicted_s"][i] == pytest.approx(one.t_predicted_s, rel=1e-9)
+        assert swept.arrays["flops"][i] == pytest.approx(one.flops, rel=1e-12)
+        assert swept.arrays["bytes"][i] == pytest.approx(one.bytes, rel=1e-12)
