@@ -373,3 +373,28 @@ def test_example_sessions_draw_every_pair(path):
         (main,) = [r for r in scene.roofs if r.hw_id == mark.hw_id and r.kind == "memory"
                    and r.emphasis == "main" and not r.derated]
         assert main.value == mark.bandwidth
+
+
+def test_roof_names_do_not_depend_on_the_hash_seed():
+    # the H100's fp32 matrix and vector peaks are equal (67 TFLOP/s): one roof named for
+    # both, in the same order in every process ("fp32/fp32 vector"), so two exports of one
+    # session are the same file; the order followed a set's, which the hash seed decides
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("from workbench.io.sessions import load_session\n"
+            "from workbench.model.analysis import evaluate_session\n"
+            "from workbench.model.chart.scene import build_scene\n"
+            f"s = load_session({str(EXAMPLES[0].parent / 'real_kernels_h100_h200.yaml')!r})\n"
+            "scene = build_scene(s, evaluate_session(s, visible_only=True))\n"
+            "print(sorted(r.label for r in scene.roofs if 'fp32' in r.label))\n")
+    root = str(Path(__file__).resolve().parents[2])
+    seen = set()
+    for seed in range(1, 7):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": root}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout
+        seen.add(out)
+    assert seen == {"['fp32/fp32 vector 67 TFLOP/s', 'fp32/fp32 vector 67 TFLOP/s']\n"}

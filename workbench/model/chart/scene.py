@@ -524,7 +524,9 @@ def build_scene(session: Session, pairs: Sequence[Pair], kernels: int | None = N
             names = {p for p in used_precisions[hw_entry.id] if p in peaks}
             if not names:
                 names = {_default_precision(hw.compute)}
-        precisions = tuple(sorted(names, key=lambda p: (-peaks[p], _order(p))))
+        # (by name last: a matrix and a vector peak of one precision tie, and a set's order
+        # changes with the process)
+        precisions = tuple(sorted(names, key=lambda p: (-peaks[p], _order(p), p)))
         machines.append(MachineMark(
             hw_id=hw_entry.id,
             name=hw.label,
