@@ -464,9 +464,17 @@ class LabelLayer:
         ax, bx, ay, by = t or canvas.view_to_scene()
         radius = canvas.theme.point_size / 2
         crowd = key.crowd_of(op_id)
+        tag = op_id in key.tags
+        frame = self._frame()
+        w, h = self._text_box(label)
+        if not self.fits(w, h, frame):
+            # (a text larger than the plot has no place in it, beside its markers or
+            # farther off: a whole model's crowd of hundreds of tags, to be said in parts)
+            return Request(("point", op_id), self._point_kind(op_id, crowd, selected), w, h,
+                           np.zeros((0, 6)), order, cross_lines=tag,
+                           air=TAG_AIR if tag else NAME_AIR)
         xs, ys = [], []
         t = (ax, bx, ay, by)
-        frame = self._frame()
         # (within reusing_occupancy nothing drawn moves: each anchor is found once, not
         # once for each crowd it is in, in each of a key's passes)
         anchors = self._anchors if self._reuse else {}
@@ -477,7 +485,6 @@ class LabelLayer:
                 at = anchors[memo] = self._anchor(member, t, frame)
             xs.append(at[0])
             ys.append(at[1])
-        tag = op_id in key.tags
         own = far = None
         if tag:
             # the markers of what it names: its points on every machine, its measured
@@ -512,12 +519,7 @@ class LabelLayer:
             radius += max(x1 - x0, y1 - y0) / 2
         else:
             sx, sy = xs[0], ys[0]
-        w, h = self._text_box(label)
-        if selected == -1:
-            selected = canvas.workspace.selection.current
-        # (a crowd's tags before the single names and tags: they need the most room)
-        kind = ("selected" if selected == op_id else
-                "crowd" if len(crowd) > 1 else "operation")
+        kind = self._point_kind(op_id, crowd, selected)
         if len(crowd) > 1 or radius > 1.5 * canvas.theme.point_size:
             # beside a crowd, a text with no leader does not say which markers it names:
             # the places of the nearest ring with their leaders (and the far ones)
@@ -535,6 +537,28 @@ class LabelLayer:
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
                        far=far, air=TAG_AIR if tag else NAME_AIR,
                        names=names_of(self._marker_rects, self._marker_ops, self._marks, crowd))
+
+    def _point_kind(self, op_id: int, crowd: tuple, selected: int | None = -1) -> str:
+        """The kind of an operation's name or tag (its priority: the selected one's first,
+        then a crowd's tags, which need the most room, then the single names and tags)."""
+        if selected == -1:
+            selected = self._canvas.workspace.selection.current
+        return ("selected" if selected == op_id else
+                "crowd" if len(crowd) > 1 else "operation")
+
+    @staticmethod
+    def fits(w: float, h: float, frame) -> bool:
+        """Whether a ``w`` × ``h`` text could lie within the plot ``frame`` at all (a place
+        the layout takes lies inside the plot; a pixel's slack for rounding)."""
+        return w <= frame[2] - frame[0] + 1.0 and h <= frame[3] - frame[1] + 1.0
+
+    def fits_plot(self, label) -> bool:
+        """Whether the text of ``label`` could lie within the plot at all (see :meth:`fits`)."""
+        return self.fits(*self._text_box(label), self._frame())
+
+    def placed_for_view(self) -> bool:
+        """Whether the last placing was made for the plot's frame and view as they are."""
+        return self._text_layout is not None and self._placed_for == self._view_now()
 
     def _anchor(self, op_id: int, t, frame=None) -> tuple[float, float]:
         """Where an operation's name is said, in scene pixels: by the point that carries it

@@ -516,6 +516,13 @@ class TagsAndKey:
         if not step(texts):
             return False
         labels = self._canvas.labels
+        if self._no_room_for(texts):
+            # every text the step changed is larger than the plot: placed again, the rest
+            # would go where they are and the chart tell no more (a whole model's crowds
+            # of hundreds of tags): undone without a placing
+            self._groups, self._joined = saved
+            self._revert_texts(texts)
+            return False
         placing = labels.saved_placing()
         labels.place_all()
         if self._told() > best:
@@ -528,6 +535,28 @@ class TagsAndKey:
         if not labels.restore_placing(placing):
             labels.place_all()
         return False
+
+    def _no_room_for(self, ops) -> bool:
+        """Whether the texts of the operations ``ops`` are each larger than the plot (none
+        finds a place, whatever else is placed), the live chart placed for the view as it
+        is (its legend stays where it is: a figure's tries other places as texts are left
+        out)."""
+        canvas = self._canvas
+        labels = canvas.labels
+        if not ops or canvas.search_legend_places or not labels.placed_for_view():
+            return False
+        return not any(labels.fits_plot(self._labels[op]) for op in ops)
+
+    def _revert_texts(self, texts: dict) -> None:
+        """The labels a step changed (``texts``: op_id → its former text), as the last
+        placing left them: each was hidden or found no place."""
+        labels = self._canvas.labels
+        placed = self._text_layout.placed
+        hidden = self.unlisted() | self._joined
+        for op, text in texts.items():
+            label = self._labels[op]
+            label.setText(text)
+            labels.apply(label, None if op in hidden else placed.get(("point", op)))
 
 
 def _pixel_gap(a: tuple, b: tuple) -> float:

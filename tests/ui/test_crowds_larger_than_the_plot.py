@@ -1,0 +1,80 @@
+"""A whole model shown operation by operation (Llama-3.1-405B: 1,389 operations on three
+machines) crowds its tags into texts of hundreds of tags, taller than the plot. No place
+holds such a text: it is asked for with no places, and a step that only makes texts like it
+(a crowd said in parts, tags gathered) is undone without placing every text again. The
+chart then shows exactly what the full placing of each step showed."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.io.model_configs import read_model_config
+from workbench.io.presets import get_preset
+from workbench.model.llm.architecture import Setup
+from workbench.model.llm.session import ModelEntry
+from workbench.ui.chart.labels import LabelLayer
+from workbench.ui.chart.tags import TagsAndKey
+
+
+def _shown(win) -> dict:
+    """Every operation's text (wording, shown, where) and every placed text's box and
+    leader, the tags and their crowds; operations by their place in the session (each
+    window numbers its own)."""
+    canvas = win.canvas
+    labels = canvas.labels
+    nth = {e.id: i for i, e in enumerate(win.document.session.operations)}
+    texts = {nth[op]: (item.toPlainText(), item.isVisible(), round(item.pos().x(), 6),
+                       round(item.pos().y(), 6))
+             for op, item in labels.point_labels.items()}
+    placed = {(k[0], nth[k[1]] if k[0] == "point" else k[1]):
+              None if p is None else (tuple(round(v, 6) for v in p.rect), p.leader)
+              for k, p in labels.text_layout.placed.items() if k[0] != "crossing"}
+    return {"texts": texts, "placed": placed,
+            "tags": {nth[op]: tag for op, tag in canvas.key.tags.items()},
+            "groups": {nth[k]: [nth[o] for o in v] for k, v in canvas.key._groups.items()}}
+
+
+def _model_window(open_window, qtbot):
+    win = open_window(size=(900, 560))
+    for preset in ("h100-sxm", "a100-80gb", "tpu-v5e"):
+        win.document.add_machine(get_preset(preset), preset)
+    model = ModelEntry("Llama-3.1-405B", read_model_config("Llama-3.1-405B"),
+                       Setup("decode", 1, 2048, 2048), view="all")
+    win.add_model(model)
+    canvas = win.canvas
+    qtbot.waitUntil(lambda: not canvas.labels.scheduled and not canvas.labels.pending)
+    return win, model
+
+
+@pytest.fixture
+def placings(monkeypatch):
+    """How many full placings of the texts run (a list that grows by one for each)."""
+    runs: list = []
+    place_all = LabelLayer.place_all
+
+    def counted(self):
+        runs.append(1)
+        return place_all(self)
+    monkeypatch.setattr(LabelLayer, "place_all", counted)
+    return runs
+
+
+def test_batch_edit_shows_what_placing_every_step_showed(open_window, qtbot, monkeypatch,
+                                                         placings):
+    shown, runs = [], []
+    for every_step_placed in (True, False):
+        with monkeypatch.context() as m:
+            if every_step_placed:  # each text asked for in full, each step placed
+                m.setattr(TagsAndKey, "_no_room_for", lambda self, ops: False)
+                m.setattr(LabelLayer, "fits", staticmethod(lambda w, h, frame: True))
+            win, model = _model_window(open_window, qtbot)
+            canvas = win.canvas
+            tall = [op for op, item in canvas.labels.point_labels.items()
+                    if item.isVisible() is False and not canvas.labels.fits_plot(item)]
+            placings.clear()
+            win.document.set_model(model.id, batch=8)
+            runs.append(len(placings))
+            shown.append(_shown(win))
+    assert tall, "the crowds of this model's tags are taller than the plot"
+    assert shown[0] == shown[1], "the chart shows what placing every step showed"
+    assert runs[1] < runs[0], f"placings for one edit: {runs[1]}, with every step {runs[0]}"
