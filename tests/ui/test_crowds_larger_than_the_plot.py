@@ -1,8 +1,9 @@
 """A whole model shown operation by operation (Llama-3.1-405B: 1,389 operations on three
 machines) crowds its tags into texts of hundreds of tags, taller than the plot. No place
-holds such a text: it is asked for with no places, and a step that only makes texts like it
-(a crowd said in parts, tags gathered) is undone without placing every text again. The
-chart then shows exactly what the full placing of each step showed."""
+holds such a text: it is asked for with no places; a placing in which no operation's text
+fits leaves the texts to the next one (the crowds said in parts); and a step that only
+makes texts too large (a crowd said in parts, tags gathered) is undone without placing
+every text again. The chart then shows exactly what the full placing of each step showed."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
+from workbench.model.chart.placement import TextLayout
 from workbench.model.llm.architecture import Setup
 from workbench.model.llm.session import ModelEntry
 from workbench.ui.chart.labels import LabelLayer
@@ -34,8 +36,8 @@ def _shown(win) -> dict:
             "groups": {nth[k]: [nth[o] for o in v] for k, v in canvas.key._groups.items()}}
 
 
-def _model_window(open_window, qtbot):
-    win = open_window(size=(900, 560))
+def _model_window(open_window, qtbot, size):
+    win = open_window(size=size)
     for preset in ("h100-sxm", "a100-80gb", "tpu-v5e"):
         win.document.add_machine(get_preset(preset), preset)
     model = ModelEntry("Llama-3.1-405B", read_model_config("Llama-3.1-405B"),
@@ -48,33 +50,55 @@ def _model_window(open_window, qtbot):
 
 @pytest.fixture
 def placings(monkeypatch):
-    """How many full placings of the texts run (a list that grows by one for each)."""
+    """How many times every text is placed (a list that grows by one for each)."""
     runs: list = []
-    place_all = LabelLayer.place_all
+    place_all = TextLayout.place_all
 
-    def counted(self):
+    def counted(self, requests):
         runs.append(1)
-        return place_all(self)
-    monkeypatch.setattr(LabelLayer, "place_all", counted)
+        return place_all(self, requests)
+    monkeypatch.setattr(TextLayout, "place_all", counted)
     return runs
 
 
-def test_batch_edit_shows_what_placing_every_step_showed(open_window, qtbot, monkeypatch,
-                                                         placings):
-    shown, runs = [], []
+def test_model_edits_show_what_placing_every_step_showed(open_window, qtbot, monkeypatch,
+                                                          placings):
+    shown, runs = {}, {}
+    tall: list = []
     for every_step_placed in (True, False):
         with monkeypatch.context() as m:
-            if every_step_placed:  # each text asked for in full, each step placed
+            if every_step_placed:  # each text asked for in full, each placing made
                 m.setattr(TagsAndKey, "_no_room_for", lambda self, ops: False)
                 m.setattr(LabelLayer, "fits", staticmethod(lambda w, h, frame: True))
-            win, model = _model_window(open_window, qtbot)
+            win, model = _model_window(open_window, qtbot, (900, 560))
             canvas = win.canvas
-            tall = [op for op, item in canvas.labels.point_labels.items()
-                    if item.isVisible() is False and not canvas.labels.fits_plot(item)]
-            placings.clear()
-            win.document.set_model(model.id, batch=8)
-            runs.append(len(placings))
-            shown.append(_shown(win))
+            if not every_step_placed:
+                tall = [op for op, item in canvas.labels.point_labels.items()
+                        if not canvas.labels.fits_plot(item)]
+            seen, counts = [], []
+
+            def edit(batch, win=win, model=model, seen=seen, counts=counts):
+                placings.clear()
+                win.document.set_model(model.id, batch=batch)
+                counts.append(len(placings))
+                seen.append(_shown(win))
+
+            # a small window: no crowd's parts fit either, no step is placed
+            edit(8)
+            # a large one: the crowds' parts fit, one placing says them
+            win.resize(1600, 900)
+            qtbot.wait(200)
+            qtbot.waitUntil(lambda c=canvas: not c.labels.scheduled and not c.labels.pending)
+            seen.append(_shown(win))
+            edit(12)
+            # a step placed and not kept (the chart told no more): the texts as the first
+            # placing left them
+            m.setattr(TagsAndKey, "_told", lambda self: 0)
+            edit(8)
+        shown[every_step_placed], runs[every_step_placed] = seen, counts
     assert tall, "the crowds of this model's tags are taller than the plot"
-    assert shown[0] == shown[1], "the chart shows what placing every step showed"
-    assert runs[1] < runs[0], f"placings for one edit: {runs[1]}, with every step {runs[0]}"
+    assert any(visible for _text, visible, _x, _y in shown[False][2]["texts"].values()), \
+        "with room, parts of the crowds are told"
+    assert shown[True] == shown[False], "the chart shows what placing every step showed"
+    assert sum(runs[False]) < sum(runs[True]), \
+        f"placings for each edit: {runs[False]}, with every step {runs[True]}"

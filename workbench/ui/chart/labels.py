@@ -328,8 +328,19 @@ class LabelLayer:
             self._label_of = again[3]
             return again[1], again[2]
         layout = TextLayout(occ)
+        if self._defer and not self._any_name_fits():
+            self._label_of = {}
+            return layout, None  # (the texts left to a later placing: see deferring)
         requests = self.requests()
         return layout, layout.place_all(requests.values())
+
+    def _any_name_fits(self) -> bool:
+        """Whether an operation's name or tag to be placed could lie within the plot."""
+        key = self._canvas.key
+        hidden = key.unlisted() | key.joined
+        frame = self._frame()
+        return any(self.fits(*self._text_box(label), frame)
+                   for op_id, label in self._labels.items() if op_id not in hidden)
 
     def _placed_at(self) -> tuple:
         """What a placing's result depends on besides the texts: the plot's frame, the
@@ -373,6 +384,12 @@ class LabelLayer:
         kept = legend.kept_choice
         trial = self._layout_once(kept) if kept else None
         layout, placed = trial if trial is not None else self._layout_once(None)
+        self._deferred = placed is None
+        if placed is None:  # (the legend placed; the texts left where they are)
+            self._text_layout = layout
+            self._placed_for = self._view_now()
+            self._layout_timer.stop()
+            return
         missed = self._missed(placed)
         if (canvas.search_legend_places and missed and legend.item.isVisible()
                 and not legend.user_placed and len(self._label_of) <= 60):
@@ -405,11 +422,34 @@ class LabelLayer:
         self.redraw_leaders()
         self._layout_timer.stop()  # what the placing itself resized is placed for
 
+    #: within :meth:`deferring`, how deep; whether the last placing left the texts
+    _defer = 0
+    _deferred = False
+
+    @contextlib.contextmanager
+    def deferring(self):
+        """Within this block, a placing in which no operation's name or tag could lie
+        within the plot (each larger than it: a whole model's crowds of hundreds of tags)
+        places the legend and leaves the texts where they are: a layout in which no
+        operation's text is placed, as the placing would find, for the key's steps to read.
+        The next placing, or :meth:`place_deferred` after the block, places them all (a
+        crowd said in parts takes one placing, not two)."""
+        self._defer += 1
+        try:
+            yield
+        finally:
+            self._defer -= 1
+
+    def place_deferred(self) -> None:
+        """Place the texts a placing within :meth:`deferring` left, if the last one did."""
+        if self._deferred:
+            self.place_all()
+
     def saved_placing(self) -> tuple:
         """What the last placing left (its layout, the texts' requests, the view and the
         legend's place), for :meth:`restore_placing`."""
         return (self._text_layout, dict(self._label_of), self._placed_for,
-                self._legend_state())
+                self._legend_state(), self._deferred)
 
     def _legend_state(self) -> tuple:
         legend = self._canvas.legend
@@ -422,8 +462,8 @@ class LabelLayer:
         again would do, as long as the legend and the view are where they were (nothing
         drawn changes meanwhile, within :meth:`reusing_occupancy`). False (nothing done)
         when they are not."""
-        layout, label_of, placed_for, legend = saved
-        if (layout is None or not self._reuse or legend != self._legend_state()
+        layout, label_of, placed_for, legend, deferred = saved
+        if (layout is None or deferred or not self._reuse or legend != self._legend_state()
                 or placed_for != self._view_now()):
             return False
         self._layout_pending = False

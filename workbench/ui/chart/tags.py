@@ -12,6 +12,7 @@ its key.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Mapping
 
@@ -367,8 +368,16 @@ class TagsAndKey:
         in the key, and the texts are placed again (the key changes the legend's size)
         until each name or tag has been tried. (Nothing drawn changes meanwhile: what the
         data covers is worked out once for each frame of the plot.)"""
-        with self._canvas.labels.reusing_occupancy():
-            self._layout_with_key(tag_unnamed)
+        canvas = self._canvas
+        labels = canvas.labels
+        with labels.reusing_occupancy():
+            # (on screen, where the legend stays where it is, a placing in which no name or
+            # tag can find a place is known without placing: a whole model's crowds, then
+            # said in parts by one placing; see LabelLayer.deferring)
+            with (labels.deferring() if self.key_on_screen and not canvas.search_legend_places
+                  else contextlib.nullcontext()):
+                self._layout_with_key(tag_unnamed)
+            labels.place_deferred()
 
     def _layout_with_key(self, tag_unnamed: bool) -> None:
         canvas = self._canvas
