@@ -206,8 +206,7 @@ class PointLayer:
             scatter.setData(x=np.zeros(0), y=np.zeros(0))
         pool.finish()
         self._scatter_keys = {}
-        for hw_id in self._scatter_for:
-            self._fill_scatter(hw_id)
+        self._fill_scatters(list(self._scatter_for))
         self._fill_live()
 
         self._keys = list(self._points)
@@ -293,9 +292,7 @@ class PointLayer:
         xy = to_view(np.array([xs, ys], dtype=float)).T.reshape(-1, 2)
         self._xy[rows] = xy
         refill = {key[1] for key in keys if key[0] != self._live_op}
-        for hw_id in refill:
-            if hw_id in self._scatter_for:
-                self._fill_scatter(hw_id)
+        self._fill_scatters([h for h in refill if h in self._scatter_for])
         if self._live_op in updates:
             self._fill_live()
         return keys, rows, xy, set(updates)
@@ -307,15 +304,18 @@ class PointLayer:
             style = self._styles_of[key] = self._styles.spot_style(point)
         return style
 
-    def _fill_scatter(self, hw_id: int) -> None:
-        """Set machine ``hw_id``'s scatter item to its points, but the live operation's.
+    def _fill_scatters(self, hw_ids) -> None:
+        """Set the scatter items of the machines ``hw_ids`` to their points, but the live
+        operation's (one pass over the points for them all: a whole model's thousands).
 
         Points that coincide exactly (the same operation in each layer of a model: the same
         place and style) are one spot, drawn where the last of them would be; pyqtgraph
         costs about 3.5 µs a spot on every ``setData`` and each spot is painted."""
-        spots: dict[tuple, list[tuple[int, int]]] = {}
+        spots_of: dict[int, dict[tuple, list[tuple[int, int]]]] = {h: {} for h in hw_ids}
+        live = self._live_op
         for key, point in self._points.items():
-            if key[1] != hw_id or key[0] == self._live_op:
+            spots = spots_of.get(key[1])
+            if spots is None or key[0] == live:
                 continue
             spot = (point.x, point.y, point.color, point.bound == "overhead")
             same = spots.pop(spot, None)  # re-inserted: the spot keeps its last place
@@ -323,6 +323,12 @@ class PointLayer:
                 same = []
             same.append(key)
             spots[spot] = same
+        for hw_id, spots in spots_of.items():
+            self._set_scatter(hw_id, spots)
+
+    def _set_scatter(self, hw_id: int, spots: dict) -> None:
+        """Set machine ``hw_id``'s scatter item to ``spots`` (place and style → the keys of
+        the points drawn there)."""
         points = [self._points[keys[-1]] for keys in spots.values()]
         styles = [self._style_of(p) for p in points]
         self._scatter_keys[hw_id] = list(spots.values())
@@ -354,9 +360,7 @@ class PointLayer:
         touched = {k[1] for k in self._op_points.get(self._live_op, ())}
         touched |= {k[1] for k in self._op_points.get(op_id, ())}
         self._live_op = op_id
-        for hw_id in touched:
-            if hw_id in self._scatter_for:
-                self._fill_scatter(hw_id)
+        self._fill_scatters([h for h in touched if h in self._scatter_for])
         self._fill_live()
 
     def sync_ring(self) -> None:
