@@ -12,6 +12,7 @@ import pytest
 from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
 from workbench.model.chart.placement import TextLayout
+from workbench.model.chart.tagging import crowd_text
 from workbench.model.llm.architecture import Setup
 from workbench.model.llm.session import ModelEntry
 from workbench.ui.chart.labels import LabelLayer
@@ -102,3 +103,28 @@ def test_model_edits_show_what_placing_every_step_showed(open_window, qtbot, mon
     assert shown[True] == shown[False], "the chart shows what placing every step showed"
     assert sum(runs[False]) < sum(runs[True]), \
         f"placings for each edit: {runs[False]}, with every step {runs[True]}"
+
+
+def test_a_text_is_measured_as_its_label_would_say_it(open_window):
+    """A label's box for a text it does not say yet (a crowd said in parts, tags gathered)
+    is the box it has once it says it, and the label is left as it was meanwhile."""
+    from conftest import EXAMPLES
+
+    win = open_window(next(p for p in EXAMPLES if p.name == "llama31_8b_inference.yaml"),
+                      size=(1200, 800))
+    labels = win.canvas.labels
+    texts = ["lm_head", "QKV projection ×32 (measured)"] + [
+        crowd_text([f"{letter}{n}" for n in range(1, count + 1) for letter in "AB"])
+        for count in (2, 9, 63, 253)]
+    boxes = {}
+    for theme in ("light", "presentation"):  # (the presentation's type is larger)
+        win.document.set_view("theme", theme)
+        label = next(iter(labels.point_labels.values()))
+        for text in texts:
+            before = label.toPlainText()
+            box = labels.text_box_of(label, text)
+            assert label.toPlainText() == before
+            label.setText(text)
+            assert labels.text_box_of(label, text) == box, (theme, text[:20])
+            boxes[theme, text] = box
+    assert boxes["presentation", texts[-1]][1] > boxes["light", texts[-1]][1] > 800

@@ -22,6 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QGraphicsTextItem
 
 from workbench.model.chart.placement import (
     Occupancy,
@@ -592,9 +593,36 @@ class LabelLayer:
         the layout takes lies inside the plot; a pixel's slack for rounding)."""
         return w <= frame[2] - frame[0] + 1.0 and h <= frame[3] - frame[1] + 1.0
 
-    def fits_plot(self, label) -> bool:
-        """Whether the text of ``label`` could lie within the plot at all (see :meth:`fits`)."""
-        return self.fits(*self._text_box(label), self._frame())
+    def fits_plot(self, label, text: str | None = None) -> bool:
+        """Whether the text of ``label`` (or ``text``, were the label to say it) could lie
+        within the plot at all (see :meth:`fits`)."""
+        box = self._text_box(label) if text is None else self.text_box_of(label, text)
+        return self.fits(*box, self._frame())
+
+    _measure: QGraphicsTextItem | None = None
+
+    def text_box_of(self, label, text: str) -> tuple[float, float]:
+        """The box :meth:`_text_box` gives ``label`` were it to say ``text``, the label left
+        as it is: laid out by a text item of the label's font, and kept by font and text
+        (a whole model's crowds are said again at each edit, hundreds of lines)."""
+        if label.toPlainText() == text:
+            return self._text_box(label)
+        font = label.textItem.font()
+        key = (font.key(), text)
+        size = _SIZES.get(key)
+        if size is None:
+            item = self._measure
+            if item is None:
+                item = self._measure = QGraphicsTextItem()
+            item.setFont(font)
+            item.setPlainText(text)
+            rect = item.boundingRect()
+            size = (rect.width(), rect.height())
+            if len(_SIZES) >= _SIZES_KEPT:
+                _SIZES.clear()
+            _SIZES[key] = size
+        w, h = size
+        return max(1.0, w - 2 * TEXT_INSET), max(1.0, h - 2 * TEXT_INSET)
 
     def placed_for_view(self) -> bool:
         """Whether the last placing was made for the plot's frame and view as they are."""
@@ -838,6 +866,12 @@ TAG_AIR = 3.0
 #: and between an operation's name and other texts ("g_512" and "g_1024" side by side
 #: read as one name "g_512 g_1024" a pixel apart)
 NAME_AIR = 2.0
+
+
+#: texts' sizes laid out by :meth:`LabelLayer.text_box_of`, by font and text, and how many
+#: are kept (then forgotten all at once)
+_SIZES: dict[tuple[str, str], tuple[float, float]] = {}
+_SIZES_KEPT = 1024
 
 
 def _within(xs: np.ndarray, ys: np.ndarray, frame) -> np.ndarray:
