@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["Attribution", "PAIRING_RATIO", "PAIRING_MARGIN", "PAIRING_REACH", "CENTRE_SCOPE",
-           "LEADER_CLEAR", "LINE_END_CLEAR", "box_gaps", "segment_gaps"]
+           "LEADER_CLEAR", "LINE_END_CLEAR", "box_gaps", "segment_gaps", "point_gaps"]
 
 #: a text without a leader names the marks nearest to it: any other mark is at least this
 #: many times as far from its box, and :data:`PAIRING_MARGIN` pixels more ("Softmax" right
@@ -63,6 +63,21 @@ def segment_gaps(boxes: np.ndarray, segments: np.ndarray) -> np.ndarray:
 
 
 _CORNER_X, _CORNER_Y = np.array([0, 2, 0, 2]), np.array([1, 1, 3, 3])
+
+
+def point_gaps(px: np.ndarray, py: np.ndarray, segments: np.ndarray) -> np.ndarray:
+    """The distance from each point ``(px, py)`` to each segment (rows ``x0, y0, x1,
+    y1``): :func:`segment_gaps` of boxes that are points, worked out for one corner, not
+    four. Shape ``(len(px), len(segments))``."""
+    g = np.asarray(segments, dtype=float).reshape(-1, 4)
+    ax, ay = g[None, :, 0], g[None, :, 1]
+    dx, dy = g[None, :, 2] - ax, g[None, :, 3] - ay
+    length2 = np.maximum(dx * dx + dy * dy, 1e-12)
+    x, y = np.asarray(px, dtype=float)[:, None], np.asarray(py, dtype=float)[:, None]
+    t = np.clip(((x - ax) * dx + (y - ay) * dy) / length2, 0.0, 1.0)
+    # (and to the far end as such, the same sum as :func:`segment_gaps`' to the last digit)
+    return np.minimum(np.hypot(ax + t * dx - x, ay + t * dy - y),
+                      np.hypot(g[None, :, 2] - x, g[None, :, 3] - y))
 
 
 @dataclass
@@ -183,6 +198,14 @@ class Attribution:
         t = np.minimum(steps[None, :], length[:, None])  # (pixels along each leader)
         xs = leaders[:, 0, None] + d[:, 0, None] / length[:, None] * t
         ys = leaders[:, 1, None] + d[:, 1, None] / length[:, None] * t
-        points = np.column_stack((xs.ravel(), ys.ravel()))
-        gaps = segment_gaps(np.column_stack((points, points)), self.other_lines)
-        return (gaps.min(axis=1) >= 1.0).reshape(len(leaders), -1).all(axis=1)
+        px, py = xs.ravel(), ys.ravel()
+        # (only the lines that come within a pixel of the points' span can touch them: the
+        # leaders of one text leave its line at a few spots, the other lines lie far off)
+        g = self.other_lines
+        g = g[(np.maximum(g[:, 0], g[:, 2]) >= px.min() - 1.0)
+              & (np.minimum(g[:, 0], g[:, 2]) <= px.max() + 1.0)
+              & (np.maximum(g[:, 1], g[:, 3]) >= py.min() - 1.0)
+              & (np.minimum(g[:, 1], g[:, 3]) <= py.max() + 1.0)]
+        if not len(g):
+            return np.ones(len(leaders), dtype=bool)
+        return (point_gaps(px, py, g).min(axis=1) >= 1.0).reshape(len(leaders), -1).all(axis=1)

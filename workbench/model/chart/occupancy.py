@@ -45,9 +45,12 @@ class Occupancy:
 
     def copy(self) -> Occupancy:
         """An occupancy of its own with the same counts (a placing changes its copy only)."""
-        out = Occupancy(self.frame, self.cell)
+        # (not through __init__: its four zeroed grids would be replaced at once)
+        out = Occupancy.__new__(Occupancy)
+        out.frame, out.cell, out.cols, out.rows = self.frame, self.cell, self.cols, self.rows
         out.grid, out.soft, out.lines = self.grid.copy(), self.soft.copy(), self.lines.copy()
         out.texts = self.texts.copy()
+        out._held = None
         return out
 
     # -- cells ------------------------------------------------------------------------
@@ -226,17 +229,20 @@ class Occupancy:
         return np.bincount(np.concatenate(flat), minlength=self.grid.size).reshape(
             self.grid.shape)
 
-    def coverage_part(self, rects: np.ndarray, r0: int, r1: int, c0: int, c1: int
-                      ) -> np.ndarray:
-        """``coverage(rects)[r0:r1, c0:c1]``, without a grid of counts (a tag's few
-        markers, where its leaders pass)."""
+    def covering(self, rects: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """How many of ``rects`` cover each cell ``(rows[i], cols[i])``: ``coverage(rects)``
+        there, without a grid of counts (a tag's markers, where its leaders pass)."""
         rects = np.asarray(rects, dtype=float).reshape(-1, 4)
         rects = rects[np.isfinite(rects).all(axis=1)]
-        out = np.zeros((r1 - r0, c1 - c0), dtype=np.int64)
-        for a0, a1, b0, b1 in zip(*(v.tolist() for v in self._cells(rects)), strict=True):
-            a0, a1, b0, b1 = max(a0, r0), min(a1, r1), max(b0, c0), min(b1, c1)
-            if a1 > a0 and b1 > b0:
-                out[a0 - r0:a1 - r0, b0 - c0:b1 - c0] += 1
+        out = np.zeros(len(rows), dtype=np.int64)
+        if not len(rects) or not len(rows):
+            return out
+        r0, r1, c0, c1 = self._cells(rects)
+        # (a few thousand pairs at a time)
+        step = max(1, 65536 // len(rects))
+        for i in range(0, len(rows), step):
+            r, c = rows[i:i + step, None], cols[i:i + step, None]
+            out[i:i + step] = ((r0 <= r) & (r < r1) & (c0 <= c) & (c < c1)).sum(axis=1)
         return out
 
     def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
@@ -449,7 +455,11 @@ class _Held:
         if sat is None:
             clear = np.ones(len(r0), dtype=bool)
         else:
-            clear = (sat[r1, c1] - sat[r0, c1] - sat[r1, c0] + sat[r0, c0]) == 0
+            # (looked up in the flat table: cheaper than by row and column)
+            flat, wide = sat.ravel(), sat.shape[1]
+            top, bottom = r0 * wide, r1 * wide
+            clear = (flat.take(bottom + c1) - flat.take(top + c1) - flat.take(bottom + c0)
+                     + flat.take(top + c0)) == 0
         if not self.count:
             return clear
         spans = self.spans[:self.count]

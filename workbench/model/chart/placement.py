@@ -44,7 +44,7 @@ from workbench.model.chart.attribution import (
     box_gaps,
     segment_gaps,
 )
-from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment, spread
+from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment
 from workbench.model.chart.plot_frame import free_corners, legend_corner, wrap_title
 
 __all__ = [
@@ -408,9 +408,9 @@ class TextLayout:
         air, cross = request.air, request.cross_lines
         mine = request.own if own else None
         row = None
-        # (each list's places and which are free, worked out once for both tries: nothing
-        # is placed between them)
-        free_of: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
+        # (each list's places and which are free, worked out as far as asked for and kept
+        # for both tries: nothing is placed between them)
+        free_of: dict[int, tuple[np.ndarray, _FreeFlags]] = {}
         # a tag's leader keeps clear of other marks where it can; else, rather than untold,
         # it may pass by them (its own marker hidden among others' leaves no clear way), the
         # text itself still clear of them; a text with no markers of its own (a roof's
@@ -422,11 +422,10 @@ class TextLayout:
                     continue
                 if i not in free_of:
                     cands = given() if callable(given) else as_array(given)
-                    free_of[i] = cands, self._free(cands, w, h, air) if len(cands) else None
-                cands, free = free_of[i]
-                chosen = (self._first_clean(cands, w, h, cross, mine, air, request.names,
-                                            strict, free=free.copy())
-                          if free is not None else None)
+                    free_of[i] = cands, _FreeFlags(self, cands, w, h, air)
+                cands, flags = free_of[i]
+                chosen = self._first_clean(cands, w, h, cross, mine, air, request.names,
+                                           strict, free=flags)
                 if chosen is not None:
                     row = cands[chosen]
                     break
@@ -445,25 +444,40 @@ class TextLayout:
     def _first_clean(self, cands: np.ndarray, w: float, h: float,
                      cross_lines: bool = False, own: np.ndarray | None = None,
                      air: float = 0.0, names: Attribution | None = None,
-                     strict: bool = True, free: np.ndarray | None = None) -> int | None:
+                     strict: bool = True, free: _FreeFlags | None = None) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
         pairs the text with what it ``names``). ``free``: which boxes are free (as
-        :meth:`_free` says; changed here), when known."""
-        ok = self._free(cands, w, h, air) if free is None else free
-        if not ok.any():
-            return None
-        if names is not None:
-            self._keep_paired(ok, cands, w, h, names, strict)
-        free = np.flatnonzero(ok)
-        # the free boxes' leaders, a batch at a time in order (the first clean one is taken)
-        for start in range(0, min(len(free), self.MOST_LEADERS), self.LEADER_BATCH):
-            found = self._clean_leaders(cands, free[start:start + self.LEADER_BATCH],
-                                        cross_lines, own)
-            if found is not None:
-                return found
+        :meth:`_free` says), when already asked for.
+
+        The places are looked at in order, a step at a time (most texts find theirs among
+        the first few): of each step, the free ones; of those, the ones a reader pairs with
+        what the text names (:meth:`_paired`); of those, the first without a leader or
+        whose leader crosses nothing (:meth:`_clean_leaders`). No more than
+        :attr:`MOST_LEADERS` of the free and paired places are looked at (a leader past
+        them would be long and hard to follow)."""
+        flags = _FreeFlags(self, cands, w, h, air) if free is None else free
+        seen = looked = 0
+        size = self.FIRST_STEP
+        while looked < self.MOST_LEADERS:
+            at = flags.between(seen, seen + size)
+            if not len(at):
+                return None
+            seen, size = seen + len(at), min(2 * size, self.MOST_LEADERS)
+            if names is not None:
+                at = at[self._paired(cands, at, w, h, names, strict)]
+            at = at[:self.MOST_LEADERS - looked]
+            looked += len(at)
+            if len(at):
+                found = self._clean_leaders(cands, at, cross_lines, own)
+                if found is not None:
+                    return found
         return None
+
+    #: places looked at in the first step of :meth:`_first_clean` (then twice as many each
+    #: step)
+    FIRST_STEP = 32
 
     def _free(self, cands: np.ndarray, w: float, h: float, air: float = 0.0) -> np.ndarray:
         """Which of the ``w`` × ``h`` boxes at ``cands`` lie inside the plot, clear of the
@@ -484,50 +498,33 @@ class TextLayout:
             ok[ok] = occ.clear_under(grown[ok], occ.texts)
         return ok
 
-    #: places without a leader checked at once for pairing (the first paired one ends it)
-    PAIRING_BATCH = 64
+    def _paired(self, cands: np.ndarray, at: np.ndarray, w: float, h: float,
+                names: Attribution, strict: bool = True) -> np.ndarray:
+        """Which of the places ``at`` (free) a reader pairs with what the text ``names``:
+        without a leader, where its own marks are the nearest (:meth:`Attribution.paired`);
+        with one, where the text (and, when ``strict``, its leader) keeps clear of the
+        other marks (:meth:`Attribution.led`)."""
+        lefts, tops = cands[at, 0], cands[at, 1]
+        boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
+        bare = np.isnan(cands[at, 2])
+        good = np.zeros(len(at), dtype=bool)
+        if bare.any():
+            good[bare] = names.paired(boxes[bare])
+        if not bare.all():
+            good[~bare] = names.led(boxes[~bare], cands[at[~bare], 2:6], leader=strict)
+        return good
 
-    def _keep_paired(self, ok: np.ndarray, cands: np.ndarray, w: float, h: float,
-                     names: Attribution, strict: bool = True) -> None:
-        """Of the free places ``ok``, keep those without a leader only where a reader pairs
-        the text with what it ``names``, and those with one only where the text (and, when
-        ``strict``, its leader) keeps clear of the other marks (:meth:`Attribution.led`). In
-        order, a batch at a time: past the first place kept without a leader, or past as
-        many with one as are ever looked at, none can be taken. (Each batch twice the last:
-        a tag's thousand far places cost a few numpy steps, not a few for each 64 of them.)"""
-        free = np.flatnonzero(ok)
-        kept = 0
-        start, size = 0, self.PAIRING_BATCH
-        while start < len(free):
-            at = free[start:start + size]
-            start, size = start + size, min(2 * size, 16 * self.PAIRING_BATCH)
-            lefts, tops = cands[at, 0], cands[at, 1]
-            boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
-            bare = np.isnan(cands[at, 2])
-            good = np.zeros(len(at), dtype=bool)
-            if bare.any():
-                good[bare] = names.paired(boxes[bare])
-            if not bare.all():
-                good[~bare] = names.led(boxes[~bare], cands[at[~bare], 2:6], leader=strict)
-            ok[at] = good
-            kept += int(good.sum())
-            if (good & bare).any() or kept >= self.MOST_LEADERS:
-                ok[free[start:]] = False
-                return
-
-    #: leaders checked at once (many far places: most are never looked at), and at most
-    #: (the nearest free places: a leader past them would be long and hard to follow)
-    LEADER_BATCH = 128
+    #: free (and paired) places looked at, at most: the nearest (a leader past them would be
+    #: long and hard to follow)
     MOST_LEADERS = 128
-    #: of a batch, the leaders followed together (the first clean one is often among the
-    #: first few: the rest are not followed)
-    LEADER_STEP = 32
+    #: a leader is followed at points this many cells apart, or nearer
+    LEADER_SPACING = 0.5
 
     def _clean_leaders(self, cands: np.ndarray, chosen: np.ndarray, cross_lines: bool,
                        own: np.ndarray | None) -> int | None:
-        """The first of the candidates ``chosen`` (free boxes) whose leader, past its first
-        pixels, crosses nothing (lines aside with ``cross_lines``; the cells of the markers
-        ``own``)."""
+        """The first of the candidates ``chosen`` (free boxes, in order) that has no leader,
+        or whose leader, past its first :attr:`LEADER_SKIP` pixels, crosses nothing (lines
+        aside with ``cross_lines``; the cells of the markers ``own``)."""
         occ = self.occupancy
         lead = cands[chosen, 2:]
         has = ~np.isnan(lead[:, 0])
@@ -536,48 +533,70 @@ class TextLayout:
         # only the leaders before the first place with none can be taken before it
         plain = np.flatnonzero(~has)
         upto = int(plain[0]) if len(plain) else len(chosen)
-        seg = lead[has]
+        seg = lead[:upto]
         dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
         length = np.hypot(dx, dy)
-        # every leader of the batch followed at as many points as the longest needs
-        n = max(2, math.ceil(float(length.max()) / occ.cell) + 1)
-        t = spread(n)[None, :]
-        seg, dx, dy, length = seg[:upto], dx[:upto], dy[:upto], length[:upto]
-        # what they may not cross, worked out once over the part of the grid they span (a
-        # cell more each way), with a border of cells off the grid, which stop nothing
-        f, cell = occ.frame, occ.cell
-        xs, ys = seg[:, 0::2], seg[:, 1::2]
-        b0 = max(0, math.floor((float(xs.min()) - f[0]) / cell) - 1)
-        b1 = min(occ.cols, math.floor((float(xs.max()) - f[0]) / cell) + 2)
-        a0 = max(0, math.floor((float(ys.min()) - f[1]) / cell) - 1)
-        a1 = min(occ.rows, math.floor((float(ys.max()) - f[1]) / cell) + 2)
-        wide = max(0, b1 - b0) + 2
-        stops = np.zeros((max(0, a1 - a0) + 2, wide), dtype=bool)
-        if a1 > a0 and b1 > b0:
-            cover = occ.grid[a0:a1, b0:b1]
-            if cross_lines:
-                cover = cover - occ.lines[a0:a1, b0:b1]
-            if own is not None:
-                cover = cover - occ.coverage_part(own, a0, a1, b0, b1)
-            np.greater(cover, 0, out=stops[1:-1, 1:-1])
-        stops = stops.ravel()  # type: ignore[assignment]  # (a flat view from here on)
-        start_xy = np.stack((seg[:, 0], seg[:, 1]))[:, :, None]
-        step_xy = np.stack((dx, dy))[:, :, None]
-        origin = np.array(f[:2])[:, None, None]
-        low = np.array((a0 - 1, b0 - 1))[:, None, None]
-        high = np.array((max(a0, a1), max(b0, b1)))[:, None, None]
-        for start in range(0, upto, self.LEADER_STEP):
-            part = slice(start, start + self.LEADER_STEP)
-            skip = np.minimum(self.LEADER_SKIP / np.maximum(length[part], 1e-9), 1.0)[:, None]
-            tt = skip + (1.0 - skip) * t
-            at = np.floor((start_xy[:, part] + step_xy[:, part] * tt - origin) / cell)
-            cells = at[::-1].astype(int)  # rows, then columns
-            np.clip(cells, low, high, out=cells)
-            hit = stops[(cells[0] - (a0 - 1)) * wide + (cells[1] - (b0 - 1))]
-            clear = np.flatnonzero(~hit.any(axis=1))
-            if len(clear):
-                return int(chosen[start + int(clear[0])])
+        # each leader followed past its first pixels, at points LEADER_SPACING cells apart
+        # or nearer (its ends among them), all of them at once
+        cell = occ.cell
+        skip = np.minimum(self.LEADER_SKIP / np.maximum(length, 1e-9), 1.0)
+        counts = np.maximum(2, np.ceil(length * (1.0 - skip)
+                                       / (self.LEADER_SPACING * cell)).astype(int) + 1)
+        lines = (seg[:, 0], seg[:, 1], dx, dy, skip)
+        # every fourth point first (most leaders that cross something are stopped by one
+        # of them), then every point of the leaders those leave clear
+        crossed = self._crossing(lines, counts, self.COARSE, cross_lines, own)
+        rest = np.flatnonzero(~crossed)
+        if len(rest):
+            crossed[rest] = self._crossing(tuple(v[rest] for v in lines), counts[rest], 1,
+                                           cross_lines, own)
+        clear = np.flatnonzero(~crossed)
+        if len(clear):
+            return int(chosen[int(clear[0])])
         return int(chosen[upto]) if upto < len(chosen) else None
+
+    #: of a leader's points, every this many is followed first
+    COARSE = 4
+
+    def _crossing(self, lines: tuple, counts: np.ndarray, stride: int, cross_lines: bool,
+                  own: np.ndarray | None) -> np.ndarray:
+        """Whether each leader (``lines``: its start ``x0``, ``y0``, its run ``dx``, ``dy``
+        and the part skipped, each an array) crosses something at its ``counts`` points
+        spread from the skipped part to its end: at every ``stride``-th of them and the
+        last (see :meth:`_clean_leaders`)."""
+        occ = self.occupancy
+        x0, y0, dx, dy, skip = lines
+        n = len(counts)
+        steps = (counts - 1) // stride + 1 + ((counts - 1) % stride != 0)
+        which = np.repeat(np.arange(n), steps)
+        first = np.cumsum(steps) - steps
+        # (each leader's numbers repeated for each of its points: cheaper than looking
+        # them up point by point)
+        last = np.repeat(counts - 1, steps)
+        k = np.minimum((np.arange(len(which)) - np.repeat(first, steps)) * stride, last)
+        t = k / last
+        skips = np.repeat(skip, steps)
+        tt = skips + (1.0 - skips) * t
+        f, cell = occ.frame, occ.cell
+        col = np.floor((np.repeat(x0, steps) + np.repeat(dx, steps) * tt - f[0])
+                       / cell).astype(int)
+        row = np.floor((np.repeat(y0, steps) + np.repeat(dy, steps) * tt - f[1])
+                       / cell).astype(int)
+        # what each point lies on (off the grid: nothing that stops a leader)
+        on = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
+        if not on.all():
+            which, row, col = which[on], row[on], col[on]
+        flat = row * occ.cols + col
+        cover = occ.grid.ravel().take(flat)
+        if cross_lines:
+            cover = cover - occ.lines.ravel().take(flat)
+        hit = cover > 0
+        if own is not None and hit.any():
+            # (its own markers' cells, counted where something is: a crowd's thousand
+            # markers are compared with those few points alone)
+            at = np.flatnonzero(hit)
+            hit[at] = cover[at] - occ.covering(own, row[at], col[at]) > 0
+        return np.bincount(which[hit], minlength=n) > 0
 
     def place_all(self, requests: Iterable[Request]) -> dict[Hashable, Placement | None]:
         """Place ``requests`` in order of priority; then those with no place whose leaders
@@ -701,3 +720,31 @@ class TextLayout:
         meets = ((b[:, None, 0] < rects[None, :, 2]) & (rects[None, :, 0] < b[:, None, 2])
                  & (b[:, None, 1] < rects[None, :, 3]) & (rects[None, :, 1] < b[:, None, 3]))
         return {keys[i] for i in np.flatnonzero(meets.any(axis=1))}
+
+
+class _FreeFlags:
+    """Which of a text's candidate places are free (:meth:`TextLayout._free`), worked
+    out a part at a time, in order, as far as asked for: of a tag's thousand far places
+    the first free few are usually enough."""
+
+    #: candidates looked at together, at first (then twice as many each time)
+    FIRST = 256
+
+    def __init__(self, layout: TextLayout, cands: np.ndarray, w: float, h: float,
+                 air: float) -> None:
+        self.layout, self.cands, self.w, self.h, self.air = layout, cands, w, h, air
+        self.done = 0  # candidates looked at
+        self.size = self.FIRST if len(cands) > 2 * self.FIRST else len(cands)
+        self.parts: list[np.ndarray] = []
+        self.free = np.zeros(0, dtype=np.intp)
+
+    def between(self, i: int, j: int) -> np.ndarray:
+        """The indices of the ``i``-th to the ``j``-th free places (fewer where there are
+        not so many)."""
+        while len(self.free) < j and self.done < len(self.cands):
+            lo, hi = self.done, min(self.done + self.size, len(self.cands))
+            part = self.cands[lo:hi]
+            found = np.flatnonzero(self.layout._free(part, self.w, self.h, self.air)) + lo
+            self.free = np.concatenate((self.free, found)) if len(self.free) else found
+            self.done, self.size = hi, 2 * self.size
+        return self.free[i:j]

@@ -82,6 +82,9 @@ class LabelLayer:
         #: within :meth:`reusing_occupancy`, where each operation's name is said (see
         #: :meth:`_anchor`), by the view
         self._anchors: dict = {}
+        #: within :meth:`reusing_occupancy`, what is drawn by the plot frame and view it
+        #: was worked out for: the occupancy and the markers' tables
+        self._occ_cache: dict = {}
 
     # -- when ----------------------------------------------------------------------------
 
@@ -206,7 +209,8 @@ class LabelLayer:
     def reusing_occupancy(self):
         """Within this block, what is drawn is not changed (only texts and the legend):
         :meth:`occupancy` is worked out once for each plot frame and view, and copied (the
-        several placings of one full layout: the key's passes, the legend's places)."""
+        several placings of one full layout: the key's passes, the legend's places, each
+        placing starting with the legend inside the plot and perhaps moving it outside)."""
         self._reuse += 1
         try:
             with self.placing():
@@ -214,12 +218,11 @@ class LabelLayer:
         finally:
             self._reuse -= 1
             if not self._reuse:
-                self._occ_cache = None
+                self._occ_cache = {}
                 self._point_requests = {}
                 self._anchors = {}
 
     _reuse = 0
-    _occ_cache: tuple | None = None
 
     def occupancy(self) -> Occupancy:
         """Everything drawn on the plot, in device pixels: roofs, ridge lines and marks,
@@ -227,36 +230,21 @@ class LabelLayer:
         if not self._reuse:
             return self._occupancy_now()
         key = (self._frame(), tuple(self._canvas.view_to_scene()))
-        cached = self._occ_cache
-        if cached is None or cached[0] != key:
+        cached = self._occ_cache.get(key)
+        if cached is None:
             occ = self._occupancy_now()
-            self._occ_cache = cached = (key, occ.copy(), self._marker_rects.copy(),
-                                        self._marker_ops, self._marks)
+            self._occ_cache[key] = (occ.copy(), self._marker_rects.copy(), self._marker_ops,
+                                    self._marks)
             return occ
-        self._marker_rects = cached[2].copy()
-        self._marker_ops, self._marks = cached[3], cached[4]
-        return cached[1].copy()
+        self._marker_rects = cached[1].copy()
+        self._marker_ops, self._marks = cached[2], cached[3]
+        return cached[0].copy()
 
     def _occupancy_now(self) -> Occupancy:
         t = self._canvas.view_to_scene()
-        occ = Occupancy(self._frame(), CELL)
         theme = self._canvas.theme
         roofs, overlays, points = self._canvas.roofs, self._canvas.overlays, self._canvas.points
-        for roof, curve in roofs.roofs:
-            if not curve.isVisible():
-                continue
-            xs, ys = curve.getData()
-            px, py = self._px(xs, ys, t)
-            # a cache level's thin line (View ▸ All Memory Roofs): no text on it, but a
-            # leader may cross it to a name beyond (lines close together above the points
-            # left the names no place)
-            occ.add_polyline(px, py, roofs.roof_width(roof) / 2 + AIR,
-                             soft=roof.kind == "memory" and roof.emphasis != "main", line=True)
-        xs, ys = roofs.ridge_lines.getData()
-        if xs is not None and len(xs):
-            px, py = self._px(xs, ys, t)
-            for i in range(0, len(px) - 1, 2):
-                occ.add_polyline(px[i:i + 2], py[i:i + 2], 0.5 + AIR, soft=True)
+        occ = roofs.occupancy(lambda x, y: self._px(x, y, t), self._frame(), CELL, AIR)
         for curve in overlays.sweep_curves:
             if curve.isVisible():
                 cx, cy = curve.getData()
@@ -273,15 +261,17 @@ class LabelLayer:
                 px, py = self._px(bx_, by_, t)
                 for i in range(0, len(px) - 1, 2):
                     occ.add_polyline(px[i:i + 2], py[i:i + 2], 2.0 + AIR, soft=True)
-        # markers: the operations' points (kept by key, for moves), then the other marks
+        # markers: the operations' points (kept by key, for moves), then the other marks;
+        # all added at once (each addition is a pass over the whole grid)
         self._marker_rects = np.zeros((0, 4))
         self._marker_ops = np.array([key[0] for key in points.keys], dtype=np.int64)
+        boxes = []
         xy = points.xy
         if len(xy):
             px, py = self._px(xy[:, 0], xy[:, 1], t)
             half = theme.point_size / 2 + AIR
             rects = np.column_stack((px - half, py - half, px + half, py + half))
-            occ.add_rects(rects)
+            boxes.append(rects)
             self._marker_rects = rects  # by row of the hover arrays
         self._marks = other_marks(self._canvas, lambda x, y: self._px(x, y, t))
         for scatter, size in ((roofs.ridge_marks, theme.ridge_size),
@@ -297,7 +287,9 @@ class LabelLayer:
                 continue
             px, py = self._px(xs, ys, t)
             half = size / 2 + AIR
-            occ.add_rects(np.column_stack((px - half, py - half, px + half, py + half)))
+            boxes.append(np.column_stack((px - half, py - half, px + half, py + half)))
+        if boxes:
+            occ.add_rects(np.concatenate(boxes))
         return occ
 
     # -- placing ----------------------------------------------------------------------

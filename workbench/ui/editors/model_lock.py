@@ -12,11 +12,13 @@ does not rename, recolour or hide one of them on its own, and refuses to delete 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from workbench.model.llm.session import ModelEntry
+if TYPE_CHECKING:  # (imported with the first whole model)
+    from workbench.model.llm.session import ModelEntry
 
 __all__ = ["read_only_text", "model_banner", "refusal"]
 

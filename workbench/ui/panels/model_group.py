@@ -4,23 +4,31 @@ table's icons (colour swatches, toolbar)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPen, QPixmap
 
 from workbench.model.errors import COUNTING_ERRORS
-from workbench.model.llm.session import ModelEntry
 from workbench.model.rules import intensity as intensity_of
 from workbench.model.session import OperationEntry, Session
 from workbench.model.units import format_number, format_quantity
 
-__all__ = ["group_rows", "header_data", "bound_tooltip", "swatch_icon", "plus_icon",
+if TYPE_CHECKING:  # (imported with the first whole model: not needed before one is added)
+    from workbench.model.llm.session import ModelEntry
+
+__all__ = ["group_rows", "is_model", "header_data", "bound_tooltip", "swatch_icon", "plus_icon",
            "duplicate_icon"]
 
 COL_COLOR, COL_VISIBLE, COL_NAME, COL_KIND, COL_INTENSITY, COL_BOUND = range(6)
 _ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 OP_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def is_model(item: OperationEntry | ModelEntry) -> TypeGuard[ModelEntry]:
+    """Whether a row's item is a whole model's header (the rows hold operations and models
+    only)."""
+    return not isinstance(item, OperationEntry)
 
 
 def group_rows(session: Session, expanded: set[int]
@@ -44,7 +52,7 @@ def group_rows(session: Session, expanded: set[int]
     rows: list[OperationEntry | ModelEntry] = []
     for item in items:
         rows.append(item)
-        if isinstance(item, ModelEntry) and item.id in expanded:
+        if is_model(item) and item.id in expanded:
             rows.extend(members.get(item.id, ()))
     return rows, grouped
 

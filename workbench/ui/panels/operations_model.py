@@ -9,7 +9,7 @@ intensity and bound columns. The panel around it is :mod:`workbench.ui.panels.op
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
@@ -19,14 +19,22 @@ from workbench.document.changes import What
 from workbench.model.analysis import Pair
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import text_problem
-from workbench.model.llm.session import ModelEntry
 from workbench.model.operations import KINDS
 from workbench.model.rules import intensity as intensity_of
 from workbench.model.session import PALETTE, HardwareEntry, OperationEntry
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
-from workbench.ui.panels.model_group import bound_tooltip, group_rows, header_data, swatch_icon
+from workbench.ui.panels.model_group import (
+    bound_tooltip,
+    group_rows,
+    header_data,
+    is_model,
+    swatch_icon,
+)
 from workbench.ui.panels.results_table import BOUND_COLORS
+
+if TYPE_CHECKING:  # (imported with the first whole model)
+    from workbench.model.llm.session import ModelEntry
 
 __all__ = ["OperationsModel", "COLUMNS", "OP_ID_ROLE", "COL_COLOR", "COL_VISIBLE", "COL_NAME",
            "COL_KIND", "COL_INTENSITY", "COL_BOUND"]
@@ -88,9 +96,9 @@ class OperationsModel(QAbstractTableModel):
         if session.models:
             self._entries, self._grouped = group_rows(session, self.expanded)
             self._model_rows = {item.id: i for i, item in enumerate(self._entries)
-                                if isinstance(item, ModelEntry)}
+                                if is_model(item)}
             self._rows = {e.id: i for i, e in enumerate(self._entries)
-                          if not isinstance(e, ModelEntry)}
+                          if not is_model(e)}
         else:
             self._entries = list(session.operations)
             self._grouped, self._model_rows = {}, {}
@@ -108,14 +116,14 @@ class OperationsModel(QAbstractTableModel):
         return self._entries[row]
 
     def is_header(self, row: int) -> bool:
-        return 0 <= row < len(self._entries) and isinstance(self._entries[row], ModelEntry)
+        return 0 <= row < len(self._entries) and is_model(self._entries[row])
 
     def model_at(self, row: int) -> ModelEntry | None:
         """The model of a row: its header or one of its operations."""
         if not 0 <= row < len(self._entries):
             return None
         item = self._entries[row]
-        if isinstance(item, ModelEntry):
+        if is_model(item):
             return item
         mid = self._grouped.get(item.id)
         return self._model(mid) if mid is not None else None
@@ -130,7 +138,7 @@ class OperationsModel(QAbstractTableModel):
     def op_id(self, row: int) -> int:
         """The operation of a row; for a model's header, its first operation."""
         item = self._entries[row]
-        if isinstance(item, ModelEntry):
+        if is_model(item):
             return item.op_ids[0] if item.op_ids else -1
         return item.id
 
@@ -241,7 +249,7 @@ class OperationsModel(QAbstractTableModel):
         if not 0 <= row < len(self._entries):
             return None
         entry = self._entries[row]
-        if isinstance(entry, ModelEntry):
+        if is_model(entry):
             return self._header_data(entry, col, role)
         if role == OP_ID_ROLE:
             return entry.id
@@ -343,7 +351,7 @@ class OperationsModel(QAbstractTableModel):
             return False
         entry = self._entries[index.row()]
         document = self.workspace.document
-        if isinstance(entry, ModelEntry):
+        if is_model(entry):
             if index.column() == COL_VISIBLE and role == Qt.ItemDataRole.CheckStateRole:
                 document.set_model(entry.id, visible=Qt.CheckState(value) == Qt.CheckState.Checked)
                 document.seal()

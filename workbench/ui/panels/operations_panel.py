@@ -24,6 +24,7 @@ row deletes or duplicates the whole model.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QEvent,
@@ -50,7 +51,6 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.document import OverBudget, new_operation, unique_name
-from workbench.model.llm.session import ModelEntry
 from workbench.model.operations import KINDS
 from workbench.ui.bridge import Workspace
 from workbench.ui.editors.model_lock import refusal
@@ -68,6 +68,9 @@ from workbench.ui.panels.operations_model import (
     OperationsModel,
 )
 from workbench.ui.widgets import style_row_table
+
+if TYPE_CHECKING:  # (imported with the first whole model)
+    from workbench.model.llm.session import ModelEntry
 
 __all__ = ["OperationsPanel", "OperationsModel", "COLUMNS", "OP_ID_ROLE", "COL_COLOR",
            "COL_VISIBLE", "COL_NAME", "COL_KIND", "COL_INTENSITY", "COL_BOUND"]
@@ -423,6 +426,8 @@ class OperationsPanel(QWidget):
         if (index.isValid() and self.model.is_header(index.row())
                 and self.view.selectionModel().isRowSelected(index.row())):
             model = self.model.entry(index.row())
+            from workbench.model.llm.session import ModelEntry
+
             twin = ModelEntry(model.config, model.arch, replace(model.setup), view=model.view,
                               name=f"{model.label} (copy)", visible=model.visible)
             from workbench.document.models import ModelTooLarge

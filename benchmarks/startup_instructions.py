@@ -1,0 +1,77 @@
+"""Start-up in instructions: the app and the bare-window floor of ``run.py``'s ``startup_s``,
+each counted by ``valgrind --tool=callgrind`` from process start to the painted window.
+
+    python benchmarks/startup_instructions.py [--keep DIR]
+
+A count does not depend on the machine's load, so it compares two versions of the code on a
+shared host where the clock varies by 2×. Each script is the benchmark's own, ended with
+``os._exit`` once painted (tearing the process down is not counted), run once beforehand to
+write its byte-code caches, with a fresh settings folder and ``PYTHONHASHSEED=0``. Needs
+valgrind; about a minute and a half of CPU. ``--keep`` keeps the callgrind files for
+``callgrind_annotate``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import run  # (the benchmark's two scripts)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _script(kind: str) -> str:
+    code = run._STARTUP_FLOOR if kind == "floor" else run._STARTUP_APP.format(root=str(ROOT))
+    marker = 'print("painted", flush=True)'
+    assert marker in code
+    return code.replace(marker, "import os; os._exit(0)")
+
+
+def count(kind: str, keep: Path | None = None) -> int:
+    """Instructions from the start of a fresh interpreter until ``kind``'s window ("app" or
+    "floor") is painted."""
+    with tempfile.TemporaryDirectory(prefix="roofline-bench-config-") as config:
+        env = run._child_env(config)
+        env["PYTHONHASHSEED"] = "0"
+        code = _script(kind)
+        subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                       capture_output=True)  # (byte-code caches written)
+        out = Path(config) / f"{kind}.callgrind"
+        proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                               sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, check=True)
+        found = re.search(r"Collected : (\d+)", proc.stderr)
+        if found is None:
+            raise RuntimeError(f"no count in valgrind's output: {proc.stderr[-2000:]}")
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.copy(out, keep / out.name)
+        return int(found.group(1))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="keep the callgrind files in this folder")
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed", file=sys.stderr)
+        return 2
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    floor = count("floor", args.keep)
+    app = count("app", args.keep)
+    print(f"floor {floor / 1e9:.3f} G instructions, app {app / 1e9:.3f} G: "
+          f"{app / floor:.3f} × the floor (target ≤ 1.3 ×)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
