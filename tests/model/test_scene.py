@@ -6,6 +6,7 @@ Expected numbers are worked out by hand from the roofline formulas, not taken fr
 from __future__ import annotations
 
 import math
+from dataclasses import FrozenInstanceError, fields
 
 import pytest
 
@@ -18,6 +19,7 @@ from workbench.model.chart.scene import (
     MAX_LEGEND_OPERATIONS,
     X_TITLE,
     Y_TITLE,
+    PointMark,
     Scene,
     build_scene,
     decade_range,
@@ -239,6 +241,20 @@ def test_points_take_operation_colour_and_machine_marker():
         assert point.marker == session.marker_of(hw)
     assert {p.color for p in scene.points if p.label == "b"} == {"#123456"}
     assert {p.marker for p in scene.points if p.hw_id == session.hardware[1].id} == {"star"}
+
+
+def test_points_are_whole_point_marks():
+    """Each point has every field of a point mark, and is equal to (and hashes as) the
+    mark made from those fields."""
+    session = make([teaching(), get_preset("h100-sxm")],
+                   [custom("a", 1e12, 1e12), custom("b", 1e13, 1e12)])
+    names = [f.name for f in fields(PointMark)]
+    for point in scene_of(session).points:
+        assert list(vars(point)) == names
+        made = PointMark(**{name: getattr(point, name) for name in names})
+        assert point == made and hash(point) == hash(made)
+        with pytest.raises(FrozenInstanceError):
+            point.x = 1.0
 
 
 def test_one_label_per_operation_on_its_highest_point():
