@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from ui.test_attribution import SCREENS, _settled, _six_kinds, _window
 
-from workbench.ui.chart.labels import to_view
+from workbench.ui.chart.axes import to_view
 
 
 def _named_out_of_view(win) -> list[str]:

@@ -25,33 +25,32 @@ class Occupancy:
     """Counts of what covers each ``cell``-pixel square of the plot ``frame``
     ``(left, top, right, bottom)``."""
 
-    def __init__(self, frame: Rect, cell: float = 2.0) -> None:
+    def __init__(self, frame: Rect, cell: float = 2.0,
+                 counts: tuple[np.ndarray, ...] | None = None) -> None:
+        """``counts``: the grids ``grid``, ``soft``, ``lines`` and ``texts`` to start from
+        (a copy's), else none covered."""
         self.frame: Rect = (float(frame[0]), float(frame[1]), float(frame[2]), float(frame[3]))
         self.cell = float(cell)
         left, top, right, bottom = self.frame
         self.cols = max(1, math.ceil((right - left) / self.cell))
         self.rows = max(1, math.ceil((bottom - top) / self.cell))
-        self.grid = np.zeros((self.rows, self.cols), dtype=np.int32)
-        #: thin guide lines (the ridges' drop lines): no text on them, but a leader line may
-        #: cross them
-        self.soft = np.zeros((self.rows, self.cols), dtype=bool)
-        #: of ``grid``, the counts of lines (roofs, paths): a tag's leader may cross them
-        self.lines = np.zeros((self.rows, self.cols), dtype=np.int32)
-        #: the placed texts' boxes, each grown by its air (a tag keeps others off a little
-        #: farther: two texts side by side read as one)
-        self.texts = np.zeros((self.rows, self.cols), dtype=np.int32)
+        if counts is None:
+            shape = (self.rows, self.cols)
+            counts = (np.zeros(shape, dtype=np.int32), np.zeros(shape, dtype=bool),
+                      np.zeros(shape, dtype=np.int32), np.zeros(shape, dtype=np.int32))
+        #: what covers each cell; ``soft``: thin guide lines (the ridges' drop lines), no
+        #: text on them but a leader line may cross them; ``lines``: of ``grid``, the counts
+        #: of lines (roofs, paths), which a tag's leader may cross; ``texts``: the placed
+        #: texts' boxes, each grown by its air (a tag keeps others off a little farther: two
+        #: texts side by side read as one)
+        self.grid, self.soft, self.lines, self.texts = counts
         #: while :meth:`held`: see :class:`_Held`
         self._held: _Held | None = None
 
     def copy(self) -> Occupancy:
         """An occupancy of its own with the same counts (a placing changes its copy only)."""
-        # (not through __init__: its four zeroed grids would be replaced at once)
-        out = Occupancy.__new__(Occupancy)
-        out.frame, out.cell, out.cols, out.rows = self.frame, self.cell, self.cols, self.rows
-        out.grid, out.soft, out.lines = self.grid.copy(), self.soft.copy(), self.lines.copy()
-        out.texts = self.texts.copy()
-        out._held = None
-        return out
+        return Occupancy(self.frame, self.cell, (self.grid.copy(), self.soft.copy(),
+                                                 self.lines.copy(), self.texts.copy()))
 
     # -- cells ------------------------------------------------------------------------
 
