@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -126,6 +128,10 @@ def main() -> None:
     from workbench.model.session import Session
 
     out, quick, only = sys.argv[1], len(sys.argv) > 2, os.environ.get("ONLY")
+    # every window starts from the default layout: the settings (the docks' sizes, saved
+    # when a window closes) go to a fresh folder, not the user's, where the last run of the
+    # app or of this script left the plot another size
+    config = os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="roofline-placing-config-")
     results: dict = {}
     for size in SIZES:
         for path in sorted(examples_dir().glob((only or "*") + ".yaml")):
@@ -139,6 +145,7 @@ def main() -> None:
                                Setup("decode", 1, 2048, 2048), view=view)
             machines = Session(title="model", hardware=run.big_session(0).hardware)
             scenario(f"model-{view}", machines, size, results, model)
+    shutil.rmtree(config, ignore_errors=True)
     with open(out, "w", encoding="utf-8") as f:
         json.dump(results, f, indent=0, sort_keys=True)
     print(len(results), "records")

@@ -10,14 +10,18 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.io.presets import get_preset
 from workbench.model.analysis import evaluate_pair
 from workbench.model.hardware import Hardware, UnknownLevel
 from workbench.model.operations import KINDS, Counts, Kind, Operation, Param, Term
 from workbench.model.roofline import evaluate
+from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import HardwareEntry, OperationEntry
 from workbench.model.sweeps import (
+    SCAN_POINTS,
     Crossing,
     Range,
     Sweep,
@@ -262,6 +266,82 @@ def test_non_monotonic_intensity_gives_every_crossing(hump_kind):
     assert crossings(op, hw, "x", 20, 80) == []  # compute-bound all through
 
 
+def compute_side(op: Operation, hw: Hardware, param: str, x: float) -> bool:
+    """Whether ``op`` with ``param`` = x is compute-bound on ``hw`` (T_math ≥ T_mem)."""
+    at = roofline_sweep(op, hw, **{param: np.asarray([x])})
+    return bool(np.asarray(at["t_math_s"])[0] >= np.asarray(at["t_mem_s"])[0])
+
+
+def bisection_crossings(op: Operation, hw: Hardware, param: str, lo: float, hi: float
+                        ) -> list[float]:
+    """The crossings as the documented search defines them, the slow way: the scan's grid
+    brackets each change of side, and plain bisection, one float at a time, narrows each
+    bracket until its ends are neighbouring floats; the compute-bound end is reported."""
+    spaced = np.geomspace if lo > 0 and hi / lo > 10 else np.linspace
+    grid = spaced(lo, hi, SCAN_POINTS)
+    grid[0], grid[-1] = lo, hi
+    at = roofline_sweep(op, hw, **{param: grid})
+    sides = np.asarray(at["t_math_s"]) >= np.asarray(at["t_mem_s"])
+    out = []
+    for i in np.flatnonzero(sides[:-1] != sides[1:]).tolist():
+        a, b, compute_at_a = float(grid[i]), float(grid[i + 1]), bool(sides[i])
+        while a < 0.5 * (a + b) < b:
+            mid = 0.5 * (a + b)
+            if compute_side(op, hw, param, mid) == compute_at_a:
+                a = mid
+            else:
+                b = mid
+        out.append(a if compute_at_a else b)
+    return out
+
+
+def test_the_critical_batch_is_the_float_where_bisection_ends():
+    """The crossing is where plain bisection of the scan's bracket ends, float for float,
+    also where rounding puts a few floats about it on either side of the ridge (a GEMM
+    with D = 8101 on the H100: the quick search's answer was 2 floats off)."""
+    hw = get_preset("h100-sxm")
+    for n in (8101, 8105, 8192):
+        for b_dtype in ("bf16", "int8"):
+            op = gemm(n=n, b_dtype=b_dtype)
+            found = crossings(op, hw, "m", 1, 4096)
+            assert [c.value for c in found] == bisection_crossings(op, hw, "m", 1, 4096)
+            # bf16 at D = F = 8192, by hand: R = 989.4e12 / 3.35e12 = 295.34,
+            # B = 2·R·D·F / (2DF − 2R(D + F)) = 318.294 (the example's "m* = 318.3")
+            if (n, b_dtype) == (8192, "bf16"):
+                assert found[0].value == pytest.approx(318.294, abs=5e-4)
+
+
+#: dimensions of some kinds, each swept in turn
+DIMENSIONS = {"gemm": ("m", "n", "k"), "attention": ("query_len", "head_dim", "batch"),
+              "moe_gemm": ("tokens", "n", "k"), "mla_attention": ("kv_len", "kv_lora_rank"),
+              "norm": ("rows", "hidden")}
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(sorted(DIMENSIONS)), scale=st.floats(-3, 3),
+       machine=st.sampled_from(["h100-sxm", "tpu-v5e", "a100-80gb", "rtx-4090",
+                                "apple-m4-max", "xeon-8480"]),
+       which=st.integers(0, 2), lo=st.floats(-2, 6), decades=st.floats(0.2, 5))
+def test_every_crossing_is_where_bisection_ends(kind, scale, machine, which, lo, decades):
+    """Any kind, machine, swept dimension and span: the crossings are exactly bisection's,
+    and each lies between two neighbouring floats on opposite sides of the ridge."""
+    params = {p.name: p.default for p in KINDS[kind].params}
+    dims = DIMENSIONS[kind]
+    param = dims[which % len(dims)]
+    for name in dims:  # every dimension scaled by the same factor, as a model's would be
+        params[name] = max(1, round(params[name] * 2.0 ** scale))
+    op = Operation(kind, params, kind)
+    hw = get_preset(machine)
+    start, stop = 10.0 ** lo, 10.0 ** (lo + decades)
+    found = crossings(op, hw, param, start, stop)
+    assert [c.value for c in found] == bisection_crossings(op, hw, param, start, stop)
+    for c in found:
+        before, after = np.nextafter(c.value, -np.inf), np.nextafter(c.value, np.inf)
+        assert compute_side(op, hw, param, c.value)
+        memory_side = before if c.direction == "to_compute" else after
+        assert not compute_side(op, hw, param, float(memory_side))
+
+
 # ---------------------------------------------------------------------------------------------
 # sharded matmul: the communication roof
 
@@ -467,3 +547,52 @@ def sweep_machines_intensities():
     machines = [get_preset(p) for p in ("h100-sxm", "a100-80gb")]
     op = Operation("gemm", {"n": 8192, "k": 8192, "dtype": "bf16"})
     return [r["intensity"] for r in sweep_machines(op, machines, m=np.array([1, 64, 4096]))]
+
+
+def test_a_sliding_window_can_be_swept():
+    # attention with a sliding window, swept over the window itself: each point counts as
+    # the operation with that window typed in (below the kv length the window shrinks the
+    # work; from the kv length on it is no window at all, plain causal attention)
+    op = Operation("attention", {"batch": 1, "heads": 8, "kv_heads": 8, "head_dim": 128,
+                                 "query_len": 4096, "kv_len": 4096, "causal": True,
+                                 "window": 1024})
+    h100 = get_preset("h100-sxm")
+    values = [256, 1024, 4096, 8192]
+    swept = evaluate_sweep(op, h100, Sweep("window", values))
+    for i, w in enumerate(values):
+        one = evaluate(Operation("attention", {**op.params, "window": w}), h100)
+        assert swept.arrays["flops"][i] == pytest.approx(one.flops, rel=1e-12)
+        assert swept.arrays["bytes"][i] == pytest.approx(one.bytes, rel=1e-12)
+    # by hand: w = 1024 over q = k = 4096 sees the banded area w²/2 + (k − w)·w of q·k
+    # = (1024²/2 + 3072·1024) / 4096² = 0.21875 of the 4·b·h·q·k·d FLOPs
+    assert swept.arrays["flops"][1] == pytest.approx(4 * 8 * 4096 * 4096 * 128 * 0.21875)
+    # a window as long as the kv length is no window: the causal half (1 − 4096/8192)
+    assert swept.arrays["flops"][2] == pytest.approx(4 * 8 * 4096 * 4096 * 128 * 0.5)
+
+
+def _numeric_params():
+    return [(kind, p.name) for kind, spec in KINDS.items() for p in spec.params if p.numeric]
+
+
+@pytest.mark.parametrize(("kind", "param"), _numeric_params())
+def test_every_numeric_parameter_sweeps_as_typed(kind, param):
+    # every numeric parameter of every kind can be swept, and each point of the sweep is
+    # the operation with that value typed in: also where counting branches on the value
+    # (an all-reduce's algorithm by message size, a norm's layers, an MoE's experts), which
+    # stopped the sweep with "the truth value of an array is ambiguous"
+    op = Operation(kind, {})
+    spec = op.spec.param(param)
+    base = op.params.get(param) or 1
+    values = sorted({max(spec.minimum, 1), base, base * 2 + 1, base * 4})
+    h100 = get_preset("h100-sxm")
+    try:
+        swept = evaluate_sweep(op, h100, Sweep(param, values))
+    except SweepError:  # (a value the kind refuses, said as for a typed one)
+        return
+    sweep_crossings(op, h100, Sweep(param, values))
+    for i, value in enumerate(swept.values):
+        typed = int(value) if spec.type == "int" else float(value)
+        one = evaluate(Operation(kind, {**op.params, param: typed}), h100)
+        assert swept.arrays["t_predicted_s"][i] == pytest.approx(one.t_predicted_s, rel=1e-9)
+        assert swept.arrays["flops"][i] == pytest.approx(one.flops, rel=1e-12)
+        assert swept.arrays["bytes"][i] == pytest.approx(one.bytes, rel=1e-12)

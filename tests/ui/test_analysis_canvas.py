@@ -135,6 +135,49 @@ def test_editing_a_swept_operation_moves_its_path_without_a_full_rebuild(qtbot, 
     assert len(canvas.sweep_items()) == 2
 
 
+def int8_intensity(m: float, n: int = D, k: int = D) -> float:
+    """bf16 activations and output, int8 weights: 2·m·n·k FLOPs over 2·m·k + k·n + 2·m·n
+    bytes."""
+    return 2 * m * n * k / (2 * m * k + k * n + 2 * m * n)
+
+
+def test_every_path_drawn_is_its_own_after_edits_and_removals(qtbot):
+    """An edit redraws every sweep path, leaving the lines of the operations it did not
+    touch as they were: each line still shows its own operation's path after an edit of
+    the other, after that one is removed (its lines go to the other's paths) and after
+    the removal is undone."""
+    canvas, workspace = open_canvas(qtbot, sweep_session(keep_int8=True))
+    document = workspace.document
+    bf16, int8 = (e.id for e in document.session.operations)
+    tpu, h100 = machine_ids(workspace)
+    for op in (bf16, int8):
+        document.set_sweep(op, Sweep("m", [1, 64, 4096]))
+
+    def check(n_bf16: int, ops: set) -> None:
+        drawn = {(o, hw): xs for o, hw, xs, _ys in canvas.sweep_items()}
+        assert set(drawn) == {(o, hw) for o in ops for hw in (tpu, h100)}
+        for (o, hw), xs in drawn.items():
+            peak, bw = (TPU_PEAK, TPU_BW) if hw == tpu else (H100_PEAK, H100_BW)
+            if o == bf16:
+                ms = sorted([1, 64, 4096, critical_m(peak, bw, n=n_bf16)])
+                want = [bf16_intensity(m, n=n_bf16) for m in ms]
+            else:
+                ridge = peak / bw  # int8 weights: m·(2n·k − 2r·k − 2r·n) = r·k·n
+                ms = sorted([1, 64, 4096, ridge * D * D / (2 * D * D - 2 * ridge * 2 * D)])
+                want = [int8_intensity(m) for m in ms]
+            assert xs == pytest.approx(want, rel=1e-9), (o, hw)
+
+    check(D, {bf16, int8})
+    document.set_param(bf16, "n", 4096)
+    check(4096, {bf16, int8})
+    document.remove_operations([bf16])
+    check(4096, {int8})
+    document.undo()
+    check(4096, {bf16, int8})
+    document.set_param(bf16, "n", 2048)
+    check(2048, {bf16, int8})
+
+
 def test_hovering_a_crossing_explains_it(qtbot):
     canvas, workspace = open_canvas(qtbot, sweep_session())
     document = workspace.document

@@ -166,6 +166,11 @@ def _window_fraction(q, k, w):
     """Visible fraction of a q×k score matrix (queries the last q of k positions) when each
     query sees the ``w`` latest positions up to itself: the banded mask's area (continuous,
     like the causal ½) over q·k."""
+    if isinstance(q, np.ndarray) or isinstance(k, np.ndarray) or isinstance(w, np.ndarray):
+        q = np.minimum(q, k)  # (a sweep: each point as one value)
+        a = k - q
+        visible = np.where(w <= a, q * w, (w * w - a * a) / 2 + (k - w) * w)
+        return visible / (q * k)
     q = min(q, k)
     a = k - q  # positions before the first query
     visible = q * w if w <= a else (w * w - a * a) / 2 + (k - w) * w
@@ -179,11 +184,17 @@ def _count_attention(p: Mapping[str, Any]) -> Counts:
     skips = p["causal"] and not naive
     b, h, hk, d, q, k = (p[x] for x in ("batch", "heads", "kv_heads", "head_dim", "query_len",
                                         "kv_len"))
-    window = (p.get("window") or 0) if not naive else 0
-    windowed = 0 < window < k
+    window = p.get("window")
+    window = 0 if naive or window is None else window
+    inside = (window > 0) & (window < k)
+    # (swept, some points may have a window and some none: each is counted as its own)
+    windowed = bool(np.any(inside))
     if windowed:
         frac = _window_fraction(q, k, window)
-        kw = min(k, window + q - 1)
+        kw = np.minimum(k, window + q - 1) if np.ndim(inside) else min(k, window + q - 1)
+        if np.ndim(inside):
+            frac = np.where(inside, frac, causal_fraction(q, k, skips))
+            kw = np.where(inside, kw, k)
         s = symbols(KINDS["attention"], p, c=("c", frac), kw=("k_w", kw))
     else:
         frac = causal_fraction(q, k, skips)
@@ -191,7 +202,7 @@ def _count_attention(p: Mapping[str, Any]) -> Counts:
     c_factor = "·{c}" if skips or windowed else ""
     kv_elems = "{batch}·{kv_heads}·{kw}·{head_dim}" if windowed else \
         "{batch}·{kv_heads}·{kv_len}·{head_dim}"
-    kv_read = min(k, window + q - 1) if windowed else k
+    kv_read = kw if windowed else k
     flops = [
         term("flop", "S = Q·Kᵀ", "2·{batch}·{heads}·{query_len}·{kv_len}·{head_dim}" + c_factor,
              2 * b * h * q * k * d * frac, s),

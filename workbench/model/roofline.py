@@ -425,7 +425,7 @@ def sweep(operation: Operation, hardware: Hardware, **arrays: Any) -> dict[str, 
 def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
                    ) -> list[dict[str, np.ndarray]]:
     """:func:`sweep` on several machines: the FLOPs and bytes are counted once."""
-    counts = operation.counts(**{k: np.asarray(v, dtype=float) for k, v in arrays.items()})
+    counts = _swept_counts(operation, {k: np.asarray(v, dtype=float) for k, v in arrays.items()})
     flops = np.asarray(counts.flops, dtype=float)
     nbytes = np.asarray(counts.bytes, dtype=float)
     intensity = intensity_of(flops, nbytes)
@@ -457,6 +457,56 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
         _POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
                                    thread_name_prefix="roofline-sweep")
     return list(_POOL.map(one, machines))
+
+
+@dataclass(frozen=True)
+class _PointCounts:
+    """The counts of a sweep taken point by point (see :func:`_swept_counts`): what a sweep
+    reads of :class:`Counts`, each number an array over the points."""
+
+    flops: np.ndarray
+    bytes: np.ndarray
+    precision: str
+    unit: str
+    kernels: np.ndarray
+    latency_steps: np.ndarray
+
+
+#: points of a sweep counted one by one at most (a kind whose counting branches on the swept
+#: value: an all-reduce's algorithm, an MoE's experts hit)
+MOST_POINTS_ONE_BY_ONE = 20_000
+
+
+def _swept_counts(operation: Operation, arrays: dict[str, np.ndarray]) -> Any:
+    """``operation.counts(**arrays)``, in one call where its kind counts arrays; where its
+    counting branches on a swept value (an all-reduce's algorithm by message size), each
+    point counted as the operation with that value typed in."""
+    try:
+        return operation.counts(**arrays)
+    except (ValueError, TypeError):
+        if not arrays:
+            raise
+    shape = np.broadcast_shapes(*(np.shape(v) for v in arrays.values()))
+    size = int(np.prod(shape))
+    flat = {k: np.broadcast_to(v, shape).ravel() for k, v in arrays.items()}
+    if size > MOST_POINTS_ONE_BY_ONE:
+        names = ", ".join(flat)
+        raise ValueError(f"{operation.kind}: {names} is counted point by point; a sweep of "
+                         f"{size:,} points is over the {MOST_POINTS_ONE_BY_ONE:,} that allows")
+    whole = {k for k in flat if operation.spec.param(k).type == "int"}
+    points = [operation.counts(**{k: int(v[i]) if k in whole else float(v[i])
+                                  for k, v in flat.items()})
+              for i in range(size)]
+    first = points[0]
+    if any(c.precision != first.precision or c.unit != first.unit for c in points):
+        raise ValueError(f"{operation.kind}: the precision or unit changes along the sweep")
+
+    def each(values) -> np.ndarray:
+        return np.asarray([float(v) for v in values], dtype=float).reshape(shape)
+
+    return _PointCounts(each(c.flops for c in points), each(c.bytes for c in points),
+                        first.precision, first.unit, each(c.kernels for c in points),
+                        each(c.latency_steps for c in points))
 
 
 #: Sweeps with at least this many shapes evaluate their machines in parallel threads (below,

@@ -324,121 +324,101 @@ class Crossing:
         return dict(self.__dict__)
 
 
-def _balance(operation: Operation, hardware: Hardware, param: str, x: np.ndarray) -> np.ndarray:
-    """sign-carrying balance T_math − T_mem at each x (one vectorised evaluation)."""
+def _look(operation: Operation, hardware: Hardware, param: str, x: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """The side of the ridge at each x and the balance T_math − T_mem there (one vectorised
+    evaluation). The side is +1 compute-bound, −1 memory-bound
+    (:func:`~workbench.model.rules.compute_bound`, the rule that names the bound), 0
+    undefined (a NaN time); the balance carries the sign a root search steps by."""
     arrays = roofline_sweep(operation, hardware, **{param: x})
     t_math = np.broadcast_to(np.asarray(arrays["t_math_s"], dtype=float), x.shape)
     t_mem = np.broadcast_to(np.asarray(arrays["t_mem_s"], dtype=float), x.shape)
+    side = np.where(compute_bound(t_math, t_mem), 1, -1)
+    side = np.where(np.isnan(t_math) | np.isnan(t_mem), 0, side)
     with np.errstate(invalid="ignore"):
-        return t_math - t_mem
-
-
-def _side(balance: np.ndarray) -> np.ndarray:
-    """+1 compute-bound (:func:`~workbench.model.rules.compute_bound`: T_math ≥ T_mem, so a
-    balance of at least 0), −1 memory-bound, 0 undefined (NaN)."""
-    out = np.where(compute_bound(balance, 0.0), 1, -1)
-    return np.where(np.isnan(balance), 0, out)
+        return side, t_math - t_mem
 
 
 def _side_at(operation: Operation, hardware: Hardware, param: str, x: np.ndarray
              ) -> np.ndarray:
-    """The side of the ridge at each x (one vectorised evaluation): +1 compute-bound, −1
-    memory-bound (:func:`~workbench.model.rules.compute_bound`, the rule that names the
-    bound), 0 undefined (a NaN time)."""
-    arrays = roofline_sweep(operation, hardware, **{param: x})
-    t_math = np.broadcast_to(np.asarray(arrays["t_math_s"], dtype=float), x.shape)
-    t_mem = np.broadcast_to(np.asarray(arrays["t_mem_s"], dtype=float), x.shape)
-    out = np.where(compute_bound(t_math, t_mem), 1, -1)
-    return np.where(np.isnan(t_math) | np.isnan(t_mem), 0, out)
+    """The side of the ridge at each x (see :func:`_look`)."""
+    return _look(operation, hardware, param, x)[0]
 
 
-#: the regula falsi of :func:`_narrow` stops once every bracket is this narrow (relative)
-NARROW = 1e-12
+#: the floats on each side of a regula falsi step that :func:`_close_in` looks at in the
+#: same evaluation: where the balance is a straight line in the parameter (the FLOPs and
+#: bytes of a GEMM in one dimension) the first step lands within a few floats of the
+#: crossing, and the crossing is among them
+WINDOW = 16
 
 
-def _narrow(operation: Operation, hardware: Hardware, param: str, a: np.ndarray,
-            b: np.ndarray, side_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The brackets ``[a, b]`` (the balance on side ``side_a`` at ``a``, the other at ``b``)
-    narrowed by the Illinois variant of regula falsi, all at once, until each is
-    :data:`NARROW` wide relative to its ends: a few evaluations where bisection takes forty
-    (the balance is a smooth function of the parameter). Each bracket stays one: the
-    bisection that follows ends exactly where bisection from the start would."""
-    a, b = a.copy(), b.copy()
-    fa = _balance(operation, hardware, param, a)
-    fb = _balance(operation, hardware, param, b)
+def _floats_about(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """For each ``x``, the :data:`WINDOW` floats below it, itself and the :data:`WINDOW`
+    above, one after the other (rows, ascending), kept within ``[lo, hi]``."""
+    down, up = [x], [x]
+    for _ in range(WINDOW):
+        down.append(np.maximum(np.nextafter(down[-1], -np.inf), lo))
+        up.append(np.minimum(np.nextafter(up[-1], np.inf), hi))
+    return np.column_stack(down[:0:-1] + up)
+
+
+def _close_in(operation: Operation, hardware: Hardware, param: str, a: np.ndarray,
+              b: np.ndarray, side_a: np.ndarray, fa: np.ndarray, fb: np.ndarray,
+              known: list[dict[float, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """A crossing in each bracket ``a < b`` (side ``side_a`` of the ridge at ``a``, the
+    other at ``b``; the balances ``fa`` and ``fb`` there): two neighbouring floats, the
+    first on ``a``'s side, the second on the other. All brackets at once, by the Illinois
+    variant of regula falsi, each step looking at the :data:`WINDOW` floats on either side
+    of where it lands in the same evaluation: a few evaluations where bisection takes fifty
+    (the balance is a smooth function of the parameter). Every side seen is noted in
+    ``known`` (one mapping from parameter to side for each bracket). A bracket with an
+    undefined side (a NaN time) within is left as it stands."""
+    a, b, fa, fb = a.copy(), b.copy(), fa.copy(), fb.copy()
     last = np.zeros(a.shape, dtype=int)  # the end moved last: −1 a, +1 b
+    stuck = np.zeros(a.shape, dtype=bool)
     for _ in range(60):
-        width = np.abs(b - a)
-        live = (width > NARROW * np.maximum(np.abs(a), np.abs(b))) & np.isfinite(fa) \
-            & np.isfinite(fb) & (fa != fb)
-        if not live.any():
+        live = ~stuck & (np.nextafter(a, b) != b) & np.isfinite(fa) & np.isfinite(fb) \
+            & (fa != fb)
+        at = np.flatnonzero(live)
+        if not len(at):
             break
+        la, lb, lfa, lfb = a[at], b[at], fa[at], fb[at]
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            x = b - fb * (b - a) / (fb - fa)
-        lo, hi = np.minimum(a, b), np.maximum(a, b)
-        inside = np.isfinite(x) & (x > lo) & (x < hi)
-        # a step onto an end (the balance there is 0: the line is straight) is taken a
-        # hair inside, which closes the bracket on the next step; else halfway
-        near_b = np.abs(x - b) <= np.abs(x - a)
-        end, other = np.where(near_b, b, a), np.where(near_b, a, b)
-        hair = end + np.sign(other - end) * 0.25 * NARROW * np.maximum(np.abs(end), 1e-300)
-        hair = np.where((hair > lo) & (hair < hi), hair, 0.5 * (a + b))
-        x = np.where(live & inside, x, hair)
-        x = np.where(live, x, a)
-        fx = _balance(operation, hardware, param, x)
-        side_x = _side(fx)
-        to_a = live & (side_x == side_a)
-        to_b = live & (side_x == -side_a)
+            x = lb - lfb * (lb - la) / (lfb - lfa)
+        x = np.where(np.isfinite(x) & (x > la) & (x < lb), x, 0.5 * la + 0.5 * lb)
+        pts = _floats_about(x, np.nextafter(la, lb), np.nextafter(lb, la))
+        side, balance = _look(operation, hardware, param, pts.ravel())
+        side, balance = side.reshape(pts.shape), balance.reshape(pts.shape)
+        for row, j in enumerate(at.tolist()):
+            known[j].update(zip(pts[row].tolist(), side[row].tolist(), strict=True))
+        sa = side_a[at][:, None]
+        odd = (side == 0).any(axis=1)  # a NaN within: bisection takes it from here
+        stuck[at[odd]] = True
+        turned = side != sa  # (ascending: the first past the crossing)
+        any_turned = turned.any(axis=1)
+        i = np.argmax(turned, axis=1)  # the first that turned (0 when none)
+        rows = np.arange(len(at))
+        moves_a = ~odd & (~any_turned | (i > 0))
+        moves_b = ~odd & any_turned
+        below = np.where(any_turned, i - 1, pts.shape[1] - 1)  # the last on a's side
+        prev = last[at]
         # Illinois: an end that stays while the other moves twice has its value halved
-        fb = np.where(to_a & (last == -1), 0.5 * fb, fb)
-        fa = np.where(to_b & (last == 1), 0.5 * fa, fa)
-        a, fa = np.where(to_a, x, a), np.where(to_a, fx, fa)
-        b, fb = np.where(to_b, x, b), np.where(to_b, fx, fb)
-        last = np.where(to_a, -1, np.where(to_b, 1, last))
-        if not (to_a | to_b)[live].all():  # a NaN inside: bisection takes it from here
-            break
+        lfb = np.where(moves_a & ~moves_b & (prev == -1), 0.5 * lfb, lfb)
+        lfa = np.where(moves_b & ~moves_a & (prev == 1), 0.5 * lfa, lfa)
+        a[at] = np.where(moves_a, pts[rows, below], la)
+        fa[at] = np.where(moves_a, balance[rows, below], lfa)
+        b[at] = np.where(moves_b, pts[rows, i], lb)
+        fb[at] = np.where(moves_b, balance[rows, i], lfb)
+        last[at] = np.where(moves_a & moves_b, 0,
+                            np.where(moves_a, -1, np.where(moves_b, 1, prev)))
     return a, b
 
 
-def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, hi: float,
-              scan_points: int = SCAN_POINTS) -> list[Crossing]:
-    """Every value of ``param`` in ``[lo, hi]`` where ``operation`` crosses ``hardware``'s ridge
-    (T_math = T_mem), ascending.
-
-    The parameter is treated as a real number, even for whole-number parameters (the counting
-    functions are plain arithmetic): the interval is scanned on ``scan_points`` points (log
-    spaced when ``0 < lo`` and ``hi / lo > 10``, else linear) to bracket every change of side,
-    so an intensity that rises and falls gives several crossings; each bracket is then refined
-    by bisection to the last representable float, all brackets at once with one vectorised
-    evaluation per step. Returns ``[]`` when the operation stays on one side of the ridge over
-    the whole interval. An excursion across the ridge narrower than the scan spacing (or one
-    that only touches it) can be missed.
-
-    The launch overhead plays no part: a crossing is where the roofline's two times are equal,
-    whether or not both are below the overhead floor. For whole-number parameters the first
-    whole value on the compute-bound side is ``ceil`` of the crossing (see :class:`Crossing`).
-    """
-    sweep_param = Sweep(param, [1.0]).param_of(operation)
-    lo, hi = float(lo), float(hi)
-    if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
-        raise SweepError(f"need a finite interval lo < hi, got [{lo:g}, {hi:g}]")
-    if scan_points < 2:
-        raise SweepError("scan_points must be at least 2")
-    grid = np.geomspace(lo, hi, scan_points) if lo > 0 and hi / lo > 10 else np.linspace(lo, hi, scan_points)
-    grid[0], grid[-1] = lo, hi
-    side = _side_at(operation, hardware, param, grid)
-    # brackets: consecutive defined samples on opposite sides
-    defined = np.flatnonzero(side != 0)
-    if len(defined) < 2:
-        return []
-    s = side[defined]
-    change = np.flatnonzero(s[:-1] != s[1:])
-    if len(change) == 0:
-        return []
-    a = grid[defined[change]].copy()
-    b = grid[defined[change + 1]].copy()
-    side_a = s[change].copy()
-    a, b = _narrow(operation, hardware, param, a, b, side_a)
+def _bisect(operation: Operation, hardware: Hardware, param: str, a: np.ndarray,
+            b: np.ndarray, side_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The brackets ``[a, b]`` (side ``side_a`` of the ridge at ``a``, the other at ``b``)
+    narrowed by bisection, all at once, to the last representable float: one vectorised
+    evaluation a step."""
     for _ in range(400):
         mid = 0.5 * (a + b)
         done = (mid <= a) | (mid >= b)
@@ -453,6 +433,115 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
         stuck = (side_mid == 0) & ~done
         if stuck.any():
             b = np.where(stuck, a, b)
+    return a, b
+
+
+def _replay(a: float, b: float, side_a: int, known: dict[float, int], below: float,
+            above: float) -> tuple[float, float, list[tuple[float, int]]]:
+    """:func:`_bisect` of one bracket, without evaluating: the side at each midpoint is
+    taken from ``known``, else as the crossing between the neighbouring floats ``below``
+    and ``above`` says (``side_a`` up to ``below``, the other side from ``above``). Returns
+    where it ends and the sides it took so (to be checked)."""
+    taken: list[tuple[float, int]] = []
+    while True:
+        mid = 0.5 * (a + b)
+        if mid <= a or mid >= b:
+            return a, b, taken
+        side = known.get(mid)
+        if side is None:
+            side = side_a if mid <= below else -side_a
+            taken.append((mid, side))
+        if side == side_a:
+            a = mid
+        elif side == -side_a:
+            b = mid
+        else:  # (a NaN: as _bisect)
+            b = a
+
+
+def _bisection_ends(operation: Operation, hardware: Hardware, param: str, a: np.ndarray,
+                    b: np.ndarray, side_a: np.ndarray, below: np.ndarray,
+                    above: np.ndarray, known: list[dict[float, int]]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Where :func:`_bisect` of the brackets ``[a, b]`` ends, without its fifty evaluations
+    one after the other: each bisection is replayed (:func:`_replay`) from the sides seen
+    (``known``) and, elsewhere, the sides a crossing between the neighbouring floats
+    ``below`` and ``above`` gives; the sides so taken are then evaluated, all in one go,
+    and where one differs (a few floats about a crossing can lie on either side of the
+    ridge, by rounding) the replay runs again with it. The result is bisection's, float
+    for float, since every side it took was evaluated; a bracket still unsettled after a
+    few rounds is bisected."""
+    left, right = a.copy(), b.copy()
+    todo = [j for j in range(len(a)) if np.nextafter(below[j], above[j]) == above[j]]
+    plain = [j for j in range(len(a)) if j not in todo]
+    for _ in range(6):
+        checks: list[tuple[int, float, int]] = []
+        for j in todo:
+            left[j], right[j], taken = _replay(float(a[j]), float(b[j]), int(side_a[j]),
+                                               known[j], float(below[j]), float(above[j]))
+            checks += [(j, mid, side) for mid, side in taken]
+        if not checks:
+            todo = []
+            break
+        seen = _side_at(operation, hardware, param, np.array([mid for _j, mid, _s in checks]))
+        wrong = set()
+        for (j, mid, side), actual in zip(checks, seen.tolist(), strict=True):
+            known[j][mid] = actual
+            if actual != side:
+                wrong.add(j)
+        todo = sorted(wrong)
+        if not todo:
+            break
+    plain = sorted(plain + todo)
+    if plain:
+        at = np.asarray(plain)
+        left[at], right[at] = _bisect(operation, hardware, param, a[at], b[at], side_a[at])
+    return left, right
+
+
+def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, hi: float,
+              scan_points: int = SCAN_POINTS) -> list[Crossing]:
+    """Every value of ``param`` in ``[lo, hi]`` where ``operation`` crosses ``hardware``'s ridge
+    (T_math = T_mem), ascending.
+
+    The parameter is treated as a real number, even for whole-number parameters (the counting
+    functions are plain arithmetic): the interval is scanned on ``scan_points`` points (log
+    spaced when ``0 < lo`` and ``hi / lo > 10``, else linear) to bracket every change of side,
+    so an intensity that rises and falls gives several crossings; each crossing is where
+    bisection of its bracket ends, at the last representable float (found by regula falsi
+    and a replay of the bisection, checked: :func:`_bisection_ends`, about three
+    evaluations in all where bisection takes fifty). Returns ``[]`` when the operation stays
+    on one side of the ridge over the whole interval. An excursion across the ridge narrower
+    than the scan spacing (or one that only touches it) can be missed.
+
+    The launch overhead plays no part: a crossing is where the roofline's two times are equal,
+    whether or not both are below the overhead floor. For whole-number parameters the first
+    whole value on the compute-bound side is ``ceil`` of the crossing (see :class:`Crossing`).
+    """
+    sweep_param = Sweep(param, [1.0]).param_of(operation)
+    lo, hi = float(lo), float(hi)
+    if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
+        raise SweepError(f"need a finite interval lo < hi, got [{lo:g}, {hi:g}]")
+    if scan_points < 2:
+        raise SweepError("scan_points must be at least 2")
+    grid = np.geomspace(lo, hi, scan_points) if lo > 0 and hi / lo > 10 else np.linspace(lo, hi, scan_points)
+    grid[0], grid[-1] = lo, hi
+    side, balance = _look(operation, hardware, param, grid)
+    # brackets: consecutive defined samples on opposite sides
+    defined = np.flatnonzero(side != 0)
+    if len(defined) < 2:
+        return []
+    s = side[defined]
+    change = np.flatnonzero(s[:-1] != s[1:])
+    if len(change) == 0:
+        return []
+    a = grid[defined[change]].copy()
+    b = grid[defined[change + 1]].copy()
+    side_a = s[change].copy()
+    known: list[dict[float, int]] = [{} for _ in range(len(a))]
+    below, above = _close_in(operation, hardware, param, a, b, side_a,
+                             balance[defined[change]], balance[defined[change + 1]], known)
+    a, b = _bisection_ends(operation, hardware, param, a, b, side_a, below, above, known)
     counts = operation.counts()
     peak = hardware.peak(counts.precision, counts.unit)
     level = hardware.level_for(operation.level_on(hardware))

@@ -45,9 +45,12 @@ class Occupancy:
 
     def copy(self) -> Occupancy:
         """An occupancy of its own with the same counts (a placing changes its copy only)."""
-        out = Occupancy(self.frame, self.cell)
+        # (not through __init__: its four zeroed grids would be replaced at once)
+        out = Occupancy.__new__(Occupancy)
+        out.frame, out.cell, out.cols, out.rows = self.frame, self.cell, self.cols, self.rows
         out.grid, out.soft, out.lines = self.grid.copy(), self.soft.copy(), self.lines.copy()
         out.texts = self.texts.copy()
+        out._held = None
         return out
 
     # -- cells ------------------------------------------------------------------------

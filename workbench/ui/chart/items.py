@@ -72,10 +72,14 @@ class Label(pg.TextItem):
 
     def set_offset(self, dx: float, dy: float, anchor: tuple[float, float] | None = None) -> None:
         """Move the text ``(dx, dy)`` pixels from its anchor point, and optionally anchor it
-        elsewhere (one re-positioning for both)."""
-        self._offset = QPointF(dx, dy)
-        if anchor is not None:
-            self.anchor = pg.Point(anchor)
+        elsewhere (one re-positioning for both; none where both are as they were: every
+        change of the text re-positions it itself)."""
+        offset = QPointF(dx, dy)
+        point = self.anchor if anchor is None else pg.Point(anchor)
+        if offset == self._offset and point == self.anchor:
+            return
+        self._offset = offset
+        self.anchor = point
         self.updateTextPos()
 
     def updateTextPos(self) -> None:

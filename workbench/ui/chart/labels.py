@@ -241,24 +241,9 @@ class LabelLayer:
 
     def _occupancy_now(self) -> Occupancy:
         t = self._canvas.view_to_scene()
-        occ = Occupancy(self._frame(), CELL)
         theme = self._canvas.theme
         roofs, overlays, points = self._canvas.roofs, self._canvas.overlays, self._canvas.points
-        for roof, curve in roofs.roofs:
-            if not curve.isVisible():
-                continue
-            xs, ys = curve.getData()
-            px, py = self._px(xs, ys, t)
-            # a cache level's thin line (View ▸ All Memory Roofs): no text on it, but a
-            # leader may cross it to a name beyond (lines close together above the points
-            # left the names no place)
-            occ.add_polyline(px, py, roofs.roof_width(roof) / 2 + AIR,
-                             soft=roof.kind == "memory" and roof.emphasis != "main", line=True)
-        xs, ys = roofs.ridge_lines.getData()
-        if xs is not None and len(xs):
-            px, py = self._px(xs, ys, t)
-            for i in range(0, len(px) - 1, 2):
-                occ.add_polyline(px[i:i + 2], py[i:i + 2], 0.5 + AIR, soft=True)
+        occ = roofs.occupancy(lambda x, y: self._px(x, y, t), self._frame(), CELL, AIR)
         for curve in overlays.sweep_curves:
             if curve.isVisible():
                 cx, cy = curve.getData()
@@ -275,15 +260,17 @@ class LabelLayer:
                 px, py = self._px(bx_, by_, t)
                 for i in range(0, len(px) - 1, 2):
                     occ.add_polyline(px[i:i + 2], py[i:i + 2], 2.0 + AIR, soft=True)
-        # markers: the operations' points (kept by key, for moves), then the other marks
+        # markers: the operations' points (kept by key, for moves), then the other marks;
+        # all added at once (each addition is a pass over the whole grid)
         self._marker_rects = np.zeros((0, 4))
         self._marker_ops = np.array([key[0] for key in points.keys], dtype=np.int64)
+        boxes = []
         xy = points.xy
         if len(xy):
             px, py = self._px(xy[:, 0], xy[:, 1], t)
             half = theme.point_size / 2 + AIR
             rects = np.column_stack((px - half, py - half, px + half, py + half))
-            occ.add_rects(rects)
+            boxes.append(rects)
             self._marker_rects = rects  # by row of the hover arrays
         self._marks = other_marks(self._canvas, lambda x, y: self._px(x, y, t))
         for scatter, size in ((roofs.ridge_marks, theme.ridge_size),
@@ -299,7 +286,9 @@ class LabelLayer:
                 continue
             px, py = self._px(xs, ys, t)
             half = size / 2 + AIR
-            occ.add_rects(np.column_stack((px - half, py - half, px + half, py + half)))
+            boxes.append(np.column_stack((px - half, py - half, px + half, py + half)))
+        if boxes:
+            occ.add_rects(np.concatenate(boxes))
         return occ
 
     # -- placing ----------------------------------------------------------------------

@@ -70,6 +70,7 @@ class OverlayLayer:
         self._overlay_tips: list = []
         self._overlay_ops: list[int | None] = []
         self._overlays_shown = False
+        self._paths_set: dict = {}  # sweep line item -> (xs, ys, pen) it was last given
 
     def fixed_items(self) -> tuple:
         """The items made once (the pools make theirs as needed)."""
@@ -401,8 +402,15 @@ class OverlayLayer:
             for path in paths:
                 color = theme.point_color(path.color)
                 curve = self._sweep_pool.take()
-                curve.setData(x=to_view(np.asarray(path.path_xs)),
-                              y=to_view(np.asarray(path.path_ys)), pen=self._styles.pen(color, 1.6))
+                line = (to_view(np.asarray(path.path_xs)), to_view(np.asarray(path.path_ys)),
+                        self._styles.pen(color, 1.6))
+                was = self._paths_set.get(curve)
+                # (an edit redraws every path: those of the other operations stay as they
+                # were, and are not set again)
+                if not (was is not None and was[2] is line[2] and np.array_equal(was[0], line[0])
+                        and np.array_equal(was[1], line[1])):
+                    curve.setData(x=line[0], y=line[1], pen=line[2])
+                    self._paths_set[curve] = line
                 self._sweep_drawn.append((path, curve))
                 lx, ly = to_view(np.asarray(path.xs)), to_view(np.asarray(path.ys))
                 if path.dots:
@@ -449,14 +457,13 @@ class OverlayLayer:
                                 cross_x, cross_y, strict=True):
             self._crossing_labels.append((mark, labels_at[(mark.hw_id, round(cx, 6),
                                                            round(cy, 6))]))
-        self._sweep_dots.setData(
-            x=np.concatenate(dot_x) if dot_x else np.zeros(0),
-            y=np.concatenate(dot_y) if dot_y else np.zeros(0),
-            symbol=dot_symbols, size=theme.point_size * 0.55, brush=dot_brushes,
-            pen=self._styles.pen(theme.background, 0.6))
-        self._crossing_marks.setData(x=np.asarray(cross_x, float), y=np.asarray(cross_y, float),
-                                     symbol="o", size=theme.point_size + 5, brush=None,
-                                     pen=cross_pens)
+        _set_spots(self._sweep_dots, x=np.concatenate(dot_x) if dot_x else np.zeros(0),
+                   y=np.concatenate(dot_y) if dot_y else np.zeros(0),
+                   symbol=dot_symbols, size=theme.point_size * 0.55, brush=dot_brushes,
+                   pen=self._styles.pen(theme.background, 0.6))
+        _set_spots(self._crossing_marks, x=np.asarray(cross_x, float),
+                   y=np.asarray(cross_y, float), symbol="o", size=theme.point_size + 5,
+                   brush=None, pen=cross_pens)
 
         # measured points: a link from the prediction, the verdict scale at the prediction
         self._measured_drawn = []
@@ -508,17 +515,17 @@ class OverlayLayer:
                 ops.append(mark.op_id)
                 xy.append(np.array([[lx, y1]]))
                 samples.append(False)
-        self._level_marks.setData(x=np.asarray(l_x, float), y=np.asarray(l_y, float),
-                                  symbol="o", size=theme.point_size * 0.6,
-                                  brush=self._styles.brush(theme.background),
-                                  pen=self._styles.pen(theme.text, 0.9))
-        self._measured_marks.setData(x=np.asarray(m_x, float), y=np.asarray(m_y, float),
-                                     symbol="x", size=theme.point_size * 1.3, brush=m_brushes,
-                                     pen=self._styles.pen(theme.point_outline, 0.7))
-        self._predicted_marks.setData(x=np.asarray(p_x, float), y=np.asarray(p_y, float),
-                                      symbol="o", size=theme.point_size * 0.9,
-                                      brush=self._styles.brush(theme.background),
-                                      pen=self._styles.pen(theme.muted, 1.6))
+        _set_spots(self._level_marks, x=np.asarray(l_x, float), y=np.asarray(l_y, float),
+                   symbol="o", size=theme.point_size * 0.6,
+                   brush=self._styles.brush(theme.background),
+                   pen=self._styles.pen(theme.text, 0.9))
+        _set_spots(self._measured_marks, x=np.asarray(m_x, float), y=np.asarray(m_y, float),
+                   symbol="x", size=theme.point_size * 1.3, brush=m_brushes,
+                   pen=self._styles.pen(theme.point_outline, 0.7))
+        _set_spots(self._predicted_marks, x=np.asarray(p_x, float), y=np.asarray(p_y, float),
+                   symbol="o", size=theme.point_size * 0.9,
+                   brush=self._styles.brush(theme.background),
+                   pen=self._styles.pen(theme.muted, 1.6))
         for key, (xs, ys) in bands.items():
             curve = self._band_pool.take()
             # half the verdict's colour over the background, opaque: where two machines'
@@ -617,8 +624,17 @@ class OverlayLayer:
         self._sweep_drawn, self._sweep_labels, self._crossing_labels = [], [], []
         self._measured_drawn, self._pair_drawn, self._pair_rows = [], [], []
         self._level_lines = []
+        self._paths_set = {}
         self._overlay_xy, self._overlay_tips, self._overlay_ops = np.zeros((0, 2)), [], []
         self._overlay_sample = np.zeros(0, dtype=bool)
+
+
+def _set_spots(spots: Spots, **data) -> None:
+    """``spots.setData(**data)``, but a scatter that shows no point and gets none again is
+    left as it is (most charts have no measured points: each redraw set them empty)."""
+    if not len(data["x"]) and not len(spots.getData()[0]):
+        return
+    spots.setData(**data)
 
 
 def _halfway(color: str, background: str) -> str:

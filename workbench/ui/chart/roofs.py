@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
+from workbench.model.chart.occupancy import Occupancy
 from workbench.model.chart.scene import Region, Ridge, Roof, Scene
 from workbench.ui.chart.axes import to_data, to_view
 from workbench.ui.chart.items import Label, Pool, Spots
@@ -33,6 +34,7 @@ class RoofLayer:
         self._roof_labels: list[tuple[Roof, Label]] = []
         self._ridge_items: list[tuple[Ridge, Label]] = []
         self._region_items: list[tuple[Region, pg.PlotCurveItem, Label]] = []
+        self._cells: tuple | None = None  # (what they were worked out for, the occupancy)
 
     # -- what is drawn (read by the text layout) --------------------------------------
 
@@ -93,6 +95,33 @@ class RoofLayer:
                 if curve.isVisible()]
 
     # -- syncing ------------------------------------------------------------------------
+
+    def occupancy(self, px, frame, cell: float, air: float) -> Occupancy:
+        """An occupancy (:class:`Occupancy` of ``cell`` pixels) of the plot ``frame`` covered
+        by the roofs and the ridges' drop lines alone, each grown by ``air`` (``px(x, y)``:
+        view units to pixels), for the text layout to add the rest to: worked out again
+        only when the lines or the view changed (an edit of an operation moves neither),
+        else a copy of the last (cells are counts: what is added later adds up the same)."""
+        lines = []
+        for roof, curve in self._roofs:
+            if curve.isVisible():
+                # a cache level's thin line (View ▸ All Memory Roofs): no text on it, but a
+                # leader may cross it to a name beyond (lines close together above the
+                # points left the names no place)
+                lines.append((*px(*curve.getData()), self.roof_width(roof) / 2 + air,
+                              roof.kind == "memory" and roof.emphasis != "main", True))
+        xs, ys = self._ridge_lines.getData()
+        if xs is not None and len(xs):
+            sx, sy = px(xs, ys)
+            lines += [(sx[i:i + 2], sy[i:i + 2], 0.5 + air, True, False)
+                      for i in range(0, len(sx) - 1, 2)]
+        key = (tuple(frame), cell, [(x.tobytes(), y.tobytes(), *more) for x, y, *more in lines])
+        if self._cells is None or self._cells[0] != key:
+            occ = Occupancy(frame, cell)
+            for x, y, half, soft, line in lines:
+                occ.add_polyline(x, y, half, soft=soft, line=line)
+            self._cells = (key, occ)
+        return self._cells[1].copy()
 
     def fixed_items(self) -> tuple:
         """The items made once (the pools make theirs as needed)."""

@@ -92,6 +92,15 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
         add(("region", i), label, "region", region_place, i)
 
     g = theme.point_size / 2
+    owns: dict[int, np.ndarray] = {}
+
+    def own_marks(hw_id: int) -> np.ndarray:
+        """:func:`sweep_marks` of a machine, made once for all its sweeps' texts."""
+        found = owns.get(hw_id)
+        if found is None:
+            found = owns[hw_id] = sweep_marks(canvas, px, marker_rects, hw_id)
+        return found
+
     done: set[int] = set()
     for mark, label in overlays.crossing_texts:
         if id(label) in done:
@@ -102,7 +111,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
         # off, with a leader, where the roofs' texts crowd them)
         add(("crossing", id(label)), label, "crossing",
             lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"),
-            mark=(sx, sy, g + 3), own=sweep_marks(canvas, px, marker_rects, mark.hw_id))
+            mark=(sx, sy, g + 3), own=own_marks(mark.hw_id))
     for i, (mark, _link, label) in enumerate(overlays.measured_texts):
         sx, sy = (float(v) for v in px(to_view(mark.x), to_view(mark.y)))
         # (a figure's kernel tag names its marker wherever it goes: farther off, with a
@@ -135,7 +144,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
         add(("sweep", i), label, "sweep",
             lambda w, h, sx=sx, sy=sy, end=end: point_candidates(
                 sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i,
-            mark=(sx, sy, g * 0.55 + 1), own=sweep_marks(canvas, px, marker_rects, path.hw_id),
+            mark=(sx, sy, g * 0.55 + 1), own=own_marks(path.hw_id),
             names=names_spot(sx, sy, 2 * g * 0.55 + 2, marker_rects, marks))
 
 
@@ -173,9 +182,8 @@ def sweep_marks(canvas, px, marker_rects: np.ndarray, hw_id: int) -> np.ndarray:
                            np.column_stack((qx - half, qy - half, qx + half, qy + half))))
     if len(rects):
         near = canvas.theme.point_size
-        touch = np.zeros(len(rects), dtype=bool)
-        for x0, y0, x1, y1 in own:
-            touch |= ((rects[:, 0] < x1 + near) & (rects[:, 2] > x0 - near)
-                      & (rects[:, 1] < y1 + near) & (rects[:, 3] > y0 - near))
+        r, o = rects[:, None, :], own[None, :, :]
+        touch = ((r[..., 0] < o[..., 2] + near) & (r[..., 2] > o[..., 0] - near)
+                 & (r[..., 1] < o[..., 3] + near) & (r[..., 3] > o[..., 1] - near)).any(axis=1)
         own = np.vstack((own, rects[touch]))
     return own

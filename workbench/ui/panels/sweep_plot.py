@@ -11,12 +11,14 @@ item lives in log10 coordinates, like the roofline canvas.
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -58,6 +60,34 @@ def _same_range(shown, wanted) -> bool:
 
 EMPTY_TEXT = ("The selected operation has no sweep.\n\nGive it one in the editor (Sweep) to "
               "plot its attainable FLOP/s against the swept parameter on every machine.")
+
+
+@functools.lru_cache(maxsize=64)
+def _pen(color: str, width: float) -> QPen:
+    """:func:`make_pen`, one object for each look: a scatter keeps a picture of its symbol
+    for each pen and brush object it is given (a new pen at each refresh drew the symbols
+    again, and kept every picture)."""
+    return make_pen(color, width)
+
+
+@functools.lru_cache(maxsize=64)
+def _brush(color: str) -> QBrush:
+    """:func:`make_brush`, one object for each colour (see :func:`_pen`)."""
+    return make_brush(color)
+
+
+@functools.lru_cache(maxsize=16)
+def _dense_grid(lo: float, hi: float, log_x: bool) -> np.ndarray:
+    """The parameter values each curve is drawn through (besides the samples and the
+    crossings), made once for each span (read only: a keystroke keeps the span)."""
+    if log_x and hi > lo:
+        grid = np.geomspace(lo, hi, DENSE_POINTS)
+    elif hi > lo:
+        grid = np.linspace(lo, hi, DENSE_POINTS)
+    else:
+        grid = np.asarray([lo])
+    grid.flags.writeable = False
+    return grid
 
 
 class _ValueAxis(LogAxis):
@@ -134,6 +164,7 @@ class SweepPlot(QWidget):
         self._lines: list[pg.PlotCurveItem] = []
         self._dots: list[pg.ScatterPlotItem] = []
         self._markers: list[pg.InfiniteLine] = []
+        self._marker_looks: list[tuple | None] = []  # per marker: (colour, text) as set
         self._drawn: list[tuple[int, str]] = []  # (hw_id, machine) per shown curve
         self._marks: list[tuple[int, float, str]] = []  # (hw_id, value, label) per marker
 
@@ -322,12 +353,7 @@ class SweepPlot(QWidget):
         self._axes_set = True
 
         lo, hi = float(values.min()), float(values.max())
-        if log_x and hi > lo:
-            grid = np.geomspace(lo, hi, DENSE_POINTS)
-        elif hi > lo:
-            grid = np.linspace(lo, hi, DENSE_POINTS)
-        else:
-            grid = np.asarray([lo])
+        grid = _dense_grid(lo, hi, log_x)
         self._drawn, self._marks = [], []
         ys_all: list[np.ndarray] = []
         legend_entries = []
@@ -347,7 +373,7 @@ class SweepPlot(QWidget):
                               lambda: pg.ScatterPlotItem(pxMode=True, antialias=True))
             dots.setData(x=self._x_view(result.values[ok]), y=to_view(sample_y[ok]),
                          symbol=marker, size=theme.point_size * 0.75,
-                         brush=make_brush(color), pen=make_pen(theme.background, 0.8))
+                         brush=_brush(color), pen=_pen(theme.background, 0.8))
             self._drawn.append((hw_entry.id, hw_entry.hardware.label))
             legend_entries.append((hw_entry.hardware.label, color, marker))
             ys_all.append(dense_y[keep])
@@ -402,15 +428,22 @@ class SweepPlot(QWidget):
                                        labelOpts={"position": 0.05, "anchors": [(0, 1), (0, 1)]})
                 self._plot.addItem(line)
                 self._markers.append(line)
+                # markers of later machines sit a little higher, so labels do not collide
+                line.label.setPosition(0.04 + 0.16 * (n % 4))
+                self._marker_looks.append(None)
             line = self._markers[n]
             line.setVisible(True)
-            line.setPen(make_pen(color, 1.3, "dashed"))
+            # (a keystroke moves the marker; its colour, and mostly its text, stay: each
+            # is set only when it changes, since each setting lays the label out again)
+            look = self._marker_looks[n]
+            if look is None or look[0] != color:
+                line.setPen(make_pen(color, 1.3, "dashed"))
+                line.label.setColor(qcolor(color))
             line.setValue(float(self._x_view(np.asarray([value]))[0]))
-            line.label.setFormat(text)
-            line.label.setColor(qcolor(color))
+            if look is None or look[1] != text:
+                line.label.setFormat(text)
             line.label.fill = make_brush(theme.background + "D8")  # readable across lines
-            # markers of later machines sit a little higher, so labels do not collide
-            line.label.setPosition(0.04 + 0.16 * (n % 4))
+            self._marker_looks[n] = (color, text)
         for line in self._markers[len(self._marks):]:
             line.setVisible(False)
 
