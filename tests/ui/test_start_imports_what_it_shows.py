@@ -3,8 +3,9 @@ drawn once for each frame of the plot.
 
 The first window (the built-in example: operations, editor, derivation, chart, results) needs
 no whole model, no panel behind another tab and no dialog, and the example has no sweep, no
-measurement and no compared pair: their modules are imported when first used. A fresh interpreter starts the app as ``roofline-workbench`` does and lists what it
-imported by the time the window is painted.
+measurement and no compared pair: their modules are imported when first used. A fresh
+interpreter starts the app as ``roofline-workbench`` does and lists what it imported by the
+time the window is painted.
 """
 
 from __future__ import annotations
