@@ -171,3 +171,31 @@ def test_render_writes_an_html_page(qtbot, tmp_path):
     assert set(re.findall(r"https?://[^\s\"'<>]+", page)) <= {
         "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
     assert not re.search(r"<(link|img|iframe|object|embed)\b|\bsrc=", page)
+
+
+@pytest.mark.parametrize("name", ["real_kernels_h100_h200", "llama31_8b_inference"])
+def test_each_point_carries_the_editors_derivation_lines_of_its_machine(qtbot, name):
+    """The page reads its derivation lines from the figure's own session and evaluated
+    pairs: the same page data as from a copy of the session evaluated anew, and for each
+    point the lines the operation editor shows for that machine."""
+    import copy
+
+    from workbench.document import Document, ResultCache
+    from workbench.document.derivation import NBSP, build_derivation
+
+    session = load_session(BY_NAME[name])
+    drawn: dict = {}
+    figure_svg_sized(session, resolve_size(None), drawn=drawn)
+    shared = page_data(session, drawn["scene"], document=drawn["document"],
+                       results=drawn["results"])
+    assert shared == page_data(session, drawn["scene"])
+    document = Document(copy.deepcopy(session))
+    results = ResultCache(document)
+    strings, at = shared["strings"], {f: i for i, f in enumerate(FIELDS)}
+    assert shared["points"]
+    for key, row in shared["points"].items():
+        op_id, hw_id = (int(part) for part in key.split(":"))
+        (section,) = [s for s in build_derivation(document, results, op_id)
+                      if s.hw_id == hw_id]
+        assert [strings[i] for i in row[at["lines"]]] == [
+            f"{label}: {value}".replace(NBSP, " ") for label, value in section.rows]

@@ -459,3 +459,34 @@ def test_an_empty_name_is_refused_with_a_reason():
 ])
 def test_session_errors_name_their_place(text, fragment):
     assert fragment in _error(text)
+
+
+def test_repeated_operations_of_a_file_are_checked_once_each_and_refused_where_they_stand(
+        monkeypatch):
+    """A file's operations with the same parameters (a model's layers written out) are
+    counted once for the load's checks, and an operation beyond a session's limits is named
+    where it stands, as the first of its kind or a repeat."""
+    from workbench.io import schema
+
+    asked: list[tuple[str, dict]] = []
+    checks = schema.kind_checks
+
+    def counting(kind, params):
+        asked.append((kind, dict(params)))
+        return checks(kind, params)
+
+    monkeypatch.setattr(schema, "kind_checks", counting)
+    gemm = "{{name: g{i}, kind: gemm, m: {m}, n: 64, k: 64}}"
+    ops = [gemm.format(i=i, m=512 if i % 10 else 256) for i in range(31)]
+    session = loads_session(f"schema_version: 2\noperations: [{', '.join(ops)}]\n", "s.yaml")
+    assert len(session.operations) == 31
+    assert [(kind, params["m"]) for kind, params in asked] == [("gemm", 256), ("gemm", 512)]
+
+    big = 2**53
+    for first in (0, 2):
+        ops = [gemm.format(i=i, m=64) for i in range(first)] + [
+            f"{{name: h{i}, kind: gemm, m: {big}, n: {big}, k: {big}}}" for i in range(first, 4)]
+        with pytest.raises(InputError) as caught:
+            loads_session("schema_version: 2\noperations:\n" + "".join(
+                f"  - {op}\n" for op in ops), "s.yaml")
+        assert str(caught.value).startswith(f"s.yaml:{3 + first}: operations[{first}].")

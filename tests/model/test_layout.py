@@ -219,6 +219,11 @@ def test_a_crowd_without_room_is_said_in_parts():
     # one set of groups: its halves
     assert crowd_parts(["A2", "A4", "A5", "A8", "A10"]) == [[0, 1, 2], [3, 4]]
     assert crowd_parts(["7"]) == [[0]]
+    # each answer is the caller's own: changing it changes no later one
+    parts = crowd_parts(tags)
+    parts[0].append(9)
+    parts.pop()
+    assert crowd_parts(tags) == [[0, 1], [2, 3]]
 
 
 def test_far_places_are_nearest_first_within_reach_and_inside_the_frame():

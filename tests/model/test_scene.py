@@ -6,6 +6,7 @@ Expected numbers are worked out by hand from the roofline formulas, not taken fr
 from __future__ import annotations
 
 import math
+from dataclasses import FrozenInstanceError, fields
 
 import pytest
 
@@ -18,6 +19,7 @@ from workbench.model.chart.scene import (
     MAX_LEGEND_OPERATIONS,
     X_TITLE,
     Y_TITLE,
+    PointMark,
     Scene,
     build_scene,
     decade_range,
@@ -241,6 +243,20 @@ def test_points_take_operation_colour_and_machine_marker():
     assert {p.marker for p in scene.points if p.hw_id == session.hardware[1].id} == {"star"}
 
 
+def test_points_are_whole_point_marks():
+    """Each point has every field of a point mark, and is equal to (and hashes as) the
+    mark made from those fields."""
+    session = make([teaching(), get_preset("h100-sxm")],
+                   [custom("a", 1e12, 1e12), custom("b", 1e13, 1e12)])
+    names = [f.name for f in fields(PointMark)]
+    for point in scene_of(session).points:
+        assert list(vars(point)) == names
+        made = PointMark(**{name: getattr(point, name) for name in names})
+        assert point == made and hash(point) == hash(made)
+        with pytest.raises(FrozenInstanceError):
+            point.x = 1.0
+
+
 def test_one_label_per_operation_on_its_highest_point():
     session = make([teaching(), get_preset("h100-sxm")], [custom("a", 1e12, 1e12)])
     scene = scene_of(session)
@@ -373,3 +389,28 @@ def test_example_sessions_draw_every_pair(path):
         (main,) = [r for r in scene.roofs if r.hw_id == mark.hw_id and r.kind == "memory"
                    and r.emphasis == "main" and not r.derated]
         assert main.value == mark.bandwidth
+
+
+def test_roof_names_do_not_depend_on_the_hash_seed():
+    # the H100's fp32 matrix and vector peaks are equal (67 TFLOP/s): one roof named for
+    # both, in the same order in every process ("fp32/fp32 vector"), so two exports of one
+    # session are the same file; the order followed a set's, which the hash seed decides
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("from workbench.io.sessions import load_session\n"
+            "from workbench.model.analysis import evaluate_session\n"
+            "from workbench.model.chart.scene import build_scene\n"
+            f"s = load_session({str(EXAMPLES[0].parent / 'real_kernels_h100_h200.yaml')!r})\n"
+            "scene = build_scene(s, evaluate_session(s, visible_only=True))\n"
+            "print(sorted(r.label for r in scene.roofs if 'fp32' in r.label))\n")
+    root = str(Path(__file__).resolve().parents[2])
+    seen = set()
+    for seed in range(1, 7):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": root}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout
+        seen.add(out)
+    assert seen == {"['fp32/fp32 vector 67 TFLOP/s', 'fp32/fp32 vector 67 TFLOP/s']\n"}

@@ -10,6 +10,7 @@ import pytest
 from workbench.document import new_operation
 from workbench.io.model_configs import read_model_config
 from workbench.model.analysis import evaluate_pair
+from workbench.model.hardware import Hardware
 from workbench.model.llm.architecture import Setup
 from workbench.model.llm.session import ModelEntry
 
@@ -35,6 +36,16 @@ def _engine_points(win, op_ids):
                     and r.attainable_flops > 0:
                 out[(op_id, hw.id)] = (r.intensity, r.attainable_flops)
     return out
+
+
+def _assert_named_by_highest_point(win, drawn) -> None:
+    """Each operation's name (or tag) is said by its highest point where it is now."""
+    points = win.canvas.points
+    for op_id in {op for op, _hw in drawn}:
+        heights = {hw: y for (op, hw), (_x, y) in drawn.items() if op == op_id}
+        assert points.label_key(op_id) == (op_id, max(heights, key=heights.get))
+        named = [k for k in points.keys_of(op_id) if points.marks[k].show_label]
+        assert named in ([], [points.label_key(op_id)])
 
 
 def _drawn(win, op_ids):
@@ -76,6 +87,30 @@ def test_batch_edit_moves_every_point_of_the_model(qtbot, window, view):
     for op, hw, x, y in drawn:
         if op == other:
             assert (x, y) == pytest.approx(all_before[(op, hw)], rel=1e-12)
+    _assert_named_by_highest_point(win, after)
+
+
+def test_name_moves_to_the_point_that_is_highest_after_a_batch_edit(open_window, qtbot):
+    """Of a machine with more compute and one with more memory bandwidth, the first draws
+    a GEMM higher once a larger batch makes it compute bound: its name goes there."""
+    win = open_window(size=(1200, 800))
+    win.document.add_machine(Hardware("Compute", compute={"bf16": 1000e12},
+                                      memory={"hbm": 1e12}))
+    win.document.add_machine(Hardware("Bandwidth", compute={"bf16": 100e12},
+                                      memory={"hbm": 4e12}))
+    model = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup("decode", 1, 4096, 4096), view="layers")
+    win.add_model(model)
+    (model,) = win.document.session.models
+    compute, bandwidth = (e.id for e in win.document.session.hardware)
+    highest = {}
+    for batch in (1, 512):
+        win.document.set_model(model.id, batch=batch)
+        qtbot.wait(10)
+        drawn = _drawn(win, model.op_ids)
+        _assert_named_by_highest_point(win, drawn)
+        highest[batch] = {win.canvas.points.label_key(op)[1] for op, _hw in drawn}
+    assert bandwidth in highest[1] and compute in highest[512]
 
 
 def test_every_layer_keeps_its_own_name_and_coincident_points_are_one_spot(qtbot, window):

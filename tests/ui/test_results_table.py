@@ -149,6 +149,39 @@ def test_skipped_pairs_show_a_dash_and_sort_last(qtbot):
         assert texts[-1] == "—" and "—" not in texts[:-1]
 
 
+def test_a_whole_model_edit_updates_its_rows_in_place(qtbot, table, workspace):
+    """A model's batch edit (hundreds of rows) announces every cell of the model's rows,
+    in runs of rows, and no other row; the table then shows the model's new figures."""
+    from workbench.io.model_configs import read_model_config
+    from workbench.model.llm.architecture import Setup
+    from workbench.model.llm.session import ModelEntry
+
+    document = workspace.document
+    model_id = document.add_model(ModelEntry(
+        "Llama-3.1-8B", read_model_config("Llama-3.1-8B"), Setup("decode", 1, 4096, 4096),
+        view="all"))
+    model = next(m for m in document.session.models if m.id == model_id)
+    keys = [table.model.key(r) for r in range(table.model.rowCount())]
+    mine = {r for r, (op, _hw) in enumerate(keys) if op in set(model.op_ids)}
+    assert len(mine) > 64  # (more than are compared cell by cell)
+    before = [source_text(table, r, COL["flops"]) for r in range(len(keys))]
+    resets, cells = [], set()
+    table.model.modelReset.connect(lambda: resets.append(1))
+    table.model.dataChanged.connect(lambda a, b, roles=(): cells.update(
+        (r, c) for r in range(a.row(), b.row() + 1) for c in range(a.column(), b.column() + 1)))
+    document.set_model(model_id, batch=32)
+    assert resets == []
+    assert cells == {(r, c) for r in mine for c in range(len(COLUMNS))}
+    after = [source_text(table, r, COL["flops"]) for r in range(len(keys))]
+    for row, (op, hw) in enumerate(keys):
+        if row in mine:
+            result = workspace.results.pair(op, hw).result
+            assert after[row] == format_quantity(result.flops, "flops")
+        else:
+            assert after[row] == before[row]
+    assert sum(after[r] != before[r] for r in mine) > len(mine) / 2  # (32 tokens' work now)
+
+
 def test_editing_one_operation_updates_only_its_rows(qtbot, table, workspace):
     document = workspace.document
     op = document.session.operations[0]

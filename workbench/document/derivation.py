@@ -5,10 +5,11 @@ of the session with its formulas, and the counting conventions.
 Public API::
 
     build_derivation(document, results, op_id) -> [Section]   # the content
+    machine_sections(document, results, op_id) -> [Section]   # its sections of each machine
     derivation_to_text(header, sections) -> str                # the same as plain text
 
 The operation editor shows these sections (:mod:`workbench.ui.editors.derivation`); a figure
-exported as HTML carries the same lines in its tooltips.
+exported as HTML carries the machines' lines in its tooltips.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from workbench.model.rules import formula
 from workbench.model.rules import intensity as intensity_of
 from workbench.model.units import format_number, format_quantity
 
-__all__ = ["TermRow", "Section", "NBSP", "build_derivation", "derivation_to_text"]
+__all__ = ["TermRow", "Section", "NBSP", "build_derivation", "derivation_to_text",
+           "machine_sections"]
 
 # =========================================================================================
 # derivation: plain data first, rendered to HTML (shown) or text (copied)
@@ -136,6 +138,29 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
     defaults = op.defaults_taken()
     if defaults:
         sections.append(Section(f"Defaults taken ({len(defaults)})", "bullets", defaults))
+    sections.extend(_machine_sections(document, results, op_id, counts))
+    if not document.session.hardware:
+        sections.append(Section("Machines", "bullets",
+                                 ["No machine in the session: add one to see the roofline."]))
+    sections.append(Section(f"Conventions ({len(CONVENTIONS)})", "toggle",
+                            list(CONVENTIONS) if conventions_open else []))
+    return sections
+
+
+def machine_sections(document: Document, results: ResultCache, op_id: int) -> list[Section]:
+    """The sections of :func:`build_derivation` that show the roofline on each machine
+    (those with a ``hw_id``), without the rest (its terms, totals and notes): none when the
+    operation cannot be counted."""
+    try:
+        counts: Counts = results.counts(op_id)
+    except COUNTING_ERRORS:
+        return []
+    return _machine_sections(document, results, op_id, counts)
+
+
+def _machine_sections(document: Document, results: ResultCache, op_id: int,
+                      counts: Counts) -> list[Section]:
+    sections: list[Section] = []
     for hw_entry in document.session.hardware:
         pair = results.pair(op_id, hw_entry.id)
         hw = hw_entry.hardware
@@ -210,11 +235,6 @@ def build_derivation(document: Document, results: ResultCache, op_id: int,
                                       f"{_q(r.t_predicted_s, 'time')}"))
         sections.append(Section(title, "pairs", rows, f"{r.bound}-bound", r.bound,
                                     hw_entry.id))
-    if not document.session.hardware:
-        sections.append(Section("Machines", "bullets",
-                                 ["No machine in the session: add one to see the roofline."]))
-    sections.append(Section(f"Conventions ({len(CONVENTIONS)})", "toggle",
-                            list(CONVENTIONS) if conventions_open else []))
     return sections
 
 

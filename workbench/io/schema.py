@@ -424,6 +424,27 @@ def kind_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
     return problems
 
 
+def _kind_checks_once(kind: str, params: Mapping[str, Any],
+                      checked: dict[tuple, list[tuple[str, str]]] | None
+                      ) -> list[tuple[str, str]]:
+    """:func:`kind_checks`, looked up in ``checked`` (and kept there) by the parameters'
+    values and types (2 and 2.0 may count differently; a list, as an elementwise chain's
+    steps, by its text, where its items' types show)."""
+    if checked is None:
+        return kind_checks(kind, params)
+    types = tuple(map(type, params.values()))
+    key = (kind, tuple(params), types,
+           tuple(repr(v) if t in (list, tuple, dict) else v
+                 for v, t in zip(params.values(), types, strict=True)))
+    try:
+        problems = checked.get(key)
+    except TypeError:  # (a value that cannot be a key: checked each time)
+        return kind_checks(kind, params)
+    if problems is None:
+        problems = checked[key] = kind_checks(kind, params)
+    return problems
+
+
 def _missing(spec: Kind, param: Param) -> str:
     """``missing: a GEMM needs m, n and k (K: contraction dimension …)``."""
     names = list(spec.required)
@@ -444,11 +465,14 @@ def _operation_keys(spec: Kind) -> frozenset[str]:
     return kept[1]
 
 
-def parse_operation(data: Any, place: Place, require: bool = True
+def parse_operation(data: Any, place: Place, require: bool = True,
+                    checked: dict[tuple, list[tuple[str, str]]] | None = None
                     ) -> tuple[Operation, dict[str, Any]]:
     """An operation and its display settings (color, visible, label) from plain data.
     ``require``: refuse a missing required dimension (files before schema_version 2 took
-    an example value)."""
+    an example value). ``checked``, kept by the caller over one file, holds the
+    :func:`kind_checks` of the parameters read so far: a file's repeated operations (a
+    model's layers written out) are counted once."""
     data = expect_mapping(data, place, "an operation")
     if "kind" not in data:
         raise place.error(f"an operation needs a kind: one of {', '.join(KINDS)}")
@@ -465,7 +489,7 @@ def parse_operation(data: Any, place: Place, require: bool = True
             params[p.name] = check_param(p, value, place.at(p.name))
         elif p.required and require:
             raise place.at(p.name).error(_missing(spec, p))
-    for name, problem in kind_checks(kind, params):
+    for name, problem in _kind_checks_once(kind, params, checked):
         raise place.at(name).error(problem)
     name = data.get("name")
     name = (expect_str(name, place.at("name"), limit="operation") if name is not None

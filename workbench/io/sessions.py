@@ -293,13 +293,14 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
         raise root.at("operations").error(
             f"has {len(operations)} operations; at most {MAX_OPERATIONS}")
     _check_sweep_total(operations, root.at("operations"))
+    checked: dict[tuple, list[tuple[str, str]]] = {}  # (repeated operations counted once)
     for i, item in enumerate(operations):
         place = root.at("operations", i)
         sweep_data = None
         if isinstance(item, dict) and "sweep" in item:
             item = dict(item)
             sweep_data = item.pop("sweep")
-        op, style = parse_operation(item, place, require=require)
+        op, style = parse_operation(item, place, require=require, checked=checked)
         if not require and warnings is not None:
             warnings.extend(_assumed(op, place))
         entry = OperationEntry(op, **style)

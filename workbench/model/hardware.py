@@ -226,18 +226,18 @@ class Hardware:
     def measured_figures(self) -> list[str]:
         """The ``measured`` paths that still name a figure of this machine (a level removed
         in the editor takes its mark with it)."""
-        out = []
-        for path in self.measured:
-            table, dot, key = path.partition(".")
-            if ((dot and table in FIGURE_TABLES and key in getattr(self, table))
-                    or (not dot and path in SINGLE_FIGURES and getattr(self, path) is not None)):
-                out.append(path)
-        return out
+        return [path for path in self.measured if self._names_figure(path)]
+
+    def _names_figure(self, path: str) -> bool:
+        """Whether the ``measured`` path ``path`` names a figure this machine has."""
+        table, dot, key = path.partition(".")
+        return bool((dot and table in FIGURE_TABLES and key in getattr(self, table))
+                    or (not dot and path in SINGLE_FIGURES and getattr(self, path) is not None))
 
     def figure_status(self, path: str) -> str:
         """``measured``, ``rule of thumb`` (launch overhead and derating efficiency unless
         listed as measured) or ``specified``."""
-        if path in self.measured_figures():
+        if path in self.measured and self._names_figure(path):
             return "measured"
         if path in ("launch_overhead", "efficiency"):
             return RULE_OF_THUMB

@@ -28,10 +28,11 @@ on (:meth:`~workbench.model.hardware.Hardware.ceiling`: matrix or vector).
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -328,7 +329,12 @@ class Result:
         its own name)."""
         if name == self.operation:
             return self
-        return replace(self, operation=name)
+        # (a copy with one field changed: what dataclasses.replace gives for a class with
+        # no __post_init__, without passing all 25 fields through __init__; a model's
+        # layers and a large session's repeated operations ask this for every pair)
+        out = copy.copy(self)
+        out.__dict__["operation"] = name
+        return out
 
 
 def evaluate_counts(

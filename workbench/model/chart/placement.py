@@ -113,7 +113,14 @@ def point_candidates(x: float, y: float, w: float, h: float, radius: float,
     return around + np.array((x, y, x, y, x, y))
 
 
-@functools.lru_cache(maxsize=4096)
+#: the text sizes whose candidates are kept: a full placing asks for at most a few dozen
+#: (28 for the real-kernels example, 16 for 100 operations); each is 2–5 KB, and every edit
+#: that changes a text's width asks for new ones, so more than this would keep growing
+#: over a working session (4,096 of them, 10 MB, over 10,000 edits)
+AROUND_KEPT = 256
+
+
+@functools.lru_cache(maxsize=AROUND_KEPT)
 def _around_origin(w: float, h: float, radius: float, rings: tuple[float, ...],
                    first: str) -> np.ndarray:
     """The candidates of :func:`point_candidates` around (0, 0), read-only: kept per text

@@ -228,8 +228,15 @@ def crowd_parts(tags: Sequence[str]) -> list[list[int]]:
     """A crowd's tags in two or more smaller crowds, as indices into ``tags``: one per set
     of groups of :func:`crowd_text` (its lines), or, when all share one, its first and
     second halves (a crowd whose text found no place is said in parts). One tag: itself."""
+    # (a whole model's crowds, of hundreds of tags, are said in parts again at each edit)
+    return [list(part) for part in _crowd_parts(tuple(tags))]
+
+
+@functools.lru_cache(maxsize=256)
+def _crowd_parts(tags: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
+    """:func:`crowd_parts` of a tuple of tags."""
     if len(tags) < 2:
-        return [list(range(len(tags)))]
+        return (tuple(range(len(tags))),)
     index = {tag: i for i, tag in enumerate(tags)}
     parts = [[index[f"{g}{n}"] for n in numbers for g in groups if f"{g}{n}" in index]
              for groups, numbers in _parts_by_groups(tags)]
@@ -237,4 +244,4 @@ def crowd_parts(tags: Sequence[str]) -> list[list[int]]:
     if len(parts) < 2:
         half = (len(tags) + 1) // 2
         parts = [list(range(half)), list(range(half, len(tags)))]
-    return parts
+    return tuple(tuple(p) for p in parts)

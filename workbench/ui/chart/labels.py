@@ -22,6 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QGraphicsTextItem
 
 from workbench.model.chart.placement import (
     Occupancy,
@@ -320,8 +321,19 @@ class LabelLayer:
             self._label_of = again[3]
             return again[1], again[2]
         layout = TextLayout(occ)
+        if self._defer and not self._any_name_fits():
+            self._label_of = {}
+            return layout, None  # (the texts left to a later placing: see deferring)
         requests = self.requests()
         return layout, layout.place_all(requests.values())
+
+    def _any_name_fits(self) -> bool:
+        """Whether an operation's name or tag to be placed could lie within the plot."""
+        key = self._canvas.key
+        hidden = key.unlisted() | key.joined
+        frame = self._frame()
+        return any(self.fits(*self._text_box(label), frame)
+                   for op_id, label in self._labels.items() if op_id not in hidden)
 
     def _placed_at(self) -> tuple:
         """What a placing's result depends on besides the texts: the plot's frame, the
@@ -365,6 +377,12 @@ class LabelLayer:
         kept = legend.kept_choice
         trial = self._layout_once(kept) if kept else None
         layout, placed = trial if trial is not None else self._layout_once(None)
+        self._deferred = placed is None
+        if placed is None:  # (the legend placed; the texts left where they are)
+            self._text_layout = layout
+            self._placed_for = self._view_now()
+            self._layout_timer.stop()
+            return
         missed = self._missed(placed)
         if (canvas.search_legend_places and missed and legend.item.isVisible()
                 and not legend.user_placed and len(self._label_of) <= 60):
@@ -397,11 +415,34 @@ class LabelLayer:
         self.redraw_leaders()
         self._layout_timer.stop()  # what the placing itself resized is placed for
 
+    #: within :meth:`deferring`, how deep; whether the last placing left the texts
+    _defer = 0
+    _deferred = False
+
+    @contextlib.contextmanager
+    def deferring(self):
+        """Within this block, a placing in which no operation's name or tag could lie
+        within the plot (each larger than it: a whole model's crowds of hundreds of tags)
+        places the legend and leaves the texts where they are: a layout in which no
+        operation's text is placed, as the placing would find, for the key's steps to read.
+        The next placing, or :meth:`place_deferred` after the block, places them all (a
+        crowd said in parts takes one placing, not two)."""
+        self._defer += 1
+        try:
+            yield
+        finally:
+            self._defer -= 1
+
+    def place_deferred(self) -> None:
+        """Place the texts a placing within :meth:`deferring` left, if the last one did."""
+        if self._deferred:
+            self.place_all()
+
     def saved_placing(self) -> tuple:
         """What the last placing left (its layout, the texts' requests, the view and the
         legend's place), for :meth:`restore_placing`."""
         return (self._text_layout, dict(self._label_of), self._placed_for,
-                self._legend_state())
+                self._legend_state(), self._deferred)
 
     def _legend_state(self) -> tuple:
         legend = self._canvas.legend
@@ -414,8 +455,8 @@ class LabelLayer:
         again would do, as long as the legend and the view are where they were (nothing
         drawn changes meanwhile, within :meth:`reusing_occupancy`). False (nothing done)
         when they are not."""
-        layout, label_of, placed_for, legend = saved
-        if (layout is None or not self._reuse or legend != self._legend_state()
+        layout, label_of, placed_for, legend, deferred = saved
+        if (layout is None or deferred or not self._reuse or legend != self._legend_state()
                 or placed_for != self._view_now()):
             return False
         self._layout_pending = False
@@ -456,9 +497,17 @@ class LabelLayer:
         ax, bx, ay, by = t or canvas.view_to_scene()
         radius = canvas.theme.point_size / 2
         crowd = key.crowd_of(op_id)
+        tag = op_id in key.tags
+        frame = self._frame()
+        w, h = self._text_box(label)
+        if not self.fits(w, h, frame):
+            # (a text larger than the plot has no place in it, beside its markers or
+            # farther off: a whole model's crowd of hundreds of tags, to be said in parts)
+            return Request(("point", op_id), self._point_kind(op_id, crowd, selected), w, h,
+                           np.zeros((0, 6)), order, cross_lines=tag,
+                           air=TAG_AIR if tag else NAME_AIR)
         xs, ys = [], []
         t = (ax, bx, ay, by)
-        frame = self._frame()
         # (within reusing_occupancy nothing drawn moves: each anchor is found once, not
         # once for each crowd it is in, in each of a key's passes)
         anchors = self._anchors if self._reuse else {}
@@ -469,7 +518,6 @@ class LabelLayer:
                 at = anchors[memo] = self._anchor(member, t, frame)
             xs.append(at[0])
             ys.append(at[1])
-        tag = op_id in key.tags
         own = far = None
         if tag:
             # the markers of what it names: its points on every machine, its measured
@@ -504,12 +552,7 @@ class LabelLayer:
             radius += max(x1 - x0, y1 - y0) / 2
         else:
             sx, sy = xs[0], ys[0]
-        w, h = self._text_box(label)
-        if selected == -1:
-            selected = canvas.workspace.selection.current
-        # (a crowd's tags before the single names and tags: they need the most room)
-        kind = ("selected" if selected == op_id else
-                "crowd" if len(crowd) > 1 else "operation")
+        kind = self._point_kind(op_id, crowd, selected)
         if len(crowd) > 1 or radius > 1.5 * canvas.theme.point_size:
             # beside a crowd, a text with no leader does not say which markers it names:
             # the places of the nearest ring with their leaders (and the far ones)
@@ -527,6 +570,55 @@ class LabelLayer:
         return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
                        far=far, air=TAG_AIR if tag else NAME_AIR,
                        names=names_of(self._marker_rects, self._marker_ops, self._marks, crowd))
+
+    def _point_kind(self, op_id: int, crowd: tuple, selected: int | None = -1) -> str:
+        """The kind of an operation's name or tag (its priority: the selected one's first,
+        then a crowd's tags, which need the most room, then the single names and tags)."""
+        if selected == -1:
+            selected = self._canvas.workspace.selection.current
+        return ("selected" if selected == op_id else
+                "crowd" if len(crowd) > 1 else "operation")
+
+    @staticmethod
+    def fits(w: float, h: float, frame) -> bool:
+        """Whether a ``w`` × ``h`` text could lie within the plot ``frame`` at all (a place
+        the layout takes lies inside the plot; a pixel's slack for rounding)."""
+        return w <= frame[2] - frame[0] + 1.0 and h <= frame[3] - frame[1] + 1.0
+
+    def fits_plot(self, label, text: str | None = None) -> bool:
+        """Whether the text of ``label`` (or ``text``, were the label to say it) could lie
+        within the plot at all (see :meth:`fits`)."""
+        box = self._text_box(label) if text is None else self.text_box_of(label, text)
+        return self.fits(*box, self._frame())
+
+    _measure: QGraphicsTextItem | None = None
+
+    def text_box_of(self, label, text: str) -> tuple[float, float]:
+        """The box :meth:`_text_box` gives ``label`` were it to say ``text``, the label left
+        as it is: laid out by a text item of the label's font, and kept by font and text
+        (a whole model's crowds are said again at each edit, hundreds of lines)."""
+        if label.toPlainText() == text:
+            return self._text_box(label)
+        font = label.textItem.font()
+        key = (font.key(), text)
+        size = _SIZES.get(key)
+        if size is None:
+            item = self._measure
+            if item is None:
+                item = self._measure = QGraphicsTextItem()
+            item.setFont(font)
+            item.setPlainText(text)
+            rect = item.boundingRect()
+            size = (rect.width(), rect.height())
+            if len(_SIZES) >= _SIZES_KEPT:
+                _SIZES.clear()
+            _SIZES[key] = size
+        w, h = size
+        return max(1.0, w - 2 * TEXT_INSET), max(1.0, h - 2 * TEXT_INSET)
+
+    def placed_for_view(self) -> bool:
+        """Whether the last placing was made for the plot's frame and view as they are."""
+        return self._text_layout is not None and self._placed_for == self._view_now()
 
     def _anchor(self, op_id: int, t, frame=None) -> tuple[float, float]:
         """Where an operation's name is said, in scene pixels: by the point that carries it
@@ -766,6 +858,12 @@ TAG_AIR = 3.0
 #: and between an operation's name and other texts ("g_512" and "g_1024" side by side
 #: read as one name "g_512 g_1024" a pixel apart)
 NAME_AIR = 2.0
+
+
+#: texts' sizes laid out by :meth:`LabelLayer.text_box_of`, by font and text, and how many
+#: are kept (then forgotten all at once)
+_SIZES: dict[tuple[str, str], tuple[float, float]] = {}
+_SIZES_KEPT = 1024
 
 
 def _within(xs: np.ndarray, ys: np.ndarray, frame) -> np.ndarray:

@@ -463,7 +463,7 @@ class OverlayLayer:
                    pen=self._styles.pen(theme.background, 0.6))
         _set_spots(self._crossing_marks, x=np.asarray(cross_x, float),
                    y=np.asarray(cross_y, float), symbol="o", size=theme.point_size + 5,
-                   brush=None, pen=cross_pens)
+                   brush=self._styles.no_brush(), pen=cross_pens)
 
         # measured points: a link from the prediction, the verdict scale at the prediction
         self._measured_drawn = []

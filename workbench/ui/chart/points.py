@@ -47,6 +47,8 @@ class PointLayer:
         self._ring_keys: list[tuple[int, int]] = []
         self._ring_style: tuple = ()
         self._points: dict[tuple[int, int], PointMark] = {}
+        #: each operation's :meth:`label_key`, as the points are now
+        self._label_keys: dict[int, tuple[int, int]] = {}
         self._op_points: dict[int, list[tuple[int, int]]] = {}
         self._scatter_for: dict[int, pg.ScatterPlotItem] = {}
         self._machine_marker: dict[int, str] = {}
@@ -80,9 +82,13 @@ class PointLayer:
     def label_key(self, op_id: int) -> tuple[int, int]:
         """The key of the point that carries an operation's name (or its tag: the highest
         point of an operation that carries no name)."""
-        keys = self._op_points[op_id]
-        return next((k for k in keys if self._points[k].show_label),
-                    None) or max(keys, key=lambda k: self._points[k].y)
+        key = self._label_keys.get(op_id)
+        if key is None:  # (asked for each operation in each placing: found once)
+            keys = self._op_points[op_id]
+            key = self._label_keys[op_id] = next(
+                (k for k in keys if self._points[k].show_label),
+                None) or max(keys, key=lambda k: self._points[k].y)
+        return key
 
     def label_point(self, op_id: int) -> PointMark:
         """The point that carries an operation's name (see :meth:`label_key`)."""
@@ -189,6 +195,7 @@ class PointLayer:
         """Draw the scene's points (reusing the items)."""
         self._points = {}
         self._op_points = {}
+        self._label_keys = {}
         for point in scene.points:
             key = (point.op_id, point.hw_id)
             self._points[key] = point
@@ -206,8 +213,7 @@ class PointLayer:
             scatter.setData(x=np.zeros(0), y=np.zeros(0))
         pool.finish()
         self._scatter_keys = {}
-        for hw_id in self._scatter_for:
-            self._fill_scatter(hw_id)
+        self._fill_scatters(list(self._scatter_for))
         self._fill_live()
 
         self._keys = list(self._points)
@@ -248,18 +254,23 @@ class PointLayer:
                 entries.append(entry)
         # (operations with the same counts, as a model's layers, share one row of pairs)
         shared = results.shared_rows(entries, hw_ids)
-        of_row: dict[int, tuple[frozenset, list]] = {}  # id of a row → its usage, points
+        # id of a row → its usage, what its points show, the machine of its highest point
+        of_row: dict[int, tuple[frozenset, list, int | None]] = {}
+        label_keys = {}
         for entry in entries:
             op_id = entry.id
             old_keys = self._op_points.get(op_id, [])
             pairs = shared[op_id]
             known = of_row.get(id(pairs))
             if known is None:
+                drawn = drawn_pairs(pairs, markers)
                 known = of_row[id(pairs)] = (
                     frozenset((p.hardware.id, roof_name(p.result.precision_used, p.result.unit),
                                p.result.level) for p in pairs if p.result is not None),
-                    drawn_pairs(pairs, markers))
-            usage, drawn = known
+                    drawn, next((d[0] for d in drawn if d[-1]), None))
+            usage, drawn, top = known
+            # (the point that carries its name, or its tag: the highest, see label_key)
+            label_keys[op_id] = (op_id, top)
             if usage != self._usage.get(op_id, frozenset()):
                 before = set(self._usage_count)
                 self._usage_count.subtract(self._usage.get(op_id, frozenset()))
@@ -282,6 +293,7 @@ class PointLayer:
         if len(op_ids) == 1:
             self.set_live(op_ids[0])  # one operation: only its few points are set again
         keys, xs, ys = [], [], []
+        self._label_keys.update(label_keys)
         for op_id, points in updates.items():
             for point in points:
                 key = (op_id, point.hw_id)
@@ -293,9 +305,7 @@ class PointLayer:
         xy = to_view(np.array([xs, ys], dtype=float)).T.reshape(-1, 2)
         self._xy[rows] = xy
         refill = {key[1] for key in keys if key[0] != self._live_op}
-        for hw_id in refill:
-            if hw_id in self._scatter_for:
-                self._fill_scatter(hw_id)
+        self._fill_scatters([h for h in refill if h in self._scatter_for])
         if self._live_op in updates:
             self._fill_live()
         return keys, rows, xy, set(updates)
@@ -307,15 +317,18 @@ class PointLayer:
             style = self._styles_of[key] = self._styles.spot_style(point)
         return style
 
-    def _fill_scatter(self, hw_id: int) -> None:
-        """Set machine ``hw_id``'s scatter item to its points, but the live operation's.
+    def _fill_scatters(self, hw_ids) -> None:
+        """Set the scatter items of the machines ``hw_ids`` to their points, but the live
+        operation's (one pass over the points for them all: a whole model's thousands).
 
         Points that coincide exactly (the same operation in each layer of a model: the same
         place and style) are one spot, drawn where the last of them would be; pyqtgraph
         costs about 3.5 µs a spot on every ``setData`` and each spot is painted."""
-        spots: dict[tuple, list[tuple[int, int]]] = {}
+        spots_of: dict[int, dict[tuple, list[tuple[int, int]]]] = {h: {} for h in hw_ids}
+        live = self._live_op
         for key, point in self._points.items():
-            if key[1] != hw_id or key[0] == self._live_op:
+            spots = spots_of.get(key[1])
+            if spots is None or key[0] == live:
                 continue
             spot = (point.x, point.y, point.color, point.bound == "overhead")
             same = spots.pop(spot, None)  # re-inserted: the spot keeps its last place
@@ -323,6 +336,12 @@ class PointLayer:
                 same = []
             same.append(key)
             spots[spot] = same
+        for hw_id, spots in spots_of.items():
+            self._set_scatter(hw_id, spots)
+
+    def _set_scatter(self, hw_id: int, spots: dict) -> None:
+        """Set machine ``hw_id``'s scatter item to ``spots`` (place and style → the keys of
+        the points drawn there)."""
         points = [self._points[keys[-1]] for keys in spots.values()]
         styles = [self._style_of(p) for p in points]
         self._scatter_keys[hw_id] = list(spots.values())
@@ -354,9 +373,7 @@ class PointLayer:
         touched = {k[1] for k in self._op_points.get(self._live_op, ())}
         touched |= {k[1] for k in self._op_points.get(op_id, ())}
         self._live_op = op_id
-        for hw_id in touched:
-            if hw_id in self._scatter_for:
-                self._fill_scatter(hw_id)
+        self._fill_scatters([h for h in touched if h in self._scatter_for])
         self._fill_live()
 
     def sync_ring(self) -> None:
@@ -369,10 +386,12 @@ class PointLayer:
         self._ring_keys = list(keys)
         self._ring_style = (theme, self._ring)
         self._ring.setData(x=xs, y=ys, symbol="o", size=theme.point_size + theme.ring_extra,
-                           brush=None, pen=self._styles.pen(theme.selection, 2.0))
+                           brush=self._styles.no_brush(),
+                           pen=self._styles.pen(theme.selection, 2.0))
 
     def dispose(self) -> None:
         """Forget every item (the chart's items are gone)."""
         self._scatter_pool.items = []
         self._scatter_pool.used = 0
         self._points, self._op_points, self._scatter_for = {}, {}, {}
+        self._label_keys = {}

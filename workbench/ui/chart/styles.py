@@ -33,6 +33,7 @@ class ChartStyles:
         """``add`` puts a new item into the chart's view."""
         self._theme: Theme | None = None
         self._brushes: dict[str, QBrush] = {}
+        self._no_brush = QBrush(Qt.BrushStyle.NoBrush)
         self._pens: dict[tuple, QPen] = {}
         self._fonts: dict = {}
         self._text_pools = {kind: Pool(lambda z=z: at_z(Label(), z), add)
@@ -72,6 +73,12 @@ class ChartStyles:
             for item in pool.items:
                 self._style_label(item, kind, fonts[kind])
         self._fonts = fonts
+
+    def no_brush(self) -> QBrush:
+        """An empty brush, the same object every time: pyqtgraph's symbol atlas keys a
+        spot's look by its brush object, so a new empty brush for each update (what
+        ``brush=None`` makes) draws and keeps one more symbol image every time."""
+        return self._no_brush
 
     def brush(self, color: str) -> QBrush:
         brush = self._brushes.get(color)

@@ -12,6 +12,7 @@ its key.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Mapping
 
@@ -256,9 +257,15 @@ class TagsAndKey:
             label = self._labels[host]
             old_text, old_request = label.toPlainText(), self._entry(("point", host))[1]
             own = self.crowd_of(op_id)  # (a stray crowd: all its tags)
-            label.setText(crowd_text([self._key_tags[o] for o in [*group, *own]]))
-            request = self._point_request(host, label, old_request.order)
+            longer = crowd_text([self._key_tags[o] for o in [*group, *own]])
             layout.remove(("point", host))
+            if not self._canvas.labels.fits_plot(label, longer):
+                # (no place in the plot holds the longer text: the host placed again as it
+                # is, its label left as it was)
+                self._apply(label, layout.place(old_request))
+                continue
+            label.setText(longer)
+            request = self._point_request(host, label, old_request.order)
             placement = layout.place(request)
             if placement is None:  # no room for the longer text: as it was
                 label.setText(old_text)
@@ -367,8 +374,16 @@ class TagsAndKey:
         in the key, and the texts are placed again (the key changes the legend's size)
         until each name or tag has been tried. (Nothing drawn changes meanwhile: what the
         data covers is worked out once for each frame of the plot.)"""
-        with self._canvas.labels.reusing_occupancy():
-            self._layout_with_key(tag_unnamed)
+        canvas = self._canvas
+        labels = canvas.labels
+        with labels.reusing_occupancy():
+            # (on screen, where the legend stays where it is, a placing in which no name or
+            # tag can find a place is known without placing: a whole model's crowds, then
+            # said in parts by one placing; see LabelLayer.deferring)
+            with (labels.deferring() if self.key_on_screen and not canvas.search_legend_places
+                  else contextlib.nullcontext()):
+                self._layout_with_key(tag_unnamed)
+            labels.place_deferred()
 
     def _layout_with_key(self, tag_unnamed: bool) -> None:
         canvas = self._canvas
@@ -424,10 +439,10 @@ class TagsAndKey:
                   if ("point", op) not in placed and op not in self._key_tags}
         return missed & self._canvas.labels.ops_in_view() if missed else missed
 
-    def _split_crowds(self, before: dict) -> bool:
+    def _split_crowds(self, said: dict) -> bool:
         """Say in parts (:func:`crowd_parts`) each crowd whose tags found no place together:
-        each part's first operation's label says the part's tags. True when one was split.
-        ``before`` gets the former text of each label it changes."""
+        each part's first operation's label is to say the part's tags (``said`` gets its
+        text, by the operation). True when one was split."""
         layout = self._text_layout
         if layout is None:
             return False
@@ -444,11 +459,8 @@ class TagsAndKey:
                 self._groups[first] = members
                 joined.difference_update(members[:1])
                 joined.update(members[1:])
-                label = self._labels.get(first)
-                if label is not None:
-                    before.setdefault(first, label.toPlainText())
-                    label.setText(crowd_text([self._key_tags[o] for o in members]))
-                    label.setVisible(True)
+                if first in self._labels:
+                    said[first] = crowd_text([self._key_tags[o] for o in members])
             split = True
         self._joined = frozenset(joined)
         return split
@@ -457,10 +469,11 @@ class TagsAndKey:
     #: together (a row of markers along a roof, each with no room of its own)
     ROW_REACH = 2.5
 
-    def _gather_strays(self, before: dict) -> bool:
+    def _gather_strays(self, said: dict) -> bool:
         """Join the tags that found no place (each alone, or a crowd's) into crowds of
-        markers up to :attr:`ROW_REACH` marker sizes apart, said by one text each. True when
-        any were joined. ``before`` gets the former text of each label it changes."""
+        markers up to :attr:`ROW_REACH` marker sizes apart, said by one text each (``said``
+        gets each text, by the operation whose label is to say it). True when any were
+        joined."""
         if self._text_layout is None:
             return False
         hosts = self._unplaced()
@@ -477,8 +490,7 @@ class TagsAndKey:
                 self._groups.pop(hosts[i], None)
             self._groups[first] = members
             joined.update(m for m in members if m != first)
-            before.setdefault(first, self._labels[first].toPlainText())
-            self._labels[first].setText(crowd_text([self._key_tags[m] for m in members]))
+            said[first] = crowd_text([self._key_tags[m] for m in members])
             gathered = True
         self._joined = frozenset(joined)
         return gathered
@@ -512,10 +524,21 @@ class TagsAndKey:
         """Take ``step`` and place the texts again; undo it unless the chart then tells
         more than ``best`` operations."""
         saved = (dict(self._groups), self._joined)
-        texts: dict = {}  # (the labels the step changes, as they were)
-        if not step(texts):
+        said: dict = {}  # (the texts the step gives labels, by the operation)
+        if not step(said):
             return False
         labels = self._canvas.labels
+        if self._no_room_for(said):
+            # every text the step makes is larger than the plot: placed again, the rest
+            # would go where they are and the chart tell no more (a whole model's crowds
+            # of hundreds of tags): undone without a placing
+            self._groups, self._joined = saved
+            return False
+        texts = {}  # (the labels the step changes, as they were)
+        for op, text in said.items():
+            label = self._labels[op]
+            texts[op] = label.toPlainText()
+            label.setText(text)
         placing = labels.saved_placing()
         labels.place_all()
         if self._told() > best:
@@ -528,6 +551,17 @@ class TagsAndKey:
         if not labels.restore_placing(placing):
             labels.place_all()
         return False
+
+    def _no_room_for(self, said: dict) -> bool:
+        """Whether the texts ``said`` (op_id → the text its label is to say) are each
+        larger than the plot (none finds a place, whatever else is placed), the live chart
+        placed for the view as it is (its legend stays where it is: a figure's tries other
+        places as texts are left out)."""
+        canvas = self._canvas
+        labels = canvas.labels
+        if not said or canvas.search_legend_places or not labels.placed_for_view():
+            return False
+        return not any(labels.fits_plot(self._labels[op], text) for op, text in said.items())
 
 
 def _pixel_gap(a: tuple, b: tuple) -> float:

@@ -188,6 +188,12 @@ class DerivationView(QTextBrowser):
         self._source = (header, subheader, sections, conventions_open)
         self._render()
 
+    @property
+    def measured_texts(self) -> int:
+        """How many text widths are kept (those of the last render): for tests and
+        measurements."""
+        return len(self._advances)
+
     def clear_sections(self) -> None:
         self._source = None
         self._render_pending = False
@@ -305,18 +311,25 @@ class DerivationView(QTextBrowser):
         width = self._line_width()
         self._width = width
         metrics = self._metrics
-        advances = self._advances
+        # the widths of this render's texts, those of the last render looked up first: an
+        # edit changes a few numbers and the rest are measured once; a text no longer shown
+        # is forgotten (kept for good, every value ever typed would stay in memory)
+        before = self._advances
+        advances: dict[tuple[str, bool], float] = {}
 
         def advance(text: str, bold: bool) -> float:
-            found = advances.get((text, bold))
+            key = (text, bold)
+            found = advances.get(key)
             if found is None:
-                if len(advances) > 20_000:
-                    advances.clear()
-                found = advances[(text, bold)] = metrics[bold].horizontalAdvance(text)
+                found = before.get(key)
+                if found is None:
+                    found = metrics[bold].horizontalAdvance(text)
+                advances[key] = found
             return found
 
         header, subheader, sections, open_ = self._source
         blocks = layout_blocks(header, subheader, sections, open_, width, advance)
+        self._advances = advances
         changed = self._changed_blocks(blocks)
         if changed is None:
             self._rebuild(blocks)

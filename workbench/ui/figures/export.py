@@ -43,7 +43,7 @@ from workbench.ui.figures.figure_size import (
     format_of,
     resolve_size,
 )
-from workbench.ui.figures.svg_portable import SvgMark, portable_svg
+from workbench.ui.figures.svg_portable import SvgMark, portable_svg, portable_tree, svg_bytes
 
 __all__ = [
     "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
@@ -99,10 +99,11 @@ def _figure_payload(session, fmt: str, fig: FigureSize, theme: str, transparent:
     if fmt == "html":
         from workbench.ui.figures.html_page import figure_page
 
-        drawn: dict = {}
-        svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
-                                    view_range=view_range, drawn=drawn)
-        return figure_page(session, svg, drawn["scene"], theme), fig
+        drawn: dict = {"tree": None}  # (the page rewrites the SVG's tree: never written out)
+        _, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
+                                  view_range=view_range, drawn=drawn)
+        return figure_page(session, drawn["tree"], drawn["scene"], theme,
+                           document=drawn["document"], results=drawn["results"]), fig
     svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
                                 view_range=view_range)
     if fmt == "svg":
@@ -139,7 +140,10 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
     """The figure as portable SVG 1.1, and its size: a paper column's figure
     (:attr:`FigureSize.grows`) is made taller when its key would otherwise leave names out,
     or some of its points' tags found no place. With a ``drawn`` dict, the marks are named
-    in the SVG (:func:`_page_marks`) and ``drawn["scene"]`` is the scene the figure shows."""
+    in the SVG (:func:`_page_marks`), ``drawn["scene"]`` is the scene the figure shows and
+    ``drawn["document"]`` and ``drawn["results"]`` the session it shows and its pairs. A
+    ``drawn`` dict that holds the key ``"tree"`` gets the SVG there as its element tree
+    instead, and the bytes returned are empty."""
     from workbench.ui.chart.canvas import HEADROOM
 
     _running_app()
@@ -272,9 +276,16 @@ def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool,
     if drawn is not None:
         marks = _page_marks(canvas, source, lw / source.width(), lh / source.height())
         drawn["scene"] = canvas.scene_model
-    return portable_svg(bytes(data), fig, None if transparent else _background(theme),
-                        families, (area.left(), area.top(), area.right(), area.bottom()),
-                        marks)
+        # (the figure's session and its evaluated pairs, kept with the canvas until the next
+        # figure: the page reads the derivations from them)
+        drawn["document"], drawn["results"] = canvas.workspace.document, canvas.workspace.results
+    tree = portable_tree(bytes(data), fig, None if transparent else _background(theme),
+                         families, (area.left(), area.top(), area.right(), area.bottom()),
+                         marks)
+    if drawn is not None and "tree" in drawn:
+        drawn["tree"] = tree
+        return b""
+    return svg_bytes(tree)
 
 
 def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:

@@ -15,7 +15,7 @@ shown as text and runs nothing.
 The numbers are the engine's: the evaluated pair of each point (what ``analyze`` prints), its
 tooltip text (:func:`~workbench.model.chart.scene.point_tooltip`, the chart's), the judged
 measurements (:func:`~workbench.model.measured_session.judge_session`) and the machine's
-lines of the operation's derivation (:func:`~workbench.document.derivation.build_derivation`,
+lines of the operation's derivation (:func:`~workbench.document.derivation.machine_sections`,
 the editor's).
 """
 
@@ -54,30 +54,39 @@ COLUMNS = (
 )
 
 
-def figure_page(session, svg: bytes, scene, theme: str = "light") -> bytes:
-    """The page (UTF-8) of ``session``'s figure: ``svg`` is its SVG with the marks named and
-    ``scene`` the scene it draws (:func:`~workbench.ui.figures.export.figure_svg_sized` with
-    a ``drawn`` dict gives both)."""
-    return _page(session, svg.decode("utf-8"), page_data(session, scene), theme).encode("utf-8")
+def figure_page(session, svg, scene, theme: str = "light", *, document=None,
+                results=None) -> bytes:
+    """The page (UTF-8) of ``session``'s figure: ``svg`` is its SVG with the marks named
+    (the file's bytes, or its element tree, which the page rewrites) and ``scene`` the scene
+    it draws (:func:`~workbench.ui.figures.export.figure_svg_sized` with a ``drawn`` dict
+    gives both, and the figure's ``document`` and ``results``: see :func:`page_data`)."""
+    data = page_data(session, scene, document=document, results=results)
+    if isinstance(svg, bytes):
+        svg = svg.decode("utf-8")
+    return _page(session, svg, data, theme).encode("utf-8")
 
 
 # ---------------------------------------------------------------------------------------------
 # the numbers
 
 
-def page_data(session, scene) -> dict:
+def page_data(session, scene, *, document=None, results=None) -> dict:
     """Everything the page says of each mark of ``scene`` (the scene the figure draws), as
     JSON-ready data: ``machines``, ``operations``, ``levels``, ``points`` (by ``"op:hw"``),
     ``measured`` (by ``"measurement:hw"``), ``roofs`` and ``ridges`` (by the attributes the
     SVG names them with). Their text lines (``tip``, ``lines``) are indices into
-    ``strings``."""
+    ``strings``. ``document`` and ``results`` (its :class:`ResultCache`), when given, hold
+    the session the scene was built from, with its pairs already evaluated: the derivations
+    are read from them instead of from a copy of ``session`` evaluated again."""
     from workbench.document import Document, ResultCache
-    from workbench.document.derivation import NBSP, build_derivation
+    from workbench.document.derivation import NBSP, machine_sections
     from workbench.model.measured_session import judge_session
 
-    session = copy.deepcopy(session)  # (a document gives colours to the session it holds)
-    document = Document(session)
-    results = ResultCache(document)
+    if document is None or results is None:
+        # (a document gives colours to the session it holds: a copy)
+        document = Document(copy.deepcopy(session))
+        results = ResultCache(document)
+    session = document.session
     judged = judge_session(session) if session.measurements else []
     index_of = {id(m): i for i, m in enumerate(session.measurements)}
     by_point: dict[tuple[int, int], list] = {}
@@ -100,7 +109,7 @@ def page_data(session, scene) -> dict:
         if op_id not in derivations:
             derivations[op_id] = {
                 s.hw_id: [f"{label}: {value}".replace(NBSP, " ") for label, value in s.rows]
-                for s in build_derivation(document, results, op_id) if s.hw_id is not None}
+                for s in machine_sections(document, results, op_id)}
         return derivations[op_id].get(hw_id, [])
 
     points = {}
@@ -224,16 +233,23 @@ def _rows(data: dict) -> str:
     A cell's end tag is left out, as HTML allows: a thousand operations on three machines
     are 33 000 cells."""
     strings = data["strings"]
-    at = {name: i for i, name in enumerate(FIELDS)}
+    columns = [(FIELDS.index(name), unit) for _, name, unit in COLUMNS]
+    # each cell's text once: an operation's FLOPs, bytes and intensity, a machine's name and
+    # the bounds recur on every row of it
+    made: dict[tuple, str] = {}
     out = []
     for attr, table in (("data-pt", data["points"]), ("data-ms", data["measured"])):
         for key, row in table.items():
             cells = []
-            for _, name, unit in COLUMNS:
-                value = row[at[name]]
+            for index, unit in columns:
+                value = row[index]
                 if not unit and value is not None:
                     value = strings[value]
-                cells.append(_cell(value, unit))
+                known = (type(value), value, unit)
+                cell = made.get(known)
+                if cell is None:
+                    cell = made[known] = _cell(value, unit)
+                cells.append(cell)
             out.append(f'<tr {attr}="{html.escape(key)}">{"".join(cells)}</tr>')
     return "\n".join(out)
 
@@ -247,17 +263,17 @@ _INHERITED = {"fill": "black", "fill-opacity": "1", "fill-rule": "nonzero", "str
 _FONT = ("font-family", "font-size", "font-weight", "font-style")
 
 
-def compact_svg(svg: str) -> str:
+def compact_svg(svg) -> str:
     """The figure's SVG for the page, drawn the same with fewer bytes: no XML declaration
     (no place for it inside HTML); no property an element would take from its group anyway;
     no font on a group that holds no text; one group for neighbouring groups of the same
-    properties; no blank lines."""
+    properties; no blank lines. ``svg`` is the SVG's text or its element tree (rewritten)."""
     import xml.etree.ElementTree as ET
 
     ns = "http://www.w3.org/2000/svg"
     ET.register_namespace("", ns)
     ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
-    root = ET.fromstring(svg.encode("utf-8"))
+    root = ET.fromstring(svg.encode("utf-8")) if isinstance(svg, str) else svg
     text_tag, group_tag = f"{{{ns}}}text", f"{{{ns}}}g"
 
     def walk(element, inherited: dict) -> bool:
@@ -307,7 +323,7 @@ def _hash(text: str) -> str:
     return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 
-def _page(session, svg: str, data: dict, theme: str) -> str:
+def _page(session, svg, data: dict, theme: str) -> str:
     from workbench.io.sessions import dumps_session
 
     svg = compact_svg(svg)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from workbench.ui.figures.figure_size import FigureSize
 
-__all__ = ["portable_svg", "SvgMark"]
+__all__ = ["portable_svg", "portable_tree", "svg_bytes", "SvgMark"]
 
 _SVG = "http://www.w3.org/2000/svg"
 _XLINK = "http://www.w3.org/1999/xlink"
@@ -282,7 +282,20 @@ def _is_rigid(m: Sequence[float]) -> bool:
 def portable_svg(raw: bytes, fig: FigureSize, background: str | None,
                  families: dict[str, str] | None = None, plot_area: Rect | None = None,
                  marks: Sequence[SvgMark] = ()) -> bytes:
-    """Qt's SVG made to draw the same in any renderer.
+    """Qt's SVG made to draw the same in any renderer: :func:`portable_tree`, written out."""
+    return svg_bytes(portable_tree(raw, fig, background, families, plot_area, marks))
+
+
+def svg_bytes(root: ET.Element) -> bytes:
+    """The SVG file (UTF-8, with its XML declaration) of the element tree ``root``."""
+    return b'<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + ET.tostring(
+        root, encoding="unicode").encode("utf-8", "xmlcharrefreplace")
+
+
+def portable_tree(raw: bytes, fig: FigureSize, background: str | None,
+                  families: dict[str, str] | None = None, plot_area: Rect | None = None,
+                  marks: Sequence[SvgMark] = ()) -> ET.Element:
+    """Qt's SVG made to draw the same in any renderer, as an element tree.
 
     Shapes drawn under the chart's log-scaled data transform with cosmetic pens
     ("non-scaling-stroke", which renderers treat differently) are rewritten as paths in page
@@ -346,8 +359,7 @@ def portable_svg(raw: bytes, fig: FigureSize, background: str | None,
             group.remove(empty)
     if marks:
         name_marks(root, marks)
-    return b'<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + ET.tostring(
-        root, encoding="unicode").encode("utf-8", "xmlcharrefreplace")
+    return root
 
 
 #: an empty group and the whitespace after it (a ">" inside an attribute value makes this

@@ -342,12 +342,18 @@ class ResultsModel(QAbstractTableModel):
         announced: the view repaints those cells, not whole rows."""
         if not rows:
             return
-        diff = len(rows) <= _DIFF_ROWS
+        if len(rows) > _DIFF_ROWS:  # (a whole model: every cell of each run of rows)
+            cache, keys, last = self._cache, self._keys, len(COLUMNS) - 1
+            for row in rows:
+                cache.pop(keys[row], None)
+            for first, stop in _runs(sorted(set(rows))):
+                self.dataChanged.emit(self.index(first, 0), self.index(stop - 1, last))
+            return
         spans: dict[int, tuple[tuple[int, int], ...]] = {}  # row -> (first, last) columns
         for row in rows:
             key = self._keys[row]
             old = self._cache.pop(key, None)
-            if old is None or not diff:
+            if old is None:
                 spans[row] = ((0, len(COLUMNS) - 1),)
                 continue
             new = self._evaluate(*key)
