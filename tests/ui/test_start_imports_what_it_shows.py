@@ -2,9 +2,10 @@
 drawn once for each frame of the plot.
 
 The first window (the built-in example: operations, editor, derivation, chart, results) needs
-no whole model, no panel behind another tab and no dialog: their modules are imported when
-first used. A fresh interpreter starts the app as ``roofline-workbench`` does and lists what it
-imported by the time the window is painted.
+no whole model, no panel behind another tab and no dialog, and the example has no sweep, no
+measurement and no compared pair: their modules are imported when first used. A fresh
+interpreter starts the app as ``roofline-workbench`` does and lists what it imported by the
+time the window is painted.
 """
 
 from __future__ import annotations
@@ -24,8 +25,11 @@ QApplication.processEvents()
 window.repaint()
 shown = [d.objectName() for d in window.findChildren(QDockWidget)
          if d.isVisible() and not d.visibleRegion().isEmpty()]
+session = window.document.session
 print(json.dumps({"modules": sorted(sys.modules), "shown": sorted(shown),
-                  "operations": len(window.document.session.operations)}))
+                  "operations": len(session.operations),
+                  "overlays": [sum(e.sweep is not None for e in session.operations),
+                               len(session.measurements), len(session.comparisons)]}))
 """
 
 #: modules the first window does not use, each imported when its feature is first used
@@ -41,6 +45,12 @@ NOT_AT_START = (
     "workbench.document.models",
     "workbench.io.model_entries",
     "concurrent.futures",  # the autosave's worker, made by its first background write
+    # sweeps, measurements and compared pairs: read, drawn and edited once a session has one
+    "workbench.model.sweeps",
+    "workbench.model.measured",
+    "workbench.model.measured_session",
+    "workbench.model.comparison",
+    "workbench.model.profile",
 )
 
 
@@ -56,6 +66,7 @@ def test_the_first_window_imports_no_model_nor_hidden_panel(tmp_path):
     assert seen["operations"] > 0
     assert {"OperationsDock", "EditorDock", "ResultsDock"} <= set(seen["shown"])
     assert not {"ModelDock", "HardwareDock"} & set(seen["shown"])
+    assert seen["overlays"] == [0, 0, 0]  # (no sweep, measurement or pair to draw)
     loaded = set(seen["modules"])
     assert "workbench.ui.chart.canvas" in loaded  # (the list is the started app's)
     assert sorted(loaded & set(NOT_AT_START)) == []

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.document.changes import Change, Command, What
 from workbench.document.names import NameInUse, unique_name
@@ -28,7 +28,6 @@ from workbench.model.limits import (
     session_totals,
     sweep_total_problem,
 )
-from workbench.model.measured import Measurement
 from workbench.model.operations import KINDS, Operation
 from workbench.model.session import (
     Comparison,
@@ -38,7 +37,12 @@ from workbench.model.session import (
     ViewSettings,
     free_color,
 )
-from workbench.model.sweeps import Sweep
+
+if TYPE_CHECKING:
+    # (named in signatures only: a session without sweeps or measurements starts without
+    # their modules)
+    from workbench.model.measured import Measurement
+    from workbench.model.sweeps import Sweep
 
 __all__ = ["Change", "Document", "NameInUse", "OverBudget", "new_operation", "unique_name"]
 

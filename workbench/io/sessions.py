@@ -78,7 +78,7 @@ import errno
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.io.atomic import write_atomic
 from workbench.io.errors import InputError
@@ -112,8 +112,6 @@ from workbench.model.limits import (
     model_problem,
     sweep_total_problem,
 )
-from workbench.model.measured import MEMORY_LEVELS, Measurement
-from workbench.model.measured_session import measurement_problems
 from workbench.model.operations import Operation
 from workbench.model.session import (
     MARKERS,
@@ -125,8 +123,14 @@ from workbench.model.session import (
     Session,
     ViewSettings,
 )
-from workbench.model.sweeps import MAX_SWEEP_POINTS, SCALES, Range, Sweep, SweepError
 from workbench.model.units import BINARY, format_quantity
+
+if TYPE_CHECKING:
+    from workbench.model.measured import Measurement
+    from workbench.model.sweeps import Sweep
+
+# Sweeps' and measurements' modules are imported by the functions that read or write one,
+# when a session has any: the built-in example starts without them.
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -185,6 +189,7 @@ def _session_shape() -> Shape:
     from workbench.io.model_entries import MAX_MODELS, MODEL_KEYS
     from workbench.io.schema import CALIBRATION_KEYS, OPERATION_KEYS
     from workbench.model.operations import KINDS
+    from workbench.model.sweeps import MAX_SWEEP_POINTS
 
     op_keys = {*OPERATION_KEYS, "sweep"}
     for spec in KINDS.values():
@@ -475,6 +480,8 @@ def _parse_hardware_entry(item: Any, place: Place) -> HardwareEntry:
 
 
 def _parse_sweep(value: Any, op: Operation, place: Place) -> Sweep:
+    from workbench.model.sweeps import MAX_SWEEP_POINTS, SCALES, Range, Sweep, SweepError
+
     data = expect_mapping(value, place, "a sweep: param and values, or param, start, stop, "
                                         "num and scale")
     check_keys(data, SWEEP_KEYS, place)
@@ -530,6 +537,9 @@ def _parse_sweep(value: Any, op: Operation, place: Place) -> Sweep:
 
 
 def _parse_measurement(value: Any, session: Session, place: Place) -> Measurement:
+    from workbench.model.measured import MEMORY_LEVELS, Measurement
+    from workbench.model.measured_session import measurement_problems
+
     data = expect_mapping(value, place, "a measurement: name, time or achieved, and "
                                         "operation or flops and bytes")
     check_keys(data, MEASUREMENT_KEYS, place)
@@ -789,6 +799,8 @@ def measurement_to_data(m: Measurement) -> dict[str, Any]:
     if m.source:
         out["source"] = m.source
     if m.levels:
+        from workbench.model.measured import MEMORY_LEVELS
+
         out["levels"] = {key: _q(m.levels[key], "bytes") for key in MEMORY_LEVELS
                          if key in m.levels}
     if m.unit is not None:

@@ -14,13 +14,16 @@ import re
 from dataclasses import dataclass
 
 __all__ = ["TEXT_LIMITS", "text_problem", "CONTROL_RE", "MAX_OPERATIONS", "model_problem",
-           "MAX_MEASUREMENTS", "MAX_SWEEP_TOTAL", "MAX_SESSION_BYTES", "OverBudget", "Totals",
-           "session_totals", "measurement_bytes", "budget_problem", "sweep_total_problem"]
+           "MAX_MEASUREMENTS", "MAX_SWEEP_POINTS", "MAX_SWEEP_TOTAL", "MAX_SESSION_BYTES",
+           "OverBudget", "Totals", "session_totals", "measurement_bytes", "budget_problem",
+           "sweep_total_problem"]
 
 #: The most operations a session holds, a whole model's included.
 MAX_OPERATIONS = 100_000
 #: The most measured points a session holds.
 MAX_MEASUREMENTS = 100_000
+#: Most values one sweep may expand to (a path of 100k points is already far beyond a chart).
+MAX_SWEEP_POINTS = 100_000
 #: The most sweep points of all the session's sweeps together (each is a point on the chart
 #: and a row of the results on every machine).
 MAX_SWEEP_TOTAL = 100_000

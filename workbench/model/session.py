@@ -9,12 +9,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.model.hardware import Hardware
-from workbench.model.measured import Measurement
 from workbench.model.operations import Operation
-from workbench.model.sweeps import Sweep
+
+if TYPE_CHECKING:
+    # (sweeps and measurements are imported where one is made or used, when a session has
+    # any: a session that has none starts without their modules)
+    from workbench.model.measured import Measurement
+    from workbench.model.sweeps import Sweep
 
 __all__ = ["HardwareEntry", "OperationEntry", "Comparison", "ViewSettings", "Session", "PALETTE",
            "MORE_COLORS", "MARKERS", "free_color"]

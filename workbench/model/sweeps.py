@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from workbench.model.hardware import Hardware
+from workbench.model.limits import MAX_SWEEP_POINTS
 from workbench.model.operations import Operation, Param, cross_checks
 from workbench.model.roofline import BOUND_NAMES, calibrated_for
 from workbench.model.roofline import sweep as roofline_sweep
@@ -49,8 +50,6 @@ __all__ = [
     "SCAN_POINTS",
 ]
 
-#: Most values one sweep may expand to (a path of 100k points is already far beyond a chart).
-MAX_SWEEP_POINTS = 100_000
 #: Grid points of the scan that brackets crossings before they are refined.
 SCAN_POINTS = 1025
 SCALES = ("linear", "log")

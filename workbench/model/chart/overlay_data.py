@@ -36,26 +36,21 @@ from workbench.model.chart.profiled_kernels import (
     top_hidden,
 )
 from workbench.model.errors import COUNTING_ERRORS
-from workbench.model.measured import VERDICTS
-from workbench.model.measured_session import MeasuredPoint, judge_session
 from workbench.model.roofline import BOUND_NAMES
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import OperationEntry, Session
-from workbench.model.sweeps import (
-    Crossing,
-    SweepError,
-    SweepResult,
-    evaluate_sweep,
-    sweep_crossings,
-)
 from workbench.model.units import format_number, format_quantity
 
 if TYPE_CHECKING:
     from workbench.model.comparison import PairComparison
+    from workbench.model.measured_session import MeasuredPoint
     from workbench.model.profile import LevelPoint
+    from workbench.model.sweeps import Crossing, SweepResult
 
-# Profiled kernels (workbench.model.profile) and compared pairs (workbench.model.comparison)
-# are imported by the functions that draw them, when a session has any: not at start-up.
+# Sweeps (workbench.model.sweeps), measured points (workbench.model.measured and
+# measured_session), profiled kernels (workbench.model.profile) and compared pairs
+# (workbench.model.comparison) are imported by the functions that draw them, when a session
+# has any: not at start-up.
 
 __all__ = [
     "VERDICT_COLORS",
@@ -258,6 +253,8 @@ def cached_sweep(op, hw, sweep) -> tuple[SweepResult, list[Crossing]]:
     key = (repr(op), repr(hw), sweep)
     found = _SWEEP_CACHE.get(key)
     if found is None:
+        from workbench.model.sweeps import evaluate_sweep, sweep_crossings  # (see the imports)
+
         found = (evaluate_sweep(op, hw, sweep), sweep_crossings(op, hw, sweep))
         if len(_SWEEP_CACHE) >= _SWEEP_CACHE_SIZE:
             _SWEEP_CACHE.pop(next(iter(_SWEEP_CACHE)))
@@ -277,6 +274,8 @@ def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any]
     sweep = entry.sweep
     if sweep is None:
         return [], []
+    from workbench.model.sweeps import SweepError  # (see the note at the imports)
+
     op = entry.operation
     by_id = {h.id: h for h in session.hardware}
     paths: list[SweepPath] = []
@@ -463,6 +462,8 @@ def _bands(py: float, scale: float = 1.0) -> tuple[tuple[str, float, float], ...
     """The verdict scale below a prediction at height ``py``: a measured time r × T_predicted
     draws at py · scale / r, with ``scale`` = T_lower / T_predicted: each band of r from
     :data:`VERDICTS` up to the ceiling, down to r = :data:`BAND_DEPTH`."""
+    from workbench.model.measured import VERDICTS  # (see the note at the imports)
+
     out = []
     for verdict in VERDICTS:
         if math.isnan(verdict.low):
@@ -499,7 +500,8 @@ def drawn_measured_marks(session: Session, machine_ids: Sequence[int],
     """:func:`measured_marks`, at most ``limit`` of them (the first in the session's order):
     ``(marks, how many could be drawn in all, notes, what the top-N rule hides)``. ``most``:
     a figure's top-N rule (:func:`top_hidden`)."""
-    from workbench.model.profile import level_points  # (see the note at the imports)
+    from workbench.model.measured_session import judge_session  # (see the note at the imports)
+    from workbench.model.profile import level_points
 
     judged = judge_session(session) if judged is None else judged
     shown = set(machine_ids)
@@ -720,6 +722,10 @@ def overlay_legend(measured: Sequence[MeasuredMark]) -> list[tuple[str, str]]:
     """``(verdict key, text)`` for each verdict band that a drawn measured point falls in,
     in band order (the legend explains the colours of the measured markers)."""
     present = {m.verdict for m in measured}
+    if not present:
+        return []
+    from workbench.model.measured import VERDICTS  # (see the note at the imports)
+
     return [(v.key, f"measured, {VERDICT_SHORT.get(v.key, v.key)}"
                     + ("" if v.key == "overhead-bound" else f" ({v.label.split(':')[0]})"))
             for v in VERDICTS if v.key in present]

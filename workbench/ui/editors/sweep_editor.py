@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
@@ -50,18 +50,18 @@ from PySide6.QtWidgets import (
 
 from workbench.model.chart.overlay_data import cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
+from workbench.model.limits import MAX_SWEEP_POINTS
 from workbench.model.operations import Param
 from workbench.model.rules import compute_bound
-from workbench.model.sweeps import (
-    MAX_SWEEP_POINTS,
-    Range,
-    Sweep,
-    SweepError,
-    evaluate_sweep,
-)
 from workbench.model.units import QuantityError, format_number, parse_quantity
 from workbench.ui.bridge import Workspace
 from workbench.ui.widgets import no_wheel_filter, set_invalid
+
+if TYPE_CHECKING:
+    from workbench.model.sweeps import Sweep
+
+# The sweeps' module is imported by the methods that make or evaluate a sweep: the editor is
+# built at start-up, most often for an operation without one.
 
 __all__ = ["SweepSection", "parse_values", "MODES", "format_value"]
 
@@ -309,6 +309,8 @@ class SweepSection(QGroupBox):
 
     def _candidate(self) -> tuple[Sweep | None, str, QWidget | None]:
         """The sweep the widgets describe, or (None, problem, widget to mark)."""
+        from workbench.model.sweeps import Range, Sweep, SweepError  # (see the imports)
+
         param = self._param()
         if param is None:
             return None, "choose a parameter", self.param_combo
@@ -552,6 +554,8 @@ class SweepSection(QGroupBox):
         if sweep is None:
             self._points_key, self._span = None, None
         else:
+            from workbench.model.sweeps import SweepError  # (see the note at the imports)
+
             op = self._entry().operation
             key = (sweep, op.kind)
             if key == self._points_key:
@@ -620,6 +624,8 @@ class SweepSection(QGroupBox):
         span = f"{format_value(lo)} … {format_value(hi)}"
         if lo == hi:
             return f"one value ({span}): no crossing"
+        from workbench.model.sweeps import Sweep, evaluate_sweep  # (see the note at the imports)
+
         try:
             result = evaluate_sweep(op, hw, Sweep(sweep.param, [lo]))
             compute = bool(compute_bound(result["t_math_s"][0], result["t_mem_s"][0]))
