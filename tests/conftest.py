@@ -101,3 +101,21 @@ def add_model_through_dialog(qtbot, win, config: str = "Llama-3.1-8B", tp: int =
                      Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not dialog.isVisible())
     return win.document.session.models[0]
+
+
+def open_editor(qtbot, session):
+    """The operation editor on ``session`` as its dock shows it (520 × 900), the first
+    operation selected: ``(document, workspace, editor, op_id)``."""
+    from workbench.document import Document
+    from workbench.ui.bridge import Workspace
+    from workbench.ui.editors.operation_editor import OperationEditor
+
+    document = Document(session)
+    workspace = Workspace(document)
+    editor = OperationEditor(workspace)
+    qtbot.addWidget(editor)
+    editor.resize(520, 900)
+    editor.show()
+    op_id = document.session.operations[0].id
+    workspace.selection.select(op_id)
+    return document, workspace, editor, op_id

@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit
 
+from tests.conftest import open_editor
 from workbench.document import Document
 from workbench.io.sessions import loads_session
 from workbench.model.dtypes import PRECISIONS
@@ -65,15 +66,7 @@ def _open(qtbot, operation: dict):
 
     text = yaml.safe_dump({"schema_version": 2, "hardware": [MACHINE],
                            "operations": [{"name": "op", **operation}]}, sort_keys=False)
-    document = Document(loads_session(text, "defaults.yaml"))
-    workspace = Workspace(document)
-    editor = OperationEditor(workspace)
-    qtbot.addWidget(editor)
-    editor.resize(520, 900)
-    editor.show()
-    op_id = document.session.operations[0].id
-    workspace.selection.select(op_id)
-    return document, workspace, editor, op_id
+    return open_editor(qtbot, loads_session(text, "defaults.yaml"))
 
 
 def _shown(editor: OperationEditor, name: str):

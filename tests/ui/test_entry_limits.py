@@ -9,24 +9,16 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from workbench.document import Document
+from tests.conftest import open_editor
 from workbench.io.sessions import load_session, save_session
 from workbench.model.limits import TEXT_LIMITS
-from workbench.ui.bridge import Workspace
-from workbench.ui.editors.operation_editor import OperationEditor
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 
 
 def _editor(qtbot):
-    document = Document(load_session(EXAMPLES / "llama_ffn.yaml"))
-    workspace = Workspace(document)
-    editor = OperationEditor(workspace)
-    qtbot.addWidget(editor)
-    editor.resize(520, 900)
-    editor.show()
-    op_id = document.session.operations[0].id
-    workspace.selection.select(op_id)
+    document, _workspace, editor, op_id = open_editor(qtbot,
+                                                      load_session(EXAMPLES / "llama_ffn.yaml"))
     return document, editor, op_id
 
 

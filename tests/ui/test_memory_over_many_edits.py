@@ -8,11 +8,11 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QApplication
 
+from tests.conftest import open_editor
 from workbench.document import Document
 from workbench.io.sessions import load_session
 from workbench.ui.bridge import Workspace
 from workbench.ui.chart.canvas import RooflineCanvas
-from workbench.ui.editors.operation_editor import OperationEditor
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 
@@ -53,14 +53,8 @@ def test_the_chart_keeps_one_symbol_per_look_however_many_edits(qtbot):
 def test_the_derivation_keeps_the_widths_of_the_texts_it_shows_not_of_every_value_typed(qtbot):
     """Thousands of edits (a soak, a long session) leave the derivation's memory as one
     edit does: the widths it keeps are those of the texts of its last render."""
-    document = Document(load_session(EXAMPLES / "llama_ffn.yaml"))
-    workspace = Workspace(document)
-    editor = OperationEditor(workspace)
-    qtbot.addWidget(editor)
-    editor.resize(520, 900)
-    editor.show()
-    op_id = document.session.operations[0].id
-    workspace.selection.select(op_id)
+    document, _workspace, editor, op_id = open_editor(
+        qtbot, load_session(EXAMPLES / "llama_ffn.yaml"))
     QApplication.processEvents()
     view = editor.derivation
     shown = view.measured_texts

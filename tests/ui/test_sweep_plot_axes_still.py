@@ -14,8 +14,9 @@ from workbench.ui.chart.theme import get_theme, qcolor
 CRITICAL_BATCH = next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yaml")
 
 
-def test_a_tiny_edit_keeps_the_sweep_plots_axes_and_a_large_one_moves_them(open_window,
-                                                                          qtbot):
+def _swept(open_window, qtbot):
+    """The critical-batch example with its sweep plot shown and its swept operation
+    selected: ``(sweep plot, document, operation)``."""
     win = open_window(CRITICAL_BATCH)
     win.sweep_dock.raise_()
     plot = win.sweep_plot
@@ -24,6 +25,12 @@ def test_a_tiny_edit_keeps_the_sweep_plots_axes_and_a_large_one_moves_them(open_
     win.workspace.selection.select(target.id)
     qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible(),
                     timeout=HANG_GUARD_S * 1000)
+    return plot, doc, target
+
+
+def test_a_tiny_edit_keeps_the_sweep_plots_axes_and_a_large_one_moves_them(open_window,
+                                                                          qtbot):
+    plot, doc, target = _swept(open_window, qtbot)
     box = plot.plot_widget.getPlotItem().getViewBox()
     n = target.operation.params["n"]
     doc.set_param(target.id, "n", n + 1)
@@ -51,14 +58,7 @@ def test_crossing_markers_follow_edits_and_themes(open_window, qtbot):
     when it changes): after edits that move the crossing and a change of theme, each marker
     is drawn where its crossing lies, in its machine's colour of the theme shown, and says
     the crossing's value."""
-    win = open_window(CRITICAL_BATCH)
-    win.sweep_dock.raise_()
-    plot = win.sweep_plot
-    doc = win.document
-    target = doc.session.operations[0]
-    win.workspace.selection.select(target.id)
-    qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible(),
-                    timeout=HANG_GUARD_S * 1000)
+    plot, doc, target = _swept(open_window, qtbot)
     machines = [h.hardware for h in doc.session.hardware]
 
     def check(theme_name: str) -> None:
@@ -91,14 +91,7 @@ def test_keystrokes_draw_the_sample_dots_from_the_same_symbols(open_window, qtbo
     """Each sample dot's symbol is drawn once per colour and kept: keystrokes that move the
     dots add no symbol pictures (each refresh made new pens, and each new pen another
     picture in the dots' symbol atlas, redrawn whole at the next paint, up to a thousand)."""
-    win = open_window(CRITICAL_BATCH)
-    win.sweep_dock.raise_()
-    plot = win.sweep_plot
-    doc = win.document
-    target = doc.session.operations[0]
-    win.workspace.selection.select(target.id)
-    qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible(),
-                    timeout=HANG_GUARD_S * 1000)
+    plot, doc, target = _swept(open_window, qtbot)
     dots = [item for item in plot.plot_widget.getPlotItem().getViewBox().addedItems
             if isinstance(item, pg.ScatterPlotItem) and item.isVisible()]
     assert len(dots) == len(doc.session.hardware)
