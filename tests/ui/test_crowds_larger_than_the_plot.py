@@ -15,7 +15,7 @@ from workbench.model.chart.placement import TextLayout
 from workbench.model.chart.tagging import crowd_text
 from workbench.model.llm.architecture import Setup
 from workbench.model.llm.session import ModelEntry
-from workbench.ui.chart.labels import LabelLayer
+from workbench.ui.chart import labels as labels_module
 from workbench.ui.chart.tags import TagsAndKey
 
 
@@ -70,7 +70,7 @@ def test_model_edits_show_what_placing_every_step_showed(open_window, qtbot, mon
         with monkeypatch.context() as m:
             if every_step_placed:  # each text asked for in full, each placing made
                 m.setattr(TagsAndKey, "_no_room_for", lambda self, ops: False)
-                m.setattr(LabelLayer, "fits", staticmethod(lambda w, h, frame: True))
+                m.setattr(labels_module, "fits", lambda w, h, frame: True)
             win, model = _model_window(open_window, qtbot, (900, 560))
             canvas = win.canvas
             if not every_step_placed:

@@ -22,20 +22,39 @@ from typing import ClassVar
 import numpy as np
 from PySide6.QtCore import QTimer
 
-from workbench.model.chart.placement import Occupancy, Request, TextLayout
+from workbench.model.chart.placement import (
+    Occupancy,
+    Request,
+    TextLayout,
+    lead_from,
+    point_candidates,
+)
 from workbench.model.chart.scene import Scene
+from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.items import Label, Pool
-from workbench.ui.chart.naming import AIR, other_marks
-from workbench.ui.chart.point_requests import TEXT_INSET, PointRequests
+from workbench.ui.chart.naming import AIR, names_of, other_marks
+from workbench.ui.chart.point_places import (
+    CROWD_RINGS,
+    NAME_AIR,
+    TAG_AIR,
+    anchor_of,
+    far_places,
+    fits,
+    text_size,
+    within,
+)
 from workbench.ui.chart.text_requests import add_chart_texts
 
+#: The text item's own margin around its text, less a pixel of air: the box the layout
+#: keeps clear is the item's rectangle inset by this.
+TEXT_INSET = 3.0
 #: Occupancy cell, pixels.
 CELL = 2.0
 #: moved markers beyond which an edit updates their cells all at once (a model's edit)
 BATCH_MOVED = 16
 
 
-class LabelLayer(PointRequests):
+class LabelLayer:
     """The chart's texts and their placing (see the module docstring)."""
 
     #: the texts whose being left out moves the legend (in figures)
@@ -320,7 +339,7 @@ class LabelLayer(PointRequests):
         key = self._canvas.key
         hidden = key.unlisted() | key.joined
         frame = self._frame()
-        return any(self.fits(*self._text_box(label), frame)
+        return any(fits(*self._text_box(label), frame)
                    for op_id, label in self._labels.items() if op_id not in hidden)
 
     def _placed_at(self) -> tuple:
@@ -472,6 +491,165 @@ class LabelLayer(PointRequests):
         label.setVisible(True)
         label.set_offset(0.0, 0.0, anchor=(0, 0))  # (anchor and offset: one re-positioning)
         label.setPos((left - bx) / ax, (top - by) / ay)
+
+    def point_request(self, op_id: int, label, order: float, t=None,
+                       selected: int | None = -1) -> Request:
+        """The placing asked for an operation's name (or tag) ``label``: a tag is placed
+        around its operations' markers close by (on the other machines), and a crowd's
+        around the whole crowd (:meth:`TagsAndKey.crowd_of`), its leader leaving them, not
+        one marker; where there is no place beside them, farther off, its leader crossing
+        lines of data if it must (never a marker or a text)."""
+        canvas = self._canvas
+        points, key = canvas.points, canvas.key
+        ax, bx, ay, by = t or canvas.view_to_scene()
+        radius = canvas.theme.point_size / 2
+        crowd = key.crowd_of(op_id)
+        tag = op_id in key.tags
+        frame = self._frame()
+        w, h = self._text_box(label)
+        if not fits(w, h, frame):
+            # (a text larger than the plot has no place in it, beside its markers or
+            # farther off: a whole model's crowd of hundreds of tags, to be said in parts)
+            return Request(("point", op_id), self._point_kind(op_id, crowd, selected), w, h,
+                           np.zeros((0, 6)), order, cross_lines=tag,
+                           air=TAG_AIR if tag else NAME_AIR)
+        xs, ys = [], []
+        t = (ax, bx, ay, by)
+        # (within reusing_occupancy nothing drawn moves: each anchor is found once, not
+        # once for each crowd it is in, in each of a key's passes)
+        anchors = self._anchors if self._reuse else {}
+        for member in crowd:
+            memo = (member, t, frame)
+            at = anchors.get(memo)
+            if at is None:
+                at = anchors[memo] = anchor_of(points, member, t, frame)
+            xs.append(at[0])
+            ys.append(at[1])
+        own = far = None
+        if tag:
+            # the markers of what it names: its points on every machine, its measured
+            # points and their predictions (its leader may cross them)
+            theme = canvas.theme
+            # (its points' view positions by row: a model's crowd has a thousand)
+            rows = points.rows_of([k for member in crowd for k in points.keys_of(member)])
+            mine = len(rows)
+            spots = []
+            members = set(crowd)
+            for mark, _curve, _label in canvas.overlays.measured_texts:
+                if mark.op_id in members:
+                    spots += [(mark.x, mark.y, theme.point_size * 1.3),
+                              (mark.px, mark.py, theme.point_size * 0.9)]
+            arr = np.asarray(spots, dtype=float).reshape(-1, 3)
+            view = points.xy[rows].reshape(-1, 2)
+            px, py = self._px(np.concatenate((view[:, 0], to_view(arr[:, 0]))),
+                              np.concatenate((view[:, 1], to_view(arr[:, 1]))), (ax, bx, ay, by))
+            half = np.concatenate((np.full(mine, float(theme.point_size)), arr[:, 2])) / 2 + AIR
+            own = np.column_stack((px - half, py - half, px + half, py + half))
+            # it is placed around its points close by, too (on the other machines)
+            near = 2.5 * theme.point_size
+            x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+            qx, qy = px[:mine], py[:mine]
+            close = (qx >= x0 - near) & (qx <= x1 + near) & (qy >= y0 - near) & (qy <= y1 + near)
+            xs += qx[close].tolist()
+            ys += qy[close].tolist()
+        marker = radius
+        if len(xs) > 1:
+            x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+            sx, sy = (x0 + x1) / 2, (y0 + y1) / 2
+            radius += max(x1 - x0, y1 - y0) / 2
+        else:
+            sx, sy = xs[0], ys[0]
+        kind = self._point_kind(op_id, crowd, selected)
+        if len(crowd) > 1 or radius > 1.5 * canvas.theme.point_size:
+            # beside a crowd, a text with no leader does not say which markers it names:
+            # the places of the nearest ring with their leaders (and the far ones)
+            cands = point_candidates(sx, sy, w, h, radius, CROWD_RINGS)[8:]
+        else:
+            cands = point_candidates(sx, sy, w, h, radius)
+        # a leader leaves the marker nearest the text, not the middle of a crowd
+        cands = lead_from(cands, xs, ys, marker)
+        if tag:
+            far = self._far_places(sx, sy, w, h, radius, (xs, ys, marker))
+        if not self.in_view(crowd, (ax, bx, ay, by), rows if tag else None):
+            # none of its markers is in view: a text would name empty plot (a tag's leader
+            # ran to the edge); the note over the chart counts the points outside
+            cands, far = cands[:0], None
+        return Request(("point", op_id), kind, w, h, cands, order, cross_lines=tag, own=own,
+                       far=far, air=TAG_AIR if tag else NAME_AIR,
+                       names=names_of(self._marker_rects, self._marker_ops, self._marks, crowd))
+
+    def _point_kind(self, op_id: int, crowd: tuple, selected: int | None = -1) -> str:
+        """The kind of an operation's name or tag (its priority: the selected one's first,
+        then a crowd's tags, which need the most room, then the single names and tags)."""
+        if selected == -1:
+            selected = self._canvas.workspace.selection.current
+        return ("selected" if selected == op_id else
+                "crowd" if len(crowd) > 1 else "operation")
+
+    def fits_plot(self, label, text: str | None = None) -> bool:
+        """Whether the text of ``label`` (or ``text``, were the label to say it) could lie
+        within the plot at all (see :meth:`fits`)."""
+        box = self._text_box(label) if text is None else self.text_box_of(label, text)
+        return fits(*box, self._frame())
+
+    def text_box_of(self, label, text: str) -> tuple[float, float]:
+        """The box :meth:`_text_box` gives ``label`` were it to say ``text``, the label left
+        as it is (:func:`text_size` of its font: a whole model's crowds are said again at
+        each edit, hundreds of lines)."""
+        if label.toPlainText() == text:
+            return self._text_box(label)
+        w, h = text_size(label.textItem.font(), text)
+        return max(1.0, w - 2 * TEXT_INSET), max(1.0, h - 2 * TEXT_INSET)
+
+    def placed_for_view(self) -> bool:
+        """Whether the last placing was made for the plot's frame and view as they are."""
+        return self._text_layout is not None and self._placed_for == self._view_now()
+
+    def in_view(self, crowd, t=None, rows=None) -> bool:
+        """Whether a marker of any of the operations ``crowd`` lies within the plot
+        (``t``: the view's transform, the current one when not given; ``rows``: their
+        markers' rows of the hover arrays, when already found)."""
+        t = t or self._canvas.view_to_scene()
+        points = self._canvas.points
+        if rows is None:
+            rows = points.rows_of([k for member in crowd for k in points.keys_of(member)])
+        if not len(rows):
+            return False
+        xs, ys = self._px(points.xy[rows, 0], points.xy[rows, 1], t)
+        return bool(np.any(within(xs, ys, self._frame())))
+
+    def ops_in_view(self, t=None) -> set:
+        """The operations with a marker within the plot (all at once)."""
+        t = t or self._canvas.view_to_scene()
+        points = self._canvas.points
+        if not len(points.keys):
+            return set()
+        xy = points.pixels(t)
+        inside = within(xy[:, 0], xy[:, 1], self._frame())
+        return {key[0] for key, seen in zip(points.keys, inside, strict=True) if seen}
+
+    def _point_request_now(self, op_id: int, label, order: float, t, selected) -> Request:
+        """:meth:`point_request`; within :meth:`reusing_occupancy` (nothing drawn changes)
+        the same request again where the text, its crowd, its tag, its order, the
+        selection and the view are the same."""
+        if not self._reuse:
+            return self.point_request(op_id, label, order, t, selected)
+        key = self._canvas.key
+        memo = (op_id, label.toPlainText(), self._text_box(label), key.crowd_of(op_id),
+                op_id in key.tags, order, selected, self._view_now(),
+                self._canvas.width(), self._canvas.height())
+        request = self._point_requests.get(memo)
+        if request is None:
+            request = self.point_request(op_id, label, order, t, selected)
+            self._point_requests[memo] = request
+        return request
+
+    def _far_places(self, sx: float, sy: float, w: float, h: float, radius: float,
+                    lead=None):
+        """:func:`far_places` of a text in this chart's plot."""
+        canvas = self._canvas
+        return far_places(sx, sy, w, h, radius, self._frame(), (canvas.width(),
+                                                                 canvas.height()), lead)
 
     def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
