@@ -456,7 +456,7 @@ class TextLayout:
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
         pairs the text with what it ``names``). ``free``: which boxes are free (as
-        :meth:`_free` says), when already asked for.
+        :meth:`_free` says), as far as already worked out for an earlier try.
 
         The places are looked at in order, a step at a time (most texts find theirs among
         the first few): of each step, the free ones; of those, the ones a reader pairs with
@@ -742,7 +742,6 @@ class _FreeFlags:
         self.layout, self.cands, self.w, self.h, self.air = layout, cands, w, h, air
         self.done = 0  # candidates looked at
         self.size = self.FIRST if len(cands) > 2 * self.FIRST else len(cands)
-        self.parts: list[np.ndarray] = []
         self.free = np.zeros(0, dtype=np.intp)
 
     def between(self, i: int, j: int) -> np.ndarray:

@@ -588,7 +588,7 @@ class LabelLayer:
 
     def fits_plot(self, label, text: str | None = None) -> bool:
         """Whether the text of ``label`` (or ``text``, were the label to say it) could lie
-        within the plot at all (see :meth:`fits`)."""
+        within the plot at all (:func:`~workbench.ui.chart.point_places.fits`)."""
         box = self._text_box(label) if text is None else self.text_box_of(label, text)
         return fits(*box, self._frame())
 
