@@ -103,8 +103,8 @@ def add_model_through_dialog(qtbot, win, config: str = "Llama-3.1-8B", tp: int =
     return win.document.session.models[0]
 
 
-def open_editor(qtbot, session):
-    """The operation editor on ``session`` as its dock shows it (520 × 900), the first
+def open_editor(qtbot, session, size=(520, 900)):
+    """The operation editor on ``session`` as its dock shows it (``size``), the first
     operation selected: ``(document, workspace, editor, op_id)``."""
     from workbench.document import Document
     from workbench.ui.bridge import Workspace
@@ -114,7 +114,7 @@ def open_editor(qtbot, session):
     workspace = Workspace(document)
     editor = OperationEditor(workspace)
     qtbot.addWidget(editor)
-    editor.resize(520, 900)
+    editor.resize(*size)
     editor.show()
     op_id = document.session.operations[0].id
     workspace.selection.select(op_id)

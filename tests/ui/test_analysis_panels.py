@@ -13,15 +13,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import EXAMPLES
+from conftest import EXAMPLES, open_editor
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from workbench.document import Document
 from workbench.io.sessions import load_session, save_session
 from workbench.model.units import format_quantity
-from workbench.ui.bridge import Workspace
-from workbench.ui.editors.operation_editor import OperationEditor
 from workbench.ui.panels.measurements_model import MEASURED_COLUMNS
 from workbench.ui.window.app import create_app
 from workbench.ui.window.main_window import MainWindow
@@ -96,14 +93,8 @@ def window(qtbot):
 
 
 def _editor(qtbot, tmp_path):
-    document = Document(load_session(_session_file(tmp_path, GEMM_SESSION)))
-    workspace = Workspace(document)
-    editor = OperationEditor(workspace)
-    qtbot.addWidget(editor)
-    editor.resize(560, 1100)
-    editor.show()
-    op_id = document.session.operations[0].id
-    workspace.selection.select(op_id)
+    document, _workspace, editor, op_id = open_editor(
+        qtbot, load_session(_session_file(tmp_path, GEMM_SESSION)), size=(560, 1100))
     return document, editor, op_id
 
 
