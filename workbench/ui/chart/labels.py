@@ -32,7 +32,7 @@ from workbench.model.chart.placement import (
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.items import Label, Pool
-from workbench.ui.chart.naming import AIR, names_of, other_marks
+from workbench.ui.chart.naming import AIR, chained_pairs, names_of, other_marks
 from workbench.ui.chart.point_places import (
     CROWD_RINGS,
     NAME_AIR,
@@ -262,12 +262,10 @@ class LabelLayer:
                 cx, cy = curve.getData()
                 px, py = self._px(cx, cy, t)
                 occ.add_polyline(px, py, 0.9 + AIR, line=True)
-        for band in overlays.bands:
-            bx_, by_ = band.getData()
-            if bx_ is not None:
-                px, py = self._px(bx_, by_, t)
-                for i in range(0, len(px) - 1, 2):
-                    occ.add_polyline(px[i:i + 2], py[i:i + 2], 2.0 + AIR, soft=True)
+        pairs = [self._px(*band.getData(), t) for band in overlays.bands
+                 if band.getData()[0] is not None]
+        for px, py in chained_pairs(pairs):
+            occ.add_polyline(px, py, 2.0 + AIR, soft=True)
         # markers: the operations' points (kept by key, for moves), then the other marks;
         # all added at once (each addition is a pass over the whole grid)
         self._marker_rects = np.zeros((0, 4))
