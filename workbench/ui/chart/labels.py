@@ -43,7 +43,7 @@ from workbench.ui.chart.point_places import (
     text_size,
     within,
 )
-from workbench.ui.chart.text_requests import add_chart_texts
+from workbench.ui.chart.text_requests import add_chart_texts, names_alone
 
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
@@ -330,7 +330,9 @@ class LabelLayer:
             self._label_of = {}
             return layout, None  # (the texts left to a later placing: see deferring)
         requests = self.requests()
-        return layout, layout.place_all(requests.values())
+        alone = (names_alone(occ, requests, self.names_missed) if self.names_missed
+                 and not legend.searches(len(self._label_of)) else None)
+        return alone or (layout, layout.place_all(requests.values()))
 
     def _any_name_fits(self) -> bool:
         """Whether an operation's name or tag to be placed could lie within the plot."""
@@ -362,6 +364,9 @@ class LabelLayer:
 
     #: placings under way (the legend they move resizes the plot: no placing within one)
     busy = 0
+    #: set by the key's passes: ``names_missed(placed)``, the operations named whose name
+    #: found no place; a placing that leaves one out places names and tags alone
+    names_missed = None
 
     @contextlib.contextmanager
     def placing(self):
@@ -389,8 +394,7 @@ class LabelLayer:
             self._layout_timer.stop()
             return
         missed = self._missed(placed)
-        if (canvas.search_legend_places and missed and legend.item.isVisible()
-                and not legend.user_placed and len(self._label_of) <= 60):
+        if missed and legend.searches(len(self._label_of)):
             best = legend.choice
             # (the best placing so far, to take again when the legend returns to it)
             kept_placing = (self._placed_at(), layout, placed, dict(self._label_of))

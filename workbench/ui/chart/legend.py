@@ -206,6 +206,12 @@ class ChartLegend:
         return ("right" if canvas.width() > 1.25 * canvas.height() and w < 0.28 * canvas.width()
                 else "bottom")
 
+    def searches(self, texts: int) -> bool:
+        """Whether names left out of a placing of ``texts`` texts send the legend to its other
+        places (a figure's, of a few texts: see :meth:`LabelLayer.place_all`)."""
+        return (self._canvas.search_legend_places and self._legend.isVisible()
+                and not self.user_placed and texts <= 60)
+
     def set_outside(self, side: str | None) -> None:
         """Make room for the legend right of or below the plot (``None``: no room)."""
         canvas = self._canvas

@@ -397,14 +397,21 @@ class TagsAndKey:
         if unnamed - keyed:
             self._set_key(keyed | unnamed)
         split = False
+        # (a machine's several memory levels: one alone is the main memory's, beside
+        # its ridge; the key names levels only where several lines need telling apart)
+        levels = Counter(r.hw_id for r, _label in canvas.roofs.roof_texts
+                         if r.sloped and r.kind == "memory")
         for _ in range(8):
-            labels.place_all()
+            # a figure's pass that leaves a name out is followed by another: of it, only
+            # which names found a place counts (unless the roofs' values count too)
+            labels.names_missed = (self._missed_names if not self.key_on_screen
+                                   and max(levels.values(), default=0) <= 1 else None)
+            try:
+                labels.place_all()
+            finally:
+                labels.names_missed = None
             placed = self._text_layout.placed if self._text_layout is not None else {}
             missed = self._missed_names(placed)
-            # (a machine's several memory levels: one alone is the main memory's, beside
-            # its ridge; the key names levels only where several lines need telling apart)
-            levels = Counter(r.hw_id for r, _label in canvas.roofs.roof_texts
-                             if r.sloped and r.kind == "memory")
             roofs = {roof.hw_id for i, (roof, _label) in enumerate(canvas.roofs.roof_texts)
                      if roof.sloped and roof.kind == "memory" and levels[roof.hw_id] > 1
                      and ("roof", i) not in placed}
