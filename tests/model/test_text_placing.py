@@ -8,6 +8,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
@@ -275,6 +277,32 @@ def test_a_thick_diagonal_line_covers_both_of_its_sides():
     assert occ.count((x - 0.1, y - 0.1, x + 0.1, y + 0.1)) > 0
     x, y = 50.0 - off, 50.0 + off
     assert occ.count((x - 0.1, y - 0.1, x + 0.1, y + 0.1)) > 0
+
+
+_coordinate = st.floats(-150.0, 550.0, allow_nan=False)
+
+
+@settings(max_examples=150, deadline=None)
+@given(segments=st.lists(st.tuples(_coordinate, _coordinate, _coordinate, _coordinate,
+                                   st.sampled_from([0.5, 1.0, 2.0, 2.1, 2.5, 3.5, 5.0]),
+                                   st.booleans(), st.booleans()), min_size=1, max_size=8),
+       cell=st.sampled_from([1.0, 2.0, 3.0]), flat=st.booleans())
+def test_segments_added_at_once_cover_what_each_added_alone_covers(segments, cell, flat):
+    # the roofs and ridge lines go in together after a pan: the counts must be exactly
+    # those of one polyline each (lines crossing count twice, a line's own cells once)
+    frame = (10.0, 20.0, 410.0, 320.0)
+    if flat:  # (level and upright lines, as the roofs' flat parts and the ridges' drops)
+        segments = [(x0, y0, x1 if i % 2 else x0, y0 if i % 2 else y1, *rest)
+                    for i, (x0, y0, x1, y1, *rest) in enumerate(segments)]
+    one_by_one, together = Occupancy(frame, cell), Occupancy(frame, cell)
+    for x0, y0, x1, y1, half, soft, line in segments:
+        one_by_one.add_polyline((x0, x1), (y0, y1), half, soft=soft, line=line)
+    together.add_segments([s[:4] for s in segments], [s[4] for s in segments],
+                          [s[5] for s in segments], [s[6] for s in segments])
+    assert one_by_one.grid.any() or one_by_one.soft.any() or not any(
+        clip_segment(*s[:4], frame) for s in segments)
+    for layer in ("grid", "soft", "lines"):
+        assert np.array_equal(getattr(together, layer), getattr(one_by_one, layer)), layer
 
 
 def test_a_place_partly_left_of_the_plot_is_passed_over():
