@@ -424,7 +424,8 @@ class Occupancy:
         order = np.lexsort((rows, owner))
         lo, hi, rows, owner = lo[order], hi[order], rows[order], owner[order]
         reach_of = np.asarray(reaches)
-        out_cells, out_owner = [], []
+        out_cells: list[np.ndarray] = []
+        out_owner: list[np.ndarray] = []
         for reach in sorted(set(reaches)):
             pick = reach_of[owner] == reach
             self._runs_within(lo[pick], hi[pick], rows[pick], owner[pick], reach,
