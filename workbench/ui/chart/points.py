@@ -245,9 +245,12 @@ class PointLayer:
         show_labels = document.session.view.labels
         updates: dict[int, list] = {}
         entries = []
+        # (a model's edit moves thousands: its entries found in one pass over the session)
+        operation = ({e.id: e for e in document.session.operations}.__getitem__
+                     if len(op_ids) > 16 else document.operation)
         for op_id in op_ids:
             try:
-                entry = document.operation(op_id)
+                entry = operation(op_id)
             except KeyError:
                 return None
             if entry.visible:
