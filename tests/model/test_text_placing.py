@@ -8,6 +8,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
@@ -16,6 +18,7 @@ from workbench.model.analysis import evaluate_session
 from workbench.model.chart import overlay_data
 from workbench.model.chart.overlay_data import measured_marks, pair_links
 from workbench.model.chart.placement import (
+    Attribution,
     Candidate,
     Occupancy,
     Placement,
@@ -23,9 +26,11 @@ from workbench.model.chart.placement import (
     TextLayout,
     clip_segment,
     corner_candidates,
+    far_candidates,
     flat_candidates,
     free_corners,
     legend_corner,
+    point_candidates,
     sloped_candidates,
     wrap_title,
 )
@@ -275,6 +280,81 @@ def test_a_thick_diagonal_line_covers_both_of_its_sides():
     assert occ.count((x - 0.1, y - 0.1, x + 0.1, y + 0.1)) > 0
     x, y = 50.0 - off, 50.0 + off
     assert occ.count((x - 0.1, y - 0.1, x + 0.1, y + 0.1)) > 0
+
+
+_coordinate = st.floats(-150.0, 550.0, allow_nan=False)
+
+
+@settings(max_examples=150, deadline=None)
+@given(segments=st.lists(st.tuples(_coordinate, _coordinate, _coordinate, _coordinate,
+                                   st.sampled_from([0.5, 1.0, 2.0, 2.1, 2.5, 3.5, 5.0]),
+                                   st.booleans(), st.booleans()), min_size=1, max_size=8),
+       cell=st.sampled_from([1.0, 2.0, 3.0]), flat=st.booleans())
+def test_segments_added_at_once_cover_what_each_added_alone_covers(segments, cell, flat):
+    # the roofs and ridge lines go in together after a pan: the counts must be exactly
+    # those of one polyline each (lines crossing count twice, a line's own cells once)
+    frame = (10.0, 20.0, 410.0, 320.0)
+    if flat:  # (level and upright lines, as the roofs' flat parts and the ridges' drops)
+        segments = [(x0, y0, x1 if i % 2 else x0, y0 if i % 2 else y1, *rest)
+                    for i, (x0, y0, x1, y1, *rest) in enumerate(segments)]
+    one_by_one, together = Occupancy(frame, cell), Occupancy(frame, cell)
+    for x0, y0, x1, y1, half, soft, line in segments:
+        one_by_one.add_polyline((x0, x1), (y0, y1), half, soft=soft, line=line)
+    together.add_segments([s[:4] for s in segments], [s[4] for s in segments],
+                          [s[5] for s in segments], [s[6] for s in segments])
+    assert one_by_one.grid.any() or one_by_one.soft.any() or not any(
+        clip_segment(*s[:4], frame) for s in segments)
+    for layer in ("grid", "soft", "lines"):
+        assert np.array_equal(getattr(together, layer), getattr(one_by_one, layer)), layer
+
+
+def _crowded_requests(rng, frame):
+    """Tags of crowds of markers packed close, each with its far places and what it names:
+    many find no place at first, some only with a leader across their own markers."""
+    centres = rng.uniform((frame[0] + 20, frame[1] + 20), (frame[2] - 20, frame[3] - 20),
+                          (int(rng.integers(10, 20)), 2))
+    markers = []
+    for cx, cy in centres:
+        for dx, dy in rng.normal(0.0, 4.0, (int(rng.integers(4, 10)), 2)):
+            markers.append((cx + dx - 4, cy + dy - 4, cx + dx + 4, cy + dy + 4))
+    markers = np.array(markers)
+    requests = []
+    for k, (cx, cy) in enumerate(centres):
+        mine = np.hypot((markers[:, 0] + 4) - cx, (markers[:, 1] + 4) - cy) < 14
+        w, h = float(rng.uniform(8, 40)), 10.0
+        requests.append(Request(
+            ("tag", k), "operation", w, h, point_candidates(cx, cy, w, h, 4.0), order=k,
+            cross_lines=True, own=markers[mine],
+            far=lambda cx=cx, cy=cy, w=w, h=h: far_candidates(cx, cy, w, h, 4.0, frame,
+                                                              30.0, 6.0),
+            names=Attribution(markers[mine], markers[~mine])))
+    return markers, requests
+
+
+def test_a_second_try_finds_what_a_try_from_nothing_finds():
+    # a text with no place is tried again with its leader across its own markers; that try
+    # starts from what the first found (places covered then are covered still, pairing
+    # does not change): it must end where a try from nothing ends
+    rng = np.random.default_rng(7)
+    frame = (0.0, 0.0, 210.0, 140.0)
+    second = unplaced = 0
+    for _ in range(25):
+        markers, requests = _crowded_requests(rng, frame)
+        base = Occupancy(frame)
+        base.add_rects(markers)
+        got = TextLayout(base.copy()).place_all(requests)
+        alone = TextLayout(base.copy())
+        with alone.occupancy.held():
+            want = {r.key: alone.place(r, own=False) for r in requests}
+            first = dict(want)
+            for r in requests:
+                if want[r.key] is None:
+                    want[r.key] = alone.place(r)
+        assert {k: None if p is None else (p.rect, p.leader) for k, p in got.items()} == {
+            k: None if p is None else (p.rect, p.leader) for k, p in want.items()}
+        second += sum(1 for k in want if first[k] is None and want[k] is not None)
+        unplaced += sum(1 for p in want.values() if p is None)
+    assert second and unplaced  # (both kinds of second try were made)
 
 
 def test_a_place_partly_left_of_the_plot_is_passed_over():

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["Attribution", "PAIRING_RATIO", "PAIRING_MARGIN", "PAIRING_REACH", "CENTRE_SCOPE",
-           "LEADER_CLEAR", "LINE_END_CLEAR", "box_gaps", "segment_gaps", "point_gaps"]
+           "LEADER_CLEAR", "LINE_END_CLEAR", "box_gaps", "segment_gaps", "point_gaps",
+           "same_spot", "SPOT_PAIRS"]
 
 #: a text without a leader names the marks nearest to it: any other mark is at least this
 #: many times as far from its box, and :data:`PAIRING_MARGIN` pixels more ("Softmax" right
@@ -209,3 +210,60 @@ class Attribution:
         if not len(g):
             return np.ones(len(leaders), dtype=bool)
         return (point_gaps(px, py, g).min(axis=1) >= 1.0).reshape(len(leaders), -1).all(axis=1)
+
+
+def same_spot(rects: np.ndarray, own: np.ndarray, air: float = 0.0) -> np.ndarray:
+    """Which of ``rects`` are drawn where one of ``own`` is (their centres a quarter of the
+    smaller one's size apart or less, each way; sizes less ``air`` on each side): no other
+    mark, to a reader (a sweep's end on its operation's point)."""
+    rects = np.asarray(rects, dtype=float).reshape(-1, 4)
+    own = np.asarray(own, dtype=float).reshape(-1, 4)
+    if not len(rects) or not len(own):
+        return np.zeros(len(rects), dtype=bool)
+    cx, cy = (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2
+    if len(rects) * len(own) <= SPOT_PAIRS:
+        pairs = _same_spot_pairs(cx, cy, rects[:, 2] - rects[:, 0], own, air)
+        return np.asarray(pairs.any(axis=1))
+    # many marks (a model's thousands of points): only the pairs whose centres are close
+    # enough across are compared, ``own`` sorted by its centres' x (its repeats, a model's
+    # layers drawn at one place, once)
+    own = np.unique(own, axis=0)
+    ox = (own[:, 0] + own[:, 2]) / 2
+    order = np.argsort(ox, kind="stable")
+    own, ox = own[order], ox[order]
+    size = rects[:, 2] - rects[:, 0]
+    # the farthest across a pair may lie (a quarter of the smaller size, less the air),
+    # with a little slack for rounding: the pairs found are then compared exactly
+    reach = 0.25 * (np.minimum(size, float(np.nanmax(own[:, 2] - own[:, 0]))) - 2 * air)
+    reach = reach * (1 + 1e-9) + 1e-9
+    lo = np.searchsorted(ox, cx - reach, side="left")
+    hi = np.searchsorted(ox, cx + reach, side="right")
+    counts = np.where(reach >= 0, np.maximum(hi - lo, 0), 0)
+    total = int(counts.sum())
+    out = np.zeros(len(rects), dtype=bool)
+    if not total:
+        return out
+    which = np.repeat(np.arange(len(rects)), counts)
+    first = np.cumsum(counts) - counts
+    other = lo[which] + (np.arange(total) - first[which])
+    o = own[other]
+    ocx, ocy = (o[:, 0] + o[:, 2]) / 2, (o[:, 1] + o[:, 3]) / 2
+    near = 0.25 * (np.minimum(size[which], o[:, 2] - o[:, 0]) - 2 * air)
+    hit = (np.abs(cx[which] - ocx) <= near) & (np.abs(cy[which] - ocy) <= near)
+    out[which[hit]] = True
+    return out
+
+
+#: marks × own marks compared pair by pair in :func:`same_spot` at most (more: only the
+#: pairs close across)
+SPOT_PAIRS = 16384
+
+
+def _same_spot_pairs(cx: np.ndarray, cy: np.ndarray, size: np.ndarray, own: np.ndarray,
+                     air: float) -> np.ndarray:
+    """For centres ``cx``, ``cy`` of marks ``size`` wide, whether each lies at each of
+    ``own`` (see :func:`same_spot`): shape ``(len(cx), len(own))``."""
+    ox, oy = (own[:, 0] + own[:, 2]) / 2, (own[:, 1] + own[:, 3]) / 2
+    near = 0.25 * (np.minimum(size[:, None], (own[:, 2] - own[:, 0])[None, :]) - 2 * air)
+    return ((np.abs(cx[:, None] - ox[None, :]) <= near)
+            & (np.abs(cy[:, None] - oy[None, :]) <= near))

@@ -42,6 +42,7 @@ from workbench.model.chart.attribution import (
     PAIRING_REACH,
     Attribution,
     box_gaps,
+    same_spot,
     segment_gaps,
 )
 from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment
@@ -187,63 +188,6 @@ def far_candidates(x: float, y: float, w: float, h: float, radius: float, frame:
                            y + ny))
     out.flags.writeable = False
     return out
-
-
-def same_spot(rects: np.ndarray, own: np.ndarray, air: float = 0.0) -> np.ndarray:
-    """Which of ``rects`` are drawn where one of ``own`` is (their centres a quarter of the
-    smaller one's size apart or less, each way; sizes less ``air`` on each side): no other
-    mark, to a reader (a sweep's end on its operation's point)."""
-    rects = np.asarray(rects, dtype=float).reshape(-1, 4)
-    own = np.asarray(own, dtype=float).reshape(-1, 4)
-    if not len(rects) or not len(own):
-        return np.zeros(len(rects), dtype=bool)
-    cx, cy = (rects[:, 0] + rects[:, 2]) / 2, (rects[:, 1] + rects[:, 3]) / 2
-    if len(rects) * len(own) <= SPOT_PAIRS:
-        pairs = _same_spot_pairs(cx, cy, rects[:, 2] - rects[:, 0], own, air)
-        return np.asarray(pairs.any(axis=1))
-    # many marks (a model's thousands of points): only the pairs whose centres are close
-    # enough across are compared, ``own`` sorted by its centres' x (its repeats, a model's
-    # layers drawn at one place, once)
-    own = np.unique(own, axis=0)
-    ox = (own[:, 0] + own[:, 2]) / 2
-    order = np.argsort(ox, kind="stable")
-    own, ox = own[order], ox[order]
-    size = rects[:, 2] - rects[:, 0]
-    # the farthest across a pair may lie (a quarter of the smaller size, less the air),
-    # with a little slack for rounding: the pairs found are then compared exactly
-    reach = 0.25 * (np.minimum(size, float(np.nanmax(own[:, 2] - own[:, 0]))) - 2 * air)
-    reach = reach * (1 + 1e-9) + 1e-9
-    lo = np.searchsorted(ox, cx - reach, side="left")
-    hi = np.searchsorted(ox, cx + reach, side="right")
-    counts = np.where(reach >= 0, np.maximum(hi - lo, 0), 0)
-    total = int(counts.sum())
-    out = np.zeros(len(rects), dtype=bool)
-    if not total:
-        return out
-    which = np.repeat(np.arange(len(rects)), counts)
-    first = np.cumsum(counts) - counts
-    other = lo[which] + (np.arange(total) - first[which])
-    o = own[other]
-    ocx, ocy = (o[:, 0] + o[:, 2]) / 2, (o[:, 1] + o[:, 3]) / 2
-    near = 0.25 * (np.minimum(size[which], o[:, 2] - o[:, 0]) - 2 * air)
-    hit = (np.abs(cx[which] - ocx) <= near) & (np.abs(cy[which] - ocy) <= near)
-    out[which[hit]] = True
-    return out
-
-
-#: marks × own marks compared pair by pair in :func:`same_spot` at most (more: only the
-#: pairs close across)
-SPOT_PAIRS = 16384
-
-
-def _same_spot_pairs(cx: np.ndarray, cy: np.ndarray, size: np.ndarray, own: np.ndarray,
-                     air: float) -> np.ndarray:
-    """For centres ``cx``, ``cy`` of marks ``size`` wide, whether each lies at each of
-    ``own`` (see :func:`same_spot`): shape ``(len(cx), len(own))``."""
-    ox, oy = (own[:, 0] + own[:, 2]) / 2, (own[:, 1] + own[:, 3]) / 2
-    near = 0.25 * (np.minimum(size[:, None], (own[:, 2] - own[:, 0])[None, :]) - 2 * air)
-    return ((np.abs(cx[:, None] - ox[None, :]) <= near)
-            & (np.abs(cy[:, None] - oy[None, :]) <= near))
 
 
 def lead_from(cands: np.ndarray, xs: Sequence[float], ys: Sequence[float], radius: float
@@ -402,13 +346,15 @@ class TextLayout:
         self.placed: dict[Hashable, Placement] = {}
         self.requests: dict[Hashable, Request] = {}
 
-    def place(self, request: Request, own: bool = True) -> Placement | None:
+    def place(self, request: Request, own: bool = True,
+              tried: _Tried | None = None) -> Placement | None:
         """Place one text at its first clean candidate (and reserve its box and leader), or
         return ``None`` when none is clean. A candidate is clean when its box lies inside
         the plot, nothing covers the box grown by :attr:`PAD`, and its leader (past its
         first :attr:`LEADER_SKIP` pixels) crosses nothing (but lines, with
         :attr:`Request.cross_lines`, and the request's own markers unless ``own`` is
-        False)."""
+        False). ``tried``: what an earlier try of this request found, kept for the next
+        (see :class:`_Tried`)."""
         self.remove(request.key)
         self.requests[request.key] = request
         w, h = request.width, request.height
@@ -418,6 +364,7 @@ class TextLayout:
         # (each list's places and which are free, worked out as far as asked for and kept
         # for both tries: nothing is placed between them)
         free_of: dict[int, tuple[np.ndarray, _FreeFlags]] = {}
+        earlier = dict(tried.free_of) if tried is not None else {}
         # a tag's leader keeps clear of other marks where it can; else, rather than untold,
         # it may pass by them (its own marker hidden among others' leaves no clear way), the
         # text itself still clear of them; a text with no markers of its own (a roof's
@@ -428,17 +375,25 @@ class TextLayout:
                 if given is None:  # (the far ones made if needed)
                     continue
                 if i not in free_of:
-                    cands = given() if callable(given) else as_array(given)
-                    free_of[i] = cands, _FreeFlags(self, cands, w, h, air)
+                    if i in earlier:  # (the same places; those covered then are still)
+                        cands, before = earlier[i]
+                        free_of[i] = cands, _FreeFlags(self, cands, w, h, air, before)
+                    else:
+                        cands = given() if callable(given) else as_array(given)
+                        free_of[i] = cands, _FreeFlags(self, cands, w, h, air)
                 cands, flags = free_of[i]
                 chosen = self._first_clean(cands, w, h, cross, mine, air, request.names,
-                                           strict, free=flags)
+                                           strict, free=flags,
+                                           paired=None if tried is None
+                                           else tried.paired_of(i, strict, len(cands)))
                 if chosen is not None:
                     row = cands[chosen]
                     break
             if row is not None or request.names is None:
                 break
         if row is None:
+            if tried is not None:
+                tried.free_of = free_of
             return None
         leader = None if math.isnan(row[2]) else (float(row[2]), float(row[3]), float(row[4]),
                                                   float(row[5]))
@@ -451,7 +406,8 @@ class TextLayout:
     def _first_clean(self, cands: np.ndarray, w: float, h: float,
                      cross_lines: bool = False, own: np.ndarray | None = None,
                      air: float = 0.0, names: Attribution | None = None,
-                     strict: bool = True, free: _FreeFlags | None = None) -> int | None:
+                     strict: bool = True, free: _FreeFlags | None = None,
+                     paired: np.ndarray | None = None) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
@@ -473,7 +429,7 @@ class TextLayout:
                 return None
             seen, size = seen + len(at), min(2 * size, self.MOST_LEADERS)
             if names is not None:
-                at = at[self._paired(cands, at, w, h, names, strict)]
+                at = at[self._paired(cands, at, w, h, names, strict, paired)]
             at = at[:self.MOST_LEADERS - looked]
             looked += len(at)
             if len(at):
@@ -506,11 +462,21 @@ class TextLayout:
         return ok
 
     def _paired(self, cands: np.ndarray, at: np.ndarray, w: float, h: float,
-                names: Attribution, strict: bool = True) -> np.ndarray:
+                names: Attribution, strict: bool = True,
+                known: np.ndarray | None = None) -> np.ndarray:
         """Which of the places ``at`` (free) a reader pairs with what the text ``names``:
         without a leader, where its own marks are the nearest (:meth:`Attribution.paired`);
         with one, where the text (and, when ``strict``, its leader) keeps clear of the
-        other marks (:meth:`Attribution.led`)."""
+        other marks (:meth:`Attribution.led`). ``known``: for each of ``cands``, whether
+        it is paired (1, 0), or not yet worked out (-1): those worked out are taken, the
+        rest written in (pairing depends on the marks alone, not on what is placed)."""
+        if known is not None:
+            seen = known[at]
+            todo = seen < 0
+            if todo.any():
+                seen[todo] = self._paired(cands, at[todo], w, h, names, strict)
+                known[at[todo]] = seen[todo]
+            return seen > 0
         lefts, tops = cands[at, 0], cands[at, 1]
         boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
         bare = np.isnan(cands[at, 2])
@@ -624,10 +590,18 @@ class TextLayout:
         """:meth:`place_all` of requests already in order (each placed in turn, then those
         without a place again, their leaders across their own markers)."""
         with self.occupancy.held():
-            out = {r.key: self.place(r, own=False) for r in ordered}
+            # (what each text without a place found, for its second try: meanwhile only
+            # more is placed)
+            tried: dict[Hashable, _Tried] = {}
+            out = {}
+            for r in ordered:
+                memo = _Tried() if r.own is not None else None
+                out[r.key] = self.place(r, own=False, tried=memo)
+                if out[r.key] is None and memo is not None:
+                    tried[r.key] = memo
             for r in ordered:
                 if out[r.key] is None and r.own is not None:
-                    out[r.key] = self.place(r)
+                    out[r.key] = self.place(r, tried=tried.get(r.key))
         return out
 
     #: the texts for which, left out, room is made by placing them first (a sweep's
@@ -729,6 +703,24 @@ class TextLayout:
         return {keys[i] for i in np.flatnonzero(meets.any(axis=1))}
 
 
+class _Tried:
+    """What a try of one text found, for its next try within one placing (only more is
+    covered meanwhile): which of its places were free (:class:`_FreeFlags`, looked at again
+    only where they were), and which are paired with what it names (those do not change)."""
+
+    def __init__(self) -> None:
+        self.free_of: dict[int, tuple[np.ndarray, _FreeFlags]] = {}
+        self._paired: dict[tuple[int, bool], np.ndarray] = {}
+
+    def paired_of(self, i: int, strict: bool, n: int) -> np.ndarray:
+        """For each of the ``n`` places of list ``i``: paired (1, 0) or not yet known
+        (-1), when ``strict`` or not (see :meth:`TextLayout._paired`)."""
+        found = self._paired.get((i, strict))
+        if found is None:
+            found = self._paired[(i, strict)] = np.full(n, -1, dtype=np.int8)
+        return found
+
+
 class _FreeFlags:
     """Which of a text's candidate places are free (:meth:`TextLayout._free`), worked
     out a part at a time, in order, as far as asked for: of a tag's thousand far places
@@ -738,15 +730,26 @@ class _FreeFlags:
     FIRST = 256
 
     def __init__(self, layout: TextLayout, cands: np.ndarray, w: float, h: float,
-                 air: float) -> None:
+                 air: float, earlier: _FreeFlags | None = None) -> None:
+        """``earlier``: the flags of the same places at an earlier try of the same text,
+        with only more covered since: of the places it looked at, those it found covered
+        are covered still, and only those it found free are looked at again."""
         self.layout, self.cands, self.w, self.h, self.air = layout, cands, w, h, air
         self.done = 0  # candidates looked at
         self.size = self.FIRST if len(cands) > 2 * self.FIRST else len(cands)
         self.free = np.zeros(0, dtype=np.intp)
+        self._again = earlier
 
     def between(self, i: int, j: int) -> np.ndarray:
         """The indices of the ``i``-th to the ``j``-th free places (fewer where there are
         not so many)."""
+        earlier = self._again
+        if earlier is not None:  # (first, what the earlier try found free: looked at again)
+            self._again = None
+            self.done, self.size = earlier.done, earlier.size
+            was = earlier.free
+            if len(was):
+                self.free = was[self.layout._free(self.cands[was], self.w, self.h, self.air)]
         while len(self.free) < j and self.done < len(self.cands):
             lo, hi = self.done, min(self.done + self.size, len(self.cands))
             part = self.cands[lo:hi]

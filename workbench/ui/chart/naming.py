@@ -68,20 +68,39 @@ def _owned(owners: np.ndarray, ops) -> np.ndarray:
     return mine
 
 
-def names_spot(sx: float, sy: float, size: float, marker_rects, marks,
+def names_spot(sx: float, sy: float, size: float, drawn: DrawnMarks,
                with_marks: bool = True, reach: float = PAIRING_REACH) -> Attribution:
     """What a text of a mark at ``(sx, sy)`` (device pixels) of ``size`` names: that
-    mark, against the operations' markers ``marker_rects`` and the other ``marks`` (but
+    mark, against the marks ``drawn`` (the operations' markers and the other marks; but
     the ridges' without ``with_marks``), those drawn over it aside (an operation's point on
     its ridge is at its place)."""
     half = size / 2 + AIR
     own = np.array([[sx - half, sy - half, sx + half, sy + half]])
-    rects, owners = marks
-    others = np.concatenate((marker_rects, rects if with_marks else rects[owners != -3]))
-    others = others[np.isfinite(others).all(axis=1)]
+    others = drawn.rects(with_marks)
     a, b = own[0] + (AIR, AIR, -AIR, -AIR), others + (AIR, AIR, -AIR, -AIR)  # (as drawn)
     over = (b[:, 0] < a[2]) & (a[0] < b[:, 2]) & (b[:, 1] < a[3]) & (a[1] < b[:, 3])
     return Attribution(own, others[~over], reach)
+
+
+class DrawnMarks:
+    """The operations' markers and the other marks (:func:`other_marks`) that are drawn
+    (finite), for the texts of one placing: each set made once, when first asked for."""
+
+    def __init__(self, marker_rects, marks) -> None:
+        self._rects = np.reshape(marker_rects, (-1, 4))
+        self._marks = marks
+        self._made: dict[bool, np.ndarray] = {}
+
+    def rects(self, with_ridges: bool = True) -> np.ndarray:
+        """The drawn marks (rows ``left, top, right, bottom``), the ridges' diamonds too
+        when ``with_ridges``."""
+        found = self._made.get(with_ridges)
+        if found is None:
+            rects, owners = self._marks
+            others = np.concatenate((self._rects,
+                                     rects if with_ridges else rects[owners != -3]))
+            found = self._made[with_ridges] = others[np.isfinite(others).all(axis=1)]
+        return found
 
 
 def roof_segments(canvas, to_px) -> list[tuple[object, np.ndarray]]:
@@ -105,19 +124,20 @@ def roof_segments(canvas, to_px) -> list[tuple[object, np.ndarray]]:
 LINE_SPOTS = (0.5, 0.42, 0.58, 0.34, 0.66, 0.26, 0.74, 0.18, 0.82, 0.1, 0.9)
 
 
-def line_spot(seen, marker_rects, marks, size: float) -> tuple[float, float]:
+def line_spot(seen, drawn: DrawnMarks, size: float) -> tuple[float, float]:
     """The point of the segment ``seen`` (``x0, y0, x1, y1``, device pixels) a leader to
     its line runs to: the first of :data:`LINE_SPOTS` at least ``size`` pixels from every
-    marker (``marker_rects`` and the other ``marks``, see :func:`other_marks`; a leader
+    mark ``drawn`` (the operations' markers and the others, see :func:`other_marks`; a leader
     ending where a point sits on the line reads as that point's), else the middle."""
     x0, y0, x1, y1 = seen
-    rects = np.concatenate((np.reshape(marker_rects, (-1, 4)), np.reshape(marks[0], (-1, 4))))
-    rects = rects[np.isfinite(rects).all(axis=1)]
+    rects = drawn.rects()
     f = np.asarray(LINE_SPOTS)
     spots = np.column_stack((x0 + (x1 - x0) * f, y0 + (y1 - y0) * f))
     if len(rects):
-        good = np.flatnonzero(box_gaps(np.column_stack((spots, spots)), rects).min(axis=1)
-                              >= size)
-        if len(good):
-            return float(spots[good[0], 0]), float(spots[good[0], 1])
+        for x, y in spots.tolist():
+            # (only a marker less than ``size`` across and up from the spot can be nearer)
+            near = rects[(rects[:, 2] > x - size) & (rects[:, 0] < x + size)
+                         & (rects[:, 3] > y - size) & (rects[:, 1] < y + size)]
+            if not len(near) or box_gaps(np.array([[x, y, x, y]]), near).min() >= size:
+                return x, y
     return float(spots[0, 0]), float(spots[0, 1])

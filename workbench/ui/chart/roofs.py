@@ -118,8 +118,14 @@ class RoofLayer:
         key = (tuple(frame), cell, [(x.tobytes(), y.tobytes(), *more) for x, y, *more in lines])
         if self._cells is None or self._cells[0] != key:
             occ = Occupancy(frame, cell)
+            straight = [ln for ln in lines if len(ln[0]) == 2]  # (all at once)
+            if straight:
+                occ.add_segments([(x[0], y[0], x[1], y[1]) for x, y, *_ in straight],
+                                 [ln[2] for ln in straight], [ln[3] for ln in straight],
+                                 [ln[4] for ln in straight])
             for x, y, half, soft, line in lines:
-                occ.add_polyline(x, y, half, soft=soft, line=line)
+                if len(x) != 2:
+                    occ.add_polyline(x, y, half, soft=soft, line=line)
             self._cells = (key, occ)
         return self._cells[1].copy()
 

@@ -21,7 +21,7 @@ from workbench.model.chart.placement import (
     sloped_candidates,
 )
 from workbench.ui.chart.axes import to_view
-from workbench.ui.chart.naming import AIR, line_spot, names_spot, roof_segments
+from workbench.ui.chart.naming import AIR, DrawnMarks, line_spot, names_spot, roof_segments
 
 #: a ridge's text (naming its machine: told from the other ridges by its words, from the
 #: operations' points by place) lies this far from its diamond at most, unled
@@ -39,6 +39,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
     roofs, overlays = canvas.roofs, canvas.overlays
     theme = canvas.theme
     lines = roof_segments(canvas, px)
+    drawn = DrawnMarks(marker_rects, marks)
     for i, (roof, label) in enumerate(roofs.roof_texts):
         xs, ys = px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)))
         order = i + (0 if roof.emphasis == "main" and not roof.derated else 100)
@@ -55,7 +56,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
             seen = clip_segment(float(xs[0]), float(ys[0]), float(xs[-1]), float(ys[-1]),
                                 frame) if roof.kind == "memory" else None
             mark = None if seen is None else (*line_spot(
-                seen, marker_rects, marks, theme.point_size), 2.0)
+                seen, drawn, theme.point_size), 2.0)
             add(("roof", i), label, "roof",
                 lambda w, h, xs=xs, ys=ys: sloped_candidates(xs[0], ys[0], xs[1], ys[1],
                                                              w, h, frame), order,
@@ -72,7 +73,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
             lambda w, h, sx=sx, sy=sy: np.vstack((
                 as_array(corner_candidates(sx, sy, w, h)),
                 point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i,
-            names=names_spot(sx, sy, theme.ridge_size, marker_rects, marks,
+            names=names_spot(sx, sy, theme.ridge_size, drawn,
                              False, RIDGE_REACH))
 
     for i, (region, curve, label) in enumerate(roofs.regions):
@@ -119,7 +120,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
         add(("measured", i), label, "measured",
             lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g * 1.3), i,
             mark=(sx, sy, g * 1.3) if mark.tag else None,
-            names=names_spot(sx, sy, 2 * g * 1.3, marker_rects, marks))
+            names=names_spot(sx, sy, 2 * g * 1.3, drawn))
     # the same pair with the same figures on several machines is said once, by whichever
     # of its links has room (the lower arc may be boxed in by the roof and the arc above)
     apexes: dict[tuple[str, str, str], list[int]] = {}
@@ -145,7 +146,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
             lambda w, h, sx=sx, sy=sy, end=end: point_candidates(
                 sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i,
             mark=(sx, sy, g * 0.55 + 1), own=own_marks(path.hw_id),
-            names=names_spot(sx, sy, 2 * g * 0.55 + 2, marker_rects, marks))
+            names=names_spot(sx, sy, 2 * g * 0.55 + 2, drawn))
 
 
 def sweep_marks(canvas, px, marker_rects: np.ndarray, hw_id: int) -> np.ndarray:
