@@ -676,7 +676,8 @@ class LabelLayer:
         unlisted = canvas.key.unlisted() | canvas.key.joined
         for op_id, label in self._labels.items():
             if op_id in unlisted:
-                label.setVisible(False)
+                if label.isVisible():  # (a whole model's: a thousand hidden already)
+                    label.setVisible(False)
                 continue
             point = canvas.points.label_point(op_id)
             # the higher first; a crowd's tags before, the largest crowd first (it names

@@ -54,6 +54,8 @@ class PointLayer:
         self._machine_marker: dict[int, str] = {}
         self._styles_of: dict[tuple[str, bool], tuple[QBrush, QPen]] = {}
         self._usage: dict[int, frozenset] = {}
+        #: each usage once (a usage equal to one kept is that object)
+        self._usage_kept: dict[frozenset, frozenset] = {}
         self._usage_count: Counter = Counter()
         self._keys: list[tuple[int, int]] = []
         self._xy = np.zeros((0, 2))
@@ -226,7 +228,10 @@ class PointLayer:
             r = point.result
             self._usage.setdefault(point.op_id, set()).add(
                 (point.hw_id, roof_name(r.precision_used, r.unit), r.level))
-        self._usage = {k: frozenset(v) for k, v in self._usage.items()}
+        kept: dict[frozenset, frozenset] = {}
+        self._usage = {k: kept.setdefault(frozenset(v), frozenset(v))
+                       for k, v in self._usage.items()}
+        self._usage_kept = kept
         self._usage_count = Counter()
         for usage in self._usage.values():
             self._usage_count.update(usage)
@@ -245,9 +250,12 @@ class PointLayer:
         show_labels = document.session.view.labels
         updates: dict[int, list] = {}
         entries = []
+        # (a model's edit moves thousands: its entries found in one pass over the session)
+        operation = ({e.id: e for e in document.session.operations}.__getitem__
+                     if len(op_ids) > 16 else document.operation)
         for op_id in op_ids:
             try:
-                entry = document.operation(op_id)
+                entry = operation(op_id)
             except KeyError:
                 return None
             if entry.visible:
@@ -264,14 +272,17 @@ class PointLayer:
             known = of_row.get(id(pairs))
             if known is None:
                 drawn = drawn_pairs(pairs, markers)
-                known = of_row[id(pairs)] = (
-                    frozenset((p.hardware.id, roof_name(p.result.precision_used, p.result.unit),
-                               p.result.level) for p in pairs if p.result is not None),
-                    drawn, next((d[0] for d in drawn if d[-1]), None))
+                usage = frozenset((p.hardware.id, roof_name(p.result.precision_used,
+                                                            p.result.unit), p.result.level)
+                                  for p in pairs if p.result is not None)
+                known = of_row[id(pairs)] = (self._usage_kept.setdefault(usage, usage), drawn,
+                                             next((d[0] for d in drawn if d[-1]), None))
             usage, drawn, top = known
             # (the point that carries its name, or its tag: the highest, see label_key)
             label_keys[op_id] = (op_id, top)
-            if usage != self._usage.get(op_id, frozenset()):
+            # (usages are kept once each, as the same object: a model's thousand operations
+            # of a few usages are told unchanged without comparing their sets)
+            if self._usage.get(op_id) is not usage:
                 before = set(self._usage_count)
                 self._usage_count.subtract(self._usage.get(op_id, frozenset()))
                 self._usage_count.update(usage)

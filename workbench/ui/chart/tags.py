@@ -76,9 +76,10 @@ class TagsAndKey:
     def _pixels(self, ops) -> list[tuple[float, float]]:
         """Where the points carrying the labels of ``ops`` are drawn, in view pixels."""
         ax, bx, ay, by = self._view_to_scene()
+        marks, label_key = self._points, self._canvas.points.label_key
         out = []
-        for op_id in ops:
-            point = self._points[self._label_key(op_id)]
+        for op_id in ops:  # (a whole model's thousand tags at each placing)
+            point = marks[label_key(op_id)]
             out.append((to_view(point.x) * ax + bx, to_view(point.y) * ay + by))
         return out
 
