@@ -435,20 +435,9 @@ def operation_points(
         drawn = drawn_pairs(pairs, markers)
     wants_label = bool(show_labels and entry.label and labels_allowed)
     op_id, name = entry.id, entry.operation.name
-    # (each field stored as the frozen dataclass's __init__ stores it, without its twelve
-    # object.__setattr__ calls: a model's edit moves thousands of points; the fields are
-    # those of PointMark, in its order, checked by the tests against PointMark(...))
-    new = object.__new__
-    out = []
-    for hw_id, x, y, marker, bound, precision, machine, r, highest in drawn:
-        mark = new(PointMark)
-        d = mark.__dict__
-        d["op_id"], d["hw_id"], d["x"], d["y"] = op_id, hw_id, x, y
-        d["color"], d["marker"], d["label"] = color, marker, name
-        d["show_label"] = wants_label and highest
-        d["bound"], d["precision_used"], d["machine"], d["result"] = bound, precision, machine, r
-        out.append(mark)
-    return out
+    return [PointMark(op_id, hw_id, x, y, color, marker, name, wants_label and highest, bound,
+                      precision, machine, r)
+            for hw_id, x, y, marker, bound, precision, machine, r, highest in drawn]
 
 
 def _order(precision: str) -> int:

@@ -58,8 +58,7 @@ class LabelLayer:
     """The chart's texts and their placing (see the module docstring)."""
 
     #: the texts whose being left out moves the legend (in figures)
-    _MISS_COST: ClassVar[dict[str, int]] = {"selected": 100, "pair": 100, "measured": 100, "crowd": 100,
-                  "operation": 100}
+    _MISSED_KINDS: ClassVar[frozenset] = frozenset({"selected", "pair", "measured", "crowd", "operation"})
 
     def __init__(self, canvas, add, curve) -> None:
         """``add`` puts an item into the view; ``curve(z, **options)`` makes a line item."""
@@ -352,7 +351,7 @@ class LabelLayer:
     def _missed(self, placed: dict) -> int:
         """How many names of operations (and annotations asked for) found no place."""
         return sum(1 for key, p in placed.items()
-                   if p is None and self._MISS_COST.get(self._label_of[key][1].kind, 1) >= 100)
+                   if p is None and self._label_of[key][1].kind in self._MISSED_KINDS)
 
     def place_all(self) -> None:
         """Place every text of the chart (see :mod:`workbench.model.chart.placement`). When names of
