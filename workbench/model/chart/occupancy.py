@@ -373,19 +373,20 @@ class Occupancy:
         cells, owner = self._segments_cells(segments, halves)
         if not len(cells):
             return
-        size = self.grid.size
-        hard = ~soft[owner]
-        if hard.any():
-            flat = self.grid.ravel()
-            np.add(flat, np.bincount(cells[hard], minlength=size), out=flat,
-                   casting="unsafe")
-            lined = hard & line[owner]
-            if lined.any():
-                flat = self.lines.ravel()
-                np.add(flat, np.bincount(cells[lined], minlength=size), out=flat,
-                       casting="unsafe")
-        if not hard.all():
-            self.soft.ravel()[cells[~hard]] = True
+        # each segment's cells are each its once: added segment by segment (lines that
+        # cross count twice where they cross)
+        order = np.argsort(owner, kind="stable")
+        cells, owner = cells[order], owner[order]
+        cuts = np.flatnonzero(np.diff(owner)) + 1
+        grid, lines, soft_cells = self.grid.ravel(), self.lines.ravel(), self.soft.ravel()
+        for i, part in zip(owner[np.concatenate(([0], cuts))].tolist(), np.split(cells, cuts),
+                           strict=True):
+            if soft[i]:
+                soft_cells[part] = True
+                continue
+            grid[part] += 1
+            if line[i]:
+                lines[part] += 1
 
     def _segments_cells(self, segments: np.ndarray, halves: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:
