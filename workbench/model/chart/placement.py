@@ -412,7 +412,9 @@ class TextLayout:
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
         pairs the text with what it ``names``). ``free``: which boxes are free (as
-        :meth:`_free` says), as far as already worked out for an earlier try.
+        :meth:`_free` says), as far as already worked out for an earlier try; ``paired``:
+        which places are known to be paired with what it names (``known`` of
+        :meth:`_paired`, filled in as they are worked out).
 
         The places are looked at in order, a step at a time (most texts find theirs among
         the first few): of each step, the free ones; of those, the ones a reader pairs with
