@@ -358,8 +358,8 @@ class Occupancy:
     def add_segments(self, segments: np.ndarray, halves, soft=None, line=None) -> None:
         """:meth:`add_polyline` of many straight segments (rows ``x0, y0, x1, y1``), each
         with its own ``halves[i]`` and flags ``soft[i]``, ``line[i]``: the same counts as
-        one call for each, in a few numpy steps for all (the roofs and the ridges' drop
-        lines, laid out anew after every pan or zoom)."""
+        one call for each, their cells found in a few numpy steps for all (the roofs and
+        the ridges' drop lines, laid out anew after every pan or zoom)."""
         segments = np.asarray(segments, dtype=float).reshape(-1, 4)
         n = len(segments)
         halves = np.broadcast_to(np.asarray(halves, dtype=float), (n,))
@@ -373,8 +373,8 @@ class Occupancy:
         cells, owner = self._segments_cells(segments, halves)
         if not len(cells):
             return
-        # each segment's cells are each its once: added segment by segment (lines that
-        # cross count twice where they cross)
+        # (each segment's cells come once each: added a segment at a time, lines that cross
+        # count twice where they cross)
         order = np.argsort(owner, kind="stable")
         cells, owner = cells[order], owner[order]
         cuts = np.flatnonzero(np.diff(owner)) + 1
