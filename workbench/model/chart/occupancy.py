@@ -253,10 +253,12 @@ class Occupancy:
         px, py = [], []
         step = self.cell * 0.5
         grown = self._grown(half)
+        kept = []  # (the segments in the grid, as given)
         for x0, y0, x1, y1 in zip(xs[:-1], ys[:-1], xs[1:], ys[1:], strict=True):
             clipped = clip_segment(x0, y0, x1, y1, grown)
             if clipped is None:
                 continue
+            kept.append((x0, y0, x1, y1))
             a, b, c, d = clipped
             t = spread(max(2, math.ceil(math.hypot(c - a, d - b) / step) + 1))
             px.append(a + (c - a) * t)
@@ -269,8 +271,8 @@ class Occupancy:
         row_col = np.floor((pts - origin) / self.cell).astype(int)  # (columns, rows)
         col, row = row_col
         reach = math.ceil(half / self.cell)
-        if len(px) == 1 and len(col) > 64:
-            return self._run_cells(row, col, reach)
+        if len(px) == 1 and len(col) > 64:  # (a long straight line: its runs of cells)
+            return self._segments_cells(np.array(kept), np.array([half]))[0]
         (cmin, rmin), (cmax, rmax) = row_col.min(axis=1).tolist(), row_col.max(axis=1).tolist()
         # each cell once: a mask over just the part of the grid the line spans (a leader's
         # few cells do not pay for a pass over the whole grid), reach wider on each side
@@ -293,44 +295,6 @@ class Occupancy:
         cells = np.flatnonzero(on)
         width = b1 - b0
         return (cells // width + a0) * self.cols + cells % width + b0
-
-    def _run_cells(self, row: np.ndarray, col: np.ndarray, reach: int) -> np.ndarray:
-        """:meth:`_line_cells` of one straight segment, sampled at the cells ``(row,
-        col)`` in order (half a cell apart or less): the samples pass through every row
-        between their first and last, in order, and in the rows a few apart they pass
-        through every column between their least and greatest; so the cells within
-        ``reach`` of them are, in each row, one run: from the least column of the samples
-        up to ``reach`` rows away, less ``reach``, to their greatest, plus ``reach``."""
-        ends = np.flatnonzero(np.diff(row)) + 1
-        first = np.concatenate(([0], ends))  # each row's first sample, and last
-        last = np.concatenate((ends - 1, [len(row) - 1]))
-        lo = np.minimum(col[first], col[last])
-        hi = np.maximum(col[first], col[last])
-        rows = row[first]
-        if rows[-1] < rows[0]:  # (from the bottom up)
-            lo, hi, rows = lo[::-1], hi[::-1], rows[::-1]
-        # least and greatest over the rows within reach (none beyond the ends)
-        k = len(rows)
-        low = np.full(k + 4 * reach, np.iinfo(np.int64).max)
-        high = np.full(k + 4 * reach, np.iinfo(np.int64).min)
-        low[2 * reach:2 * reach + k] = lo
-        high[2 * reach:2 * reach + k] = hi
-        span = k + 2 * reach
-        least, most = low[:span].copy(), high[:span].copy()
-        for shift in range(1, 2 * reach + 1):
-            np.minimum(least, low[shift:shift + span], out=least)
-            np.maximum(most, high[shift:shift + span], out=most)
-        out_rows = np.arange(int(rows[0]) - reach, int(rows[0]) - reach + span)
-        least = np.maximum(least - reach, 0)
-        most = np.minimum(most + reach, self.cols - 1)
-        on = (out_rows >= 0) & (out_rows < self.rows) & (most >= least)
-        out_rows, least, most = out_rows[on], least[on], most[on]
-        if not len(out_rows):
-            return np.zeros(0, dtype=np.intp)
-        counts = most - least + 1
-        starts = out_rows * self.cols + least
-        offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-        return np.repeat(starts, counts) + offsets
 
     def _grown(self, d: float) -> Rect:
         f = self.frame
@@ -391,8 +355,9 @@ class Occupancy:
     def _segments_cells(self, segments: np.ndarray, halves: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:
         """The cells of :meth:`_line_cells` of each segment (each cell once per segment),
-        all together, and which segment each is of: the segments sampled as there, then the
-        runs of :meth:`_run_cells` of all of them at once (those of one reach together)."""
+        all together, and which segment each is of: the segments sampled as there (half a
+        cell apart or less), then their runs (:meth:`_runs_within`) all at once, those of
+        one reach together."""
         step = self.cell * 0.5
         ends, counts, reaches, index = [], [], [], []
         for i, ((x0, y0, x1, y1), half) in enumerate(zip(segments.tolist(), halves.tolist(),
@@ -438,9 +403,14 @@ class Occupancy:
 
     def _runs_within(self, lo, hi, rows, owner, reach: int, out_cells: list,
                      out_owner: list) -> None:
-        """:meth:`_run_cells` of the segments whose runs are ``lo``, ``hi`` (least and
-        greatest column), ``rows`` (each segment's rows upwards, in a block), ``owner``,
-        all within ``reach`` cells: their cells and owners appended to the lists."""
+        """The cells within ``reach`` cells of the segments whose samples' runs are
+        ``lo``, ``hi`` (least and greatest column of each row), ``rows`` (each segment's
+        rows upwards, in a block), ``owner``: their cells and owners appended to the lists.
+        A straight segment's samples pass through every row between its first and last, in
+        order, and in the rows a few apart through every column between their least and
+        greatest; so its cells are, in each row, one run: from the least column of the
+        samples up to ``reach`` rows away, less ``reach``, to their greatest, plus
+        ``reach``."""
         if not len(rows):
             return
         starts = np.flatnonzero(np.diff(owner)) + 1
@@ -479,7 +449,6 @@ class Occupancy:
         offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
         out_cells.append(np.repeat(begin, counts) + offsets)
         out_owner.append(np.repeat(seg, counts))
-
 
 
 def _summed(covered: np.ndarray) -> np.ndarray:
