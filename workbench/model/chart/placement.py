@@ -364,7 +364,7 @@ class TextLayout:
         # (each list's places and which are free, worked out as far as asked for and kept
         # for both tries: nothing is placed between them)
         free_of: dict[int, tuple[np.ndarray, _FreeFlags]] = {}
-        earlier = dict(tried.free_of) if tried is not None else {}
+        earlier = tried.free_of if tried is not None else {}
         # a tag's leader keeps clear of other marks where it can; else, rather than untold,
         # it may pass by them (its own marker hidden among others' leaves no clear way), the
         # text itself still clear of them; a text with no markers of its own (a roof's
