@@ -86,3 +86,37 @@ def test_each_placing_asks_for_a_tag_around_where_its_points_are_now(open_window
     assert not (points.pixels(canvas.view_to_scene()) == moved).all(), "the edit moved points"
     after = centres_asked_and_drawn()
     assert after and all(ok for _op, ok in after), [op for op, ok in after if not ok]
+
+
+def test_tags_are_told_apart_by_where_their_points_are_after_an_edit(open_window, qtbot):
+    """The key's steps (joining touching markers' tags, gathering strays) read where each
+    tagged point is drawn: after a Model tab edit, and after its undo, where it is now,
+    the view unchanged."""
+    from workbench.ui.chart.axes import to_view
+
+    win = open_window(LLAMA_8B, size=(1366, 740))
+    model = win.document.session.models[0]
+    win.model_panel.show_model(model.id)
+    canvas = win.canvas
+    qtbot.waitUntil(lambda: not canvas.labels.scheduled and not canvas.labels.pending)
+    key, points = canvas.key, canvas.points
+
+    def where_drawn(ops):
+        ax, bx, ay, by = canvas.view_to_scene()
+        marks = [points.marks[points.label_key(op)] for op in ops]
+        return [(to_view(p.x) * ax + bx, to_view(p.y) * ay + by) for p in marks]
+
+    ops = list(key.tags)
+    assert len(ops) > 2
+    before = key._pixels(ops)
+    assert before == where_drawn(ops)
+    view = canvas.view_to_scene()
+    win.model_panel.editor.form.batch.setValue(16)
+    assert model.setup.batch == 16 and canvas.view_to_scene() == view
+    ops = list(key.tags)
+    assert key._pixels(ops) == where_drawn(ops)
+    assert key._pixels(ops) != before[:len(ops)] or len(ops) != len(before)
+    win.undo_action.trigger()
+    assert model.setup.batch == 1
+    ops = list(key.tags)
+    assert key._pixels(ops) == where_drawn(ops)

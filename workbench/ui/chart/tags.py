@@ -44,6 +44,9 @@ class TagsAndKey:
         #: machines whose memory roofs the key names, left to right (a value found no clean
         #: place along its line: a CPU's L1, L2, L3 lie close together)
         self._roof_rows: frozenset = frozenset()
+        #: the view :meth:`_pixels` worked for, and by operation the point and its pixel
+        self._pixels_view: tuple = ()
+        self._pixels_of: dict = {}
 
     @property
     def tags(self) -> Mapping[int, str]:
@@ -75,12 +78,23 @@ class TagsAndKey:
 
     def _pixels(self, ops) -> list[tuple[float, float]]:
         """Where the points carrying the labels of ``ops`` are drawn, in view pixels."""
-        ax, bx, ay, by = self._view_to_scene()
+        t = self._view_to_scene()
+        ax, bx, ay, by = t
         marks, label_key = self._points, self._canvas.points.label_key
+        # (a whole model's thousand tags, asked for by each step of a placing: each
+        # point's pixel worked out once for the view, again when the point is another
+        # object, as after an edit or a rebuild)
+        if self._pixels_view != t:
+            self._pixels_view, self._pixels_of = t, {}
+        known = self._pixels_of
         out = []
-        for op_id in ops:  # (a whole model's thousand tags at each placing)
+        for op_id in ops:
             point = marks[label_key(op_id)]
-            out.append((to_view(point.x) * ax + bx, to_view(point.y) * ay + by))
+            found = known.get(op_id)
+            if found is None or found[0] is not point:
+                found = known[op_id] = (point, (to_view(point.x) * ax + bx,
+                                                to_view(point.y) * ay + by))
+            out.append(found[1])
         return out
 
     def crowd_of(self, op_id: int) -> tuple:
@@ -94,6 +108,7 @@ class TagsAndKey:
         self._key_tags, self._key_rows = {}, []
         self._joined, self._key_made, self._groups = frozenset(), False, {}
         self._roof_rows = frozenset()
+        self._pixels_view, self._pixels_of = (), {}
 
     # -- the chart's parts, as the methods below read them ------------------------------
 
