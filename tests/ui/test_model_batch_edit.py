@@ -165,3 +165,48 @@ def test_every_layer_keeps_its_own_name_and_coincident_points_are_one_spot(qtbot
         assert canvas.points.machine_spots(hw.id) == len(distinct)
     drawn = {(op, hw) for op, hw, _, _ in canvas.point_items()}
     assert set(expected) <= drawn
+
+
+def test_each_marker_lies_within_its_items_bounds_after_edits_and_a_zoom(qtbot, window):
+    """Qt draws an item only within its bounding rectangle: after a batch edit moves the
+    markers, its undo, and a zoom, each scatter item's rectangle is the one worked out
+    afresh for its markers as they are now, and holds every one of them."""
+    import pyqtgraph as pg
+
+    from workbench.ui.chart.items import Spots
+
+    win = window
+    model = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup("decode", 1, 4096, 4096), view="layers")
+    win.add_model(model)
+    (model,) = win.document.session.models
+    canvas = win.canvas
+
+    def check() -> int:
+        items = [item for item in canvas.view_box.childGroup.childItems()
+                 if isinstance(item, Spots) and item.isVisible()]
+        seen = 0
+        for item in items:
+            rect = item.boundingRect()
+            assert rect == pg.ScatterPlotItem.boundingRect(item)
+            xs, ys = item.getData()
+            for x, y in zip(xs, ys, strict=True):
+                assert rect.contains(float(x), float(y))
+                seen += 1
+        return seen
+
+    assert check()
+    first = {id(item): item.boundingRect() for item in canvas.view_box.childGroup.childItems()
+             if isinstance(item, Spots) and item.isVisible()}
+    win.document.set_model(model.id, batch=512)
+    qtbot.wait(10)
+    assert check()
+    assert any(item.boundingRect() != first[id(item)]
+               for item in canvas.view_box.childGroup.childItems() if id(item) in first)
+    win.undo_action.trigger()
+    qtbot.wait(10)
+    assert check()
+    (x0, x1), (y0, y1) = canvas.view_box.viewRange()
+    canvas.view_box.setRange(xRange=(x0 - 1, x1 + 1), yRange=(y0 - 1, y1 + 1), padding=0)
+    qtbot.wait(10)
+    assert check()

@@ -140,6 +140,23 @@ class Spots(pg.ScatterPlotItem):
         kwargs.setdefault("antialias", True)
         super().__init__(*args, **kwargs)
 
+    #: what the last bounding rectangle was worked out from, and that rectangle
+    _rect_for: tuple = ()
+    _rect: QRectF | None = None
+
+    def boundingRect(self) -> QRectF:
+        # (asked for many times a repaint, each time working out the size of a view pixel:
+        # the same while the data bounds, the widest spot and the view's scale are; the
+        # data bounds are a new list whenever the data change)
+        dt = self.deviceTransform_()
+        scale = None if dt is None else (dt.m11(), dt.m12(), dt.m21(), dt.m22())
+        bounds, widest = self.bounds, self._maxSpotPxWidth
+        kept = self._rect_for
+        if self._rect is None or kept[0] is not bounds or kept[1:] != (widest, scale):
+            self._rect = super().boundingRect()
+            self._rect_for = (bounds, widest, scale)
+        return QRectF(self._rect)
+
 
 def curve(**kwargs) -> pg.PlotCurveItem:
     """A curve (roof, region edge, sweep path, link)."""
