@@ -12,7 +12,17 @@ from typing import ClassVar
 import pyqtgraph as pg
 from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QTransform
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QTextDocument,
+    QTransform,
+)
 from PySide6.QtWidgets import QGraphicsItem
 
 __all__ = ["Label", "Pool", "Spots", "Legend", "CACHE", "NO_CACHE"]
@@ -63,6 +73,42 @@ class Label(pg.TextItem):
         super().setExportMode(export, opts)
         self.textItem.setCacheMode(NO_CACHE if export else CACHE)
 
+    #: the document of the plain text said before the current one, laid out; whether the
+    #: current document holds a plain text said by :meth:`setPlainText`
+    _spare: QTextDocument | None = None
+    _plain = False
+
+    def setPlainText(self, text: str) -> None:
+        """Say ``text``. The plain text said before stays laid out in a second document:
+        saying it again swaps that in, not laid out anew (a whole model's crowd of tags is
+        said whole, then in parts, at each of its edits: a hundred lines each way)."""
+        item = self.textItem
+        current = item.document()
+        if text == current.toPlainText():
+            return
+        spare = self._spare
+        if spare is not None and not _alike(spare, current):  # (a new font or width)
+            spare.deleteLater()
+            spare = self._spare = None
+        if not self._plain:  # (it held no text, or markup: said in it, as before)
+            item.setPlainText(text)
+            self._plain = True
+            self.updateTextPos()
+            return
+        current.setParent(item)  # (kept: the text item deletes a document it owns)
+        if spare is not None and spare.toPlainText() == text:
+            item.setDocument(spare)
+        else:
+            item.setDocument(spare if spare is not None else current.clone(item))
+            item.setPlainText(text)
+        self._spare = current
+        self.updateTextPos()
+
+    def setHtml(self, html: str) -> None:
+        if self.toHtml() != html:
+            self._plain = False
+        super().setHtml(html)
+
     def setFont(self, *args) -> None:
         """A new font, and the cached picture of the text drawn anew: a font change alone
         (a theme switch) left the cache blank, so a label whose colour stayed the same
@@ -98,6 +144,15 @@ class Label(pg.TextItem):
 
 #: While a point moves (an edit, a drag), its label stays at its place unless another place
 #: scores better by more than this (pixels² of overlap): labels do not flicker between two
+
+def _alike(a: QTextDocument, b: QTextDocument) -> bool:
+    """Whether two documents lay a text out alike (their fonts, widths and margins)."""
+    return (a.defaultFont() == b.defaultFont() and a.textWidth() == b.textWidth()
+            and a.documentMargin() == b.documentMargin()
+            and a.defaultTextOption().flags() == b.defaultTextOption().flags()
+            and a.defaultTextOption().wrapMode() == b.defaultTextOption().wrapMode()
+            and a.defaultTextOption().alignment() == b.defaultTextOption().alignment())
+
 
 class Pool:
     """Reusable items of one kind: ``take()`` returns a shown item, ``finish()`` hides the
