@@ -8,6 +8,8 @@ Each is handed to the text layout of :class:`~workbench.ui.chart.labels.LabelLay
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from workbench.model.chart.attribution import Attribution
@@ -31,6 +33,29 @@ RIDGE_REACH = 18.0
 #: a roof's value lies at most this many pixels from its line (more than a text's height
 #: off, it no longer reads as the line's)
 ROOF_REACH = 20.0
+#: the roofs' and ridges' places kept (by line or corner, text size and plot frame: a few
+#: dozen for one view and size; each edit of an operation asks for the same again)
+PLACES_KEPT = 256
+
+
+@functools.lru_cache(maxsize=PLACES_KEPT)
+def _line_places(sloped: bool, x0: float, y0: float, x1: float, y1: float, w: float,
+                 h: float, frame: tuple, below_first: bool) -> np.ndarray:
+    """A roof value's places (:func:`sloped_candidates` along a rising line,
+    :func:`flat_candidates` over a flat one at ``y0``), as rows, read-only."""
+    places = as_array(sloped_candidates(x0, y0, x1, y1, w, h, frame) if sloped else
+                      flat_candidates(x0, x1, y0, w, h, frame, below_first=below_first))
+    places.setflags(write=False)
+    return places
+
+
+@functools.lru_cache(maxsize=PLACES_KEPT)
+def _corner_places(x: float, y: float, w: float, h: float, radius: float) -> np.ndarray:
+    """A ridge text's places: by its diamond's corners, then around it; read-only."""
+    places = np.vstack((as_array(corner_candidates(x, y, w, h)),
+                        point_candidates(x, y, w, h, radius)[8:]))
+    places.setflags(write=False)
+    return places
 
 
 def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> None:
@@ -60,21 +85,21 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
             mark = None if seen is None else (*line_spot(
                 seen, drawn, theme.point_size), 2.0)
             add(("roof", i), label, "roof",
-                lambda w, h, xs=xs, ys=ys: sloped_candidates(xs[0], ys[0], xs[1], ys[1],
-                                                             w, h, frame), order,
+                lambda w, h, xs=xs, ys=ys: _line_places(
+                    True, float(xs[0]), float(ys[0]), float(xs[1]), float(ys[1]), w, h,
+                    tuple(frame), False), order,
                 mark=mark, names=names)
         else:
             add(("roof", i), label, "roof",
-                lambda w, h, xs=xs, ys=ys, roof=roof: flat_candidates(
-                    xs[0], xs[1], ys[0], w, h, frame, below_first=roof.derated), order,
+                lambda w, h, xs=xs, ys=ys, roof=roof: _line_places(
+                    False, float(xs[0]), float(ys[0]), float(xs[1]), float(ys[0]), w, h,
+                    tuple(frame), bool(roof.derated)), order,
                 names=names)
 
     for i, (ridge, label) in enumerate(roofs.ridges):
         sx, sy = (float(v) for v in px(to_view(ridge.x), to_view(ridge.y)))
         add(("ridge", i), label, "ridge",
-            lambda w, h, sx=sx, sy=sy: np.vstack((
-                as_array(corner_candidates(sx, sy, w, h)),
-                point_candidates(sx, sy, w, h, theme.ridge_size / 2)[8:])), i,
+            lambda w, h, sx=sx, sy=sy: _corner_places(sx, sy, w, h, theme.ridge_size / 2), i,
             names=names_spot(sx, sy, theme.ridge_size, drawn,
                              False, RIDGE_REACH))
 
