@@ -57,6 +57,7 @@ __all__ = [
     "VERDICT_SHORT",
     "MAX_SWEEP_DOTS",
     "cached_sweep",
+    "cache_sweeps",
     "CrossingMark",
     "SweepPath",
     "MeasuredMark",
@@ -262,6 +263,33 @@ def cached_sweep(op, hw, sweep) -> tuple[SweepResult, list[Crossing]]:
     return found
 
 
+def cache_sweeps(op, machines: Sequence[Any], sweep) -> None:
+    """Evaluate the sweep of ``op`` on those of ``machines`` (:class:`Hardware`) not yet
+    remembered by :func:`cached_sweep`, all at once: the FLOPs and bytes of each step
+    counted once for every machine (:func:`~workbench.model.sweeps.evaluate_sweep_on`,
+    :func:`~workbench.model.sweeps.crossings_on`).
+    Where one cannot be evaluated, none is remembered here: :func:`cached_sweep` of each
+    says why."""
+    keys = [(repr(op), repr(hw), sweep) for hw in machines]
+    todo = [(key, hw) for key, hw in zip(keys, machines, strict=True) if key not in _SWEEP_CACHE]
+    if len(todo) < 2:
+        return  # (one machine: cached_sweep's own search is the same)
+    from workbench.model.sweeps import SweepError, evaluate_sweep_on, sweep_crossings_on
+
+    hws = [hw for _key, hw in todo]
+    try:
+        results = evaluate_sweep_on(op, hws, sweep)
+        found = sweep_crossings_on(op, hws, sweep)
+    except SweepError:
+        return
+    except COUNTING_ERRORS:
+        return
+    for (key, _hw), result, crossings in zip(todo, results, found, strict=True):
+        if len(_SWEEP_CACHE) >= _SWEEP_CACHE_SIZE:
+            _SWEEP_CACHE.pop(next(iter(_SWEEP_CACHE)))
+        _SWEEP_CACHE[key] = (result, crossings)
+
+
 def _drawable(x: float, y: float) -> bool:
     return math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0
 
@@ -280,6 +308,7 @@ def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any]
     by_id = {h.id: h for h in session.hardware}
     paths: list[SweepPath] = []
     notes: list[str] = []
+    cache_sweeps(op, [by_id[m.hw_id].hardware for m in machines if m.hw_id in by_id], sweep)
     for mark in machines:
         hw_entry = by_id.get(mark.hw_id)
         if hw_entry is None:
