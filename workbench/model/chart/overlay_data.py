@@ -35,6 +35,7 @@ from workbench.model.chart.profiled_kernels import (
     short_kernel_name,
     top_hidden,
 )
+from workbench.model.chart.sweep_cache import cache_sweeps, cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import BOUND_NAMES
 from workbench.model.roofline import sweep as roofline_sweep
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from workbench.model.comparison import PairComparison
     from workbench.model.measured_session import MeasuredPoint
     from workbench.model.profile import LevelPoint
-    from workbench.model.sweeps import Crossing, SweepResult
+    from workbench.model.sweeps import Crossing
 
 # Sweeps (workbench.model.sweeps), measured points (workbench.model.measured and
 # measured_session), profiled kernels (workbench.model.profile) and compared pairs
@@ -56,8 +57,6 @@ __all__ = [
     "VERDICT_COLORS",
     "VERDICT_SHORT",
     "MAX_SWEEP_DOTS",
-    "cached_sweep",
-    "cache_sweeps",
     "CrossingMark",
     "SweepPath",
     "MeasuredMark",
@@ -239,55 +238,6 @@ def _crossing_tooltip(operation: str, machine: str, crossing: Crossing) -> str:
     lines.append(f"Ridge {format_quantity(crossing.ridge, 'intensity')} "
                  f"({crossing.level}), peak {format_quantity(crossing.peak_flops, 'flop_rate')}")
     return "\n".join(lines)
-
-
-#: Evaluated sweeps and their crossings by (operation, machine, sweep): a rebuild of the chart
-#: re-evaluates only the sweeps whose operation or machine changed.
-_SWEEP_CACHE: dict[tuple, tuple] = {}
-_SWEEP_CACHE_SIZE = 512
-
-
-def cached_sweep(op, hw, sweep) -> tuple[SweepResult, list[Crossing]]:
-    """:func:`~workbench.model.sweeps.evaluate_sweep` and
-    :func:`~workbench.model.sweeps.sweep_crossings` of ``op`` on ``hw``, remembered for the
-    same operation, machine and sweep (the chart and the sweep plot share them)."""
-    key = (repr(op), repr(hw), sweep)
-    found = _SWEEP_CACHE.get(key)
-    if found is None:
-        from workbench.model.sweeps import evaluate_sweep, sweep_crossings  # (see the imports)
-
-        found = (evaluate_sweep(op, hw, sweep), sweep_crossings(op, hw, sweep))
-        if len(_SWEEP_CACHE) >= _SWEEP_CACHE_SIZE:
-            _SWEEP_CACHE.pop(next(iter(_SWEEP_CACHE)))
-        _SWEEP_CACHE[key] = found
-    return found
-
-
-def cache_sweeps(op, machines: Sequence[Any], sweep) -> None:
-    """Evaluate the sweep of ``op`` on those of ``machines`` (:class:`Hardware`) not yet
-    remembered by :func:`cached_sweep`, all at once: the FLOPs and bytes of each step
-    counted once for every machine (:func:`~workbench.model.sweeps.evaluate_sweep_on`,
-    :func:`~workbench.model.sweeps.crossings_on`).
-    Where one cannot be evaluated, none is remembered here: :func:`cached_sweep` of each
-    says why."""
-    keys = [(repr(op), repr(hw), sweep) for hw in machines]
-    todo = [(key, hw) for key, hw in zip(keys, machines, strict=True) if key not in _SWEEP_CACHE]
-    if len(todo) < 2:
-        return  # (one machine: cached_sweep's own search is the same)
-    from workbench.model.sweeps import SweepError, evaluate_sweep_on, sweep_crossings_on
-
-    hws = [hw for _key, hw in todo]
-    try:
-        results = evaluate_sweep_on(op, hws, sweep)
-        found = sweep_crossings_on(op, hws, sweep)
-    except SweepError:
-        return
-    except COUNTING_ERRORS:
-        return
-    for (key, _hw), result, crossings in zip(todo, results, found, strict=True):
-        if len(_SWEEP_CACHE) >= _SWEEP_CACHE_SIZE:
-            _SWEEP_CACHE.pop(next(iter(_SWEEP_CACHE)))
-        _SWEEP_CACHE[key] = (result, crossings)
 
 
 def _drawable(x: float, y: float) -> bool:
