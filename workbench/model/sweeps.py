@@ -383,11 +383,11 @@ def _close_in(operation: Operation, machines: list[Hardware], param: str, a: np.
               known: list[dict[float, int]], on: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A crossing in each bracket ``a < b`` on machine ``machines[on]`` (side ``side_a`` of
     the ridge at ``a``, the other at ``b``; the balances ``fa`` and ``fb`` there): two
-    neighbouring floats, the
-    first on ``a``'s side, the second on the other. All brackets at once, by the Illinois
-    variant of regula falsi, each step looking at the :data:`WINDOW` floats on either side
-    of where it lands in the same evaluation: a few evaluations where bisection takes fifty
-    (the balance is a smooth function of the parameter). Every side seen is noted in
+    neighbouring floats, the first on ``a``'s side, the second on the other. All brackets
+    at once (those of every machine), by the Illinois variant of regula falsi, each step
+    looking at the :data:`WINDOW` floats on either side of where it lands in the same
+    evaluation: a few evaluations where bisection takes fifty (the balance is a smooth
+    function of the parameter). Every side seen is noted in
     ``known`` (one mapping from parameter to side for each bracket). A bracket with an
     undefined side (a NaN time) within is left as it stands."""
     a, b, fa, fb = a.copy(), b.copy(), fa.copy(), fb.copy()
