@@ -479,8 +479,7 @@ def sweep_times(operation: Operation, machines: list[Hardware], on: Any, **array
     bandwidth = np.array([hw.bandwidth(operation.level_on(hw)) for hw in machines], dtype=float)
     on = np.asarray(on, dtype=np.intp)
     # (the first two of _roofline's formulas, on the same numbers: T_math = F / P, T_mem = B / W)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.divide(flops, peak[on]), np.divide(nbytes, bandwidth[on])
+    return divide(flops, peak[on]), divide(nbytes, bandwidth[on])
 
 
 @dataclass(frozen=True)
