@@ -460,18 +460,18 @@ class TextLayout:
         data, the other texts and their air (a tag's); with ``air`` of its own, the box
         grown by it clear of the texts and their air too."""
         occ = self.occupancy
-        lefts, tops = cands[:, 0], cands[:, 1]
         f = occ.frame
-        ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
+        boxes = _boxes(cands, w, h)
+        ok = np.all((boxes >= (f[0], f[1], -np.inf, -np.inf))
+                    & (boxes <= (np.inf, np.inf, f[2], f[3])), axis=1)
         if not ok.any():
             return ok
         p = self.PAD
-        boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
-        ok[ok] = occ.clear_under(boxes[ok], texts=not air)
+        inside = boxes[ok]
+        ok[ok] = occ.clear_under(inside + (-p, -p, p, p), texts=not air)
         if air and ok.any():
             a = p + air
-            grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
-            ok[ok] = occ.clear_under(grown[ok], occ.texts)
+            ok[ok] = occ.clear_under(boxes[ok] + (-a, -a, a, a), occ.texts)
         return ok
 
     def _paired(self, cands: np.ndarray, at: np.ndarray, w: float, h: float,
@@ -490,8 +490,7 @@ class TextLayout:
                 seen[todo] = self._paired(cands, at[todo], w, h, names, strict)
                 known[at[todo]] = seen[todo]
             return seen > 0
-        lefts, tops = cands[at, 0], cands[at, 1]
-        boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
+        boxes = _boxes(cands[at], w, h)
         bare = np.isnan(cands[at, 2])
         good = np.zeros(len(at), dtype=bool)
         if bare.any():
@@ -717,6 +716,15 @@ class TextLayout:
         meets = ((b[:, None, 0] < rects[None, :, 2]) & (rects[None, :, 0] < b[:, None, 2])
                  & (b[:, None, 1] < rects[None, :, 3]) & (rects[None, :, 1] < b[:, None, 3]))
         return {keys[i] for i in np.flatnonzero(meets.any(axis=1))}
+
+
+def _boxes(cands: np.ndarray, w: float, h: float) -> np.ndarray:
+    """The ``w`` × ``h`` boxes at the places ``cands`` (rows ``left, top, right,
+    bottom``)."""
+    return cands[:, _LEFT_TOP_TWICE] + (0.0, 0.0, w, h)
+
+
+_LEFT_TOP_TWICE = np.array([0, 1, 0, 1])
 
 
 class _Tried:
