@@ -34,6 +34,9 @@ class Occupancy:
         left, top, right, bottom = self.frame
         self.cols = max(1, math.ceil((right - left) / self.cell))
         self.rows = max(1, math.ceil((bottom - top) / self.cell))
+        # (for :meth:`_cells`: the frame's corner, and the grid's last cells, by side)
+        self._origin = np.array((left, top, left, top))[:, None]
+        self._far_cells = np.array((self.cols, self.rows) * 2, dtype=float)[:, None]
         if counts is None:
             shape = (self.rows, self.cols)
             counts = (np.zeros(shape, dtype=np.int32), np.zeros(shape, dtype=bool),
@@ -141,13 +144,11 @@ class Occupancy:
         """The grid rows ``r0:r1`` and columns ``c0:c1`` each rectangle covers, clipped to
         the grid."""
         # (the rectangles' sides as rows, a copy: each step over all of one side at once)
-        left, top = self.frame[0], self.frame[1]
-        at = np.array(np.asarray(rects, dtype=float).T, order="C")
-        at -= np.array((left, top, left, top))[:, None]
+        at = np.asarray(rects, dtype=float).T - self._origin
         at /= self.cell
         np.floor(at[:2], out=at[:2])
         np.ceil(at[2:], out=at[2:])
-        np.clip(at, 0, np.array((self.cols, self.rows) * 2, dtype=float)[:, None], out=at)
+        np.clip(at, 0, self._far_cells, out=at)
         c0, r0, c1, r1 = at.astype(int)
         return r0, r1, c0, c1
 
