@@ -357,6 +357,44 @@ def test_a_second_try_finds_what_a_try_from_nothing_finds():
     assert second and unplaced  # (both kinds of second try were made)
 
 
+class _FollowingEveryLeader(TextLayout):
+    """A layout that follows every leader it looks at, even one already found crossing
+    something earlier in the same try."""
+
+    def _first_clean(self, *args, crossed=None, **kwargs):
+        return super()._first_clean(*args, **kwargs)
+
+
+def test_a_lenient_pass_skips_only_leaders_already_found_crossing():
+    # within one try, the lenient pass (a tag's leader may pass by other marks) looks again
+    # at leaders the strict pass followed: those found crossing something are not followed
+    # again, and the places chosen are those of a layout that follows every one
+    rng = np.random.default_rng(11)
+    frame = (0.0, 0.0, 210.0, 140.0)
+    known_crossing = 0
+    follow = TextLayout._clean_leaders
+
+    def counting(self, cands, chosen, cross_lines, own, known=None):
+        nonlocal known_crossing
+        if known is not None:
+            known_crossing += int(known.sum())
+        return follow(self, cands, chosen, cross_lines, own, known)
+
+    for _ in range(25):
+        markers, requests = _crowded_requests(rng, frame)
+        base = Occupancy(frame)
+        base.add_rects(markers)
+        TextLayout._clean_leaders = counting
+        try:
+            got = TextLayout(base.copy()).place_all(requests)
+        finally:
+            TextLayout._clean_leaders = follow
+        want = _FollowingEveryLeader(base.copy()).place_all(requests)
+        assert {k: None if p is None else (p.rect, p.leader) for k, p in got.items()} == {
+            k: None if p is None else (p.rect, p.leader) for k, p in want.items()}
+    assert known_crossing  # (leaders found crossing were known when more were followed)
+
+
 def test_a_place_partly_left_of_the_plot_is_passed_over():
     layout = TextLayout(Occupancy((0.0, 0.0, 200.0, 200.0)))
     placed = layout.place(Request("op", "operation", 20.0, 10.0,

@@ -34,6 +34,9 @@ class Occupancy:
         left, top, right, bottom = self.frame
         self.cols = max(1, math.ceil((right - left) / self.cell))
         self.rows = max(1, math.ceil((bottom - top) / self.cell))
+        # (for :meth:`_cells`: the frame's corner, and the grid's last cells, by side)
+        self._origin = np.array((left, top, left, top))[:, None]
+        self._far_cells = np.array((self.cols, self.rows) * 2, dtype=float)[:, None]
         if counts is None:
             shape = (self.rows, self.cols)
             counts = (np.zeros(shape, dtype=np.int32), np.zeros(shape, dtype=bool),
@@ -141,13 +144,11 @@ class Occupancy:
         """The grid rows ``r0:r1`` and columns ``c0:c1`` each rectangle covers, clipped to
         the grid."""
         # (the rectangles' sides as rows, a copy: each step over all of one side at once)
-        left, top = self.frame[0], self.frame[1]
-        at = np.array(np.asarray(rects, dtype=float).T, order="C")
-        at -= np.array((left, top, left, top))[:, None]
+        at = np.asarray(rects, dtype=float).T - self._origin
         at /= self.cell
         np.floor(at[:2], out=at[:2])
         np.ceil(at[2:], out=at[2:])
-        np.clip(at, 0, np.array((self.cols, self.rows) * 2, dtype=float)[:, None], out=at)
+        np.clip(at, 0, self._far_cells, out=at)
         c0, r0, c1, r1 = at.astype(int)
         return r0, r1, c0, c1
 
@@ -305,7 +306,18 @@ class Occupancy:
         """Cover the cells within ``half`` pixels of the polyline through ``(xs, ys)``
         (``soft``: a guide line texts keep off and leader lines may cross; ``line``: a line
         of data, which only a tag's leader may cross)."""
-        cells = self._line_cells(xs, ys, half)
+        self.add_cells(self._line_cells(xs, ys, half), weight, soft, line)
+
+    def line_cells(self, xs, ys, half: float) -> np.ndarray | None:
+        """The cells :meth:`add_polyline` covers (flat indices into the grid, each once;
+        ``None`` when none): to keep for a line drawn again in the same place, and add with
+        :meth:`add_cells`."""
+        return self._line_cells(xs, ys, half)
+
+    def add_cells(self, cells: np.ndarray | None, weight: int = 1, soft: bool = False,
+                  line: bool = False) -> None:
+        """Cover ``cells`` (from :meth:`line_cells` of a grid of the same frame and cell) as
+        :meth:`add_polyline` of their line does."""
         if self._held is not None and cells is not None and len(cells):
             rows, cols = cells // self.cols, cells % self.cols
             self._held.covered(_Held.CELLS, int(rows[0]), int(rows[-1]) + 1, int(cols.min()),

@@ -365,6 +365,9 @@ class TextLayout:
         # for both tries: nothing is placed between them)
         free_of: dict[int, tuple[np.ndarray, _FreeFlags]] = {}
         earlier = tried.free_of if tried is not None else {}
+        # (and which leaders were found crossing something: still so for the lenient
+        # pass, which differs in pairing only)
+        crossed_of: dict[int, np.ndarray] = {}
         # a tag's leader keeps clear of other marks where it can; else, rather than untold,
         # it may pass by them (its own marker hidden among others' leaves no clear way), the
         # text itself still clear of them; a text with no markers of its own (a roof's
@@ -382,10 +385,13 @@ class TextLayout:
                         cands = given() if callable(given) else as_array(given)
                         free_of[i] = cands, _FreeFlags(self, cands, w, h, air)
                 cands, flags = free_of[i]
+                if i not in crossed_of:
+                    crossed_of[i] = np.zeros(len(cands), dtype=bool)
                 chosen = self._first_clean(cands, w, h, cross, mine, air, request.names,
                                            strict, free=flags,
                                            paired=None if tried is None
-                                           else tried.paired_of(i, strict, len(cands)))
+                                           else tried.paired_of(i, strict, len(cands)),
+                                           crossed=crossed_of[i])
                 if chosen is not None:
                     row = cands[chosen]
                     break
@@ -407,14 +413,17 @@ class TextLayout:
                      cross_lines: bool = False, own: np.ndarray | None = None,
                      air: float = 0.0, names: Attribution | None = None,
                      strict: bool = True, free: _FreeFlags | None = None,
-                     paired: np.ndarray | None = None) -> int | None:
+                     paired: np.ndarray | None = None,
+                     crossed: np.ndarray | None = None) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
         pairs the text with what it ``names``). ``free``: which boxes are free (as
         :meth:`_free` says), as far as already worked out for an earlier try; ``paired``:
         which places are known to be paired with what it names (``known`` of
-        :meth:`_paired`, filled in as they are worked out).
+        :meth:`_paired`, filled in as they are worked out); ``crossed``: for each of
+        ``cands``, whether its leader is known to cross something (for the same markers
+        ``own``, with nothing placed since: not followed again; filled in as found).
 
         The places are looked at in order, a step at a time (most texts find theirs among
         the first few): of each step, the free ones; of those, the ones a reader pairs with
@@ -434,8 +443,10 @@ class TextLayout:
                 at = at[self._paired(cands, at, w, h, names, strict, paired)]
             at = at[:self.MOST_LEADERS - looked]
             looked += len(at)
+            if crossed is not None and len(at):
+                at = at[~crossed[at]]  # (never the first clean: no need to follow them)
             if len(at):
-                found = self._clean_leaders(cands, at, cross_lines, own)
+                found = self._clean_leaders(cands, at, cross_lines, own, crossed)
                 if found is not None:
                     return found
         return None
@@ -449,18 +460,18 @@ class TextLayout:
         data, the other texts and their air (a tag's); with ``air`` of its own, the box
         grown by it clear of the texts and their air too."""
         occ = self.occupancy
-        lefts, tops = cands[:, 0], cands[:, 1]
         f = occ.frame
-        ok = ((lefts >= f[0]) & (tops >= f[1]) & (lefts + w <= f[2]) & (tops + h <= f[3]))
+        boxes = _boxes(cands, w, h)
+        ok = np.all((boxes >= (f[0], f[1], -np.inf, -np.inf))
+                    & (boxes <= (np.inf, np.inf, f[2], f[3])), axis=1)
         if not ok.any():
             return ok
         p = self.PAD
-        boxes = np.column_stack((lefts - p, tops - p, lefts + w + p, tops + h + p))
-        ok[ok] = occ.clear_under(boxes[ok], texts=not air)
+        inside = boxes[ok]
+        ok[ok] = occ.clear_under(inside + (-p, -p, p, p), texts=not air)
         if air and ok.any():
             a = p + air
-            grown = np.column_stack((lefts - a, tops - a, lefts + w + a, tops + h + a))
-            ok[ok] = occ.clear_under(grown[ok], occ.texts)
+            ok[ok] = occ.clear_under(boxes[ok] + (-a, -a, a, a), occ.texts)
         return ok
 
     def _paired(self, cands: np.ndarray, at: np.ndarray, w: float, h: float,
@@ -479,8 +490,7 @@ class TextLayout:
                 seen[todo] = self._paired(cands, at[todo], w, h, names, strict)
                 known[at[todo]] = seen[todo]
             return seen > 0
-        lefts, tops = cands[at, 0], cands[at, 1]
-        boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
+        boxes = _boxes(cands[at], w, h)
         bare = np.isnan(cands[at, 2])
         good = np.zeros(len(at), dtype=bool)
         if bare.any():
@@ -496,10 +506,11 @@ class TextLayout:
     LEADER_SPACING = 0.5
 
     def _clean_leaders(self, cands: np.ndarray, chosen: np.ndarray, cross_lines: bool,
-                       own: np.ndarray | None) -> int | None:
+                       own: np.ndarray | None, known: np.ndarray | None = None) -> int | None:
         """The first of the candidates ``chosen`` (free boxes, in order) that has no leader,
         or whose leader, past its first :attr:`LEADER_SKIP` pixels, crosses nothing (lines
-        aside with ``cross_lines``; the cells of the markers ``own``)."""
+        aside with ``cross_lines``; the cells of the markers ``own``). ``known``: for each
+        of ``cands``, set where its leader was found to cross something."""
         occ = self.occupancy
         lead = cands[chosen, 2:]
         has = ~np.isnan(lead[:, 0])
@@ -525,6 +536,8 @@ class TextLayout:
         if len(rest):
             crossed[rest] = self._crossing(tuple(v[rest] for v in lines), counts[rest], 1,
                                            cross_lines, own)
+        if known is not None:
+            known[chosen[:upto][crossed]] = True
         clear = np.flatnonzero(~crossed)
         if len(clear):
             return int(chosen[int(clear[0])])
@@ -703,6 +716,15 @@ class TextLayout:
         meets = ((b[:, None, 0] < rects[None, :, 2]) & (rects[None, :, 0] < b[:, None, 2])
                  & (b[:, None, 1] < rects[None, :, 3]) & (rects[None, :, 1] < b[:, None, 3]))
         return {keys[i] for i in np.flatnonzero(meets.any(axis=1))}
+
+
+def _boxes(cands: np.ndarray, w: float, h: float) -> np.ndarray:
+    """The ``w`` × ``h`` boxes at the places ``cands`` (rows ``left, top, right,
+    bottom``)."""
+    return cands[:, _LEFT_TOP_TWICE] + (0.0, 0.0, w, h)
+
+
+_LEFT_TOP_TWICE = np.array([0, 1, 0, 1])
 
 
 class _Tried:

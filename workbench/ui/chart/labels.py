@@ -251,16 +251,7 @@ class LabelLayer:
         theme = self._canvas.theme
         roofs, overlays, points = self._canvas.roofs, self._canvas.overlays, self._canvas.points
         occ = roofs.occupancy(lambda x, y: self._px(x, y, t), self._frame(), CELL, AIR)
-        for curve in overlays.sweep_curves:
-            if curve.isVisible():
-                cx, cy = curve.getData()
-                px, py = self._px(cx, cy, t)
-                occ.add_polyline(px, py, 0.8 + AIR, line=True)
-        for curve in overlays.link_curves:
-            if curve.isVisible():
-                cx, cy = curve.getData()
-                px, py = self._px(cx, cy, t)
-                occ.add_polyline(px, py, 0.9 + AIR, line=True)
+        overlays.add_lines(occ, lambda x, y: self._px(x, y, t), AIR)
         pairs = [self._px(*band.getData(), t) for band in overlays.bands
                  if band.getData()[0] is not None]
         for px, py in chained_pairs(pairs):
