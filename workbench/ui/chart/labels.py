@@ -32,7 +32,7 @@ from workbench.model.chart.placement import (
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.items import Label, Pool
-from workbench.ui.chart.naming import AIR, chained_pairs, names_of, other_marks
+from workbench.ui.chart.naming import AIR, names_of, other_marks
 from workbench.ui.chart.point_places import (
     CROWD_RINGS,
     NAME_AIR,
@@ -256,15 +256,30 @@ class LabelLayer:
                 cx, cy = curve.getData()
                 px, py = self._px(cx, cy, t)
                 occ.add_polyline(px, py, 0.8 + AIR, line=True)
+        # the measured points' links: the straight ones all at once (a session's hundreds),
+        # the same counts as one polyline each
+        straight = []
         for curve in overlays.link_curves:
             if curve.isVisible():
                 cx, cy = curve.getData()
                 px, py = self._px(cx, cy, t)
-                occ.add_polyline(px, py, 0.9 + AIR, line=True)
-        pairs = [self._px(*band.getData(), t) for band in overlays.bands
-                 if band.getData()[0] is not None]
-        for px, py in chained_pairs(pairs):
-            occ.add_polyline(px, py, 2.0 + AIR, soft=True)
+                if len(px) == 2:
+                    straight.append((px[0], py[0], px[1], py[1]))
+                else:
+                    occ.add_polyline(px, py, 0.9 + AIR, line=True)
+        if straight:
+            occ.add_segments(straight, 0.9 + AIR, line=np.ones(len(straight), dtype=bool))
+        # the verdict scales' bands (drawn in pairs of points): guide lines, which only mark
+        # cells, all at once
+        bands = []
+        for band in overlays.bands:
+            bx, by = band.getData()
+            if bx is not None and len(bx) > 1:
+                px, py = self._px(bx, by, t)
+                bands.append(np.column_stack((px[:-1:2], py[:-1:2], px[1::2], py[1::2])))
+        if bands:
+            segments = np.concatenate(bands)
+            occ.add_segments(segments, 2.0 + AIR, soft=np.ones(len(segments), dtype=bool))
         # markers: the operations' points (kept by key, for moves), then the other marks;
         # all added at once (each addition is a pass over the whole grid)
         self._marker_rects = np.zeros((0, 4))

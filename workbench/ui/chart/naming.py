@@ -141,33 +141,3 @@ def line_spot(seen, drawn: DrawnMarks, size: float) -> tuple[float, float]:
             if not len(near) or box_gaps(np.array([[x, y, x, y]]), near).min() >= size:
                 return x, y
     return float(spots[0, 0]), float(spots[0, 1])
-
-
-def chained_pairs(curves) -> list[tuple[list[float], list[float]]]:
-    """The segments of ``curves`` (``(xs, ys)`` each, its points taken in pairs: a curve
-    drawn with ``connect="pairs"``) as polylines, each segment in its own direction: one
-    that starts exactly where another ends continues that one's polyline (a verdict
-    scale's bands, end to end). For a layer that only marks cells (a guide line), a
-    polyline covers what its segments cover one by one, in one pass instead of one each."""
-    segments = [(float(xs[i]), float(ys[i]), float(xs[i + 1]), float(ys[i + 1]))
-                for xs, ys in curves for i in range(0, len(xs) - 1, 2)]
-    starts: dict[tuple[float, float], list[int]] = {}
-    for i, (x0, y0, _x1, _y1) in enumerate(segments):
-        starts.setdefault((x0, y0), []).append(i)
-    ends = {(x1, y1) for _x0, _y0, x1, y1 in segments}
-    used = [False] * len(segments)
-    out = []
-    # chains from the segments no other one leads into first, then whatever is left (rings)
-    order = [i for i, s in enumerate(segments) if (s[0], s[1]) not in ends]
-    for i in order + list(range(len(segments))):
-        if used[i]:
-            continue
-        xs, ys = [segments[i][0]], [segments[i][1]]
-        while i is not None:
-            used[i] = True
-            x0, y0, x1, y1 = segments[i]
-            xs.append(x1)
-            ys.append(y1)
-            i = next((j for j in starts.get((x1, y1), ()) if not used[j]), None)
-        out.append((xs, ys))
-    return out
