@@ -77,8 +77,8 @@ def names_spot(sx: float, sy: float, size: float, drawn: DrawnMarks,
     half = size / 2 + AIR
     own = np.array([[sx - half, sy - half, sx + half, sy + half]])
     others = drawn.rects(with_marks)
-    a, b = own[0] + (AIR, AIR, -AIR, -AIR), others + (AIR, AIR, -AIR, -AIR)  # (as drawn)
-    over = (b[:, 0] < a[2]) & (a[0] < b[:, 2]) & (b[:, 1] < a[3]) & (a[1] < b[:, 3])
+    a, (b0, b1, b2, b3) = own[0] + (AIR, AIR, -AIR, -AIR), drawn.as_drawn(with_marks)
+    over = (b0 < a[2]) & (a[0] < b2) & (b1 < a[3]) & (a[1] < b3)
     return Attribution(own, others[~over], reach)
 
 
@@ -90,6 +90,7 @@ class DrawnMarks:
         self._rects = np.reshape(marker_rects, (-1, 4))
         self._marks = marks
         self._made: dict[bool, np.ndarray] = {}
+        self._sides: dict[bool, tuple[np.ndarray, ...]] = {}
 
     def rects(self, with_ridges: bool = True) -> np.ndarray:
         """The drawn marks (rows ``left, top, right, bottom``), the ridges' diamonds too
@@ -100,6 +101,15 @@ class DrawnMarks:
             others = np.concatenate((self._rects,
                                      rects if with_ridges else rects[owners != -3]))
             found = self._made[with_ridges] = others[np.isfinite(others).all(axis=1)]
+        return found
+
+    def as_drawn(self, with_ridges: bool = True) -> tuple[np.ndarray, ...]:
+        """The sides (left, top, right, bottom: a row each) of :meth:`rects` as drawn, less
+        the air around each (for the texts of one placing, made once)."""
+        found = self._sides.get(with_ridges)
+        if found is None:
+            inset = self.rects(with_ridges) + (AIR, AIR, -AIR, -AIR)
+            found = self._sides[with_ridges] = tuple(np.ascontiguousarray(inset.T))
         return found
 
 
