@@ -59,3 +59,32 @@ def test_bands_at_once_mark_the_cells_each_band_marks(seed):
     assert one_by_one.soft.any()
     assert np.array_equal(one_by_one.soft, at_once.soft)
     assert not at_once.grid.any() and not at_once.lines.any()
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_many_segments_of_every_kind_at_once_count_as_one_by_one(seed):
+    """Hundreds of segments (clipped to the plot all at once): lines of data, guide lines
+    and others, each with its own air; level, upright, of no length, ending on the plot's
+    edge, leaving it, and not drawn (not finite)."""
+    rng = np.random.default_rng(100 + seed)
+    frame = _frame(rng)
+    n = int(rng.integers(150, 400))
+    start = rng.uniform((frame[0] - 90, frame[1] - 90), (frame[2] + 90, frame[3] + 90), (n, 2))
+    end = start + rng.normal(0, rng.choice([3.0, 60.0, 700.0]), (n, 2))
+    shape = rng.integers(0, 6, n)
+    end[shape == 0, 1] = start[shape == 0, 1]
+    end[shape == 1, 0] = start[shape == 1, 0]
+    end[shape == 2] = start[shape == 2]
+    start[shape == 3, 1] = frame[1] - rng.choice([0.0, 1.0, 2.4], int((shape == 3).sum()))
+    segments = np.column_stack((start, end))
+    segments[rng.integers(0, n, 3), 0] = [np.nan, np.inf, -np.inf]
+    halves = rng.choice([1.0, 2.0, 2.4, 3.5], n)
+    soft, line = rng.random(n) < 0.3, rng.random(n) < 0.6
+    one_by_one, at_once = Occupancy(frame), Occupancy(frame)
+    for (x0, y0, x1, y1), half, s, li in zip(segments, halves, soft, line, strict=True):
+        one_by_one.add_polyline((x0, x1), (y0, y1), float(half), soft=bool(s), line=bool(li))
+    at_once.add_segments(segments, halves, soft, line)
+    assert one_by_one.grid.any() and one_by_one.soft.any() and one_by_one.lines.any()
+    assert np.array_equal(one_by_one.grid, at_once.grid)
+    assert np.array_equal(one_by_one.lines, at_once.lines)
+    assert np.array_equal(one_by_one.soft, at_once.soft)
