@@ -14,12 +14,14 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 from conftest import EXAMPLES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.cli import main as cli
 from workbench.io.sessions import load_session
 from workbench.ui.figures.export import figure_svg_sized, render_figure, resolve_size
 from workbench.ui.figures.html_page import FIELDS, page_data, script_json
-from workbench.ui.figures.svg_portable import SvgMark, name_marks
+from workbench.ui.figures.svg_portable import SvgMark, _path_data, _path_outlines, name_marks
 
 BY_NAME = {p.stem: p for p in EXAMPLES}
 ADDED = re.compile(rb' (class|data-[a-z]+)="[^"]*"')
@@ -199,3 +201,30 @@ def test_each_point_carries_the_editors_derivation_lines_of_its_machine(qtbot, n
                       if s.hw_id == hw_id]
         assert [strings[i] for i in row[at["lines"]]] == [
             f"{label}: {value}".replace(NBSP, " ") for label, value in section.rows]
+
+
+_coord = st.floats(min_value=-50.0, max_value=950.0, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.tuples(_coord, _coord), min_size=1, max_size=6),
+                          st.booleans()), min_size=1, max_size=5),
+       st.lists(st.tuples(_coord, _coord), max_size=4))
+def test_marks_found_in_paths_as_written_are_those_found_reading_them_back(runs, spots):
+    """The export names the marks in the paths it has just written from what it wrote
+    (their numbers as written), not by reading each path again: the same shapes are named,
+    and what it keeps for a path is what reading that path gives."""
+    parsed: dict = {}
+    written = [_path_data([(list(points), closed)], parsed) for points, closed in runs]
+    for d in written:
+        assert parsed[d] == _path_outlines(d)
+    # a marker at each spot, and a line through each path's first and last corner
+    marks = [SvgMark("marker", (spot,), {"class": f"m{i}"}) for i, spot in enumerate(spots)]
+    marks += [SvgMark("line", (points[0], points[-1]), {"class": f"l{i}"})
+              for i, (points, _closed) in enumerate(runs) if len(points) > 1]
+    body = "".join(f'<path id="p{i}" d="{d}"/>' for i, d in enumerate(written))
+    trees = [ET.fromstring(f'<svg xmlns="http://www.w3.org/2000/svg">{body}</svg>')
+             for _ in range(2)]
+    found = (name_marks(trees[0], marks, parsed), name_marks(trees[1], marks))
+    assert found[0] == found[1]
+    assert [el.attrib for el in trees[0].iter()] == [el.attrib for el in trees[1].iter()]

@@ -64,6 +64,31 @@ def test_sweep_path_through_samples_and_the_exact_crossing():
     assert path.sample_tooltip(0).splitlines()[1] == "m = 1"
 
 
+def test_each_machines_sweep_path_crosses_its_own_ridge_and_follows_an_edit():
+    """Machines of different ridges, evaluated together (each step's FLOPs and bytes counted
+    once for both): each path crosses at its own machine's critical batch, also after an
+    edit of the operation; a machine that cannot run the operation draws no path and
+    leaves the others as they are."""
+    slow = Hardware("Half bandwidth", compute={"fp16": 100e12}, memory={"hbm": 0.5e12})
+    session = Session(hardware=[HardwareEntry(teaching()), HardwareEntry(slow)])
+    entry = OperationEntry(gemm(128), sweep=Sweep("m", log(1, 4096, 13)))
+    session.operations.append(entry)
+
+    def crossings_by_machine():
+        return {p.machine: [c.value for c in p.crossings] for p in scene_of(session).sweeps}
+
+    # intensity m·d / (2m + d) = R  ⇒  m* = R·d / (d − 2R), ridges 100 and 200 FLOP/B
+    for d in (8192, 4096, 2048):
+        if d == 2048:  # a machine with no fp16 peak: no path of its own
+            session.hardware.append(HardwareEntry(
+                Hardware("Integers only", compute={"int8": 100e12}, memory={"hbm": 1e12})))
+        entry.operation = gemm(128, n=d, k=d)
+        found = crossings_by_machine()
+        assert set(found) == {"Teaching", "Half bandwidth"}
+        assert found["Teaching"] == [pytest.approx(100 * d / (d - 200), rel=1e-12)]
+        assert found["Half bandwidth"] == [pytest.approx(200 * d / (d - 400), rel=1e-12)]
+
+
 def test_sweep_that_stays_on_one_side_has_no_crossing_and_view_flag_hides_paths():
     session = Session(hardware=[HardwareEntry(teaching())])
     session.operations.append(OperationEntry(gemm(8), sweep=Sweep("m", [1, 2, 4, 8])))

@@ -27,10 +27,13 @@ from workbench.model.sweeps import (
     Sweep,
     SweepError,
     crossings,
+    crossings_on,
     evaluate_sweep,
+    evaluate_sweep_on,
     linear,
     log,
     sweep_crossings,
+    sweep_crossings_on,
 )
 
 # published figures (seed 004, the presets' sources)
@@ -340,6 +343,88 @@ def test_every_crossing_is_where_bisection_ends(kind, scale, machine, which, lo,
         assert compute_side(op, hw, param, c.value)
         memory_side = before if c.direction == "to_compute" else after
         assert not compute_side(op, hw, param, float(memory_side))
+
+
+@settings(max_examples=40, deadline=None)
+@given(kind=st.sampled_from(sorted(DIMENSIONS)), scale=st.floats(-3, 3),
+       machines=st.lists(st.sampled_from(["h100-sxm", "tpu-v5e", "a100-80gb", "rtx-4090",
+                                          "apple-m4-max", "xeon-8480"]),
+                         min_size=1, max_size=4),
+       which=st.integers(0, 2), lo=st.floats(-2, 6), decades=st.floats(0.2, 5))
+def test_the_crossings_on_several_machines_are_each_machines_own(kind, scale, machines, which,
+                                                                 lo, decades):
+    """Searched on several machines at once (one count of the FLOPs and bytes per step for
+    all), each machine's crossings are exactly bisection's on that machine alone, in the
+    machines' order (a machine may come twice)."""
+    params = {p.name: p.default for p in KINDS[kind].params}
+    dims = DIMENSIONS[kind]
+    param = dims[which % len(dims)]
+    for name in dims:
+        params[name] = max(1, round(params[name] * 2.0 ** scale))
+    op = Operation(kind, params, kind)
+    hws = [get_preset(m) for m in machines]
+    start, stop = 10.0 ** lo, 10.0 ** (lo + decades)
+    found = crossings_on(op, hws, param, start, stop)
+    assert len(found) == len(hws)
+    for hw, each in zip(hws, found, strict=True):
+        assert [c.value for c in each] == bisection_crossings(op, hw, param, start, stop)
+        assert each == crossings(op, hw, param, start, stop)
+        assert all(c.hardware == hw.label for c in each)
+
+
+def test_the_critical_batch_example_on_both_machines_at_once():
+    """The example's two machines searched together give each its own critical batch
+    (318.3 on the H100, 255.5 on the TPU v5e: the ridges differ, so a crossing taken from
+    the other machine's bracket would show) and each sweep row its own machine's numbers."""
+    hws = [get_preset("tpu-v5e"), get_preset("h100-sxm")]
+    sweep = Sweep("m", log(1, 4096, 13))
+    op = gemm(m=128)
+    found = sweep_crossings_on(op, hws, sweep)
+    assert [len(each) for each in found] == [1, 1]
+    assert found[0][0].value == pytest.approx(critical_batch(TPU_V5E_BF16 / TPU_V5E_HBM, 8192,
+                                                             8192), rel=1e-9)
+    assert found[1][0].value == pytest.approx(critical_batch(H100_BF16 / H100_HBM, 8192, 8192),
+                                              rel=1e-9)
+    results = evaluate_sweep_on(op, hws, sweep)
+    for hw, each, result in zip(hws, found, results, strict=True):
+        assert each == sweep_crossings(op, hw, sweep)
+        alone = evaluate_sweep(op, hw, sweep)
+        assert result.hardware == hw.label == alone.hardware
+        np.testing.assert_array_equal(result.values, alone.values)
+        assert set(result.arrays) == set(alone.arrays)
+        for key, array in alone.arrays.items():
+            np.testing.assert_array_equal(result.arrays[key], array, key)
+        assert (result.level, result.precision_used, result.unit) == (
+            alone.level, alone.precision_used, alone.unit)
+    # each result's values are its own
+    assert results[0].values is not results[1].values
+
+
+def test_both_machines_are_searched_in_as_many_evaluations_as_one(monkeypatch):
+    """Each step of the search evaluates every machine's points together: the two machines
+    of the example take the evaluations one takes (a scan, a step of regula falsi, a check
+    of the bisection's replay), not twice as many, and not bisection's fifty."""
+    import workbench.model.sweeps as sweeps_module
+
+    calls = []
+    real = sweeps_module.sweep_times
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sweeps_module, "sweep_times", counted)
+    hws = [get_preset("tpu-v5e"), get_preset("h100-sxm")]
+    sweep = Sweep("m", log(1, 4096, 13))
+    alone = []
+    for hw in hws:
+        calls.clear()
+        sweep_crossings(gemm(m=128), hw, sweep)
+        alone.append(len(calls))
+    calls.clear()
+    sweep_crossings_on(gemm(m=128), hws, sweep)
+    assert len(calls) == max(alone) <= 4
+    assert all(machines == hws for machines in calls)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -44,9 +44,9 @@ from workbench.model.rules import FORMULAS, attainable, compute_bound, divide, r
 from workbench.model.rules import intensity as intensity_of
 
 __all__ = [
-    "Result", "evaluate", "evaluate_counts", "evaluate_arrays", "sweep", "FORMULAS", "BOUND_NAMES",
-    "Calibrated", "calibrated_for", "attainable", "compute_bound", "intensity_of", "ridge",
-    "t_work",
+    "Result", "evaluate", "evaluate_counts", "evaluate_arrays", "sweep", "sweep_times", "FORMULAS",
+    "BOUND_NAMES", "Calibrated", "calibrated_for", "attainable", "compute_bound", "intensity_of",
+    "ridge", "t_work",
 ]
 
 
@@ -463,6 +463,23 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
         _POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
                                    thread_name_prefix="roofline-sweep")
     return list(_POOL.map(one, machines))
+
+
+def sweep_times(operation: Operation, machines: list[Hardware], on: Any, **arrays: Any
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """T_math and T_mem of :func:`sweep` (the same numbers), on several machines at once:
+    the value at each point is on machine ``machines[on]`` (``on`` an array of indices,
+    broadcast against the swept arrays: ``on = [[0], [1]]`` gives a row for each machine).
+    The FLOPs and bytes are counted once for all machines, and nothing else is worked out
+    (a search for where a sweep crosses each machine's ridge looks at these two alone)."""
+    counts = _swept_counts(operation, {k: np.asarray(v, dtype=float) for k, v in arrays.items()})
+    flops = np.asarray(counts.flops, dtype=float)
+    nbytes = np.asarray(counts.bytes, dtype=float)
+    peak = np.array([hw.peak(counts.precision, counts.unit) for hw in machines], dtype=float)
+    bandwidth = np.array([hw.bandwidth(operation.level_on(hw)) for hw in machines], dtype=float)
+    on = np.asarray(on, dtype=np.intp)
+    # (the first two of _roofline's formulas, on the same numbers: T_math = F / P, T_mem = B / W)
+    return divide(flops, peak[on]), divide(nbytes, bandwidth[on])
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,8 @@ import numpy as np
 from workbench.model.hardware import Hardware
 from workbench.model.limits import MAX_SWEEP_POINTS
 from workbench.model.operations import Operation, Param, cross_checks
-from workbench.model.roofline import BOUND_NAMES, calibrated_for
-from workbench.model.roofline import sweep as roofline_sweep
+from workbench.model.roofline import BOUND_NAMES, calibrated_for, sweep_times
+from workbench.model.roofline import sweep_machines as roofline_sweep_machines
 from workbench.model.rules import compute_bound, ridge
 
 __all__ = [
@@ -44,8 +44,11 @@ __all__ = [
     "SweepResult",
     "Crossing",
     "evaluate_sweep",
+    "evaluate_sweep_on",
     "crossings",
+    "crossings_on",
     "sweep_crossings",
+    "sweep_crossings_on",
     "MAX_SWEEP_POINTS",
     "SCAN_POINTS",
 ]
@@ -269,30 +272,41 @@ def evaluate_sweep(operation: Operation, hardware: Hardware, sweep: Sweep) -> Sw
     :class:`~workbench.model.hardware.UnsupportedPrecision` /
     :class:`~workbench.model.hardware.UnknownLevel` like :func:`~workbench.model.roofline.evaluate`.
     """
+    return evaluate_sweep_on(operation, [hardware], sweep)[0]
+
+
+def evaluate_sweep_on(operation: Operation, machines: list[Hardware], sweep: Sweep
+                      ) -> list[SweepResult]:
+    """:func:`evaluate_sweep` on each of ``machines`` (the same results), the FLOPs and bytes
+    counted once for all (:func:`~workbench.model.roofline.sweep_machines`)."""
     param = sweep.param_of(operation)
     values = sweep.values_for(operation)
-    arrays = roofline_sweep(operation, hardware, **{sweep.param: values})
-    arrays = {k: np.broadcast_to(np.asarray(v), values.shape).copy() for k, v in arrays.items()}
     counts = operation.counts()
     precision = counts.precision
-    ceiling = hardware.ceiling(precision, counts.unit)
-    return SweepResult(
-        operation=operation.name,
-        hardware=hardware.label,
-        param=sweep.param,
-        is_int=param.type == "int",
-        values=values,
-        arrays=arrays,
-        precision=precision,
-        precision_used=ceiling.precision,
-        level=hardware.level_for(operation.level_on(hardware)),
-        efficiency=hardware.efficiency,
-        launch_overhead_s=hardware.launch_overhead,
-        unit=ceiling.unit,
-        ceiling_note=ceiling.note,
-        kernels=int(counts.kernels),
-        calibrated=calibrated_for(operation.kind, operation.params, hardware),
-    )
+    out: list[SweepResult] = []
+    for hardware, arrays in zip(machines, roofline_sweep_machines(
+            operation, machines, **{sweep.param: values}), strict=True):
+        arrays = {k: np.broadcast_to(np.asarray(v), values.shape).copy()
+                  for k, v in arrays.items()}
+        ceiling = hardware.ceiling(precision, counts.unit)
+        out.append(SweepResult(
+            operation=operation.name,
+            hardware=hardware.label,
+            param=sweep.param,
+            is_int=param.type == "int",
+            values=values.copy() if out else values,  # (each result its own)
+            arrays=arrays,
+            precision=precision,
+            precision_used=ceiling.precision,
+            level=hardware.level_for(operation.level_on(hardware)),
+            efficiency=hardware.efficiency,
+            launch_overhead_s=hardware.launch_overhead,
+            unit=ceiling.unit,
+            ceiling_note=ceiling.note,
+            kernels=int(counts.kernels),
+            calibrated=calibrated_for(operation.kind, operation.params, hardware),
+        ))
+    return out
 
 
 @dataclass(frozen=True)
@@ -324,25 +338,27 @@ class Crossing:
         return dict(self.__dict__)
 
 
-def _look(operation: Operation, hardware: Hardware, param: str, x: np.ndarray
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """The side of the ridge at each x and the balance T_math − T_mem there (one vectorised
-    evaluation). The side is +1 compute-bound, −1 memory-bound
+def _look(operation: Operation, machines: list[Hardware], param: str, x: np.ndarray,
+          on: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The side of the ridge at each x, on machine ``machines[on]`` (``on`` broadcast
+    against ``x``), and the balance T_math − T_mem there (one vectorised evaluation, the
+    counts shared by the machines). The side is +1 compute-bound, −1 memory-bound
     (:func:`~workbench.model.rules.compute_bound`, the rule that names the bound), 0
     undefined (a NaN time); the balance carries the sign a root search steps by."""
-    arrays = roofline_sweep(operation, hardware, **{param: x})
-    t_math = np.broadcast_to(np.asarray(arrays["t_math_s"], dtype=float), x.shape)
-    t_mem = np.broadcast_to(np.asarray(arrays["t_mem_s"], dtype=float), x.shape)
+    t_math, t_mem = sweep_times(operation, machines, on, **{param: x})
+    shape = np.broadcast_shapes(np.shape(x), np.shape(on))
+    t_math = np.broadcast_to(t_math, shape)
+    t_mem = np.broadcast_to(t_mem, shape)
     side = np.where(compute_bound(t_math, t_mem), 1, -1)
     side = np.where(np.isnan(t_math) | np.isnan(t_mem), 0, side)
     with np.errstate(invalid="ignore"):
         return side, t_math - t_mem
 
 
-def _side_at(operation: Operation, hardware: Hardware, param: str, x: np.ndarray
-             ) -> np.ndarray:
+def _side_at(operation: Operation, machines: list[Hardware], param: str, x: np.ndarray,
+             on: np.ndarray) -> np.ndarray:
     """The side of the ridge at each x (see :func:`_look`)."""
-    return _look(operation, hardware, param, x)[0]
+    return _look(operation, machines, param, x, on)[0]
 
 
 #: the floats on each side of a regula falsi step that :func:`_close_in` looks at in the
@@ -362,15 +378,16 @@ def _floats_about(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.column_stack(down[:0:-1] + up)
 
 
-def _close_in(operation: Operation, hardware: Hardware, param: str, a: np.ndarray,
+def _close_in(operation: Operation, machines: list[Hardware], param: str, a: np.ndarray,
               b: np.ndarray, side_a: np.ndarray, fa: np.ndarray, fb: np.ndarray,
-              known: list[dict[float, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """A crossing in each bracket ``a < b`` (side ``side_a`` of the ridge at ``a``, the
-    other at ``b``; the balances ``fa`` and ``fb`` there): two neighbouring floats, the
-    first on ``a``'s side, the second on the other. All brackets at once, by the Illinois
-    variant of regula falsi, each step looking at the :data:`WINDOW` floats on either side
-    of where it lands in the same evaluation: a few evaluations where bisection takes fifty
-    (the balance is a smooth function of the parameter). Every side seen is noted in
+              known: list[dict[float, int]], on: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A crossing in each bracket ``a < b`` on machine ``machines[on]`` (side ``side_a`` of
+    the ridge at ``a``, the other at ``b``; the balances ``fa`` and ``fb`` there): two
+    neighbouring floats, the first on ``a``'s side, the second on the other. All brackets
+    at once (those of every machine), by the Illinois variant of regula falsi, each step
+    looking at the :data:`WINDOW` floats on either side of where it lands in the same
+    evaluation: a few evaluations where bisection takes fifty (the balance is a smooth
+    function of the parameter). Every side seen is noted in
     ``known`` (one mapping from parameter to side for each bracket). A bracket with an
     undefined side (a NaN time) within is left as it stands."""
     a, b, fa, fb = a.copy(), b.copy(), fa.copy(), fb.copy()
@@ -387,7 +404,8 @@ def _close_in(operation: Operation, hardware: Hardware, param: str, a: np.ndarra
             x = lb - lfb * (lb - la) / (lfb - lfa)
         x = np.where(np.isfinite(x) & (x > la) & (x < lb), x, 0.5 * la + 0.5 * lb)
         pts = _floats_about(x, np.nextafter(la, lb), np.nextafter(lb, la))
-        side, balance = _look(operation, hardware, param, pts.ravel())
+        side, balance = _look(operation, machines, param, pts.ravel(),
+                              np.repeat(on[at], pts.shape[1]))
         side, balance = side.reshape(pts.shape), balance.reshape(pts.shape)
         for row, j in enumerate(at.tolist()):
             known[j].update(zip(pts[row].tolist(), side[row].tolist(), strict=True))
@@ -414,9 +432,10 @@ def _close_in(operation: Operation, hardware: Hardware, param: str, a: np.ndarra
     return a, b
 
 
-def _bisect(operation: Operation, hardware: Hardware, param: str, a: np.ndarray,
-            b: np.ndarray, side_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The brackets ``[a, b]`` (side ``side_a`` of the ridge at ``a``, the other at ``b``)
+def _bisect(operation: Operation, machines: list[Hardware], param: str, a: np.ndarray,
+            b: np.ndarray, side_a: np.ndarray, on: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The brackets ``[a, b]`` on machines ``machines[on]`` (side ``side_a`` of the ridge at
+    ``a``, the other at ``b``)
     narrowed by bisection, all at once, to the last representable float: one vectorised
     evaluation a step."""
     for _ in range(400):
@@ -424,7 +443,7 @@ def _bisect(operation: Operation, hardware: Hardware, param: str, a: np.ndarray,
         done = (mid <= a) | (mid >= b)
         if done.all():
             break
-        side_mid = _side_at(operation, hardware, param, mid)
+        side_mid = _side_at(operation, machines, param, mid, on)
         same = (side_mid == side_a) & ~done
         other = (side_mid == -side_a) & ~done
         a = np.where(same, mid, a)
@@ -459,11 +478,12 @@ def _replay(a: float, b: float, side_a: int, known: dict[float, int], below: flo
             b = a
 
 
-def _bisection_ends(operation: Operation, hardware: Hardware, param: str, a: np.ndarray,
-                    b: np.ndarray, side_a: np.ndarray, below: np.ndarray,
-                    above: np.ndarray, known: list[dict[float, int]]
+def _bisection_ends(operation: Operation, machines: list[Hardware], param: str,
+                    a: np.ndarray, b: np.ndarray, side_a: np.ndarray, below: np.ndarray,
+                    above: np.ndarray, known: list[dict[float, int]], on: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray]:
-    """Where :func:`_bisect` of the brackets ``[a, b]`` ends, without its fifty evaluations
+    """Where :func:`_bisect` of the brackets ``[a, b]`` (on machines ``machines[on]``) ends,
+    without its fifty evaluations
     one after the other: each bisection is replayed (:func:`_replay`) from the sides seen
     (``known``) and, elsewhere, the sides a crossing between the neighbouring floats
     ``below`` and ``above`` gives; the sides so taken are then evaluated, all in one go,
@@ -483,7 +503,8 @@ def _bisection_ends(operation: Operation, hardware: Hardware, param: str, a: np.
         if not checks:
             todo = []
             break
-        seen = _side_at(operation, hardware, param, np.array([mid for _j, mid, _s in checks]))
+        seen = _side_at(operation, machines, param, np.array([mid for _j, mid, _s in checks]),
+                        np.array([on[j] for j, _mid, _s in checks], dtype=np.intp))
         wrong = set()
         for (j, mid, side), actual in zip(checks, seen.tolist(), strict=True):
             known[j][mid] = actual
@@ -495,7 +516,8 @@ def _bisection_ends(operation: Operation, hardware: Hardware, param: str, a: np.
     plain = sorted(plain + todo)
     if plain:
         at = np.asarray(plain)
-        left[at], right[at] = _bisect(operation, hardware, param, a[at], b[at], side_a[at])
+        left[at], right[at] = _bisect(operation, machines, param, a[at], b[at], side_a[at],
+                                      on[at])
     return left, right
 
 
@@ -518,6 +540,14 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
     whether or not both are below the overhead floor. For whole-number parameters the first
     whole value on the compute-bound side is ``ceil`` of the crossing (see :class:`Crossing`).
     """
+    return crossings_on(operation, [hardware], param, lo, hi, scan_points)[0]
+
+
+def crossings_on(operation: Operation, machines: list[Hardware], param: str, lo: float,
+                 hi: float, scan_points: int = SCAN_POINTS) -> list[list[Crossing]]:
+    """:func:`crossings` on each of ``machines`` (the same crossings), searched on all at
+    once: each evaluation counts the FLOPs and bytes once for every machine's points, and
+    each bracket is narrowed as on its machine alone."""
     sweep_param = Sweep(param, [1.0]).param_of(operation)
     lo, hi = float(lo), float(hi)
     if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
@@ -526,28 +556,36 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
         raise SweepError("scan_points must be at least 2")
     grid = np.geomspace(lo, hi, scan_points) if lo > 0 and hi / lo > 10 else np.linspace(lo, hi, scan_points)
     grid[0], grid[-1] = lo, hi
-    side, balance = _look(operation, hardware, param, grid)
-    # brackets: consecutive defined samples on opposite sides
-    defined = np.flatnonzero(side != 0)
-    if len(defined) < 2:
-        return []
-    s = side[defined]
-    change = np.flatnonzero(s[:-1] != s[1:])
-    if len(change) == 0:
-        return []
-    a = grid[defined[change]].copy()
-    b = grid[defined[change + 1]].copy()
-    side_a = s[change].copy()
+    sides, balances = _look(operation, machines, param, grid,
+                            np.arange(len(machines))[:, None])  # (a row for each machine)
+    # brackets: consecutive defined samples on opposite sides, machine by machine
+    brackets = []
+    for m, (side, balance) in enumerate(zip(sides, balances, strict=True)):
+        defined = np.flatnonzero(side != 0)
+        if len(defined) < 2:
+            continue
+        s = side[defined]
+        change = np.flatnonzero(s[:-1] != s[1:])
+        if len(change):
+            brackets.append((grid[defined[change]], grid[defined[change + 1]], s[change],
+                             balance[defined[change]], balance[defined[change + 1]],
+                             np.full(len(change), m, dtype=np.intp)))
+    found: list[list[Crossing]] = [[] for _ in machines]
+    if not brackets:
+        return found
+    a, b, side_a, fa, fb, on = (np.concatenate(parts) for parts in zip(*brackets, strict=True))
     known: list[dict[float, int]] = [{} for _ in range(len(a))]
-    below, above = _close_in(operation, hardware, param, a, b, side_a,
-                             balance[defined[change]], balance[defined[change + 1]], known)
-    a, b = _bisection_ends(operation, hardware, param, a, b, side_a, below, above, known)
+    below, above = _close_in(operation, machines, param, a, b, side_a, fa, fb, known, on)
+    a, b = _bisection_ends(operation, machines, param, a, b, side_a, below, above, known, on)
     counts = operation.counts()
-    peak = hardware.peak(counts.precision, counts.unit)
-    level = hardware.level_for(operation.level_on(hardware))
-    at = ridge(peak, hardware.bandwidth(level))
-    out: list[Crossing] = []
-    for left, right, s_left in zip(a, b, side_a, strict=True):
+    ridges = {}
+    for left, right, s_left, m in zip(a, b, side_a, on.tolist(), strict=True):
+        hardware = machines[m]
+        if m not in ridges:
+            peak = hardware.peak(counts.precision, counts.unit)
+            level = hardware.level_for(operation.level_on(hardware))
+            ridges[m] = (ridge(peak, hardware.bandwidth(level)), peak, level)
+        at, peak, level = ridges[m]
         # the side boundary lies in [left, right]; report the compute-bound end (it satisfies
         # T_math ≥ T_mem, like the rule that names the bound) unless the other is exactly on it
         value = float(right if s_left < 0 else left)
@@ -555,16 +593,22 @@ def crossings(operation: Operation, hardware: Hardware, param: str, lo: float, h
         integer = None
         if sweep_param.type == "int":
             integer = math.ceil(value) if direction == "to_compute" else math.floor(value)
-        out.append(Crossing(operation.name, hardware.label, param, value, direction, integer,
-                            float(at), float(peak), level))
-    return out
+        found[m].append(Crossing(operation.name, hardware.label, param, value, direction,
+                                 integer, float(at), float(peak), level))
+    return found
 
 
 def sweep_crossings(operation: Operation, hardware: Hardware, sweep: Sweep) -> list[Crossing]:
     """The crossings inside the span of ``sweep``'s values (what the canvas marks on a path)."""
+    return sweep_crossings_on(operation, [hardware], sweep)[0]
+
+
+def sweep_crossings_on(operation: Operation, machines: list[Hardware], sweep: Sweep
+                       ) -> list[list[Crossing]]:
+    """:func:`sweep_crossings` on each of ``machines``, searched on all at once
+    (:func:`crossings_on`)."""
     values = sweep.values_for(operation)
     lo, hi = float(values.min()), float(values.max())
     if not lo < hi:
-        return []
-    return crossings(operation, hardware, sweep.param, lo, hi)
-
+        return [[] for _ in machines]
+    return crossings_on(operation, machines, sweep.param, lo, hi)

@@ -306,7 +306,18 @@ class Occupancy:
         """Cover the cells within ``half`` pixels of the polyline through ``(xs, ys)``
         (``soft``: a guide line texts keep off and leader lines may cross; ``line``: a line
         of data, which only a tag's leader may cross)."""
-        cells = self._line_cells(xs, ys, half)
+        self.add_cells(self._line_cells(xs, ys, half), weight, soft, line)
+
+    def line_cells(self, xs, ys, half: float) -> np.ndarray | None:
+        """The cells :meth:`add_polyline` covers (flat indices into the grid, each once;
+        ``None`` when none): to keep for a line drawn again in the same place, and add with
+        :meth:`add_cells`."""
+        return self._line_cells(xs, ys, half)
+
+    def add_cells(self, cells: np.ndarray | None, weight: int = 1, soft: bool = False,
+                  line: bool = False) -> None:
+        """Cover ``cells`` (from :meth:`line_cells` of a grid of the same frame and cell) as
+        :meth:`add_polyline` of their line does."""
         if self._held is not None and cells is not None and len(cells):
             rows, cols = cells // self.cols, cells % self.cols
             self._held.covered(_Held.CELLS, int(rows[0]), int(rows[-1]) + 1, int(cols.min()),

@@ -35,6 +35,7 @@ from workbench.model.chart.profiled_kernels import (
     short_kernel_name,
     top_hidden,
 )
+from workbench.model.chart.sweep_cache import cache_sweeps, cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import BOUND_NAMES
 from workbench.model.roofline import sweep as roofline_sweep
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from workbench.model.comparison import PairComparison
     from workbench.model.measured_session import MeasuredPoint
     from workbench.model.profile import LevelPoint
-    from workbench.model.sweeps import Crossing, SweepResult
+    from workbench.model.sweeps import Crossing
 
 # Sweeps (workbench.model.sweeps), measured points (workbench.model.measured and
 # measured_session), profiled kernels (workbench.model.profile) and compared pairs
@@ -56,7 +57,6 @@ __all__ = [
     "VERDICT_COLORS",
     "VERDICT_SHORT",
     "MAX_SWEEP_DOTS",
-    "cached_sweep",
     "CrossingMark",
     "SweepPath",
     "MeasuredMark",
@@ -240,28 +240,6 @@ def _crossing_tooltip(operation: str, machine: str, crossing: Crossing) -> str:
     return "\n".join(lines)
 
 
-#: Evaluated sweeps and their crossings by (operation, machine, sweep): a rebuild of the chart
-#: re-evaluates only the sweeps whose operation or machine changed.
-_SWEEP_CACHE: dict[tuple, tuple] = {}
-_SWEEP_CACHE_SIZE = 512
-
-
-def cached_sweep(op, hw, sweep) -> tuple[SweepResult, list[Crossing]]:
-    """:func:`~workbench.model.sweeps.evaluate_sweep` and
-    :func:`~workbench.model.sweeps.sweep_crossings` of ``op`` on ``hw``, remembered for the
-    same operation, machine and sweep (the chart and the sweep plot share them)."""
-    key = (repr(op), repr(hw), sweep)
-    found = _SWEEP_CACHE.get(key)
-    if found is None:
-        from workbench.model.sweeps import evaluate_sweep, sweep_crossings  # (see the imports)
-
-        found = (evaluate_sweep(op, hw, sweep), sweep_crossings(op, hw, sweep))
-        if len(_SWEEP_CACHE) >= _SWEEP_CACHE_SIZE:
-            _SWEEP_CACHE.pop(next(iter(_SWEEP_CACHE)))
-        _SWEEP_CACHE[key] = found
-    return found
-
-
 def _drawable(x: float, y: float) -> bool:
     return math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0
 
@@ -280,6 +258,7 @@ def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any]
     by_id = {h.id: h for h in session.hardware}
     paths: list[SweepPath] = []
     notes: list[str] = []
+    cache_sweeps(op, [by_id[m.hw_id].hardware for m in machines if m.hw_id in by_id], sweep)
     for mark in machines:
         hw_entry = by_id.get(mark.hw_id)
         if hw_entry is None:

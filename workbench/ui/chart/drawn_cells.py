@@ -20,22 +20,9 @@ def drawn_occupancy(canvas, px, frame: tuple, cell: float
     theme = canvas.theme
     roofs, overlays, points = canvas.roofs, canvas.overlays, canvas.points
     occ = roofs.occupancy(px, frame, cell, AIR)
-    for curve in overlays.sweep_curves:
-        if curve.isVisible():
-            x, y = px(*curve.getData())
-            occ.add_polyline(x, y, 0.8 + AIR, line=True)
-    # the measured points' links: the straight ones all at once (a session's hundreds),
-    # the same counts as one polyline each
-    straight = []
-    for curve in overlays.link_curves:
-        if curve.isVisible():
-            x, y = px(*curve.getData())
-            if len(x) == 2:
-                straight.append((x[0], y[0], x[1], y[1]))
-            else:
-                occ.add_polyline(x, y, 0.9 + AIR, line=True)
-    if straight:
-        occ.add_segments(straight, 0.9 + AIR, line=np.ones(len(straight), dtype=bool))
+    # the sweep paths and the pairs' links (each line's cells kept while it and the grid
+    # stay: see add_lines)
+    overlays.add_lines(occ, px, AIR)
     # the verdict scales' bands (drawn in pairs of points): guide lines, which only mark
     # cells, all at once
     bands = []

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 
+from workbench.model.chart.occupancy import Occupancy
 from workbench.model.chart.overlay_data import (
     VERDICT_COLORS,
     CrossingMark,
@@ -71,6 +72,8 @@ class OverlayLayer:
         self._overlay_ops: list[int | None] = []
         self._overlays_shown = False
         self._paths_set: dict = {}  # sweep line item -> (xs, ys, pen) it was last given
+        #: the cells of each line added to the last grid (see add_lines)
+        self._line_cells: dict = {}
 
     def fixed_items(self) -> tuple:
         """The items made once (the pools make theirs as needed)."""
@@ -243,6 +246,26 @@ class OverlayLayer:
                                  [float(v) for v in to_data(ys)]),
                         "label": label.toPlainText() if label.isVisible() else ""})
         return out
+
+    def add_lines(self, occ: Occupancy, px, air: float) -> None:
+        """Cover the cells of the sweep paths and the pairs' links shown in ``occ`` (each
+        line grown by ``air``; ``px(x, y)``: view units to pixels). An edit moves one
+        operation's paths: the cells of the others are those found for the last grid,
+        kept while their pixels and the grid stay."""
+        kept, self._line_cells = self._line_cells, {}
+        for curves, half in ((self.sweep_curves, 0.8 + air), (self.link_curves, 0.9 + air)):
+            for curve in curves:
+                if not curve.isVisible():
+                    continue
+                x, y = px(*curve.getData())
+                key = (occ.frame, occ.cell, half, x.tobytes(), y.tobytes())
+                cells = kept.get(key, False)
+                if cells is False:
+                    cells = occ.line_cells(x, y, half)
+                    if cells is not None:
+                        cells.flags.writeable = False
+                self._line_cells[key] = cells
+                occ.add_cells(cells, line=True)
 
     def sync(self, scene: Scene) -> None:
         """Draw the scene's overlays."""
@@ -625,6 +648,7 @@ class OverlayLayer:
         self._measured_drawn, self._pair_drawn, self._pair_rows = [], [], []
         self._level_lines = []
         self._paths_set = {}
+        self._line_cells = {}
         self._overlay_xy, self._overlay_tips, self._overlay_ops = np.zeros((0, 2)), [], []
         self._overlay_sample = np.zeros(0, dtype=bool)
 

@@ -48,7 +48,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.model.chart.overlay_data import cached_sweep
+from workbench.model.chart.sweep_cache import cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import MAX_SWEEP_POINTS
 from workbench.model.operations import Param

@@ -26,6 +26,7 @@ _MAPPED = _SHAPES | {"ellipse", "circle"}  # shapes whose strokes a data transfo
 
 Point = tuple[float, float]
 Rect = tuple[float, float, float, float]  # left, top, right, bottom
+Runs = list[tuple[list[Point], bool]]  # a shape's outline: (points, closed) runs
 
 
 def _num(value: float) -> str:
@@ -43,12 +44,15 @@ def _local(tag: str) -> str:
     return tag.split("}")[-1]
 
 
-def _outlines(element: ET.Element) -> list[tuple[list[Point], bool]] | None:
+def _outlines(element: ET.Element, parsed: dict[str, Runs] | None = None) -> Runs | None:
     """The straight-line outlines of a shape as ``(points, closed)`` runs, in its own
-    coordinates; None for anything with curves (left as it is)."""
+    coordinates; None for anything with curves (left as it is). ``parsed``: path data
+    already read (:func:`_path_data`'s), by its text."""
     tag = _local(element.tag)
     if tag == "path":
-        return _path_outlines(element.get("d", ""))
+        d = element.get("d", "")
+        known = parsed.get(d) if parsed else None
+        return known if known is not None else _path_outlines(d)
     if tag in ("polyline", "polygon"):
         values = [float(v) for v in _PATH_TOKEN.findall(element.get("points", ""))]
         if len(values) % 2:
@@ -178,22 +182,34 @@ def _clip_polygon(points: list[Point], r: Rect) -> list[Point]:
     return out
 
 
-def _path_data(runs: list[tuple[list[Point], bool]]) -> str:
+def _path_data(runs: Runs, parsed: dict[str, Runs] | None = None) -> str:
+    """The path data of straight-line ``runs``. With ``parsed``, it also gets what
+    :func:`_path_outlines` reads back from that text (the numbers as written), by the text:
+    the marks are then found without reading the paths just written again."""
     parts = []
+    read: Runs = []
     for points, closed in runs:
         if not points:
             continue
-        parts.append("M" + f"{_num(points[0][0])},{_num(points[0][1])}")
-        parts += [f"L{_num(x)},{_num(y)}" for x, y in points[1:]]
+        texts = [(_num(x), _num(y)) for x, y in points]
+        parts.append("M" + ",".join(texts[0]))
+        parts += [f"L{x},{y}" for x, y in texts[1:]]
         if closed:
             parts.append("Z")
-    return " ".join(parts)
+        if parsed is not None:
+            read.append(([(float(x), float(y)) for x, y in texts], closed))
+    d = " ".join(parts)
+    if parsed is not None:
+        parsed[d] = read
+    return d
 
 
-def _to_page(element: ET.Element, m: Sequence[float], clip: Rect | None, filled: bool) -> str:
+def _to_page(element: ET.Element, m: Sequence[float], clip: Rect | None, filled: bool,
+             parsed: dict[str, Runs] | None = None) -> str:
     """Rewrite a shape drawn under the data transform ``m`` as a page-coordinate path cut to
     ``clip`` (the plot area). Returns "done", "empty" (nothing inside: drop it) or "kept"
-    (curved: left as it is)."""
+    (curved: left as it is). ``parsed`` gets the new path data as read back
+    (:func:`_path_data`)."""
     try:
         runs = _outlines(element)
         if runs is None and _local(element.tag) == "path":  # curves (round markers): mapped,
@@ -233,7 +249,7 @@ def _to_page(element: ET.Element, m: Sequence[float], clip: Rect | None, filled:
     element.clear()
     element.tag = f"{{{_SVG}}}path"
     element.attrib.update(keep)
-    element.set("d", _path_data(page))
+    element.set("d", _path_data(page, parsed))
     return "done"
 
 
@@ -306,6 +322,8 @@ def portable_tree(raw: bytes, fig: FigureSize, background: str | None,
     ET.register_namespace("", _SVG)
     ET.register_namespace("xlink", _XLINK)
     root = ET.fromstring(_without_empty_groups(raw))
+    # (the paths written here, as read back, where marks are to be found in them)
+    parsed: dict[str, Runs] | None = {} if marks else None
     identity = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
     for parent in list(root.iter()):
         for group in [g for g in parent if _local(g.tag) == "g"]:
@@ -322,7 +340,7 @@ def portable_tree(raw: bytes, fig: FigureSize, background: str | None,
             done = []
             for el in shapes:
                 filled = (el.get("fill") or group.get("fill") or "black") != "none"
-                outcome = _to_page(el, m, plot_area, filled)
+                outcome = _to_page(el, m, plot_area, filled, parsed)
                 if outcome == "empty":
                     group.remove(el)
                 elif outcome == "done":
@@ -358,7 +376,7 @@ def portable_tree(raw: bytes, fig: FigureSize, background: str | None,
         for empty in [g for g in group if _local(g.tag) == "g" and len(g) == 0]:
             group.remove(empty)
     if marks:
-        name_marks(root, marks)
+        name_marks(root, marks, parsed)
     return root
 
 
@@ -427,18 +445,22 @@ def _compose(m: Sequence[float], n: Sequence[float]) -> tuple[float, ...]:
             a * e2 + c * f2 + e, b * e2 + d * f2 + f)
 
 
-def _page_vertices(root: ET.Element):
-    """``(element, vertices in page coordinates)`` of every shape: its outline's corners, or
-    for a curved path its points and control points."""
+def _page_vertices(root: ET.Element, parsed: dict[str, Runs] | None = None
+                   ) -> list[tuple[ET.Element, list[Point]]]:
+    """``(element, vertices in page coordinates)`` of every shape, in document order: its
+    outline's corners, or for a curved path its points and control points (``parsed``: see
+    :func:`_outlines`)."""
     identity = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+    out: list[tuple[ET.Element, list[Point]]] = []
 
-    def walk(element: ET.Element, m: tuple[float, ...]):
-        own = _parse_matrix(element)
-        if own is not None:
-            m = _compose(m, own)
+    def walk(element: ET.Element, m: tuple[float, ...]) -> None:
+        if "transform" in element.attrib:
+            own = _parse_matrix(element)
+            if own is not None:
+                m = _compose(m, own)
         if _local(element.tag) in _MAPPED:
             try:
-                runs = _outlines(element)
+                runs = _outlines(element, parsed)
                 if runs is None and _local(element.tag) == "path":
                     pts = [p for p in _path_items(element.get("d", "")) if not isinstance(p, str)]
                 else:
@@ -446,29 +468,36 @@ def _page_vertices(root: ET.Element):
             except ValueError:
                 pts = []
             if pts:
-                yield element, [_apply(m, x, y) for x, y in pts]
+                a, b, c, d, e, f = m
+                out.append((element, [(a * x + c * y + e, b * x + d * y + f) for x, y in pts]))
         for child in element:
-            yield from walk(child, m)
+            walk(child, m)
 
-    yield from walk(root, identity)
+    walk(root, identity)
+    return out
 
 
-def name_marks(root: ET.Element, marks: Sequence[SvgMark]) -> int:
+def name_marks(root: ET.Element, marks: Sequence[SvgMark],
+               parsed: dict[str, Runs] | None = None) -> int:
     """Set each mark's attributes on the shape that draws it: for a marker, the unnamed
     small shape whose centre is nearest its place (within :data:`MARK_TOLERANCE`); for a
     line, the longest unnamed straight shape lying along it; for a text, the first unnamed
     text element that says it. Marks are served in order (a point before a ridge drawn at
-    the same place). Returns how many were found."""
+    the same place). Returns how many were found. ``parsed``: path data already read, by
+    its text (:func:`_path_data`)."""
     small: dict[tuple[int, int], list[tuple[float, float, ET.Element]]] = {}
-    lines: list[tuple[ET.Element, list[Point], float]] = []
-    for element, pts in _page_vertices(root):
+    # (each straight shape with its extent: a roof's line is looked for only among the
+    # shapes whose extent lies within its segment's, as every vertex must)
+    lines: list[tuple[ET.Element, list[Point], float, Rect]] = []
+    for element, pts in _page_vertices(root, parsed):
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-        w, h = max(xs) - min(xs), max(ys) - min(ys)
+        x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+        w, h = x1 - x0, y1 - y0
         if 0 < max(w, h) <= MARKER_MOST:
-            cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
+            cx, cy = (x1 + x0) / 2, (y1 + y0) / 2
             small.setdefault((round(cx), round(cy)), []).append((cx, cy, element))
         if math.hypot(w, h) >= LINE_LEAST and _local(element.tag) != "text":
-            lines.append((element, pts, math.hypot(w, h)))
+            lines.append((element, pts, math.hypot(w, h), (x0, y0, x1, y1)))
     texts: dict[str, list[ET.Element]] = {}
     if any(mark.kind == "text" for mark in marks):
         for element in root.iter(f"{{{_SVG}}}text"):
@@ -482,17 +511,23 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark]) -> int:
                         None)
         elif mark.kind == "marker":
             x, y = mark.where[0]
+            rx, ry = round(x), round(y)
             best_d = MARK_TOLERANCE
             for i in (-2, -1, 0, 1, 2):
                 for j in (-2, -1, 0, 1, 2):
-                    for cx, cy, element in small.get((round(x) + i, round(y) + j), ()):
+                    for cx, cy, element in small.get((rx + i, ry + j), ()):
                         d = math.hypot(cx - x, cy - y)
                         if d <= best_d and id(element) not in taken:
                             best, best_d = element, d
         else:
+            (px, py), (qx, qy) = mark.where[0], mark.where[1]
+            t = MARK_TOLERANCE
+            left, right = min(px, qx) - t, max(px, qx) + t
+            top, bottom = min(py, qy) - t, max(py, qy) + t
             best_len = 0.0
-            for element, pts, length in lines:
-                if length > best_len and id(element) not in taken \
+            for element, pts, length, (x0, y0, x1, y1) in lines:
+                if length > best_len and left <= x0 and x1 <= right and top <= y0 \
+                        and y1 <= bottom and id(element) not in taken \
                         and _along(pts, mark.where[0], mark.where[1]):
                     best, best_len = element, length
         if best is not None:

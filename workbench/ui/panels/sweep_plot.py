@@ -33,8 +33,9 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change
 from workbench.document.changes import What
-from workbench.model.chart.overlay_data import cached_sweep, value_text
+from workbench.model.chart.overlay_data import value_text
 from workbench.model.chart.scene import machine_entries
+from workbench.model.chart.sweep_cache import cache_sweeps, cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.session import MARKERS
@@ -318,6 +319,7 @@ class SweepPlot(QWidget):
         machines = machine_entries(session)
         curves = []
         problem = ""
+        cache_sweeps(op, [hw_entry.hardware for hw_entry in machines], sweep)
         for index, hw_entry in enumerate(machines):
             hw = hw_entry.hardware
             try:

@@ -1,0 +1,65 @@
+"""Evaluated sweeps and their crossings, remembered by operation, machine and sweep (plain
+data, no Qt): the chart, the sweep plot and the sweep editor ask for the same ones, and a
+rebuild of the chart re-evaluates only the sweeps whose operation or machine changed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from workbench.model.errors import COUNTING_ERRORS
+
+if TYPE_CHECKING:
+    from workbench.model.sweeps import Crossing, SweepResult
+
+# (workbench.model.sweeps is imported by the functions that evaluate, when a session has a
+# sweep: not at start-up)
+
+__all__ = ["cached_sweep", "cache_sweeps"]
+
+#: Evaluated sweeps and their crossings by (operation, machine, sweep): a rebuild of the chart
+#: re-evaluates only the sweeps whose operation or machine changed.
+_SWEEP_CACHE: dict[tuple, tuple] = {}
+_SWEEP_CACHE_SIZE = 512
+
+
+def cached_sweep(op, hw, sweep) -> tuple[SweepResult, list[Crossing]]:
+    """:func:`~workbench.model.sweeps.evaluate_sweep` and
+    :func:`~workbench.model.sweeps.sweep_crossings` of ``op`` on ``hw``, remembered for the
+    same operation, machine and sweep (the chart and the sweep plot share them)."""
+    key = (repr(op), repr(hw), sweep)
+    found = _SWEEP_CACHE.get(key)
+    if found is None:
+        from workbench.model.sweeps import evaluate_sweep, sweep_crossings  # (see the imports)
+
+        found = _remember(key, evaluate_sweep(op, hw, sweep), sweep_crossings(op, hw, sweep))
+    return found
+
+
+def cache_sweeps(op, machines: Sequence[Any], sweep) -> None:
+    """Evaluate the sweep of ``op`` on those of ``machines`` (:class:`Hardware`) not yet
+    remembered by :func:`cached_sweep`, all at once: the FLOPs and bytes of each step
+    counted once for every machine (:func:`~workbench.model.sweeps.evaluate_sweep_on`,
+    :func:`~workbench.model.sweeps.crossings_on`). Where one cannot be evaluated, none is
+    remembered here: :func:`cached_sweep` of each says why."""
+    todo = [(key, hw) for key, hw in (((repr(op), repr(hw), sweep), hw) for hw in machines)
+            if key not in _SWEEP_CACHE]
+    if len(todo) < 2:
+        return  # (one machine: cached_sweep's own search is the same)
+    from workbench.model.sweeps import evaluate_sweep_on, sweep_crossings_on
+
+    hws = [hw for _key, hw in todo]
+    try:  # (a SweepError is a ValueError)
+        evaluated = zip(evaluate_sweep_on(op, hws, sweep), sweep_crossings_on(op, hws, sweep),
+                        strict=True)
+    except COUNTING_ERRORS:
+        return
+    for (key, _hw), (result, crossings) in zip(todo, evaluated, strict=True):
+        _remember(key, result, crossings)
+
+
+def _remember(key: tuple, result: SweepResult, crossings: list[Crossing]) -> tuple:
+    if len(_SWEEP_CACHE) >= _SWEEP_CACHE_SIZE:
+        _SWEEP_CACHE.pop(next(iter(_SWEEP_CACHE)))
+    _SWEEP_CACHE[key] = (result, crossings)
+    return _SWEEP_CACHE[key]
