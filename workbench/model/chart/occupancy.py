@@ -349,20 +349,18 @@ class Occupancy:
         cells, owner = self._segments_cells(segments, halves)
         if not len(cells):
             return
-        # (each segment's cells come once each: added a segment at a time, lines that cross
-        # count twice where they cross)
-        order = np.argsort(owner, kind="stable")
-        cells, owner = cells[order], owner[order]
-        cuts = np.flatnonzero(np.diff(owner)) + 1
-        grid, lines, soft_cells = self.grid.ravel(), self.lines.ravel(), self.soft.ravel()
-        for i, part in zip(owner[np.concatenate(([0], cuts))].tolist(), np.split(cells, cuts),
-                           strict=True):
-            if soft[i]:
-                soft_cells[part] = True
-                continue
-            grid[part] += 1
-            if line[i]:
-                lines[part] += 1
+        # (each segment's cells come once each: as one segment at a time, lines that cross
+        # count twice where they cross; all counted at once)
+        guide = soft[owner]
+        if guide.any():
+            self.soft.ravel()[cells[guide]] = True
+        drawn, owner = cells[~guide], owner[~guide]
+        if len(drawn):
+            size = self.grid.size
+            self.grid += np.bincount(drawn, minlength=size).reshape(self.grid.shape)
+            lined = drawn[line[owner]]
+            if len(lined):
+                self.lines += np.bincount(lined, minlength=size).reshape(self.lines.shape)
 
     def _segments_cells(self, segments: np.ndarray, halves: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:
@@ -371,19 +369,22 @@ class Occupancy:
         cell apart or less), then their runs (:meth:`_runs_within`) all at once, those of
         one reach together."""
         step = self.cell * 0.5
-        ends, counts, reaches, index = [], [], [], []
-        for i, ((x0, y0, x1, y1), half) in enumerate(zip(segments.tolist(), halves.tolist(),
-                                                         strict=True)):
-            clipped = clip_segment(x0, y0, x1, y1, self._grown(half))
-            if clipped is None:
-                continue
-            a, b, c, d = clipped
-            ends.append((a, b, c - a, d - b))
-            counts.append(max(2, math.ceil(math.hypot(c - a, d - b) / step) + 1))
-            reaches.append(math.ceil(half / self.cell))
-            index.append(i)
+        if len(segments) < CLIP_AT_ONCE:
+            ends, counts, reaches, index = [], [], [], []
+            for i, ((x0, y0, x1, y1), half) in enumerate(zip(
+                    segments.tolist(), halves.tolist(), strict=True)):
+                clipped = clip_segment(x0, y0, x1, y1, self._grown(half))
+                if clipped is None:
+                    continue
+                a, b, c, d = clipped
+                ends.append((a, b, c - a, d - b))
+                counts.append(max(2, math.ceil(math.hypot(c - a, d - b) / step) + 1))
+                reaches.append(math.ceil(half / self.cell))
+                index.append(i)
+        else:
+            index, ends, counts, reaches = self._clipped_runs(segments, halves, step)
         none = np.zeros(0, dtype=np.intp)
-        if not ends:
+        if not len(ends):
             return none, none
         t = np.concatenate([spread(k) for k in counts])
         e = np.repeat(np.asarray(ends), counts, axis=0)
@@ -412,6 +413,38 @@ class Occupancy:
             return none, none
         return (np.concatenate(out_cells),
                 np.asarray(index)[np.concatenate(out_owner)])
+
+    def _clipped_runs(self, segments: np.ndarray, halves: np.ndarray, step: float) -> tuple:
+        """For many segments at once, as :meth:`_segments_cells` one by one: the segments
+        that meet the frame grown by their ``halves`` (:func:`clip_segment`, the same sums),
+        their clipped parts ``(a, b, c - a, d - b)``, how many samples each (``step``
+        apart or less) and their reach in cells: ``(index, ends, counts, reaches)``."""
+        x0, y0, x1, y1 = segments.T
+        left, top, right, bottom = self.frame
+        ok = np.isfinite(segments).all(axis=1)
+        t0, t1 = np.zeros(len(segments)), np.ones(len(segments))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            dx, dy = x1 - x0, y1 - y0  # (those not finite left out below)
+            for p, q in ((-dx, x0 - (left - halves)), (dx, (right + halves) - x0),
+                         (-dy, y0 - (top - halves)), (dy, (bottom + halves) - y0)):
+                flat = p == 0
+                ok &= ~(flat & (q < 0))
+                r = q / p
+                # (as max(t0, r) and min(t1, r): the first unless the second is beyond it)
+                t0 = np.where(~flat & (p < 0) & (r > t0), r, t0)
+                t1 = np.where(~flat & (p > 0) & (r < t1), r, t1)
+        ok &= ~(t0 > t1)
+        index = np.flatnonzero(ok)
+        x0, y0, dx, dy, t0, t1 = (v[index] for v in (x0, y0, dx, dy, t0, t1))
+        a, b = x0 + t0 * dx, y0 + t0 * dy
+        w, h = (x0 + t1 * dx) - a, (y0 + t1 * dy) - b
+        length = np.hypot(w, h) / step
+        # (math.hypot, as one by one, where the two might round apart across a whole step)
+        for i in np.flatnonzero(np.abs(length - np.round(length)) < 1e-6).tolist():
+            length[i] = math.hypot(float(w[i]), float(h[i])) / step
+        counts = np.maximum(2, np.ceil(length).astype(np.int64) + 1)
+        reaches = np.ceil(halves[index] / self.cell).astype(np.int64)
+        return (index, np.column_stack((a, b, w, h)), counts.tolist(), reaches.tolist())
 
     def _runs_within(self, lo, hi, rows, owner, reach: int, out_cells: list,
                      out_owner: list) -> None:
@@ -461,6 +494,11 @@ class Occupancy:
         offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
         out_cells.append(np.repeat(begin, counts) + offsets)
         out_owner.append(np.repeat(seg, counts))
+
+
+#: segments from which :meth:`Occupancy._segments_cells` clips them all at once (fewer:
+#: one by one, a leader's few)
+CLIP_AT_ONCE = 8
 
 
 def _summed(covered: np.ndarray) -> np.ndarray:

@@ -31,8 +31,9 @@ from workbench.model.chart.placement import (
 )
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
+from workbench.ui.chart.drawn_cells import drawn_occupancy
 from workbench.ui.chart.items import Label, Pool
-from workbench.ui.chart.naming import AIR, chained_pairs, names_of, other_marks
+from workbench.ui.chart.naming import AIR, names_of
 from workbench.ui.chart.point_places import (
     CROWD_RINGS,
     NAME_AIR,
@@ -43,7 +44,7 @@ from workbench.ui.chart.point_places import (
     text_size,
     within,
 )
-from workbench.ui.chart.text_requests import add_chart_texts, names_alone
+from workbench.ui.chart.text_requests import chart_text_requests, names_alone
 
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
@@ -91,6 +92,9 @@ class LabelLayer:
         #: within :meth:`reusing_occupancy`, what is drawn by the plot frame and view it
         #: was worked out for: the occupancy and the markers' tables
         self._occ_cache: dict = {}
+        #: within :meth:`reusing_occupancy`, the requests of the texts other than the
+        #: operations' names, the texts hidden, and what each said, by the view
+        self._chart_texts: dict = {}
 
     # -- when ----------------------------------------------------------------------------
 
@@ -193,7 +197,12 @@ class LabelLayer:
     def _view_now(self) -> tuple:
         return self._frame(), tuple(self._canvas.view_to_scene())
 
+    #: within :meth:`requests` (which moves nothing), the plot's frame, read once
+    _fixed_frame: tuple | None = None
+
     def _frame(self) -> tuple[float, float, float, float]:
+        if self._fixed_frame is not None:
+            return self._fixed_frame
         f = self._canvas.view_box.sceneBoundingRect()
         return f.left(), f.top(), f.right(), f.bottom()
 
@@ -227,6 +236,7 @@ class LabelLayer:
                 self._occ_cache = {}
                 self._point_requests = {}
                 self._anchors = {}
+                self._chart_texts = {}
 
     _reuse = 0
 
@@ -248,43 +258,8 @@ class LabelLayer:
 
     def _occupancy_now(self) -> Occupancy:
         t = self._canvas.view_to_scene()
-        theme = self._canvas.theme
-        roofs, overlays, points = self._canvas.roofs, self._canvas.overlays, self._canvas.points
-        occ = roofs.occupancy(lambda x, y: self._px(x, y, t), self._frame(), CELL, AIR)
-        overlays.add_lines(occ, lambda x, y: self._px(x, y, t), AIR)
-        pairs = [self._px(*band.getData(), t) for band in overlays.bands
-                 if band.getData()[0] is not None]
-        for px, py in chained_pairs(pairs):
-            occ.add_polyline(px, py, 2.0 + AIR, soft=True)
-        # markers: the operations' points (kept by key, for moves), then the other marks;
-        # all added at once (each addition is a pass over the whole grid)
-        self._marker_rects = np.zeros((0, 4))
-        self._marker_ops = np.array([key[0] for key in points.keys], dtype=np.int64)
-        boxes = []
-        xy = points.xy
-        if len(xy):
-            px, py = self._px(xy[:, 0], xy[:, 1], t)
-            half = theme.point_size / 2 + AIR
-            rects = np.column_stack((px - half, py - half, px + half, py + half))
-            boxes.append(rects)
-            self._marker_rects = rects  # by row of the hover arrays
-        self._marks = other_marks(self._canvas, lambda x, y: self._px(x, y, t))
-        for scatter, size in ((roofs.ridge_marks, theme.ridge_size),
-                              (overlays.sweep_dots, theme.point_size * 0.55),
-                              (overlays.crossing_marks, theme.point_size + 5),
-                              (overlays.measured_marks, theme.point_size * 1.3),
-                              (overlays.level_marks, theme.point_size * 0.6),
-                              (overlays.predicted_marks, theme.point_size * 0.9)):
-            if not scatter.isVisible():
-                continue
-            xs, ys = scatter.getData()
-            if xs is None or not len(xs):
-                continue
-            px, py = self._px(xs, ys, t)
-            half = size / 2 + AIR
-            boxes.append(np.column_stack((px - half, py - half, px + half, py + half)))
-        if boxes:
-            occ.add_rects(np.concatenate(boxes))
+        occ, self._marker_rects, self._marker_ops, self._marks = drawn_occupancy(
+            self._canvas, lambda x, y: self._px(x, y, t), self._frame(), CELL)
         return occ
 
     # -- placing ----------------------------------------------------------------------
@@ -620,16 +595,17 @@ class LabelLayer:
         inside = within(xy[:, 0], xy[:, 1], self._frame())
         return {key[0] for key, seen in zip(points.keys, inside, strict=True) if seen}
 
-    def _point_request_now(self, op_id: int, label, order: float, t, selected) -> Request:
+    def _point_request_now(self, op_id: int, label, order: float, t, selected,
+                           view: tuple) -> Request:
         """:meth:`point_request`; within :meth:`reusing_occupancy` (nothing drawn changes)
         the same request again where the text, its crowd, its tag, its order, the
-        selection and the view are the same."""
+        selection and the view (``view``: the plot's frame and view, the canvas's size)
+        are the same."""
         if not self._reuse:
             return self.point_request(op_id, label, order, t, selected)
         key = self._canvas.key
         memo = (op_id, label.toPlainText(), self._text_box(label), key.crowd_of(op_id),
-                op_id in key.tags, order, selected, self._view_now(),
-                self._canvas.width(), self._canvas.height())
+                op_id in key.tags, order, selected, view)
         request = self._point_requests.get(memo)
         if request is None:
             request = self.point_request(op_id, label, order, t, selected)
@@ -645,22 +621,19 @@ class LabelLayer:
 
     def requests(self) -> dict:
         """Every text to place, keyed, with its label item."""
+        frame = self._frame()
+        self._fixed_frame = frame  # (read by every request: the plot moves not meanwhile)
+        try:
+            return self._requests(frame)
+        finally:
+            self._fixed_frame = None
+
+    def _requests(self, frame: tuple) -> dict:
         canvas = self._canvas
         t = canvas.view_to_scene()
-        frame = self._frame()
+        view = (frame, tuple(t), canvas.width(), canvas.height())
         out: dict = {}
         self._label_of = {}
-
-        def add(key, label, kind, candidates, order=0.0, mark=None, own=None, names=None):
-            """``mark``: ``(x, y, radius)`` of what the text names, for a text that may be
-            said farther off, with a leader (which may cross the marks ``own``), when it
-            finds no place by it; ``names``: what a reader must pair it with."""
-            w, h = self._text_box(label)
-            far = self._far_places(*mark[:2], w, h, mark[2]) if mark else None
-            request = Request(key, kind, w, h, candidates(w, h), order,
-                              cross_lines=mark is not None, far=far, own=own, names=names)
-            out[key] = request
-            self._label_of[key] = (label, request)
 
         selected = canvas.workspace.selection.current
         unlisted = canvas.key.unlisted() | canvas.key.joined
@@ -674,12 +647,15 @@ class LabelLayer:
             # the most operations and needs the most room)
             order = (-math.log10(max(point.y, 1e-300))
                      - 1e3 * (len(canvas.key.crowd_of(op_id)) - 1))
-            request = self._point_request_now(op_id, label, order, t, selected)
+            request = self._point_request_now(op_id, label, order, t, selected, view)
             out[request.key] = request
             self._label_of[request.key] = (label, request)
-
-        add_chart_texts(canvas, frame, lambda x, y: self._px(x, y, t), self._marker_rects,
-                        self._marks, add)
+        for key, label, request in chart_text_requests(
+                canvas, frame, lambda x, y: self._px(x, y, t), self._marker_rects, self._marks,
+                self._text_box, self._far_places, self._chart_texts if self._reuse else None,
+                view):
+            out[key] = request
+            self._label_of[key] = (label, request)
         return out
 
     # -- incremental ----------------------------------------------------------------------

@@ -77,8 +77,8 @@ def names_spot(sx: float, sy: float, size: float, drawn: DrawnMarks,
     half = size / 2 + AIR
     own = np.array([[sx - half, sy - half, sx + half, sy + half]])
     others = drawn.rects(with_marks)
-    a, b = own[0] + (AIR, AIR, -AIR, -AIR), others + (AIR, AIR, -AIR, -AIR)  # (as drawn)
-    over = (b[:, 0] < a[2]) & (a[0] < b[:, 2]) & (b[:, 1] < a[3]) & (a[1] < b[:, 3])
+    a, (b0, b1, b2, b3) = own[0] + (AIR, AIR, -AIR, -AIR), drawn.as_drawn(with_marks)
+    over = (b0 < a[2]) & (a[0] < b2) & (b1 < a[3]) & (a[1] < b3)
     return Attribution(own, others[~over], reach)
 
 
@@ -90,6 +90,7 @@ class DrawnMarks:
         self._rects = np.reshape(marker_rects, (-1, 4))
         self._marks = marks
         self._made: dict[bool, np.ndarray] = {}
+        self._sides: dict[bool, tuple[np.ndarray, ...]] = {}
 
     def rects(self, with_ridges: bool = True) -> np.ndarray:
         """The drawn marks (rows ``left, top, right, bottom``), the ridges' diamonds too
@@ -100,6 +101,15 @@ class DrawnMarks:
             others = np.concatenate((self._rects,
                                      rects if with_ridges else rects[owners != -3]))
             found = self._made[with_ridges] = others[np.isfinite(others).all(axis=1)]
+        return found
+
+    def as_drawn(self, with_ridges: bool = True) -> tuple[np.ndarray, ...]:
+        """The sides (left, top, right, bottom: a row each) of :meth:`rects` as drawn, less
+        the air around each (for the texts of one placing, made once)."""
+        found = self._sides.get(with_ridges)
+        if found is None:
+            inset = self.rects(with_ridges) + (AIR, AIR, -AIR, -AIR)
+            found = self._sides[with_ridges] = tuple(np.ascontiguousarray(inset.T))
         return found
 
 
@@ -141,33 +151,3 @@ def line_spot(seen, drawn: DrawnMarks, size: float) -> tuple[float, float]:
             if not len(near) or box_gaps(np.array([[x, y, x, y]]), near).min() >= size:
                 return x, y
     return float(spots[0, 0]), float(spots[0, 1])
-
-
-def chained_pairs(curves) -> list[tuple[list[float], list[float]]]:
-    """The segments of ``curves`` (``(xs, ys)`` each, its points taken in pairs: a curve
-    drawn with ``connect="pairs"``) as polylines, each segment in its own direction: one
-    that starts exactly where another ends continues that one's polyline (a verdict
-    scale's bands, end to end). For a layer that only marks cells (a guide line), a
-    polyline covers what its segments cover one by one, in one pass instead of one each."""
-    segments = [(float(xs[i]), float(ys[i]), float(xs[i + 1]), float(ys[i + 1]))
-                for xs, ys in curves for i in range(0, len(xs) - 1, 2)]
-    starts: dict[tuple[float, float], list[int]] = {}
-    for i, (x0, y0, _x1, _y1) in enumerate(segments):
-        starts.setdefault((x0, y0), []).append(i)
-    ends = {(x1, y1) for _x0, _y0, x1, y1 in segments}
-    used = [False] * len(segments)
-    out = []
-    # chains from the segments no other one leads into first, then whatever is left (rings)
-    order = [i for i, s in enumerate(segments) if (s[0], s[1]) not in ends]
-    for i in order + list(range(len(segments))):
-        if used[i]:
-            continue
-        xs, ys = [segments[i][0]], [segments[i][1]]
-        while i is not None:
-            used[i] = True
-            x0, y0, x1, y1 = segments[i]
-            xs.append(x1)
-            ys.append(y1)
-            i = next((j for j in starts.get((x1, y1), ()) if not used[j]), None)
-        out.append((xs, ys))
-    return out

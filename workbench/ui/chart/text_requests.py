@@ -17,6 +17,7 @@ from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.placement import (
     PRIORITIES,
     Candidate,
+    Request,
     TextLayout,
     as_array,
     corner_candidates,
@@ -58,11 +59,17 @@ def _corner_places(x: float, y: float, w: float, h: float, radius: float) -> np.
     return places
 
 
-def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> None:
+def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add,
+                    hide=None) -> None:
     """Asks ``add(key, label, kind, candidates, order, mark=, own=, names=)`` for a place for
     each text of ``canvas`` other than the operations' names (``px(x, y)``: the view's
     units to scene pixels), within the plot ``frame``; ``marker_rects``
-    and ``marks``: the markers drawn, which the texts must not be taken to name."""
+    and ``marks``: the markers drawn, which the texts must not be taken to name. The texts
+    not drawn (a region's out of view, a pair's or a sweep's said by another) are hidden
+    by ``hide(label)`` (by default, at once)."""
+    if hide is None:
+        def hide(label) -> None:
+            label.setVisible(False)
     roofs, overlays = canvas.roofs, canvas.overlays
     theme = canvas.theme
     lines = roof_segments(canvas, px)
@@ -105,7 +112,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
 
     for i, (region, curve, label) in enumerate(roofs.regions):
         if not curve.isVisible():
-            label.setVisible(False)
+            hide(label)
             continue
         edge = float(px(to_view(region.xs[1] if region.kind == "memory" else region.xs[0]),
                         0.0)[0])
@@ -154,7 +161,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
     for i, (link, _curve, _arrow, label) in enumerate(overlays.pair_texts):
         said = (link.first, link.second, label.toPlainText())
         if said in apexes:
-            label.setVisible(False)
+            hide(label)
         apexes.setdefault(said, []).append(i)
     for links in apexes.values():
         i = links[0]
@@ -165,7 +172,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
     for i, (path, end, label) in enumerate(overlays.sweep_texts):
         key = (path.hw_id, label.toPlainText())
         if key in seen:  # the same "m = 1" on one machine: once
-            label.setVisible(False)
+            hide(label)
             continue
         seen.add(key)
         sx, sy = (float(v) for v in px(to_view(path.xs[end]), to_view(path.ys[end])))
@@ -174,6 +181,49 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add) -> 
                 sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i,
             mark=(sx, sy, g * 0.55 + 1), own=own_marks(path.hw_id),
             names=names_spot(sx, sy, 2 * g * 0.55 + 2, drawn))
+
+
+def chart_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text_box,
+                        far_places, memo: dict | None, view: tuple) -> list:
+    """The requests of :func:`add_chart_texts`, as ``(key, label, request)`` in order
+    (``text_box(label)``: the box a text's label keeps clear; ``far_places(x, y, w, h,
+    radius)``: its places farther off). With a ``memo`` (while nothing drawn changes: a
+    figure's key passes), those made for the same ``view`` (the plot's frame and view,
+    the canvas's size) are taken again, the texts not drawn hidden again, where each text
+    says what it said and is as large."""
+    made = memo.get(view) if memo is not None else None
+    if made is not None and made[2] == _said(made, text_box):
+        for label in made[1]:
+            label.setVisible(False)
+        return made[0]
+    added: list = []
+    hidden: list = []
+
+    def add(key, label, kind, candidates, order=0.0, mark=None, own=None, names=None):
+        """``mark``: ``(x, y, radius)`` of what the text names, for a text that may be
+        said farther off, with a leader (which may cross the marks ``own``), when it finds
+        no place by it; ``names``: what a reader must pair it with."""
+        w, h = text_box(label)
+        far = far_places(*mark[:2], w, h, mark[2]) if mark else None
+        added.append((key, label, Request(key, kind, w, h, candidates(w, h), order,
+                                          cross_lines=mark is not None, far=far, own=own,
+                                          names=names)))
+
+    def hide(label) -> None:
+        label.setVisible(False)
+        hidden.append(label)
+
+    add_chart_texts(canvas, frame, px, marker_rects, marks, add, hide)
+    if memo is not None:
+        memo[view] = (added, hidden, _said((added, hidden), text_box))
+    return added
+
+
+def _said(made: tuple, text_box) -> list:
+    """What each text of ``made`` (its requests and the texts hidden) says now, and its
+    box."""
+    labels = [label for _key, label, _request in made[0]] + made[1]
+    return [(label.toPlainText(), text_box(label)) for label in labels]
 
 
 def sweep_marks(canvas, px, marker_rects: np.ndarray, hw_id: int) -> np.ndarray:

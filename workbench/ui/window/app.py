@@ -29,6 +29,9 @@ def create_app(argv: list[str] | None = None, *, offscreen_without_display: bool
                                               or os.environ.get("WAYLAND_DISPLAY")):
             os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         app = QApplication(argv if argv is not None else sys.argv[:1] or ["roofline-workbench"])
+    from workbench.ui.window.style import keep_title_icons
+
+    keep_title_icons(app)
     app.setOrganizationName(APP_NAME)
     app.setApplicationName(APP_NAME)
     app.setApplicationDisplayName(APP_NAME)

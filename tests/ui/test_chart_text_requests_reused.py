@@ -1,0 +1,92 @@
+"""A figure's key is laid out in several passes over one drawing; passes made for the same
+plot frame and view ask the text layout for the texts other than the operations' names
+(roof values, ridges, measured kernels, pairs) once, not once a pass, unless a text now
+says something else. What is asked for must be what would be asked for afresh."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtWidgets import QApplication
+
+from workbench.document import Document
+from workbench.io.sessions import load_session
+from workbench.ui.bridge import Workspace
+from workbench.ui.chart.canvas import RooflineCanvas
+
+EXAMPLE = (Path(__file__).resolve().parents[2] / "workbench" / "examples"
+           / "real_kernels_h100_h200.yaml")
+
+
+def _canvas(qtbot) -> RooflineCanvas:
+    document = Document()
+    document.replace_session(load_session(EXAMPLE))
+    canvas = RooflineCanvas(Workspace(document))
+    qtbot.addWidget(canvas)
+    canvas.resize(1100, 700)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    QApplication.processEvents()
+    canvas.relayout()
+    return canvas
+
+
+def _arr(values) -> tuple:
+    """An array's shape and bytes (equal for equal sums, gaps (NaN) too)."""
+    a = np.asarray(values, dtype=float)
+    return a.shape, a.tobytes()
+
+
+def _asked(request) -> tuple:
+    """What a request asks for, its arrays as bytes (to compare two made apart)."""
+    far = request.far() if callable(request.far) else request.far
+    names = request.names
+    return (request.key, request.kind, request.width, request.height,
+            _arr(request.candidates), request.order,
+            request.cross_lines, request.air,
+            None if request.own is None else _arr(request.own),
+            None if far is None else _arr(far),
+            None if names is None else [_arr(getattr(names, side))
+                                        for side in ("own", "others", "own_lines",
+                                                     "other_lines")])
+
+
+def _chart_texts(requests: dict) -> list:
+    return [key for key in requests if key[0] != "point"]
+
+
+def test_a_second_pass_for_the_same_view_takes_the_texts_asked_for(qtbot):
+    canvas = _canvas(qtbot)
+    labels = canvas.labels
+    with labels.reusing_occupancy():
+        labels.occupancy()
+        first = labels.requests()
+        labels.occupancy()
+        again = labels.requests()
+    keys = _chart_texts(first)
+    assert {key[0] for key in keys} >= {"roof", "ridge", "measured"}
+    assert list(again) == list(first)
+    assert all(again[key] is first[key] for key in keys)
+    # and they ask for what a placing on its own asks for
+    labels.occupancy()
+    fresh = labels.requests()
+    assert [_asked(fresh[key]) for key in keys] == [_asked(first[key]) for key in keys]
+
+
+def test_a_text_that_says_more_is_asked_for_afresh(qtbot):
+    canvas = _canvas(qtbot)
+    labels = canvas.labels
+    roof_label = canvas.roofs.roof_texts[0][1]
+    with labels.reusing_occupancy():
+        labels.occupancy()
+        first = labels.requests()
+        said = roof_label.toPlainText()
+        roof_label.setText(said + " (and more)")
+        labels.occupancy()
+        again = labels.requests()
+    assert again[("roof", 0)] is not first[("roof", 0)]
+    assert again[("roof", 0)].width > first[("roof", 0)].width
+    labels.occupancy()
+    fresh = labels.requests()
+    assert _asked(fresh[("roof", 0)]) == _asked(again[("roof", 0)])
