@@ -218,25 +218,15 @@ class PointMark:
     machine: str
     result: Result = field(compare=False, repr=False)
 
-    def __init__(self, op_id: int, hw_id: int, x: float, y: float, color: str, marker: str,
-                 label: str, show_label: bool, bound: str, precision_used: str, machine: str,
-                 result: Result) -> None:
-        # (the fields in their order, written once each: a whole model's edit makes
-        # thousands of marks, and a frozen dataclass's own __init__ sets each field through
-        # object.__setattr__, five times the cost; frozen still, as any other)
-        fields_of = self.__dict__
-        fields_of["op_id"] = op_id
-        fields_of["hw_id"] = hw_id
-        fields_of["x"] = x
-        fields_of["y"] = y
-        fields_of["color"] = color
-        fields_of["marker"] = marker
-        fields_of["label"] = label
-        fields_of["show_label"] = show_label
-        fields_of["bound"] = bound
-        fields_of["precision_used"] = precision_used
-        fields_of["machine"] = machine
-        fields_of["result"] = result
+    def __init__(self, op_id: int, hw_id: int, x: float, y: float, color: str, marker: str, label: str,
+                 show_label: bool, bound: str, precision_used: str, machine: str, result: Result) -> None:
+        # (each field set once: the frozen dataclass's own __init__ calls object.__setattr__
+        # for each, and a whole model's edit makes thousands of marks)
+        f = self.__dict__
+        f["op_id"], f["hw_id"], f["x"], f["y"], f["color"], f["marker"], f["label"] = (
+            op_id, hw_id, x, y, color, marker, label)
+        f["show_label"], f["bound"], f["precision_used"], f["machine"], f["result"] = (
+            show_label, bound, precision_used, machine, result)
 
     @property
     def overhead(self) -> bool:
