@@ -201,15 +201,13 @@ class Spots(pg.ScatterPlotItem):
 
     def boundingRect(self) -> QRectF:
         # (asked for many times a repaint, each time working out the size of a view pixel:
-        # the same while the data bounds, the widest spot and the view's scale are; the
-        # data bounds are a new list whenever the data change)
+        # the same while the data bounds, the widest spot and the view's scale are)
         dt = self.deviceTransform_()
-        scale = None if dt is None else (dt.m11(), dt.m12(), dt.m21(), dt.m22())
-        bounds, widest = self.bounds, self._maxSpotPxWidth
-        kept = self._rect_for
-        if self._rect is None or kept[0] is not bounds or kept[1:] != (widest, scale):
+        key = (self.dataBounds(0), self.dataBounds(1), self.pixelPadding(),
+               None if dt is None else (dt.m11(), dt.m12(), dt.m21(), dt.m22()))
+        if self._rect is None or key != self._rect_for:
             self._rect = super().boundingRect()
-            self._rect_for = (bounds, widest, scale)
+            self._rect_for = key
         return QRectF(self._rect)
 
 
