@@ -88,3 +88,31 @@ def test_many_segments_of_every_kind_at_once_count_as_one_by_one(seed):
     assert np.array_equal(one_by_one.grid, at_once.grid)
     assert np.array_equal(one_by_one.lines, at_once.lines)
     assert np.array_equal(one_by_one.soft, at_once.soft)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_each_segments_cells_found_at_once_are_its_own_cells(seed):
+    # a figure's links, found anew at each of its key's passes, are looked up all at once:
+    # each segment's cells must be those of the segment alone, in the same order (a line's
+    # cells are kept for the next placing and added as they are)
+    rng = np.random.default_rng(100 + seed)
+    frame = _frame(rng)
+    occ = Occupancy(frame, float(rng.choice([1.5, 2.0, 3.0])))
+    n = int(rng.integers(1, 50))
+    start = rng.uniform((frame[0] - 80, frame[1] - 80), (frame[2] + 80, frame[3] + 80), (n, 2))
+    end = start + rng.normal(0, rng.choice([4.0, 40.0, 500.0]), (n, 2))
+    end[::5, 1] = start[::5, 1]
+    end[1::7, 0] = start[1::7, 0]
+    end[2::11] = start[2::11]  # (some of no length)
+    halves = rng.uniform(0.4, 6.0, n)
+    found = occ.segments_line_cells(np.column_stack((start, end)), halves)
+    assert len(found) == n
+    some = 0
+    for (x0, y0), (x1, y1), half, cells in zip(start, end, halves, found, strict=True):
+        alone = occ.line_cells((x0, x1), (y0, y1), half)
+        if alone is None or not len(alone):
+            assert cells is None or not len(cells)
+            continue
+        some += 1
+        assert cells is not None and np.array_equal(cells, alone)
+    assert some

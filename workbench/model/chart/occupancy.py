@@ -314,6 +314,22 @@ class Occupancy:
         :meth:`add_cells`."""
         return self._line_cells(xs, ys, half)
 
+    def segments_line_cells(self, segments: np.ndarray, halves) -> list[np.ndarray | None]:
+        """:meth:`line_cells` of each straight segment (rows ``x0, y0, x1, y1``, each with
+        its own ``halves[i]``; ``None``: no cells), worked out for all at once."""
+        segments = np.asarray(segments, dtype=float).reshape(-1, 4)
+        halves = np.broadcast_to(np.asarray(halves, dtype=float), (len(segments),))
+        cells, owner = self._segments_cells(segments, halves)
+        out: list[np.ndarray | None] = [None] * len(segments)
+        if len(cells):
+            order = np.lexsort((cells, owner))  # (by segment, each one's cells in order)
+            cells, owner = cells[order], owner[order]
+            bounds = np.flatnonzero(np.diff(owner)) + 1
+            starts = [0, *bounds.tolist()]
+            for start, part in zip(starts, np.split(cells, bounds), strict=True):
+                out[int(owner[start])] = part
+        return out
+
     def add_cells(self, cells: np.ndarray | None, weight: int = 1, soft: bool = False,
                   line: bool = False) -> None:
         """Cover ``cells`` (from :meth:`line_cells` of a grid of the same frame and cell) as

@@ -253,19 +253,28 @@ class OverlayLayer:
         operation's paths: the cells of the others are those found for the last grid,
         kept while their pixels and the grid stay."""
         kept, self._line_cells = self._line_cells, {}
+        shown = []  # (each line's key, its pixels, its half width)
         for curves, half in ((self.sweep_curves, 0.8 + air), (self.link_curves, 0.9 + air)):
             for curve in curves:
-                if not curve.isVisible():
-                    continue
-                x, y = px(*curve.getData())
-                key = (occ.frame, occ.cell, half, x.tobytes(), y.tobytes())
-                cells = kept.get(key, False)
-                if cells is False:
-                    cells = occ.line_cells(x, y, half)
-                    if cells is not None:
-                        cells.flags.writeable = False
-                self._line_cells[key] = cells
-                occ.add_cells(cells, line=True)
+                if curve.isVisible():
+                    x, y = px(*curve.getData())
+                    shown.append(((occ.frame, occ.cell, half, x.tobytes(), y.tobytes()),
+                                  x, y, half))
+        # (the straight ones not kept, a figure's links at each of its passes: all at once)
+        new = [(key, x, y, half) for key, x, y, half in shown
+               if len(x) == 2 and key not in kept]
+        if new:
+            found = occ.segments_line_cells([(x[0], y[0], x[1], y[1]) for _k, x, y, _h in new],
+                                            [half for *_rest, half in new])
+            kept.update((key, cells) for (key, *_rest), cells in zip(new, found, strict=True))
+        for key, x, y, half in shown:
+            cells = kept.get(key, False)
+            if cells is False:
+                cells = occ.line_cells(x, y, half)
+            if cells is not None:
+                cells.flags.writeable = False
+            self._line_cells[key] = cells
+            occ.add_cells(cells, line=True)
 
     def sync(self, scene: Scene) -> None:
         """Draw the scene's overlays."""
