@@ -245,8 +245,10 @@ class Occupancy:
             out[i:i + step] = ((r0 <= r) & (r < r1) & (c0 <= c) & (c < c1)).sum(axis=1)
         return out
 
-    def _line_cells(self, xs: np.ndarray, ys: np.ndarray, half: float) -> np.ndarray | None:
-        """Flat indices of the cells within ``half`` pixels of the polyline, each once."""
+    def line_cells(self, xs, ys, half: float) -> np.ndarray | None:
+        """Flat indices of the cells within ``half`` pixels of the polyline through ``(xs,
+        ys)``, each once (``None`` when none): what :meth:`add_polyline` covers, to keep
+        for a line drawn again in the same place and add with :meth:`add_cells`."""
         xs = np.asarray(xs, dtype=float).tolist()
         ys = np.asarray(ys, dtype=float).tolist()
         if len(xs) < 2:
@@ -306,13 +308,7 @@ class Occupancy:
         """Cover the cells within ``half`` pixels of the polyline through ``(xs, ys)``
         (``soft``: a guide line texts keep off and leader lines may cross; ``line``: a line
         of data, which only a tag's leader may cross)."""
-        self.add_cells(self._line_cells(xs, ys, half), weight, soft, line)
-
-    def line_cells(self, xs, ys, half: float) -> np.ndarray | None:
-        """The cells :meth:`add_polyline` covers (flat indices into the grid, each once;
-        ``None`` when none): to keep for a line drawn again in the same place, and add with
-        :meth:`add_cells`."""
-        return self._line_cells(xs, ys, half)
+        self.add_cells(self.line_cells(xs, ys, half), weight, soft, line)
 
     def segments_line_cells(self, segments: np.ndarray, halves) -> list[np.ndarray | None]:
         """:meth:`line_cells` of each straight segment (rows ``x0, y0, x1, y1``, each with
@@ -380,7 +376,7 @@ class Occupancy:
 
     def _segments_cells(self, segments: np.ndarray, halves: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:
-        """The cells of :meth:`_line_cells` of each segment (each cell once per segment),
+        """The cells of :meth:`line_cells` of each segment (each cell once per segment),
         all together, and which segment each is of: the segments sampled as there (half a
         cell apart or less), then their runs (:meth:`_runs_within`) all at once, those of
         one reach together."""

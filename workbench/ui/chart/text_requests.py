@@ -59,17 +59,13 @@ def _corner_places(x: float, y: float, w: float, h: float, radius: float) -> np.
     return places
 
 
-def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add,
-                    hide=None) -> None:
+def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hide) -> None:
     """Asks ``add(key, label, kind, candidates, order, mark=, own=, names=)`` for a place for
     each text of ``canvas`` other than the operations' names (``px(x, y)``: the view's
     units to scene pixels), within the plot ``frame``; ``marker_rects``
     and ``marks``: the markers drawn, which the texts must not be taken to name. The texts
     not drawn (a region's out of view, a pair's or a sweep's said by another) are hidden
-    by ``hide(label)`` (by default, at once)."""
-    if hide is None:
-        def hide(label) -> None:
-            label.setVisible(False)
+    by ``hide(label)``."""
     roofs, overlays = canvas.roofs, canvas.overlays
     theme = canvas.theme
     lines = roof_segments(canvas, px)
