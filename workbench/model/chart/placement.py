@@ -46,7 +46,9 @@ from workbench.model.chart.attribution import (
     segment_gaps,
 )
 from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment
+from workbench.model.chart.placed_again import MISSING, Again, Found
 from workbench.model.chart.plot_frame import free_corners, legend_corner, wrap_title
+from workbench.model.chart.tries import FreeFlags, Tried
 
 __all__ = [
     "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "Attribution",
@@ -341,20 +343,28 @@ class TextLayout:
     #: a leader's first pixels, leaving its marker, are not checked
     LEADER_SKIP = 8.0
 
-    def __init__(self, occupancy: Occupancy) -> None:
+    def __init__(self, occupancy: Occupancy, again: Found | None = None,
+                 record: bool = False) -> None:
+        """``again``: what an earlier placing found, to be taken where it holds (see
+        :mod:`~workbench.model.chart.placed_again`); ``record``: keep what this one finds,
+        for the next (:attr:`found`)."""
         self.occupancy = occupancy
         self.placed: dict[Hashable, Placement] = {}
         self.requests: dict[Hashable, Request] = {}
+        self._again = again
+        self._record = record
+        #: what the last full placing found (when recorded)
+        self.found: Found | None = None
 
     def place(self, request: Request, own: bool = True,
-              tried: _Tried | None = None) -> Placement | None:
+              tried: Tried | None = None) -> Placement | None:
         """Place one text at its first clean candidate (and reserve its box and leader), or
         return ``None`` when none is clean. A candidate is clean when its box lies inside
         the plot, nothing covers the box grown by :attr:`PAD`, and its leader (past its
         first :attr:`LEADER_SKIP` pixels) crosses nothing (but lines, with
         :attr:`Request.cross_lines`, and the request's own markers unless ``own`` is
         False). ``tried``: what an earlier try of this request found, kept for the next
-        (see :class:`_Tried`)."""
+        (see :class:`Tried`)."""
         self.remove(request.key)
         self.requests[request.key] = request
         w, h = request.width, request.height
@@ -363,7 +373,7 @@ class TextLayout:
         row = None
         # (each list's places and which are free, worked out as far as asked for and kept
         # for both tries: nothing is placed between them)
-        free_of: dict[int, tuple[np.ndarray, _FreeFlags]] = {}
+        free_of: dict[int, tuple[np.ndarray, FreeFlags]] = {}
         earlier = tried.free_of if tried is not None else {}
         # (and which leaders were found crossing something: still so for the lenient
         # pass, which differs in pairing only)
@@ -380,10 +390,10 @@ class TextLayout:
                 if i not in free_of:
                     if i in earlier:  # (the same places; those covered then are still)
                         cands, before = earlier[i]
-                        free_of[i] = cands, _FreeFlags(self, cands, w, h, air, before)
+                        free_of[i] = cands, FreeFlags(self, cands, w, h, air, before)
                     else:
                         cands = given() if callable(given) else as_array(given)
-                        free_of[i] = cands, _FreeFlags(self, cands, w, h, air)
+                        free_of[i] = cands, FreeFlags(self, cands, w, h, air)
                 cands, flags = free_of[i]
                 if i not in crossed_of:
                     crossed_of[i] = np.zeros(len(cands), dtype=bool)
@@ -412,7 +422,7 @@ class TextLayout:
     def _first_clean(self, cands: np.ndarray, w: float, h: float,
                      cross_lines: bool = False, own: np.ndarray | None = None,
                      air: float = 0.0, names: Attribution | None = None,
-                     strict: bool = True, free: _FreeFlags | None = None,
+                     strict: bool = True, free: FreeFlags | None = None,
                      paired: np.ndarray | None = None,
                      crossed: np.ndarray | None = None) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
@@ -431,7 +441,7 @@ class TextLayout:
         whose leader crosses nothing (:meth:`_clean_leaders`). No more than
         :attr:`MOST_LEADERS` of the free and paired places are looked at (a leader past
         them would be long and hard to follow)."""
-        flags = _FreeFlags(self, cands, w, h, air) if free is None else free
+        flags = FreeFlags(self, cands, w, h, air) if free is None else free
         seen = looked = 0
         size = self.FIRST_STEP
         while looked < self.MOST_LEADERS:
@@ -604,20 +614,53 @@ class TextLayout:
     def _place_ordered(self, ordered: Sequence[Request]) -> dict[Hashable, Placement | None]:
         """:meth:`place_all` of requests already in order (each placed in turn, then those
         without a place again, their leaders across their own markers)."""
+        found = Found.starting(self.occupancy, ordered) if self._record else None
+        again = (Again(self._again) if self._again is not None
+                 and self._again.matches(self.occupancy, ordered) else None)
         with self.occupancy.held():
             # (what each text without a place found, for its second try: meanwhile only
             # more is placed)
-            tried: dict[Hashable, _Tried] = {}
+            tried: dict[Hashable, Tried] = {}
             out = {}
             for r in ordered:
-                memo = _Tried() if r.own is not None else None
-                out[r.key] = self.place(r, own=False, tried=memo)
-                if out[r.key] is None and memo is not None:
-                    tried[r.key] = memo
+                out[r.key] = self._try(r, False, again, tried)
+            first = dict(out)
+            second: dict[Hashable, Placement | None] = {}
             for r in ordered:
-                if out[r.key] is None and r.own is not None:
-                    out[r.key] = self.place(r, tried=tried.get(r.key))
+                if out[r.key] is None:
+                    if r.own is not None:
+                        out[r.key] = second[r.key] = self._try(r, True, again, tried)
+                    elif again is not None:  # (tried a second time the last time?)
+                        again.looked_for(r, None, True)
+        if found is not None:
+            found.first, found.second = first, second
+            self.found = found
         return out
+
+    def _try(self, r: Request, second: bool, again: Again | None,
+             tried: dict[Hashable, Tried]) -> Placement | None:
+        """The first try of ``r`` (its leaders clear of its own markers), or its second
+        (:meth:`_place_ordered`): what it found the last time, where ``again`` knows it,
+        reserved as :meth:`place` would reserve it; else looked for."""
+        known = again.known(r, second) if again is not None else MISSING
+        if known is not MISSING:
+            self.requests.pop(r.key, None)  # (in the order place() leaves them)
+            self.requests[r.key] = r
+            if known is not None:
+                assert isinstance(known, Placement)
+                self._reserve(known, 1)
+                self.placed[r.key] = known
+            return known
+        if second:
+            got = self.place(r, tried=tried.get(r.key))
+        else:
+            memo = Tried() if r.own is not None else None
+            got = self.place(r, own=False, tried=memo)
+            if got is None and memo is not None:
+                tried[r.key] = memo
+        if again is not None:
+            again.looked_for(r, got, second)
+        return got
 
     #: the texts for which, left out, room is made by placing them first (a sweep's
     #: crossing of a ridge: what the user asked the sweep to show), and at how many of
@@ -725,59 +768,3 @@ def _boxes(cands: np.ndarray, w: float, h: float) -> np.ndarray:
 
 
 _LEFT_TOP_TWICE = np.array([0, 1, 0, 1])
-
-
-class _Tried:
-    """What a try of one text found, for its next try within one placing (only more is
-    covered meanwhile): which of its places were free (:class:`_FreeFlags`, looked at again
-    only where they were), and which are paired with what it names (those do not change)."""
-
-    def __init__(self) -> None:
-        self.free_of: dict[int, tuple[np.ndarray, _FreeFlags]] = {}
-        self._paired: dict[tuple[int, bool], np.ndarray] = {}
-
-    def paired_of(self, i: int, strict: bool, n: int) -> np.ndarray:
-        """For each of the ``n`` places of list ``i``: paired (1, 0) or not yet known
-        (-1), when ``strict`` or not (see :meth:`TextLayout._paired`)."""
-        found = self._paired.get((i, strict))
-        if found is None:
-            found = self._paired[(i, strict)] = np.full(n, -1, dtype=np.int8)
-        return found
-
-
-class _FreeFlags:
-    """Which of a text's candidate places are free (:meth:`TextLayout._free`), worked
-    out a part at a time, in order, as far as asked for: of a tag's thousand far places
-    the first free few are usually enough."""
-
-    #: candidates looked at together, at first (then twice as many each time)
-    FIRST = 256
-
-    def __init__(self, layout: TextLayout, cands: np.ndarray, w: float, h: float,
-                 air: float, earlier: _FreeFlags | None = None) -> None:
-        """``earlier``: the flags of the same places at an earlier try of the same text,
-        with only more covered since: of the places it looked at, those it found covered
-        are covered still, and only those it found free are looked at again."""
-        self.layout, self.cands, self.w, self.h, self.air = layout, cands, w, h, air
-        self.done = 0  # candidates looked at
-        self.size = self.FIRST if len(cands) > 2 * self.FIRST else len(cands)
-        self.free = np.zeros(0, dtype=np.intp)
-        self._again = earlier
-
-    def between(self, i: int, j: int) -> np.ndarray:
-        """The indices of the ``i``-th to the ``j``-th free places (fewer where there are
-        not so many)."""
-        earlier = self._again
-        if earlier is not None:  # (first, what the earlier try found free: looked at again)
-            self._again = None
-            self.done, self.size = earlier.done, earlier.size
-            was = earlier.free
-            if len(was):
-                self.free = was[self.layout._free(self.cands[was], self.w, self.h, self.air)]
-        while len(self.free) < j and self.done < len(self.cands):
-            lo, hi = self.done, min(self.done + self.size, len(self.cands))
-            part = self.cands[lo:hi]
-            found = np.flatnonzero(self.layout._free(part, self.w, self.h, self.air)) + lo
-            self.free = np.concatenate((self.free, found)) if len(self.free) else found
-            self.done, self.size = hi, 2 * self.size
-        return self.free[i:j]

@@ -290,7 +290,11 @@ class LabelLayer:
         if again is not None and again[0] == self._placed_at():
             self._label_of = again[3]
             return again[1], again[2]
-        layout = TextLayout(occ)
+        # (within reusing_occupancy, a placing again for the same view, the legend where it
+        # was, takes what the last one found for the texts that did not change)
+        last = self._text_layout if self._reuse else None
+        layout = TextLayout(occ, again=last.found if last is not None else None,
+                            record=bool(self._reuse))
         if self._defer and not self._any_name_fits():
             self._label_of = {}
             return layout, None  # (the texts left to a later placing: see deferring)
