@@ -344,15 +344,17 @@ class TextLayout:
     LEADER_SKIP = 8.0
 
     def __init__(self, occupancy: Occupancy, again: Found | None = None,
-                 record: bool = False) -> None:
-        """``again``: what an earlier placing found, to be taken where it holds (see
-        :mod:`~workbench.model.chart.placed_again`); ``record``: keep what this one finds,
-        for the next (:attr:`found`)."""
+                 start: Hashable = None) -> None:
+        """``start``: what ``occupancy``'s counts are known by, for a placing again (None:
+        none): a placing whose occupancy is known by an equal ``start`` starts from the same
+        counts. With one, what the full placing finds is kept (:attr:`found`), and what an
+        earlier placing found (``again``) is taken where it holds (see
+        :mod:`~workbench.model.chart.placed_again`)."""
         self.occupancy = occupancy
         self.placed: dict[Hashable, Placement] = {}
         self.requests: dict[Hashable, Request] = {}
         self._again = again
-        self._record = record
+        self._start = start
         #: what the last full placing found (when recorded)
         self.found: Found | None = None
 
@@ -614,9 +616,10 @@ class TextLayout:
     def _place_ordered(self, ordered: Sequence[Request]) -> dict[Hashable, Placement | None]:
         """:meth:`place_all` of requests already in order (each placed in turn, then those
         without a place again, their leaders across their own markers)."""
-        found = Found.starting(self.occupancy, ordered) if self._record else None
-        again = (Again(self._again) if self._again is not None
-                 and self._again.matches(self.occupancy, ordered) else None)
+        start = self._start
+        found = Found(start, {r.key: r for r in ordered}, {}, {}) if start is not None else None
+        again = (Again(self._again) if start is not None and self._again is not None
+                 and self._again.matches(start, ordered) else None)
         with self.occupancy.held():
             # (what each text without a place found, for its second try: meanwhile only
             # more is placed)
