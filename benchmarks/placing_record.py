@@ -41,11 +41,14 @@ def record(window) -> dict:
         p = layout.placed.get(key) if layout is not None else None
         # (a crossing's key holds an item's id: the same text, another number each run)
         name = repr(key[0]) + (repr(key[1]) if key[0] != "crossing" else "")
+        # (a hidden text's position is none: it is set again whenever the text is shown)
+        shown = label.isVisible()
         placed[name] = [
-            label.isVisible(), label.toPlainText(), (label.pos().x(), label.pos().y()),
+            shown, label.toPlainText(), (label.pos().x(), label.pos().y()) if shown else None,
             None if p is None else [[float(v) for v in p.rect],
                                     None if p.leader is None else [float(v) for v in p.leader]]]
-    items = sorted((op, item.toPlainText(), item.isVisible(), item.pos().x(), item.pos().y())
+    items = sorted((op, item.toPlainText(), item.isVisible(),
+                    *((item.pos().x(), item.pos().y()) if item.isVisible() else ()))
                    for op, item in labels.point_labels.items())
     legend = canvas.legend
     return {"placed": placed, "labels": items, "tags": sorted(canvas.key.tags.items()),

@@ -1,7 +1,8 @@
-"""A pass of the figure key that leaves a name of an operation out is followed by another that
-places every text again, so such a pass places the names and tags alone
-(:func:`~workbench.ui.chart.text_requests.names_alone`): it must leave out exactly the names
-a placing of every text would, and the figure must come out the same, byte for byte."""
+"""A pass of the chart key that leaves a name of an operation out is followed by another that
+places every text again, so such a pass stops once the names and tags are placed
+(``names_missed`` of :meth:`~workbench.model.chart.placement.TextLayout.place_all`): it must
+leave out exactly the names a placing of every text would, a pass that leaves none out must
+be that placing, and the figure must come out the same, byte for byte."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from workbench.model.chart.placement import (
     point_candidates,
 )
 from workbench.ui.chart import labels as labels_module
-from workbench.ui.chart.text_requests import names_alone
 from workbench.ui.figures.export import figure_bytes, resolve_size
 
 FRAME = (0.0, 0.0, 400.0, 300.0)
@@ -57,19 +57,23 @@ def _names(requests: dict) -> set:
             if r.priority <= PRIORITIES["operation"] and r.own is None}
 
 
+def _stopping(occ, requests, names):
+    layout = TextLayout(occ.copy())
+    return layout, layout.place_all(requests.values(), lambda placed: names - set(placed))
+
+
 @pytest.mark.parametrize("seed", range(30))
-def test_names_alone_leave_out_the_names_every_text_would(seed):
+def test_a_pass_stopped_at_the_names_leaves_out_the_names_every_text_would(seed):
     occ, requests = _scene(seed)
     names = _names(requests)
     full = TextLayout(occ.copy())
-    full.place_all(requests.values())
+    out = full.place_all(requests.values())
     left_out = names - set(full.placed)
-    alone = names_alone(occ, requests, lambda placed: names - set(placed))
-    if not left_out:
-        assert alone is None  # (every name placed: the placing of every text is the one)
+    layout, placements = _stopping(occ, requests, names)
+    if not left_out:  # (every name placed: the placing of every text, whole)
+        assert list(placements.items()) == list(out.items())
+        assert list(layout.placed.items()) == list(full.placed.items())
         return
-    assert alone is not None
-    layout, placements = alone
     assert names - set(layout.placed) == left_out
     # the names and tags placed where the placing of every text puts them
     for key in names:
@@ -77,20 +81,21 @@ def test_names_alone_leave_out_the_names_every_text_would(seed):
         if key in layout.placed:
             assert layout.placed[key].rect == full.placed[key].rect
     # and no other text: they are placed by the next pass
-    assert all(requests[k].priority <= PRIORITIES["operation"] for k in placements)
+    assert placements and all(requests[k].priority <= PRIORITIES["operation"]
+                              for k in placements)
 
 
 def test_not_when_a_text_left_out_is_given_room_first():
     for seed in range(30):  # (the first scene in which names are left out)
         occ, requests = _scene(seed)
         names = _names(requests)
-        if names_alone(occ, requests, lambda placed, names=names: names - set(placed)):
+        if len(_stopping(occ, requests, names)[1]) < len(requests):
             break
     else:
         pytest.fail("no scene leaves a name out")
     crossing = Request(("crossing", 1), "crossing", 30.0, 12.0, [Candidate(10.0, 10.0)])
     requests[crossing.key] = crossing
-    assert names_alone(occ, requests, lambda placed: names - set(placed)) is None
+    assert len(_stopping(occ, requests, names)[1]) == len(requests)
 
 
 def _example(stem: str):
@@ -99,22 +104,65 @@ def _example(stem: str):
 
 @pytest.mark.parametrize("all_levels", [False, True])
 def test_the_figure_is_the_one_every_pass_placing_every_text_makes(qapp, monkeypatch, all_levels):
-    """The real-kernels figure, whose key's passes leave names out, with the names placed
-    alone in those passes and with every text placed in every pass: the same SVG. With
-    every memory level drawn (whose values the key names where they find no place) no pass
-    places names alone."""
+    """The real-kernels figure, whose key's passes leave names out, with those passes stopped
+    at the names and with every text placed in every pass: the same SVG. With every memory
+    level drawn (whose values the key names where they find no place) no pass stops."""
     session = _example("real_kernels_h100_h200")
     session.view.all_levels = all_levels
     fig = resolve_size(None, None, None, None, "light")
-    used = []
+    place_all = TextLayout.place_all
+    stopped = []
 
-    def counted(*args):
-        placing = names_alone(*args)
-        used.append(placing is not None)
-        return placing
+    def counted(self, requests, names_missed=None):
+        requests = list(requests)
+        out = place_all(self, requests, names_missed)
+        stopped.append(len(out) < len(requests))
+        return out
 
-    monkeypatch.setattr(labels_module, "names_alone", counted)
+    monkeypatch.setattr(TextLayout, "place_all", counted)
     shortcut = figure_bytes(session, "svg", fig)
-    assert any(used) != all_levels
-    monkeypatch.setattr(labels_module, "names_alone", lambda *args: None)
+    assert any(stopped) != all_levels
+    monkeypatch.setattr(TextLayout, "place_all",
+                        lambda self, requests, names_missed=None: place_all(self, requests))
     assert figure_bytes(session, "svg", fig) == shortcut
+
+
+def test_on_screen_too(qapp, monkeypatch):
+    """The live chart's key passes stop at the names too (the window of the Llama FFN
+    example, whose first passes leave names out): the texts shown are the ones every pass
+    placing every text shows."""
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.ui.window.main_window import MainWindow
+
+    def shown(place_all_texts: bool):
+        if place_all_texts:
+            monkeypatch.setattr(TextLayout, "place_all",
+                                lambda self, requests, names_missed=None: place(self, requests))
+        window = MainWindow()
+        window.resize(1024, 700)
+        window.set_session(_example("llama_ffn"), None)
+        window.show()
+        QApplication.processEvents()
+        window.canvas.relayout()
+        labels = window.canvas.labels
+        # (by kind and text: the second window's operations have other ids)
+        out = sorted((key[0], label.toPlainText(), label.pos().x(), label.pos().y())
+                     for key, (label, _r) in labels._label_of.items() if label.isVisible())
+        window.document.mark_clean()
+        window.close()
+        return out
+
+    place = TextLayout.place_all
+    stopped = []
+
+    def counted(self, requests, names_missed=None):
+        requests = list(requests)
+        out = place(self, requests, names_missed)
+        stopped.append(len(out) < len(requests))
+        return out
+
+    monkeypatch.setattr(TextLayout, "place_all", counted)
+    quick = shown(False)
+    assert any(stopped)
+    assert quick == shown(True)

@@ -598,22 +598,32 @@ class TextLayout:
             hit[at] = cover[at] - occ.covering(own, row[at], col[at]) > 0
         return np.bincount(which[hit], minlength=n) > 0
 
-    def place_all(self, requests: Iterable[Request]) -> dict[Hashable, Placement | None]:
+    def place_all(self, requests: Iterable[Request], names_missed=None
+                  ) -> dict[Hashable, Placement | None]:
         """Place ``requests`` in order of priority; then those with no place whose leaders
         may cross their own markers (:attr:`Request.own`) are tried again so (a leader
-        across its own markers only where nothing else is left)."""
+        across its own markers only where nothing else is left).
+
+        ``names_missed(placed)``: asked once the operations' names and tags (and the texts
+        placed before them) have had their first try; where it is true, the placing stops
+        there, the rest not placed: a pass of the chart key that leaves a name out is
+        followed by another that places every text again. Every other text is placed after
+        the names and a name is never tried again, so the names left out are those the whole
+        placing leaves out; not so where a text left out is given room by placing it first
+        (:attr:`MAKE_ROOM_FOR`): then it is not asked."""
         ordered = sorted(requests, key=lambda r: (r.priority, r.order))
         # (what is drawn, before any text: where room is made for a text left out)
         bare = (self.occupancy.copy() if any(r.kind in self.MAKE_ROOM_FOR for r in ordered)
                 else None)
-        out = self._place_ordered(ordered)
+        out = self._place_ordered(ordered, names_missed if bare is None else None)
         if bare is not None:
             for r in ordered:
                 if out[r.key] is None and r.kind in self.MAKE_ROOM_FOR:
                     out = self._make_room(r, ordered, out, bare)
         return out
 
-    def _place_ordered(self, ordered: Sequence[Request]) -> dict[Hashable, Placement | None]:
+    def _place_ordered(self, ordered: Sequence[Request], names_missed=None
+                       ) -> dict[Hashable, Placement | None]:
         """:meth:`place_all` of requests already in order (each placed in turn, then those
         without a place again, their leaders across their own markers)."""
         start = self._start
@@ -626,6 +636,10 @@ class TextLayout:
             tried: dict[Hashable, Tried] = {}
             out = {}
             for r in ordered:
+                if names_missed is not None and r.priority > PRIORITIES["operation"]:
+                    if names_missed(self.placed):
+                        return out  # (the names' first tries alone: see place_all)
+                    names_missed = None
                 out[r.key] = self._try(r, False, again, tried)
             first = dict(out)
             second: dict[Hashable, Placement | None] = {}

@@ -44,7 +44,7 @@ from workbench.ui.chart.point_places import (
     text_size,
     within,
 )
-from workbench.ui.chart.text_requests import chart_text_requests, names_alone
+from workbench.ui.chart.text_requests import chart_text_requests
 
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
@@ -305,9 +305,8 @@ class LabelLayer:
             self._label_of = {}
             return layout, None  # (the texts left to a later placing: see deferring)
         requests = self.requests()
-        alone = (names_alone(occ, requests, self.names_missed) if self.names_missed
-                 and not legend.searches(len(self._label_of)) else None)
-        return alone or (layout, layout.place_all(requests.values()))
+        missed = (self.names_missed if not legend.searches(len(self._label_of)) else None)
+        return layout, layout.place_all(requests.values(), missed)
 
     def _any_name_fits(self) -> bool:
         """Whether an operation's name or tag to be placed could lie within the plot."""

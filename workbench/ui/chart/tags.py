@@ -418,10 +418,10 @@ class TagsAndKey:
         levels = Counter(r.hw_id for r, _label in canvas.roofs.roof_texts
                          if r.sloped and r.kind == "memory")
         for _ in range(8):
-            # a figure's pass that leaves a name out is followed by another: of it, only
-            # which names found a place counts (unless the roofs' values count too)
-            labels.names_missed = (self._missed_names if not self.key_on_screen
-                                   and max(levels.values(), default=0) <= 1 else None)
+            # a pass that leaves a name out is followed by another: of it, only which names
+            # found a place counts (unless a figure's roof values count too)
+            labels.names_missed = (self._missed_names if self.key_on_screen
+                                   or max(levels.values(), default=0) <= 1 else None)
             try:
                 labels.place_all()
             finally:

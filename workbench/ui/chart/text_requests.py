@@ -15,10 +15,8 @@ import numpy as np
 from workbench.model.chart.attribution import Attribution
 from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.placement import (
-    PRIORITIES,
     Candidate,
     Request,
-    TextLayout,
     as_array,
     corner_candidates,
     flat_candidates,
@@ -262,19 +260,3 @@ def sweep_marks(canvas, px, marker_rects: np.ndarray, hw_id: int) -> np.ndarray:
         own = np.vstack((own, rects[touch]))
     return own
 
-
-def names_alone(occ, requests, missed):
-    """The placing of the operations' names and tags alone over ``occ`` (the plot with its
-    legend), ``(layout, placements)``, when one of the names is left out in it
-    (``missed(layout.placed)`` not empty); else None. Every other text is placed after
-    them (:data:`PRIORITIES`) and a name is never tried again, so a placing of every text
-    leaves out the same names, unless a text left out is given room by placing it first
-    (:attr:`TextLayout.MAKE_ROOM_FOR`: then None). A pass of a figure's key that leaves a
-    name out is followed by another that places every text again: the rest, placed in
-    this one, would be placed for nothing."""
-    if any(r.kind in TextLayout.MAKE_ROOM_FOR for r in requests.values()):
-        return None
-    first = PRIORITIES["operation"]
-    layout = TextLayout(occ.copy())
-    placed = layout.place_all([r for r in requests.values() if r.priority <= first])
-    return (layout, placed) if missed(layout.placed) else None
