@@ -19,7 +19,6 @@ from workbench.model.chart.placement import (
     TextLayout,
     point_candidates,
 )
-from workbench.ui.chart import labels as labels_module
 from workbench.ui.figures.export import figure_bytes, resolve_size
 
 FRAME = (0.0, 0.0, 400.0, 300.0)

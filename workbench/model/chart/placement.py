@@ -634,7 +634,7 @@ class TextLayout:
             # (what each text without a place found, for its second try: meanwhile only
             # more is placed)
             tried: dict[Hashable, Tried] = {}
-            out = {}
+            out: dict[Hashable, Placement | None] = {}
             for r in ordered:
                 if names_missed is not None and r.priority > PRIORITIES["operation"]:
                     if names_missed(self.placed):
