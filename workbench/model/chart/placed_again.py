@@ -13,14 +13,23 @@ after it is looked for again."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from workbench.model.chart.placement import Placement, Request
+from typing import Protocol
 
 __all__ = ["MISSING", "Again", "Found"]
+
+
+class Request(Protocol):
+    """A text to place (:class:`~workbench.model.chart.placement.Request`), by its key."""
+
+    @property
+    def key(self) -> Hashable: ...
+
+
+#: where a text was placed (a :class:`~workbench.model.chart.placement.Placement`, compared
+#: by its box, leader, air and weight), or None where it found no place
+Placement = object
 
 #: what :meth:`Again.known` answers for a text to be looked for
 MISSING = object()
@@ -33,9 +42,9 @@ class Found:
     order, and what each found at its first try and at its second."""
 
     start: Hashable
-    requests: dict[Hashable, Request]
-    first: dict[Hashable, Placement | None]
-    second: dict[Hashable, Placement | None]
+    requests: Mapping[Hashable, Request]
+    first: Mapping[Hashable, Placement | None]
+    second: Mapping[Hashable, Placement | None]
 
     def matches(self, start: Hashable, ordered: Sequence[Request]) -> bool:
         """Whether a placing of ``ordered`` from the counts known by ``start`` starts as this

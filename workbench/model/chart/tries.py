@@ -3,14 +3,18 @@ next try: only more is covered meanwhile, so the places found covered stay cover
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from workbench.model.chart.placement import TextLayout
-
 __all__ = ["FreeFlags", "Tried"]
+
+
+class TextLayout(Protocol):
+    """What tells which of a text's places are free
+    (:meth:`~workbench.model.chart.placement.TextLayout._free`)."""
+
+    def _free(self, cands: np.ndarray, w: float, h: float, air: float = 0.0) -> np.ndarray: ...
 
 
 class Tried:
