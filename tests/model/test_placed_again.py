@@ -44,9 +44,8 @@ def _requests(rng, n: int = 45) -> dict:
     return out
 
 
-def _layout(occ: Occupancy, requests: dict, again=None, counted: list | None = None,
-            start="drawn"):
-    layout = TextLayout(occ.copy(), again=again, start=start)
+def _layout(occ: Occupancy, requests: dict, again=None, counted: list | None = None):
+    layout = TextLayout(occ.copy(), again=again, record=True)
     if counted is not None:  # (each text looked for)
         place = layout.place
 
@@ -130,12 +129,12 @@ def test_a_placing_from_other_counts_or_without_a_placed_text_is_looked_for_whol
     occ = _occupancy(rng)
     requests = _requests(rng)
     base, out = _layout(occ, requests)
-    # something more drawn (the counts known by another start): nothing is taken
+    # something more drawn: nothing is taken
     other = occ.copy()
     other.add_rect((100.0, 100.0, 140.0, 120.0))
     counted: list = []
-    again, out_again = _layout(other, requests, base.found, counted, start="more drawn")
-    fresh, out_fresh = _layout(other, requests, start="more drawn")
+    again, out_again = _layout(other, requests, base.found, counted)
+    fresh, out_fresh = _layout(other, requests)
     _same(again, out_again, fresh, out_fresh)
     assert len(set(counted)) == len(requests)
     # a text that was placed left out: the texts after it may find other places

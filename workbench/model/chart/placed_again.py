@@ -15,7 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from workbench.model.chart.occupancy import Occupancy
 
 __all__ = ["MISSING", "Again", "Found"]
 
@@ -35,30 +40,44 @@ Placement = object
 MISSING = object()
 
 
+def _counts(occupancy: Occupancy) -> tuple[np.ndarray, ...]:
+    return occupancy.grid, occupancy.soft, occupancy.lines, occupancy.texts
+
+
 @dataclass(eq=False)
 class Found:
-    """What a full placing found: what the counts it started from are known by (the
-    ``start`` of :class:`~workbench.model.chart.placement.TextLayout`), its requests in
-    order, and what each found at its first try and at its second."""
+    """What a full placing found: the occupancy it started from (copies of its counts), its
+    requests in order, and what each found at its first try and at its second."""
 
-    start: Hashable
+    frame: tuple
+    cell: float
+    start: tuple[np.ndarray, ...]
     requests: Mapping[Hashable, Request]
     first: Mapping[Hashable, Placement | None]
     second: Mapping[Hashable, Placement | None]
 
-    def matches(self, start: Hashable, ordered: Sequence[Request]) -> bool:
-        """Whether a placing of ``ordered`` from the counts known by ``start`` starts as this
-        one did: from the same counts, with the texts it shares with this one in the same
-        order; a text of this one left out must have found no place (one added is looked
-        for, like a text whose request changed)."""
-        if start != self.start:
+    @classmethod
+    def starting(cls, occupancy: Occupancy, ordered: Sequence[Request]) -> Found:
+        """The record of a placing of ``ordered`` about to start from ``occupancy``."""
+        return cls(occupancy.frame, occupancy.cell, tuple(a.copy() for a in _counts(occupancy)),
+                   {r.key: r for r in ordered}, {}, {})
+
+    def matches(self, occupancy: Occupancy, ordered: Sequence[Request]) -> bool:
+        """Whether a placing of ``ordered`` from ``occupancy`` starts as this one did: the same
+        plot and counts, and the texts it shares with this one in the same order; a text of
+        this one left out must have found no place (one added is looked for, like a text
+        whose request changed)."""
+        if occupancy.frame != self.frame or occupancy.cell != self.cell:
             return False
         keys = [r.key for r in ordered]
         now = set(keys)
         if [k for k in keys if k in self.requests] != [k for k in self.requests if k in now]:
             return False
-        return not any(self.first.get(k) is not None or self.second.get(k) is not None
-                       for k in self.requests if k not in now)
+        if any(self.first.get(k) is not None or self.second.get(k) is not None
+               for k in self.requests if k not in now):
+            return False
+        return all(np.array_equal(a, b) for a, b in zip(_counts(occupancy), self.start,
+                                                         strict=True))
 
 
 class Again:

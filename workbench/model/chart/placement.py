@@ -344,17 +344,15 @@ class TextLayout:
     LEADER_SKIP = 8.0
 
     def __init__(self, occupancy: Occupancy, again: Found | None = None,
-                 start: Hashable = None) -> None:
-        """``start``: what ``occupancy``'s counts are known by, for a placing again (None:
-        none): a placing whose occupancy is known by an equal ``start`` starts from the same
-        counts. With one, what the full placing finds is kept (:attr:`found`), and what an
-        earlier placing found (``again``) is taken where it holds (see
-        :mod:`~workbench.model.chart.placed_again`)."""
+                 record: bool = False) -> None:
+        """``again``: what an earlier placing found, to be taken where it holds (see
+        :mod:`~workbench.model.chart.placed_again`); ``record``: keep what this one finds,
+        for the next (:attr:`found`)."""
         self.occupancy = occupancy
         self.placed: dict[Hashable, Placement] = {}
         self.requests: dict[Hashable, Request] = {}
         self._again = again
-        self._start = start
+        self._record = record
         #: what the last full placing found (when recorded)
         self.found: Found | None = None
 
@@ -626,10 +624,9 @@ class TextLayout:
                        ) -> dict[Hashable, Placement | None]:
         """:meth:`place_all` of requests already in order (each placed in turn, then those
         without a place again, their leaders across their own markers)."""
-        start = self._start
-        found = Found(start, {r.key: r for r in ordered}, {}, {}) if start is not None else None
-        again = (Again(self._again) if start is not None and self._again is not None
-                 and self._again.matches(start, ordered) else None)
+        found = Found.starting(self.occupancy, ordered) if self._record else None
+        again = (Again(self._again) if self._again is not None
+                 and self._again.matches(self.occupancy, ordered) else None)
         with self.occupancy.held():
             # (what each text without a place found, for its second try: meanwhile only
             # more is placed)

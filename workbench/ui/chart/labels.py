@@ -226,8 +226,6 @@ class LabelLayer:
         :meth:`occupancy` is worked out once for each plot frame and view, and copied (the
         several placings of one full layout: the key's passes, the legend's places, each
         placing starting with the legend inside the plot and perhaps moving it outside)."""
-        if not self._reuse:
-            self._reuse_block += 1  # (what is drawn may have changed since the last)
         self._reuse += 1
         try:
             with self.placing():
@@ -241,8 +239,6 @@ class LabelLayer:
                 self._chart_texts = {}
 
     _reuse = 0
-    #: the blocks of :meth:`reusing_occupancy` begun so far
-    _reuse_block = 0
 
     def occupancy(self) -> Occupancy:
         """Everything drawn on the plot, in device pixels: roofs, ridge lines and marks,
@@ -294,13 +290,11 @@ class LabelLayer:
         if again is not None and again[0] == self._placed_at():
             self._label_of = again[3]
             return again[1], again[2]
-        # (within reusing_occupancy, a placing again for the same view, the legend where it
-        # was, takes what the last one found for the texts that did not change)
-        # (the counts known by the block and what the placing depends on besides the texts)
+        # (within reusing_occupancy, a placing again from the same counts takes what the last
+        # one found for the texts that did not change)
         last = self._text_layout if self._reuse else None
         layout = TextLayout(occ, again=last.found if last is not None else None,
-                            start=(self._reuse_block, self._placed_at()) if self._reuse
-                            else None)
+                            record=bool(self._reuse))
         if self._defer and not self._any_name_fits():
             self._label_of = {}
             return layout, None  # (the texts left to a later placing: see deferring)
