@@ -101,6 +101,28 @@ def _example(stem: str):
     return load_session(next(p for p in EXAMPLES if p.stem == stem))
 
 
+_PLACE_ALL = TextLayout.place_all
+
+
+def _stops(monkeypatch) -> list:
+    """Whether each placing stopped at the names (a list that grows by one for each)."""
+    stopped: list = []
+
+    def counted(self, requests, names_missed=None):
+        requests = list(requests)
+        out = _PLACE_ALL(self, requests, names_missed)
+        stopped.append(len(out) < len(requests))
+        return out
+
+    monkeypatch.setattr(TextLayout, "place_all", counted)
+    return stopped
+
+
+def _never_stopping(monkeypatch) -> None:
+    monkeypatch.setattr(TextLayout, "place_all",
+                        lambda self, requests, names_missed=None: _PLACE_ALL(self, requests))
+
+
 @pytest.mark.parametrize("all_levels", [False, True])
 def test_the_figure_is_the_one_every_pass_placing_every_text_makes(qapp, monkeypatch, all_levels):
     """The real-kernels figure, whose key's passes leave names out, with those passes stopped
@@ -109,20 +131,10 @@ def test_the_figure_is_the_one_every_pass_placing_every_text_makes(qapp, monkeyp
     session = _example("real_kernels_h100_h200")
     session.view.all_levels = all_levels
     fig = resolve_size(None, None, None, None, "light")
-    place_all = TextLayout.place_all
-    stopped = []
-
-    def counted(self, requests, names_missed=None):
-        requests = list(requests)
-        out = place_all(self, requests, names_missed)
-        stopped.append(len(out) < len(requests))
-        return out
-
-    monkeypatch.setattr(TextLayout, "place_all", counted)
+    stopped = _stops(monkeypatch)
     shortcut = figure_bytes(session, "svg", fig)
     assert any(stopped) != all_levels
-    monkeypatch.setattr(TextLayout, "place_all",
-                        lambda self, requests, names_missed=None: place_all(self, requests))
+    _never_stopping(monkeypatch)
     assert figure_bytes(session, "svg", fig) == shortcut
 
 
@@ -136,8 +148,7 @@ def test_on_screen_too(qapp, monkeypatch):
 
     def shown(place_all_texts: bool):
         if place_all_texts:
-            monkeypatch.setattr(TextLayout, "place_all",
-                                lambda self, requests, names_missed=None: place(self, requests))
+            _never_stopping(monkeypatch)
         window = MainWindow()
         window.resize(1024, 700)
         window.set_session(_example("llama_ffn"), None)
@@ -152,16 +163,7 @@ def test_on_screen_too(qapp, monkeypatch):
         window.close()
         return out
 
-    place = TextLayout.place_all
-    stopped = []
-
-    def counted(self, requests, names_missed=None):
-        requests = list(requests)
-        out = place(self, requests, names_missed)
-        stopped.append(len(out) < len(requests))
-        return out
-
-    monkeypatch.setattr(TextLayout, "place_all", counted)
+    stopped = _stops(monkeypatch)
     quick = shown(False)
     assert any(stopped)
     assert quick == shown(True)
