@@ -119,3 +119,24 @@ def open_editor(qtbot, session, size=(520, 900)):
     op_id = document.session.operations[0].id
     workspace.selection.select(op_id)
     return document, workspace, editor, op_id
+
+
+def open_canvas(qtbot, path: Path, size: tuple[int, int]):
+    """The live chart alone on the session at ``path``, shown at ``size`` and laid out."""
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.document import Document
+    from workbench.io.sessions import load_session
+    from workbench.ui.bridge import Workspace
+    from workbench.ui.chart.canvas import RooflineCanvas
+
+    document = Document()
+    document.replace_session(load_session(path))
+    canvas = RooflineCanvas(Workspace(document))
+    qtbot.addWidget(canvas)
+    canvas.resize(*size)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    QApplication.processEvents()
+    canvas.relayout()
+    return canvas

@@ -5,31 +5,10 @@ says something else. What is asked for must be what would be asked for afresh.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-from PySide6.QtWidgets import QApplication
+from conftest import EXAMPLES, open_canvas
 
-from workbench.document import Document
-from workbench.io.sessions import load_session
-from workbench.ui.bridge import Workspace
-from workbench.ui.chart.canvas import RooflineCanvas
-
-EXAMPLE = (Path(__file__).resolve().parents[2] / "workbench" / "examples"
-           / "real_kernels_h100_h200.yaml")
-
-
-def _canvas(qtbot) -> RooflineCanvas:
-    document = Document()
-    document.replace_session(load_session(EXAMPLE))
-    canvas = RooflineCanvas(Workspace(document))
-    qtbot.addWidget(canvas)
-    canvas.resize(1100, 700)
-    canvas.show()
-    qtbot.waitExposed(canvas)
-    QApplication.processEvents()
-    canvas.relayout()
-    return canvas
+EXAMPLE = next(p for p in EXAMPLES if p.name == "real_kernels_h100_h200.yaml")
 
 
 def _arr(values) -> tuple:
@@ -57,7 +36,7 @@ def _chart_texts(requests: dict) -> list:
 
 
 def test_a_second_pass_for_the_same_view_takes_the_texts_asked_for(qtbot):
-    canvas = _canvas(qtbot)
+    canvas = open_canvas(qtbot, EXAMPLE, (1100, 700))
     labels = canvas.labels
     with labels.reusing_occupancy():
         labels.occupancy()
@@ -75,7 +54,7 @@ def test_a_second_pass_for_the_same_view_takes_the_texts_asked_for(qtbot):
 
 
 def test_a_text_that_says_more_is_asked_for_afresh(qtbot):
-    canvas = _canvas(qtbot)
+    canvas = open_canvas(qtbot, EXAMPLE, (1100, 700))
     labels = canvas.labels
     roof_label = canvas.roofs.roof_texts[0][1]
     with labels.reusing_occupancy():

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import HANG_GUARD_S
+from conftest import HANG_GUARD_S, open_canvas
 from PySide6.QtCore import QPointF
 from PySide6.QtWidgets import QApplication
 
@@ -26,19 +26,6 @@ EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 EXAMPLES = sorted(p for p in EXAMPLE_DIR.glob("*.yaml") if p.stem != "real_kernels_h100_h200")
 SIZES = ((640, 420), (1100, 700))
 TAG = re.compile(r"^([A-Z]*)(\d+)$")
-
-
-def _open(qtbot, path: Path, size: tuple[int, int]) -> RooflineCanvas:
-    document = Document()
-    document.replace_session(load_session(path))
-    canvas = RooflineCanvas(Workspace(document))
-    qtbot.addWidget(canvas)
-    canvas.resize(*size)
-    canvas.show()
-    qtbot.waitExposed(canvas)
-    QApplication.processEvents()
-    canvas.relayout()
-    return canvas
 
 
 def _in_view(canvas: RooflineCanvas, x: float, y: float) -> bool:
@@ -88,7 +75,7 @@ def _unnamed(canvas: RooflineCanvas) -> list[str]:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_every_operation_on_the_live_chart_is_named(qtbot, path, size):
-    canvas = _open(qtbot, path, size)
+    canvas = open_canvas(qtbot, path, size)
     assert canvas.point_items(), "the example draws points"
     assert _unnamed(canvas) == []
 
@@ -96,7 +83,7 @@ def test_every_operation_on_the_live_chart_is_named(qtbot, path, size):
 def test_the_whole_model_is_named_in_a_laptop_window(qtbot):
     """Llama-3.1-8B, 26 operations in crowds of markers, in a laptop's window: each one
     by its name or by a tag that the key explains."""
-    canvas = _open(qtbot, EXAMPLE_DIR / "llama31_8b_inference.yaml", (1366, 768))
+    canvas = open_canvas(qtbot, EXAMPLE_DIR / "llama31_8b_inference.yaml", (1366, 768))
     assert len({op for op, _hw, _x, _y in canvas.point_items()}) == 26
     assert _unnamed(canvas) == []
 
@@ -107,7 +94,7 @@ def test_the_real_kernels_are_all_named(qtbot, size):
     and verdict): every one named or tagged, in a small window too. Measured before crowds
     of markers were tagged together, tags placed farther off and before the verdicts: 30,
     26 and 24 left unnamed; before the fitted view took headroom, 3 at 640 × 420."""
-    canvas = _open(qtbot, EXAMPLE_DIR / "real_kernels_h100_h200.yaml", size)
+    canvas = open_canvas(qtbot, EXAMPLE_DIR / "real_kernels_h100_h200.yaml", size)
     assert _unnamed(canvas) == []
 
 
@@ -124,7 +111,7 @@ def test_a_fitted_view_takes_headroom_only_where_tags_need_it(qtbot):
     at the top: the fitted view takes a decade over its highest points, and every kernel is
     told. A view with room for every name keeps its plain fit, and so does one the session
     saved; Ctrl+0 (fit to data) gives the headroom again where it tells more."""
-    canvas = _open(qtbot, EXAMPLE_DIR / "real_kernels_h100_h200.yaml", (640, 420))
+    canvas = open_canvas(qtbot, EXAMPLE_DIR / "real_kernels_h100_h200.yaml", (640, 420))
     top = canvas.view_range()[1][1]
     assert top == pytest.approx(10 * _fitted_top(canvas), rel=0.02)
     assert canvas.key.untold() == 0
@@ -146,7 +133,7 @@ def test_a_fitted_view_takes_headroom_only_where_tags_need_it(qtbot):
     else:
         assert canvas.key.untold() == 0
 
-    roomy = _open(qtbot, EXAMPLE_DIR / "llama_ffn.yaml", (1100, 700))
+    roomy = open_canvas(qtbot, EXAMPLE_DIR / "llama_ffn.yaml", (1100, 700))
     assert roomy.view_range()[1][1] == pytest.approx(_fitted_top(roomy), rel=0.02)
 
     session = load_session(EXAMPLE_DIR / "real_kernels_h100_h200.yaml")
@@ -170,7 +157,7 @@ def test_the_key_follows_a_zoom(qtbot):
     """Zoomed out, the points crowd together: a name that lost its place gives way to a tag
     and a row of the key; zoomed back, the names are drawn by their points again and the
     key is gone. Every operation is named at each step."""
-    canvas = _open(qtbot, EXAMPLE_DIR / "fusion.yaml", (1100, 700))
+    canvas = open_canvas(qtbot, EXAMPLE_DIR / "fusion.yaml", (1100, 700))
     names = _texts(canvas)
     assert not any(TAG.match(t) for t in names)
     (x0, x1), (y0, y1) = canvas.view_range()
@@ -189,7 +176,7 @@ def test_the_key_follows_a_zoom(qtbot):
 def test_the_key_follows_a_resize(qtbot):
     """A window made small tags the names that lost their place; made large again, the
     names come back."""
-    canvas = _open(qtbot, EXAMPLE_DIR / "attention.yaml", (1100, 700))
+    canvas = open_canvas(qtbot, EXAMPLE_DIR / "attention.yaml", (1100, 700))
     names = _texts(canvas)
     view = canvas.view_range()
     canvas.resize(480, 320)
@@ -209,7 +196,7 @@ def test_the_key_follows_a_resize(qtbot):
 def test_an_edit_that_takes_a_names_place_tags_it(qtbot):
     """An edit moves a point next to another's: the name that loses its place is tagged and
     keyed a moment later (the edit itself re-places only the texts it touches)."""
-    canvas = _open(qtbot, EXAMPLE_DIR / "llama_ffn.yaml", (800, 520))
+    canvas = open_canvas(qtbot, EXAMPLE_DIR / "llama_ffn.yaml", (800, 520))
     document = canvas.workspace.document
     names = _texts(canvas)
     assert not any(TAG.match(t) for t in names)
@@ -223,7 +210,7 @@ def test_an_edit_that_takes_a_names_place_tags_it(qtbot):
 def test_no_tags_without_the_legend(qtbot):
     """View ▸ Legend off: no key to explain a tag, so no point carries one (the names that
     have a place are drawn, as before); the legend back on brings the tags back."""
-    canvas = _open(qtbot, EXAMPLE_DIR / "llama_ffn.yaml", (640, 420))
+    canvas = open_canvas(qtbot, EXAMPLE_DIR / "llama_ffn.yaml", (640, 420))
     document = canvas.workspace.document
     assert any(TAG.match(t) for t in _texts(canvas))
     document.set_view("legend", False)
