@@ -210,3 +210,53 @@ def test_each_marker_lies_within_its_items_bounds_after_edits_and_a_zoom(qtbot, 
     canvas.view_box.setRange(xRange=(x0 - 1, x1 + 1), yRange=(y0 - 1, y1 + 1), padding=0)
     qtbot.wait(10)
     assert check()
+
+
+def _spots_in_order(points, hw_id, selected):
+    """The keys of machine ``hw_id``'s points by the spot that draws them: points that
+    coincide (place and style) are one spot, where the last of them comes in the points'
+    order; each spot's keys in that order. The ``selected`` operation's points are drawn
+    by an item of their own, on top."""
+    spots: dict = {}
+    for key in points.keys:
+        if key[1] != hw_id or key[0] == selected:
+            continue
+        p = points.marks[key]
+        spot = (p.x, p.y, p.color, p.overhead)
+        spots[spot] = [*spots.pop(spot, []), key]
+    return [key for keys in spots.values() for key in keys]
+
+
+def test_spots_follow_each_edit_in_the_order_of_their_last_points(qtbot, window):
+    """With every operation shown, the spots of each machine stand for the points as they
+    are after each batch edit, its undo and redo, in the points' order (a spot drawn where
+    the last of its points would be: what lies on top is the same as with one spot each)."""
+    win = window
+    model = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup("decode", 1, 4096, 4096), view="all")
+    win.add_model(model)
+    (model,) = win.document.session.models
+    canvas = win.canvas
+    points = canvas.points
+    win.document.set_model(model.id, batch=16)
+    qtbot.wait(10)
+    seen = []
+    for step in ("edit", "undo", "redo"):
+        if step == "undo":
+            win.undo_action.trigger()
+        elif step == "redo":
+            win.redo_action.trigger()
+        qtbot.wait(10)
+        drawn = canvas.point_items()
+        expected = _engine_points(win, model.op_ids)
+        selected = win.workspace.selection.current
+        for hw in win.document.session.hardware:
+            order = [(op, h) for op, h, _x, _y in drawn if h == hw.id and op != selected]
+            assert order == _spots_in_order(points, hw.id, selected)
+            assert len(order) > points.machine_spots(hw.id) * 10  # (spots shared)
+            for op, h, x, y in drawn:
+                if h == hw.id and (op, h) in expected:
+                    # (a spot drawn where its points are: the same place for each)
+                    assert (x, y) == pytest.approx(expected[(op, h)], rel=1e-9)
+        seen.append(sorted(points.marks[k].y for k in points.keys))
+    assert seen[0] == seen[2] != seen[1]  # (the undo moved them back, the redo again)

@@ -72,6 +72,7 @@ __all__ = [
     "Scene",
     "build_scene",
     "drawn_pairs",
+    "drawn_points",
     "operation_points",
     "point_tooltip",
     "ridge_label",
@@ -444,7 +445,13 @@ def operation_points(
     if drawn is None:
         drawn = drawn_pairs(pairs, markers)
     wants_label = bool(show_labels and entry.label and labels_allowed)
-    op_id, name = entry.id, entry.operation.name
+    return drawn_points(entry.id, entry.operation.name, color, wants_label, drawn)
+
+
+def drawn_points(op_id: int, name: str, color: str, wants_label: bool,
+                 drawn: list[tuple]) -> list[PointMark]:
+    """The points of operation ``op_id`` named ``name`` that show ``drawn``
+    (:func:`drawn_pairs`); the highest carries the name when ``wants_label``."""
     return [PointMark(op_id, hw_id, x, y, color, marker, name, wants_label and highest, bound,
                       precision, machine, r)
             for hw_id, x, y, marker, bound, precision, machine, r, highest in drawn]

@@ -20,7 +20,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QBrush, QPen
 
-from workbench.model.chart.scene import PointMark, Scene, drawn_pairs, operation_points
+from workbench.model.chart.scene import PointMark, Scene, drawn_pairs, drawn_points
 from workbench.model.hardware import roof_name
 from workbench.ui.chart.axes import to_data, to_view
 from workbench.ui.chart.items import Pool, Spots
@@ -262,12 +262,17 @@ class PointLayer:
                 entries.append(entry)
         # (operations with the same counts, as a model's layers, share one row of pairs)
         shared = results.shared_rows(entries, hw_ids)
-        # id of a row → its usage, what its points show, the machine of its highest point
-        of_row: dict[int, tuple[frozenset, list, int | None]] = {}
+        # id of a row → its usage, what its points show, the machine of its highest point,
+        # the machines of its points, their x and y
+        of_row: dict[int, tuple[frozenset, list, int | None, list, list, list]] = {}
         label_keys = {}
+        wants_labels = bool(show_labels and scene.labels_allowed)
+        marks, op_points, usage_of = self._points, self._op_points, self._usage
+        keys: list[tuple[int, int]] = []
+        xs: list[float] = []
+        ys: list[float] = []
         for entry in entries:
             op_id = entry.id
-            old_keys = self._op_points.get(op_id, [])
             pairs = shared[op_id]
             known = of_row.get(id(pairs))
             if known is None:
@@ -275,43 +280,40 @@ class PointLayer:
                 usage = frozenset((p.hardware.id, roof_name(p.result.precision_used,
                                                             p.result.unit), p.result.level)
                                   for p in pairs if p.result is not None)
-                known = of_row[id(pairs)] = (self._usage_kept.setdefault(usage, usage), drawn,
-                                             next((d[0] for d in drawn if d[-1]), None))
-            usage, drawn, top = known
+                known = of_row[id(pairs)] = (
+                    self._usage_kept.setdefault(usage, usage), drawn,
+                    next((d[0] for d in drawn if d[-1]), None),
+                    [d[0] for d in drawn], [d[1] for d in drawn], [d[2] for d in drawn])
+            usage, drawn, top, machines, row_xs, row_ys = known
             # (the point that carries its name, or its tag: the highest, see label_key)
             label_keys[op_id] = (op_id, top)
             # (usages are kept once each, as the same object: a model's thousand operations
             # of a few usages are told unchanged without comparing their sets)
-            if self._usage.get(op_id) is not usage:
+            if usage_of.get(op_id) is not usage:
                 before = set(self._usage_count)
-                self._usage_count.subtract(self._usage.get(op_id, frozenset()))
+                self._usage_count.subtract(usage_of.get(op_id, frozenset()))
                 self._usage_count.update(usage)
                 self._usage_count = +self._usage_count
-                self._usage[op_id] = usage
+                usage_of[op_id] = usage
                 if set(self._usage_count) != before:
                     return None
-            if not old_keys:
+            old_keys = op_points.get(op_id)
+            # (the same points, on the same machines: else a rebuild)
+            if not old_keys or [k[1] for k in old_keys] != machines:
                 return None
-            color = self._points[old_keys[0]].color
-            points = operation_points(entry, pairs, color, markers,
-                                      labels_allowed=scene.labels_allowed,
-                                      show_labels=show_labels, drawn=drawn)
-            if [(p.op_id, p.hw_id) for p in points] != old_keys:
-                return None
+            points = drawn_points(op_id, entry.operation.name, marks[old_keys[0]].color,
+                                  wants_labels and bool(entry.label), drawn)
             updates[op_id] = points
+            keys += old_keys
+            xs += row_xs
+            ys += row_ys
         if not updates:
             return ()
         if len(op_ids) == 1:
             self.set_live(op_ids[0])  # one operation: only its few points are set again
-        keys, xs, ys = [], [], []
         self._label_keys.update(label_keys)
         for op_id, points in updates.items():
-            for point in points:
-                key = (op_id, point.hw_id)
-                self._points[key] = point
-                keys.append(key)
-                xs.append(point.x)
-                ys.append(point.y)
+            marks.update(zip(op_points[op_id], points, strict=True))
         rows = self.rows_of(keys)
         xy = to_view(np.array([xs, ys], dtype=float)).T.reshape(-1, 2)
         self._xy[rows] = xy
@@ -337,18 +339,22 @@ class PointLayer:
         costs about 3.5 µs a spot on every ``setData`` and each spot is painted."""
         spots_of: dict[int, dict[tuple, list[tuple[int, int]]]] = {h: {} for h in hw_ids}
         live = self._live_op
-        for key, point in self._points.items():
+        # (from the last point back: a spot takes the place of the last of its points, and
+        # its keys are put in their order after)
+        for key, point in reversed(self._points.items()):
             spots = spots_of.get(key[1])
             if spots is None or key[0] == live:
                 continue
             spot = (point.x, point.y, point.color, point.bound == "overhead")
-            same = spots.pop(spot, None)  # re-inserted: the spot keeps its last place
+            same = spots.get(spot)
             if same is None:
-                same = []
-            same.append(key)
-            spots[spot] = same
+                spots[spot] = [key]
+            else:
+                same.append(key)
         for hw_id, spots in spots_of.items():
-            self._set_scatter(hw_id, spots)
+            for same in spots.values():
+                same.reverse()
+            self._set_scatter(hw_id, dict(reversed(spots.items())))
 
     def _set_scatter(self, hw_id: int, spots: dict) -> None:
         """Set machine ``hw_id``'s scatter item to ``spots`` (place and style → the keys of
