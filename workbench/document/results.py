@@ -161,18 +161,17 @@ class ResultCache:
 def _value_key(op: Operation) -> tuple | None:
     """What an operation's counts depend on, hashable; ``None`` when a parameter is not."""
     # (with each value's type: 2 and 2.0 are equal keys but may count differently; the
-    # parameters in their order: the same operation built twice lists them alike; a list,
-    # tuple or mapping, as an elementwise chain's steps, by its text, where its items'
-    # types show)
+    # parameters' names in their order: the same operation built twice lists them alike;
+    # a list, tuple or mapping, as an elementwise chain's steps, by its text, where its
+    # items' types show; the names and values as two tuples, not a pair for each: a whole
+    # model's edit makes a key for each of its thousand operations)
     params = op.params
-    types = tuple(map(type, params.values()))
-    key: tuple
-    if _NESTED.isdisjoint(types):
-        key = (op.kind, op.memory_level, tuple(params.items()), types)
-    else:
-        key = (op.kind, op.memory_level, tuple(params), types,
-               tuple(repr(v) if t in _NESTED else v
-                     for v, t in zip(params.values(), types, strict=True)))
+    values = tuple(params.values())
+    types = tuple(map(type, values))
+    key: tuple = (op.kind, op.memory_level, tuple(params), types,
+                  values if _NESTED.isdisjoint(types)
+                  else tuple(repr(v) if t in _NESTED else v
+                             for v, t in zip(values, types, strict=True)))
     try:
         hash(key)
     except TypeError:
