@@ -47,6 +47,9 @@ class TagsAndKey:
         #: the view :meth:`_pixels` worked for, and by operation the point and its pixel
         self._pixels_view: tuple = ()
         self._pixels_of: dict = {}
+        #: :meth:`unlisted` as last found: for the key's rows (that list) and the number of
+        #: rows the legend dropped
+        self._unlisted: tuple = (None, 0, frozenset())
 
     @property
     def tags(self) -> Mapping[int, str]:
@@ -87,13 +90,18 @@ class TagsAndKey:
         if self._pixels_view != t:
             self._pixels_view, self._pixels_of = t, {}
         known = self._pixels_of
+        # (a model's layers' points lie at a few places: each place's pixel worked out once)
+        at: dict[tuple[float, float], tuple[float, float]] = {}
         out = []
         for op_id in ops:
             point = marks[label_key(op_id)]
             found = known.get(op_id)
             if found is None or found[0] is not point:
-                found = known[op_id] = (point, (to_view(point.x) * ax + bx,
-                                                to_view(point.y) * ay + by))
+                place = (point.x, point.y)
+                pixel = at.get(place)
+                if pixel is None:
+                    pixel = at[place] = (to_view(point.x) * ax + bx, to_view(point.y) * ay + by)
+                found = known[op_id] = (point, pixel)
             out.append(found[1])
         return out
 
@@ -344,8 +352,14 @@ class TagsAndKey:
         dropped = legend.dropped if legend.isVisible() else 0
         if not dropped or not self._key_rows:
             return set()
-        rows = [r for r in self._key_rows if not r.heading][-dropped:]
-        return {i for r in rows for i in r.ids}
+        # (asked for by each placing: a whole model's key of hundreds of rows read once for
+        # the rows and the number dropped)
+        rows_for, dropped_for, ops = self._unlisted
+        if rows_for is not self._key_rows or dropped_for != dropped:
+            rows = [r for r in self._key_rows if not r.heading][-dropped:]
+            ops = frozenset(i for r in rows for i in r.ids)
+            self._unlisted = (self._key_rows, dropped, ops)
+        return set(ops)
 
     def keyed_legend(self, legend) -> tuple:
         """A figure's legend: the machines, the key of the tagged operations, then the notes.
