@@ -311,11 +311,10 @@ class TagsAndKey:
         label (:func:`~workbench.model.chart.tagging.crowd_text`)."""
         self._joined, self._groups = frozenset(), {}
         ops = list(self._key_tags)  # (in the key's order)
-        groups: list[list] = [[op] for op in ops]
-        if len(ops) >= 2:
-            # markers that touch or overlap, and theirs in turn
-            groups = [[ops[i] for i in crowd]
-                      for crowd in crowds(self._pixels(ops), self.theme.point_size)]
+        # markers that touch or overlap, and theirs in turn
+        groups: list[list] = ([[ops[i] for i in crowd]
+                               for crowd in crowds(self._pixels(ops), self.theme.point_size)]
+                              if len(ops) >= 2 else [[op] for op in ops])
         self._groups = {group[0]: group for group in groups}
         self._joined = frozenset(op for group in groups for op in group[1:])
         for group in groups:  # (a text set only where it changes: Qt lays it out again)
