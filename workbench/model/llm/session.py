@@ -150,20 +150,24 @@ def refresh_params(model: ModelEntry, entries: list[OperationEntry]) -> bool:
     if len(layout) != len(entries) or [i for i, _, _ in layout] != model.roles:
         return False
     prefix = f"{model.label}: "
-    scaled_cache: dict[tuple[int, int], dict] = {}
+    # (a layer's operations are those of the others: each one's parameters and whether it
+    # is shown worked out once, for the model's thousand operations)
+    scaled_cache: dict[tuple[int, int], tuple[dict, bool]] = {}
     for entry, (index, name, count) in zip(entries, layout, strict=True):
         step = steps[index]
         if entry.operation.kind != step.operation.kind:
             return False
         key = (index, count)
-        params = scaled_cache.get(key)
-        if params is None:
-            params = scaled_cache[key] = scaled(step.operation, count).params
+        known = scaled_cache.get(key)
+        if known is None:
+            known = scaled_cache[key] = (scaled(step.operation, count).params,
+                                         _shown(model, step))
+        params, shown = known
         op = entry.operation
         op.params = params.copy()
         if not op.name.endswith(name) or not op.name.startswith(prefix):
             op.name = prefix + name
-        entry.visible = _shown(model, step)
+        entry.visible = shown
     return True
 
 
