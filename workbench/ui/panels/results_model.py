@@ -606,11 +606,17 @@ class ResultsProxy(QSortFilterProxyModel):
 def _runs(indices: list[int]) -> list[tuple[int, int]]:
     """Sorted indices as (first, stop) runs of consecutive values: [1, 2, 5] → [(1, 3), (5, 6)]."""
     runs: list[tuple[int, int]] = []
-    for i in indices:
-        if runs and runs[-1][1] == i:
-            runs[-1] = (runs[-1][0], i + 1)
-        else:
-            runs.append((i, i + 1))
+    first = stop = 0
+    started = False
+    for i in indices:  # (a run's pair made once it ends: a whole model's rows are thousands)
+        if started and i == stop:
+            stop = i + 1
+            continue
+        if started:
+            runs.append((first, stop))
+        first, stop, started = i, i + 1, True
+    if started:
+        runs.append((first, stop))
     return runs
 
 
