@@ -112,3 +112,42 @@ def test_spots_given_what_they_show_are_not_set_again(qtbot):
     spots.show_data(**{**data, "x": np.array([1.0, 2.0])})
     assert len(sets) == 7
     assert np.array_equal(spots.getData()[0], [1.0, 2.0])
+
+
+def test_the_sweep_plots_curves_are_each_machines_own_after_every_keystroke(open_window,
+                                                                             qtbot):
+    """The sweep plot evaluates every machine's curve at once: each curve is still its own
+    machine's figures, through its own crossings and not the other machine's, and follows
+    each keystroke, its undo and its redo."""
+    win = _shown(open_window, qtbot)
+    doc = win.document
+    target = doc.session.operations[0]
+    plot = win.sweep_plot
+    names = {e.id: e.hardware for e in doc.session.hardware}
+
+    def check() -> list[list[float]]:
+        op = doc.operation(target.id).operation
+        shown = []
+        for hw_id, _name, xs, ys in plot.curves():
+            hw = names[hw_id]
+            want = roofline_sweep(op, hw, m=np.asarray(xs))["attainable_flops"]
+            np.testing.assert_allclose(ys, np.broadcast_to(want, len(xs)), rtol=1e-12)
+            for other_id, other in names.items():
+                for crossing in sweep_crossings(op, other, target.sweep):
+                    near = np.isclose(xs, crossing.value, rtol=1e-12, atol=0)
+                    assert near.any() == (other_id == hw_id)
+            shown.append(ys)
+        assert len(shown) == 2
+        return shown
+
+    first = check()
+    for n in (8000, 2048):
+        doc.set_param(target.id, "n", n)
+        _keystroke_done()
+        assert check() != first
+    doc.undo()
+    _keystroke_done()
+    assert check() == first
+    doc.redo()
+    _keystroke_done()
+    check()
