@@ -151,3 +151,51 @@ def test_the_sweep_plots_curves_are_each_machines_own_after_every_keystroke(open
     doc.redo()
     _keystroke_done()
     check()
+
+
+def test_stacked_crossing_texts_are_laid_out_again_only_when_their_words_change(
+        open_window, qtbot):
+    """Both swept operations cross each machine's ridge at its corner: one text there says
+    both crossings. A keystroke that leaves its words as they were does not lay it out
+    again; one that changes them shows the new words, and undo the old."""
+    win = _shown(open_window, qtbot)
+    doc = win.document
+    target = doc.session.operations[0]
+    overlays = win.canvas.overlays
+
+    def stacked() -> dict:
+        labels = {}
+        for _mark, label in overlays.crossing_texts:
+            labels[id(label)] = label
+        marks = {id(label): [m.label for m, lab in overlays.crossing_texts if lab is label]
+                 for label in labels.values()}
+        return {key: (labels[key], words) for key, words in marks.items() if len(words) > 1}
+
+    shown = stacked()
+    assert len(shown) == 2  # a corner on each machine
+    layouts: list[object] = []
+    for label, _words in shown.values():
+        label.textItem.document().contentsChanged.connect(lambda: layouts.append(1))
+
+    def words_now() -> list[tuple[str, list[str]]]:
+        out = []
+        for label, words in stacked().values():
+            out.append((label.toPlainText(), words))
+            # the text says each crossing of the corner, one a line
+            assert label.toPlainText().splitlines() == words
+        return sorted(out)
+
+    before = words_now()
+    for n in (8192, 8193):  # m* moves by less than its last digit shown: the same words
+        doc.set_param(target.id, "n", n)
+        _keystroke_done()
+    assert words_now() == before
+    assert layouts == []
+
+    doc.set_param(target.id, "n", 2048)  # a crossing said anew
+    _keystroke_done()
+    changed = words_now()
+    assert changed != before and layouts
+    doc.undo()
+    _keystroke_done()
+    assert words_now() == before

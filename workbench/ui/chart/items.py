@@ -87,6 +87,7 @@ class Label(pg.TextItem):
         current = item.document()
         if text == current.toPlainText():
             return
+        self._html = None
         spare = self._spare
         if spare is not None and not _alike(spare, current):  # (a new font or width)
             spare.deleteLater()
@@ -105,9 +106,17 @@ class Label(pg.TextItem):
         self._spare = current
         self.updateTextPos()
 
+    #: the markup last said by :meth:`setHtml`, while the text item still shows it
+    _html: str | None = None
+
     def setHtml(self, html: str) -> None:
-        if self.toHtml() != html:
-            self._plain = False
+        """Say ``html``, laid out anew only when it is not the markup said last (Qt's own
+        markup of a text is never the markup it was given: compared with that, the stacked
+        crossings' texts were laid out and drawn again at every redraw)."""
+        if html == self._html:
+            return
+        self._plain = False
+        self._html = html
         super().setHtml(html)
 
     def setFont(self, *args) -> None:
