@@ -292,8 +292,8 @@ def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
     """The marks of the chart to name in its SVG, where they are on the page: each drawn
     point (``class="rw-pt"``, ``data-pts="op:hw …"``, the operations drawn there), measured
     point (``rw-ms``, ``data-ms="measurement:hw"``), ridge (``rw-ridge``, ``data-hw``,
-    ``data-precision``), roof (``rw-roof``, ``data-hw``, ``data-kind``, ``data-name``) and
-    point label (``rw-label``, ``data-op``)."""
+    ``data-precision``), roof (``rw-roof``, ``data-hw``, ``data-kind``, ``data-name``),
+    point label (``rw-label``, ``data-op``) and its leader (``rw-leader``, ``data-op``)."""
     import numpy as np
     from PySide6.QtCore import QPointF
 
@@ -318,9 +318,19 @@ def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
             marks.append(SvgMark("marker", (where,), {"class": "rw-pt", "data-pts": " ".join(keys)}))
     scene = canvas.scene_model
     names = {p.op_id: p.label for p in scene.points} if scene is not None else {}
+    layout = canvas.labels.text_layout
+    placed = layout.placed if layout is not None else {}
     for op_id, text, _x, _y in canvas.label_items():
         if text == names.get(op_id):  # (not a key's number, which may stand for several)
             marks.append(SvgMark("text", (), {"class": "rw-label", "data-op": str(op_id)}, text))
+            placement = placed.get(("point", op_id))
+            if placement is not None and placement.leader is not None:
+                # its leader goes with it (hidden with the operation on the page)
+                x0, y0, x1, y1 = placement.leader
+                ends = (((x0 - source.left()) * sx, (y0 - source.top()) * sy),
+                        ((x1 - source.left()) * sx, (y1 - source.top()) * sy))
+                marks.append(SvgMark("line", ends, {"class": "rw-leader",
+                                                    "data-op": str(op_id)}))
     measured = list(scene.measured) if scene is not None else []
     for item in canvas.measured_items():
         mark = next((m for m in measured if (m.name, m.hw_id, m.op_id)
