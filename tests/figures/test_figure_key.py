@@ -214,6 +214,17 @@ def test_every_real_kernel_is_tagged_at_every_size(qapp):
         assert not untagged, (size, untagged)
 
 
+def test_a_tag_with_no_place_joins_a_near_tag_that_has_room(qapp):
+    """The real-kernels slide for a room (presentation theme): the tag of ffn_m256 found no
+    place by its points, and the nearest placed tag ("14") had no room for "7, 14": the
+    key listed 7 but nothing on the chart said it. A stray tag now joins the nearest of
+    the placed tags within reach whose text still finds a place with it ("7, 17")."""
+    session = _example("real_kernels_h100_h200")
+    fig = example_figure("real_kernels_h100_h200", "slide", "presentation").figure()
+    assert "ffn_m256" in _keyed(fig).values()
+    assert not _untagged_in(session, fig)
+
+
 def test_llama_ffn_at_single_column_names_all_four_points(qapp):
     """Measured before: one of its four points named at single-column size."""
     missing, more, fig = _unnamed_example("llama_ffn", "single", "light")

@@ -19,7 +19,12 @@ from hypothesis import strategies as st
 
 from workbench.cli import main as cli
 from workbench.io.sessions import load_session
-from workbench.ui.figures.export import figure_svg_sized, render_figure, resolve_size
+from workbench.ui.figures.export import (
+    figure_svg_sized,
+    last_figure_canvas,
+    render_figure,
+    resolve_size,
+)
 from workbench.ui.figures.html_page import FIELDS, page_data, script_json
 from workbench.ui.figures.svg_portable import SvgMark, _path_data, _path_outlines, name_marks
 
@@ -58,6 +63,18 @@ def test_naming_the_marks_leaves_the_drawing_as_it_was(qtbot, name):
     assert labels and all(names[op] == text for op, text in labels)
     assert sorted(text for _, _, text in texts if text in names.values()) == sorted(
         text for _, text in labels)
+    # and the leader of each such name: a line from its text to its point, named for the
+    # operation (hidden with it on the page); nothing else is named a leader
+    leaders = {}
+    for el in ET.fromstring(named).iter():
+        if el.get("class") == "rw-leader":
+            leaders[int(el.get("data-op"))] = el
+    canvas = last_figure_canvas()
+    placed = canvas.labels.text_layout.placed
+    led = {op for op, _ in labels if placed[("point", op)].leader is not None}
+    assert set(leaders) == led
+    assert all(el.tag.rsplit("}", 1)[-1] in {"path", "polyline", "line"}
+               for el in leaders.values())
 
 
 def test_a_mark_is_the_shape_drawn_where_it_is():

@@ -257,6 +257,31 @@ def test_hiding_a_machine_takes_its_points_and_rows_away(browser, pages):
     assert not browser.get_log("browser")
 
 
+def test_hiding_an_operation_takes_its_name_and_its_leader_away(browser, pages):
+    """A name placed away from its point, a leader joining them: hiding the operation hides
+    both (the leader was left pointing at the emptied place before)."""
+    page, _, _ = pages["kernels"]
+    _open_page(browser, page)
+    leaders = _visible(browser, ".rw-leader")
+    assert leaders
+    op = leaders[0].get_attribute("data-op")
+    name = next(o["name"] for o in _page_data(browser)["operations"] if str(o["id"]) == op)
+    toggle = next(b for b in browser.find_elements("css selector", "#key button.toggle")
+                  if b.text == name)
+
+    def shown() -> tuple[int, int]:
+        return (sum(el.get_attribute("data-op") == op for el in _visible(browser, ".rw-leader")),
+                sum(el.get_attribute("data-op") == op for el in _visible(browser, ".rw-label")))
+
+    assert shown() == (1, 1)
+    toggle.click()
+    assert shown() == (0, 0)
+    assert len(_visible(browser, ".rw-leader")) == len(leaders) - 1  # (the others stay)
+    toggle.click()
+    assert shown() == (1, 1)
+    assert not browser.get_log("browser")
+
+
 def test_the_table_sorts_by_a_column_and_back(browser, pages):
     page, analysis, _ = pages["attention"]
     _open_page(browser, page)

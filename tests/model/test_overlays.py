@@ -89,6 +89,49 @@ def test_each_machines_sweep_path_crosses_its_own_ridge_and_follows_an_edit():
         assert found["Half bandwidth"] == [pytest.approx(200 * d / (d - 400), rel=1e-12)]
 
 
+def test_crossings_evaluated_for_all_machines_together_lie_where_each_alone_puts_them():
+    """The crossings' marks of several machines come from one evaluation (every machine at
+    every machine's crossing): each mark is, float for float, its own machine's evaluation
+    at its own crossing; a machine that cannot run the operation leaves the others so."""
+    import numpy as np
+
+    from workbench.io.presets import get_preset
+    from workbench.model.roofline import sweep as alone
+    from workbench.model.sweeps import sweep_crossings
+
+    machines = [get_preset(p) for p in ("h100-sxm", "a100-80gb", "tpu-v5e")]
+    machines.append(Hardware("Half bandwidth", compute={"bf16": 100e12},
+                             memory={"hbm": 0.5e12}))
+    session = Session(hardware=[HardwareEntry(hw) for hw in machines])
+    for n in (8192, 3000):
+        session.operations.append(OperationEntry(
+            Operation("gemm", {"m": 128, "n": n, "k": 8192, "dtype": "bf16"}, f"n{n}"),
+            sweep=Sweep("m", log(1, 4096, 13))))
+    session.operations.append(OperationEntry(
+        Operation("attention", {"batch": 1, "heads": 32, "kv_heads": 8, "seq_q": 1,
+                                "seq_kv": 4096, "head_dim": 128, "dtype": "bf16"}, "decode"),
+        sweep=Sweep("seq_q", log(1, 8192, 14))))
+    for add_int8_only in (False, True):
+        if add_int8_only:
+            session.hardware.append(HardwareEntry(
+                Hardware("Integers only", compute={"int8": 100e12}, memory={"hbm": 1e12})))
+        paths = scene_of(session).sweeps
+        by_name = {hw.label: hw for hw in machines}
+        seen = 0
+        for path in paths:
+            entry = next(e for e in session.operations if e.id == path.op_id)
+            hw = by_name[path.machine]
+            found = sweep_crossings(entry.operation, hw, entry.sweep)
+            assert [c.value for c in path.crossings] == [c.value for c in found]
+            for mark in path.crossings:
+                at = alone(entry.operation, hw, **{mark.param: np.asarray([mark.value])})
+                assert mark.x == float(np.ravel(at["intensity"])[0])
+                assert mark.y == float(np.ravel(at["attainable_flops"])[0])
+                seen += 1
+        assert {p.machine for p in paths} == set(by_name)
+        assert seen >= 8
+
+
 def test_sweep_that_stays_on_one_side_has_no_crossing_and_view_flag_hides_paths():
     session = Session(hardware=[HardwareEntry(teaching())])
     session.operations.append(OperationEntry(gemm(8), sweep=Sweep("m", [1, 2, 4, 8])))

@@ -213,6 +213,32 @@ def test_a_figure_does_not_depend_on_the_figures_exported_before(qtbot):
     assert figure_bytes(attention, "svg", slide) == first
 
 
+def test_a_figure_laid_out_again_draws_the_scene_it_built(qtbot, monkeypatch):
+    """A figure whose tags found no place in the fitted view (the real kernels' slide) is
+    laid out again in a roomier one, on the same chart: its scene is built once, not again
+    for the second layout, and the file is the one a chart set to that view from the start
+    gives."""
+    from workbench.ui.chart import canvas as canvas_module
+    from workbench.ui.figures.export import figure_bytes, last_figure_canvas, resolve_size
+    from workbench.ui.figures.figure_canvas import FigureCanvas
+
+    create_app()
+    session = load_session(next(p for p in EXAMPLES if p.name == "real_kernels_h100_h200.yaml"))
+    fig = resolve_size("slide", None, None, None, "presentation")
+    built, laid_out = [], []
+    build_scene, relayout = canvas_module.build_scene, FigureCanvas.relayout
+    monkeypatch.setattr(canvas_module, "build_scene",
+                        lambda *args: built.append(1) or build_scene(*args))
+    monkeypatch.setattr(FigureCanvas, "relayout",
+                        lambda self: laid_out.append(self.view_range()) or relayout(self))
+    svg = figure_bytes(session, "svg", fig, theme="presentation")
+    assert len(laid_out) == 2, "the fitted view and the roomier one: two layouts"
+    assert laid_out[1] != laid_out[0]
+    assert len(built) == 1
+    roomier = last_figure_canvas().view_range()
+    assert figure_bytes(session, "svg", fig, theme="presentation", view_range=roomier) == svg
+
+
 # --------------------------------------------------------------------------------------
 # every export of a view the same figure, each text once, no window left behind
 

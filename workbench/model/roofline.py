@@ -248,7 +248,7 @@ def evaluate_arrays(
     shape = np.broadcast(f, b, p, w).shape
     values["latency_s"] = np.asarray(latency, dtype=float)
     for key in ("flops", "bytes", "peak_flops", "bandwidth", "ridge", "latency_s"):
-        values[key] = np.broadcast_to(values[key], shape)
+        values[key] = _read_only(values[key], shape)
     # read-only: t_predicted may be t_lower itself, and a sweep's intensity is shared by
     # its machines (a caller's own intensity array is left as it was given)
     for key in ("t_math_s", "t_mem_s", "t_lower_s", "t_upper_s", "attainable_flops",
@@ -256,6 +256,17 @@ def evaluate_arrays(
         if isinstance(values[key], np.ndarray):
             values[key].flags.writeable = False
     return values
+
+
+def _read_only(value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``np.broadcast_to(value, shape)``: a read-only view of ``value`` spread over
+    ``shape``; an array already of that shape is only viewed (setting up a broadcast costs
+    more than the rest of a small sweep's formulas)."""
+    if isinstance(value, np.ndarray) and value.shape == shape:
+        view = value.view()
+        view.flags.writeable = False
+        return view
+    return np.broadcast_to(value, shape)
 
 
 BOUND_NAMES = ("memory", "compute", "overhead")
@@ -451,8 +462,8 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
                                latency=link_latency(counts, hardware,
                                                     hardware.level_for(level)))
 
-    workers = min(len(machines), os.cpu_count() or 1)
-    if workers < 2 or intensity.size < PARALLEL_MIN_SHAPES:
+    if len(machines) < 2 or intensity.size < PARALLEL_MIN_SHAPES \
+            or min(len(machines), os.cpu_count() or 1) < 2:
         return [one(hardware) for hardware in machines]
     # numpy lets go of the interpreter lock in its array loops: the machines of a large sweep
     # are evaluated side by side, one per core

@@ -286,8 +286,7 @@ def evaluate_sweep_on(operation: Operation, machines: list[Hardware], sweep: Swe
     out: list[SweepResult] = []
     for hardware, arrays in zip(machines, roofline_sweep_machines(
             operation, machines, **{sweep.param: values}), strict=True):
-        arrays = {k: np.broadcast_to(np.asarray(v), values.shape).copy()
-                  for k, v in arrays.items()}
+        arrays = {k: _own(v, values.shape) for k, v in arrays.items()}
         ceiling = hardware.ceiling(precision, counts.unit)
         out.append(SweepResult(
             operation=operation.name,
@@ -307,6 +306,15 @@ def evaluate_sweep_on(operation: Operation, machines: list[Hardware], sweep: Swe
             calibrated=calibrated_for(operation.kind, operation.params, hardware),
         ))
     return out
+
+
+def _own(value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` as an array of ``shape`` of its own (writable, shared with nothing): a copy,
+    spread over the shape where it is a scalar or broadcasts to it."""
+    a = np.asarray(value)
+    if a.shape == shape:  # (every result of a one-parameter sweep: no broadcast to set up)
+        return a.copy()
+    return np.broadcast_to(a, shape).copy()
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from workbench.model.chart.sweep_cache import cache_sweeps, cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import BOUND_NAMES
 from workbench.model.roofline import sweep as roofline_sweep
+from workbench.model.roofline import sweep_machines as roofline_sweep_machines
 from workbench.model.session import OperationEntry, Session
 from workbench.model.units import format_number, format_quantity
 
@@ -244,6 +245,47 @@ def _drawable(x: float, y: float) -> bool:
     return math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0
 
 
+def _crossing_xy(op, hw, param: str, found: Sequence[Crossing]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Intensity and attainable FLOP/s of ``op`` on ``hw`` at each crossing ``found``."""
+    at = roofline_sweep(op, hw, **{param: np.asarray([c.value for c in found])})
+    return (np.broadcast_to(np.asarray(at["intensity"], float), (len(found),)),
+            np.broadcast_to(np.asarray(at["attainable_flops"], float), (len(found),)))
+
+
+def _crossing_points(op, machines: Sequence[Any], sweep) -> dict[int, tuple]:
+    """:func:`_crossing_xy` of each of ``machines`` (:class:`Hardware`) with remembered
+    crossings, by ``id`` of the machine, all from one evaluation: every machine at every
+    crossing's value (the FLOPs and bytes counted once; each value's figures are worked out
+    on their own, the same as on one machine alone). Empty where one cannot be evaluated:
+    each is then evaluated by itself."""
+    with_crossings = []
+    for hw in machines:
+        try:
+            _result, found = cached_sweep(op, hw, sweep)
+        except COUNTING_ERRORS:  # (a SweepError is one: said by the caller)
+            return {}
+        if found:
+            with_crossings.append((hw, found))
+    if len(with_crossings) < 2:
+        return {}
+    values = np.asarray([c.value for _hw, found in with_crossings for c in found])
+    try:
+        evaluated = roofline_sweep_machines(op, [hw for hw, _found in with_crossings],
+                                            **{sweep.param: values})
+    except COUNTING_ERRORS:
+        return {}
+    out: dict[int, tuple] = {}
+    start = 0
+    for (hw, found), at in zip(with_crossings, evaluated, strict=True):
+        own = slice(start, start + len(found))
+        start += len(found)
+        out[id(hw)] = (np.broadcast_to(np.asarray(at["intensity"], float), values.shape)[own],
+                       np.broadcast_to(np.asarray(at["attainable_flops"], float),
+                                       values.shape)[own])
+    return out
+
+
 def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any], color: str
                 ) -> tuple[list[SweepPath], list[str]]:
     """The paths of one swept operation on each of ``machines`` (objects with ``hw_id``,
@@ -258,7 +300,9 @@ def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any]
     by_id = {h.id: h for h in session.hardware}
     paths: list[SweepPath] = []
     notes: list[str] = []
-    cache_sweeps(op, [by_id[m.hw_id].hardware for m in machines if m.hw_id in by_id], sweep)
+    hws = [by_id[m.hw_id].hardware for m in machines if m.hw_id in by_id]
+    cache_sweeps(op, hws, sweep)
+    at_crossings = _crossing_points(op, hws, sweep)
     for mark in machines:
         hw_entry = by_id.get(mark.hw_id)
         if hw_entry is None:
@@ -286,9 +330,7 @@ def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any]
 
         marks: list[CrossingMark] = []
         if found:
-            at = roofline_sweep(op, hw, **{sweep.param: np.asarray([c.value for c in found])})
-            cx = np.broadcast_to(np.asarray(at["intensity"], float), (len(found),))
-            cy = np.broadcast_to(np.asarray(at["attainable_flops"], float), (len(found),))
+            cx, cy = at_crossings.get(id(hw)) or _crossing_xy(op, hw, sweep.param, found)
             for c, x, y in zip(found, cx, cy, strict=True):
                 if not _drawable(float(x), float(y)):
                     continue

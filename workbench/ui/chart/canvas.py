@@ -595,7 +595,7 @@ class RooflineCanvas(QWidget):
     def rebuild(self, fit: bool = False, honour_view_range: bool = True) -> None:
         """Rebuild the scene and sync every item to it (reusing items)."""
         session = self.workspace.document.session
-        scene = build_scene(session, self._pairs(), self.figure_kernels)
+        scene = self._new_scene(session)
         self._scene = scene
         theme = get_theme(session.view.theme)
         if theme != self.styles.theme_set:
@@ -636,6 +636,10 @@ class RooflineCanvas(QWidget):
             self.labels.hold_until_shown()
         self.session_view.count_outside()
         self.session_view.show_not_drawn(scene.notes)
+
+    def _new_scene(self, session) -> Scene:
+        """The scene of ``session``, its pairs evaluated (what :meth:`rebuild` draws)."""
+        return build_scene(session, self._pairs(), self.figure_kernels)
 
     def _update_operation(self, op_id: int) -> bool:
         """Move one operation's points and label after a parameter edit. Returns False when

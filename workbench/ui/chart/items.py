@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
+import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -86,6 +87,7 @@ class Label(pg.TextItem):
         current = item.document()
         if text == current.toPlainText():
             return
+        self._html = None
         spare = self._spare
         if spare is not None and not _alike(spare, current):  # (a new font or width)
             spare.deleteLater()
@@ -104,9 +106,17 @@ class Label(pg.TextItem):
         self._spare = current
         self.updateTextPos()
 
+    #: the markup last said by :meth:`setHtml`, while the text item still shows it
+    _html: str | None = None
+
     def setHtml(self, html: str) -> None:
-        if self.toHtml() != html:
-            self._plain = False
+        """Say ``html``, laid out anew only when it is not the markup said last (Qt's own
+        markup of a text is never the markup it was given: compared with that, the stacked
+        crossings' texts were laid out and drawn again at every redraw)."""
+        if html == self._html:
+            return
+        self._plain = False
+        self._html = html
         super().setHtml(html)
 
     def setFont(self, *args) -> None:
@@ -199,6 +209,24 @@ class Spots(pg.ScatterPlotItem):
     _rect_for: tuple = ()
     _rect: QRectF | None = None
 
+    #: what :meth:`show_data` last set (``None`` once anything else set the data)
+    _given: dict | None = None
+
+    def setData(self, *args, **kwargs) -> None:
+        self._given = None
+        super().setData(*args, **kwargs)
+
+    def show_data(self, **data) -> None:
+        """``setData(**data)``, unless these are the points and looks it was last given
+        here: an unchanged scatter set again is laid out and drawn again (the crossings of
+        a swept operation sit on the ridges' corners whatever its other dimensions)."""
+        if self._given is not None and _same_data(self._given, data):
+            return
+        self.setData(**data)
+        self._given = {key: value.copy() if isinstance(value, np.ndarray)
+                       else list(value) if isinstance(value, list) else value
+                       for key, value in data.items()}
+
     def boundingRect(self) -> QRectF:
         # (asked for many times a repaint, each time working out the size of a view pixel:
         # the same while the data bounds, the widest spot and the view's scale are)
@@ -209,6 +237,22 @@ class Spots(pg.ScatterPlotItem):
             self._rect = super().boundingRect()
             self._rect_for = key
         return QRectF(self._rect)
+
+
+def _same_data(given: dict, data: dict) -> bool:
+    """Whether ``data`` (arrays, lists of pens or brushes, plain values) is what was
+    ``given``, value for value."""
+    if given.keys() != data.keys():
+        return False
+    for key, value in data.items():
+        old = given[key]
+        if isinstance(value, np.ndarray) or isinstance(old, np.ndarray):
+            if not (isinstance(value, np.ndarray) and isinstance(old, np.ndarray)
+                    and value.dtype == old.dtype and np.array_equal(value, old)):
+                return False
+        elif type(value) is not type(old) or value != old:
+            return False
+    return True
 
 
 def curve(**kwargs) -> pg.PlotCurveItem:

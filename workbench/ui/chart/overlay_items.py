@@ -664,10 +664,11 @@ class OverlayLayer:
 
 def _set_spots(spots: Spots, **data) -> None:
     """``spots.setData(**data)``, but a scatter that shows no point and gets none again is
-    left as it is (most charts have no measured points: each redraw set them empty)."""
+    left as it is (most charts have no measured points: each redraw set them empty), and
+    so is one given the points and looks it shows (:meth:`Spots.show_data`)."""
     if not len(data["x"]) and not len(spots.getData()[0]):
         return
-    spots.setData(**data)
+    spots.show_data(**data)
 
 
 def _halfway(color: str, background: str) -> str:

@@ -255,11 +255,13 @@ class TagsAndKey:
 
     #: a tag that found no place joins a placed one's text this many marker sizes away
     STRAY_REACH = 4.0
+    #: of the placed tags within reach, the nearest this many are tried, nearest first
+    STRAY_HOSTS = 3
 
     def attach_strays(self) -> None:
-        """A tag that found no place by its crowd of markers joins the text of the nearest
-        placed tag (within :attr:`STRAY_REACH` marker sizes), when that text still finds a
-        place with it."""
+        """A tag that found no place by its crowd of markers joins the text of a placed tag
+        within :attr:`STRAY_REACH` marker sizes: the nearest whose text still finds a place
+        with it (of the :attr:`STRAY_HOSTS` nearest)."""
         layout = self._text_layout
         if layout is None or len(self._key_tags) < 2:
             return
@@ -274,35 +276,44 @@ class TagsAndKey:
         joined = set(self._joined)
         for op_id, here in zip(strays, self._pixels(strays), strict=True):
             near = sorted((_pixel_gap(here, at), host) for host, at in hosts.items())
-            if not near or near[0][0] > reach:
-                continue
-            host = near[0][1]
-            group = self.crowd_of(host)
-            label = self._labels[host]
-            old_text, old_request = label.toPlainText(), self._entry(("point", host))[1]
-            own = self.crowd_of(op_id)  # (a stray crowd: all its tags)
-            longer = crowd_text([self._key_tags[o] for o in [*group, *own]])
-            layout.remove(("point", host))
-            if not self._canvas.labels.fits_plot(label, longer):
-                # (no place in the plot holds the longer text: the host placed again as it
-                # is, its label left as it was)
-                self._apply(label, layout.place(old_request))
-                continue
-            label.setText(longer)
-            request = self._point_request(host, label, old_request.order)
-            placement = layout.place(request)
-            if placement is None:  # no room for the longer text: as it was
-                label.setText(old_text)
-                self._apply(label, layout.place(old_request))
-                continue
-            self._set_entry(("point", host), label, request)
-            self._apply(label, placement)
-            self._groups[host] = [*group, *own]
-            self._groups.pop(op_id, None)
-            joined.update(own)
-            self._labels[op_id].setVisible(False)
+            for gap, host in near[:self.STRAY_HOSTS]:
+                if gap > reach:
+                    break
+                own = self.crowd_of(op_id)  # (a stray crowd: all its tags)
+                if self._join_stray(host, own):
+                    self._groups.pop(op_id, None)
+                    joined.update(own)
+                    self._labels[op_id].setVisible(False)
+                    break
         self._joined = frozenset(joined)
         self._redraw_leaders()
+
+    def _join_stray(self, host, own: list) -> bool:
+        """Give the placed tag text of ``host`` the tags of ``own`` too, where the longer
+        text finds a place by the host's markers; else leave it as it was (placed again
+        where it was). True when joined."""
+        layout = self._text_layout
+        group = self.crowd_of(host)
+        label = self._labels[host]
+        old_text, old_request = label.toPlainText(), self._entry(("point", host))[1]
+        longer = crowd_text([self._key_tags[o] for o in [*group, *own]])
+        layout.remove(("point", host))
+        if not self._canvas.labels.fits_plot(label, longer):
+            # (no place in the plot holds the longer text: the host placed again as it is,
+            # its label left as it was)
+            self._apply(label, layout.place(old_request))
+            return False
+        label.setText(longer)
+        request = self._point_request(host, label, old_request.order)
+        placement = layout.place(request)
+        if placement is None:  # no room for the longer text: as it was
+            label.setText(old_text)
+            self._apply(label, layout.place(old_request))
+            return False
+        self._set_entry(("point", host), label, request)
+        self._apply(label, placement)
+        self._groups[host] = [*group, *own]
+        return True
 
     def _join_tags(self) -> None:
         """Give operations whose markers touch one tag text between them (on screen and in

@@ -149,9 +149,12 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
     _running_app()
     roomier = None  # (a fitted view with room over the top for tags, and what it told)
     kernels = first_kernels(fig)
+    shown = None  # (the last pass: the next one lays the same session out again)
     for _ in range(6 + KERNEL_TRIES):
-        with _offscreen_canvas(session, fig, theme, roomier[0] if roomier else view_range,
-                               kernels) as canvas:
+        made = _offscreen_canvas(session, fig, theme, roomier[0] if roomier else view_range,
+                                 kernels, shown)
+        with made as canvas:
+            shown = made
             taller = _taller_for_key(canvas, fig)
             untold = canvas.key.untold() if taller is None else 0
             if taller is None and untold and view_range is None and roomier is None:
@@ -170,7 +173,7 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
                 break  # (no better with the room: the fitted view, below)
         fig = taller
     # (laid out again: the canvas kept for the next figure is the one this figure shows)
-    with _offscreen_canvas(session, fig, theme, view_range, kernels) as canvas:
+    with _offscreen_canvas(session, fig, theme, view_range, kernels, shown) as canvas:
         return _svg_of(canvas, session, fig, theme, transparent, drawn), fig
 
 
@@ -292,8 +295,8 @@ def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
     """The marks of the chart to name in its SVG, where they are on the page: each drawn
     point (``class="rw-pt"``, ``data-pts="op:hw …"``, the operations drawn there), measured
     point (``rw-ms``, ``data-ms="measurement:hw"``), ridge (``rw-ridge``, ``data-hw``,
-    ``data-precision``), roof (``rw-roof``, ``data-hw``, ``data-kind``, ``data-name``) and
-    point label (``rw-label``, ``data-op``)."""
+    ``data-precision``), roof (``rw-roof``, ``data-hw``, ``data-kind``, ``data-name``),
+    point label (``rw-label``, ``data-op``) and its leader (``rw-leader``, ``data-op``)."""
     import numpy as np
     from PySide6.QtCore import QPointF
 
@@ -318,9 +321,19 @@ def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
             marks.append(SvgMark("marker", (where,), {"class": "rw-pt", "data-pts": " ".join(keys)}))
     scene = canvas.scene_model
     names = {p.op_id: p.label for p in scene.points} if scene is not None else {}
+    layout = canvas.labels.text_layout
+    placed = layout.placed if layout is not None else {}
     for op_id, text, _x, _y in canvas.label_items():
         if text == names.get(op_id):  # (not a key's number, which may stand for several)
             marks.append(SvgMark("text", (), {"class": "rw-label", "data-op": str(op_id)}, text))
+            placement = placed.get(("point", op_id))
+            if placement is not None and placement.leader is not None:
+                # its leader goes with it (hidden with the operation on the page)
+                x0, y0, x1, y1 = placement.leader
+                ends = (((x0 - source.left()) * sx, (y0 - source.top()) * sy),
+                        ((x1 - source.left()) * sx, (y1 - source.top()) * sy))
+                marks.append(SvgMark("line", ends, {"class": "rw-leader",
+                                                    "data-op": str(op_id)}))
     measured = list(scene.measured) if scene is not None else []
     for item in canvas.measured_items():
         mark = next((m for m in measured if (m.name, m.hw_id, m.op_id)
@@ -363,18 +376,23 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
     logical size, fitted (or showing ``view_range``), labels placed, not shown on screen."""
 
     def __init__(self, session, fig: FigureSize, theme: str, view_range,
-                 kernels: int | None = None) -> None:
+                 kernels: int | None = None, shown: _offscreen_canvas | None = None) -> None:
         from workbench.ui.chart.theme import THEMES
 
         if theme not in THEMES:
             raise ExportError(f"unknown theme {theme!r} (choose from {', '.join(THEMES)})")
+        self.fig = fig
+        self.view_range = view_range
+        self.kernels = kernels
+        #: the canvas of the last pass of this figure (the same session and theme), kept
+        self._shown = shown.canvas if shown is not None else None
+        if shown is not None:
+            self.session = shown.session  # (the copy it shows, unchanged)
+            return
         self.session = copy.deepcopy(session)
         self.session.view.theme = theme
         if theme == "presentation":  # a figure for a room: every point says what it is
             self.session.view.labels = True
-        self.fig = fig
-        self.view_range = view_range
-        self.kernels = kernels
 
     def __enter__(self):
         from workbench.document import Document
@@ -382,18 +400,20 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
 
         skips = self.session.view.theme == "presentation"
         warm = _warm_canvas()
+        # the same session on the canvas kept from the last pass: set again, not replaced
+        again = warm is not None and self._shown is not None and warm[1] is self._shown
         if warm is None:
             self.workspace = Workspace(Document(self.session))
             self.canvas = _figure_canvas_class()(self.workspace, legend_skips_labelled=skips)
         else:  # the last figure's canvas, its items reused: only the session changes
             self.workspace, self.canvas = warm
         try:
-            return self._prepare(skips, warm is not None)
+            return self._prepare(skips, warm is not None, again)
         except BaseException as exc:  # nothing half-made is kept, nor left shown
             self.__exit__(type(exc), exc, exc.__traceback__)
             raise
 
-    def _prepare(self, skips: bool, warm: bool):
+    def _prepare(self, skips: bool, warm: bool, again: bool = False):
         from PySide6.QtCore import Qt
         from PySide6.QtGui import QImage
         from PySide6.QtWidgets import QApplication
@@ -406,7 +426,10 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
             canvas.hold_layout = True
             with canvas.rebuilds_held():  # one rebuild, below, not one per change signal
                 self.workspace.selection.select(None)
-                self.workspace.document.replace_session(self.session)
+                if again:  # (the scene it drew is drawn again: the document is unchanged)
+                    canvas.show_again()
+                else:
+                    self.workspace.document.replace_session(self.session)
         # axis titles are never set below a readable size on the page
         canvas.figure_type_scale = self.fig.boost
         canvas.figure_key_share = self.fig.key_share or KEY_SHARE[0]

@@ -30,6 +30,10 @@ class FigureCanvas(RooflineCanvas):
     hold_layout = True
 
     def __init__(self, workspace, legend_skips_labelled: bool = False) -> None:
+        #: the last scene built, with the kernels it was built for: drawn again by a rebuild
+        #: while the document has not changed since (a figure laid out again at another
+        #: view or size: see :meth:`show_again`)
+        self._built: tuple | None = None
         super().__init__(workspace)
         self.holding = False
         self.legend_skips_labelled = legend_skips_labelled
@@ -46,6 +50,24 @@ class FigureCanvas(RooflineCanvas):
     def rebuild(self, *args, **kwargs) -> None:
         if not self.holding:
             super().rebuild(*args, **kwargs)
+
+    def _new_scene(self, session):
+        built = self._built
+        if built is not None and built[0] == self.figure_kernels:
+            return built[1]
+        scene = super()._new_scene(session)
+        self._built = (self.figure_kernels, scene)
+        return scene
+
+    def _on_change(self, change) -> None:
+        self._built = None  # (the document changed: its scene is built anew)
+        super()._on_change(change)
+
+    def show_again(self) -> None:
+        """Ready the chart of the session it shows to be drawn anew, as after that session
+        was set again (the change of session forgets the legend's place and rows; the next
+        rebuild draws the same scene, not built again: nothing in the document changed)."""
+        self.session_view.forget_session()
 
     def layout_annotations(self) -> None:
         if not self.hold_layout:

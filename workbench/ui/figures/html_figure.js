@@ -208,10 +208,10 @@
       it.el.setAttribute("display", on ? "inline" : "none");
       if (it.hit) it.hit.setAttribute("display", on ? "inline" : "none");
     });
-    // an operation's name on the chart goes with the last of its points
+    // an operation's name on the chart (and its leader) goes with the last of its points
     var named = {};
     Object.keys(data.points).forEach(function (k) { if (shown(data.points[k])) named[data.points[k].op] = true; });
-    Array.prototype.forEach.call(svg.querySelectorAll(".rw-label"), function (t) {
+    Array.prototype.forEach.call(svg.querySelectorAll(".rw-label, .rw-leader"), function (t) {
       t.setAttribute("display", named[t.getAttribute("data-op")] ? "inline" : "none");
     });
     rows.forEach(function (tr) {

@@ -37,7 +37,7 @@ from workbench.model.chart.overlay_data import value_text
 from workbench.model.chart.scene import machine_entries
 from workbench.model.chart.sweep_cache import cache_sweeps, cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
-from workbench.model.roofline import sweep as roofline_sweep
+from workbench.model.roofline import sweep_machines as roofline_sweep_machines
 from workbench.model.session import MARKERS
 from workbench.model.sweeps import SweepError
 from workbench.model.units import format_quantity
@@ -359,11 +359,19 @@ class SweepPlot(QWidget):
         self._drawn, self._marks = [], []
         ys_all: list[np.ndarray] = []
         legend_entries = []
-        for n, (index, hw_entry, result, found) in enumerate(curves):
+        # each curve runs through the grid, the samples and its own crossings: all machines
+        # are evaluated at once, at every curve's values (the FLOPs and bytes counted once),
+        # and each curve takes its own
+        denses = [np.unique(np.concatenate([grid, values, [c.value for c in found]]))
+                  for _index, _hw, _result, found in curves]
+        every = np.unique(np.concatenate(denses))
+        evaluated = roofline_sweep_machines(op, [hw_entry.hardware for _i, hw_entry, *_r
+                                                 in curves], **{sweep.param: every})
+        for n, ((index, hw_entry, result, found), dense, at) in enumerate(
+                zip(curves, denses, evaluated, strict=True)):
             color = theme.roof_color(index)
-            dense = np.unique(np.concatenate([grid, values, [c.value for c in found]]))
-            at = roofline_sweep(op, hw_entry.hardware, **{sweep.param: dense})
-            dense_y = np.broadcast_to(np.asarray(at[key], float), dense.shape)
+            dense_y = np.broadcast_to(np.asarray(at[key], float),
+                                      every.shape)[np.searchsorted(every, dense)]
             sample_y = np.asarray(result[key], float)
             keep = np.isfinite(dense_y) & (dense_y > 0)
             line = self._take(self._lines, n, lambda: pg.PlotCurveItem(antialias=True))
