@@ -23,10 +23,6 @@ from workbench.model.chart.scene import (
     Scene,
     build_scene,
     decade_range,
-    drawn_pairs,
-    mark_fields,
-    marks_of,
-    operation_points,
 )
 from workbench.model.hardware import Hardware
 from workbench.model.operations import Operation
@@ -259,39 +255,6 @@ def test_points_are_whole_point_marks():
         assert point == made and hash(point) == hash(made)
         with pytest.raises(FrozenInstanceError):
             point.x = 1.0
-
-
-def test_marks_made_from_a_shared_row_are_those_of_each_operation():
-    """The marks a whole model's edit makes from the fields of a row its operations share
-    are, field by field and in the fields' order, those made for each operation alone: its
-    own id, colour and name, its name on the highest point when it carries one; each mark
-    its own (frozen, no field shared with another mark)."""
-    session = make([teaching(), get_preset("h100-sxm")],
-                   [custom("a", 1e12, 1e12), custom("b", 1e12, 1e12)])
-    a, b = session.operations
-    b.label = False
-    markers = {hw.id: marker for hw, marker in zip(session.hardware, ("o", "star"), strict=True)}
-    pairs = [p for p in evaluate_session(session) if p.operation is a]
-    drawn = drawn_pairs(pairs, markers)
-    row = mark_fields(drawn)
-    names = [f.name for f in fields(PointMark)]
-    made = []
-    for entry, color in ((a, "#123456"), (b, "#654321")):
-        for wants in (True, False):
-            expected = operation_points(entry, pairs, color, markers, show_labels=wants)
-            marks = marks_of(entry.id, entry.operation.name, color,
-                             wants and bool(entry.label), row)
-            assert marks == expected
-            assert [vars(m) for m in marks] == [vars(m) for m in expected]
-            assert all(list(vars(m)) == names for m in marks)
-            made += marks
-    # (a's name on its higher point, the H100's: 3.35 TB/s beats 1 TB/s at I = 1; b carries
-    # none, nor a when names are not shown)
-    assert [m.show_label for m in made] == [False, True] + [False] * 6
-    assert {m.op_id for m in made} == {a.id, b.id} and {m.label for m in made} == {"a", "b"}
-    assert len({id(vars(m)) for m in made}) == len(made)
-    with pytest.raises(FrozenInstanceError):
-        made[0].x = 1.0
 
 
 def test_one_label_per_operation_on_its_highest_point():

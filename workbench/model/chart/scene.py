@@ -72,8 +72,7 @@ __all__ = [
     "Scene",
     "build_scene",
     "drawn_pairs",
-    "mark_fields",
-    "marks_of",
+    "drawn_points",
     "operation_points",
     "point_tooltip",
     "ridge_label",
@@ -446,40 +445,16 @@ def operation_points(
     if drawn is None:
         drawn = drawn_pairs(pairs, markers)
     wants_label = bool(show_labels and entry.label and labels_allowed)
-    op_id, name = entry.id, entry.operation.name
+    return drawn_points(entry.id, entry.operation.name, color, wants_label, drawn)
+
+
+def drawn_points(op_id: int, name: str, color: str, wants_label: bool,
+                 drawn: list[tuple]) -> list[PointMark]:
+    """The points of operation ``op_id`` named ``name`` that show ``drawn``
+    (:func:`drawn_pairs`); the highest carries the name when ``wants_label``."""
     return [PointMark(op_id, hw_id, x, y, color, marker, name, wants_label and highest, bound,
                       precision, machine, r)
             for hw_id, x, y, marker, bound, precision, machine, r, highest in drawn]
-
-
-def mark_fields(drawn: list[tuple]) -> list[tuple[dict, bool]]:
-    """Each point of :func:`drawn_pairs` as the fields of its :class:`PointMark` but the
-    operation's own (id, colour, name, whether it carries the name), and whether it is the
-    highest: made once for the operations that share a row of pairs (a model's layers)."""
-    return [({"op_id": 0, "hw_id": hw_id, "x": x, "y": y, "color": "", "marker": marker,
-              "label": "", "show_label": False, "bound": bound, "precision_used": precision,
-              "machine": machine, "result": r}, highest)
-            for hw_id, x, y, marker, bound, precision, machine, r, highest in drawn]
-
-
-def marks_of(op_id: int, name: str, color: str, wants_label: bool,
-             fields: list[tuple[dict, bool]]) -> list[PointMark]:
-    """The points of operation ``op_id`` named ``name`` from :func:`mark_fields`: what
-    :func:`operation_points` makes, each mark's fields a copy of the row's (a whole model's
-    edit makes thousands of marks from a few rows: a copied dictionary is cheaper than
-    twelve arguments)."""
-    out = []
-    for row, highest in fields:
-        own = row.copy()
-        own["op_id"], own["color"], own["label"] = op_id, color, name
-        own["show_label"] = wants_label and highest
-        mark = _new(PointMark)
-        _set(mark, "__dict__", own)  # (frozen: set as the dataclass's own __init__ does)
-        out.append(mark)
-    return out
-
-
-_new, _set = object.__new__, object.__setattr__
 
 
 def _order(precision: str) -> int:

@@ -20,7 +20,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QBrush, QPen
 
-from workbench.model.chart.scene import PointMark, Scene, drawn_pairs, mark_fields, marks_of
+from workbench.model.chart.scene import PointMark, Scene, drawn_pairs, drawn_points
 from workbench.model.hardware import roof_name
 from workbench.ui.chart.axes import to_data, to_view
 from workbench.ui.chart.items import Pool, Spots
@@ -262,8 +262,8 @@ class PointLayer:
                 entries.append(entry)
         # (operations with the same counts, as a model's layers, share one row of pairs)
         shared = results.shared_rows(entries, hw_ids)
-        # id of a row → its usage, its points' fields, the machine of its highest point, the
-        # machines of its points, their x and y
+        # id of a row → its usage, what its points show, the machine of its highest point,
+        # the machines of its points, their x and y
         of_row: dict[int, tuple[frozenset, list, int | None, list, list, list]] = {}
         label_keys = {}
         wants_labels = bool(show_labels and scene.labels_allowed)
@@ -281,10 +281,10 @@ class PointLayer:
                                                             p.result.unit), p.result.level)
                                   for p in pairs if p.result is not None)
                 known = of_row[id(pairs)] = (
-                    self._usage_kept.setdefault(usage, usage), mark_fields(drawn),
+                    self._usage_kept.setdefault(usage, usage), drawn,
                     next((d[0] for d in drawn if d[-1]), None),
                     [d[0] for d in drawn], [d[1] for d in drawn], [d[2] for d in drawn])
-            usage, fields, top, machines, row_xs, row_ys = known
+            usage, drawn, top, machines, row_xs, row_ys = known
             # (the point that carries its name, or its tag: the highest, see label_key)
             label_keys[op_id] = (op_id, top)
             # (usages are kept once each, as the same object: a model's thousand operations
@@ -301,8 +301,8 @@ class PointLayer:
             # (the same points, on the same machines: else a rebuild)
             if not old_keys or [k[1] for k in old_keys] != machines:
                 return None
-            points = marks_of(op_id, entry.operation.name, marks[old_keys[0]].color,
-                              wants_labels and bool(entry.label), fields)
+            points = drawn_points(op_id, entry.operation.name, marks[old_keys[0]].color,
+                                  wants_labels and bool(entry.label), drawn)
             updates[op_id] = points
             keys += old_keys
             xs += row_xs
