@@ -57,32 +57,11 @@ from workbench.model.session import (
 from workbench.model.units import format_number, format_quantity
 
 __all__ = [
-    "X_TITLE",
-    "Y_TITLE",
-    "short_axis_title",
-    "MAX_LABELS",
-    "MAX_LEGEND_OPERATIONS",
-    "MachineMark",
-    "Roof",
-    "Ridge",
-    "Region",
-    "PointMark",
-    "LegendEntry",
-    "Reference",
-    "Scene",
-    "build_scene",
-    "drawn_pairs",
-    "drawn_points",
-    "operation_points",
-    "point_tooltip",
-    "ridge_label",
-    "decade_range",
-    "operation_colors",
-    "machine_entries",
-    "short_name",
-    "whose_texts",
-    "overlay_extent",
-    "measured_legend",
+    "X_TITLE", "Y_TITLE", "short_axis_title", "MAX_LABELS", "MAX_LEGEND_OPERATIONS",
+    "MachineMark", "Roof", "Ridge", "Region", "PointMark", "LegendEntry", "Reference", "Scene",
+    "build_scene", "drawn_pairs", "drawn_points", "operation_points", "point_tooltip",
+    "ridge_label", "decade_range", "operation_colors", "machine_entries", "short_name",
+    "whose_texts", "overlay_extent", "measured_legend",
 ]
 
 #: Axis titles, with units.
