@@ -140,3 +140,24 @@ def open_canvas(qtbot, path: Path, size: tuple[int, int]):
     QApplication.processEvents()
     canvas.relayout()
     return canvas
+
+
+def keystroke_done() -> None:
+    """The event loop after an edit set as the editor sets it: the repaint, then the
+    editor's queued derivation and the sweep's crossings."""
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.processEvents()
+    QApplication.processEvents()
+
+
+def open_sweep_example(open_window, qtbot):
+    """The critical-batch example with the sweep plot raised and the first operation
+    selected, as the user types in it."""
+    path = next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yaml")
+    win = open_window(path, size=(1366, 768))
+    win.sweep_dock.raise_()
+    win.workspace.selection.select(win.document.session.operations[0].id)
+    qtbot.waitUntil(lambda: not win.sweep_plot.is_empty(), timeout=HANG_GUARD_S * 1000)
+    keystroke_done()
+    return win

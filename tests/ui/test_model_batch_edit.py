@@ -22,6 +22,15 @@ def window(gpu_window, qtbot):
     return gpu_window
 
 
+def _add_llama_8b(win, view: str):
+    """Llama-3.1-8B decoding at batch 1 added to the window's session, shown as ``view``:
+    the session's model."""
+    win.add_model(ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                             Setup("decode", 1, 4096, 4096), view=view))
+    (model,) = win.document.session.models
+    return model
+
+
 def _engine_points(win, op_ids):
     """(op, machine) → (intensity, attainable FLOP/s), evaluated afresh from the document
     (not through the app's result cache)."""
@@ -98,10 +107,7 @@ def test_name_moves_to_the_point_that_is_highest_after_a_batch_edit(open_window,
                                       memory={"hbm": 1e12}))
     win.document.add_machine(Hardware("Bandwidth", compute={"bf16": 100e12},
                                       memory={"hbm": 4e12}))
-    model = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
-                       Setup("decode", 1, 4096, 4096), view="layers")
-    win.add_model(model)
-    (model,) = win.document.session.models
+    model = _add_llama_8b(win, "layers")
     compute, bandwidth = (e.id for e in win.document.session.hardware)
     highest = {}
     for batch in (1, 512):
@@ -118,10 +124,7 @@ def test_every_layer_keeps_its_own_name_and_coincident_points_are_one_spot(qtbot
     each point still names its own operation and carries that operation's figures, and
     the points that coincide exactly are drawn as one spot per machine."""
     win = window
-    model = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
-                       Setup("decode", 1, 4096, 4096), view="all")
-    win.add_model(model)
-    (model,) = win.document.session.models
+    model = _add_llama_8b(win, "all")
     win.document.set_model(model.id, batch=16)
     qtbot.wait(10)
 
@@ -176,10 +179,7 @@ def test_each_marker_lies_within_its_items_bounds_after_edits_and_a_zoom(qtbot, 
     from workbench.ui.chart.items import Spots
 
     win = window
-    model = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
-                       Setup("decode", 1, 4096, 4096), view="layers")
-    win.add_model(model)
-    (model,) = win.document.session.models
+    model = _add_llama_8b(win, "layers")
     canvas = win.canvas
 
     def check() -> int:
@@ -232,10 +232,7 @@ def test_spots_follow_each_edit_in_the_order_of_their_last_points(qtbot, window)
     are after each batch edit, its undo and redo, in the points' order (a spot drawn where
     the last of its points would be: what lies on top is the same as with one spot each)."""
     win = window
-    model = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
-                       Setup("decode", 1, 4096, 4096), view="all")
-    win.add_model(model)
-    (model,) = win.document.session.models
+    model = _add_llama_8b(win, "all")
     canvas = win.canvas
     points = canvas.points
     win.document.set_model(model.id, batch=16)

@@ -5,29 +5,12 @@ the grid's lines are the roofs' and each path's cells worked out afresh."""
 from __future__ import annotations
 
 import numpy as np
-from conftest import EXAMPLES, HANG_GUARD_S
+from conftest import keystroke_done, open_sweep_example
 from PySide6.QtWidgets import QApplication
 
 from workbench.ui.chart.labels import AIR, CELL
 
-CRITICAL_BATCH = next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yaml")
 PATH_HALF = 0.8 + AIR  # half a sweep path's width, grown by the air texts keep from it
-
-
-def _shown(open_window, qtbot):
-    """The example with the sweep plot raised and the first operation selected, as the
-    user types in it."""
-    win = open_window(CRITICAL_BATCH, size=(1366, 768))
-    win.sweep_dock.raise_()
-    win.workspace.selection.select(win.document.session.operations[0].id)
-    qtbot.waitUntil(lambda: not win.sweep_plot.is_empty(), timeout=HANG_GUARD_S * 1000)
-    _keystroke_done()
-    return win
-
-
-def _keystroke_done() -> None:
-    QApplication.processEvents()
-    QApplication.processEvents()
 
 
 def _paths(win) -> list[np.ndarray]:
@@ -53,7 +36,7 @@ def _lines_found_afresh(win):
 
 
 def test_the_sweep_paths_cells_are_those_of_the_paths_shown(open_window, qtbot):
-    win = _shown(open_window, qtbot)
+    win = open_sweep_example(open_window, qtbot)
     doc = win.document
     target = doc.session.operations[0]
     start = _paths(win)
@@ -62,7 +45,7 @@ def test_the_sweep_paths_cells_are_those_of_the_paths_shown(open_window, qtbot):
     assert np.array_equal(first, fresh)
 
     doc.set_param(target.id, "n", 2048)  # a keystroke: one operation's two paths move
-    _keystroke_done()
+    keystroke_done()
     moved = _paths(win)
     assert [np.array_equal(a, b) for a, b in zip(start, moved, strict=True)].count(False) == 2
     edited, fresh = _lines_found_afresh(win)
@@ -70,12 +53,12 @@ def test_the_sweep_paths_cells_are_those_of_the_paths_shown(open_window, qtbot):
     assert np.array_equal(edited, fresh)
 
     doc.set_param(target.id, "n", 512)  # and another
-    _keystroke_done()
+    keystroke_done()
     edited, fresh = _lines_found_afresh(win)
     assert np.array_equal(edited, fresh)
 
     doc.undo()  # back to the start (the edits are one step)
-    _keystroke_done()
+    keystroke_done()
     assert all(np.array_equal(a, b) for a, b in zip(_paths(win), start, strict=True))
     undone, fresh = _lines_found_afresh(win)
     assert np.array_equal(undone, first)

@@ -6,30 +6,13 @@ its undo and redo move the rings with them."""
 from __future__ import annotations
 
 import numpy as np
-from conftest import EXAMPLES, HANG_GUARD_S
+from conftest import keystroke_done, open_sweep_example
 from PySide6.QtGui import QPen
-from PySide6.QtWidgets import QApplication
 
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.sweeps import sweep_crossings
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.items import Spots
-
-CRITICAL_BATCH = next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yaml")
-
-
-def _shown(open_window, qtbot):
-    win = open_window(CRITICAL_BATCH, size=(1366, 768))
-    win.sweep_dock.raise_()
-    win.workspace.selection.select(win.document.session.operations[0].id)
-    qtbot.waitUntil(lambda: not win.sweep_plot.is_empty(), timeout=HANG_GUARD_S * 1000)
-    _keystroke_done()
-    return win
-
-
-def _keystroke_done() -> None:
-    QApplication.processEvents()
-    QApplication.processEvents()
 
 
 def _rings(win) -> list[tuple[float, float]]:
@@ -54,7 +37,7 @@ def _crossings_now(win) -> list[tuple[float, float]]:
 
 
 def test_a_dimension_typed_in_leaves_the_crossing_rings_as_they_are(open_window, qtbot):
-    win = _shown(open_window, qtbot)
+    win = open_sweep_example(open_window, qtbot)
     doc = win.document
     target = doc.session.operations[0]
     rings = win.canvas.overlays.crossing_marks
@@ -66,7 +49,7 @@ def test_a_dimension_typed_in_leaves_the_crossing_rings_as_they_are(open_window,
 
     for n in (8000, 8001, 8002):  # keystrokes: the paths move, the rings stay
         doc.set_param(target.id, "n", n)
-        _keystroke_done()
+        keystroke_done()
     moved = [np.concatenate(c.getData()) for c in win.canvas.overlays.sweep_curves]
     assert not all(np.array_equal(a, b) for a, b in zip(paths, moved, strict=True))
     assert _rings(win) == before == _crossings_now(win)
@@ -74,16 +57,16 @@ def test_a_dimension_typed_in_leaves_the_crossing_rings_as_they_are(open_window,
 
     # another element type: that operation's ridge corners, and its rings, move
     doc.set_param(target.id, "dtype", "int8")
-    _keystroke_done()
+    keystroke_done()
     assert len(sets) == 1
     int8 = _rings(win)
     assert int8 != before and int8 == _crossings_now(win)
 
     doc.undo()
-    _keystroke_done()
+    keystroke_done()
     assert _rings(win) == before == _crossings_now(win)
     doc.redo()
-    _keystroke_done()
+    keystroke_done()
     assert _rings(win) == int8 == _crossings_now(win)
     assert len(sets) == 3
 
@@ -119,7 +102,7 @@ def test_the_sweep_plots_curves_are_each_machines_own_after_every_keystroke(open
     """The sweep plot evaluates every machine's curve at once: each curve is still its own
     machine's figures, through its own crossings and not the other machine's, and follows
     each keystroke, its undo and its redo."""
-    win = _shown(open_window, qtbot)
+    win = open_sweep_example(open_window, qtbot)
     doc = win.document
     target = doc.session.operations[0]
     plot = win.sweep_plot
@@ -143,13 +126,13 @@ def test_the_sweep_plots_curves_are_each_machines_own_after_every_keystroke(open
     first = check()
     for n in (8000, 2048):
         doc.set_param(target.id, "n", n)
-        _keystroke_done()
+        keystroke_done()
         assert check() != first
     doc.undo()
-    _keystroke_done()
+    keystroke_done()
     assert check() == first
     doc.redo()
-    _keystroke_done()
+    keystroke_done()
     check()
 
 
@@ -158,7 +141,7 @@ def test_stacked_crossing_texts_are_laid_out_again_only_when_their_words_change(
     """Both swept operations cross each machine's ridge at its corner: one text there says
     both crossings. A keystroke that leaves its words as they were does not lay it out
     again; one that changes them shows the new words, and undo the old."""
-    win = _shown(open_window, qtbot)
+    win = open_sweep_example(open_window, qtbot)
     doc = win.document
     target = doc.session.operations[0]
     overlays = win.canvas.overlays
@@ -188,14 +171,14 @@ def test_stacked_crossing_texts_are_laid_out_again_only_when_their_words_change(
     before = words_now()
     for n in (8192, 8193):  # m* moves by less than its last digit shown: the same words
         doc.set_param(target.id, "n", n)
-        _keystroke_done()
+        keystroke_done()
     assert words_now() == before
     assert layouts == []
 
     doc.set_param(target.id, "n", 2048)  # a crossing said anew
-    _keystroke_done()
+    keystroke_done()
     changed = words_now()
     assert changed != before and layouts
     doc.undo()
-    _keystroke_done()
+    keystroke_done()
     assert words_now() == before
