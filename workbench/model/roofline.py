@@ -462,8 +462,7 @@ def sweep_machines(operation: Operation, machines: list[Hardware], **arrays: Any
                                latency=link_latency(counts, hardware,
                                                     hardware.level_for(level)))
 
-    if len(machines) < 2 or intensity.size < PARALLEL_MIN_SHAPES \
-            or min(len(machines), os.cpu_count() or 1) < 2:
+    if len(machines) < 2 or intensity.size < PARALLEL_MIN_SHAPES or (os.cpu_count() or 1) < 2:
         return [one(hardware) for hardware in machines]
     # numpy lets go of the interpreter lock in its array loops: the machines of a large sweep
     # are evaluated side by side, one per core

@@ -245,20 +245,18 @@ def _drawable(x: float, y: float) -> bool:
     return math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0
 
 
-def _crossing_xy(op, hw, param: str, found: Sequence[Crossing]
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Intensity and attainable FLOP/s of ``op`` on ``hw`` at each crossing ``found``."""
-    at = roofline_sweep(op, hw, **{param: np.asarray([c.value for c in found])})
-    return (np.broadcast_to(np.asarray(at["intensity"], float), (len(found),)),
-            np.broadcast_to(np.asarray(at["attainable_flops"], float), (len(found),)))
+def _xy(at: dict, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The intensity and attainable FLOP/s of a sweep's results ``at``, over ``shape``."""
+    return (np.broadcast_to(np.asarray(at["intensity"], float), shape),
+            np.broadcast_to(np.asarray(at["attainable_flops"], float), shape))
 
 
 def _crossing_points(op, machines: Sequence[Any], sweep) -> dict[int, tuple]:
-    """:func:`_crossing_xy` of each of ``machines`` (:class:`Hardware`) with remembered
-    crossings, by ``id`` of the machine, all from one evaluation: every machine at every
-    crossing's value (the FLOPs and bytes counted once; each value's figures are worked out
-    on their own, the same as on one machine alone). Empty where one cannot be evaluated:
-    each is then evaluated by itself."""
+    """The intensity and attainable FLOP/s (:func:`_xy`) at each remembered crossing of
+    each of ``machines`` (:class:`Hardware`), by ``id`` of the machine, all from one
+    evaluation: every machine at every crossing's value (the FLOPs and bytes counted once;
+    each value's figures are worked out on their own, the same as on one machine alone).
+    Empty where one cannot be evaluated: each is then evaluated by itself."""
     with_crossings = []
     for hw in machines:
         try:
@@ -280,9 +278,8 @@ def _crossing_points(op, machines: Sequence[Any], sweep) -> dict[int, tuple]:
     for (hw, found), at in zip(with_crossings, evaluated, strict=True):
         own = slice(start, start + len(found))
         start += len(found)
-        out[id(hw)] = (np.broadcast_to(np.asarray(at["intensity"], float), values.shape)[own],
-                       np.broadcast_to(np.asarray(at["attainable_flops"], float),
-                                       values.shape)[own])
+        x, y = _xy(at, values.shape)
+        out[id(hw)] = (x[own], y[own])
     return out
 
 
@@ -330,7 +327,9 @@ def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any]
 
         marks: list[CrossingMark] = []
         if found:
-            cx, cy = at_crossings.get(id(hw)) or _crossing_xy(op, hw, sweep.param, found)
+            cx, cy = at_crossings.get(id(hw)) or _xy(
+                roofline_sweep(op, hw, **{sweep.param: np.asarray([c.value for c in found])}),
+                (len(found),))
             for c, x, y in zip(found, cx, cy, strict=True):
                 if not _drawable(float(x), float(y)):
                     continue

@@ -276,10 +276,10 @@ class TagsAndKey:
         joined = set(self._joined)
         for op_id, here in zip(strays, self._pixels(strays), strict=True):
             near = sorted((_pixel_gap(here, at), host) for host, at in hosts.items())
+            own = self.crowd_of(op_id)  # (a stray crowd: all its tags)
             for gap, host in near[:self.STRAY_HOSTS]:
                 if gap > reach:
                     break
-                own = self.crowd_of(op_id)  # (a stray crowd: all its tags)
                 if self._join_stray(host, own):
                     self._groups.pop(op_id, None)
                     joined.update(own)

@@ -309,7 +309,10 @@ def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
         if not (math.isfinite(vx) and math.isfinite(vy)):
             return None
         p = vb.mapViewToScene(QPointF(vx, vy))
-        return ((p.x() - source.left()) * sx, (p.y() - source.top()) * sy)
+        return on_page(p.x(), p.y())
+
+    def on_page(x: float, y: float):  # (a point of the scene)
+        return ((x - source.left()) * sx, (y - source.top()) * sy)
 
     marks: list[SvgMark] = []
     spots: dict[tuple[float, float], list[str]] = {}
@@ -330,10 +333,8 @@ def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
             if placement is not None and placement.leader is not None:
                 # its leader goes with it (hidden with the operation on the page)
                 x0, y0, x1, y1 = placement.leader
-                ends = (((x0 - source.left()) * sx, (y0 - source.top()) * sy),
-                        ((x1 - source.left()) * sx, (y1 - source.top()) * sy))
-                marks.append(SvgMark("line", ends, {"class": "rw-leader",
-                                                    "data-op": str(op_id)}))
+                marks.append(SvgMark("line", (on_page(x0, y0), on_page(x1, y1)),
+                                     {"class": "rw-leader", "data-op": str(op_id)}))
     measured = list(scene.measured) if scene is not None else []
     for item in canvas.measured_items():
         mark = next((m for m in measured if (m.name, m.hw_id, m.op_id)
