@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
+
+from workbench.records import record
 
 __all__ = ["Change", "Command", "What"]
 
@@ -24,7 +25,7 @@ class What(StrEnum):
     STATE = "state"                # only the undo/modified state
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Change:
     """What an edit touched: a :class:`What`, the ids of the entries it touched and the
     fields it changed (a sweep edit is ``What.OPERATION`` with field ``"sweep"``)."""
@@ -38,7 +39,7 @@ class Change:
             raise TypeError(f"a change's kind must be a What, got {self.what!r}")
 
 
-@dataclass
+@record
 class Command:
     """An undoable edit: its menu text, how to redo and undo it, and what it may merge with."""
     text: str

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from workbench.document.document import Document
@@ -26,6 +26,7 @@ from workbench.model.operations import CONVENTIONS, Counts, Term
 from workbench.model.rules import formula
 from workbench.model.rules import intensity as intensity_of
 from workbench.model.units import format_number, format_quantity
+from workbench.records import record
 
 __all__ = ["TermRow", "Section", "NBSP", "build_derivation", "derivation_to_text",
            "machine_sections"]
@@ -34,7 +35,7 @@ __all__ = ["TermRow", "Section", "NBSP", "build_derivation", "derivation_to_text
 # derivation: plain data first, rendered to HTML (shown) or text (copied)
 
 
-@dataclass
+@record
 class TermRow:
     """One FLOP or byte term of the derivation, as shown."""
     name: str
@@ -44,7 +45,7 @@ class TermRow:
     formula: str  # "batch·M·K·2 B [bf16] = 1·4096·4096·2 B [bf16]"
 
 
-@dataclass
+@record
 class Section:
     """A titled part of the derivation: term rows, name-value pairs or bullets."""
     title: str

@@ -13,7 +13,7 @@ import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -37,6 +37,7 @@ from workbench.model.session import (
     ViewSettings,
     free_color,
 )
+from workbench.records import record
 
 if TYPE_CHECKING:
     # (named in signatures only: a session without sweeps or measurements starts without
@@ -63,7 +64,7 @@ def new_operation(kind: str, name: str | None = None) -> Operation:
     return Operation(kind, params, name or spec.default_name)
 
 
-@dataclass
+@record
 class Document:
     """The open session, its file and its undo history; listeners hear every change."""
     session: Session = field(default_factory=Session)

@@ -17,7 +17,6 @@ import contextlib
 import errno
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ from workbench.io.atomic import process_alive, write_atomic
 from workbench.io.sessions import loads_session, session_to_data
 from workbench.io.yamlio import MAX_SESSION_BYTES, dump_yaml, plain_data
 from workbench.model.session import Session
+from workbench.records import record
 
 if TYPE_CHECKING:  # (the worker thread is made by the first background write)
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -34,7 +34,7 @@ __all__ = ["Autosave", "Recoverable", "find_recoverable"]
 _HEADER = "# roofline-workbench autosave "
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Recoverable:
     """An autosave left by a process that did not close cleanly."""
     path: Path

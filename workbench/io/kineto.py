@@ -49,13 +49,14 @@ import zlib
 from collections import defaultdict
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from workbench.io.errors import InputError
 from workbench.model.measured import Measurement
 from workbench.model.opcount import COUNTED_OPERATORS, OpCount, count_operator
+from workbench.records import record
 
 __all__ = ["no_cyclic_gc", "TraceImport", "read_kineto_trace", "is_kineto_trace", "preset_for_gpu",
            "MAX_TRACE_FILE_BYTES", "MAX_TRACE_TEXT_BYTES", "MAX_EVENT_CHARS",
@@ -76,7 +77,7 @@ _ALL_CATS = _KERNEL_CATS | _LAUNCH_CATS | _OP_CATS
 _CONCRETE_MATTERS = {"aten::convolution", "aten::_convolution"}
 
 
-@dataclass
+@record
 class TraceImport:
     """What a trace gave: one measured point per counted operator, the kernels not counted,
     the GPU, and the lines the import says (``notes``)."""
@@ -268,7 +269,7 @@ def is_kineto_trace(path: str | os.PathLike[str]) -> bool:
     return head.startswith(b"\x1f\x8b") or head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{",)
 
 
-@dataclass
+@record
 class _Raw:
     """The fields kept from the events, compactly."""
     kernels: list[tuple[str, Any, Any, Any, Any, Any]] = field(default_factory=list)

@@ -60,13 +60,14 @@ import math
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from workbench.io.errors import InputError
 from workbench.model.hardware import Hardware
 from workbench.model.measured import Measurement
+from workbench.records import record
 
 __all__ = ["WorkloadImport", "read_workload", "read_roofline_csv", "read_pmc_perf",
            "is_workload", "MAX_PMC_BYTES", "MAX_DISPATCHES", "LEVELS"]
@@ -96,7 +97,7 @@ _L1 = "TCP_TOTAL_CACHE_ACCESSES_sum"
 _REQUIRED = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
 
 
-@dataclass
+@record
 class WorkloadImport:
     """A workload folder's points, the machine its ``roofline.csv`` gives (or ``None``), and
     the lines the import says."""
@@ -374,7 +375,7 @@ def _kernel_points(kernels: dict[str, _Kernel], hardware: str | None, base: str,
 _POINT_LEVEL = {"l1": "l1", "l2": "l2", "hbm": "dram"}
 
 
-@dataclass
+@record
 class _Kernel:
     """The sums over one kernel's dispatches."""
     dispatches: int = 0

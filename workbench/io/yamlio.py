@@ -20,13 +20,14 @@ import math
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from workbench.io.errors import InputError
 from workbench.model.limits import MAX_SESSION_BYTES as _SESSION_BYTES
+from workbench.records import record
 
 __all__ = ["MAX_FILE_BYTES", "MAX_SESSION_BYTES", "Shape", "check_shape",
            "MAX_ALIASES", "MAX_NODES", "YamlDocument", "read_yaml", "parse_yaml",
@@ -40,7 +41,7 @@ MAX_ALIASES = 100
 MAX_NODES = 200_000  # values that aliases add (an alias bomb), not values written out
 
 
-@dataclass
+@record
 class YamlDocument:
     """Data read from YAML, with the line of each place (for messages)."""
     data: Any
@@ -132,7 +133,7 @@ def unknown_key_message(key: object, allowed) -> str:
     return f"unknown key {key!r}{hint}; expected one of: {', '.join(sorted(allowed))}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Shape:
     """What a place of a document may hold, checked while the text streams by
     (:func:`check_shape`): the keys a mapping may have (``None``: any), the most items a

@@ -30,7 +30,9 @@ import itertools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from workbench.records import record
 
 __all__ = [
     "BestOf",
@@ -48,7 +50,7 @@ __all__ = [
 LEVEL_ORDER = ("L1", "L2", "L3", "DRAM")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BestOf:
     """N repeated timings of the same work (in ``work`` units: FLOPs or bytes)."""
 
@@ -87,7 +89,7 @@ def best_of(times: Sequence[float], work: float) -> BestOf:
     return BestOf(clean, float(work))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Plateau:
     """A run of neighbouring points (indices into the curve) with about the same rate."""
 
@@ -132,7 +134,7 @@ def find_plateaus(sizes: Sequence[float], rates: Sequence[float], tol: float = 0
     return out
 
 
-@dataclass
+@record
 class Level:
     """A named level of the memory hierarchy with its measured bandwidth."""
 

@@ -40,7 +40,7 @@ import re
 import statistics
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from workbench.measure.analysis import name_levels
@@ -52,6 +52,7 @@ from workbench.measure.runner import slug as preset_slug
 from workbench.model.hardware import Hardware
 from workbench.model.prediction import CLASSES, MATH_CLASSES
 from workbench.model.units import BINARY
+from workbench.records import record
 
 __all__ = ["GpuProfile", "GPU_PROFILES", "gpu_profile_from_env", "GEMM_PRECISIONS", "Timing", "timing",
            "measure_gpu", "l2_plateau", "sweep_sizes", "datasheet_for", "comparison_rows",
@@ -68,7 +69,7 @@ TRAFFIC = {"copy": 2, "read": 1, "triad": 3}
 ARRAYS = {"copy": 2, "read": 1, "triad": 3}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GpuProfile:
     """How long and how finely to measure a GPU."""
 
@@ -114,7 +115,7 @@ def gpu_profile_from_env(default: str) -> GpuProfile:
 # -- timings -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Timing:
     """Repeated timings of the same work (FLOPs or bytes): the figure is work / median."""
 

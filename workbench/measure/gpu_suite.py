@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from workbench.model.hardware import Hardware
 from workbench.model.operations import Operation
 from workbench.model.prediction import Calibration, classify
 from workbench.model.roofline import evaluate
+from workbench.records import record
 
 __all__ = ["SUITE", "MODEL_CASES", "QUICK", "FULL", "BIG", "TINY", "KernelTime", "fit_calibration",
            "bare_machine"]
@@ -117,7 +117,7 @@ FULL = QUICK + ("g_8192", "ffn_m4096", "ffn_m1024", "lm_head_m1", "bmm_qk", "fa_
                 "fa_decode_mha", "layernorm", "add_fp32", "gelu_bf16", "silu_bf16")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KernelTime:
     """One operation of the suite and its measured time (the median of its runs)."""
 

@@ -3,8 +3,10 @@ errors a backend raises (:mod:`workbench.measure.gpu_backend` re-exports them)."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from workbench.records import record
 
 __all__ = ["DeviceInfo", "BackendMissing", "NoDevice", "Unavailable"]
 
@@ -22,7 +24,7 @@ class Unavailable(RuntimeError):
     has no kernel for); the measurement records why and goes on."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DeviceInfo:
     """One GPU as its library reports it."""
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from workbench.measure.analysis import BestOf, best_of
 from workbench.measure.kernels import time_runs
 from workbench.model.operations import KINDS, Operation
+from workbench.records import record
 
 __all__ = ["timing_problem", "time_operation", "TimedOperation", "MAX_BYTES", "MAX_FLOPS"]
 
@@ -30,7 +30,7 @@ MAX_BYTES = 2 * 1024**3
 MAX_FLOPS = 2e12
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TimedOperation:
     timing: BestOf  # work = the operation's FLOPs as the engine counts them (≥ 1)
     how: str  # what numpy ran

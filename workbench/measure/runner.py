@@ -28,7 +28,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from workbench.measure import system
@@ -36,6 +36,7 @@ from workbench.measure.analysis import best_of, name_levels, order_problems
 from workbench.measure.kernels import BANDWIDTH_KERNELS, Buffers, Cancelled, run_gemm_child, time_bandwidth
 from workbench.model.hardware import Hardware
 from workbench.model.units import BINARY, format_binary_bytes
+from workbench.records import record
 
 __all__ = ["Profile", "PROFILES", "Progress", "MeasuredMachine", "measure_machine",
            "Cancelled", "profile_from_env", "PROFILE_VARIABLE", "compare_to_datasheet"]
@@ -47,7 +48,7 @@ DRAM_ALLOCATIONS = 5
 GIB = BINARY["Gi"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Profile:
     """How long and how finely to measure."""
 
@@ -95,7 +96,7 @@ def profile_from_env(default: str) -> Profile:
     return PROFILES.get(os.environ.get(PROFILE_VARIABLE, ""), PROFILES[default])
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Progress:
     fraction: float  # 0…1 of the planned work
     elapsed_s: float
@@ -103,7 +104,7 @@ class Progress:
     stage: str
 
 
-@dataclass
+@record
 class MeasuredMachine:
     hardware: Hardware
     provenance: dict[str, Any] = field(default_factory=dict)

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from workbench.model.hardware import Hardware
 from workbench.model.measured import roof_at
 from workbench.model.session import HardwareEntry, Session
 from workbench.model.units import format_number, format_quantity
+from workbench.records import record
 
 __all__ = ["Advisory", "machine_advisories", "measured_advisories", "session_advisories",
            "SPARSE_RATIO"]
@@ -35,7 +35,7 @@ _CACHE_NAME = re.compile(r"^(l[0-9]|llc|slc|smem|shared|sram|vmem|cmem|cache|reg
                          re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Advisory:
     """One warning: ``kind`` (``measured-above-roof``, ``sparse-figures``,
     ``no-main-memory``), what it is about, and the message shown."""

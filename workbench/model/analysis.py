@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from workbench.model.hardware import UnknownLevel, UnsupportedPrecision
 from workbench.model.roofline import Result, calibrated_for, evaluate_counts
 from workbench.model.session import HardwareEntry, OperationEntry, Session
+from workbench.records import record
 
 __all__ = ["Skipped", "Pair", "evaluate_session", "evaluate_pair"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Skipped:
     """Why an (operation, machine) pair has no result."""
     operation: str
@@ -19,7 +18,7 @@ class Skipped:
     reason: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Pair:
     """An (operation, machine) pair and its result, or why it has none."""
     operation: OperationEntry

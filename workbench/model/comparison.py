@@ -18,12 +18,12 @@ No Qt here; :mod:`workbench.ui.chart.canvas` draws the link and the tooltip read
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from workbench.model.analysis import Pair
 from workbench.model.roofline import Result
 from workbench.model.session import Comparison, Session
+from workbench.records import record
 
 __all__ = ["PairComparison", "compare_results", "compare_session", "across_machines",
            "SPEEDUP_FORMULA"]
@@ -32,7 +32,7 @@ SPEEDUP_FORMULA = ("speed-up = T_predicted(first) / T_predicted(second), T_predi
                    "max(max(T_math, T_mem) / efficiency, kernels × launch overhead)")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PairComparison:
     """Two operations of a compared pair on one machine."""
 

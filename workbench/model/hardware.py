@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from workbench.model.dtypes import fallback_chain
 from workbench.model.rules import ridge
+from workbench.records import record
 
 __all__ = ["Hardware", "Ceiling", "roof_name", "UnsupportedPrecision", "UnknownLevel", "UNITS_OF_WORK",
            "FIGURE_TABLES", "SINGLE_FIGURES", "RULE_OF_THUMB", "DEFAULT_LINK_LATENCY",
@@ -63,7 +64,7 @@ class UnknownLevel(LookupError):
     """A memory level or interconnect the machine does not have."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ceiling:
     """The compute roof an operation meets on a machine.
 
@@ -95,7 +96,7 @@ def roof_name(precision: str, unit: str = "matrix") -> str:
     return f"{precision} vector" if unit == "vector" else precision
 
 
-@dataclass
+@record
 class Hardware:
     """All rates in base SI units: FLOP/s (or OP/s), bytes/s, seconds.
 

@@ -11,7 +11,8 @@ an SVG or PDF, and they would drive a terminal).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from workbench.records import record
 
 __all__ = ["TEXT_LIMITS", "text_problem", "CONTROL_RE", "MAX_OPERATIONS", "model_problem",
            "MAX_MEASUREMENTS", "MAX_SWEEP_POINTS", "MAX_SWEEP_TOTAL", "MAX_SESSION_BYTES",
@@ -72,7 +73,7 @@ class OverBudget(ValueError):
     which, with the numbers); the session is unchanged."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Totals:
     """What a session holds against its budget: operations, measured points, sweep points
     of all sweeps together, and the size of its file (estimated from above, in bytes)."""

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from workbench.model.dtypes import PRECISIONS
@@ -50,6 +50,7 @@ from workbench.model.operations import Operation
 from workbench.model.roofline import Result
 from workbench.model.rules import attainable
 from workbench.model.rules import intensity as intensity_of
+from workbench.records import record
 
 __all__ = [
     "Measurement",
@@ -67,7 +68,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@record
 class Measurement:
     """One measured kernel. Rates and sizes in base SI units (s, FLOP/s, FLOP, B).
 
@@ -215,7 +216,7 @@ def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Verdict:
     """A band of measured time over T_predicted, ``low < r ≤ high`` (``as-predicted``:
     ``low ≤ r ≤ high``), and what it suggests; ``overhead-bound`` has no band of its own."""
@@ -286,7 +287,7 @@ def overhead_s(result: Result) -> float:
     return (result.launch_overhead_s or 0.0) * result.kernels
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Judgement:
     """A measurement held against its prediction.
 

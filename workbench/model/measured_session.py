@@ -8,17 +8,16 @@ and machine it names must exist, once), predicted on each machine it concerns
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from workbench.model.analysis import evaluate_pair
 from workbench.model.measured import Judgement, Measurement, judge
 from workbench.model.roofline import Result
 from workbench.model.session import HardwareEntry, OperationEntry, Session
+from workbench.records import record
 
 __all__ = ["MeasuredPoint", "judge_session", "measurement_problems"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MeasuredPoint:
     """One measurement judged on one machine: ``judgement`` or, if it could not be judged,
     ``problem`` (no such operation or machine, a precision the machine lacks, …).

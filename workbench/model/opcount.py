@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import ast
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from workbench.model.dtypes import wider
 from workbench.model.operations import NORM_FLOPS, STEP_OPS, Operation
+from workbench.records import record
 
 __all__ = ["OpCount", "count_operator", "ELEMENT_TYPES", "COUNTED_OPERATORS"]
 
@@ -83,7 +83,7 @@ COUNTED_OPERATORS: frozenset[str] = frozenset(
      *(f"aten::{n}" for n in _ELEMENTWISE), *(f"aten::{n}_" for n in _ELEMENTWISE)])
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OpCount:
     """What one operator did: FLOPs, ideal bytes, the precision of its ceiling, the execution
     unit (``matrix`` or ``vector``) and the arithmetic in words."""

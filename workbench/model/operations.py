@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ from workbench.model.terms import (
     tensor,
     term,
 )
+from workbench.records import record
 
 __all__ = [
     "Term",
@@ -579,7 +580,7 @@ register(Kind("sharded_matmul", "Sharded matmul (communication)",
               SHARDED_MATMUL_PARAMS, _count_sharded_matmul, "Sharded matmul",
               default_level="interconnect"))
 
-@dataclass
+@record
 class Operation:
     """An operation in a session: a kind, its parameters, and how it is shown."""
 

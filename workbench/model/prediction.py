@@ -34,7 +34,9 @@ the kind's own parameters (causal, query length 1, naive or fused).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from workbench.records import record
 
 __all__ = ["CLASSES", "MATH_CLASSES", "MEMORY_CLASSES", "STARTUP_UNITS", "LAUNCHES",
            "PREDICTIONS", "DEFAULT_PREDICTION", "DEFAULT_LAUNCHES", "model_launches",
@@ -74,7 +76,7 @@ def model_launches(launches: str) -> str:
     return "graph" if launches == "auto" else launches
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Calibration:
     """A machine's figures for the calibrated prediction (base SI units).
 
@@ -121,7 +123,7 @@ ASSUMED = Calibration(
     source="assumed: the H100 SXM's calibrated figures (measured 2026-11-26)", assumed=True)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KernelClass:
     """Which efficiencies and start-up cost apply to an operation, and why."""
 

@@ -31,13 +31,14 @@ each with speed-up = mean time before / mean time after.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from workbench.model.hardware import Hardware, UnsupportedPrecision
 from workbench.model.limits import TEXT_LIMITS
 from workbench.model.measured import MEMORY_LEVELS, Measurement
 from workbench.model.rules import attainable
 from workbench.model.rules import intensity as intensity_of
+from workbench.records import record
 
 __all__ = ["NotCounted", "MeasurementImport", "DispatchGroups", "LevelPoint", "level_points",
            "machine_level", "top_kernels", "TOP_SHARE", "RunChange", "compare_runs",
@@ -51,7 +52,7 @@ LEVEL_CHOICES: tuple[str, ...] = (*MEMORY_LEVELS, "all")
 _MACHINE_NAMES = {"l1": ("l1", "l1/smem", "smem", "lds"), "l2": ("l2", "l2/lds")}
 
 
-@dataclass
+@record
 class NotCounted:
     """Dispatches of one kernel whose work the file cannot count, and why."""
 
@@ -65,7 +66,7 @@ class NotCounted:
                 "reason": self.reason}
 
 
-@dataclass
+@record
 class MeasurementImport:
     """What one profile file gave: its kernels (``measurements``, grouped or one per
     dispatch), the dispatches not counted, and the run's totals."""
@@ -228,7 +229,7 @@ def machine_level(hardware: Hardware, level: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LevelPoint:
     """One kernel at one memory level (see the module docstring)."""
 
@@ -282,7 +283,7 @@ def level_points(m: Measurement, hardware: Hardware) -> list[LevelPoint]:
     return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunChange:
     """A kernel present in two runs: its mean time and position before and after."""
 

@@ -32,7 +32,6 @@ import copy
 import functools
 import math
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,6 +41,7 @@ from workbench.model.operations import Counts, Operation
 from workbench.model.prediction import calibration_of, classify
 from workbench.model.rules import FORMULAS, attainable, compute_bound, divide, ridge, t_work
 from workbench.model.rules import intensity as intensity_of
+from workbench.records import record
 
 __all__ = [
     "Result", "evaluate", "evaluate_counts", "evaluate_arrays", "sweep", "sweep_times", "FORMULAS",
@@ -101,7 +101,7 @@ def _roofline(m, f, b, p, w, overhead: float | None, efficiency: float | None, k
             t_mem, t_lower, t_upper, t_predicted, bound)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Calibrated:
     """The calibrated prediction's figures for one operation on one machine (see
     :mod:`workbench.model.prediction`): efficiencies on the compute and bandwidth roofs,
@@ -284,7 +284,7 @@ def evaluate_scalars(flops: float, nbytes: float, peak: float, bandwidth: float,
     return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Result:
     """One operation on one machine (scalars)."""
 
@@ -492,7 +492,7 @@ def sweep_times(operation: Operation, machines: list[Hardware], on: Any, **array
     return divide(flops, peak[on]), divide(nbytes, bandwidth[on])
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _PointCounts:
     """The counts of a sweep taken point by point (see :func:`_swept_counts`): what a sweep
     reads of :class:`Counts`, each number an array over the points."""

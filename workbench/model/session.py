@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from workbench.model.hardware import Hardware
 from workbench.model.operations import Operation
+from workbench.records import record
 
 if TYPE_CHECKING:
     # (sweeps and measurements are imported where one is made or used, when a session has
@@ -57,7 +58,7 @@ def new_id() -> int:
     return next(_ids)
 
 
-@dataclass
+@record
 class HardwareEntry:
     """A machine of the session, with how it is drawn."""
     hardware: Hardware
@@ -67,7 +68,7 @@ class HardwareEntry:
     id: int = field(default_factory=new_id)
 
 
-@dataclass
+@record
 class OperationEntry:
     """An operation of the session, with how it is drawn and its optional sweep."""
     operation: Operation
@@ -85,7 +86,7 @@ class OperationEntry:
 THEMES = ("light", "dark", "presentation")
 
 
-@dataclass
+@record
 class Comparison:
     """Two operations of the session compared on one chart (fused vs unfused, naive vs flash):
     ``first`` is the baseline and ``second`` the alternative, both by operation *name*, as
@@ -96,7 +97,7 @@ class Comparison:
     id: int = field(default_factory=new_id)
 
 
-@dataclass
+@record
 class ViewSettings:
     """What the chart shows, and its theme and zoom."""
     theme: str = "light"
@@ -124,7 +125,7 @@ class ViewSettings:
         return dict(self.__dict__)
 
 
-@dataclass
+@record
 class Session:
     """Everything a session file holds: machines, operations, view, measurements, pairs."""
     title: str = ""

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,6 +33,7 @@ from workbench.model.operations import Operation, Param, cross_checks
 from workbench.model.roofline import BOUND_NAMES, calibrated_for, sweep_times
 from workbench.model.roofline import sweep_machines as roofline_sweep_machines
 from workbench.model.rules import compute_bound, ridge
+from workbench.records import record
 
 __all__ = [
     "SweepError",
@@ -63,7 +63,7 @@ class SweepError(ValueError):
     below the parameter's minimum, an empty or reversed range…)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Range:
     """``num`` values from ``start`` to ``stop`` (both included), evenly spaced on a
     ``"linear"`` or ``"log"`` scale. ``start`` may exceed ``stop`` (a descending sweep)."""
@@ -111,7 +111,7 @@ def log(start: float, stop: float, num: int) -> Range:
     return Range(start, stop, num, "log")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Sweep:
     """A parameter and its values: ``Sweep("m", [1, 2, 4])`` or ``Sweep("m", log(1, 4096, 13))``.
 
@@ -205,7 +205,7 @@ class Sweep:
         return f"{self.param} ∈ {{{shown}{more}}}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SweepResult:
     """One operation on one machine at every swept value.
 
@@ -317,7 +317,7 @@ def _own(value: Any, shape: tuple[int, ...]) -> np.ndarray:
     return np.broadcast_to(a, shape).copy()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Crossing:
     """Where an operation crosses a machine's ridge as one parameter varies.
 

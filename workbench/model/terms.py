@@ -14,12 +14,13 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import FrozenInstanceError, dataclass, field
+from dataclasses import FrozenInstanceError, field
 from typing import Any
 
 import numpy as np
 
 from workbench.model.dtypes import DTYPE_BYTES
+from workbench.records import record
 
 __all__ = ["Term", "Counts", "Param", "Kind", "KINDS", "Sym", "term", "symbols", "tensor", "fmt",
            "causal_fraction", "register", "AtMost", "CAUSAL_SHAPE"]
@@ -174,7 +175,7 @@ def term(kind: str, name: str, template: str, value, symbols: Mapping[str, Any],
     return term
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Sym:
     """A parameter's symbol in formulas and its value."""
     sym: str
@@ -236,7 +237,7 @@ def _tensor_template(elements_template: str, dtype: str) -> str:
 # counts, parameters, kinds
 
 
-@dataclass
+@record
 class Counts:
     """The FLOP and byte terms of one operation, at the precision it is counted in.
 
@@ -280,7 +281,7 @@ def _sum(values):
     return 0 if total is None else total
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Param:
     """A parameter of an operation kind.
 
@@ -313,7 +314,7 @@ class Param:
         return self.symbol or self.name
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AtMost:
     """A rule across a kind's parameters: ``param`` must not exceed ``limit`` (another
     parameter), while the boolean parameter ``when`` is true (always, without one).
@@ -332,7 +333,7 @@ CAUSAL_SHAPE = AtMost("query_len", "kv_len",
                       when="causal")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Kind:
     """An operation kind: its parameters, its counting function and its documentation."""
     kind: str

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+
+from workbench.records import record
 
 __all__ = [
     "format_capacity",
@@ -49,7 +50,7 @@ def prefixed(units: dict[str, float], prefixes: dict[str, float], spelling=str) 
             for p, factor in prefixes.items()}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Unit:
     """A field's unit: its symbol, the spellings accepted, and the prefixes allowed."""
 

@@ -5,9 +5,11 @@ In device units (pixels, y downwards), free of Qt."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
+
+from workbench.records import record
 
 __all__ = ["Attribution", "PAIRING_RATIO", "PAIRING_MARGIN", "PAIRING_REACH", "CENTRE_SCOPE",
            "LEADER_CLEAR", "LINE_END_CLEAR", "box_gaps", "segment_gaps", "point_gaps",
@@ -81,7 +83,7 @@ def point_gaps(px: np.ndarray, py: np.ndarray, segments: np.ndarray) -> np.ndarr
                       np.hypot(g[None, :, 2] - x, g[None, :, 3] - y))
 
 
-@dataclass
+@record
 class Attribution:
     """What a text names, for the rule that a reader pairs it with that: ``own`` the
     rectangles of its marks (rows ``left, top, right, bottom``: markers), ``own_lines`` its

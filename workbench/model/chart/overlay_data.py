@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,6 +42,7 @@ from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.roofline import sweep_machines as roofline_sweep_machines
 from workbench.model.session import OperationEntry, Session
 from workbench.model.units import format_number, format_quantity
+from workbench.records import record
 
 if TYPE_CHECKING:
     from workbench.model.comparison import PairComparison
@@ -159,7 +160,7 @@ def _percent(fraction: float | None) -> str:
 # sweeps
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CrossingMark:
     """Where a swept operation meets one machine's ridge: ``value`` is the exact (real)
     parameter, ``(x, y)`` the operation evaluated there (on the ridge: intensity = peak /
@@ -178,7 +179,7 @@ class CrossingMark:
     color: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SweepPath:
     """One swept operation on one machine.
 
@@ -364,7 +365,7 @@ def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any]
 # measured points
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MeasuredMark:
     """One measurement judged on one machine.
 
@@ -657,7 +658,7 @@ def measured_cap_note(drawn: int, total: int) -> str:
 # compared pairs
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PairLink:
     """A compared pair on one machine: a link from the first operation's point ``(x0, y0)``
     to the second's ``(x1, y1)``, labelled with :func:`pair_label`."""
@@ -751,7 +752,7 @@ def overlay_legend(measured: Sequence[MeasuredMark]) -> list[tuple[str, str]]:
             for v in VERDICTS if v.key in present]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Overlays:
     """What a chart draws over its roofs and points (:func:`build_overlays`)."""
     sweeps: tuple[SweepPath, ...]

@@ -14,10 +14,11 @@ after it is looked for again."""
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+
+from workbench.records import record
 
 if TYPE_CHECKING:
     from workbench.model.chart.occupancy import Occupancy
@@ -44,7 +45,7 @@ def _counts(occupancy: Occupancy) -> tuple[np.ndarray, ...]:
     return occupancy.grid, occupancy.soft, occupancy.lines, occupancy.texts
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Found:
     """What a full placing found: the occupancy it started from (copies of its counts), its
     requests in order, and what each found at its first try and at its second."""

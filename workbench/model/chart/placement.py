@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -49,6 +49,7 @@ from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment
 from workbench.model.chart.placed_again import MISSING, Again, Found
 from workbench.model.chart.plot_frame import free_corners, legend_corner, wrap_title
 from workbench.model.chart.tries import FreeFlags, Tried
+from workbench.records import record
 
 __all__ = [
     "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "Attribution",
@@ -291,7 +292,7 @@ def corner_candidates(x: float, y: float, w: float, h: float, gap: float = 5.0
 # placing
 
 
-@dataclass
+@record
 class Request:
     """A text to place: ``key`` names it, ``kind`` gives its priority (see
     :data:`PRIORITIES`), ``width`` × ``height`` its box (the view measures), ``candidates``
@@ -323,7 +324,7 @@ class Request:
         return PRIORITIES.get(self.kind, 9)
 
 
-@dataclass
+@record
 class Placement:
     key: Hashable
     rect: Rect

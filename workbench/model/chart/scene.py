@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from workbench.model.analysis import Pair
 from workbench.model.chart.overlay_data import (
@@ -55,6 +55,7 @@ from workbench.model.session import (
     Session,
 )
 from workbench.model.units import format_number, format_quantity
+from workbench.records import record
 
 __all__ = [
     "X_TITLE", "Y_TITLE", "short_axis_title", "MAX_LABELS", "MAX_LEGEND_OPERATIONS",
@@ -103,7 +104,7 @@ _DEFAULT_PRECISIONS = ("bf16", "fp16", "fp32")
 # scene elements
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MachineMark:
     """A visible machine as drawn.
 
@@ -122,7 +123,7 @@ class MachineMark:
     efficiency: float | None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Roof:
     """One roof segment, from ``(xs[0], ys[0])`` to ``(xs[1], ys[1])`` in data units.
 
@@ -149,7 +150,7 @@ class Roof:
         return self.kind != "compute"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ridge:
     """The ridge point of one precision against main memory: ``x`` in FLOP/byte
     (``peak / bandwidth``), ``y`` the peak in FLOP/s."""
@@ -162,7 +163,7 @@ class Ridge:
     style_index: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Region:
     """A shaded region: the area between the upper boundary ``(xs, ys)`` (a polyline in data
     units) and ``floor`` (FLOP/s). ``kind`` is ``"memory"`` or ``"compute"``."""
@@ -175,7 +176,7 @@ class Region:
     label: str
 
 
-@dataclass(frozen=True, init=False)
+@record(frozen=True, init=False)
 class PointMark:
     """One operation on one machine at ``(x, y)`` = (intensity in FLOP/byte, attainable
     FLOP/s). ``color`` is the operation's colour (``#RRGGBB``), ``marker`` the machine's
@@ -218,7 +219,7 @@ class PointMark:
         return point_tooltip(self.result, self.machine, self.label)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LegendEntry:
     """``kind`` ``"machine"`` (``marker`` and ``style_index`` set), ``"operation"``
     (``color`` set), ``"measured"`` (a verdict band of the measured points: ``marker`` and
@@ -233,7 +234,7 @@ class LegendEntry:
     style_index: int | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Reference:
     """A machine as the cursor read-out (each visible one) and the shaded regions (the
     first) see it: its main-memory ``bandwidth`` (bytes/s) and its highest drawn ``peak``
@@ -263,7 +264,7 @@ class Reference:
         return "compute-bound" if compute_bound(x / self.peak, 1 / self.bandwidth) else "memory-bound"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Scene:
     """Everything the chart shows. Ranges are ``(low, high)`` in data units, whole decades;
     ``extent`` is the x span (FLOP/byte) the roofs are drawn over (wider than ``x_range``).

@@ -9,12 +9,13 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+
+from workbench.records import record
 
 __all__ = ["KeyRow", "figure_key", "crowds", "crowd_text", "crowd_parts"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KeyRow:
     """A row of the key: ``text`` as shown; ``ids`` the operations it names (none for a
     heading: a group's name, a line of its own)."""

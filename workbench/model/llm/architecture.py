@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from workbench.model.dtypes import DTYPE_BYTES
 from workbench.model.llm.kinds import ONE_SHOT_LIMIT, busiest_chip, expected_experts
 from workbench.model.operations import Operation
+from workbench.records import record
 
 __all__ = [
     "MoE", "MLA", "Architecture", "Setup", "Step", "PHASES", "WEIGHT_DTYPES", "KV_DTYPES",
@@ -116,7 +117,7 @@ class SetupError(ValueError):
         self.message = message
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MoE:
     """Routed (and shared) experts of the MoE layers."""
     experts: int
@@ -132,7 +133,7 @@ class MoE:
         return index >= self.first_dense and (index - self.first_dense) % self.every == 0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MLA:
     """Multi-head latent attention dimensions (DeepSeek-V2/V3)."""
     kv_lora_rank: int
@@ -142,7 +143,7 @@ class MLA:
     q_lora_rank: int | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Architecture:
     """A decoder-only transformer as its config describes it."""
     name: str
@@ -369,7 +370,7 @@ def _wider_of(a: str, b: str) -> str:
     return a if DTYPE_BYTES[a] >= DTYPE_BYTES[b] else b
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Setup:
     """How the model is run: phase, batch, lengths, dtypes and tensor-parallel degree."""
     phase: str = "decode"
@@ -488,7 +489,7 @@ class Setup:
         return replace(self, **changes)
 
 
-@dataclass
+@record
 class Step:
     """One operation of a layer kind: ``count`` copies of ``operation`` per forward pass
     (the layers of that kind), ``role`` its place in the layer (colour and grouping)."""

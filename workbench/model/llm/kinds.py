@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,7 @@ from workbench.model.terms import (
     tensor,
     term,
 )
+from workbench.records import record
 
 __all__ = ["expected_experts", "COLLECTIVE_STEPS", "collective_steps", "busiest_chip",
            "BusiestChip", "algorithm_of", "step_key", "ONE_SHOT_LIMIT"]
@@ -45,7 +45,7 @@ def expected_experts(experts, top_k, tokens):
 EXACT_EXPERTS = 512
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BusiestChip:
     """What the busiest chip of expert parallelism does in one MoE layer: the step waits
     for it. ``pairs``: token-expert pairs routed to it; ``hit``: its experts hit (each read

@@ -8,7 +8,7 @@ No Qt. Every figure comes with the formula it was computed by (:func:`derivation
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from workbench.model.llm.architecture import Architecture, Setup, Step, layer_st
 from workbench.model.llm.kinds import collective_steps
 from workbench.model.operations import KINDS
 from workbench.model.roofline import evaluate, sweep
+from workbench.records import record
 
 __all__ = ["ModelTotals", "MachineResult", "model_totals", "model_result", "derivation",
            "memory_needed", "max_batch", "per_sequence_bytes", "RequestResult",
@@ -28,7 +29,7 @@ __all__ = ["ModelTotals", "MachineResult", "model_totals", "model_result", "deri
            "prefill_activations", "speculation_lines"]
 
 
-@dataclass
+@record
 class ModelTotals:
     """FLOPs and bytes of one forward pass and the memory it needs, all per chip: ``bytes``
     cross the chip's memory, ``interconnect_bytes`` its links (never added together)."""
@@ -46,7 +47,7 @@ class ModelTotals:
         return self.weight_bytes + self.kv_cache_bytes + self.activation_bytes
 
 
-@dataclass
+@record
 class MachineResult:
     """The model on one machine (``skipped`` says why not, when it cannot run there)."""
     hardware: str
@@ -605,7 +606,7 @@ def decode_times(arch: Architecture, setup: Setup, hardware: Hardware, kv_lens,
     return lower, pred
 
 
-@dataclass
+@record
 class RequestResult:
     """One request of ``output_len`` tokens after its prompt, for every sequence of the
     batch: TTFT (the prefill), then one decode step per output token with the KV cache
@@ -742,7 +743,7 @@ def request_lines(setup: Setup, requests: list[RequestResult]) -> list[tuple[str
 # throughput against latency: a batch sweep
 
 
-@dataclass
+@record
 class SweepPoint:
     """One batch size of a sweep: the time per output token and the output tokens per
     second per chip and per user."""

@@ -7,10 +7,11 @@ No Qt, no I/O: the architecture is read by :mod:`workbench.io.model_configs` and
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from workbench.model.llm.architecture import VIEWS, Architecture, Setup, layer_steps, scaled
 from workbench.model.session import OperationEntry, Session, free_color, new_id
+from workbench.records import record
 
 __all__ = ["ModelEntry", "expand_entries", "expand_in", "operation_count", "refresh_params",
            "SETUP_FIELDS"]
@@ -22,7 +23,7 @@ SETUP_FIELDS = ("phase", "batch", "prompt_len", "kv_len", "weights", "activation
                 "draft_tokens", "acceptance")
 
 
-@dataclass
+@record
 class ModelEntry:
     """A model of the session. ``config`` is a shipped config's name or a path to a
     config.json (as written in the session file); ``arch`` is what it describes; ``view`` is

@@ -12,16 +12,18 @@ background (:meth:`Theme.point_color`: black points become light grey on the dar
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPen
+
+from workbench.records import record
 
 __all__ = ["Theme", "THEMES", "get_theme", "qcolor", "make_pen", "make_brush", "make_font",
            "LINE_STYLES"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Theme:
     """Every visual constant of the chart.
 

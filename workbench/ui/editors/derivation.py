@@ -16,7 +16,6 @@ Public API::
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QEvent
@@ -39,6 +38,7 @@ from workbench.document.derivation import (
     build_derivation,
     derivation_to_text,
 )
+from workbench.records import record
 
 __all__ = ["TermRow", "Section", "build_derivation", "derivation_to_text", "layout_blocks",
            "DerivationView"]
@@ -63,7 +63,7 @@ def _mix(a: QColor, b: QColor, t: float) -> QColor:
                            a.blueF() * (1 - t) + b.blueF() * t)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Block:
     """One paragraph of the derivation: a block style and runs of (text, char style).
 

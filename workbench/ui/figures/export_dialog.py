@@ -9,7 +9,6 @@ drive it without ``exec()``: set the fields, then :meth:`ExportDialog.accept_pat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Signal
@@ -30,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.records import record
 from workbench.ui.figures.figure_size import (
     FORMATS,
     MAX_SIDE,
@@ -48,7 +48,7 @@ THEME_LABELS = {"light": "Light", "dark": "Dark", "presentation": "Presentation"
 CUSTOM = "custom"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FigureOptions:
     """What to draw: a size preset key (or ``custom`` with width × height), DPI, theme."""
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
+
+from workbench.records import record
 
 __all__ = [
     "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
@@ -56,7 +58,7 @@ class ExportError(ValueError):
     """A figure that cannot be made: the message names the problem (one line)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SizePreset:
     """A named figure size: fixed pixels (a slide), or a physical width in inches whose
     pixels follow the DPI (a paper column)."""
@@ -91,7 +93,7 @@ SIZE_PRESETS: dict[str, SizePreset] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FigureSize:
     """Output pixels and DPI; :attr:`scale` = dpi / 96 is how much larger than the screen
     everything is drawn."""

@@ -11,8 +11,9 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from workbench.records import record
 from workbench.ui.figures.figure_size import FigureSize
 
 __all__ = ["portable_svg", "portable_tree", "svg_bytes", "SvgMark"]
@@ -407,7 +408,7 @@ def _inverse(m: Sequence[float]) -> tuple[float, ...]:
 # naming the marks: found by where they are drawn
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SvgMark:
     """A mark to name in the figure: ``kind`` ``"marker"`` (a point's, a measured point's or
     a ridge's symbol, centred on ``where[0]``), ``"line"`` (a roof, the straight line

@@ -9,7 +9,6 @@ machine edit only that machine's rows. The panel around it is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -24,6 +23,7 @@ from workbench.model.roofline import Result
 from workbench.model.rules import formula
 from workbench.model.session import HardwareEntry, OperationEntry, Session
 from workbench.model.units import format_quantity
+from workbench.records import record
 from workbench.ui.bridge import Workspace
 
 __all__ = ["MeasurementsModel", "MeasuredRow", "MeasuredRows", "VERDICT_COLORS", "profile_lines",
@@ -73,7 +73,7 @@ MEASURED_COLUMNS: tuple[tuple[str, str, str], ...] = (
 COLUMN = {key: i for i, (key, _t, _tip) in enumerate(MEASURED_COLUMNS)}
 
 
-@dataclass
+@record
 class MeasuredRow:
     """One measured point on one machine (``hw_id`` ``None`` when it could not be placed)."""
 

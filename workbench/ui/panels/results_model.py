@@ -11,7 +11,7 @@ The table around them is :mod:`workbench.ui.panels.results_table`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from PySide6.QtCore import (
@@ -34,6 +34,7 @@ from workbench.model.roofline import FORMULAS, Result
 from workbench.model.rules import intensity as intensity_of
 from workbench.model.session import HardwareEntry, OperationEntry
 from workbench.model.units import format_number, format_quantity
+from workbench.records import record
 from workbench.ui.bridge import Workspace
 
 __all__ = ["ResultsModel", "ResultsProxy", "COLUMNS", "COLUMN_INDEX", "Column", "SORT_ROLE",
@@ -60,7 +61,7 @@ _DASH = "—"
 _DIFF_ROWS = 64
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Column:
     """A column: its key, header in the view, how to get its raw value from a
     :class:`Result`, how to show it, and a tooltip (formula). (Copy and CSV write the
@@ -156,7 +157,7 @@ _ANSWERED = frozenset({_DISPLAY, _ALIGNMENT, _FOREGROUND, _BACKGROUND, _TOOLTIP,
 _MACHINE_INDEPENDENT = ("flops", "bytes", "intensity")
 
 
-@dataclass
+@record
 class _Row:
     """The evaluated contents of one row: raw values (sort keys), the skip reason, and
     display texts formatted on first use."""

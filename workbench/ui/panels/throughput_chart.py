@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from workbench.records import record
 
 __all__ = ["Curve", "ThroughputChart", "paint_chart", "chart_bytes", "export_chart",
            "curves_for", "chart_title"]
@@ -27,7 +29,7 @@ X_TITLE = "Time per output token, TPOT [ms]"
 Y_TITLE = "Output tokens/s per chip"
 
 
-@dataclass
+@record
 class Curve:
     """One machine's sweep: (TPOT in seconds, tokens/s per chip, batch) per point."""
     label: str
