@@ -40,12 +40,17 @@ def _frozen(make):
     return Frozen
 
 
-def _one(make):
-    @make(frozen=True)
+def _single(make, **options):
+    """A class of one field, made by ``make(**options)``."""
+    @make(**options)
     class One:
         a: float
 
     return One
+
+
+def _one(make):
+    return _single(make, frozen=True)
 
 
 def _none(make):
@@ -74,11 +79,7 @@ def _own_methods(make):
 
 
 def _no_eq(make):
-    @make(eq=False)
-    class Identity:
-        a: int
-
-    return Identity
+    return _single(make, eq=False)
 
 
 def _inherited(make):

@@ -7,7 +7,7 @@ product's classes, and compiling their 264 methods was the largest part of start
 bare-window floor does not have: some 0.2 G instructions, 7 % of it.
 
 :func:`record` is :func:`~dataclasses.dataclass` with ``repr`` and ``eq`` left to functions
-made here from one :func:`operator.attrgetter` per class, so that the decorator compiles only
+made here from one :func:`operator.itemgetter` per class, so that the decorator compiles only
 ``__init__`` (and a frozen class's ``__setattr__`` and ``__delattr__``). A record is a
 dataclass in every other way (:func:`~dataclasses.fields`, :func:`~dataclasses.replace`,
 :func:`~dataclasses.asdict`, ``__match_args__``), and its methods give the dataclass's
@@ -27,7 +27,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
-from operator import attrgetter
+from operator import itemgetter
 from typing import Any, TypeVar, dataclass_transform, overload
 
 __all__ = ["record"]
@@ -70,28 +70,32 @@ def record(cls: Any = None, /, *, frozen: bool = False, init: bool = True, eq: b
     return wrap if cls is None else wrap(cls)
 
 
-def _key(names: list[str]) -> Callable[[Any], tuple]:
-    """The tuple of the fields ``names`` of a record (a dataclass compares and hashes it)."""
+def _key(names: list[str]) -> Callable[[dict], tuple]:
+    """The tuple of the fields ``names``, from a record's ``__dict__`` (where a dataclass's
+    ``__init__`` keeps every field): what a dataclass compares and hashes. One comparison
+    costs about 1.7 × the compiled one's instructions and one hash 1.3 × (measured with
+    callgrind on a four-field record); the chart's edits compare and hash a few hundred
+    records at most, against ~0.1 G instructions of compiling saved at every start."""
     if not names:
-        return lambda _record: ()
+        return lambda _fields: ()
     if len(names) == 1:
-        one = attrgetter(names[0])
-        return lambda record: (one(record),)
-    return attrgetter(*names)  # (a tuple already)
+        one = itemgetter(names[0])
+        return lambda fields: (one(fields),)
+    return itemgetter(*names)  # (a tuple already)
 
 
-def _eq(key: Callable[[Any], tuple]):
+def _eq(key: Callable[[dict], tuple]):
     def equal(self, other):
         if other.__class__ is self.__class__:
-            return key(self) == key(other)
+            return key(self.__dict__) == key(other.__dict__)
         return NotImplemented
 
     return equal
 
 
-def _hash(key: Callable[[Any], tuple]):
+def _hash(key: Callable[[dict], tuple]):
     def hashed(self):
-        return hash(key(self))
+        return hash(key(self.__dict__))
 
     return hashed
 
