@@ -55,10 +55,13 @@ def record(cls: Any = None, /, *, frozen: bool = False, init: bool = True, eq: b
         every = fields(made)
         methods: dict[str, Any] = {"__repr__": _repr([f.name for f in every if f.repr])}
         if eq:
-            methods["__eq__"] = _eq(_key([f.name for f in every if f.compare]))
+            compared = [f.name for f in every if f.compare]
+            key = _key(compared)
+            methods["__eq__"] = _eq(key)
             if not explicit_hash:
                 hashed = [f.name for f in every if (f.compare if f.hash is None else f.hash)]
-                methods["__hash__"] = _hash(_key(hashed)) if frozen else None
+                methods["__hash__"] = (_hash(key if hashed == compared else _key(hashed))
+                                       if frozen else None)
         for name, method in methods.items():
             if name in own and name != "__hash__":
                 continue  # (the class's own, as the dataclass keeps it)
@@ -77,10 +80,10 @@ def _key(names: list[str]) -> Callable[[dict], tuple]:
     callgrind on a four-field record); the chart's edits compare and hash a few hundred
     records at most, against ~0.1 G instructions of compiling saved at every start."""
     if not names:
-        return lambda _fields: ()
+        return lambda _values: ()
     if len(names) == 1:
         one = itemgetter(names[0])
-        return lambda fields: (one(fields),)
+        return lambda values: (one(values),)
     return itemgetter(*names)  # (a tuple already)
 
 
