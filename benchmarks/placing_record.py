@@ -123,8 +123,8 @@ def scenario(name: str, session, size, results: dict, model=None) -> None:
 
 
 def main() -> None:
-    from workbench.io.examples import examples_dir
     from workbench.io.model_configs import read_model_config
+    from workbench.io.presets import examples_dir
     from workbench.io.sessions import load_session
     from workbench.model.llm.architecture import Setup
     from workbench.model.llm.session import ModelEntry

@@ -255,7 +255,7 @@ def bench_sweep_keystroke(reps: int) -> tuple[dict[str, float], dict[str, float]
     (milliseconds: what it costs the machine, whatever else runs) and the wall time."""
     from PySide6.QtWidgets import QApplication
 
-    from workbench.io.examples import examples_dir
+    from workbench.io.presets import examples_dir
     from workbench.io.sessions import load_session
 
     app, window = shown_window(load_session(examples_dir() / "critical_batch_sweep.yaml"))
@@ -467,7 +467,7 @@ def measure_import(kernels: int, reps: int) -> dict[str, float]:
     (two machines), until the window has control again."""
     from PySide6.QtWidgets import QApplication
 
-    from workbench.io.examples import examples_dir
+    from workbench.io.presets import examples_dir
     from workbench.io.sessions import load_session
     from workbench.ui.window.app import create_app
     from workbench.ui.window.main_window import MainWindow

@@ -40,7 +40,7 @@ def main() -> int:
     parser.add_argument("--session", default=None)
     args = parser.parse_args()
 
-    from workbench.io.examples import DEFAULT_EXAMPLE, examples_dir
+    from workbench.io.presets import DEFAULT_EXAMPLE, examples_dir
     from workbench.io.sessions import load_session
     from workbench.ui.window.app import create_app
     from workbench.ui.window.main_window import MainWindow

@@ -25,6 +25,7 @@ def _isolated_settings(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     try:
         from PySide6.QtCore import QStandardPaths
     except ImportError:  # engine-only environments

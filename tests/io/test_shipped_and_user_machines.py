@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.io import presets, user_presets
-from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
-from workbench.io.presets import get_preset
+from workbench.io import atomic, presets, user_presets
+from workbench.io.presets import DEFAULT_EXAMPLE, get_preset, list_examples
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,17 +33,35 @@ def test_presets_are_found_beside_the_source_tree_when_not_packaged():
 
 
 
-@pytest.mark.parametrize(("platform", "parts"), [
-    ("linux", (".local", "share")),
-    ("darwin", ("Library", "Application Support")),
+@pytest.mark.parametrize(("platform", "data", "cache"), [
+    ("linux", (".local", "share"), (".cache",)),
+    ("darwin", ("Library", "Application Support"), ("Library", "Caches")),
+    ("win32", ("AppData", "Roaming"), ("AppData", "Local")),
 ])
-def test_user_machines_folder_per_platform(monkeypatch, tmp_path, platform, parts):
-    monkeypatch.delenv(user_presets.USER_PRESETS_VARIABLE, raising=False)
-    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+def test_user_folders_per_platform(monkeypatch, tmp_path, platform, data, cache):
+    for name in (user_presets.USER_PRESETS_VARIABLE, "XDG_DATA_HOME", "XDG_CACHE_HOME",
+                 "APPDATA", "LOCALAPPDATA"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(user_presets.sys, "platform", platform)
-    assert user_presets.user_presets_dir() == tmp_path.joinpath(*parts, "roofline-workbench",
+    monkeypatch.setattr(atomic.sys, "platform", platform)
+    assert user_presets.user_presets_dir() == tmp_path.joinpath(*data, "roofline-workbench",
                                                                  "presets")
+    assert atomic.user_folder("cache") == tmp_path.joinpath(*cache, "roofline-workbench")
+
+
+def test_user_folders_follow_the_platform_variables(monkeypatch, tmp_path):
+    monkeypatch.setattr(atomic.sys, "platform", "linux")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "d"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "c"))
+    assert atomic.user_folder("data") == tmp_path / "d" / "roofline-workbench"
+    assert atomic.user_folder("cache") == tmp_path / "c" / "roofline-workbench"
+    monkeypatch.setattr(atomic.sys, "platform", "win32")
+    monkeypatch.setenv("APPDATA", str(tmp_path / "roaming"))
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "local"))
+    assert atomic.user_folder("data") == tmp_path / "roaming" / "roofline-workbench"
+    assert atomic.user_folder("cache") == tmp_path / "local" / "roofline-workbench"
+    with pytest.raises(ValueError, match="no user folder"):
+        atomic.user_folder("config")
 
 
 def test_a_measured_machine_keeps_its_provenance_through_a_file(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.io import yamlio
+from workbench.io import yaml_parser
 from workbench.io.errors import InputError
 from workbench.io.sessions import loads_session
 
@@ -18,7 +18,7 @@ def no_tree(monkeypatch):
     """Building the node tree fails the test: the refusal must come before it."""
     def refuse(_self):
         raise AssertionError("the node tree was built")
-    monkeypatch.setattr(yamlio._Loader, "get_single_node", refuse)
+    monkeypatch.setattr(yaml_parser._Loader, "get_single_node", refuse)
 
 
 def _refused(text: str) -> str:

@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.io import yamlio
+from workbench.io import yaml_parser, yamlio
 from workbench.io.errors import InputError
 from workbench.io.sessions import dumps_session
 from workbench.model.operations import Operation
@@ -76,9 +76,9 @@ def test_anchors_and_aliases_within_the_limit_are_read():
 
 
 def test_what_aliases_add_is_limited_not_what_the_file_holds():
-    limit = yamlio.MAX_NODES
+    limit = yaml_parser.MAX_NODES
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(yamlio, "MAX_NODES", 50)
+        m.setattr(yaml_parser, "MAX_NODES", 50)
         # written out, 500 values are read: the file size bounds them
         assert len(read("list: [" + ", ".join(["x"] * 500) + "]\n").data["list"]) == 500
         # an alias of a 50-item list adds the list and its 50 items
@@ -88,7 +88,7 @@ def test_what_aliases_add_is_limited_not_what_the_file_holds():
             read(anchored + "b: *x\n")
         assert "alias bomb" not in str(caught.value)
         assert len(read(anchored.replace(", x]", "]") + "b: *x\n").data["b"]) == 49
-    assert limit == yamlio.MAX_NODES
+    assert limit == yaml_parser.MAX_NODES
 
 
 def test_a_billion_laughs_is_still_refused():

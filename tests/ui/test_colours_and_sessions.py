@@ -326,7 +326,7 @@ def test_an_example_is_named_in_the_title_and_save_asks_where(qtbot, window, tmp
 
 
 def test_the_built_in_example_at_start_is_named_in_the_title(qtbot):
-    from workbench.io.examples import DEFAULT_EXAMPLE
+    from workbench.io.presets import DEFAULT_EXAMPLE
     from workbench.ui.window.launch import start
 
     win = start()

@@ -245,7 +245,7 @@ def test_unsaved_changes_survive_a_crash_and_are_recovered_on_next_start(qtbot, 
 def test_start_shows_the_built_in_example_and_leaves_the_collector_running(qtbot):
     import gc
 
-    from workbench.io.examples import DEFAULT_EXAMPLE, examples_dir
+    from workbench.io.presets import DEFAULT_EXAMPLE, examples_dir
     from workbench.ui.window.launch import start
 
     assert gc.isenabled()

@@ -19,7 +19,7 @@ sys.path.insert(0, {root!r})
 from PySide6.QtCore import QStandardPaths
 QStandardPaths.setTestModeEnabled(True)  # (this test's settings and autosave folders)
 from workbench.document import new_operation
-from workbench.io.examples import examples_dir
+from workbench.io.presets import examples_dir
 from workbench.ui.window.launch import start
 window = start()  # the app as the command line starts it
 example = {example!r}
@@ -40,7 +40,7 @@ def _crash_with_unsaved_work(example: str | None) -> None:
 @pytest.mark.parametrize(("example", "name"), [
     ("critical_batch_sweep.yaml", "critical_batch_sweep.yaml"), (None, "Untitled")])
 def test_a_recovered_session_keeps_its_name(qtbot, monkeypatch, example, name):
-    from workbench.io.examples import DEFAULT_EXAMPLE
+    from workbench.io.presets import DEFAULT_EXAMPLE
     from workbench.ui.window.launch import start
 
     assert example != DEFAULT_EXAMPLE  # (the restarted app opens on that one)
@@ -55,7 +55,7 @@ def test_a_recovered_session_keeps_its_name(qtbot, monkeypatch, example, name):
 
 
 def _recover_and_check_the_name(window, monkeypatch, example, name) -> None:
-    from workbench.io.examples import DEFAULT_EXAMPLE
+    from workbench.io.presets import DEFAULT_EXAMPLE
 
     asked = []
     monkeypatch.setattr(window, "ask_recover", lambda found: asked.append(found) or True)

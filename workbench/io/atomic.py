@@ -1,5 +1,6 @@
 """One way to write a file, used for everything the product writes (sessions, autosaves,
-machine files, figures, CSV tables).
+machine files, figures, CSV tables), and the folders of the user's home it writes its own
+files to (:func:`user_folder`).
 
 :func:`write_atomic` writes a temporary file in the destination's folder, flushes it to disk
 and renames it over the destination, so a crash, a full disk or a killed process leaves
@@ -31,13 +32,38 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 import time
 from pathlib import Path
 
-__all__ = ["WriteRefused", "check_writable", "write_atomic", "write_target"]
+__all__ = ["WriteRefused", "check_writable", "write_atomic", "write_target", "user_folder"]
 
 _STALE_AGE_S = 24 * 3600  # a temporary file this old is stale whoever made it
 _PREFIX_BYTES = 100  # keeps temporary names under the usual 255-byte limit
+
+
+def user_folder(kind: str) -> Path:
+    """The product's own folder of ``kind`` in the user's home, as the platform names it:
+    ``"data"`` (kept: presets measured here) or ``"cache"`` (anything in it may be deleted at
+    any time). ``$XDG_DATA_HOME/roofline-workbench`` (default ``~/.local/share/…``) and
+    ``$XDG_CACHE_HOME/roofline-workbench`` (default ``~/.cache/…``) on Linux;
+    ``~/Library/Application Support/…`` and ``~/Library/Caches/…`` on macOS;
+    ``%APPDATA%\\…`` and ``%LOCALAPPDATA%\\…`` on Windows."""
+    if kind not in ("data", "cache"):
+        raise ValueError(f"no user folder of kind {kind!r}")
+    home = Path.home()
+    if sys.platform == "darwin":
+        base = home / "Library" / ("Application Support" if kind == "data" else "Caches")
+    elif sys.platform == "win32":
+        if kind == "data":
+            base = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+        else:
+            base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    elif kind == "data":
+        base = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")
+    return base / "roofline-workbench"
 
 
 class WriteRefused(PermissionError):

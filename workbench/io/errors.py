@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["InputError", "format_path"]
+__all__ = ["InputError", "format_path", "did_you_mean", "unknown_key_message"]
 
 
 def format_path(path: tuple[object, ...]) -> str:
@@ -36,3 +36,17 @@ class InputError(ValueError):
         key = format_path(self.path)
         text = f"{where}{key}: {self.message}" if key else f"{where}{self.message}"
         return " ".join(text.split())  # always one line
+
+
+def did_you_mean(word: str, options: list[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``options``, or ``""``."""
+    import difflib  # only a message needs it
+
+    close = difflib.get_close_matches(word, options, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_key_message(key: object, allowed) -> str:
+    """``unknown key 'x' (did you mean 'y'?); expected one of: …``."""
+    hint = did_you_mean(str(key), [str(a) for a in allowed])
+    return f"unknown key {key!r}{hint}; expected one of: {', '.join(sorted(allowed))}"

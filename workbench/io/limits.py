@@ -5,7 +5,9 @@ whatever can be created can also be saved and opened again.
 - files: regular files only (a FIFO or a device would hang or never end), read with a size cap;
 - text: a length per kind of text, no control characters (they break vector exports and
   terminals);
-- numbers: finite, and within :data:`MIN_MAGNITUDE` … :data:`MAX_MAGNITUDE` in base units.
+- numbers: finite, and within :data:`MIN_MAGNITUDE` … :data:`MAX_MAGNITUDE` in base units;
+- YAML documents: a size, aliases, depth and digits of a number bounded, and what each place
+  may hold (:class:`Shape`), checked as a large document's text streams by.
 """
 
 from __future__ import annotations
@@ -14,14 +16,58 @@ import contextlib
 import os
 import re
 import stat
+from dataclasses import field
+from typing import TYPE_CHECKING
 
 from workbench.io.errors import InputError
 from workbench.model.limits import TEXT_LIMITS, text_problem
 from workbench.model.units import BINARY, MAX_MAGNITUDE, MIN_MAGNITUDE, magnitude_problem
+from workbench.records import record
 
 __all__ = ["TEXT_LIMITS", "MIN_MAGNITUDE", "MAX_MAGNITUDE", "text_problem", "magnitude_problem",
            "read_regular_file", "open_regular_file",
-           "terminal_text"]  # (the first four from the model: one table)
+           "terminal_text", "MAX_FILE_BYTES", "MAX_ALIASES", "MAX_NODES", "MAX_DEPTH",
+           "MAX_NUMBER_DIGITS", "MAX_LIST_ITEMS", "SHAPE_CHECK_CHARS",
+           "Shape"]  # (the first four from the model: one table)
+
+#: the most bytes of a YAML file (a session has its own cap, :data:`MAX_SESSION_BYTES
+#: <workbench.model.limits.MAX_SESSION_BYTES>`)
+MAX_FILE_BYTES = 5 * 1024 * 1024
+#: the most YAML aliases (``*name``) in a document
+MAX_ALIASES = 100
+#: the most values that aliases add (an alias bomb), not values written out
+MAX_NODES = 200_000
+#: the deepest nesting of a YAML document
+MAX_DEPTH = 64
+#: the most digits of a number in a YAML document
+MAX_NUMBER_DIGITS = 400
+#: the most items of any list whose :class:`Shape` sets no limit
+MAX_LIST_ITEMS = 100_000
+#: YAML documents from this length on are checked as their text streams by, before they are
+#: composed; a shorter one is read at once (its size bounds the work)
+SHAPE_CHECK_CHARS = 1_000_000
+
+
+@record(frozen=True)
+class Shape:
+    """What a place of a document may hold, checked while the text streams by
+    (:func:`check_shape`): the keys a mapping may have (``None``: any), the most items a
+    list may have, and the shape of each key's value (``children``) or list item (``item``).
+    ``what`` names a list's items in messages."""
+
+    keys: frozenset[str] | None = None
+    most: int | None = None
+    what: str = "items"
+    item: Shape | None = None
+    children: dict[str, Shape] = field(default_factory=dict)
+
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    #: a :class:`Shape`, or the function that makes it when a document is long enough to
+    #: check
+    ShapeSource = Shape | Callable[[], Shape] | None
 
 
 def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> bytes:

@@ -1,4 +1,5 @@
-"""Hardware presets: one YAML file per machine in ``hardware_presets/``."""
+"""What ships with the package: the hardware presets (one YAML file per machine in
+``hardware_presets/``) and the example sessions."""
 
 from __future__ import annotations
 
@@ -11,7 +12,29 @@ from workbench.io.yamlio import read_yaml
 from workbench.model.hardware import Hardware
 
 __all__ = ["presets_dir", "load_presets", "get_preset", "load_preset_file", "is_hand_made",
-           "builtin_ids"]
+           "builtin_ids", "examples_dir", "list_examples", "DEFAULT_EXAMPLE"]
+
+#: the example the application opens when given no session
+DEFAULT_EXAMPLE = "llama_ffn.yaml"
+
+
+def examples_dir() -> Path:
+    """The example sessions' folder."""
+    return Path(__file__).resolve().parent.parent / "examples"
+
+
+def list_examples() -> list[tuple[str, Path]]:
+    """``(title, path)`` for each example, read from the file's ``title:`` line (cheaply)."""
+    out = []
+    for path in sorted(examples_dir().glob("*.yaml")):
+        title = path.stem.replace("_", " ")
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("title:"):
+                    title = line.split(":", 1)[1].strip()
+                    break
+        out.append((title, path))
+    return out
 
 
 def presets_dir() -> Path:
@@ -23,8 +46,10 @@ def presets_dir() -> Path:
     raise InputError("the hardware_presets folder is missing from this installation")
 
 
-def load_preset_file(path: Path) -> Hardware:
-    doc = read_yaml(path, "preset file")
+def load_preset_file(path: Path, shipped: bool = False) -> Hardware:
+    """The machine of a preset file; ``shipped``: one of the package's own (its parse is
+    kept: see :func:`~workbench.io.yamlio.read_yaml`)."""
+    doc = read_yaml(path, "preset file", keep=shipped)
     hw = parse_hardware(doc.data, Place(doc))
     if hw.id != path.stem:
         raise doc.error(("id",), f"must match the file name {path.stem!r}, got {hw.id!r}")
@@ -35,7 +60,7 @@ def load_preset_file(path: Path) -> Hardware:
 def _all() -> dict[str, Hardware]:
     out = {}
     for path in sorted(presets_dir().glob("*.yaml")):
-        hw = load_preset_file(path)
+        hw = load_preset_file(path, shipped=True)
         out[hw.id] = hw
     return out
 
@@ -65,7 +90,7 @@ def _one(preset_id: str) -> Hardware:
     name = f"{preset_id}.yaml"
     if name not in _file_names():
         raise KeyError(preset_id)
-    return load_preset_file(presets_dir() / name)
+    return load_preset_file(presets_dir() / name, shipped=True)
 
 
 def get_preset(preset_id: str) -> Hardware:

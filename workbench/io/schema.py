@@ -13,8 +13,8 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from workbench.io.errors import InputError
-from workbench.io.yamlio import YamlDocument, did_you_mean, unknown_key_message
+from workbench.io.errors import InputError, did_you_mean, unknown_key_message
+from workbench.io.yamlio import YamlDocument
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.hardware import FIGURE_TABLES, SINGLE_FIGURES, Hardware
 from workbench.model.limits import text_problem

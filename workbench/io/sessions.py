@@ -82,6 +82,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.io.atomic import write_atomic
 from workbench.io.errors import InputError
+from workbench.io.limits import Shape
 from workbench.io.presets import get_preset
 from workbench.io.schema import (
     HARDWARE_KEYS,
@@ -98,7 +99,6 @@ from workbench.io.schema import (
 )
 from workbench.io.yamlio import (
     MAX_SESSION_BYTES,
-    Shape,
     YamlDocument,
     dump_yaml,
     parse_yaml,
@@ -223,13 +223,16 @@ def session_shape() -> Shape:
     return _SHAPE[0]
 
 
-def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None) -> Session:
+def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None,
+                 shipped: bool = False) -> Session:
     """Read and validate a session file; every problem is an :class:`InputError`.
     ``warnings``, when given, receives one line per value the file leaves to a default that
     a current file must give (see :func:`session_from_document`). Unknown keys and lists
-    past their limits are refused as the text streams by, before anything is built."""
+    past their limits are refused as the text streams by, before anything is built.
+    ``shipped``: an example that ships with the package (its parse is kept: see
+    :func:`~workbench.io.yamlio.read_yaml`)."""
     return session_from_document(read_yaml(path, limit=MAX_SESSION_BYTES,
-                                           shape=session_shape), warnings)
+                                           shape=session_shape, keep=shipped), warnings)
 
 
 def loads_session(text: str | bytes, name: str | None = None,

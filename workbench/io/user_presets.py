@@ -17,10 +17,10 @@ to a session is stored in it in full, so that the session file opens on any comp
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
+from workbench.io.atomic import user_folder
 from workbench.io.errors import InputError
 from workbench.io.schema import Place, expect_mapping, parse_hardware
 from workbench.io.yamlio import dump_yaml, read_yaml
@@ -39,13 +39,7 @@ def user_presets_dir() -> Path:
     override = os.environ.get(USER_PRESETS_VARIABLE)
     if override:
         return Path(override)
-    if sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
-    elif sys.platform == "win32":
-        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "roofline-workbench" / "presets"
+    return user_folder("data") / "presets"
 
 
 def load_machine_file(path: str | os.PathLike[str]) -> tuple[Hardware, dict[str, Any]]:

@@ -29,14 +29,14 @@ def start(session: str | None = None):
     paused = gc.isenabled()
     gc.disable()
     try:
-        from workbench.io.examples import DEFAULT_EXAMPLE, examples_dir
+        from workbench.io.presets import DEFAULT_EXAMPLE, examples_dir
         from workbench.io.sessions import load_session
 
         path = Path(session) if session else None
         # read as given (a message names the file as the user typed it), kept resolved
         assumed: list[str] = []  # values an older file leaves out: said once shown
         source = path if path else examples_dir() / DEFAULT_EXAMPLE
-        loaded = load_session(source, assumed)
+        loaded = load_session(source, assumed, shipped=path is None)
         create_app()
         from workbench.ui.window.main_window import MainWindow
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QLabel
 
-from workbench.io.examples import list_examples
+from workbench.io.presets import list_examples
 from workbench.model.operations import KINDS
 from workbench.model.session import THEMES
 
