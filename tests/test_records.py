@@ -9,7 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import pickle
-from dataclasses import FrozenInstanceError, field
+from dataclasses import FrozenInstanceError, InitVar, field
+from typing import ClassVar
 
 import pytest
 from hypothesis import given
@@ -199,11 +200,137 @@ class _Kept:
     b: str = "x"
 
 
+def _built(make):
+    """A class of each way a field is given to ``__init__``, and a ``__post_init__``."""
+    @make
+    class Built:
+        a: int
+        b: list = field(default_factory=list)
+        c: str = "c"
+        hidden: int = field(default=5, init=False)
+        unset: int = field(init=False, repr=False, compare=False)
+        made: dict = field(default_factory=dict, init=False)
+
+        def __post_init__(self) -> None:
+            self.seen = (self.a, self.hidden)
+
+    return Built
+
+
+def _signature(make) -> list[tuple[str, object]]:
+    import inspect
+
+    params = inspect.signature(make.__init__).parameters.values()
+    return [(p.name, p.kind, "factory" if repr(p.default) == "<factory>" else p.default)
+            for p in params]
+
+
+@given(a=st.integers(), b=st.lists(st.integers(), max_size=3), c=st.text(max_size=3))
+def test_a_record_is_built_as_its_dataclass(a, b, c):
+    dc, rec = _both(_built)
+    assert _signature(dc) == _signature(rec)
+    for args, kwargs in (((a,), {}), ((a, b), {}), ((a, b, c), {}), ((), {"a": a, "c": c}),
+                         ((a,), {"c": c, "b": b})):
+        x_dc, x_rec = dc(*args, **kwargs), rec(*args, **kwargs)
+        assert vars(x_dc) == vars(x_rec) and list(vars(x_dc)) == list(vars(x_rec))
+        assert x_rec.seen == (a, 5) and not hasattr(x_rec, "unset")
+        assert dataclasses.replace(x_rec, a=a + 1).a == a + 1
+    assert rec(a).b is not rec(a).b and rec(a).made is not rec(a).made  # (one each)
+    for bad_args, bad_kwargs in (((), {}), ((a, b, c, 1), {}), ((a,), {"a": a}),
+                                 ((a,), {"hidden": 1}), ((a,), {"z": 1})):
+        with pytest.raises(TypeError) as by_dc:
+            dc(*bad_args, **bad_kwargs)
+        with pytest.raises(TypeError) as by_rec:
+            rec(*bad_args, **bad_kwargs)
+        assert str(by_rec.value) == str(by_dc.value).replace(dc.__init__.__qualname__,
+                                                             rec.__init__.__qualname__)
+
+
+def test_a_default_before_a_field_without_one_is_refused_as_by_the_dataclass():
+    for make in (dataclasses.dataclass, record):
+        with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+            @make
+            class Wrong:
+                a: int = 1
+                b: int
+
+
+def test_a_frozen_record_refuses_its_fields_and_a_subclass_may_add_its_own_attributes():
+    (base_dc, child_dc), (base_rec, child_rec) = _both(_inherited)
+    for base, child in ((base_dc, child_dc), (base_rec, child_rec)):
+        with pytest.raises(FrozenInstanceError, match="cannot assign to field 'z'"):
+            base(1).z = 2  # (the class's own instances: nothing at all)
+        x = child(1)
+        with pytest.raises(FrozenInstanceError, match="cannot delete field 'a'"):
+            del x.a
+        with pytest.raises(FrozenInstanceError, match="cannot assign to field 'b'"):
+            x.b = 3
+    with pytest.raises(TypeError, match="Cannot overwrite attribute __setattr__"):
+        @record(frozen=True)
+        class Guarded:
+            a: int
+
+            def __setattr__(self, name, value):
+                pass
+
+
+def test_class_variables_descriptors_and_own_setattr_are_honoured_as_by_the_dataclass():
+    def build(make):
+        class Doubled:
+            def __set_name__(self, owner, name):
+                self.name = "_" + name
+
+            def __get__(self, obj, owner=None):
+                return 0 if obj is None else getattr(obj, self.name)
+
+            def __set__(self, obj, value):
+                object.__setattr__(obj, self.name, 2 * value)
+
+        @make(frozen=True)
+        class Counted:
+            total: ClassVar[int] = 0
+            a: int
+            b: int = Doubled()
+            self: int = 1  # (a field named self: the instance is named otherwise)
+
+        @make
+        class Watched:
+            a: int
+            b: list = field(default_factory=list)
+
+            def __setattr__(self, name, value):
+                object.__setattr__(self, "log", [*getattr(self, "log", []), name])
+                object.__setattr__(self, name, value)
+
+        return Counted, Watched
+
+    (counted_dc, watched_dc), (counted_rec, watched_rec) = _both(build)
+    for counted, watched in ((counted_dc, watched_dc), (counted_rec, watched_rec)):
+        x = counted(1, 3, self=4)
+        assert (x.a, x.b, x.self, counted.total) == (1, 6, 4, 0)
+        assert watched(1).log == ["a", "b"]
+    assert vars(counted_dc(1, 3)) == vars(counted_rec(1, 3))
+
+
+def test_what_a_record_does_not_take_is_refused():
+    with pytest.raises(TypeError, match="no keyword-only fields"):
+        @record
+        class Named:
+            a: int = field(default=1, kw_only=True)
+    with pytest.raises(TypeError, match="no InitVar fields"):
+        @record
+        class Passed:
+            a: int
+            scale: InitVar[int] = 1
+
+
 def test_a_record_pickles_and_names_its_methods():
     x = _Kept(3)
     assert pickle.loads(pickle.dumps(x)) == x
     assert _Kept.__eq__.__qualname__ == "_Kept.__eq__"
     assert _Kept.__hash__.__name__ == "__hash__"
+    assert _Kept.__init__.__qualname__ == "_Kept.__init__"
+    assert _Kept.__setattr__.__qualname__ == "_Kept.__setattr__"
 
 
 def test_the_product_makes_its_classes_as_records():

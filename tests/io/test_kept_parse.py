@@ -90,12 +90,13 @@ def test_a_bad_file_is_refused_every_time_and_not_kept(tmp_path):
 
 
 def test_a_user_file_is_not_kept(tmp_path):
+    example = examples_dir() / "llama_ffn.yaml"
     path = tmp_path / "mine.yaml"
-    path.write_text((examples_dir() / "llama_ffn.yaml").read_text(encoding="utf-8"),
-                    encoding="utf-8")
+    path.write_text(example.read_text(encoding="utf-8") + "# mine\n", encoding="utf-8")
     load_session(path)
+    load_session(example, shipped=True)
     kept = [marshal.loads(f.read_bytes())[1] for f in _kept_files()]
-    assert len(kept) == 3  # (the machines it names, which ship with the package)
+    assert example.read_bytes() in kept
     assert path.read_bytes() not in kept
 
 
@@ -117,3 +118,17 @@ def test_the_second_start_on_the_example_does_not_import_pyyaml(tmp_path):
     assert (first[-1], second[-1]) == ("True", "False")
     assert first[0] == second[0] and "NVIDIA H100" in first[0]  # (the same session)
     assert len(list((tmp_path / "cache" / "roofline-workbench" / "parsed").iterdir())) >= 2
+
+
+def test_the_cache_keeps_the_newest_files_only(tmp_path, monkeypatch):
+    monkeypatch.setattr(yamlio, "MOST_KEPT", 3)
+    paths = []
+    for i in range(5):
+        path = tmp_path / f"m{i}.yaml"
+        path.write_text(f"a: {i}\n", encoding="utf-8")
+        yamlio.read_yaml(path, keep=True)
+        paths.append(path)
+    kept = [marshal.loads(f.read_bytes())[1] for f in _kept_files()]
+    assert sorted(kept) == [b"a: 2\n", b"a: 3\n", b"a: 4\n"]
+    assert yamlio.read_yaml(paths[0], keep=True).data == {"a": 0}  # (read, and kept again)
+    assert len(_kept_files()) == 3

@@ -148,10 +148,22 @@ def _keep(key: str, raw: bytes, doc: YamlDocument) -> None:
         path = _kept_file(key)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         write_atomic(path, payload, new_mode=0o600)
+        _prune(path.parent)
     except OSError as exc:
         import logging
 
         logging.getLogger(__name__).info("could not keep the parsed %s: %s", doc.file, exc)
+
+
+#: the most files kept (the shipped files number fifteen or so a version; those of earlier
+#: versions go, the oldest first: one still used is only written again)
+MOST_KEPT = 64
+
+
+def _prune(folder: Path) -> None:
+    kept = sorted(folder.glob("*.marshal"), key=lambda p: p.stat().st_mtime_ns)
+    for old in kept[:max(0, len(kept) - MOST_KEPT)]:
+        old.unlink(missing_ok=True)
 
 
 _KEY_LINE = re.compile(r"^[^ \t\r\n#\-].*", re.M)  # a line at the left margin, not an item
