@@ -132,3 +132,21 @@ def test_the_cache_keeps_the_newest_files_only(tmp_path, monkeypatch):
     assert sorted(kept) == [b"a: 2\n", b"a: 3\n", b"a: 4\n"]
     assert yamlio.read_yaml(paths[0], keep=True).data == {"a": 0}  # (read, and kept again)
     assert len(_kept_files()) == 3
+
+
+def test_nothing_is_kept_where_the_reader_cannot_see_its_own_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(yamlio, "__file__", str(tmp_path / "frozen" / "yamlio.py"))
+    path = tmp_path / "m.yaml"
+    path.write_text("a: 1\n", encoding="utf-8")
+    assert yamlio.read_yaml(path, keep=True).data == {"a": 1}
+    assert _kept_files() == []
+
+
+def test_no_home_folder_is_no_error(tmp_path, monkeypatch):
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    path = tmp_path / "m.yaml"
+    path.write_text("a: 1\n", encoding="utf-8")
+    assert yamlio.read_yaml(path, keep=True).data == {"a": 1}

@@ -80,9 +80,9 @@ def read_yaml(path: str | os.PathLike[str], what: str = "session file",
     taken from there when the file's bytes are the same (see :func:`kept_folder`)."""
     name = str(path)
     raw = read_regular_file(path, limit, what)
-    if not keep:
+    key = _kept_key(raw) if keep else None
+    if key is None:
         return parse_yaml(raw, name, limit, shape)
-    key = _kept_key(raw)
     found = _read_kept(key, raw)
     if found is not None:
         return YamlDocument(found[0], name, found[1])
@@ -105,12 +105,17 @@ def kept_folder() -> Path:
 _KEPT_FORMAT = 1
 
 
-def _kept_key(raw: bytes) -> str:
+def _kept_key(raw: bytes) -> str | None:
+    """What a kept parse of ``raw`` is kept under, or ``None`` where the reader's source
+    files cannot be looked at (an application frozen into one file): then nothing is kept."""
     from workbench import __version__
 
     here = Path(__file__)
-    code = [os.stat(p) for p in (here, here.with_name("yaml_parser.py"),
-                                 here.with_name("limits.py"))]
+    try:
+        code = [os.stat(p) for p in (here, here.with_name("yaml_parser.py"),
+                                     here.with_name("limits.py"))]
+    except OSError:
+        return None
     return "|".join([str(_KEPT_FORMAT), __version__, sys.version, str(marshal.version),
                      *(f"{s.st_size}:{s.st_mtime_ns}" for s in code),
                      f"{len(raw)}:{zlib.crc32(raw):08x}"])
@@ -125,8 +130,8 @@ def _read_kept(key: str, raw: bytes) -> tuple[Any, dict] | None:
     for these bytes: what is kept holds the whole key and the file's bytes, compared)."""
     try:
         kept = marshal.loads(_kept_file(key).read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
-        return None
+    except (OSError, RuntimeError, ValueError, EOFError, TypeError):
+        return None  # (RuntimeError: no home folder to find the cache in)
     if (type(kept) is tuple and len(kept) == 4 and kept[0] == key and kept[1] == raw
             and type(kept[3]) is dict):
         return kept[2], kept[3]
@@ -149,7 +154,7 @@ def _keep(key: str, raw: bytes, doc: YamlDocument) -> None:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         write_atomic(path, payload, new_mode=0o600)
         _prune(path.parent)
-    except OSError as exc:
+    except (OSError, RuntimeError) as exc:
         import logging
 
         logging.getLogger(__name__).info("could not keep the parsed %s: %s", doc.file, exc)
