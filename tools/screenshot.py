@@ -32,7 +32,7 @@ def main() -> int:
 
     from PySide6.QtCore import QSettings, Qt
 
-    from workbench.io.examples import DEFAULT_EXAMPLE, list_examples
+    from workbench.io.presets import DEFAULT_EXAMPLE, list_examples
     from workbench.io.sessions import load_session
     from workbench.ui.window.app import create_app
     from workbench.ui.window.main_window import MainWindow
