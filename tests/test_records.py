@@ -302,14 +302,20 @@ def test_class_variables_descriptors_and_own_setattr_are_honoured_as_by_the_data
                 object.__setattr__(self, "log", [*getattr(self, "log", []), name])
                 object.__setattr__(self, name, value)
 
-        return Counted, Watched
+        @make
+        class Plainly:
+            a: int
+            c: int = Doubled()
 
-    (counted_dc, watched_dc), (counted_rec, watched_rec) = _both(build)
-    for counted, watched in ((counted_dc, watched_dc), (counted_rec, watched_rec)):
+        return Counted, Watched, Plainly
+
+    made = _both(build)
+    for counted, watched, plainly in made:
         x = counted(1, 3, self=4)
         assert (x.a, x.b, x.self, counted.total) == (1, 6, 4, 0)
         assert watched(1).log == ["a", "b"]
-    assert vars(counted_dc(1, 3)) == vars(counted_rec(1, 3))
+        assert plainly(1, 4).c == 8 and vars(plainly(1, 4)) == {"a": 1, "_c": 8}
+    assert vars(made[0][0](1, 3)) == vars(made[1][0](1, 3))
 
 
 def test_what_a_record_does_not_take_is_refused():
@@ -330,6 +336,7 @@ def test_a_record_pickles_and_names_its_methods():
     assert _Kept.__eq__.__qualname__ == "_Kept.__eq__"
     assert _Kept.__hash__.__name__ == "__hash__"
     assert _Kept.__init__.__qualname__ == "_Kept.__init__"
+    assert _Kept.__init__.__module__ == __name__ == _Kept.__module__
     assert _Kept.__setattr__.__qualname__ == "_Kept.__setattr__"
 
 

@@ -188,19 +188,25 @@ def _init(klass: type, every: tuple[Field, ...], frozen: bool):
     post_init = hasattr(klass, "__post_init__")
     # a field the class holds as a data descriptor, or a mutable class's own __setattr__:
     # set as the dataclass sets it (through them), not into the instance's dict
-    setter = (object.__setattr__ if frozen else
-              None if klass.__setattr__ is object.__setattr__ else setattr)
-    if setter is object.__setattr__ and not any(
-            hasattr(type(klass.__dict__.get(f.name)), "__set__") for f in every):
-        setter = None
+    described = any(hasattr(type(_class_attribute(klass, f.name)), "__set__") for f in every)
+    if frozen:
+        setter: Callable | None = object.__setattr__ if described else None
+    else:
+        setter = (setattr if described or klass.__setattr__ is not object.__setattr__
+                  else None)
     if (setter is None and len(taken) == len(every) and not post_init
             and all(f.default_factory is MISSING for f in every)):
         def fill(self, values):
             self.__dict__.update(zip(names, values, strict=True))
     else:
         fill = _filler(every, post_init, setter)
-    return types.FunctionType(code, {"fill": fill, "__builtins__": __builtins__}, "__init__",
-                              tuple(defaults) or None)
+    scope = {"fill": fill, "__builtins__": __builtins__, "__name__": klass.__module__}
+    return types.FunctionType(code, scope, "__init__", tuple(defaults) or None)
+
+
+def _class_attribute(klass: type, name: str) -> Any:
+    """What the class or a base holds under ``name`` (not asked for its value)."""
+    return next((c.__dict__[name] for c in klass.__mro__ if name in c.__dict__), None)
 
 
 def _filler(every: tuple[Field, ...], post_init: bool, setter: Callable | None):

@@ -100,8 +100,9 @@ def kept_folder() -> Path:
     return user_folder("cache") / "parsed"
 
 
-#: what the kept form depends on besides the file: the product, Python (``marshal``'s
-#: format) and the reader's own code
+#: the version of the kept form itself (its key also holds the product's version, Python's,
+#: marshal's, the sizes and times of the reader's own source files, and the file's length
+#: and checksum; what is kept holds the file's bytes too, compared whole)
 _KEPT_FORMAT = 1
 
 
