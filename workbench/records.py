@@ -188,7 +188,7 @@ def _init(klass: type, every: tuple[Field, ...], frozen: bool):
     post_init = hasattr(klass, "__post_init__")
     # a field the class holds as a data descriptor, or a mutable class's own __setattr__:
     # set as the dataclass sets it (through them), not into the instance's dict
-    described = any(hasattr(type(_class_attribute(klass, f.name)), "__set__") for f in every)
+    described = _described(klass, [f.name for f in every])
     if frozen:
         setter: Callable | None = object.__setattr__ if described else None
     else:
@@ -204,9 +204,14 @@ def _init(klass: type, every: tuple[Field, ...], frozen: bool):
     return types.FunctionType(code, scope, "__init__", tuple(defaults) or None)
 
 
-def _class_attribute(klass: type, name: str) -> Any:
-    """What the class or a base holds under ``name`` (not asked for its value)."""
-    return next((c.__dict__[name] for c in klass.__mro__ if name in c.__dict__), None)
+def _described(klass: type, names: list[str]) -> bool:
+    """Whether the class or a base holds one of ``names`` as a data descriptor."""
+    for holder in klass.__mro__[:-1]:  # (object holds none of a record's fields)
+        held = holder.__dict__
+        for name in names:
+            if name in held and hasattr(type(held[name]), "__set__"):
+                return True
+    return False
 
 
 def _filler(every: tuple[Field, ...], post_init: bool, setter: Callable | None):
