@@ -83,7 +83,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.io.atomic import write_atomic
 from workbench.io.errors import InputError
 from workbench.io.limits import Shape
-from workbench.io.presets import get_preset
+from workbench.io.presets import examples_dir, get_preset
 from workbench.io.schema import (
     HARDWARE_KEYS,
     Place,
@@ -223,14 +223,14 @@ def session_shape() -> Shape:
     return _SHAPE[0]
 
 
-def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None,
-                 shipped: bool = False) -> Session:
+def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None) -> Session:
     """Read and validate a session file; every problem is an :class:`InputError`.
     ``warnings``, when given, receives one line per value the file leaves to a default that
     a current file must give (see :func:`session_from_document`). Unknown keys and lists
-    past their limits are refused as the text streams by, before anything is built.
-    ``shipped``: an example that ships with the package (its parse is kept: see
+    past their limits are refused as the text streams by, before anything is built. An
+    example that ships with the package, however it is reached, has its parse kept (see
     :func:`~workbench.io.yamlio.read_yaml`)."""
+    shipped = Path(path).resolve().parent == examples_dir()
     return session_from_document(read_yaml(path, limit=MAX_SESSION_BYTES,
                                            shape=session_shape, keep=shipped), warnings)
 

@@ -36,7 +36,7 @@ def start(session: str | None = None):
         # read as given (a message names the file as the user typed it), kept resolved
         assumed: list[str] = []  # values an older file leaves out: said once shown
         source = path if path else examples_dir() / DEFAULT_EXAMPLE
-        loaded = load_session(source, assumed, shipped=path is None)
+        loaded = load_session(source, assumed)
         create_app()
         from workbench.ui.window.main_window import MainWindow
 
