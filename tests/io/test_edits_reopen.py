@@ -97,6 +97,33 @@ def test_any_edits_save_and_reopen_equal(edits):
         assert dumps_session(loads_session(text, "edited.yaml")) == text, step
 
 
+def test_undoing_a_model_edit_puts_back_the_operations_it_had():
+    """One of a model's operations deleted on its own, then the model renamed (its
+    operations made anew), then both undone: the undone rename gives back the very
+    operations the model had, so that the undone deletion puts its operation back among
+    them, not beside a new copy (saved as an operation of its own with the model's tensor
+    names, "table rows", which the file cannot hold)."""
+    doc = Document()
+    model_id = doc.add_model(ModelEntry("Qwen3-8B", ARCH, view="layers", name="x"))
+    doc.seal()
+    start = [(e.id, e.operation.name) for e in doc.session.operations]
+    doc.remove_operations([start[0][0]])
+    doc.seal()
+    doc.set_model(model_id, name="y")
+    doc.seal()
+    renamed = [(e.id, e.operation.name) for e in doc.session.operations]
+    doc.undo()
+    assert [(e.id, e.operation.name) for e in doc.session.operations] == start[1:]
+    doc.undo()
+    assert [(e.id, e.operation.name) for e in doc.session.operations] == start
+    text = dumps_session(doc.session)
+    assert dumps_session(loads_session(text, "edited.yaml")) == text
+    assert "table rows" not in text
+    doc.redo()
+    doc.redo()
+    assert [(e.id, e.operation.name) for e in doc.session.operations] == renamed
+
+
 def _two_operations_one_measured() -> tuple[Document, int, int]:
     doc = Document()
     x = doc.add_operation(new_operation("gemm", "x"))

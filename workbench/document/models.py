@@ -138,18 +138,46 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
         if problem:
             raise ModelTooLarge(problem)
 
-    def put(state: ModelEntry) -> Change:
-        return _apply(doc, model_by_id(doc, model_id), state)
+    # the session's operations and the model's ids and roles before and after the edit:
+    # undo and redo put back the very entries they had (an edit that makes the model's
+    # operations anew gives them new ids, and later steps of the history name theirs)
+    kept: dict[str, tuple[list, list[int], list[int]]] = {}
+
+    def put(state: ModelEntry, side: str) -> Change:
+        target = model_by_id(doc, model_id)
+        snapshot = kept.get(side)
+        if snapshot is None:  # (the edit done first)
+            kept["old"] = _snapshot(doc, target)
+            change = _apply(doc, target, state)
+            kept["new"] = _snapshot(doc, target)
+            return change
+        ops = doc.session.operations
+        moved = [e.id for e in ops] != [e.id for e in snapshot[0]]
+        ids = list(target.op_ids)
+        ops[:] = snapshot[0]
+        target.op_ids, target.roles = list(snapshot[1]), list(snapshot[2])
+        change = _apply(doc, target, state, anew=False)
+        return (Change(What.OPERATIONS, tuple(dict.fromkeys(ids + target.op_ids))) if moved
+                else change)
 
     what = text or ", ".join(sorted(changes))
-    command = Command(f"Set {what} of {model.label}", lambda: put(new), lambda: put(old),
+    command = Command(f"Set {what} of {model.label}", lambda: put(new, "new"),
+                      lambda: put(old, "old"),
                       merge_key=("model", model_id, tuple(sorted(changes))))
     # (its operations' names and number may change: measured points stay on theirs)
     doc.push(doc.keeping_references(command) if set(changes) - _SAME_LAYOUT or "name" in changes
              else command)
 
 
-def _apply(doc: Document, target: ModelEntry, state: ModelEntry):
+def _snapshot(doc: Document, model: ModelEntry) -> tuple[list, list[int], list[int]]:
+    return list(doc.session.operations), list(model.op_ids), list(model.roles)
+
+
+def _apply(doc: Document, target: ModelEntry, state: ModelEntry, anew: bool = True):
+    """Give the model ``target`` the set-up of ``state``: its operations' parameters changed
+    in place where their layout stays, else (``anew``) its operations made anew. Without
+    ``anew`` (the session's operations put back as they were in that set-up) operations
+    that no longer match the layout are left as they are."""
 
     restyle = (target.name, target.visible) != (state.name, state.visible)
     target.setup, target.view, target.name = state.setup, state.view, state.name
@@ -169,6 +197,8 @@ def _apply(doc: Document, target: ModelEntry, state: ModelEntry):
             entries = block
     if entries and refresh_params(target, entries):
         return Change(What.OPERATION, tuple(ids), () if restyle else ("params",))
+    if not anew:
+        return Change(What.OPERATIONS, tuple(ids))
     # a new layout: new operations where the old ones were
     gone = set(ids)
     at = next((i for i, e in enumerate(ops) if e.id in gone), len(ops))
