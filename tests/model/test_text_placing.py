@@ -458,3 +458,34 @@ def test_a_leader_leaving_the_plot_does_not_stop_the_place():
     placed = layout.place(Request("op", "operation", 20.0, 10.0,
                                   [Candidate(50.0, 50.0, (60.0, 260.0, 60.0, 61.0))]))
     assert placed is not None and placed.rect[:2] == (50.0, 50.0)
+
+
+def test_a_marker_near_a_name_bears_on_it_and_one_far_off_does_not():
+    """A name 2 px above its own marker; another marker moved to 5 px under the name's
+    other side touches nothing, yet the name now reads as that marker's: it is among the
+    texts a moved marker bears on, and no longer names its own where it is. A marker
+    100 px off bears on nothing; a roof's value (its rule looks at lines alone) is borne
+    on by no marker that does not touch it."""
+    from workbench.model.chart.attribution import Attribution
+
+    layout = TextLayout(Occupancy((0.0, 0.0, 400.0, 300.0)))
+    own = np.array([[100.0, 114.0, 108.0, 122.0]])  # its marker, 2 px under the name
+    moved = np.array([[100.0, 85.0, 108.0, 93.0]])  # 5 px over the name (at 98–112)
+    far = np.array([[300.0, 200.0, 308.0, 208.0]])
+    layout.placed["name"] = Placement("name", (90.0, 98.0, 130.0, 112.0))
+    layout.requests["name"] = Request("name", "operation", 40.0, 14.0, [],
+                                      names=Attribution(own, far))
+    layout.placed["roof"] = Placement("roof", (80.0, 60.0, 120.0, 72.0))
+    layout.requests["roof"] = Request("roof", "roof", 40.0, 12.0, [], names=Attribution(
+        own_lines=np.array([[0.0, 80.0, 400.0, 80.0]])))
+    assert layout.hit_by_any(moved) == set()  # (it touches neither)
+    assert layout.hit_by_any(moved, bearing=True) == {"name"}
+    assert layout.hit_by_any(far, bearing=True) == set()
+    assert layout.still_named("name", Attribution(own, far))
+    assert not layout.still_named("name", Attribution(own, np.vstack((far, moved))))
+    # with a leader, only a mark within LEADER_CLEAR (6 px) of the text counts: 8 px over
+    # it, it still names its own; 5 px over it, not
+    layout.placed["name"] = Placement("name", (90.0, 98.0, 130.0, 112.0),
+                                      (104.0, 160.0, 104.0, 112.0))
+    assert layout.still_named("name", Attribution(own, np.array([[100.0, 82.0, 108.0, 90.0]])))
+    assert not layout.still_named("name", Attribution(own, moved))

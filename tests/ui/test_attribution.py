@@ -157,3 +157,27 @@ def test_the_window_and_the_command_line_make_one_page(qtbot, tmp_path):
         assert win.export_figure(zoomed, FigureOptions(size="single", dpi=300.0))
         shown = QImage(str(zoomed))
         assert shown.width() == b.width() and shown != b
+
+
+@pytest.mark.parametrize("name", ["llama_ffn", "teaching_machine"])
+def test_texts_name_their_points_after_each_edit(qtbot, name):
+    """An edit re-places only the texts near the markers it moved, at once (no full
+    placing follows); a marker moved beside another operation's name, without touching it,
+    left that name nearer the moved marker than its own ("FFN up, prefill" 5 px from
+    another point, 7 px from its own), and a ridge's "I = 200" as near another point as its
+    own. After each edit every text names what a reader pairs it with."""
+    path = next(p for p in EXAMPLES if p.stem == name)
+    with _window(qtbot, SCREENS[0], path) as win:
+        _settled(win)
+        gemms = [e.id for e in win.document.session.operations
+                 if e.operation.kind == "gemm"]
+        assert gemms
+        for value in (1024, 2048, 256, 64, 8192):
+            for op_id in gemms:
+                for param in ("m", "k"):
+                    win.document.set_param(op_id, param, value)
+                    # (what the edit itself placed, as seen before any queued placing)
+                    QApplication.processEvents()
+                    defects = check_attribution(*canvas_attribution(win.canvas))
+                    assert not defects, format_defects(
+                        defects, f"{path.name} after {param} = {value} of operation {op_id}")

@@ -13,7 +13,7 @@ from workbench.records import record
 
 __all__ = ["Attribution", "PAIRING_RATIO", "PAIRING_MARGIN", "PAIRING_REACH", "CENTRE_SCOPE",
            "LEADER_CLEAR", "LINE_END_CLEAR", "box_gaps", "segment_gaps", "point_gaps",
-           "same_spot", "SPOT_PAIRS"]
+           "same_spot", "SPOT_PAIRS", "scope"]
 
 #: a text without a leader names the marks nearest to it: any other mark is at least this
 #: many times as far from its box, and :data:`PAIRING_MARGIN` pixels more ("Softmax" right
@@ -81,6 +81,15 @@ def point_gaps(px: np.ndarray, py: np.ndarray, segments: np.ndarray) -> np.ndarr
     # (and to the far end as such, the same sum as :func:`segment_gaps`' to the last digit)
     return np.minimum(np.hypot(ax + t * dx - x, ay + t * dy - y),
                       np.hypot(g[None, :, 2] - x, g[None, :, 3] - y))
+
+
+def scope(reach: float, height: float) -> float:
+    """How far from a text's box (``height`` pixels tall, said at most ``reach`` pixels from
+    its own marks) another mark can bear on whether a reader pairs the text with its own:
+    the farthest :meth:`Attribution.paired` and :meth:`Attribution.led` look (a mark
+    farther off, wherever it moves, changes neither)."""
+    return max(CENTRE_SCOPE * reach, 2.0 * height, PAIRING_RATIO * reach + PAIRING_MARGIN,
+               LEADER_CLEAR)
 
 
 @record
@@ -151,8 +160,8 @@ class Attribution:
         # (a large text is read with the marks farther around it)
         close = np.maximum(CENTRE_SCOPE * self.reach, 2.0 * (boxes[:, 3] - boxes[:, 1]))
         good = np.ones(k, dtype=bool)
-        for near, measure in self._near(boxes, max(float(close.max()), PAIRING_RATIO
-                                                   * self.reach + PAIRING_MARGIN)):
+        tallest = float((boxes[:, 3] - boxes[:, 1]).max())
+        for near, measure in self._near(boxes, scope(self.reach, tallest)):
             measured = measure(both, near)
             gaps = measured[:k]
             good &= gaps.min(axis=1) >= PAIRING_RATIO * mine + PAIRING_MARGIN

@@ -43,6 +43,7 @@ from workbench.model.chart.attribution import (
     Attribution,
     box_gaps,
     same_spot,
+    scope,
     segment_gaps,
 )
 from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment
@@ -739,32 +740,40 @@ class TextLayout:
             self._reserve(placement, -1)
         self.requests.pop(key, None)
 
+    def still_named(self, key: Hashable, names: Attribution) -> bool:
+        """Whether the text ``key``, where it is placed, still names what ``names`` says (the
+        marks as they are now): beside its own marks with no leader, or clear of the others
+        with one (see :meth:`_paired`, its more lenient pass)."""
+        p = self.placed[key]
+        box = np.array([p.rect], dtype=float)
+        if p.leader is None:
+            return bool(names.paired(box)[0])
+        return bool(names.led(box, np.array([p.leader], dtype=float), leader=False)[0])
+
     def hit_by(self, rect: Rect) -> list[Hashable]:
         """Keys of the placed texts whose box (or leader's box) meets ``rect``."""
-        out = []
-        for key, p in self.placed.items():
-            boxes = [p.rect]
-            if p.leader is not None:
-                x0, y0, x1, y1 = p.leader
-                boxes.append((min(x0, x1) - 1, min(y0, y1) - 1, max(x0, x1) + 1,
-                              max(y0, y1) + 1))
-            for b in boxes:
-                if b[0] < rect[2] and rect[0] < b[2] and b[1] < rect[3] and rect[1] < b[3]:
-                    out.append(key)
-                    break
-        return out
+        hit = self.hit_by_any(np.array([rect], dtype=float))
+        return [key for key in self.placed if key in hit]
 
-
-    def hit_by_any(self, rects: np.ndarray) -> set[Hashable]:
+    def hit_by_any(self, rects: np.ndarray, bearing: bool = False) -> set[Hashable]:
         """Keys of the placed texts whose box (or leader's box) meets any of ``rects``
-        (rows ``left, top, right, bottom``): :meth:`hit_by` for many rectangles at once."""
+        (rows ``left, top, right, bottom``): :meth:`hit_by` for many rectangles at once.
+        With ``bearing``, also those a marker at ``rects`` is near enough to bear on whom a
+        reader pairs them with: each text whose rule looks at markers (see
+        :class:`Attribution`), its box grown by its :func:`scope`."""
         rects = np.asarray(rects, dtype=float).reshape(-1, 4)
         if not len(rects) or not self.placed:
             return set()
         keys, boxes = [], []
         for key, p in self.placed.items():
             keys.append(key)
-            boxes.append(p.rect)
+            names = self.requests[key].names if bearing and key in self.requests else None
+            if names is None or not (len(names.own) or len(names.others)):
+                boxes.append(p.rect)
+            else:
+                grow = scope(names.reach, p.rect[3] - p.rect[1])
+                boxes.append((p.rect[0] - grow, p.rect[1] - grow, p.rect[2] + grow,
+                              p.rect[3] + grow))
             if p.leader is not None:
                 x0, y0, x1, y1 = p.leader
                 keys.append(key)

@@ -33,7 +33,7 @@ from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.drawn_cells import drawn_occupancy
 from workbench.ui.chart.items import Label, Pool
-from workbench.ui.chart.naming import AIR, names_of
+from workbench.ui.chart.naming import AIR, misnamed, names_of
 from workbench.ui.chart.point_places import (
     CROWD_RINGS,
     NAME_AIR,
@@ -666,7 +666,9 @@ class LabelLayer:
     def relayout_moved(self, keys: list, rows: np.ndarray, xy: np.ndarray) -> None:
         """After an edit moved the markers ``keys`` (rows ``rows`` of the hover arrays) to
         the view positions ``xy``: update their cells and re-place only the texts they (or
-        the moved operations' labels) touch."""
+        the moved operations' labels) touch, and those they now come near enough to bear on
+        whom a reader pairs them with (:meth:`TextLayout.hit_by_any`: a marker moved
+        beside another's name, untouched, would read as named by it)."""
         layout = self._text_layout
         if layout is None or self._layout_pending:
             return
@@ -678,11 +680,11 @@ class LabelLayer:
         occ = layout.occupancy
         t = self._canvas.view_to_scene()
         size = self._canvas.theme.point_size
-        hit: set = set()
         rects = self._marker_rects
         if len(keys) > BATCH_MOVED:
-            hit = self._move_marker_rects(rows, xy, t, size)
+            new = self._move_marker_rects(rows, xy, t, size)
         else:
+            moved = []
             for row, (vx, vy) in zip(rows.tolist(), xy.tolist(), strict=True):
                 if row >= len(rects):
                     continue
@@ -690,26 +692,33 @@ class LabelLayer:
                 if all(math.isfinite(v) for v in old):
                     occ.add_rect(old, -1)  # the same cells add_rects covered
                 sx, sy = (float(v) for v in self._px(vx, vy, t))
-                new = self._marker_rect(sx, sy, size)
-                rects[row] = new
-                if all(math.isfinite(v) for v in new):
-                    occ.add_rect(new, 1)
-                    hit.update(layout.hit_by(new))
+                rect = self._marker_rect(sx, sy, size)
+                rects[row] = rect
+                if all(math.isfinite(v) for v in rect):
+                    occ.add_rect(rect, 1)
+                    moved.append(rect)
+            new = np.asarray(moved, dtype=float).reshape(-1, 4)
+        hit = layout.hit_by_any(new)
         for op_id in {key[0] for key in keys}:
             if op_id in self._labels:
                 hit.add(("point", op_id))
+        near = layout.hit_by_any(new, bearing=True) - hit
+        hit |= misnamed(layout, near, lambda op_id: names_of(
+            self._marker_rects, self._marker_ops, self._marks,
+            self._canvas.key.crowd_of(op_id)), self.requests_of_chart)
         self.relayout_keys(hit)
 
-    def _move_marker_rects(self, rows: np.ndarray, xy: np.ndarray, t, size: float) -> set:
-        """Many moved markers at once (a whole model's edit): their cells and the placed
-        texts their new boxes meet, as the one-by-one loop of :meth:`_relayout_moved`."""
+    def _move_marker_rects(self, rows: np.ndarray, xy: np.ndarray, t, size: float
+                           ) -> np.ndarray:
+        """Many moved markers at once (a whole model's edit): their cells and boxes updated
+        as the one-by-one loop of :meth:`relayout_moved` does; the new boxes drawn."""
         layout = self._text_layout
         occ = layout.occupancy
         rects = self._marker_rects
         inside = rows < len(rects)
         rows, xy = rows[inside], xy[inside]
         if not len(rows):
-            return set()
+            return np.zeros((0, 4))
         old = np.asarray(rects[rows], dtype=float).reshape(-1, 4)
         occ.add_rects(old[np.isfinite(old).all(axis=1)], -1)
         sx, sy = self._px(xy[:, 0], xy[:, 1], t)
@@ -718,16 +727,21 @@ class LabelLayer:
         rects[rows] = new
         new = new[np.isfinite(new).all(axis=1)]
         occ.add_rects(new, 1)
-        return layout.hit_by_any(new)
+        return new
 
     def relayout_keys(self, hit) -> None:
-        """Place the texts ``hit`` again (their anchors may have moved), in priority order."""
+        """Place the texts ``hit`` again (their anchors, or the marks they must not be taken
+        to name, may have moved), in priority order, each asked for afresh."""
         layout = self._text_layout
         if layout is None or self._layout_pending or not hit:
             return
         if self._view_now() != self._placed_for:  # (see relayout_moved)
             self._canvas.layout_annotations()
             return
+        fresh = None
+        if any(key[0] != "point" for key in hit if key in self._label_of):
+            # (what the other texts must not be taken to name is drawn where it is now)
+            fresh = {key: request for key, _label, request in self.requests_of_chart()}
         order = []
         for key in hit:
             entry = self._label_of.get(key)
@@ -736,7 +750,9 @@ class LabelLayer:
             label, request = entry
             if key[0] == "point":
                 request = self.point_request(key[1], label, request.order)
-                self._label_of[key] = (label, request)
+            elif fresh is not None and key in fresh:
+                request = fresh[key]
+            self._label_of[key] = (label, request)
             layout.remove(key)
             order.append((request, label))
         order.sort(key=lambda rl: (rl[0].priority, rl[0].order))
@@ -749,6 +765,17 @@ class LabelLayer:
         if unplaced and self._canvas.key_on_screen:
             # a name that lost its place: tagged and keyed by the full placing, a moment on
             self._layout_timer.start()
+
+    def requests_of_chart(self) -> list:
+        """The requests of the texts other than the operations' names, for the view as it
+        is (:func:`chart_text_requests`), as ``(key, label, request)``."""
+        canvas = self._canvas
+        frame = self._frame()
+        t = canvas.view_to_scene()
+        view = (frame, tuple(t), canvas.width(), canvas.height())
+        return chart_text_requests(
+            canvas, frame, lambda x, y: self._px(x, y, t), self._marker_rects, self._marks,
+            self._text_box, self._far_places, None, view)
 
     def redraw_leaders(self) -> None:
         """Draw a thin line from each far text to its marker (unchanged ones are left)."""

@@ -56,6 +56,26 @@ def names_of(marker_rects, marker_ops, marks, ops) -> Attribution:
     return Attribution(own, others[~same_spot(others, own, AIR)])
 
 
+def misnamed(layout, near, names_of_point, chart_requests) -> set:
+    """Of the texts ``near`` placed by ``layout`` (near markers an edit moved, untouched by
+    them), those that no longer name what they name where they are, the marks as they are
+    now: an operation's name as ``names_of_point(op_id)`` says, another text as its request
+    among ``chart_requests()`` (asked for once, when needed) says."""
+    fresh = None
+    out = set()
+    for key in near:
+        if key[0] == "point":
+            names = names_of_point(key[1])
+        else:
+            if fresh is None:
+                fresh = {k: request for k, _label, request in chart_requests()}
+            request = fresh.get(key)
+            names = request.names if request is not None else None
+        if names is not None and not layout.still_named(key, names):
+            out.add(key)
+    return out
+
+
 def _owned(owners: np.ndarray, ops) -> np.ndarray:
     """Which of ``owners`` are among ``ops`` (a name's few operations: compared one by one,
     quicker than :func:`numpy.isin` for so few)."""
