@@ -36,15 +36,22 @@ def _text(path) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def test_the_log_lives_in_the_users_data_folder(qtbot):
-    from PySide6.QtCore import QStandardPaths
+def test_the_log_lives_in_the_users_data_folder_with_the_autosaves_and_presets(qtbot):
+    """One data folder for everything the product keeps of a user's: the log, the
+    autosaves and the measured presets (the log and the autosaves were kept in Qt's
+    "Roofline Workbench/Roofline Workbench" folder, the presets in "roofline-workbench")."""
+    import os
+    from pathlib import Path
 
+    from workbench.io.user_presets import user_presets_dir
     from workbench.ui.window.app import create_app
+    from workbench.ui.window.files import autosave_folder
 
     create_app()
-    folder = QStandardPaths.writableLocation(QStandardPaths.AppDataLocation)
-    assert folder and log.log_path().parent.as_posix() == folder
-    assert log.log_path().name == "roofline-workbench.log"
+    data = Path(os.environ["XDG_DATA_HOME"]) / "roofline-workbench"
+    assert log.log_path() == data / "roofline-workbench.log"
+    assert autosave_folder() == data / "autosave"
+    assert user_presets_dir() == data / "presets"
 
 
 def test_an_engine_modules_record_reaches_the_file_with_its_name_and_level(started):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -240,6 +241,36 @@ def test_unsaved_changes_survive_a_crash_and_are_recovered_on_next_start(qtbot, 
     window.save_to(tmp_path / "recovered.yaml")
     assert not window.autosave.path.exists()
     assert load_session(tmp_path / "recovered.yaml").operations[0].operation.params["m"] == 4321
+
+
+def test_an_autosave_left_where_earlier_versions_kept_them_is_recovered(qtbot, tmp_path):
+    """Autosaves moved to the user's data folder; work a crash left in the folder earlier
+    versions used (Qt's name for it) is still offered, newest first, and removed once
+    recovered."""
+    from workbench.io.autosave import Autosave
+    from workbench.io.sessions import load_session
+    from workbench.ui.window.files import autosave_folder, former_autosave_folder
+
+    create_app()
+    assert former_autosave_folder() != autosave_folder()
+    session = load_session(LLAMA)
+    session.operations[0].operation.params["m"] = 1234
+    left = Autosave(former_autosave_folder())
+    left.write(session, LLAMA)
+    meta, _, rest = left.path.read_text(encoding="utf-8").partition("\n")
+    # (by a process that is gone)
+    left.path.write_text(meta.replace(f'"pid": {os.getpid()}', '"pid": 0') + "\n" + rest,
+                         encoding="utf-8")
+    window = MainWindow()
+    qtbot.addWidget(window)
+    asked = []
+    window.ask_recover = lambda found: asked.append(found.original) or True
+    assert window.offer_recovery()
+    assert asked == [str(LLAMA)]
+    assert window.document.session.operations[0].operation.params["m"] == 1234
+    assert window.document.path == LLAMA.resolve()
+    assert not left.path.exists()
+    window.document.mark_clean()  # (closed with the test, asking nothing)
 
 
 def test_start_shows_the_built_in_example_and_leaves_the_collector_running(qtbot):

@@ -26,11 +26,11 @@ _log = logging.getLogger("workbench")
 
 
 def log_path() -> Path:
-    """The log file, in the user's data folder (beside the autosaves)."""
-    from PySide6.QtCore import QStandardPaths
+    """The log file, in the user's data folder (:func:`~workbench.io.atomic.user_folder`,
+    beside the autosaves and the measured presets)."""
+    from workbench.io.atomic import user_folder
 
-    base = QStandardPaths.writableLocation(QStandardPaths.AppDataLocation)
-    return Path(base or Path.home() / ".roofline-workbench") / "roofline-workbench.log"
+    return user_folder("data") / "roofline-workbench.log"
 
 
 def start_log(path: Path | None = None) -> Path | None:

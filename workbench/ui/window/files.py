@@ -11,6 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import QStandardPaths, QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from workbench.io.atomic import user_folder
 from workbench.io.autosave import Autosave, Recoverable, find_recoverable
 from workbench.io.errors import InputError
 from workbench.io.sessions import load_session, save_session
@@ -102,8 +103,11 @@ class FilesMixin:
         return answer == QMessageBox.Yes
 
     def offer_recovery(self) -> bool:
-        """After a crash: offer the newest autosave left by a process that is gone."""
-        found = find_recoverable(self.autosave.folder)
+        """After a crash: offer the newest autosave left by a process that is gone (in the
+        autosave folder, or where earlier versions kept them)."""
+        found = sorted((item for folder in (self.autosave.folder, former_autosave_folder())
+                        for item in find_recoverable(folder)),
+                       key=lambda item: item.saved_at, reverse=True)
         if not found:
             return False
         newest = found[0]
@@ -324,5 +328,13 @@ def _reason(exc: BaseException) -> str:
 
 
 def autosave_folder() -> Path:
+    """Where unsaved changes are kept against a crash: the user's data folder
+    (:func:`~workbench.io.atomic.user_folder`), beside the log and the measured presets."""
+    return user_folder("data") / "autosave"
+
+
+def former_autosave_folder() -> Path:
+    """Where versions before 2026-11-29 kept their autosaves (Qt's name for the
+    application's data folder): looked in for work a crash left there."""
     base = QStandardPaths.writableLocation(QStandardPaths.AppDataLocation)
     return Path(base or Path.home() / ".roofline-workbench") / "autosave"
