@@ -703,9 +703,9 @@ class LabelLayer:
             if op_id in self._labels:
                 hit.add(("point", op_id))
         near = layout.hit_by_any(new, bearing=True) - hit
-        hit |= misnamed(layout, near, lambda op_id: names_of(
+        hit |= misnamed(layout, near, new, lambda op_id: names_of(
             self._marker_rects, self._marker_ops, self._marks,
-            self._canvas.key.crowd_of(op_id)), self.requests_of_chart)
+            self._canvas.key.crowd_of(op_id)))
         self.relayout_keys(hit)
 
     def _move_marker_rects(self, rows: np.ndarray, xy: np.ndarray, t, size: float

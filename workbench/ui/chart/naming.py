@@ -56,22 +56,23 @@ def names_of(marker_rects, marker_ops, marks, ops) -> Attribution:
     return Attribution(own, others[~same_spot(others, own, AIR)])
 
 
-def misnamed(layout, near, names_of_point, chart_requests) -> set:
-    """Of the texts ``near`` placed by ``layout`` (near markers an edit moved, untouched by
-    them), those that no longer name what they name where they are, the marks as they are
-    now: an operation's name as ``names_of_point(op_id)`` says, another text as its request
-    among ``chart_requests()`` (asked for once, when needed) says."""
-    fresh = None
+def misnamed(layout, near, moved: np.ndarray, names_of_point) -> set:
+    """Of the texts ``near`` placed by ``layout`` (near the markers an edit moved to
+    ``moved``, rows ``left, top, right, bottom``; untouched by them), those that no longer
+    name what they name where they are: an operation's name as ``names_of_point(op_id)``
+    says now; another text as its request said, the moved markers among the marks it must
+    not be taken to name (where they were too: a text that passes so still names its own)."""
     out = set()
     for key in near:
         if key[0] == "point":
             names = names_of_point(key[1])
         else:
-            if fresh is None:
-                fresh = {k: request for k, _label, request in chart_requests()}
-            request = fresh.get(key)
-            names = request.names if request is not None else None
-        if names is not None and not layout.still_named(key, names):
+            names = layout.requests[key].names
+            if names is None:
+                continue
+            names = Attribution(names.own, np.concatenate((names.others, moved)), names.reach,
+                                names.own_lines, names.other_lines)
+        if not layout.still_named(key, names):
             out.add(key)
     return out
 
