@@ -51,9 +51,9 @@ SHAPE_CHECK_CHARS = 1_000_000
 @record(frozen=True)
 class Shape:
     """What a place of a document may hold, checked while the text streams by
-    (:func:`check_shape`): the keys a mapping may have (``None``: any), the most items a
-    list may have, and the shape of each key's value (``children``) or list item (``item``).
-    ``what`` names a list's items in messages."""
+    (:func:`~workbench.io.yaml_parser.check_shape`): the keys a mapping may have (``None``:
+    any), the most items a list may have, and the shape of each key's value (``children``)
+    or list item (``item``). ``what`` names a list's items in messages."""
 
     keys: frozenset[str] | None = None
     most: int | None = None

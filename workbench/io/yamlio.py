@@ -215,9 +215,10 @@ def count_top_lists(text: str, shape: Shape, name: str | None = None) -> None:
 def parse_yaml(raw: bytes | str, name: str | None = None,
                limit: int = MAX_FILE_BYTES, shape: ShapeSource = None) -> YamlDocument:
     """The document in ``raw``, read with every safety limit; ``shape``, when given, is
-    checked first as the text streams (:func:`~workbench.io.yaml_parser.check_shape`) in a document of
-    :data:`SHAPE_CHECK_CHARS` or more. It may be given as the function that makes it, called
-    only for such a document (a session's shape imports every kind of entry)."""
+    checked first as the text streams (:func:`~workbench.io.yaml_parser.check_shape`) in a
+    document of :data:`~workbench.io.limits.SHAPE_CHECK_CHARS` or more. It may be given as
+    the function that makes it, called only for such a document (a session's shape imports
+    every kind of entry)."""
     if isinstance(raw, bytes):
         if len(raw) > limit:
             raise InputError(f"document is larger than {limit // (1024 * 1024)} MB", name)
