@@ -181,3 +181,28 @@ def test_texts_name_their_points_after_each_edit(qtbot, name):
                     defects = check_attribution(*canvas_attribution(win.canvas))
                     assert not defects, format_defects(
                         defects, f"{path.name} after {param} = {value} of operation {op_id}")
+
+
+def test_a_sweeps_end_beside_another_sweeps_end_is_another_mark(qtbot):
+    """In the critical-batch example, with both machines' main memory twice as fast and
+    the second GEMM's K set to 1, that GEMM's point (with its sweep's end) lands where the
+    first GEMM's sweep starts, their ends half a pixel apart. "m = 1" of the first sweep was
+    placed beside them as if that other end were drawn over its own (its room, a pixel
+    wider than the dot drawn, met it): 9.7 px from the other end, 8.5 px from its own, no
+    leader. Now a mark drawn beside a sweep's end is another mark to its text."""
+    path = next(p for p in EXAMPLES if p.stem == "critical_batch_sweep")
+    with _window(qtbot, (1600, 1000), path) as win:
+        doc = win.document
+        for entry in doc.session.hardware:
+            hardware = entry.hardware.copy()
+            hardware.memory[hardware.main_memory] *= 2.0
+            doc.set_machine(entry.id, hardware)
+        first, second = doc.session.operations[:2]
+        for name, value in (("k", 16), ("m", 256), ("n", 100)):
+            doc.set_param(first.id, name, value)
+        doc.set_param(second.id, "k", 1)
+        _settled(win)
+        texts, marks = canvas_attribution(win.canvas)
+        assert sum(t.text == "m = 1" for t in texts) == 2, "both machines' sweeps start said"
+        defects = check_attribution(texts, marks)
+        assert not defects, format_defects(defects, "the edited critical-batch example")

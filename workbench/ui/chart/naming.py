@@ -90,15 +90,24 @@ def _owned(owners: np.ndarray, ops) -> np.ndarray:
 
 
 def names_spot(sx: float, sy: float, size: float, drawn: DrawnMarks,
-               with_marks: bool = True, reach: float = PAIRING_REACH) -> Attribution:
+               with_marks: bool = True, reach: float = PAIRING_REACH,
+               drawn_size: float | None = None) -> Attribution:
     """What a text of a mark at ``(sx, sy)`` (device pixels) of ``size`` names: that
     mark, against the marks ``drawn`` (the operations' markers and the other marks; but
     the ridges' without ``with_marks``), those drawn over it aside (an operation's point on
-    its ridge is at its place)."""
+    its ridge is at its place). ``drawn_size``: the mark's size as drawn, where ``size``
+    gives it more room (a sweep's end): a mark is drawn over it where it meets that, not
+    the room (another sweep's end half a pixel off, on another operation's point, is
+    another mark to a reader)."""
     half = size / 2 + AIR
     own = np.array([[sx - half, sy - half, sx + half, sy + half]])
     others = drawn.rects(with_marks)
-    a, (b0, b1, b2, b3) = own[0] + (AIR, AIR, -AIR, -AIR), drawn.as_drawn(with_marks)
+    if drawn_size is None:
+        a = own[0] + (AIR, AIR, -AIR, -AIR)
+    else:
+        seen = drawn_size / 2
+        a = np.array([sx - seen, sy - seen, sx + seen, sy + seen])
+    b0, b1, b2, b3 = drawn.as_drawn(with_marks)
     over = (b0 < a[2]) & (a[0] < b2) & (b1 < a[3]) & (a[1] < b3)
     return Attribution(own, others[~over], reach)
 

@@ -174,7 +174,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
             lambda w, h, sx=sx, sy=sy, end=end: point_candidates(
                 sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i,
             mark=(sx, sy, g * 0.55 + 1), own=own_marks(path.hw_id),
-            names=names_spot(sx, sy, 2 * g * 0.55 + 2, drawn))
+            names=names_spot(sx, sy, 2 * g * 0.55 + 2, drawn, drawn_size=2 * g * 0.55))
 
 
 def chart_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text_box,
