@@ -17,6 +17,8 @@ from figures.figcheck import (
     pdf_attribution,
     read_figure,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -206,3 +208,46 @@ def test_a_sweeps_end_beside_another_sweeps_end_is_another_mark(qtbot):
         assert sum(t.text == "m = 1" for t in texts) == 2, "both machines' sweeps start said"
         defects = check_attribution(texts, marks)
         assert not defects, format_defects(defects, "the edited critical-batch example")
+
+
+#: an edit of the walk below: ("param", operation, name, value), ("memory", machine,
+#: factor) or ("undo",)
+_EDITS = st.one_of(
+    st.tuples(st.just("param"), st.integers(0, 7), st.sampled_from(["m", "n", "k"]),
+              st.sampled_from([1, 16, 100, 256, 1000, 4096, 30000])),
+    st.tuples(st.just("memory"), st.integers(0, 3), st.sampled_from([0.5, 2.0])),
+    st.tuples(st.just("undo")),
+)
+
+
+@pytest.mark.parametrize("name", ["critical_batch_sweep", "llama_ffn"])
+@settings(max_examples=10, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(_EDITS, min_size=2, max_size=6))
+def test_texts_name_their_marks_through_any_walk_of_edits(qtbot, name, edits):
+    """Edits of dimensions, of the machines' main memory and their undo, in any order:
+    after each, what the window shows (before any queued placing) names each mark as a
+    reader pairs it (a walk like this found the sweep's "m = 1" above)."""
+    path = next(p for p in EXAMPLES if p.stem == name)
+    with _window(qtbot, (1600, 1000), path) as win:
+        doc = win.document
+        _settled(win)
+        done = []
+        for edit in edits:
+            if edit[0] == "param":
+                ops = [e for e in doc.session.operations if edit[2] in e.operation.params]
+                if not ops:
+                    continue
+                entry = ops[edit[1] % len(ops)]
+                doc.set_param(entry.id, edit[2], edit[3])
+            elif edit[0] == "memory":
+                entry = doc.session.hardware[edit[1] % len(doc.session.hardware)]
+                hardware = entry.hardware.copy()
+                hardware.memory[hardware.main_memory] *= edit[2]
+                doc.set_machine(entry.id, hardware)
+            else:
+                win.undo_action.trigger()
+            done.append(edit)
+            QApplication.processEvents()
+            defects = check_attribution(*canvas_attribution(win.canvas))
+            assert not defects, format_defects(defects, f"{name} after {done}")
