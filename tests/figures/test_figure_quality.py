@@ -200,3 +200,46 @@ def test_a_long_legend_leaves_the_plot_its_room(qapp, size):
     assert legend_share(fig) <= MAX_LEGEND_SHARE, (size, legend_share(fig))
     texts = [t.text for t in fig.texts]
     assert any(t.startswith("NVIDIA H100") for t in texts), texts  # the machines stay named
+
+
+def _edited(stem: str, params: dict, memory: dict):
+    """An example with some operations' parameters (by name) and machines' memory levels
+    (by machine name, bytes/s) set as a user might have set them."""
+    session = load_session(next(p for p in EXAMPLES if p.stem == stem))
+    for entry in session.operations:
+        entry.operation.params.update(params.get(entry.operation.name, {}))
+    for entry in session.hardware:
+        entry.hardware.memory.update(memory.get(entry.hardware.name, {}))
+    return session
+
+
+def test_an_axis_keeps_room_for_the_tick_labels_of_the_plot_as_laid_out():
+    """The real-kernels example edited to span 100 MFLOP/s to 1 EFLOP/s, exported at double
+    column in the presentation theme: placing the texts moved the legend below the plot,
+    and the shorter plot labelled other decades ("100 MFLOP/s", wider than those measured
+    before), drawn over the y axis title by 3.6 pt. The axes are measured again once the
+    texts are placed."""
+    session = _edited("real_kernels_h100_h200", {
+        "g_4096": {"k": 2048}, "ffn_m64": {"n": 16}, "ffn_m4096": {"m": 30000},
+        "g_tf32_8192": {"n": 30000}, "bmm_qk": {"k": 2048},
+        "fa_prefill_causal": {"heads": 2048, "kv_len": 30000},
+        "naive_prefill": {"batch": 8192}, "softmax_small": {"cols": 3}},
+        {"NVIDIA H100 SXM5 80GB": {"hbm": 6.7e12, "l2": 19.6e12},
+         "NVIDIA H200 SXM 141GB": {"hbm": 19.2e12, "l1": 16.45e12}})
+    fig, _svg = figures_of(session, "double", "presentation")
+    ticks = [t.text for t in tick_labels(fig, "left")]
+    assert "100 MFLOP/s" in ticks, ticks
+    defects = check_figure(fig)
+    assert not defects, format_defects(defects, "the edited real-kernels example")
+
+
+def test_a_roofs_value_is_led_to_its_line_where_no_point_sits():
+    """The Llama 8B example with the H100's memory twice as fast, at single column: the
+    MI300X's memory roof, in view only where the points sit on it, had its value "hbm
+    5.3 TB/s" led to the middle of that part, onto a marker (read as that point's). Its
+    leader now runs to a spot between the points, or the value is not said."""
+    session = _edited("llama31_8b_inference", {}, {"NVIDIA H100 SXM5 80GB": {"hbm": 6.7e12}})
+    fig, _svg = figures_of(session, "single", "light")
+    defects = attribution_defects(fig)
+    assert not defects, format_defects(defects, "the Llama 8B example, H100 memory x 2")
+    assert any(t.text == "hbm 5.3 TB/s" for t in fig.texts), "the MI300X's memory is said"

@@ -160,24 +160,26 @@ def roof_segments(canvas, to_px) -> list[tuple[object, np.ndarray]]:
 
 
 #: where along its line a roof's value said off it is led to: the middle of the part in
-#: view first, then farther from it
-LINE_SPOTS = (0.5, 0.42, 0.58, 0.34, 0.66, 0.26, 0.74, 0.18, 0.82, 0.1, 0.9)
+#: view first, then farther from it; then the spots between those (a short part in view,
+#: points all along it)
+LINE_SPOTS = (0.5, 0.42, 0.58, 0.34, 0.66, 0.26, 0.74, 0.18, 0.82, 0.1, 0.9,
+              0.46, 0.54, 0.38, 0.62, 0.3, 0.7, 0.22, 0.78, 0.14, 0.86, 0.06, 0.94)
 
 
-def line_spot(seen, drawn: DrawnMarks, size: float) -> tuple[float, float]:
+def line_spot(seen, drawn: DrawnMarks, size: float) -> tuple[float, float] | None:
     """The point of the segment ``seen`` (``x0, y0, x1, y1``, device pixels) a leader to
     its line runs to: the first of :data:`LINE_SPOTS` at least ``size`` pixels from every
     mark ``drawn`` (the operations' markers and the others, see :func:`other_marks`; a leader
-    ending where a point sits on the line reads as that point's), else the middle."""
+    ending where a point sits on the line reads as that point's); None where every one
+    lies that near a mark (the part in view crowded with points: no leader to it)."""
     x0, y0, x1, y1 = seen
     rects = drawn.rects()
     f = np.asarray(LINE_SPOTS)
     spots = np.column_stack((x0 + (x1 - x0) * f, y0 + (y1 - y0) * f))
-    if len(rects):
-        for x, y in spots.tolist():
-            # (only a marker less than ``size`` across and up from the spot can be nearer)
-            near = rects[(rects[:, 2] > x - size) & (rects[:, 0] < x + size)
-                         & (rects[:, 3] > y - size) & (rects[:, 1] < y + size)]
-            if not len(near) or box_gaps(np.array([[x, y, x, y]]), near).min() >= size:
-                return x, y
-    return float(spots[0, 0]), float(spots[0, 1])
+    for x, y in spots.tolist():
+        # (only a marker less than ``size`` across and up from the spot can be nearer)
+        near = rects[(rects[:, 2] > x - size) & (rects[:, 0] < x + size)
+                     & (rects[:, 3] > y - size) & (rects[:, 1] < y + size)]
+        if not len(near) or box_gaps(np.array([[x, y, x, y]]), near).min() >= size:
+            return x, y
+    return None

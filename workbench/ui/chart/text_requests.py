@@ -83,8 +83,8 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
             # the middle, where no point sits on it)
             seen = clip_segment(float(xs[0]), float(ys[0]), float(xs[-1]), float(ys[-1]),
                                 frame) if roof.kind == "memory" else None
-            mark = None if seen is None else (*line_spot(
-                seen, drawn, theme.point_size), 2.0)
+            spot = None if seen is None else line_spot(seen, drawn, theme.point_size)
+            mark = None if spot is None else (*spot, 2.0)
             add(("roof", i), label, "roof",
                 lambda w, h, xs=xs, ys=ys: _line_places(
                     True, float(xs[0]), float(ys[0]), float(xs[1]), float(ys[1]), w, h,

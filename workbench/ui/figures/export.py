@@ -470,6 +470,18 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         self._fit()
         canvas.hold_layout = False
         canvas.relayout()
+        # placing the texts can move the legend out of the plot, and the smaller plot can
+        # show other tick labels (a longer one, drawn over the axis title where the axis
+        # kept the room of the last): the axes measured again for the plot as it is now,
+        # and the texts placed again where that changes their room
+        for _ in range(2):
+            before = _axis_rooms(canvas)
+            _paint_axes(canvas, scratch)
+            if _axis_rooms(canvas) == before:
+                break
+            app.processEvents()
+            self._fit()
+            canvas.relayout()
         return canvas
 
     def _fit(self) -> None:
@@ -534,6 +546,13 @@ def _reset_axes(canvas) -> None:
         # previous figure's, with a kept canvas) without measuring its labels again, and
         # would then keep the initial room, too narrow for any label (all dropped)
         axis.setStyle()
+
+
+def _axis_rooms(canvas) -> tuple:
+    """The room each axis keeps for its tick labels (pyqtgraph's measure of them)."""
+    plot = canvas.plot_widget.getPlotItem()
+    return tuple((plot.getAxis(name).textWidth, plot.getAxis(name).textHeight)
+                 for name in ("left", "bottom", "right", "top"))
 
 
 def _paint_axes(canvas, scratch) -> None:
