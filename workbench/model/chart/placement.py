@@ -46,6 +46,7 @@ from workbench.model.chart.attribution import (
     scope,
     segment_gaps,
 )
+from workbench.model.chart.leader_places import far_candidates, lead_from
 from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment
 from workbench.model.chart.placed_again import MISSING, Again, Found
 from workbench.model.chart.plot_frame import free_corners, legend_corner, wrap_title
@@ -55,7 +56,7 @@ from workbench.records import record
 __all__ = [
     "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "Attribution",
     "PAIRING_RATIO", "PAIRING_MARGIN", "PAIRING_REACH", "box_gaps", "segment_gaps", "same_spot",
-    "lead_from", "point_candidates",
+    "lead_from", "far_candidates", "point_candidates",
     "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner", "free_corners",
     "wrap_title",
 ]
@@ -156,65 +157,6 @@ def _around_origin(w: float, h: float, radius: float, rings: tuple[float, ...],
     out = np.concatenate(rows)
     out.flags.writeable = False
     return out
-
-
-def far_candidates(x: float, y: float, w: float, h: float, radius: float, frame: Rect,
-                   most: float, step: float) -> np.ndarray:
-    """Places anywhere in ``frame`` for a ``w`` × ``h`` text whose nearest point lies at most
-    ``most`` pixels from a marker (or a crowd of them) at ``(x, y)`` of half-size ``radius``,
-    every ``step`` pixels, nearest first, each with its leader (rows as
-    :func:`point_candidates`'): a tag with no place beside its marker, said farther off."""
-    left, top, right, bottom = frame
-    lefts = np.arange(left, right - w, step)
-    tops = np.arange(top, bottom - h, step)
-    if not len(lefts) or not len(tops):
-        return np.zeros((0, 6))
-    # the nearest point of a box, and its nearest corner, depend on its column (x) or its
-    # row (y) alone: worked out for each column and row, then taken for each place
-    near_x = np.clip(x, lefts, lefts + w) - x
-    near_y = np.clip(y, tops, tops + h) - y
-    corner_x = np.where(np.abs(lefts - x) <= np.abs(lefts + w - x), lefts, lefts + w) - x
-    corner_y = np.where(np.abs(tops - y) <= np.abs(tops + h - y), tops, tops + h) - y
-    d = np.hypot(near_x[None, :], near_y[:, None]).ravel()
-    kept = np.flatnonzero((d > radius + 6.0) & (d <= most))
-    row, col = np.divmod(kept, len(lefts))
-    d = d[kept]
-    # each place twice: the leader to the box's nearest point, and to its nearest corner
-    # (a box right below a crowd: a slanted leader misses the markers under it)
-    order = np.argsort(np.concatenate((d, d + 0.5)), kind="stable")
-    twice = order >= len(kept)
-    which = order - twice * len(kept)
-    row, col = row[which], col[which]
-    nx = np.where(twice, corner_x[col], near_x[col])
-    ny = np.where(twice, corner_y[row], near_y[row])
-    start = (radius + 1.5) / np.maximum(np.hypot(nx, ny), 1e-9)
-    out = np.column_stack((lefts[col], tops[row], x + nx * start, y + ny * start, x + nx,
-                           y + ny))
-    out.flags.writeable = False
-    return out
-
-
-def lead_from(cands: np.ndarray, xs: Sequence[float], ys: Sequence[float], radius: float
-              ) -> np.ndarray:
-    """``cands`` (rows as :func:`point_candidates`') with each leader starting at the edge
-    of the marker nearest its far end, of those centred at ``xs``, ``ys`` of half-size
-    ``radius``: a text placed around a crowd of markers is joined to one of them, not to a
-    point between them."""
-    if len(xs) < 2 or not len(cands):
-        return cands
-    cands = np.array(cands, dtype=float)
-    has = ~np.isnan(cands[:, 2])
-    ends = cands[has, 4:6]
-    cx, cy = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
-    d2 = (ends[:, 0, None] - cx[None, :]) ** 2 + (ends[:, 1, None] - cy[None, :]) ** 2
-    nearest = d2.argmin(axis=1)
-    ox, oy = cx[nearest], cy[nearest]
-    dx, dy = ends[:, 0] - ox, ends[:, 1] - oy
-    d = np.maximum(np.hypot(dx, dy), 1e-9)
-    start = np.minimum(radius + 1.5, d)
-    cands[has, 2] = ox + dx / d * start
-    cands[has, 3] = oy + dy / d * start
-    return cands
 
 
 def as_array(candidates) -> np.ndarray:

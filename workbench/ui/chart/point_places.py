@@ -14,7 +14,7 @@ import numpy as np
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsTextItem
 
-from workbench.model.chart.placement import far_candidates, lead_from
+from workbench.model.chart.leader_places import far_candidates, lead_from
 from workbench.ui.chart.axes import to_view
 
 #: rings of places around a crowd of markers: the first twice, its second time with leaders
