@@ -243,3 +243,19 @@ def test_a_roofs_value_is_led_to_its_line_where_no_point_sits():
     defects = attribution_defects(fig)
     assert not defects, format_defects(defects, "the Llama 8B example, H100 memory x 2")
     assert any(t.text == "hbm 5.3 TB/s" for t in fig.texts), "the MI300X's memory is said"
+
+
+def test_a_leader_does_not_end_beside_another_text():
+    """The teaching machine with the exercise machine's memory halved and two GEMMs
+    reshaped, at 800 × 600 px and 200 dpi: the roof value "hbm 1 TB/s" was led down to its
+    line from 4 pt beside the name "I = 20" (the file read back gave "I = 20" that leader).
+    Each leader now ends clear of the other texts."""
+    session = _edited("teaching_machine", {
+        "GEMM N=128 fp16": {"m": 100, "k": 1}, "GEMM N=1024 fp16": {"k": 1000}},
+        {"Exercise machine (20 TFLOP/s, 800 GB/s)": {"dram": 400e9}})
+    size = resolve_size(None, 800, 600, 200.0, "light")
+    svg, size_ = figure_svg_sized(session, size, theme="light")
+    fig = read_figure(svg_to_pdf(svg, size_, session.title))
+    defects = attribution_defects(fig)
+    assert not defects, format_defects(defects, "the edited teaching machine at 800 x 600")
+    assert any(t.text == "I = 20" for t in fig.texts)

@@ -489,3 +489,31 @@ def test_a_marker_near_a_name_bears_on_it_and_one_far_off_does_not():
                                       (104.0, 160.0, 104.0, 112.0))
     assert layout.still_named("name", Attribution(own, np.array([[100.0, 82.0, 108.0, 90.0]])))
     assert not layout.still_named("name", Attribution(own, moved))
+
+
+def test_a_leader_ends_clear_of_the_other_texts():
+    """A leader whose end lies beside another text reads as that text's (its words nearer
+    the end than the text it leads to): the teaching machine's roof value "hbm 1 TB/s" led
+    down to its line from 4 px beside the name "I = 20", at 800 × 600 px. A place whose
+    leader ends within LEADER_END_CLEAR of another text is passed over for the next; with
+    no other text there, the same place is taken. The operations' names, placed first,
+    are not moved by the rule (another name left out would cost the chart a placing more)."""
+    frame = (0.0, 0.0, 400.0, 300.0)
+    near_other = Candidate(150.0, 50.0, (160.0, 150.0, 160.0, 64.0))  # ends at (160, 64)
+    farther = Candidate(250.0, 50.0, (260.0, 150.0, 260.0, 64.0))
+    # (the other text 4 px left of and 2 px under the first place's leader end, clear of
+    # that place's box and leader)
+    for others, expected in (([(130.0, 66.0, 156.0, 80.0)], (250.0, 50.0)), ([], (150.0, 50.0))):
+        layout = TextLayout(Occupancy(frame))
+        for i, rect in enumerate(others):
+            layout._reserve(Placement(("other", i), rect), 1)
+        got = layout.place(Request("value", "roof", 40.0, 14.0, [near_other, farther]))
+        assert got is not None and got.rect[:2] == expected, (others, got)
+        assert layout.placed["value"].leader is not None
+    # with no other place, the one beside the text is taken still (the value is said); an
+    # operation's name, placed before the other texts, keeps its first clean place
+    for kind, cands in (("roof", [near_other]), ("operation", [near_other, farther])):
+        layout = TextLayout(Occupancy(frame))
+        layout._reserve(Placement(("other", 0), (130.0, 66.0, 156.0, 80.0)), 1)
+        got = layout.place(Request("value", kind, 40.0, 14.0, cands))
+        assert got is not None and got.rect[:2] == (150.0, 50.0), (kind, got)

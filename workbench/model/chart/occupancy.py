@@ -173,6 +173,12 @@ class Occupancy:
             if self._held is not None:
                 self._held.covered(_Held.BOX, r0, r1, c0, c1, weight)
 
+    def text_under(self, rect: Rect) -> bool:
+        """Whether a placed text (or its air) covers a cell under ``rect``."""
+        span = self._span(rect)
+        return span is not None and bool((self.texts[span[0]:span[1],
+                                                     span[2]:span[3]] > 0).any())
+
     def count(self, rect: Rect) -> int:
         """How many covers lie under ``rect`` (cells × covers)."""
         span = self._span(rect)

@@ -11,12 +11,14 @@ legend and every label already placed.
 A text is placed at the first of its candidate places (:func:`point_candidates`,
 :func:`sloped_candidates`, :func:`flat_candidates`, :func:`corner_candidates`) whose box
 lies inside the plot and covers no occupied cell; a far place is joined to its marker by a
-thin leader line, itself kept clear of data and texts. Texts are placed in order of
-priority (:data:`PRIORITIES`: the selected operation, the annotations a user asked for
-(compared pairs, measured points), then operations, roof values, ridge labels, sweep
-labels); a text without a clean place is not drawn. A text that names something (a marker,
-a roof line: :class:`~workbench.model.chart.attribution.Attribution`) is placed only
-where a reader pairs it with that thing:
+thin leader line, itself kept clear of data and texts (a roof's, ridge's or sweep's text
+where it can, its leader ending clear of the other texts).
+Texts are placed in order of priority (:data:`PRIORITIES`: the selected operation, the
+annotations a user asked for (compared pairs, measured points), then operations, roof
+values, ridge labels, sweep labels); a text without a clean place is not drawn. A text that
+names something (a marker, a roof line:
+:class:`~workbench.model.chart.attribution.Attribution`) is placed only where a reader pairs
+it with that thing:
 without a leader line, its own marks are the nearest to its box by a clear margin
 (:data:`PAIRING_RATIO`, :data:`PAIRING_MARGIN`) and lie within :attr:`Attribution.reach`;
 farther off, a leader joins it to one of them. An operation whose name has no clean
@@ -310,6 +312,8 @@ class TextLayout:
         False). ``tried``: what an earlier try of this request found, kept for the next
         (see :class:`Tried`)."""
         self.remove(request.key)
+        self._beside = None  # (see _clean_leaders)
+        self._ends_checked = request.priority >= PRIORITIES["roof"]
         self.requests[request.key] = request
         w, h = request.width, request.height
         air, cross = request.air, request.cross_lines
@@ -351,6 +355,8 @@ class TextLayout:
                     break
             if row is not None or request.names is None:
                 break
+        if row is None and self._beside is not None:
+            row = self._beside  # (no place whose leader ends clear of the other texts)
         if row is None:
             if tried is not None:
                 tried.free_of = free_of
@@ -463,8 +469,10 @@ class TextLayout:
                        own: np.ndarray | None, known: np.ndarray | None = None) -> int | None:
         """The first of the candidates ``chosen`` (free boxes, in order) that has no leader,
         or whose leader, past its first :attr:`LEADER_SKIP` pixels, crosses nothing (lines
-        aside with ``cross_lines``; the cells of the markers ``own``). ``known``: for each
-        of ``cands``, set where its leader was found to cross something."""
+        aside with ``cross_lines``; the cells of the markers ``own``) and whose end at its
+        text lies clear of the other texts (:meth:`_ends_apart`). ``known``: for each of
+        ``cands``, set where its leader was found to cross something (or to end beside a
+        text: texts are only added meanwhile)."""
         occ = self.occupancy
         lead = cands[chosen, 2:]
         has = ~np.isnan(lead[:, 0])
@@ -490,12 +498,38 @@ class TextLayout:
         if len(rest):
             crossed[rest] = self._crossing(tuple(v[rest] for v in lines), counts[rest], 1,
                                            cross_lines, own)
+        # of those, the first whose end at its text lies clear of the other texts (a
+        # leader ending beside another text reads as that text's)
+        # (the first of those that ends beside one is kept: taken if the text has no other
+        # place, as before the rule)
+        for i in np.flatnonzero(~crossed).tolist() if self._ends_checked else ():
+            if self._ends_apart(seg[i]):
+                break
+            crossed[i] = True
+            if self._beside is None:
+                self._beside = cands[int(chosen[i])].copy()
         if known is not None:
             known[chosen[:upto][crossed]] = True
         clear = np.flatnonzero(~crossed)
         if len(clear):
             return int(chosen[int(clear[0])])
         return int(chosen[upto]) if upto < len(chosen) else None
+
+    #: pixels from the end of a leader at its text to any other text (and its air), at least
+    #: where the text has such a place: for the texts placed after the operations' names
+    #: (a roof's value, a ridge's, a sweep's), which then never move a name
+    LEADER_END_CLEAR = 6.0
+    _ends_checked = False
+    #: the first place :meth:`place` found whose leader ends beside another text, else None
+    _beside: np.ndarray | None = None
+
+    def _ends_apart(self, leader: np.ndarray) -> bool:
+        """Whether the end of ``leader`` (``x0, y0, x1, y1``) at its text lies
+        :attr:`LEADER_END_CLEAR` pixels or more from every text placed (its own is not
+        placed yet; the end at its marker is read with the marker)."""
+        r = self.LEADER_END_CLEAR
+        x1, y1 = float(leader[2]), float(leader[3])
+        return not self.occupancy.text_under((x1 - r, y1 - r, x1 + r, y1 + r))
 
     #: of a leader's points, every this many is followed first
     COARSE = 4
