@@ -499,9 +499,8 @@ class TextLayout:
             crossed[rest] = self._crossing(tuple(v[rest] for v in lines), counts[rest], 1,
                                            cross_lines, own)
         # of those, the first whose end at its text lies clear of the other texts (a
-        # leader ending beside another text reads as that text's)
-        # (the first of those that ends beside one is kept: taken if the text has no other
-        # place, as before the rule)
+        # leader ending beside another text reads as that text's); the first that ends
+        # beside one is kept, taken where the text finds no other place
         for i in np.flatnonzero(~crossed).tolist() if self._ends_checked else ():
             if self._ends_apart(seg[i]):
                 break
