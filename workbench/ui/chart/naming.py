@@ -4,6 +4,8 @@ draws (a part of :mod:`workbench.ui.chart.labels`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from workbench.model.chart.placement import PAIRING_REACH, Attribution, box_gaps, same_spot
@@ -70,8 +72,7 @@ def misnamed(layout, near, moved: np.ndarray, names_of_point) -> set:
             names = layout.requests[key].names
             if names is None:
                 continue
-            names = Attribution(names.own, np.concatenate((names.others, moved)), names.reach,
-                                names.own_lines, names.other_lines)
+            names = replace(names, others=np.concatenate((names.others, moved)))
         if not layout.still_named(key, names):
             out.add(key)
     return out
