@@ -517,3 +517,35 @@ def test_a_leader_ends_clear_of_the_other_texts():
         layout._reserve(Placement(("other", 0), (130.0, 66.0, 156.0, 80.0)), 1)
         got = layout.place(Request("value", kind, 40.0, 14.0, cands))
         assert got is not None and got.rect[:2] == (150.0, 50.0), (kind, got)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(rects=st.lists(st.tuples(st.floats(0, 190), st.floats(0, 110), st.floats(1, 30),
+                                st.floats(1, 30)), max_size=6),
+       leaders=st.lists(st.tuples(st.floats(-20, 220), st.floats(-20, 140), st.floats(-20, 220),
+                                  st.floats(-20, 140), st.floats(0, 1)), min_size=1, max_size=8),
+       stride=st.sampled_from([1, 3, 4]))
+def test_leaders_of_any_lengths_are_followed_each_at_its_own_points(rects, leaders, stride):
+    """Leaders of different lengths followed together (a short one beside one across the
+    plot) stop where something lies on one of their own points, as each followed alone,
+    point by point: points ``k = 0, stride, 2 stride, …`` and the last, of ``count``, at
+    ``skip + (1 - skip) k / (count - 1)`` along it, each on the cell it falls in; off the
+    grid, nothing."""
+    occ = Occupancy((0.0, 0.0, 200.0, 120.0), cell=2.0)
+    for x, y, w, h in rects:
+        occ.add_rect((x, y, x + w, y + h))
+    layout = TextLayout(occ)
+    x0, y0, x1, y1, skip = (np.array(v, dtype=float) for v in zip(*leaders, strict=True))
+    dx, dy = x1 - x0, y1 - y0
+    counts = np.maximum(2, np.ceil(np.hypot(dx, dy)).astype(int) + 1)
+    got = layout._crossing((x0, y0, dx, dy, skip), counts, stride, False, None)
+    for i, count in enumerate(counts.tolist()):
+        points = sorted({min(k, count - 1) for k in range(0, count - 1 + stride, stride)})
+        hit = False
+        for k in points:
+            t = skip[i] + (1.0 - skip[i]) * (k / (count - 1))
+            col = math.floor((x0[i] + dx[i] * t) / 2.0)
+            row = math.floor((y0[i] + dy[i] * t) / 2.0)
+            if 0 <= col < occ.cols and 0 <= row < occ.rows and occ.grid[row, col] > 0:
+                hit = True
+        assert bool(got[i]) == hit, (i, count, stride)

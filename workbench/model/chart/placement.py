@@ -541,37 +541,30 @@ class TextLayout:
         last (see :meth:`_clean_leaders`)."""
         occ = self.occupancy
         x0, y0, dx, dy, skip = lines
-        n = len(counts)
-        steps = (counts - 1) // stride + 1 + ((counts - 1) % stride != 0)
-        which = np.repeat(np.arange(n), steps)
-        first = np.cumsum(steps) - steps
-        # (each leader's numbers repeated for each of its points: cheaper than looking
-        # them up point by point)
-        last = np.repeat(counts - 1, steps)
-        k = np.minimum((np.arange(len(which)) - np.repeat(first, steps)) * stride, last)
-        t = k / last
-        skips = np.repeat(skip, steps)
-        tt = skips + (1.0 - skips) * t
+        # (one row per leader, as many columns as the longest has points: a shorter one's
+        # last point repeated, looked at again to no effect)
+        last = (counts - 1)[:, None]
+        steps = int((counts.max() - 1) // stride + 1 + ((counts.max() - 1) % stride != 0))
+        k = np.minimum((_STRIDES[:steps] if steps <= len(_STRIDES) else np.arange(steps))
+                       * stride, last)
+        tt = skip[:, None] + (1.0 - skip)[:, None] * (k / last)
         f, cell = occ.frame, occ.cell
-        col = np.floor((np.repeat(x0, steps) + np.repeat(dx, steps) * tt - f[0])
-                       / cell).astype(int)
-        row = np.floor((np.repeat(y0, steps) + np.repeat(dy, steps) * tt - f[1])
-                       / cell).astype(int)
+        col = np.floor((x0[:, None] + dx[:, None] * tt - f[0]) / cell).astype(int)
+        row = np.floor((y0[:, None] + dy[:, None] * tt - f[1]) / cell).astype(int)
         # what each point lies on (off the grid: nothing that stops a leader)
         on = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
-        if not on.all():
-            which, row, col = which[on], row[on], col[on]
         flat = row * occ.cols + col
+        flat[~on] = 0
         cover = occ.grid.ravel().take(flat)
         if cross_lines:
-            cover = cover - occ.lines.ravel().take(flat)
-        hit = cover > 0
+            cover -= occ.lines.ravel().take(flat)
+        hit = (cover > 0) & on
         if own is not None and hit.any():
             # (its own markers' cells, counted where something is: a crowd's thousand
             # markers are compared with those few points alone)
-            at = np.flatnonzero(hit)
+            at = np.nonzero(hit)
             hit[at] = cover[at] - occ.covering(own, row[at], col[at]) > 0
-        return np.bincount(which[hit], minlength=n) > 0
+        return hit.any(axis=1)
 
     def place_all(self, requests: Iterable[Request], names_missed=None
                   ) -> dict[Hashable, Placement | None]:
@@ -767,3 +760,6 @@ def _boxes(cands: np.ndarray, w: float, h: float) -> np.ndarray:
 
 
 _LEFT_TOP_TWICE = np.array([0, 1, 0, 1])
+
+#: 0, 1, 2, … (a leader's points, by number: see :meth:`TextLayout._crossing`)
+_STRIDES = np.arange(4096)
