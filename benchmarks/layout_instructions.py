@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import run  # (the benchmark's window and sessions)
+from startup_instructions import collected
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,16 +58,6 @@ def _script(operations: int, placings: int) -> str:
                             operations=operations, placings=placings)
 
 
-def _collected(code: str, env: dict[str, str], out: Path) -> int:
-    proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                           sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, check=True)
-    found = re.search(r"Collected : (\d+)", proc.stderr)
-    if found is None:
-        raise RuntimeError(f"no count in valgrind's output: {proc.stderr[-2000:]}")
-    return int(found.group(1))
-
-
 def count(operations: int, placings: int, keep: Path | None = None) -> float:
     """Instructions of one full placing in the benchmark window on ``operations``
     operations: (``placings + 2`` placings less 2) / ``placings``."""
@@ -80,7 +70,7 @@ def count(operations: int, placings: int, keep: Path | None = None) -> float:
         counts = []
         for name, code in (("short", short), ("long", long)):
             out = Path(config) / f"layout{operations}.{name}.callgrind"
-            counts.append(_collected(code, env, out))
+            counts.append(collected(code, env, out))
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
                 shutil.copy(out, keep / out.name)

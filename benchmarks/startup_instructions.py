@@ -46,16 +46,23 @@ def count(kind: str, keep: Path | None = None) -> int:
         subprocess.run([sys.executable, "-c", code], env=env, check=True,
                        capture_output=True)  # (byte-code caches written)
         out = Path(config) / f"{kind}.callgrind"
-        proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                               sys.executable, "-c", code], env=env, capture_output=True,
-                              text=True, check=True)
-        found = re.search(r"Collected : (\d+)", proc.stderr)
-        if found is None:
-            raise RuntimeError(f"no count in valgrind's output: {proc.stderr[-2000:]}")
+        instructions = collected(code, env, out)
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             shutil.copy(out, keep / out.name)
-        return int(found.group(1))
+        return instructions
+
+
+def collected(code: str, env: dict[str, str], out: Path) -> int:
+    """The instructions ``valgrind --tool=callgrind`` counts running ``code`` in a fresh
+    interpreter with the environment ``env`` (its callgrind file written to ``out``)."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                           sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True)
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    if found is None:
+        raise RuntimeError(f"no count in valgrind's output: {proc.stderr[-2000:]}")
+    return int(found.group(1))
 
 
 def main() -> int:
