@@ -544,9 +544,8 @@ class TextLayout:
         # (one row per leader, as many columns as the longest has points: a shorter one's
         # last point repeated, looked at again to no effect)
         last = (counts - 1)[:, None]
-        steps = int((counts.max() - 1) // stride + 1 + ((counts.max() - 1) % stride != 0))
-        k = np.minimum((_STRIDES[:steps] if steps <= len(_STRIDES) else np.arange(steps))
-                       * stride, last)
+        steps = -(-(int(counts.max()) - 1) // stride) + 1  # (every stride-th, and the last)
+        k = np.minimum(np.arange(steps) * stride, last)
         tt = skip[:, None] + (1.0 - skip)[:, None] * (k / last)
         f, cell = occ.frame, occ.cell
         col = np.floor((x0[:, None] + dx[:, None] * tt - f[0]) / cell).astype(int)
@@ -760,6 +759,3 @@ def _boxes(cands: np.ndarray, w: float, h: float) -> np.ndarray:
 
 
 _LEFT_TOP_TWICE = np.array([0, 1, 0, 1])
-
-#: 0, 1, 2, … (a leader's points, by number: see :meth:`TextLayout._crossing`)
-_STRIDES = np.arange(4096)
