@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import (
     QComboBox,
@@ -214,6 +214,10 @@ class SweepPlot(QWidget):
         self._plot_widget = widget
         self._left_label_shown = True
         self._y_axis.geometryChanged.connect(self._fit_left_label)
+        # (which side of its line each crossing's value takes depends on the plot's pixels)
+        view = plot.getViewBox()
+        view.sigResized.connect(self._side_labels)
+        view.sigRangeChanged.connect(self._side_labels)
         return widget
 
     # -- public ------------------------------------------------------------------------------
@@ -408,6 +412,7 @@ class SweepPlot(QWidget):
         if not (_same_range(vb.viewRange()[0], x_range)
                 and _same_range(vb.viewRange()[1], y_range)):
             vb.setRange(xRange=x_range, yRange=y_range, padding=0)
+        self._side_labels()
         self.stack.setCurrentWidget(self.plot_widget)
 
     # -- helpers -----------------------------------------------------------------------------
@@ -456,6 +461,38 @@ class SweepPlot(QWidget):
             self._marker_looks[n] = (color, text)
         for line in self._markers[len(self._marks):]:
             line.setVisible(False)
+
+    #: pixels kept between a crossing's value and another crossing's line beside it
+    LABEL_AIR = 6.0
+    _RIGHT, _LEFT = (0, 1), (1, 1)  # (a value's anchor: its bottom left or right at its line)
+
+    def _side_labels(self, *_args) -> None:
+        """Put each crossing's value right of its line where no other crossing's line passes
+        within :attr:`LABEL_AIR` pixels of it there and it lies within the plot; else left
+        of its line where that is so; else right (its fill keeps it readable). Two lines a
+        few pixels apart (the critical batch on two machines) would otherwise have the
+        first one's value drawn across the second line, beside a line not its own."""
+        shown = [line for line in self._markers if line.isVisible()]
+        if not shown:
+            return
+        view = self._plot.getViewBox()
+        area = view.sceneBoundingRect()
+        xs = [view.mapViewToScene(QPointF(line.value(), 0.0)).x() for line in shown]
+        air = self.LABEL_AIR
+
+        def clear(lo: float, hi: float, own: int) -> bool:
+            return (area.left() <= lo and hi <= area.right()
+                    and not any(lo - air < x < hi + air
+                                for i, x in enumerate(xs) if i != own))
+
+        for i, (line, x) in enumerate(zip(shown, xs, strict=True)):
+            label = line.label
+            width = label.sceneBoundingRect().width()
+            side = (self._LEFT if not clear(x, x + width, i) and clear(x - width, x, i)
+                    else self._RIGHT)
+            if tuple(label.anchors[0]) != side:
+                label.anchors = [side, side]
+                label.updatePosition()
 
     def _sync_legend(self, theme, entries: list[tuple[str, str, str]]) -> None:
         key = (tuple(entries), theme.name)
