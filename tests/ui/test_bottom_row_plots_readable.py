@@ -108,3 +108,34 @@ def test_a_crossing_value_near_the_plots_right_end_is_read_left_of_its_line(open
     assert x + text.width() > area.right()  # (no room right of the line)
     assert text.right() <= x + 1 and x - text.right() <= 8
     assert area.left() - 1 <= text.left()
+
+
+@pytest.mark.parametrize("example", ["critical_batch_sweep.yaml", "sharded_matmul.yaml"])
+def test_each_machine_in_the_sweep_plots_legend_is_drawn_beside_its_name(
+        open_window, qtbot, example):
+    """The sweep plot's legend, right of the plot, was stretched to the plot's height: each
+    name stayed at the top of its stretched row and its line-and-marker sample sank to the
+    row's middle, 25 pixels below the name it stands for (a legend of one machine). Each
+    sample lies level with its name, and the box is as tall as its rows."""
+    win = open_window(next(p for p in EXAMPLES if p.name == example), size=(1366, 768))
+    win.sweep_dock.raise_()
+    swept = next(e for e in win.document.session.operations if e.sweep is not None)
+    win.workspace.selection.select(swept.id)
+    plot = win.sweep_plot
+    qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible())
+    qtbot.wait(50)
+    item = plot.plot_widget.getPlotItem()
+    legend = next(i for i in item.scene().items()
+                  if type(i).__name__ == "LegendItem" and i.isVisible())
+    samples = sorted((i for i in legend.childItems() if type(i).__name__ == "ItemSample"),
+                     key=lambda i: i.sceneBoundingRect().top())
+    names = sorted((i for i in legend.childItems() if type(i).__name__ == "LabelItem"),
+                   key=lambda i: i.sceneBoundingRect().top())
+    assert len(samples) == len(names) == len(plot.curves()) >= 1
+    for sample, name in zip(samples, names, strict=True):
+        text = name.item.sceneBoundingRect()  # (the name's text, not its cell)
+        middle = sample.sceneBoundingRect().center().y()
+        assert abs(middle - text.center().y()) <= 3, (name.text, middle, text)
+    box = legend.sceneBoundingRect()
+    rows = names[-1].item.sceneBoundingRect().bottom() - names[0].item.sceneBoundingRect().top()
+    assert box.height() <= rows + 24, (box, rows)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QGraphicsView,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -202,6 +203,9 @@ class SweepPlot(QWidget):
         # right of the plot, not over it: in the short bottom row a legend inside the plot
         # covered a third of its curves
         self._legend = pg.LegendItem(offset=None, verSpacing=-4)
+        # as tall as its rows, at the top: stretched to the plot's height, each name stayed
+        # at the top of its row and its sample sank to the row's middle, below it
+        self._legend.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         plot.layout.addItem(self._legend, 2, 4)
         plot.layout.setAlignment(self._legend, Qt.AlignmentFlag.AlignTop)
         self._legend_key = ()
