@@ -1,7 +1,9 @@
 """The plots of the short bottom row can be read at a laptop's 1366 × 768: the sweep plot's
 legend covers none of its curves (it hid a third of them) and the Model tab's Throughput
 chart is shown at its full height (it was 40 pixels high); each crossing value of the sweep
-plot lies beside its own line, clear of the others."""
+plot lies beside its own line, clear of the other lines, the other values and the curves, or
+is said after the title line where it has no such place; each machine's legend sample lies
+level with its name."""
 
 from __future__ import annotations
 
@@ -55,33 +57,100 @@ def _crossing_lines(plot):
     return box, [(line, box.mapViewToScene(QPointF(line.value(), 0.0)).x()) for line in lines]
 
 
-@pytest.mark.parametrize("size", [(1366, 768), (1024, 700)])
-def test_each_crossing_value_in_the_sweep_plot_lies_beside_its_own_line_and_no_other(
-        open_window, qtbot, size):
+def _drawn_points(plot):
+    """Points of the sweep plot's curves, a pixel apart along them, and the centres of
+    their markers, in the scene."""
+    import itertools
+
+    import numpy as np
+    import pyqtgraph as pg
+    from PySide6.QtCore import QPointF
+
+    item = plot.plot_widget.getPlotItem()
+    box = item.getViewBox()
+    along, centres = [], []
+    for curve in item.items:
+        if not curve.isVisible():
+            continue
+        if isinstance(curve, pg.PlotCurveItem):
+            xs, ys = curve.getData()
+            pts = np.array([box.mapViewToScene(QPointF(float(x), float(y))).toTuple()
+                            for x, y in zip(xs, ys, strict=True)])
+            for a, b in itertools.pairwise(pts):
+                steps = int(np.hypot(*(b - a))) + 2
+                along += list(a + (b - a) * np.linspace(0, 1, steps)[:, None])
+        elif isinstance(curve, pg.ScatterPlotItem):
+            xs, ys = curve.getData()
+            centres += [box.mapViewToScene(QPointF(float(x), float(y))).toTuple()
+                        for x, y in zip(xs, ys, strict=True)]
+    return np.array(along), np.array(centres)
+
+
+MORE_MACHINES = ("mi300x", "rtx-4090", "h200")
+
+
+@pytest.mark.parametrize("mode", ["flops", "time"])
+@pytest.mark.parametrize("size,more", [((1366, 768), False), ((1024, 700), False),
+                                       ((1366, 768), True)])
+def test_each_crossing_value_in_the_sweep_plot_lies_beside_its_own_line_clear_of_the_rest(
+        open_window, qtbot, size, more, mode):
     """The sweep plot marks where each machine's sweep crosses its ridge with a dashed line
-    and its value ("m* = 255.5"). The critical-batch example's two lines lie 25 pixels apart
-    at a laptop's size: the first value, right of its line, was drawn across the second
-    line. Each value lies beside its own line, nearer it than any other, and no other line
-    crosses it; it is read whole, within the plot."""
+    and its value ("m* = 255.5"). The values stood at set heights right of their lines: in
+    the critical-batch example the TPU's value was drawn across the H100's line 25 pixels
+    on, as near that line as its own; with five machines two values were drawn over each
+    other ("m* = 217.55.5"); plotted as time, over the curves. Each value lies beside its
+    own line, nearer it than any other line, within the plot, clear of the other values,
+    of the curves and of their markers; where a value has no such place (lines a few pixels
+    apart, a short plot), it is said after the title line instead."""
+    from workbench.io.user_presets import find_preset
+
     win = open_window(CRITICAL_BATCH, size=size)
     win.sweep_dock.raise_()
+    doc = win.document
+    for preset in MORE_MACHINES if more else ():
+        doc.add_machine(find_preset(preset), preset=preset)
     plot = win.sweep_plot
+    plot.set_mode(mode)
     qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible())
     qtbot.wait(50)  # (laid out at the dock's size)
     box, lines = _crossing_lines(plot)
-    assert len(lines) == 2
+    assert len(lines) == (5 if more else 2)
+    along, centres = _drawn_points(plot)
     area = box.sceneBoundingRect()
+    texts = []
     for line, x in lines:
-        text = line.label.sceneBoundingRect()
-        assert text.width() > 0 and line.label.toPlainText().startswith("m* = ")
+        label = line.label
+        text = label.sceneBoundingRect()
+        name = label.toPlainText()
+        assert name.startswith("m* = ")
+        if not label.isVisible():
+            assert name in plot.title.text(), (name, plot.title.text())
+            continue
+        assert name not in plot.title.text()
+        assert text.width() > 0
         own = max(text.left() - x, x - text.right(), 0.0)
-        assert own <= 8, (line.label.toPlainText(), own)
+        assert own <= 8, (name, own)
         for other, ox in lines:
-            if other is line:
-                continue
-            assert not text.left() < ox < text.right(), (line.label.toPlainText(), ox, text)
-            assert max(text.left() - ox, ox - text.right(), 0.0) > own
+            if other is not line:
+                assert not text.left() < ox < text.right(), (name, ox, text)
+                assert max(text.left() - ox, ox - text.right(), 0.0) > own
         assert area.left() - 1 <= text.left() and text.right() <= area.right() + 1
+        assert area.top() - 1 <= text.top() and text.bottom() <= area.bottom() + 1
+        inner = text.adjusted(1, 1, -1, -1)
+        hit = ((along[:, 0] > inner.left()) & (along[:, 0] < inner.right())
+               & (along[:, 1] > inner.top()) & (along[:, 1] < inner.bottom()))
+        assert not hit.any(), (name, "over a curve", along[hit][:3], text, area)
+        grown = text.adjusted(-2, -2, 2, 2)
+        over = ((centres[:, 0] > grown.left()) & (centres[:, 0] < grown.right())
+                & (centres[:, 1] > grown.top()) & (centres[:, 1] < grown.bottom()))
+        assert not over.any(), (name, "over a marker", centres[over][:3])
+        for seen, other in texts:
+            assert not text.intersects(other), (name, seen)
+        texts.append((name, text))
+    # (plotted as FLOP/s, both of the example's values have room beside their lines; two of
+    # five machines' values, lines a few pixels apart; plotted as time, in a 60-pixel plot
+    # beside a rising curve, one value)
+    assert len(texts) >= (2 if mode == "flops" or size[0] > 1200 or more else 1)
 
 
 def test_a_crossing_value_near_the_plots_right_end_is_read_left_of_its_line(open_window, qtbot):
@@ -139,3 +208,58 @@ def test_each_machine_in_the_sweep_plots_legend_is_drawn_beside_its_name(
     box = legend.sceneBoundingRect()
     rows = names[-1].item.sceneBoundingRect().bottom() - names[0].item.sceneBoundingRect().top()
     assert box.height() <= rows + 24, (box, rows)
+
+
+def test_a_crossing_value_left_out_is_drawn_again_once_it_has_room(open_window, qtbot):
+    """Five machines' crossings a few pixels apart leave some values no room beside their
+    lines: they are said after the title line. With the three machines added taken away
+    again, every value is drawn beside its line again and the title line is as it was."""
+    from workbench.io.user_presets import find_preset
+
+    win = open_window(CRITICAL_BATCH, size=(1366, 768))
+    win.sweep_dock.raise_()
+    doc = win.document
+    plot = win.sweep_plot
+    qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible())
+    title = plot.title.text()
+    for preset in MORE_MACHINES:
+        doc.add_machine(find_preset(preset), preset=preset)
+    qtbot.waitUntil(lambda: len(_crossing_lines(plot)[1]) == 5)
+    hidden = [line.label.toPlainText() for line, _x in _crossing_lines(plot)[1]
+              if not line.label.isVisible()]
+    assert hidden and all(name in plot.title.text() for name in hidden)
+    plot.set_mode("time")  # (the view's range changed while they are left out)
+    plot.set_mode("flops")
+    for _ in MORE_MACHINES:
+        doc.undo()
+    qtbot.waitUntil(lambda: len(_crossing_lines(plot)[1]) == 2)
+    qtbot.wait(20)
+    assert all(line.label.isVisible() for line, _x in _crossing_lines(plot)[1])
+    assert plot.title.text() == title
+
+
+def test_values_left_out_of_a_short_sweep_plot_return_when_it_is_made_taller(
+        open_window, qtbot):
+    """Made too short for it (the bottom row dragged down), a crossing's value is left out
+    beside its line and said after the title line; made taller again, it is drawn beside
+    its line again."""
+    from PySide6.QtCore import Qt
+
+    win = open_window(CRITICAL_BATCH, size=(1366, 768))
+    win.sweep_dock.raise_()
+    plot = win.sweep_plot
+    plot.set_mode("time")
+    qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible())
+    title = plot.title.text()
+
+    def shown():
+        return [line.label.isVisible() for line, _x in _crossing_lines(plot)[1]]
+
+    win.resizeDocks([win.sweep_dock], [20], Qt.Orientation.Vertical)  # (as short as it goes)
+    qtbot.waitUntil(lambda: not all(shown()))
+    hidden = [line.label.toPlainText() for line, _x in _crossing_lines(plot)[1]
+              if not line.label.isVisible()]
+    assert all(name in plot.title.text() for name in hidden)
+    win.resizeDocks([win.sweep_dock], [330], Qt.Orientation.Vertical)
+    qtbot.waitUntil(lambda: all(shown()) and len(shown()) == 2)
+    assert plot.title.text() == title

@@ -78,6 +78,23 @@ def _brush(color: str) -> QBrush:
     return make_brush(color)
 
 
+def _along(xs: np.ndarray, ys: np.ndarray, step: float) -> np.ndarray:
+    """Points along the polyline through ``(xs, ys)``, its corners among them, at most
+    ``step`` apart (rows ``x, y``)."""
+    x, y = np.asarray(xs, float), np.asarray(ys, float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    if len(x) < 2:
+        return np.column_stack((x, y))
+    counts = np.maximum(1, np.ceil(np.hypot(np.diff(x), np.diff(y)) / step).astype(int))
+    starts = np.repeat(np.arange(len(x) - 1), counts)
+    t = np.arange(len(starts)) - np.repeat(np.cumsum(counts) - counts, counts)
+    t = t / np.repeat(counts, counts)
+    return np.vstack((np.column_stack((x[starts] + (x[starts + 1] - x[starts]) * t,
+                                       y[starts] + (y[starts + 1] - y[starts]) * t)),
+                      [[x[-1], y[-1]]]))
+
+
 @functools.lru_cache(maxsize=16)
 def _dense_grid(lo: float, hi: float, log_x: bool) -> np.ndarray:
     """The parameter values each curve is drawn through (besides the samples and the
@@ -145,6 +162,8 @@ class SweepPlot(QWidget):
 
         self.title = QLabel("")
         self.title.setObjectName("sweepTitle")
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self._title_text = ""
         self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.mode_box = QComboBox()
         self.mode_box.setObjectName("sweepMode")
@@ -218,10 +237,10 @@ class SweepPlot(QWidget):
         self._plot_widget = widget
         self._left_label_shown = True
         self._y_axis.geometryChanged.connect(self._fit_left_label)
-        # (which side of its line each crossing's value takes depends on the plot's pixels)
+        # (where each crossing's value goes depends on the plot's pixels)
         view = plot.getViewBox()
-        view.sigResized.connect(self._side_labels)
-        view.sigRangeChanged.connect(self._side_labels)
+        view.sigResized.connect(self._place_labels)
+        view.sigRangeChanged.connect(self._place_labels)
         return widget
 
     # -- public ------------------------------------------------------------------------------
@@ -324,6 +343,7 @@ class SweepPlot(QWidget):
         self._ensure_plot()
         theme = get_theme(session.view.theme)
         self._apply_theme(theme)
+        self._marker_half = theme.point_size * 0.75 / 2
         machines = machine_entries(session)
         curves = []
         problem = ""
@@ -352,7 +372,8 @@ class SweepPlot(QWidget):
             self._x_axis.setLogMode(log_x)
         self._y_axis.quantity = "rate" if self._mode == "flops" else "time"
         key = "attainable_flops" if self._mode == "flops" else "t_lower_s"
-        self.title.setText(f"{op.name}: {sweep.describe()}")
+        self._title_text = f"{op.name}: {sweep.describe()}"
+        self.title.setText(self._title_text)
         titles = (f"{sweep.param} (swept)", MODES[self._mode], theme.foreground)
         if titles != self._axis_titles:
             self._axis_titles = titles
@@ -390,7 +411,7 @@ class SweepPlot(QWidget):
             dots = self._take(self._dots, n,
                               lambda: pg.ScatterPlotItem(pxMode=True, antialias=True))
             dots.setData(x=self._x_view(result.values[ok]), y=to_view(sample_y[ok]),
-                         symbol=marker, size=theme.point_size * 0.75,
+                         symbol=marker, size=2 * self._marker_half,
                          brush=_brush(color), pen=_pen(theme.background, 0.8))
             self._drawn.append((hw_entry.id, hw_entry.hardware.label))
             legend_entries.append((hw_entry.hardware.label, color, marker))
@@ -416,7 +437,7 @@ class SweepPlot(QWidget):
         if not (_same_range(vb.viewRange()[0], x_range)
                 and _same_range(vb.viewRange()[1], y_range)):
             vb.setRange(xRange=x_range, yRange=y_range, padding=0)
-        self._side_labels()
+        self._place_labels()
         self.stack.setCurrentWidget(self.plot_widget)
 
     # -- helpers -----------------------------------------------------------------------------
@@ -447,8 +468,6 @@ class SweepPlot(QWidget):
                                        labelOpts={"position": 0.05, "anchors": [(0, 1), (0, 1)]})
                 self._plot.addItem(line)
                 self._markers.append(line)
-                # markers of later machines sit a little higher, so labels do not collide
-                line.label.setPosition(0.04 + 0.16 * (n % 4))
                 self._marker_looks.append(None)
             line = self._markers[n]
             line.setVisible(True)
@@ -466,37 +485,119 @@ class SweepPlot(QWidget):
         for line in self._markers[len(self._marks):]:
             line.setVisible(False)
 
-    #: pixels kept between a crossing's value and another crossing's line beside it
-    LABEL_AIR = 6.0
+    #: pixels kept between a crossing's value and another crossing's line, another value, a
+    #: curve or a marker
+    LABEL_AIR = 4.0
+    #: pixels between the heights a crossing's value is tried at, from the plot's foot up
+    LABEL_STEP = 3.0
     _RIGHT, _LEFT = (0, 1), (1, 1)  # (a value's anchor: its bottom left or right at its line)
 
-    def _side_labels(self, *_args) -> None:
-        """Put each crossing's value right of its line where no other crossing's line passes
-        within :attr:`LABEL_AIR` pixels of it there and it lies within the plot; else left
-        of its line where that is so; else right (its fill keeps it readable). Two lines a
-        few pixels apart (the critical batch on two machines) would otherwise have the
-        first one's value drawn across the second line, beside a line not its own."""
+    def _place_labels(self, *_args) -> None:
+        """Put each crossing's value beside its line, low down (under the plateau past the
+        crossing), right of the line or else left of it: at the lowest height where it lies
+        within the plot and :attr:`LABEL_AIR` pixels clear of the other crossings' lines
+        (it is read with the nearest line), of the values placed before it, of the curves
+        and of their markers. Set heights right of the lines drew one value across
+        the next line 25 pixels on, two values over each other and, plotted as time, values
+        over the curves. A value with no such place (lines a few pixels apart) is left out
+        there and said after the title line, in its line's colour."""
         shown = [line for line in self._markers if line.isVisible()]
         if not shown:
             return
         view = self._plot.getViewBox()
         area = view.sceneBoundingRect()
-        xs = [view.mapViewToScene(QPointF(line.value(), 0.0)).x() for line in shown]
+        # (the scene's pixels of view units, as the view draws them now)
+        origin = view.mapViewToScene(QPointF(0.0, 0.0))
+        unit = view.mapViewToScene(QPointF(1.0, 1.0))
+        sx, sy = unit.x() - origin.x(), origin.y() - unit.y()
+        if area.height() <= 0 or sx <= 0 or sy <= 0:
+            return
+        x0, y0 = origin.x(), origin.y()
         air = self.LABEL_AIR
 
-        def clear(lo: float, hi: float, own: int) -> bool:
-            return (area.left() <= lo and hi <= area.right()
-                    and not any(lo - air < x < hi + air
-                                for i, x in enumerate(xs) if i != own))
+        def to_scene(xs, ys) -> tuple[np.ndarray, np.ndarray]:
+            return x0 + np.asarray(xs) * sx, y0 - np.asarray(ys) * sy
 
+        points, centres = self._drawn_pixels(to_scene)
+        reach = air + 1.5  # (a line's half-width, with the air)
+        grow = air + self._marker_half
+        xs = [x0 + line.value() * sx for line in shown]
+        placed: list[tuple[float, float, float, float]] = []
+        left_out: list = []
         for i, (line, x) in enumerate(zip(shown, xs, strict=True)):
             label = line.label
-            width = label.sceneBoundingRect().width()
-            side = (self._LEFT if not clear(x, x + width, i) and clear(x - width, x, i)
-                    else self._RIGHT)
+            # (its text's own size in pixels: a hidden label's box in the scene is not kept)
+            rect = label.textItem.boundingRect()
+            w, h = rect.width(), rect.height()
+            others = np.array([ox for k, ox in enumerate(xs) if k != i])
+            # every place, lowest first, right of the line before left of it
+            bottoms = np.arange(area.bottom(), area.top() + h - 1e-9, -self.LABEL_STEP)
+            lefts = np.array([x, x - w])
+            boxes = np.stack(np.broadcast_arrays(
+                lefts[None, :], bottoms[:, None] - h, lefts[None, :] + w, bottoms[:, None]),
+                axis=-1).reshape(-1, 4)
+            ok = (boxes[:, 0] >= area.left()) & (boxes[:, 2] <= area.right())
+            if len(others):
+                ok &= ~((others[None, :] > boxes[:, 0:1] - air)
+                        & (others[None, :] < boxes[:, 2:3] + air)).any(axis=1)
+            for kept in placed:
+                ok &= ~((boxes[:, 0] < kept[2] + air) & (kept[0] < boxes[:, 2] + air)
+                        & (boxes[:, 1] < kept[3] + air) & (kept[1] < boxes[:, 3] + air))
+            for near, d in ((points, reach), (centres, grow)):
+                # (those across from the line's two columns of places alone)
+                near = near[(near[:, 0] > x - w - d) & (near[:, 0] < x + w + d)]
+                if ok.any() and len(near):
+                    at = np.flatnonzero(ok)
+                    b = boxes[at]
+                    inside = ((near[None, :, 0] > b[:, None, 0] - d)
+                              & (near[None, :, 0] < b[:, None, 2] + d)
+                              & (near[None, :, 1] > b[:, None, 1] - d)
+                              & (near[None, :, 1] < b[:, None, 3] + d))
+                    ok[at[inside.any(axis=1)]] = False
+            free = np.flatnonzero(ok)
+            if not len(free):
+                left_out.append(line)
+                continue
+            index = int(free[0])
+            left, top, right, bottom = (float(v) for v in boxes[index])
+            placed.append((left, top, right, bottom))
+            side = self._RIGHT if index % 2 == 0 else self._LEFT
             if tuple(label.anchors[0]) != side:
                 label.anchors = [side, side]
-                label.updatePosition()
+            if not label.isVisible():
+                label.setVisible(True)
+            label.setPosition((area.bottom() - bottom) / area.height())
+        for line in left_out:
+            line.label.setVisible(False)
+        self._say_left_out(left_out)
+
+    def _drawn_pixels(self, to_scene) -> tuple[np.ndarray, np.ndarray]:
+        """What the crossings' values keep off, in the scene's pixels (``to_scene(xs, ys)``
+        from view units): points along the curves, two pixels apart, and the markers'
+        centres (rows ``x, y``)."""
+        along, centres = [np.zeros((0, 2))], [np.zeros((0, 2))]
+        for items, out in ((self._lines, along), (self._dots, centres)):
+            for item in items:
+                xs, ys = item.getData() if item.isVisible() else (None, None)
+                if xs is not None and len(xs):
+                    x, y = to_scene(xs, ys)
+                    out.append(_along(x, y, 2.0) if out is along else np.column_stack((x, y)))
+        return np.concatenate(along), np.concatenate(centres)
+
+    def _say_left_out(self, lines: list) -> None:
+        """The title line, with the values of the crossings ``lines`` (left out beside
+        their lines: no place there is clear) after it, each in its line's colour."""
+        if not lines:
+            if self.title.textFormat() != Qt.TextFormat.PlainText:
+                self.title.setTextFormat(Qt.TextFormat.PlainText)
+            self.title.setText(self._title_text)
+            return
+        said = ", ".join(
+            f'<span style="color:{line.label.color.name()}">'
+            f"{html.escape(line.label.toPlainText(), quote=False)}</span>" for line in lines)
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setText(f"{html.escape(self._title_text, quote=False)} · {said} "
+                           "(no room beside the lines)")
 
     def _sync_legend(self, theme, entries: list[tuple[str, str, str]]) -> None:
         key = (tuple(entries), theme.name)
