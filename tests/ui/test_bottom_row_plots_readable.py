@@ -263,3 +263,40 @@ def test_values_left_out_of_a_short_sweep_plot_return_when_it_is_made_taller(
     win.resizeDocks([win.sweep_dock], [330], Qt.Orientation.Vertical)
     qtbot.waitUntil(lambda: all(shown()) and len(shown()) == 2)
     assert plot.title.text() == title
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1024, 700)])
+@pytest.mark.parametrize("more", [1, 2, 3])
+def test_a_sweep_plot_of_many_machines_keeps_its_axis_title_in_view(
+        open_window, qtbot, size, more):
+    """With four machines or more, the legend beside the sweep plot (a row for each) was
+    taller than the plot: the plot grew past the bottom row and its x axis's title was cut
+    off. The legend takes as many columns as it needs to be no taller than the plot; every
+    name and the axis title are in view."""
+    from PySide6.QtCore import Qt
+
+    from workbench.io.user_presets import find_preset
+
+    win = open_window(CRITICAL_BATCH, size=size)
+    win.sweep_dock.raise_()
+    # (the bottom row as a laptop's window first shows it; the test screen is smaller)
+    win.resizeDocks([win.sweep_dock], [160], Qt.Orientation.Vertical)
+    for preset in MORE_MACHINES[:more]:
+        win.document.add_machine(find_preset(preset), preset=preset)
+    plot = win.sweep_plot
+    qtbot.waitUntil(lambda: len(plot.curves()) == 2 + more and plot.plot_widget.isVisible())
+    qtbot.wait(50)
+    widget = plot.plot_widget
+    item = widget.getPlotItem()
+    view = widget.viewport().rect()
+    title = widget.mapFromScene(item.getAxis("bottom").label.sceneBoundingRect()).boundingRect()
+    assert view.contains(title), (title, view)
+    legend = next(i for i in item.scene().items()
+                  if type(i).__name__ == "LegendItem" and i.isVisible())
+    names = [i for i in legend.childItems() if type(i).__name__ == "LabelItem"]
+    assert len(names) == 2 + more
+    for name in names:
+        box = widget.mapFromScene(name.item.sceneBoundingRect()).boundingRect()
+        assert view.contains(box), (name.text, box, view)
+    area = item.getViewBox().sceneBoundingRect()
+    assert legend.sceneBoundingRect().left() >= area.right() - 1  # (beside the plot still)

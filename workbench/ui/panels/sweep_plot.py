@@ -205,6 +205,10 @@ class SweepPlot(QWidget):
         workspace.selection.changed.connect(self._on_selection)
         self.refresh()
 
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_legend()
+
     def _ensure_plot(self) -> pg.PlotWidget:
         """The plot widget, built on first use."""
         if self._plot_widget is not None:
@@ -613,6 +617,33 @@ class SweepPlot(QWidget):
                                      symbol=marker, symbolBrush=make_brush(color),
                                      symbolPen=make_pen(theme.background, 0.8))
             self._legend.addItem(sample, html.escape(name, quote=False))
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """Lay the legend out in as few columns as keep it no taller than the room the plot
+        has: a row for each of four machines made it taller than the plot, which then grew
+        past the bottom row, its x axis's title cut off."""
+        if self._plot_widget is None:
+            return
+        legend = self._legend
+        rows = legend.layout
+        count = len(legend.items)
+        if count < 2:
+            return
+        # (the room: the plot's widget less what is not the plot's view: axes, margins)
+        item = self._plot
+        spare = self._plot_widget.viewport().height() - (
+            item.geometry().height() - item.getViewBox().geometry().height())
+        label = legend.items[0][1]
+        row = label.preferredHeight() + rows.verticalSpacing()
+        _left, top, _right, bottom = rows.getContentsMargins()
+        fixed = top + bottom - rows.verticalSpacing()
+        columns = next((c for c in range(1, count + 1)
+                        if fixed + row * math.ceil(count / c) <= spare), count)
+        if columns != legend.columnCount:
+            legend.setColumnCount(columns)
+            # (the plot grew to hold the taller legend: it takes the widget's size again)
+            item.setGeometry(self._plot_widget.range)
 
     def _fit_left_label(self) -> None:
         """The y axis's title only where the axis is tall enough to show it whole (in the
