@@ -212,9 +212,11 @@ def test_each_machine_in_the_sweep_plots_legend_is_drawn_beside_its_name(
 
 def test_a_crossing_value_left_out_is_drawn_again_once_it_has_room(open_window, qtbot):
     """Five machines' crossings a few pixels apart leave some values no room beside their
-    lines: they are said after the title line. With the three machines added taken away
-    again, every value is drawn beside its line again and the title line is as it was."""
+    lines: they are said after the title line, as they are after each edit. With the three
+    machines added taken away again, every value is drawn beside its line again and the
+    title line is as it was."""
     from workbench.io.user_presets import find_preset
+    from workbench.model.chart.overlay_data import value_text
 
     win = open_window(CRITICAL_BATCH, size=(1366, 768))
     win.sweep_dock.raise_()
@@ -228,9 +230,18 @@ def test_a_crossing_value_left_out_is_drawn_again_once_it_has_room(open_window, 
     hidden = [line.label.toPlainText() for line, _x in _crossing_lines(plot)[1]
               if not line.label.isVisible()]
     assert hidden and all(name in plot.title.text() for name in hidden)
+    # an edit moves every crossing: the values said after the title line are the new ones
+    doc.set_param(doc.session.operations[0].id, "n", 1024)
+    qtbot.wait(20)
+    left_out = [(line, x) for line, x in _crossing_lines(plot)[1] if not line.label.isVisible()]
+    assert left_out
+    for line, _x in left_out:
+        now = f"m* = {value_text(10 ** line.value())}"
+        assert line.label.toPlainText() == now and now in plot.title.text(), now
+    assert not any(name in plot.title.text() for name in hidden)
     plot.set_mode("time")  # (the view's range changed while they are left out)
     plot.set_mode("flops")
-    for _ in MORE_MACHINES:
+    for _ in range(1 + len(MORE_MACHINES)):  # (the edit, the machines)
         doc.undo()
     qtbot.waitUntil(lambda: len(_crossing_lines(plot)[1]) == 2)
     qtbot.wait(20)

@@ -78,6 +78,11 @@ def _brush(color: str) -> QBrush:
     return make_brush(color)
 
 
+#: a crossing's value's anchor at its line: its bottom left (the value right of the line) or
+#: its bottom right (left of it)
+_RIGHT, _LEFT = (0, 1), (1, 1)
+
+
 def _along(xs: np.ndarray, ys: np.ndarray, step: float) -> np.ndarray:
     """Points along the polyline through ``(xs, ys)``, its corners among them, at most
     ``step`` apart (rows ``x, y``)."""
@@ -484,6 +489,7 @@ class SweepPlot(QWidget):
             line.setValue(float(self._x_view(np.asarray([value]))[0]))
             if look is None or look[1] != text:
                 line.label.setFormat(text)
+                line.label.setText(text)  # (a hidden label's text is not set by its format)
             line.label.fill = make_brush(theme.background + "D8")  # readable across lines
             self._marker_looks[n] = (color, text)
         for line in self._markers[len(self._marks):]:
@@ -494,7 +500,6 @@ class SweepPlot(QWidget):
     LABEL_AIR = 4.0
     #: pixels between the heights a crossing's value is tried at, from the plot's foot up
     LABEL_STEP = 3.0
-    _RIGHT, _LEFT = (0, 1), (1, 1)  # (a value's anchor: its bottom left or right at its line)
 
     def _place_labels(self, *_args) -> None:
         """Put each crossing's value beside its line, low down (under the plateau past the
@@ -565,7 +570,7 @@ class SweepPlot(QWidget):
             index = int(free[0])
             left, top, right, bottom = (float(v) for v in boxes[index])
             placed.append((left, top, right, bottom))
-            side = self._RIGHT if index % 2 == 0 else self._LEFT
+            side = _RIGHT if index % 2 == 0 else _LEFT
             if tuple(label.anchors[0]) != side:
                 label.anchors = [side, side]
             if not label.isVisible():
