@@ -193,6 +193,7 @@ class SweepPlot(QWidget):
         self._marker_looks: list[tuple | None] = []  # per marker: (colour, text) as set
         self._drawn: list[tuple[int, str]] = []  # (hw_id, machine) per shown curve
         self._marks: list[tuple[int, float, str]] = []  # (hw_id, value, label) per marker
+        self._marker_half = 0.0  # (half a curve marker's size, pixels: set with the theme)
 
         self.empty = QLabel(EMPTY_TEXT)
         self.empty.setObjectName("sweepEmpty")
@@ -633,7 +634,7 @@ class SweepPlot(QWidget):
         legend = self._legend
         rows = legend.layout
         count = len(legend.items)
-        if count < 2:
+        if not count:
             return
         # (the room: the plot's widget less what is not the plot's view: axes, margins)
         item = self._plot
