@@ -311,3 +311,23 @@ def test_a_sweep_plot_of_many_machines_keeps_its_axis_title_in_view(
         assert view.contains(box), (name.text, box, view)
     area = item.getViewBox().sceneBoundingRect()
     assert legend.sceneBoundingRect().left() >= area.right() - 1  # (beside the plot still)
+
+
+def test_the_sweep_plots_title_line_names_the_sweep_with_crossings_or_none(open_window, qtbot):
+    """The title line says the operation and its sweep whether the sweep crosses a ridge
+    or not, and follows the selection."""
+    from workbench.model.sweeps import Sweep
+
+    win = open_window(CRITICAL_BATCH, size=(1366, 768))
+    win.sweep_dock.raise_()
+    plot = win.sweep_plot
+    doc = win.document
+    first, second = doc.session.operations[:2]
+    qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible())
+    assert plot.title.text() == f"{first.operation.name}: m = 1 … 4096 (13 values, log)"
+    doc.set_sweep(first.id, Sweep("m", [1, 2, 4, 8]))  # (below every ridge: no crossing)
+    qtbot.waitUntil(lambda: not plot.crossing_markers())
+    assert plot.title.text() == f"{first.operation.name}: m ∈ {{1, 2, 4, 8}}"
+    win.workspace.selection.select(second.id)
+    qtbot.waitUntil(lambda: plot.title.text().startswith(second.operation.name))
+    assert plot.title.text() == f"{second.operation.name}: m = 1 … 4096 (13 values, log)"

@@ -383,7 +383,6 @@ class SweepPlot(QWidget):
         self._y_axis.quantity = "rate" if self._mode == "flops" else "time"
         key = "attainable_flops" if self._mode == "flops" else "t_lower_s"
         self._title_text = f"{op.name}: {sweep.describe()}"
-        self.title.setText(self._title_text)
         titles = (f"{sweep.param} (swept)", MODES[self._mode], theme.foreground)
         if titles != self._axis_titles:
             self._axis_titles = titles
@@ -513,6 +512,7 @@ class SweepPlot(QWidget):
         there and said after the title line, in its line's colour."""
         shown = [line for line in self._markers if line.isVisible()]
         if not shown:
+            self._say_left_out([])
             return
         view = self._plot.getViewBox()
         area = view.sceneBoundingRect()
@@ -521,6 +521,7 @@ class SweepPlot(QWidget):
         unit = view.mapViewToScene(QPointF(1.0, 1.0))
         sx, sy = unit.x() - origin.x(), origin.y() - unit.y()
         if area.height() <= 0 or sx <= 0 or sy <= 0:
+            self._say_left_out([])
             return
         x0, y0 = origin.x(), origin.y()
         air = self.LABEL_AIR
@@ -598,16 +599,19 @@ class SweepPlot(QWidget):
         """The title line, with the values of the crossings ``lines`` (left out beside
         their lines: no place there is clear) after it, each in its line's colour."""
         if not lines:
-            if self.title.textFormat() != Qt.TextFormat.PlainText:
-                self.title.setTextFormat(Qt.TextFormat.PlainText)
-            self.title.setText(self._title_text)
-            return
-        said = ", ".join(
-            f'<span style="color:{line.label.color.name()}">'
-            f"{html.escape(line.label.toPlainText(), quote=False)}</span>" for line in lines)
-        self.title.setTextFormat(Qt.TextFormat.RichText)
-        self.title.setText(f"{html.escape(self._title_text, quote=False)} · {said} "
-                           "(no room beside the lines)")
+            text, form = self._title_text, Qt.TextFormat.PlainText
+        else:
+            said = ", ".join(
+                f'<span style="color:{line.label.color.name()}">'
+                f"{html.escape(line.label.toPlainText(), quote=False)}</span>"
+                for line in lines)
+            text = (f"{html.escape(self._title_text, quote=False)} · {said} "
+                    "(no room beside the lines)")
+            form = Qt.TextFormat.RichText
+        if form != self.title.textFormat():
+            self.title.setTextFormat(form)
+        if text != self.title.text():  # (each keystroke: set only when it changes)
+            self.title.setText(text)
 
     def _sync_legend(self, theme, entries: list[tuple[str, str, str]]) -> None:
         key = (tuple(entries), theme.name)
