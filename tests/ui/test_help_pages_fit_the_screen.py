@@ -38,3 +38,21 @@ def test_counting_conventions_is_longer_than_a_laptop_screen_and_scrolls(open_wi
     assert page.browser.document().size().height() > 0.8 * 768
     assert page.browser.verticalScrollBar().isVisible()
     assert page.frameGeometry().height() < 768
+
+
+@pytest.mark.parametrize("action", ["guide_action", "about_action"])
+def test_a_short_help_page_is_as_tall_as_its_text(open_window, qtbot, action):
+    """A page shorter than the screen is as tall as its text: About was measured at the
+    width its text box had before it was laid out (84 pixels), four times its height, and
+    opened with two thirds of it empty."""
+    win = open_window()
+    getattr(win, action).trigger()
+    page = win._info_box
+    qtbot.waitExposed(page)
+    browser = page.browser
+    text = browser.document().size().height()
+    room = browser.viewport().height()
+    line = browser.fontMetrics().lineSpacing()
+    assert not browser.verticalScrollBar().isVisible()
+    assert text <= room < text + 2 * line, (text, room, line)
+    page.close()

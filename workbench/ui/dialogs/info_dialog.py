@@ -42,7 +42,9 @@ class InfoDialog(QDialog):
         the screen."""
         browser = self.browser
         width = browser.fontMetrics().averageCharWidth() * WIDTH_CHARS
-        document = browser.document()
+        # (measured on a copy: the text box lays its own document out at its width so far,
+        # a few dozen pixels before it is shown)
+        document = browser.document().clone()
         document.setTextWidth(width)
         frame = 2 * browser.frameWidth() + 2 * int(document.documentMargin())
         chrome = self.layout().sizeHint().height() - browser.sizeHint().height()
