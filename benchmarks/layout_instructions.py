@@ -70,10 +70,7 @@ def count(operations: int, placings: int, keep: Path | None = None) -> float:
         counts = []
         for name, code in (("short", short), ("long", long)):
             out = Path(config) / f"layout{operations}.{name}.callgrind"
-            counts.append(collected(code, env, out))
-            if keep is not None:
-                keep.mkdir(parents=True, exist_ok=True)
-                shutil.copy(out, keep / out.name)
+            counts.append(collected(code, env, out, keep))
         return (counts[1] - counts[0]) / placings
 
 

@@ -45,23 +45,22 @@ def count(kind: str, keep: Path | None = None) -> int:
         code = _script(kind)
         subprocess.run([sys.executable, "-c", code], env=env, check=True,
                        capture_output=True)  # (byte-code caches written)
-        out = Path(config) / f"{kind}.callgrind"
-        instructions = collected(code, env, out)
-        if keep is not None:
-            keep.mkdir(parents=True, exist_ok=True)
-            shutil.copy(out, keep / out.name)
-        return instructions
+        return collected(code, env, Path(config) / f"{kind}.callgrind", keep)
 
 
-def collected(code: str, env: dict[str, str], out: Path) -> int:
+def collected(code: str, env: dict[str, str], out: Path, keep: Path | None = None) -> int:
     """The instructions ``valgrind --tool=callgrind`` counts running ``code`` in a fresh
-    interpreter with the environment ``env`` (its callgrind file written to ``out``)."""
+    interpreter with the environment ``env`` (its callgrind file written to ``out``, and
+    copied into the folder ``keep`` where given)."""
     proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
                            sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, check=True)
     found = re.search(r"Collected : (\d+)", proc.stderr)
     if found is None:
         raise RuntimeError(f"no count in valgrind's output: {proc.stderr[-2000:]}")
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        shutil.copy(out, keep / out.name)
     return int(found.group(1))
 
 
