@@ -21,8 +21,7 @@ def test_the_sweep_plots_legend_covers_none_of_its_curves(open_window, qtbot):
     qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible())
     assert len(plot.curves()) == 2
     item = plot.plot_widget.getPlotItem()
-    legend = next(i for i in item.scene().items()
-                  if type(i).__name__ == "LegendItem" and i.isVisible())
+    legend = _legend(plot)
     area = item.getViewBox().sceneBoundingRect()
     box = legend.sceneBoundingRect()
     # beside the plot (their edges may share a pixel's pen)
@@ -44,6 +43,12 @@ def test_the_throughput_chart_is_shown_whole(open_window, qtbot):
                     >= chart.minimumHeight(), timeout=HANG_GUARD_S * 1000)
     # the chart keeps the rest of the window: the roofline chart is still the larger
     assert win.canvas.height() > chart.height()
+
+
+def _legend(plot):
+    """The sweep plot's legend, as shown."""
+    return next(i for i in plot.plot_widget.getPlotItem().scene().items()
+                if type(i).__name__ == "LegendItem" and i.isVisible())
 
 
 def _crossing_lines(plot):
@@ -193,9 +198,7 @@ def test_each_machine_in_the_sweep_plots_legend_is_drawn_beside_its_name(
     plot = win.sweep_plot
     qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible())
     qtbot.wait(50)
-    item = plot.plot_widget.getPlotItem()
-    legend = next(i for i in item.scene().items()
-                  if type(i).__name__ == "LegendItem" and i.isVisible())
+    legend = _legend(plot)
     samples = sorted((i for i in legend.childItems() if type(i).__name__ == "ItemSample"),
                      key=lambda i: i.sceneBoundingRect().top())
     names = sorted((i for i in legend.childItems() if type(i).__name__ == "LabelItem"),
@@ -302,8 +305,7 @@ def test_a_sweep_plot_of_many_machines_keeps_its_axis_title_in_view(
     view = widget.viewport().rect()
     title = widget.mapFromScene(item.getAxis("bottom").label.sceneBoundingRect()).boundingRect()
     assert view.contains(title), (title, view)
-    legend = next(i for i in item.scene().items()
-                  if type(i).__name__ == "LegendItem" and i.isVisible())
+    legend = _legend(plot)
     names = [i for i in legend.childItems() if type(i).__name__ == "LabelItem"]
     assert len(names) == 2 + more
     for name in names:
