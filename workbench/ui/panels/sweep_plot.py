@@ -445,8 +445,9 @@ class SweepPlot(QWidget):
         y_range = (y0 - pad, y1 + pad)
         if not (_same_range(vb.viewRange()[0], x_range)
                 and _same_range(vb.viewRange()[1], y_range)):
-            vb.setRange(xRange=x_range, yRange=y_range, padding=0)
-        self._place_labels()
+            vb.setRange(xRange=x_range, yRange=y_range, padding=0)  # (placed on its signal)
+        else:
+            self._place_labels()
         self.stack.setCurrentWidget(self.plot_widget)
 
     # -- helpers -----------------------------------------------------------------------------
