@@ -97,25 +97,28 @@ class LogAxis(pg.AxisItem):
                 out.append("")
                 continue
             if whole and step > 1 and round(v) % step:
-                out.append("")  # decades too close for every label: every other one
+                out.append("")  # decades too close for every label: every step-th one
                 continue
             out.append(self.format_value(float(to_data(v))))
         return out
 
     def _decade_step(self, span: float) -> int:
-        """Label every decade, or every second one when a label would not fit in a decade
-        (a small figure in large type)."""
+        """Label every decade, or every second, third … one, the fewest skipped that leave a
+        label's height (and some air) between labels: a small figure in large type, or a
+        short plot (the bottom row's sweep plot, whose four decades stood in 40 pixels, each
+        label over the next)."""
         if self.orientation not in ("left", "right") or span <= 0:
             return 1
         length = self.geometry().height()
-        font = self.style.get("tickFont")
-        if length <= 0 or font is None:
+        if length <= 0:
             return 1
         from PySide6.QtGui import QFontMetricsF
 
+        # (pyqtgraph draws the numbers in the tick font, else in the axis's own)
+        font = self.style.get("tickFont") or self.font()
         per_decade = length / span
         needed = QFontMetricsF(font).height() * 1.15
-        return 1 if per_decade >= needed else 2
+        return max(1, math.ceil(needed / per_decade - 1e-9))
 
     def format_value(self, value: float) -> str:
         if self.quantity == "rate":

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import (
     QComboBox,
@@ -149,6 +149,18 @@ class _PlotPlace(QGraphicsView):
         self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
 
 
+class _PlotWidget(pg.PlotWidget):
+    """The plot's widget, saying when it has been resized: its plot laid out again to its
+    new size (where a hidden dock's plot is resized as it is shown, the panel around it is
+    not resized again)."""
+
+    resized = Signal()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.resized.emit()
+
+
 class SweepPlot(QWidget):
     """Attainable FLOP/s (or time) against the selected operation's swept parameter.
 
@@ -211,9 +223,10 @@ class SweepPlot(QWidget):
         workspace.selection.changed.connect(self._on_selection)
         self.refresh()
 
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
+    def _fit_room(self) -> None:
+        """Fit the legend and the x axis's title to the plot widget's new size."""
         self._fit_legend()
+        self._fit_bottom_label()
 
     def _ensure_plot(self) -> pg.PlotWidget:
         """The plot widget, built on first use."""
@@ -221,7 +234,8 @@ class SweepPlot(QWidget):
             return self._plot_widget
         self._x_axis = _ValueAxis("bottom", "count")
         self._y_axis = _ValueAxis("left", "rate")
-        widget = pg.PlotWidget(axisItems={"bottom": self._x_axis, "left": self._y_axis})
+        widget = _PlotWidget(axisItems={"bottom": self._x_axis, "left": self._y_axis})
+        widget.resized.connect(self._fit_room)
         widget.setObjectName("sweepPlotWidget")
         plot = self._plot = widget.getPlotItem()
         plot.setMenuEnabled(False)  # its log entries would break the log10 coordinates
@@ -246,6 +260,8 @@ class SweepPlot(QWidget):
         placeholder.deleteLater()
         self._plot_widget = widget
         self._left_label_shown = True
+        self._bottom_label_shown = True
+        self._bottom_label_room = 0.0  # (what the x axis's title adds to it: seen hidden)
         self._y_axis.geometryChanged.connect(self._fit_left_label)
         # (where each crossing's value goes depends on the plot's pixels)
         view = plot.getViewBox()
@@ -388,8 +404,9 @@ class SweepPlot(QWidget):
             self._axis_titles = titles
             self._plot.setLabel("bottom", titles[0], color=theme.foreground)
             self._plot.setLabel("left", titles[1], color=theme.foreground)
-            self._left_label_shown = True  # (setting the label shows it)
+            self._left_label_shown = self._bottom_label_shown = True  # (setting shows them)
             self._fit_left_label()
+            self._fit_bottom_label()
         self._axes_set = True
 
         lo, hi = float(values.min()), float(values.max())
@@ -645,6 +662,8 @@ class SweepPlot(QWidget):
         item = self._plot
         spare = self._plot_widget.viewport().height() - (
             item.geometry().height() - item.getViewBox().geometry().height())
+        if not self._bottom_label_shown:  # (room kept for the x axis's title first)
+            spare -= self._bottom_label_room
         label = legend.items[0][1]
         row = label.preferredHeight() + rows.verticalSpacing()
         _left, top, _right, bottom = rows.getContentsMargins()
@@ -655,6 +674,39 @@ class SweepPlot(QWidget):
             legend.setColumnCount(columns)
             # (the plot grew to hold the taller legend: it takes the widget's size again)
             item.setGeometry(self._plot_widget.range)
+
+    def _fit_bottom_label(self) -> None:
+        """The x axis's title only where the plot has room for it (the title line above the
+        plot names the swept parameter too): in the bottom row at its least height the plot
+        was taller than its widget and the title was cut off. The title is shown again
+        where its whole box fits; the widget is kept as tall as the plot without it, so its
+        numbers are never cut."""
+        if self._plot_widget is None:
+            return
+        axis, item, widget = self._x_axis, self._plot, self._plot_widget
+        label = axis.label
+        item.layout.activate()  # (the legend's columns, just set, counted)
+        room = widget.viewport().height()
+        if self._bottom_label_shown:
+            box = widget.mapFromScene(label.sceneBoundingRect()).boundingRect()
+            ink = box.bottom() - label.document().documentMargin()  # (the text's, in its box)
+            if item.effectiveSizeHint(Qt.SizeHint.MinimumSize).height() <= room and ink <= room:
+                return
+            before = axis.minimumHeight()
+            axis.showLabel(False)
+            self._bottom_label_shown = False
+            self._bottom_label_room = before - axis.minimumHeight()
+            item.layout.activate()
+        least = item.effectiveSizeHint(Qt.SizeHint.MinimumSize).height()
+        if room >= least + self._bottom_label_room:
+            axis.showLabel(True)
+            self._bottom_label_shown = True
+        item.setGeometry(widget.range)  # (the plot takes the widget's size again)
+        least = math.ceil(least)
+        if least != widget.minimumHeight():
+            # (set once this resize is over: the widget is resized again for it, and a
+            # resize within its own resize event leaves its plot at the old size)
+            QTimer.singleShot(0, widget, lambda: widget.setMinimumHeight(least))
 
     def _fit_left_label(self) -> None:
         """The y axis's title only where the axis is tall enough to show it whole (in the
