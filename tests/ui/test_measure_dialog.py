@@ -140,3 +140,27 @@ def test_an_operation_numpy_cannot_run_is_refused_with_the_reason(qtbot, window)
     _menu_action(window, "Edit", "Measure on This Machine").trigger()
     assert len(window.document.session.measurements) == before
     assert window.errors and "cannot run an operation of kind attention" in window.errors[-1]
+
+
+def test_the_measure_dialog_is_as_tall_as_what_it_shows(qtbot, window):
+    """Before a run the dialog showed a blank area as tall as its set-up under the progress
+    bar (the room for a result not there yet), and the GPU hint, two lines once the search
+    ends, was squeezed into the one line "Looking for GPUs…" had. Now the dialog is as tall as
+    its set-up with every text whole, and grows to show a run's result whole."""
+    _menu_action(window, "Hardware", "Measure This Machine…").trigger()
+    dialog = window.findChild(MeasureDialog)
+    qtbot.waitUntil(lambda: dialog.gpus is not None, timeout=HANG_GUARD_S * 1000)
+    qtbot.wait(20)
+    for label in (dialog.intro, dialog.gpu_hint):
+        if label.isVisible():
+            assert label.height() >= label.heightForWidth(label.width()), label.text()
+    blank = dialog.start_button.geometry().top() - dialog.estimate_label.geometry().bottom()
+    assert blank <= 3 * dialog.layout().spacing() + dialog.start_button.height(), blank
+
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=HANG_GUARD_S * 1000)
+    assert dialog.stage_label.text() == "Done.", dialog.result_label.text()
+    qtbot.waitUntil(dialog.result_scroll.isVisible)
+    shown = dialog.result_scroll.viewport()
+    text = dialog.result_label
+    assert text.text() and text.height() <= shown.height() + 1, (text.height(), shown.height())

@@ -186,7 +186,9 @@ class MeasureDialog(QDialog):
         layout.addWidget(self.estimate_label)
         layout.addWidget(self.result_scroll, 1)
         layout.addLayout(buttons)
-        self.resize(640, 440)
+        # (no result yet: the dialog as tall as its set-up, not a blank area under it)
+        self.result_scroll.hide()
+        self.resize(640, self._set_up_height(640))
         if parent is not None:  # the window closing stops a running measurement first
             parent.installEventFilter(self)
 
@@ -212,6 +214,7 @@ class MeasureDialog(QDialog):
 
             self.gpu_hint.setText(f"No GPU found to measure: {INSTALL_HINT}.")
         self.gpu_hint.setVisible(not self.gpus)
+        self._grow_to(self._set_up_height(self.width()))  # (the hint may take more lines)
 
     def _device_changed(self) -> None:
         """Texts, run lengths and the datasheets offered follow the device chosen."""
@@ -248,6 +251,8 @@ class MeasureDialog(QDialog):
             match = datasheet_for(gpu[1].name, builtin_ids())
             if match:
                 self.datasheet_combo.setCurrentIndex(self.datasheet_combo.findData(match))
+        if self.layout() is not None:  # (a GPU's introduction is longer)
+            self._grow_to(self._set_up_height(self.width()))
 
     def start(self) -> None:
         if self.running:
@@ -278,7 +283,7 @@ class MeasureDialog(QDialog):
 
     def _launch(self, worker: MeasureWorker, what: str) -> None:
         self.result = None
-        self.result_label.setText("")
+        self._show_result("")
         self.progress_bar.setValue(0)
         self.stage_label.setText(f"Starting the {what} measurement…")
         self.estimate_label.setText("")
@@ -351,12 +356,41 @@ class MeasureDialog(QDialog):
             lines = gpu_summary_lines(result)
         else:
             lines = summary_lines(result)
-        self.result_label.setText("\n".join(lines) + "\n" + saved)
+        self._show_result("\n".join(lines) + "\n" + saved)
         self.machine_added.emit(new_id)
 
     def _on_failed(self, message: str) -> None:
         self.stage_label.setText("The measurement failed; nothing was saved.")
-        self.result_label.setText(message)
+        self._show_result(message)
+
+    def _show_result(self, text: str) -> None:
+        """Show a run's result (or hide the empty area): the dialog grows to show it whole,
+        where the screen has room (else it scrolls)."""
+        self.result_label.setText(text)
+        if not text:
+            self.result_scroll.hide()
+            return
+        self.result_scroll.hide()  # (the dialog measured without it, then with its text)
+        layout = self.layout()
+        margins = layout.contentsMargins()
+        wide = self.width() - margins.left() - margins.right()
+        wanted = (self._set_up_height(self.width()) + layout.spacing()
+                  + self.result_label.heightForWidth(wide))
+        self.result_scroll.show()
+        self._grow_to(wanted)
+
+    def _set_up_height(self, width: int) -> int:
+        """How tall the dialog is at ``width`` without a result (its texts wrapped)."""
+        layout = self.layout()
+        if layout.hasHeightForWidth():
+            return max(layout.totalHeightForWidth(width), self.sizeHint().height())
+        return self.sizeHint().height()
+
+    def _grow_to(self, height: int) -> None:
+        """Made taller to ``height`` where the screen has room (never shorter)."""
+        if self.height() < height:
+            room = int(self.screen().availableGeometry().height() * 0.9)
+            self.resize(self.width(), min(height, room))
 
     def _on_cancelled(self) -> None:
         self.stage_label.setText("Cancelled; nothing was saved.")
