@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from workbench.io.sessions import load_session
 from workbench.model.operations import KINDS
+from workbench.ui.mnemonics import shown_text
 from workbench.ui.window.app import create_app
 from workbench.ui.window.main_window import MainWindow
 
@@ -148,7 +149,7 @@ def test_view_menu_toggles_are_undoable_session_settings(window):
 
 
 def test_open_example_menu_lists_every_example(window):
-    titles = [a.text() for a in window.examples_menu.actions()]
+    titles = [shown_text(a.text()) for a in window.examples_menu.actions()]
     assert len(titles) == len(EXAMPLES)
     for path in EXAMPLES:
         assert load_session(path).title in titles

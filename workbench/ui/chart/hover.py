@@ -137,6 +137,6 @@ class Hover:
                 event.accept()
         elif event.button() == Qt.MouseButton.RightButton:
             menu = QMenu(canvas)
-            menu.addAction("Fit to data", canvas.fit_to_data)
+            menu.addAction("&Fit to Data", canvas.fit_to_data)
             event.accept()
             menu.popup(event.screenPos().toPoint())

@@ -54,6 +54,7 @@ from workbench.document import OverBudget, new_operation, unique_name
 from workbench.model.operations import KINDS
 from workbench.ui.bridge import Workspace
 from workbench.ui.editors.model_lock import refusal
+from workbench.ui.mnemonics import give_mnemonics
 from workbench.ui.panels.model_group import duplicate_icon as _duplicate_icon
 from workbench.ui.panels.model_group import plus_icon as _plus_icon
 from workbench.ui.panels.operations_model import (
@@ -186,6 +187,7 @@ class OperationsPanel(QWidget):
             action.setToolTip(f"Add: {spec.doc}")
             action.triggered.connect(lambda _checked=False, k=kind: self.add_operation(k))
             self.add_actions[kind] = action
+        give_mnemonics(self.add_menu)
 
         def make(text: str, name: str, slot, shortcut, tip: str, icon=None,
                  context=Qt.ShortcutContext.WindowShortcut) -> QAction:
@@ -202,17 +204,17 @@ class OperationsPanel(QWidget):
             self.addAction(action)
             return action
 
-        self.duplicate_action = make("D&uplicate Operation", "duplicate", self.duplicate_current,
+        self.duplicate_action = make("Dupli&cate Operation", "duplicate", self.duplicate_current,
                                      QKeySequence("Ctrl+D"),
                                      "Duplicate the selected operation")
         self.delete_action = make("&Delete Operation", "delete", self.delete_selected,
                                   QKeySequence.StandardKey.Delete,
                                   "Delete the selected operations", SP.SP_TrashIcon,
                                   Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.move_up_action = make("Move &Up", "move_up", lambda: self.move_current(-1),
+        self.move_up_action = make("Move U&p", "move_up", lambda: self.move_current(-1),
                                    QKeySequence("Alt+Up"), "Move the selected operation up",
                                    SP.SP_ArrowUp)
-        self.move_down_action = make("Move Do&wn", "move_down", lambda: self.move_current(+1),
+        self.move_down_action = make("Move D&own", "move_down", lambda: self.move_current(+1),
                                      QKeySequence("Alt+Down"),
                                      "Move the selected operation down", SP.SP_ArrowDown)
 
@@ -570,6 +572,11 @@ class OperationsPanel(QWidget):
             self.choose_color(self.model.op_id(index.row()))
 
     def _context_menu(self, pos) -> None:
+        self.context_menu(pos).exec(self.view.viewport().mapToGlobal(pos))
+
+    def context_menu(self, pos) -> QMenu:
+        """The menu of a right click at ``pos`` (in the list's viewport): adding, and what
+        can be done to the model or the operation there."""
         index = self.view.indexAt(pos)
         menu = QMenu(self)
         menu.addMenu(self.add_menu)
@@ -594,4 +601,5 @@ class OperationsPanel(QWidget):
         for action in (self.duplicate_action, self.delete_action, self.move_up_action,
                        self.move_down_action):
             menu.addAction(action)
-        menu.exec(self.view.viewport().mapToGlobal(pos))
+        give_mnemonics(menu)
+        return menu

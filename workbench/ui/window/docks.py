@@ -321,5 +321,5 @@ class DocksMixin:
         self.tabifyDockWidget(self.results_dock, self.sweep_dock)
         self.sweep_dock.visibilityChanged.connect(
             lambda shown: self._on_panel_shown("sweep", shown))
-        self.sweep_dock.toggleViewAction().setText("Sweep &Plot")
+        self.sweep_dock.toggleViewAction().setText("Sweep Pl&ot")
         self.sweep_dock.toggleViewAction().setObjectName("view_sweep_plot")

@@ -17,6 +17,7 @@ from workbench.io.errors import InputError
 from workbench.io.sessions import load_session, save_session
 from workbench.model.session import Session
 from workbench.ui.dialogs.load_warnings import show_assumed
+from workbench.ui.mnemonics import escaped
 from workbench.ui.window.app import APP_NAME
 
 __all__ = ["FilesMixin", "MAX_RECENT", "AUTOSAVE_INTERVAL_MS", "FILE_FILTER", "autosave_folder"]
@@ -285,7 +286,7 @@ class FilesMixin:
             self.recent_menu.addAction("(none)").setEnabled(False)
             return
         for i, name in enumerate(files, 1):
-            action = self.recent_menu.addAction(f"&{i} {Path(name).name}")
+            action = self.recent_menu.addAction(f"&{i} {escaped(Path(name).name)}")
             action.setToolTip(name)
             action.setStatusTip(name)
             action.setEnabled(Path(name).exists())

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel
 from workbench.io.presets import list_examples
 from workbench.model.operations import KINDS
 from workbench.model.session import THEMES
+from workbench.ui.mnemonics import escaped, give_mnemonics
 
 __all__ = ["MenusMixin"]
 
@@ -76,7 +77,7 @@ class MenusMixin:
         self.view_actions: dict[str, QAction] = {}
         for key, text, tip in (
             ("legend", "&Legend", "Show the legend"),
-            ("labels", "Point &Labels", "Label each point with its operation's name"),
+            ("labels", "Point La&bels", "Label each point with its operation's name"),
             ("regions", "Shade &Regions", "Shade the memory-bound and compute-bound regions"),
             ("derated", "&Derated Roofs", "Dashed practical roofs at each machine's efficiency"),
             ("all_precisions", "&All Precision Roofs",
@@ -86,9 +87,9 @@ class MenusMixin:
              "levels the operations are measured across"),
             ("sweeps", "&Sweep Paths",
              "Draw each swept operation's path, its end values and its exact ridge crossings"),
-            ("measured", "&Measured Points",
+            ("measured", "Measured Po&ints",
              "Draw measured points linked to their predictions, with their verdicts"),
-            ("pairs", "Compared &Pairs",
+            ("pairs", "&Compared Pairs",
              "Link compared operations (fused vs unfused, naive vs flash) with the bytes "
              "saved and the predicted speed-up"),
         ):
@@ -137,7 +138,7 @@ class MenusMixin:
                                   checkable=True, name=f"launches_{launches}")
             self.launches_group.addAction(action)
             self.launches_actions[launches] = action
-        self.guide_action = self._action("Reading the &Chart", self.show_guide, K.HelpContents,
+        self.guide_action = self._action("&Reading the Chart", self.show_guide, K.HelpContents,
                                          name="guide")
         self.conventions_action = self._action("Counting &Conventions", self.show_conventions,
                                                name="conventions")
@@ -170,7 +171,7 @@ class MenusMixin:
         self.recent_menu.aboutToShow.connect(self.fill_recent_menu)
         self.examples_menu = file_menu.addMenu("Open E&xample")
         for title, path in list_examples():
-            action = self.examples_menu.addAction(title)
+            action = self.examples_menu.addAction(escaped(title))
             action.triggered.connect(lambda checked=False, p=path: self.open_example(p))
         file_menu.addSeparator()
         file_menu.addAction(self.save_action)
@@ -219,7 +220,7 @@ class MenusMixin:
         for action in self.view_actions.values():
             view.addAction(action)
         view.addAction(self.sweep_dock.toggleViewAction())
-        for title, actions in (("Profile Memory &Level", self.level_actions),
+        for title, actions in (("Profile Memory Le&vel", self.level_actions),
                                ("Profiled &Kernels Shown", self.top_actions),
                                ("&Theme", self.theme_actions)):
             submenu = view.addMenu(title)
@@ -232,13 +233,13 @@ class MenusMixin:
         for action in self.launches_actions.values():
             prediction_menu.addAction(action)
         view.addSeparator()
-        panels = view.addMenu("&Panels")
+        panels = view.addMenu("Pa&nels")
         for dock in (self.operations_dock, self.editor_dock, self.hardware_dock,
                      self.results_dock, self.measurements_dock, self.compare_dock,
                      self.model_dock, self.sweep_dock):
             panels.addAction(dock.toggleViewAction())
 
-        hardware_menu = bar.addMenu("&Hardware")
+        hardware_menu = bar.addMenu("Hard&ware")
         hardware_menu.addAction(self._action(
             "&Add Preset…", lambda: self.add_machines_from_menu("preset"),
             tip="Add machines from the hardware presets (sourced vendor figures)",
@@ -254,6 +255,8 @@ class MenusMixin:
         help_menu.addSeparator()
         help_menu.addAction(self.show_log_action)
         help_menu.addAction(self.about_action)
+        for menu in (file_menu, edit, view, hardware_menu, help_menu):
+            give_mnemonics(menu)
 
     def build_status_bar(self) -> None:
         self.cursor_label = QLabel("")
