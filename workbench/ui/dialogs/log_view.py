@@ -9,6 +9,7 @@ from PySide6.QtGui import QFontDatabase, QTextCursor
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout
 
 from workbench.ui.log import read_log
+from workbench.ui.widgets import escape_html
 
 __all__ = ["LogDialog"]
 
@@ -22,7 +23,7 @@ class LogDialog(QDialog):
         self.setWindowTitle("Log")
         self.resize(820, 480)
         layout = QVBoxLayout(self)
-        self.place = QLabel(f"Kept in <code>{path}</code> (send this file with a report).")
+        self.place = QLabel(f"Kept in <code>{escape_html(path)}</code> (send this file with a report).")
         self.place.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.place)
         self.text = QPlainTextEdit()

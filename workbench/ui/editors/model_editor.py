@@ -45,7 +45,7 @@ from workbench.model.llm.architecture import (
 )
 from workbench.model.llm.session import ModelEntry
 from workbench.ui.bridge import Workspace
-from workbench.ui.widgets import document_undo_filter
+from workbench.ui.widgets import document_undo_filter, escape_html
 
 __all__ = ["SetupForm", "ModelEditor", "AddModelDialog", "VIEW_LABELS"]
 
@@ -278,7 +278,7 @@ class ModelEditor(QWidget):
 
     def _refresh(self, model: ModelEntry) -> None:
         arch = model.arch
-        self.title.setText(f"<b>{model.label}</b><br>{arch.summary()}<br>"
+        self.title.setText(f"<b>{escape_html(model.label)}</b><br>{escape_html(arch.summary())}<br>"
                            f"{arch.params / 1e9:.3g} B parameters, "
                            f"{arch.active_params / 1e9:.3g} B active per token; "
                            f"{len(model.op_ids)} operations on the chart")

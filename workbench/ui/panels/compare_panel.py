@@ -61,10 +61,11 @@ from workbench.model.roofline import FORMULAS, Result
 from workbench.model.session import Comparison
 from workbench.model.units import format_quantity
 from workbench.ui.bridge import Workspace
+from workbench.ui.mnemonics import escaped
 from workbench.ui.panels.docked import DockedPanel
 from workbench.ui.panels.measurements_panel import scrolled_layout
 from workbench.ui.panels.results_table import BOUND_COLORS
-from workbench.ui.widgets import WideSplitter
+from workbench.ui.widgets import WideSplitter, escape_html
 
 __all__ = ["ComparePanel", "CompareDialog", "add_comparison", "PAIR_COLUMNS",
            "MACHINE_COLUMNS"]
@@ -164,14 +165,16 @@ class CompareDialog(QDialog):
         name = workspace.document.operation(op_id).operation.name
         layout = QVBoxLayout(self)
         form = QFormLayout()
-        form.addRow("Operation", QLabel(name))
+        shown = QLabel(name)
+        shown.setTextFormat(Qt.TextFormat.PlainText)  # (a name is shown as it is written)
+        form.addRow("Operation", shown)
         self.other_combo = QComboBox()
         self.other_combo.setObjectName("compare_other")
         for e in session.operations:
             if e.id != op_id:
                 self.other_combo.addItem(e.operation.name, e.id)
         form.addRow("Compare with", self.other_combo)
-        self.baseline_box = QCheckBox(f"“{name}” is the baseline (first)")
+        self.baseline_box = QCheckBox(f"“{escaped(name)}” is the baseline (first)")
         self.baseline_box.setObjectName("compare_baseline")
         self.baseline_box.setChecked(True)
         self.baseline_box.setToolTip("The speed-up is T_predicted(first) / T_predicted(second):"
@@ -479,7 +482,7 @@ class ComparePanel(DockedPanel, QWidget):
             self.machines_title.setText("<b>Across machines</b>: select an operation")
             table.setRowCount(0)
             return
-        self.machines_title.setText(f"<b>Across machines</b>: {entry.operation.name}")
+        self.machines_title.setText(f"<b>Across machines</b>: {escape_html(entry.operation.name)}")
         results: list[tuple[Any, Result]] = []
         skipped: list[tuple[Any, str]] = []
         for hw in session.hardware:
