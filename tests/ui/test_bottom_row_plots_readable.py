@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pytest
 from conftest import EXAMPLES, HANG_GUARD_S
 
@@ -410,3 +411,47 @@ def test_the_sweep_plot_at_the_bottom_rows_least_height_is_cut_nowhere(
     margin = round(x_axis.label.document().documentMargin())
     assert widget.viewport().rect().contains(title.adjusted(margin, margin, -margin, -margin))
     assert whole()
+
+
+def test_hovering_a_sample_of_the_sweep_plot_says_its_numbers(open_window, qtbot):
+    """The sweep plot's samples had no read-out: a reader could not tell what m = 256 gives
+    on the H100 without going back to the chart. Hovering a sample's marker says the swept
+    value and what the roofline says there, as hovering a point of the chart does; moving
+    off it hides the read-out.
+
+    By hand, m = 256 of the example's bf16 matmul (D = F = 8192): 2 · 256 · 8192² =
+    34.36 GFLOP over 2 · (256 · 8192 · 2 + 8192²) B = 142.6 MB is 240.9 FLOP/B; on the
+    H100 (3.35 TB/s, 989.4 TFLOP/s) that is min(989.4, 240.9 × 3.35) = 807 TFLOP/s, memory-
+    bound, 81.6 % of its peak."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QToolTip
+
+    from workbench.ui.chart.axes import to_view
+
+    win = open_window(CRITICAL_BATCH, size=(1366, 768))
+    win.sweep_dock.raise_()
+    plot = win.sweep_plot
+    qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible())
+    qtbot.wait(50)
+    widget = plot.plot_widget
+    box = widget.getPlotItem().getViewBox()
+    curves = [(name, hw_id) for hw_id, name, _xs, _ys in plot.curves()]
+    index = next(i for i, (name, _id) in enumerate(curves) if "H100" in name)
+    _hw, values, ys = plot.samples()[index]
+    j = values.index(256.0)
+    view_x = float(to_view(np.asarray([values[j]]))[0])  # (a log axis)
+    at = box.mapViewToScene(QPointF(view_x, float(to_view(np.asarray([ys[j]]))[0])))
+    pixel = widget.mapFromScene(at)
+    QTest.mouseMove(widget.viewport(), pixel)
+    qtbot.waitUntil(lambda: QToolTip.isVisible() and "m = 256" in QToolTip.text())
+    text = QToolTip.text()
+    assert text.splitlines()[0] == "m = 256"
+    assert "on NVIDIA H100 SXM5 80GB" in text
+    assert "Intensity: 241 FLOP/B (across hbm)" in text
+    assert "Attainable: 807 TFLOP/s (81.6 % of peak)" in text
+    assert "Bound: memory" in text
+    # off the samples (the plot's top left corner): no read-out
+    corner = widget.mapFromScene(box.sceneBoundingRect().topLeft() + QPointF(3, 3))
+    QTest.mouseMove(widget.viewport(), corner)
+    qtbot.waitUntil(lambda: not QToolTip.isVisible())

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QSizePolicy,
     QStackedWidget,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -35,12 +36,12 @@ from PySide6.QtWidgets import (
 from workbench.document import Change
 from workbench.document.changes import What
 from workbench.model.chart.overlay_data import value_text
-from workbench.model.chart.scene import machine_entries
+from workbench.model.chart.scene import machine_entries, point_tooltip
 from workbench.model.chart.sweep_cache import cache_sweeps, cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import sweep_machines as roofline_sweep_machines
 from workbench.model.session import MARKERS
-from workbench.model.sweeps import SweepError
+from workbench.model.sweeps import SweepError, SweepResult
 from workbench.model.units import format_quantity
 from workbench.ui.chart.axes import LogAxis, to_data, to_view
 from workbench.ui.chart.theme import get_theme, make_brush, make_pen, qcolor
@@ -205,6 +206,9 @@ class SweepPlot(QWidget):
         self._marker_looks: list[tuple | None] = []  # per marker: (colour, text) as set
         self._drawn: list[tuple[int, str]] = []  # (hw_id, machine) per shown curve
         self._marks: list[tuple[int, float, str]] = []  # (hw_id, value, label) per marker
+        #: per shown curve, its sweep and the index in it of each of its dots
+        self._sampled: list[tuple[SweepResult, np.ndarray]] = []
+        self._hover_shown = False
         self._marker_half = 0.0  # (half a curve marker's size, pixels: set with the theme)
 
         self.empty = QLabel(EMPTY_TEXT)
@@ -222,6 +226,42 @@ class SweepPlot(QWidget):
         workspace.signals.changed.connect(self._on_change)
         workspace.selection.changed.connect(self._on_selection)
         self.refresh()
+
+    #: how near the pointer is to a sample's marker for its numbers, pixels
+    HOVER_PX = 8.0
+
+    def _hover(self, pos: QPointF) -> None:
+        """The numbers of the sample under the pointer, as a tooltip (as a point's on the
+        chart); hidden again once the pointer leaves it."""
+        text = self.sample_text_at(pos)
+        widget = self._plot_widget
+        if text and widget is not None:
+            QToolTip.showText(widget.mapToGlobal(widget.mapFromScene(pos)), text, widget)
+        elif self._hover_shown:
+            QToolTip.hideText()
+        self._hover_shown = bool(text)
+
+    def sample_text_at(self, pos: QPointF) -> str:
+        """The numbers of the sample whose marker is nearest the scene point ``pos``, within
+        :attr:`HOVER_PX` ("" where none is): the swept value, then what the roofline says
+        there (intensity, attainable, bound, times), as the chart says it of a point."""
+        if self.is_empty() or not self._sampled:
+            return ""
+        box = self._plot.getViewBox()
+        best = None
+        for (_hw_id, machine), dots, (result, kept) in zip(self._drawn, self._dots,
+                                                          self._sampled, strict=False):
+            data = dots.data
+            for j, (x, y) in enumerate(zip(data["x"], data["y"], strict=True)):
+                at = box.mapViewToScene(QPointF(float(x), float(y)))
+                gap = math.hypot(at.x() - pos.x(), at.y() - pos.y())
+                if gap <= self.HOVER_PX and (best is None or gap < best[0]):
+                    best = (gap, result, int(kept[j]), machine)
+        if best is None:
+            return ""
+        _gap, result, i, machine = best
+        return (f"{result.param} = {value_text(result.value(i))}\n"
+                + point_tooltip(result.result(i), machine))
 
     def _fit_room(self) -> None:
         """Fit the legend and the x axis's title to the plot widget's new size."""
@@ -267,6 +307,7 @@ class SweepPlot(QWidget):
         view = plot.getViewBox()
         view.sigResized.connect(self._place_labels)
         view.sigRangeChanged.connect(self._place_labels)
+        widget.scene().sigMouseMoved.connect(self._hover)
         return widget
 
     # -- public ------------------------------------------------------------------------------
@@ -411,7 +452,7 @@ class SweepPlot(QWidget):
 
         lo, hi = float(values.min()), float(values.max())
         grid = _dense_grid(lo, hi, log_x)
-        self._drawn, self._marks = [], []
+        self._drawn, self._marks, self._sampled = [], [], []
         ys_all: list[np.ndarray] = []
         legend_entries = []
         # each curve runs through the grid, the samples and its own crossings: all machines
@@ -440,6 +481,7 @@ class SweepPlot(QWidget):
                          symbol=marker, size=2 * self._marker_half,
                          brush=_brush(color), pen=_pen(theme.background, 0.8))
             self._drawn.append((hw_entry.id, hw_entry.hardware.label))
+            self._sampled.append((result, np.flatnonzero(ok)))
             legend_entries.append((hw_entry.hardware.label, color, marker))
             ys_all.append(dense_y[keep])
             for crossing in found:
@@ -734,7 +776,7 @@ class SweepPlot(QWidget):
     def _show_empty(self, text: str) -> None:
         self.empty.setText(text or EMPTY_TEXT)
         self.title.setText("")
-        self._drawn, self._marks = [], []
+        self._drawn, self._marks, self._sampled = [], [], []
         for item in self._lines + self._dots + self._markers:
             item.setVisible(False)
         self.stack.setCurrentWidget(self.empty)
