@@ -451,6 +451,16 @@ def test_hovering_a_sample_of_the_sweep_plot_says_its_numbers(open_window, qtbot
     assert "Intensity: 241 FLOP/B (across hbm)" in text
     assert "Attainable: 807 TFLOP/s (81.6 % of peak)" in text
     assert "Bound: memory" in text
+    # the pointer rests: Qt's request for a tooltip, a moment on, leaves the read-out shown
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication
+
+    viewport = widget.viewport()
+    QApplication.sendEvent(viewport, QHelpEvent(QEvent.Type.ToolTip, pixel,
+                                                viewport.mapToGlobal(pixel)))
+    qtbot.wait(500)  # (a tip told to hide goes after 300 ms)
+    assert QToolTip.isVisible() and QToolTip.text() == text
     # off the samples (the plot's top left corner): no read-out
     corner = widget.mapFromScene(box.sceneBoundingRect().topLeft() + QPointF(3, 3))
     QTest.mouseMove(widget.viewport(), corner)

@@ -395,6 +395,18 @@ def test_click_on_empty_space_keeps_selection(qtbot, llama):
     assert workspace.selection.current == first
 
 
+def _rest(plot, pixel) -> None:
+    """What Qt sends a plot once the pointer has rested at ``pixel`` a moment: a request for
+    its tooltip."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication
+
+    viewport = plot.viewport()
+    QApplication.sendEvent(viewport, QHelpEvent(QEvent.Type.ToolTip, pixel,
+                                                viewport.mapToGlobal(pixel)))
+
+
 def test_hover_shows_tooltip_and_cursor_text(qtbot, llama):
     canvas, workspace = llama
     gemv = op_named(workspace, "FFN up, decode GEMV")
@@ -411,14 +423,20 @@ def test_hover_shows_tooltip_and_cursor_text(qtbot, llama):
     assert "Bound: memory" in tip
     # on the roof, not above it, though the cursor is rounded to a pixel
     assert "memory-bound on NVIDIA H100 SXM5 80GB" in signal.args[0]
-    QToolTip.hideText()  # the user moves away: the tip hides, out of the way
-    qtbot.waitUntil(lambda: not QToolTip.isVisible(), timeout=HANG_GUARD_S * 1000)
+    # the pointer rests: Qt asks for a tooltip (a second on), and the scene, whose items
+    # have none, hid the tip being read; it stays
+    qtbot.waitUntil(QToolTip.isVisible, timeout=HANG_GUARD_S * 1000)
+    _rest(canvas.plot_widget, canvas.pixel_of(x, y))
+    qtbot.wait(500)  # (a tip told to hide goes after 300 ms)
+    assert QToolTip.isVisible() and QToolTip.text() == tip
 
     # under the H100's roof at I = 10 (its roof there is 33.5 TFLOP/s; the A100's 20.4,
     # the TPU v5e's 8.19: above that one) …
     with qtbot.waitSignal(canvas.cursor_text, timeout=HANG_GUARD_S * 1000) as signal:
         qtbot.wait(40)  # pyqtgraph drops mouse moves closer than a frame apart
         qtbot.mouseMove(canvas.plot_widget.viewport(), canvas.pixel_of(10.0, 1e13))
+    # (off the point: its tip hides, out of the way)
+    qtbot.waitUntil(lambda: not QToolTip.isVisible(), timeout=HANG_GUARD_S * 1000)
     text = signal.args[0]
     assert text.startswith("I = ") and "FLOP/B, " in text and "TFLOP/s — " in text
     assert text.endswith("— memory-bound on NVIDIA H100 SXM5 80GB, NVIDIA A100 SXM4 80GB; "

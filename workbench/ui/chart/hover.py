@@ -11,13 +11,54 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QPoint, QRect, Qt
-from PySide6.QtWidgets import QMenu, QToolTip
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
+from PySide6.QtWidgets import QGraphicsView, QMenu, QToolTip
 
 from workbench.ui.chart.axes import to_data
 
 #: Hover and click pick the nearest point within this many pixels.
 PICK_RADIUS = 10.0
+
+
+class HoverTip(QObject):
+    """A plot's tooltip, shown as the pointer moves onto a mark and kept while it rests there.
+
+    Qt asks for a tooltip about a second after the pointer stops; a plot's scene answers
+    with its items' own tooltips, none here, and so hid the tip being read: a point's nine
+    lines went away after a second. While a tip is shown that request is answered here."""
+
+    def __init__(self, plot: QGraphicsView) -> None:
+        super().__init__(plot)
+        self._plot = plot
+        self._text = ""
+        self._where = QPoint()
+        self._rect = QRect()
+        plot.viewport().installEventFilter(self)
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    def show(self, pixel: QPoint, text: str, rect: QRect | None = None) -> None:
+        """Show ``text`` beside ``pixel`` (the plot's coordinates); it hides once the pointer
+        leaves ``rect`` (the plot's coordinates) where given."""
+        self._text = text
+        self._where = self._plot.mapToGlobal(pixel) + QPoint(14, 14)
+        self._rect = rect if rect is not None else QRect()
+        QToolTip.showText(self._where, text, self._plot, self._rect)
+
+    def hide(self) -> None:
+        if self._text:
+            self._text = ""
+            QToolTip.hideText()
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() != QEvent.Type.ToolTip or not self._text:
+            return False
+        # the tip shown is kept (shown again where something else hid it): the scene's
+        # answer would hide it
+        QToolTip.showText(self._where, self._text, self._plot, self._rect)
+        return True
 
 
 class Hover:
@@ -29,6 +70,12 @@ class Hover:
         self._text = ""
         #: the status bar reads out the place under the pointer
         self._reading = False
+        self._tip: HoverTip | None = None  # (made with the first tip: the plot exists then)
+
+    def _shown_tip(self) -> HoverTip:
+        if self._tip is None:
+            self._tip = HoverTip(self._canvas.plot_widget)
+        return self._tip
 
     @property
     def text(self) -> str:
@@ -36,9 +83,11 @@ class Hover:
         return self._text
 
     def forget(self) -> None:
-        """Nothing hovered (the marks were drawn anew)."""
+        """Nothing hovered (the marks were drawn anew): a tip shown is of what was."""
         self._key = None
         self._text = ""
+        if self._tip is not None:
+            self._tip.hide()
 
     def forget_overlay(self) -> None:
         """Nothing hovered if an overlay's mark was (the overlays were drawn anew)."""
@@ -50,6 +99,8 @@ class Hover:
         new figures."""
         if self._key is not None and self._key[0] in op_ids:
             self._text = self._canvas.points.marks[self._key].tooltip
+            if self._tip is not None:  # (the point moved from under the tip: said anew
+                self._tip.hide()       # when the pointer next moves)
 
     def nearest(self, scene_pos) -> tuple | None:
         """The key of the nearest point within :data:`PICK_RADIUS`: ``(op_id, hw_id)`` for an
@@ -81,7 +132,7 @@ class Hover:
         if self._key is not None:
             self._key = None
             self._text = ""
-            QToolTip.hideText()
+            self._shown_tip().hide()
         if self._reading:
             self._reading = False
             self._canvas.cursor_text.emit("")
@@ -113,15 +164,14 @@ class Hover:
         self._key = key
         if key is None:
             self._text = ""
-            QToolTip.hideText()
+            self._shown_tip().hide()
             return
         self._text = self.tooltip_of(key)
-        plot = canvas.plot_widget
-        pixel = plot.mapFromScene(scene_pos)
+        pixel = canvas.plot_widget.mapFromScene(scene_pos)
         r = int(PICK_RADIUS)
         # the tip hides as soon as the mouse leaves the picking circle's square
-        QToolTip.showText(plot.mapToGlobal(pixel) + QPoint(14, 14), self._text, plot,
-                          QRect(pixel.x() - r, pixel.y() - r, 2 * r, 2 * r))
+        self._shown_tip().show(pixel, self._text,
+                               QRect(pixel.x() - r, pixel.y() - r, 2 * r, 2 * r))
 
     def on_mouse_clicked(self, event) -> None:
         canvas = self._canvas

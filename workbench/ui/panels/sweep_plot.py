@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QSizePolicy,
     QStackedWidget,
-    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -44,6 +43,7 @@ from workbench.model.session import MARKERS
 from workbench.model.sweeps import SweepError, SweepResult
 from workbench.model.units import format_quantity
 from workbench.ui.chart.axes import LogAxis, to_data, to_view
+from workbench.ui.chart.hover import HoverTip
 from workbench.ui.chart.theme import get_theme, make_brush, make_pen, qcolor
 
 __all__ = ["SweepPlot", "MODES", "DENSE_POINTS"]
@@ -208,7 +208,6 @@ class SweepPlot(QWidget):
         self._marks: list[tuple[int, float, str]] = []  # (hw_id, value, label) per marker
         #: per shown curve, its sweep and the index in it of each of its dots
         self._sampled: list[tuple[SweepResult, np.ndarray]] = []
-        self._hover_shown = False
         self._marker_half = 0.0  # (half a curve marker's size, pixels: set with the theme)
 
         self.empty = QLabel(EMPTY_TEXT)
@@ -234,12 +233,10 @@ class SweepPlot(QWidget):
         """The numbers of the sample under the pointer, as a tooltip (as a point's on the
         chart); hidden again once the pointer leaves it."""
         text = self.sample_text_at(pos)
-        widget = self._plot_widget
-        if text and widget is not None:
-            QToolTip.showText(widget.mapToGlobal(widget.mapFromScene(pos)), text, widget)
-        elif self._hover_shown:
-            QToolTip.hideText()
-        self._hover_shown = bool(text)
+        if not text:
+            self._tip.hide()
+        elif text != self._tip.text:
+            self._tip.show(self.plot_widget.mapFromScene(pos), text)
 
     def sample_text_at(self, pos: QPointF) -> str:
         """The numbers of the sample whose marker is nearest the scene point ``pos``, within
@@ -308,6 +305,7 @@ class SweepPlot(QWidget):
         view.sigResized.connect(self._place_labels)
         view.sigRangeChanged.connect(self._place_labels)
         widget.scene().sigMouseMoved.connect(self._hover)
+        self._tip = HoverTip(widget)
         return widget
 
     # -- public ------------------------------------------------------------------------------
@@ -453,6 +451,7 @@ class SweepPlot(QWidget):
         lo, hi = float(values.min()), float(values.max())
         grid = _dense_grid(lo, hi, log_x)
         self._drawn, self._marks, self._sampled = [], [], []
+        self._tip.hide()  # (of a sample as it was)
         ys_all: list[np.ndarray] = []
         legend_entries = []
         # each curve runs through the grid, the samples and its own crossings: all machines
@@ -777,6 +776,8 @@ class SweepPlot(QWidget):
         self.empty.setText(text or EMPTY_TEXT)
         self.title.setText("")
         self._drawn, self._marks, self._sampled = [], [], []
+        if self._plot_widget is not None:
+            self._tip.hide()
         for item in self._lines + self._dots + self._markers:
             item.setVisible(False)
         self.stack.setCurrentWidget(self.empty)
