@@ -465,3 +465,39 @@ def test_hovering_a_sample_of_the_sweep_plot_says_its_numbers(open_window, qtbot
     corner = widget.mapFromScene(box.sceneBoundingRect().topLeft() + QPointF(3, 3))
     QTest.mouseMove(widget.viewport(), corner)
     qtbot.waitUntil(lambda: not QToolTip.isVisible())
+
+
+def test_hovering_a_point_of_the_throughput_chart_says_its_numbers(open_window, qtbot):
+    """The Model tab's throughput chart had no read-out: which batch a point is, and its
+    TPOT and tokens/s, could only be guessed from the log axes. Resting the pointer on a
+    point says them; elsewhere nothing is said."""
+    from PySide6.QtCore import QEvent, QPoint
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    win = open_window(LLAMA_8B, size=(1366, 768))
+    win.model_dock.raise_()
+    panel = win.model_panel
+    panel.show_model(win.document.session.models[1].id)  # (decode)
+    qtbot.waitUntil(panel.isVisible)
+    panel.pages.setCurrentIndex(panel.pages.indexOf(panel.chart.parentWidget()))
+    chart = panel.chart
+    qtbot.waitUntil(lambda: len(chart.drawn) > 3, timeout=HANG_GUARD_S * 1000)
+    where, curve, (tpot, rate, batch) = chart.drawn[2]
+
+    def rest(pixel: QPoint) -> None:
+        QApplication.sendEvent(chart, QHelpEvent(QEvent.Type.ToolTip, pixel,
+                                                 chart.mapToGlobal(pixel)))
+
+    rest(where.toPoint())
+    qtbot.waitUntil(QToolTip.isVisible)
+    lines = QToolTip.text().splitlines()
+    assert lines[0] == curve.label
+    assert lines[1] == f"batch {batch:,}"
+    assert float(lines[2].removeprefix("TPOT ").removesuffix(" ms")) == pytest.approx(
+        tpot * 1e3, rel=5e-3)
+    assert lines[3] == f"{rate:,.0f} output tokens/s per chip"
+    # tokens/s per chip is the batch's tokens over one TPOT (one chip here)
+    assert rate == pytest.approx(batch / tpot, rel=1e-9)
+    rest(QPoint(2, 2))  # (the chart's corner: no point)
+    qtbot.waitUntil(lambda: not QToolTip.isVisible())

@@ -13,14 +13,14 @@ import os
 from dataclasses import field
 from pathlib import Path
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from workbench.records import record
 
 __all__ = ["Curve", "ThroughputChart", "paint_chart", "chart_bytes", "export_chart",
-           "curves_for", "chart_title"]
+           "curves_for", "chart_title", "point_text"]
 
 #: Okabe-Ito colours (distinct for colour-blind readers) and marker shapes, per machine.
 COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
@@ -75,9 +75,11 @@ def _tick(exp: int) -> str:
 
 
 def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str = "",
-                pt: float = 9.0, dark: bool = False) -> None:
+                pt: float = 9.0, dark: bool = False) -> list[tuple[QPointF, Curve, tuple]]:
     """Draw the chart into ``rect`` (device units; ``pt`` is the tick-label size in those
-    units' points as the painter's device counts them)."""
+    units' points as the painter's device counts them). Returns where each point was drawn
+    within the plot: ``(position, its curve, (TPOT s, tokens/s per chip, batch))``."""
+    drawn: list[tuple[QPointF, Curve, tuple]] = []
     ink = QColor("#E8E8E8" if dark else "#202020")
     background = QColor("#1E1E1E" if dark else "#FFFFFF")
     painter.save()
@@ -117,7 +119,7 @@ def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str
     plot = QRectF(QPointF(left, top), QPointF(right, rect.bottom() - bottom_space))
     if plot.width() < 10 or plot.height() < 10:
         painter.restore()
-        return
+        return drawn
 
     def to_px(x_ms: float, y: float) -> QPointF:
         fx = (math.log10(x_ms) - x0) / (x1 - x0)
@@ -185,8 +187,10 @@ def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str
         for p in pts[1:]:
             path.lineTo(p)
         painter.drawPath(path)
-        for p in pts:
+        for p, point in zip(pts, c.points, strict=True):
             _marker(painter, p, MARKERS[i % len(MARKERS)], size, colour)
+            if plot.contains(p):
+                drawn.append((p, c, point))
     painter.restore()
 
     # legend
@@ -208,6 +212,14 @@ def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str
                          int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
         y += line * 1.25
     painter.restore()
+    return drawn
+
+
+def point_text(curve: Curve, point: tuple) -> str:
+    """What a point of the chart says when hovered: its machine, batch, TPOT and tokens/s."""
+    tpot, rate, batch = point
+    return (f"{curve.label}\nbatch {batch:,}\nTPOT {tpot * 1e3:.3g} ms\n"
+            f"{rate:,.0f} output tokens/s per chip")
 
 
 def _legend_text(c: Curve) -> str:
@@ -251,6 +263,8 @@ class ThroughputChart(QWidget):
         self.title = ""
         self.setMinimumSize(240, 160)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        #: where the last paint drew each point (see :func:`paint_chart`)
+        self.drawn: list[tuple[QPointF, Curve, tuple]] = []
 
     def set_curves(self, curves: list[Curve], title: str = "") -> None:
         self.curves, self.title = curves, title
@@ -262,10 +276,35 @@ class ThroughputChart(QWidget):
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
         try:
-            paint_chart(painter, QRectF(self.rect()), self.curves, self.title,
-                        pt=self.font().pointSizeF())
+            self.drawn = paint_chart(painter, QRectF(self.rect()), self.curves, self.title,
+                                     pt=self.font().pointSizeF())
         finally:
             painter.end()
+
+    #: how near the pointer is to a point for its numbers, pixels
+    HOVER_PX = 8.0
+
+    def text_at(self, pos: QPointF) -> str:
+        """The numbers of the point nearest ``pos`` (the widget's pixels) within
+        :attr:`HOVER_PX`, or ""."""
+        near = [(math.hypot(p.x() - pos.x(), p.y() - pos.y()), curve, point)
+                for p, curve, point in self.drawn]
+        near = [n for n in near if n[0] <= self.HOVER_PX]
+        if not near:
+            return ""
+        _gap, curve, point = min(near, key=lambda n: n[0])
+        return point_text(curve, point)
+
+    def event(self, event) -> bool:
+        if event.type() == QEvent.Type.ToolTip:
+            text = self.text_at(QPointF(event.pos()))
+            if text:
+                QToolTip.showText(event.globalPos(), text, self)
+            else:
+                QToolTip.hideText()
+                event.ignore()
+            return True
+        return super().event(event)
 
 
 def chart_bytes(curves: list[Curve], fmt: str, width_in: float = 7.0, height_in: float = 4.5,
