@@ -154,23 +154,6 @@ def test_each_sweep_row_equals_a_single_evaluation():
                 assert row[key] == value, key
 
 
-def test_a_sweeps_result_at_a_value_is_the_single_evaluations():
-    """The result at one swept value (what the sweep plot's read-out says) is the one a single
-    evaluation of the operation with that value gives, field by field."""
-    hw = get_preset("h100-sxm")
-    op = gemm(n=8192, k=8192)
-    swept = evaluate_sweep(op, hw, Sweep("m", [1, 64, 256, 4096]))
-    for i in range(len(swept)):
-        single = evaluate(Operation(op.kind, {**op.params, "m": swept.value(i)}, op.name), hw)
-        got = swept.result(i)
-        for key, value in single.as_dict().items():
-            if isinstance(value, float):
-                assert getattr(got, key) == pytest.approx(value, rel=1e-12), key
-            else:
-                assert getattr(got, key) == value, key
-    assert swept.result(2).bound == "memory" and swept.result(3).bound == "compute"
-
-
 def test_overhead_bound_values_in_a_sweep():
     hw = get_preset("h100-sxm")  # launch overhead 8 µs
     swept = evaluate_sweep(gemm(n=1024, k=1024), hw, Sweep("m", [1, 65536]))

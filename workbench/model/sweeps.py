@@ -30,7 +30,7 @@ import numpy as np
 from workbench.model.hardware import Hardware
 from workbench.model.limits import MAX_SWEEP_POINTS
 from workbench.model.operations import Operation, Param, cross_checks
-from workbench.model.roofline import BOUND_NAMES, Result, calibrated_for, sweep_times
+from workbench.model.roofline import BOUND_NAMES, calibrated_for, sweep_times
 from workbench.model.roofline import sweep_machines as roofline_sweep_machines
 from workbench.model.rules import compute_bound, ridge
 from workbench.records import record
@@ -249,26 +249,21 @@ class SweepResult:
     def rows(self) -> list[dict[str, Any]]:
         """One plain dict per value, with the keys of
         :meth:`workbench.model.roofline.Result.as_dict` (``bound`` as a name)."""
-        return [self._row(i) for i in range(len(self.values))]
-
-    def _row(self, i: int) -> dict[str, Any]:
-        row: dict[str, Any] = {"operation": self.operation, "hardware": self.hardware,
-                               "precision": self.precision,
-                               "precision_used": self.precision_used, "level": self.level}
-        for key, array in self.arrays.items():
-            row[key] = BOUND_NAMES[int(array[i])] if key == "bound" else float(array[i])
-        row["efficiency"] = self.efficiency
-        row["launch_overhead_s"] = self.launch_overhead_s
-        row["unit"] = self.unit
-        row["ceiling_note"] = self.ceiling_note
-        row["kernels"] = self.kernels
-        row["calibrated"] = self.calibrated
-        return row
-
-    def result(self, i: int) -> Result:
-        """What the roofline says at the ``i``-th swept value, as
-        :func:`~workbench.model.roofline.evaluate` says it of the operation with that value."""
-        return Result(**self._row(i))
+        out = []
+        for i in range(len(self.values)):
+            row: dict[str, Any] = {"operation": self.operation, "hardware": self.hardware,
+                                   "precision": self.precision,
+                                   "precision_used": self.precision_used, "level": self.level}
+            for key, array in self.arrays.items():
+                row[key] = BOUND_NAMES[int(array[i])] if key == "bound" else float(array[i])
+            row["efficiency"] = self.efficiency
+            row["launch_overhead_s"] = self.launch_overhead_s
+            row["unit"] = self.unit
+            row["ceiling_note"] = self.ceiling_note
+            row["kernels"] = self.kernels
+            row["calibrated"] = self.calibrated
+            out.append(row)
+        return out
 
 
 def evaluate_sweep(operation: Operation, hardware: Hardware, sweep: Sweep) -> SweepResult:

@@ -214,15 +214,23 @@ class SweepPath:
         return len(self.values) <= MAX_SWEEP_DOTS
 
     def sample_tooltip(self, i: int) -> str:
-        v = value_text(self.values[i], self.is_int)
-        return "\n".join([
-            f"{self.operation} on {self.machine}",
-            f"{self.param} = {v}",
-            f"Intensity: {format_quantity(self.xs[i], 'intensity')}",
-            f"Attainable: {format_quantity(self.ys[i], 'flop_rate')}",
-            f"Bound: {self.bounds[i]}",
-            f"T_lower: {format_quantity(self.times[i], 'time')}",
-        ])
+        return sample_text(self.operation, self.machine, self.param,
+                           value_text(self.values[i], self.is_int), self.xs[i], self.ys[i],
+                           self.bounds[i], self.times[i])
+
+
+def sample_text(operation: str, machine: str, param: str, value: str, intensity: float,
+                attainable: float, bound: str, t_lower: float) -> str:
+    """What a sweep's sample says when hovered, on the chart's path and in the sweep plot:
+    the operation and machine, the swept value, and the roofline's answer there."""
+    return "\n".join([
+        f"{operation} on {machine}",
+        f"{param} = {value}",
+        f"Intensity: {format_quantity(intensity, 'intensity')}",
+        f"Attainable: {format_quantity(attainable, 'flop_rate')}",
+        f"Bound: {bound}",
+        f"T_lower: {format_quantity(t_lower, 'time')}",
+    ])
 
 
 def _crossing_tooltip(operation: str, machine: str, crossing: Crossing) -> str:

@@ -34,8 +34,8 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change
 from workbench.document.changes import What
-from workbench.model.chart.overlay_data import value_text
-from workbench.model.chart.scene import machine_entries, point_tooltip
+from workbench.model.chart.overlay_data import sample_text, value_text
+from workbench.model.chart.scene import machine_entries
 from workbench.model.chart.sweep_cache import cache_sweeps, cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import sweep_machines as roofline_sweep_machines
@@ -240,8 +240,8 @@ class SweepPlot(QWidget):
 
     def sample_text_at(self, pos: QPointF) -> str:
         """The numbers of the sample whose marker is nearest the scene point ``pos``, within
-        :attr:`HOVER_PX` ("" where none is): the swept value, then what the roofline says
-        there (intensity, attainable, bound, times), as the chart says it of a point."""
+        :attr:`HOVER_PX` ("" where none is): as the chart's sweep path says them (the swept
+        value, its intensity, attainable FLOP/s, bound and T_lower)."""
         if self.is_empty() or not self._sampled:
             return ""
         box = self._plot.getViewBox()
@@ -257,8 +257,10 @@ class SweepPlot(QWidget):
         if best is None:
             return ""
         _gap, result, i, machine = best
-        return (f"{result.param} = {value_text(result.value(i))}\n"
-                + point_tooltip(result.result(i), machine))
+        return sample_text(result.operation, machine, result.param,
+                           value_text(result.values[i], result.is_int),
+                           result["intensity"][i], result["attainable_flops"][i],
+                           result.bounds[i], result["t_lower_s"][i])
 
     def _fit_room(self) -> None:
         """Fit the legend and the x axis's title to the plot widget's new size."""
