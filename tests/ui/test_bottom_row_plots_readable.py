@@ -505,3 +505,42 @@ def test_hovering_a_point_of_the_throughput_chart_says_its_numbers(open_window, 
     assert rate == pytest.approx(batch / tpot, rel=1e-9)
     rest(QPoint(2, 2))  # (the chart's corner: no point)
     qtbot.waitUntil(lambda: not QToolTip.isVisible())
+
+
+def test_hovering_a_crossing_line_of_the_sweep_plot_explains_it(open_window, qtbot):
+    """A crossing's dashed line in the sweep plot says, when hovered, what the chart's
+    crossing says: the exact value, from which whole value the operation is compute-bound,
+    the ridge and the peak.
+
+    By hand, on the TPU v5e (197 TFLOP/s, 819 GB/s: ridge 240.5 FLOP/B) the example's matmul
+    (D = F = 8192) has I(m) = 8192 m / (2 m + 8192), equal to the ridge at
+    m = 240.5 · 8192 / (8192 − 2 · 240.5) = 255.5: compute-bound from m = 256."""
+    from PySide6.QtCore import QEvent, QPoint, QPointF
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    win = open_window(CRITICAL_BATCH, size=(1366, 768))
+    win.sweep_dock.raise_()
+    plot = win.sweep_plot
+    qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible())
+    qtbot.wait(50)
+    widget = plot.plot_widget
+    box, lines = _crossing_lines(plot)
+    x = next(x for line, x in lines if line.label.toPlainText() == "m* = 255.5")
+    area = box.sceneBoundingRect()
+    pixel = widget.mapFromScene(QPointF(x + 1, area.bottom() - 4))  # (below the curves)
+    QTest.mouseMove(widget.viewport(), QPoint(2, 2))
+    qtbot.wait(40)
+    QTest.mouseMove(widget.viewport(), pixel)
+    qtbot.waitUntil(lambda: QToolTip.isVisible() and "Crosses" in QToolTip.text())
+    lines_said = QToolTip.text().splitlines()
+    assert lines_said[0] == "bf16 matmul, D = F = 8192 on Google Cloud TPU v5e (per chip)"
+    assert lines_said[1].startswith("Crosses the ridge at m = 255.5")
+    assert lines_said[2] == "Compute-bound from m = 256"
+    assert lines_said[3].startswith("Ridge 241 FLOP/B (hbm), peak 197 TFLOP/s")
+    viewport = widget.viewport()  # (kept while the pointer rests)
+    QApplication.sendEvent(viewport, QHelpEvent(QEvent.Type.ToolTip, pixel,
+                                                viewport.mapToGlobal(pixel)))
+    qtbot.wait(500)
+    assert QToolTip.isVisible() and "Crosses the ridge at m = 255.5" in QToolTip.text()

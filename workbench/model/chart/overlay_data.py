@@ -233,7 +233,9 @@ def sample_text(operation: str, machine: str, param: str, value: str, intensity:
     ])
 
 
-def _crossing_tooltip(operation: str, machine: str, crossing: Crossing) -> str:
+def crossing_text(operation: str, machine: str, crossing: Crossing) -> str:
+    """What a sweep's crossing of a ridge says when hovered, on the chart and in the sweep
+    plot: the exact value, the side it turns to, the ridge and the peak."""
     lines = [f"{operation} on {machine}",
              f"Crosses the ridge at {crossing.param} = {value_text(crossing.value, digits=6)} "
              "(exact)"]
@@ -346,7 +348,7 @@ def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any]
                     op_id=entry.id, hw_id=mark.hw_id, param=c.param, value=c.value,
                     integer=c.integer, direction=c.direction, x=float(x), y=float(y),
                     label=crossing_label(c.param, c.value),
-                    tooltip=_crossing_tooltip(op.name, mark.name, c), color=color))
+                    tooltip=crossing_text(op.name, mark.name, c), color=color))
         # the line runs through the samples and the crossings, in parameter order
         all_v = np.concatenate([values, [m.value for m in marks]])
         all_x = np.concatenate([xs, [m.x for m in marks]])

@@ -34,13 +34,13 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change
 from workbench.document.changes import What
-from workbench.model.chart.overlay_data import sample_text, value_text
+from workbench.model.chart.overlay_data import crossing_text, sample_text, value_text
 from workbench.model.chart.scene import machine_entries
 from workbench.model.chart.sweep_cache import cache_sweeps, cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import sweep_machines as roofline_sweep_machines
 from workbench.model.session import MARKERS
-from workbench.model.sweeps import SweepError, SweepResult
+from workbench.model.sweeps import Crossing, SweepError, SweepResult
 from workbench.model.units import format_quantity
 from workbench.ui.chart.axes import LogAxis, to_data, to_view
 from workbench.ui.chart.hover import HoverTip
@@ -208,6 +208,7 @@ class SweepPlot(QWidget):
         self._marks: list[tuple[int, float, str]] = []  # (hw_id, value, label) per marker
         #: per shown curve, its sweep and the index in it of each of its dots
         self._sampled: list[tuple[SweepResult, np.ndarray]] = []
+        self._crossings: list[tuple[str, Crossing]] = []  # (machine, crossing) per marker
         self._marker_half = 0.0  # (half a curve marker's size, pixels: set with the theme)
 
         self.empty = QLabel(EMPTY_TEXT)
@@ -255,12 +256,28 @@ class SweepPlot(QWidget):
                 if gap <= self.HOVER_PX and (best is None or gap < best[0]):
                     best = (gap, result, int(kept[j]), machine)
         if best is None:
-            return ""
+            return self._crossing_text_at(pos)
         _gap, result, i, machine = best
         return sample_text(result.operation, machine, result.param,
                            value_text(result.values[i], result.is_int),
                            result["intensity"][i], result["attainable_flops"][i],
                            result.bounds[i], result["t_lower_s"][i])
+
+    def _crossing_text_at(self, pos: QPointF) -> str:
+        """What the crossing whose dashed line passes within :attr:`HOVER_PX` / 2 of ``pos``
+        (in the plot) says, as the chart's crossing does; "" where none does."""
+        box = self._plot.getViewBox()
+        if not box.sceneBoundingRect().contains(pos):
+            return ""
+        near = []
+        for (machine, crossing), line in zip(self._crossings, self._markers, strict=False):
+            x = box.mapViewToScene(QPointF(line.value(), 0.0)).x()
+            if abs(x - pos.x()) <= self.HOVER_PX / 2:
+                near.append((abs(x - pos.x()), machine, crossing))
+        if not near:
+            return ""
+        _gap, machine, crossing = min(near, key=lambda n: n[0])
+        return crossing_text(crossing.operation, machine, crossing)
 
     def _fit_room(self) -> None:
         """Fit the legend and the x axis's title to the plot widget's new size."""
@@ -452,7 +469,7 @@ class SweepPlot(QWidget):
 
         lo, hi = float(values.min()), float(values.max())
         grid = _dense_grid(lo, hi, log_x)
-        self._drawn, self._marks, self._sampled = [], [], []
+        self._drawn, self._marks, self._sampled, self._crossings = [], [], [], []
         self._tip.hide()  # (of a sample as it was)
         ys_all: list[np.ndarray] = []
         legend_entries = []
@@ -486,6 +503,7 @@ class SweepPlot(QWidget):
             legend_entries.append((hw_entry.hardware.label, color, marker))
             ys_all.append(dense_y[keep])
             for crossing in found:
+                self._crossings.append((hw_entry.hardware.label, crossing))
                 text = f"{crossing.param}* = {value_text(crossing.value)}"
                 self._marks.append((hw_entry.id, crossing.value, text))
         for extra in self._lines[len(curves):] + self._dots[len(curves):]:
@@ -777,7 +795,7 @@ class SweepPlot(QWidget):
     def _show_empty(self, text: str) -> None:
         self.empty.setText(text or EMPTY_TEXT)
         self.title.setText("")
-        self._drawn, self._marks, self._sampled = [], [], []
+        self._drawn, self._marks, self._sampled, self._crossings = [], [], [], []
         if self._plot_widget is not None:
             self._tip.hide()
         for item in self._lines + self._dots + self._markers:
