@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QMenu
 
-__all__ = ["access_key", "escaped", "give_mnemonics", "shown_text", "with_mnemonic"]
+__all__ = ["access_key", "escaped", "give_mnemonics", "give_mnemonics_when_shown",
+           "shown_text", "with_mnemonic"]
 
 
 def escaped(text: str) -> str:
@@ -61,3 +62,14 @@ def give_mnemonics(menu: QMenu) -> None:
             action.setText(with_mnemonic(action.text(), taken))
         if action.menu() is not None:
             give_mnemonics(action.menu())
+
+
+def give_mnemonics_when_shown(menu: QMenu) -> None:
+    """:func:`give_mnemonics` for ``menu`` as it is first about to be shown (its keys are
+    only read while it is open), not while the window is being built."""
+
+    def give() -> None:
+        menu.aboutToShow.disconnect(give)
+        give_mnemonics(menu)
+
+    menu.aboutToShow.connect(give)

@@ -367,10 +367,9 @@ class MeasureDialog(QDialog):
         """Show a run's result (or hide the empty area): the dialog grows to show it whole,
         where the screen has room (else it scrolls)."""
         self.result_label.setText(text)
-        if not text:
-            self.result_scroll.hide()
-            return
         self.result_scroll.hide()  # (the dialog measured without it, then with its text)
+        if not text:
+            return
         layout = self.layout()
         margins = layout.contentsMargins()
         wide = self.width() - margins.left() - margins.right()

@@ -54,7 +54,7 @@ from workbench.document import OverBudget, new_operation, unique_name
 from workbench.model.operations import KINDS
 from workbench.ui.bridge import Workspace
 from workbench.ui.editors.model_lock import refusal
-from workbench.ui.mnemonics import give_mnemonics
+from workbench.ui.mnemonics import give_mnemonics, give_mnemonics_when_shown
 from workbench.ui.panels.model_group import duplicate_icon as _duplicate_icon
 from workbench.ui.panels.model_group import plus_icon as _plus_icon
 from workbench.ui.panels.operations_model import (
@@ -187,7 +187,7 @@ class OperationsPanel(QWidget):
             action.setToolTip(f"Add: {spec.doc}")
             action.triggered.connect(lambda _checked=False, k=kind: self.add_operation(k))
             self.add_actions[kind] = action
-        give_mnemonics(self.add_menu)
+        give_mnemonics_when_shown(self.add_menu)
 
         def make(text: str, name: str, slot, shortcut, tip: str, icon=None,
                  context=Qt.ShortcutContext.WindowShortcut) -> QAction:

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QLabel
 from workbench.io.presets import list_examples
 from workbench.model.operations import KINDS
 from workbench.model.session import THEMES
-from workbench.ui.mnemonics import escaped, give_mnemonics
+from workbench.ui.mnemonics import escaped, give_mnemonics_when_shown
 
 __all__ = ["MenusMixin"]
 
@@ -256,7 +256,7 @@ class MenusMixin:
         help_menu.addAction(self.show_log_action)
         help_menu.addAction(self.about_action)
         for menu in (file_menu, edit, view, hardware_menu, help_menu):
-            give_mnemonics(menu)
+            give_mnemonics_when_shown(menu)
 
     def build_status_bar(self) -> None:
         self.cursor_label = QLabel("")
