@@ -15,7 +15,7 @@ from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
 from workbench.model.advisories import measured_advisories
 from workbench.model.analysis import evaluate_session
-from workbench.model.chart import overlay_data
+from workbench.model.chart import readouts
 from workbench.model.chart.overlay_data import measured_marks, pair_links
 from workbench.model.chart.placement import (
     Attribution,
@@ -88,10 +88,10 @@ def test_a_title_too_long_for_two_lines_takes_three_balanced_ones():
 
 def test_a_crossing_to_memory_says_up_to_which_whole_value_it_is_compute_bound():
     crossing = Crossing("op", "H100", "n", 512.4, "to_memory", 512, 295.0, 989.4e12, "hbm")
-    lines = overlay_data.crossing_text("op", "H100", crossing).splitlines()
+    lines = readouts.crossing_text("op", "H100", crossing).splitlines()
     assert "Compute-bound up to n = 512" in lines
     crossing = Crossing("op", "H100", "m", 511.6, "to_compute", 512, 295.0, 989.4e12, "hbm")
-    assert "Compute-bound from m = 512" in overlay_data.crossing_text("op", "H100", crossing)
+    assert "Compute-bound from m = 512" in readouts.crossing_text("op", "H100", crossing)
 
 
 def test_a_measured_points_tooltip_gives_both_intensities_when_they_differ():

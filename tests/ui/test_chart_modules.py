@@ -17,7 +17,8 @@ CHART = ["ui/chart/canvas.py", "ui/chart/styles.py", "ui/chart/roofs.py", "ui/ch
          "ui/figures/figure_size.py", "ui/figures/svg_portable.py", "ui/panels/sweep_plot.py",
          "model/chart/scene.py", "model/chart/placement.py", "model/chart/occupancy.py",
          "model/chart/overlay_data.py", "model/chart/sweep_cache.py",
-         "model/chart/profiled_kernels.py", "model/chart/leader_places.py"]
+         "model/chart/profiled_kernels.py", "model/chart/leader_places.py",
+         "model/chart/readouts.py", "ui/panels/throughput_chart.py", "ui/mnemonics.py"]
 #: what the chart once reached into: pyqtgraph's and shiboken's internals, a canvas flag
 #: set from outside, dataclasses built without their __init__
 FORBIDDEN = ["wrapInstance", "fragmentAtlas", "_exportOpts", "_updateLabel", "_constructing",

@@ -35,20 +35,27 @@ from workbench.model.chart.profiled_kernels import (
     short_kernel_name,
     top_hidden,
 )
+from workbench.model.chart.readouts import (
+    crossing_label,
+    crossing_text,
+    pair_label,
+    sample_text,
+    trimmed,
+    value_text,
+)
 from workbench.model.chart.sweep_cache import cache_sweeps, cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import BOUND_NAMES
 from workbench.model.roofline import sweep as roofline_sweep
 from workbench.model.roofline import sweep_machines as roofline_sweep_machines
 from workbench.model.session import OperationEntry, Session
-from workbench.model.units import format_number, format_quantity
+from workbench.model.units import format_quantity
 from workbench.records import record
 
 if TYPE_CHECKING:
     from workbench.model.comparison import PairComparison
     from workbench.model.measured_session import MeasuredPoint
     from workbench.model.profile import LevelPoint
-    from workbench.model.sweeps import Crossing
 
 # Sweeps (workbench.model.sweeps), measured points (workbench.model.measured and
 # measured_session), profiled kernels (workbench.model.profile) and compared pairs
@@ -104,56 +111,13 @@ BAND_DEPTH = 4.0
 MAX_SWEEP_DOTS = 256
 
 
-def _trim(text: str) -> str:
-    if "." in text and "e" not in text:
-        text = text.rstrip("0").rstrip(".")
-    return text
-
-
-def value_text(value: float, is_int: bool = False, digits: int = 4) -> str:
-    """A parameter value as a label shows it, in the product's number format
-    (:func:`~workbench.model.units.format_number`): whole numbers whole (``4096``,
-    ``26267``), others to ``digits`` significant figures without trailing zeros (``255.5``,
-    ``0.125``), an exponent only beyond a million or below a thousandth (``1.5e6``)."""
-    if is_int and float(value).is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    text = format_number(value, digits)
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        return f"{_trim(mantissa)}e{exponent}"
-    return _trim(text)
-
-
-def crossing_label(param: str, value: float) -> str:
-    """``"m* = 255.5"``: the real-valued parameter at which the operation meets the ridge."""
-    return f"{param}* = {value_text(value)}"
-
-
-def pair_label(bytes_saved: float, speedup: float) -> str:
-    """``"−268 MB, 2.33× faster"``: the change in bytes moved from the first operation to the
-    second (minus: fewer) and the predicted speed-up (best-case times)."""
-    if bytes_saved > 0:
-        moved = f"−{format_quantity(bytes_saved, 'bytes')}"
-    elif bytes_saved < 0:
-        moved = f"+{format_quantity(-bytes_saved, 'bytes')}"
-    else:
-        moved = "same bytes"
-    if not math.isfinite(speedup) or speedup <= 0:
-        return moved
-    if math.isclose(speedup, 1.0, rel_tol=5e-4):
-        return f"{moved}, same time"
-    if speedup >= 1:
-        return f"{moved}, {value_text(speedup, digits=3)}× faster"
-    return f"{moved}, {value_text(1 / speedup, digits=3)}× slower"
-
-
 def _percent(fraction: float | None) -> str:
     """``0.8`` → ``"80 %"``, ``0.8469`` → ``"84.7 %"`` (three figures: a fraction just under a
     band edge does not read as the edge)."""
     if fraction is None:
         return "—"
     text = f"{fraction * 100:.3g}"
-    return (_trim(text) if "e" not in text else f"{fraction * 100:.0f}") + " %"
+    return (trimmed(text) if "e" not in text else f"{fraction * 100:.0f}") + " %"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,39 +181,6 @@ class SweepPath:
         return sample_text(self.operation, self.machine, self.param,
                            value_text(self.values[i], self.is_int), self.xs[i], self.ys[i],
                            self.bounds[i], self.times[i])
-
-
-def sample_text(operation: str, machine: str, param: str, value: str, intensity: float,
-                attainable: float, bound: str, t_lower: float) -> str:
-    """What a sweep's sample says when hovered, on the chart's path and in the sweep plot:
-    the operation and machine, the swept value, and the roofline's answer there."""
-    return "\n".join([
-        f"{operation} on {machine}",
-        f"{param} = {value}",
-        f"Intensity: {format_quantity(intensity, 'intensity')}",
-        f"Attainable: {format_quantity(attainable, 'flop_rate')}",
-        f"Bound: {bound}",
-        f"T_lower: {format_quantity(t_lower, 'time')}",
-    ])
-
-
-def crossing_text(operation: str, machine: str, crossing: Crossing) -> str:
-    """What a sweep's crossing of a ridge says when hovered, on the chart and in the sweep
-    plot: the exact value, the side it turns to, the ridge and the peak."""
-    lines = [f"{operation} on {machine}",
-             f"Crosses the ridge at {crossing.param} = {value_text(crossing.value, digits=6)} "
-             "(exact)"]
-    side = "compute" if crossing.direction == "to_compute" else "memory"
-    if crossing.integer is not None:
-        if crossing.direction == "to_compute":
-            lines.append(f"Compute-bound from {crossing.param} = {crossing.integer}")
-        else:
-            lines.append(f"Compute-bound up to {crossing.param} = {crossing.integer}")
-    else:
-        lines.append(f"{side.capitalize()}-bound above it")
-    lines.append(f"Ridge {format_quantity(crossing.ridge, 'intensity')} "
-                 f"({crossing.level}), peak {format_quantity(crossing.peak_flops, 'flop_rate')}")
-    return "\n".join(lines)
 
 
 def _drawable(x: float, y: float) -> bool:

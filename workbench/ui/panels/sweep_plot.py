@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change
 from workbench.document.changes import What
-from workbench.model.chart.overlay_data import crossing_text, sample_text, value_text
+from workbench.model.chart.readouts import crossing_label, crossing_text, sample_text, value_text
 from workbench.model.chart.scene import machine_entries
 from workbench.model.chart.sweep_cache import cache_sweeps, cached_sweep
 from workbench.model.errors import COUNTING_ERRORS
@@ -151,9 +151,8 @@ class _PlotPlace(QGraphicsView):
 
 
 class _PlotWidget(pg.PlotWidget):
-    """The plot's widget, saying when it has been resized: its plot laid out again to its
-    new size (where a hidden dock's plot is resized as it is shown, the panel around it is
-    not resized again)."""
+    """The plot's widget, saying when it has been resized (a hidden dock's plot is resized
+    as it is shown, the panel around it not again)."""
 
     resized = Signal()
 
@@ -231,8 +230,7 @@ class SweepPlot(QWidget):
     HOVER_PX = 8.0
 
     def _hover(self, pos: QPointF) -> None:
-        """The numbers of the sample under the pointer, as a tooltip (as a point's on the
-        chart); hidden again once the pointer leaves it."""
+        """What is under the pointer, as a tooltip; hidden once it leaves."""
         text = self.sample_text_at(pos)
         if not text:
             self._tip.hide()
@@ -264,8 +262,7 @@ class SweepPlot(QWidget):
                            result.bounds[i], result["t_lower_s"][i])
 
     def _crossing_text_at(self, pos: QPointF) -> str:
-        """What the crossing whose dashed line passes within :attr:`HOVER_PX` / 2 of ``pos``
-        (in the plot) says, as the chart's crossing does; "" where none does."""
+        """What the crossing whose line passes within HOVER_PX / 2 of ``pos`` says, or ""."""
         box = self._plot.getViewBox()
         if not box.sceneBoundingRect().contains(pos):
             return ""
@@ -504,8 +501,8 @@ class SweepPlot(QWidget):
             ys_all.append(dense_y[keep])
             for crossing in found:
                 self._crossings.append((hw_entry.hardware.label, crossing))
-                text = f"{crossing.param}* = {value_text(crossing.value)}"
-                self._marks.append((hw_entry.id, crossing.value, text))
+                self._marks.append((hw_entry.id, crossing.value,
+                                    crossing_label(crossing.param, crossing.value)))
         for extra in self._lines[len(curves):] + self._dots[len(curves):]:
             extra.setVisible(False)
         self._sync_markers(theme, {hw_id: theme.roof_color(i) for (hw_id, _), (i, *_rest)
