@@ -162,3 +162,14 @@ def open_sweep_example(open_window, qtbot):
     qtbot.waitUntil(lambda: not win.sweep_plot.is_empty(), timeout=HANG_GUARD_S * 1000)
     keystroke_done()
     return win
+
+
+def rest_pointer(widget, pixel) -> None:
+    """What Qt sends ``widget`` once the pointer has rested at ``pixel`` (its coordinates) a
+    moment: a request for its tooltip."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.sendEvent(widget, QHelpEvent(QEvent.Type.ToolTip, pixel,
+                                              widget.mapToGlobal(pixel)))

@@ -11,7 +11,7 @@ import itertools
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, HANG_GUARD_S
+from conftest import EXAMPLES, HANG_GUARD_S, open_sweep_example, rest_pointer
 
 CRITICAL_BATCH = next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yaml")
 LLAMA_8B = next(p for p in EXAMPLES if p.name == "llama31_8b_inference.yaml")
@@ -429,11 +429,7 @@ def test_hovering_a_sample_of_the_sweep_plot_says_its_numbers(open_window, qtbot
 
     from workbench.ui.chart.axes import to_view
 
-    win = open_window(CRITICAL_BATCH, size=(1366, 768))
-    win.sweep_dock.raise_()
-    plot = win.sweep_plot
-    qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible())
-    qtbot.wait(50)
+    plot = open_sweep_example(open_window, qtbot).sweep_plot
     widget = plot.plot_widget
     box = widget.getPlotItem().getViewBox()
     curves = [(name, hw_id) for hw_id, name, _xs, _ys in plot.curves()]
@@ -455,13 +451,7 @@ def test_hovering_a_sample_of_the_sweep_plot_says_its_numbers(open_window, qtbot
         "Intensity: 241 FLOP/B", "Attainable: 807 TFLOP/s", "Bound: memory",
         "T_lower: 42.6 µs"]
     # the pointer rests: Qt's request for a tooltip, a moment on, leaves the read-out shown
-    from PySide6.QtCore import QEvent
-    from PySide6.QtGui import QHelpEvent
-    from PySide6.QtWidgets import QApplication
-
-    viewport = widget.viewport()
-    QApplication.sendEvent(viewport, QHelpEvent(QEvent.Type.ToolTip, pixel,
-                                                viewport.mapToGlobal(pixel)))
+    rest_pointer(widget.viewport(), pixel)
     qtbot.wait(500)  # (a tip told to hide goes after 300 ms)
     assert QToolTip.isVisible() and QToolTip.text() == text
     # off the samples (the plot's top left corner): no read-out
@@ -475,9 +465,8 @@ def test_hovering_a_point_of_the_throughput_chart_says_its_numbers(open_window, 
     """The Model tab's throughput chart had no read-out: which batch a point is, and its
     TPOT and tokens/s, could only be guessed from the log axes. Resting the pointer on a
     point says them; elsewhere nothing is said."""
-    from PySide6.QtCore import QEvent, QPoint
-    from PySide6.QtGui import QHelpEvent
-    from PySide6.QtWidgets import QApplication, QToolTip
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QToolTip
 
     win = open_window(LLAMA_8B, size=(1366, 768))
     win.model_dock.raise_()
@@ -489,11 +478,7 @@ def test_hovering_a_point_of_the_throughput_chart_says_its_numbers(open_window, 
     qtbot.waitUntil(lambda: len(chart.drawn) > 3, timeout=HANG_GUARD_S * 1000)
     where, curve, (tpot, rate, batch) = chart.drawn[2]
 
-    def rest(pixel: QPoint) -> None:
-        QApplication.sendEvent(chart, QHelpEvent(QEvent.Type.ToolTip, pixel,
-                                                 chart.mapToGlobal(pixel)))
-
-    rest(where.toPoint())
+    rest_pointer(chart, where.toPoint())
     qtbot.waitUntil(QToolTip.isVisible)
     lines = QToolTip.text().splitlines()
     assert lines[0] == curve.label
@@ -503,7 +488,7 @@ def test_hovering_a_point_of_the_throughput_chart_says_its_numbers(open_window, 
     assert lines[3] == f"{rate:,.0f} output tokens/s per chip"
     # tokens/s per chip is the batch's tokens over one TPOT (one chip here)
     assert rate == pytest.approx(batch / tpot, rel=1e-9)
-    rest(QPoint(2, 2))  # (the chart's corner: no point)
+    rest_pointer(chart, QPoint(2, 2))  # (the chart's corner: no point)
     qtbot.waitUntil(lambda: not QToolTip.isVisible())
 
 
@@ -515,16 +500,11 @@ def test_hovering_a_crossing_line_of_the_sweep_plot_explains_it(open_window, qtb
     By hand, on the TPU v5e (197 TFLOP/s, 819 GB/s: ridge 240.5 FLOP/B) the example's matmul
     (D = F = 8192) has I(m) = 8192 m / (2 m + 8192), equal to the ridge at
     m = 240.5 · 8192 / (8192 − 2 · 240.5) = 255.5: compute-bound from m = 256."""
-    from PySide6.QtCore import QEvent, QPoint, QPointF
-    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtCore import QPoint, QPointF
     from PySide6.QtTest import QTest
-    from PySide6.QtWidgets import QApplication, QToolTip
+    from PySide6.QtWidgets import QToolTip
 
-    win = open_window(CRITICAL_BATCH, size=(1366, 768))
-    win.sweep_dock.raise_()
-    plot = win.sweep_plot
-    qtbot.waitUntil(lambda: not plot.is_empty() and plot.plot_widget.isVisible())
-    qtbot.wait(50)
+    plot = open_sweep_example(open_window, qtbot).sweep_plot
     widget = plot.plot_widget
     box, lines = _crossing_lines(plot)
     x = next(x for line, x in lines if line.label.toPlainText() == "m* = 255.5")
@@ -539,8 +519,6 @@ def test_hovering_a_crossing_line_of_the_sweep_plot_explains_it(open_window, qtb
     assert lines_said[1].startswith("Crosses the ridge at m = 255.5")
     assert lines_said[2] == "Compute-bound from m = 256"
     assert lines_said[3].startswith("Ridge 241 FLOP/B (hbm), peak 197 TFLOP/s")
-    viewport = widget.viewport()  # (kept while the pointer rests)
-    QApplication.sendEvent(viewport, QHelpEvent(QEvent.Type.ToolTip, pixel,
-                                                viewport.mapToGlobal(pixel)))
+    rest_pointer(widget.viewport(), pixel)  # (kept while the pointer rests)
     qtbot.wait(500)
     assert QToolTip.isVisible() and "Crosses the ridge at m = 255.5" in QToolTip.text()

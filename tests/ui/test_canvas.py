@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HANG_GUARD_S
+from conftest import HANG_GUARD_S, rest_pointer
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QToolTip
@@ -395,18 +395,6 @@ def test_click_on_empty_space_keeps_selection(qtbot, llama):
     assert workspace.selection.current == first
 
 
-def _rest(plot, pixel) -> None:
-    """What Qt sends a plot once the pointer has rested at ``pixel`` a moment: a request for
-    its tooltip."""
-    from PySide6.QtCore import QEvent
-    from PySide6.QtGui import QHelpEvent
-    from PySide6.QtWidgets import QApplication
-
-    viewport = plot.viewport()
-    QApplication.sendEvent(viewport, QHelpEvent(QEvent.Type.ToolTip, pixel,
-                                                viewport.mapToGlobal(pixel)))
-
-
 def test_hover_shows_tooltip_and_cursor_text(qtbot, llama):
     canvas, workspace = llama
     gemv = op_named(workspace, "FFN up, decode GEMV")
@@ -426,7 +414,7 @@ def test_hover_shows_tooltip_and_cursor_text(qtbot, llama):
     # the pointer rests: Qt asks for a tooltip (a second on), and the scene, whose items
     # have none, hid the tip being read; it stays
     qtbot.waitUntil(QToolTip.isVisible, timeout=HANG_GUARD_S * 1000)
-    _rest(canvas.plot_widget, canvas.pixel_of(x, y))
+    rest_pointer(canvas.plot_widget.viewport(), canvas.pixel_of(x, y))
     qtbot.wait(500)  # (a tip told to hide goes after 300 ms)
     assert QToolTip.isVisible() and QToolTip.text() == tip
 
