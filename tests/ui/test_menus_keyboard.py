@@ -62,12 +62,14 @@ def test_a_key_of_its_own_activates_an_edit_item(open_window, qtbot):
 
     win = open_window(LLAMA_FFN, size=(1366, 768))
     doc = win.document
-    first = doc.session.operations[0]
-    win.workspace.selection.select(first.id)
+    first = doc.session.operations[1]
+    doc.set_operation_field(first.id, "name", "renamed")  # (Undo enabled: an edit to undo)
+    win.workspace.selection.select(first.id)  # (Move Up enabled: not the first row)
     before = len(doc.session.operations)
     edit = next(a.menu() for a in win.menuBar().actions() if shown_text(a.text()) == "Edit")
     duplicate = win.operations_panel.duplicate_action
-    assert duplicate.isEnabled()
+    assert duplicate.isEnabled() and win.undo_action.isEnabled()
+    assert win.operations_panel.move_up_action.isEnabled()
     key = access_key(duplicate.text())
     assert key is not None
     edit.popup(win.mapToGlobal(win.rect().center()))
@@ -75,7 +77,8 @@ def test_a_key_of_its_own_activates_an_edit_item(open_window, qtbot):
     QTest.keyClick(edit, key)
     qtbot.waitUntil(lambda: not edit.isVisible())
     assert len(doc.session.operations) == before + 1
-    assert doc.session.operations[1].operation.kind == first.operation.kind
+    assert doc.session.operations[2].operation.kind == first.operation.kind
+    assert doc.session.operations[1].operation.name == "renamed"  # (not undone, not moved)
 
 
 def test_the_context_menus_have_a_key_for_each_item(open_window, qtbot):
