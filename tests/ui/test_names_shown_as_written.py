@@ -63,3 +63,28 @@ def test_a_models_name_is_shown_as_written_in_its_editor(open_window, qtbot):
     qtbot.waitUntil(lambda: "bold" in _shown(title))
     assert _shown(title).startswith(f"{doc.session.models[0].label}\n")
     assert "8B <b>bold</b> & co" in _shown(title)
+
+
+def test_a_points_tooltip_shows_a_name_with_tags_as_written(open_window, qtbot):
+    """Qt reads a tooltip whose first line holds something like a tag as markup: a point of
+    an operation named "x<b>y</b>" showed a bold y and its nine lines run into one. The tip
+    says the name as written, one line for each of its lines."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QToolTip
+
+    win = open_window(LLAMA_FFN, size=(1366, 768))
+    doc = win.document
+    op = doc.session.operations[0]
+    doc.set_operation_field(op.id, "name", "x<b>y</b> & z")
+    canvas = win.canvas
+    qtbot.waitUntil(lambda: any(o == op.id for o, *_ in canvas.point_items()))
+    _op, _hw, x, y = next(p for p in canvas.point_items() if p[0] == op.id)
+    viewport = canvas.plot_widget.viewport()
+    qtbot.mouseMove(viewport, QPoint(2, 2))
+    qtbot.wait(40)  # (pyqtgraph drops moves closer than a frame apart)
+    qtbot.mouseMove(viewport, canvas.pixel_of(x, y))
+    qtbot.waitUntil(lambda: canvas.hover_text().startswith("x<b>y</b> & z"))
+    qtbot.waitUntil(QToolTip.isVisible)
+    document = QTextDocument()
+    document.setHtml(QToolTip.text())
+    assert document.toPlainText().splitlines() == canvas.hover_text().splitlines()

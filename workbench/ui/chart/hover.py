@@ -8,9 +8,11 @@ and the overlays (:mod:`workbench.ui.chart.overlay_items`). A part of
 
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
+from PySide6 import QtGui
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
 from PySide6.QtWidgets import QGraphicsView, QMenu, QToolTip
 
@@ -18,6 +20,16 @@ from workbench.ui.chart.axes import to_data
 
 #: Hover and click pick the nearest point within this many pixels.
 PICK_RADIUS = 10.0
+
+
+def plain_tip(text: str) -> str:
+    """``text`` as a tooltip shows it as written: Qt reads a tip whose first line holds
+    something like a tag (an operation named ``x<b>y</b>``) as markup, drawing the name as
+    markup and running its lines together; such a tip is given as escaped text whose line
+    breaks are kept."""
+    if not QtGui.Qt.mightBeRichText(text):
+        return text
+    return f"<p style='white-space:pre'>{html.escape(text, quote=False)}</p>"
 
 
 class HoverTip(QObject):
@@ -45,7 +57,7 @@ class HoverTip(QObject):
         self._text = text
         self._where = self._plot.mapToGlobal(pixel) + QPoint(14, 14)
         self._rect = rect if rect is not None else QRect()
-        QToolTip.showText(self._where, text, self._plot, self._rect)
+        QToolTip.showText(self._where, plain_tip(text), self._plot, self._rect)
 
     def hide(self) -> None:
         if self._text:
@@ -57,7 +69,7 @@ class HoverTip(QObject):
             return False
         # the tip shown is kept (shown again where something else hid it): the scene's
         # answer would hide it
-        QToolTip.showText(self._where, self._text, self._plot, self._rect)
+        QToolTip.showText(self._where, plain_tip(self._text), self._plot, self._rect)
         return True
 
 

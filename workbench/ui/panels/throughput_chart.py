@@ -18,6 +18,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, 
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from workbench.records import record
+from workbench.ui.chart.hover import plain_tip
 
 __all__ = ["Curve", "ThroughputChart", "paint_chart", "chart_bytes", "export_chart",
            "curves_for", "chart_title", "point_text"]
@@ -299,7 +300,7 @@ class ThroughputChart(QWidget):
         if event.type() == QEvent.Type.ToolTip:
             text = self.text_at(QPointF(event.pos()))
             if text:
-                QToolTip.showText(event.globalPos(), text, self)
+                QToolTip.showText(event.globalPos(), plain_tip(text), self)
             else:
                 QToolTip.hideText()
                 event.ignore()
