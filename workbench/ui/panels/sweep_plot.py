@@ -241,45 +241,38 @@ class SweepPlot(QWidget):
         """The numbers of the sample whose marker is nearest the scene point ``pos``, within
         :attr:`HOVER_PX` ("" where none is): as the chart's sweep path says them (the swept
         value, its intensity, attainable FLOP/s, bound and T_lower)."""
-        if self.is_empty() or not self._sampled:
+        to_scene = self._scene_map()
+        if self.is_empty() or not self._sampled or to_scene is None:
             return ""
-        box = self._plot.getViewBox()
         best = None
         for (_hw_id, machine), dots, (result, kept) in zip(self._drawn, self._dots,
                                                           self._sampled, strict=False):
-            data = dots.data
-            for j, (x, y) in enumerate(zip(data["x"], data["y"], strict=True)):
-                at = box.mapViewToScene(QPointF(float(x), float(y)))
-                gap = math.hypot(at.x() - pos.x(), at.y() - pos.y())
-                if gap <= self.HOVER_PX and (best is None or gap < best[0]):
-                    best = (gap, result, int(kept[j]), machine)
+            x, y = to_scene(dots.data["x"], dots.data["y"])
+            if not len(x):
+                continue
+            gaps = np.hypot(x - pos.x(), y - pos.y())
+            j = int(np.argmin(gaps))
+            if gaps[j] <= self.HOVER_PX and (best is None or gaps[j] < best[0]):
+                best = (gaps[j], result, int(kept[j]), machine)
         if best is None:
-            return self._crossing_text_at(pos)
+            return self._crossing_text_at(pos, to_scene)
         _gap, result, i, machine = best
         return sample_text(result.operation, machine, result.param,
                            value_text(result.values[i], result.is_int),
                            result["intensity"][i], result["attainable_flops"][i],
                            result.bounds[i], result["t_lower_s"][i])
 
-    def _crossing_text_at(self, pos: QPointF) -> str:
+    def _crossing_text_at(self, pos: QPointF, to_scene) -> str:
         """What the crossing whose line passes within HOVER_PX / 2 of ``pos`` says, or ""."""
-        box = self._plot.getViewBox()
-        if not box.sceneBoundingRect().contains(pos):
+        n = len(self._crossings)
+        if not n or not self._plot.getViewBox().sceneBoundingRect().contains(pos):
             return ""
-        near = []
-        for (machine, crossing), line in zip(self._crossings, self._markers, strict=False):
-            x = box.mapViewToScene(QPointF(line.value(), 0.0)).x()
-            if abs(x - pos.x()) <= self.HOVER_PX / 2:
-                near.append((abs(x - pos.x()), machine, crossing))
-        if not near:
+        xs = to_scene([line.value() for line in self._markers[:n]], np.zeros(n))[0]
+        k = int(np.argmin(np.abs(xs - pos.x())))
+        if abs(xs[k] - pos.x()) > self.HOVER_PX / 2:
             return ""
-        _gap, machine, crossing = min(near, key=lambda n: n[0])
+        machine, crossing = self._crossings[k]
         return crossing_text(crossing.operation, machine, crossing)
-
-    def _fit_room(self) -> None:
-        """Fit the legend and the x axis's title to the plot widget's new size."""
-        self._fit_legend()
-        self._fit_bottom_label()
 
     def _ensure_plot(self) -> pg.PlotWidget:
         """The plot widget, built on first use."""
@@ -288,7 +281,8 @@ class SweepPlot(QWidget):
         self._x_axis = _ValueAxis("bottom", "count")
         self._y_axis = _ValueAxis("left", "rate")
         widget = _PlotWidget(axisItems={"bottom": self._x_axis, "left": self._y_axis})
-        widget.resized.connect(self._fit_room)
+        widget.resized.connect(self._fit_legend)  # (then the title, with the legend's rows)
+        widget.resized.connect(self._fit_bottom_label)
         widget.setObjectName("sweepPlotWidget")
         plot = self._plot = widget.getPlotItem()
         plot.setMenuEnabled(False)  # its log entries would break the log10 coordinates
@@ -590,25 +584,16 @@ class SweepPlot(QWidget):
         if not shown:
             self._say_left_out([])
             return
-        view = self._plot.getViewBox()
-        area = view.sceneBoundingRect()
-        # (the scene's pixels of view units, as the view draws them now)
-        origin = view.mapViewToScene(QPointF(0.0, 0.0))
-        unit = view.mapViewToScene(QPointF(1.0, 1.0))
-        sx, sy = unit.x() - origin.x(), origin.y() - unit.y()
-        if area.height() <= 0 or sx <= 0 or sy <= 0:
+        area = self._plot.getViewBox().sceneBoundingRect()
+        to_scene = self._scene_map()
+        if area.height() <= 0 or to_scene is None:
             self._say_left_out([])
             return
-        x0, y0 = origin.x(), origin.y()
         air = self.LABEL_AIR
-
-        def to_scene(xs, ys) -> tuple[np.ndarray, np.ndarray]:
-            return x0 + np.asarray(xs) * sx, y0 - np.asarray(ys) * sy
-
         points, centres = self._drawn_pixels(to_scene)
         reach = air + 1.5  # (a line's half-width, with the air)
         grow = air + self._marker_half
-        xs = [x0 + line.value() * sx for line in shown]
+        xs = to_scene([line.value() for line in shown], np.zeros(len(shown)))[0].tolist()
         placed: list[tuple[float, float, float, float]] = []
         left_out: list = []
         for i, (line, x) in enumerate(zip(shown, xs, strict=True)):
@@ -657,6 +642,21 @@ class SweepPlot(QWidget):
         for line in left_out:
             line.label.setVisible(False)
         self._say_left_out(left_out)
+
+    def _scene_map(self):
+        """``to_scene(xs, ys)``: view units to scene pixels as drawn now (None: no size yet)."""
+        view = self._plot.getViewBox()
+        origin = view.mapViewToScene(QPointF(0.0, 0.0))
+        unit = view.mapViewToScene(QPointF(1.0, 1.0))
+        sx, sy = unit.x() - origin.x(), origin.y() - unit.y()
+        if sx <= 0 or sy <= 0:
+            return None
+        x0, y0 = origin.x(), origin.y()
+
+        def to_scene(xs, ys) -> tuple[np.ndarray, np.ndarray]:
+            return x0 + np.asarray(xs, float) * sx, y0 - np.asarray(ys, float) * sy
+
+        return to_scene
 
     def _drawn_pixels(self, to_scene) -> tuple[np.ndarray, np.ndarray]:
         """What the crossings' values keep off, in the scene's pixels (``to_scene(xs, ys)``
