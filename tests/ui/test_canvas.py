@@ -395,6 +395,30 @@ def test_click_on_empty_space_keeps_selection(qtbot, llama):
     assert workspace.selection.current == first
 
 
+def test_a_hovered_points_tooltip_says_an_edit_where_it_is(qtbot, llama):
+    """An edit of the hovered operation that leaves its point where it is (a rename): the
+    tip shown says the new text and stays while the pointer rests; it neither keeps the old
+    text nor goes away until the pointer moves off and back."""
+    canvas, workspace = llama
+    gemv = op_named(workspace, "FFN up, decode GEMV")
+    h100 = workspace.document.session.hardware[0].id
+    x, y = positions(canvas)[(gemv, h100)]
+    viewport = canvas.plot_widget.viewport()
+    qtbot.mouseMove(viewport, QPoint(2, 2))
+    qtbot.wait(40)
+    qtbot.mouseMove(viewport, canvas.pixel_of(x, y))
+    qtbot.waitUntil(lambda: QToolTip.isVisible() and "decode GEMV" in QToolTip.text(),
+                    timeout=HANG_GUARD_S * 1000)
+    workspace.document.set_operation_field(gemv, "name", "GEMV, renamed")
+    qtbot.waitUntil(lambda: canvas.hover_text().startswith("GEMV, renamed"),
+                    timeout=HANG_GUARD_S * 1000)
+    assert QToolTip.isVisible() and QToolTip.text() == canvas.hover_text()
+    rest_pointer(viewport, canvas.pixel_of(x, y))
+    qtbot.wait(500)  # (a tip told to hide goes after 300 ms)
+    assert QToolTip.isVisible() and QToolTip.text().startswith("GEMV, renamed")
+    QToolTip.hideText()
+
+
 def test_hover_shows_tooltip_and_cursor_text(qtbot, llama):
     canvas, workspace = llama
     gemv = op_named(workspace, "FFN up, decode GEMV")

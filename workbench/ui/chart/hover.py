@@ -59,6 +59,12 @@ class HoverTip(QObject):
         self._rect = rect if rect is not None else QRect()
         QToolTip.showText(self._where, plain_tip(text), self._plot, self._rect)
 
+    def retext(self, text: str) -> None:
+        """A tip shown says ``text`` instead, where it is (the mark it speaks of changed)."""
+        if self._text:
+            self._text = text
+            QToolTip.showText(self._where, plain_tip(text), self._plot, self._rect)
+
     def hide(self) -> None:
         if self._text:
             self._text = ""
@@ -111,8 +117,8 @@ class Hover:
         new figures."""
         if self._key is not None and self._key[0] in op_ids:
             self._text = self._canvas.points.marks[self._key].tooltip
-            if self._tip is not None:  # (the point moved from under the tip: said anew
-                self._tip.hide()       # when the pointer next moves)
+            if self._tip is not None:
+                self._tip.retext(self._text)
 
     def nearest(self, scene_pos) -> tuple | None:
         """The key of the nearest point within :data:`PICK_RADIUS`: ``(op_id, hw_id)`` for an
