@@ -8,7 +8,6 @@ and the overlays (:mod:`workbench.ui.chart.overlay_items`). A part of
 
 from __future__ import annotations
 
-import html
 import math
 
 import numpy as np
@@ -17,6 +16,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
 from PySide6.QtWidgets import QGraphicsView, QMenu, QToolTip
 
 from workbench.ui.chart.axes import to_data
+from workbench.ui.widgets import escape_html
 
 #: Hover and click pick the nearest point within this many pixels.
 PICK_RADIUS = 10.0
@@ -29,7 +29,7 @@ def plain_tip(text: str) -> str:
     breaks are kept."""
     if not QtGui.Qt.mightBeRichText(text):
         return text
-    return f"<p style='white-space:pre'>{html.escape(text, quote=False)}</p>"
+    return f"<p style='white-space:pre'>{escape_html(text)}</p>"
 
 
 class HoverTip(QObject):

@@ -12,7 +12,6 @@ item lives in log10 coordinates, like the roofline canvas.
 from __future__ import annotations
 
 import functools
-import html
 import math
 
 import numpy as np
@@ -45,6 +44,7 @@ from workbench.model.units import format_quantity
 from workbench.ui.chart.axes import LogAxis, to_data, to_view
 from workbench.ui.chart.hover import HoverTip
 from workbench.ui.chart.theme import get_theme, make_brush, make_pen, qcolor
+from workbench.ui.widgets import escape_html
 
 __all__ = ["SweepPlot", "MODES", "DENSE_POINTS"]
 
@@ -679,9 +679,9 @@ class SweepPlot(QWidget):
         else:
             said = ", ".join(
                 f'<span style="color:{line.label.color.name()}">'
-                f"{html.escape(line.label.toPlainText(), quote=False)}</span>"
+                f"{escape_html(line.label.toPlainText())}</span>"
                 for line in lines)
-            text = (f"{html.escape(self._title_text, quote=False)} · {said} "
+            text = (f"{escape_html(self._title_text)} · {said} "
                     "(no room beside the lines)")
             form = Qt.TextFormat.RichText
         if form != self.title.textFormat():
@@ -702,7 +702,7 @@ class SweepPlot(QWidget):
             sample = pg.PlotDataItem(x=[0.0], y=[0.0], pen=make_pen(color, theme.roof_width),
                                      symbol=marker, symbolBrush=make_brush(color),
                                      symbolPen=make_pen(theme.background, 0.8))
-            self._legend.addItem(sample, html.escape(name, quote=False))
+            self._legend.addItem(sample, escape_html(name))
         self._fit_legend()
 
     def _fit_legend(self) -> None:
