@@ -34,7 +34,7 @@ from workbench.model.analysis import Pair
 from workbench.model.chart.scene import Scene, build_scene, machine_entries
 from workbench.ui.chart.axes import LogAxis, to_data, to_view
 from workbench.ui.chart.hover import Hover
-from workbench.ui.chart.items import NO_CACHE, Label
+from workbench.ui.chart.items import Label, painted_for_figure
 from workbench.ui.chart.labels import LabelLayer
 from workbench.ui.chart.legend import ChartLegend
 from workbench.ui.chart.overlay_items import OverlayLayer
@@ -343,28 +343,16 @@ class RooflineCanvas(QWidget):
 
     @contextmanager
     def export_mode(self) -> Iterator[None]:
-        """Within this block the chart paints for a figure: no pixmap caches (axes and labels
-        stay vector in SVG/PDF) and no selection rings. pyqtgraph exporters switch the caches
-        off themselves (``setExportMode``); use this around a plain ``QGraphicsScene.render``
-        or an exporter, after :meth:`relayout`."""
-        all_items = self.plot_widget.scene().items()
-        items = [item for item in all_items if hasattr(item, "setExportMode")]
-        cached = [(item, item.cacheMode()) for item in all_items
-                  if item.cacheMode() != NO_CACHE]
+        """Within this block the chart paints for a figure (:func:`painted_for_figure`), with
+        no selection rings; use this around a plain ``QGraphicsScene.render`` or an exporter,
+        after :meth:`relayout`."""
         ring = self.points.ring
         ring_shown = ring.isVisible()
         ring.setVisible(False)
-        for item in items:
-            item.setExportMode(True, {})
-        for item, _mode in cached:
-            item.setCacheMode(NO_CACHE)
         try:
-            yield
+            with painted_for_figure(self.plot_widget.scene()):
+                yield
         finally:
-            for item in items:
-                item.setExportMode(False)
-            for item, mode in cached:
-                item.setCacheMode(mode)
             ring.setVisible(ring_shown)
 
     @property

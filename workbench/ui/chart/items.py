@@ -7,6 +7,8 @@ document, and speed comes from fewer items, ``setData`` on what moved and Qt's i
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import ClassVar
 
 import numpy as np
@@ -26,10 +28,31 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem
 
-__all__ = ["Label", "Pool", "Spots", "Legend", "CACHE", "NO_CACHE"]
+__all__ = ["Label", "Pool", "Spots", "Legend", "CACHE", "NO_CACHE", "painted_for_figure"]
 
 CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
 NO_CACHE = QGraphicsItem.CacheMode.NoCache
+
+
+@contextmanager
+def painted_for_figure(scene) -> Iterator[None]:
+    """Within this block the items of ``scene`` paint for a figure: in pyqtgraph's export
+    mode (markers drawn as shapes, not as pixmaps from its atlas) and with no pixmap caches
+    (axes and texts stay vector in SVG and PDF). As before once the block ends."""
+    items = scene.items()
+    exported = [item for item in items if hasattr(item, "setExportMode")]
+    cached = [(item, item.cacheMode()) for item in items if item.cacheMode() != NO_CACHE]
+    for item in exported:
+        item.setExportMode(True, {})
+    for item, _mode in cached:
+        item.setCacheMode(NO_CACHE)
+    try:
+        yield
+    finally:
+        for item in exported:
+            item.setExportMode(False)
+        for item, mode in cached:
+            item.setCacheMode(mode)
 
 
 class Label(pg.TextItem):

@@ -48,7 +48,8 @@ from workbench.ui.figures.svg_portable import SvgMark, portable_svg, portable_tr
 __all__ = [
     "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
     "render_figure", "figure_bytes", "figure_image", "figure_svg", "format_of",
-    "MIN_LOGICAL", "MAX_PIXELS", "portable_svg", "svg_to_pdf",
+    "MIN_LOGICAL", "MAX_PIXELS", "portable_svg", "svg_to_pdf", "svg_as", "background_of",
+    "font_families",
 ]
 
 
@@ -106,11 +107,21 @@ def _figure_payload(session, fmt: str, fig: FigureSize, theme: str, transparent:
                            document=drawn["document"], results=drawn["results"]), fig
     svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
                                 view_range=view_range)
+    return svg_as(svg, fmt, fig, session.title, background_of(theme), transparent), fig
+
+
+def svg_as(svg: bytes, fmt: str, fig: FigureSize, title: str, background: str,
+           transparent: bool = False) -> bytes:
+    """A figure's portable SVG as the bytes of a ``svg``, ``png`` or ``pdf`` file of size
+    ``fig``: the PNG and the PDF are drawn from the SVG, so the three cannot disagree
+    (``background``: the PNG's, unless ``transparent``; ``title``: the PDF's)."""
     if fmt == "svg":
-        return svg, fig
+        return svg
     if fmt == "png":
-        return _png_bytes(_rasterise(svg, fig, transparent, _background(theme)), fig), fig
-    return _pdf_bytes(svg, fig, session.title), fig
+        return _png_bytes(_rasterise(svg, fig, transparent, background), fig)
+    if fmt == "pdf":
+        return _pdf_bytes(svg, fig, title)
+    raise ExportError(f"unknown figure format {fmt!r}; use png, svg or pdf")
 
 
 def svg_to_pdf(svg: bytes, fig: FigureSize, title: str) -> bytes:
@@ -124,7 +135,7 @@ def figure_image(session, fig: FigureSize, *, theme: str = "light", transparent:
     """The figure as a ``QImage`` (for the clipboard), DPI set."""
     svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
                                 view_range=view_range)
-    return _rasterise(svg, fig, transparent, _background(theme))
+    return _rasterise(svg, fig, transparent, background_of(theme))
 
 
 def figure_svg(session, fig: FigureSize, *, theme: str = "light", transparent: bool = False,
@@ -274,7 +285,7 @@ def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool,
     finally:
         painter.end()
     buffer.close()
-    families = _font_families(canvas)
+    families = font_families(canvas)
     marks = ()
     if drawn is not None:
         marks = _page_marks(canvas, source, lw / source.width(), lh / source.height())
@@ -282,7 +293,7 @@ def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool,
         # (the figure's session and its evaluated pairs, kept with the canvas until the next
         # figure: the page reads the derivations from them)
         drawn["document"], drawn["results"] = canvas.workspace.document, canvas.workspace.results
-    tree = portable_tree(bytes(data), fig, None if transparent else _background(theme),
+    tree = portable_tree(bytes(data), fig, None if transparent else background_of(theme),
                          families, (area.left(), area.top(), area.right(), area.bottom()),
                          marks)
     if drawn is not None and "tree" in drawn:
@@ -359,7 +370,8 @@ def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
     return marks
 
 
-def _background(theme: str) -> str:
+def background_of(theme: str) -> str:
+    """The page colour of figures in ``theme``."""
     from workbench.ui.chart.theme import get_theme
 
     return get_theme(theme).background
@@ -621,14 +633,15 @@ def _figure_canvas_class():
     return FigureCanvas
 
 
-def _font_families(canvas) -> dict[str, str]:
-    """Qt's generic family names as the concrete family Qt used, for other renderers."""
+def font_families(widget) -> dict[str, str]:
+    """Qt's generic family names (and ``widget``'s font, as "") as the concrete family Qt
+    used, for other renderers."""
     from PySide6.QtGui import QFont, QFontInfo
 
     out = {}
     for generic in ("Sans Serif", "SansSerif", "Helvetica", "Arial"):
         out[generic] = QFontInfo(QFont(generic)).family()
-    out[""] = QFontInfo(canvas.font()).family()
+    out[""] = QFontInfo(widget.font()).family()
     return out
 
 
