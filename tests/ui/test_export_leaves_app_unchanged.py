@@ -141,3 +141,23 @@ def test_menus_and_combo_lists_keep_their_text_size_after_copy_figure(
     assert not QGuiApplication.clipboard().image().isNull()
     _assert_text_full_size(qtbot, win)
     assert _application_look(win) == before
+
+
+@pytest.mark.parametrize(("fmt", "size", "dpi"), [("png", "single", 600.0),
+                                                  ("pdf", "double", 300.0),
+                                                  ("svg", "slide", 96.0)])
+def test_menus_keep_their_text_size_after_a_sweep_plot_export(
+        open_window, qtbot, tmp_path, fmt, size, dpi):
+    """The sweep plot's Export… draws its figure as the chart's are drawn: at the screen's
+    resolution, the figure's DPI written into the file only."""
+    win = open_window(next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yaml"))
+    win.sweep_dock.raise_()
+    win.workspace.selection.select(win.document.session.operations[0].id)
+    qtbot.waitUntil(lambda: not win.sweep_plot.is_empty())
+    _assert_text_full_size(qtbot, win)
+    before = _application_look(win)
+    target = tmp_path / f"sweep.{fmt}"
+    assert win.export_sweep_plot(target, FigureOptions(size=size, dpi=dpi))
+    assert target.stat().st_size > 1000
+    _assert_text_full_size(qtbot, win)
+    assert _application_look(win) == before

@@ -89,7 +89,7 @@ class LogAxis(pg.AxisItem):
 
     def tickStrings(self, values, scale, spacing):
         span = abs(self.range[1] - self.range[0]) if self.range else 10.0
-        step = self._decade_step(span)
+        step = self._decade_step(span, values)
         out = []
         for v in values:
             whole = abs(v - round(v)) < 1e-6
@@ -102,23 +102,30 @@ class LogAxis(pg.AxisItem):
             out.append(self.format_value(float(to_data(v))))
         return out
 
-    def _decade_step(self, span: float) -> int:
+    def _decade_step(self, span: float, values=()) -> int:
         """Label every decade, or every second, third … one, the fewest skipped that leave a
-        label's height (and some air) between labels: a small figure in large type, or a
-        short plot (the bottom row's sweep plot, whose four decades stood in 40 pixels, each
-        label over the next)."""
-        if self.orientation not in ("left", "right") or span <= 0:
-            return 1
-        length = self.geometry().height()
-        if length <= 0:
+        label's height (and some air) between labels up an axis, or the widest label's
+        width (and some air) along one: a small figure in large type, or a short plot (the
+        bottom row's sweep plot, whose four decades stood in 40 pixels, each label over the
+        next), or a narrow one (a sweep plot a paper column wide: "10" and "100" ran into
+        one). ``values``: the ticks to label, in view units."""
+        horizontal = self.orientation in ("top", "bottom")
+        length = self.geometry().width() if horizontal else self.geometry().height()
+        if span <= 0 or length <= 0:
             return 1
         from PySide6.QtGui import QFontMetricsF
 
         # (pyqtgraph draws the numbers in the tick font, else in the axis's own)
-        font = self.style.get("tickFont") or self.font()
-        per_decade = length / span
-        needed = QFontMetricsF(font).height() * 1.15
-        return max(1, math.ceil(needed / per_decade - 1e-9))
+        metrics = QFontMetricsF(self.style.get("tickFont") or self.font())
+        if horizontal:
+            widths = [metrics.horizontalAdvance(self.format_value(float(to_data(v))))
+                      for v in values if abs(v - round(v)) < 1e-6]
+            if not widths:
+                return 1
+            needed = max(widths) + 0.6 * metrics.height()
+        else:
+            needed = metrics.height() * 1.15
+        return max(1, math.ceil(needed / (length / span) - 1e-9))
 
     def format_value(self, value: float) -> str:
         if self.quantity == "rate":

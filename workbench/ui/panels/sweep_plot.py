@@ -16,15 +16,12 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QPen
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QFrame,
-    QGraphicsScene,
-    QGraphicsView,
     QHBoxLayout,
     QLabel,
+    QPushButton,
     QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
@@ -40,10 +37,17 @@ from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import sweep_machines as roofline_sweep_machines
 from workbench.model.session import MARKERS
 from workbench.model.sweeps import Crossing, SweepError, SweepResult
-from workbench.model.units import format_quantity
-from workbench.ui.chart.axes import LogAxis, to_data, to_view
+from workbench.ui.chart.axes import to_data, to_view
 from workbench.ui.chart.hover import HoverTip
 from workbench.ui.chart.theme import get_theme, make_brush, make_pen, qcolor
+from workbench.ui.panels.plot_parts import (
+    PlotPlace,
+    ResizedPlotWidget,
+    ValueAxis,
+    kept_brush,
+    kept_pen,
+    same_range,
+)
 from workbench.ui.widgets import escape_html
 
 __all__ = ["SweepPlot", "MODES", "DENSE_POINTS"]
@@ -53,30 +57,8 @@ MODES = {"flops": "Attainable [FLOP/s]", "time": "T_lower [s]"}
 #: Points of the dense curve between the smallest and the largest swept value.
 DENSE_POINTS = 256
 
-def _same_range(shown, wanted) -> bool:
-    """Whether the view range ``shown`` is ``wanted`` to far below a pixel (a millionth of
-    the span): an edit that moves the curves that little leaves the axes as they are."""
-    span = abs(wanted[1] - wanted[0]) or 1.0
-    return (abs(shown[0] - wanted[0]) <= 1e-6 * span
-            and abs(shown[1] - wanted[1]) <= 1e-6 * span)
-
-
 EMPTY_TEXT = ("The selected operation has no sweep.\n\nGive it one in the editor (Sweep) to "
               "plot its attainable FLOP/s against the swept parameter on every machine.")
-
-
-@functools.lru_cache(maxsize=64)
-def _pen(color: str, width: float) -> QPen:
-    """:func:`make_pen`, one object for each look: a scatter keeps a picture of its symbol
-    for each pen and brush object it is given (a new pen at each refresh drew the symbols
-    again, and kept every picture)."""
-    return make_pen(color, width)
-
-
-@functools.lru_cache(maxsize=64)
-def _brush(color: str) -> QBrush:
-    """:func:`make_brush`, one object for each colour (see :func:`_pen`)."""
-    return make_brush(color)
 
 
 #: a crossing's value's anchor at its line: its bottom left (the value right of the line) or
@@ -115,58 +97,15 @@ def _dense_grid(lo: float, hi: float, log_x: bool) -> np.ndarray:
     return grid
 
 
-class _ValueAxis(LogAxis):
-    """A log axis for parameter values (plain numbers) or times (``"time"``); linear when
-    ``log`` is false."""
-
-    log = True
-
-    def tickStrings(self, values, scale, spacing):
-        if not self.log:
-            return pg.AxisItem.tickStrings(self, values, scale, spacing)
-        return super().tickStrings(values, scale, spacing)
-
-    def format_value(self, value: float) -> str:
-        if self.quantity == "time":
-            return format_quantity(value, "time")
-        return super().format_value(value)
-
-
-class _PlotPlace(QGraphicsView):
-    """Holds the plot's page until the plot is built. A graphics view's size hint follows
-    its own size (its scene rect; pyqtgraph sets it on every resize), so this one does the
-    same: the docks are laid out exactly as with the plot itself."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setScene(QGraphicsScene(self))
-        self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
-
-
-class _PlotWidget(pg.PlotWidget):
-    """The plot's widget, saying when it has been resized (a hidden dock's plot is resized
-    as it is shown, the panel around it not again)."""
-
-    resized = Signal()
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self.resized.emit()
-
-
 class SweepPlot(QWidget):
     """Attainable FLOP/s (or time) against the selected operation's swept parameter.
 
     Read-only helpers for tests: :meth:`curves`, :meth:`samples`, :meth:`crossing_markers`,
     :meth:`is_empty`, :meth:`empty_text`, :attr:`mode` and :meth:`set_mode`.
     """
+
+    #: Export… was pressed: the window asks where to write the plot as a figure
+    export_requested = Signal()
 
     def __init__(self, workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -182,6 +121,9 @@ class SweepPlot(QWidget):
         self.title.setTextFormat(Qt.TextFormat.PlainText)
         self._title_text = ""
         self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        # (a long one, with the values left out of a short plot, on two lines: on one it
+        # made the panel wider than the window, its mode and Export… out of it)
+        self.title.setWordWrap(True)
         self.mode_box = QComboBox()
         self.mode_box.setObjectName("sweepMode")
         self.mode_box.addItem("Attainable FLOP/s", "flops")
@@ -190,10 +132,16 @@ class SweepPlot(QWidget):
                                  "T_mem) against the swept parameter")
         self.mode_box.currentIndexChanged.connect(
             lambda _i: self.set_mode(self.mode_box.currentData()))
+        self.export_button = QPushButton("E&xport…")
+        self.export_button.setObjectName("exportSweepPlot")
+        self.export_button.setToolTip("Save this plot as PDF, SVG or PNG, at the size and DPI "
+                                      "last chosen in File ▸ Export Figure")
+        self.export_button.clicked.connect(self.export_requested)
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 0)
         bar.addWidget(self.title, 1)
         bar.addWidget(self.mode_box)
+        bar.addWidget(self.export_button)
 
         # The plot itself is built when an operation with a sweep is first shown (most have
         # none, and a second PlotWidget is a noticeable part of the start-up time).
@@ -216,7 +164,7 @@ class SweepPlot(QWidget):
         self.empty.setWordWrap(True)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
-        self.stack.addWidget(_PlotPlace())  # until the plot is built
+        self.stack.addWidget(PlotPlace())  # until the plot is built
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
@@ -226,6 +174,8 @@ class SweepPlot(QWidget):
         workspace.selection.changed.connect(self._on_selection)
         self.refresh()
 
+    #: the least width and height the legend leaves the plot's view, pixels
+    LEAST_PLOT = (160, 100)
     #: how near the pointer is to a sample's marker for its numbers, pixels
     HOVER_PX = 8.0
 
@@ -278,9 +228,9 @@ class SweepPlot(QWidget):
         """The plot widget, built on first use."""
         if self._plot_widget is not None:
             return self._plot_widget
-        self._x_axis = _ValueAxis("bottom", "count")
-        self._y_axis = _ValueAxis("left", "rate")
-        widget = _PlotWidget(axisItems={"bottom": self._x_axis, "left": self._y_axis})
+        self._x_axis = ValueAxis("bottom", "count")
+        self._y_axis = ValueAxis("left", "rate")
+        widget = ResizedPlotWidget(axisItems={"bottom": self._x_axis, "left": self._y_axis})
         widget.resized.connect(self._fit_legend)  # (then the title, with the legend's rows)
         widget.resized.connect(self._fit_bottom_label)
         widget.setObjectName("sweepPlotWidget")
@@ -298,6 +248,7 @@ class SweepPlot(QWidget):
         self._legend.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         plot.layout.addItem(self._legend, 2, 4)
         plot.layout.setAlignment(self._legend, Qt.AlignmentFlag.AlignTop)
+        self._legend_at = "beside"  # (or "below", or "none": no room for it)
         self._legend_key = ()
         self._axis_titles: tuple[str, ...] = ()
         self._axes_set = False
@@ -351,6 +302,16 @@ class SweepPlot(QWidget):
 
     def is_empty(self) -> bool:
         return self.stack.currentWidget() is self.empty
+
+    def bare(self) -> None:
+        """Show the plot alone, without its title line, mode and Export… (a figure's)."""
+        for widget in (self.title, self.mode_box, self.export_button):
+            widget.hide()
+
+    def title_html(self) -> str:
+        """The title line as HTML (its figure's title)."""
+        text = self.title.text()
+        return text if self.title.textFormat() == Qt.TextFormat.RichText else escape_html(text)
 
     def empty_text(self) -> str:
         return self.empty.text() if self.is_empty() else ""
@@ -488,7 +449,7 @@ class SweepPlot(QWidget):
                               lambda: pg.ScatterPlotItem(pxMode=True, antialias=True))
             dots.setData(x=self._x_view(result.values[ok]), y=to_view(sample_y[ok]),
                          symbol=marker, size=2 * self._marker_half,
-                         brush=_brush(color), pen=_pen(theme.background, 0.8))
+                         brush=kept_brush(color), pen=kept_pen(theme.background, 0.8))
             self._drawn.append((hw_entry.id, hw_entry.hardware.label))
             self._sampled.append((result, np.flatnonzero(ok)))
             legend_entries.append((hw_entry.hardware.label, color, marker))
@@ -512,12 +473,13 @@ class SweepPlot(QWidget):
         vb = self._plot.getViewBox()
         x_range = (float(xv[0]) - xpad, float(xv[1]) + xpad)
         y_range = (y0 - pad, y1 + pad)
-        if not (_same_range(vb.viewRange()[0], x_range)
-                and _same_range(vb.viewRange()[1], y_range)):
+        if not (same_range(vb.viewRange()[0], x_range)
+                and same_range(vb.viewRange()[1], y_range)):
             vb.setRange(xRange=x_range, yRange=y_range, padding=0)  # (placed on its signal)
         else:
             self._place_labels()
         self.stack.setCurrentWidget(self.plot_widget)
+        self.export_button.setEnabled(True)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -706,28 +668,58 @@ class SweepPlot(QWidget):
         self._fit_legend()
 
     def _fit_legend(self) -> None:
-        """Lay the legend out in as few columns as keep it no taller than the room the plot
-        has: a row for each of four machines made it taller than the plot, which then grew
-        past the bottom row, its x axis's title cut off."""
+        """Put the legend beside the plot (below it where the plot is narrow; nowhere where
+        neither leaves the plot :attr:`LEAST_PLOT`) in as
+        few columns as keep it no taller than the room the plot has (below it, in as many
+        as fit its width): a row for each of four machines made it taller than the plot,
+        which then grew past the bottom row, its x axis's title cut off."""
         if self._plot_widget is None:
             return
         legend = self._legend
-        rows = legend.layout
         count = len(legend.items)
         if not count:
             return
-        # (the room: the plot's widget less what is not the plot's view: axes, margins)
-        item = self._plot
-        spare = self._plot_widget.viewport().height() - (
+        item, widget = self._plot, self._plot_widget
+        label = legend.items[0][1]
+        rows = legend.layout
+        left, top, right, bottom = rows.getContentsMargins()
+        wide = left + right + max(s.boundingRect().width() + rows.horizontalSpacing()
+                                  + t.preferredWidth() for s, t in legend.items)
+        row = label.preferredHeight() + rows.verticalSpacing()
+        fixed = top + bottom - rows.verticalSpacing()
+        # (the room: the plot's widget less what is not the plot's view: axes, margins, and
+        # not the legend below it)
+        spare = widget.viewport().height() - (
             item.geometry().height() - item.getViewBox().geometry().height())
+        if self._legend_at == "below":
+            spare += legend.geometry().height()
         if not self._bottom_label_shown:  # (room kept for the x axis's title first)
             spare -= self._bottom_label_room
-        label = legend.items[0][1]
-        row = label.preferredHeight() + rows.verticalSpacing()
-        _left, top, _right, bottom = rows.getContentsMargins()
-        fixed = top + bottom - rows.verticalSpacing()
-        columns = next((c for c in range(1, count + 1)
-                        if fixed + row * math.ceil(count / c) <= spare), count)
+        beside = next((c for c in range(1, count + 1)
+                       if fixed + row * math.ceil(count / c) <= spare), count)
+        under = max(1, min(count, int(widget.width() // wide)))
+        # beside the plot, or below it where beside it the plot would be narrower than tall
+        # (a figure a paper column wide, a narrow floating panel), or nowhere where neither
+        # leaves the plot its least room (the machines' markers are the chart's, and
+        # hovering a sample names its machine)
+        narrow = widget.width() - wide * beside
+        low = spare - top - bottom - row * math.ceil(count / under)
+        at = ("below" if low >= self.LEAST_PLOT[1] and (narrow < spare
+                                                        or narrow < self.LEAST_PLOT[0])
+              else "beside" if narrow >= self.LEAST_PLOT[0] else "none")
+        if at != self._legend_at:
+            if self._legend_at != "none":
+                item.layout.removeItem(legend)
+            self._legend_at = at
+            if at != "none":
+                item.layout.addItem(legend, *((4, 0, 1, 3) if at == "below" else (2, 4)))
+                item.layout.setAlignment(legend, Qt.AlignmentFlag.AlignHCenter
+                                         if at == "below" else Qt.AlignmentFlag.AlignTop)
+            legend.setVisible(at != "none")
+            self.title.setToolTip("" if at != "none" else
+                                  "No room for the legend: the markers and colours are the "
+                                  "chart's; hover a sample for its machine")
+        columns = under if at == "below" else beside
         if columns != legend.columnCount:
             legend.setColumnCount(columns)
             # (the plot grew to hold the taller legend: it takes the widget's size again)
@@ -798,3 +790,4 @@ class SweepPlot(QWidget):
         for item in self._lines + self._dots + self._markers:
             item.setVisible(False)
         self.stack.setCurrentWidget(self.empty)
+        self.export_button.setEnabled(False)

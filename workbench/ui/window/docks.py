@@ -302,7 +302,9 @@ class DocksMixin:
             return ModelPanel(ws, self), self.model_dock
         from workbench.ui.panels.sweep_plot import SweepPlot
 
-        return SweepPlot(ws, self), self.sweep_dock
+        panel = SweepPlot(ws, self)
+        panel.export_requested.connect(self.on_export_sweep_plot)
+        return panel, self.sweep_dock
 
     def _on_panel_shown(self, name: str, shown: bool) -> None:
         """A dock's ``visibilityChanged``: build its panel when it is first seen; a panel

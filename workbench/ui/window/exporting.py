@@ -74,6 +74,50 @@ class ExportingMixin:
             f"Copied the chart ({image.width()} × {image.height()} px)", 4000)
         return image
 
+    def on_export_sweep_plot(self) -> bool:
+        """The sweep plot's Export…: where to write it, then :meth:`export_sweep_plot`."""
+        start = str((self.document.path.parent if self.document.path else Path.home())
+                    / f"{self._figure_stem()}-sweep.pdf")
+        path, _ = QFileDialog.getSaveFileName(self, "Export Sweep Plot", start,
+                                              "PDF (*.pdf);;SVG (*.svg);;PNG (*.png)")
+        return self.export_sweep_plot(path) if path else False
+
+    def export_sweep_plot(self, path: str | Path, options=None) -> bool:
+        """Draw the sweep plot of the selected operation (what the plot shows: FLOP/s or
+        time, in the session's colours) to ``path`` at the size, DPI and background of the
+        figure ``options`` (default: the last choices), its title line above it."""
+        from workbench.ui.chart.theme import get_theme
+        from workbench.ui.figures.export import ExportError
+        from workbench.ui.figures.export_dialog import load_options
+        from workbench.ui.figures.plot_figure import write_plot_figure
+        from workbench.ui.panels.sweep_plot import SweepPlot
+
+        options = options or load_options(self.settings)
+        shown = self.sweep_plot
+        if shown.is_empty():
+            self.show_error("Cannot export sweep plot",
+                            "The selected operation has no sweep to plot.")
+            return False
+        plot = SweepPlot(self.workspace)  # (drawn at the figure's size, never on screen)
+        try:
+            plot.set_mode(shown.mode)
+            plot.bare()
+            fig = options.figure_size()
+            theme = get_theme(self.document.session.view.theme)
+            write_plot_figure(plot, plot.plot_widget, path, fig, title=plot.title_html,
+                              foreground=theme.foreground, background=theme.background,
+                              transparent=options.transparent)
+        except ExportError as exc:
+            self.show_error("Cannot export sweep plot", str(exc))
+            return False
+        except OSError as exc:
+            self.show_error("Cannot export sweep plot", f"{path}: {exc.strerror or exc}")
+            return False
+        finally:
+            plot.deleteLater()
+        self.statusBar().showMessage(f"Exported {path} ({fig.width} × {fig.height} px)", 5000)
+        return True
+
     def on_export_csv(self) -> bool:
         start = str((self.document.path.parent if self.document.path else Path.home())
                     / f"{self._figure_stem()}-results.csv")

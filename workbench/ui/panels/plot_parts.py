@@ -1,0 +1,86 @@
+"""Parts of the bottom row's plots: an axis of parameter values or times, the page that
+holds a plot's place until the plot is built, a plot widget that says when it is resized,
+and the pens, brushes and ranges a plot keeps from one refresh to the next."""
+
+from __future__ import annotations
+
+import functools
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QPen
+from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView
+
+from workbench.model.units import format_quantity
+from workbench.ui.chart.axes import LogAxis
+from workbench.ui.chart.theme import make_brush, make_pen
+
+__all__ = ["PlotPlace", "ResizedPlotWidget", "ValueAxis", "kept_brush", "kept_pen", "same_range"]
+
+
+def same_range(shown, wanted) -> bool:
+    """Whether the view range ``shown`` is ``wanted`` to far below a pixel (a millionth of
+    the span): an edit that moves the curves that little leaves the axes as they are."""
+    span = abs(wanted[1] - wanted[0]) or 1.0
+    return (abs(shown[0] - wanted[0]) <= 1e-6 * span
+            and abs(shown[1] - wanted[1]) <= 1e-6 * span)
+
+
+@functools.lru_cache(maxsize=64)
+def kept_pen(color: str, width: float) -> QPen:
+    """:func:`make_pen`, one object for each look: a scatter keeps a picture of its symbol
+    for each pen and brush object it is given (a new pen at each refresh drew the symbols
+    again, and kept every picture)."""
+    return make_pen(color, width)
+
+
+@functools.lru_cache(maxsize=64)
+def kept_brush(color: str) -> QBrush:
+    """:func:`make_brush`, one object for each colour (see :func:`kept_pen`)."""
+    return make_brush(color)
+
+
+class ValueAxis(LogAxis):
+    """A log axis for parameter values (plain numbers) or times (``"time"``); linear when
+    ``log`` is false."""
+
+    log = True
+
+    def tickStrings(self, values, scale, spacing):
+        if not self.log:
+            return pg.AxisItem.tickStrings(self, values, scale, spacing)
+        return super().tickStrings(values, scale, spacing)
+
+    def format_value(self, value: float) -> str:
+        if self.quantity == "time":
+            return format_quantity(value, "time")
+        return super().format_value(value)
+
+
+class PlotPlace(QGraphicsView):
+    """Holds the plot's page until the plot is built. A graphics view's size hint follows
+    its own size (its scene rect; pyqtgraph sets it on every resize), so this one does the
+    same: the docks are laid out exactly as with the plot itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setScene(QGraphicsScene(self))
+        self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
+
+
+class ResizedPlotWidget(pg.PlotWidget):
+    """The plot's widget, saying when it has been resized (a hidden dock's plot is resized
+    as it is shown, the panel around it not again)."""
+
+    resized = Signal()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.resized.emit()
