@@ -190,3 +190,14 @@ def test_the_example_without_a_sweep_has_nothing_to_export(open_window, qtbot):
     assert not win.sweep_plot.export_button.isEnabled()
     assert not win.export_sweep_plot("unused.pdf")
     assert errors == ["The selected operation has no sweep to plot."]
+
+
+def test_a_transparent_figure_choice_leaves_the_plots_page_clear(open_window, qtbot, tmp_path):
+    win = open_sweep_example(open_window, qtbot)
+    clear, filled = tmp_path / "clear.png", tmp_path / "filled.png"
+    assert win.export_sweep_plot(clear, FigureOptions(size="double", dpi=96.0,
+                                                      transparent=True))
+    assert win.export_sweep_plot(filled, FigureOptions(size="double", dpi=96.0))
+    corner = (QImage(str(clear)).pixelColor(2, 2), QImage(str(filled)).pixelColor(2, 2))
+    assert corner[0].alpha() == 0
+    assert corner[1].alpha() == 255 and corner[1].name() == "#ffffff"  # (the light theme's page)
