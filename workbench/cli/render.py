@@ -30,6 +30,14 @@ def add_parser(sub) -> None:
     render.add_argument("--theme", choices=("light", "dark", "presentation"), default="light")
     render.add_argument("--transparent", action="store_true",
                         help="no background (PNG, SVG and PDF)")
+    render.add_argument("--sweep-plot", nargs="?", const="", metavar="OPERATION",
+                        help="draw the sweep plot of OPERATION (named as in the session; "
+                             "without a name, the first operation with a sweep) instead of "
+                             "the chart, as the app's Sweep Plot ▸ Export… does: .png, .svg "
+                             "or .pdf")
+    render.add_argument("--sweep-y", choices=("flops", "time"),
+                        help="the sweep plot's y axis: attainable FLOP/s (the default) or "
+                             "the best-case time T_lower")
 
 
 _pixels = positive_whole("a whole number of pixels", "a positive number of pixels")
@@ -60,6 +68,13 @@ def run(args) -> int:
     session, error = load(args.session)
     if error:
         return fail(error)
+    swept = None
+    if args.sweep_plot is not None:
+        swept, error = _swept(session, args.session, args.sweep_plot, args.output)
+        if error:
+            return fail(error)
+    elif args.sweep_y is not None:
+        return fail("--sweep-y is the sweep plot's: give --sweep-plot too")
     from workbench.io.atomic import check_writable
 
     try:  # a read-only file or folder fails before the drawing
@@ -72,11 +87,39 @@ def run(args) -> int:
     quiet_platform_notes()
     create_app(offscreen_without_display=True)
     try:
-        render_figure(session, args.output, size=args.size, width=args.width,
-                      height=args.height, dpi=args.dpi, theme=args.theme,
-                      transparent=args.transparent)
+        if swept is not None:
+            from workbench.ui.window.exporting import render_sweep_plot
+
+            fig = resolve_size(args.size, args.width, args.height, args.dpi, args.theme)
+            render_sweep_plot(session, swept, args.output, fig, mode=args.sweep_y or "flops",
+                              theme=args.theme, transparent=args.transparent)
+        else:
+            render_figure(session, args.output, size=args.size, width=args.width,
+                          height=args.height, dpi=args.dpi, theme=args.theme,
+                          transparent=args.transparent)
     except ExportError as exc:
         return fail(str(exc))
     except OSError as exc:
         return fail(f"{args.output}: cannot write: {exc.strerror or exc}")
     return 0
+
+
+def _swept(session, source: str, name: str, output: str) -> tuple[int | None, str]:
+    """The id of the operation ``name`` of ``session`` (the first with a sweep when ``name``
+    is empty) for the sweep plot, or a message saying why there is none."""
+    from pathlib import Path
+
+    if Path(output).suffix.lower() == ".html":
+        return None, f"{output}: the sweep plot is written as .png, .svg or .pdf"
+    entries = session.operations
+    if not name:
+        entry = next((e for e in entries if e.sweep is not None), None)
+        if entry is None:
+            return None, f"{source}: no operation has a sweep to plot"
+        return entry.id, ""
+    entry = next((e for e in entries if e.operation.name == name), None)
+    if entry is None:
+        return None, f"{source}: no operation named {name!r}"
+    if entry.sweep is None:
+        return None, f"{source}: operation {name!r} has no sweep to plot"
+    return entry.id, ""

@@ -8,7 +8,46 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
-__all__ = ["ExportingMixin"]
+__all__ = ["ExportingMixin", "render_sweep_plot"]
+
+
+def render_sweep_plot(session, op_id: int | None, path: str | Path, fig, *,
+                      mode: str = "flops", theme: str | None = None,
+                      transparent: bool = False) -> None:
+    """Write the sweep plot of operation ``op_id`` of ``session`` (drawn from a copy, in
+    ``theme`` or the session's own) to ``path`` (``.png``, ``.svg`` or ``.pdf``) at the
+    figure size ``fig``, its title line above it: attainable FLOP/s (``mode`` "flops") or
+    the best-case time ("time") against the swept parameter, on every visible machine.
+    Raises :class:`~workbench.ui.figures.export.ExportError` for an operation without a
+    sweep, another format or a page too small, and ``OSError`` when the file cannot be
+    written."""
+    import copy
+
+    from workbench.document import Document
+    from workbench.ui.bridge import Workspace
+    from workbench.ui.chart.theme import get_theme
+    from workbench.ui.figures.export import ExportError
+    from workbench.ui.figures.plot_figure import write_plot_figure
+    from workbench.ui.panels.sweep_plot import SweepPlot
+
+    session = copy.deepcopy(session)
+    if theme is not None:
+        session.view.theme = theme
+    workspace = Workspace(Document(session))
+    workspace.selection.select(op_id)
+    plot = SweepPlot(workspace)  # (drawn at the figure's size, never on screen)
+    try:
+        plot.set_mode(mode)
+        if plot.is_empty():
+            raise ExportError(" ".join(plot.empty_text().split()))
+        plot.bare()
+        colours = get_theme(session.view.theme)
+        write_plot_figure(plot, plot.plot_widget, path, fig, title=plot.title_html,
+                          foreground=colours.foreground, background=colours.background,
+                          transparent=transparent)
+    finally:
+        plot.deleteLater()
+        workspace.deleteLater()
 
 
 class ExportingMixin:
@@ -85,12 +124,10 @@ class ExportingMixin:
     def export_sweep_plot(self, path: str | Path, options=None) -> bool:
         """Draw the sweep plot of the selected operation (what the plot shows: FLOP/s or
         time, in the session's colours) to ``path`` at the size, DPI and background of the
-        figure ``options`` (default: the last choices), its title line above it."""
-        from workbench.ui.chart.theme import get_theme
+        figure ``options`` (default: the last choices), its title line above it: the page
+        ``render --sweep-plot`` makes of the session as saved."""
         from workbench.ui.figures.export import ExportError
         from workbench.ui.figures.export_dialog import load_options
-        from workbench.ui.figures.plot_figure import write_plot_figure
-        from workbench.ui.panels.sweep_plot import SweepPlot
 
         options = options or load_options(self.settings)
         shown = self.sweep_plot
@@ -98,23 +135,16 @@ class ExportingMixin:
             self.show_error("Cannot export sweep plot",
                             "The selected operation has no sweep to plot.")
             return False
-        plot = SweepPlot(self.workspace)  # (drawn at the figure's size, never on screen)
         try:
-            plot.set_mode(shown.mode)
-            plot.bare()
             fig = options.figure_size()
-            theme = get_theme(self.document.session.view.theme)
-            write_plot_figure(plot, plot.plot_widget, path, fig, title=plot.title_html,
-                              foreground=theme.foreground, background=theme.background,
-                              transparent=options.transparent)
+            render_sweep_plot(self.document.session, self.workspace.selection.current, path,
+                              fig, mode=shown.mode, transparent=options.transparent)
         except ExportError as exc:
             self.show_error("Cannot export sweep plot", str(exc))
             return False
         except OSError as exc:
             self.show_error("Cannot export sweep plot", f"{path}: {exc.strerror or exc}")
             return False
-        finally:
-            plot.deleteLater()
         self.statusBar().showMessage(f"Exported {path} ({fig.width} × {fig.height} px)", 5000)
         return True
 
