@@ -79,3 +79,26 @@ def test_a_sweep_plot_is_not_an_html_page(tmp_path):
     code, err = render(SWEEP, "-o", out, "--sweep-plot")
     assert code == 2 and "sweep.html: the sweep plot is written as .png, .svg or .pdf" in err
     assert not out.exists()
+
+
+def test_a_sweep_over_less_than_two_decades_labels_its_twos_and_fives(tmp_path):
+    """The sharded example sweeps d = 1024 … 65536 (its attainable from about 23 TFLOP/s up
+    to the TPU v5e's 197): its x axis read "10⁴" alone (1000 lay too near the axis's end
+    for its label) and its y axis "100 TFLOP/s" alone. Where fewer than two decades are
+    labelled, 2 and 5 times each decade are too, where they have room."""
+    from figures.figcheck import check_figure, format_defects, read_figure
+
+    sharded = REPO / "workbench" / "examples" / "sharded_matmul.yaml"
+    svg, pdf = tmp_path / "sweep.svg", tmp_path / "sweep.pdf"
+    for out in (svg, pdf):
+        code, err = render(sharded, "-o", out, "--sweep-plot", "--size", "single")
+        assert (code, err) == (0, "")
+    import xml.etree.ElementTree as ET
+
+    texts = {" ".join("".join(t.itertext()).split())
+             for t in ET.parse(svg).getroot().iter("{http://www.w3.org/2000/svg}text")}
+    assert {"2000", "5000", "10⁴", "2×10⁴", "5×10⁴"} <= texts, texts
+    assert {"20 TFLOP/s", "50 TFLOP/s", "100 TFLOP/s", "200 TFLOP/s"} <= texts, texts
+    page = read_figure(pdf)
+    defects = [d for d in check_figure(page) if d.kind != "truncation"]  # (the range's "…")
+    assert defects == [], format_defects(defects, pdf.name)

@@ -7,6 +7,7 @@ the only place a logarithm is taken, :func:`to_data` the only inverse) and only 
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -90,10 +91,11 @@ class LogAxis(pg.AxisItem):
     def tickStrings(self, values, scale, spacing):
         span = abs(self.range[1] - self.range[0]) if self.range else 10.0
         step = self._decade_step(span, values)
+        twos_and_fives = self._twos_and_fives(span)
         out = []
         for v in values:
             whole = abs(v - round(v)) < 1e-6
-            if not whole and span > 1.3:
+            if not whole and span > 1.3 and not (twos_and_fives and _two_or_five(v)):
                 out.append("")
                 continue
             if whole and step > 1 and round(v) % step:
@@ -127,6 +129,37 @@ class LogAxis(pg.AxisItem):
             needed = metrics.height() * 1.15
         return max(1, math.ceil(needed / (length / span) - 1e-9))
 
+    def _twos_and_fives(self, span: float) -> bool:
+        """Whether the ticks at 2 and 5 times a decade are labelled too: where fewer than
+        two whole decades' labels fit in view (a sweep of d = 1024 … 65536 read "10⁴"
+        alone: 1000 lay too near the axis's end for its label) and every label then has
+        room (a label's height up an axis; along one, half of each of two neighbours'
+        widths and some air)."""
+        if span <= 1.3 or not self.range:
+            return False
+        lo, hi = sorted(self.range)
+        horizontal = self.orientation in ("top", "bottom")
+        length = self.geometry().width() if horizontal else self.geometry().height()
+        from PySide6.QtGui import QFontMetricsF
+
+        metrics = QFontMetricsF(self.style.get("tickFont") or self.font())
+
+        def size(v: float) -> float:
+            return (metrics.horizontalAdvance(self.format_value(float(to_data(v))))
+                    if horizontal else metrics.height())
+
+        def shown(v: float) -> bool:  # (its label within the axis's ends)
+            at = (v - lo) / span * length
+            return size(v) / 2 <= at <= length - size(v) / 2
+
+        if sum(shown(d) for d in range(math.ceil(lo), math.floor(hi) + 1)) >= 2:
+            return False
+        ticks = [(v, size(v)) for d in range(math.floor(lo), math.ceil(hi) + 1)
+                 for v in (d, d + math.log10(2), d + math.log10(5)) if shown(v)]
+        air = 0.6 * metrics.height() if horizontal else 0.15 * metrics.height()
+        return len(ticks) >= 2 and all((b - a) * length / span >= (wa + wb) / 2 + air
+                                       for (a, wa), (b, wb) in itertools.pairwise(ticks))
+
     def format_value(self, value: float) -> str:
         if self.quantity == "rate":
             return format_quantity(value, "flop_rate")
@@ -136,4 +169,14 @@ class LogAxis(pg.AxisItem):
         exponent = round(math.log10(value))
         if abs(value / 10.0**exponent - 1) < 1e-6:
             return "10" + str(exponent).translate(_SUPERSCRIPT)
+        exponent = math.floor(math.log10(value))
+        mantissa = value / 10.0**exponent
+        if abs(mantissa - round(mantissa)) < 1e-6:  # (2 × 10⁴, not 2e+04)
+            return f"{round(mantissa)}×10" + str(exponent).translate(_SUPERSCRIPT)
         return f"{value:.2g}"
+
+
+def _two_or_five(v: float) -> bool:
+    """Whether the view value ``v`` (a log10) is 2 or 5 times a decade."""
+    mantissa = 10.0 ** (v - math.floor(v))
+    return abs(mantissa - 2) < 1e-6 or abs(mantissa - 5) < 1e-6
