@@ -201,3 +201,27 @@ def test_a_transparent_figure_choice_leaves_the_plots_page_clear(open_window, qt
     corner = (QImage(str(clear)).pixelColor(2, 2), QImage(str(filled)).pixelColor(2, 2))
     assert corner[0].alpha() == 0
     assert corner[1].alpha() == 255 and corner[1].name() == "#ffffff"  # (the light theme's page)
+
+
+def test_the_sweep_plots_figure_takes_the_figure_choices_theme(open_window, qtbot, tmp_path):
+    """As the chart's figures do: a dark figure of a session shown in the light theme, the
+    plot on screen left light."""
+    win = open_sweep_example(open_window, qtbot)
+    path = tmp_path / "dark.png"
+    assert win.export_sweep_plot(path, FigureOptions(size="double", dpi=96.0, theme="dark"))
+    assert QImage(str(path)).pixelColor(2, 2).name() == "#16181d"  # (the dark theme's page)
+    assert win.document.session.view.theme == "light"
+    live = win.sweep_plot.plot_widget.grab().toImage().pixelColor(2, 2)
+    assert live.name() == "#ffffff"
+
+
+def test_a_page_too_small_for_the_plot_says_so(open_window, qtbot, tmp_path):
+    win = open_sweep_example(open_window, qtbot)
+    errors = []
+    win.show_error = lambda title, message: errors.append(message)
+    path = tmp_path / "tiny.png"
+    assert not win.export_sweep_plot(path, FigureOptions(size="custom", width=160, height=120,
+                                                         dpi=96.0))
+    assert errors == ["a plot of 160 × 120 pixels at 96 dpi is too small for its axes and "
+                      "legend: choose a larger size or a lower dpi"]
+    assert not path.exists()

@@ -124,7 +124,6 @@ class _Heading:
         self._text.setDocumentMargin(0)
         self._text.setTextWidth(max(1.0, width - 2 * self.AIR))
         self._colour = colour
-        self._width = width
         self._html: str | None = None
 
     def set_html(self, html: str) -> None:

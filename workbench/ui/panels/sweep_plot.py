@@ -134,8 +134,8 @@ class SweepPlot(QWidget):
             lambda _i: self.set_mode(self.mode_box.currentData()))
         self.export_button = QPushButton("E&xport…")
         self.export_button.setObjectName("exportSweepPlot")
-        self.export_button.setToolTip("Save this plot as PDF, SVG or PNG, at the size and DPI "
-                                      "last chosen in File ▸ Export Figure")
+        self.export_button.setToolTip("Save this plot as PDF, SVG or PNG, at the size, DPI "
+                                      "and theme last chosen in File ▸ Export Figure")
         self.export_button.clicked.connect(self.export_requested)
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 0)
@@ -669,10 +669,10 @@ class SweepPlot(QWidget):
 
     def _fit_legend(self) -> None:
         """Put the legend beside the plot (below it where the plot is narrow; nowhere where
-        neither leaves the plot :attr:`LEAST_PLOT`) in as
-        few columns as keep it no taller than the room the plot has (below it, in as many
-        as fit its width): a row for each of four machines made it taller than the plot,
-        which then grew past the bottom row, its x axis's title cut off."""
+        neither leaves the plot :attr:`LEAST_PLOT`) in as few columns as keep it no taller
+        than the room the plot has (below it, in as many as fit its width): a row for each
+        of four machines made it taller than the plot, which then grew past the bottom row,
+        its x axis's title cut off."""
         if self._plot_widget is None:
             return
         legend = self._legend

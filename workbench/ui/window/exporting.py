@@ -123,9 +123,9 @@ class ExportingMixin:
 
     def export_sweep_plot(self, path: str | Path, options=None) -> bool:
         """Draw the sweep plot of the selected operation (what the plot shows: FLOP/s or
-        time, in the session's colours) to ``path`` at the size, DPI and background of the
-        figure ``options`` (default: the last choices), its title line above it: the page
-        ``render --sweep-plot`` makes of the session as saved."""
+        time) to ``path`` at the size, DPI, theme and background of the figure ``options``
+        (default: the last choices), its title line above it: the page ``render
+        --sweep-plot`` makes of the session as saved."""
         from workbench.ui.figures.export import ExportError
         from workbench.ui.figures.export_dialog import load_options
 
@@ -138,7 +138,8 @@ class ExportingMixin:
         try:
             fig = options.figure_size()
             render_sweep_plot(self.document.session, self.workspace.selection.current, path,
-                              fig, mode=shown.mode, transparent=options.transparent)
+                              fig, mode=shown.mode, theme=options.theme,
+                              transparent=options.transparent)
         except ExportError as exc:
             self.show_error("Cannot export sweep plot", str(exc))
             return False
