@@ -225,3 +225,27 @@ def test_a_page_too_small_for_the_plot_says_so(open_window, qtbot, tmp_path):
     assert errors == ["a plot of 160 × 120 pixels at 96 dpi is too small for its axes and "
                       "legend: choose a larger size or a lower dpi"]
     assert not path.exists()
+
+
+def test_a_column_wide_plot_of_five_machines_grows_taller_for_its_legend(
+        open_window, qtbot, tmp_path):
+    """Five machines' legend has no room on a single column's 3.5 × 2.6 in page, and a
+    figure's reader must be able to tell its curves apart: the page grows taller, as the
+    chart's figures do for their key, and names every machine."""
+    from workbench.io.user_presets import find_preset
+
+    win = open_sweep_example(open_window, qtbot)
+    for preset in ("mi300x", "rtx-4090", "h200"):
+        win.document.add_machine(find_preset(preset), preset=preset)
+    qtbot.waitUntil(lambda: len(win.sweep_plot.curves()) == 5)
+    path = tmp_path / "five.svg"
+    assert win.export_sweep_plot(path, FigureOptions(size="single", dpi=300.0))
+    fig = resolve_size("single", dpi=300.0)
+    root = ET.fromstring(path.read_bytes())
+    height_mm = float(root.get("height").removesuffix("mm"))
+    assert height_mm > fig.inches[1] * 25.4 + 1, height_mm
+    texts = _texts(path.read_bytes())
+    for hw in win.document.session.hardware:
+        assert hw.hardware.label in texts, (hw.hardware.label, texts)
+    message = win.statusBar().currentMessage()
+    assert message.startswith(f"Exported {path} (1050 × ") and "(1050 × 780 px)" not in message

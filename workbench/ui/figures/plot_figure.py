@@ -21,24 +21,39 @@ __all__ = ["plot_figure_bytes", "write_plot_figure", "LEAST_PT"]
 LEAST_PT = 8.0
 
 
+class _NoRoom(ExportError):
+    """A page too small for the plot, its axes or its legend."""
+
+
 def write_plot_figure(panel, plot_widget, path: str | os.PathLike[str], fig: FigureSize, *,
                       title: Callable[[], str], foreground: str, background: str,
-                      transparent: bool = False) -> None:
+                      transparent: bool = False) -> FigureSize:
     """Write the plot ``plot_widget`` of ``panel`` (a widget made for this figure alone, not
     shown yet: it is laid out offscreen, and hidden again) to ``path`` (``.png``, ``.svg`` or
     ``.pdf``), atomically, with the title ``title()`` says once the plot is laid out (HTML,
     in ``foreground``) above it, on ``background`` unless ``transparent``. Raises
     :class:`ExportError` for another format or a page too small for the plot, and
-    ``OSError`` when the file cannot be written."""
+    ``OSError`` when the file cannot be written. A paper column too short for the legend
+    grows taller, as the chart's figures do for their key (:meth:`FigureSize.taller_for_key`);
+    returns the size drawn."""
     from workbench.io.atomic import write_atomic
 
     fmt = format_of(path)
     if fmt not in ("png", "svg", "pdf"):
         raise ExportError(f"{Path(path).name}: a plot is written as .png, .svg or .pdf")
-    payload = plot_figure_bytes(panel, plot_widget, fmt, fig, title=title,
-                                foreground=foreground, background=background,
-                                transparent=transparent)
+    while True:
+        try:
+            payload = plot_figure_bytes(panel, plot_widget, fmt, fig, title=title,
+                                        foreground=foreground, background=background,
+                                        transparent=transparent)
+            break
+        except _NoRoom:
+            taller = fig.taller_for_key(math.ceil(fig.height * 1.25))
+            if taller.height <= fig.height:
+                raise
+            fig = taller
     write_atomic(Path(path), payload)
+    return fig
 
 
 def plot_figure_bytes(panel, plot_widget, fmt: str, fig: FigureSize, *,
@@ -75,9 +90,11 @@ def plot_figure_bytes(panel, plot_widget, fmt: str, fig: FigureSize, *,
         view = plot_widget
         top = heading.height
         source = QRectF(view.mapToScene(view.viewport().rect()).boundingRect())
+        # (a legend left out for want of room, as on a small screen, would leave a figure's
+        # reader no way to tell its machines apart)
         if source.width() > lw + 1 or source.height() > lh - top + 1 or min(
-                source.width(), source.height()) < 1:
-            raise ExportError(f"a plot of {fig.width} × {fig.height} pixels at {fig.dpi:g} dpi "
+                source.width(), source.height()) < 1 or _legend_left_out(view):
+            raise _NoRoom(f"a plot of {fig.width} × {fig.height} pixels at {fig.dpi:g} dpi "
                               "is too small for its axes and legend: choose a larger size or "
                               "a lower dpi")
         data = QByteArray()
@@ -108,6 +125,14 @@ def plot_figure_bytes(panel, plot_widget, fmt: str, fig: FigureSize, *,
     finally:
         panel.hide()
     return svg_as(svg_bytes(tree), fmt, fig, heading.plain, background, transparent)
+
+
+def _legend_left_out(view) -> bool:
+    """Whether the plot has a legend with entries that is not shown."""
+    import pyqtgraph as pg
+
+    return any(isinstance(item, pg.LegendItem) and item.items and not item.isVisible()
+               for item in view.scene().items())
 
 
 class _Heading:

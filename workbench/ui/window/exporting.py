@@ -13,14 +13,14 @@ __all__ = ["ExportingMixin", "render_sweep_plot"]
 
 def render_sweep_plot(session, op_id: int | None, path: str | Path, fig, *,
                       mode: str = "flops", theme: str | None = None,
-                      transparent: bool = False) -> None:
+                      transparent: bool = False):
     """Write the sweep plot of operation ``op_id`` of ``session`` (drawn from a copy, in
     ``theme`` or the session's own) to ``path`` (``.png``, ``.svg`` or ``.pdf``) at the
     figure size ``fig``, its title line above it: attainable FLOP/s (``mode`` "flops") or
     the best-case time ("time") against the swept parameter, on every visible machine.
-    Raises :class:`~workbench.ui.figures.export.ExportError` for an operation without a
-    sweep, another format or a page too small, and ``OSError`` when the file cannot be
-    written."""
+    Returns the size drawn (a paper column may have grown to hold the legend). Raises
+    :class:`~workbench.ui.figures.export.ExportError` for an operation without a sweep,
+    another format or a page too small, and ``OSError`` when the file cannot be written."""
     import copy
 
     from workbench.document import Document
@@ -42,9 +42,9 @@ def render_sweep_plot(session, op_id: int | None, path: str | Path, fig, *,
             raise ExportError(" ".join(plot.empty_text().split()))
         plot.bare()
         colours = get_theme(session.view.theme)
-        write_plot_figure(plot, plot.plot_widget, path, fig, title=plot.title_html,
-                          foreground=colours.foreground, background=colours.background,
-                          transparent=transparent)
+        return write_plot_figure(plot, plot.plot_widget, path, fig, title=plot.title_html,
+                                 foreground=colours.foreground,
+                                 background=colours.background, transparent=transparent)
     finally:
         plot.deleteLater()
         workspace.deleteLater()
@@ -136,10 +136,9 @@ class ExportingMixin:
                             "The selected operation has no sweep to plot.")
             return False
         try:
-            fig = options.figure_size()
-            render_sweep_plot(self.document.session, self.workspace.selection.current, path,
-                              fig, mode=shown.mode, theme=options.theme,
-                              transparent=options.transparent)
+            fig = render_sweep_plot(self.document.session, self.workspace.selection.current,
+                                    path, options.figure_size(), mode=shown.mode,
+                                    theme=options.theme, transparent=options.transparent)
         except ExportError as exc:
             self.show_error("Cannot export sweep plot", str(exc))
             return False
