@@ -27,7 +27,10 @@ from __future__ import annotations
 import copy
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.ui.figures.figure_size import (
     BASE_DPI,
@@ -45,11 +48,15 @@ from workbench.ui.figures.figure_size import (
 )
 from workbench.ui.figures.svg_portable import SvgMark, portable_svg, portable_tree, svg_bytes
 
+if TYPE_CHECKING:
+    from PySide6.QtCore import QByteArray
+    from PySide6.QtGui import QPainter
+
 __all__ = [
     "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
     "render_figure", "figure_bytes", "figure_image", "figure_svg", "format_of",
     "MIN_LOGICAL", "MAX_PIXELS", "portable_svg", "svg_to_pdf", "svg_as", "background_of",
-    "font_families",
+    "font_families", "painting_svg",
 ]
 
 
@@ -256,35 +263,16 @@ def _taller_for_key(canvas, fig: FigureSize) -> FigureSize | None:
 
 def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool,
             drawn: dict | None = None) -> bytes:
-    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize
-    from PySide6.QtGui import QPainter
-    from PySide6.QtSvg import QSvgGenerator
+    from PySide6.QtCore import QRectF
 
     lw, lh = fig.logical
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    # SVG Tiny 1.2 output: Qt's SVG 1.1 clip paths go stale between items; the one clip a
-    # chart needs (the plot area) is applied to the geometry by portable_svg instead.
-    generator = QSvgGenerator()
-    generator.setOutputDevice(buffer)
-    generator.setSize(QSize(math.ceil(lw), math.ceil(lh)))
-    generator.setViewBox(QRectF(0, 0, lw, lh))
-    generator.setResolution(round(BASE_DPI))
-    generator.setTitle(session.title or "Roofline chart")
-    generator.setDescription("Roofline chart made with Roofline Workbench")
     source = _scene_rect(canvas)
     area = canvas.plot_widget.getPlotItem().getViewBox().sceneBoundingRect()
     area.translate(-source.left(), -source.top())
-    painter = QPainter(generator)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-    try:
-        with canvas.export_mode():
-            canvas.plot_widget.scene().render(painter, QRectF(0, 0, lw, lh), source)
-    finally:
-        painter.end()
-    buffer.close()
+    with (painting_svg(lw, lh, session.title or "Roofline chart",
+                       "Roofline chart made with Roofline Workbench") as (painter, data),
+          canvas.export_mode()):
+        canvas.plot_widget.scene().render(painter, QRectF(0, 0, lw, lh), source)
     families = font_families(canvas)
     marks = ()
     if drawn is not None:
@@ -300,6 +288,37 @@ def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool,
         drawn["tree"] = tree
         return b""
     return svg_bytes(tree)
+
+
+@contextmanager
+def painting_svg(width: float, height: float, title: str, description: str
+                 ) -> Iterator[tuple[QPainter, QByteArray]]:
+    """A painter on an SVG page of ``width`` × ``height`` logical pixels (96 a logical
+    inch), antialiased, and the bytes it has written once the block ends. SVG Tiny 1.2:
+    Qt's SVG 1.1 clip paths go stale between items (the one clip a chart needs, the plot
+    area, is applied to the geometry by :func:`portable_svg` instead)."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    generator = QSvgGenerator()
+    generator.setOutputDevice(buffer)
+    generator.setSize(QSize(math.ceil(width), math.ceil(height)))
+    generator.setViewBox(QRectF(0, 0, width, height))
+    generator.setResolution(round(BASE_DPI))
+    generator.setTitle(title)
+    generator.setDescription(description)
+    painter = QPainter(generator)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    try:
+        yield painter, data
+    finally:
+        painter.end()
+        buffer.close()
 
 
 def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from workbench.ui.chart.items import painted_for_figure
-from workbench.ui.figures.export import ExportError, font_families, svg_as
+from workbench.ui.figures.export import ExportError, font_families, painting_svg, svg_as
 from workbench.ui.figures.figure_size import FigureSize, format_of
 from workbench.ui.figures.svg_portable import portable_tree, svg_bytes
 
@@ -62,9 +62,8 @@ def plot_figure_bytes(panel, plot_widget, fmt: str, fig: FigureSize, *,
     """The bytes of a ``png``, ``svg`` or ``pdf`` file of the plot (see
     :func:`write_plot_figure`): the title in ``foreground``, wrapped to the page's width, and
     the plot below it, drawn at the page's logical size less the title's height."""
-    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize, Qt
-    from PySide6.QtGui import QFontInfo, QPainter
-    from PySide6.QtSvg import QSvgGenerator
+    from PySide6.QtCore import QRectF, Qt
+    from PySide6.QtGui import QFontInfo
     from PySide6.QtWidgets import QApplication
 
     # laid out at the page's logical size, or smaller where its text would be under
@@ -94,30 +93,15 @@ def plot_figure_bytes(panel, plot_widget, fmt: str, fig: FigureSize, *,
         # reader no way to tell its machines apart)
         if source.width() > lw + 1 or source.height() > lh - top + 1 or min(
                 source.width(), source.height()) < 1 or _legend_left_out(view):
-            raise _NoRoom(f"a plot of {fig.width} × {fig.height} pixels at {fig.dpi:g} dpi "
-                              "is too small for its axes and legend: choose a larger size or "
-                              "a lower dpi")
-        data = QByteArray()
-        buffer = QBuffer(data)
-        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        generator = QSvgGenerator()
-        generator.setOutputDevice(buffer)
-        generator.setSize(QSize(math.ceil(lw), math.ceil(lh)))
-        generator.setViewBox(QRectF(0, 0, lw, lh))
-        generator.setResolution(96)
-        generator.setTitle(heading.plain)
-        generator.setDescription("Plot made with Roofline Workbench")
-        painter = QPainter(generator)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        try:
+            raise _NoRoom(f"a plot of {fig.width} × {fig.height} pixels at {fig.dpi:g} dpi is "
+                          "too small for its axes and legend: choose a larger size or a "
+                          "lower dpi")
+        with painting_svg(lw, lh, heading.plain, "Plot made with Roofline Workbench") as (
+                painter, data):
             heading.draw(painter)
             with painted_for_figure(view.scene()):
                 view.scene().render(painter, QRectF(0, top, source.width(), source.height()),
                                     source)
-        finally:
-            painter.end()
-        buffer.close()
         # (not cut to the plot's area: the legend's samples are drawn scaled, as data are;
         # the plot's curves and lines lie within its range)
         tree = portable_tree(bytes(data), fig, None if transparent else background,

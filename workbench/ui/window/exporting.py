@@ -58,13 +58,16 @@ class ExportingMixin:
             return self.document.path.stem
         return Path(self.example).stem if self.example else "roofline"
 
+    def _start_at(self, name: str) -> str:
+        """Where a file dialog for ``name`` starts: beside the session's file, else home."""
+        return str((self.document.path.parent if self.document.path else Path.home()) / name)
+
     def on_export_figure(self):
         """Open the Export Figure dialog (not modal-blocking: tests reach it as
         ``export_dialog`` and call its ``accept_path``)."""
         from workbench.ui.figures.export_dialog import ExportDialog
 
-        start = str((self.document.path.parent if self.document.path else Path.home())
-                    / f"{self._figure_stem()}.png")
+        start = self._start_at(f"{self._figure_stem()}.png")
         dialog = ExportDialog(self.settings, start, self)
         dialog.export_requested.connect(self.export_figure)
         self.export_dialog = dialog
@@ -75,19 +78,26 @@ class ExportingMixin:
         """Draw the chart as shown (same zoom; the chart as fitted is fitted to the figure's
         page, as the command line does) to ``path`` with ``options`` (a
         :class:`~workbench.ui.figures.export_dialog.FigureOptions`; default: the last choices)."""
-        from workbench.ui.figures.export import ExportError, render_figure
+        from workbench.ui.figures.export import render_figure
         from workbench.ui.figures.export_dialog import load_options
 
         options = options or load_options(self.settings)
+        return self._exported("figure", path, lambda: render_figure(
+            self.document.session, path, figure=options.figure_size(), theme=options.theme,
+            transparent=options.transparent, view_range=self.canvas.figure_view_range()))
+
+    def _exported(self, what: str, path: str | Path, draw) -> bool:
+        """``draw()`` a figure to ``path``: the size it drew said in the status bar, or why
+        it could not (a bad size or format, a file that cannot be written) in a dialog."""
+        from workbench.ui.figures.export import ExportError
+
         try:
-            fig = render_figure(self.document.session, path, figure=options.figure_size(),
-                                theme=options.theme, transparent=options.transparent,
-                                view_range=self.canvas.figure_view_range())
+            fig = draw()
         except ExportError as exc:
-            self.show_error("Cannot export figure", str(exc))
+            self.show_error(f"Cannot export {what}", str(exc))
             return False
         except OSError as exc:
-            self.show_error("Cannot export figure", f"{path}: {exc.strerror or exc}")
+            self.show_error(f"Cannot export {what}", f"{path}: {exc.strerror or exc}")
             return False
         self.statusBar().showMessage(f"Exported {path} ({fig.width} × {fig.height} px)", 5000)
         return True
@@ -115,8 +125,7 @@ class ExportingMixin:
 
     def on_export_sweep_plot(self) -> bool:
         """The sweep plot's Export…: where to write it, then :meth:`export_sweep_plot`."""
-        start = str((self.document.path.parent if self.document.path else Path.home())
-                    / f"{self._figure_stem()}-sweep.pdf")
+        start = self._start_at(f"{self._figure_stem()}-sweep.pdf")
         path, _ = QFileDialog.getSaveFileName(self, "Export Sweep Plot", start,
                                               "PDF (*.pdf);;SVG (*.svg);;PNG (*.png)")
         return self.export_sweep_plot(path) if path else False
@@ -126,7 +135,6 @@ class ExportingMixin:
         time) to ``path`` at the size, DPI, theme and background of the figure ``options``
         (default: the last choices), its title line above it: the page ``render
         --sweep-plot`` makes of the session as saved."""
-        from workbench.ui.figures.export import ExportError
         from workbench.ui.figures.export_dialog import load_options
 
         options = options or load_options(self.settings)
@@ -135,22 +143,13 @@ class ExportingMixin:
             self.show_error("Cannot export sweep plot",
                             "The selected operation has no sweep to plot.")
             return False
-        try:
-            fig = render_sweep_plot(self.document.session, self.workspace.selection.current,
-                                    path, options.figure_size(), mode=shown.mode,
-                                    theme=options.theme, transparent=options.transparent)
-        except ExportError as exc:
-            self.show_error("Cannot export sweep plot", str(exc))
-            return False
-        except OSError as exc:
-            self.show_error("Cannot export sweep plot", f"{path}: {exc.strerror or exc}")
-            return False
-        self.statusBar().showMessage(f"Exported {path} ({fig.width} × {fig.height} px)", 5000)
-        return True
+        return self._exported("sweep plot", path, lambda: render_sweep_plot(
+            self.document.session, self.workspace.selection.current, path,
+            options.figure_size(), mode=shown.mode, theme=options.theme,
+            transparent=options.transparent))
 
     def on_export_csv(self) -> bool:
-        start = str((self.document.path.parent if self.document.path else Path.home())
-                    / f"{self._figure_stem()}-results.csv")
+        start = self._start_at(f"{self._figure_stem()}-results.csv")
         path, _ = QFileDialog.getSaveFileName(self, "Export Results as CSV", start,
                                               "CSV table (*.csv);;All files (*)")
         return self.export_results_csv(path) if path else False
