@@ -1,6 +1,8 @@
-"""The main window's exports: File ▸ Export Figure…, Copy Figure and Export Results as CSV
-(a mixin of :class:`~workbench.ui.window.main_window.MainWindow`; the figures themselves are
-drawn by :mod:`workbench.ui.figures.export`)."""
+"""The main window's exports: File ▸ Export Figure…, Copy Figure, the sweep plot's Export… and
+Export Results as CSV (a mixin of :class:`~workbench.ui.window.main_window.MainWindow`; the
+figures themselves are drawn by :mod:`workbench.ui.figures.export` and
+:mod:`workbench.ui.figures.plot_figure`), and :func:`render_sweep_plot`, which the window and
+``render --sweep-plot`` share."""
 
 from __future__ import annotations
 
