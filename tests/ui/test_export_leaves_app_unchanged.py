@@ -161,3 +161,15 @@ def test_menus_keep_their_text_size_after_a_sweep_plot_export(
     assert target.stat().st_size > 1000
     _assert_text_full_size(qtbot, win)
     assert _application_look(win) == before
+
+
+def test_menus_keep_their_text_size_after_copy_plot(open_window, qtbot):
+    win = open_window(next(p for p in EXAMPLES if p.name == "critical_batch_sweep.yaml"))
+    win.sweep_dock.raise_()
+    win.workspace.selection.select(win.document.session.operations[0].id)
+    qtbot.waitUntil(lambda: not win.sweep_plot.is_empty())
+    before = _application_look(win)
+    assert win.copy_sweep_plot(FigureOptions(size="double", dpi=600.0)) is not None
+    assert not QGuiApplication.clipboard().image().isNull()
+    _assert_text_full_size(qtbot, win)
+    assert _application_look(win) == before

@@ -249,3 +249,41 @@ def test_a_column_wide_plot_of_five_machines_grows_taller_for_its_legend(
         assert hw.hardware.label in texts, (hw.hardware.label, texts)
     message = win.statusBar().currentMessage()
     assert message.startswith(f"Exported {path} (1050 × ") and "(1050 × 780 px)" not in message
+
+
+def test_a_right_click_on_the_sweep_plot_copies_or_exports_it(open_window, qtbot, monkeypatch,
+                                                              tmp_path):
+    """The plot's own menu (pyqtgraph's is off): Copy Plot puts the figure Export… would
+    write on the clipboard; Export Plot… asks where to write it."""
+    from PySide6.QtGui import QContextMenuEvent, QGuiApplication
+    from PySide6.QtWidgets import QApplication, QMenu
+
+    win = open_sweep_example(open_window, qtbot)
+    save_options(win.settings, FigureOptions(size="double", dpi=150.0))
+    view = win.sweep_plot.plot_widget.viewport()
+    at = view.rect().center()
+    QApplication.sendEvent(view, QContextMenuEvent(QContextMenuEvent.Reason.Mouse, at,
+                                                   view.mapToGlobal(at)))
+    qtbot.waitUntil(lambda: any(isinstance(w, QMenu) and w.isVisible()
+                                for w in QApplication.topLevelWidgets()))
+    menu = next(w for w in QApplication.topLevelWidgets()
+                if isinstance(w, QMenu) and w.isVisible())
+    texts = [a.text() for a in menu.actions()]
+    assert texts == ["&Copy Plot", "E&xport Plot…"]
+    QGuiApplication.clipboard().clear()
+    menu.actions()[0].trigger()  # (as a click does: the menu closes itself)
+    image = QGuiApplication.clipboard().image()
+    fig = resolve_size("double", dpi=150.0)
+    assert (image.width(), image.height()) == (fig.width, fig.height)
+    assert win.statusBar().currentMessage() == (
+        f"Copied the sweep plot ({fig.width} × {fig.height} px)")
+    # the same figure as Export… writes
+    path = tmp_path / "sweep.png"
+    _export_by_button(win, qtbot, monkeypatch, path)
+    written = QImage(str(path)).convertToFormat(image.format())
+    assert written == image
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        lambda *args, **_kwargs: asked.append(args) or ("", ""))
+    win.sweep_plot.plot_widget.context_menu().actions()[1].trigger()
+    assert len(asked) == 1 and asked[0][1] == "Export Sweep Plot"

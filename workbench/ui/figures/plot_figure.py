@@ -6,16 +6,14 @@ from that SVG, so the three formats cannot disagree. Its title line goes above t
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
-from pathlib import Path
 
 from workbench.ui.chart.items import painted_for_figure
 from workbench.ui.figures.export import ExportError, font_families, painting_svg, svg_as
-from workbench.ui.figures.figure_size import FigureSize, format_of
+from workbench.ui.figures.figure_size import FigureSize
 from workbench.ui.figures.svg_portable import portable_tree, svg_bytes
 
-__all__ = ["plot_figure_bytes", "write_plot_figure", "LEAST_PT"]
+__all__ = ["plot_figure", "plot_figure_bytes", "LEAST_PT"]
 
 #: the least size of the plot's text on the page, points
 LEAST_PT = 8.0
@@ -25,43 +23,34 @@ class _NoRoom(ExportError):
     """A page too small for the plot, its axes or its legend."""
 
 
-def write_plot_figure(panel, plot_widget, path: str | os.PathLike[str], fig: FigureSize, *,
-                      title: Callable[[], str], foreground: str, background: str,
-                      transparent: bool = False) -> FigureSize:
-    """Write the plot ``plot_widget`` of ``panel`` (a widget made for this figure alone, not
-    shown yet: it is laid out offscreen, and hidden again) to ``path`` (``.png``, ``.svg`` or
-    ``.pdf``), atomically, with the title ``title()`` says once the plot is laid out (HTML,
-    in ``foreground``) above it, on ``background`` unless ``transparent``. Raises
-    :class:`ExportError` for another format or a page too small for the plot, and
-    ``OSError`` when the file cannot be written. A paper column too short for the legend
-    grows taller, as the chart's figures do for their key (:meth:`FigureSize.taller_for_key`);
-    returns the size drawn."""
-    from workbench.io.atomic import write_atomic
-
-    fmt = format_of(path)
-    if fmt not in ("png", "svg", "pdf"):
-        raise ExportError(f"{Path(path).name}: a plot is written as .png, .svg or .pdf")
+def plot_figure(panel, plot_widget, fmt: str, fig: FigureSize, *,
+                title: Callable[[], str], foreground: str, background: str,
+                transparent: bool = False) -> tuple[bytes, FigureSize]:
+    """The bytes of a ``png``, ``svg`` or ``pdf`` file of the plot ``plot_widget`` of
+    ``panel`` (a widget made for this figure alone, not shown yet: it is laid out offscreen,
+    and hidden again), with the title ``title()`` says once the plot is laid out (HTML, in
+    ``foreground``) above it, on ``background`` unless ``transparent``; and the size drawn.
+    A paper column too short for the legend grows taller, as the chart's figures do for
+    their key (:meth:`FigureSize.taller_for_key`); else a page too small for the plot is an
+    :class:`ExportError`."""
     while True:
         try:
-            payload = plot_figure_bytes(panel, plot_widget, fmt, fig, title=title,
-                                        foreground=foreground, background=background,
-                                        transparent=transparent)
-            break
+            return plot_figure_bytes(panel, plot_widget, fmt, fig, title=title,
+                                     foreground=foreground, background=background,
+                                     transparent=transparent), fig
         except _NoRoom:
             taller = fig.taller_for_key(math.ceil(fig.height * 1.25))
             if taller.height <= fig.height:
                 raise
             fig = taller
-    write_atomic(Path(path), payload)
-    return fig
 
 
 def plot_figure_bytes(panel, plot_widget, fmt: str, fig: FigureSize, *,
                       title: Callable[[], str], foreground: str, background: str,
                       transparent: bool = False) -> bytes:
-    """The bytes of a ``png``, ``svg`` or ``pdf`` file of the plot (see
-    :func:`write_plot_figure`): the title in ``foreground``, wrapped to the page's width, and
-    the plot below it, drawn at the page's logical size less the title's height."""
+    """The bytes of a ``png``, ``svg`` or ``pdf`` file of the plot at ``fig`` (see
+    :func:`plot_figure`): the title in ``foreground``, wrapped to the page's width, and the
+    plot below it, drawn at the page's logical size less the title's height."""
     from PySide6.QtCore import QRectF, Qt
     from PySide6.QtGui import QFontInfo
     from PySide6.QtWidgets import QApplication

@@ -9,7 +9,7 @@ import functools
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QPen
-from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView
+from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QMenu
 
 from workbench.model.units import format_quantity
 from workbench.ui.chart.axes import LogAxis
@@ -77,10 +77,28 @@ class PlotPlace(QGraphicsView):
 
 class ResizedPlotWidget(pg.PlotWidget):
     """The plot's widget, saying when it has been resized (a hidden dock's plot is resized
-    as it is shown, the panel around it not again)."""
+    as it is shown, the panel around it not again), and offering to copy or export the plot
+    on a right click (pyqtgraph's own menu is off: its log entries would break the log10
+    coordinates)."""
 
     resized = Signal()
+    #: the plot's context menu: Copy Plot, Export Plot…
+    copy_requested = Signal()
+    export_requested = Signal()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.resized.emit()
+
+    def context_menu(self) -> QMenu:
+        """The menu a right click opens (not shown)."""
+        menu = QMenu(self)
+        menu.addAction("&Copy Plot", self.copy_requested.emit)
+        menu.addAction("E&xport Plot…", self.export_requested.emit)
+        return menu
+
+    def contextMenuEvent(self, event) -> None:
+        menu = self.context_menu()
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(event.globalPos())
+        event.accept()

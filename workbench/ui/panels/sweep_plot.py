@@ -104,8 +104,9 @@ class SweepPlot(QWidget):
     :meth:`is_empty`, :meth:`empty_text`, :attr:`mode` and :meth:`set_mode`.
     """
 
-    #: Export… was pressed: the window asks where to write the plot as a figure
+    #: Export… was pressed: the window asks where to write the plot as a figure; or Copy Plot
     export_requested = Signal()
+    copy_requested = Signal()
 
     def __init__(self, workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -234,6 +235,8 @@ class SweepPlot(QWidget):
         widget.resized.connect(self._fit_legend)  # (then the title, with the legend's rows)
         widget.resized.connect(self._fit_bottom_label)
         widget.setObjectName("sweepPlotWidget")
+        widget.export_requested.connect(self.export_requested)
+        widget.copy_requested.connect(self.copy_requested)
         plot = self._plot = widget.getPlotItem()
         plot.setMenuEnabled(False)  # its log entries would break the log10 coordinates
         plot.hideButtons()

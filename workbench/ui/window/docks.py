@@ -304,6 +304,7 @@ class DocksMixin:
 
         panel = SweepPlot(ws, self)
         panel.export_requested.connect(self.on_export_sweep_plot)
+        panel.copy_requested.connect(self.copy_sweep_plot)
         return panel, self.sweep_dock
 
     def _on_panel_shown(self, name: str, shown: bool) -> None:

@@ -10,26 +10,44 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
-__all__ = ["ExportingMixin", "render_sweep_plot"]
+__all__ = ["ExportingMixin", "render_sweep_plot", "sweep_plot_figure"]
 
 
 def render_sweep_plot(session, op_id: int | None, path: str | Path, fig, *,
                       mode: str = "flops", theme: str | None = None,
                       transparent: bool = False):
-    """Write the sweep plot of operation ``op_id`` of ``session`` (drawn from a copy, in
-    ``theme`` or the session's own) to ``path`` (``.png``, ``.svg`` or ``.pdf``) at the
-    figure size ``fig``, its title line above it: attainable FLOP/s (``mode`` "flops") or
-    the best-case time ("time") against the swept parameter, on every visible machine.
-    Returns the size drawn (a paper column may have grown to hold the legend). Raises
-    :class:`~workbench.ui.figures.export.ExportError` for an operation without a sweep,
-    another format or a page too small, and ``OSError`` when the file cannot be written."""
+    """Write the sweep plot of operation ``op_id`` of ``session`` (see
+    :func:`sweep_plot_figure`) to ``path`` (``.png``, ``.svg`` or ``.pdf``), atomically.
+    Returns the size drawn; raises as :func:`sweep_plot_figure` does, for another format
+    too, and ``OSError`` when the file cannot be written."""
+    from workbench.io.atomic import write_atomic
+    from workbench.ui.figures.export import ExportError, format_of
+
+    fmt = format_of(path)
+    if fmt not in ("png", "svg", "pdf"):
+        raise ExportError(f"{Path(path).name}: a plot is written as .png, .svg or .pdf")
+    payload, fig = sweep_plot_figure(session, op_id, fmt, fig, mode=mode, theme=theme,
+                                     transparent=transparent)
+    write_atomic(Path(path), payload)
+    return fig
+
+
+def sweep_plot_figure(session, op_id: int | None, fmt: str, fig, *, mode: str = "flops",
+                      theme: str | None = None, transparent: bool = False):
+    """The sweep plot of operation ``op_id`` of ``session`` (drawn from a copy, in ``theme``
+    or the session's own) as the bytes of a ``png``, ``svg`` or ``pdf`` file at the figure
+    size ``fig``, its title line above it: attainable FLOP/s (``mode`` "flops") or the
+    best-case time ("time") against the swept parameter, on every visible machine; and the
+    size drawn (a paper column may have grown to hold the legend). Raises
+    :class:`~workbench.ui.figures.export.ExportError` for an operation without a sweep or a
+    page too small."""
     import copy
 
     from workbench.document import Document
     from workbench.ui.bridge import Workspace
     from workbench.ui.chart.theme import get_theme
     from workbench.ui.figures.export import ExportError
-    from workbench.ui.figures.plot_figure import write_plot_figure
+    from workbench.ui.figures.plot_figure import plot_figure
     from workbench.ui.panels.sweep_plot import SweepPlot
 
     session = copy.deepcopy(session)
@@ -44,9 +62,9 @@ def render_sweep_plot(session, op_id: int | None, path: str | Path, fig, *,
             raise ExportError(" ".join(plot.empty_text().split()))
         plot.bare()
         colours = get_theme(session.view.theme)
-        return write_plot_figure(plot, plot.plot_widget, path, fig, title=plot.title_html,
-                                 foreground=colours.foreground,
-                                 background=colours.background, transparent=transparent)
+        return plot_figure(plot, plot.plot_widget, fmt, fig, title=plot.title_html,
+                           foreground=colours.foreground, background=colours.background,
+                           transparent=transparent)
     finally:
         plot.deleteLater()
         workspace.deleteLater()
@@ -149,6 +167,32 @@ class ExportingMixin:
             self.document.session, self.workspace.selection.current, path,
             options.figure_size(), mode=shown.mode, theme=options.theme,
             transparent=options.transparent))
+
+    def copy_sweep_plot(self, options=None):
+        """Put the sweep plot on the clipboard as an image, drawn as its Export… draws it
+        (the last figure choices)."""
+        from PySide6.QtGui import QGuiApplication, QImage
+
+        from workbench.ui.figures.export import ExportError
+        from workbench.ui.figures.export_dialog import load_options
+
+        options = options or load_options(self.settings)
+        shown = self.sweep_plot
+        try:
+            if shown.is_empty():
+                raise ExportError("The selected operation has no sweep to plot.")
+            png, _fig = sweep_plot_figure(
+                self.document.session, self.workspace.selection.current, "png",
+                options.figure_size(), mode=shown.mode, theme=options.theme,
+                transparent=options.transparent)
+        except ExportError as exc:
+            self.show_error("Cannot copy sweep plot", str(exc))
+            return None
+        image = QImage.fromData(png, "PNG")
+        QGuiApplication.clipboard().setImage(image)
+        self.statusBar().showMessage(
+            f"Copied the sweep plot ({image.width()} × {image.height()} px)", 4000)
+        return image
 
     def on_export_csv(self) -> bool:
         start = self._start_at(f"{self._figure_stem()}-results.csv")
