@@ -173,3 +173,16 @@ def test_menus_keep_their_text_size_after_copy_plot(open_window, qtbot):
     assert not QGuiApplication.clipboard().image().isNull()
     _assert_text_full_size(qtbot, win)
     assert _application_look(win) == before
+
+
+@pytest.mark.parametrize("fmt", ["png", "pdf"])
+def test_menus_keep_their_text_size_after_a_throughput_chart_export(open_window, qtbot,
+                                                                    tmp_path, fmt):
+    win = open_window(next(p for p in EXAMPLES if p.name == "llama31_8b_inference.yaml"))
+    win.model_panel.pages.setCurrentIndex(2)
+    before = _application_look(win)
+    target = tmp_path / f"throughput.{fmt}"
+    assert win.export_throughput_chart(target, FigureOptions(size="single", dpi=600.0))
+    assert target.stat().st_size > 1000
+    _assert_text_full_size(qtbot, win)
+    assert _application_look(win) == before

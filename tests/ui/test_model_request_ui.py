@@ -16,6 +16,7 @@ from workbench.model.llm.architecture import Setup
 from workbench.model.llm.results import model_result
 from workbench.model.llm.session import ModelEntry
 from workbench.model.units import format_number, format_quantity
+from workbench.ui.figures.export_dialog import FigureOptions
 from workbench.ui.panels.model_panel import (
     ROW_CAPACITY,
     ROW_MAX_BATCH,
@@ -102,7 +103,7 @@ def table_text(panel, row):
 
 
 def test_throughput_page_draws_every_machine_and_exports_a_clean_figure(qtbot, window,
-                                                                        tmp_path, monkeypatch):
+                                                                        tmp_path):
     import sys
     from pathlib import Path
 
@@ -135,7 +136,7 @@ def test_throughput_page_draws_every_machine_and_exports_a_clean_figure(qtbot, w
     assert chart.title == "405B: prompt 2,048 + 256 output tokens, fp8, tp 8"
 
     path = tmp_path / "throughput.pdf"
-    assert panel.export_chart_to(str(path))
+    assert win.export_throughput_chart(path, FigureOptions(size="double", dpi=300.0))
     data = path.read_bytes()
     assert check_pdf(data) == []
     figure = read_figure(data)
@@ -145,13 +146,14 @@ def test_throughput_page_draws_every_machine_and_exports_a_clean_figure(qtbot, w
         assert hw.label in texts
     # a read-only file is refused and left as it was; so is an unknown format
     warnings = []
-    monkeypatch.setattr("workbench.ui.panels.model_panel.QMessageBox.warning",
-                        lambda *args: warnings.append(args[-1]))
+    win.show_error = lambda _title, message: warnings.append(message)
     path.chmod(0o444)
-    assert not panel.export_chart_to(str(path))
+    assert not win.export_throughput_chart(path, FigureOptions(size="double", dpi=300.0))
     assert warnings and str(path) in warnings[0]
     assert path.read_bytes() == data
-    assert not panel.export_chart_to(str(tmp_path / "chart.bmp"))
+    assert not win.export_throughput_chart(tmp_path / "chart.bmp")
+    assert "chart.bmp" in warnings[-1]
+    assert not (tmp_path / "chart.bmp").exists()
 
 
 def test_throughput_chart_as_svg_and_png(qtbot, window, tmp_path):
@@ -164,9 +166,10 @@ def test_throughput_chart_as_svg_and_png(qtbot, window, tmp_path):
                        Setup(phase="decode", batch=1), name="8B")
     win.add_model(entry)
     win.show_model(entry.id)
-    panel = win.model_panel
     svg, png = tmp_path / "t.svg", tmp_path / "t.png"
-    assert panel.export_chart_to(str(svg)) and panel.export_chart_to(str(png))
+    options = FigureOptions(size="custom", width=1400, height=900, dpi=200.0)
+    assert win.export_throughput_chart(svg, options)
+    assert win.export_throughput_chart(png, options)
     image = QImage(str(png))
     assert (image.width(), image.height()) == (1400, 900)  # 7 × 4.5 in at 200 dpi
     # an independent renderer draws the SVG, with the machine named in it
@@ -181,6 +184,60 @@ def test_throughput_chart_as_svg_and_png(qtbot, window, tmp_path):
                   // (2048 * 131072))
     assert largest == 220
     assert f"NVIDIA H100 SXM5 80GB (batch 1–{largest})" in svg.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("size", "dpi", "theme", "transparent"), [
+    ("single", 300.0, "light", False), ("slide", 144.0, "dark", False),
+    ("double", 600.0, "light", True)])
+def test_the_throughput_chart_takes_the_figure_choices(qtbot, window, tmp_path, monkeypatch,
+                                                       size, dpi, theme, transparent):
+    """Export Chart… drew a 7 × 4.5 in page at 200 dpi whatever was chosen: a paper column
+    got a chart to shrink, its 9-pt labels to 4.5 pt. It now draws at the size, DPI, theme
+    and background last chosen in File ▸ Export Figure, as every figure does, its PNG and
+    PDF from its SVG, and every text readable on the page."""
+    import sys
+    from pathlib import Path
+
+    from PySide6.QtGui import QImage
+    from PySide6.QtWidgets import QFileDialog
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from figures.figcheck import check_pdf, check_readability, read_figure
+
+    from workbench.ui.figures.export_dialog import save_options
+    from workbench.ui.figures.figure_size import resolve_size
+    from workbench.ui.panels.throughput_chart import chart_background
+
+    win = window
+    entry = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup(phase="decode", batch=1), name="8B")
+    win.add_model(entry)
+    win.show_model(entry.id)
+    panel = win.model_panel
+    panel.pages.setCurrentIndex(2)
+    save_options(win.settings, FigureOptions(size=size, dpi=dpi, theme=theme,
+                                             transparent=transparent))
+    path = tmp_path / "throughput.png"
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        lambda *args, **_kwargs: asked.append(args) or (str(path), ""))
+    qtbot.mouseClick(panel.export_chart_button, Qt.MouseButton.LeftButton)
+    assert len(asked) == 1 and asked[0][1] == "Export Throughput Chart"
+    fig = resolve_size(size, dpi=dpi)
+    image = QImage(str(path))
+    assert (image.width(), image.height()) == (fig.width, fig.height)
+    assert round(image.dotsPerMeterX() * 0.0254) == round(dpi)
+    corner = image.pixelColor(2, 2)
+    if transparent:
+        assert corner.alpha() == 0
+    else:
+        assert corner.name() == chart_background(theme == "dark").lower()
+    pdf = tmp_path / "throughput.pdf"
+    assert win.export_throughput_chart(pdf)
+    figure = read_figure(pdf.read_bytes())
+    assert abs(figure.page[2] - figure.page[0] - fig.inches[0] * 72) < 1, (figure.page, fig)
+    assert check_pdf(pdf.read_bytes()) == []
+    assert check_readability(figure) == []
 
 
 # ---------------------------------------------------------------------------------------------

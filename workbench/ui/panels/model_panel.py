@@ -6,17 +6,15 @@ operation kind, and memory per chip against capacity — with the derivation of 
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QMainWindow,
-    QMessageBox,
     QPushButton,
     QScrollArea,
     QSplitter,
@@ -49,7 +47,7 @@ from workbench.ui.panels.model_figures import (
     summary_text,
     summary_tooltip,
 )
-from workbench.ui.panels.throughput_chart import ThroughputChart, chart_title, curves_for, export_chart
+from workbench.ui.panels.throughput_chart import ThroughputChart, chart_title, curves_for
 from workbench.ui.widgets import escape_html
 
 __all__ = ["ModelPanel", "RESULT_ROWS", "ROW_T_LOWER", "ROW_PREDICTED", "ROW_TOKENS",
@@ -98,6 +96,9 @@ def _set_row_height(window: QMainWindow, dock: QDockWidget, height: int) -> None
 
 class ModelPanel(QWidget):
     """Model selector, the model's editor, its results per machine and their derivation."""
+
+    #: Export Chart… was pressed: the window asks where to write the throughput chart
+    export_chart_requested = Signal()
 
     def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -165,8 +166,9 @@ class ModelPanel(QWidget):
         self.chart = ThroughputChart(throughput)
         self.export_chart_button = QPushButton("Export Chart…", throughput)
         self.export_chart_button.setObjectName("exportThroughput")
-        self.export_chart_button.setToolTip("Save this chart as PNG, SVG or PDF")
-        self.export_chart_button.clicked.connect(self._on_export_chart)
+        self.export_chart_button.setToolTip("Save this chart as PDF, SVG or PNG, at the size, "
+                                            "DPI and theme last chosen in File ▸ Export Figure")
+        self.export_chart_button.clicked.connect(self.export_chart_requested)
         row = QHBoxLayout()
         row.addStretch(1)
         row.addWidget(self.export_chart_button)
@@ -415,23 +417,11 @@ class ModelPanel(QWidget):
         self.chart.set_curves(curves_for(model.arch, model.setup, machines),
                               chart_title(model.label, model.setup))
 
-    def _on_export_chart(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export Throughput Chart",
-                                              "throughput.pdf",
-                                              "PDF (*.pdf);;SVG (*.svg);;PNG (*.png)")
-        if path:
-            self.export_chart_to(path)
-
-    def export_chart_to(self, path: str) -> bool:
-        """Write the chart to ``path`` (PDF, SVG or PNG by its extension); a refusal (another
-        extension, a read-only file) is said in a dialog and nothing is written."""
+    def shown_chart(self) -> tuple[list, str]:
+        """The throughput chart's curves and title, as up to date as the model (what its
+        export draws)."""
         self._update_chart()
-        try:
-            export_chart(self.chart.curves, path, title=self.chart.title)
-        except (OSError, ValueError) as exc:
-            QMessageBox.warning(self, "Export Throughput Chart", f"{path}: {exc}")
-            return False
-        return True
+        return self.chart.curves, self.chart.title
 
     def _fit_cells(self) -> None:
         """Every cell's text whole: the share row as tall as its lines (one kind a line), the

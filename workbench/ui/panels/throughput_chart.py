@@ -1,6 +1,7 @@
 """Throughput against latency: output tokens per second per chip against the time per output
 token (TPOT), one curve per machine over a batch sweep (1 … the largest batch that fits), on
-log-log axes. Drawn with one painter for the screen and for PNG, SVG and PDF files.
+log-log axes. Drawn with one painter for the screen and for the figure's SVG (from which
+the window's export draws PNG and PDF, as for every figure).
 
 Every curve is named in a legend beside or below the plot (never over the data), each
 machine with its own colour and marker shape; the axes end on decades.
@@ -9,9 +10,7 @@ machine with its own colour and marker shape; the axes end on decades.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import field
-from pathlib import Path
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
@@ -20,7 +19,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from workbench.records import record
 from workbench.ui.chart.hover import plain_tip
 
-__all__ = ["Curve", "ThroughputChart", "paint_chart", "chart_bytes", "export_chart",
+__all__ = ["Curve", "ThroughputChart", "paint_chart", "chart_svg", "chart_background",
            "curves_for", "chart_title", "point_text"]
 
 #: Okabe-Ito colours (distinct for colour-blind readers) and marker shapes, per machine.
@@ -75,17 +74,24 @@ def _tick(exp: int) -> str:
     return f"{10 ** exp:,}" if exp >= 0 else f"{10.0 ** exp:g}"
 
 
+def chart_background(dark: bool = False) -> str:
+    """The colour the chart is drawn on."""
+    return "#1E1E1E" if dark else "#FFFFFF"
+
+
 def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str = "",
-                pt: float = 9.0, dark: bool = False) -> list[tuple[QPointF, Curve, tuple]]:
+                pt: float = 9.0, dark: bool = False, fill: bool = True
+                ) -> list[tuple[QPointF, Curve, tuple]]:
     """Draw the chart into ``rect`` (device units; ``pt`` is the tick-label size in those
-    units' points as the painter's device counts them). Returns where each point was drawn
-    within the plot: ``(position, its curve, (TPOT s, tokens/s per chip, batch))``."""
+    units' points as the painter's device counts them), on its background unless not
+    ``fill``. Returns where each point was drawn within the plot: ``(position, its curve,
+    (TPOT s, tokens/s per chip, batch))``."""
     drawn: list[tuple[QPointF, Curve, tuple]] = []
     ink = QColor("#E8E8E8" if dark else "#202020")
-    background = QColor("#1E1E1E" if dark else "#FFFFFF")
     painter.save()
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-    painter.fillRect(rect, background)
+    if fill:
+        painter.fillRect(rect, QColor(chart_background(dark)))
     font = QFont("DejaVu Sans")
     font.setPointSizeF(pt)
     title_font = QFont(font)
@@ -308,54 +314,30 @@ class ThroughputChart(QWidget):
         return super().event(event)
 
 
-def chart_bytes(curves: list[Curve], fmt: str, width_in: float = 7.0, height_in: float = 4.5,
-                dpi: int = 200, title: str = "") -> bytes:
-    """The chart as a PNG, SVG or PDF file's bytes, ``width_in`` × ``height_in`` inches."""
-    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QSizeF
-    from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter
+def chart_svg(curves: list[Curve], width_in: float, height_in: float, title: str = "",
+              dark: bool = False, fill: bool = True) -> bytes:
+    """The chart as Qt's SVG of a ``width_in`` × ``height_in`` inch page (96 units an inch),
+    its tick labels sized for that page (:func:`_pt`); see :func:`paint_chart`."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
     from PySide6.QtSvg import QSvgGenerator
 
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if fmt == "pdf":
-        writer = QPdfWriter(buffer)
-        writer.setResolution(dpi)
-        writer.setPageLayout(QPageLayout(QPageSize(QSizeF(width_in * 72, height_in * 72),
-                                                   QPageSize.Unit.Point),
-                                         QPageLayout.Orientation.Portrait, QMarginsF(0, 0, 0, 0)))
-        writer.setTitle(title or "Throughput against latency")
-        painter = QPainter(writer)
-        try:
-            paint_chart(painter, QRectF(0, 0, width_in * dpi, height_in * dpi), curves, title,
-                        pt=_pt(width_in))
-        finally:
-            painter.end()
-    elif fmt == "svg":
-        generator = QSvgGenerator()
-        generator.setOutputDevice(buffer)
-        w, h = round(width_in * 96), round(height_in * 96)
-        generator.setSize(QSize(w, h))
-        generator.setViewBox(QRectF(0, 0, w, h))
-        generator.setResolution(96)
-        generator.setTitle(title or "Throughput against latency")
-        painter = QPainter(generator)
-        try:
-            paint_chart(painter, QRectF(0, 0, w, h), curves, title, pt=_pt(width_in))
-        finally:
-            painter.end()
-    elif fmt == "png":
-        image = QImage(round(width_in * dpi), round(height_in * dpi), QImage.Format.Format_RGB32)
-        image.setDotsPerMeterX(round(dpi / 0.0254))
-        image.setDotsPerMeterY(round(dpi / 0.0254))
-        painter = QPainter(image)
-        try:
-            paint_chart(painter, QRectF(image.rect()), curves, title, pt=_pt(width_in))
-        finally:
-            painter.end()
-        image.save(buffer, "PNG")
-    else:
-        raise ValueError(f"unknown format {fmt!r}: png, svg or pdf")
+    generator = QSvgGenerator()
+    generator.setOutputDevice(buffer)
+    w, h = width_in * 96, height_in * 96
+    generator.setSize(QSize(math.ceil(w), math.ceil(h)))
+    generator.setViewBox(QRectF(0, 0, w, h))
+    generator.setResolution(96)
+    generator.setTitle(title or "Throughput against latency")
+    generator.setDescription("Throughput against latency, made with Roofline Workbench")
+    painter = QPainter(generator)
+    try:
+        paint_chart(painter, QRectF(0, 0, w, h), curves, title, pt=_pt(width_in), dark=dark,
+                    fill=fill)
+    finally:
+        painter.end()
     buffer.close()
     return bytes(data.data())
 
@@ -363,12 +345,3 @@ def chart_bytes(curves: list[Curve], fmt: str, width_in: float = 7.0, height_in:
 def _pt(width_in: float) -> float:
     """Tick labels of 9 pt, smaller on a narrow figure (never under 7 pt)."""
     return max(7.0, min(9.0, width_in * 72 / 30))
-
-
-def export_chart(curves: list[Curve], path: str | os.PathLike[str], title: str = "",
-                 **size) -> None:
-    """Write the chart to ``path`` (its extension picks the format), atomically."""
-    from workbench.io.atomic import write_atomic
-
-    fmt = Path(path).suffix.lower().lstrip(".")
-    write_atomic(Path(path), chart_bytes(curves, fmt, title=title, **size))

@@ -299,7 +299,9 @@ class DocksMixin:
         if name == "model":
             from workbench.ui.panels.model_panel import ModelPanel
 
-            return ModelPanel(ws, self), self.model_dock
+            panel = ModelPanel(ws, self)
+            panel.export_chart_requested.connect(self.on_export_throughput_chart)
+            return panel, self.model_dock
         from workbench.ui.panels.sweep_plot import SweepPlot
 
         panel = SweepPlot(ws, self)

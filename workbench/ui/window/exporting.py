@@ -1,8 +1,8 @@
 """The main window's exports: File ▸ Export Figure…, Copy Figure, the sweep plot's Export… and
-Export Results as CSV (a mixin of :class:`~workbench.ui.window.main_window.MainWindow`; the
-figures themselves are drawn by :mod:`workbench.ui.figures.export` and
-:mod:`workbench.ui.figures.plot_figure`), and :func:`render_sweep_plot`, which the window and
-``render --sweep-plot`` share."""
+Copy Plot, the Model tab's Export Chart… and Export Results as CSV (a mixin of
+:class:`~workbench.ui.window.main_window.MainWindow`; the figures themselves are drawn by
+:mod:`workbench.ui.figures.export` and :mod:`workbench.ui.figures.plot_figure`), and
+:func:`render_sweep_plot`, which the window and ``render --sweep-plot`` share."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
-__all__ = ["ExportingMixin", "render_sweep_plot", "sweep_plot_figure"]
+__all__ = ["ExportingMixin", "render_sweep_plot", "render_throughput_chart",
+           "sweep_plot_figure"]
 
 
 def render_sweep_plot(session, op_id: int | None, path: str | Path, fig, *,
@@ -68,6 +69,30 @@ def sweep_plot_figure(session, op_id: int | None, fmt: str, fig, *, mode: str = 
     finally:
         plot.deleteLater()
         workspace.deleteLater()
+
+
+def render_throughput_chart(curves, title: str, path: str | Path, fig, *,
+                            theme: str = "light", transparent: bool = False):
+    """Write the Model tab's throughput chart (``curves`` under ``title``) to ``path``
+    (``.png``, ``.svg`` or ``.pdf``) at the figure size ``fig``, dark in the dark theme: as
+    every figure is made, its SVG first (tick labels sized for the page), the PNG and the
+    PDF drawn from it. Returns the size drawn; raises
+    :class:`~workbench.ui.figures.export.ExportError` for another format and ``OSError``
+    when the file cannot be written."""
+    from workbench.io.atomic import write_atomic
+    from workbench.ui.figures.export import ExportError, format_of, svg_as
+    from workbench.ui.figures.svg_portable import portable_tree, svg_bytes
+    from workbench.ui.panels.throughput_chart import chart_background, chart_svg
+
+    fmt = format_of(path)
+    if fmt not in ("png", "svg", "pdf"):
+        raise ExportError(f"{Path(path).name}: a chart is written as .png, .svg or .pdf")
+    dark = theme == "dark"
+    raw = chart_svg(curves, *fig.inches, title=title, dark=dark, fill=not transparent)
+    svg = svg_bytes(portable_tree(raw, fig, None))  # (the chart paints its own background)
+    write_atomic(Path(path), svg_as(svg, fmt, fig, title or "Throughput against latency",
+                                    chart_background(dark), transparent))
+    return fig
 
 
 class ExportingMixin:
@@ -193,6 +218,28 @@ class ExportingMixin:
         self.statusBar().showMessage(
             f"Copied the sweep plot ({image.width()} × {image.height()} px)", 4000)
         return image
+
+    def on_export_throughput_chart(self) -> bool:
+        """The Model tab's Export Chart…: where to write it, then
+        :meth:`export_throughput_chart`."""
+        start = self._start_at(f"{self._figure_stem()}-throughput.pdf")
+        path, _ = QFileDialog.getSaveFileName(self, "Export Throughput Chart", start,
+                                              "PDF (*.pdf);;SVG (*.svg);;PNG (*.png)")
+        return self.export_throughput_chart(path) if path else False
+
+    def export_throughput_chart(self, path: str | Path, options=None) -> bool:
+        """Draw the Model tab's throughput chart to ``path`` at the size, DPI, theme and
+        background of the figure ``options`` (default: the last choices)."""
+        from workbench.ui.figures.export_dialog import load_options
+
+        options = options or load_options(self.settings)
+        curves, title = self.model_panel.shown_chart()
+        if not curves:
+            self.show_error("Cannot export throughput chart", "No model is shown to chart.")
+            return False
+        return self._exported("throughput chart", path, lambda: render_throughput_chart(
+            curves, title, path, options.figure_size(), theme=options.theme,
+            transparent=options.transparent))
 
     def on_export_csv(self) -> bool:
         start = self._start_at(f"{self._figure_stem()}-results.csv")
