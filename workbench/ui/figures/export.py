@@ -56,7 +56,7 @@ __all__ = [
     "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
     "render_figure", "figure_bytes", "figure_image", "figure_svg", "format_of",
     "MIN_LOGICAL", "MAX_PIXELS", "portable_svg", "svg_to_pdf", "svg_as", "background_of",
-    "font_families", "painting_svg",
+    "font_families", "painting_svg", "svg_image",
 ]
 
 
@@ -131,6 +131,12 @@ def svg_as(svg: bytes, fmt: str, fig: FigureSize, title: str, background: str,
     raise ExportError(f"unknown figure format {fmt!r}; use png, svg or pdf")
 
 
+def svg_image(svg: bytes, fig: FigureSize, background: str, transparent: bool = False):
+    """A figure's portable SVG as a ``QImage`` of size ``fig`` (for the clipboard), DPI
+    set, on ``background`` unless ``transparent``."""
+    return _rasterise(svg, fig, transparent, background)
+
+
 def svg_to_pdf(svg: bytes, fig: FigureSize, title: str) -> bytes:
     """The PDF page of a figure's SVG (:func:`figure_svg_sized`, with the size it returned):
     the same bytes :func:`figure_bytes` gives for ``pdf``, without laying the chart out again."""
@@ -142,7 +148,7 @@ def figure_image(session, fig: FigureSize, *, theme: str = "light", transparent:
     """The figure as a ``QImage`` (for the clipboard), DPI set."""
     svg, fig = figure_svg_sized(session, fig, theme=theme, transparent=transparent,
                                 view_range=view_range)
-    return _rasterise(svg, fig, transparent, background_of(theme))
+    return svg_image(svg, fig, background_of(theme), transparent)
 
 
 def figure_svg(session, fig: FigureSize, *, theme: str = "light", transparent: bool = False,

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from workbench.records import record
 from workbench.ui.chart.hover import plain_tip
 
-__all__ = ["Curve", "ThroughputChart", "paint_chart", "chart_svg", "chart_background",
+__all__ = ["Curve", "ThroughputChart", "paint_chart", "chart_background", "tick_pt",
            "curves_for", "chart_title", "point_text"]
 
 #: Okabe-Ito colours (distinct for colour-blind readers) and marker shapes, per machine.
@@ -314,34 +314,6 @@ class ThroughputChart(QWidget):
         return super().event(event)
 
 
-def chart_svg(curves: list[Curve], width_in: float, height_in: float, title: str = "",
-              dark: bool = False, fill: bool = True) -> bytes:
-    """The chart as Qt's SVG of a ``width_in`` × ``height_in`` inch page (96 units an inch),
-    its tick labels sized for that page (:func:`_pt`); see :func:`paint_chart`."""
-    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
-    from PySide6.QtSvg import QSvgGenerator
-
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    generator = QSvgGenerator()
-    generator.setOutputDevice(buffer)
-    w, h = width_in * 96, height_in * 96
-    generator.setSize(QSize(math.ceil(w), math.ceil(h)))
-    generator.setViewBox(QRectF(0, 0, w, h))
-    generator.setResolution(96)
-    generator.setTitle(title or "Throughput against latency")
-    generator.setDescription("Throughput against latency, made with Roofline Workbench")
-    painter = QPainter(generator)
-    try:
-        paint_chart(painter, QRectF(0, 0, w, h), curves, title, pt=_pt(width_in), dark=dark,
-                    fill=fill)
-    finally:
-        painter.end()
-    buffer.close()
-    return bytes(data.data())
-
-
-def _pt(width_in: float) -> float:
+def tick_pt(width_in: float) -> float:
     """Tick labels of 9 pt, smaller on a narrow figure (never under 7 pt)."""
     return max(7.0, min(9.0, width_in * 72 / 30))

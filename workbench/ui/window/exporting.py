@@ -21,14 +21,20 @@ def render_sweep_plot(session, op_id: int | None, path: str | Path, fig, *,
     :func:`sweep_plot_figure`) to ``path`` (``.png``, ``.svg`` or ``.pdf``), atomically.
     Returns the size drawn; raises as :func:`sweep_plot_figure` does, for another format
     too, and ``OSError`` when the file cannot be written."""
+    return _write_figure(path, lambda fmt: sweep_plot_figure(
+        session, op_id, fmt, fig, mode=mode, theme=theme, transparent=transparent))
+
+
+def _write_figure(path: str | Path, draw):
+    """Write ``draw(fmt)``'s bytes (with the size drawn) to ``path`` atomically, ``fmt`` its
+    extension's: ``png``, ``svg`` or ``pdf`` (else an ``ExportError``). Returns the size."""
     from workbench.io.atomic import write_atomic
     from workbench.ui.figures.export import ExportError, format_of
 
     fmt = format_of(path)
     if fmt not in ("png", "svg", "pdf"):
-        raise ExportError(f"{Path(path).name}: a plot is written as .png, .svg or .pdf")
-    payload, fig = sweep_plot_figure(session, op_id, fmt, fig, mode=mode, theme=theme,
-                                     transparent=transparent)
+        raise ExportError(f"{Path(path).name}: this figure is written as .png, .svg or .pdf")
+    payload, fig = draw(fmt)
     write_atomic(Path(path), payload)
     return fig
 
@@ -75,24 +81,30 @@ def render_throughput_chart(curves, title: str, path: str | Path, fig, *,
                             theme: str = "light", transparent: bool = False):
     """Write the Model tab's throughput chart (``curves`` under ``title``) to ``path``
     (``.png``, ``.svg`` or ``.pdf``) at the figure size ``fig``, dark in the dark theme: as
-    every figure is made, its SVG first (tick labels sized for the page), the PNG and the
-    PDF drawn from it. Returns the size drawn; raises
+    every figure is made, its SVG first (a page of physical inches, tick labels sized for
+    it), the PNG and the PDF drawn from it. Returns the size drawn; raises
     :class:`~workbench.ui.figures.export.ExportError` for another format and ``OSError``
     when the file cannot be written."""
-    from workbench.io.atomic import write_atomic
-    from workbench.ui.figures.export import ExportError, format_of, svg_as
-    from workbench.ui.figures.svg_portable import portable_tree, svg_bytes
-    from workbench.ui.panels.throughput_chart import chart_background, chart_svg
+    from PySide6.QtCore import QRectF
 
-    fmt = format_of(path)
-    if fmt not in ("png", "svg", "pdf"):
-        raise ExportError(f"{Path(path).name}: a chart is written as .png, .svg or .pdf")
-    dark = theme == "dark"
-    raw = chart_svg(curves, *fig.inches, title=title, dark=dark, fill=not transparent)
-    svg = svg_bytes(portable_tree(raw, fig, None))  # (the chart paints its own background)
-    write_atomic(Path(path), svg_as(svg, fmt, fig, title or "Throughput against latency",
-                                    chart_background(dark), transparent))
-    return fig
+    from workbench.ui.figures.export import painting_svg, svg_as
+    from workbench.ui.figures.svg_portable import portable_tree, svg_bytes
+    from workbench.ui.panels.throughput_chart import chart_background, paint_chart, tick_pt
+
+    def draw(fmt: str):
+        dark = theme == "dark"
+        width_in, height_in = fig.inches
+        w, h = width_in * 96, height_in * 96
+        with painting_svg(w, h, title or "Throughput against latency",
+                          "Throughput against latency, made with Roofline Workbench") as (
+                painter, data):
+            paint_chart(painter, QRectF(0, 0, w, h), curves, title, pt=tick_pt(width_in),
+                        dark=dark, fill=not transparent)
+        svg = svg_bytes(portable_tree(bytes(data), fig, None))  # (its own background painted)
+        return svg_as(svg, fmt, fig, title or "Throughput against latency",
+                      chart_background(dark), transparent), fig
+
+    return _write_figure(path, draw)
 
 
 class ExportingMixin:
@@ -196,9 +208,9 @@ class ExportingMixin:
     def copy_sweep_plot(self, options=None):
         """Put the sweep plot on the clipboard as an image, drawn as its Export… draws it
         (the last figure choices)."""
-        from PySide6.QtGui import QGuiApplication, QImage
+        from PySide6.QtGui import QGuiApplication
 
-        from workbench.ui.figures.export import ExportError
+        from workbench.ui.figures.export import ExportError, background_of, svg_image
         from workbench.ui.figures.export_dialog import load_options
 
         options = options or load_options(self.settings)
@@ -206,14 +218,14 @@ class ExportingMixin:
         try:
             if shown.is_empty():
                 raise ExportError("The selected operation has no sweep to plot.")
-            png, _fig = sweep_plot_figure(
-                self.document.session, self.workspace.selection.current, "png",
+            svg, fig = sweep_plot_figure(
+                self.document.session, self.workspace.selection.current, "svg",
                 options.figure_size(), mode=shown.mode, theme=options.theme,
                 transparent=options.transparent)
         except ExportError as exc:
             self.show_error("Cannot copy sweep plot", str(exc))
             return None
-        image = QImage.fromData(png, "PNG")
+        image = svg_image(svg, fig, background_of(options.theme), options.transparent)
         QGuiApplication.clipboard().setImage(image)
         self.statusBar().showMessage(
             f"Copied the sweep plot ({image.width()} × {image.height()} px)", 4000)
