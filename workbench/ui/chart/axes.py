@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
@@ -104,6 +105,20 @@ class LogAxis(pg.AxisItem):
             out.append(self.format_value(float(to_data(v))))
         return out
 
+    def _label_room(self) -> tuple[float, Callable[[float], float], float]:
+        """The axis's length in pixels; the room the label of a tick (a view value) takes
+        along it: its width along the plot, its height up it; and the air kept between two
+        labels."""
+        from PySide6.QtGui import QFontMetricsF
+
+        # (pyqtgraph draws the numbers in the tick font, else in the axis's own)
+        metrics = QFontMetricsF(self.style.get("tickFont") or self.font())
+        if self.orientation in ("top", "bottom"):
+            return (self.geometry().width(),
+                    lambda v: metrics.horizontalAdvance(self.format_value(float(to_data(v)))),
+                    0.6 * metrics.height())
+        return self.geometry().height(), lambda _v: metrics.height(), 0.15 * metrics.height()
+
     def _decade_step(self, span: float, values=()) -> int:
         """Label every decade, or every second, third … one, the fewest skipped that leave a
         label's height (and some air) between labels up an axis, or the widest label's
@@ -111,23 +126,13 @@ class LogAxis(pg.AxisItem):
         bottom row's sweep plot, whose four decades stood in 40 pixels, each label over the
         next), or a narrow one (a sweep plot a paper column wide: "10" and "100" ran into
         one). ``values``: the ticks to label, in view units."""
-        horizontal = self.orientation in ("top", "bottom")
-        length = self.geometry().width() if horizontal else self.geometry().height()
+        length, size, air = self._label_room()
         if span <= 0 or length <= 0:
             return 1
-        from PySide6.QtGui import QFontMetricsF
-
-        # (pyqtgraph draws the numbers in the tick font, else in the axis's own)
-        metrics = QFontMetricsF(self.style.get("tickFont") or self.font())
-        if horizontal:
-            widths = [metrics.horizontalAdvance(self.format_value(float(to_data(v))))
-                      for v in values if abs(v - round(v)) < 1e-6]
-            if not widths:
-                return 1
-            needed = max(widths) + 0.6 * metrics.height()
-        else:
-            needed = metrics.height() * 1.15
-        return max(1, math.ceil(needed / (length / span) - 1e-9))
+        sizes = [size(v) for v in values if abs(v - round(v)) < 1e-6]
+        if not sizes:  # (no decade among them: their step is not asked for)
+            return 1
+        return max(1, math.ceil((max(sizes) + air) / (length / span) - 1e-9))
 
     def _twos_and_fives(self, span: float) -> bool:
         """Whether the ticks at 2 and 5 times a decade are labelled too: where fewer than
@@ -138,25 +143,17 @@ class LogAxis(pg.AxisItem):
         if span <= 1.3 or not self.range:
             return False
         lo, hi = sorted(self.range)
-        horizontal = self.orientation in ("top", "bottom")
-        length = self.geometry().width() if horizontal else self.geometry().height()
-        from PySide6.QtGui import QFontMetricsF
+        length, size, air = self._label_room()
 
-        metrics = QFontMetricsF(self.style.get("tickFont") or self.font())
-
-        def size(v: float) -> float:
-            return (metrics.horizontalAdvance(self.format_value(float(to_data(v))))
-                    if horizontal else metrics.height())
-
-        def shown(v: float) -> bool:  # (its label within the axis's ends)
+        def shown(v: float, room: float) -> bool:  # (its label within the axis's ends)
             at = (v - lo) / span * length
-            return size(v) / 2 <= at <= length - size(v) / 2
+            return room / 2 <= at <= length - room / 2
 
-        if sum(shown(d) for d in range(math.ceil(lo), math.floor(hi) + 1)) >= 2:
+        if sum(shown(d, size(d)) for d in range(math.ceil(lo), math.floor(hi) + 1)) >= 2:
             return False
-        ticks = [(v, size(v)) for d in range(math.floor(lo), math.ceil(hi) + 1)
-                 for v in (d, d + math.log10(2), d + math.log10(5)) if shown(v)]
-        air = 0.6 * metrics.height() if horizontal else 0.15 * metrics.height()
+        ticks = [(v, room) for d in range(math.floor(lo), math.ceil(hi) + 1)
+                 for v in (d, d + math.log10(2), d + math.log10(5))
+                 if shown(v, room := size(v))]
         return len(ticks) >= 2 and all((b - a) * length / span >= (wa + wb) / 2 + air
                                        for (a, wa), (b, wb) in itertools.pairwise(ticks))
 
