@@ -153,10 +153,10 @@ class SweepPlot(QWidget):
         self._markers: list[pg.InfiniteLine] = []
         self._marker_looks: list[tuple | None] = []  # per marker: (colour, text) as set
         self._drawn: list[tuple[int, str]] = []  # (hw_id, machine) per shown curve
-        self._marks: list[tuple[int, float, str]] = []  # (hw_id, value, label) per marker
         #: per shown curve, its sweep and the index in it of each of its dots
         self._sampled: list[tuple[SweepResult, np.ndarray]] = []
-        self._crossings: list[tuple[str, Crossing]] = []  # (machine, crossing) per marker
+        #: (hw_id, machine, crossing) per crossing marker
+        self._crossings: list[tuple[int, str, Crossing]] = []
         self._marker_half = 0.0  # (half a curve marker's size, pixels: set with the theme)
 
         self.empty = QLabel(EMPTY_TEXT)
@@ -222,7 +222,7 @@ class SweepPlot(QWidget):
         k = int(np.argmin(np.abs(xs - pos.x())))
         if abs(xs[k] - pos.x()) > self.HOVER_PX / 2:
             return ""
-        machine, crossing = self._crossings[k]
+        _hw_id, machine, crossing = self._crossings[k]
         return crossing_text(crossing.operation, machine, crossing)
 
     def _ensure_plot(self) -> pg.PlotWidget:
@@ -342,7 +342,8 @@ class SweepPlot(QWidget):
         """``(hw_id, value, label)`` of every vertical crossing marker shown: ``value`` is where
         the marker is drawn (in parameter units), ``label`` its text."""
         out = []
-        for (hw_id, _value, _text), line in zip(self._marks, self._markers, strict=False):
+        for (hw_id, _machine, _crossing), line in zip(self._crossings, self._markers,
+                                                      strict=False):
             out.append((hw_id, float(self._x_data(np.asarray([line.value()]))[0]),
                         line.label.toPlainText() if line.label is not None else ""))
         return out
@@ -424,7 +425,7 @@ class SweepPlot(QWidget):
 
         lo, hi = float(values.min()), float(values.max())
         grid = _dense_grid(lo, hi, log_x)
-        self._drawn, self._marks, self._sampled, self._crossings = [], [], [], []
+        self._drawn, self._sampled, self._crossings = [], [], []
         self._tip.hide()  # (of a sample as it was)
         ys_all: list[np.ndarray] = []
         legend_entries = []
@@ -457,10 +458,7 @@ class SweepPlot(QWidget):
             self._sampled.append((result, np.flatnonzero(ok)))
             legend_entries.append((hw_entry.hardware.label, color, marker))
             ys_all.append(dense_y[keep])
-            for crossing in found:
-                self._crossings.append((hw_entry.hardware.label, crossing))
-                self._marks.append((hw_entry.id, crossing.value,
-                                    crossing_label(crossing.param, crossing.value)))
+            self._crossings += [(hw_entry.id, hw_entry.hardware.label, c) for c in found]
         for extra in self._lines[len(curves):] + self._dots[len(curves):]:
             extra.setVisible(False)
         self._sync_markers(theme, {hw_id: theme.roof_color(i) for (hw_id, _), (i, *_rest)
@@ -504,7 +502,8 @@ class SweepPlot(QWidget):
         return item
 
     def _sync_markers(self, theme, colors: dict[int, str]) -> None:
-        for n, (hw_id, value, text) in enumerate(self._marks):
+        for n, (hw_id, _machine, crossing) in enumerate(self._crossings):
+            value, text = crossing.value, crossing_label(crossing.param, crossing.value)
             color = colors.get(hw_id, theme.foreground)
             if n == len(self._markers):
                 # labels low down, right of the line: under the plateau past the crossing
@@ -527,7 +526,7 @@ class SweepPlot(QWidget):
                 line.label.setText(text)  # (a hidden label's text is not set by its format)
             line.label.fill = make_brush(theme.background + "D8")  # readable across lines
             self._marker_looks[n] = (color, text)
-        for line in self._markers[len(self._marks):]:
+        for line in self._markers[len(self._crossings):]:
             line.setVisible(False)
 
     #: pixels kept between a crossing's value and another crossing's line, another value, a
@@ -787,7 +786,7 @@ class SweepPlot(QWidget):
     def _show_empty(self, text: str) -> None:
         self.empty.setText(text or EMPTY_TEXT)
         self.title.setText("")
-        self._drawn, self._marks, self._sampled, self._crossings = [], [], [], []
+        self._drawn, self._sampled, self._crossings = [], [], []
         if self._plot_widget is not None:
             self._tip.hide()
         for item in self._lines + self._dots + self._markers:
