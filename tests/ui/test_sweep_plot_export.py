@@ -96,6 +96,39 @@ def test_the_sweep_plot_exports_as_the_user_sees_it(open_window, qtbot, monkeypa
     assert plot.title.isVisible() and plot.mode_box.isVisible()
 
 
+@pytest.mark.parametrize("size", ["double", "slide"])
+def test_a_wide_figure_puts_the_legend_under_a_plot_as_wide_as_the_page(
+        open_window, qtbot, tmp_path, size):
+    """On a page two paper columns wide, or a slide, the legend stood beside the plot: a
+    third of the page held two names at its top and nothing under them, the plot squeezed
+    into the rest. Below the plot, in a row as wide as its names and centred, it leaves the
+    plot the page's width (a page flatter than that keeps it beside: the bottom row's plot
+    does, see test_bottom_row_plots_readable)."""
+    win = open_sweep_example(open_window, qtbot)
+    path = tmp_path / f"{size}.pdf"
+    assert win.export_sweep_plot(path, FigureOptions(size=size, dpi=150.0))
+    page = read_figure(path)
+    x0, _y0, x1, _y1 = page.page
+    names = [t for t in page.texts if t.text in ("Google Cloud TPU v5e (per chip)",
+                                                 "NVIDIA H100 SXM5 80GB")]
+    title = next(t for t in page.texts if t.text.strip() == "m (swept)")
+    assert len(names) == 2, [t.text for t in page.texts]
+    # one row, under the x axis's title
+    assert abs(names[0].bbox()[1] - names[1].bbox()[1]) < 1.0, [n.bbox() for n in names]
+    assert min(n.bbox()[1] for n in names) > title.bbox()[3], (names[0].bbox(), title.bbox())
+    # the plot as wide as the page but for its y axis (beside the legend: two thirds of it)
+    plot_x0, _, plot_x1, _ = page.plot
+    assert plot_x1 - plot_x0 > 0.8 * (x1 - x0), (page.plot, page.page)
+    # the row centred under the plot
+    left = min(n.bbox()[0] for n in names)
+    right = max(n.bbox()[2] for n in names)
+    middle = (plot_x0 + plot_x1) / 2
+    assert abs((left + right) / 2 - middle) < 0.1 * (plot_x1 - plot_x0), (left, right, middle)
+    defects = [d for d in check_figure(page) + check_readability(page)
+               if not (d.kind == "truncation" and "1 … 4096" in d.texts[0])]
+    assert defects == [], format_defects(defects, path.name)
+
+
 def test_the_sweep_plot_exports_its_time_mode_too(open_window, qtbot, tmp_path):
     win = open_sweep_example(open_window, qtbot)
     win.sweep_plot.set_mode("time")

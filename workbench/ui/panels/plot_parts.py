@@ -1,11 +1,13 @@
 """Parts of the bottom row's plots: an axis of parameter values or times, the page that
 holds a plot's place until the plot is built, a plot widget that says when it is resized,
-and the pens, brushes and ranges a plot keeps from one refresh to the next."""
+the pens, brushes and ranges a plot keeps from one refresh to the next, and points along a
+plot's lines."""
 
 from __future__ import annotations
 
 import functools
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QPen
@@ -15,7 +17,8 @@ from workbench.model.units import format_quantity
 from workbench.ui.chart.axes import LogAxis
 from workbench.ui.chart.theme import make_brush, make_pen
 
-__all__ = ["PlotPlace", "ResizedPlotWidget", "ValueAxis", "kept_brush", "kept_pen", "same_range"]
+__all__ = ["PlotPlace", "ResizedPlotWidget", "ValueAxis", "kept_brush", "kept_pen",
+           "points_along", "same_range"]
 
 
 def same_range(shown, wanted) -> bool:
@@ -24,6 +27,23 @@ def same_range(shown, wanted) -> bool:
     span = abs(wanted[1] - wanted[0]) or 1.0
     return (abs(shown[0] - wanted[0]) <= 1e-6 * span
             and abs(shown[1] - wanted[1]) <= 1e-6 * span)
+
+
+def points_along(xs: np.ndarray, ys: np.ndarray, step: float) -> np.ndarray:
+    """Points along the polyline through ``(xs, ys)``, its corners among them, at most
+    ``step`` apart (rows ``x, y``)."""
+    x, y = np.asarray(xs, float), np.asarray(ys, float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    if len(x) < 2:
+        return np.column_stack((x, y))
+    counts = np.maximum(1, np.ceil(np.hypot(np.diff(x), np.diff(y)) / step).astype(int))
+    starts = np.repeat(np.arange(len(x) - 1), counts)
+    t = np.arange(len(starts)) - np.repeat(np.cumsum(counts) - counts, counts)
+    t = t / np.repeat(counts, counts)
+    return np.vstack((np.column_stack((x[starts] + (x[starts + 1] - x[starts]) * t,
+                                       y[starts] + (y[starts + 1] - y[starts]) * t)),
+                      [[x[-1], y[-1]]]))
 
 
 @functools.lru_cache(maxsize=64)

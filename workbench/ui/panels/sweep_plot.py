@@ -46,6 +46,7 @@ from workbench.ui.panels.plot_parts import (
     ValueAxis,
     kept_brush,
     kept_pen,
+    points_along,
     same_range,
 )
 from workbench.ui.widgets import escape_html
@@ -56,6 +57,8 @@ __all__ = ["SweepPlot", "MODES", "DENSE_POINTS"]
 MODES = {"flops": "Attainable [FLOP/s]", "time": "T_lower [s]"}
 #: Points of the dense curve between the smallest and the largest swept value.
 DENSE_POINTS = 256
+#: no maximum width (Qt's QWIDGETSIZE_MAX)
+_UNLIMITED = (1 << 24) - 1
 
 EMPTY_TEXT = ("The selected operation has no sweep.\n\nGive it one in the editor (Sweep) to "
               "plot its attainable FLOP/s against the swept parameter on every machine.")
@@ -64,23 +67,6 @@ EMPTY_TEXT = ("The selected operation has no sweep.\n\nGive it one in the editor
 #: a crossing's value's anchor at its line: its bottom left (the value right of the line) or
 #: its bottom right (left of it)
 _RIGHT, _LEFT = (0, 1), (1, 1)
-
-
-def _along(xs: np.ndarray, ys: np.ndarray, step: float) -> np.ndarray:
-    """Points along the polyline through ``(xs, ys)``, its corners among them, at most
-    ``step`` apart (rows ``x, y``)."""
-    x, y = np.asarray(xs, float), np.asarray(ys, float)
-    keep = np.isfinite(x) & np.isfinite(y)
-    x, y = x[keep], y[keep]
-    if len(x) < 2:
-        return np.column_stack((x, y))
-    counts = np.maximum(1, np.ceil(np.hypot(np.diff(x), np.diff(y)) / step).astype(int))
-    starts = np.repeat(np.arange(len(x) - 1), counts)
-    t = np.arange(len(starts)) - np.repeat(np.cumsum(counts) - counts, counts)
-    t = t / np.repeat(counts, counts)
-    return np.vstack((np.column_stack((x[starts] + (x[starts + 1] - x[starts]) * t,
-                                       y[starts] + (y[starts + 1] - y[starts]) * t)),
-                      [[x[-1], y[-1]]]))
 
 
 @functools.lru_cache(maxsize=16)
@@ -177,6 +163,9 @@ class SweepPlot(QWidget):
 
     #: the least width and height the legend leaves the plot's view, pixels
     LEAST_PLOT = (160, 100)
+    #: the widest a plot with its legend below it is made, times its height (a plot flatter
+    #: than this keeps its legend beside it, where it has more height)
+    FLATTEST = 3.0
     #: how near the pointer is to a sample's marker for its numbers, pixels
     HOVER_PX = 8.0
 
@@ -632,7 +621,7 @@ class SweepPlot(QWidget):
                 xs, ys = item.getData() if item.isVisible() else (None, None)
                 if xs is not None and len(xs):
                     x, y = to_scene(xs, ys)
-                    out.append(_along(x, y, 2.0) if out is along else np.column_stack((x, y)))
+                    out.append(points_along(x, y, 2.0) if out is along else np.column_stack((x, y)))
         return np.concatenate(along), np.concatenate(centres)
 
     def _say_left_out(self, lines: list) -> None:
@@ -670,8 +659,9 @@ class SweepPlot(QWidget):
         self._fit_legend()
 
     def _fit_legend(self) -> None:
-        """Put the legend beside the plot (below it where the plot is narrow; nowhere where
-        neither leaves the plot :attr:`LEAST_PLOT`) in as few columns as keep it no taller
+        """Put the legend beside the plot (below it where the plot is narrow, or where below
+        leaves the plot more room without making it flatter than :attr:`FLATTEST`; nowhere
+        where neither leaves the plot :attr:`LEAST_PLOT`) in as few columns as keep it no taller
         than the room the plot has (below it, in as many as fit its width): a row for each
         of four machines made it taller than the plot, which then grew past the bottom row,
         its x axis's title cut off."""
@@ -706,7 +696,12 @@ class SweepPlot(QWidget):
         # hovering a sample names its machine)
         narrow = widget.width() - wide * beside
         low = spare - top - bottom - row * math.ceil(count / under)
-        at = ("below" if low >= self.LEAST_PLOT[1] and (narrow < spare
+        # (below it too where that leaves the plot more room and flattens it no more than
+        # FLATTEST: on a figure's page as wide as a paper's two columns or a slide, the
+        # legend beside it took a third of the width and left most of that third empty)
+        roomier = (widget.width() * low > narrow * spare
+                   and widget.width() <= self.FLATTEST * low)
+        at = ("below" if low >= self.LEAST_PLOT[1] and (narrow < spare or roomier
                                                         or narrow < self.LEAST_PLOT[0])
               else "beside" if narrow >= self.LEAST_PLOT[0] else "none")
         if at != self._legend_at:
@@ -722,8 +717,12 @@ class SweepPlot(QWidget):
                                   "No room for the legend: the markers and colours are the "
                                   "chart's; hover a sample for its machine")
         columns = under if at == "below" else beside
-        if columns != legend.columnCount:
+        # (below the plot, as wide as its columns and centred: stretched to the plot's width,
+        # its names stood apart, each at the start of its half of the page)
+        widest = math.ceil(wide * columns) if at == "below" else _UNLIMITED
+        if columns != legend.columnCount or widest != legend.maximumWidth():
             legend.setColumnCount(columns)
+            legend.setMaximumWidth(widest)
             # (the plot grew to hold the taller legend: it takes the widget's size again)
             item.setGeometry(self._plot_widget.range)
 
