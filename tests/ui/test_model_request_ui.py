@@ -240,6 +240,62 @@ def test_the_throughput_chart_takes_the_figure_choices(qtbot, window, tmp_path, 
     assert check_readability(figure) == []
 
 
+def test_a_right_click_on_the_throughput_chart_copies_or_exports_it(qtbot, window, tmp_path,
+                                                                    monkeypatch):
+    """The chart could leave the app only through Export Chart… (the sweep plot and the
+    main chart are copied too): a right click offers Copy Chart, the figure Export Chart…
+    writes, as an image on the clipboard, and Export Chart…; with no model shown, Copy
+    Chart says why and leaves the clipboard as it was."""
+    from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QImage
+    from PySide6.QtWidgets import QApplication, QFileDialog, QMenu
+
+    from workbench.ui.figures.export_dialog import save_options
+    from workbench.ui.figures.figure_size import resolve_size
+
+    win = window
+    entry = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup(phase="decode", batch=1), name="8B")
+    win.add_model(entry)
+    win.show_model(entry.id)
+    panel = win.model_panel
+    panel.pages.setCurrentIndex(2)
+    chart = panel.chart
+    qtbot.waitUntil(lambda: chart.isVisible() and len(chart.curves) == 1)
+    save_options(win.settings, FigureOptions(size="single", dpi=200.0, theme="dark"))
+    at = chart.rect().center()
+    QApplication.sendEvent(chart, QContextMenuEvent(QContextMenuEvent.Reason.Mouse, at,
+                                                    chart.mapToGlobal(at)))
+    qtbot.waitUntil(lambda: any(isinstance(w, QMenu) and w.isVisible()
+                                for w in QApplication.topLevelWidgets()))
+    menu = next(w for w in QApplication.topLevelWidgets()
+                if isinstance(w, QMenu) and w.isVisible())
+    assert [a.text() for a in menu.actions()] == ["&Copy Chart", "E&xport Chart…"]
+    QGuiApplication.clipboard().clear()
+    menu.actions()[0].trigger()  # (as a click does: the menu closes itself)
+    image = QGuiApplication.clipboard().image()
+    fig = resolve_size("single", dpi=200.0)
+    assert (image.width(), image.height()) == (fig.width, fig.height)
+    assert image.pixelColor(2, 2).lightness() < 60  # (dark, as chosen)
+    assert win.statusBar().currentMessage() == (
+        f"Copied the throughput chart ({fig.width} × {fig.height} px)")
+    # the same picture as Export Chart… writes
+    path = tmp_path / "throughput.png"
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        lambda *args, **_kwargs: asked.append(args) or (str(path), ""))
+    chart.context_menu().actions()[1].trigger()
+    assert len(asked) == 1 and asked[0][1] == "Export Throughput Chart"
+    assert QImage(str(path)).convertToFormat(image.format()) == image
+    # nothing to copy: said, the clipboard untouched
+    errors = []
+    win.show_error = lambda title, message: errors.append((title, message))
+    monkeypatch.setattr(panel, "shown_chart", lambda: ([], ""))
+    QGuiApplication.clipboard().setText("kept")
+    assert win.copy_throughput_chart() is None
+    assert errors == [("Cannot copy throughput chart", "No model is shown to chart.")]
+    assert QGuiApplication.clipboard().text() == "kept"
+
+
 # ---------------------------------------------------------------------------------------------
 # the serving settings: memory utilisation, all-reduce, routing imbalance, speculation
 

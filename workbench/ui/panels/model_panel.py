@@ -97,8 +97,11 @@ def _set_row_height(window: QMainWindow, dock: QDockWidget, height: int) -> None
 class ModelPanel(QWidget):
     """Model selector, the model's editor, its results per machine and their derivation."""
 
-    #: Export Chart… was pressed: the window asks where to write the throughput chart
+    #: Export Chart… was pressed (or chosen on the chart's right click): the window asks
+    #: where to write the throughput chart
     export_chart_requested = Signal()
+    #: Copy Chart was chosen on the chart's right click: the window copies it as an image
+    copy_chart_requested = Signal()
 
     def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -169,6 +172,8 @@ class ModelPanel(QWidget):
         self.export_chart_button.setToolTip("Save this chart as PDF, SVG or PNG, at the size, "
                                             "DPI and theme last chosen in File ▸ Export Figure")
         self.export_chart_button.clicked.connect(self.export_chart_requested)
+        self.chart.export_requested.connect(self.export_chart_requested)
+        self.chart.copy_requested.connect(self.copy_chart_requested)
         row = QHBoxLayout()
         row.addStretch(1)
         row.addWidget(self.export_chart_button)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import field
 
-from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
-from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+from PySide6.QtWidgets import QMenu, QSizePolicy, QToolTip, QWidget
 
 from workbench.records import record
 from workbench.ui.chart.hover import plain_tip
@@ -261,7 +261,11 @@ def _marker(painter: QPainter, p: QPointF, shape: str, size: float, colour: QCol
 
 
 class ThroughputChart(QWidget):
-    """The chart on screen."""
+    """The chart on screen, offering to copy or export itself on a right click."""
+
+    #: the chart's context menu: Copy Chart, Export Chart…
+    copy_requested = Signal()
+    export_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -287,6 +291,19 @@ class ThroughputChart(QWidget):
                                      pt=self.font().pointSizeF())
         finally:
             painter.end()
+
+    def context_menu(self) -> QMenu:
+        """The menu a right click opens (not shown)."""
+        menu = QMenu(self)
+        menu.addAction("&Copy Chart", self.copy_requested.emit)
+        menu.addAction("E&xport Chart…", self.export_requested.emit)
+        return menu
+
+    def contextMenuEvent(self, event) -> None:
+        menu = self.context_menu()
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(event.globalPos())
+        event.accept()
 
     #: how near the pointer is to a point for its numbers, pixels
     HOVER_PX = 8.0

@@ -301,6 +301,7 @@ class DocksMixin:
 
             panel = ModelPanel(ws, self)
             panel.export_chart_requested.connect(self.on_export_throughput_chart)
+            panel.copy_chart_requested.connect(self.copy_throughput_chart)
             return panel, self.model_dock
         from workbench.ui.panels.sweep_plot import SweepPlot
 

@@ -1,5 +1,5 @@
 """The main window's exports: File ▸ Export Figure…, Copy Figure, the sweep plot's Export… and
-Copy Plot, the Model tab's Export Chart… and Export Results as CSV (a mixin of
+Copy Plot, the Model tab's Export Chart… and Copy Chart, and Export Results as CSV (a mixin of
 :class:`~workbench.ui.window.main_window.MainWindow`; the figures themselves are drawn by
 :mod:`workbench.ui.figures.export` and :mod:`workbench.ui.figures.plot_figure`), and
 :func:`render_sweep_plot`, which the window and ``render --sweep-plot`` share."""
@@ -11,7 +11,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QFileDialog
 
 __all__ = ["ExportingMixin", "render_sweep_plot", "render_throughput_chart",
-           "sweep_plot_figure"]
+           "sweep_plot_figure", "throughput_chart_figure"]
 
 
 def render_sweep_plot(session, op_id: int | None, path: str | Path, fig, *,
@@ -79,32 +79,37 @@ def sweep_plot_figure(session, op_id: int | None, fmt: str, fig, *, mode: str = 
 
 def render_throughput_chart(curves, title: str, path: str | Path, fig, *,
                             theme: str = "light", transparent: bool = False):
-    """Write the Model tab's throughput chart (``curves`` under ``title``) to ``path``
-    (``.png``, ``.svg`` or ``.pdf``) at the figure size ``fig``, dark in the dark theme: as
-    every figure is made, its SVG first (a page of physical inches, tick labels sized for
-    it), the PNG and the PDF drawn from it. Returns the size drawn; raises
-    :class:`~workbench.ui.figures.export.ExportError` for another format and ``OSError``
-    when the file cannot be written."""
+    """Write the Model tab's throughput chart (``curves`` under ``title``; see
+    :func:`throughput_chart_figure`) to ``path`` (``.png``, ``.svg`` or ``.pdf``). Returns
+    the size drawn; raises :class:`~workbench.ui.figures.export.ExportError` for another
+    format and ``OSError`` when the file cannot be written."""
+    return _write_figure(path, lambda fmt: throughput_chart_figure(
+        curves, title, fmt, fig, theme=theme, transparent=transparent))
+
+
+def throughput_chart_figure(curves, title: str, fmt: str, fig, *, theme: str = "light",
+                            transparent: bool = False):
+    """The Model tab's throughput chart (``curves`` under ``title``) as the bytes of a
+    ``png``, ``svg`` or ``pdf`` file at the figure size ``fig``, dark in the dark theme, and
+    the size drawn: as every figure is made, its SVG first (a page of physical inches, tick
+    labels sized for it), the PNG and the PDF drawn from it."""
     from PySide6.QtCore import QRectF
 
     from workbench.ui.figures.export import painting_svg, svg_as
     from workbench.ui.figures.svg_portable import portable_tree, svg_bytes
     from workbench.ui.panels.throughput_chart import chart_background, paint_chart, tick_pt
 
-    def draw(fmt: str):
-        dark = theme == "dark"
-        width_in, height_in = fig.inches
-        w, h = width_in * 96, height_in * 96
-        with painting_svg(w, h, title or "Throughput against latency",
-                          "Throughput against latency, made with Roofline Workbench") as (
-                painter, data):
-            paint_chart(painter, QRectF(0, 0, w, h), curves, title, pt=tick_pt(width_in),
-                        dark=dark, fill=not transparent)
-        svg = svg_bytes(portable_tree(bytes(data), fig, None))  # (its own background painted)
-        return svg_as(svg, fmt, fig, title or "Throughput against latency",
-                      chart_background(dark), transparent), fig
-
-    return _write_figure(path, draw)
+    dark = theme == "dark"
+    width_in, height_in = fig.inches
+    w, h = width_in * 96, height_in * 96
+    with painting_svg(w, h, title or "Throughput against latency",
+                      "Throughput against latency, made with Roofline Workbench") as (
+            painter, data):
+        paint_chart(painter, QRectF(0, 0, w, h), curves, title, pt=tick_pt(width_in),
+                    dark=dark, fill=not transparent)
+    svg = svg_bytes(portable_tree(bytes(data), fig, None))  # (its own background painted)
+    return svg_as(svg, fmt, fig, title or "Throughput against latency",
+                  chart_background(dark), transparent), fig
 
 
 class ExportingMixin:
@@ -252,6 +257,33 @@ class ExportingMixin:
         return self._exported("throughput chart", path, lambda: render_throughput_chart(
             curves, title, path, options.figure_size(), theme=options.theme,
             transparent=options.transparent))
+
+    def copy_throughput_chart(self, options=None):
+        """Put the Model tab's throughput chart on the clipboard as an image, drawn as its
+        Export Chart… draws it (the last figure choices)."""
+        from PySide6.QtGui import QGuiApplication
+
+        from workbench.ui.figures.export import ExportError, svg_image
+        from workbench.ui.figures.export_dialog import load_options
+        from workbench.ui.panels.throughput_chart import chart_background
+
+        options = options or load_options(self.settings)
+        curves, title = self.model_panel.shown_chart()
+        try:
+            if not curves:
+                raise ExportError("No model is shown to chart.")
+            svg, fig = throughput_chart_figure(curves, title, "svg", options.figure_size(),
+                                               theme=options.theme,
+                                               transparent=options.transparent)
+        except ExportError as exc:
+            self.show_error("Cannot copy throughput chart", str(exc))
+            return None
+        image = svg_image(svg, fig, chart_background(options.theme == "dark"),
+                          options.transparent)
+        QGuiApplication.clipboard().setImage(image)
+        self.statusBar().showMessage(
+            f"Copied the throughput chart ({image.width()} × {image.height()} px)", 4000)
+        return image
 
     def on_export_csv(self) -> bool:
         start = self._start_at(f"{self._figure_stem()}-results.csv")
