@@ -1,0 +1,63 @@
+"""The throughput chart's log axes end a little beyond the data, not on whole decades, and
+tick 1, 2 and 5 times each power of ten, labelling the 2s and 5s where fewer than two
+decades lie within. Before, TPOTs from 4.3 to 48 ms were drawn on an axis from 1 to 100 ms
+labelled "1", "10", "100": two fifths of the plot were empty and one label fell among the
+data. Numbers checked by hand below."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from workbench.ui.figures.figure_size import resolve_size
+from workbench.ui.panels.throughput_chart import (
+    Curve,
+    axis_ends,
+    axis_ticks,
+    tick_text,
+)
+from workbench.ui.window.exporting import throughput_chart_figure
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def test_an_axis_ends_a_twentieth_of_the_data_span_beyond_it():
+    # log10(48 / 4.3) = 1.0478 decades; a twentieth of it, 0.0524, is a factor of 1.128
+    a, b = axis_ends(4.3, 48.0)
+    assert a == pytest.approx(4.3 / 1.1281, rel=1e-3)  # 3.81
+    assert b == pytest.approx(48.0 * 1.1281, rel=1e-3)  # 54.1
+    # within: 5, 10, 20, 50 (one decade, 10: every tick labelled)
+    assert axis_ticks(a, b) == [(5.0, True), (10.0, True), (20.0, True), (50.0, True)]
+
+
+def test_an_axis_over_more_than_two_decades_labels_its_decades_alone():
+    assert axis_ticks(50.0, 20000.0) == [
+        (50.0, False), (100.0, True), (200.0, False), (500.0, False), (1000.0, True),
+        (2000.0, False), (5000.0, False), (10000.0, True), (20000.0, False)]
+
+
+def test_data_too_close_for_two_ticks_ends_on_the_ticks_around_it():
+    # 4.3 … 4.4 padded by a fiftieth of a decade (× 1.047): 4.11 … 4.61, no tick within;
+    # the nearest beyond are 2 and 5
+    assert axis_ends(4.3, 4.4) == (2.0, 5.0)
+    assert axis_ends(1.0, 1.0) == (0.5, 2.0)  # (0.955 … 1.047: only 1 within)
+
+
+def test_tick_numbers_read_as_counts():
+    assert [tick_text(v) for v in (0.02, 0.5, 2.0, 50.0, 1000.0, 20000.0)] == [
+        "0.02", "0.5", "2", "50", "1,000", "20,000"]
+
+
+@pytest.mark.parametrize("size", ["single", "double"])
+def test_the_figure_labels_the_ticks_within_the_data(qapp, size):
+    # TPOT 4.3 … 48 ms, 55 … 13,000 tokens/s: x ticked at 5, 10, 20, 50 (all labelled),
+    # y at 100, 1,000, 10,000 (with unlabelled 2s and 5s)
+    curves = [Curve("fast", [(0.0043, 220.0, 1), (0.012, 10800.0, 64), (0.048, 13000.0, 512)]),
+              Curve("slow", [(0.019, 55.0, 1), (0.025, 830.0, 20)])]
+    svg, _fig = throughput_chart_figure(curves, "", "svg", resolve_size(size, dpi=300.0))
+    texts = {" ".join("".join(t.itertext()).split())
+             for t in ET.fromstring(svg).iter(f"{SVG}text")}
+    assert {"5", "10", "20", "50", "100", "1,000", "10,000"} <= texts, texts
+    assert not texts & {"1", "2", "100,000", "200", "500"}, texts
+    assert {"fast (batch 1–512)", "slow (batch 1–20)"} <= texts, texts
