@@ -55,9 +55,11 @@ def curves_for(arch, setup, machines) -> list[Curve]:
 
 def chart_title(label: str, setup) -> str:
     """``Llama-3.1-8B: prompt 2048 + 256 output tokens, bf16, tp 8`` (what the curves
-    assume)."""
+    assume). Without output tokens, one decode step at the KV length: "decode" said, the
+    curves being decode's whatever the phase of the model (its title read "8B prefill: KV
+    length 2,048" over output tokens/s)."""
     parts = [f"prompt {setup.prompt_len:,} + {setup.output_len:,} output tokens"
-             if setup.output_len else f"KV length {setup.kv_len:,}", setup.weights]
+             if setup.output_len else f"decode at KV length {setup.kv_len:,}", setup.weights]
     for name in ("tp", "ep", "pp"):
         if getattr(setup, name) > 1:
             parts.append(f"{name} {getattr(setup, name)}")

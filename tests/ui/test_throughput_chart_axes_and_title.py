@@ -1,8 +1,8 @@
 """The throughput chart's log axes end a little beyond the data, not on whole decades, and
 tick 1, 2 and 5 times each power of ten, labelling the 2s and 5s where fewer than two
 decades lie within. Before, TPOTs from 4.3 to 48 ms were drawn on an axis from 1 to 100 ms
-labelled "1", "10", "100": two fifths of the plot were empty and one label fell among the
-data. Numbers checked by hand below."""
+labelled "1", "10", "100": two fifths of the plot were empty. Numbers checked by hand below.
+Its title says that the curves are decode's, whatever the model's phase."""
 
 from __future__ import annotations
 
@@ -61,3 +61,14 @@ def test_the_figure_labels_the_ticks_within_the_data(qapp, size):
     assert {"5", "10", "20", "50", "100", "1,000", "10,000"} <= texts, texts
     assert not texts & {"1", "2", "100,000", "200", "500"}, texts
     assert {"fast (batch 1–512)", "slow (batch 1–20)"} <= texts, texts
+
+
+def test_the_title_says_the_curves_are_decodes_whatever_the_models_phase():
+    from workbench.model.llm.architecture import Setup
+    from workbench.ui.panels.throughput_chart import chart_title
+
+    prefill = Setup(phase="prefill", batch=1, prompt_len=2048, kv_len=2048, output_len=0)
+    assert chart_title("8B prefill", prefill) == "8B prefill: decode at KV length 2,048, bf16"
+    served = Setup(phase="prefill", batch=1, prompt_len=2048, kv_len=2048, output_len=256,
+                   tp=8, weights="fp8")
+    assert chart_title("405B", served) == "405B: prompt 2,048 + 256 output tokens, fp8, tp 8"
