@@ -315,6 +315,10 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         pg.GraphicsWidget.__init__(self)
         pg.GraphicsWidgetAnchor.__init__(self)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
+        # (its rows drawn once into a pixmap until they change: an edit repaints the chart
+        # around a legend that stays as it was; in a figure it is drawn as vectors, see
+        # painted_for_figure)
+        self.setCacheMode(CACHE)
         self._offset = offset
         self.rows: list[tuple[str, tuple | None]] = []
         self._pen = QPen(Qt.PenStyle.NoPen)
