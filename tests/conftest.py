@@ -173,3 +173,21 @@ def rest_pointer(widget, pixel) -> None:
 
     QApplication.sendEvent(widget, QHelpEvent(QEvent.Type.ToolTip, pixel,
                                               widget.mapToGlobal(pixel)))
+
+
+def right_click_menu(qtbot, widget):
+    """The context menu a right click in the middle of ``widget`` opens (as Qt sends it),
+    once shown."""
+    from PySide6.QtGui import QContextMenuEvent
+    from PySide6.QtWidgets import QApplication, QMenu
+
+    at = widget.rect().center()
+    QApplication.sendEvent(widget, QContextMenuEvent(QContextMenuEvent.Reason.Mouse, at,
+                                                     widget.mapToGlobal(at)))
+
+    def shown():
+        return next((w for w in QApplication.topLevelWidgets()
+                     if isinstance(w, QMenu) and w.isVisible()), None)
+
+    qtbot.waitUntil(lambda: shown() is not None)
+    return shown()

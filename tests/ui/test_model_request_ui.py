@@ -6,7 +6,7 @@ speculative decoding) change what the results table shows and are saved with the
 from __future__ import annotations
 
 import pytest
-from conftest import HANG_GUARD_S
+from conftest import HANG_GUARD_S, right_click_menu
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
@@ -186,6 +186,17 @@ def test_throughput_chart_as_svg_and_png(qtbot, window, tmp_path):
     assert f"NVIDIA H100 SXM5 80GB (batch 1–{largest})" in svg.read_text(encoding="utf-8")
 
 
+def _throughput_page(win):
+    """The Model tab of Llama-3.1-8B decoding at batch 1, its Throughput page shown."""
+    entry = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup(phase="decode", batch=1), name="8B")
+    win.add_model(entry)
+    win.show_model(entry.id)
+    panel = win.model_panel
+    panel.pages.setCurrentIndex(2)
+    return panel
+
+
 @pytest.mark.parametrize(("size", "dpi", "theme", "transparent"), [
     ("single", 300.0, "light", False), ("slide", 144.0, "dark", False),
     ("double", 600.0, "light", True)])
@@ -209,12 +220,7 @@ def test_the_throughput_chart_takes_the_figure_choices(qtbot, window, tmp_path, 
     from workbench.ui.panels.throughput_chart import chart_background
 
     win = window
-    entry = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
-                       Setup(phase="decode", batch=1), name="8B")
-    win.add_model(entry)
-    win.show_model(entry.id)
-    panel = win.model_panel
-    panel.pages.setCurrentIndex(2)
+    panel = _throughput_page(win)
     save_options(win.settings, FigureOptions(size=size, dpi=dpi, theme=theme,
                                              transparent=transparent))
     path = tmp_path / "throughput.png"
@@ -246,29 +252,18 @@ def test_a_right_click_on_the_throughput_chart_copies_or_exports_it(qtbot, windo
     main chart are copied too): a right click offers Copy Chart, the figure Export Chart…
     writes, as an image on the clipboard, and Export Chart…; with no model shown, Copy
     Chart says why and leaves the clipboard as it was."""
-    from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QImage
-    from PySide6.QtWidgets import QApplication, QFileDialog, QMenu
+    from PySide6.QtGui import QGuiApplication, QImage
+    from PySide6.QtWidgets import QFileDialog
 
     from workbench.ui.figures.export_dialog import save_options
     from workbench.ui.figures.figure_size import resolve_size
 
     win = window
-    entry = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
-                       Setup(phase="decode", batch=1), name="8B")
-    win.add_model(entry)
-    win.show_model(entry.id)
-    panel = win.model_panel
-    panel.pages.setCurrentIndex(2)
+    panel = _throughput_page(win)
     chart = panel.chart
     qtbot.waitUntil(lambda: chart.isVisible() and len(chart.curves) == 1)
     save_options(win.settings, FigureOptions(size="single", dpi=200.0, theme="dark"))
-    at = chart.rect().center()
-    QApplication.sendEvent(chart, QContextMenuEvent(QContextMenuEvent.Reason.Mouse, at,
-                                                    chart.mapToGlobal(at)))
-    qtbot.waitUntil(lambda: any(isinstance(w, QMenu) and w.isVisible()
-                                for w in QApplication.topLevelWidgets()))
-    menu = next(w for w in QApplication.topLevelWidgets()
-                if isinstance(w, QMenu) and w.isVisible())
+    menu = right_click_menu(qtbot, chart)
     assert [a.text() for a in menu.actions()] == ["&Copy Chart", "E&xport Chart…"]
     QGuiApplication.clipboard().clear()
     menu.actions()[0].trigger()  # (as a click does: the menu closes itself)

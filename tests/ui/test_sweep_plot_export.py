@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, open_sweep_example
+from conftest import EXAMPLES, open_sweep_example, right_click_menu
 from figures.figcheck import check_figure, check_readability, format_defects, read_figure
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
@@ -288,19 +288,11 @@ def test_a_right_click_on_the_sweep_plot_copies_or_exports_it(open_window, qtbot
                                                               tmp_path):
     """The plot's own menu (pyqtgraph's is off): Copy Plot puts the figure Export… would
     write on the clipboard; Export Plot… asks where to write it."""
-    from PySide6.QtGui import QContextMenuEvent, QGuiApplication
-    from PySide6.QtWidgets import QApplication, QMenu
+    from PySide6.QtGui import QGuiApplication
 
     win = open_sweep_example(open_window, qtbot)
     save_options(win.settings, FigureOptions(size="double", dpi=150.0))
-    view = win.sweep_plot.plot_widget.viewport()
-    at = view.rect().center()
-    QApplication.sendEvent(view, QContextMenuEvent(QContextMenuEvent.Reason.Mouse, at,
-                                                   view.mapToGlobal(at)))
-    qtbot.waitUntil(lambda: any(isinstance(w, QMenu) and w.isVisible()
-                                for w in QApplication.topLevelWidgets()))
-    menu = next(w for w in QApplication.topLevelWidgets()
-                if isinstance(w, QMenu) and w.isVisible())
+    menu = right_click_menu(qtbot, win.sweep_plot.plot_widget.viewport())
     texts = [a.text() for a in menu.actions()]
     assert texts == ["&Copy Plot", "E&xport Plot…"]
     QGuiApplication.clipboard().clear()

@@ -17,8 +17,8 @@ from workbench.model.units import format_quantity
 from workbench.ui.chart.axes import LogAxis
 from workbench.ui.chart.theme import make_brush, make_pen
 
-__all__ = ["PlotPlace", "ResizedPlotWidget", "ValueAxis", "kept_brush", "kept_pen",
-           "points_along", "same_range"]
+__all__ = ["PlotPlace", "ResizedPlotWidget", "ValueAxis", "figure_menu", "kept_brush",
+           "kept_pen", "points_along", "pop_up", "same_range"]
 
 
 def same_range(shown, wanted) -> bool:
@@ -112,13 +112,23 @@ class ResizedPlotWidget(pg.PlotWidget):
 
     def context_menu(self) -> QMenu:
         """The menu a right click opens (not shown)."""
-        menu = QMenu(self)
-        menu.addAction("&Copy Plot", self.copy_requested.emit)
-        menu.addAction("E&xport Plot…", self.export_requested.emit)
-        return menu
+        return figure_menu(self, "Plot", self.copy_requested.emit, self.export_requested.emit)
 
     def contextMenuEvent(self, event) -> None:
-        menu = self.context_menu()
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        menu.popup(event.globalPos())
-        event.accept()
+        pop_up(self.context_menu(), event)
+
+
+def figure_menu(parent, noun: str, copy, export) -> QMenu:
+    """The menu a right click on a plot opens: Copy ``noun`` (the figure Export writes, as
+    an image) and Export ``noun``…, calling ``copy`` and ``export``."""
+    menu = QMenu(parent)
+    menu.addAction(f"&Copy {noun}", copy)
+    menu.addAction(f"E&xport {noun}…", export)
+    return menu
+
+
+def pop_up(menu: QMenu, event) -> None:
+    """Show ``menu`` where the context menu ``event`` asks, gone once closed."""
+    menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    menu.popup(event.globalPos())
+    event.accept()

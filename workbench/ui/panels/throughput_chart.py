@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QMenu, QSizePolicy, QToolTip, QWidget
 
 from workbench.records import record
 from workbench.ui.chart.hover import plain_tip
+from workbench.ui.panels.plot_parts import figure_menu, pop_up
 
 __all__ = ["Curve", "ThroughputChart", "paint_chart", "chart_background", "tick_pt",
            "curves_for", "chart_title", "point_text"]
@@ -350,16 +351,10 @@ class ThroughputChart(QWidget):
 
     def context_menu(self) -> QMenu:
         """The menu a right click opens (not shown)."""
-        menu = QMenu(self)
-        menu.addAction("&Copy Chart", self.copy_requested.emit)
-        menu.addAction("E&xport Chart…", self.export_requested.emit)
-        return menu
+        return figure_menu(self, "Chart", self.copy_requested.emit, self.export_requested.emit)
 
     def contextMenuEvent(self, event) -> None:
-        menu = self.context_menu()
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        menu.popup(event.globalPos())
-        event.accept()
+        pop_up(self.context_menu(), event)
 
     #: how near the pointer is to a point for its numbers, pixels
     HOVER_PX = 8.0
