@@ -171,6 +171,25 @@ def test_axis_tick_labels_read_as_engineering_values(qtbot):  # qtbot: a QApplic
         "10", "20", "50"]
 
 
+def test_an_axis_of_few_decades_keeps_its_decades_a_level_above_the_rest(qtbot):
+    """Over less than about two decades pyqtgraph gives one level of every 1 … 9 times a
+    decade: a decade's grid line was as faint as 3 × its, its tick as short (the sharded
+    example's sweep plot: "100 TFLOP/s" and 90 alike). The decades are a level of their own
+    above the rest, each tick once."""
+    rate = LogAxis("left", "rate")
+    rate.setLogMode(True)  # (as the chart's and the sweep plot's are)
+    lo, hi = math.log10(17e12), math.log10(330e12)  # 1.29 decades: 10¹⁴ within
+    levels = rate.tickValues(lo, hi, 400)
+    assert levels[0][1] == [14.0], levels
+    rest = [v for _spacing, values in levels[1:] for v in values]
+    assert 14.0 not in rest
+    # (2, 3 … 9 × 10¹³ from 17 TFLOP/s, then 2 and 3 × 10¹⁴)
+    assert sorted(round(10 ** v / 1e12) for v in rest) == [20, 30, 40, 50, 60, 70, 80, 90,
+                                                           200, 300]
+    wide = rate.tickValues(11.0, 16.0, 400)  # (five decades: pyqtgraph's own levels)
+    assert wide[0][0] >= 1.0 and 14.0 in wide[0][1]
+
+
 # --------------------------------------------------------------------------------------
 # following edits
 

@@ -79,8 +79,16 @@ class LogAxis(pg.AxisItem):
     def logTickValues(self, minVal, maxVal, size, stdTicks):
         """pyqtgraph's levels, each tick once: its minor level (1…9 per decade) repeats the
         decades of the levels above, which drew each decade's tick and label twice (two
-        texts on top of each other in a vector file)."""
+        texts on top of each other in a vector file); the decades always a level above the
+        rest (their grid lines darker, their ticks longer)."""
         levels = super().logTickValues(minVal, maxVal, size, stdTicks)
+        if not any(spacing is not None and spacing >= 1.0 for spacing, _values in levels):
+            # (less than about two decades in view: pyqtgraph gives one level of every
+            # 1 … 9 times a decade, each grid line as dark as a decade's; the decades are
+            # a level of their own, above the rest, as on a wider axis)
+            decades = [float(d) for d in range(math.ceil(minVal), math.floor(maxVal) + 1)]
+            if decades:
+                levels = [(1.0, decades), *levels]
         seen: set[float] = set()
         out = []
         for spacing, values in levels:
