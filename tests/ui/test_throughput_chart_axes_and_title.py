@@ -72,3 +72,40 @@ def test_the_title_says_the_curves_are_decodes_whatever_the_models_phase():
     served = Setup(phase="prefill", batch=1, prompt_len=2048, kv_len=2048, output_len=256,
                    tp=8, weights="fp8")
     assert chart_title("405B", served) == "405B: prompt 2,048 + 256 output tokens, fp8, tp 8"
+
+
+def test_a_short_chart_keeps_every_marker_whole_within_its_frame(qapp):
+    """On the Model tab the chart is a few hundred pixels wide and a hundred and some tall:
+    a twentieth of the data's span beyond it was five pixels there, and the lowest marker
+    (a machine's batch 1) sat on the frame, half of it cut off. The axes end far enough
+    beyond the data for a whole marker."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    from workbench.ui.panels.throughput_chart import paint_chart
+
+    curves = [Curve("fast", [(0.0043, 220.0, 1), (0.012, 10800.0, 64), (0.048, 13000.0, 512)]),
+              Curve("slow", [(0.019, 55.0, 1), (0.025, 830.0, 20)])]
+    image = QImage(560, 170, QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    try:
+        drawn = paint_chart(painter, QRectF(0, 0, 560, 170), curves, pt=9.0)
+    finally:
+        painter.end()
+    assert len(drawn) == 5  # (every point within the plot)
+    def dark_grey(x: int, y: int) -> bool:  # (the frame's ink, antialiased; not a curve)
+        colour = image.pixelColor(x, y)
+        return colour.hsvSaturation() < 40 and colour.value() < 170
+
+    def inked(y: int, x0: int, x1: int) -> int:
+        return sum(dark_grey(x, y) for x in range(x0, x1))
+
+    xs = [p.x() for p, _c, _pt in drawn]
+    x0, x1 = int(min(xs)), int(max(xs))
+    # the frame's bottom and top: the rows the frame's line runs all along
+    rows = [y for y in range(image.height()) if inked(y, x0, x1) > 0.9 * (x1 - x0)]
+    top, bottom = min(rows), max(rows)
+    size = 9.0 * 0.6 * image.logicalDpiY() / 72  # (a marker's size: see paint_chart)
+    for p, _curve, _point in drawn:
+        assert top + size / 2 < p.y() < bottom - size / 2, (p, top, bottom, size)

@@ -71,15 +71,15 @@ def chart_title(label: str, setup) -> str:
 _STEPS = (1.0, 2.0, 5.0)
 
 
-def axis_ends(lo: float, hi: float) -> tuple[float, float]:
-    """A log axis's ends for values from ``lo`` to ``hi``: a twentieth of their span (a
+def axis_ends(lo: float, hi: float, pad: float = 0.05) -> tuple[float, float]:
+    """A log axis's ends for values from ``lo`` to ``hi``: ``pad`` of their span (a
     fiftieth of a decade at least) beyond each, so that no marker sits on the frame; where
     fewer than two ticks (1, 2 or 5 × 10ᵏ) would lie between those, the nearest ticks
     beyond them. Whole decades left most of a plot empty: values from 4.3 to 48 ms were
     drawn from 1 to 100 ms."""
     l0, l1 = math.log10(lo), math.log10(hi)
-    pad = max(0.05 * (l1 - l0), 0.02)
-    a, b = 10.0 ** (l0 - pad), 10.0 ** (l1 + pad)
+    beyond = max(pad * (l1 - l0), 0.02)
+    a, b = 10.0 ** (l0 - beyond), 10.0 ** (l1 + beyond)
     if len(axis_ticks(a, b)) >= 2:
         return a, b
 
@@ -166,19 +166,31 @@ def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str
 
     xs = [p[0] * 1e3 for c in shown for p in c.points]
     ys = [p[1] for c in shown for p in c.points]
-    xa, xb = axis_ends(min(xs), max(xs)) if xs else (1.0, 100.0)
-    ya, yb = axis_ends(min(ys), max(ys)) if ys else (1.0, 1000.0)
-    x_ticks, y_ticks = axis_ticks(xa, xb), axis_ticks(ya, yb)
-    left = rect.left() + pad + line + pad + max(
-        fm.horizontalAdvance(tick_text(v)) for v, _ in y_ticks) + pad
-    last_x = tick_text(x_ticks[-1][0])
-    right = rect.right() - pad - fm.horizontalAdvance(last_x) / 2
-    if beside:
-        right -= legend_w
-    plot = QRectF(QPointF(left, top), QPointF(right, rect.bottom() - bottom_space))
-    if plot.width() < 10 or plot.height() < 10:
-        painter.restore()
-        return drawn
+    size = pt * 0.6 * unit  # (a marker's)
+    # the axes' ends a twentieth of the data's span beyond it, or more where a marker at
+    # the end would not lie whole within the plot (a short plot on screen)
+    x_pad = y_pad = 0.05
+    for _ in range(2):
+        xa, xb = axis_ends(min(xs), max(xs), x_pad) if xs else (1.0, 100.0)
+        ya, yb = axis_ends(min(ys), max(ys), y_pad) if ys else (1.0, 1000.0)
+        x_ticks, y_ticks = axis_ticks(xa, xb), axis_ticks(ya, yb)
+        left = rect.left() + pad + line + pad + max(
+            fm.horizontalAdvance(tick_text(v)) for v, _ in y_ticks) + pad
+        last_x = tick_text(x_ticks[-1][0])
+        right = rect.right() - pad - fm.horizontalAdvance(last_x) / 2
+        if beside:
+            right -= legend_w
+        plot = QRectF(QPointF(left, top), QPointF(right, rect.bottom() - bottom_space))
+        if plot.width() < 10 or plot.height() < 10:
+            painter.restore()
+            return drawn
+        # (a marker's half and a pixel, as a share of the plot: the share of the data's
+        # span it takes beyond it, the axis being that span and twice the pad)
+        fx, fy = ((size / 2 + unit) / length for length in (plot.width(), plot.height()))
+        wanted = (min(0.45, fx / max(0.1, 1 - 2 * fx)), min(0.45, fy / max(0.1, 1 - 2 * fy)))
+        if wanted[0] <= x_pad and wanted[1] <= y_pad:
+            break
+        x_pad, y_pad = max(x_pad, wanted[0]), max(y_pad, wanted[1])
 
     lx0, lx1, ly0, ly1 = (math.log10(v) for v in (xa, xb, ya, yb))
 
@@ -242,7 +254,6 @@ def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str
     painter.restore()
 
     # the curves, clipped to the plot
-    size = pt * 0.6 * unit
     painter.save()
     painter.setClipRect(plot)
     for i, c in enumerate(curves):
