@@ -109,3 +109,30 @@ def test_a_short_chart_keeps_every_marker_whole_within_its_frame(qapp):
     size = 9.0 * 0.6 * image.logicalDpiY() / 72  # (a marker's size: see paint_chart)
     for p, _curve, _point in drawn:
         assert top + size / 2 < p.y() < bottom - size / 2, (p, top, bottom, size)
+
+
+@pytest.mark.parametrize(("size", "rows"), [("double", 2), ("single", 3)])
+def test_the_legend_takes_as_many_columns_as_the_page_is_wide(qapp, tmp_path, size, rows):
+    """Under the chart, one machine a row left most of a wide page's rows empty (three rows
+    on a page two paper columns wide, the plot the shorter for them): the rows take as many
+    columns as the width holds, top to bottom first; a paper column keeps one."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from figures.figcheck import check_readability, read_figure
+
+    names = ["NVIDIA H100 SXM5 80GB", "AMD Instinct MI300X 192GB", "NVIDIA GeForce RTX 4090"]
+    curves = [Curve(name, [(0.004 * (k + 1), 200.0 * (k + 1), 1), (0.04, 9000.0, 64)])
+              for k, name in enumerate(names)]
+    pdf, _fig = throughput_chart_figure(curves, "", "pdf", resolve_size(size, dpi=300.0))
+    page = read_figure(pdf)
+    said = {t.text.strip(): t.bbox() for t in page.texts if "(batch 1–64)" in t.text}
+    assert len(said) == 3, [t.text for t in page.texts]
+    tops = sorted({round(box[1]) for box in said.values()})
+    assert len(tops) == rows, said
+    if rows == 2:  # (the first column's two, then the third beside the first)
+        first, second, third = (said[f"{n} (batch 1–64)"] for n in names)
+        assert first[0] == pytest.approx(second[0], abs=0.5) and third[0] > first[2]
+        assert third[1] == pytest.approx(first[1], abs=0.5)
+    assert check_readability(page) == []

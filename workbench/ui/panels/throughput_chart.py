@@ -3,10 +3,10 @@ token (TPOT), one curve per machine over a batch sweep (1 … the largest batch 
 log-log axes. Drawn with one painter for the screen and for the figure's SVG (from which
 the window's export draws PNG and PDF, as for every figure).
 
-Every curve is named in a legend beside or below the plot (never over the data), each
-machine with its own colour and marker shape; the axes end a little beyond the data, ticked
-at 1, 2 and 5 times each power of ten, their decades labelled (and the 2s and 5s too where
-fewer than two decades lie within).
+Every curve is named in a legend beside or below the plot (never over the data; below it in
+as many columns as the width holds), each machine with its own colour and marker shape; the
+axes end a little beyond the data, ticked at 1, 2 and 5 times each power of ten, their
+decades labelled (and the 2s and 5s too where fewer than two decades lie within).
 """
 
 from __future__ import annotations
@@ -153,16 +153,24 @@ def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str
     unit = painter.device().logicalDpiY() / 72  # device units per point
     shown = [c for c in curves if c.points]
 
-    # the legend below the plot: one row per machine (a curve, or why there is none)
+    # the legend below the plot: one row per machine (a curve, or why there is none), in
+    # as many columns as the width holds (a slide's or two paper columns' width had one
+    # name a row, most of each row empty)
     rows = [(i, c) for i, c in enumerate(curves)]
-    legend_h = len(rows) * line * 1.25 + pad if rows else 0.0
     texts = [_legend_text(c) for c in curves]
     legend_w = line * 3 + max((fm.horizontalAdvance(t) for t in texts), default=0) + pad
+    columns = max(1, min(len(rows), int((rect.width() - pad) // (legend_w + pad))))
+    per_column = math.ceil(len(rows) / columns) if rows else 0
+    legend_h = per_column * line * 1.25 + pad if rows else 0.0
     top = rect.top() + pad + (tfm.height() + pad if title else 0.0)
-    # the legend below the plot, or beside it when the figure is short and wide
-    beside = (rect.height() - top - legend_h < 8 * line
+    # the legend below the plot, or beside it when the figure is short and wide: where
+    # below it the plot (less its x axis) would be under eight lines tall
+    axis_h = line * 2 + pad * 2
+    beside = (rect.height() - top - axis_h - legend_h < 8 * line
               and rect.width() - legend_w > 1.5 * legend_w)
-    bottom_space = line * 2 + pad * 2 + (0.0 if beside else legend_h)
+    if beside:
+        columns, per_column = 1, len(rows)
+    bottom_space = axis_h + (0.0 if beside else legend_h)
 
     xs = [p[0] * 1e3 for c in shown for p in c.points]
     ys = [p[1] for c in shown for p in c.points]
@@ -276,10 +284,12 @@ def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str
     # legend
     painter.setFont(font)
     if beside:
-        y, x = plot.top(), plot.right() + fm.horizontalAdvance(last_x) / 2 + pad
+        y0, x0 = plot.top(), plot.right() + fm.horizontalAdvance(last_x) / 2 + pad
     else:
-        y, x = plot.bottom() + tick + 2 * line + pad, rect.left() + pad
-    for i, c in rows:
+        y0, x0 = plot.bottom() + tick + 2 * line + pad, rect.left() + pad
+    for i, c in rows:  # (top to bottom, then the next column)
+        x = x0 + (i // per_column) * (legend_w + pad)
+        y = y0 + (i % per_column) * line * 1.25
         colour = QColor(COLOURS[i % len(COLOURS)])
         mid = QPointF(x + line * 1.2, y + line / 2)
         if c.points:
@@ -290,7 +300,6 @@ def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str
         painter.setPen(ink)
         painter.drawText(QRectF(x + line * 3, y, fm.horizontalAdvance(text) + 2, line),
                          int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
-        y += line * 1.25
     painter.restore()
     return drawn
 
