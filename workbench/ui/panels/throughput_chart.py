@@ -113,15 +113,17 @@ def tick_text(value: float) -> str:
     return f"{value:,.0f}" if value >= 1 else f"{value:g}"
 
 
-def _kept(places: list[float], needed: float) -> list[bool]:
-    """Which of the labels at ``places`` (pixels along an axis, in order) are drawn: each
-    at least ``needed`` from the last one drawn."""
-    kept, last = [], -math.inf
-    for at in places:
-        kept.append(abs(at - last) >= needed)
-        if kept[-1]:
+def _labelled(places: list[float], ticks: list[tuple[float, bool]], needed: float
+              ) -> list[bool]:
+    """Which of the ``ticks`` (:func:`axis_ticks`, at ``places``: pixels along an axis, in
+    order) are labelled: those that may be, each at least ``needed`` from the last one
+    labelled."""
+    out, last = [], -math.inf
+    for at, (_value, may) in zip(places, ticks, strict=True):
+        out.append(may and abs(at - last) >= needed)
+        if out[-1]:
             last = at
-    return kept
+    return out
 
 
 def chart_background(dark: bool = False) -> str:
@@ -224,11 +226,8 @@ def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str
     # where none)
     xs_px = [to_px(v, ya).x() for v, _ in x_ticks]
     widest = max(fm.horizontalAdvance(tick_text(v)) for v, _ in x_ticks)
-    x_kept = _kept([x for x, (_, may) in zip(xs_px, x_ticks, strict=True) if may],
-                   widest + line)
-    labelled = iter(x_kept)
-    for x, (value, may) in zip(xs_px, x_ticks, strict=True):
-        shown = may and next(labelled)
+    x_shown = _labelled(xs_px, x_ticks, widest + line)
+    for x, (value, _may), shown in zip(xs_px, x_ticks, x_shown, strict=True):
         painter.drawLine(QPointF(x, plot.bottom()),
                          QPointF(x, plot.bottom() - (tick if shown else tick * 0.6)))
         if shown:
@@ -237,10 +236,8 @@ def paint_chart(painter: QPainter, rect: QRectF, curves: list[Curve], title: str
             painter.drawText(QRectF(x - w / 2 - 1, plot.bottom() + tick, w + 2, line),
                              int(Qt.AlignmentFlag.AlignCenter), text)
     ys_px = [to_px(xa, v).y() for v, _ in y_ticks]
-    y_kept = iter(_kept([y for y, (_, may) in zip(ys_px, y_ticks, strict=True) if may],
-                        line * 1.2))
-    for y, (value, may) in zip(ys_px, y_ticks, strict=True):
-        shown = may and next(y_kept)
+    y_shown = _labelled(ys_px, y_ticks, line * 1.2)
+    for y, (value, _may), shown in zip(ys_px, y_ticks, y_shown, strict=True):
         painter.drawLine(QPointF(plot.left(), y),
                          QPointF(plot.left() + (tick if shown else tick * 0.6), y))
         if shown:
