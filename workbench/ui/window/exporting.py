@@ -166,31 +166,50 @@ class ExportingMixin:
 
     def copy_figure(self, options=None):
         """Put the chart on the clipboard as an image, with the last export choices."""
-        from PySide6.QtGui import QGuiApplication
-
-        from workbench.ui.figures.export import ExportError, figure_image
+        from workbench.ui.figures.export import figure_image
         from workbench.ui.figures.export_dialog import load_options
 
         options = options or load_options(self.settings)
+        return self._copied("figure", "chart", lambda: figure_image(
+            self.document.session, options.figure_size(), theme=options.theme,
+            transparent=options.transparent, view_range=self.canvas.figure_view_range()))
+
+    def _copied(self, what: str, shown_as: str, draw):
+        """Put ``draw()``'s image on the clipboard, its size said in the status bar (the
+        ``shown_as`` copied), or why it could not be drawn in a dialog (None)."""
+        from PySide6.QtGui import QGuiApplication
+
+        from workbench.ui.figures.export import ExportError
+
         try:
-            fig = options.figure_size()
-            image = figure_image(self.document.session, fig, theme=options.theme,
-                                 transparent=options.transparent,
-                                 view_range=self.canvas.figure_view_range())
+            image = draw()
         except ExportError as exc:
-            self.show_error("Cannot copy figure", str(exc))
+            self.show_error(f"Cannot copy {what}", str(exc))
             return None
         QGuiApplication.clipboard().setImage(image)
         self.statusBar().showMessage(
-            f"Copied the chart ({image.width()} × {image.height()} px)", 4000)
+            f"Copied the {shown_as} ({image.width()} × {image.height()} px)", 4000)
         return image
+
+    def _asked_path(self, caption: str, name: str,
+                    filters: str = "PDF (*.pdf);;SVG (*.svg);;PNG (*.png)") -> str:
+        """Where the user chooses to write ``name`` (the dialog starts beside the session's
+        file), or "" when they cancel."""
+        path, _ = QFileDialog.getSaveFileName(self, caption, self._start_at(name), filters)
+        return path
 
     def on_export_sweep_plot(self) -> bool:
         """The sweep plot's Export…: where to write it, then :meth:`export_sweep_plot`."""
-        start = self._start_at(f"{self._figure_stem()}-sweep.pdf")
-        path, _ = QFileDialog.getSaveFileName(self, "Export Sweep Plot", start,
-                                              "PDF (*.pdf);;SVG (*.svg);;PNG (*.png)")
+        path = self._asked_path("Export Sweep Plot", f"{self._figure_stem()}-sweep.pdf")
         return self.export_sweep_plot(path) if path else False
+
+    def _shown_sweep_plot(self):
+        """The sweep plot, when it shows a sweep (else an ``ExportError`` saying why)."""
+        from workbench.ui.figures.export import ExportError
+
+        if self.sweep_plot.is_empty():
+            raise ExportError("The selected operation has no sweep to plot.")
+        return self.sweep_plot
 
     def export_sweep_plot(self, path: str | Path, options=None) -> bool:
         """Draw the sweep plot of the selected operation (what the plot shows: FLOP/s or
@@ -200,49 +219,48 @@ class ExportingMixin:
         from workbench.ui.figures.export_dialog import load_options
 
         options = options or load_options(self.settings)
-        shown = self.sweep_plot
-        if shown.is_empty():
-            self.show_error("Cannot export sweep plot",
-                            "The selected operation has no sweep to plot.")
-            return False
-        return self._exported("sweep plot", path, lambda: render_sweep_plot(
-            self.document.session, self.workspace.selection.current, path,
-            options.figure_size(), mode=shown.mode, theme=options.theme,
-            transparent=options.transparent))
+
+        def draw():
+            return render_sweep_plot(
+                self.document.session, self.workspace.selection.current, path,
+                options.figure_size(), mode=self._shown_sweep_plot().mode,
+                theme=options.theme, transparent=options.transparent)
+
+        return self._exported("sweep plot", path, draw)
 
     def copy_sweep_plot(self, options=None):
         """Put the sweep plot on the clipboard as an image, drawn as its Export… draws it
         (the last figure choices)."""
-        from PySide6.QtGui import QGuiApplication
-
-        from workbench.ui.figures.export import ExportError, background_of, svg_image
+        from workbench.ui.figures.export import background_of, svg_image
         from workbench.ui.figures.export_dialog import load_options
 
         options = options or load_options(self.settings)
-        shown = self.sweep_plot
-        try:
-            if shown.is_empty():
-                raise ExportError("The selected operation has no sweep to plot.")
+
+        def draw():
             svg, fig = sweep_plot_figure(
                 self.document.session, self.workspace.selection.current, "svg",
-                options.figure_size(), mode=shown.mode, theme=options.theme,
-                transparent=options.transparent)
-        except ExportError as exc:
-            self.show_error("Cannot copy sweep plot", str(exc))
-            return None
-        image = svg_image(svg, fig, background_of(options.theme), options.transparent)
-        QGuiApplication.clipboard().setImage(image)
-        self.statusBar().showMessage(
-            f"Copied the sweep plot ({image.width()} × {image.height()} px)", 4000)
-        return image
+                options.figure_size(), mode=self._shown_sweep_plot().mode,
+                theme=options.theme, transparent=options.transparent)
+            return svg_image(svg, fig, background_of(options.theme), options.transparent)
+
+        return self._copied("sweep plot", "sweep plot", draw)
 
     def on_export_throughput_chart(self) -> bool:
         """The Model tab's Export Chart…: where to write it, then
         :meth:`export_throughput_chart`."""
-        start = self._start_at(f"{self._figure_stem()}-throughput.pdf")
-        path, _ = QFileDialog.getSaveFileName(self, "Export Throughput Chart", start,
-                                              "PDF (*.pdf);;SVG (*.svg);;PNG (*.png)")
+        path = self._asked_path("Export Throughput Chart",
+                                f"{self._figure_stem()}-throughput.pdf")
         return self.export_throughput_chart(path) if path else False
+
+    def _shown_throughput_chart(self) -> tuple[list, str]:
+        """The Model tab's throughput chart's curves and title (an ``ExportError`` when no
+        model is shown)."""
+        from workbench.ui.figures.export import ExportError
+
+        curves, title = self.model_panel.shown_chart()
+        if not curves:
+            raise ExportError("No model is shown to chart.")
+        return curves, title
 
     def export_throughput_chart(self, path: str | Path, options=None) -> bool:
         """Draw the Model tab's throughput chart to ``path`` at the size, DPI, theme and
@@ -250,45 +268,31 @@ class ExportingMixin:
         from workbench.ui.figures.export_dialog import load_options
 
         options = options or load_options(self.settings)
-        curves, title = self.model_panel.shown_chart()
-        if not curves:
-            self.show_error("Cannot export throughput chart", "No model is shown to chart.")
-            return False
         return self._exported("throughput chart", path, lambda: render_throughput_chart(
-            curves, title, path, options.figure_size(), theme=options.theme,
+            *self._shown_throughput_chart(), path, options.figure_size(), theme=options.theme,
             transparent=options.transparent))
 
     def copy_throughput_chart(self, options=None):
         """Put the Model tab's throughput chart on the clipboard as an image, drawn as its
         Export Chart… draws it (the last figure choices)."""
-        from PySide6.QtGui import QGuiApplication
-
-        from workbench.ui.figures.export import ExportError, svg_image
+        from workbench.ui.figures.export import svg_image
         from workbench.ui.figures.export_dialog import load_options
         from workbench.ui.panels.throughput_chart import chart_background
 
         options = options or load_options(self.settings)
-        curves, title = self.model_panel.shown_chart()
-        try:
-            if not curves:
-                raise ExportError("No model is shown to chart.")
-            svg, fig = throughput_chart_figure(curves, title, "svg", options.figure_size(),
-                                               theme=options.theme,
-                                               transparent=options.transparent)
-        except ExportError as exc:
-            self.show_error("Cannot copy throughput chart", str(exc))
-            return None
-        image = svg_image(svg, fig, chart_background(options.theme == "dark"),
-                          options.transparent)
-        QGuiApplication.clipboard().setImage(image)
-        self.statusBar().showMessage(
-            f"Copied the throughput chart ({image.width()} × {image.height()} px)", 4000)
-        return image
+
+        def draw():
+            svg, fig = throughput_chart_figure(
+                *self._shown_throughput_chart(), "svg", options.figure_size(),
+                theme=options.theme, transparent=options.transparent)
+            return svg_image(svg, fig, chart_background(options.theme == "dark"),
+                             options.transparent)
+
+        return self._copied("throughput chart", "throughput chart", draw)
 
     def on_export_csv(self) -> bool:
-        start = self._start_at(f"{self._figure_stem()}-results.csv")
-        path, _ = QFileDialog.getSaveFileName(self, "Export Results as CSV", start,
-                                              "CSV table (*.csv);;All files (*)")
+        path = self._asked_path("Export Results as CSV", f"{self._figure_stem()}-results.csv",
+                                "CSV table (*.csv);;All files (*)")
         return self.export_results_csv(path) if path else False
 
     def export_results_csv(self, path: str | Path) -> bool:
