@@ -70,20 +70,35 @@ def test_amd_gpu_is_explained_and_not_counted_kernels_listed():
     assert any("matches no preset (ROCm reports AMD GPUs without their model)" in n
                for n in trace.notes)
     # 14 kernels: 6.88 + 17.6 + 6.72 + 8.32 + 11.04 + 3.36 + 2.24 + 5.28 + 5.6 + 12.64
-    # + 13.6 + 4.96 + 4.16 + 8.481 = 110.881 µs; aten::sum (13.6 µs), mean (11.04),
-    # _foreach_add_ (8.481), mse_loss (8.32) and mse_loss_backward (5.28) have no FLOP rule
+    # + 13.6 + 4.96 + 4.16 + 8.481 = 110.881 µs; _foreach_add_ (8.481), mse_loss (8.32) and
+    # mse_loss_backward (5.28) have no FLOP rule
     assert trace.kernels == 14
     assert trace.gpu_time_s == pytest.approx(110.881e-6)
-    uncounted = 13.6 + 11.04 + 8.481 + 8.32 + 5.28  # 46.721 µs
+    uncounted = 8.481 + 8.32 + 5.28  # 22.081 µs
     assert trace.counted_time_s == pytest.approx((110.881 - uncounted) * 1e-6)
     assert [what.split(": ")[0] for what, _n, _s in trace.not_counted] == [
-        "aten::sum", "aten::mean", "aten::_foreach_add_", "aten::mse_loss",
-        "aten::mse_loss_backward"]
-    # 64.16 / 110.881 = 58 %; 46.721 / 110.881 = 42 %; aten::sum 13.6 / 110.881 = 12 %
+        "aten::_foreach_add_", "aten::mse_loss", "aten::mse_loss_backward"]
+    # 88.8 / 110.881 = 80 %; 22.081 / 110.881 = 20 %; _foreach_add_ 8.481 / 110.881 = 8 %
     summary = trace.notes[0]
-    assert summary.startswith("counted 58 % of GPU time (9 of 14 kernels, 8 operators)")
-    assert "; 42 % in 5 kernels not counted: aten::sum: no FLOP rule for this operator " \
-           "(1 kernel, 12 %); aten::mean" in summary
+    assert summary.startswith("counted 80 % of GPU time (11 of 14 kernels, 10 operators)")
+    assert "; 20 % in 3 kernels not counted: aten::_foreach_add_: no FLOP rule for this " \
+           "operator (1 kernel, 8 %); aten::mse_loss" in summary
+
+
+def test_amd_trace_counts_its_reductions_by_hand():
+    ops = _by_operator(read_kineto_trace(AMD))
+    # the loss's aten::mean([5,128]) with no dimensions recorded: all 640 elements into one,
+    # one add each; x read (640·4 bytes) and the one result written (4)
+    mean = ops["aten::mean"]
+    assert mean.flops == 640
+    assert mean.bytes == 640 * 4 + 4 == 2564
+    assert mean.time_s == pytest.approx(11.04e-6)
+    # the bias gradient: aten::sum([5,128], dim [0]): 128 sums of 5 elements
+    total = ops["aten::sum"]
+    assert total.flops == 128 * 5 == 640
+    assert total.bytes == 640 * 4 + 128 * 4 == 3072
+    assert total.time_s == pytest.approx(13.6e-6)
+    assert total.precision == "fp32" and total.unit == "vector"
 
 
 def test_cutlass_mm_is_tied_to_its_operator_through_the_launch():
@@ -245,7 +260,7 @@ def test_analyze_reads_a_trace_and_refuses_a_bad_one_in_one_line(tmp_path):
 
     ok = run(AMD)
     assert ok.returncode == 0, ok.stderr
-    assert "note: " in ok.stderr and "counted 58 % of GPU time" in ok.stderr
+    assert "note: " in ok.stderr and "counted 80 % of GPU time" in ok.stderr
     assert "Cijk_Alik_Bljk_SB" in ok.stdout  # the addmm GEMM, judged
     bad = run(CPU_ONLY)
     assert bad.returncode == 2

@@ -55,7 +55,12 @@ from typing import Any
 
 from workbench.io.errors import InputError
 from workbench.model.measured import Measurement
-from workbench.model.opcount import COUNTED_OPERATORS, OpCount, count_operator
+from workbench.model.opcount import (
+    ARGUMENT_OPERATORS,
+    COUNTED_OPERATORS,
+    OpCount,
+    count_operator,
+)
 from workbench.records import record
 
 __all__ = ["no_cyclic_gc", "TraceImport", "read_kineto_trace", "is_kineto_trace", "preset_for_gpu",
@@ -73,8 +78,6 @@ _KERNEL_CATS = {"kernel"}
 _LAUNCH_CATS = {"cuda_runtime", "cuda_driver", "runtime"}
 _OP_CATS = {"cpu_op", "operator"}
 _ALL_CATS = _KERNEL_CATS | _LAUNCH_CATS | _OP_CATS
-#: Operators whose count reads their recorded scalar arguments (stride, padding, …).
-_CONCRETE_MATTERS = {"aten::convolution", "aten::_convolution"}
 
 
 @record
@@ -550,7 +553,7 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
                 dims, types, concrete = raw.op_args[op]
                 opname = raw.op_names[op]
                 key = (opname, repr(dims), _hashable(types),
-                       repr(concrete) if opname in _CONCRETE_MATTERS else None)
+                       repr(concrete) if opname in ARGUMENT_OPERATORS else None)
                 if key not in counts:
                     counts[key] = count_operator(raw.op_names[op], dims if isinstance(dims, list)
                                                  else None, types if isinstance(types, list)

@@ -21,7 +21,9 @@ operator                                    FLOPs
 
 and the product's own operation kinds for the rest: an elementwise operator is a fused
 one-step ``elementwise`` chain (FLOPs per element from its step, e.g. add 1, gelu 9, copy 0),
-a layer or RMS norm a ``norm``, a softmax a ``softmax``.
+a layer or RMS norm a ``norm``, a softmax a ``softmax``, a sum, mean or max over some
+dimensions a ``reduction`` (one add or compare per element read; a mean's division per
+result is not counted), ``aten::pow`` with the exponent 2 a ``square``.
 
 Bytes are the ideal traffic: every recorded input tensor read once and the output written
 once (a GEMM's A, B and C, plus the bias of ``addmm``/``baddbmm``; attention's Q, K, V and O;
@@ -42,7 +44,8 @@ from workbench.model.dtypes import wider
 from workbench.model.operations import NORM_FLOPS, STEP_OPS, Operation
 from workbench.records import record
 
-__all__ = ["OpCount", "count_operator", "ELEMENT_TYPES", "COUNTED_OPERATORS"]
+__all__ = ["OpCount", "count_operator", "ELEMENT_TYPES", "COUNTED_OPERATORS",
+           "ARGUMENT_OPERATORS"]
 
 #: Kineto's ``Input type`` spellings → (precision, bytes per element).
 ELEMENT_TYPES: dict[str, tuple[str, int]] = {
@@ -76,11 +79,20 @@ _ELEMENTWISE = {
 _NORMS = {"aten::layer_norm": "layernorm", "aten::native_layer_norm": "layernorm",
           "aten::rms_norm": "rmsnorm", "aten::_fused_rms_norm": "rmsnorm"}
 _SOFTMAX = ("aten::softmax", "aten::_softmax")
+#: Reductions over the dimensions recorded as their second argument (all when none) → the
+#: reduction the product's ``reduction`` operation counts.
+_REDUCTIONS = {"aten::sum": "sum", "aten::mean": "sum", "aten::amax": "max",
+               "aten::amin": "max"}
+_POW = ("aten::pow", "aten::pow_")
 
 #: Every operator name :func:`count_operator` can count.
 COUNTED_OPERATORS: frozenset[str] = frozenset(
     [*_GEMM, *_ATTENTION, *_ATTENTION_BACKWARD, *_CONV, *_NORMS, *_SOFTMAX,
+     *_REDUCTIONS, *_POW,
      *(f"aten::{n}" for n in _ELEMENTWISE), *(f"aten::{n}_" for n in _ELEMENTWISE)])
+#: The operators whose count reads their recorded scalar arguments (``Concrete Inputs``:
+#: stride and padding, the dimensions reduced, an exponent).
+ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW])
 
 
 @record(frozen=True)
@@ -147,6 +159,10 @@ def count_operator(name: str, dims: list | None, types: list | None,
             return _norm(name, dims, types)
         if name in _SOFTMAX:
             return _softmax(name, dims, types)
+        if name in _REDUCTIONS:
+            return _reduction(name, dims, types, concrete)
+        if name in _POW:
+            return _pow(name, dims, types, concrete)
         return _elementwise(name, dims, types)
     except _Uncounted as exc:
         return f"{name}: {exc}"
@@ -278,6 +294,39 @@ def _softmax(name: str, dims: list, types: list) -> OpCount:
     counts = Operation("softmax", {"rows": rows, "cols": cols, "dtype": x[1]}).counts()
     return OpCount(float(counts.flops), float(counts.bytes), x[1], "vector",
                    f"{name} {_shape(x[0])} {x[1]}: 5·{rows}·{cols} FLOPs; bytes x + y")
+
+
+def _reduction(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    shape = x[0]
+    over = _concrete(concrete, 1)
+    if over is None or over == []:
+        reduced = list(range(len(shape)))  # (no dimensions given: all of them)
+    else:
+        listed = over if isinstance(over, list | tuple) else [over]
+        if not all(isinstance(d, int) and -len(shape) <= d < max(len(shape), 1)
+                   for d in listed):
+            raise _Uncounted(f"dimensions {over!r} not of an input {_shape(shape)}")
+        reduced = sorted({d % len(shape) for d in listed}) if shape else []
+    n = math.prod(shape[d] for d in reduced)
+    rows = _numel(shape) // n if n else 0
+    op = _REDUCTIONS[name]
+    counts = Operation("reduction", {"op": op, "n": n, "rows": rows, "dtype": x[1]}).counts()
+    what = "one add" if op == "sum" else "one compare"
+    return OpCount(float(counts.flops), float(counts.bytes), x[1], "vector",
+                   f"{name} {_shape(shape)} {x[1]} over {n} elements × {rows}: {what} per "
+                   f"element, {rows}·{n} FLOPs; bytes x + result")
+
+
+def _pow(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    exponent = _concrete(concrete, 1)
+    if exponent != 2:
+        raise _Uncounted("a FLOP rule for the exponent 2 alone (x·x); this one is "
+                         + ("not recorded" if exponent is None else f"{exponent!r}"))
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    n = _numel(x[0])
+    return OpCount(float(n), float(2 * n * x[2]), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]} ^ 2: square 1·{n} FLOPs; bytes x + y")
 
 
 def _broadcast(shapes: list[list[int]]) -> list[int]:
