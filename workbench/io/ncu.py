@@ -80,8 +80,13 @@ NCU_CYCLES = ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second")
 NCU_BYTES = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 NCU_BYTES_TOTAL = "dram__bytes.sum"
 NCU_TENSOR_INST = "sm__inst_executed_pipe_tensor.sum"
-#: FLOPs per tensor instruction assumed for ``sm__inst_executed_pipe_tensor.sum`` (fallback).
+#: FLOPs per tensor instruction assumed for ``sm__inst_executed_pipe_tensor.sum`` (fallback,
+#: before compute capability 9.0: see :data:`NCU_TENSOR_INST_UNTIL`).
 NCU_TENSOR_INST_FLOPS = 512
+#: From this compute capability on (Hopper), a tensor instruction's FLOPs depend on its shape
+#: (two bf16 GEMMs of one H200 export: 65,536 and 49,152 FLOPs per instruction) and kernels
+#: with no matrix work count instructions there too: the fallback is not used.
+NCU_TENSOR_INST_UNTIL = 9
 SECTOR_BYTES = 32
 #: Bytes per memory level: alternatives in order, each ``(columns, bytes per unit)``.
 LEVEL_METRICS: dict[str, tuple[tuple[tuple[str, ...], int], ...]] = {
@@ -99,6 +104,10 @@ _TENSOR_RE = re.compile(r"^sm__ops_path_tensor_src_([a-z0-9]+?)(?:_dst_[a-z0-9]+
 #: Kernel names that say the work runs on tensor cores.
 TENSOR_NAME_RE = re.compile(r"hmma|wgmma|tensorop|xmma|nvjet|s16816|s1688|s884|bf16|fp16|"
                             r"f16|half|fp8|e4m3|e5m2|tf32|fmha|flash", re.IGNORECASE)
+#: Kernel names of matrix multiplies on tensor cores (by the instruction or the library: not
+#: by a type, which elementwise kernels name too).
+MMA_NAME_RE = re.compile(r"hmma|gmma|tensorop|xmma|nvjet|s16816|s1688|s884|fmha|flash",
+                         re.IGNORECASE)
 #: At most this many kernel launches are read from one file (about 1.2 GB of a 300-column
 #: raw export); at most this many distinct kernels (name and shape) are kept.
 MAX_DISPATCHES = 500_000
@@ -308,8 +317,16 @@ class _Plan:
                            if f"{p}__{_SASS.format(op=op)}" in names), None) for op in ops]
             if any(found):
                 self.cuda_core[precision] = found
-        self.tensor = {h: m.group(1) for h in sorted(names) if (m := _TENSOR_RE.match(h))}
-        self.tensor_inst = not self.tensor and NCU_TENSOR_INST in names
+        tensor = {h: m.group(1) for h in sorted(names) if (m := _TENSOR_RE.match(h))}
+        # a type's counter (…_src_fp16, as Hopper has it) beside counters of that type by
+        # accumulator (…_src_fp16_dst_fp32) would count its work twice: those are kept
+        split = {src for h, src in tensor.items() if "_dst_" in h}
+        self.tensor = {h: src for h, src in tensor.items()
+                       if "_dst_" in h or src not in split}
+        #: whether the file has tensor instructions: read as FLOPs where it has no tensor
+        #: FLOP counter (``tensor_inst``), else to check that each MMA kernel was counted
+        self.tensor_inst_column = NCU_TENSOR_INST in names
+        self.tensor_inst = not self.tensor and self.tensor_inst_column
         if not self.cuda_core and not self.tensor and not self.tensor_inst:
             raise InputError(
                 f"{where}needs FLOP-counting metrics: smsp__sass_thread_inst_executed_op_"
@@ -330,7 +347,7 @@ class _Plan:
             out += [(c, "bytes" if factor == 1 else "count") for c in cols]
         out += [(c, "count") for cols in self.cuda_core.values() for c in cols if c]
         out += [(c, "count") for c in self.tensor]
-        if self.tensor_inst:
+        if self.tensor_inst_column:
             out.append((NCU_TENSOR_INST, "count"))
         return out
 
@@ -423,11 +440,14 @@ class _Group:
     """Dispatches of one kernel (name and shape) added up: count, Σ time, Σ each metric and
     how many dispatches had it n/a."""
 
-    __slots__ = ("columns", "kernel", "shape", "ident", "count", "time", "sums", "na")
+    __slots__ = ("columns", "kernel", "shape", "ident", "cc", "count", "time", "sums", "na")
 
-    def __init__(self, columns: _Columns, kernel: str, shape: str, ident: str) -> None:
+    def __init__(self, columns: _Columns, kernel: str, shape: str, ident: str,
+                 cc: str = "") -> None:
         self.columns = columns
         self.kernel, self.shape, self.ident = kernel, shape, ident
+        #: the compute capability ncu names (its ``CC`` column, "9.0"), or ""
+        self.cc = cc
         self.count = 0
         self.time = 0.0
         self.sums = [0.0] * len(columns.names)
@@ -456,6 +476,12 @@ class _Group:
 @functools.lru_cache(maxsize=4096)
 def _tensor_named(kernel: str) -> bool:
     return TENSOR_NAME_RE.search(kernel) is not None
+
+
+def _major(cc: str) -> int:
+    """The major compute capability of ncu's ``CC`` cell ("9.0" → 9; 0 when not given)."""
+    head = cc.strip().split(".", 1)[0]
+    return int(head) if head.isdigit() else 0
 
 
 def _evaluate(g: _Group, base: str) -> tuple[Measurement, str | None]:
@@ -493,7 +519,9 @@ def _evaluate(g: _Group, base: str) -> tuple[Measurement, str | None]:
     for column, src in plan.tensor.items():
         key = f"tensor:{src}"
         classes[key] = classes.get(key, 0.0) + counted(column)
-    if plan.tensor_inst:
+    shaped = _major(g.cc) >= NCU_TENSOR_INST_UNTIL  # (no FLOPs per tensor instruction)
+    fallback = plan.tensor_inst and not shaped
+    if fallback:
         classes["tensor:fp16"] = counted(NCU_TENSOR_INST) * NCU_TENSOR_INST_FLOPS
     flops = sum(classes.values())
     precision, unit = "fp32", "vector"
@@ -504,16 +532,30 @@ def _evaluate(g: _Group, base: str) -> tuple[Measurement, str | None]:
         if precision not in PRECISIONS:
             precision = "fp16" if unit == "matrix" else "fp32"
     reason = None
+    instructions = g.mean(NCU_TENSOR_INST) if plan.tensor_inst_column else None
     if counters and absent == counters:
         reason = "its FLOP counters are all n/a"
-    elif not plan.has_tensor and _tensor_named(g.kernel):
+    elif not (plan.tensor or fallback) and _tensor_named(g.kernel):
         reason = ("runs on tensor cores (by its name) but the file has no tensor-core counters "
                   f"(sm__ops_path_tensor_src_*.sum or {NCU_TENSOR_INST}): only its CUDA-core "
                   "FLOPs would be counted")
+        if plan.tensor_inst:
+            reason = (f"runs on tensor cores (by its name) and {NCU_TENSOR_INST} gives no "
+                      f"FLOPs on compute capability {g.cc.strip()}: a tensor instruction "
+                      "does from thousands to tens of thousands of FLOPs by its shape; "
+                      "profile with sm__ops_path_tensor_src_*.sum")
+    elif (plan.tensor and MMA_NAME_RE.search(g.kernel)
+          and not any(v for c, v in classes.items() if c.startswith("tensor:"))
+          and (instructions is None or instructions > 0)):
+        ran = "" if instructions is None else f" and ran {instructions:,.0f} tensor instructions"
+        reason = (f"runs on tensor cores (by its name{ran}) but no tensor-core counter of the "
+                  "file counted its FLOPs: the file lacks the counter of its input type "
+                  "(ncu leaves out a metric the GPU does not have; on Hopper, fp16 is "
+                  "sm__ops_path_tensor_src_fp16.sum)")
     source = f"ncu {base} ID {g.ident}"
     if g.count > 1:
         source += f" and {g.count - 1:,} more dispatches (means)"
-    if plan.tensor_inst and classes.get("tensor:fp16"):
+    if fallback and classes.get("tensor:fp16"):
         source += (f"; tensor FLOPs approximated as {NCU_TENSOR_INST} × "
                    f"{NCU_TENSOR_INST_FLOPS}")
     if plan.cycles:
@@ -533,7 +575,8 @@ def _evaluate(g: _Group, base: str) -> tuple[Measurement, str | None]:
 
 def _dispatches(stream, name: str | None, total: int, progress: Progress | None,
                 cancel: Cancel | None) -> Iterator[tuple]:
-    """``(columns, kernel, shape, ID, line, duration, values)`` per kernel launch."""
+    """``(columns, kernel, shape, ID, line, duration, values, compute capability)`` per
+    kernel launch."""
     reader = _Records(stream, name, total, progress, cancel)
     lines = reader.lines()
     first: tuple[int, str] | None = None
@@ -594,6 +637,7 @@ def _raw(reader: _Records, lines, header: list[str], header_line: int, name, bas
     at = [index[column] for column in columns.names]
     i_name = index["Kernel Name"]
     i_id = index.get("ID")
+    i_cc = index.get("CC")
     shape_at = [(c.split()[0].lower(), index[c]) for c in _SHAPE_COLUMNS if c in index]
     count = 0
     for line, fields in records:
@@ -611,7 +655,8 @@ def _raw(reader: _Records, lines, header: list[str], header_line: int, name, bas
         duration = columns.duration(values, name, line)
         ident = fields[i_id].strip() if i_id is not None else str(count - 1)
         shape = " ".join(f"{label} {fields[i]}" for label, i in shape_at)
-        yield columns, kernel, shape, ident, line, duration, values
+        cc = fields[i_cc] if i_cc is not None else ""
+        yield columns, kernel, shape, ident, line, duration, values, cc
     if count == 0:
         raise InputError("no kernel rows after the units row", name, units_line)
 
@@ -626,12 +671,13 @@ def _details(reader: _Records, lines, header: list[str], header_line: int, name,
     i_metric, i_unit, i_value = (index[c] for c in _DETAILS)
     i_name = index["Kernel Name"]
     i_id = index.get("ID")
+    i_cc = index.get("CC")
     shape_at = [(c, index[c]) for c in _SHAPE_COLUMNS if c in index]
     plans: dict[frozenset, _Columns] = {}
     current: str | None = None
     cells: dict[str, tuple[str, str, int]] = {}
     shape: dict[str, str] = {}
-    kernel = ""
+    kernel = cc = ""
     start = 0
     count = 0
 
@@ -649,7 +695,7 @@ def _details(reader: _Records, lines, header: list[str], header_line: int, name,
         duration = columns.duration(values, name, start)
         text = " ".join(f"{c.split()[0].lower()} {shape[c]}" for c in _SHAPE_COLUMNS
                         if c in shape)
-        return columns, kernel, text, current, start, duration, values
+        return columns, kernel, text, current, start, duration, values, cc
 
     need = max(i for i in (i_metric, i_unit, i_value, i_name, i_id or 0)) + 1
     for line, fields in reader.records(lines):
@@ -668,6 +714,7 @@ def _details(reader: _Records, lines, header: list[str], header_line: int, name,
             if not kernel:
                 raise InputError("the kernel has no name", name, line, ("Kernel Name",))
             shape = {c: fields[i] for c, i in shape_at}
+            cc = fields[i_cc] if i_cc is not None and i_cc < len(fields) else ""
         metric = fields[i_metric].strip()
         if metric in _SHAPE_COLUMNS and metric not in shape:
             shape[metric] = fields[i_value]
@@ -712,7 +759,7 @@ def _grouped(dispatches, name, hardware, run) -> MeasurementImport:
     dispatches_read = 0
     gpu_time = 0.0
     base = Path(name).name if name else "ncu CSV"
-    for columns, kernel, shape, ident, line, duration, values in dispatches:
+    for columns, kernel, shape, ident, line, duration, values, cc in dispatches:
         dispatches_read += 1
         gpu_time += duration
         key = (kernel, shape, id(columns))
@@ -721,7 +768,7 @@ def _grouped(dispatches, name, hardware, run) -> MeasurementImport:
             if len(groups) >= MAX_KERNELS:
                 raise InputError(f"more than {MAX_KERNELS:,} distinct kernels (name and launch "
                                  f"shape): at most {MAX_KERNELS:,} are kept", name, line)
-            group = groups[key] = _Group(columns, kernel, shape, ident)
+            group = groups[key] = _Group(columns, kernel, shape, ident, cc)
             shapes.setdefault(kernel, set()).add(shape)
         group.add(duration, values)
     points: list[Measurement] = []
@@ -775,8 +822,8 @@ def _points(dispatches, name, hardware) -> list[Measurement]:
     """One point per counted dispatch; a name that repeats gets ``#ID``."""
     out: list[tuple[Measurement, str]] = []
     base = Path(name).name if name else "ncu CSV"
-    for columns, kernel, shape, ident, line, duration, values in dispatches:
-        group = _Group(columns, kernel, shape, ident)
+    for columns, kernel, shape, ident, line, duration, values, cc in dispatches:
+        group = _Group(columns, kernel, shape, ident, cc)
         group.add(duration, values)
         m, reason = _evaluate(group, base)
         if reason is not None:

@@ -1,0 +1,250 @@
+"""Profiles of one H200 as Nsight Compute and PyTorch's profiler wrote them
+(tests/fixtures/h200/, recorded by this project: see the README there), of programs whose
+sizes are known, so every number is worked out here by hand: tensor FLOPs per type on Hopper,
+CUDA-core FLOPs, the traffic at each level, and what each tool counts that the other does not
+(tiles run beyond the matrix, the tiles a causal mask skips)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from workbench.io.kineto import read_kineto_trace
+from workbench.io.ncu import import_ncu, import_ncu_text
+
+HERE = Path(__file__).resolve().parents[1] / "fixtures" / "h200"
+RAW_HOPPER = HERE / "ncu_ops_raw_hopper.csv"
+RAW_OLD_LIST = HERE / "ncu_ops_raw.csv"
+DETAILS = HERE / "ncu_ops_details.csv"
+LLAMA_RAW = HERE / "ncu_llama_raw.csv"
+OPS_TRACE = HERE / "kineto_ops.json.gz"
+LLAMA_TRACE = HERE / "kineto_llama.json.gz"
+
+
+def _points(result) -> dict[str, object]:
+    """The points by a short handle of their kernel's name."""
+    handles = {"tst_256x128_64x4_1x2_h_bz_coopA_NNT": "mm", "bias_TNN": "linear",
+               "hsh_256x128": "bmm", "simt_sgemm": "sgemm", "CUDAFunctor_add<float>": "add",
+               "Gelu": "gelu", "SoftMax": "softmax", "layer_norm": "layer_norm",
+               "sdpa": "attention"}
+    out = {}
+    for m in result.measurements:
+        handle = next((h for key, h in handles.items() if key in m.name), None)
+        if handle is not None:
+            assert handle not in out, f"two points for {handle}"
+            out[handle] = m
+    return out
+
+
+# -- Nsight Compute, raw page, with Hopper's counters
+
+
+def test_hopper_tensor_counters_count_each_product_by_hand():
+    points = _points(import_ncu(RAW_HOPPER))
+    mm = points["mm"]  # bf16 4096 × 4096 × 4096 on tensor cores, nothing on CUDA cores
+    assert mm.flops == 2 * 4096**3 == 137_438_953_472
+    assert (mm.precision, mm.unit) == ("bf16", "matrix")
+    assert mm.time_s == pytest.approx(175_840e-9)  # gpu__time_duration.sum in ns
+    # 782 TFLOP/s: under the H200's 989.4 bf16 peak, and near what cuBLAS reaches
+    assert 700e12 < mm.flops / mm.time_s < 989.4e12
+    # fp16 batched product: Hopper counts fp16 in sm__ops_path_tensor_src_fp16.sum
+    bmm = points["bmm"]
+    assert bmm.flops == 2 * 32 * 1024 * 1024 * 128 == 8_589_934_592
+    assert (bmm.precision, bmm.unit) == ("fp16", "matrix")
+
+
+def test_ncu_counts_the_tiles_a_product_ran_not_its_size():
+    # linear: m 1024, n 11008, k 4096 with bias. The kernel's tiles are 168 columns wide and
+    # 66 of them (11,088 columns) cover n: the tensor cores did 2·1024·4096·11088, and the
+    # epilogue added the bias to each of the 1024·11088 elements (FADD)
+    linear = _points(import_ncu(RAW_HOPPER))["linear"]
+    assert linear.flops == 2 * 1024 * 4096 * 11088 + 1024 * 11088 == 93_024_239_616
+    assert linear.flops > 2 * 1024 * 11008 * 4096  # the useful work, which the trace counts
+    assert (linear.precision, linear.unit) == ("bf16", "matrix")
+
+
+def test_cuda_core_products_and_elementwise_kernels_by_hand():
+    points = _points(import_ncu(RAW_HOPPER))
+    # fp32 2048³ with TF32 off runs on CUDA cores: 2048³ FFMAs (2 FLOPs each) and one FMUL
+    # per element of C (α·acc)
+    sgemm = points["sgemm"]
+    assert sgemm.flops == 2 * 2048**3 + 2048**2 == 17_184_063_488
+    assert (sgemm.precision, sgemm.unit) == ("fp32", "vector")
+    # u + v over 2²⁶ fp32: PyTorch's add computes u + α·v, one FFMA per element, which ncu's
+    # convention counts as 2 FLOPs: twice the one add per element a reader would count
+    add = points["add"]
+    assert add.flops == 2 * 2**26
+    # through L1: u and v read and the sum written, 4 bytes each, exactly
+    assert add.levels["l1"] == 3 * 4 * 2**26 == 805_306_368
+    # DRAM is main memory: a little under the L1 bytes (some of the inputs were still in
+    # the 60 MB L2 from the kernel before)
+    assert add.bytes == add.levels["dram"]
+    assert 0.95 * 805_306_368 < add.bytes <= 805_306_368
+    # gelu and softmax read and write 2²⁶ elements (bf16: 2 bytes each way; fp32: 4)
+    assert points["gelu"].levels["l1"] == 2 * 2 * 8192 * 8192
+    assert points["softmax"].levels["l1"] == 2 * 4 * 4096 * 8192
+    assert {points[k].unit for k in ("add", "gelu", "softmax", "layer_norm")} == {"vector"}
+
+
+def test_attention_counts_its_two_products():
+    # QKᵀ and P·V, not causal: 4·b·h·s²·d on tensor cores, plus the softmax's CUDA-core work
+    attention = _points(import_ncu(RAW_HOPPER))["attention"]
+    tensor = 4 * 4 * 32 * 2048**2 * 128
+    assert tensor == 274_877_906_944
+    assert tensor < attention.flops < 1.01 * tensor
+    assert (attention.precision, attention.unit) == ("bf16", "matrix")
+
+
+def test_every_kernel_is_counted_and_the_details_page_agrees():
+    raw, details = import_ncu(RAW_HOPPER), import_ncu(DETAILS)
+    assert raw.not_counted == [] and raw.dispatches == 9
+    # the details page (--set roofline, one row per metric) of another run of one step:
+    # the same FLOPs where they do not depend on timing, and the fp16 product left out (its
+    # list had no Hopper fp16 counter)
+    by_kernel = _points(details)
+    for handle, m in _points(raw).items():
+        if handle == "bmm":
+            assert handle not in by_kernel
+            continue
+        assert by_kernel[handle].flops == m.flops, handle
+        assert by_kernel[handle].time_s == pytest.approx(m.time_s, rel=0.05), handle
+
+
+# -- Nsight Compute, without Hopper's fp16 counter
+
+
+def test_a_product_whose_type_has_no_counter_is_listed_not_drawn_at_nothing():
+    # the command line that named only Ampere's …_src_fp16_dst_fp32: ncu left it out
+    # silently; the fp16 product ran 131,072 tensor instructions, which no column counts
+    result = import_ncu(RAW_OLD_LIST)
+    names = [m.name for m in result.measurements]
+    assert not any("hsh_256x128" in n for n in names)
+    (left,) = result.not_counted
+    assert "hsh_256x128" in left.name and left.count == 2
+    assert "131,072 tensor instructions" in left.reason
+    assert "sm__ops_path_tensor_src_fp16.sum" in left.reason
+    # the other eight kernels, two steps each, are counted as in the full export
+    assert result.dispatches == 18 and len(result.measurements) == 8
+    mm = _points(result)["mm"]
+    assert mm.count == 2 and mm.flops == 2 * 4096**3
+
+
+def _without(path: Path, dropped) -> str:
+    """A real raw export with some metric columns taken out (as if not collected)."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    rows = list(csv.reader(io.StringIO("".join(lines[start:]))))
+    keep = [j for j, h in enumerate(rows[0]) if not dropped(h)]
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for row in rows:
+        writer.writerow([row[j] for j in keep])
+    return "".join(lines[:start]) + out.getvalue()
+
+
+def test_tensor_instructions_give_no_flops_on_hopper():
+    # the same export with only sm__inst_executed_pipe_tensor.sum for tensor cores. On
+    # compute capability 9.0 an instruction's FLOPs depend on its shape (here 65,536 in the
+    # 4096³ product: 137,438,953,472 / 2,097,152), and gelu ran 524,288 of them without a
+    # matrix product: no FLOPs are made of them
+    text = _without(RAW_HOPPER, lambda h: h.startswith("sm__ops_path_tensor"))
+    result = import_ncu_text(text, "derived.csv")
+    left = {n.name: n.reason for n in result.not_counted}
+    assert len(left) == 4  # the three products on tensor cores and the attention
+    assert all("compute capability 9.0" in reason for reason in left.values())
+    points = _points(result)
+    assert set(points) == {"sgemm", "add", "gelu", "softmax", "layer_norm"}
+    full = _points(import_ncu(RAW_HOPPER))
+    for handle, m in points.items():  # CUDA-core FLOPs, nothing made of tensor instructions
+        assert m.flops == full[handle].flops and m.unit == "vector", handle
+
+
+def test_a_type_counted_twice_is_read_once():
+    # a counter of a type in all (…_src_fp16) beside its counters by accumulator
+    # (…_src_fp16_dst_fp32) would count the same work twice: the by-accumulator ones are read
+    header = ['"ID"', '"Kernel Name"', '"gpu__time_duration.sum"', '"dram__bytes.sum"',
+              '"sm__ops_path_tensor_src_fp16.sum"', '"sm__ops_path_tensor_src_fp16_dst_fp32.sum"']
+    text = "\n".join([",".join(header), '"","","nsecond","byte","",""',
+                      '"0","hgemm","1,000","1,000,000","2,000","2,000"']) + "\n"
+    (m,) = import_ncu_text(text, "hand.csv").measurements
+    assert m.flops == 2000 and m.precision == "fp16"
+
+
+# -- the Llama pass
+
+
+def test_causal_attention_runs_five_eighths_of_its_tiles():
+    # s = 512 in 64-row, 128-column tiles: row block i needs ceil((i+1)·64/128) column
+    # blocks, 1+1+2+2+3+3+4+4 = 20 of 8·4 = 32. ncu counts the tiles run; the trace counts
+    # the whole product (a causal mask is not accounted), 32/20 of it
+    ncu = import_ncu(LLAMA_RAW)
+    assert ncu.not_counted == [] and ncu.dispatches == 182
+    (attention,) = [m for m in ncu.measurements if "sdpa" in m.name]
+    dense = 4 * 4 * 16 * 512**2 * 128
+    ran = dense * 20 // 32
+    assert ran == 5_368_709_120
+    assert attention.count == 4  # one a layer
+    assert ran < attention.flops < 1.01 * ran
+    traced = [m for m in read_kineto_trace(LLAMA_TRACE).measurements if "attention" in m.source]
+    assert len(traced) == 4 and {m.flops for m in traced} == {dense}
+
+
+# -- PyTorch profiler traces of the same programs
+
+
+def test_trace_counts_every_kernel_of_the_known_operators():
+    trace = read_kineto_trace(OPS_TRACE)
+    assert trace.gpu == "NVIDIA H200" and trace.preset == "h200"
+    assert trace.kernels == 18
+    assert trace.notes[0].startswith("counted 100 % of GPU time (18 of 18 kernels")
+    first = {}
+    for m in trace.measurements:
+        first.setdefault(m.source.split(": ", 1)[1].split(" ", 1)[0], m)
+    mm = first["aten::mm"]  # the bf16 product comes first in each step
+    assert mm.flops == 2 * 4096**3 and mm.bytes == 3 * 4096 * 4096 * 2
+    linear = first["aten::addmm"]  # the useful work, not the tiles run
+    assert linear.flops == 2 * 1024 * 11008 * 4096 == 92_341_796_864
+    assert linear.bytes == (1024 * 4096 + 4096 * 11008 + 1024 * 11008 + 11008) * 2
+    bmm = first["aten::bmm"]
+    assert bmm.flops == 2 * 32 * 1024 * 1024 * 128 and bmm.precision == "fp16"
+    add = first["aten::add"]  # one add per element (ncu counts the FFMA as 2)
+    assert add.flops == 2**26 and add.bytes == 3 * 4 * 2**26
+    norm = first["aten::native_layer_norm"]  # 8 per element; x, γ, β and y
+    assert norm.flops == 8 * 8192 * 4096
+    assert norm.bytes == (2 * 8192 * 4096 + 2 * 4096) * 2
+    attention = first["aten::_scaled_dot_product_cudnn_attention"]
+    assert attention.flops == 4 * 4 * 32 * 2048**2 * 128
+    assert attention.bytes == 4 * (4 * 32 * 2048 * 128) * 2  # Q, K, V read and O written
+
+
+def test_two_profilers_time_the_same_kernels_alike():
+    # the trace's kernel durations and ncu's gpu__time_duration (clocks not locked) of the
+    # same program, in separate runs: within 10 % for every kernel over 20 µs
+    ncu = {m.name: m.time_s for m in import_ncu(RAW_HOPPER).measurements}
+    compared = 0
+    for m in read_kineto_trace(OPS_TRACE).measurements:
+        if m.name in ncu:  # (library kernels: ncu spells templates apart, as T1, T2)
+            assert m.time_s == pytest.approx(ncu[m.name], rel=0.10), m.name
+            compared += 1
+    assert compared == 8  # three products on tensor cores and the attention, in both steps
+
+
+def test_rms_norm_pieces_of_the_llama_pass_are_counted():
+    # Hugging Face's Llama writes RMSNorm as x.pow(2).mean(-1, keepdim=True): fp32
+    # [4, 512, 2048], x·x per element, then 2048 sums of 2048
+    trace = read_kineto_trace(LLAMA_TRACE)
+    pows = [m for m in trace.measurements if "aten::pow" in m.source]
+    means = [m for m in trace.measurements if "aten::mean" in m.source]
+    assert len(pows) == len(means) == 9  # two a layer and the final norm
+    n = 4 * 512 * 2048
+    assert {(m.flops, m.bytes) for m in pows} == {(n, 2 * 4 * n)}
+    assert {(m.flops, m.bytes) for m in means} == {(n, 4 * n + 4 * 4 * 512)}
+    # what is still not counted is listed: the concatenations (a TensorList records no
+    # element type, so their bytes are unknown), a gather, sin, cos and arange
+    assert trace.kernels == 182
+    assert {what.split(": ")[0] for what, _n, _s in trace.not_counted} == {
+        "aten::cat", "aten::gather", "aten::cos", "aten::sin", "aten::arange"}
+    assert sum(n for _w, n, _s in trace.not_counted) == 21
