@@ -633,7 +633,7 @@ def _notes(result: TraceImport, hardware: str | None) -> list[str]:
             f"({result.kernels - uncounted:,} of {result.kernels:,} kernels, "
             f"{len(result.measurements):,} operators)")
     if uncounted:
-        listed = "; ".join(f"{what} ({count} kernel{'s' * (count != 1)}, "
+        listed = "; ".join(f"{what} ({count:,} kernel{'s' * (count != 1)}, "
                            f"{_pct(seconds, total)})"
                            for what, count, seconds in result.not_counted[:8])
         more = len(result.not_counted) - 8
