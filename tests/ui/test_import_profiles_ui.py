@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from ui import test_analysis_panels
 
 window = test_analysis_panels.window  # the shown main window, closed after each test
@@ -111,3 +112,45 @@ def test_compressed_traces_and_workloads_are_read_under_the_progress_dialog(qtbo
         timer.stop()
     assert any("sampled_rank-0.json.gz" in text for text in seen)
     assert any("vcopy-mi200" in text for text in seen)
+
+
+H200 = FIXTURES / "h200" / "ncu_ops_raw.csv"
+
+
+def _h200_session(window, tmp_path):
+    session = tmp_path / "h200.yaml"
+    session.write_text("schema_version: 2\ntitle: H200 profile\nhardware:\n  - preset: h200\n"
+                       "operations: []\n", encoding="utf-8")
+    assert window.open_path(session)
+
+
+def _inside(window, m) -> bool:
+    (x0, x1), (y0, y1) = window.canvas.view_range()
+    intensity, achieved = m.flops / m.bytes, m.flops / m.time_s
+    return x0 < intensity < x1 and y0 < achieved < y1
+
+
+def test_an_import_into_a_fitted_chart_shows_the_new_points(qtbot, window, tmp_path):
+    # a new H200 session shows its roofs from 0.1 to 10⁴ FLOP/B; the profile's add kernel
+    # lies at 2·2²⁶ FLOPs over 786 MB: 0.17 FLOP/B, its 4096³ product at 780
+    _h200_session(window, tmp_path)
+    assert window.canvas.shows_fit
+    assert window.import_measurements(H200)
+    qtbot.wait(10)
+    add = next(m for m in window.document.session.measurements if "CUDAFunctor_add" in m.name)
+    product = next(m for m in window.document.session.measurements
+                   if m.name.startswith("nvjet_sm90_tst_256x128"))
+    assert add.flops / add.bytes == pytest.approx(0.17, abs=0.01)
+    assert _inside(window, add) and _inside(window, product)
+    assert window.canvas.shows_fit
+
+
+def test_an_import_into_a_zoomed_chart_keeps_its_view(qtbot, window, tmp_path):
+    _h200_session(window, tmp_path)
+    window.canvas.view_box.setRange(xRange=(1.5, 3.5), yRange=(13.5, 15.5), padding=0)
+    before = window.canvas.view_range()
+    assert window.import_measurements(H200)
+    qtbot.wait(10)
+    assert window.canvas.view_range() == before
+    add = next(m for m in window.document.session.measurements if "CUDAFunctor_add" in m.name)
+    assert not _inside(window, add)

@@ -145,7 +145,8 @@ class MainWindow(DocksMixin, MenusMixin, FilesMixin, ExportingMixin, HelpMixin,
         """Append the measured points of a measurements file (plain CSV or a profiler export)
         as one undo step. A large file is read off the window's thread under a progress
         dialog with Cancel; cancelling, or any problem, leaves the session as it was (a
-        problem's message, file:line, is shown)."""
+        problem's message, file:line, is shown). A chart that showed the whole data shows
+        it again with the new points; one zoomed or panned keeps its view."""
         from workbench.ui.panels.measurements_panel import (
             dialog_steps,
             import_measurements,
@@ -155,6 +156,7 @@ class MainWindow(DocksMixin, MenusMixin, FilesMixin, ExportingMixin, HelpMixin,
         )
 
         dialog = None
+        fitted = self.canvas.shows_fit  # (a view of the whole data stays one)
         try:
             large = is_large_import(path)
             if large:
@@ -182,6 +184,8 @@ class MainWindow(DocksMixin, MenusMixin, FilesMixin, ExportingMixin, HelpMixin,
             + summary, 8000)
         if result.format != "plain":
             self.measurements_panel.show_import(result)
+        if fitted and count:
+            self.canvas.fit_to_data()
         self.measurements_dock.show()
         self.measurements_dock.raise_()
         return True
