@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import pytest
 
 from workbench.io.kineto import read_kineto_trace
 from workbench.io.ncu import import_ncu, import_ncu_text
+from workbench.io.profiles import import_profile
 
 HERE = Path(__file__).resolve().parents[1] / "fixtures" / "h200"
 RAW_HOPPER = HERE / "ncu_ops_raw_hopper.csv"
@@ -248,3 +250,16 @@ def test_rms_norm_pieces_of_the_llama_pass_are_counted():
     assert {what.split(": ")[0] for what, _n, _s in trace.not_counted} == {
         "aten::cat", "aten::gather", "aten::cos", "aten::sin", "aten::arange"}
     assert sum(n for _w, n, _s in trace.not_counted) == 21
+
+
+def test_the_import_line_names_each_kernel_left_out_apart():
+    # two concatenation kernels differ only in a template argument far into their names,
+    # after "void at::native::(anonymous namespace)::": the line leaves the namespaces out
+    # so that, cut short, they still read apart
+    line = import_profile(LLAMA_TRACE, "kineto").summary()
+    listed = line.split("not counted (", 1)[1].rstrip(")").split(", …")[0]
+    names = [n.strip() for n in re.split(r"…, |…$", listed) if n.strip()]
+    cats = [n for n in names if n.startswith("CatArrayBatchedCopy<")]
+    assert len(cats) == 2 and cats[0] != cats[1]
+    assert "OpaqueType<2u>" in cats[0] + cats[1] and "OpaqueType<4u>" in cats[0] + cats[1]
+    assert not any(n.startswith("void ") or "namespace)::" in n for n in names)

@@ -30,6 +30,7 @@ each with speed-up = mean time before / mean time after.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import field
 
@@ -105,13 +106,24 @@ class MeasurementImport:
             line += (f"; counted {100 * self.counted_share:.0f} % of GPU time; "
                      f"{100 * (1 - self.counted_share):.0f} % in {len(self.not_counted)} "
                      f"kernel{'s' if len(self.not_counted) != 1 else ''} not counted ("
-                     + ", ".join(_short(n.name) for n in self.not_counted[:5])
+                     + ", ".join(_listed(n.name) for n in self.not_counted[:5])
                      + (", …" if len(self.not_counted) > 5 else "") + ")")
         return line
 
 
+#: The parts of a C++ kernel signature that every kernel of a library shares: ``void``, and
+#: the namespaces (``at::native::(anonymous namespace)::``) before each name.
+_SHARED_PARTS = re.compile(r"^void |(?:[A-Za-z_]\w*|\(anonymous namespace\)|<unnamed>)::")
+
+
 def _short(name: str, limit: int = 48) -> str:
     return name if len(name) <= limit else name[:limit - 1] + "…"
+
+
+def _listed(name: str, limit: int = 48) -> str:
+    """A kernel's name in a line that lists some: a long C++ signature without what kernels
+    of a library share (so that two cut short still differ), then cut to ``limit``."""
+    return _short(_SHARED_PARTS.sub("", name) if len(name) > limit else name, limit)
 
 
 class DispatchGroups:
