@@ -263,3 +263,26 @@ def test_the_import_line_names_each_kernel_left_out_apart():
     assert len(cats) == 2 and cats[0] != cats[1]
     assert "OpaqueType<2u>" in cats[0] + cats[1] and "OpaqueType<4u>" in cats[0] + cats[1]
     assert not any(n.startswith("void ") or "namespace)::" in n for n in names)
+
+
+def test_graph_replays_and_generated_kernels_are_listed_with_their_reason():
+    # graphs.py: one MLP block (256 × 4096 → 11008 → 4096, bf16) run eagerly, replayed from a
+    # CUDA graph and compiled, two steps each: 3 kernels a step
+    trace = read_kineto_trace(HERE / "kineto_graphs.json.gz")
+    assert trace.kernels == 18
+    # eager: addmm, gelu, addmm; compiled: its two GEMMs are extern aten::addmm calls
+    linear = 2 * 256 * 11008 * 4096
+    products = [m for m in trace.measurements if "aten::addmm" in m.source]
+    assert len(products) == 8 and {m.flops for m in products} == {linear}
+    gelus = [m for m in trace.measurements if "aten::gelu" in m.source]
+    assert len(gelus) == 2 and {m.flops for m in gelus} == {9 * 256 * 11008}
+    # the graph's 6 kernels and the compiled step's 2 Triton GELUs, each said why
+    reasons = {what: n for what, n, _s in trace.not_counted}
+    assert reasons == {
+        "replayed from a CUDA graph (cudaGraphLaunch): its operators were recorded when the "
+        "graph was captured, not in this trace": 6,
+        "a kernel torch.compile generated (Triton): the operations it fuses are not in the "
+        "trace": 2}
+    # the graph replays the eager step's three kernels
+    graph_kernels = {name[:80] for name, _s, why in trace.uncounted if "CUDA graph" in why}
+    assert graph_kernels == {m.name[:80] for m in trace.measurements[:3]}

@@ -21,7 +21,7 @@ NCU_HEAD = ['"ID","Process ID","Process Name","Host Name","Kernel Name","Context
 
 
 def unknown_operators(tmp: Path) -> Path:
-    # a torch.compile'd Triton kernel: its operator is the kernel, with no FLOP rule
+    # a torch.compile'd Triton kernel: its operator is the kernel, which names no operation
     return FIXTURES / "kineto" / "triton_example.json.gz"
 
 
@@ -80,7 +80,7 @@ def plain_unquoted_thousands(tmp: Path) -> Path:
 
 #: (file maker, what the line must say besides the file's name)
 CASES = [
-    (unknown_operators, ("triton_poi_fused_add_cos_sin_0", "no FLOP rule",
+    (unknown_operators, ("triton_poi_fused_add_cos_sin_0", "torch.compile generated",
                          "could not be counted")),
     (truncated_gzip, ("truncated",)),
     (huge_trace, ("2000.0 MB", "limited to 1024 MB")),

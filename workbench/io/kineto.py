@@ -77,6 +77,14 @@ _CHUNK = 1 << 20
 _KERNEL_CATS = {"kernel"}
 _LAUNCH_CATS = {"cuda_runtime", "cuda_driver", "runtime"}
 _OP_CATS = {"cpu_op", "operator"}
+#: The operator names torch.compile (Inductor) gives the Triton kernels it generates, and
+#: why their work is not counted.
+_GENERATED = ("triton_", "Torch-Compiled Region")
+_GENERATED_WHY = ("a kernel torch.compile generated (Triton): the operations it fuses are not "
+                  "in the trace")
+#: Why a kernel replayed from a CUDA graph is not counted.
+_GRAPH_WHY = ("replayed from a CUDA graph (cudaGraphLaunch): its operators were recorded when "
+              "the graph was captured, not in this trace")
 _ALL_CATS = _KERNEL_CATS | _LAUNCH_CATS | _OP_CATS
 
 
@@ -283,6 +291,8 @@ class _Raw:
     op_names: list[str] = field(default_factory=list)
     op_args: dict[int, tuple] = field(default_factory=dict)
     op_by_external: dict[Any, int] = field(default_factory=dict)
+    #: correlations of the launches that replayed a CUDA (HIP) graph
+    graph_launches: set = field(default_factory=set)
     device_properties: list = field(default_factory=list)
     events: int = 0
 
@@ -406,6 +416,9 @@ class _Handler:
                 corr = args.get("correlation")
                 if corr is not None:
                     launches[corr] = ((event.get("pid"), event.get("tid")), ts)
+                    name = event.get("name")
+                    if type(name) is str and name.endswith("GraphLaunch"):
+                        raw.graph_launches.add(corr)
             else:
                 if len(op_names) >= MAX_TRACE_OPERATORS:
                     raise self.text.error(f"more than {MAX_TRACE_OPERATORS:,} operator events; "
@@ -542,8 +555,12 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
             inner = op
         why: str
         if op is None:
-            if inner is not None:
+            if inner is not None and raw.op_names[inner].startswith(_GENERATED):
+                why = _GENERATED_WHY
+            elif inner is not None:
                 why = f"{raw.op_names[inner]}: no FLOP rule for this operator"
+            elif corr in raw.graph_launches:
+                why = _GRAPH_WHY
             elif corr is not None and corr in raw.launches:
                 why = "launched outside any recorded operator"
             else:
