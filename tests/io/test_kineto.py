@@ -216,6 +216,31 @@ def test_trace_brings_its_preset_machine_into_the_session(tmp_path):
     assert m.time_s == pytest.approx(2.5e-6)
 
 
+def test_reductions_read_the_dimensions_recorded():
+    f = count_operator
+    # sum over dim [1] of [4, 5] fp32: 4 sums of 5 (one add per element); x read, 4 results
+    rows = f("aten::sum", [[4, 5], [], [], []], ["float", "ScalarList", "Scalar", ""],
+             ["", "[1]", "False", ""])
+    assert (rows.flops, rows.bytes) == (20, 20 * 4 + 4 * 4)
+    # amax over [] (every dimension) of bf16: one result
+    top = f("aten::amax", [[4, 5], [], []], ["c10::BFloat16", "ScalarList", "Scalar"],
+            ["", "[]", "False"])
+    assert (top.flops, top.bytes, top.precision) == (20, 20 * 2 + 2, "bf16")
+    # sum(x, dtype=…): the lone scalar is a type, not a dimension: all are reduced
+    typed = f("aten::sum", [[4, 5], []], ["float", "Scalar"], ["", "6"])
+    assert typed.bytes == 20 * 4 + 4 and "not recorded" not in typed.formula
+    # an older trace without Concrete Inputs: FLOPs are the same whatever was reduced; the
+    # one result taken for the bytes is said
+    old = f("aten::sum", [[4, 5], [], [], []], ["float", "", "Scalar", ""])
+    assert old.flops == 20 and "dimensions not recorded: taken as all" in old.formula
+    # dimensions out of the input are refused, with the reason
+    assert "not of an input" in f("aten::mean", [[4, 5], []], ["float", "ScalarList"],
+                                  ["", "[2]"])
+    # pow: x·x for the exponent 2 alone
+    assert f("aten::pow", [[4, 5], []], ["float", "Scalar"], ["", "2"]).flops == 20
+    assert "exponent 2 alone" in f("aten::pow", [[4, 5], []], ["float", "Scalar"], ["", "3"])
+
+
 def test_flop_rules_follow_torch_flop_counter():
     f = count_operator
     # bmm [b,m,k]·[b,k,n]: 2·b·m·n·k

@@ -299,7 +299,11 @@ def _softmax(name: str, dims: list, types: list) -> OpCount:
 def _reduction(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
     x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
     shape = x[0]
-    over = _concrete(concrete, 1)
+    # the dimensions are a list argument (a lone scalar there is the dtype overload's type)
+    listed_dims = len(types) > 1 and types[1] == "ScalarList"
+    over = _concrete(concrete, 1) if listed_dims else None
+    # a second argument whose value PyTorch did not record (before 2.1): the dimensions
+    guessed = over is None and len(types) > 1 and types[1] in ("ScalarList", "")
     if over is None or over == []:
         reduced = list(range(len(shape)))  # (no dimensions given: all of them)
     else:
@@ -315,7 +319,8 @@ def _reduction(name: str, dims: list, types: list, concrete: list | None) -> OpC
     what = "one add" if op == "sum" else "one compare"
     return OpCount(float(counts.flops), float(counts.bytes), x[1], "vector",
                    f"{name} {_shape(shape)} {x[1]} over {n} elements × {rows}: {what} per "
-                   f"element, {rows}·{n} FLOPs; bytes x + result")
+                   f"element, {rows}·{n} FLOPs; bytes x + result"
+                   + (" (dimensions not recorded: taken as all)" if guessed else ""))
 
 
 def _pow(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
