@@ -71,6 +71,17 @@ def ncu_european_grouping(tmp: Path) -> Path:
     return path
 
 
+def ncu_sections_alone(tmp: Path) -> Path:
+    # what `ncu --csv python3 ops.py` wrote on an H200 (tests/fixtures/h200): its default
+    # sections, in percentages and durations, no byte or FLOP counters
+    return FIXTURES / "h200" / "ncu_ops_sections.csv"
+
+
+def ncu_roofline_set_alone(tmp: Path) -> Path:
+    # `ncu --csv --set roofline` without --metrics: the chart is not written to CSV
+    return FIXTURES / "h200" / "ncu_ops_roofline_set.csv"
+
+
 def plain_unquoted_thousands(tmp: Path) -> Path:
     path = tmp / "plain.csv"
     path.write_text("name,hardware,time_us,flops,bytes\nk,h100-sxm,4862,1,234,567,100\n",
@@ -90,6 +101,10 @@ CASES = [
                  "NVIDIA H100 SXM5 80GB")),
     (ncu_european_grouping, ("sep.csv:3: dram__bytes.sum", "'2.048,5'",
                              "thousands separators")),
+    (ncu_sections_alone, ("ncu_ops_sections.csv:6: kernel ID 0", "sections alone",
+                          "--page raw --metrics gpu__time_duration.sum")),
+    (ncu_roofline_set_alone, ("ncu_ops_roofline_set.csv:6:", "chart is not written to CSV",
+                              "the FLOP counters")),
     (plain_unquoted_thousands, ("plain.csv:2: has 7 fields; the header has 5",
                                 "thousands separators must be quoted")),
 ]

@@ -309,8 +309,15 @@ class _Plan:
                     self.levels[level] = (cols, factor)
                     break
         if "dram" not in self.levels:
+            sections = (": this export holds Nsight Compute's sections alone (ncu --csv, or "
+                        "--set roofline, whose chart is not written to CSV: percentages and "
+                        "durations, no bytes or FLOPs); profile with ncu --csv --page raw "
+                        f"--metrics {NCU_TIME},{NCU_BYTES_TOTAL},lts__t_bytes.sum,"
+                        "l1tex__t_bytes.sum and the FLOP counters (smsp__sass_thread_inst_"
+                        "executed_op_ffma_pred_on.sum, sm__ops_path_tensor_src_bf16_dst_fp32.sum"
+                        ", …)") if self.duration_label else ""
             raise InputError(f"{where}needs the metrics {NCU_BYTES[0]} and {NCU_BYTES[1]} (or "
-                             f"{NCU_BYTES_TOTAL}) for DRAM traffic", name, line)
+                             f"{NCU_BYTES_TOTAL}) for DRAM traffic{sections}", name, line)
         self.cuda_core: dict[str, list[str | None]] = {}
         for precision, ops in NCU_CUDA_CORE.items():
             found = [next((f"{p}__{_SASS.format(op=op)}" for p in ("smsp", "sm")
