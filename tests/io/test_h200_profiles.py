@@ -286,3 +286,21 @@ def test_graph_replays_and_generated_kernels_are_listed_with_their_reason():
     # the graph replays the eager step's three kernels
     graph_kernels = {name[:80] for name, _s, why in trace.uncounted if "CUDA graph" in why}
     assert graph_kernels == {m.name[:80] for m in trace.measurements[:3]}
+
+
+def test_a_training_step_counts_its_loss_forward_and_backward():
+    # train.py: the loss's log-softmax over [2048 tokens, 32,000 words] in fp32, 4 bytes
+    trace = read_kineto_trace(HERE / "kineto_train.json.gz")
+    n = 2048 * 32000
+    (forward,) = [m for m in trace.measurements if "aten::_log_softmax " in m.source]
+    assert (forward.flops, forward.bytes) == (5 * n, 2 * 4 * n)  # x read, y written
+    (backward,) = [m for m in trace.measurements
+                   if "aten::_log_softmax_backward_data" in m.source]
+    assert (backward.flops, backward.bytes) == (4 * n, 3 * 4 * n)  # dy, y read; dx written
+    assert backward.precision == "fp32" and backward.unit == "vector"
+    # what remains listed: the fused AdamW step takes tensor lists, whose element types
+    # PyTorch does not record, so its bytes cannot be told
+    largest = trace.not_counted[0]
+    assert largest[0].startswith("aten::_fused_adamw_") and largest[1] == 5
+    # 79 % of the step's GPU time is counted (66 % before the loss's two kernels)
+    assert trace.notes[0].startswith("counted 79 % of GPU time (266 of 295 kernels")

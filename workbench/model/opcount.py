@@ -21,7 +21,8 @@ operator                                    FLOPs
 
 and the product's own operation kinds for the rest: an elementwise operator is a fused
 one-step ``elementwise`` chain (FLOPs per element from its step, e.g. add 1, gelu 9, copy 0),
-a layer or RMS norm a ``norm``, a softmax a ``softmax``, a sum, mean or max over some
+a layer or RMS norm a ``norm``, a softmax or log-softmax a ``softmax`` (their backward: 4
+FLOPs an element; dy and y read, dx written), a sum, mean or max over some
 dimensions a ``reduction`` (one add or compare per element read; a mean's division per
 result is not counted), ``aten::pow`` with the exponent 2 a ``square``.
 
@@ -78,7 +79,9 @@ _ELEMENTWISE = {
 }
 _NORMS = {"aten::layer_norm": "layernorm", "aten::native_layer_norm": "layernorm",
           "aten::rms_norm": "rmsnorm", "aten::_fused_rms_norm": "rmsnorm"}
-_SOFTMAX = ("aten::softmax", "aten::_softmax")
+_SOFTMAX = ("aten::softmax", "aten::_softmax", "aten::log_softmax", "aten::_log_softmax")
+#: (grad_output, output, dim, input_dtype) → grad_input
+_SOFTMAX_BACKWARD = ("aten::_softmax_backward_data", "aten::_log_softmax_backward_data")
 #: Reductions over the dimensions recorded as their second argument (all when none) → the
 #: reduction the product's ``reduction`` operation counts.
 _REDUCTIONS = {"aten::sum": "sum", "aten::mean": "sum", "aten::amax": "max",
@@ -88,7 +91,7 @@ _POW = ("aten::pow", "aten::pow_")
 #: Every operator name :func:`count_operator` can count.
 COUNTED_OPERATORS: frozenset[str] = frozenset(
     [*_GEMM, *_ATTENTION, *_ATTENTION_BACKWARD, *_CONV, *_NORMS, *_SOFTMAX,
-     *_REDUCTIONS, *_POW,
+     *_SOFTMAX_BACKWARD, *_REDUCTIONS, *_POW,
      *(f"aten::{n}" for n in _ELEMENTWISE), *(f"aten::{n}_" for n in _ELEMENTWISE)])
 #: The operators whose count reads their recorded scalar arguments (``Concrete Inputs``:
 #: stride and padding, the dimensions reduced, an exponent).
@@ -159,6 +162,8 @@ def count_operator(name: str, dims: list | None, types: list | None,
             return _norm(name, dims, types)
         if name in _SOFTMAX:
             return _softmax(name, dims, types)
+        if name in _SOFTMAX_BACKWARD:
+            return _softmax_backward(name, dims, types)
         if name in _REDUCTIONS:
             return _reduction(name, dims, types, concrete)
         if name in _POW:
@@ -294,6 +299,19 @@ def _softmax(name: str, dims: list, types: list) -> OpCount:
     counts = Operation("softmax", {"rows": rows, "cols": cols, "dtype": x[1]}).counts()
     return OpCount(float(counts.flops), float(counts.bytes), x[1], "vector",
                    f"{name} {_shape(x[0])} {x[1]}: 5·{rows}·{cols} FLOPs; bytes x + y")
+
+
+def _softmax_backward(name: str, dims: list, types: list) -> OpCount:
+    dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
+    y = _need(_tensor(dims, types, 1), "output not recorded as a tensor")
+    if dy[0] != y[0]:
+        raise _Uncounted(f"gradient {_shape(dy[0])} and output {_shape(y[0])} differ")
+    n = _numel(y[0])
+    # per element: its part of the row's sum, exp (log-softmax) or a product (softmax), a
+    # product and a difference
+    return OpCount(float(4 * n), float(n * (dy[2] + y[2] + dy[2])), dy[1], "vector",
+                   f"{name} {_shape(y[0])} {dy[1]}: 4·{n} FLOPs (a row sum, a product or exp, "
+                   f"a product and a difference per element); bytes dy + y + dx")
 
 
 def _reduction(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
