@@ -180,8 +180,9 @@ def test_a_type_counted_twice_is_read_once():
 
 def test_causal_attention_runs_five_eighths_of_its_tiles():
     # s = 512 in 64-row, 128-column tiles: row block i needs ceil((i+1)·64/128) column
-    # blocks, 1+1+2+2+3+3+4+4 = 20 of 8·4 = 32. ncu counts the tiles run; the trace counts
-    # the whole product (a causal mask is not accounted), 32/20 of it
+    # blocks, 1+1+2+2+3+3+4+4 = 20 of 8·4 = 32. ncu counts the tiles run; the trace (its
+    # is_causal recorded true) counts the scores the mask keeps, as the attention kind
+    # counts a Flash kernel: c = 1 − 512/(2·512) = ½ of the whole product
     ncu = import_ncu(LLAMA_RAW)
     assert ncu.not_counted == [] and ncu.dispatches == 182
     (attention,) = [m for m in ncu.measurements if "sdpa" in m.name]
@@ -191,7 +192,10 @@ def test_causal_attention_runs_five_eighths_of_its_tiles():
     assert attention.count == 4  # one a layer
     assert ran < attention.flops < 1.01 * ran
     traced = [m for m in read_kineto_trace(LLAMA_TRACE).measurements if "attention" in m.source]
-    assert len(traced) == 4 and {m.flops for m in traced} == {dense}
+    assert len(traced) == 4 and {m.flops for m in traced} == {dense // 2}
+    assert all("causal" in m.source and "= 0.5" in m.source for m in traced)
+    # the tiles on the diagonal run whole: between the scores kept and the whole product
+    assert dense // 2 < ran < dense
 
 
 # -- PyTorch profiler traces of the same programs

@@ -251,6 +251,17 @@ def test_flop_rules_follow_torch_flop_counter():
              ["c10::BFloat16"] * 3)
     assert sdpa.flops == 4 * 2 * 8 * 128 * 128 * 64 and sdpa.precision == "bf16"
     assert sdpa.bytes == 4 * 2 * 8 * 128 * 64 * 2  # Q, K, V read, O written
+    assert "is_causal not recorded: every score counted" in sdpa.formula
+    # causal, as PyTorch 2.1+ records it (q, k, v, dropout_p, is_causal, …): the scores the
+    # mask keeps, c = 1 − 128/(2·128) = ½, as the attention kind counts a Flash kernel
+    causal = f("aten::_scaled_dot_product_flash_attention", [[2, 8, 128, 64]] * 3 + [[]] * 4,
+               ["c10::BFloat16"] * 3 + ["Scalar"] * 4, ["", "", "", "0.", "True", "False", ""])
+    assert causal.flops == sdpa.flops / 2 and causal.bytes == sdpa.bytes
+    # decode (one query over 128 keys): c = 1 − 1/256
+    decode = f("aten::_scaled_dot_product_flash_attention", [[2, 8, 1, 64], [2, 8, 128, 64],
+                                                             [2, 8, 128, 64]] + [[]] * 4,
+               ["c10::BFloat16"] * 3 + ["Scalar"] * 4, ["", "", "", "0.", "True", "False", ""])
+    assert decode.flops == 4 * 2 * 8 * 1 * 128 * 64 * (1 - 1 / 256)
     # backward: five products, 2·b·h·s_q·s_k·(2·d_q + 3·d_v) = 10·b·h·s²·d
     back = f("aten::_scaled_dot_product_flash_attention_backward", [[2, 8, 128, 64]] * 4,
              ["c10::BFloat16"] * 4)

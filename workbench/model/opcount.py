@@ -14,7 +14,8 @@ operator                                    FLOPs
 ``aten::convolution`` / ``_convolution``    2·N·(C_out·C_in/groups·k…)·(output positions);
                                             a transposed one counts input positions
 ``aten::_scaled_dot_product_*_attention``   2·b·h·s_q·s_k·d_q + 2·b·h·s_q·s_k·d_v
-(flash, efficient, cudnn) and               (QKᵀ and P·V; a causal mask is not accounted)
+(flash, efficient, cudnn) and               (QKᵀ and P·V), × c = 1 − min(s_q, s_k)/(2·s_k)
+                                            where ``is_causal`` was recorded true
 ``aten::scaled_dot_product_attention``
 ``…_attention_backward``                    five such products: 2·b·h·s_q·s_k·(2·d_q + 3·d_v)
 ==========================================  ================================================
@@ -43,6 +44,7 @@ from typing import Any
 
 from workbench.model.dtypes import wider
 from workbench.model.operations import NORM_FLOPS, STEP_OPS, Operation
+from workbench.model.terms import causal_fraction
 from workbench.records import record
 
 __all__ = ["OpCount", "count_operator", "ELEMENT_TYPES", "COUNTED_OPERATORS",
@@ -66,6 +68,14 @@ _ATTENTION = ("aten::_scaled_dot_product_flash_attention",
 _ATTENTION_BACKWARD = ("aten::_scaled_dot_product_flash_attention_backward",
                        "aten::_scaled_dot_product_efficient_attention_backward",
                        "aten::_scaled_dot_product_cudnn_attention_backward")
+#: Where each attention operator records ``is_causal`` among its arguments.
+_CAUSAL_AT = {"aten::scaled_dot_product_attention": 5,
+              "aten::_scaled_dot_product_flash_attention": 4,
+              "aten::_scaled_dot_product_efficient_attention": 6,
+              "aten::_scaled_dot_product_cudnn_attention": 6,
+              "aten::_scaled_dot_product_flash_attention_backward": 11,
+              "aten::_scaled_dot_product_efficient_attention_backward": 11,
+              "aten::_scaled_dot_product_cudnn_attention_backward": 14}
 _CONV = ("aten::convolution", "aten::_convolution")
 #: Elementwise operators (``aten::`` name without a trailing ``_``) → the step kind of the
 #: product's elementwise chain whose FLOPs per element they take.
@@ -95,7 +105,7 @@ COUNTED_OPERATORS: frozenset[str] = frozenset(
      *(f"aten::{n}" for n in _ELEMENTWISE), *(f"aten::{n}_" for n in _ELEMENTWISE)])
 #: The operators whose count reads their recorded scalar arguments (``Concrete Inputs``:
 #: stride and padding, the dimensions reduced, an exponent).
-ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW])
+ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_CAUSAL_AT])
 
 
 @record(frozen=True)
@@ -155,7 +165,7 @@ def count_operator(name: str, dims: list | None, types: list | None,
         if name in _GEMM:
             return _gemm(name, dims, types)
         if name in _ATTENTION or name in _ATTENTION_BACKWARD:
-            return _attention(name, dims, types)
+            return _attention(name, dims, types, concrete)
         if name in _CONV:
             return _conv(name, dims, types, concrete)
         if name in _NORMS:
@@ -210,7 +220,7 @@ def _gemm(name: str, dims: list, types: list) -> OpCount:
                    f"bytes A + B + C{extra}")
 
 
-def _attention(name: str, dims: list, types: list) -> OpCount:
+def _attention(name: str, dims: list, types: list, concrete: list | None = None) -> OpCount:
     backward = name in _ATTENTION_BACKWARD
     first = 1 if backward else 0
     q, k, v = (_need(_tensor(dims, types, first + i), "query, key and value not recorded")
@@ -222,15 +232,25 @@ def _attention(name: str, dims: list, types: list) -> OpCount:
     size = q[2]
     out = b * h * s_q * d_v
     qkv = _numel(q[0]) + _numel(k[0]) + _numel(v[0])
+    # a causal mask: the blocks above the diagonal are skipped, as the attention kind counts
+    # a Flash kernel (c = 1 − min(s_q, s_k)/(2·s_k)); not recorded: every score
+    causal = _concrete(concrete, _CAUSAL_AT[name]) if name in _CAUSAL_AT else None
+    c = causal_fraction(s_q, s_k, True) if causal is True else 1
+    scaled = f"·{c:g}" if causal is True else ""
     if backward:
-        flops = 2 * b * h * s_q * s_k * (2 * d_q + 3 * d_v)
+        flops = 2 * b * h * s_q * s_k * (2 * d_q + 3 * d_v) * c
         # read Q, K, V, O and dO; write dQ, dK, dV
         nbytes = (qkv + 2 * out + qkv) * size
-        formula = f"2·{b}·{h}·{s_q}·{s_k}·(2·{d_q} + 3·{d_v}) FLOPs; bytes Q K V O dO + dQ dK dV"
+        formula = (f"2·{b}·{h}·{s_q}·{s_k}·(2·{d_q} + 3·{d_v}){scaled} FLOPs; "
+                   "bytes Q K V O dO + dQ dK dV")
     else:
-        flops = 2 * b * h * s_q * s_k * (d_q + d_v)
+        flops = 2 * b * h * s_q * s_k * (d_q + d_v) * c
         nbytes = (qkv + out) * size
-        formula = f"2·{b}·{h}·{s_q}·{s_k}·({d_q} + {d_v}) FLOPs; bytes Q + K + V + O"
+        formula = f"2·{b}·{h}·{s_q}·{s_k}·({d_q} + {d_v}){scaled} FLOPs; bytes Q + K + V + O"
+    if causal is True:
+        formula += f" (causal: the masked blocks skipped, c = 1 − min(s_q, s_k)/(2·s_k) = {c:g})"
+    elif causal is None:
+        formula += " (is_causal not recorded: every score counted)"
     return OpCount(float(flops), float(nbytes), q[1], "matrix",
                    f"{name} q {_shape(q[0])} {q[1]}: {formula}")
 
