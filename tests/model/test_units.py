@@ -14,6 +14,7 @@ from workbench.model.units import (
     QuantityError,
     format_number,
     format_quantity,
+    format_share,
     parse_number,
     parse_quantity,
 )
@@ -340,3 +341,17 @@ def test_a_saved_binary_capacity_reads_back():
         text = _capacity_text(float(capacity))
         assert "i" in text  # written in binary units
         assert parse_quantity(text, "bytes") == capacity
+
+
+@pytest.mark.parametrize(("part", "text"), [
+    (0, "0 %"), (93, "93 %"), (100, "100 %"), (0.4, "0.4 %"), (0.04, "0.04 %"),
+    (99.6, "99.6 %"), (99.96, "99.96 %"), (99.5, "99.5 %"), (1, "1 %"), (99, "99 %")])
+def test_a_share_reads_as_none_or_all_only_when_it_is(part, text):
+    assert format_share(part, 100) == text
+
+
+@given(st.floats(0, 1))
+def test_a_share_between_none_and_all_is_said_between(fraction):
+    number = float(format_share(fraction, 1).removesuffix(" %"))
+    assert (number == 0) == (fraction * 100 == 0) and (number == 100) == (fraction * 100 >= 100)
+    assert abs(number - 100 * fraction) <= max(0.5, 100 * fraction * 0.05)

@@ -39,6 +39,7 @@ from workbench.model.limits import TEXT_LIMITS
 from workbench.model.measured import MEMORY_LEVELS, Measurement
 from workbench.model.rules import attainable
 from workbench.model.rules import intensity as intensity_of
+from workbench.model.units import format_share
 from workbench.records import record
 
 __all__ = ["NotCounted", "MeasurementImport", "DispatchGroups", "LevelPoint", "level_points",
@@ -103,8 +104,8 @@ class MeasurementImport:
                 f"{kernels + len(self.not_counted):,} kernel"
                 f"{'s' if kernels + len(self.not_counted) != 1 else ''}")
         if self.not_counted:
-            line += (f"; counted {100 * self.counted_share:.0f} % of GPU time; "
-                     f"{100 * (1 - self.counted_share):.0f} % in {len(self.not_counted)} "
+            line += (f"; counted {format_share(self.counted_share, 1)} of GPU time; "
+                     f"{format_share(1 - self.counted_share, 1)} in {len(self.not_counted)} "
                      f"kernel{'s' if len(self.not_counted) != 1 else ''} not counted ("
                      + ", ".join(_listed(n.name) for n in self.not_counted[:5])
                      + (", …" if len(self.not_counted) > 5 else "") + ")")

@@ -16,6 +16,7 @@ from workbench.records import record
 
 __all__ = [
     "format_capacity",
+    "format_share",
     "QuantityError",
     "Unit",
     "UNITS",
@@ -224,6 +225,21 @@ def format_number(value: float | None, digits: int = 3) -> str:
         decimals = max(0, digits - 1 - math.floor(math.log10(magnitude)))
         return f"{rounded:.{decimals}f}"
     return f"{rounded:.{digits - 1}e}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+
+
+def format_share(part: float, whole: float) -> str:
+    """``part`` of ``whole`` in per cent, whole numbers where they tell it (``"93 %"``); a share
+    that is neither none nor all never reads as 0 or 100 (``"0.4 %"``, ``"99.6 %"``)."""
+    share = 100 * part / whole if whole else 0.0
+    if share <= 0 or share >= 100 or 1 <= share <= 99:
+        return f"{share:.0f} %"
+    if share < 1:
+        return f"{share:.1g} %"
+    for decimals in range(1, 6):  # (99 < share < 100)
+        text = f"{share:.{decimals}f}"
+        if float(text) < 100:
+            return f"{text} %"
+    return "99.99999 %"
 
 
 def format_binary_bytes(nbytes: float, digits: int = 3) -> str:
