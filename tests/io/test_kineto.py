@@ -241,6 +241,28 @@ def test_reductions_read_the_dimensions_recorded():
     assert "exponent 2 alone" in f("aten::pow", [[4, 5], []], ["float", "Scalar"], ["", "3"])
 
 
+def test_a_concatenation_reads_its_element_type_from_its_kernel():
+    f = count_operator
+    dims, types = [[[2, 3], [2, 5]], []], ["TensorList", "Scalar"]
+    # an older PyTorch names the type itself: c10::BFloat16, 2 bytes; 2·3 + 2·5 = 16 elements
+    # read and 16 written
+    named = f("aten::cat", dims, types, ["", "1"],
+              "void at::native::CatArrayBatchedCopy<c10::BFloat16, unsigned int, 2, 128, 1>("
+              "c10::BFloat16*, at::native::CatArrInputTensorMetadata<c10::BFloat16, "
+              "unsigned int, 128, 1>, int, unsigned int)")
+    assert (named.flops, named.bytes, named.precision) == (0, 2 * 16 * 2, "bf16")
+    # a newer one its size: OpaqueType<8u>, 8 bytes
+    sized = f("aten::cat", dims, types, None, "CatArrayBatchedCopy_contig<at::native::("
+              "anonymous namespace)::OpaqueType<8u>, unsigned int, 2, 128, 1>(…)")
+    assert (sized.bytes, sized.precision) == (2 * 16 * 8, "fp64")
+    assert "OpaqueType<8u>" in sized.formula and "[2,3] + [2,5]" in sized.formula
+    # a kernel that does not say (a plain copy), or no kernel: listed with the reason
+    for kernel in ("void at::native::direct_copy_kernel_cuda(…)", None):
+        assert f("aten::cat", dims, types, None, kernel) == (
+            "aten::cat: element type not recorded (a TensorList) and not in its kernel's name")
+    assert "list of tensors" in f("aten::cat", [[2, 3], []], types, None, named.formula)
+
+
 def test_flop_rules_follow_torch_flop_counter():
     f = count_operator
     # bmm [b,m,k]·[b,k,n]: 2·b·m·n·k

@@ -58,9 +58,11 @@ from workbench.model.measured import Measurement
 from workbench.model.opcount import (
     ARGUMENT_OPERATORS,
     COUNTED_OPERATORS,
+    KERNEL_OPERATORS,
     OpCount,
     count_operator,
 )
+from workbench.model.units import format_share
 from workbench.records import record
 
 __all__ = ["no_cyclic_gc", "TraceImport", "read_kineto_trace", "is_kineto_trace", "preset_for_gpu",
@@ -547,7 +549,7 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
     counts: dict[Any, OpCount | str] = {}
     results: dict[int, OpCount] = {}
     total = 0.0
-    for i, (_kname, _ts, dur, corr, ext, _dev) in enumerate(raw.kernels):
+    for i, (kname, _ts, dur, corr, ext, _dev) in enumerate(raw.kernels):
         total += dur
         inner, op = launchers.get(corr, (None, None)) if corr is not None else (None, None)
         if inner is None and op is None and ext is not None and corr not in launchers:
@@ -569,13 +571,14 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
             if op not in results:
                 dims, types, concrete = raw.op_args[op]
                 opname = raw.op_names[op]
+                kernel = kname if opname in KERNEL_OPERATORS else None
                 key = (opname, repr(dims), _hashable(types),
-                       repr(concrete) if opname in ARGUMENT_OPERATORS else None)
+                       repr(concrete) if opname in ARGUMENT_OPERATORS else None, kernel)
                 if key not in counts:
-                    counts[key] = count_operator(raw.op_names[op], dims if isinstance(dims, list)
-                                                 else None, types if isinstance(types, list)
-                                                 else None, concrete if isinstance(concrete, list)
-                                                 else None)
+                    counts[key] = count_operator(
+                        opname, dims if isinstance(dims, list) else None,
+                        types if isinstance(types, list) else None,
+                        concrete if isinstance(concrete, list) else None, kernel)
                 got = counts[key]
                 if isinstance(got, str):
                     why = got
@@ -636,25 +639,20 @@ def _hashable(value: Any) -> Any:
     return repr(value)
 
 
-def _pct(part: float, whole: float) -> str:
-    share = 100 * part / whole if whole else 0.0
-    return f"{share:.0f} %" if share >= 1 or share == 0 else f"{share:.1g} %"
-
-
 def _notes(result: TraceImport, hardware: str | None) -> list[str]:
     notes = []
     total = result.gpu_time_s
     missing = total - result.counted_time_s
     uncounted = sum(c for _, c, _ in result.not_counted)
-    line = (f"counted {_pct(result.counted_time_s, total)} of GPU time "
+    line = (f"counted {format_share(result.counted_time_s, total)} of GPU time "
             f"({result.kernels - uncounted:,} of {result.kernels:,} kernels, "
             f"{len(result.measurements):,} operators)")
     if uncounted:
         listed = "; ".join(f"{what} ({count:,} kernel{'s' * (count != 1)}, "
-                           f"{_pct(seconds, total)})"
+                           f"{format_share(seconds, total)})"
                            for what, count, seconds in result.not_counted[:8])
         more = len(result.not_counted) - 8
-        line += (f"; {_pct(missing, total)} in {uncounted:,} kernel{'s' * (uncounted != 1)} "
+        line += (f"; {format_share(missing, total)} in {uncounted:,} kernel{'s' * (uncounted != 1)} "
                  f"not counted: {listed}" + (f"; and {more} more" if more > 0 else ""))
     notes.append(line)
     if hardware is None:

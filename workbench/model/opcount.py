@@ -25,12 +25,15 @@ one-step ``elementwise`` chain (FLOPs per element from its step, e.g. add 1, gel
 a layer or RMS norm a ``norm``, a softmax or log-softmax a ``softmax`` (their backward: 4
 FLOPs an element; dy and y read, dx written), a sum, mean or max over some
 dimensions a ``reduction`` (one add or compare per element read; a mean's division per
-result is not counted), ``aten::pow`` with the exponent 2 a ``square``.
+result is not counted), ``aten::pow`` with the exponent 2 a ``square``, ``aten::cat`` a copy (no FLOPs).
 
 Bytes are the ideal traffic: every recorded input tensor read once and the output written
 once (a GEMM's A, B and C, plus the bias of ``addmm``/``baddbmm``; attention's Q, K, V and O;
 a convolution's input, weight, bias and output; an elementwise operator's inputs and its
-broadcast output).
+broadcast output; a concatenation's inputs and the output they make, as many bytes again).
+PyTorch records a concatenation's inputs as one ``TensorList`` with their shapes and no
+element type: its size is read from its kernel's name where the name says it (CUDA's
+``CatArrayBatchedCopy<OpaqueType<2u>, …>``: 2-byte elements).
 
 :func:`count_operator` returns an :class:`OpCount`, or a string saying why the operator's
 work cannot be counted.
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from typing import Any
 
 from workbench.model.dtypes import wider
@@ -48,7 +52,7 @@ from workbench.model.terms import causal_fraction
 from workbench.records import record
 
 __all__ = ["OpCount", "count_operator", "ELEMENT_TYPES", "COUNTED_OPERATORS",
-           "ARGUMENT_OPERATORS"]
+           "ARGUMENT_OPERATORS", "KERNEL_OPERATORS"]
 
 #: Kineto's ``Input type`` spellings → (precision, bytes per element).
 ELEMENT_TYPES: dict[str, tuple[str, int]] = {
@@ -97,15 +101,25 @@ _SOFTMAX_BACKWARD = ("aten::_softmax_backward_data", "aten::_log_softmax_backwar
 _REDUCTIONS = {"aten::sum": "sum", "aten::mean": "sum", "aten::amax": "max",
                "aten::amin": "max"}
 _POW = ("aten::pow", "aten::pow_")
+#: Operators whose inputs are one ``TensorList`` (recorded without an element type).
+_CAT = ("aten::cat",)
+#: A concatenation's CUDA kernel, whose first template argument is its element type.
+_CAT_KERNEL = re.compile(r"CatArray\w*<")
+#: An element type given by its size alone.
+_OPAQUE = re.compile(r"OpaqueType<(\d+)u?>$")
+#: Element bytes → the precision taken where only the size is known.
+_BY_SIZE = {1: "int8", 2: "fp16", 4: "fp32", 8: "fp64"}
 
 #: Every operator name :func:`count_operator` can count.
 COUNTED_OPERATORS: frozenset[str] = frozenset(
     [*_GEMM, *_ATTENTION, *_ATTENTION_BACKWARD, *_CONV, *_NORMS, *_SOFTMAX,
-     *_SOFTMAX_BACKWARD, *_REDUCTIONS, *_POW,
+     *_SOFTMAX_BACKWARD, *_REDUCTIONS, *_POW, *_CAT,
      *(f"aten::{n}" for n in _ELEMENTWISE), *(f"aten::{n}_" for n in _ELEMENTWISE)])
 #: The operators whose count reads their recorded scalar arguments (``Concrete Inputs``:
 #: stride and padding, the dimensions reduced, an exponent).
 ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_CAUSAL_AT])
+#: The operators whose count reads the name of the kernel they launched (its element type).
+KERNEL_OPERATORS: frozenset[str] = frozenset(_CAT)
 
 
 @record(frozen=True)
@@ -154,9 +168,10 @@ def _shape(shape: list[int]) -> str:
 
 
 def count_operator(name: str, dims: list | None, types: list | None,
-                   concrete: list | None = None) -> OpCount | str:
+                   concrete: list | None = None, kernel: str | None = None) -> OpCount | str:
     """The work of operator ``name`` with recorded input shapes ``dims`` and element types
-    ``types`` (see the module docstring), or why it cannot be counted."""
+    ``types`` (see the module docstring), or why it cannot be counted. ``kernel``: the name
+    of a kernel it launched (read by :data:`KERNEL_OPERATORS` alone)."""
     if name not in COUNTED_OPERATORS:
         return f"{name}: no FLOP rule for this operator"
     if not dims or not types:
@@ -178,6 +193,8 @@ def count_operator(name: str, dims: list | None, types: list | None,
             return _reduction(name, dims, types, concrete)
         if name in _POW:
             return _pow(name, dims, types, concrete)
+        if name in _CAT:
+            return _cat(name, dims, kernel)
         return _elementwise(name, dims, types)
     except _Uncounted as exc:
         return f"{name}: {exc}"
@@ -370,6 +387,51 @@ def _pow(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
     n = _numel(x[0])
     return OpCount(float(n), float(2 * n * x[2]), x[1], "vector",
                    f"{name} {_shape(x[0])} {x[1]} ^ 2: square 1·{n} FLOPs; bytes x + y")
+
+
+def _cat(name: str, dims: list, kernel: str | None) -> OpCount:
+    shapes = dims[0]
+    if not (isinstance(shapes, list) and shapes and all(
+            isinstance(s, list) and all(isinstance(d, int) and d >= 0 for d in s)
+            for s in shapes)):
+        raise _Uncounted("input shapes not recorded as a list of tensors")
+    given = _first_template_argument(kernel or "", _CAT_KERNEL)
+    if given is None:
+        raise _Uncounted("element type not recorded (a TensorList) and not in its kernel's "
+                         "name")
+    opaque = _OPAQUE.search(given)
+    if opaque is not None:
+        size = int(opaque.group(1))
+        precision = _BY_SIZE.get(size)
+        what = (f"{8 * size}-bit elements (OpaqueType<{size}u> in its kernel's name; the "
+                f"precision taken as {precision}, of that size)")
+    else:
+        precision, size = ELEMENT_TYPES.get(given, (None, 0))
+        what = f"{given} (in its kernel's name)"
+    if precision is None:
+        raise _Uncounted(f"element type {given} of its kernel not known")
+    n = sum(_numel(s) for s in shapes)
+    return OpCount(0.0, float(2 * n * size), precision, "vector",
+                   f"{name} {' + '.join(map(_shape, shapes))}, {what}: a copy, 0 FLOPs; "
+                   f"bytes inputs + output = 2·{n}·{size}")
+
+
+def _first_template_argument(kernel: str, opening: re.Pattern[str]) -> str | None:
+    """The first template argument after ``opening`` (which ends at its ``<``) in a kernel's
+    name, or None."""
+    found = opening.search(kernel)
+    if found is None:
+        return None
+    depth, start = 0, found.end()
+    for i in range(start, min(len(kernel), start + 300)):
+        c = kernel[i]
+        if c in "<(":
+            depth += 1
+        elif c in ">)" and depth:
+            depth -= 1
+        elif c in ",>" and not depth:
+            return kernel[start:i].strip()
+    return None
 
 
 def _broadcast(shapes: list[list[int]]) -> list[int]:
