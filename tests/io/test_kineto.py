@@ -263,6 +263,36 @@ def test_a_concatenation_reads_its_element_type_from_its_kernel():
     assert "list of tensors" in f("aten::cat", [[2, 3], []], types, None, named.formula)
 
 
+def test_a_fused_adam_step_counts_what_its_options_add():
+    f = count_operator
+    lists = [[[4, 8], [8]]] * 6  # params, grads, m, v, v̂ (empty unless amsgrad), steps
+    dims = lists + [[]] * 9
+    types = ["TensorList"] * 6 + ["Scalar"] * 7 + ["", ""]
+    kernel = ("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::("
+              "anonymous namespace)::FusedOptimizerTensorListMetadata<4>, at::native::("
+              "anonymous namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, "
+              "false>, float const*, double>(…)")
+    args = ["", "", "", "", "", "", "0.001", "0.9", "0.999", "0.0", "1e-08", "False", "False",
+            "", ""]
+    n = 4 * 8 + 8
+    # Adam without weight decay: m 3, v 4, denominator 3, step 3; p g m v read, p m v written
+    plain = f("aten::_fused_adam_", dims, types, args, kernel)
+    assert (plain.flops, plain.bytes, plain.precision) == (13 * n, 7 * 4 * n, "fp32")
+    # weight decay 2 more; amsgrad's max 1 more and v̂ read and written; a gradient scale
+    # (a tensor recorded at grad_scale) 1 more and g written back
+    decayed = [*args[:9], "0.01", *args[10:]]
+    assert f("aten::_fused_adamw_", dims, types, decayed, kernel).flops == 15 * n
+    amsgrad = [*decayed[:11], "True", *decayed[12:]]
+    wide = f("aten::_fused_adamw_", dims, types, amsgrad, kernel)
+    assert (wide.flops, wide.bytes) == (16 * n, 9 * 4 * n) and "v̂" in wide.formula
+    scaled = f("aten::_fused_adamw_", dims, [*types[:13], "float", ""], decayed, kernel)
+    assert (scaled.flops, scaled.bytes) == (16 * n, 8 * 4 * n)
+    # an element type nowhere to be read is said
+    assert f("aten::_fused_adam_", dims, types, args, "multi_tensor_apply_kernel<…>") == (
+        "aten::_fused_adam_: element type not recorded (a TensorList) and not in its kernel's "
+        "name")
+
+
 def test_flop_rules_follow_torch_flop_counter():
     f = count_operator
     # bmm [b,m,k]·[b,k,n]: 2·b·m·n·k

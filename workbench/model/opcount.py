@@ -25,15 +25,28 @@ one-step ``elementwise`` chain (FLOPs per element from its step, e.g. add 1, gel
 a layer or RMS norm a ``norm``, a softmax or log-softmax a ``softmax`` (their backward: 4
 FLOPs an element; dy and y read, dx written), a sum, mean or max over some
 dimensions a ``reduction`` (one add or compare per element read; a mean's division per
-result is not counted), ``aten::pow`` with the exponent 2 a ``square``, ``aten::cat`` a copy (no FLOPs).
+result is not counted), ``aten::pow`` with the exponent 2 a ``square``, ``aten::cat`` a
+copy (no FLOPs), and the fused Adam and AdamW steps (``aten::_fused_adam_``,
+``aten::_fused_adamw_``) the arithmetic PyTorch's CUDA kernel does for each parameter: with
+m and v the moments, g the gradient,
+
+* weight decay (where not 0): p −= (lr·λ)·p for AdamW, g += λ·p for Adam — 2;
+* m = β₁·m + (1 − β₁)·g — 3; v = β₂·v + (1 − β₂)·g·g — 4;
+* with amsgrad, v̂ = max(v̂, v) — 1; the denominator √v / √(1 − β₂ᵗ) + ε — 3;
+* p −= (lr / (1 − β₁ᵗ))·m / denominator — 3; a gradient scale (AMP): g /= scale — 1,
+  maximize: g = −g — 1
+
+so 15 an element for AdamW with weight decay. Bytes: p, g, m and v read, p, m and v written
+(v̂ read and written with amsgrad; g written back when scaled).
 
 Bytes are the ideal traffic: every recorded input tensor read once and the output written
 once (a GEMM's A, B and C, plus the bias of ``addmm``/``baddbmm``; attention's Q, K, V and O;
 a convolution's input, weight, bias and output; an elementwise operator's inputs and its
 broadcast output; a concatenation's inputs and the output they make, as many bytes again).
-PyTorch records a concatenation's inputs as one ``TensorList`` with their shapes and no
-element type: its size is read from its kernel's name where the name says it (CUDA's
-``CatArrayBatchedCopy<OpaqueType<2u>, …>``: 2-byte elements).
+PyTorch records a concatenation's inputs, and an optimizer's, as ``TensorList`` with their
+shapes and no element type: it is read from the kernel's name where the name says it (CUDA's
+``CatArrayBatchedCopy<OpaqueType<2u>, …>``: 2-byte elements; ``FusedAdamMathFunctor<
+c10::BFloat16, …>``).
 
 :func:`count_operator` returns an :class:`OpCount`, or a string saying why the operator's
 work cannot be counted.
@@ -107,19 +120,26 @@ _CAT = ("aten::cat",)
 _CAT_KERNEL = re.compile(r"CatArray\w*<")
 #: An element type given by its size alone.
 _OPAQUE = re.compile(r"OpaqueType<(\d+)u?>$")
+#: The fused Adam steps (params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+#: lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf) → the
+#: optimizer's name.
+_ADAM = {"aten::_fused_adamw_": "AdamW", "aten::_fused_adam_": "Adam"}
+#: The kernel of a fused Adam step, whose first template argument is the parameters' type.
+_ADAM_KERNEL = re.compile(r"FusedAdamMathFunctor<")
 #: Element bytes → the precision taken where only the size is known.
 _BY_SIZE = {1: "int8", 2: "fp16", 4: "fp32", 8: "fp64"}
 
 #: Every operator name :func:`count_operator` can count.
 COUNTED_OPERATORS: frozenset[str] = frozenset(
     [*_GEMM, *_ATTENTION, *_ATTENTION_BACKWARD, *_CONV, *_NORMS, *_SOFTMAX,
-     *_SOFTMAX_BACKWARD, *_REDUCTIONS, *_POW, *_CAT,
+     *_SOFTMAX_BACKWARD, *_REDUCTIONS, *_POW, *_CAT, *_ADAM,
      *(f"aten::{n}" for n in _ELEMENTWISE), *(f"aten::{n}_" for n in _ELEMENTWISE)])
 #: The operators whose count reads their recorded scalar arguments (``Concrete Inputs``:
 #: stride and padding, the dimensions reduced, an exponent).
-ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_CAUSAL_AT])
+ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_CAUSAL_AT,
+                                                *_ADAM])
 #: The operators whose count reads the name of the kernel they launched (its element type).
-KERNEL_OPERATORS: frozenset[str] = frozenset(_CAT)
+KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM])
 
 
 @record(frozen=True)
@@ -195,6 +215,8 @@ def count_operator(name: str, dims: list | None, types: list | None,
             return _pow(name, dims, types, concrete)
         if name in _CAT:
             return _cat(name, dims, kernel)
+        if name in _ADAM:
+            return _adam(name, dims, types, concrete, kernel)
         return _elementwise(name, dims, types)
     except _Uncounted as exc:
         return f"{name}: {exc}"
@@ -390,11 +412,7 @@ def _pow(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
 
 
 def _cat(name: str, dims: list, kernel: str | None) -> OpCount:
-    shapes = dims[0]
-    if not (isinstance(shapes, list) and shapes and all(
-            isinstance(s, list) and all(isinstance(d, int) and d >= 0 for d in s)
-            for s in shapes)):
-        raise _Uncounted("input shapes not recorded as a list of tensors")
+    shapes = _need(_shapes(dims[0]), "input shapes not recorded as a list of tensors")
     given = _first_template_argument(kernel or "", _CAT_KERNEL)
     if given is None:
         raise _Uncounted("element type not recorded (a TensorList) and not in its kernel's "
@@ -414,6 +432,46 @@ def _cat(name: str, dims: list, kernel: str | None) -> OpCount:
     return OpCount(0.0, float(2 * n * size), precision, "vector",
                    f"{name} {' + '.join(map(_shape, shapes))}, {what}: a copy, 0 FLOPs; "
                    f"bytes inputs + output = 2·{n}·{size}")
+
+
+def _shapes(value: Any) -> list[list[int]] | None:
+    """A recorded ``TensorList``'s shapes, or None where it is not one."""
+    if isinstance(value, list) and value and all(
+            isinstance(s, list) and all(isinstance(d, int) and d >= 0 for d in s) for s in value):
+        return value
+    return None
+
+
+def _adam(name: str, dims: list, types: list, concrete: list | None,
+          kernel: str | None) -> OpCount:
+    params = _need(_shapes(dims[0]), "parameters not recorded as a list of tensors")
+    given = _first_template_argument(kernel or "", _ADAM_KERNEL)
+    if given is None or given not in ELEMENT_TYPES:
+        raise _Uncounted("element type not recorded (a TensorList) and not in its kernel's "
+                         "name")
+    precision, size = ELEMENT_TYPES[given]
+    decay = _concrete(concrete, 9)
+    amsgrad = _concrete(concrete, 11) is True
+    maximize = _concrete(concrete, 12) is True
+    scaled = len(types) > 13 and types[13] in ELEMENT_TYPES  # (grad_scale given)
+    steps = [("m 3", 3), ("v 4", 4), ("denominator 3", 3), ("step 3", 3)]
+    if decay != 0:
+        steps.insert(0, ("weight decay 2" + ("" if isinstance(decay, int | float)
+                                              else " (its value not recorded)"), 2))
+    if amsgrad:
+        steps.insert(-2, ("amsgrad's max 1", 1))
+    if scaled:
+        steps.insert(0, ("gradient scale 1", 1))
+    if maximize:
+        steps.insert(0, ("maximize 1", 1))
+    per = sum(f for _, f in steps)
+    n = sum(_numel(s) for s in params)
+    moved = (4 + amsgrad) + (3 + amsgrad + scaled)
+    return OpCount(float(per * n), float(moved * n * size), precision, "vector",
+                   f"{name} ({_ADAM[name]}) over {len(params)} tensors, {n} elements of "
+                   f"{given}: {per}·{n} FLOPs ({', '.join(w for w, _ in steps)}); bytes "
+                   f"{moved}·{n}·{size} (p, g, m, v{', v̂' if amsgrad else ''} read; p, m, "
+                   f"v{', v̂' if amsgrad else ''}{', g' if scaled else ''} written)")
 
 
 def _first_template_argument(kernel: str, opening: re.Pattern[str]) -> str | None:
