@@ -116,6 +116,43 @@ def test_close_asks_to_save_and_cancel_keeps_the_window(window, monkeypatch):
     assert window.close()
 
 
+def test_the_close_prompt_answers_its_access_keys(qtbot, window, monkeypatch):
+    # Qt's own texts for Save and Discard have no access key on a desktop without a theme
+    # (openbox): Discard was reachable by Tab alone
+    window.document.set_param(window.document.session.operations[0].id, "m", 100)
+    box = window.save_changes_box()
+    keys = {box.standardButton(b): b.text() for b in box.buttons()}
+    assert "&" in keys[QMessageBox.Save] and "&" in keys[QMessageBox.Discard]
+    saved, discard = (shown_text(keys[b]).lower() for b in (QMessageBox.Save,
+                                                             QMessageBox.Discard))
+    key_of = {b: keys[b][keys[b].index("&") + 1].lower() for b in keys if "&" in keys[b]}
+    assert len(set(key_of.values())) == len(key_of)  # each its own letter
+    assert key_of[QMessageBox.Save] in saved and key_of[QMessageBox.Discard] in discard
+    box.deleteLater()
+    # the prompt as closing shows it: Alt and Discard's letter discards, and the window closes
+    from PySide6.QtCore import QTimer
+
+    stuck = []
+
+    def press() -> None:
+        shown = next(w for w in window.findChildren(QMessageBox) if w.isVisible())
+        shown.activateWindow()
+        shown.windowHandle().requestActivate()
+        qtbot.waitUntil(shown.isActiveWindow)  # (its keys are read while it is active)
+        letter = key_of[QMessageBox.Discard].upper()
+        qtbot.keyClick(shown, getattr(Qt.Key, f"Key_{letter}"), Qt.KeyboardModifier.AltModifier)
+        try:  # (the button is clicked as a shortcut clicks it: shown pressed for a moment)
+            qtbot.waitUntil(lambda: not shown.isVisible(), timeout=5000)
+        except qtbot.TimeoutError:  # (the key did nothing: closed, so that the test fails)
+            stuck.append(shown.text())
+            shown.reject()
+
+    QTimer.singleShot(0, press)
+    answer = window.ask_save_changes()
+    assert not stuck and answer == QMessageBox.Discard
+    monkeypatch.setattr(window, "ask_save_changes", lambda: QMessageBox.Cancel)
+
+
 def test_window_layout_is_remembered(qtbot, window):
     # Smaller than the offscreen screen (800 x 600), which restoreGeometry clamps to, and
     # no smaller than the window's least size (the left column stacks two panels).

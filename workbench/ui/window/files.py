@@ -17,7 +17,7 @@ from workbench.io.errors import InputError
 from workbench.io.sessions import load_session, save_session
 from workbench.model.session import Session
 from workbench.ui.dialogs.load_warnings import show_assumed
-from workbench.ui.mnemonics import escaped
+from workbench.ui.mnemonics import access_key, escaped, with_mnemonic
 from workbench.ui.window.app import APP_NAME
 
 __all__ = ["FilesMixin", "MAX_RECENT", "AUTOSAVE_INTERVAL_MS", "FILE_FILTER", "autosave_folder"]
@@ -251,12 +251,30 @@ class FilesMixin:
             QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
         return answer == QMessageBox.Yes
 
+    def save_changes_box(self) -> QMessageBox:
+        """The question whether to save unsaved changes: Save (Enter), Discard and Cancel
+        (Escape), Save and Discard each with an access key of its own (the platform's texts
+        give them none)."""
+        box = QMessageBox(QMessageBox.Question, APP_NAME,
+                          f"Save changes to {self._session_name()} before closing it?",
+                          QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, self)
+        box.setDefaultButton(QMessageBox.Save)
+        box.setEscapeButton(QMessageBox.Cancel)
+        taken = {k for b in box.buttons() if (k := access_key(b.text())) is not None}
+        for which in (QMessageBox.Save, QMessageBox.Discard):
+            button = box.button(which)
+            if access_key(button.text()) is None:
+                button.setText(with_mnemonic(button.text(), taken))
+        return box
+
     def ask_save_changes(self) -> QMessageBox.StandardButton:
         """Ask whether to save unsaved changes (separate so that tests can answer it)."""
-        name = self._session_name()
-        return QMessageBox.question(
-            self, APP_NAME, f"Save changes to {name} before closing it?",
-            QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
+        box = self.save_changes_box()
+        try:
+            box.exec()
+            return box.standardButton(box.clickedButton())
+        finally:
+            box.deleteLater()
 
     def maybe_save(self) -> bool:
         """True when it is fine to drop the current session."""
