@@ -21,7 +21,7 @@ from figures.test_figure_quality import attribution_defects
 from workbench.io.measurements import attach_measurements, import_measurements
 from workbench.io.profiles import add_machines
 from workbench.io.sessions import loads_session
-from workbench.model.chart.profiled_kernels import kernel_key_name
+from workbench.model.chart.profiled_kernels import kernel_key_name, trace_operator
 from workbench.ui.figures.export import figure_bytes, last_figure_canvas, resolve_size
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -119,6 +119,30 @@ def test_a_figure_draws_the_kernels_with_most_time_and_says_what_it_hides():
     assert len(drawn_kernels(last_figure_canvas())) > len(drawn)
 
 
+def test_a_trace_figure_names_the_operator_each_kernel_ran_for():
+    """A library kernel's name says its tile, not its work (cuDNN's attention ends
+    "4x1x1_cga1x1x1_kernel0_0"): a trace's key row adds the operator and the shapes it was
+    counted by, and two kernels of one operator and shape are told apart by element type.
+    The H200 Llama pass (tests/fixtures/h200/llama.py: batch 4 × 512 tokens, hidden 2048,
+    16 heads of 128, MLP 5632, vocabulary 32000)."""
+    session = profiled(FIXTURES / "h200" / "kineto_llama.json.gz", "h200")
+    pdf = figure_bytes(session, "pdf", resolve_size("single"))
+    fig = read_figure(pdf)
+    rows = dict(re.findall(r"\b(K\d+) — (.+?)(?= K\d+ — |$)", page_text(pdf)))
+    drawn = {mark.tag for mark, _label in drawn_kernels(last_figure_canvas())}
+    assert set(rows) == drawn and len(drawn) >= 8
+    said = " | ".join(rows.values())
+    # attention: q [4, 16, 512, 128] through PyTorch's cuDNN path
+    assert "kernel0_0 (sdpa_cudnn_attention 4×16×512×128)" in said
+    # the projections, A [tokens, hidden] · B: gate/up 2048 → 5632, the head 2048 → 32000
+    assert "(mm 2048×2048, 2048×5632)" in said and "(mm 2048×2048, 2048×32000)" in said
+    # the RMS norm's x·rsqrt(mean x²) in fp32 and its γ·x in bf16: one functor, one shape
+    assert "MulFunctor (mul 4×512×2048 fp32)" in said
+    assert "MulFunctor (mul 4×512×2048 bf16)" in said
+    assert not re.search(r"#\d", said)  # (numbered only where nothing tells them apart)
+    assert check_figure(fig) + check_readability(fig) + attribution_defects(fig) == []
+
+
 @pytest.mark.parametrize(("width", "height"), [(1400, 300), (900, 500)])
 def test_a_page_that_cannot_grow_still_names_every_kernel_it_draws(width, height):
     """A size in pixels keeps its page (a paper column grows for its key): the figure draws
@@ -185,3 +209,20 @@ def test_the_live_chart_keeps_names_on_its_kernels(qtbot, open_window, tmp_path)
 ])
 def test_key_names_are_whole_words(name, key):
     assert kernel_key_name(name) == key
+
+
+def test_a_trace_count_gives_a_key_name_its_operator():
+    kernel = "void fmha_kernel_64x128_4x1x1_cga1x1x1_kernel0_0(Params)"
+    source = ("llama.json.gz: aten::_scaled_dot_product_flash_attention q [4,16,512,128] bf16:"
+              " 2·4·16·512·512·(128 + 128) FLOPs")
+    operator = trace_operator(source)
+    assert operator == "aten::_scaled_dot_product_flash_attention q [4,16,512,128] bf16"
+    assert kernel_key_name(kernel, operator=operator) == (
+        "64x128_4x1x1_cga1x1x1_kernel0_0 (sdpa_flash_attention 4×16×512×128)")
+    assert kernel_key_name(kernel, operator=operator, typed=True).endswith("4×16×512×128 bf16)")
+    # a concatenation's inputs, joined by "+": the first two
+    cat = trace_operator("t.json: aten::cat [4,4,512,64] + [4,4,512,64] + [1,1,1,1], 16-bit")
+    assert kernel_key_name("CatArrayBatchedCopy", operator=cat) == (
+        "CatArrayBatchedCopy (cat 4×4×512×64, 4×4×512×64)")
+    # a source that is not a trace's count (an Nsight Compute file) gives nothing
+    assert trace_operator("ncu.csv: sm__inst_executed_pipe_tensor × 512 FLOPs") == ""

@@ -34,6 +34,7 @@ from workbench.model.chart.profiled_kernels import (
     distinct_key_names,
     short_kernel_name,
     top_hidden,
+    trace_operator,
 )
 from workbench.model.chart.readouts import (
     crossing_label,
@@ -540,15 +541,18 @@ def kernel_key(session: Session, marks: Sequence[MeasuredMark]
     as its label, and a row of the key, ``"K1 — name"`` (:func:`kernel_key_name`).
     ``(marks, rows)``."""
     times: dict[str, float] = {}
+    operators: dict[str, str] = {}
     for mark in marks:
         if mark.standalone:
             m = (session.measurements[mark.index]
                  if 0 <= mark.index < len(session.measurements) else None)
             t = (m.total_time_s or 0.0) if m is not None else 0.0
             times[mark.name] = max(times.get(mark.name, 0.0), t)
+            if m is not None and m.source:
+                operators.setdefault(mark.name, trace_operator(m.source))
     names = sorted(times, key=lambda n: -times[n])  # (stable: ties keep the chart's order)
     tags = {name: f"K{i + 1}" for i, name in enumerate(names)}
-    shown = distinct_key_names(names)
+    shown = distinct_key_names(names, operators)
     rows = [f"{tags[name]} — {shown[name]}" for name in names]
     return ([replace(mark, label=tags[mark.name], tag=tags[mark.name])
              if mark.name in tags else mark for mark in marks], rows)

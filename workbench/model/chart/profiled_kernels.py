@@ -8,11 +8,12 @@ made in :mod:`workbench.model.chart.overlay_data`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from workbench.model.session import Session
 
-__all__ = ["distinct_key_names", "kernel_key_name", "short_kernel_name", "top_hidden"]
+__all__ = ["distinct_key_names", "kernel_key_name", "short_kernel_name", "top_hidden",
+           "trace_operator"]
 
 
 def top_hidden(session: Session, most: int | None = None) -> tuple[set[int], str]:
@@ -72,13 +73,27 @@ def top_hidden(session: Session, most: int | None = None) -> tuple[set[int], str
     return hidden, "; ".join(parts)
 
 
-def distinct_key_names(names: Sequence[str]) -> dict[str, str]:
-    """Each kernel's name in the key (:func:`kernel_key_name`), numbered where two would
-    read the same."""
-    short = {name: kernel_key_name(name) for name in names}
+def distinct_key_names(names: Sequence[str], operators: Mapping[str, str] | None = None
+                       ) -> dict[str, str]:
+    """Each kernel's name in the key (:func:`kernel_key_name`; ``operators``: the operator
+    each ran for, by name, where known), told apart by their element types where two would
+    read the same, else numbered."""
+    operators = operators or {}
+    short = {name: kernel_key_name(name, operator=operators.get(name, ""))
+             for name in names}
     counts: dict[str, int] = {}
     for text in short.values():
         counts[text] = counts.get(text, 0) + 1
+    typed = {name: kernel_key_name(name, operator=operators.get(name, ""), typed=True)
+             for name in names if counts[short[name]] > 1}
+    alike: dict[str, list[str]] = {}
+    for name, text in typed.items():
+        alike.setdefault(short[name], []).append(text)
+    for name, text in typed.items():
+        group = alike[short[name]]
+        if len(set(group)) == len(group):  # (their types tell them apart)
+            counts[text] = 1
+            short[name] = text
     seen: dict[str, int] = {}
     out = {}
     for name in names:
@@ -133,14 +148,26 @@ def _naming_argument(arguments: str) -> str:
     return named[-1 if functors else 0].split("::")[-1] if named else first
 
 
-def kernel_key_name(name: str, limit: int = 32) -> str:
+def trace_operator(source: str) -> str:
+    """The operator and shapes a trace counted a kernel by, from its measurement's source
+    (``"trace.json: aten::mm [8,64]·[64,32] fp32: …"`` → ``"aten::mm [8,64]·[64,32] fp32"``),
+    or "" where the source is not a trace's count."""
+    _file, _, formula = source.partition(": ")
+    return formula.split(": ")[0] if formula.startswith("aten::") else ""
+
+
+def kernel_key_name(name: str, limit: int = 32, operator: str = "", typed: bool = False
+                    ) -> str:
     """A profiled kernel's name in a figure's key, whole words only (a figure cuts no
     text): its stem (a C++ signature without ``void``, namespaces, arguments), where longer
     than ``limit`` characters the parts of it that tell kernels of one family apart (the
     last ``_`` parts, or the first where the profiler already cut the name); and where the
     trace grouped its launches by shape ("kernel [aten::mm [8,64]·[64,32] fp32: …]") the
-    operator and its shapes: ``"s1688gemm_64x64_32x4_nn_align4 (mm 8×64, 64×32)"``."""
+    operator and its shapes: ``"s1688gemm_64x64_32x4_nn_align4 (mm 8×64, 64×32)"``; the same
+    from ``operator`` (:func:`trace_operator`) for a kernel whose launches had one shape;
+    ``typed``: with the operator's element type after its shapes (``"(mul 4×512 bf16)"``)."""
     kernel, shape = _split_shape(name)
+    shape = shape or operator
     stem = _kernel_stem(kernel).split("::")[-1].strip()
     cut = stem.endswith(("...", "…"))
     stem = stem.rstrip(".…_ ")
@@ -158,10 +185,13 @@ def kernel_key_name(name: str, limit: int = 32) -> str:
     if "[" not in head:  # a launch shape ("grid 768 block 256"), said as it is
         return f"{stem} ({head})"
     op, _, dims = head.removeprefix("aten::").partition(" ")
-    dims = dims[:dims.rfind("]") + 1]  # (not the dtype after them)
-    inputs = [d.strip("[] ").replace(",", "×") for d in re.split(r"\]\s*·\s*\[", dims)]
-    inputs = [d for d in inputs if d and not d.isalpha()][:2]
+    op = op.strip("_").replace("scaled_dot_product_", "sdpa_")
+    # (the inputs' shapes, not the dtype or the words between them)
+    inputs = [d.replace(",", "×") for d in re.findall(r"\[([\d,]+)\]", dims)][:2]
     text = f"{op} {', '.join(inputs)}".strip() if inputs else op
+    if typed:
+        kinds = re.findall(r"\b(?:fp\d+|bf16|tf32|int\d+)\b", dims)
+        text = f"{text} {kinds[0]}" if kinds else text
     return f"{stem} ({text})" if text else stem
 
 
