@@ -224,5 +224,10 @@ def test_a_trace_count_gives_a_key_name_its_operator():
     cat = trace_operator("t.json: aten::cat [4,4,512,64] + [4,4,512,64] + [1,1,1,1], 16-bit")
     assert kernel_key_name("CatArrayBatchedCopy", operator=cat) == (
         "CatArrayBatchedCopy (cat 4×4×512×64, 4×4×512×64)")
+    # an operator counted without shapes in its head (an optimizer's tensor lists): its name
+    adam = trace_operator("t.json: aten::_fused_adamw_ (AdamW) over 21 tensors, 88085504 "
+                          "elements of c10::BFloat16: 15·88085504 FLOPs")
+    assert kernel_key_name("multi_tensor_apply_kernel", operator=adam) == (
+        "multi_tensor_apply_kernel (fused_adamw)")
     # a source that is not a trace's count (an Nsight Compute file) gives nothing
     assert trace_operator("ncu.csv: sm__inst_executed_pipe_tensor × 512 FLOPs") == ""

@@ -182,8 +182,8 @@ def kernel_key_name(name: str, limit: int = 32, operator: str = "", typed: bool 
     if not shape:
         return stem
     head = shape.split(": ")[0]
-    if "[" not in head:  # a launch shape ("grid 768 block 256"), said as it is
-        return f"{stem} ({head})"
+    if "[" not in head and not head.startswith("aten::"):
+        return f"{stem} ({head})"  # a launch shape ("grid 768 block 256"), said as it is
     op, _, dims = head.removeprefix("aten::").partition(" ")
     op = op.strip("_").replace("scaled_dot_product_", "sdpa_")
     # (the inputs' shapes, not the dtype or the words between them)
