@@ -75,8 +75,8 @@ def _recover_and_check_the_name(window, monkeypatch, example, name) -> None:
     assert offered == [expected_start]
 
     prompts = []  # closing: the prompt names it
-    monkeypatch.setattr(QMessageBox, "question",
-                        lambda _parent, _title, text, *_a: prompts.append(text)
-                        or QMessageBox.StandardButton.Discard)
+    monkeypatch.setattr(QMessageBox, "exec",
+                        lambda box: prompts.append(box.text())
+                        or QMessageBox.StandardButton.Discard.value)
     window.close()
     assert prompts and f"Save changes to {name} " in prompts[0]

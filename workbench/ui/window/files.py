@@ -270,9 +270,8 @@ class FilesMixin:
     def ask_save_changes(self) -> QMessageBox.StandardButton:
         """Ask whether to save unsaved changes (separate so that tests can answer it)."""
         box = self.save_changes_box()
-        try:
-            box.exec()
-            return box.standardButton(box.clickedButton())
+        try:  # (with standard buttons, exec answers the one clicked: Cancel for Escape)
+            return QMessageBox.StandardButton(box.exec())
         finally:
             box.deleteLater()
 
