@@ -245,3 +245,26 @@ def test_marks_found_in_paths_as_written_are_those_found_reading_them_back(runs,
     found = (name_marks(trees[0], marks, parsed), name_marks(trees[1], marks))
     assert found[0] == found[1]
     assert [el.attrib for el in trees[0].iter()] == [el.attrib for el in trees[1].iter()]
+
+
+def test_the_table_names_a_profiled_kernel_by_its_figure_tag(qtbot, tmp_path):
+    """A figure tags each profiled kernel "K3" by its marker and names it in the key: the
+    page's table says the tag before the kernel's name, so that a row is found from the
+    figure (the H200 Llama pass of tests/fixtures/h200)."""
+    import html
+
+    from figures.test_profile_figures import FIXTURES, profiled
+
+    session = profiled(FIXTURES / "h200" / "kineto_llama.json.gz", "h200")
+    target = tmp_path / "trace.html"
+    render_figure(session, target, size="slide")
+    page = target.read_text(encoding="utf-8")
+    data = json.loads(re.search(r'id="figure-data">(.*?)</script>', page, flags=re.S).group(1))
+    tags = data["tags"]
+    keyed = set(re.findall(r"\b(K\d+) — ", page.split("<table", 1)[0]))  # the figure's key
+    assert len(tags) >= 8 and set(tags.values()) == keyed
+    at = FIELDS.index("operation")
+    for key, tag in tags.items():
+        name = data["strings"][data["measured"][key][at]]  # (the data keep the name alone)
+        cell = re.search(rf'<tr data-ms="{re.escape(key)}"><td>([^<]*)', page).group(1)
+        assert html.unescape(cell) == f"{tag} — {name}"

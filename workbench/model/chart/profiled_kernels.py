@@ -79,21 +79,19 @@ def distinct_key_names(names: Sequence[str], operators: Mapping[str, str] | None
     each ran for, by name, where known), told apart by their element types where two would
     read the same, else numbered."""
     operators = operators or {}
+
+    def counted(texts: Mapping[str, str]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for text in texts.values():
+            counts[text] = counts.get(text, 0) + 1
+        return counts
+
     short = {name: kernel_key_name(name, operator=operators.get(name, ""))
              for name in names}
-    counts: dict[str, int] = {}
-    for text in short.values():
-        counts[text] = counts.get(text, 0) + 1
-    typed = {name: kernel_key_name(name, operator=operators.get(name, ""), typed=True)
-             for name in names if counts[short[name]] > 1}
-    alike: dict[str, list[str]] = {}
-    for name, text in typed.items():
-        alike.setdefault(short[name], []).append(text)
-    for name, text in typed.items():
-        group = alike[short[name]]
-        if len(set(group)) == len(group):  # (their types tell them apart)
-            counts[text] = 1
-            short[name] = text
+    alike = counted(short)
+    short = {name: text if alike[text] == 1 else kernel_key_name(
+        name, operator=operators.get(name, ""), typed=True) for name, text in short.items()}
+    counts = counted(short)
     seen: dict[str, int] = {}
     out = {}
     for name in names:

@@ -163,6 +163,8 @@ def page_data(session, scene, *, document=None, results=None) -> dict:
             "operations": operations, "levels": levels, "fields": list(FIELDS),
             "points": {k: row(v) for k, v in points.items()},
             "measured": {k: row(v) for k, v in measured.items()},
+            # (a figure's tag of a measured kernel, "K3", shown before its name in the table)
+            "tags": {f"{m.index}:{m.hw_id}": m.tag for m in scene.measured if m.tag},
             "roofs": roofs, "ridges": ridges, "strings": list(strings)}
 
 
@@ -238,6 +240,8 @@ def _rows(data: dict) -> str:
     # the bounds recur on every row of it
     made: dict[tuple, str] = {}
     out = []
+    tags = data.get("tags", {})
+    named = FIELDS.index("operation")
     for attr, table in (("data-pt", data["points"]), ("data-ms", data["measured"])):
         for key, row in table.items():
             cells = []
@@ -245,6 +249,8 @@ def _rows(data: dict) -> str:
                 value = row[index]
                 if not unit and value is not None:
                     value = strings[value]
+                if index == named and attr == "data-ms" and key in tags:
+                    value = f"{tags[key]} — {value}"  # (the figure's tag by its marker)
                 known = (type(value), value, unit)
                 cell = made.get(known)
                 if cell is None:
