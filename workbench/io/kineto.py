@@ -87,6 +87,10 @@ _GENERATED_WHY = ("a kernel torch.compile generated (Triton): the operations it 
 #: Why a kernel replayed from a CUDA graph is not counted.
 _GRAPH_WHY = ("replayed from a CUDA graph (cudaGraphLaunch): its operators were recorded when "
               "the graph was captured, not in this trace")
+#: The kernels of NCCL's (and RCCL's) collectives, and why their time is not counted.
+_COLLECTIVE = ("ncclKernel", "ncclDevKernel")
+_COLLECTIVE_WHY = ("a collective (NCCL): its time is set by the links and the other ranks, not "
+                   "by this GPU's roofline")
 _ALL_CATS = _KERNEL_CATS | _LAUNCH_CATS | _OP_CATS
 
 
@@ -556,7 +560,9 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
             op = raw.op_by_external.get(ext)
             inner = op
         why: str
-        if op is None:
+        if kname.startswith(_COLLECTIVE):
+            why = _COLLECTIVE_WHY
+        elif op is None:
             if inner is not None and raw.op_names[inner].startswith(_GENERATED):
                 why = _GENERATED_WHY
             elif inner is not None:

@@ -412,7 +412,8 @@ def _pow(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
 
 
 def _cat(name: str, dims: list, kernel: str | None) -> OpCount:
-    shapes = _need(_shapes(dims[0]), "input shapes not recorded as a list of tensors")
+    shapes = _need(_shapes(dims[0]), "its inputs' shapes not recorded (an older PyTorch "
+                   "records a tensor list as [])")
     given = _first_template_argument(kernel or "", _CAT_KERNEL)
     if given is None:
         raise _Uncounted("element type not recorded (a TensorList) and not in its kernel's "
