@@ -154,3 +154,39 @@ def test_an_import_into_a_zoomed_chart_keeps_its_view(qtbot, window, tmp_path):
     assert window.canvas.view_range() == before
     add = next(m for m in window.document.session.measurements if "CUDAFunctor_add" in m.name)
     assert not _inside(window, add)
+
+
+def test_the_measurements_table_tells_library_kernels_apart(qtbot, window, tmp_path):
+    """A C++ kernel name starts with what every kernel of its library shares ("void
+    at::native::vectorized_elementwise_kernel<…"): cut to its column, every row read
+    "void …". A row shows the kernel as the figure key names it, with the operator its
+    trace counted it by; the whole name is the first line of its tooltip."""
+    from PySide6.QtCore import Qt
+
+    session = tmp_path / "h200.yaml"
+    session.write_text("schema_version: 2\ntitle: step\nhardware:\n  - preset: h200\n"
+                       "operations: []\n", encoding="utf-8")
+    assert window.open_path(session)
+    assert window.import_measurements(FIXTURES / "h200" / "kineto_train.json.gz")
+    window.measurements_dock.show()
+    window.measurements_dock.raise_()
+    panel = window.measurements_panel
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 73)
+    model = panel.model
+    column = next(c for c in range(model.columnCount())
+                  if model.headerData(c, Qt.Orientation.Horizontal) == "Measured point")
+    shown = {model.row(r).measurement.name: (
+        model.data(model.index(r, column)),
+        model.data(model.index(r, column), Qt.ItemDataRole.ToolTipRole)) for r in
+        range(model.rowCount())}
+    adam = next(n for n in shown if "FusedAdamMathFunctor" in n)
+    assert adam.startswith("void at::native::(anonymous namespace)::multi_tensor_apply_kernel")
+    text, tip = shown[adam]
+    assert text == "multi_tensor_apply_kernel (fused_adamw)"
+    assert tip.split("\n")[0] == adam  # (the whole name, then the verdict and the source)
+    # no two library kernels read the same start, as "void …" did
+    texts = [t for n, (t, _tip) in shown.items() if n.startswith("void ")]
+    assert len(texts) > 30 and not any(t.startswith("void ") for t in texts)
+    # a name already short is shown whole
+    short = [n for n in shown if len(n) <= 40]
+    assert short and all(shown[n][0] == n for n in short)

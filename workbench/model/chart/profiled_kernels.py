@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 
 from workbench.model.session import Session
 
-__all__ = ["distinct_key_names", "kernel_key_name", "short_kernel_name", "top_hidden",
-           "trace_operator"]
+__all__ = ["distinct_key_names", "kernel_key_name", "kernel_row_name", "short_kernel_name",
+           "top_hidden", "trace_operator"]
 
 
 def top_hidden(session: Session, most: int | None = None) -> tuple[set[int], str]:
@@ -144,6 +144,16 @@ def _naming_argument(arguments: str) -> str:
     functors = [w for w in words if w.lower().endswith("functor")]
     named = functors or [w for w in words if w not in ("int", "float", "const", "void")]
     return named[-1 if functors else 0].split("::")[-1] if named else first
+
+
+def kernel_row_name(name: str, source: str = "", limit: int = 40) -> str:
+    """A measured point's name in a table row: a profiled kernel's long C++ signature as
+    its figure key names it (:func:`kernel_key_name`, with the operator its trace counted it
+    by), where its start (``void at::native::…``) would tell no two rows apart; a name of
+    ``limit`` characters or fewer, or not a C++ signature, as it is."""
+    if len(name) <= limit or not (name.startswith("void ") or "<" in name or "::" in name):
+        return name
+    return kernel_key_name(name, operator=trace_operator(source))
 
 
 def trace_operator(source: str) -> str:

@@ -15,6 +15,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor
 
 from workbench.model.analysis import evaluate_pair
+from workbench.model.chart.profiled_kernels import kernel_row_name
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.measured import VERDICTS, Judgement, Measurement, judge
 from workbench.model.measured_session import measurement_problems
@@ -330,6 +331,8 @@ class MeasurementsModel(QAbstractTableModel):
                     f" on {r.machine}")
         if key in ("verdict", "name"):
             lines = [j.verdict_label, *j.notes]
+            if key == "name" and kernel_row_name(r.measurement.name) != r.measurement.name:
+                lines.insert(0, r.measurement.name)  # (the row shows it shortened)
             lines += profile_lines(r.measurement, self.profile_figures(r.measurement))
             if r.measurement.source:
                 lines.append(f"source: {r.measurement.source}")
@@ -361,6 +364,9 @@ class MeasurementsModel(QAbstractTableModel):
         R = Qt.ItemDataRole
         row, key = index.row(), MEASURED_COLUMNS[index.column()][0]
         if role == R.DisplayRole:
+            if key == "name":  # (a kernel's C++ signature, shortened: see text for all)
+                m = self._rows[row].measurement
+                return kernel_row_name(m.name, m.source or "")
             return self.text(row, key)
         if role == R.ToolTipRole:
             return self.tooltip(row, key)
