@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG_GUARD_S
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.io.cells import ImportCancelled
 from workbench.io.errors import InputError
@@ -22,7 +24,7 @@ from workbench.io.kineto import MAX_TRACE_FILE_BYTES, preset_for_gpu, read_kinet
 from workbench.io.measurements import attach_measurements, import_measurements, load_measurements
 from workbench.io.profiles import add_machines
 from workbench.io.sessions import load_session
-from workbench.model.opcount import count_operator
+from workbench.model.opcount import COUNTED_OPERATORS, OpCount, count_operator
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO / "tests" / "fixtures" / "kineto"
@@ -389,3 +391,27 @@ def test_cancel_stops_a_trace_between_pieces(tmp_path):
         read_kineto_trace(big, progress=seen.append, cancelled=lambda: bool(seen))
     # one 1 MiB piece read, its share of the file told, then stopped
     assert seen == [pytest.approx((1 << 20) / big.stat().st_size)]
+
+
+#: What a trace's JSON can hold where the operator's arguments are
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5000) | st.floats(allow_nan=True)
+    | st.sampled_from(["float", "c10::BFloat16", "TensorList", "Scalar", "", "True", "[1]",
+                       "2", "0.01"]),
+    lambda inner: st.lists(inner, max_size=6), max_leaves=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(sorted(COUNTED_OPERATORS)), dims=st.lists(_JSON, max_size=16),
+       types=st.lists(_JSON, max_size=16), concrete=st.none() | st.lists(_JSON, max_size=16),
+       kernel=st.none() | st.sampled_from([
+           "CatArrayBatchedCopy<OpaqueType<2u>, unsigned int>", "CatArrayBatchedCopy<",
+           "FusedAdamMathFunctor<c10::BFloat16, 4>", "FusedAdamMathFunctor<<<(", "k"]))
+def test_any_recorded_arguments_give_a_count_or_a_reason(name, dims, types, concrete, kernel):
+    # a trace is a user's file: whatever its argument lists hold (nested lists where a type's
+    # name should be, numbers, nothing), an operator is counted or said why not, never a
+    # crash (a list among the types raised TypeError: unhashable type)
+    got = count_operator(name, dims, types, concrete, kernel)
+    assert isinstance(got, OpCount | str)
+    if isinstance(got, str):
+        assert got.startswith(f"{name}: ")

@@ -196,6 +196,7 @@ def count_operator(name: str, dims: list | None, types: list | None,
         return f"{name}: no FLOP rule for this operator"
     if not dims or not types:
         return f"{name}: no input shapes recorded (profile with record_shapes=True)"
+    types = [t if isinstance(t, str) else "" for t in types]  # (anything else names no type)
     try:
         if name in _GEMM:
             return _gemm(name, dims, types)
