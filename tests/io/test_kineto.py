@@ -415,3 +415,30 @@ def test_any_recorded_arguments_give_a_count_or_a_reason(name, dims, types, conc
     assert isinstance(got, OpCount | str)
     if isinstance(got, str):
         assert got.startswith(f"{name}: ")
+
+
+def test_ids_that_are_not_numbers_join_nothing(tmp_path):
+    # correlation, External id, device and thread ids are numbers or texts in every trace a
+    # profiler writes; a hand-edited one with lists there was a crash (unhashable type): such
+    # a kernel is read, and listed as launched from nowhere the trace recorded
+    trace = tmp_path / "odd.json"
+    trace.write_text(
+        '{"traceEvents": ['
+        '{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": [1], "tid": 1, "ts": 0, '
+        '"dur": 90, "args": {"Input Dims": [[8, 64], [64, 256]], '
+        '"Input type": ["float", "float"], "External id": [7]}},'
+        '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": [1], "tid": 1,'
+        ' "ts": 10, "dur": 4, "args": {"correlation": [3]}},'
+        '{"ph": "X", "cat": "kernel", "name": "sgemm", "pid": 0, "tid": 7, "ts": 20, '
+        '"dur": 3, "args": {"correlation": [3], "External id": [7], "device": [0]}},'
+        '{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 100, '
+        '"dur": 20, "args": {"Input Dims": [[4], [4]], "Input type": ["float", "float"]}},'
+        '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, '
+        '"ts": 105, "dur": 4, "args": {"correlation": 4}},'
+        '{"ph": "X", "cat": "kernel", "name": "add_kernel", "pid": 0, "tid": 7, "ts": 120, '
+        '"dur": 1, "args": {"correlation": 4, "device": 0}}]}', encoding="utf-8")
+    result = read_kineto_trace(trace)
+    assert [m.name for m in result.measurements] == ["add_kernel"]  # (4 + 4 read, 4 written)
+    assert result.measurements[0].bytes == 12 * 4
+    assert result.not_counted == [("its launch is not in the trace (made before the profiled "
+                                   "span)", 1, pytest.approx(3e-6))]

@@ -416,12 +416,12 @@ class _Handler:
                 name = names.setdefault(name, name) if type(name) is str else "(unnamed)"
                 dur = event.get("dur")
                 kernels.append((name, ts, dur if type(dur) in number else 0.0,
-                                args.get("correlation"), args.get("External id"),
-                                args.get("device")))
+                                _id(args.get("correlation")), _id(args.get("External id")),
+                                _id(args.get("device"))))
             elif cat in _LAUNCH_CATS:
-                corr = args.get("correlation")
+                corr = _id(args.get("correlation"))
                 if corr is not None:
-                    launches[corr] = ((event.get("pid"), event.get("tid")), ts)
+                    launches[corr] = ((_id(event.get("pid")), _id(event.get("tid"))), ts)
                     name = event.get("name")
                     if type(name) is str and name.endswith("GraphLaunch"):
                         raw.graph_launches.add(corr)
@@ -436,14 +436,20 @@ class _Handler:
                 index = len(op_names)
                 op_names.append(name)
                 dur = event.get("dur")
-                ops[(event.get("pid"), event.get("tid"))].append(
+                ops[(_id(event.get("pid")), _id(event.get("tid")))].append(
                     (ts, -(ts + (dur if type(dur) in number else 0.0)), index))
                 if name in counted:
                     op_args[index] = (args.get("Input Dims"), args.get("Input type"),
                                       args.get("Concrete Inputs"))
-                    ext = args.get("External id")
+                    ext = _id(args.get("External id"))
                     if ext is not None:
                         by_external[ext] = index
+
+
+def _id(value: Any) -> Any:
+    """An event's correlation, External id or device: a number or a text, else None (what
+    is not one joins nothing)."""
+    return value if type(value) in (int, float, str) else None
 
 
 class _Cancelled(Exception):
