@@ -180,6 +180,8 @@ class RooflineCanvas(QWidget):
         self._headroom_pending = False
         #: the view range the last fit showed (None: a fit that set a saved view aside)
         self._fitted_view = None
+        #: each change rebuilds and shows the whole data (see :meth:`fitting_changes`)
+        self._fit_changes = False
         #: the chart's size when its plot was last resized
         self._size_placed = (0, 0)
         self.rebuild(fit=True)
@@ -342,6 +344,18 @@ class RooflineCanvas(QWidget):
         self.rebuild(fit=True, honour_view_range=False)
 
     @contextmanager
+    def fitting_changes(self) -> Iterator[None]:
+        """Within this block each change of the document rebuilds the chart and shows the
+        whole data range, as :meth:`fit_to_data` after it would (an import into a chart that
+        showed the whole data), in the one rebuild: not a refresh of the changed marks and
+        then a rebuild to fit."""
+        self._fit_changes = True
+        try:
+            yield
+        finally:
+            self._fit_changes = False
+
+    @contextmanager
     def export_mode(self) -> Iterator[None]:
         """Within this block the chart paints for a figure (:func:`painted_for_figure`), with
         no selection rings; use this around a plain ``QGraphicsScene.render`` or an exporter,
@@ -494,6 +508,9 @@ class RooflineCanvas(QWidget):
     def _on_change(self, change: Change) -> None:
         what = change.what
         if what == What.STATE:
+            return
+        if self._fit_changes:
+            self.rebuild(fit=True, honour_view_range=False)
             return
         if what == What.TITLE:
             self.titles.apply()

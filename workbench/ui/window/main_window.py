@@ -10,6 +10,7 @@ command line can use them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
 
@@ -167,8 +168,9 @@ class MainWindow(DocksMixin, MenusMixin, FilesMixin, ExportingMixin, HelpMixin,
                     return False
             else:
                 result = read_profile(path, None, self.document.session)
-            count = import_measurements(self.document, path, result=result,
-                                        progress=dialog_steps(dialog) if dialog else None)
+            with self.canvas.fitting_changes() if fitted else contextlib.nullcontext():
+                count = import_measurements(self.document, path, result=result,
+                                            progress=dialog_steps(dialog) if dialog else None)
         except InputError as exc:
             self.show_error("Cannot import measurements", str(exc))
             return False
@@ -184,8 +186,6 @@ class MainWindow(DocksMixin, MenusMixin, FilesMixin, ExportingMixin, HelpMixin,
             + summary, 8000)
         if result.format != "plain":
             self.measurements_panel.show_import(result)
-        if fitted and count:
-            self.canvas.fit_to_data()
         self.measurements_dock.show()
         self.measurements_dock.raise_()
         return True
