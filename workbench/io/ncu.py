@@ -339,7 +339,6 @@ class _Plan:
                 f"{where}needs FLOP-counting metrics: smsp__sass_thread_inst_executed_op_"
                 "{ffma,fadd,fmul}_pred_on.sum (and d…/h… for fp64/fp16), "
                 f"sm__ops_path_tensor_src_*.sum or {NCU_TENSOR_INST}", name, line)
-        self.has_tensor = bool(self.tensor) or self.tensor_inst
 
     def columns(self) -> list[tuple[str, str]]:
         """``(column, kind)`` of every metric used; kind picks its unit table."""
