@@ -62,6 +62,7 @@ from workbench.model.opcount import (
     OpCount,
     count_operator,
 )
+from workbench.model.profile import COLLECTIVE_WHY, outside_collectives
 from workbench.model.units import format_share
 from workbench.records import record
 
@@ -89,8 +90,7 @@ _GRAPH_WHY = ("replayed from a CUDA graph (cudaGraphLaunch): its operators were 
               "the graph was captured, not in this trace")
 #: The kernels of NCCL's (and RCCL's) collectives, and why their time is not counted.
 _COLLECTIVE = ("ncclKernel", "ncclDevKernel")
-_COLLECTIVE_WHY = ("a collective (NCCL): its time is set by the links and the other ranks, not "
-                   "by this GPU's roofline")
+_COLLECTIVE_WHY = COLLECTIVE_WHY
 _ALL_CATS = _KERNEL_CATS | _LAUNCH_CATS | _OP_CATS
 
 
@@ -656,8 +656,11 @@ def _notes(result: TraceImport, hardware: str | None) -> list[str]:
     total = result.gpu_time_s
     missing = total - result.counted_time_s
     uncounted = sum(c for _, c, _ in result.not_counted)
+    collectives = sum(s for what, _, s in result.not_counted if what == _COLLECTIVE_WHY)
+    aside = outside_collectives(result.counted_time_s, total, collectives)
     line = (f"counted {format_share(result.counted_time_s, total)} of GPU time "
-            f"({result.kernels - uncounted:,} of {result.kernels:,} kernels, "
+            f"({f'{aside}; ' if aside else ''}{result.kernels - uncounted:,} of "
+            f"{result.kernels:,} kernels, "
             f"{len(result.measurements):,} operators)")
     if uncounted:
         listed = "; ".join(f"{what} ({count:,} kernel{'s' * (count != 1)}, "

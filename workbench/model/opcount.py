@@ -25,8 +25,15 @@ one-step ``elementwise`` chain (FLOPs per element from its step, e.g. add 1, gel
 a layer or RMS norm a ``norm``, a softmax or log-softmax a ``softmax`` (their backward: 4
 FLOPs an element; dy and y read, dx written), a sum, mean or max over some
 dimensions a ``reduction`` (one add or compare per element read; a mean's division per
-result is not counted), ``aten::pow`` with the exponent 2 a ``square``, ``aten::cat`` a
-copy (no FLOPs), and the fused Adam and AdamW steps (``aten::_fused_adam_``,
+result is not counted), ``aten::pow`` with an exponent its kernel special-cases (2: x·x, 1;
+3: x·x·x, 2; ½ and −½: a square root, 1; −1: 1; −2: 2), ``aten::cat`` and ``aten::gather``
+copies (no FLOPs; a gather reads its index and the elements it picks), the backward of
+silu (9 an element), sigmoid and tanh (3), the embedding's weight gradient (one add per
+element of dy, into the rows its indices name: dy, the indices and those rows read and
+written), the losses ``mse_loss`` ((x − t)²: 2; its backward 3) and ``nll_loss`` (one add a
+row; the target and the score it picks read), PyTorch's list operators
+(``aten::_foreach_add_`` …: the elementwise step over every tensor of the list), and the
+fused Adam and AdamW steps (``aten::_fused_adam_``,
 ``aten::_fused_adamw_``) the arithmetic PyTorch's CUDA kernel does for each parameter: with
 m and v the moments, g the gradient,
 
@@ -46,7 +53,7 @@ broadcast output; a concatenation's inputs and the output they make, as many byt
 PyTorch records a concatenation's inputs, and an optimizer's, as ``TensorList`` with their
 shapes and no element type: it is read from the kernel's name where the name says it (CUDA's
 ``CatArrayBatchedCopy<OpaqueType<2u>, …>``: 2-byte elements; ``FusedAdamMathFunctor<
-c10::BFloat16, …>``).
+c10::BFloat16, …>``; a list operator's ``BinaryOpScalarFunctor<float, …>``).
 
 :func:`count_operator` returns an :class:`OpCount`, or a string saying why the operator's
 work cannot be counted.
@@ -100,7 +107,8 @@ _ELEMENTWISE = {
     "add": "add", "sub": "sub", "rsub": "sub", "mul": "mul", "div": "div", "neg": "scale",
     "relu": "relu", "clamp_min": "max", "clamp_max": "max", "clamp": "max", "maximum": "max",
     "minimum": "max", "threshold": "max", "threshold_backward": "max", "gelu": "gelu",
-    "silu": "silu", "sigmoid": "sigmoid", "tanh": "tanh", "exp": "exp", "sqrt": "sqrt",
+    "silu": "silu", "sigmoid": "sigmoid", "tanh": "tanh", "sin": "sin", "cos": "cos",
+    "exp": "exp", "sqrt": "sqrt",
     "rsqrt": "sqrt", "square": "square", "copy": "copy", "clone": "copy", "fill": "copy",
     "zero": "copy", "addcmul": "fma", "addcdiv": "fma",
 }
@@ -114,6 +122,37 @@ _SOFTMAX_BACKWARD = ("aten::_softmax_backward_data", "aten::_log_softmax_backwar
 _REDUCTIONS = {"aten::sum": "sum", "aten::mean": "sum", "aten::amax": "max",
                "aten::amin": "max"}
 _POW = ("aten::pow", "aten::pow_")
+#: The exponents PyTorch's CUDA and CPU kernels compute without a general power → (FLOPs per
+#: element, the arithmetic)
+_POWERS: dict[float, tuple[int, str]] = {
+    2: (1, "x·x"), 3: (2, "x·x·x"), 0.5: (1, "√x"), -0.5: (1, "1/√x (rsqrt, counted as 1)"),
+    -1: (1, "1/x"), -2: (2, "1/(x·x)")}
+#: Elementwise backward operators (the gradient dy, then the forward's input x or output y;
+#: dx written) → (FLOPs per element, the arithmetic as PyTorch's kernel does it)
+_ELEMENTWISE_BACKWARD: dict[str, tuple[int, str]] = {
+    "aten::silu_backward": (9, "dy·s·(1 + x·(1 − s)) with s = 1/(1 + e⁻ˣ): 4 for s, 5 more"),
+    "aten::sigmoid_backward": (3, "dy·y·(1 − y)"),
+    "aten::tanh_backward": (3, "dy·(1 − y·y)"),
+}
+#: Copies of the elements an index tensor picks (no arithmetic)
+_GATHER = ("aten::gather",)
+#: The embedding's weight gradient: each row of dy added into the row of dW its index names
+_EMBEDDING_BACKWARD = ("aten::embedding_dense_backward",)
+#: The mean squared error: (x − t)² per element (its mean or sum a reduction of its own)
+_MSE = ("aten::mse_loss",)
+_MSE_BACKWARD = ("aten::mse_loss_backward",)
+#: The negative log-likelihood over [N, C] scores (or one row of [C])
+_NLL = ("aten::nll_loss_forward",)
+_NLL_BACKWARD = ("aten::nll_loss_backward",)
+#: PyTorch's lists of tensors operated on at once (``torch._foreach_add_`` …: the unfused
+#: optimizers' steps) → their elementwise step; the element type is read from the kernel's
+#: functor (``BinaryOpScalarFunctor<float, …>``)
+_FOREACH: dict[str, str] = {
+    f"aten::_foreach_{base}{tail}": base for base in (
+        "add", "sub", "mul", "div", "neg", "sqrt", "exp", "addcmul", "addcdiv", "maximum",
+        "minimum", "clamp_min", "clamp_max", "copy", "zero", "sigmoid", "tanh")
+    for tail in ("", "_")}
+_FOREACH_KERNEL = re.compile(r"\w*Functor<")
 #: Operators whose inputs are one ``TensorList`` (recorded without an element type).
 _CAT = ("aten::cat",)
 #: A concatenation's CUDA kernel, whose first template argument is its element type.
@@ -129,17 +168,13 @@ _ADAM_KERNEL = re.compile(r"FusedAdamMathFunctor<")
 #: Element bytes → the precision taken where only the size is known.
 _BY_SIZE = {1: "int8", 2: "fp16", 4: "fp32", 8: "fp64"}
 
-#: Every operator name :func:`count_operator` can count.
-COUNTED_OPERATORS: frozenset[str] = frozenset(
-    [*_GEMM, *_ATTENTION, *_ATTENTION_BACKWARD, *_CONV, *_NORMS, *_SOFTMAX,
-     *_SOFTMAX_BACKWARD, *_REDUCTIONS, *_POW, *_CAT, *_ADAM,
-     *(f"aten::{n}" for n in _ELEMENTWISE), *(f"aten::{n}_" for n in _ELEMENTWISE)])
 #: The operators whose count reads their recorded scalar arguments (``Concrete Inputs``:
-#: stride and padding, the dimensions reduced, an exponent).
+#: stride and padding, the dimensions reduced, an exponent, a loss's reduction).
 ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_CAUSAL_AT,
-                                                *_ADAM])
+                                                *_ADAM, *_NLL, *_NLL_BACKWARD,
+                                                *_EMBEDDING_BACKWARD])
 #: The operators whose count reads the name of the kernel they launched (its element type).
-KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM])
+KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM, *_FOREACH])
 
 
 @record(frozen=True)
@@ -198,27 +233,7 @@ def count_operator(name: str, dims: list | None, types: list | None,
         return f"{name}: no input shapes recorded (profile with record_shapes=True)"
     types = [t if isinstance(t, str) else "" for t in types]  # (anything else names no type)
     try:
-        if name in _GEMM:
-            return _gemm(name, dims, types)
-        if name in _ATTENTION or name in _ATTENTION_BACKWARD:
-            return _attention(name, dims, types, concrete)
-        if name in _CONV:
-            return _conv(name, dims, types, concrete)
-        if name in _NORMS:
-            return _norm(name, dims, types)
-        if name in _SOFTMAX:
-            return _softmax(name, dims, types)
-        if name in _SOFTMAX_BACKWARD:
-            return _softmax_backward(name, dims, types)
-        if name in _REDUCTIONS:
-            return _reduction(name, dims, types, concrete)
-        if name in _POW:
-            return _pow(name, dims, types, concrete)
-        if name in _CAT:
-            return _cat(name, dims, kernel)
-        if name in _ADAM:
-            return _adam(name, dims, types, concrete, kernel)
-        return _elementwise(name, dims, types)
+        return _RULES[name](name, dims, types, concrete, kernel)
     except _Uncounted as exc:
         return f"{name}: {exc}"
 
@@ -403,13 +418,18 @@ def _reduction(name: str, dims: list, types: list, concrete: list | None) -> OpC
 
 def _pow(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
     exponent = _concrete(concrete, 1)
-    if exponent != 2:
-        raise _Uncounted("a FLOP rule for the exponent 2 alone (x·x); this one is "
+    rule = (_POWERS.get(exponent) if isinstance(exponent, int | float)
+            and not isinstance(exponent, bool) else None)
+    if rule is None:
+        raise _Uncounted("a FLOP rule for the exponents 2, 3, ½, −½, −1 and −2 alone (a "
+                         "general power has no fixed count); this one is "
                          + ("not recorded" if exponent is None else f"{exponent!r}"))
     x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
     n = _numel(x[0])
-    return OpCount(float(n), float(2 * n * x[2]), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]} ^ 2: square 1·{n} FLOPs; bytes x + y")
+    per, what = rule
+    return OpCount(float(per * n), float(2 * n * x[2]), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]} ^ {exponent:g}: {what}, {per}·{n} FLOPs; "
+                   "bytes x + y")
 
 
 def _cat(name: str, dims: list, kernel: str | None) -> OpCount:
@@ -528,3 +548,157 @@ def _elementwise(name: str, dims: list, types: list) -> OpCount:
     return OpCount(float(per * n), float(nbytes), precision, "vector",
                    f"{name} {_shape(out_shape)} {precision}: {step} {per:g}·{n} FLOPs; "
                    f"bytes {what}")
+
+
+def _elementwise_backward(name: str, dims: list, types: list) -> OpCount:
+    dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
+    x = _need(_tensor(dims, types, 1), "the forward's tensor not recorded")
+    shape = _broadcast([dy[0], x[0]])
+    n = _numel(shape)
+    per, what = _ELEMENTWISE_BACKWARD[name]
+    nbytes = _numel(dy[0]) * dy[2] + _numel(x[0]) * x[2] + n * dy[2]
+    return OpCount(float(per * n), float(nbytes), dy[1], "vector",
+                   f"{name} {_shape(shape)} {dy[1]}: {what}, {per}·{n} FLOPs; bytes dy + "
+                   "forward tensor + dx")
+
+
+def _gather(name: str, dims: list, types: list) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    index = _need(_tensor(dims, types, 2), "index not recorded as a tensor")
+    n = _numel(index[0])
+    return OpCount(0.0, float(n * (index[2] + 2 * x[2])), x[1], "vector",
+                   f"{name} of {_shape(x[0])} by index {_shape(index[0])} {x[1]}: a copy of "
+                   f"the {n} elements picked, 0 FLOPs; bytes index + picked + output = "
+                   f"{n}·({index[2]} + 2·{x[2]})")
+
+
+def _embedding_backward(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
+    index = _need(_tensor(dims, types, 1), "indices not recorded as a tensor")
+    n = _numel(index[0])
+    if not dy[0] or _numel(dy[0]) != n * dy[0][-1]:
+        raise _Uncounted(f"gradient {_shape(dy[0])} is not one row per index "
+                         f"{_shape(index[0])}")
+    d = dy[0][-1]
+    by_freq = _concrete(concrete, 4) is True
+    per = 2 if by_freq else 1
+    return OpCount(float(per * n * d), float(n * (index[2] + 3 * d * dy[2])), dy[1], "vector",
+                   f"{name} {n} indices × {d} {dy[1]}: each row of dy added into the row of "
+                   f"dW its index names, {per}·{n}·{d} FLOPs"
+                   + (" (scaled by the index's frequency: a division more)" if by_freq else "")
+                   + f"; bytes indices + dy + the rows of dW added into, read and written (at "
+                   f"most one per index: taken as {n}) = {n}·({index[2]} + 3·{d}·{dy[2]}); "
+                   "dW's zeroing is a kernel of its own")
+
+
+def _mse(name: str, dims: list, types: list) -> OpCount:
+    backward = name in _MSE_BACKWARD
+    first = 1 if backward else 0
+    x = _need(_tensor(dims, types, first), "input not recorded as a tensor")
+    t = _need(_tensor(dims, types, first + 1), "target not recorded as a tensor")
+    shape = _broadcast([x[0], t[0]])
+    n = _numel(shape)
+    nbytes = _numel(x[0]) * x[2] + _numel(t[0]) * t[2] + n * x[2]
+    if backward:
+        dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
+        nbytes += _numel(dy[0]) * dy[2]
+        return OpCount(float(3 * n), float(nbytes), x[1], "vector",
+                       f"{name} {_shape(shape)} {x[1]}: norm·(x − t)·dy (norm = 2/n for a "
+                       f"mean), 3·{n} FLOPs; bytes dy + x + t + dx")
+    return OpCount(float(2 * n), float(nbytes), x[1], "vector",
+                   f"{name} {_shape(shape)} {x[1]}: (x − t)² per element, 2·{n} FLOPs (its "
+                   "mean or sum is a reduction of its own); bytes x + t + the loss per element")
+
+
+def _nll(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    backward = name in _NLL_BACKWARD
+    first = 1 if backward else 0
+    x = _need(_tensor(dims, types, first), "scores not recorded as a tensor")
+    target = _need(_tensor(dims, types, first + 1), "target not recorded as a tensor")
+    if len(x[0]) not in (1, 2):
+        raise _Uncounted(f"expected [N, C] or [C] scores, got {_shape(x[0])}")
+    rows = x[0][0] if len(x[0]) == 2 else 1
+    weight = _tensor(dims, types, first + 2)
+    wsize = weight[2] if weight is not None and weight[0] else 0  # (a class weight's)
+    weighted = bool(wsize)
+    reduction = _concrete(concrete, first + 3)
+    picked = rows * (x[2] + target[2] + wsize)
+    if backward:
+        # −w·dy/total_weight written where each row's target points (dx zeroed by a kernel
+        # of its own)
+        per = 1 + weighted + (reduction == 1)
+        dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
+        nbytes = rows * (target[2] + wsize + x[2]) + \
+            _numel(dy[0]) * dy[2]
+        value = "−" + "w·" * weighted + "dy" + "/total_weight" * (reduction == 1)
+        return OpCount(float(per * rows), float(nbytes), x[1], "vector",
+                       f"{name} {_shape(x[0])} {x[1]}: {value} where each row's target "
+                       f"points, {per}·{rows} FLOPs; bytes targets"
+                       f"{' + weights' * weighted} + dy + the {rows} elements of dx written "
+                       "(dx zeroed by a kernel of its own)")
+    # each row: the score its target picks (times its class weight) summed; with a weight
+    # the weights summed too
+    per = 3 if weighted else 1
+    out = rows * x[2] if reduction == 0 else 2 * x[2]
+    return OpCount(float(per * rows), float(picked + out), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]}: −x[i, target i] summed"
+                   f"{' with its class weight, and the weights summed' * weighted}, "
+                   f"{per}·{rows} FLOPs; bytes the target, the score it picks"
+                   f"{' and its weight' * weighted} of each row + the loss")
+
+
+def _foreach(name: str, dims: list, types: list, kernel: str | None) -> OpCount:
+    base = _FOREACH[name]
+    lists = [(i, s) for i, s in enumerate(_shapes(d) if t == "TensorList" else None
+                                          for d, t in zip(dims, types, strict=False))
+             if s is not None]
+    if not lists or lists[0][0] != 0:
+        raise _Uncounted("its tensors not recorded as a list of tensors")
+    given = _first_template_argument(kernel or "", _FOREACH_KERNEL)
+    if given is None or given not in ELEMENT_TYPES:
+        raise _Uncounted("element type not recorded (a TensorList) and not in its kernel's "
+                         "name")
+    precision, size = ELEMENT_TYPES[given]
+    step = _ELEMENTWISE[base]
+    per = STEP_OPS[step][0]
+    n = sum(_numel(s) for s in lists[0][1])
+    if any(len(s) != len(lists[0][1]) or sum(_numel(x) for x in s) != n for _, s in lists):
+        raise _Uncounted("its lists of tensors differ in size")
+    read = 0 if base == "zero" else (len(lists) - 1 if base == "copy" else len(lists))
+    return OpCount(float(per * n), float((read + 1) * n * size), precision, "vector",
+                   f"{name} over {len(lists[0][1])} tensors, {n} elements of {given}: {step} "
+                   f"{per:g}·{n} FLOPs; bytes {read} list{'s' * (read != 1)} read + one "
+                   f"written = {read + 1}·{n}·{size}")
+
+
+def _table() -> dict[str, Any]:
+    """Each operator name → the rule that counts it: (name, dims, types, concrete, kernel)."""
+    rules: dict[str, Any] = {}
+
+    def add(names, rule) -> None:
+        rules.update(dict.fromkeys(names, rule))
+
+    add(_GEMM, lambda n, d, t, c, k: _gemm(n, d, t))
+    add((*_ATTENTION, *_ATTENTION_BACKWARD), lambda n, d, t, c, k: _attention(n, d, t, c))
+    add(_CONV, lambda n, d, t, c, k: _conv(n, d, t, c))
+    add(_NORMS, lambda n, d, t, c, k: _norm(n, d, t))
+    add(_SOFTMAX, lambda n, d, t, c, k: _softmax(n, d, t))
+    add(_SOFTMAX_BACKWARD, lambda n, d, t, c, k: _softmax_backward(n, d, t))
+    add(_REDUCTIONS, lambda n, d, t, c, k: _reduction(n, d, t, c))
+    add(_POW, lambda n, d, t, c, k: _pow(n, d, t, c))
+    add(_CAT, lambda n, d, t, c, k: _cat(n, d, k))
+    add(_ADAM, lambda n, d, t, c, k: _adam(n, d, t, c, k))
+    add((*(f"aten::{b}" for b in _ELEMENTWISE), *(f"aten::{b}_" for b in _ELEMENTWISE)),
+        lambda n, d, t, c, k: _elementwise(n, d, t))
+    add(_ELEMENTWISE_BACKWARD, lambda n, d, t, c, k: _elementwise_backward(n, d, t))
+    add(_GATHER, lambda n, d, t, c, k: _gather(n, d, t))
+    add(_EMBEDDING_BACKWARD, lambda n, d, t, c, k: _embedding_backward(n, d, t, c))
+    add((*_MSE, *_MSE_BACKWARD), lambda n, d, t, c, k: _mse(n, d, t))
+    add((*_NLL, *_NLL_BACKWARD), lambda n, d, t, c, k: _nll(n, d, t, c))
+    add(_FOREACH, lambda n, d, t, c, k: _foreach(n, d, t, k))
+    return rules
+
+
+_RULES = _table()
+#: Every operator name :func:`count_operator` can count.
+COUNTED_OPERATORS: frozenset[str] = frozenset(_RULES)

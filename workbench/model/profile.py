@@ -44,7 +44,22 @@ from workbench.records import record
 
 __all__ = ["NotCounted", "MeasurementImport", "DispatchGroups", "LevelPoint", "level_points",
            "machine_level", "top_kernels", "TOP_SHARE", "RunChange", "compare_runs",
-           "gpu_time_shares", "LEVEL_CHOICES", "runs_of", "run_changes"]
+           "gpu_time_shares", "LEVEL_CHOICES", "runs_of", "run_changes", "COLLECTIVE_WHY",
+           "outside_collectives"]
+
+#: Why a collective's kernel (NCCL's, RCCL's) is not counted: no roofline of one GPU sets its
+#: time. A share of GPU time is also told without them (see :func:`outside_collectives`).
+COLLECTIVE_WHY = ("a collective (NCCL): its time is set by the links and the other ranks, not "
+                  "by this GPU's roofline")
+
+
+def outside_collectives(counted_s: float, total_s: float, collectives_s: float) -> str:
+    """``N % of the time outside collectives`` where collectives took some of ``total_s`` and
+    left time outside them; else ``""``."""
+    outside = total_s - collectives_s
+    if collectives_s <= 0 or outside <= 0:
+        return ""
+    return f"{format_share(counted_s, outside)} of the time outside collectives"
 
 #: The default of the top-N rule: the fewest kernels that make this share of the GPU time.
 TOP_SHARE = 0.95
@@ -104,7 +119,11 @@ class MeasurementImport:
                 f"{kernels + len(self.not_counted):,} kernel"
                 f"{'s' if kernels + len(self.not_counted) != 1 else ''}")
         if self.not_counted:
-            line += (f"; counted {format_share(self.counted_share, 1)} of GPU time; "
+            collectives = sum(n.time_s for n in self.not_counted if n.reason == COLLECTIVE_WHY)
+            aside = outside_collectives(self.counted_share * self.gpu_time_s, self.gpu_time_s,
+                                        collectives)
+            line += (f"; counted {format_share(self.counted_share, 1)} of GPU time"
+                     f"{f' ({aside})' if aside else ''}; "
                      f"{format_share(1 - self.counted_share, 1)} in {len(self.not_counted)} "
                      f"kernel{'s' if len(self.not_counted) != 1 else ''} not counted ("
                      + ", ".join(_listed(n.name) for n in self.not_counted[:5])
