@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from figures.figcheck import check_figure, check_readability, read_figure
+from figures.figcheck import check_figure, check_readability, read_figure, tick_labels
 from figures.test_figure_quality import attribution_defects
 
 from workbench.io.measurements import attach_measurements, import_measurements
@@ -232,3 +232,20 @@ def test_a_trace_count_gives_a_key_name_its_operator():
         "multi_tensor_apply_kernel (fused_adamw)")
     # a source that is not a trace's count (an Nsight Compute file) gives nothing
     assert trace_operator("ncu.csv: sm__inst_executed_pipe_tensor × 512 FLOPs") == ""
+
+
+def test_a_slides_key_reads_at_half_its_tick_labels_size():
+    """A slide is read from the back of a room: the key below its plot may shrink to give the
+    chart its height, but not below 0.55 × the tick labels (it read 6.3 pt beside 16 pt
+    ticks, the paper floor of 6 pt)."""
+    session = profiled(FIXTURES / "h200" / "kineto_train.json.gz", "h200")
+    slide = resolve_size("slide", theme="presentation")
+    fig = read_figure(figure_bytes(session, "pdf", slide, theme="presentation"))
+    ticks = [t.size for side in ("left", "bottom") for t in tick_labels(fig, side)]
+    assert len(ticks) >= 8
+    tick = sorted(ticks)[len(ticks) // 2]
+    rows = [t for t in fig.texts if re.match(r"K\d+ — ", t.text.strip())]
+    assert len(rows) >= 8  # (the key lists the kernels drawn, with their operators)
+    assert tick > 14  # (a slide's tick labels in the presentation theme: about 16 pt)
+    assert min(t.size for t in rows) >= 0.55 * tick - 0.1, (min(t.size for t in rows), tick)
+    assert check_readability(fig) == []

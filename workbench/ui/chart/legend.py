@@ -27,6 +27,9 @@ class ChartLegend:
     #: type, down to :attr:`LEAST_LEGEND_PT`, before more)
     LEGEND_BELOW = 0.25
     LEAST_LEGEND_PT = 6.0
+    #: … and never smaller than this share of the tick labels' size (a slide's key reads
+    #: from the back of the room, as its axes do)
+    LEAST_LEGEND_TO_TICKS = 0.55
 
     def __init__(self, canvas) -> None:
         self._canvas = canvas
@@ -194,9 +197,12 @@ class ChartLegend:
 
     def least_zoom(self) -> float:
         """The legend's least zoom: its type at least :attr:`LEAST_LEGEND_PT` on the page
-        (a figure's page has ``0.75 × figure_type_scale`` points to the pixel)."""
+        (a figure's page has ``0.75 × figure_type_scale`` points to the pixel) and at least
+        :attr:`LEAST_LEGEND_TO_TICKS` of the tick labels (the same share on screen and page)."""
         per_pixel = 0.75 * float(getattr(self._canvas, "figure_type_scale", 1.0) or 1.0)
-        pixels = math.ceil(self.LEAST_LEGEND_PT / per_pixel - 1e-6)
+        ticks = self._canvas.theme.tick_size / 0.75  # pixels
+        pixels = math.ceil(max(self.LEAST_LEGEND_PT / per_pixel,
+                               self.LEAST_LEGEND_TO_TICKS * ticks) - 1e-6)
         return min(1.0, pixels / max(self._legend.base_pixels(), 1e-9))
 
     def natural_side(self) -> str:
