@@ -249,8 +249,9 @@ def test_marks_found_in_paths_as_written_are_those_found_reading_them_back(runs,
 
 def test_the_table_names_a_profiled_kernel_by_its_figure_tag(qtbot, tmp_path):
     """A figure tags each profiled kernel "K3" by its marker and names it in the key: the
-    page's table says the tag before the kernel's name, so that a row is found from the
-    figure (the H200 Llama pass of tests/fixtures/h200)."""
+    page's table says the tag and the key's name, so that a row is found from the figure
+    (the H200 Llama pass of tests/fixtures/h200); the kernel's whole C++ signature, which
+    made rows five lines tall, is the cell's tooltip."""
     import html
 
     from figures.test_profile_figures import FIXTURES, profiled
@@ -261,10 +262,22 @@ def test_the_table_names_a_profiled_kernel_by_its_figure_tag(qtbot, tmp_path):
     page = target.read_text(encoding="utf-8")
     data = json.loads(re.search(r'id="figure-data">(.*?)</script>', page, flags=re.S).group(1))
     tags = data["tags"]
-    keyed = set(re.findall(r"\b(K\d+) — ", page.split("<table", 1)[0]))  # the figure's key
+    figure = page.split("<table", 1)[0]
+    keyed = set(re.findall(r"\b(K\d+) — ", figure))  # the figure's key
     assert len(tags) >= 8 and set(tags.values()) == keyed
     at = FIELDS.index("operation")
+    long = 0
     for key, tag in tags.items():
         name = data["strings"][data["measured"][key][at]]  # (the data keep the name alone)
-        cell = re.search(rf'<tr data-ms="{re.escape(key)}"><td>([^<]*)', page).group(1)
-        assert html.unescape(cell) == f"{tag} — {name}"
+        title, cell = re.search(rf'<tr data-ms="{re.escape(key)}"><td(?: title="([^"]*)")?>'
+                                r"([^<]*)", page).groups()
+        row = html.unescape(cell)
+        assert row.startswith(f"{tag} — ")
+        # the key's row, word for word (the SVG draws it as text)
+        assert html.escape(row, quote=False) in figure or row in figure, row
+        if title is not None:
+            long += 1
+            assert html.unescape(title) == name != row.split(" — ", 1)[1]
+        else:
+            assert row == f"{tag} — {name}"
+    assert long >= 8  # (library kernels: cuDNN's attention, nvjet's GEMMs, ATen's functors)

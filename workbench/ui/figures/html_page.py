@@ -29,6 +29,7 @@ import json
 import math
 from pathlib import Path
 
+from workbench.model.chart.profiled_kernels import kernel_row_name
 from workbench.model.rules import FORMULAS
 from workbench.model.units import format_quantity
 
@@ -163,8 +164,11 @@ def page_data(session, scene, *, document=None, results=None) -> dict:
             "operations": operations, "levels": levels, "fields": list(FIELDS),
             "points": {k: row(v) for k, v in points.items()},
             "measured": {k: row(v) for k, v in measured.items()},
-            # (a figure's tag of a measured kernel, "K3", shown before its name in the table)
+            # (a figure's tag of a measured kernel, "K3", shown before its name in the table,
+            # and the name its key gives it)
             "tags": {f"{m.index}:{m.hw_id}": m.tag for m in scene.measured if m.tag},
+            "keyed": dict(e.text.split(" — ", 1) for e in scene.legend
+                          if e.kind == "key" and " — " in e.text),
             "roofs": roofs, "ridges": ridges, "strings": list(strings)}
 
 
@@ -240,7 +244,7 @@ def _rows(data: dict) -> str:
     # the bounds recur on every row of it
     made: dict[tuple, str] = {}
     out = []
-    tags = data.get("tags", {})
+    tags, keyed = data.get("tags", {}), data.get("keyed", {})
     named = FIELDS.index("operation")
     for attr, table in (("data-pt", data["points"]), ("data-ms", data["measured"])):
         for key, row in table.items():
@@ -249,8 +253,16 @@ def _rows(data: dict) -> str:
                 value = row[index]
                 if not unit and value is not None:
                     value = strings[value]
-                if index == named and attr == "data-ms" and key in tags:
-                    value = f"{tags[key]} — {value}"  # (the figure's tag by its marker)
+                if index == named and attr == "data-ms":
+                    # a profiled kernel's C++ signature as the figure's key and the app's
+                    # Measurements table name it, with the figure's tag by its marker; the
+                    # whole name where the pointer rests
+                    tag = tags.get(key)
+                    short = keyed.get(tag) or kernel_row_name(value)
+                    tagged = f"{tag} — {short}" if tag else short
+                    cells.append(_cell(tagged, unit) if short == value else
+                                 f'<td title="{html.escape(value)}">{html.escape(tagged)}')
+                    continue
                 known = (type(value), value, unit)
                 cell = made.get(known)
                 if cell is None:
