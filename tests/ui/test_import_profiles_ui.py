@@ -192,3 +192,27 @@ def test_the_measurements_table_tells_library_kernels_apart(qtbot, window, tmp_p
     # a name already short is shown whole
     short = [n for n in shown if len(n) <= 40]
     assert short and all(shown[n][0] == n for n in short)
+
+
+def test_a_tall_legend_below_the_chart_flows_and_leaves_the_chart_its_height(
+        qtbot, open_window, tmp_path):
+    """At 1366 × 768, a trace's legend (the machine, four verdicts and a long line on what
+    is drawn) found no corner: below the chart in one column it took six rows, more than a
+    quarter of the chart's height. Its rows now go side by side, as in a figure."""
+    session = tmp_path / "h200.yaml"
+    session.write_text("schema_version: 2\ntitle: step\nhardware:\n  - preset: h200\n"
+                       "operations: []\n", encoding="utf-8")
+    window = open_window(session, (1366, 768))
+    assert window.import_measurements(FIXTURES / "h200" / "kineto_train.json.gz")
+    canvas = window.canvas
+    legend = canvas.legend_item
+    qtbot.waitUntil(lambda: canvas.legend.choice == "outside" and legend.isVisible())
+    rows = [text for text, _sample in legend.rows]
+    assert len(rows) >= 5 and any("95 % of GPU time drawn" in text for text in rows)
+    # every row said, in at most a quarter of the chart's height, and the plot keeps its room
+    assert legend.shown_rows() == legend.rows and legend.dropped == 0
+    assert legend.height() <= 0.25 * canvas.height()
+    view = canvas.view_box.sceneBoundingRect()
+    assert view.height() >= 0.6 * canvas.height()
+    # the legend under the plot, not over it
+    assert legend.sceneBoundingRect().top() >= view.bottom()

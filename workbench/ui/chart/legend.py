@@ -245,12 +245,13 @@ class ChartLegend:
                 if rows >= 2 * columns - 1 and legend.width_in(columns) <= room:
                     legend.set_columns(columns)
                     break
-            if not canvas.search_legend_places and not canvas.key.rows:
-                # on screen: columns, set smaller to fit (a key flows, as in figures)
+            tall = legend.height() > self.LEGEND_BELOW * canvas.height() and rows > 3
+            if not canvas.search_legend_places and not canvas.key.rows and not tall:
+                # on screen: columns, set smaller to fit (a key, or rows that would take
+                # more than their share of the chart's height, flow, as in figures)
                 if legend.width() > room > 0:
                     legend.set_zoom(room / legend.width())
-            elif ((legend.height() > self.LEGEND_BELOW * canvas.height() and rows > 3)
-                    or legend.width() > room > 0):
+            elif tall or legend.width() > room > 0:
                 # a long key, or one wider than the figure: its rows side by side, as many
                 # to a line as fit (a longer one wraps)
                 legend.set_columns(1)
