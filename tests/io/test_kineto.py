@@ -300,6 +300,12 @@ def test_losses_lookups_and_backward_steps_count_what_their_kernels_do():
     gather = f("aten::gather", [[100, 8], [], [4, 8], []], ["float", "Scalar", "long int",
                                                             "Scalar"], ["", "0", "", "False"])
     assert (gather.flops, gather.bytes) == (0, 32 * (8 + 4 + 4))
+    # PyTorch's vectorized_gather_kernel runs only for an index expanded along its last
+    # dimension (one index a row of 8): 4 indices in memory, the profiler records [4, 8]
+    rows = f("aten::gather", [[100, 8], [], [4, 8], []], ["float", "Scalar", "long int",
+                                                          "Scalar"], ["", "0", "", "False"],
+             "void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, …)")
+    assert (rows.flops, rows.bytes) == (0, 4 * 8 + 32 * (4 + 4))
     # embedding_dense_backward(dy [2, 3, 16], indices [2, 3], 1000 words, …): 6 rows of 16
     # added into dW: one add an element; indices (8 bytes), dy, and the 6 rows of dW read
     # and written (the whole 1000-row dW is zeroed by a fill of its own)

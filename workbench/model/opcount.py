@@ -27,7 +27,8 @@ FLOPs an element; dy and y read, dx written), a sum, mean or max over some
 dimensions a ``reduction`` (one add or compare per element read; a mean's division per
 result is not counted), ``aten::pow`` with an exponent its kernel special-cases (2: x·x, 1;
 3: x·x·x, 2; ½ and −½: a square root, 1; −1: 1; −2: 2), ``aten::cat`` and ``aten::gather``
-copies (no FLOPs; a gather reads its index and the elements it picks), the backward of
+copies (no FLOPs; a gather reads its index, one a row where its kernel says the index was
+expanded along its last dimension, and the elements it picks), the backward of
 silu (9 an element), sigmoid and tanh (3), the embedding's weight gradient (one add per
 element of dy, into the rows its indices name: dy, the indices and those rows read and
 written), the losses ``mse_loss`` ((x − t)²: 2; its backward 3) and ``nll_loss`` (one add a
@@ -136,6 +137,9 @@ _ELEMENTWISE_BACKWARD: dict[str, tuple[int, str]] = {
 }
 #: Copies of the elements an index tensor picks (no arithmetic)
 _GATHER = ("aten::gather",)
+#: The CUDA kernel PyTorch gathers whole rows with, for an index expanded along its last
+#: dimension
+_ROW_GATHER = "vectorized_gather_kernel"
 #: The embedding's weight gradient: each row of dy added into the row of dW its index names
 _EMBEDDING_BACKWARD = ("aten::embedding_dense_backward",)
 #: The mean squared error: (x − t)² per element (its mean or sum a reduction of its own)
@@ -174,7 +178,7 @@ ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_C
                                                 *_ADAM, *_NLL, *_NLL_BACKWARD,
                                                 *_EMBEDDING_BACKWARD])
 #: The operators whose count reads the name of the kernel they launched (its element type).
-KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM, *_FOREACH])
+KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM, *_FOREACH, *_GATHER])
 
 
 @record(frozen=True)
@@ -562,10 +566,20 @@ def _elementwise_backward(name: str, dims: list, types: list) -> OpCount:
                    "forward tensor + dx")
 
 
-def _gather(name: str, dims: list, types: list) -> OpCount:
+def _gather(name: str, dims: list, types: list, kernel: str | None) -> OpCount:
     x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
     index = _need(_tensor(dims, types, 2), "index not recorded as a tensor")
     n = _numel(index[0])
+    if kernel is not None and _ROW_GATHER in kernel and len(index[0]) >= 2 and index[0][-1]:
+        # PyTorch takes this kernel only for an index expanded along its last dimension
+        # (stride 0: one index a row, each row of the input copied whole); the profiler
+        # records the expanded shape
+        rows = n // index[0][-1]
+        return OpCount(0.0, float(rows * index[2] + 2 * n * x[2]), x[1], "vector",
+                       f"{name} of {_shape(x[0])} by index {_shape(index[0])} {x[1]}: whole "
+                       f"rows of {index[0][-1]} copied ({_ROW_GATHER}: the index expanded "
+                       f"along its last dimension, one a row), 0 FLOPs; bytes {rows} indices + "
+                       f"picked + output = {rows}·{index[2]} + 2·{n}·{x[2]}")
     return OpCount(0.0, float(n * (index[2] + 2 * x[2])), x[1], "vector",
                    f"{name} of {_shape(x[0])} by index {_shape(index[0])} {x[1]}: a copy of "
                    f"the {n} elements picked, 0 FLOPs; bytes index + picked + output = "
@@ -691,7 +705,7 @@ def _table() -> dict[str, Any]:
     add((*(f"aten::{b}" for b in _ELEMENTWISE), *(f"aten::{b}_" for b in _ELEMENTWISE)),
         lambda n, d, t, c, k: _elementwise(n, d, t))
     add(_ELEMENTWISE_BACKWARD, lambda n, d, t, c, k: _elementwise_backward(n, d, t))
-    add(_GATHER, lambda n, d, t, c, k: _gather(n, d, t))
+    add(_GATHER, lambda n, d, t, c, k: _gather(n, d, t, k))
     add(_EMBEDDING_BACKWARD, lambda n, d, t, c, k: _embedding_backward(n, d, t, c))
     add((*_MSE, *_MSE_BACKWARD), lambda n, d, t, c, k: _mse(n, d, t))
     add((*_NLL, *_NLL_BACKWARD), lambda n, d, t, c, k: _nll(n, d, t, c))
