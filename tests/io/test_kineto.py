@@ -333,6 +333,14 @@ def test_losses_lookups_and_backward_steps_count_what_their_kernels_do():
     assert (back.flops, back.bytes) == (2 * 6, 6 * (8 + 4) + 4)
     assert "expected [N, C] or [C] scores" in f(
         "aten::nll_loss_forward", [[2, 6, 10], [2, 6]], ["float", "long int"])
+    # arange(0, 10, 3) into an int64 out tensor: 0, 3, 6, 9 written; what the plain form
+    # records (its end alone, no out) says nothing of the type
+    rng = f("aten::arange", [[], [], [], [0]], ["Scalar"] * 3 + ["long int"],
+            ["0", "10", "3", ""])
+    assert (rng.flops, rng.bytes) == (0, 4 * 8)
+    assert "out tensor not recorded" in f("aten::arange", [[], [], [], [], []],
+                                          ["Scalar", "", "", "", "Scalar"],
+                                          ["512", "", "", "", "False"])
     # a list operation: the type is its functor's first argument; mul 1 an element, the two
     # lists read and the first written
     kernel = ("multi_tensor_apply_kernel<TensorListMetadata<2>, BinaryOpListAlphaFunctor<"

@@ -171,9 +171,9 @@ def test_the_measurements_table_tells_library_kernels_apart(qtbot, window, tmp_p
     window.measurements_dock.show()
     window.measurements_dock.raise_()
     panel = window.measurements_panel
-    # one row a kernel: 82 (73 before the embedding's and silu's backward, the loss's two
-    # kernels, the gather, sin, cos, x³ and the step counters were counted)
-    qtbot.waitUntil(lambda: panel.model.rowCount() == 82)
+    # one row a kernel: 83 (73 before the embedding's and silu's backward, the loss's two
+    # kernels, the gather, sin, cos, x³, the position ids and the step counters were counted)
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 83)
     model = panel.model
     column = next(c for c in range(model.columnCount())
                   if model.headerData(c, Qt.Orientation.Horizontal) == "Measured point")

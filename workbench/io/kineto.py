@@ -654,11 +654,14 @@ def _hashable(value: Any) -> Any:
 def _notes(result: TraceImport, hardware: str | None) -> list[str]:
     notes = []
     total = result.gpu_time_s
-    missing = total - result.counted_time_s
+    # (the time left out as the kernels left out add it up: with none left out, all of it,
+    # not a sum in another order that differs in its last bits)
+    missing = sum(s for _, _, s in result.not_counted)
+    counted = total - missing
     uncounted = sum(c for _, c, _ in result.not_counted)
     collectives = sum(s for what, _, s in result.not_counted if what == _COLLECTIVE_WHY)
-    aside = outside_collectives(result.counted_time_s, total, collectives)
-    line = (f"counted {format_share(result.counted_time_s, total)} of GPU time "
+    aside = outside_collectives(counted, total, collectives)
+    line = (f"counted {format_share(counted, total)} of GPU time "
             f"({f'{aside}; ' if aside else ''}{result.kernels - uncounted:,} of "
             f"{result.kernels:,} kernels, "
             f"{len(result.measurements):,} operators)")

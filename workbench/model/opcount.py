@@ -137,6 +137,8 @@ _ELEMENTWISE_BACKWARD: dict[str, tuple[int, str]] = {
 }
 #: Copies of the elements an index tensor picks (no arithmetic)
 _GATHER = ("aten::gather",)
+#: A range written into its ``out`` tensor (start, end, step, out): no arithmetic counted
+_ARANGE = ("aten::arange",)
 #: The CUDA kernel PyTorch gathers whole rows with, for an index expanded along its last
 #: dimension
 _ROW_GATHER = "vectorized_gather_kernel"
@@ -176,7 +178,7 @@ _BY_SIZE = {1: "int8", 2: "fp16", 4: "fp32", 8: "fp64"}
 #: stride and padding, the dimensions reduced, an exponent, a loss's reduction).
 ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_CAUSAL_AT,
                                                 *_ADAM, *_NLL, *_NLL_BACKWARD,
-                                                *_EMBEDDING_BACKWARD])
+                                                *_EMBEDDING_BACKWARD, *_ARANGE])
 #: The operators whose count reads the name of the kernel they launched (its element type).
 KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM, *_FOREACH, *_GATHER])
 
@@ -586,6 +588,20 @@ def _gather(name: str, dims: list, types: list, kernel: str | None) -> OpCount:
                    f"{n}·({index[2]} + 2·{x[2]})")
 
 
+def _arange(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    out = _tensor(dims, types, 3)
+    start, end, step = (_concrete(concrete, i) for i in range(3))
+    if out is None or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                              and math.isfinite(v) for v in (start, end, step)) or not step:
+        raise _Uncounted("start, end, step and the out tensor not recorded (its out variant, "
+                         "which launches the kernel, records them)")
+    n = max(0, math.ceil((end - start) / step))
+    return OpCount(0.0, float(n * out[2]), out[1], "vector",
+                   f"{name}({start:g}, {end:g}, {step:g}) {out[1]}: {n} values written, 0 "
+                   f"FLOPs (start + i·step is index arithmetic); bytes the output = "
+                   f"{n}·{out[2]}")
+
+
 def _embedding_backward(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
     dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
     index = _need(_tensor(dims, types, 1), "indices not recorded as a tensor")
@@ -706,6 +722,7 @@ def _table() -> dict[str, Any]:
         lambda n, d, t, c, k: _elementwise(n, d, t))
     add(_ELEMENTWISE_BACKWARD, lambda n, d, t, c, k: _elementwise_backward(n, d, t))
     add(_GATHER, lambda n, d, t, c, k: _gather(n, d, t, k))
+    add(_ARANGE, lambda n, d, t, c, k: _arange(n, d, t, c))
     add(_EMBEDDING_BACKWARD, lambda n, d, t, c, k: _embedding_backward(n, d, t, c))
     add((*_MSE, *_MSE_BACKWARD), lambda n, d, t, c, k: _mse(n, d, t))
     add((*_NLL, *_NLL_BACKWARD), lambda n, d, t, c, k: _nll(n, d, t, c))
