@@ -341,6 +341,11 @@ def test_losses_lookups_and_backward_steps_count_what_their_kernels_do():
     assert "out tensor not recorded" in f("aten::arange", [[], [], [], [], []],
                                           ["Scalar", "", "", "", "Scalar"],
                                           ["512", "", "", "", "False"])
+    # sizes no tensor has (a JSON number past 2⁶³, a range of 10³⁰⁸ / 10⁻³⁰⁰ values) are said,
+    # not an OverflowError out of the import
+    assert "no tensor input recorded" in f("aten::add", [[10**400]], ["float"])
+    assert f("aten::arange", [[], [], [], [0]], ["Scalar"] * 3 + ["long int"],
+             ["0", "1e308", "1e-300", ""]) == "aten::arange: its recorded sizes are past any tensor's"
     # a list operation: the type is its functor's first argument; mul 1 an element, the two
     # lists read and the first written
     kernel = ("multi_tensor_apply_kernel<TensorListMetadata<2>, BinaryOpListAlphaFunctor<"
@@ -498,8 +503,9 @@ def test_cancel_stops_a_trace_between_pieces(tmp_path):
 #: What a trace's JSON can hold where the operator's arguments are
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5000) | st.floats(allow_nan=True)
+    | st.sampled_from([2**62, 2**63, 10**400])
     | st.sampled_from(["float", "c10::BFloat16", "TensorList", "Scalar", "", "True", "[1]",
-                       "2", "0.01"]),
+                       "2", "0.01", "1e308", "1e-300", "long int"]),
     lambda inner: st.lists(inner, max_size=6), max_leaves=30)
 
 

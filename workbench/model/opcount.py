@@ -171,6 +171,8 @@ _OPAQUE = re.compile(r"OpaqueType<(\d+)u?>$")
 _ADAM = {"aten::_fused_adamw_": "AdamW", "aten::_fused_adam_": "Adam"}
 #: The kernel of a fused Adam step, whose first template argument is the parameters' type.
 _ADAM_KERNEL = re.compile(r"FusedAdamMathFunctor<")
+#: No dimension of a real tensor is this large (PyTorch's sizes are 64-bit signed)
+_MOST_ELEMENTS = 2**63
 #: Element bytes → the precision taken where only the size is known.
 _BY_SIZE = {1: "int8", 2: "fp16", 4: "fp32", 8: "fp64"}
 
@@ -205,7 +207,7 @@ def _tensor(dims: list, types: list, i: int) -> tuple[list[int], str, int] | Non
     shape, kind = dims[i], types[i]
     if kind not in ELEMENT_TYPES or not isinstance(shape, list):
         return None
-    if not all(isinstance(d, int) and d >= 0 for d in shape):
+    if not all(isinstance(d, int) and 0 <= d < _MOST_ELEMENTS for d in shape):
         return None
     precision, size = ELEMENT_TYPES[kind]
     return shape, precision, size
@@ -242,6 +244,8 @@ def count_operator(name: str, dims: list | None, types: list | None,
         return _RULES[name](name, dims, types, concrete, kernel)
     except _Uncounted as exc:
         return f"{name}: {exc}"
+    except OverflowError:  # (a user's file: sizes whose product no float holds)
+        return f"{name}: its recorded sizes are past any tensor's"
 
 
 class _Uncounted(Exception):
@@ -465,7 +469,8 @@ def _cat(name: str, dims: list, kernel: str | None) -> OpCount:
 def _shapes(value: Any) -> list[list[int]] | None:
     """A recorded ``TensorList``'s shapes, or None where it is not one."""
     if isinstance(value, list) and value and all(
-            isinstance(s, list) and all(isinstance(d, int) and d >= 0 for d in s) for s in value):
+            isinstance(s, list) and all(isinstance(d, int) and 0 <= d < _MOST_ELEMENTS
+                                        for d in s) for s in value):
         return value
     return None
 
