@@ -253,7 +253,7 @@ def _rows(data: dict) -> str:
                 value = row[index]
                 if not unit and value is not None:
                     value = strings[value]
-                if index == named and attr == "data-ms":
+                if index == named and attr == "data-ms" and isinstance(value, str):
                     # a profiled kernel's C++ signature as the figure's key and the app's
                     # Measurements table name it, with the figure's tag by its marker; the
                     # whole name where the pointer rests
