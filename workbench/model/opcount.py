@@ -32,7 +32,9 @@ expanded along its last dimension, and the elements it picks), the backward of
 silu (9 an element), sigmoid and tanh (3), the embedding's weight gradient (one add per
 element of dy, into the rows its indices name: dy, the indices and those rows read and
 written), the losses ``mse_loss`` ((x − t)²: 2; its backward 3) and ``nll_loss`` (one add a
-row; the target and the score it picks read), PyTorch's list operators
+row; the target and the score it picks read), the layer norm's backward (14 an element with
+every gradient), gelu's backward (11 exact, 18 tanh), comparisons (1, a bool written),
+``where`` and ``masked_fill_`` (no FLOPs), PyTorch's list operators
 (``aten::_foreach_add_`` …: the elementwise step over every tensor of the list), and the
 fused Adam and AdamW steps (``aten::_fused_adam_``,
 ``aten::_fused_adamw_``) the arithmetic PyTorch's CUDA kernel does for each parameter: with
@@ -109,7 +111,7 @@ _ELEMENTWISE = {
     "relu": "relu", "clamp_min": "max", "clamp_max": "max", "clamp": "max", "maximum": "max",
     "minimum": "max", "threshold": "max", "threshold_backward": "max", "gelu": "gelu",
     "silu": "silu", "sigmoid": "sigmoid", "tanh": "tanh", "sin": "sin", "cos": "cos",
-    "exp": "exp", "sqrt": "sqrt",
+    "exp": "exp", "log": "log", "log2": "log", "log10": "log", "log1p": "log", "sqrt": "sqrt",
     "rsqrt": "sqrt", "square": "square", "copy": "copy", "clone": "copy", "fill": "copy",
     "zero": "copy", "addcmul": "fma", "addcdiv": "fma",
 }
@@ -135,6 +137,21 @@ _ELEMENTWISE_BACKWARD: dict[str, tuple[int, str]] = {
     "aten::sigmoid_backward": (3, "dy·y·(1 − y)"),
     "aten::tanh_backward": (3, "dy·(1 − y·y)"),
 }
+#: ``gelu``'s backward by its ``approximate`` argument → (FLOPs per element, the arithmetic
+#: as PyTorch's kernel does it; erf and tanh counted as 1)
+_GELU_BACKWARD = {
+    "none": (11, "dy·(Φ + x·φ), Φ = ½(1 + erf(x/√2)) 4, φ = e^(−x²/2)/√(2π) 4, 3 more"),
+    "tanh": (18, "dy·(½(1 + t) + ½x(1 − t²)·β(1 + 3κx²)), t = tanh(β(x + κx³)): 18")}
+#: Comparisons: one compare per element, a bool (1 byte) written
+_COMPARISONS = tuple(f"aten::{c}{tail}" for c in ("eq", "ne", "lt", "le", "gt", "ge")
+                     for tail in ("", "_"))
+#: A choice per element between two tensors (or scalars) by a bool condition: no arithmetic
+_WHERE = ("aten::where",)
+#: ``self`` set to a value where a bool mask is true: no arithmetic
+_MASKED_FILL = ("aten::masked_fill", "aten::masked_fill_")
+#: The layer norm's backward (dy, x, normalized_shape, mean, rstd, weight, bias,
+#: output_mask)
+_LAYER_NORM_BACKWARD = ("aten::native_layer_norm_backward",)
 #: Copies of the elements an index tensor picks (no arithmetic)
 _GATHER = ("aten::gather",)
 #: A range written into its ``out`` tensor (start, end, step, out): no arithmetic counted
@@ -180,7 +197,8 @@ _BY_SIZE = {1: "int8", 2: "fp16", 4: "fp32", 8: "fp64"}
 #: stride and padding, the dimensions reduced, an exponent, a loss's reduction).
 ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_CAUSAL_AT,
                                                 *_ADAM, *_NLL, *_NLL_BACKWARD,
-                                                *_EMBEDDING_BACKWARD, *_ARANGE])
+                                                *_EMBEDDING_BACKWARD, *_ARANGE,
+                                                "aten::gelu_backward", *_LAYER_NORM_BACKWARD])
 #: The operators whose count reads the name of the kernel they launched (its element type).
 KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM, *_FOREACH, *_GATHER])
 
@@ -573,6 +591,94 @@ def _elementwise_backward(name: str, dims: list, types: list) -> OpCount:
                    "forward tensor + dx")
 
 
+def _gelu_backward(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
+    x = _need(_tensor(dims, types, 1), "input not recorded as a tensor")
+    given = _concrete(concrete, 2)
+    form = given if given in _GELU_BACKWARD else "none"
+    per, what = _GELU_BACKWARD[form]
+    shape = _broadcast([dy[0], x[0]])
+    n = _numel(shape)
+    nbytes = _numel(dy[0]) * dy[2] + _numel(x[0]) * x[2] + n * dy[2]
+    told = "" if given in _GELU_BACKWARD else " (approximate not recorded: the exact form)"
+    return OpCount(float(per * n), float(nbytes), dy[1], "vector",
+                   f"{name} {_shape(shape)} {dy[1]}, approximate={form!r}{told}: {what}, "
+                   f"{per}·{n} FLOPs; bytes dy + x + dx")
+
+
+def _comparison(name: str, dims: list, types: list) -> OpCount:
+    tensors = [t for t in (_tensor(dims, types, i) for i in range(min(len(dims), 2)))
+               if t is not None]
+    if not tensors:
+        raise _Uncounted("no tensor input recorded")
+    shape = _broadcast([t[0] for t in tensors])
+    n = _numel(shape)
+    return OpCount(float(n), float(sum(_numel(t[0]) * t[2] for t in tensors) + n),
+                   tensors[0][1], "vector",
+                   f"{name} {_shape(shape)} {tensors[0][1]}: one compare per element, {n} "
+                   f"FLOPs; bytes inputs + the bools written (1 byte each)")
+
+
+def _where(name: str, dims: list, types: list) -> OpCount:
+    condition = _need(_tensor(dims, types, 0), "condition not recorded as a tensor")
+    if types[0] != "bool":
+        raise _Uncounted(f"expected a bool condition, got {types[0] or 'no type'}")
+    values = [t for t in (_tensor(dims, types, i) for i in (1, 2)) if t is not None]
+    if not values:
+        raise _Uncounted("neither choice recorded as a tensor")
+    shape = _broadcast([condition[0], *(t[0] for t in values)])
+    n = _numel(shape)
+    read = _numel(condition[0]) + sum(_numel(t[0]) * t[2] for t in values)
+    return OpCount(0.0, float(read + n * values[0][2]), values[0][1], "vector",
+                   f"{name} {_shape(shape)} {values[0][1]}: a choice per element by a bool, 0 "
+                   f"FLOPs; bytes condition + the tensors chosen from + output")
+
+
+def _masked_fill(name: str, dims: list, types: list) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    mask = _need(_tensor(dims, types, 1), "mask not recorded as a tensor")
+    n = _numel(x[0])
+    return OpCount(0.0, float(2 * n * x[2] + _numel(mask[0]) * mask[2]), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]}: a value set where the mask is true, 0 "
+                   f"FLOPs; bytes self read + mask + self written")
+
+
+def _layer_norm_backward(name: str, dims: list, types: list, concrete: list | None
+                         ) -> OpCount:
+    dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
+    x = _need(_tensor(dims, types, 1), "input not recorded as a tensor")
+    mean = _need(_tensor(dims, types, 3), "mean not recorded as a tensor")
+    rstd = _need(_tensor(dims, types, 4), "rstd not recorded as a tensor")
+    weight, bias = _tensor(dims, types, 5), _tensor(dims, types, 6)
+    n = _numel(x[0])
+    rows = _numel(mean[0])
+    if not rows or n % rows or _numel(dy[0]) != n or _numel(rstd[0]) != rows:
+        raise _Uncounted(f"cannot tell the rows of {_shape(x[0])} from mean {_shape(mean[0])}")
+    hidden = n // rows
+    mask = _concrete(concrete, 7)
+    wants = (list(mask) if isinstance(mask, list) and len(mask) == 3 else
+             [True, weight is not None, bias is not None])
+    has_weight = weight is not None
+    steps = []
+    if wants[0]:
+        steps += [("x̂ = (x − μ)·rstd 2", 2)] + ([("dy·γ 1", 1)] if has_weight else []) + [
+            ("the two row sums 3", 3), ("dx = rstd·(g − (Σg + x̂·Σgx̂)/H) 5", 5)]
+    if wants[1] and has_weight:
+        steps += [("dγ += dy·x̂ 2", 2)] + ([("x̂ 2", 2)] if not wants[0] else [])
+    if wants[2] and bias is not None:
+        steps.append(("dβ += dy 1", 1))
+    per = sum(f for _, f in steps)
+    nbytes = (2 * n * x[2] + rows * (mean[2] + rstd[2]) + (hidden * weight[2] if weight else 0)
+              + (n * x[2] if wants[0] else 0)
+              + (hidden * weight[2] if weight and wants[1] else 0)
+              + (hidden * bias[2] if bias and wants[2] else 0))
+    said = "" if isinstance(mask, list) else " (output_mask not recorded: every gradient)"
+    return OpCount(float(per * n), float(nbytes), x[1], "vector",
+                   f"{name} {rows} rows × {hidden} {x[1]}{said}: per element "
+                   f"{', '.join(w for w, _ in steps)}, {per}·{n} FLOPs; bytes dy, x, μ, rstd, γ "
+                   "read; dx, dγ, dβ written")
+
+
 def _gather(name: str, dims: list, types: list, kernel: str | None) -> OpCount:
     x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
     index = _need(_tensor(dims, types, 2), "index not recorded as a tensor")
@@ -727,6 +833,11 @@ def _table() -> dict[str, Any]:
         lambda n, d, t, c, k: _elementwise(n, d, t))
     add(_ELEMENTWISE_BACKWARD, lambda n, d, t, c, k: _elementwise_backward(n, d, t))
     add(_GATHER, lambda n, d, t, c, k: _gather(n, d, t, k))
+    add(("aten::gelu_backward",), lambda n, d, t, c, k: _gelu_backward(n, d, t, c))
+    add(_COMPARISONS, lambda n, d, t, c, k: _comparison(n, d, t))
+    add(_WHERE, lambda n, d, t, c, k: _where(n, d, t))
+    add(_MASKED_FILL, lambda n, d, t, c, k: _masked_fill(n, d, t))
+    add(_LAYER_NORM_BACKWARD, lambda n, d, t, c, k: _layer_norm_backward(n, d, t, c))
     add(_ARANGE, lambda n, d, t, c, k: _arange(n, d, t, c))
     add(_EMBEDDING_BACKWARD, lambda n, d, t, c, k: _embedding_backward(n, d, t, c))
     add((*_MSE, *_MSE_BACKWARD), lambda n, d, t, c, k: _mse(n, d, t))

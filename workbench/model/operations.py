@@ -271,6 +271,7 @@ STEP_OPS: dict[str, tuple[float, str]] = {
     "sqrt": (1, "√x"),
     "exp": (1, "eˣ (counted as 1)"),
     "tanh": (1, "tanh x (counted as 1)"),
+    "log": (1, "log x (counted as 1)"),
     "sin": (1, "sin x (counted as 1)"),
     "cos": (1, "cos x (counted as 1)"),
     "sigmoid": (4, "1/(1+e⁻ˣ): neg, exp, add, div"),
