@@ -83,6 +83,7 @@ ELEMENT_TYPES: dict[str, tuple[str, int]] = {
     "c10::BFloat16": ("bf16", 2), "c10::Float8_e4m3fn": ("fp8", 1),
     "c10::Float8_e5m2": ("fp8", 1), "c10::Float8_e4m3fnuz": ("fp8", 1),
     "c10::Float8_e5m2fnuz": ("fp8", 1), "int": ("int32", 4), "long int": ("int32", 8),
+    "long": ("int32", 8),
     "short int": ("int32", 2), "signed char": ("int8", 1), "unsigned char": ("int8", 1),
     "bool": ("int8", 1),
 }
@@ -154,6 +155,12 @@ _MASKED_FILL = ("aten::masked_fill", "aten::masked_fill_")
 _LAYER_NORM_BACKWARD = ("aten::native_layer_norm_backward",)
 #: Copies of the elements an index tensor picks (no arithmetic)
 _GATHER = ("aten::gather",)
+#: The slices of ``self`` along ``dim`` that an index names, copied out
+_INDEX_SELECT = ("aten::index_select",)
+#: Each element of ``src`` added into the element of ``self`` its index names
+_SCATTER_ADD = ("aten::scatter_add", "aten::scatter_add_")
+#: A running sum along one dimension: one add per element
+_CUMSUM = ("aten::cumsum", "aten::cumsum_")
 #: A range written into its ``out`` tensor (start, end, step, out): no arithmetic counted
 _ARANGE = ("aten::arange",)
 #: The CUDA kernel PyTorch gathers whole rows with, for an index expanded along its last
@@ -198,7 +205,8 @@ _BY_SIZE = {1: "int8", 2: "fp16", 4: "fp32", 8: "fp64"}
 ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_CAUSAL_AT,
                                                 *_ADAM, *_NLL, *_NLL_BACKWARD,
                                                 *_EMBEDDING_BACKWARD, *_ARANGE,
-                                                "aten::gelu_backward", *_LAYER_NORM_BACKWARD])
+                                                "aten::gelu_backward", *_LAYER_NORM_BACKWARD,
+                                                *_INDEX_SELECT])
 #: The operators whose count reads the name of the kernel they launched (its element type).
 KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM, *_FOREACH, *_GATHER])
 
@@ -679,6 +687,41 @@ def _layer_norm_backward(name: str, dims: list, types: list, concrete: list | No
                    "read; dx, dγ, dβ written")
 
 
+def _index_select(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    index = _need(_tensor(dims, types, 2), "index not recorded as a tensor")
+    dim = _concrete(concrete, 1)
+    if len(x[0]) == 1:
+        dim = 0
+    if not isinstance(dim, int) or isinstance(dim, bool) or not -len(x[0]) <= dim < len(x[0]):
+        raise _Uncounted("the dimension selected along not recorded (Concrete Inputs)")
+    along = x[0][dim]
+    n = _numel(x[0]) // along * _numel(index[0]) if along else 0
+    return OpCount(0.0, float(_numel(index[0]) * index[2] + 2 * n * x[2]), x[1], "vector",
+                   f"{name} of {_shape(x[0])} by {_numel(index[0])} indices along dimension "
+                   f"{dim % len(x[0])} {x[1]}: {n} elements copied, 0 FLOPs; bytes index + "
+                   "picked + output")
+
+
+def _scatter_add(name: str, dims: list, types: list) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    index = _need(_tensor(dims, types, 2), "index not recorded as a tensor")
+    src = _need(_tensor(dims, types, 3), "source not recorded as a tensor")
+    n = _numel(index[0])
+    kept = _numel(x[0])
+    return OpCount(float(n), float(n * (index[2] + src[2]) + 2 * kept * x[2]), x[1], "vector",
+                   f"{name} of {n} values into {_shape(x[0])} {x[1]}: one add each, {n} FLOPs; "
+                   f"bytes index + src + self read and written ({kept} elements)")
+
+
+def _cumsum(name: str, dims: list, types: list) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    n = _numel(x[0])
+    return OpCount(float(n), float(2 * n * x[2]), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]}: a running sum, one add per element, {n} "
+                   "FLOPs; bytes x + y")
+
+
 def _gather(name: str, dims: list, types: list, kernel: str | None) -> OpCount:
     x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
     index = _need(_tensor(dims, types, 2), "index not recorded as a tensor")
@@ -834,6 +877,9 @@ def _table() -> dict[str, Any]:
     add(_ELEMENTWISE_BACKWARD, lambda n, d, t, c, k: _elementwise_backward(n, d, t))
     add(_GATHER, lambda n, d, t, c, k: _gather(n, d, t, k))
     add(("aten::gelu_backward",), lambda n, d, t, c, k: _gelu_backward(n, d, t, c))
+    add(_INDEX_SELECT, lambda n, d, t, c, k: _index_select(n, d, t, c))
+    add(_SCATTER_ADD, lambda n, d, t, c, k: _scatter_add(n, d, t))
+    add(_CUMSUM, lambda n, d, t, c, k: _cumsum(n, d, t))
     add(_COMPARISONS, lambda n, d, t, c, k: _comparison(n, d, t))
     add(_WHERE, lambda n, d, t, c, k: _where(n, d, t))
     add(_MASKED_FILL, lambda n, d, t, c, k: _masked_fill(n, d, t))
