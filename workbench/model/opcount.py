@@ -587,31 +587,25 @@ def _elementwise(name: str, dims: list, types: list) -> OpCount:
                    f"bytes {what}")
 
 
-def _elementwise_backward(name: str, dims: list, types: list) -> OpCount:
+def _elementwise_backward(name: str, dims: list, types: list, concrete: list | None
+                          ) -> OpCount:
     dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
     x = _need(_tensor(dims, types, 1), "the forward's tensor not recorded")
     shape = _broadcast([dy[0], x[0]])
     n = _numel(shape)
-    per, what = _ELEMENTWISE_BACKWARD[name]
+    told = ""
+    if name == "aten::gelu_backward":
+        given = _concrete(concrete, 2)
+        form = given if given in _GELU_BACKWARD else "none"
+        per, what = _GELU_BACKWARD[form]
+        told = f", approximate={form!r}" + (
+            "" if given in _GELU_BACKWARD else " (approximate not recorded: the exact form)")
+    else:
+        per, what = _ELEMENTWISE_BACKWARD[name]
     nbytes = _numel(dy[0]) * dy[2] + _numel(x[0]) * x[2] + n * dy[2]
     return OpCount(float(per * n), float(nbytes), dy[1], "vector",
-                   f"{name} {_shape(shape)} {dy[1]}: {what}, {per}·{n} FLOPs; bytes dy + "
-                   "forward tensor + dx")
-
-
-def _gelu_backward(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
-    dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
-    x = _need(_tensor(dims, types, 1), "input not recorded as a tensor")
-    given = _concrete(concrete, 2)
-    form = given if given in _GELU_BACKWARD else "none"
-    per, what = _GELU_BACKWARD[form]
-    shape = _broadcast([dy[0], x[0]])
-    n = _numel(shape)
-    nbytes = _numel(dy[0]) * dy[2] + _numel(x[0]) * x[2] + n * dy[2]
-    told = "" if given in _GELU_BACKWARD else " (approximate not recorded: the exact form)"
-    return OpCount(float(per * n), float(nbytes), dy[1], "vector",
-                   f"{name} {_shape(shape)} {dy[1]}, approximate={form!r}{told}: {what}, "
-                   f"{per}·{n} FLOPs; bytes dy + x + dx")
+                   f"{name} {_shape(shape)} {dy[1]}{told}: {what}, {per}·{n} FLOPs; bytes dy "
+                   "+ forward tensor + dx")
 
 
 def _comparison(name: str, dims: list, types: list) -> OpCount:
@@ -874,9 +868,9 @@ def _table() -> dict[str, Any]:
     add(_ADAM, lambda n, d, t, c, k: _adam(n, d, t, c, k))
     add((*(f"aten::{b}" for b in _ELEMENTWISE), *(f"aten::{b}_" for b in _ELEMENTWISE)),
         lambda n, d, t, c, k: _elementwise(n, d, t))
-    add(_ELEMENTWISE_BACKWARD, lambda n, d, t, c, k: _elementwise_backward(n, d, t))
+    add((*_ELEMENTWISE_BACKWARD, "aten::gelu_backward"),
+        lambda n, d, t, c, k: _elementwise_backward(n, d, t, c))
     add(_GATHER, lambda n, d, t, c, k: _gather(n, d, t, k))
-    add(("aten::gelu_backward",), lambda n, d, t, c, k: _gelu_backward(n, d, t, c))
     add(_INDEX_SELECT, lambda n, d, t, c, k: _index_select(n, d, t, c))
     add(_SCATTER_ADD, lambda n, d, t, c, k: _scatter_add(n, d, t))
     add(_CUMSUM, lambda n, d, t, c, k: _cumsum(n, d, t))
