@@ -346,6 +346,16 @@ def test_losses_lookups_and_backward_steps_count_what_their_kernels_do():
     assert "no tensor input recorded" in f("aten::add", [[10**400]], ["float"])
     assert f("aten::arange", [[], [], [], [0]], ["Scalar"] * 3 + ["long int"],
              ["0", "1e308", "1e-300", ""]) == "aten::arange: its recorded sizes are past any tensor's"
+    # clip_grad_norm_'s _foreach_norm over bf16 [4, 8] and [8] (LpNormFunctor<c10::BFloat16,
+    # …>): x·x and its sum per element, a square root per tensor; the 40 elements and the two
+    # norms; another order is said, not counted
+    lp = ("multi_tensor_apply_kernel<TensorListMetadata<1>, LpNormFunctor<c10::BFloat16, "
+          "(NormType)1, float, float>, float*, int>(…)")
+    norms = f("aten::_foreach_norm", [[[4, 8], [8]], []], ["TensorList", "Scalar"],
+              ["", "2"], lp)
+    assert (norms.flops, norms.bytes, norms.precision) == (2 * 40 + 2, (40 + 2) * 2, "bf16")
+    assert "2-norm alone" in f("aten::_foreach_norm", [[[4, 8], [8]], []],
+                               ["TensorList", "Scalar"], ["", "1"], lp)
     # a list operation: the type is its functor's first argument; mul 1 an element, the two
     # lists read and the first written
     kernel = ("multi_tensor_apply_kernel<TensorListMetadata<2>, BinaryOpListAlphaFunctor<"

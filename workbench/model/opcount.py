@@ -183,6 +183,8 @@ _FOREACH: dict[str, str] = {
         "minimum", "clamp_min", "clamp_max", "copy", "zero", "sigmoid", "tanh")
     for tail in ("", "_")}
 _FOREACH_KERNEL = re.compile(r"\w*Functor<")
+#: The 2-norm of each tensor of a list (``clip_grad_norm_``'s first step)
+_FOREACH_NORM = ("aten::_foreach_norm",)
 #: Operators whose inputs are one ``TensorList`` (recorded without an element type).
 _CAT = ("aten::cat",)
 #: A concatenation's CUDA kernel, whose first template argument is its element type.
@@ -206,9 +208,10 @@ ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_C
                                                 *_ADAM, *_NLL, *_NLL_BACKWARD,
                                                 *_EMBEDDING_BACKWARD, *_ARANGE,
                                                 "aten::gelu_backward", *_LAYER_NORM_BACKWARD,
-                                                *_INDEX_SELECT])
+                                                *_INDEX_SELECT, *_FOREACH_NORM])
 #: The operators whose count reads the name of the kernel they launched (its element type).
-KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM, *_FOREACH, *_GATHER])
+KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM, *_FOREACH, *_GATHER,
+                                              *_FOREACH_NORM])
 
 
 @record(frozen=True)
@@ -849,6 +852,27 @@ def _foreach(name: str, dims: list, types: list, kernel: str | None) -> OpCount:
                    f"written = {read + 1}·{n}·{size}")
 
 
+def _foreach_norm(name: str, dims: list, types: list, concrete: list | None,
+                  kernel: str | None) -> OpCount:
+    tensors = _need(_shapes(dims[0]) if types[0] == "TensorList" else None,
+                    "its tensors not recorded as a list of tensors")
+    order = _concrete(concrete, 1)
+    if order is not None and order != 2:
+        raise _Uncounted(f"a FLOP rule for the 2-norm alone; this one is {order!r}")
+    given = _first_template_argument(kernel or "", _FOREACH_KERNEL)
+    if given is None or given not in ELEMENT_TYPES:
+        raise _Uncounted("element type not recorded (a TensorList) and not in its kernel's "
+                         "name")
+    precision, size = ELEMENT_TYPES[given]
+    n = sum(_numel(t) for t in tensors)
+    k = len(tensors)
+    return OpCount(float(2 * n + k), float((n + k) * size), precision, "vector",
+                   f"{name} over {k} tensors, {n} elements of {given}: x·x and its sum per "
+                   f"element, a square root per tensor, 2·{n} + {k} FLOPs"
+                   + ("" if order is not None else " (the order not recorded: taken as 2)")
+                   + f"; bytes the list + one norm per tensor = ({n} + {k})·{size}")
+
+
 def _table() -> dict[str, Any]:
     """Each operator name → the rule that counts it: (name, dims, types, concrete, kernel)."""
     rules: dict[str, Any] = {}
@@ -883,6 +907,7 @@ def _table() -> dict[str, Any]:
     add((*_MSE, *_MSE_BACKWARD), lambda n, d, t, c, k: _mse(n, d, t))
     add((*_NLL, *_NLL_BACKWARD), lambda n, d, t, c, k: _nll(n, d, t, c))
     add(_FOREACH, lambda n, d, t, c, k: _foreach(n, d, t, k))
+    add(_FOREACH_NORM, lambda n, d, t, c, k: _foreach_norm(n, d, t, c, k))
     return rules
 
 
