@@ -90,7 +90,6 @@ _GRAPH_WHY = ("replayed from a CUDA graph (cudaGraphLaunch): its operators were 
               "the graph was captured, not in this trace")
 #: The kernels of NCCL's (and RCCL's) collectives, and why their time is not counted.
 _COLLECTIVE = ("ncclKernel", "ncclDevKernel")
-_COLLECTIVE_WHY = COLLECTIVE_WHY
 _ALL_CATS = _KERNEL_CATS | _LAUNCH_CATS | _OP_CATS
 
 
@@ -567,7 +566,7 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
             inner = op
         why: str
         if kname.startswith(_COLLECTIVE):
-            why = _COLLECTIVE_WHY
+            why = COLLECTIVE_WHY
         elif op is None:
             if inner is not None and raw.op_names[inner].startswith(_GENERATED):
                 why = _GENERATED_WHY
@@ -608,7 +607,6 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
         result.uncounted.append((raw.kernels[i][0], dur * 1e-6, why))
     result.kernels = len(raw.kernels)
     result.gpu_time_s = total * 1e-6
-    counted = 0.0
     kernels = raw.kernels
     sources: dict[int, str] = {}  # one text per distinct count, shared by its points
     for op, members in groups.items():
@@ -619,7 +617,6 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
             durations = [kernels[i][2] for i in members]
             t = sum(durations)
             main = kernels[members[max(range(len(members)), key=durations.__getitem__)]][0]
-        counted += t
         if t <= 0:
             reasons["kernels of zero duration"][0] += len(members)
             continue
@@ -632,9 +629,11 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
         result.measurements.append(Measurement(
             name=label, hardware=target, time_s=t * 1e-6, flops=got.flops, bytes=got.bytes,
             precision=got.precision, source=source, unit=got.unit))
-    result.counted_time_s = counted * 1e-6
     result.not_counted = sorted(((w, int(c), s * 1e-6) for w, (c, s) in reasons.items()),
                                 key=lambda item: -item[2])
+    # (what the kernels left out leave: with none left out all of it, not the counted
+    # kernels summed in another order, which differs in its last bits)
+    result.counted_time_s = result.gpu_time_s - sum(s for _, _, s in result.not_counted)
     result.notes = _notes(result, hardware)
     return result
 
@@ -654,12 +653,10 @@ def _hashable(value: Any) -> Any:
 def _notes(result: TraceImport, hardware: str | None) -> list[str]:
     notes = []
     total = result.gpu_time_s
-    # (the time left out as the kernels left out add it up: with none left out, all of it,
-    # not a sum in another order that differs in its last bits)
-    missing = sum(s for _, _, s in result.not_counted)
-    counted = total - missing
+    counted = result.counted_time_s
+    missing = total - counted
     uncounted = sum(c for _, c, _ in result.not_counted)
-    collectives = sum(s for what, _, s in result.not_counted if what == _COLLECTIVE_WHY)
+    collectives = sum(s for what, _, s in result.not_counted if what == COLLECTIVE_WHY)
     aside = outside_collectives(counted, total, collectives)
     line = (f"counted {format_share(counted, total)} of GPU time "
             f"({f'{aside}; ' if aside else ''}{result.kernels - uncounted:,} of "
