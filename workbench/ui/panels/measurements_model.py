@@ -331,11 +331,12 @@ class MeasurementsModel(QAbstractTableModel):
                     f" on {r.machine}")
         if key in ("verdict", "name"):
             lines = [j.verdict_label, *j.notes]
-            if key == "name" and kernel_row_name(r.measurement.name) != r.measurement.name:
-                lines.insert(0, r.measurement.name)  # (the row shows it shortened)
-            lines += profile_lines(r.measurement, self.profile_figures(r.measurement))
-            if r.measurement.source:
-                lines.append(f"source: {r.measurement.source}")
+            m = r.measurement
+            if key == "name" and kernel_row_name(m.name, m.source or "") != m.name:
+                lines.insert(0, m.name)  # (the row shows it shortened)
+            lines += profile_lines(m, self.profile_figures(m))
+            if m.source:
+                lines.append(f"source: {m.source}")
             return "\n".join(lines)
         return None
 
