@@ -215,16 +215,19 @@ def first_kernels(fig: FigureSize) -> int:
 
 
 def _fewer_kernels(canvas, kernels: int) -> int | None:
-    """Where some profiled kernels' tags found no place by their markers: how many of each
-    run to draw instead (those that found one, at least one); None when every kernel drawn
-    is named."""
+    """Where some profiled kernels' tags found no place by their markers, or the key (on a
+    page that cannot grow) left rows out: how many of each run to draw instead (no more
+    than found a place, nor than the key listed; at least one); None when every kernel
+    drawn is named and listed."""
     drawn = [(mark, label) for mark, _link, label in canvas.overlays.measured_texts
              if mark.tag]
     unnamed = {mark.tag for mark, label in drawn if not label.isVisible()}
-    if not unnamed or kernels <= 1:
+    legend = canvas.legend_item
+    unlisted = legend.dropped if drawn and legend.isVisible() else 0
+    if not (unnamed or unlisted) or kernels <= 1:
         return None
     named = {mark.tag for mark, _label in drawn} - unnamed
-    return max(1, min(kernels - 1, len(named)))
+    return max(1, min(kernels - 1, len(named), len(drawn) - unlisted))
 
 
 def last_figure_canvas():
