@@ -61,6 +61,7 @@ from workbench.model.opcount import (
     KERNEL_OPERATORS,
     OpCount,
     count_operator,
+    not_counted_reason,
 )
 from workbench.model.profile import COLLECTIVE_WHY, outside_collectives
 from workbench.model.units import format_share
@@ -571,7 +572,7 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
             if inner is not None and raw.op_names[inner].startswith(_GENERATED):
                 why = _GENERATED_WHY
             elif inner is not None:
-                why = f"{raw.op_names[inner]}: no FLOP rule for this operator"
+                why = not_counted_reason(raw.op_names[inner])
             elif corr in raw.graph_launches:
                 why = _GRAPH_WHY
             elif corr is not None and corr in raw.launches:

@@ -34,7 +34,13 @@ element of dy, into the rows its indices name: dy, the indices and those rows re
 written), the losses ``mse_loss`` ((x − t)²: 2; its backward 3) and ``nll_loss`` (one add a
 row; the target and the score it picks read), the layer norm's backward (14 an element with
 every gradient), gelu's backward (11 exact, 18 tanh), comparisons (1, a bool written),
-``where`` and ``masked_fill_`` (no FLOPs), PyTorch's list operators
+``where`` and ``masked_fill_`` (no FLOPs), ``nan_to_num`` (3 compares), ``logit`` and its
+backward (3, 5 with a clamp), logical operators (1), ``scatter_`` (a copy; 1 a value with a
+reduce), ``max`` and ``min`` (a compare an element), ``linalg_vector_norm`` (2 an element for
+the orders 0, 1, 2, ±∞), ``repeat_interleave`` with its ``output_size``, FBGEMM's operators
+of recommendation models (FP8 and hybrid-FP8 quantization and back, the permutations of
+pooled embeddings and of sparse features, running sums of lengths, the embedding indices'
+bounds check: the arithmetic its CUDA kernels do), PyTorch's list operators
 (``aten::_foreach_add_`` …: the elementwise step over every tensor of the list), and the
 fused Adam and AdamW steps (``aten::_fused_adam_``,
 ``aten::_fused_adamw_``) the arithmetic PyTorch's CUDA kernel does for each parameter: with
@@ -74,8 +80,8 @@ from workbench.model.operations import NORM_FLOPS, STEP_OPS, Operation
 from workbench.model.terms import causal_fraction
 from workbench.records import record
 
-__all__ = ["OpCount", "count_operator", "ELEMENT_TYPES", "COUNTED_OPERATORS",
-           "ARGUMENT_OPERATORS", "KERNEL_OPERATORS"]
+__all__ = ["OpCount", "count_operator", "not_counted_reason", "ELEMENT_TYPES",
+           "COUNTED_OPERATORS", "ARGUMENT_OPERATORS", "KERNEL_OPERATORS"]
 
 #: Kineto's ``Input type`` spellings → (precision, bytes per element).
 ELEMENT_TYPES: dict[str, tuple[str, int]] = {
@@ -183,6 +189,57 @@ _FOREACH: dict[str, str] = {
         "minimum", "clamp_min", "clamp_max", "copy", "zero", "sigmoid", "tanh")
     for tail in ("", "_")}
 _FOREACH_KERNEL = re.compile(r"\w*Functor<")
+#: NaN and ±∞ replaced by finite values: three compares an element
+_NAN_TO_NUM = ("aten::nan_to_num", "aten::nan_to_num_")
+#: log(x/(1 − x)) (x clamped to [eps, 1 − eps] where eps is given) and its backward
+_LOGIT = ("aten::logit", "aten::logit_")
+_LOGIT_BACKWARD = ("aten::logit_backward",)
+#: Logical operators: one operation an element, bools written (an in-place or out form writes
+#: its own tensor's type)
+_LOGICAL = tuple(f"aten::logical_{op}{tail}" for op in ("and", "or", "xor", "not")
+                 for tail in ("", "_"))
+#: ``src`` (or one value) written where ``index`` points: no arithmetic but a ``reduce``
+_SCATTER = ("aten::scatter", "aten::scatter_")
+#: ``max`` and ``min``: of every element (one argument), along a dimension (values and their
+#: int64 indices), or of two tensors element by element
+_MAX_MIN = ("aten::max", "aten::min")
+#: A vector norm over some dimensions (all when none): per element |x| or x·x and a sum (or
+#: a max) for the orders 0, 1, 2 and ±∞; a root a result for order 2
+_VECTOR_NORM = ("aten::linalg_vector_norm",)
+_NORM_ORDERS = (0, 1, 2, math.inf, -math.inf)
+#: ``repeat_interleave(repeats, output_size)``: the indices of each repeat written
+_REPEAT_INTERLEAVE = ("aten::repeat_interleave",)
+#: FBGEMM (recommendation models): rowwise FP8 quantization (the row's scale in 8 bytes at its
+#: end) and back, hybrid FP8 element by element, the permutations of pooled embeddings and of
+#: sparse features, running sums of lengths, and the embedding indices' bounds check
+_FP8_ROWWISE = ("fbgemm::FloatToFP8RowwiseQuantized",)
+_FP8_ROWWISE_BACK = ("fbgemm::FP8RowwiseQuantizedToFloat",)
+_HFP8 = ("fbgemm::FloatToHFP8Quantized",)
+_HFP8_BACK = ("fbgemm::HFP8QuantizedToFloat",)
+#: the ``SparseType`` codes FBGEMM's dequantization takes as its output type
+_SPARSE_TYPES = {0: ("fp32", 4), 1: ("fp16", 2), 5: ("bf16", 2)}
+_PERMUTE_POOLED = ("fbgemm::permute_pooled_embs", "fbgemm::permute_pooled_embs_auto_grad",
+                   "fbgemm::permute_pooled_embs_split",
+                   "fbgemm::permute_pooled_embs_auto_grad_split")
+#: the backward of a permutation of pooled embeddings: the gradient permuted back
+_PERMUTE_POOLED_BACKWARD = tuple(
+    f"torch::autograd::CppNode<fbgemm_gpu::PermutePooledEmbsFunction<&fbgemm_gpu::{f}> >"
+    for f in ("permute_pooled_embs_gpu", "permute_pooled_embs_split_gpu"))
+_PERMUTE_SPARSE = ("fbgemm::permute_sparse_features", "fbgemm::permute_2D_sparse_data",
+                   "fbgemm::permute_sparse_data")
+_ASYNC_CUMSUM = {"fbgemm::asynchronous_complete_cumsum": 1,
+                 "fbgemm::asynchronous_exclusive_cumsum": 0,
+                 "fbgemm::asynchronous_inclusive_cumsum": 0}
+_BOUNDS_CHECK = ("fbgemm::bounds_check_indices",)
+#: Operators whose work the recorded arguments cannot give, and why (by their name's pattern)
+_NOT_COUNTABLE = (
+    (re.compile(r"fbgemm::split_embedding_codegen_lookup_\w+_function"),
+     "FBGEMM's table-batched embedding lookup: the tables' row widths (total_D, D_offsets' "
+     "values) and how its indices divide among the tables are not recorded"),
+    (re.compile(r"torch::autograd::CppNode<SplitLookupFunction_\w+_Op>"),
+     "the backward of FBGEMM's table-batched embedding lookup (and its optimizer's update): "
+     "the tables' row widths and the indices it reads are not recorded"),
+)
 #: The 2-norm of each tensor of a list (``clip_grad_norm_``'s first step)
 _FOREACH_NORM = ("aten::_foreach_norm",)
 #: Operators whose inputs are one ``TensorList`` (recorded without an element type).
@@ -208,7 +265,10 @@ ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_C
                                                 *_ADAM, *_NLL, *_NLL_BACKWARD,
                                                 *_EMBEDDING_BACKWARD, *_ARANGE,
                                                 "aten::gelu_backward", *_LAYER_NORM_BACKWARD,
-                                                *_INDEX_SELECT, *_FOREACH_NORM])
+                                                *_INDEX_SELECT, *_FOREACH_NORM, *_LOGIT,
+                                                *_LOGIT_BACKWARD, *_SCATTER, *_MAX_MIN,
+                                                *_VECTOR_NORM, *_REPEAT_INTERLEAVE,
+                                                *_FP8_ROWWISE_BACK, *_PERMUTE_SPARSE])
 #: The operators whose count reads the name of the kernel they launched (its element type).
 KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM, *_FOREACH, *_GATHER,
                                               *_FOREACH_NORM])
@@ -265,7 +325,7 @@ def count_operator(name: str, dims: list | None, types: list | None,
     ``types`` (see the module docstring), or why it cannot be counted. ``kernel``: the name
     of a kernel it launched (read by :data:`KERNEL_OPERATORS` alone)."""
     if name not in COUNTED_OPERATORS:
-        return f"{name}: no FLOP rule for this operator"
+        return not_counted_reason(name)
     if not dims or not types:
         return f"{name}: no input shapes recorded (profile with record_shapes=True)"
     types = [t if isinstance(t, str) else "" for t in types]  # (anything else names no type)
@@ -275,6 +335,15 @@ def count_operator(name: str, dims: list | None, types: list | None,
         return f"{name}: {exc}"
     except OverflowError:  # (a user's file: sizes whose product no float holds)
         return f"{name}: its recorded sizes are past any tensor's"
+
+
+def not_counted_reason(name: str) -> str:
+    """Why operator ``name``, which has no rule, is not counted: what its record lacks where
+    that is known, else that it has no rule."""
+    for pattern, why in _NOT_COUNTABLE:
+        if pattern.fullmatch(name):
+            return f"{name}: {why}"
+    return f"{name}: no FLOP rule for this operator"
 
 
 class _Uncounted(Exception):
@@ -873,6 +942,285 @@ def _foreach_norm(name: str, dims: list, types: list, concrete: list | None,
                    + f"; bytes the list + one norm per tensor = ({n} + {k})·{size}")
 
 
+def _nan_to_num(name: str, dims: list, types: list) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    n = _numel(x[0])
+    return OpCount(float(3 * n), float(2 * n * x[2]), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]}: x ≠ x, x = +∞, x = −∞, three compares per "
+                   f"element, 3·{n} FLOPs; bytes x + y")
+
+
+def _logit(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    backward = name in _LOGIT_BACKWARD
+    x = _need(_tensor(dims, types, 1 if backward else 0), "input not recorded as a tensor")
+    eps = _concrete(concrete, 2 if backward else 1)
+    given = len(types) > (2 if backward else 1) and types[2 if backward else 1] == "Scalar"
+    clamped = isinstance(eps, int | float) and not isinstance(eps, bool) and eps >= 0
+    n = _numel(x[0])
+    if backward:
+        dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
+        what, per = "dy/(x·(1 − x))", 3
+        nbytes = (_numel(dy[0]) * dy[2] + n * x[2] + n * dy[2])
+        moved = "dy + x + dx"
+        if clamped:
+            what, per = "0 outside [eps, 1 − eps] (2 compares), else dy/(x·(1 − x))", 5
+    else:
+        what, per = "log(x/(1 − x))", 3
+        nbytes, moved = 2 * n * x[2], "x + y"
+        if clamped:
+            what, per = "x clamped to [eps, 1 − eps] (2 compares), log(x/(1 − x))", 5
+    told = ("" if eps is not None or not given
+            else " (eps not recorded: taken as none, no clamp)")
+    return OpCount(float(per * n), float(nbytes), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]}{told}: {what}"
+                   + ("" if backward else ", log counted as 1")
+                   + f", {per}·{n} FLOPs; bytes {moved}")
+
+
+def _logical(name: str, dims: list, types: list) -> OpCount:
+    unary = name.startswith("aten::logical_not")
+    inputs = [_tensor(dims, types, i) for i in range(1 if unary else 2)]
+    if inputs[0] is None:
+        raise _Uncounted("input not recorded as a tensor")
+    tensors = [t for t in inputs if t is not None]
+    shape = _broadcast([t[0] for t in tensors])
+    n = _numel(shape)
+    # the result's type: an out tensor's, self's in place, else bool
+    out = _tensor(dims, types, len(inputs))
+    size = out[2] if out is not None else (tensors[0][2] if name.endswith("_") else 1)
+    return OpCount(float(n), float(sum(_numel(t[0]) * t[2] for t in tensors) + n * size),
+                   tensors[0][1], "vector",
+                   f"{name} {_shape(shape)} {tensors[0][1]}: one logical operation per "
+                   f"element, {n} FLOPs; bytes inputs + the result ({size} byte"
+                   f"{'s' * (size != 1)} each)")
+
+
+#: ``scatter``'s reductions that do arithmetic (one operation a value)
+_SCATTER_REDUCE = ("add", "multiply", "sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    index = _need(_tensor(dims, types, 2), "index not recorded as a tensor")
+    src = _tensor(dims, types, 3)  # (else one value, a Scalar)
+    n = _numel(index[0])
+    kept = _numel(x[0])
+    reduce = _concrete(concrete, 4)
+    if len(dims) > 4 and reduce is None:
+        raise _Uncounted("its reduce argument not recorded (Concrete Inputs)")
+    per = 1 if reduce in _SCATTER_REDUCE else 0
+    written = min(n, kept)
+    nbytes = n * index[2] + (n * src[2] if src is not None else 0) + written * x[2]
+    moved = "index" + " + src" * (src is not None) + f" + the {written} elements written"
+    if per:
+        nbytes += written * x[2]
+        moved += " (read first)"
+    if not name.endswith("_"):  # (out of place: self copied first)
+        nbytes += 2 * kept * x[2]
+        moved += f" + self copied ({kept} elements)"
+    return OpCount(float(per * n), float(nbytes), x[1], "vector",
+                   f"{name} of {n} values into {_shape(x[0])} {x[1]}"
+                   + (f", reduce={reduce!r}: one operation each, {n}" if per else ": 0")
+                   + f" FLOPs; bytes {moved}")
+
+
+def _max_min(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    n = _numel(x[0])
+    other = _tensor(dims, types, 1)
+    if other is not None:  # (two tensors, element by element)
+        shape = _broadcast([x[0], other[0]])
+        m = _numel(shape)
+        return OpCount(float(m), float(n * x[2] + _numel(other[0]) * other[2] + m * x[2]),
+                       x[1], "vector",
+                       f"{name} {_shape(shape)} {x[1]} of two tensors: one compare per "
+                       f"element, {m} FLOPs; bytes both + the result")
+    if len(dims) == 1:  # (of every element)
+        return OpCount(float(n), float((n + 1) * x[2]), x[1], "vector",
+                       f"{name} {_shape(x[0])} {x[1]} of every element: one compare each, "
+                       f"{n} FLOPs; bytes x + the result")
+    dim = _concrete(concrete, 1)
+    if not isinstance(dim, int) or isinstance(dim, bool) or not x[0] or \
+            not -len(x[0]) <= dim < len(x[0]):
+        raise _Uncounted("the dimension reduced not recorded (Concrete Inputs)")
+    along = x[0][dim]
+    rows = n // along if along else 0
+    return OpCount(float(n), float(n * x[2] + rows * (x[2] + 8)), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]} along dimension {dim % len(x[0])}: one "
+                   f"compare per element, {n} FLOPs; bytes x + {rows} values and their int64 "
+                   "indices")
+
+
+def _vector_norm(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    shape = x[0]
+    order = _concrete(concrete, 1)
+    if order is not None and order not in _NORM_ORDERS:
+        raise _Uncounted(f"a FLOP rule for the orders 0, 1, 2 and ±∞ alone (a general order "
+                         f"takes a power of each element); this one is {order!r}")
+    over = _concrete(concrete, 2)
+    if over is None or over == []:
+        reduced = list(range(len(shape)))
+    else:
+        listed = over if isinstance(over, list | tuple) else [over]
+        if not all(isinstance(d, int) and not isinstance(d, bool)
+                   and -len(shape) <= d < max(len(shape), 1) for d in listed):
+            raise _Uncounted(f"dimensions {over!r} not of an input {_shape(shape)}")
+        reduced = sorted({d % len(shape) for d in listed}) if shape else []
+    n = _numel(shape)
+    per_result = math.prod(shape[d] for d in reduced)
+    rows = n // per_result if per_result else 0
+    roots = rows if order in (2, None) else 0
+    told = []
+    if order is None:
+        told.append("the order not recorded: taken as 2 (1, 0 and ±∞ cost as much an "
+                    "element)")
+    if over is None and len(shape) > 1:
+        told.append("dimensions not recorded: taken as all")
+    return OpCount(float(2 * n + roots), float((n + rows) * x[2]), x[1], "vector",
+                   f"{name} {_shape(shape)} {x[1]}, order "
+                   f"{2 if order is None else order}, over {per_result} elements × {rows}: "
+                   f"|x| or x·x and a sum (or max) per element"
+                   + (", a square root per result" if roots else "")
+                   + f", 2·{n}" + (f" + {roots}" if roots else "") + " FLOPs"
+                   + (f" ({'; '.join(told)})" if told else "") + "; bytes x + the results")
+
+
+def _repeat_interleave(name: str, dims: list, types: list, concrete: list | None
+                       ) -> OpCount:
+    last = len(dims) - 1
+    size = _concrete(concrete, last)
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise _Uncounted("its output's size (the sum of the repeats) not recorded "
+                         "(output_size, in Concrete Inputs)")
+    repeats = _need(_tensor(dims, types, 1 if last >= 2 else 0),
+                    "repeats not recorded as a tensor")
+    k = _numel(repeats[0])
+    if last >= 2:  # (self, repeats, dim, output_size): self's slices, picked again
+        x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+        if len(x[0]) != 1:
+            raise _Uncounted(f"a rule for a 1-d input alone; this one is {_shape(x[0])}")
+        return OpCount(float(k), float(k * repeats[2] + k * x[2] + size * x[2]), x[1],
+                       "vector",
+                       f"{name} of {_shape(x[0])} {x[1]} to {size} values: the repeats' "
+                       f"running sum, {k} FLOPs; bytes repeats + x + the output")
+    return OpCount(float(k), float(k * repeats[2] + size * 8), "int32", "vector",
+                   f"{name} of {k} repeats to {size} int64 indices: the repeats' running sum, "
+                   f"{k} FLOPs; bytes repeats + the indices written = {k}·{repeats[2]} + "
+                   f"{size}·8")
+
+
+def _fp8_rowwise(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    back = name in _FP8_ROWWISE_BACK
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    if not x[0]:
+        raise _Uncounted("expected rows, got a 0-d input")
+    cols = x[0][-1]
+    rows = _numel(x[0]) // cols if cols else 0
+    aligned = (cols + 3) // 4 * 4
+    if back:
+        out_cols = aligned - 8
+        if out_cols <= 0:
+            raise _Uncounted(f"rows of {cols} bytes hold no values (8 hold the scale)")
+        code = _concrete(concrete, 2)
+        given = len(types) > 2
+        if code is not None and (not isinstance(code, int) or isinstance(code, bool)
+                                 or code not in _SPARSE_TYPES):
+            raise _Uncounted(f"output type {code!r} not one of FP32, FP16, BF16")
+        precision, size = _SPARSE_TYPES[code if code is not None else 0]
+        n = rows * out_cols
+        told = " (its output type not recorded: taken as FP32)" if given and code is None \
+            else ""
+        return OpCount(float(2 * n), float(rows * cols + n * size), "fp32", "vector",
+                       f"{name} {rows} rows of {cols} bytes to {precision}{told}: each FP8 "
+                       f"value ·2^(127 − bias) and ÷ its row's scale, 2·{n} FLOPs; bytes the "
+                       f"rows read + {rows}·{out_cols} values written = {rows}·{cols} + "
+                       f"{n}·{size}")
+    n = rows * cols
+    return OpCount(float(7 * n + 2 * rows), float(n * x[2] + rows * (aligned + 8)), x[1],
+                   "vector",
+                   f"{name} {_shape(x[0])} {x[1]} to FP8 by rows: per element |x| and the "
+                   f"row's max 2, x·scale 1, the 8-bit conversion's min, compare and rounding "
+                   f"add and subtract 4; the scale max_pos/(ε + max) 2 a row; 7·{n} + 2·{rows} "
+                   f"FLOPs; bytes x + {rows} rows of {aligned} + 8 bytes (the scale)")
+
+
+def _hfp8(name: str, dims: list, types: list) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    n = _numel(x[0])
+    if name in _HFP8_BACK:
+        return OpCount(float(n), float(n * x[2] + 4 * n), "fp32", "vector",
+                       f"{name} {_shape(x[0])} hybrid FP8 to fp32: one multiply per value "
+                       f"(by 2^(127 − bias)), {n} FLOPs; bytes x + the floats = {n}·{x[2]} + "
+                       f"{n}·4")
+    return OpCount(float(4 * n), float(n * x[2] + n), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]} to hybrid FP8: the conversion's min, "
+                   f"compare and rounding add and subtract, 4·{n} FLOPs; bytes x + one byte "
+                   "a value")
+
+
+def _permute_pooled(name: str, dims: list, types: list) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "embeddings not recorded as a tensor")
+    n = _numel(x[0])
+    lists = [t for t in (_tensor(dims, types, i) for i in (1, 2)) if t is not None]
+    small = sum(_numel(t[0]) * t[2] for t in lists)
+    return OpCount(0.0, float(2 * n * x[2] + small), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]}: each table's columns moved to its place, "
+                   f"a copy, 0 FLOPs; bytes x + the permuted copy"
+                   + (" + the offsets and the permutation" if lists else ""))
+
+
+def _permute_sparse(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    permute = _need(_tensor(dims, types, 0), "permutation not recorded as a tensor")
+    lengths = _need(_tensor(dims, types, 1), "lengths not recorded as a tensor")
+    indices = _need(_tensor(dims, types, 2), "indices not recorded as a tensor")
+    weights = _tensor(dims, types, 3)
+    if len(lengths[0]) != 2:
+        raise _Uncounted(f"expected lengths [T, B], got {_shape(lengths[0])}")
+    features, batch = lengths[0]
+    out_features = _numel(permute[0])
+    n = _numel(indices[0])
+    total = _concrete(concrete, 4) if name != "fbgemm::permute_sparse_features" else None
+    if isinstance(total, int) and not isinstance(total, bool) and total >= 0:
+        out, said = total, "the indices' count recorded"
+    elif out_features == features:
+        out, said = n, "as many features out as in: a permutation"
+    else:
+        raise _Uncounted(f"{out_features} features out of {features}: the permuted indices' "
+                         "count (the sum of their lengths) not recorded")
+    nbytes = (out_features * permute[2] + (features + out_features) * batch * lengths[2]
+              + (n + out) * indices[2] + ((n + out) * weights[2] if weights else 0))
+    sums = (features + out_features) * batch
+    return OpCount(float(sums), float(nbytes), indices[1], "vector",
+                   f"{name} of {features} features × {batch} to {out_features} ({said}), "
+                   f"{n} indices to {out}: the lengths' running sums in and out, {sums} FLOPs; "
+                   f"bytes the permutation + lengths in and out + indices"
+                   + " and weights" * bool(weights) + " in and out")
+
+
+def _async_cumsum(name: str, dims: list, types: list) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    n = _numel(x[0])
+    out = n + _ASYNC_CUMSUM[name]
+    return OpCount(float(n), float((n + out) * x[2]), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]}: a running sum, one add per element, {n} "
+                   f"FLOPs; bytes x + {out} sums")
+
+
+def _bounds_check(name: str, dims: list, types: list) -> OpCount:
+    rows = _need(_tensor(dims, types, 0), "the tables' row counts not recorded as a tensor")
+    indices = _need(_tensor(dims, types, 1), "indices not recorded as a tensor")
+    offsets = _need(_tensor(dims, types, 2), "offsets not recorded as a tensor")
+    n = _numel(indices[0])
+    bags = max(0, _numel(offsets[0]) - 1)
+    nbytes = (_numel(rows[0]) * rows[2] + n * indices[2] + _numel(offsets[0]) * offsets[2])
+    return OpCount(float(2 * n + 2 * bags), float(nbytes), indices[1], "vector",
+                   f"{name} of {n} indices in {bags} bags: 0 ≤ index < its table's rows, two "
+                   f"compares an index, and a bag's start and end two more, 2·{n} + 2·{bags} "
+                   "FLOPs; bytes the row counts, indices and offsets read (written only where "
+                   "out of bounds)")
+
+
 def _table() -> dict[str, Any]:
     """Each operator name → the rule that counts it: (name, dims, types, concrete, kernel)."""
     rules: dict[str, Any] = {}
@@ -908,6 +1256,20 @@ def _table() -> dict[str, Any]:
     add((*_NLL, *_NLL_BACKWARD), lambda n, d, t, c, k: _nll(n, d, t, c))
     add(_FOREACH, lambda n, d, t, c, k: _foreach(n, d, t, k))
     add(_FOREACH_NORM, lambda n, d, t, c, k: _foreach_norm(n, d, t, c, k))
+    add(_NAN_TO_NUM, lambda n, d, t, c, k: _nan_to_num(n, d, t))
+    add((*_LOGIT, *_LOGIT_BACKWARD), lambda n, d, t, c, k: _logit(n, d, t, c))
+    add(_LOGICAL, lambda n, d, t, c, k: _logical(n, d, t))
+    add(_SCATTER, lambda n, d, t, c, k: _scatter(n, d, t, c))
+    add(_MAX_MIN, lambda n, d, t, c, k: _max_min(n, d, t, c))
+    add(_VECTOR_NORM, lambda n, d, t, c, k: _vector_norm(n, d, t, c))
+    add(_REPEAT_INTERLEAVE, lambda n, d, t, c, k: _repeat_interleave(n, d, t, c))
+    add((*_FP8_ROWWISE, *_FP8_ROWWISE_BACK), lambda n, d, t, c, k: _fp8_rowwise(n, d, t, c))
+    add((*_HFP8, *_HFP8_BACK), lambda n, d, t, c, k: _hfp8(n, d, t))
+    add((*_PERMUTE_POOLED, *_PERMUTE_POOLED_BACKWARD),
+        lambda n, d, t, c, k: _permute_pooled(n, d, t))
+    add(_PERMUTE_SPARSE, lambda n, d, t, c, k: _permute_sparse(n, d, t, c))
+    add(_ASYNC_CUMSUM, lambda n, d, t, c, k: _async_cumsum(n, d, t))
+    add(_BOUNDS_CHECK, lambda n, d, t, c, k: _bounds_check(n, d, t))
     return rules
 
 
