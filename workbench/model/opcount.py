@@ -222,9 +222,13 @@ _PERMUTE_POOLED = ("fbgemm::permute_pooled_embs", "fbgemm::permute_pooled_embs_a
                    "fbgemm::permute_pooled_embs_split",
                    "fbgemm::permute_pooled_embs_auto_grad_split")
 #: the backward of a permutation of pooled embeddings: the gradient permuted back
-_PERMUTE_POOLED_BACKWARD = tuple(
-    f"torch::autograd::CppNode<fbgemm_gpu::PermutePooledEmbsFunction<&fbgemm_gpu::{f}> >"
-    for f in ("permute_pooled_embs_gpu", "permute_pooled_embs_split_gpu"))
+#: (its C++ class by FBGEMM's versions: a template on the GPU function, then a plain class)
+_PERMUTE_POOLED_BACKWARD = (
+    "torch::autograd::CppNode<fbgemm_gpu::PermutePooledEmbsFunction<"
+    "&fbgemm_gpu::permute_pooled_embs_gpu> >",
+    "torch::autograd::CppNode<fbgemm_gpu::PermutePooledEmbsFunctionSplit<"
+    "&fbgemm_gpu::permute_pooled_embs_split_gpu> >",
+    "torch::autograd::CppNode<fbgemm_gpu::PermutePooledEmbsFunction>")
 _PERMUTE_SPARSE = ("fbgemm::permute_sparse_features", "fbgemm::permute_2D_sparse_data",
                    "fbgemm::permute_sparse_data")
 _ASYNC_CUMSUM = {"fbgemm::asynchronous_complete_cumsum": 1,
