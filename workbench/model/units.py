@@ -230,7 +230,8 @@ def format_number(value: float | None, digits: int = 3) -> str:
 def format_share(part: float, whole: float) -> str:
     """``part`` of ``whole`` in per cent, whole numbers where they tell it (``"93 %"``); a share
     that is neither none nor all never reads as 0 or 100 (``"0.4 %"``, ``"99.6 %"``)."""
-    share = 100 * part / whole if whole else 0.0
+    # (all of it is 100 exactly: 100·x/x can round below it)
+    share = 0.0 if not whole or part <= 0 else 100.0 if part >= whole else 100 * part / whole
     if share <= 0 or share >= 100 or 1 <= share <= 99:
         return f"{share:.0f} %"
     if share < 1:
