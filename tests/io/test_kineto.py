@@ -33,6 +33,7 @@ MM = TRACES / "backward_thread.json"
 TRITON = TRACES / "triton_example.json.gz"
 CPU_ONLY = TRACES / "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
 SAMPLED = TRACES / "sampled_rank-0.json.gz"
+ALEXNET = TRACES / "benchmark_result_2869224_1695835535_trace.json.gz"
 SESSION = REPO / "workbench" / "examples" / "llama_ffn.yaml"
 
 
@@ -192,6 +193,43 @@ def test_a_real_training_step_lists_what_it_cannot_count():
     (cat,) = [(w, n) for w, n, _s in trace.not_counted if w.startswith("aten::cat")]
     assert cat == ("aten::cat: its inputs' shapes not recorded (an older PyTorch records a "
                    "tensor list as [])", 34)
+
+
+def test_a_trace_with_nothing_counted_says_none_and_all_left_out():
+    # AlexNet's forward passes on an A100, recorded without shapes: no kernel can be counted.
+    # The line said "counted -0 % of GPU time" (the time left out, summed in another order
+    # than the whole, exceeded it in its last bits) and "99.99999 % in 79 kernels not
+    # counted" (100·x/x rounds below 100 for one x in seven)
+    trace = read_kineto_trace(ALEXNET)
+    assert trace.kernels == 79 and not trace.measurements
+    assert trace.counted_time_s == 0.0
+    assert trace.notes[0].startswith("counted 0 % of GPU time (0 of 79 kernels, 0 operators); "
+                                     "100 % in 79 kernels not counted: aten::_convolution: no "
+                                     "input shapes recorded (profile with record_shapes=True) "
+                                     "(30 kernels, 50 %)")
+    line = import_profile(ALEXNET, "kineto").summary()
+    assert "; counted 0 % of GPU time; 100 % in " in line
+
+
+def test_kernels_of_a_compiled_graph_with_no_operator_recorded_say_so(tmp_path):
+    # torch.compile's AOTAutograd functions (CompiledFunction, CompiledFunctionBackward)
+    # launch kernels whose operators the trace does not record (seen in Holistic Trace
+    # Analysis' trace_diff test trace): not "no FLOP rule for this operator"
+    trace = tmp_path / "compiled.json"
+    events = []
+    for i, op in enumerate(("CompiledFunction", "CompiledFunctionBackward")):
+        ts = 100 * (i + 1)
+        events += [
+            f'{{"ph": "X", "cat": "cpu_op", "name": "{op}", "pid": 1, "tid": 1, "ts": {ts}, '
+            f'"dur": 50, "args": {{"Input Dims": [[8, 8]], "Input type": ["float"]}}}}',
+            f'{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, '
+            f'"tid": 1, "ts": {ts + 10}, "dur": 5, "args": {{"correlation": {i + 1}}}}}',
+            f'{{"ph": "X", "cat": "kernel", "name": "volta_sgemm_32x128_nt", "pid": 0, '
+            f'"tid": 7, "ts": {ts + 20}, "dur": 3, "args": {{"correlation": {i + 1}}}}}']
+    trace.write_text('{"traceEvents": [' + ", ".join(events) + "]}", encoding="utf-8")
+    got = read_kineto_trace(trace)
+    assert got.not_counted == [("launched by a torch.compile'd graph (CompiledFunction): the "
+                                "operators it ran are not in the trace", 2, pytest.approx(6e-6))]
 
 
 def test_cpu_only_trace_says_it_has_no_gpu_kernels():

@@ -63,7 +63,7 @@ from workbench.model.opcount import (
     count_operator,
     not_counted_reason,
 )
-from workbench.model.profile import COLLECTIVE_WHY, outside_collectives
+from workbench.model.profile import COLLECTIVE_WHY, counted_time, outside_collectives
 from workbench.model.units import format_share
 from workbench.records import record
 
@@ -86,6 +86,11 @@ _OP_CATS = {"cpu_op", "operator"}
 _GENERATED = ("triton_", "Torch-Compiled Region")
 _GENERATED_WHY = ("a kernel torch.compile generated (Triton): the operations it fuses are not "
                   "in the trace")
+#: The autograd functions of a torch.compile'd graph (AOTAutograd's forward and backward), and
+#: why the kernels they launch with no operator recorded inside them are not counted.
+_COMPILED = ("CompiledFunction", "CompiledFunctionBackward")
+_COMPILED_WHY = ("launched by a torch.compile'd graph (CompiledFunction): the operators it ran "
+                 "are not in the trace")
 #: Why a kernel replayed from a CUDA graph is not counted.
 _GRAPH_WHY = ("replayed from a CUDA graph (cudaGraphLaunch): its operators were recorded when "
               "the graph was captured, not in this trace")
@@ -571,6 +576,8 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
         elif op is None:
             if inner is not None and raw.op_names[inner].startswith(_GENERATED):
                 why = _GENERATED_WHY
+            elif inner is not None and raw.op_names[inner] in _COMPILED:
+                why = _COMPILED_WHY
             elif inner is not None:
                 why = not_counted_reason(raw.op_names[inner])
             elif corr in raw.graph_launches:
@@ -632,9 +639,8 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
             precision=got.precision, source=source, unit=got.unit))
     result.not_counted = sorted(((w, int(c), s * 1e-6) for w, (c, s) in reasons.items()),
                                 key=lambda item: -item[2])
-    # (what the kernels left out leave: with none left out all of it, not the counted
-    # kernels summed in another order, which differs in its last bits)
-    result.counted_time_s = result.gpu_time_s - sum(s for _, _, s in result.not_counted)
+    result.counted_time_s = counted_time(result.gpu_time_s, bool(result.measurements),
+                                         [s for _, _, s in result.not_counted])
     result.notes = _notes(result, hardware)
     return result
 

@@ -30,6 +30,7 @@ each with speed-up = mean time before / mean time after.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import field
@@ -42,7 +43,7 @@ from workbench.model.rules import intensity as intensity_of
 from workbench.model.units import format_share
 from workbench.records import record
 
-__all__ = ["NotCounted", "MeasurementImport", "DispatchGroups", "LevelPoint", "level_points",
+__all__ = ["NotCounted", "MeasurementImport", "counted_time", "DispatchGroups", "LevelPoint", "level_points",
            "machine_level", "top_kernels", "TOP_SHARE", "RunChange", "compare_runs",
            "gpu_time_shares", "LEVEL_CHOICES", "runs_of", "run_changes", "COLLECTIVE_WHY",
            "outside_collectives"]
@@ -51,6 +52,19 @@ __all__ = ["NotCounted", "MeasurementImport", "DispatchGroups", "LevelPoint", "l
 #: time. A share of GPU time is also told without them (see :func:`outside_collectives`).
 COLLECTIVE_WHY = ("a collective (NCCL): its time is set by the links and the other ranks, not "
                   "by this GPU's roofline")
+
+
+def counted_time(total_s: float, any_counted: bool, left_out_s: Sequence[float]) -> float:
+    """The GPU time in counted kernels, of ``total_s``: all of it where nothing was left out,
+    none where nothing was counted (``any_counted`` false), else what the kernels left out
+    (``left_out_s``) leave. Never the counted kernels summed again, nor a difference that
+    keeps the last bits of two sums in different orders: a trace with nothing counted said
+    "counted -0 %" or "2e-14 %", and "99.99999 %" not counted."""
+    if not left_out_s:
+        return total_s
+    if not any_counted:
+        return 0.0
+    return min(total_s, max(0.0, total_s - math.fsum(left_out_s)))
 
 
 def outside_collectives(counted_s: float, total_s: float, collectives_s: float) -> str:
@@ -106,11 +120,12 @@ class MeasurementImport:
 
     @property
     def counted_share(self) -> float:
-        """Share of the GPU time in counted kernels (1 when nothing was left out)."""
+        """Share of the GPU time in counted kernels (1 when nothing was left out, 0 when
+        nothing was counted: see :func:`counted_time`)."""
         if not self.gpu_time_s:
             return 1.0
-        left = sum(n.time_s for n in self.not_counted)
-        return max(0.0, 1.0 - left / self.gpu_time_s)
+        return counted_time(self.gpu_time_s, bool(self.measurements),
+                            [n.time_s for n in self.not_counted]) / self.gpu_time_s
 
     def summary(self) -> str:
         """One line: how many dispatches and kernels, and the share of time counted."""
