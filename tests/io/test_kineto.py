@@ -34,6 +34,7 @@ TRITON = TRACES / "triton_example.json.gz"
 CPU_ONLY = TRACES / "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
 SAMPLED = TRACES / "sampled_rank-0.json.gz"
 ALEXNET = TRACES / "benchmark_result_2869224_1695835535_trace.json.gz"
+RANGES = TRACES / "benchmark_result_924719_1679055439_trace.json.gz"
 SESSION = REPO / "workbench" / "examples" / "llama_ffn.yaml"
 
 
@@ -238,6 +239,32 @@ def test_cpu_only_trace_says_it_has_no_gpu_kernels():
     assert str(err.value) == (
         f"{CPU_ONLY}: holds no GPU kernels (4 CPU operator events; a CPU-only trace has "
         "nothing to place on a GPU roofline: profile with ProfilerActivity.CUDA)")
+
+
+def test_a_trace_without_kernel_records_says_what_it_holds_instead(tmp_path):
+    # the CUPTI range profiler's trace (profiler_metrics): launches and per-kernel
+    # instruction counts, but no kernel's record or time. It was called a CPU-only trace
+    with pytest.raises(InputError) as err:
+        read_kineto_trace(RANGES)
+    assert str(err.value) == (
+        f"{RANGES}: holds no GPU kernels (375 CPU operator events and 1,862 runtime calls, "
+        "but no kernel's own record: its 77 cuda_profiler_range events are the CUPTI range "
+        "profiler's (profiler_metrics), which counts each kernel's instructions but keeps no "
+        "kernel's time: profile without it)")
+    # an MTIA trace (its device events mtia_ccp_events, as Holistic Trace Analysis' MTIA
+    # test traces have them): another accelerator, not a CPU-only trace
+    mtia = tmp_path / "mtia.json"
+    mtia.write_text(
+        '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, '
+        '"tid": 1, "ts": 1, "dur": 5, "args": {}}, {"ph": "X", "cat": "mtia_ccp_events", '
+        '"name": "pe_exe", "pid": 17, "tid": 3910, "ts": 2, "dur": 3, "args": {"stream": 112}}'
+        ']}', encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_kineto_trace(mtia)
+    assert str(err.value).endswith(
+        "holds no GPU kernels (1 CPU operator event; its device events are MTIA's "
+        "(mtia_ccp_events), an accelerator with no machine here, not a CUDA or ROCm GPU's "
+        "kernels)")
 
 
 def test_truncated_gzip_is_refused_and_the_session_unchanged(tmp_path):

@@ -306,6 +306,9 @@ class _Raw:
     graph_launches: set = field(default_factory=set)
     device_properties: list = field(default_factory=list)
     events: int = 0
+    #: complete events of the categories not read, by category (what a trace without
+    #: kernels holds instead)
+    other: dict[str, int] = field(default_factory=dict)
 
 
 def _read_events(text: _Text, progress: Callable[[int], None] | None,
@@ -393,7 +396,7 @@ class _Handler:
 
     def __call__(self, batch) -> None:
         raw, names = self.raw, self.names
-        kernels, launches, ops = raw.kernels, raw.launches, raw.ops
+        kernels, launches, ops, other = raw.kernels, raw.launches, raw.ops, raw.other
         op_names, op_args, by_external = raw.op_names, raw.op_args, raw.op_by_external
         counted = COUNTED_OPERATORS
         number = (int, float)
@@ -406,6 +409,8 @@ class _Handler:
             if cat not in _ALL_CATS:
                 cat = cat.lower()
                 if cat not in _ALL_CATS:
+                    if cat in other or len(other) < 64:  # (a file's many made-up ones: not kept)
+                        other[cat] = other.get(cat, 0) + 1
                     continue
             args = event.get("args")
             if type(args) is not dict:
@@ -540,14 +545,35 @@ def no_cyclic_gc():
             gc.enable()
 
 
+#: Device activity of accelerators other than CUDA and ROCm GPUs, by its category's start
+_OTHER_DEVICES = {"mtia": "MTIA"}
+
+
+def _without_kernels(raw: _Raw) -> str:
+    """What a trace with no kernel events holds instead, and what to do."""
+    ops = len(raw.op_names)
+    cpu = f"{ops:,} CPU operator event{'s' * (ops != 1)}"
+    for stem, device in _OTHER_DEVICES.items():
+        cats = sorted(c for c in raw.other if c.startswith(stem))
+        if cats:
+            return (f"{cpu}; its device events are {device}'s ({', '.join(cats)}), an "
+                    "accelerator with no machine here, not a CUDA or ROCm GPU's kernels")
+    if raw.launches:
+        ranges = raw.other.get("cuda_profiler_range", 0)
+        return (f"{cpu} and {len(raw.launches):,} runtime calls, but no kernel's own "
+                "record: " + (f"its {ranges:,} cuda_profiler_range events are the CUPTI range "
+                              "profiler's (profiler_metrics), which counts each kernel's "
+                              "instructions but keeps no kernel's time: profile without it"
+                              if ranges else "profile with ProfilerActivity.CUDA"))
+    return (f"{cpu}; a CPU-only trace has nothing to place on a GPU roofline: profile with "
+            "ProfilerActivity.CUDA")
+
+
 def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
     base = Path(name).name
     result = TraceImport([])
     if not raw.kernels:
-        cpu = len(raw.op_names)
-        raise InputError(f"holds no GPU kernels ({cpu:,} CPU operator events; a CPU-only "
-                         "trace has nothing to place on a GPU roofline: profile with "
-                         "ProfilerActivity.CUDA)", name)
+        raise InputError(f"holds no GPU kernels ({_without_kernels(raw)})", name)
     devices = {d.get("id"): d for d in raw.device_properties if isinstance(d, dict)}
     used = {k[5] for k in raw.kernels}
     device = devices.get(next(iter(used)) if len(used) == 1 else None) or (
