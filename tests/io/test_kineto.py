@@ -7,6 +7,7 @@ the session left as it was."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import subprocess
@@ -35,6 +36,7 @@ CPU_ONLY = TRACES / "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
 SAMPLED = TRACES / "sampled_rank-0.json.gz"
 ALEXNET = TRACES / "benchmark_result_2869224_1695835535_trace.json.gz"
 RANGES = TRACES / "benchmark_result_924719_1679055439_trace.json.gz"
+CPU_OPS = REPO / "tests" / "fixtures" / "cpu" / "cpu_ops.json.gz"
 SESSION = REPO / "workbench" / "examples" / "llama_ffn.yaml"
 
 
@@ -613,6 +615,120 @@ def test_a_recommendation_steps_fbgemm_operators_count_what_their_kernels_do():
     two_d = f("fbgemm::permute_2D_sparse_data", [[3], [2, 4], [20], [], []],
               ["int", "int", "int", "", "Scalar"], ["", "", "", "", "30"])
     assert (two_d.flops, two_d.bytes) == ((2 + 3) * 4, 3 * 4 + 5 * 4 * 4 + (20 + 30) * 4)
+
+
+def _recorded(name: str, dims: list) -> list[OpCount | str]:
+    """What each record of operator ``name`` with input shapes ``dims`` in the CPU trace
+    (tests/fixtures/cpu: PyTorch 2.14's records, Concrete Inputs and all) counts to."""
+    with gzip.open(CPU_OPS, "rt", encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+    got = [count_operator(name, e["args"]["Input Dims"], e["args"]["Input type"],
+                          e["args"].get("Concrete Inputs")) for e in events
+           if e.get("cat") == "cpu_op" and e.get("name") == name
+           and e["args"].get("Input Dims") == dims]
+    assert got, (name, dims)
+    return got
+
+
+def _counted(name: str, dims: list) -> set[tuple[float, float]]:
+    got = _recorded(name, dims)
+    assert all(isinstance(g, OpCount) for g in got), got
+    return {(g.flops, g.bytes) for g in got}
+
+
+def test_a_convolutional_networks_training_step_is_counted_from_pytorchs_records():
+    """A small CNN's training step as PyTorch 2.14 records it (record_shapes=True): its
+    convolutions' backward, batch norms, poolings, counted by hand (fp32: 4 bytes)."""
+    # convolution_backward of a 3×3 convolution 8 → 16 channels, stride 2, on [4, 8, 8, 8]
+    # (dy [4, 16, 4, 4]); output_mask [True, True, False]: dx and dW, each as many FLOPs as
+    # the forward, 2·N·|w|·(output positions) = 2·4·(16·8·3·3)·16 = 147,456; dy and w read
+    # for dx, dy and x for dW (dy once), dx and dW written
+    forward = 2 * 4 * (16 * 8 * 9) * 16
+    assert _counted("aten::convolution_backward",
+                    [[4, 16, 4, 4], [4, 8, 8, 8], [16, 8, 3, 3], [], [], [], [], [], [], [], []]
+                    ) == {(2 * forward, 4 * (1024 + 1152 + 2048 + 2048 + 1152))}
+    # the first convolution's (3 → 8 channels, 16×16 kept): the input needs no gradient
+    # (output_mask [False, True, True]): dW and db; dy, x read, dW and db written
+    assert _counted("aten::convolution_backward",
+                    [[4, 8, 16, 16], [4, 3, 16, 16], [8, 3, 3, 3], [], [], [], [], [], [], [],
+                     []]) == {(2 * 4 * 216 * 256, 4 * (8192 + 3072 + 216 + 8))}
+    # batch norm in training over [4, 8, 16, 16]: as a layer norm, 8 an element; x read, y
+    # written, γ, β and the running statistics (8 each) read
+    n = 4 * 8 * 16 * 16
+    assert _counted("aten::native_batch_norm",
+                    [[4, 8, 16, 16], [8], [8], [8], [8], [], [], []]) == {
+        (8 * n, 4 * (2 * n + 4 * 8))}
+    # its backward over [4, 16, 4, 4] in training, every gradient: x̂ 2, the channel sums
+    # Σdy and Σdy·x̂ 3 (dβ and dγ themselves), dx 5; dy, x read, dx written; γ, the saved
+    # mean and invstd read, dγ and dβ written (16 each)
+    n = 4 * 16 * 4 * 4
+    assert _counted("aten::native_batch_norm_backward",
+                    [[4, 16, 4, 4], [4, 16, 4, 4], [16], [16], [16], [16], [16], [], [], []]
+                    ) == {(10 * n, 4 * (3 * n + 5 * 16))}
+    # 2×2 max pooling of [4, 8, 16, 16] to 8×8: 4 compares an output; x read, the maxima and
+    # their int64 indices written; its backward adds each dy at its index (dy and the
+    # indices read, dx written)
+    outputs = 4 * 8 * 8 * 8
+    assert _counted("aten::max_pool2d_with_indices", [[4, 8, 16, 16], [], [], [], [], []]) \
+        == {(4 * outputs, 4 * 4 * outputs + 12 * outputs)}
+    assert _counted("aten::max_pool2d_with_indices_backward",
+                    [[4, 8, 8, 8], [4, 8, 16, 16], [], [], [], [], [], [4, 8, 8, 8]]) == {
+        (outputs, 12 * outputs + 4 * 4 * outputs)}
+    # adaptive average pooling of [4, 16, 4, 4] to 1×1: 16 adds and a division an output
+    assert _counted("aten::adaptive_avg_pool2d", [[4, 16, 4, 4], []]) == {
+        (1024 + 64, 4 * (1024 + 64))}
+    # the arguments the rules above read, as PyTorch 2.14 records them: logit's eps (a clamp:
+    # 5 an element), max along dimension 1 (values and int64 indices), min of every element,
+    # the 1-norm along dimension 1 (no root) and the 2-norm of all (one root),
+    # repeat_interleave's output_size, and scatter_'s reduce form (its string not recorded:
+    # 'add' or 'multiply', one operation a value either way)
+    assert _counted("aten::logit", [[4, 8], []]) >= {(5 * 32, 8 * 32)}
+    assert _counted("aten::logit_backward", [[4, 8], [4, 8], []]) == {(5 * 32, 12 * 32)}
+    assert _counted("aten::max", [[4, 8], [], []]) == {(32, 4 * 32 + 4 * 12)}
+    assert _counted("aten::min", [[4, 8]]) == {(32, 4 * 33)}
+    assert _counted("aten::linalg_vector_norm", [[4, 8], [], [], [], []]) == {
+        (64, 4 * (32 + 4)), (65, 4 * 33)}
+    assert _counted("aten::repeat_interleave", [[3], []]) == {(3, 3 * 8 + 6 * 8)}
+    assert _counted("aten::scatter_", [[2, 8], [], [1, 8], [1, 8], []]) == {
+        (8, 8 * (8 + 4 + 4 + 4))}
+    assert _counted("aten::scatter_", [[2, 8], [], [1, 8], [1, 8]]) == {(0, 8 * (8 + 4 + 4))}
+    # the sum of every element (sum(self, dtype)): its dimensions are not "not recorded"
+    (whole,) = _recorded("aten::sum", [[4, 8], []])
+    assert isinstance(whole, OpCount) and "not recorded" not in whole.formula
+
+    f = count_operator
+    # cuDNN's batch norm backward takes the input first (input, grad_output, weight, …) and
+    # computes every gradient in training
+    cudnn = f("aten::cudnn_batch_norm_backward",
+              [[2, 4, 3, 3], [2, 4, 3, 3], [4], [4], [4], [4], [4], [], []],
+              ["c10::BFloat16"] * 7 + ["Scalar", ""])
+    assert (cudnn.flops, cudnn.bytes) == (10 * 72, 2 * (3 * 72 + 5 * 4))
+    # a batch norm in eval: (x − μ)·rstd·γ + β from the running statistics, 4 an element
+    evaluated = f("aten::native_batch_norm", [[2, 4, 3, 3], [4], [4], [4], [4], [], [], []],
+                  ["float"] * 5 + ["Scalar"] * 3, ["", "", "", "", "", "False", "0.1", "1e-05"])
+    assert evaluated.flops == 4 * 72
+    # a transposed convolution's backward counts its input positions, as its forward does
+    transposed = f("aten::convolution_backward",
+                   [[1, 4, 8, 8], [1, 8, 4, 4], [8, 4, 2, 2]] + [[]] * 8,
+                   ["float"] * 3 + ["ScalarList"] * 4 + ["Scalar", "ScalarList", "Scalar",
+                                                         "ScalarList"],
+                   ["", "", "", "[0]", "[2, 2]", "[0, 0]", "[1, 1]", "True", "[0, 0]", "1",
+                    "[True, True, False]"])
+    assert transposed.flops == 2 * (2 * 1 * (8 * 4 * 2 * 2) * 16)
+    # a max pool needs its kernel size: an older trace does not record it
+    assert "kernel size, stride and padding not recorded" in f(
+        "aten::max_pool2d_with_indices", [[4, 8, 16, 16], [], [], [], [], []],
+        ["float", "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar"])
+    # 3×3 windows, stride 2, padding 1 over 8×8 with ceil_mode: ⌈(8 + 2 − 2 − 1)/2⌉ + 1 = 5
+    # a side (4 without it), as PyTorch makes it
+    pooled = f("aten::max_pool2d_with_indices", [[1, 1, 8, 8], [], [], [], [], []],
+               ["float", "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar"],
+               ["", "[3, 3]", "[2, 2]", "[1, 1]", "[1, 1]", "True"])
+    assert pooled.flops == 9 * 25
+    # adaptive pooling of 5 into 3: windows [0, 2), [1, 4), [3, 5): 2 + 3 + 2 = 7 a side
+    adaptive = f("aten::_adaptive_avg_pool2d", [[1, 1, 5, 5], []], ["float", "ScalarList"],
+                 ["", "[3, 3]"])
+    assert adaptive.flops == 7 * 7 + 9
 
 
 def test_a_concatenation_reads_its_element_type_from_its_kernel():

@@ -22,7 +22,10 @@ operator                                    FLOPs
 
 and the product's own operation kinds for the rest: an elementwise operator is a fused
 one-step ``elementwise`` chain (FLOPs per element from its step, e.g. add 1, gelu 9, copy 0),
-a layer or RMS norm a ``norm``, a softmax or log-softmax a ``softmax`` (their backward: 4
+a layer or RMS norm a ``norm`` (a batch norm in training too, 8 an element; 4 in eval; its
+backward 10 an element in training), a convolution's backward as many FLOPs as its forward
+for each of dx and dW, max pooling (a compare per element of each window) and adaptive
+average pooling (each window summed and divided), a softmax or log-softmax a ``softmax`` (their backward: 4
 FLOPs an element; dy and y read, dx written), a sum, mean or max over some
 dimensions a ``reduction`` (one add or compare per element read; a mean's division per
 result is not counted), ``aten::pow`` with an exponent its kernel special-cases (2: x·x, 1;
@@ -235,6 +238,29 @@ _ASYNC_CUMSUM = {"fbgemm::asynchronous_complete_cumsum": 1,
                  "fbgemm::asynchronous_exclusive_cumsum": 0,
                  "fbgemm::asynchronous_inclusive_cumsum": 0}
 _BOUNDS_CHECK = ("fbgemm::bounds_check_indices",)
+#: A convolution's backward (grad_output, input, weight, bias_sizes, stride, padding,
+#: dilation, transposed, output_padding, groups, output_mask)
+_CONV_BACKWARD = ("aten::convolution_backward",)
+#: Batch norms (input, weight, bias, running_mean, running_var, training, momentum, eps; the
+#: no-training form without ``training``) and their backward (grad_output, input, weight,
+#: running_mean, running_var, save_mean, save_invstd, train, eps, output_mask; cuDNN's and
+#: MIOpen's take the input first and are always training's, with every gradient)
+_BATCH_NORM = ("aten::native_batch_norm", "aten::cudnn_batch_norm", "aten::miopen_batch_norm",
+               "aten::_native_batch_norm_legit", "aten::_native_batch_norm_legit_no_training")
+_BATCH_NORM_BACKWARD = ("aten::native_batch_norm_backward",)
+_BATCH_NORM_BACKWARD_INPUT_FIRST = ("aten::cudnn_batch_norm_backward",
+                                    "aten::miopen_batch_norm_backward")
+#: Max pooling (self, kernel_size, stride, padding, dilation, ceil_mode) and its backward
+#: (grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+_MAX_POOL = ("aten::max_pool2d", "aten::max_pool2d_with_indices", "aten::max_pool3d",
+             "aten::max_pool3d_with_indices")
+_MAX_POOL_BACKWARD = ("aten::max_pool2d_with_indices_backward",
+                      "aten::max_pool3d_with_indices_backward")
+#: Adaptive average pooling (self, output_size) and its backward (grad_output, self)
+_ADAPTIVE_AVG_POOL = ("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d",
+                      "aten::adaptive_avg_pool3d", "aten::_adaptive_avg_pool3d")
+_ADAPTIVE_AVG_POOL_BACKWARD = ("aten::_adaptive_avg_pool2d_backward",
+                               "aten::_adaptive_avg_pool3d_backward")
 #: Operators whose work the recorded arguments cannot give, and why (by their name's pattern)
 _NOT_COUNTABLE = (
     (re.compile(r"fbgemm::split_embedding_codegen_lookup_\w+_function"),
@@ -272,7 +298,10 @@ ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_C
                                                 *_INDEX_SELECT, *_FOREACH_NORM, *_LOGIT,
                                                 *_LOGIT_BACKWARD, *_SCATTER, *_MAX_MIN,
                                                 *_VECTOR_NORM, *_REPEAT_INTERLEAVE,
-                                                *_FP8_ROWWISE_BACK, *_PERMUTE_SPARSE])
+                                                *_FP8_ROWWISE_BACK, *_PERMUTE_SPARSE,
+                                                *_CONV_BACKWARD, *_BATCH_NORM,
+                                                *_BATCH_NORM_BACKWARD, *_MAX_POOL,
+                                                *_ADAPTIVE_AVG_POOL])
 #: The operators whose count reads the name of the kernel they launched (its element type).
 KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM, *_FOREACH, *_GATHER,
                                               *_FOREACH_NORM])
@@ -508,7 +537,8 @@ def _reduction(name: str, dims: list, types: list, concrete: list | None) -> OpC
     listed_dims = len(types) > 1 and types[1] == "ScalarList"
     over = _concrete(concrete, 1) if listed_dims else None
     # a second argument whose value PyTorch did not record (before 2.1): the dimensions
-    guessed = over is None and len(types) > 1 and types[1] in ("ScalarList", "")
+    guessed = (not concrete and over is None and len(types) > 1
+               and types[1] in ("ScalarList", ""))
     if over is None or over == []:
         reduced = list(range(len(shape)))  # (no dimensions given: all of them)
     else:
@@ -1009,10 +1039,10 @@ def _scatter(name: str, dims: list, types: list, concrete: list | None) -> OpCou
     src = _tensor(dims, types, 3)  # (else one value, a Scalar)
     n = _numel(index[0])
     kept = _numel(x[0])
+    # (the reduce form: 'add' or 'multiply', one operation a value; PyTorch records no
+    # string argument's value)
     reduce = _concrete(concrete, 4)
-    if len(dims) > 4 and reduce is None:
-        raise _Uncounted("its reduce argument not recorded (Concrete Inputs)")
-    per = 1 if reduce in _SCATTER_REDUCE else 0
+    per = 1 if len(dims) > 4 and (reduce is None or reduce in _SCATTER_REDUCE) else 0
     written = min(n, kept)
     nbytes = n * index[2] + (n * src[2] if src is not None else 0) + written * x[2]
     moved = "index" + " + src" * (src is not None) + f" + the {written} elements written"
@@ -1024,7 +1054,9 @@ def _scatter(name: str, dims: list, types: list, concrete: list | None) -> OpCou
         moved += f" + self copied ({kept} elements)"
     return OpCount(float(per * n), float(nbytes), x[1], "vector",
                    f"{name} of {n} values into {_shape(x[0])} {x[1]}"
-                   + (f", reduce={reduce!r}: one operation each, {n}" if per else ": 0")
+                   + (f", reduce={reduce!r}" if reduce is not None else
+                      ", reduce ('add' or 'multiply')" if per else "")
+                   + (f": one operation each, {n}" if per else ": 0")
                    + f" FLOPs; bytes {moved}")
 
 
@@ -1059,6 +1091,8 @@ def _vector_norm(name: str, dims: list, types: list, concrete: list | None) -> O
     x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
     shape = x[0]
     order = _concrete(concrete, 1)
+    if order is None and concrete and len(concrete) > 1 and concrete[1] in ("inf", "-inf"):
+        order = float(concrete[1])  # (how Concrete Inputs writes an infinite order)
     if order is not None and order not in _NORM_ORDERS:
         raise _Uncounted(f"a FLOP rule for the orders 0, 1, 2 and ±∞ alone (a general order "
                          f"takes a power of each element); this one is {order!r}")
@@ -1079,7 +1113,7 @@ def _vector_norm(name: str, dims: list, types: list, concrete: list | None) -> O
     if order is None:
         told.append("the order not recorded: taken as 2 (1, 0 and ±∞ cost as much an "
                     "element)")
-    if over is None and len(shape) > 1:
+    if over is None and len(shape) > 1 and not concrete:
         told.append("dimensions not recorded: taken as all")
     return OpCount(float(2 * n + roots), float((n + rows) * x[2]), x[1], "vector",
                    f"{name} {_shape(shape)} {x[1]}, order "
@@ -1225,6 +1259,225 @@ def _bounds_check(name: str, dims: list, types: list) -> OpCount:
                    "out of bounds)")
 
 
+def _conv_backward(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
+    x = _need(_tensor(dims, types, 1), "input not recorded as a tensor")
+    w = _need(_tensor(dims, types, 2), "weight not recorded as a tensor")
+    if len(x[0]) < 3 or len(w[0]) != len(x[0]) or len(dy[0]) != len(x[0]) \
+            or dy[0][0] != x[0][0]:
+        raise _Uncounted(f"gradient {_shape(dy[0])}, input {_shape(x[0])} and weight "
+                         f"{_shape(w[0])} are not a convolution's")
+    told = []
+    transposed = _concrete(concrete, 7)
+    if not isinstance(transposed, bool):
+        # (a transposed convolution's weight is [C_in, C_out/groups, …]: told by the shapes
+        # where they tell it)
+        transposed = w[0][0] == x[0][1] and w[0][0] != dy[0][1]
+        told.append(f"transposed not recorded: taken as {transposed}")
+    mask = _concrete(concrete, 10)
+    if not (isinstance(mask, list) and len(mask) == 3):
+        bias = _concrete(concrete, 3)
+        mask = [True, True, bool(bias) and bias != [0]]
+        told.append("output_mask not recorded: dx and dW")
+    # as many FLOPs as the forward for each of dx and dW: 2·N·|w|·(the forward's output
+    # positions: dy's; a transposed one's input positions: x's)
+    positions = _numel((x if transposed else dy)[0][2:])
+    forward = 2 * x[0][0] * _numel(w[0]) * positions
+    flops = forward * (bool(mask[0]) + bool(mask[1]))
+    size = x[2]
+    n_dy, n_x, n_w = _numel(dy[0]), _numel(x[0]), _numel(w[0])
+    channels = dy[0][1]
+    nbytes = (n_dy * dy[2] + (n_w * w[2] if mask[0] else 0) + (n_x * size if mask[1] else 0)
+              + (n_x * size if mask[0] else 0) + (n_w * w[2] if mask[1] else 0)
+              + (channels * size if mask[2] else 0))
+    wanted = [g for g, m in zip(("dx", "dW", "db"), mask, strict=True) if m]
+    return OpCount(float(flops), float(nbytes), wider(x[1], w[1]), "matrix",
+                   f"{name} dy {_shape(dy[0])} x {_shape(x[0])} w {_shape(w[0])} {x[1]} "
+                   f"({', '.join(wanted) or 'nothing'}"
+                   + (f"; {'; '.join(told)}" if told else "") + "): each of dx and dW "
+                   f"2·N·|w|·({'input' if transposed else 'output'} positions {positions}) "
+                   f"FLOPs, as the forward (db's sum not counted); bytes dy, w (for dx), x "
+                   "(for dW) read; the gradients asked for written")
+
+
+def _batch_norm(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    if len(x[0]) < 2:
+        raise _Uncounted(f"expected [N, C, …], got {_shape(x[0])}")
+    channels = x[0][1]
+    n = _numel(x[0])
+    if name == "aten::_native_batch_norm_legit_no_training":
+        training, told = False, ""
+    else:
+        training = _concrete(concrete, 5)
+        told = "" if isinstance(training, bool) else " (training not recorded: taken as true)"
+        training = training is not False
+    small = sum(_numel(t[0]) * t[2] for t in (_tensor(dims, types, i) for i in range(1, 5))
+                if t is not None)
+    if training:
+        per, what = 8, ("mean 1, variance 3, normalise 2, scale and shift 2 per element (the "
+                        "running statistics' update, a few a channel, not counted)")
+    else:
+        per, what = 4, "(x − μ)·rstd·γ + β, 4 per element, from the running statistics"
+    return OpCount(float(per * n), float(2 * n * x[2] + small), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]}, {'training' if training else 'eval'}"
+                   f"{told}, {channels} channels: {what}, {per}·{n} FLOPs; bytes x + y + the "
+                   "per-channel weights and statistics")
+
+
+def _batch_norm_backward(name: str, dims: list, types: list, concrete: list | None
+                         ) -> OpCount:
+    input_first = name in _BATCH_NORM_BACKWARD_INPUT_FIRST
+    dy = _need(_tensor(dims, types, 1 if input_first else 0), "gradient not recorded as a tensor")
+    x = _need(_tensor(dims, types, 0 if input_first else 1), "input not recorded as a tensor")
+    if len(x[0]) < 2 or _numel(dy[0]) != _numel(x[0]):
+        raise _Uncounted(f"gradient {_shape(dy[0])} and input {_shape(x[0])} differ")
+    channels = x[0][1]
+    n = _numel(x[0])
+    told = []
+    if input_first:  # (cuDNN's and MIOpen's: training's, every gradient)
+        training, mask = True, [True, True, True]
+    else:
+        training = _concrete(concrete, 7)
+        if not isinstance(training, bool):
+            told.append("train not recorded: taken as true")
+            training = True
+        mask = _concrete(concrete, 9)
+        if not (isinstance(mask, list) and len(mask) == 3):
+            told.append("output_mask not recorded: every gradient")
+            mask = [True, True, True]
+    if training:
+        # the per-channel sums Σdy and Σdy·x̂ are dβ and dγ themselves
+        steps = [("x̂ 2", 2), ("Σdy and Σdy·x̂ 3", 3)] if any(mask) else []
+        if mask[0]:
+            steps.append(("dx = γ·rstd·(dy − (Σdy + x̂·Σdy·x̂)/M) 5", 5))
+    else:
+        steps = [("dx = dy·γ·rstd 1", 1)] if mask[0] else []
+        if mask[1]:
+            steps += [("x̂ 2", 2), ("dγ += dy·x̂ 2", 2)]
+        if mask[2]:
+            steps.append(("dβ += dy 1", 1))
+    per = sum(f for _, f in steps)
+    small = 3 * channels * x[2] + sum(channels * x[2] for m in mask[1:] if m)
+    nbytes = 2 * n * x[2] + (n * x[2] if mask[0] else 0) + small
+    return OpCount(float(per * n), float(nbytes), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]}, {'training' if training else 'eval'}"
+                   + (f" ({'; '.join(told)})" if told else "")
+                   + f": per element {', '.join(w for w, _ in steps) or 'nothing'}, {per}·{n} "
+                   "FLOPs; bytes dy, x read, dx written, and the per-channel γ, statistics "
+                   "and dγ, dβ")
+
+
+def _pool_sizes(x: list[int], concrete: list | None, first: int) -> tuple[list[int], ...]:
+    """A max pool's kernel, stride, padding and dilation (``Concrete Inputs`` from index
+    ``first``), one a pooled dimension, and its ceil_mode."""
+    kernel = _concrete(concrete, first)
+    missing = "kernel size, stride and padding not recorded (Concrete Inputs, PyTorch ≥ 2.1)"
+    if kernel is None:
+        raise _Uncounted(missing)
+    kernel = kernel if isinstance(kernel, list) else [kernel]
+    rank = len(x) - 2 if len(x) > 2 else 0
+    if not kernel or rank < 1:
+        raise _Uncounted(f"a pool of {_shape(x)} by {kernel!r} not understood")
+    if len(kernel) == 1:
+        kernel = kernel * rank
+
+    def given(i: int, default: list[int]) -> list[int]:
+        value = _concrete(concrete, first + i)
+        if value is None or value == []:
+            return default
+        values = value if isinstance(value, list) else [value]
+        return values * len(kernel) if len(values) == 1 else values
+
+    stride = given(1, kernel)
+    padding = given(2, [0] * len(kernel))
+    dilation = given(3, [1] * len(kernel))
+    ceil = _concrete(concrete, first + 4) is True
+    sizes = (kernel, stride, padding, dilation)
+    if any(len(v) != len(kernel) or not all(isinstance(d, int) and not isinstance(d, bool)
+                                            for d in v) for v in sizes) \
+            or len(kernel) > len(x) or min(kernel + stride + dilation) < 1 or min(padding) < 0:
+        raise _Uncounted(f"a pool of {_shape(x)} by {kernel!r} not understood")
+    out = []
+    for size, k, s_, p_, d in zip(x[-len(kernel):], kernel, stride, padding, dilation,
+                                  strict=True):
+        span = size + 2 * p_ - d * (k - 1) - 1
+        o = (-(-span // s_) if ceil else span // s_) + 1
+        if ceil and (o - 1) * s_ >= size + p_:
+            o -= 1
+        out.append(max(0, o))
+    return kernel, out, [ceil]
+
+
+def _max_pool(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+    kernel, out_sp, _ceil = _pool_sizes(x[0], concrete, 1)
+    lead = _numel(x[0][:len(x[0]) - len(kernel)])
+    outputs = lead * _numel(out_sp)
+    window = _numel(kernel)
+    indices = 8 if "with_indices" in name else 0
+    return OpCount(float(window * outputs), float(_numel(x[0]) * x[2] + outputs * (x[2] + indices)),
+                   x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]} by {'×'.join(map(str, kernel))} to "
+                   f"{'×'.join(map(str, out_sp))}: a compare per element of each window, "
+                   f"{window}·{outputs} FLOPs; bytes x + the maxima"
+                   + (" and their int64 indices" if indices else ""))
+
+
+def _max_pool_backward(name: str, dims: list, types: list) -> OpCount:
+    dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
+    x = _need(_tensor(dims, types, 1), "input not recorded as a tensor")
+    m, n = _numel(dy[0]), _numel(x[0])
+    return OpCount(float(m), float(m * (dy[2] + 8) + n * x[2]), x[1], "vector",
+                   f"{name} dy {_shape(dy[0])} to dx {_shape(x[0])} {x[1]}: each gradient "
+                   f"added at its maximum's place, {m} FLOPs; bytes dy + the int64 indices "
+                   "read, dx written")
+
+
+def _adaptive_windows(x: list[int], out: list[int]) -> int:
+    """How many elements the windows of an adaptive pool of ``x``'s last dimensions into
+    ``out`` cover in all (a window of dimension i spans floor(i·n/o) to ceil((i + 1)·n/o))."""
+    total = 1
+    for n, o in zip(x[-len(out):], out, strict=True):
+        total *= sum(-(-(i + 1) * n // o) - i * n // o for i in range(o))
+    return total
+
+
+def _adaptive_avg_pool(name: str, dims: list, types: list, concrete: list | None
+                       ) -> OpCount:
+    backward = name in _ADAPTIVE_AVG_POOL_BACKWARD
+    if backward:
+        dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
+        x = _need(_tensor(dims, types, 1), "input not recorded as a tensor")
+        rank = 3 if "3d" in name else 2
+        out = dy[0][-rank:]
+    else:
+        x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
+        given = _concrete(concrete, 1)
+        if given is None:
+            raise _Uncounted("output size not recorded (Concrete Inputs, PyTorch ≥ 2.1)")
+        out = given if isinstance(given, list) else [given]
+    if not out or len(out) >= len(x[0]) or not all(
+            isinstance(o, int) and not isinstance(o, bool) and o >= 1 for o in out) \
+            or any(o > 100_000 for o in out):
+        raise _Uncounted(f"an adaptive pool of {_shape(x[0])} to {out!r} not understood")
+    lead = _numel(x[0][:len(x[0]) - len(out)])
+    outputs = lead * _numel(out)
+    covered = lead * _adaptive_windows(x[0], out)
+    n = _numel(x[0])
+    flops = covered + outputs
+    grid = "×".join(map(str, out))
+    if backward:
+        return OpCount(float(flops), float(outputs * dy[2] + n * x[2]), x[1], "vector",
+                       f"{name} to {_shape(x[0])} from {grid} {x[1]}: each window's gradient "
+                       f"÷ its size, added over it, {covered} + {outputs} FLOPs; bytes dy + "
+                       "dx")
+    return OpCount(float(flops), float(n * x[2] + outputs * x[2]), x[1], "vector",
+                   f"{name} {_shape(x[0])} {x[1]} to {grid}: each window summed ({covered} "
+                   f"adds in all) and ÷ its size ({outputs}), {covered} + {outputs} FLOPs; "
+                   "bytes x + y")
+
+
 def _table() -> dict[str, Any]:
     """Each operator name → the rule that counts it: (name, dims, types, concrete, kernel)."""
     rules: dict[str, Any] = {}
@@ -1274,6 +1527,14 @@ def _table() -> dict[str, Any]:
     add(_PERMUTE_SPARSE, lambda n, d, t, c, k: _permute_sparse(n, d, t, c))
     add(_ASYNC_CUMSUM, lambda n, d, t, c, k: _async_cumsum(n, d, t))
     add(_BOUNDS_CHECK, lambda n, d, t, c, k: _bounds_check(n, d, t))
+    add(_CONV_BACKWARD, lambda n, d, t, c, k: _conv_backward(n, d, t, c))
+    add(_BATCH_NORM, lambda n, d, t, c, k: _batch_norm(n, d, t, c))
+    add((*_BATCH_NORM_BACKWARD, *_BATCH_NORM_BACKWARD_INPUT_FIRST),
+        lambda n, d, t, c, k: _batch_norm_backward(n, d, t, c))
+    add(_MAX_POOL, lambda n, d, t, c, k: _max_pool(n, d, t, c))
+    add(_MAX_POOL_BACKWARD, lambda n, d, t, c, k: _max_pool_backward(n, d, t))
+    add((*_ADAPTIVE_AVG_POOL, *_ADAPTIVE_AVG_POOL_BACKWARD),
+        lambda n, d, t, c, k: _adaptive_avg_pool(n, d, t, c))
     return rules
 
 
