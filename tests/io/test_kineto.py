@@ -37,6 +37,7 @@ SAMPLED = TRACES / "sampled_rank-0.json.gz"
 ALEXNET = TRACES / "benchmark_result_2869224_1695835535_trace.json.gz"
 RANGES = TRACES / "benchmark_result_924719_1679055439_trace.json.gz"
 CPU_OPS = REPO / "tests" / "fixtures" / "cpu" / "cpu_ops.json.gz"
+TBE_OPS = REPO / "tests" / "fixtures" / "cpu" / "tbe_ops.json.gz"
 SESSION = REPO / "workbench" / "examples" / "llama_ffn.yaml"
 
 
@@ -617,10 +618,10 @@ def test_a_recommendation_steps_fbgemm_operators_count_what_their_kernels_do():
     assert (two_d.flops, two_d.bytes) == ((2 + 3) * 4, 3 * 4 + 5 * 4 * 4 + (20 + 30) * 4)
 
 
-def _recorded(name: str, dims: list) -> list[OpCount | str]:
-    """What each record of operator ``name`` with input shapes ``dims`` in the CPU trace
+def _recorded(name: str, dims: list, trace: Path = CPU_OPS) -> list[OpCount | str]:
+    """What each record of operator ``name`` with input shapes ``dims`` in a CPU trace
     (tests/fixtures/cpu: PyTorch 2.14's records, Concrete Inputs and all) counts to."""
-    with gzip.open(CPU_OPS, "rt", encoding="utf-8") as f:
+    with gzip.open(trace, "rt", encoding="utf-8") as f:
         events = json.load(f)["traceEvents"]
     got = [count_operator(name, e["args"]["Input Dims"], e["args"]["Input type"],
                           e["args"].get("Concrete Inputs")) for e in events
@@ -729,6 +730,39 @@ def test_a_convolutional_networks_training_step_is_counted_from_pytorchs_records
     adaptive = f("aten::_adaptive_avg_pool2d", [[1, 1, 5, 5], []], ["float", "ScalarList"],
                  ["", "[3, 3]"])
     assert adaptive.flops == 7 * 7 + 9
+
+
+def test_fbgemms_embedding_lookup_is_counted_where_its_record_tells_the_row_width():
+    """FBGEMM 1.9's table-batched embedding lookup records its forward with total_D and
+    max_D (tests/fixtures/cpu/tbe_ops.json.gz): where they say one width (total_D = T·max_D),
+    each of the N indices' rows of D adds into its bag."""
+    head = [[4800], [], [], [], [3], [3], [4], [], [], [4], [60], [13], [], []]
+    # 3 tables of 100 rows of 16 fp32, 4 bags of 5 a table: 60 rows of 16 added; indices and
+    # the 13 offsets (int64) and the 60 rows read, the pooled [4, 48] fp32 written
+    pooled = 4 * 48 * 4
+    moved = 60 * 8 + 13 * 8 + 60 * 16 * 4 + pooled
+    got = {(c.flops, c.bytes) for c in _recorded(
+        "fbgemm::split_embedding_codegen_forward_unweighted_pt2_wrapper",
+        [*head, [0], [0], [], []], TBE_OPS) if isinstance(c, OpCount)}
+    # by sum, and by mean (a division a pooled element more)
+    assert got == {(60 * 16, moved), (60 * 16 + 4 * 48, moved)}
+    # with a weight an index: a multiply and an add a row element; the weights read
+    (weighted,) = _recorded("fbgemm::split_embedding_codegen_forward_weighted_pt2_wrapper",
+                            [*head[:13], [60], [0], [0], [], []], TBE_OPS)
+    assert isinstance(weighted, OpCount)
+    assert (weighted.flops, weighted.bytes) == (2 * 60 * 16, moved + 60 * 4)
+    # tables of 8 and 16: how the indices divide between them is not recorded
+    (two,) = _recorded("fbgemm::split_embedding_codegen_forward_unweighted_pt2_wrapper",
+                       [[2400], [], [], [], [2], [2], [3], [], [], [3], [40], [9], [], [],
+                        [0], [0], [], []], TBE_OPS)
+    assert two == ("fbgemm::split_embedding_codegen_forward_unweighted_pt2_wrapper: its 2 "
+                   "tables' rows differ in width (total_D 24, the widest 16) and how its "
+                   "indices divide among them is not recorded")
+    # the backward (and its optimizer's update) is listed: how many distinct rows it updates
+    # is not recorded
+    assert "how many distinct rows it updates is not recorded" in count_operator(
+        "fbgemm::split_embedding_backward_codegen_rowwise_adagrad_unweighted_pt2_wrapper",
+        [[4, 48]], ["float"])
 
 
 def test_a_concatenation_reads_its_element_type_from_its_kernel():

@@ -43,7 +43,8 @@ reduce), ``max`` and ``min`` (a compare an element), ``linalg_vector_norm`` (2 a
 the orders 0, 1, 2, ±∞), ``repeat_interleave`` with its ``output_size``, FBGEMM's operators
 of recommendation models (FP8 and hybrid-FP8 quantization and back, the permutations of
 pooled embeddings and of sparse features, running sums of lengths, the embedding indices'
-bounds check: the arithmetic its CUDA kernels do), PyTorch's list operators
+bounds check, the table-batched embedding lookup's forward where its tables share one row
+width: the arithmetic its CUDA kernels do), PyTorch's list operators
 (``aten::_foreach_add_`` …: the elementwise step over every tensor of the list), and the
 fused Adam and AdamW steps (``aten::_fused_adam_``,
 ``aten::_fused_adamw_``) the arithmetic PyTorch's CUDA kernel does for each parameter: with
@@ -263,13 +264,24 @@ _ADAPTIVE_AVG_POOL_BACKWARD = ("aten::_adaptive_avg_pool2d_backward",
                                "aten::_adaptive_avg_pool3d_backward")
 #: Operators whose work the recorded arguments cannot give, and why (by their name's pattern)
 _NOT_COUNTABLE = (
-    (re.compile(r"fbgemm::split_embedding_codegen_lookup_\w+_function"),
+    (re.compile(r"fbgemm::split_embedding_codegen_lookup_\w+_function(?:_pt2)?"),
      "FBGEMM's table-batched embedding lookup: the tables' row widths (total_D, D_offsets' "
-     "values) and how its indices divide among the tables are not recorded"),
-    (re.compile(r"torch::autograd::CppNode<SplitLookupFunction_\w+_Op>"),
+     "values) and how its indices divide among the tables are not recorded (a newer FBGEMM "
+     "records its forward's, split_embedding_codegen_forward_…_pt2_wrapper, which is "
+     "counted)"),
+    (re.compile(r"torch::autograd::CppNode<SplitLookupFunction_\w+_Op(?:_pt2)?>"
+                r"|fbgemm::split_embedding_(?:nobag_)?backward_codegen_\w+"),
      "the backward of FBGEMM's table-batched embedding lookup (and its optimizer's update): "
-     "the tables' row widths and the indices it reads are not recorded"),
+     "how many distinct rows it updates is not recorded"),
 )
+#: FBGEMM's table-batched embedding lookup, forward, as its PT2 wrapper records it
+#: (host_weights, dev_weights, uvm_weights, lxu_cache_weights, weights_placements,
+#: weights_offsets, D_offsets, total_D, max_D, hash_size_cumsum, indices, offsets,
+#: pooling_mode, indice_weights, lxu_cache_locations, uvm_cache_stats, is_experimental,
+#: output_dtype)
+_TBE_FORWARD = ("fbgemm::split_embedding_codegen_forward_unweighted_pt2_wrapper",
+                "fbgemm::split_embedding_codegen_forward_weighted_pt2_wrapper")
+_TBE_POOLING = {0: "sum", 1: "mean"}
 #: The 2-norm of each tensor of a list (``clip_grad_norm_``'s first step)
 _FOREACH_NORM = ("aten::_foreach_norm",)
 #: Operators whose inputs are one ``TensorList`` (recorded without an element type).
@@ -301,7 +313,7 @@ ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_C
                                                 *_FP8_ROWWISE_BACK, *_PERMUTE_SPARSE,
                                                 *_CONV_BACKWARD, *_BATCH_NORM,
                                                 *_BATCH_NORM_BACKWARD, *_MAX_POOL,
-                                                *_ADAPTIVE_AVG_POOL])
+                                                *_ADAPTIVE_AVG_POOL, *_TBE_FORWARD])
 #: The operators whose count reads the name of the kernel they launched (its element type).
 KERNEL_OPERATORS: frozenset[str] = frozenset([*_CAT, *_ADAM, *_FOREACH, *_GATHER,
                                               *_FOREACH_NORM])
@@ -1478,6 +1490,53 @@ def _adaptive_avg_pool(name: str, dims: list, types: list, concrete: list | None
                    "bytes x + y")
 
 
+def _tbe_forward(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+    weights = next((t for t in (_tensor(dims, types, i) for i in range(3))
+                    if t is not None and _numel(t[0])), None)
+    weights = _need(weights, "its embedding tables not recorded as a tensor")
+    d_offsets = _need(_tensor(dims, types, 6), "D_offsets not recorded as a tensor")
+    indices = _need(_tensor(dims, types, 10), "indices not recorded as a tensor")
+    offsets = _need(_tensor(dims, types, 11), "offsets not recorded as a tensor")
+    total_d, max_d, pooling = (_concrete(concrete, i) for i in (7, 8, 12))
+    tables = _numel(d_offsets[0]) - 1
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+               for v in (total_d, max_d)) or tables < 1:
+        raise _Uncounted("its row widths (total_D, max_D) not recorded (Concrete Inputs)")
+    assert isinstance(total_d, int) and isinstance(max_d, int)
+    if total_d != tables * max_d:
+        raise _Uncounted(f"its {tables} tables' rows differ in width (total_D {total_d}, the "
+                         f"widest {max_d}) and how its indices divide among them is not "
+                         "recorded")
+    mode = _TBE_POOLING.get(pooling) if isinstance(pooling, int) else None
+    if mode is None:
+        raise _Uncounted(f"pooling mode {pooling!r} not a sum or a mean")
+    bags = _numel(offsets[0]) - 1
+    if bags < 0 or bags % tables:
+        raise _Uncounted(f"{bags} bags do not divide among {tables} tables (a variable batch)")
+    batch = bags // tables
+    n = _numel(indices[0])
+    per_weight = _tensor(dims, types, 13)
+    weighted = per_weight is not None and _numel(per_weight[0]) > 0
+    code = _concrete(concrete, 17)
+    out_precision, out_size = _SPARSE_TYPES.get(code, ("fp32", 4)) if isinstance(
+        code, int) and not isinstance(code, bool) else ("fp32", 4)
+    per = 2 if weighted else 1
+    outputs = batch * total_d
+    flops = per * n * max_d + (outputs if mode == "mean" else 0)
+    nbytes = (n * indices[2] + (bags + 1) * offsets[2] + n * max_d * weights[2]
+              + (n * per_weight[2] if weighted and per_weight else 0) + outputs * out_size)
+    return OpCount(float(flops), float(nbytes), weights[1], "vector",
+                   f"{name} of {n} indices into {tables} tables of rows of {max_d} "
+                   f"{weights[1]} (total_D {total_d}: one width), {batch} bags each, pooled by "
+                   f"{mode}: each row looked up is "
+                   + ("multiplied by its weight and added" if weighted else "added")
+                   + f" to its bag, {per}·{n}·{max_d}"
+                   + (f" + {outputs} (the mean's division)" if mode == "mean" else "")
+                   + " FLOPs; bytes indices + offsets + the rows read"
+                   + (" + the per-index weights" if weighted else "")
+                   + f" + the pooled output [{batch}, {total_d}] {out_precision}")
+
+
 def _table() -> dict[str, Any]:
     """Each operator name → the rule that counts it: (name, dims, types, concrete, kernel)."""
     rules: dict[str, Any] = {}
@@ -1535,6 +1594,7 @@ def _table() -> dict[str, Any]:
     add(_MAX_POOL_BACKWARD, lambda n, d, t, c, k: _max_pool_backward(n, d, t))
     add((*_ADAPTIVE_AVG_POOL, *_ADAPTIVE_AVG_POOL_BACKWARD),
         lambda n, d, t, c, k: _adaptive_avg_pool(n, d, t, c))
+    add(_TBE_FORWARD, lambda n, d, t, c, k: _tbe_forward(n, d, t, c))
     return rules
 
 
