@@ -758,6 +758,16 @@ def test_fbgemms_embedding_lookup_is_counted_where_its_record_tells_the_row_widt
     assert two == ("fbgemm::split_embedding_codegen_forward_unweighted_pt2_wrapper: its 2 "
                    "tables' rows differ in width (total_D 24, the widest 16) and how its "
                    "indices divide among them is not recorded")
+    # FBGEMM 1.9's other operators, recorded as the sampled step's older FBGEMM records them
+    # (the same arguments, Concrete Inputs added): a 2-D permutation of 2 features × 2 that
+    # records its indices' count (6), two adds of running sums a length; hybrid FP8 of
+    # [2, 4] fp32 (the conversion 4 a value; 4 bytes read, 1 written a value)
+    (two_d,) = _recorded("fbgemm::permute_2D_sparse_data", [[2], [2, 2], [6], [], []],
+                         TBE_OPS)
+    assert isinstance(two_d, OpCount) and "the indices' count recorded" in two_d.formula
+    assert (two_d.flops, two_d.bytes) == (8, 4 * (2 + 8 + 12))
+    (hfp8,) = _recorded("fbgemm::FloatToHFP8Quantized", [[2, 4], [], [], []], TBE_OPS)
+    assert isinstance(hfp8, OpCount) and (hfp8.flops, hfp8.bytes) == (4 * 8, 5 * 8)
     # the backward (and its optimizer's update) is listed: how many distinct rows it updates
     # is not recorded
     assert "how many distinct rows it updates is not recorded" in count_operator(
