@@ -240,6 +240,17 @@ def test_a_trace_count_gives_a_key_name_its_operator():
         "multi_tensor_apply_kernel (fused_adamw)")
     # a source that is not a trace's count (an Nsight Compute file) gives nothing
     assert trace_operator("ncu.csv: sm__inst_executed_pipe_tensor × 512 FLOPs") == ""
+    # operators of other namespaces than aten (FBGEMM's), and an autograd function's backward
+    # node, are named as aten's (they were left out: "bounds_check_indices_kernel" alone)
+    bounds = trace_operator("t.json: fbgemm::bounds_check_indices indices [30111429] offsets "
+                            "[2359297] int32 (2359296 bags): 0 ≤ index")
+    assert kernel_key_name("bounds_check_indices_kernel", operator=bounds) == (
+        "bounds_check_indices_kernel (bounds_check_indices 30111429, 2359297)")
+    node = trace_operator("t.json: torch::autograd::CppNode<fbgemm_gpu::PermutePooledEmbs"
+                          "Function<&fbgemm_gpu::permute_pooled_embs_gpu> > [2048,186588] fp32:"
+                          " each table's columns")
+    assert kernel_key_name("permute_pooled_embs_kernel", operator=node) == (
+        "permute_pooled_embs_kernel (PermutePooledEmbsFunction backward 2048×186588)")
 
 
 def test_a_slides_key_reads_at_half_its_tick_labels_size():

@@ -520,7 +520,7 @@ def test_a_recommendation_steps_fbgemm_operators_count_what_their_kernels_do():
         (7 * n + 2 * rows, 4 * n + 264 * rows)} == {(2_677_910_976, 1_922_602_752)}
     # and back: rows of 264 bytes hold 256 values; each ·2^(127 − bias) and ÷ the scale
     n = 1_638_400 * 256
-    assert counted("fbgemm::FP8RowwiseQuantizedToFloat 1638400 rows of 264 bytes") == {
+    assert counted("fbgemm::FP8RowwiseQuantizedToFloat [1638400,264] (rows of 264 bytes)") == {
         (2 * n, 1_638_400 * 264 + 4 * n)} == {(838_860_800, 2_110_259_200)}
     # hybrid FP8 element by element: the conversion 4 a value (x read, a byte written); back,
     # one multiply (a byte read, a float written)
@@ -538,17 +538,20 @@ def test_a_recommendation_steps_fbgemm_operators_count_what_their_kernels_do():
     # 300 sparse features × 2048 permuted: the permutation, the lengths in and out, the
     # 16,334,339 indices in and out (int32); the lengths' running sums in and out, an add
     # each
-    assert counted("fbgemm::permute_sparse_features of 300 features × 2048 to 300 ") >= {
+    assert counted("fbgemm::permute_sparse_features lengths [300,2048] indices [16334339] "
+                   "int32, to 300 features") == {
         (600 * 2048, 300 * 4 + 600 * 2048 * 4 + 2 * 16_334_339 * 4)} == {
         (1_228_800, 135_591_112)}
-    assert counted("fbgemm::permute_2D_sparse_data of 1280 features × 2048 to 1280 ") >= {
+    assert counted("fbgemm::permute_2D_sparse_data lengths [1280,2048] indices [38910814] "
+                   "int32, to 1280 features") == {
         (2560 * 2048, 1280 * 4 + 2560 * 2048 * 4 + 2 * 38_910_814 * 4)}
     # 767 features out of 623 repeat some: how many indices come out is not recorded
     assert any(w.startswith("fbgemm::permute_sparse_features: 767 features out of 623: the "
                             "permuted indices' count") for w, _n, _s in trace.not_counted)
     # the indices' bounds: two compares an index and two a bag; the row counts, the
     # 30,111,429 indices and the 2,359,297 offsets read (int64)
-    assert counted("fbgemm::bounds_check_indices of 30111429 indices in 2359296 bags") == {
+    assert counted("fbgemm::bounds_check_indices indices [30111429] offsets [2359297] int32 "
+                   "(2359296 bags)") == {
         (2 * 30_111_429 + 2 * 2_359_296, (9 + 30_111_429 + 2_359_297) * 8)}
     # a running sum of 2,359,296 int32 lengths into 2,359,297 offsets
     assert counted("fbgemm::asynchronous_complete_cumsum [2359296]") == {

@@ -1179,10 +1179,11 @@ def _fp8_rowwise(name: str, dims: list, types: list, concrete: list | None) -> O
             raise _Uncounted(f"output type {code!r} not one of FP32, FP16, BF16")
         precision, size = _SPARSE_TYPES[code if code is not None else 0]
         n = rows * out_cols
-        told = " (its output type not recorded: taken as FP32)" if given and code is None \
+        told = " (its output type not recorded, taken as FP32)" if given and code is None \
             else ""
         return OpCount(float(2 * n), float(rows * cols + n * size), "fp32", "vector",
-                       f"{name} {rows} rows of {cols} bytes to {precision}{told}: each FP8 "
+                       f"{name} {_shape(x[0])} (rows of {cols} bytes) to {precision}{told}: "
+                       "each FP8 "
                        f"value ·2^(127 − bias) and ÷ its row's scale, 2·{n} FLOPs; bytes the "
                        f"rows read + {rows}·{out_cols} values written = {rows}·{cols} + "
                        f"{n}·{size}")
@@ -1234,7 +1235,7 @@ def _permute_sparse(name: str, dims: list, types: list, concrete: list | None) -
     if isinstance(total, int) and not isinstance(total, bool) and total >= 0:
         out, said = total, "the indices' count recorded"
     elif out_features == features:
-        out, said = n, "as many features out as in: a permutation"
+        out, said = n, "as many features out as in, a permutation"
     else:
         raise _Uncounted(f"{out_features} features out of {features}: the permuted indices' "
                          "count (the sum of their lengths) not recorded")
@@ -1242,8 +1243,9 @@ def _permute_sparse(name: str, dims: list, types: list, concrete: list | None) -
               + (n + out) * indices[2] + ((n + out) * weights[2] if weights else 0))
     sums = (features + out_features) * batch
     return OpCount(float(sums), float(nbytes), indices[1], "vector",
-                   f"{name} of {features} features × {batch} to {out_features} ({said}), "
-                   f"{n} indices to {out}: the lengths' running sums in and out, {sums} FLOPs; "
+                   f"{name} lengths {_shape(lengths[0])} indices {_shape(indices[0])} "
+                   f"{indices[1]}, to {out_features} features ({said}) and {out} indices: the "
+                   f"lengths' running sums in and out, {sums} FLOPs; "
                    f"bytes the permutation + lengths in and out + indices"
                    + " and weights" * bool(weights) + " in and out")
 
@@ -1265,7 +1267,8 @@ def _bounds_check(name: str, dims: list, types: list) -> OpCount:
     bags = max(0, _numel(offsets[0]) - 1)
     nbytes = (_numel(rows[0]) * rows[2] + n * indices[2] + _numel(offsets[0]) * offsets[2])
     return OpCount(float(2 * n + 2 * bags), float(nbytes), indices[1], "vector",
-                   f"{name} of {n} indices in {bags} bags: 0 ≤ index < its table's rows, two "
+                   f"{name} indices {_shape(indices[0])} offsets {_shape(offsets[0])} "
+                   f"{indices[1]} ({bags} bags): 0 ≤ index < its table's rows, two "
                    f"compares an index, and a bag's start and end two more, 2·{n} + 2·{bags} "
                    "FLOPs; bytes the row counts, indices and offsets read (written only where "
                    "out of bounds)")
@@ -1526,8 +1529,9 @@ def _tbe_forward(name: str, dims: list, types: list, concrete: list | None) -> O
     nbytes = (n * indices[2] + (bags + 1) * offsets[2] + n * max_d * weights[2]
               + (n * per_weight[2] if weighted and per_weight else 0) + outputs * out_size)
     return OpCount(float(flops), float(nbytes), weights[1], "vector",
-                   f"{name} of {n} indices into {tables} tables of rows of {max_d} "
-                   f"{weights[1]} (total_D {total_d}: one width), {batch} bags each, pooled by "
+                   f"{name} indices {_shape(indices[0])} offsets {_shape(offsets[0])}, "
+                   f"{tables} tables of rows of {max_d} {weights[1]} (total_D {total_d}, one "
+                   f"width), {batch} bags each, pooled by "
                    f"{mode}: each row looked up is "
                    + ("multiplied by its weight and added" if weighted else "added")
                    + f" to its bag, {per}·{n}·{max_d}"

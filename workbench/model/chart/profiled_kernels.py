@@ -161,7 +161,14 @@ def trace_operator(source: str) -> str:
     (``"trace.json: aten::mm [8,64]·[64,32] fp32: …"`` → ``"aten::mm [8,64]·[64,32] fp32"``),
     or "" where the source is not a trace's count."""
     _file, _, formula = source.partition(": ")
-    return formula.split(": ")[0] if formula.startswith("aten::") else ""
+    return formula.split(": ")[0] if _OPERATOR.match(formula) else ""
+
+
+#: An operator's name, in its namespace (``aten::mm``, ``fbgemm::bounds_check_indices``,
+#: ``torch::autograd::CppNode<…>``)
+_OPERATOR = re.compile(r"[A-Za-z_]\w*::\w")
+#: An autograd function's node (a custom backward): its class
+_AUTOGRAD_NODE = re.compile(r"CppNode<(?:\w+::)*(\w+)")
 
 
 def kernel_key_name(name: str, limit: int = 32, operator: str = "", typed: bool = False
@@ -190,9 +197,11 @@ def kernel_key_name(name: str, limit: int = 32, operator: str = "", typed: bool 
     if not shape:
         return stem
     head = shape.split(": ")[0]
-    if "[" not in head and not head.startswith("aten::"):
+    if "[" not in head and not _OPERATOR.match(head):
         return f"{stem} ({head})"  # a launch shape ("grid 768 block 256"), said as it is
-    op, _, dims = head.removeprefix("aten::").partition(" ")
+    op, _, dims = head.partition(" ")
+    node = _AUTOGRAD_NODE.search(op)
+    op = f"{node.group(1)} backward" if node else op.split("::")[-1]
     op = op.strip("_").replace("scaled_dot_product_", "sdpa_")
     # (the inputs' shapes, not the dtype or the words between them)
     inputs = [d.replace(",", "×") for d in re.findall(r"\[([\d,]+)\]", dims)][:2]
