@@ -25,9 +25,9 @@ one-step ``elementwise`` chain (FLOPs per element from its step, e.g. add 1, gel
 a layer or RMS norm a ``norm`` (a batch norm in training too, 8 an element; 4 in eval; its
 backward 10 an element in training), a convolution's backward as many FLOPs as its forward
 for each of dx and dW, max pooling (a compare per element of each window) and adaptive
-average pooling (each window summed and divided), a softmax or log-softmax a ``softmax`` (their backward: 4
-FLOPs an element; dy and y read, dx written), a sum, mean or max over some
-dimensions a ``reduction`` (one add or compare per element read; a mean's division per
+average pooling (each window summed and divided), a softmax or log-softmax a ``softmax``
+(their backward: 4 FLOPs an element; dy and y read, dx written), a sum, mean or max over
+some dimensions a ``reduction`` (one add or compare per element read; a mean's division per
 result is not counted), ``aten::pow`` with an exponent its kernel special-cases (2: x·x, 1;
 3: x·x·x, 2; ½ and −½: a square root, 1; −1: 1; −2: 2), ``aten::cat`` and ``aten::gather``
 copies (no FLOPs; a gather reads its index, one a row where its kernel says the index was

@@ -43,10 +43,10 @@ from workbench.model.rules import intensity as intensity_of
 from workbench.model.units import format_share
 from workbench.records import record
 
-__all__ = ["NotCounted", "MeasurementImport", "counted_time", "DispatchGroups", "LevelPoint", "level_points",
-           "machine_level", "top_kernels", "TOP_SHARE", "RunChange", "compare_runs",
-           "gpu_time_shares", "LEVEL_CHOICES", "runs_of", "run_changes", "COLLECTIVE_WHY",
-           "outside_collectives"]
+__all__ = ["NotCounted", "MeasurementImport", "counted_time", "DispatchGroups", "LevelPoint",
+           "level_points", "machine_level", "top_kernels", "TOP_SHARE", "RunChange",
+           "compare_runs", "gpu_time_shares", "LEVEL_CHOICES", "runs_of", "run_changes",
+           "COLLECTIVE_WHY", "outside_collectives"]
 
 #: Why a collective's kernel (NCCL's, RCCL's) is not counted: no roofline of one GPU sets its
 #: time. A share of GPU time is also told without them (see :func:`outside_collectives`).
