@@ -696,6 +696,10 @@ def test_a_convolutional_networks_training_step_is_counted_from_pytorchs_records
     assert _counted("aten::scatter_", [[2, 8], [], [1, 8], [1, 8], []]) == {
         (8, 8 * (8 + 4 + 4 + 4))}
     assert _counted("aten::scatter_", [[2, 8], [], [1, 8], [1, 8]]) == {(0, 8 * (8 + 4 + 4))}
+    # index_put_ records its values but not its indices (PyTorch 2.14 neither): said so
+    (put,) = _recorded("aten::_index_put_impl_", [[2, 8], [], [2, 8], [], []])
+    assert put == ("aten::_index_put_impl_: its indices (a list of optional tensors) are not "
+                   "recorded, so neither is how many elements it reads and writes")
     # the sum of every element (sum(self, dtype)): its dimensions are not "not recorded"
     (whole,) = _recorded("aten::sum", [[4, 8], []])
     assert isinstance(whole, OpCount) and "not recorded" not in whole.formula

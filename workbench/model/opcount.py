@@ -273,6 +273,9 @@ _NOT_COUNTABLE = (
                 r"|fbgemm::split_embedding_(?:nobag_)?backward_codegen_\w+"),
      "the backward of FBGEMM's table-batched embedding lookup (and its optimizer's update): "
      "how many distinct rows it updates is not recorded"),
+    (re.compile(r"aten::(?:_index_put_impl_|index_put_?)"),
+     "its indices (a list of optional tensors) are not recorded, so neither is how many "
+     "elements it reads and writes"),
 )
 #: FBGEMM's table-batched embedding lookup, forward, as its PT2 wrapper records it
 #: (host_weights, dev_weights, uvm_weights, lxu_cache_weights, weights_placements,
