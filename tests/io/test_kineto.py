@@ -37,6 +37,7 @@ SAMPLED = TRACES / "sampled_rank-0.json.gz"
 ALEXNET = TRACES / "benchmark_result_2869224_1695835535_trace.json.gz"
 RANGES = TRACES / "benchmark_result_924719_1679055439_trace.json.gz"
 CPU_OPS = REPO / "tests" / "fixtures" / "cpu" / "cpu_ops.json.gz"
+RESNET = TRACES / "worker0.1623143089861.pt.trace.json.gz"
 TBE_OPS = REPO / "tests" / "fixtures" / "cpu" / "tbe_ops.json.gz"
 SESSION = REPO / "workbench" / "examples" / "llama_ffn.yaml"
 
@@ -780,6 +781,42 @@ def test_fbgemms_embedding_lookup_is_counted_where_its_record_tells_the_row_widt
     assert "how many distinct rows it updates is not recorded" in count_operator(
         "fbgemm::split_embedding_backward_codegen_rowwise_adagrad_unweighted_pt2_wrapper",
         [[4, 48]], ["float"])
+
+
+def test_a_resnet_training_step_on_a_v100_is_counted_but_its_forward_convolutions():
+    """ResNet-50 training steps (batch 32, fp32) on a V100, from Kineto's samples (2021: shapes
+    recorded, no Concrete Inputs). cuDNN's convolution backward (dx and dW, its own inner
+    operators for each) and the batch norms are counted; the forward convolutions need their
+    stride and padding, which that PyTorch did not record."""
+    trace = read_kineto_trace(RESNET)
+    assert trace.kernels == 8772 and trace.gpu == "Tesla V100-DGXS-32GB"
+    # 591.532 ms of GPU time; left out: 606 forward convolution kernels, 126.619 ms, and
+    # 6 max pools, 1.420 ms (and 636 kernels of no duration): 463.493 ms counted, 78 %
+    assert trace.gpu_time_s == pytest.approx(591.532e-3)
+    assert trace.counted_time_s == pytest.approx((591.532 - 126.619 - 1.420) * 1e-3)
+    assert [(w.split(": ")[0], n) for w, n, _s in trace.not_counted] == [
+        ("aten::_convolution", 606), ("aten::max_pool2d_with_indices", 6),
+        ("kernels of zero duration", 636)]
+    assert trace.notes[0].startswith("counted 78 % of GPU time (7,524 of 8,772 kernels")
+
+    def counted(head: str) -> set[tuple[float, float]]:
+        got = {(m.flops, m.bytes) for m in trace.measurements if head in m.source}
+        assert got, head
+        return got
+
+    # the last block's 1×1 convolution 512 → 2048 channels at 7×7: dx and dW (output_mask
+    # not recorded), each 2·32·(2048·512·1·1)·49; dy, w (for dx) and x (for dW) read, dx and
+    # dW written
+    forward = 2 * 32 * (2048 * 512) * 49
+    assert counted("aten::cudnn_convolution_backward dy [32,2048,7,7] x [32,512,7,7] w "
+                   "[2048,512,1,1]") == {
+        (2 * forward, 4 * (32 * 2048 * 49 + 2 * 2048 * 512 + 2 * 32 * 512 * 49))}
+    # the first batch norm, over [32, 64, 112, 112] in training (training not recorded:
+    # taken as true): 8 an element; its backward 10
+    n = 32 * 64 * 112 * 112
+    assert counted("aten::cudnn_batch_norm [32,64,112,112]") == {(8 * n, 4 * (2 * n + 4 * 64))}
+    assert counted("aten::cudnn_batch_norm_backward [32,64,112,112]") == {
+        (10 * n, 4 * (3 * n + 5 * 64))}
 
 
 def test_a_concatenation_reads_its_element_type_from_its_kernel():

@@ -242,6 +242,10 @@ _BOUNDS_CHECK = ("fbgemm::bounds_check_indices",)
 #: A convolution's backward (grad_output, input, weight, bias_sizes, stride, padding,
 #: dilation, transposed, output_padding, groups, output_mask)
 _CONV_BACKWARD = ("aten::convolution_backward",)
+#: cuDNN's, as an older PyTorch records it: (input, grad_output, weight, padding, stride,
+#: dilation, groups, benchmark, deterministic, allow_tf32, output_mask), dx and dW only (its
+#: dx and dW are operators of their own inside it, whose sizes are not recorded)
+_CUDNN_CONV_BACKWARD = ("aten::cudnn_convolution_backward",)
 #: Batch norms (input, weight, bias, running_mean, running_var, training, momentum, eps; the
 #: no-training form without ``training``) and their backward (grad_output, input, weight,
 #: running_mean, running_var, save_mean, save_invstd, train, eps, output_mask; cuDNN's and
@@ -314,7 +318,8 @@ ARGUMENT_OPERATORS: frozenset[str] = frozenset([*_CONV, *_REDUCTIONS, *_POW, *_C
                                                 *_LOGIT_BACKWARD, *_SCATTER, *_MAX_MIN,
                                                 *_VECTOR_NORM, *_REPEAT_INTERLEAVE,
                                                 *_FP8_ROWWISE_BACK, *_PERMUTE_SPARSE,
-                                                *_CONV_BACKWARD, *_BATCH_NORM,
+                                                *_CONV_BACKWARD, *_CUDNN_CONV_BACKWARD,
+                                                *_BATCH_NORM,
                                                 *_BATCH_NORM_BACKWARD, *_MAX_POOL,
                                                 *_ADAPTIVE_AVG_POOL, *_TBE_FORWARD])
 #: The operators whose count reads the name of the kernel they launched (its element type).
@@ -1278,23 +1283,26 @@ def _bounds_check(name: str, dims: list, types: list) -> OpCount:
 
 
 def _conv_backward(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
-    dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
-    x = _need(_tensor(dims, types, 1), "input not recorded as a tensor")
+    cudnn = name in _CUDNN_CONV_BACKWARD
+    dy = _need(_tensor(dims, types, 1 if cudnn else 0), "gradient not recorded as a tensor")
+    x = _need(_tensor(dims, types, 0 if cudnn else 1), "input not recorded as a tensor")
     w = _need(_tensor(dims, types, 2), "weight not recorded as a tensor")
     if len(x[0]) < 3 or len(w[0]) != len(x[0]) or len(dy[0]) != len(x[0]) \
             or dy[0][0] != x[0][0]:
         raise _Uncounted(f"gradient {_shape(dy[0])}, input {_shape(x[0])} and weight "
                          f"{_shape(w[0])} are not a convolution's")
     told = []
-    transposed = _concrete(concrete, 7)
+    transposed = False if cudnn else _concrete(concrete, 7)
     if not isinstance(transposed, bool):
         # (a transposed convolution's weight is [C_in, C_out/groups, …]: told by the shapes
         # where they tell it)
         transposed = w[0][0] == x[0][1] and w[0][0] != dy[0][1]
         told.append(f"transposed not recorded: taken as {transposed}")
     mask = _concrete(concrete, 10)
+    if cudnn and isinstance(mask, list) and len(mask) == 2:
+        mask = [*mask, False]  # (no bias gradient: an operator of its own)
     if not (isinstance(mask, list) and len(mask) == 3):
-        bias = _concrete(concrete, 3)
+        bias = None if cudnn else _concrete(concrete, 3)
         mask = [True, True, bool(bias) and bias != [0]]
         told.append("output_mask not recorded: dx and dW")
     # as many FLOPs as the forward for each of dx and dW: 2·N·|w|·(the forward's output
@@ -1593,7 +1601,7 @@ def _table() -> dict[str, Any]:
     add(_PERMUTE_SPARSE, lambda n, d, t, c, k: _permute_sparse(n, d, t, c))
     add(_ASYNC_CUMSUM, lambda n, d, t, c, k: _async_cumsum(n, d, t))
     add(_BOUNDS_CHECK, lambda n, d, t, c, k: _bounds_check(n, d, t))
-    add(_CONV_BACKWARD, lambda n, d, t, c, k: _conv_backward(n, d, t, c))
+    add((*_CONV_BACKWARD, *_CUDNN_CONV_BACKWARD), lambda n, d, t, c, k: _conv_backward(n, d, t, c))
     add(_BATCH_NORM, lambda n, d, t, c, k: _batch_norm(n, d, t, c))
     add((*_BATCH_NORM_BACKWARD, *_BATCH_NORM_BACKWARD_INPUT_FIRST),
         lambda n, d, t, c, k: _batch_norm_backward(n, d, t, c))
