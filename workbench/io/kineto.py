@@ -60,7 +60,9 @@ from workbench.model.opcount import (
     COUNTED_OPERATORS,
     KERNEL_OPERATORS,
     OpCount,
+    convolution_outputs,
     count_operator,
+    forward_convolution_key,
     not_counted_reason,
 )
 from workbench.model.profile import COLLECTIVE_WHY, counted_time, outside_collectives
@@ -589,6 +591,9 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
     reasons: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
     counts: dict[Any, OpCount | str] = {}
     results: dict[int, OpCount] = {}
+    # (a forward convolution's output shape, by its input's and weight's, from the backward
+    # records: worked out at the first forward convolution a trace holds)
+    outputs: dict[tuple, list[int]] | None = None
     total = 0.0
     for i, (kname, _ts, dur, corr, ext, _dev) in enumerate(raw.kernels):
         total += dur
@@ -620,10 +625,15 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
                 key = (opname, repr(dims), _hashable(types),
                        repr(concrete) if opname in ARGUMENT_OPERATORS else None, kernel)
                 if key not in counts:
+                    conv = forward_convolution_key(opname, dims, types)
+                    if conv is not None and outputs is None:
+                        outputs = convolution_outputs(
+                            (raw.op_names[i], *raw.op_args[i][:2]) for i in raw.op_args)
                     counts[key] = count_operator(
                         opname, dims if isinstance(dims, list) else None,
                         types if isinstance(types, list) else None,
-                        concrete if isinstance(concrete, list) else None, kernel)
+                        concrete if isinstance(concrete, list) else None, kernel,
+                        outputs.get(conv) if conv is not None and outputs else None)
                 got = counts[key]
                 if isinstance(got, str):
                     why = got

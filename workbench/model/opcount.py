@@ -84,8 +84,9 @@ from workbench.model.operations import NORM_FLOPS, STEP_OPS, Operation
 from workbench.model.terms import causal_fraction
 from workbench.records import record
 
-__all__ = ["OpCount", "count_operator", "not_counted_reason", "ELEMENT_TYPES",
-           "COUNTED_OPERATORS", "ARGUMENT_OPERATORS", "KERNEL_OPERATORS"]
+__all__ = ["OpCount", "count_operator", "not_counted_reason", "convolution_outputs",
+           "forward_convolution_key", "ELEMENT_TYPES", "COUNTED_OPERATORS",
+           "ARGUMENT_OPERATORS", "KERNEL_OPERATORS"]
 
 #: Kineto's ``Input type`` spellings → (precision, bytes per element).
 ELEMENT_TYPES: dict[str, tuple[str, int]] = {
@@ -373,16 +374,21 @@ def _shape(shape: list[int]) -> str:
 
 
 def count_operator(name: str, dims: list | None, types: list | None,
-                   concrete: list | None = None, kernel: str | None = None) -> OpCount | str:
+                   concrete: list | None = None, kernel: str | None = None,
+                   output: list[int] | None = None) -> OpCount | str:
     """The work of operator ``name`` with recorded input shapes ``dims`` and element types
     ``types`` (see the module docstring), or why it cannot be counted. ``kernel``: the name
-    of a kernel it launched (read by :data:`KERNEL_OPERATORS` alone)."""
+    of a kernel it launched (read by :data:`KERNEL_OPERATORS` alone); ``output``: the shape
+    of a convolution's output where the trace tells it otherwise (:func:`convolution_outputs`:
+    its stride and padding not recorded)."""
     if name not in COUNTED_OPERATORS:
         return not_counted_reason(name)
     if not dims or not types:
         return f"{name}: no input shapes recorded (profile with record_shapes=True)"
     types = [t if isinstance(t, str) else "" for t in types]  # (anything else names no type)
     try:
+        if output is not None and name in _CONV:
+            return _conv(name, dims, types, concrete, output)
         return _RULES[name](name, dims, types, concrete, kernel)
     except _Uncounted as exc:
         return f"{name}: {exc}"
@@ -471,12 +477,15 @@ def _attention(name: str, dims: list, types: list, concrete: list | None = None)
                    f"{name} q {_shape(q[0])} {q[1]}: {formula}")
 
 
-def _conv(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
+def _conv(name: str, dims: list, types: list, concrete: list | None,
+          output: list[int] | None = None) -> OpCount:
     x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
     w = _need(_tensor(dims, types, 1), "weight not recorded as a tensor")
     spatial = len(x[0]) - 2
     if spatial < 1 or len(w[0]) != len(x[0]):
         raise _Uncounted(f"input {_shape(x[0])} and weight {_shape(w[0])} do not convolve")
+    if output is not None and _concrete(concrete, 3) is None:
+        return _conv_from_output(name, x, w, dims, types, output)
     missing = "stride, padding and dilation not recorded (Concrete Inputs, PyTorch ≥ 2.1)"
     stride, padding, dilation = (_need(_concrete(concrete, i), missing) for i in (3, 4, 5))
     transposed = bool(_concrete(concrete, 6))
@@ -508,6 +517,57 @@ def _conv(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
     return OpCount(float(flops), float(nbytes), wider(x[1], w[1]), "matrix",
                    f"{name} x {_shape(x[0])} w {_shape(w[0])} {x[1]}: 2·N·|w|·({where} "
                    f"positions {positions}) FLOPs; bytes x + w + bias + y")
+
+
+def _conv_from_output(name: str, x: tuple, w: tuple, dims: list, types: list,
+                      output: list[int]) -> OpCount:
+    """A convolution counted from its output's shape (its stride and padding not recorded;
+    the shape its backward's gradient has in the same trace)."""
+    if len(output) != len(x[0]) or output[0] != x[0][0] or output[1] != w[0][0]:
+        raise _Uncounted(f"output {_shape(output)} is not input {_shape(x[0])} convolved by "
+                         f"{_shape(w[0])}")
+    positions = _numel(output[2:])
+    flops = 2 * x[0][0] * _numel(w[0]) * positions
+    bias = _tensor(dims, types, 2)
+    nbytes = (_numel(x[0]) + _numel(w[0]) + _numel(output)) * x[2] + (
+        _numel(bias[0]) * bias[2] if bias else 0)
+    return OpCount(float(flops), float(nbytes), wider(x[1], w[1]), "matrix",
+                   f"{name} x {_shape(x[0])} w {_shape(w[0])} {x[1]}: 2·N·|w|·(output "
+                   f"positions {positions}) FLOPs (its output {_shape(output)}, as its "
+                   "backward's gradient has it in this trace: stride and padding not "
+                   "recorded); bytes x + w + bias + y")
+
+
+def convolution_outputs(records) -> dict[tuple, list[int]]:
+    """The output shape of each forward convolution, by its input's and weight's shapes, that
+    the backward records ``records`` ((name, dims, types) of each operator) tell: a backward's
+    gradient has its forward's output shape. Only where every backward of that input and
+    weight says the same (two layers of one input and weight but other strides say nothing)."""
+    seen: dict[tuple, set[tuple]] = {}
+    for name, dims, types in records:
+        if name not in _CONV_BACKWARD and name not in _CUDNN_CONV_BACKWARD:
+            continue
+        if not isinstance(dims, list) or not isinstance(types, list):
+            continue
+        types = [t if isinstance(t, str) else "" for t in types]
+        cudnn = name in _CUDNN_CONV_BACKWARD
+        dy = _tensor(dims, types, 1 if cudnn else 0)
+        x = _tensor(dims, types, 0 if cudnn else 1)
+        w = _tensor(dims, types, 2)
+        if dy is None or x is None or w is None:
+            continue
+        seen.setdefault((tuple(x[0]), tuple(w[0])), set()).add(tuple(dy[0]))
+    return {key: list(next(iter(shapes))) for key, shapes in seen.items() if len(shapes) == 1}
+
+
+def forward_convolution_key(name: str, dims: Any, types: Any) -> tuple | None:
+    """The key :func:`convolution_outputs` knows a forward convolution's record by (its input's
+    and weight's shapes), or None for any other operator."""
+    if name not in _CONV or not isinstance(dims, list) or not isinstance(types, list):
+        return None
+    types = [t if isinstance(t, str) else "" for t in types]
+    x, w = _tensor(dims, types, 0), _tensor(dims, types, 1)
+    return (tuple(x[0]), tuple(w[0])) if x is not None and w is not None else None
 
 
 def _norm(name: str, dims: list, types: list) -> OpCount:
