@@ -141,7 +141,12 @@ def test_device_properties_pick_the_preset():
     assert trace.gpu == "NVIDIA A100-PG509-200" and trace.preset == "a100-40gb"
     assert preset_for_gpu("NVIDIA H100 80GB HBM3") == "h100-sxm"
     assert preset_for_gpu("NVIDIA A100-SXM4-80GB", 84_990_623_744) == "a100-80gb"
-    assert preset_for_gpu("Tesla V100-SXM2-16GB") is None
+    # a V100: the 32 GB SXM2 part (and DGX Station's, the same part) has a preset, the 16 GB
+    # none
+    assert preset_for_gpu("Tesla V100-SXM2-16GB", 16_945_512_448) is None
+    assert preset_for_gpu("Tesla V100-DGXS-32GB", 34_084_028_416) == "v100-sxm2-32gb"
+    assert preset_for_gpu("Tesla V100-SXM2-32GB", 34_089_730_048) == "v100-sxm2-32gb"
+    assert preset_for_gpu("Tesla V100-PCIE-32GB", 34_089_730_048) is None
 
 
 def test_a_generated_kernel_is_listed_not_fatal():
@@ -791,6 +796,7 @@ def test_a_resnet_training_step_on_a_v100_is_counted_whole():
     backward has in the same trace."""
     trace = read_kineto_trace(RESNET)
     assert trace.kernels == 8772 and trace.gpu == "Tesla V100-DGXS-32GB"
+    assert trace.preset == "v100-sxm2-32gb"  # (judged on its own machine)
     # 591.532 ms of GPU time; left out: 6 max pools, 1.420 ms (their kernel size is not
     # recorded), and 636 kernels of no duration: 590.112 ms counted, 99.8 % (32 % before the
     # convolutions were)

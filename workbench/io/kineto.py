@@ -135,11 +135,14 @@ _GPU_PRESETS: tuple[tuple[str, str], ...] = (
 
 def preset_for_gpu(name: str, memory_bytes: float | None = None) -> str | None:
     """The hardware preset of a GPU as the trace names it (``"NVIDIA H100 80GB HBM3"`` →
-    ``h100-sxm``; an A100 by its memory: over 60 GB is the 80 GB model), or ``None``."""
+    ``h100-sxm``; an A100 by its memory: over 60 GB is the 80 GB model; a V100 SXM2 or DGX
+    Station part of 32 GB), or ``None``."""
     if re.search(r"A100", name):
         if memory_bytes is None:
             return None
         return "a100-80gb" if memory_bytes > 60e9 else "a100-40gb"
+    if re.search(r"V100-(?:SXM2|DGXS)", name):  # (the 32 GB part; the 16 GB has no preset)
+        return "v100-sxm2-32gb" if memory_bytes is not None and memory_bytes > 24e9 else None
     for pattern, preset in _GPU_PRESETS:
         if re.search(pattern, name):
             return preset
