@@ -385,7 +385,7 @@ def count_operator(name: str, dims: list | None, types: list | None,
         return not_counted_reason(name)
     if not dims or not types:
         return f"{name}: no input shapes recorded (profile with record_shapes=True)"
-    types = [t if isinstance(t, str) else "" for t in types]  # (anything else names no type)
+    types = _named_types(types)
     try:
         if output is not None and name in _CONV:
             return _conv(name, dims, types, concrete, output)
@@ -403,6 +403,11 @@ def not_counted_reason(name: str) -> str:
         if pattern.fullmatch(name):
             return f"{name}: {why}"
     return f"{name}: no FLOP rule for this operator"
+
+
+def _named_types(types: list) -> list[str]:
+    """A record's ``Input type`` list with anything but a text read as naming no type."""
+    return [t if isinstance(t, str) else "" for t in types]
 
 
 class _Uncounted(Exception):
@@ -484,8 +489,36 @@ def _conv(name: str, dims: list, types: list, concrete: list | None,
     spatial = len(x[0]) - 2
     if spatial < 1 or len(w[0]) != len(x[0]):
         raise _Uncounted(f"input {_shape(x[0])} and weight {_shape(w[0])} do not convolve")
+    told = ""
     if output is not None and _concrete(concrete, 3) is None:
-        return _conv_from_output(name, x, w, dims, types, output)
+        # (stride and padding not recorded: the output's shape, as the gradient of its
+        # backward has it in the same trace)
+        if len(output) != len(x[0]) or output[0] != x[0][0] or output[1] != w[0][0]:
+            raise _Uncounted(f"output {_shape(output)} is not input {_shape(x[0])} convolved "
+                             f"by {_shape(w[0])}")
+        transposed, out_sp, c_out = False, list(output[2:]), output[1]
+        told = (f" (its output {_shape(output)}, as its backward's gradient has it in this "
+                "trace: stride and padding not recorded)")
+    else:
+        transposed, out_sp, c_out = _conv_output(x[0], w[0], concrete)
+    positions = _numel(x[0][2:] if transposed else out_sp)
+    flops = 2 * x[0][0] * _numel(w[0]) * positions
+    bias = _tensor(dims, types, 2)
+    out = x[0][0] * c_out * _numel(out_sp)
+    nbytes = (_numel(x[0]) + _numel(w[0]) + out) * x[2] + (_numel(bias[0]) * bias[2]
+                                                           if bias else 0)
+    where = "input" if transposed else "output"
+    return OpCount(float(flops), float(nbytes), wider(x[1], w[1]), "matrix",
+                   f"{name} x {_shape(x[0])} w {_shape(w[0])} {x[1]}: 2·N·|w|·({where} "
+                   f"positions {positions}) FLOPs{told}; bytes x + w + bias + y")
+
+
+def _conv_output(x: list[int], w: list[int], concrete: list | None
+                 ) -> tuple[bool, list[int], int]:
+    """Whether a convolution of input ``x`` by weight ``w`` is transposed, its output's
+    positions and channels, from its recorded stride, padding, dilation, transposition,
+    output padding and groups."""
+    spatial = len(x) - 2
     missing = "stride, padding and dilation not recorded (Concrete Inputs, PyTorch ≥ 2.1)"
     stride, padding, dilation = (_need(_concrete(concrete, i), missing) for i in (3, 4, 5))
     transposed = bool(_concrete(concrete, 6))
@@ -498,44 +531,22 @@ def _conv(name: str, dims: list, types: list, concrete: list | None,
 
     stride, padding, dilation, output_padding = map(per_dim, (stride, padding, dilation,
                                                               output_padding))
-    kernel = w[0][2:]
+    kernel = w[2:]
     if transposed:
-        out_sp = [(i - 1) * s - 2 * p + d * (kk - 1) + op + 1 for i, s, p, d, kk, op in
-                  zip(x[0][2:], stride, padding, dilation, kernel, output_padding, strict=True)]
-        c_out = w[0][1] * groups
-    else:
-        out_sp = [(i + 2 * p - d * (kk - 1) - 1) // s + 1 for i, s, p, d, kk in
-                  zip(x[0][2:], stride, padding, dilation, kernel, strict=True)]
-        c_out = w[0][0]
-    positions = _numel(x[0][2:] if transposed else out_sp)
-    flops = 2 * x[0][0] * _numel(w[0]) * positions
-    bias = _tensor(dims, types, 2)
-    out = x[0][0] * c_out * _numel(out_sp)
-    nbytes = (_numel(x[0]) + _numel(w[0]) + out) * x[2] + (_numel(bias[0]) * bias[2]
-                                                           if bias else 0)
-    where = "input" if transposed else "output"
-    return OpCount(float(flops), float(nbytes), wider(x[1], w[1]), "matrix",
-                   f"{name} x {_shape(x[0])} w {_shape(w[0])} {x[1]}: 2·N·|w|·({where} "
-                   f"positions {positions}) FLOPs; bytes x + w + bias + y")
+        return True, [(i - 1) * s - 2 * p + d * (kk - 1) + op + 1
+                      for i, s, p, d, kk, op in zip(x[2:], stride, padding, dilation, kernel,
+                                                    output_padding, strict=True)], w[1] * groups
+    return False, [(i + 2 * p - d * (kk - 1) - 1) // s + 1
+                   for i, s, p, d, kk in zip(x[2:], stride, padding, dilation, kernel,
+                                             strict=True)], w[0]
 
 
-def _conv_from_output(name: str, x: tuple, w: tuple, dims: list, types: list,
-                      output: list[int]) -> OpCount:
-    """A convolution counted from its output's shape (its stride and padding not recorded;
-    the shape its backward's gradient has in the same trace)."""
-    if len(output) != len(x[0]) or output[0] != x[0][0] or output[1] != w[0][0]:
-        raise _Uncounted(f"output {_shape(output)} is not input {_shape(x[0])} convolved by "
-                         f"{_shape(w[0])}")
-    positions = _numel(output[2:])
-    flops = 2 * x[0][0] * _numel(w[0]) * positions
-    bias = _tensor(dims, types, 2)
-    nbytes = (_numel(x[0]) + _numel(w[0]) + _numel(output)) * x[2] + (
-        _numel(bias[0]) * bias[2] if bias else 0)
-    return OpCount(float(flops), float(nbytes), wider(x[1], w[1]), "matrix",
-                   f"{name} x {_shape(x[0])} w {_shape(w[0])} {x[1]}: 2·N·|w|·(output "
-                   f"positions {positions}) FLOPs (its output {_shape(output)}, as its "
-                   "backward's gradient has it in this trace: stride and padding not "
-                   "recorded); bytes x + w + bias + y")
+def _conv_backward_tensors(name: str, dims: list, types: list) -> tuple:
+    """A convolution backward's gradient, input and weight (each as :func:`_tensor` gives
+    it, or None): cuDNN's records the input first."""
+    cudnn = name in _CUDNN_CONV_BACKWARD
+    return (_tensor(dims, types, 1 if cudnn else 0), _tensor(dims, types, 0 if cudnn else 1),
+            _tensor(dims, types, 2))
 
 
 def convolution_outputs(records) -> dict[tuple, list[int]]:
@@ -549,11 +560,7 @@ def convolution_outputs(records) -> dict[tuple, list[int]]:
             continue
         if not isinstance(dims, list) or not isinstance(types, list):
             continue
-        types = [t if isinstance(t, str) else "" for t in types]
-        cudnn = name in _CUDNN_CONV_BACKWARD
-        dy = _tensor(dims, types, 1 if cudnn else 0)
-        x = _tensor(dims, types, 0 if cudnn else 1)
-        w = _tensor(dims, types, 2)
+        dy, x, w = _conv_backward_tensors(name, dims, _named_types(types))
         if dy is None or x is None or w is None:
             continue
         seen.setdefault((tuple(x[0]), tuple(w[0])), set()).add(tuple(dy[0]))
@@ -565,7 +572,7 @@ def forward_convolution_key(name: str, dims: Any, types: Any) -> tuple | None:
     and weight's shapes), or None for any other operator."""
     if name not in _CONV or not isinstance(dims, list) or not isinstance(types, list):
         return None
-    types = [t if isinstance(t, str) else "" for t in types]
+    types = _named_types(types)
     x, w = _tensor(dims, types, 0), _tensor(dims, types, 1)
     return (tuple(x[0]), tuple(w[0])) if x is not None and w is not None else None
 
@@ -1344,9 +1351,10 @@ def _bounds_check(name: str, dims: list, types: list) -> OpCount:
 
 def _conv_backward(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
     cudnn = name in _CUDNN_CONV_BACKWARD
-    dy = _need(_tensor(dims, types, 1 if cudnn else 0), "gradient not recorded as a tensor")
-    x = _need(_tensor(dims, types, 0 if cudnn else 1), "input not recorded as a tensor")
-    w = _need(_tensor(dims, types, 2), "weight not recorded as a tensor")
+    gradient, given, weight = _conv_backward_tensors(name, dims, types)
+    dy = _need(gradient, "gradient not recorded as a tensor")
+    x = _need(given, "input not recorded as a tensor")
+    w = _need(weight, "weight not recorded as a tensor")
     if len(x[0]) < 3 or len(w[0]) != len(x[0]) or len(dy[0]) != len(x[0]) \
             or dy[0][0] != x[0][0]:
         raise _Uncounted(f"gradient {_shape(dy[0])}, input {_shape(x[0])} and weight "

@@ -134,12 +134,12 @@ class MeasurementImport:
                 f"{kernels + len(self.not_counted):,} kernel"
                 f"{'s' if kernels + len(self.not_counted) != 1 else ''}")
         if self.not_counted:
+            share = self.counted_share
             collectives = sum(n.time_s for n in self.not_counted if n.reason == COLLECTIVE_WHY)
-            aside = outside_collectives(self.counted_share * self.gpu_time_s, self.gpu_time_s,
-                                        collectives)
-            line += (f"; counted {format_share(self.counted_share, 1)} of GPU time"
+            aside = outside_collectives(share * self.gpu_time_s, self.gpu_time_s, collectives)
+            line += (f"; counted {format_share(share, 1)} of GPU time"
                      f"{f' ({aside})' if aside else ''}; "
-                     f"{format_share(1 - self.counted_share, 1)} in {len(self.not_counted)} "
+                     f"{format_share(1 - share, 1)} in {len(self.not_counted)} "
                      f"kernel{'s' if len(self.not_counted) != 1 else ''} not counted ("
                      + ", ".join(_listed(n.name) for n in self.not_counted[:5])
                      + (", …" if len(self.not_counted) > 5 else "") + ")")
