@@ -355,6 +355,10 @@ def test_reductions_read_the_dimensions_recorded():
     # dimensions out of the input are refused, with the reason
     assert "not of an input" in f("aten::mean", [[4, 5], []], ["float", "ScalarList"],
                                   ["", "[2]"])
+    # a bool is no dimension (PyTorch records a dimension as an int): refused as the norm's
+    # reading refuses it, not taken as dimension 1
+    assert "not of an input" in f("aten::sum", [[4, 5], []], ["float", "ScalarList"],
+                                  ["", "[True]"])
     # pow: the exponents PyTorch's kernels special-case, as they compute them: x·x, x·x·x,
     # √x, 1/√x, 1/x, 1/(x·x); a general power (exp and log) has no fixed count
     for exponent, per in (("2", 1), ("3", 2), ("0.5", 1), ("-0.5", 1), ("-1", 1), ("-2.", 2)):
@@ -764,6 +768,23 @@ def test_fbgemms_embedding_lookup_is_counted_where_its_record_tells_the_row_widt
                             [*head[:13], [60], [0], [0], [], []], TBE_OPS)
     assert isinstance(weighted, OpCount)
     assert (weighted.flops, weighted.bytes) == (2 * 60 * 16, moved + 60 * 4)
+    # the pooled output's type is FBGEMM's SparseType code (argument 17): FP16 (1) writes 2
+    # bytes a value; a code of no output type this rule knows (INT8, 2) is not counted, as
+    # the FP8 dequantization's is not
+    with gzip.open(TBE_OPS, "rt", encoding="utf-8") as f:
+        record = next(e["args"] for e in json.load(f)["traceEvents"] if e.get("name") ==
+                      "fbgemm::split_embedding_codegen_forward_unweighted_pt2_wrapper")
+    told = list(record["Concrete Inputs"])
+    for code, written in (("1", 4 * 48 * 2), ("2", None)):
+        told[17] = code
+        got = count_operator("fbgemm::split_embedding_codegen_forward_unweighted_pt2_wrapper",
+                             record["Input Dims"], record["Input type"], told)
+        if written is None:
+            assert isinstance(got, str)
+            assert got.endswith(": output type 2 not one of FP32, FP16, BF16")
+        else:
+            assert isinstance(got, OpCount) and "fp16" in got.formula
+            assert got.bytes == moved - pooled + written
     # tables of 8 and 16: how the indices divide between them is not recorded
     (two,) = _recorded("fbgemm::split_embedding_codegen_forward_unweighted_pt2_wrapper",
                        [[2400], [], [], [], [2], [2], [3], [], [], [3], [40], [9], [], [],

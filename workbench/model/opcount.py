@@ -617,6 +617,19 @@ def _softmax_backward(name: str, dims: list, types: list) -> OpCount:
                    f"a product and a difference per element); bytes dy + y + dx")
 
 
+def _reduced_dims(over: Any, shape: list[int]) -> list[int]:
+    """The dimensions of ``shape`` a reduction's recorded ``dim`` argument names (one or a
+    list; None or [] : all of them), each once, in order; a value that names no dimension
+    of it (a bool too: PyTorch records a dimension as an int) is not counted."""
+    if over is None or over == []:
+        return list(range(len(shape)))
+    listed = over if isinstance(over, list | tuple) else [over]
+    if not all(isinstance(d, int) and not isinstance(d, bool)
+               and -len(shape) <= d < max(len(shape), 1) for d in listed):
+        raise _Uncounted(f"dimensions {over!r} not of an input {_shape(shape)}")
+    return sorted({d % len(shape) for d in listed}) if shape else []
+
+
 def _reduction(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
     x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
     shape = x[0]
@@ -626,14 +639,7 @@ def _reduction(name: str, dims: list, types: list, concrete: list | None) -> OpC
     # a second argument whose value PyTorch did not record (before 2.1): the dimensions
     guessed = (not concrete and over is None and len(types) > 1
                and types[1] in ("ScalarList", ""))
-    if over is None or over == []:
-        reduced = list(range(len(shape)))  # (no dimensions given: all of them)
-    else:
-        listed = over if isinstance(over, list | tuple) else [over]
-        if not all(isinstance(d, int) and -len(shape) <= d < max(len(shape), 1)
-                   for d in listed):
-            raise _Uncounted(f"dimensions {over!r} not of an input {_shape(shape)}")
-        reduced = sorted({d % len(shape) for d in listed}) if shape else []
+    reduced = _reduced_dims(over, shape)
     n = math.prod(shape[d] for d in reduced)
     rows = _numel(shape) // n if n else 0
     op = _REDUCTIONS[name]
@@ -1184,14 +1190,7 @@ def _vector_norm(name: str, dims: list, types: list, concrete: list | None) -> O
         raise _Uncounted(f"a FLOP rule for the orders 0, 1, 2 and ±∞ alone (a general order "
                          f"takes a power of each element); this one is {order!r}")
     over = _concrete(concrete, 2)
-    if over is None or over == []:
-        reduced = list(range(len(shape)))
-    else:
-        listed = over if isinstance(over, list | tuple) else [over]
-        if not all(isinstance(d, int) and not isinstance(d, bool)
-                   and -len(shape) <= d < max(len(shape), 1) for d in listed):
-            raise _Uncounted(f"dimensions {over!r} not of an input {_shape(shape)}")
-        reduced = sorted({d % len(shape) for d in listed}) if shape else []
+    reduced = _reduced_dims(over, shape)
     n = _numel(shape)
     per_result = math.prod(shape[d] for d in reduced)
     rows = n // per_result if per_result else 0
@@ -1235,6 +1234,20 @@ def _repeat_interleave(name: str, dims: list, types: list, concrete: list | None
                    f"{size}·8")
 
 
+def _output_type(concrete: list | None, types: list, at: int) -> tuple[str, int, str]:
+    """The output type FBGEMM is told at argument ``at`` (a ``SparseType`` code): its
+    precision, its bytes an element, and what the formula says where the code is not
+    recorded (taken as FP32, as FBGEMM's default); a code of another type is not counted."""
+    code = _concrete(concrete, at)
+    if code is not None and (not isinstance(code, int) or isinstance(code, bool)
+                             or code not in _SPARSE_TYPES):
+        raise _Uncounted(f"output type {code!r} not one of FP32, FP16, BF16")
+    precision, size = _SPARSE_TYPES[code if code is not None else 0]
+    told = " (its output type not recorded, taken as FP32)" if (
+        len(types) > at and code is None) else ""
+    return precision, size, told
+
+
 def _fp8_rowwise(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
     back = name in _FP8_ROWWISE_BACK
     x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
@@ -1247,15 +1260,8 @@ def _fp8_rowwise(name: str, dims: list, types: list, concrete: list | None) -> O
         out_cols = aligned - 8
         if out_cols <= 0:
             raise _Uncounted(f"rows of {cols} bytes hold no values (8 hold the scale)")
-        code = _concrete(concrete, 2)
-        given = len(types) > 2
-        if code is not None and (not isinstance(code, int) or isinstance(code, bool)
-                                 or code not in _SPARSE_TYPES):
-            raise _Uncounted(f"output type {code!r} not one of FP32, FP16, BF16")
-        precision, size = _SPARSE_TYPES[code if code is not None else 0]
+        precision, size, told = _output_type(concrete, types, 2)
         n = rows * out_cols
-        told = " (its output type not recorded, taken as FP32)" if given and code is None \
-            else ""
         return OpCount(float(2 * n), float(rows * cols + n * size), "fp32", "vector",
                        f"{name} {_shape(x[0])} (rows of {cols} bytes) to {precision}{told}: "
                        "each FP8 "
@@ -1599,9 +1605,7 @@ def _tbe_forward(name: str, dims: list, types: list, concrete: list | None) -> O
     n = _numel(indices[0])
     per_weight = _tensor(dims, types, 13)
     weighted = per_weight is not None and _numel(per_weight[0]) > 0
-    code = _concrete(concrete, 17)
-    out_precision, out_size = _SPARSE_TYPES.get(code, ("fp32", 4)) if isinstance(
-        code, int) and not isinstance(code, bool) else ("fp32", 4)
+    out_precision, out_size, told = _output_type(concrete, types, 17)
     per = 2 if weighted else 1
     outputs = batch * total_d
     flops = per * n * max_d + (outputs if mode == "mean" else 0)
@@ -1617,7 +1621,7 @@ def _tbe_forward(name: str, dims: list, types: list, concrete: list | None) -> O
                    + (f" + {outputs} (the mean's division)" if mode == "mean" else "")
                    + " FLOPs; bytes indices + offsets + the rows read"
                    + (" + the per-index weights" if weighted else "")
-                   + f" + the pooled output [{batch}, {total_d}] {out_precision}")
+                   + f" + the pooled output [{batch}, {total_d}] {out_precision}{told}")
 
 
 def _table() -> dict[str, Any]:
