@@ -23,6 +23,7 @@ from workbench.io.cells import ImportCancelled
 from workbench.io.errors import InputError
 from workbench.io.kineto import MAX_TRACE_FILE_BYTES, preset_for_gpu, read_kineto_trace
 from workbench.io.measurements import attach_measurements, import_measurements, load_measurements
+from workbench.io.presets import load_presets
 from workbench.io.profiles import add_machines, import_profile
 from workbench.io.sessions import load_session
 from workbench.model.opcount import COUNTED_OPERATORS, OpCount, count_operator
@@ -141,12 +142,17 @@ def test_device_properties_pick_the_preset():
     assert trace.gpu == "NVIDIA A100-PG509-200" and trace.preset == "a100-40gb"
     assert preset_for_gpu("NVIDIA H100 80GB HBM3") == "h100-sxm"
     assert preset_for_gpu("NVIDIA A100-SXM4-80GB", 84_990_623_744) == "a100-80gb"
-    # a V100: the 32 GB SXM2 part (and DGX Station's, the same part) has a preset, the 16 GB
-    # none
-    assert preset_for_gpu("Tesla V100-SXM2-16GB", 16_945_512_448) is None
+    # a V100 by its form and memory as CUDA names it (DGX Station's is the SXM2 part); the
+    # V100S and the 150 W FHHL card have no preset
+    assert preset_for_gpu("Tesla V100-SXM2-16GB", 16_945_512_448) == "v100-sxm2-16gb"
     assert preset_for_gpu("Tesla V100-DGXS-32GB", 34_084_028_416) == "v100-sxm2-32gb"
     assert preset_for_gpu("Tesla V100-SXM2-32GB", 34_089_730_048) == "v100-sxm2-32gb"
-    assert preset_for_gpu("Tesla V100-PCIE-32GB", 34_089_730_048) is None
+    assert preset_for_gpu("Tesla V100-PCIE-32GB", 34_089_730_048) == "v100-pcie-32gb"
+    assert preset_for_gpu("Tesla V100-PCIE-16GB") == "v100-pcie-16gb"
+    assert preset_for_gpu("Tesla V100S-PCIE-32GB", 34_089_730_048) is None
+    assert preset_for_gpu("Tesla V100-FHHL-16GB", 16_945_512_448) is None
+    for preset in ("v100-sxm2-16gb", "v100-pcie-16gb", "v100-pcie-32gb"):
+        assert preset in load_presets()
 
 
 def test_a_generated_kernel_is_listed_not_fatal():

@@ -137,7 +137,8 @@ def test_dialog_filter_and_details(qtbot, workspace):
     assert dialog.visible_ids() and all(i.startswith("tpu-") for i in dialog.visible_ids())
     dialog.filter_edit.setText("100")  # model numbers inside words, and the B200's "1000 W"
     assert set(dialog.visible_ids()) == {"h100-sxm", "h100-pcie", "a100-40gb", "a100-80gb",
-                                         "v100-sxm2-32gb", "b200"}
+                                         "v100-sxm2-32gb", "v100-sxm2-16gb", "v100-pcie-32gb",
+                                         "v100-pcie-16gb", "b200"}
     dialog.filter_edit.setText("vidia l4")  # nothing starts with "vidia": any part will do
     assert dialog.visible_ids() == ["l4", "l40s"]
     dialog.filter_edit.setText("nothing-like-this")

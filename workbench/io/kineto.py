@@ -135,14 +135,19 @@ _GPU_PRESETS: tuple[tuple[str, str], ...] = (
 
 def preset_for_gpu(name: str, memory_bytes: float | None = None) -> str | None:
     """The hardware preset of a GPU as the trace names it (``"NVIDIA H100 80GB HBM3"`` →
-    ``h100-sxm``; an A100 by its memory: over 60 GB is the 80 GB model; a V100 SXM2 or DGX
-    Station part of 32 GB), or ``None``."""
+    ``h100-sxm``; an A100 by its memory: over 60 GB is the 80 GB model; a V100 by its form
+    and memory, as CUDA names it: ``Tesla V100-SXM2-16GB``, DGX Station's ``V100-DGXS-32GB``
+    (the SXM2 part), ``Tesla V100-PCIE-32GB``), or ``None``."""
     if re.search(r"A100", name):
         if memory_bytes is None:
             return None
         return "a100-80gb" if memory_bytes > 60e9 else "a100-40gb"
-    if re.search(r"V100-(?:SXM2|DGXS)", name):  # (the 32 GB part; the 16 GB has no preset)
-        return "v100-sxm2-32gb" if memory_bytes is not None and memory_bytes > 24e9 else None
+    v100 = re.search(r"V100-(SXM2|DGXS|PCIE)-(16|32)GB", name)
+    if v100 is not None:  # (not the V100S, nor the 150 W FHHL card: no preset)
+        form = "pcie" if v100.group(1) == "PCIE" else "sxm2"
+        return f"v100-{form}-{v100.group(2)}gb"
+    if "V100" in name:
+        return None
     for pattern, preset in _GPU_PRESETS:
         if re.search(pattern, name):
             return preset
