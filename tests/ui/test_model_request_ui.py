@@ -291,6 +291,47 @@ def test_a_right_click_on_the_throughput_chart_copies_or_exports_it(qtbot, windo
     assert QGuiApplication.clipboard().text() == "kept"
 
 
+def test_the_throughput_chart_is_copied_from_the_keyboard(qtbot, window):
+    """Copy Chart could be reached by the mouse alone (the chart took no focus): Tab reaches
+    the chart, which shows where the keys go; Ctrl+C copies it as Copy Chart does, Shift+F10
+    opens its menu."""
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QApplication, QMenu
+
+    from workbench.ui.figures.export_dialog import save_options
+    from workbench.ui.figures.figure_size import resolve_size
+
+    win = window
+    panel = _throughput_page(win)
+    chart = panel.chart
+    qtbot.waitUntil(lambda: chart.isVisible() and len(chart.curves) == 1)
+    save_options(win.settings, FigureOptions(size="single", dpi=150.0, theme="light"))
+    win.activateWindow()
+    panel.export_chart_button.setFocus()
+    qtbot.keyClick(panel.export_chart_button, Qt.Key.Key_Backtab)  # (the chart is before it)
+    qtbot.waitUntil(chart.hasFocus)
+    framed = chart.grab().toImage()
+    highlight = chart.palette().highlight().color()
+    assert any(framed.pixelColor(x, 0) == highlight for x in range(0, framed.width(), 2))
+    QGuiApplication.clipboard().clear()
+    qtbot.keyClick(chart, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    image = QGuiApplication.clipboard().image()
+    fig = resolve_size("single", dpi=150.0)
+    assert (image.width(), image.height()) == (fig.width, fig.height)
+    assert win.statusBar().currentMessage() == (
+        f"Copied the throughput chart ({fig.width} × {fig.height} px)")
+
+    def shown():
+        return next((w for w in QApplication.topLevelWidgets()
+                     if isinstance(w, QMenu) and w.isVisible()), None)
+
+    qtbot.keyClick(chart, Qt.Key.Key_F10, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: shown() is not None)
+    menu = shown()
+    assert [a.text() for a in menu.actions()] == ["&Copy Chart", "E&xport Chart…"]
+    menu.close()
+
+
 # ---------------------------------------------------------------------------------------------
 # the serving settings: memory utilisation, all-reduce, routing imbalance, speculation
 

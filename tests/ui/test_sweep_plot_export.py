@@ -312,3 +312,8 @@ def test_a_right_click_on_the_sweep_plot_copies_or_exports_it(open_window, qtbot
                         lambda *args, **_kwargs: asked.append(args) or ("", ""))
     win.sweep_plot.plot_widget.context_menu().actions()[1].trigger()
     assert len(asked) == 1 and asked[0][1] == "Export Sweep Plot"
+    # from the keyboard: Ctrl+C on the focused plot copies the same picture
+    QGuiApplication.clipboard().clear()
+    plot = win.sweep_plot.plot_widget
+    qtbot.keyClick(plot, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().image().convertToFormat(image.format()) == image

@@ -10,15 +10,15 @@ import functools
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QPen
-from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QMenu
+from PySide6.QtGui import QBrush, QKeyEvent, QKeySequence, QPen
+from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QMenu, QWidget
 
 from workbench.model.units import format_quantity
 from workbench.ui.chart.axes import LogAxis
 from workbench.ui.chart.theme import make_brush, make_pen
 
-__all__ = ["PlotPlace", "ResizedPlotWidget", "ValueAxis", "figure_menu", "kept_brush",
-           "kept_pen", "points_along", "pop_up", "same_range"]
+__all__ = ["PlotPlace", "ResizedPlotWidget", "ValueAxis", "figure_key", "figure_menu",
+           "kept_brush", "kept_pen", "points_along", "pop_up", "same_range"]
 
 
 def same_range(shown, wanted) -> bool:
@@ -117,6 +117,10 @@ class ResizedPlotWidget(pg.PlotWidget):
     def contextMenuEvent(self, event) -> None:
         pop_up(self.context_menu(), event)
 
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if not figure_key(self, event, self.copy_requested.emit, self.context_menu):
+            super().keyPressEvent(event)
+
 
 def figure_menu(parent, noun: str, copy, export) -> QMenu:
     """The menu a right click on a plot opens: Copy ``noun`` (the figure Export writes, as
@@ -125,6 +129,23 @@ def figure_menu(parent, noun: str, copy, export) -> QMenu:
     menu.addAction(f"&Copy {noun}", copy)
     menu.addAction(f"E&xport {noun}…", export)
     return menu
+
+
+def figure_key(widget: QWidget, event: QKeyEvent, copy, menu) -> bool:
+    """A key pressed on a focused plot: Ctrl+C copies it (``copy``), Shift+F10 opens its
+    context menu (``menu()``) at its middle, as the Menu key does (Qt sends that one as a
+    context menu event). Whether the key was one of these."""
+    if event.matches(QKeySequence.StandardKey.Copy):
+        copy()
+    elif (event.key() == Qt.Key.Key_F10
+          and event.modifiers() == Qt.KeyboardModifier.ShiftModifier):
+        shown = menu()
+        shown.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        shown.popup(widget.mapToGlobal(widget.rect().center()))
+    else:
+        return False
+    event.accept()
+    return True
 
 
 def pop_up(menu: QMenu, event) -> None:

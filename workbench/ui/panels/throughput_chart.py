@@ -15,12 +15,21 @@ import math
 from dataclasses import field
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QKeyEvent,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QPolygonF,
+)
 from PySide6.QtWidgets import QMenu, QSizePolicy, QToolTip, QWidget
 
 from workbench.records import record
 from workbench.ui.chart.hover import plain_tip
-from workbench.ui.panels.plot_parts import figure_menu, pop_up
+from workbench.ui.panels.plot_parts import figure_key, figure_menu, pop_up
 
 __all__ = ["Curve", "ThroughputChart", "paint_chart", "chart_background", "tick_pt",
            "curves_for", "chart_title", "point_text"]
@@ -348,6 +357,12 @@ class ThroughputChart(QWidget):
         self.title = ""
         self.setMinimumSize(240, 160)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        # reached by Tab and a click: Ctrl+C copies it, the Menu key or Shift+F10 opens its
+        # menu (else Copy Chart would be reached by the mouse alone)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName("Throughput chart")
+        self.setAccessibleDescription("Right click, the Menu key or Shift+F10: Copy Chart "
+                                      "and Export Chart…; Ctrl+C copies it")
         #: where the last paint drew each point (see :func:`paint_chart`)
         self.drawn: list[tuple[QPointF, Curve, tuple]] = []
 
@@ -363,6 +378,11 @@ class ThroughputChart(QWidget):
         try:
             self.drawn = paint_chart(painter, QRectF(self.rect()), self.curves, self.title,
                                      pt=self.font().pointSizeF())
+            if self.hasFocus():  # (where the keys go: a thin frame in the focus colour)
+                painter.setPen(QPen(self.palette().highlight().color(), 1.0,
+                                    Qt.PenStyle.DotLine))
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5))
         finally:
             painter.end()
 
@@ -372,6 +392,18 @@ class ThroughputChart(QWidget):
 
     def contextMenuEvent(self, event) -> None:
         pop_up(self.context_menu(), event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if not figure_key(self, event, self.copy_requested.emit, self.context_menu):
+            super().keyPressEvent(event)
+
+    def focusInEvent(self, event) -> None:
+        super().focusInEvent(event)
+        self.update()
+
+    def focusOutEvent(self, event) -> None:
+        super().focusOutEvent(event)
+        self.update()
 
     #: how near the pointer is to a point for its numbers, pixels
     HOVER_PX = 8.0
