@@ -23,6 +23,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from tests.conftest import EXAMPLES, HANG_GUARD_S, ROOT
+from workbench.io.presets import get_preset
 from workbench.ui.dialogs.preset_dialog import PresetDialog
 from workbench.ui.figures.export import last_figure_canvas
 from workbench.ui.figures.export_dialog import FigureOptions
@@ -211,11 +212,14 @@ def test_a_sweeps_end_beside_another_sweeps_end_is_another_mark(qtbot):
 
 
 #: an edit of the walk below: ("param", operation, name, value), ("memory", machine,
-#: factor) or ("undo",)
+#: factor), ("machine", preset) added, ("duplicate", operation) or ("undo",)
 _EDITS = st.one_of(
     st.tuples(st.just("param"), st.integers(0, 7), st.sampled_from(["m", "n", "k"]),
               st.sampled_from([1, 16, 100, 256, 1000, 4096, 30000])),
     st.tuples(st.just("memory"), st.integers(0, 3), st.sampled_from([0.5, 2.0])),
+    st.tuples(st.just("machine"), st.sampled_from(["gb200", "rtx-4080", "tpu-v5e",
+                                                   "v100-pcie-16gb"])),
+    st.tuples(st.just("duplicate"), st.integers(0, 7)),
     st.tuples(st.just("undo")),
 )
 
@@ -225,9 +229,12 @@ _EDITS = st.one_of(
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(_EDITS, min_size=2, max_size=6))
 def test_texts_name_their_marks_through_any_walk_of_edits(qtbot, name, edits):
-    """Edits of dimensions, of the machines' main memory and their undo, in any order:
-    after each, what the window shows (before any queued placing) names each mark as a
-    reader pairs it (a walk like this found the sweep's "m = 1" above)."""
+    """Edits of dimensions, of the machines' main memory, machines added, operations
+    duplicated and their undo, in any order: after each, what the window shows (before any
+    queued placing) names each mark as a reader pairs it (a walk like this found the
+    sweep's "m = 1" above; one adding a machine whose points lay outside the view left every
+    text placed for the view before it grew, leaders pointing at nothing, until a moment
+    later)."""
     path = next(p for p in EXAMPLES if p.stem == name)
     with _window(qtbot, (1600, 1000), path) as win:
         doc = win.document
@@ -245,6 +252,11 @@ def test_texts_name_their_marks_through_any_walk_of_edits(qtbot, name, edits):
                 hardware = entry.hardware.copy()
                 hardware.memory[hardware.main_memory] *= edit[2]
                 doc.set_machine(entry.id, hardware)
+            elif edit[0] == "machine":  # (its points may lie outside: the view grows)
+                doc.add_machine(get_preset(edit[1]), preset=edit[1])
+            elif edit[0] == "duplicate":
+                ops = doc.session.operations
+                doc.duplicate_operation(ops[edit[1] % len(ops)].id)
             else:
                 win.undo_action.trigger()
             done.append(edit)

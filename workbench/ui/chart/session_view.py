@@ -125,6 +125,9 @@ class SessionView:
         if ranges == [(x0, x1), (y0, y1)]:
             return
         canvas.view_box.setRange(xRange=ranges[0], yRange=ranges[1], padding=0.0)
+        # the texts placed for the view as it was, now: not a moment after, as after a zoom
+        # (until then they would hang beside other points, their leaders pointing nowhere)
+        canvas.relayout()
 
     def count_outside(self) -> None:
         """Show how many drawn points lie outside the view (hidden when none)."""
