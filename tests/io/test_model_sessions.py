@@ -151,6 +151,29 @@ def test_remove_model_and_undo():
     assert [e.operation.name for e in doc.session.operations] == names
 
 
+def test_undo_of_tensor_parallelism_gives_back_the_all_reduces_colour():
+    """Tensor parallelism adds a kind of operation, the all-reduce, and the model gives it a
+    colour; undone, the model's colours were left with it: the file then saved held a
+    colour for operations that no longer exist. Undo puts the session back as it was, byte
+    for byte; redo brings the same colour back."""
+    doc = Document()
+    doc.replace_session(loads_session(SESSION))
+    before = dumps_session(doc.session)
+    model = doc.session.models[0]
+    assert "all_reduce" not in model.colors
+    doc.set_model(model.id, tp=2)
+    colour = model.colors.get("all_reduce")
+    assert colour is not None
+    assert any(e.operation.kind == "all_reduce" and e.color == colour
+               for e in doc.session.operations)
+    doc.undo()
+    assert dumps_session(doc.session) == before
+    doc.redo()
+    assert doc.session.models[0].colors["all_reduce"] == colour
+    assert any(e.operation.kind == "all_reduce" and e.color == colour
+               for e in doc.session.operations)
+
+
 def test_invalid_edit_is_refused_and_nothing_changes():
     doc, model, _ = _doc_with("layers", "Qwen3-8B")
     before = [dict(e.operation.params) for e in doc.session.operations]

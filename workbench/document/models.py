@@ -138,10 +138,11 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
         if problem:
             raise ModelTooLarge(problem)
 
-    # the session's operations and the model's ids and roles before and after the edit:
-    # undo and redo put back the very entries they had (an edit that makes the model's
-    # operations anew gives them new ids, and later steps of the history name theirs)
-    kept: dict[str, tuple[list, list[int], list[int]]] = {}
+    # the session's operations and the model's ids, roles and colours before and after the
+    # edit: undo and redo put back the very entries they had (an edit that makes the model's
+    # operations anew gives them new ids, and later steps of the history name theirs; a kind
+    # it adds, an all-reduce under tensor parallelism, takes a colour the undo gives back)
+    kept: dict[str, tuple[list, list[int], list[int], dict[str, str]]] = {}
 
     def put(state: ModelEntry, side: str) -> Change:
         target = model_by_id(doc, model_id)
@@ -156,6 +157,7 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
         ids = list(target.op_ids)
         ops[:] = snapshot[0]
         target.op_ids, target.roles = list(snapshot[1]), list(snapshot[2])
+        target.colors = dict(snapshot[3])
         change = _apply(doc, target, state, anew=False)
         return (Change(What.OPERATIONS, tuple(dict.fromkeys(ids + target.op_ids))) if moved
                 else change)
@@ -169,8 +171,10 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
              else command)
 
 
-def _snapshot(doc: Document, model: ModelEntry) -> tuple[list, list[int], list[int]]:
-    return list(doc.session.operations), list(model.op_ids), list(model.roles)
+def _snapshot(doc: Document, model: ModelEntry
+              ) -> tuple[list, list[int], list[int], dict[str, str]]:
+    return (list(doc.session.operations), list(model.op_ids), list(model.roles),
+            dict(model.colors))
 
 
 def _apply(doc: Document, target: ModelEntry, state: ModelEntry, anew: bool = True):
