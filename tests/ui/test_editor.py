@@ -206,6 +206,31 @@ def test_kv_heads_must_divide_heads(qtbot):
     assert _params(document, op_id)["heads"] == 32
 
 
+def test_a_value_that_breaks_a_point_of_the_sweep_is_refused(qtbot, tmp_path):
+    """Heads swept over 8, 16 and 32 with 8 KV heads: 16 KV heads suits the typed heads (32)
+    but not the sweep's first point (8 heads), and was taken; the session then saved could
+    not be opened again ("kv_heads: must not exceed heads (8) … at the sweep's point 1"). Now it
+    is refused in place, with the reason; a value every point takes is applied."""
+    from workbench.io.sessions import load_session, save_session
+    from workbench.model.sweeps import Sweep
+
+    document, _ws, editor, op_id = _example(qtbot, "attention", 3)  # GQA: 32 heads, 8 KV
+    document.set_sweep(op_id, Sweep("heads", [8, 16, 32]))
+    document.seal()
+    spin = editor.field("kv_heads")
+    _paste(qtbot, spin, "16")
+    assert "the sweep of heads would break" in editor.hint_text()
+    assert "heads (8), got 16 (at the sweep's point 1)" in editor.hint_text()
+    assert spin.property("invalid") is True
+    assert _params(document, op_id)["kv_heads"] == 8
+    _type(qtbot, spin, "4")
+    assert editor.hint_text() == ""
+    assert _params(document, op_id)["kv_heads"] == 4
+    path = tmp_path / "swept.yaml"
+    save_session(document.session, path)
+    assert load_session(path).operations[3].operation.params["kv_heads"] == 4
+
+
 def test_undo_from_outside_updates_the_form_without_echo(qtbot):
     document, _ws, editor, op_id = _example(qtbot, "llama_ffn", 0)
     spin = editor.field("m")

@@ -62,7 +62,8 @@ from workbench.io.errors import InputError
 from workbench.io.schema import Place, check_param, kind_checks
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import text_problem
-from workbench.model.operations import KINDS, Kind, Param
+from workbench.model.operations import KINDS, Kind, Operation, Param
+from workbench.model.sweeps import SweepError
 from workbench.ui.bridge import Workspace
 from workbench.ui.editors.derivation import DerivationView, Section, build_derivation, derivation_to_text
 from workbench.ui.editors.fields import (
@@ -665,6 +666,10 @@ class OperationEditor(QWidget):
                            f"{self._message(other_param, problem)}")
             self._refuse(name, message, f.input)
             return
+        problem = self._sweep_problem(candidate)
+        if problem is not None:
+            self._refuse(name, f"{param.label} = {value}: not applied — {problem}", f.input)
+            return
         self._accept(name, f.input)
         if discrete:
             self._typed.pop(name, None)
@@ -680,6 +685,20 @@ class OperationEditor(QWidget):
             self.document.set_param(self._op_id, name, normalised)
             if discrete:
                 self.document.seal()
+
+    def _sweep_problem(self, params: dict[str, Any]) -> str | None:
+        """Why the operation's sweep could not take the parameters ``params`` (a point of it
+        then breaks a rule of its kind: heads swept over 8, 16, 32 with 16 KV heads), or
+        None: every value the session holds is one it can save and open again."""
+        assert self._op_id is not None
+        entry = self.document.operation(self._op_id)
+        if entry.sweep is None:
+            return None
+        try:
+            entry.sweep.values_for(Operation(entry.operation.kind, params))
+        except SweepError as exc:
+            return f"the sweep of {entry.sweep.param} would break: {exc}"
+        return None
 
     @contextmanager
     def _apply(self) -> Iterator[None]:
