@@ -1455,11 +1455,13 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
     operations (owned by the operations they name), its ridge, sweep and measured texts
     (owned by their mark), the values of its roofs (owned by their line); and the marks
     drawn: each operation's markers, each ridge's and sweep end's, each measured point, and
-    each roof's line."""
+    each roof's line. A mark whose middle lies outside the plot is not drawn (the view
+    clips it): a text that names it names nothing a reader sees."""
     labels = canvas.labels
     layout = labels.text_layout
     ax, bx, ay, by = canvas.view_to_scene()
     theme = canvas.theme
+    plot = canvas.view_box.sceneBoundingRect()
 
     def px(x: float, y: float) -> Point:
         return _to_view(x) * ax + bx, _to_view(y) * ay + by
@@ -1494,6 +1496,8 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
         marks += [Mark("line", (*p, *q), frozenset([("roof", i)]))
                   for p, q in itertools.pairwise(pts)
                   if all(math.isfinite(v) for v in (*p, *q))]
+    marks = [m for m in marks if m.kind != "marker" or plot.contains(
+        (m.geometry[0] + m.geometry[2]) / 2, (m.geometry[1] + m.geometry[3]) / 2)]
     texts = []
     if layout is None:
         return texts, marks

@@ -103,3 +103,55 @@ def test_a_name_leads_to_its_marker_in_view(qtbot):
                 if not (frame.contains(lx0, ly0) and frame.contains(lx1, ly1)):
                     out.append(entry[0].textItem.toPlainText())
         assert out == []
+
+
+def _said_of_marks_out_of_view(canvas) -> list[str]:
+    """The sweeps' end values, crossings and measured points' texts drawn on the chart whose
+    mark lies outside the view."""
+    frame = canvas.view_box.sceneBoundingRect()
+    ax, bx, ay, by = canvas.view_to_scene()
+
+    def out(x: float, y: float) -> bool:
+        sx, sy = float(to_view(x)) * ax + bx, float(to_view(y)) * ay + by
+        return not frame.contains(sx, sy)
+
+    overlays = canvas.overlays
+    said = [(path.xs[end], path.ys[end], label) for path, end, label in overlays.sweep_texts]
+    said += [(mark.x, mark.y, label) for mark, label in overlays.crossing_texts]
+    said += [(mark.x, mark.y, label) for mark, _link, label in overlays.measured_texts]
+    return [label.textItem.toPlainText() for x, y, label in said
+            if label.isVisible() and out(x, y)]
+
+
+@pytest.mark.parametrize("name", ["critical_batch_sweep", "predicted_vs_measured"])
+def test_a_sweeps_end_or_a_measured_point_out_of_view_carries_no_text(qtbot, name):
+    """Zoomed in past a sweep's end, its value ("m = 1") was still drawn at the edge of the
+    plot, its leader running off it to nothing drawn (a random walk of edits left a
+    "k = 4096" by itself in a corner); the same for a measured point's verdict. Texts of
+    marks out of view are not drawn; back in view, they are."""
+    from tests.conftest import EXAMPLES
+
+    path = next(p for p in EXAMPLES if p.stem == name)
+    with _window(qtbot, SCREENS[0], path) as win:
+        canvas = win.canvas
+        _settled(win)
+        assert _said_of_marks_out_of_view(canvas) == []
+        overlays = canvas.overlays
+        before = sum(label.isVisible() for *_x, label in overlays.sweep_texts) + sum(
+            label.isVisible() for *_x, label in overlays.measured_texts)
+        assert before > 0
+        # zoomed in a little: the lowest marks leave the view (the sweeps' "m = 1", the
+        # decode GEMV's measured point), just past the plot's edge
+        canvas.fit_to_data()
+        _settled(win)
+        (x0, x1), (y0, y1) = canvas.view_box.viewRange()  # (decades)
+        canvas.set_view_range((10 ** (x0 + 0.1 * (x1 - x0)), 10 ** x1),
+                              (10 ** (y0 + 0.3 * (y1 - y0)), 10 ** y1))
+        _settled(win)
+        assert _said_of_marks_out_of_view(canvas) == []
+        win.fit_action.trigger()
+        _settled(win)
+        assert _said_of_marks_out_of_view(canvas) == []
+        after = sum(label.isVisible() for *_x, label in overlays.sweep_texts) + sum(
+            label.isVisible() for *_x, label in overlays.measured_texts)
+        assert after == before

@@ -130,12 +130,20 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
             found = owns[hw_id] = sweep_marks(canvas, px, marker_rects, hw_id)
         return found
 
+    def in_view(sx: float, sy: float) -> bool:
+        """Whether a mark at pixel ``(sx, sy)`` lies in the plot: a text of a mark out of
+        view is not drawn (its leader would run to the plot's edge, to nothing drawn)."""
+        return frame[0] <= sx <= frame[2] and frame[1] <= sy <= frame[3]
+
     done: set[int] = set()
     for mark, label in overlays.crossing_texts:
         if id(label) in done:
             continue
         done.add(id(label))
         sx, sy = (float(v) for v in px(to_view(mark.x), to_view(mark.y)))
+        if not in_view(sx, sy):
+            hide(label)
+            continue
         # (a crossing and a sweep's ends are what the user asked to see: said farther
         # off, with a leader, where the roofs' texts crowd them)
         add(("crossing", id(label)), label, "crossing",
@@ -143,6 +151,9 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
             mark=(sx, sy, g + 3), own=own_marks(mark.hw_id))
     for i, (mark, _link, label) in enumerate(overlays.measured_texts):
         sx, sy = (float(v) for v in px(to_view(mark.x), to_view(mark.y)))
+        if not in_view(sx, sy):
+            hide(label)
+            continue
         # (a figure's kernel tag names its marker wherever it goes: farther off, with a
         # leader, where there is no room beside it)
         add(("measured", i), label, "measured",
@@ -165,11 +176,11 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
     seen: set[tuple[int, str]] = set()
     for i, (path, end, label) in enumerate(overlays.sweep_texts):
         key = (path.hw_id, label.toPlainText())
-        if key in seen:  # the same "m = 1" on one machine: once
+        sx, sy = (float(v) for v in px(to_view(path.xs[end]), to_view(path.ys[end])))
+        if key in seen or not in_view(sx, sy):  # the same "m = 1" on one machine: once
             hide(label)
             continue
         seen.add(key)
-        sx, sy = (float(v) for v in px(to_view(path.xs[end]), to_view(path.ys[end])))
         add(("sweep", i), label, "sweep",
             lambda w, h, sx=sx, sy=sy, end=end: point_candidates(
                 sx, sy, w, h, g * 0.55 + 1, first="left" if end == 0 else "right"), i,
