@@ -63,7 +63,6 @@ from workbench.io.schema import Place, check_param, kind_checks
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import text_problem
 from workbench.model.operations import KINDS, Kind, Operation, Param
-from workbench.model.sweeps import SweepError
 from workbench.ui.bridge import Workspace
 from workbench.ui.editors.derivation import DerivationView, Section, build_derivation, derivation_to_text
 from workbench.ui.editors.fields import (
@@ -694,6 +693,8 @@ class OperationEditor(QWidget):
         entry = self.document.operation(self._op_id)
         if entry.sweep is None:
             return None
+        from workbench.model.sweeps import SweepError  # (the sweep's module: loaded with it)
+
         try:
             entry.sweep.values_for(Operation(entry.operation.kind, params))
         except SweepError as exc:
