@@ -1383,7 +1383,7 @@ def check_attribution(texts: Sequence[NamingText], marks: Sequence[Mark]) -> lis
         if not own:
             out.append(Defect(MISATTRIBUTED, t.box, (t.text,), "names nothing drawn"))
             continue
-        tolerance = t.slack
+        tolerance = t.slack + 1e-9  # (a leader that stops exactly that short)
         if t.leader is not None:
             a, b = t.leader
             if _gap_box(t.box, (*a, *a)) > _gap_box(t.box, (*b, *b)):

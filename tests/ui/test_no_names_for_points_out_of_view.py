@@ -106,8 +106,8 @@ def test_a_name_leads_to_its_marker_in_view(qtbot):
 
 
 def _said_of_marks_out_of_view(canvas) -> list[str]:
-    """The sweeps' end values, crossings and measured points' texts drawn on the chart whose
-    mark lies outside the view."""
+    """The sweeps' end values, crossings', measured points' and ridges' texts drawn on the
+    chart whose mark lies outside the view."""
     frame = canvas.view_box.sceneBoundingRect()
     ax, bx, ay, by = canvas.view_to_scene()
 
@@ -119,6 +119,7 @@ def _said_of_marks_out_of_view(canvas) -> list[str]:
     said = [(path.xs[end], path.ys[end], label) for path, end, label in overlays.sweep_texts]
     said += [(mark.x, mark.y, label) for mark, label in overlays.crossing_texts]
     said += [(mark.x, mark.y, label) for mark, _link, label in overlays.measured_texts]
+    said += [(ridge.x, ridge.y, label) for ridge, label in canvas.roofs.ridges]
     return [label.textItem.toPlainText() for x, y, label in said
             if label.isVisible() and out(x, y)]
 
@@ -155,3 +156,99 @@ def test_a_sweeps_end_or_a_measured_point_out_of_view_carries_no_text(qtbot, nam
         after = sum(label.isVisible() for *_x, label in overlays.sweep_texts) + sum(
             label.isVisible() for *_x, label in overlays.measured_texts)
         assert after == before
+
+
+#: a session a random walk of edits left (its title, two lines over a small chart, and its
+#: names as the walk made them)
+_EDGE_SESSION = '''schema_version: 2
+title: TPU v5e — critical batch size for bf16 and int8 matmuls
+hardware:
+- name: NVIDIA H100 SXM5 80GB
+  based_on: h100-sxm
+  compute: {fp64: 67 TFLOP/s, fp32: 67 TFLOP/s, tf32: 494.7 TFLOP/s, bf16: 989.4 TFLOP/s,
+    fp16: 989.4 TFLOP/s, fp8: 1.979 PFLOP/s, int8: 1.979 PFLOP/s}
+  vector_compute: {fp64: 34 TFLOP/s, fp32: 67 TFLOP/s, bf16: 133.8 TFLOP/s, fp16: 133.8 TFLOP/s}
+  memory: {hbm: 837.5 GB/s}
+  main_memory: hbm
+  launch_overhead: 8 µs
+- {preset: gh200, name: NVIDIA GH200 Grace Hopper Superchip (96GB HBM3) 2}
+- {preset: h100-sxm, name: NVIDIA H100 SXM5 80GB 2, visible: false}
+- {preset: gh200, name: NVIDIA GH200 Grace Hopper Superchip (96GB HBM3) 2}
+prediction: {model: derated, launches: graph}
+operations:
+- {name: 'bf16 matmul, B=64', kind: gemm, m: 64, n: 1000000, k: 1, dtype: bf16}
+- {name: 'bf16 matmul, B=512 (copy)', kind: gemm, m: 1000000, n: 1, k: 4096, dtype: bf16, color: '#CC79A7'}
+- {name: 'bf16 matmul, B=512 (copy) (copy)', kind: gemm, m: 65536, n: 8191, k: 4096, dtype: bf16,
+  color: '#E69F00'}
+- {name: 'int8 weights, bf16 acts, B=128 (copy)', kind: gemm, m: 100, n: 1000000000, k: 100, dtype: bf16,
+  b_dtype: int8}
+- {name: 'int8 weights, bf16 acts, B=128 (copy) (copy) 2', kind: gemm, m: 100, n: 1000000000, k: 100,
+  dtype: bf16, b_dtype: int8, color: '#F0E442'}
+- {name: 'int8 weights, bf16 acts, B=128 (copy) (copy) 2 (copy)', kind: gemm, m: 100, n: 1000000000, k: 100,
+  dtype: bf16, b_dtype: int8, color: '#CC6677'}
+- {name: 'int8 weights, bf16 acts, B=128 (copy) (copy)', kind: gemm, m: 100, n: 1000000000, k: 100,
+  dtype: bf16, b_dtype: int8, color: '#009E73'}
+- {name: 'bf16 matmul, B=64 (copy)', kind: gemm, m: 1000000000, n: 8191, k: 16, dtype: bf16, color: '#56B4E9'}
+view: {regions: true}
+'''
+
+
+def test_a_tags_leader_runs_to_its_marker_in_view_not_one_at_the_edge(qtbot):
+    """A tag "1, 2" names two operations whose markers sit in view on one machine and, on
+    another, just below the plot's bottom edge (half drawn there). Its leader ran to the
+    half-drawn one, out of the plot, past the marker in view: a reader could not pair it.
+    A leader now runs to a marker in the plot."""
+    from figures.figcheck import canvas_attribution, check_attribution, format_defects
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from workbench.io.sessions import loads_session
+    from workbench.ui.window.app import create_app
+    from workbench.ui.window.main_window import MainWindow
+
+    create_app()
+    win = MainWindow()
+    win.settings.clear()
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    win.resize(1600, 1000)
+    win.set_session(loads_session(_EDGE_SESSION), None)
+    win.show()
+    qtbot.waitExposed(win)
+    try:
+        for _ in range(3):
+            QApplication.processEvents()
+        win.resize(800, 600)  # (the docks keep their sizes: a small chart)
+        for _ in range(5):
+            QApplication.processEvents()
+        canvas = win.canvas
+        canvas.set_view_range((0.25332360443375457, 5601245.24836744),
+                              (877801854981.1588, 6763485365529836.0))
+        canvas.relayout()
+        QApplication.processEvents()
+        defects = check_attribution(*canvas_attribution(canvas))
+        assert not defects, format_defects(defects, "zoomed to the plot's edge")
+    finally:
+        win.close()
+        win.deleteLater()
+
+
+def test_a_ridge_out_of_view_carries_no_text(qtbot):
+    """The TPU critical-batch example with an H100 added, zoomed in under the TPU v5e's
+    ridge (241 FLOP/B at 197 TFLOP/s, just above the view): "TPU v5e: ridge 241 FLOP/B
+    (bf16)" was drawn in the plot, its leader running off its top. A ridge out of view is
+    not said; in view again, it is."""
+    from tests.conftest import EXAMPLES
+    from workbench.io.presets import get_preset
+
+    path = next(p for p in EXAMPLES if p.stem == "tpu_critical_batch")
+    with _window(qtbot, (1600, 1000), path) as win:
+        win.document.add_machine(get_preset("h100-sxm"), preset="h100-sxm")
+        canvas = win.canvas
+        _settled(win)
+        ridges = sum(label.isVisible() for _ridge, label in canvas.roofs.ridges)
+        assert ridges >= 2
+        canvas.set_view_range((38.7, 258.2), (3.15e13, 1.89e14))
+        _settled(win)
+        assert _said_of_marks_out_of_view(canvas) == []
+        win.fit_action.trigger()
+        _settled(win)
+        assert sum(label.isVisible() for _ridge, label in canvas.roofs.ridges) == ridges

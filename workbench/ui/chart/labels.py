@@ -41,6 +41,7 @@ from workbench.ui.chart.point_places import (
     anchor_of,
     far_places,
     fits,
+    in_plot,
     text_size,
     within,
 )
@@ -495,6 +496,7 @@ class LabelLayer:
                 at = anchors[memo] = anchor_of(points, member, t, frame)
             xs.append(at[0])
             ys.append(at[1])
+        xs, ys = in_plot(xs, ys, frame)
         own = far = None
         if tag:
             # the markers of what it names: its points on every machine, its measured
@@ -520,6 +522,7 @@ class LabelLayer:
             x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
             qx, qy = px[:mine], py[:mine]
             close = (qx >= x0 - near) & (qx <= x1 + near) & (qy >= y0 - near) & (qy <= y1 + near)
+            close &= within(qx, qy, frame)  # (none out of the plot: see in_plot)
             xs += qx[close].tolist()
             ys += qy[close].tolist()
         marker = radius

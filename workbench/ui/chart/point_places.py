@@ -91,6 +91,18 @@ def anchor_of(points, op_id: int, t, frame) -> tuple[float, float]:
     return float(sx), float(sy)
 
 
+def in_plot(xs: list[float], ys: list[float], frame) -> tuple[list[float], list[float]]:
+    """Of the points ``xs``, ``ys`` (scene pixels) that a name is said beside, those within
+    the plot ``frame`` where some are: no leader runs to a marker out of the plot, half
+    drawn at its edge or not at all, while one of its own is in view."""
+    seen = within(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float), frame)
+    if not seen.any() or seen.all():
+        return xs, ys
+    kept = seen.tolist()
+    return ([x for x, ok in zip(xs, kept, strict=True) if ok],
+            [y for y, ok in zip(ys, kept, strict=True) if ok])
+
+
 def far_places(sx: float, sy: float, w: float, h: float, radius: float, frame,
                chart_size: tuple[float, float], lead=None):
     """The places farther off (:func:`far_candidates`, each with its leader: from the

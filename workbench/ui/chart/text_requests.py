@@ -97,8 +97,16 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
                     tuple(frame), bool(roof.derated)), order,
                 names=names)
 
+    def in_view(sx: float, sy: float) -> bool:
+        """Whether a mark at pixel ``(sx, sy)`` lies in the plot: a text of a mark out of
+        view is not drawn (its leader would run to the plot's edge, to nothing drawn)."""
+        return frame[0] <= sx <= frame[2] and frame[1] <= sy <= frame[3]
+
     for i, (ridge, label) in enumerate(roofs.ridges):
         sx, sy = (float(v) for v in px(to_view(ridge.x), to_view(ridge.y)))
+        if not in_view(sx, sy):
+            hide(label)
+            continue
         add(("ridge", i), label, "ridge",
             lambda w, h, sx=sx, sy=sy: _corner_places(sx, sy, w, h, theme.ridge_size / 2), i,
             names=names_spot(sx, sy, theme.ridge_size, drawn,
@@ -129,11 +137,6 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
         if found is None:
             found = owns[hw_id] = sweep_marks(canvas, px, marker_rects, hw_id)
         return found
-
-    def in_view(sx: float, sy: float) -> bool:
-        """Whether a mark at pixel ``(sx, sy)`` lies in the plot: a text of a mark out of
-        view is not drawn (its leader would run to the plot's edge, to nothing drawn)."""
-        return frame[0] <= sx <= frame[2] and frame[1] <= sy <= frame[3]
 
     done: set[int] = set()
     for mark, label in overlays.crossing_texts:
