@@ -363,21 +363,20 @@ class Document:
         if old_name == new_name or any(e is not entry and e.operation.name == old_name
                                        for e in self.session.operations):
             return
-        touched = False
-        for m in self.session.measurements:
-            if m.operation == old_name:
-                m.operation = new_name
-                touched = True
-        for c in self.session.comparisons:
-            if c.first == old_name:
-                c.first = new_name
-                touched = True
-            if c.second == old_name:
-                c.second = new_name
-                touched = True
+        # (new records, not the old ones changed: an earlier step of the history that kept
+        # them, a deletion's undo, puts back what they were)
+        measurements = [dataclasses.replace(m, operation=new_name) if m.operation == old_name
+                        else m for m in self.session.measurements]
+        comparisons = [Comparison(new_name if c.first == old_name else c.first,
+                                  new_name if c.second == old_name else c.second, id=c.id)
+                       if old_name in (c.first, c.second) else c
+                       for c in self.session.comparisons]
+        touched = (any(a is not b for a, b in zip(measurements, self.session.measurements,
+                                                  strict=True))
+                   or any(a is not b for a, b in zip(comparisons, self.session.comparisons,
+                                                     strict=True)))
         if touched:
-            self._emit(Change(What.MEASUREMENTS))
-            self._emit(Change(What.COMPARISONS))
+            self._set_references(measurements, comparisons, True, True)
 
     def remove_operations(self, op_ids: list[int]) -> None:
         """Delete operations, with the measurements attached to them and the compared pairs
