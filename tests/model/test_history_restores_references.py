@@ -1,8 +1,10 @@
-"""Undo and redo restore measured points and compared pairs as they were: a rename made
-its measured points follow it by changing them in place, so an earlier step of the history
-that kept them (an added machine, a deletion) put back points already renamed. A random
-walk of edits found it: undone to the start and redone again, a measured point named an
-operation that no longer had that name."""
+"""Undo and redo give every state back: a rename made its measured points follow it by
+changing them in place, so an earlier step of the history that kept them (an added
+machine, a deletion) put back points already renamed; and a model added, undone and redone
+made its operations anew, so a later step that deleted one of them failed on redo (the
+entry it named was no longer in the session). Random walks of edits found both: undone to
+the start and redone again, a measured point named an operation that no longer had that
+name, and the redo stopped with an error."""
 
 from __future__ import annotations
 
@@ -10,8 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.document import Document
+from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
 from workbench.io.sessions import dumps_session, loads_session
+from workbench.model.llm.architecture import Setup
+from workbench.model.llm.session import ModelEntry
 
 SESSION = """schema_version: 2
 title: references through the history
@@ -30,8 +35,12 @@ comparisons:
 """
 
 #: an edit: ("rename", operation, new name), ("machine", preset) added, ("unmachine",
-#: machine) removed, ("remove", operation), ("duplicate", operation), ("undo",)
+#: machine) removed, ("remove", operation), ("duplicate", operation), ("model",) added,
+#: ("batch", value) of the first model, ("unmodel",) the first removed, ("undo",)
 EDITS = st.one_of(
+    st.tuples(st.just("model")),
+    st.tuples(st.just("batch"), st.sampled_from([2, 16])),
+    st.tuples(st.just("unmodel")),
     st.tuples(st.just("rename"), st.integers(0, 5), st.sampled_from(["x", "y", "a", "b"])),
     st.tuples(st.just("machine"), st.sampled_from(["h100-sxm", "mi300x"])),
     st.tuples(st.just("unmachine"), st.integers(0, 3)),
@@ -55,6 +64,13 @@ def _apply(doc: Document, edit: tuple) -> None:
         doc.remove_operations([ops[edit[1] % len(ops)].id])
     elif edit[0] == "duplicate" and ops:
         doc.duplicate_operation(ops[edit[1] % len(ops)].id)
+    elif edit[0] == "model" and len(doc.session.models) < 2:
+        doc.add_model(ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                                 Setup("decode", 1, 512, 512), view="layers"))
+    elif edit[0] == "batch" and doc.session.models:
+        doc.set_model(doc.session.models[0].id, batch=edit[1])
+    elif edit[0] == "unmodel" and doc.session.models:
+        doc.remove_model(doc.session.models[0].id)
     elif edit[0] == "undo" and doc.can_undo():
         doc.undo()
     doc.seal()

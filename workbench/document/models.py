@@ -76,9 +76,18 @@ def add_model(doc: Document, model: ModelEntry) -> int:
     if model.label in labels:  # its operations are named after it: "Qwen3-8B 2: attention"
         model.name = unique_name(model.label, labels)
 
+    # its operations are made once: a redo puts back the very entries (and ids, roles and
+    # colours) the later steps of the history name
+    made: list[tuple[list, list[int], list[int], dict[str, str]]] = []
+
     def do() -> Change:
         doc.session.models.append(model)
-        entries = expand_in(doc.session, model)
+        if not made:
+            entries = expand_in(doc.session, model)
+            made.append((entries, list(model.op_ids), list(model.roles), dict(model.colors)))
+        else:
+            entries, ids, roles, colors = made[0]
+            model.op_ids, model.roles, model.colors = list(ids), list(roles), dict(colors)
         doc.session.operations.extend(entries)
         return Change(What.OPERATIONS, tuple(model.op_ids))
 
