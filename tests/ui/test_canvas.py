@@ -6,6 +6,7 @@ computed independently: from the model's own evaluation or by hand.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from pathlib import Path
@@ -169,6 +170,31 @@ def test_axis_tick_labels_read_as_engineering_values(qtbot):  # qtbot: a QApplic
     intensity.range = [1.0, 1.9]  # less than a decade: minor ticks get labels too
     assert intensity.tickStrings([1.0, math.log10(20), math.log10(50)], 1, 1) == [
         "10", "20", "50"]
+
+
+def test_an_axis_of_a_decade_labels_the_minor_ticks_that_have_room(qtbot):
+    """A column-wide figure of 24 … 428 FLOP/byte (1.25 decades: every 2 … 9 tick may be
+    labelled) ran "50 60 70 80 90" into one another and "90" into "100". On a short axis the
+    labels kept are those clear of the decade's and of each other's; on a long one, all."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QFontMetricsF
+
+    axis = LogAxis("bottom", "intensity")
+    axis.range = [math.log10(24), math.log10(428)]
+    minor = [math.log10(v) for v in (30, 40, 50, 60, 70, 80, 90, 200, 300, 400)]
+    axis.setGeometry(QRectF(0, 0, 3000, 30))
+    assert all(axis.tickStrings(minor, 1, 1))  # (room for every one)
+    axis.setGeometry(QRectF(0, 0, 300, 30))
+    shown = [(v, t) for v, t in zip(minor, axis.tickStrings(minor, 1, 1), strict=True) if t]
+    assert "90" not in [t for _v, t in shown]  # (beside "100", labelled a level above)
+    assert [t for _v, t in shown][:1] == ["30"] and len(shown) >= 3
+    metrics = QFontMetricsF(axis.style.get("tickFont") or axis.font())
+    span, length = axis.range[1] - axis.range[0], 300.0
+    placed = sorted([(v, t) for v, t in shown] + [(2.0, "100")])
+    for (a, ta), (b, tb) in itertools.pairwise(placed):
+        gap = (b - a) / span * length
+        assert gap >= (metrics.horizontalAdvance(ta) + metrics.horizontalAdvance(tb)) / 2, (
+            ta, tb)
 
 
 def test_an_axis_of_few_decades_keeps_its_decades_a_level_above_the_rest(qtbot):
