@@ -172,6 +172,45 @@ def test_export_follows_the_zoom_on_screen(window, tmp_path):
     assert ">0.1<" not in text and ">10⁴<" not in text
 
 
+def test_a_figure_draws_no_marker_out_of_its_view(qtbot, tmp_path):
+    """Zoomed so that the plot's top runs just under the highest markers, the figure drew
+    those markers whole above the plot (the window's plot clips them; a random walk's slide
+    had them under its title). In a figure a marker whose middle is out of the view is not
+    drawn; the window draws every marker again after the export."""
+    import pyqtgraph as pg
+    from figures.figcheck import check_figure, format_defects, read_figure
+
+    path = next(p for p in EXAMPLES if p.name == "real_kernels_h100_h200.yaml")
+    with _window_on(qtbot, path) as win:
+        win.resize(1600, 1000)
+        canvas = win.canvas
+        canvas.fit_to_data()
+        canvas.relayout()
+        top = max(y for _op, _hw, _x, y in canvas.point_items())
+        (x0, x1), (y0, _y1) = canvas.view_range()
+        canvas.set_view_range((x0, x1), (y0, top / 1.03))  # (just under the highest)
+        canvas.relayout()
+        scatters = [item for item in canvas.plot_widget.scene().items()
+                    if isinstance(item, pg.ScatterPlotItem) and item.getViewBox() is not None
+                    and len(item.data)]
+
+        def drawn_out_of_view() -> int:
+            (a, b), (c, d) = canvas.view_box.viewRange()
+            return sum(int(((~((s.data["x"] >= a) & (s.data["x"] <= b) & (s.data["y"] >= c)
+                                & (s.data["y"] <= d))) & s.data["visible"]).sum())
+                       for s in scatters)
+
+        before = drawn_out_of_view()
+        assert before > 0  # (drawn, and clipped by the plot)
+        with canvas.export_mode():
+            assert drawn_out_of_view() == 0
+        assert drawn_out_of_view() == before
+        pdf = tmp_path / "cut.pdf"
+        assert win.export_figure(pdf, FigureOptions(size="slide", dpi=144.0))
+        defects = check_figure(read_figure(pdf.read_bytes()))
+        assert not defects, format_defects(defects, "a slide of the view cut at the top")
+
+
 def test_export_results_as_csv_has_units_in_the_header(window, tmp_path):
     target = tmp_path / "results.csv"
     assert window.export_results_csv(target)

@@ -46,6 +46,7 @@ def painted_for_figure(scene) -> Iterator[None]:
         item.setExportMode(True, {})
     for item, _mode in cached:
         item.setCacheMode(NO_CACHE)
+    hidden = _markers_out_of_view(items)
     try:
         yield
     finally:
@@ -53,6 +54,28 @@ def painted_for_figure(scene) -> Iterator[None]:
             item.setExportMode(False)
         for item, mode in cached:
             item.setCacheMode(mode)
+        for item, was in hidden:
+            item.setPointsVisible(was)
+
+
+def _markers_out_of_view(items) -> list[tuple[pg.ScatterPlotItem, np.ndarray]]:
+    """Hide the markers whose middle lies outside their plot's view (on screen the plot
+    clips them; a figure's vector file drew them whole, over the title above the plot), and
+    return each scatter hidden from with its markers' visibility before."""
+    out = []
+    for item in items:
+        view = item.getViewBox() if isinstance(item, pg.ScatterPlotItem) else None
+        data = item.data if view is not None else None
+        if data is None or not len(data):
+            continue
+        (x0, x1), (y0, y1) = view.viewRange()
+        inside = ((data["x"] >= x0) & (data["x"] <= x1) & (data["y"] >= y0)
+                  & (data["y"] <= y1))
+        if not inside.all():
+            was = data["visible"].copy()
+            item.setPointsVisible(was & inside)
+            out.append((item, was))
+    return out
 
 
 class Label(pg.TextItem):
