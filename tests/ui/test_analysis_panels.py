@@ -180,6 +180,9 @@ def test_log_range_sweep_and_disabling(qtbot, tmp_path):
     ("1, abc, 16", "'abc' is not a number"),
     ("0, 16", "at least 1"),
     ("", "at least one value"),
+    # a count's sweep of 1.5 was taken (drawn at 2) and the session saved could not be
+    # opened again ("must be a positive integer, got 1.5")
+    ("1.5, 16", "M takes whole numbers, got 1.5"),
 ])
 def test_invalid_sweep_text_is_refused_in_place(qtbot, tmp_path, text, words):
     document, editor, op_id = _editor(qtbot, tmp_path)

@@ -111,6 +111,11 @@ def parse_values(text: str, param: Param) -> list[float]:
         raise ValueError("type at least one value (e.g. 1, 16, 256)")
     if len(out) > MAX_SWEEP_POINTS:
         raise ValueError(f"at most {MAX_SWEEP_POINTS} values, got {len(out)}")
+    # (a count takes whole values, as a session file holds them: 1.5 was taken, rounded when
+    # drawn, and the file saved then could not be opened again)
+    broken = next((v for v in out if param.type == "int" and not float(v).is_integer()), None)
+    if broken is not None:
+        raise ValueError(f"{param.label} takes whole numbers, got {format_number(broken)}")
     return out
 
 
