@@ -37,8 +37,9 @@ _SIZES_KEPT = 1024
 _MEASURE: list[QGraphicsTextItem] = []  # (the one text item that lays them out)
 
 
-def within(xs: np.ndarray, ys: np.ndarray, frame) -> np.ndarray:
-    """Which of the pixels ``(xs, ys)`` lie within the plot ``frame`` (edges included)."""
+def within(xs: np.ndarray | float, ys: np.ndarray | float, frame) -> np.ndarray | bool:
+    """Which of the pixels ``(xs, ys)`` lie within the plot ``frame`` (edges included; for
+    one pixel, a bool)."""
     left, top, right, bottom = frame
     return (xs >= left) & (xs <= right) & (ys >= top) & (ys <= bottom)
 

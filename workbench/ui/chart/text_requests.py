@@ -25,6 +25,7 @@ from workbench.model.chart.placement import (
 )
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.naming import AIR, DrawnMarks, line_spot, names_spot, roof_segments
+from workbench.ui.chart.point_places import within
 
 #: a ridge's text (naming its machine: told from the other ridges by its words, from the
 #: operations' points by place) lies this far from its diamond at most, unled
@@ -97,14 +98,11 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
                     tuple(frame), bool(roof.derated)), order,
                 names=names)
 
-    def in_view(sx: float, sy: float) -> bool:
-        """Whether a mark at pixel ``(sx, sy)`` lies in the plot: a text of a mark out of
-        view is not drawn (its leader would run to the plot's edge, to nothing drawn)."""
-        return frame[0] <= sx <= frame[2] and frame[1] <= sy <= frame[3]
-
+    # (a text of a mark out of the plot is not drawn: its leader would run to the plot's
+    # edge, to nothing drawn)
     for i, (ridge, label) in enumerate(roofs.ridges):
         sx, sy = (float(v) for v in px(to_view(ridge.x), to_view(ridge.y)))
-        if not in_view(sx, sy):
+        if not within(sx, sy, frame):
             hide(label)
             continue
         add(("ridge", i), label, "ridge",
@@ -144,7 +142,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
             continue
         done.add(id(label))
         sx, sy = (float(v) for v in px(to_view(mark.x), to_view(mark.y)))
-        if not in_view(sx, sy):
+        if not within(sx, sy, frame):
             hide(label)
             continue
         # (a crossing and a sweep's ends are what the user asked to see: said farther
@@ -154,7 +152,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
             mark=(sx, sy, g + 3), own=own_marks(mark.hw_id))
     for i, (mark, _link, label) in enumerate(overlays.measured_texts):
         sx, sy = (float(v) for v in px(to_view(mark.x), to_view(mark.y)))
-        if not in_view(sx, sy):
+        if not within(sx, sy, frame):
             hide(label)
             continue
         # (a figure's kernel tag names its marker wherever it goes: farther off, with a
@@ -180,7 +178,7 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
     for i, (path, end, label) in enumerate(overlays.sweep_texts):
         key = (path.hw_id, label.toPlainText())
         sx, sy = (float(v) for v in px(to_view(path.xs[end]), to_view(path.ys[end])))
-        if key in seen or not in_view(sx, sy):  # the same "m = 1" on one machine: once
+        if key in seen or not within(sx, sy, frame):  # the same "m = 1" on one machine: once
             hide(label)
             continue
         seen.add(key)
