@@ -363,6 +363,9 @@ class Document:
         if old_name == new_name or any(e is not entry and e.operation.name == old_name
                                        for e in self.session.operations):
             return
+        if not (any(m.operation == old_name for m in self.session.measurements)
+                or any(old_name in (c.first, c.second) for c in self.session.comparisons)):
+            return
         # (new records, not the old ones changed: an earlier step of the history that kept
         # them, a deletion's undo, puts back what they were)
         measurements = [dataclasses.replace(m, operation=new_name) if m.operation == old_name
@@ -371,12 +374,7 @@ class Document:
                                   new_name if c.second == old_name else c.second, id=c.id)
                        if old_name in (c.first, c.second) else c
                        for c in self.session.comparisons]
-        touched = (any(a is not b for a, b in zip(measurements, self.session.measurements,
-                                                  strict=True))
-                   or any(a is not b for a, b in zip(comparisons, self.session.comparisons,
-                                                     strict=True)))
-        if touched:
-            self._set_references(measurements, comparisons, True, True)
+        self._set_references(measurements, comparisons, True, True)
 
     def remove_operations(self, op_ids: list[int]) -> None:
         """Delete operations, with the measurements attached to them and the compared pairs
