@@ -193,42 +193,24 @@ view: {regions: true}
 '''
 
 
-def test_a_tags_leader_runs_to_its_marker_in_view_not_one_at_the_edge(qtbot):
+def test_a_tags_leader_runs_to_its_marker_in_view_not_one_at_the_edge(qtbot, tmp_path):
     """A tag "1, 2" names two operations whose markers sit in view on one machine and, on
     another, just below the plot's bottom edge (half drawn there). Its leader ran to the
     half-drawn one, out of the plot, past the marker in view: a reader could not pair it.
     A leader now runs to a marker in the plot."""
     from figures.figcheck import canvas_attribution, check_attribution, format_defects
-    from PySide6.QtWidgets import QApplication, QMessageBox
 
-    from workbench.io.sessions import loads_session
-    from workbench.ui.window.app import create_app
-    from workbench.ui.window.main_window import MainWindow
-
-    create_app()
-    win = MainWindow()
-    win.settings.clear()
-    win.ask_save_changes = lambda: QMessageBox.Discard
-    win.resize(1600, 1000)
-    win.set_session(loads_session(_EDGE_SESSION), None)
-    win.show()
-    qtbot.waitExposed(win)
-    try:
-        for _ in range(3):
-            QApplication.processEvents()
+    path = tmp_path / "edge.yaml"
+    path.write_text(_EDGE_SESSION, encoding="utf-8")
+    with _window(qtbot, (1600, 1000), path) as win:
+        _settled(win)
         win.resize(800, 600)  # (the docks keep their sizes: a small chart)
-        for _ in range(5):
-            QApplication.processEvents()
         canvas = win.canvas
         canvas.set_view_range((0.25332360443375457, 5601245.24836744),
                               (877801854981.1588, 6763485365529836.0))
-        canvas.relayout()
-        QApplication.processEvents()
+        _settled(win)
         defects = check_attribution(*canvas_attribution(canvas))
         assert not defects, format_defects(defects, "zoomed to the plot's edge")
-    finally:
-        win.close()
-        win.deleteLater()
 
 
 def test_a_ridge_out_of_view_carries_no_text(qtbot):
