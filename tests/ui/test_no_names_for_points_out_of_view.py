@@ -12,6 +12,16 @@ from ui.test_attribution import SCREENS, _settled, _six_kinds, _window
 from workbench.ui.chart.axes import to_view
 
 
+def _cut_view(win, left: float, bottom: float) -> None:
+    """Zoom in from the chart's view: the ``left`` and ``bottom`` fractions of its decades
+    cut off; its texts placed as after the user stops."""
+    canvas = win.canvas
+    (x0, x1), (y0, y1) = canvas.view_box.viewRange()  # (decades)
+    canvas.set_view_range((10 ** (x0 + left * (x1 - x0)), 10 ** x1),
+                          (10 ** (y0 + bottom * (y1 - y0)), 10 ** y1))
+    _settled(win)
+
+
 def _named_out_of_view(win) -> list[str]:
     """The texts on the chart that name operations none of whose markers is in view."""
     canvas = win.canvas
@@ -41,10 +51,7 @@ def test_points_out_of_view_carry_no_name_or_tag(qtbot, size):
         ops = win.document.session.operations
         canvas = win.canvas
         # each operation added is brought into view; zoomed in on the ridges, some leave it
-        (x0, x1), (y0, y1) = canvas.view_box.viewRange()  # (decades)
-        canvas.set_view_range((10 ** (x0 + 0.55 * (x1 - x0)), 10 ** x1),
-                              (10 ** (y0 + 0.3 * (y1 - y0)), 10 ** y1))
-        _settled(win)
+        _cut_view(win, 0.55, 0.3)
         assert canvas.points.outside(canvas.view_box.viewRange()) > 0
         assert _named_out_of_view(win) == []
         # Ctrl+0: every point in view, each named again (by its name or its tag)
@@ -65,11 +72,8 @@ def test_the_key_lists_no_tag_for_a_point_out_of_view(qtbot):
         canvas = win.canvas
         canvas.fit_to_data()
         _settled(win)
-        (x0, x1), (y0, y1) = canvas.view_box.viewRange()  # (decades)
         # the ridges' corner: the GEMM's M4 Max marker stays in view, most others leave it
-        canvas.set_view_range((10 ** (x0 + 0.55 * (x1 - x0)), 10 ** x1),
-                              (10 ** (y0 + 0.3 * (y1 - y0)), 10 ** y1))
-        _settled(win)
+        _cut_view(win, 0.55, 0.3)
         assert canvas.points.outside(canvas.view_box.viewRange()) >= 4
         labels = canvas.labels
         listed = {op for row in canvas.key.rows for op in row.ids}
@@ -145,10 +149,7 @@ def test_a_sweeps_end_or_a_measured_point_out_of_view_carries_no_text(qtbot, nam
         # decode GEMV's measured point), just past the plot's edge
         canvas.fit_to_data()
         _settled(win)
-        (x0, x1), (y0, y1) = canvas.view_box.viewRange()  # (decades)
-        canvas.set_view_range((10 ** (x0 + 0.1 * (x1 - x0)), 10 ** x1),
-                              (10 ** (y0 + 0.3 * (y1 - y0)), 10 ** y1))
-        _settled(win)
+        _cut_view(win, 0.1, 0.3)
         assert _said_of_marks_out_of_view(canvas) == []
         win.fit_action.trigger()
         _settled(win)
