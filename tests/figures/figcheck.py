@@ -1539,18 +1539,21 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
     return texts, marks
 
 
-def leader_at(box: Box, segments: Sequence[Sequence[Point]], reach: float
-              ) -> tuple[Point, Point] | None:
+def leader_at(box: Box, segments: Sequence[Sequence[Point]], reach: float,
+              others: Sequence[Box] = ()) -> tuple[Point, Point] | None:
     """The leader line of a text whose box is ``box``, of the straight ``segments`` on the
     page: the one with an end nearest the box, within ``reach`` of it, as ``(that end, the
     other)`` (None: none ends there). Nearest, not first: the end of another line (a
     measured point's gap bar) can lie a few points from a text whose own leader ends at
-    its edge."""
+    its edge. A line with an end nearer one of the ``others`` (the other texts' boxes) is
+    theirs: a leader that ends at a marker a few points from this text starts at its own
+    text."""
     best, gap = None, math.inf
     for a, b in segments:
         near, far = sorted((a, b), key=lambda q: _gap_box(box, (*q, *q)))
         d = _gap_box(box, (*near, *near))
-        if d <= reach and d < gap:
+        if d <= reach and d < gap and not any(_gap_box(o, (*q, *q)) < d
+                                              for o in others for q in (a, b)):
             best, gap = (near, far), d
     return best
 
@@ -1595,6 +1598,7 @@ def pdf_attribution(fig: Figure, canvas) -> tuple[list[NamingText], list[Mark]]:
     lines = [s for s in fig.shapes if s.role in ("data", "outside") and not s.closed
              and len(s.polylines) == 1 and len(s.polylines[0]) == 2]
     texts = []
+    read = []  # (each placed text as the page has it: its words, box, size and owners)
     layout = canvas.labels.text_layout
     for key, placement in (layout.placed.items() if layout is not None else ()):
         if key[0] != "point":
@@ -1615,11 +1619,15 @@ def pdf_attribution(fig: Figure, canvas) -> tuple[list[NamingText], list[Mark]]:
         if not found:
             continue
         box = _bbox([c for t in found for c in _box_corners(t.bbox())])
-        size = max(t.size for t in found)
+        read.append((label.toPlainText(), box, max(t.size for t in found),
+                     frozenset(canvas.key.crowd_of(key[1]))))
+    segments = [s.polylines[0] for s in lines]
+    for i, (text, box, size, owners) in enumerate(read):
         reach_end = 0.6 * size  # (the leader ends at the text's box, the ink a little inside)
-        leader = leader_at(box, [s.polylines[0] for s in lines], reach_end)
-        texts.append(NamingText(label.toPlainText(), box, frozenset(canvas.key.crowd_of(key[1])),
-                                "marker", leader, ATTRIBUTION_REACH * size + reach_end,
+        others = [r[1] for j, r in enumerate(read) if j != i]
+        leader = leader_at(box, segments, reach_end, others)
+        texts.append(NamingText(text, box, owners, "marker", leader,
+                                ATTRIBUTION_REACH * size + reach_end,
                                 max(_LEADER_SLACK * max(sx, sy), reach_end)))
     return texts, marks
 

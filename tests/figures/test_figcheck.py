@@ -505,6 +505,21 @@ def test_a_texts_leader_is_the_line_ending_nearest_it():
     assert leader_at(box, [((207.0, 99.0), (207.0, 80.0))], 4.5) is None
 
 
+def test_a_leader_from_another_text_is_not_this_ones():
+    """Two tags of one square (two operations at one spot), "A16" beside it and "A17" below
+    with a leader to the square's corner, 3.6 pt from A16's box: the line starts on A17's
+    box, so it is A17's leader and A16 has none (as read from a single-column PDF); with no
+    other text on the page the same line would be taken for A16's."""
+    from figures.figcheck import leader_at
+
+    a16 = (76.3, 299.8, 89.5, 304.9)
+    a17 = (60.0, 318.0, 73.0, 323.0)
+    line = ((92.0, 307.5), (73.0, 318.5))  # from the square's corner to A17's top-right
+    assert leader_at(a16, [line], 4.5, others=[a17]) is None
+    assert leader_at(a17, [line], 4.5, others=[a16]) == ((73.0, 318.5), (92.0, 307.5))
+    assert leader_at(a16, [line], 4.5) == ((92.0, 307.5), (73.0, 318.5))
+
+
 def test_a_roof_values_leader_ending_on_a_marker_is_misattributed():
     """A roof's value led to its line where an operation's point sits on it reads as that
     point's name; led to its line 20 pt from the point, it is the line's."""
