@@ -90,6 +90,29 @@ def test_a_single_column_figure_names_every_kernel_it_draws(path, preset, level)
                                     in canvas.roof_items()]
 
 
+def test_a_kernel_drawn_on_every_machine_at_one_spot_is_tagged_once():
+    """An Nsight Compute export names no machine: each kernel is judged on both machines of
+    the session and drawn at one spot (its measured intensity and FLOP/s), twice. Its tag is
+    said once there, not once per machine (two "K1" around one cross)."""
+    session = loads_session("schema_version: 2\ntitle: step\nhardware:\n"
+                            "  - preset: a100-80gb\n  - preset: h100-sxm\noperations: []\n")
+    result = import_measurements(NCU, None, run=NCU.name)
+    attach_measurements(session, result.measurements, str(NCU))
+    pdf = figure_bytes(session, "pdf", resolve_size("single"))
+    drawn = drawn_kernels(last_figure_canvas())
+    machines = {}
+    for mark, _label in drawn:
+        machines.setdefault(mark.tag, set()).add(mark.hw_id)
+    assert machines and all(len(ids) == 2 for ids in machines.values()), machines
+    shown = [label.toPlainText() for _mark, label in drawn if label.isVisible()]
+    assert sorted(shown) == sorted(machines)  # each tag once
+    fig = read_figure(pdf)
+    in_plot = [t.text.strip() for t in fig.texts if fig.plot[0] <= t.centre[0] <= fig.plot[2]
+               and fig.plot[1] <= t.centre[1] <= fig.plot[3]]
+    assert sorted(t for t in in_plot if re.fullmatch(r"K\d+", t)) == sorted(machines)
+    assert check_figure(fig) + check_readability(fig) + attribution_defects(fig) == []
+
+
 def test_a_figure_draws_the_kernels_with_most_time_and_says_what_it_hides():
     session = profiled(TRACE, "a100-80gb")
     single = resolve_size("single")
