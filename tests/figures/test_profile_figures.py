@@ -218,6 +218,31 @@ def test_the_live_chart_keeps_names_on_its_kernels(qtbot, open_window, tmp_path)
     assert any(t.startswith("fmha_fwd_loop_kernel: ") for t in labels), labels
 
 
+def test_the_live_chart_says_each_kernel_once_naming_its_machines(qtbot, open_window,
+                                                                  tmp_path):
+    """On screen, a kernel of an Nsight Compute export (no machine named) on a chart of two
+    machines is drawn at one spot twice: the text there is one, a line per machine, so a
+    reader knows which verdict is whose."""
+    path = tmp_path / "two.yaml"
+    path.write_text("schema_version: 2\ntitle: step\nhardware:\n  - preset: a100-80gb\n"
+                    "  - preset: h100-sxm\noperations: []\n", encoding="utf-8")
+    window = open_window(path, size=(1600, 1000))
+    assert window.import_measurements(NCU)
+    window.canvas.flush_layout()
+    spots: dict[tuple[float, float], list] = {}
+    for mark, _link, label in window.canvas.overlays.measured_texts:
+        spots.setdefault((mark.x, mark.y), []).append(label)
+    assert spots and all(len(labels) == 2 for labels in spots.values())
+    shown = [[label.toPlainText() for label in labels if label.isVisible()]
+             for labels in spots.values()]
+    assert all(len(texts) <= 1 for texts in shown), shown
+    said = [texts[0].split("\n") for texts in shown if texts]
+    assert said, "no kernel named"
+    for lines in said:
+        assert len(lines) == 3, lines
+        assert lines[1].startswith("A100 SXM4 80GB: ") and lines[2].startswith("H100 SXM5 80GB: ")
+
+
 @pytest.mark.parametrize(("name", "key"), [
     # a CUTLASS kernel grouped by its operator's shapes: the end of its name (its tile), the
     # operator and its inputs' shapes, no dtype

@@ -13,8 +13,9 @@ from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
 from workbench.model.analysis import evaluate_session
 from workbench.model.chart import scene as scene_module
+from workbench.model.chart.machine_texts import short_name
 from workbench.model.chart.overlay_data import measured_marks, sweep_paths
-from workbench.model.chart.scene import build_scene, overlay_extent, short_name
+from workbench.model.chart.scene import build_scene, overlay_extent
 from workbench.model.llm.architecture import Setup, expand
 from workbench.model.llm.session import ModelEntry, expand_entries
 from workbench.model.measured import Measurement

@@ -224,6 +224,40 @@ def test_measured_marks_fraction_verdict_and_link():
     assert scene_of(session).measured == ()
 
 
+def test_a_measurement_judged_on_two_machines_names_each_in_one_text():
+    """A kernel measured on its own with no machine is judged on both: drawn twice at one
+    spot (I = 1, 1 GFLOP in 0.7 ms: 1.43 TFLOP/s on either), with a verdict each. The spot
+    has one text, the kernel's name then a line per machine; an operation's measurement
+    whose figures differ has no name line; the same text on two machines alike is said as
+    it is."""
+    slow = Hardware("Slow", compute={"fp16": 100e12}, memory={"hbm": 1e12})
+    fast = Hardware("Fast", compute={"fp16": 400e12}, memory={"hbm": 4e12})
+    session = Session(hardware=[HardwareEntry(slow, preset="slow"),
+                                HardwareEntry(fast, preset="fast")])
+    op = Operation("custom", {"flops": 1e12, "bytes": 1e8, "precision": "fp16"}, "k")
+    session.operations.append(OperationEntry(op))
+    session.measurements = [Measurement("alone", flops=1e9, bytes=1e9, time_s=0.7e-3,
+                                        precision="fp16"),
+                            # I = 10 000, compute-bound on both: 10 ms on Slow, 2.5 ms on
+                            # Fast; 50 ms is 5 × and 20 × the prediction, a bug on both
+                            Measurement("k run", operation="k", time_s=50e-3)]
+    marks = list(scene_of(session).measured)
+    alone = [m for m in marks if m.name == "alone"]
+    assert len(alone) == 2 and len({(m.x, m.y) for m in alone}) == 1
+    # T_lower 1 ms on Slow (1 GB at 1 TB/s), 0.25 ms on Fast: 0.7 ms is 143 % of Slow's
+    # roof and 35.7 % of Fast's
+    said = ("alone\nSlow: 143 % · re-measure\nFast: 35.7 % · likely a bug")
+    assert [m.label for m in alone] == [said, said]
+    # an operation's measurement: its name is the operation's, beside its own point
+    run = [m for m in marks if m.name == "k run"]
+    assert [m.label for m in run] == ["Slow: 20 % · likely a bug\nFast: 5 % · likely a bug"] * 2
+    # two machines alike: the same text on both, said as it is
+    session.hardware[1] = HardwareEntry(slow.copy(), preset="twin")
+    session.hardware[1].hardware.name = "Twin"
+    again = [m for m in scene_of(session).measured if m.name == "k run"]
+    assert [m.label for m in again] == ["20 % · likely a bug"] * 2
+
+
 def test_fusion_pair_saves_16_bytes_per_element_and_is_2_33x_faster():
     session = load_session(EXAMPLES / "fusion.yaml")
     (link,) = scene_of(session).links

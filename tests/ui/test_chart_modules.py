@@ -18,7 +18,8 @@ CHART = ["ui/chart/canvas.py", "ui/chart/styles.py", "ui/chart/roofs.py", "ui/ch
          "model/chart/scene.py", "model/chart/placement.py", "model/chart/occupancy.py",
          "model/chart/overlay_data.py", "model/chart/sweep_cache.py",
          "model/chart/profiled_kernels.py", "model/chart/leader_places.py",
-         "model/chart/readouts.py", "ui/panels/throughput_chart.py", "ui/mnemonics.py",
+         "model/chart/readouts.py", "model/chart/machine_texts.py",
+         "ui/panels/throughput_chart.py", "ui/mnemonics.py",
          "ui/figures/plot_figure.py", "ui/panels/plot_parts.py"]
 #: what the chart once reached into: pyqtgraph's and shiboken's internals, a canvas flag
 #: set from outside, dataclasses built without their __init__
@@ -58,7 +59,8 @@ def test_the_exporter_does_not_import_the_application():
 
 
 def test_the_text_layout_and_the_scene_are_free_of_qt():
-    for name in ("model/chart/placement.py", "model/chart/occupancy.py", "model/chart/scene.py"):
+    for name in ("model/chart/placement.py", "model/chart/occupancy.py", "model/chart/scene.py",
+                 "model/chart/machine_texts.py"):
         qt = {m for m in imports_of(ROOT / name)
               if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")
               or m.startswith("workbench.ui")}

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import field, replace
 
 from workbench.model.analysis import Pair
+from workbench.model.chart.machine_texts import machine_namer, short_name, whose_measured
 from workbench.model.chart.overlay_data import (
     VERDICT_COLORS,
     MeasuredMark,
@@ -61,7 +62,7 @@ __all__ = [
     "X_TITLE", "Y_TITLE", "short_axis_title", "MAX_LABELS", "MAX_LEGEND_OPERATIONS",
     "MachineMark", "Roof", "Ridge", "Region", "PointMark", "LegendEntry", "Reference", "Scene",
     "build_scene", "drawn_pairs", "drawn_points", "operation_points", "point_tooltip",
-    "ridge_label", "decade_range", "operation_colors", "machine_entries", "short_name",
+    "ridge_label", "decade_range", "operation_colors", "machine_entries",
     "whose_texts", "overlay_extent", "measured_legend",
 ]
 
@@ -552,6 +553,7 @@ def build_scene(session: Session, pairs: Sequence[Pair], kernels: int | None = N
     notes += found.notes
     if len(machines) > 1:
         ridges, sweeps, links = whose_texts(session, ridges, sweeps, links)
+        measured = whose_measured(session, measured)
 
     for hw_id, name in profile_roof_levels(measured, visible_hw, view.level):
         used_levels[hw_id].add(name)
@@ -601,19 +603,17 @@ def build_scene(session: Session, pairs: Sequence[Pair], kernels: int | None = N
     )
 
 
+def _hardware(session: Session, hw_id: int) -> Hardware:
+    return next(e.hardware for e in session.hardware if e.id == hw_id)
+
+
 def whose_texts(session: Session, ridges: list[Ridge], sweeps: list[SweepPath],
                 links: list[PairLink]) -> tuple[list, list, list]:
     """On a chart of several machines, the texts that belong to one machine name it (its
     short name, as its roof labels do): ridge labels, sweep crossings ("H100 SXM5 80GB:
     m* = 318.3"), and a compared pair's figures where they differ between machines, one line
     each in one text (the same figures on every machine are said once, for all)."""
-    names: dict[int, str] = {}
-
-    def whose(hw_id: int, text: str) -> str:
-        if hw_id not in names:
-            names[hw_id] = short_name(_hardware(session, hw_id))
-        return f"{names[hw_id]}: {text}"
-
+    whose = machine_namer(session)
     ridges = [replace(r, label=whose(r.hw_id, r.label)) for r in ridges]
     sweeps = [replace(p, crossings=tuple(replace(c, label=whose(c.hw_id, c.label))
                                          for c in p.crossings)) if p.crossings else p
@@ -628,10 +628,6 @@ def whose_texts(session: Session, ridges: list[Ridge], sweeps: list[SweepPath],
     links = [replace(k, label=said[(k.first, k.second)]) if (k.first, k.second) in said
              else k for k in links]
     return ridges, sweeps, links
-
-
-def _hardware(session: Session, hw_id: int) -> Hardware:
-    return next(e.hardware for e in session.hardware if e.id == hw_id)
 
 
 def measured_legend(measured: Sequence[MeasuredMark], total: int = 0,
@@ -675,22 +671,7 @@ def _data_range(points: Sequence[PointMark], ridges: Sequence[Ridge],
     return decade_range(min(xs_lo), max(xs_hi)), y_range
 
 
-def short_name(hw: Hardware) -> str:
-    """The machine's name without its vendor in front and without a trailing remark in
-    parentheses ("NVIDIA H100 SXM5 80GB" → "H100 SXM5 80GB", "Google Cloud TPU v5e (per
-    chip)" → "TPU v5e"): roof labels are coloured per machine and the legend has the full
-    name."""
-    name = hw.label
-    vendor = (hw.vendor or "").strip()
-    if vendor and name.lower().startswith(vendor.lower() + " "):
-        rest = name[len(vendor) + 1:].strip()
-        if rest.startswith("Cloud "):
-            rest = rest[len("Cloud "):]
-        if rest:
-            name = rest
-    if name.endswith(")") and " (" in name:
-        name = name[: name.rindex(" (")].strip() or name
-    return name
+
 
 
 def _machine_roofs(session: Session, mark: MachineMark, levels: set[str],

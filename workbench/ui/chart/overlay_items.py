@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 
+from workbench.model.chart.machine_texts import whose_measured
 from workbench.model.chart.occupancy import Occupancy
 from workbench.model.chart.overlay_data import (
     VERDICT_COLORS,
@@ -327,6 +328,8 @@ class OverlayLayer:
         if session.view.measured and session.measurements:
             self._measured, total, _notes, hidden = drawn_measured_marks(
                 session, [m.hw_id for m in scene.machines], most=most)
+            if len(scene.machines) > 1:  # verdicts that differ between machines name them
+                self._measured = whose_measured(session, self._measured)
             if most is not None:
                 self._measured, rows = kernel_key(session, self._measured)
         legend = tuple(e for e in scene.legend if e.kind != "measured"
