@@ -93,7 +93,8 @@ def test_a_single_column_figure_names_every_kernel_it_draws(path, preset, level)
 def test_a_kernel_drawn_on_every_machine_at_one_spot_is_tagged_once():
     """An Nsight Compute export names no machine: each kernel is judged on both machines of
     the session and drawn at one spot (its measured intensity and FLOP/s), twice. Its tag is
-    said once there, not once per machine (two "K1" around one cross)."""
+    said once there, not once per machine (two "K1" around one cross), and the figure names
+    as many kernels as it would on one machine."""
     session = loads_session("schema_version: 2\ntitle: step\nhardware:\n"
                             "  - preset: a100-80gb\n  - preset: h100-sxm\noperations: []\n")
     result = import_measurements(NCU, None, run=NCU.name)
@@ -111,6 +112,10 @@ def test_a_kernel_drawn_on_every_machine_at_one_spot_is_tagged_once():
                and fig.plot[1] <= t.centre[1] <= fig.plot[3]]
     assert sorted(t for t in in_plot if re.fullmatch(r"K\d+", t)) == sorted(machines)
     assert check_figure(fig) + check_readability(fig) + attribution_defects(fig) == []
+    # as many kernels named as on a chart of one machine (the tag said once is not a tag
+    # that found no place, which would draw fewer kernels)
+    figure_bytes(profiled(NCU, "a100-80gb"), "pdf", resolve_size("single"))
+    assert len(machines) == len(drawn_kernels(last_figure_canvas())) >= 5
 
 
 def test_a_figure_draws_the_kernels_with_most_time_and_says_what_it_hides():

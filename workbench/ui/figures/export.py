@@ -221,7 +221,10 @@ def _fewer_kernels(canvas, kernels: int) -> int | None:
     drawn is named and listed."""
     drawn = [(mark, label) for mark, _link, label in canvas.overlays.measured_texts
              if mark.tag]
-    unnamed = {mark.tag for mark, label in drawn if not label.isVisible()}
+    # (a kernel drawn on several machines at one spot is tagged there once: named where
+    # one of its tags at the spot is shown)
+    shown = {(mark.tag, mark.x, mark.y) for mark, label in drawn if label.isVisible()}
+    unnamed = {mark.tag for mark, _label in drawn if (mark.tag, mark.x, mark.y) not in shown}
     legend = canvas.legend_item
     unlisted = legend.dropped if drawn and legend.isVisible() else 0
     if not (unnamed or unlisted) or kernels <= 1:
