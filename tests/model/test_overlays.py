@@ -248,6 +248,10 @@ def test_a_measurement_judged_on_two_machines_names_each_in_one_text():
     # roof and 35.7 % of Fast's
     said = ("alone\nSlow: 143 % · re-measure\nFast: 35.7 % · likely a bug")
     assert [m.label for m in alone] == [said, said]
+    # each one's tooltip (the pointer finds one of the two) says what the other says
+    assert alone[0].tooltip.endswith("\nAlso at this point (1): Fast: 35.7 % · likely a bug")
+    assert alone[1].tooltip.endswith("\nAlso at this point (1): Slow: 143 % · re-measure")
+    assert "on Slow," in alone[0].tooltip and "on Fast," in alone[1].tooltip
     # an operation's measurement: its name is the operation's, beside its own point
     run = [m for m in marks if m.name == "k run"]
     assert [m.label for m in run] == ["Slow: 20 % · likely a bug\nFast: 5 % · likely a bug"] * 2

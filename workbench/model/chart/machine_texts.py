@@ -20,21 +20,27 @@ def whose_measured(session: Session, marks: list[MeasuredMark]) -> list[Measured
     intensity and FLOP/s are the machine's own on none): where the verdicts differ, the spot
     has one text, a line per machine naming it ("A100 SXM4 80GB: 1.1 % · overhead-bound"),
     under the kernel's name for one measured on its own; the same text on every machine is
-    said once as it is."""
+    said once as it is. Each one's tooltip names the others at its spot, with their verdicts
+    (the pointer finds one of them); a figure's tagged kernels keep theirs."""
     groups: dict[tuple[int, float, float], list[MeasuredMark]] = {}
     for mark in marks:
         groups.setdefault((mark.index, mark.x, mark.y), []).append(mark)
     whose = machine_namer(session)
-    said: dict[tuple[int, float, float], str] = {}
-    for spot, group in groups.items():
-        if len({m.label for m in group}) < 2:
+    said: dict[int, MeasuredMark] = {}
+    for group in groups.values():
+        if len(group) < 2:
             continue
         head = f"{short_kernel_name(group[0].name)}: " if group[0].standalone else ""
         lines = [whose(m.hw_id, m.label.removeprefix(head) if head else m.label)
                  for m in group]
-        said[spot] = "\n".join(([head[:-2]] if head else []) + lines)
-    return [replace(m, label=said[(m.index, m.x, m.y)]) if (m.index, m.x, m.y) in said
-            else m for m in marks]
+        text = ("\n".join(([head[:-2]] if head else []) + lines)
+                if len({m.label for m in group}) > 1 else group[0].label)
+        for i, m in enumerate(group):
+            others = lines[:i] + lines[i + 1:]
+            # (a figure's tag says no verdict: its page's tooltips list what is at a spot)
+            said[id(m)] = replace(m, label=text, tooltip=m.tooltip if m.tag else (
+                f"{m.tooltip}\nAlso at this point ({len(others)}): " + "; ".join(others)))
+    return [said.get(id(m), m) for m in marks]
 
 
 def machine_namer(session: Session):

@@ -328,10 +328,10 @@ class OverlayLayer:
         if session.view.measured and session.measurements:
             self._measured, total, _notes, hidden = drawn_measured_marks(
                 session, [m.hw_id for m in scene.machines], most=most)
-            if len(scene.machines) > 1:  # verdicts that differ between machines name them
-                self._measured = whose_measured(session, self._measured)
             if most is not None:
                 self._measured, rows = kernel_key(session, self._measured)
+            if len(scene.machines) > 1:  # verdicts that differ between machines name them
+                self._measured = whose_measured(session, self._measured)
         legend = tuple(e for e in scene.legend if e.kind != "measured"
                        and not (e.kind == "key" and most is not None))
         legend += tuple(measured_legend(self._measured, total, hidden))
