@@ -671,9 +671,6 @@ def _data_range(points: Sequence[PointMark], ridges: Sequence[Ridge],
     return decade_range(min(xs_lo), max(xs_hi)), y_range
 
 
-
-
-
 def _machine_roofs(session: Session, mark: MachineMark, levels: set[str],
                    extent: tuple[float, float], derated: bool,
                    all_levels: bool = False) -> list[Roof]:

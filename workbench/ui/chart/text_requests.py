@@ -150,8 +150,9 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
         add(("crossing", id(label)), label, "crossing",
             lambda w, h, sx=sx, sy=sy: point_candidates(sx, sy, w, h, g + 3, first="left"),
             mark=(sx, sy, g + 3), own=own_marks(mark.hw_id))
-    # a kernel measured on no machine of its own is drawn on each at one spot: where its
-    # text is the same (a figure's tag, K1), it is said once
+    # a kernel measured on no machine of its own is drawn on each at one spot, every one
+    # with the same text (a figure's tag; else a line per machine, see whose_measured):
+    # said once
     said_at: set[tuple[str, float, float]] = set()
     for i, (mark, _link, label) in enumerate(overlays.measured_texts):
         sx, sy = (float(v) for v in px(to_view(mark.x), to_view(mark.y)))
