@@ -364,6 +364,25 @@ def test_pair_link_shows_bytes_saved_and_speedup_and_toggles(qtbot):
     assert len(canvas.pair_items()) == 1
 
 
+def test_a_pair_on_a_plot_of_no_height_keeps_its_arc(qtbot, monkeypatch):
+    """A figure's plot has no height for a moment while its legend is laid out (the texts
+    are placed then too): the pair's arc is not turned into view units through a scale of
+    zero (NaN points, a numpy warning), it stays as drawn until the next placing."""
+    import warnings
+
+    canvas, _workspace = open_canvas(qtbot, EXAMPLE_DIR / "fusion.yaml")
+    (before,) = canvas.pair_items()
+    ax, bx, _ay, by = canvas.view_to_scene()
+    monkeypatch.setattr(canvas, "view_to_scene", lambda: (ax, bx, -0.0, by))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        canvas.overlays.bend_links()
+    (after,) = canvas.pair_items()
+    assert after["link"] == before["link"]
+    assert all(math.isfinite(v) for part in after["link"] for v in part)
+    assert len(canvas.overlays.pair_apexes) == 1
+
+
 def test_pair_label_follows_an_edit_of_either_side(qtbot):
     canvas, workspace = open_canvas(qtbot, EXAMPLE_DIR / "fusion.yaml")
     document = workspace.document

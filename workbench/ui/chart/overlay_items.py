@@ -635,9 +635,11 @@ class OverlayLayer:
                 control = 2 * apex - (p0 + p1) / 2
             s = np.linspace(0.0, 1.0, 33)[:, None]
             arc = (1 - s) ** 2 * p0 + 2 * (1 - s) * s * control + s**2 * p1
+            self._pair_apex.append((float(apex[0]), float(apex[1])))
+            if not (ax and ay):  # (a plot of no height, a moment while a figure is laid
+                continue  # out, has no view units: the arc is drawn at its next placing)
             curve.setData(x=(arc[:, 0] - bx) / ax, y=(arc[:, 1] - by) / ay)
             self._overlay_xy[row] = ((apex[0] - bx) / ax, (apex[1] - by) / ay)
-            self._pair_apex.append((float(apex[0]), float(apex[1])))
             tangent = p1 - control
             t_len = float(math.hypot(*tangent))
             if length < 2 * g or t_len == 0:
