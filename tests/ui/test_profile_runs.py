@@ -111,6 +111,26 @@ def test_arrows_top_n_and_level_on_the_chart_and_in_the_pdf(qtbot, runs, tmp_pat
     assert "K1 — attn" in text and "K2 — mlp" in text
 
 
+def test_two_kernels_with_one_speed_up_each_label_their_own_arrow(qtbot, open_window,
+                                                                    tmp_path):
+    """attn 300 → 100 µs and mlp 90 → 30 µs are both 3.00× faster: each arrow carries its
+    own label (one pair of runs, two kernels), not one label for both, the other arrow
+    left bare."""
+    session = tmp_path / "s.yaml"
+    session.write_text(SESSION, encoding="utf-8")
+    window = open_window(session, size=(1400, 900))
+    assert window.import_measurements(export(tmp_path / "before.csv", ("attn", "300"),
+                                             ("mlp", "90")))
+    assert window.import_measurements(export(tmp_path / "after.csv", ("attn", "100"),
+                                             ("mlp", "30")))
+    window.canvas.flush_layout()
+    arrows = [(link.tooltip.split("\n")[0], label) for link, _curve, _arrow, label
+              in window.canvas.overlays.pair_texts]
+    assert sorted(name for name, _label in arrows) == ["attn", "mlp"]
+    assert [label.toPlainText() for _name, label in arrows] == ["3.00×", "3.00×"]
+    assert all(label.isVisible() for _name, label in arrows)
+
+
 def test_kernels_not_counted_are_listed_in_the_panel(qtbot, open_window, tmp_path):
     window = open_window()
     path = export(tmp_path / "bf16.csv", ("ampere_bf16_s16816gemm", "90"),

@@ -169,9 +169,12 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
             names=names_spot(sx, sy, 2 * g * 1.3, drawn))
     # the same pair with the same figures on several machines is said once, by whichever
     # of its links has room (the lower arc may be boxed in by the roof and the arc above)
-    apexes: dict[tuple[str, str, str], list[int]] = {}
+    apexes: dict[tuple, list[int]] = {}
     for i, (link, _curve, _arrow, label) in enumerate(overlays.pair_texts):
-        said = (link.first, link.second, label.toPlainText())
+        # (a kernel's arrow between two runs is the runs' pair: each kernel's is its own,
+        # by where it is, the same on every machine)
+        said = (link.first, link.second, label.toPlainText(),
+                *((link.x0, link.y0, link.x1, link.y1) if link.comparison_id == -1 else ()))
         if said in apexes:
             hide(label)
         apexes.setdefault(said, []).append(i)
