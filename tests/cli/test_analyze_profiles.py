@@ -77,6 +77,11 @@ def test_table_lists_levels_and_what_was_not_counted(capsys, tmp_path):
     assert "2 launches, 30.8 % of GPU time" in out
     # 2 × 1,000 FFMA = 2,000 FLOPs over 4 MB of L2: I = 5e-4, roof 5e-4 × 5.4 TB/s = 2.7 GFLOP/s
     assert "  l2: 4 MB, I = 5.00e-4 FLOP/B, roof 2.7 GFLOP/s: " in out
+    # one launch is one launch (an A100 export: each of its 10 kernels ran once)
+    status, out, err = analyze(capsys, tmp_path, "--measurements", A100, "--hardware",
+                               "a100-40gb", "--top", 3)
+    assert status == 0, err
+    assert "; 1 launch, " in out and "1 launches" not in out
 
 
 def test_two_runs_are_compared_kernel_by_kernel(capsys, tmp_path):

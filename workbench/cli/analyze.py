@@ -318,8 +318,9 @@ def _analysis_lines(crossings: list[dict], measured: list[dict]) -> str:
                      + (f"; T_predicted {format_quantity(m['t_predicted_s'], 'time')}, measured "
                         f"{m['measured_time_s'] / m['t_predicted_s']:.2f} × that"
                         if m.get("t_predicted_s") else "")
-                     + (f"; {m['count']:,} launches, {format_number(100 * m['share'])} % of "
-                        "GPU time" if m.get("share") is not None else ""))
+                     + (f"; {m['count']:,} launch{'es' * (m['count'] != 1)}, "
+                        f"{format_number(100 * m['share'])} % of GPU time"
+                        if m.get("share") is not None else ""))
         for p in m.get("levels", ()):
             if p["roof"] is None or p["fraction"] is None:
                 lines.append(f"  {p['level']}: {format_quantity(p['bytes'], 'bytes')}: "
