@@ -56,6 +56,12 @@ def test_a_long_kernel_name_with_its_shape_stays_a_name_a_session_can_hold():
         assert text_problem(m.name, "measurement") is None
         assert len(m.source) <= TEXT_LIMITS["source"]
         assert m.source.endswith(" and 2 more dispatches (means)")
+    # two dispatches: the first's source and one more
+    pair = DispatchGroups()
+    for _ in range(2):
+        pair.add(launch("k", 2, source="s"), "[8] fp32")
+    (m,) = pair.measurements()
+    assert m.source == "s and 1 more dispatch (means)"
 
 
 def test_top_kernels_default_is_the_fewest_that_make_95_percent():
