@@ -224,6 +224,19 @@ def test_export_results_as_csv_has_units_in_the_header(window, tmp_path):
     assert len(rows) - 1 == len(session.operations) * len(session.hardware)
 
 
+def test_one_row_is_counted_as_one_row(qtbot, tmp_path):
+    """One operation on one machine: the table counts "1 row" and its export says it
+    wrote 1 row (not "1 rows")."""
+    path = tmp_path / "one.yaml"
+    path.write_text("schema_version: 2\ntitle: one\nhardware:\n  - preset: h100-sxm\n"
+                    "operations:\n  - {name: g, kind: gemm, m: 64, n: 64, k: 64, dtype: bf16}\n",
+                    encoding="utf-8")
+    with _window_on(qtbot, path) as win:
+        qtbot.waitUntil(lambda: win.results_table.count_label.text() == "1 row")
+        assert win.export_results_csv(tmp_path / "one.csv")
+        assert win.statusBar().currentMessage().startswith("Exported 1 row to ")
+
+
 def test_export_results_to_an_unwritable_path_shows_a_message(window, tmp_path):
     assert not window.export_results_csv(tmp_path / "missing" / "results.csv")
     assert "results.csv" in window.last_error

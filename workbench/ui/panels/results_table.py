@@ -268,8 +268,8 @@ class ResultsTable(QWidget):
             # a row is an operation on a machine: say what is missing
             self.count_label.setText("No machine: add one in the Hardware panel")
             return
-        self.count_label.setText(f"{shown} of {total} rows" if shown != total
-                                 else f"{total} rows")
+        rows = f"{total} row{'s' * (total != 1)}"
+        self.count_label.setText(f"{shown} of {rows}" if shown != total else rows)
 
     # -- copy and export -------------------------------------------------------------------
 

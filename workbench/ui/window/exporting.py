@@ -302,6 +302,7 @@ class ExportingMixin:
         except OSError as exc:
             self.show_error("Cannot export results", f"{path}: {exc.strerror or exc}")
             return False
-        self.statusBar().showMessage(f"Exported {count} rows to {path}", 5000)
+        self.statusBar().showMessage(f"Exported {count} row{'s' * (count != 1)} to {path}",
+                                     5000)
         return True
 
