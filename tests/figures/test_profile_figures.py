@@ -197,6 +197,29 @@ def test_a_page_that_cannot_grow_still_names_every_kernel_it_draws(width, height
         assert doc[0].rect.height == pytest.approx(height * 72 / 96, abs=1)
 
 
+@pytest.mark.parametrize(("width", "height"), [(700, 300), (1000, 260)])
+def test_a_page_that_cannot_grow_lists_every_kernel_it_draws_on_two_machines(width, height):
+    """The same on a chart of two machines, the trace's kernels judged on both (drawn on
+    each at one spot): the kernels drawn are counted once each against the key's rows, not
+    once per machine (at 700 × 300 the figure drew 10 kernels, tagged, and its key listed 3:
+    K4 … K10 named nothing)."""
+    session = loads_session("schema_version: 2\ntitle: step\nhardware:\n"
+                            "  - preset: a100-80gb\n  - preset: h100-sxm\noperations: []\n")
+    result = import_measurements(TRACE, None, run=TRACE.name)
+    for m in result.measurements:
+        m.hardware = None  # (the trace names an A100: judged on both machines instead)
+    attach_measurements(session, result.measurements, str(TRACE))
+    pdf = figure_bytes(session, "pdf", resolve_size(None, width, height, 96))
+    canvas = last_figure_canvas()
+    drawn = drawn_kernels(canvas)
+    tags = {mark.tag for mark, _label in drawn}
+    assert len(tags) >= 2 and {m.hw_id for m, _label in drawn} == {
+        e.id for e in session.hardware}
+    assert {label.toPlainText() for _mark, label in drawn if label.isVisible()} == tags
+    assert set(re.findall(r"\b(K\d+) —", page_text(pdf))) == tags
+    assert canvas.legend_item.dropped == 0
+
+
 def test_the_svg_export_carries_the_same_tags_as_text():
     session = profiled(NCU, "a100-80gb")
     svg = figure_bytes(session, "svg", resolve_size("single")).decode("utf-8")

@@ -229,8 +229,8 @@ def _fewer_kernels(canvas, kernels: int) -> int | None:
     unlisted = legend.dropped if drawn and legend.isVisible() else 0
     if not (unnamed or unlisted) or kernels <= 1:
         return None
-    named = {mark.tag for mark, _label in drawn} - unnamed
-    return max(1, min(kernels - 1, len(named), len(drawn) - unlisted))
+    tags = {mark.tag for mark, _label in drawn}  # (a kernel's, on every machine and run)
+    return max(1, min(kernels - 1, len(tags - unnamed), len(tags) - unlisted))
 
 
 def last_figure_canvas():
