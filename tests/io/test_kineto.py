@@ -1005,6 +1005,18 @@ def test_cancel_stops_a_trace_between_pieces(tmp_path):
     assert seen == [pytest.approx((1 << 20) / big.stat().st_size)]
 
 
+def test_one_value_is_said_as_one():
+    """A trace's scalars are tensors of one element: arange(0, 1, 1) writes 1 value (8
+    bytes of int64), and its count says so, not "1 values"."""
+    one = count_operator("aten::arange", [[], [], [], [1]],
+                         ["Scalar", "Scalar", "Scalar", "long int"], ["0", "1", "1", ""])
+    assert isinstance(one, OpCount) and (one.flops, one.bytes) == (0.0, 8.0)
+    assert ": 1 value written, 0 FLOPs" in one.formula
+    many = count_operator("aten::arange", [[], [], [], [512]],
+                          ["Scalar", "Scalar", "Scalar", "long int"], ["0", "512", "1", ""])
+    assert isinstance(many, OpCount) and ": 512 values written" in many.formula
+
+
 #: What a trace's JSON can hold where the operator's arguments are
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5000) | st.floats(allow_nan=True)

@@ -369,6 +369,11 @@ def _concrete(concrete: list | None, i: int) -> Any:
         return None
 
 
+def _many(n: int, noun: str) -> str:
+    """``n`` and the noun, plural but for one ("1 value", "262144 values")."""
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
 def _shape(shape: list[int]) -> str:
     return "[" + ",".join(str(d) for d in shape) + "]"
 
@@ -875,7 +880,7 @@ def _layer_norm_backward(name: str, dims: list, types: list, concrete: list | No
               + (hidden * bias[2] if bias and wants[2] else 0))
     said = "" if isinstance(mask, list) else " (output_mask not recorded: every gradient)"
     return OpCount(float(per * n), float(nbytes), x[1], "vector",
-                   f"{name} {rows} rows × {hidden} {x[1]}{said}: per element "
+                   f"{name} {_many(rows, 'row')} × {hidden} {x[1]}{said}: per element "
                    f"{', '.join(w for w, _ in steps)}, {per}·{n} FLOPs; bytes dy, x, μ, rstd, γ "
                    "read; dx, dγ, dβ written")
 
@@ -903,7 +908,7 @@ def _scatter_add(name: str, dims: list, types: list) -> OpCount:
     n = _numel(index[0])
     kept = _numel(x[0])
     return OpCount(float(n), float(n * (index[2] + src[2]) + 2 * kept * x[2]), x[1], "vector",
-                   f"{name} of {n} values into {_shape(x[0])} {x[1]}: one add each, {n} FLOPs; "
+                   f"{name} of {_many(n, 'value')} into {_shape(x[0])} {x[1]}: one add each, {n} FLOPs; "
                    f"bytes index + src + self read and written ({kept} elements)")
 
 
@@ -944,7 +949,7 @@ def _arange(name: str, dims: list, types: list, concrete: list | None) -> OpCoun
                          "which launches the kernel, records them)")
     n = max(0, math.ceil((end - start) / step))
     return OpCount(0.0, float(n * out[2]), out[1], "vector",
-                   f"{name}({start:g}, {end:g}, {step:g}) {out[1]}: {n} values written, 0 "
+                   f"{name}({start:g}, {end:g}, {step:g}) {out[1]}: {_many(n, 'value')} written, 0 "
                    f"FLOPs (start + i·step is index arithmetic); bytes the output = "
                    f"{n}·{out[2]}")
 
@@ -1146,7 +1151,7 @@ def _scatter(name: str, dims: list, types: list, concrete: list | None) -> OpCou
         nbytes += 2 * kept * x[2]
         moved += f" + self copied ({kept} elements)"
     return OpCount(float(per * n), float(nbytes), x[1], "vector",
-                   f"{name} of {n} values into {_shape(x[0])} {x[1]}"
+                   f"{name} of {_many(n, 'value')} into {_shape(x[0])} {x[1]}"
                    + (f", reduce={reduce!r}" if reduce is not None else
                       ", reduce ('add' or 'multiply')" if per else "")
                    + (f": one operation each, {n}" if per else ": 0")
@@ -1176,7 +1181,7 @@ def _max_min(name: str, dims: list, types: list, concrete: list | None) -> OpCou
     rows = n // along if along else 0
     return OpCount(float(n), float(n * x[2] + rows * (x[2] + 8)), x[1], "vector",
                    f"{name} {_shape(x[0])} {x[1]} along dimension {dim % len(x[0])}: one "
-                   f"compare per element, {n} FLOPs; bytes x + {rows} values and their int64 "
+                   f"compare per element, {n} FLOPs; bytes x + {_many(rows, 'value')} and their int64 "
                    "indices")
 
 
@@ -1226,7 +1231,7 @@ def _repeat_interleave(name: str, dims: list, types: list, concrete: list | None
             raise _Uncounted(f"a rule for a 1-d input alone; this one is {_shape(x[0])}")
         return OpCount(float(k), float(k * repeats[2] + k * x[2] + size * x[2]), x[1],
                        "vector",
-                       f"{name} of {_shape(x[0])} {x[1]} to {size} values: the repeats' "
+                       f"{name} of {_shape(x[0])} {x[1]} to {_many(size, 'value')}: the repeats' "
                        f"running sum, {k} FLOPs; bytes repeats + x + the output")
     return OpCount(float(k), float(k * repeats[2] + size * 8), "int32", "vector",
                    f"{name} of {k} repeats to {size} int64 indices: the repeats' running sum, "
@@ -1274,7 +1279,7 @@ def _fp8_rowwise(name: str, dims: list, types: list, concrete: list | None) -> O
                    f"{name} {_shape(x[0])} {x[1]} to FP8 by rows: per element |x| and the "
                    f"row's max 2, x·scale 1, the 8-bit conversion's min, compare and rounding "
                    f"add and subtract 4; the scale max_pos/(ε + max) 2 a row; 7·{n} + 2·{rows} "
-                   f"FLOPs; bytes x + {rows} rows of {aligned} + 8 bytes (the scale)")
+                   f"FLOPs; bytes x + {_many(rows, 'row')} of {aligned} + 8 bytes (the scale)")
 
 
 def _hfp8(name: str, dims: list, types: list) -> OpCount:
