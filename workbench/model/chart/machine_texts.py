@@ -24,7 +24,8 @@ def whose_measured(session: Session, marks: list[MeasuredMark]) -> list[Measured
     (the pointer finds one of them); a figure's tagged kernels keep theirs."""
     groups: dict[tuple[int, float, float], list[MeasuredMark]] = {}
     for mark in marks:
-        groups.setdefault((mark.index, mark.x, mark.y), []).append(mark)
+        if mark.index >= 0:  # (a point of no measurement of the session's is its own)
+            groups.setdefault((mark.index, mark.x, mark.y), []).append(mark)
     whose = machine_namer(session)
     said: dict[int, MeasuredMark] = {}
     for group in groups.values():
