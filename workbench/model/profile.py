@@ -225,7 +225,7 @@ class DispatchGroups:
             m.bytes = nbytes / count
             m.levels = {k: v / count for k, v in levels.items()} if first.levels else None
             if count > 1:
-                more = (f" and {count - 1:,} more dispatch{'es' * (count != 2)} (means)")
+                more = f" and {count - 1:,} more dispatch{'es' * (count != 2)} (means)"
                 m.source = _short(m.source, TEXT_LIMITS["source"] - len(more)) + more
             out.append(m)
         return out
