@@ -565,8 +565,9 @@ def test_a_recommendation_steps_fbgemm_operators_count_what_their_kernels_do():
     assert any(w.startswith("fbgemm::permute_sparse_features: 767 features out of 623: the "
                             "permuted indices' count") for w, _n, _s in trace.not_counted)
     # the indices' bounds: two compares an index and two a bag; the row counts, the
-    # 30,111,429 indices and the 2,359,297 offsets read (int64)
-    assert counted("fbgemm::bounds_check_indices indices [30111429] offsets [2359297] int32 "
+    # 30,111,429 indices and the 2,359,297 offsets read (int64, and said so: counted at the
+    # int32 roof, the derivation once named them int32 beside their 8 bytes)
+    assert counted("fbgemm::bounds_check_indices indices [30111429] offsets [2359297] int64 "
                    "(2359296 bags)") == {
         (2 * 30_111_429 + 2 * 2_359_296, (9 + 30_111_429 + 2_359_297) * 8)}
     # a running sum of 2,359,296 int32 lengths into 2,359,297 offsets
@@ -1011,7 +1012,8 @@ def test_one_value_is_said_as_one():
     one = count_operator("aten::arange", [[], [], [], [1]],
                          ["Scalar", "Scalar", "Scalar", "long int"], ["0", "1", "1", ""])
     assert isinstance(one, OpCount) and (one.flops, one.bytes) == (0.0, 8.0)
-    assert ": 1 value written, 0 FLOPs" in one.formula
+    assert one.formula.startswith("aten::arange(0, 1, 1) int64: 1 value written, 0 FLOPs")
+    assert one.precision == "int32"  # (the roof it is held against: no int64 peak)
     many = count_operator("aten::arange", [[], [], [], [512]],
                           ["Scalar", "Scalar", "Scalar", "long int"], ["0", "512", "1", ""])
     assert isinstance(many, OpCount) and ": 512 values written" in many.formula

@@ -369,6 +369,14 @@ def _concrete(concrete: list | None, i: int) -> Any:
         return None
 
 
+def _element(tensor: tuple[list[int], str, int]) -> str:
+    """The element type a count names: its precision, but an integer of other than 32 bits
+    by its width ("int64": counted at the int32 roof, there being no int64 peak, and 8 bytes
+    an element)."""
+    precision, size = tensor[1], tensor[2]
+    return f"int{8 * size}" if precision == "int32" and size != 4 else precision
+
+
 def _many(n: int, noun: str) -> str:
     """``n`` and the noun, plural but for one ("1 value", "262144 values")."""
     return f"{n} {noun}{'s' * (n != 1)}"
@@ -448,7 +456,7 @@ def _gemm(name: str, dims: list, types: list) -> OpCount:
             extra = f" + bias {_shape(bias[0])}"
     product = f"{batch}·{m}·{n}·{k}" if batched else f"{m}·{n}·{k}"
     return OpCount(float(counts.flops), nbytes, wider(a[1], b[1]), "matrix",
-                   f"{name} {_shape(a[0])}·{_shape(b[0])} {a[1]}: 2·{product} FLOPs; "
+                   f"{name} {_shape(a[0])}·{_shape(b[0])} {_element(a)}: 2·{product} FLOPs; "
                    f"bytes A + B + C{extra}")
 
 
@@ -484,7 +492,7 @@ def _attention(name: str, dims: list, types: list, concrete: list | None = None)
     elif causal is None:
         formula += " (is_causal not recorded: every score counted)"
     return OpCount(float(flops), float(nbytes), q[1], "matrix",
-                   f"{name} q {_shape(q[0])} {q[1]}: {formula}")
+                   f"{name} q {_shape(q[0])} {_element(q)}: {formula}")
 
 
 def _conv(name: str, dims: list, types: list, concrete: list | None,
@@ -514,7 +522,7 @@ def _conv(name: str, dims: list, types: list, concrete: list | None,
                                                            if bias else 0)
     where = "input" if transposed else "output"
     return OpCount(float(flops), float(nbytes), wider(x[1], w[1]), "matrix",
-                   f"{name} x {_shape(x[0])} w {_shape(w[0])} {x[1]}: 2·N·|w|·({where} "
+                   f"{name} x {_shape(x[0])} w {_shape(w[0])} {_element(x)}: 2·N·|w|·({where} "
                    f"positions {positions}) FLOPs{told}; bytes x + w + bias + y")
 
 
@@ -594,7 +602,7 @@ def _norm(name: str, dims: list, types: list) -> OpCount:
                                 "dtype": x[1], "weight_dtype": weight[1] if weight else x[1]}
                        ).counts()
     return OpCount(float(counts.flops), float(counts.bytes), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]}: {variant} {NORM_FLOPS[variant]}·{rows}·"
+                   f"{name} {_shape(x[0])} {_element(x)}: {variant} {NORM_FLOPS[variant]}·{rows}·"
                    f"{hidden} FLOPs; bytes x + weights + y")
 
 
@@ -606,7 +614,7 @@ def _softmax(name: str, dims: list, types: list) -> OpCount:
     rows = _numel(x[0]) // cols if cols else 0
     counts = Operation("softmax", {"rows": rows, "cols": cols, "dtype": x[1]}).counts()
     return OpCount(float(counts.flops), float(counts.bytes), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]}: 5·{rows}·{cols} FLOPs; bytes x + y")
+                   f"{name} {_shape(x[0])} {_element(x)}: 5·{rows}·{cols} FLOPs; bytes x + y")
 
 
 def _softmax_backward(name: str, dims: list, types: list) -> OpCount:
@@ -618,7 +626,7 @@ def _softmax_backward(name: str, dims: list, types: list) -> OpCount:
     # per element: its part of the row's sum, exp (log-softmax) or a product (softmax), a
     # product and a difference
     return OpCount(float(4 * n), float(n * (dy[2] + y[2] + dy[2])), dy[1], "vector",
-                   f"{name} {_shape(y[0])} {dy[1]}: 4·{n} FLOPs (a row sum, a product or exp, "
+                   f"{name} {_shape(y[0])} {_element(dy)}: 4·{n} FLOPs (a row sum, a product or exp, "
                    f"a product and a difference per element); bytes dy + y + dx")
 
 
@@ -651,7 +659,7 @@ def _reduction(name: str, dims: list, types: list, concrete: list | None) -> OpC
     counts = Operation("reduction", {"op": op, "n": n, "rows": rows, "dtype": x[1]}).counts()
     what = "one add" if op == "sum" else "one compare"
     return OpCount(float(counts.flops), float(counts.bytes), x[1], "vector",
-                   f"{name} {_shape(shape)} {x[1]} over {n} elements × {rows}: {what} per "
+                   f"{name} {_shape(shape)} {_element(x)} over {n} elements × {rows}: {what} per "
                    f"element, {rows}·{n} FLOPs; bytes x + result"
                    + (" (dimensions not recorded: taken as all)" if guessed else ""))
 
@@ -668,7 +676,7 @@ def _pow(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
     n = _numel(x[0])
     per, what = rule
     return OpCount(float(per * n), float(2 * n * x[2]), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]} ^ {exponent:g}: {what}, {per}·{n} FLOPs; "
+                   f"{name} {_shape(x[0])} {_element(x)} ^ {exponent:g}: {what}, {per}·{n} FLOPs; "
                    "bytes x + y")
 
 
@@ -808,7 +816,7 @@ def _elementwise_backward(name: str, dims: list, types: list, concrete: list | N
         per, what = _ELEMENTWISE_BACKWARD[name]
     nbytes = _numel(dy[0]) * dy[2] + _numel(x[0]) * x[2] + n * dy[2]
     return OpCount(float(per * n), float(nbytes), dy[1], "vector",
-                   f"{name} {_shape(shape)} {dy[1]}{told}: {what}, {per}·{n} FLOPs; bytes dy "
+                   f"{name} {_shape(shape)} {_element(dy)}{told}: {what}, {per}·{n} FLOPs; bytes dy "
                    "+ forward tensor + dx")
 
 
@@ -821,7 +829,7 @@ def _comparison(name: str, dims: list, types: list) -> OpCount:
     n = _numel(shape)
     return OpCount(float(n), float(sum(_numel(t[0]) * t[2] for t in tensors) + n),
                    tensors[0][1], "vector",
-                   f"{name} {_shape(shape)} {tensors[0][1]}: one compare per element, {n} "
+                   f"{name} {_shape(shape)} {_element(tensors[0])}: one compare per element, {n} "
                    f"FLOPs; bytes inputs + the bools written (1 byte each)")
 
 
@@ -836,7 +844,7 @@ def _where(name: str, dims: list, types: list) -> OpCount:
     n = _numel(shape)
     read = _numel(condition[0]) + sum(_numel(t[0]) * t[2] for t in values)
     return OpCount(0.0, float(read + n * values[0][2]), values[0][1], "vector",
-                   f"{name} {_shape(shape)} {values[0][1]}: a choice per element by a bool, 0 "
+                   f"{name} {_shape(shape)} {_element(values[0])}: a choice per element by a bool, 0 "
                    f"FLOPs; bytes condition + the tensors chosen from + output")
 
 
@@ -845,7 +853,7 @@ def _masked_fill(name: str, dims: list, types: list) -> OpCount:
     mask = _need(_tensor(dims, types, 1), "mask not recorded as a tensor")
     n = _numel(x[0])
     return OpCount(0.0, float(2 * n * x[2] + _numel(mask[0]) * mask[2]), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]}: a value set where the mask is true, 0 "
+                   f"{name} {_shape(x[0])} {_element(x)}: a value set where the mask is true, 0 "
                    f"FLOPs; bytes self read + mask + self written")
 
 
@@ -880,7 +888,7 @@ def _layer_norm_backward(name: str, dims: list, types: list, concrete: list | No
               + (hidden * bias[2] if bias and wants[2] else 0))
     said = "" if isinstance(mask, list) else " (output_mask not recorded: every gradient)"
     return OpCount(float(per * n), float(nbytes), x[1], "vector",
-                   f"{name} {_many(rows, 'row')} × {hidden} {x[1]}{said}: per element "
+                   f"{name} {_many(rows, 'row')} × {hidden} {_element(x)}{said}: per element "
                    f"{', '.join(w for w, _ in steps)}, {per}·{n} FLOPs; bytes dy, x, μ, rstd, γ "
                    "read; dx, dγ, dβ written")
 
@@ -897,7 +905,7 @@ def _index_select(name: str, dims: list, types: list, concrete: list | None) -> 
     n = _numel(x[0]) // along * _numel(index[0]) if along else 0
     return OpCount(0.0, float(_numel(index[0]) * index[2] + 2 * n * x[2]), x[1], "vector",
                    f"{name} of {_shape(x[0])} by {_numel(index[0])} indices along dimension "
-                   f"{dim % len(x[0])} {x[1]}: {n} elements copied, 0 FLOPs; bytes index + "
+                   f"{dim % len(x[0])} {_element(x)}: {n} elements copied, 0 FLOPs; bytes index + "
                    "picked + output")
 
 
@@ -908,15 +916,16 @@ def _scatter_add(name: str, dims: list, types: list) -> OpCount:
     n = _numel(index[0])
     kept = _numel(x[0])
     return OpCount(float(n), float(n * (index[2] + src[2]) + 2 * kept * x[2]), x[1], "vector",
-                   f"{name} of {_many(n, 'value')} into {_shape(x[0])} {x[1]}: one add each, {n} FLOPs; "
-                   f"bytes index + src + self read and written ({kept} elements)")
+                   f"{name} of {_many(n, 'value')} into {_shape(x[0])} {_element(x)}: one add "
+                   f"each, {n} FLOPs; bytes index + src + self read and written ({kept} "
+                   "elements)")
 
 
 def _cumsum(name: str, dims: list, types: list) -> OpCount:
     x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
     n = _numel(x[0])
     return OpCount(float(n), float(2 * n * x[2]), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]}: a running sum, one add per element, {n} "
+                   f"{name} {_shape(x[0])} {_element(x)}: a running sum, one add per element, {n} "
                    "FLOPs; bytes x + y")
 
 
@@ -930,12 +939,12 @@ def _gather(name: str, dims: list, types: list, kernel: str | None) -> OpCount:
         # records the expanded shape
         rows = n // index[0][-1]
         return OpCount(0.0, float(rows * index[2] + 2 * n * x[2]), x[1], "vector",
-                       f"{name} of {_shape(x[0])} by index {_shape(index[0])} {x[1]}: whole "
+                       f"{name} of {_shape(x[0])} by index {_shape(index[0])} {_element(x)}: whole "
                        f"rows of {index[0][-1]} copied ({_ROW_GATHER}: the index expanded "
                        f"along its last dimension, one a row), 0 FLOPs; bytes {rows} indices + "
                        f"picked + output = {rows}·{index[2]} + 2·{n}·{x[2]}")
     return OpCount(0.0, float(n * (index[2] + 2 * x[2])), x[1], "vector",
-                   f"{name} of {_shape(x[0])} by index {_shape(index[0])} {x[1]}: a copy of "
+                   f"{name} of {_shape(x[0])} by index {_shape(index[0])} {_element(x)}: a copy of "
                    f"the {n} elements picked, 0 FLOPs; bytes index + picked + output = "
                    f"{n}·({index[2]} + 2·{x[2]})")
 
@@ -949,7 +958,7 @@ def _arange(name: str, dims: list, types: list, concrete: list | None) -> OpCoun
                          "which launches the kernel, records them)")
     n = max(0, math.ceil((end - start) / step))
     return OpCount(0.0, float(n * out[2]), out[1], "vector",
-                   f"{name}({start:g}, {end:g}, {step:g}) {out[1]}: {_many(n, 'value')} written, 0 "
+                   f"{name}({start:g}, {end:g}, {step:g}) {_element(out)}: {_many(n, 'value')} written, 0 "
                    f"FLOPs (start + i·step is index arithmetic); bytes the output = "
                    f"{n}·{out[2]}")
 
@@ -965,7 +974,7 @@ def _embedding_backward(name: str, dims: list, types: list, concrete: list | Non
     by_freq = _concrete(concrete, 4) is True
     per = 2 if by_freq else 1
     return OpCount(float(per * n * d), float(n * (index[2] + 3 * d * dy[2])), dy[1], "vector",
-                   f"{name} {n} indices × {d} {dy[1]}: each row of dy added into the row of "
+                   f"{name} {n} indices × {d} {_element(dy)}: each row of dy added into the row of "
                    f"dW its index names, {per}·{n}·{d} FLOPs"
                    + (" (scaled by the index's frequency: a division more)" if by_freq else "")
                    + f"; bytes indices + dy + the rows of dW added into, read and written (at "
@@ -985,10 +994,10 @@ def _mse(name: str, dims: list, types: list) -> OpCount:
         dy = _need(_tensor(dims, types, 0), "gradient not recorded as a tensor")
         nbytes += _numel(dy[0]) * dy[2]
         return OpCount(float(3 * n), float(nbytes), x[1], "vector",
-                       f"{name} {_shape(shape)} {x[1]}: norm·(x − t)·dy (norm = 2/n for a "
+                       f"{name} {_shape(shape)} {_element(x)}: norm·(x − t)·dy (norm = 2/n for a "
                        f"mean), 3·{n} FLOPs; bytes dy + x + t + dx")
     return OpCount(float(2 * n), float(nbytes), x[1], "vector",
-                   f"{name} {_shape(shape)} {x[1]}: (x − t)² per element, 2·{n} FLOPs (its "
+                   f"{name} {_shape(shape)} {_element(x)}: (x − t)² per element, 2·{n} FLOPs (its "
                    "mean or sum is a reduction of its own); bytes x + t + the loss per element")
 
 
@@ -1014,7 +1023,7 @@ def _nll(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
             _numel(dy[0]) * dy[2]
         value = "−" + "w·" * weighted + "dy" + "/total_weight" * (reduction == 1)
         return OpCount(float(per * rows), float(nbytes), x[1], "vector",
-                       f"{name} {_shape(x[0])} {x[1]}: {value} where each row's target "
+                       f"{name} {_shape(x[0])} {_element(x)}: {value} where each row's target "
                        f"points, {per}·{rows} FLOPs; bytes targets"
                        f"{' + weights' * weighted} + dy + the {rows} elements of dx written "
                        "(dx zeroed by a kernel of its own)")
@@ -1023,7 +1032,7 @@ def _nll(name: str, dims: list, types: list, concrete: list | None) -> OpCount:
     per = 3 if weighted else 1
     out = rows * x[2] if reduction == 0 else 2 * x[2]
     return OpCount(float(per * rows), float(picked + out), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]}: −x[i, target i] summed"
+                   f"{name} {_shape(x[0])} {_element(x)}: −x[i, target i] summed"
                    f"{' with its class weight, and the weights summed' * weighted}, "
                    f"{per}·{rows} FLOPs; bytes the target, the score it picks"
                    f"{' and its weight' * weighted} of each row + the loss")
@@ -1078,7 +1087,7 @@ def _nan_to_num(name: str, dims: list, types: list) -> OpCount:
     x = _need(_tensor(dims, types, 0), "input not recorded as a tensor")
     n = _numel(x[0])
     return OpCount(float(3 * n), float(2 * n * x[2]), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]}: x ≠ x, x = +∞, x = −∞, three compares per "
+                   f"{name} {_shape(x[0])} {_element(x)}: x ≠ x, x = +∞, x = −∞, three compares per "
                    f"element, 3·{n} FLOPs; bytes x + y")
 
 
@@ -1104,7 +1113,7 @@ def _logit(name: str, dims: list, types: list, concrete: list | None) -> OpCount
     told = ("" if eps is not None or not given
             else " (eps not recorded: taken as none, no clamp)")
     return OpCount(float(per * n), float(nbytes), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]}{told}: {what}"
+                   f"{name} {_shape(x[0])} {_element(x)}{told}: {what}"
                    + ("" if backward else ", log counted as 1")
                    + f", {per}·{n} FLOPs; bytes {moved}")
 
@@ -1122,7 +1131,7 @@ def _logical(name: str, dims: list, types: list) -> OpCount:
     size = out[2] if out is not None else (tensors[0][2] if name.endswith("_") else 1)
     return OpCount(float(n), float(sum(_numel(t[0]) * t[2] for t in tensors) + n * size),
                    tensors[0][1], "vector",
-                   f"{name} {_shape(shape)} {tensors[0][1]}: one logical operation per "
+                   f"{name} {_shape(shape)} {_element(tensors[0])}: one logical operation per "
                    f"element, {n} FLOPs; bytes inputs + the result ({size} byte"
                    f"{'s' * (size != 1)} each)")
 
@@ -1151,7 +1160,7 @@ def _scatter(name: str, dims: list, types: list, concrete: list | None) -> OpCou
         nbytes += 2 * kept * x[2]
         moved += f" + self copied ({kept} elements)"
     return OpCount(float(per * n), float(nbytes), x[1], "vector",
-                   f"{name} of {_many(n, 'value')} into {_shape(x[0])} {x[1]}"
+                   f"{name} of {_many(n, 'value')} into {_shape(x[0])} {_element(x)}"
                    + (f", reduce={reduce!r}" if reduce is not None else
                       ", reduce ('add' or 'multiply')" if per else "")
                    + (f": one operation each, {n}" if per else ": 0")
@@ -1167,11 +1176,11 @@ def _max_min(name: str, dims: list, types: list, concrete: list | None) -> OpCou
         m = _numel(shape)
         return OpCount(float(m), float(n * x[2] + _numel(other[0]) * other[2] + m * x[2]),
                        x[1], "vector",
-                       f"{name} {_shape(shape)} {x[1]} of two tensors: one compare per "
+                       f"{name} {_shape(shape)} {_element(x)} of two tensors: one compare per "
                        f"element, {m} FLOPs; bytes both + the result")
     if len(dims) == 1:  # (of every element)
         return OpCount(float(n), float((n + 1) * x[2]), x[1], "vector",
-                       f"{name} {_shape(x[0])} {x[1]} of every element: one compare each, "
+                       f"{name} {_shape(x[0])} {_element(x)} of every element: one compare each, "
                        f"{n} FLOPs; bytes x + the result")
     dim = _concrete(concrete, 1)
     if not isinstance(dim, int) or isinstance(dim, bool) or not x[0] or \
@@ -1180,7 +1189,7 @@ def _max_min(name: str, dims: list, types: list, concrete: list | None) -> OpCou
     along = x[0][dim]
     rows = n // along if along else 0
     return OpCount(float(n), float(n * x[2] + rows * (x[2] + 8)), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]} along dimension {dim % len(x[0])}: one "
+                   f"{name} {_shape(x[0])} {_element(x)} along dimension {dim % len(x[0])}: one "
                    f"compare per element, {n} FLOPs; bytes x + {_many(rows, 'value')} and their int64 "
                    "indices")
 
@@ -1207,7 +1216,7 @@ def _vector_norm(name: str, dims: list, types: list, concrete: list | None) -> O
     if over is None and len(shape) > 1 and not concrete:
         told.append("dimensions not recorded: taken as all")
     return OpCount(float(2 * n + roots), float((n + rows) * x[2]), x[1], "vector",
-                   f"{name} {_shape(shape)} {x[1]}, order "
+                   f"{name} {_shape(shape)} {_element(x)}, order "
                    f"{2 if order is None else order}, over {per_result} elements × {rows}: "
                    f"|x| or x·x and a sum (or max) per element"
                    + (", a square root per result" if roots else "")
@@ -1231,7 +1240,7 @@ def _repeat_interleave(name: str, dims: list, types: list, concrete: list | None
             raise _Uncounted(f"a rule for a 1-d input alone; this one is {_shape(x[0])}")
         return OpCount(float(k), float(k * repeats[2] + k * x[2] + size * x[2]), x[1],
                        "vector",
-                       f"{name} of {_shape(x[0])} {x[1]} to {_many(size, 'value')}: the repeats' "
+                       f"{name} of {_shape(x[0])} {_element(x)} to {_many(size, 'value')}: the repeats' "
                        f"running sum, {k} FLOPs; bytes repeats + x + the output")
     return OpCount(float(k), float(k * repeats[2] + size * 8), "int32", "vector",
                    f"{name} of {k} repeats to {size} int64 indices: the repeats' running sum, "
@@ -1276,7 +1285,7 @@ def _fp8_rowwise(name: str, dims: list, types: list, concrete: list | None) -> O
     n = rows * cols
     return OpCount(float(7 * n + 2 * rows), float(n * x[2] + rows * (aligned + 8)), x[1],
                    "vector",
-                   f"{name} {_shape(x[0])} {x[1]} to FP8 by rows: per element |x| and the "
+                   f"{name} {_shape(x[0])} {_element(x)} to FP8 by rows: per element |x| and the "
                    f"row's max 2, x·scale 1, the 8-bit conversion's min, compare and rounding "
                    f"add and subtract 4; the scale max_pos/(ε + max) 2 a row; 7·{n} + 2·{rows} "
                    f"FLOPs; bytes x + {_many(rows, 'row')} of {aligned} + 8 bytes (the scale)")
@@ -1291,7 +1300,7 @@ def _hfp8(name: str, dims: list, types: list) -> OpCount:
                        f"(by 2^(127 − bias)), {n} FLOPs; bytes x + the floats = {n}·{x[2]} + "
                        f"{n}·4")
     return OpCount(float(4 * n), float(n * x[2] + n), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]} to hybrid FP8: the conversion's min, "
+                   f"{name} {_shape(x[0])} {_element(x)} to hybrid FP8: the conversion's min, "
                    f"compare and rounding add and subtract, 4·{n} FLOPs; bytes x + one byte "
                    "a value")
 
@@ -1302,7 +1311,7 @@ def _permute_pooled(name: str, dims: list, types: list) -> OpCount:
     lists = [t for t in (_tensor(dims, types, i) for i in (1, 2)) if t is not None]
     small = sum(_numel(t[0]) * t[2] for t in lists)
     return OpCount(0.0, float(2 * n * x[2] + small), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]}: each table's columns moved to its place, "
+                   f"{name} {_shape(x[0])} {_element(x)}: each table's columns moved to its place, "
                    f"a copy, 0 FLOPs; bytes x + the permuted copy"
                    + (" + the offsets and the permutation" if lists else ""))
 
@@ -1330,7 +1339,7 @@ def _permute_sparse(name: str, dims: list, types: list, concrete: list | None) -
     sums = (features + out_features) * batch
     return OpCount(float(sums), float(nbytes), indices[1], "vector",
                    f"{name} lengths {_shape(lengths[0])} indices {_shape(indices[0])} "
-                   f"{indices[1]}, to {out_features} features ({said}) and {out} indices: the "
+                   f"{_element(indices)}, to {out_features} features ({said}) and {out} indices: the "
                    f"lengths' running sums in and out, {sums} FLOPs; "
                    f"bytes the permutation + lengths in and out + indices"
                    + " and weights" * bool(weights) + " in and out")
@@ -1341,7 +1350,7 @@ def _async_cumsum(name: str, dims: list, types: list) -> OpCount:
     n = _numel(x[0])
     out = n + _ASYNC_CUMSUM[name]
     return OpCount(float(n), float((n + out) * x[2]), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]}: a running sum, one add per element, {n} "
+                   f"{name} {_shape(x[0])} {_element(x)}: a running sum, one add per element, {n} "
                    f"FLOPs; bytes x + {out} sums")
 
 
@@ -1354,7 +1363,7 @@ def _bounds_check(name: str, dims: list, types: list) -> OpCount:
     nbytes = (_numel(rows[0]) * rows[2] + n * indices[2] + _numel(offsets[0]) * offsets[2])
     return OpCount(float(2 * n + 2 * bags), float(nbytes), indices[1], "vector",
                    f"{name} indices {_shape(indices[0])} offsets {_shape(offsets[0])} "
-                   f"{indices[1]} ({bags} bags): 0 ≤ index < its table's rows, two "
+                   f"{_element(indices)} ({bags} bags): 0 ≤ index < its table's rows, two "
                    f"compares an index, and a bag's start and end two more, 2·{n} + 2·{bags} "
                    "FLOPs; bytes the row counts, indices and offsets read (written only where "
                    "out of bounds)")
@@ -1397,7 +1406,7 @@ def _conv_backward(name: str, dims: list, types: list, concrete: list | None) ->
               + (channels * size if mask[2] else 0))
     wanted = [g for g, m in zip(("dx", "dW", "db"), mask, strict=True) if m]
     return OpCount(float(flops), float(nbytes), wider(x[1], w[1]), "matrix",
-                   f"{name} dy {_shape(dy[0])} x {_shape(x[0])} w {_shape(w[0])} {x[1]} "
+                   f"{name} dy {_shape(dy[0])} x {_shape(x[0])} w {_shape(w[0])} {_element(x)} "
                    f"({', '.join(wanted) or 'nothing'}"
                    + (f"; {'; '.join(told)}" if told else "") + "): each of dx and dW "
                    f"2·N·|w|·({'input' if transposed else 'output'} positions {positions}) "
@@ -1425,7 +1434,7 @@ def _batch_norm(name: str, dims: list, types: list, concrete: list | None) -> Op
     else:
         per, what = 4, "(x − μ)·rstd·γ + β, 4 per element, from the running statistics"
     return OpCount(float(per * n), float(2 * n * x[2] + small), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]}, {'training' if training else 'eval'}"
+                   f"{name} {_shape(x[0])} {_element(x)}, {'training' if training else 'eval'}"
                    f"{told}, {channels} channels: {what}, {per}·{n} FLOPs; bytes x + y + the "
                    "per-channel weights and statistics")
 
@@ -1466,7 +1475,7 @@ def _batch_norm_backward(name: str, dims: list, types: list, concrete: list | No
     small = 3 * channels * x[2] + sum(channels * x[2] for m in mask[1:] if m)
     nbytes = 2 * n * x[2] + (n * x[2] if mask[0] else 0) + small
     return OpCount(float(per * n), float(nbytes), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]}, {'training' if training else 'eval'}"
+                   f"{name} {_shape(x[0])} {_element(x)}, {'training' if training else 'eval'}"
                    + (f" ({'; '.join(told)})" if told else "")
                    + f": per element {', '.join(w for w, _ in steps) or 'nothing'}, {per}·{n} "
                    "FLOPs; bytes dy, x read, dx written, and the per-channel γ, statistics "
@@ -1523,7 +1532,7 @@ def _max_pool(name: str, dims: list, types: list, concrete: list | None) -> OpCo
     indices = 8 if "with_indices" in name else 0
     return OpCount(float(window * outputs), float(_numel(x[0]) * x[2] + outputs * (x[2] + indices)),
                    x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]} by {'×'.join(map(str, kernel))} to "
+                   f"{name} {_shape(x[0])} {_element(x)} by {'×'.join(map(str, kernel))} to "
                    f"{'×'.join(map(str, out_sp))}: a compare per element of each window, "
                    f"{window}·{outputs} FLOPs; bytes x + the maxima"
                    + (" and their int64 indices" if indices else ""))
@@ -1534,7 +1543,7 @@ def _max_pool_backward(name: str, dims: list, types: list) -> OpCount:
     x = _need(_tensor(dims, types, 1), "input not recorded as a tensor")
     m, n = _numel(dy[0]), _numel(x[0])
     return OpCount(float(m), float(m * (dy[2] + 8) + n * x[2]), x[1], "vector",
-                   f"{name} dy {_shape(dy[0])} to dx {_shape(x[0])} {x[1]}: each gradient "
+                   f"{name} dy {_shape(dy[0])} to dx {_shape(x[0])} {_element(x)}: each gradient "
                    f"added at its maximum's place, {m} FLOPs; bytes dy + the int64 indices "
                    "read, dx written")
 
@@ -1574,11 +1583,11 @@ def _adaptive_avg_pool(name: str, dims: list, types: list, concrete: list | None
     grid = "×".join(map(str, out))
     if backward:
         return OpCount(float(flops), float(outputs * dy[2] + n * x[2]), x[1], "vector",
-                       f"{name} to {_shape(x[0])} from {grid} {x[1]}: each window's gradient "
+                       f"{name} to {_shape(x[0])} from {grid} {_element(x)}: each window's gradient "
                        f"÷ its size, added over it, {covered} + {outputs} FLOPs; bytes dy + "
                        "dx")
     return OpCount(float(flops), float(n * x[2] + outputs * x[2]), x[1], "vector",
-                   f"{name} {_shape(x[0])} {x[1]} to {grid}: each window summed ({covered} "
+                   f"{name} {_shape(x[0])} {_element(x)} to {grid}: each window summed ({covered} "
                    f"adds in all) and ÷ its size ({outputs}), {covered} + {outputs} FLOPs; "
                    "bytes x + y")
 
@@ -1618,7 +1627,7 @@ def _tbe_forward(name: str, dims: list, types: list, concrete: list | None) -> O
               + (n * per_weight[2] if weighted and per_weight else 0) + outputs * out_size)
     return OpCount(float(flops), float(nbytes), weights[1], "vector",
                    f"{name} indices {_shape(indices[0])} offsets {_shape(offsets[0])}, "
-                   f"{tables} tables of rows of {max_d} {weights[1]} (total_D {total_d}, one "
+                   f"{tables} tables of rows of {max_d} {_element(weights)} (total_D {total_d}, one "
                    f"width), {batch} bags each, pooled by "
                    f"{mode}: each row looked up is "
                    + ("multiplied by its weight and added" if weighted else "added")
