@@ -189,6 +189,26 @@ def test_a_second_machine_of_a_preset_keeps_the_first_ones_points():
         reopened.measurements[0].hardware)] == [names[0]]
 
 
+def test_one_machine_object_added_twice_makes_two_machines():
+    """A caller that adds the same Hardware twice (a script keeping one preset) gets two
+    machines: the second's number is its own, not written into the first through the shared
+    object (both were then named "… 2" and the first one's measured point named a machine
+    the saved session no longer had)."""
+    doc = Document()
+    doc.add_operation(new_operation("gemm", "x"))
+    h100 = get_preset("h100-sxm")
+    first = doc.add_machine(h100, preset="h100-sxm")
+    doc.set_measurements([Measurement(name="run", operation="x", hardware="h100-sxm",
+                                      time_s=1e-3)])
+    second = doc.add_machine(h100, preset="h100-sxm")
+    a, b = doc.machine(first).hardware, doc.machine(second).hardware
+    assert a is not b and a.name == "NVIDIA H100 SXM5 80GB" != b.name
+    assert doc.session.measurements[0].hardware == a.name
+    reopened = loads_session(dumps_session(doc.session))
+    assert [e.hardware.name for e in reopened.machines_matching(
+        reopened.measurements[0].hardware)] == [a.name]
+
+
 def test_a_models_operation_is_renamed_through_its_model_only():
     doc = Document()
     model = doc.add_model(ModelEntry("Qwen3-8B", ARCH, view="layers", name="q"))

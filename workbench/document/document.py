@@ -442,6 +442,8 @@ class Document:
     # -- hardware edits --------------------------------------------------------------------
 
     def add_machine(self, hardware: Hardware, preset: str | None = None) -> int:
+        if any(e.hardware is hardware for e in self.session.hardware):
+            hardware = hardware.copy()  # (one machine's figures, never shared by two)
         if self.session.hardware:  # the session's prediction choice holds for every machine
             first = self.session.hardware[0].hardware
             hardware.prediction, hardware.launches = first.prediction, first.launches
