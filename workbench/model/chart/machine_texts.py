@@ -12,7 +12,7 @@ from workbench.model.chart.profiled_kernels import short_kernel_name
 from workbench.model.hardware import Hardware
 from workbench.model.session import Session
 
-__all__ = ["machine_namer", "short_name", "whose_measured"]
+__all__ = ["machine_namer", "machine_of", "short_name", "whose_measured"]
 
 
 def whose_measured(session: Session, marks: list[MeasuredMark]) -> list[MeasuredMark]:
@@ -51,11 +51,15 @@ def machine_namer(session: Session):
 
     def whose(hw_id: int, text: str) -> str:
         if hw_id not in names:
-            names[hw_id] = short_name(next(e.hardware for e in session.hardware
-                                           if e.id == hw_id))
+            names[hw_id] = short_name(machine_of(session, hw_id))
         return f"{names[hw_id]}: {text}"
 
     return whose
+
+
+def machine_of(session: Session, hw_id: int) -> Hardware:
+    """The session's machine ``hw_id``."""
+    return next(e.hardware for e in session.hardware if e.id == hw_id)
 
 
 def short_name(hw: Hardware) -> str:

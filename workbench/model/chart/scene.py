@@ -33,7 +33,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import field, replace
 
 from workbench.model.analysis import Pair
-from workbench.model.chart.machine_texts import machine_namer, short_name, whose_measured
+from workbench.model.chart.machine_texts import (
+    machine_namer,
+    machine_of,
+    short_name,
+    whose_measured,
+)
 from workbench.model.chart.overlay_data import (
     VERDICT_COLORS,
     MeasuredMark,
@@ -46,7 +51,7 @@ from workbench.model.chart.overlay_data import (
     profile_roof_levels,
 )
 from workbench.model.dtypes import PRECISIONS
-from workbench.model.hardware import Hardware, roof_name
+from workbench.model.hardware import roof_name
 from workbench.model.roofline import Result, attainable, compute_bound, ridge
 from workbench.model.session import (
     MARKERS,
@@ -540,7 +545,7 @@ def build_scene(session: Session, pairs: Sequence[Pair], kernels: int | None = N
     # ridges first: they fix the data range, which fixes the roofs' extent
     ridges: list[Ridge] = []
     for mark in machines:
-        groups = _peak_groups(_hardware(session, mark.hw_id).roof_peaks(), mark.precisions)
+        groups = _peak_groups(machine_of(session, mark.hw_id).roof_peaks(), mark.precisions)
         for name, peak in groups:
             x = ridge(peak, mark.bandwidth)
             ridges.append(Ridge(mark.hw_id, name, x, peak,
@@ -601,10 +606,6 @@ def build_scene(session: Session, pairs: Sequence[Pair], kernels: int | None = N
         measured=tuple(measured),
         links=tuple(links),
     )
-
-
-def _hardware(session: Session, hw_id: int) -> Hardware:
-    return next(e.hardware for e in session.hardware if e.id == hw_id)
 
 
 def whose_texts(session: Session, ridges: list[Ridge], sweeps: list[SweepPath],
@@ -674,7 +675,7 @@ def _data_range(points: Sequence[PointMark], ridges: Sequence[Ridge],
 def _machine_roofs(session: Session, mark: MachineMark, levels: set[str],
                    extent: tuple[float, float], derated: bool,
                    all_levels: bool = False) -> list[Roof]:
-    hw = _hardware(session, mark.hw_id)
+    hw = machine_of(session, mark.hw_id)
     x_lo, x_hi = extent
     top = mark.top_peak
     roofs: list[Roof] = []
