@@ -304,6 +304,25 @@ def test_text_cut_mid_event_says_where(tmp_path):
         read_kineto_trace(cut)
 
 
+@pytest.mark.parametrize("where", ["event", "top level"])
+def test_a_number_of_thousands_of_digits_is_refused_where_it_is(tmp_path, where):
+    # Python converts no integer of more than 4,300 digits: a message, not a traceback
+    digits = "1" * 5000
+    event = ('{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": '
+             + (digits if where == "event" else "2") + "}")
+    head = f'{{"schemaVersion": {digits}, ' if where == "top level" else "{"
+    trace = tmp_path / "long.json"
+    trace.write_text(f'{head}"traceEvents": [{event}, {event}]}}', encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "workbench", "analyze", str(SESSION),
+                          "--measurements", str(trace)], cwd=REPO, capture_output=True,
+                         text=True, timeout=HANG_GUARD_S)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.count("\n") == 1
+    at = 18 if where == "top level" else 17  # the key's value, else the first event
+    assert re.fullmatch(rf"roofline-workbench: {re.escape(str(trace))}: at character {at}: "
+                        r"holds a number with more than 4,300 digits\n", run.stderr)
+
+
 def test_two_gigabyte_trace_is_refused_before_reading(tmp_path):
     huge = tmp_path / "huge.pt.trace.json.gz"
     with open(huge, "wb") as f:

@@ -45,6 +45,7 @@ import json
 import os
 import re
 import stat
+import sys
 import zlib
 from collections import defaultdict
 from collections.abc import Callable
@@ -264,6 +265,9 @@ class _Text:
                                      f"{MAX_EVENT_CHARS >> 20} MB: {exc.msg}") from None
                 self.fill()
                 continue
+            except ValueError:  # an integer longer than Python converts (4,300 digits)
+                raise self.error(f"holds a number with more than "
+                                 f"{sys.get_int_max_str_digits():,} digits") from None
             if end >= len(self.buf) and not self.eof:  # a number may go on in the next piece
                 self.fill()
                 continue
@@ -385,7 +389,7 @@ def _read_array(text: _Text, decoder, raw: _Raw, names: dict[str, str],
                 try:
                     batch = decoder.decode("[" + buf[start:cut + 1] + "]")
                     text.pos = cut + 1
-                except json.JSONDecodeError:
+                except ValueError:  # (a number too long too: said by the event's own read)
                     no_batch_before = len(buf)
         if batch is None:
             batch = (text.value(decoder),)
