@@ -151,6 +151,22 @@ def test_bad_config_names_file_and_field(tmp_path):
     assert str(path) in line and "model_type" in line and "rwkv" in line and "\n" not in line
 
 
+def test_a_models_folder_or_no_name_is_said_as_such(tmp_path):
+    # a model's folder as Hugging Face downloads it is not "no such file"; an empty name
+    # (the current folder) is no name at all
+    folder = tmp_path / "Llama-3.1-8B-Instruct"
+    folder.mkdir()
+    (folder / "config.json").write_text((CONFIGS / "Llama-3.1-8B.json").read_text())
+    out = run(folder, "--phase", "decode", "--batch", "1")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (f"roofline-workbench: {folder}: is a folder, not a model config "
+                          "(config.json) (give the config.json it holds)\n")
+    out = run("", "--phase", "decode", "--batch", "1")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("roofline-workbench: '': no file name given")
+    assert out.stderr.count("\n") == 1
+
+
 def test_help_names_the_shipped_configs():
     out = run("--help")
     assert out.returncode == 0

@@ -70,6 +70,13 @@ def resolve_config(ref: str) -> Path:
     for name, p in shipped.items():
         if name.lower() == str(ref).lower() or name.lower() == Path(ref).stem.lower():
             return p
+    if not str(ref).strip():  # (Path("") is the current folder)
+        raise InputError("no file name given (expected a model config: a config.json file or "
+                         "a shipped config's name)", repr(str(ref)))
+    if path.is_dir():  # a model's folder, as Hugging Face downloads it
+        inside = " (give the config.json it holds)" if (path / "config.json").is_file() else ""
+        raise InputError(f"is a folder, not a model config (config.json){inside}",
+                         file=str(ref))
     raise InputError(f"no such file, nor a shipped model config of that name (shipped: "
                      f"{', '.join(shipped)})", file=str(ref))
 
