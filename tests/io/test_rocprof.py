@@ -170,6 +170,26 @@ def test_bad_cells_are_refused_in_one_line(tmp_path, cell):
     assert session.hardware == before and session.measurements == []
 
 
+@pytest.mark.parametrize("column", ["FP32Flops", "HBMBw"])
+def test_a_zero_roof_of_the_kernels_gpu_is_refused_in_one_line(tmp_path, column):
+    # the kernels ran on GPU 2: a roof of 0 there is neither taken (FP32Flops shares fp32 with
+    # MFMAF32Flops) nor passed over for GPU 0's row
+    folder = tmp_path / "w"
+    shutil.copytree(MI200, folder)
+    with open(folder / "roofline.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    rows[3][rows[0].index(column)] = "0"  # device 2
+    with open(folder / "roofline.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    session = load_session(SESSION)
+    before = list(session.hardware)
+    with pytest.raises(InputError) as err:
+        attach_measurements(session, load_measurements(folder), str(folder))
+    assert str(err.value) == (f"{folder / 'roofline.csv'}:4: {column}: the measured roof must "
+                              "be positive, got 0")
+    assert session.hardware == before and session.measurements == []
+
+
 def test_a_two_gigabyte_pmc_perf_is_refused_before_reading(tmp_path):
     huge = tmp_path / "big" / "pmc_perf.csv"
     huge.parent.mkdir()

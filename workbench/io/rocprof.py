@@ -167,7 +167,7 @@ def read_roofline_csv(path: str | os.PathLike[str], device: int | None = None,
             chosen = (line, row, int(dev))
             break
     if chosen is None:
-        raise InputError(f"has no row for device {device} (the GPU the kernels ran on)", name)
+        raise _NoDeviceRow(f"has no row for device {device} (the GPU the kernels ran on)", name)
     line, row, dev = chosen
     memory: dict[str, float] = {}
     vector: dict[str, float] = {}
@@ -175,16 +175,18 @@ def read_roofline_csv(path: str | os.PathLike[str], device: int | None = None,
     for column, cell in zip(header, row, strict=True):
         key = column.lower()
         if key in _MEMORY_COLUMNS:
-            memory[_MEMORY_COLUMNS[key]] = _float(cell, name, line, column) * 1e9
+            roofs, roof = memory, _MEMORY_COLUMNS[key]
         elif key in _VECTOR_COLUMNS:
-            vector[_VECTOR_COLUMNS[key]] = _float(cell, name, line, column) * 1e9
+            roofs, roof = vector, _VECTOR_COLUMNS[key]
         elif mfma_key := _MFMA_RE.match(key):
-            compute[_MFMA_PRECISION[mfma_key.group(1)]] = _float(
-                cell, name, line, column) * 1e9
-    for level, value in {**memory, **vector, **compute}.items():
-        if not value > 0:
-            raise InputError(f"{level}: the measured roof must be positive, got {value:g}",
-                             name, line)
+            roofs, roof = compute, _MFMA_PRECISION[mfma_key.group(1)]
+        else:
+            continue
+        value = _float(cell, name, line, column) * 1e9
+        if not value > 0:  # (checked per column: FP32Flops and MFMAF32Flops are both fp32)
+            raise InputError(f"the measured roof must be positive, got {cell.strip()}", name,
+                             line, (column,))
+        roofs[roof] = value
     for precision, value in vector.items():
         compute.setdefault(precision, value)
     model = gpu_model or "AMD GPU"
@@ -486,8 +488,10 @@ def read_workload(path: str | os.PathLike[str], hardware: str | None = None,
                                                                 progress, cancelled)
     if result.machine is not None and len(gpus) == 1 and next(iter(gpus)).isdigit():
         device = int(next(iter(gpus)))
-        machine = read_roofline_csv(roofline, device, model) if _has_device(roofline, device) \
-            else None
+        try:
+            machine = read_roofline_csv(roofline, device, model)
+        except _NoDeviceRow:  # (a row that is there but wrong is refused, not passed over)
+            machine = None
         if machine is not None and machine.name != result.machine.name:
             result.machine = machine
             if hardware is None:
@@ -518,9 +522,5 @@ def read_workload(path: str | os.PathLike[str], hardware: str | None = None,
     return result
 
 
-def _has_device(roofline: Path, device: int) -> bool:
-    try:
-        read_roofline_csv(roofline, device)
-    except InputError:
-        return False
-    return True
+class _NoDeviceRow(InputError):
+    """``roofline.csv`` has no row for the device asked for."""
