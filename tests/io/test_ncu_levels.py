@@ -128,6 +128,18 @@ def test_raw_export_levels_sectors_and_precisions():
     assert add.flops == 8e6 and (add.precision, add.unit) == ("fp32", "vector")
 
 
+@pytest.mark.parametrize("unit, rate", [("cycle/second", "1,500,000,000"),
+                                         ("hz", "1,500,000,000"), ("Ghz", "1.5")])
+def test_time_from_cycles_reads_the_clock_rate_as_ncu_writes_it(unit, rate):
+    # the H200 exports of tests/fixtures/h200 write the SM clock (this metric) in "hz"
+    metrics = ["sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second",
+               "dram__bytes.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"]
+    text = raw_text(metrics, ["cycle", unit, "byte", "inst"],
+                    ("k", ["3,000", rate, "4,096", "1,024"]))
+    (m,) = parse_ncu_csv(text, "cycles.csv")
+    assert m.time_s == pytest.approx(3_000 / 1.5e9, rel=1e-12)  # 2 µs
+
+
 def test_a_tensor_kernel_in_a_file_without_tensor_counters_is_listed_not_drawn():
     metrics = ["gpu__time_duration.sum", "dram__bytes.sum",
                "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"]

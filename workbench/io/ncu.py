@@ -114,8 +114,10 @@ MAX_DISPATCHES = 500_000
 MAX_KERNELS = 100_000
 #: At most this many points one per dispatch (the session's own bound).
 MAX_POINTS = 100_000
+# (newer Nsight Compute writes a clock rate as a frequency: "hz" in a CSV, "Ghz" on screen)
 _RATE_UNITS = {"cycle/second": 1.0, "cycle/msecond": 1e3, "cycle/usecond": 1e6,
-               "cycle/nsecond": 1e9, "cycle/s": 1.0}
+               "cycle/nsecond": 1e9, "cycle/s": 1.0,
+               "hz": 1.0, "Khz": 1e3, "Mhz": 1e6, "Ghz": 1e9}
 _CYCLE_UNITS = {"cycle": 1.0, "Kcycle": 1e3, "Mcycle": 1e6, "Gcycle": 1e9, "": 1.0}
 _DETAILS = ("Metric Name", "Metric Unit", "Metric Value")
 _SHAPE_COLUMNS = ("Grid Size", "Block Size")
