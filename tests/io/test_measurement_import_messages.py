@@ -34,6 +34,18 @@ def test_bad_csv_names_the_line_of_the_fault_not_where_the_record_began():
     assert err.value.line == 3
 
 
+@pytest.mark.parametrize("separator", [";", "\t"])
+def test_columns_separated_by_semicolons_or_tabs_are_said_to_be(separator):
+    # as a spreadsheet saves "CSV" where the decimal mark is a comma
+    text = separator.join(["name", "operation", "time_us"]) + "\n"
+    text += separator.join(["gemm", "FFN up", "35,5"]) + "\n"
+    with pytest.raises(InputError) as err:
+        parse_measurements_csv(text, "m.csv")
+    assert str(err.value) == (f"m.csv:1: the columns are separated by {separator!r}, not by "
+                              "commas: save the file as comma-separated CSV (with a decimal "
+                              "point)")
+
+
 def test_an_empty_measurements_file_says_so():
     with pytest.raises(InputError) as err:
         parse_measurements_csv("\n\n", "m.csv")

@@ -151,6 +151,11 @@ def parse_measurements_csv(text: str | bytes, name: str | None = None) -> list[M
 
             close = difflib.get_close_matches(column, PLAIN_COLUMNS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
+            separator = _other_separator(column)
+            if separator is not None:  # a spreadsheet's export in a locale with decimal commas
+                raise InputError(f"the columns are separated by {separator!r}, not by commas: "
+                                 "save the file as comma-separated CSV (with a decimal point)",
+                                 name, header_line)
             raise InputError(f"unknown column {header[i].strip()!r}{hint}; columns: "
                              f"{', '.join(PLAIN_COLUMNS)}", name, header_line,
                              (header[i].strip() or f"column {i + 1}",))
@@ -212,6 +217,16 @@ def parse_measurements_csv(text: str | bytes, name: str | None = None) -> list[M
             raise InputError(problem, name, line, (column,))
         out.append(m)
     return out
+
+
+def _other_separator(header: str) -> str | None:
+    """``";"`` or a tab where ``header`` (one cell of a header row read with commas) is a
+    header row of known columns split by it, else ``None``."""
+    for separator in (";", "\t"):
+        cells = [c.strip() for c in header.split(separator)]
+        if len(cells) > 1 and "name" in cells and all(c in PLAIN_COLUMNS for c in cells if c):
+            return separator
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
