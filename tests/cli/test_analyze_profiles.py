@@ -104,3 +104,12 @@ def test_a_bad_number_is_one_line_and_exit_2(capsys, tmp_path):
     assert status == 2 and out == ""
     assert err.count("\n") == 1
     assert f"{path}:3: gpu__time_duration.sum: expected a number, got '1.234,5'" in err
+
+
+def test_a_machine_the_session_lacks_names_the_option_not_the_file(capsys, tmp_path):
+    # the file is fine: the refusal points at --hardware, whatever the first kernel is named
+    path = export(tmp_path / "run.csv", ("softmax", "12", "8"))
+    status, out, err = analyze(capsys, tmp_path, "--measurements", path, "--hardware", "a100")
+    assert status == 2 and out == ""
+    assert err == ("roofline-workbench: --hardware: no machine 'a100' in this session "
+                   "(machines: 'a100-40gb')\n")

@@ -140,6 +140,13 @@ def _attach(session, files: Sequence[str], hardware: str | None, top: int | None
             shown, hidden = (top_kernels(result.measurements, top) if top is not None
                              else (result.measurements, []))
             added = add_machines(session, result)  # the machine a trace or workload names
+            if hardware is not None and not session.machines_matching(hardware):
+                # (the option is wrong, not the file's first kernel)
+                for entry in added:
+                    session.hardware.remove(entry)
+                machines = ", ".join(repr(e.preset or e.hardware.name) for e in session.hardware)
+                return (f"--hardware: no machine {hardware!r} in this session "
+                        f"(machines: {machines or 'none'})")
             try:
                 attach_measurements(session, shown, file)
             except InputError:
