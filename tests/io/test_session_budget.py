@@ -122,6 +122,18 @@ def test_adding_operations_stops_at_the_limit():
     assert len(doc.session.operations) == MAX_OPERATIONS
 
 
+def test_a_csv_of_more_points_than_a_session_holds_is_refused_where_it_passes_them():
+    # a 64 MB file of short rows holds millions: it is refused at the first row past the
+    # limit, not read to its end (the last row's fault is never reached)
+    from workbench.io.measurements import parse_measurements_csv
+
+    text = HEADER + "k,,,10,,1,1,,\n" * (MAX_MEASUREMENTS + 1) + "k,,,ten,,1,1,,\n"
+    with pytest.raises(InputError) as err:
+        parse_measurements_csv(text, "many.csv")
+    assert str(err.value) == (f"many.csv:{MAX_MEASUREMENTS + 2}: holds more than 100,000 "
+                              "measured points; a session holds at most 100,000")
+
+
 def test_the_command_lines_import_holds_to_the_same_budget():
     """``analyze --measurements`` attaches points as the app's import does."""
     from workbench.io.measurements import attach_measurements

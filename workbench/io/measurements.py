@@ -48,7 +48,7 @@ import csv
 import io
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from workbench.io.cells import PLAIN_COLUMNS, TIME_COLUMNS, ImportCancelled
@@ -68,6 +68,7 @@ from workbench.io.ncu import (
     read_ncu_csv,
 )
 from workbench.model.dtypes import PRECISIONS
+from workbench.model.limits import MAX_MEASUREMENTS
 from workbench.model.measured import Measurement
 from workbench.model.measured_session import measurement_problems
 from workbench.model.profile import MeasurementImport
@@ -113,18 +114,17 @@ def _read_text(path: str | os.PathLike[str]) -> tuple[str, str]:
     return _decode(read_regular_file(path, MAX_CSV_BYTES, "CSV file"), name), name
 
 
-def _rows(text: str, name: str | None) -> list[tuple[int, list[str]]]:
-    """``(line, fields)`` per CSV record; ``line`` is where the record starts."""
-    out: list[tuple[int, list[str]]] = []
+def _rows(text: str, name: str | None) -> Iterator[tuple[int, list[str]]]:
+    """``(line, fields)`` per CSV record, as they are read; ``line`` is where the record
+    starts."""
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     start = 1
     try:
         for fields in reader:
-            out.append((start, fields))
+            yield start, fields
             start = reader.line_num + 1
     except csv.Error as exc:
         raise InputError(f"not valid CSV: {exc}", name, reader.line_num or start) from None
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,11 +139,12 @@ def read_measurements_csv(path: str | os.PathLike[str]) -> list[Measurement]:
 
 def parse_measurements_csv(text: str | bytes, name: str | None = None) -> list[Measurement]:
     text = _decode(text, name)
-    rows = [(line, fields) for line, fields in _rows(text, name) if any(f.strip() for f in fields)]
-    if not rows:
+    rows = ((line, fields) for line, fields in _rows(text, name) if any(f.strip() for f in fields))
+    first = next(rows, None)
+    if first is None:
         raise InputError("the file is empty (expected a header row: "
                          f"{', '.join(PLAIN_COLUMNS)})", name)
-    header_line, header = rows[0]
+    header_line, header = first
     columns = [h.strip().lower() for h in header]
     for i, column in enumerate(columns):
         if column not in PLAIN_COLUMNS:
@@ -172,7 +173,10 @@ def parse_measurements_csv(text: str | bytes, name: str | None = None) -> list[M
                          "achieved_tflops", name, header_line)
     base = Path(name).name if name else "CSV"
     out: list[Measurement] = []
-    for line, fields in rows[1:]:
+    for line, fields in rows:
+        if len(out) == MAX_MEASUREMENTS:  # (refused as it is reached, not after every row)
+            raise InputError(f"holds more than {MAX_MEASUREMENTS:,} measured points; a "
+                             f"session holds at most {MAX_MEASUREMENTS:,}", name, line)
         if len(fields) != len(columns):
             # ("4,862,000" unquoted is three fields: say so where a cell looks like a group)
             grouped = len(fields) > len(columns) and any(
