@@ -295,6 +295,17 @@ def test_truncated_gzip_is_refused_and_the_session_unchanged(tmp_path):
     assert (session.measurements, session.hardware) == before
 
 
+def test_a_compressed_csv_export_is_told_to_be_decompressed(tmp_path):
+    # any gzip file is read as a trace: an Nsight Compute export shared as .csv.gz is not one
+    packed = tmp_path / "ncu_raw.csv.gz"
+    packed.write_bytes(gzip.compress((REPO / "tests" / "fixtures" / "ncu_raw.csv").read_bytes()))
+    with pytest.raises(InputError) as err:
+        load_measurements(packed)
+    assert str(err.value) == (f"{packed}: at character 0: a compressed file that holds no "
+                              "JSON: only a PyTorch trace is read compressed (.json.gz); "
+                              "decompress a CSV export first (gunzip) and import the .csv")
+
+
 def test_text_cut_mid_event_says_where(tmp_path):
     text = gzip.decompress(AMD.read_bytes()).decode()
     cut = tmp_path / "cut.json"

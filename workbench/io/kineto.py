@@ -336,6 +336,10 @@ def _read_events(text: _Text, progress: Callable[[int], None] | None,
         _read_array(text, decoder, raw, names, progress, cancelled)
         return raw
     if first != "{":
+        if text.gzip:  # (any gzip file comes here: a compressed CSV export too)
+            raise text.error("a compressed file that holds no JSON: only a PyTorch trace is "
+                             "read compressed (.json.gz); decompress a CSV export first "
+                             "(gunzip) and import the .csv")
         raise text.error("not a Chrome-trace JSON file (expected '{' with \"traceEvents\")")
     text.pos += 1
     seen_events = False
