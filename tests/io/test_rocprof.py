@@ -190,6 +190,22 @@ def test_a_zero_roof_of_the_kernels_gpu_is_refused_in_one_line(tmp_path, column)
     assert session.hardware == before and session.measurements == []
 
 
+@pytest.mark.parametrize("cell", ["1e25", "1e308"])  # 10³⁴ B/s; infinite once in B/s
+def test_a_roof_past_any_machines_figure_is_refused_in_one_line(tmp_path, cell):
+    # a machine with such a figure could not be saved in a session and opened again
+    folder = tmp_path / "w"
+    shutil.copytree(MI200, folder)
+    with open(folder / "roofline.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    rows[3][rows[0].index("LDSBw")] = cell  # device 2
+    with open(folder / "roofline.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    with pytest.raises(InputError) as err:
+        load_measurements(folder)
+    assert str(err.value) == (f"{folder / 'roofline.csv'}:4: LDSBw: the measured roof {cell} "
+                              "is out of range: at most 1e+21 (GB/s or GFLOP/s, as written)")
+
+
 def test_a_two_gigabyte_pmc_perf_is_refused_before_reading(tmp_path):
     huge = tmp_path / "big" / "pmc_perf.csv"
     huge.parent.mkdir()
