@@ -170,6 +170,23 @@ def test_bad_cells_are_refused_in_one_line(tmp_path, cell):
     assert session.hardware == before and session.measurements == []
 
 
+@pytest.mark.parametrize("column", ["TCC_EA_RDREQ_sum", "SQ_INSTS_VALU_FMA_F32"])
+def test_a_negative_counter_is_refused_where_it_is(tmp_path, column):
+    # HBM bytes sum several counters: one read request count of -5 was taken, the writes
+    # keeping the sum positive
+    folder = tmp_path / "w"
+    shutil.copytree(MI200, folder)
+    with open(folder / "pmc_perf.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    rows[2][rows[0].index(column)] = "-5"  # the second dispatch
+    with open(folder / "pmc_perf.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    with pytest.raises(InputError) as err:
+        load_measurements(folder)
+    assert str(err.value) == (f"{folder / 'pmc_perf.csv'}:3: {column}: must not be negative, "
+                              "got '-5'")
+
+
 @pytest.mark.parametrize("column", ["FP32Flops", "HBMBw"])
 def test_a_zero_roof_of_the_kernels_gpu_is_refused_in_one_line(tmp_path, column):
     # the kernels ran on GPU 2: a roof of 0 there is neither taken (FP32Flops shares fp32 with

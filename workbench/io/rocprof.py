@@ -268,6 +268,11 @@ def read_pmc_perf(path: str | os.PathLike[str], hardware: str | None = None,
                         if row[i].strip():
                             _float(row[i], name, line, column)
                     values = [float(row[i]) if row[i].strip() else 0.0 for i in at]
+                if min(values) < 0:  # (a counter in a sum would pass unseen under the others)
+                    for column, i, value in zip(numeric, at, values, strict=True):
+                        if value < 0 and not column.endswith("_Timestamp"):
+                            raise InputError(f"must not be negative, got {row[i].strip()!r}",
+                                             name, line, (column,))
                 v = dict(zip(numeric, values, strict=True))
                 kernel = row[kernel_at].strip()
                 dispatch = row[dispatch_at].strip() if dispatch_at is not None else \
