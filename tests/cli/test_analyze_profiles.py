@@ -96,6 +96,18 @@ def test_two_runs_are_compared_kernel_by_kernel(capsys, tmp_path):
     assert change["speedup"] == pytest.approx(40 / 10)
     status, out, _ = analyze(capsys, tmp_path, "--measurements", before, "--measurements", after)
     assert "run change: softmax: 40 µs -> 10 µs (4x speed-up)" in out
+    # (as the usage writes it, "--measurements FILE ...": the two files after one option)
+    status, out, err = analyze(capsys, tmp_path, "--measurements", before, after)
+    assert status == 0, err
+    assert "run change: softmax: 40 µs -> 10 µs (4x speed-up)" in out
+
+
+def test_options_that_need_measurements_say_so_without_them(capsys, tmp_path):
+    # --hardware and --top choose among imported points: alone they would change nothing
+    for option, value in (("--hardware", "h100-sxm"), ("--top", 3)):
+        status, out, err = analyze(capsys, tmp_path, option, value)
+        assert status == 2 and out == ""
+        assert err.count("\n") == 1 and f"{option} applies to --measurements" in err
 
 
 def test_a_bad_number_is_one_line_and_exit_2(capsys, tmp_path):

@@ -13,11 +13,13 @@ def add_parser(sub) -> None:
     analyze = sub.add_parser("analyze", help="evaluate every operation on every machine")
     analyze.add_argument("session", help="session file (.yaml)")
     analyze.add_argument("--format", choices=("table", "json", "csv"), default="table")
-    analyze.add_argument("--measurements", metavar="FILE", action="append", default=[],
+    analyze.add_argument("--measurements", metavar="FILE", action="extend", nargs="+",
+                         default=[],
                          help="measured points to judge with the session's own: a plain CSV "
                               "or a profiler export as the profiler wrote it (ncu --csv, raw "
                               "or details page); a profile's launches are grouped by kernel "
-                              "(repeatable; two files are compared as runs of one program)")
+                              "(one or more, or the option repeated; two files are compared as runs of "
+                              "one program)")
     analyze.add_argument("--hardware", metavar="MACHINE",
                          help="the session's machine the imported points ran on (ncu exports "
                               "do not name it; default: every machine)")
@@ -36,6 +38,10 @@ LEVEL_CHOICES = ("l1", "l2", "dram", "all")
 
 
 def run(args) -> int:
+    for option, value in (("--hardware", args.hardware), ("--top", args.top)):
+        if value is not None and not args.measurements:  # (it would change nothing)
+            return fail(f"{option} applies to --measurements (the imported points); "
+                        "none given")
     return _analyze(args.session, args.format, args.measurements, args.hardware,
                     args.top, args.level)
 
