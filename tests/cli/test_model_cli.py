@@ -131,6 +131,12 @@ def test_config_file_path_and_session_machine(tmp_path):
     (("Llama-3.1-8B", "--phase", "train", "--batch", "1"), "--phase"),
     (("Llama-3.1-8B", "--phase", "decode", "--batch", "1", "--hardware", "nope"), "nope"),
     (("Llama-3.1-8B", "--phase", "decode", "--batch", "1", "--weights", "int3"), "--weights"),
+    # (values the set-up refuses, not the option's parser, are said by the option too)
+    (("Llama-3.1-8B", "--phase", "decode", "--batch", "1", "--acceptance", "2"),
+     ": --acceptance: must be"),
+    (("Llama-3.1-8B", "--phase", "decode", "--batch", "1", "--memory-utilization", "2"),
+     ": --memory-utilization: must be"),
+    (("Llama-3.1-8B", "--phase", "decode", "--batch", "1", "--ep", "2"), ": --ep: "),
 ])
 def test_bad_input_is_one_line_and_exit_two(args, needle):
     out = run(*args)

@@ -333,9 +333,10 @@ def test_no_real_kernel_that_meets_its_prediction_is_called_a_bug():
 
 
 @pytest.mark.parametrize(("flag", "value", "message"), [
-    ("--acceptance", "1.5", "acceptance: must be a probability from 0 to 0.999, got 1.5"),
-    ("--memory-utilization", "0", "memory_utilization: must be a fraction above 0 and at most 1"),
-    ("--imbalance", "0.5", "imbalance: must be a number from 1 (uniform routing) to 64"),
+    ("--acceptance", "1.5", "--acceptance: must be a probability from 0 to 0.999, got 1.5"),
+    ("--memory-utilization", "0",
+     "--memory-utilization: must be a fraction above 0 and at most 1"),
+    ("--imbalance", "0.5", "--imbalance: must be a number from 1 (uniform routing) to 64"),
     ("--draft-tokens", "-1", "--draft-tokens: must be 0 or more, got '-1'"),
     ("--draft-tokens", "17", "--draft-tokens: must be at most 16, got '17'"),
     ("--kv-block", "0", "--kv-block: must be a positive whole number, got '0'"),

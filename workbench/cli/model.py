@@ -210,7 +210,10 @@ def run(args) -> int:
                       acceptance=args.acceptance)
         setup.check()
         layer_steps(arch, setup)  # (refuses a set-up the model cannot take, by name)
-    except (InputError, SetupError) as exc:
+    except SetupError as exc:  # (named by its option where it is one)
+        option = f"--{exc.field.replace('_', '-')}" if hasattr(args, exc.field) else exc.field
+        return fail(f"{option}: {exc.message}")
+    except InputError as exc:
         return fail(str(exc))
     for hw in hardware:
         if args.prediction is not None:
