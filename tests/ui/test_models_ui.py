@@ -3,11 +3,13 @@ the Model tab's results, and saving and reopening the session."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialogButtonBox
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
-from workbench.ui.panels.model_panel import ROW_FITS, ROW_PREDICTED, ROW_TOKENS
+from workbench.ui.panels.model_panel import ROW_CAPACITY, ROW_FITS, ROW_PREDICTED, ROW_TOKENS
 from workbench.ui.panels.operations_panel import COL_NAME
 
 
@@ -176,3 +178,27 @@ def test_does_not_fit_is_shown_plainly(qtbot, window):
     table = win.model_panel.table
     assert [table.item(ROW_FITS, c).text() for c in range(table.columnCount())] == [
         "does not fit"] * 2
+
+
+def test_a_machine_the_model_cannot_run_on_still_says_its_memory(qtbot, open_window):
+    """Llama-3.1-8B at tensor parallelism 2 on an Apple M4 Pro (no interconnect for the
+    all-reduce): the Model tab failed to fill in (its capacity was looked up as nothing);
+    now the machine's column says why it is skipped, and its capacity and the fit."""
+    from tests.conftest import add_model_through_dialog
+    from workbench.io.presets import get_preset
+
+    errors = []
+    hook = sys.excepthook
+    sys.excepthook = lambda *exc: errors.append(exc)
+    try:
+        win = open_window()
+        win.document.add_machine(get_preset("apple-m4-pro"), "apple-m4-pro")
+        add_model_through_dialog(qtbot, win, tp=2)
+        QApplication.processEvents()
+    finally:
+        sys.excepthook = hook
+    assert not errors
+    table = win.model_panel.table
+    assert table.item(ROW_PREDICTED, 0).text() == "skipped"
+    assert "of 25.8 GB (24.0 GiB)" in table.item(ROW_CAPACITY, 0).text()
+    assert table.item(ROW_FITS, 0).text() == "fits"

@@ -272,8 +272,12 @@ def model_result(arch: Architecture, setup: Setup, hardware: Hardware,
             label = KINDS[op.kind].label
             by_kind[label] = by_kind.get(label, 0.0) + t
     except (UnknownLevel, UnsupportedPrecision) as exc:
+        # (what the model needs of the chip's memory and what the chip holds do not depend
+        # on its roofs: the capacity the usable memory is a part of is said with it)
         return MachineResult(hardware.label, memory_needed_bytes=out.memory_needed_bytes,
                              memory_available_bytes=out.memory_available_bytes, fits=out.fits,
+                             capacity_bytes=out.capacity_bytes, reserve_bytes=out.reserve_bytes,
+                             reserve_source=out.reserve_source, max_batch=out.max_batch,
                              skipped=str(exc))
     if setup.pp > 1:
         # pp stages in flight: a token passes every stage, each as long as this chip's
