@@ -192,9 +192,21 @@ def max_batch(arch: Architecture, setup: Setup, capacity: float | None) -> int:
     if room < per or per <= 0:
         return 0
     b = int(room // per) * setup.dp
-    # (a decode step's logits may outgrow the chunk's room at very large batches)
-    while b > 0 and sum(memory_needed(arch, decode.with_(batch=b))) > capacity:
-        b -= 1
+
+    def fits(n: int) -> bool:
+        return sum(memory_needed(arch, decode.with_(batch=n))) <= capacity
+
+    # (a decode step's logits may outgrow the chunk's room at very large batches: the
+    # largest batch that fits is then found by halving, as the memory needed grows with the
+    # batch; a short context on a large chip starts a quarter above it, 10⁵ sequences)
+    if b > 0 and not fits(b):
+        if not fits(1):
+            return 0
+        fitting, too_many = 1, b
+        while too_many - fitting > 1:
+            middle = (fitting + too_many) // 2
+            fitting, too_many = (middle, too_many) if fits(middle) else (fitting, middle)
+        b = fitting
     return b
 
 
