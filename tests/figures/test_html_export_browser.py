@@ -462,3 +462,18 @@ def test_the_browser_draws_the_figure_as_the_svg_export(browser, pages, tmp_path
     # (grey levels of 255: 0.3 on average, at most 14 here; another example is 7 and 60 off)
     assert np.abs(ours - qt).mean() < 1.5
     assert np.abs(ours - qt).max() < 30.0
+
+
+def test_escape_closes_a_tooltip_pinned_by_a_click(browser, pages):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    page, _, _ = pages["attention"]
+    _open_page(browser, page)
+    spot = _visible(browser, ".rw-pt")[0]
+    spot.click()  # (a click pins the tooltip: it stays when the pointer leaves)
+    tip = browser.find_element("id", "tip")
+    assert tip.is_displayed()
+    ActionChains(browser).send_keys(Keys.ESCAPE).perform()
+    assert not tip.is_displayed()
+    assert not browser.get_log("browser")

@@ -199,6 +199,7 @@
     else hideTip();
   });
   svg.addEventListener("pointerleave", function () { if (!pinned) hideTip(); });
+  document.addEventListener("keydown", function (ev) { if (ev.key === "Escape" && !tip.hidden) hideTip(); });
 
   // -- hiding and isolating ---------------------------------------------------------------
   function apply() {
