@@ -477,3 +477,32 @@ def test_escape_closes_a_tooltip_pinned_by_a_click(browser, pages):
     ActionChains(browser).send_keys(Keys.ESCAPE).perform()
     assert not tip.is_displayed()
     assert not browser.get_log("browser")
+
+
+def test_zooming_out_after_a_pan_shows_the_whole_figure(browser, pages):
+    """Zoomed in on one corner, dragged, then zoomed out as far as it goes: the whole figure
+    is in view again, not a part of it beside an empty margin."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+
+    page, _, _ = pages["attention"]
+    _open_page(browser, page)
+    svg = browser.find_element("css selector", "#figure svg")
+
+    def view() -> list[float]:
+        return [float(v) for v in svg.get_dom_attribute("viewBox").split()]
+
+    first = view()
+    ActionChains(browser).scroll_from_origin(ScrollOrigin.from_element(svg, 300, 100), 0, -600) \
+        .perform()
+    ActionChains(browser).move_to_element(svg).click_and_hold().move_by_offset(200, 0) \
+        .move_by_offset(200, 0).release().perform()
+    for _ in range(3):
+        ActionChains(browser).scroll_from_origin(ScrollOrigin.from_element(svg, -300, -100),
+                                                 0, 2000).perform()
+    assert view() == pytest.approx(first)
+    # a drag never takes the figure out of its frame
+    ActionChains(browser).move_to_element(svg).click_and_hold().move_by_offset(150, 80) \
+        .move_by_offset(150, 80).release().perform()
+    assert view() == pytest.approx(first)
+    assert not browser.get_log("browser")

@@ -157,7 +157,11 @@
   // -- zoom and pan (the figure's viewBox) ------------------------------------------------
   var vb0 = svg.getAttribute("viewBox").split(/[\s,]+/).map(Number);
   var vb = vb0.slice();
-  function setView() { svg.setAttribute("viewBox", vb.join(" ")); }
+  function setView() {  // (the view stays on the figure: zoomed out, it is the whole figure)
+    vb[0] = Math.min(Math.max(vb[0], vb0[0]), vb0[0] + vb0[2] - vb[2]);
+    vb[1] = Math.min(Math.max(vb[1], vb0[1]), vb0[1] + vb0[3] - vb[3]);
+    svg.setAttribute("viewBox", vb.join(" "));
+  }
   function toSvg(clientX, clientY) {
     return new DOMPoint(clientX, clientY).matrixTransform(svg.getScreenCTM().inverse());
   }
