@@ -59,6 +59,21 @@ def _hostile_session(folder: Path) -> Path:
     return path
 
 
+def _profiled_session(folder: Path) -> Path:
+    """Ten kernels of a BERT step from an Nsight Compute export on an A100: C++ signatures,
+    tagged K1, K2, … in the figure and its table."""
+    from workbench.io.measurements import attach_measurements, import_measurements
+    from workbench.io.sessions import dumps_session, loads_session
+
+    session = loads_session("schema_version: 2\ntitle: BERT kernels\nhardware:\n"
+                            "  - preset: a100-80gb\n", "profiled.yaml")
+    profile = ROOT / "tests" / "fixtures" / "ncu_details_a100_bert_flashattn.csv"
+    attach_measurements(session, import_measurements(profile, "a100-80gb").measurements)
+    path = folder / "profiled.yaml"
+    path.write_text(dumps_session(session), encoding="utf-8")
+    return path
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     """The exported pages (``render … -o FIG.html``) and ``analyze`` of their sessions."""
@@ -505,4 +520,24 @@ def test_zooming_out_after_a_pan_shows_the_whole_figure(browser, pages):
     ActionChains(browser).move_to_element(svg).click_and_hold().move_by_offset(150, 80) \
         .move_by_offset(150, 80).release().perform()
     assert view() == pytest.approx(first)
+    assert not browser.get_log("browser")
+
+
+def test_measured_kernels_sort_by_the_names_their_rows_show(browser, tmp_path):
+    """A profiled kernel's row shows its tag and short name ("K3 — splitKreduce_kernel"):
+    sorted by Operation, the rows go K1, K2, … K10, as read, not by the hidden signatures."""
+    page = _render(_profiled_session(tmp_path), tmp_path / "profiled.html")
+    _open_page(browser, page)
+    heading = next(th for th in browser.find_elements("css selector", "#results th")
+                   if th.text == "Operation")
+
+    def tags() -> list[int]:
+        return [int(tr.find_element("css selector", "td").text.split(" — ")[0][1:])
+                for tr in browser.find_elements("css selector", "#results tbody tr")]
+
+    assert len(tags()) >= 8
+    heading.click()
+    assert tags() == sorted(tags())
+    heading.click()
+    assert tags() == sorted(tags(), reverse=True)
     assert not browser.get_log("browser")

@@ -300,13 +300,15 @@
     var keyed = rows.map(function (tr, i) {
       var pk = tr.getAttribute("data-pt"), e = pk ? data.points[pk] : data.measured[tr.getAttribute("data-ms")];
       var v = e ? e[field] : null;
+      // (a text as its cell says it: a measured kernel's tag and short name, not its signature)
+      if (typeof v === "string") v = tr.cells[col].textContent;
       return { tr: tr, i: i, v: v === undefined || (typeof v === "number" && !isFinite(v)) ? null : v };
     });
-    keyed.sort(function (a, b) {  // numbers by value, texts alphabetically, blanks last
+    keyed.sort(function (a, b) {  // numbers by value, texts alphabetically (K2 before K10), blanks last
       var c;
       if (a.v === null || b.v === null) c = (a.v === null) - (b.v === null);
       else if (typeof a.v === "number" && typeof b.v === "number") c = dir * (a.v - b.v);
-      else c = dir * String(a.v).localeCompare(String(b.v));
+      else c = dir * String(a.v).localeCompare(String(b.v), undefined, { numeric: true });
       return c || a.i - b.i;
     });
     var body = table.tBodies[0];
