@@ -541,3 +541,52 @@ def test_measured_kernels_sort_by_the_names_their_rows_show(browser, tmp_path):
     heading.click()
     assert tags() == sorted(tags(), reverse=True)
     assert not browser.get_log("browser")
+
+
+LONG_NAME = ("flash_attention_forward_kernel_bf16_causal_headdim128_seqlen8192_batch16"
+             "_with_alibi_and_rotary_embeddings")
+
+
+def test_a_tooltip_stays_in_a_narrow_window(browser, tmp_path):
+    """On a phone-wide window (420 px; the table makes the page wider, so it scrolls
+    sideways) every point's tooltip in view, a long unbroken name in it, is within the
+    window and its text within the tooltip."""
+    from workbench.io.sessions import dumps_session, load_session
+
+    session = load_session(ROOT / "workbench" / "examples" / "attention.yaml")
+    renamed = session.operations[0].operation.name
+    session.operations[0].operation.name = LONG_NAME
+    for pair in session.comparisons:
+        pair.first = LONG_NAME if pair.first == renamed else pair.first
+        pair.second = LONG_NAME if pair.second == renamed else pair.second
+    source = tmp_path / "long.yaml"
+    source.write_text(dumps_session(session), encoding="utf-8")
+    page = _render(source, tmp_path / "long.html")
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 420, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    try:
+        _open_page(browser, page)
+        hovered = set()
+        for scroll in (0, 150):
+            browser.execute_script("window.scrollTo(arguments[0], 0)", scroll)
+            for spot in _visible(browser, ".rw-pt"):
+                inside = browser.execute_script(
+                    "var r = arguments[0].getBoundingClientRect();"
+                    "return r.left >= 0 && r.right <= document.documentElement.clientWidth",
+                    spot)
+                if not inside:
+                    continue
+                lines = _hover(browser, spot)
+                hovered.add(lines[0])
+                left, right, width, overflow = browser.execute_script(
+                    "var tip = document.getElementById('tip'), r = tip.getBoundingClientRect();"
+                    "return [r.left, r.right, document.documentElement.clientWidth,"
+                    "        tip.scrollWidth - tip.clientWidth]")
+                assert left >= 0 and right <= width, (lines[:2], scroll, left, right)
+                assert overflow <= 0, (lines[:2], overflow)
+        assert LONG_NAME in hovered
+        assert not browser.get_log("browser")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1,
+            "mobile": False})

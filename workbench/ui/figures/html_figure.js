@@ -149,6 +149,8 @@
     var w = tip.offsetWidth, hgt = tip.offsetHeight;
     if (x + w > figure.clientWidth) x = Math.max(0, clientX - box.left - w - 14);
     if (clientY + 14 + hgt > window.innerHeight) y = Math.max(0, clientY - box.top - hgt - 14);
+    // (and in the window, where the figure is wider than it or the page scrolled sideways)
+    x = Math.max(-box.left, Math.min(x, window.innerWidth - box.left - w));
     tip.style.left = x + "px";
     tip.style.top = y + "px";
   }
