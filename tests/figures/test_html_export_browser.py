@@ -590,3 +590,61 @@ def test_a_tooltip_stays_in_a_narrow_window(browser, tmp_path):
         browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
             "width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1,
             "mobile": False})
+
+
+def _shown_texts(browser) -> list[str]:
+    return [t.get_attribute("textContent").strip() for t in _visible(browser, "#figure svg text")]
+
+
+def test_hiding_a_machine_or_an_operation_takes_its_sweeps_and_texts_away(browser, tmp_path):
+    """A sweep's path, its samples and its ridge crossings go with its operation and its
+    machine; a machine's roof, ridge and crossing texts go with the machine."""
+    page = _render(ROOT / "workbench" / "examples" / "critical_batch_sweep.yaml",
+                   tmp_path / "sweep.html")
+    _open_page(browser, page)
+    data = _page_data(browser)
+    [tpu] = [m["name"] for m in data["machines"] if "TPU" in m["name"]]
+    [bf16] = [o for o in data["operations"] if o["name"].startswith("bf16 matmul")]
+    assert any(t.startswith("TPU v5e: ") for t in _shown_texts(browser))
+
+    def drawn_in(color: str) -> int:  # the shapes of the chart drawn in an operation's colour
+        return browser.execute_script(
+            "var c = arguments[0], want = 'rgb(' + [1, 3, 5].map(function (i) {"
+            "  return parseInt(c.substr(i, 2), 16); }).join(', ') + ')';"
+            "return Array.from(document.querySelectorAll('#figure svg path')).filter(function (e) {"
+            "  var s = getComputedStyle(e); return s.display !== 'none' && e.getBBox().width > 0"
+            "    && (s.fill === want || s.stroke === want); }).length", color)
+
+    assert drawn_in(bf16["color"]) >= 13  # (its points, paths and samples)
+    toggles = {b.text: b for b in browser.find_elements("css selector", "#key button.toggle")}
+    toggles[tpu].click()
+    assert not any(t.startswith("TPU v5e: ") for t in _shown_texts(browser))
+    toggles[bf16["name"]].click()
+    assert drawn_in(bf16["color"]) == 0
+    assert not any("m* = 318.3" in t for t in _shown_texts(browser))  # its crossing on the H100
+    toggles[bf16["name"]].click()
+    toggles[tpu].click()
+    assert drawn_in(bf16["color"]) >= 13
+    assert any(t.startswith("TPU v5e: ") for t in _shown_texts(browser))
+    assert not browser.get_log("browser")
+
+
+def test_the_slowest_kernels_alone_take_the_others_tags_away(browser, tmp_path):
+    """With the top 3 measured kernels shown, the chart names those 3: the other kernels'
+    tags (K1 … K8) and their links go with their marks."""
+    page = _render(_profiled_session(tmp_path), tmp_path / "profiled.html")
+    _open_page(browser, page)
+
+    def tags() -> list[str]:
+        return [t for t in _shown_texts(browser) if t[:1] == "K" and t[1:].isdigit()]
+
+    assert len(tags()) >= 8
+    box = browser.find_element("id", "topn")
+    box.clear()
+    box.send_keys("3")
+    assert len(_visible(browser, ".rw-ms")) == 3
+    assert len(tags()) == 3
+    box.clear()
+    box.send_keys("10")
+    assert len(tags()) >= 8
+    assert not browser.get_log("browser")

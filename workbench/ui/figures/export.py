@@ -25,6 +25,7 @@ any of them with a transparent background. Files are written atomically.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
 from collections.abc import Iterator
@@ -398,6 +399,101 @@ def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
         if len(ends) >= 2:
             marks.append(SvgMark("line", (ends[0], ends[-1]), {
                 "class": "rw-roof", "data-hw": str(hw_id), "data-kind": kind, "data-name": name}))
+    if scene is not None:
+        marks += _part_marks(canvas, scene, page, on_page, placed)
+    return marks
+
+
+def _part_marks(canvas, scene, page, on_page, placed) -> list[SvgMark]:
+    """The drawings that go with a machine, an operation or a measured kernel, to hide with
+    it on the page (``class="rw-part"``, ``data-of``: a JSON list of whose they are, each
+    ``{"hw", "op", "level"}`` or ``{"ms": "measurement:hw"}``; shown while one of them is):
+    the sweep paths, their samples, ends' texts and ridge crossings; a measured kernel's link
+    from its prediction, its predicted point, its marks at the other memory levels and its
+    text (and its leader); the roofs' and ridges' texts."""
+    from workbench.ui.chart.axes import to_data
+
+    marks: list[SvgMark] = []
+
+    def part(kind: str, where, owners: list[dict], text: str = "", color: str = "") -> None:
+        if where is None or any(p is None for p in where):
+            return
+        marks.append(SvgMark(kind, tuple(where), {
+            "class": "rw-part", "data-of": json.dumps(owners, separators=(",", ":"))}, text,
+            color))
+
+    texts: dict[int, tuple[object, dict[str, list[dict]], tuple]] = {}
+
+    def said(label, key: tuple, owners: list[dict], line: str | None = None) -> None:
+        """A text shown, for ``owners``; ``line``: of a text several share, the line that
+        is theirs (a crossing's at a ridge corner), else every line."""
+        if not label.isVisible():
+            return
+        _label, lines, _key = texts.setdefault(id(label), (label, {}, key))
+        for text in [line] if line is not None else label.toPlainText().splitlines():
+            mine = lines.setdefault(text, [])
+            mine.extend(o for o in owners if o not in mine)
+
+    overlays = canvas.overlays
+    for path, curve in overlays.sweep_paths_drawn:
+        if not curve.isVisible():
+            continue
+        owner = [{"hw": path.hw_id, "op": path.op_id}]
+        xs, ys = curve.getData()
+        part("path", [page(x, y) for x, y in zip(to_data(xs), to_data(ys), strict=True)],
+             owner)
+        color = canvas.theme.point_color(path.color)
+        if path.dots:
+            for x, y in zip(path.xs, path.ys, strict=True):
+                part("marker", [page(x, y)], owner, color=color)
+        for mark in path.crossings:
+            part("marker", [page(mark.x, mark.y)], owner, color=color)
+    # (the same "m = 1" of several paths on one machine is said once: it is all of theirs)
+    by_text: dict[tuple[int, str], list[dict]] = {}
+    for path, _end, label in overlays.sweep_texts:
+        by_text.setdefault((path.hw_id, label.toPlainText()), []).append(
+            {"hw": path.hw_id, "op": path.op_id})
+    for i, (path, _end, label) in enumerate(overlays.sweep_texts):
+        said(label, ("sweep", i), by_text[(path.hw_id, label.toPlainText())])
+    for mark, label in overlays.crossing_texts:
+        said(label, ("crossing", id(label)), [{"hw": mark.hw_id, "op": mark.op_id}],
+             mark.label)
+    # a measured kernel's drawings, and its text (one for the kernel drawn at one spot on
+    # several machines)
+    spots: dict[tuple[str, float, float], list[dict]] = {}
+    for mark, _link, label in overlays.measured_texts:
+        owner = [{"ms": f"{mark.index}:{mark.hw_id}"}]
+        part("line", [page(mark.px, mark.py), page(mark.x, mark.y)], owner)
+        if mark.standalone:
+            part("marker", [page(mark.px, mark.py)], owner)
+        if mark.level_xs:
+            xs = [x for _level, x, _tip in mark.level_xs]
+            part("line", [page(min(xs), mark.y), page(max(xs), mark.y)], owner)
+            for x in xs:
+                part("marker", [page(x, mark.y)], owner)
+        spots.setdefault((label.toPlainText(), round(mark.x, 9), round(mark.y, 9)),
+                         []).extend(owner)
+    for i, (mark, _link, label) in enumerate(overlays.measured_texts):
+        said(label, ("measured", i),
+             spots[(label.toPlainText(), round(mark.x, 9), round(mark.y, 9))])
+    levels = {m.hw_id: m.main_memory for m in scene.machines}
+    for i, (roof, label) in enumerate(canvas.roofs.roof_texts):
+        said(label, ("roof", i), [{"hw": roof.hw_id,
+                                   "level": None if roof.kind == "compute" else roof.name}])
+    for i, (ridge, label) in enumerate(canvas.roofs.ridges):
+        said(label, ("ridge", i), [{"hw": ridge.hw_id, "level": levels.get(ridge.hw_id)}])
+    for label, lines, key in texts.values():
+        r = label.textItem.mapRectToScene(label.textItem.boundingRect())
+        box = [on_page(r.left(), r.top()), on_page(r.right(), r.bottom())]
+        every: list[dict] = []
+        for text, owners in lines.items():
+            if text.strip():
+                part("text", box, owners, text)
+                every.extend(o for o in owners if o not in every)
+        placement = placed.get(key)
+        if placement is not None and placement.leader is not None:
+            x0, y0, x1, y1 = placement.leader
+            part("line", [on_page(x0, y0), on_page(x1, y1)], every)
     return marks
 
 

@@ -60,6 +60,9 @@
     return true;
   }
   var info = marks.map(function (el) { return { el: el, entries: entriesOf(el) }; });
+  var parts = Array.prototype.map.call(svg.querySelectorAll(".rw-part"), function (el) {
+    return { el: el, of: JSON.parse(el.getAttribute("data-of")) };
+  });
 
   // -- hit areas: a roof is a thin line and a ridge a small diamond; a wider invisible
   // twin on top takes the pointer for them ------------------------------------------------
@@ -220,6 +223,11 @@
     Object.keys(data.points).forEach(function (k) { if (shown(data.points[k])) named[data.points[k].op] = true; });
     Array.prototype.forEach.call(svg.querySelectorAll(".rw-label, .rw-leader"), function (t) {
       t.setAttribute("display", named[t.getAttribute("data-op")] ? "inline" : "none");
+    });
+    // a sweep's path, a measured kernel's link and text, a roof's text: while one of theirs shows
+    parts.forEach(function (p) {
+      var on = p.of.some(function (o) { return o.ms ? !!data.measured[o.ms] && shown(data.measured[o.ms], o.ms) : shown(o); });
+      p.el.setAttribute("display", on ? "inline" : "none");
     });
     rows.forEach(function (tr) {
       var pk = tr.getAttribute("data-pt"), mk = tr.getAttribute("data-ms");

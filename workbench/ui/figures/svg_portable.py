@@ -412,14 +412,18 @@ def _inverse(m: Sequence[float]) -> tuple[float, ...]:
 class SvgMark:
     """A mark to name in the figure: ``kind`` ``"marker"`` (a point's, a measured point's or
     a ridge's symbol, centred on ``where[0]``), ``"line"`` (a roof, the straight line
-    through ``where[0]`` and ``where[1]``), in page coordinates (logical pixels), or
-    ``"text"`` (the text element that says ``text``); ``attrs`` are set on the element found
-    (id, class, data attributes)."""
+    through ``where[0]`` and ``where[1]``), ``"path"`` (a line through all of ``where``),
+    in page coordinates (logical pixels), or ``"text"`` (the text element that says
+    ``text``; with ``where``, the box it is drawn in: the one nearest it); ``attrs`` are set
+    on the element found (id, class, data attributes)."""
 
     kind: str
     where: tuple[Point, ...]
     attrs: dict[str, str] = field(default_factory=dict)
     text: str = ""
+    #: a marker's colour ("#rrggbb"), its fill's or its outline's: of marks drawn at one
+    #: place (two sweeps' samples), the one in it
+    color: str = ""
 
 
 #: a marker's centre is within this many logical pixels of where it was asked for; a roof's
@@ -500,14 +504,37 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark],
         if math.hypot(w, h) >= LINE_LEAST and _local(element.tag) != "text":
             lines.append((element, pts, math.hypot(w, h), (x0, y0, x1, y1)))
     texts: dict[str, list[ET.Element]] = {}
+    anchors: dict[int, Point] = {}
     if any(mark.kind == "text" for mark in marks):
-        for element in root.iter(f"{{{_SVG}}}text"):
+        for element, anchor in _text_anchors(root):
             texts.setdefault("".join(element.itertext()).strip(), []).append(element)
+            anchors[id(element)] = anchor
+    colors: dict[int, set[str]] = {}
+    if any(mark.color for mark in marks):
+        def paint(element: ET.Element, inherited: tuple[str, str]) -> None:
+            own = tuple((element.get(name) or inherited[i]).lower()[:7]
+                        for i, name in enumerate(("fill", "stroke")))
+            colors[id(element)] = set(own)
+            for child in element:
+                paint(child, own)  # type: ignore[arg-type]
+
+        paint(root, ("black", "none"))
     taken: set[int] = set()
     found = 0
     for mark in marks:
         best = None
-        if mark.kind == "text":
+        if mark.kind == "text" and mark.where:
+            # the one that says it nearest the box it is drawn in
+            (left, top), (right, bottom) = mark.where
+            cx, cy = (left + right) / 2, (top + bottom) / 2
+            best = min((el for el in texts.get(mark.text.strip(), ()) if id(el) not in taken),
+                       key=lambda el: math.hypot(anchors[id(el)][0] - cx,
+                                                 anchors[id(el)][1] - cy), default=None)
+            if best is not None and not (
+                    left - MARKER_MOST <= anchors[id(best)][0] <= right + MARKER_MOST
+                    and top - MARKER_MOST <= anchors[id(best)][1] <= bottom + MARKER_MOST):
+                best = None
+        elif mark.kind == "text":
             best = next((el for el in texts.get(mark.text.strip(), ()) if id(el) not in taken),
                         None)
         elif mark.kind == "marker":
@@ -518,18 +545,19 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark],
                 for j in (-2, -1, 0, 1, 2):
                     for cx, cy, element in small.get((rx + i, ry + j), ()):
                         d = math.hypot(cx - x, cy - y)
-                        if d <= best_d and id(element) not in taken:
+                        if d <= best_d and id(element) not in taken and (
+                                not mark.color or mark.color.lower()[:7] in colors[id(element)]):
                             best, best_d = element, d
-        else:
-            (px, py), (qx, qy) = mark.where[0], mark.where[1]
+        else:  # a line through where[0] and where[1], or a path through every one of where
             t = MARK_TOLERANCE
-            left, right = min(px, qx) - t, max(px, qx) + t
-            top, bottom = min(py, qy) - t, max(py, qy) + t
+            xs, ys = [p[0] for p in mark.where], [p[1] for p in mark.where]
+            left, right, top, bottom = min(xs) - t, max(xs) + t, min(ys) - t, max(ys) + t
             best_len = 0.0
             for element, pts, length, (x0, y0, x1, y1) in lines:
                 if length > best_len and left <= x0 and x1 <= right and top <= y0 \
                         and y1 <= bottom and id(element) not in taken \
-                        and _along(pts, mark.where[0], mark.where[1]):
+                        and (_along(pts, mark.where[0], mark.where[1]) if mark.kind == "line"
+                             else _on_path(pts, mark.where)):
                     best, best_len = element, length
         if best is not None:
             taken.add(id(best))
@@ -537,6 +565,34 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark],
             for key, value in mark.attrs.items():
                 best.set(key, value)
     return found
+
+
+def _on_path(pts: Sequence[Point], path: Sequence[Point]) -> bool:
+    """Whether every point of ``pts`` lies on the path through ``path``'s points."""
+    return all(any(_along([point], p, q) for p, q in itertools.pairwise(path) if p != q)
+               for point in pts)
+
+
+def _text_anchors(root: ET.Element) -> list[tuple[ET.Element, Point]]:
+    """Every text element with where it is drawn from (its ``x``, ``y``) on the page."""
+    out: list[tuple[ET.Element, Point]] = []
+
+    def first(value: str | None) -> float:
+        found = _PATH_TOKEN.findall(value or "")
+        return float(found[0]) if found and not found[0].isalpha() else 0.0
+
+    def walk(element: ET.Element, m: tuple[float, ...]) -> None:
+        if "transform" in element.attrib:
+            own = _parse_matrix(element)
+            if own is not None:
+                m = _compose(m, own)
+        if _local(element.tag) == "text":
+            out.append((element, _apply(m, first(element.get("x")), first(element.get("y")))))
+        for child in element:
+            walk(child, m)
+
+    walk(root, (1.0, 0.0, 0.0, 1.0, 0.0, 0.0))
+    return out
 
 
 def _along(pts: Sequence[Point], p: Point, q: Point) -> bool:
