@@ -648,3 +648,24 @@ def test_the_slowest_kernels_alone_take_the_others_tags_away(browser, tmp_path):
     box.send_keys("10")
     assert len(tags()) >= 8
     assert not browser.get_log("browser")
+
+
+def test_hiding_an_operation_takes_its_comparisons_away(browser, pages):
+    """A compared pair's arc, arrow and text ("9.72× faster") go when either of its two
+    operations is hidden, and come back with it; the other texts stay."""
+    page, _, _ = pages["attention"]
+    _open_page(browser, page)
+
+    def said() -> set[str]:
+        return {t.split(", ")[-1] for t in _shown_texts(browser) if t.endswith(" faster")}
+
+    before = said()
+    naive_to_flash = {"9.72× faster", "9.22× faster"}  # (on the H100 and the H200)
+    assert naive_to_flash <= before
+    flash = next(b for b in browser.find_elements("css selector", "#key button.toggle")
+                 if b.text == "Prefill, Flash")
+    flash.click()
+    assert said() == before - naive_to_flash
+    flash.click()
+    assert said() == before
+    assert not browser.get_log("browser")

@@ -31,7 +31,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.ui.figures.figure_size import (
     BASE_DPI,
@@ -47,7 +47,13 @@ from workbench.ui.figures.figure_size import (
     format_of,
     resolve_size,
 )
-from workbench.ui.figures.svg_portable import SvgMark, portable_svg, portable_tree, svg_bytes
+from workbench.ui.figures.svg_portable import (
+    MARK_TOLERANCE,
+    SvgMark,
+    portable_svg,
+    portable_tree,
+    svg_bytes,
+)
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QByteArray
@@ -404,97 +410,162 @@ def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
     return marks
 
 
-def _part_marks(canvas, scene, page, on_page, placed) -> list[SvgMark]:
+class _Parts:
     """The drawings that go with a machine, an operation or a measured kernel, to hide with
     it on the page (``class="rw-part"``, ``data-of``: a JSON list of whose they are, each
-    ``{"hw", "op", "level"}`` or ``{"ms": "measurement:hw"}``; shown while one of them is):
-    the sweep paths, their samples, ends' texts and ridge crossings; a measured kernel's link
-    from its prediction, its predicted point, its marks at the other memory levels and its
-    text (and its leader); the roofs' and ridges' texts."""
-    from workbench.ui.chart.axes import to_data
+    ``{"hw", "op", "level"}``, ``{"ms": "measurement:hw"}`` or a list of such that all must
+    show; shown while one of them does): the sweep paths, their samples, ends' texts and
+    ridge crossings; a measured kernel's link from its prediction, its predicted point, its
+    marks at the other memory levels and its text; a compared pair's arc, arrow and text;
+    the roofs' and ridges' texts; and the leader of each text."""
 
-    marks: list[SvgMark] = []
+    def __init__(self, canvas, page, on_page) -> None:
+        self.canvas, self.page, self.on_page = canvas, page, on_page
+        # an arrow's head (11 pixels long) on the page
+        (x0, y0), (x1, y1) = on_page(0.0, 0.0), on_page(12.0, 12.0)
+        self.arrow_reach = max(abs(x1 - x0), abs(y1 - y0))
+        self.marks: list[SvgMark] = []
+        #: each text shown: its item, whose each of its lines is, its key in the layout
+        self.texts: dict[int, tuple[Any, dict[str, list], tuple]] = {}
 
-    def part(kind: str, where, owners: list[dict], text: str = "", color: str = "") -> None:
+    def part(self, kind: str, where, owners: list, text: str = "", color: str = "",
+             reach: float = MARK_TOLERANCE) -> None:
         if where is None or any(p is None for p in where):
             return
-        marks.append(SvgMark(kind, tuple(where), {
+        self.marks.append(SvgMark(kind, tuple(where), {
             "class": "rw-part", "data-of": json.dumps(owners, separators=(",", ":"))}, text,
-            color))
+            color, reach))
 
-    texts: dict[int, tuple[object, dict[str, list[dict]], tuple]] = {}
+    def path(self, curve, owners: list) -> None:
+        from workbench.ui.chart.axes import to_data
 
-    def said(label, key: tuple, owners: list[dict], line: str | None = None) -> None:
+        xs, ys = curve.getData()
+        self.part("path", [self.page(x, y) for x, y in zip(to_data(xs), to_data(ys),
+                                                           strict=True)], owners)
+
+    def said(self, label, key: tuple, owners: list, line: str | None = None) -> None:
         """A text shown, for ``owners``; ``line``: of a text several share, the line that
         is theirs (a crossing's at a ridge corner), else every line."""
         if not label.isVisible():
             return
-        _label, lines, _key = texts.setdefault(id(label), (label, {}, key))
+        _label, lines, _key = self.texts.setdefault(id(label), (label, {}, key))
         for text in [line] if line is not None else label.toPlainText().splitlines():
             mine = lines.setdefault(text, [])
             mine.extend(o for o in owners if o not in mine)
 
-    overlays = canvas.overlays
-    for path, curve in overlays.sweep_paths_drawn:
-        if not curve.isVisible():
-            continue
-        owner = [{"hw": path.hw_id, "op": path.op_id}]
-        xs, ys = curve.getData()
-        part("path", [page(x, y) for x, y in zip(to_data(xs), to_data(ys), strict=True)],
-             owner)
-        color = canvas.theme.point_color(path.color)
-        if path.dots:
-            for x, y in zip(path.xs, path.ys, strict=True):
-                part("marker", [page(x, y)], owner, color=color)
-        for mark in path.crossings:
-            part("marker", [page(mark.x, mark.y)], owner, color=color)
-    # (the same "m = 1" of several paths on one machine is said once: it is all of theirs)
-    by_text: dict[tuple[int, str], list[dict]] = {}
-    for path, _end, label in overlays.sweep_texts:
-        by_text.setdefault((path.hw_id, label.toPlainText()), []).append(
-            {"hw": path.hw_id, "op": path.op_id})
-    for i, (path, _end, label) in enumerate(overlays.sweep_texts):
-        said(label, ("sweep", i), by_text[(path.hw_id, label.toPlainText())])
-    for mark, label in overlays.crossing_texts:
-        said(label, ("crossing", id(label)), [{"hw": mark.hw_id, "op": mark.op_id}],
-             mark.label)
-    # a measured kernel's drawings, and its text (one for the kernel drawn at one spot on
-    # several machines)
-    spots: dict[tuple[str, float, float], list[dict]] = {}
-    for mark, _link, label in overlays.measured_texts:
-        owner = [{"ms": f"{mark.index}:{mark.hw_id}"}]
-        part("line", [page(mark.px, mark.py), page(mark.x, mark.y)], owner)
-        if mark.standalone:
-            part("marker", [page(mark.px, mark.py)], owner)
-        if mark.level_xs:
-            xs = [x for _level, x, _tip in mark.level_xs]
-            part("line", [page(min(xs), mark.y), page(max(xs), mark.y)], owner)
-            for x in xs:
-                part("marker", [page(x, mark.y)], owner)
-        spots.setdefault((label.toPlainText(), round(mark.x, 9), round(mark.y, 9)),
-                         []).extend(owner)
-    for i, (mark, _link, label) in enumerate(overlays.measured_texts):
-        said(label, ("measured", i),
-             spots[(label.toPlainText(), round(mark.x, 9), round(mark.y, 9))])
-    levels = {m.hw_id: m.main_memory for m in scene.machines}
-    for i, (roof, label) in enumerate(canvas.roofs.roof_texts):
-        said(label, ("roof", i), [{"hw": roof.hw_id,
-                                   "level": None if roof.kind == "compute" else roof.name}])
-    for i, (ridge, label) in enumerate(canvas.roofs.ridges):
-        said(label, ("ridge", i), [{"hw": ridge.hw_id, "level": levels.get(ridge.hw_id)}])
-    for label, lines, key in texts.values():
-        r = label.textItem.mapRectToScene(label.textItem.boundingRect())
-        box = [on_page(r.left(), r.top()), on_page(r.right(), r.bottom())]
-        every: list[dict] = []
-        for text, owners in lines.items():
-            if text.strip():
-                part("text", box, owners, text)
-                every.extend(o for o in owners if o not in every)
-        placement = placed.get(key)
-        if placement is not None and placement.leader is not None:
-            x0, y0, x1, y1 = placement.leader
-            part("line", [on_page(x0, y0), on_page(x1, y1)], every)
-    return marks
+    def sweeps(self) -> None:
+        overlays = self.canvas.overlays
+        for path, curve in overlays.sweep_paths_drawn:
+            if not curve.isVisible():
+                continue
+            owner = [{"hw": path.hw_id, "op": path.op_id}]
+            self.path(curve, owner)
+            # (two sweeps' samples may lie at one place: each is its own colour's)
+            color = self.canvas.theme.point_color(path.color)
+            for x, y in zip(path.xs, path.ys, strict=True) if path.dots else ():
+                self.part("marker", [self.page(x, y)], owner, color=color)
+            for mark in path.crossings:
+                self.part("marker", [self.page(mark.x, mark.y)], owner, color=color)
+        # (the same "m = 1" of several paths on one machine is said once: it is all of theirs)
+        by_text: dict[tuple[int, str], list] = {}
+        for path, _end, label in overlays.sweep_texts:
+            by_text.setdefault((path.hw_id, label.toPlainText()), []).append(
+                {"hw": path.hw_id, "op": path.op_id})
+        for i, (path, _end, label) in enumerate(overlays.sweep_texts):
+            self.said(label, ("sweep", i), by_text[(path.hw_id, label.toPlainText())])
+        for mark, label in overlays.crossing_texts:
+            self.said(label, ("crossing", id(label)), [{"hw": mark.hw_id, "op": mark.op_id}],
+                      mark.label)
+
+    def measured(self) -> None:
+        """A measured kernel's drawings, and its text (one for the kernel drawn at one spot
+        on several machines)."""
+        page = self.page
+        spots: dict[tuple[str, float, float], list] = {}
+        measured = self.canvas.overlays.measured_texts
+        for mark, _link, label in measured:
+            owner = [{"ms": f"{mark.index}:{mark.hw_id}"}]
+            self.part("line", [page(mark.px, mark.py), page(mark.x, mark.y)], owner)
+            if mark.standalone:
+                self.part("marker", [page(mark.px, mark.py)], owner)
+            if mark.level_xs:
+                xs = [x for _level, x, _tip in mark.level_xs]
+                self.part("line", [page(min(xs), mark.y), page(max(xs), mark.y)], owner)
+                for x in xs:
+                    self.part("marker", [page(x, mark.y)], owner)
+            spots.setdefault((label.toPlainText(), round(mark.x, 9), round(mark.y, 9)),
+                             []).extend(owner)
+        for i, (mark, _link, label) in enumerate(measured):
+            self.said(label, ("measured", i),
+                      spots[(label.toPlainText(), round(mark.x, 9), round(mark.y, 9))])
+
+    def pairs(self) -> None:
+        """A compared pair's arc, arrow and text: while both its ends show (two operations
+        on a machine, or a kernel's two runs); a text said once for several pairs is all of
+        theirs."""
+        from workbench.ui.chart.axes import to_data
+
+        overlays = self.canvas.overlays
+        at = {(mark.hw_id, mark.x, mark.y): f"{mark.index}:{mark.hw_id}"
+              for mark, _link, _label in overlays.measured_texts}
+        ends: list[list] = []
+        same: dict[tuple, list] = {}
+        for link, _curve, _arrow, label in overlays.pair_texts:
+            if link.comparison_id == -1:
+                keys = (at.get((link.hw_id, link.x0, link.y0)),
+                        at.get((link.hw_id, link.x1, link.y1)))
+                both = [{"ms": key} for key in keys if key is not None]
+            else:
+                both = [{"hw": link.hw_id, "op": link.first_id},
+                        {"hw": link.hw_id, "op": link.second_id}]
+            ends.append(both)
+            same.setdefault((link.first, link.second, label.toPlainText()), []).append(both)
+        for i, (link, curve, arrow, label) in enumerate(overlays.pair_texts):
+            if curve.isVisible():
+                self.path(curve, [ends[i]])
+            if arrow.isVisible():  # (its head: the shape in its colour nearest its tip)
+                tip = arrow.pos()
+                self.part("marker", [self.page(to_data(tip.x()), to_data(tip.y()))], [ends[i]],
+                          color=self.canvas.theme.roof_color(link.style_index),
+                          reach=self.arrow_reach)
+            self.said(label, ("pair", i), same[(link.first, link.second, label.toPlainText())])
+
+    def roof_texts(self, scene) -> None:
+        roofs = self.canvas.roofs
+        levels = {m.hw_id: m.main_memory for m in scene.machines}
+        for i, (roof, label) in enumerate(roofs.roof_texts):
+            self.said(label, ("roof", i), [{"hw": roof.hw_id, "level": None
+                                            if roof.kind == "compute" else roof.name}])
+        for i, (ridge, label) in enumerate(roofs.ridges):
+            self.said(label, ("ridge", i), [{"hw": ridge.hw_id,
+                                             "level": levels.get(ridge.hw_id)}])
+
+    def text_marks(self, placed) -> None:
+        """Each text's lines where it is drawn, and its leader."""
+        on_page = self.on_page
+        for label, lines, key in self.texts.values():
+            r = label.textItem.mapRectToScene(label.textItem.boundingRect())
+            box = [on_page(r.left(), r.top()), on_page(r.right(), r.bottom())]
+            every: list = []
+            for text, owners in lines.items():
+                if text.strip():
+                    self.part("text", box, owners, text)
+                    every.extend(o for o in owners if o not in every)
+            placement = placed.get(key)
+            if placement is not None and placement.leader is not None:
+                x0, y0, x1, y1 = placement.leader
+                self.part("line", [on_page(x0, y0), on_page(x1, y1)], every)
+
+
+def _part_marks(canvas, scene, page, on_page, placed) -> list[SvgMark]:
+    """The marks of :class:`_Parts`, after the chart's own."""
+    parts = _Parts(canvas, page, on_page)
+    parts.sweeps()
+    parts.measured()
+    parts.pairs()
+    parts.roof_texts(scene)
+    parts.text_marks(placed)
+    return parts.marks
 
 
 def background_of(theme: str) -> str:

@@ -225,10 +225,11 @@
       t.setAttribute("display", named[t.getAttribute("data-op")] ? "inline" : "none");
     });
     // a sweep's path, a measured kernel's link and text, a roof's text: while one of theirs shows
-    parts.forEach(function (p) {
-      var on = p.of.some(function (o) { return o.ms ? !!data.measured[o.ms] && shown(data.measured[o.ms], o.ms) : shown(o); });
-      p.el.setAttribute("display", on ? "inline" : "none");
-    });
+    function whose(o) {  // (a list: all of them)
+      if (Array.isArray(o)) return o.every(whose);
+      return o.ms ? !!data.measured[o.ms] && shown(data.measured[o.ms], o.ms) : shown(o);
+    }
+    parts.forEach(function (p) { p.el.setAttribute("display", p.of.some(whose) ? "inline" : "none"); });
     rows.forEach(function (tr) {
       var pk = tr.getAttribute("data-pt"), mk = tr.getAttribute("data-ms");
       var e = pk ? data.points[pk] : data.measured[mk];

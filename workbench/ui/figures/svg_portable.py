@@ -408,6 +408,14 @@ def _inverse(m: Sequence[float]) -> tuple[float, ...]:
 # naming the marks: found by where they are drawn
 
 
+#: a marker's centre is within this many logical pixels of where it was asked for; a roof's
+#: every vertex within this many of its line
+MARK_TOLERANCE = 1.5
+#: a marker is at most this many logical pixels across; a roof's drawn piece at least this long
+MARKER_MOST = 40.0
+LINE_LEAST = 6.0
+
+
 @record(frozen=True)
 class SvgMark:
     """A mark to name in the figure: ``kind`` ``"marker"`` (a point's, a measured point's or
@@ -424,14 +432,8 @@ class SvgMark:
     #: a marker's colour ("#rrggbb"), its fill's or its outline's: of marks drawn at one
     #: place (two sweeps' samples), the one in it
     color: str = ""
-
-
-#: a marker's centre is within this many logical pixels of where it was asked for; a roof's
-#: every vertex within this many of its line
-MARK_TOLERANCE = 1.5
-#: a marker is at most this many logical pixels across; a roof's drawn piece at least this long
-MARKER_MOST = 40.0
-LINE_LEAST = 6.0
+    #: how far from ``where[0]`` a marker's centre may be (an arrow's head: from its tip)
+    reach: float = MARK_TOLERANCE
 
 
 def _parse_matrix(element: ET.Element) -> tuple[float, ...] | None:
@@ -540,9 +542,10 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark],
         elif mark.kind == "marker":
             x, y = mark.where[0]
             rx, ry = round(x), round(y)
-            best_d = MARK_TOLERANCE
-            for i in (-2, -1, 0, 1, 2):
-                for j in (-2, -1, 0, 1, 2):
+            best_d = mark.reach
+            cells = range(-math.ceil(mark.reach) - 1, math.ceil(mark.reach) + 2)
+            for i in cells:
+                for j in cells:
                     for cx, cy, element in small.get((rx + i, ry + j), ()):
                         d = math.hypot(cx - x, cy - y)
                         if d <= best_d and id(element) not in taken and (
