@@ -669,3 +669,37 @@ def test_hiding_an_operation_takes_its_comparisons_away(browser, pages):
     flash.click()
     assert said() == before
     assert not browser.get_log("browser")
+
+
+def test_points_of_two_machines_at_one_place_hide_each_with_its_own(browser, pages):
+    """Prefill, Flash is compute-bound at the same place on the H100 and the H200 (their
+    peaks are equal): a circle under a square. Hiding the operation takes both away; hiding
+    the H200 takes its square and leaves the H100's circle, whose tooltip names the H100."""
+    page, _, _ = pages["attention"]
+    _open_page(browser, page)
+    data = _page_data(browser)
+    flash = next(o for o in data["operations"] if o["name"] == "Prefill, Flash")
+    h200 = next(m for m in data["machines"] if "H200" in m["name"])
+
+    def markers() -> list[tuple[str, bool]]:  # (its shape, whether round) in Flash's colour
+        return browser.execute_script(
+            "var c = arguments[0], want = 'rgb(' + [1, 3, 5].map(function (i) {"
+            "  return parseInt(c.substr(i, 2), 16); }).join(', ') + ')';"
+            "return Array.from(document.querySelectorAll('#figure svg path')).filter(function (e) {"
+            "  var s = getComputedStyle(e), b = e.getBoundingClientRect();"
+            "  return s.display !== 'none' && !e.closest('[display=none]') && s.fill === want"
+            "    && b.width > 4 && b.width < 30; }).map(function (e) {"
+            "  return /C/.test(e.getAttribute('d')); })", flash["color"])
+
+    assert sorted(markers()) == [False, True]  # a square and a circle
+    toggles = {b.text: b for b in browser.find_elements("css selector", "#key button.toggle")}
+    toggles[flash["name"]].click()
+    assert markers() == []
+    toggles[flash["name"]].click()
+    toggles[h200["name"]].click()
+    assert markers() == [True]  # the H100's circle
+    [spot] = [el for el in _visible(browser, ".rw-pt")
+              if el.get_attribute("data-pts").startswith(f"{flash['id']}:")]
+    lines = _hover(browser, spot)
+    assert lines[:2] == ["Prefill, Flash", "on NVIDIA H100 SXM5 80GB"]
+    assert not browser.get_log("browser")

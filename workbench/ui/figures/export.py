@@ -342,7 +342,8 @@ def painting_svg(width: float, height: float, title: str, description: str
 
 def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
     """The marks of the chart to name in its SVG, where they are on the page: each drawn
-    point (``class="rw-pt"``, ``data-pts="op:hw …"``, the operations drawn there), measured
+    point (``class="rw-pt"``, ``data-pts="op:hw …"``, the machine's points drawn there, and
+    ``data-also="op:hw …"``, the other machines' points drawn at its place), measured
     point (``rw-ms``, ``data-ms="measurement:hw"``), ridge (``rw-ridge``, ``data-hw``,
     ``data-precision``), roof (``rw-roof``, ``data-hw``, ``data-kind``, ``data-name``),
     point label (``rw-label``, ``data-op``) and its leader (``rw-leader``, ``data-op``)."""
@@ -367,10 +368,24 @@ def _page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
     spots: dict[tuple[float, float], list[str]] = {}
     for op_id, hw_id, x, y in canvas.point_items():
         spots.setdefault((x, y), []).append(f"{op_id}:{hw_id}")
+    colors = canvas.point_colors()
     for (x, y), keys in spots.items():
         where = page(x, y)
-        if where is not None:
-            marks.append(SvgMark("marker", (where,), {"class": "rw-pt", "data-pts": " ".join(keys)}))
+        if where is None:
+            continue
+        # each machine's marker there, found by its colour (an operation's on two machines
+        # at one place: the one drawn last on top), for its points (a machine's points at
+        # one place are one marker); the other machines' points there with it
+        mine: dict[str, list[str]] = {}
+        for key in keys:
+            mine.setdefault(key.split(":")[1], []).append(key)
+        for own in reversed(mine.values()):
+            attrs = {"class": "rw-pt", "data-pts": " ".join(own)}
+            if len(own) < len(keys):
+                attrs["data-also"] = " ".join(k for k in keys if k not in own)
+            op_id, hw_id = (int(v) for v in own[0].split(":"))
+            marks.append(SvgMark("marker", (where,), attrs,
+                                 color=colors.get((op_id, hw_id), "")))
     scene = canvas.scene_model
     names = {p.op_id: p.label for p in scene.points} if scene is not None else {}
     layout = canvas.labels.text_layout

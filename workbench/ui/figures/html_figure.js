@@ -37,9 +37,9 @@
   // -- what each mark stands for ---------------------------------------------------------
   function entriesOf(el) {
     var c = el.getAttribute("class");
-    if (c === "rw-pt") {
-      return el.getAttribute("data-pts").split(" ").map(function (k) { return data.points[k]; })
-        .filter(Boolean);
+    if (c === "rw-pt") {  // (its own point first, then the others drawn at its place)
+      return (el.getAttribute("data-pts") + " " + (el.getAttribute("data-also") || "")).trim()
+        .split(/\s+/).map(function (k) { return data.points[k]; }).filter(Boolean);
     }
     if (c === "rw-ms") { var m = data.measured[el.getAttribute("data-ms")]; return m ? [m] : []; }
     var hw = Number(el.getAttribute("data-hw"));
@@ -214,7 +214,10 @@
   function apply() {
     info.forEach(function (it) {
       var key = it.el.getAttribute("data-ms") || undefined;
-      var on = it.entries.length === 0 || it.entries.some(function (e) { return shown(e, key); });
+      // (a point's marker shows while one of its own points does, not another machine's there)
+      var own = it.el.getAttribute("data-pts");
+      var mine = own ? own.split(" ").map(function (k) { return data.points[k]; }).filter(Boolean) : it.entries;
+      var on = it.entries.length === 0 || mine.some(function (e) { return shown(e, key); });
       it.el.setAttribute("display", on ? "inline" : "none");
       if (it.hit) it.hit.setAttribute("display", on ? "inline" : "none");
     });
