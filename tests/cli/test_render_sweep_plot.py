@@ -77,8 +77,12 @@ def test_a_sweep_plot_that_cannot_be_drawn_is_one_line_and_no_file(tmp_path, ses
 def test_a_sweep_plot_is_not_an_html_page(tmp_path):
     out = tmp_path / "sweep.html"
     code, err = render(SWEEP, "-o", out, "--sweep-plot")
-    assert code == 2 and "sweep.html: the sweep plot is written as .png, .svg or .pdf" in err
+    assert code == 2 and "sweep.html: the sweep plot is not written as .html; use .png, .svg " \
+        "or .pdf" in err
     assert not out.exists()
+    # (an unknown format lists what the sweep plot is written as: never .html, then refused)
+    code, err = render(SWEEP, "-o", tmp_path / "sweep.jpg", "--sweep-plot")
+    assert code == 2 and "sweep.jpg: unknown figure format (.jpg); use .png, .svg or .pdf" in err
 
 
 def test_a_sweep_over_less_than_two_decades_labels_its_twos_and_fives(tmp_path):

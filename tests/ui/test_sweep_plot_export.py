@@ -166,6 +166,13 @@ def test_a_sweep_plot_that_cannot_be_written_says_why_and_writes_nothing(
     assert not win.export_sweep_plot(wrong)
     assert "sweep.bmp" in errors[-1][1] and ".png" in errors[-1][1]
     assert not wrong.exists()
+    # (what the message offers is what the sweep plot is written as: .html is not)
+    assert errors[-1][1].endswith("use .png, .svg or .pdf"), errors[-1][1]
+    page = tmp_path / "sweep.html"
+    assert not win.export_sweep_plot(page)
+    assert "sweep.html: this figure is not written as .html; use .png, .svg or .pdf" \
+        in errors[-1][1]
+    assert not page.exists()
     assert not win.sweep_plot.is_empty()  # (the plot on screen still shown)
 
 

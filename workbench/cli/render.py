@@ -59,9 +59,13 @@ def run(args) -> int:
     """Check everything that can be checked without Qt first (size, format, session), so that
     bad input fails fast with one line and no file; then draw."""
     from workbench.ui.figures.export import ExportError, format_of, resolve_size
+    from workbench.ui.figures.figure_size import PLOT_FORMATS
 
     try:
-        format_of(args.output)
+        if args.sweep_plot is None:
+            format_of(args.output)
+        else:
+            format_of(args.output, PLOT_FORMATS, "the sweep plot")
         resolve_size(args.size, args.width, args.height, args.dpi, args.theme)
     except ExportError as exc:
         return fail(str(exc))
@@ -70,7 +74,7 @@ def run(args) -> int:
         return fail(error)
     swept = None
     if args.sweep_plot is not None:
-        swept, error = _swept(session, args.session, args.sweep_plot, args.output)
+        swept, error = _swept(session, args.session, args.sweep_plot)
         if error:
             return fail(error)
     elif args.sweep_y is not None:
@@ -104,13 +108,9 @@ def run(args) -> int:
     return 0
 
 
-def _swept(session, source: str, name: str, output: str) -> tuple[int | None, str]:
+def _swept(session, source: str, name: str) -> tuple[int | None, str]:
     """The id of the operation ``name`` of ``session`` (the first with a sweep when ``name``
     is empty) for the sweep plot, or a message saying why there is none."""
-    from pathlib import Path
-
-    if Path(output).suffix.lower() == ".html":
-        return None, f"{output}: the sweep plot is written as .png, .svg or .pdf"
     entries = session.operations
     if not name:
         entry = next((e for e in entries if e.sweep is not None), None)

@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from workbench.records import record
 
 __all__ = [
-    "FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
+    "FORMATS", "PLOT_FORMATS", "SIZE_PRESETS", "SizePreset", "FigureSize", "ExportError", "resolve_size",
     "format_of", "MIN_LOGICAL", "MAX_PIXELS", "BASE_DPI", "type_boost", "DESIGN_EMS",
     "MIN_TICK_PT", "MOST_GROWTH", "MOST_KEY_HEIGHT_IN", "KEY_SHARE",
 ]
 
 FORMATS = ("png", "svg", "pdf", "html")
+#: what a plot beside the chart (the sweep plot, the throughput plot) is written as
+PLOT_FORMATS = ("png", "svg", "pdf")
 #: CSS pixels per inch: the canvas's logical unit.
 BASE_DPI = 96.0
 #: Default figure: 1600 × 1000 pixels at 160 dpi (laid out like a 960 × 600 window, 10 in wide).
@@ -213,11 +216,17 @@ def type_boost(theme: str, type_scale: float, width_in: float, height_in: float)
     return max(fits, min(boost, MIN_TICK_PT / tick))
 
 
-def format_of(path: str | os.PathLike[str]) -> str:
-    """``png``, ``svg``, ``pdf`` or ``html`` from a file name; :class:`ExportError` otherwise."""
+def format_of(path: str | os.PathLike[str], formats: Sequence[str] = FORMATS,
+              figure: str = "this figure") -> str:
+    """One of ``formats`` (``png``, ``svg``, ``pdf`` or ``html``: what ``figure`` can be
+    written as, :data:`PLOT_FORMATS` for the sweep and throughput plots) from a file name;
+    :class:`ExportError` otherwise, naming those (and no other)."""
     suffix = Path(path).suffix.lower().lstrip(".")
-    if suffix not in FORMATS:
+    if suffix not in formats:
+        listed = ", ".join(f".{f}" for f in formats[:-1]) + f" or .{formats[-1]}"
+        if suffix in FORMATS:
+            raise ExportError(f"{Path(path).name}: {figure} is not written as .{suffix}; "
+                              f"use {listed}")
         shown = f".{suffix}" if suffix else "no extension"
-        raise ExportError(f"{Path(path).name}: unknown figure format ({shown}); "
-                          "use .png, .svg, .pdf or .html")
+        raise ExportError(f"{Path(path).name}: unknown figure format ({shown}); use {listed}")
     return suffix

@@ -29,11 +29,10 @@ def _write_figure(path: str | Path, draw):
     """Write ``draw(fmt)``'s bytes (with the size drawn) to ``path`` atomically, ``fmt`` its
     extension's: ``png``, ``svg`` or ``pdf`` (else an ``ExportError``). Returns the size."""
     from workbench.io.atomic import write_atomic
-    from workbench.ui.figures.export import ExportError, format_of
+    from workbench.ui.figures.export import format_of
+    from workbench.ui.figures.figure_size import PLOT_FORMATS
 
-    fmt = format_of(path)
-    if fmt not in ("png", "svg", "pdf"):
-        raise ExportError(f"{Path(path).name}: this figure is written as .png, .svg or .pdf")
+    fmt = format_of(path, PLOT_FORMATS)
     payload, fig = draw(fmt)
     write_atomic(Path(path), payload)
     return fig
