@@ -20,7 +20,7 @@ CHART = ["ui/chart/canvas.py", "ui/chart/styles.py", "ui/chart/roofs.py", "ui/ch
          "model/chart/profiled_kernels.py", "model/chart/leader_places.py",
          "model/chart/readouts.py", "model/chart/machine_texts.py",
          "ui/panels/throughput_chart.py", "ui/mnemonics.py",
-         "ui/figures/plot_figure.py", "ui/panels/plot_parts.py"]
+         "ui/figures/plot_figure.py", "ui/panels/plot_parts.py", "ui/figures/page_marks.py"]
 #: what the chart once reached into: pyqtgraph's and shiboken's internals, a canvas flag
 #: set from outside, dataclasses built without their __init__
 FORBIDDEN = ["wrapInstance", "fragmentAtlas", "_exportOpts", "_updateLabel", "_constructing",
