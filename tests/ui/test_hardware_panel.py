@@ -7,7 +7,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from workbench.document import Document
+from workbench.io.presets import get_preset
 from workbench.io.sessions import load_session
+from workbench.io.user_presets import USER_PRESETS_VARIABLE, save_machine
 from workbench.ui.bridge import Workspace
 from workbench.ui.dialogs.preset_dialog import PresetDialog
 from workbench.ui.panels.hardware_panel import HardwarePanel
@@ -111,6 +113,29 @@ def test_dialog_adds_several_presets_and_double_click_adds_one(qtbot):
                 if dialog.preset_list.item(r).data(Qt.ItemDataRole.UserRole) == "b200")
     dialog.preset_list.itemDoubleClicked.emit(item)
     assert [e.preset for e in workspace.document.session.hardware] == ["tpu-v5e", "l4", "b200"]
+
+
+def test_dialog_adds_a_user_preset_removed_from_disk_while_it_was_open(
+        qtbot, tmp_path, monkeypatch):
+    """The machines listed are the ones added: a user preset file removed (or rewritten)
+    after the dialog opened is added as it was shown, with the others chosen with it."""
+    monkeypatch.setenv(USER_PRESETS_VARIABLE, str(tmp_path / "presets"))
+    mine = get_preset("h100-sxm").copy(name="My H100, measured", memory={"hbm": 2.9e12})
+    mine.id = "my-h100"
+    path = save_machine(mine)
+    workspace = Workspace(Document())
+    dialog = PresetDialog(workspace)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.choose(["l4", "my-h100"])
+    path.unlink()
+    qtbot.mouseClick(dialog.add_button, Qt.MouseButton.LeftButton)
+
+    assert not dialog.isVisible()
+    assert [(e.hardware.name, e.preset, e.hardware.memory)
+            for e in workspace.document.session.hardware] == [
+        ("My H100, measured", None, {"hbm": 2.9e12}),
+        ("NVIDIA L4 24GB", "l4", get_preset("l4").memory)]
 
 
 def test_dialog_is_driven_from_the_keyboard(qtbot):

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.io.presets import builtin_ids
-from workbench.io.user_presets import all_presets, find_preset
+from workbench.io.user_presets import all_presets
 from workbench.model.hardware import Hardware, UnknownLevel, UnsupportedPrecision
 from workbench.model.rules import ridge
 from workbench.model.units import format_number, format_quantity
@@ -379,7 +379,9 @@ class PresetDialog(QDialog):
     def add_presets(self, ids: Iterable[str]) -> list[int]:
         """Add these presets to the document (one undo step each); returns the new ids."""
         builtin = builtin_ids()  # a user preset is stored in the session in full
-        new_ids = [self.document.add_machine(find_preset(preset_id),
+        # the figures listed and shown here: a user preset's file may have been removed or
+        # changed on disk since the dialog opened
+        new_ids = [self.document.add_machine(self.presets[preset_id].copy(),
                                              preset=preset_id if preset_id in builtin else None)
                    for preset_id in ids]
         if new_ids:
