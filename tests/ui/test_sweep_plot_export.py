@@ -176,6 +176,35 @@ def test_a_sweep_plot_that_cannot_be_written_says_why_and_writes_nothing(
     assert not win.sweep_plot.is_empty()  # (the plot on screen still shown)
 
 
+def test_a_name_typed_without_extension_takes_the_file_type_chosen(open_window, qtbot,
+                                                                     monkeypatch, tmp_path):
+    """"plot" typed with PDF chosen in the Export… dialog is plot.pdf (not a refusal of a
+    file with no extension); a plot.svg already there is replaced only when the user says so,
+    as the dialog asked about "plot" only."""
+    win = open_sweep_example(open_window, qtbot)
+    errors = []
+    win.show_error = lambda title, message: errors.append((title, message))
+    chosen = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        lambda *args, **kwargs: (str(tmp_path / "plot"), chosen[-1]))
+    chosen.append("PDF (*.pdf)")
+    qtbot.mouseClick(win.sweep_plot.export_button, Qt.MouseButton.LeftButton)
+    assert errors == []
+    assert (tmp_path / "plot.pdf").read_bytes().startswith(b"%PDF")
+    assert not (tmp_path / "plot").exists()
+
+    (tmp_path / "plot.svg").write_text("someone else's figure", encoding="utf-8")
+    chosen.append("SVG (*.svg)")
+    asked = []
+    win.confirm_replace = lambda path: asked.append(path) or False
+    qtbot.mouseClick(win.sweep_plot.export_button, Qt.MouseButton.LeftButton)
+    assert asked == [tmp_path / "plot.svg"] and errors == []
+    assert (tmp_path / "plot.svg").read_text(encoding="utf-8") == "someone else's figure"
+    win.confirm_replace = lambda path: asked.append(path) or True
+    qtbot.mouseClick(win.sweep_plot.export_button, Qt.MouseButton.LeftButton)
+    assert b"<svg" in (tmp_path / "plot.svg").read_bytes() and errors == []
+
+
 def test_a_narrow_sweep_plot_keeps_air_between_its_x_numbers(open_window, qtbot, tmp_path):
     """A sweep plot a paper column wide (its legend beside it) ran "10" and "100" into one:
     its x axis labelled every decade however close. Now every decade's number has the

@@ -6,6 +6,8 @@ Copy Plot, the Model tab's Export Chart… and Copy Chart, and Export Results as
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
@@ -193,8 +195,17 @@ class ExportingMixin:
     def _asked_path(self, caption: str, name: str,
                     filters: str = "PDF (*.pdf);;SVG (*.svg);;PNG (*.png)") -> str:
         """Where the user chooses to write ``name`` (the dialog starts beside the session's
-        file), or "" when they cancel."""
-        path, _ = QFileDialog.getSaveFileName(self, caption, self._start_at(name), filters)
+        file), or "" when they cancel. A name typed without an extension takes the one of the
+        file type chosen ("plot" with PDF chosen is plot.pdf), as Save As adds .yaml."""
+        path, chosen = QFileDialog.getSaveFileName(self, caption, self._start_at(name), filters)
+        suffix = re.search(r"\*(\.\w+)", chosen or "")
+        if path and not Path(path).suffix and suffix:
+            named = Path(path)
+            named = named.with_name(named.name.rstrip(".") + suffix.group(1))
+            # the dialog asked about the name typed, not about the one with the extension
+            if os.path.lexists(named) and not self.confirm_replace(named):
+                return ""
+            path = str(named)
         return path
 
     def on_export_sweep_plot(self) -> bool:
