@@ -117,6 +117,38 @@ def test_add_model_change_batch_see_everything_move_save_and_reopen(qtbot, windo
     assert "batch 32" in panel.model.index(0, COL_NAME).data()
 
 
+def test_a_typed_number_the_model_refuses_is_not_half_applied(qtbot, window):
+    """Pipeline stages typed as 100 on a model of 32 layers: refused, and the 10 that the
+    typing applied on the way is taken back with it (the model stays at 1 stage, the field
+    says so); a number accepted, 24, is one undo step, though each key made the model's
+    operations anew."""
+    win = window
+    model = _add_llama_through_the_menu(qtbot, win)
+    win.workspace.selection.select(model.op_ids[0])  # (the model chosen in the panel)
+    editor = win.model_panel.editor
+    spin = editor.form.pp
+    added = win.document.undo_text()
+
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, "100")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    model = win.document.session.models[0]
+    assert model.setup.pp == 1
+    assert spin.value() == 1
+    assert "100 stages for 32 layers" in editor.problem.text()
+    assert "kept pp = 1" in editor.problem.text()
+    assert win.document.undo_text() == added  # nothing else to undo
+
+    spin.selectAll()
+    qtbot.keyClicks(spin, "24")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    assert win.document.session.models[0].setup.pp == 24 and editor.problem.text() == ""
+    win.document.undo()
+    assert win.document.session.models[0].setup.pp == 1 and spin.value() == 1
+    assert win.document.undo_text() == added
+
+
 def test_layer_view_and_every_operation_view(qtbot, window):
     win = window
     model = _add_llama_through_the_menu(qtbot, win)

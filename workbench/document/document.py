@@ -146,8 +146,15 @@ class Document:
         """Undo and forget the open (not yet sealed) step of an edit of parameter ``name``:
         typing whose final text is refused leaves the document as it was before it, with
         nothing to undo or redo. Whether there was such a step."""
+        return self._abandon(("param", op_id, name))
+
+    def abandon_model_edit(self, model_id: int, name: str) -> bool:
+        """As :meth:`abandon_param_edit`, for the set-up field ``name`` of a whole model."""
+        return self._abandon(("model", model_id, (name,)))
+
+    def _abandon(self, merge_key: object) -> bool:
         top = self._undo[-1] if self._undo else None
-        if top is None or top.sealed or top.merge_key != ("param", op_id, name):
+        if top is None or top.sealed or top.merge_key != merge_key:
             return False
         self._undo.pop()
         self._emit(top.undo())

@@ -55,6 +55,11 @@ VIEW_LABELS = {"layers": "One point per layer kind (FLOPs and bytes summed over 
 MAX_LENGTH = 10_000_000
 
 
+#: the set-up's numbers: typed, they merge into one undo step until the gesture ends
+_NUMBERS = ("batch", "prompt_len", "kv_len", "tp", "output_len", "ep", "pp",
+            "memory_utilization", "imbalance", "draft_tokens", "acceptance")
+
+
 class SetupForm(QWidget):
     """The fields of a :class:`Setup` and the view; ``edited(field, value)`` on each change,
     ``finished()`` when a gesture ends (a spin box loses focus or Enter)."""
@@ -255,13 +260,19 @@ class ModelEditor(QWidget):
         layout.addWidget(self.form)
         layout.addWidget(self.problem)
         layout.addStretch(1)
+        #: the numbers applied while a field is typed in ("1", "10" of "100"), and the text
+        #: refused, by field: a typed number applies whole or not at all
+        self._typed: dict[str, list[tuple[str, object]]] = {}
+        self._refused: dict[str, tuple[str, str]] = {}
         self.form.edited.connect(self._on_edit)
-        self.form.finished.connect(self.document.seal)
+        self.form.finished.connect(self._on_finished)
         workspace.signals.changed.connect(self._on_change)
         self.show_model(None)
 
     def show_model(self, model_id: int | None) -> None:
         self.model_id = model_id
+        self._typed.clear()
+        self._refused.clear()
         model = self._model()
         self.form.setEnabled(model is not None)
         # without a model the form is hidden, not greyed: its fields would still read the
@@ -293,8 +304,10 @@ class ModelEditor(QWidget):
         self.problem.clear()
 
     def _on_edit(self, name: str, value) -> None:
-        if self.model_id is None or self._model() is None:
+        model = self._model()
+        if model is None:
             return
+        before = getattr(model.setup, name, None)
         try:
             self.document.set_model(self.model_id, **{name: value})
         except ModelTooLarge as exc:  # the form shows the model as it stays
@@ -304,11 +317,41 @@ class ModelEditor(QWidget):
             return
         except (SetupError, ValueError) as exc:
             self.problem.setText(str(exc))
+            if name in _NUMBERS:
+                self._refused[name] = (getattr(self.form, name).cleanText(), str(exc))
             return
         self.problem.clear()
-        if name not in ("batch", "prompt_len", "kv_len", "tp", "output_len", "ep", "pp",
-                        "memory_utilization", "imbalance", "draft_tokens", "acceptance"):
+        if name in _NUMBERS:
+            self._refused.pop(name, None)
+            if name not in self._typed:  # (the value from before the gesture first)
+                self._typed[name] = [("", before)]
+            self._typed[name].append((getattr(self.form, name).cleanText(), value))
+        else:
             self.document.seal()  # a choice is one step; a number merges while typed
+
+    def _on_finished(self) -> None:
+        """End of a typed number (Return, focus out): one undo step. A number refused at the
+        end is not half applied: what the typing applied on the way ("10" of "100" stages)
+        is taken back, and the field shows the value the model keeps."""
+        typed, refused = self._typed, self._refused
+        self._typed, self._refused = {}, {}
+        model = self._model()
+        if model is not None and refused:
+            notes = []
+            for name, (text, message) in refused.items():
+                # the value from before the gesture, then the last one typed that is not a
+                # beginning of the refused text
+                keep = [value for shown, value in typed.get(name, [])
+                        if not (shown and text.startswith(shown))]
+                if len(keep) > 1 or (keep and not self.document.abandon_model_edit(model.id,
+                                                                                  name)):
+                    self.document.set_model(model.id, **{name: keep[-1]})
+                notes.append(f"{message} — kept {name} = "
+                             f"{getattr(self._model().setup, name):g}.")
+            model = self._model()
+            self.form.set_values(model.setup, model.view)
+            self.problem.setText("\n".join(notes))
+        self.document.seal()
 
     def _on_change(self, change: Change) -> None:
         if self.model_id is None:

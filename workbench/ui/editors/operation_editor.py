@@ -275,7 +275,7 @@ class OperationEditor(QWidget):
         kind = self.document.operation(op_id).operation.kind if op_id is not None else None
         if op_id == self._op_id and kind == self._kind and not force:
             return
-        if self._op_id is not None:
+        if self._exists(self._op_id):  # (one made anew by a model's edit ends no gesture)
             self.document.seal()
         self._op_id, self._kind = op_id, kind
         self._errors.clear()
