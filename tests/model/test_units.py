@@ -111,6 +111,15 @@ def test_unknown_prefix_is_refused(text, unit, prefix):
     assert UNITS[unit].symbol in message
 
 
+@pytest.mark.parametrize("text, unit", [("3,35 TB/s", "bandwidth"), ("1,5", "flop_rate"),
+                                        ("1,000 GB", "bytes")])
+def test_a_comma_in_a_number_is_said_to_be_one(text, unit):
+    # (a decimal comma, as a European keyboard types it, is not an unknown prefix ',35 T')
+    message = refusal(text, unit)
+    assert "prefix" not in message
+    assert "decimal point and no commas" in message and repr(text) in message
+
+
 WITH_SYMBOL = [u for u in UNITS if UNITS[u].symbol]
 
 

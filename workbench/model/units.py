@@ -148,6 +148,9 @@ def _parse_quantity(value: object, unit: str) -> float:
     suffix = (match.group(2) or "").strip()
     if not suffix:
         return number
+    if re.match(r",\d", suffix):  # "3,35 TB/s": a decimal comma (or a thousands separator)
+        raise QuantityError(f"{_show(value)}: a number is written with a decimal point and no "
+                            f"commas (e.g. {spec.example!r})")
     for spelling in spec.spellings:
         if suffix.endswith(spelling):
             prefix = suffix[: -len(spelling)].strip()
