@@ -54,7 +54,7 @@ def test_a_missing_library_is_one_line_in_process_too(monkeypatch, presets, caps
     assert err.count("\n") == 1 and "PyTorch" in err and 'pip install ".[gpu]"' in err
 
 
-@pytest.mark.parametrize("device", ["tpu", "cuda:x", "mps:1", "gpu"])
+@pytest.mark.parametrize("device", ["tpu", "cuda:x", "mps:1", "gpu", ""])  # ("": not the CPU)
 def test_an_unknown_device_is_one_line_and_exit_2(device, presets, capsys):
     assert main(["measure", "--device", device]) == 2
     err = capsys.readouterr().err

@@ -93,7 +93,8 @@ def run(args) -> int:
     from workbench.measure import Cancelled, compare_to_datasheet, measure_machine, profile_from_env
     from workbench.measure.summary import summary_lines
 
-    device = (getattr(args, "device", None) or "cpu").strip().lower()
+    device = getattr(args, "device", None)
+    device = "cpu" if device is None else device.strip().lower()  # ("" names no device)
     kind, _, index = device.partition(":")
     if kind not in ("cpu", "cuda", "mps") or (index and not (kind == "cuda" and index.isdigit())):
         return fail(f"--device: unknown device {device!r}; expected cpu, cuda, cuda:N "
