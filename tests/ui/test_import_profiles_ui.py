@@ -91,25 +91,27 @@ def test_compressed_traces_and_workloads_are_read_under_the_progress_dialog(qtbo
     """A .gz trace's size on disk says little of what it holds (the sampled rank's 124 KB
     are megabytes of JSON), and a workload folder has no size of its own: both are read off
     the window's thread under the progress dialog with Cancel, as a large CSV is."""
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QEvent, QObject
     from PySide6.QtWidgets import QApplication, QProgressDialog
 
     seen: list[str] = []
 
-    def look() -> None:
-        for w in QApplication.topLevelWidgets():
-            if isinstance(w, QProgressDialog) and w.isVisible():
-                seen.append(w.labelText())
+    class Shown(QObject):
+        """The text of each progress dialog as it is shown (however fast the read: a
+        dialog looked for now and then may be missed, or found at a later step)."""
 
-    timer = QTimer()
-    timer.setInterval(1)
-    timer.timeout.connect(look)
-    timer.start()
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Show and isinstance(obj, QProgressDialog):
+                seen.append(obj.labelText())
+            return False
+
+    shown = Shown()
+    QApplication.instance().installEventFilter(shown)
     try:
         assert window.import_measurements(FIXTURES / "kineto" / "sampled_rank-0.json.gz")
         assert window.import_measurements(FIXTURES / "rocprof" / "vcopy-mi200")
     finally:
-        timer.stop()
+        QApplication.instance().removeEventFilter(shown)
     assert any("sampled_rank-0.json.gz" in text for text in seen)
     assert any("vcopy-mi200" in text for text in seen)
 
