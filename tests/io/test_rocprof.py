@@ -152,15 +152,23 @@ def test_valu_and_mfma_flops_follow_amds_formulas(tmp_path):
     assert m.time_s == pytest.approx(2000e-9)
 
 
-@pytest.mark.parametrize("cell", ["12x", "524,288"])  # a typo; a thousands separator
-def test_bad_cells_are_refused_in_one_line(tmp_path, cell):
+def _workload_with(tmp_path: Path, name: str, row: int, column: str, cell: str) -> Path:
+    """A copy of the MI200 workload whose CSV ``name`` holds ``cell`` in ``column`` of row
+    ``row`` (0 is the header)."""
     folder = tmp_path / "w"
     shutil.copytree(MI200, folder)
-    with open(folder / "pmc_perf.csv", newline="", encoding="utf-8") as f:
+    with open(folder / name, newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
-    rows[2][rows[0].index("TCP_TOTAL_CACHE_ACCESSES_sum")] = cell  # the second dispatch
-    with open(folder / "pmc_perf.csv", "w", newline="", encoding="utf-8") as f:
+    rows[row][rows[0].index(column)] = cell
+    with open(folder / name, "w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows(rows)
+    return folder
+
+
+@pytest.mark.parametrize("cell", ["12x", "524,288"])  # a typo; a thousands separator
+def test_bad_cells_are_refused_in_one_line(tmp_path, cell):
+    # (row 2: the second dispatch)
+    folder = _workload_with(tmp_path, "pmc_perf.csv", 2, "TCP_TOTAL_CACHE_ACCESSES_sum", cell)
     session = load_session(SESSION)
     before = list(session.hardware)
     with pytest.raises(InputError) as err:
@@ -174,13 +182,7 @@ def test_bad_cells_are_refused_in_one_line(tmp_path, cell):
 def test_a_negative_counter_is_refused_where_it_is(tmp_path, column):
     # HBM bytes sum several counters: one read request count of -5 was taken, the writes
     # keeping the sum positive
-    folder = tmp_path / "w"
-    shutil.copytree(MI200, folder)
-    with open(folder / "pmc_perf.csv", newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
-    rows[2][rows[0].index(column)] = "-5"  # the second dispatch
-    with open(folder / "pmc_perf.csv", "w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows(rows)
+    folder = _workload_with(tmp_path, "pmc_perf.csv", 2, column, "-5")  # the second dispatch
     with pytest.raises(InputError) as err:
         load_measurements(folder)
     assert str(err.value) == (f"{folder / 'pmc_perf.csv'}:3: {column}: must not be negative, "
@@ -191,13 +193,7 @@ def test_a_negative_counter_is_refused_where_it_is(tmp_path, column):
 def test_a_zero_roof_of_the_kernels_gpu_is_refused_in_one_line(tmp_path, column):
     # the kernels ran on GPU 2: a roof of 0 there is neither taken (FP32Flops shares fp32 with
     # MFMAF32Flops) nor passed over for GPU 0's row
-    folder = tmp_path / "w"
-    shutil.copytree(MI200, folder)
-    with open(folder / "roofline.csv", newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
-    rows[3][rows[0].index(column)] = "0"  # device 2
-    with open(folder / "roofline.csv", "w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows(rows)
+    folder = _workload_with(tmp_path, "roofline.csv", 3, column, "0")  # device 2
     session = load_session(SESSION)
     before = list(session.hardware)
     with pytest.raises(InputError) as err:
@@ -210,13 +206,7 @@ def test_a_zero_roof_of_the_kernels_gpu_is_refused_in_one_line(tmp_path, column)
 @pytest.mark.parametrize("cell", ["1e25", "1e308"])  # 10³⁴ B/s; infinite once in B/s
 def test_a_roof_past_any_machines_figure_is_refused_in_one_line(tmp_path, cell):
     # a machine with such a figure could not be saved in a session and opened again
-    folder = tmp_path / "w"
-    shutil.copytree(MI200, folder)
-    with open(folder / "roofline.csv", newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
-    rows[3][rows[0].index("LDSBw")] = cell  # device 2
-    with open(folder / "roofline.csv", "w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows(rows)
+    folder = _workload_with(tmp_path, "roofline.csv", 3, "LDSBw", cell)  # device 2
     with pytest.raises(InputError) as err:
         load_measurements(folder)
     assert str(err.value) == (f"{folder / 'roofline.csv'}:4: LDSBw: the measured roof {cell} "
