@@ -1100,3 +1100,75 @@ def test_ids_that_are_not_numbers_join_nothing(tmp_path):
     assert result.measurements[0].bytes == 12 * 4
     assert result.not_counted == [("its launch is not in the trace (made before the profiled "
                                    "span)", 1, pytest.approx(3e-6))]
+
+
+def _operators(path: Path, n: int) -> None:
+    """A trace of ``n`` operators as a training loop records them: counted ones with their
+    shapes (the same few over and over), one in six launching a GEMM kernel."""
+    shapes = ([4, 512], [8, 1024], [16, 4096], [1, 128])
+    with path.open("w", encoding="utf-8") as f:
+        f.write('{"traceEvents": [\n')
+        for i in range(n):
+            name = ("aten::mul", "aten::add", "aten::mm", "aten::view", "aten::sum",
+                    "aten::relu")[i % 6]
+            shape = shapes[(i // 6) % len(shapes)]
+            dims = [shape, [shape[1], 2 * shape[0]]] if name == "aten::mm" else [shape, shape]
+            ts = 1_700_000_000_000.0 + 11 * i
+            f.write(("," if i else "") + json.dumps(
+                {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1 + (i % 12 == 0),
+                 "ts": ts, "dur": 9.5, "args": {"External id": i + 1, "Input Dims": dims,
+                                                "Input type": ["float", "float"]}}) + "\n")
+            if name == "aten::mm":
+                f.write("," + json.dumps(
+                    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                     "tid": 1 + (i % 12 == 0), "ts": ts + 2, "dur": 3.0,
+                     "args": {"correlation": i}}))
+                f.write("," + json.dumps(
+                    {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0,
+                     "tid": 7, "ts": ts + 5, "dur": 5.0, "args": {"correlation": i}}) + "\n")
+        f.write("]}\n")
+
+
+def test_a_trace_of_many_operators_is_read_in_little_memory(tmp_path):
+    # a PyTorch trace of a million operators (165 MB of JSON) took 900 MB to read, a laptop's
+    # spare memory: every operator's decoded shapes and a tuple of Python numbers were kept.
+    # Shapes are kept once for all operators that share them, spans in arrays
+    import tracemalloc
+
+    trace = tmp_path / "loop.json"
+    _operators(trace, 60_000)
+    tracemalloc.start()
+    try:
+        result = read_kineto_trace(trace)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.kernels == 10_000 and len(result.measurements) == 10_000
+    assert peak < 60_000 * 300, f"{peak / 60_000:.0f} bytes an operator"
+
+
+def test_times_no_float_holds_exactly_place_launches_as_written(tmp_path):
+    # nanosecond timestamps as integers past 2⁵³, and a NaN: an 8-byte float (256 ns apart
+    # there) would round the end of the first aten::mm past the launch made 70 ns after it
+    base = 1 << 60
+    trace = tmp_path / "ns.json"
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": base,
+         "dur": 130, "args": {"Input Dims": [[8, 64], [64, 256]], "Input type": ["float", "float"]}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": base + 200, "dur": 1, "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": "sgemm", "pid": 0, "tid": 7, "ts": base + 300,
+         "dur": 3, "args": {"correlation": 1}},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 100,
+         "dur": 50, "args": {"Input Dims": [[8, 64], [64, 256]], "Input type": ["float", "float"]}},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 2, "ts": float("nan"),
+         "dur": 5, "args": {"Input Dims": [[4], [4]], "Input type": ["float", "float"]}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2,
+         "ts": 120, "dur": 1, "args": {"correlation": 2}},
+        {"ph": "X", "cat": "kernel", "name": "sgemm_2", "pid": 0, "tid": 7, "ts": 130,
+         "dur": 2, "args": {"correlation": 2}}]
+    trace.write_text(json.dumps({"traceEvents": events}), encoding="utf-8")
+    result = read_kineto_trace(trace)
+    assert [m.name for m in result.measurements] == ["sgemm_2"]
+    assert result.not_counted == [("launched outside any recorded operator", 1,
+                                   pytest.approx(3e-6))]

@@ -33,7 +33,8 @@ Bounds, checked before the work: the file at most :data:`MAX_TRACE_FILE_BYTES` o
 :data:`MAX_TRACE_TEXT_BYTES` of JSON once decompressed, one event at most
 :data:`MAX_EVENT_CHARS`, at most :data:`MAX_TRACE_KERNELS` kernels and
 :data:`MAX_TRACE_OPERATORS` operators. The file is read in 1 MiB pieces, one event at a time;
-only the fields used are kept.
+only the fields used are kept: the shapes operators share once for all of them, their times in
+arrays of 8-byte floats (about 60 bytes an operator, where a million took 900 MB).
 """
 
 from __future__ import annotations
@@ -42,15 +43,19 @@ import codecs
 import gc
 import gzip
 import json
+import marshal
 import os
 import re
 import stat
+import struct
 import sys
 import zlib
+from array import array
 from collections import defaultdict
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -305,17 +310,100 @@ def is_kineto_trace(path: str | os.PathLike[str]) -> bool:
     return head.startswith(b"\x1f\x8b") or head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{",)
 
 
+class _Spans:
+    """The operators of one thread: start, end and index of each, 8-byte floats in one array
+    (24 bytes an operator, where a tuple of Python numbers took 140). Where a value is not
+    held exactly by a float within ±2⁵³ (NaN, an integer time in nanoseconds), the thread
+    keeps Python tuples instead, so that the result does not change."""
+
+    __slots__ = ("values", "tuples")
+
+    def __init__(self) -> None:
+        self.values = array("d")
+        #: (start, −end, index) of each operator, once a value is not held exactly
+        self.tuples: list[tuple[Any, Any, int]] | None = None
+
+    def extend(self, spans: list[tuple[Any, Any, int]]) -> None:
+        """Adds the (start, end, index) of operators read."""
+        if self.tuples is None:
+            import numpy as np
+
+            try:
+                packed = struct.pack(f"{3 * len(spans)}d", *chain.from_iterable(spans))
+            except OverflowError:  # (an integer past any float)
+                packed = None
+            if packed is not None and np.abs(np.frombuffer(packed)).max() <= _EXACT:
+                self.values.frombytes(packed)  # (NaN, compared, is never within)
+                return
+            old = np.frombuffer(self.values).reshape(-1, 3).tolist()
+            self.tuples = [(start, -end, int(i)) for start, end, i in old]
+            self.values = array("d")
+        self.tuples.extend((start, -end, i) for start, end, i in spans)
+
+    def in_order(self) -> tuple[Any, Any, Any]:
+        """(starts, ends, indices) by start, the longer (outer) span first."""
+        if self.tuples is not None:
+            self.tuples.sort()
+            return ([s for s, _, _ in self.tuples], [-e for _, e, _ in self.tuples],
+                    [i for _, _, i in self.tuples])
+        import numpy as np
+
+        values = np.frombuffer(self.values).reshape(-1, 3)
+        starts, ends, index = values[:, 0], values[:, 1], values[:, 2]
+        order = np.lexsort((index, -ends, starts))
+        return (array("d", starts[order].tobytes()), array("d", ends[order].tobytes()),
+                array("q", index[order].astype(np.int64).tobytes()))
+
+
+_EXACT = float(1 << 53)
+
+
+class _ByExternal:
+    """External id → the (last) counted operator that has it: two arrays of 8-byte integers
+    while the ids are integers, made a dictionary where first looked up (only a kernel with
+    no launch event looks)."""
+
+    __slots__ = ("ids", "ops", "table")
+
+    def __init__(self) -> None:
+        self.ids = array("q")
+        self.ops = array("q")
+        self.table: dict[Any, int] | None = None
+
+    def _made(self) -> dict[Any, int]:
+        if self.table is None:
+            self.table = dict(zip(self.ids, self.ops, strict=True))
+            self.ids, self.ops = array("q"), array("q")
+        return self.table
+
+    def add(self, ext: Any, index: int) -> None:
+        if self.table is None and type(ext) is int and -_I64 <= ext < _I64:
+            self.ids.append(ext)
+            self.ops.append(index)
+        else:
+            self._made()[ext] = index
+
+    def get(self, ext: Any) -> int | None:
+        return self._made().get(ext)
+
+
+_I64 = 1 << 63
+#: Distinct operator arguments kept shared (past that, each operator keeps its own)
+_MAX_SHARED_ARGS = 1 << 16
+
+
 @record
 class _Raw:
     """The fields kept from the events, compactly."""
-    kernels: list[tuple[str, Any, Any, Any, Any, Any]] = field(default_factory=list)
+    kernels: list[tuple[str, Any, Any, Any, Any]] = field(default_factory=list)
     launches: dict[Any, tuple[Any, Any]] = field(default_factory=dict)
-    #: per thread: (start, −end, operator index) of each operator
-    ops: dict[Any, list[tuple[Any, Any, int]]] = field(default_factory=lambda:
-                                                            defaultdict(list))
+    #: per thread: the span and index of each operator
+    ops: dict[Any, _Spans] = field(default_factory=dict)
     op_names: list[str] = field(default_factory=list)
-    op_args: dict[int, tuple] = field(default_factory=dict)
-    op_by_external: dict[Any, int] = field(default_factory=dict)
+    #: per operator: (Input Dims, Input type, Concrete Inputs) of a counted one, else None;
+    #: operators with the same arguments share one tuple
+    op_args: list[tuple | None] = field(default_factory=list)
+    op_by_external: _ByExternal = field(default_factory=_ByExternal)
     #: correlations of the launches that replayed a CUDA (HIP) graph
     graph_launches: set = field(default_factory=set)
     device_properties: list = field(default_factory=list)
@@ -411,13 +499,30 @@ class _Handler:
 
     def __init__(self, text: _Text, raw: _Raw, names: dict[str, str]) -> None:
         self.text, self.raw, self.names = text, raw, names
+        #: (pid, tid) → itself, one tuple per thread for all its launches
+        self.threads: dict[tuple, tuple] = {}
+        #: an operator's arguments, marshalled → their one shared tuple
+        self.shared_args: dict[bytes | None, tuple] = {}
 
     def __call__(self, batch) -> None:
-        raw, names = self.raw, self.names
-        kernels, launches, ops, other = raw.kernels, raw.launches, raw.ops, raw.other
+        # (an operator's span is a tuple while its batch is read, then 24 bytes of an array)
+        pending: dict[Any, list[tuple[Any, Any, int]]] = defaultdict(list)  # per thread
+        self.read(batch, pending)
+        ops = self.raw.ops
+        for thread, spans in pending.items():
+            kept = ops.get(thread)
+            if kept is None:
+                kept = ops[thread] = _Spans()
+            kept.extend(spans)
+
+    def read(self, batch, pending) -> None:
+        raw, names, threads, shared = self.raw, self.names, self.threads, self.shared_args
+        kernels, launches, other = raw.kernels, raw.launches, raw.other
         op_names, op_args, by_external = raw.op_names, raw.op_args, raw.op_by_external
+        ext_ids, ext_ops = by_external.ids, by_external.ops  # (while the ids are integers)
         counted = COUNTED_OPERATORS
         number = (int, float)
+        ids = _IDS
         for event in batch:
             if type(event) is not dict or event.get("ph") != "X":
                 continue
@@ -443,13 +548,14 @@ class _Handler:
                 name = event.get("name")
                 name = names.setdefault(name, name) if type(name) is str else "(unnamed)"
                 dur = event.get("dur")
-                kernels.append((name, ts, dur if type(dur) in number else 0.0,
+                kernels.append((name, dur if type(dur) in number else 0.0,
                                 _id(args.get("correlation")), _id(args.get("External id")),
                                 _id(args.get("device"))))
             elif cat in _LAUNCH_CATS:
                 corr = _id(args.get("correlation"))
                 if corr is not None:
-                    launches[corr] = ((_id(event.get("pid")), _id(event.get("tid"))), ts)
+                    thread = (_id(event.get("pid")), _id(event.get("tid")))
+                    launches[corr] = (threads.setdefault(thread, thread), ts)
                     name = event.get("name")
                     if type(name) is str and name.endswith("GraphLaunch"):
                         raw.graph_launches.add(corr)
@@ -464,20 +570,39 @@ class _Handler:
                 index = len(op_names)
                 op_names.append(name)
                 dur = event.get("dur")
-                ops[(_id(event.get("pid")), _id(event.get("tid")))].append(
-                    (ts, -(ts + (dur if type(dur) in number else 0.0)), index))
-                if name in counted:
-                    op_args[index] = (args.get("Input Dims"), args.get("Input type"),
-                                      args.get("Concrete Inputs"))
-                    ext = _id(args.get("External id"))
-                    if ext is not None:
-                        by_external[ext] = index
+                pid, tid = event.get("pid"), event.get("tid")  # (as _id, without its calls)
+                pending[(pid if type(pid) in ids else None, tid if type(tid) in ids else None)
+                        ].append((ts, ts + (dur if type(dur) in number else 0.0), index))
+                if name not in counted:
+                    op_args.append(None)
+                    continue
+                kept = (args.get("Input Dims"), args.get("Input type"),
+                        args.get("Concrete Inputs"))
+                # (the same text is the same value: the decoded lists are dropped for the
+                # tuple already kept)
+                try:
+                    key = marshal.dumps(kept, 2)  # (version 2: no references, one text a value)
+                except ValueError:  # (nested past what marshal writes)
+                    key = None
+                same = shared.get(key)
+                if same is None and key is not None and len(shared) < _MAX_SHARED_ARGS:
+                    shared[key] = kept
+                op_args.append(kept if same is None else same)
+                ext = args.get("External id")
+                if type(ext) is int and by_external.table is None and -_I64 <= ext < _I64:
+                    ext_ids.append(ext)
+                    ext_ops.append(index)
+                elif type(ext) in ids:
+                    by_external.add(ext, index)
+
+
+_IDS = (int, float, str)
 
 
 def _id(value: Any) -> Any:
     """An event's correlation, External id or device: a number or a text, else None (what
     is not one joins nothing)."""
-    return value if type(value) in (int, float, str) else None
+    return value if type(value) in _IDS else None
 
 
 class _Cancelled(Exception):
@@ -496,29 +621,29 @@ def _launchers(raw: _Raw) -> dict[Any, tuple[int | None, int | None]]:
     out: dict[Any, tuple[int | None, int | None]] = {}
     names, counted = raw.op_names, COUNTED_OPERATORS
     for thread, launches in by_thread.items():
-        ops = raw.ops.get(thread, [])
-        ops.sort()  # by start, the longer (outer) span first
+        spans = raw.ops.get(thread)
+        starts, ends, index = spans.in_order() if spans is not None else ((), (), ())
         launches.sort(key=lambda item: item[0])
-        stack: list[tuple[float, float, int]] = []
-        j = 0
+        stack: list[int] = []  # positions in the spans by start
+        j, n = 0, len(starts)
         for ts, corr in launches:
-            while j < len(ops) and ops[j][0] <= ts:
-                op = ops[j]
-                while stack and -stack[-1][1] < op[0]:
+            while j < n and starts[j] <= ts:
+                start = starts[j]
+                while stack and ends[stack[-1]] < start:
                     stack.pop()
-                stack.append(op)
+                stack.append(j)
                 j += 1
-            while stack and -stack[-1][1] < ts:
+            while stack and ends[stack[-1]] < ts:
                 stack.pop()
             if not stack:
                 out[corr] = (None, None)
                 continue
             found = None
-            for op in reversed(stack):
-                if names[op[2]] in counted:
-                    found = op[2]
+            for k in reversed(stack):
+                if names[index[k]] in counted:
+                    found = index[k]
                     break
-            out[corr] = (stack[-1][2], found)
+            out[corr] = (index[stack[-1]], found)
     return out
 
 
@@ -593,7 +718,7 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
     if not raw.kernels:
         raise InputError(f"holds no GPU kernels ({_without_kernels(raw)})", name)
     devices = {d.get("id"): d for d in raw.device_properties if isinstance(d, dict)}
-    used = {k[5] for k in raw.kernels}
+    used = {k[4] for k in raw.kernels}
     device = devices.get(next(iter(used)) if len(used) == 1 else None) or (
         next(iter(devices.values())) if devices else None)
     if device is not None and isinstance(device.get("name"), str):
@@ -606,12 +731,13 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
     groups: dict[int, list[int]] = defaultdict(list)   # counted operator → its kernels
     reasons: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
     counts: dict[Any, OpCount | str] = {}
+    by_args: dict[tuple[str, int, str | None], OpCount | str] = {}  # the same, by shared tuple
     results: dict[int, OpCount] = {}
     # (a forward convolution's output shape, by its input's and weight's, from the backward
     # records: worked out at the first forward convolution a trace holds)
     outputs: dict[tuple, list[int]] | None = None
     total = 0.0
-    for i, (kname, _ts, dur, corr, ext, _dev) in enumerate(raw.kernels):
+    for i, (kname, dur, corr, ext, _dev) in enumerate(raw.kernels):
         total += dur
         inner, op = launchers.get(corr, (None, None)) if corr is not None else (None, None)
         if inner is None and op is None and ext is not None and corr not in launchers:
@@ -635,22 +761,28 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
                 why = "its launch is not in the trace (made before the profiled span)"
         else:
             if op not in results:
-                dims, types, concrete = raw.op_args[op]
+                args = raw.op_args[op]
+                assert args is not None  # (kept for every counted operator)
                 opname = raw.op_names[op]
                 kernel = kname if opname in KERNEL_OPERATORS else None
-                key = (opname, repr(dims), _hashable(types),
-                       repr(concrete) if opname in ARGUMENT_OPERATORS else None, kernel)
-                if key not in counts:
-                    conv = forward_convolution_key(opname, dims, types)
-                    if conv is not None and outputs is None:
-                        outputs = convolution_outputs(
-                            (raw.op_names[i], *raw.op_args[i][:2]) for i in raw.op_args)
-                    counts[key] = count_operator(
-                        opname, dims if isinstance(dims, list) else None,
-                        types if isinstance(types, list) else None,
-                        concrete if isinstance(concrete, list) else None, kernel,
-                        outputs.get(conv) if conv is not None and outputs else None)
-                got = counts[key]
+                same = (opname, id(args), kernel)  # (operators of equal arguments share them)
+                got = by_args.get(same)
+                if got is None:
+                    dims, types, concrete = args
+                    key = (opname, repr(dims), _hashable(types),
+                           repr(concrete) if opname in ARGUMENT_OPERATORS else None, kernel)
+                    if key not in counts:
+                        conv = forward_convolution_key(opname, dims, types)
+                        if conv is not None and outputs is None:
+                            outputs = convolution_outputs(
+                                (raw.op_names[j], *kept[:2])
+                                for j, kept in enumerate(raw.op_args) if kept is not None)
+                        counts[key] = count_operator(
+                            opname, dims if isinstance(dims, list) else None,
+                            types if isinstance(types, list) else None,
+                            concrete if isinstance(concrete, list) else None, kernel,
+                            outputs.get(conv) if conv is not None and outputs else None)
+                    got = by_args[same] = counts[key]
                 if isinstance(got, str):
                     why = got
                     reason = reasons[why]
@@ -672,9 +804,9 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
     for op, members in groups.items():
         got = results[op]
         if len(members) == 1:
-            main, _ts, t, *_ = kernels[members[0]]
+            main, t, *_ = kernels[members[0]]
         else:
-            durations = [kernels[i][2] for i in members]
+            durations = [kernels[i][1] for i in members]
             t = sum(durations)
             main = kernels[members[max(range(len(members)), key=durations.__getitem__)]][0]
         if t <= 0:
