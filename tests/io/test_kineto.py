@@ -1172,3 +1172,35 @@ def test_times_no_float_holds_exactly_place_launches_as_written(tmp_path):
     assert [m.name for m in result.measurements] == ["sgemm_2"]
     assert result.not_counted == [("launched outside any recorded operator", 1,
                                    pytest.approx(3e-6))]
+
+
+@pytest.mark.parametrize("limit, made, told", [
+    ("MAX_TRACE_SHAPE_BYTES", 1 << 20, "more than 1 MB of distinct operator shapes (Input Dims, "
+                                       "Input type, Concrete Inputs); a trace is limited to that"),
+    ("MAX_TRACE_LAUNCHES", 1_000, "more than 1,000 runtime calls (cuda_runtime, cuda_driver); a "
+                                  "trace is limited to that")])
+def test_a_trace_past_what_its_read_may_hold_is_refused_in_one_line(tmp_path, monkeypatch, limit,
+                                                                    made, told):
+    # a trace whose operators' shapes all differ (a sequence length per step) kept 600 bytes
+    # an operator and runtime calls had no bound: 4 million operators could take 3 GB. Past
+    # either limit (here made small) the read stops with one line naming the file
+    import workbench.io.kineto as kineto
+
+    monkeypatch.setattr(kineto, limit, made)
+    trace = tmp_path / "steps.json"
+    events = []
+    for i in range(20_000):
+        events.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+                       "ts": 10 * i, "dur": 5, "args": {"Input Dims": [[i + 1, 64], [64, 256]],
+                                                        "Input type": ["float", "float"]}})
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                       "tid": 1, "ts": 10 * i + 1, "dur": 1, "args": {"correlation": i}})
+    events.append({"ph": "X", "cat": "kernel", "name": "sgemm", "pid": 0, "tid": 7, "ts": 3,
+                   "dur": 1, "args": {"correlation": 0}})
+    trace.write_text(json.dumps({"traceEvents": events}), encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        read_kineto_trace(trace)
+    assert str(refused.value).startswith(f"{trace}: at character ")
+    assert told in str(refused.value) and "\n" not in str(refused.value)
+    monkeypatch.undo()
+    assert read_kineto_trace(trace).kernels == 1  # (within the real limits)

@@ -31,10 +31,12 @@ such a trace is read the same way and the import says that no preset was chosen.
 
 Bounds, checked before the work: the file at most :data:`MAX_TRACE_FILE_BYTES` on disk and
 :data:`MAX_TRACE_TEXT_BYTES` of JSON once decompressed, one event at most
-:data:`MAX_EVENT_CHARS`, at most :data:`MAX_TRACE_KERNELS` kernels and
-:data:`MAX_TRACE_OPERATORS` operators. The file is read in 1 MiB pieces, one event at a time;
-only the fields used are kept: the shapes operators share once for all of them, their times in
-arrays of 8-byte floats (about 60 bytes an operator, where a million took 900 MB).
+:data:`MAX_EVENT_CHARS`, at most :data:`MAX_TRACE_KERNELS` kernels,
+:data:`MAX_TRACE_OPERATORS` operators, :data:`MAX_TRACE_LAUNCHES` runtime calls and
+:data:`MAX_TRACE_SHAPE_BYTES` of distinct recorded shapes (the read stays within about
+1.5 GB). The file is read in 1 MiB pieces, one event at a time; only the fields used are
+kept: the shapes operators share once for all of them, their times in arrays of 8-byte floats
+(about 60 bytes an operator, where a million took 900 MB).
 """
 
 from __future__ import annotations
@@ -77,13 +79,18 @@ from workbench.records import record
 
 __all__ = ["no_cyclic_gc", "TraceImport", "read_kineto_trace", "is_kineto_trace", "preset_for_gpu",
            "MAX_TRACE_FILE_BYTES", "MAX_TRACE_TEXT_BYTES", "MAX_EVENT_CHARS",
-           "MAX_TRACE_KERNELS", "MAX_TRACE_OPERATORS"]
+           "MAX_TRACE_KERNELS", "MAX_TRACE_OPERATORS", "MAX_TRACE_LAUNCHES",
+           "MAX_TRACE_SHAPE_BYTES"]
 
 MAX_TRACE_FILE_BYTES = 1 << 30          # on disk (1 GiB)
 MAX_TRACE_TEXT_BYTES = 4 << 30          # JSON text once decompressed (4 GiB)
 MAX_EVENT_CHARS = 16 << 20              # one event (16 MiB)
 MAX_TRACE_KERNELS = 200_000
-MAX_TRACE_OPERATORS = 4_000_000
+MAX_TRACE_OPERATORS = 4_000_000       # (about 60 bytes each, kept)
+MAX_TRACE_LAUNCHES = 1_000_000        # runtime calls with a correlation (about 300 bytes each)
+#: The distinct (Input Dims, Input type, Concrete Inputs) of the counted operators, as marshal
+#: writes them; each is kept decoded, about 9 bytes for each of these (300 MB)
+MAX_TRACE_SHAPE_BYTES = 32 << 20
 _CHUNK = 1 << 20
 
 _KERNEL_CATS = {"kernel"}
@@ -388,8 +395,6 @@ class _ByExternal:
 
 
 _I64 = 1 << 63
-#: Distinct operator arguments kept shared (past that, each operator keeps its own)
-_MAX_SHARED_ARGS = 1 << 16
 
 
 @record
@@ -503,6 +508,7 @@ class _Handler:
         self.threads: dict[tuple, tuple] = {}
         #: an operator's arguments, marshalled → their one shared tuple
         self.shared_args: dict[bytes | None, tuple] = {}
+        self.shape_bytes = 0  # (the keys' lengths, summed)
 
     def __call__(self, batch) -> None:
         # (an operator's span is a tuple while its batch is read, then 24 bytes of an array)
@@ -554,6 +560,10 @@ class _Handler:
             elif cat in _LAUNCH_CATS:
                 corr = _id(args.get("correlation"))
                 if corr is not None:
+                    if len(launches) >= MAX_TRACE_LAUNCHES and corr not in launches:
+                        raise self.text.error(f"more than {MAX_TRACE_LAUNCHES:,} runtime calls "
+                                              "(cuda_runtime, cuda_driver); a trace is limited "
+                                              "to that (profile fewer steps)")
                     thread = (_id(event.get("pid")), _id(event.get("tid")))
                     launches[corr] = (threads.setdefault(thread, thread), ts)
                     name = event.get("name")
@@ -585,7 +595,13 @@ class _Handler:
                 except ValueError:  # (nested past what marshal writes)
                     key = None
                 same = shared.get(key)
-                if same is None and key is not None and len(shared) < _MAX_SHARED_ARGS:
+                if same is None and key is not None:
+                    self.shape_bytes += len(key)
+                    if self.shape_bytes > MAX_TRACE_SHAPE_BYTES:
+                        raise self.text.error(
+                            f"more than {MAX_TRACE_SHAPE_BYTES >> 20} MB of distinct operator "
+                            "shapes (Input Dims, Input type, Concrete Inputs); a trace is "
+                            "limited to that (profile fewer steps)")
                     shared[key] = kept
                 op_args.append(kept if same is None else same)
                 ext = args.get("External id")
