@@ -207,10 +207,10 @@ class _Text:
             return False
         try:
             chunk = self.stream.read(_CHUNK)
-        except EOFError:
+        except EOFError:  # (what this last read unpacked is lost with it: "past" the rest)
+            past = f", past {self.total:,} bytes of JSON" if self.total else ""
             raise InputError("the compressed file is truncated (it ends before the end of "
-                             f"its gzip stream, after {self.total:,} bytes of JSON)",
-                             self.name) from None
+                             f"its gzip stream{past})", self.name) from None
         except (OSError, zlib.error) as exc:
             raise InputError(f"not a readable gzip file ({exc})", self.name) from None
         self.total += len(chunk)
