@@ -6,7 +6,6 @@ Copy Plot, the Model tab's Export Chart… and Copy Chart, and Export Results as
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -199,14 +198,10 @@ class ExportingMixin:
         file type chosen ("plot" with PDF chosen is plot.pdf), as Save As adds .yaml."""
         path, chosen = QFileDialog.getSaveFileName(self, caption, self._start_at(name), filters)
         suffix = re.search(r"\*(\.\w+)", chosen or "")
-        if path and not Path(path).suffix and suffix:
-            named = Path(path)
-            named = named.with_name(named.name.rstrip(".") + suffix.group(1))
-            # the dialog asked about the name typed, not about the one with the extension
-            if os.path.lexists(named) and not self.confirm_replace(named):
-                return ""
-            path = str(named)
-        return path
+        if not path or suffix is None or Path(path).suffix:
+            return path
+        named = self.with_extension(path, suffix.group(1))
+        return str(named) if named is not None else ""
 
     def on_export_sweep_plot(self) -> bool:
         """The sweep plot's Export…: where to write it, then :meth:`export_sweep_plot`."""

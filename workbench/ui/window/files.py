@@ -235,13 +235,20 @@ class FilesMixin:
         path, _ = QFileDialog.getSaveFileName(self, "Save Session As", start, FILE_FILTER)
         if not path:
             return False
-        path = Path(path)
-        if not path.suffix:  # the name chosen, with .yaml added only when it has no extension
-            path = path.with_name(path.name.rstrip(".") + ".yaml")
-            # the dialog asked about the name typed, not about the one with .yaml added
-            if os.path.lexists(path) and not self.confirm_replace(path):
-                return False
-        return self.save_to(path)
+        named = self.with_extension(path, ".yaml")
+        return self.save_to(named) if named is not None else False
+
+    def with_extension(self, path: str, suffix: str) -> Path | None:
+        """The name chosen in a save dialog, with ``suffix`` added only when it has no
+        extension; ``None`` where that names a file the user declines to replace (the dialog
+        asked about the name typed, not about the one with the extension added)."""
+        named = Path(path)
+        if named.suffix:
+            return named
+        named = named.with_name(named.name.rstrip(".") + suffix)
+        if os.path.lexists(named) and not self.confirm_replace(named):
+            return None
+        return named
 
     def confirm_replace(self, path: Path) -> bool:
         """Ask before replacing a file the user did not name (separate so that tests can
