@@ -35,11 +35,14 @@
   var rows = Array.prototype.slice.call(table.tBodies[0].rows);
 
   // -- what each mark stands for ---------------------------------------------------------
+  function pointsOf(keys) {  // ("op:hw op:hw …")
+    return (keys || "").split(/\s+/).filter(Boolean).map(function (k) { return data.points[k]; })
+      .filter(Boolean);
+  }
   function entriesOf(el) {
     var c = el.getAttribute("class");
     if (c === "rw-pt") {  // (its own point first, then the others drawn at its place)
-      return (el.getAttribute("data-pts") + " " + (el.getAttribute("data-also") || "")).trim()
-        .split(/\s+/).map(function (k) { return data.points[k]; }).filter(Boolean);
+      return pointsOf(el.getAttribute("data-pts")).concat(pointsOf(el.getAttribute("data-also")));
     }
     if (c === "rw-ms") { var m = data.measured[el.getAttribute("data-ms")]; return m ? [m] : []; }
     var hw = Number(el.getAttribute("data-hw"));
@@ -59,7 +62,12 @@
     if (measuredKey !== undefined && topSet && !topSet[measuredKey]) return false;
     return true;
   }
-  var info = marks.map(function (el) { return { el: el, entries: entriesOf(el) }; });
+  var info = marks.map(function (el) {
+    var entries = entriesOf(el);
+    // (a point's marker shows while one of its own points does, not another machine's there)
+    var own = el.getAttribute("data-pts");
+    return { el: el, entries: entries, mine: own ? pointsOf(own) : entries };
+  });
   var parts = Array.prototype.map.call(svg.querySelectorAll(".rw-part"), function (el) {
     return { el: el, of: JSON.parse(el.getAttribute("data-of")) };
   });
@@ -214,10 +222,7 @@
   function apply() {
     info.forEach(function (it) {
       var key = it.el.getAttribute("data-ms") || undefined;
-      // (a point's marker shows while one of its own points does, not another machine's there)
-      var own = it.el.getAttribute("data-pts");
-      var mine = own ? own.split(" ").map(function (k) { return data.points[k]; }).filter(Boolean) : it.entries;
-      var on = it.entries.length === 0 || mine.some(function (e) { return shown(e, key); });
+      var on = it.entries.length === 0 || it.mine.some(function (e) { return shown(e, key); });
       it.el.setAttribute("display", on ? "inline" : "none");
       if (it.hit) it.hit.setAttribute("display", on ? "inline" : "none");
     });
