@@ -231,6 +231,20 @@ def test_escape_sequences_in_a_model_name_are_escaped_in_the_table(tmp_path):
     assert proc.stdout.startswith("evil\\x1b[2J: ")
 
 
+def test_a_right_to_left_override_in_a_name_cannot_reverse_the_numbers_after_it(tmp_path):
+    # U+202E in an operation's name, printed as it is, makes a terminal show the rest of the
+    # line right to left: the machine, the FLOPs and the times after the name read reversed
+    session = tmp_path / "s.yaml"
+    session.write_text("schema_version: 1\ntitle: t\nhardware: [{preset: h100-sxm}]\n"
+                       "operations:\n  - {kind: gemm, name: \"up\\u202e 8192\", m: 8192, "
+                       "n: 8192, k: 8192, dtype: bf16}\n", encoding="utf-8")
+    proc = run("analyze", session)
+    assert proc.returncode == 0, proc.stderr
+    row = proc.stdout.splitlines()[-1]
+    assert "\u202e" not in row
+    assert row.startswith("up\\u202e 8192  NVIDIA H100")
+
+
 def test_render_prints_nothing_when_it_succeeds(tmp_path):
     proc = run("render", EXAMPLE, "-o", tmp_path / "f.png")
     assert proc.returncode == 0

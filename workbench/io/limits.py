@@ -156,7 +156,8 @@ def _size(limit: int) -> str:
 
 def terminal_text(text: str, keep_lines: bool = False) -> str:
     """``text`` safe to print on a terminal: control characters (an escape sequence could
-    clear the screen) written as ``\\x1b``-style escapes; line feeds too unless
+    clear the screen) and the bidirectional controls (one could reverse the numbers after
+    a name) written as ``\\x1b``-style escapes; line feeds too unless
     ``keep_lines`` (a table's own lines)."""
     pattern = _TERMINAL_LINES if keep_lines else _TERMINAL
     if pattern.search(text) is None:
@@ -164,8 +165,13 @@ def terminal_text(text: str, keep_lines: bool = False) -> str:
     return pattern.sub(_escape, text)
 
 
-_TERMINAL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
-_TERMINAL_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
+# (with the bidirectional embeddings, overrides and isolates, U+202A–U+202E and
+# U+2066–U+2069: one in a name reverses the rest of its line on a terminal, the numbers
+# printed after the name included)
+_TERMINAL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+                       "\ufffe\uffff\ud800-\udfff]")
+_TERMINAL_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+                             "\ufffe\uffff\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
