@@ -348,14 +348,11 @@ def test_two_gigabyte_trace_is_refused_before_reading(tmp_path):
     assert str(err.value) == f"{huge}: file is 2000.0 MB; a PyTorch trace is limited to 1024 MB"
 
 
-def test_trace_brings_its_preset_machine_into_the_session(tmp_path):
-    # a trace naming an A100 40 GB, into a session without one: the preset joins
-    session = load_session(SESSION)
-    assert not session.machines_matching("a100-40gb")
-    trace = tmp_path / "one.json"
-    trace.write_text(
-        '{"deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-40GB", '
-        '"totalGlobalMem": 42505273344}], "traceEvents": ['
+def _one_kernel_trace(path: Path, devices: str) -> Path:
+    """A trace of one bf16 matmul and its kernel on device 0, with ``devices`` as its
+    ``deviceProperties``."""
+    path.write_text(
+        '{"deviceProperties": ' + devices + ', "traceEvents": ['
         '{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100, '
         '"dur": 50, "args": {"Input Dims": [[64, 32], [32, 16]], '
         '"Input type": ["c10::BFloat16", "c10::BFloat16"]}},'
@@ -363,6 +360,16 @@ def test_trace_brings_its_preset_machine_into_the_session(tmp_path):
         '"ts": 120, "dur": 5, "args": {"correlation": 7}},'
         '{"ph": "X", "cat": "kernel", "name": "sm80_gemm", "pid": 0, "tid": 7, "ts": 130, '
         '"dur": 2.5, "args": {"correlation": 7, "device": 0}}]}', encoding="utf-8")
+    return path
+
+
+def test_trace_brings_its_preset_machine_into_the_session(tmp_path):
+    # a trace naming an A100 40 GB, into a session without one: the preset joins
+    session = load_session(SESSION)
+    assert not session.machines_matching("a100-40gb")
+    trace = _one_kernel_trace(tmp_path / "one.json",
+                              '[{"id": 0, "name": "NVIDIA A100-SXM4-40GB", '
+                              '"totalGlobalMem": 42505273344}]')
     result = import_measurements(trace)
     assert [preset for _hw, preset in result.machines] == ["a100-40gb"]
     add_machines(session, result)
@@ -372,6 +379,24 @@ def test_trace_brings_its_preset_machine_into_the_session(tmp_path):
     assert m.hardware == "a100-40gb" and m.precision == "bf16"
     assert m.flops == 2 * 64 * 16 * 32 and m.bytes == (64 * 32 + 32 * 16 + 64 * 16) * 2
     assert m.time_s == pytest.approx(2.5e-6)
+
+
+def test_a_device_entry_without_a_name_is_said_as_such_not_as_no_entry(tmp_path):
+    # the trace has deviceProperties, but its device's name is a number: saying "no
+    # deviceProperties" sends the user looking for a key that is there
+    trace = read_kineto_trace(_one_kernel_trace(tmp_path / "t.json",
+                                                '[{"id": 0, "name": 7}]'))
+    assert trace.gpu is None
+    (line,) = [n for n in trace.notes if "names no GPU" in n]
+    assert "no deviceProperties" not in line
+    assert "deviceProperties entry of device 0 has no name" in line
+
+
+def test_a_device_listed_twice_is_named_by_its_first_entry(tmp_path):
+    trace = read_kineto_trace(_one_kernel_trace(
+        tmp_path / "t.json", '[{"id": 0, "name": "NVIDIA H100 80GB HBM3"}, '
+                             '{"id": 0, "name": "NVIDIA A100-SXM4-40GB"}]'))
+    assert (trace.gpu, trace.preset) == ("NVIDIA H100 80GB HBM3", "h100-sxm")
 
 
 def test_reductions_read_the_dimensions_recorded():

@@ -129,6 +129,8 @@ class TraceImport:
     #: (kernel name, seconds, reason) of every kernel not counted, in trace order
     uncounted: list[tuple[str, float, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: the id of the device whose ``deviceProperties`` entry gives no name (as written), or None
+    unnamed_device: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -733,11 +735,16 @@ def _assemble(raw: _Raw, name: str, hardware: str | None) -> TraceImport:
     result = TraceImport([])
     if not raw.kernels:
         raise InputError(f"holds no GPU kernels ({_without_kernels(raw)})", name)
-    devices = {d.get("id"): d for d in raw.device_properties if isinstance(d, dict)}
+    devices: dict[Any, dict] = {}
+    for d in raw.device_properties:  # (an id given twice: its first entry, as CUDA lists them)
+        if isinstance(d, dict):
+            devices.setdefault(d.get("id"), d)
     used = {k[4] for k in raw.kernels}
     device = devices.get(next(iter(used)) if len(used) == 1 else None) or (
         next(iter(devices.values())) if devices else None)
-    if device is not None and isinstance(device.get("name"), str):
+    if device is not None and not isinstance(device.get("name"), str):
+        result.unnamed_device = repr(device.get("id"))
+    elif device is not None:
         result.gpu = device["name"]
         memory = device.get("totalGlobalMem")
         result.preset = preset_for_gpu(result.gpu, memory if isinstance(memory, int | float)
@@ -879,8 +886,11 @@ def _notes(result: TraceImport, hardware: str | None) -> list[str]:
     notes.append(line)
     if hardware is None:
         if result.gpu is None:
-            notes.append("the trace names no GPU (no deviceProperties): the points are judged "
-                          "on every machine of the session")
+            why = ("no deviceProperties" if result.unnamed_device is None else
+                   f"the deviceProperties entry of device {result.unnamed_device} has no "
+                   "name")
+            notes.append(f"the trace names no GPU ({why}): the points are judged on every "
+                         "machine of the session")
         elif result.preset is None:
             amd = "AMD" in result.gpu or "Radeon" in result.gpu
             notes.append(f"the trace's GPU {result.gpu!r} matches no preset"
