@@ -157,6 +157,18 @@ def test_bad_config_names_file_and_field(tmp_path):
     assert str(path) in line and "model_type" in line and "rwkv" in line and "\n" not in line
 
 
+def test_an_activation_that_cannot_be_counted_is_one_line_naming_it(tmp_path):
+    c = json.loads((CONFIGS / "Mistral-7B-v0.3.json").read_text())
+    c["hidden_act"] = "swiglu_foo"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(c, indent=2))
+    out = run(path, "--phase", "decode", "--batch", "1")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith(f"roofline-workbench: {path}:")
+    assert "hidden_act: unknown activation 'swiglu_foo'" in out.stderr
+    assert out.stderr.count("\n") == 1
+
+
 def test_a_models_folder_or_no_name_is_said_as_such(tmp_path):
     # a model's folder as Hugging Face downloads it is not "no such file"; an empty name
     # (the current folder) is no name at all

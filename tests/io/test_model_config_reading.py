@@ -8,7 +8,8 @@ import json
 import pytest
 
 from workbench.io.errors import InputError
-from workbench.io.model_configs import parse_model_config, shipped_configs
+from workbench.io.model_configs import parse_model_config, read_model_config, shipped_configs
+from workbench.model.llm.architecture import Setup, layer_steps
 
 
 def _llama(**changes):
@@ -28,6 +29,34 @@ def test_a_qwen_moe_config_gives_its_experts_and_their_width():
 def test_gemmas_hidden_activation_field_is_read():
     arch = parse_model_config(_llama(hidden_activation="gelu_pytorch_tanh", hidden_act=None))
     assert arch.activation == "gelu"
+
+
+@pytest.mark.parametrize("value, problem", [
+    ("swiglu_foo", "unknown activation 'swiglu_foo'"),
+    (5, "must be the activation's name, got 5"),
+    (["silu"], "must be the activation's name, got ['silu']"),
+])
+def test_an_activation_the_product_cannot_count_is_refused_by_name(tmp_path, value, problem):
+    # (it was counted as SiLU whatever it said)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(_llama(hidden_act=value), indent=2), encoding="utf-8")
+    line = 1 + next(i for i, row in enumerate(path.read_text().splitlines())
+                    if '"hidden_act"' in row)
+    with pytest.raises(InputError) as err:
+        read_model_config(path)
+    assert str(err.value).startswith(f"{path}:{line}: hidden_act: {problem}")
+
+
+@pytest.mark.parametrize("value, step, flops", [
+    ("silu", "silu", 5), ("swish", "silu", 5), ("gelu_new", "gelu", 9), ("relu", "relu", 1),
+])
+def test_each_known_activation_is_counted_as_itself(value, step, flops):
+    arch = parse_model_config(_llama(hidden_act=value), file="c.json")
+    (act,) = [s.operation for s in layer_steps(arch, Setup("decode", batch=1))
+              if s.role.startswith("activation")]
+    assert act.name == f"activation ({step} · up)"
+    # per element of the FFN's 14,336 columns: the activation, then · up (1)
+    assert float(act.counts().flops) == (flops + 1) * 14336
 
 
 def test_a_wrapped_text_config_keeps_the_outer_architectures():

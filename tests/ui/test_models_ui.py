@@ -149,6 +149,25 @@ def test_a_typed_number_the_model_refuses_is_not_half_applied(qtbot, window):
     assert win.document.undo_text() == added
 
 
+def test_a_config_whose_activation_cannot_be_counted_is_refused_in_the_dialog(qtbot, window,
+                                                                              tmp_path):
+    import json
+
+    from workbench.io.model_configs import shipped_configs
+    from workbench.ui.editors.model_editor import AddModelDialog
+
+    config = json.loads(shipped_configs()["Llama-3.1-8B"].read_text(encoding="utf-8"))
+    config["hidden_act"] = "swiglu_foo"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    dialog = AddModelDialog(window)
+    qtbot.addWidget(dialog)
+    assert not dialog.choose_file(str(path))
+    assert dialog.summary.text().startswith(f"{path}:")
+    assert "hidden_act: unknown activation 'swiglu_foo'" in dialog.summary.text()
+    assert dialog.config.findData(str(path)) == -1  # (not offered to add)
+
+
 def test_layer_view_and_every_operation_view(qtbot, window):
     win = window
     model = _add_llama_through_the_menu(qtbot, win)

@@ -33,6 +33,14 @@ _ARCH_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral",
                "DeepseekV3ForCausalLM": "deepseek_v3"}
 #: tie_word_embeddings when the file does not say (the defaults of each model's config class).
 _TIED_DEFAULT = {"gemma": True, "gemma2": True}
+#: The gated FFN's activation by its ``hidden_act`` name (as the models' code looks it up) and
+#: the step that counts it: GELU's tanh and exact forms alike (9 FLOPs, the tanh form), SiLU
+#: (also called swish), ReLU. Any other name is refused: counting it as another would be wrong.
+ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gelu",
+               "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu", "gelu_python": "gelu",
+               "gelu_accurate": "gelu", "relu": "relu"}
+#: The activation when the file names none (the defaults of each model's config class).
+_ACTIVATION_DEFAULT = {"gemma": "gelu_pytorch_tanh", "gemma2": "gelu_pytorch_tanh"}
 
 #: The largest value of each config number (far beyond any published model), checked before any
 #: work: the layers are expanded one by one, and every count multiplies the FLOPs and bytes.
@@ -228,8 +236,7 @@ class _Reader:
         vocab = self.int("vocab_size")
         intermediate = self.int("intermediate_size")
         tied = self.bool("tie_word_embeddings", _TIED_DEFAULT.get(mt, False))
-        act = str(self.data.get("hidden_activation") or self.data.get("hidden_act") or "silu")
-        activation = "gelu" if act.startswith("gelu") else "silu"
+        activation = self._activation(mt)
         moe = self._moe(mt, layers)
         mla = self._mla(mt)
         source = self.data.get("_source")
@@ -247,6 +254,21 @@ class _Reader:
             activation=activation, moe=moe, mla=mla,
             source=terminal_text(source)[:2000] if isinstance(source, str) else "",
             sliding_window=window, local_layers=local, **self._max_positions())
+
+    def _activation(self, mt: str) -> str:
+        """The FFN's activation step: ``hidden_activation`` (Gemma's field) or ``hidden_act``,
+        one of :data:`ACTIVATIONS`."""
+        key = "hidden_activation" if self.has("hidden_activation") else "hidden_act"
+        value = self.data.get(key)
+        if value is None:
+            return ACTIVATIONS[_ACTIVATION_DEFAULT.get(mt, "silu")]
+        shown = repr(value if not isinstance(value, str) else value[:80])[:80]
+        if not isinstance(value, str):
+            raise self.error(key, f"must be the activation's name, got {shown}")
+        if value not in ACTIVATIONS:
+            raise self.error(key, f"unknown activation {shown}, not counted (known: "
+                                  f"{', '.join(ACTIVATIONS)})")
+        return ACTIVATIONS[value]
 
     def _max_positions(self) -> dict[str, Any]:
         """``max_position_embeddings``, or the rope scaling's original length × factor when

@@ -159,7 +159,7 @@ class Architecture:
     qk_norm: bool = False        # per-head RMSNorm of q and k (Qwen3)
     qkv_bias: bool = False       # biases on q, k, v (Qwen2)
     norms_per_layer: int = 2     # Gemma-2 has four (pre and post of each block)
-    activation: str = "silu"     # gated: silu (SwiGLU) or gelu (GeGLU)
+    activation: str = "silu"     # gated: silu (SwiGLU), gelu (GeGLU) or relu (ReGLU)
     moe: MoE | None = None
     mla: MLA | None = None
     source: str = ""
@@ -651,7 +651,7 @@ def _block_end(arch: Architecture, s: Setup, add, group: str, count: int, block:
 def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: bool,
                moe_tokens: int | None = None) -> None:
     t, T, H = s.tp, s.tokens, arch.hidden
-    act = "gelu" if arch.activation == "gelu" else "silu"
+    act = arch.activation
     add("FFN norm", "norm", _norm(T, H, s), count, group)
 
     def gated(prefix: str, width: int) -> None:
