@@ -137,6 +137,11 @@ def test_config_file_path_and_session_machine(tmp_path):
     (("Llama-3.1-8B", "--phase", "decode", "--batch", "1", "--memory-utilization", "2"),
      ": --memory-utilization: must be"),
     (("Llama-3.1-8B", "--phase", "decode", "--batch", "1", "--ep", "2"), ": --ep: "),
+    # 32 query heads and 8 KV heads: no engine splits them over 3 or 12 chips
+    (("Llama-3.1-8B", "--phase", "decode", "--batch", "1", "--tp", "3"),
+     ": --tp: 3 does not divide Llama-3.1-8B's 32 attention heads"),
+    (("Llama-3.1-8B", "--phase", "decode", "--batch", "1", "--tp", "12"),
+     ": --tp: 12 does not divide Llama-3.1-8B's 32 attention heads"),
 ])
 def test_bad_input_is_one_line_and_exit_two(args, needle):
     out = run(*args)

@@ -73,6 +73,11 @@ def test_models_expand_into_named_operations_and_round_trip(tmp_path):
     ("{config: Llama-3.1-8B, draft_tokens: 99}", "models[0].draft_tokens", "0 to 16"),
     ("{config: Llama-3.1-8B, kv_block: 0}", "models[0].kv_block", "positive integer"),
     ("{config: Llama-3.1-8B, all_reduce: star}", "models[0].all_reduce", "one_shot"),
+    # set-ups this model cannot take (32 layers, 32 query heads, no experts)
+    ("{config: Llama-3.1-8B, tp: 3}", "models[0].tp", "3 does not divide Llama-3.1-8B's 32 "
+                                                      "attention heads"),
+    ("{config: Llama-3.1-8B, pp: 64}", "models[0].pp", "64 stages for 32 layers"),
+    ("{config: Llama-3.1-8B, ep: 2}", "models[0].ep", "no routed experts"),
 ])
 def test_malformed_model_entries_name_line_and_key(entry, where, what):
     text = f"schema_version: 1\nmodels:\n  - {entry}\n"

@@ -72,6 +72,46 @@ def test_qwen3_normalises_each_query_and_key_head():
     assert (norm.params["rows"], norm.params["hidden"]) == (4 * (32 + 8), 128)
 
 
+@pytest.mark.parametrize("name, tp, problem", [
+    # Llama-3.1-8B: 32 query heads, 8 KV heads; 3 splits neither
+    ("Llama-3.1-8B", 3, "3 does not divide Llama-3.1-8B's 32 attention heads"),
+    # Qwen2.5-7B: 28 query heads, 4 KV heads, FFN 18,944 wide: 7 and 14 divide the 28 query
+    # heads, but neither divides the 4 KV heads nor is a multiple of 4; 28 is a multiple of 4
+    # (each KV head on 7 chips) but 18,944 / 28 = 676.6 FFN columns
+    ("Qwen2.5-7B", 7, "7 neither divides Qwen2.5-7B's 4 KV heads nor is a multiple of them"),
+    ("Qwen2.5-7B", 14, "14 neither divides Qwen2.5-7B's 4 KV heads"),
+    ("Qwen2.5-7B", 28, "28 does not divide Qwen2.5-7B's 18,944 FFN columns"),
+    ("DeepSeek-V3", 6, "6 does not divide DeepSeek-V3's 128 attention heads"),
+])
+def test_a_tensor_parallel_degree_no_serving_engine_runs_is_refused(name, tp, problem):
+    # (the busiest chip was counted with ⌈heads/tp⌉ heads, a split no engine makes)
+    with pytest.raises(SetupError) as err:
+        layer_steps(read_model_config(name), Setup("decode", batch=1, tp=tp))
+    assert err.value.field == "tp"
+    assert err.value.message.startswith(problem)
+
+
+@pytest.mark.parametrize("name, tp, kv_heads_per_chip", [
+    ("Llama-3.1-8B", 8, 1),    # 8 KV heads, one a chip
+    ("Llama-3.1-8B", 16, 1),   # 8 KV heads, each copied onto 16/8 = 2 chips (as vLLM does)
+    ("Llama-3.1-70B", 32, 1),  # 64 query heads, 8 KV heads each on 4 chips
+    ("Qwen2.5-7B", 2, 2),      # 28 query heads, 4 KV heads
+])
+def test_a_tensor_parallel_degree_the_engines_run_is_counted_per_chip(name, tp,
+                                                                       kv_heads_per_chip):
+    arch = read_model_config(name)
+    attention = _steps(arch, Setup("decode", batch=1, tp=tp))["attention"]
+    assert attention.params["heads"] == arch.heads // tp
+    assert attention.params["kv_heads"] == kv_heads_per_chip
+
+
+def test_latent_attention_splits_its_heads_whatever_its_kv_heads():
+    # DeepSeek-V3: 128 heads over 16 chips, the 512 + 64 latent whole on each
+    attention = _steps(read_model_config("DeepSeek-V3"), Setup("decode", batch=1, tp=16))[
+        "attention"]
+    assert attention.params["heads"] == 8 and attention.params["kv_lora_rank"] == 512
+
+
 def test_expert_parallelism_over_two_chips_gives_each_half_the_experts():
     arch = read_model_config("Mixtral-8x7B")  # 8 experts
     ops = _steps(arch, Setup("decode", batch=8, tp=1, ep=2))

@@ -149,6 +149,38 @@ def test_a_typed_number_the_model_refuses_is_not_half_applied(qtbot, window):
     assert win.document.undo_text() == added
 
 
+def test_a_tensor_parallel_degree_that_does_not_split_the_heads_is_refused(qtbot, window):
+    """Llama-3.1-8B has 32 query heads and 8 KV heads: 3 chips cannot share them, in the
+    Model tab nor in Edit ▸ Add Model…; 16 can (each KV head on two chips)."""
+    win = window
+    model = _add_llama_through_the_menu(qtbot, win)
+    win.workspace.selection.select(model.op_ids[0])
+    editor = win.model_panel.editor
+    spin = editor.form.tp
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, "3")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    assert win.document.session.models[0].setup.tp == 1 and spin.value() == 1
+    assert "3 does not divide Llama-3.1-8B's 32 attention heads" in editor.problem.text()
+    spin.selectAll()
+    qtbot.keyClicks(spin, "16")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    assert win.document.session.models[0].setup.tp == 16 and editor.problem.text() == ""
+
+    win.add_model_action.trigger()
+    dialog = win._add_model_dialog
+    qtbot.waitUntil(dialog.isVisible)
+    dialog.config.setCurrentIndex(dialog.config.findData("Llama-3.1-8B"))
+    dialog.form.tp.setValue(3)
+    qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Ok),
+                     Qt.MouseButton.LeftButton)
+    assert dialog.isVisible()
+    assert "3 does not divide Llama-3.1-8B's 32 attention heads" in dialog.summary.text()
+    assert len(win.document.session.models) == 1
+    dialog.reject()
+
+
 def test_a_config_whose_activation_cannot_be_counted_is_refused_in_the_dialog(qtbot, window,
                                                                               tmp_path):
     import json

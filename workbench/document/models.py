@@ -138,10 +138,11 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
         raise NameInUse(f"another model is named {new.label!r}; a model's operations are "
                         "named after it, so each name is used once")
     new.setup.check()
-    if (new.setup.ep, new.setup.pp) != (1, 1):
+    if (new.setup.tp, new.setup.ep, new.setup.pp) != (1, 1, 1):
         from workbench.model.llm.architecture import layer_steps
 
-        layer_steps(new.arch, new.setup)  # (an expert split of a dense model, too many stages)
+        # (an expert split of a dense model, too many stages, heads that tp does not divide)
+        layer_steps(new.arch, new.setup)
     if set(changes) - _SAME_LAYOUT:  # (its operations may change in number)
         problem = model_room_problem(doc, new, replacing=model)
         if problem:

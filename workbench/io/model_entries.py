@@ -50,6 +50,7 @@ from workbench.model.llm.architecture import (
     WEIGHT_DTYPES,
     Setup,
     SetupError,
+    layer_steps,
 )
 from workbench.model.llm.session import SETUP_FIELDS, ModelEntry
 from workbench.model.operations import KINDS
@@ -172,7 +173,7 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
     view = values.pop("view", "layers")
     setup = Setup(**values)
     try:
-        setup.check()
+        layer_steps(arch, setup)  # (refuses a set-up the model cannot take, by name)
     except SetupError as exc:
         raise place.at(exc.field).error(exc.message) from None
     name = expect_str(data["name"], place.at("name"), allow_empty=True, limit=200) \

@@ -76,7 +76,9 @@ MODEL_CONVENTIONS: tuple[str, ...] = (
     "gives it); MLA caches layers · (kv_lora_rank + qk_rope_head_dim) · s_kv.",
     "MoE: FLOPs for k experts per token; weights read for the expected distinct experts hit, "
     "E·(1 − (1 − k/E)^T).",
-    "Tensor parallel t: heads and FFN columns sharded, norms and residuals replicated; two "
+    "Tensor parallel t: heads and FFN columns sharded (t divides them, as serving engines "
+    "require; with fewer KV heads than t, each is copied onto t/kv_heads chips), norms and "
+    "residuals replicated; two "
     "all-reduces per layer on the interconnect (one-shot, (t−1)× the activation bytes, up to "
     "1 MB per chip; ring, 2·(t−1)/t of them, above; or as set), and the lm_head's logits "
     "all-gathered. "
@@ -534,6 +536,7 @@ def layer_steps(arch: Architecture, setup: Setup) -> list[Step]:
                                "stage per layer")
     if arch.moe is None and setup.ep > 1:
         raise SetupError("ep", f"{arch.name} has no routed experts to split")
+    _check_tensor_parallel(arch, setup.tp, setup.ep)
     full = setup
     # one chip: its data-parallel share of a pipeline micro-batch
     s = setup.with_(batch=setup.chip_batch) if setup.chip_batch != setup.batch else setup
@@ -581,6 +584,42 @@ def layer_steps(arch: Architecture, setup: Setup) -> list[Step]:
                                          "dtype": s.activations, "collective": "send"}, 1,
             "model")
     return steps
+
+
+def _tensor_parallel_problem(arch: Architecture, tp: int, ep: int = 1) -> str:
+    """What keeps ``tp`` chips from splitting the model as serving engines (vLLM, SGLang,
+    TensorRT-LLM) split it, or ``""``: the query heads evenly; the KV heads evenly or, fewer
+    KV heads than chips, each copied onto tp/kv_heads chips (MLA's latent is every chip's
+    whole); the FFN's columns evenly (the routed experts' over the chips sharing them)."""
+    if tp == 1:
+        return ""
+    its = f"{arch.name}'s"
+    if arch.heads % tp:
+        return f"does not divide {its} {arch.heads} attention heads"
+    kv = arch.kv_heads
+    if arch.mla is None and (kv % tp if tp <= kv else tp % kv):
+        return (f"neither divides {its} {kv} KV heads nor is a multiple of them (each KV head "
+                f"copied onto tp/{kv} chips)")
+    widths = [("FFN", arch.intermediate, tp)] if arch.moe_layers < arch.layers else []
+    if arch.moe is not None and arch.moe_layers:
+        widths.append(("expert", arch.moe.intermediate, max(tp, ep) // ep))
+        if arch.moe.shared_intermediate:
+            widths.append(("shared-expert", arch.moe.shared_intermediate, tp))
+    for what, width, chips in widths:
+        if width % chips:
+            return f"does not divide {its} {width:,} {what} columns"
+    return ""
+
+
+def _check_tensor_parallel(arch: Architecture, tp: int, ep: int) -> None:
+    """Refuses a tensor-parallel degree no serving engine runs the model at: counting its
+    busiest chip with ⌈heads/tp⌉ heads would time a split that does not exist."""
+    problem = _tensor_parallel_problem(arch, tp, ep)
+    if problem:
+        fits = ", ".join(str(t) for t in range(1, arch.heads + 1)
+                         if not _tensor_parallel_problem(arch, t))
+        raise SetupError("tp", f"{tp} {problem}: serving engines split them evenly over the "
+                               f"tensor-parallel chips (tp = {fits})")
 
 
 def _attention_block(arch: Architecture, s: Setup, add, group: str, count: int,

@@ -42,6 +42,7 @@ from workbench.model.llm.architecture import (
     WEIGHT_DTYPES,
     Setup,
     SetupError,
+    layer_steps,
 )
 from workbench.model.llm.session import ModelEntry
 from workbench.ui.bridge import Workspace
@@ -449,7 +450,7 @@ class AddModelDialog(QDialog):
             setup = self.form.setup()
             if setup.phase == "prefill":
                 setup = setup.with_(kv_len=setup.prompt_len)
-            setup.check()
+            layer_steps(arch, setup)  # (refuses a set-up the model cannot take, by name)
         except (InputError, SetupError) as exc:
             self.summary.setText(str(exc))
             return
