@@ -105,6 +105,23 @@ def test_a_tensor_parallel_degree_the_engines_run_is_counted_per_chip(name, tp,
     assert attention.params["kv_heads"] == kv_heads_per_chip
 
 
+def test_kv_heads_copied_onto_several_chips_are_held_whole_by_each():
+    # Llama-3.1-8B over 16 chips (hidden 4096, 32 layers, 32 query heads and 8 KV heads of
+    # 128, FFN 14,336, vocabulary 128,256): each chip holds per layer
+    #   q 4096·2·128 = 1,048,576, k and v of one whole KV head 2·4096·128 = 1,048,576,
+    #   o 2·128·4096 = 1,048,576, FFN 3·4096·14336/16 = 11,010,048, norms 2·4096 = 8,192
+    #   = 14,163,968 → ×32 = 453,246,976; final norm 4,096;
+    #   embedding and lm_head 2·128256·4096/16 = 65,667,072
+    #   = 518,918,144 parameters, 1,037,836,288 B in bf16 (not the 1,004,281,856 of k and v
+    #   split 16 ways: 8 heads cannot be)
+    arch = read_model_config("Llama-3.1-8B")
+    setup = Setup("decode", batch=1, tp=16)
+    totals = model_totals(arch, setup)
+    assert totals.weight_bytes == 1_037_836_288
+    shown = dict(derivation(arch, setup, totals, []))["weights (per chip)"]
+    assert "K/V projections" in shown and shown.endswith("= 1.04 GB")
+
+
 def test_latent_attention_splits_its_heads_whatever_its_kv_heads():
     # DeepSeek-V3: 128 heads over 16 chips, the 512 + 64 latent whole on each
     attention = _steps(read_model_config("DeepSeek-V3"), Setup("decode", batch=1, tp=16))[

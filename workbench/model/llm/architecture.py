@@ -320,7 +320,8 @@ class Architecture:
         split over ep chips (⌈E/ep⌉ each, themselves split over the max(tp, ep)/ep chips
         sharing them); under pipeline parallelism ``pp`` the layers of one stage,
         ⌈layers/pp⌉, and one embedding table (the first stage's input table or the last
-        one's lm_head; both when tied)."""
+        one's lm_head; both when tied). With fewer KV heads than ``tp`` chips, each chip holds
+        the K and V projections of a whole KV head (copied onto tp/kv_heads chips)."""
         s_w = DTYPE_BYTES[weights]
         emb = self.embedding_params
         emb_dtype = weights if quantize_embeddings else _wider_of(weights, "bf16")
@@ -333,7 +334,11 @@ class Architecture:
             assert self.moe is not None
             e = self.moe.experts
             experts = experts * math.ceil(e / ep) / e / max(1, max(tp, ep) // ep)
-        layers = (rest / tp + rep + experts) * s_w
+        copies = 0.0  # a KV head's K and V projections, held whole by each chip sharing it
+        if self.mla is None and tp > self.kv_heads:
+            kv = self.layers * 2 * self.kv_heads * self.head_dim * (self.hidden + self.qkv_bias)
+            copies = kv * (math.ceil(self.kv_heads / tp) / self.kv_heads - 1 / tp)
+        layers = (rest / tp + copies + rep + experts) * s_w
         if pp > 1:
             layers *= math.ceil(self.layers / pp) / self.layers
         return emb * DTYPE_BYTES[emb_dtype] / tp + layers

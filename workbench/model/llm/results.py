@@ -403,7 +403,9 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
             "(params − embeddings)·s_w + embeddings·s_emb = "
             if s.chips == 1 else
             "embeddings·s_emb/t + ((params − embeddings − replicated − routed experts)/t + "
-            "replicated + routed experts·⌈E/e⌉/E/(max(t, e)/e))·s_w"
+            "replicated + routed experts·⌈E/e⌉/E/(max(t, e)/e)"
+            + (" + K/V projections·(1/kv_heads − 1/t), a whole KV head on each chip"
+               if arch.mla is None and s.tp > arch.kv_heads else "") + ")·s_w"
             + (", × ⌈layers/p⌉/layers, one embedding table" if s.pp > 1 else "")
             + " = ") + _si(totals.weight_bytes, 'bytes')),
         ("KV cache / token", (
