@@ -57,6 +57,27 @@ def test_active_parameters_of_moe_models(models):
     assert llama.params - llama.active_params == 128256 * 4096
 
 
+def test_qwen3_moe_total_and_active_parameters_by_hand():
+    # https://huggingface.co/Qwen/Qwen3-30B-A3B (config.json; the card: 30.5 B total, 3.3 B
+    # activated). Per layer: q 2048·32·128 + k, v 2·2048·4·128 + o 32·128·2048 = 18,874,368,
+    # q/k norms 2·128, two norms 2·2048, router 2048·128 = 262,144, 128 experts of
+    # 3·2048·768 = 4,718,592 (603,979,776): 623,120,640 × 48 = 29,909,790,720; final norm
+    # 2,048; embedding and lm_head 2·151,936·2048 = 622,329,856: 30,532,122,624.
+    # Active: 8 experts instead of 128 (−120·4,718,592 per layer) = 3,353,032,704 with the
+    # input table, which one token reads one row of: 3,041,867,776 without it.
+    config = {"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 48,
+              "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+              "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 128,
+              "num_experts_per_tok": 8, "decoder_sparse_step": 1, "mlp_only_layers": [],
+              "vocab_size": 151936, "tie_word_embeddings": False, "hidden_act": "silu"}
+    arch = parse_model_config(config, file="config.json")
+    assert arch.params == 30_532_122_624
+    assert arch.active_params == 3_041_867_776
+    assert arch.weight_bytes("bf16") == 2 * 30_532_122_624
+    # 2 (K and V) · 48 layers · 4 KV heads · 128 · 2 B
+    assert arch.kv_cache_bytes_per_token("bf16") == 98_304
+
+
 def test_kv_cache_bytes_per_token_exact(models):
     # Llama-3-8B in bf16: 2 (K and V) · 32 layers · 8 KV heads · 128 · 2 B = 128 KiB
     assert models["Llama-3.1-8B"].kv_cache_bytes_per_token("bf16") == 128 * 1024
