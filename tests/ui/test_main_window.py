@@ -311,6 +311,64 @@ def test_an_autosave_left_where_earlier_versions_kept_them_is_recovered(qtbot, t
     window.document.mark_clean()  # (closed with the test, asking nothing)
 
 
+def _left_by_a_crash(session, original, saved_at: float) -> Path:
+    """An autosave of ``session`` (belonging to ``original``) left by a process that is
+    gone, written at ``saved_at``."""
+    import json
+
+    from workbench.io.autosave import Autosave
+    from workbench.ui.window.files import autosave_folder
+
+    left = Autosave(autosave_folder())
+    left.write(session, original)
+    header, _, rest = left.path.read_text(encoding="utf-8").partition("\n")
+    prefix, _, meta = header.partition("{")
+    meta = json.loads("{" + meta) | {"pid": 0, "saved_at": saved_at}
+    left.path.write_text(f"{prefix}{json.dumps(meta)}\n{rest}", encoding="utf-8")
+    return left.path
+
+
+def test_every_crashed_window_s_work_is_offered_not_only_the_newest(qtbot, tmp_path):
+    """Two windows crashed with unsaved work in two files: recovering the newest keeps the
+    other's autosave, offered at the next start; declining one offers the next."""
+    from workbench.io.sessions import save_session
+
+    create_app()
+    files = {}
+    for m, name in ((1111, "older.yaml"), (2222, "newer.yaml")):
+        session = load_session(LLAMA)
+        files[name] = tmp_path / name
+        save_session(session, files[name])
+        session.operations[0].operation.params["m"] = m
+        _left_by_a_crash(session, files[name], saved_at=1000.0 + m)
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    asked = []
+    window.ask_recover = lambda found: asked.append(Path(found.original).name) or True
+    assert window.offer_recovery()
+    assert asked == ["newer.yaml"]
+    assert window.document.path == files["newer.yaml"]
+    assert window.document.session.operations[0].operation.params["m"] == 2222
+    window.document.mark_clean()  # (closed with the test, asking nothing)
+
+    # the next start: the older window's work is still there; "No" to it removes it
+    later = MainWindow()
+    qtbot.addWidget(later)
+    asked.clear()
+    later.ask_recover = lambda found: asked.append(Path(found.original).name) or False
+    assert not later.offer_recovery()
+    assert asked == ["older.yaml"]
+
+    # the one recovered and the one declined are gone: nothing is offered again
+    again = MainWindow()
+    qtbot.addWidget(again)
+    asked.clear()
+    again.ask_recover = lambda found: asked.append(found) or True
+    assert not again.offer_recovery()
+    assert asked == []
+
+
 def test_start_shows_the_built_in_example_and_leaves_the_collector_running(qtbot):
     import gc
 

@@ -104,32 +104,38 @@ class FilesMixin:
         return answer == QMessageBox.Yes
 
     def offer_recovery(self) -> bool:
-        """After a crash: offer the newest autosave left by a process that is gone (in the
-        autosave folder, or where earlier versions kept them)."""
+        """After a crash: offer the autosaves left by processes that are gone (in the
+        autosave folder, or where earlier versions kept them), newest first, one at a time.
+        One declined is removed and the next offered; the one recovered is removed; those
+        not yet offered stay for the next start (each holds work of its own: another
+        window's file may have crashed with it)."""
         found = sorted((item for folder in (self.autosave.folder, former_autosave_folder())
                         for item in find_recoverable(folder)),
                        key=lambda item: item.saved_at, reverse=True)
-        if not found:
-            return False
-        newest = found[0]
-        if not self.ask_recover(newest):
-            for item in found:
-                item.discard()
+        chosen = None
+        for item in found:
+            if self.ask_recover(item):
+                chosen = item
+                break
+            item.discard()
+        if chosen is None:
             return False
         try:
-            session = newest.load()
+            session = chosen.load()
         except InputError as exc:
             self.show_error("Cannot recover autosave", str(exc))
             return False
-        original = Path(newest.original) if newest.original else None
+        original = Path(chosen.original) if chosen.original else None
         # named as it was before the crash: its file, the example it came from, or Untitled
-        self.example = None if original else newest.example
+        self.example = None if original else chosen.example
         self.document.replace_session(session, original, modified=True)
         self.workspace.select_valid()
-        for item in found:
-            item.discard()
+        chosen.discard()
         self.autosave_now()
-        self.statusBar().showMessage("Recovered unsaved changes", 5000)
+        left = len(found) - found.index(chosen) - 1
+        self.statusBar().showMessage(
+            "Recovered unsaved changes" + (f" ({left} more autosave{'s' * (left != 1)} "
+                                           "offered at the next start)" if left else ""), 8000)
         return True
 
     # -- the session shown and its file ----------------------------------------------------
