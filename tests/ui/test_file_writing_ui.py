@@ -146,6 +146,43 @@ def test_saving_keeps_the_files_mode_and_link(window, tmp_path):
     assert load_session(real).operations[2].operation.params["m"] == 2048
 
 
+def test_saving_over_a_file_another_program_changed_asks_first(window, tmp_path,
+                                                                monkeypatch):
+    """The open file edited in a text editor meanwhile: Save says so and, cancelled, leaves
+    that program's text on disk and the session unsaved; confirmed, it saves and keeps the
+    other text as the backup."""
+    path = tmp_path / "work.yaml"
+    theirs = SESSION.replace("title: Spreadsheet check", "title: edited by hand") + "# mine\n"
+    _edit(window)
+    path.write_text(theirs, encoding="utf-8")
+    asked = []
+
+    def answer(with_button):
+        def question(parent, title, text, *args, **kwargs):
+            asked.append(text)
+            return with_button
+        return staticmethod(question)
+
+    monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Cancel))
+    window.save_action.trigger()
+    assert len(asked) == 1 and "work.yaml" in asked[0] and "changed by another program" in asked[0]
+    assert path.read_text(encoding="utf-8") == theirs
+    assert window.isWindowModified()
+
+    monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Save))
+    window.save_action.trigger()
+    assert len(asked) == 2
+    assert load_session(path).operations[2].operation.params["m"] == 2048
+    assert (tmp_path / "work.yaml.bak").read_text(encoding="utf-8") == theirs
+    assert not window.isWindowModified()
+
+    # saved here since: a further edit saves without asking
+    op = window.document.session.operations[2]
+    window.document.set_param(op.id, "m", 1024)
+    window.save_action.trigger()
+    assert len(asked) == 2 and load_session(path).operations[2].operation.params["m"] == 1024
+
+
 def test_export_results_csv_makes_formulas_text_and_keeps_numbers(window, tmp_path,
                                                                   monkeypatch):
     target = tmp_path / "results.csv"

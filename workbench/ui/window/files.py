@@ -32,6 +32,10 @@ _log = logging.getLogger(__name__)
 class FilesMixin:
     """Opening and saving sessions, the recent files, the autosave and recovery."""
 
+    #: the open file as it was on disk when it was opened or last saved here (see
+    #: :func:`_disk_stamp`): a Save over it asks first when another program has changed it
+    _opened_stamp: tuple[int, ...] | None = None
+
     # -- autosave and recovery -------------------------------------------------------------
 
     def start_autosave(self) -> None:
@@ -129,6 +133,7 @@ class FilesMixin:
         # named as it was before the crash: its file, the example it came from, or Untitled
         self.example = None if original else chosen.example
         self.document.replace_session(session, original, modified=True)
+        self._opened_stamp = _disk_stamp(original) if original else None
         self.workspace.select_valid()
         chosen.discard()
         self.autosave_now()
@@ -162,6 +167,7 @@ class FilesMixin:
         self.statusBar().clearMessage()
         self.cursor_label.clear()
         self.document.replace_session(session, path)
+        self._opened_stamp = _disk_stamp(path) if path else None
         self.workspace.select_valid()
         # The canvas already rebuilt and fitted on the "session" change; that fit differs
         # from fit_to_data only when the session saved a view range, so only then is a
@@ -175,6 +181,7 @@ class FilesMixin:
         left exactly as it was and the engine's message is shown."""
         path = Path(path)
         assumed: list[str] = []
+        stamp = _disk_stamp(path)  # (before reading: a change while it is read is seen)
         try:
             session = load_session(path, assumed)
         except InputError as exc:
@@ -183,6 +190,7 @@ class FilesMixin:
         if not self.maybe_save():
             return False
         self.set_session(session, path.resolve())
+        self._opened_stamp = stamp
         self.add_recent(path.resolve())
         self.statusBar().showMessage(f"Opened {path}", 4000)
         show_assumed(self, path, assumed)
@@ -210,6 +218,8 @@ class FilesMixin:
         """Save to exactly ``path``. A read-only file is refused with a message and the
         session stays modified."""
         path = Path(path)
+        if self._changed_elsewhere(path) and not self.confirm_replace_changed(path):
+            return False
         notes: list[str] = []
         try:
             save_session(self.document.session, path, notes=notes)
@@ -218,11 +228,35 @@ class FilesMixin:
             return False
         self.example = None
         self.document.mark_clean(path.resolve())
+        self._opened_stamp = _disk_stamp(path)
         self.add_recent(path.resolve())
         if notes:  # (saved, but the user should know)
             self.show_warning("Session saved", "\n".join(notes))
         self.statusBar().showMessage(f"Saved {path}", 4000)
         return True
+
+    def _changed_elsewhere(self, path: Path) -> bool:
+        """Whether ``path`` is the open file and another program has changed it since it was
+        opened or saved here (one deleted is not: saving writes it again)."""
+        if self.document.path is None or self._opened_stamp is None:
+            return False
+        try:
+            same = path.resolve() == self.document.path.resolve()
+        except OSError:
+            return False
+        now = _disk_stamp(path)
+        return same and now is not None and now != self._opened_stamp
+
+    def confirm_replace_changed(self, path: Path) -> bool:
+        """Ask before a save replaces what another program wrote to the open file
+        (separate so that tests can answer it)."""
+        answer = QMessageBox.question(
+            self, APP_NAME,
+            f"{path.name} has been changed by another program since it was opened or saved "
+            f"here.\n\nReplace it with the session shown here? (What the file holds now is "
+            f"kept as {path.name}.bak.)",
+            QMessageBox.Save | QMessageBox.Cancel, QMessageBox.Cancel)
+        return answer == QMessageBox.Save
 
     def on_open(self) -> None:
         start = str(self.document.path.parent) if self.document.path else ""
@@ -352,6 +386,16 @@ class FilesMixin:
                 return Path(url.toLocalFile())
         return None
 
+
+
+def _disk_stamp(path: str | Path) -> tuple[int, ...] | None:
+    """What tells one version of the file at ``path`` from another written over it (its
+    identity, size and modification time), or ``None`` where there is no file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _reason(exc: BaseException) -> str:
