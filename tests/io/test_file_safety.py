@@ -195,3 +195,26 @@ def test_autosave_of_a_crashed_process_is_offered_and_recovers_the_edits(tmp_pat
     assert find_recoverable(folder) == []
     mine.remove()
     assert not os.listdir(folder)
+
+
+def test_an_autosave_whose_process_number_went_to_another_program_is_offered(tmp_path):
+    """After a restart of the computer the crashed app's process number may belong to a
+    program started since: its autosave is still offered."""
+    import json
+
+    folder = tmp_path / "autosave"
+    left = Autosave(folder)
+    left.write(_session("unsaved before the restart", 5), tmp_path / "work.yaml")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        header, _, rest = left.path.read_text(encoding="utf-8").partition("\n")
+        prefix, _, meta = header.partition("{")
+        # written a minute before the program now holding its number started
+        meta = json.loads("{" + meta) | {"pid": other.pid, "saved_at": time.time() - 60}
+        left.path.write_text(f"{prefix}{json.dumps(meta)}\n{rest}", encoding="utf-8")
+        found = find_recoverable(folder)
+        assert [item.path for item in found] == [left.path]
+        assert found[0].load().title == "unsaved before the restart"
+    finally:
+        other.kill()
+        other.wait()

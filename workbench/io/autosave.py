@@ -142,14 +142,33 @@ def find_recoverable(folder: Path) -> list[Recoverable]:
             if not isinstance(meta, dict):
                 meta = {}
             pid = int(meta.get("pid", 0))
-        except (OSError, ValueError, UnicodeDecodeError):
+            saved_at = float(meta.get("saved_at", 0))
+        except (OSError, ValueError, TypeError, UnicodeDecodeError):
             continue
-        if pid and process_alive(pid):
-            continue
+        if pid and process_alive(pid) and not _started_after(pid, saved_at):
+            continue  # (its app still runs: its own work)
         example = meta.get("example")  # (a bare file name, else none)
         if not (isinstance(example, str) and example and Path(example).name == example):
             example = None
-        found.append(Recoverable(path, meta.get("original"), float(meta.get("saved_at", 0)), pid,
-                                 example))
+        found.append(Recoverable(path, meta.get("original"), saved_at, pid, example))
     found.sort(key=lambda r: r.saved_at, reverse=True)
     return found
+
+
+#: seconds of slack in :func:`_started_after` (the boot time is known to the second)
+_START_SLACK_S = 2.0
+
+
+def _started_after(pid: int, when: float) -> bool:
+    """Whether process ``pid`` started after ``when`` (seconds since the epoch), so cannot be
+    the app that wrote an autosave then: its number was given again to another process, as
+    after a restart of the computer. ``False`` where that cannot be told (no ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            ticks = int(handle.read().rsplit(") ", 1)[1].split()[19])
+        with open("/proc/stat") as handle:
+            boot = next(int(line.split()[1]) for line in handle if line.startswith("btime "))
+        started = boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False
+    return started > when + _START_SLACK_S
