@@ -197,6 +197,25 @@ def test_autosave_of_a_crashed_process_is_offered_and_recovers_the_edits(tmp_pat
     assert not os.listdir(folder)
 
 
+@pytest.mark.parametrize("damage", [{"pid": None}, {"saved_at": "soon"}, {"saved_at": None}])
+def test_an_autosave_with_a_damaged_header_does_not_stop_the_others(tmp_path, damage):
+    """The start-up looks for autosaves: one whose first line was damaged is passed over,
+    the others are still offered."""
+    import json
+
+    folder = tmp_path / "autosave"
+    good, bad = Autosave(folder), Autosave(folder)
+    for slot, title in ((good, "good"), (bad, "damaged")):
+        slot.write(_session(title, 1), None)
+        header, _, rest = slot.path.read_text(encoding="utf-8").partition("\n")
+        prefix, _, meta = header.partition("{")
+        meta = json.loads("{" + meta) | {"pid": 0}
+        if slot is bad:
+            meta |= damage
+        slot.path.write_text(f"{prefix}{json.dumps(meta)}\n{rest}", encoding="utf-8")
+    assert [item.load().title for item in find_recoverable(folder)] == ["good"]
+
+
 def test_an_autosave_whose_process_number_went_to_another_program_is_offered(tmp_path):
     """After a restart of the computer the crashed app's process number may belong to a
     program started since: its autosave is still offered."""
