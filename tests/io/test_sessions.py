@@ -435,6 +435,18 @@ def test_preset_with_efficiency_removed_round_trips():
     assert again.hardware[0].hardware.efficiency is None
 
 
+def test_a_launch_overhead_of_zero_saves_the_same_every_time():
+    # 0 s of launch overhead reads as none; it was written as 0.0, read back as none, then
+    # written as null: each save of an unchanged session gave another file
+    hw = get_preset("h100-sxm")
+    assert hw.launch_overhead
+    hw.launch_overhead = 0.0
+    first = dumps_session(Session(hardware=[HardwareEntry(hw, preset="h100-sxm")]))
+    second = dumps_session(loads_session(first, "saved.yaml"))
+    assert second == first
+    assert loads_session(second, "saved.yaml").hardware[0].hardware.launch_overhead is None
+
+
 def test_preset_with_changed_compute_is_saved_inline_with_based_on():
     hw = get_preset("h100-sxm")
     hw.compute["bf16"] = 1.2e15

@@ -722,6 +722,8 @@ def _hardware_entry_to_data(entry: HardwareEntry) -> dict[str, Any]:
                 out = {"preset": entry.preset}
                 for key in PRESET_OVERRIDES:
                     mine, theirs = getattr(hw, key), getattr(base, key)
+                    if key == "launch_overhead":
+                        mine = mine or None  # (0 s reads as none: written so)
                     if key == "name" and not (mine or "").strip():
                         continue  # an empty name falls back to the preset's
                     if mine != theirs:
