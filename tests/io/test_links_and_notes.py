@@ -63,6 +63,31 @@ def test_a_backup_name_too_long_is_said(tmp_path):
     assert "no backup was kept" in note and "too long" in note
 
 
+def test_a_backup_name_taken_by_a_folder_is_said_and_the_folder_left_alone(tmp_path):
+    path = tmp_path / "s.yaml"
+    save_session(_session("before"), path)
+    (tmp_path / "s.yaml.bak").mkdir()
+    notes: list[str] = []
+    save_session(_session("after"), path, notes=notes)
+    assert load_session(path).title == "after"
+    assert list((tmp_path / "s.yaml.bak").iterdir()) == []  # no copy put inside it
+    (note,) = notes
+    assert "no backup was kept" in note and "s.yaml.bak" in note and "folder" in note
+
+
+def test_a_backup_name_taken_by_a_link_replaces_the_link_not_what_it_points_to(tmp_path):
+    path = tmp_path / "s.yaml"
+    save_session(_session("before"), path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    pointed = elsewhere / "other.yaml"  # not there yet: a dangling link
+    os.symlink(pointed, tmp_path / "s.yaml.bak")
+    save_session(_session("after"), path)
+    assert not pointed.exists()  # nothing written through the link
+    assert not (tmp_path / "s.yaml.bak").is_symlink()
+    assert load_session(tmp_path / "s.yaml.bak").title == "before"
+
+
 def test_an_owner_that_cannot_be_kept_is_said(tmp_path, monkeypatch):
     assert os.geteuid() == 0, "this check changes a file's owner: run the tests as root"
     path = tmp_path / "theirs.yaml"

@@ -322,10 +322,14 @@ def process_alive(pid: int) -> bool:
 
 
 def _copy_for_backup(src: Path, dst: Path) -> None:
+    # A folder of that name is left alone (a copy would go inside it); a link of that name
+    # is replaced, not written through (it may point anywhere, or at nothing yet).
+    if dst.is_dir() and not dst.is_symlink():
+        raise IsADirectoryError(errno.EISDIR, "a folder has that name", str(dst))
+    with contextlib.suppress(FileNotFoundError):
+        dst.unlink()
     # A hard link is instant and leaves ``src`` in place until the atomic rename.
     try:
-        if dst.exists():
-            dst.unlink()
         os.link(src, dst)
     except OSError:
         import shutil
