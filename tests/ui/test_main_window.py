@@ -91,6 +91,32 @@ def test_save_and_reopen_gives_the_same_chart(window, tmp_path):
         other.close()
 
 
+def test_opening_a_session_whose_title_wraps_otherwise_places_its_own_texts(qtbot, tmp_path):
+    # a chart with tags in its key, then a session whose title takes another number of
+    # lines: the plot shrank while the chart was half rebuilt and its texts were placed
+    # for operations no longer there (a KeyError in the event loop, the texts not placed)
+    create_app()
+    kernels = next(p for p in EXAMPLES if p.name == "real_kernels_h100_h200.yaml")
+    text = kernels.read_text(encoding="utf-8")
+    title = next(line for line in text.splitlines() if line.startswith("title: "))
+    other = tmp_path / "other.yaml"
+    other.write_text(text.replace(title, "title: " + "a title long enough to wrap " * 4),
+                     encoding="utf-8")
+    win = MainWindow()
+    win.resize(900, 700)
+    assert win.open_path(kernels)
+    win.show()
+    qtbot.waitExposed(win)
+    qtbot.waitUntil(lambda: bool(win.canvas.key.tags))  # (operations tagged in the key)
+    assert win.open_path(other)
+    qtbot.wait(50)
+    ids = {e.id for e in win.document.session.operations}
+    assert win.canvas.key.tags and set(win.canvas.key.tags) <= ids
+    assert win.canvas.labels.placed_for_view()  # (the texts placed for the chart shown)
+    win.close()
+    win.deleteLater()
+
+
 def test_malformed_file_keeps_the_session_and_its_history(window, tmp_path):
     op = window.document.session.operations[0]
     window.document.set_param(op.id, "m", 512)

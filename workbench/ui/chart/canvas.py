@@ -599,6 +599,18 @@ class RooflineCanvas(QWidget):
 
     def rebuild(self, fit: bool = False, honour_view_range: bool = True) -> None:
         """Rebuild the scene and sync every item to it (reusing items)."""
+        # (a plot resized meanwhile, as by a title of another length, places no text among
+        # items half synced: the texts are placed at the end)
+        self._rebuilding = True
+        try:
+            self._rebuild(fit, honour_view_range)
+        finally:
+            self._rebuilding = False
+
+    #: within :meth:`rebuild`
+    _rebuilding = False
+
+    def _rebuild(self, fit: bool, honour_view_range: bool) -> None:
         session = self.workspace.document.session
         scene = self._new_scene(session)
         self._scene = scene
@@ -720,7 +732,7 @@ class RooflineCanvas(QWidget):
         size = (self.width(), self.height())
         resized, self._size_placed = size != self._size_placed, size
         if (resized or self.labels.busy or not self.isVisible() or self.labels.pending
-                or self.labels.text_layout is None):
+                or self.labels.text_layout is None or self._rebuilding):
             self._on_range_changed()
             return
         self.relayout()
