@@ -11,6 +11,7 @@ import signal
 import stat
 
 import pytest
+from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from workbench.io.sessions import load_session
@@ -181,6 +182,44 @@ def test_saving_over_a_file_another_program_changed_asks_first(window, tmp_path,
     window.document.set_param(op.id, "m", 1024)
     window.save_action.trigger()
     assert len(asked) == 2 and load_session(path).operations[2].operation.params["m"] == 1024
+
+
+def test_a_file_changed_by_another_program_is_told_on_return_and_can_be_read_again(
+        window, tmp_path, monkeypatch):
+    """Back in the window after a hand edit of the open file: the status bar says the file
+    changed (once for that version); File ▸ Revert to Saved reads it, asking first when
+    there are changes here, and Cancel keeps them."""
+    path = tmp_path / "work.yaml"
+    window.statusBar().clearMessage()
+    assert window.revert_action.isEnabled()
+    window.changeEvent(QEvent(QEvent.Type.ActivationChange))
+    assert window.statusBar().currentMessage() == ""  # unchanged: nothing said
+
+    path.write_text(SESSION.replace("title: Spreadsheet check", "title: edited by hand"),
+                    encoding="utf-8")
+    window.activateWindow()
+    monkeypatch.setattr(window, "isActiveWindow", lambda: True)
+    window.changeEvent(QEvent(QEvent.Type.ActivationChange))
+    told = window.statusBar().currentMessage()
+    assert "work.yaml has been changed by another program" in told and "Revert to Saved" in told
+    window.statusBar().clearMessage()
+    window.changeEvent(QEvent(QEvent.Type.ActivationChange))
+    assert window.statusBar().currentMessage() == ""  # that version told once
+
+    _edit(window)  # changes here: Revert asks, and Cancel keeps them
+    asked = []
+    monkeypatch.setattr(window, "confirm_revert", lambda p: asked.append(p) or False)
+    window.revert_action.trigger()
+    assert asked == [path.resolve()] and window.isWindowModified()
+    assert window.document.session.title == "Spreadsheet check"
+
+    monkeypatch.setattr(window, "confirm_revert", lambda p: True)
+    window.revert_action.trigger()
+    assert window.document.session.title == "edited by hand"
+    assert not window.isWindowModified()
+    assert window.windowTitle().startswith("work.yaml")
+    window.save_action.trigger()  # read as it is now: Save replaces it without asking
+    assert load_session(path).title == "edited by hand"
 
 
 def test_export_results_csv_makes_formulas_text_and_keeps_numbers(window, tmp_path,

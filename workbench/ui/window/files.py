@@ -8,7 +8,7 @@ import logging
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QStandardPaths, QTimer
+from PySide6.QtCore import QEvent, QStandardPaths, QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from workbench.io.atomic import user_folder
@@ -157,6 +157,7 @@ class FilesMixin:
             name += " (example)"
         self.setWindowTitle(f"{name}[*] — {APP_NAME}")
         self.setWindowModified(self.document.modified)
+        self.revert_action.setEnabled(self.document.path is not None)
 
     def set_session(self, session: Session, path: Path | None, example: str | None = None
                     ) -> None:
@@ -246,6 +247,67 @@ class FilesMixin:
             return False
         now = _disk_stamp(path)
         return same and now is not None and now != self._opened_stamp
+
+    def revert_to_saved(self) -> bool:
+        """File ▸ Revert to Saved: read the open file again, as it is on disk now (another
+        program's edit, or the last save), the changes made here since dropped after asking.
+        A file that cannot be read leaves the session as it was."""
+        path = self.document.path
+        if path is None:
+            return False
+        assumed: list[str] = []
+        stamp = _disk_stamp(path)
+        try:
+            session = load_session(path, assumed)
+        except InputError as exc:
+            self.show_error("Cannot revert to the saved session", str(exc))
+            return False
+        if self.document.modified and not self.confirm_revert(path):
+            return False
+        self.set_session(session, path)
+        self._opened_stamp = stamp
+        self.statusBar().showMessage(f"Read {path} again", 4000)
+        show_assumed(self, path, assumed)
+        return True
+
+    def confirm_revert(self, path: Path) -> bool:
+        """Ask before Revert to Saved drops the changes made here (separate so that tests
+        can answer it)."""
+        answer = QMessageBox.question(
+            self, APP_NAME,
+            f"Drop the changes made since {path.name} was last saved, and read the file "
+            f"again as it is on disk?", QMessageBox.Discard | QMessageBox.Cancel,
+            QMessageBox.Cancel)
+        return answer == QMessageBox.Discard
+
+    #: the open file's version last told of as changed by another program (told once each)
+    _told_stamp: tuple[int, ...] | None = None
+
+    def changeEvent(self, event) -> None:
+        """Back in the window: where another program has changed or removed the open file
+        since it was opened or saved here, the status bar says so (once for each version),
+        and what to do."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.tell_changed_on_disk()
+
+    def tell_changed_on_disk(self) -> None:
+        """See :meth:`changeEvent`."""
+        path = self.document.path
+        if path is None or self._opened_stamp is None:
+            return
+        now = _disk_stamp(path)
+        if now == self._opened_stamp or now == self._told_stamp or (
+                now is None and self._told_stamp == ()):
+            return
+        self._told_stamp = now if now is not None else ()
+        if now is None:
+            text = f"{path.name} has been moved or deleted by another program: Save writes it again"
+        else:
+            text = (f"{path.name} has been changed by another program: File ▸ Revert to Saved "
+                    "reads it again" + ("; Save asks before replacing it"
+                                        if self.document.modified else ""))
+        self.statusBar().showMessage(text)
 
     def confirm_replace_changed(self, path: Path) -> bool:
         """Ask before a save replaces what another program wrote to the open file

@@ -58,6 +58,10 @@ class MenusMixin:
                                         name="save")
         self.save_as_action = self._action("Save &As…", self.on_save_as, K.SaveAs,
                                            "Save the session under a new name", name="save_as")
+        self.revert_action = self._action(
+            "Rever&t to Saved", self.revert_to_saved,
+            tip="Read the session file again as it is on disk, dropping the changes since",
+            name="revert")
         self.quit_action = self._action("&Quit", self.close, K.Quit, "Quit Roofline Workbench",
                                         name="quit")
         self.export_figure_action = self._action(
@@ -176,6 +180,7 @@ class MenusMixin:
         file_menu.addSeparator()
         file_menu.addAction(self.save_action)
         file_menu.addAction(self.save_as_action)
+        file_menu.addAction(self.revert_action)
         file_menu.addSeparator()
         file_menu.addAction(self.export_figure_action)
         file_menu.addAction(self.copy_figure_action)
