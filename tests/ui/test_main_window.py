@@ -211,6 +211,35 @@ def test_view_menu_toggles_are_undoable_session_settings(window):
     assert not action.isChecked()
 
 
+def test_each_view_menu_choice_is_an_undo_step_named_as_the_menu_names_it(window):
+    """Theme ▸ Dark, then Presentation: Undo goes back to Dark, not straight to Light; Legend
+    off then on again: Undo hides it (the two choices had merged into one step that undid
+    nothing). The Edit menu names each step in the View menu's words, not a setting's key."""
+    undo = window.undo_action
+    window.theme_actions["dark"].trigger()
+    window.theme_actions["presentation"].trigger()
+    assert shown_text(undo.text()) == "Undo Theme: Presentation"
+    undo.trigger()
+    assert window.theme_actions["dark"].isChecked()
+    assert shown_text(undo.text()) == "Undo Theme: Dark"
+    undo.trigger()
+    assert window.theme_actions["light"].isChecked()
+    legend = window.view_actions["legend"]
+    legend.trigger()
+    legend.trigger()
+    assert legend.isChecked()
+    assert shown_text(undo.text()) == "Undo Show Legend"
+    undo.trigger()
+    assert not legend.isChecked()
+    assert shown_text(undo.text()) == "Undo Hide Legend"
+    window.view_actions["all_precisions"].trigger()
+    assert shown_text(undo.text()) == "Undo Show All Precision Roofs"
+    window.level_actions["l2"].trigger()
+    assert shown_text(undo.text()) == "Undo Profile Memory Level: L2"
+    window.top_actions[10].trigger()
+    assert shown_text(undo.text()) == "Undo Profiled Kernels Shown: Top 10"
+
+
 def test_open_example_menu_lists_every_example(window):
     titles = [shown_text(a.text()) for a in window.examples_menu.actions()]
     assert len(titles) == len(EXAMPLES)

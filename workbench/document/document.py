@@ -711,6 +711,8 @@ class Document:
     # -- view and title --------------------------------------------------------------------
 
     def set_view(self, name: str, value: Any) -> None:
+        """Set the view setting ``name``: each choice is an undo step of its own, named as
+        the View menu names it ("Hide Legend", "Theme: Dark")."""
         old = getattr(self.session.view, name)
         if old == value:
             return
@@ -719,7 +721,7 @@ class Document:
             setattr(self.session.view, name, v)
             return Change(What.VIEW, (), (name,))
 
-        self.edit(f"View: {name}", put, value, old, merge_key=("view", name))
+        self.edit(_view_text(name, value), put, value, old)
 
     def set_title(self, title: str) -> None:
         old = self.session.title
@@ -731,6 +733,32 @@ class Document:
             return Change(What.TITLE)
 
         self.edit("Edit title", put, title, old, merge_key=("title",))
+
+
+#: The View menu's name of each view setting, for the undo step that changes it.
+_VIEW_NAMES = {"legend": "Legend", "labels": "Point Labels", "regions": "Shaded Regions",
+               "derated": "Derated Roofs", "all_precisions": "All Precision Roofs",
+               "all_levels": "All Memory Roofs", "sweeps": "Sweep Paths",
+               "measured": "Measured Points", "pairs": "Compared Pairs", "theme": "Theme",
+               "level": "Profile Memory Level", "top": "Profiled Kernels Shown",
+               "x_range": "Zoom", "y_range": "Zoom"}
+
+
+def _view_text(name: str, value: Any) -> str:
+    """What setting view setting ``name`` to ``value`` does, in the View menu's words:
+    "Show Legend", "Hide Point Labels", "Theme: Dark", "Profiled Kernels Shown: Top 10"."""
+    what = _VIEW_NAMES.get(name, name)
+    if isinstance(value, bool):
+        return f"{'Show' if value else 'Hide'} {what}"
+    if name == "level":
+        return f"{what}: {'All Levels' if value == 'all' else str(value).upper()}"
+    if name == "top":
+        shown = ("The Kernels That Make 95 % of the Time" if value == 0
+                 else "Every Kernel" if value >= 100_000 else f"Top {value}")
+        return f"{what}: {shown}"
+    if name == "theme":
+        return f"{what}: {str(value).capitalize()}"
+    return what
 
 
 def _tensor_name(text: str) -> str:
