@@ -239,3 +239,50 @@ def test_ctrl_e_exports_the_figure_from_a_field_that_would_take_it(qtbot, window
     qtbot.waitUntil(other.hasFocus)
     qtbot.keyClick(other, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
     assert opened == [window]
+
+
+def _tabbed_through(qtbot, first, container, presses: int = 60) -> list:
+    """The widgets of ``container`` that Tab gives the focus to, from ``first`` on, until the
+    focus leaves ``container`` or comes back to ``first``."""
+    first.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(first.hasFocus)
+    order = [first]
+    for _ in range(presses):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        focused = QApplication.focusWidget()
+        if focused is first or not _inside(focused, container):
+            break
+        order.append(focused)
+    return order
+
+
+def _out_of_order(fields, container) -> list[str]:
+    """The fields reached before one shown above them: "A before B" for each such pair."""
+    tops = [f.mapTo(container, f.rect().topLeft()).y() for f in fields]
+    return [f"{a.objectName()} (y={ya}) before {b.objectName()} (y={yb})"
+            for a, b, ya, yb in zip(fields, fields[1:], tops, tops[1:], strict=False) if yb < ya]
+
+
+def test_tab_walks_the_model_set_up_top_to_bottom(qtbot, gpu_window):
+    """Add Model… and the Model tab: Tab from Tensor parallel went to Output tokens, three rows
+    down, then back up to Expert parallel and Pipeline stages: it follows the form's rows."""
+    from conftest import add_model_through_dialog
+
+    win = gpu_window
+    win.add_model_action.trigger()
+    dialog = win._add_model_dialog
+    qtbot.waitUntil(dialog.isVisible)
+    form = dialog.form
+    fields = _tabbed_through(qtbot, form.phase, form)
+    assert form.output_len in fields and form.view in fields
+    assert _out_of_order(fields, form) == []
+    dialog.reject()
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    add_model_through_dialog(qtbot, win)
+    win.model_dock.raise_()
+    win.activateWindow()
+    form = win.model_panel.editor.form
+    qtbot.waitUntil(form.phase.isVisible)
+    fields = _tabbed_through(qtbot, form.phase, form)
+    assert form.output_len in fields and form.view in fields
+    assert _out_of_order(fields, form) == []

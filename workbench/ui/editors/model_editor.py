@@ -83,16 +83,17 @@ class SetupForm(QWidget):
         self.kv_cache = self._combo("kv_cache", KV_DTYPES)
         self.tp = self._spin("tp", 1, 1024, "Tensor-parallel degree: chips sharing each layer "
                                             "(heads and FFN columns sharded)")
-        self.output_len = self._spin("output_len", 0, MAX_LENGTH,
-                                     "Output tokens of a whole request (0: none): TTFT, then "
-                                     "one decode step per token with the KV cache growing "
-                                     "from the prompt length")
-        self.output_len.setSpecialValueText("none")
         self.ep = self._spin("ep", 1, 1024, "Expert parallelism (MoE): routed experts split "
                                             "over this many chips, all-to-all dispatch and "
                                             "combine")
         self.pp = self._spin("pp", 1, 1024, "Pipeline parallelism: layers split into this "
                                             "many stages, as many micro-batches in flight")
+        # (made in the form's order: Tab follows the order fields are made in)
+        self.output_len = self._spin("output_len", 0, MAX_LENGTH,
+                                     "Output tokens of a whole request (0: none): TTFT, then "
+                                     "one decode step per token with the KV cache growing "
+                                     "from the prompt length")
+        self.output_len.setSpecialValueText("none")
         # serving: the memory a server uses, the all-reduce, routing skew, speculation
         self.memory_utilization = self._number(
             "memory_utilization", 0.05, 1.0, 0.01, 2,
