@@ -257,10 +257,13 @@ def _tabbed_through(qtbot, first, container, presses: int = 60) -> list:
 
 
 def _out_of_order(fields, container) -> list[str]:
-    """The fields reached before one shown above them: "A before B" for each such pair."""
+    """The fields reached just before one shown on a row above them: "A before B" for each
+    such pair (a field beside the last, on its row, is in order)."""
     tops = [f.mapTo(container, f.rect().topLeft()).y() for f in fields]
+    middles = [f.mapTo(container, f.rect().center()).y() for f in fields]
     return [f"{a.objectName()} (y={ya}) before {b.objectName()} (y={yb})"
-            for a, b, ya, yb in zip(fields, fields[1:], tops, tops[1:], strict=False) if yb < ya]
+            for a, b, ya, yb in zip(fields, fields[1:], tops, middles[1:], strict=False)
+            if yb < ya]
 
 
 def test_tab_walks_the_model_set_up_top_to_bottom(qtbot, gpu_window):
@@ -286,3 +289,16 @@ def test_tab_walks_the_model_set_up_top_to_bottom(qtbot, gpu_window):
     fields = _tabbed_through(qtbot, form.phase, form)
     assert form.output_len in fields and form.view in fields
     assert _out_of_order(fields, form) == []
+
+
+def test_tab_walks_the_machine_editor_top_to_bottom(qtbot, window):
+    """Hardware: Tab from the machine's name went to the Add-a-ceiling row below the table,
+    the fields under it and its sources, and only then up to the peaks and bandwidths."""
+    panel = window.hardware_panel
+    window.hardware_dock.raise_()
+    qtbot.waitUntil(panel.name_edit.isVisible)
+    fields = _tabbed_through(qtbot, panel.name_edit, panel, presses=120)
+    peak = panel.value_edit("compute", "bf16")
+    assert peak in fields and panel.add_kind_combo in fields
+    assert fields.index(peak) < fields.index(panel.add_kind_combo)
+    assert _out_of_order(fields, panel) == []

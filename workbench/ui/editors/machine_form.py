@@ -388,6 +388,16 @@ class MachineForm:
                 button.clicked.connect(partial(self.remove_ceiling, group, name))
                 table.setCellWidget(row, 3, button)
                 self.remove_buttons[(group, name)] = button
+        # Tab goes down the rows just after the name, as they are shown: made after the
+        # fields below the table, they would come last
+        previous: QWidget = self.name_edit
+        for key, edit in self.value_edits.items():
+            row = (edit, self.main_radios.get(key[1]) if key[0] == "memory" else None,
+                   self.remove_buttons[key])
+            for widget in row:
+                if widget is not None:
+                    QWidget.setTabOrder(previous, widget)
+                    previous = widget
         self._fit_table()
         self._show_problems()
         if focused in self.value_edits:
