@@ -106,10 +106,51 @@ def test_header_tooltips_give_the_formulas(table):
     assert model.headerData(COL["intensity"], horizontal, tip) == FORMULAS["intensity"]
     assert model.headerData(COL["ridge"], horizontal, tip) == FORMULAS["ridge"]
     assert model.headerData(COL["attainable"], horizontal, tip) == FORMULAS["attainable"]
-    for key in ("t_math", "t_mem", "t_lower", "t_upper", "t_predicted"):
+    for key in ("t_math", "t_mem", "t_lower", "t_upper"):
         assert model.headerData(COL[key], horizontal, tip) == FORMULAS[key]
+    for key in ("t_predicted", "t_predicted_calibrated"):  # the derated and calibrated ones
+        assert FORMULAS[key] in model.headerData(COL["t_predicted"], horizontal, tip)
     assert FORMULAS["bound"] in model.headerData(COL["bound"], horizontal, tip)
     assert all(model.headerData(i, horizontal, tip) for i in range(len(COLUMNS)))
+
+
+#: The columns whose cell is the result of a formula: its tooltip ends with the number shown.
+_COMPUTED = ("intensity", "ridge", "attainable", "fraction_of_peak", "t_math", "t_mem",
+             "t_lower", "t_upper", "t_predicted", "t_work", "t_fixed")
+
+
+@pytest.mark.parametrize("prediction", ["calibrated", "derated"])
+def test_each_number_says_how_it_is_computed_with_its_own_values(table, workspace,
+                                                                 prediction):
+    """Hovering a number gives its formula with the row's values: the cells had no tooltip
+    (the header's formula only), and the header's T_predicted was the derated one while the
+    cells showed the calibrated prediction, 5.06 ms where T_lower / efficiency gave 3.89 ms."""
+    workspace.document.set_prediction(model=prediction)
+    tip = Qt.ItemDataRole.ToolTipRole
+    for key in ("flops", "bytes", "ridge", "attainable", "bound", "t_math", "t_predicted"):
+        assert source_text(table, 0, COL[key], tip), key
+    for key in _COMPUTED:
+        text = source_text(table, 0, COL[key])
+        if text == "—":
+            assert prediction == "derated" and key in ("t_work", "t_fixed")
+            continue
+        formula = source_text(table, 0, COL[key], tip).split(" (calibrated")[0]
+        assert formula.endswith((f"= {text}", f"= {text} FLOP/B")), (key, text, formula)
+    flops, peak = (source_text(table, 0, COL[k]) for k in ("flops", "ceiling"))
+    assert f"{flops} / {peak}" in source_text(table, 0, COL["t_math"], tip)
+    predicted = source_text(table, 0, COL["t_predicted"], tip)
+    raw = {k: source_text(table, 0, COL[k], SORT_ROLE) for k in ("t_predicted", "t_lower")}
+    if prediction == "calibrated":  # 6.83 µs + 5.05 ms = 5.06 ms
+        work, fixed = (source_text(table, 0, COL[k]) for k in ("t_work", "t_fixed"))
+        assert f"{fixed} + {work}" in predicted
+        assert raw["t_predicted"] == pytest.approx(
+            source_text(table, 0, COL["t_work"], SORT_ROLE)
+            + source_text(table, 0, COL["t_fixed"], SORT_ROLE))
+    else:  # 3.89 ms / 0.78 = 4.99 ms
+        lower = source_text(table, 0, COL["t_lower"])
+        efficiency = workspace.document.session.hardware[0].hardware.efficiency
+        assert f"{lower} / {efficiency:g}" in predicted
+        assert raw["t_predicted"] == pytest.approx(raw["t_lower"] / efficiency)
 
 
 def test_sorting_is_numeric(qtbot):

@@ -105,8 +105,9 @@ COLUMNS: tuple[Column, ...] = (
            FORMULAS["ridge"], sample="Ridge [FLOP/B]"),
     Column("attainable", "Attainable", lambda r: r.attainable_flops,
            _q("flop_rate"), FORMULAS["attainable"]),
-    Column("bound", "Bound", lambda r: r.bound, None, "bound: " + FORMULAS["bound"],
-           numeric=False, sample="overhead"),
+    Column("bound", "Bound", lambda r: r.bound, None,
+           f"bound: {FORMULAS['bound']} (derated prediction); {FORMULAS['bound_calibrated']} "
+           "(calibrated)", numeric=False, sample="overhead"),
     Column("fraction_of_peak", "% of peak",
            lambda r: 100.0 * r.fraction_of_peak, format_number,
            FORMULAS["fraction_of_peak"] + " × 100", sample="% of peak"),
@@ -118,12 +119,14 @@ COLUMNS: tuple[Column, ...] = (
            FORMULAS["t_lower"], sample="999 ms"),
     Column("t_upper", "T_upper", lambda r: r.t_upper_s, _q("time"),
            FORMULAS["t_upper"], sample="999 ms"),
-    Column("t_predicted", "T_predicted", lambda r: r.t_predicted_s,
-           _q("time"), FORMULAS["t_predicted"], sample="T_predicted"),
+    Column("t_predicted", "T_predicted", lambda r: r.t_predicted_s, _q("time"),
+           f"{FORMULAS['t_predicted']} (derated prediction); "
+           f"{FORMULAS['t_predicted_calibrated']} (calibrated)", sample="T_predicted"),
     Column("efficiency", "Efficiency", lambda r: r.efficiency,
            lambda v: f"{100 * v:.3g} %",
            "derating efficiency of the machine (T_predicted = T_lower / efficiency, floored by "
-           "the launch overhead); — : none, T_predicted = T_lower", sample="Efficiency"),
+           "the launch overhead); — : none, T_predicted = T_lower, or the calibrated "
+           "prediction (its efficiencies under Efficiencies)", sample="Efficiency"),
     Column("overhead", "Overhead floor", lambda r: r.launch_overhead_s,
            _q("time"), "launch overhead of the machine: the time floor below which an operation "
            "is overhead-bound; — : none known", sample="Overhead floor"),
@@ -164,8 +167,17 @@ class _Row:
 
     raw: list[Any]
     reason: str = ""
+    #: the result the row shows, whose cells' tooltips (:func:`_cell_tips`) are written
+    #: when first asked for
+    result: Result | None = None
+    machine: str = ""
     tips: dict[int, str] | None = None
     text: list[str | None] = field(default_factory=lambda: [None] * len(COLUMNS))
+
+    def tip_of(self, col: int) -> str | None:
+        if self.tips is None and self.result is not None:
+            self.tips = _cell_tips(self.result, self.machine)
+        return self.tips.get(col) if self.tips else None
 
     def text_of(self, col: int) -> str:
         text = self.text[col]
@@ -200,6 +212,118 @@ class _Row:
             else:
                 changed.append(col)
         return changed
+
+
+def _cell_tips(r: Result, machine: str) -> dict[int, str]:
+    """What each cell of a result's row is and how it is computed, with the row's own
+    values (as the editor's derivation writes them), by column."""
+    def q(value: float, unit: str) -> str:
+        return format_quantity(value, unit)
+
+    i = COLUMN_INDEX
+    latency = f" + link latency {q(r.latency_s, 'time')}" if r.latency_s else ""
+    roofline = r.t_lower_s - r.latency_s  # max(T_math, T_mem)
+    c = r.calibrated
+    tips = {
+        i["precision"]: (
+            f"computes in {r.precision}; {machine} has no {r.precision} peak, so the "
+            f"{r.precision_used} peak is the ceiling" if r.precision_used != r.precision
+            else f"{r.precision} peak of {machine}") + f" ({r.unit} units)",
+        i["flops"]: (f"FLOPs = {q(r.flops, 'flops')}: every floating-point operation it "
+                     "does, a multiply-add counted as 2 (each term in the editor's "
+                     "derivation)"),
+        i["bytes"]: (f"bytes = {q(r.bytes, 'bytes')} across {r.level}, loads and stores both "
+                     "counted (each term in the editor's derivation)"),
+        i["intensity"]: (f"{FORMULAS['intensity']} = {q(r.flops, 'flops')} / "
+                         f"{q(r.bytes, 'bytes')} = {format_number(r.intensity)} FLOP/B"),
+        i["ceiling"]: (f"{r.precision_used} peak of the {r.unit} units"
+                       + (f"; {r.ceiling_note}" if r.ceiling_note else "")),
+        i["bandwidth"]: f"memory level: {r.level}",
+        i["ridge"]: (f"{FORMULAS['ridge']} = {q(r.peak_flops, 'flop_rate')} / "
+                     f"{q(r.bandwidth, 'bandwidth')} = {format_number(r.ridge)} FLOP/B"),
+        i["attainable"]: (f"{FORMULAS['attainable']} = min({q(r.peak_flops, 'flop_rate')}, "
+                          f"{format_number(r.intensity)} FLOP/B × "
+                          f"{q(r.bandwidth, 'bandwidth')}) = "
+                          f"{q(r.attainable_flops, 'flop_rate')}"),
+        i["fraction_of_peak"]: (f"{FORMULAS['fraction_of_peak']} × 100 = "
+                                f"{q(r.attainable_flops, 'flop_rate')} / "
+                                f"{q(r.peak_flops, 'flop_rate')} × 100 = "
+                                f"{format_number(100.0 * r.fraction_of_peak)}"),
+        i["t_math"]: (f"{FORMULAS['t_math']} = {q(r.flops, 'flops')} / "
+                      f"{q(r.peak_flops, 'flop_rate')} = {q(r.t_math_s, 'time')}"),
+        i["t_mem"]: (f"{FORMULAS['t_mem']} = {q(r.bytes, 'bytes')} / "
+                     f"{q(r.bandwidth, 'bandwidth')} = {q(r.t_mem_s, 'time')}"),
+        i["t_lower"]: (f"T_lower = max(T_math, T_mem){' + latency' if latency else ''} = "
+                       f"max({q(r.t_math_s, 'time')}, {q(r.t_mem_s, 'time')}){latency} = "
+                       f"{q(r.t_lower_s, 'time')}"),
+        i["t_upper"]: (f"T_upper = T_math + T_mem{' + latency' if latency else ''} = "
+                       f"{q(r.t_math_s, 'time')} + {q(r.t_mem_s, 'time')}{latency} = "
+                       f"{q(r.t_upper_s, 'time')}"),
+    }
+    if r.bound == "compute":
+        tips[i["bound"]] = (f"compute-bound: T_math ≥ T_mem ({q(r.t_math_s, 'time')} ≥ "
+                            f"{q(r.t_mem_s, 'time')})")
+    elif r.bound == "memory":
+        tips[i["bound"]] = (f"memory-bound: T_mem > T_math ({q(r.t_mem_s, 'time')} > "
+                            f"{q(r.t_math_s, 'time')})")
+    kernels = f"{r.kernels} × " if r.kernels > 1 else ""
+    if c is not None:  # the calibrated prediction
+        work = (f"{FORMULAS['t_work']} = max({q(r.t_math_s, 'time')} / {c.e_math:g}, "
+                f"{q(r.t_mem_s, 'time')} / {c.e_mem:g}) = {q(r.t_work_s, 'time')}")
+        fixed = (f"{FORMULAS['t_fixed']} = {r.kernels} × ({q(c.launch, 'time')} + "
+                 f"{q(c.startup, 'time')}) = {q(r.t_fixed_s, 'time')}")
+        tips[i["t_work"]] = work
+        tips[i["t_fixed"]] = fixed
+        total = q(r.t_fixed_s + r.t_work_s, "time")
+        if c.floor > 0:
+            predicted = (f"T_predicted = max(T_fixed + T_work, kernels × launch floor)"
+                         f"{' + latency' if latency else ''} = max({q(r.t_fixed_s, 'time')} "
+                         f"+ {q(r.t_work_s, 'time')}, {r.kernels} × {q(c.floor, 'time')})")
+        else:
+            predicted = (f"T_predicted = T_fixed + T_work{' + latency' if latency else ''} = "
+                         f"{q(r.t_fixed_s, 'time')} + {q(r.t_work_s, 'time')}")
+        tips[i["t_predicted"]] = (f"{predicted}{latency} = {q(r.t_predicted_s, 'time')} "
+                                  f"(calibrated: {c.math_class} {c.e_math:g} on the compute "
+                                  f"roof, {c.memory_class} {c.e_mem:g} on the bandwidth roof)")
+        tips[i["kernel_class"]] = (f"{c.math_class} {c.e_math:g} on the compute roof, "
+                                   f"{c.memory_class} {c.e_mem:g} on the bandwidth roof: "
+                                   f"{c.reason}")
+        if r.bound == "overhead":
+            tips[i["bound"]] = (
+                f"overhead-bound: T_work {q(r.t_work_s, 'time')} < T_fixed "
+                f"{q(r.t_fixed_s, 'time')}" if r.t_work_s < r.t_fixed_s else
+                f"overhead-bound: T_fixed + T_work {total} < {r.kernels} × launch floor "
+                f"{q(c.floor, 'time')}")
+        if r.launch_overhead_s:
+            cost = (f"max(launch floor, launch) = max({q(c.floor, 'time')}, "
+                    f"{q(c.launch, 'time')}) = " if c.floor > 0 else "")
+            tips[i["overhead"]] = (f"launch cost per kernel (calibrated, {c.launches} "
+                                   f"launches): {cost}{q(r.launch_overhead_s, 'time')}")
+    else:  # the derated prediction
+        base = "max(T_math, T_mem)" if latency else "T_lower"
+        value = q(roofline, "time")
+        eff = r.efficiency or 1.0
+        derated = f"{base} / {r.efficiency:g}" if r.efficiency else base
+        shown = f"{value} / {r.efficiency:g}" if r.efficiency else value
+        if r.launch_overhead_s:
+            floor = f"{kernels}{q(r.launch_overhead_s, 'time')}"
+            predicted = (f"T_predicted = max({derated}, kernels × launch overhead)"
+                         f"{' + latency' if latency else ''} = max({shown}, {floor})")
+        else:
+            predicted = f"T_predicted = {derated}{' + latency' if latency else ''} = {shown}"
+        tips[i["t_predicted"]] = f"{predicted}{latency} = {q(r.t_predicted_s, 'time')}"
+        if r.efficiency:
+            tips[i["efficiency"]] = (f"derating efficiency of {machine}: T_predicted = "
+                                     f"{base} / {r.efficiency:g}")
+        if r.launch_overhead_s:
+            tips[i["overhead"]] = (f"launch overhead of {machine}: "
+                                   f"{q(r.launch_overhead_s, 'time')} per kernel; below "
+                                   f"{kernels}{q(r.launch_overhead_s, 'time')} an operation is "
+                                   "overhead-bound")
+        if r.bound == "overhead":
+            tips[i["bound"]] = (f"overhead-bound: {derated} = {q(roofline / eff, 'time')} < "
+                                f"{kernels}launch overhead {q(r.launch_overhead_s or 0.0, 'time')}")
+    return tips
 
 
 _palette_cache: list[Any] = [None]  # [(highlight, disabled text)] until the palette changes
@@ -429,22 +553,7 @@ class ResultsModel(QAbstractTableModel):
         except COUNTING_ERRORS as exc:  # invalid parameters: a row that says why
             result, reason = None, f"Cannot count {op_name}: {exc}"
         if result is not None:
-            tips = {
-                COLUMN_INDEX["precision"]: (
-                    f"computes in {result.precision}; {hw.label} has no {result.precision} "
-                    f"peak, so the {result.precision_used} peak is the ceiling"
-                    if result.precision_used != result.precision
-                    else f"{result.precision} peak of {hw.label}")
-                + f" ({result.unit} units)",
-                COLUMN_INDEX["ceiling"]: (
-                    f"{result.precision_used} peak of the {result.unit} units"
-                    + (f"; {result.ceiling_note}" if result.ceiling_note else "")),
-                COLUMN_INDEX["bandwidth"]: f"memory level: {result.level}",
-                COLUMN_INDEX["intensity"]: (
-                    f"FLOPs / bytes = {format_quantity(result.flops, 'flops')} / "
-                    f"{format_quantity(result.bytes, 'bytes')}"),
-            }
-            return _Row([c.value(result) for c in COLUMNS], "", tips)
+            return _Row([c.value(result) for c in COLUMNS], "", result, hw.label)
         raw: list[Any] = [None] * len(COLUMNS)
         raw[0], raw[1] = op_name, hw.label
         try:  # FLOPs, bytes and intensity do not depend on the machine
@@ -509,9 +618,7 @@ class ResultsModel(QAbstractTableModel):
             data = self.row_data(row)
             if data.reason:
                 return data.reason
-            if data.tips and col in data.tips:
-                return data.tips[col]
-            return None
+            return data.tip_of(col)
         if role == FILTER_ROLE:  # names only: filtering needs no evaluation
             op_id, hw_id = self._keys[row]
             return (f"{self._ops[op_id].operation.name}\t"
