@@ -302,3 +302,22 @@ def test_tab_walks_the_machine_editor_top_to_bottom(qtbot, window):
     assert peak in fields and panel.add_kind_combo in fields
     assert fields.index(peak) < fields.index(panel.add_kind_combo)
     assert _out_of_order(fields, panel) == []
+
+
+def test_ctrl_shift_z_redoes_as_ctrl_y_does(qtbot, window):
+    """Ctrl+Shift+Z redoes on every platform: where the platform's Redo was Ctrl+Y alone, it
+    did nothing."""
+    doc = window.document
+    op = doc.session.operations[0]
+    doc.set_operation_field(op.id, "name", "renamed")
+    window.operations_panel.view.setFocus()
+    qtbot.waitUntil(window.operations_panel.view.hasFocus)
+    focused = QApplication.focusWidget()
+    qtbot.keyClick(focused, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert doc.session.operations[0].operation.name != "renamed"
+    qtbot.keyClick(focused, Qt.Key.Key_Z,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert doc.session.operations[0].operation.name == "renamed"
+    qtbot.keyClick(focused, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(focused, Qt.Key.Key_Y, Qt.KeyboardModifier.ControlModifier)
+    assert doc.session.operations[0].operation.name == "renamed"

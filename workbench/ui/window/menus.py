@@ -75,6 +75,12 @@ class MenusMixin:
             name="export_csv")
         self.undo_action = self._action("&Undo", self.document.undo, K.Undo, name="undo")
         self.redo_action = self._action("&Redo", self.document.redo, K.Redo, name="redo")
+        # every key the platform gives Redo (a standard key's sequence is only its first:
+        # Ctrl+Y alone under Windows' bindings), and Ctrl+Shift+Z everywhere
+        redo_keys = QKeySequence.keyBindings(K.Redo)
+        if QKeySequence("Ctrl+Shift+Z") not in redo_keys:
+            redo_keys.append(QKeySequence("Ctrl+Shift+Z"))
+        self.redo_action.setShortcuts(redo_keys)
         self.fit_action = self._action("&Fit to Data", self.canvas.fit_to_data,
                                        QKeySequence("Ctrl+0"), "Zoom to show every point and roof",
                                        name="fit")
