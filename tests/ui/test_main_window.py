@@ -117,6 +117,39 @@ def test_opening_a_session_whose_title_wraps_otherwise_places_its_own_texts(qtbo
     win.deleteLater()
 
 
+def test_the_title_and_notes_are_edited_in_one_undo_step(qtbot, window, monkeypatch):
+    # the chart's title heads every figure exported: it is edited in the app, not only in
+    # the file; the dialog refuses what could not be saved, and says why
+    seen = {}
+
+    def fill(dialog):
+        seen["title"], seen["notes"] = dialog.values()
+        dialog.title_edit.selectAll()
+        dialog.title_edit.insert("Prefill\x1b")  # (as pasted)
+        ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
+        seen["refused"] = (ok.isEnabled(), dialog.problem.text())
+        qtbot.keyClick(dialog.title_edit, Qt.Key.Key_Backspace)
+        qtbot.keyClicks(dialog.title_edit, " and decode on one chart ")
+        qtbot.keyClicks(dialog.notes_edit, "Measured on the lab's H100.")
+        return ok.isEnabled()
+
+    before = load_session(LLAMA)
+    monkeypatch.setattr(window, "run_dialog", fill)
+    window.title_action.trigger()
+    assert (seen["title"], seen["notes"]) == (before.title, before.notes)
+    enabled, problem = seen["refused"]
+    assert not enabled and "control character U+001B" in problem
+    session = window.document.session
+    assert session.title == "Prefill and decode on one chart"
+    assert session.notes.endswith("Measured on the lab's H100.")
+    assert " ".join(window.canvas.titles.title_lines()[0]) == "Prefill and decode on one chart"
+    assert window.isWindowModified()
+    assert window.undo_action.text() == "&Undo Edit Title and Notes"
+    window.undo_action.trigger()
+    assert (session.title, session.notes) == (before.title, before.notes)
+    assert not window.isWindowModified()
+
+
 def test_malformed_file_keeps_the_session_and_its_history(window, tmp_path):
     op = window.document.session.operations[0]
     window.document.set_param(op.id, "m", 512)

@@ -734,6 +734,22 @@ class Document:
 
         self.edit("Edit title", put, title, old, merge_key=("title",))
 
+    def set_title_and_notes(self, title: str, notes: str) -> None:
+        """Set the session's title and notes, as one step ("Edit Title and Notes", or of
+        the one changed)."""
+        old = (self.session.title, self.session.notes)
+        new = (title, notes)
+        if old == new:
+            return
+
+        def put(v: tuple[str, str]) -> Change:
+            self.session.title, self.session.notes = v
+            return Change(What.TITLE)
+
+        changed = [what for what, a, b in zip(("Title", "Notes"), old, new, strict=True)
+                   if a != b]
+        self.edit(f"Edit {' and '.join(changed)}", put, new, old)
+
 
 #: The View menu's name of each view setting, for the undo step that changes it.
 _VIEW_NAMES = {"legend": "Legend", "labels": "Point Labels", "regions": "Shaded Regions",

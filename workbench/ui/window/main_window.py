@@ -105,6 +105,20 @@ class MainWindow(DocksMixin, MenusMixin, FilesMixin, ExportingMixin, HelpMixin,
         self.workspace.selection.select(op_id)
         return op_id
 
+    def on_edit_title(self) -> None:
+        """Edit ▸ Title and Notes…: both set as one undo step when OK is pressed."""
+        from workbench.ui.dialogs.title_dialog import TitleDialog
+
+        session = self.document.session
+        dialog = TitleDialog(session.title, session.notes, self)
+        if self.run_dialog(dialog):
+            self.document.set_title_and_notes(*dialog.values())
+
+    def run_dialog(self, dialog) -> bool:
+        """Show ``dialog`` modal; whether it was accepted (separate so that tests can fill
+        it in and answer it)."""
+        return dialog.exec() == dialog.DialogCode.Accepted
+
     # -- whole models ----------------------------------------------------------------------
 
     def on_add_model(self) -> None:

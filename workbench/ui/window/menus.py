@@ -222,6 +222,11 @@ class MenusMixin:
             if action is not None:
                 edit.addAction(action)
         edit.addSeparator()
+        self.title_action = edit.addAction("Title and &Notes…")
+        self.title_action.setObjectName("title_and_notes")
+        self.title_action.setStatusTip("The chart's title (every figure's heading) and the "
+                                       "session's notes")
+        self.title_action.triggered.connect(self.on_edit_title)
         edit.addAction(self.compare_action)
         edit.addAction(self.measure_operation_action)
 
