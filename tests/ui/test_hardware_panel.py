@@ -217,7 +217,7 @@ def test_toggle_visibility_from_the_checkbox(panel, workspace):
     item = panel.item_for(tpu.id)
     item.setCheckState(Qt.CheckState.Unchecked)  # what a click on the checkbox does
     assert tpu.visible is False
-    assert document.undo_text().startswith("Show/hide")
+    assert document.undo_text() == f"Hide {tpu.hardware.label}"
     document.undo()
     assert tpu.visible is True
     assert panel.item_for(tpu.id).checkState() == Qt.CheckState.Checked

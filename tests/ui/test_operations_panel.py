@@ -196,13 +196,19 @@ def test_visibility_checkbox(panel, workspace):
     model = panel.view.model()
     index = model.index(1, COL_VISIBLE)
     assert model.flags(index) & Qt.ItemFlag.ItemIsUserCheckable
+    name = workspace.document.operation(op_id).operation.name
     model.setData(index, Qt.CheckState.Unchecked.value, Qt.ItemDataRole.CheckStateRole)
     assert workspace.document.operation(op_id).visible is False
     assert cell(panel, 1, COL_VISIBLE, Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Unchecked
+    assert workspace.document.undo_text() == f"Hide {name}"  # (Edit says which it undoes)
     model.setData(index, Qt.CheckState.Checked, Qt.ItemDataRole.CheckStateRole)
     assert workspace.document.operation(op_id).visible is True
+    assert workspace.document.undo_text() == f"Show {name}"
     workspace.document.undo()
     assert workspace.document.operation(op_id).visible is False
+    workspace.document.undo()
+    assert workspace.document.operation(op_id).visible is True
+    assert not workspace.document.can_undo()
 
 
 def test_visibility_checkbox_by_mouse(qtbot, panel, workspace):

@@ -294,10 +294,12 @@ class Document:
             setattr(target.operation if on_op else target, name, v)
             return Change(What.OPERATION, (op_id,), (name,))
 
-        texts = {"name": "Rename", "visible": "Show/hide", "color": "Colour",
+        texts = {"name": "Rename", "visible": "Show" if value else "Hide", "color": "Colour",
                  "label": "Label", "memory_level": "Memory level of"}
+        # (each show or hide is a step of its own: hidden and shown again is two steps, not
+        # one that undoes nothing)
         self.edit(f"{texts.get(name, name)} {entry.operation.name}", put, value, old,
-                  merge_key=("field", op_id, name))
+                  merge_key=None if name == "visible" else ("field", op_id, name))
 
     def operation_name_problem(self, op_id: int | None, name: str) -> str | None:
         """Why operation ``op_id`` (``None``: a new one) cannot be called ``name``: another
@@ -623,7 +625,8 @@ class Document:
             self.machine(hw_id).visible = v
             return Change(What.HARDWARE, (hw_id,), ("visible",))
 
-        self.edit(f"Show/hide {entry.hardware.label}", put, visible, not visible)
+        self.edit(f"{'Show' if visible else 'Hide'} {entry.hardware.label}", put, visible,
+                  not visible)
 
     # -- sweeps, measurements, compared pairs ----------------------------------------------
 
