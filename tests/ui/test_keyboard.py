@@ -321,3 +321,12 @@ def test_ctrl_shift_z_redoes_as_ctrl_y_does(qtbot, window):
     qtbot.keyClick(focused, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClick(focused, Qt.Key.Key_Y, Qt.KeyboardModifier.ControlModifier)
     assert doc.session.operations[0].operation.name == "renamed"
+
+
+def test_ctrl_q_quits_whatever_the_platform_s_key_bindings(qtbot, window):
+    """Ctrl+Q closes the window (no changes to keep); where the platform has no Quit key
+    (Windows' bindings) it did nothing."""
+    window.operations_panel.view.setFocus()
+    qtbot.waitUntil(window.operations_panel.view.hasFocus)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not window.isVisible())

@@ -62,8 +62,11 @@ class MenusMixin:
             "Rever&t to Saved", self.revert_to_saved,
             tip="Read the session file again as it is on disk, dropping the changes since",
             name="revert")
-        self.quit_action = self._action("&Quit", self.close, K.Quit, "Quit Roofline Workbench",
+        self.quit_action = self._action("&Quit", self.close, None, "Quit Roofline Workbench",
                                         name="quit")
+        # (the platform's Quit key, and Ctrl+Q where it has none, as under Windows' bindings)
+        self.quit_action.setShortcuts(QKeySequence.keyBindings(K.Quit)
+                                      or [QKeySequence("Ctrl+Q")])
         self.export_figure_action = self._action(
             "Export &Figure…", self.on_export_figure, QKeySequence("Ctrl+E"),
             "Save the chart as PNG, SVG, PDF or an interactive HTML page", name="export_figure")
