@@ -444,3 +444,28 @@ def test_new_session_resets_the_panel(panel, workspace):
     assert panel.machine_ids() == [e.id for e in document.session.hardware]
     assert panel.current_machine == document.session.hardware[0].id
     assert panel.name_edit.text() == document.session.hardware[0].hardware.name
+
+
+def test_alt_up_and_down_reorder_the_machines_as_one_undo_step_each(qtbot, panel, workspace):
+    # the machines' order is the legend's and the results': it is changed in the list as
+    # the operations' is, Alt+Up and Alt+Down, each move undone alone
+    document = workspace.document
+    order = [e.id for e in document.session.hardware]
+    assert len(order) >= 3
+    last = order[-1]
+    panel.select_machine(last)
+    panel.machine_list.setFocus()
+    qtbot.waitUntil(panel.machine_list.hasFocus)
+    assert not panel.move_down_action.isEnabled()
+    qtbot.keyClick(panel.machine_list, Qt.Key.Key_Up, Qt.KeyboardModifier.AltModifier)
+    qtbot.keyClick(panel.machine_list, Qt.Key.Key_Up, Qt.KeyboardModifier.AltModifier)
+    expected = order[:-3] + [last] + order[-3:-1]
+    assert [e.id for e in document.session.hardware] == expected
+    assert panel.machine_ids() == expected  # the list as the session
+    assert panel.current_machine == last  # still selected
+    assert document.undo_text() == f"Move {document.machine(last).hardware.label}"
+    document.undo()
+    assert [e.id for e in document.session.hardware] == order[:-2] + [last, order[-2]]
+    document.undo()
+    assert [e.id for e in document.session.hardware] == order
+    assert panel.machine_ids() == order

@@ -330,3 +330,19 @@ def test_ctrl_q_quits_whatever_the_platform_s_key_bindings(qtbot, window):
     qtbot.waitUntil(window.operations_panel.view.hasFocus)
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: not window.isVisible())
+
+
+def test_alt_up_in_the_machine_list_moves_the_machine_not_the_operation(qtbot, window):
+    """The operations' Alt+Up holds across the window: in the machine list the same key
+    moves the selected machine, and only it."""
+    hardware = window.hardware_panel  # (built as the Hardware tab is first shown)
+    machines = [e.id for e in window.document.session.hardware]
+    operations = [e.id for e in window.document.session.operations]
+    window.workspace.selection.select(operations[-1])
+    hardware.select_machine(machines[-1])
+    hardware.machine_list.setFocus()
+    qtbot.waitUntil(hardware.machine_list.hasFocus)
+    qtbot.keyClick(hardware.machine_list, Qt.Key.Key_Up, Qt.KeyboardModifier.AltModifier)
+    assert [e.id for e in window.document.session.hardware] == (
+        machines[:-2] + [machines[-1], machines[-2]])
+    assert [e.id for e in window.document.session.operations] == operations

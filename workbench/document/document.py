@@ -596,6 +596,22 @@ class Document:
 
         self.push(self.keeping_references(Command(f"Remove {entry.hardware.label}", do, undo)))
 
+    def move_machine(self, hw_id: int, new_index: int) -> None:
+        """Move a machine to ``new_index`` in the session's list (the legend's, the
+        results' and the hardware list's order)."""
+        old_index = self.machine_index(hw_id)
+        new_index = max(0, min(new_index, len(self.session.hardware) - 1))
+        if new_index == old_index:
+            return
+
+        def put(index: int) -> Change:
+            entry = self.machine(hw_id)
+            self.session.hardware.remove(entry)
+            self.session.hardware.insert(index, entry)
+            return Change(What.MACHINES, (hw_id,))
+
+        self.edit(f"Move {self.machine(hw_id).hardware.label}", put, new_index, old_index)
+
     def set_machine(self, hw_id: int, hardware: Hardware, text: str = "") -> None:
         """Replace a machine's figures (an edited copy of :attr:`HardwareEntry.hardware`)."""
         entry = self.machine(hw_id)

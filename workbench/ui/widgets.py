@@ -164,6 +164,38 @@ class WindowKeysFilter(QObject):
         return False
 
 
+class OwnKeysFilter(QObject):
+    """A widget's own commands whose keys the window also uses take them while it has the
+    focus: the machine list's Alt+Up (move the machine) before the window's Alt+Up (move the
+    selected operation). Two shortcuts of one key both active do nothing in Qt (an
+    ambiguous key), so the widget takes the key and triggers its own action."""
+
+    def __init__(self, widget: QWidget, actions) -> None:
+        super().__init__(widget)
+        self._actions = list(actions)
+        widget.installEventFilter(self)
+
+    def _action_for(self, event: QKeyEvent):
+        pressed = QKeySequence(event.keyCombination())
+        return next((a for a in self._actions if any(
+            key.matches(pressed) == QKeySequence.SequenceMatch.ExactMatch
+            for key in a.shortcuts())), None)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) and isinstance(
+                event, QKeyEvent):
+            action = self._action_for(event)
+            if action is None:
+                return False
+            if kind == QEvent.Type.ShortcutOverride:
+                event.accept()  # (the key comes to the widget, not to a shortcut)
+            elif action.isEnabled():
+                action.trigger()
+            return True
+        return False
+
+
 @functools.cache
 def document_undo_filter() -> DocumentUndoFilter:
     """The one :class:`DocumentUndoFilter` the fields share."""

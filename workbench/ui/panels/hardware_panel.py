@@ -52,6 +52,7 @@ from workbench.ui.dialogs.preset_dialog import (
 )
 from workbench.ui.editors.hardware_fields import MARKER_NAMES, FieldEdit, marker_icon
 from workbench.ui.editors.machine_form import MachineForm
+from workbench.ui.widgets import OwnKeysFilter
 
 __all__ = ["HardwarePanel", "NEW_MACHINE"]
 
@@ -129,6 +130,17 @@ class HardwarePanel(MachineForm, QWidget):
         self.revert_action = self._action(
             "Revert to preset", self.revert_current,
             "Put the preset's figures back (keeps visibility and marker)", "revertMachine")
+        # (in the list, as the operations' Alt+Up and Alt+Down: the legend's order)
+        self.move_up_action = self._action(
+            "Move up", lambda: self.move_current(-1),
+            "Move the selected machine up (the legend and the results follow)", "moveMachineUp")
+        self.move_down_action = self._action(
+            "Move down", lambda: self.move_current(+1),
+            "Move the selected machine down (the legend and the results follow)",
+            "moveMachineDown")
+        for action, key in ((self.move_up_action, "Alt+Up"), (self.move_down_action, "Alt+Down")):
+            action.setShortcut(QKeySequence(key))
+            action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
 
     def _build_ui(self) -> None:
         toolbar = QToolBar(self)
@@ -146,7 +158,10 @@ class HardwarePanel(MachineForm, QWidget):
         self.machine_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.machine_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.machine_list.setToolTip("Tick the machines to draw on the chart")
-        self.machine_list.addAction(self.remove_action)
+        for action in (self.move_up_action, self.move_down_action, self.remove_action):
+            self.machine_list.addAction(action)
+        self.machine_list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        OwnKeysFilter(self.machine_list, (self.move_up_action, self.move_down_action))
         self.machine_list.currentItemChanged.connect(self._on_current_item)
         self.machine_list.itemChanged.connect(self._on_item_changed)
 
@@ -259,6 +274,10 @@ class HardwarePanel(MachineForm, QWidget):
         self.remove_action.setEnabled(entry is not None)
         self.duplicate_action.setEnabled(entry is not None)
         self.revert_action.setEnabled(entry is not None and self.is_edited_preset(entry))
+        ids = self.machine_ids()
+        row = ids.index(entry.id) if entry is not None and entry.id in ids else -1
+        self.move_up_action.setEnabled(row > 0)
+        self.move_down_action.setEnabled(0 <= row < len(ids) - 1)
 
     # -- list ------------------------------------------------------------------------------
 
@@ -391,6 +410,16 @@ class HardwarePanel(MachineForm, QWidget):
         self.document.seal()
         self.select_machine(hw_id)
         return hw_id
+
+    def move_current(self, step: int) -> None:
+        """Move the selected machine ``step`` places (−1: up), keeping it selected."""
+        entry = self.current_entry()
+        if entry is None:
+            return
+        self.document.move_machine(entry.id, self.document.machine_index(entry.id) + step)
+        self.document.seal()
+        self.select_machine(entry.id)
+        self._update_actions()
 
     def remove_current(self) -> None:
         entry = self.current_entry()
