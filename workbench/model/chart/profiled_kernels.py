@@ -40,8 +40,10 @@ def top_hidden(session: Session, most: int | None = None) -> tuple[set[int], str
                   if m.run == run and (run is not None or m.operation is None)]
         # (a kernel without FLOPs, a copy or a fill, has no place on a log chart: it is
         # said apart, and the rule ranks the kernels that can be drawn)
-        empty = [m for m in points if not (m.flops or 0.0) > 0 and m.operation is None]
-        ranked = [m for m in points if not any(m is e for e in empty)]
+        empty: list = []
+        ranked: list = []
+        for m in points:  # (one pass: a step may have tens of thousands of copies)
+            (empty if not (m.flops or 0.0) > 0 and m.operation is None else ranked).append(m)
         shown, left = top_kernels(ranked, top if run is not None else len(ranked))
         capped = most is not None and len(shown) > most
         if capped:
