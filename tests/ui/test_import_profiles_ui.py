@@ -61,6 +61,32 @@ def test_trace_import_adds_its_gpu_and_says_what_was_counted(qtbot, window, tmp_
     assert not session.machines_matching("h200")
 
 
+def test_the_panel_names_the_traces_gpu_and_the_machines_its_points_are_judged_on(
+        qtbot, window, tmp_path):
+    """What the command line notes beside an import is said in the app too: the GPU the
+    trace ran on, and that a GPU without a preset leaves the points judged on every
+    machine of the session."""
+    assert window.open_path(SESSION)
+    trace = tmp_path / "step.json"
+    trace.write_text(
+        '{"deviceProperties": [{"id": 0, "name": "NVIDIA RTX PRO 9000 Blackwell"}], '
+        '"traceEvents": ['
+        '{"ph": "X", "cat": "cpu_op", "name": "aten::bmm", "pid": 1, "tid": 1, "ts": 0, '
+        '"dur": 90, "args": {"Input Dims": [[8, 256, 64], [8, 64, 256]], '
+        '"Input type": ["c10::Half", "c10::Half"]}},'
+        '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, '
+        '"ts": 10, "dur": 4, "args": {"correlation": 3}},'
+        '{"ph": "X", "cat": "kernel", "name": "sm90_hgemm", "pid": 0, "tid": 7, "ts": 20, '
+        '"dur": 3, "args": {"correlation": 3, "device": 0}}]}', encoding="utf-8")
+    assert window.import_measurements(trace)
+    window.measurements_dock.show()
+    label = window.measurements_panel.import_label
+    qtbot.waitUntil(label.isVisible)
+    said = label.text()
+    assert "'NVIDIA RTX PRO 9000 Blackwell'" in said
+    assert "judged on every machine of the session" in said
+
+
 def test_workload_counters_import_with_their_roofline_machine(qtbot, window):
     assert window.open_path(SESSION)
     assert window.import_measurements(FIXTURES / "rocprof" / "vcopy-mi200" / "pmc_perf.csv")

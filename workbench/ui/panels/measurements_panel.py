@@ -366,9 +366,10 @@ class MeasurementsPanel(DockedPanel, QWidget):
         self._load_form()
 
     def show_import(self, result: MeasurementImport) -> None:
-        """Say what the last profile import read and which kernels it could not count, with
-        their launches, GPU time and why."""
-        lines = [f"{Path(result.file).name}: {result.summary()}"]
+        """Say what the last profile import read (with the reader's notes: the GPU it ran on
+        and the machines its points are judged on) and which kernels it could not count,
+        with their launches, GPU time and why."""
+        lines = [f"{Path(result.file).name}: {result.summary()}", *result.notes]
         for item in result.not_counted:
             lines.append(f"not counted: {item.name} ({item.count:,} launch"
                          f"{'es' if item.count != 1 else ''}, "
