@@ -94,26 +94,6 @@ def test_the_charts_top_n_note_counts_what_it_hides_and_what_has_no_flops():
                            "names); 3 kernels hidden (42.3 % of the time)")  # 55/130
 
 
-def test_the_top_n_rule_is_as_quick_with_copies_as_without():
-    """A step of many kernels without FLOPs (copies, fills) is ranked in one pass: a profile
-    of 100,000 kernels, half of them copies, once took minutes at every redraw."""
-    import time
-
-    from workbench.model.chart.profiled_kernels import top_hidden
-    from workbench.model.session import Session
-
-    def seconds(copies: bool) -> float:
-        session = Session(measurements=[
-            launch(f"k{i}", 10, flops=0 if copies and i % 2 else 1e9, run="r")
-            for i in range(20_000)])
-        start = time.perf_counter()
-        top_hidden(session)
-        return time.perf_counter() - start
-
-    plain = min(seconds(False) for _ in range(2))
-    assert seconds(True) < 10 * plain + 0.5  # (ranking them against each copy: 50× and more)
-
-
 def test_runs_are_compared_by_kernel_name():
     before = [launch("a", 40, run="r1"), launch("b", 10, run="r1")]
     after = [launch("b", 5, run="r2"), launch("c", 1, run="r2")]
