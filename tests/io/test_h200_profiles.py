@@ -59,6 +59,34 @@ def test_hopper_tensor_counters_count_each_product_by_hand():
     assert (bmm.precision, bmm.unit) == ("fp16", "matrix")
 
 
+def test_a_raw_export_names_its_gpu_and_its_points_are_judged_on_that_preset():
+    # the raw page says "NVIDIA H200" (device__attribute_display_name) on every row; its
+    # points were judged on every machine of a session, an A100's and a TPU's too (a bf16
+    # product "210 % of the A100's peak · re-measure")
+    from workbench.io.measurements import attach_measurements, import_measurements
+    from workbench.io.presets import get_preset
+    from workbench.io.profiles import add_machines
+    from workbench.model.session import HardwareEntry, Session
+
+    with open(RAW_HOPPER, encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    header = next(i for i, r in enumerate(rows) if r[:1] == ["ID"])
+    column = rows[header].index("device__attribute_display_name")
+    assert {r[column] for r in rows[header + 2:]} == {"NVIDIA H200"}
+    session = Session(hardware=[HardwareEntry(get_preset(p), preset=p)
+                                for p in ("a100-80gb", "tpu-v5e")])
+    result = import_measurements(RAW_HOPPER)
+    assert result.gpu == "NVIDIA H200"
+    assert "GPU 'NVIDIA H200': judged on the h200 preset" in result.notes
+    added = add_machines(session, result)
+    assert [e.preset for e in added] == ["h200"]
+    attach_measurements(session, result.measurements, str(RAW_HOPPER))
+    assert {m.hardware for m in session.measurements} == {"h200"}
+    # a machine named for the points still takes them
+    named = import_measurements(RAW_HOPPER, "a100-80gb")
+    assert {m.hardware for m in named.measurements} == {"a100-80gb"} and not named.machines
+
+
 def test_ncu_counts_the_tiles_a_product_ran_not_its_size():
     # linear: m 1024, n 11008, k 4096 with bias. The kernel's tiles are 168 columns wide and
     # 66 of them (11,088 columns) cover n: the tensor cores did 2·1024·4096·11088, and the

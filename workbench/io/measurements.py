@@ -270,6 +270,8 @@ def import_measurements(path: str | os.PathLike[str], hardware: str | None = Non
     if kind == "ncu":
         result = import_ncu(path, hardware, progress=progress, cancel=cancel, run=run)
         result.vendor = "NVIDIA"  # (Nsight Compute profiles NVIDIA GPUs only)
+        if hardware is None and result.gpu is not None:
+            _judge_on_its_gpu(result)
         return _counted(result)
     if kind in ("kineto", "rocprof"):
         from workbench.io.profiles import import_profile
@@ -284,6 +286,29 @@ def import_measurements(path: str | os.PathLike[str], hardware: str | None = Non
         m.run = run
     total = sum(m.time_s or 0.0 for m in measurements)
     return MeasurementImport(name, "plain", measurements, [], len(measurements), total)
+
+
+def _judge_on_its_gpu(result: MeasurementImport) -> None:
+    """Points of an export that names its GPU (a raw page's
+    ``device__attribute_display_name``) judged on that GPU's preset, which joins a session
+    that lacks it, as a trace's are; a GPU no preset matches is said, its points judged on
+    every machine."""
+    from workbench.io.kineto import preset_for_gpu
+    from workbench.io.presets import get_preset
+
+    gpu = result.gpu
+    assert gpu is not None
+    preset = preset_for_gpu(gpu)
+    if preset is None:
+        result.notes.append(f"the export's GPU {gpu!r} matches no preset: the points are "
+                            "judged on every machine of the session; name the machine to "
+                            "judge them on one")
+        return
+    for m in result.measurements:
+        if m.hardware is None:
+            m.hardware = preset
+    result.machines = [(get_preset(preset), preset)]
+    result.notes.append(f"GPU {gpu!r}: judged on the {preset} preset")
 
 
 def _counted(result: MeasurementImport) -> MeasurementImport:

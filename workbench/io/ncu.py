@@ -582,9 +582,10 @@ def _evaluate(g: _Group, base: str) -> tuple[Measurement, str | None]:
 
 
 def _dispatches(stream, name: str | None, total: int, progress: Progress | None,
-                cancel: Cancel | None) -> Iterator[tuple]:
+                cancel: Cancel | None, gpus: set[str] | None = None) -> Iterator[tuple]:
     """``(columns, kernel, shape, ID, line, duration, values, compute capability)`` per
-    kernel launch."""
+    kernel launch; ``gpus`` gets the GPU names a raw export gives
+    (``device__attribute_display_name``)."""
     reader = _Records(stream, name, total, progress, cancel)
     lines = reader.lines()
     first: tuple[int, str] | None = None
@@ -612,7 +613,7 @@ def _dispatches(stream, name: str | None, total: int, progress: Progress | None,
     if all(c in header for c in _DETAILS):
         yield from _details(reader, lines, header, header_line, name, base, total)
     else:
-        yield from _raw(reader, lines, header, header_line, name, base, total)
+        yield from _raw(reader, lines, header, header_line, name, base, total, gpus)
 
 
 def _too_many(name, line, size: int, per_row: float) -> InputError:
@@ -623,7 +624,7 @@ def _too_many(name, line, size: int, per_row: float) -> InputError:
 
 
 def _raw(reader: _Records, lines, header: list[str], header_line: int, name, base: str,
-         size: int):
+         size: int, gpus: set[str] | None = None):
     width = len(header)
     index = {h: i for i, h in enumerate(header)}
     columns = _Columns(_Plan(index, name, header_line))
@@ -646,6 +647,7 @@ def _raw(reader: _Records, lines, header: list[str], header_line: int, name, bas
     i_name = index["Kernel Name"]
     i_id = index.get("ID")
     i_cc = index.get("CC")
+    i_gpu = index.get("device__attribute_display_name") if gpus is not None else None
     shape_at = [(c.split()[0].lower(), index[c]) for c in _SHAPE_COLUMNS if c in index]
     count = 0
     for line, fields in records:
@@ -664,6 +666,8 @@ def _raw(reader: _Records, lines, header: list[str], header_line: int, name, bas
         ident = fields[i_id].strip() if i_id is not None else str(count - 1)
         shape = " ".join(f"{label} {fields[i]}" for label, i in shape_at)
         cc = fields[i_cc] if i_cc is not None else ""
+        if gpus is not None and i_gpu is not None and len(gpus) < 8:
+            gpus.add(fields[i_gpu].strip())
         yield columns, kernel, shape, ident, line, duration, values, cc
     if count == 0:
         raise InputError("no kernel rows after the units row", name, units_line)
@@ -756,8 +760,14 @@ def import_ncu(path: str | os.PathLike[str], hardware: str | None = None, *,
     run's totals. ``progress(fraction)`` is called and ``cancel()`` asked every few thousand
     rows; a true answer raises :class:`~workbench.io.cells.ImportCancelled`."""
     stream, size, name = _open(path)
+    gpus: set[str] = set()
     with stream:
-        return _grouped(_dispatches(stream, name, size, progress, cancel), name, hardware, run)
+        result = _grouped(_dispatches(stream, name, size, progress, cancel, gpus), name,
+                          hardware, run)
+    gpus.discard("")
+    if len(gpus) == 1:  # (several: the points are judged as the user says)
+        result.gpu = next(iter(gpus))
+    return result
 
 
 def _grouped(dispatches, name, hardware, run) -> MeasurementImport:
