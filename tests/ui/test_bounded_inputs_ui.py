@@ -64,7 +64,10 @@ def test_a_large_csv_shows_each_step_of_its_import(qtbot, window, tmp_path):
     assert not any(isinstance(w, QProgressDialog) and w.isVisible()
                    for w in QApplication.topLevelWidgets())
     assert len(window.document.session.measurements) == 40_000
-    assert window.document.undo_text().startswith("Import 40000 measurements")
+    # (the counts as the progress steps write them, with their thousands separated)
+    assert window.document.undo_text().startswith("Import 40,000 measurements")
+    assert window.statusBar().currentMessage().startswith(
+        "Imported 40,000 measured points from kernels.csv")
 
 
 def test_a_small_csv_is_imported_without_a_dialog(qtbot, window, tmp_path):

@@ -140,7 +140,7 @@ def import_measurements(document: Document, path: str | os.PathLike[str],
             document.add_machine(entry.hardware, entry.preset)
             document.seal()
         document.set_measurements(list(document.session.measurements) + added,
-                                  f"Import {len(added)} measurement"
+                                  f"Import {len(added):,} measurement"
                                   f"{'s' * (len(added) != 1)} from {Path(path).name}")
         document.seal()
     return len(added)

@@ -196,7 +196,7 @@ class MainWindow(DocksMixin, MenusMixin, FilesMixin, ExportingMixin, HelpMixin,
                 dialog.close()
         summary = f" ({result.summary()})" if result.format != "plain" else ""
         self.statusBar().showMessage(
-            f"Imported {count} measured point{'s' * (count != 1)} from {Path(path).name}"
+            f"Imported {count:,} measured point{'s' * (count != 1)} from {Path(path).name}"
             + summary, 8000)
         if result.format != "plain":
             self.measurements_panel.show_import(result)
