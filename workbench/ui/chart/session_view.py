@@ -17,7 +17,7 @@ of the document: this is no edit and nothing to undo.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton
 
 from workbench.document.changes import Change, What
@@ -173,26 +173,54 @@ class SessionView:
         """The notes over the plot, in its lower right corner (under the flat roofs, where a
         roofline chart is emptiest), clear of the axes and the title: the points outside the
         view lowest, what could not be drawn above it. Where the legend lies there, in the
-        next corner it leaves free (lower left, upper right, upper left)."""
+        next corner it leaves free (lower left, upper right, upper left); of those, the
+        first that hides none of the chart's texts and markers, else the one hiding fewest
+        (a note is opaque: a marker or a tag under it is lost to the reader)."""
         canvas = self._canvas
         hints = [h for h in (self.outside_hint, self.not_drawn_hint) if not h.isHidden()]
         if not hints:
             return
         plot = canvas.plot_widget
         to_canvas = plot.mapTo(canvas, QPoint(0, 0))
-        area = plot.mapFromScene(canvas.view_box.sceneBoundingRect()).boundingRect().translated(
-            to_canvas)
+
+        def in_canvas(scene_rect) -> QRect:
+            return plot.mapFromScene(scene_rect).boundingRect().translated(to_canvas)
+
+        area = in_canvas(canvas.view_box.sceneBoundingRect())
         area = area.intersected(canvas.rect()).adjusted(8, 8, -8, -8)
         legend = canvas.legend_item
-        avoid = (plot.mapFromScene(legend.sceneBoundingRect()).boundingRect().translated(
-            to_canvas) if legend.isVisible() else None)
-        places = None
+        avoid = in_canvas(legend.sceneBoundingRect()) if legend.isVisible() else None
+        drawn = [in_canvas(QRectF(left, top, right - left, bottom - top))
+                 for left, top, right, bottom in self._drawn_boxes()]
+        places = best = None
         for right, low in ((True, True), (False, True), (True, False), (False, False)):
             places = self._stacked(hints, area, right, low)
-            if avoid is None or not any(r.intersects(avoid) for r in places):
+            if avoid is not None and any(r.intersects(avoid) for r in places):
+                continue
+            hidden = sum(1 for box in drawn if any(r.intersects(box) for r in places))
+            if best is None or hidden < best[0]:
+                best = (hidden, places)
+            if not hidden:
                 break
+        if best is not None:
+            places = best[1]
         for hint, rect in zip(hints, places, strict=True):
             hint.move(max(0, rect.left()), max(0, rect.top()))
+
+    def _drawn_boxes(self) -> list[tuple[float, float, float, float]]:
+        """The boxes of the chart's texts and of its operations' markers in view, in the
+        plot's scene pixels: what a note must not hide."""
+        canvas = self._canvas
+        boxes = [box for _kind, _text, box in canvas.labels.text_items()]
+        (x0, x1), (y0, y1) = canvas.view_box.viewRange()
+        xy = canvas.points.xy
+        if len(xy):
+            inside = (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
+            half = canvas.theme.point_size / 2
+            pixels = canvas.points.pixels(canvas.view_to_scene())[inside]
+            boxes.extend((float(x) - half, float(y) - half, float(x) + half, float(y) + half)
+                         for x, y in pixels)
+        return boxes
 
     @staticmethod
     def _stacked(hints, area, right: bool, low: bool) -> list:
