@@ -259,3 +259,19 @@ def test_a_leader_does_not_end_beside_another_text():
     defects = attribution_defects(fig)
     assert not defects, format_defects(defects, "the edited teaching machine at 800 x 600")
     assert any(t.text == "I = 20" for t in fig.texts)
+
+
+def test_a_figure_without_a_title_after_one_with_a_title_stays_on_its_page(qapp):
+    """The Llama FFN example (titled) exported, then the fusion example without its title
+    as a single column: the second figure's plot kept the width of the first one's title
+    and ran 149 pt past the page's right edge, roofs' values and ridges with it."""
+    first = load_session(next(p for p in EXAMPLES if p.stem == "llama_ffn"))
+    assert first.title
+    figure_bytes(first, "pdf", resolve_size("double", theme="presentation"),
+                 theme="presentation")
+    second = load_session(next(p for p in EXAMPLES if p.stem == "fusion"))
+    second.title = None
+    fig = read_figure(figure_bytes(second, "pdf", resolve_size("single")))
+    assert fig.plot[2] <= fig.page[2]
+    defects = check_figure(fig)
+    assert not defects, format_defects(defects, "the fusion example after a titled figure")

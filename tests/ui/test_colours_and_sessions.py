@@ -291,6 +291,28 @@ def test_new_and_open_clear_the_status_bar(qtbot, window):
     assert win.cursor_label.text() == ""
 
 
+
+def test_a_new_session_after_a_titled_one_fits_a_narrow_window(qtbot, window):
+    """The Llama FFN example (titled), File ▸ New, an H100 and a GEMM, and the window made
+    800 px wide: the plot kept the width of the last session's hidden title and ran past the
+    window's right edge (the flat roof, its GEMM and the legend's rows cut off)."""
+    from workbench.io.presets import get_preset
+
+    win = window
+    assert win.document.session.title
+    assert win.new_session()
+    win.document.add_machine(get_preset("h100-sxm"), "h100-sxm")
+    win.add_operation("gemm")
+    win.resize(800, 520)
+    canvas = win.canvas
+    qtbot.waitUntil(lambda: canvas.width() < 500)
+    qtbot.waitUntil(lambda: not canvas.labels.scheduled and not canvas.labels.pending)
+    plot = canvas.plot_widget
+    width = plot.viewport().width()
+    for item in (canvas.plot_item, canvas.view_box):  # the chart, and the plot's frame in it
+        right = plot.mapFromScene(item.sceneBoundingRect()).boundingRect().right()
+        assert right <= width, (item, right, width)
+
 # -- an example's name; Save keeps the installed example untouched ---------------------------
 
 

@@ -94,6 +94,11 @@ class ChartTitles:
             self._title_key = None
             self._title_set = ([], 0.0)
             plot.setTitle(None)
+            # hidden, the label kept the last session's title, and with it that title's width
+            # as its least (pyqtgraph sets it from the text at every resize): the plot could
+            # not be narrower, and ran past the window's (or a figure's page's) right edge
+            plot.titleLabel.setText("")
+            plot.titleLabel.setMinimumWidth(0)
         self._set_axis_titles(self._axis_rooms)
 
     def _axis_title_choice(self, side: str, room: float | None) -> tuple[str, float]:
