@@ -143,3 +143,38 @@ def test_a_legend_below_a_wide_figure_sets_its_rows_side_by_side(tmp_path):
     else:
         assert note.origin[0] > machine.origin[0] + 100
         assert machine.origin[1] - 1 <= note.origin[1] <= last_machine.origin[1] + 1
+
+
+#: A new H100 session as a user builds it: a GEMM swept over M, an attention, Llama-3.1-8B
+#: decoding at batch 64 on two chips, and an A100 (no title: the plot takes the page's top).
+_CROWDED = """\
+schema_version: 2
+hardware: [{preset: h100-sxm}, {preset: a100-40gb}]
+operations:
+- {name: GEMM, kind: gemm, m: 4096, n: 4096, k: 4096, dtype: bf16,
+   sweep: {param: m, values: [1, 16, 256, 4096, 65536]}}
+- {name: Attention, kind: attention, implementation: flash, batch: 1, heads: 32, head_dim: 128,
+   query_len: 4096, kv_len: 4096, causal: false, dtype: bf16}
+models:
+- {config: Llama-3.1-8B, phase: decode, batch: 64, prompt_len: 2048, kv_len: 2048, tp: 2}
+"""
+
+
+def test_a_slide_at_600_dpi_keeps_the_y_title_on_the_page(tmp_path):
+    """The 16:9 slide (1920 × 1080 px) at 600 dpi is a 3.2 × 1.8 in page: the key below
+    leaves the plot a few lines high, and even "Attainable [FLOP/s]" at the least readable
+    size was longer than the plot: centred on it, it ran off the top of the page. The title
+    keeps its unit and the whole of it is on the page."""
+    from tests.figures.figcheck import check_figure, read_figure
+    from workbench.ui.figures.export import render_figure
+
+    source = tmp_path / "crowded.yaml"
+    source.write_text(_CROWDED, encoding="utf-8")
+    path = tmp_path / "slide.pdf"
+    render_figure(load_session(source), path, size="slide", dpi=600)
+    fig = read_figure(path)
+    assert [str(d) for d in check_figure(fig) if d.kind == "off_page"] == []
+    plot_left = fig.plot[0]
+    titles = [t for t in fig.texts if "FLOP/s" in t.text and t.bbox()[2] < plot_left
+              and not t.text.strip()[0].isdigit()]
+    assert titles, [t.text for t in fig.texts]

@@ -25,7 +25,8 @@ AXIS_TITLE_MIN_PT = 7.0
 class ChartTitles:
     """The title over the plot and the axis titles (see the module)."""
 
-    #: (font family, size, full title) → widths of the full and the short wording
+    #: (font family, size, full title) → widths of the full and the short wording and of
+    #: the unit alone
     _axis_title_widths: ClassVar[dict] = {}
 
     def __init__(self, canvas) -> None:
@@ -34,7 +35,8 @@ class ChartTitles:
         self._title_set: tuple[list[str], float] = ([], 0.0)
         #: the axis titles as set, per side: (wording, size in points, colour)
         self._axis_titles_set: dict | None = None
-        #: the axes' lengths the titles were last fitted to (side → pixels)
+        #: the axes' lengths the titles were last fitted to, and the longest title each keeps
+        #: within the page (side → (pixels, pixels))
         self._axis_rooms: dict = {}
 
     def title_lines(self) -> tuple[list[str], float]:
@@ -101,31 +103,40 @@ class ChartTitles:
             plot.titleLabel.setMinimumWidth(0)
         self._set_axis_titles(self._axis_rooms)
 
-    def _axis_title_choice(self, side: str, room: float | None) -> tuple[str, float]:
-        """The wording and size of one axis title for an axis ``room`` pixels long: the
-        full title at the theme's size where it fits, else the shorter wording
-        (:func:`~workbench.model.chart.scene.short_axis_title`), set smaller only as far as it
-        must and never below the least readable size (:meth:`_axis_title_min`)."""
+    def _axis_title_choice(self, side: str, rooms: tuple[float, float] | None
+                           ) -> tuple[str, float]:
+        """The wording and size of one axis title for ``rooms``, ``(room, page)``: an axis
+        ``room`` pixels long, on which a title centred stays within the page if at most
+        ``page`` long. The full title at the theme's size where it fits, else the shorter
+        wording (:func:`~workbench.model.chart.scene.short_axis_title`), set smaller only as
+        far as it must and never below the least readable size (:meth:`_axis_title_min`);
+        where even that would run off the page (a plot a few lines high on a small page),
+        its unit alone ("FLOP/s")."""
         theme = self._canvas.theme
         scene = self._canvas.scene_model
         full = scene.x_title if side == "bottom" else scene.y_title
         size = float(theme.axis_title_size)
-        if room is None:
+        if rooms is None:
             return full, size
+        room, page = rooms
         short = short_axis_title(full)
+        unit = short.partition(" [")[2].removesuffix("]") or short
         # the label item's document adds a margin each side
         key = (theme.font_family, size, full)
         need = self._axis_title_widths.get(key)
         if need is None:
             metrics = QFontMetricsF(make_font(theme, size))
             need = self._axis_title_widths[key] = [
-                metrics.horizontalAdvance(text) + 10.0 for text in (full, short)]
+                metrics.horizontalAdvance(text) + 10.0 for text in (full, short, unit)]
         if need[0] <= room:
             return full, size
         if need[1] <= room:
             return short, size
         least = min(size, self._axis_title_min())
-        return short, max(least, size * room / need[1] * 0.97)
+        fitted = max(least, size * room / need[1] * 0.97)
+        if need[1] * fitted / size > page:  # off the page even so: the unit alone
+            return unit, max(least, min(size, size * room / need[2] * 0.97))
+        return short, fitted
 
     def _axis_title_min(self) -> float:
         """The least size of an axis title (points on screen): 0.8 × the tick labels' and
@@ -177,8 +188,13 @@ class ChartTitles:
         # the y title is centred on the plot's height: no longer than that
         down = min(canvas.y_axis.geometry().height(),
                    canvas.height() - title_h - canvas.x_axis.geometry().height() - top - bottom - 8)
-        rooms = {side: length for side, length in (("bottom", across), ("left", down))
-                 if length > 0}
+        # a title centred on its axis stays within the page if at most this long
+        x_mid = canvas.x_axis.geometry().center().x()
+        y_mid = canvas.y_axis.geometry().center().y()
+        pages = {"bottom": 2 * min(x_mid, canvas.width() - x_mid) - 8,
+                 "left": 2 * min(y_mid, canvas.height() - y_mid) - 8}
+        rooms = {side: (length, max(length, pages[side]))
+                 for side, length in (("bottom", across), ("left", down)) if length > 0}
         self._axis_rooms = rooms
         changed = self._set_axis_titles(rooms)
         if changed:
