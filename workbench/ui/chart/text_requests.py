@@ -72,12 +72,16 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
     for i, (roof, label) in enumerate(roofs.roof_texts):
         xs, ys = px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)))
         order = i + (0 if roof.emphasis == "main" and not roof.derated else 100)
-        # a roof's value beside its own line, nearer it than any other line
+        # a roof's value beside its own line, nearer it than any other line; a sloped
+        # one's, than any marker too (its line is long: beside a point, "hbm 819 GB/s" read
+        # as that point's name)
         own = np.array([[xs[0], ys[0], xs[1], ys[1]]])
         others = [seg for other, seg in lines if other is not roof]
         names = Attribution(own_lines=own[np.isfinite(own).all(axis=1)],
                             other_lines=np.concatenate(others) if others
-                            else np.zeros((0, 4)), reach=ROOF_REACH)
+                            else np.zeros((0, 4)),
+                            others=drawn.rects() if roof.sloped else np.zeros((0, 4)),
+                            reach=ROOF_REACH)
         if roof.sloped:
             # where the lines lie close together (View ▸ All Memory Roofs) a value with
             # no place along its line is said off it, a leader to its part in view (near
