@@ -234,6 +234,11 @@ def test_an_autosave_whose_process_number_went_to_another_program_is_offered(tmp
         found = find_recoverable(folder)
         assert [item.path for item in found] == [left.path]
         assert found[0].load().title == "unsaved before the restart"
+        # with no time of writing, a live process is taken for its writer: its window's
+        # work is not offered to another window
+        del meta["saved_at"]
+        left.path.write_text(f"{prefix}{json.dumps(meta)}\n{rest}", encoding="utf-8")
+        assert find_recoverable(folder) == []
     finally:
         other.kill()
         other.wait()

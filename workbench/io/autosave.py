@@ -145,7 +145,7 @@ def find_recoverable(folder: Path) -> list[Recoverable]:
             saved_at = float(meta.get("saved_at", 0))
         except (OSError, ValueError, TypeError, UnicodeDecodeError):
             continue
-        if pid and process_alive(pid) and not _started_after(pid, saved_at):
+        if pid and process_alive(pid) and not (saved_at > 0 and _started_after(pid, saved_at)):
             continue  # (its app still runs: its own work)
         example = meta.get("example")  # (a bare file name, else none)
         if not (isinstance(example, str) and example and Path(example).name == example):
