@@ -703,3 +703,37 @@ def test_points_of_two_machines_at_one_place_hide_each_with_its_own(browser, pag
     lines = _hover(browser, spot)
     assert lines[:2] == ["Prefill, Flash", "on NVIDIA H100 SXM5 80GB"]
     assert not browser.get_log("browser")
+
+
+def test_operations_at_one_place_on_one_machine_hide_each_with_its_own(browser, tmp_path):
+    """Two GEMMs of one shape sit at one place on each machine, each in its own colour, one
+    marker over the other: hiding one takes its markers away and leaves the other's, and
+    hiding both leaves nothing there."""
+    gemm = "    kind: gemm\n    m: 8192\n    n: 8192\n    k: 8192\n    dtype: fp16\n"
+    source = tmp_path / "twins.yaml"
+    source.write_text("schema_version: 2\ntitle: Twins\nhardware:\n  - preset: teaching-machine\n"
+                      "  - preset: h100-sxm\noperations:\n  - name: GEMM A\n" + gemm
+                      + "  - name: GEMM B\n" + gemm, encoding="utf-8")
+    page = _render(source, tmp_path / "twins.html")
+    _open_page(browser, page)
+    colors = {o["name"]: o["color"] for o in _page_data(browser)["operations"]}
+    assert colors["GEMM A"] != colors["GEMM B"]
+
+    def markers(color: str) -> int:  # the chart's markers shown in an operation's colour
+        return browser.execute_script(
+            "var c = arguments[0], want = 'rgb(' + [1, 3, 5].map(function (i) {"
+            "  return parseInt(c.substr(i, 2), 16); }).join(', ') + ')';"
+            "return Array.from(document.querySelectorAll('#figure svg path')).filter(function (e) {"
+            "  var s = getComputedStyle(e), b = e.getBoundingClientRect();"
+            "  return s.display !== 'none' && !e.closest('[display=none]') && s.fill === want"
+            "    && b.width > 4 && b.width < 30 && b.top < 600; }).length", color)
+
+    assert (markers(colors["GEMM A"]), markers(colors["GEMM B"])) == (2, 2)  # on each machine
+    toggles = {b.text: b for b in browser.find_elements("css selector", "#key button.toggle")}
+    toggles["GEMM B"].click()
+    assert (markers(colors["GEMM A"]), markers(colors["GEMM B"])) == (2, 0)
+    toggles["GEMM A"].click()
+    assert (markers(colors["GEMM A"]), markers(colors["GEMM B"])) == (0, 0)
+    toggles["GEMM B"].click()
+    assert (markers(colors["GEMM A"]), markers(colors["GEMM B"])) == (0, 2)
+    assert not browser.get_log("browser")

@@ -41,9 +41,7 @@
   }
   function entriesOf(el) {
     var c = el.getAttribute("class");
-    if (c === "rw-pt") {  // (its own point first, then the others drawn at its place)
-      return pointsOf(el.getAttribute("data-pts")).concat(pointsOf(el.getAttribute("data-also")));
-    }
+    if (c === "rw-pt") return pointsOf(el.getAttribute("data-pts"));  // (and see "spots")
     if (c === "rw-ms") { var m = data.measured[el.getAttribute("data-ms")]; return m ? [m] : []; }
     var hw = Number(el.getAttribute("data-hw"));
     var list = c === "rw-roof" ? data.roofs : data.ridges;
@@ -64,9 +62,19 @@
   }
   var info = marks.map(function (el) {
     var entries = entriesOf(el);
-    // (a point's marker shows while one of its own points does, not another machine's there)
-    var own = el.getAttribute("data-pts");
-    return { el: el, entries: entries, mine: own ? pointsOf(own) : entries };
+    // (a point's marker shows while one of its own points does, not another's there)
+    return { el: el, entries: entries, mine: entries };
+  });
+  // a point's marker tells its own points first, then the others drawn at its place
+  var spots = {};
+  info.forEach(function (it) {
+    var spot = it.el.getAttribute("data-spot");
+    if (spot !== null) (spots[spot] = spots[spot] || []).push(it);
+  });
+  Object.keys(spots).forEach(function (spot) {
+    spots[spot].forEach(function (it) {
+      spots[spot].forEach(function (other) { if (other !== it) it.entries = it.entries.concat(other.mine); });
+    });
   });
   var parts = Array.prototype.map.call(svg.querySelectorAll(".rw-part"), function (el) {
     return { el: el, of: JSON.parse(el.getAttribute("data-of")) };

@@ -17,8 +17,8 @@ __all__ = ["page_marks"]
 
 def page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
     """The marks of the chart to name in its SVG, where they are on the page: each drawn
-    point (``class="rw-pt"``, ``data-pts="op:hw …"``, the machine's points drawn there, and
-    ``data-also="op:hw …"``, the other machines' points drawn at its place), measured
+    point (``class="rw-pt"``, ``data-pts="op:hw …"``, the points it is drawn for, and
+    ``data-spot``, the same on every marker drawn at its place where there are several), measured
     point (``rw-ms``, ``data-ms="measurement:hw"``), ridge (``rw-ridge``, ``data-hw``,
     ``data-precision``), roof (``rw-roof``, ``data-hw``, ``data-kind``, ``data-name``),
     point label (``rw-label``, ``data-op``) and its leader (``rw-leader``, ``data-op``)."""
@@ -41,6 +41,7 @@ def page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
 
     marks: list[SvgMark] = []
     spots: dict[tuple[float, float], list[str]] = {}
+    shared = 0  # (the places with several markers so far)
     for op_id, hw_id, x, y in canvas.point_items():
         spots.setdefault((x, y), []).append(f"{op_id}:{hw_id}")
     colors = canvas.point_colors()
@@ -48,19 +49,22 @@ def page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
         where = page(x, y)
         if where is None:
             continue
-        # each machine's marker there, found by its colour (an operation's on two machines
-        # at one place: the one drawn last on top), for its points (a machine's points at
-        # one place are one marker); the other machines' points there with it
-        mine: dict[str, list[str]] = {}
+        # each marker there, found by its colour (an operation's on two machines at one
+        # place: the one drawn last on top), for its points: a machine's points of one
+        # colour at one place are one marker, of two colours two (two operations of the
+        # same shape), each hidden with its own; the markers at one place share a
+        # data-spot (the page's tooltip names the others' points too: listed on each
+        # marker, a thousand operations of a few shapes took a hundred kilobytes)
+        mine: dict[tuple[str, str], list[str]] = {}
         for key in keys:
-            mine.setdefault(key.split(":")[1], []).append(key)
-        for own in reversed(mine.values()):
+            op_id, hw_id = (int(v) for v in key.split(":"))
+            mine.setdefault((str(hw_id), colors.get((op_id, hw_id), "")), []).append(key)
+        for (_hw, color), own in reversed(mine.items()):
             attrs = {"class": "rw-pt", "data-pts": " ".join(own)}
-            if len(own) < len(keys):
-                attrs["data-also"] = " ".join(k for k in keys if k not in own)
-            op_id, hw_id = (int(v) for v in own[0].split(":"))
-            marks.append(SvgMark("marker", (where,), attrs,
-                                 color=colors.get((op_id, hw_id), "")))
+            if len(mine) > 1:
+                attrs["data-spot"] = str(shared)
+            marks.append(SvgMark("marker", (where,), attrs, color=color))
+        shared += len(mine) > 1
     scene = canvas.scene_model
     names = {p.op_id: p.label for p in scene.points} if scene is not None else {}
     layout = canvas.labels.text_layout
