@@ -737,3 +737,44 @@ def test_operations_at_one_place_on_one_machine_hide_each_with_its_own(browser, 
     toggles["GEMM B"].click()
     assert (markers(colors["GEMM A"]), markers(colors["GEMM B"])) == (0, 2)
     assert not browser.get_log("browser")
+
+
+def test_hiding_a_machine_takes_its_ridge_lines_and_verdict_bars_away(browser, pages):
+    """Each ridge's dotted line down to the floor stands under a ridge shown, and each
+    measured kernel's verdict scale (the wide bars at its prediction) goes with it: hiding
+    a machine leaves neither of its own on the page, and hiding both leaves none."""
+    page, _, _ = pages["kernels"]
+    _open_page(browser, page)
+
+    def drawn() -> tuple[list[float], list[float], int]:
+        """The x of each dotted vertical line and of each ridge diamond shown, and how many
+        wide bars are shown."""
+        return browser.execute_script(
+            "var shown = function (e) { return getComputedStyle(e).display !== 'none'"
+            "  && !e.closest('[display=none]'); };"
+            "var paths = Array.from(document.querySelectorAll('#figure svg path')).filter(shown);"
+            "var x = function (e) { var b = e.getBoundingClientRect();"
+            "  return Math.round(b.left + b.width / 2); };"
+            "var lines = paths.filter(function (e) { var s = getComputedStyle(e),"
+            "  b = e.getBoundingClientRect(); return s.strokeDasharray !== 'none'"
+            "  && s.strokeWidth === '1px' && b.width < 1 && b.height > 40; }).map(x);"
+            "var ridges = Array.from(document.querySelectorAll('#figure svg .rw-ridge'))"
+            "  .filter(shown).map(x);"
+            "var bars = paths.filter(function (e) {"
+            "  return getComputedStyle(e).strokeWidth === '4px'; }).length;"
+            "return [lines.sort(), ridges.sort(), bars];")
+
+    lines, ridges, bars = drawn()
+    assert len(lines) == len(ridges) == 10 and sorted(set(lines)) == sorted(set(ridges))
+    assert bars > 100
+    toggles = {b.text: b for b in browser.find_elements("css selector", "#key button.toggle")}
+    toggles["NVIDIA H200 SXM 141GB"].click()
+    lines, ridges, some = drawn()
+    assert len(ridges) == 5 and sorted(set(lines)) == sorted(set(ridges))
+    assert 0 < some < bars
+    toggles["NVIDIA H100 SXM5 80GB"].click()
+    assert drawn() == [[], [], 0]
+    toggles["NVIDIA H200 SXM 141GB"].click()
+    toggles["NVIDIA H100 SXM5 80GB"].click()
+    assert drawn()[2] == bars
+    assert not browser.get_log("browser")

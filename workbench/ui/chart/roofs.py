@@ -28,19 +28,21 @@ class RoofLayer:
         self._styles = canvas.styles
         self._region_pool = Pool(lambda: curve(-20), add)
         self._roof_pool = Pool(lambda: curve(-1), add)
-        self._ridge_lines = curve(-5, connect="pairs")
+        # (a line per ridge: an HTML figure hides each with its machine)
+        self._ridge_pool = Pool(lambda: curve(-5), add)
         self._ridge_marks = at_z(Spots(), 2)
         self._roofs: list[tuple[Roof, pg.PlotCurveItem]] = []
         self._roof_labels: list[tuple[Roof, Label]] = []
         self._ridge_items: list[tuple[Ridge, Label]] = []
+        self._ridge_lines: list[tuple[Ridge, pg.PlotCurveItem]] = []
         self._region_items: list[tuple[Region, pg.PlotCurveItem, Label]] = []
         self._cells: tuple | None = None  # (what they were worked out for, the occupancy)
 
     # -- what is drawn (read by the text layout) --------------------------------------
 
     @property
-    def ridge_lines(self) -> pg.PlotCurveItem:
-        """The dotted lines from each ridge down to the plot's floor (pairs of points)."""
+    def ridge_lines(self) -> list[tuple[Ridge, pg.PlotCurveItem]]:
+        """Each ridge with its dotted line down to the plot's floor."""
         return self._ridge_lines
 
     @property
@@ -110,11 +112,8 @@ class RoofLayer:
                 # points left the names no place)
                 lines.append((*px(*curve.getData()), self.roof_width(roof) / 2 + air,
                               roof.kind == "memory" and roof.emphasis != "main", True))
-        xs, ys = self._ridge_lines.getData()
-        if xs is not None and len(xs):
-            sx, sy = px(xs, ys)
-            lines += [(sx[i:i + 2], sy[i:i + 2], 0.5 + air, True, False)
-                      for i in range(0, len(sx) - 1, 2)]
+        for _ridge, curve in self._ridge_lines:
+            lines.append((*px(*curve.getData()), 0.5 + air, True, False))
         key = (tuple(frame), cell, [(x.tobytes(), y.tobytes(), *more) for x, y, *more in lines])
         if self._cells is None or self._cells[0] != key:
             occ = Occupancy(frame, cell)
@@ -131,7 +130,7 @@ class RoofLayer:
 
     def fixed_items(self) -> tuple:
         """The items made once (the pools make theirs as needed)."""
-        return (self._ridge_lines, self._ridge_marks)
+        return (self._ridge_marks,)
 
     def sync_regions(self, scene: Scene) -> None:
         theme = self._canvas.theme
@@ -182,33 +181,39 @@ class RoofLayer:
         theme = self._canvas.theme
         texts = self._styles.texts("ridge")
         texts.reset()
+        self._ridge_pool.reset()
         self._ridge_items = []
+        self._ridge_lines = []
         floor = float(to_view(scene.y_range[0])) - 8
         xs, ys = [], []
         brushes = []
+        pen = self._styles.pen(theme.muted, 1.0, "dotted")
         for ridge in scene.ridges:
             lx, ly = float(to_view(ridge.x)), float(to_view(ridge.y))
-            xs += [lx, lx]
-            ys += [floor, ly]
+            xs.append(lx)
+            ys.append(ly)
+            curve = self._ridge_pool.take()
+            curve.setData(x=np.asarray([lx, lx]), y=np.asarray([floor, ly]), pen=pen)
+            self._ridge_lines.append((ridge, curve))
             brushes.append(self._styles.brush(theme.roof_color(ridge.style_index)))
             label = self._styles.take_label("ridge")
             label.setText(ridge.label)
             label.setPos(lx, ly)
             self._ridge_items.append((ridge, label))
         texts.finish()
-        self._ridge_lines.setData(x=np.asarray(xs, float), y=np.asarray(ys, float),
-                                  pen=self._styles.pen(theme.muted, 1.0, "dotted"))
-        marks_x = np.asarray(xs[0::2], float)
-        marks_y = np.asarray(ys[1::2], float)
+        self._ridge_pool.finish()
+        marks_x = np.asarray(xs, float)
+        marks_y = np.asarray(ys, float)
         self._ridge_marks.setData(x=marks_x, y=marks_y, symbol="d", size=theme.ridge_size,
                                   brush=brushes, pen=self._styles.pen(theme.background, 1.2))
 
     def dispose(self) -> None:
         """Forget every item (the chart's items are gone)."""
-        for pool in (self._region_pool, self._roof_pool):
+        for pool in (self._region_pool, self._roof_pool, self._ridge_pool):
             pool.items = []
             pool.used = 0
         self._roofs, self._roof_labels, self._ridge_items, self._region_items = [], [], [], []
+        self._ridge_lines = []
 
 
 def _fade(color: str, amount: float) -> str:

@@ -77,7 +77,8 @@
     });
   });
   var parts = Array.prototype.map.call(svg.querySelectorAll(".rw-part"), function (el) {
-    return { el: el, of: JSON.parse(el.getAttribute("data-of")) };
+    var kernel = el.getAttribute("data-kernel");  // (one measured kernel's alone)
+    return { el: el, of: kernel ? [{ ms: kernel }] : JSON.parse(el.getAttribute("data-of")) };
   });
 
   // -- hit areas: a roof is a thin line and a ridge a small diamond; a wider invisible

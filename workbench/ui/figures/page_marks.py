@@ -108,10 +108,12 @@ class _Parts:
     """The drawings that go with a machine, an operation or a measured kernel, to hide with
     it on the page (``class="rw-part"``, ``data-of``: a JSON list of whose they are, each
     ``{"hw", "op", "level"}``, ``{"ms": "measurement:hw"}`` or a list of such that all must
-    show; shown while one of them does): the sweep paths, their samples, ends' texts and
-    ridge crossings; a measured kernel's link from its prediction, its predicted point, its
-    marks at the other memory levels and its text; a compared pair's arc, arrow and text;
-    the roofs' and ridges' texts; and the leader of each text."""
+    show; shown while one of them does; or ``data-kernel="measurement:hw"`` for one measured
+    kernel's alone): the sweep paths, their samples, ends' texts and
+    ridge crossings; a measured kernel's link from its prediction, its verdict scale, its
+    predicted point, its marks at the other memory levels and its text; a compared pair's
+    arc, arrow and text; the roofs' and ridges' texts and the ridges' lines down to the
+    floor; and the leader of each text."""
 
     def __init__(self, canvas, page, on_page) -> None:
         self.canvas, self.page, self.on_page = canvas, page, on_page
@@ -126,9 +128,12 @@ class _Parts:
              reach: float = MARK_TOLERANCE) -> None:
         if where is None or any(p is None for p in where):
             return
-        self.marks.append(SvgMark(kind, tuple(where), {
-            "class": "rw-part", "data-of": json.dumps(owners, separators=(",", ":"))}, text,
-            color, reach))
+        if len(owners) == 1 and isinstance(owners[0], dict) and set(owners[0]) == {"ms"}:
+            # (one measured kernel's: most parts of a profile, said in fewer bytes)
+            attrs = {"class": "rw-part", "data-kernel": owners[0]["ms"]}
+        else:
+            attrs = {"class": "rw-part", "data-of": json.dumps(owners, separators=(",", ":"))}
+        self.marks.append(SvgMark(kind, tuple(where), attrs, text, color, reach))
 
     def path(self, curve, owners: list) -> None:
         from workbench.ui.chart.axes import to_data
@@ -182,6 +187,8 @@ class _Parts:
             self.part("line", [page(mark.px, mark.py), page(mark.x, mark.y)], owner)
             if mark.standalone:
                 self.part("marker", [page(mark.px, mark.py)], owner)
+            for _key, low, high in mark.bands:  # (its verdict scale, a bar per band)
+                self.part("line", [page(mark.px, low), page(mark.px, high)], owner)
             if mark.level_xs:
                 xs = [x for _level, x, _tip in mark.level_xs]
                 self.part("line", [page(min(xs), mark.y), page(max(xs), mark.y)], owner)
@@ -233,6 +240,9 @@ class _Parts:
         for i, (ridge, label) in enumerate(roofs.ridges):
             self.said(label, ("ridge", i), [{"hw": ridge.hw_id,
                                              "level": levels.get(ridge.hw_id)}])
+        for ridge, curve in roofs.ridge_lines:  # (its line down to the floor goes with it)
+            if curve.isVisible():
+                self.path(curve, [{"hw": ridge.hw_id, "level": levels.get(ridge.hw_id)}])
 
     def text_marks(self, placed) -> None:
         """Each text's lines where it is drawn, and its leader."""

@@ -5,6 +5,7 @@ become the concrete family Qt used; the size is physical."""
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import math
@@ -503,8 +504,14 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark],
         if 0 < max(w, h) <= MARKER_MOST:
             cx, cy = (x1 + x0) / 2, (y1 + y0) / 2
             small.setdefault((round(cx), round(cy)), []).append((cx, cy, element))
-        if math.hypot(w, h) >= LINE_LEAST and _local(element.tag) != "text":
+        # (a single segment however short: a measured kernel's link, a bar of its scale)
+        if (math.hypot(w, h) >= LINE_LEAST or (len(pts) == 2 and max(w, h) > 0)) \
+                and _local(element.tag) != "text":
             lines.append((element, pts, math.hypot(w, h), (x0, y0, x1, y1)))
+    # (by their left ends, each with its place in the drawing: a mark looks only at those
+    # from its own left end to its right one, and of two as long takes the one drawn first)
+    order = sorted(range(len(lines)), key=lambda i: lines[i][3][0])
+    lefts = [lines[i][3][0] for i in order]
     texts: dict[str, list[ET.Element]] = {}
     anchors: dict[int, Point] = {}
     if any(mark.kind == "text" for mark in marks):
@@ -555,13 +562,15 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark],
             t = MARK_TOLERANCE
             xs, ys = [p[0] for p in mark.where], [p[1] for p in mark.where]
             left, right, top, bottom = min(xs) - t, max(xs) + t, min(ys) - t, max(ys) + t
-            best_len = 0.0
-            for element, pts, length, (x0, y0, x1, y1) in lines:
-                if length > best_len and left <= x0 and x1 <= right and top <= y0 \
+            best_len, best_i = 0.0, len(lines)
+            for i in order[bisect.bisect_left(lefts, left):bisect.bisect_right(lefts, right)]:
+                element, pts, length, (x0, y0, x1, y1) = lines[i]
+                if (length > best_len or (length == best_len and i < best_i)) \
+                        and x1 <= right and top <= y0 \
                         and y1 <= bottom and id(element) not in taken \
                         and (_along(pts, mark.where[0], mark.where[1]) if mark.kind == "line"
                              else _on_path(pts, mark.where)):
-                    best, best_len = element, length
+                    best, best_len, best_i = element, length, i
         if best is not None:
             taken.add(id(best))
             found += 1
