@@ -778,3 +778,37 @@ def test_hiding_a_machine_takes_its_ridge_lines_and_verdict_bars_away(browser, p
     toggles["NVIDIA H100 SXM5 80GB"].click()
     assert drawn()[2] == bars
     assert not browser.get_log("browser")
+
+
+def test_markers_keep_their_size_on_screen_when_zoomed(browser, pages):
+    """Zoomed in four times over, the points, measured kernels and ridges are as large on
+    screen as before (as in the app), each still at its place in the figure: points close
+    together come apart instead of growing over each other."""
+    page, _, _ = pages["kernels"]
+    _open_page(browser, page)
+    svg = browser.find_element("css selector", "#figure svg")
+
+    def boxes() -> list[tuple[float, float, float, float]]:
+        """Each marker's size on screen and its centre in the figure's own units."""
+        return browser.execute_script(
+            "var svg = arguments[0], m = svg.getScreenCTM().inverse();"
+            "return Array.from(svg.querySelectorAll('.rw-pt, .rw-ms, .rw-ridge')).map("
+            "  function (e) { var b = e.getBoundingClientRect();"
+            "  var c = new DOMPoint(b.left + b.width / 2, b.top + b.height / 2).matrixTransform(m);"
+            "  return [b.width, b.height, c.x, c.y]; })", svg)
+
+    before = boxes()
+    assert len(before) == 150  # (70 points' markers, 70 measured kernels' and 10 ridges)
+    first = [float(v) for v in svg.get_dom_attribute("viewBox").split()]
+    browser.execute_script(  # (the wheel, over the crowd of small kernels)
+        "var s = arguments[0], r = s.getBoundingClientRect();"
+        "for (var i = 0; i < 2; i++) s.dispatchEvent(new WheelEvent('wheel', {"
+        "  clientX: r.left + 0.43 * r.width, clientY: r.top + 0.35 * r.height, deltaY: -500,"
+        "  bubbles: true, cancelable: true}));", svg)
+    view = [float(v) for v in svg.get_dom_attribute("viewBox").split()]
+    assert view[2] < first[2] / 4
+    after = boxes()
+    for (w0, h0, x0, y0), (w1, h1, x1, y1) in zip(before, after, strict=True):
+        assert w1 == pytest.approx(w0, abs=0.5) and h1 == pytest.approx(h0, abs=0.5)
+        assert (x1, y1) == pytest.approx((x0, y0), abs=0.2)
+    assert not browser.get_log("browser")

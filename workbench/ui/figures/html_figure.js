@@ -179,10 +179,35 @@
   // -- zoom and pan (the figure's viewBox) ------------------------------------------------
   var vb0 = svg.getAttribute("viewBox").split(/[\s,]+/).map(Number);
   var vb = vb0.slice();
+  // the markers (points, measured kernels, ridges, samples, crossings, arrow heads) keep
+  // their size on screen when zoomed, as in the app, so that points close together come
+  // apart: each is scaled back about its place (its box's centre, or data-c where it is
+  // drawn off it), which follows the zoom
+  var dots = [];
+  Array.prototype.forEach.call(svg.querySelectorAll(".rw-pt, .rw-ms, .rw-ridge, .rw-dot"), function (el) {
+    var c = el.getAttribute("data-c"), x, y;
+    if (c) {  // (in the figure's coordinates: to the marker's own, as an arrow's head is moved)
+      c = c.split(",");
+      var p = new DOMPoint(Number(c[0]), Number(c[1])).matrixTransform(toRoot(el).inverse());
+      x = p.x; y = p.y;
+    }
+    else { var b = el.getBBox(); x = b.x + b.width / 2; y = b.y + b.height / 2; }
+    dots.push({ el: el, x: x, y: y });
+    var it = byNode.get(el);
+    if (it && it.hit) dots.push({ el: it.hit, x: x, y: y });
+  });
+  var scale = 1;
   function setView() {  // (the view stays on the figure: zoomed out, it is the whole figure)
     vb[0] = Math.min(Math.max(vb[0], vb0[0]), vb0[0] + vb0[2] - vb[2]);
     vb[1] = Math.min(Math.max(vb[1], vb0[1]), vb0[1] + vb0[3] - vb[3]);
     svg.setAttribute("viewBox", vb.join(" "));
+    var k = vb[2] / vb0[2];
+    if (k === scale) return;
+    scale = k;
+    dots.forEach(function (d) {
+      if (k === 1) d.el.removeAttribute("transform");
+      else d.el.setAttribute("transform", "matrix(" + [k, 0, 0, k, d.x * (1 - k), d.y * (1 - k)].join(",") + ")");
+    });
   }
   function toSvg(clientX, clientY) {
     return new DOMPoint(clientX, clientY).matrixTransform(svg.getScreenCTM().inverse());
@@ -369,7 +394,8 @@
     var b = rootBox(el);
     ring.setAttribute("cx", b.x + b.w / 2);
     ring.setAttribute("cy", b.y + b.h / 2);
-    ring.setAttribute("r", Math.max(b.w, b.h) / 2 + 5);
+    ring.setAttribute("r", Math.max(b.w, b.h) / 2 + 5 * scale);  // (its size on screen, zoomed too)
+    ring.setAttribute("stroke-width", String(2.5 * scale));
     ring.setAttribute("display", "inline");
   });
   table.tBodies[0].addEventListener("mouseleave", function () {

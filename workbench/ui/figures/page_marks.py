@@ -109,7 +109,7 @@ class _Parts:
     it on the page (``class="rw-part"``, ``data-of``: a JSON list of whose they are, each
     ``{"hw", "op", "level"}``, ``{"ms": "measurement:hw"}`` or a list of such that all must
     show; shown while one of them does; or ``data-kernel="measurement:hw"`` for one measured
-    kernel's alone): the sweep paths, their samples, ends' texts and
+    kernel's alone; a marker's class is ``"rw-part rw-dot"``): the sweep paths, their samples, ends' texts and
     ridge crossings; a measured kernel's link from its prediction, its verdict scale, its
     predicted point, its marks at the other memory levels and its text; a compared pair's
     arc, arrow and text; the roofs' and ridges' texts and the ridges' lines down to the
@@ -128,11 +128,13 @@ class _Parts:
              reach: float = MARK_TOLERANCE) -> None:
         if where is None or any(p is None for p in where):
             return
+        # (a marker keeps its size on the page when zoomed, as the chart's points do)
+        name = "rw-part rw-dot" if kind == "marker" else "rw-part"
         if len(owners) == 1 and isinstance(owners[0], dict) and set(owners[0]) == {"ms"}:
             # (one measured kernel's: most parts of a profile, said in fewer bytes)
-            attrs = {"class": "rw-part", "data-kernel": owners[0]["ms"]}
+            attrs = {"class": name, "data-kernel": owners[0]["ms"]}
         else:
-            attrs = {"class": "rw-part", "data-of": json.dumps(owners, separators=(",", ":"))}
+            attrs = {"class": name, "data-of": json.dumps(owners, separators=(",", ":"))}
         self.marks.append(SvgMark(kind, tuple(where), attrs, text, color, reach))
 
     def path(self, curve, owners: list) -> None:

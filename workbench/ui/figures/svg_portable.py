@@ -491,7 +491,8 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark],
     small shape whose centre is nearest its place (within :data:`MARK_TOLERANCE`); for a
     line, the longest unnamed straight shape lying along it; for a text, the first unnamed
     text element that says it. Marks are served in order (a point before a ridge drawn at
-    the same place). Returns how many were found. ``parsed``: path data already read, by
+    the same place). A marker whose box is not centred on its place gets ``data-c``, the
+    place. Returns how many were found. ``parsed``: path data already read, by
     its text (:func:`_path_data`)."""
     small: dict[tuple[int, int], list[tuple[float, float, ET.Element]]] = {}
     # (each straight shape with its extent: a roof's line is looked for only among the
@@ -530,6 +531,7 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark],
         paint(root, ("black", "none"))
     taken: set[int] = set()
     found = 0
+    best_c = (0.0, 0.0)  # (a marker's: the centre of its box)
     for mark in marks:
         best = None
         if mark.kind == "text" and mark.where:
@@ -557,7 +559,7 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark],
                         d = math.hypot(cx - x, cy - y)
                         if d <= best_d and id(element) not in taken and (
                                 not mark.color or mark.color.lower()[:7] in colors[id(element)]):
-                            best, best_d = element, d
+                            best, best_d, best_c = element, d, (cx, cy)
         else:  # a line through where[0] and where[1], or a path through every one of where
             t = MARK_TOLERANCE
             xs, ys = [p[0] for p in mark.where], [p[1] for p in mark.where]
@@ -576,6 +578,11 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark],
             found += 1
             for key, value in mark.attrs.items():
                 best.set(key, value)
+            if mark.kind == "marker" and math.hypot(best_c[0] - mark.where[0][0],
+                                                    best_c[1] - mark.where[0][1]) > 0.05:
+                # drawn off the centre of its box (an arrow's head, from its tip): the place
+                # it marks, for a page to keep its size about when zoomed
+                best.set("data-c", f"{_num(mark.where[0][0])},{_num(mark.where[0][1])}")
     return found
 
 
