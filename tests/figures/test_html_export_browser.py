@@ -812,3 +812,46 @@ def test_markers_keep_their_size_on_screen_when_zoomed(browser, pages):
         assert w1 == pytest.approx(w0, abs=0.5) and h1 == pytest.approx(h0, abs=0.5)
         assert (x1, y1) == pytest.approx((x0, y0), abs=0.2)
     assert not browser.get_log("browser")
+
+
+def test_the_verdict_column_sorts_from_faster_than_predicted_to_likely_bugs(browser, tmp_path):
+    """Sorted by Verdict, the measured kernels go by how their time met its prediction (re-
+    measure, as predicted, overhead-bound, slower than predicted, likely bug), each verdict's
+    by measured time / T_predicted; sorted again, the worst come first. (Alphabetically,
+    "< 0.8 ×" came between "1.2–2 ×" and "> 2 ×".)"""
+    head = ("schema_version: 2\ntitle: Verdicts\nhardware:\n  - name: Toy\n"
+            "    compute: {fp16: 100 TFLOP/s}\n    memory: {hbm: 1 TB/s}\n"
+            "    launch_overhead: 10 us\noperations:\n"
+            "  - {name: big, kind: custom, flops: 100 TFLOP, bytes: 1 TB, precision: fp16}\n"
+            "  - {name: tiny, kind: custom, flops: 1 MFLOP, bytes: 1 kB, precision: fp16}\n")
+    source = tmp_path / "verdicts.yaml"
+    source.write_text(head, encoding="utf-8")
+    predicted = {r["operation"]: r["t_predicted_s"] for r in _analyze(source)["results"]}
+    runs = [("fast", "big", 0.5), ("bug B", "big", 3.0), ("slow", "big", 1.5),
+            ("near B", "big", 1.1), ("launches", "tiny", 1.0), ("bug A", "big", 2.5),
+            ("near A", "big", 0.9)]
+    source.write_text(head + "measurements:\n" + "".join(
+        f"  - {{name: {name}, operation: {op}, hardware: Toy, "
+        f"time: {ratio * predicted[op] * 1e6:.9g} us}}\n" for name, op, ratio in runs),
+        encoding="utf-8")
+    judged = {m["name"]: m for m in _analyze(source)["measurements"]}
+    assert {m["verdict"] for m in judged.values()} == {
+        "re-measure", "as-predicted", "overhead-bound", "below-prediction", "likely-bug"}
+    page = _render(source, tmp_path / "verdicts.html")
+    _open_page(browser, page)
+    heading = next(th for th in browser.find_elements("css selector", "#results th")
+                   if th.text == "Verdict")
+
+    def kernels() -> list[str]:
+        return [tr.find_element("css selector", "td").text
+                for tr in browser.find_elements("css selector", "#results tbody tr[data-ms]")]
+
+    heading.click()
+    order = ["fast", "near A", "near B", "launches", "slow", "bug A", "bug B"]
+    assert kernels() == order
+    assert [judged[name]["verdict"] for name in order] == [
+        "re-measure", "as-predicted", "as-predicted", "overhead-bound", "below-prediction",
+        "likely-bug", "likely-bug"]
+    heading.click()
+    assert kernels() == order[::-1]
+    assert not browser.get_log("browser")

@@ -349,7 +349,8 @@
     sortState.dir = sortState.col === col ? -sortState.dir : 1;
     sortState.col = col;
     var dir = sortState.dir;
-    var field = columns[col];
+    // (verdicts in their own order, not alphabetically: html_page.py's _VERDICT_ORDER)
+    var field = columns[col] === "verdict" ? "verdict_order" : columns[col];
     var keyed = rows.map(function (tr, i) {
       var pk = tr.getAttribute("data-pt"), e = pk ? data.points[pk] : data.measured[tr.getAttribute("data-ms")];
       var v = e ? e[field] : null;

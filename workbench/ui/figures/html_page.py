@@ -43,7 +43,17 @@ _STYLE = "html_figure.css"
 #: ``strings``): the operation's and machine's ids, the numbers of the Results table, the
 #: tooltip's lines and the lines of the derivation
 FIELDS = ("op", "hw", "operation", "machine", "level", "flops", "bytes", "intensity",
-          "attainable", "bound", "t_lower", "t_predicted", "measured", "verdict", "tip", "lines")
+          "attainable", "bound", "t_lower", "t_predicted", "measured", "verdict",
+          "verdict_order", "tip", "lines")
+
+#: the order the table sorts verdicts in (``verdict_order``: a row's place in it), not
+#: their texts' alphabetical one: how the measured time met its prediction, from faster
+#: than predicted (to re-measure) through as predicted to a likely bug, the overhead-bound
+#: (which meet their prediction, launch outweighing the work) right after the kernels as
+#: predicted; within a verdict, by measured time / T_predicted, so that sorted the other
+#: way the kernels furthest below their prediction come first
+_VERDICT_ORDER = ("re-measure", "as-predicted", "overhead-bound", "below-prediction",
+                  "likely-bug")
 
 #: the table's columns: (heading, key of a row's numbers, unit for format_quantity or "")
 COLUMNS = (
@@ -113,6 +123,18 @@ def page_data(session, scene, *, document=None, results=None) -> dict:
                 for s in machine_sections(document, results, op_id)}
         return derivations[op_id].get(hw_id, [])
 
+    # each judged row's place among them in the verdicts' order (see _VERDICT_ORDER)
+    ranked: list[tuple[int, float, int, str]] = []
+
+    def rank(key: str, judgement) -> None:
+        if judgement is None:
+            return
+        ratio = judgement.vs_predicted
+        ranked.append((_VERDICT_ORDER.index(judgement.verdict)
+                       if judgement.verdict in _VERDICT_ORDER else len(_VERDICT_ORDER),
+                       ratio if ratio is not None and _finite(ratio) else math.inf,
+                       len(ranked), key))
+
     points = {}
     for p in scene.points:
         r = p.result
@@ -126,7 +148,8 @@ def page_data(session, scene, *, document=None, results=None) -> dict:
             p.op_id, p.hw_id, p.label, p.machine, r.level, r.flops, r.bytes, r.intensity,
             r.attainable_flops, r.bound, r.t_lower_s, r.t_predicted_s,
             mine[0].measured_time_s if mine else None, mine[0].verdict_label if mine else None,
-            tip, lines_of(p.op_id, p.hw_id))
+            None, tip, lines_of(p.op_id, p.hw_id))
+        rank(f"pt {p.op_id}:{p.hw_id}", mine[0] if mine else None)
     measured = {}
     for m in scene.measured:
         key = f"{m.index}:{m.hw_id}"
@@ -137,7 +160,14 @@ def page_data(session, scene, *, document=None, results=None) -> dict:
             j.bytes if j else None, m.x, j.predicted_attainable_flops if j else None,
             j.predicted_bound if j else None,
             j.predicted_time_s if j else None, j.t_predicted_s if j else None,
-            j.measured_time_s if j else None, m.verdict_label, m.tooltip.split("\n"), [])
+            j.measured_time_s if j else None, m.verdict_label, None, m.tooltip.split("\n"),
+            [])
+        rank(f"ms {key}", j)
+    order = FIELDS.index("verdict_order")
+    for place, (*_, key) in enumerate(sorted(ranked)):
+        table = points if key.startswith("pt ") else measured
+        row = table[key[3:]]
+        table[key[3:]] = (*row[:order], place, *row[order + 1:])
     roofs, ridges = _roofs_and_ridges(scene, q)
     # each text once (a machine's lines and a file's notes recur on every point): the rows'
     # texts and lines are indices into "strings"
