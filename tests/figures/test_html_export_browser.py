@@ -855,3 +855,49 @@ def test_the_verdict_column_sorts_from_faster_than_predicted_to_likely_bugs(brow
     heading.click()
     assert kernels() == order[::-1]
     assert not browser.get_log("browser")
+
+
+def test_a_sweeps_end_text_goes_with_its_own_sweep_in_its_colour(browser, tmp_path):
+    """A sweep's end text ("m = 1") is said once per machine for the sweeps that end there:
+    hiding the sweep it is drawn for takes it away where the other sweep ends elsewhere
+    (it was left, in the hidden sweep's colour, by nothing), and where the other ends at
+    the same place it stays, in the colour of the sweep still shown."""
+    def end_texts() -> list[tuple[str, str]]:
+        return sorted(tuple(t) for t in browser.execute_script(
+            "return Array.from(document.querySelectorAll('#figure svg text')).filter("
+            "  function (t) { return /^m = \\d+$/.test(t.textContent.trim())"
+            "    && getComputedStyle(t).display !== 'none' && !t.closest('[display=none]'); })"
+            "  .map(function (t) { return [t.textContent.trim(), getComputedStyle(t).fill]; })"))
+
+    def rgb(color: str) -> str:
+        return "rgb({}, {}, {})".format(*(int(color[i:i + 2], 16) for i in (1, 3, 5)))
+
+    page = _render(ROOT / "workbench" / "examples" / "critical_batch_sweep.yaml",
+                   tmp_path / "sweep.html")
+    _open_page(browser, page)
+    operations = _page_data(browser)["operations"]
+    [bf16] = [o for o in operations if o["name"].startswith("bf16 matmul")]
+    assert len(end_texts()) == 3 and {c for _t, c in end_texts()} == {rgb(bf16["color"])}
+    toggles = {b.text: b for b in browser.find_elements("css selector", "#key button.toggle")}
+    toggles[bf16["name"]].click()  # (the int8 sweep starts and ends elsewhere)
+    assert end_texts() == []
+    toggles[bf16["name"]].click()
+    assert len(end_texts()) == 3
+
+    gemm = ("    kind: gemm\n    m: 128\n    n: 8192\n    k: 8192\n    dtype: bf16\n"
+            "    sweep: {param: m, start: 1, stop: 4096, num: 13, scale: log}\n")
+    source = tmp_path / "twins.yaml"
+    source.write_text("schema_version: 2\ntitle: Twin sweeps\nhardware:\n  - preset: h100-sxm\n"
+                      "operations:\n  - name: GEMM A\n" + gemm + "  - name: GEMM B\n" + gemm,
+                      encoding="utf-8")
+    _open_page(browser, _render(source, tmp_path / "twins.html"))
+    colors = {o["name"]: rgb(o["color"]) for o in _page_data(browser)["operations"]}
+    assert end_texts() == [("m = 1", colors["GEMM A"]), ("m = 4096", colors["GEMM A"])]
+    toggles = {b.text: b for b in browser.find_elements("css selector", "#key button.toggle")}
+    toggles["GEMM A"].click()
+    assert end_texts() == [("m = 1", colors["GEMM B"]), ("m = 4096", colors["GEMM B"])]
+    toggles["GEMM B"].click()
+    assert end_texts() == []
+    toggles["GEMM A"].click()
+    assert end_texts() == [("m = 1", colors["GEMM A"]), ("m = 4096", colors["GEMM A"])]
+    assert not browser.get_log("browser")

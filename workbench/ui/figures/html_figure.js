@@ -78,7 +78,9 @@
   });
   var parts = Array.prototype.map.call(svg.querySelectorAll(".rw-part"), function (el) {
     var kernel = el.getAttribute("data-kernel");  // (one measured kernel's alone)
-    return { el: el, of: kernel ? [{ ms: kernel }] : JSON.parse(el.getAttribute("data-of")) };
+    var fills = el.getAttribute("data-fills");  // (a text said for several, in their colours)
+    return { el: el, of: kernel ? [{ ms: kernel }] : JSON.parse(el.getAttribute("data-of")),
+             fills: fills ? JSON.parse(fills) : null };
   });
 
   // -- hit areas: a roof is a thin line and a ridge a small diamond; a wider invisible
@@ -271,7 +273,11 @@
       if (Array.isArray(o)) return o.every(whose);
       return o.ms ? !!data.measured[o.ms] && shown(data.measured[o.ms], o.ms) : shown(o);
     }
-    parts.forEach(function (p) { p.el.setAttribute("display", p.of.some(whose) ? "inline" : "none"); });
+    parts.forEach(function (p) {
+      var first = p.of.findIndex(whose);
+      p.el.setAttribute("display", first >= 0 ? "inline" : "none");
+      if (p.fills && first >= 0) p.el.setAttribute("fill", p.fills[first]);  // (the first shown's colour)
+    });
     rows.forEach(function (tr) {
       var pk = tr.getAttribute("data-pt"), mk = tr.getAttribute("data-ms");
       var e = pk ? data.points[pk] : data.measured[mk];

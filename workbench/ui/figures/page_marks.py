@@ -123,9 +123,11 @@ class _Parts:
         self.marks: list[SvgMark] = []
         #: each text shown: its item, whose each of its lines is, its key in the layout
         self.texts: dict[int, tuple[Any, dict[str, list], tuple]] = {}
+        #: of a text said for several owners in their own colours: each owner's colour
+        self.fills: dict[int, dict[str, str]] = {}
 
     def part(self, kind: str, where, owners: list, text: str = "", color: str = "",
-             reach: float = MARK_TOLERANCE) -> None:
+             reach: float = MARK_TOLERANCE, fills: list[str] | None = None) -> None:
         if where is None or any(p is None for p in where):
             return
         # (a marker keeps its size on the page when zoomed, as the chart's points do)
@@ -135,6 +137,10 @@ class _Parts:
             attrs = {"class": name, "data-kernel": owners[0]["ms"]}
         else:
             attrs = {"class": name, "data-of": json.dumps(owners, separators=(",", ":"))}
+        if fills is not None and len(set(fills)) > 1:
+            # (a text said for several in their colours: the page shows it in the colour of
+            # the first of them shown)
+            attrs["data-fills"] = json.dumps(fills, separators=(",", ":"))
         self.marks.append(SvgMark(kind, tuple(where), attrs, text, color, reach))
 
     def path(self, curve, owners: list) -> None:
@@ -144,12 +150,17 @@ class _Parts:
         self.part("path", [self.page(x, y) for x, y in zip(to_data(xs), to_data(ys),
                                                            strict=True)], owners)
 
-    def said(self, label, key: tuple, owners: list, line: str | None = None) -> None:
+    def said(self, label, key: tuple, owners: list, line: str | None = None,
+             fills: list[str] | None = None) -> None:
         """A text shown, for ``owners``; ``line``: of a text several share, the line that
-        is theirs (a crossing's at a ridge corner), else every line."""
+        is theirs (a crossing's at a ridge corner), else every line; ``fills``: each
+        owner's colour, for a text drawn in its first owner's."""
         if not label.isVisible():
             return
         _label, lines, _key = self.texts.setdefault(id(label), (label, {}, key))
+        if fills is not None:
+            self.fills.setdefault(id(label), {}).update(
+                (json.dumps(o, sort_keys=True), c) for o, c in zip(owners, fills, strict=True))
         for text in [line] if line is not None else label.toPlainText().splitlines():
             mine = lines.setdefault(text, [])
             mine.extend(o for o in owners if o not in mine)
@@ -167,13 +178,23 @@ class _Parts:
                 self.part("marker", [self.page(x, y)], owner, color=color)
             for mark in path.crossings:
                 self.part("marker", [self.page(mark.x, mark.y)], owner, color=color)
-        # (the same "m = 1" of several paths on one machine is said once: it is all of theirs)
+        # (the same "m = 1" of several paths on one machine is said once, by the first: it
+        # is theirs whose end it is said at, drawn in the colour of the first of them
+        # shown; a path whose end is elsewhere has no text there)
+        theme = self.canvas.theme
         by_text: dict[tuple[int, str], list] = {}
-        for path, _end, label in overlays.sweep_texts:
+        for path, end, label in overlays.sweep_texts:
             by_text.setdefault((path.hw_id, label.toPlainText()), []).append(
-                {"hw": path.hw_id, "op": path.op_id})
-        for i, (path, _end, label) in enumerate(overlays.sweep_texts):
-            self.said(label, ("sweep", i), by_text[(path.hw_id, label.toPlainText())])
+                (self.page(path.xs[end], path.ys[end]), {"hw": path.hw_id, "op": path.op_id},
+                 theme.point_color(path.color)))
+        for i, (path, end, label) in enumerate(overlays.sweep_texts):
+            here = self.page(path.xs[end], path.ys[end])
+            same = [(owner, color) for at, owner, color in by_text[(path.hw_id,
+                                                                    label.toPlainText())]
+                    if here is not None and at is not None
+                    and math.hypot(at[0] - here[0], at[1] - here[1]) <= 1.0] or [
+                ({"hw": path.hw_id, "op": path.op_id}, theme.point_color(path.color))]
+            self.said(label, ("sweep", i), [o for o, _c in same], fills=[c for _o, c in same])
         for mark, label in overlays.crossing_texts:
             self.said(label, ("crossing", id(label)), [{"hw": mark.hw_id, "op": mark.op_id}],
                       mark.label)
@@ -253,9 +274,12 @@ class _Parts:
             r = label.textItem.mapRectToScene(label.textItem.boundingRect())
             box = [on_page(r.left(), r.top()), on_page(r.right(), r.bottom())]
             every: list = []
+            colors = self.fills.get(id(label), {})
             for text, owners in lines.items():
                 if text.strip():
-                    self.part("text", box, owners, text)
+                    fills = [colors.get(json.dumps(o, sort_keys=True), "") for o in owners]
+                    self.part("text", box, owners, text,
+                              fills=fills if colors and all(fills) else None)
                     every.extend(o for o in owners if o not in every)
             placement = placed.get(key)
             if placement is not None and placement.leader is not None:
