@@ -901,3 +901,41 @@ def test_a_sweeps_end_text_goes_with_its_own_sweep_in_its_colour(browser, tmp_pa
     toggles["GEMM A"].click()
     assert end_texts() == [("m = 1", colors["GEMM A"]), ("m = 4096", colors["GEMM A"])]
     assert not browser.get_log("browser")
+
+
+def test_lines_keep_their_width_on_screen_when_zoomed(browser, pages):
+    """Zoomed in on the flat roof four times over, the roof is as thin on screen as before
+    (it was drawn four times as thick, and a kernel's verdict bars as wide bands)."""
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    page, _, _ = pages["attention"]
+    _open_page(browser, page)
+    svg = browser.find_element("css selector", "#figure svg")
+    roof = next(el for el in _visible(browser, ".rw-roof")
+                if el.get_attribute("data-kind") == "compute")
+
+    def thickness() -> int:
+        """The roof's dark rows on screen, down the column at the middle of its view."""
+        box = browser.execute_script(
+            "var r = arguments[0].getBoundingClientRect(), s = arguments[1].getBoundingClientRect();"
+            "return [Math.round((Math.max(r.left, s.left) + Math.min(r.right, s.right)) / 2),"
+            "        Math.round(r.top)]", roof, svg)
+        image = QImage.fromData(browser.get_screenshot_as_png()).convertToFormat(
+            QImage.Format.Format_Grayscale8)
+        pixels = np.frombuffer(image.constBits(), np.uint8).reshape(
+            image.height(), image.bytesPerLine())
+        column = pixels[box[1] - 20:box[1] + 21, box[0]]
+        return int((column < 128).sum())
+
+    before = thickness()
+    assert 1 <= before <= 3
+    first = [float(v) for v in svg.get_dom_attribute("viewBox").split()]
+    browser.execute_script(
+        "var s = arguments[0], r = arguments[1].getBoundingClientRect();"
+        "for (var i = 0; i < 2; i++) s.dispatchEvent(new WheelEvent('wheel', {"
+        "  clientX: (r.left + r.right) / 2, clientY: r.top, deltaY: -500,"
+        "  bubbles: true, cancelable: true}));", svg, roof)
+    assert [float(v) for v in svg.get_dom_attribute("viewBox").split()][2] < first[2] / 4
+    assert thickness() <= before + 1
+    assert not browser.get_log("browser")

@@ -206,6 +206,7 @@
     var k = vb[2] / vb0[2];
     if (k === scale) return;
     scale = k;
+    svg.classList.toggle("rw-zoomed", k < 1);
     dots.forEach(function (d) {
       if (k === 1) d.el.removeAttribute("transform");
       else d.el.setAttribute("transform", "matrix(" + [k, 0, 0, k, d.x * (1 - k), d.y * (1 - k)].join(",") + ")");
