@@ -939,3 +939,44 @@ def test_lines_keep_their_width_on_screen_when_zoomed(browser, pages):
     assert [float(v) for v in svg.get_dom_attribute("viewBox").split()][2] < first[2] / 4
     assert thickness() <= before + 1
     assert not browser.get_log("browser")
+
+
+def test_hiding_operations_takes_their_tags_and_leaders_away(browser, pages):
+    """A tag on the chart ("6, 7, 11", "28") names points for the figure's key: it and its
+    leader stay while one of the points it names shows, and go with the last of them (they
+    were left pointing at empty places)."""
+    page, _, _ = pages["kernels"]
+    _open_page(browser, page)
+    data = _page_data(browser)
+    toggles = {b.text: b for b in browser.find_elements("css selector", "#key button.toggle")}
+
+    def drawn() -> tuple[set[str], int]:
+        """The tags shown (texts of numbers, not the axes'), and the leaders (thin lines)."""
+        texts, leaders = browser.execute_script(
+            "var shown = function (e) { return getComputedStyle(e).display !== 'none'"
+            "  && !e.closest('[display=none]'); };"
+            "return [Array.from(document.querySelectorAll('#figure svg text')).filter(shown)"
+            "  .map(function (t) { return t.textContent.trim(); }),"
+            "  Array.from(document.querySelectorAll('#figure svg path')).filter(function (e) {"
+            "    return shown(e) && getComputedStyle(e).strokeWidth === '0.8px'"
+            "      && getComputedStyle(e).strokeDasharray === 'none'; }).length]")
+        return {t for t in texts if t[:1].isdigit() and t.replace(", ", "").isdigit()
+                and t not in ("1", "10", "100", "1000", "10⁴")}, leaders  # (not the axis)
+
+    tags, leaders = drawn()
+    assert {"6, 7, 11", "18, 22, 24", "21, 26, 27", "28", "23"} <= tags and leaders >= 10
+    # (the key's rows 6, 7, 11, 18, 22 and 24: their tag is said by one text)
+    crowd = {row.split(" — ")[1] for row in _shown_texts(browser)
+             if row.split(" — ")[0] in ("6", "7", "11", "18", "22", "24")}
+    assert len(crowd) == 6 and crowd <= {o["name"] for o in data["operations"]}
+    for name in sorted(crowd)[:-1]:
+        toggles[name].click()
+    assert {"6, 7, 11", "18, 22, 24"} <= drawn()[0]  # (one of them still shows)
+    toggles[sorted(crowd)[-1]].click()
+    tags_now, leaders_now = drawn()
+    assert tags_now == tags - {"6, 7, 11", "18, 22, 24"} and leaders_now < leaders
+    for o in data["operations"]:
+        if o["name"] not in crowd:
+            toggles[o["name"]].click()
+    assert drawn() == (set(), 0)
+    assert not browser.get_log("browser")

@@ -62,6 +62,12 @@ class TagsAndKey:
         return self._key_rows
 
     @property
+    def groups(self) -> Mapping[int, list]:
+        """The operations each tag text says, by the operation whose label says it (see
+        :meth:`_join_tags`; read only)."""
+        return self._groups
+
+    @property
     def joined(self) -> frozenset:
         """Tagged operations whose tag another's text says (see :meth:`_join_tags`)."""
         return self._joined

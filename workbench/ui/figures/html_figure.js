@@ -269,6 +269,11 @@
     Array.prototype.forEach.call(svg.querySelectorAll(".rw-label, .rw-leader"), function (t) {
       t.setAttribute("display", named[t.getAttribute("data-op")] ? "inline" : "none");
     });
+    // a tag ("6, 7, 11") and its leader, with the last of the points of its operations
+    Array.prototype.forEach.call(svg.querySelectorAll(".rw-tag"), function (t) {
+      var on = t.getAttribute("data-ops").split(" ").some(function (op) { return named[op]; });
+      t.setAttribute("display", on ? "inline" : "none");
+    });
     // a sweep's path, a measured kernel's link and text, a roof's text: while one of theirs shows
     function whose(o) {  // (a list: all of them)
       if (Array.isArray(o)) return o.every(whose);

@@ -21,7 +21,8 @@ def page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
     ``data-spot``, the same on every marker drawn at its place where there are several), measured
     point (``rw-ms``, ``data-ms="measurement:hw"``), ridge (``rw-ridge``, ``data-hw``,
     ``data-precision``), roof (``rw-roof``, ``data-hw``, ``data-kind``, ``data-name``),
-    point label (``rw-label``, ``data-op``) and its leader (``rw-leader``, ``data-op``)."""
+    point label (``rw-label``, ``data-op``) and its leader (``rw-leader``, ``data-op``), and
+    a tag that names points for the key and its leader (``rw-tag``, ``data-ops="op …"``)."""
     import numpy as np
     from PySide6.QtCore import QPointF
 
@@ -69,15 +70,27 @@ def page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
     names = {p.op_id: p.label for p in scene.points} if scene is not None else {}
     layout = canvas.labels.text_layout
     placed = layout.placed if layout is not None else {}
+    tags = canvas.key.groups
+    labels = canvas.labels.point_labels
     for op_id, text, _x, _y in canvas.label_items():
         if text == names.get(op_id):  # (not a key's number, which may stand for several)
             marks.append(SvgMark("text", (), {"class": "rw-label", "data-op": str(op_id)}, text))
-            placement = placed.get(("point", op_id))
-            if placement is not None and placement.leader is not None:
-                # its leader goes with it (hidden with the operation on the page)
-                x0, y0, x1, y1 = placement.leader
-                marks.append(SvgMark("line", (on_page(x0, y0), on_page(x1, y1)),
-                                     {"class": "rw-leader", "data-op": str(op_id)}))
+            attrs = {"class": "rw-leader", "data-op": str(op_id)}
+        elif op_id in tags and op_id in labels:
+            # a tag ("6, 7, 11"), for the operations the key lists under it: shown while
+            # one of them is; found where it is drawn (a "1" is also an axis's number)
+            attrs = {"class": "rw-tag", "data-ops": " ".join(str(o) for o in tags[op_id])}
+            r = labels[op_id].textItem.mapRectToScene(labels[op_id].textItem.boundingRect())
+            box = (on_page(r.left(), r.top()), on_page(r.right(), r.bottom()))
+            marks += [SvgMark("text", box, attrs, line) for line in text.splitlines()
+                      if line.strip()]
+        else:
+            continue
+        placement = placed.get(("point", op_id))
+        if placement is not None and placement.leader is not None:
+            # its leader goes with it (hidden with the operation on the page)
+            x0, y0, x1, y1 = placement.leader
+            marks.append(SvgMark("line", (on_page(x0, y0), on_page(x1, y1)), attrs))
     measured = list(scene.measured) if scene is not None else []
     for item in canvas.measured_items():
         mark = next((m for m in measured if (m.name, m.hw_id, m.op_id)
