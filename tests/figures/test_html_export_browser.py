@@ -980,3 +980,28 @@ def test_hiding_operations_takes_their_tags_and_leaders_away(browser, pages):
             toggles[o["name"]].click()
     assert drawn() == (set(), 0)
     assert not browser.get_log("browser")
+
+
+@pytest.mark.parametrize("example", ["llama31_8b_inference", "critical_batch_sweep"])
+def test_hiding_every_machine_leaves_no_marker_on_the_chart(browser, tmp_path, example):
+    """Llama's prefill and decode RoPE lie at one place in one colour, the decode one a
+    hollow (overhead-bound) ring over the prefill one's filled marker; a sweep's sample
+    lies on a ridge's diamond. With every machine hidden no marker is left on the chart
+    (the filled marker and the diamonds were)."""
+    page = _render(ROOT / "workbench" / "examples" / f"{example}.yaml",
+                   tmp_path / f"{example}.html")
+    _open_page(browser, page)
+
+    def markers() -> int:  # (small shapes on the chart; the legend's are moved there)
+        return browser.execute_script(
+            "return Array.from(document.querySelectorAll('#figure svg path')).filter(function (e) {"
+            "  var b = e.getBoundingClientRect();"
+            "  return getComputedStyle(e).display !== 'none' && !e.closest('[display=none]')"
+            "    && !e.closest('[transform]') && b.width > 3 && b.width < 30 && b.height > 3"
+            "    && b.height < 30; }).length")
+
+    assert markers() > 3
+    for button in browser.find_elements("css selector", "#key button.toggle[data-kind=hw]"):
+        button.click()
+    assert markers() == 0
+    assert not browser.get_log("browser")

@@ -46,6 +46,9 @@ def page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
     for op_id, hw_id, x, y in canvas.point_items():
         spots.setdefault((x, y), []).append(f"{op_id}:{hw_id}")
     colors = canvas.point_colors()
+    scene = canvas.scene_model
+    hollow = {(p.op_id, p.hw_id) for p in scene.points if p.bound == "overhead"} \
+        if scene is not None else set()
     for (x, y), keys in spots.items():
         where = page(x, y)
         if where is None:
@@ -53,20 +56,21 @@ def page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
         # each marker there, found by its colour (an operation's on two machines at one
         # place: the one drawn last on top), for its points: a machine's points of one
         # colour at one place are one marker, of two colours two (two operations of the
-        # same shape), each hidden with its own; the markers at one place share a
+        # same shape), as are a filled one and a hollow (overhead-bound) one of a colour,
+        # each hidden with its own; the markers at one place share a
         # data-spot (the page's tooltip names the others' points too: listed on each
         # marker, a thousand operations of a few shapes took a hundred kilobytes)
-        mine: dict[tuple[str, str], list[str]] = {}
+        mine: dict[tuple[str, str, bool], list[str]] = {}
         for key in keys:
             op_id, hw_id = (int(v) for v in key.split(":"))
-            mine.setdefault((str(hw_id), colors.get((op_id, hw_id), "")), []).append(key)
-        for (_hw, color), own in reversed(mine.items()):
+            mine.setdefault((str(hw_id), colors.get((op_id, hw_id), ""),
+                             (op_id, hw_id) in hollow), []).append(key)
+        for (_hw, color, _hollow), own in reversed(mine.items()):
             attrs = {"class": "rw-pt", "data-pts": " ".join(own)}
             if len(mine) > 1:
                 attrs["data-spot"] = str(shared)
             marks.append(SvgMark("marker", (where,), attrs, color=color))
         shared += len(mine) > 1
-    scene = canvas.scene_model
     names = {p.op_id: p.label for p in scene.points} if scene is not None else {}
     layout = canvas.labels.text_layout
     placed = layout.placed if layout is not None else {}
@@ -103,9 +107,10 @@ def page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
                                                   "data-ms": f"{mark.index}:{mark.hw_id}"}))
     for ridge in scene.ridges if scene is not None else ():
         where = page(ridge.x, ridge.y)
-        if where is not None:
+        if where is not None:  # (in its machine's colour: a sweep's sample may lie on it)
             marks.append(SvgMark("marker", (where,), {
-                "class": "rw-ridge", "data-hw": str(ridge.hw_id), "data-precision": ridge.precision}))
+                "class": "rw-ridge", "data-hw": str(ridge.hw_id), "data-precision": ridge.precision},
+                color=canvas.theme.roof_color(ridge.style_index)))
     for hw_id, kind, name, xs, ys in canvas.roof_items():
         ends = [page(x, y) for x, y in zip(xs, ys, strict=True)]
         ends = [e for e in ends if e is not None and np.isfinite(e).all()]

@@ -430,8 +430,8 @@ class SvgMark:
     where: tuple[Point, ...]
     attrs: dict[str, str] = field(default_factory=dict)
     text: str = ""
-    #: a marker's colour ("#rrggbb"), its fill's or its outline's: of marks drawn at one
-    #: place (two sweeps' samples), the one in it
+    #: a marker's colour ("#rrggbb"): its fill's, or its outline's where it is not filled;
+    #: of marks drawn at one place (two sweeps' samples), the one in it
     color: str = ""
     #: how far from ``where[0]`` a marker's centre may be (an arrow's head: from its tip)
     reach: float = MARK_TOLERANCE
@@ -519,16 +519,19 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark],
         for element, anchor in _text_anchors(root):
             texts.setdefault("".join(element.itertext()).strip(), []).append(element)
             anchors[id(element)] = anchor
-    colors: dict[int, set[str]] = {}
+    colors: dict[int, str] = {}
     if any(mark.color for mark in marks):
-        def paint(element: ET.Element, inherited: tuple[str, str]) -> None:
-            own = tuple((element.get(name) or inherited[i]).lower()[:7]
-                        for i, name in enumerate(("fill", "stroke")))
-            colors[id(element)] = set(own)
+        def paint(element: ET.Element, inherited: tuple[str, str, str]) -> None:
+            fill, stroke, opacity = (element.get(name) or inherited[i] for i, name in
+                                     enumerate(("fill", "stroke", "fill-opacity")))
+            # the colour it shows: its fill, or its outline where it is not filled (an
+            # overhead-bound point's ring over a filled point of the same colour)
+            clear = fill == "none" or float(opacity) == 0
+            colors[id(element)] = (stroke if clear else fill).lower()[:7]
             for child in element:
-                paint(child, own)  # type: ignore[arg-type]
+                paint(child, (fill, stroke, opacity))
 
-        paint(root, ("black", "none"))
+        paint(root, ("black", "none", "1"))
     taken: set[int] = set()
     found = 0
     best_c = (0.0, 0.0)  # (a marker's: the centre of its box)
@@ -558,7 +561,7 @@ def name_marks(root: ET.Element, marks: Sequence[SvgMark],
                     for cx, cy, element in small.get((rx + i, ry + j), ()):
                         d = math.hypot(cx - x, cy - y)
                         if d <= best_d and id(element) not in taken and (
-                                not mark.color or mark.color.lower()[:7] in colors[id(element)]):
+                                not mark.color or mark.color.lower()[:7] == colors[id(element)]):
                             best, best_d, best_c = element, d, (cx, cy)
         else:  # a line through where[0] and where[1], or a path through every one of where
             t = MARK_TOLERANCE
