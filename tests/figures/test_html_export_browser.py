@@ -1005,3 +1005,29 @@ def test_hiding_every_machine_leaves_no_marker_on_the_chart(browser, tmp_path, e
         button.click()
     assert markers() == 0
     assert not browser.get_log("browser")
+
+
+def test_the_row_under_the_cursor_stays_readable_on_the_dark_theme(browser, tmp_path):
+    """The row under the cursor is lit; on the dark theme its light text stays readable
+    (it was lit in light pink: light grey on light pink)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    page = tmp_path / "dark.html"
+    assert cli(["render", str(ROOT / "workbench" / "examples" / "attention.yaml"), "-o",
+                str(page), "--theme", "dark"]) == 0
+    _open_page(browser, page)
+    row = browser.find_elements("css selector", "#results tbody tr")[2]
+    ActionChains(browser).move_to_element(row).perform()
+    assert "lit" in row.get_attribute("class")
+    cell = row.find_elements("css selector", "td")[0]
+
+    def luminance(css: str) -> float:
+        r, g, b = (int(v) / 255 for v in css[css.index("(") + 1:css.index(")")].split(",")[:3])
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    text, background = (luminance(cell.value_of_css_property(p))
+                        for p in ("color", "background-color"))
+    high, low = max(text, background), min(text, background)
+    assert (high + 0.05) / (low + 0.05) >= 4.5  # (WCAG's contrast for text)
+    assert not browser.get_log("browser")
