@@ -1031,3 +1031,26 @@ def test_the_row_under_the_cursor_stays_readable_on_the_dark_theme(browser, tmp_
     high, low = max(text, background), min(text, background)
     assert (high + 0.05) / (low + 0.05) >= 4.5  # (WCAG's contrast for text)
     assert not browser.get_log("browser")
+
+
+def test_the_keys_dots_are_the_colours_of_the_chart_on_the_dark_theme(browser, tmp_path):
+    """On the dark theme the chart draws a black operation in white (black would vanish on
+    the background): the page's key gives each operation the colour of its markers (its
+    dot was black on the dark page)."""
+    page = tmp_path / "dark.html"
+    assert cli(["render", str(ROOT / "workbench" / "examples" / "real_kernels_h100_h200.yaml"),
+                "-o", str(page), "--theme", "dark"]) == 0
+    _open_page(browser, page)
+    dots = {b.text: b.find_element("css selector", "i").value_of_css_property("background-color")
+            for b in browser.find_elements("css selector", "#key button.toggle[data-kind=op]")}
+    drawn = browser.execute_script(
+        "var out = {}; Array.from(document.querySelectorAll('#figure svg .rw-pt')).forEach("
+        "  function (e) { var s = getComputedStyle(e), op = e.getAttribute('data-pts').split(':')[0];"
+        "  out[op] = (out[op] || []).concat([s.fillOpacity === '0' ? s.stroke : s.fill]); });"
+        "return out")
+    names = {str(o["id"]): o["name"] for o in _page_data(browser)["operations"]}
+    assert len(drawn) == len(dots) > 20
+    for op, colors in drawn.items():
+        assert dots[names[op]].replace("rgba", "rgb").replace(", 1)", ")") in colors, names[op]
+    assert "rgb(0, 0, 0)" not in {c for colors in drawn.values() for c in colors}
+    assert not browser.get_log("browser")

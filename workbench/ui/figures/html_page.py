@@ -72,6 +72,11 @@ def figure_page(session, svg, scene, theme: str = "light", *, document=None,
     it draws (:func:`~workbench.ui.figures.export.figure_svg_sized` with a ``drawn`` dict
     gives both, and the figure's ``document`` and ``results``: see :func:`page_data`)."""
     data = page_data(session, scene, document=document, results=results)
+    from workbench.ui.chart.theme import get_theme
+
+    drawn = get_theme(theme)
+    for entry in data["operations"]:  # (the key's dots in the colours the chart draws them)
+        entry["color"] = drawn.point_color(entry["color"])
     if isinstance(svg, bytes):
         svg = svg.decode("utf-8")
     return _page(session, svg, data, theme).encode("utf-8")
