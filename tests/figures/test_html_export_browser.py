@@ -1054,3 +1054,51 @@ def test_the_keys_dots_are_the_colours_of_the_chart_on_the_dark_theme(browser, t
         assert dots[names[op]].replace("rgba", "rgb").replace(", 1)", ")") in colors, names[op]
     assert "rgb(0, 0, 0)" not in {c for colors in drawn.values() for c in colors}
     assert not browser.get_log("browser")
+
+
+def test_a_finger_on_the_figure_scrolls_the_page_unless_zoomed_in(browser, pages):
+    """On a phone-wide touch screen the figure fills the width: a swipe up on it scrolls the
+    page, as beside it (the figure took every touch, and the page stood still)."""
+    import time
+
+    page, _, _ = pages["kernels"]
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 420, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled",
+                            {"enabled": True, "maxTouchPoints": 2})
+    try:
+        _open_page(browser, page)
+        x, y = browser.execute_script(
+            "var r = document.querySelector('#figure svg').getBoundingClientRect();"
+            "return [r.left + r.width / 2, r.top + r.height / 2]")
+
+        def swipe(dy: float) -> None:
+            browser.execute_cdp_cmd("Input.dispatchTouchEvent", {
+                "type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+            for i in range(1, 11):
+                browser.execute_cdp_cmd("Input.dispatchTouchEvent", {
+                    "type": "touchMove", "touchPoints": [{"x": x, "y": y + dy * i / 10}]})
+                time.sleep(0.02)
+            browser.execute_cdp_cmd("Input.dispatchTouchEvent",
+                                    {"type": "touchEnd", "touchPoints": []})
+            time.sleep(0.3)
+
+        swipe(-150)
+        assert browser.execute_script("return window.scrollY") > 50
+        # zoomed in, the same swipe drags the figure's view and leaves the page where it is
+        browser.execute_script("window.scrollTo(0, 0)")
+        svg = browser.find_element("css selector", "#figure svg")
+        browser.execute_script(
+            "arguments[0].dispatchEvent(new WheelEvent('wheel', {clientX: arguments[1],"
+            "  clientY: arguments[2], deltaY: -500, bubbles: true, cancelable: true}))",
+            svg, x, y)
+        zoomed = [float(v) for v in svg.get_dom_attribute("viewBox").split()]
+        swipe(-60)
+        assert browser.execute_script("return window.scrollY") == 0
+        assert [float(v) for v in svg.get_dom_attribute("viewBox").split()][1] > zoomed[1]
+        assert not browser.get_log("browser")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1,
+            "mobile": False})
