@@ -76,7 +76,7 @@
       spots[spot].forEach(function (other) { if (other !== it) it.entries = it.entries.concat(other.mine); });
     });
   });
-  var parts = Array.prototype.map.call(svg.querySelectorAll(".rw-part"), function (el) {
+  var parts = Array.prototype.map.call(svg.querySelectorAll(".rw-part, [data-kernel]"), function (el) {
     var kernel = el.getAttribute("data-kernel");  // (one measured kernel's alone)
     var fills = el.getAttribute("data-fills");  // (a text said for several, in their colours)
     return { el: el, of: kernel ? [{ ms: kernel }] : JSON.parse(el.getAttribute("data-of")),

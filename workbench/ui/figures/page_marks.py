@@ -126,12 +126,12 @@ class _Parts:
     """The drawings that go with a machine, an operation or a measured kernel, to hide with
     it on the page (``class="rw-part"``, ``data-of``: a JSON list of whose they are, each
     ``{"hw", "op", "level"}``, ``{"ms": "measurement:hw"}`` or a list of such that all must
-    show; shown while one of them does; or ``data-kernel="measurement:hw"`` for one measured
-    kernel's alone; a marker's class is ``"rw-part rw-dot"``): the sweep paths, their samples, ends' texts and
-    ridge crossings; a measured kernel's link from its prediction, its verdict scale, its
-    predicted point, its marks at the other memory levels and its text; a compared pair's
-    arc, arrow and text; the roofs' and ridges' texts and the ridges' lines down to the
-    floor; and the leader of each text."""
+    show; shown while one of them does; or, for one measured kernel's alone, no class and
+    ``data-kernel="measurement:hw"``; a marker's class also ``rw-dot``): the sweep paths,
+    their samples, ends' texts and ridge crossings; a measured kernel's link from its
+    prediction, its verdict scale, its predicted point, its marks at the other memory levels
+    and its text; a compared pair's arc, arrow and text; the roofs' and ridges' texts and the
+    ridges' lines down to the floor; and the leader of each text."""
 
     def __init__(self, canvas, page, on_page) -> None:
         self.canvas, self.page, self.on_page = canvas, page, on_page
@@ -149,12 +149,15 @@ class _Parts:
         if where is None or any(p is None for p in where):
             return
         # (a marker keeps its size on the page when zoomed, as the chart's points do)
-        name = "rw-part rw-dot" if kind == "marker" else "rw-part"
+        dot = " rw-dot" if kind == "marker" else ""
         if len(owners) == 1 and isinstance(owners[0], dict) and set(owners[0]) == {"ms"}:
             # (one measured kernel's: most parts of a profile, said in fewer bytes)
-            attrs = {"class": name, "data-kernel": owners[0]["ms"]}
+            attrs = {"data-kernel": owners[0]["ms"]}
+            if dot:
+                attrs["class"] = dot.strip()
         else:
-            attrs = {"class": name, "data-of": json.dumps(owners, separators=(",", ":"))}
+            attrs = {"class": "rw-part" + dot,
+                     "data-of": json.dumps(owners, separators=(",", ":"))}
         if fills is not None and len(set(fills)) > 1:
             # (a text said for several in their colours: the page shows it in the colour of
             # the first of them shown)
