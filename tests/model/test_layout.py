@@ -502,3 +502,24 @@ def test_a_models_layers_drawn_at_one_place_are_one_crowd_with_their_neighbours(
     touching = [i for i in range(378) if i % 3 != 1 and i != 7]
     apart = [i for i in range(378) if i % 3 == 1 and i != 7]
     assert out == [touching, apart, [7]]
+
+
+def test_a_leader_does_not_cross_another_leader_near_their_markers():
+    """Two markers side by side, each text led from its marker: a leader that crosses the
+    other's just past its marker (within the first pixels, which are not looked at for
+    what they cross) reads as each text naming the other's marker; the place whose leader
+    crosses none is taken, though it is tried later."""
+    occ = Occupancy((0.0, 0.0, 300.0, 200.0))
+    a_marker = np.array([[95.0, 95.0, 105.0, 105.0]])
+    b_marker = np.array([[101.0, 95.0, 111.0, 105.0]])
+    occ.add_rects(np.vstack((a_marker, b_marker)))
+    layout = TextLayout(occ)
+    # a's text up and to the right, led from the top of its marker
+    a = layout.place(Request("a", "operation", 20.0, 10.0,
+                             np.array([[150.0, 30.0, 100.0, 94.0, 150.0, 40.0]]), own=a_marker))
+    assert a is not None
+    crossing = [40.0, 30.0, 106.0, 94.0, 60.0, 40.0]  # up and to the left: across a's leader
+    clear = [200.0, 30.0, 106.0, 94.0, 200.0, 40.0]  # up and to the right, beside a's
+    b = layout.place(Request("b", "operation", 20.0, 10.0, np.array([crossing, clear]),
+                             own=b_marker))
+    assert b is not None and b.rect[:2] == (200.0, 30.0)

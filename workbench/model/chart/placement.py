@@ -498,6 +498,11 @@ class TextLayout:
         if len(rest):
             crossed[rest] = self._crossing(tuple(v[rest] for v in lines), counts[rest], 1,
                                            cross_lines, own)
+        # (two leaders that cross near their markers, where the cells are not looked at,
+        # read as each text naming the other's marker)
+        rest = np.flatnonzero(~crossed)
+        if len(rest):
+            crossed[rest] = self._crosses_leaders(seg[rest])
         # of those, the first whose end at its text lies clear of the other texts (a
         # leader ending beside another text reads as that text's); the first that ends
         # beside one is kept, taken where the text finds no other place
@@ -513,6 +518,23 @@ class TextLayout:
         if len(clear):
             return int(chosen[int(clear[0])])
         return int(chosen[upto]) if upto < len(chosen) else None
+
+    def _crosses_leaders(self, seg: np.ndarray) -> np.ndarray:
+        """Whether each leader of ``seg`` (rows ``x0, y0, x1, y1``) crosses a leader placed
+        already (touching at an end is no crossing)."""
+        placed = [p.leader for p in self.placed.values() if p.leader is not None]
+        if not placed:
+            return np.zeros(len(seg), dtype=bool)
+        q = np.array(placed, dtype=float)
+        a, b = seg[:, None, 0:2], seg[:, None, 2:4]  # (one row per leader, a column each)
+        c, d = q[None, :, 0:2], q[None, :, 2:4]
+
+        def side(p, r, t):  # (which side of the line p → r the point t lies on)
+            return ((r[..., 0] - p[..., 0]) * (t[..., 1] - p[..., 1])
+                    - (r[..., 1] - p[..., 1]) * (t[..., 0] - p[..., 0]))
+
+        return ((side(c, d, a) * side(c, d, b) < 0)
+                & (side(a, b, c) * side(a, b, d) < 0)).any(axis=1)
 
     #: pixels from the end of a leader at its text to any other text (and its air), at least
     #: where the text has such a place: for the texts placed after the operations' names
