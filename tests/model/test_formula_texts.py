@@ -291,6 +291,44 @@ def test_model_level_lines_agree_with_their_numbers():
     assert checked == 2
 
 
+def _product(values: str) -> float:
+    """``⌈64/8⌉·2048·131,072`` → 8 · 2048 · 131072 (the factors a KV cache line shows)."""
+    out = 1.0
+    for factor in values.split("·"):
+        ceil = re.fullmatch(r"⌈(\d+)/(\d+)⌉", factor)
+        out *= -(-int(ceil[1]) // int(ceil[2])) if ceil else float(factor.replace(",", ""))
+    return out
+
+
+@pytest.mark.parametrize("name, changes, per_token, kv", [
+    # a pipeline stage holds 126/2 = 63 layers, tp 8 one of the 8 KV heads:
+    # 2·63·1·128·2 B = 32,256 B per position; 1·2048·32,256 = 66,060,288 B
+    ("Llama-3.1-405B", {"tp": 8, "pp": 2}, 32_256, 66_060_288),
+    # ep 8 runs attention on 8 copies: a chip keeps ⌈64/8⌉ = 8 sequences:
+    # 8·2048·(2·32·8·128·2 = 131,072) = 2,147,483,648 B
+    ("Mixtral-8x7B", {"batch": 64, "ep": 8}, 131_072, 2_147_483_648),
+    # kv_len 2050 is held in blocks of 16: ⌈2050/16⌉·16 = 2064; 1·2064·131,072 = 270,532,608
+    ("Llama-3.1-8B", {"kv_len": 2050}, 131_072, 270_532_608),
+])
+def test_the_kv_cache_lines_multiply_out_to_what_a_chip_holds(name, changes, per_token, kv):
+    from workbench.io.model_configs import read_model_config
+    from workbench.model.llm.results import derivation, model_result, model_totals
+
+    arch = read_model_config(name)
+    setup = Setup(phase="decode", batch=1, prompt_len=2048, kv_len=2048).with_(**changes)
+    totals = model_totals(arch, setup)
+    hw = Hardware(name="m", compute={"bf16": 1e15}, memory={"hbm": 3e12},
+                  interconnect={"nvlink": 450e9}, capacity=80e9)
+    lines = dict(derivation(arch, setup, totals, [model_result(arch, setup, hw)]))
+    assert totals.kv_cache_bytes_per_token == per_token
+    _formula, values, shown = lines["KV cache / token"].split(" = ")
+    assert _product(values) == per_token == float(shown.removesuffix(" B").replace(",", ""))
+    assert totals.kv_cache_bytes == kv
+    _formula, values, shown = lines["KV cache"].split(" = ")
+    assert _product(values) == kv
+    assert _quantity(shown) == pytest.approx(kv, rel=5e-3)
+
+
 def _quantity(text: str) -> float:
     """``1.34 ms`` → 0.00134; ``6.34 GB`` → 6.34e9 (the units the derivation prints)."""
     value, unit = text.strip().split()

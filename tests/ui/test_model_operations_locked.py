@@ -275,6 +275,23 @@ def test_model_tab_reads_at_1366x768_and_every_number_has_its_formula(qtbot, win
     assert "tokens/s" in panel.derivation.toPlainText()
 
 
+def test_the_kv_cache_in_the_summary_is_what_one_chip_holds(qtbot, window):
+    win = window
+    # Mixtral on 8 chips with ep 8: attention runs on 8 copies, so a chip keeps the cache of
+    # ⌈64/8⌉ = 8 sequences: 8 · 2048 · (2·32·8·128·2 = 131,072 B) = 2,147,483,648 B
+    entry = ModelEntry("Mixtral-8x7B", read_model_config("Mixtral-8x7B"),
+                       Setup(phase="decode", batch=64, kv_len=2048, ep=8), name="Mixtral")
+    win.add_model(entry)
+    win.show_model(entry.id)
+    panel = win.model_panel
+    qtbot.waitUntil(lambda: panel.table.columnCount() == 1)
+    tip = panel.summary.toolTip()
+    assert "KV cache = ⌈batch/dp⌉ · positions · bytes per token = ⌈64/8⌉ · 2,048 · " \
+           "131,072 B = 2.15 GB (per chip)" in tip
+    assert "local layers" not in tip  # (Mixtral has none)
+    assert "KV cache 2.15 GB" in panel.summary.text()
+
+
 def test_model_group_header_shows_its_set_up_first(qtbot, window):
     win = window
     assert win.open_path(EXAMPLE)

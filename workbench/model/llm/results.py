@@ -26,6 +26,7 @@ __all__ = ["ModelTotals", "MachineResult", "model_totals", "model_result", "deri
            "request_result", "decode_times", "request_lines", "SweepPoint", "batch_sweep",
            "sweep_batches", "whole_model", "busiest_chip_data", "expert_read_bytes",
            "usable_capacity", "held_positions", "serving_positions", "kv_per_sequence",
+           "stage_share",
            "prefill_activations", "speculation_lines"]
 
 
@@ -157,8 +158,13 @@ def prefill_activations(arch: Architecture, setup: Setup, tokens: int) -> float:
 def kv_per_sequence(arch: Architecture, setup: Setup, held: int) -> float:
     """KV cache bytes one sequence of ``held`` positions keeps on one chip (its stage's
     layers, its ⌈kv_heads/t⌉ heads)."""
-    stage = math.ceil(arch.layers / setup.pp) / arch.layers if setup.pp > 1 else 1.0
-    return arch.kv_cache_bytes(held, setup.kv_cache) * kv_share(arch, setup.tp) * stage
+    return (arch.kv_cache_bytes(held, setup.kv_cache) * kv_share(arch, setup.tp)
+            * stage_share(arch, setup))
+
+
+def stage_share(arch: Architecture, setup: Setup) -> float:
+    """The part of the layers one pipeline stage holds: ⌈layers/p⌉ of layers."""
+    return math.ceil(arch.layers / setup.pp) / arch.layers if setup.pp > 1 else 1.0
 
 
 def usable_capacity(hardware: Hardware, setup: Setup) -> float | None:
@@ -240,7 +246,8 @@ def model_totals(arch: Architecture, setup: Setup, steps: list[Step] | None = No
         else:
             nbytes += float(counts.bytes) * step.count
     weights, kv, act = memory_needed(arch, setup)
-    per_token = arch.kv_cache_bytes_per_token(setup.kv_cache) * kv_share(arch, setup.tp)
+    per_token = (arch.kv_cache_bytes_per_token(setup.kv_cache) * kv_share(arch, setup.tp)
+                 * stage_share(arch, setup))
     return ModelTotals(flops, nbytes, weights, per_token, kv, act,
                        sum(step.count for step in steps), links)
 
@@ -371,14 +378,24 @@ def _si(value: float, unit: str) -> str:
 
 
 def _kv_line(arch: Architecture, s: Setup, totals: ModelTotals) -> tuple[str, str]:
+    """The KV cache one chip holds: its ⌈batch/dp⌉ sequences, each at the positions it
+    holds (whole blocks of kv_block), times the bytes per position on this chip."""
+    held = held_positions(s)
+    seqs, seqs_value = (("⌈batch/dp⌉", f"⌈{s.batch}/{s.dp}⌉") if s.dp > 1
+                        else ("batch", f"{s.batch}"))
+    positions = ("positions" if held == s.context
+                 else f"positions held (in blocks of {s.kv_block})")
     local = sum(arch.is_local_layer(i) for i in range(arch.layers))
-    if local and arch.sliding_window < s.context:
+    if local and arch.sliding_window < held:
         per = arch.kv_bytes_per_layer_token(s.kv_cache) * kv_share(arch, s.tp)
-        return ("KV cache", f"batch·(global layers·positions + local layers·window)·per layer "
-                            f"and token = {s.batch}·({arch.layers - local}·{s.context} + "
-                            f"{local}·{arch.sliding_window})·{per:,.0f} = "
-                            f"{_si(totals.kv_cache_bytes, 'bytes')}")
-    return ("KV cache", f"batch·positions·per token = {s.batch}·{s.context}·"
+        stage, stage_value = (("·⌈layers/p⌉/layers",
+                               f"·{math.ceil(arch.layers / s.pp)}/{arch.layers}")
+                              if s.pp > 1 else ("", ""))
+        return ("KV cache", f"{seqs}·(global layers·{positions} + local layers·window)·per "
+                            f"layer and token{stage} = {seqs_value}·({arch.layers - local}·"
+                            f"{held} + {local}·{arch.sliding_window})·{per:,.0f}{stage_value}"
+                            f" = {_si(totals.kv_cache_bytes, 'bytes')}")
+    return ("KV cache", f"{seqs}·{positions}·per token = {seqs_value}·{held}·"
                         f"{totals.kv_cache_bytes_per_token:,.0f} = "
                         f"{_si(totals.kv_cache_bytes, 'bytes')}")
 
@@ -387,6 +404,10 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
                results: list[MachineResult]) -> list[tuple[str, str]]:
     """``(label, formula with values)`` lines explaining every model-level figure."""
     s = setup
+    # a pipeline stage keeps the cache of its own layers
+    layers, layers_value, per_chip = (("⌈layers/p⌉", f"{math.ceil(arch.layers / s.pp)}",
+                                       " (per chip)") if s.pp > 1
+                                      else ("layers", f"{arch.layers}", ""))
     lines: list[tuple[str, str]] = [
         ("params", f"every weight tensor = {arch.params:,}"),
         ("active params", f"params − unselected routed experts − input embedding table = "
@@ -409,15 +430,15 @@ def derivation(arch: Architecture, setup: Setup, totals: ModelTotals,
             + (", × ⌈layers/p⌉/layers, one embedding table" if s.pp > 1 else "")
             + " = ") + _si(totals.weight_bytes, 'bytes')),
         ("KV cache / token", (
-            f"layers·(kv_lora_rank + rope_dim)·s_kv = {arch.layers}·"
+            f"{layers}·(kv_lora_rank + rope_dim)·s_kv{per_chip} = {layers_value}·"
             f"({arch.mla.kv_lora_rank}+{arch.mla.qk_rope_head_dim})·"
             f"{DTYPE_BYTES[s.kv_cache]:g} = {totals.kv_cache_bytes_per_token:,.0f} B"
             if arch.mla is not None else
-            f"2·layers·kv_heads·head_dim·s_kv = 2·{arch.layers}·{arch.kv_heads}·"
+            f"2·{layers}·kv_heads·head_dim·s_kv{per_chip} = 2·{layers_value}·{arch.kv_heads}·"
             f"{arch.head_dim}·{DTYPE_BYTES[s.kv_cache]:g} = "
             f"{totals.kv_cache_bytes_per_token:,.0f} B"
-            if s.tp == 1 or arch.mla is not None else
-            f"2·layers·⌈kv_heads/t⌉·head_dim·s_kv (per chip) = 2·{arch.layers}·"
+            if s.tp == 1 else
+            f"2·{layers}·⌈kv_heads/t⌉·head_dim·s_kv (per chip) = 2·{layers_value}·"
             f"{math.ceil(arch.kv_heads / s.tp)}·{arch.head_dim}·{DTYPE_BYTES[s.kv_cache]:g} = "
             f"{totals.kv_cache_bytes_per_token:,.0f} B")),
         _kv_line(arch, s, totals),

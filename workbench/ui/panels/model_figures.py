@@ -3,10 +3,17 @@ cells' tooltips and the summary line (the derivation page lists the same formula
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 from workbench.model.llm.architecture import Architecture, Setup
-from workbench.model.llm.results import MachineResult, ModelTotals, RequestResult, memory_lines
+from workbench.model.llm.results import (
+    MachineResult,
+    ModelTotals,
+    RequestResult,
+    held_positions,
+    memory_lines,
+)
 from workbench.model.units import format_capacity, format_number, format_quantity
 from workbench.ui.widgets import escape_html
 
@@ -36,6 +43,12 @@ def summary_text(setup: Setup, totals: ModelTotals) -> str:
 
 def summary_tooltip(setup: Setup, totals: ModelTotals) -> str:
     q = format_quantity
+    # a chip keeps the cache of its ⌈batch/dp⌉ sequences, each in whole blocks
+    held = held_positions(setup)
+    sequences, sequences_value = (("⌈batch/dp⌉", f"⌈{setup.batch}/{setup.dp}⌉")
+                                  if setup.dp > 1 else ("batch", f"{setup.batch}"))
+    positions = ("positions" if held == setup.context
+                 else f"positions held (in blocks of {setup.kv_block})")
     return "\n".join((
         f"FLOPs per chip = Σ over operations × layers = {q(totals.flops, 'flops')}",
         f"bytes per chip = Σ over operations × layers (memory) = {q(totals.bytes, 'bytes')}",
@@ -45,12 +58,12 @@ def summary_tooltip(setup: Setup, totals: ModelTotals) -> str:
         + (f", split over t = {setup.tp} but for the norms (and MLA down-projections, "
            f"router) every chip keeps whole" if setup.tp > 1 else "")
         + f" = {q(totals.weight_bytes, 'bytes')}",
-        f"KV cache = batch · positions · bytes per token = {setup.batch} · {setup.context:,} · "
-        f"{totals.kv_cache_bytes_per_token:,.0f} B = {q(totals.kv_cache_bytes, 'bytes')} "
-        f"(per chip)" if totals.kv_cache_bytes == setup.batch * setup.context
-        * totals.kv_cache_bytes_per_token else
-        f"KV cache = batch · Σ over layers of min(positions, window) · bytes per layer and "
-        f"token = {q(totals.kv_cache_bytes, 'bytes')} (per chip; local layers hold their "
+        f"KV cache = {sequences} · {positions} · bytes per token = {sequences_value} · "
+        f"{held:,} · {totals.kv_cache_bytes_per_token:,.0f} B = "
+        f"{q(totals.kv_cache_bytes, 'bytes')} (per chip)" if totals.kv_cache_bytes
+        == math.ceil(setup.batch / setup.dp) * held * totals.kv_cache_bytes_per_token else
+        f"KV cache = {sequences} · Σ over layers of min(positions, window) · bytes per layer "
+        f"and token = {q(totals.kv_cache_bytes, 'bytes')} (per chip; local layers hold their "
         f"window)",
         "The Derivation page has every formula.",
     ))
