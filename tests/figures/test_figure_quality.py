@@ -275,3 +275,32 @@ def test_a_figure_without_a_title_after_one_with_a_title_stays_on_its_page(qapp)
     assert fig.plot[2] <= fig.page[2]
     defects = check_figure(fig)
     assert not defects, format_defects(defects, "the fusion example after a titled figure")
+
+
+def test_no_two_leaders_cross_in_the_real_kernels_double_column(qapp, monkeypatch):
+    """The real-kernels example in a double column: two kernels' leaders crossed just past
+    their markers, each text then nearest the other's marker along its line. The leaders
+    drawn (those of the figure's last placing) are checked pairwise, as segments."""
+    from workbench.model.chart import placement
+
+    placings: list[dict] = []
+    place_all = placement.TextLayout.place_all
+
+    def kept(self, *args, **kwargs):
+        out = place_all(self, *args, **kwargs)
+        placings.append(dict(self.placed))
+        return out
+
+    monkeypatch.setattr(placement.TextLayout, "place_all", kept)
+    session = load_session(next(p for p in EXAMPLES if p.stem == "real_kernels_h100_h200"))
+    figure_bytes(session, "svg", resolve_size("double"))
+    leaders = [p.leader for p in placings[-1].values() if p.leader is not None]
+    assert len(leaders) > 10
+
+    def side(a, b, c):
+        return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+
+    crossing = [(p, q) for i, p in enumerate(leaders) for q in leaders[i + 1:]
+                if side(q[:2], q[2:], p[:2]) * side(q[:2], q[2:], p[2:]) < 0
+                and side(p[:2], p[2:], q[:2]) * side(p[:2], p[2:], q[2:]) < 0]
+    assert not crossing
