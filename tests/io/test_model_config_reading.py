@@ -140,3 +140,35 @@ def test_a_config_missing_head_dim_names_head_dim():
     with pytest.raises(InputError) as err:
         parse_model_config(data, file="c.json")
     assert "head_dim: missing" in str(err.value)
+
+
+def test_deepseeks_group_limited_routing_is_kept_as_its_gate_runs_it():
+    # DeepSeek-V3: a token picks 4 of 8 groups (noaux_tc), then its 8 experts among them
+    v3 = read_model_config("DeepSeek-V3").moe
+    assert (v3.groups, v3.topk_groups) == (8, 4)
+    # DeepSeek-V2's gate: group_limited_greedy uses the groups, greedy (its default) does not
+    limited = _deepseek(n_routed_experts=160, num_experts_per_tok=6, n_group=8, topk_group=3,
+                        topk_method="group_limited_greedy")
+    moe = parse_model_config(limited, file="d.json").moe
+    assert (moe.groups, moe.topk_groups) == (8, 3)
+    for greedy in ({**limited, "topk_method": "greedy"},
+                   {k: v for k, v in limited.items() if k != "topk_method"}):
+        moe = parse_model_config(greedy, file="d.json").moe
+        assert (moe.groups, moe.topk_groups) == (1, 1)
+    # V2-Lite: one group, no limit
+    lite = read_model_config("DeepSeek-V2-Lite").moe
+    assert (lite.groups, lite.topk_groups) == (1, 1)
+
+
+@pytest.mark.parametrize("changes, field, problem", [
+    ({"n_group": 5}, "n_group", "must divide n_routed_experts (64) into equal groups, got 5"),
+    ({"topk_group": 9}, "topk_group", "9 is more than n_group (8)"),
+    ({"topk_group": 1, "num_experts_per_tok": 9}, "topk_group",
+     "1 groups of 8 experts hold fewer than num_experts_per_tok (9)"),
+])
+def test_groups_that_cannot_hold_a_tokens_experts_are_refused(changes, field, problem):
+    data = _deepseek(**{"n_group": 8, "topk_group": 4, "topk_method": "group_limited_greedy",
+                        **changes})
+    with pytest.raises(InputError) as caught:
+        parse_model_config(data, file="d.json")
+    assert problem in str(caught.value) and field in str(caught.value)

@@ -343,9 +343,33 @@ class _Reader:
             if first > layers:
                 raise self.error("first_k_dense_replace",
                                  f"{first} is more than num_hidden_layers ({layers})")
+            groups, topk_groups = self._groups(mt, experts, k)
             return MoE(experts, k, mi, shared * mi, first_dense=first,
-                       every=self.int("moe_layer_freq", 1), router_bias=mt == "deepseek_v3")
+                       every=self.int("moe_layer_freq", 1), router_bias=mt == "deepseek_v3",
+                       groups=groups, topk_groups=topk_groups)
         return None
+
+    def _groups(self, mt: str, experts: builtins.int, k: builtins.int
+                ) -> tuple[builtins.int, builtins.int]:
+        """DeepSeek's group-limited routing, as its gate runs it: with ``topk_method``
+        ``group_limited_greedy`` (DeepSeek-V2) or ``noaux_tc`` (DeepSeek-V3, its default), a
+        token picks ``topk_group`` of the ``n_group`` equal groups of experts, then its k
+        experts among theirs; ``greedy`` (DeepSeek-V2's default) picks among all. ``(1, 1)``:
+        no group limit."""
+        method = self.data.get("topk_method", "noaux_tc" if mt == "deepseek_v3" else "greedy")
+        if method not in ("group_limited_greedy", "noaux_tc") or not self.has("n_group"):
+            return 1, 1
+        groups = self.int("n_group")
+        if experts % groups:
+            raise self.error("n_group", f"must divide n_routed_experts ({experts}) into equal "
+                                        f"groups, got {groups}")
+        topk_groups = self.int("topk_group", groups)
+        if topk_groups > groups:
+            raise self.error("topk_group", f"{topk_groups} is more than n_group ({groups})")
+        if k > topk_groups * (experts // groups):
+            raise self.error("topk_group", f"{topk_groups} groups of {experts // groups} "
+                                           f"experts hold fewer than num_experts_per_tok ({k})")
+        return (1, 1) if topk_groups == groups else (groups, topk_groups)
 
     def _check_k(self, k: builtins.int, experts: builtins.int, field: str) -> None:
         """The MoE GEMM's own rule (top_k ≤ experts), said in the config's words."""

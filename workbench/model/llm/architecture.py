@@ -130,6 +130,11 @@ class MoE:
     every: int = 1                # MoE every n-th layer after those (moe_layer_freq)
     shared_gate: bool = False     # a sigmoid gate on the shared expert (Qwen-MoE): H params
     router_bias: bool = False     # a per-expert routing bias (DeepSeek-V3): E params
+    #: Group-limited routing (DeepSeek's ``n_group``, ``topk_group``): the experts form
+    #: ``groups`` equal groups and a token picks its k experts among those of
+    #: ``topk_groups`` of them; 1 and 1: no group limit.
+    groups: int = 1
+    topk_groups: int = 1
 
     def is_moe_layer(self, index: int) -> bool:
         return index >= self.first_dense and (index - self.first_dense) % self.every == 0
