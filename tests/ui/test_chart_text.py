@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
+from conftest import open_canvas
 from PySide6.QtCore import QPointF
 from PySide6.QtWidgets import QApplication
 
@@ -233,15 +234,7 @@ def test_a_memory_roofs_value_is_not_said_beside_a_point(qtbot, size):
     its roof and 13 px from the per-example-weights point on it, a point with no name of
     its own beside it: it read as that point's name. A memory roof's value said beside its
     line is clearly nearer the line than any marker."""
-    document = Document()
-    document.replace_session(load_session(EXAMPLE_DIR / "tpu_critical_batch.yaml"))
-    canvas = RooflineCanvas(Workspace(document))
-    qtbot.addWidget(canvas)
-    canvas.resize(*size)
-    canvas.show()
-    qtbot.waitExposed(canvas)
-    QApplication.processEvents()
-    canvas.relayout()
+    canvas = open_canvas(qtbot, EXAMPLE_DIR / "tpu_critical_batch.yaml", size)
     sloped = [[scene_point(canvas, x, y) for x, y in zip(xs, ys, strict=True)]
               for _hw, kind, _name, xs, ys in canvas.roof_items() if kind == "memory"]
     dots = markers(canvas)
