@@ -14,8 +14,16 @@ from hypothesis import strategies as st
 
 from workbench.io.errors import InputError
 from workbench.io.presets import get_preset
-from workbench.io.sessions import dumps_session, load_session, loads_session, save_session
+from workbench.io.sessions import (
+    dumps_session,
+    load_session,
+    loads_session,
+    save_session,
+    session_to_data,
+)
+from workbench.io.yamlio import dump_yaml, plain_data
 from workbench.model.hardware import Hardware
+from workbench.model.measured import Measurement
 from workbench.model.operations import Operation
 from workbench.model.session import (
     MARKERS,
@@ -325,6 +333,96 @@ def test_generated_sessions_round_trip_exactly(session):
         if entry.preset:
             assert item["preset"] == entry.preset
             assert "compute" not in item and "memory" not in item
+
+
+# ---------------------------------------------------------------------------------------------
+# the text of long lists, as PyYAML writes it
+
+
+class PyYamlDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
+    """How files were written before long lists got a writer of their own: PyYAML alone."""
+
+
+PyYamlDumper.add_representer(
+    str, lambda dumper, data: dumper.represent_scalar(
+        "tag:yaml.org,2002:str", data, style="|" if "\n" in data else None))
+
+
+def pyyaml_text(data) -> str:
+    return yaml.dump(data, Dumper=PyYamlDumper, sort_keys=False, allow_unicode=True,
+                     default_flow_style=None, width=100)
+
+
+#: texts that read as something else when plain, or that need quotes, breaks or escapes
+AWKWARD = ("", " ", "yes", "No", "null", "~", "12", "-3", "0x1F", "1.5e3", ".inf", "1:30",
+           "2026-11-26", "2026-11-26 10:00:00", "---", "...", "- a", "? b", ": c", "a: b",
+           "a:b", "a #b", "a#b", "#c", "'q'", '"d"', "it's", "x ", " x", "a  b", "a\tb",
+           "a\nb", "line\n", "\u2028", "\x85", "\ufeff", "😀", "µs", "2·M·N·K", "×", "@x",
+           "`x", "%x", "!x", "&x", "*x", "|x", ">x", "[x]", "{x}", "x,y", "x?y", "=", "<<")
+#: characters of kernel names, sources and units; now and then one that needs double quotes
+#: or a line of its own
+PLAIN_CHARS = "abcxyz_019 .,:-#'\"()<>[]{}*&!?|@`%/=~+µ·×é…日\xa0"
+CHARS = st.sampled_from(list(PLAIN_CHARS) * 20 + list("\t\n😀\u2028\x85"))
+texts = st.one_of(
+    st.sampled_from(AWKWARD),
+    st.text(CHARS, max_size=40),
+    # long texts of words, to wrap where the line is full
+    st.lists(st.one_of(st.sampled_from(AWKWARD), st.text(CHARS, min_size=1, max_size=30),
+                       st.from_regex(r"\A[a-z0-9_:<>,()]{1,60}\Z")),
+             max_size=25).map(" ".join),
+    st.lists(st.sampled_from(("ab", "c", "'", " ", "  ", ":", "#")), max_size=150).map("".join),
+)
+scalars = st.one_of(texts, st.integers(-10**12, 10**12), st.booleans(), st.floats(),
+                    st.none())
+keys = st.one_of(st.sampled_from(("name", "operation", "hardware", "time", "achieved", "flops",
+                                  "bytes", "precision", "source", "unit", "count", "run")),
+                 texts, st.integers(0, 9))
+#: the keys and values of measured points, their texts long enough to wrap
+points = st.dictionaries(
+    st.sampled_from(("name", "operation", "hardware", "time", "source", "unit", "run")),
+    st.lists(st.text(st.sampled_from(PLAIN_CHARS), min_size=1, max_size=30), min_size=1,
+             max_size=12).map(" ".join)
+    | st.integers(0, 10**6), min_size=3, max_size=7)
+mappings = st.one_of(
+    points,
+    points.map(lambda point: {**point, "levels": {"l1": point.get("time", "1 GB"), "dram": "1 B"}}),
+    st.dictionaries(keys, st.one_of(texts, st.integers(0, 10**6)), max_size=14),
+    st.dictionaries(keys, st.one_of(texts, st.integers(0, 10**6), st.dictionaries(
+        st.sampled_from(("l1", "l2", "dram")) | texts, texts | st.integers(), max_size=3)),
+                    max_size=14),
+    st.dictionaries(keys, st.one_of(scalars, st.lists(scalars, max_size=3)), max_size=5),
+)
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(st.lists(mappings, max_size=8), st.lists(st.sampled_from(("title", "notes", "view")),
+                                                    max_size=3, unique=True), st.data())
+def test_long_lists_are_written_exactly_as_pyyaml_writes_them(listed, others, data):
+    document = {"schema_version": 2}
+    for key in others:
+        document[key] = data.draw(texts | st.dictionaries(texts, scalars, max_size=3))
+    document["measurements"] = listed
+    document["operations"] = data.draw(st.lists(mappings | scalars, max_size=3))
+    assert dump_yaml(document) == pyyaml_text(plain_data(document))
+
+
+def test_profiled_points_are_written_exactly_as_pyyaml_writes_them():
+    kernels = ["void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<"
+               "c10::BFloat16>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<"
+               "c10::BFloat16>, at::detail::Array<char*, 3>)", "flash_fwd_kernel",
+               "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_tn",
+               "Memcpy DtoD (Device -> Device)", "it's: #1"]
+    session = Session(hardware=[HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm")])
+    for i in range(400):
+        session.measurements.append(Measurement(
+            name=f"{kernels[i % 5]} [{i}, 4096]", hardware="h100-sxm", time_s=1.234567e-6 * i + 1e-7,
+            flops=2.0**i % 1e15, bytes=3.7e6 * i + 1, precision="bf16",
+            source=f"step.pt.trace.json.gz: aten::addmm [{i}, 4096] × [4096, 4096]: 2·M·N·K",
+            levels={"l1": 1.5e9 + i, "l2": 7.25e8 / (i + 1), "dram": 3.7e6 * i + 1} if i % 3 else None,
+            unit="matrix", count=i % 7 + 1, run="before" if i % 2 else None))
+    text = dumps_session(session)
+    assert text == pyyaml_text(plain_data(session_to_data(session)))
+    assert dumps_session(loads_session(text, "profiled.yaml")) == text
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ already parsed (:func:`workbench.io.yamlio.read_yaml`) does not import PyYAML at
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -381,7 +382,224 @@ def _represent_str(dumper, data: str):
 _Dumper.add_representer(str, _represent_str)
 
 
-def dump(data: Any) -> str:
-    """``data`` (plain Python values) as YAML text, as the product writes it."""
+_WIDTH = 100  # the line width the product writes at
+
+
+def _dump(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-                     default_flow_style=None, width=100)
+                     default_flow_style=None, width=_WIDTH)
+
+
+def dump(data: Any) -> str:
+    """``data`` (plain Python values) as YAML text, as the product writes it.
+
+    A top-level list of mappings (a session's measured points, operations, machines) is
+    written item by item by :func:`_list_items`, character for character as libyaml's
+    emitter writes it but without building PyYAML's node tree for it (a session of 100,000
+    measured points is written several times faster); an item it does not know how to
+    write exactly (a nested list, a float, a text that needs double quotes or several
+    lines) is written by PyYAML, alone."""
+    if _DumperBase is not getattr(yaml, "CSafeDumper", None) or type(data) is not dict:
+        return _dump(data)
+    tokens: dict[str, list[Any]] = {}
+    shell: dict[Any, Any] = {}
+    for key, value in data.items():
+        if (type(value) is list and value and type(key) is str
+                and all(type(item) is dict for item in value)):  # (else in flow style)
+            token = f"roofline-workbench-list-{uuid.uuid4().hex}"
+            tokens[token] = value
+            value = [{token: 0}]  # (a list of mappings is written in block style)
+        shell[key] = value
+    if not tokens:
+        return _dump(data)
+    text = _dump(shell)
+    if text.endswith(_OPEN_END):
+        return _dump(data)
+    for token, items in tokens.items():
+        line = f"\n- {{{token}: 0}}\n"
+        written = _list_items(items)
+        if written is None or text.count(token) != 1 or line not in text:
+            return _dump(data)  # (written whole by PyYAML)
+        text = text.replace(line, "\n" + written, 1)
+    return text
+
+
+#: How libyaml ends a document whose last text written on lines of its own keeps its
+#: trailing line breaks (``|+``): that depends on what comes after, so such a document is
+#: written whole by PyYAML.
+_OPEN_END = "\n...\n"
+
+
+def _list_items(items: list[Any]) -> str | None:
+    """The items of a top-level list, each from its ``-`` to its line's end (``None``: one
+    leaves the document open-ended)."""
+    out = []
+    for item in items:
+        written = _mapping_item(item) if item else None
+        if written is None:
+            written = _dump({"k": [item]})[3:]
+            if written.endswith(_OPEN_END):
+                return None
+        out.append(written)
+    return "".join(out)
+
+
+#: Characters written as they are in a plain or single-quoted text: printable ones of the
+#: Basic Multilingual Plane but line breaks (U+2028, U+2029) and the byte order mark; any
+#: other makes libyaml write the text in double quotes (or on several lines).
+_FAST_TEXT = re.compile("[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]*"
+                        ).fullmatch
+_FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
+_FLOW_INDICATORS = re.compile(r"[,?\[\]{}:]").search
+#: PyYAML's resolver's patterns of plain texts read as other types than text (a null, a
+#: boolean, a number, a date…), by their first character, as its ``resolve`` tries them
+_IMPLICIT = yaml.resolver.Resolver.yaml_implicit_resolvers
+_ANY_FIRST = tuple(_IMPLICIT.get(None, ()))  # (patterns for any first character: none)
+_STYLES: dict[str, tuple[bool, bool] | None] = {}
+
+
+def _styles(text: str) -> tuple[bool, bool] | None:
+    """Whether libyaml writes ``text`` plain in a flow collection and in block context (else
+    in single quotes), as its ``yaml_emitter_analyze_scalar`` and
+    ``yaml_emitter_select_scalar_style`` decide; ``None`` where it writes it in double
+    quotes or on several lines."""
+    styles = _STYLES.get(text, ())
+    if styles != ():
+        return styles  # type: ignore[return-value]
+    if not _FAST_TEXT(text):
+        styles = None
+    elif not text or any(regexp.match(text) for _tag, regexp
+                                   in (*_IMPLICIT.get(text[0], ()), *_ANY_FIRST)):
+        styles = (False, False)  # (read plain it would not be this text: '', 'yes', '12')
+    else:
+        first, spaced = text[0], text[1:2] in ("", " ")
+        block = (first in _FIRST_INDICATORS or (first in "?-" and spaced)
+                 or text.startswith(("---", "...")) or ": " in text or text.endswith(":")
+                 or " #" in text)
+        flow = block or first in "?:" or _FLOW_INDICATORS(text, 1) is not None
+        blank = first == " " or text[-1] == " "
+        styles = (not (flow or blank), not (block or blank))
+    if len(text) <= 40:  # (names of units, precisions, machines, runs: repeated)
+        if len(_STYLES) >= _MEMO_LIMIT:
+            _STYLES.clear()
+        _STYLES[text] = styles
+    return styles
+
+
+def _scalar(value: Any, column: int, indent: int, flow: bool, breaks: bool
+            ) -> tuple[str, int] | None:
+    """``value`` (a text or a whole number) written from ``column`` (after a space libyaml
+    puts before it), and the column after it; ``indent``: where a long text goes on after a
+    line break (only at a space past the line width, where ``breaks``); ``None`` where
+    :func:`dump` leaves it to PyYAML."""
+    if type(value) is int:
+        text = str(value)
+        return text, column + len(text)
+    if type(value) is not str:
+        return None
+    styles = _styles(value)
+    if styles is None:
+        return None
+    quoted = not styles[0 if flow else 1]
+    start = column + quoted
+    if not breaks or start + len(value) + (value.count("'") if quoted else 0) <= _WIDTH + 1:
+        end = start + len(value) + (value.count("'") if quoted else 0)  # (no space past the width)
+        return ((f"'{value.replace(chr(39), chr(39) * 2)}'", end + 1) if quoted
+                else (value, end))
+    pieces = []
+    at, base, last = 0, start, len(value) - 1
+    space = value.find(" ")
+    while space != -1:
+        column = base + space - at + (value.count("'", at, space) if quoted else 0)
+        if (column > _WIDTH and (space == 0 or value[space - 1] != " ")
+                and value[space + 1:space + 2] != " "
+                and not (quoted and (space == 0 or space == last))):
+            pieces.append(value[at:space])
+            at, base = space + 1, indent
+        space = value.find(" ", space + 1)
+    pieces.append(value[at:])
+    end = base + len(value) - at + (value.count("'", at) if quoted else 0)
+    text = ("\n" + " " * indent).join(pieces)
+    return (f"'{text.replace(chr(39), chr(39) * 2)}'", end + 1) if quoted else (text, end)
+
+
+_KEYS: dict[tuple[str, bool], str] = {}
+
+
+def _key(key: Any, column: int, flow: bool) -> tuple[str, int] | None:
+    """A mapping's key, written from ``column`` as libyaml writes a simple key."""
+    if type(key) is not str:
+        return None
+    text = _KEYS.get((key, flow))
+    if text is None:
+        if len(key.encode("utf-8")) > 128:
+            return None  # (not a simple key: libyaml writes it after "? ")
+        written = _scalar(key, 0, 0, flow, False)
+        if written is None:
+            return None
+        text = written[0]
+        if len(key) <= 40:
+            if len(_KEYS) >= _MEMO_LIMIT:
+                _KEYS.clear()
+            _KEYS[key, flow] = text
+    return text, column + len(text)
+
+
+def _flow_mapping(mapping: dict[Any, Any], column: int, indent: int) -> tuple[str, int] | None:
+    """`` {key: value, …}`` from ``column``, in a block whose indent is ``indent``."""
+    parts = [" {"]
+    column += 2
+    first = True
+    for key, value in mapping.items():
+        if not first:
+            parts.append(",")
+            column += 1
+        if column > _WIDTH:
+            parts.append("\n" + " " * (indent + 2))
+            column = indent + 2
+        elif not first:
+            parts.append(" ")
+            column += 1
+        first = False
+        written = _key(key, column, True)
+        if written is None:
+            return None
+        parts.append(written[0])
+        parts.append(": ")
+        written = _scalar(value, written[1] + 2, indent + 4, True, True)
+        if written is None:
+            return None
+        parts.append(written[0])
+        column = written[1]
+    parts.append("}")
+    return "".join(parts), column + 1
+
+
+def _mapping_item(item: dict[Any, Any]) -> str | None:
+    """An item of a top-level list that is a mapping, as libyaml writes it: in flow style
+    (``- {key: value, …}``) when every value is a text or number, else in block style with
+    each value a text, a number or a flow mapping of those."""
+    if all(type(v) is str or type(v) is int for v in item.values()):
+        written = _flow_mapping(item, 1, 0)
+        return None if written is None else "-" + written[0] + "\n"
+    parts = ["- "]
+    for key, value in item.items():
+        if len(parts) > 1:
+            parts.append("\n  ")
+        written = _key(key, 2, False)
+        if written is None:
+            return None
+        parts.append(written[0])
+        parts.append(":")
+        if type(value) is dict:
+            if not value or not all(type(v) is str or type(v) is int for v in value.values()):
+                return None
+            written = _flow_mapping(value, written[1] + 1, 2)
+        else:
+            parts.append(" ")
+            written = _scalar(value, written[1] + 2, 4, False, True)
+        if written is None:
+            return None
+        parts.append(written[0])
+    parts.append("\n")
+    return "".join(parts)
