@@ -41,6 +41,9 @@ _VALUES: dict[tuple[str, str], Any] = {}
 _MEMO_LIMIT = 50_000
 
 
+_SCALAR_NODE = yaml.ScalarNode
+
+
 class _Loader(_LoaderBase):
     """The safe loader, remembering the tag of each plain scalar it has resolved: a session
     repeats the same keys and values (``kind``, ``dtype``, ``bf16``…) thousands of times, and
@@ -63,8 +66,10 @@ class _Loader(_LoaderBase):
                 None, None, f"{shown!r} is not a valid {tag} value", node.start_mark) from exc
 
     def resolve(self, kind, value, implicit):
-        if kind is not yaml.ScalarNode or self.yaml_path_resolvers:
+        if kind is not _SCALAR_NODE or self.yaml_path_resolvers:
             return super().resolve(kind, value, implicit)
+        if not implicit[0]:
+            return _STR_TAG  # (a quoted text is a text)
         key = (value, implicit)
         tag = _TAGS.get(key)
         if tag is None:

@@ -133,6 +133,10 @@ def parse_quantity(value: object, unit: str) -> float:
     return number
 
 
+#: The scale of each unit suffix read so far, by field unit and suffix ("time", "ms")
+_SCALES: dict[tuple[str, str], float] = {}
+
+
 def _parse_quantity(value: object, unit: str) -> float:
     spec = UNITS[unit]
     if isinstance(value, bool) or value is None:
@@ -148,6 +152,12 @@ def _parse_quantity(value: object, unit: str) -> float:
     suffix = (match.group(2) or "").strip()
     if not suffix:
         return number
+    scale = _SCALES.get((unit, suffix))
+    if scale is not None:  # (a suffix read before: files repeat a few units many times)
+        result = _scaled(match.group(1), number, scale)
+        if not math.isfinite(result):
+            raise QuantityError(f"{_show(value)} is too large")
+        return result
     if re.match(r",\d", suffix):  # "3,35 TB/s": a decimal comma (or a thousands separator)
         raise QuantityError(f"{_show(value)}: a number is written with a decimal point and no "
                             f"commas (e.g. {spec.example!r})")
@@ -155,6 +165,8 @@ def _parse_quantity(value: object, unit: str) -> float:
         if suffix.endswith(spelling):
             prefix = suffix[: -len(spelling)].strip()
             if prefix in spec.prefixes:
+                if len(_SCALES) < 1000:
+                    _SCALES[unit, suffix] = spec.prefixes[prefix]
                 result = _scaled(match.group(1), number, spec.prefixes[prefix])
                 if not math.isfinite(result):
                     raise QuantityError(f"{_show(value)} is too large")
