@@ -725,3 +725,28 @@ def test_nested_errors_have_the_right_line(tmp_path, needle, key_path, problem, 
     line = _line_of(text, needle)
     assert message.startswith(f"{path}:{line}: {key_path}: "), message
     assert problem in message
+
+
+def test_reading_a_session_pauses_the_cycle_collector_and_gives_it_back():
+    # (a session of 10⁵ measured points holds millions of nodes while it is read: with the
+    # collector running, each collection walked them all again; it must run after, even
+    # when the file is refused)
+    import gc
+
+    from workbench.io import sessions as reader
+
+    seen = []
+    build = reader.session_from_document
+
+    def watched(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return build(*args, **kwargs)
+
+    reader.session_from_document = watched
+    try:
+        loads_session("schema_version: 2\ntitle: t\n", "ok.yaml")
+        with pytest.raises(InputError):
+            loads_session("schema_version: 2\ntitle: [\n", "bad.yaml")
+    finally:
+        reader.session_from_document = build
+    assert seen == [False] and gc.isenabled()

@@ -42,7 +42,6 @@ kept: the shapes operators share once for all of them, their times in arrays of 
 from __future__ import annotations
 
 import codecs
-import gc
 import gzip
 import json
 import marshal
@@ -55,13 +54,13 @@ import zlib
 from array import array
 from collections import defaultdict
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import field
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from workbench.io.errors import InputError
+from workbench.io.limits import no_cyclic_gc
 from workbench.model.measured import Measurement
 from workbench.model.opcount import (
     ARGUMENT_OPERATORS,
@@ -77,7 +76,7 @@ from workbench.model.profile import COLLECTIVE_WHY, counted_time, outside_collec
 from workbench.model.units import format_share
 from workbench.records import record
 
-__all__ = ["no_cyclic_gc", "TraceImport", "read_kineto_trace", "is_kineto_trace", "preset_for_gpu",
+__all__ = ["TraceImport", "read_kineto_trace", "is_kineto_trace", "preset_for_gpu",
            "MAX_TRACE_FILE_BYTES", "MAX_TRACE_TEXT_BYTES", "MAX_EVENT_CHARS",
            "MAX_TRACE_KERNELS", "MAX_TRACE_OPERATORS", "MAX_TRACE_LAUNCHES",
            "MAX_TRACE_SHAPE_BYTES"]
@@ -690,20 +689,6 @@ def read_kineto_trace(path: str | os.PathLike[str], hardware: str | None = None,
         result = _assemble(raw, name, hardware)
         del raw  # freed before the collector runs again: it then walks only the result
     return result
-
-
-@contextmanager
-def no_cyclic_gc():
-    """The cycle collector paused while a file is read: the events decoded and kept hold no
-    cycles, and with it running every collection walks all that was kept so far (the read
-    of 10⁵ kernels took ten times as long)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 #: Device activity of accelerators other than CUDA and ROCm GPUs, by its category's start

@@ -491,7 +491,7 @@ def read_workload(path: str | os.PathLike[str], hardware: str | None = None,
     if roofline.is_file():
         result.machine = read_roofline_csv(roofline, None, model)
     target = hardware or (result.machine.name if result.machine else None)
-    from workbench.io.kineto import no_cyclic_gc
+    from workbench.io.limits import no_cyclic_gc
 
     with no_cyclic_gc():
         measurements, skipped, gpus, dispatches = read_pmc_perf(pmc, target, lds_banks,

@@ -82,7 +82,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.io.atomic import write_atomic
 from workbench.io.errors import InputError
-from workbench.io.limits import Shape
+from workbench.io.limits import Shape, no_cyclic_gc
 from workbench.io.presets import examples_dir, get_preset
 from workbench.io.schema import (
     HARDWARE_KEYS,
@@ -231,14 +231,16 @@ def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None
     example that ships with the package, however it is reached, has its parse kept (see
     :func:`~workbench.io.yamlio.read_yaml`)."""
     shipped = Path(path).resolve().parent == examples_dir()
-    return session_from_document(read_yaml(path, limit=MAX_SESSION_BYTES,
-                                           shape=session_shape, keep=shipped), warnings)
+    with no_cyclic_gc():  # (a session of 10⁵ measured points: millions of nodes kept)
+        return session_from_document(read_yaml(path, limit=MAX_SESSION_BYTES,
+                                               shape=session_shape, keep=shipped), warnings)
 
 
 def loads_session(text: str | bytes, name: str | None = None,
                   warnings: list[str] | None = None) -> Session:
-    return session_from_document(parse_yaml(text, name, MAX_SESSION_BYTES, session_shape),
-                                 warnings)
+    with no_cyclic_gc():
+        return session_from_document(parse_yaml(text, name, MAX_SESSION_BYTES,
+                                                session_shape), warnings)
 
 
 def migrate(data: dict[str, Any], doc: YamlDocument) -> dict[str, Any]:
