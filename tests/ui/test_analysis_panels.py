@@ -469,6 +469,80 @@ def test_hidden_measurements_panel_does_no_work(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: panel.model.rowCount() == 0)
 
 
+def test_imported_points_are_judged_once_for_the_chart_and_the_table(qtbot, window, tmp_path,
+                                                                  monkeypatch):
+    """The chart and the Measurements table show the same judgements, made once: an import
+    predicts each kernel once on each machine, and an edit predicts again only what it
+    changed (a machine's figures: its points; undone: none, the old figures were judged)."""
+    from workbench.model import analysis
+
+    predicted: dict[tuple[str, str], int] = {}
+    evaluate = analysis.evaluate_counts
+
+    def counting(counts, hardware, level=None, name="", calibrated=None):
+        predicted[name, hardware.label] = predicted.get((name, hardware.label), 0) + 1
+        return evaluate(counts, hardware, level, name, calibrated)
+
+    monkeypatch.setattr(analysis, "evaluate_counts", counting)
+    assert window.open_path(_session_file(tmp_path, GEMM_SESSION))
+    teaching, h100 = window.document.session.hardware
+    # 2 MB in 10 µs: 2 µs on the teaching machine's 1 TB/s, 20 % of its roof
+    kernels = [f"kernel {i}" for i in range(40)]
+    path = tmp_path / "kernels.csv"
+    path.write_text("name,time_us,flops,bytes,source\n" + "".join(
+        f"{name},10,1e6,2e6,{tmp_path.name}\n" for name in kernels), encoding="utf-8")
+    assert window.import_measurements(path)
+    panel = window.measurements_panel
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 2 * len(kernels))
+    QApplication.processEvents()
+    machines = (teaching.hardware.label, h100.hardware.label)
+    assert {k: predicted.get(k) for k in predicted if k[0] in kernels} == {
+        (name, machine): 1 for name in kernels for machine in machines}
+
+    def shown(name: str) -> tuple[str, float]:
+        """The fraction the table shows for kernel ``name`` on the teaching machine, and the
+        height of the prediction the chart links its point there to (FLOP/s)."""
+        row = next(r for r in range(panel.model.rowCount())
+                   if panel.model.text(r, "name") == name
+                   and panel.model.text(r, "machine") == teaching.hardware.label)
+        item = next(m for m in window.canvas.measured_items()
+                    if m["name"] == name and m["hw_id"] == teaching.id)
+        (_x0, _x1), (y0, _y1) = item["link"]
+        return panel.model.text(row, "fraction"), y0
+
+    # (at 0.5 FLOP/B the roof is half the bandwidth)
+    assert shown("kernel 7") == ("20.0 %", pytest.approx(0.5 * TEACH_BW))
+    predicted.clear()
+    op = window.document.session.operations[0]
+    window.document.set_param(op.id, "m", 2048)  # (no kernel is attached to it)
+    window.document.seal()
+    QApplication.processEvents()
+    assert not any(name in kernels for name, _machine in predicted)
+
+    # twice the bandwidth: 1 µs of 10 µs, each kernel judged again on that machine alone
+    faster = teaching.hardware.copy(memory={k: 2 * v for k, v in
+                                            teaching.hardware.memory.items()})
+    window.document.set_machine(teaching.id, faster)
+    window.document.seal()
+    QApplication.processEvents()
+    teaching_label = window.document.machine(teaching.id).hardware.label
+    assert {k: predicted.get(k) for k in predicted if k[0] in kernels} == {
+        (name, teaching_label): 1 for name in kernels}
+    assert shown("kernel 7") == ("10.0 %", pytest.approx(TEACH_BW))
+    predicted.clear()
+    window.document.undo()  # the figures judged before: nothing is predicted again
+    QApplication.processEvents()
+    assert shown("kernel 7") == ("20.0 %", pytest.approx(0.5 * TEACH_BW))
+    window.document.undo()
+    window.document.undo()  # the import
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 0)
+    window.document.redo()
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 2 * len(kernels))
+    QApplication.processEvents()
+    assert shown("kernel 7") == ("20.0 %", pytest.approx(0.5 * TEACH_BW))
+    assert not any(name in kernels for name, _machine in predicted)
+
+
 # =========================================================================================
 # compared pairs and across machines
 

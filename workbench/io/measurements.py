@@ -70,7 +70,7 @@ from workbench.io.ncu import (
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.limits import MAX_MEASUREMENTS
 from workbench.model.measured import Measurement
-from workbench.model.measured_session import measurement_problems
+from workbench.model.measured_session import SessionJudge
 from workbench.model.profile import MeasurementImport
 from workbench.model.session import Session
 from workbench.model.units import QuantityError, parse_quantity
@@ -342,8 +342,9 @@ def attach_measurements(session: Session, measurements: Iterable[Measurement],
     problem = import_problem(session, items)
     if problem:
         raise InputError(problem, file)
+    judge = SessionJudge(session, adding=len(items))
     for m in items:
-        for field_name, problem in measurement_problems(session, m):
+        for field_name, problem in judge.problems(m):
             where = f" ({m.source})" if m.source else ""
             raise InputError(f"measurement {m.name!r}{where}: {problem}", file,
                              path=(field_name,))

@@ -334,9 +334,10 @@ class Judgement:
         return out
 
 
-def judge(measurement: Measurement, result: Result) -> Judgement:
-    """Hold ``measurement`` against its predicted ``result`` (see the module docstring)."""
-    problems = measurement.problems()
+def judge(measurement: Measurement, result: Result, *, checked: bool = False) -> Judgement:
+    """Hold ``measurement`` against its predicted ``result`` (see the module docstring).
+    ``checked``: the caller has found no :meth:`~Measurement.problems` in it already."""
+    problems = [] if checked else measurement.problems()
     if problems:
         key, problem = problems[0]
         raise ValueError(f"measurement {measurement.name!r}: {key}: {problem}")

@@ -14,15 +14,14 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from workbench.model.analysis import evaluate_pair
 from workbench.model.chart.profiled_kernels import kernel_row_name
 from workbench.model.errors import COUNTING_ERRORS
-from workbench.model.measured import VERDICTS, Judgement, Measurement, judge
-from workbench.model.measured_session import measurement_problems
+from workbench.model.measured import VERDICTS, Judgement, Measurement
+from workbench.model.measured_session import SessionJudge, measurement_key
 from workbench.model.profile import run_changes
 from workbench.model.roofline import Result
 from workbench.model.rules import formula
-from workbench.model.session import HardwareEntry, OperationEntry, Session
+from workbench.model.session import HardwareEntry, Session
 from workbench.model.units import format_quantity
 from workbench.records import record
 from workbench.ui.bridge import Workspace
@@ -114,44 +113,38 @@ def profile_lines(m: Measurement, figures: tuple[float | None, float | None, str
 
 
 class MeasuredRows:
-    """Judges the session's measurements with the workspace's result cache."""
+    """Judges the session's measurements (each judgement is remembered by what it depends
+    on: :class:`~workbench.model.measured_session.SessionJudge`)."""
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
 
-    def rows_for(self, index: int, m: Measurement) -> list[MeasuredRow]:
-        session = self.workspace.document.session
-        problems = measurement_problems(session, m)
+    def judge(self) -> SessionJudge:
+        """A judge of the session as it is now, for one pass over its measurements."""
+        return SessionJudge(self.workspace.document.session)
+
+    def rows_for(self, index: int, m: Measurement, judge: SessionJudge | None = None
+                 ) -> list[MeasuredRow]:
+        judge = judge or self.judge()
+        key = measurement_key(m)
+        problems = judge.problems(m, key)
         if problems:
-            key, problem = problems[0]
+            name, problem = problems[0]
             return [MeasuredRow(index, m, None, m.hardware or "—", None, None,
-                                f"{key}: {problem}")]
-        machines = (session.machines_matching(m.hardware) if m.hardware is not None
-                    else list(session.hardware))
+                                f"{name}: {problem}")]
+        machines = judge.machines(m)
         if not machines:
             return [MeasuredRow(index, m, None, "—", None, None, "no machine in the session")]
-        op_entry = session.operation_named(m.operation) if m.operation is not None else None
+        op_entry = judge.operation(m)
         out = []
         for hw in machines:
             label = hw.hardware.label
             try:
-                if op_entry is not None:
-                    pair = self.workspace.results.pair(op_entry.id, hw.id)
-                else:
-                    pair = evaluate_pair(OperationEntry(m.as_operation()), hw)
+                result, judgement, problem = judge.outcome(m, op_entry, hw, key)
             except COUNTING_ERRORS as exc:  # invalid parameters: a row that says why
                 out.append(MeasuredRow(index, m, hw.id, label, None, None, str(exc)))
                 continue
-            if pair.result is None:
-                reason = pair.skipped.reason if pair.skipped else "not evaluated"
-                out.append(MeasuredRow(index, m, hw.id, label, None, None, reason))
-                continue
-            try:
-                judgement = judge(m, pair.result)
-            except ValueError as exc:
-                out.append(MeasuredRow(index, m, hw.id, label, pair.result, None, str(exc)))
-                continue
-            out.append(MeasuredRow(index, m, hw.id, label, pair.result, judgement, None))
+            out.append(MeasuredRow(index, m, hw.id, label, result, judgement, problem))
         return out
 
 
@@ -175,8 +168,9 @@ class MeasurementsModel(QAbstractTableModel):
         self.beginResetModel()
         self._rows, self._spans = [], []
         session = self.workspace.document.session
+        judge = self.judge.judge()
         for i, m in enumerate(session.measurements):
-            rows = self.judge.rows_for(i, m)
+            rows = self.judge.rows_for(i, m, judge)
             self._spans.append((len(self._rows), len(rows)))
             self._rows.extend(rows)
         self._snapshot = [m.copy() for m in session.measurements]
@@ -191,8 +185,9 @@ class MeasurementsModel(QAbstractTableModel):
         if len(measurements) != len(self._spans):
             return False
         updates = []
+        judge = self.judge.judge()
         for i in sorted(indices):
-            rows = self.judge.rows_for(i, measurements[i])
+            rows = self.judge.rows_for(i, measurements[i], judge)
             start, count = self._spans[i]
             if len(rows) != count:
                 return False
