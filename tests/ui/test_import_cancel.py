@@ -106,3 +106,43 @@ def test_a_large_profile_is_read_with_a_moving_bar_and_grouped(qtbot, window, tm
     assert len(points) == 40 and all(m.count == 1000 for m in points)
     assert {m.run for m in points} == {"step.csv"}
     assert "40,000 dispatches of 40 kernels" in window.statusBar().currentMessage()
+
+
+def test_a_large_profile_is_judged_off_the_window_thread(qtbot, open_window, tmp_path,
+                                                          monkeypatch):
+    """A large profile's kernels are judged as it is read, off the window's thread: the
+    chart and the Measurements table show their verdicts without judging them again."""
+    import threading
+
+    from conftest import EXAMPLES
+
+    from workbench.model import analysis
+
+    on_window: list[str] = []
+    elsewhere: list[str] = []
+    evaluate = analysis.evaluate_counts
+
+    def counting(counts, hardware, level=None, name="", calibrated=None):
+        if name.startswith("kernel_"):
+            (on_window if threading.current_thread() is threading.main_thread()
+             else elsewhere).append(name)
+        return evaluate(counts, hardware, level, name, calibrated)
+
+    monkeypatch.setattr(analysis, "evaluate_counts", counting)
+    window = open_window(next(p for p in EXAMPLES if p.name == "llama_ffn.yaml"))
+    machines = len(window.document.session.hardware)
+    path = tmp_path / f"{tmp_path.name}.csv"  # (a run of its own: judged by no other test)
+    _profile(path, 40_000)
+    assert window.import_measurements(path)
+    panel = window.measurements_panel
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 40 * machines)
+    QApplication.processEvents()
+    # (the kernels name no machine: each is judged on every machine of the session)
+    assert len(elsewhere) == 40 * machines
+    assert on_window == []
+    # (a TPU has no fp32 peak to judge these kernels against, and says so)
+    judged = [panel.model.text(row, "verdict").startswith("not judged")
+              for row in range(panel.model.rowCount())
+              if not panel.model.text(row, "machine").startswith("Google Cloud TPU")]
+    assert len(judged) == 40 * (machines - 1) and not any(judged)
+    assert window.canvas.measured_items()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from workbench.model.analysis import evaluate_pair
@@ -26,7 +27,8 @@ from workbench.model.roofline import Result
 from workbench.model.session import HardwareEntry, OperationEntry, Session
 from workbench.records import record
 
-__all__ = ["MeasuredPoint", "SessionJudge", "judge_session", "measurement_key", "measurement_problems"]
+__all__ = ["MeasuredPoint", "SessionJudge", "judge_ahead", "judge_session", "measurement_key",
+           "measurement_problems"]
 
 
 @record(frozen=True)
@@ -246,3 +248,25 @@ def judge_session(session: Session) -> list[MeasuredPoint]:
     are predicted at the operation's own parameters (not at sweep values)."""
     judge_ = SessionJudge(session)
     return [point for m in session.measurements for point in judge_.points(m)]
+
+
+def judge_ahead(session: Session, measurements: list[Measurement],
+                progress: Callable[[float], None] | None = None,
+                cancel: Callable[[], bool] | None = None) -> bool:
+    """Judge ``measurements``, about to join ``session``, on its machines as they are now, so
+    that the chart and the table that show them once they have joined find them judged: a
+    large file's points are judged as it is read, off the window's thread. ``progress`` is
+    told the fraction done; False when ``cancel()`` said so (at most a few hundred points
+    after it did)."""
+    judge_ = SessionJudge(session, adding=len(measurements))
+    for i, m in enumerate(measurements):
+        if i % 256 == 0:
+            if cancel is not None and cancel():
+                return False
+            if progress is not None:
+                progress(i / len(measurements))
+        try:
+            judge_.points(m)
+        except COUNTING_ERRORS:
+            continue  # (said where the point is shown, as when nothing was judged ahead)
+    return True

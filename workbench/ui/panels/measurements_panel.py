@@ -75,6 +75,7 @@ from workbench.model.dtypes import PRECISIONS
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.limits import OverBudget, text_problem
 from workbench.model.measured import Measurement
+from workbench.model.measured_session import judge_ahead
 from workbench.model.units import QuantityError, format_quantity
 from workbench.ui.bridge import Workspace
 from workbench.ui.panels.docked import DockedPanel
@@ -171,11 +172,16 @@ def read_profile(path: str | os.PathLike[str], hardware: str | None, session, *,
     return result
 
 
+#: The share of an :class:`ImportWorker`'s progress that the read fills; judging the points
+#: read (:func:`~workbench.model.measured_session.judge_ahead`) fills the rest.
+READ_PART = 0.7
+
+
 class ImportWorker(QThread):
-    """Reads a measurements file off the window's thread. ``fraction`` is how far the read
-    is (0…1); :meth:`cancel` stops it at the next chunk of rows (a few thousand), and the
-    read then ends with ``cancelled`` set and nothing read. ``result`` or ``error`` holds the
-    outcome once the thread has finished."""
+    """Reads a measurements file off the window's thread, and judges its points there.
+    ``fraction`` is how far it is (0…1); :meth:`cancel` stops it at the next chunk of rows
+    (a few thousand) or of points, and it then ends with ``cancelled`` set and nothing read.
+    ``result`` or ``error`` holds the outcome once the thread has finished."""
 
     def __init__(self, path: str | os.PathLike[str], hardware: str | None, session,
                  parent=None) -> None:
@@ -194,11 +200,20 @@ class ImportWorker(QThread):
 
     def run(self) -> None:  # the worker thread
         def report(fraction: float) -> None:
-            self.fraction = fraction
+            self.fraction = READ_PART * fraction
+
+        def judged(fraction: float) -> None:
+            self.fraction = READ_PART + (1 - READ_PART) * fraction
 
         try:
             self.result = read_profile(self.path, self.hardware, self.session,
                                        progress=report, cancel=self._cancel.is_set)
+            # the points judged here, as they will be on the session's machines: the chart
+            # and the table that show them then find them judged (the window is not held)
+            if not judge_ahead(self.session, self.result.measurements, judged,
+                               self._cancel.is_set):
+                self.result = None
+                self.cancelled = True
         except ImportCancelled:
             self.cancelled = True
         except Exception as exc:  # noqa: BLE001 - handed to the window's thread, which shows it
