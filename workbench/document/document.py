@@ -418,18 +418,27 @@ class Document:
         self.push(Command(f"Delete {what}", do, undo))
 
     def move_operation(self, op_id: int, new_index: int) -> None:
-        old_index = self.operation_index(op_id)
-        new_index = max(0, min(new_index, len(self.session.operations) - 1))
+        self._move("operations", op_id, new_index, What.OPERATIONS,
+                   self.operation(op_id).operation.name)
+
+    def _move(self, where: str, item_id: int, new_index: int, what: What, name: str) -> None:
+        """Move the entry ``item_id`` of the session's list ``where`` (``operations``,
+        ``hardware``) to ``new_index`` (clamped to the list), one undo step "Move NAME"."""
+        def index_of() -> int:
+            return next(i for i, e in enumerate(getattr(self.session, where))
+                        if e.id == item_id)
+
+        old_index = index_of()
+        new_index = max(0, min(new_index, len(getattr(self.session, where)) - 1))
         if new_index == old_index:
             return
 
         def put(index: int) -> Change:
-            entry = self.operation(op_id)
-            self.session.operations.remove(entry)
-            self.session.operations.insert(index, entry)
-            return Change(What.OPERATIONS, (op_id,))
+            items = getattr(self.session, where)
+            items.insert(index, items.pop(index_of()))
+            return Change(what, (item_id,))
 
-        self.edit(f"Move {self.operation(op_id).operation.name}", put, new_index, old_index)
+        self.edit(f"Move {name}", put, new_index, old_index)
 
     # -- whole models (workbench.document.models) -------------------------------------------
 
@@ -599,18 +608,7 @@ class Document:
     def move_machine(self, hw_id: int, new_index: int) -> None:
         """Move a machine to ``new_index`` in the session's list (the legend's, the
         results' and the hardware list's order)."""
-        old_index = self.machine_index(hw_id)
-        new_index = max(0, min(new_index, len(self.session.hardware) - 1))
-        if new_index == old_index:
-            return
-
-        def put(index: int) -> Change:
-            entry = self.machine(hw_id)
-            self.session.hardware.remove(entry)
-            self.session.hardware.insert(index, entry)
-            return Change(What.MACHINES, (hw_id,))
-
-        self.edit(f"Move {self.machine(hw_id).hardware.label}", put, new_index, old_index)
+        self._move("hardware", hw_id, new_index, What.MACHINES, self.machine(hw_id).hardware.label)
 
     def set_machine(self, hw_id: int, hardware: Hardware, text: str = "") -> None:
         """Replace a machine's figures (an edited copy of :attr:`HardwareEntry.hardware`)."""
