@@ -28,7 +28,7 @@ from workbench.model.rules import intensity as intensity_of
 from workbench.model.units import format_number, format_quantity
 from workbench.records import record
 
-__all__ = ["TermRow", "Section", "NBSP", "build_derivation", "derivation_to_text",
+__all__ = ["TermRow", "Section", "NBSP", "build_derivation", "derivation_to_text", "worked_out",
            "machine_sections"]
 
 # =========================================================================================
@@ -92,6 +92,29 @@ NBSP = "\u00a0"
 def _q(value: float, unit: str) -> str:
     """A quantity whose number and unit never part at a line break."""
     return format_quantity(float(value), unit).replace(" ", NBSP)
+
+
+def worked_out(key: str, r: Any, q: Any = None) -> str:
+    """The right-hand side of formula ``key`` (``ridge``, ``attainable``, ``t_work``,
+    ``t_fixed``) with a result's values put in, then its value: ``peak / bandwidth =
+    989 TFLOP/s / 3.35 TB/s = 295 FLOP/B``. ``q(value, unit)`` writes a quantity (default:
+    one that never breaks between number and unit)."""
+    q = _q if q is None else q
+    c = r.calibrated
+    if key == "ridge":
+        put = f"{q(r.peak_flops, 'flop_rate')} / {q(r.bandwidth, 'bandwidth')}"
+        value = q(r.ridge, "intensity")
+    elif key == "attainable":
+        put = (f"min({q(r.peak_flops, 'flop_rate')}, {q(r.intensity, 'intensity')} × "
+               f"{q(r.bandwidth, 'bandwidth')})")
+        value = q(r.attainable_flops, "flop_rate")
+    elif key == "t_work":
+        put = f"max({q(r.t_math_s, 'time')} / {c.e_math:g}, {q(r.t_mem_s, 'time')} / {c.e_mem:g})"
+        value = q(r.t_work_s, "time")
+    else:  # t_fixed
+        put = f"{r.kernels} × ({q(c.launch, 'time')} + {q(c.startup, 'time')})"
+        value = q(r.t_fixed_s, "time")
+    return f"{formula(key)} = {put} = {value}"
 
 
 def _percent(value: float) -> str:
@@ -186,12 +209,8 @@ def _machine_sections(document: Document, results: ResultCache, op_id: int,
         rows = [
             ("ceiling", ceiling),
             ("bandwidth", f"{r.level} {_q(r.bandwidth, 'bandwidth')}  ({where})"),
-            ("ridge", f"{formula('ridge')} = {_q(r.peak_flops, 'flop_rate')} / "
-                      f"{_q(r.bandwidth, 'bandwidth')} = {_q(r.ridge, 'intensity')}"),
-            ("attainable", f"{formula('attainable')} = min({_q(r.peak_flops, 'flop_rate')}, "
-                           f"{_q(r.intensity, 'intensity')} × "
-                           f"{_q(r.bandwidth, 'bandwidth')}) = "
-                           f"{_q(r.attainable_flops, 'flop_rate')}  "
+            ("ridge", worked_out("ridge", r)),
+            ("attainable", f"{worked_out('attainable', r)}  "
                            f"({_percent(r.fraction_of_peak)} of peak)"),
             ("T_math", f"F / peak = {_q(r.flops, 'flops')} / {_q(r.peak_flops, 'flop_rate')} = "
                        f"{_q(r.t_math_s, 'time')}"),
@@ -264,12 +283,8 @@ def _calibrated_rows(r: Any, hw: Any) -> list[tuple[str, str]]:
                         f"T_math + T_mem = {_q(r.t_upper_s, 'time')}"),
         ("efficiency", f"{c.math_class} {c.e_math:g} on the compute roof, {c.memory_class} "
                        f"{c.e_mem:g} on the bandwidth roof: {c.reason} ({origin})"),
-        ("T_work", f"{formula('t_work')} = max({_q(r.t_math_s, 'time')} / "
-                   f"{c.e_math:g}, {_q(r.t_mem_s, 'time')} / {c.e_mem:g}) = "
-                   f"{_q(r.t_work_s, 'time')}"),
-        ("T_fixed", f"{formula('t_fixed')} = {k} × ({_q(c.launch, 'time')} + "
-                    f"{_q(c.startup, 'time')}) = {_q(r.t_fixed_s, 'time')}  "
-                    f"({LAUNCHES.get(c.launches, c.launches)})"),
+        ("T_work", worked_out("t_work", r)),
+        ("T_fixed", f"{worked_out('t_fixed', r)}  ({LAUNCHES.get(c.launches, c.launches)})"),
     ]
     if c.floor > 0:
         rows.append(("predicted", f"max(T_fixed + T_work, kernels × launch floor) = "

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QApplication
 
 from workbench.document import Change
 from workbench.document.changes import What
+from workbench.document.derivation import worked_out
 from workbench.io.tables import result_cells, result_header, skipped_cells
 from workbench.model.errors import COUNTING_ERRORS
 from workbench.model.roofline import FORMULAS, Result
@@ -239,12 +240,8 @@ def _cell_tips(r: Result, machine: str) -> dict[int, str]:
         i["ceiling"]: (f"{r.precision_used} peak of the {r.unit} units"
                        + (f"; {r.ceiling_note}" if r.ceiling_note else "")),
         i["bandwidth"]: f"memory level: {r.level}",
-        i["ridge"]: (f"{FORMULAS['ridge']} = {q(r.peak_flops, 'flop_rate')} / "
-                     f"{q(r.bandwidth, 'bandwidth')} = {format_number(r.ridge)} FLOP/B"),
-        i["attainable"]: (f"{FORMULAS['attainable']} = min({q(r.peak_flops, 'flop_rate')}, "
-                          f"{format_number(r.intensity)} FLOP/B × "
-                          f"{q(r.bandwidth, 'bandwidth')}) = "
-                          f"{q(r.attainable_flops, 'flop_rate')}"),
+        i["ridge"]: f"ridge = {worked_out('ridge', r, q)}",
+        i["attainable"]: f"attainable = {worked_out('attainable', r, q)}",
         i["fraction_of_peak"]: (f"{FORMULAS['fraction_of_peak']} × 100 = "
                                 f"{q(r.attainable_flops, 'flop_rate')} / "
                                 f"{q(r.peak_flops, 'flop_rate')} × 100 = "
@@ -268,12 +265,8 @@ def _cell_tips(r: Result, machine: str) -> dict[int, str]:
                             f"{q(r.t_math_s, 'time')})")
     kernels = f"{r.kernels} × " if r.kernels > 1 else ""
     if c is not None:  # the calibrated prediction
-        work = (f"{FORMULAS['t_work']} = max({q(r.t_math_s, 'time')} / {c.e_math:g}, "
-                f"{q(r.t_mem_s, 'time')} / {c.e_mem:g}) = {q(r.t_work_s, 'time')}")
-        fixed = (f"{FORMULAS['t_fixed']} = {r.kernels} × ({q(c.launch, 'time')} + "
-                 f"{q(c.startup, 'time')}) = {q(r.t_fixed_s, 'time')}")
-        tips[i["t_work"]] = work
-        tips[i["t_fixed"]] = fixed
+        tips[i["t_work"]] = f"T_work = {worked_out('t_work', r, q)}"
+        tips[i["t_fixed"]] = f"T_fixed = {worked_out('t_fixed', r, q)}"
         total = q(r.t_fixed_s + r.t_work_s, "time")
         if c.floor > 0:
             predicted = (f"T_predicted = max(T_fixed + T_work, kernels × launch floor)"
