@@ -16,26 +16,35 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SESSION = Path(__file__).resolve().parents[2] / "workbench" / "examples" / "llama_ffn.yaml"
 
 
-def test_trace_import_adds_its_gpu_and_says_what_was_counted(qtbot, window, tmp_path):
-    assert window.open_path(SESSION)
-    machines = [e.hardware.name for e in window.document.session.hardware]
-    trace = tmp_path / "step.json"
+def _bmm_trace(folder: Path, device: str, more: str = "") -> Path:
+    """``step.json`` in ``folder``: a trace of one fp16 bmm (8 × 256 × 64 by 64 × 256) and
+    its 3 µs kernel on the GPU ``device`` (a deviceProperties entry), then the events
+    ``more``."""
+    trace = folder / "step.json"
     trace.write_text(
-        '{"deviceProperties": [{"id": 0, "name": "NVIDIA H200", "totalGlobalMem": 150e9}], '
-        '"traceEvents": ['
+        '{"deviceProperties": [' + device + '], "traceEvents": ['
         '{"ph": "X", "cat": "cpu_op", "name": "aten::bmm", "pid": 1, "tid": 1, "ts": 0, '
         '"dur": 90, "args": {"Input Dims": [[8, 256, 64], [8, 64, 256]], '
         '"Input type": ["c10::Half", "c10::Half"]}},'
         '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, '
         '"ts": 10, "dur": 4, "args": {"correlation": 3}},'
-        '{"ph": "X", "cat": "cpu_op", "name": "aten::index_select", "pid": 1, "tid": 1, '
-        '"ts": 100, "dur": 20, "args": {}},'
-        '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, '
-        '"ts": 105, "dur": 4, "args": {"correlation": 4}},'
         '{"ph": "X", "cat": "kernel", "name": "sm90_hgemm", "pid": 0, "tid": 7, "ts": 20, '
-        '"dur": 3, "args": {"correlation": 3, "device": 0}},'
-        '{"ph": "X", "cat": "kernel", "name": "indexSelectLargeIndex", "pid": 0, "tid": 7, '
-        '"ts": 120, "dur": 1, "args": {"correlation": 4, "device": 0}}]}', encoding="utf-8")
+        '"dur": 3, "args": {"correlation": 3, "device": 0}}' + ("," + more if more else "")
+        + ']}', encoding="utf-8")
+    return trace
+
+
+def test_trace_import_adds_its_gpu_and_says_what_was_counted(qtbot, window, tmp_path):
+    assert window.open_path(SESSION)
+    machines = [e.hardware.name for e in window.document.session.hardware]
+    # (and an index_select whose kernel is not counted)
+    trace = _bmm_trace(tmp_path, '{"id": 0, "name": "NVIDIA H200", "totalGlobalMem": 150e9}',
+                       '{"ph": "X", "cat": "cpu_op", "name": "aten::index_select", "pid": 1, '
+                       '"tid": 1, "ts": 100, "dur": 20, "args": {}},'
+                       '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", '
+                       '"pid": 1, "tid": 1, "ts": 105, "dur": 4, "args": {"correlation": 4}},'
+                       '{"ph": "X", "cat": "kernel", "name": "indexSelectLargeIndex", "pid": 0, '
+                       '"tid": 7, "ts": 120, "dur": 1, "args": {"correlation": 4, "device": 0}}')
     assert window.import_measurements(trace)
     session = window.document.session
     # the H200 preset joined; the one counted kernel is judged on it
@@ -67,17 +76,7 @@ def test_the_panel_names_the_traces_gpu_and_the_machines_its_points_are_judged_o
     trace ran on, and that a GPU without a preset leaves the points judged on every
     machine of the session."""
     assert window.open_path(SESSION)
-    trace = tmp_path / "step.json"
-    trace.write_text(
-        '{"deviceProperties": [{"id": 0, "name": "NVIDIA RTX PRO 9000 Blackwell"}], '
-        '"traceEvents": ['
-        '{"ph": "X", "cat": "cpu_op", "name": "aten::bmm", "pid": 1, "tid": 1, "ts": 0, '
-        '"dur": 90, "args": {"Input Dims": [[8, 256, 64], [8, 64, 256]], '
-        '"Input type": ["c10::Half", "c10::Half"]}},'
-        '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, '
-        '"ts": 10, "dur": 4, "args": {"correlation": 3}},'
-        '{"ph": "X", "cat": "kernel", "name": "sm90_hgemm", "pid": 0, "tid": 7, "ts": 20, '
-        '"dur": 3, "args": {"correlation": 3, "device": 0}}]}', encoding="utf-8")
+    trace = _bmm_trace(tmp_path, '{"id": 0, "name": "NVIDIA RTX PRO 9000 Blackwell"}')
     assert window.import_measurements(trace)
     window.measurements_dock.show()
     label = window.measurements_panel.import_label
