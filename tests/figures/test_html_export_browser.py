@@ -671,6 +671,19 @@ def test_hiding_an_operation_takes_its_comparisons_away(browser, pages):
     assert not browser.get_log("browser")
 
 
+def _shown_markers(browser, color: str) -> list[tuple[bool, float]]:
+    """The markers the figure shows filled in ``color`` (``#rrggbb``): whether each is round
+    and the top of its box on the page."""
+    return [tuple(m) for m in browser.execute_script(
+        "var c = arguments[0], want = 'rgb(' + [1, 3, 5].map(function (i) {"
+        "  return parseInt(c.substr(i, 2), 16); }).join(', ') + ')';"
+        "return Array.from(document.querySelectorAll('#figure svg path')).filter(function (e) {"
+        "  var s = getComputedStyle(e), b = e.getBoundingClientRect();"
+        "  return s.display !== 'none' && !e.closest('[display=none]') && s.fill === want"
+        "    && b.width > 4 && b.width < 30; }).map(function (e) {"
+        "  return [/C/.test(e.getAttribute('d')), e.getBoundingClientRect().top]; })", color)]
+
+
 def test_points_of_two_machines_at_one_place_hide_each_with_its_own(browser, pages):
     """Prefill, Flash is compute-bound at the same place on the H100 and the H200 (their
     peaks are equal): a circle under a square. Hiding the operation takes both away; hiding
@@ -681,15 +694,8 @@ def test_points_of_two_machines_at_one_place_hide_each_with_its_own(browser, pag
     flash = next(o for o in data["operations"] if o["name"] == "Prefill, Flash")
     h200 = next(m for m in data["machines"] if "H200" in m["name"])
 
-    def markers() -> list[tuple[str, bool]]:  # (its shape, whether round) in Flash's colour
-        return browser.execute_script(
-            "var c = arguments[0], want = 'rgb(' + [1, 3, 5].map(function (i) {"
-            "  return parseInt(c.substr(i, 2), 16); }).join(', ') + ')';"
-            "return Array.from(document.querySelectorAll('#figure svg path')).filter(function (e) {"
-            "  var s = getComputedStyle(e), b = e.getBoundingClientRect();"
-            "  return s.display !== 'none' && !e.closest('[display=none]') && s.fill === want"
-            "    && b.width > 4 && b.width < 30; }).map(function (e) {"
-            "  return /C/.test(e.getAttribute('d')); })", flash["color"])
+    def markers() -> list[bool]:  # whether each marker in Flash's colour is round
+        return [round_ for round_, _top in _shown_markers(browser, flash["color"])]
 
     assert sorted(markers()) == [False, True]  # a square and a circle
     toggles = {b.text: b for b in browser.find_elements("css selector", "#key button.toggle")}
@@ -720,13 +726,7 @@ def test_operations_at_one_place_on_one_machine_hide_each_with_its_own(browser, 
     assert colors["GEMM A"] != colors["GEMM B"]
 
     def markers(color: str) -> int:  # the chart's markers shown in an operation's colour
-        return browser.execute_script(
-            "var c = arguments[0], want = 'rgb(' + [1, 3, 5].map(function (i) {"
-            "  return parseInt(c.substr(i, 2), 16); }).join(', ') + ')';"
-            "return Array.from(document.querySelectorAll('#figure svg path')).filter(function (e) {"
-            "  var s = getComputedStyle(e), b = e.getBoundingClientRect();"
-            "  return s.display !== 'none' && !e.closest('[display=none]') && s.fill === want"
-            "    && b.width > 4 && b.width < 30 && b.top < 600; }).length", color)
+        return sum(top < 600 for _round, top in _shown_markers(browser, color))
 
     assert (markers(colors["GEMM A"]), markers(colors["GEMM B"])) == (2, 2)  # on each machine
     toggles = {b.text: b for b in browser.find_elements("css selector", "#key button.toggle")}
