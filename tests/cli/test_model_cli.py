@@ -151,11 +151,16 @@ def test_bad_input_is_one_line_and_exit_two(args, needle):
     assert len(lines) == 1 and needle in lines[0]
 
 
+def _mistral_with(folder: Path, **fields) -> Path:
+    """Mistral-7B's shipped config.json with ``fields`` changed, written in ``folder``."""
+    config = json.loads((CONFIGS / "Mistral-7B-v0.3.json").read_text()) | fields
+    path = folder / "config.json"
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
 def test_bad_config_names_file_and_field(tmp_path):
-    c = json.loads((CONFIGS / "Mistral-7B-v0.3.json").read_text())
-    c["model_type"] = "rwkv"
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(c, indent=2))
+    path = _mistral_with(tmp_path, model_type="rwkv")
     out = run(path, "--phase", "decode", "--batch", "1")
     assert out.returncode == 2
     line = out.stderr.strip()
@@ -163,10 +168,7 @@ def test_bad_config_names_file_and_field(tmp_path):
 
 
 def test_an_activation_that_cannot_be_counted_is_one_line_naming_it(tmp_path):
-    c = json.loads((CONFIGS / "Mistral-7B-v0.3.json").read_text())
-    c["hidden_act"] = "swiglu_foo"
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(c, indent=2))
+    path = _mistral_with(tmp_path, hidden_act="swiglu_foo")
     out = run(path, "--phase", "decode", "--batch", "1")
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.startswith(f"roofline-workbench: {path}:")
