@@ -128,6 +128,93 @@ def test_mixtral_ep8_batch_64_reads_every_expert_as_the_hand_count_says():
     assert 16 < pairs < 32
 
 
+def _routed(tokens, experts, top_k, groups, topk_groups, local, trials, seed=7):
+    """Monte Carlo of group-limited routing: each token draws topk_groups of the groups,
+    then top_k experts among theirs (expert i in group i // (E/G), chip i // local). The
+    busiest chip's pairs and experts hit per trial."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    size = experts // groups
+    chosen = np.argsort(rng.random((trials, tokens, groups)), axis=2)[..., :topk_groups]
+    pick = np.argsort(rng.random((trials, tokens, topk_groups * size)), axis=2)[..., :top_k]
+    expert = np.take_along_axis(chosen, pick // size, axis=2) * size + pick % size
+    trial = np.broadcast_to(np.arange(trials)[:, None, None], expert.shape)
+    pairs = np.zeros((trials, experts // local))
+    np.add.at(pairs, (trial, expert // local), 1)
+    hit = np.zeros((trials, experts), bool)
+    hit[trial, expert] = True
+    return pairs.max(axis=1), hit.reshape(trials, -1, local).sum(axis=2).max(axis=1)
+
+
+@pytest.mark.parametrize("ep", [4, 8, 16])
+@pytest.mark.parametrize("tokens", [1, 4, 64])
+def test_group_limited_routing_crowds_the_busiest_chip_as_sampled(ep, tokens):
+    """DeepSeek-V3's routing (256 experts in 8 groups of 32, each token 8 experts in 4
+    groups) over ep chips: the busiest chip's pairs and experts hit are those of routing
+    sampled with a fixed seed, within 4 standard errors of the samples' mean (and more
+    than the uniform count at few tokens: one token's 8 experts crowd on 4 groups' chips)."""
+    import numpy as np
+
+    from workbench.model.llm.kinds import busiest_chip
+
+    trials = 4000 if tokens < 64 else 800
+    pairs, hit = _routed(tokens, 256, 8, 8, 4, 256 // ep, trials)
+    b = busiest_chip(tokens, 256, 8, 256 // ep, 1.0, 8, 4)
+    for got, sample in ((b.pairs, pairs), (b.hit, hit)):
+        assert abs(got - sample.mean()) <= 4 * sample.std() / np.sqrt(trials) + 1e-9, \
+            (got, sample.mean())
+    if tokens == 1:
+        assert b.hit > 1.2 * busiest_chip(1, 256, 8, 256 // ep).hit
+
+
+def test_a_group_limit_counted_by_hand():
+    """Four experts in 2 groups of 2, one group per token, 2 experts: the token's two
+    experts are its group's, both on the chip that holds that group (ep 2), so the busiest
+    chip reads 2 experts and gets 2 pairs; without the limit the 2 of 4 share a chip in 2
+    of the C(4, 2) = 6 choices: 2·1/3 + 1·2/3 = 4/3. Eight experts in 2 groups of 4 on 4
+    chips of 2: the 2 of the chosen group's 4 share a chip in 2 of 6 choices, 4/3, against
+    2·4/28 + 1·24/28 = 8/7 without the limit."""
+    from workbench.model.llm.kinds import busiest_chip
+
+    assert busiest_chip(1, 4, 2, 2, 1.0, 2, 1).hit == pytest.approx(2)
+    assert busiest_chip(1, 4, 2, 2, 1.0, 2, 1).pairs == pytest.approx(2)
+    assert busiest_chip(1, 4, 2, 2).hit == pytest.approx(4 / 3)
+    assert busiest_chip(1, 8, 2, 2, 1.0, 2, 1).hit == pytest.approx(4 / 3)
+    assert busiest_chip(1, 8, 2, 2).hit == pytest.approx(8 / 7)
+
+
+@pytest.mark.parametrize("tokens", [1, 4, 64, 4096])
+def test_one_group_counts_the_busiest_chip_as_uniform_routing(tokens):
+    """groups = 1 (and any set-up the group limit leaves alone: every group picked, or
+    chips that straddle groups) counts exactly as uniform routing."""
+    from workbench.model.llm.kinds import busiest_chip
+
+    uniform = busiest_chip(tokens, 256, 8, 32)
+    assert busiest_chip(tokens, 256, 8, 32, 1.0, 1, 1) == uniform
+    assert busiest_chip(tokens, 256, 8, 32, 1.0, 8, 8) == uniform
+    assert busiest_chip(tokens, 256, 8, 86, 1.0, 8, 4) == busiest_chip(tokens, 256, 8, 86)
+
+
+def test_deepseek_v3_ep8_decode_counts_its_group_limit():
+    """DeepSeek-V3 decoding one sequence on 8 chips of 32 experts (one group each): the
+    token's 8 experts lie in 4 groups, 2 each on average, so the busiest chip reads about
+    3.49 (sampled: 3.48 ± 0.01), not the 2.56 of 8 experts spread over all 256; the
+    derivation and the MoE operation's notes say so."""
+    from workbench.model.llm.results import busiest_chip_data, derivation, model_totals
+
+    arch = read_model_config("DeepSeek-V3")
+    setup = Setup("decode", 1, 2048, 2048, ep=8)
+    busiest = busiest_chip_data(arch, setup)
+    assert busiest["experts_hit"] == pytest.approx(3.49, abs=0.02)
+    hw = default_machine("h100-sxm")
+    r = model_result(arch, setup, hw)
+    lines = dict(derivation(arch, setup, model_totals(arch, setup), [r]))
+    assert "each token's experts in 4 of 8 groups" in lines["experts hit per chip (EP)"]
+    up = {st.role: st for st in layer_steps(arch, setup)}["experts gate/up"].operation
+    assert any("4 of 8 groups" in note for note in up.counts().notes)
+
+
 def test_an_imbalance_factor_loads_the_busiest_chip_more():
     """DeepSeek-V3 style routing, 64 tokens choosing 8 of 256 over 8 chips of 32: the
     busiest chip's pairs and experts grow by the factor (experts at most its 32)."""

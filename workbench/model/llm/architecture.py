@@ -725,6 +725,8 @@ def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: b
         local: dict[str, float] = {} if ep == 1 else {"local_experts": math.ceil(m.experts / ep)}
         if local and s.imbalance != 1:
             local["imbalance"] = s.imbalance
+        if local and m.groups > 1:  # the group limit crowds a token's experts on few chips
+            local.update(groups=m.groups, topk_groups=m.topk_groups)
         exchange = ep > 1 and s.dp > 1  # tokens live on other chips: all-to-all
         if exchange:
             add("dispatch (all-to-all)", "all_reduce",
@@ -735,7 +737,8 @@ def _ffn_block(arch: Architecture, s: Setup, add, group: str, count: int, moe: b
              "dtype": s.activations, **w, **local}, count, group)
         # the busiest chip's pairs (all of them without expert parallelism)
         pairs = tokens * m.top_k if not local else busiest_chip(
-            tokens, m.experts, m.top_k, int(local["local_experts"]), s.imbalance).pairs
+            tokens, m.experts, m.top_k, int(local["local_experts"]), s.imbalance, m.groups,
+            m.topk_groups).pairs
         add(f"experts activation ({act} · up)", "elementwise",
             _chain(max(1, round(pairs * i)), [{"op": act}, {"op": "mul", "inputs": ["up"]}],
                    s, "gate", "a"), count, group)

@@ -32,6 +32,7 @@ from workbench.model.terms import (
 from workbench.records import record
 
 __all__ = ["expected_experts", "COLLECTIVE_STEPS", "collective_steps", "busiest_chip",
+           "grouped", "grouped_busiest",
            "BusiestChip", "algorithm_of", "step_key", "ONE_SHOT_LIMIT"]
 
 
@@ -58,7 +59,7 @@ class BusiestChip:
 
 
 def busiest_chip(tokens: int, experts: int, top_k: int, local: int,
-                 imbalance: float = 1.0) -> BusiestChip:
+                 imbalance: float = 1.0, groups: int = 1, topk_groups: int = 1) -> BusiestChip:
     """The busiest of the chips that hold ``local`` experts each of ``experts``, when
     ``tokens`` tokens each pick ``top_k`` distinct experts uniformly:
 
@@ -69,6 +70,11 @@ def busiest_chip(tokens: int, experts: int, top_k: int, local: int,
       (exact for whole D — at one token the k experts hit are on at most k chips, and each
       of those reads a whole expert — and interpolated between);
       past :data:`EXACT_EXPERTS` experts, the maximum of Binomial(E_c, D/E) over the chips;
+    * group-limited routing (``groups`` G, ``topk_groups`` M < G): a token's k experts
+      lie in M of the G groups, so they crowd on the chips of those groups: both counts
+      from :func:`grouped_busiest` where it applies (chips and groups aligned, up to
+      :data:`GROUPED_CELLS`), past it the pairs' spread about their mean scaled by the
+      grouped routing's standard deviation (the experts hit no longer depend on the groups);
     * ``imbalance`` f ≥ 1 (skewed routing): both × f, at most all the pairs and all E_c
       experts; never fewer pairs than experts hit (each hit expert has a pair)."""
     k = min(top_k, experts)
@@ -87,9 +93,127 @@ def busiest_chip(tokens: int, experts: int, top_k: int, local: int,
         hit = _max_hit(experts, local, lo)
         if frac > 1e-12 and lo < experts:
             hit += frac * (_max_hit(experts, local, lo + 1) - hit)
+    if grouped(experts, local, groups, topk_groups):
+        exact = grouped_busiest(tokens, experts, k, groups, topk_groups, local)
+        if exact is not None:
+            pairs, hit = exact
+        else:  # many tokens: the pairs spread more, the experts hit as without groups
+            pairs = mean_pairs + (pairs - mean_pairs) * _spread(experts, k, groups, topk_groups,
+                                                                local)
     hit = float(min(hit * imbalance, local))
     pairs = float(max(min(pairs * imbalance, tokens * min(k, local)), hit))
     return BusiestChip(pairs, hit, mean_pairs, mean_hit, imbalance)
+
+
+def grouped(experts: int, local: int, groups: int, topk_groups: int) -> bool:
+    """Whether group-limited routing changes the busiest chip's counts and they are counted
+    with it: fewer groups picked than there are (M < G), equal groups, and chips that each
+    hold part of one group or whole groups (E_c divides E/G or E/G divides E_c, all chips
+    alike)."""
+    if groups <= 1 or not 1 <= topk_groups < groups or experts % groups or experts % local:
+        return False
+    size = experts // groups
+    return size % local == 0 or local % size == 0
+
+
+#: Past this many cells of the table of selections × load, :func:`grouped_busiest` gives way
+#: to the scaled spread (a few milliseconds at most below it).
+GROUPED_CELLS = 1 << 17
+
+
+def _binomial(n, x, p) -> np.ndarray:
+    """P(Binomial(n, p) = x), element-wise over broadcast integer ``n``, ``x`` and ``p``
+    (0 where x > n)."""
+    n, x, p = np.broadcast_arrays(np.asarray(n), np.asarray(x), np.asarray(p, dtype=float))
+    ok = x <= n
+    xs, ns = np.where(ok, x, 0), np.where(ok, n, 0)
+    logfact = _log_factorials(int(ns.max(initial=0)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log = (logfact[ns] - logfact[xs] - logfact[ns - xs] + xs * np.log(p)
+               + (ns - xs) * np.log1p(-p))
+    log = np.where((xs == 0) & (p == 0) | (xs == ns) & (p == 1), logfact[ns] * 0, log)
+    return np.where(ok, np.exp(log), 0.0)
+
+
+@functools.lru_cache(maxsize=8)
+def _log_factorials(n: int) -> np.ndarray:
+    """log(i!) for i = 0 … n (at least 1,024 of them)."""
+    return np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, max(n, 1024) + 1)))))
+
+
+@functools.lru_cache(maxsize=512)
+def grouped_busiest(tokens: int, experts: int, top_k: int, groups: int, topk_groups: int,
+                    local: int) -> tuple[float, float] | None:
+    """The busiest chip's expected pairs and experts hit under group-limited routing, or
+    ``None`` when the table would exceed :data:`GROUPED_CELLS` (many tokens).
+
+    Each token picks M of the G groups (g = E/G experts each) and k experts among their
+    M·g. Counted as: the groups' selections n_j independent Binomial(T, M/G) conditioned on
+    their total T·M (exactly the M-of-G choice at one token), each selection picking each
+    of its group's experts with probability p = k/(M·g); a chip's block of b experts of
+    one group (b = min(E_c, g)) then gets Binomial(n·b, p) pairs and Binomial(b, 1 − (1 −
+    p)^n) experts hit. A chip is u = g/E_c blocks of one group (sharing its n) or r =
+    E_c/g whole groups; the expected maximum is Σ_{m ≥ 0} 1 − P(every chip ≤ m), P the
+    coefficient of w^{T·M} in (Σ_n P(n, the unit's chips ≤ m) wⁿ)^units over that of
+    (Σ_n P(n) wⁿ)^units, a unit being a group (u chips) or a chip (r groups)."""
+    G, M, E, k, T = groups, topk_groups, experts, top_k, tokens
+    size = E // G
+    u, r = (size // local, 1) if size % local == 0 else (1, local // size)
+    block = min(local, size)
+    units = G // r
+    top = T * min(k, local)  # most pairs a chip can get
+    if (r * T + 1) * (max(top, local) + 1) > GROUPED_CELLS:
+        return None
+    if T == 1 and r == 1:  # the k experts: any k of the M·u chips' M·g, alike
+        one = _max_hit(M * size, local, min(k, M * size))
+        return one, one
+    p, q = k / (M * size), M / G
+    total = T * M
+
+    def expected_max(cells: np.ndarray) -> float:
+        """Σ_m 1 − [w^{T·M}] (Σ_n cells[n, m] wⁿ)^units / [w^{T·M}] (Σ_n cells[n, -1] wⁿ)^units,
+        every m at once (the powers by FFT: no wrap-around reaches w^{T·M})."""
+        length = max(total, cells.shape[0] * units - 1 - total) + 1
+        spectrum = np.fft.rfft(cells, n=length, axis=0) ** units
+        at = np.fft.irfft(spectrum, n=length, axis=0)[total]
+        return float(np.sum(1 - np.clip(at[:-1] / at[-1], 0.0, 1.0)))
+
+    n = np.arange(r * T + 1)[:, None]
+    chosen = _binomial(r * T, n, q)  # P(n selections of the unit's r groups)
+    # pairs: a chip's Binomial(n·b, p) up to m, for each m; the u chips of a unit share n
+    cdf = np.minimum(np.cumsum(_binomial(n * block, np.arange(top + 1), p), axis=1), 1.0)
+    pairs = expected_max(chosen * cdf ** u)
+    # experts hit: a block's Binomial(b, 1 − (1 − p)^n), n ≤ T; a chip of r groups adds its
+    # r blocks, each with its own selections (a 2-D convolution over selections and hits)
+    n = np.arange(T + 1)[:, None]
+    hits = _binomial(block, np.arange(block + 1), 1 - (1 - p) ** n)
+    if r == 1:
+        cells = _binomial(T, n, q) * np.minimum(np.cumsum(hits, axis=1), 1.0) ** u
+    else:
+        shape = (r * T + 1, local + 1)
+        chip = np.fft.irfft2(np.fft.rfft2(_binomial(T, n, q) * hits, shape) ** r, shape)
+        cells = np.cumsum(np.maximum(chip, 0.0), axis=1)
+    return pairs, expected_max(cells)
+
+
+def _spread(experts: int, top_k: int, groups: int, topk_groups: int, local: int) -> float:
+    """How much wider one chip's pairs per token spread under group-limited routing than
+    uniformly: the ratio of standard deviations, √(Var_grouped / (k·s·(1 − s))), s = E_c/E.
+    A chip's a of the M groups picked (hypergeometric, of its r groups, or its one group's
+    share) hold a·b of the M·g experts the k are drawn from."""
+    G, M, E, k = groups, topk_groups, experts, top_k
+    size = E // G
+    r = max(1, local // size)
+    block = min(local, size)
+    pool = M * size
+    var = mean = 0.0
+    for a in range(min(r, M) + 1):
+        pa = math.comb(r, a) * math.comb(G - r, M - a) / math.comb(G, M)
+        f = a * block / pool
+        var += pa * (k * f * (1 - f) * (pool - k) / max(1, pool - 1) + (k * f) ** 2)
+        mean += pa * k * f
+    share = local / E
+    return math.sqrt((var - mean ** 2) / (k * share * (1 - share)))
 
 
 @functools.lru_cache(maxsize=256)
@@ -159,6 +283,12 @@ MOE_GEMM_PARAMS = (
           "Expert parallelism, skewed routing: the busiest chip gets this many times the "
           "pairs and experts hit it would get under uniform routing (1: uniform; e.g. 1.3).",
           symbol="f"),
+    Param("groups", "int", 1, "Expert groups",
+          "Group-limited routing (DeepSeek's n_group): the experts form G equal groups "
+          "(1: no groups).", symbol="G"),
+    Param("topk_groups", "int", 1, "Groups per token",
+          "Group-limited routing (topk_group): each token picks its k experts among those of "
+          "M of the G groups, so they crowd on fewer chips.", symbol="M"),
 )
 
 
@@ -166,7 +296,9 @@ def _count_moe_gemm(p: Mapping[str, Any]) -> Counts:
     L, t, e, k, n, kk = p["layers"], p["tokens"], p["experts"], p["top_k"], p["n"], p["k"]
     local = p.get("local_experts") or e
     if local < e:  # expert parallelism: the busiest chip's pairs and experts hit
-        b = busiest_chip(t, e, k, local, p.get("imbalance") or 1.0)
+        G, M = p.get("groups") or 1, p.get("topk_groups") or 1
+        b = busiest_chip(t, e, k, local, p.get("imbalance") or 1.0, G, M)
+        limit = grouped(e, local, G, M)
         s = symbols(KINDS["moe_gemm"], p, pairs=("P_max", b.pairs), hit=("D_max", b.hit))
         flops = [term("flop", "multiply-adds, the pairs routed to the busiest chip's experts",
                       "2·{layers}·{pairs}·{n}·{k}", 2 * L * b.pairs * n * kk, s)]
@@ -178,15 +310,22 @@ def _count_moe_gemm(p: Mapping[str, Any]) -> Counts:
             tensor("write", "Y", "", "{layers}·{pairs}·{n}", L * b.pairs * n, p["dtype"], s),
         ]
         skew = (f" × f = {b.imbalance:g} (skewed routing)" if b.imbalance != 1 else "")
+        grouping = (f"; each token's k experts lie in M = {M} of the G = {G} groups, so they "
+                    "crowd on those groups' chips: the maxima count the group limit"
+                    if limit else "")
         notes = [f"Expert parallelism: each chip holds E_c = {local} of the E = {e} experts; "
                  "the step waits for the busiest chip, which is charged here.",
                  f"Pairs: an average chip gets T·k·E_c/E = {b.mean_pairs:.4g}; the busiest "
                  f"P_max = {b.pairs:.4g}, the expected maximum over the chips of "
-                 f"Binomial(T·k, E_c/E){skew}.",
+                 f"Binomial(T·k, E_c/E){skew}{grouping}.",
                  f"Experts hit: an average chip E_c·(1 − (1 − k/E)^T) = {b.mean_hit:.4g}; the "
                  f"busiest D_max = {b.hit:.4g} of its {local} (the expected maximum over the chips "
                  "when E·(1 − (1 − k/E)^T) experts are hit in all){skew}. A chip that hosts a "
                  "hit expert reads all of its weights."]
+        if limit:
+            notes.append(f"Group limit: {M} of {G} groups per token; the busiest chip's pairs "
+                         "and experts hit are the expected maxima with each token's groups "
+                         "drawn uniformly, then its k experts among theirs.")
         return Counts(flops, terms, p["compute"], notes)
     hit = expected_experts(e, min(k, e), t)
     s = symbols(KINDS["moe_gemm"], p, hit=("D", hit))

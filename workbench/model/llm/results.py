@@ -554,7 +554,8 @@ def _moe_load(arch: Architecture, s: Setup):
     tokens = math.ceil(s.batch / s.pp) * (s.tokens // s.batch)
     local = math.ceil(m.experts / s.ep)
     width = max(1, math.ceil(m.intermediate / max(1, s.group // s.ep)))
-    return busiest_chip(tokens, m.experts, m.top_k, local, s.imbalance), tokens, local, width
+    load = busiest_chip(tokens, m.experts, m.top_k, local, s.imbalance, m.groups, m.topk_groups)
+    return load, tokens, local, width
 
 
 def expert_read_bytes(arch: Architecture, s: Setup) -> float:
@@ -584,7 +585,11 @@ def _busiest_lines(arch: Architecture, s: Setup) -> list[tuple[str, str]]:
     m = arch.moe
     load, tokens, local, width = _moe_load(arch, s)
     chips = math.ceil(m.experts / local)
+    from workbench.model.llm.kinds import grouped
+
     skew = f", × imbalance {load.imbalance:g}" if load.imbalance != 1 else ""
+    if grouped(m.experts, local, m.groups, m.topk_groups):
+        skew = f", each token's experts in {m.topk_groups} of {m.groups} groups" + skew
     layers = math.ceil(arch.moe_layers / s.pp)
     return [
         ("experts hit per chip (EP)",
