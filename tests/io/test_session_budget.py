@@ -8,6 +8,8 @@ from __future__ import annotations
 import errno
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.document import Document, OverBudget, new_operation
 from workbench.io import autosave as autosave_module
@@ -144,3 +146,63 @@ def test_the_command_lines_import_holds_to_the_same_budget():
                                          "100,000; nothing was imported"):
         attach_measurements(session, _standalone(1), "more.csv")
     assert len(session.measurements) == MAX_MEASUREMENTS
+
+
+# any text a measured point may hold: printable characters of every width, quotes and
+# backslashes, tabs and line breaks, and characters YAML writes as escapes (U+FEFF, U+1F600)
+_TEXTS = st.text(st.sampled_from(list("ab :#-'\"\\\t\n\r{},&*!|>%@`?é中\u2028\ufeff😀")
+                                 + ["\xa0", "\u3000"]), max_size=300)
+
+
+@st.composite
+def _measured_points(draw) -> Measurement:
+    def maybe(strategy):
+        return draw(st.none() | strategy)
+
+    sizes = st.just(0.0) | st.floats(1.0, 1e30)
+    m = Measurement(name=draw(_TEXTS.filter(str.strip)),
+                    operation=maybe(_TEXTS), hardware=maybe(_TEXTS),
+                    time_s=draw(st.floats(1e-12, 1e9)), achieved_flops=maybe(st.floats(1.0, 1e30)),
+                    flops=draw(sizes), bytes=draw(sizes),
+                    precision=maybe(st.sampled_from(["bf16", "fp32", "int32"])),
+                    source=draw(st.lists(_TEXTS, max_size=6).map("".join)),
+                    levels=maybe(st.dictionaries(st.sampled_from(["l1", "l2", "dram"]),
+                                                 sizes | st.floats(1e-30, 1.0), min_size=1)),
+                    unit=maybe(st.sampled_from(["matrix", "vector"])),
+                    count=draw(st.integers(1, 10**9)), run=maybe(_TEXTS))
+    assert m.problems() == [], m.problems()
+    return m
+
+
+@settings(max_examples=300, deadline=None)
+@given(_measured_points())
+def test_a_measured_points_estimate_is_never_below_what_save_writes_for_it(m):
+    """Every field of a measured point the file holds counts: its bytes at each memory level,
+    unit, count and run, texts that YAML writes quoted, escaped or folded, long numbers."""
+    from workbench.model.limits import measurement_bytes
+    from workbench.model.session import Session
+
+    session = Session(measurements=[m])
+    written = len(dumps_session(session).encode("utf-8"))
+    empty = len(dumps_session(Session()).encode("utf-8")) + len("measurements:\n")
+    assert written - empty <= measurement_bytes(m)
+
+
+def test_a_whole_step_of_100000_distinct_kernels_is_within_the_budget():
+    """The points of an Nsight Compute export of 100,000 distinct kernels (as
+    benchmarks/import_window.py imports it, its kernels named as ncu names them) fit a
+    session file, and the estimate says so."""
+    from workbench.io.measurements import attach_measurements
+
+    name = "void cutlass::Kernel2<cutlass_80_tensorop_s16816gemm_relu_bf16_64x64_64x4_tn_"
+    points = [Measurement(name=f"{name}{i}", hardware="h100-sxm", time_s=2.04672e-4 + i * 1e-9,
+                          flops=137438953472.0 + i, bytes=178565632.0 + i, precision="bf16",
+                          source=f"ncu ncu-distinct.csv ID {i}", unit="matrix",
+                          run="ncu-distinct.csv") for i in range(100_000)]
+    from workbench.io.presets import get_preset
+    from workbench.model.session import HardwareEntry
+
+    session = Document().session
+    session.hardware.append(HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm"))
+    attach_measurements(session, points, "ncu-distinct.csv")
+    assert len(session.measurements) == 100_000

@@ -206,3 +206,32 @@ def test_the_autosave_of_a_large_session_is_written_off_the_window(qtbot, open_w
     window.autosave_timer.timeout.emit()
     window.autosave.wait()
     assert slot.stat().st_mtime_ns == written
+
+
+def test_a_profile_too_large_to_save_is_refused_before_it_joins_the_session(window, tmp_path):
+    """Each point of a profile is written with its bytes at L1, L2 and DRAM, its unit and
+    its run (the file's name): 48,000 kernels of a file with a long name take about 36 MB as
+    a session file, past the 32 MB a session file holds. The import is refused with the
+    numbers (the session is not left holding what it could not save)."""
+    name = ("llama-3.1-8b-instruct-prefill-batch8-seq4096-tp1-bf16-h100-sxm5-80gb-cuda12.4-"
+            "torch2.4-ncu2024.3-raw-page-gpu-time-dram-lts-l1tex-bytes-ffma-counters-"
+            "every-kernel-of-one-training-step-after-warmup-replay-kernel-run-7.csv")
+    path = tmp_path / name
+    metrics = ("gpu__time_duration.sum", "dram__bytes.sum", "lts__t_bytes.sum",
+               "l1tex__t_bytes.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum")
+    with path.open("w", encoding="utf-8") as f:
+        f.write(",".join(f'"{c}"' for c in ("ID", "Kernel Name", *metrics)) + "\n")
+        f.write('"","","nsecond","byte","byte","byte","inst"\n')
+        for i in range(48_000):
+            f.write(f'"{i}","k{i}","{1_000_000 + 37 * i}","{10**14 + 7919 * i}",'
+                    f'"{3 * 10**14 + 104_729 * i}","{6 * 10**14 + 1_299_709 * i}",'
+                    f'"{10**13 + 15_485_863 * i}"\n')
+    document = window.document
+    before = list(document.session.measurements)
+    assert not window.import_measurements(path)
+    message = window.last_error
+    assert message.startswith(f"{path}: importing 48,000 measured points: the session file "
+                              "would take about "), message
+    assert message.endswith("a session file holds at most 32 MB; nothing was imported")
+    assert document.session.measurements == before
+    assert not document.modified and not document.can_undo()

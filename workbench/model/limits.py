@@ -10,6 +10,7 @@ an SVG or PDF, and they would drive a terminal).
 
 from __future__ import annotations
 
+import math
 import re
 
 from workbench.records import record
@@ -90,35 +91,79 @@ class Totals:
 
 
 def _text_bytes(text: str | None) -> int:
-    """At most the bytes ``text`` takes written as a YAML value: its UTF-8, quotes and
-    doubled quotes, escapes, and the indentation of folded lines."""
+    """At most the bytes ``text`` takes written as a YAML value: :func:`_text_written`, and
+    the indentation of folded lines."""
     if not text:
         return 0
-    size = len(text.encode("utf-8"))
+    size = _text_written(text)
     if size > 60:  # (long text is folded onto indented lines)
         size += size // 16
-    return size + 4 + 2 * len(_QUOTED(text))  # (a doubled quote, or an escape)
+    return size
 
 
-_QUOTED = re.compile("['\"\\\\\n\r\t]").findall
+def _text_written(text: str) -> int:
+    """At most the bytes ``text`` takes written as a YAML value on one line, quotes included:
+    its UTF-8, and what each character that is not written as it is adds (the YAML writer
+    picks the style, so the costliest is counted): a doubled quote or a two-character escape
+    (``''``, ``\\"``, ``\\t``), a line break written as two with the next line's indentation,
+    and the escapes of characters it does not write as they are (``\\uFEFF`` for 3 bytes,
+    ``\\U0001F600`` for 4)."""
+    size = (len(text) if text.isascii() else len(text.encode("utf-8"))) + 2
+    for char in _COSTLY(text):
+        size += _EXTRA.get(char, 6)  # (a character beyond U+FFFF: 10 bytes for its 4)
+    return size
 
 
-_QUANTITY = 30  # the longest quantity as written ("1.2345678901234567e+300 FLOP/s")
+_COSTLY = re.compile("['\"\\\\\t\r\n\u2028\u2029\ufeff\U00010000-\U0010ffff]").findall
+_EXTRA = {"'": 1, '"': 1, "\\": 1, "\t": 1, "\r": 1, "\ufeff": 3,
+          "\n": 7, "\u2028": 7, "\u2029": 7}
+
+
+#: The longest quantity beyond the range of :func:`_quantity_bytes`'s rule as written (up to
+#: 10⁴⁰, "12345678901234567000000 EFLOP/s" with its 17 digits padded with zeros).
+_QUANTITY = 32
+
+
+def _quantity_bytes(value: float, unit: str = "B") -> int:
+    """At most the bytes ``value`` takes written as a quantity (a time, or FLOP/s, FLOPs or
+    bytes, as :func:`~workbench.model.units.format_quantity` writes them to a file): the
+    digits of its shortest text (``repr``) with the point moved to its SI prefix, then the
+    prefix (``µ``: 2 bytes) and the unit; below 1 (bytes per level only) written in full
+    ("0.000…0123 B", a zero per decade), and beyond the largest prefix padded with zeros."""
+    if unit == "s" or 1 <= value < 1e21:  # (a time has a prefix down to its least, 1 ps)
+        return len(repr(value)) + 4 + len(unit)
+    if value == 0:
+        return 4
+    if value < 1:
+        return _QUANTITY + 1 - math.floor(math.log10(value))
+    return _QUANTITY
 
 
 def measurement_bytes(m) -> int:
-    """At most the bytes measured point ``m`` takes in a session file."""
-    size = 10 + _text_bytes(m.name)
-    if m.operation is not None:
-        size += 16 + _text_bytes(m.operation)
-    if m.hardware is not None:
-        size += 15 + _text_bytes(m.hardware)
+    """At most the bytes measured point ``m`` takes in a session file: each key that
+    :func:`~workbench.io.sessions.measurement_to_data` writes, with its separator (``", "``,
+    or a line break and the indentation), and its value at its longest; then the lines a
+    long item is folded onto (a line is folded past 96 characters, and its fold adds a
+    line break, 4 spaces of indentation and at most an escape)."""
+    size = 11 + _text_written(m.name)  # ("- {name: …}" and its line break)
+    for key, text in (("operation", m.operation), ("hardware", m.hardware),
+                      ("precision", m.precision), ("unit", m.unit), ("run", m.run)):
+        if text is not None:
+            size += len(key) + 5 + _text_written(text)
     if m.source:
-        size += 13 + _text_bytes(m.source)
-    for value in (m.time_s, m.achieved_flops, m.flops, m.bytes, m.precision):
+        size += 11 + _text_written(m.source)
+    if m.time_s is not None:
+        size += 9 + _quantity_bytes(m.time_s, "s")
+    for key, value, unit in (("achieved", m.achieved_flops, "FLOP/s"), ("flops", m.flops, "FLOP"),
+                             ("bytes", m.bytes, "B")):
         if value is not None:
-            size += 14 + _QUANTITY
-    return size
+            size += len(key) + 5 + _quantity_bytes(value, unit)
+    if m.levels:  # ("levels: {l1: …, l2: …, dram: …}")
+        size += 12 + sum(len(level) + 4 + _quantity_bytes(value)
+                         for level, value in m.levels.items())
+    if m.count != 1:
+        size += 10 + len(str(m.count))
+    return size + 5 * (size // 96)
 
 
 def operation_bytes(entry) -> int:
