@@ -272,6 +272,42 @@ def test_hiding_a_machine_takes_its_points_and_rows_away(browser, pages):
     assert not browser.get_log("browser")
 
 
+def test_a_hidden_rows_legend_text_is_struck_through_and_dimmed(browser, pages):
+    """A row of the figure's own legend clicked hides its machine, and says so: its text is
+    struck through and lighter (it looked the same, as if nothing were hidden); a second
+    click shows the machine and the row as before."""
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    page, _, _ = pages["attention"]
+    _open_page(browser, page)
+    [row] = [t for t in browser.find_elements("css selector", "#figure svg text.rw-legend")
+             if t.text == "NVIDIA H200 SXM 141GB"]
+
+    def ink() -> float:
+        """How dark the row's text is on screen (the mean darkness of its box)."""
+        b = browser.execute_script("var r = arguments[0].getBoundingClientRect();"
+                                   "return [r.left, r.top, r.right, r.bottom].map(Math.round)", row)
+        image = QImage.fromData(browser.get_screenshot_as_png()).convertToFormat(
+            QImage.Format.Format_Grayscale8)
+        pixels = np.frombuffer(image.constBits(), np.uint8).reshape(
+            image.height(), image.bytesPerLine())
+        return float(255 - pixels[b[1]:b[3], b[0]:b[2]].mean())
+
+    def struck() -> bool:
+        return "line-through" in row.value_of_css_property("text-decoration-line")
+
+    shown = ink()
+    assert not struck()
+    row.click()
+    assert len(_point_keys(browser)) == 4  # (its machine hidden)
+    assert struck() and ink() < 0.7 * shown
+    row.click()
+    assert len(_point_keys(browser)) == 8
+    assert not struck() and ink() == pytest.approx(shown, rel=0.02)
+    assert not browser.get_log("browser")
+
+
 def test_hiding_an_operation_takes_its_name_and_its_leader_away(browser, pages):
     """A name placed away from its point, a leader joining them: hiding the operation hides
     both (the leader was left pointing at the emptied place before)."""

@@ -290,10 +290,12 @@
       tr.hidden = !(e && shown(e, mk || undefined));
     });
     keyButtons.forEach(function (b) { b.button.setAttribute("aria-pressed", hidden[b.kind][b.id] ? "false" : "true"); });
+    // (and the figure's own legend: a hidden one's row struck through and dimmed)
+    legendRows.forEach(function (r) { r.t.classList.toggle("rw-off", !!hidden[r.kind][r.id]); });
     hideTip();
     ring.setAttribute("display", "none");
   }
-  var keyButtons = [];
+  var keyButtons = [], legendRows = [];
   var key = document.getElementById("key");
   function group(title, kind, items) {
     if (items.length < 1) return;
@@ -351,6 +353,7 @@
     if (hit) {
       t.setAttribute("class", "rw-legend");
       t.addEventListener("click", function (ev) { ev.stopPropagation(); toggle(hit[0], hit[1]); });
+      legendRows.push({ t: t, kind: hit[0], id: hit[1] });
     }
   });
 
