@@ -850,6 +850,54 @@ def test_markers_keep_their_size_on_screen_when_zoomed(browser, pages):
     assert not browser.get_log("browser")
 
 
+@pytest.mark.parametrize("example", ["attention", "kernels"])
+def test_texts_keep_their_size_on_screen_beside_their_points_when_zoomed(browser, pages,
+                                                                        example):
+    """Zoomed in four times over, every text of the figure (names, tags, roofs' values, the
+    axes' numbers, the legend) is as large on screen as before, and each point's name stays
+    where it was beside its marker (the texts grew four times over, a name far from its
+    point and over others)."""
+    page, _, _ = pages[example]
+    _open_page(browser, page)
+    svg = browser.find_element("css selector", "#figure svg")
+
+    def texts(near: dict | None = None) -> list[tuple[str, float, float, float, str | None]]:
+        """Each text, its height on screen and, for a point's name, where it is on screen
+        from the centre of the nearest of its markers (``near``: the one nearest before)."""
+        return browser.execute_script(
+            "var near = arguments[0] || {};"
+            "function mid(e) { var b = e.getBoundingClientRect();"
+            "  return [b.left + b.width / 2, b.top + b.height / 2]; }"
+            "return Array.from(arguments[1].querySelectorAll('text')).map(function (t, i) {"
+            "  var b = t.getBoundingClientRect(), c = mid(t), op = t.getAttribute('data-op');"
+            "  var own = op === null ? [] : Array.from(document.querySelectorAll('.rw-pt'))"
+            "    .filter(function (e) { var k = ' ' + e.getAttribute('data-pts');"
+            "      return k.indexOf(' ' + op + ':') >= 0; });"
+            "  own.sort(function (a, b) { var p = mid(a), q = mid(b);"
+            "    return Math.hypot(p[0] - c[0], p[1] - c[1]) - Math.hypot(q[0] - c[0], q[1] - c[1]); });"
+            "  var m = near[i] === undefined ? own[0] : own.filter(function (e) {"
+            "    return e.getAttribute('data-pts') === near[i]; })[0];"
+            "  var p = m ? mid(m) : c, key = m ? m.getAttribute('data-pts') : null;"
+            "  return [t.textContent, b.height, c[0] - p[0], c[1] - p[1], key]; })",
+            near, svg)
+
+    before = texts()
+    assert len([t for t in before if t[4]]) >= 2 and len(before) > 15
+    first = [float(v) for v in svg.get_dom_attribute("viewBox").split()]
+    browser.execute_script(
+        "var s = arguments[0], r = s.getBoundingClientRect();"
+        "for (var i = 0; i < 2; i++) s.dispatchEvent(new WheelEvent('wheel', {"
+        "  clientX: r.left + 0.4 * r.width, clientY: r.top + 0.35 * r.height, deltaY: -500,"
+        "  bubbles: true, cancelable: true}));", svg)
+    assert [float(v) for v in svg.get_dom_attribute("viewBox").split()][2] < first[2] / 4
+    after = texts({i: t[4] for i, t in enumerate(before) if t[4] is not None})
+    for (text, h0, x0, y0, m0), (_, h1, x1, y1, _m1) in zip(before, after, strict=True):
+        assert h1 == pytest.approx(h0, abs=0.5), text
+        if m0:  # (a point's name: as far from its marker, on the same side)
+            assert (x1, y1) == pytest.approx((x0, y0), abs=1.0), text
+    assert not browser.get_log("browser")
+
+
 def test_the_verdict_column_sorts_from_faster_than_predicted_to_likely_bugs(browser, tmp_path):
     """Sorted by Verdict, the measured kernels go by how their time met its prediction (re-
     measure, as predicted, overhead-bound, slower than predicted, likely bug), each verdict's

@@ -199,19 +199,23 @@
     if (it && it.hit) dots.push({ el: it.hit, x: x, y: y });
   });
   var scale = 1;
+  var own = svg.width.baseVal.value || vb0[2];  // (the figure's own width, CSS pixels)
   function setView() {  // (the view stays on the figure: zoomed out, it is the whole figure)
     vb[0] = Math.min(Math.max(vb[0], vb0[0]), vb0[0] + vb0[2] - vb[2]);
     vb[1] = Math.min(Math.max(vb[1], vb0[1]), vb0[1] + vb0[3] - vb[3]);
     svg.setAttribute("viewBox", vb.join(" "));
-    var k = vb[2] / vb0[2];
+    svg.classList.toggle("rw-zoomed", vb[2] < vb0[2]);
+    // (a figure shown smaller than its own size, on a phone, grows them with the zoom up to
+    // their own size, and no further)
+    var k = Math.min(1, vb[2] / vb0[2] * own / (svg.getBoundingClientRect().width || own));
     if (k === scale) return;
     scale = k;
-    svg.classList.toggle("rw-zoomed", k < 1);
-    dots.forEach(function (d) {
-      if (k === 1) d.el.removeAttribute("transform");
-      else d.el.setAttribute("transform", "matrix(" + [k, 0, 0, k, d.x * (1 - k), d.y * (1 - k)].join(",") + ")");
+    dots.forEach(function (d) {  // (d.base: its own transform, kept)
+      if (k === 1) { if (d.base) d.el.setAttribute("transform", d.base); else d.el.removeAttribute("transform"); }
+      else d.el.setAttribute("transform", "matrix(" + [k, 0, 0, k, d.x * (1 - k), d.y * (1 - k)].join(",") + ")" + (d.base ? " " + d.base : ""));
     });
   }
+  window.addEventListener("resize", setView);
   function toSvg(clientX, clientY) {
     return new DOMPoint(clientX, clientY).matrixTransform(svg.getScreenCTM().inverse());
   }
@@ -356,6 +360,113 @@
       legendRows.push({ t: t, kind: hit[0], id: hit[1] });
     }
   });
+
+  // -- the texts keep their size on screen when zoomed, as the markers do: each scaled back
+  // about what it names, so that it stays beside it (a point's name about its marker, a
+  // roof's value about its line, a text with a leader about the leader's far end, the
+  // leader with it); the axes' numbers and titles about their side facing the plot, and
+  // the legend as one about its side facing the plot
+  function ownerOf(el) {  // (whose a text or a mark is, as the figure names it)
+    var c = el.getAttribute("class") || "";
+    if (/rw-label|rw-leader/.test(c)) return "op " + el.getAttribute("data-op");
+    if (/rw-tag/.test(c)) return "ops " + el.getAttribute("data-ops");
+    if (el.hasAttribute("data-kernel")) return "ms " + el.getAttribute("data-kernel");
+    return el.hasAttribute("data-of") ? "of " + el.getAttribute("data-of") : null;
+  }
+  function toParent(el, p) { return new DOMPoint(p.x, p.y).matrixTransform(toRoot(el.parentNode).inverse()); }
+  function keep(el, p) {  // (p in the figure's coordinates)
+    var q = toParent(el, p);
+    dots.push({ el: el, x: q.x, y: q.y, base: el.getAttribute("transform") });
+  }
+  function far(p, b) {  // how far the point p is from the box b
+    return Math.hypot(Math.max(b.x - p.x, 0, p.x - b.x - b.w), Math.max(b.y - p.y, 0, p.y - b.y - b.h));
+  }
+  function pointAt(el, t, m) { var p = el.getPointAtLength(t); return new DOMPoint(p.x, p.y).matrixTransform(m); }
+  var sampled = new Map();
+  function placesOf(el) {  // a marker's centre, or points along a line (the figure's coordinates)
+    if (sampled.has(el)) return sampled.get(el);
+    var m = toRoot(el), out = [];
+    if (/rw-pt|rw-ms|rw-ridge|rw-dot/.test(el.getAttribute("class") || "")) {
+      var b = rootBox(el), c = el.getAttribute("data-c");
+      out.push(c ? { x: Number(c.split(",")[0]), y: Number(c.split(",")[1]) } : { x: b.x + b.w / 2, y: b.y + b.h / 2 });
+    }
+    else if (el.getTotalLength) {
+      var n = el.getTotalLength(), step = Math.max(2, n / 400);
+      for (var t = 0; t < n + step; t += step) out.push(pointAt(el, Math.min(t, n), m));
+    }
+    sampled.set(el, out);
+    return out;
+  }
+  var drawn = Array.prototype.slice.call(svg.querySelectorAll(".rw-pt, .rw-ms, .rw-ridge, .rw-roof, [data-of], [data-kernel]"))
+    .filter(function (el) { return el.tagName !== "text"; });
+  function namedBy(owner) {  // the marks a text of this owner names
+    var kind = owner.slice(0, owner.indexOf(" ")), what = owner.slice(owner.indexOf(" ") + 1);
+    var ops = kind === "op" || kind === "ops" ? what.split(" ") : [];
+    var hws = [];
+    if (kind === "of") JSON.stringify(JSON.parse(what)).replace(/\{"hw":(\d+),"level"/g, function (_, hw) { hws.push(hw); });
+    return drawn.filter(function (el) {
+      var c = el.getAttribute("class") || "";
+      if (c === "rw-pt") return el.getAttribute("data-pts").split(" ").some(function (k) { return ops.indexOf(k.split(":")[0]) >= 0; });
+      if (c === "rw-ms") return kind === "ms" && el.getAttribute("data-ms") === what;
+      if (c === "rw-roof" || c === "rw-ridge") return hws.indexOf(el.getAttribute("data-hw")) >= 0;
+      return ownerOf(el) === owner && !/rw-leader|rw-tag/.test(c);
+    });
+  }
+  function union(boxes) {
+    var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    boxes.forEach(function (b) { x0 = Math.min(x0, b.x); y0 = Math.min(y0, b.y); x1 = Math.max(x1, b.x + b.w); y1 = Math.max(y1, b.y + b.h); });
+    return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+  }
+  var frame = union(drawn.map(rootBox));  // (the marks' box: the plot, nearly)
+  function facing(b) {  // the point of the box b facing the plot (its centre inside it)
+    function side(lo, hi, f0, f1) { return hi < f0 ? hi : lo > f1 ? lo : (lo + hi) / 2; }
+    return { x: side(b.x, b.x + b.w, frame.x, frame.x + frame.w), y: side(b.y, b.y + b.h, frame.y, frame.y + frame.h) };
+  }
+  var legend = svg.querySelector("text.rw-legend");
+  legend = legend && legend.parentNode.getAttribute("transform");
+  var blocks = new Map();  // a text's lines drawn together (one group, one owner)
+  Array.prototype.forEach.call(svg.querySelectorAll("text"), function (t) {
+    var owner = ownerOf(t), g = t.parentNode;
+    if (legend && g.getAttribute("transform") === legend) return;
+    var key = owner ? owner : t;
+    if (!blocks.has(g)) blocks.set(g, new Map());
+    var mine = blocks.get(g);
+    if (!mine.has(key)) mine.set(key, { owner: owner, texts: [] });
+    mine.get(key).texts.push(t);
+  });
+  if (drawn.length) blocks.forEach(function (mine) {
+    mine.forEach(function (block) {
+      var box = union(block.texts.map(rootBox));
+      var at = null, best = 3, leader = null;
+      if (block.owner) {
+        // the nearest of what it names (a text is placed without a leader only where that
+        // is the nearest), or to the far end of its leader (a straight line of its own
+        // that ends at its box)
+        svg.querySelectorAll("path").forEach(function (el) {
+          if (ownerOf(el) !== block.owner || !/^\s*M[^MLC]*L[^MLC]*$/.test(el.getAttribute("d"))) return;
+          var m = toRoot(el), ends = [pointAt(el, 0, m), pointAt(el, el.getTotalLength(), m)];
+          if (far(ends[0], box) > far(ends[1], box)) ends.reverse();
+          if (far(ends[0], box) < best) { best = far(ends[0], box); at = ends[1]; leader = el; }
+        });
+        var end = at;
+        best = end ? 15 : Infinity;
+        namedBy(block.owner).forEach(function (el) {
+          placesOf(el).forEach(function (p) {
+            var d = end ? Math.hypot(p.x - end.x, p.y - end.y) : far(p, box);
+            if (d < best) { best = d; at = p; }
+          });
+        });
+      }
+      at = at || facing(box);
+      block.texts.forEach(function (t) { keep(t, at); });
+      if (leader) keep(leader, at);
+    });
+  });
+  if (legend && drawn.length) {
+    var legendParts = Array.prototype.filter.call(svg.querySelectorAll("g"), function (g) { return g.getAttribute("transform") === legend; });
+    var corner = facing(union(legendParts.map(rootBox)));
+    legendParts.forEach(function (g) { keep(g, corner); });
+  }
 
   // -- the table: sorting, and the point of the row under the cursor ----------------------
   var columns = JSON.parse(table.getAttribute("data-fields"));
