@@ -1186,3 +1186,61 @@ def test_a_finger_on_the_figure_scrolls_the_page_unless_zoomed_in(browser, pages
         browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
             "width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1,
             "mobile": False})
+
+
+def test_two_fingers_and_a_trackpad_pinch_zoom_about_the_pinch(browser, pages):
+    """Two fingers spread apart on a touch screen zoom the figure in about their middle, as
+    far as they spread (the page's own zoom took them, or nothing did); a trackpad's pinch
+    (the wheel with Ctrl, as Chrome sends it) zooms as far as the fingers spread too (it
+    crept: a pinch to twice the size zoomed in by a tenth)."""
+    import time
+
+    page, _, _ = pages["attention"]
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 420, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled",
+                            {"enabled": True, "maxTouchPoints": 2})
+    try:
+        _open_page(browser, page)
+        svg = browser.find_element("css selector", "#figure svg")
+
+        def view() -> list[float]:
+            return [float(v) for v in svg.get_dom_attribute("viewBox").split()]
+
+        def under(x: float, y: float) -> tuple[float, float]:  # the figure's point there
+            return tuple(browser.execute_script(
+                "var p = new DOMPoint(arguments[1], arguments[2]).matrixTransform("
+                "  arguments[0].getScreenCTM().inverse()); return [p.x, p.y]", svg, x, y))
+
+        first = view()
+        x, y = browser.execute_script(
+            "var r = arguments[0].getBoundingClientRect();"
+            "return [r.left + r.width * 0.4, r.top + r.height * 0.5]", svg)
+        middle = under(x, y)
+        browser.execute_cdp_cmd("Input.dispatchTouchEvent", {
+            "type": "touchStart", "touchPoints": [{"x": x - 20, "y": y, "id": 1},
+                                                  {"x": x + 20, "y": y, "id": 2}]})
+        for i in range(1, 11):
+            browser.execute_cdp_cmd("Input.dispatchTouchEvent", {
+                "type": "touchMove", "touchPoints": [{"x": x - 20 - 2 * i, "y": y, "id": 1},
+                                                     {"x": x + 20 + 2 * i, "y": y, "id": 2}]})
+            time.sleep(0.02)
+        browser.execute_cdp_cmd("Input.dispatchTouchEvent",
+                                {"type": "touchEnd", "touchPoints": []})
+        time.sleep(0.2)
+        assert view()[2] == pytest.approx(first[2] / 2, rel=0.05)  # (40 px apart to 80)
+        assert under(x, y) == pytest.approx(middle, abs=2)
+        assert browser.execute_script("return window.scrollY") == 0
+        browser.find_element("id", "reset").click()
+        browser.execute_script(
+            "for (var i = 0; i < 10; i++) arguments[0].dispatchEvent(new WheelEvent('wheel', {"
+            "  clientX: arguments[1], clientY: arguments[2], deltaY: -100 * Math.log(2) / 10,"
+            "  ctrlKey: true, bubbles: true, cancelable: true}))", svg, x, y)
+        assert view()[2] == pytest.approx(first[2] / 2, rel=0.01)
+        assert under(x, y) == pytest.approx(middle, abs=2)
+        assert not browser.get_log("browser")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1,
+            "mobile": False})

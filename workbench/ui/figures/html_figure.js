@@ -219,21 +219,52 @@
   function toSvg(clientX, clientY) {
     return new DOMPoint(clientX, clientY).matrixTransform(svg.getScreenCTM().inverse());
   }
-  svg.addEventListener("wheel", function (ev) {
-    ev.preventDefault();
-    var p = toSvg(ev.clientX, ev.clientY);
-    var f = Math.exp(Math.max(-1, Math.min(1, ev.deltaY * 0.0015)));
+  function zoomAt(clientX, clientY, f) {  // (f: the view's width, times)
+    var p = toSvg(clientX, clientY);
     var w = Math.min(vb0[2], Math.max(vb0[2] / 50, vb[2] * f));
     f = w / vb[2];
     vb = [p.x - (p.x - vb[0]) * f, p.y - (p.y - vb[1]) * f, vb[2] * f, vb[3] * f];
     setView();
+  }
+  svg.addEventListener("wheel", function (ev) {
+    ev.preventDefault();
+    // (a trackpad's pinch comes as the wheel with Ctrl, its deltaY 100 × ln of the pinch's
+    // scale: the figure follows the fingers; a wheel's lines or pages as pixels)
+    var dy = ev.deltaY * (ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 800 : 1);
+    zoomAt(ev.clientX, ev.clientY, Math.exp(Math.max(-1, Math.min(1, ev.ctrlKey ? dy / 100 : dy * 0.0015))));
   }, { passive: false });
-  var drag = null;
+  // two fingers on a touch screen pinch the figure about their middle (and drag it with it)
+  var touches = new Map(), pinch = null;
+  function spread() {
+    var t = Array.from(touches.values());
+    return { d: Math.hypot(t[0].x - t[1].x, t[0].y - t[1].y), x: (t[0].x + t[1].x) / 2, y: (t[0].y + t[1].y) / 2 };
+  }
   svg.addEventListener("pointerdown", function (ev) {
-    drag = { x: ev.clientX, y: ev.clientY, vb: vb.slice(), moved: false };
+    if (ev.pointerType === "touch") touches.set(ev.pointerId, { x: ev.clientX, y: ev.clientY });
+    if (touches.size === 2) { pinch = spread(); drag = null; hideTip(); }
   });
   window.addEventListener("pointermove", function (ev) {
-    if (drag && (drag.moved || Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) > 4)) {
+    if (!pinch || !touches.has(ev.pointerId)) return;
+    touches.set(ev.pointerId, { x: ev.clientX, y: ev.clientY });
+    var now = spread(), s = svg.getScreenCTM();
+    vb[0] -= (now.x - pinch.x) / s.a;
+    vb[1] -= (now.y - pinch.y) / s.d;
+    if (now.d > 0 && pinch.d > 0) zoomAt(now.x, now.y, pinch.d / now.d);
+    else setView();
+    pinch = now;
+  });
+  ["pointerup", "pointercancel"].forEach(function (type) {
+    window.addEventListener(type, function (ev) {
+      touches.delete(ev.pointerId);
+      if (touches.size < 2) pinch = null;
+    });
+  });
+  var drag = null;
+  svg.addEventListener("pointerdown", function (ev) {
+    if (!pinch) drag = { x: ev.clientX, y: ev.clientY, vb: vb.slice(), moved: false };
+  });
+  window.addEventListener("pointermove", function (ev) {
+    if (drag && !pinch && (drag.moved || Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) > 4)) {
       drag.moved = true;
       var s = svg.getScreenCTM();
       vb = [drag.vb[0] - (ev.clientX - drag.x) / s.a, drag.vb[1] - (ev.clientY - drag.y) / s.d, vb[2], vb[3]];
