@@ -16,7 +16,7 @@ import numpy as np
 from workbench.model.dtypes import DTYPE_BYTES
 from workbench.model.hardware import Hardware, UnknownLevel, UnsupportedPrecision
 from workbench.model.llm.architecture import Architecture, Setup, Step, layer_steps
-from workbench.model.llm.kinds import collective_steps
+from workbench.model.llm.kinds import busiest_chip, collective_steps, grouped
 from workbench.model.operations import KINDS
 from workbench.model.roofline import evaluate, sweep
 from workbench.records import record
@@ -546,8 +546,6 @@ def memory_lines(arch: Architecture, s: Setup, r: MachineResult) -> list[tuple[s
 
 def _moe_load(arch: Architecture, s: Setup):
     """The busiest chip of expert parallelism in one MoE layer, and its experts' width."""
-    from workbench.model.llm.kinds import busiest_chip
-
     m = arch.moe
     if m is None:
         raise ValueError(f"{arch.name} has no mixture of experts")
@@ -585,8 +583,6 @@ def _busiest_lines(arch: Architecture, s: Setup) -> list[tuple[str, str]]:
     m = arch.moe
     load, tokens, local, width = _moe_load(arch, s)
     chips = math.ceil(m.experts / local)
-    from workbench.model.llm.kinds import grouped
-
     skew = f", × imbalance {load.imbalance:g}" if load.imbalance != 1 else ""
     if grouped(m.experts, local, m.groups, m.topk_groups):
         skew = f", each token's experts in {m.topk_groups} of {m.groups} groups" + skew
