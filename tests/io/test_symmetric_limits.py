@@ -166,6 +166,22 @@ def test_what_the_document_api_accepts_round_trips_through_save_and_open(ops, ti
                for v in e.operation.params.values() if isinstance(v, float))
 
 
+sizes = st.just(0.0) | st.floats(1e-300, 1e300)
+
+
+@settings(max_examples=200, deadline=None)
+@given(flops=sizes, nbytes=sizes, levels=st.dictionaries(st.sampled_from(["l1", "l2", "dram"]),
+                                                         sizes, min_size=1))
+def test_a_measured_point_the_checks_accept_saves_and_opens_again(flops, nbytes, levels):
+    """The importers and the measurements table accept a point by its checks, and Open
+    reads it back by the same numbers: nothing accepted is refused when the file reopens."""
+    m = Measurement("k", time_s=1e-3, flops=flops, bytes=nbytes, levels=levels)
+    if m.problems():
+        return
+    (again,) = loads_session(dumps_session(Session(measurements=[m])), "s.yaml").measurements
+    assert (again.flops, again.bytes, again.levels) == (flops, nbytes, levels)
+
+
 def test_an_operation_whose_flops_exceed_1e30_is_refused_at_load():
     big = 2**53
     with pytest.raises(InputError) as caught:

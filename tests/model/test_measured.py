@@ -224,6 +224,11 @@ def test_standalone_measurement_is_predicted_from_its_own_counts():
     (Measurement("femto", operation="x", time_s=1e-15), "time_s"),
     (Measurement("sub-byte", operation="x", time_s=1.0, bytes=1e-300), "bytes"),
     (Measurement("exa-exa", operation="x", achieved_flops=1e40), "achieved_flops"),
+    # (beyond the numbers a session file holds, 1e-30 … 1e30)
+    (Measurement("huge", time_s=1.0, flops=1e35, bytes=1.0), "flops"),
+    (Measurement("huge", time_s=1.0, flops=1.0, bytes=1e35), "bytes"),
+    (Measurement("huge l1", operation="x", time_s=1.0, levels={"l1": 1e35}), "levels"),
+    (Measurement("sub-byte l2", operation="x", time_s=1.0, levels={"l2": 1e-300}), "levels"),
 ])
 def test_measurement_problems(measurement, field):
     assert field in [f for f, _ in measurement.problems()]

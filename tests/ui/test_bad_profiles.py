@@ -6,6 +6,8 @@ error dialog) and changes nothing in the session."""
 
 from __future__ import annotations
 
+import csv
+import shutil
 from pathlib import Path
 
 import pytest
@@ -89,6 +91,51 @@ def plain_unquoted_thousands(tmp: Path) -> Path:
     return path
 
 
+def plain_flops_beyond_a_session_file(tmp: Path) -> Path:
+    path = tmp / "big.csv"
+    path.write_text("name,time_us,flops,bytes,precision\nbig,10,1e35,1e6,bf16\n",
+                    encoding="utf-8")
+    return path
+
+
+def ncu_level_below_a_session_file(tmp: Path) -> Path:
+    # L2 bytes of 1e-300 (and L1 bytes of 1e35): no session file holds such a number
+    head = NCU_HEAD[0].replace('"dram__bytes.sum"',
+                               '"dram__bytes.sum","lts__t_bytes.sum","l1tex__t_bytes.sum"')
+    units = NCU_HEAD[1].replace('"byte"', '"byte","byte","byte"')
+    path = tmp / "levels.csv"
+    row = '"0","1","p","h","k","1","7","(256, 1, 1)","(80, 1, 1)","0","9.0","1000","64",'
+    path.write_text(f'{head}\n{units}\n{row}"1e-300","1e35","2"\n', encoding="utf-8")
+    return path
+
+
+def trace_of_a_matmul_beyond_a_session_file(tmp: Path) -> Path:
+    # a matmul recorded as 10¹² × 10¹² by 10¹² × 10¹²: 2·10³⁶ FLOPs
+    path = tmp / "huge-dims.json"
+    path.write_text(
+        '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, '
+        '"tid": 1, "ts": 100, "dur": 50, "args": {"Input Dims": [[1000000000000, '
+        '1000000000000], [1000000000000, 1000000000000]], "Input type": ["c10::BFloat16", '
+        '"c10::BFloat16"]}}, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", '
+        '"pid": 1, "tid": 1, "ts": 120, "dur": 5, "args": {"correlation": 7}}, {"ph": "X", '
+        '"cat": "kernel", "name": "sm90_gemm", "pid": 0, "tid": 7, "ts": 130, "dur": 2.5, '
+        '"args": {"correlation": 7, "device": 0}}]}', encoding="utf-8")
+    return path
+
+
+def workload_with_l1_bytes_beyond_a_session_file(tmp: Path) -> Path:
+    folder = tmp / "workload"
+    shutil.copytree(FIXTURES / "rocprof" / "vcopy-mi200", folder)
+    with (folder / "pmc_perf.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    column = rows[0].index("TCP_TOTAL_CACHE_ACCESSES_sum")
+    for row in rows[1:]:
+        row[column] = "1e34"  # (10³⁴ cache lines of 64 B)
+    with (folder / "pmc_perf.csv").open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    return folder
+
+
 #: (file maker, what the line must say besides the file's name)
 CASES = [
     (unknown_operators, ("triton_poi_fused_add_cos_sin_0", "torch.compile generated",
@@ -107,6 +154,15 @@ CASES = [
                               "the FLOP counters")),
     (plain_unquoted_thousands, ("plain.csv:2: has 7 fields; the header has 5",
                                 "thousands separators must be quoted")),
+    # numbers a session file could not hold: refused at import, not at the next Open
+    (plain_flops_beyond_a_session_file, ("big.csv:2: flops: must be 0 or between 1 and "
+                                         "1e+30 FLOP, got 1e+35",)),
+    (ncu_level_below_a_session_file, ("measurement 'k' (ncu levels.csv ID 0)",
+                                      "l2: 1e-300 is out of range", "1e-30 … 1e30")),
+    (trace_of_a_matmul_beyond_a_session_file, ("measurement 'sm90_gemm'", "flops",
+                                               "between 1 and 1e+30 FLOP, got 2e+36")),
+    (workload_with_l1_bytes_beyond_a_session_file, ("vecCopy", "l1: 6.4e+35 is out of range",
+                                                    "1e-30 … 1e30")),
 ]
 IDS = [make.__name__ for make, _said in CASES]
 

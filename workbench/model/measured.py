@@ -50,6 +50,7 @@ from workbench.model.operations import Operation
 from workbench.model.roofline import Result
 from workbench.model.rules import attainable
 from workbench.model.rules import intensity as intensity_of
+from workbench.model.units import MAX_MAGNITUDE, magnitude_problem
 from workbench.records import record
 
 __all__ = [
@@ -181,9 +182,11 @@ class Measurement:
             if level not in MEMORY_LEVELS:
                 out.append(("levels", f"unknown memory level {level!r}; one of: "
                                       f"{', '.join(MEMORY_LEVELS)}"))
-            elif not (_finite(value) and 0 <= value <= _LIMITS["bytes"][1]):
+            elif not (_finite(value) and value >= 0):
                 out.append(("levels", f"{level}: must be a number of bytes ≥ 0, got "
                                       f"{value!r}"))
+            elif magnitude_problem(value) is not None:  # (as a session file's, to reopen)
+                out.append(("levels", f"{level}: {magnitude_problem(value)}"))
         return out
 
     def as_operation(self) -> Operation:
@@ -207,9 +210,10 @@ MEMORY_LEVELS: tuple[str, ...] = ("l1", "l2", "dram")
 #: The most dispatches one grouped point may stand for.
 MAX_COUNT = 10**9
 
-#: Plausible ranges (base units) that keep every derived number finite.
-_LIMITS = {"time_s": (1e-12, 1e9, "s"), "achieved_flops": (1.0, 1e30, "FLOP/s"),
-           "flops": (1.0, 1e40, "FLOP"), "bytes": (1.0, 1e40, "B")}
+#: Plausible ranges (base units) that keep every derived number finite, within the range of
+#: every quantity a session file holds (:data:`~workbench.model.units.MAX_MAGNITUDE`).
+_LIMITS = {"time_s": (1e-12, 1e9, "s"), "achieved_flops": (1.0, MAX_MAGNITUDE, "FLOP/s"),
+           "flops": (1.0, MAX_MAGNITUDE, "FLOP"), "bytes": (1.0, MAX_MAGNITUDE, "B")}
 
 
 def _finite(value: Any) -> bool:
