@@ -172,6 +172,25 @@ def test_dispatches_group_by_name_and_shape():
     assert result.gpu_time_s == pytest.approx(45e-6) and result.dispatches == 3
 
 
+def test_a_kernel_that_moved_less_than_a_byte_per_launch_is_imported_and_reopens():
+    """A small kernel launched 4 times that touched DRAM once (one byte) and ran one FFMA:
+    per launch, 0.25 B and 0.5 FLOPs; the profile is imported, and saved it opens again."""
+    from workbench.document import Document
+    from workbench.io.measurements import attach_measurements
+    from workbench.io.sessions import dumps_session, loads_session
+
+    metrics = ["gpu__time_duration.sum", "dram__bytes.sum",
+               "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"]
+    text = raw_text(metrics, ["usecond", "byte", "inst"], ("k", ["2", "1", "1"]),
+                    *[("k", ["2", "0", "0"])] * 3)
+    session = Document().session
+    (k,) = attach_measurements(session, import_ncu_text(text, "small.csv").measurements,
+                               "small.csv")
+    assert (k.count, k.bytes, k.flops) == (4, 0.25, 0.5)
+    (again,) = loads_session(dumps_session(session), "s.yaml").measurements
+    assert (again.count, again.bytes, again.flops) == (4, 0.25, 0.5)
+
+
 # ---------------------------------------------------------------------------------------------
 # numbers, streaming and bounds
 

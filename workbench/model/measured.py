@@ -50,7 +50,7 @@ from workbench.model.operations import Operation
 from workbench.model.roofline import Result
 from workbench.model.rules import attainable
 from workbench.model.rules import intensity as intensity_of
-from workbench.model.units import MAX_MAGNITUDE, magnitude_problem
+from workbench.model.units import MAX_MAGNITUDE, MIN_MAGNITUDE, magnitude_problem
 from workbench.records import record
 
 __all__ = [
@@ -213,7 +213,8 @@ MAX_COUNT = 10**9
 #: Plausible ranges (base units) that keep every derived number finite, within the range of
 #: every quantity a session file holds (:data:`~workbench.model.units.MAX_MAGNITUDE`).
 _LIMITS = {"time_s": (1e-12, 1e9, "s"), "achieved_flops": (1.0, MAX_MAGNITUDE, "FLOP/s"),
-           "flops": (1.0, MAX_MAGNITUDE, "FLOP"), "bytes": (1.0, MAX_MAGNITUDE, "B")}
+           "flops": (MIN_MAGNITUDE, MAX_MAGNITUDE, "FLOP"),
+           "bytes": (MIN_MAGNITUDE, MAX_MAGNITUDE, "B")}
 
 
 def _finite(value: Any) -> bool:
