@@ -83,3 +83,50 @@ def test_a_name_in_use_typed_in_the_operations_table_is_refused_with_the_reason(
     qtbot.waitUntil(panel.notice.isVisible, timeout=HANG_GUARD_S * 1000)
     assert "another operation is named 'x'" in panel.notice.text()
     assert document.operation(y).operation.name == "y"
+
+
+def test_copies_of_names_as_long_as_a_file_holds_are_named_within_it(qtbot, open_window,
+                                                                      tmp_path):
+    """An operation named with 300 characters, a machine with 120 and a model with 200 (the
+    most a session file holds), each duplicated twice: the copies are named within the
+    limit ("… (copy)", "… (copy) 2"), and the session saves and opens again."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from workbench.io.model_configs import read_model_config
+    from workbench.model.llm.architecture import Setup
+    from workbench.model.llm.session import ModelEntry
+
+    win = open_window()
+    win.ask_save_changes = lambda: QMessageBox.Discard
+    document = win.document
+    op_name, machine_name, model_name = "o" * 300, "m" * 120, "l" * 200
+    op_id = document.add_operation(new_operation("gemm", op_name))
+    hw_id = document.add_machine(get_preset("h100-sxm").copy(name=machine_name))
+    model = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
+                       Setup(phase="decode", batch=1, kv_len=2048), name=model_name)
+    win.add_model(model)
+    operations = win.operations_panel
+    for _ in range(2):
+        operations.view.selectRow(operations.model.row_of(op_id))
+        operations.duplicate_action.trigger()
+        operations.view.selectRow(operations.model.header_row(model.id))
+        operations.duplicate_action.trigger()
+        win.hardware_panel.select_machine(hw_id)
+        win.hardware_panel.duplicate_action.trigger()
+    session = document.session
+    copies = ([e.operation.name for e in session.operations if e.id != op_id
+               and session.model_of(e.id) is None],
+              [e.hardware.name for e in session.hardware if e.id != hw_id],
+              [m.label for m in session.models if m is not model])
+    # (an operation's copy is placed after it: the second copy first)
+    assert copies == ([op_name[:291] + " (copy) 2", op_name[:293] + " (copy)"],
+                      [machine_name[:113] + " (copy)", machine_name[:111] + " (copy) 2"],
+                      [model_name[:193] + " (copy)", model_name[:191] + " (copy) 2"])
+    path = tmp_path / "s.yaml"
+    assert win.save_to(path)
+    assert win.open_path(path)
+    again = win.document.session
+    assert ([e.operation.name for e in again.operations if again.model_of(e.id) is None],
+            [e.hardware.name for e in again.hardware],
+            [m.label for m in again.models]) == (
+        [op_name, *copies[0]], [machine_name, *copies[1]], [model_name, *copies[2]])

@@ -332,7 +332,7 @@ class Document:
                              f"at most {MAX_OPERATIONS:,}")
         taken = {e.operation.name for e in self.session.operations}
         if entry.operation.name in taken:
-            entry.operation.name = unique_name(entry.operation.name, taken)
+            entry.operation.name = unique_name(entry.operation.name, taken, "operation")
         if not (entry.color or entry.auto_color):  # a colour no other operation has
             entry.auto_color = self.session.new_color()
         ops = self.session.operations
@@ -352,7 +352,8 @@ class Document:
     def duplicate_operation(self, op_id: int) -> int:
         source = self.operation(op_id)
         op = source.operation.copy()
-        op.name = f"{op.name} (copy)"
+        op.name = unique_name(op.name, {e.operation.name for e in self.session.operations},
+                              "operation", " (copy)")
         for p in op.spec.params:  # a model's tensor names ("q, k") as a file writes them
             if p.type == "str" and isinstance(op.params.get(p.name), str):
                 op.params[p.name] = _tensor_name(op.params[p.name])
@@ -473,7 +474,7 @@ class Document:
         for e in self.session.hardware:
             taken.update(n for n in (e.hardware.name, e.preset, e.hardware.id) if n)
         if hardware.name in taken:  # a second machine of a preset: "H100 SXM 2"
-            hardware.name = unique_name(hardware.name, taken)
+            hardware.name = unique_name(hardware.name, taken, "machine")
         entry = HardwareEntry(hardware, preset=preset)
 
         def do() -> Change:

@@ -74,7 +74,7 @@ def add_model(doc: Document, model: ModelEntry) -> int:
         raise ModelTooLarge(problem)
     labels = {m.label for m in doc.session.models}
     if model.label in labels:  # its operations are named after it: "Qwen3-8B 2: attention"
-        model.name = unique_name(model.label, labels)
+        model.name = unique_name(model.label, labels, "model")
 
     # its operations are made once: a redo puts back the very entries (and ids, roles and
     # colours) the later steps of the history name

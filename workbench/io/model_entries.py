@@ -176,7 +176,7 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
         layer_steps(arch, setup)  # (refuses a set-up the model cannot take, by name)
     except SetupError as exc:
         raise place.at(exc.field).error(exc.message) from None
-    name = expect_str(data["name"], place.at("name"), allow_empty=True, limit=200) \
+    name = expect_str(data["name"], place.at("name"), allow_empty=True, limit="model") \
         if data.get("name") is not None else ""
     visible = expect_bool(data["visible"], place.at("visible")) \
         if data.get("visible") is not None else True

@@ -38,6 +38,7 @@ TEXT_LIMITS = {
     "notes": 100_000,
     "operation": 300,       # an operation's name
     "machine": 120,         # a machine's name
+    "model": 200,           # a whole model's name
     "measurement": 300,     # a measured point's name, and the operation or machine it names
     "source": 2_000,        # where a measured point came from
 }

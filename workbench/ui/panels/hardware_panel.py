@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.document import Change
+from workbench.document import Change, unique_name
 from workbench.document.changes import What
 from workbench.io.presets import get_preset
 from workbench.model.hardware import Hardware
@@ -405,7 +405,9 @@ class HardwarePanel(MachineForm, QWidget):
         entry = self.current_entry()
         if entry is None:
             return None
-        hw = entry.hardware.copy(name=f"{entry.hardware.label} (copy)")
+        taken = {e.hardware.name for e in self.document.session.hardware}
+        hw = entry.hardware.copy(name=unique_name(entry.hardware.label, taken, "machine",
+                                                  " (copy)"))
         hw_id = self.document.add_machine(hw, preset=entry.preset)
         self.document.seal()
         self.select_machine(hw_id)

@@ -393,7 +393,8 @@ class OperationsPanel(QWidget):
     # -- edits -----------------------------------------------------------------------------
 
     def _unique_name(self, base: str) -> str:
-        return unique_name(base, {e.operation.name for e in self.document.session.operations})
+        return unique_name(base, {e.operation.name for e in self.document.session.operations},
+                           "operation")
 
     def add_operation(self, kind: str) -> int | None:
         """Add a new ``kind`` operation after the selected one (or at the end); select it
@@ -430,8 +431,10 @@ class OperationsPanel(QWidget):
             model = self.model.entry(index.row())
             from workbench.model.llm.session import ModelEntry
 
+            labels = {m.label for m in self.document.session.models}
             twin = ModelEntry(model.config, model.arch, replace(model.setup), view=model.view,
-                              name=f"{model.label} (copy)", visible=model.visible)
+                              name=unique_name(model.label, labels, "model", " (copy)"),
+                              visible=model.visible)
             from workbench.document.models import ModelTooLarge
 
             try:
