@@ -78,3 +78,38 @@ def test_a_config_chosen_in_the_app_is_stored_relative(qtbot, tmp_path, monkeypa
     assert read_yaml(tmp_path / "work" / "s.yaml").data["models"][0]["config"] == \
         "../cfg/config.json"
     assert load_session(tmp_path / "work" / "s.yaml").models[0].arch.kv_heads == 8
+
+
+def _add_config_at(qtbot, folder):
+    """A model added with the config.json in ``folder`` chosen in the Add Model dialog; the
+    dialog's document, or the text it shows when it refuses the file."""
+    from workbench.ui.editors.model_editor import AddModelDialog
+
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(shipped_configs()["Qwen3-8B"].read_text())
+    document = Document()
+    dialog = AddModelDialog(document=document)
+    qtbot.addWidget(dialog)
+    if not dialog.choose_file(str(folder / "config.json")):
+        return dialog.summary.text()
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    document.add_model(dialog.entry)
+    return document
+
+
+def test_a_config_at_a_long_path_saves_and_opens_again(qtbot, tmp_path):
+    # 3 folders of 200 characters: a path of over 600, as deep project trees have
+    document = _add_config_at(qtbot, tmp_path.joinpath(*["d" * 200] * 3))
+    for target in (tmp_path / "s.yaml", tmp_path / "elsewhere" / "s.yaml"):
+        target.parent.mkdir(exist_ok=True)
+        save_session(document.session, target)
+        assert load_session(target).models[0].arch.kv_heads == 8
+
+
+def test_a_config_whose_path_holds_a_control_character_is_refused_when_chosen(qtbot,
+                                                                             tmp_path):
+    said = _add_config_at(qtbot, tmp_path / "a\x01b")
+    path = tmp_path / "a\x01b" / "config.json"
+    at = len(str(tmp_path)) + 3
+    assert said == (f"{path}: the path holds the control character U+0001 at position {at}; "
+                    "remove it")

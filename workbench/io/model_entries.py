@@ -119,7 +119,7 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
     check_keys(data, MODEL_KEYS, place)
     if data.get("config") is None:
         raise place.at("config").error("missing: a shipped config's name or a config.json path")
-    config = expect_str(data["config"], place.at("config"))
+    config = expect_str(data["config"], place.at("config"), limit="path")
     config = _config_path(config, place.doc.file)
     if Path(config).is_absolute() and not Path(config).exists():
         raise place.at("config").error(

@@ -41,6 +41,8 @@ TEXT_LIMITS = {
     "model": 200,           # a whole model's name
     "measurement": 300,     # a measured point's name, and the operation or machine it names
     "source": 2_000,        # where a measured point came from
+    "path": 4_096,          # a file a session names (a model's config): the longest path a
+                            # system opens
 }
 
 #: C0 controls other than tab, LF and CR; DEL and the C1 controls; the non-characters U+FFFE

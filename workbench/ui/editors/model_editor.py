@@ -33,6 +33,7 @@ from workbench.document.document import Document
 from workbench.document.models import ModelTooLarge, model_room_problem
 from workbench.io.errors import InputError
 from workbench.io.model_configs import read_model_config, shipped_configs
+from workbench.model.limits import text_problem
 from workbench.model.llm.architecture import (
     ACTIVATION_DTYPES,
     ALL_REDUCE_ALGORITHMS,
@@ -417,6 +418,10 @@ class AddModelDialog(QDialog):
     def choose_file(self, path: str) -> bool:
         """Use a config.json file (what the File… button does after its dialog)."""
         path = os.path.abspath(path)  # (a session file names it relative to its folder)
+        problem = text_problem(path, "path")  # (the session file names it: it must reopen)
+        if problem is not None:
+            self.summary.setText(f"{path}: the path {problem}")
+            return False
         try:
             arch = read_model_config(path)
         except InputError as exc:
