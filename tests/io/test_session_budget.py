@@ -206,3 +206,53 @@ def test_a_whole_step_of_100000_distinct_kernels_is_within_the_budget():
     session.hardware.append(HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm"))
     attach_measurements(session, points, "ncu-distinct.csv")
     assert len(session.measurements) == 100_000
+
+
+_LEVEL_NAMES = st.from_regex(r"[A-Za-z][A-Za-z0-9_\-]{0,3000}", fullmatch=True)
+
+
+@st.composite
+def _machines(draw):
+    """A machine as the hardware form, a preset file or a session defines it: notes, sources
+    and a name of any text it may hold, and peaks, levels and links with long names, some
+    marked measured."""
+    from workbench.io.presets import get_preset
+
+    hw = get_preset("h100-sxm").copy(name=draw(_TEXTS.filter(str.strip)).strip()[:120],
+                                     notes=draw(st.lists(_TEXTS, max_size=80).map("".join)),
+                                     sources=draw(st.lists(_TEXTS, max_size=40)))
+    for table in ("memory", "interconnect"):
+        for name in draw(st.lists(_LEVEL_NAMES, max_size=6, unique=True)):
+            if name not in hw.memory and name not in hw.interconnect:
+                getattr(hw, table)[name] = draw(st.floats(1.0, 1e30))
+                if draw(st.booleans()):
+                    hw.measured.append(f"{table}.{name}")
+    for name in hw.interconnect:
+        hw.link_latency[name] = draw(st.floats(1e-9, 1e-3))
+    hw.main_memory = draw(st.sampled_from(sorted(hw.memory)))
+    return hw
+
+
+@settings(max_examples=150, deadline=None)
+@given(_machines())
+def test_the_estimate_of_a_session_is_never_below_what_save_writes_for_its_machines(hw):
+    """A machine is written whole once edited: its notes, every source, and each named
+    ceiling count, so that an import judged to fit is one Save can write."""
+    from workbench.model.limits import session_totals
+    from workbench.model.session import HardwareEntry, Session
+
+    session = Session(hardware=[HardwareEntry(hw)])
+    assert len(dumps_session(session).encode("utf-8")) <= session_totals(session).bytes
+
+
+def test_a_machine_with_long_notes_sources_and_level_names_is_counted_whole():
+    """The largest a machine's texts may be (20,000 characters of notes, sources of 500),
+    and levels with long names: the estimate holds what Save writes for it."""
+    from workbench.io.presets import get_preset
+    from workbench.model.limits import session_totals
+    from workbench.model.session import HardwareEntry, Session
+
+    hw = get_preset("h100-sxm").copy(name="edited", notes="n" * 20_000, sources=["s" * 500] * 40)
+    hw.memory.update({f"l{i}" + "x" * 2000: 1e12 for i in range(10)})
+    session = Session(hardware=[HardwareEntry(hw)])
+    assert len(dumps_session(session).encode("utf-8")) <= session_totals(session).bytes

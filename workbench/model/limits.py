@@ -181,11 +181,27 @@ def operation_bytes(entry) -> int:
     return size
 
 
+def hardware_bytes(entry) -> int:
+    """At most the bytes a machine takes in a session file: its figures, keys and
+    calibration block (4 KB for a preset's), then what is as long as it is given: its texts
+    and sources, and each named peak, level and link (a name is written up to three times:
+    its figure, the main memory or a link's latency, and the measured figures)."""
+    hw = entry.hardware
+    size = 8192 + sum(_text_bytes(text) for text in (hw.name, hw.id, hw.vendor, hw.kind,
+                                                     hw.notes))
+    size += sum(_text_bytes(source) + 8 for source in hw.sources)
+    if hw.calibration is not None:
+        size += _text_bytes(hw.calibration.source)
+    for table in (hw.compute, hw.vector_compute, hw.memory, hw.interconnect, hw.link_latency):
+        size += sum(3 * len(name) + 32 + _QUANTITY for name in table)
+    return size
+
+
 def session_totals(session) -> Totals:
     """The totals of ``session`` (see :class:`Totals`); models' operations are written as
     their models, but counted here as operations."""
     size = 4096 + _text_bytes(session.title) + _text_bytes(session.notes)
-    size += 8192 * len(session.hardware) + 1024 * len(session.models)
+    size += sum(map(hardware_bytes, session.hardware)) + 1024 * len(session.models)
     size += 64 * len(session.comparisons) + sum(
         _text_bytes(c.first) + _text_bytes(c.second) for c in session.comparisons)
     sweeps = 0
