@@ -1025,6 +1025,46 @@ def test_lines_keep_their_width_on_screen_when_zoomed(browser, pages):
     assert not browser.get_log("browser")
 
 
+def test_the_rows_ring_keeps_its_width_on_screen_when_zoomed(browser, pages):
+    """A row of the table under the cursor rings its point on the chart: zoomed in four times
+    over, the ring's line is as wide on screen as before, like the chart's lines (it grew
+    thinner, a quarter as wide, hard to see)."""
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    page, _, _ = pages["attention"]
+    _open_page(browser, page)
+    svg = browser.find_element("css selector", "#figure svg")
+    [row] = [tr for tr in browser.find_elements("css selector", "#results tbody tr")
+             if tr.text.startswith("Prefill, Flash NVIDIA H100 SXM5 80GB")]
+
+    def width() -> int:
+        """The ring's line across, on screen: its pink columns left of its centre."""
+        browser.execute_script(
+            "arguments[0].dispatchEvent(new MouseEvent('mouseover', {bubbles: true}))", row)
+        left, top, right, bottom = browser.execute_script(
+            "var r = document.querySelector('.rw-ring').getBoundingClientRect();"
+            "return [r.left, r.top, r.right, r.bottom].map(Math.round)")
+        image = QImage.fromData(browser.get_screenshot_as_png()).convertToFormat(
+            QImage.Format.Format_RGB888)
+        pixels = np.frombuffer(image.constBits(), np.uint8).reshape(
+            image.height(), image.bytesPerLine())[:, :image.width() * 3].reshape(
+            image.height(), image.width(), 3).astype(int)
+        line = pixels[(top + bottom) // 2, left - 3:(left + right) // 2]
+        pink = (line[:, 0] > 150) & (line[:, 1] < 110) & (line[:, 2] > 80)
+        return int(pink.sum())
+
+    before = width()
+    assert 2 <= before <= 4
+    browser.execute_script(  # (about the ringed point, twice as close each time)
+        "var r = document.querySelector('.rw-ring').getBoundingClientRect();"
+        "for (var i = 0; i < 2; i++) arguments[0].dispatchEvent(new WheelEvent('wheel', {"
+        "  clientX: (r.left + r.right) / 2, clientY: (r.top + r.bottom) / 2,"
+        "  deltaY: -Math.log(2) / 0.0015, bubbles: true, cancelable: true}));", svg)
+    assert width() == pytest.approx(before, abs=1)
+    assert not browser.get_log("browser")
+
+
 def test_hiding_operations_takes_their_tags_and_leaders_away(browser, pages):
     """A tag on the chart ("6, 7, 11", "28") names points for the figure's key: it and its
     leader stay while one of the points it names shows, and go with the last of them (they

@@ -552,8 +552,8 @@
     var b = rootBox(el);
     ring.setAttribute("cx", b.x + b.w / 2);
     ring.setAttribute("cy", b.y + b.h / 2);
-    ring.setAttribute("r", Math.max(b.w, b.h) / 2 + 5 * scale);  // (its size on screen, zoomed too)
-    ring.setAttribute("stroke-width", String(2.5 * scale));
+    // (its size on screen, zoomed too; its line keeps its width on screen, as every line does)
+    ring.setAttribute("r", Math.max(b.w, b.h) / 2 + 5 * scale);
     ring.setAttribute("display", "inline");
   });
   table.tBodies[0].addEventListener("mouseleave", function () {
