@@ -27,6 +27,7 @@ import hashlib
 import html
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 from workbench.model.chart.profiled_kernels import kernel_row_name
@@ -319,8 +320,9 @@ _FONT = ("font-family", "font-size", "font-weight", "font-style")
 def compact_svg(svg) -> str:
     """The figure's SVG for the page, drawn the same with fewer bytes: no XML declaration
     (no place for it inside HTML); no property an element would take from its group anyway;
-    no font on a group that holds no text; one group for neighbouring groups of the same
-    properties; no blank lines. ``svg`` is the SVG's text or its element tree (rewritten)."""
+    no font on a group that holds no text; the font most texts are in said once, by the
+    figure; one group for neighbouring groups of the same properties; no blank lines.
+    ``svg`` is the SVG's text or its element tree (rewritten)."""
     import xml.etree.ElementTree as ET
 
     ns = "http://www.w3.org/2000/svg"
@@ -348,6 +350,21 @@ def compact_svg(svg) -> str:
                 element.attrib.pop(name, None)
         return has_text
 
+    fonts: Counter[tuple] = Counter()
+
+    def fonted(element, named: frozenset) -> bool:
+        """Whether each text of ``element``'s subtree is given every font property, by
+        itself or a group (then one font on the figure changes none)."""
+        own = [element.get(name) for name in _FONT]
+        if None not in own and (element.tag == text_tag or element.find(text_tag) is not None):
+            fonts[tuple(own)] += 1
+        named = named | {name for name, value in zip(_FONT, own, strict=True) if value}
+        if element.tag == text_tag:
+            return len(named) == len(_FONT)
+        return all(fonted(child, named) for child in element)
+
+    if fonted(root, frozenset()) and fonts:
+        root.attrib.update(zip(_FONT, fonts.most_common(1)[0][0], strict=True))
     walk(root, dict(_INHERITED))
     for parent in list(root.iter()):
         previous = None
