@@ -856,20 +856,24 @@ def test_texts_keep_their_size_on_screen_beside_their_points_when_zoomed(browser
     """Zoomed in four times over, every text of the figure (names, tags, roofs' values, the
     axes' numbers, the legend) is as large on screen as before, and each point's name stays
     where it was beside its marker (the texts grew four times over, a name far from its
-    point and over others)."""
+    point and over others); the axes' numbers drawn for the zoomed range are as large as
+    those they replace."""
     page, _, _ = pages[example]
     _open_page(browser, page)
     svg = browser.find_element("css selector", "#figure svg")
 
-    def texts(near: dict | None = None) -> list[tuple[str, float, float, float, str | None]]:
-        """Each text, its height on screen and, for a point's name, where it is on screen
-        from the centre of the nearest of its markers (``near``: the one nearest before)."""
-        return browser.execute_script(
+    def texts(near: dict | None = None) -> dict[int, tuple[str, float, float, float, str | None]]:
+        """Each text shown (by a number of its own, the same each time), its height on
+        screen and, for a point's name, where it is on screen from the centre of the nearest
+        of its markers (``near``: the one nearest before)."""
+        return {i: tuple(t) for i, *t in browser.execute_script(
             "var near = arguments[0] || {};"
             "function mid(e) { var b = e.getBoundingClientRect();"
             "  return [b.left + b.width / 2, b.top + b.height / 2]; }"
-            "return Array.from(arguments[1].querySelectorAll('text')).map(function (t, i) {"
-            "  var b = t.getBoundingClientRect(), c = mid(t), op = t.getAttribute('data-op');"
+            "return Array.from(arguments[1].querySelectorAll('text')).map(function (t) {"
+            "  if (t.seen === undefined) t.seen = window.seen = (window.seen || 0) + 1;"
+            "  var i = t.seen, b = t.getBoundingClientRect(), c = mid(t), op = t.getAttribute('data-op');"
+            "  if (!b.height) return null;"
             "  var own = op === null ? [] : Array.from(document.querySelectorAll('.rw-pt'))"
             "    .filter(function (e) { var k = ' ' + e.getAttribute('data-pts');"
             "      return k.indexOf(' ' + op + ':') >= 0; });"
@@ -878,11 +882,11 @@ def test_texts_keep_their_size_on_screen_beside_their_points_when_zoomed(browser
             "  var m = near[i] === undefined ? own[0] : own.filter(function (e) {"
             "    return e.getAttribute('data-pts') === near[i]; })[0];"
             "  var p = m ? mid(m) : c, key = m ? m.getAttribute('data-pts') : null;"
-            "  return [t.textContent, b.height, c[0] - p[0], c[1] - p[1], key]; })",
-            near, svg)
+            "  return [i, t.textContent, b.height, c[0] - p[0], c[1] - p[1], key];"
+            "}).filter(Boolean)", near, svg)}
 
     before = texts()
-    assert len([t for t in before if t[4]]) >= 2 and len(before) > 15
+    assert len([t for t in before.values() if t[4]]) >= 2 and len(before) > 15
     first = [float(v) for v in svg.get_dom_attribute("viewBox").split()]
     browser.execute_script(
         "var s = arguments[0], r = s.getBoundingClientRect();"
@@ -890,11 +894,128 @@ def test_texts_keep_their_size_on_screen_beside_their_points_when_zoomed(browser
         "  clientX: r.left + 0.4 * r.width, clientY: r.top + 0.35 * r.height, deltaY: -500,"
         "  bubbles: true, cancelable: true}));", svg)
     assert [float(v) for v in svg.get_dom_attribute("viewBox").split()][2] < first[2] / 4
-    after = texts({i: t[4] for i, t in enumerate(before) if t[4] is not None})
-    for (text, h0, x0, y0, m0), (_, h1, x1, y1, _m1) in zip(before, after, strict=True):
+    after = texts({str(i): t[4] for i, t in before.items() if t[4] is not None})
+    for i, (text, h0, x0, y0, m0) in before.items():
+        if i not in after:  # (an axis's number, drawn anew for the range in view)
+            assert text[0].isdigit(), text
+            continue
+        _, h1, x1, y1, _m1 = after[i]
         assert h1 == pytest.approx(h0, abs=0.5), text
         if m0:  # (a point's name: as far from its marker, on the same side)
             assert (x1, y1) == pytest.approx((x0, y0), abs=1.0), text
+    numbers = [before[i] for i in before if i not in after]
+    drawn = [after[i] for i in after if i not in before]
+    assert len(numbers) >= 4 and len(drawn) >= 2
+    for text, h1, *_ in drawn:
+        assert h1 == pytest.approx(numbers[0][1], abs=0.5), text
+    assert not browser.get_log("browser")
+
+
+def _axis_number(text: str, unit: str) -> float | None:
+    """The value an axis's number says ("200", "2×10⁴", "10⁻²", "500 TFLOP/s"), or None."""
+    import re
+
+    if unit:
+        said = re.fullmatch(r"([\d.]+) ([kMGTPE]?)" + re.escape(unit), text)
+        return None if said is None else float(said[1]) * 1000.0 ** " kMGTPE".index(
+            said[2] or " ")
+    said = re.fullmatch(r"(?:(\d)×)?10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", text)
+    if said:
+        return float(said[1] or 1) * 10.0 ** int(said[2].translate(
+            str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
+    return float(text) if re.fullmatch(r"\d+(\.\d+)?", text) else None
+
+
+def test_zoomed_in_the_axes_stay_and_number_the_range_in_view(browser, pages):
+    """Zoomed in four times over about a point, the axes stay where they were, numbered for
+    the range in view (a decade's 2 and 5 too, in the axes' own style): the numbers either
+    side of the point read its intensity and FLOP/s as ``analyze`` gives them, and nothing
+    of the plot is drawn beyond its frame; the reset view is numbered as at first (the whole
+    figure grew: the axes and their numbers went out of view, the roofs ran over the page's
+    margins)."""
+    import math
+
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    page, analysis, _ = pages["attention"]
+    _open_page(browser, page)
+    svg = browser.find_element("css selector", "#figure svg")
+    data = _page_data(browser)
+    strings = data["strings"]
+    [key] = [k for k, row in data["points"].items()
+             if (strings[row[2]], strings[row[3]]) == ("Prefill, naive", "NVIDIA H100 SXM5 80GB")]
+    [marker] = [el for el in _visible(browser, ".rw-pt")
+                if key in el.get_attribute("data-pts").split()]
+    r = _result(analysis, "Prefill, naive", "NVIDIA H100 SXM5 80GB")
+    # the plot's frame on screen: its grid's extent
+    left, top, right, bottom = browser.execute_script(
+        "var b = Array.from(arguments[0].querySelectorAll('g[stroke-opacity] polyline'))"
+        "  .map(function (e) { return e.getBoundingClientRect(); });"
+        "return [Math.min.apply(null, b.map(function (r) { return r.left; })),"
+        "        Math.min.apply(null, b.map(function (r) { return r.top; })),"
+        "        Math.max.apply(null, b.map(function (r) { return r.right; })),"
+        "        Math.max.apply(null, b.map(function (r) { return r.bottom; }))]", svg)
+
+    def shown() -> list[tuple[str, float, float, float, float]]:
+        return [tuple(t) for t in browser.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('text')).map(function (t) {"
+            "  var b = t.getBoundingClientRect();"
+            "  return [t.textContent, b.left, b.top, b.right, b.bottom]; })"
+            ".filter(function (t) { return t[4] > t[2]; })", svg)]
+
+    def numbers() -> tuple[list, list]:
+        """The x axis's numbers (value, centre across) below the frame and the y axis's
+        (value, centre up) left of it."""
+        xs = [(_axis_number(t, ""), (x0 + x1) / 2) for t, x0, y0, x1, y1 in shown()
+              if y0 >= bottom and y1 <= bottom + 25 and left - 20 <= x0 and x1 <= right + 20]
+        ys = [(_axis_number(t, "FLOP/s"), (y0 + y1) / 2) for t, x0, y0, x1, y1 in shown()
+              if x1 <= left and top - 10 <= y0 and y1 <= bottom + 10]
+        return [n for n in xs if n[0]], [n for n in ys if n[0]]
+
+    first = shown()
+    xs, ys = numbers()
+    assert len(xs) >= 3 and len(ys) >= 3  # (1, 10, 100, 1000; 1 TFLOP/s … 1 PFLOP/s)
+
+    def reads(ticks: list, at: float, value: float) -> None:
+        """The numbers either side of ``at`` on screen bracket ``value`` and read it."""
+        below = max((t for t in ticks if t[0] <= value), key=lambda t: t[0])
+        above = min((t for t in ticks if t[0] >= value), key=lambda t: t[0])
+        assert below[0] < above[0]
+        assert min(below[1], above[1]) < at < max(below[1], above[1])
+        share = (at - below[1]) / (above[1] - below[1])
+        read = 10 ** (math.log10(below[0]) + share * math.log10(above[0] / below[0]))
+        assert read == pytest.approx(value, rel=0.03)
+
+    def brown() -> int:
+        """The H200's brown pixels left of the plot's frame and below it."""
+        image = QImage.fromData(browser.get_screenshot_as_png()).convertToFormat(
+            QImage.Format.Format_RGB888)
+        pixels = np.frombuffer(image.constBits(), np.uint8).reshape(
+            image.height(), image.bytesPerLine())[:, :image.width() * 3].reshape(
+            image.height(), image.width(), 3).astype(int)
+        b = svg.rect
+        x0, y0 = round(b["x"]), round(b["y"])
+        x1, y1 = round(b["x"] + b["width"]), min(round(b["y"] + b["height"]), image.height())
+        margins = np.concatenate([pixels[y0:y1, x0:round(left) - 2].reshape(-1, 3),
+                                  pixels[round(bottom) + 2:y1, x0:x1].reshape(-1, 3)])
+        return int((np.abs(margins - (122, 78, 45)).max(axis=1) < 30).sum())
+
+    assert brown() == 0
+    browser.execute_script(
+        "var r = arguments[1].getBoundingClientRect();"
+        "for (var i = 0; i < 2; i++) arguments[0].dispatchEvent(new WheelEvent('wheel', {"
+        "  clientX: (r.left + r.right) / 2, clientY: (r.top + r.bottom) / 2,"
+        "  deltaY: -Math.log(2) / 0.0015, bubbles: true, cancelable: true}));", svg, marker)
+    box = marker.rect
+    xs, ys = numbers()
+    assert len(xs) >= 2 and len(ys) >= 2
+    reads(xs, box["x"] + box["width"] / 2, r["intensity"])
+    reads(ys, box["y"] + box["height"] / 2, r["attainable_flops"])
+    assert {v for v, _ in xs} - {10.0 ** d for d in range(-3, 6)}  # (2 or 5 times a decade)
+    assert brown() == 0
+    browser.find_element("id", "reset").click()
+    assert shown() == first
     assert not browser.get_log("browser")
 
 

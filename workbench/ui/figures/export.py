@@ -46,7 +46,7 @@ from workbench.ui.figures.figure_size import (
     format_of,
     resolve_size,
 )
-from workbench.ui.figures.page_marks import page_marks
+from workbench.ui.figures.page_marks import page_axes, page_marks
 from workbench.ui.figures.svg_portable import portable_svg, portable_tree, svg_bytes
 
 if TYPE_CHECKING:
@@ -298,6 +298,8 @@ def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool,
                          families, (area.left(), area.top(), area.right(), area.bottom()),
                          marks)
     if drawn is not None and "tree" in drawn:
+        tree.set("data-axes", page_axes(canvas, source, lw / source.width(),
+                                        lh / source.height()))
         drawn["tree"] = tree
         return b""
     return svg_bytes(tree)

@@ -181,6 +181,102 @@
   // -- zoom and pan (the figure's viewBox) ------------------------------------------------
   var vb0 = svg.getAttribute("viewBox").split(/[\s,]+/).map(Number);
   var vb = vb0.slice();
+  // zoomed, the plot's marks zoom within its frame, cut to it, while the frame, the axes,
+  // the title and the legend stay put (drawn back by the zoom's inverse), the axes' numbers
+  // and grid drawn anew for the range in view. F: the frame, and where 1 is on each axis and
+  // how far a decade goes (page_marks.page_axes)
+  var F = svg.getAttribute("data-axes").split(" ").map(Number);
+  var inner = [layer], outer = [], run = null, named = "[class],[data-of],[data-kernel]";
+  Array.prototype.slice.call(svg.querySelector("g").children).forEach(function (el) {
+    var mine = el.matches(named) || !!el.querySelector(named);
+    if (!run || run.mine !== mine) {
+      run = document.createElementNS(NS, "g");
+      run.mine = mine;
+      el.parentNode.insertBefore(run, el);
+      (mine ? inner : outer).push(run);
+    }
+    run.appendChild(el);
+  });
+  var win = document.createElementNS(NS, "rect"), clip = document.createElementNS(NS, "clipPath");
+  clip.id = "rw-clip";
+  clip.appendChild(win);
+  svg.appendChild(clip);
+  // each axis: its grid (groups of see-through lines across the plot, the decades' first)
+  // and its numbers (the texts placed as its grid)
+  var axes = [];
+  outer.forEach(function (g) {
+    g.querySelectorAll("g[stroke-opacity]").forEach(function (grid) {
+      var p = grid.querySelector("polyline").points, i = p[0].x === p[1].x ? 0 : 1;
+      var a = axes[i] = axes[i] || { i: i, grids: [], at: grid.getAttribute("transform"), m: toRoot(grid), made: [] };
+      a.grids.push(grid);
+      a.old = Array.prototype.slice.call(grid.children).concat(a.old || []);
+    });
+  });
+  axes.forEach(function (a) {
+    a.grids.sort(function (g, h) { return h.getAttribute("stroke-opacity") - g.getAttribute("stroke-opacity"); });
+    outer.forEach(function (g) {
+      g.querySelectorAll("text").forEach(function (t) {
+        if (t.parentNode.getAttribute("transform") !== a.at) return;
+        var b = t.getBBox();
+        a.old.push(t);
+        a.t = t;
+        a.h = b.height;
+        a.dy = t.getAttribute("y") - b.y - b.height / 2;
+        a.right = Math.max(a.right || -Infinity, b.x + b.width);
+      });
+    });
+  });
+  var SUP = "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079";
+  function number(i, m, d) {  // m × 10^d as the axis says it (LogAxis.format_value)
+    if (i) {  // FLOP/s, with its prefix
+      var p = Math.max(0, Math.min(6, Math.floor(d / 3)));
+      return m * Math.pow(10, d - 3 * p) + " " + " kMGTPE"[p].trim() + "FLOP/s";
+    }
+    if (d >= -3 && d < 4) return String(+(m * Math.pow(10, d)).toPrecision(3));
+    return (m > 1 ? m + "\u00d710" : "10") + String(d).replace(/./g, function (c) { return SUP["-0123456789".indexOf(c)]; });
+  }
+  function drawAxes(z) {
+    axes.forEach(function (a) {
+      var i = a.i, k = F[5 + 2 * i], kept = [], says = [];
+      a.old.forEach(function (el) { if (z < 1) el.setAttribute("display", "none"); else el.removeAttribute("display"); });
+      a.made.forEach(function (el) { el.remove(); });
+      a.made = [];
+      if (z === 1) return;
+      function at(v) { return vb0[i] + (F[4 + 2 * i] + k * v - vb[i]) / z - a.m[i ? "f" : "e"]; }  // (in its group)
+      var ends = [F[i], F[i + 2]].map(function (f) { return (vb[i] + (f - vb0[i]) * z - F[4 + 2 * i]) / k; });
+      var lo = Math.min.apply(null, ends), hi = Math.max.apply(null, ends), span = hi - lo;
+      for (var d = Math.floor(lo); d <= hi; d++) {
+        for (var m = 1; m < 10; m++) {
+          var v = d + Math.log10(m), p = at(v);
+          if (v < lo || v > hi) continue;
+          var grid = a.grids[m > 1 && a.grids[1] ? 1 : 0], line = grid.querySelector("polyline").cloneNode(false), q = line.points;
+          line.setAttribute("points", i ? [q[0].x, p, q[1].x, p] : [p, q[0].y, p, q[1].y]);
+          line.removeAttribute("display");
+          grid.appendChild(line);
+          a.made.push(line);
+          // (numbered: the decades; 2 and 5 times them under 3 decades; every one under 1.3)
+          var rank = m === 1 ? 0 : span < 3 && (m === 2 || m === 5) ? 1 : span < 1.3 ? 2 : -1;
+          if (rank >= 0 && a.t) says.push([rank, v, p, m, d]);
+        }
+      }
+      says.sort(function (x, y) { return x[0] - y[0] || x[1] - y[1]; });
+      says.forEach(function (s) {  // each clear of those kept before it
+        var t = a.t.cloneNode(false);
+        t.textContent = number(i, s[3], s[4]);
+        t.removeAttribute("display");
+        t.setAttribute("text-anchor", i ? "end" : "middle");
+        t.setAttribute(i ? "y" : "x", s[2] + (i ? a.dy : 0));
+        if (i) t.setAttribute("x", a.right);
+        a.t.parentNode.appendChild(t);
+        var size = i ? a.h : t.getComputedTextLength();
+        if (kept.every(function (o) { return Math.abs(o[0] - s[2]) >= (o[1] + size) / 2 + a.h * (i ? 0.15 : 0.6); })) {
+          kept.push([s[2], size]);
+          a.made.push(t);
+        }
+        else t.remove();
+      });
+    });
+  }
   // the markers (points, measured kernels, ridges, samples, crossings, arrow heads) keep
   // their size on screen when zoomed, as in the app, so that points close together come
   // apart: each is scaled back about its place (its box's centre, or data-c where it is
@@ -200,11 +296,18 @@
   });
   var scale = 1;
   var own = svg.width.baseVal.value || vb0[2];  // (the figure's own width, CSS pixels)
-  function setView() {  // (the view stays on the figure: zoomed out, it is the whole figure)
-    vb[0] = Math.min(Math.max(vb[0], vb0[0]), vb0[0] + vb0[2] - vb[2]);
-    vb[1] = Math.min(Math.max(vb[1], vb0[1]), vb0[1] + vb0[3] - vb[3]);
+  function setView() {  // (the view stays on the plot: zoomed out, it is the whole plot)
+    var z = vb[2] / vb0[2], i;
+    for (i = 0; i < 2; i++) vb[i] = Math.min(Math.max(vb[i], F[i] - (F[i] - vb0[i]) * z), F[i + 2] - (F[i + 2] - vb0[i]) * z);
     svg.setAttribute("viewBox", vb.join(" "));
-    svg.classList.toggle("rw-zoomed", vb[2] < vb0[2]);
+    svg.classList.toggle("rw-zoomed", z < 1);
+    var back = "matrix(" + [z, 0, 0, z, vb[0] - vb0[0] * z, vb[1] - vb0[1] * z] + ")";
+    outer.forEach(function (g) { if (z < 1) g.setAttribute("transform", back); else g.removeAttribute("transform"); });
+    inner.forEach(function (g) { if (z < 1) g.setAttribute("clip-path", "url(#rw-clip)"); else g.removeAttribute("clip-path"); });
+    ["x", "y", "width", "height"].forEach(function (name, i) {
+      win.setAttribute(name, i < 2 ? vb[i] + (F[i] - vb0[i]) * z : (F[i] - F[i - 2]) * z);
+    });
+    drawAxes(z);
     // (a figure shown smaller than its own size, on a phone, grows them with the zoom up to
     // their own size, and no further)
     var k = Math.min(1, vb[2] / vb0[2] * own / (svg.getBoundingClientRect().width || own));
@@ -395,8 +498,7 @@
   // -- the texts keep their size on screen when zoomed, as the markers do: each scaled back
   // about what it names, so that it stays beside it (a point's name about its marker, a
   // roof's value about its line, a text with a leader about the leader's far end, the
-  // leader with it); the axes' numbers and titles about their side facing the plot, and
-  // the legend as one about its side facing the plot
+  // leader with it); the axes, the title and the legend are not zoomed
   function ownerOf(el) {  // (whose a text or a mark is, as the figure names it)
     var c = el.getAttribute("class") || "";
     if (/rw-label|rw-leader/.test(c)) return "op " + el.getAttribute("data-op");
@@ -448,23 +550,15 @@
     boxes.forEach(function (b) { x0 = Math.min(x0, b.x); y0 = Math.min(y0, b.y); x1 = Math.max(x1, b.x + b.w); y1 = Math.max(y1, b.y + b.h); });
     return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
   }
-  var frame = union(drawn.map(rootBox));  // (the marks' box: the plot, nearly)
-  function facing(b) {  // the point of the box b facing the plot (its centre inside it)
-    function side(lo, hi, f0, f1) { return hi < f0 ? hi : lo > f1 ? lo : (lo + hi) / 2; }
-    return { x: side(b.x, b.x + b.w, frame.x, frame.x + frame.w), y: side(b.y, b.y + b.h, frame.y, frame.y + frame.h) };
-  }
-  var legend = svg.querySelector("text.rw-legend");
-  legend = legend && legend.parentNode.getAttribute("transform");
   var blocks = new Map();  // a text's lines drawn together (one group, one owner)
-  Array.prototype.forEach.call(svg.querySelectorAll("text"), function (t) {
+  inner.forEach(function (r) { r.querySelectorAll("text").forEach(function (t) {
     var owner = ownerOf(t), g = t.parentNode;
-    if (legend && g.getAttribute("transform") === legend) return;
     var key = owner ? owner : t;
     if (!blocks.has(g)) blocks.set(g, new Map());
     var mine = blocks.get(g);
     if (!mine.has(key)) mine.set(key, { owner: owner, texts: [] });
     mine.get(key).texts.push(t);
-  });
+  }); });
   if (drawn.length) blocks.forEach(function (mine) {
     mine.forEach(function (block) {
       var box = union(block.texts.map(rootBox));
@@ -488,16 +582,11 @@
           });
         });
       }
-      at = at || facing(box);
+      at = at || { x: box.x + box.w / 2, y: box.y + box.h / 2 };
       block.texts.forEach(function (t) { keep(t, at); });
       if (leader) keep(leader, at);
     });
   });
-  if (legend && drawn.length) {
-    var legendParts = Array.prototype.filter.call(svg.querySelectorAll("g"), function (g) { return g.getAttribute("transform") === legend; });
-    var corner = facing(union(legendParts.map(rootBox)));
-    legendParts.forEach(function (g) { keep(g, corner); });
-  }
 
   // -- the table: sorting, and the point of the row under the cursor ----------------------
   var columns = JSON.parse(table.getAttribute("data-fields"));

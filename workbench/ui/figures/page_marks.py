@@ -12,7 +12,26 @@ from typing import Any
 
 from workbench.ui.figures.svg_portable import MARK_TOLERANCE, SvgMark
 
-__all__ = ["page_marks"]
+__all__ = ["page_marks", "page_axes"]
+
+
+def page_axes(canvas, source, sx: float, sy: float) -> str:
+    """Where the plot is on the page and how its axes read, for the page's script to draw
+    the axes of a zoomed view: ``"left top right bottom x1 dx y1 dy"``, the plot's frame,
+    then for each axis where the value 1 is along it and how far one decade goes (a value
+    ``v`` is at ``x1 + dx · log10 v``)."""
+    from PySide6.QtCore import QPointF
+
+    vb = canvas.view_box
+
+    def on_page(p) -> list[float]:  # (a point of the scene)
+        return [(p.x() - source.left()) * sx, (p.y() - source.top()) * sy]
+
+    frame = vb.sceneBoundingRect()
+    one, ten = (on_page(vb.mapViewToScene(QPointF(v, v))) for v in (0.0, 1.0))
+    numbers = [*on_page(frame.topLeft()), *on_page(frame.bottomRight()),
+               one[0], ten[0] - one[0], one[1], ten[1] - one[1]]
+    return " ".join(f"{v:.3f}".rstrip("0").rstrip(".") for v in numbers)
 
 
 def page_marks(canvas, source, sx: float, sy: float) -> list[SvgMark]:
