@@ -584,9 +584,8 @@ LONG_NAME = ("flash_attention_forward_kernel_bf16_causal_headdim128_seqlen8192_b
 
 
 def test_a_tooltip_stays_in_a_narrow_window(browser, tmp_path):
-    """On a phone-wide window (420 px; the table makes the page wider, so it scrolls
-    sideways) every point's tooltip in view, a long unbroken name in it, is within the
-    window and its text within the tooltip."""
+    """On a phone-wide window (420 px) every point's tooltip in view, a long unbroken name
+    in it, is within the window and its text within the tooltip."""
     from workbench.io.sessions import dumps_session, load_session
 
     session = load_session(ROOT / "workbench" / "examples" / "attention.yaml")
@@ -621,6 +620,50 @@ def test_a_tooltip_stays_in_a_narrow_window(browser, tmp_path):
                 assert left >= 0 and right <= width, (lines[:2], scroll, left, right)
                 assert overflow <= 0, (lines[:2], overflow)
         assert LONG_NAME in hovered
+        assert not browser.get_log("browser")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1,
+            "mobile": False})
+
+
+def test_on_a_phone_the_table_scrolls_in_its_own_box_its_caption_whole(browser, pages):
+    """On a phone (390 × 844) the page is as wide as the screen: the Results table, wider,
+    scrolls sideways in its own box, its caption whole on the screen, and scrolled down
+    its heading stays on top, still sorting (the table made the whole page wider, and the
+    caption ran off the screen)."""
+    page, _, _ = pages["kernels"]
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+    try:
+        _open_page(browser, page)
+        table = browser.find_element("id", "results")
+        browser.execute_script("arguments[0].scrollIntoView()", table)
+        assert browser.execute_script(
+            "return document.documentElement.scrollWidth") <= 390
+        caption = table.find_element("tag name", "caption")
+        assert caption.text.startswith("Results: ") and caption.text.endswith("measured kernel")
+        assert browser.execute_script(
+            "var r = arguments[0].getBoundingClientRect(); return r.left >= 0 && r.right <= 390",
+            caption)
+        assert browser.execute_script(
+            "var c = arguments[0]; return c.scrollWidth <= c.clientWidth", caption)
+        heads = table.find_elements("css selector", "thead th")
+        browser.execute_script(
+            "var box = arguments[0].parentNode; box.scrollLeft = box.scrollWidth;"
+            "box.scrollTop = 1500", table)
+        left, right, top, above = browser.execute_script(
+            "var r = arguments[0].getBoundingClientRect();"
+            "return [r.left, r.right, r.top, arguments[1].parentNode.getBoundingClientRect().top]",
+            heads[-1], table)
+        assert left >= 0 and right <= 390
+        assert top == pytest.approx(above, abs=1)  # (at the top of the box, scrolled down)
+        assert browser.execute_script(
+            "var r = arguments[0].getBoundingClientRect();"
+            "return document.elementFromPoint(r.left + 5, r.top + 5) === arguments[0]",
+            heads[-1])
+        heads[-1].click()
+        assert heads[-1].get_attribute("aria-sort") == "ascending"
         assert not browser.get_log("browser")
     finally:
         browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {

@@ -439,13 +439,13 @@ wheel to zoom, drag to pan.</span> <button type="button" id="reset" hidden>Reset
 </div>
 <div class="key" id="key" hidden></div>
 {measured}
-<table id="results" data-fields="{html.escape(json.dumps(columns))}">
+<div class="rows"><table id="results" data-fields="{html.escape(json.dumps(columns))}">
 <caption>Results: every operation on every machine drawn{caption}</caption>
 <thead><tr>{heads}</tr></thead>
 <tbody>
 {_rows(data)}
 </tbody>
-</table>
+</table></div>
 </main>
 <script type="application/json" id="figure-data">{script_json(data)}</script>
 <script>{script}</script>
