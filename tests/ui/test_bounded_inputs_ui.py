@@ -6,6 +6,7 @@ in benchmarks/run.py.)"""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from pathlib import Path
 
@@ -235,3 +236,104 @@ def test_a_profile_too_large_to_save_is_refused_before_it_joins_the_session(wind
     assert message.endswith("a session file holds at most 32 MB; nothing was imported")
     assert document.session.measurements == before
     assert not document.modified and not document.can_undo()
+
+
+def _many_kernels(open_window, tmp_path):
+    """A window on a session of some 500 imported kernels, edited (so it is autosaved), with
+    no autosave written yet."""
+    window = open_window(EXAMPLES / "real_kernels_h100_h200.yaml")
+    path = tmp_path / "ncu.csv"
+    _nsight_csv(path, 500)
+    assert window.import_measurements(path)
+    window.autosave.remove()
+    window.document.set_title("Many kernels")
+    return window
+
+
+def _record_formatting(monkeypatch, hold: threading.Event | None = None):
+    """The ``(thread, value)`` of every quantity a session file is written with; with
+    ``hold``, a quantity formatted off the window's thread waits for it."""
+    from workbench.io import sessions
+
+    formatted: list[tuple[threading.Thread, float]] = []
+    started = threading.Event()
+    real = sessions.format_quantity
+
+    def recorded(value, *args, **kwargs):
+        formatted.append((threading.current_thread(), value))
+        if hold is not None and threading.current_thread() is not threading.main_thread():
+            started.set()
+            assert hold.wait(HANG_GUARD_S)
+        return real(value, *args, **kwargs)
+
+    monkeypatch.setattr(sessions, "format_quantity", recorded)
+    return formatted, started
+
+
+def _autosaved_text(path: Path) -> str:
+    """An autosave file's session text (what follows its header line)."""
+    return path.read_text(encoding="utf-8").split("\n", 1)[1]
+
+
+def test_the_measured_points_of_an_autosave_are_formatted_off_the_window(
+        qtbot, open_window, tmp_path, monkeypatch):
+    window = _many_kernels(open_window, tmp_path)
+    times = {m.time_s for m in window.document.session.measurements}
+    formatted, _ = _record_formatting(monkeypatch)
+    window.autosave_timer.timeout.emit()
+    window.autosave.wait()
+    on_window = [value for thread, value in formatted
+                 if thread is threading.main_thread() and value in times]
+    elsewhere = [value for thread, value in formatted
+                 if thread is not threading.main_thread() and value in times]
+    assert not on_window, f"{len(on_window)} measured times formatted on the window's thread"
+    assert set(elsewhere) == times
+    # the next autosave, after an edit that leaves the points as they were, formats none
+    formatted.clear()
+    window.document.set_title("Many kernels, renamed")
+    window.autosave_timer.timeout.emit()
+    window.autosave.wait()
+    assert not [value for _thread, value in formatted if value in times]
+    # what the autosave holds is what Save writes (every point formatted afresh), byte for
+    # byte, and what it reopens as is the session
+    autosaved = _autosaved_text(window.autosave.path)
+    recovered = Recoverable(window.autosave.path, None, 0.0, 0).load()
+    from workbench.io.sessions import PointTexts
+
+    window.autosave.texts = PointTexts()
+    assert window.save_to(tmp_path / "saved.yaml")
+    assert (tmp_path / "saved.yaml").read_text(encoding="utf-8") == autosaved
+    assert recovered.title == "Many kernels, renamed"
+    assert recovered.measurements == window.document.session.measurements
+
+
+def test_edits_while_an_autosave_is_being_written_do_not_reach_it(
+        qtbot, open_window, tmp_path, monkeypatch):
+    from workbench.io.sessions import save_session
+
+    window = _many_kernels(open_window, tmp_path)
+    session = window.document.session
+    save_session(session, tmp_path / "before.yaml")  # (what Save writes of it as it is)
+    before = (tmp_path / "before.yaml").read_text(encoding="utf-8")
+    points = list(session.measurements)
+    hold = threading.Event()
+    _formatted, started = _record_formatting(monkeypatch, hold)
+    window.autosave_timer.timeout.emit()
+    try:
+        assert started.wait(HANG_GUARD_S)  # the autosave is formatting the points
+        # meanwhile the user renames the session and deletes most of the points
+        window.document.set_title("Edited meanwhile")
+        window.document.set_measurements(points[:10])
+        window.document.set_measurements(
+            [dataclasses.replace(points[0], name="renamed meanwhile"), *points[1:10]])
+    finally:
+        hold.set()
+    window.autosave.wait()
+    assert _autosaved_text(window.autosave.path) == before
+    # the next autosave writes the session as it is now
+    window.autosave_timer.timeout.emit()
+    window.autosave.wait()
+    recovered = Recoverable(window.autosave.path, None, 0.0, 0).load()
+    assert recovered.title == "Edited meanwhile"
+    assert [m.name for m in recovered.measurements][:2] == ["renamed meanwhile", points[1].name]
+    assert len(recovered.measurements) == 10

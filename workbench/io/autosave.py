@@ -6,9 +6,12 @@ from. A clean save or close removes it. On the
 next start, autosaves whose process is gone are offered for recovery.
 
 A large session (tens of thousands of measured points) takes seconds to turn into YAML:
-:meth:`Autosave.write_in_background` takes a detached copy of the session's data on the
-calling thread (a fraction of that time) and writes the text on a worker thread, so the window
-is not blocked while it is written.
+:meth:`Autosave.write_in_background` takes a snapshot of the session on the calling thread
+(:func:`~workbench.io.sessions.snapshot_session`: a copy of its plain data and a tuple of
+each measured point's values, a small fraction of that time) and formats and writes the text
+on a worker thread, so the window is not blocked while it is written. The points' texts are
+kept from one write to the next (:class:`~workbench.io.sessions.PointTexts`): the points
+that did not change are not formatted again.
 """
 
 from __future__ import annotations
@@ -18,11 +21,17 @@ import errno
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.io.atomic import process_alive, write_atomic
-from workbench.io.sessions import loads_session, session_to_data
-from workbench.io.yamlio import MAX_SESSION_BYTES, dump_yaml, plain_data
+from workbench.io.sessions import (
+    PointTexts,
+    SessionSnapshot,
+    loads_session,
+    snapshot_session,
+    snapshot_text,
+)
+from workbench.io.yamlio import MAX_SESSION_BYTES
 from workbench.model.session import Session
 from workbench.records import record
 
@@ -60,8 +69,10 @@ class Autosave:
 
     _counter = 0
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, texts: PointTexts | None = None) -> None:
         self.folder = Path(folder)
+        #: the measured points' texts of the last write (shared with the window's saves)
+        self.texts = texts if texts is not None else PointTexts()
         Autosave._counter += 1
         self.path = self.folder / f"autosave-{os.getpid()}-{Autosave._counter}.yaml"
         self._executor: ThreadPoolExecutor | None = None
@@ -77,8 +88,8 @@ class Autosave:
 
     def write_in_background(self, session: Session, original: Path | None,
                             example: str | None = None) -> Future | None:
-        """Write ``session`` on a worker thread: its data is copied here, turned into YAML and
-        written there. ``None`` (nothing done) while the previous write still runs: the next
+        """Write ``session`` on a worker thread: a snapshot of it is taken here, turned into
+        YAML and written there. ``None`` (nothing done) while the previous write still runs: the next
         call writes the newer state."""
         if self._pending is not None and not self._pending.done():
             return None
@@ -104,19 +115,19 @@ class Autosave:
             self.path.unlink()
 
     def _data(self, session: Session, original: Path | None, example: str | None = None
-              ) -> tuple[dict, Any]:
-        """The header and the session's data, detached from the live session (plain values
-        only: later edits cannot reach them)."""
+              ) -> tuple[dict, SessionSnapshot]:
+        """The header and a snapshot of the session, detached from the live session (later
+        edits cannot reach it)."""
         meta = {"original": str(original) if original else None, "saved_at": time.time(),
                 "pid": os.getpid(), "example": None if original else example}
-        return meta, plain_data(session_to_data(session))
+        return meta, snapshot_session(session)
 
-    def _write_data(self, data: tuple[dict, Any]) -> None:
+    def _write_data(self, data: tuple[dict, SessionSnapshot]) -> None:
         import json  # here: only an unsaved session needs it, not the start-up
 
-        meta, session_data = data
+        meta, snapshot = data
         self.folder.mkdir(parents=True, exist_ok=True)
-        text = _HEADER + json.dumps(meta) + "\n" + dump_yaml(session_data)
+        text = _HEADER + json.dumps(meta) + "\n" + snapshot_text(snapshot, self.texts)
         if len(text.encode("utf-8")) > MAX_SESSION_BYTES:  # recovery would refuse it
             raise OSError(errno.EFBIG, f"the session is {len(text.encode()) / 2**20:.1f} MB; "
                                        f"a session file holds at most "

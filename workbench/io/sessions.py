@@ -102,6 +102,7 @@ from workbench.io.yamlio import (
     YamlDocument,
     dump_yaml,
     parse_yaml,
+    plain_data,
     read_yaml,
 )
 from workbench.model.dtypes import PRECISIONS
@@ -124,6 +125,7 @@ from workbench.model.session import (
     ViewSettings,
 )
 from workbench.model.units import BINARY, format_quantity
+from workbench.records import record
 
 if TYPE_CHECKING:
     from workbench.model.measured import Measurement
@@ -141,6 +143,10 @@ __all__ = [
     "session_to_data",
     "dumps_session",
     "save_session",
+    "SessionSnapshot",
+    "snapshot_session",
+    "snapshot_text",
+    "PointTexts",
     "MAX_OPERATIONS",
 ]
 
@@ -823,6 +829,13 @@ def session_to_data(session: Session, path: str | os.PathLike[str] | None = None
                     ) -> dict[str, Any]:
     """The session as plain data, for a file at ``path`` (model config paths are written
     relative to its folder)."""
+    return _session_data(session, path, lambda points: [measurement_to_data(m) for m in points])
+
+
+def _session_data(session: Session, path: str | os.PathLike[str] | None,
+                  points: Callable[[list[Measurement]], Any]) -> dict[str, Any]:
+    """:func:`session_to_data`, with ``points`` making what is written for the measured
+    points (when there are any)."""
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if session.title:
         out["title"] = session.title
@@ -843,7 +856,7 @@ def session_to_data(session: Session, path: str | os.PathLike[str] | None = None
 
         out["models"] = [model_entry_to_data(m, path) for m in session.models]
     if session.measurements:
-        out["measurements"] = [measurement_to_data(m) for m in session.measurements]
+        out["measurements"] = points(session.measurements)
     if session.comparisons:
         out["comparisons"] = [{"first": c.first, "second": c.second}
                               for c in session.comparisons]
@@ -855,18 +868,126 @@ def session_to_data(session: Session, path: str | os.PathLike[str] | None = None
     return out
 
 
-def dumps_session(session: Session, path: str | os.PathLike[str] | None = None) -> str:
-    return dump_yaml(session_to_data(session, path))
+@record(frozen=True)
+class SessionSnapshot:
+    """What a save of a session writes, detached from the session (later edits cannot reach
+    it): its data in new plain containers, but for the measured points (``None`` in their
+    place), which are kept as the tuples of their values (:func:`_point_values`). Taken on
+    the window's thread in a small part of the time the text takes, which
+    :func:`snapshot_text` makes on any thread."""
+    data: dict[str, Any]
+    points: tuple[tuple[Any, ...], ...] = ()
+
+
+def snapshot_session(session: Session, path: str | os.PathLike[str] | None = None
+                     ) -> SessionSnapshot:
+    """A :class:`SessionSnapshot` of ``session``, for a file at ``path``."""
+    points: tuple[tuple[Any, ...], ...] = ()
+
+    def keep(measurements: list[Measurement]) -> None:
+        nonlocal points
+        points = tuple(map(_point_values, measurements))
+
+    return SessionSnapshot(plain_data(_session_data(session, path, keep)), points)
+
+
+class PointTexts:
+    """The text each measured point was last written as, kept by the point's values: the
+    points of a large session (a profile's, of up to 100,000) rarely change between saves, and
+    formatting each of their quantities exactly is most of the time of a save. It holds the
+    points of the last text made with it only. Shared by threads: each text made replaces
+    the whole table at once."""
+
+    def __init__(self) -> None:
+        self.texts: dict[tuple[Any, ...], str] = {}
+
+
+def snapshot_text(snapshot: SessionSnapshot, texts: PointTexts | None = None) -> str:
+    """The text of a session file of ``snapshot``, exactly as :func:`dumps_session` writes it;
+    the measured points whose values ``texts`` holds are not formatted again."""
+    from workbench.io.yaml_parser import dump_with_items, fast_dump, list_item
+
+    data = dict(snapshot.data)
+    if data.get("measurements", ()) is not None:
+        return dump_yaml(data)  # (no measured points)
+    if fast_dump():  # (else every text is PyYAML's, of the whole document)
+        kept = texts.texts if texts is not None else {}
+        made: dict[tuple[Any, ...], str] = {}
+        written: list[str] = []
+        for values in snapshot.points:
+            text = kept.get(values)
+            if text is None:
+                text = list_item(plain_data(measurement_to_data(_point(values))))
+                if text is None:
+                    break  # (a point that leaves the document open-ended: written whole)
+            written.append(text)
+            if not _any_zero(values):  # (0.0 and -0.0 are equal keys, and written apart)
+                made[values] = text
+        else:
+            if texts is not None:
+                texts.texts = made
+            whole = dump_with_items(data, {"measurements": "".join(written)})
+            if whole is not None:
+                return whole
+    data["measurements"] = [measurement_to_data(_point(values)) for values in snapshot.points]
+    return dump_yaml(data)
+
+
+#: the fields of a measured point, in order (:func:`_point_values`), made on first use
+_POINT_FIELDS: list[str] = []
+_POINT_GET: list[Callable[[Measurement], tuple[Any, ...]]] = []
+
+
+def _point_values(m: Measurement) -> tuple[Any, ...]:
+    """The values of ``m``'s fields, in order, its levels as a tuple of pairs: immutable, and
+    equal for points written alike."""
+    if not _POINT_GET:
+        import dataclasses
+        from operator import attrgetter
+
+        from workbench.model.measured import Measurement
+
+        _POINT_FIELDS.extend(f.name for f in dataclasses.fields(Measurement))
+        _POINT_GET.append(attrgetter(*_POINT_FIELDS))
+    values = _POINT_GET[0](m)
+    levels = _POINT_FIELDS.index("levels")
+    if values[levels] is not None:
+        values = (*values[:levels], tuple(values[levels].items()), *values[levels + 1:])
+    return values
+
+
+def _point(values: tuple[Any, ...]) -> Measurement:
+    """The measured point of :func:`_point_values`."""
+    from workbench.model.measured import Measurement
+
+    fields = dict(zip(_POINT_FIELDS, values, strict=True))
+    if fields["levels"] is not None:
+        fields["levels"] = dict(fields["levels"])
+    return Measurement(**fields)
+
+
+def _any_zero(values: tuple[Any, ...]) -> bool:
+    """Whether a point's FLOPs, bytes or a level's bytes are 0 (or -0.0)."""
+    point = dict(zip(_POINT_FIELDS, values, strict=True))
+    return (point["flops"] == 0 or point["bytes"] == 0
+            or any(v == 0 for _level, v in point["levels"] or ()))
+
+
+def dumps_session(session: Session, path: str | os.PathLike[str] | None = None,
+                  texts: PointTexts | None = None) -> str:
+    """The text of ``session``'s file at ``path``; ``texts``: see :class:`PointTexts`."""
+    return snapshot_text(snapshot_session(session, path), texts)
 
 
 def save_session(session: Session, path: str | os.PathLike[str], backup: bool = True,
-                 notes: list[str] | None = None) -> None:
+                 notes: list[str] | None = None, texts: PointTexts | None = None) -> None:
     """Write atomically: a temporary file in the same folder, flushed to disk, then renamed
     over the target. The previous version is kept as ``NAME.bak``. A crash at any moment
     leaves either the old file or the new one, never a mixture. The file keeps its mode,
     owner and links; a read-only file is refused (see :mod:`workbench.io.atomic`). ``notes``
-    gets a line for what the user should know: an owner that could not be kept, no backup."""
-    data = dumps_session(session, path).encode("utf-8")
+    gets a line for what the user should know: an owner that could not be kept, no backup.
+    ``texts``: the points' texts of the last save, see :class:`PointTexts`."""
+    data = dumps_session(session, path, texts).encode("utf-8")
     if len(data) > MAX_SESSION_BYTES:  # never a file that would not open again
         raise OSError(errno.EFBIG, f"the session is {len(data) / 2**20:.1f} MB; a session file "
                                    f"holds at most {MAX_SESSION_BYTES // 2**20} MB (keep some "

@@ -27,7 +27,7 @@ from workbench.io.limits import (
     Shape,
 )
 
-__all__ = ["compose", "check_shape", "dump"]
+__all__ = ["compose", "check_shape", "dump", "dump_with_items", "fast_dump", "list_item"]
 
 
 _LoaderBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~5x faster
@@ -404,29 +404,45 @@ def dump(data: Any) -> str:
     measured points is written several times faster); an item it does not know how to
     write exactly (a nested list, a float, a text that needs double quotes or several
     lines) is written by PyYAML, alone."""
-    if _DumperBase is not getattr(yaml, "CSafeDumper", None) or type(data) is not dict:
-        return _dump(data)
-    tokens: dict[str, list[Any]] = {}
+    text = dump_with_items(data, {})
+    return _dump(data) if text is None else text
+
+
+def dump_with_items(data: Any, written: dict[str, str]) -> str | None:
+    """As :func:`dump`, with the items of some top-level lists written already (by
+    :func:`list_item`, joined): ``written`` maps each such key of ``data`` (whose value there
+    is only a place holder) to that text. ``None`` where the document must be written whole
+    by PyYAML (no libyaml, or a document that ends open): the caller then gives :func:`dump`
+    the lists themselves."""
+    if not fast_dump() or type(data) is not dict:
+        return None
+    tokens: dict[str, list[Any] | str] = {}
     shell: dict[Any, Any] = {}
     for key, value in data.items():
-        if (type(value) is list and value and type(key) is str
-                and all(type(item) is dict for item in value)):  # (else in flow style)
+        if key in written or (type(value) is list and value and type(key) is str
+                              and all(type(item) is dict for item in value)):  # (else flow)
             token = f"roofline-workbench-list-{uuid.uuid4().hex}"
-            tokens[token] = value
+            tokens[token] = written.get(key) or value  # (a list written is never empty)
             value = [{token: 0}]  # (a list of mappings is written in block style)
         shell[key] = value
     if not tokens:
-        return _dump(data)
+        return None
     text = _dump(shell)
     if text.endswith(_OPEN_END):
-        return _dump(data)
+        return None
     for token, items in tokens.items():
         line = f"\n- {{{token}: 0}}\n"
-        written = _list_items(items)
-        if written is None or text.count(token) != 1 or line not in text:
-            return _dump(data)  # (written whole by PyYAML)
-        text = text.replace(line, "\n" + written, 1)
+        items_text = items if isinstance(items, str) else _list_items(items)
+        if items_text is None or text.count(token) != 1 or line not in text:
+            return None  # (written whole by PyYAML)
+        text = text.replace(line, "\n" + items_text, 1)
     return text
+
+
+def fast_dump() -> bool:
+    """Whether :func:`dump` writes the items of top-level lists itself (libyaml is there to
+    be matched); else :func:`list_item` is of no use."""
+    return _DumperBase is getattr(yaml, "CSafeDumper", None)
 
 
 #: How libyaml ends a document whose last text written on lines of its own keeps its
@@ -440,13 +456,23 @@ def _list_items(items: list[Any]) -> str | None:
     leaves the document open-ended)."""
     out = []
     for item in items:
-        written = _mapping_item(item) if item else None
+        written = list_item(item)
         if written is None:
-            written = _dump({"k": [item]})[3:]
-            if written.endswith(_OPEN_END):
-                return None
+            return None
         out.append(written)
     return "".join(out)
+
+
+def list_item(item: dict[Any, Any]) -> str | None:
+    """One mapping in a top-level list as :func:`dump` writes it, from its ``-`` to its
+    line's end: it depends on the item alone (``None``: it leaves the document open-ended,
+    which is then written whole by PyYAML)."""
+    written = _mapping_item(item) if item else None
+    if written is None:
+        written = _dump({"k": [item]})[3:]
+        if written.endswith(_OPEN_END):
+            return None
+    return written
 
 
 #: Characters written as they are in a plain or single-quoted text: printable ones of the

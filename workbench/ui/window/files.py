@@ -8,8 +8,8 @@ import logging
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QStandardPaths, QTimer
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtCore import QEvent, QStandardPaths, Qt, QTimer
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from workbench.io.atomic import user_folder
 from workbench.io.autosave import Autosave, Recoverable, find_recoverable
@@ -222,10 +222,19 @@ class FilesMixin:
         if self._changed_elsewhere(path) and not self.confirm_replace_changed(path):
             return False
         notes: list[str] = []
+        # a large session's first save formats every measured point (seconds for a
+        # profile's 100,000): a busy cursor meanwhile; later saves reuse the points' texts
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            save_session(self.document.session, path, notes=notes)
+            save_session(self.document.session, path, notes=notes, texts=self.autosave.texts)
         except OSError as exc:
-            self.show_error("Cannot save session", f"{path}: {exc.strerror or exc}")
+            failed: OSError | None = exc
+        else:
+            failed = None
+        finally:
+            QApplication.restoreOverrideCursor()
+        if failed is not None:
+            self.show_error("Cannot save session", f"{path}: {failed.strerror or failed}")
             return False
         self.example = None
         self.document.mark_clean(path.resolve())
