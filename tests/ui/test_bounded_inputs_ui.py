@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import HANG_GUARD_S
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QProgressDialog
+from PySide6.QtWidgets import QApplication, QProgressDialog, QPushButton
 
 from workbench.io.autosave import Recoverable
 from workbench.io.measurements import parse_ncu_csv
@@ -236,6 +236,70 @@ def test_a_profile_too_large_to_save_is_refused_before_it_joins_the_session(wind
     assert message.endswith("a session file holds at most 32 MB; nothing was imported")
     assert document.session.measurements == before
     assert not document.modified and not document.can_undo()
+
+
+def _large_session_file(path: Path) -> Path:
+    """A session file of 4,000 measured points, past the size opened with progress."""
+    from workbench.io.sessions import save_session
+    from workbench.model.measured import Measurement
+    from workbench.model.session import Session
+
+    session = Session(title="A large profile")
+    session.measurements = [Measurement(name=f"kernel number {i} " + "x" * 200,
+                                        time_s=(i + 1) * 1e-6, flops=1e9, bytes=1e6)
+                            for i in range(4_000)]
+    save_session(session, path)
+    assert path.stat().st_size > 1_000_000
+    return path
+
+
+def test_a_large_session_file_opens_under_a_progress_dialog(qtbot, window, tmp_path):
+    path = _large_session_file(tmp_path / "profile.yaml")
+    seen: list[tuple[str, bool]] = []
+    timer = _watch_progress(seen)
+    try:
+        assert window.open_path(path)
+    finally:
+        timer.stop()
+    assert [label for label, _ in seen] == ["Opening profile.yaml…"]
+    assert window.document.session.title == "A large profile"
+    assert len(window.document.session.measurements) == 4_000
+    assert not window.document.modified
+
+
+def test_cancelling_the_open_of_a_large_session_keeps_the_session_shown(
+        qtbot, window, tmp_path, monkeypatch):
+    from workbench.ui.window import files
+
+    path = _large_session_file(tmp_path / "profile.yaml")
+    shown = window.document.session
+    title = window.windowTitle()
+    release = threading.Event()
+    read = files.load_session
+
+    def held(*args, **kwargs):  # (a read that takes long)
+        assert release.wait(HANG_GUARD_S)
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(files, "load_session", held)
+
+    def cancel() -> None:
+        for widget in QApplication.topLevelWidgets():
+            if isinstance(widget, QProgressDialog) and widget.isVisible():
+                widget.findChild(QPushButton).click()  # (as the user does)
+
+    timer = QTimer()
+    timer.setInterval(0)
+    timer.timeout.connect(cancel)
+    timer.start()
+    try:
+        assert not window.open_path(path)
+    finally:
+        timer.stop()
+        release.set()
+    assert window.document.session is shown
+    assert window.windowTitle() == title and not window.document.modified
+    assert str(path) not in window.recent_files()
 
 
 def _many_kernels(open_window, tmp_path):

@@ -24,6 +24,8 @@ __all__ = ["FilesMixin", "MAX_RECENT", "AUTOSAVE_INTERVAL_MS", "FILE_FILTER", "a
 
 MAX_RECENT = 8
 AUTOSAVE_INTERVAL_MS = 30_000
+#: Session files from this size on are opened under a progress dialog with Cancel
+LARGE_SESSION_BYTES = 1_000_000
 FILE_FILTER = "Roofline sessions (*.yaml *.yml);;All files (*)"
 
 _log = logging.getLogger(__name__)
@@ -184,18 +186,69 @@ class FilesMixin:
         assumed: list[str] = []
         stamp = _disk_stamp(path)  # (before reading: a change while it is read is seen)
         try:
-            session = load_session(path, assumed)
+            session = self.read_session(path, assumed)
         except InputError as exc:
             self.show_error("Cannot open session", str(exc))
             return False
-        if not self.maybe_save():
-            return False
+        if session is None or not self.maybe_save():
+            return False  # (cancelled)
         self.set_session(session, path.resolve())
         self._opened_stamp = stamp
         self.add_recent(path.resolve())
         self.statusBar().showMessage(f"Opened {path}", 4000)
         show_assumed(self, path, assumed)
         return True
+
+    def read_session(self, path: Path, assumed: list[str]) -> Session | None:
+        """Read the session file ``path`` (see :func:`load_session`); one of
+        :data:`LARGE_SESSION_BYTES` or more is read off the window's thread under a progress
+        dialog with Cancel (a profile's 100,000 measured points take seconds to read and
+        check). ``None``: the user cancelled; the read then ends on its own, unseen."""
+        try:
+            large = path.stat().st_size >= LARGE_SESSION_BYTES
+        except OSError:
+            large = False  # (the reader says what is wrong)
+        if not large:
+            return load_session(path, assumed)
+        import threading
+
+        from PySide6.QtCore import QEventLoop
+        from PySide6.QtWidgets import QProgressDialog
+
+        read: dict[str, object] = {}
+        found: list[str] = []
+
+        def run() -> None:  # the reading thread: nothing of the window is touched here
+            try:
+                read["session"] = load_session(path, found)
+            except Exception as exc:  # noqa: BLE001 - raised again on the window's thread
+                read["error"] = exc
+
+        dialog = QProgressDialog(f"Opening {path.name}…", "Cancel", 0, 0, self)
+        dialog.setObjectName("open_progress")
+        dialog.setWindowTitle("Open Session")
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setMinimumDuration(0)
+        reader = threading.Thread(target=run, name="roofline-open", daemon=True)
+        loop = QEventLoop()
+        poll = QTimer()
+        poll.setInterval(30)
+        poll.timeout.connect(lambda: None if reader.is_alive() and not dialog.wasCanceled()
+                             else loop.quit())
+        dialog.canceled.connect(loop.quit)
+        dialog.show()
+        reader.start()
+        poll.start()
+        loop.exec()
+        poll.stop()
+        cancelled = reader.is_alive()  # (the loop ends before the read only by Cancel)
+        dialog.close()
+        if cancelled:
+            return None
+        if "error" in read:
+            raise read["error"]  # type: ignore[misc]
+        assumed.extend(found)
+        return read["session"]  # type: ignore[return-value]
 
     def open_example(self, path: Path) -> bool:
         try:
