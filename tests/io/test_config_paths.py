@@ -113,3 +113,19 @@ def test_a_config_whose_path_holds_a_control_character_is_refused_when_chosen(qt
     at = len(str(tmp_path)) + 3
     assert said == (f"{path}: the path holds the control character U+0001 at position {at}; "
                     "remove it")
+
+
+
+def test_a_session_in_a_very_deep_folder_names_its_config_by_its_absolute_path(tmp_path):
+    # a config 3,800 characters deep, and a session 150 folders deep elsewhere: the way from
+    # the session up to the config ("../" a folder) and down again is longer than any path a
+    # session file names, while the config's own path is not
+    long = tmp_path.joinpath("A", *["c" * 250] * 15)
+    session = load_session(_session_with_config(long))
+    deep = tmp_path.joinpath(*["d"] * 150)
+    deep.mkdir(parents=True)
+    save_session(session, deep / "s.yaml")
+    written = read_yaml(deep / "s.yaml").data["models"][0]["config"]
+    assert written == str(long / "cfg" / "config.json")
+    reopened = load_session(deep / "s.yaml")
+    assert reopened.models[0].arch.kv_heads == 8 and reopened.models[0].setup.batch == 2

@@ -40,6 +40,7 @@ from typing import Any
 from workbench.io.errors import InputError
 from workbench.io.model_configs import SHIPPED_DIR, read_model_config, shipped_configs
 from workbench.io.schema import Place, check_keys, expect_bool, expect_mapping, expect_str
+from workbench.model.limits import TEXT_LIMITS
 from workbench.model.llm.architecture import (
     ACTIVATION_DTYPES,
     ALL_REDUCE_ALGORITHMS,
@@ -97,7 +98,8 @@ def shipped_name(path: Path) -> str | None:
 def config_ref(config: str, session_file: str | os.PathLike[str] | None) -> str:
     """How a session file at ``session_file`` names a model's config: a shipped config by
     name, a config.json by its path relative to the session's folder (an absolute one
-    when no relative path reaches it, as on another drive)."""
+    when no relative path reaches it, as on another drive, or when the relative one is
+    longer than a session file's path may be, as from a very deep folder)."""
     if config in shipped_configs():
         return config
     path = Path(config)
@@ -107,10 +109,11 @@ def config_ref(config: str, session_file: str | os.PathLike[str] | None) -> str:
             return shipped
         if session_file is not None:
             try:
-                return Path(os.path.relpath(path, os.path.abspath(
+                relative = Path(os.path.relpath(path, os.path.abspath(
                     Path(session_file).parent))).as_posix()
             except ValueError:  # (another drive)
                 return config
+            return relative if len(relative) <= TEXT_LIMITS["path"] else config
     return config
 
 
