@@ -256,3 +256,129 @@ def test_a_machine_with_long_notes_sources_and_level_names_is_counted_whole():
     hw.memory.update({f"l{i}" + "x" * 2000: 1e12 for i in range(10)})
     session = Session(hardware=[HardwareEntry(hw)])
     assert len(dumps_session(session).encode("utf-8")) <= session_totals(session).bytes
+
+
+def test_adding_operations_of_long_names_stops_before_the_file_passes_what_save_writes():
+    """100,000 operations of 300-character names take more than 32 MB: adding them is
+    refused, with the size, before the session would be one that Save refuses."""
+    from workbench.model.limits import session_totals
+    from workbench.model.session import OperationEntry
+
+    doc = Document()
+    name = "n" * 290
+    ops = [OperationEntry(new_operation("gemm", f"{name}{i}")) for i in range(60_000)]
+    doc.session.operations = ops
+    each = session_totals(doc.session).bytes // len(ops)  # (filled to a few below the limit)
+    ops += [OperationEntry(new_operation("gemm", f"{name}{i}"))
+            for i in range(60_000, MAX_SESSION_BYTES // each - 3)]
+    with pytest.raises(OverBudget) as caught:
+        for i in range(20):
+            doc.add_operation(new_operation("gemm", f"{name}+{i}"))
+    assert "the session file would take about 32." in str(caught.value)
+    assert "a session file holds at most 32 MB" in str(caught.value)
+    count = len(doc.session.operations)
+    assert count < len(ops) + 20 and doc.session.operations[-1].operation.name != f"{name}+{i}"
+    assert len(dumps_session(doc.session).encode("utf-8")) <= MAX_SESSION_BYTES  # Save writes it
+
+
+def _near_the_limit(monkeypatch, doc: Document, room: int = 200) -> None:
+    """A file limit ``room`` bytes beyond what ``doc``'s session takes now."""
+    from workbench.model import limits
+
+    monkeypatch.setattr(limits, "MAX_SESSION_BYTES", limits.session_totals(doc.session).bytes
+                        + room)
+
+
+def _edits():
+    from workbench.document.models import ModelTooLarge
+    from workbench.io.model_configs import read_model_config, shipped_configs
+    from workbench.io.presets import get_preset
+    from workbench.model.llm.session import ModelEntry
+    from workbench.model.session import Comparison
+
+    def model():
+        config = "Qwen3-8B"
+        return ModelEntry(config, read_model_config(shipped_configs()[config]))
+
+    long = "x" * 300
+    return {
+        "add operation": (OverBudget, lambda doc, op, m: doc.add_operation(
+            new_operation("gemm", long))),
+        "rename operation": (OverBudget, lambda doc, op, m: doc.set_operation_field(
+            op, "name", long)),
+        "sweep": (OverBudget, lambda doc, op, m: doc.set_sweep(
+            op, Sweep("m", list(range(1, 200))))),
+        "title and notes": (OverBudget, lambda doc, op, m: doc.set_title_and_notes(
+            "t", "notes " * 100)),
+        "add machine": (OverBudget, lambda doc, op, m: doc.add_machine(get_preset("a100-80gb"))),
+        "machine notes": (OverBudget, lambda doc, op, m: doc.set_machine(
+            doc.session.hardware[0].id, doc.session.hardware[0].hardware.copy(
+                notes=doc.session.hardware[0].hardware.notes + " more" * 500))),
+        "add model": (ModelTooLarge, lambda doc, op, m: doc.add_model(model())),
+        "rename model": (ModelTooLarge, lambda doc, op, m: doc.set_model(m, name="m" * 200)),
+        "compare": (OverBudget, lambda doc, op, m: doc.set_comparisons(
+            [Comparison(long[:-1], doc.operation(op).operation.name)])),
+    }
+
+
+@pytest.mark.parametrize("edit", list(_edits()))
+def test_every_edit_that_grows_the_session_is_refused_before_it_would_pass_the_file_limit(
+        monkeypatch, edit):
+    from workbench.document.models import ModelTooLarge
+    from workbench.io.model_configs import read_model_config, shipped_configs
+    from workbench.io.presets import get_preset
+    from workbench.model.llm.session import ModelEntry
+
+    doc = Document()
+    doc.add_machine(get_preset("h100-sxm"), preset="h100-sxm")
+    op = doc.add_operation(new_operation("gemm", "g"))
+    doc.add_operation(new_operation("gemm", "x" * 299))
+    model = doc.add_model(ModelEntry("Llama-3.1-8B",
+                                     read_model_config(shipped_configs()["Llama-3.1-8B"])))
+    before = dumps_session(doc.session)
+    steps = doc.undo_text()
+    _near_the_limit(monkeypatch, doc)
+    error, do = _edits()[edit]
+    with pytest.raises(error) as caught:
+        do(doc, op, model)
+    assert isinstance(caught.value, OverBudget | ModelTooLarge)
+    assert "session file would take about" in str(caught.value)
+    assert dumps_session(doc.session) == before and doc.undo_text() == steps  # nothing changed
+
+
+def test_models_whose_configs_lie_at_long_paths_are_counted_with_their_paths(tmp_path):
+    """A model names its config.json by a path of up to 4,096 characters: the estimate holds
+    what Save writes for eight such models, relative to a folder elsewhere."""
+    from workbench.io.model_configs import read_model_config, shipped_configs
+    from workbench.model.limits import session_totals
+    from workbench.model.llm.session import ModelEntry
+
+    folder = tmp_path.joinpath(*["c" * 250] * 15)
+    folder.mkdir(parents=True)
+    config = folder / "config.json"
+    config.write_text(shipped_configs()["Qwen3-8B"].read_text())
+    doc = Document()
+    for i in range(8):
+        doc.add_model(ModelEntry(str(config), read_model_config(str(config)), name=f"q{i}"))
+    (tmp_path / "s").mkdir()
+    written = len(dumps_session(doc.session, tmp_path / "s" / "s.yaml").encode("utf-8"))
+    assert written > 8 * 3750
+    assert written <= session_totals(doc.session).bytes
+
+
+def test_the_totals_kept_through_edits_undo_and_redo_are_the_totals_counted_anew():
+    from workbench.io.presets import get_preset
+    from workbench.model.limits import session_totals
+
+    doc = Document()
+    doc.add_machine(get_preset("h100-sxm"), preset="h100-sxm")
+    op = doc.add_operation(new_operation("gemm", "g"))
+    assert doc.totals() == session_totals(doc.session)
+    doc.set_operation_field(op, "name", "a longer name")
+    doc.set_param(op, "m", 123456)
+    doc.set_sweep(op, Sweep("n", [1, 2, 4, 8]))
+    doc.duplicate_operation(op)
+    doc.set_title_and_notes("title", "notes")
+    for step in (lambda: None, doc.undo, doc.undo, doc.redo, doc.undo, doc.undo, doc.redo):
+        step()
+        assert doc.totals() == session_totals(doc.session)

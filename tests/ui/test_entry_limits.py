@@ -69,3 +69,38 @@ def test_the_machine_form_refuses_what_a_session_could_not_hold():
     with pytest.raises(ValueError, match="is longer than 120 characters"):
         parse_name("g" * 121)
     assert parse_efficiency("78 %") == pytest.approx(0.78)
+
+
+def test_a_name_that_would_make_the_file_too_large_is_refused_in_the_editor(qtbot,
+                                                                           monkeypatch):
+    from workbench.model import limits
+
+    document, editor, op_id = _editor(qtbot)
+    old = document.operation(op_id).operation.name
+    monkeypatch.setattr(limits, "MAX_SESSION_BYTES",
+                        limits.session_totals(document.session).bytes + 50)
+    _paste(qtbot, editor.field("name"), "n" * TEXT_LIMITS["operation"])
+    assert document.operation(op_id).operation.name == old
+    assert editor.hint_text().startswith("Name: the session file would take about")
+    assert not document.modified
+
+
+def test_notes_that_would_make_the_file_too_large_cannot_be_confirmed(qtbot, monkeypatch):
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    from workbench.document import Document
+    from workbench.model import limits
+    from workbench.ui.dialogs.title_dialog import TitleDialog
+
+    document = Document(load_session(EXAMPLES / "llama_ffn.yaml"))
+    monkeypatch.setattr(limits, "MAX_SESSION_BYTES",
+                        limits.session_totals(document.session).bytes + 1000)
+    dialog = TitleDialog(document.session.title, document.session.notes,
+                         budget=document.title_and_notes_problem)
+    qtbot.addWidget(dialog)
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    dialog.notes_edit.setPlainText("short notes")
+    assert ok.isEnabled()
+    dialog.notes_edit.setPlainText("long notes " * 200)
+    assert not ok.isEnabled()
+    assert dialog.problem.text().startswith("With them, the session file would take about")

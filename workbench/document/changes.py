@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 
+from workbench.model.limits import Totals
 from workbench.records import record
 
 __all__ = ["Change", "Command", "What"]
@@ -47,3 +48,6 @@ class Command:
     undo: Callable[[], Change]
     merge_key: object = None
     sealed: bool = False
+    #: What doing it adds to the session's totals (undoing it takes them back); ``None``:
+    #: not known, the totals are counted anew when next needed.
+    grows: Totals | None = None

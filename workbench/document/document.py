@@ -23,10 +23,14 @@ from workbench.model.hardware import Hardware
 from workbench.model.limits import (
     MAX_OPERATIONS,
     OverBudget,
+    Totals,
     budget_problem,
+    hardware_bytes,
     measurement_bytes,
+    operation_bytes,
     session_totals,
     sweep_total_problem,
+    text_bytes,
 )
 from workbench.model.operations import KINDS, Operation
 from workbench.model.session import (
@@ -78,6 +82,9 @@ class Document:
     _listeners: list[Callable[[Change], None]] = field(default_factory=list, compare=False,
                                                        repr=False)
     _batch: list[Change] | None = field(default=None, compare=False, repr=False)
+    #: The session's totals as the last edit left them (see :meth:`totals`), with the
+    #: session they count.
+    _totals: tuple[Session, Totals] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self.session.give_colors()
@@ -111,6 +118,36 @@ class Document:
                 changes, self._batch = self._batch, None
                 if changes:
                     self._emit(Change(What.SESSION))
+
+    # -- the session's budget -------------------------------------------------------------
+
+    def totals(self) -> Totals:
+        """The session's :class:`~workbench.model.limits.Totals`: counted once, then kept
+        by each edit that says what it adds (after one that does not, counted anew)."""
+        if self._totals is None or self._totals[0] is not self.session:
+            self._totals = (self.session, session_totals(self.session))
+        return self._totals[1]
+
+    def growth_problem(self, grows: Totals) -> str | None:
+        """Why an edit that adds ``grows`` to the session's totals cannot be made: the
+        session would pass one of its limits, a file Save refuses or Open would refuse
+        (the message says which, with the numbers); or ``None``."""
+        if not grows.grows():
+            return None
+        before = self.totals()
+        return budget_problem(before + grows, before)
+
+    def _check_growth(self, grows: Totals) -> None:
+        problem = self.growth_problem(grows)
+        if problem:
+            raise OverBudget(problem)
+
+    def _count(self, grows: Totals | None) -> None:
+        """Keep the totals through an edit done (``grows``) or undone (its negation)."""
+        if grows is None or self._totals is None or self._totals[0] is not self.session:
+            self._totals = None
+        else:
+            self._totals = (self.session, self._totals[1] + grows)
 
     # -- undo state ------------------------------------------------------------------------
 
@@ -157,7 +194,9 @@ class Document:
         if top is None or top.sealed or top.merge_key != merge_key:
             return False
         self._undo.pop()
-        self._emit(top.undo())
+        change = top.undo()
+        self._count(None if top.grows is None else Totals() - top.grows)
+        self._emit(change)
         self._emit(Change(What.STATE))
         return True
 
@@ -167,7 +206,9 @@ class Document:
         command = self._undo.pop()
         command.sealed = True
         self._redo.append(command)
-        self._emit(command.undo())
+        change = command.undo()
+        self._count(None if command.grows is None else Totals() - command.grows)
+        self._emit(change)
         self._emit(Change(What.STATE))
 
     def redo(self) -> None:
@@ -175,23 +216,30 @@ class Document:
             return
         command = self._redo.pop()
         self._undo.append(command)
-        self._emit(command.redo())
+        change = command.redo()
+        self._count(command.grows)
+        self._emit(change)
         self._emit(Change(What.STATE))
 
     def edit(self, text: str, put: Callable[[Any], Change], new: Any, old: Any,
-             merge_key: object = None) -> None:
+             merge_key: object = None, grows: Totals | None = None) -> None:
         """The edit that every setter is: ``put(value)`` puts a value in place and says what
-        changed; doing the edit puts ``new``, undoing it puts ``old`` back."""
-        self.push(Command(text, lambda: put(new), lambda: put(old), merge_key=merge_key))
+        changed; doing the edit puts ``new``, undoing it puts ``old`` back. ``grows``: what
+        it adds to the session's totals (see :attr:`Command.grows`)."""
+        self.push(Command(text, lambda: put(new), lambda: put(old), merge_key=merge_key,
+                          grows=grows))
 
     def push(self, command: Command) -> None:
         """Do ``command`` and put it on the undo stack (merged into the step on top when
         both edit the same thing and the gesture is not sealed); listeners hear its change."""
         top = self._undo[-1] if self._undo else None
         change = command.redo()
+        self._count(command.grows)
         if (top is not None and command.merge_key is not None and not top.sealed
                 and top.merge_key == command.merge_key and self._clean != len(self._undo)):
             top.redo = command.redo  # keep the oldest undo: one step for the whole gesture
+            top.grows = (None if top.grows is None or command.grows is None
+                         else top.grows + command.grows)
         else:
             if self._clean is not None and self._clean > len(self._undo):
                 self._clean = None  # the clean state can no longer be reached
@@ -210,6 +258,7 @@ class Document:
         saved (a recovered autosave)."""
         self.session = session
         session.give_colors()
+        self._totals = None
         self.path = Path(path) if path else None
         self._undo.clear()
         self._redo.clear()
@@ -260,6 +309,13 @@ class Document:
         if old == new:
             return
         label = entry.operation.spec.param(name).label
+        changed = entry.operation.copy()
+        if new is None:
+            changed.params.pop(name, None)
+        else:
+            changed.params[name] = new
+        grows = self._growth(entry, dataclasses.replace(entry, operation=changed))
+        self._check_growth(grows)
 
         def put(v: Any) -> Change:
             params = self.operation(op_id).operation.params
@@ -270,7 +326,7 @@ class Document:
             return Change(What.OPERATION, (op_id,), (name,))
 
         self.edit(f"Set {label} of {entry.operation.name}", put, new, old,
-                  merge_key=("param", op_id, name))
+                  merge_key=("param", op_id, name), grows=grows)
 
     def set_operation_field(self, op_id: int, name: str, value: Any) -> None:
         """``name``, ``memory_level`` (on the operation) or ``color``, ``visible``, ``label``
@@ -286,6 +342,14 @@ class Document:
             problem = self.operation_name_problem(op_id, value)
             if problem is not None:
                 raise NameInUse(problem)
+        grows = Totals()  # (a colour, hidden, unlabelled: within an operation's estimate)
+        if on_op:
+            changed = entry.operation.copy()
+            setattr(changed, name, value)
+            grows = self._growth(entry, dataclasses.replace(entry, operation=changed))
+            if name == "name":
+                grows += self._renamed_references(old, value)
+            self._check_growth(grows)
 
         def put(v: Any) -> Change:
             target = self.operation(op_id)
@@ -299,7 +363,29 @@ class Document:
         # (each show or hide is a step of its own: hidden and shown again is two steps, not
         # one that undoes nothing)
         self.edit(f"{texts.get(name, name)} {entry.operation.name}", put, value, old,
-                  merge_key=None if name == "visible" else ("field", op_id, name))
+                  merge_key=None if name == "visible" else ("field", op_id, name), grows=grows)
+
+    def _growth(self, entry: OperationEntry, changed: OperationEntry) -> Totals:
+        """What putting ``changed`` (an edited copy of ``entry``) in its place adds to the
+        session's totals: its sweep's points, and its bytes in the file (none for a
+        model's operation: the file keeps the model)."""
+        points = ((changed.sweep.points if changed.sweep is not None else 0)
+                  - (entry.sweep.points if entry.sweep is not None else 0))
+        if self.session.model_of(entry.id) is not None:
+            return Totals(sweep_points=points)
+        return Totals(sweep_points=points,
+                      bytes=operation_bytes(changed) - operation_bytes(entry))
+
+    def _renamed_references(self, old_name: str, new_name: str) -> Totals:
+        """What the measured points and compared pairs that name operation ``old_name`` add
+        to the session's file once they name ``new_name`` (:meth:`_rename_references`)."""
+        points = [m for m in self.session.measurements if m.operation == old_name]
+        size = sum(measurement_bytes(dataclasses.replace(m, operation=new_name))
+                   - measurement_bytes(m) for m in points)
+        for c in self.session.comparisons:
+            size += (text_bytes(new_name) - text_bytes(old_name)) * (
+                (c.first == old_name) + (c.second == old_name))
+        return Totals(bytes=size)
 
     def operation_name_problem(self, op_id: int | None, name: str) -> str | None:
         """Why operation ``op_id`` (``None``: a new one) cannot be called ``name``: another
@@ -333,6 +419,9 @@ class Document:
         taken = {e.operation.name for e in self.session.operations}
         if entry.operation.name in taken:
             entry.operation.name = unique_name(entry.operation.name, taken, "operation")
+        grows = Totals(operations=1, bytes=operation_bytes(entry),
+                       sweep_points=entry.sweep.points if entry.sweep is not None else 0)
+        self._check_growth(grows)
         if not (entry.color or entry.auto_color):  # a colour no other operation has
             entry.auto_color = self.session.new_color()
         ops = self.session.operations
@@ -346,7 +435,7 @@ class Document:
             self.session.operations.remove(entry)
             return Change(What.OPERATIONS, (entry.id,))
 
-        self.push(Command(f"Add {operation.name}", do, undo))
+        self.push(Command(f"Add {operation.name}", do, undo, grows=grows))
         return entry.id
 
     def duplicate_operation(self, op_id: int) -> int:
@@ -439,7 +528,7 @@ class Document:
             items.insert(index, items.pop(index_of()))
             return Change(what, (item_id,))
 
-        self.edit(f"Move {name}", put, new_index, old_index)
+        self.edit(f"Move {name}", put, new_index, old_index, grows=Totals())
 
     # -- whole models (workbench.document.models) -------------------------------------------
 
@@ -476,6 +565,8 @@ class Document:
         if hardware.name in taken:  # a second machine of a preset: "H100 SXM 2"
             hardware.name = unique_name(hardware.name, taken, "machine")
         entry = HardwareEntry(hardware, preset=preset)
+        grows = Totals(bytes=hardware_bytes(entry))
+        self._check_growth(grows)
 
         def do() -> Change:
             self.session.hardware.append(entry)
@@ -485,7 +576,8 @@ class Document:
             self.session.hardware.remove(entry)
             return Change(What.MACHINES, (entry.id,))
 
-        self.push(self.keeping_references(Command(f"Add {hardware.label}", do, undo)))
+        self.push(self.keeping_references(Command(f"Add {hardware.label}", do, undo,
+                                                  grows=grows)))
         return entry.id
 
     def keeping_references(self, command: Command) -> Command:
@@ -512,7 +604,7 @@ class Document:
                                  old_c != self.session.comparisons)
             return change
 
-        return Command(command.text, redo, revert, command.merge_key)
+        return Command(command.text, redo, revert, command.merge_key, grows=command.grows)
 
     def _operation_ids(self) -> dict[str, list[int]]:
         ids: dict[str, list[int]] = {}
@@ -590,7 +682,7 @@ class Document:
             return Change(What.HARDWARE, tuple(e.id for e in entries))
 
         what = new[0] if model else f"{new[1]} launches"
-        self.edit(f"Prediction: {what}", put, [new] * len(entries), old)
+        self.edit(f"Prediction: {what}", put, [new] * len(entries), old, grows=Totals())
 
     def remove_machine(self, hw_id: int) -> None:
         index = self.machine_index(hw_id)
@@ -622,13 +714,20 @@ class Document:
             problem = self.machine_name_problem(hw_id, new.name)
             if problem is not None:
                 raise NameInUse(problem)
+        size = hardware_bytes(dataclasses.replace(entry, hardware=new)) - hardware_bytes(entry)
+        if new.name != old.name:  # (measured points that name it follow its name)
+            size += sum(measurement_bytes(dataclasses.replace(m, hardware=new.name))
+                        - measurement_bytes(m) for m in self.session.measurements
+                        if m.hardware == old.name)
+        grows = Totals(bytes=size)
+        self._check_growth(grows)
 
         def put(hw: Hardware) -> Change:
             self.machine(hw_id).hardware = hw.copy()
             return Change(What.HARDWARE, (hw_id,))
 
         command = Command(text or f"Edit {old.label}", lambda: put(new), lambda: put(old),
-                          merge_key=("machine", hw_id, text))
+                          merge_key=("machine", hw_id, text), grows=grows)
         self.push(self.keeping_references(command) if new.name != old.name else command)
 
     def set_machine_visible(self, hw_id: int, visible: bool) -> None:
@@ -641,7 +740,7 @@ class Document:
             return Change(What.HARDWARE, (hw_id,), ("visible",))
 
         self.edit(f"{'Show' if visible else 'Hide'} {entry.hardware.label}", put, visible,
-                  not visible)
+                  not visible, grows=Totals())
 
     # -- sweeps, measurements, compared pairs ----------------------------------------------
 
@@ -662,27 +761,38 @@ class Document:
             problem = self.sweep_problem(op_id, sweep)
             if problem:
                 raise OverBudget(problem)
+        grows = self._growth(entry, dataclasses.replace(entry, sweep=sweep))
+        self._check_growth(grows)
         text = "Remove sweep of" if sweep is None else "Sweep"
         self.edit(f"{text} {entry.operation.name}", put, sweep, old,
-                  merge_key=("sweep", op_id) if sweep is not None else None)
+                  merge_key=("sweep", op_id) if sweep is not None else None, grows=grows)
 
     def sweep_problem(self, op_id: int, sweep: Sweep) -> str | None:
         """Why operation ``op_id`` cannot take ``sweep``: the session's sweeps would have
-        more points in all than a session holds; or ``None``."""
-        total = sum(e.sweep.points for e in self.session.operations
-                    if e.sweep is not None and e.id != op_id)
-        return sweep_total_problem(total + sweep.points)
+        more points in all than a session holds, or its file would be larger than a session
+        file holds; or ``None``."""
+        entry = self.operation(op_id)
+        old = entry.sweep
+        total = self.totals().sweep_points - (old.points if old is not None else 0)
+        problem = sweep_total_problem(total + sweep.points)
+        if problem:
+            return problem
+        grows = self._growth(entry, dataclasses.replace(entry, sweep=sweep))
+        return self.growth_problem(dataclasses.replace(grows, sweep_points=0))
 
     def measurements_problem(self, measurements: list[Measurement]) -> str | None:
         """Why the session cannot hold ``measurements`` in place of its measured points
         (too many, or a file too large to open again), with the numbers; or ``None``."""
-        before = session_totals(self.session)
+        return budget_problem(self.totals() + self._measurements_growth(measurements),
+                              self.totals())
+
+    def _measurements_growth(self, measurements: list[Measurement]) -> Totals:
+        """What ``measurements`` in place of the session's measured points add to its
+        totals."""
         old = self.session.measurements
-        after = dataclasses.replace(
-            before, measurements=len(measurements),
-            bytes=before.bytes - sum(map(measurement_bytes, old))
-            + sum(map(measurement_bytes, measurements)))
-        return budget_problem(after, before)
+        return Totals(measurements=len(measurements) - len(old),
+                      bytes=sum(map(measurement_bytes, measurements))
+                      - sum(map(measurement_bytes, old)))
 
     def set_measurements(self, measurements: list[Measurement], text: str = "Edit measurements"
                          ) -> None:
@@ -693,16 +803,14 @@ class Document:
         new = list(measurements)
         if old == new:
             return
-        if len(new) >= len(old):  # (removing points never passes a limit)
-            problem = self.measurements_problem(new)
-            if problem:
-                raise OverBudget(problem)
+        grows = self._measurements_growth(new)
+        self._check_growth(grows)
 
         def put(v: list[Measurement]) -> Change:
             self.session.measurements = list(v)
             return Change(What.MEASUREMENTS)
 
-        self.edit(text, put, new, old)
+        self.edit(text, put, new, old, grows=grows)
 
     def set_comparisons(self, comparisons: list[Comparison], text: str = "Edit compared pairs"
                         ) -> None:
@@ -711,14 +819,22 @@ class Document:
         if old == new:
             return
 
+        def size(pairs: list[Comparison]) -> int:
+            return sum(64 + text_bytes(c.first) + text_bytes(c.second) for c in pairs)
+
+        grows = Totals(bytes=size(new) - size(old))
+        self._check_growth(grows)
+
         def put(v: list[Comparison]) -> Change:
             self.session.comparisons = list(v)
             return Change(What.COMPARISONS)
 
-        self.edit(text, put, new, old)
+        self.edit(text, put, new, old, grows=grows)
 
     def _set_references(self, measurements: list[Measurement], comparisons: list[Comparison],
                         m_changed: bool, c_changed: bool) -> None:
+        if m_changed or c_changed:  # (what they add to the file: counted anew when needed)
+            self._totals = None
         self.session.measurements = list(measurements)
         self.session.comparisons = list(comparisons)
         if m_changed:
@@ -739,18 +855,27 @@ class Document:
             setattr(self.session.view, name, v)
             return Change(What.VIEW, (), (name,))
 
-        self.edit(_view_text(name, value), put, value, old)
+        self.edit(_view_text(name, value), put, value, old, grows=Totals())
 
     def set_title(self, title: str) -> None:
         old = self.session.title
         if old == title:
             return
 
+        grows = Totals(bytes=text_bytes(title) - text_bytes(old))
+        self._check_growth(grows)
+
         def put(v: str) -> Change:
             self.session.title = v
             return Change(What.TITLE)
 
-        self.edit("Edit title", put, title, old, merge_key=("title",))
+        self.edit("Edit title", put, title, old, merge_key=("title",), grows=grows)
+
+    def title_and_notes_problem(self, title: str, notes: str) -> str | None:
+        """Why the session cannot take ``title`` and ``notes``: its file would pass what a
+        session file holds; or ``None``."""
+        return self.growth_problem(Totals(bytes=text_bytes(title) + text_bytes(notes) - text_bytes(
+            self.session.title) - text_bytes(self.session.notes)))
 
     def set_title_and_notes(self, title: str, notes: str) -> None:
         """Set the session's title and notes, as one step ("Edit Title and Notes", or of
@@ -766,7 +891,9 @@ class Document:
 
         changed = [what for what, a, b in zip(("Title", "Notes"), old, new, strict=True)
                    if a != b]
-        self.edit(f"Edit {' and '.join(changed)}", put, new, old)
+        grows = Totals(bytes=sum(map(text_bytes, new)) - sum(map(text_bytes, old)))
+        self._check_growth(grows)
+        self.edit(f"Edit {' and '.join(changed)}", put, new, old, grows=grows)
 
 
 #: The View menu's name of each view setting, for the undo step that changes it.

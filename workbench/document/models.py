@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from workbench.document.changes import Change, Command, What
 from workbench.document.names import NameInUse, unique_name
-from workbench.model.limits import model_problem
+from workbench.model.limits import Totals, model_bytes, model_problem
 from workbench.model.llm.session import ModelEntry, expand_in, operation_count, refresh_params
 from workbench.model.session import Session
 
@@ -40,6 +40,8 @@ class Document(Protocol):
 
     def keeping_references(self, command: Command) -> Command: ...
 
+    def growth_problem(self, grows: Totals) -> str | None: ...
+
 #: Set-up changes that keep a model's operations (its layout): no need to count them again.
 _SAME_LAYOUT = frozenset({"batch", "prompt_len", "kv_len", "output_len", "name", "visible",
                           "imbalance", "memory_utilization", "kv_block", "prefill_chunk",
@@ -47,17 +49,24 @@ _SAME_LAYOUT = frozenset({"batch", "prompt_len", "kv_len", "output_len", "name",
 
 
 class ModelTooLarge(ValueError):
-    """A model would take the session past :data:`~workbench.model.limits.MAX_OPERATIONS`
-    (the session could be saved but not opened again)."""
+    """A model would take the session past :data:`~workbench.model.limits.MAX_OPERATIONS`,
+    or its file past what a session file holds (the session could not be saved, or not
+    opened again)."""
 
 
-def model_room_problem(doc: Document, model: ModelEntry, replacing: ModelEntry | None = None
-                       ) -> str | None:
+def model_room_problem(doc: Document, model: ModelEntry, replacing: ModelEntry | None = None,
+                       count: bool = True) -> str | None:
     """Why ``model`` cannot join the session (in place of ``replacing``, a model of it), with
-    the message the session reader gives, or ``None``."""
-    others = len(doc.session.operations) - (len(replacing.op_ids) if replacing else 0)
-    problem = model_problem(operation_count(model), others)
-    return f"{model.label} {problem}" if problem else None
+    the message the session reader gives, or ``None``. ``count``: count its operations
+    (an edit that keeps them need not)."""
+    if count:
+        others = len(doc.session.operations) - (len(replacing.op_ids) if replacing else 0)
+        problem = model_problem(operation_count(model), others)
+        if problem:
+            return f"{model.label} {problem}"
+    problem = doc.growth_problem(Totals(bytes=model_bytes(model) - (
+        model_bytes(replacing) if replacing is not None else 0)))
+    return f"{model.label}: {problem}" if problem else None
 
 
 def model_by_id(doc: Document, model_id: int) -> ModelEntry:
@@ -69,12 +78,14 @@ def model_by_id(doc: Document, model_id: int) -> ModelEntry:
 
 def add_model(doc: Document, model: ModelEntry) -> int:
     """Add ``model`` and its operations (:class:`ModelTooLarge` if they would be too many)."""
-    problem = model_room_problem(doc, model)
-    if problem:
-        raise ModelTooLarge(problem)
     labels = {m.label for m in doc.session.models}
+    name = model.name
     if model.label in labels:  # its operations are named after it: "Qwen3-8B 2: attention"
         model.name = unique_name(model.label, labels, "model")
+    problem = model_room_problem(doc, model)
+    if problem:
+        model.name = name
+        raise ModelTooLarge(problem)
 
     # its operations are made once: a redo puts back the very entries (and ids, roles and
     # colours) the later steps of the history name
@@ -97,7 +108,8 @@ def add_model(doc: Document, model: ModelEntry) -> int:
         doc.session.operations[:] = [e for e in doc.session.operations if e.id not in gone]
         return Change(What.OPERATIONS, tuple(gone))
 
-    doc.push(Command(f"Add {model.label}", do, undo))
+    doc.push(Command(f"Add {model.label}", do, undo, grows=Totals(
+        operations=operation_count(model), bytes=model_bytes(model))))
     return model.id
 
 
@@ -143,10 +155,11 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
 
         # (an expert split of a dense model, too many stages, heads that tp does not divide)
         layer_steps(new.arch, new.setup)
-    if set(changes) - _SAME_LAYOUT:  # (its operations may change in number)
-        problem = model_room_problem(doc, new, replacing=model)
-        if problem:
-            raise ModelTooLarge(problem)
+    # (its operations may change in number: counted anew when next needed)
+    layout = bool(set(changes) - _SAME_LAYOUT)
+    problem = model_room_problem(doc, new, replacing=model, count=layout)
+    if problem:
+        raise ModelTooLarge(problem)
 
     # the session's operations and the model's ids, roles and colours before and after the
     # edit: undo and redo put back the very entries they had (an edit that makes the model's
@@ -175,10 +188,10 @@ def set_model(doc: Document, model_id: int, text: str = "", **changes: Any) -> N
     what = text or ", ".join(sorted(changes))
     command = Command(f"Set {what} of {model.label}", lambda: put(new, "new"),
                       lambda: put(old, "old"),
-                      merge_key=("model", model_id, tuple(sorted(changes))))
+                      merge_key=("model", model_id, tuple(sorted(changes))),
+                      grows=None if layout else Totals(bytes=model_bytes(new) - model_bytes(old)))
     # (its operations' names and number may change: measured points stay on theirs)
-    doc.push(doc.keeping_references(command) if set(changes) - _SAME_LAYOUT or "name" in changes
-             else command)
+    doc.push(doc.keeping_references(command) if layout or "name" in changes else command)
 
 
 def _snapshot(doc: Document, model: ModelEntry

@@ -18,7 +18,8 @@ from workbench.records import record
 __all__ = ["TEXT_LIMITS", "text_problem", "CONTROL_RE", "MAX_OPERATIONS", "model_problem",
            "MAX_MEASUREMENTS", "MAX_SWEEP_POINTS", "MAX_SWEEP_TOTAL", "MAX_SESSION_BYTES",
            "OverBudget", "Totals", "session_totals", "measurement_bytes", "budget_problem",
-           "sweep_total_problem"]
+           "sweep_total_problem", "model_bytes", "operation_bytes", "hardware_bytes",
+           "text_bytes"]
 
 #: The most operations a session holds, a whole model's included.
 MAX_OPERATIONS = 100_000
@@ -92,8 +93,17 @@ class Totals:
                       self.measurements + other.measurements,
                       self.sweep_points + other.sweep_points, self.bytes + other.bytes)
 
+    def __sub__(self, other: Totals) -> Totals:
+        return Totals(self.operations - other.operations,
+                      self.measurements - other.measurements,
+                      self.sweep_points - other.sweep_points, self.bytes - other.bytes)
 
-def _text_bytes(text: str | None) -> int:
+    def grows(self) -> bool:
+        """Whether any of these (the change an edit makes) is an increase."""
+        return max(self.operations, self.measurements, self.sweep_points, self.bytes) > 0
+
+
+def text_bytes(text: str | None) -> int:
     """At most the bytes ``text`` takes written as a YAML value: :func:`_text_written`, and
     the indentation of folded lines."""
     if not text:
@@ -172,10 +182,10 @@ def measurement_bytes(m) -> int:
 def operation_bytes(entry) -> int:
     """At most the bytes an operation takes in a session file."""
     op = entry.operation
-    size = 40 + _text_bytes(op.name) + len(op.kind) + _text_bytes(op.memory_level) + 64
+    size = 40 + text_bytes(op.name) + len(op.kind) + text_bytes(op.memory_level) + 64
     for key, value in op.params.items():
         size += len(key) + 5 + (len(repr(value)) if not isinstance(value, str)
-                                else _text_bytes(value))
+                                else text_bytes(value))
     if entry.sweep is not None:
         size += 120 + 26 * (0 if entry.sweep.range is not None else entry.sweep.points)
     return size
@@ -187,26 +197,37 @@ def hardware_bytes(entry) -> int:
     and sources, and each named peak, level and link (a name is written up to three times:
     its figure, the main memory or a link's latency, and the measured figures)."""
     hw = entry.hardware
-    size = 8192 + sum(_text_bytes(text) for text in (hw.name, hw.id, hw.vendor, hw.kind,
+    size = 8192 + sum(text_bytes(text) for text in (hw.name, hw.id, hw.vendor, hw.kind,
                                                      hw.notes))
-    size += sum(_text_bytes(source) + 8 for source in hw.sources)
+    size += sum(text_bytes(source) + 8 for source in hw.sources)
     if hw.calibration is not None:
-        size += _text_bytes(hw.calibration.source)
+        size += text_bytes(hw.calibration.source)
     for table in (hw.compute, hw.vector_compute, hw.memory, hw.interconnect, hw.link_latency):
         size += sum(3 * len(name) + 32 + _QUANTITY for name in table)
     return size
 
 
+def model_bytes(model) -> int:
+    """At most the bytes a whole model takes in a session file (its operations are not
+    written): its set-up, view and colours (1 KB), its name, and its config's path, which
+    Save writes relative to the session's folder (each folder up to the one both share a
+    ``../``) while that path is within :data:`TEXT_LIMITS`, else as it is."""
+    # (a shipped config is written by its name, but that is one model in 64 at most)
+    return 1024 + text_bytes(model.name) + text_bytes(model.config) + TEXT_LIMITS["path"]
+
+
 def session_totals(session) -> Totals:
     """The totals of ``session`` (see :class:`Totals`); models' operations are written as
-    their models, but counted here as operations."""
-    size = 4096 + _text_bytes(session.title) + _text_bytes(session.notes)
-    size += sum(map(hardware_bytes, session.hardware)) + 1024 * len(session.models)
+    their models, and counted here as operations."""
+    size = 4096 + text_bytes(session.title) + text_bytes(session.notes)
+    size += sum(map(hardware_bytes, session.hardware)) + sum(map(model_bytes, session.models))
     size += 64 * len(session.comparisons) + sum(
-        _text_bytes(c.first) + _text_bytes(c.second) for c in session.comparisons)
+        text_bytes(c.first) + text_bytes(c.second) for c in session.comparisons)
+    expanded = {i for model in session.models for i in model.op_ids}
     sweeps = 0
     for entry in session.operations:
-        size += operation_bytes(entry)
+        if entry.id not in expanded:
+            size += operation_bytes(entry)
         if entry.sweep is not None:
             sweeps += entry.sweep.points
     size += sum(measurement_bytes(m) for m in session.measurements)
@@ -228,7 +249,8 @@ def budget_problem(totals: Totals, before: Totals | None = None) -> str | None:
     if totals.bytes > MAX_SESSION_BYTES:
         mb = 2**20
         added = (totals.bytes - before.bytes) / mb if before is not None else 0
-        adding = f" (adding {added:.1f} MB)" if added > 0 else ""
+        adding = (f" (adding {added:.1f} MB)" if added >= 0.1
+                  else f" (adding {added * 1024:.1f} KB)" if added > 0 else "")
         return (f"the session file would take about {totals.bytes / mb:.1f} MB{adding}; a "
                 f"session file holds at most {MAX_SESSION_BYTES // mb} MB")
     return None

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMessageBox,
     QSplitter,
     QStyle,
     QStyledItemDelegate,
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
 from workbench.io.presets import builtin_ids
 from workbench.io.user_presets import all_presets
 from workbench.model.hardware import Hardware, UnknownLevel, UnsupportedPrecision
+from workbench.model.limits import OverBudget
 from workbench.model.rules import ridge
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
@@ -381,9 +383,16 @@ class PresetDialog(QDialog):
         builtin = builtin_ids()  # a user preset is stored in the session in full
         # the figures listed and shown here: a user preset's file may have been removed or
         # changed on disk since the dialog opened
-        new_ids = [self.document.add_machine(self.presets[preset_id].copy(),
-                                             preset=preset_id if preset_id in builtin else None)
-                   for preset_id in ids]
+        new_ids = []
+        for preset_id in ids:
+            try:
+                new_ids.append(self.document.add_machine(
+                    self.presets[preset_id].copy(),
+                    preset=preset_id if preset_id in builtin else None))
+            except OverBudget as exc:  # (the session could not be saved with it)
+                QMessageBox.warning(self, "Add Preset",
+                                    f"{self.presets[preset_id].label} not added: {exc}")
+                break
         if new_ids:
             self.document.seal()
             self.added_ids.extend(new_ids)

@@ -3,6 +3,8 @@ its notes (kept in the file, for whoever opens it next), as one undo step."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
@@ -25,8 +27,12 @@ class TitleDialog(QDialog):
     saved (the session's text limits: a length each, no control characters), the reason
     said under them."""
 
-    def __init__(self, title: str, notes: str, parent: QWidget | None = None) -> None:
+    def __init__(self, title: str, notes: str, parent: QWidget | None = None,
+                 budget: Callable[[str, str], str | None] | None = None) -> None:
+        """``budget(title, notes)``: why the session could not be saved with them, or
+        ``None``."""
         super().__init__(parent)
+        self._budget = budget
         self.setObjectName("title_dialog")
         self.setWindowTitle("Title and Notes")
         self.title_edit = QLineEdit(title, self)
@@ -68,6 +74,8 @@ class TitleDialog(QDialog):
         where = "The title"
         if problem is None:
             problem, where = text_problem(notes, "notes"), "The notes"
+        if problem is None and self._budget is not None:
+            problem, where = self._budget(title, notes), "With them,"
         self.problem.setText("" if problem is None else f"{where} {problem}.")
         self.problem.setVisible(problem is not None)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(problem is None)

@@ -39,6 +39,7 @@ from workbench.io.presets import get_preset, is_hand_made
 from workbench.model.advisories import machine_advisories
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
+from workbench.model.limits import OverBudget
 from workbench.model.session import HardwareEntry
 from workbench.ui.editors.hardware_fields import (
     FieldEdit,
@@ -538,7 +539,13 @@ class MachineForm:
         entry = self.current_entry()
         if entry is None:
             return
-        self.document.set_machine(entry.id, hw, text=text)
+        try:
+            self.document.set_machine(entry.id, hw, text=text)
+        except OverBudget as exc:  # (a session file Save would refuse)
+            self.refresh_editor()
+            self._set_problem("budget", "Not applied", str(exc))
+            return
+        self._set_problem("budget", "", "")
         self.document.seal()
         self.refresh_editor()  # also when nothing changed: show the text the usual way
 

@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QEvent, QSize, Qt, QTimer, QUrl
+from PySide6.QtCore import QCoreApplication, QEvent, QSignalBlocker, QSize, Qt, QTimer, QUrl
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
@@ -61,7 +61,7 @@ from workbench.document.changes import What
 from workbench.io.errors import InputError
 from workbench.io.schema import Place, check_param, kind_checks
 from workbench.model.errors import COUNTING_ERRORS
-from workbench.model.limits import text_problem
+from workbench.model.limits import OverBudget, text_problem
 from workbench.model.operations import KINDS, Kind, Operation, Param
 from workbench.ui.bridge import Workspace
 from workbench.ui.editors.derivation import DerivationView, Section, build_derivation, derivation_to_text
@@ -620,17 +620,30 @@ class OperationEditor(QWidget):
         if problem is not None:
             self._refuse("name", f"Name: {problem}", self._name_edit)
             return
-        self._accept("name", self._name_edit)
         with self._apply():
-            self.document.set_operation_field(self._op_id, "name", text)
+            try:
+                self.document.set_operation_field(self._op_id, "name", text)
+            except OverBudget as exc:  # (a session file Save would refuse)
+                self._refuse("name", f"Name: {exc}", self._name_edit)
+                return
+        self._accept("name", self._name_edit)
 
     def _on_level(self, index: int) -> None:
         if self._op_id is None or self.read_only:
             return
         with self._apply():
             self.document.seal()
-            self.document.set_operation_field(self._op_id, "memory_level",
-                                              self._level_combo.itemData(index))
+            try:
+                self.document.set_operation_field(self._op_id, "memory_level",
+                                                  self._level_combo.itemData(index))
+            except OverBudget as exc:  # (a session file Save would refuse)
+                level = self.document.operation(self._op_id).operation.memory_level
+                blocker = QSignalBlocker(self._level_combo)
+                self._level_combo.setCurrentIndex(max(0, self._level_combo.findData(level)))
+                del blocker
+                self._note = f"Memory level not changed: {exc}"
+                self._update_hint()
+                return
             self.document.seal()
 
     def propose(self, name: str, value: Any, discrete: bool = False) -> None:
@@ -681,7 +694,13 @@ class OperationEditor(QWidget):
         with self._apply():
             if discrete:  # a pick or a click is an undo step of its own
                 self.document.seal()
-            self.document.set_param(self._op_id, name, normalised)
+            try:
+                self.document.set_param(self._op_id, name, normalised)
+            except OverBudget as exc:  # (a session file Save would refuse)
+                if not discrete and self._typed.get(name):
+                    self._typed[name].pop()
+                self._refuse(name, f"{param.label} = {value}: not applied — {exc}", f.input)
+                return
             if discrete:
                 self.document.seal()
 

@@ -57,6 +57,7 @@ from workbench.document import Change, Document
 from workbench.document.changes import What
 from workbench.model.comparison import SPEEDUP_FORMULA, compare_results
 from workbench.model.errors import COUNTING_ERRORS
+from workbench.model.limits import OverBudget
 from workbench.model.roofline import FORMULAS, Result
 from workbench.model.session import Comparison
 from workbench.model.units import format_quantity
@@ -109,8 +110,11 @@ def add_comparison(document: Document, first: str, second: str) -> str:
         if {c.first, c.second} == {first, second}:
             return f"{c.first!r} and {c.second!r} are already compared"
     document.seal()
-    document.set_comparisons(list(session.comparisons) + [Comparison(first, second)],
-                             f"Compare {first} with {second}")
+    try:
+        document.set_comparisons(list(session.comparisons) + [Comparison(first, second)],
+                                 f"Compare {first} with {second}")
+    except OverBudget as exc:  # (a session file Save would refuse)
+        return str(exc)
     document.seal()
     return ""
 

@@ -41,6 +41,7 @@ from workbench.document import Change, unique_name
 from workbench.document.changes import What
 from workbench.io.presets import get_preset
 from workbench.model.hardware import Hardware
+from workbench.model.limits import OverBudget
 from workbench.model.session import HardwareEntry
 from workbench.ui.bridge import Workspace
 from workbench.ui.dialogs.preset_dialog import (
@@ -386,15 +387,18 @@ class HardwarePanel(MachineForm, QWidget):
         if ids:
             self.select_machine(ids[-1])
 
-    def new_machine(self) -> int:
-        """Add a custom machine with round starting figures, select it and focus its name."""
+    def new_machine(self) -> int | None:
+        """Add a custom machine with round starting figures, select it and focus its name
+        (``None``, said in a dialog, when the session could not hold it)."""
         names = {e.hardware.name for e in self.document.session.hardware}
         name, n = "Custom machine", 2
         while name in names:
             name, n = f"Custom machine {n}", n + 1
         hw = Hardware(name=name, compute=dict(NEW_MACHINE["compute"]),
                       memory=dict(NEW_MACHINE["memory"]), main_memory="hbm")
-        hw_id = self.document.add_machine(hw)
+        hw_id = self._add("New Machine", hw)
+        if hw_id is None:
+            return None
         self.document.seal()
         self.select_machine(hw_id)
         self.name_edit.setFocus(Qt.FocusReason.OtherFocusReason)
@@ -408,10 +412,23 @@ class HardwarePanel(MachineForm, QWidget):
         taken = {e.hardware.name for e in self.document.session.hardware}
         hw = entry.hardware.copy(name=unique_name(entry.hardware.label, taken, "machine",
                                                   " (copy)"))
-        hw_id = self.document.add_machine(hw, preset=entry.preset)
+        hw_id = self._add("Duplicate Machine", hw, entry.preset)
+        if hw_id is None:
+            return None
         self.document.seal()
         self.select_machine(hw_id)
         return hw_id
+
+    def _add(self, title: str, hw: Hardware, preset: str | None = None) -> int | None:
+        """Add ``hw`` to the session; ``None``, said in a dialog, when the session could
+        not hold it (a file Save would refuse)."""
+        try:
+            return self.document.add_machine(hw, preset=preset)
+        except OverBudget as exc:
+            from PySide6.QtWidgets import QMessageBox
+
+            QMessageBox.warning(self, title, f"Not added: {exc}")
+            return None
 
     def move_current(self, step: int) -> None:
         """Move the selected machine ``step`` places (−1: up), keeping it selected."""

@@ -18,7 +18,7 @@ from workbench.document import Change
 from workbench.document.changes import What
 from workbench.model.analysis import Pair
 from workbench.model.errors import COUNTING_ERRORS
-from workbench.model.limits import text_problem
+from workbench.model.limits import OverBudget, text_problem
 from workbench.model.operations import KINDS
 from workbench.model.rules import intensity as intensity_of
 from workbench.model.session import PALETTE, HardwareEntry, OperationEntry
@@ -372,7 +372,11 @@ class OperationsModel(QAbstractTableModel):
             if problem is not None:  # (a session file could not hold it, or reopen it)
                 self.refused.emit(f"Name not changed: {problem}")
                 return False
-            document.set_operation_field(entry.id, "name", name)
+            try:
+                document.set_operation_field(entry.id, "name", name)
+            except OverBudget as exc:  # (a session file Save would refuse)
+                self.refused.emit(f"Name not changed: {exc}")
+                return False
             document.seal()
             return True
         return False

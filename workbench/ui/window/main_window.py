@@ -110,7 +110,8 @@ class MainWindow(DocksMixin, MenusMixin, FilesMixin, ExportingMixin, HelpMixin,
         from workbench.ui.dialogs.title_dialog import TitleDialog
 
         session = self.document.session
-        dialog = TitleDialog(session.title, session.notes, self)
+        dialog = TitleDialog(session.title, session.notes, self,
+                             budget=self.document.title_and_notes_problem)
         if self.run_dialog(dialog):
             self.document.set_title_and_notes(*dialog.values())
 
