@@ -245,3 +245,13 @@ def test_cancel_stops_the_read_and_adds_nothing(tmp_path):
     with pytest.raises(ImportCancelled):
         import_measurements(folder, cancel=lambda: looks.append(1) or True)
     assert looks == [1]  # stopped at the first look, after 4,096 rows
+
+
+@pytest.mark.parametrize("cell", ["1e-40", "5e-324"])  # 10⁻³¹ B/s; 0 once in B/s
+def test_a_roof_below_any_machines_figure_is_refused_in_one_line(tmp_path, cell):
+    # a machine with such a figure was added and saved, then the session would not open
+    folder = _workload_with(tmp_path, "roofline.csv", 3, "HBMBw", cell)  # device 2
+    with pytest.raises(InputError) as err:
+        load_measurements(folder)
+    assert str(err.value) == (f"{folder / 'roofline.csv'}:4: HBMBw: the measured roof {cell} "
+                              "is out of range: at least 1e-39 (GB/s or GFLOP/s, as written)")

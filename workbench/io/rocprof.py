@@ -67,7 +67,7 @@ from typing import Any
 from workbench.io.errors import InputError
 from workbench.model.hardware import Hardware
 from workbench.model.measured import Measurement
-from workbench.model.units import MAX_MAGNITUDE
+from workbench.model.units import MAX_MAGNITUDE, MIN_MAGNITUDE
 from workbench.records import record
 
 __all__ = ["WorkloadImport", "read_workload", "read_roofline_csv", "read_pmc_perf",
@@ -190,6 +190,10 @@ def read_roofline_csv(path: str | os.PathLike[str], device: int | None = None,
         if not value <= MAX_MAGNITUDE:  # (as every machine's figure: saved, it opens again)
             raise InputError(f"the measured roof {cell.strip()} is out of range: at most "
                              f"{MAX_MAGNITUDE / 1e9:g} (GB/s or GFLOP/s, as written)", name,
+                             line, (column,))
+        if not value >= MIN_MAGNITUDE:
+            raise InputError(f"the measured roof {cell.strip()} is out of range: at least "
+                             f"{MIN_MAGNITUDE / 1e9:g} (GB/s or GFLOP/s, as written)", name,
                              line, (column,))
         roofs[roof] = value
     for precision, value in vector.items():
