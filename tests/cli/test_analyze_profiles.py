@@ -125,3 +125,21 @@ def test_a_machine_the_session_lacks_names_the_option_not_the_file(capsys, tmp_p
     assert status == 2 and out == ""
     assert err == ("roofline-workbench: --hardware: no machine 'a100' in this session "
                    "(machines: 'a100-40gb')\n")
+
+
+def test_two_runs_of_one_file_name_in_deep_folders_are_named_as_the_app_names_them(
+        capsys, tmp_path):
+    # two exports both named run.csv, in folders whose paths are over 300 characters (the
+    # longest a run's name may be): compared, named by the file name and a number
+    folders = [tmp_path.joinpath(*[f"{side}" * 200] * 2) for side in "ab"]
+    for folder in folders:
+        folder.mkdir(parents=True)
+    before = export(folders[0] / "run.csv", ("softmax", "40", "8"))
+    after = export(folders[1] / "run.csv", ("softmax", "10", "8"))
+    assert len(str(after)) > 300
+    status, out, err = analyze(capsys, tmp_path, "--measurements", before, after,
+                               "--format", "json")
+    assert status == 0, err
+    (change,) = json.loads(out)["runs"]
+    assert (change["name"], change["before_run"], change["after_run"]) == (
+        "softmax", "run.csv", "run.csv (2)")

@@ -130,17 +130,20 @@ def _attach(session, files: Sequence[str], hardware: str | None, top: int | None
     kernels by GPU time. ``imports`` receives what each file gave (its totals, what was not
     counted, how many kernels ``top`` hid). Two or more files are runs of one program, named
     by their file names."""
-    from pathlib import Path
 
     from workbench.io.errors import InputError
     from workbench.io.measurements import attach_measurements, import_measurements
-    from workbench.io.profiles import add_machines, check_vendor
+    from workbench.io.profiles import add_machines, check_vendor, run_name
     from workbench.model.profile import top_kernels
 
-    names = [Path(f).name for f in files]
+    # (named as the app's import names them: two files of one name are "trace.json" and
+    # "trace.json (2)", a run name a session file holds whatever the folders)
+    taken = {m.run for m in session.measurements if m.run is not None}
     try:
-        for file, name in zip(files, names, strict=True):
-            run = (name if names.count(name) == 1 else file) if len(files) > 1 else None
+        for file in files:
+            run = run_name(file, taken) if len(files) > 1 else None
+            if run is not None:
+                taken.add(run)
             result = import_measurements(file, hardware, run=run)
             check_vendor(session, result, hardware)  # (an AMD trace on an H100: refused)
             shown, hidden = (top_kernels(result.measurements, top) if top is not None

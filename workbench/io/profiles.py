@@ -18,7 +18,19 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["profile_kind", "import_profile", "add_machines", "gpu_vendor", "check_vendor"]
+__all__ = ["profile_kind", "import_profile", "add_machines", "gpu_vendor", "check_vendor",
+           "run_name"]
+
+
+def run_name(path: str | os.PathLike[str], taken: set[str]) -> str:
+    """The run a profile's points are marked with: its file name, numbered when ``taken``
+    (the runs a session already has) holds that name."""
+    base = Path(path).name
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base} ({n})"
+    return name
 
 
 def import_profile(path: str | os.PathLike[str], kind: str, hardware: str | None = None, *,

@@ -150,13 +150,9 @@ def import_measurements(document: Document, path: str | os.PathLike[str],
 def run_name(path: str | os.PathLike[str], session) -> str:
     """The run a profile's points are marked with: its file name, numbered when the session
     already has a run of that name."""
-    base = Path(path).name
-    taken = {m.run for m in session.measurements if m.run is not None}
-    name, n = base, 1
-    while name in taken:
-        n += 1
-        name = f"{base} ({n})"
-    return name
+    from workbench.io.profiles import run_name as numbered
+
+    return numbered(path, {m.run for m in session.measurements if m.run is not None})
 
 
 def read_profile(path: str | os.PathLike[str], hardware: str | None, session, *,
