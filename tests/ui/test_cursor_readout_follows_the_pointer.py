@@ -33,3 +33,49 @@ def test_the_readout_clears_over_the_axes(open_window, qtbot):
     # on the x axis's tick labels, under the plot
     qtbot.mouseMove(plot.viewport(), plot.mapFromScene(area.center().x(), area.bottom() + 12))
     qtbot.waitUntil(lambda: win.cursor_label.text() == "")
+
+
+def test_the_readout_clears_when_the_window_shrinks_under_a_still_pointer(open_window, qtbot):
+    from PySide6.QtGui import QCursor
+
+    win = open_window(size=(1350, 720))
+    _over_the_plot(qtbot, win)
+    plot = win.canvas.plot_widget
+    area = plot.getPlotItem().getViewBox().sceneBoundingRect()
+    # the pointer rests low in the plot, then the window is made shorter by the window
+    # manager: the results panel comes up under the pointer, which did not move
+    low = plot.viewport().mapToGlobal(plot.mapFromScene(area.center().x(), area.bottom() - 8))
+    qtbot.mouseMove(plot.viewport(), plot.viewport().mapFromGlobal(low))
+    QCursor.setPos(low)
+    qtbot.waitUntil(lambda: win.cursor_label.text().startswith("I = "))
+    win.resize(1350, 560)
+
+    def off_the_plot() -> bool:
+        here = plot.viewport().mapFromGlobal(low)
+        return not plot.getPlotItem().getViewBox().sceneBoundingRect().contains(
+            plot.mapToScene(here)) or not plot.viewport().rect().contains(here)
+
+    qtbot.waitUntil(off_the_plot)
+    qtbot.wait(100)
+    assert win.cursor_label.text() == ""
+
+
+def test_the_readout_clears_when_the_window_moves_from_under_a_still_pointer(open_window,
+                                                                              qtbot):
+    from PySide6.QtGui import QCursor
+
+    win = open_window(size=(1000, 600))
+    _over_the_plot(qtbot, win)
+    plot = win.canvas.plot_widget
+    area = plot.getPlotItem().getViewBox().sceneBoundingRect()
+    # the pointer rests near the plot's left edge; the window is moved right under it:
+    # the panels on the window's left come under the pointer
+    near_left = plot.mapFromScene(area.left() + 8, area.center().y())
+    qtbot.mouseMove(plot.viewport(), near_left)
+    QCursor.setPos(plot.viewport().mapToGlobal(near_left))
+    qtbot.waitUntil(lambda: win.cursor_label.text().startswith("I = "))
+    win.move(win.pos().x() + 300, win.pos().y())
+    qtbot.waitUntil(lambda: not win.canvas.geometry().contains(
+        win.mapFromGlobal(QCursor.pos())))
+    qtbot.wait(100)
+    assert win.cursor_label.text() == ""

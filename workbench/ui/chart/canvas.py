@@ -175,6 +175,7 @@ class RooflineCanvas(QWidget):
         scene.sigPrepareForPaint.connect(self._update_label_transforms)
         vb.sigRangeChanged.connect(self._on_range_changed)
         vb.sigResized.connect(self._on_resized)
+        vb.sigResized.connect(self.hover.recheck)
 
         #: a fit happened: the next full placing may give the fitted view its headroom
         self._headroom_pending = False

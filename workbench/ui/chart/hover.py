@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 from PySide6 import QtGui
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
-from PySide6.QtWidgets import QGraphicsView, QMenu, QToolTip
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, QTimer
+from PySide6.QtWidgets import QApplication, QGraphicsView, QMenu, QToolTip
 
 from workbench.ui.chart.axes import to_data
 from workbench.ui.widgets import escape_html
@@ -79,6 +79,21 @@ class HoverTip(QObject):
         return True
 
 
+class WindowMoves(QObject):
+    """Calls ``moved`` once the window it watches has moved or been resized (its layout
+    settled): no pointer event tells a plot that it went from under a still pointer."""
+
+    def __init__(self, plot: QGraphicsView, moved) -> None:
+        super().__init__(plot)  # (gone with the plot, and its watch with it)
+        self._moved = moved
+        plot.window().installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() in (QEvent.Type.Move, QEvent.Type.Resize):
+            QTimer.singleShot(0, self, self._moved)
+        return False
+
+
 class Hover:
     """The mark under the mouse and what is said of it (see the module)."""
 
@@ -89,6 +104,7 @@ class Hover:
         #: the status bar reads out the place under the pointer
         self._reading = False
         self._tip: HoverTip | None = None  # (made with the first tip: the plot exists then)
+        self._window_moves: WindowMoves | None = None  # (made with the first read-out)
 
     def _shown_tip(self) -> HoverTip:
         if self._tip is None:
@@ -155,6 +171,20 @@ class Hover:
             self._reading = False
             self._canvas.cursor_text.emit("")
 
+    def recheck(self) -> None:
+        """The plot moved or was resized under a still pointer (its window resized or moved,
+        a panel beside it shown): the read-out and the hovered mark are of the place under
+        the pointer now, and say nothing when the pointer is off the plot now."""
+        if not self._reading and self._key is None:
+            return
+        plot = self._canvas.plot_widget
+        where = QtGui.QCursor.pos()
+        under = QApplication.widgetAt(where)
+        if under is None or not (under is plot or plot.isAncestorOf(under)):
+            self.left()
+            return
+        self.on_mouse_moved(plot.mapToScene(plot.viewport().mapFromGlobal(where)))
+
     def on_mouse_moved(self, scene_pos) -> None:
         canvas = self._canvas
         vb = canvas.view_box
@@ -162,6 +192,8 @@ class Hover:
             self.left()
             return
         self._reading = True
+        if self._window_moves is None:
+            self._window_moves = WindowMoves(canvas.plot_widget, self.recheck)
         view = vb.mapSceneToView(scene_pos)
         x, y = float(to_data(view.x())), float(to_data(view.y()))
         key = self.nearest(scene_pos)
