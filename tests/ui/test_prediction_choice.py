@@ -137,3 +137,13 @@ def test_hardware_panel_says_where_the_calibrated_figures_come_from(qtbot):
     panel.machine_list.setCurrentItem(panel.item_for(l4))
     assert "Calibrated prediction figures: assumed (the H100 SXM's)" in \
         panel.provenance_label.text()
+
+
+def test_undo_names_the_prediction_as_the_menu_does(qtbot, window):
+    assert window.open_path(EXAMPLE)
+    window.prediction_actions["derated"].trigger()
+    assert window.undo_action.text() == "&Undo Prediction: Derated"
+    window.prediction_actions["calibrated"].trigger()
+    assert window.undo_action.text() == "&Undo Prediction: Calibrated"
+    window.launches_actions["graph"].trigger()
+    assert window.undo_action.text() == "&Undo Prediction: Kernels replayed from a CUDA graph"

@@ -33,6 +33,7 @@ from workbench.model.limits import (
     text_bytes,
 )
 from workbench.model.operations import KINDS, Operation
+from workbench.model.prediction import LAUNCHES
 from workbench.model.session import (
     Comparison,
     HardwareEntry,
@@ -681,7 +682,8 @@ class Document:
                 entry.hardware = entry.hardware.copy(prediction=m, launches=k)
             return Change(What.HARDWARE, tuple(e.id for e in entries))
 
-        what = new[0] if model else f"{new[1]} launches"
+        # named as View ▸ Prediction names the choice
+        what = new[0].capitalize() if model else f"Kernels {LAUNCHES[new[1]]}"
         self.edit(f"Prediction: {what}", put, [new] * len(entries), old, grows=Totals())
 
     def remove_machine(self, hw_id: int) -> None:
