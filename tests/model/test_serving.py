@@ -168,6 +168,39 @@ def test_group_limited_routing_crowds_the_busiest_chip_as_sampled(ep, tokens):
         assert b.hit > 1.2 * busiest_chip(1, 256, 8, 256 // ep).hit
 
 
+def test_a_moe_gemm_given_groups_alone_has_no_group_limit_and_more_groups_picked_are_refused():
+    """A token picks among every group unless told fewer (``topk_groups`` follows ``groups``):
+    eight experts in four groups on two chips count as uniform routing; two of the four
+    groups crowd the busiest chip; five of four is refused, as a file or an edit would be."""
+    from workbench.model.operations import Operation, cross_checks
+
+    base = {"tokens": 1, "experts": 8, "top_k": 2, "n": 64, "k": 64, "local_experts": 4}
+
+    def pairs(**extra) -> float:
+        op = Operation("moe_gemm", {**base, **extra})
+        return op.spec.count(op.resolved()).flops / (2 * 64 * 64)
+
+    # uniform: the two experts on one chip with probability 3/7 (2 pairs), else 1 pair there
+    assert pairs() == pytest.approx(1 + 3 / 7)
+    assert pairs(groups=4) == pytest.approx(pairs())
+    # two of the four groups, then two of their four experts, every choice alike: the
+    # busiest chip's pairs tallied over all of them (chip 0 holds groups 0 and 1)
+    from itertools import combinations
+    tally = []
+    for chosen in combinations(range(4), 2):
+        pool = [e for g in chosen for e in (2 * g, 2 * g + 1)]
+        for picked in combinations(pool, 2):
+            chips = [e // 4 for e in picked]
+            tally.append(max(chips.count(0), chips.count(1)))
+    # (a chip of whole groups draws each expert of the picked groups on its own, k in
+    # expectation, not k exactly: within 2 % at this tiny size, far closer at DeepSeek's)
+    assert pairs(groups=4, topk_groups=2) == pytest.approx(sum(tally) / len(tally), rel=0.02)
+    assert pairs(groups=4, topk_groups=2) > pairs() + 0.1
+    assert cross_checks("moe_gemm", {**base, "groups": 4, "topk_groups": 5}) == [
+        ("topk_groups", "a token picks among at most every group: topk_groups must not exceed "
+                        "groups (4), got 5")]
+
+
 def test_a_group_limit_counted_by_hand():
     """Four experts in 2 groups of 2, one group per token, 2 experts: the token's two
     experts are its group's, both on the chip that holds that group (ep 2), so the busiest

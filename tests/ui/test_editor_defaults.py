@@ -47,13 +47,15 @@ OPERATIONS = {
                  "k": 4096},
     "moe_gemm, expert parallel": {"kind": "moe_gemm", "tokens": 16, "experts": 8, "top_k": 2,
                                   "n": 14336, "k": 4096, "local_experts": 4},
+    "moe_gemm, grouped routing": {"kind": "moe_gemm", "tokens": 16, "experts": 8, "top_k": 2,
+                                  "n": 14336, "k": 4096, "local_experts": 4, "groups": 4},
     "mla_attention": {"kind": "mla_attention", "heads": 128, "kv_lora_rank": 512,
                       "rope_dim": 64, "query_len": 1, "kv_len": 4096},
     "all_reduce": {"kind": "all_reduce", "hidden": 8192, "chips": 8},
 }
 
 #: What to type into a whole-number field instead of its default.
-_TYPED = {"kv_heads": "16", "score_passes": "2", "local_experts": "4"}
+_TYPED = {"kv_heads": "16", "score_passes": "2", "local_experts": "4", "topk_groups": "2"}
 
 
 def test_every_kind_is_covered():
@@ -116,9 +118,11 @@ def _pick_other(editor: OperationEditor, qtbot, name: str, shown) -> None:
         raise AssertionError((name, widget))
 
 
-#: Parameters that change nothing until another is given (the routing imbalance: only an
-#: expert-parallel chip has a busiest chip to load).
-_NEEDS = {"imbalance": "local_experts"}
+#: Parameters that change nothing until others are given (the routing imbalance and the
+#: expert groups: only an expert-parallel chip has a busiest chip to load; the groups picked
+#: per token limit nothing until the experts form groups).
+_NEEDS = {"imbalance": ("local_experts",), "groups": ("local_experts", "topk_groups"),
+          "topk_groups": ("local_experts", "groups")}
 
 
 def _defaulted(operation: dict) -> list[str]:
@@ -128,7 +132,7 @@ def _defaulted(operation: dict) -> list[str]:
             continue
         if p.only_if is not None and operation.get(p.only_if[0]) != p.only_if[1]:
             continue
-        if p.name in _NEEDS and _NEEDS[p.name] not in operation:
+        if not set(_NEEDS.get(p.name, ())) <= operation.keys():
             continue
         out.append(p.name)
     return out

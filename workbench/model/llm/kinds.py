@@ -286,9 +286,10 @@ MOE_GEMM_PARAMS = (
     Param("groups", "int", 1, "Expert groups",
           "Group-limited routing (DeepSeek's n_group): the experts form G equal groups "
           "(1: no groups).", symbol="G"),
-    Param("topk_groups", "int", 1, "Groups per token",
+    Param("topk_groups", "int", None, "Groups per token",
           "Group-limited routing (topk_group): each token picks its k experts among those of "
-          "M of the G groups, so they crowd on fewer chips.", symbol="M"),
+          "M of the G groups, so they crowd on fewer chips (default: all G, no limit).",
+          symbol="M", inherit="groups"),
 )
 
 
@@ -296,7 +297,8 @@ def _count_moe_gemm(p: Mapping[str, Any]) -> Counts:
     L, t, e, k, n, kk = p["layers"], p["tokens"], p["experts"], p["top_k"], p["n"], p["k"]
     local = p.get("local_experts") or e
     if local < e:  # expert parallelism: the busiest chip's pairs and experts hit
-        G, M = p.get("groups") or 1, p.get("topk_groups") or 1
+        G = p.get("groups") or 1
+        M = p.get("topk_groups") or G
         b = busiest_chip(t, e, k, local, p.get("imbalance") or 1.0, G, M)
         limit = grouped(e, local, G, M)
         s = symbols(KINDS["moe_gemm"], p, pairs=("P_max", b.pairs), hit=("D_max", b.hit))
@@ -358,7 +360,13 @@ register(Kind("moe_gemm", "MoE grouped GEMM",
                                              "{value}"),
                   AtMost("local_experts", "experts", "a chip holds at most every expert: "
                                                      "must not exceed experts ({limit}), got "
-                                                     "{value}"))))
+                                                     "{value}"),
+                  AtMost("groups", "experts", "the experts form at most one group each: "
+                                              "groups must not exceed experts ({limit}), got "
+                                              "{value}"),
+                  AtMost("topk_groups", "groups", "a token picks among at most every group: "
+                                                  "topk_groups must not exceed groups "
+                                                  "({limit}), got {value}"))))
 
 
 # ---------------------------------------------------------------------------------------
