@@ -302,6 +302,124 @@ def test_cancelling_the_open_of_a_large_session_keeps_the_session_shown(
     assert str(path) not in window.recent_files()
 
 
+def _progress_dialogs() -> list[QProgressDialog]:
+    return [widget for widget in QApplication.topLevelWidgets()
+            if isinstance(widget, QProgressDialog) and widget.isVisible()]
+
+
+def _read_in_steps(monkeypatch, step):
+    """Each step of a session file's read (its progress told) waits for ``step(fraction)``
+    on the window's thread; ``(fractions, ended, timer)``: the fractions told, how the read
+    ended ("read" or the exception it ended with), and the timer that calls ``step``."""
+    from workbench.ui.window import files
+
+    read = files.load_session
+    fractions: list[float] = []
+    ended: list[object] = []
+    calls: list[float] = []
+    asked = threading.Event()
+
+    def stepped(path, found, progress=None, cancelled=None):
+        def told(fraction: float) -> None:
+            progress(fraction)
+            fractions.append(fraction)
+            asked.clear()
+            calls.append(fraction)
+            assert asked.wait(HANG_GUARD_S)  # the window has looked at it
+
+        try:
+            session = (read(path, found, told, cancelled) if progress
+                       else read(path, found))
+        except BaseException as exc:
+            ended.append(exc)
+            raise
+        ended.append("read")
+        return session
+
+    def look() -> None:
+        if calls and not asked.is_set():
+            step(calls[-1])
+            asked.set()
+
+    monkeypatch.setattr(files, "load_session", stepped)
+    timer = QTimer()
+    timer.setInterval(0)
+    timer.timeout.connect(look)
+    timer.start()
+    return fractions, ended, timer
+
+
+def test_the_open_of_a_large_session_shows_how_far_it_has_come(
+        qtbot, window, tmp_path, monkeypatch):
+    path = _large_session_file(tmp_path / "profile.yaml")
+    shown: list[int] = []
+
+    def step(fraction: float) -> None:
+        # the bar shows the fraction told once the window has painted it
+        qtbot.waitUntil(lambda: [d.value() for d in _progress_dialogs()]
+                        == [round(100 * fraction)], timeout=HANG_GUARD_S * 1000)
+        if not shown or shown[-1] != round(100 * fraction):
+            shown.append(round(100 * fraction))
+
+    _fractions, ended, timer = _read_in_steps(monkeypatch, step)
+    try:
+        assert window.open_path(path)
+    finally:
+        timer.stop()
+    assert ended == ["read"]
+    assert len(shown) > 10 and shown == sorted(shown)
+    assert shown[0] < 20 and shown[-1] > 80
+    assert len(window.document.session.measurements) == 4_000
+
+
+def test_cancel_stops_the_read_of_a_large_session(qtbot, window, tmp_path, monkeypatch):
+    path = _large_session_file(tmp_path / "profile.yaml")
+    shown = window.document.session
+
+    def step(fraction: float) -> None:
+        for dialog in _progress_dialogs():
+            if fraction > 0.3:
+                dialog.findChild(QPushButton).click()  # (as the user does)
+
+    fractions, ended, timer = _read_in_steps(monkeypatch, step)
+    try:
+        assert not window.open_path(path)
+        reading = [t for t in threading.enumerate() if t.name.startswith("roofline-open")]
+        for thread in reading:
+            thread.join(HANG_GUARD_S)
+    finally:
+        timer.stop()
+    # the read stopped at its next step after the Cancel, long before the file's end
+    assert len(ended) == 1 and ended[0] != "read"
+    assert 0.3 < fractions[-1] < 0.5
+    from workbench.io.errors import ReadCancelled
+
+    assert isinstance(ended[0], ReadCancelled)
+    assert window.document.session is shown and not window.document.modified
+    assert str(path) not in window.recent_files()
+
+
+def test_revert_to_saved_reads_a_large_session_under_progress(
+        qtbot, window, tmp_path, monkeypatch):
+    path = _large_session_file(tmp_path / "profile.yaml")
+    assert window.open_path(path)
+    saved = window.document.session.measurements
+    window.document.set_title("Edited here")
+    window.document.set_measurements(saved[:10])
+    monkeypatch.setattr(window, "confirm_revert", lambda _path: True)
+    seen: list[tuple[str, bool]] = []
+    timer = _watch_progress(seen)
+    try:
+        assert window.revert_to_saved()
+    finally:
+        timer.stop()
+    assert [label for label, _ in seen] == ["Reading profile.yaml again…"]
+    assert window.document.session.title == "A large profile"
+    assert window.document.session.measurements == saved
+    assert not window.document.modified
+    assert window.windowTitle().startswith("profile.yaml")
+
+
 def _many_kernels(open_window, tmp_path):
     """A window on a session of some 500 imported kernels, edited (so it is autosaved), with
     no autosave written yet."""
@@ -401,3 +519,105 @@ def test_edits_while_an_autosave_is_being_written_do_not_reach_it(
     assert recovered.title == "Edited meanwhile"
     assert [m.name for m in recovered.measurements][:2] == ["renamed meanwhile", points[1].name]
     assert len(recovered.measurements) == 10
+
+
+def _watch_saving(seen: list[tuple[str, str, bool]]) -> QTimer:
+    """Record each progress dialog on screen (its text, its title, whether it takes the
+    window's input) while the window saves."""
+    timer = QTimer()
+    timer.setInterval(0)
+
+    def look() -> None:
+        for dialog in _progress_dialogs():
+            entry = (dialog.labelText(), dialog.windowTitle(),
+                     QApplication.activeModalWidget() is dialog)
+            if entry not in seen:
+                seen.append(entry)
+
+    timer.timeout.connect(look)
+    timer.start()
+    return timer
+
+
+def _opened_large_session(window, tmp_path):
+    """``window`` on a session file of 4,000 measured points, its title edited."""
+    path = _large_session_file(tmp_path / "profile.yaml")
+    assert window.open_path(path)
+    window.document.set_title("Saved with many points")
+    return path
+
+
+def test_saving_a_large_session_formats_its_points_off_the_window_under_progress(
+        qtbot, window, tmp_path, monkeypatch):
+    from workbench.io.sessions import dumps_session
+
+    path = _opened_large_session(window, tmp_path)
+    times = {m.time_s for m in window.document.session.measurements}
+    expected = dumps_session(window.document.session, path)
+    formatted, _ = _record_formatting(monkeypatch)
+    seen: list[tuple[str, str, bool]] = []
+    timer = _watch_saving(seen)
+    try:
+        assert window.on_save()
+    finally:
+        timer.stop()
+    on_window = [value for thread, value in formatted
+                 if thread is threading.main_thread() and value in times]
+    assert not on_window, f"{len(on_window)} measured times formatted on the window's thread"
+    assert {value for _thread, value in formatted} >= times
+    assert seen == [("Saving profile.yaml…", "Save Session", True)]
+    assert not _progress_dialogs()
+    assert path.read_text(encoding="utf-8") == expected
+    assert path.with_name("profile.yaml.bak").exists()
+    assert not window.document.modified and not window.isWindowModified()
+    assert window.recent_files()[0] == str(path.resolve())
+    assert window.statusBar().currentMessage() == f"Saved {path}"
+    # a second save, the points unchanged, formats none of them again and shows no dialog
+    formatted.clear()
+    seen.clear()
+    window.document.set_title("Saved again")
+    timer = _watch_saving(seen)
+    try:
+        assert window.on_save()
+    finally:
+        timer.stop()
+    assert not [value for _thread, value in formatted if value in times] and not seen
+    assert path.read_text(encoding="utf-8") == dumps_session(window.document.session, path)
+
+
+def test_a_large_session_saved_on_close_is_written_before_the_window_closes(
+        qtbot, open_window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    from workbench.io.sessions import dumps_session
+
+    window = open_window()
+    path = _opened_large_session(window, tmp_path)
+    expected = dumps_session(window.document.session, path)
+    window.ask_save_changes = lambda: QMessageBox.Save
+    seen: list[tuple[str, str, bool]] = []
+    timer = _watch_saving(seen)
+    try:
+        assert window.close()
+    finally:
+        timer.stop()
+    assert seen == [("Saving profile.yaml…", "Save Session", True)]
+    assert not window.isVisible()
+    assert path.read_text(encoding="utf-8") == expected
+
+
+def test_a_large_session_that_cannot_be_saved_says_why_and_stays_modified(
+        qtbot, window, tmp_path, monkeypatch):
+    path = _opened_large_session(window, tmp_path)
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(window, "show_error", lambda title, text: shown.append((title, text)))
+    before = path.read_bytes()
+    path.chmod(0o444)
+    try:
+        assert not window.on_save()
+    finally:
+        path.chmod(0o644)
+    assert len(shown) == 1 and shown[0][0] == "Cannot save session"
+    assert shown[0][1].startswith(f"{path}: ")
+    assert path.read_bytes() == before
+    assert window.document.modified and window.document.session.title == "Saved with many points"

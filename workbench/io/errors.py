@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["InputError", "format_path", "did_you_mean", "unknown_key_message"]
+from collections.abc import Callable
+
+__all__ = ["InputError", "ReadCancelled", "ReadProgress", "format_path", "did_you_mean",
+           "unknown_key_message"]
 
 
 def format_path(path: tuple[object, ...]) -> str:
@@ -36,6 +39,37 @@ class InputError(ValueError):
         key = format_path(self.path)
         text = f"{where}{key}: {self.message}" if key else f"{where}{self.message}"
         return " ".join(text.split())  # always one line
+
+
+class ReadCancelled(Exception):
+    """The user cancelled the read of a file (its name the argument); nothing was changed."""
+
+
+class ReadProgress:
+    """How far a long read has come, and whether to stop it: called with the fraction done
+    (0…1) every few thousand items, it tells ``progress`` and raises :class:`ReadCancelled`
+    when ``cancelled()`` is true. :meth:`part` is the same for one step of the read, which
+    takes the share ``start``…``end`` of it."""
+
+    def __init__(self, progress: Callable[[float], None] | None = None,
+                 cancelled: Callable[[], bool] | None = None, name: str | None = None,
+                 start: float = 0.0, end: float = 1.0) -> None:
+        self.progress = progress
+        self.cancelled = cancelled
+        self.name = name
+        self.start, self.end = start, end
+
+    def __call__(self, fraction: float) -> None:
+        if self.cancelled is not None and self.cancelled():
+            raise ReadCancelled(self.name)
+        if self.progress is not None:
+            self.progress(self.start + (self.end - self.start) * min(max(fraction, 0.0), 1.0))
+
+    def part(self, start: float, end: float) -> ReadProgress:
+        """The step of the read from ``start`` to ``end`` (fractions of this one)."""
+        width = self.end - self.start
+        return ReadProgress(self.progress, self.cancelled, self.name,
+                            self.start + width * start, self.start + width * end)
 
 
 def did_you_mean(word: str, options: list[str]) -> str:

@@ -81,7 +81,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.io.atomic import write_atomic
-from workbench.io.errors import InputError
+from workbench.io.errors import InputError, ReadProgress
 from workbench.io.limits import Shape, no_cyclic_gc
 from workbench.io.presets import examples_dir, get_preset
 from workbench.io.schema import (
@@ -143,6 +143,7 @@ __all__ = [
     "session_to_data",
     "dumps_session",
     "save_session",
+    "save_snapshot",
     "SessionSnapshot",
     "snapshot_session",
     "snapshot_text",
@@ -229,17 +230,27 @@ def session_shape() -> Shape:
     return _SHAPE[0]
 
 
-def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None) -> Session:
+def load_session(path: str | os.PathLike[str], warnings: list[str] | None = None,
+                 progress: Callable[[float], None] | None = None,
+                 cancelled: Callable[[], bool] | None = None) -> Session:
     """Read and validate a session file; every problem is an :class:`InputError`.
     ``warnings``, when given, receives one line per value the file leaves to a default that
     a current file must give (see :func:`session_from_document`). Unknown keys and lists
     past their limits are refused as the text streams by, before anything is built. An
     example that ships with the package, however it is reached, has its parse kept (see
-    :func:`~workbench.io.yamlio.read_yaml`)."""
+    :func:`~workbench.io.yamlio.read_yaml`). ``progress(fraction)`` is told how far the
+    read has come and ``cancelled()`` asked whether to stop it, every few thousand values
+    (:class:`~workbench.io.errors.ReadCancelled`)."""
     shipped = Path(path).resolve().parent == examples_dir()
+    steps = (ReadProgress(progress, cancelled, str(path))
+             if progress is not None or cancelled is not None else None)
+    # (the shares of the steps: their times for a session of many measured points)
+    read, built = ((steps.part(0.0, 0.68), steps.part(0.68, 1.0)) if steps is not None
+                   else (None, None))
     with no_cyclic_gc():  # (a session of 10⁵ measured points: millions of nodes kept)
-        return session_from_document(read_yaml(path, limit=MAX_SESSION_BYTES,
-                                               shape=session_shape, keep=shipped), warnings)
+        doc = read_yaml(path, limit=MAX_SESSION_BYTES, shape=session_shape, keep=shipped,
+                        progress=read)  # (``read`` asks ``cancelled``)
+        return session_from_document(doc, warnings, built)
 
 
 def loads_session(text: str | bytes, name: str | None = None,
@@ -268,11 +279,14 @@ def migrate(data: dict[str, Any], doc: YamlDocument) -> dict[str, Any]:
     return data
 
 
-def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) -> Session:
+def session_from_document(doc: YamlDocument, warnings: list[str] | None = None,
+                          steps: Callable[[float], None] | None = None) -> Session:
     """The session a document holds. A ``schema_version: 1`` file may leave out a required
     dimension (GEMM ``k``, attention ``kv_len``, …) and get its example value; each such
     value is added to ``warnings`` (when given) as one line naming the file, the line and the
-    key: ``old.yaml:12: operations[2].k: not given; k = 4096 assumed …``."""
+    key: ``old.yaml:12: operations[2].k: not given; k = 4096 assumed …``. ``steps`` is told
+    the fraction of the measured points read, every few thousand (see
+    :class:`~workbench.io.errors.ReadProgress`)."""
     root = Place(doc)
     if doc.data is None:
         raise root.error("the file is empty (a session needs at least schema_version: 1)")
@@ -342,6 +356,8 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
         raise root.at("measurements").error(
             f"has {len(measurements)} measurements; at most {MAX_MEASUREMENTS}")
     for i, item in enumerate(measurements):
+        if steps is not None and not i % _POINTS_PER_STEP:
+            steps(i / len(measurements))
         session.measurements.append(
             _parse_measurement(item, session, root.at("measurements", i)))
     comparisons = data.get("comparisons")
@@ -355,6 +371,10 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None) 
     if data.get("view") is not None:
         session.view = _parse_view(data["view"], root.at("view"))
     return session
+
+
+#: how many measured points are read (or written) between two reports of the progress
+_POINTS_PER_STEP = 2048
 
 
 def _check_sweep_total(operations: list[Any], place: Place) -> None:
@@ -901,10 +921,18 @@ class PointTexts:
     def __init__(self) -> None:
         self.texts: dict[tuple[Any, ...], str] = {}
 
+    def missing(self, snapshot: SessionSnapshot) -> int:
+        """How many of ``snapshot``'s measured points a text made with this table formats
+        (their values are not in it)."""
+        kept = self.texts
+        return sum(values not in kept for values in snapshot.points)
 
-def snapshot_text(snapshot: SessionSnapshot, texts: PointTexts | None = None) -> str:
+
+def snapshot_text(snapshot: SessionSnapshot, texts: PointTexts | None = None,
+                  progress: Callable[[float], None] | None = None) -> str:
     """The text of a session file of ``snapshot``, exactly as :func:`dumps_session` writes it;
-    the measured points whose values ``texts`` holds are not formatted again."""
+    the measured points whose values ``texts`` holds are not formatted again.
+    ``progress(fraction)`` is told the share of the points written, every few thousand."""
     from workbench.io.yaml_parser import dump_with_items, fast_dump, list_item
 
     data = dict(snapshot.data)
@@ -914,7 +942,9 @@ def snapshot_text(snapshot: SessionSnapshot, texts: PointTexts | None = None) ->
         kept = texts.texts if texts is not None else {}
         made: dict[tuple[Any, ...], str] = {}
         written: list[str] = []
-        for values in snapshot.points:
+        for i, values in enumerate(snapshot.points):
+            if progress is not None and not i % _POINTS_PER_STEP:
+                progress(i / len(snapshot.points))
             text = kept.get(values)
             if text is None:
                 text = list_item(plain_data(measurement_to_data(_point(values))))
@@ -987,7 +1017,15 @@ def save_session(session: Session, path: str | os.PathLike[str], backup: bool = 
     owner and links; a read-only file is refused (see :mod:`workbench.io.atomic`). ``notes``
     gets a line for what the user should know: an owner that could not be kept, no backup.
     ``texts``: the points' texts of the last save, see :class:`PointTexts`."""
-    data = dumps_session(session, path, texts).encode("utf-8")
+    save_snapshot(snapshot_session(session, path), path, backup, notes, texts)
+
+
+def save_snapshot(snapshot: SessionSnapshot, path: str | os.PathLike[str], backup: bool = True,
+                  notes: list[str] | None = None, texts: PointTexts | None = None,
+                  progress: Callable[[float], None] | None = None) -> None:
+    """:func:`save_session` of a :class:`SessionSnapshot` (of the session for a file at
+    ``path``), on any thread; ``progress`` as for :func:`snapshot_text`."""
+    data = snapshot_text(snapshot, texts, progress).encode("utf-8")
     if len(data) > MAX_SESSION_BYTES:  # never a file that would not open again
         raise OSError(errno.EFBIG, f"the session is {len(data) / 2**20:.1f} MB; a session file "
                                    f"holds at most {MAX_SESSION_BYTES // 2**20} MB (keep some "

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from workbench.io.errors import InputError, unknown_key_message
+from workbench.io.errors import InputError, ReadProgress, unknown_key_message
 from workbench.io.limits import (
     MAX_ALIASES,
     MAX_DEPTH,
@@ -86,13 +86,15 @@ _EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent, yaml.MappingEndEvent
            yaml.SequenceEndEvent, yaml.ScalarEvent, yaml.AliasEvent)
 
 
-def check_shape(text: str, shape: Shape, name: str | None = None) -> None:
+def check_shape(text: str, shape: Shape, name: str | None = None,
+                steps: ReadProgress | None = None) -> None:
     """Refuse, before any object is built, a document with a key that ``shape`` does not
     know, a list longer than its limit, or nesting deeper than :data:`MAX_DEPTH`: one pass
     over libyaml's parse events (memory does not grow with the document), stopped at the
-    first problem. A document that is not YAML is left to the reader's own message."""
+    first problem. A document that is not YAML is left to the reader's own message.
+    ``steps``: told the progress, which it may stop."""
     mapping_start, sequence_start, mapping_end, sequence_end, scalar, _alias = _EVENTS
-    loader = _LoaderBase(text)
+    loader = _LoaderBase(_source(text, steps))
     # each open collection: [is a mapping, its shape, its path, items or keys seen,
     # expecting a key (mappings), the key being read]
     stack: list[list[Any]] = []
@@ -161,11 +163,37 @@ def _value_done(stack: list[list[Any]]) -> None:
         stack[-1][4] = True
 
 
-def compose(text: str, name: str | None = None) -> tuple[Any, dict[tuple[object, ...], int]]:
+class _Pieces:
+    """A text the parser reads in pieces (of 16 KB), telling ``steps`` how far it has come
+    at each; the parser names it in its messages as it names a text given whole."""
+
+    name = "<unicode string>"
+
+    def __init__(self, text: str, steps: ReadProgress) -> None:
+        self.text = text
+        self.at = 0
+        self.steps = steps
+
+    def read(self, size: int) -> str:
+        start = self.at
+        self.steps(start / max(len(self.text), 1))
+        self.at += size
+        return self.text[start:self.at]
+
+
+def _source(text: str, steps: ReadProgress | None) -> str | _Pieces:
+    """What the parser reads ``text`` from: the text itself, or with ``steps``, its pieces."""
+    return text if steps is None else _Pieces(text, steps)
+
+
+def compose(text: str, name: str | None = None, steps: ReadProgress | None = None
+            ) -> tuple[Any, dict[tuple[object, ...], int]]:
     """The data of the YAML document ``text`` (``None`` for an empty one) and the line of
     each place in it, read with every limit; what is wrong is an :class:`InputError`
-    naming ``name``."""
-    loader = _Loader(text)
+    naming ``name``. ``steps``: told the progress, which it may stop."""
+    # (the shares of the node tree and of the walk: their times for many measured points)
+    loader = _Loader(_source(text, steps.part(0.0, 0.65) if steps is not None else None))
+    walked = steps.part(0.65, 1.0) if steps is not None else None
     try:
         try:
             node = loader.get_single_node()
@@ -174,7 +202,8 @@ def compose(text: str, name: str | None = None) -> tuple[Any, dict[tuple[object,
         except yaml.YAMLError as exc:
             raise InputError(f"not valid YAML: {' '.join(str(exc).split())}", name) from None
         lines: dict[tuple[object, ...], int] = {}
-        data = _read_tree(node, loader, lines, name) if node is not None else None
+        data = (_read_tree(node, loader, lines, name, walked, text.count("\n") + 1)
+                if node is not None else None)
     finally:
         loader.dispose()
     return data, lines
@@ -194,7 +223,8 @@ _OTHER_BASE = re.compile(r"[-+]?(?:0[0-7_]+|0b[01_]+|0x[0-9a-fA-F_]+|[1-9][0-9_]
                          ).fullmatch
 
 
-def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) -> Any:
+def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None,
+               steps: ReadProgress | None = None, total_lines: int = 1) -> Any:
     """The data of the node tree under ``root``, as the safe constructor builds it.
 
     Every node is visited once per path (aliases expanded; iteratively, so that deep nesting
@@ -203,8 +233,10 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
     plain type is built once per text (a session repeats the same values thousands of times);
     any other node is built by the safe constructor. An alias is the same object as its
     anchor, as with ``yaml.safe_load``. A value that cannot be built is reported after the
-    walk, so that a limit reached anywhere is what a document is refused for first."""
+    walk, so that a limit reached anywhere is what a document is refused for first.
+    ``steps`` is told the line reached (of ``total_lines``) every few thousand nodes."""
     nodes = aliases = 0
+    left = _NODES_PER_STEP
     built: dict[int, Any] = {}  # collection node → its value (an alias gets the same one)
     construct = _Constructor(loader)
 
@@ -217,6 +249,11 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
     while stack:
         node, path, into, at, expanded = stack.pop()
         line = node.start_mark.line + 1
+        if steps is not None:
+            left -= 1
+            if not left:
+                steps(line / total_lines)
+                left = _NODES_PER_STEP
         if len(path) > MAX_DEPTH:
             raise InputError(f"nested more than {MAX_DEPTH} levels deep", name, line, path[:8])
         fill: Any = None  # the new list or mapping whose items come next
@@ -263,6 +300,10 @@ def _read_tree(root: yaml.Node, loader: _Loader, lines: dict, name: str | None) 
             raise InputError(_yaml_message(failure), name, _mark_line(failure)) from None
         raise InputError(f"cannot read a value: {failure}", name) from None
     return root_value[0]
+
+
+#: how many nodes the walk builds between two reports of its progress
+_NODES_PER_STEP = 4096
 
 
 class _Constructor:

@@ -34,12 +34,14 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.io.errors import InputError
+from workbench.io.errors import InputError, ReadProgress
 from workbench.io.limits import MAX_FILE_BYTES, SHAPE_CHECK_CHARS, Shape, read_regular_file
 from workbench.model.limits import MAX_SESSION_BYTES as _SESSION_BYTES
 from workbench.records import record
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from workbench.io.limits import ShapeSource
 
 __all__ = ["MAX_SESSION_BYTES", "YamlDocument", "read_yaml", "parse_yaml", "dump_yaml",
@@ -72,21 +74,27 @@ class YamlDocument:
 
 def read_yaml(path: str | os.PathLike[str], what: str = "session file",
               limit: int = MAX_FILE_BYTES, shape: ShapeSource = None,
-              keep: bool = False) -> YamlDocument:
+              keep: bool = False, progress: Callable[[float], None] | None = None,
+              cancelled: Callable[[], bool] | None = None) -> YamlDocument:
     """Read a YAML file with every safety limit; errors are :class:`InputError` naming it.
     ``what`` names the kind of file in messages ("session file", "preset file"); ``limit``
     is its size cap in bytes; ``shape`` as for :func:`parse_yaml`. ``keep``: the file ships
     with the package; what it reads as is kept in the user's cache folder and, next time,
-    taken from there when the file's bytes are the same (see :func:`kept_folder`)."""
+    taken from there when the file's bytes are the same (see :func:`kept_folder`).
+    ``progress(fraction)`` is told how far the read has come, every 16 KB of text or few
+    thousand values; ``cancelled()`` is asked as often, and when true the read stops
+    (:class:`~workbench.io.errors.ReadCancelled`)."""
     name = str(path)
+    steps = (ReadProgress(progress, cancelled, name)
+             if progress is not None or cancelled is not None else None)
     raw = read_regular_file(path, limit, what)
     key = _kept_key(raw) if keep else None
     if key is None:
-        return parse_yaml(raw, name, limit, shape)
+        return parse_yaml(raw, name, limit, shape, steps)
     found = _read_kept(key, raw)
     if found is not None:
         return YamlDocument(found[0], name, found[1])
-    doc = parse_yaml(raw, name, limit, shape)
+    doc = parse_yaml(raw, name, limit, shape, steps)
     _keep(key, raw, doc)
     return doc
 
@@ -213,12 +221,13 @@ def count_top_lists(text: str, shape: Shape, name: str | None = None) -> None:
 
 
 def parse_yaml(raw: bytes | str, name: str | None = None,
-               limit: int = MAX_FILE_BYTES, shape: ShapeSource = None) -> YamlDocument:
+               limit: int = MAX_FILE_BYTES, shape: ShapeSource = None,
+               steps: ReadProgress | None = None) -> YamlDocument:
     """The document in ``raw``, read with every safety limit; ``shape``, when given, is
     checked first as the text streams (:func:`~workbench.io.yaml_parser.check_shape`) in a
     document of :data:`~workbench.io.limits.SHAPE_CHECK_CHARS` or more. It may be given as
     the function that makes it, called only for such a document (a session's shape imports
-    every kind of entry)."""
+    every kind of entry). ``steps``: told the progress of the read, which it may stop."""
     if isinstance(raw, bytes):
         if len(raw) > limit:
             raise InputError(f"document is larger than {limit // (1024 * 1024)} MB", name)
@@ -236,8 +245,9 @@ def parse_yaml(raw: bytes | str, name: str | None = None,
         if not isinstance(shape, Shape):
             shape = shape()
         count_top_lists(text, shape, name)
-        check_shape(text, shape, name)
-    data, lines = compose(text, name)
+        check_shape(text, shape, name, steps.part(0.0, 0.25) if steps is not None else None)
+    # (the shares of the steps: their times for a session of many measured points)
+    data, lines = compose(text, name, steps.part(0.25, 1.0) if steps is not None else None)
     return YamlDocument(data, name, lines)
 
 

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QEvent, QStandardPaths, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
 
 from workbench.io.atomic import user_folder
 from workbench.io.autosave import Autosave, Recoverable, find_recoverable
-from workbench.io.errors import InputError
-from workbench.io.sessions import load_session, save_session
+from workbench.io.errors import InputError, ReadCancelled
+from workbench.io.sessions import load_session, save_snapshot, snapshot_session
 from workbench.model.session import Session
 from workbench.ui.dialogs.load_warnings import show_assumed
 from workbench.ui.mnemonics import access_key, escaped, with_mnemonic
@@ -26,9 +28,16 @@ MAX_RECENT = 8
 AUTOSAVE_INTERVAL_MS = 30_000
 #: Session files from this size on are opened under a progress dialog with Cancel
 LARGE_SESSION_BYTES = 1_000_000
+#: A save that formats this many measured points or more (those whose text no earlier save
+#: or autosave kept) is written under a progress dialog
+LARGE_SAVE_POINTS = 2_000
+#: The steps of a progress dialog's bar
+PROGRESS_STEPS = 100
 FILE_FILTER = "Roofline sessions (*.yaml *.yml);;All files (*)"
 
 _log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class FilesMixin:
@@ -199,56 +208,92 @@ class FilesMixin:
         show_assumed(self, path, assumed)
         return True
 
-    def read_session(self, path: Path, assumed: list[str]) -> Session | None:
+    def read_session(self, path: Path, assumed: list[str], label: str | None = None,
+                     title: str = "Open Session") -> Session | None:
         """Read the session file ``path`` (see :func:`load_session`); one of
         :data:`LARGE_SESSION_BYTES` or more is read off the window's thread under a progress
-        dialog with Cancel (a profile's 100,000 measured points take seconds to read and
-        check). ``None``: the user cancelled; the read then ends on its own, unseen."""
+        dialog (``label``: its text, "Opening NAME…" unless given; ``title``: its title) with
+        Cancel (a profile's 100,000 measured points take seconds to read and check).
+        ``None``: the user cancelled; the read then stops at its next step, unseen."""
         try:
             large = path.stat().st_size >= LARGE_SESSION_BYTES
         except OSError:
             large = False  # (the reader says what is wrong)
         if not large:
             return load_session(path, assumed)
+        found: list[str] = []
+        session = self.in_background(
+            lambda progress, cancelled: load_session(path, found, progress, cancelled),
+            label or f"Opening {path.name}…", title, "open_progress", cancellable=True)
+        if session is None:
+            return None
+        assumed.extend(found)
+        return session
+
+    def in_background(self, work: Callable[[Callable[[float], None], Callable[[], bool]], T],
+                      label: str, title: str, name: str, cancellable: bool) -> T | None:
+        """``work(progress, cancelled)`` run on a thread of its own under a window-modal
+        progress dialog (the window keeps painting and takes no input meanwhile) that shows
+        the fraction ``progress`` is told; its result, or ``None`` where the user cancelled
+        (``cancellable``: the dialog has Cancel, after which ``cancelled()`` is true and the
+        work stops at its next check, unseen). What ``work`` raises is raised here."""
         import threading
 
         from PySide6.QtCore import QEventLoop
-        from PySide6.QtWidgets import QProgressDialog
 
-        read: dict[str, object] = {}
-        found: list[str] = []
+        done: dict[str, Any] = {}
+        fraction = [0.0]
+        stop = threading.Event()
 
-        def run() -> None:  # the reading thread: nothing of the window is touched here
+        def progress(value: float) -> None:
+            fraction[0] = value
+
+        def run() -> None:  # the worker thread: nothing of the window is touched here
             try:
-                read["session"] = load_session(path, found)
+                done["result"] = work(progress, stop.is_set)
+            except ReadCancelled:
+                pass
             except Exception as exc:  # noqa: BLE001 - raised again on the window's thread
-                read["error"] = exc
+                done["error"] = exc
 
-        dialog = QProgressDialog(f"Opening {path.name}…", "Cancel", 0, 0, self)
-        dialog.setObjectName("open_progress")
-        dialog.setWindowTitle("Open Session")
+        dialog = (QProgressDialog if cancellable else _BusyDialog)(
+            label, "Cancel", 0, PROGRESS_STEPS, self)
+        dialog.setObjectName(name)
+        dialog.setWindowTitle(title)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
         dialog.setMinimumDuration(0)
-        reader = threading.Thread(target=run, name="roofline-open", daemon=True)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        if not cancellable:
+            dialog.setCancelButton(None)
+        worker = threading.Thread(target=run, name=f"roofline-{name}", daemon=True)
         loop = QEventLoop()
         poll = QTimer()
         poll.setInterval(30)
-        poll.timeout.connect(lambda: None if reader.is_alive() and not dialog.wasCanceled()
-                             else loop.quit())
+
+        def look() -> None:
+            if not worker.is_alive() or dialog.wasCanceled():
+                loop.quit()
+            else:
+                dialog.setValue(round(PROGRESS_STEPS * fraction[0]))
+
+        poll.timeout.connect(look)
+        dialog.canceled.connect(stop.set)
         dialog.canceled.connect(loop.quit)
+        dialog.setValue(0)
         dialog.show()
-        reader.start()
+        worker.start()
         poll.start()
         loop.exec()
         poll.stop()
-        cancelled = reader.is_alive()  # (the loop ends before the read only by Cancel)
-        dialog.close()
+        cancelled = worker.is_alive()  # (the loop ends before the work only by Cancel)
+        dialog.hide()
+        dialog.deleteLater()
         if cancelled:
             return None
-        if "error" in read:
-            raise read["error"]  # type: ignore[misc]
-        assumed.extend(found)
-        return read["session"]  # type: ignore[return-value]
+        if "error" in done:
+            raise done["error"]
+        return done.get("result")
 
     def open_example(self, path: Path) -> bool:
         try:
@@ -275,17 +320,23 @@ class FilesMixin:
         if self._changed_elsewhere(path) and not self.confirm_replace_changed(path):
             return False
         notes: list[str] = []
-        # a large session's first save formats every measured point (seconds for a
-        # profile's 100,000): a busy cursor meanwhile; later saves reuse the points' texts
-        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        texts = self.autosave.texts
+        snapshot = snapshot_session(self.document.session, path)
         try:
-            save_session(self.document.session, path, notes=notes, texts=self.autosave.texts)
+            if texts.missing(snapshot) >= LARGE_SAVE_POINTS:
+                # formatting the points takes seconds (a profile's 100,000 on its first
+                # save): done off the window's thread, under a progress dialog that takes
+                # the window's input meanwhile, so what is written is what the user saved
+                self.in_background(
+                    lambda progress, _cancelled: save_snapshot(snapshot, path, notes=notes,
+                                                               texts=texts, progress=progress),
+                    f"Saving {path.name}…", "Save Session", "save_progress", cancellable=False)
+            else:  # (later saves reuse the points' texts: a moment)
+                save_snapshot(snapshot, path, notes=notes, texts=texts)
         except OSError as exc:
             failed: OSError | None = exc
         else:
             failed = None
-        finally:
-            QApplication.restoreOverrideCursor()
         if failed is not None:
             self.show_error("Cannot save session", f"{path}: {failed.strerror or failed}")
             return False
@@ -320,10 +371,13 @@ class FilesMixin:
         assumed: list[str] = []
         stamp = _disk_stamp(path)
         try:
-            session = load_session(path, assumed)
+            session = self.read_session(path, assumed, f"Reading {path.name} again…",
+                                        "Revert to Saved")
         except InputError as exc:
             self.show_error("Cannot revert to the saved session", str(exc))
             return False
+        if session is None:
+            return False  # (cancelled)
         if self.document.modified and not self.confirm_revert(path):
             return False
         self.set_session(session, path)
@@ -510,6 +564,17 @@ class FilesMixin:
                 return Path(url.toLocalFile())
         return None
 
+
+
+class _BusyDialog(QProgressDialog):
+    """A progress dialog without Cancel that stays until its work is done: Escape and the
+    close button of its title bar do nothing."""
+
+    def reject(self) -> None:
+        pass
+
+    def closeEvent(self, event) -> None:
+        event.ignore()
 
 
 def _disk_stamp(path: str | Path) -> tuple[int, ...] | None:
