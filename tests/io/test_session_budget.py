@@ -382,3 +382,57 @@ def test_the_totals_kept_through_edits_undo_and_redo_are_the_totals_counted_anew
     for step in (lambda: None, doc.undo, doc.undo, doc.redo, doc.undo, doc.undo, doc.redo):
         step()
         assert doc.totals() == session_totals(doc.session)
+
+
+def _counted_adds():
+    from workbench.io.model_configs import read_model_config, shipped_configs
+    from workbench.io.presets import get_preset
+    from workbench.model.llm.session import ModelEntry
+    from workbench.model.session import Comparison, HardwareEntry, OperationEntry
+
+    def machines(doc):
+        doc.session.hardware = [HardwareEntry(get_preset("h100-sxm").copy(name=f"m{i}"))
+                                for i in range(64)]
+
+    def models(doc):
+        config = read_model_config(shipped_configs()["Qwen3-8B"])
+        for i in range(64):
+            doc.session.models.append(ModelEntry("Qwen3-8B", config, name=f"q{i}"))
+
+    def pairs(doc):
+        doc.session.operations = [OperationEntry(new_operation("gemm", f"g{i}"))
+                                  for i in range(1001)]
+        doc.session.comparisons = [Comparison("g0", f"g{i}") for i in range(1, 1001)]
+
+    def model():
+        return ModelEntry("Qwen3-8B", read_model_config(shipped_configs()["Qwen3-8B"]),
+                          name="one more")
+
+    return {
+        "machine": (machines, lambda doc: doc.add_machine(get_preset("a100-80gb")),
+                    "65 machines (adding 1); at most 64"),
+        "model": (models, lambda doc: doc.add_model(model()),
+                  "65 models (adding 1); at most 64"),
+        "compared pair": (pairs, lambda doc: doc.set_comparisons(
+            [*doc.session.comparisons, Comparison("g1", "g2")]),
+            "1,001 compared pairs (adding 1); at most 1,000"),
+    }
+
+
+@pytest.mark.parametrize("kind", list(_counted_adds()))
+def test_adding_past_the_machines_models_or_pairs_a_session_file_holds_is_refused(kind):
+    """A session file holds at most 64 machines, 64 models and 1,000 compared pairs: one
+    more is refused when added, with the numbers, rather than saved in a file that would
+    not open."""
+    from workbench.document.models import ModelTooLarge
+
+    fill, add, said = _counted_adds()[kind]
+    doc = Document()
+    fill(doc)
+    before = dumps_session(doc.session)
+    steps = doc.undo_text()
+    loads_session(before)  # (as full as a session file may be)
+    with pytest.raises((OverBudget, ModelTooLarge)) as caught:
+        add(doc)
+    assert said in str(caught.value)
+    assert dumps_session(doc.session) == before and doc.undo_text() == steps

@@ -566,7 +566,7 @@ class Document:
         if hardware.name in taken:  # a second machine of a preset: "H100 SXM 2"
             hardware.name = unique_name(hardware.name, taken, "machine")
         entry = HardwareEntry(hardware, preset=preset)
-        grows = Totals(bytes=hardware_bytes(entry))
+        grows = Totals(bytes=hardware_bytes(entry), machines=1)
         self._check_growth(grows)
 
         def do() -> Change:
@@ -824,7 +824,7 @@ class Document:
         def size(pairs: list[Comparison]) -> int:
             return sum(64 + text_bytes(c.first) + text_bytes(c.second) for c in pairs)
 
-        grows = Totals(bytes=size(new) - size(old))
+        grows = Totals(bytes=size(new) - size(old), comparisons=len(new) - len(old))
         self._check_growth(grows)
 
         def put(v: list[Comparison]) -> Change:

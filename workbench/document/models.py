@@ -65,7 +65,8 @@ def model_room_problem(doc: Document, model: ModelEntry, replacing: ModelEntry |
         if problem:
             return f"{model.label} {problem}"
     problem = doc.growth_problem(Totals(bytes=model_bytes(model) - (
-        model_bytes(replacing) if replacing is not None else 0)))
+        model_bytes(replacing) if replacing is not None else 0),
+        models=int(replacing is None)))
     return f"{model.label}: {problem}" if problem else None
 
 
@@ -109,7 +110,7 @@ def add_model(doc: Document, model: ModelEntry) -> int:
         return Change(What.OPERATIONS, tuple(gone))
 
     doc.push(Command(f"Add {model.label}", do, undo, grows=Totals(
-        operations=operation_count(model), bytes=model_bytes(model))))
+        operations=operation_count(model), bytes=model_bytes(model), models=1)))
     return model.id
 
 

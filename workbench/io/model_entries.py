@@ -40,7 +40,7 @@ from typing import Any
 from workbench.io.errors import InputError
 from workbench.io.model_configs import SHIPPED_DIR, read_model_config, shipped_configs
 from workbench.io.schema import Place, check_keys, expect_bool, expect_mapping, expect_str
-from workbench.model.limits import TEXT_LIMITS
+from workbench.model.limits import MAX_MODELS, TEXT_LIMITS
 from workbench.model.llm.architecture import (
     ACTIVATION_DTYPES,
     ALL_REDUCE_ALGORITHMS,
@@ -59,7 +59,6 @@ from workbench.model.operations import KINDS
 __all__ = ["MODEL_KEYS", "parse_model_entry", "model_entry_to_data", "MAX_MODELS", "config_ref"]
 
 MODEL_KEYS = ("config", "name", *SETUP_FIELDS, "view", "visible", "colors")
-MAX_MODELS = 64
 _CHOICES = {"phase": PHASES, "weights": WEIGHT_DTYPES, "activations": ACTIVATION_DTYPES,
             "kv_cache": KV_DTYPES, "view": VIEWS, "all_reduce": ALL_REDUCE_ALGORITHMS}
 #: Serving settings a file may leave out (older readers never saw them): written only when

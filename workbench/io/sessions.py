@@ -108,7 +108,10 @@ from workbench.io.yamlio import (
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.hardware import Hardware
 from workbench.model.limits import (
+    MAX_COMPARISONS,
+    MAX_MACHINES,
     MAX_MEASUREMENTS,
+    MAX_MODELS,
     MAX_OPERATIONS,
     model_problem,
     sweep_total_problem,
@@ -152,7 +155,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 2
-MAX_HARDWARE = 64
 
 def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     """Version 2 requires every dimension without a neutral value (GEMM k, attention
@@ -169,7 +171,6 @@ TOP_KEYS = ("schema_version", "title", "notes", "hardware", "operations", "model
             "measurements", "comparisons", "view", "prediction")
 PREDICTION_KEYS = ("model", "launches")
 COMPARISON_KEYS = ("first", "second")
-MAX_COMPARISONS = 1000
 SWEEP_KEYS = ("param", "values", "start", "stop", "num", "scale")
 MEASUREMENT_KEYS = ("name", "operation", "hardware", "time", "achieved", "flops", "bytes",
                     "precision", "source", "levels", "unit", "count", "run")
@@ -193,7 +194,7 @@ def _session_shape() -> Shape:
     sweep's values."""
     # (whole models' modules are imported only for a session long enough to be checked, or
     # one that holds a model: not at start-up)
-    from workbench.io.model_entries import MAX_MODELS, MODEL_KEYS
+    from workbench.io.model_entries import MODEL_KEYS
     from workbench.io.schema import CALIBRATION_KEYS, OPERATION_KEYS
     from workbench.model.operations import KINDS
     from workbench.model.sweeps import MAX_SWEEP_POINTS
@@ -211,7 +212,7 @@ def _session_shape() -> Shape:
                             item=Shape(frozenset(op_keys), children={"sweep": sweep})),
         "measurements": Shape(most=MAX_MEASUREMENTS, what="measurements",
                               item=Shape(frozenset(MEASUREMENT_KEYS))),
-        "hardware": Shape(most=MAX_HARDWARE, what="machines", item=machine),
+        "hardware": Shape(most=MAX_MACHINES, what="machines", item=machine),
         "comparisons": Shape(most=MAX_COMPARISONS, what="pairs",
                              item=Shape(frozenset(COMPARISON_KEYS))),
         "models": Shape(most=MAX_MODELS, what="models", item=Shape(frozenset(MODEL_KEYS))),
@@ -306,8 +307,8 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None,
     hardware = data.get("hardware")
     hardware = [] if hardware is None else expect_list(hardware, root.at("hardware"),
                                                        "of machines")
-    if len(hardware) > MAX_HARDWARE:
-        raise root.at("hardware").error(f"has {len(hardware)} machines; at most {MAX_HARDWARE}")
+    if len(hardware) > MAX_MACHINES:
+        raise root.at("hardware").error(f"has {len(hardware)} machines; at most {MAX_MACHINES}")
     for i, item in enumerate(hardware):
         session.hardware.append(_parse_hardware_entry(item, root.at("hardware", i)))
     _parse_prediction(data.get("prediction") or {}, session, root.at("prediction"))
@@ -335,7 +336,7 @@ def session_from_document(doc: YamlDocument, warnings: list[str] | None = None,
     session.give_colors()  # an operation without a colour keeps the one of its place
     models = data.get("models")
     if models is not None:
-        from workbench.io.model_entries import MAX_MODELS, parse_model_entry
+        from workbench.io.model_entries import parse_model_entry
         from workbench.model.llm.session import expand_in
 
         models = expect_list(models, root.at("models"), "of models")

@@ -16,13 +16,20 @@ import re
 from workbench.records import record
 
 __all__ = ["TEXT_LIMITS", "text_problem", "CONTROL_RE", "MAX_OPERATIONS", "model_problem",
-           "MAX_MEASUREMENTS", "MAX_SWEEP_POINTS", "MAX_SWEEP_TOTAL", "MAX_SESSION_BYTES",
+           "MAX_MACHINES", "MAX_MODELS", "MAX_COMPARISONS", "MAX_MEASUREMENTS",
+           "MAX_SWEEP_POINTS", "MAX_SWEEP_TOTAL", "MAX_SESSION_BYTES",
            "OverBudget", "Totals", "session_totals", "measurement_bytes", "budget_problem",
            "sweep_total_problem", "model_bytes", "operation_bytes", "hardware_bytes",
            "text_bytes"]
 
 #: The most operations a session holds, a whole model's included.
 MAX_OPERATIONS = 100_000
+#: The most machines a session holds.
+MAX_MACHINES = 64
+#: The most whole models a session holds.
+MAX_MODELS = 64
+#: The most compared pairs a session holds.
+MAX_COMPARISONS = 1000
 #: The most measured points a session holds.
 MAX_MEASUREMENTS = 100_000
 #: Most values one sweep may expand to (a path of 100k points is already far beyond a chart).
@@ -81,26 +88,30 @@ class OverBudget(ValueError):
 @record(frozen=True)
 class Totals:
     """What a session holds against its budget: operations, measured points, sweep points
-    of all sweeps together, and the size of its file (estimated from above, in bytes)."""
+    of all sweeps together, the size of its file (estimated from above, in bytes), and its
+    machines, whole models and compared pairs."""
 
     operations: int = 0
     measurements: int = 0
     sweep_points: int = 0
     bytes: int = 0
+    machines: int = 0
+    models: int = 0
+    comparisons: int = 0
 
     def __add__(self, other: Totals) -> Totals:
-        return Totals(self.operations + other.operations,
-                      self.measurements + other.measurements,
-                      self.sweep_points + other.sweep_points, self.bytes + other.bytes)
+        return Totals(*(a + b for a, b in zip(self._values(), other._values(), strict=True)))
 
     def __sub__(self, other: Totals) -> Totals:
-        return Totals(self.operations - other.operations,
-                      self.measurements - other.measurements,
-                      self.sweep_points - other.sweep_points, self.bytes - other.bytes)
+        return Totals(*(a - b for a, b in zip(self._values(), other._values(), strict=True)))
+
+    def _values(self) -> tuple[int, ...]:
+        return (self.operations, self.measurements, self.sweep_points, self.bytes,
+                self.machines, self.models, self.comparisons)
 
     def grows(self) -> bool:
         """Whether any of these (the change an edit makes) is an increase."""
-        return max(self.operations, self.measurements, self.sweep_points, self.bytes) > 0
+        return max(self._values()) > 0
 
 
 def text_bytes(text: str | None) -> int:
@@ -231,7 +242,8 @@ def session_totals(session) -> Totals:
         if entry.sweep is not None:
             sweeps += entry.sweep.points
     size += sum(measurement_bytes(m) for m in session.measurements)
-    return Totals(len(session.operations), len(session.measurements), sweeps, size)
+    return Totals(len(session.operations), len(session.measurements), sweeps, size,
+                  len(session.hardware), len(session.models), len(session.comparisons))
 
 
 def budget_problem(totals: Totals, before: Totals | None = None) -> str | None:
@@ -239,7 +251,9 @@ def budget_problem(totals: Totals, before: Totals | None = None) -> str | None:
     ``before``: the totals before the edit (the message says what the edit adds)."""
     checks = (("operations", MAX_OPERATIONS, "operations"),
               ("measurements", MAX_MEASUREMENTS, "measured points"),
-              ("sweep_points", MAX_SWEEP_TOTAL, "sweep points in all its sweeps together"))
+              ("sweep_points", MAX_SWEEP_TOTAL, "sweep points in all its sweeps together"),
+              ("machines", MAX_MACHINES, "machines"), ("models", MAX_MODELS, "models"),
+              ("comparisons", MAX_COMPARISONS, "compared pairs"))
     for field_name, limit, what in checks:
         value = getattr(totals, field_name)
         if value > limit:
