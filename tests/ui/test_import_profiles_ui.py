@@ -243,3 +243,24 @@ def test_a_tall_legend_below_the_chart_flows_and_leaves_the_chart_its_height(
     assert view.height() >= 0.6 * canvas.height()
     # the legend under the plot, not over it
     assert legend.sceneBoundingRect().top() >= view.bottom()
+
+
+def test_a_trace_whose_gpu_the_session_has_no_room_for_is_refused_and_changes_nothing(
+        qtbot, window, tmp_path, monkeypatch):
+    """The trace's GPU joins the session as a machine: where the session already holds as
+    many machines as a session file may, the import is refused with the numbers, and the
+    session keeps its machines and points."""
+    from workbench.model import limits
+
+    assert window.open_path(SESSION)
+    session = window.document.session
+    before = (list(session.measurements), [e.hardware.name for e in session.hardware])
+    monkeypatch.setattr(limits, "MAX_MACHINES", len(session.hardware))
+    trace = _bmm_trace(tmp_path, '{"id": 0, "name": "NVIDIA H200", "totalGlobalMem": 150e9}')
+    assert not window.import_measurements(trace)
+    assert "step.json" in window.last_error
+    assert (f"the session would hold {len(session.hardware) + 1} machines (adding 1); at most "
+            f"{len(session.hardware)}") in window.last_error
+    assert "\n" not in window.last_error
+    assert (session.measurements, [e.hardware.name for e in session.hardware]) == before
+    assert not window.document.modified

@@ -164,3 +164,48 @@ def test_the_measure_dialog_is_as_tall_as_what_it_shows(qtbot, window):
     shown = dialog.result_scroll.viewport()
     text = dialog.result_label
     assert text.text() and text.height() <= shown.height() + 1, (text.height(), shown.height())
+
+
+def test_a_measured_machine_the_session_has_no_room_for_is_saved_but_not_added(
+        qtbot, window, monkeypatch):
+    """With room for one machine more, a measurement beside its datasheet machine (two
+    machines) adds neither and says why; the measured machine is still kept with the
+    user's presets."""
+    from workbench.model import limits
+
+    session = window.document.session
+    machines = [e.hardware.name for e in session.hardware]
+    monkeypatch.setattr(limits, "MAX_MACHINES", len(machines) + 1)
+    _menu_action(window, "Hardware", "Measure This Machine…").trigger()
+    dialog = window.findChild(MeasureDialog)
+    dialog.datasheet_combo.setCurrentIndex(dialog.datasheet_combo.findData("xeon-8480"))
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=HANG_GUARD_S * 1000)
+    assert dialog.stage_label.text() == "Done; not added to the session."
+    shown = dialog.result_label.text()
+    assert "Saved with your presets as measured-" in shown
+    assert (f"Not added to the session: the session would hold {len(machines) + 2} machines "
+            f"(adding 2); at most {len(machines) + 1}.") in shown
+    assert [e.hardware.name for e in session.hardware] == machines
+
+
+def test_timing_an_operation_when_the_session_has_no_room_for_this_machine(
+        qtbot, window, monkeypatch):
+    """Measure on This Machine adds this computer's measured machine to the session first:
+    with no room for it, nothing is timed or added, and the message says why."""
+    from workbench.model import limits
+
+    measured = measure_machine("tiny")
+    save_machine(measured.hardware, measured.provenance)
+    window.add_kind_actions["reduction"].trigger()
+    session = window.document.session
+    machines = [e.hardware.name for e in session.hardware]
+    points = len(session.measurements)
+    monkeypatch.setattr(limits, "MAX_MACHINES", len(machines))
+    _menu_action(window, "Edit", "Measure on This Machine").trigger()
+    assert not window.operation_timer.running
+    assert window.errors and window.errors[-1].startswith(
+        "This machine's measured roofs were not added to the session: the session would hold "
+        f"{len(machines) + 1} machines (adding 1); at most {len(machines)}")
+    assert [e.hardware.name for e in session.hardware] == machines
+    assert len(session.measurements) == points

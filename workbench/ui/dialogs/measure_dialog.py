@@ -327,6 +327,8 @@ class MeasureDialog(QDialog):
         from workbench.io.presets import get_preset
         from workbench.io.user_presets import save_machine
         from workbench.measure.summary import summary_lines
+        from workbench.model.limits import OverBudget, Totals, hardware_bytes
+        from workbench.model.session import HardwareEntry
 
         gpu = "device" in result.provenance  # a GPU measurement compares itself as it ends
         datasheet_id = (result.provenance.get("compared_to") if gpu
@@ -342,13 +344,26 @@ class MeasureDialog(QDialog):
             saved = f"Could not save it with your presets: {exc.strerror or exc}"
         hw = result.hardware.copy()
         hw.id = ""  # in the session a machine defined in place: the session file stays portable
-        with self.document.batch():
-            if datasheet_id and not any(e.preset == datasheet_id
-                                        for e in self.document.session.hardware):
-                self.document.add_machine(get_preset(datasheet_id), preset=datasheet_id)
-            new_id = self.document.add_machine(hw)
-        self.document.seal()
-        self.stage_label.setText("Done.")
+        adding = [HardwareEntry(hw)]
+        if datasheet_id and not any(e.preset == datasheet_id
+                                    for e in self.document.session.hardware):
+            adding.insert(0, HardwareEntry(get_preset(datasheet_id), preset=datasheet_id))
+        # (both or neither: the session could not be opened again with them)
+        problem = self.document.growth_problem(Totals(
+            machines=len(adding), bytes=sum(map(hardware_bytes, adding))))
+        new_id = None
+        if problem is None:
+            try:
+                with self.document.batch():
+                    for entry in adding:
+                        new_id = self.document.add_machine(entry.hardware, preset=entry.preset)
+            except OverBudget as exc:
+                problem = str(exc)
+            self.document.seal()
+        if problem is not None:
+            saved += f"\nNot added to the session: {problem}."
+        self.stage_label.setText("Done." if problem is None
+                                 else "Done; not added to the session.")
         self.estimate_label.setText(f"{result.provenance['duration_s']:.0f} s")
         if gpu:
             from workbench.measure.gpu_runner import gpu_summary_lines
@@ -357,7 +372,8 @@ class MeasureDialog(QDialog):
         else:
             lines = summary_lines(result)
         self._show_result("\n".join(lines) + "\n" + saved)
-        self.machine_added.emit(new_id)
+        if new_id is not None:
+            self.machine_added.emit(new_id)
 
     def _on_failed(self, message: str) -> None:
         self.stage_label.setText("The measurement failed; nothing was saved.")

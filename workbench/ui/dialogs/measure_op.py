@@ -14,6 +14,7 @@ import threading
 from PySide6.QtCore import QEvent, QObject, QThread, Signal, Slot
 
 from workbench.measure.operations import time_operation, timing_problem
+from workbench.model.limits import OverBudget
 from workbench.model.measured import Measurement
 
 __all__ = ["OperationTimer", "local_machine_name", "measure_selected_operation"]
@@ -90,7 +91,12 @@ class OperationTimer(QObject):
         if reason:
             self.problem.emit(f"{operation.name} cannot be timed here: {reason}.")
             return False
-        machine = local_machine_name(self.document)
+        try:
+            machine = local_machine_name(self.document)
+        except OverBudget as exc:  # (the session could not be opened again with it)
+            self.problem.emit(f"This machine's measured roofs were not added to the "
+                              f"session: {exc}.")
+            return False
         if machine is None:
             self.problem.emit("Measure this machine first (Hardware ▸ Measure This "
                               "Machine…): its roofs are the prediction a timing is judged "
@@ -128,7 +134,11 @@ class OperationTimer(QObject):
             source=f"timed on this machine: {timed.how}; best of {t.runs} runs, spread "
                    f"{100 * t.spread:.0f} %, numpy {np.__version__}")
         measurements = list(self.document.session.measurements) + [measurement]
-        self.document.set_measurements(measurements, text=f"Measure {name} on This Machine")
+        try:
+            self.document.set_measurements(measurements, text=f"Measure {name} on This Machine")
+        except OverBudget as exc:  # (the session could not be opened again with it)
+            self.problem.emit(f"The timing of {name} was not added: {exc}.")
+            return
         self.document.seal()
         self.done.emit(len(measurements) - 1)
 

@@ -68,12 +68,19 @@ from PySide6.QtWidgets import (
 
 from workbench.document import Change, Document
 from workbench.document.changes import What
+from workbench.io.errors import InputError
 from workbench.io.measurements import ImportCancelled, MeasurementImport, attach_measurements
 from workbench.io.measurements import import_measurements as read_measurements_file
 from workbench.io.profiles import add_machines, check_vendor
 from workbench.model.dtypes import PRECISIONS
 from workbench.model.errors import COUNTING_ERRORS
-from workbench.model.limits import OverBudget, text_problem
+from workbench.model.limits import (
+    OverBudget,
+    Totals,
+    hardware_bytes,
+    measurement_bytes,
+    text_problem,
+)
 from workbench.model.measured import Measurement
 from workbench.model.measured_session import judge_ahead
 from workbench.model.units import QuantityError, format_quantity
@@ -133,6 +140,16 @@ def import_measurements(document: Document, path: str | os.PathLike[str],
     probe.hardware = list(document.session.hardware)
     check_vendor(probe, result, hardware)  # (an AMD trace on an H100: refused)
     machines = add_machines(probe, result)  # a trace's GPU preset, a workload's roofline
+    if machines and measurements:  # (the machines and the points, or neither)
+        problem = document.growth_problem(Totals(
+            machines=len(machines), measurements=len(measurements),
+            bytes=sum(map(hardware_bytes, machines)) + sum(map(measurement_bytes,
+                                                                measurements))))
+        if problem:
+            count = len(measurements)
+            raise InputError(f"importing {count:,} measured point{'s' * (count != 1)} and "
+                             f"{', '.join(e.hardware.label for e in machines)}: {problem}; "
+                             "nothing was imported", str(path))
     added = attach_measurements(probe, measurements, str(path))  # (within the budget)
     if added:
         step(f"Drawing {len(added):,} measured points…", 2)

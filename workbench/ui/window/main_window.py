@@ -189,6 +189,9 @@ class MainWindow(DocksMixin, MenusMixin, FilesMixin, ExportingMixin, HelpMixin,
         except InputError as exc:
             self.show_error("Cannot import measurements", str(exc))
             return False
+        except OverBudget as exc:  # (the session could not be opened again)
+            self.show_error("Cannot import measurements", f"{path}: {exc}")
+            return False
         except OSError as exc:
             self.show_error("Cannot import measurements", f"{path}: {exc.strerror or exc}")
             return False
