@@ -198,3 +198,16 @@ def test_the_editor_checks_refuse_the_same_operation():
     ((_, problem),) = kind_checks("gemm", {"m": big, "n": big, "k": big})
     assert problem == "makes FLOPs 1.46e48, beyond the 1e30 a session can hold"
     assert kind_checks("gemm", {"m": big, "n": 8192, "k": 8192}) == []
+
+
+def test_a_chain_of_more_steps_than_a_session_holds_is_refused_saying_where():
+    steps = "".join(f"      - {{op: add, inputs: [r{i}]}}\n" for i in range(129))
+    text = (f"{HEAD}operations:\n  - name: chain\n    kind: elementwise\n    n: 1024\n"
+            f"    steps:\n{steps}")
+    with pytest.raises(InputError) as caught:
+        loads_session(text, "s.yaml")
+    said = str(caught.value)
+    assert said.startswith("s.yaml") and "operations[0].steps" in said
+    assert "has 129 steps; at most 128" in said and "\n" not in said
+    assert len(loads_session(text.replace("      - {op: add, inputs: [r128]}\n", ""))
+               .operations[0].operation.params["steps"]) == 128

@@ -537,6 +537,28 @@ def test_chain_steps_add_remove_move_and_fuse(qtbot):
     assert not document.can_undo()
 
 
+def test_a_chain_stops_taking_steps_at_the_most_a_session_file_holds(qtbot):
+    """A chain holds at most 128 steps: at 128 its Add step button is off and says why,
+    and the chain saves and opens again."""
+    from workbench.io.sessions import dumps_session, loads_session
+
+    chain = new_operation("elementwise", "long chain")
+    chain.params["steps"] = [{"op": "add", "inputs": [f"r{i}"]} for i in range(127)]
+    document = Document()
+    op_id = document.add_operation(chain)
+    workspace, editor = _editor(qtbot, document)
+    workspace.selection.select(op_id)
+    add = editor.findChild(QToolButton, "step_add")
+    assert add.isEnabled()
+    add.click()
+    assert len(_params(document, op_id)["steps"]) == 128
+    assert not add.isEnabled() and add.toolTip() == "A chain has at most 128 steps"
+    add.click()
+    assert len(_params(document, op_id)["steps"]) == 128
+    reopened = loads_session(dumps_session(document.session))
+    assert len(reopened.operations[0].operation.params["steps"]) == 128
+
+
 def test_chain_step_fields(qtbot):
     document, _workspace, editor, op_id = _example(qtbot, "fusion", 1)  # fused
     inputs = editor.findChild(QLineEdit, "step_inputs_1")

@@ -17,7 +17,7 @@ from workbench.io.errors import InputError, did_you_mean, unknown_key_message
 from workbench.io.yamlio import YamlDocument
 from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.hardware import FIGURE_TABLES, SINGLE_FIGURES, Hardware
-from workbench.model.limits import text_problem
+from workbench.model.limits import MAX_STEPS, text_problem
 from workbench.model.operations import KINDS, STEP_OPS, Kind, Operation, Param, cross_checks
 from workbench.model.units import MAX_MAGNITUDE, QuantityError, parse_number, parse_quantity
 
@@ -372,8 +372,8 @@ def _check_steps(value: Any, place: Place) -> list[dict[str, Any]]:
     steps = expect_list(value, place, "of steps, each with op and optional inputs and flops")
     if not steps:
         raise place.error("needs at least one step")
-    if len(steps) > 1000:
-        raise place.error("has more than 1000 steps")
+    if len(steps) > MAX_STEPS:
+        raise place.error(f"has {len(steps):,} steps; at most {MAX_STEPS}")
     out = []
     for i, step in enumerate(steps):
         sp = place.at(i)

@@ -17,7 +17,7 @@ from workbench.records import record
 
 __all__ = ["TEXT_LIMITS", "text_problem", "CONTROL_RE", "MAX_OPERATIONS", "model_problem",
            "MAX_MACHINES", "MAX_MODELS", "MAX_COMPARISONS", "MAX_MEASUREMENTS",
-           "MAX_SWEEP_POINTS", "MAX_SWEEP_TOTAL", "MAX_SESSION_BYTES",
+           "MAX_SWEEP_POINTS", "MAX_SWEEP_TOTAL", "MAX_SESSION_BYTES", "MAX_STEPS",
            "OverBudget", "Totals", "session_totals", "measurement_bytes", "budget_problem",
            "sweep_total_problem", "model_bytes", "operation_bytes", "hardware_bytes",
            "text_bytes"]
@@ -37,6 +37,9 @@ MAX_SWEEP_POINTS = 100_000
 #: The most sweep points of all the session's sweeps together (each is a point on the chart
 #: and a row of the results on every machine).
 MAX_SWEEP_TOTAL = 100_000
+#: The most steps of one elementwise chain (its editor draws a row per step: a chain of
+#: hundreds takes seconds to show, and no kernel fuses that many).
+MAX_STEPS = 128
 #: The largest session file: a save never writes one beyond it, and Open refuses one.
 MAX_SESSION_BYTES = 32 * 1024 * 1024
 

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.model.limits import MAX_STEPS
 from workbench.model.operations import STEP_OPS, Param
 from workbench.ui.editors.fields import Field, FieldOwner, tooltip
 from workbench.ui.widgets import no_wheel_filter, set_invalid
@@ -130,6 +131,10 @@ class StepsEditor(QWidget):
         for i, step in enumerate(self._steps):
             self._add_row(i)
             self._load_row(i, step)
+        full = len(self._steps) >= MAX_STEPS
+        self.add_button.setEnabled(not full)
+        self.add_button.setToolTip(f"A chain has at most {MAX_STEPS} steps" if full
+                                   else "Add a step at the end of the chain")
 
     def _add_row(self, i: int) -> None:
         row = i + 1
@@ -217,6 +222,8 @@ class StepsEditor(QWidget):
         self._propose(steps, False, (i, None))
 
     def add_step(self) -> None:
+        if len(self._steps) >= MAX_STEPS:
+            return
         steps = self.steps() + [{"op": "relu"}]
         self._propose(steps, True, None)
 
