@@ -4,6 +4,7 @@ folder it is moved or saved to, and a shipped config is named by name."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox
@@ -129,3 +130,23 @@ def test_a_session_in_a_very_deep_folder_names_its_config_by_its_absolute_path(t
     assert written == str(long / "cfg" / "config.json")
     reopened = load_session(deep / "s.yaml")
     assert reopened.models[0].arch.kv_heads == 8 and reopened.models[0].setup.batch == 2
+
+
+def test_a_session_whose_config_lies_past_the_longest_path_is_refused_where_it_names_it(
+        tmp_path, monkeypatch):
+    """A session in a folder more than 4,096 characters deep, read from there, names its
+    config relatively ("cfg/config.json"): no session file could name that config again,
+    from anywhere, so it is refused at Open, saying where, rather than opened into a
+    session Save would write and Open refuse."""
+    monkeypatch.chdir(tmp_path)
+    # (each folder made and entered from the one before: the full path is longer than a
+    # system takes at once)
+    for _ in range(17):
+        os.mkdir("d" * 250)
+        os.chdir("d" * 250)
+    _session_with_config(Path("."))
+    with pytest.raises(InputError) as caught:
+        load_session("s.yaml")
+    said = str(caught.value)
+    assert said.startswith("s.yaml:3: models[0].config: the config's full path is ")
+    assert "characters long; a session names a config by a path of at most 4,096" in said

@@ -123,6 +123,11 @@ def parse_model_entry(item: Any, place: Place) -> ModelEntry:
         raise place.at("config").error("missing: a shipped config's name or a config.json path")
     config = expect_str(data["config"], place.at("config"), limit="path")
     config = _config_path(config, place.doc.file)
+    if len(config) > TEXT_LIMITS["path"]:  # (as no session file could name it again)
+        raise place.at("config").error(
+            f"the config's full path is {len(config):,} characters "
+            f"long; a session names a config by a path of at most {TEXT_LIMITS['path']:,} "
+            "(move the session or the config to a shorter path)")
     if Path(config).is_absolute() and not Path(config).exists():
         raise place.at("config").error(
             f"no such file: looked for {config!r} (a config path is read relative to the "
