@@ -8,7 +8,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from PySide6.QtCore import QEvent, QStandardPaths, Qt, QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
@@ -238,23 +238,15 @@ class FilesMixin:
         (``cancellable``: the dialog has Cancel, after which ``cancelled()`` is true and the
         work stops at its next check, unseen). What ``work`` raises is raised here."""
         import threading
+        from concurrent.futures import ThreadPoolExecutor
 
         from PySide6.QtCore import QEventLoop
 
-        done: dict[str, Any] = {}
         fraction = [0.0]
         stop = threading.Event()
 
         def progress(value: float) -> None:
             fraction[0] = value
-
-        def run() -> None:  # the worker thread: nothing of the window is touched here
-            try:
-                done["result"] = work(progress, stop.is_set)
-            except ReadCancelled:
-                pass
-            except Exception as exc:  # noqa: BLE001 - raised again on the window's thread
-                done["error"] = exc
 
         dialog = (QProgressDialog if cancellable else _BusyDialog)(
             label, "Cancel", 0, PROGRESS_STEPS, self)
@@ -266,13 +258,14 @@ class FilesMixin:
         dialog.setAutoReset(False)
         if not cancellable:
             dialog.setCancelButton(None)
-        worker = threading.Thread(target=run, name=f"roofline-{name}", daemon=True)
+        # (the worker touches nothing of the window; what it raises is kept by its future)
+        worker = ThreadPoolExecutor(1, thread_name_prefix=f"roofline-{name}")
         loop = QEventLoop()
         poll = QTimer()
         poll.setInterval(30)
 
         def look() -> None:
-            if not worker.is_alive() or dialog.wasCanceled():
+            if future.done() or dialog.wasCanceled():
                 loop.quit()
             else:
                 dialog.setValue(round(PROGRESS_STEPS * fraction[0]))
@@ -282,18 +275,20 @@ class FilesMixin:
         dialog.canceled.connect(loop.quit)
         dialog.setValue(0)
         dialog.show()
-        worker.start()
+        future = worker.submit(work, progress, stop.is_set)
+        worker.shutdown(wait=False)
         poll.start()
         loop.exec()
         poll.stop()
-        cancelled = worker.is_alive()  # (the loop ends before the work only by Cancel)
+        cancelled = not future.done()  # (the loop ends before the work only by Cancel)
         dialog.hide()
         dialog.deleteLater()
         if cancelled:
             return None
-        if "error" in done:
-            raise done["error"]
-        return done.get("result")
+        try:
+            return future.result()
+        except ReadCancelled:  # (cancelled as it ended)
+            return None
 
     def open_example(self, path: Path) -> bool:
         try:
