@@ -4,7 +4,14 @@ lines lost theirs. A value with no room along its line is said beside it with a 
 
 from __future__ import annotations
 
-from workbench.io.presets import get_preset
+import numpy as np
+import pytest
+
+from workbench.io.presets import DEFAULT_EXAMPLE, examples_dir, get_preset
+from workbench.ui.chart.axes import to_view
+from workbench.ui.chart.text_requests import ROOF_REACH
+
+EXAMPLES_DIR = examples_dir()
 
 #: a one-socket server CPU with its caches (bandwidths in B/s)
 LEVELS = {"ddr5": 460.8e9, "l3": 1.6e12, "l2": 4.8e12, "l1": 9.6e12}
@@ -33,3 +40,56 @@ def test_every_memory_roof_is_named_with_all_memory_roofs(open_window, qtbot):
                  "l2 5.4 TB/s", "l1 19.1 TB/s",
                  "ddr5 461 GB/s", "l3 1.6 TB/s", "l2 4.8 TB/s", "l1 9.6 TB/s"):
         assert text in named, (text, named)
+
+
+def _gap_to(segment, x: float, y: float) -> float:
+    """Pixels from ``(x, y)`` to the segment ``(x0, y0, x1, y1)``."""
+    x0, y0, x1, y1 = segment
+    t = np.linspace(0.0, 1.0, 4001)
+    return float(np.hypot(x0 + (x1 - x0) * t - x, y0 + (y1 - y0) * t - y).min())
+
+
+def _box_gap(rect, segment) -> float:
+    """Pixels between the box ``rect`` and the segment ``(x0, y0, x1, y1)``."""
+    x0, y0, x1, y1 = segment
+    t = np.linspace(0.0, 1.0, 4001)
+    x, y = x0 + (x1 - x0) * t, y0 + (y1 - y0) * t
+    dx = np.maximum(np.maximum(rect[0] - x, x - rect[2]), 0.0)
+    dy = np.maximum(np.maximum(rect[1] - y, y - rect[3]), 0.0)
+    return float(np.hypot(dx, dy).min())
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1024, 700)])
+def test_each_memory_roof_of_the_example_is_named_by_its_own_line(open_window, size):
+    """The example the app opens on, with View ▸ All Memory Roofs: the A100's L1 line (19.1
+    TB/s), between the H100's L1 and L2 lines, was left unnamed at 1024 × 700, every way
+    to its value from the middle of its line closed by the other values' leaders."""
+    win = open_window(EXAMPLES_DIR / DEFAULT_EXAMPLE, size=size)
+    canvas = win.canvas
+    win.view_actions["all_levels"].trigger()
+    canvas.relayout()
+    ax, bx, ay, by = canvas.view_to_scene()
+    placed = canvas.labels.text_layout.placed
+    texts = {text: rect for kind, text, rect in canvas.text_items() if kind == "roof"}
+    sloped = [(i, roof) for i, (roof, _label) in enumerate(canvas.roofs.roof_texts)
+              if roof.kind == "memory"]
+    assert len(sloped) == 3 + 3 + 1  # hbm, l2 and l1 of the H100 and the A100; the TPU's hbm
+
+    def line_of(roof):
+        xs = to_view(np.asarray(roof.xs, float)) * ax + bx
+        ys = to_view(np.asarray(roof.ys, float)) * ay + by
+        return xs[0], ys[0], xs[1], ys[1]
+
+    for i, roof in sloped:
+        assert roof.label in texts, (roof.label, sorted(texts))
+        line = line_of(roof)
+        leader = placed[("roof", i)].leader
+        if leader is None:  # beside its line
+            assert _box_gap(texts[roof.label], line) <= ROOF_REACH + 1.0, roof.label
+            continue
+        # its leader runs from its own line (the nearest to where it starts) to the text
+        assert _gap_to(line, leader[0], leader[1]) <= 4.0, roof.label
+        others = [_gap_to(line_of(other), leader[0], leader[1])
+                  for other, _label in canvas.roofs.roof_texts if other is not roof]
+        assert min(others) > 2 * _gap_to(line, leader[0], leader[1]), roof.label
+        assert _box_gap(texts[roof.label], leader[2:] * 2) <= 4.0, roof.label

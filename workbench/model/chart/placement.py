@@ -258,6 +258,10 @@ class Request:
     #: more places, tried only when none of ``candidates`` is clean (a tag's farther off:
     #: many, made when asked for)
     far: Callable[[], np.ndarray] | None = field(default=None, compare=False, repr=False)
+    #: places led to other spots of what it names, tried only when ``far`` has none clean:
+    #: of their first clean places, the one with the shortest leader (a roof's value)
+    farther: tuple[Callable[[], np.ndarray], ...] = field(default=(), compare=False,
+                                                          repr=False)
     #: air kept between its box and other texts, pixels, beyond :attr:`TextLayout.PAD`
     air: float = 0.0
     #: what it names: a place without a leader is taken only where a reader pairs the text
@@ -332,7 +336,8 @@ class TextLayout:
         # value) never does
         lenient = request.far is not None and request.own is not None
         for strict in (True, False) if lenient else (True,):
-            for i, given in enumerate((request.candidates, request.far)):
+            found = []
+            for i, given in enumerate((request.candidates, request.far, *request.farther)):
                 if given is None:  # (the far ones made if needed)
                     continue
                 if i not in free_of:
@@ -351,8 +356,11 @@ class TextLayout:
                                            else tried.paired_of(i, strict, len(cands)),
                                            crossed=crossed_of[i])
                 if chosen is not None:
-                    row = cands[chosen]
-                    break
+                    found.append(cands[chosen])
+                    if i < 2:
+                        break
+            if found:
+                row = min(found, key=lambda r: math.hypot(r[4] - r[2], r[5] - r[3]))
             if row is not None or request.names is None:
                 break
         if row is None and self._beside is not None:

@@ -173,14 +173,36 @@ def line_spot(seen, drawn: DrawnMarks, size: float) -> tuple[float, float] | Non
     mark ``drawn`` (the operations' markers and the others, see :func:`other_marks`; a leader
     ending where a point sits on the line reads as that point's); None where every one
     lies that near a mark (the part in view crowded with points: no leader to it)."""
+    spots = line_spots(seen, drawn, size, 1)
+    return spots[0] if spots else None
+
+
+#: the spots of one line a value's leaders may run to lie this fraction of its part in
+#: view apart at least
+SPOTS_APART = 0.15
+
+
+def line_spots(seen, drawn: DrawnMarks, size: float, most: int = 5
+               ) -> list[tuple[float, float]]:
+    """Up to ``most`` spots of the segment ``seen`` a leader to its line may run to: the
+    first is :func:`line_spot`'s, the next ones the next of :data:`LINE_SPOTS` as clear of
+    the marks and :data:`SPOTS_APART` along the line from those taken (where the lines lie
+    close together, the leaders of the other lines' values may close every way out from
+    the first: the value is then led to another)."""
     x0, y0, x1, y1 = seen
     rects = drawn.rects()
-    f = np.asarray(LINE_SPOTS)
-    spots = np.column_stack((x0 + (x1 - x0) * f, y0 + (y1 - y0) * f))
-    for x, y in spots.tolist():
+    taken: list[float] = []
+    out: list[tuple[float, float]] = []
+    for f in LINE_SPOTS:
+        if len(out) >= most:
+            break
+        if any(abs(f - t) < SPOTS_APART - 1e-9 for t in taken):
+            continue
+        x, y = x0 + (x1 - x0) * f, y0 + (y1 - y0) * f
         # (only a marker less than ``size`` across and up from the spot can be nearer)
         near = rects[(rects[:, 2] > x - size) & (rects[:, 0] < x + size)
                      & (rects[:, 3] > y - size) & (rects[:, 1] < y + size)]
         if not len(near) or box_gaps(np.array([[x, y, x, y]]), near).min() >= size:
-            return x, y
-    return None
+            taken.append(f)
+            out.append((x, y))
+    return out
