@@ -1239,14 +1239,16 @@ def test_hiding_operations_takes_their_tags_and_leaders_away(browser, pages):
     toggles = {b.text: b for b in browser.find_elements("css selector", "#key button.toggle")}
 
     def drawn() -> tuple[set[str], int]:
-        """The tags shown (texts of numbers, not the axes'), and the leaders (thin lines)."""
+        """The tags shown (texts of numbers, not the axes'), and the leaders (thin lines) of
+        the operations' texts (not of a roof's value, which stays with its roof)."""
         texts, leaders = browser.execute_script(
             "var shown = function (e) { return getComputedStyle(e).display !== 'none'"
             "  && !e.closest('[display=none]'); };"
             "return [Array.from(document.querySelectorAll('#figure svg text')).filter(shown)"
             "  .map(function (t) { return t.textContent.trim(); }),"
             "  Array.from(document.querySelectorAll('#figure svg path')).filter(function (e) {"
-            "    return shown(e) && getComputedStyle(e).strokeWidth === '0.8px'"
+            "    return shown(e) && !e.hasAttribute('data-of')"
+            "      && getComputedStyle(e).strokeWidth === '0.8px'"
             "      && getComputedStyle(e).strokeDasharray === 'none'; }).length]")
         return {t for t in texts if t[:1].isdigit() and t.replace(", ", "").isdigit()
                 and t not in ("1", "10", "100", "1000", "10⁴")}, leaders  # (not the axis)
