@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QEvent, QObject, Qt, QUrl
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -557,6 +557,74 @@ def test_a_chain_stops_taking_steps_at_the_most_a_session_file_holds(qtbot):
     assert len(_params(document, op_id)["steps"]) == 128
     reopened = loads_session(dumps_session(document.session))
     assert len(reopened.operations[0].operation.params["steps"]) == 128
+
+
+def _long_chain(qtbot, count: int):
+    chain = new_operation("elementwise", "long chain")
+    chain.params["steps"] = [{"op": "add", "inputs": [f"r{i}"]} for i in range(count)]
+    document = Document()
+    op_id = document.add_operation(chain)
+    workspace, editor = _editor(qtbot, document)
+    return document, workspace, editor, op_id
+
+
+def test_a_long_chain_is_laid_out_once_not_once_per_step(qtbot):
+    """Showing a chain of 100 steps places each step's fields a few times, however many
+    steps there are: the form is not laid out again as each row appears (seconds at 128)."""
+    _document, workspace, editor, op_id = _long_chain(qtbot, 100)
+    moves: dict[str, int] = {}
+
+    class Moves(QObject):
+        def eventFilter(self, watched, event):
+            name = watched.objectName()
+            if event.type() == QEvent.Type.Move and name.startswith("step_"):
+                moves[name] = moves.get(name, 0) + 1
+            return False
+
+    counter = Moves()
+    QApplication.instance().installEventFilter(counter)
+    try:
+        workspace.selection.select(op_id)
+        qtbot.waitUntil(lambda: editor.findChild(QLineEdit, "step_inputs_99").isVisible())
+        qtbot.wait(50)
+    finally:
+        QApplication.instance().removeEventFilter(counter)
+    assert editor.findChild(QLineEdit, "step_inputs_99").text() == "r99"
+    assert len(moves) >= 600  # combo box, two fields and three buttons per step
+    assert max(moves.values()) <= 4
+
+
+def test_a_step_added_or_removed_keeps_the_other_rows(qtbot):
+    """Adding, removing or undoing a step adds or removes one row at the end; the other
+    rows stay the same fields (what is typed and focused there too) and show their step."""
+    document, workspace, editor, op_id = _long_chain(qtbot, 100)
+    workspace.selection.select(op_id)
+
+    def fields(count: int) -> list[QLineEdit]:
+        return [editor.findChild(QLineEdit, f"step_inputs_{i}") for i in range(count)]
+
+    before = fields(100)
+    editor.findChild(QToolButton, "step_add").click()
+    after = fields(101)
+    assert all(a is b for a, b in zip(after[:100], before, strict=True))
+    assert after[100] is not None and all(after[100] is not b for b in before)
+    qtbot.waitUntil(after[100].isVisible)
+    assert editor.findChild(QComboBox, "step_op_100").currentData() == "relu"
+    assert editor.findChild(QToolButton, "step_down_99").isEnabled()
+    assert not editor.findChild(QToolButton, "step_down_100").isEnabled()
+
+    editor.findChild(QToolButton, "step_remove_50").click()
+    assert _params(document, op_id)["steps"][50]["inputs"] == ["r51"]
+    assert all(a is b for a, b in zip(fields(100), before, strict=True))
+    assert before[50].text() == "r51"
+    assert editor.findChild(QLineEdit, "step_inputs_100") is None
+    assert not editor.findChild(QToolButton, "step_down_99").isEnabled()
+
+    document.undo()
+    assert before[50].text() == "r50"
+    assert all(a is b for a, b in zip(fields(100), before, strict=True))
+    assert editor.findChild(QLineEdit, "step_inputs_100").text() == ""
+    assert editor.findChild(QToolButton, "step_down_99").isEnabled()
 
 
 def test_chain_step_fields(qtbot):

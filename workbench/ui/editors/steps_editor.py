@@ -7,7 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QGridLayout,
     QGroupBox,
@@ -39,6 +41,13 @@ class StepsEditor(QWidget):
         self._finish = finish
         self._steps: list[dict[str, Any]] = []
         self.rows: list[tuple[QComboBox, QLineEdit, QLineEdit]] = []
+        self._buttons: list[tuple[QToolButton, QToolButton, QToolButton]] = []
+        self._ops = QStandardItemModel(self)  # the ops of every row's combo box
+        for name, (flops, what) in STEP_OPS.items():
+            item = QStandardItem(name)
+            item.setData(name, Qt.ItemDataRole.UserRole)
+            item.setToolTip(f"{what} — {flops:g} FLOP per element")
+            self._ops.appendRow(item)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(6)
@@ -83,11 +92,12 @@ class StepsEditor(QWidget):
 
     def load(self, steps: list[dict[str, Any]] | None) -> None:
         steps = copy.deepcopy(list(steps or []))
-        if len(steps) != len(self.rows):
-            self._steps = steps
-            self._rebuild()
-            return
         self._steps = steps
+        if len(steps) != len(self.rows):
+            self._resize()
+            for i, step in enumerate(steps):
+                self._load_row(i, step, force=True)
+            return
         for i, step in enumerate(steps):
             self._load_row(i, step)
 
@@ -104,7 +114,8 @@ class StepsEditor(QWidget):
             combo.setCurrentIndex(index)
         combo.blockSignals(False)
         text = ", ".join(step.get("inputs") or [])
-        if force or _names(inputs.text()) != (step.get("inputs") or []):
+        if inputs.text() != text if force else _names(inputs.text()) != (step.get("inputs")
+                                                                         or []):
             inputs.setText(text)
         default = STEP_OPS.get(step.get("op"), (1, ""))[0]
         flops.setPlaceholderText(f"{default:g}")
@@ -112,26 +123,44 @@ class StepsEditor(QWidget):
         current = flops.text().strip()
         same = (value is None and not current) or (value is not None and current
                                                     and _float_or_none(current) == float(value))
-        if force or not same:
-            flops.setText("" if value is None else f"{float(value):g}")
+        shown = "" if value is None else f"{float(value):g}"
+        if flops.text() != shown if force else not same:
+            flops.setText(shown)
         for widget in (inputs, flops):
             set_invalid(widget, False)
 
-    def _rebuild(self) -> None:
-        for i in reversed(range(self.grid.count())):
-            item = self.grid.itemAt(i)
-            widget = item.widget() if item else None
-            if widget is not None and self.grid.getItemPosition(i)[0] > 0:
+    def _resize(self) -> None:
+        """As many rows as steps: rows are added or removed at the end, the others (and
+        whatever has the focus in them) kept."""
+        count = len(self._steps)
+        for i in reversed(range(count, len(self.rows))):
+            for column in range(5):
+                item = self.grid.itemAtPosition(i + 1, column)
+                widget = item.widget() if item else None
+                if widget is None:
+                    continue
                 self.grid.removeWidget(widget)
                 widget.hide()
                 for child in [widget, *widget.findChildren(QWidget)]:
                     child.setObjectName("")  # gone for findChild even before deletion
                 widget.deleteLater()  # not now: a row's own button may be what was clicked
-        self.rows = []
-        for i, step in enumerate(self._steps):
+            del self.rows[i], self._buttons[i]
+        new = range(len(self.rows), count)
+        # rows added to a shown editor each lay out the whole grid again as they appear:
+        # many are added hidden, and shown (laid out) once
+        focus = QApplication.focusWidget()
+        hide = len(new) > 1 and self.isVisible() and not (focus and self.isAncestorOf(focus))
+        if hide:
+            self.hide()
+        for i in new:
             self._add_row(i)
-            self._load_row(i, step)
-        full = len(self._steps) >= MAX_STEPS
+        if hide:
+            self.show()
+        for i, (up, down, remove) in enumerate(self._buttons):
+            up.setEnabled(i > 0)
+            down.setEnabled(i < count - 1)
+            remove.setEnabled(count > 1)
+        full = count >= MAX_STEPS
         self.add_button.setEnabled(not full)
         self.add_button.setToolTip(f"A chain has at most {MAX_STEPS} steps" if full
                                    else "Add a step at the end of the chain")
@@ -146,10 +175,7 @@ class StepsEditor(QWidget):
         combo.setObjectName(f"step_op_{i}")
         combo.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         combo.installEventFilter(no_wheel_filter())
-        for name, (flops, what) in STEP_OPS.items():
-            combo.addItem(name, name)
-            combo.setItemData(combo.count() - 1, f"{what} — {flops:g} FLOP per element",
-                              Qt.ItemDataRole.ToolTipRole)
+        combo.setModel(self._ops)
         combo.setToolTip("Step operation (hover an entry for its FLOPs per element)")
         combo.currentIndexChanged.connect(lambda _=0, r=i: self._on_op(r))
         self.grid.addWidget(combo, row, 1)
@@ -174,6 +200,7 @@ class StepsEditor(QWidget):
         box = QHBoxLayout(buttons)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(0)
+        made = []
         for text, tip, name, slot in (
             ("▲", "Move this step up", "up", lambda _=False, r=i: self.move_step(r, -1)),
             ("▼", "Move this step down", "down", lambda _=False, r=i: self.move_step(r, 1)),
@@ -186,12 +213,10 @@ class StepsEditor(QWidget):
             button.setAutoRaise(True)
             button.clicked.connect(slot)
             box.addWidget(button)
-        count = len(self._steps)
-        buttons.findChild(QToolButton, f"step_up_{i}").setEnabled(i > 0)
-        buttons.findChild(QToolButton, f"step_down_{i}").setEnabled(i < count - 1)
-        buttons.findChild(QToolButton, f"step_remove_{i}").setEnabled(count > 1)
+            made.append(button)
         self.grid.addWidget(buttons, row, 4)
         self.rows.append((combo, inputs, flops))
+        self._buttons.append((made[0], made[1], made[2]))
 
     # -- edits -----------------------------------------------------------------------------
 
