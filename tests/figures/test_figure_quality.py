@@ -10,8 +10,6 @@ legend beside or below it taking at most about a third, the decades of the y axi
 from __future__ import annotations
 
 import math
-import unicodedata
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -115,74 +113,6 @@ def test_example_svg_exports_name_what_they_mean(qapp, path, size, theme):
     if defects:
         pytest.fail(format_defects(defects, f"{path.stem}.svg at {_name(size, theme)}"),
                     pytrace=False)
-
-
-def _squeezed(text: str) -> str:
-    """``text`` without spaces or line breaks, ligatures as their letters."""
-    return "".join(unicodedata.normalize("NFKC", text).split())
-
-
-def unnamed_roofs(session, fig) -> list[str]:
-    """The roofs of ``session`` drawn in ``fig`` whose value the reader finds neither on the
-    plot (the roof's text) nor in the key: the machine's row ("NVIDIA
-    H100 SXM5 80GB: hbm 3.35 TB/s, bf16 989 TFLOP/s"), or a row under the machine's
-    heading "…, memory roofs left to right:"."""
-    scene = build_scene(session, evaluate_session(session, visible_only=True))
-    names = {m.hw_id: m.name for m in scene.machines}
-    # (the key may lie within the plot's box, in a free corner: its rows start with the
-    # machine's full name, which no text by a roof does)
-    key = [_squeezed(t.text) for t in fig.texts]
-    page = "".join(key)  # (a long row of the key is wrapped over lines)
-    machines = [_squeezed(n) for n in names.values()]
-    # a text on the plot tells one roof ("bf16 989 TFLOP/s" of two machines: two texts)
-    texts = Counter(key)
-    missing = []
-    for roof in scene.roofs:
-        if not roof.label:
-            continue
-        text = _squeezed(roof.label)
-        # the machine's row says the value without the machine's short name before it
-        head, colon, rest = roof.label.partition(": ")
-        value = _squeezed(rest if colon and head in names[roof.hw_id] else roof.label)
-        machine = _squeezed(names[roof.hw_id])
-        heading = [i for i, k in enumerate(key) if k.startswith(machine)
-                   and k.endswith("memoryroofslefttoright:")]
-        on_plot = texts[text] > 0
-        in_row = _in_row(page, machine, machines, value)
-        under_heading = bool(heading) and text in key[heading[0] + 1:]
-        if in_row or under_heading:
-            continue
-        if on_plot:
-            texts[text] -= 1
-        else:
-            missing.append(f"{names[roof.hw_id]}: {roof.label}")
-    return missing
-
-
-def _in_row(page: str, machine: str, machines: list[str], value: str) -> bool:
-    """Whether the machine's row of the key says ``value`` after its name and a colon,
-    first or after a comma (the page's texts squeezed and joined: a long row is wrapped
-    over lines; the row runs to the next machine's name, its last value into the text
-    after it)."""
-    start = page.find(machine + ":")
-    if start < 0:
-        return False
-    start += len(machine) + 1
-    ends = [page.find(m, start) for m in machines]
-    row = page[start:min([e for e in ends if e >= 0], default=len(page))]
-    return row.startswith(value) or f",{value}" in row
-
-
-@pytest.mark.parametrize("theme", THEMES)
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: s or "default")
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-def test_every_roof_of_an_example_is_named_on_the_plot_or_in_the_key(qapp, path, size, theme):
-    """Each roof drawn is told by its value: its text on the plot, or, where the plot has
-    no room for it, its machine's row of the key (the single-column Llama FFN figure said
-    the H100's "hbm 3.35 TB/s" and every compute roof's value nowhere)."""
-    fig = example_figure(path.stem, size, theme).figure()
-    missing = unnamed_roofs(load_session(path), fig)
-    assert not missing, (_name(size, theme), missing, [t.text for t in fig.texts])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -118,8 +118,6 @@ class ChartLegend:
         key_tags = canvas.key.tags
         if key_tags and canvas.key_on_screen:  # names told by tags: the legend's key
             scene = replace(scene, legend=tuple(canvas.key.keyed_legend(scene.legend)))
-        # (roofs whose value found no place on the plot: their machine's row says it)
-        scene = replace(scene, legend=canvas.key.with_roof_values(scene.legend))
         key = (scene.legend, theme.name)
         if key == self._legend_key and not force:
             return

@@ -15,10 +15,7 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import replace
 
-from workbench.model.chart.machine_texts import short_name
-from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.tagging import crowd_parts, crowd_text, crowds, figure_key
 from workbench.ui.chart.axes import to_view
 
@@ -47,9 +44,6 @@ class TagsAndKey:
         #: machines whose memory roofs the key names, left to right (a value found no clean
         #: place along its line: a CPU's L1, L2, L3 lie close together)
         self._roof_rows: frozenset = frozenset()
-        #: roofs (by their index in the roof layer's texts) whose value found no place on
-        #: the plot: the key says it in the machine's row (see :meth:`with_roof_values`)
-        self._roof_values: frozenset = frozenset()
         #: the view :meth:`_pixels` worked for, and by operation the point and its pixel
         self._pixels_view: tuple = ()
         self._pixels_of: dict = {}
@@ -127,7 +121,7 @@ class TagsAndKey:
         roof until one finds no place."""
         self._key_tags, self._key_rows = {}, []
         self._joined, self._key_made, self._groups = frozenset(), False, {}
-        self._roof_rows = self._roof_values = frozenset()
+        self._roof_rows = frozenset()
         self._pixels_view, self._pixels_of = (), {}
 
     # -- the chart's parts, as the methods below read them ------------------------------
@@ -456,26 +450,21 @@ class TagsAndKey:
         for _ in range(8):
             # a pass that leaves a name out is followed by another: of it, only which names
             # found a place counts (unless a figure's roof values count too)
-            names_missed = (self._missed_names if self.key_on_screen
-                            or max(levels.values(), default=0) <= 1 else None)
-            labels.names_missed = names_missed
+            labels.names_missed = (self._missed_names if self.key_on_screen
+                                   or max(levels.values(), default=0) <= 1 else None)
             try:
                 labels.place_all()
             finally:
                 labels.names_missed = None
             placed = self._text_layout.placed if self._text_layout is not None else {}
             missed = self._missed_names(placed)
-            # roofs drawn whose value found no place: said in their machine's row of the
-            # key (known of a pass that placed every text, not the names alone)
-            values = (self._unsaid_roofs(placed) - self._roof_values
-                      if not missed or names_missed is None else frozenset())
             roofs = {roof.hw_id for i, (roof, _label) in enumerate(canvas.roofs.roof_texts)
                      if roof.sloped and roof.kind == "memory" and levels[roof.hw_id] > 1
                      and ("roof", i) not in placed}
             roofs -= self._roof_rows
             if self.key_on_screen:  # (on screen the key names operations only)
-                roofs, values = set(), frozenset()
-            if not missed and not roofs and not values:
+                roofs = set()
+            if not missed and not roofs:
                 if split:
                     return
                 # tags with no place: crowds said in parts, lone tags joined, where that
@@ -487,7 +476,6 @@ class TagsAndKey:
                 if not missed:
                     return
             self._roof_rows = self._roof_rows | roofs
-            self._roof_values = self._roof_values | values
             if missed:
                 self._set_key(set(self._key_tags) | missed)  # (its crowds joined anew)
                 split = False
@@ -496,43 +484,6 @@ class TagsAndKey:
         # (still more to name after as many passes: the key is as it is, placed once more
         # with the legend it made)
         labels.place_all()
-
-    def _unsaid_roofs(self, placed) -> frozenset:
-        """The roofs in view whose value is not placed on the plot, by their index in the
-        roof layer's texts (the memory levels of a machine the key lists left to right
-        aside: see :meth:`keyed_legend`)."""
-        canvas = self._canvas
-        (x0, x1), (y0, y1) = canvas.view_box.viewRange()
-        frame = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
-        out = []
-        for i, (roof, _label) in enumerate(canvas.roofs.roof_texts):
-            if ("roof", i) in placed or (roof.hw_id in self._roof_rows and roof.sloped
-                                         and roof.kind == "memory"):
-                continue
-            xs, ys = to_view(roof.xs[0]), to_view(roof.ys[0])
-            if clip_segment(float(xs), float(ys), float(to_view(roof.xs[1])),
-                            float(to_view(roof.ys[1])), frame) is not None:
-                out.append(i)
-        return frozenset(out)
-
-    def with_roof_values(self, legend) -> tuple:
-        """``legend`` with each machine's row saying the values of its roofs that found no
-        place on the plot, in the words of the plot's texts ("NVIDIA H100 SXM5 80GB: hbm
-        3.35 TB/s, bf16 989 TFLOP/s"; the plot's text of a machine's first compute roof
-        names the machine, which its row names already)."""
-        if not self._roof_values:
-            return tuple(legend)
-        canvas = self._canvas
-        session = canvas.workspace.document.session
-        said: dict[int, list[str]] = {}
-        for i, (roof, _label) in enumerate(canvas.roofs.roof_texts):
-            if i in self._roof_values:
-                hw = next((e.hardware for e in session.hardware if e.id == roof.hw_id), None)
-                text = (roof.label.removeprefix(f"{short_name(hw)}: ") if hw is not None
-                        else roof.label)
-                said.setdefault(roof.hw_id, []).append(text)
-        return tuple(replace(e, text=f"{e.text}: {', '.join(said[e.id])}")
-                     if e.kind == "machine" and e.id in said else e for e in legend)
 
     def _missed_names(self, placed) -> set:
         """The operations named (not tagged) whose name found no place (one with no marker
