@@ -93,3 +93,63 @@ def test_each_memory_roof_of_the_example_is_named_by_its_own_line(open_window, s
                   for other, _label in canvas.roofs.roof_texts if other is not roof]
         assert min(others) > 2 * _gap_to(line, leader[0], leader[1]), roof.label
         assert _box_gap(texts[roof.label], leader[2:] * 2) <= 4.0, roof.label
+
+
+
+def test_a_roof_line_under_the_pointer_says_its_machine_and_value(open_window, qtbot):
+    """The example the app opens on, with View ▸ All Memory Roofs, at 1366 × 768: the
+    H100's and the A100's bf16 roofs found no room for their values, and the window's key
+    lists operations only, so those lines were named nowhere. A roof line under the pointer
+    says its machine and its value, in the plot's words; a place off every line says none."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QToolTip
+
+    win = open_window(EXAMPLES_DIR / DEFAULT_EXAMPLE, size=(1366, 768))
+    canvas = win.canvas
+    win.view_actions["all_levels"].trigger()
+    canvas.relayout()
+    h100 = next(e.id for e in win.document.session.hardware
+                if e.hardware.label == "NVIDIA H100 SXM5 80GB")
+
+    def pixel(x: float, y: float) -> np.ndarray:
+        p = canvas.pixel_of(x, y)
+        return np.asarray((p.x(), p.y()), float)
+
+    def segment(xs, ys) -> tuple:
+        return (*pixel(xs[0], ys[0]), *pixel(xs[1], ys[1]))
+
+    roofs = {(hw, kind, name): segment(xs, ys)
+             for hw, kind, name, xs, ys in canvas.roof_items()}
+    bf16 = roofs[(h100, "compute", "bf16")]
+    marks = np.asarray([pixel(x, y) for _op, _hw, x, y in canvas.point_items()])
+
+    def gap_to_marks(p) -> float:
+        return float(np.hypot(*(marks - p).T).min())
+
+    def gap_to_roofs(p, but=None) -> float:
+        return min(_gap_to(line, *p) for line in roofs.values() if line != but)
+
+    # the place on that roof, in view, farthest from every point and every other line
+    (x0, x1), (y0, y1) = canvas.view_range()
+    start, peak = next((xs[0], ys[0]) for hw, kind, name, xs, ys in canvas.roof_items()
+                       if (hw, kind, name) == (h100, "compute", "bf16"))
+    on_roof = max((pixel(x, peak) for x in np.geomspace(max(x0, start), x1, 60)[2:-2]),
+                  key=lambda p: min(gap_to_marks(p), gap_to_roofs(p, but=bf16)))
+    assert min(gap_to_marks(on_roof), gap_to_roofs(on_roof, but=bf16)) > 8
+    viewport = canvas.plot_widget.viewport()
+    qtbot.mouseMove(viewport, QPoint(2, 2))
+    qtbot.wait(40)  # (pyqtgraph drops moves closer than a frame apart)
+    qtbot.mouseMove(viewport, QPoint(round(on_roof[0]), round(on_roof[1]) + 2))
+    said = "NVIDIA H100 SXM5 80GB — bf16 989 TFLOP/s"
+    qtbot.waitUntil(lambda: QToolTip.isVisible() and QToolTip.text() == said)
+    assert canvas.hover_text() == said
+
+    # a place in view far from every line and every point: no roof named
+    off = max((pixel(x, y) for x in np.geomspace(x0, x1, 30)[1:-1]
+               for y in np.geomspace(y0, y1, 20)[1:-1]),
+              key=lambda p: min(gap_to_roofs(p), gap_to_marks(p)))
+    assert min(gap_to_roofs(off), gap_to_marks(off)) > 20
+    qtbot.wait(40)
+    qtbot.mouseMove(viewport, QPoint(round(off[0]), round(off[1])))
+    qtbot.waitUntil(lambda: not QToolTip.isVisible())
+    assert canvas.hover_text() == ""

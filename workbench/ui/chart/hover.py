@@ -1,8 +1,9 @@
 """The mouse over the chart: what is under it, its tooltip, the status read-out, clicks.
 
-:class:`Hover` owns the hovered mark (an operation's point, or an overlay's mark) and its
-tooltip text; it picks the nearest mark among the points (:mod:`workbench.ui.chart.points`)
-and the overlays (:mod:`workbench.ui.chart.overlay_items`). A part of
+:class:`Hover` owns the hovered mark (an operation's point, an overlay's mark, or with
+neither near a roof line) and its tooltip text; it picks the nearest mark among the points
+(:mod:`workbench.ui.chart.points`) and the overlays (:mod:`workbench.ui.chart.overlay_items`),
+else the nearest roof (:mod:`workbench.ui.chart.roofs`). A part of
 :class:`~workbench.ui.chart.canvas.RooflineCanvas`.
 """
 
@@ -20,6 +21,8 @@ from workbench.ui.widgets import escape_html
 
 #: Hover and click pick the nearest point within this many pixels.
 PICK_RADIUS = 10.0
+#: With no point that near, hover names the roof line within this many pixels.
+ROOF_RADIUS = 4.0
 
 
 def plain_tip(text: str) -> str:
@@ -155,9 +158,11 @@ class Hover:
         return best
 
     def tooltip_of(self, key: tuple) -> str:
-        """The tooltip of a mark (a key of :meth:`nearest`)."""
+        """The tooltip of a mark (a key of :meth:`nearest`, or ``("roof", i)``)."""
         if key[0] == "overlay":
             return self._canvas.overlays.tooltip(key[1])
+        if key[0] == "roof":
+            return self._canvas.roofs.roof_tip(key[1])
         return self._canvas.points.tooltip(key)
 
     def left(self) -> None:
@@ -197,10 +202,14 @@ class Hover:
         view = vb.mapSceneToView(scene_pos)
         x, y = float(to_data(view.x())), float(to_data(view.y()))
         key = self.nearest(scene_pos)
+        if key is None:
+            # a roof line says what it is (its value may have found no place on the plot)
+            roof = canvas.roofs.nearest_roof(scene_pos, ROOF_RADIUS)
+            key = ("roof", roof) if roof is not None else None
         scene = canvas.scene_model
         if scene is not None and math.isfinite(x) and math.isfinite(y):
-            point = (canvas.points.marks.get(key) if key is not None and key[0] != "overlay"
-                     else None)
+            point = (canvas.points.marks.get(key)
+                     if key is not None and key[0] not in ("overlay", "roof") else None)
             if point is not None:  # a point speaks of its own machine
                 canvas.cursor_text.emit(scene.cursor_text(point.x, point.y).split(" — ")[0]
                                         + f" — {point.label}: {point.bound}-bound on "
@@ -218,6 +227,9 @@ class Hover:
             return
         self._text = self.tooltip_of(key)
         pixel = canvas.plot_widget.mapFromScene(scene_pos)
+        if key[0] == "roof":  # (kept along the line: hidden once the pointer leaves it)
+            self._shown_tip().show(pixel, self._text)
+            return
         r = int(PICK_RADIUS)
         # the tip hides as soon as the mouse leaves the picking circle's square
         self._shown_tip().show(pixel, self._text,

@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
+from workbench.model.chart.machine_texts import short_name
 from workbench.model.chart.occupancy import Occupancy
 from workbench.model.chart.scene import Region, Ridge, Roof, Scene
+from workbench.model.units import format_quantity
 from workbench.ui.chart.axes import to_data, to_view
 from workbench.ui.chart.items import Label, Pool, Spots
 from workbench.ui.chart.styles import at_z
@@ -32,6 +34,8 @@ class RoofLayer:
         self._ridge_pool = Pool(lambda: curve(-5), add)
         self._ridge_marks = at_z(Spots(), 2)
         self._roofs: list[tuple[Roof, pg.PlotCurveItem]] = []
+        #: each roof's ends in view units, a row ``(x0, y0, x1, y1)`` per roof drawn
+        self._roof_ends = np.zeros((0, 4))
         self._roof_labels: list[tuple[Roof, Label]] = []
         self._ridge_items: list[tuple[Ridge, Label]] = []
         self._ridge_lines: list[tuple[Ridge, pg.PlotCurveItem]] = []
@@ -91,6 +95,37 @@ class RoofLayer:
 
     def roof_labels(self) -> list[str]:
         return [item.toPlainText() for _, item in self._roof_labels if item.isVisible()]
+
+    def nearest_roof(self, scene_pos, radius: float) -> int | None:
+        """The index (in :attr:`roofs`) of the roof line nearest ``scene_pos`` if within
+        ``radius`` pixels of it."""
+        if not len(self._roof_ends):
+            return None
+        ax, bx, ay, by = self._canvas.view_to_scene()
+        ends = self._roof_ends * (ax, ay, ax, ay) + (bx, by, bx, by)
+        x0, y0 = ends[:, 0] - scene_pos.x(), ends[:, 1] - scene_pos.y()
+        dx, dy = ends[:, 2] - ends[:, 0], ends[:, 3] - ends[:, 1]
+        # the nearest place on each segment, 0 at its start and 1 at its end
+        t = np.clip(-(x0 * dx + y0 * dy) / np.maximum(dx * dx + dy * dy, 1e-12), 0.0, 1.0)
+        d2 = (x0 + t * dx) ** 2 + (y0 + t * dy) ** 2
+        d2[[not curve.isVisible() for _roof, curve in self._roofs]] = np.inf
+        i = int(np.argmin(d2))
+        return i if d2[i] <= radius**2 else None
+
+    def roof_tip(self, i: int) -> str:
+        """What the roof ``i`` (in :attr:`roofs`) is, in the words of the plot's roof texts,
+        after its machine's name: "NVIDIA H100 SXM5 80GB — bf16 989 TFLOP/s"."""
+        roof = self._roofs[i][0]
+        scene = self._canvas.scene_model
+        mark = next((m for m in scene.machines if m.hw_id == roof.hw_id), None) if scene else None
+        hw = next((e.hardware for e in self._canvas.workspace.document.session.hardware
+                   if e.id == roof.hw_id), None)
+        text = roof.label.removeprefix(f"{short_name(hw)}: ") if hw is not None else roof.label
+        if not text:  # (a derated memory roof has no text of its own)
+            eff = mark.efficiency if mark is not None and mark.efficiency else 1.0
+            text = (f"practical {eff * 100:.3g} %: {roof.name} "
+                    f"{format_quantity(roof.value, 'bandwidth')}")
+        return f"{mark.name} — {text}" if mark is not None else text
 
     def region_items(self) -> list[tuple[str, str]]:
         return [(region.kind, label.toPlainText()) for region, curve, label in self._region_items
@@ -174,6 +209,8 @@ class RoofLayer:
                 label.setText(roof.label)
                 label.setColor(qcolor(color))
                 self._roof_labels.append((roof, label))
+        self._roof_ends = np.asarray([to_view(np.asarray((r.xs[0], r.ys[0], r.xs[1], r.ys[1])))
+                                      for r, _curve in self._roofs], float).reshape(-1, 4)
         pool.finish()
         texts.finish()
 
@@ -213,6 +250,7 @@ class RoofLayer:
             pool.items = []
             pool.used = 0
         self._roofs, self._roof_labels, self._ridge_items, self._region_items = [], [], [], []
+        self._roof_ends = np.zeros((0, 4))
         self._ridge_lines = []
 
 
