@@ -1346,17 +1346,30 @@ def test_the_keys_dots_are_the_colours_of_the_chart_on_the_dark_theme(browser, t
     assert not browser.get_log("browser")
 
 
+
+@contextlib.contextmanager
+def _touch_screen(browser):
+    """The page on a phone-wide touch screen of two touch points (the window's own size and
+    a mouse again after)."""
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 420, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled",
+                            {"enabled": True, "maxTouchPoints": 2})
+    try:
+        yield
+    finally:
+        browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1,
+            "mobile": False})
+
 def test_a_finger_on_the_figure_scrolls_the_page_unless_zoomed_in(browser, pages):
     """On a phone-wide touch screen the figure fills the width: a swipe up on it scrolls the
     page, as beside it (the figure took every touch, and the page stood still)."""
     import time
 
     page, _, _ = pages["kernels"]
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": 420, "height": 800, "deviceScaleFactor": 1, "mobile": False})
-    browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled",
-                            {"enabled": True, "maxTouchPoints": 2})
-    try:
+    with _touch_screen(browser):
         _open_page(browser, page)
         x, y = browser.execute_script(
             "var r = document.querySelector('#figure svg').getBoundingClientRect();"
@@ -1387,11 +1400,6 @@ def test_a_finger_on_the_figure_scrolls_the_page_unless_zoomed_in(browser, pages
         assert browser.execute_script("return window.scrollY") == 0
         assert [float(v) for v in svg.get_dom_attribute("viewBox").split()][1] > zoomed[1]
         assert not browser.get_log("browser")
-    finally:
-        browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
-        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-            "width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1,
-            "mobile": False})
 
 
 def test_two_fingers_and_a_trackpad_pinch_zoom_about_the_pinch(browser, pages):
@@ -1402,11 +1410,7 @@ def test_two_fingers_and_a_trackpad_pinch_zoom_about_the_pinch(browser, pages):
     import time
 
     page, _, _ = pages["attention"]
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": 420, "height": 800, "deviceScaleFactor": 1, "mobile": False})
-    browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled",
-                            {"enabled": True, "maxTouchPoints": 2})
-    try:
+    with _touch_screen(browser):
         _open_page(browser, page)
         svg = browser.find_element("css selector", "#figure svg")
 
@@ -1445,8 +1449,3 @@ def test_two_fingers_and_a_trackpad_pinch_zoom_about_the_pinch(browser, pages):
         assert view()[2] == pytest.approx(first[2] / 2, rel=0.01)
         assert under(x, y) == pytest.approx(middle, abs=2)
         assert not browser.get_log("browser")
-    finally:
-        browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
-        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-            "width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1,
-            "mobile": False})
