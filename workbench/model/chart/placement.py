@@ -258,10 +258,10 @@ class Request:
     #: more places, tried only when none of ``candidates`` is clean (a tag's farther off:
     #: many, made when asked for)
     far: Callable[[], np.ndarray] | None = field(default=None, compare=False, repr=False)
-    #: places led to other spots of what it names, tried only when ``far`` has none clean:
-    #: of their first clean places, the one with the shortest leader (a roof's value)
-    farther: tuple[Callable[[], np.ndarray], ...] = field(default=(), compare=False,
-                                                          repr=False)
+    #: places led to other spots of what it names, tried only when ``far`` has none clean
+    #: (made then): of their first clean places, the one with the shortest leader (a roof's)
+    farther: Callable[[], tuple[Callable[[], np.ndarray], ...]] | None = field(
+        default=None, compare=False, repr=False)
     #: air kept between its box and other texts, pixels, beyond :attr:`TextLayout.PAD`
     air: float = 0.0
     #: what it names: a place without a leader is taken only where a reader pairs the text
@@ -337,7 +337,7 @@ class TextLayout:
         lenient = request.far is not None and request.own is not None
         for strict in (True, False) if lenient else (True,):
             found = []
-            for i, given in enumerate((request.candidates, request.far, *request.farther)):
+            for i, given in enumerate(_givens(request)):
                 if given is None:  # (the far ones made if needed)
                     continue
                 if i not in free_of:
@@ -789,3 +789,12 @@ def _boxes(cands: np.ndarray, w: float, h: float) -> np.ndarray:
 
 
 _LEFT_TOP_TWICE = np.array([0, 1, 0, 1])
+
+
+def _givens(request: Request):
+    """A request's lists of places in the order they are tried: the farther ones made only
+    when the first two have none clean."""
+    yield request.candidates
+    yield request.far
+    if request.farther is not None:
+        yield from request.farther()

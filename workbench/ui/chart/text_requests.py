@@ -24,7 +24,14 @@ from workbench.model.chart.placement import (
     sloped_candidates,
 )
 from workbench.ui.chart.axes import to_view
-from workbench.ui.chart.naming import AIR, DrawnMarks, line_spots, names_spot, roof_segments
+from workbench.ui.chart.naming import (
+    AIR,
+    DrawnMarks,
+    line_spot,
+    line_spots,
+    names_spot,
+    roof_segments,
+)
 from workbench.ui.chart.point_places import within
 
 #: a ridge's text (naming its machine: told from the other ridges by its words, from the
@@ -88,13 +95,15 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
             # the middle, where no point sits on it; else to another spot of it)
             seen = clip_segment(float(xs[0]), float(ys[0]), float(xs[-1]), float(ys[-1]),
                                 frame) if roof.kind == "memory" else None
-            spots = [] if seen is None else line_spots(seen, drawn, theme.point_size)
+            spot = None if seen is None else line_spot(seen, drawn, theme.point_size)
             add(("roof", i), label, "roof",
                 lambda w, h, xs=xs, ys=ys: _line_places(
                     True, float(xs[0]), float(ys[0]), float(xs[1]), float(ys[1]), w, h,
                     tuple(frame), False), order,
-                mark=(*spots[0], 2.0) if spots else None,
-                also=[(*spot, 2.0) for spot in spots[1:]], names=names)
+                mark=None if spot is None else (*spot, 2.0),
+                also=None if spot is None else lambda seen=seen: [
+                    (*more, 2.0) for more in line_spots(seen, drawn, theme.point_size)[1:]],
+                names=names)
         else:
             add(("roof", i), label, "roof",
                 lambda w, h, xs=xs, ys=ys, roof=roof: _line_places(
@@ -219,14 +228,15 @@ def chart_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text
     hidden: list = []
 
     def add(key, label, kind, candidates, order=0.0, mark=None, own=None, names=None,
-            also=()):
+            also=None):
         """``mark``: ``(x, y, radius)`` of what the text names, for a text that may be
         said farther off, with a leader (which may cross the marks ``own``), when it finds
-        no place by it; ``also``: more such spots, tried when that finds none (the place
+        no place by it; ``also``: a function making more such spots, tried when that finds none (the place
         with the shortest leader taken); ``names``: what a reader must pair it with."""
         w, h = text_box(label)
         far = far_places(*mark[:2], w, h, mark[2]) if mark else None
-        farther = tuple(far_places(*spot[:2], w, h, spot[2]) for spot in also)
+        farther = None if also is None else lambda: tuple(
+            far_places(*spot[:2], w, h, spot[2]) for spot in also())
         added.append((key, label, Request(key, kind, w, h, candidates(w, h), order,
                                           cross_lines=mark is not None, far=far, own=own,
                                           names=names, farther=farther)))
