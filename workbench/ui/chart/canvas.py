@@ -169,7 +169,7 @@ class RooflineCanvas(QWidget):
         workspace.signals.changed.connect(self._on_change)
         workspace.selection.changed.connect(self._on_selection)
         scene = self.plot_widget.scene()
-        scene.sigMouseMoved.connect(self.hover.on_pointer_moved)
+        scene.sigMouseMoved.connect(self.hover.on_mouse_moved)
         scene.sigMouseClicked.connect(self.hover.on_mouse_clicked)
         self._label_transform = None
         scene.sigPrepareForPaint.connect(self._update_label_transforms)

@@ -190,16 +190,6 @@ class Hover:
             return
         self.on_mouse_moved(plot.mapToScene(plot.viewport().mapFromGlobal(where)))
 
-    def on_pointer_moved(self, scene_pos) -> None:
-        """The scene says the pointer moved to ``scene_pos``: read out there, unless the
-        pointer has left the plot meanwhile (a move the scene delivers after the plot's leave
-        would speak again of a place the pointer left)."""
-        plot = self._canvas.plot_widget
-        if not (plot.underMouse() or plot.viewport().underMouse()):
-            self.left()
-            return
-        self.on_mouse_moved(scene_pos)
-
     def on_mouse_moved(self, scene_pos) -> None:
         canvas = self._canvas
         vb = canvas.view_box
