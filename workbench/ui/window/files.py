@@ -329,11 +329,7 @@ class FilesMixin:
             else:  # (later saves reuse the points' texts: a moment)
                 save_snapshot(snapshot, path, notes=notes, texts=texts)
         except OSError as exc:
-            failed: OSError | None = exc
-        else:
-            failed = None
-        if failed is not None:
-            self.show_error("Cannot save session", f"{path}: {failed.strerror or failed}")
+            self.show_error("Cannot save session", f"{path}: {exc.strerror or exc}")
             return False
         self.example = None
         self.document.mark_clean(path.resolve())
