@@ -967,6 +967,8 @@ def snapshot_text(snapshot: SessionSnapshot, texts: PointTexts | None = None,
 #: the fields of a measured point, in order (:func:`_point_values`), made on first use
 _POINT_FIELDS: list[str] = []
 _POINT_GET: list[Callable[[Measurement], tuple[Any, ...]]] = []
+#: where in those values the levels, the FLOPs and the bytes stand
+_AT: dict[str, int] = {}
 
 
 def _point_values(m: Measurement) -> tuple[Any, ...]:
@@ -980,8 +982,9 @@ def _point_values(m: Measurement) -> tuple[Any, ...]:
 
         _POINT_FIELDS.extend(f.name for f in dataclasses.fields(Measurement))
         _POINT_GET.append(attrgetter(*_POINT_FIELDS))
+        _AT.update((name, _POINT_FIELDS.index(name)) for name in ("levels", "flops", "bytes"))
     values = _POINT_GET[0](m)
-    levels = _POINT_FIELDS.index("levels")
+    levels = _AT["levels"]
     if values[levels] is not None:
         values = (*values[:levels], tuple(values[levels].items()), *values[levels + 1:])
     return values
@@ -999,9 +1002,8 @@ def _point(values: tuple[Any, ...]) -> Measurement:
 
 def _any_zero(values: tuple[Any, ...]) -> bool:
     """Whether a point's FLOPs, bytes or a level's bytes are 0 (or -0.0)."""
-    point = dict(zip(_POINT_FIELDS, values, strict=True))
-    return (point["flops"] == 0 or point["bytes"] == 0
-            or any(v == 0 for _level, v in point["levels"] or ()))
+    return (values[_AT["flops"]] == 0 or values[_AT["bytes"]] == 0
+            or any(v == 0 for _level, v in values[_AT["levels"]] or ()))
 
 
 def dumps_session(session: Session, path: str | os.PathLike[str] | None = None,
