@@ -380,13 +380,18 @@ class Document:
     def _renamed_references(self, old_name: str, new_name: str) -> Totals:
         """What the measured points and compared pairs that name operation ``old_name`` add
         to the session's file once they name ``new_name`` (:meth:`_rename_references`)."""
-        points = [m for m in self.session.measurements if m.operation == old_name]
-        size = sum(measurement_bytes(dataclasses.replace(m, operation=new_name))
-                   - measurement_bytes(m) for m in points)
+        size = self._points_renamed("operation", old_name, new_name)
         for c in self.session.comparisons:
             size += (text_bytes(new_name) - text_bytes(old_name)) * (
                 (c.first == old_name) + (c.second == old_name))
         return Totals(bytes=size)
+
+    def _points_renamed(self, field: str, old_name: str, new_name: str) -> int:
+        """What the measured points whose ``field`` (``operation``, ``hardware``) names
+        ``old_name`` add to the session's file once it names ``new_name``."""
+        renamed: dict[str, Any] = {field: new_name}
+        return sum(measurement_bytes(dataclasses.replace(m, **renamed)) - measurement_bytes(m)
+                   for m in self.session.measurements if getattr(m, field) == old_name)
 
     def operation_name_problem(self, op_id: int | None, name: str) -> str | None:
         """Why operation ``op_id`` (``None``: a new one) cannot be called ``name``: another
@@ -718,9 +723,7 @@ class Document:
                 raise NameInUse(problem)
         size = hardware_bytes(dataclasses.replace(entry, hardware=new)) - hardware_bytes(entry)
         if new.name != old.name:  # (measured points that name it follow its name)
-            size += sum(measurement_bytes(dataclasses.replace(m, hardware=new.name))
-                        - measurement_bytes(m) for m in self.session.measurements
-                        if m.hardware == old.name)
+            size += self._points_renamed("hardware", old.name, new.name)
         grows = Totals(bytes=size)
         self._check_growth(grows)
 
