@@ -58,10 +58,8 @@ from workbench.records import record
 __all__ = [
     "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "Attribution",
     "PAIRING_RATIO", "PAIRING_MARGIN", "PAIRING_REACH", "box_gaps", "segment_gaps", "same_spot",
-    "lead_from", "far_candidates", "point_candidates",
-    "sloped_candidates", "flat_candidates", "corner_candidates", "legend_corner", "free_corners",
-    "wrap_title",
-]
+    "lead_from", "far_candidates", "point_candidates", "sloped_candidates", "flat_candidates",
+    "corner_candidates", "legend_corner", "free_corners", "wrap_title"]
 
 #: Who yields to whom: lower places first.
 PRIORITIES = {"selected": 0, "pair": 0.5, "crowd": 0.8, "operation": 1, "measured": 1.5,
@@ -275,6 +273,8 @@ class Request:
 
 @record
 class Placement:
+    """Where a text went: its box ``rect`` and, when it is led to its marker, the leader."""
+
     key: Hashable
     rect: Rect
     leader: tuple[float, float, float, float] | None = None
