@@ -32,6 +32,8 @@ MAX_FLOPS = 2e12
 
 @record(frozen=True)
 class TimedOperation:
+    """One operation timed as numpy runs it: its best time, and ``how`` it ran."""
+
     timing: BestOf  # work = the operation's FLOPs as the engine counts them (≥ 1)
     how: str  # what numpy ran
 

@@ -98,6 +98,8 @@ def profile_from_env(default: str) -> Profile:
 
 @record(frozen=True)
 class Progress:
+    """How far a measurement has come, for its progress bar."""
+
     fraction: float  # 0…1 of the planned work
     elapsed_s: float
     remaining_s: float  # estimate
@@ -106,6 +108,8 @@ class Progress:
 
 @record
 class MeasuredMachine:
+    """A machine as measured, with how it was measured (``provenance``)."""
+
     hardware: Hardware
     provenance: dict[str, Any] = field(default_factory=dict)
 
