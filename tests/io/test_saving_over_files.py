@@ -66,3 +66,35 @@ def test_a_background_autosave_writes_the_session_and_it_can_be_recovered(tmp_pa
     saver.wait()
     back = Recoverable(saver.path, None, 0.0, 0).load()
     assert back.title == "unsaved work" and back.hardware[0].preset == "h100-sxm"
+
+
+@pytest.mark.parametrize("stop_after", [0, 1, 2])
+def test_a_save_cancelled_before_its_file_is_written_leaves_the_file_as_it_was(
+        tmp_path, stop_after):
+    """Cancel is asked at each step of the formatting (every 2,048 measured points) and once
+    more before the file is written: a save stopped at any of them writes nothing; one
+    never stopped writes the file (``stop_after``: the questions answered "go on")."""
+    from workbench.io.errors import SaveCancelled
+    from workbench.io.sessions import dumps_session, save_snapshot, snapshot_session
+    from workbench.model.measured import Measurement
+
+    session = Session(title="t")
+    session.hardware.append(HardwareEntry(get_preset("h100-sxm"), preset="h100-sxm"))
+    session.measurements = [Measurement(name=f"k{i}", time_s=1e-3, flops=1e9 + i, bytes=1e6)
+                            for i in range(3000)]  # (two steps: at points 0 and 2,048)
+    target = tmp_path / "s.yaml"
+    target.write_text("old\n", encoding="utf-8")
+    asked: list[int] = []
+
+    def cancelled() -> bool:
+        asked.append(1)
+        return len(asked) > stop_after
+
+    snapshot = snapshot_session(session, target)
+    with pytest.raises(SaveCancelled):
+        save_snapshot(snapshot, target, cancelled=cancelled)
+    assert target.read_text(encoding="utf-8") == "old\n"
+    assert not target.with_name("s.yaml.bak").exists()
+    assert len(asked) == stop_after + 1
+    save_snapshot(snapshot, target, cancelled=lambda: False)
+    assert target.read_text(encoding="utf-8") == dumps_session(session, target)

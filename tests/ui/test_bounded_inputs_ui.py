@@ -585,6 +585,61 @@ def test_saving_a_large_session_formats_its_points_off_the_window_under_progress
     assert path.read_text(encoding="utf-8") == dumps_session(window.document.session, path)
 
 
+def test_cancel_stops_a_large_save_before_its_file_is_written(
+        qtbot, window, tmp_path, monkeypatch):
+    from workbench.io.errors import SaveCancelled
+    from workbench.io.sessions import dumps_session
+    from workbench.ui.window import files
+
+    path = _opened_large_session(window, tmp_path)
+    before = path.read_bytes()
+    write = files.save_snapshot
+    ended: list[object] = []
+    waiting, clicked = threading.Event(), threading.Event()
+
+    def stepped(snapshot, target, progress=None, cancelled=None, **kwargs):
+        def told(fraction: float) -> None:
+            progress(fraction)
+            if not clicked.is_set():  # (the user presses Cancel while the points are formatted)
+                waiting.set()
+                assert clicked.wait(HANG_GUARD_S)
+
+        try:
+            write(snapshot, target, progress=told, cancelled=cancelled, **kwargs)
+        except BaseException as exc:
+            ended.append(exc)
+            raise
+        ended.append("written")
+
+    def look() -> None:
+        for dialog in _progress_dialogs():
+            if waiting.is_set() and not clicked.is_set():
+                dialog.findChild(QPushButton).click()  # (as the user does)
+                clicked.set()
+
+    monkeypatch.setattr(files, "save_snapshot", stepped)
+    timer = QTimer()
+    timer.setInterval(0)
+    timer.timeout.connect(look)
+    timer.start()
+    try:
+        assert not window.on_save()
+    finally:
+        timer.stop()
+    # the save stopped at its next step after the Cancel: nothing written, nothing lost
+    assert len(ended) == 1 and isinstance(ended[0], SaveCancelled)
+    assert path.read_bytes() == before
+    assert not path.with_name("profile.yaml.bak").exists()
+    assert window.document.modified and window.isWindowModified()
+    assert window.statusBar().currentMessage() == f"Save cancelled: {path} was not written"
+    assert not _progress_dialogs()
+    # saved again without a Cancel, the file is written whole
+    assert window.on_save()
+    assert ended[-1] == "written"
+    assert path.read_text(encoding="utf-8") == dumps_session(window.document.session, path)
+    assert not window.document.modified
+
+
 def test_a_large_session_saved_on_close_is_written_before_the_window_closes(
         qtbot, open_window, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QMessageBox

@@ -45,6 +45,11 @@ class ReadCancelled(Exception):
     """The user cancelled the read of a file (its name the argument); nothing was changed."""
 
 
+class SaveCancelled(Exception):
+    """The user cancelled a save before its file was written (its name the argument): the
+    file on disk is as it was."""
+
+
 class ReadProgress:
     """How far a long read has come, and whether to stop it: called with the fraction done
     (0…1) every few thousand items, it tells ``progress`` and raises :class:`ReadCancelled`

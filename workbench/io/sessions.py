@@ -81,7 +81,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.io.atomic import write_atomic
-from workbench.io.errors import InputError, ReadProgress
+from workbench.io.errors import InputError, ReadProgress, SaveCancelled
 from workbench.io.limits import Shape, no_cyclic_gc
 from workbench.io.presets import examples_dir, get_preset
 from workbench.io.schema import (
@@ -1025,14 +1025,28 @@ def save_session(session: Session, path: str | os.PathLike[str], backup: bool = 
 
 def save_snapshot(snapshot: SessionSnapshot, path: str | os.PathLike[str], backup: bool = True,
                   notes: list[str] | None = None, texts: PointTexts | None = None,
-                  progress: Callable[[float], None] | None = None) -> None:
+                  progress: Callable[[float], None] | None = None,
+                  cancelled: Callable[[], bool] | None = None) -> None:
     """:func:`save_session` of a :class:`SessionSnapshot` (of the session for a file at
-    ``path``), on any thread; ``progress`` as for :func:`snapshot_text`."""
-    data = snapshot_text(snapshot, texts, progress).encode("utf-8")
+    ``path``), on any thread; ``progress`` as for :func:`snapshot_text`. Where
+    ``cancelled()`` turns true before the file is written (it is asked at each step of the
+    formatting and once more before writing), raises :class:`SaveCancelled`, the file as it
+    was."""
+    step = progress
+    if cancelled is not None:
+        def step(fraction: float) -> None:
+            if cancelled():
+                raise SaveCancelled(str(path))
+            if progress is not None:
+                progress(fraction)
+
+    data = snapshot_text(snapshot, texts, step).encode("utf-8")
     if len(data) > MAX_SESSION_BYTES:  # never a file that would not open again
         raise OSError(errno.EFBIG, f"the session is {len(data) / 2**20:.1f} MB; a session file "
                                    f"holds at most {MAX_SESSION_BYTES // 2**20} MB (keep some "
                                    "measured points or operations in another session)")
+    if cancelled is not None and cancelled():  # (the last moment it stops unwritten)
+        raise SaveCancelled(str(path))
     write_atomic(Path(path), data, backup=backup, notes=notes)
 
 

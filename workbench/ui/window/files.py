@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
 
 from workbench.io.atomic import user_folder
 from workbench.io.autosave import Autosave, Recoverable, find_recoverable
-from workbench.io.errors import InputError, ReadCancelled
+from workbench.io.errors import InputError, ReadCancelled, SaveCancelled
 from workbench.io.sessions import load_session, save_snapshot, snapshot_session
 from workbench.model.session import Session
 from workbench.ui.dialogs.load_warnings import show_assumed
@@ -224,19 +224,21 @@ class FilesMixin:
         found: list[str] = []
         session = self.in_background(
             lambda progress, cancelled: load_session(path, found, progress, cancelled),
-            label or f"Opening {path.name}…", title, "open_progress", cancellable=True)
+            label or f"Opening {path.name}…", title, "open_progress")
         if session is None:
             return None
         assumed.extend(found)
         return session
 
     def in_background(self, work: Callable[[Callable[[float], None], Callable[[], bool]], T],
-                      label: str, title: str, name: str, cancellable: bool) -> T | None:
+                      label: str, title: str, name: str, settle: bool = False) -> T | None:
         """``work(progress, cancelled)`` run on a thread of its own under a window-modal
         progress dialog (the window keeps painting and takes no input meanwhile) that shows
-        the fraction ``progress`` is told; its result, or ``None`` where the user cancelled
-        (``cancellable``: the dialog has Cancel, after which ``cancelled()`` is true and the
-        work stops at its next check, unseen). What ``work`` raises is raised here."""
+        the fraction ``progress`` is told, with Cancel; its result, or ``None`` where the user
+        cancelled (``cancelled()`` is then true and the work stops at its next check, unseen;
+        with ``settle``, the dialog says "Cancelling…" until it has stopped, and its result
+        is returned where it ended first: a save cancelled as it wrote its file). What
+        ``work`` raises is raised here."""
         import threading
         from concurrent.futures import ThreadPoolExecutor
 
@@ -248,16 +250,13 @@ class FilesMixin:
         def progress(value: float) -> None:
             fraction[0] = value
 
-        dialog = (QProgressDialog if cancellable else _BusyDialog)(
-            label, "Cancel", 0, PROGRESS_STEPS, self)
+        dialog = QProgressDialog(label, "Cancel", 0, PROGRESS_STEPS, self)
         dialog.setObjectName(name)
         dialog.setWindowTitle(title)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
         dialog.setMinimumDuration(0)
         dialog.setAutoClose(False)
         dialog.setAutoReset(False)
-        if not cancellable:
-            dialog.setCancelButton(None)
         # (the worker touches nothing of the window; what it raises is kept by its future)
         worker = ThreadPoolExecutor(1, thread_name_prefix=f"roofline-{name}")
         loop = QEventLoop()
@@ -265,14 +264,17 @@ class FilesMixin:
         poll.setInterval(30)
 
         def look() -> None:
-            if future.done() or dialog.wasCanceled():
+            if future.done() or (dialog.wasCanceled() and not settle):
                 loop.quit()
-            else:
+            elif not dialog.wasCanceled():
                 dialog.setValue(round(PROGRESS_STEPS * fraction[0]))
 
         poll.timeout.connect(look)
         dialog.canceled.connect(stop.set)
-        dialog.canceled.connect(loop.quit)
+        if settle:
+            dialog.canceled.connect(lambda: dialog.setLabelText("Cancelling…"))
+        else:
+            dialog.canceled.connect(loop.quit)
         dialog.setValue(0)
         dialog.show()
         future = worker.submit(work, progress, stop.is_set)
@@ -287,7 +289,7 @@ class FilesMixin:
             return None
         try:
             return future.result()
-        except ReadCancelled:  # (cancelled as it ended)
+        except (ReadCancelled, SaveCancelled):  # (cancelled as it ended, or stopped)
             return None
 
     def open_example(self, path: Path) -> bool:
@@ -322,10 +324,16 @@ class FilesMixin:
                 # formatting the points takes seconds (a profile's 100,000 on its first
                 # save): done off the window's thread, under a progress dialog that takes
                 # the window's input meanwhile, so what is written is what the user saved
-                self.in_background(
-                    lambda progress, _cancelled: save_snapshot(snapshot, path, notes=notes,
-                                                               texts=texts, progress=progress),
-                    f"Saving {path.name}…", "Save Session", "save_progress", cancellable=False)
+                # (Cancel stops it before the file is written: the file stays as it was)
+                saved = self.in_background(
+                    lambda progress, cancelled: save_snapshot(
+                        snapshot, path, notes=notes, texts=texts, progress=progress,
+                        cancelled=cancelled) or True,
+                    f"Saving {path.name}…", "Save Session", "save_progress", settle=True)
+                if saved is None:
+                    self.statusBar().showMessage(
+                        f"Save cancelled: {path} was not written", 6000)
+                    return False
             else:  # (later saves reuse the points' texts: a moment)
                 save_snapshot(snapshot, path, notes=notes, texts=texts)
         except OSError as exc:
@@ -554,18 +562,6 @@ class FilesMixin:
             if url.isLocalFile() and url.toLocalFile().lower().endswith((".yaml", ".yml")):
                 return Path(url.toLocalFile())
         return None
-
-
-
-class _BusyDialog(QProgressDialog):
-    """A progress dialog without Cancel that stays until its work is done: Escape and the
-    close button of its title bar do nothing."""
-
-    def reject(self) -> None:
-        pass
-
-    def closeEvent(self, event) -> None:
-        event.ignore()
 
 
 def _disk_stamp(path: str | Path) -> tuple[int, ...] | None:
