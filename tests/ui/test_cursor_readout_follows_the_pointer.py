@@ -24,6 +24,29 @@ def test_the_readout_clears_when_the_pointer_leaves_for_another_panel(open_windo
     qtbot.waitUntil(lambda: win.cursor_label.text() == "")
 
 
+def test_the_readout_clears_when_the_plot_is_never_told_the_pointer_left(open_window, qtbot):
+    """A window system may send the plot no Leave event (a pointer moved fast onto a popup
+    or another window): the read-out still clears once the pointer is elsewhere."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtGui import QCursor
+
+    class NoLeave(QObject):
+        def eventFilter(self, watched, event) -> bool:
+            return event.type() == QEvent.Type.Leave
+
+    win = open_window()
+    _over_the_plot(qtbot, win)
+    swallowed = NoLeave()
+    plot = win.canvas.plot_widget
+    for widget in (win.canvas, plot, plot.viewport()):
+        widget.installEventFilter(swallowed)
+    panel = win.operations_panel
+    QCursor.setPos(panel.mapToGlobal(panel.rect().center()))
+    qtbot.mouseMove(panel, panel.rect().center())
+    qtbot.waitUntil(lambda: win.cursor_label.text() == "")
+    assert win.canvas.hover.text == ""
+
+
 def test_the_readout_clears_over_the_axes(open_window, qtbot):
     win = open_window()
     _over_the_plot(qtbot, win)

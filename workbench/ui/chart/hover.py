@@ -23,6 +23,10 @@ from workbench.ui.widgets import escape_html
 PICK_RADIUS = 10.0
 #: With no point that near, hover names the roof line within this many pixels.
 ROOF_RADIUS = 4.0
+#: While the read-out speaks, whether the pointer is still over the plot is looked at this
+#: often, milliseconds (a pointer that left without the plot being told: see
+#: :meth:`Hover.watch`)
+WATCH_MS = 250
 
 
 def plain_tip(text: str) -> str:
@@ -108,6 +112,7 @@ class Hover:
         self._reading = False
         self._tip: HoverTip | None = None  # (made with the first tip: the plot exists then)
         self._window_moves: WindowMoves | None = None  # (made with the first read-out)
+        self._watch: QTimer | None = None  # (made with the first read-out)
 
     def _shown_tip(self) -> HoverTip:
         if self._tip is None:
@@ -175,6 +180,30 @@ class Hover:
         if self._reading:
             self._reading = False
             self._canvas.cursor_text.emit("")
+        if self._watch is not None:
+            self._watch.stop()
+
+    def watch(self) -> None:
+        """While something is read out or hovered, look every :data:`WATCH_MS` whether the
+        pointer is still over the plot, and say nothing once it is not: the plot is told
+        that the pointer left by a Leave event, which a window system may not send (a
+        pointer moved fast onto a popup, or onto another panel while a button is held); the
+        read-out stayed, naming a place the pointer had left."""
+        if self._watch is None:
+            self._watch = QTimer(self._canvas)
+            self._watch.setInterval(WATCH_MS)
+            self._watch.timeout.connect(self._still_over)
+        if not self._watch.isActive():
+            self._watch.start()
+
+    def _still_over(self) -> None:
+        if not self._reading and self._key is None:
+            self._watch.stop()
+            return
+        plot = self._canvas.plot_widget
+        under = QApplication.widgetAt(QtGui.QCursor.pos())
+        if under is None or not (under is plot or plot.isAncestorOf(under)):
+            self.left()
 
     def recheck(self) -> None:
         """The plot moved or was resized under a still pointer (its window resized or moved,
@@ -199,6 +228,7 @@ class Hover:
         self._reading = True
         if self._window_moves is None:
             self._window_moves = WindowMoves(canvas.plot_widget, self.recheck)
+        self.watch()
         view = vb.mapSceneToView(scene_pos)
         x, y = float(to_data(view.x())), float(to_data(view.y()))
         key = self.nearest(scene_pos)
