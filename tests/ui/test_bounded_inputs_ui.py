@@ -489,6 +489,41 @@ def test_the_measured_points_of_an_autosave_are_formatted_off_the_window(
     assert recovered.measurements == window.document.session.measurements
 
 
+def test_an_autosave_after_an_edit_elsewhere_looks_at_no_measured_point_again(
+        qtbot, open_window, tmp_path, monkeypatch):
+    import dataclasses
+
+    from workbench.io import sessions
+
+    window = _many_kernels(open_window, tmp_path)
+    window.autosave_timer.timeout.emit()
+    window.autosave.wait()
+    looked: list[object] = []
+    values_of = sessions._point_values
+
+    def counted(m):
+        looked.append(m)
+        return values_of(m)
+
+    monkeypatch.setattr(sessions, "_point_values", counted)
+    # an edit that leaves the points as they were: the snapshot on the window's thread
+    # takes their values from the last one
+    window.document.set_title("Many kernels, renamed")
+    window.autosave_timer.timeout.emit()
+    window.autosave.wait()
+    assert looked == []
+    # one point edited: that one alone is looked at, and the autosave holds the edit
+    points = list(window.document.session.measurements)
+    points[1] = dataclasses.replace(points[1], name="renamed kernel")
+    window.document.set_measurements(points, "Rename a kernel")
+    window.autosave_timer.timeout.emit()
+    window.autosave.wait()
+    assert looked == [points[1]]
+    recovered = Recoverable(window.autosave.path, None, 0.0, 0).load()
+    assert recovered.measurements == window.document.session.measurements
+    assert recovered.measurements[1].name == "renamed kernel"
+
+
 def test_edits_while_an_autosave_is_being_written_do_not_reach_it(
         qtbot, open_window, tmp_path, monkeypatch):
     from workbench.io.sessions import save_session

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from workbench.io.atomic import process_alive, write_atomic
 from workbench.io.sessions import (
     PointTexts,
+    PointValues,
     SessionSnapshot,
     loads_session,
     snapshot_session,
@@ -73,6 +74,8 @@ class Autosave:
         self.folder = Path(folder)
         #: the measured points' texts of the last write (shared with the window's saves)
         self.texts = texts if texts is not None else PointTexts()
+        #: the measured points' values of the last snapshot (shared with the window's saves)
+        self.values = PointValues()
         Autosave._counter += 1
         self.path = self.folder / f"autosave-{os.getpid()}-{Autosave._counter}.yaml"
         self._executor: ThreadPoolExecutor | None = None
@@ -120,7 +123,7 @@ class Autosave:
         edits cannot reach it)."""
         meta = {"original": str(original) if original else None, "saved_at": time.time(),
                 "pid": os.getpid(), "example": None if original else example}
-        return meta, snapshot_session(session)
+        return meta, snapshot_session(session, values=self.values)
 
     def _write_data(self, data: tuple[dict, SessionSnapshot]) -> None:
         import json  # here: only an unsaved session needs it, not the start-up

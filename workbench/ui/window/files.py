@@ -318,7 +318,7 @@ class FilesMixin:
             return False
         notes: list[str] = []
         texts = self.autosave.texts
-        snapshot = snapshot_session(self.document.session, path)
+        snapshot = snapshot_session(self.document.session, path, self.autosave.values)
         try:
             if texts.missing(snapshot) >= LARGE_SAVE_POINTS:
                 # formatting the points takes seconds (a profile's 100,000 on its first
