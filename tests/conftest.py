@@ -37,6 +37,61 @@ def _isolated_settings(tmp_path_factory, monkeypatch):
     _clear_app_settings()
 
 
+@pytest.fixture(autouse=True)
+def _no_mouse_button_left_pressed():
+    """A test leaves no mouse button pressed: Qt keeps the buttons of the events the test
+    sent for the whole process, and with one still down the next test's pointer moves carry
+    it (the window it leaves is not told, and its status bar read-out stays). A test that
+    leaves one pressed fails here; the button is released for the next."""
+    yield
+    pressed = _pressed_buttons()
+    if pressed:
+        _release(pressed)
+        pytest.fail(f"the test left the mouse button(s) {pressed} pressed")
+
+
+def double_click(qtbot, widget, pos) -> None:
+    """Double-click ``widget`` at ``pos`` as a person does: a click, then a second press read
+    as a double click, and its release (a view answers only a double click it saw begin;
+    QTest's double click leaves its button pressed)."""
+    from PySide6.QtCore import Qt
+
+    qtbot.mouseClick(widget, Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.mouseDClick(widget, Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.mouseRelease(widget, Qt.MouseButton.LeftButton, pos=pos)
+
+
+def _pressed_buttons() -> list:
+    try:
+        from PySide6.QtCore import Qt
+        from PySide6.QtGui import QGuiApplication
+    except ImportError:  # engine-only environments
+        return []
+
+    if QGuiApplication.instance() is None:
+        return []
+    held = QGuiApplication.mouseButtons()
+    return [b for b in (Qt.MouseButton.LeftButton, Qt.MouseButton.RightButton,
+                        Qt.MouseButton.MiddleButton) if held & b]
+
+
+def _release(buttons: list) -> None:
+    """Release ``buttons`` as the window system would (over a window of its own)."""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QWidget
+
+    spare = QWidget()
+    spare.resize(20, 20)
+    spare.show()
+    QTest.qWaitForWindowExposed(spare)
+    for button in buttons:
+        QTest.mouseRelease(spare.windowHandle(), button, Qt.KeyboardModifier.NoModifier,
+                           QPoint(5, 5))
+    spare.close()
+    spare.deleteLater()
+
+
 def _clear_app_settings() -> None:
     """Forget what an earlier test's window saved (layout, recent files, export options)."""
     from PySide6.QtCore import QCoreApplication, QSettings

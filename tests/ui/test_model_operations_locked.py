@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import double_click
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
 
@@ -143,15 +144,13 @@ def test_a_model_operation_cannot_be_renamed_hidden_or_recoloured_alone(qtbot, w
     opened = []
     panel.choose_color = opened.append
     rect = panel.view.visualRect(color)
-    qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    qtbot.mouseDClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    double_click(qtbot, panel.view.viewport(), rect.center())
     assert opened == []
     # an ordinary operation's swatch does open it
     from workbench.document import new_operation
     mine = win.document.add_operation(new_operation("gemm", "mine"))
     rect = panel.view.visualRect(panel.model.index(panel.model.row_of(mine), COL_COLOR))
-    qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    qtbot.mouseDClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    double_click(qtbot, panel.view.viewport(), rect.center())
     assert opened == [mine]
     # shown indented under its header, without repeating the model's name
     assert index.data().startswith("    QKV projection")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 import pytest
+from conftest import double_click
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
@@ -49,14 +50,13 @@ def test_add_model_change_batch_see_everything_move_save_and_reopen(qtbot, windo
     assert "Llama-3.1-8B" in header.data() and "batch 1" in header.data()
     rect = panel.view.visualRect(header)
 
-    def double_click():  # (a press first: the view only answers a double click it saw begin)
-        qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-        qtbot.mouseDClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    def toggle():
+        double_click(qtbot, panel.view.viewport(), rect.center())
 
-    double_click()
+    toggle()
     assert panel.model.rowCount() == 1 + len(model.op_ids)
     assert "QKV projection" in panel.model.index(3, COL_NAME).data()
-    double_click()
+    toggle()
     assert panel.model.rowCount() == 1
 
     # every operation of the model is a point on both machines (gather: 0 FLOPs, not drawn)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import HANG_GUARD_S
+from conftest import HANG_GUARD_S, double_click
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QColor, QKeySequence
 from PySide6.QtWidgets import QColorDialog, QLineEdit
@@ -402,8 +402,7 @@ def test_double_click_colour_opens_a_colour_dialog(qtbot, panel, workspace, monk
     monkeypatch.setattr(QColorDialog, "getColor", staticmethod(fake_get_color))
     op_id = ids(workspace)[1]
     rect = panel.view.visualRect(panel.view.model().index(1, COL_COLOR))
-    qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    qtbot.mouseDClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    double_click(qtbot, panel.view.viewport(), rect.center())
     assert len(asked) == 1
     assert workspace.document.operation(op_id).color == "#123456"
     workspace.document.undo()
