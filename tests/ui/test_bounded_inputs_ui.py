@@ -29,12 +29,19 @@ def window(open_window):
     return open_window()
 
 
+def _every_turn(look) -> QTimer:
+    """A started timer that calls ``look`` at every turn of the event loop (also inside a
+    dialog's own event processing)."""
+    timer = QTimer()
+    timer.setInterval(0)
+    timer.timeout.connect(look)
+    timer.start()
+    return timer
+
+
 def _watch_progress(seen: list[tuple[str, bool]]) -> QTimer:
     """Record the label of every progress dialog on screen while the import runs (the timer
     fires inside the dialog's own event processing)."""
-    timer = QTimer()
-    timer.setInterval(0)
-
     def look() -> None:
         for widget in QApplication.topLevelWidgets():
             if isinstance(widget, QProgressDialog) and widget.isVisible():
@@ -42,9 +49,7 @@ def _watch_progress(seen: list[tuple[str, bool]]) -> QTimer:
                 if entry not in seen:
                     seen.append(entry)
 
-    timer.timeout.connect(look)
-    timer.start()
-    return timer
+    return _every_turn(look)
 
 
 def test_a_large_csv_shows_each_step_of_its_import(qtbot, window, tmp_path):
@@ -288,10 +293,7 @@ def test_cancelling_the_open_of_a_large_session_keeps_the_session_shown(
             if isinstance(widget, QProgressDialog) and widget.isVisible():
                 widget.findChild(QPushButton).click()  # (as the user does)
 
-    timer = QTimer()
-    timer.setInterval(0)
-    timer.timeout.connect(cancel)
-    timer.start()
+    timer = _every_turn(cancel)
     try:
         assert not window.open_path(path)
     finally:
@@ -342,10 +344,7 @@ def _read_in_steps(monkeypatch, step):
             asked.set()
 
     monkeypatch.setattr(files, "load_session", stepped)
-    timer = QTimer()
-    timer.setInterval(0)
-    timer.timeout.connect(look)
-    timer.start()
+    timer = _every_turn(look)
     return fractions, ended, timer
 
 
@@ -559,9 +558,6 @@ def test_edits_while_an_autosave_is_being_written_do_not_reach_it(
 def _watch_saving(seen: list[tuple[str, str, bool]]) -> QTimer:
     """Record each progress dialog on screen (its text, its title, whether it takes the
     window's input) while the window saves."""
-    timer = QTimer()
-    timer.setInterval(0)
-
     def look() -> None:
         for dialog in _progress_dialogs():
             entry = (dialog.labelText(), dialog.windowTitle(),
@@ -569,9 +565,7 @@ def _watch_saving(seen: list[tuple[str, str, bool]]) -> QTimer:
             if entry not in seen:
                 seen.append(entry)
 
-    timer.timeout.connect(look)
-    timer.start()
-    return timer
+    return _every_turn(look)
 
 
 def _opened_large_session(window, tmp_path):
@@ -653,10 +647,7 @@ def test_cancel_stops_a_large_save_before_its_file_is_written(
                 clicked.set()
 
     monkeypatch.setattr(files, "save_snapshot", stepped)
-    timer = QTimer()
-    timer.setInterval(0)
-    timer.timeout.connect(look)
-    timer.start()
+    timer = _every_turn(look)
     try:
         assert not window.on_save()
     finally:
