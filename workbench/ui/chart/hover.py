@@ -197,13 +197,15 @@ class Hover:
             self._watch.start()
 
     def _still_over(self) -> None:
-        if not self._reading and self._key is None:
-            self._watch.stop()
-            return
+        if self._pointer_on_plot() is None:
+            self.left()  # (which stops the watch)
+
+    def _pointer_on_plot(self) -> QPoint | None:
+        """Where the pointer is (global coordinates) when it is over the plot, else None."""
         plot = self._canvas.plot_widget
-        under = QApplication.widgetAt(QtGui.QCursor.pos())
-        if under is None or not (under is plot or plot.isAncestorOf(under)):
-            self.left()
+        where = QtGui.QCursor.pos()
+        under = QApplication.widgetAt(where)
+        return where if under is not None and (under is plot or plot.isAncestorOf(under)) else None
 
     def recheck(self) -> None:
         """The plot moved or was resized under a still pointer (its window resized or moved,
@@ -211,12 +213,11 @@ class Hover:
         the pointer now, and say nothing when the pointer is off the plot now."""
         if not self._reading and self._key is None:
             return
-        plot = self._canvas.plot_widget
-        where = QtGui.QCursor.pos()
-        under = QApplication.widgetAt(where)
-        if under is None or not (under is plot or plot.isAncestorOf(under)):
+        where = self._pointer_on_plot()
+        if where is None:
             self.left()
             return
+        plot = self._canvas.plot_widget
         self.on_mouse_moved(plot.mapToScene(plot.viewport().mapFromGlobal(where)))
 
     def on_mouse_moved(self, scene_pos) -> None:
