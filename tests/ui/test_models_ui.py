@@ -50,13 +50,10 @@ def test_add_model_change_batch_see_everything_move_save_and_reopen(qtbot, windo
     assert "Llama-3.1-8B" in header.data() and "batch 1" in header.data()
     rect = panel.view.visualRect(header)
 
-    def toggle():
-        double_click(qtbot, panel.view.viewport(), rect.center())
-
-    toggle()
+    double_click(qtbot, panel.view.viewport(), rect.center())
     assert panel.model.rowCount() == 1 + len(model.op_ids)
     assert "QKV projection" in panel.model.index(3, COL_NAME).data()
-    toggle()
+    double_click(qtbot, panel.view.viewport(), rect.center())
     assert panel.model.rowCount() == 1
 
     # every operation of the model is a point on both machines (gather: 0 FLOPs, not drawn)
