@@ -8,6 +8,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any Qt import
 
 import pytest
+from xdist.scheduler import LoadFileScheduling
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "workbench" / "examples").glob("*.yaml"))
@@ -16,6 +17,29 @@ PRESETS = sorted((ROOT / "hardware_presets").glob("*.yaml"))
 # hung: a guard against waiting forever, far beyond any run on a loaded machine, never a claim
 # about speed (speed is measured in benchmarks/).
 HANG_GUARD_S = 600
+
+
+# Test files that read the same example exports (``figures/example_figures.py`` makes each
+# once per process): run in one process, they share them instead of each making its own.
+SHARED_EXPORTS = ("tests/figures/test_figure_quality.py", "tests/figures/test_figure_key.py",
+                  "tests/ui/test_export.py")
+
+
+class FilesSharingExports(LoadFileScheduling):
+    """``--dist loadfile``, except that the files of :data:`SHARED_EXPORTS` are one unit of
+    work, run whole in one process, each file's tests in its own order."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        scope = super()._split_scope(nodeid)
+        return SHARED_EXPORTS[0] if scope in SHARED_EXPORTS else scope
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """The scheduler of ``--dist loadfile`` (pyproject.toml's) keeps the example exports'
+    readers together; any other ``--dist`` is pytest-xdist's own."""
+    if config.getoption("dist") == "loadfile":
+        return FilesSharingExports(config, log)
+    return None
 
 
 @pytest.fixture(autouse=True)

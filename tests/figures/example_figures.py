@@ -10,8 +10,9 @@ said about the export (which texts name the wrong thing) is read at once, while 
 is still the one the figure was drawn from.
 
 The exports are kept by the test process that made them. The suite runs in several processes
-(pytest-xdist, ``--dist loadfile``: each test file whole in one of them), so the tests of one
-file share every export; another file in another process makes its own.
+(pytest-xdist, ``--dist loadfile``: each test file whole in one of them), and the files that
+read these exports run in one process together (``SHARED_EXPORTS`` in ``tests/conftest.py``),
+so each export is made once in the run.
 """
 
 from __future__ import annotations
