@@ -23,22 +23,34 @@ HANG_GUARD_S = 600
 # once per process): run in one process, they share them instead of each making its own.
 SHARED_EXPORTS = ("tests/figures/test_figure_quality.py", "tests/figures/test_figure_key.py",
                   "tests/ui/test_export.py")
+# Files of a few tests that take long (the soak: 2,000 edits in one test), started first: last,
+# one process would run them alone while the other has finished.
+LONG_FIRST = ("tests/ui/test_soak.py",)
 
 
-class FilesSharingExports(LoadFileScheduling):
+class SuiteScheduling(LoadFileScheduling):
     """``--dist loadfile``, except that the files of :data:`SHARED_EXPORTS` are one unit of
-    work, run whole in one process, each file's tests in its own order."""
+    work, run whole in one process, each file's tests in its own order; and that the files of
+    :data:`LONG_FIRST` are handed out before the rest (which go, as ever, the files of more
+    tests first)."""
 
     def _split_scope(self, nodeid: str) -> str:
         scope = super()._split_scope(nodeid)
         return SHARED_EXPORTS[0] if scope in SHARED_EXPORTS else scope
 
+    def _assign_work_unit(self, node) -> None:
+        for scope in reversed(LONG_FIRST):
+            if scope in self.workqueue:
+                self.workqueue.move_to_end(scope, last=False)
+        super()._assign_work_unit(node)
+
 
 def pytest_xdist_make_scheduler(config, log):
     """The scheduler of ``--dist loadfile`` (pyproject.toml's) keeps the example exports'
-    readers together; any other ``--dist`` is pytest-xdist's own."""
+    readers together and starts the long files first; any other ``--dist`` is
+    pytest-xdist's own."""
     if config.getoption("dist") == "loadfile":
-        return FilesSharingExports(config, log)
+        return SuiteScheduling(config, log)
     return None
 
 
