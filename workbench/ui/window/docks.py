@@ -329,3 +329,18 @@ class DocksMixin:
             lambda shown: self._on_panel_shown("sweep", shown))
         self.sweep_dock.toggleViewAction().setText("Sweep Pl&ot")
         self.sweep_dock.toggleViewAction().setObjectName("view_sweep_plot")
+
+    def results_over_empty_tabs(self) -> None:
+        """Another session shown (New, Open, an example, recovery): a tab on top of the bottom
+        row that has nothing of it to show (the Model panel of a session without a model,
+        the Sweep Plot of one without a sweep, the Measurements or Compare panel of one
+        without measured points or pairs) gives way to Results."""
+        session = self.document.session
+        nothing = {self.model_dock: not session.models,
+                   self.sweep_dock: not any(e.sweep is not None for e in session.operations),
+                   self.measurements_dock: not session.measurements,
+                   self.compare_dock: not session.comparisons}
+        tabbed = set(self.tabifiedDockWidgets(self.results_dock))
+        if any(empty and dock in tabbed and not dock.isFloating()
+               and not dock.visibleRegion().isEmpty() for dock, empty in nothing.items()):
+            self.results_dock.raise_()

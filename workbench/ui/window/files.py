@@ -181,6 +181,7 @@ class FilesMixin:
         self.document.replace_session(session, path)
         self._opened_stamp = _disk_stamp(path) if path else None
         self.workspace.select_valid()
+        self.results_over_empty_tabs()
         # The canvas already rebuilt and fitted on the "session" change; that fit differs
         # from fit_to_data only when the session saved a view range, so only then is a
         # second full rebuild needed (it is the slowest step of opening a large session).
