@@ -406,6 +406,31 @@ def test_long_lists_are_written_exactly_as_pyyaml_writes_them(listed, others, da
     assert dump_yaml(document) == pyyaml_text(plain_data(document))
 
 
+@pytest.mark.parametrize("text", ["\n\u2028", "a\n\u2029", "\n\x85", "a\n\n", "x\u2028\n"])
+@pytest.mark.parametrize("after", [{"operations": []}, {"title": "t"}, {}])
+def test_a_text_ending_in_a_line_break_of_its_own_is_written_as_pyyaml_writes_it(text, after):
+    """A name that keeps its trailing line breaks (``|+``) leaves libyaml's document open
+    (``...`` at its end), and where the text's last break is one of its own (U+2028, U+2029,
+    U+0085) no "\\n" comes before that ``...``: the point was written with the ``...`` after
+    it, in the middle of the file, where PyYAML writes it at the end."""
+    document = {"schema_version": 2, "measurements": [{"name": 0}, {"name": text}], **after}
+    written = dump_yaml(document)
+    assert written == pyyaml_text(plain_data(document))
+    assert yaml.safe_load(written) == document
+
+
+def test_a_session_with_a_run_named_with_a_line_break_of_its_own_opens_again():
+    """Saved before, a measured point whose last field (its run) was "before\\n\\u2028"
+    ended the file's YAML document in the middle (``...`` after it), and the file could not
+    be opened."""
+    session = Session(title="breaks")
+    session.measurements = [Measurement(name=f"k{i}", time_s=1e-6, flops=1e9, bytes=1e6,
+                                        run=run)
+                            for i, run in enumerate(("a", "before\n\u2028", "after\n\u2029"))]
+    text = dumps_session(session)
+    assert loads_session(text, "breaks.yaml").measurements == session.measurements
+
+
 def test_profiled_points_are_written_exactly_as_pyyaml_writes_them():
     kernels = ["void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<"
                "c10::BFloat16>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<"

@@ -469,7 +469,7 @@ def dump_with_items(data: Any, written: dict[str, str]) -> str | None:
     if not tokens:
         return None
     text = _dump(shell)
-    if text.endswith(_OPEN_END):
+    if _ends_open(text):
         return None
     for token, items in tokens.items():
         line = f"\n- {{{token}: 0}}\n"
@@ -487,9 +487,16 @@ def fast_dump() -> bool:
 
 
 #: How libyaml ends a document whose last text written on lines of its own keeps its
-#: trailing line breaks (``|+``): that depends on what comes after, so such a document is
+#: trailing line breaks (``|+``), after the last of them (``\n``, or a break of the text
+#: itself: U+2028, U+2029, U+0085): that depends on what comes after, so such a document is
 #: written whole by PyYAML.
-_OPEN_END = "\n...\n"
+_OPEN_END = "...\n"
+_LINE_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")
+
+
+def _ends_open(text: str) -> bool:
+    """Whether libyaml ended ``text`` as a document left open (see :data:`_OPEN_END`)."""
+    return text.endswith(_OPEN_END) and text[:-len(_OPEN_END)].endswith(_LINE_BREAKS)
 
 
 def _list_items(items: list[Any]) -> str | None:
@@ -511,7 +518,7 @@ def list_item(item: dict[Any, Any]) -> str | None:
     written = _mapping_item(item) if item else None
     if written is None:
         written = _dump({"k": [item]})[3:]
-        if written.endswith(_OPEN_END):
+        if _ends_open(written):
             return None
     return written
 
