@@ -1,5 +1,6 @@
-"""The suite's processes share what is costly to make: every test file that reads the example
-exports runs in the process that made them, as one unit of work."""
+"""The suite's two processes share what is costly to make and end together: every test file
+that reads the example exports runs in the process that made them, as one unit of work, and
+the long files are handed out first."""
 
 from __future__ import annotations
 
