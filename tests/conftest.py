@@ -45,6 +45,7 @@ class SuiteScheduling(LoadFileScheduling):
         super()._assign_work_unit(node)
 
 
+@pytest.hookimpl(optionalhook=True)  # (a run without pytest-xdist has no such hook)
 def pytest_xdist_make_scheduler(config, log):
     """The scheduler of ``--dist loadfile`` (pyproject.toml's) keeps the example exports'
     readers together and starts the long files first; any other ``--dist`` is
