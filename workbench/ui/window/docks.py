@@ -340,7 +340,7 @@ class DocksMixin:
                    self.sweep_dock: not any(e.sweep is not None for e in session.operations),
                    self.measurements_dock: not session.measurements,
                    self.compare_dock: not session.comparisons}
-        tabbed = set(self.tabifiedDockWidgets(self.results_dock))
-        if any(empty and dock in tabbed and not dock.isFloating()
-               and not dock.visibleRegion().isEmpty() for dock, empty in nothing.items()):
+        tabbed = set(self.tabifiedDockWidgets(self.results_dock))  # (none floating)
+        if any(empty and dock in tabbed and not dock.visibleRegion().isEmpty()
+               for dock, empty in nothing.items()):
             self.results_dock.raise_()
