@@ -70,3 +70,31 @@ def test_the_outside_note_hides_no_text_nor_marker(open_window, qtbot):
             sx, sy = float(to_view(x)) * ax + bx, float(to_view(y)) * ay + by
             marker = _in_canvas(canvas, QRectF(sx - half, sy - half, 2 * half, 2 * half))
             assert not note.intersects(marker), win.document.operation(op_id).operation.name
+
+
+def test_the_notes_map_what_they_must_not_hide_as_the_view_maps_it(open_window, qtbot):
+    """The notes weigh each corner against every drawn text and marker at once (a profile's
+    thousands of markers, at every placing); each box in canvas pixels is the one Qt's
+    ``mapFromScene`` gives, and a corner hides the boxes ``QRect.intersects`` says it
+    meets."""
+    from PySide6.QtCore import QRect
+
+    from workbench.ui.chart.session_view import _hidden
+
+    win = open_window(LLAMA, size=(1366, 768))
+    canvas = win.canvas
+    qtbot.waitUntil(lambda: not canvas.labels.scheduled)
+    (x0, x1), (y0, y1) = canvas.view_range()
+    canvas.set_view_range((x0 * 3, x1 / 3), (y0 * 2, y1 / 2))  # panned off the integers
+    qtbot.waitUntil(lambda: not canvas.labels.scheduled)
+    view = canvas.session_view
+    boxes = view._drawn_boxes()
+    assert len(boxes) > 10
+    to_canvas = canvas.plot_widget.mapTo(canvas, QPoint())
+    got = view._in_canvas(boxes, to_canvas)
+    qt = [_in_canvas(canvas, QRectF(left, top, right - left, bottom - top))
+          for left, top, right, bottom in boxes.tolist()]
+    assert got.tolist() == [[r.left(), r.top(), r.right(), r.bottom()] for r in qt]
+    for probe in (QRect(300, 200, 180, 40), QRect(got[0, 2], got[0, 3], 5, 5),
+                  QRect(got[0, 2] + 1, got[0, 3] + 1, 5, 5)):
+        assert _hidden(got, [probe]) == sum(probe.intersects(r) for r in qt)

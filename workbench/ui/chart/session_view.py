@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPoint, QRect, QRectF, Qt
+from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton
 
 from workbench.document.changes import Change, What
@@ -190,14 +191,13 @@ class SessionView:
         area = area.intersected(canvas.rect()).adjusted(8, 8, -8, -8)
         legend = canvas.legend_item
         avoid = in_canvas(legend.sceneBoundingRect()) if legend.isVisible() else None
-        drawn = [in_canvas(QRectF(left, top, right - left, bottom - top))
-                 for left, top, right, bottom in self._drawn_boxes()]
+        drawn = self._in_canvas(self._drawn_boxes(), to_canvas)
         places = best = None
         for right, low in ((True, True), (False, True), (True, False), (False, False)):
             places = self._stacked(hints, area, right, low)
             if avoid is not None and any(r.intersects(avoid) for r in places):
                 continue
-            hidden = sum(1 for box in drawn if any(r.intersects(box) for r in places))
+            hidden = _hidden(drawn, places)
             if best is None or hidden < best[0]:
                 best = (hidden, places)
             if not hidden:
@@ -207,20 +207,41 @@ class SessionView:
         for hint, rect in zip(hints, places, strict=True):
             hint.move(max(0, rect.left()), max(0, rect.top()))
 
-    def _drawn_boxes(self) -> list[tuple[float, float, float, float]]:
+    def _drawn_boxes(self) -> np.ndarray:
         """The boxes of the chart's texts and of its operations' markers in view, in the
-        plot's scene pixels: what a note must not hide."""
+        plot's scene pixels (rows ``left, top, right, bottom``): what a note must not
+        hide."""
         canvas = self._canvas
-        boxes = [box for _kind, _text, box in canvas.labels.text_items()]
+        texts = np.array([box for _kind, _text, box in canvas.labels.text_items()],
+                         dtype=float).reshape(-1, 4)
         (x0, x1), (y0, y1) = canvas.view_box.viewRange()
         xy = canvas.points.xy
-        if len(xy):
-            inside = (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
-            half = canvas.theme.point_size / 2
-            pixels = canvas.points.pixels(canvas.view_to_scene())[inside]
-            boxes.extend((float(x) - half, float(y) - half, float(x) + half, float(y) + half)
-                         for x, y in pixels)
-        return boxes
+        if not len(xy):
+            return texts
+        inside = (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
+        half = canvas.theme.point_size / 2
+        pixels = canvas.points.pixels(canvas.view_to_scene())[inside]
+        return np.vstack((texts, np.hstack((pixels - half, pixels + half))))
+
+    def _in_canvas(self, boxes: np.ndarray, to_canvas: QPoint) -> np.ndarray:
+        """Scene rectangles (rows ``left, top, right, bottom``) as the pixels they cover in
+        the canvas (rows of inclusive ``left, top, right, bottom``), as the view maps one
+        (``QGraphicsView.mapFromScene``: each corner rounded to a pixel, then their bounding
+        rectangle), all at once."""
+        t = self._canvas.plot_widget.viewportTransform()
+        if t.type().value > QTransform.TransformationType.TxScale.value or not len(boxes):
+            out = np.zeros((len(boxes), 4), dtype=np.int64)
+            plot = self._canvas.plot_widget
+            for i, (left, top, right, bottom) in enumerate(boxes.tolist()):
+                r = plot.mapFromScene(QRectF(left, top, right - left, bottom - top)
+                                      ).boundingRect().translated(to_canvas)
+                out[i] = r.left(), r.top(), r.right(), r.bottom()
+            return out
+        # (no rotation: each side maps on its own; rounded as QPointF.toPoint rounds)
+        xs = _rounded(boxes[:, 0::2] * t.m11() + t.dx())
+        ys = _rounded(boxes[:, 1::2] * t.m22() + t.dy())
+        return np.column_stack((xs.min(axis=1) + to_canvas.x(), ys.min(axis=1) + to_canvas.y(),
+                                xs.max(axis=1) + to_canvas.x(), ys.max(axis=1) + to_canvas.y()))
 
     @staticmethod
     def _stacked(hints, area, right: bool, low: bool) -> list:
@@ -233,3 +254,22 @@ class SessionView:
             out.append(QRect(x, y, hint.width(), hint.height()))
             edge = y - 4 if low else y + hint.height() + 4
         return out
+
+
+def _hidden(drawn: np.ndarray, places: list[QRect]) -> int:
+    """How many of the pixel boxes ``drawn`` (rows of inclusive ``left, top, right,
+    bottom``) meet any of ``places`` (as ``QRect.intersects`` says: a pixel in both)."""
+    if not len(drawn):
+        return 0
+    meets = np.zeros(len(drawn), dtype=bool)
+    for r in places:
+        if r.isEmpty():
+            continue
+        meets |= ((drawn[:, 0] <= r.right()) & (r.left() <= drawn[:, 2])
+                  & (drawn[:, 1] <= r.bottom()) & (r.top() <= drawn[:, 3]))
+    return int(np.count_nonzero(meets))
+
+
+def _rounded(v: np.ndarray) -> np.ndarray:
+    """``v`` rounded to whole pixels as Qt's ``qRound`` rounds (halves away from zero)."""
+    return np.where(v >= 0, np.floor(v + 0.5), np.ceil(v - 0.5)).astype(np.int64)
