@@ -1527,8 +1527,9 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
             leader = ((x0, y0), (x1, y1))
         if kind == "roof":
             roof = canvas.roofs.roof_texts[what][0]
-            texts.append(NamingText(label.toPlainText(), box,
-                                    frozenset([("roof", roof_index.get(id(roof)))]), "line",
+            # (machines' roofs drawn as one line: a text beside it names each)
+            same = frozenset(("roof", roof_index.get(id(r))) for r in canvas.roofs.same_line(roof))
+            texts.append(NamingText(label.toPlainText(), box, same, "line",
                                     leader, ATTRIBUTION_LINE_REACH * height,
                                     _LEADER_SLACK + 1.5))  # (a leader stops short of its line)
             continue

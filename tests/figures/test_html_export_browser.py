@@ -1449,3 +1449,26 @@ def test_two_fingers_and_a_trackpad_pinch_zoom_about_the_pinch(browser, pages):
         assert view()[2] == pytest.approx(first[2] / 2, rel=0.01)
         assert under(x, y) == pytest.approx(middle, abs=2)
         assert not browser.get_log("browser")
+
+
+def test_a_machines_row_that_says_its_compute_roofs_still_hides_the_machine(browser, pages):
+    """The kernels example's legend says each machine's compute roofs after its name (no
+    place for them by their lines): its row, clicked, still hides and shows the machine, as
+    a row of the name alone does. The one text both machines' flat roofs share stays while
+    either is shown."""
+    page, _, _ = pages["kernels"]
+    _open_page(browser, page)
+    h200 = "NVIDIA H200 SXM 141GB"
+    rows = [t for t in browser.find_elements("css selector", "#figure svg text.rw-legend")
+            if t.text.startswith(f"{h200}:")]
+    assert len(rows) == 1 and "bf16 989 TFLOP/s" in rows[0].text, [
+        t.text for t in browser.find_elements("css selector", "#figure svg text")]
+    h200_id = next(m["id"] for m in _page_data(browser)["machines"] if m["name"] == h200)
+    before = _point_keys(browser)
+    assert any(k.endswith(f":{h200_id}") for k in before)
+    rows[0].click()
+    after = _point_keys(browser)
+    assert after and not any(k.endswith(f":{h200_id}") for k in after)
+    rows[0].click()
+    assert sorted(_point_keys(browser)) == sorted(before)
+    assert not browser.get_log("browser")

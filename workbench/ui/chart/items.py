@@ -316,6 +316,20 @@ def _symbol_path(symbol, size: float, x: float, y: float) -> QPainterPath:
     return QTransform(size, 0.0, 0.0, size, x, y).map(path)
 
 
+def _broken_at_spaces(metrics: QFontMetricsF, text: str, width: float, advance) -> str:
+    """``text`` with a line break at each plain space (not a no-break one) after which the
+    next word no longer fits in ``width`` (``advance(metrics, text)``: its width)."""
+    words = text.split(" ")
+    lines = [words[0]]
+    for word in words[1:]:
+        joined = f"{lines[-1]} {word}"
+        if advance(metrics, joined) <= width:
+            lines[-1] = joined
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
 class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
     """The chart's legend: one item that draws its framed rows, a sample and a text each.
 
@@ -543,11 +557,17 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
             lines, flags = 1, 0
             if w > room:  # wrapped: from the start of a line, as high as its lines
                 text_w = max(1.0, room - lead)
+                # (broken at its spaces, where it has them: not inside "fp32/fp32 vector"
+                # joined by no-break spaces, which Qt's wrap would break after a slash)
+                text = _broken_at_spaces(metrics, text, text_w + 1, self._advance)
+                self._flowed[i] = (text, sample)
                 words = max((self._advance(metrics, t) for t in text.split()), default=0)
                 flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop) | int(
                     Qt.TextFlag.TextWordWrap if words <= text_w else Qt.TextFlag.TextWrapAnywhere)
+                # (measured in the width it is drawn in: a row measured as two lines but
+                # drawn in one left a blank line under it)
                 lines = max(1, round(metrics.boundingRect(
-                    QRectF(0, 0, text_w, 1e6), flags, text).height() / metrics.height()))
+                    QRectF(0, 0, text_w + 1, 1e6), flags, text).height() / metrics.height()))
                 w = room
             if x > 0 and (i in self.breaks or x + w > room or lines > 1):
                 x, y = 0.0, y + h

@@ -37,6 +37,9 @@ class RoofLayer:
         #: each roof's ends in view units, a row ``(x0, y0, x1, y1)`` per roof drawn
         self._roof_ends = np.zeros((0, 4))
         self._roof_labels: list[tuple[Roof, Label]] = []
+        #: for each roof text, every roof whose value it says (its own first: roofs of one
+        #: drawn line with the same words share one text)
+        self._said_by: list[tuple[Roof, ...]] = []
         self._ridge_items: list[tuple[Ridge, Label]] = []
         self._ridge_lines: list[tuple[Ridge, pg.PlotCurveItem]] = []
         self._region_items: list[tuple[Region, pg.PlotCurveItem, Label]] = []
@@ -64,6 +67,18 @@ class RoofLayer:
         """Each roof that has a text, with its text item."""
         return self._roof_labels
 
+    def says(self, i: int) -> tuple[Roof, ...]:
+        """The roofs whose value the text ``i`` (of :attr:`roof_texts`) says: its own, then
+        those of other machines drawn as the same line with the same words ("bf16
+        989 TFLOP/s" of an H100 and an H200), which have no text of their own."""
+        return self._said_by[i]
+
+    def same_line(self, roof: Roof) -> list[Roof]:
+        """The roofs drawn as the same line as ``roof`` (itself among them): of the same
+        kind and value, over a common stretch (two machines of one peak). A reader cannot
+        tell such lines apart, so a text beside them names each."""
+        return [other for other, _curve in self._roofs if other is roof or _coincide(roof, other)]
+
     @property
     def ridges(self) -> list[tuple[Ridge, Label]]:
         """Each ridge with its text item."""
@@ -73,6 +88,13 @@ class RoofLayer:
     def regions(self) -> list[tuple[Region, pg.PlotCurveItem, Label]]:
         """Each shaded region with its fill and text items."""
         return self._region_items
+
+    def line_color(self, roof: Roof) -> str:
+        """The colour of ``roof``'s line and text: its machine's, lighter for a minor roof."""
+        color = self._canvas.theme.roof_color(roof.style_index)
+        if roof.emphasis != "main" and not roof.derated and roof.kind != "interconnect":
+            color = _fade(color, 0.7)
+        return color
 
     def roof_width(self, roof: Roof) -> float:
         theme = self._canvas.theme
@@ -187,28 +209,35 @@ class RoofLayer:
         texts.finish()
 
     def sync_roofs(self, scene: Scene) -> None:
-        theme = self._canvas.theme
         pool = self._roof_pool
         texts = self._styles.texts("roof")
         pool.reset()
         texts.reset()
         self._roofs = []
         self._roof_labels = []
+        self._said_by = []
         for roof in scene.roofs:
             curve = pool.take()
-            color = theme.roof_color(roof.style_index)
+            color = self.line_color(roof)
             width = self.roof_width(roof)
-            if roof.emphasis != "main" and not roof.derated and roof.kind != "interconnect":
-                color = _fade(color, 0.7)
             curve.setData(x=to_view(np.asarray(roof.xs)), y=to_view(np.asarray(roof.ys)),
                           pen=self._styles.pen(color, width, roof.line))
             curve.setZValue(-3 if roof.derated else (-1 if roof.emphasis == "main" else -2))
             self._roofs.append((roof, curve))
-            if roof.label:
+            shared = next((i for i, (other, _label) in enumerate(self._roof_labels)
+                           if other.name == roof.name and roof.label and _coincide(other, roof)),
+                          None)
+            if shared is not None:  # (one text for one line, of each machine whose it is)
+                self._said_by[shared] += (roof,)
+                label = self._roof_labels[shared][1]
+                if roof.label != label.toPlainText():  # ("H100 …: bf16 989 TFLOP/s")
+                    label.setText(roof.label.split(": ", 1)[-1])
+            elif roof.label:
                 label = self._styles.take_label("roof")
                 label.setText(roof.label)
                 label.setColor(qcolor(color))
                 self._roof_labels.append((roof, label))
+                self._said_by.append((roof,))
         self._roof_ends = np.asarray([to_view(np.asarray((r.xs[0], r.ys[0], r.xs[1], r.ys[1])))
                                       for r, _curve in self._roofs], float).reshape(-1, 4)
         pool.finish()
@@ -250,8 +279,19 @@ class RoofLayer:
             pool.items = []
             pool.used = 0
         self._roofs, self._roof_labels, self._ridge_items, self._region_items = [], [], [], []
+        self._said_by = []
         self._roof_ends = np.zeros((0, 4))
         self._ridge_lines = []
+
+
+def _coincide(a: Roof, b: Roof) -> bool:
+    """Whether the roofs ``a`` and ``b`` are drawn as one line: of one kind, neither
+    derated, the same value (to a part in 10⁹), over a common stretch of intensity."""
+    if a.kind != b.kind or a.derated or b.derated or a.sloped != b.sloped:
+        return False
+    if abs(a.value - b.value) > 1e-9 * max(abs(a.value), abs(b.value)):
+        return False
+    return max(min(a.xs), min(b.xs)) < min(max(a.xs), max(b.xs))
 
 
 def _fade(color: str, amount: float) -> str:

@@ -15,9 +15,22 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 
+from workbench.model.chart.placement import PRIORITIES
 from workbench.model.chart.tagging import crowd_parts, crowd_text, crowds, figure_key
 from workbench.ui.chart.axes import to_view
+
+#: the kinds of the chart's texts placed before the roofs' values (but the operations')
+_BEFORE_ROOFS = frozenset(k for k, v in PRIORITIES.items()
+                          if v <= PRIORITIES["roof"] and k not in ("selected", "operation",
+                                                                   "crowd"))
+
+
+def _unbroken(text: str) -> str:
+    """``text`` that a row of the key does not wrap inside: its spaces no-break spaces
+    (the legend breaks a long row at plain spaces only)."""
+    return text.replace(" ", "\u00a0")
 
 
 class TagsAndKey:
@@ -44,6 +57,12 @@ class TagsAndKey:
         #: machines whose memory roofs the key names, left to right (a value found no clean
         #: place along its line: a CPU's L1, L2, L3 lie close together)
         self._roof_rows: frozenset = frozenset()
+        #: in a figure, machines whose compute roofs the key names, top to bottom (a value
+        #: found no clean place beside its line: flat roofs a factor of two apart, their
+        #: right ends taken by the kernels' tags)
+        self._compute_rows: frozenset = frozenset()
+        #: machines whose compute roofs the key named at the cost of another text's place
+        self._compute_refused: frozenset = frozenset()
         #: the view :meth:`_pixels` worked for, and by operation the point and its pixel
         self._pixels_view: tuple = ()
         self._pixels_of: dict = {}
@@ -121,7 +140,7 @@ class TagsAndKey:
         roof until one finds no place."""
         self._key_tags, self._key_rows = {}, []
         self._joined, self._key_made, self._groups = frozenset(), False, {}
-        self._roof_rows = frozenset()
+        self._roof_rows = self._compute_rows = self._compute_refused = frozenset()
         self._pixels_view, self._pixels_of = (), {}
 
     # -- the chart's parts, as the methods below read them ------------------------------
@@ -388,7 +407,11 @@ class TagsAndKey:
         # same colour in every phase, shared by kinds of one family, such as the norms);
         # a row whose points differ in colour has none, as no one marker would be true
         shades = [{colors.get(i) for i in row.ids} for row in self._key_rows]
-        out = [e for e in legend if e.kind == "machine"]
+        # (a figure's compute roofs whose values found no place by their lines: after the
+        # machine's name, on its row)
+        values = self._compute_values(scene) if scene else {}
+        out = [replace(e, text=f"{e.text}: {values[e.id]}") if e.id in values else e
+               for e in legend if e.kind == "machine"]
         # the notes before the key: with its headings, a line of their own when the legend
         # flows below the plot
         out += [e for e in legend if e.kind not in ("machine", "operation")
@@ -447,16 +470,30 @@ class TagsAndKey:
         # its ridge; the key names levels only where several lines need telling apart)
         levels = Counter(r.hw_id for r, _label in canvas.roofs.roof_texts
                          if r.sloped and r.kind == "memory")
+        # (machines whose compute roofs the key has just begun to name, and the texts placed
+        # without those rows that nothing else would say: kept only where none of those then
+        # loses its place)
+        trial: tuple[set, set] | None = None
         for _ in range(8):
             # a pass that leaves a name out is followed by another: of it, only which names
             # found a place counts (unless a figure's roof values count too)
-            labels.names_missed = (self._missed_names if self.key_on_screen
-                                   or max(levels.values(), default=0) <= 1 else None)
+            # (a trial of the key's compute rows places every text, to see what it costs)
+            labels.names_missed = (self._missed_names if trial is None and (
+                self.key_on_screen or max(levels.values(), default=0) <= 1) else None)
             try:
                 labels.place_all()
             finally:
                 labels.names_missed = None
             placed = self._text_layout.placed if self._text_layout is not None else {}
+            if trial is not None:
+                added, before = trial
+                trial = None
+                if before - self._besides_compute(placed):
+                    # (the longer rows took the room of a text: the values stay unsaid)
+                    self._compute_rows -= added
+                    self._compute_refused |= added
+                    canvas.sync_legend(scene, force=True)
+                    continue
             missed = self._missed_names(placed)
             roofs = {roof.hw_id for i, (roof, _label) in enumerate(canvas.roofs.roof_texts)
                      if roof.sloped and roof.kind == "memory" and levels[roof.hw_id] > 1
@@ -465,6 +502,13 @@ class TagsAndKey:
             if self.key_on_screen:  # (on screen the key names operations only)
                 roofs = set()
             if not missed and not roofs:
+                flat = (self._compute_missed(placed) - self._compute_rows
+                        - self._compute_refused)
+                if flat:  # (a figure's compute roof values with no place: said in the key)
+                    trial = (flat, self._besides_compute(placed))
+                    self._compute_rows = self._compute_rows | flat
+                    canvas.sync_legend(scene, force=True)
+                    continue
                 if split:
                     return
                 # tags with no place: crowds said in parts, lone tags joined, where that
@@ -484,6 +528,41 @@ class TagsAndKey:
         # (still more to name after as many passes: the key is as it is, placed once more
         # with the legend it made)
         labels.place_all()
+
+    def _compute_missed(self, placed) -> set:
+        """In a figure, the machines of the compute roof values shown nowhere: with no
+        place beside their lines in ``placed`` (one said for several machines of one line
+        counts for each)."""
+        if self.key_on_screen:  # (on screen the key names operations only)
+            return set()
+        roofs = self._canvas.roofs
+        return {r.hw_id for i, (roof, _label) in enumerate(roofs.roof_texts)
+                if roof.kind == "compute" and ("roof", i) not in placed for r in roofs.says(i)}
+
+    def _besides_compute(self, placed) -> set:
+        """The keys of the texts ``placed`` that the compute roofs' values give way to: those
+        as important as a roof's value or more (:data:`PRIORITIES`: a compared pair's
+        figures, a measured kernel's verdict, a memory roof's value), but not the
+        operations' names and tags (the key names those it leaves out)."""
+        texts = self._canvas.roofs.roof_texts
+        return {k for k in placed if k[0] in _BEFORE_ROOFS
+                and (k[0] != "roof" or texts[k[1]][0].kind != "compute")}
+
+    def _compute_values(self, scene) -> dict[int, str]:
+        """By machine of :attr:`_compute_rows`, its compute roofs as the key says them after
+        its name: each value as the chart would say it beside its line, highest first."""
+        out = {}
+        for machine in scene.machines:
+            if machine.hw_id in self._compute_rows:
+                flat = sorted((r for r in scene.roofs if r.hw_id == machine.hw_id
+                               and r.kind == "compute" and r.label and not r.derated),
+                              key=lambda r: -r.value)
+                # (a main roof's text begins with its machine's name, said before it; a
+                # long row wraps between the values, not inside one)
+                if flat:
+                    out[machine.hw_id] = ", ".join(_unbroken(r.label.split(": ", 1)[-1])
+                                                   for r in flat)
+        return out
 
     def _missed_names(self, placed) -> set:
         """The operations named (not tagged) whose name found no place (one with no marker

@@ -82,8 +82,13 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
         # a roof's value beside its own line, nearer it than any other line; a sloped
         # one's, than any marker too (its line is long: beside a point, "hbm 819 GB/s" read
         # as that point's name)
-        own = np.array([[xs[0], ys[0], xs[1], ys[1]]])
-        others = [seg for other, seg in lines if other is not roof]
+        # (another machine's roof drawn as the same line is this one's too: a reader cannot
+        # tell them apart, and a text beside them names both)
+        same = {id(r) for r in roofs.same_line(roof)}
+        own = np.array([[xs[0], ys[0], xs[1], ys[1]]]
+                       + [seg for other, segs in lines if id(other) in same and other is not roof
+                          for seg in segs.tolist()]).reshape(-1, 4)
+        others = [seg for other, seg in lines if id(other) not in same]
         names = Attribution(own_lines=own[np.isfinite(own).all(axis=1)],
                             other_lines=np.concatenate(others) if others
                             else np.zeros((0, 4)),

@@ -484,7 +484,10 @@
   Array.prototype.forEach.call(svg.querySelectorAll("text:not(.rw-label)"), function (t) {
     var text = t.textContent.trim();
     var hit = null;
-    data.machines.forEach(function (m) { if (m.name === text) hit = ["hw", m.id]; });
+    // (a machine's row of a figure may say its compute roofs after its name: "name: …")
+    data.machines.forEach(function (m) {
+      if (m.name === text || text.slice(0, m.name.length + 1) === m.name + ":") hit = ["hw", m.id];
+    });
     data.operations.forEach(function (o) {
       if (o.name === text || text.slice(-(o.name.length + 3)) === " \u2014 " + o.name) hit = hit || ["op", o.id];
     });

@@ -297,9 +297,11 @@ class _Parts:
     def roof_texts(self, scene) -> None:
         roofs = self.canvas.roofs
         levels = {m.hw_id: m.main_memory for m in scene.machines}
-        for i, (roof, label) in enumerate(roofs.roof_texts):
-            self.said(label, ("roof", i), [{"hw": roof.hw_id, "level": None
-                                            if roof.kind == "compute" else roof.name}])
+        for i, (_roof, label) in enumerate(roofs.roof_texts):
+            said = roofs.says(i)  # (one text for machines of one line: hidden with the last)
+            self.said(label, ("roof", i), [{"hw": r.hw_id, "level": None
+                                            if r.kind == "compute" else r.name} for r in said],
+                      fills=[roofs.line_color(r) for r in said] if len(said) > 1 else None)
         for i, (ridge, label) in enumerate(roofs.ridges):
             self.said(label, ("ridge", i), [{"hw": ridge.hw_id,
                                              "level": levels.get(ridge.hw_id)}])

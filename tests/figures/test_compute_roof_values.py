@@ -1,0 +1,138 @@
+"""Every compute roof's value is told: beside its line, or in the key after its machine's
+name. Two machines of one peak draw one line, and one text names it for both: the H100's
+and the H200's "bf16 989 TFLOP/s" each had the other's line as near as its own, so a
+reader could not pair either with its line and neither was ever placed; in the kernels
+example no compute roof was named at any size (five flat lines, fp8 to fp32, unlabelled).
+
+The peaks read here are the presets' (``hardware_presets/``): H100 and H200 SXM share
+their tensor and vector peaks (989.4 TFLOP/s bf16, 1,979 TFLOP/s fp8, 494.7 TFLOP/s tf32,
+133.8 TFLOP/s bf16 vector, 67 TFLOP/s fp32); the memories differ (3.35 and 4.8 TB/s)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from figures.example_figures import example_figure
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from workbench.io.presets import examples_dir
+from workbench.io.sessions import load_session
+from workbench.model.analysis import evaluate_session
+from workbench.model.chart.scene import build_scene
+from workbench.ui.figures.export import figure_svg_sized, last_figure_canvas, resolve_size
+
+KERNELS = "real_kernels_h100_h200"
+
+
+def _flat(text: str) -> str:
+    """``text`` with no-break spaces as spaces and without word joiners (the key keeps a
+    value on one line)."""
+    return unicodedata.normalize("NFKC", text).replace("\u2060", "")
+
+
+def _compute_values(stem: str) -> dict[str, list[str]]:
+    """By machine's name, each compute roof's value as the chart says it ("bf16 989
+    TFLOP/s"), highest first, from the scene: the words the figure must show somewhere."""
+    session = load_session(examples_dir() / f"{stem}.yaml")
+    names = {e.id: e.hardware.label for e in session.hardware}
+    scene = build_scene(session, evaluate_session(session, visible_only=True))
+    out: dict[str, list[str]] = {}
+    for roof in sorted(scene.roofs, key=lambda r: -r.value):
+        if roof.kind == "compute" and roof.label and not roof.derated:
+            out.setdefault(names[roof.hw_id], []).append(roof.label.split(": ", 1)[-1])
+    return out
+
+
+def test_the_attention_figure_names_the_peak_both_machines_share(qapp):
+    """The attention example (an H100 and an H200, one bf16 peak): its flat roof carries
+    one text, beside the line, with no machine's name before it (it is both machines')."""
+    session = load_session(examples_dir() / "attention.yaml")
+    figure_svg_sized(session, resolve_size(None))
+    roofs = last_figure_canvas().roofs
+    shown = [(i, label.toPlainText()) for i, (roof, label) in enumerate(roofs.roof_texts)
+             if label.isVisible() and roof.kind == "compute"]
+    assert [text for _i, text in shown] == ["bf16 989 TFLOP/s"]
+    assert len({r.hw_id for r in roofs.says(shown[0][0])}) == 2  # (drawn as one line)
+    texts = [_flat(t.text) for t in example_figure("attention", None).figure().texts]
+    assert texts.count("bf16 989 TFLOP/s") == 1
+
+
+@pytest.mark.parametrize("size", [None, "single"])
+def test_every_compute_roof_of_the_kernels_example_is_named(qapp, size):
+    """Five flat roofs a factor of two apart, their right ends taken by the kernels' tags:
+    each value is said beside its line or, where it finds no place there, in the key,
+    after its machine's name, highest first. (On a slide and at double-column size the
+    longer rows would take the room of kernels' verdicts, which rank before a roof's value:
+    there the values stay unsaid, as the next test holds of a comparison's text.)"""
+    fig = example_figure(KERNELS, size)
+    page = fig.figure()
+    texts = [_flat(t.text) for t in page.texts]
+    whole = " ".join(texts)
+    values_of = _compute_values(KERNELS)
+    assert len(values_of) == 2 and all(len(v) == 5 for v in values_of.values())
+    for name, values in values_of.items():
+        rows = [t for t in texts if t.startswith(f"{name}:")]
+        if rows:  # (said in the key: every value, highest first)
+            said = whole[whole.index(rows[0]):]
+            at = [said.find(v) for v in values]
+            assert all(i >= 0 for i in at) and at == sorted(at), (name, values, said)
+        else:  # (each beside its line)
+            for value in values:
+                assert any(t.endswith(value) for t in texts), (name, value, texts)
+
+
+def test_the_key_takes_no_room_from_a_text_nothing_else_says(qapp):
+    """The fusion example at single-column size: its machine's two vector roofs find no
+    place by their lines, and the longer machine's row would push the comparison's text
+    ("−268 MB, 2.37× faster") off the shorter plot; the comparison keeps its place and the
+    row its plain name."""
+    texts = [_flat(t.text) for t in example_figure("fusion", "single").figure().texts]
+    assert any("2.37× faster" in t for t in texts), texts
+    assert "NVIDIA H100 SXM5 80GB" in texts, texts
+
+
+def test_a_key_row_is_not_wrapped_inside_a_value(qapp):
+    """The kernels example at single-column size: the machines' rows wrap between values
+    ("…, tf32 495 TFLOP/s," then "bf16 vector 134 TFLOP/s, …"), never inside one."""
+    texts = [_flat(t.text) for t in example_figure(KERNELS, "single").figure().texts]
+    values = [v for vs in _compute_values(KERNELS).values() for v in vs]
+    rows = [i for i, t in enumerate(texts) if t.startswith("NVIDIA H100 SXM5 80GB:")]
+    assert rows, texts
+    first = rows[0]
+    lines = [texts[first]]
+    for t in texts[first + 1:]:
+        if t.startswith("NVIDIA") or "—" in t:
+            break
+        lines.append(t)
+    assert len(lines) > 1, "the row is longer than a column is wide"
+    for line in lines:
+        body = line.split(": ", 1)[-1]
+        for part in body.strip().strip(",").split(", "):
+            assert part in values, (part, lines)
+
+
+def test_the_legend_measures_a_row_in_the_width_it_draws_it(qapp):
+    """A flowing legend row a pixel or two too wide for the line's room by its padding, but
+    drawn in one line, takes one line: it was measured as two and left a blank line."""
+    from workbench.ui.chart.items import Legend
+
+    legend = Legend((0, 0))
+    font = QFont()
+    font.setPixelSize(13)
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QBrush, QColor, QPen
+
+    legend.set_style(QBrush(), QPen(Qt.PenStyle.NoPen), QColor("black"), font)
+    text = "AMD Instinct MI300X 192GB: bf16 1.31 PFLOP/s, fp32 vector 163 TFLOP/s"
+    sample = (QPen(QColor("black")), None, 8.0, None, None)
+    metrics = QFontMetricsF(font)
+    lead = Legend.SAMPLE + Legend.GAP
+    one_line = None
+    for extra in (40.0, -0.5):  # room with air to spare, then half a pixel short of it
+        room = lead + metrics.horizontalAdvance(text) + extra
+        legend.set_flow(room + 2 * Legend.FLOW_MARGIN)
+        legend.set_rows([(text, sample)])
+        if one_line is None:
+            one_line = legend.height()
+    assert legend.height() == pytest.approx(one_line)
