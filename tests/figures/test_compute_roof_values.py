@@ -92,6 +92,16 @@ def test_the_key_takes_no_room_from_a_text_nothing_else_says(qapp):
     assert "NVIDIA H100 SXM5 80GB" in texts, texts
 
 
+def test_the_key_takes_no_room_from_an_operations_name(qapp):
+    """The TPU example at single-column size: the two machines' rows with their values
+    would leave "bf16 matmul, B=512" no place by its point (a tag and a row of the key
+    instead); an operation's name ranks before a roof's value, so the name stays."""
+    texts = [_flat(t.text) for t in example_figure("tpu_critical_batch", "single")
+             .figure().texts]
+    assert "bf16 matmul, B=512" in texts, texts
+    assert not any(t.endswith("bf16 matmul, B=512") and "—" in t for t in texts), texts
+
+
 def test_a_key_row_is_not_wrapped_inside_a_value(qapp):
     """The kernels example at single-column size: the machines' rows wrap between values
     ("…, tf32 495 TFLOP/s," then "bf16 vector 134 TFLOP/s, …"), never inside one."""

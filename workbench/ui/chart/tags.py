@@ -488,8 +488,9 @@ class TagsAndKey:
             if trial is not None:
                 added, before = trial
                 trial = None
-                if before - self._besides_compute(placed):
-                    # (the longer rows took the room of a text: the values stay unsaid)
+                if before - self._besides_compute(placed) or self._missed_names(placed):
+                    # (the longer rows took the room of a text that ranks before them, or
+                    # of an operation's name: the values stay unsaid)
                     self._compute_rows -= added
                     self._compute_refused |= added
                     canvas.sync_legend(scene, force=True)
