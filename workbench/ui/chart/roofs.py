@@ -136,7 +136,8 @@ class RoofLayer:
 
     def roof_tip(self, i: int) -> str:
         """What the roof ``i`` (in :attr:`roofs`) is, in the words of the plot's roof texts,
-        after its machine's name: "NVIDIA H100 SXM5 80GB — bf16 989 TFLOP/s"."""
+        after its machine's name: "NVIDIA H100 SXM5 80GB — bf16 989 TFLOP/s" (after each
+        machine's whose roof is drawn as the same line)."""
         roof = self._roofs[i][0]
         scene = self._canvas.scene_model
         mark = next((m for m in scene.machines if m.hw_id == roof.hw_id), None) if scene else None
@@ -147,7 +148,14 @@ class RoofLayer:
             eff = mark.efficiency if mark is not None and mark.efficiency else 1.0
             text = (f"practical {eff * 100:.3g} %: {roof.name} "
                     f"{format_quantity(roof.value, 'bandwidth')}")
-        return f"{mark.name} — {text}" if mark is not None else text
+        if mark is None:
+            return text
+        # (machines of one peak draw one line: the tip names each whose it is)
+        names = [m.name for r in self.same_line(roof) for m in scene.machines
+                 if m.hw_id == r.hw_id] if scene else [mark.name]
+        names = list(dict.fromkeys(names)) or [mark.name]
+        who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        return f"{who} — {text}"
 
     def region_items(self) -> list[tuple[str, str]]:
         return [(region.kind, label.toPlainText()) for region, curve, label in self._region_items
