@@ -1454,8 +1454,7 @@ def test_two_fingers_and_a_trackpad_pinch_zoom_about_the_pinch(browser, pages):
 def test_a_machines_row_that_says_its_compute_roofs_still_hides_the_machine(browser, pages):
     """The kernels example's legend says each machine's compute roofs after its name (no
     place for them by their lines): its row, clicked, still hides and shows the machine, as
-    a row of the name alone does. The one text both machines' flat roofs share stays while
-    either is shown."""
+    a row of the name alone does."""
     page, _, _ = pages["kernels"]
     _open_page(browser, page)
     h200 = "NVIDIA H200 SXM 141GB"
@@ -1471,4 +1470,29 @@ def test_a_machines_row_that_says_its_compute_roofs_still_hides_the_machine(brow
     assert after and not any(k.endswith(f":{h200_id}") for k in after)
     rows[0].click()
     assert sorted(_point_keys(browser)) == sorted(before)
+    assert not browser.get_log("browser")
+
+
+def test_the_text_two_machines_share_stays_while_either_is_shown(browser, pages):
+    """The attention example: the H100's and the H200's bf16 roofs are one line, named by
+    one text ("bf16 989 TFLOP/s"); hiding the H100 leaves it (in the H200's colour), hiding
+    both takes it away."""
+    page, _, _ = pages["attention"]
+    _open_page(browser, page)
+
+    def shared() -> list:
+        return [t for t in _visible(browser, "#figure svg text")
+                if t.text == "bf16 989 TFLOP/s"]
+
+    assert len(shared()) == 1
+    before = shared()[0].get_attribute("fill")
+    buttons = {b.text: b for b in browser.find_elements("css selector", "#key button.toggle")}
+    buttons["NVIDIA H100 SXM5 80GB"].click()
+    [left] = shared()
+    assert left.get_attribute("fill") != before  # (the H200's colour now)
+    buttons["NVIDIA H200 SXM 141GB"].click()
+    assert shared() == []
+    buttons["NVIDIA H100 SXM5 80GB"].click()
+    buttons["NVIDIA H200 SXM 141GB"].click()
+    assert len(shared()) == 1 and shared()[0].get_attribute("fill") == before
     assert not browser.get_log("browser")
