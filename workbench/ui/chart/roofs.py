@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from workbench.model.chart.machine_texts import short_name
 from workbench.model.chart.occupancy import Occupancy
 from workbench.model.chart.scene import Region, Ridge, Roof, Scene
 from workbench.model.units import format_quantity
@@ -141,9 +140,7 @@ class RoofLayer:
         roof = self._roofs[i][0]
         scene = self._canvas.scene_model
         mark = next((m for m in scene.machines if m.hw_id == roof.hw_id), None) if scene else None
-        hw = next((e.hardware for e in self._canvas.workspace.document.session.hardware
-                   if e.id == roof.hw_id), None)
-        text = roof.label.removeprefix(f"{short_name(hw)}: ") if hw is not None else roof.label
+        text = value_words(roof)
         if not text:  # (a derated memory roof has no text of its own)
             eff = mark.efficiency if mark is not None and mark.efficiency else 1.0
             text = (f"practical {eff * 100:.3g} %: {roof.name} "
@@ -151,9 +148,8 @@ class RoofLayer:
         if mark is None:
             return text
         # (machines of one peak draw one line: the tip names each whose it is)
-        names = [m.name for r in self.same_line(roof) for m in scene.machines
-                 if m.hw_id == r.hw_id] if scene else [mark.name]
-        names = list(dict.fromkeys(names)) or [mark.name]
+        whose = {r.hw_id for r in self.same_line(roof)}
+        names = [m.name for m in scene.machines if m.hw_id in whose]
         who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
         return f"{who} — {text}"
 
@@ -239,7 +235,7 @@ class RoofLayer:
                 self._said_by[shared] += (roof,)
                 label = self._roof_labels[shared][1]
                 if roof.label != label.toPlainText():  # ("H100 …: bf16 989 TFLOP/s")
-                    label.setText(roof.label.split(": ", 1)[-1])
+                    label.setText(value_words(roof))
             elif roof.label:
                 label = self._styles.take_label("roof")
                 label.setText(roof.label)
@@ -290,6 +286,14 @@ class RoofLayer:
         self._said_by = []
         self._roof_ends = np.zeros((0, 4))
         self._ridge_lines = []
+
+
+def value_words(roof: Roof) -> str:
+    """``roof``'s text without the machine's name a main compute roof's text begins with
+    ("H100 SXM5 80GB: bf16 989 TFLOP/s" → "bf16 989 TFLOP/s"); any other roof's as it is."""
+    if roof.kind == "compute" and roof.emphasis == "main" and not roof.derated:
+        return roof.label.split(": ", 1)[-1]
+    return roof.label
 
 
 def _coincide(a: Roof, b: Roof) -> bool:

@@ -20,6 +20,7 @@ from dataclasses import replace
 from workbench.model.chart.placement import PRIORITIES
 from workbench.model.chart.tagging import crowd_parts, crowd_text, crowds, figure_key
 from workbench.ui.chart.axes import to_view
+from workbench.ui.chart.roofs import value_words
 
 #: the kinds of the chart's texts placed before the roofs' values (but the operations')
 _BEFORE_ROOFS = frozenset(k for k, v in PRIORITIES.items()
@@ -561,8 +562,7 @@ class TagsAndKey:
                 # (a main roof's text begins with its machine's name, said before it; a
                 # long row wraps between the values, not inside one)
                 if flat:
-                    out[machine.hw_id] = ", ".join(_unbroken(r.label.split(": ", 1)[-1])
-                                                   for r in flat)
+                    out[machine.hw_id] = ", ".join(_unbroken(value_words(r)) for r in flat)
         return out
 
     def _missed_names(self, placed) -> set:
