@@ -181,16 +181,12 @@ class SessionView:
         hints = [h for h in (self.outside_hint, self.not_drawn_hint) if not h.isHidden()]
         if not hints:
             return
-        plot = canvas.plot_widget
-        to_canvas = plot.mapTo(canvas, QPoint(0, 0))
-
-        def in_canvas(scene_rect) -> QRect:
-            return plot.mapFromScene(scene_rect).boundingRect().translated(to_canvas)
-
-        area = in_canvas(canvas.view_box.sceneBoundingRect())
+        to_canvas = canvas.plot_widget.mapTo(canvas, QPoint(0, 0))
+        area = self._rect_in_canvas(canvas.view_box.sceneBoundingRect(), to_canvas)
         area = area.intersected(canvas.rect()).adjusted(8, 8, -8, -8)
         legend = canvas.legend_item
-        avoid = in_canvas(legend.sceneBoundingRect()) if legend.isVisible() else None
+        avoid = (self._rect_in_canvas(legend.sceneBoundingRect(), to_canvas)
+                 if legend.isVisible() else None)
         drawn = self._in_canvas(self._drawn_boxes(), to_canvas)
         places = best = None
         for right, low in ((True, True), (False, True), (True, False), (False, False)):
@@ -223,6 +219,11 @@ class SessionView:
         pixels = canvas.points.pixels(canvas.view_to_scene())[inside]
         return np.vstack((texts, np.hstack((pixels - half, pixels + half))))
 
+    def _rect_in_canvas(self, scene_rect: QRectF, to_canvas: QPoint) -> QRect:
+        """The canvas pixels a scene rectangle covers, as the view maps it."""
+        plot = self._canvas.plot_widget
+        return plot.mapFromScene(scene_rect).boundingRect().translated(to_canvas)
+
     def _in_canvas(self, boxes: np.ndarray, to_canvas: QPoint) -> np.ndarray:
         """Scene rectangles (rows ``left, top, right, bottom``) as the pixels they cover in
         the canvas (rows of inclusive ``left, top, right, bottom``), as the view maps one
@@ -231,10 +232,9 @@ class SessionView:
         t = self._canvas.plot_widget.viewportTransform()
         if t.type().value > QTransform.TransformationType.TxScale.value or not len(boxes):
             out = np.zeros((len(boxes), 4), dtype=np.int64)
-            plot = self._canvas.plot_widget
             for i, (left, top, right, bottom) in enumerate(boxes.tolist()):
-                r = plot.mapFromScene(QRectF(left, top, right - left, bottom - top)
-                                      ).boundingRect().translated(to_canvas)
+                r = self._rect_in_canvas(QRectF(left, top, right - left, bottom - top),
+                                         to_canvas)
                 out[i] = r.left(), r.top(), r.right(), r.bottom()
             return out
         # (no rotation: each side maps on its own; rounded as QPointF.toPoint rounds)
