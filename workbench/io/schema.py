@@ -19,7 +19,7 @@ from workbench.model.dtypes import DTYPE_BYTES, PRECISIONS
 from workbench.model.hardware import FIGURE_TABLES, SINGLE_FIGURES, Hardware
 from workbench.model.limits import MAX_STEPS, text_problem
 from workbench.model.operations import KINDS, STEP_OPS, Kind, Operation, Param, cross_checks
-from workbench.model.units import MAX_MAGNITUDE, QuantityError, parse_number, parse_quantity
+from workbench.model.units import MAX_MAGNITUDE, QuantityError, format_list, parse_number, parse_quantity
 
 __all__ = [
     "Place",
@@ -447,9 +447,7 @@ def _kind_checks_once(kind: str, params: Mapping[str, Any],
 
 def _missing(spec: Kind, param: Param) -> str:
     """``missing: a GEMM needs m, n and k (K: contraction dimension …)``."""
-    names = list(spec.required)
-    listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
-    return (f"missing: {spec.label} needs {listed} (no value is assumed for "
+    return (f"missing: {spec.label} needs {format_list(spec.required)} (no value is assumed for "
             f"{param.name}: {param.doc.rstrip('.')})")
 
 

@@ -258,6 +258,12 @@ def format_share(part: float, whole: float) -> str:
     return "99.99999 %"
 
 
+def format_list(words) -> str:
+    """Words as a sentence lists them: ``"m"``, ``"m and n"``, ``"m, n and k"``."""
+    words = list(words)
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
 def format_binary_bytes(nbytes: float, digits: int = 3) -> str:
     """A size of memory with the largest binary prefix it reaches: '1.5 GiB', '512 B'."""
     for prefix, size in sorted(BINARY.items(), key=lambda kv: -kv[1]):

@@ -13,7 +13,7 @@ import pyqtgraph as pg
 
 from workbench.model.chart.occupancy import Occupancy
 from workbench.model.chart.scene import Region, Ridge, Roof, Scene
-from workbench.model.units import format_quantity
+from workbench.model.units import format_list, format_quantity
 from workbench.ui.chart.axes import to_data, to_view
 from workbench.ui.chart.items import Label, Pool, Spots
 from workbench.ui.chart.styles import at_z
@@ -150,8 +150,7 @@ class RoofLayer:
         # (machines of one peak draw one line: the tip names each whose it is)
         whose = {r.hw_id for r in self.same_line(roof)}
         names = [m.name for m in scene.machines if m.hw_id in whose]
-        who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-        return f"{who} — {text}"
+        return f"{format_list(names)} — {text}"
 
     def region_items(self) -> list[tuple[str, str]]:
         return [(region.kind, label.toPlainText()) for region, curve, label in self._region_items
