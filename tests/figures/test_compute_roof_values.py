@@ -1,8 +1,11 @@
-"""Every compute roof's value is told: beside its line, or in the key after its machine's
-name. Two machines of one peak draw one line, and one text names it for both: the H100's
-and the H200's "bf16 989 TFLOP/s" each had the other's line as near as its own, so a
-reader could not pair either with its line and neither was ever placed; in the kernels
-example no compute roof was named at any size (five flat lines, fp8 to fp32, unlabelled).
+"""Every roof's value is told: beside its line, or in the key after its machine's name
+(compute roofs every machine shares, once, on a row of their own). Two machines of one peak
+draw one line, and one text names it for both: the H100's and the H200's "bf16 989
+TFLOP/s" each had the other's line as near as its own, so a reader could not pair either
+with its line and neither was ever placed; in the kernels example no compute roof was named
+at any size (five flat lines, fp8 to fp32, unlabelled), and at single-column size the
+H200's memory roof had no value anywhere ("hbm 4.8 TB/s" found no place along a line
+crowded with kernels).
 
 The peaks read here are the presets' (``hardware_presets/``): H100 and H200 SXM share
 their tensor and vector peaks (989.4 TFLOP/s bf16, 1,979 TFLOP/s fp8, 494.7 TFLOP/s tf32,
@@ -44,6 +47,32 @@ def _compute_values(stem: str) -> dict[str, list[str]]:
     return out
 
 
+def _memory_values(stem: str) -> dict[str, str]:
+    """By machine's name, its one memory roof's value as the chart says it ("hbm 4.8
+    TB/s")."""
+    session = load_session(examples_dir() / f"{stem}.yaml")
+    names = {e.id: e.hardware.label for e in session.hardware}
+    scene = build_scene(session, evaluate_session(session, visible_only=True))
+    out = {}
+    for roof in scene.roofs:
+        if roof.kind == "memory" and roof.sloped and roof.label:
+            assert names[roof.hw_id] not in out  # (one level each in these examples)
+            out[names[roof.hw_id]] = roof.label
+    return out
+
+
+def _key_rows(texts: list[str], first: str) -> str:
+    """The key's row that begins with ``first``, its wrapped lines joined (a wrapped line
+    ends in a comma); empty where there is none."""
+    for i, t in enumerate(texts):
+        if t.startswith(first):
+            row = [t]
+            while row[-1].rstrip().endswith(",") and i + len(row) < len(texts):
+                row.append(texts[i + len(row)])
+            return " ".join(row)
+    return ""
+
+
 def test_the_attention_figure_names_the_peak_both_machines_share(qapp):
     """The attention example (an H100 and an H200, one bf16 peak): its flat roof carries
     one text, beside the line, with no machine's name before it (it is both machines')."""
@@ -61,25 +90,36 @@ def test_the_attention_figure_names_the_peak_both_machines_share(qapp):
 @pytest.mark.parametrize("size", [None, "single"])
 def test_every_compute_roof_of_the_kernels_example_is_named(qapp, size):
     """Five flat roofs a factor of two apart, their right ends taken by the kernels' tags:
-    each value is said beside its line or, where it finds no place there, in the key,
-    after its machine's name, highest first. (On a slide and at double-column size the
-    longer rows would take the room of kernels' verdicts, which rank before a roof's value:
-    there the values stay unsaid, as the next test holds of a comparison's text.)"""
-    fig = example_figure(KERNELS, size)
-    page = fig.figure()
-    texts = [_flat(t.text) for t in page.texts]
-    whole = " ".join(texts)
+    each value is said beside its line or, where it finds no place there, in the key, highest
+    first: the H100's and the H200's are the same five, said once for both machines. (On a
+    slide and at double-column size the longer rows would take the room of kernels'
+    verdicts, which rank before a roof's value: there the values stay unsaid, as the next
+    test holds of a comparison's text.)"""
+    texts = [_flat(t.text) for t in example_figure(KERNELS, size).figure().texts]
     values_of = _compute_values(KERNELS)
     assert len(values_of) == 2 and all(len(v) == 5 for v in values_of.values())
-    for name, values in values_of.items():
-        rows = [t for t in texts if t.startswith(f"{name}:")]
-        if rows:  # (said in the key: every value, highest first)
-            said = whole[whole.index(rows[0]):]
-            at = [said.find(v) for v in values]
-            assert all(i >= 0 for i in at) and at == sorted(at), (name, values, said)
-        else:  # (each beside its line)
-            for value in values:
-                assert any(t.endswith(value) for t in texts), (name, value, texts)
+    [values] = {tuple(v) for v in values_of.values()}  # (the presets' peaks: one list)
+    shared = _key_rows(texts, "both machines:")
+    assert shared, texts  # (no place by their lines at either size)
+    at = [shared.find(v) for v in values]
+    assert all(i >= 0 for i in at) and at == sorted(at), (values, shared)
+    for name in values_of:  # (not said again on each machine's row)
+        assert not any(v in _key_rows(texts, f"{name}:") for v in values), texts
+
+
+@pytest.mark.parametrize(("stem", "size"), [(KERNELS, None), (KERNELS, "single"),
+                                            (KERNELS, "double"), ("llama_ffn", "single"),
+                                            ("attention", "single")])
+def test_every_memory_roof_is_named(qapp, stem, size):
+    """Each machine's memory roof value is said beside its line (a text that ends with it)
+    or after its machine's name in the key: the kernels example's H200 "hbm 4.8 TB/s" at
+    single and double-column size, and the Llama FFN example's H100 "hbm 3.35 TB/s" at
+    single-column size, found no place along their lines and were said nowhere."""
+    texts = [_flat(t.text) for t in example_figure(stem, size).figure().texts]
+    for name, value in _memory_values(stem).items():
+        beside = any(t.endswith(value) and not t.startswith(name) for t in texts)
+        row = _key_rows(texts, f"{name}:")
+        assert beside or row.startswith(f"{name}: {value}"), (name, value, texts)
 
 
 def test_the_key_takes_no_room_from_a_text_nothing_else_says(qapp):
@@ -103,16 +143,17 @@ def test_the_key_takes_no_room_from_an_operations_name(qapp):
 
 
 def test_a_key_row_is_not_wrapped_inside_a_value(qapp):
-    """The kernels example at single-column size: the machines' rows wrap between values
-    ("…, tf32 495 TFLOP/s," then "bf16 vector 134 TFLOP/s, …"), never inside one."""
+    """The kernels example at single-column size: the key's row of the compute roofs wraps
+    between values ("…, tf32 495 TFLOP/s," then "bf16 vector 134 TFLOP/s, …"), never inside
+    one."""
     texts = [_flat(t.text) for t in example_figure(KERNELS, "single").figure().texts]
     values = [v for vs in _compute_values(KERNELS).values() for v in vs]
-    rows = [i for i, t in enumerate(texts) if t.startswith("NVIDIA H100 SXM5 80GB:")]
+    rows = [i for i, t in enumerate(texts) if t.startswith("both machines:")]
     assert rows, texts
     first = rows[0]
     lines = [texts[first]]
     for t in texts[first + 1:]:
-        if t.startswith("NVIDIA") or "—" in t:
+        if not lines[-1].rstrip().endswith(","):
             break
         lines.append(t)
     assert len(lines) > 1, "the row is longer than a column is wide"

@@ -36,8 +36,8 @@ def _analyze(session: Path) -> dict:
     return json.loads(out.getvalue())
 
 
-def _render(session: Path, target: Path) -> Path:
-    assert cli(["render", str(session), "-o", str(target)]) == 0
+def _render(session: Path, target: Path, *args: str) -> Path:
+    assert cli(["render", str(session), "-o", str(target), *args]) == 0
     return target
 
 
@@ -80,10 +80,13 @@ def pages(tmp_path_factory):
     folder = tmp_path_factory.mktemp("html")
     examples = ROOT / "workbench" / "examples"
     out = {}
-    for name, session in (("attention", examples / "attention.yaml"),
-                          ("kernels", examples / "real_kernels_h100_h200.yaml"),
-                          ("hostile", _hostile_session(folder))):
-        out[name] = (_render(session, folder / f"{name}.html"), _analyze(session), session)
+    for name, session, args in (
+            ("attention", examples / "attention.yaml", ()),
+            ("kernels", examples / "real_kernels_h100_h200.yaml", ()),
+            ("kernels_single", examples / "real_kernels_h100_h200.yaml", ("--size", "single")),
+            ("hostile", _hostile_session(folder), ())):
+        out[name] = (_render(session, folder / f"{name}.html", *args), _analyze(session),
+                     session)
     return out
 
 
@@ -1451,17 +1454,19 @@ def test_two_fingers_and_a_trackpad_pinch_zoom_about_the_pinch(browser, pages):
         assert not browser.get_log("browser")
 
 
-def test_a_machines_row_that_says_its_compute_roofs_still_hides_the_machine(browser, pages):
-    """The kernels example's legend says each machine's compute roofs after its name (no
-    place for them by their lines): its row, clicked, still hides and shows the machine, as
-    a row of the name alone does."""
-    page, _, _ = pages["kernels"]
+def test_a_machines_row_that_says_its_roofs_still_hides_the_machine(browser, pages):
+    """The kernels example at single-column size: the legend says the H200's memory roof
+    after its name (no place for it by its line) and the compute roofs both machines share
+    on a row of their own; the H200's row, clicked, still hides and shows the machine, as a
+    row of the name alone does."""
+    page, _, _ = pages["kernels_single"]
     _open_page(browser, page)
     h200 = "NVIDIA H200 SXM 141GB"
+    texts = [t.text for t in browser.find_elements("css selector", "#figure svg text")]
+    assert any(t.startswith("both machines:") and "bf16 989 TFLOP/s" in t for t in texts), texts
     rows = [t for t in browser.find_elements("css selector", "#figure svg text.rw-legend")
             if t.text.startswith(f"{h200}:")]
-    assert len(rows) == 1 and "bf16 989 TFLOP/s" in rows[0].text, [
-        t.text for t in browser.find_elements("css selector", "#figure svg text")]
+    assert len(rows) == 1 and "hbm 4.8 TB/s" in rows[0].text, texts
     h200_id = next(m["id"] for m in _page_data(browser)["machines"] if m["name"] == h200)
     before = _point_keys(browser)
     assert any(k.endswith(f":{h200_id}") for k in before)

@@ -58,12 +58,14 @@ class TagsAndKey:
         #: machines whose memory roofs the key names, left to right (a value found no clean
         #: place along its line: a CPU's L1, L2, L3 lie close together)
         self._roof_rows: frozenset = frozenset()
-        #: in a figure, machines whose compute roofs the key names, top to bottom (a value
-        #: found no clean place beside its line: flat roofs a factor of two apart, their
-        #: right ends taken by the kernels' tags)
-        self._compute_rows: frozenset = frozenset()
-        #: machines whose compute roofs the key named at the cost of another text's place
-        self._compute_refused: frozenset = frozenset()
+        #: in a figure, the roof values the key says after their machine's name, as pairs
+        #: ``(hw_id, kind)``: ``"compute"``, its compute roofs top to bottom (a value found
+        #: no clean place beside its line: flat roofs a factor of two apart, their right
+        #: ends taken by the kernels' tags); ``"memory"``, its one memory roof (no place
+        #: along a line crowded with kernels)
+        self._value_rows: frozenset = frozenset()
+        #: the pairs of :attr:`_value_rows` the key said at the cost of another text's place
+        self._values_refused: frozenset = frozenset()
         #: the view :meth:`_pixels` worked for, and by operation the point and its pixel
         self._pixels_view: tuple = ()
         self._pixels_of: dict = {}
@@ -141,7 +143,7 @@ class TagsAndKey:
         roof until one finds no place."""
         self._key_tags, self._key_rows = {}, []
         self._joined, self._key_made, self._groups = frozenset(), False, {}
-        self._roof_rows = self._compute_rows = self._compute_refused = frozenset()
+        self._roof_rows = self._value_rows = self._values_refused = frozenset()
         self._pixels_view, self._pixels_of = (), {}
 
     # -- the chart's parts, as the methods below read them ------------------------------
@@ -408,11 +410,13 @@ class TagsAndKey:
         # same colour in every phase, shared by kinds of one family, such as the norms);
         # a row whose points differ in colour has none, as no one marker would be true
         shades = [{colors.get(i) for i in row.ids} for row in self._key_rows]
-        # (a figure's compute roofs whose values found no place by their lines: after the
-        # machine's name, on its row)
-        values = self._compute_values(scene) if scene else {}
+        # (a figure's roofs whose values found no place by their lines: after the machine's
+        # name, on its row)
+        values, shared = self._key_values(scene) if scene else ({}, None)
         out = [replace(e, text=f"{e.text}: {values[e.id]}") if e.id in values else e
                for e in legend if e.kind == "machine"]
+        if shared:  # (the compute roofs every machine shares, as one text names their lines)
+            out.append(LegendEntry("note", shared))
         # the notes before the key: with its headings, a line of their own when the legend
         # flows below the plot
         out += [e for e in legend if e.kind not in ("machine", "operation")
@@ -471,14 +475,14 @@ class TagsAndKey:
         # its ridge; the key names levels only where several lines need telling apart)
         levels = Counter(r.hw_id for r, _label in canvas.roofs.roof_texts
                          if r.sloped and r.kind == "memory")
-        # (machines whose compute roofs the key has just begun to name, and the texts placed
-        # without those rows that nothing else would say: kept only where none of those then
-        # loses its place)
-        trial: tuple[set, set] | None = None
+        # (the roof values the key has just begun to say, and the texts placed without
+        # them that nothing else would say: kept only where none of those then loses its
+        # place)
+        trial: tuple[set, set, int] | None = None
         for _ in range(8):
             # a pass that leaves a name out is followed by another: of it, only which names
             # found a place counts (unless a figure's roof values count too)
-            # (a trial of the key's compute rows places every text, to see what it costs)
+            # (a trial of the key's roof values places every text, to see what it costs)
             labels.names_missed = (self._missed_names if trial is None and (
                 self.key_on_screen or max(levels.values(), default=0) <= 1) else None)
             try:
@@ -487,13 +491,17 @@ class TagsAndKey:
                 labels.names_missed = None
             placed = self._text_layout.placed if self._text_layout is not None else {}
             if trial is not None:
-                added, before = trial
+                added, before, dropped = trial
                 trial = None
-                if before - self._besides_compute(placed) or self._missed_names(placed):
+                if (before - self._before_values(placed) or self._missed_names(placed)
+                        or (canvas.legend_item.dropped > dropped
+                            and any(k == "memory" for _hw, k in added))):
                     # (the longer rows took the room of a text that ranks before them, or
-                    # of an operation's name: the values stay unsaid)
-                    self._compute_rows -= added
-                    self._compute_refused |= added
+                    # of an operation's name: the values stay unsaid; so do memories'
+                    # values whose rows would leave rows of the key out, which makes a
+                    # paper's page taller for one value a machine)
+                    self._value_rows -= added
+                    self._values_refused |= added
                     canvas.sync_legend(scene, force=True)
                     continue
             missed = self._missed_names(placed)
@@ -504,11 +512,15 @@ class TagsAndKey:
             if self.key_on_screen:  # (on screen the key names operations only)
                 roofs = set()
             if not missed and not roofs:
-                flat = (self._compute_missed(placed) - self._compute_rows
-                        - self._compute_refused)
-                if flat:  # (a figure's compute roof values with no place: said in the key)
-                    trial = (flat, self._besides_compute(placed))
-                    self._compute_rows = self._compute_rows | flat
+                unsaid = (self._values_missed(placed, levels) - self._value_rows
+                          - self._values_refused)
+                # (a figure's roof values with no place: said in the key, the compute
+                # roofs' first, then the memory's, each tried on its own)
+                kind = "compute" if any(k == "compute" for _hw, k in unsaid) else "memory"
+                unsaid = {p for p in unsaid if p[1] == kind}
+                if unsaid:
+                    trial = (unsaid, self._before_values(placed), canvas.legend_item.dropped)
+                    self._value_rows = self._value_rows | unsaid
                     canvas.sync_legend(scene, force=True)
                     continue
                 if split:
@@ -531,39 +543,52 @@ class TagsAndKey:
         # with the legend it made)
         labels.place_all()
 
-    def _compute_missed(self, placed) -> set:
-        """In a figure, the machines of the compute roof values shown nowhere: with no
-        place beside their lines in ``placed`` (one said for several machines of one line
-        counts for each)."""
+    def _values_missed(self, placed, levels: Counter) -> set:
+        """In a figure, the roof values shown nowhere, as pairs ``(hw_id, kind)``: a compute
+        roof's, or the memory roof's of a machine with one (``levels``: memory roofs by
+        machine; the key names several levels in rows of their own), with no place beside
+        its line in ``placed`` (one said for several machines of one line counts for
+        each)."""
         if self.key_on_screen:  # (on screen the key names operations only)
             return set()
         roofs = self._canvas.roofs
-        return {r.hw_id for i, (roof, _label) in enumerate(roofs.roof_texts)
-                if roof.kind == "compute" and ("roof", i) not in placed for r in roofs.says(i)}
+        return {(r.hw_id, roof.kind) for i, (roof, _label) in enumerate(roofs.roof_texts)
+                if ("roof", i) not in placed and (roof.kind == "compute" or (
+                    roof.kind == "memory" and roof.sloped and levels[roof.hw_id] == 1))
+                for r in roofs.says(i)}
 
-    def _besides_compute(self, placed) -> set:
-        """The keys of the texts ``placed`` that the compute roofs' values give way to: those
-        as important as a roof's value or more (:data:`PRIORITIES`: a compared pair's
-        figures, a measured kernel's verdict, a memory roof's value), but not the
-        operations' names and tags (the key names those it leaves out)."""
-        texts = self._canvas.roofs.roof_texts
-        return {k for k in placed if k[0] in _BEFORE_ROOFS
-                and (k[0] != "roof" or texts[k[1]][0].kind != "compute")}
+    def _before_values(self, placed) -> set:
+        """The keys of the texts ``placed`` that the roofs' values in the key give way to:
+        those as important as a roof's value or more (:data:`PRIORITIES`: a compared pair's
+        figures, a measured kernel's verdict), but not the operations' names and tags nor
+        the roofs' values (the key says those it leaves out)."""
+        return {k for k in placed if k[0] in _BEFORE_ROOFS and k[0] != "roof"}
 
-    def _compute_values(self, scene) -> dict[int, str]:
-        """By machine of :attr:`_compute_rows`, its compute roofs as the key says them after
-        its name: each value as the chart would say it beside its line, highest first."""
-        out = {}
+    def _key_values(self, scene) -> tuple[dict[int, str], str | None]:
+        """By machine of :attr:`_value_rows`, its roofs' values as the key says them after
+        its name: each as the chart would say it beside its line, the memory's first, then
+        the compute roofs', highest first. Where every machine's compute roofs are said and
+        are the same (an H100 and an H200: one line each, one text for both on the chart),
+        they are said once, on a row of their own (the second of the pair returned)."""
+        said: dict[int, list] = {}
         for machine in scene.machines:
-            if machine.hw_id in self._compute_rows:
-                flat = sorted((r for r in scene.roofs if r.hw_id == machine.hw_id
-                               and r.kind == "compute" and r.label and not r.derated),
-                              key=lambda r: -r.value)
-                # (a main roof's text begins with its machine's name, said before it; a
-                # long row wraps between the values, not inside one)
-                if flat:
-                    out[machine.hw_id] = ", ".join(_unbroken(value_words(r)) for r in flat)
-        return out
+            said[machine.hw_id] = sorted(
+                (r for r in scene.roofs if r.hw_id == machine.hw_id and r.label
+                 and not r.derated and (r.hw_id, r.kind) in self._value_rows
+                 and (r.kind == "compute" or r.sloped)),
+                key=lambda r: (r.kind != "memory", -r.value))
+
+        def words(roofs) -> str:
+            # (a main roof's text begins with its machine's name, said before it; a long
+            # row wraps between the values, not inside one)
+            return ", ".join(_unbroken(value_words(r)) for r in roofs)
+
+        computes = {words(r for r in roofs if r.kind == "compute") for roofs in said.values()}
+        shared = None
+        if len(said) > 1 and len(computes) == 1 and "" not in computes:
+            shared = f"{'both' if len(said) == 2 else 'all'} machines: {computes.pop()}"
+            said = {hw: [r for r in roofs if r.kind != "compute"] for hw, roofs in said.items()}
+        return {hw: words(roofs) for hw, roofs in said.items() if roofs}, shared
 
     def _missed_names(self, placed) -> set:
         """The operations named (not tagged) whose name found no place (one with no marker

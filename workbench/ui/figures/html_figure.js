@@ -484,7 +484,7 @@
   Array.prototype.forEach.call(svg.querySelectorAll("text:not(.rw-label)"), function (t) {
     var text = t.textContent.trim();
     var hit = null;
-    // (a machine's row of a figure may say its compute roofs after its name: "name: …")
+    // (a machine's row of a figure may say its roofs' values after its name: "name: …")
     data.machines.forEach(function (m) {
       if (m.name === text || text.slice(0, m.name.length + 1) === m.name + ":") hit = ["hw", m.id];
     });
