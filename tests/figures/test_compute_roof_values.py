@@ -122,6 +122,43 @@ def test_every_memory_roof_is_named(qapp, stem, size):
         assert beside or row.startswith(f"{name}: {value}"), (name, value, texts)
 
 
+def test_a_memorys_value_that_would_leave_rows_of_the_key_out_costs_no_placing(
+        qapp, monkeypatch):
+    """The Llama-3.1-8B example at single-column size: the H100's and the RTX 4090's memory
+    values find no place by their lines, and their rows would leave rows of the key out
+    (the page would grow for them): the key says them not, and knows it from the legend's
+    rows alone. The figure is the one made with memories' values never tried in the key,
+    from as many placings of its texts."""
+    from workbench.ui.chart.labels import LabelLayer
+    from workbench.ui.chart.tags import TagsAndKey
+
+    session = load_session(examples_dir() / "llama31_8b_inference.yaml")
+    fig = resolve_size("single")
+    placings = [0]
+    place_all = LabelLayer.place_all
+
+    def counted(self):
+        placings[0] += 1
+        place_all(self)
+
+    monkeypatch.setattr(LabelLayer, "place_all", counted)
+    made, _ = figure_svg_sized(session, fig)
+    tried = placings[0]
+    texts = [_flat(t.text) for t in example_figure("llama31_8b_inference", "single")
+             .figure().texts]
+    unsaid = [v for v in _memory_values("llama31_8b_inference").values()
+              if not any(v in t for t in texts)]
+    assert unsaid, texts  # (the case this test is about: a memory's value said nowhere)
+
+    missed = TagsAndKey._values_missed
+    monkeypatch.setattr(TagsAndKey, "_values_missed", lambda self, placed, levels: {
+        p for p in missed(self, placed, levels) if p[1] != "memory"})
+    placings[0] = 0
+    plain, _ = figure_svg_sized(session, fig)
+    assert made == plain
+    assert tried == placings[0]
+
+
 def test_the_key_takes_no_room_from_a_text_nothing_else_says(qapp):
     """The fusion example at single-column size: its machine's two vector roofs find no
     place by their lines, and the longer machine's row would push the comparison's text

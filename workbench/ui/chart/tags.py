@@ -519,10 +519,17 @@ class TagsAndKey:
                 kind = "compute" if any(k == "compute" for _hw, k in unsaid) else "memory"
                 unsaid = {p for p in unsaid if p[1] == kind}
                 if unsaid:
-                    trial = (unsaid, self._before_values(placed), canvas.legend_item.dropped)
+                    dropped = canvas.legend_item.dropped
                     self._value_rows = self._value_rows | unsaid
                     canvas.sync_legend(scene, force=True)
-                    continue
+                    if kind == "compute" or canvas.legend_item.dropped <= dropped:
+                        trial = (unsaid, self._before_values(placed), dropped)
+                        continue
+                    # (memories' values whose rows leave rows of the key out, known
+                    # without a placing: the key as it was, the texts where they are)
+                    self._value_rows -= unsaid
+                    self._values_refused |= unsaid
+                    canvas.sync_legend(scene, force=True)
                 if split:
                     return
                 # tags with no place: crowds said in parts, lone tags joined, where that
