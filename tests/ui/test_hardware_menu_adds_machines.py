@@ -36,3 +36,32 @@ def test_add_preset_and_new_machine_are_in_the_hardware_menu(open_window, qtbot)
     actions["New Machine"].trigger()
     assert len(win.document.session.hardware) == 2
     qtbot.waitUntil(lambda: not win.hardware_dock.visibleRegion().isEmpty(), timeout=HANG_GUARD_S * 1000)
+
+
+def test_ctrl_z_in_the_new_machines_name_field_takes_the_machine_away(open_window, qtbot):
+    """Hardware ▸ New Machine puts the focus in the new machine's name, its text selected;
+    Ctrl+Z there undoes the document's last edit, as in every other field (the field took
+    the key for its own text history, empty: the first Ctrl+Z did nothing). A name typed
+    and committed is undone the same way, the field showing the name before."""
+    from PySide6.QtCore import Qt
+
+    win = open_window(size=(1366, 768))
+    assert win.new_session()
+    actions = _hardware_menu(win)
+    actions["New Machine"].trigger()
+    field = win.hardware_panel.name_edit
+    qtbot.waitUntil(lambda: field.hasFocus(), timeout=HANG_GUARD_S * 1000)
+    assert len(win.document.session.hardware) == 1 and field.selectedText() == field.text()
+    qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert len(win.document.session.hardware) == 0
+
+    actions["New Machine"].trigger()
+    qtbot.waitUntil(lambda: field.hasFocus(), timeout=HANG_GUARD_S * 1000)
+    before = field.text()
+    field.selectAll()
+    qtbot.keyClicks(field, "My accelerator")
+    qtbot.keyClick(field, Qt.Key.Key_Return)
+    assert win.document.session.hardware[0].hardware.name == "My accelerator"
+    qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert win.document.session.hardware[0].hardware.name == before
+    assert field.text() == before

@@ -17,7 +17,7 @@ from workbench.model.units import (
     magnitude_problem,
     parse_quantity,
 )
-from workbench.ui.widgets import set_invalid
+from workbench.ui.widgets import document_undo_filter, set_invalid
 
 __all__ = ["FieldEdit", "marker_icon", "shortest_text", "rate_text", "parse_positive",
            "parse_optional", "parse_efficiency", "parse_name", "format_optional",
@@ -165,6 +165,7 @@ class FieldEdit(QLineEdit):
         self.setToolTip(tooltip)
         self.textEdited.connect(self._on_text_edited)
         self.editingFinished.connect(self._on_editing_finished)
+        self.installEventFilter(document_undo_filter())  # Ctrl+Z: the document's
 
     # -- state -----------------------------------------------------------------------------
 
