@@ -565,7 +565,9 @@ class RooflineCanvas(QWidget):
     def _on_selection(self, op_id) -> None:
         self.points.set_live(op_id)
         self.points.sync_ring()
-        if op_id in self.labels.point_labels:  # its label goes first now
+        if self.overlays.on_top_after(op_id):  # its sweep drawn over the others now
+            self.overlays.redraw()
+        elif op_id in self.labels.point_labels:  # its label goes first now
             self.labels.schedule()
 
     def _pairs(self) -> list[Pair]:

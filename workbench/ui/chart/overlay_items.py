@@ -77,6 +77,8 @@ class OverlayLayer:
         self._overlay_ops: list[int | None] = []
         self._overlays_shown = False
         self._paths_set: dict = {}  # sweep line item -> (xs, ys, pen) it was last given
+        #: the operation whose sweep paths were drawn last, over the others' (the selected)
+        self._sweep_on_top: int | None = None
         #: the cells of each line added to the last grid (see add_lines)
         self._line_cells: dict = {}
 
@@ -281,6 +283,12 @@ class OverlayLayer:
             self._line_cells[key] = cells
             occ.add_cells(cells, line=True)
 
+    def on_top_after(self, op_id: int | None) -> bool:
+        """Whether selecting ``op_id`` changes which operation's sweep paths are drawn over
+        the others' (:meth:`draw` then draws them again)."""
+        return len(self._sweeps) > 1 and (
+            op_id if op_id in self._sweeps else None) != self._sweep_on_top
+
     def sync(self, scene: Scene) -> None:
         """Draw the scene's overlays."""
         self._sweeps = {}
@@ -438,7 +446,11 @@ class OverlayLayer:
         dot_x, dot_y, dot_symbols, dot_brushes = [], [], [], []
         cross_x, cross_y, cross_pens = [], [], []
         corners: dict[tuple, list[tuple[CrossingMark, str]]] = {}
-        for paths in self._sweeps.values():
+        # (the selected operation's paths drawn last, over the others': two sweeps along
+        # one roof hide each other's samples)
+        top = self._canvas.workspace.selection.current
+        self._sweep_on_top = top if top in self._sweeps else None
+        for _op_id, paths in sorted(self._sweeps.items(), key=lambda item: item[0] == top):
             for path in paths:
                 color = theme.point_color(path.color)
                 curve = self._sweep_pool.take()
