@@ -533,3 +533,19 @@ def test_hovering_a_crossing_line_of_the_sweep_plot_explains_it(open_window, qtb
     rest_pointer(widget.viewport(), pixel)  # (kept while the pointer rests)
     qtbot.wait(500)
     assert QToolTip.isVisible() and "Crosses the ridge at m = 255.5" in QToolTip.text()
+
+
+def test_the_model_tabs_first_fields_are_shown_in_the_short_bottom_row(open_window, qtbot):
+    """On a 768-pixel screen (a window 700 pixels tall, its frame and a task bar aside) the
+    Model tab showed the model's description first (four lines) and only Phase below it:
+    Batch, the field a user changes first, was cut off until the panel was scrolled. The
+    fields come first; the description follows them."""
+    win = open_window(LLAMA_8B, size=(1024, 700))
+    win.model_dock.raise_()
+    editor = win.model_panel.editor
+    qtbot.waitUntil(lambda: editor.form.isVisible() and bool(editor.title.text()))
+    qtbot.wait(50)
+    for field in (editor.form.phase, editor.form.batch):
+        shown = field.visibleRegion().boundingRect()
+        assert (shown.width(), shown.height()) == (field.width(), field.height()), (
+            field.objectName(), shown, field.size())

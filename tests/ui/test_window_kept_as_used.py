@@ -92,7 +92,7 @@ def test_a_session_without_a_model_shows_no_model_set_up(open_window, qtbot):
     shown = [w for kind in (QAbstractSpinBox, QComboBox, QLineEdit)
              for w in form.findChildren(kind) if w.isVisible()]
     assert shown == [], [w.objectName() for w in shown]
-    assert "Add Model" in panel.editor.title.text()
+    assert panel.editor.none.isVisible() and "Add Model" in panel.editor.none.text()
 
 
 def test_the_model_tabs_fields_are_shown_whole(open_window, qtbot):

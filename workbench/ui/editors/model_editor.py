@@ -242,6 +242,13 @@ class ModelEditor(QWidget):
         self.model_id: int | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        #: what the tab holds without a model (in place of the form)
+        self.none = QLabel("No model selected: Edit ▸ Add Model… builds one from a "
+                           "config.json.", self)
+        self.none.setObjectName("modelNone")
+        self.none.setWordWrap(True)
+        #: the model's name, shape and size, below the form: the fields come first in the
+        #: short bottom row of a laptop's screen
         self.title = QLabel(self)
         self.title.setObjectName("modelTitle")
         self.title.setWordWrap(True)
@@ -259,9 +266,10 @@ class ModelEditor(QWidget):
         self.problem.setObjectName("modelProblem")
         self.problem.setStyleSheet("color: #D55E00")
         self.problem.setWordWrap(True)
-        layout.addWidget(self.title)
+        layout.addWidget(self.none)
         layout.addWidget(self.form)
         layout.addWidget(self.problem)
+        layout.addWidget(self.title)
         layout.addStretch(1)
         #: the numbers applied while a field is typed in ("1", "10" of "100"), and the text
         #: refused, by field: a typed number applies whole or not at all
@@ -281,9 +289,10 @@ class ModelEditor(QWidget):
         # without a model the form is hidden, not greyed: its fields would still read the
         # set-up of the model shown before (another session's)
         self.form.setVisible(model is not None)
+        self.none.setVisible(model is None)
+        self.title.setVisible(model is not None)
         if model is None:
-            self.title.setText("No model selected: Edit ▸ Add Model… builds one from a "
-                               "config.json.")
+            self.title.clear()
             return
         self._refresh(model)
 
