@@ -454,3 +454,19 @@ def test_a_column_figure_grows_for_its_key_and_says_so(qtbot, tmp_path):
         written = re.search(r"\((\d+) × (\d+) px\)", message)
         assert written and int(written[1]) == 1050, message
         assert int(written[2]) == pytest.approx(height_in * 300, abs=2), message
+
+
+def test_the_export_dialog_shows_a_folder_and_a_file_name_whole(window, qtbot):
+    """The path field was as narrow as the dialog's other rows: a path of a folder or two
+    and a file name ("…/examples/llama_ffn.png") showed as "mples/llama_ffn.png"."""
+    window.export_figure_action.trigger()
+    dialog = window.export_dialog
+    qtbot.waitUntil(dialog.isVisible)
+    path = "/home/someone/papers/roofline/figures/llama_ffn.png"  # (48 characters)
+    dialog.path_edit.setText(path)
+    edit = dialog.path_edit
+    room = edit.contentsRect().width() - 2 * edit.style().pixelMetric(
+        edit.style().PixelMetric.PM_DefaultFrameWidth) - 4  # (the text's own margins)
+    assert edit.fontMetrics().horizontalAdvance(path) <= room, (room, edit.width())
+    assert dialog.frameGeometry().width() <= window.screen().availableGeometry().width()
+    dialog.reject()

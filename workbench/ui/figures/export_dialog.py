@@ -104,6 +104,10 @@ class ExportDialog(QDialog):
     """Choices for Export Figure. ``export_requested(path, options)`` is emitted on OK with
     a valid file name and size; the dialog then closes."""
 
+    #: characters of a file's path the path field shows at least (as wide as an "n" each:
+    #: a path's slashes and narrow letters make up for its wider ones)
+    PATH_CHARS = 48
+
     export_requested = Signal(str, object)
 
     def __init__(self, settings: QSettings, start_path: str = "",
@@ -117,6 +121,10 @@ class ExportDialog(QDialog):
         self.path_edit = QLineEdit(settings.value("export/path", "") or start_path)
         self.path_edit.setObjectName("export_path")
         self.path_edit.setPlaceholderText("figure.png, figure.svg, figure.pdf or figure.html")
+        # (wide enough for a folder and a file name: "/home/…/figures/llama_ffn.png" was
+        # shown as "mples/llama_ffn.png" in a dialog as narrow as its other rows)
+        self.path_edit.setMinimumWidth(
+            self.path_edit.fontMetrics().horizontalAdvance("n" * self.PATH_CHARS) + 12)
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
         path_row = QHBoxLayout()
