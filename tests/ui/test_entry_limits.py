@@ -104,3 +104,26 @@ def test_notes_that_would_make_the_file_too_large_cannot_be_confirmed(qtbot, mon
     dialog.notes_edit.setPlainText("long notes " * 200)
     assert not ok.isEnabled()
     assert dialog.problem.text().startswith("With them, the session file would take about")
+
+
+def test_notes_written_in_lines_are_shown_in_those_lines(qtbot):
+    """Edit ▸ Title and Notes… on an example: its notes are written in lines of up to 90
+    characters; the box was narrower and wrapped each again, every other line a word or
+    two. Each line is shown whole, on one line, where the screen has the room."""
+    from workbench.ui.dialogs.title_dialog import TitleDialog
+
+    notes = load_session(EXAMPLES / "llama_ffn.yaml").notes
+    assert max(len(line) for line in notes.splitlines()) > 80
+    dialog = TitleDialog("Llama FFN", notes)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    assert dialog.frameGeometry().width() <= dialog.screen().availableGeometry().width()
+    document = dialog.notes_edit.document()
+    block = document.begin()
+    wrapped = []
+    while block.isValid():
+        if block.layout().lineCount() > 1:
+            wrapped.append(block.text())
+        block = block.next()
+    assert wrapped == []

@@ -62,7 +62,18 @@ class TitleDialog(QDialog):
         self.title_edit.textChanged.connect(self._check)
         self.notes_edit.textChanged.connect(self._check)
         self._check()
-        self.resize(self.fontMetrics().averageCharWidth() * 70, self.sizeHint().height())
+        # notes written in lines (a file's, wrapped at 90 characters) are shown in those
+        # lines, where the screen has the room: wrapped again in a narrower box, every other
+        # line was a word or two
+        edit = self.notes_edit
+        longest = max((edit.fontMetrics().horizontalAdvance(line)
+                       for line in notes.splitlines()), default=0)
+        screen = self.screen().availableGeometry().width() if self.screen() else 1024
+        edit.setMinimumWidth(min(
+            longest + 2 * (round(edit.document().documentMargin()) + edit.frameWidth())
+            + edit.verticalScrollBar().sizeHint().width() + 4, int(screen * 0.7)))
+        self.resize(max(self.fontMetrics().averageCharWidth() * 70,
+                        self.sizeHint().width()), self.sizeHint().height())
 
     def values(self) -> tuple[str, str]:
         """The title and the notes as written (the title without spaces at its ends)."""
