@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from workbench.cli import main as cli
 from workbench.io.sessions import load_session
+from workbench.model.session import number_from_one
 from workbench.ui.figures.export import (
     figure_svg_sized,
     last_figure_canvas,
@@ -43,6 +44,7 @@ def _analyze(path) -> dict:
                                   "predicted_vs_measured"])
 def test_naming_the_marks_leaves_the_drawing_as_it_was(qtbot, name):
     session = load_session(BY_NAME[name])
+    number_from_one(session)  # (the ids the page's copy takes)
     fig = resolve_size(None)
     plain, _ = figure_svg_sized(session, fig)
     drawn: dict = {}
@@ -100,6 +102,7 @@ def test_a_mark_is_the_shape_drawn_where_it_is():
 @pytest.mark.parametrize("name", ["attention", "real_kernels_h100_h200"])
 def test_the_page_holds_the_numbers_analyze_prints(qtbot, name):
     session = load_session(BY_NAME[name])
+    number_from_one(session)  # (the ids the page's copy takes)
     drawn: dict = {}
     figure_svg_sized(session, resolve_size(None), drawn=drawn)
     data = json.loads(script_json(page_data(session, drawn["scene"])))
@@ -203,6 +206,7 @@ def test_each_point_carries_the_editors_derivation_lines_of_its_machine(qtbot, n
     from workbench.document.derivation import NBSP, build_derivation
 
     session = load_session(BY_NAME[name])
+    number_from_one(session)  # (the ids the page's copy takes)
     drawn: dict = {}
     figure_svg_sized(session, resolve_size(None), drawn=drawn)
     shared = page_data(session, drawn["scene"], document=drawn["document"],

@@ -470,3 +470,20 @@ def test_the_export_dialog_shows_a_folder_and_a_file_name_whole(window, qtbot):
     assert edit.fontMetrics().horizontalAdvance(path) <= room, (room, edit.width())
     assert dialog.frameGeometry().width() <= window.screen().availableGeometry().width()
     dialog.reject()
+
+
+def test_an_html_page_is_the_same_whatever_was_made_before_it(qapp, tmp_path):
+    """The page names its marks by the machines' and operations' ids, which come from one
+    counter for the whole process: the same figure exported again (after the user opened
+    another session, or in the app instead of on the command line) gave other ids, other
+    bytes and another size. Its ids now count from one in the session's order."""
+    from workbench.ui.figures.export import render_figure
+
+    attention = next(p for p in EXAMPLES if p.name == "attention.yaml")
+    first, again = tmp_path / "first.html", tmp_path / "again.html"
+    render_figure(load_session(attention), first)
+    for _ in range(3):  # (more sessions read meanwhile: the counter moves on)
+        load_session(next(p for p in EXAMPLES if p.name == "llama31_8b_inference.yaml"))
+    render_figure(load_session(attention), again)
+    assert first.read_bytes() == again.read_bytes()
+    assert 'data-hw="1"' in first.read_text(encoding="utf-8")

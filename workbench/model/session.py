@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from workbench.model.sweeps import Sweep
 
 __all__ = ["HardwareEntry", "OperationEntry", "Comparison", "ViewSettings", "Session", "PALETTE",
-           "MORE_COLORS", "MARKERS", "free_color"]
+           "MORE_COLORS", "MARKERS", "free_color", "number_from_one"]
 
 #: Okabe–Ito, a palette that stays distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -56,6 +56,26 @@ def free_color(used: Iterable[str | None], avoid: Iterable[str] = ()) -> str:
 
 def new_id() -> int:
     return next(_ids)
+
+
+def number_from_one(session: Session) -> None:
+    """Give the entries of ``session`` (a copy made for a file) the ids 1, 2, … in order:
+    machines, operations, pairs, then models (their operations' ids with them). A file made
+    from it then says the same whatever the process made before (ids come from one counter,
+    and an HTML page names its marks by them); ids handed out later by :func:`new_id` are
+    larger than any of these."""
+    number = itertools.count(1)
+    ops: dict[int, int] = {}
+    for entry in session.hardware:
+        entry.id = next(number)
+    for op in session.operations:
+        ops[op.id] = next(number)
+        op.id = ops[op.id]
+    for pair in session.comparisons:
+        pair.id = next(number)
+    for model in session.models:
+        model.id = next(number)
+        model.op_ids = [ops.get(i, i) for i in model.op_ids]
 
 
 @record

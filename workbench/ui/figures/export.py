@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.model.session import number_from_one
 from workbench.ui.figures.figure_size import (
     BASE_DPI,
     FIGURE_LEGEND_OPERATIONS,
@@ -177,7 +178,7 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
     shown = None  # (the last pass: the next one lays the same session out again)
     for _ in range(6 + KERNEL_TRIES):
         made = _offscreen_canvas(session, fig, theme, roomier[0] if roomier else view_range,
-                                 kernels, shown)
+                                 kernels, shown, numbered=drawn is not None)
         with made as canvas:
             shown = made
             taller = _taller_for_key(canvas, fig)
@@ -198,7 +199,8 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
                 break  # (no better with the room: the fitted view, below)
         fig = taller
     # (laid out again: the canvas kept for the next figure is the one this figure shows)
-    with _offscreen_canvas(session, fig, theme, view_range, kernels, shown) as canvas:
+    with _offscreen_canvas(session, fig, theme, view_range, kernels, shown,
+                           numbered=drawn is not None) as canvas:
         return _svg_of(canvas, session, fig, theme, transparent, drawn), fig
 
 
@@ -355,7 +357,10 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
     logical size, fitted (or showing ``view_range``), labels placed, not shown on screen."""
 
     def __init__(self, session, fig: FigureSize, theme: str, view_range,
-                 kernels: int | None = None, shown: _offscreen_canvas | None = None) -> None:
+                 kernels: int | None = None, shown: _offscreen_canvas | None = None,
+                 numbered: bool = False) -> None:
+        """``numbered``: the copy's entries take the ids 1, 2, … (an HTML page, which names
+        its marks by them, is then the same whatever the process made before)."""
         from workbench.ui.chart.theme import THEMES
 
         if theme not in THEMES:
@@ -369,6 +374,8 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
             self.session = shown.session  # (the copy it shows, unchanged)
             return
         self.session = copy.deepcopy(session)
+        if numbered:
+            number_from_one(self.session)
         self.session.view.theme = theme
         if theme == "presentation":  # a figure for a room: every point says what it is
             self.session.view.labels = True
