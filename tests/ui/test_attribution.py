@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from tests.conftest import EXAMPLES, HANG_GUARD_S, ROOT
 from workbench.io.presets import get_preset
 from workbench.ui.dialogs.preset_dialog import PresetDialog
-from workbench.ui.figures.export import last_figure_canvas
+from workbench.ui.figures.export import last_figure_canvas, resolve_size
 from workbench.ui.figures.export_dialog import FigureOptions
 from workbench.ui.window.app import create_app
 from workbench.ui.window.main_window import MainWindow
@@ -152,6 +152,16 @@ def test_the_window_and_the_command_line_make_one_page(qtbot, tmp_path):
         a, b = QImage(str(app)), QImage(str(cli))
         assert (a.width(), a.height()) == (b.width(), b.height())
         assert a == b
+        # the interactive page too, byte for byte (its marks named by ids counted from one
+        # in both: the window's session had others than the command line's)
+        page = tmp_path / "cli.html"
+        done = subprocess.run([sys.executable, "-m", "workbench", "render", str(example), "-o",
+                               str(page), "--size", "single"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=HANG_GUARD_S)
+        assert done.returncode == 0, done.stderr
+        assert win.export_figure(tmp_path / "app.html", FigureOptions(
+            size="single", dpi=resolve_size("single").dpi))
+        assert (tmp_path / "app.html").read_bytes() == page.read_bytes()
         # zoomed in, the figure shows what the window shows instead
         (x0, x1), (y0, y1) = win.canvas.view_range()
         win.canvas.set_view_range((x0 * 10, x1), (y0 * 10, y1))
