@@ -11,6 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2] / "workbench"
 CHART = ["ui/chart/canvas.py", "ui/chart/styles.py", "ui/chart/roofs.py", "ui/chart/points.py",
          "ui/chart/overlay_items.py", "ui/chart/labels.py", "ui/chart/text_requests.py",
+         "ui/chart/roof_values.py",
          "ui/chart/tags.py", "ui/chart/legend.py", "ui/chart/drawn_cells.py",
          "ui/chart/titles.py", "ui/chart/hover.py", "ui/chart/session_view.py",
          "ui/chart/items.py", "ui/chart/axes.py", "ui/figures/export.py",

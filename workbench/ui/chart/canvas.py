@@ -35,10 +35,11 @@ from workbench.model.chart.scene import Scene, build_scene, machine_entries
 from workbench.ui.chart.axes import LogAxis, to_data, to_view
 from workbench.ui.chart.hover import Hover
 from workbench.ui.chart.items import Label, painted_for_figure
-from workbench.ui.chart.labels import LabelLayer
+from workbench.ui.chart.labels import TEXT_INSET, LabelLayer
 from workbench.ui.chart.legend import ChartLegend
 from workbench.ui.chart.overlay_items import OverlayLayer
 from workbench.ui.chart.points import PointLayer
+from workbench.ui.chart.roof_values import say_values_short
 from workbench.ui.chart.roofs import RoofLayer
 from workbench.ui.chart.session_view import SessionView
 from workbench.ui.chart.styles import ChartStyles, at_z
@@ -282,10 +283,12 @@ class RooflineCanvas(QWidget):
         tags and the key (:meth:`TagsAndKey.layout_on_screen`); after a fit, where tags still
         find no place, the fitted view is tried with :data:`HEADROOM` over its top."""
         with self.labels.placing():
+            self.roofs.lengthen()  # (each text tried in full first: see say_values_short)
             self.key.layout_on_screen()
             if self._headroom_pending:
                 self._headroom_pending = False
                 self._give_headroom()
+            say_values_short(self)  # (roof values with no place in full)
         self.session_view.place_hints()  # (clear of the legend where it now lies)
 
     def _give_headroom(self) -> None:
@@ -428,13 +431,29 @@ class RooflineCanvas(QWidget):
         """``(op_id, text, x, y)`` of every point label shown; ``(x, y)`` is the data point it
         names (the text itself sits next to it, or at the end of its leader line)."""
         self.flush_layout()
-        return self.labels.label_items()
+        out = []
+        for op_id, item in self.labels.point_labels.items():
+            if item.isVisible():
+                point = self.points.label_point(op_id)
+                out.append((op_id, item.toPlainText(), float(point.x), float(point.y)))
+        return out
 
     def text_items(self) -> list[tuple[str, str, tuple[float, float, float, float]]]:
         """``(kind, text, (left, top, right, bottom))`` of every text shown on the plot, its
         box in viewport pixels (the layout's box: the text item less its margin)."""
         self.flush_layout()
-        return self.labels.text_items()
+        return self.shown_texts()
+
+    def shown_texts(self) -> list[tuple[str, str, tuple[float, float, float, float]]]:
+        """:meth:`text_items` as the texts lie now (a placing under way not waited for)."""
+        out = []
+        for key, label, _request in self.labels.entries():
+            if label.isVisible():
+                r = label.textItem.mapRectToScene(label.textItem.boundingRect())
+                m = TEXT_INSET
+                out.append((key[0], label.toPlainText(),
+                            (r.left() + m, r.top() + m, r.right() - m, r.bottom() - m)))
+        return out
 
     def region_items(self) -> list[tuple[str, str]]:
         """``(kind, label)`` of every shaded region shown."""

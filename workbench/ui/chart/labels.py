@@ -45,7 +45,8 @@ from workbench.ui.chart.point_places import (
     text_size,
     within,
 )
-from workbench.ui.chart.text_requests import chart_text_requests
+from workbench.ui.chart.roof_values import say_values_short
+from workbench.ui.chart.text_requests import chart_text_requests, roof_text_requests
 
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
@@ -164,28 +165,9 @@ class LabelLayer:
         """What is asked for a text now (its text grew: a tag joined by others)."""
         self._label_of[key] = (label, request)
 
-    # -- read-outs ----------------------------------------------------------------------
-
-    def label_items(self) -> list[tuple[int, str, float, float]]:
-        """See :meth:`RooflineCanvas.label_items`."""
-        points = self._canvas.points
-        out = []
-        for op_id, item in self._labels.items():
-            if item.isVisible():
-                point = points.label_point(op_id)
-                out.append((op_id, item.toPlainText(), float(point.x), float(point.y)))
-        return out
-
-    def text_items(self) -> list[tuple[str, str, tuple[float, float, float, float]]]:
-        """See :meth:`RooflineCanvas.text_items`."""
-        out = []
-        for key, (label, _request) in self._label_of.items():
-            if label.isVisible():
-                r = label.textItem.mapRectToScene(label.textItem.boundingRect())
-                m = 3.0
-                out.append((key[0], label.toPlainText(),
-                            (r.left() + m, r.top() + m, r.right() - m, r.bottom() - m)))
-        return out
+    def entries(self) -> list[tuple]:
+        """``(key, text item, its request)`` of each text placed or asked for."""
+        return [(key, *entry) for key, entry in self._label_of.items()]
 
     def dispose(self) -> None:
         self._layout_timer.stop()
@@ -764,17 +746,23 @@ class LabelLayer:
             placement = layout.place(request)
             self.apply(label, placement)
             unplaced |= placement is None and request.key[0] == "point"
+        say_values_short(self._canvas, hit)  # (of those asked for again)
         self.redraw_leaders()
         if unplaced and self._canvas.key_on_screen:
             # a name that lost its place: tagged and keyed by the full placing, a moment on
             self._layout_timer.start()
 
-    def requests_of_chart(self) -> list:
+    def requests_of_chart(self, roofs=None, text_box=None) -> list:
         """The requests of the texts other than the operations' names, for the view as it
-        is (:func:`chart_text_requests`), as ``(key, label, request)``."""
+        is (:func:`chart_text_requests`), as ``(key, label, request)``; ``roofs``: of these
+        roof texts alone (by index), each text's box ``text_box(label)``."""
         canvas = self._canvas
         frame = self._frame()
         t = canvas.view_to_scene()
+        if roofs is not None:
+            return roof_text_requests(canvas, frame, lambda x, y: self._px(x, y, t),
+                                      self._marker_rects, self._marks, text_box,
+                                      self._far_places, roofs)
         view = (frame, tuple(t), canvas.width(), canvas.height())
         return chart_text_requests(
             canvas, frame, lambda x, y: self._px(x, y, t), self._marker_rects, self._marks,

@@ -39,6 +39,8 @@ class RoofLayer:
         #: for each roof text, every roof whose value it says (its own first: roofs of one
         #: drawn line with the same words share one text)
         self._said_by: list[tuple[Roof, ...]] = []
+        #: the roof texts said for now without their machine's name (see :meth:`shorten`)
+        self._shortened: set[int] = set()
         self._ridge_items: list[tuple[Ridge, Label]] = []
         self._ridge_lines: list[tuple[Ridge, pg.PlotCurveItem]] = []
         self._region_items: list[tuple[Region, pg.PlotCurveItem, Label]] = []
@@ -71,6 +73,31 @@ class RoofLayer:
         those of other machines drawn as the same line with the same words ("bf16
         989 TFLOP/s" of an H100 and an H200), which have no text of their own."""
         return self._said_by[i]
+
+    def shorter(self, i: int) -> str | None:
+        """The text ``i`` (of :attr:`roof_texts`) without its machine's name, as the key of
+        a figure says it after the name ("bf16 989 TFLOP/s": :func:`value_words`); None
+        where it has no shorter form (not a main compute roof's, or one line's of several
+        machines, which says no name already) or says it now."""
+        roof, label = self._roof_labels[i]
+        short = value_words(roof)
+        return None if i in self._shortened or short == label.toPlainText() else short
+
+    def shorten(self, i: int) -> None:
+        """Say the text ``i`` as :meth:`shorter` gives it, until :meth:`lengthen`."""
+        short = self.shorter(i)
+        if short is not None:
+            self._roof_labels[i][1].setText(short)
+            self._shortened.add(i)
+
+    def lengthen(self, i: int | None = None) -> None:
+        """Say the text ``i`` (each, when ``None``) shortened by :meth:`shorten` in full
+        again."""
+        for k in ([i] if i is not None else sorted(self._shortened)):
+            if k in self._shortened:
+                self._shortened.discard(k)
+                roof, label = self._roof_labels[k]
+                label.setText(roof.label)
 
     def same_line(self, roof: Roof) -> list[Roof]:
         """The roofs drawn as the same line as ``roof`` (itself among them): of the same
@@ -219,6 +246,7 @@ class RoofLayer:
         self._roofs = []
         self._roof_labels = []
         self._said_by = []
+        self._shortened = set()  # (each text is set anew below)
         for roof in scene.roofs:
             curve = pool.take()
             color = self.line_color(roof)
@@ -283,6 +311,7 @@ class RoofLayer:
             pool.used = 0
         self._roofs, self._roof_labels, self._ridge_items, self._region_items = [], [], [], []
         self._said_by = []
+        self._shortened = set()
         self._roof_ends = np.zeros((0, 4))
         self._ridge_lines = []
 

@@ -208,7 +208,7 @@ class SessionView:
         plot's scene pixels (rows ``left, top, right, bottom``): what a note must not
         hide."""
         canvas = self._canvas
-        texts = np.array([box for _kind, _text, box in canvas.labels.text_items()],
+        texts = np.array([box for _kind, _text, box in canvas.shown_texts()],
                          dtype=float).reshape(-1, 4)
         (x0, x1), (y0, y1) = canvas.view_box.viewRange()
         xy = canvas.points.xy

@@ -65,6 +65,52 @@ def _corner_places(x: float, y: float, w: float, h: float, radius: float) -> np.
     return places
 
 
+def _add_roof_text(canvas, frame, lines, drawn: DrawnMarks, px, i: int, add) -> None:
+    """Ask ``add`` (see :func:`add_chart_texts`) for a place for the roof text ``i`` (of
+    :attr:`RoofLayer.roof_texts`) beside its own line (``lines``: :func:`roof_segments`;
+    ``drawn``: the marks it must not be taken to name)."""
+    roofs, theme = canvas.roofs, canvas.theme
+    roof, label = roofs.roof_texts[i]
+    xs, ys = px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)))
+    order = i + (0 if roof.emphasis == "main" and not roof.derated else 100)
+    # a roof's value beside its own line, nearer it than any other line; a sloped
+    # one's, than any marker too (its line is long: beside a point, "hbm 819 GB/s" read
+    # as that point's name)
+    # (another machine's roof drawn as the same line is this one's too: a reader cannot
+    # tell them apart, and a text beside them names both)
+    same = {id(r) for r in roofs.same_line(roof)}
+    own = np.array([[xs[0], ys[0], xs[1], ys[1]]]
+                   + [seg for other, segs in lines if id(other) in same and other is not roof
+                      for seg in segs.tolist()]).reshape(-1, 4)
+    others = [seg for other, seg in lines if id(other) not in same]
+    names = Attribution(own_lines=own[np.isfinite(own).all(axis=1)],
+                        other_lines=np.concatenate(others) if others
+                        else np.zeros((0, 4)),
+                        others=drawn.rects() if roof.sloped else np.zeros((0, 4)),
+                        reach=ROOF_REACH)
+    if roof.sloped:
+        # where the lines lie close together (View ▸ All Memory Roofs) a value with
+        # no place along its line is said off it, a leader to its part in view (near
+        # the middle, where no point sits on it; else to another spot of it)
+        seen = clip_segment(float(xs[0]), float(ys[0]), float(xs[-1]), float(ys[-1]),
+                            frame) if roof.kind == "memory" else None
+        spot = None if seen is None else line_spot(seen, drawn, theme.point_size)
+        add(("roof", i), label, "roof",
+            lambda w, h, xs=xs, ys=ys: _line_places(
+                True, float(xs[0]), float(ys[0]), float(xs[1]), float(ys[1]), w, h,
+                tuple(frame), False), order,
+            mark=None if spot is None else (*spot, 2.0),
+            also=None if spot is None else lambda seen=seen: [
+                (*more, 2.0) for more in line_spots(seen, drawn, theme.point_size)[1:]],
+            names=names)
+    else:
+        add(("roof", i), label, "roof",
+            lambda w, h, xs=xs, ys=ys, roof=roof: _line_places(
+                False, float(xs[0]), float(ys[0]), float(xs[1]), float(ys[0]), w, h,
+                tuple(frame), bool(roof.derated)), order,
+            names=names)
+
+
 def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hide) -> None:
     """Asks ``add(key, label, kind, candidates, order, mark=, own=, names=)`` for a place for
     each text of ``canvas`` other than the operations' names (``px(x, y)``: the view's
@@ -76,45 +122,8 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
     theme = canvas.theme
     lines = roof_segments(canvas, px)
     drawn = DrawnMarks(marker_rects, marks)
-    for i, (roof, label) in enumerate(roofs.roof_texts):
-        xs, ys = px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)))
-        order = i + (0 if roof.emphasis == "main" and not roof.derated else 100)
-        # a roof's value beside its own line, nearer it than any other line; a sloped
-        # one's, than any marker too (its line is long: beside a point, "hbm 819 GB/s" read
-        # as that point's name)
-        # (another machine's roof drawn as the same line is this one's too: a reader cannot
-        # tell them apart, and a text beside them names both)
-        same = {id(r) for r in roofs.same_line(roof)}
-        own = np.array([[xs[0], ys[0], xs[1], ys[1]]]
-                       + [seg for other, segs in lines if id(other) in same and other is not roof
-                          for seg in segs.tolist()]).reshape(-1, 4)
-        others = [seg for other, seg in lines if id(other) not in same]
-        names = Attribution(own_lines=own[np.isfinite(own).all(axis=1)],
-                            other_lines=np.concatenate(others) if others
-                            else np.zeros((0, 4)),
-                            others=drawn.rects() if roof.sloped else np.zeros((0, 4)),
-                            reach=ROOF_REACH)
-        if roof.sloped:
-            # where the lines lie close together (View ▸ All Memory Roofs) a value with
-            # no place along its line is said off it, a leader to its part in view (near
-            # the middle, where no point sits on it; else to another spot of it)
-            seen = clip_segment(float(xs[0]), float(ys[0]), float(xs[-1]), float(ys[-1]),
-                                frame) if roof.kind == "memory" else None
-            spot = None if seen is None else line_spot(seen, drawn, theme.point_size)
-            add(("roof", i), label, "roof",
-                lambda w, h, xs=xs, ys=ys: _line_places(
-                    True, float(xs[0]), float(ys[0]), float(xs[1]), float(ys[1]), w, h,
-                    tuple(frame), False), order,
-                mark=None if spot is None else (*spot, 2.0),
-                also=None if spot is None else lambda seen=seen: [
-                    (*more, 2.0) for more in line_spots(seen, drawn, theme.point_size)[1:]],
-                names=names)
-        else:
-            add(("roof", i), label, "roof",
-                lambda w, h, xs=xs, ys=ys, roof=roof: _line_places(
-                    False, float(xs[0]), float(ys[0]), float(xs[1]), float(ys[0]), w, h,
-                    tuple(frame), bool(roof.derated)), order,
-                names=names)
+    for i in range(len(roofs.roof_texts)):
+        _add_roof_text(canvas, frame, lines, drawn, px, i, add)
 
     # (a text of a mark out of the plot is not drawn: its leader would run to the plot's
     # edge, to nothing drawn)
@@ -216,6 +225,28 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
             names=names_spot(sx, sy, 2 * g * 0.55 + 2, drawn, drawn_size=2 * g * 0.55))
 
 
+def _adder(text_box, far_places, added: list):
+    """The ``add`` of :func:`add_chart_texts` that appends ``(key, label, request)`` to
+    ``added`` (``text_box(label)``: the box a text's label keeps clear; ``far_places(x, y,
+    w, h, radius)``: its places farther off)."""
+
+    def add(key, label, kind, candidates, order=0.0, mark=None, own=None, names=None,
+            also=None):
+        """``mark``: ``(x, y, radius)`` of what the text names, for a text that may be
+        said farther off, with a leader (which may cross the marks ``own``), when it finds
+        no place by it; ``also``: a function making more such spots, tried when that finds none (the place
+        with the shortest leader taken); ``names``: what a reader must pair it with."""
+        w, h = text_box(label)
+        far = far_places(*mark[:2], w, h, mark[2]) if mark else None
+        farther = None if also is None else lambda: tuple(
+            far_places(*spot[:2], w, h, spot[2]) for spot in also())
+        added.append((key, label, Request(key, kind, w, h, candidates(w, h), order,
+                                          cross_lines=mark is not None, far=far, own=own,
+                                          names=names, farther=farther)))
+
+    return add
+
+
 def chart_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text_box,
                         far_places, memo: dict | None, view: tuple) -> list:
     """The requests of :func:`add_chart_texts`, as ``(key, label, request)`` in order
@@ -232,27 +263,27 @@ def chart_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text
     added: list = []
     hidden: list = []
 
-    def add(key, label, kind, candidates, order=0.0, mark=None, own=None, names=None,
-            also=None):
-        """``mark``: ``(x, y, radius)`` of what the text names, for a text that may be
-        said farther off, with a leader (which may cross the marks ``own``), when it finds
-        no place by it; ``also``: a function making more such spots, tried when that finds none (the place
-        with the shortest leader taken); ``names``: what a reader must pair it with."""
-        w, h = text_box(label)
-        far = far_places(*mark[:2], w, h, mark[2]) if mark else None
-        farther = None if also is None else lambda: tuple(
-            far_places(*spot[:2], w, h, spot[2]) for spot in also())
-        added.append((key, label, Request(key, kind, w, h, candidates(w, h), order,
-                                          cross_lines=mark is not None, far=far, own=own,
-                                          names=names, farther=farther)))
-
     def hide(label) -> None:
         label.setVisible(False)
         hidden.append(label)
 
-    add_chart_texts(canvas, frame, px, marker_rects, marks, add, hide)
+    add_chart_texts(canvas, frame, px, marker_rects, marks,
+                    _adder(text_box, far_places, added), hide)
     if memo is not None:
         memo[view] = (added, hidden, _said((added, hidden), text_box))
+    return added
+
+
+def roof_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text_box,
+                       far_places, indices) -> list:
+    """The requests of the roof texts ``indices`` alone, as :func:`chart_text_requests`
+    makes them."""
+    added: list = []
+    add = _adder(text_box, far_places, added)
+    lines = roof_segments(canvas, px)
+    drawn = DrawnMarks(marker_rects, marks)
+    for i in indices:
+        _add_roof_text(canvas, frame, lines, drawn, px, i, add)
     return added
 
 
