@@ -243,11 +243,17 @@ def test_a_free_place_whose_leader_crosses_something_drawn_is_passed_over():
 
 
 def test_places_over_a_flat_line_sit_a_gap_above_it_then_farther():
-    # a roof from x 100 to 400 at y 80; a 80 × 12 box; gap 6, then 12 px clearer
+    # a roof from x 100 to 400 at y 80; a 80 × 12 box; gap 6, then 2 px farther (a box 6 px
+    # off may touch the line's cells, by where the line falls on their grid), then 12 px
+    # clearer
     places = flat_candidates(100.0, 400.0, 80.0, 80.0, 12.0, (0.0, 0.0, 500.0, 300.0))
     first_above = places[0]
     assert (first_above.left, first_above.top) == (400 - 80 - 4, 80 - 12 - 6)
-    assert {c.top for c in places} == {80 - 12 - 6, 80 + 6, 80 - 12 - 18, 80 + 18}
+    assert [c.top for c in places[:2]] == [80 - 12 - 6] * 2  # (over the line first)
+    assert {c.top for c in places} == {80 - 12 - 6, 80 + 6, 80 - 12 - 8, 80 + 8,
+                                       80 - 12 - 18, 80 + 18}
+    tops = [c.top for c in places]
+    assert tops.index(80 + 6) < tops.index(80 - 12 - 8) < tops.index(80 - 12 - 18)
 
 
 def test_a_free_top_left_corner_lies_inside_the_plot_by_the_margin():

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 from conftest import EXAMPLES
+from PySide6.QtCore import QPoint
+from PySide6.QtWidgets import QApplication, QToolTip
 
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.text_requests import ROOF_REACH
@@ -138,3 +140,41 @@ def test_an_edit_keeps_the_short_value_by_its_line(open_window, qtbot):
     assert label.isVisible() and placement is not None
     assert label.toPlainText() == "bf16 989 TFLOP/s"
     assert _line_gaps(canvas, placement.rect)[0][1] is roof
+
+
+def test_the_h100_peak_is_said_at_every_height_of_the_window(open_window, qtbot):
+    """Whatever the window's height (the plot's lines fall anywhere on the layout's grid of
+    cells), the H100's value finds its place beside its line: a text 6 px off a line could
+    touch the line's cells on one height in three, and was left unsaid there."""
+    win = open_window(LLAMA_FFN, size=(1366, 768))
+    canvas = win.canvas
+    _settled(canvas, qtbot)
+    unsaid = []
+    for height in range(690, 769, 6):
+        win.resize(1366, height)
+        QApplication.processEvents()
+        canvas.relayout()
+        roof, label, placement = _h100_peak(canvas)
+        if placement is None or not label.isVisible():
+            unsaid.append(height)
+        else:
+            assert _line_gaps(canvas, placement.rect)[0][1] is roof
+    assert unsaid == []
+
+
+def test_hovering_a_short_value_names_its_machine(open_window, qtbot):
+    """"bf16 989 TFLOP/s" names no machine: the pointer resting on the text says whose it
+    is, as on the line itself."""
+    win = open_window(LLAMA_FFN, size=(1366, 768))
+    canvas = win.canvas
+    _settled(canvas, qtbot)
+    _roof, label, placement = _h100_peak(canvas)
+    assert label.toPlainText() == "bf16 989 TFLOP/s" and placement is not None
+    viewport = canvas.plot_widget.viewport()
+    qtbot.mouseMove(viewport, QPoint(2, 2))
+    qtbot.wait(40)  # (pyqtgraph drops moves closer than a frame apart)
+    at = canvas.plot_widget.mapFromScene(label.sceneBoundingRect().center())
+    qtbot.mouseMove(viewport, at)
+    said = "NVIDIA H100 SXM5 80GB — bf16 989 TFLOP/s"
+    qtbot.waitUntil(lambda: QToolTip.isVisible() and QToolTip.text() == said)
+    assert canvas.hover_text() == said

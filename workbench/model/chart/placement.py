@@ -196,9 +196,9 @@ def flat_candidates(x0: float, x1: float, y: float, w: float, h: float, frame: R
                     gap: float = 6.0, below_first: bool = False,
                     clear: float = 12.0) -> list[Candidate]:
     """Places for a text over (then under) a flat segment from ``x0`` to ``x1`` at height
-    ``y``: right end first, then left end and points between; then the same ``clear``
-    pixels farther from the line, over the markers of the operations that sit on it (a
-    compute roof's points)."""
+    ``y``: right end first, then left end and points between; then the same 2 px farther
+    (a box ``gap`` off may touch the line's cells, by where the line falls on their grid)
+    and ``clear`` pixels farther, over the markers of the points on it (a compute roof's)."""
     lo, hi = max(x0, frame[0] + 2), min(x1, frame[2] - 2)
     if hi <= lo:
         return []
@@ -213,7 +213,7 @@ def flat_candidates(x0: float, x1: float, y: float, w: float, h: float, frame: R
             xs.append(x)
         x -= step
     out = []
-    for g in (gap, gap + clear):
+    for g in (gap, gap + 2.0, gap + clear):
         above = [Candidate(left, y - h - g) for left in xs]
         below = [Candidate(left, y + g) for left in xs]
         out += below + above if below_first else above + below

@@ -234,8 +234,11 @@ class Hover:
         x, y = float(to_data(view.x())), float(to_data(view.y()))
         key = self.nearest(scene_pos)
         if key is None:
-            # a roof line says what it is (its value may have found no place on the plot)
+            # a roof line says what it is (its value may have found no place on the plot),
+            # as does its value's text (which may name no machine)
             roof = canvas.roofs.nearest_roof(scene_pos, ROOF_RADIUS)
+            if roof is None:
+                roof = canvas.roofs.roof_of_text(scene_pos)
             key = ("roof", roof) if roof is not None else None
         scene = canvas.scene_model
         if scene is not None and math.isfinite(x) and math.isfinite(y):

@@ -160,6 +160,14 @@ class RoofLayer:
         i = int(np.argmin(d2))
         return i if d2[i] <= radius**2 else None
 
+    def roof_of_text(self, scene_pos) -> int | None:
+        """The roof (its index in :attr:`roofs`) whose value's text shown lies under
+        ``scene_pos``: hovered, a value said without its machine's name says whose it is."""
+        for roof, label in self._roof_labels:
+            if label.isVisible() and label.sceneBoundingRect().contains(scene_pos):
+                return next(i for i, (r, _curve) in enumerate(self._roofs) if r is roof)
+        return None
+
     def roof_tip(self, i: int) -> str:
         """What the roof ``i`` (in :attr:`roofs`) is, in the words of the plot's roof texts,
         after its machine's name: "NVIDIA H100 SXM5 80GB — bf16 989 TFLOP/s" (after each
