@@ -90,14 +90,12 @@ class RoofLayer:
             self._roof_labels[i][1].setText(short)
             self._shortened.add(i)
 
-    def lengthen(self, i: int | None = None) -> None:
-        """Say the text ``i`` (each, when ``None``) shortened by :meth:`shorten` in full
-        again."""
-        for k in ([i] if i is not None else sorted(self._shortened)):
-            if k in self._shortened:
-                self._shortened.discard(k)
-                roof, label = self._roof_labels[k]
-                label.setText(roof.label)
+    def lengthen(self) -> None:
+        """Say each text shortened by :meth:`shorten` in full again."""
+        for i in sorted(self._shortened):
+            roof, label = self._roof_labels[i]
+            label.setText(roof.label)
+        self._shortened = set()
 
     def same_line(self, roof: Roof) -> list[Roof]:
         """The roofs drawn as the same line as ``roof`` (itself among them): of the same
