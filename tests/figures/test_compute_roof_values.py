@@ -87,14 +87,15 @@ def test_the_attention_figure_names_the_peak_both_machines_share(qapp):
     assert texts.count("bf16 989 TFLOP/s") == 1
 
 
-@pytest.mark.parametrize("size", [None, "single"])
+@pytest.mark.parametrize("size", [None, "single", "double"])
 def test_every_compute_roof_of_the_kernels_example_is_named(qapp, size):
     """Five flat roofs a factor of two apart, their right ends taken by the kernels' tags:
     each value is said beside its line or, where it finds no place there, in the key, highest
-    first: the H100's and the H200's are the same five, said once for both machines. (On a
-    slide and at double-column size the longer rows would take the room of kernels'
-    verdicts, which rank before a roof's value: there the values stay unsaid, as the next
-    test holds of a comparison's text.)"""
+    first: the H100's and the H200's are the same five, said once for both machines. (At
+    double-column size the longer key would take the room of a kernel's verdict, which
+    ranks before a roof's value: the page grows by the row instead, see
+    ``test_a_page_grows_for_the_values_its_chart_has_no_room_for``. A slide cannot grow:
+    there the values stay unsaid.)"""
     texts = [_flat(t.text) for t in example_figure(KERNELS, size).figure().texts]
     values_of = _compute_values(KERNELS)
     assert len(values_of) == 2 and all(len(v) == 5 for v in values_of.values())
@@ -162,21 +163,60 @@ def test_a_memorys_value_that_would_leave_rows_of_the_key_out_costs_no_placing(
 def test_the_key_takes_no_room_from_a_text_nothing_else_says(qapp):
     """The fusion example at single-column size: its machine's two vector roofs find no
     place by their lines, and the longer machine's row would push the comparison's text
-    ("−268 MB, 2.37× faster") off the shorter plot; the comparison keeps its place and the
-    row its plain name."""
+    ("−268 MB, 2.37× faster") off the shorter plot; the comparison keeps its place, and the
+    page grows by the row (it said neither value before)."""
     texts = [_flat(t.text) for t in example_figure("fusion", "single").figure().texts]
     assert any("2.37× faster" in t for t in texts), texts
-    assert "NVIDIA H100 SXM5 80GB" in texts, texts
+    [(name, values)] = _compute_values("fusion").items()
+    row = _key_rows(texts, f"{name}:")
+    assert row == f"{name}: {', '.join(values)}", texts
 
 
 def test_the_key_takes_no_room_from_an_operations_name(qapp):
     """The TPU example at single-column size: the two machines' rows with their values
     would leave "bf16 matmul, B=512" no place by its point (a tag and a row of the key
-    instead); an operation's name ranks before a roof's value, so the name stays."""
+    instead); an operation's name ranks before a roof's value, so the name stays, and the
+    page grows by the rows: the four flat roofs, two machines' int8 and bf16 peaks within a
+    factor of five, were named nowhere."""
     texts = [_flat(t.text) for t in example_figure("tpu_critical_batch", "single")
              .figure().texts]
     assert "bf16 matmul, B=512" in texts, texts
     assert not any(t.endswith("bf16 matmul, B=512") and "—" in t for t in texts), texts
+    values_of = _compute_values("tpu_critical_batch")
+    assert sorted(len(v) for v in values_of.values()) == [2, 2]
+    for name, values in values_of.items():
+        assert _key_rows(texts, f"{name}:") == f"{name}: {', '.join(values)}", texts
+
+
+@pytest.mark.parametrize(("stem", "size"), [("fusion", "single"),
+                                            ("tpu_critical_batch", "single"),
+                                            (KERNELS, "double")])
+def test_a_page_grows_for_the_values_its_chart_has_no_room_for(qapp, monkeypatch, stem,
+                                                                size):
+    """Where the key's rows of the compute values would cost another text its place, a page
+    that may grow grows by them instead: its chart keeps the height it had without them, and
+    every text placed on it then is placed on it now (the key starts as it ended, with the
+    values: the same chart, the same placing)."""
+    from workbench.ui.figures import export
+
+    session = load_session(examples_dir() / f"{stem}.yaml")
+    fig = resolve_size(size)
+
+    def chart():
+        """The page's height, the plot's frame, and the texts placed on it, but the roofs'
+        values."""
+        _svg, made = figure_svg_sized(session, fig)
+        canvas = last_figure_canvas()
+        layout = canvas.labels.text_layout
+        said = {k: p.rect for k, p in layout.placed.items() if k[0] != "roof"}
+        return made.height, layout.occupancy.frame, said
+
+    grown, frame, said = chart()
+    monkeypatch.setattr(export, "_taller_for_values", lambda canvas, fig: None)
+    height, frame_before, said_before = chart()
+    assert grown > height
+    assert frame[3] - frame[1] >= frame_before[3] - frame_before[1] - 0.5
+    assert set(said_before) <= set(said), set(said_before) - set(said)
 
 
 def test_a_key_row_is_not_wrapped_inside_a_value(qapp):

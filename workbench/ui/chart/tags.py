@@ -66,6 +66,15 @@ class TagsAndKey:
         self._value_rows: frozenset = frozenset()
         #: the pairs of :attr:`_value_rows` the key said at the cost of another text's place
         self._values_refused: frozenset = frozenset()
+        #: in a figure whose key lies below its chart, the compute values refused so, and
+        #: the height (pixels) their rows would add to the key: a page that may grow takes
+        #: it, and the chart keeps the height it had without them (see
+        #: :meth:`values_lacking`)
+        self._values_room: tuple[frozenset, float] = (frozenset(), 0.0)
+        #: in a figure, the key it starts from (:meth:`with_values`), kept when the points
+        #: are drawn anew: the operations tagged, the machines whose memory levels it
+        #: names, the roofs' values it says
+        self.seed: tuple[frozenset, frozenset, frozenset] = (frozenset(),) * 3
         #: the view :meth:`_pixels` worked for, and by operation the point and its pixel
         self._pixels_view: tuple = ()
         self._pixels_of: dict = {}
@@ -93,6 +102,25 @@ class TagsAndKey:
     def joined(self) -> frozenset:
         """Tagged operations whose tag another's text says (see :meth:`_join_tags`)."""
         return self._joined
+
+    def values_lacking(self) -> float:
+        """The height (pixels) a figure's key below its chart lacks for the rows of the
+        compute roofs' values it refused: they found no place beside their lines, and said
+        in the key they cost another text its place (0: none)."""
+        return self._values_room[1]
+
+    def with_values(self) -> tuple[frozenset, frozenset, frozenset]:
+        """The key as it is with the values it refused (a :attr:`seed`): on a page
+        taller by :meth:`values_lacking`, a figure that starts from it has the chart it
+        has now, and its texts find the places they found."""
+        return (frozenset(self._key_tags), self._roof_rows,
+                self._value_rows | self._values_room[0])
+
+    def said(self) -> frozenset:
+        """The keys of the texts placed, but the roofs' values."""
+        layout = self._text_layout
+        return frozenset(k for k in (layout.placed if layout is not None else ())
+                         if k[0] != "roof")
 
     def untold(self) -> int:
         """How many tagged operations the chart does not tell: their tag's text found no
@@ -144,6 +172,7 @@ class TagsAndKey:
         self._key_tags, self._key_rows = {}, []
         self._joined, self._key_made, self._groups = frozenset(), False, {}
         self._roof_rows = self._value_rows = self._values_refused = frozenset()
+        self._values_room = (frozenset(), 0.0)
         self._pixels_view, self._pixels_of = (), {}
 
     # -- the chart's parts, as the methods below read them ------------------------------
@@ -470,6 +499,15 @@ class TagsAndKey:
         unnamed = {p.op_id for p in scene.points} - set(self._labels) if tag_unnamed else set()
         if unnamed - keyed:
             self._set_key(keyed | unnamed)
+        tagged, roof_rows, value_rows = self.seed
+        if not self.key_on_screen and (tagged - keyed or roof_rows - self._roof_rows
+                                       or value_rows - self._value_rows):
+            self._roof_rows |= roof_rows
+            self._value_rows |= value_rows
+            if tagged - keyed:
+                self._set_key(set(self._key_tags) | tagged)
+            else:
+                canvas.sync_legend(scene, force=True)
         split = False
         # (a machine's several memory levels: one alone is the main memory's, beside
         # its ridge; the key names levels only where several lines need telling apart)
@@ -500,9 +538,15 @@ class TagsAndKey:
                     # of an operation's name: the values stay unsaid; so do memories'
                     # values whose rows would leave rows of the key out, which makes a
                     # paper's page taller for one value a machine)
+                    longer = canvas.legend_item.height()
                     self._value_rows -= added
                     self._values_refused |= added
                     canvas.sync_legend(scene, force=True)
+                    computes = frozenset(p for p in added if p[1] == "compute")
+                    if canvas.legend.outside == "bottom" and computes:
+                        pairs, room = self._values_room
+                        self._values_room = (pairs | computes, max(
+                            room, longer - canvas.legend_item.height()))
                     continue
             missed = self._missed_names(placed)
             roofs = {roof.hw_id for i, (roof, _label) in enumerate(canvas.roofs.roof_texts)

@@ -176,12 +176,26 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
     roomier = None  # (a fitted view with room over the top for tags, and what it told)
     kernels = first_kernels(fig)
     shown = None  # (the last pass: the next one lays the same session out again)
+    # (the page before it grew for the compute roofs' values, once, and the texts it
+    # placed; False: grown no more)
+    grown_from: tuple | bool | None = None
+    seed = None  # (the key a page grown for them starts from)
     for _ in range(6 + KERNEL_TRIES):
         made = _offscreen_canvas(session, fig, theme, roomier[0] if roomier else view_range,
-                                 kernels, shown, numbered=drawn is not None)
+                                 kernels, shown, numbered=drawn is not None, seed=seed)
         with made as canvas:
             shown = made
             taller = _taller_for_key(canvas, fig)
+            if taller is None and roomier is None:
+                if grown_from is None:
+                    taller = _taller_for_values(canvas, fig)
+                    grown_from = False
+                    if taller is not None:
+                        grown_from, seed = (fig, canvas.key.said()), canvas.key.with_values()
+                elif grown_from and not grown_from[1] <= canvas.key.said():
+                    # (grown in vain: a text lost its place all the same; the page as it
+                    # was)
+                    taller, grown_from, seed = grown_from[0], False, None
             untold = canvas.key.untold() if taller is None else 0
             if taller is None and untold and view_range is None and roomier is None:
                 # the page can grow no more and tags found no place: the fitted view with
@@ -200,7 +214,7 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
         fig = taller
     # (laid out again: the canvas kept for the next figure is the one this figure shows)
     with _offscreen_canvas(session, fig, theme, view_range, kernels, shown,
-                           numbered=drawn is not None) as canvas:
+                           numbered=drawn is not None, seed=seed) as canvas:
         return _svg_of(canvas, session, fig, theme, transparent, drawn), fig
 
 
@@ -274,6 +288,22 @@ def _taller_for_key(canvas, fig: FigureSize) -> FigureSize | None:
         if math.ceil(need * fig.scale) <= taller.height or share == KEY_SHARE[-1]:
             break
     return taller if (taller.height, taller.key_share) != (fig.height, fig.key_share) else None
+
+
+def _taller_for_values(canvas, fig: FigureSize) -> FigureSize | None:
+    """A taller figure, for a figure that may grow, whose key lists every row and whose
+    every tag found its place, but that names no compute roof: their values found no place
+    beside their lines, and their rows in the key would have cost a name its place (the
+    chart shorter by them). The page grows by those rows, and its key starts as it
+    ends now, with them (:meth:`TagsAndKey.with_values`): the chart keeps its height, and
+    its texts their places. None: as it is."""
+    lacking = canvas.key.values_lacking()
+    legend = canvas.legend_item
+    if (not fig.grows or not lacking or not legend.isVisible() or legend.dropped
+            or canvas.key.untold()):
+        return None
+    taller = fig.taller_for_key(math.ceil((fig.logical[1] + lacking) * fig.scale))
+    return taller if taller.height > fig.height else None
 
 
 def _svg_of(canvas, session, fig: FigureSize, theme: str, transparent: bool,
@@ -358,9 +388,11 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
 
     def __init__(self, session, fig: FigureSize, theme: str, view_range,
                  kernels: int | None = None, shown: _offscreen_canvas | None = None,
-                 numbered: bool = False) -> None:
+                 numbered: bool = False, seed: tuple | None = None) -> None:
         """``numbered``: the copy's entries take the ids 1, 2, … (an HTML page, which names
-        its marks by them, is then the same whatever the process made before)."""
+        its marks by them, is then the same whatever the process made before); ``seed``:
+        the key it starts from (:attr:`TagsAndKey.seed`)."""
+        self.seed = seed
         from workbench.ui.chart.theme import THEMES
 
         if theme not in THEMES:
@@ -421,6 +453,7 @@ class _offscreen_canvas:  # noqa: N801 (a context manager used like a function)
         canvas.figure_key_share = self.fig.key_share or KEY_SHARE[0]
         canvas.figure_kernels = self.kernels if self.kernels is not None else first_kernels(
             self.fig)
+        canvas.key.seed = self.seed or (frozenset(),) * 3
         canvas.rebuild(fit=self.view_range is None)
         self._fitted = canvas.plot_widget.getPlotItem().getViewBox().targetRange()
         canvas.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
