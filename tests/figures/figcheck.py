@@ -1454,9 +1454,10 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
     """What a chart canvas shows, in its device pixels: the placed names and tags of its
     operations (owned by the operations they name), its ridge, sweep and measured texts
     (owned by their mark), the values of its roofs (owned by their line); and the marks
-    drawn: each operation's markers, each ridge's and sweep end's, each measured point, and
-    each roof's line. A mark whose middle lies outside the plot is not drawn (the view
-    clips it): a text that names it names nothing a reader sees."""
+    drawn: each operation's markers, each ridge's and sweep end's, each sweep's samples (its
+    operation's), each measured point, and each roof's line. A mark whose middle lies
+    outside the plot is not drawn (the view clips it): a text that names it names nothing a
+    reader sees."""
     labels = canvas.labels
     layout = labels.text_layout
     ax, bx, ay, by = canvas.view_to_scene()
@@ -1481,6 +1482,12 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
     for i, (path, end, _label) in enumerate(canvas.overlays.sweep_texts):
         marks.append(spot(path.xs[end], path.ys[end], theme.point_size * 0.55, ("sweep", i),
                           path.op_id))
+    for path, _curve in canvas.overlays.sweep_paths_drawn:
+        # (a sweep's samples, its operation's: "m = 4096" over the dot of m = 1024 reads
+        # as that dot's value)
+        if path.dots:
+            marks += [spot(x, y, theme.point_size * 0.55, path.op_id)
+                      for x, y in zip(path.xs, path.ys, strict=True)]
     for i, (mark, _curve, _label) in enumerate(canvas.overlays.measured_texts):
         # a measured point and its prediction are its operation's too
         marks.append(spot(mark.x, mark.y, theme.point_size * 1.3, ("measured", i), mark.op_id))

@@ -17,9 +17,11 @@ AIR = 1.5
 
 def other_marks(canvas, to_px) -> tuple[np.ndarray, np.ndarray]:
     """The marks besides the operations' points that a text could be taken to name:
-    the ridges' diamonds (-3) and the sweeps' ends (-1: owned by no operation) and the
-    measured points and their predictions (owned by their operation), as ``(rects,
-    owners)``."""
+    the ridges' diamonds (-3) and the sweeps' ends (-1: owned by no operation), the
+    sweeps' samples drawn as dots and the measured points and their predictions (owned by
+    their operation), as ``(rects, owners)``. (A sweep's end text right over the dot of
+    another sample reads as that sample's value; a roof value's leader ending on one, as
+    its name.)"""
     theme = canvas.theme
     spots: list[tuple[float, float, float, int]] = []
     marks = canvas.roofs.ridge_marks
@@ -30,6 +32,11 @@ def other_marks(canvas, to_px) -> tuple[np.ndarray, np.ndarray]:
     # the sweeps' ends (owned by no operation: a name keeps off another's sweep)
     spots += [(to_view(path.xs[end]), to_view(path.ys[end]), theme.point_size * 0.55, -1)
               for path, end, _label in canvas.overlays.sweep_texts]
+    for path, _curve in canvas.overlays.sweep_paths_drawn:
+        if path.dots:
+            size, owner = theme.point_size * 0.55, path.op_id
+            spots += [(to_view(x), to_view(y), size, owner)
+                      for x, y in zip(path.xs, path.ys, strict=True)]
     for mark, _curve, _label in canvas.overlays.measured_texts:
         owner = -1 if mark.op_id is None else mark.op_id
         spots += [(to_view(mark.x), to_view(mark.y), theme.point_size * 1.3, owner),
