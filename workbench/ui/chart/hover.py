@@ -163,11 +163,14 @@ class Hover:
         return best
 
     def tooltip_of(self, key: tuple) -> str:
-        """The tooltip of a mark (a key of :meth:`nearest`, or ``("roof", i)``)."""
+        """The tooltip of a mark (a key of :meth:`nearest`, ``("roof", i)`` or ``("ridge",
+        i)``)."""
         if key[0] == "overlay":
             return self._canvas.overlays.tooltip(key[1])
         if key[0] == "roof":
             return self._canvas.roofs.roof_tip(key[1])
+        if key[0] == "ridge":
+            return self._canvas.roofs.ridge_tip(key[1])
         return self._canvas.points.tooltip(key)
 
     def left(self) -> None:
@@ -240,6 +243,9 @@ class Hover:
             if roof is None:
                 roof = canvas.roofs.roof_of_text(scene_pos)
             key = ("roof", roof) if roof is not None else None
+            if key is None:  # (a ridge's text, which may name no machine)
+                ridge = canvas.roofs.ridge_of_text(scene_pos)
+                key = ("ridge", ridge) if ridge is not None else None
         scene = canvas.scene_model
         if scene is not None and math.isfinite(x) and math.isfinite(y):
             point = (canvas.points.marks.get(key)
@@ -261,7 +267,8 @@ class Hover:
             return
         self._text = self.tooltip_of(key)
         pixel = canvas.plot_widget.mapFromScene(scene_pos)
-        if key[0] == "roof":  # (kept along the line: hidden once the pointer leaves it)
+        if key[0] in ("roof", "ridge"):  # (kept along the line or over the text: hidden
+            # once the pointer leaves it)
             self._shown_tip().show(pixel, self._text)
             return
         r = int(PICK_RADIUS)

@@ -238,6 +238,16 @@ class Pool:
             if item.isVisible():
                 item.setVisible(False)
 
+    def keep_spare(self, spare: int) -> None:
+        """Make items (hidden) until ``spare`` more than those taken are at hand: an item
+        added to a view repaints the whole view, which a full placing does anyway, and an
+        edit that takes one more should not."""
+        while len(self.items) < self.used + spare:
+            item = self._factory()
+            item.setVisible(False)
+            self._add(item)
+            self.items.append(item)
+
     @property
     def shown(self) -> list:
         return self.items[: self.used]

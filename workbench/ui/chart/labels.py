@@ -373,6 +373,7 @@ class LabelLayer:
         for key, (label, _request) in self._label_of.items():
             self.apply(label, placed.get(key))
         self.redraw_leaders()
+        self._leaders.keep_spare(8)  # (the leaders an edit's texts may take)
         self._layout_timer.stop()  # what the placing itself resized is placed for
 
     #: within :meth:`deferring`, how deep; whether the last placing left the texts
@@ -752,17 +753,18 @@ class LabelLayer:
             # a name that lost its place: tagged and keyed by the full placing, a moment on
             self._layout_timer.start()
 
-    def requests_of_chart(self, roofs=None, text_box=None) -> list:
+    def requests_of_chart(self, roofs=None, text_box=None, ridges=()) -> list:
         """The requests of the texts other than the operations' names, for the view as it
         is (:func:`chart_text_requests`), as ``(key, label, request)``; ``roofs``: of these
-        roof texts alone (by index), each text's box ``text_box(label)``."""
+        roof texts alone and the ridge texts ``ridges`` (by index), each text's box
+        ``text_box(label)``."""
         canvas = self._canvas
         frame = self._frame()
         t = canvas.view_to_scene()
         if roofs is not None:
             return roof_text_requests(canvas, frame, lambda x, y: self._px(x, y, t),
                                       self._marker_rects, self._marks, text_box,
-                                      self._far_places, roofs)
+                                      self._far_places, roofs, ridges)
         view = (frame, tuple(t), canvas.width(), canvas.height())
         return chart_text_requests(
             canvas, frame, lambda x, y: self._px(x, y, t), self._marker_rects, self._marks,

@@ -39,8 +39,9 @@ class RoofLayer:
         #: for each roof text, every roof whose value it says (its own first: roofs of one
         #: drawn line with the same words share one text)
         self._said_by: list[tuple[Roof, ...]] = []
-        #: the roof texts said for now without their machine's name (see :meth:`shorten`)
-        self._shortened: set[int] = set()
+        #: the roof and ridge texts said for now without their machine's name, by their
+        #: keys (see :meth:`shorten`)
+        self._shortened: set[tuple] = set()
         self._ridge_items: list[tuple[Ridge, Label]] = []
         self._ridge_lines: list[tuple[Ridge, pg.PlotCurveItem]] = []
         self._region_items: list[tuple[Region, pg.PlotCurveItem, Label]] = []
@@ -74,28 +75,40 @@ class RoofLayer:
         989 TFLOP/s" of an H100 and an H200), which have no text of their own."""
         return self._said_by[i]
 
-    def shorter(self, i: int) -> str | None:
-        """The text ``i`` (of :attr:`roof_texts`) without its machine's name, as the key of
-        a figure says it after the name ("bf16 989 TFLOP/s": :func:`value_words`); None
-        where it has no shorter form (not a main compute roof's, or one line's of several
-        machines, which says no name already) or says it now."""
-        roof, label = self._roof_labels[i]
-        short = value_words(roof)
-        return None if i in self._shortened or short == label.toPlainText() else short
+    def shorter(self, key: tuple) -> str | None:
+        """The text of ``key`` (``("roof", i)`` of :attr:`roof_texts`, ``("ridge", i)`` of
+        :attr:`ridges`) without its machine's name, as the key of a figure says a roof's
+        value after the name ("bf16 989 TFLOP/s": :func:`value_words`; "ridge 295 FLOP/B"):
+        the line's colour or the diamond's, on its machine's line, says whose it is. None
+        where it has no shorter form (a roof's but a main compute roof's, or one line's of
+        several machines, which says no name already) or says it now."""
+        kind, i = key
+        if kind == "roof":
+            roof, label = self._roof_labels[i]
+            short = value_words(roof)
+        else:
+            ridge, label = self._ridge_items[i]
+            short = ridge.label.split(": ", 1)[-1]
+        return None if key in self._shortened or short == label.toPlainText() else short
 
-    def shorten(self, i: int) -> None:
-        """Say the text ``i`` as :meth:`shorter` gives it, until :meth:`lengthen`."""
-        short = self.shorter(i)
+    def shorten(self, key: tuple) -> None:
+        """Say the text of ``key`` as :meth:`shorter` gives it, until :meth:`lengthen`."""
+        short = self.shorter(key)
         if short is not None:
-            self._roof_labels[i][1].setText(short)
-            self._shortened.add(i)
+            self._label_of(key).setText(short)
+            self._shortened.add(key)
 
     def lengthen(self) -> None:
         """Say each text shortened by :meth:`shorten` in full again."""
-        for i in sorted(self._shortened):
-            roof, label = self._roof_labels[i]
-            label.setText(roof.label)
+        for key in sorted(self._shortened):
+            kind, i = key
+            item = self._roof_labels[i][0] if kind == "roof" else self._ridge_items[i][0]
+            self._label_of(key).setText(item.label)
         self._shortened = set()
+
+    def _label_of(self, key: tuple) -> Label:
+        kind, i = key
+        return (self._roof_labels if kind == "roof" else self._ridge_items)[i][1]
 
     def same_line(self, roof: Roof) -> list[Roof]:
         """The roofs drawn as the same line as ``roof`` (itself among them): of the same
@@ -166,13 +179,34 @@ class RoofLayer:
                 return next(i for i, (r, _curve) in enumerate(self._roofs) if r is roof)
         return None
 
+    def ridge_of_text(self, scene_pos) -> int | None:
+        """The ridge (its index in :attr:`ridges`) whose text shown lies under
+        ``scene_pos``."""
+        for i, (_ridge, label) in enumerate(self._ridge_items):
+            if label.isVisible() and label.sceneBoundingRect().contains(scene_pos):
+                return i
+        return None
+
+    def ridge_tip(self, i: int) -> str:
+        """What the ridge ``i`` (in :attr:`ridges`) is, after its machine's name: "AMD EPYC
+        9654 Genoa (1 socket) — ridge 32 FLOP/B"."""
+        ridge = self._ridge_items[i][0]
+        mark = self._machine(ridge.hw_id)
+        words = ridge.label.split(": ", 1)[-1]
+        return f"{mark.name} — {words}" if mark is not None else ridge.label
+
+    def _machine(self, hw_id: int):
+        """The scene's machine ``hw_id`` (None: none drawn)."""
+        scene = self._canvas.scene_model
+        return next((m for m in scene.machines if m.hw_id == hw_id), None) if scene else None
+
     def roof_tip(self, i: int) -> str:
         """What the roof ``i`` (in :attr:`roofs`) is, in the words of the plot's roof texts,
         after its machine's name: "NVIDIA H100 SXM5 80GB — bf16 989 TFLOP/s" (after each
         machine's whose roof is drawn as the same line)."""
         roof = self._roofs[i][0]
         scene = self._canvas.scene_model
-        mark = next((m for m in scene.machines if m.hw_id == roof.hw_id), None) if scene else None
+        mark = self._machine(roof.hw_id)
         text = value_words(roof)
         if not text:  # (a derated memory roof has no text of its own)
             eff = mark.efficiency if mark is not None and mark.efficiency else 1.0
@@ -252,7 +286,8 @@ class RoofLayer:
         self._roofs = []
         self._roof_labels = []
         self._said_by = []
-        self._shortened = set()  # (each text is set anew below)
+        # (each roof text is set anew below)
+        self._shortened = {k for k in self._shortened if k[0] != "roof"}
         for roof in scene.roofs:
             curve = pool.take()
             color = self.line_color(roof)
@@ -284,6 +319,8 @@ class RoofLayer:
         theme = self._canvas.theme
         texts = self._styles.texts("ridge")
         texts.reset()
+        # (each ridge text is set anew below)
+        self._shortened = {k for k in self._shortened if k[0] != "ridge"}
         self._ridge_pool.reset()
         self._ridge_items = []
         self._ridge_lines = []

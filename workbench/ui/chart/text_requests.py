@@ -111,6 +111,22 @@ def _add_roof_text(canvas, frame, lines, drawn: DrawnMarks, px, i: int, add) -> 
             names=names)
 
 
+def _add_ridge_text(canvas, frame, drawn: DrawnMarks, px, i: int, add, hide=None) -> None:
+    """Ask ``add`` (see :func:`add_chart_texts`) for a place for the ridge text ``i`` (of
+    :attr:`RoofLayer.ridges`) by its diamond, or ``hide`` it where its diamond lies out of
+    the plot (its leader would run to the plot's edge, to nothing drawn)."""
+    ridge, label = canvas.roofs.ridges[i]
+    sx, sy = (float(v) for v in px(to_view(ridge.x), to_view(ridge.y)))
+    if not within(sx, sy, frame):
+        if hide is not None:
+            hide(label)
+        return
+    size = canvas.theme.ridge_size
+    add(("ridge", i), label, "ridge",
+        lambda w, h, sx=sx, sy=sy: _corner_places(sx, sy, w, h, size / 2), i,
+        names=names_spot(sx, sy, size, drawn, False, RIDGE_REACH))
+
+
 def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hide) -> None:
     """Asks ``add(key, label, kind, candidates, order, mark=, own=, names=)`` for a place for
     each text of ``canvas`` other than the operations' names (``px(x, y)``: the view's
@@ -125,17 +141,8 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
     for i in range(len(roofs.roof_texts)):
         _add_roof_text(canvas, frame, lines, drawn, px, i, add)
 
-    # (a text of a mark out of the plot is not drawn: its leader would run to the plot's
-    # edge, to nothing drawn)
-    for i, (ridge, label) in enumerate(roofs.ridges):
-        sx, sy = (float(v) for v in px(to_view(ridge.x), to_view(ridge.y)))
-        if not within(sx, sy, frame):
-            hide(label)
-            continue
-        add(("ridge", i), label, "ridge",
-            lambda w, h, sx=sx, sy=sy: _corner_places(sx, sy, w, h, theme.ridge_size / 2), i,
-            names=names_spot(sx, sy, theme.ridge_size, drawn,
-                             False, RIDGE_REACH))
+    for i in range(len(roofs.ridges)):
+        _add_ridge_text(canvas, frame, drawn, px, i, add, hide)
 
     for i, (region, curve, label) in enumerate(roofs.regions):
         if not curve.isVisible():
@@ -275,15 +282,17 @@ def chart_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text
 
 
 def roof_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text_box,
-                       far_places, indices) -> list:
-    """The requests of the roof texts ``indices`` alone, as :func:`chart_text_requests`
-    makes them."""
+                       far_places, indices, ridges=()) -> list:
+    """The requests of the roof texts ``indices`` and the ridge texts ``ridges`` alone, as
+    :func:`chart_text_requests` makes them."""
     added: list = []
     add = _adder(text_box, far_places, added)
     lines = roof_segments(canvas, px)
     drawn = DrawnMarks(marker_rects, marks)
     for i in indices:
         _add_roof_text(canvas, frame, lines, drawn, px, i, add)
+    for i in ridges:
+        _add_ridge_text(canvas, frame, drawn, px, i, add)
     return added
 
 
