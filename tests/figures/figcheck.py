@@ -1500,9 +1500,17 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
         if not curve.isVisible() or xs is None:
             continue
         pts = [((x - 0.0) * ax + bx, y * ay + by) for x, y in zip(xs, ys, strict=True)]
-        marks += [Mark("line", (*p, *q), frozenset([("roof", i)]))
-                  for p, q in itertools.pairwise(pts)
-                  if all(math.isfinite(v) for v in (*p, *q))]
+        # (of each line, the part inside the plot: the view clips the rest, and a text by a
+        # line just over the plot's edge names nothing a reader sees)
+        lo, hi = (plot.left() - 0.5, plot.top() - 0.5), (plot.right() + 0.5, plot.bottom() + 0.5)
+        for p, q in itertools.pairwise(pts):
+            if not all(math.isfinite(v) for v in (*p, *q)):
+                continue
+            inside = _clip(*p, *q, lo, hi)
+            if inside is not None:
+                (t0, t1), (dx, dy) = inside, (q[0] - p[0], q[1] - p[1])
+                marks.append(Mark("line", (p[0] + t0 * dx, p[1] + t0 * dy, p[0] + t1 * dx,
+                                           p[1] + t1 * dy), frozenset([("roof", i)])))
     marks = [m for m in marks if m.kind != "marker" or plot.contains(
         (m.geometry[0] + m.geometry[2]) / 2, (m.geometry[1] + m.geometry[3]) / 2)]
     texts = []

@@ -178,3 +178,30 @@ def test_hovering_a_short_value_names_its_machine(open_window, qtbot):
     said = "NVIDIA H100 SXM5 80GB — bf16 989 TFLOP/s"
     qtbot.waitUntil(lambda: QToolTip.isVisible() and QToolTip.text() == said)
     assert canvas.hover_text() == said
+
+
+def test_a_value_whose_line_the_view_leaves_out_is_not_said(open_window, qtbot):
+    """Two zoom steps in on the first window put the H100's compute roof just over the
+    plot's top edge: "bf16 989 TFLOP/s" was said at the top right, by no line a reader could
+    see (the A100's, below it, the nearest drawn); a value is said only by the part of its
+    line in view."""
+    from figures.figcheck import canvas_attribution, check_attribution
+
+    from workbench.model.chart.occupancy import clip_segment
+
+    win = open_window(LLAMA_FFN, size=(1366, 768))
+    canvas = win.canvas
+    _settled(canvas, qtbot)
+    for _ in range(2):
+        canvas.view_box.scaleBy((0.85, 0.85))
+        canvas.relayout()
+    roof, label, placement = _h100_peak(canvas)
+    ax, bx, ay, by = canvas.view_to_scene()
+    xs = to_view(np.asarray(roof.xs, float)) * ax + bx
+    ys = to_view(np.asarray(roof.ys, float)) * ay + by
+    plot = canvas.view_box.sceneBoundingRect()
+    frame = (plot.left(), plot.top(), plot.right(), plot.bottom())
+    assert clip_segment(xs[0], ys[0], xs[1], ys[1], frame) is None  # (the case)
+    assert 0 < plot.top() - ys[0] < 20  # (just over the top edge)
+    assert placement is None and not label.isVisible()
+    assert check_attribution(*canvas_attribution(canvas)) == []

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.placement import PAIRING_REACH, Attribution, box_gaps, same_spot
 from workbench.ui.chart.axes import to_view
 
@@ -151,9 +152,11 @@ class DrawnMarks:
         return found
 
 
-def roof_segments(canvas, to_px) -> list[tuple[object, np.ndarray]]:
+def roof_segments(canvas, to_px, frame=None) -> list[tuple[object, np.ndarray]]:
     """Each visible roof's line as segments in device pixels (rows ``x0, y0, x1,
-    y1``), with its roof."""
+    y1``), with its roof; with ``frame`` (the plot's ``left, top, right, bottom``), only
+    their parts inside it: what a reader sees of them (a line just over the plot's top is
+    no line a text beside it names)."""
     out = []
     for roof, curve in canvas.roofs.roofs:
         if not curve.isVisible():
@@ -163,8 +166,19 @@ def roof_segments(canvas, to_px) -> list[tuple[object, np.ndarray]]:
             continue
         px, py = to_px(xs, ys)
         seg = np.column_stack((px[:-1], py[:-1], px[1:], py[1:]))
-        out.append((roof, seg[np.isfinite(seg).all(axis=1)]))
+        seg = seg[np.isfinite(seg).all(axis=1)]
+        if frame is not None:
+            seg = seen_parts(seg, frame)
+        out.append((roof, seg))
     return out
+
+
+def seen_parts(segments: np.ndarray, frame) -> np.ndarray:
+    """The parts of ``segments`` (rows ``x0, y0, x1, y1``) inside ``frame``, a row each
+    (none for a segment wholly outside)."""
+    parts = [part for seg in segments.tolist()
+             if (part := clip_segment(*seg, frame)) is not None]
+    return np.asarray(parts, dtype=float).reshape(-1, 4)
 
 
 #: where along its line a roof's value said off it is led to: the middle of the part in

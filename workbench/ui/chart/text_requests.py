@@ -31,6 +31,7 @@ from workbench.ui.chart.naming import (
     line_spots,
     names_spot,
     roof_segments,
+    seen_parts,
 )
 from workbench.ui.chart.point_places import within
 
@@ -65,10 +66,12 @@ def _corner_places(x: float, y: float, w: float, h: float, radius: float) -> np.
     return places
 
 
-def _add_roof_text(canvas, frame, lines, drawn: DrawnMarks, px, i: int, add) -> None:
+def _add_roof_text(canvas, frame, lines, drawn: DrawnMarks, px, i: int, add,
+                   hide=None) -> None:
     """Ask ``add`` (see :func:`add_chart_texts`) for a place for the roof text ``i`` (of
-    :attr:`RoofLayer.roof_texts`) beside its own line (``lines``: :func:`roof_segments`;
-    ``drawn``: the marks it must not be taken to name)."""
+    :attr:`RoofLayer.roof_texts`) beside its own line (``lines``: :func:`roof_segments`,
+    their parts in the plot; ``drawn``: the marks it must not be taken to name), or
+    ``hide`` it where no part of its line lies in the plot (a text beside nothing drawn)."""
     roofs, theme = canvas.roofs, canvas.theme
     roof, label = roofs.roof_texts[i]
     xs, ys = px(to_view(np.asarray(roof.xs)), to_view(np.asarray(roof.ys)))
@@ -79,11 +82,16 @@ def _add_roof_text(canvas, frame, lines, drawn: DrawnMarks, px, i: int, add) -> 
     # (another machine's roof drawn as the same line is this one's too: a reader cannot
     # tell them apart, and a text beside them names both)
     same = {id(r) for r in roofs.same_line(roof)}
-    own = np.array([[xs[0], ys[0], xs[1], ys[1]]]
-                   + [seg for other, segs in lines if id(other) in same and other is not roof
-                      for seg in segs.tolist()]).reshape(-1, 4)
+    own = seen_parts(np.array([[xs[0], ys[0], xs[1], ys[1]]]
+                              + [seg for other, segs in lines
+                                 if id(other) in same and other is not roof
+                                 for seg in segs.tolist()]).reshape(-1, 4), frame)
+    if not len(own):
+        if hide is not None:
+            hide(label)
+        return
     others = [seg for other, seg in lines if id(other) not in same]
-    names = Attribution(own_lines=own[np.isfinite(own).all(axis=1)],
+    names = Attribution(own_lines=own,
                         other_lines=np.concatenate(others) if others
                         else np.zeros((0, 4)),
                         others=drawn.rects() if roof.sloped else np.zeros((0, 4)),
@@ -136,10 +144,10 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
     by ``hide(label)``."""
     roofs, overlays = canvas.roofs, canvas.overlays
     theme = canvas.theme
-    lines = roof_segments(canvas, px)
+    lines = roof_segments(canvas, px, frame)
     drawn = DrawnMarks(marker_rects, marks)
     for i in range(len(roofs.roof_texts)):
-        _add_roof_text(canvas, frame, lines, drawn, px, i, add)
+        _add_roof_text(canvas, frame, lines, drawn, px, i, add, hide)
 
     for i in range(len(roofs.ridges)):
         _add_ridge_text(canvas, frame, drawn, px, i, add, hide)
@@ -287,7 +295,7 @@ def roof_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text_
     :func:`chart_text_requests` makes them."""
     added: list = []
     add = _adder(text_box, far_places, added)
-    lines = roof_segments(canvas, px)
+    lines = roof_segments(canvas, px, frame)
     drawn = DrawnMarks(marker_rects, marks)
     for i in indices:
         _add_roof_text(canvas, frame, lines, drawn, px, i, add)
