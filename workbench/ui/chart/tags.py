@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 
+from workbench.document.derivation import NBSP
 from workbench.model.chart.placement import PRIORITIES
 from workbench.model.chart.tagging import crowd_parts, crowd_text, crowds, figure_key
 from workbench.ui.chart.axes import to_view
@@ -31,7 +32,7 @@ _BEFORE_ROOFS = frozenset(k for k, v in PRIORITIES.items()
 def _unbroken(text: str) -> str:
     """``text`` that a row of the key does not wrap inside: its spaces no-break spaces
     (the legend breaks a long row at plain spaces only)."""
-    return text.replace(" ", "\u00a0")
+    return text.replace(" ", NBSP)
 
 
 class TagsAndKey:

@@ -295,7 +295,7 @@ def roof_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text_
     :func:`chart_text_requests` makes them."""
     added: list = []
     add = _adder(text_box, far_places, added)
-    lines = roof_segments(canvas, px, frame)
+    lines = roof_segments(canvas, px, frame) if len(indices) else []
     drawn = DrawnMarks(marker_rects, marks)
     for i in indices:
         _add_roof_text(canvas, frame, lines, drawn, px, i, add)
