@@ -34,6 +34,7 @@ def say_values_short(canvas, among=None) -> None:
     made = labels.requests_of_chart(wanted["roof"],
                                     lambda label: labels.text_box_of(label, short[id(label)]),
                                     wanted["ridge"])
+    led = False
     for key, label, request in sorted(made, key=lambda m: (m[2].priority, m[2].order)):
         placement = layout.place(request)
         if placement is None:  # (no room for it either: unsaid, asked for as it was)
@@ -43,3 +44,6 @@ def say_values_short(canvas, among=None) -> None:
         roofs.shorten(key)
         labels.set_entry(key, label, request)
         labels.apply(label, placement)
+        led |= placement.leader is not None
+    if led:  # (a text said short far from its mark: its leader drawn too)
+        labels.redraw_leaders()
