@@ -1516,6 +1516,9 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
     texts = []
     if layout is None:
         return texts, marks
+    # (a leader counts where it is drawn: one the layout placed but nothing drew joins the
+    # text to nothing a reader sees)
+    drawn = [tuple(round(v, 1) for v in line) for line in canvas.leader_lines()]
     for key, placement in layout.placed.items():
         entry = labels.entry(key)
         if entry is None:
@@ -1537,7 +1540,8 @@ def canvas_attribution(canvas) -> tuple[list[NamingText], list[Mark]]:
         elif kind == "measured":
             owners = frozenset([("measured", what)])
         leader = None
-        if placement.leader is not None:
+        if (placement.leader is not None
+                and tuple(round(v, 1) for v in placement.leader) in drawn):
             x0, y0, x1, y1 = placement.leader
             leader = ((x0, y0), (x1, y1))
         if kind == "roof":

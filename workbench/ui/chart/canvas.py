@@ -455,6 +455,18 @@ class RooflineCanvas(QWidget):
                             (r.left() + m, r.top() + m, r.right() - m, r.bottom() - m)))
         return out
 
+    def leader_lines(self) -> list[tuple[float, float, float, float]]:
+        """The leader lines drawn, ``(x0, y0, x1, y1)`` in viewport pixels (as the layout's
+        leaders are given: what a reader sees joining a text to its mark)."""
+        ax, bx, ay, by = self.view_to_scene()
+        out = []
+        for curve in self.labels.leader_curves:
+            xs, ys = curve.getData()
+            if curve.isVisible() and xs is not None and len(xs) == 2:
+                out.append((float(xs[0] * ax + bx), float(ys[0] * ay + by),
+                            float(xs[1] * ax + bx), float(ys[1] * ay + by)))
+        return out
+
     def region_items(self) -> list[tuple[str, str]]:
         """``(kind, label)`` of every shaded region shown."""
         self.flush_layout()

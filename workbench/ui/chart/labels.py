@@ -770,6 +770,10 @@ class LabelLayer:
             canvas, frame, lambda x, y: self._px(x, y, t), self._marker_rects, self._marks,
             self._text_box, self._far_places, None, view)
 
+    @property
+    def leader_curves(self) -> list:
+        return self._leaders.shown
+
     def redraw_leaders(self) -> None:
         """Draw a thin line from each far text to its marker (unchanged ones are left)."""
         self._leaders.reset()
