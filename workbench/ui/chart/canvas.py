@@ -288,7 +288,8 @@ class RooflineCanvas(QWidget):
             if self._headroom_pending:
                 self._headroom_pending = False
                 self._give_headroom()
-            say_values_short(self)  # (roof values with no place in full)
+            if say_values_short(self):  # (roof values with no place in full)
+                self.labels.redraw_leaders()  # (one said short away from its mark)
         self.session_view.place_hints()  # (clear of the legend where it now lies)
 
     def _give_headroom(self) -> None:

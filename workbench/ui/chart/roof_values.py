@@ -8,16 +8,17 @@ line, the text's tooltip naming it. (A figure says such values in its key instea
 from __future__ import annotations
 
 
-def say_values_short(canvas, among=None) -> None:
+def say_values_short(canvas, among=None) -> bool:
     """After a placing on screen, each main compute roof's value and each ridge's text that
     found no place in full (of the keys ``among``, when given) is tried once more in its
     shorter form (:meth:`RoofLayer.shorter`), after every other text, in the texts' order,
     and kept only where it finds a place; else it stays unsaid, asked for as it was. The
-    next full placing says each in full again first (:meth:`RoofLayer.lengthen`)."""
+    next full placing says each in full again first (:meth:`RoofLayer.lengthen`). True
+    where one was placed with a leader (to be drawn)."""
     labels, roofs = canvas.labels, canvas.roofs
     layout = labels.text_layout
     if layout is None or not canvas.key_on_screen:
-        return
+        return False
     short = {}  # (by label: the words it would say, the labels left as they are)
     wanted: dict[str, list[int]] = {"roof": [], "ridge": []}
     for kind, items in (("roof", roofs.roof_texts), ("ridge", roofs.ridges)):
@@ -30,7 +31,7 @@ def say_values_short(canvas, among=None) -> None:
                     short[id(label)] = text
                     wanted[kind].append(i)
     if not short:
-        return
+        return False
     made = labels.requests_of_chart(wanted["roof"],
                                     lambda label: labels.text_box_of(label, short[id(label)]),
                                     wanted["ridge"])
@@ -45,5 +46,4 @@ def say_values_short(canvas, among=None) -> None:
         labels.set_entry(key, label, request)
         labels.apply(label, placement)
         led |= placement.leader is not None
-    if led:  # (a text said short far from its mark: its leader drawn too)
-        labels.redraw_leaders()
+    return led

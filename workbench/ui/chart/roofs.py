@@ -82,33 +82,28 @@ class RoofLayer:
         the line's colour or the diamond's, on its machine's line, says whose it is. None
         where it has no shorter form (a roof's but a main compute roof's, or one line's of
         several machines, which says no name already) or says it now."""
-        kind, i = key
-        if kind == "roof":
-            roof, label = self._roof_labels[i]
-            short = value_words(roof)
-        else:
-            ridge, label = self._ridge_items[i]
-            short = ridge.label.split(": ", 1)[-1]
+        item, label = self._entry(key)
+        short = value_words(item) if key[0] == "roof" else ridge_words(item)
         return None if key in self._shortened or short == label.toPlainText() else short
 
     def shorten(self, key: tuple) -> None:
         """Say the text of ``key`` as :meth:`shorter` gives it, until :meth:`lengthen`."""
         short = self.shorter(key)
         if short is not None:
-            self._label_of(key).setText(short)
+            self._entry(key)[1].setText(short)
             self._shortened.add(key)
 
     def lengthen(self) -> None:
         """Say each text shortened by :meth:`shorten` in full again."""
         for key in sorted(self._shortened):
-            kind, i = key
-            item = self._roof_labels[i][0] if kind == "roof" else self._ridge_items[i][0]
-            self._label_of(key).setText(item.label)
+            item, label = self._entry(key)
+            label.setText(item.label)
         self._shortened = set()
 
-    def _label_of(self, key: tuple) -> Label:
+    def _entry(self, key: tuple) -> tuple:
+        """The roof or ridge of ``key`` (see :meth:`shorter`) with its text item."""
         kind, i = key
-        return (self._roof_labels if kind == "roof" else self._ridge_items)[i][1]
+        return (self._roof_labels if kind == "roof" else self._ridge_items)[i]
 
     def same_line(self, roof: Roof) -> list[Roof]:
         """The roofs drawn as the same line as ``roof`` (itself among them): of the same
@@ -174,26 +169,23 @@ class RoofLayer:
     def roof_of_text(self, scene_pos) -> int | None:
         """The roof (its index in :attr:`roofs`) whose value's text shown lies under
         ``scene_pos``: hovered, a value said without its machine's name says whose it is."""
-        for roof, label in self._roof_labels:
-            if label.isVisible() and label.sceneBoundingRect().contains(scene_pos):
-                return next(i for i, (r, _curve) in enumerate(self._roofs) if r is roof)
-        return None
+        at = _shown_at(self._roof_labels, scene_pos)
+        if at is None:
+            return None
+        roof = self._roof_labels[at][0]
+        return next(i for i, (r, _curve) in enumerate(self._roofs) if r is roof)
 
     def ridge_of_text(self, scene_pos) -> int | None:
         """The ridge (its index in :attr:`ridges`) whose text shown lies under
         ``scene_pos``."""
-        for i, (_ridge, label) in enumerate(self._ridge_items):
-            if label.isVisible() and label.sceneBoundingRect().contains(scene_pos):
-                return i
-        return None
+        return _shown_at(self._ridge_items, scene_pos)
 
     def ridge_tip(self, i: int) -> str:
         """What the ridge ``i`` (in :attr:`ridges`) is, after its machine's name: "AMD EPYC
         9654 Genoa (1 socket) — ridge 32 FLOP/B"."""
         ridge = self._ridge_items[i][0]
         mark = self._machine(ridge.hw_id)
-        words = ridge.label.split(": ", 1)[-1]
-        return f"{mark.name} — {words}" if mark is not None else ridge.label
+        return f"{mark.name} — {ridge_words(ridge)}" if mark is not None else ridge.label
 
     def _machine(self, hw_id: int):
         """The scene's machine ``hw_id`` (None: none drawn)."""
@@ -365,6 +357,21 @@ def value_words(roof: Roof) -> str:
     if roof.kind == "compute" and roof.emphasis == "main" and not roof.derated:
         return roof.label.split(": ", 1)[-1]
     return roof.label
+
+
+def ridge_words(ridge: Ridge) -> str:
+    """``ridge``'s text without the machine's name it begins with ("H100 SXM5 80GB: ridge
+    295 FLOP/B" → "ridge 295 FLOP/B")."""
+    return ridge.label.split(": ", 1)[-1]
+
+
+def _shown_at(items: list, scene_pos) -> int | None:
+    """The index in ``items`` (pairs of something and its text item) of the first whose
+    text is shown under ``scene_pos``."""
+    for i, (_item, label) in enumerate(items):
+        if label.isVisible() and label.sceneBoundingRect().contains(scene_pos):
+            return i
+    return None
 
 
 def _coincide(a: Roof, b: Roof) -> bool:

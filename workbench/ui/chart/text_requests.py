@@ -82,10 +82,10 @@ def _add_roof_text(canvas, frame, lines, drawn: DrawnMarks, px, i: int, add,
     # (another machine's roof drawn as the same line is this one's too: a reader cannot
     # tell them apart, and a text beside them names both)
     same = {id(r) for r in roofs.same_line(roof)}
-    own = seen_parts(np.array([[xs[0], ys[0], xs[1], ys[1]]]
-                              + [seg for other, segs in lines
-                                 if id(other) in same and other is not roof
-                                 for seg in segs.tolist()]).reshape(-1, 4), frame)
+    # (``lines`` are their parts in the plot already)
+    own = np.concatenate([seen_parts(np.array([[xs[0], ys[0], xs[1], ys[1]]]), frame)]
+                         + [segs for other, segs in lines
+                            if id(other) in same and other is not roof])
     if not len(own):
         if hide is not None:
             hide(label)
