@@ -1,6 +1,7 @@
 """Places for a text farther from its marker, each joined to it by a leader line: the
 far places of a tag with no room beside its marker (:func:`far_candidates`), and leaders
-that leave the marker of a crowd nearest their far end (:func:`lead_from`). Device units
+that leave the marker of a crowd nearest their far end (:func:`lead_from`), and places
+whose leaders would run on along a line (:func:`leaders_off`). Device units
 (pixels, y downwards), free of Qt; the rows are those of
 :func:`~workbench.model.chart.placement.point_candidates`: ``left, top, x0, y0, x1, y1``."""
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from workbench.model.chart.occupancy import Rect
 
-__all__ = ["far_candidates", "lead_from"]
+__all__ = ["far_candidates", "lead_from", "leaders_off"]
 
 
 def far_candidates(x: float, y: float, w: float, h: float, radius: float, frame: Rect,
@@ -72,3 +73,28 @@ def lead_from(cands: np.ndarray, xs: Sequence[float], ys: Sequence[float], radiu
     cands[has, 2] = ox + dx / d * start
     cands[has, 3] = oy + dy / d * start
     return cands
+
+
+#: a leader this many degrees or less off a line's direction runs on along it
+ALONG_DEGREES = 8.0
+
+
+def leaders_off(cands: np.ndarray, directions: Sequence[tuple[float, float]],
+                degrees: float = ALONG_DEGREES) -> np.ndarray:
+    """``cands`` less the places whose leaders leave their mark within ``degrees`` of one
+    of ``directions`` (``(dx, dy)`` each, from the mark): a leader that runs on from a
+    line's end, in its direction, reads as the line going on (a ridge's leader drawn left
+    at its compute roof's height is that roof continuing past the ridge). Places without a
+    leader are kept."""
+    dx, dy = cands[:, 4] - cands[:, 2], cands[:, 5] - cands[:, 3]
+    length = np.hypot(dx, dy)
+    along = np.zeros(len(cands), dtype=bool)
+    cos = np.cos(np.radians(degrees))
+    for ux, uy in directions:
+        norm = float(np.hypot(ux, uy))
+        if not norm > 0.0:
+            continue
+        with np.errstate(invalid="ignore"):
+            along |= (dx * ux + dy * uy) >= cos * length * norm
+    along &= length > 0
+    return cands[~along] if along.any() else cands

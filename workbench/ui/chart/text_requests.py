@@ -13,6 +13,7 @@ import functools
 import numpy as np
 
 from workbench.model.chart.attribution import Attribution
+from workbench.model.chart.leader_places import leaders_off
 from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.placement import (
     Candidate,
@@ -130,9 +131,14 @@ def _add_ridge_text(canvas, frame, drawn: DrawnMarks, px, i: int, add, hide=None
             hide(label)
         return
     size = canvas.theme.ridge_size
+    # (its leader leaves the diamond neither left at the compute roof's height nor up
+    # along the memory roof's slope: either reads as that roof going on past the ridge)
+    on = [tuple(float(v) for v in px(to_view(x), to_view(y))) for x, y in (
+        (ridge.x / 10.0, ridge.y), (ridge.x * 10.0, ridge.y * 10.0))]
+    away = [(x - sx, y - sy) for x, y in on]
     add(("ridge", i), label, "ridge",
-        lambda w, h, sx=sx, sy=sy: _corner_places(sx, sy, w, h, size / 2), i,
-        names=names_spot(sx, sy, size, drawn, False, RIDGE_REACH))
+        lambda w, h, sx=sx, sy=sy: leaders_off(_corner_places(sx, sy, w, h, size / 2), away),
+        i, names=names_spot(sx, sy, size, drawn, False, RIDGE_REACH))
 
 
 def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hide) -> None:
