@@ -22,7 +22,8 @@ HANG_GUARD_S = 600
 # Test files that read the same example exports (``figures/example_figures.py`` makes each
 # once per process): run in one process, they share them instead of each making its own.
 SHARED_EXPORTS = ("tests/figures/test_figure_quality.py", "tests/figures/test_figure_key.py",
-                  "tests/ui/test_export.py", "tests/figures/test_compute_roof_values.py")
+                  "tests/ui/test_export.py", "tests/figures/test_compute_roof_values.py",
+                  "tests/figures/test_ridges_in_key.py")
 # Files of a few tests that take long (the soak: 2,000 edits in one test), started first: last,
 # one process would run them alone while the other has finished.
 LONG_FIRST = ("tests/ui/test_soak.py",)

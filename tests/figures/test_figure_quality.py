@@ -10,6 +10,8 @@ legend beside or below it taking at most about a third, the decades of the y axi
 from __future__ import annotations
 
 import math
+import unicodedata
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -78,6 +80,11 @@ def y_decades(session) -> float:
     return math.log10(hi / lo)
 
 
+def _flat(text: str) -> str:
+    """``text`` with no-break spaces as spaces and without word joiners."""
+    return unicodedata.normalize("NFKC", text).replace("\u2060", "")
+
+
 def _name(size: str | None, theme: str) -> str:
     return f"{size or 'default'}/{theme}"
 
@@ -94,6 +101,12 @@ def test_example_figures_are_clean(qapp, path, size, theme):
     defects = check_figure(fig) + check_readability(fig) + list(exported.attribution)
     if defects:
         pytest.fail(format_defects(defects, f"{path.name} at {_name(size, theme)}"), pytrace=False)
+    # a ridge is said once at most: by its diamond, or in the key after its machine's name
+    said = _flat(" ".join(t.text for t in fig.texts))
+    ridges = Counter(r.label.split(": ", 1)[-1]
+                     for r in build_scene(session, evaluate_session(session)).ridges)
+    for words, count in ridges.items():
+        assert said.count(words) <= count, (_name(size, theme), words, said)
     # a y axis over three decades or more names at least three of them
     ticks = [t.text for t in tick_labels(fig, "left")]
     if y_decades(session) >= 3:

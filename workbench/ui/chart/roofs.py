@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
+from workbench.document.derivation import NBSP
 from workbench.model.chart.occupancy import Occupancy
 from workbench.model.chart.scene import Region, Ridge, Roof, Scene
 from workbench.model.units import format_list, format_quantity
@@ -363,6 +364,46 @@ def ridge_words(ridge: Ridge) -> str:
     """``ridge``'s text without the machine's name it begins with ("H100 SXM5 80GB: ridge
     295 FLOP/B" → "ridge 295 FLOP/B")."""
     return ridge.label.split(": ", 1)[-1]
+
+
+def _unbroken(text: str) -> str:
+    """``text`` that a row of the key does not wrap inside: its spaces no-break spaces
+    (the legend breaks a long row at plain spaces only)."""
+    return text.replace(" ", NBSP)
+
+
+def key_values(scene: Scene, rows: frozenset) -> tuple[dict[int, str], str | None]:
+    """What a figure's key says after each machine's name of the values ``rows`` (pairs
+    ``(hw_id, kind)``: ``"memory"`` or ``"compute"`` for its roofs' values, ``"ridge"`` for
+    its ridges): each as the chart would say it beside its line or diamond, the memory's
+    first, then the compute roofs', highest first, then the ridges. Where every machine's
+    compute roofs are said and are the same (an H100 and an H200: one line each, one text
+    for both on the chart), they are said once, on a row of their own (the second of the
+    pair returned)."""
+    said: dict[int, list] = {}
+    for machine in scene.machines:
+        said[machine.hw_id] = sorted(
+            (r for r in scene.roofs if r.hw_id == machine.hw_id and r.label
+             and not r.derated and (r.hw_id, r.kind) in rows
+             and (r.kind == "compute" or r.sloped)),
+            key=lambda r: (r.kind != "memory", -r.value))
+
+    def words(roofs) -> str:
+        # (a main roof's text begins with its machine's name, said before it; a long row
+        # wraps between the values, not inside one)
+        return ", ".join(_unbroken(value_words(r)) for r in roofs)
+
+    computes = {words(r for r in roofs if r.kind == "compute") for roofs in said.values()}
+    shared = None
+    if len(said) > 1 and len(computes) == 1 and "" not in computes:
+        shared = f"{'both' if len(said) == 2 else 'all'} machines: {computes.pop()}"
+        said = {hw: [r for r in roofs if r.kind != "compute"] for hw, roofs in said.items()}
+    out = {hw: words(roofs) for hw, roofs in said.items() if roofs}
+    for ridge in scene.ridges:  # (then its ridges, whose texts found no place by them)
+        if (ridge.hw_id, "ridge") in rows:
+            text = _unbroken(ridge_words(ridge))
+            out[ridge.hw_id] = f"{out[ridge.hw_id]}, {text}" if ridge.hw_id in out else text
+    return out, shared
 
 
 def _shown_at(items: list, scene_pos) -> int | None:

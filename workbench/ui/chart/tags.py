@@ -17,22 +17,15 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 
-from workbench.document.derivation import NBSP
 from workbench.model.chart.placement import PRIORITIES
 from workbench.model.chart.tagging import crowd_parts, crowd_text, crowds, figure_key
 from workbench.ui.chart.axes import to_view
-from workbench.ui.chart.roofs import value_words
+from workbench.ui.chart.roofs import key_values
 
 #: the kinds of the chart's texts placed before the roofs' values (but the operations')
 _BEFORE_ROOFS = frozenset(k for k, v in PRIORITIES.items()
                           if v <= PRIORITIES["roof"] and k not in ("selected", "operation",
                                                                    "crowd"))
-
-
-def _unbroken(text: str) -> str:
-    """``text`` that a row of the key does not wrap inside: its spaces no-break spaces
-    (the legend breaks a long row at plain spaces only)."""
-    return text.replace(" ", NBSP)
 
 
 class TagsAndKey:
@@ -106,8 +99,9 @@ class TagsAndKey:
 
     def values_lacking(self) -> float:
         """The height (pixels) a figure's key below its chart lacks for the rows of the
-        compute roofs' values it refused: they found no place beside their lines, and said
-        in the key they cost another text its place (0: none)."""
+        compute roofs' values and the ridges it refused: they found no place beside their
+        lines or diamonds, and said in the key they cost another text its place (0:
+        none)."""
         return self._values_room[1]
 
     def with_values(self) -> tuple[frozenset, frozenset, frozenset]:
@@ -442,7 +436,7 @@ class TagsAndKey:
         shades = [{colors.get(i) for i in row.ids} for row in self._key_rows]
         # (a figure's roofs whose values found no place by their lines: after the machine's
         # name, on its row)
-        values, shared = self._key_values(scene) if scene else ({}, None)
+        values, shared = key_values(scene, self._value_rows) if scene else ({}, None)
         out = [replace(e, text=f"{e.text}: {values[e.id]}") if e.id in values else e
                for e in legend if e.kind == "machine"]
         if shared:  # (the compute roofs every machine shares, as one text names their lines)
@@ -517,36 +511,45 @@ class TagsAndKey:
         # (the roof values the key has just begun to say, and the texts placed without
         # them that nothing else would say: kept only where none of those then loses its
         # place)
-        trial: tuple[set, set, int] | None = None
+        trial: tuple[set, set, int, tuple] | None = None
+        restored = False  # (the placing before a trial refused, put back: not placed again)
         for _ in range(8):
             # a pass that leaves a name out is followed by another: of it, only which names
             # found a place counts (unless a figure's roof values count too)
-            # (a trial of the key's roof values places every text, to see what it costs)
-            labels.names_missed = (self._missed_names if trial is None and (
+            # (a trial of the key's values places every text, to see what it costs, but
+            # stops where a name is left out: the values are refused for that alone)
+            labels.names_missed = (self._missed_names if trial is not None or (
                 self.key_on_screen or max(levels.values(), default=0) <= 1) else None)
             try:
-                labels.place_all()
+                if not restored:
+                    labels.place_all()
             finally:
                 labels.names_missed = None
+                restored = False
             placed = self._text_layout.placed if self._text_layout is not None else {}
             if trial is not None:
-                added, before, dropped = trial
+                added, before, dropped, saved = trial
                 trial = None
-                if (before - self._before_values(placed) or self._missed_names(placed)
+                kind = next(iter(added))[1]  # (each trial is of one kind)
+                if (before - self._before_values(placed, kind) or self._missed_names(placed)
                         or (canvas.legend_item.dropped > dropped
-                            and any(k == "memory" for _hw, k in added))):
+                            and any(k != "compute" for _hw, k in added))):
                     # (the longer rows took the room of a text that ranks before them, or
                     # of an operation's name: the values stay unsaid; so do memories'
-                    # values whose rows would leave rows of the key out, which makes a
-                    # paper's page taller for one value a machine)
+                    # values and ridges whose rows would leave rows of the key out, which
+                    # makes a paper's page taller for one value a machine)
                     longer = canvas.legend_item.height()
                     self._value_rows -= added
                     self._values_refused |= added
                     canvas.sync_legend(scene, force=True)
-                    computes = frozenset(p for p in added if p[1] == "compute")
-                    if canvas.legend.outside == "bottom" and computes:
+                    # (the key as it was: its texts go back where they were, where the
+                    # legend and the plot are too)
+                    restored = labels.restore_placing(saved)
+                    # (a paper's page may grow for its compute roofs' and ridges' rows)
+                    grown = frozenset(p for p in added if p[1] in ("compute", "ridge"))
+                    if canvas.legend.outside == "bottom" and grown:
                         pairs, room = self._values_room
-                        self._values_room = (pairs | computes, max(
+                        self._values_room = (pairs | grown, max(
                             room, longer - canvas.legend_item.height()))
                     continue
             missed = self._missed_names(placed)
@@ -557,24 +560,32 @@ class TagsAndKey:
             if self.key_on_screen:  # (on screen the key names operations only)
                 roofs = set()
             if not missed and not roofs:
-                unsaid = (self._values_missed(placed, levels) - self._value_rows
-                          - self._values_refused)
-                # (a figure's roof values with no place: said in the key, the compute
-                # roofs' first, then the memory's, each tried on its own)
-                kind = "compute" if any(k == "compute" for _hw, k in unsaid) else "memory"
-                unsaid = {p for p in unsaid if p[1] == kind}
-                if unsaid:
+                every = (self._values_missed(placed, levels) - self._value_rows
+                         - self._values_refused)
+                # (a figure's roof values and ridges with no place: said in the key, the
+                # compute roofs' first, then the memory's, then the ridges', each kind
+                # tried on its own)
+                # (a paper's page that is to grow for its compute roofs' values grows for
+                # them alone: the ridges are tried on the page grown, with them in its key)
+                growing = any(k == "compute" for _hw, k in self._values_room[0])
+                for kind in ("compute", "memory", "ridge"):
+                    unsaid = {p for p in every if p[1] == kind}
+                    if not unsaid or (kind == "ridge" and growing):
+                        continue
                     dropped = canvas.legend_item.dropped
                     self._value_rows = self._value_rows | unsaid
                     canvas.sync_legend(scene, force=True)
                     if kind == "compute" or canvas.legend_item.dropped <= dropped:
-                        trial = (unsaid, self._before_values(placed), dropped)
-                        continue
-                    # (memories' values whose rows leave rows of the key out, known
-                    # without a placing: the key as it was, the texts where they are)
+                        trial = (unsaid, self._before_values(placed, kind), dropped,
+                                 labels.saved_placing())
+                        break
+                    # (memories' values or ridges whose rows leave rows of the key out,
+                    # known without a placing: the key as it was, the texts where they are)
                     self._value_rows -= unsaid
                     self._values_refused |= unsaid
                     canvas.sync_legend(scene, force=True)
+                if trial is not None:
+                    continue
                 if split:
                     return
                 # tags with no place: crowds said in parts, lone tags joined, where that
@@ -596,51 +607,35 @@ class TagsAndKey:
         labels.place_all()
 
     def _values_missed(self, placed, levels: Counter) -> set:
-        """In a figure, the roof values shown nowhere, as pairs ``(hw_id, kind)``: a compute
-        roof's, or the memory roof's of a machine with one (``levels``: memory roofs by
-        machine; the key names several levels in rows of their own), with no place beside
-        its line in ``placed`` (one said for several machines of one line counts for
-        each)."""
+        """In a figure, the roof values and ridges shown nowhere, as pairs ``(hw_id,
+        kind)``: a compute roof's, or the memory roof's of a machine with one (``levels``:
+        memory roofs by machine; the key names several levels in rows of their own), with no
+        place beside its line in ``placed`` (one said for several machines of one line
+        counts for each); ``(hw_id, "ridge")``: a ridge in view whose text found no place by
+        its diamond."""
         if self.key_on_screen:  # (on screen the key names operations only)
             return set()
-        roofs = self._canvas.roofs
+        roofs, labels = self._canvas.roofs, self._canvas.labels
         return {(r.hw_id, roof.kind) for i, (roof, _label) in enumerate(roofs.roof_texts)
                 if ("roof", i) not in placed and (roof.kind == "compute" or (
                     roof.kind == "memory" and roof.sloped and levels[roof.hw_id] == 1))
-                for r in roofs.says(i)}
+                for r in roofs.says(i)} | {
+            (ridge.hw_id, "ridge") for i, (ridge, _label) in enumerate(roofs.ridges)
+            if ("ridge", i) not in placed and labels.entry(("ridge", i)) is not None}
 
-    def _before_values(self, placed) -> set:
-        """The keys of the texts ``placed`` that the roofs' values in the key give way to:
-        those as important as a roof's value or more (:data:`PRIORITIES`: a compared pair's
-        figures, a measured kernel's verdict), but not the operations' names and tags nor
-        the roofs' values (the key says those it leaves out)."""
-        return {k for k in placed if k[0] in _BEFORE_ROOFS and k[0] != "roof"}
+    def ridges_in_key(self) -> frozenset:
+        """The machines whose ridges a figure's key says after their names (their texts by
+        the diamonds are not drawn)."""
+        return frozenset(hw for hw, kind in self._value_rows if kind == "ridge")
 
-    def _key_values(self, scene) -> tuple[dict[int, str], str | None]:
-        """By machine of :attr:`_value_rows`, its roofs' values as the key says them after
-        its name: each as the chart would say it beside its line, the memory's first, then
-        the compute roofs', highest first. Where every machine's compute roofs are said and
-        are the same (an H100 and an H200: one line each, one text for both on the chart),
-        they are said once, on a row of their own (the second of the pair returned)."""
-        said: dict[int, list] = {}
-        for machine in scene.machines:
-            said[machine.hw_id] = sorted(
-                (r for r in scene.roofs if r.hw_id == machine.hw_id and r.label
-                 and not r.derated and (r.hw_id, r.kind) in self._value_rows
-                 and (r.kind == "compute" or r.sloped)),
-                key=lambda r: (r.kind != "memory", -r.value))
-
-        def words(roofs) -> str:
-            # (a main roof's text begins with its machine's name, said before it; a long
-            # row wraps between the values, not inside one)
-            return ", ".join(_unbroken(value_words(r)) for r in roofs)
-
-        computes = {words(r for r in roofs if r.kind == "compute") for roofs in said.values()}
-        shared = None
-        if len(said) > 1 and len(computes) == 1 and "" not in computes:
-            shared = f"{'both' if len(said) == 2 else 'all'} machines: {computes.pop()}"
-            said = {hw: [r for r in roofs if r.kind != "compute"] for hw, roofs in said.items()}
-        return {hw: words(roofs) for hw, roofs in said.items() if roofs}, shared
+    def _before_values(self, placed, kind: str = "compute") -> set:
+        """The keys of the texts ``placed`` that the values of ``kind`` in the key give way
+        to: those as important as a roof's value or more (:data:`PRIORITIES`: a compared
+        pair's figures, a measured kernel's verdict), but not the operations' names and tags
+        nor, for a roof's value, the roofs' values (the key says those it leaves out); for
+        a ridge, the roofs' values too."""
+        return {k for k in placed if k[0] in _BEFORE_ROOFS and (k[0] != "roof"
+                                                                 or kind == "ridge")}
 
     def _missed_names(self, placed) -> set:
         """The operations named (not tagged) whose name found no place (one with no marker

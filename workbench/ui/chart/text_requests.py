@@ -155,7 +155,11 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
     for i in range(len(roofs.roof_texts)):
         _add_roof_text(canvas, frame, lines, drawn, px, i, add, hide)
 
+    keyed = canvas.key.ridges_in_key()  # (a figure's: said in its key instead)
     for i in range(len(roofs.ridges)):
+        if roofs.ridges[i][0].hw_id in keyed:
+            hide(roofs.ridges[i][1])
+            continue
         _add_ridge_text(canvas, frame, drawn, px, i, add, hide)
 
     for i, (region, curve, label) in enumerate(roofs.regions):
@@ -276,6 +280,7 @@ def chart_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text
     figure's key passes), those made for the same ``view`` (the plot's frame and view,
     the canvas's size) are taken again, the texts not drawn hidden again, where each text
     says what it said and is as large."""
+    view = (*view, canvas.key.ridges_in_key())  # (the ridges the key says are not asked for)
     made = memo.get(view) if memo is not None else None
     if made is not None and made[2] == _said(made, text_box):
         for label in made[1]:

@@ -1,0 +1,54 @@
+"""A figure's ridge whose text finds no place by its diamond is said in the key, after its
+machine's name and its roofs' values ("Teaching machine (round numbers): fp32/fp16 100
+TFLOP/s, ridge 100 FLOP/B"), where its row costs no text that ranks before it its place; a
+paper column grows by the row where it must. On screen the key names operations only.
+
+The case: the teaching example at single-column size, whose title is "the ridge at 100
+FLOP/byte". Its two ridges (100 TFLOP/s over 1 TB/s = 100 FLOP/byte; 20 TFLOP/s over 800
+GB/s = 25 FLOP/byte) lie where the compute roofs' texts, the GEMMs' points and the plot's
+top leave no room, and the figure said neither of them anywhere."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from figures.example_figures import example_figure
+from figures.figcheck import legend_box
+
+from workbench.io.presets import examples_dir
+from workbench.io.sessions import load_session
+from workbench.model.analysis import evaluate_session
+from workbench.model.chart.scene import build_scene
+
+
+def _flat(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).replace("\u2060", "")
+
+
+def test_the_teaching_figure_says_both_ridges_in_its_key(qapp):
+    session = load_session(examples_dir() / "teaching_machine.yaml")
+    scene = build_scene(session, evaluate_session(session))
+    assert sorted(r.x for r in scene.ridges) == [25.0, 100.0]  # (the datasheets' ratios)
+    fig = example_figure("teaching_machine", "single").figure()
+    key = legend_box(fig)
+    assert key is not None
+    in_key = [t for t in fig.texts if key[1] <= t.origin[1] <= key[3]]
+    said = _flat(" ".join(t.text for t in in_key))
+    # each after its own machine's row: the teaching machine's, then the exercise machine's
+    teaching = said.index("Teaching machine (round numbers):")
+    exercise = said.index("Exercise machine (20 TFLOP/s, 800 GB/s):")
+    assert teaching < said.index("ridge 100 FLOP/B") < exercise < said.index("ridge 25 FLOP/B")
+    # said once, not also by the diamonds
+    everything = _flat(" ".join(t.text for t in fig.texts))
+    assert everything.count("ridge 100 FLOP/B") == 1 and everything.count("ridge 25 FLOP/B") == 1
+
+
+def test_the_window_keeps_ridges_by_their_diamonds(open_window, qtbot):
+    """On screen the key lists operations only: a ridge with no room is left to its
+    diamond's tooltip (and said short where that finds room), never in the legend."""
+    win = open_window(examples_dir() / "teaching_machine.yaml", size=(1024, 700))
+    canvas = win.canvas
+    qtbot.waitUntil(lambda: not canvas.labels.scheduled and not canvas.labels.pending)
+    assert canvas.key.ridges_in_key() == frozenset()
+    rows = [e.text for e in canvas.scene_model.legend] if canvas.scene_model else []
+    assert not any("ridge" in row for row in rows), rows
