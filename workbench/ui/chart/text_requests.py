@@ -67,6 +67,17 @@ def _corner_places(x: float, y: float, w: float, h: float, radius: float) -> np.
     return places
 
 
+@functools.lru_cache(maxsize=PLACES_KEPT)
+def _ridge_places(x: float, y: float, w: float, h: float, radius: float,
+                  away: tuple[tuple[float, float], ...]) -> np.ndarray:
+    """A ridge text's places (:func:`_corner_places`) but those whose leaders leave the
+    diamond within a few degrees of the directions ``away`` (:func:`leaders_off`);
+    read-only."""
+    places = leaders_off(_corner_places(x, y, w, h, radius), away)
+    places.setflags(write=False)
+    return places
+
+
 def _add_roof_text(canvas, frame, lines, drawn: DrawnMarks, px, i: int, add,
                    hide=None) -> None:
     """Ask ``add`` (see :func:`add_chart_texts`) for a place for the roof text ``i`` (of
@@ -133,12 +144,14 @@ def _add_ridge_text(canvas, frame, drawn: DrawnMarks, px, i: int, add, hide=None
     size = canvas.theme.ridge_size
     # (its leader leaves the diamond neither left at the compute roof's height nor up
     # along the memory roof's slope: either reads as that roof going on past the ridge)
-    on = [tuple(float(v) for v in px(to_view(x), to_view(y))) for x, y in (
-        (ridge.x / 10.0, ridge.y), (ridge.x * 10.0, ridge.y * 10.0))]
-    away = [(x - sx, y - sy) for x, y in on]
+    xs, ys = px(to_view(np.array([ridge.x / 10.0, ridge.x * 10.0])),
+                to_view(np.array([ridge.y, ridge.y * 10.0])))
+    # (rounded: a key of the places kept, the same for every pass of a view)
+    away = tuple((round(float(x) - sx, 3), round(float(y) - sy, 3))
+                 for x, y in zip(xs, ys, strict=True))
     add(("ridge", i), label, "ridge",
-        lambda w, h, sx=sx, sy=sy: leaders_off(_corner_places(sx, sy, w, h, size / 2), away),
-        i, names=names_spot(sx, sy, size, drawn, False, RIDGE_REACH))
+        lambda w, h, sx=sx, sy=sy: _ridge_places(sx, sy, w, h, size / 2, away), i,
+        names=names_spot(sx, sy, size, drawn, False, RIDGE_REACH))
 
 
 def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hide) -> None:
