@@ -772,6 +772,7 @@ class LabelLayer:
 
     @property
     def leader_curves(self) -> list:
+        """The leader lines drawn (their curve items)."""
         return self._leaders.shown
 
     def redraw_leaders(self) -> None:

@@ -60,9 +60,9 @@ class TagsAndKey:
         self._value_rows: frozenset = frozenset()
         #: the pairs of :attr:`_value_rows` the key said at the cost of another text's place
         self._values_refused: frozenset = frozenset()
-        #: in a figure whose key lies below its chart, the compute values refused so, and
-        #: the height (pixels) their rows would add to the key: a page that may grow takes
-        #: it, and the chart keeps the height it had without them (see
+        #: in a figure whose key lies below its chart, the compute values and ridges
+        #: refused so, and the height (pixels) their rows would add to the key: a page that
+        #: may grow takes it, and the chart keeps the height it had without them (see
         #: :meth:`values_lacking`)
         self._values_room: tuple[frozenset, float] = (frozenset(), 0.0)
         #: in a figure, the key it starts from (:meth:`with_values`), kept when the points
@@ -628,7 +628,7 @@ class TagsAndKey:
         the diamonds are not drawn)."""
         return frozenset(hw for hw, kind in self._value_rows if kind == "ridge")
 
-    def _before_values(self, placed, kind: str = "compute") -> set:
+    def _before_values(self, placed, kind: str) -> set:
         """The keys of the texts ``placed`` that the values of ``kind`` in the key give way
         to: those as important as a roof's value or more (:data:`PRIORITIES`: a compared
         pair's figures, a measured kernel's verdict), but not the operations' names and tags

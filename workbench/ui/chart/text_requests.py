@@ -169,9 +169,9 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
         _add_roof_text(canvas, frame, lines, drawn, px, i, add, hide)
 
     keyed = canvas.key.ridges_in_key()  # (a figure's: said in its key instead)
-    for i in range(len(roofs.ridges)):
-        if roofs.ridges[i][0].hw_id in keyed:
-            hide(roofs.ridges[i][1])
+    for i, (ridge, label) in enumerate(roofs.ridges):
+        if ridge.hw_id in keyed:
+            hide(label)
             continue
         _add_ridge_text(canvas, frame, drawn, px, i, add, hide)
 

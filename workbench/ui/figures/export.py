@@ -176,8 +176,8 @@ def figure_svg_sized(session, fig: FigureSize, *, theme: str = "light",
     roomier = None  # (a fitted view with room over the top for tags, and what it told)
     kernels = first_kernels(fig)
     shown = None  # (the last pass: the next one lays the same session out again)
-    # (the page before it grew for the compute roofs' values, once, and the texts it
-    # placed; False: grown no more)
+    # (the page before it grew for the compute roofs' values or the ridges, once, and the
+    # texts it placed; False: grown no more)
     grown_from: tuple | bool | None = None
     seed = None  # (the key a page grown for them starts from)
     for _ in range(6 + KERNEL_TRIES):
@@ -292,11 +292,12 @@ def _taller_for_key(canvas, fig: FigureSize) -> FigureSize | None:
 
 def _taller_for_values(canvas, fig: FigureSize) -> FigureSize | None:
     """A taller figure, for a figure that may grow, whose key lists every row and whose
-    every tag found its place, but that names no compute roof: their values found no place
-    beside their lines, and their rows in the key would have cost a name its place (the
-    chart shorter by them). The page grows by those rows, and its key starts as it
-    ends now, with them (:meth:`TagsAndKey.with_values`): the chart keeps its height, and
-    its texts their places. None: as it is."""
+    every tag found its place, but that names no compute roof (or, its values said, no
+    ridge): their values found no place beside their lines (or diamonds), and their rows
+    in the key would have cost a name its place (the chart shorter by them). The page grows
+    by those rows, and its key starts as it ends now, with them
+    (:meth:`TagsAndKey.with_values`): the chart keeps its height, and its texts their
+    places. None: as it is."""
     lacking = canvas.key.values_lacking()
     legend = canvas.legend_item
     if (not fig.grows or not lacking or not legend.isVisible() or legend.dropped
