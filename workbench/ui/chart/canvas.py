@@ -158,7 +158,7 @@ class RooflineCanvas(QWidget):
             add(item)
         self.legend = ChartLegend(self)
         self.titles = ChartTitles(self)
-        self.labels = LabelLayer(self, add, curve)
+        self.labels = LabelLayer(self, add)
         self.key = TagsAndKey(self)
         self.hover = Hover(self)
         self.session_view = SessionView(self)

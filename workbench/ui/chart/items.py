@@ -28,7 +28,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem
 
-__all__ = ["Label", "Pool", "Spots", "Legend", "CACHE", "NO_CACHE", "painted_for_figure"]
+__all__ = ["Label", "Leader", "Pool", "Spots", "Legend", "CACHE", "NO_CACHE", "painted_for_figure"]
 
 CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
 NO_CACHE = QGraphicsItem.CacheMode.NoCache
@@ -251,6 +251,62 @@ class Pool:
     @property
     def shown(self) -> list:
         return self.items[: self.used]
+
+
+class Leader(QGraphicsItem):
+    """A text's leader: one straight line in the view's coordinates, drawn with a cosmetic
+    pen, without antialiasing on screen (a repaint of part of it draws the same pixels as a
+    repaint of all of it) and smoothed in a figure (:func:`painted_for_figure`). Drawn as a
+    path, as a pyqtgraph curve of two points draws itself (the same figure files), but a
+    plain Qt item: a curve costs about ten times as much to make (its view tracking and
+    signals), and the chart keeps spare leaders from its first placing on."""
+
+    #: the room around the line, in pixels, for its pen (a repaint of the box repaints all
+    #: of it)
+    PAD_PX = 3.0
+
+    def __init__(self, z: float) -> None:
+        super().__init__()
+        self.setZValue(z)
+        self._xy: tuple = (None, None)
+        self._path = QPainterPath()
+        self._pen = QPen(Qt.PenStyle.NoPen)
+        self._rect = QRectF()
+        self._antialias = False
+
+    def getData(self) -> tuple:
+        """The line's ends, ``(xs, ys)`` in view coordinates (None, None before any)."""
+        return self._xy
+
+    def setData(self, x, y, pen: QPen) -> None:
+        """Draw the line from ``(x[0], y[0])`` to ``(x[1], y[1])`` (view coordinates) with
+        ``pen``."""
+        self.prepareGeometryChange()
+        self._xy = (x, y)
+        x0, x1, y0, y1 = float(x[0]), float(x[1]), float(y[0]), float(y[1])
+        path = QPainterPath()
+        path.moveTo(x0, y0)
+        path.lineTo(x1, y1)
+        self._path = path
+        self._pen = pen
+        t = self.sceneTransform()
+        sx, sy = abs(t.m11()) or 1.0, abs(t.m22()) or 1.0
+        px, py = self.PAD_PX / sx, self.PAD_PX / sy
+        self._rect = QRectF(min(x0, x1) - px, min(y0, y1) - py, abs(x1 - x0) + 2 * px,
+                            abs(y1 - y0) + 2 * py)
+        self.update()
+
+    def setExportMode(self, export: bool, opts=None) -> None:
+        """Smoothed while a figure is painted (as pyqtgraph's items are in export mode)."""
+        self._antialias = bool(export)
+
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self._antialias)
+        painter.setPen(self._pen)
+        painter.drawPath(self._path)
 
 
 class Spots(pg.ScatterPlotItem):

@@ -32,7 +32,7 @@ from workbench.model.chart.placement import (
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.drawn_cells import drawn_occupancy
-from workbench.ui.chart.items import Label, Pool
+from workbench.ui.chart.items import Label, Leader, Pool
 from workbench.ui.chart.naming import AIR, misnamed, names_of
 from workbench.ui.chart.point_places import (
     CROWD_RINGS,
@@ -63,15 +63,13 @@ class LabelLayer:
     #: the texts whose being left out moves the legend (in figures)
     _MISSED_KINDS: ClassVar[frozenset] = frozenset({"selected", "pair", "measured", "crowd", "operation"})
 
-    def __init__(self, canvas, add, curve) -> None:
-        """``add`` puts an item into the view; ``curve(z, **options)`` makes a line item."""
+    def __init__(self, canvas, add) -> None:
+        """``add`` puts an item into the view."""
         self._canvas = canvas
         self._labels: dict[int, Label] = {}
         self._label_of: dict = {}  # layout key -> (label item, its request)
         self._text_layout: TextLayout | None = None
-        # leader lines drawn without antialiasing: a repaint of part of one draws the same
-        # pixels as a repaint of all of it
-        self._leaders = Pool(lambda: curve(18, antialias=False), add)
+        self._leaders = Pool(lambda: Leader(18), add)
         self._leader_pen = None
         self._marker_rects = np.zeros((0, 4))
         #: the operation of each of the markers' boxes (by row), and the other marks a
@@ -771,8 +769,8 @@ class LabelLayer:
             self._text_box, self._far_places, None, view)
 
     @property
-    def leader_curves(self) -> list:
-        """The leader lines drawn (their curve items)."""
+    def leader_curves(self) -> list[Leader]:
+        """The leader lines drawn (their items)."""
         return self._leaders.shown
 
     def redraw_leaders(self) -> None:
@@ -785,11 +783,11 @@ class LabelLayer:
         for placement in self._text_layout.placed.values():
             if placement.leader is not None:
                 x0, y0, x1, y1 = placement.leader
-                curve = self._leaders.take()
+                leader = self._leaders.take()
                 xs = np.array([(x0 - bx) / ax, (x1 - bx) / ax])
                 ys = np.array([(y0 - by) / ay, (y1 - by) / ay])
-                old_x, old_y = curve.getData()
+                old_x, old_y = leader.getData()
                 if (fresh or old_x is None or not np.array_equal(old_x, xs)
                         or not np.array_equal(old_y, ys)):
-                    curve.setData(x=xs, y=ys, pen=pen)
+                    leader.setData(x=xs, y=ys, pen=pen)
         self._leaders.finish()

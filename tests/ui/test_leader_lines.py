@@ -1,0 +1,75 @@
+"""A text's leader line (:class:`~workbench.ui.chart.items.Leader`): a plain Qt item, whose
+box holds its whole line with room for its pen (Qt repaints an item by its box: a line
+outside it would leave stale pixels after an edit), drawn crisp on screen and smoothed in a
+figure, as the chart's curves are."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QImage, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsScene
+
+from workbench.io.presets import examples_dir
+from workbench.ui.chart.items import Leader, painted_for_figure
+
+
+def _ends_held(canvas, room: float) -> list[str]:
+    """The leaders shown whose box (in the scene) does not hold both ends of their line
+    with ``room`` pixels to spare."""
+    bad = []
+    for leader in canvas.labels.leader_curves:
+        xs, ys = leader.getData()
+        box = leader.sceneBoundingRect().adjusted(room, room, -room, -room)
+        for x, y in zip(xs, ys, strict=True):
+            end = leader.mapToScene(QPointF(float(x), float(y)))
+            if not box.contains(end):
+                bad.append(f"{end} outside {box}")
+    return bad
+
+
+def test_a_leaders_box_holds_its_line_as_the_view_changes(open_window, qtbot):
+    win = open_window(examples_dir() / "teaching_machine.yaml", size=(1024, 700))
+    canvas = win.canvas
+    qtbot.waitUntil(lambda: not canvas.labels.scheduled and not canvas.labels.pending)
+    assert len(canvas.labels.leader_curves) >= 2  # (the teaching example's far texts)
+    assert _ends_held(canvas, 2.0) == []
+    # zoomed out three times each way: the boxes are worked out again with the leaders
+    (x0, x1), (y0, y1) = canvas.view_box.viewRange()
+    canvas.view_box.setRange(xRange=(x0 - 0.5, x1 + 0.5), yRange=(y0 - 0.5, y1 + 0.5),
+                             padding=0)
+    canvas.flush_layout()
+    qtbot.waitUntil(lambda: not canvas.labels.scheduled and not canvas.labels.pending)
+    assert canvas.labels.leader_curves
+    assert _ends_held(canvas, 2.0) == []
+
+
+def _drawn(leader: Leader, scene: QGraphicsScene) -> np.ndarray:
+    """The alpha of each pixel of ``scene`` (40 × 40) painted with ``leader`` in it."""
+    image = QImage(40, 40, QImage.Format.Format_ARGB32)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    scene.render(painter, QRectF(0, 0, 40, 40), QRectF(0, 0, 40, 40))
+    painter.end()
+    bits = image.constBits()
+    return np.frombuffer(bits, dtype=np.uint8).reshape(40, 40, 4)[:, :, 3].copy()
+
+
+def test_a_leader_is_crisp_on_screen_and_smoothed_in_a_figure(qapp):
+    scene = QGraphicsScene(0, 0, 40, 40)
+    leader = Leader(18)
+    scene.addItem(leader)
+    pen = QPen(QColor("black"), 0.8)
+    pen.setCosmetic(True)
+    leader.setData(x=np.array([3.0, 36.0]), y=np.array([5.0, 31.0]), pen=pen)
+    crisp = _drawn(leader, scene)
+    # (a line of 33 px across, every pixel of it inked alike: no edge blended; a pen under
+    # a pixel wide inks as much less)
+    assert (crisp > 0).sum() >= 33
+    assert len(np.unique(crisp[crisp > 0])) == 1
+    with painted_for_figure(scene):
+        smooth = _drawn(leader, scene)
+    assert len(np.unique(smooth[smooth > 0])) >= 5  # (blended where it crosses a pixel)
+    assert np.array_equal(_drawn(leader, scene), crisp)  # (on screen again afterwards)
+    xs, ys = leader.getData()
+    assert list(xs) == [3.0, 36.0] and list(ys) == [5.0, 31.0]
