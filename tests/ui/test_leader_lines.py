@@ -1,4 +1,4 @@
-"""A text's leader line (:class:`~workbench.ui.chart.items.Leader`): a plain Qt item, whose
+"""A text's leader line (:class:`~workbench.ui.chart.items.Segment`): a plain Qt item, whose
 box holds its whole line with room for its pen (Qt repaints an item by its box: a line
 outside it would leave stale pixels after an edit), drawn crisp on screen and smoothed in a
 figure, as the chart's curves are."""
@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsScene
 
 from workbench.io.presets import examples_dir
-from workbench.ui.chart.items import Leader, painted_for_figure
+from workbench.ui.chart.items import Segment, painted_for_figure
 
 
 def _ends_held(canvas, room: float) -> list[str]:
@@ -44,7 +44,7 @@ def test_a_leaders_box_holds_its_line_as_the_view_changes(open_window, qtbot):
     assert _ends_held(canvas, 2.0) == []
 
 
-def _drawn(leader: Leader, scene: QGraphicsScene) -> np.ndarray:
+def _drawn(leader: Segment, scene: QGraphicsScene) -> np.ndarray:
     """The alpha of each pixel of ``scene`` (40 × 40) painted with ``leader`` in it."""
     image = QImage(40, 40, QImage.Format.Format_ARGB32)
     image.fill(Qt.GlobalColor.transparent)
@@ -57,7 +57,7 @@ def _drawn(leader: Leader, scene: QGraphicsScene) -> np.ndarray:
 
 def test_a_leader_is_crisp_on_screen_and_smoothed_in_a_figure(qapp):
     scene = QGraphicsScene(0, 0, 40, 40)
-    leader = Leader(18)
+    leader = Segment(18, smooth=False)
     scene.addItem(leader)
     pen = QPen(QColor("black"), 0.8)
     pen.setCosmetic(True)

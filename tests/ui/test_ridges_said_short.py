@@ -99,12 +99,12 @@ def test_with_room_again_the_ridge_is_said_in_full(open_window, qtbot):
 
 def _drawn_leaders(canvas) -> set:
     """The leader lines drawn on the chart, as their ends in scene pixels (rounded)."""
-    import pyqtgraph as pg
+    from workbench.ui.chart.items import Segment
 
     ax, bx, ay, by = canvas.view_to_scene()
     out = set()
     for item in canvas.plot_widget.scene().items():
-        if isinstance(item, pg.PlotCurveItem) and item.isVisible() and item.zValue() == 18:
+        if isinstance(item, Segment) and item.isVisible() and item.zValue() == 18:
             xs, ys = item.getData()
             if xs is not None and len(xs) == 2:
                 out.add(tuple(round(v) for v in (xs[0] * ax + bx, ys[0] * ay + by,

@@ -28,7 +28,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem
 
-__all__ = ["Label", "Leader", "Pool", "Spots", "Legend", "CACHE", "NO_CACHE", "painted_for_figure"]
+__all__ = ["Label", "Pool", "Segment", "Spots", "Legend", "CACHE", "NO_CACHE", "painted_for_figure"]
 
 CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
 NO_CACHE = QGraphicsItem.CacheMode.NoCache
@@ -253,26 +253,28 @@ class Pool:
         return self.items[: self.used]
 
 
-class Leader(QGraphicsItem):
-    """A text's leader: one straight line in the view's coordinates, drawn with a cosmetic
-    pen, without antialiasing on screen (a repaint of part of it draws the same pixels as a
-    repaint of all of it) and smoothed in a figure (:func:`painted_for_figure`). Drawn as a
+class Segment(QGraphicsItem):
+    """One straight line in the view's coordinates (a roof, a ridge's line down to the
+    floor, a text's leader), drawn with a cosmetic pen: smoothed, or (``smooth=False``: a
+    leader, where a repaint of part of it must draw the same pixels as a repaint of all of
+    it) crisp on screen, and smoothed in a figure (:func:`painted_for_figure`). Drawn as a
     path, as a pyqtgraph curve of two points draws itself (the same figure files), but a
     plain Qt item: a curve costs about ten times as much to make (its view tracking and
-    signals), and the chart keeps spare leaders from its first placing on."""
+    signals), and a chart has a few dozen lines, spare leaders included."""
 
-    #: the room around the line, in pixels, for its pen (a repaint of the box repaints all
-    #: of it)
+    #: the room around the line, in pixels, besides its pen's width (Qt repaints an item by
+    #: its box: all of the line must lie inside it)
     PAD_PX = 3.0
 
-    def __init__(self, z: float) -> None:
+    def __init__(self, z: float, smooth: bool = True) -> None:
         super().__init__()
         self.setZValue(z)
+        self._smooth = smooth
         self._xy: tuple = (None, None)
         self._path = QPainterPath()
         self._pen = QPen(Qt.PenStyle.NoPen)
         self._rect = QRectF()
-        self._antialias = False
+        self._antialias = smooth
 
     def getData(self) -> tuple:
         """The line's ends, ``(xs, ys)`` in view coordinates (None, None before any)."""
@@ -290,15 +292,15 @@ class Leader(QGraphicsItem):
         self._path = path
         self._pen = pen
         t = self.sceneTransform()
-        sx, sy = abs(t.m11()) or 1.0, abs(t.m22()) or 1.0
-        px, py = self.PAD_PX / sx, self.PAD_PX / sy
+        pad = self.PAD_PX + pen.widthF()
+        px, py = pad / (abs(t.m11()) or 1.0), pad / (abs(t.m22()) or 1.0)
         self._rect = QRectF(min(x0, x1) - px, min(y0, y1) - py, abs(x1 - x0) + 2 * px,
                             abs(y1 - y0) + 2 * py)
         self.update()
 
     def setExportMode(self, export: bool, opts=None) -> None:
         """Smoothed while a figure is painted (as pyqtgraph's items are in export mode)."""
-        self._antialias = bool(export)
+        self._antialias = bool(export) or self._smooth
 
     def boundingRect(self) -> QRectF:
         return self._rect

@@ -32,7 +32,7 @@ from workbench.model.chart.placement import (
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.drawn_cells import drawn_occupancy
-from workbench.ui.chart.items import Label, Leader, Pool
+from workbench.ui.chart.items import Label, Pool, Segment
 from workbench.ui.chart.naming import AIR, misnamed, names_of
 from workbench.ui.chart.point_places import (
     CROWD_RINGS,
@@ -69,7 +69,7 @@ class LabelLayer:
         self._labels: dict[int, Label] = {}
         self._label_of: dict = {}  # layout key -> (label item, its request)
         self._text_layout: TextLayout | None = None
-        self._leaders = Pool(lambda: Leader(18), add)
+        self._leaders = Pool(lambda: Segment(18, smooth=False), add)
         self._leader_pen = None
         self._marker_rects = np.zeros((0, 4))
         #: the operation of each of the markers' boxes (by row), and the other marks a
@@ -769,7 +769,7 @@ class LabelLayer:
             self._text_box, self._far_places, None, view)
 
     @property
-    def leader_curves(self) -> list[Leader]:
+    def leader_curves(self) -> list[Segment]:
         """The leader lines drawn (their items)."""
         return self._leaders.shown
 

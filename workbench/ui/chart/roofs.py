@@ -16,7 +16,7 @@ from workbench.model.chart.occupancy import Occupancy
 from workbench.model.chart.scene import Region, Ridge, Roof, Scene
 from workbench.model.units import format_list, format_quantity
 from workbench.ui.chart.axes import to_data, to_view
-from workbench.ui.chart.items import Label, Pool, Spots
+from workbench.ui.chart.items import Label, Pool, Segment, Spots
 from workbench.ui.chart.styles import at_z
 from workbench.ui.chart.theme import make_brush, qcolor
 
@@ -29,11 +29,11 @@ class RoofLayer:
         self._canvas = canvas
         self._styles = canvas.styles
         self._region_pool = Pool(lambda: curve(-20), add)
-        self._roof_pool = Pool(lambda: curve(-1), add)
+        self._roof_pool = Pool(lambda: Segment(-1), add)
         # (a line per ridge: an HTML figure hides each with its machine)
-        self._ridge_pool = Pool(lambda: curve(-5), add)
+        self._ridge_pool = Pool(lambda: Segment(-5), add)
         self._ridge_marks = at_z(Spots(), 2)
-        self._roofs: list[tuple[Roof, pg.PlotCurveItem]] = []
+        self._roofs: list[tuple[Roof, Segment]] = []
         #: each roof's ends in view units, a row ``(x0, y0, x1, y1)`` per roof drawn
         self._roof_ends = np.zeros((0, 4))
         self._roof_labels: list[tuple[Roof, Label]] = []
@@ -44,14 +44,14 @@ class RoofLayer:
         #: keys (see :meth:`shorten`)
         self._shortened: set[tuple] = set()
         self._ridge_items: list[tuple[Ridge, Label]] = []
-        self._ridge_lines: list[tuple[Ridge, pg.PlotCurveItem]] = []
+        self._ridge_lines: list[tuple[Ridge, Segment]] = []
         self._region_items: list[tuple[Region, pg.PlotCurveItem, Label]] = []
         self._cells: tuple | None = None  # (what they were worked out for, the occupancy)
 
     # -- what is drawn (read by the text layout) --------------------------------------
 
     @property
-    def ridge_lines(self) -> list[tuple[Ridge, pg.PlotCurveItem]]:
+    def ridge_lines(self) -> list[tuple[Ridge, Segment]]:
         """Each ridge with its dotted line down to the plot's floor."""
         return self._ridge_lines
 
@@ -61,7 +61,7 @@ class RoofLayer:
         return self._ridge_marks
 
     @property
-    def roofs(self) -> list[tuple[Roof, pg.PlotCurveItem]]:
+    def roofs(self) -> list[tuple[Roof, Segment]]:
         """Each roof drawn with its line item."""
         return self._roofs
 
