@@ -52,3 +52,22 @@ def test_the_window_keeps_ridges_by_their_diamonds(open_window, qtbot):
     assert canvas.key.ridges_in_key() == frozenset()
     rows = [e.text for e in canvas.scene_model.legend] if canvas.scene_model else []
     assert not any("ridge" in row for row in rows), rows
+
+
+def test_a_ridge_said_in_the_key_counts_as_said(qapp):
+    """A paper column grown for its key's rows is kept only where every text the shorter
+    page said is still said (``figure_svg_sized``): a ridge said by its diamond on the
+    shorter page and in the key on the taller one was counted as a text lost, and the page
+    went back to its old height, its compute roofs' values unsaid again."""
+    from workbench.ui.figures.export import figure_svg_sized, last_figure_canvas, resolve_size
+
+    session = load_session(examples_dir() / "teaching_machine.yaml")
+    figure_svg_sized(session, resolve_size("single"))
+    canvas = last_figure_canvas()
+    assert canvas is not None
+    keyed = canvas.key.ridges_in_key()
+    ridges = [i for i, (ridge, _label) in enumerate(canvas.roofs.ridges) if ridge.hw_id in keyed]
+    assert len(ridges) == 2  # (both machines' ridges said in the key: the test above)
+    placed = canvas.labels.text_layout.placed
+    assert all(("ridge", i) not in placed for i in ridges)  # (none by its diamond)
+    assert {("ridge", i) for i in ridges} <= canvas.key.said()

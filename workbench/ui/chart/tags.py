@@ -112,10 +112,15 @@ class TagsAndKey:
                 self._value_rows | self._values_room[0])
 
     def said(self) -> frozenset:
-        """The keys of the texts placed, but the roofs' values."""
+        """The keys of the texts said: those placed, but the roofs' values, and each ridge
+        of a machine whose ridges the key says (:meth:`ridges_in_key`), placed by its
+        diamond or not (a ridge said in the key on a taller page is not a text lost)."""
         layout = self._text_layout
+        keyed = self.ridges_in_key()
         return frozenset(k for k in (layout.placed if layout is not None else ())
-                         if k[0] != "roof")
+                         if k[0] != "roof") | frozenset(
+            ("ridge", i) for i, (ridge, _label) in enumerate(self._canvas.roofs.ridges)
+            if ridge.hw_id in keyed)
 
     def untold(self) -> int:
         """How many tagged operations the chart does not tell: their tag's text found no
