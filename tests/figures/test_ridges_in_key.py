@@ -71,3 +71,24 @@ def test_a_ridge_said_in_the_key_counts_as_said(qapp):
     placed = canvas.labels.text_layout.placed
     assert all(("ridge", i) not in placed for i in ridges)  # (none by its diamond)
     assert {("ridge", i) for i in ridges} <= canvas.key.said()
+
+
+def test_a_column_grown_for_its_key_keeps_the_charts_height(qapp):
+    """A paper column whose compute values and ridges find no place by their lines grows
+    by their rows in the key, and by no more: the chart keeps the height it has on the
+    page that does not grow. The room the rows take was measured from a legend left laid
+    out as the refused trial of the rows had made it (smaller type, flowed): the teaching
+    column grew 6 px more than its rows, its chart taller by as much."""
+    from dataclasses import replace
+
+    from workbench.ui.figures.export import figure_svg_sized, last_figure_canvas, resolve_size
+
+    session = load_session(examples_dir() / "teaching_machine.yaml")
+    single = resolve_size("single")
+    _svg, kept = figure_svg_sized(session, replace(single, most_height=0, most_key_height=0))
+    assert kept.height == single.height
+    plot_kept = last_figure_canvas().view_box.sceneBoundingRect().height()
+    _svg, grown = figure_svg_sized(session, single)
+    assert grown.height > single.height  # (grown for its key's rows: the tests above)
+    plot_grown = last_figure_canvas().view_box.sceneBoundingRect().height()
+    assert abs(plot_grown - plot_kept) <= 1.0, (plot_kept, plot_grown)

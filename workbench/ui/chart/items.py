@@ -28,7 +28,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem
 
-__all__ = ["Label", "Pool", "Segment", "Spots", "Legend", "CACHE", "NO_CACHE", "painted_for_figure"]
+__all__ = ["Label", "Pool", "Segment", "draw_segments", "Spots", "Legend", "CACHE", "NO_CACHE",
+           "painted_for_figure"]
 
 CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
 NO_CACHE = QGraphicsItem.CacheMode.NoCache
@@ -309,6 +310,24 @@ class Segment(QGraphicsItem):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, self._antialias)
         painter.setPen(self._pen)
         painter.drawPath(self._path)
+
+
+def draw_segments(pool: Pool, lines, t, pen: QPen, fresh: bool) -> None:
+    """Show an item of ``pool`` (of :class:`Segment`) for each of ``lines`` (``x0, y0, x1,
+    y1`` in scene pixels; ``t``: the view's ``ax, bx, ay, by`` to them) with ``pen``, and
+    hide the rest; an item whose line is as it was is not set again (unless ``fresh``: a
+    new pen)."""
+    pool.reset()
+    ax, bx, ay, by = t
+    for x0, y0, x1, y1 in lines:
+        item = pool.take()
+        xs = np.array([(x0 - bx) / ax, (x1 - bx) / ax])
+        ys = np.array([(y0 - by) / ay, (y1 - by) / ay])
+        old_x, old_y = item.getData()
+        if (fresh or old_x is None or not np.array_equal(old_x, xs)
+                or not np.array_equal(old_y, ys)):
+            item.setData(x=xs, y=ys, pen=pen)
+    pool.finish()
 
 
 class Spots(pg.ScatterPlotItem):

@@ -32,7 +32,7 @@ from workbench.model.chart.placement import (
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
 from workbench.ui.chart.drawn_cells import drawn_occupancy
-from workbench.ui.chart.items import Label, Pool, Segment
+from workbench.ui.chart.items import Label, Pool, Segment, draw_segments
 from workbench.ui.chart.naming import AIR, misnamed, names_of
 from workbench.ui.chart.point_places import (
     CROWD_RINGS,
@@ -256,18 +256,9 @@ class LabelLayer:
             legend.set_outside(None)
         elif choice == "outside" and legend.outside is None:
             legend.set_outside(canvas.outside_side())
-        canvas.titles.apply()  # the room over the plot is known now
-        canvas.titles.fit_axis_titles()
-        canvas.overlays.bend_links()
-        occ = self.occupancy()
-        before = self._frame()
-        if not legend.place(occ, choice):
+        occ = self._legend_placed(choice)
+        if occ is None:
             return None
-        if self._frame() != before:  # the legend moved outside: the plot is smaller now
-            canvas.titles.fit_axis_titles()
-            canvas.overlays.bend_links()
-            occ = self.occupancy()
-            legend.place(occ, choice)
         if again is not None and again[0] == self._placed_at():
             self._label_of = again[3]
             return again[1], again[2]
@@ -282,6 +273,25 @@ class LabelLayer:
         requests = self.requests()
         missed = (self.names_missed if not legend.searches(len(self._label_of)) else None)
         return layout, layout.place_all(requests.values(), missed)
+
+    def _legend_placed(self, choice: str | None) -> Occupancy | None:
+        """The legend placed at ``choice`` (:meth:`ChartLegend.place`), the titles and links
+        fitted to the plot it leaves: what is drawn, or None where that corner is taken."""
+        canvas = self._canvas
+        legend = canvas.legend
+        canvas.titles.apply()  # the room over the plot is known now
+        canvas.titles.fit_axis_titles()
+        canvas.overlays.bend_links()
+        occ = self.occupancy()
+        before = self._frame()
+        if not legend.place(occ, choice):
+            return None
+        if self._frame() != before:  # the legend moved outside: the plot is smaller now
+            canvas.titles.fit_axis_titles()
+            canvas.overlays.bend_links()
+            occ = self.occupancy()
+            legend.place(occ, choice)
+        return occ
 
     def _any_name_fits(self) -> bool:
         """Whether an operation's name or tag to be placed could lie within the plot."""
@@ -400,13 +410,8 @@ class LabelLayer:
     def saved_placing(self) -> tuple:
         """What the last placing left (its layout, the texts' requests, the view and the
         legend's place), for :meth:`restore_placing`."""
-        return (self._text_layout, dict(self._label_of), self._placed_for,
-                self._legend_state(), self._deferred)
-
-    def _legend_state(self) -> tuple:
-        legend = self._canvas.legend
-        return (legend.choice, legend.outside, legend.item.isVisible(),
-                legend.item.sceneBoundingRect(), self._frame())
+        return (self._text_layout, dict(self._label_of), self._placed_for, self._placed_at(),
+                self._deferred)
 
     def restore_placing(self, saved: tuple) -> bool:
         """Put every text back where the placing ``saved`` (:meth:`saved_placing`) put it,
@@ -414,9 +419,17 @@ class LabelLayer:
         again would do, as long as the legend and the view are where they were (nothing
         drawn changes meanwhile, within :meth:`reusing_occupancy`). False (nothing done)
         when they are not."""
-        layout, label_of, placed_for, legend, deferred = saved
-        if (layout is None or deferred or not self._reuse or legend != self._legend_state()
-                or placed_for != self._view_now()):
+        layout, label_of, placed_for, at, deferred = saved
+        if layout is None or deferred or not self._reuse:
+            return False
+        legend = self._canvas.legend
+        if at != self._placed_at() and at[4] == legend.item.isVisible():
+            # (the legend laid out as that placing had it, its rows as they were then: a
+            # trial's longer key below the plot, taken back, left the plot short)
+            legend.set_outside(None)
+            legend.set_outside(at[3] if at[2] == "outside" else None)
+            self._legend_placed(at[2])
+        if at != self._placed_at() or placed_for != self._view_now():
             return False
         self._layout_pending = False
         self._layout_timer.stop()
@@ -775,19 +788,8 @@ class LabelLayer:
 
     def redraw_leaders(self) -> None:
         """Draw a thin line from each far text to its marker (unchanged ones are left)."""
-        self._leaders.reset()
-        ax, bx, ay, by = self._canvas.view_to_scene()
         pen = self._canvas.styles.pen(self._canvas.theme.muted, 0.8)
-        fresh = pen is not self._leader_pen
+        draw_segments(self._leaders, [p.leader for p in self._text_layout.placed.values()
+                                      if p.leader is not None],
+                      self._canvas.view_to_scene(), pen, pen is not self._leader_pen)
         self._leader_pen = pen
-        for placement in self._text_layout.placed.values():
-            if placement.leader is not None:
-                x0, y0, x1, y1 = placement.leader
-                leader = self._leaders.take()
-                xs = np.array([(x0 - bx) / ax, (x1 - bx) / ax])
-                ys = np.array([(y0 - by) / ay, (y1 - by) / ay])
-                old_x, old_y = leader.getData()
-                if (fresh or old_x is None or not np.array_equal(old_x, xs)
-                        or not np.array_equal(old_y, ys)):
-                    leader.setData(x=xs, y=ys, pen=pen)
-        self._leaders.finish()

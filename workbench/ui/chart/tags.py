@@ -578,11 +578,12 @@ class TagsAndKey:
                     if not unsaid or (kind == "ridge" and growing):
                         continue
                     dropped = canvas.legend_item.dropped
+                    before_rows = labels.saved_placing()  # (the key without them)
                     self._value_rows = self._value_rows | unsaid
                     canvas.sync_legend(scene, force=True)
                     if kind == "compute" or canvas.legend_item.dropped <= dropped:
                         trial = (unsaid, self._before_values(placed, kind), dropped,
-                                 labels.saved_placing())
+                                 before_rows)
                         break
                     # (memories' values or ridges whose rows leave rows of the key out,
                     # known without a placing: the key as it was, the texts where they are)
