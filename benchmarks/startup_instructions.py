@@ -1,14 +1,19 @@
 """Start-up in instructions: the app and the bare-window floor of ``run.py``'s ``startup_s``,
 each counted by ``valgrind --tool=callgrind`` from process start to the painted window.
 
-    python benchmarks/startup_instructions.py [--keep DIR]
+    python benchmarks/startup_instructions.py [--runs N] [--keep DIR]
 
 A count does not depend on the machine's load, so it compares two versions of the code on a
 shared host where the clock varies by 2×. Each script is the benchmark's own, ended with
 ``os._exit`` once painted (tearing the process down is not counted), run once beforehand to
 write its byte-code caches, with a fresh settings folder and ``PYTHONHASHSEED=0``. Needs
-valgrind; about a minute and a half of CPU. ``--keep`` keeps the callgrind files for
+valgrind; about a minute and a half of CPU a pair. ``--keep`` keeps the callgrind files for
 ``callgrind_annotate``.
+
+The counts of one script differ from run to run by up to 2.5 % (1.95–2.00 G for the floor
+on the development machine, each run with its own fresh settings folder and temporary
+paths), as much as a round of start-up work saves: ``--runs`` pairs are taken, one after
+the other, and the median of their ratios is what to compare.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,15 +73,22 @@ def collected(code: str, env: dict[str, str], out: Path, keep: Path | None = Non
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="keep the callgrind files in this folder")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="pairs of counts to take (default 3): the median ratio is given")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         print("valgrind is not installed", file=sys.stderr)
         return 2
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    floor = count("floor", args.keep)
-    app = count("app", args.keep)
-    print(f"floor {floor / 1e9:.3f} G instructions, app {app / 1e9:.3f} G: "
-          f"{app / floor:.3f} × the floor (target ≤ 1.3 ×)")
+    ratios = []
+    for _ in range(max(1, args.runs)):
+        floor = count("floor", args.keep)
+        app = count("app", args.keep)
+        ratios.append(app / floor)
+        print(f"floor {floor / 1e9:.3f} G instructions, app {app / 1e9:.3f} G: "
+              f"{app / floor:.3f} × the floor", flush=True)
+    print(f"median {statistics.median(ratios):.3f} × the floor ({min(ratios):.3f} – "
+          f"{max(ratios):.3f} over {len(ratios)} pairs; target ≤ 1.3 ×)")
     return 0
 
 
