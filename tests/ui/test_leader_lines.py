@@ -73,3 +73,42 @@ def test_a_leader_is_crisp_on_screen_and_smoothed_in_a_figure(qapp):
     assert np.array_equal(_drawn(leader, scene), crisp)  # (on screen again afterwards)
     xs, ys = leader.getData()
     assert list(xs) == [3.0, 36.0] and list(ys) == [5.0, 31.0]
+
+
+def _plot_pixels(win, image) -> np.ndarray:
+    """The chart's plot area of a picture of the whole window, as an array."""
+    view = win.canvas.plot_widget
+    at = view.mapTo(win, view.rect().topLeft())
+    part = image.copy(at.x(), at.y(), view.width(), view.height()).convertToFormat(
+        QImage.Format.Format_RGB32)
+    rows = np.frombuffer(part.constBits(), np.uint8).reshape(part.height(), -1)
+    return rows[:, : part.width() * 4].copy()
+
+
+def test_edits_and_pans_leave_no_line_behind(open_window, qtbot, qapp):
+    """What the window shows after edits that move leaders (Qt repaints only the boxes of
+    what changed) is what a repaint of all of it shows: no line left where it was, none
+    cut short."""
+    win = open_window(examples_dir() / "teaching_machine.yaml", size=(1024, 700))
+    canvas = win.canvas
+    gemm = next(e for e in win.document.session.operations
+                if e.operation.name == "GEMM N=128 fp16")
+
+    def settled() -> tuple[np.ndarray, np.ndarray]:
+        qtbot.waitUntil(lambda: not canvas.labels.scheduled and not canvas.labels.pending)
+        for _ in range(3):
+            qapp.processEvents()
+        shown = qapp.primaryScreen().grabWindow(win.winId()).toImage()
+        return _plot_pixels(win, shown), _plot_pixels(win, win.grab().toImage())
+
+    seen = {tuple(canvas.leader_lines())}
+    for n in (96, 160, 48, 300):
+        win.document.set_param(gemm.id, "n", n)
+        shown, whole = settled()
+        seen.add(tuple(canvas.leader_lines()))
+        assert np.array_equal(shown, whole), n
+    assert len(seen) >= 3  # (the leaders did move)
+    (x0, x1), (y0, y1) = canvas.view_box.viewRange()
+    canvas.view_box.setRange(xRange=(x0 + 0.3, x1 + 0.3), yRange=(y0, y1), padding=0)
+    shown, whole = settled()
+    assert np.array_equal(shown, whole)
