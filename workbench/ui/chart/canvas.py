@@ -176,6 +176,8 @@ class RooflineCanvas(QWidget):
         scene.sigPrepareForPaint.connect(self._update_label_transforms)
         vb.sigRangeChanged.connect(self._on_range_changed)
         vb.sigResized.connect(self._on_resized)
+        # (the lines' boxes have room for their pens in pixels: see Segment)
+        vb.sigTransformChanged.connect(self._lines_follow_view)
         vb.sigResized.connect(self.hover.recheck)
 
         #: a fit happened: the next full placing may give the fitted view its headroom
@@ -754,6 +756,10 @@ class RooflineCanvas(QWidget):
         if legend != scene.legend:
             self._scene = replace(scene, legend=legend)
             self.sync_legend(self._scene)
+
+    def _lines_follow_view(self, *_args) -> None:
+        for line in (*self.roofs.lines(), *self.labels.leader_lines_all):
+            line.follow_view()
 
     def _on_range_changed(self, *_args) -> None:
         self.labels.schedule()

@@ -292,12 +292,25 @@ class Segment(QGraphicsItem):
         path.lineTo(x1, y1)
         self._path = path
         self._pen = pen
-        t = self.sceneTransform()
-        pad = self.PAD_PX + pen.widthF()
-        px, py = pad / (abs(t.m11()) or 1.0), pad / (abs(t.m22()) or 1.0)
-        self._rect = QRectF(min(x0, x1) - px, min(y0, y1) - py, abs(x1 - x0) + 2 * px,
-                            abs(y1 - y0) + 2 * py)
+        self._rect = self._box()
         self.update()
+
+    def _box(self) -> QRectF:
+        """The line's box with room for its pen, at the view's scale now."""
+        if self._xy[0] is None:
+            return QRectF()
+        t = self.sceneTransform()
+        pad = self.PAD_PX + self._pen.widthF()
+        px, py = pad / (abs(t.m11()) or 1.0), pad / (abs(t.m22()) or 1.0)
+        return self._path.controlPointRect().adjusted(-px, -py, px, py)
+
+    def follow_view(self) -> None:
+        """Its box made anew for the view's scale (after a zoom or a resize): the room for
+        its pen is in pixels, its line in the view's units."""
+        box = self._box()
+        if box != self._rect:
+            self.prepareGeometryChange()
+            self._rect = box
 
     def setExportMode(self, export: bool, opts=None) -> None:
         """Smoothed while a figure is painted (as pyqtgraph's items are in export mode)."""

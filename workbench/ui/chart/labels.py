@@ -786,6 +786,11 @@ class LabelLayer:
         """The leader lines drawn (their items)."""
         return self._leaders.shown
 
+    @property
+    def leader_lines_all(self) -> list[Segment]:
+        """Every leader item, the spare (hidden) ones too."""
+        return self._leaders.items
+
     def redraw_leaders(self) -> None:
         """Draw a thin line from each far text to its marker (unchanged ones are left)."""
         pen = self._canvas.styles.pen(self._canvas.theme.muted, 0.8)

@@ -60,6 +60,10 @@ class RoofLayer:
         """The diamond at each ridge."""
         return self._ridge_marks
 
+    def lines(self) -> list[Segment]:
+        """Every roof and ridge line item, those hidden too."""
+        return self._roof_pool.items + self._ridge_pool.items
+
     @property
     def roofs(self) -> list[tuple[Roof, Segment]]:
         """Each roof drawn with its line item."""
