@@ -757,7 +757,14 @@ class RooflineCanvas(QWidget):
             self._scene = replace(scene, legend=legend)
             self.sync_legend(self._scene)
 
+    #: the view's scale the lines' boxes were last made for
+    _lines_scale: tuple | None = None
+
     def _lines_follow_view(self, *_args) -> None:
+        ax, _bx, ay, _by = self.view_to_scene()
+        if (ax, ay) == self._lines_scale:  # (moved, not scaled: their boxes hold)
+            return
+        self._lines_scale = (ax, ay)
         for line in (*self.roofs.lines(), *self.labels.leader_lines_all):
             line.follow_view()
 
