@@ -1,7 +1,8 @@
-"""A text's leader line (:class:`~workbench.ui.chart.items.Segment`): a plain Qt item, whose
-box holds its whole line with room for its pen (Qt repaints an item by its box: a line
-outside it would leave stale pixels after an edit), drawn crisp on screen and smoothed in a
-figure, as the chart's curves are."""
+"""The chart's lines (:class:`~workbench.ui.chart.items.Segment`: roofs, ridge lines, texts'
+leaders): plain Qt items whose box holds the whole line with room for its pen, in pixels,
+at any zoom (Qt repaints an item by its box: a line outside it would leave stale pixels
+after an edit, a box far larger repaints what did not change); a leader is drawn crisp on
+screen and smoothed in a figure, as the curves it replaces were."""
 
 from __future__ import annotations
 
@@ -38,8 +39,8 @@ def _ends_held(lines, room: float, most: float = 12.0) -> list[str]:
 def test_a_lines_box_holds_it_as_the_view_changes(open_window, qtbot):
     """Every roof, ridge line and leader: its box holds its line with room for its pen,
     in pixels, whatever the view's scale: as first drawn, zoomed out, and in a smaller
-    window (a box made for the view's scale when the line was set was 200 px too large
-    once the example was fitted)."""
+    window (a box made for the view's scale when the line was set was hundreds of pixels
+    too large once the example was fitted)."""
     win = open_window(examples_dir() / "teaching_machine.yaml", size=(1024, 700))
     canvas = win.canvas
 
@@ -51,7 +52,7 @@ def test_a_lines_box_holds_it_as_the_view_changes(open_window, qtbot):
     first = lines()
     assert len(canvas.labels.leader_curves) >= 2  # (the teaching example's far texts)
     assert _ends_held(first, 2.0) == []
-    # zoomed out three times each way: the boxes are worked out again with the view
+    # zoomed out by half a decade each way: the boxes are worked out again with the view
     (x0, x1), (y0, y1) = canvas.view_box.viewRange()
     canvas.view_box.setRange(xRange=(x0 - 0.5, x1 + 0.5), yRange=(y0 - 0.5, y1 + 0.5),
                              padding=0)
