@@ -30,6 +30,24 @@ def test_a_hard_linked_session_keeps_its_link(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
+def test_a_backup_left_linked_by_a_killed_save_is_no_hard_link_of_the_users(tmp_path):
+    """A save keeps the backup as a hard link, then renames the new file over the target: a
+    save killed between the two leaves NAME and NAME.bak one file. The next save replaced
+    it in place as if the user had linked it (a kill in the middle of that leaves the
+    target half written; the file-safety test that kills saves at random met it); it is
+    replaced by a rename, as ever, the old version kept as the backup."""
+    target, bak = tmp_path / "a.yaml", tmp_path / "a.yaml.bak"
+    save_session(_session("before"), target)
+    os.link(target, bak)  # (where the killed save stopped)
+    was = os.stat(target).st_ino
+    save_session(_session("after"), target)
+    assert os.stat(target).st_ino != was  # (a new file renamed over it, not written in)
+    assert os.stat(target).st_nlink == 1
+    assert load_session(target).title == "after"
+    assert load_session(bak).title == "before"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml", "a.yaml.bak"]
+
+
 def test_without_a_backup_the_safe_copy_goes(tmp_path):
     first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
     save_session(_session("before"), first)

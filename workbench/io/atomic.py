@@ -9,7 +9,8 @@ file as the user had it:
 
 - a symbolic link is followed: its target is replaced (atomically) and the link stays a link;
 - a file with other hard links is written in place after a safe copy (``NAME.bak``), so that
-  every name keeps showing it; without the copy the save is refused;
+  every name keeps showing it; without the copy the save is refused (its own ``NAME.bak``,
+  left linked to it by a save that was killed, is not such a link);
 - an existing file keeps its permission bits, and its owner and group where the platform
   allows it (always when running as root, the group when it is one of the user's); when the
   owner cannot be kept, or no backup could be kept, the caller is told (``notes``);
@@ -104,7 +105,7 @@ def write_atomic(path: str | os.PathLike[str], payload: bytes, backup: bool = Fa
     target, old = _inspect(path)
     folder = target.parent
     _remove_stale_temporaries(folder, target.name)
-    if old is not None and old.st_nlink > 1:
+    if old is not None and old.st_nlink > 1 and not _linked_to_own_backup(target, old):
         _write_in_place(path, target, payload, backup, notes)
         return target
     tmp = None
@@ -132,6 +133,21 @@ def write_atomic(path: str | os.PathLike[str], payload: bytes, backup: bool = Fa
                 os.unlink(tmp)
     _fsync_dir(folder)
     return target
+
+
+def _linked_to_own_backup(target: Path, old: os.stat_result) -> bool:
+    """Whether the target's one other name is its own ``NAME.bak``: a save keeps the backup
+    as a hard link and then renames the new file over the target, so a save killed between
+    the two leaves them one file. That is no hard link of the user's: the next save
+    replaces the target as ever (written in place, a save killed in the middle would leave
+    the target half written)."""
+    if old.st_nlink != 2:
+        return False
+    try:
+        bak = os.stat(target.with_name(target.name + ".bak"), follow_symlinks=False)
+    except OSError:
+        return False
+    return (bak.st_ino, bak.st_dev) == (old.st_ino, old.st_dev)
 
 
 def _write_all(fd: int, payload: bytes) -> None:
