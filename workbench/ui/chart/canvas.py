@@ -153,8 +153,7 @@ class RooflineCanvas(QWidget):
         self.roofs = RoofLayer(self, add, curve)
         self.points = PointLayer(self, add)
         self.overlays = OverlayLayer(self, add, curve)
-        for item in (*self.roofs.fixed_items(), *self.points.fixed_items(),
-                     *self.overlays.fixed_items()):
+        for item in (*self.roofs.fixed_items(), *self.points.fixed_items()):
             add(item)
         self.legend = ChartLegend(self)
         self.titles = ChartTitles(self)

@@ -52,7 +52,7 @@ def drawn_occupancy(canvas, px, frame: tuple, cell: float
                           (overlays.measured_marks, theme.point_size * 1.3),
                           (overlays.level_marks, theme.point_size * 0.6),
                           (overlays.predicted_marks, theme.point_size * 0.9)):
-        if not scatter.isVisible():
+        if scatter is None or not scatter.isVisible():  # (an overlay's, not made yet)
             continue
         xs, ys = scatter.getData()
         if xs is None or not len(xs):

@@ -55,11 +55,14 @@ class OverlayLayer:
         self._link_pool = Pool(lambda: curve(8), add)
         self._band_pool = Pool(lambda: curve(5, connect="pairs", antialias=False), add)
         self._arrow_pool = Pool(lambda: at_z(pg.ArrowItem(headLen=11, tipAngle=32), 9), add)
-        self._sweep_dots = at_z(Spots(), 7)
-        self._predicted_marks = at_z(Spots(), 9)
-        self._crossing_marks = at_z(Spots(), 13)
-        self._measured_marks = at_z(Spots(), 15)
-        self._level_marks = at_z(Spots(), 14)
+        self._add = add
+        # (the overlays' scatter items, made by the first draw that has an overlay to show:
+        # most charts have none, and each costs a millisecond to make)
+        self._sweep_dots: Spots | None = None
+        self._predicted_marks: Spots | None = None
+        self._crossing_marks: Spots | None = None
+        self._measured_marks: Spots | None = None
+        self._level_marks: Spots | None = None
         self._level_lines: list[pg.PlotCurveItem] = []
         self._sweeps: dict[int, list[SweepPath]] = {}
         self._measured: list[MeasuredMark] = []
@@ -82,10 +85,19 @@ class OverlayLayer:
         #: the cells of each line added to the last grid (see add_lines)
         self._line_cells: dict = {}
 
-    def fixed_items(self) -> tuple:
-        """The items made once (the pools make theirs as needed)."""
-        return (self._sweep_dots, self._predicted_marks, self._crossing_marks,
-                self._measured_marks, self._level_marks)
+    def _make_marks(self) -> None:
+        """Make the scatter items (once), in the order of their stacking ties: before any
+        pooled item (a pair's arrow lies over a prediction's mark, at the same height)."""
+        if self._sweep_dots is not None:
+            return
+        self._sweep_dots = at_z(Spots(), 7)
+        self._predicted_marks = at_z(Spots(), 9)
+        self._crossing_marks = at_z(Spots(), 13)
+        self._measured_marks = at_z(Spots(), 15)
+        self._level_marks = at_z(Spots(), 14)
+        for item in (self._sweep_dots, self._predicted_marks, self._crossing_marks,
+                     self._measured_marks, self._level_marks):
+            self._add(item)
 
     # -- what is drawn (read by the text layout) ----------------------------------------
 
@@ -106,24 +118,24 @@ class OverlayLayer:
         return self._band_pool.shown
 
     @property
-    def level_marks(self) -> Spots:
+    def level_marks(self) -> Spots | None:
         """A profiled kernel's marks at its other memory levels (View ▸ All Levels)."""
         return self._level_marks
 
     @property
-    def sweep_dots(self) -> Spots:
+    def sweep_dots(self) -> Spots | None:
         return self._sweep_dots
 
     @property
-    def crossing_marks(self) -> Spots:
+    def crossing_marks(self) -> Spots | None:
         return self._crossing_marks
 
     @property
-    def measured_marks(self) -> Spots:
+    def measured_marks(self) -> Spots | None:
         return self._measured_marks
 
     @property
-    def predicted_marks(self) -> Spots:
+    def predicted_marks(self) -> Spots | None:
         return self._predicted_marks
 
     @property
@@ -208,7 +220,7 @@ class OverlayLayer:
     def crossing_items(self) -> list[tuple[int, int, str, float, float]]:
         """``(op_id, hw_id, label, x, y)`` of every ridge crossing marked: the label shown
         (``"m* = 255.5"``) and the drawn mark's position in data units."""
-        if not self._crossing_marks.isVisible():
+        if self._crossing_marks is None or not self._crossing_marks.isVisible():
             return []
         data = self._crossing_marks.data
         out = []
@@ -224,7 +236,7 @@ class OverlayLayer:
         """One dict per measured point drawn: ``name``, ``op_id`` (``None`` when standalone),
         ``hw_id``, ``x``/``y`` (the mark, data units), ``link`` (the drawn link's ``(xs, ys)``
         from the prediction to the mark), ``label``, ``color`` and ``verdict``."""
-        if not self._measured_marks.isVisible():
+        if self._measured_marks is None or not self._measured_marks.isVisible():
             return []
         data = self._measured_marks.data
         out = []
@@ -431,6 +443,7 @@ class OverlayLayer:
         if (not self._overlays_shown and not self._sweeps and not self._measured
                 and not self._links):
             return  # nothing drawn before, nothing to draw now
+        self._make_marks()
         theme = self._canvas.theme
         tips: list = []
         ops: list[int | None] = []
