@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.model.chart import placement
+from workbench.model.chart import candidates as placement
 from workbench.model.chart.placement import point_candidates
 
 

@@ -16,6 +16,7 @@ from workbench.io.presets import get_preset
 from workbench.model.advisories import measured_advisories
 from workbench.model.analysis import evaluate_session
 from workbench.model.chart import readouts
+from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.overlay_data import measured_marks, pair_links
 from workbench.model.chart.placement import (
     Attribution,
@@ -24,7 +25,6 @@ from workbench.model.chart.placement import (
     Placement,
     Request,
     TextLayout,
-    clip_segment,
     corner_candidates,
     far_candidates,
     flat_candidates,

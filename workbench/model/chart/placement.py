@@ -30,11 +30,9 @@ re-places only the texts it touches.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import field, replace
-from typing import NamedTuple
 
 import numpy as np
 
@@ -48,8 +46,16 @@ from workbench.model.chart.attribution import (
     scope,
     segment_gaps,
 )
+from workbench.model.chart.candidates import (
+    Candidate,
+    as_array,
+    corner_candidates,
+    flat_candidates,
+    point_candidates,
+    sloped_candidates,
+)
 from workbench.model.chart.leader_places import far_candidates, lead_from
-from workbench.model.chart.occupancy import Occupancy, Rect, clip_segment
+from workbench.model.chart.occupancy import Occupancy, Rect
 from workbench.model.chart.placed_again import MISSING, Again, Found
 from workbench.model.chart.plot_frame import free_corners, legend_corner, wrap_title
 from workbench.model.chart.tries import FreeFlags, Tried
@@ -59,180 +65,15 @@ __all__ = [
     "PRIORITIES", "Occupancy", "Request", "Placement", "TextLayout", "Attribution",
     "PAIRING_RATIO", "PAIRING_MARGIN", "PAIRING_REACH", "box_gaps", "segment_gaps", "same_spot",
     "lead_from", "far_candidates", "point_candidates", "sloped_candidates", "flat_candidates",
-    "corner_candidates", "legend_corner", "free_corners", "wrap_title"]
+    "corner_candidates", "as_array", "Candidate", "legend_corner", "free_corners",
+    "wrap_title"]
 
 #: Who yields to whom: lower places first.
 PRIORITIES = {"selected": 0, "pair": 0.5, "crowd": 0.8, "operation": 1, "measured": 1.5,
               "roof": 2, "crossing": 2.5, "ridge": 3, "sweep": 5, "region": 6}
 
 # ---------------------------------------------------------------------------------------
-# candidate places
-
-
-class Candidate(NamedTuple):
-    """A text box's top-left corner; ``leader`` the thin line ``(x0, y0, x1, y1)`` from the
-    marker's edge to the box, for a place away from the marker."""
-
-    left: float
-    top: float
-    leader: tuple[float, float, float, float] | None = None
-
-
-def _directions() -> tuple[np.ndarray, np.ndarray]:
-    """Unit offsets of the sixteen directions of the far rings, and how each places its
-    box (fraction of the width and height left of / above the nearest point)."""
-    angles = np.radians([-157.5, -135.0, -112.5, -67.5, -22.5, 22.5, 67.5, 157.5])
-    ux, uy = np.cos(angles), np.sin(angles)
-    fx = np.where(ux < -0.38, 1.0, np.where(ux > 0.38, 0.0, 0.5))
-    fy = np.where(uy < -0.38, 1.0, np.where(uy > 0.38, 0.0, 0.5))
-    return np.column_stack((ux, uy)), np.column_stack((fx, fy))
-
-
-_FAR_DIRECTIONS = _directions()
-#: the nearest places lie this many pixels beyond a marker's half-size: clear of its cells
-#: (its box and air, rounded out to whole cells) and a text's pad, and no farther (a short
-#: tag farther off reads as standing alone)
-NEAR_GAP = 5.0
-#: the eight near places: (x offset in g, y offset in g, fraction of w left, of h above)
-_NEAR = np.array([
-    (1, 0, 0.0, 0.5),  # right
-    (-1, 0, 1.0, 0.5),  # left
-    (1, -1, 0.0, 1.0),  # above right
-    (-1, -1, 1.0, 1.0),  # above left
-    (0, -1, 0.5, 1.0),  # above
-    (0, 1, 0.5, 0.0),  # below
-    (1, 1, 0.0, 0.0),  # below right
-    (-1, 1, 1.0, 0.0),  # below left
-], dtype=float)
-_NEAR_LEFT_FIRST = _NEAR[[1, 0, 3, 2, 4, 5, 7, 6]]
-
-
-def point_candidates(x: float, y: float, w: float, h: float, radius: float,
-                     rings: Sequence[float] = (0.0, 14.0, 30.0, 50.0, 75.0, 105.0),
-                     first: str = "right") -> np.ndarray:
-    """Places around a marker at ``(x, y)`` of half-size ``radius`` for a ``w`` × ``h``
-    text: right, left, the four diagonals, above and below next to it, then the same and
-    eight more directions farther out (``rings`` pixels beyond the first ring), those with a
-    leader line from the marker's edge to the box. Rows ``left, top, x0, y0, x1, y1`` (the
-    leader; nan when none)."""
-    around = _around_origin(float(w), float(h), float(radius), tuple(rings), first)
-    return around + np.array((x, y, x, y, x, y))
-
-
-#: the text sizes whose candidates are kept: a full placing asks for at most a few dozen
-#: (28 for the real-kernels example, 16 for 100 operations); each is 2–5 KB, and every edit
-#: that changes a text's width asks for new ones, so more than this would keep growing
-#: over a working session (4,096 of them, 10 MB, over 10,000 edits)
-AROUND_KEPT = 256
-
-
-@functools.lru_cache(maxsize=AROUND_KEPT)
-def _around_origin(w: float, h: float, radius: float, rings: tuple[float, ...],
-                   first: str) -> np.ndarray:
-    """The candidates of :func:`point_candidates` around (0, 0), read-only: kept per text
-    size, radius and rings (a full placing asks for the same ones for every marker)."""
-    near = _NEAR_LEFT_FIRST if first == "left" else _NEAR
-    (units, fracs) = _FAR_DIRECTIONS
-    rows = []
-    for k, extra in enumerate(rings):
-        g = radius + NEAR_GAP + extra  # clear of the marker's cells (rounded out), the air
-        lefts = near[:, 0] * g - near[:, 2] * w
-        tops = near[:, 1] * g - near[:, 3] * h
-        if k:
-            lefts = np.concatenate((lefts, units[:, 0] * g - fracs[:, 0] * w))
-            tops = np.concatenate((tops, units[:, 1] * g - fracs[:, 1] * h))
-        block = np.full((len(lefts), 6), np.nan)
-        block[:, 0], block[:, 1] = lefts, tops
-        if k:
-            # from the marker's edge to the nearest point of the box
-            nx = np.clip(0.0, lefts, lefts + w)
-            ny = np.clip(0.0, tops, tops + h)
-            d = np.hypot(nx, ny)
-            d[d == 0] = 1.0
-            start = radius + 1.5
-            block[:, 2] = nx / d * start
-            block[:, 3] = ny / d * start
-            block[:, 4], block[:, 5] = nx, ny
-        rows.append(block)
-    out = np.concatenate(rows)
-    out.flags.writeable = False
-    return out
-
-
-def as_array(candidates) -> np.ndarray:
-    """Candidates as rows ``left, top, x0, y0, x1, y1`` (leader nan when none)."""
-    if isinstance(candidates, np.ndarray):
-        return candidates
-    out = np.full((len(candidates), 6), np.nan)
-    for i, c in enumerate(candidates):
-        out[i, 0], out[i, 1] = c.left, c.top
-        if c.leader is not None:
-            out[i, 2:] = c.leader
-    return out
-
-
-def sloped_candidates(x0: float, y0: float, x1: float, y1: float, w: float, h: float,
-                      frame: Rect, gap: float = 8.0,
-                      fractions: Sequence[float] = (0.12, 0.25, 0.4, 0.55, 0.7, 0.85, 0.05,
-                                                    0.95)) -> list[Candidate]:
-    """Places for a horizontal text along a rising segment (device y down), on the free side
-    first (above it, left of the line) then below it, at points spread along its visible
-    part."""
-    part = clip_segment(x0, y0, x1, y1, frame)
-    if part is None:
-        return []
-    a, b, c, d = part
-    above, below = [], []
-    for f in fractions:
-        px, py = a + (c - a) * f, b + (d - b) * f
-        # above-left of the line: the box's bottom-right corner just over the line
-        above.append(Candidate(px - w - gap * 0.5, py - h - gap))
-        # below-right: the box's top-left corner just under the line
-        below.append(Candidate(px + gap * 0.5, py + gap))
-    return above + below
-
-
-def flat_candidates(x0: float, x1: float, y: float, w: float, h: float, frame: Rect,
-                    gap: float = 6.0, below_first: bool = False,
-                    clear: float = 12.0) -> list[Candidate]:
-    """Places for a text over (then under) a flat segment from ``x0`` to ``x1`` at height
-    ``y``: right end first, then left end and points between; then the same 2 px farther
-    (a box ``gap`` off may touch the line's cells, by where the line falls on their grid)
-    and ``clear`` pixels farther, over the markers of the points on it (a compute roof's)."""
-    lo, hi = max(x0, frame[0] + 2), min(x1, frame[2] - 2)
-    if hi <= lo:
-        return []
-    # over its own visible part first, then reaching left of it (over the slope below)
-    xs = [hi - w - 4, lo + 4] + [lo + (hi - lo - w) * f for f in (0.5, 0.75, 0.25, 0.62,
-                                                                  0.38, 0.88, 0.12)]
-    xs = [x for x in xs if x + w <= hi + 1e-9 and x >= frame[0]]
-    step = max(w / 4, 8.0)
-    x = hi - w - 4 - step
-    while x >= frame[0] + 2 and x + w > lo:
-        if x < lo:
-            xs.append(x)
-        x -= step
-    out = []
-    for g in (gap, gap + 2.0, gap + clear):
-        above = [Candidate(left, y - h - g) for left in xs]
-        below = [Candidate(left, y + g) for left in xs]
-        out += below + above if below_first else above + below
-    return out
-
-
-def corner_candidates(x: float, y: float, w: float, h: float, gap: float = 5.0
-                      ) -> list[Candidate]:
-    """Places next to a corner point (a ridge): below right, above left, below left, above
-    right, then a little farther."""
-    out = []
-    for g in (gap, gap + 10.0):
-        out += [Candidate(x + g, y + g), Candidate(x - g - w, y - g - h),
-                Candidate(x - g - w, y + g), Candidate(x + g, y - g - h)]
-    return out
-
-
-# ---------------------------------------------------------------------------------------
-# placing
+# placing (the places tried: :mod:`~workbench.model.chart.candidates`)
 
 
 @record
