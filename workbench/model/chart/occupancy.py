@@ -70,6 +70,26 @@ class Occupancy:
             return None
         return r0, r1, c0, c1
 
+    def counts_within(self, rect: Rect) -> tuple:
+        """The cells a rectangle touches and copies of every count there (``grid``,
+        ``soft``, ``lines``, ``texts``): ``((r0, r1, c0, c1), counts)``; ``(None, ())``
+        where it misses the grid."""
+        span = self._span(rect)
+        if span is None:
+            return None, ()
+        r0, r1, c0, c1 = span
+        return span, tuple(a[r0:r1, c0:c1].copy()
+                           for a in (self.grid, self.soft, self.lines, self.texts))
+
+    def same_counts(self, span: tuple[int, int, int, int] | None, counts: tuple) -> bool:
+        """Whether the counts of the cells ``span`` are ``counts`` (see
+        :meth:`counts_within`)."""
+        if span is None:
+            return not counts
+        r0, r1, c0, c1 = span
+        return all(np.array_equal(a[r0:r1, c0:c1], b) for a, b in zip(
+            (self.grid, self.soft, self.lines, self.texts), counts, strict=True))
+
     @contextlib.contextmanager
     def held(self):
         """Within this block :meth:`clear_under` answers from summed-area tables of the

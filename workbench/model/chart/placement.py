@@ -54,6 +54,7 @@ from workbench.model.chart.candidates import (
     point_candidates,
     sloped_candidates,
 )
+from workbench.model.chart.kept_places import UNKNOWN, KeptPlaces
 from workbench.model.chart.leader_places import far_candidates, lead_from
 from workbench.model.chart.occupancy import Occupancy, Rect
 from workbench.model.chart.placed_again import MISSING, Again, Found
@@ -135,15 +136,18 @@ class TextLayout:
     LEADER_SKIP = 8.0
 
     def __init__(self, occupancy: Occupancy, again: Found | None = None,
-                 record: bool = False) -> None:
+                 record: bool = False, kept: KeptPlaces | None = None) -> None:
         """``again``: what an earlier placing found, to be taken where it holds (see
         :mod:`~workbench.model.chart.placed_again`); ``record``: keep what this one finds,
-        for the next (:attr:`found`)."""
+        for the next (:attr:`found`); ``kept``: what texts found at earlier placings, taken
+        where their surroundings are as they were, and added to (see
+        :mod:`~workbench.model.chart.kept_places`)."""
         self.occupancy = occupancy
         self.placed: dict[Hashable, Placement] = {}
         self.requests: dict[Hashable, Request] = {}
         self._again = again
         self._record = record
+        self._kept = kept
         #: what the last full placing found (when recorded)
         self.found: Found | None = None
 
@@ -160,10 +164,18 @@ class TextLayout:
         self._beside = None  # (see _clean_leaders)
         self._ends_checked = request.priority >= PRIORITIES["roof"]
         self.requests[request.key] = request
+        kept = self._kept if not own or request.own is None else None
+        if kept is not None:  # (its leader never across its own markers: see kept_places)
+            known = kept.known(self, request)
+            if known is not UNKNOWN:
+                if known is not None:
+                    self._reserve(known, 1)
+                    self.placed[request.key] = known
+                return known
         w, h = request.width, request.height
         air, cross = request.air, request.cross_lines
         mine = request.own if own else None
-        row = None
+        row = first = None
         # (each list's places and which are free, worked out as far as asked for and kept
         # for both tries: nothing is placed between them)
         free_of: dict[int, tuple[np.ndarray, FreeFlags]] = {}
@@ -191,11 +203,13 @@ class TextLayout:
                 cands, flags = free_of[i]
                 if i not in crossed_of:
                     crossed_of[i] = np.zeros(len(cands), dtype=bool)
+                paired = (tried.paired_of(i, strict, len(cands)) if tried is not None else
+                          np.full(len(cands), -1, dtype=np.int8) if kept is not None else None)
                 chosen = self._first_clean(cands, w, h, cross, mine, air, request.names,
-                                           strict, free=flags,
-                                           paired=None if tried is None
-                                           else tried.paired_of(i, strict, len(cands)),
+                                           strict, free=flags, paired=paired,
                                            crossed=crossed_of[i])
+                if i == 0 and strict:  # (what decided it, for kept_places)
+                    first = (cands, chosen, flags.free, paired)
                 if chosen is not None:
                     found.append(cands[chosen])
                     if i < 2:
@@ -209,11 +223,16 @@ class TextLayout:
         if row is None:
             if tried is not None:
                 tried.free_of = free_of
+            if (kept is not None and first is not None and request.far is None
+                    and request.farther is None and request.own is None):
+                kept.keep(self, request, *first, None)  # (its places all taken)
             return None
         leader = None if math.isnan(row[2]) else (float(row[2]), float(row[3]), float(row[4]),
                                                   float(row[5]))
         left, top = float(row[0]), float(row[1])
         placement = Placement(request.key, (left, top, left + w, top + h), leader, air=air)
+        if kept is not None and first is not None and first[1] is not None:
+            kept.keep(self, request, *first, placement)
         self._reserve(placement, 1)
         self.placed[request.key] = placement
         return placement
@@ -308,6 +327,12 @@ class TextLayout:
             good[~bare] = names.led(boxes[~bare], cands[at[~bare], 2:6], leader=strict)
         return good
 
+    def paired_at(self, cands: np.ndarray, at: np.ndarray, w: float, h: float,
+                  names: Attribution) -> np.ndarray:
+        """Whether a reader pairs a ``w`` × ``h`` text at each of the places ``at`` (of
+        ``cands``) with what it ``names``, as a first try asks (:meth:`_paired`)."""
+        return self._paired(cands, at, w, h, names, True)
+
     #: free (and paired) places looked at, at most: the nearest (a leader past them would be
     #: long and hard to follow)
     MOST_LEADERS = 128
@@ -367,6 +392,11 @@ class TextLayout:
         if len(clear):
             return int(chosen[int(clear[0])])
         return int(chosen[upto]) if upto < len(chosen) else None
+
+    def leaders_crossed(self, seg: np.ndarray) -> np.ndarray:
+        """Whether each leader of ``seg`` crosses a leader placed already
+        (:meth:`_crosses_leaders`)."""
+        return self._crosses_leaders(seg) if len(seg) else np.zeros(0, dtype=bool)
 
     def _crosses_leaders(self, seg: np.ndarray) -> np.ndarray:
         """Whether each leader of ``seg`` (rows ``x0, y0, x1, y1``) crosses a leader placed

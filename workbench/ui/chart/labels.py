@@ -22,6 +22,7 @@ from typing import ClassVar
 import numpy as np
 from PySide6.QtCore import QTimer
 
+from workbench.model.chart.kept_places import KeptPlaces
 from workbench.model.chart.placement import (
     Occupancy,
     Request,
@@ -51,8 +52,7 @@ from workbench.ui.chart.text_requests import chart_text_requests, roof_text_requ
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
 TEXT_INSET = 3.0
-#: Occupancy cell, pixels.
-CELL = 2.0
+CELL = 2.0  # the occupancy's cell, pixels
 #: moved markers beyond which an edit updates their cells all at once (a model's edit)
 BATCH_MOVED = 16
 
@@ -76,9 +76,7 @@ class LabelLayer:
         #: text could be taken to name: ``(rects, operation or -1)``
         self._marker_ops = np.zeros(0, dtype=np.int64)
         self._marks = (np.zeros((0, 4)), np.zeros(0, dtype=np.int64))
-        self._layout_timer = QTimer(canvas)
-        self._layout_timer.setSingleShot(True)
-        self._layout_timer.setInterval(40)
+        self._layout_timer = QTimer(canvas, singleShot=True, interval=40)
         self._layout_timer.timeout.connect(canvas.layout_annotations)
         # a rebuild while the canvas is hidden (a window being built) places the labels when
         # it is next painted or read, at the size it is shown at, not now
@@ -95,6 +93,8 @@ class LabelLayer:
         #: within :meth:`reusing_occupancy`, the requests of the texts other than the
         #: operations' names, the texts hidden, and what each said, by the view
         self._chart_texts: dict = {}
+        #: what each text found at earlier placings, taken where nothing around it changed
+        self.kept = KeptPlaces()
 
     # -- when ----------------------------------------------------------------------------
 
@@ -266,7 +266,7 @@ class LabelLayer:
         # one found for the texts that did not change)
         last = self._text_layout if self._reuse else None
         layout = TextLayout(occ, again=last.found if last is not None else None,
-                            record=bool(self._reuse))
+                            record=bool(self._reuse), kept=self.kept)
         if self._defer and not self._any_name_fits():
             self._label_of = {}
             return layout, None  # (the texts left to a later placing: see deferring)

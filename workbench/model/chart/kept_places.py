@@ -1,0 +1,260 @@
+"""Texts whose surroundings did not change keep their places from one placing to the next.
+
+A text's try (:meth:`~workbench.model.chart.placement.TextLayout.place`) takes the first of
+its places that lies in the plot, covers no occupied cell, is paired with what the text names
+and whose leader crosses nothing. Which place that is depends on the text (its size, its air,
+its places up to the one taken, what it names) and on what lies around those places: the
+plot's frame, the counts of the occupancy's cells within reach of them, which of their
+leaders cross a leader already placed, and the other marks and lines within the reach of the
+pairing rule (:func:`~workbench.model.chart.attribution.scope`). Where all of that is as it
+was when the text was last placed, it finds the same place again: an edit that moves one point
+places again only the texts whose surroundings it changed, and the roofs' values, the ridges'
+texts and the names of the points that stayed are taken as they were, as a full search would
+find them. The same for a text that found no place among its only places (a ridge's text
+where the chart is crowded): it finds none again.
+
+Kept only for a text placed among its first places (not its far ones), on a try that does not
+let its leader cross its own markers; the rest are always looked for."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any, Protocol
+
+import numpy as np
+
+from workbench.model.chart.attribution import LEADER_CLEAR, LINE_END_CLEAR, Attribution, scope
+from workbench.model.chart.occupancy import Occupancy
+from workbench.records import record
+
+
+class Request(Protocol):
+    """A text to place (:class:`~workbench.model.chart.placement.Request`)."""
+
+    key: Hashable
+    kind: str
+    width: float
+    height: float
+    candidates: Any
+    air: float
+    cross_lines: bool
+    names: Attribution | None
+
+
+class Placement(Protocol):
+    """Where a text went (:class:`~workbench.model.chart.placement.Placement`)."""
+
+    leader: tuple[float, float, float, float] | None
+
+
+class TextLayout(Protocol):
+    """The layout a text is placed in (:class:`~workbench.model.chart.placement.TextLayout`)."""
+
+    PAD: float
+    LEADER_END_CLEAR: float
+    occupancy: Occupancy
+
+    def leaders_crossed(self, seg: np.ndarray) -> np.ndarray: ...
+
+    def paired_at(self, cands: np.ndarray, at: np.ndarray, w: float, h: float,
+                  names: Attribution) -> np.ndarray: ...
+
+
+__all__ = ["KeptPlaces", "UNKNOWN"]
+
+#: what :meth:`KeptPlaces.known` answers for a text to be looked for
+UNKNOWN = object()
+
+
+@record(eq=False)
+class _Kept:
+    """What one text found and everything that decided it."""
+
+    kind: str
+    air: float
+    cross_lines: bool
+    frame: tuple
+    cell: float
+    #: the text's places up to the one taken (rows ``left, top, x0, y0, x1, y1``), and the
+    #: array they came from (the same object: no need to compare them)
+    places: np.ndarray
+    source: Any
+    #: the pixels whose contents bear on it, and the occupancy's cells and counts there
+    region: tuple[float, float, float, float]
+    span: Any
+    counts: tuple
+    #: the leaders of the places found free up to the one taken, and which of them cross a
+    #: leader placed before it
+    leads: np.ndarray
+    crossed: np.ndarray
+    #: what it names (None: nothing), the pixels where other marks bear on it (within
+    #: ``reach`` of a place found free), and the other marks and lines there
+    names: Any
+    marks: tuple[float, float, float, float]
+    reach: float
+    others: np.ndarray | None
+    other_lines: np.ndarray | None
+    #: the places found free up to the one taken, and whether each is paired with what the
+    #: text names
+    free: np.ndarray
+    paired: np.ndarray | None
+    placement: Any
+
+
+def _within(rows: np.ndarray, region: tuple[float, float, float, float]) -> np.ndarray:
+    """Of ``rows`` (``left, top, right, bottom`` or segments ``x0, y0, x1, y1``), those whose
+    extent meets ``region``, in a fixed order (the rules read them as a set)."""
+    if not len(rows):
+        return rows
+    x0, x1 = np.minimum(rows[:, 0], rows[:, 2]), np.maximum(rows[:, 0], rows[:, 2])
+    y0, y1 = np.minimum(rows[:, 1], rows[:, 3]), np.maximum(rows[:, 1], rows[:, 3])
+    near = rows[(x1 >= region[0]) & (x0 <= region[2]) & (y1 >= region[1]) & (y0 <= region[3])]
+    return near[np.lexsort(near.T[::-1])] if len(near) > 1 else near
+
+
+def _extent(places: np.ndarray, w: float, h: float, grow: float
+            ) -> tuple[float, float, float, float]:
+    """The pixels the ``w`` × ``h`` boxes at ``places`` and their leaders cover, grown by
+    ``grow`` (nothing: an empty extent)."""
+    if not len(places):
+        return (np.inf, np.inf, -np.inf, -np.inf)
+    lo = np.fmin.reduce(places, axis=0)  # (a leader's nan where it has none: passed over)
+    hi = np.fmax.reduce(places, axis=0)
+    return (float(np.fmin(lo[0], np.fmin(lo[2], lo[4]))) - grow,
+            float(np.fmin(lo[1], np.fmin(lo[3], lo[5]))) - grow,
+            float(np.fmax(hi[0] + w, np.fmax(hi[2], hi[4]))) + grow,
+            float(np.fmax(hi[1] + h, np.fmax(hi[3], hi[5]))) + grow)
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+class KeptPlaces:
+    """What texts found at earlier placings (by key and size), taken again where nothing
+    that decided it changed (see the module's note)."""
+
+    #: texts kept at most (the oldest forgotten first): a few dozen for one chart
+    LIMIT = 1024
+
+    def __init__(self) -> None:
+        self._kept: dict[Hashable, _Kept] = {}
+        #: texts taken as they were, and texts looked for, since made (for the benchmarks)
+        self.taken = self.looked_for = 0
+        #: what the last text asked for had found before it moved (see keep)
+        self._moved: _Kept | None = None
+
+    def known(self, layout: TextLayout, request: Request) -> Any:
+        """Where ``request`` goes in ``layout`` now (None: nowhere), where that is sure from
+        an earlier placing (see the module's note); else :data:`UNKNOWN`, to be looked
+        for."""
+        key = (request.key, request.width, request.height)
+        e = self._kept.get(key)
+        self._moved = None
+        if e is not None and self._holds(e, layout, request):
+            self.taken += 1
+            return e.placement
+        self.looked_for += 1
+        return UNKNOWN
+
+    def _holds(self, e: _Kept, layout: TextLayout, request: Request) -> bool:
+        occ = layout.occupancy
+        if (e.kind != request.kind or e.air != request.air
+                or e.cross_lines != request.cross_lines or e.frame != occ.frame
+                or e.cell != occ.cell):
+            return False
+        if request.candidates is not e.source:
+            places = request.candidates
+            if not isinstance(places, np.ndarray):
+                return False
+            n = len(e.places)
+            if (len(places) < n or (e.placement is None and len(places) != n)
+                    or not np.array_equal(places[:n], e.places, equal_nan=True)):
+                # (a text that moved, as its point: kept at its next placing, not this one)
+                self._moved = self._kept.pop((request.key, request.width, request.height))
+                return False
+        names = request.names
+        if names is None or e.names is None:
+            if names is not e.names:
+                return False
+        elif (names.reach != e.names.reach or not _same(names.own, e.names.own)
+              or not _same(names.own_lines, e.names.own_lines)
+              or not _same(_within(names.other_lines, e.marks), e.other_lines)):
+            return False
+        if not (occ.same_counts(e.span, e.counts)
+                and np.array_equal(layout.leaders_crossed(e.leads), e.crossed)):
+            return False
+        if names is None:
+            return True
+        others = _within(names.others, e.marks)
+        return _same(others, e.others) or self._paired_as_before(e, layout, request, others)
+
+    @staticmethod
+    def _paired_as_before(e: _Kept, layout: TextLayout, request: Request,
+                          others: np.ndarray) -> bool:
+        """Whether each place looked at and found free is paired with what the text names
+        (or not) as it was, the other marks now ``others`` (those in its region): worked
+        out again for the places within reach of a mark that moved, came or went."""
+        names = request.names
+        if e.others is None or e.paired is None or names is None:
+            return False
+        changed = {tuple(row) for row in e.others} ^ {tuple(row) for row in others.tolist()}
+        moved = np.array(sorted(changed), dtype=float).reshape(-1, 4)
+        places = e.places[e.free]
+        lo = np.fmin(np.fmin(places[:, [0, 1]], places[:, [2, 3]]), places[:, [4, 5]])
+        hi = np.fmax(np.fmax(places[:, [0, 1]] + (request.width, request.height),
+                             places[:, [2, 3]]), places[:, [4, 5]])
+        lo, hi = lo - e.reach, hi + e.reach
+        near = ((lo[:, None, 0] <= moved[None, :, 2]) & (moved[None, :, 0] <= hi[:, None, 0])
+                & (lo[:, None, 1] <= moved[None, :, 3])
+                & (moved[None, :, 1] <= hi[:, None, 1])).any(axis=1)
+        if not near.any():
+            return True
+        again = layout.paired_at(e.places, e.free[near], request.width, request.height,
+                                 names)
+        return bool(np.array_equal(again, e.paired[near]))
+
+    def keep(self, layout: TextLayout, request: Request, places: np.ndarray,
+             upto: int | None, free: np.ndarray, paired: np.ndarray | None,
+             placement: Placement | None) -> None:
+        """``request`` found ``placement``, the place ``upto`` of its first ``places`` (of
+        which ``free``, at least, were found free; ``paired``: whether each is paired with
+        what it names, -1 where not worked out), in ``layout`` as it is (before the text is
+        reserved there); or, with ``upto`` and ``placement`` None, found no place among
+        ``places``, its only ones."""
+        if (not isinstance(request.candidates, np.ndarray) or not len(places)
+                or self._moved is not None):
+            return  # (made anew for each placing: compared at no saving; see known)
+        occ = layout.occupancy
+        w, h = request.width, request.height
+        upto = len(places) - 1 if upto is None else upto
+        tried = places[:upto + 1]
+        # what is drawn and placed bears on every place looked at; the other marks, only on
+        # those found free (the rest were not paired with anything)
+        region = _extent(tried, w, h, layout.PAD + request.air + occ.cell * 2
+                         + max(LEADER_CLEAR, LINE_END_CLEAR, layout.LEADER_END_CLEAR))
+        names = request.names
+        free = free[free <= upto]
+        free_places = free  # (those whose leaders were followed, at most)
+        if names is not None and paired is not None:
+            free = free[paired[free] >= 0]  # (the places looked at: paired or not)
+        reach = (0.0 if names is None else
+                 max(scope(names.reach, h), LEADER_CLEAR, LINE_END_CLEAR) + 1.0)
+        marks = region if names is None else _extent(places[free], w, h, reach)
+        span, counts = occ.counts_within(region)
+        seen = places[free_places]
+        leads = seen[~np.isnan(seen[:, 2]), 2:6]
+        kept = self._kept
+        key = (request.key, w, h)
+        kept.pop(key, None)
+        if len(kept) >= self.LIMIT:
+            kept.pop(next(iter(kept)))
+        kept[key] = _Kept(
+            request.kind, request.air, request.cross_lines, occ.frame, occ.cell,
+            tried.copy(), request.candidates, region, span, counts,
+            leads, layout.leaders_crossed(leads), names,
+            marks, reach, None if names is None else _within(names.others, marks),
+            None if names is None else _within(names.other_lines, marks), free.copy(),
+            None if names is None or paired is None else paired[free].copy(), placement)
