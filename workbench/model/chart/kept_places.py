@@ -75,9 +75,10 @@ class _Kept:
     cross_lines: bool
     frame: tuple
     cell: float
-    #: the text's places up to the one taken (rows ``left, top, x0, y0, x1, y1``), and the
-    #: array they came from (the same object: no need to compare them)
+    #: the text's places up to the one taken (rows ``left, top, x0, y0, x1, y1``; and as
+    #: bytes), and the array they came from (the same object: no need to compare them)
     places: np.ndarray
+    places_said: bytes
     source: Any
     #: the pixels whose contents bear on it, and the occupancy's cells and counts there
     region: tuple[float, float, float, float]
@@ -87,13 +88,16 @@ class _Kept:
     #: leader placed before it
     leads: np.ndarray
     crossed: np.ndarray
-    #: what it names (None: nothing), the pixels where other marks bear on it (within
-    #: ``reach`` of a place found free), and the other marks and lines there
+    #: what it names (None: nothing; its own marks and lines and its reach, as
+    #: :func:`_said`), the pixels where other marks bear on it (within ``reach`` of a place
+    #: found free), and the other marks and lines there
     names: Any
+    own: tuple
     marks: tuple[float, float, float, float]
     reach: float
     others: np.ndarray | None
-    other_lines: np.ndarray | None
+    others_said: tuple
+    other_lines: tuple
     #: the places found free up to the one taken, and whether each is paired with what the
     #: text names
     free: np.ndarray
@@ -126,10 +130,13 @@ def _extent(places: np.ndarray, w: float, h: float, grow: float
             float(np.fmax(hi[1] + h, np.fmax(hi[3], hi[5]))) + grow)
 
 
-def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return a.shape == b.shape and bool(np.array_equal(a, b))
+def _said(a: np.ndarray | None) -> tuple:
+    """An array as plain values to compare (the same bytes: the same numbers)."""
+    return () if a is None else (a.dtype.str, a.shape, a.tobytes())
+
+
+def _own(names: Attribution | None) -> tuple:
+    return () if names is None else (names.reach, _said(names.own), _said(names.own_lines))
 
 
 class KeptPlaces:
@@ -138,6 +145,11 @@ class KeptPlaces:
 
     #: texts kept at most (the oldest forgotten first): a few dozen for one chart
     LIMIT = 1024
+    #: cells a text's search may look over and still be kept: a wider one (a ridge's text
+    #: with no place, searched all around its diamond: 40,000–70,000 cells of a 405B
+    #: model's crowded chart) is seldom as it was at the next edit, and copying it costs
+    #: a third of the search (the texts kept and taken again look over 2,000–16,000)
+    WIDEST = 24_000
 
     def __init__(self) -> None:
         self._kept: dict[Hashable, _Kept] = {}
@@ -171,25 +183,26 @@ class KeptPlaces:
                 return False
             n = len(e.places)
             if (len(places) < n or (e.placement is None and len(places) != n)
-                    or not np.array_equal(places[:n], e.places, equal_nan=True)):
+                    or places[:n].tobytes() != e.places_said):
                 # (a text that moved, as its point: kept at its next placing, not this one)
                 self._moved = self._kept.pop((request.key, request.width, request.height))
                 return False
         names = request.names
-        if names is None or e.names is None:
-            if names is not e.names:
-                return False
-        elif (names.reach != e.names.reach or not _same(names.own, e.names.own)
-              or not _same(names.own_lines, e.names.own_lines)
-              or not _same(_within(names.other_lines, e.marks), e.other_lines)):
+        if (names is None) != (e.names is None):
             return False
-        if not (occ.same_counts(e.span, e.counts)
-                and np.array_equal(layout.leaders_crossed(e.leads), e.crossed)):
+        if names is not None and (
+                _own(names) != e.own
+                or _said(_within(names.other_lines, e.marks)) != e.other_lines):
+            return False
+        if not occ.same_counts(e.span, e.counts):
+            return False
+        if len(e.leads) and not np.array_equal(layout.leaders_crossed(e.leads), e.crossed):
             return False
         if names is None:
             return True
         others = _within(names.others, e.marks)
-        return _same(others, e.others) or self._paired_as_before(e, layout, request, others)
+        return (_said(others) == e.others_said
+                or self._paired_as_before(e, layout, request, others))
 
     @staticmethod
     def _paired_as_before(e: _Kept, layout: TextLayout, request: Request,
@@ -243,6 +256,10 @@ class KeptPlaces:
         reach = (0.0 if names is None else
                  max(scope(names.reach, h), LEADER_CLEAR, LINE_END_CLEAR) + 1.0)
         marks = region if names is None else _extent(places[free], w, h, reach)
+        span = occ.span_of(region)
+        if span is not None and (span[1] - span[0]) * (span[3] - span[2]) > self.WIDEST:
+            self._kept.pop((request.key, w, h), None)
+            return
         span, counts = occ.counts_within(region)
         seen = places[free_places]
         leads = seen[~np.isnan(seen[:, 2]), 2:6]
@@ -251,10 +268,11 @@ class KeptPlaces:
         kept.pop(key, None)
         if len(kept) >= self.LIMIT:
             kept.pop(next(iter(kept)))
+        others = None if names is None else _within(names.others, marks)
         kept[key] = _Kept(
             request.kind, request.air, request.cross_lines, occ.frame, occ.cell,
-            tried.copy(), request.candidates, region, span, counts,
-            leads, layout.leaders_crossed(leads), names,
-            marks, reach, None if names is None else _within(names.others, marks),
-            None if names is None else _within(names.other_lines, marks), free.copy(),
+            tried.copy(), tried.tobytes(), request.candidates, region, span, counts,
+            leads, layout.leaders_crossed(leads), names, _own(names),
+            marks, reach, others, _said(others),
+            _said(None if names is None else _within(names.other_lines, marks)), free.copy(),
             None if names is None or paired is None else paired[free].copy(), placement)

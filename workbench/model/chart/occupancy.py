@@ -70,6 +70,11 @@ class Occupancy:
             return None
         return r0, r1, c0, c1
 
+    def span_of(self, rect: Rect) -> tuple[int, int, int, int] | None:
+        """The cell rows and columns ``(r0, r1, c0, c1)`` a rectangle touches (ends
+        excluded), None where it misses the grid."""
+        return self._span(rect)
+
     def counts_within(self, rect: Rect) -> tuple:
         """The cells a rectangle touches and copies of every count there (``grid``,
         ``soft``, ``lines``, ``texts``): ``((r0, r1, c0, c1), counts)``; ``(None, ())``
@@ -87,8 +92,11 @@ class Occupancy:
         if span is None:
             return not counts
         r0, r1, c0, c1 = span
-        return all(np.array_equal(a[r0:r1, c0:c1], b) for a, b in zip(
-            (self.grid, self.soft, self.lines, self.texts), counts, strict=True))
+        # (the counts that change most, the texts' and the grid's, first)
+        for a, i in ((self.texts, 3), (self.grid, 0), (self.lines, 2), (self.soft, 1)):
+            if not (a[r0:r1, c0:c1] == counts[i]).all():
+                return False
+        return True
 
     @contextlib.contextmanager
     def held(self):
