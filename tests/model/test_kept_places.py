@@ -218,3 +218,30 @@ def test_a_text_with_no_place_given_one_more_is_looked_for_again():
     again = TextLayout(occ.copy(), kept=kept)
     found = again.place(Request("value", "roof", 40.0, 10.0, more))
     assert found is not None and found.rect[0] == 260.0
+
+
+def _cells_of_a_placing(scene: Scene) -> int:
+    kept = KeptPlaces()
+    _place(scene, kept)
+    return kept.cells
+
+
+def test_what_is_kept_stays_within_its_budget_over_a_long_session():
+    # every edit renames the points (new widths: new texts to keep); what is kept is
+    # bounded by the cells it copies, the oldest forgotten first
+    rng = np.random.default_rng(11)
+    scene = Scene(rng, 20)
+    scene.sizes = {i: (80.0 + i, 10.0) for i in scene.sizes}  # (the widest of the session)
+    kept = KeptPlaces()
+    kept.BUDGET = 2 * _cells_of_a_placing(scene)  # (room for two placings' texts)
+    most = 0
+    for step in range(60):
+        scene.sizes = {i: (20.0 + step + i, 10.0) for i in scene.sizes}
+        _place(scene, kept)
+        assert 0 < kept.cells <= kept.BUDGET
+        most = max(most, kept.cells)
+    assert most > kept.BUDGET // 2  # (it was full: the oldest were forgotten)
+    # the latest placing's texts are kept: the same placing again looks for none of them
+    looked_for = kept.looked_for
+    _place(scene, kept)
+    assert kept.looked_for == looked_for

@@ -103,6 +103,8 @@ class _Kept:
     free: np.ndarray
     paired: np.ndarray | None
     placement: Any
+    #: the cells whose counts are kept
+    cells: int
 
 
 def _within(rows: np.ndarray, region: tuple[float, float, float, float]) -> np.ndarray:
@@ -143,8 +145,9 @@ class KeptPlaces:
     """What texts found at earlier placings (by key and size), taken again where nothing
     that decided it changed (see the module's note)."""
 
-    #: texts kept at most (the oldest forgotten first): a few dozen for one chart
-    LIMIT = 1024
+    #: cells kept at most, over all texts (the oldest forgotten first): 13 bytes a cell
+    #: (four counts), about 6.5 MB; a chart's texts look over a few thousand cells each
+    BUDGET = 500_000
     #: cells a text's search may look over and still be kept: a wider one (a ridge's text
     #: with no place, searched all around its diamond: 40,000–70,000 cells of a 405B
     #: model's crowded chart) is seldom as it was at the next edit, and copying it costs
@@ -153,10 +156,20 @@ class KeptPlaces:
 
     def __init__(self) -> None:
         self._kept: dict[Hashable, _Kept] = {}
+        self._cells = 0  # (kept, over all texts)
         #: texts taken as they were, and texts looked for, since made (for the benchmarks)
         self.taken = self.looked_for = 0
         #: what the last text asked for had found before it moved (see keep)
         self._moved: _Kept | None = None
+
+    def __len__(self) -> int:
+        """How many texts are kept."""
+        return len(self._kept)
+
+    @property
+    def cells(self) -> int:
+        """The cells whose counts are kept, over all texts (at most :attr:`BUDGET`)."""
+        return self._cells
 
     def known(self, layout: TextLayout, request: Request) -> Any:
         """Where ``request`` goes in ``layout`` now (None: nowhere), where that is sure from
@@ -167,6 +180,7 @@ class KeptPlaces:
         self._moved = None
         if e is not None and self._holds(e, layout, request):
             self.taken += 1
+            self._kept[key] = self._kept.pop(key)  # (the last forgotten)
             return e.placement
         self.looked_for += 1
         return UNKNOWN
@@ -185,7 +199,7 @@ class KeptPlaces:
             if (len(places) < n or (e.placement is None and len(places) != n)
                     or places[:n].tobytes() != e.places_said):
                 # (a text that moved, as its point: kept at its next placing, not this one)
-                self._moved = self._kept.pop((request.key, request.width, request.height))
+                self._moved = self._forget((request.key, request.width, request.height))
                 return False
         names = request.names
         if (names is None) != (e.names is None):
@@ -257,22 +271,31 @@ class KeptPlaces:
                  max(scope(names.reach, h), LEADER_CLEAR, LINE_END_CLEAR) + 1.0)
         marks = region if names is None else _extent(places[free], w, h, reach)
         span = occ.span_of(region)
-        if span is not None and (span[1] - span[0]) * (span[3] - span[2]) > self.WIDEST:
-            self._kept.pop((request.key, w, h), None)
+        cells = 0 if span is None else (span[1] - span[0]) * (span[3] - span[2])
+        if cells > self.WIDEST:
+            self._forget((request.key, w, h))
             return
         span, counts = occ.counts_within(region)
         seen = places[free_places]
         leads = seen[~np.isnan(seen[:, 2]), 2:6]
-        kept = self._kept
         key = (request.key, w, h)
-        kept.pop(key, None)
-        if len(kept) >= self.LIMIT:
-            kept.pop(next(iter(kept)))
+        self._forget(key)
+        while self._kept and self._cells + cells > self.BUDGET:
+            self._forget(next(iter(self._kept)))
+        self._cells += cells
         others = None if names is None else _within(names.others, marks)
-        kept[key] = _Kept(
+        self._kept[key] = _Kept(
             request.kind, request.air, request.cross_lines, occ.frame, occ.cell,
             tried.copy(), tried.tobytes(), request.candidates, region, span, counts,
             leads, layout.leaders_crossed(leads), names, _own(names),
             marks, reach, others, _said(others),
             _said(None if names is None else _within(names.other_lines, marks)), free.copy(),
-            None if names is None or paired is None else paired[free].copy(), placement)
+            None if names is None or paired is None else paired[free].copy(), placement,
+            cells)
+
+    def _forget(self, key: Hashable) -> _Kept | None:
+        """Forget what the text ``key`` (with its size) found; what it was, if anything."""
+        e = self._kept.pop(key, None)
+        if e is not None:
+            self._cells -= e.cells
+        return e
