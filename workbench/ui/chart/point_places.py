@@ -7,7 +7,6 @@ plot at all (:func:`fits`) and how large a text is in a font (:func:`text_size`)
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -114,9 +113,11 @@ def far_places(sx: float, sy: float, w: float, h: float, radius: float, frame,
     most = min(FAR_REACH * diagonal, LEADER_MOST * math.hypot(*chart_size))
     step = max(6.0, diagonal / 80.0)
 
-    # (made once: a tag with no place is tried again, its leader across its markers)
-    @functools.lru_cache(maxsize=1)
+    made: list[np.ndarray] = []  # (made once: a tag with no place is tried again)
+
     def far():
-        places = far_candidates(sx, sy, w, h, radius, frame, most, step)
-        return lead_from(places, *lead) if lead else places
+        if not made:
+            places = far_candidates(sx, sy, w, h, radius, frame, most, step)
+            made.append(lead_from(places, *lead) if lead else places)
+        return made[0]
     return far
