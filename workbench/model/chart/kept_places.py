@@ -25,7 +25,6 @@ import numpy as np
 
 from workbench.model.chart.attribution import LEADER_CLEAR, LINE_END_CLEAR, Attribution, scope
 from workbench.model.chart.occupancy import Occupancy
-from workbench.records import record
 
 
 class Request(Protocol):
@@ -66,9 +65,12 @@ __all__ = ["KeptPlaces", "UNKNOWN"]
 UNKNOWN = object()
 
 
-@record(eq=False)
 class _Kept:
-    """What one text found and everything that decided it."""
+    """What one text found and everything that decided it. (A plain class, not a record:
+    a record of this many fields compiles its own template, at start-up.)"""
+
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
 
     kind: str
     air: float
@@ -285,13 +287,15 @@ class KeptPlaces:
         self._cells += cells
         others = None if names is None else _within(names.others, marks)
         self._kept[key] = _Kept(
-            request.kind, request.air, request.cross_lines, occ.frame, occ.cell,
-            tried.copy(), tried.tobytes(), request.candidates, region, span, counts,
-            leads, layout.leaders_crossed(leads), names, _own(names),
-            marks, reach, others, _said(others),
-            _said(None if names is None else _within(names.other_lines, marks)), free.copy(),
-            None if names is None or paired is None else paired[free].copy(), placement,
-            cells)
+            kind=request.kind, air=request.air, cross_lines=request.cross_lines,
+            frame=occ.frame, cell=occ.cell, places=tried.copy(), places_said=tried.tobytes(),
+            source=request.candidates, region=region, span=span, counts=counts, leads=leads,
+            crossed=layout.leaders_crossed(leads), names=names, own=_own(names), marks=marks,
+            reach=reach, others=others, others_said=_said(others),
+            other_lines=_said(None if names is None else _within(names.other_lines, marks)),
+            free=free.copy(),
+            paired=None if names is None or paired is None else paired[free].copy(),
+            placement=placement, cells=cells)
 
     def _forget(self, key: Hashable) -> _Kept | None:
         """Forget what the text ``key`` (with its size) found; what it was, if anything."""

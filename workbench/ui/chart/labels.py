@@ -82,19 +82,16 @@ class LabelLayer:
         # it is next painted or read, at the size it is shown at, not now
         self._layout_pending = False
         #: within :meth:`reusing_occupancy`, the operations' requests made so far, by what
-        #: they depend on besides what is drawn (a key's passes ask again for most of them)
+        #: they depend on besides what is drawn (a key's passes ask again for most of them);
+        #: where each name is said (:meth:`_anchor`), by the view; what is drawn, by the plot
+        #: frame and view (the occupancy and the markers' tables); the other texts' requests,
+        #: the texts hidden and what each said, by the view
         self._point_requests: dict = {}
-        #: within :meth:`reusing_occupancy`, where each operation's name is said (see
-        #: :meth:`_anchor`), by the view
         self._anchors: dict = {}
-        #: within :meth:`reusing_occupancy`, what is drawn by the plot frame and view it
-        #: was worked out for: the occupancy and the markers' tables
         self._occ_cache: dict = {}
-        #: within :meth:`reusing_occupancy`, the requests of the texts other than the
-        #: operations' names, the texts hidden, and what each said, by the view
         self._chart_texts: dict = {}
         #: what each text found at earlier placings, taken where nothing around it changed
-        self.kept = KeptPlaces()
+        self.kept: KeptPlaces | None = None  # (made after the first: see _place_all)
 
     # -- when ----------------------------------------------------------------------------
 
@@ -383,6 +380,8 @@ class LabelLayer:
         self.redraw_leaders()
         self._leaders.keep_spare(8)  # (the leaders an edit's texts may take)
         self._layout_timer.stop()  # what the placing itself resized is placed for
+        if self.kept is None:  # (the first window's texts are placed once, at start-up)
+            self.kept = KeptPlaces()
 
     #: within :meth:`deferring`, how deep; whether the last placing left the texts
     _defer = 0
