@@ -5,13 +5,11 @@ machines, each until every view has repainted.
 
     python benchmarks/edit_instructions.py [--edits 20] [--only sweep|model] [--keep DIR]
 
-A count does not depend on the machine's load, so it compares two versions of the code on a
-shared host where the clock of one edit varies by a fifth from run to run. Each count is the
-difference between a run of ``edits + 2`` edits and one of 2, divided by ``edits``: setting up
-the window drops out. Each run is a fresh interpreter with a fresh settings folder and
-``PYTHONHASHSEED=0``, its byte-code caches written beforehand, and the garbage collector off
-during the edits. Needs valgrind; about a minute of CPU for each.
-``--keep`` keeps the callgrind files for ``callgrind_annotate``.
+Counted as ``startup_instructions.per_step`` counts (``edits + 2`` less 2, in fresh
+interpreters), the garbage collector off during the edits: unlike the clock (one edit's time
+varies by a fifth from run to run on a shared host), the count compares two versions of the
+code. Needs valgrind; about a minute of CPU for each edit counted. ``--keep`` keeps the
+callgrind files for ``callgrind_annotate``.
 """
 
 from __future__ import annotations
@@ -19,15 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import run  # (the benchmark's window and sessions)
-from startup_instructions import collected
+from startup_instructions import per_step
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -96,17 +91,7 @@ def _script(which: str, edits: int) -> str:
 def count(which: str, edits: int, keep: Path | None = None) -> float:
     """Instructions of one edit ``which`` (``sweep`` or ``model``): (``edits + 2`` edits
     less 2) / ``edits``."""
-    with tempfile.TemporaryDirectory(prefix="roofline-bench-config-") as config:
-        env = run._child_env(config)
-        env["PYTHONHASHSEED"] = "0"
-        short, long = _script(which, 2), _script(which, edits + 2)
-        subprocess.run([sys.executable, "-c", short], env=env, check=True,
-                       capture_output=True)  # (byte-code caches written)
-        counts = []
-        for name, code in (("short", short), ("long", long)):
-            out = Path(config) / f"edit-{which}.{name}.callgrind"
-            counts.append(collected(code, env, out, keep))
-        return (counts[1] - counts[0]) / edits
+    return per_step(lambda n: _script(which, n), edits, f"edit-{which}", keep)
 
 
 def main() -> int:
@@ -116,17 +101,15 @@ def main() -> int:
     parser.add_argument("--only", choices=sorted(_EDITS), help="count this edit alone")
     parser.add_argument("--keep", type=Path, help="keep the callgrind files in this folder")
     args = parser.parse_args()
-    if shutil.which("valgrind") is None:
-        print("valgrind is not installed", file=sys.stderr)
+    problem = ("valgrind is not installed" if shutil.which("valgrind") is None
+               else "--edits must be at least 1" if args.edits < 1 else "")
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
-    if args.edits < 1:
-        print("--edits must be at least 1", file=sys.stderr)
-        return 2
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # (the caches are written)
     for which in [args.only] if args.only else sorted(_EDITS):
-        per = count(which, args.edits, args.keep)
-        print(f"{_EDITS[which][1]}: {per / 1e6:.1f} M instructions an edit "
-              f"({args.edits} edits)")
+        print(f"{_EDITS[which][1]}: {count(which, args.edits, args.keep) / 1e6:.1f} M "
+              f"instructions an edit ({args.edits} edits)")
     return 0
 
 

@@ -21,15 +21,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import run  # (the benchmark's window and sessions)
-from startup_instructions import collected
+from startup_instructions import per_step
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,17 +58,7 @@ def _script(operations: int, placings: int) -> str:
 def count(operations: int, placings: int, keep: Path | None = None) -> float:
     """Instructions of one full placing in the benchmark window on ``operations``
     operations: (``placings + 2`` placings less 2) / ``placings``."""
-    with tempfile.TemporaryDirectory(prefix="roofline-bench-config-") as config:
-        env = run._child_env(config)
-        env["PYTHONHASHSEED"] = "0"
-        short, long = _script(operations, 2), _script(operations, placings + 2)
-        subprocess.run([sys.executable, "-c", short], env=env, check=True,
-                       capture_output=True)  # (byte-code caches written)
-        counts = []
-        for name, code in (("short", short), ("long", long)):
-            out = Path(config) / f"layout{operations}.{name}.callgrind"
-            counts.append(collected(code, env, out, keep))
-        return (counts[1] - counts[0]) / placings
+    return per_step(lambda n: _script(operations, n), placings, f"layout{operations}", keep)
 
 
 def main() -> int:

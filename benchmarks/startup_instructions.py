@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -52,6 +53,24 @@ def count(kind: str, keep: Path | None = None) -> int:
         subprocess.run([sys.executable, "-c", code], env=env, check=True,
                        capture_output=True)  # (byte-code caches written)
         return collected(code, env, Path(config) / f"{kind}.callgrind", keep)
+
+
+def per_step(script: Callable[[int], str], steps: int, name: str,
+             keep: Path | None = None) -> float:
+    """Instructions of one step of ``script(n)`` (a program that sets up, does ``n`` steps
+    and ends): a run of ``steps + 2`` less a run of 2, over ``steps``, what setting up costs
+    dropping out. Each run is a fresh interpreter with a fresh settings folder and
+    ``PYTHONHASHSEED=0``, its byte-code caches written beforehand (``name``: of the
+    callgrind files)."""
+    with tempfile.TemporaryDirectory(prefix="roofline-bench-config-") as config:
+        env = run._child_env(config)
+        env["PYTHONHASHSEED"] = "0"
+        short, long = script(2), script(steps + 2)
+        subprocess.run([sys.executable, "-c", short], env=env, check=True,
+                       capture_output=True)  # (byte-code caches written)
+        counts = [collected(code, env, Path(config) / f"{name}.{which}.callgrind", keep)
+                  for which, code in (("short", short), ("long", long))]
+        return (counts[1] - counts[0]) / steps
 
 
 def collected(code: str, env: dict[str, str], out: Path, keep: Path | None = None) -> int:
