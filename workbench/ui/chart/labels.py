@@ -262,8 +262,9 @@ class LabelLayer:
         # (within reusing_occupancy, a placing again from the same counts takes what the last
         # one found for the texts that did not change)
         last = self._text_layout if self._reuse else None
+        kept = self.kept if self._placed_for == self._view_now() else None  # (a pan moved all)
         layout = TextLayout(occ, again=last.found if last is not None else None,
-                            record=bool(self._reuse), kept=self.kept)
+                            record=bool(self._reuse), kept=kept)
         if self._defer and not self._any_name_fits():
             self._label_of = {}
             return layout, None  # (the texts left to a later placing: see deferring)
