@@ -66,8 +66,9 @@ def per_step(script: Callable[[int], str], steps: int, name: str,
         env = run._child_env(config)
         env["PYTHONHASHSEED"] = "0"
         short, long = script(2), script(steps + 2)
-        subprocess.run([sys.executable, "-c", short], env=env, check=True,
-                       capture_output=True)  # (byte-code caches written)
+        # (byte-code caches written, of every module the long run imports: else one first
+        # imported at a later step is compiled, and counted, within the long run)
+        subprocess.run([sys.executable, "-c", long], env=env, check=True, capture_output=True)
         counts = [collected(code, env, Path(config) / f"{name}.{which}.callgrind", keep)
                   for which, code in (("short", short), ("long", long))]
         return (counts[1] - counts[0]) / steps
