@@ -82,18 +82,17 @@ class _Kept:
     places: np.ndarray
     places_said: bytes
     source: Any
-    #: the pixels whose contents bear on it, and the occupancy's cells and counts there
-    region: tuple[float, float, float, float]
+    #: the occupancy's cells whose counts bear on it (those around the places looked at),
+    #: and their counts
     span: Any
     counts: tuple
     #: the leaders of the places found free up to the one taken, and which of them cross a
     #: leader placed before it
     leads: np.ndarray
     crossed: np.ndarray
-    #: what it names (None: nothing; its own marks and lines and its reach, as
-    #: :func:`_said`), the pixels where other marks bear on it (within ``reach`` of a place
-    #: found free), and the other marks and lines there
-    names: Any
+    #: what it names: its own marks and lines and its reach (:func:`_own`; empty: it names
+    #: nothing), the pixels where other marks bear on it (within ``reach`` of a place found
+    #: free), and the other marks and lines there
     own: tuple
     marks: tuple[float, float, float, float]
     reach: float
@@ -120,18 +119,24 @@ def _within(rows: np.ndarray, region: tuple[float, float, float, float]) -> np.n
     return near[np.lexsort(near.T[::-1])] if len(near) > 1 else near
 
 
+def _extents(places: np.ndarray, w: float, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """The pixels the ``w`` × ``h`` box at each of ``places`` and its leader cover: the
+    least ``x, y`` of each, and the greatest (a leader's nan, where it has none, passed
+    over)."""
+    lo = np.fmin(np.fmin(places[:, [0, 1]], places[:, [2, 3]]), places[:, [4, 5]])
+    hi = np.fmax(np.fmax(places[:, [0, 1]] + (w, h), places[:, [2, 3]]), places[:, [4, 5]])
+    return lo, hi
+
+
 def _extent(places: np.ndarray, w: float, h: float, grow: float
             ) -> tuple[float, float, float, float]:
-    """The pixels the ``w`` × ``h`` boxes at ``places`` and their leaders cover, grown by
-    ``grow`` (nothing: an empty extent)."""
+    """The pixels all of :func:`_extents` cover, grown by ``grow`` (none: an empty
+    extent)."""
     if not len(places):
         return (np.inf, np.inf, -np.inf, -np.inf)
-    lo = np.fmin.reduce(places, axis=0)  # (a leader's nan where it has none: passed over)
-    hi = np.fmax.reduce(places, axis=0)
-    return (float(np.fmin(lo[0], np.fmin(lo[2], lo[4]))) - grow,
-            float(np.fmin(lo[1], np.fmin(lo[3], lo[5]))) - grow,
-            float(np.fmax(hi[0] + w, np.fmax(hi[2], hi[4]))) + grow,
-            float(np.fmax(hi[1] + h, np.fmax(hi[3], hi[5]))) + grow)
+    lo, hi = _extents(places, w, h)
+    return (float(lo[:, 0].min()) - grow, float(lo[:, 1].min()) - grow,
+            float(hi[:, 0].max()) + grow, float(hi[:, 1].max()) + grow)
 
 
 def _said(a: np.ndarray | None) -> tuple:
@@ -204,11 +209,9 @@ class KeptPlaces:
                 self._moved = self._forget((request.key, request.width, request.height))
                 return False
         names = request.names
-        if (names is None) != (e.names is None):
-            return False
-        if names is not None and (
-                _own(names) != e.own
-                or _said(_within(names.other_lines, e.marks)) != e.other_lines):
+        if _own(names) != e.own or (
+                names is not None
+                and _said(_within(names.other_lines, e.marks)) != e.other_lines):
             return False
         if not occ.same_counts(e.span, e.counts):
             return False
@@ -231,10 +234,7 @@ class KeptPlaces:
             return False
         changed = {tuple(row) for row in e.others} ^ {tuple(row) for row in others.tolist()}
         moved = np.array(sorted(changed), dtype=float).reshape(-1, 4)
-        places = e.places[e.free]
-        lo = np.fmin(np.fmin(places[:, [0, 1]], places[:, [2, 3]]), places[:, [4, 5]])
-        hi = np.fmax(np.fmax(places[:, [0, 1]] + (request.width, request.height),
-                             places[:, [2, 3]]), places[:, [4, 5]])
+        lo, hi = _extents(e.places[e.free], request.width, request.height)
         lo, hi = lo - e.reach, hi + e.reach
         near = ((lo[:, None, 0] <= moved[None, :, 2]) & (moved[None, :, 0] <= hi[:, None, 0])
                 & (lo[:, None, 1] <= moved[None, :, 3])
@@ -277,7 +277,7 @@ class KeptPlaces:
         if cells > self.WIDEST:
             self._forget((request.key, w, h))
             return
-        span, counts = occ.counts_within(region)
+        counts = occ.counts_at(span)
         seen = places[free_places]
         leads = seen[~np.isnan(seen[:, 2]), 2:6]
         key = (request.key, w, h)
@@ -289,8 +289,8 @@ class KeptPlaces:
         self._kept[key] = _Kept(
             kind=request.kind, air=request.air, cross_lines=request.cross_lines,
             frame=occ.frame, cell=occ.cell, places=tried.copy(), places_said=tried.tobytes(),
-            source=request.candidates, region=region, span=span, counts=counts, leads=leads,
-            crossed=layout.leaders_crossed(leads), names=names, own=_own(names), marks=marks,
+            source=request.candidates, span=span, counts=counts, leads=leads,
+            crossed=layout.leaders_crossed(leads), own=_own(names), marks=marks,
             reach=reach, others=others, others_said=_said(others),
             other_lines=_said(None if names is None else _within(names.other_lines, marks)),
             free=free.copy(),

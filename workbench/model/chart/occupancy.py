@@ -75,20 +75,18 @@ class Occupancy:
         excluded), None where it misses the grid."""
         return self._span(rect)
 
-    def counts_within(self, rect: Rect) -> tuple:
-        """The cells a rectangle touches and copies of every count there (``grid``,
-        ``soft``, ``lines``, ``texts``): ``((r0, r1, c0, c1), counts)``; ``(None, ())``
-        where it misses the grid."""
-        span = self._span(rect)
+    def counts_at(self, span: tuple[int, int, int, int] | None) -> tuple:
+        """Copies of every count (``grid``, ``soft``, ``lines``, ``texts``) of the cells
+        ``span`` (:meth:`span_of`; None: none)."""
         if span is None:
-            return None, ()
+            return ()
         r0, r1, c0, c1 = span
-        return span, tuple(a[r0:r1, c0:c1].copy()
-                           for a in (self.grid, self.soft, self.lines, self.texts))
+        return tuple(a[r0:r1, c0:c1].copy()
+                     for a in (self.grid, self.soft, self.lines, self.texts))
 
     def same_counts(self, span: tuple[int, int, int, int] | None, counts: tuple) -> bool:
         """Whether the counts of the cells ``span`` are ``counts`` (see
-        :meth:`counts_within`)."""
+        :meth:`counts_at`)."""
         if span is None:
             return not counts
         r0, r1, c0, c1 = span

@@ -203,8 +203,10 @@ class TextLayout:
                 cands, flags = free_of[i]
                 if i not in crossed_of:
                     crossed_of[i] = np.zeros(len(cands), dtype=bool)
+                # (what each of its first places is paired with, kept for kept_places)
+                recorded = kept is not None and i == 0 and strict
                 paired = (tried.paired_of(i, strict, len(cands)) if tried is not None else
-                          np.full(len(cands), -1, dtype=np.int8) if kept is not None else None)
+                          np.full(len(cands), -1, dtype=np.int8) if recorded else None)
                 chosen = self._first_clean(cands, w, h, cross, mine, air, request.names,
                                            strict, free=flags, paired=paired,
                                            crossed=crossed_of[i])
