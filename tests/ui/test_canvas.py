@@ -653,10 +653,27 @@ def _settled(qtbot) -> None:
     QApplication.processEvents()
 
 
+#: levels (of 255) a smoothed line's edge may be shaded otherwise where part of it is
+#: repainted than where all of it is: Qt draws a line from the edge of the area repainted,
+#: its slope worked out again there (a wide roof is drawn so on screen: see Segment.paint);
+#: a remnant of a point, ring, leader or text differs by far more
+SHADING = 4
+
+
+def _largest_difference(a, b) -> int:
+    """The largest difference of any channel of any pixel of two pictures of one size."""
+    assert (a.width(), a.height(), a.format()) == (b.width(), b.height(), b.format())
+    rows_a = np.frombuffer(a.constBits(), np.uint8).reshape(a.height(), -1)
+    rows_b = np.frombuffer(b.constBits(), np.uint8).reshape(b.height(), -1)
+    used = a.width() * a.depth() // 8
+    return int(np.abs(rows_a[:, :used].astype(int) - rows_b[:, :used].astype(int)).max())
+
+
 def test_an_edit_repaints_a_small_area_and_leaves_no_trace(qtbot, llama):
     """An edit repaints the moved points' neighbourhoods, not the chart; and what is then on
-    screen (the window's backing store) is exactly what a full repaint draws: no remnant of
-    a point, ring or label at its old place."""
+    screen (the window's backing store) is what a full repaint draws: no remnant of a point,
+    ring or label at its old place (the edges of a smoothed line may be shaded a few levels
+    otherwise: see SHADING)."""
     from PySide6.QtCore import QEvent, QObject
 
     canvas, workspace = llama
@@ -685,7 +702,8 @@ def test_an_edit_repaints_a_small_area_and_leaves_no_trace(qtbot, llama):
         _settled(qtbot)
         shown = screen.grabWindow(canvas.winId()).toImage()
         full = canvas.grab().toImage()
-        assert shown.convertToFormat(full.format()) == full, f"m={m}: stale pixels on screen"
+        assert _largest_difference(shown.convertToFormat(full.format()), full) <= SHADING, (
+            f"m={m}: stale pixels on screen")
     viewport.removeEventFilter(watch)
 
 

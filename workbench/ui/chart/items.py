@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -291,6 +291,12 @@ class Segment(QGraphicsItem):
         path.moveTo(x0, y0)
         path.lineTo(x1, y1)
         self._path = path
+        self._ends = (QPointF(x0, y0), QPointF(x1, y1))
+        self._flat = None
+        if (pen.capStyle() == Qt.PenCapStyle.RoundCap and pen.style() == Qt.PenStyle.SolidLine
+                and pen.widthF() >= self.WIDE and pen.isCosmetic() and pen.color().alpha() == 255):
+            self._flat = QPen(pen)
+            self._flat.setCapStyle(Qt.PenCapStyle.FlatCap)
         self._pen = pen
         self._rect = self._box()
         self.update()
@@ -315,14 +321,43 @@ class Segment(QGraphicsItem):
     def setExportMode(self, export: bool, opts=None) -> None:
         """Smoothed while a figure is painted (as pyqtgraph's items are in export mode)."""
         self._antialias = bool(export) or self._smooth
+        self._export = bool(export)
+
+    _export = False
+    _ends: tuple[QPointF, QPointF] | None = None
+    #: its pen with flat ends, where it is a wide opaque solid line with round ones (see
+    #: paint); a narrower one Qt draws directly as it is
+    _flat: QPen | None = None
+    WIDE = 2.0
 
     def boundingRect(self) -> QRectF:
         return self._rect
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, self._antialias)
-        painter.setPen(self._pen)
-        painter.drawPath(self._path)
+        if self._export or self._flat is None or self._ends is None:
+            painter.setPen(self._pen)
+            painter.drawPath(self._path)  # (a figure: a path, as a curve draws itself)
+            return
+        # on screen, a wide line with round ends is drawn as a line with flat ends between
+        # its ends in device pixels and a dot at each end: Qt strokes a line with round ends
+        # as an outline, filled through a rasterizer that costs a tenth of a millisecond and
+        # more for a roof across the plot whatever part of it is repainted; a line with flat
+        # ends it draws directly, the part repainted alone (the same pixels, but for a few
+        # levels of shading: where the line is repainted in part, and where a dot and its
+        # line both shade an edge pixel at the end; opaque lines only, where that adds up
+        # to no more)
+        t = painter.transform()
+        a, b = t.map(self._ends[0]), t.map(self._ends[1])
+        painter.resetTransform()
+        painter.setPen(self._flat)
+        painter.drawLine(QLineF(a, b))
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(self._pen.color())
+        r = self._pen.widthF() / 2.0
+        painter.drawEllipse(a, r, r)
+        painter.drawEllipse(b, r, r)
+        painter.setTransform(t)
 
 
 def draw_segments(pool: Pool, lines, t, pen: QPen, fresh: bool) -> None:
