@@ -50,7 +50,8 @@ def test_a_roof_on_screen_looks_as_in_a_figure(qapp, width):
     """A memory roof running out of the picture, meeting a compute roof at its ridge (the
     main roofs' widths, 2 and 3.2 pixels in the two themes, and others): the same pixels on
     screen and in a figure, within a few levels of shading at the edges, its round corner at
-    the ridge filled on screen as in the figure."""
+    the ridge filled on screen as in the figure (without the dots, a notch at the bend
+    differs by far more)."""
     scene = QGraphicsScene()
     _roof(scene, [-300.0, 250.0], [420.0, 60.0], width)  # (starts far off the picture)
     _roof(scene, [250.0, 900.0], [60.0, 60.0], width)  # (ends far off it)
@@ -61,9 +62,6 @@ def test_a_roof_on_screen_looks_as_in_a_figure(qapp, width):
     difference = np.abs(screen - figure).max(axis=2)
     assert difference.max() <= SHADING, difference.max()
     assert (difference > 8).sum() <= MOST_SHADED, (difference > 8).sum()
-    # the corner at the ridge is round in both: the pixel just beyond the line's end,
-    # along it, is shaded as much on screen as in the figure
-    assert abs(int(screen[60, 251].mean()) - int(figure[60, 251].mean())) <= SHADING
 
 
 def test_a_figure_draws_every_line_as_its_path(qapp):
@@ -74,12 +72,8 @@ def test_a_figure_draws_every_line_as_its_path(qapp):
     scene = QGraphicsScene()
     roof = _roof(scene, [0.0, 200.0], [200.0, 20.0])
     drawn: list[str] = []
-
-    class Recorder(QPainter):
-        pass
-
     image = QImage(220, 220, QImage.Format.Format_RGB32)
-    painter = Recorder(image)
+    painter = QPainter(image)
     original = QPainter.drawPath
 
     def draw_path(self, path: QPainterPath) -> None:
