@@ -258,12 +258,18 @@ class KeptPlaces:
             return  # (made anew for each placing: compared at no saving; see known)
         occ = layout.occupancy
         w, h = request.width, request.height
+        key = (request.key, w, h)
+        self._forget(key)
         upto = len(places) - 1 if upto is None else upto
         tried = places[:upto + 1]
         # what is drawn and placed bears on every place looked at; the other marks, only on
         # those found free (the rest were not paired with anything)
         region = _extent(tried, w, h, layout.PAD + request.air + occ.cell * 2
                          + max(LEADER_CLEAR, LINE_END_CLEAR, layout.LEADER_END_CLEAR))
+        span = occ.span_of(region)
+        cells = 0 if span is None else (span[1] - span[0]) * (span[3] - span[2])
+        if cells > self.WIDEST:
+            return  # (nothing else worked out for a text not kept)
         names = request.names
         free = free[free <= upto]
         free_places = free  # (those whose leaders were followed, at most)
@@ -272,16 +278,9 @@ class KeptPlaces:
         reach = (0.0 if names is None else
                  max(scope(names.reach, h), LEADER_CLEAR, LINE_END_CLEAR) + 1.0)
         marks = region if names is None else _extent(places[free], w, h, reach)
-        span = occ.span_of(region)
-        cells = 0 if span is None else (span[1] - span[0]) * (span[3] - span[2])
-        if cells > self.WIDEST:
-            self._forget((request.key, w, h))
-            return
         counts = occ.counts_at(span)
         seen = places[free_places]
         leads = seen[~np.isnan(seen[:, 2]), 2:6]
-        key = (request.key, w, h)
-        self._forget(key)
         while self._kept and self._cells + cells > self.BUDGET:
             self._forget(next(iter(self._kept)))
         self._cells += cells

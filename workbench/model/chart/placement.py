@@ -210,7 +210,7 @@ class TextLayout:
                 chosen = self._first_clean(cands, w, h, cross, mine, air, request.names,
                                            strict, free=flags, paired=paired,
                                            crossed=crossed_of[i])
-                if i == 0 and strict:  # (what decided it, for kept_places)
+                if recorded:  # (what decided it, for kept_places)
                     first = (cands, chosen, flags.free, paired)
                 if chosen is not None:
                     found.append(cands[chosen])

@@ -276,6 +276,7 @@ class Segment(QGraphicsItem):
         self._pen = QPen(Qt.PenStyle.NoPen)
         self._rect = QRectF()
         self._antialias = smooth
+        self._ends = (QPointF(), QPointF())
 
     def getData(self) -> tuple:
         """The line's ends, ``(xs, ys)`` in view coordinates (None, None before any)."""
@@ -324,7 +325,6 @@ class Segment(QGraphicsItem):
         self._export = bool(export)
 
     _export = False
-    _ends: tuple[QPointF, QPointF] | None = None
     #: its pen with flat ends, where it is a wide opaque solid line with round ones (see
     #: paint); a narrower one Qt draws directly as it is
     _flat: QPen | None = None
@@ -335,7 +335,7 @@ class Segment(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, self._antialias)
-        if self._export or self._flat is None or self._ends is None:
+        if self._export or self._flat is None:
             painter.setPen(self._pen)
             painter.drawPath(self._path)  # (a figure: a path, as a curve draws itself)
             return
