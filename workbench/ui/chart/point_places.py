@@ -7,6 +7,7 @@ plot at all (:func:`fits`) and how large a text is in a font (:func:`text_size`)
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -108,16 +109,29 @@ def far_places(sx: float, sy: float, w: float, h: float, radius: float, frame,
     """The places farther off (:func:`far_candidates`, each with its leader: from the
     nearest of the markers ``lead``, ``(xs, ys, half-size)``, where given) for a ``w`` ×
     ``h`` text that finds none beside its mark at ``(sx, sy)``, in the plot ``frame`` of a
-    chart of ``chart_size``: a function that makes them when first asked, once."""
+    chart of ``chart_size``: a function that makes them when first asked (read-only, the
+    same array for the same text, mark and plot: see :func:`_far_rows`)."""
     diagonal = math.hypot(frame[2] - frame[0], frame[3] - frame[1])
     most = min(FAR_REACH * diagonal, LEADER_MOST * math.hypot(*chart_size))
     step = max(6.0, diagonal / 80.0)
+    led = None if not lead else (tuple(float(x) for x in lead[0]),
+                                 tuple(float(y) for y in lead[1]), float(lead[2]))
+    spot = (float(sx), float(sy), float(w), float(h), float(radius),
+            tuple(float(v) for v in frame), most, step, led)
+    return lambda: _far_rows(*spot)
 
-    made: list[np.ndarray] = []  # (made once: a tag with no place is tried again)
 
-    def far():
-        if not made:
-            places = far_candidates(sx, sy, w, h, radius, frame, most, step)
-            made.append(lead_from(places, *lead) if lead else places)
-        return made[0]
-    return far
+#: far places kept (by mark, text size and plot: a roof's value led to its line is asked for
+#: again at each edit of an operation, its line unmoved; a few hundred kB each)
+FAR_KEPT = 16
+
+
+@functools.lru_cache(maxsize=FAR_KEPT)
+def _far_rows(sx: float, sy: float, w: float, h: float, radius: float, frame: tuple,
+              most: float, step: float, lead: tuple | None) -> np.ndarray:
+    """:func:`far_places`' rows, read-only."""
+    places = far_candidates(sx, sy, w, h, radius, frame, most, step)
+    if lead:
+        places = lead_from(places, *lead)
+        places.setflags(write=False)
+    return places
