@@ -97,21 +97,24 @@ class Occupancy:
         return True
 
     @contextlib.contextmanager
-    def held(self):
+    def held(self, kept: bool = False):
         """Within this block :meth:`clear_under` answers from summed-area tables of the
         whole grid, made once (a placing asks about hundreds of boxes, over much the same
         cells), and from what was covered since (the few texts placed meanwhile). Every
         change goes through this class's methods; while cells are only covered more, a box
         covered then is covered now, and one clear then is covered now where it meets what
-        was covered since."""
-        if self._held is not None:
+        was covered since. ``kept``: the tables stay after the block, for the texts placed
+        after the rest (a roof's value or a ridge's said short), until a cell is covered
+        less (then a later block makes them again)."""
+        if self._held is not None and self._held.more_only:
             yield
             return
         self._held = _Held(self)
         try:
             yield
         finally:
-            self._held = None
+            if not kept:
+                self._held = None
 
     def clear_under(self, rects: np.ndarray, layer: np.ndarray | None = None,
                     texts: bool = False) -> np.ndarray:

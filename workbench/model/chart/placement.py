@@ -499,7 +499,7 @@ class TextLayout:
         found = Found.starting(self.occupancy, ordered) if self._record else None
         again = (Again(self._again) if self._again is not None
                  and self._again.matches(self.occupancy, ordered) else None)
-        with self.occupancy.held():
+        with self.occupancy.held(kept=True):  # (kept: see say_values_short)
             # (what each text without a place found, for its second try: meanwhile only
             # more is placed)
             tried: dict[Hashable, Tried] = {}

@@ -1,0 +1,82 @@
+"""While :meth:`Occupancy.held`, whether boxes are clear is read from summed-area tables of
+the grid made once, and from what was covered since; with ``kept`` the tables outlive the
+block (for the texts placed after the rest). Whatever happens to the grid meanwhile (texts,
+boxes and lines covered, and covered less), the answer is the one a count of the cells
+under each box gives."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.model.chart.occupancy import Occupancy
+
+FRAME = (10.0, 20.0, 330.0, 260.0)
+
+
+def _boxes(rng: np.random.Generator, n: int) -> np.ndarray:
+    x0 = rng.uniform(FRAME[0] - 20, FRAME[2], n)
+    y0 = rng.uniform(FRAME[1] - 20, FRAME[3], n)
+    return np.column_stack((x0, y0, x0 + rng.uniform(0, 60, n), y0 + rng.uniform(0, 30, n)))
+
+
+def _answers_as_counted(occ: Occupancy, rng: np.random.Generator) -> None:
+    boxes = _boxes(rng, 40)
+    for kwargs in ({}, {"texts": True}, {"layer": occ.texts}):
+        got = occ.clear_under(boxes, **kwargs)
+        want = occ.counts_local(boxes, **kwargs) == 0
+        assert np.array_equal(got, want), kwargs
+
+
+def _change(occ: Occupancy, rng: np.random.Generator, less: bool) -> None:
+    """One change of the grid, as a placing makes them: a text, a box or a leader covered
+    (or, where ``less``, a text taken away again)."""
+    box = tuple(float(v) for v in _boxes(rng, 1)[0])
+    what = int(rng.integers(3))
+    if less:
+        occ.add_text(box, 1)
+        occ.add_text(box, -1)
+    elif what == 0:
+        occ.add_text(box)
+    elif what == 1:
+        occ.add_rect(box)
+    else:
+        occ.add_polyline([box[0], box[2]], [box[1], box[3]], 1.5)
+
+
+def test_kept_tables_answer_as_a_count_after_the_block_and_after_cells_are_covered_less():
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        occ = Occupancy(FRAME)
+        occ.add_rects(_boxes(rng, 30))
+        occ.add_polyline([FRAME[0], FRAME[2]], [FRAME[3], FRAME[1]], 2.0)
+        with occ.held(kept=True):
+            for _ in range(6):
+                _change(occ, rng, False)
+                _answers_as_counted(occ, rng)
+        # after the block: the tables kept, more covered since
+        for _ in range(6):
+            _change(occ, rng, False)
+            _answers_as_counted(occ, rng)
+        # covered less: no longer read from the tables; a new block makes them again
+        _change(occ, rng, True)
+        _answers_as_counted(occ, rng)
+        with occ.held():
+            _change(occ, rng, False)
+            _answers_as_counted(occ, rng)
+        _answers_as_counted(occ, rng)
+
+
+def test_a_block_not_kept_leaves_no_tables_and_a_kept_one_is_entered_again_as_it_is():
+    occ = Occupancy(FRAME)
+    occ.add_rect((50.0, 50.0, 60.0, 60.0))
+    with occ.held():
+        pass
+    assert occ.counts_local(np.array([[50.0, 50.0, 60.0, 60.0]]))[0] > 0
+    with occ.held(kept=True):
+        kept = occ._held
+    assert kept is not None
+    with occ.held():
+        assert occ._held is kept  # (the same tables: nothing was covered less)
+    assert occ._held is kept
+    assert not occ.clear_under(np.array([[50.0, 50.0, 60.0, 60.0]]))[0]
+    assert occ.clear_under(np.array([[200.0, 200.0, 210.0, 210.0]]))[0]
