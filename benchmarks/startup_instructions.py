@@ -6,7 +6,8 @@ each counted by ``valgrind --tool=callgrind`` from process start to the painted 
 A count does not depend on the machine's load, so it compares two versions of the code on a
 shared host where the clock varies by 2×. Each script is the benchmark's own, ended with
 ``os._exit`` once painted (tearing the process down is not counted), run once beforehand to
-write its byte-code caches, with a fresh settings folder and ``PYTHONHASHSEED=0``. Needs
+write its byte-code caches, with a fresh settings folder, ``PYTHONHASHSEED=0`` and numpy's
+BLAS on one thread (see ``_counted_env``). Needs
 valgrind; about a minute and a half of CPU a pair. ``--keep`` keeps the callgrind files for
 ``callgrind_annotate``.
 
@@ -47,12 +48,23 @@ def count(kind: str, keep: Path | None = None) -> int:
     """Instructions from the start of a fresh interpreter until ``kind``'s window ("app" or
     "floor") is painted."""
     with tempfile.TemporaryDirectory(prefix="roofline-bench-config-") as config:
-        env = run._child_env(config)
-        env["PYTHONHASHSEED"] = "0"
+        env = _counted_env(config)
         code = _script(kind)
         subprocess.run([sys.executable, "-c", code], env=env, check=True,
                        capture_output=True)  # (byte-code caches written)
         return collected(code, env, Path(config) / f"{kind}.callgrind", keep)
+
+
+def _counted_env(config: str) -> dict[str, str]:
+    """The environment of a counted run: a fresh settings folder ``config``, the hash seed
+    fixed (the same set orders every run), and numpy's BLAS on the one thread. Its worker
+    threads wait for work by spinning, and valgrind counts each spin; runs slowed by valgrind
+    by varying amounts spun for varying times (2–4 M instructions an edit, between two runs of
+    the same code)."""
+    env = run._child_env(config)
+    env["PYTHONHASHSEED"] = "0"
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    return env
 
 
 def per_step(script: Callable[[int], str], steps: int, name: str,
@@ -60,11 +72,10 @@ def per_step(script: Callable[[int], str], steps: int, name: str,
     """Instructions of one step of ``script(n)`` (a program that sets up, does ``n`` steps
     and ends): a run of ``steps + 2`` less a run of 2, over ``steps``, what setting up costs
     dropping out. Each run is a fresh interpreter with a fresh settings folder and
-    ``PYTHONHASHSEED=0``, its byte-code caches written beforehand (``name``: of the
-    callgrind files)."""
+    ``PYTHONHASHSEED=0`` and BLAS on one thread (``_counted_env``), its byte-code caches
+    written beforehand (``name``: of the callgrind files)."""
     with tempfile.TemporaryDirectory(prefix="roofline-bench-config-") as config:
-        env = run._child_env(config)
-        env["PYTHONHASHSEED"] = "0"
+        env = _counted_env(config)
         short, long = script(2), script(steps + 2)
         # (byte-code caches written, of every module the long run imports: else one first
         # imported at a later step is compiled, and counted, within the long run)

@@ -1,8 +1,9 @@
-"""While :meth:`Occupancy.held`, whether boxes are clear is read from summed-area tables of
-the grid made once, and from what was covered since; with ``kept`` the tables outlive the
-block (for the texts placed after the rest). Whatever happens to the grid meanwhile (texts,
-boxes and lines covered, and covered less), the answer is the one a count of the cells
-under each box gives."""
+"""The occupancy's counts, and the tables it answers from. While :meth:`Occupancy.held`,
+whether boxes are clear is read from summed-area tables of the grid made once, and from what
+was covered since; with ``kept`` the tables outlive the block (for the texts placed after the
+rest). Whatever happens to the grid meanwhile (texts, boxes and lines covered, and covered
+less), the answer is the one a count of the cells under each box gives. Many boxes added at
+once (the markers) count as each added alone."""
 
 from __future__ import annotations
 
@@ -80,3 +81,17 @@ def test_a_block_not_kept_leaves_no_tables_and_a_kept_one_is_entered_again_as_it
     assert occ._held is kept
     assert not occ.clear_under(np.array([[50.0, 50.0, 60.0, 60.0]]))[0]
     assert occ.clear_under(np.array([[200.0, 200.0, 210.0, 210.0]]))[0]
+
+
+def test_boxes_added_at_once_count_as_each_added_alone():
+    rng = np.random.default_rng(9)
+    for n, weight in ((1, 1), (12, 1), (40, -1), (3000, 1), (3000, 2)):
+        at_once, alone = Occupancy(FRAME), Occupancy(FRAME)
+        boxes = _boxes(rng, n)
+        boxes[1::7] = np.nan  # (a marker with no place: left out)
+        at_once.add_rects(boxes, weight)
+        for box in boxes:
+            if np.isfinite(box).all():
+                alone.add_rect(tuple(float(v) for v in box), weight)
+        assert np.array_equal(at_once.grid, alone.grid), (n, weight)
+        assert at_once.grid.any()
