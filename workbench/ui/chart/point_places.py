@@ -114,11 +114,16 @@ def far_places(sx: float, sy: float, w: float, h: float, radius: float, frame,
     diagonal = math.hypot(frame[2] - frame[0], frame[3] - frame[1])
     most = min(FAR_REACH * diagonal, LEADER_MOST * math.hypot(*chart_size))
     step = max(6.0, diagonal / 80.0)
-    led = None if not lead else (tuple(float(x) for x in lead[0]),
-                                 tuple(float(y) for y in lead[1]), float(lead[2]))
-    spot = (float(sx), float(sy), float(w), float(h), float(radius),
-            tuple(float(v) for v in frame), most, step, led)
-    return lambda: _far_rows(*spot)
+    made: list[np.ndarray] = []  # (asked for once: a tag with no place is tried again)
+
+    def far():
+        if not made:  # (a crowd's markers made a key only when asked: a model's are many)
+            led = None if not lead else (tuple(map(float, lead[0])),
+                                         tuple(map(float, lead[1])), float(lead[2]))
+            made.append(_far_rows(float(sx), float(sy), float(w), float(h), float(radius),
+                                  tuple(map(float, frame)), most, step, led))
+        return made[0]
+    return far
 
 
 #: far places kept (by mark, text size and plot: a roof's value led to its line is asked for
