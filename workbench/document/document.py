@@ -86,6 +86,9 @@ class Document:
     #: The session's totals as the last edit left them (see :meth:`totals`), with the
     #: session they count.
     _totals: tuple[Session, Totals] | None = field(default=None, compare=False, repr=False)
+    #: Whether the change being heard takes the session back or forth through its history
+    #: (undo, redo, a gesture abandoned) rather than making a new edit.
+    stepping: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self.session.give_colors()
@@ -197,7 +200,7 @@ class Document:
         self._undo.pop()
         change = top.undo()
         self._count(None if top.grows is None else Totals() - top.grows)
-        self._emit(change)
+        self._emit_step(change)
         self._emit(Change(What.STATE))
         return True
 
@@ -209,7 +212,7 @@ class Document:
         self._redo.append(command)
         change = command.undo()
         self._count(None if command.grows is None else Totals() - command.grows)
-        self._emit(change)
+        self._emit_step(change)
         self._emit(Change(What.STATE))
 
     def redo(self) -> None:
@@ -219,8 +222,16 @@ class Document:
         self._undo.append(command)
         change = command.redo()
         self._count(command.grows)
-        self._emit(change)
+        self._emit_step(change)
         self._emit(Change(What.STATE))
+
+    def _emit_step(self, change: Change) -> None:
+        """Emit the change of a step through the history (see :attr:`stepping`)."""
+        self.stepping = True
+        try:
+            self._emit(change)
+        finally:
+            self.stepping = False
 
     def edit(self, text: str, put: Callable[[Any], Change], new: Any, old: Any,
              merge_key: object = None, grows: Totals | None = None) -> None:

@@ -714,12 +714,16 @@ class RooflineCanvas(QWidget):
         if not moved:
             return True
         keys, rows, xy, updated = moved
-        if place and not self.labels.pending and not self.key.tags.keys().isdisjoint(updated):
+        if place and not self.labels.pending and (
+                not self.key.tags.keys().isdisjoint(updated)
+                or self.workspace.document.stepping):
             # Tags are shared by the tagged markers that touch (a crowd's "A, B: 2, 5, 8")
             # and placed around the whole crowd: which touch changes as tagged points move,
             # so the texts are placed as after a zoom, now (re-placing only the texts the
             # moved markers meet left a crowd's text by markers that had left it, and a
-            # marker that left its crowd with no name)
+            # marker that left its crowd with no name). So too after an undo or redo: a
+            # text the edit had moved off a place the undo frees (a roof's value beside
+            # the point that went back) returns to it, as on the chart before the edit
             self.labels.stop()
             self.layout_annotations()
         elif place:
