@@ -127,8 +127,9 @@ def far_places(sx: float, sy: float, w: float, h: float, radius: float, frame,
 
 
 #: far places kept (by mark, text size and plot: a roof's value led to its line is asked for
-#: again at each edit of an operation, its line unmoved; a few hundred kB each)
-FAR_KEPT = 16
+#: again at each edit of an operation, its line unmoved). A few: each is a few hundred kB,
+#: and a tag's, around points that move at each edit, is seldom asked for again
+FAR_KEPT = 4
 
 
 @functools.lru_cache(maxsize=FAR_KEPT)
