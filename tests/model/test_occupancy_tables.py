@@ -95,3 +95,25 @@ def test_boxes_added_at_once_count_as_each_added_alone():
                 alone.add_rect(tuple(float(v) for v in box), weight)
         assert np.array_equal(at_once.grid, alone.grid), (n, weight)
         assert at_once.grid.any()
+
+
+def test_an_occupancy_with_its_tables_kept_is_freed_once_dropped():
+    """Its tables are kept with it after a placing; dropped with the placing, its grids (a
+    few megabytes on a large plot) are freed at once, not left to the cyclic collector."""
+    import gc
+    import weakref
+
+    occ = Occupancy(FRAME)
+    occ.add_rect((50.0, 50.0, 60.0, 60.0))
+    with occ.held(kept=True):
+        occ.add_text((100.0, 100.0, 120.0, 110.0))
+    assert occ._held is not None
+    gone = weakref.ref(occ)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        del occ
+        assert gone() is None
+    finally:
+        if collecting:
+            gc.enable()

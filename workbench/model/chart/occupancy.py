@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import weakref
 
 import numpy as np
 
@@ -592,7 +593,10 @@ class _Held:
     BOX, TEXTS, CELLS = 0, 1, 2  # a box of the grid, of the texts; some cells of the grid
 
     def __init__(self, occ: Occupancy) -> None:
-        self.occ = occ
+        # (by a weak reference: the occupancy holds this, and a cycle of the two, kept after
+        # a placing, left its grids to the cyclic collector, megabytes an edit)
+        self._occ = weakref.ref(occ)
+        self.shape = occ.grid.shape
         #: whether cells were only covered more since (else the tables no longer tell, and
         #: boxes are counted afresh); so from counts of none or more (a count below none
         #: covered once more is still not covered)
@@ -617,7 +621,7 @@ class _Held:
         self.count += 1
         if cells is not None:
             if self.line_cells is None:
-                self.line_cells = np.zeros(self.occ.grid.shape, dtype=bool)
+                self.line_cells = np.zeros(self.shape, dtype=bool)
             self.line_cells.ravel()[cells] = True
 
     def table(self, kind: str) -> np.ndarray | None:
@@ -625,7 +629,8 @@ class _Held:
         :meth:`Occupancy.counts_local` counts, ``all``: with the texts, ``texts``: these
         alone; None: none)."""
         if kind not in self.tables:
-            occ = self.occ
+            occ = self._occ()
+            assert occ is not None  # (asked through the occupancy: see held)
             if kind == "texts":
                 covered = occ.texts > 0 if self.any_text else None
             elif kind == "all" and not self.any_text:
