@@ -7,14 +7,14 @@ A count does not depend on the machine's load, so it compares two versions of th
 shared host where the clock varies by 2×. Each script is the benchmark's own, ended with
 ``os._exit`` once painted (tearing the process down is not counted), run once beforehand to
 write its byte-code caches, with a fresh settings folder, ``PYTHONHASHSEED=0`` and numpy's
-BLAS on one thread (see ``_counted_env``). Needs
-valgrind; about a minute and a half of CPU a pair. ``--keep`` keeps the callgrind files for
-``callgrind_annotate``.
+BLAS on one thread (see ``_counted_env``). Needs valgrind; about a minute and a half of CPU
+a pair. ``--keep`` keeps the callgrind files for ``callgrind_annotate``.
 
-The counts of one script differ from run to run by up to 2.5 % (1.95–2.00 G for the floor
-on the development machine, each run with its own fresh settings folder and temporary
-paths), as much as a round of start-up work saves: ``--runs`` pairs are taken, one after
-the other, and the median of their ratios is what to compare.
+Counted so, the floor's count is the same in every run (1.951 G on the development
+machine; 1.95–2.00 G while BLAS ran its own threads). The app's first count after a change
+of the code is about 2 % higher: the example parsed at the first start is parsed again for
+the new code (its cache is kept in the user's cache folder). ``--runs`` pairs are taken,
+one after the other, and the median of their ratios is what to compare.
 """
 
 from __future__ import annotations

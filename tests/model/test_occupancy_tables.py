@@ -7,6 +7,9 @@ once (the markers) count as each added alone."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 
 from workbench.model.chart.occupancy import Occupancy
@@ -100,9 +103,6 @@ def test_boxes_added_at_once_count_as_each_added_alone():
 def test_an_occupancy_with_its_tables_kept_is_freed_once_dropped():
     """Its tables are kept with it after a placing; dropped with the placing, its grids (a
     few megabytes on a large plot) are freed at once, not left to the cyclic collector."""
-    import gc
-    import weakref
-
     occ = Occupancy(FRAME)
     occ.add_rect((50.0, 50.0, 60.0, 60.0))
     with occ.held(kept=True):
