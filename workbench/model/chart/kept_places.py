@@ -123,8 +123,9 @@ def _extents(places: np.ndarray, w: float, h: float) -> tuple[np.ndarray, np.nda
     """The pixels the ``w`` × ``h`` box at each of ``places`` and its leader cover: the
     least ``x, y`` of each, and the greatest (a leader's nan, where it has none, passed
     over)."""
-    lo = np.fmin(np.fmin(places[:, [0, 1]], places[:, [2, 3]]), places[:, [4, 5]])
-    hi = np.fmax(np.fmax(places[:, [0, 1]] + (w, h), places[:, [2, 3]]), places[:, [4, 5]])
+    boxes, starts, ends = places[:, 0:2], places[:, 2:4], places[:, 4:6]  # (views)
+    lo = np.fmin(np.fmin(boxes, starts), ends)
+    hi = np.fmax(np.fmax(boxes + (w, h), starts), ends)
     return lo, hi
 
 
@@ -135,8 +136,9 @@ def _extent(places: np.ndarray, w: float, h: float, grow: float
     if not len(places):
         return (np.inf, np.inf, -np.inf, -np.inf)
     lo, hi = _extents(places, w, h)
-    return (float(lo[:, 0].min()) - grow, float(lo[:, 1].min()) - grow,
-            float(hi[:, 0].max()) + grow, float(hi[:, 1].max()) + grow)
+    least, most = lo.min(axis=0), hi.max(axis=0)
+    return (float(least[0]) - grow, float(least[1]) - grow,
+            float(most[0]) + grow, float(most[1]) + grow)
 
 
 def _said(a: np.ndarray | None) -> tuple:
