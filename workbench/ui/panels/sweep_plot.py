@@ -138,6 +138,7 @@ class SweepPlot(QWidget):
         self._dots: list[pg.ScatterPlotItem] = []
         self._markers: list[pg.InfiniteLine] = []
         self._marker_looks: list[tuple | None] = []  # per marker: (colour, text) as set
+        self._marker_heights: list[float | None] = []  # per marker: its label's, as set
         self._drawn: list[tuple[int, str]] = []  # (hw_id, machine) per shown curve
         #: per shown curve, its sweep and the index in it of each of its dots
         self._sampled: list[tuple[SweepResult, np.ndarray]] = []
@@ -501,6 +502,7 @@ class SweepPlot(QWidget):
                 self._plot.addItem(line)
                 self._markers.append(line)
                 self._marker_looks.append(None)
+                self._marker_heights.append(None)
             line = self._markers[n]
             line.setVisible(True)
             # (a keystroke moves the marker; its colour, and mostly its text, stay: each
@@ -534,6 +536,7 @@ class SweepPlot(QWidget):
         over the curves. A value with no such place (lines a few pixels apart) is left out
         there and said after the title line, in its line's colour."""
         shown = [line for line in self._markers if line.isVisible()]
+        rows = [k for k, line in enumerate(self._markers) if line.isVisible()]
         if not shown:
             self._say_left_out([])
             return
@@ -550,17 +553,17 @@ class SweepPlot(QWidget):
         placed: list[tuple[float, float, float, float]] = []
         left_out: list = []
         for i, (line, x) in enumerate(zip(shown, xs, strict=True)):
-            label = line.label
+            label, row = line.label, rows[i]
             # (its text's own size in pixels: a hidden label's box in the scene is not kept)
             rect = label.textItem.boundingRect()
             w, h = rect.width(), rect.height()
             others = np.array([ox for k, ox in enumerate(xs) if k != i])
             # every place, lowest first, right of the line before left of it
             bottoms = np.arange(area.bottom(), area.top() + h - 1e-9, -self.LABEL_STEP)
-            lefts = np.array([x, x - w])
-            boxes = np.stack(np.broadcast_arrays(
-                lefts[None, :], bottoms[:, None] - h, lefts[None, :] + w, bottoms[:, None]),
-                axis=-1).reshape(-1, 4)
+            boxes = np.empty((len(bottoms), 2, 4))  # (rows: right of the line, then left)
+            boxes[..., 0], boxes[..., 2] = (x, x - w), (x + w, (x - w) + w)
+            boxes[..., 1], boxes[..., 3] = (bottoms - h)[:, None], bottoms[:, None]
+            boxes = boxes.reshape(-1, 4)
             ok = (boxes[:, 0] >= area.left()) & (boxes[:, 2] <= area.right())
             if len(others):
                 ok &= ~((others[None, :] > boxes[:, 0:1] - air)
@@ -587,11 +590,14 @@ class SweepPlot(QWidget):
             left, top, right, bottom = (float(v) for v in boxes[index])
             placed.append((left, top, right, bottom))
             side = _RIGHT if index % 2 == 0 else _LEFT
-            if tuple(label.anchors[0]) != side:
-                label.anchors = [side, side]
+            at = (area.bottom() - bottom) / area.height()
+            if tuple(label.anchors[0]) != side:  # (and laid out again on that side)
+                label.anchors, self._marker_heights[row] = [side, side], None
             if not label.isVisible():
                 label.setVisible(True)
-            label.setPosition((area.bottom() - bottom) / area.height())
+            if self._marker_heights[row] != at:  # (each setting lays the label out again)
+                self._marker_heights[row] = at
+                label.setPosition(at)
         for line in left_out:
             line.label.setVisible(False)
         self._say_left_out(left_out)
