@@ -254,6 +254,10 @@ def test_a_crossing_value_left_out_is_drawn_again_once_it_has_room(open_window, 
     qtbot.wait(20)
     assert all(line.label.isVisible() for line, _x in _crossing_lines(plot)[1])
     assert plot.title.text() == title
+    # ... each beside its own line as it is now (a hidden label does not follow its line)
+    for line, x in _crossing_lines(plot)[1]:
+        text = line.label.sceneBoundingRect()
+        assert max(text.left() - x, x - text.right(), 0.0) <= 8, (line.label.toPlainText(), x)
 
 
 def test_values_left_out_of_a_short_sweep_plot_return_when_it_is_made_taller(

@@ -504,6 +504,8 @@ class SweepPlot(QWidget):
                 self._marker_looks.append(None)
                 self._marker_heights.append(None)
             line = self._markers[n]
+            if not line.isVisible():  # (its label laid out again: see _place_labels)
+                self._marker_heights[n] = None
             line.setVisible(True)
             # (a keystroke moves the marker; its colour, and mostly its text, stay: each
             # is set only when it changes, since each setting lays the label out again)
@@ -528,15 +530,13 @@ class SweepPlot(QWidget):
 
     def _place_labels(self, *_args) -> None:
         """Put each crossing's value beside its line, low down (under the plateau past the
-        crossing), right of the line or else left of it: at the lowest height where it lies
-        within the plot and :attr:`LABEL_AIR` pixels clear of the other crossings' lines
-        (it is read with the nearest line), of the values placed before it, of the curves
-        and of their markers. Set heights right of the lines drew one value across
-        the next line 25 pixels on, two values over each other and, plotted as time, values
-        over the curves. A value with no such place (lines a few pixels apart) is left out
-        there and said after the title line, in its line's colour."""
+        crossing), right of the line or else left of it: at the lowest height where it lies within
+        the plot and :attr:`LABEL_AIR` pixels clear of the other crossings' lines (it is read with
+        the nearest line), of the values placed before it, of the curves and of their markers. Set
+        heights right of the lines drew one value across the next line 25 pixels on, two values
+        over each other and, plotted as time, values over the curves. A value with no such place
+        (lines a few pixels apart) is said after the title line instead, in its line's colour."""
         shown = [line for line in self._markers if line.isVisible()]
-        rows = [k for k, line in enumerate(self._markers) if line.isVisible()]
         if not shown:
             self._say_left_out([])
             return
@@ -553,7 +553,7 @@ class SweepPlot(QWidget):
         placed: list[tuple[float, float, float, float]] = []
         left_out: list = []
         for i, (line, x) in enumerate(zip(shown, xs, strict=True)):
-            label, row = line.label, rows[i]
+            label, row = line.label, self._markers.index(line)
             # (its text's own size in pixels: a hidden label's box in the scene is not kept)
             rect = label.textItem.boundingRect()
             w, h = rect.width(), rect.height()
@@ -591,9 +591,9 @@ class SweepPlot(QWidget):
             placed.append((left, top, right, bottom))
             side = _RIGHT if index % 2 == 0 else _LEFT
             at = (area.bottom() - bottom) / area.height()
-            if tuple(label.anchors[0]) != side:  # (and laid out again on that side)
+            if not label.isVisible() or tuple(label.anchors[0]) != side:
+                # (laid out again: a hidden label does not follow its line; on its new side)
                 label.anchors, self._marker_heights[row] = [side, side], None
-            if not label.isVisible():
                 label.setVisible(True)
             if self._marker_heights[row] != at:  # (each setting lays the label out again)
                 self._marker_heights[row] = at
