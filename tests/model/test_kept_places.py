@@ -245,3 +245,20 @@ def test_what_is_kept_stays_within_its_budget_over_a_long_session():
     looked_for = kept.looked_for
     _place(scene, kept)
     assert kept.looked_for == looked_for
+
+
+def test_a_chart_whose_texts_need_more_than_the_budget_takes_again_those_that_fit():
+    # each placing asks for its texts in the same order: forgetting the oldest to make room
+    # would forget, at every placing, the texts the next one asks for first, and none would
+    # be taken again (a profile's chart of 120 texts looked for every one at every edit)
+    scene = Scene(np.random.default_rng(5), 24)
+    kept = KeptPlaces()
+    kept.BUDGET = _cells_of_a_placing(scene) * 6 // 10
+    _place(scene, kept)
+    first = len(kept)
+    assert 0 < first < len(scene.requests())
+    for step in range(1, 4):
+        _layout, out = _place(scene, kept)
+        assert out == _place(scene, None)[1]
+        assert kept.taken == step * first  # (the same texts, each time)
+        assert kept.cells <= kept.BUDGET

@@ -106,6 +106,8 @@ class _Kept:
     placement: Any
     #: the cells whose counts are kept
     cells: int
+    #: the last placing that kept it or took it (see KeptPlaces.begin)
+    used: int
 
 
 def _within(rows: np.ndarray, region: tuple[float, float, float, float]) -> np.ndarray:
@@ -154,8 +156,9 @@ class KeptPlaces:
     """What texts found at earlier placings (by key and size), taken again where nothing
     that decided it changed (see the module's note)."""
 
-    #: cells kept at most, over all texts (the oldest forgotten first): 13 bytes a cell
-    #: (four counts), about 6.5 MB; a chart's texts look over a few thousand cells each
+    #: cells kept at most, over all texts (what to forget first: see begin): 13 bytes a
+    #: cell (four counts), about 6.5 MB; a chart's texts look over a few thousand cells
+    #: each
     BUDGET = 500_000
     #: cells a text's search may look over and still be kept: a wider one (a ridge's text
     #: with no place, searched all around its diamond: 40,000–70,000 cells of a 405B
@@ -168,6 +171,7 @@ class KeptPlaces:
         self._cells = 0  # (kept, over all texts)
         #: texts taken as they were, and texts looked for, since made (for the benchmarks)
         self.taken = self.looked_for = 0
+        self._placing = 0  # (see begin)
         #: what the last text asked for had found before it moved (see keep)
         self._moved: _Kept | None = None
 
@@ -180,6 +184,15 @@ class KeptPlaces:
         """The cells whose counts are kept, over all texts (at most :attr:`BUDGET`)."""
         return self._cells
 
+    def begin(self) -> None:
+        """A placing starts (each asks for its texts in the same order). Where what is kept
+        would grow past :attr:`BUDGET`, the texts neither this placing nor the last one kept
+        or took are forgotten, the oldest first; the others stay and the new text is not
+        kept. Forgetting the oldest of those instead would forget, at every placing, the
+        texts the next one asks for first: a chart whose texts need more than the budget
+        would take none again."""
+        self._placing += 1
+
     def known(self, layout: TextLayout, request: Request) -> Any:
         """Where ``request`` goes in ``layout`` now (None: nowhere), where that is sure from
         an earlier placing (see the module's note); else :data:`UNKNOWN`, to be looked
@@ -189,6 +202,7 @@ class KeptPlaces:
         self._moved = None
         if e is not None and self._holds(e, layout, request):
             self.taken += 1
+            e.used = self._placing
             self._kept[key] = self._kept.pop(key)  # (the last forgotten)
             return e.placement
         self.looked_for += 1
@@ -284,7 +298,10 @@ class KeptPlaces:
         seen = places[free_places]
         leads = seen[~np.isnan(seen[:, 2]), 2:6]
         while self._kept and self._cells + cells > self.BUDGET:
-            self._forget(next(iter(self._kept)))
+            oldest = next(iter(self._kept))
+            if self._kept[oldest].used >= self._placing - 1:
+                return  # (see begin: no room for it)
+            self._forget(oldest)
         self._cells += cells
         others = None if names is None else _within(names.others, marks)
         self._kept[key] = _Kept(
@@ -296,7 +313,7 @@ class KeptPlaces:
             other_lines=_said(None if names is None else _within(names.other_lines, marks)),
             free=free.copy(),
             paired=None if names is None or paired is None else paired[free].copy(),
-            placement=placement, cells=cells)
+            placement=placement, cells=cells, used=self._placing)
 
     def _forget(self, key: Hashable) -> _Kept | None:
         """Forget what the text ``key`` (with its size) found; what it was, if anything."""

@@ -148,6 +148,8 @@ class TextLayout:
         self._again = again
         self._record = record
         self._kept = kept
+        if kept is not None:
+            kept.begin()
         #: what the last full placing found (when recorded)
         self.found: Found | None = None
 
