@@ -1,9 +1,11 @@
 """An edit in instructions, as ``run.py``'s ``sweep_keystroke_cpu_ms`` and
 ``model_edit_ms.layers`` time it: a keystroke in the critical-batch example (the swept GEMM's
 ``n`` set, its sweep plot shown) and a batch edit of Llama-3.1-405B's layers on three
-machines, each until every view has repainted.
+machines; and an operation's edit in the real-kernels example (measured kernels, tagged);
+each until every view has repainted.
 
-    python benchmarks/edit_instructions.py [--edits 20] [--only sweep|model] [--keep DIR]
+    python benchmarks/edit_instructions.py [--edits 20] [--only sweep|model|kernels]
+                                           [--keep DIR]
 
 Counted as ``startup_instructions.per_step`` counts (``edits + 2`` less 2, in fresh
 interpreters), the garbage collector off during the edits: unlike the clock (one edit's time
@@ -68,6 +70,20 @@ def edit(value):
     doc.set_model(model.id, batch=2 + value)
     QApplication.processEvents()
 """, "model edit (layers)"),
+    # an operation's shape changed in a session of measured kernels (35 operations on two
+    # machines, their measurements and tags: about 120 texts, placed as after a zoom)
+    "kernels": (r"""
+from workbench.io.presets import examples_dir
+from workbench.io.sessions import load_session
+app, window = run.shown_window(load_session(examples_dir() / "real_kernels_h100_h200.yaml"))
+doc = window.document
+target = doc.session.operations[5]  # (gemv_4096)
+
+def edit(value):
+    doc.set_param(target.id, "n", 4000 + 8 * value)
+    QApplication.processEvents()
+    QApplication.processEvents()
+""", "operation edit among measured kernels"),
 }
 
 _TAIL = r"""
