@@ -9,6 +9,7 @@ from dataclasses import field
 
 import numpy as np
 
+from workbench.model.chart.occupancy import reduce_all, reduce_any, reduce_max, reduce_min
 from workbench.records import record
 
 __all__ = ["Attribution", "PAIRING_RATIO", "PAIRING_MARGIN", "PAIRING_REACH", "CENTRE_SCOPE",
@@ -61,8 +62,8 @@ def segment_gaps(boxes: np.ndarray, segments: np.ndarray) -> np.ndarray:
     length2 = np.maximum(dx * dx + dy * dy, 1e-12)
     # the box's four corners (left-top, right-top, left-bottom, right-bottom) at once
     px, py = b[:, _CORNER_X, None], b[:, _CORNER_Y, None]
-    t = np.clip(((px - ax) * dx + (py - ay) * dy) / length2, 0.0, 1.0)
-    return np.minimum(best, np.hypot(ax + t * dx - px, ay + t * dy - py).min(axis=1))
+    t = np.minimum(np.maximum(((px - ax) * dx + (py - ay) * dy) / length2, 0.0), 1.0)
+    return np.minimum(best, reduce_min(np.hypot(ax + t * dx - px, ay + t * dy - py), axis=1))
 
 
 _CORNER_X, _CORNER_Y = np.array([0, 2, 0, 2]), np.array([1, 1, 3, 3])
@@ -77,7 +78,7 @@ def point_gaps(px: np.ndarray, py: np.ndarray, segments: np.ndarray) -> np.ndarr
     dx, dy = g[None, :, 2] - ax, g[None, :, 3] - ay
     length2 = np.maximum(dx * dx + dy * dy, 1e-12)
     x, y = np.asarray(px, dtype=float)[:, None], np.asarray(py, dtype=float)[:, None]
-    t = np.clip(((x - ax) * dx + (y - ay) * dy) / length2, 0.0, 1.0)
+    t = np.minimum(np.maximum(((x - ax) * dx + (y - ay) * dy) / length2, 0.0), 1.0)
     # (and to the far end as such, the same sum as :func:`segment_gaps`' to the last digit)
     return np.minimum(np.hypot(ax + t * dx - x, ay + t * dy - y),
                       np.hypot(g[None, :, 2] - x, g[None, :, 3] - y))
@@ -110,8 +111,8 @@ class Attribution:
     def _near(self, boxes: np.ndarray, span: float):
         """The other marks and lines that come within ``span`` pixels of the boxes' span
         (the rest cannot break the rule for any of them), each with its measure."""
-        lo = boxes[:, :2].min(axis=0) - span
-        hi = boxes[:, 2:].max(axis=0) + span
+        lo = reduce_min(boxes[:, :2], axis=0) - span
+        hi = reduce_max(boxes[:, 2:], axis=0) + span
         if self._spans is None:  # (each group's extent, worked out once)
             self._spans = [(g, m, np.minimum(g[:, 0], g[:, 2]), np.maximum(g[:, 0], g[:, 2]),
                             np.minimum(g[:, 1], g[:, 3]), np.maximum(g[:, 1], g[:, 3]))
@@ -128,9 +129,9 @@ class Attribution:
         boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
         mine = np.full(len(boxes), np.inf)
         if len(self.own):
-            mine = box_gaps(boxes, self.own).min(axis=1)
+            mine = reduce_min(box_gaps(boxes, self.own), axis=1)
         if len(self.own_lines):
-            mine = np.minimum(mine, segment_gaps(boxes, self.own_lines).min(axis=1))
+            mine = np.minimum(mine, reduce_min(segment_gaps(boxes, self.own_lines), axis=1))
         return mine
 
     def paired(self, boxes: np.ndarray) -> np.ndarray:
@@ -151,22 +152,22 @@ class Attribution:
         mine_both = self.own_gaps(both)
         mine = mine_both[:n]
         ok = mine <= self.reach
-        if not ok.any():
+        if not reduce_any(ok):
             return ok
-        at = np.flatnonzero(ok)
+        at = ok.nonzero()[0]
         k = len(at)
         boxes, mine, mine_c = boxes[at], mine[at], mine_both[n + at]
         both = both[np.concatenate((at, n + at))]
         # (a large text is read with the marks farther around it)
         close = np.maximum(CENTRE_SCOPE * self.reach, 2.0 * (boxes[:, 3] - boxes[:, 1]))
         good = np.ones(k, dtype=bool)
-        tallest = float((boxes[:, 3] - boxes[:, 1]).max())
+        tallest = float(reduce_max(boxes[:, 3] - boxes[:, 1]))
         for near, measure in self._near(boxes, scope(self.reach, tallest)):
             measured = measure(both, near)
             gaps = measured[:k]
-            good &= gaps.min(axis=1) >= PAIRING_RATIO * mine + PAIRING_MARGIN
+            good &= reduce_min(gaps, axis=1) >= PAIRING_RATIO * mine + PAIRING_MARGIN
             centre = np.where(gaps <= close[:, None], measured[k:], np.inf)
-            good &= centre.min(axis=1) >= mine_c
+            good &= reduce_min(centre, axis=1) >= mine_c
         ok[at] = good
         return ok
 
@@ -185,20 +186,21 @@ class Attribution:
             return np.ones(len(boxes), dtype=bool)
         ok = np.ones(len(boxes), dtype=bool)
         for near, measure in self._near(boxes, LEADER_CLEAR):
-            ok &= measure(boxes, near).min(axis=1) >= LEADER_CLEAR
+            ok &= reduce_min(measure(boxes, near), axis=1) >= LEADER_CLEAR
         if not leader:
             return ok
-        if ok.any() and len(self.own_lines) and len(self.other_lines) and leaders.shape[1] == 4:
+        if (reduce_any(ok) and len(self.own_lines) and len(self.other_lines)
+                and leaders.shape[1] == 4):
             ok &= self._line_end_clear(leaders)
-        if ok.any() and len(self.others):
-            at = np.flatnonzero(ok)
+        if reduce_any(ok) and len(self.others):
+            at = ok.nonzero()[0]
             xy = np.asarray(starts, dtype=float).reshape(-1, 2)[at]
             o = self.others  # (those that can hold a start)
-            lo, hi = xy.min(axis=0), xy.max(axis=0)
+            lo, hi = reduce_min(xy, axis=0), reduce_max(xy, axis=0)
             o = o[(o[:, 2] > lo[0]) & (o[:, 0] < hi[0]) & (o[:, 3] > lo[1]) & (o[:, 1] < hi[1])]
             inside = ((xy[:, None, 0] > o[None, :, 0]) & (xy[:, None, 0] < o[None, :, 2])
                       & (xy[:, None, 1] > o[None, :, 1]) & (xy[:, None, 1] < o[None, :, 3]))
-            ok[at] = ~inside.any(axis=1)
+            ok[at] = ~reduce_any(inside, axis=1)
         return ok
 
     def _line_end_clear(self, leaders: np.ndarray) -> np.ndarray:
@@ -214,13 +216,14 @@ class Attribution:
         # (only the lines that come within a pixel of the points' span can touch them: the
         # leaders of one text leave its line at a few spots, the other lines lie far off)
         g = self.other_lines
-        g = g[(np.maximum(g[:, 0], g[:, 2]) >= px.min() - 1.0)
-              & (np.minimum(g[:, 0], g[:, 2]) <= px.max() + 1.0)
-              & (np.maximum(g[:, 1], g[:, 3]) >= py.min() - 1.0)
-              & (np.minimum(g[:, 1], g[:, 3]) <= py.max() + 1.0)]
+        g = g[(np.maximum(g[:, 0], g[:, 2]) >= reduce_min(px) - 1.0)
+              & (np.minimum(g[:, 0], g[:, 2]) <= reduce_max(px) + 1.0)
+              & (np.maximum(g[:, 1], g[:, 3]) >= reduce_min(py) - 1.0)
+              & (np.minimum(g[:, 1], g[:, 3]) <= reduce_max(py) + 1.0)]
         if not len(g):
             return np.ones(len(leaders), dtype=bool)
-        return (point_gaps(px, py, g).min(axis=1) >= 1.0).reshape(len(leaders), -1).all(axis=1)
+        return reduce_all((reduce_min(point_gaps(px, py, g), axis=1) >= 1.0)
+                          .reshape(len(leaders), -1), axis=1)
 
 
 def same_spot(rects: np.ndarray, own: np.ndarray, air: float = 0.0) -> np.ndarray:

@@ -92,8 +92,8 @@ def _around_origin(w: float, h: float, radius: float, rings: tuple[float, ...],
         block[:, 0], block[:, 1] = lefts, tops
         if k:
             # from the marker's edge to the nearest point of the box
-            nx = np.clip(0.0, lefts, lefts + w)
-            ny = np.clip(0.0, tops, tops + h)
+            nx = np.minimum(np.maximum(0.0, lefts), lefts + w)  # (np.clip, without its wrapper)
+            ny = np.minimum(np.maximum(0.0, tops), tops + h)
             d = np.hypot(nx, ny)
             d[d == 0] = 1.0
             start = radius + 1.5

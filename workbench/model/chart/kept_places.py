@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from workbench.model.chart.attribution import LEADER_CLEAR, LINE_END_CLEAR, Attribution, scope
-from workbench.model.chart.occupancy import Occupancy
+from workbench.model.chart.occupancy import Occupancy, reduce_any, reduce_max, reduce_min
 
 
 class Request(Protocol):
@@ -138,7 +138,7 @@ def _extent(places: np.ndarray, w: float, h: float, grow: float
     if not len(places):
         return (np.inf, np.inf, -np.inf, -np.inf)
     lo, hi = _extents(places, w, h)
-    least, most = lo.min(axis=0), hi.max(axis=0)
+    least, most = reduce_min(lo, axis=0), reduce_max(hi, axis=0)
     return (float(least[0]) - grow, float(least[1]) - grow,
             float(most[0]) + grow, float(most[1]) + grow)
 
@@ -252,10 +252,11 @@ class KeptPlaces:
         moved = np.array(sorted(changed), dtype=float).reshape(-1, 4)
         lo, hi = _extents(e.places[e.free], request.width, request.height)
         lo, hi = lo - e.reach, hi + e.reach
-        near = ((lo[:, None, 0] <= moved[None, :, 2]) & (moved[None, :, 0] <= hi[:, None, 0])
-                & (lo[:, None, 1] <= moved[None, :, 3])
-                & (moved[None, :, 1] <= hi[:, None, 1])).any(axis=1)
-        if not near.any():
+        near = reduce_any((lo[:, None, 0] <= moved[None, :, 2])
+                          & (moved[None, :, 0] <= hi[:, None, 0])
+                          & (lo[:, None, 1] <= moved[None, :, 3])
+                          & (moved[None, :, 1] <= hi[:, None, 1]), axis=1)
+        if not reduce_any(near):
             return True
         again = layout.paired_at(e.places, e.free[near], request.width, request.height,
                                  names)

@@ -29,12 +29,12 @@ def far_candidates(x: float, y: float, w: float, h: float, radius: float, frame:
         return np.zeros((0, 6))
     # the nearest point of a box, and its nearest corner, depend on its column (x) or its
     # row (y) alone: worked out for each column and row, then taken for each place
-    near_x = np.clip(x, lefts, lefts + w) - x
-    near_y = np.clip(y, tops, tops + h) - y
+    near_x = np.minimum(np.maximum(x, lefts), lefts + w) - x  # (np.clip, without its wrapper)
+    near_y = np.minimum(np.maximum(y, tops), tops + h) - y
     corner_x = np.where(np.abs(lefts - x) <= np.abs(lefts + w - x), lefts, lefts + w) - x
     corner_y = np.where(np.abs(tops - y) <= np.abs(tops + h - y), tops, tops + h) - y
     d = np.hypot(near_x[None, :], near_y[:, None]).ravel()
-    kept = np.flatnonzero((d > radius + 6.0) & (d <= most))
+    kept = ((d > radius + 6.0) & (d <= most)).nonzero()[0]
     row, col = np.divmod(kept, len(lefts))
     d = d[kept]
     # each place twice: the leader to the box's nearest point, and to its nearest corner

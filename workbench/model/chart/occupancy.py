@@ -17,9 +17,17 @@ import weakref
 
 import numpy as np
 
-__all__ = ["Occupancy", "Rect", "clip_segment", "spread"]
+__all__ = ["Occupancy", "Rect", "clip_segment", "reduce_all", "reduce_any", "reduce_max",
+           "reduce_min", "spread"]
 
 Rect = tuple[float, float, float, float]  # left, top, right, bottom
+
+#: reductions called as numpy's own ufuncs: ``a.any()``, ``a.min()``, ``np.all(a, axis=1)``
+#: and the like pass through numpy's Python wrappers, a good part of their cost on the few
+#: dozen values the layout looks at at a time (each reduces along ``axis``, 0 unless given;
+#: ``axis=None``: over all)
+reduce_any, reduce_all = np.logical_or.reduce, np.logical_and.reduce
+reduce_min, reduce_max = np.minimum.reduce, np.maximum.reduce
 
 
 class Occupancy:
@@ -143,7 +151,8 @@ class Occupancy:
         r0, r1, c0, c1 = self._cells(rects)
         c1 = np.maximum(c1, c0)
         r1 = np.maximum(r1, r0)
-        a0, a1, b0, b1 = int(r0.min()), int(r1.max()), int(c0.min()), int(c1.max())
+        a0, a1 = int(reduce_min(r0)), int(reduce_max(r1))
+        b0, b1 = int(reduce_min(c0)), int(reduce_max(c1))
         if a1 <= a0 or b1 <= b0:
             return np.zeros(len(rects), dtype=np.int32)
         if layer is not None:
@@ -154,7 +163,7 @@ class Occupancy:
             if texts:
                 covered |= self.texts[a0:a1, b0:b1] > 0
         r0, r1, c0, c1 = r0 - a0, r1 - a0, c0 - b0, c1 - b0
-        tall = int((r1 - r0).max())
+        tall = int(reduce_max(r1 - r0))
         if len(rects) * tall * 8 > covered.size:
             sat = np.zeros((a1 - a0 + 1, b1 - b0 + 1), dtype=np.int32)
             counts = covered.astype(np.int32)
@@ -664,24 +673,24 @@ class _Held:
         what = spans[:, 4]
         spans = spans[(what == self.TEXTS) if kind == "texts" else
                       (what != self.TEXTS) if kind == "data" else slice(None)]
-        at = np.flatnonzero(clear & (r1 > r0) & (c1 > c0))
+        at = (clear & (r1 > r0) & (c1 > c0)).nonzero()[0]
         if not len(spans) or not len(at):
             return clear
         # (only what was covered where the boxes lie: a text's places lie close together)
-        spans = spans[(spans[:, 0] < r1[at].max()) & (spans[:, 1] > r0[at].min())
-                      & (spans[:, 2] < c1[at].max()) & (spans[:, 3] > c0[at].min())]
+        spans = spans[(spans[:, 0] < reduce_max(r1[at])) & (spans[:, 1] > reduce_min(r0[at]))
+                      & (spans[:, 2] < reduce_max(c1[at])) & (spans[:, 3] > reduce_min(c0[at]))]
         if not len(spans):
             return clear
         b0, b1, d0, d1 = r0[at, None], r1[at, None], c0[at, None], c1[at, None]
         meets = ((b0 < spans[:, 1]) & (spans[:, 0] < b1)
                  & (d0 < spans[:, 3]) & (spans[:, 2] < d1))
         line = spans[:, 4] == self.CELLS
-        covered = (meets & ~line).any(axis=1)
+        covered = reduce_any(meets & ~line, axis=1)
         # a line's cells, not all of its span: the box's cells looked at
-        for i in np.flatnonzero(~covered & (meets & line).any(axis=1)).tolist():
+        for i in (~covered & reduce_any(meets & line, axis=1)).nonzero()[0].tolist():
             k = at[i]
             assert self.line_cells is not None  # (a span of line cells sets them)
-            covered[i] = self.line_cells[r0[k]:r1[k], c0[k]:c1[k]].any()
+            covered[i] = reduce_any(self.line_cells[r0[k]:r1[k], c0[k]:c1[k]], axis=None)
         clear[at[covered]] = False
         return clear
 

@@ -56,7 +56,13 @@ from workbench.model.chart.candidates import (
 )
 from workbench.model.chart.kept_places import UNKNOWN, KeptPlaces
 from workbench.model.chart.leader_places import far_candidates, lead_from
-from workbench.model.chart.occupancy import Occupancy, Rect
+from workbench.model.chart.occupancy import (
+    Occupancy,
+    Rect,
+    reduce_all,
+    reduce_any,
+    reduce_max,
+)
 from workbench.model.chart.placed_again import MISSING, Again, Found
 from workbench.model.chart.plot_frame import free_corners, legend_corner, wrap_title
 from workbench.model.chart.tries import FreeFlags, Tried
@@ -294,14 +300,14 @@ class TextLayout:
         occ = self.occupancy
         f = occ.frame
         boxes = _boxes(cands, w, h)
-        ok = np.all((boxes >= (f[0], f[1], -np.inf, -np.inf))
-                    & (boxes <= (np.inf, np.inf, f[2], f[3])), axis=1)
-        if not ok.any():
+        ok = reduce_all((boxes >= (f[0], f[1], -np.inf, -np.inf))
+                        & (boxes <= (np.inf, np.inf, f[2], f[3])), axis=1)
+        if not reduce_any(ok):
             return ok
         p = self.PAD
         inside = boxes[ok]
         ok[ok] = occ.clear_under(inside + (-p, -p, p, p), texts=not air)
-        if air and ok.any():
+        if air and reduce_any(ok):
             a = p + air
             ok[ok] = occ.clear_under(boxes[ok] + (-a, -a, a, a), occ.texts)
         return ok
@@ -318,16 +324,16 @@ class TextLayout:
         if known is not None:
             seen = known[at]
             todo = seen < 0
-            if todo.any():
+            if reduce_any(todo):
                 seen[todo] = self._paired(cands, at[todo], w, h, names, strict)
                 known[at[todo]] = seen[todo]
             return seen > 0
         boxes = _boxes(cands[at], w, h)
         bare = np.isnan(cands[at, 2])
         good = np.zeros(len(at), dtype=bool)
-        if bare.any():
+        if reduce_any(bare):
             good[bare] = names.paired(boxes[bare])
-        if not bare.all():
+        if not reduce_all(bare):
             good[~bare] = names.led(boxes[~bare], cands[at[~bare], 2:6], leader=strict)
         return good
 
@@ -357,7 +363,7 @@ class TextLayout:
         if not has[0]:  # (the first place needs no leader)
             return int(chosen[0])
         # only the leaders before the first place with none can be taken before it
-        plain = np.flatnonzero(~has)
+        plain = (~has).nonzero()[0]
         upto = int(plain[0]) if len(plain) else len(chosen)
         seg = lead[:upto]
         dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
@@ -372,19 +378,19 @@ class TextLayout:
         # every fourth point first (most leaders that cross something are stopped by one
         # of them), then every point of the leaders those leave clear
         crossed = self._crossing(lines, counts, self.COARSE, cross_lines, own)
-        rest = np.flatnonzero(~crossed)
+        rest = (~crossed).nonzero()[0]
         if len(rest):
             crossed[rest] = self._crossing(tuple(v[rest] for v in lines), counts[rest], 1,
                                            cross_lines, own)
         # (two leaders that cross near their markers, where the cells are not looked at,
         # read as each text naming the other's marker)
-        rest = np.flatnonzero(~crossed)
+        rest = (~crossed).nonzero()[0]
         if len(rest):
             crossed[rest] = self._crosses_leaders(seg[rest])
         # of those, the first whose end at its text lies clear of the other texts (a
         # leader ending beside another text reads as that text's); the first that ends
         # beside one is kept, taken where the text finds no other place
-        for i in np.flatnonzero(~crossed).tolist() if self._ends_checked else ():
+        for i in (~crossed).nonzero()[0].tolist() if self._ends_checked else ():
             if self._ends_apart(seg[i]):
                 break
             crossed[i] = True
@@ -392,7 +398,7 @@ class TextLayout:
                 self._beside = cands[int(chosen[i])].copy()
         if known is not None:
             known[chosen[:upto][crossed]] = True
-        clear = np.flatnonzero(~crossed)
+        clear = (~crossed).nonzero()[0]
         if len(clear):
             return int(chosen[int(clear[0])])
         return int(chosen[upto]) if upto < len(chosen) else None
@@ -416,8 +422,8 @@ class TextLayout:
             return ((r[..., 0] - p[..., 0]) * (t[..., 1] - p[..., 1])
                     - (r[..., 1] - p[..., 1]) * (t[..., 0] - p[..., 0]))
 
-        return ((side(c, d, a) * side(c, d, b) < 0)
-                & (side(a, b, c) * side(a, b, d) < 0)).any(axis=1)
+        return reduce_any((side(c, d, a) * side(c, d, b) < 0)
+                          & (side(a, b, c) * side(a, b, d) < 0), axis=1)
 
     #: pixels from the end of a leader at its text to any other text (and its air), at least
     #: where the text has such a place: for the texts placed after the operations' names
@@ -449,7 +455,7 @@ class TextLayout:
         # (one row per leader, as many columns as the longest has points: a shorter one's
         # last point repeated, looked at again to no effect)
         last = (counts - 1)[:, None]
-        steps = -(-(int(counts.max()) - 1) // stride) + 1  # (every stride-th, and the last)
+        steps = -(-(int(reduce_max(counts)) - 1) // stride) + 1  # (every stride-th, and the last)
         k = np.minimum(np.arange(steps) * stride, last)
         tt = skip[:, None] + (1.0 - skip)[:, None] * (k / last)
         f, cell = occ.frame, occ.cell
@@ -463,12 +469,12 @@ class TextLayout:
         if cross_lines:
             cover -= occ.lines.ravel().take(flat)
         hit = (cover > 0) & on
-        if own is not None and hit.any():
+        if own is not None and reduce_any(hit, axis=None):
             # (its own markers' cells, counted where something is: a crowd's thousand
             # markers are compared with those few points alone)
             at = np.nonzero(hit)
             hit[at] = cover[at] - occ.covering(own, row[at], col[at]) > 0
-        return hit.any(axis=1)
+        return reduce_any(hit, axis=1)
 
     def place_all(self, requests: Iterable[Request], names_missed=None
                   ) -> dict[Hashable, Placement | None]:
