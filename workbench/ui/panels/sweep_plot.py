@@ -536,7 +536,7 @@ class SweepPlot(QWidget):
         heights right of the lines drew one value across the next line 25 pixels on, two values
         over each other and, plotted as time, values over the curves. A value with no such place
         (lines a few pixels apart) is said after the title line instead, in its line's colour."""
-        shown = [line for line in self._markers if line.isVisible()]
+        shown = [(row, line) for row, line in enumerate(self._markers) if line.isVisible()]
         if not shown:
             self._say_left_out([])
             return
@@ -549,11 +549,11 @@ class SweepPlot(QWidget):
         points, centres = self._drawn_pixels(to_scene)
         reach = air + 1.5  # (a line's half-width, with the air)
         grow = air + self._marker_half
-        xs = to_scene([line.value() for line in shown], np.zeros(len(shown)))[0].tolist()
+        xs = to_scene([line.value() for _row, line in shown], np.zeros(len(shown)))[0].tolist()
         placed: list[tuple[float, float, float, float]] = []
         left_out: list = []
-        for i, (line, x) in enumerate(zip(shown, xs, strict=True)):
-            label, row = line.label, self._markers.index(line)
+        for i, ((row, line), x) in enumerate(zip(shown, xs, strict=True)):
+            label = line.label
             # (its text's own size in pixels: a hidden label's box in the scene is not kept)
             rect = label.textItem.boundingRect()
             w, h = rect.width(), rect.height()
