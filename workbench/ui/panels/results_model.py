@@ -319,6 +319,9 @@ def _cell_tips(r: Result, machine: str) -> dict[int, str]:
     return tips
 
 
+_BOUND_QCOLORS = {bound: QColor(color) for bound, color in BOUND_COLORS.items()}
+_BLACK = QColor("#000000")
+
 _palette_cache: list[Any] = [None]  # [(highlight, disabled text)] until the palette changes
 
 
@@ -596,17 +599,10 @@ class ResultsModel(QAbstractTableModel):
             return self.sort_key(row, col)
         if role == _ALIGNMENT:
             return _RIGHT if COLUMNS[col].numeric else _LEFT
-        if role == _FOREGROUND:
-            data = self.row_data(row)
-            if data.reason:
-                return QColor(_palette_colors()[1])
-            if col == _BOUND_COL:
-                return QColor(BOUND_COLORS.get(data.raw[col], "#000000"))
-            return None
-        if role == _BACKGROUND:
-            if self._highlight is not None and self._keys[row][0] == self._highlight:
-                return QColor(_palette_colors()[0])
-            return None
+        if role in (_FOREGROUND, _BACKGROUND):  # (copies: the colours are shared)
+            color = (self._foreground(self.row_data(row), col) if role == _FOREGROUND else
+                     self._background(row))
+            return None if color is None else QColor(color)
         if role == _TOOLTIP:
             data = self.row_data(row)
             if data.reason:
@@ -618,6 +614,27 @@ class ResultsModel(QAbstractTableModel):
                     f"{self._machines[hw_id].hardware.label}")
         if role == KEY_ROLE:
             return self._keys[row]
+        return None
+
+    def look(self, row: int, col: int) -> tuple[str, QColor | None, QColor | None]:
+        """What a cell shows, as one call (see :mod:`~workbench.ui.panels.results_delegate`):
+        its text and its text and background colours (None: the view's)."""
+        data = self.row_data(row)
+        return data.text_of(col), self._foreground(data, col), self._background(row)
+
+    @staticmethod
+    def _foreground(data: _Row, col: int) -> QColor | None:
+        """A cell's text colour: greyed in a skipped row, the bound's own in its column."""
+        if data.reason:
+            return _palette_colors()[1]
+        if col == _BOUND_COL:
+            return _BOUND_QCOLORS.get(data.raw[col], _BLACK)
+        return None
+
+    def _background(self, row: int) -> QColor | None:
+        """A cell's background: the highlight in the rows of the operation highlighted."""
+        if self._highlight is not None and self._keys[row][0] == self._highlight:
+            return _palette_colors()[0]
         return None
 
     def fill_roles(self, row: int, col: int, span: QModelRoleDataSpan) -> None:

@@ -41,6 +41,7 @@ from workbench.document import Change
 from workbench.document.changes import What
 from workbench.io.tables import csv_text, tsv_text
 from workbench.ui.bridge import Workspace
+from workbench.ui.panels.results_delegate import ResultsDelegate
 from workbench.ui.panels.results_model import (
     BOUND_COLORS,
     COLUMN_INDEX,
@@ -89,6 +90,12 @@ def _span(header: QHeaderView, first: int, last: int) -> tuple[int, int]:
     return min(starts), max(ends)
 
 
+#: changes after which the view's cells are painted anew (see :class:`ResultsDelegate`)
+_RESTYLED = frozenset({QEvent.Type.StyleChange, QEvent.Type.FontChange,
+                       QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange,
+                       QEvent.Type.ApplicationFontChange})
+
+
 class _ResultsView(QTableView):
     """The results view. A range of changed cells repaints exactly those cells: Qt's own
     rectangle for a range is one pixel wider and taller, which repaints the next row and
@@ -110,6 +117,13 @@ class _ResultsView(QTableView):
         rect = QRect(x0, y0, x1 - x0, y1 - y0).intersected(self.viewport().rect())
         if not rect.isEmpty():
             self.viewport().update(rect)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in _RESTYLED:
+            delegate = self.itemDelegate()
+            if isinstance(delegate, ResultsDelegate):
+                delegate.restyled()  # (what it kept is painted in the new style)
 
 
 class ResultsTable(QWidget):
@@ -147,6 +161,7 @@ class ResultsTable(QWidget):
         self.view.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.view.setObjectName("resultsView")
         self.view.setModel(self.proxy)
+        self.view.setItemDelegate(ResultsDelegate(self.view, self.proxy, self.model))
         self._configure_view()
 
         self.copy_action = QAction("&Copy Results", self)
