@@ -4,7 +4,7 @@ The table paints its ordinary cells itself (:class:`ResultsDelegate`: one call a
 text laid out once). Each test paints the same table twice, by Qt's delegate and by the
 table's, and compares the pixels: texts, colours, greyed skipped rows, the highlighted
 operation, a selected row, elided texts, sorted and filtered rows, and after the palette,
-the font or the rows change under it."""
+the font, the direction or the rows change under it."""
 
 from __future__ import annotations
 
@@ -144,5 +144,12 @@ def test_a_new_palette_and_font_reach_the_cells(qtbot):
     font = QFont(table.view.font())
     font.setPointSizeF(font.pointSizeF() * 1.4)
     table.view.setFont(font)
+    QApplication.processEvents()
+    assert_painted_as_qt(table)
+
+
+def test_a_right_to_left_table_looks_as_qt_paints_it(qtbot):
+    table = make_table(qtbot, text=SKIPPED_SESSION)
+    table.view.setLayoutDirection(Qt.LayoutDirection.RightToLeft)
     QApplication.processEvents()
     assert_painted_as_qt(table)

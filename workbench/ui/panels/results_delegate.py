@@ -4,9 +4,10 @@ Every edit that moves a model's operations repaints the visible rows of the tabl
 cells or so, each with a new number. Qt's own delegate asks the model for seven roles of a
 cell (a Python call each, or one through ``multiData``) and lays its text out three times
 (to place it, to see whether it must be elided, to draw it). :class:`ResultsDelegate` paints
-an ordinary cell — not selected, not current, not under the pointer — as Qt's would: the
-same text, colour, background and place, the text laid out once (and not at all when it
-was painted before: its layout is kept). The other cells it leaves to Qt's delegate.
+an ordinary cell (not selected, not current, not under the pointer, in a view laid out left
+to right) as Qt's would: the same text, colour, background and place, the text laid out once
+(and not at all when it was painted before: its layout is kept). The other cells it leaves
+to Qt's delegate.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class ResultsDelegate(QStyledItemDelegate):
         self._texts: dict[str, QStaticText] = {}
         self._pens: dict[Any, QPen] = {}
         self._margin = 0
+        self._mirrored = False  # (right to left: Qt's delegate mirrors each cell)
         self.restyled()
         # (the source row of each row shown, asked for once: the proxy's rows change only
         # when it sorts or filters, and it says so)
@@ -52,9 +54,10 @@ class ResultsDelegate(QStyledItemDelegate):
             signal.connect(self._rows.clear)
 
     def restyled(self) -> None:
-        """Forget the texts' layouts, pens and margins: the view's style, font or palette
-        has changed."""
+        """Forget the texts' layouts, pens and margins: the view's style, font, palette or
+        direction has changed."""
         view = self._view
+        self._mirrored = view.layoutDirection() == Qt.LayoutDirection.RightToLeft
         self._texts.clear()
         self._pens.clear()
         # (as Qt's style: this much room each side of a cell's text)
@@ -64,7 +67,7 @@ class ResultsDelegate(QStyledItemDelegate):
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
         state = option.state
-        if state & _QT_PAINTS:
+        if state & _QT_PAINTS or self._mirrored:
             super().paint(painter, option, index)
             return
         row = self._rows.get(index.row())

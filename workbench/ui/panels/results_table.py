@@ -93,7 +93,7 @@ def _span(header: QHeaderView, first: int, last: int) -> tuple[int, int]:
 #: changes after which the view's cells are painted anew (see :class:`ResultsDelegate`)
 _RESTYLED = frozenset({QEvent.Type.StyleChange, QEvent.Type.FontChange,
                        QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange,
-                       QEvent.Type.ApplicationFontChange})
+                       QEvent.Type.ApplicationFontChange, QEvent.Type.LayoutDirectionChange})
 
 
 class _ResultsView(QTableView):
