@@ -15,7 +15,7 @@ from workbench.io.model_configs import read_model_config
 from workbench.io.presets import get_preset
 from workbench.model.advisories import measured_advisories
 from workbench.model.analysis import evaluate_session
-from workbench.model.chart import readouts
+from workbench.model.chart import placement, readouts
 from workbench.model.chart.occupancy import clip_segment
 from workbench.model.chart.overlay_data import measured_marks, pair_links
 from workbench.model.chart.placement import (
@@ -540,11 +540,10 @@ def test_leaders_of_any_lengths_are_followed_each_at_its_own_points(rects, leade
     occ = Occupancy((0.0, 0.0, 200.0, 120.0), cell=2.0)
     for x, y, w, h in rects:
         occ.add_rect((x, y, x + w, y + h))
-    layout = TextLayout(occ)
     x0, y0, x1, y1, skip = (np.array(v, dtype=float) for v in zip(*leaders, strict=True))
     dx, dy = x1 - x0, y1 - y0
     counts = np.maximum(2, np.ceil(np.hypot(dx, dy)).astype(int) + 1)
-    got = layout._crossing((x0, y0, dx, dy, skip), counts, stride, False, None)
+    got = placement._crossing(occ, (x0, y0, dx, dy, skip), counts, stride, False, None)
     for i, count in enumerate(counts.tolist()):
         points = sorted({min(k, count - 1) for k in range(0, count - 1 + stride, stride)})
         hit = False

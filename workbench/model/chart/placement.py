@@ -73,7 +73,7 @@ __all__ = [
     "PAIRING_RATIO", "PAIRING_MARGIN", "PAIRING_REACH", "box_gaps", "segment_gaps", "same_spot",
     "lead_from", "far_candidates", "point_candidates", "sloped_candidates", "flat_candidates",
     "corner_candidates", "as_array", "Candidate", "legend_corner", "free_corners",
-    "wrap_title"]
+    "wrap_title", "leaders_stopped"]
 
 #: Who yields to whom: lower places first.
 PRIORITIES = {"selected": 0, "pair": 0.5, "crowd": 0.8, "operation": 1, "measured": 1.5,
@@ -366,22 +366,14 @@ class TextLayout:
         plain = (~has).nonzero()[0]
         upto = int(plain[0]) if len(plain) else len(chosen)
         seg = lead[:upto]
-        dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
-        length = np.hypot(dx, dy)
-        # each leader followed past its first pixels, at points LEADER_SPACING cells apart
-        # or nearer (its ends among them), all of them at once
-        cell = occ.cell
-        skip = np.minimum(self.LEADER_SKIP / np.maximum(length, 1e-9), 1.0)
-        counts = np.maximum(2, np.ceil(length * (1.0 - skip)
-                                       / (self.LEADER_SPACING * cell)).astype(int) + 1)
-        lines = (seg[:, 0], seg[:, 1], dx, dy, skip)
+        lines, counts = _followed(seg, occ.cell)
         # every fourth point first (most leaders that cross something are stopped by one
         # of them), then every point of the leaders those leave clear
-        crossed = self._crossing(lines, counts, self.COARSE, cross_lines, own)
+        crossed = _crossing(occ, lines, counts, self.COARSE, cross_lines, own)
         rest = (~crossed).nonzero()[0]
         if len(rest):
-            crossed[rest] = self._crossing(tuple(v[rest] for v in lines), counts[rest], 1,
-                                           cross_lines, own)
+            crossed[rest] = _crossing(occ, tuple(v[rest] for v in lines), counts[rest], 1,
+                                      cross_lines, own)
         # (two leaders that cross near their markers, where the cells are not looked at,
         # read as each text naming the other's marker)
         rest = (~crossed).nonzero()[0]
@@ -443,38 +435,6 @@ class TextLayout:
 
     #: of a leader's points, every this many is followed first
     COARSE = 4
-
-    def _crossing(self, lines: tuple, counts: np.ndarray, stride: int, cross_lines: bool,
-                  own: np.ndarray | None) -> np.ndarray:
-        """Whether each leader (``lines``: its start ``x0``, ``y0``, its run ``dx``, ``dy``
-        and the part skipped, each an array) crosses something at its ``counts`` points
-        spread from the skipped part to its end: at every ``stride``-th of them and the
-        last (see :meth:`_clean_leaders`)."""
-        occ = self.occupancy
-        x0, y0, dx, dy, skip = lines
-        # (one row per leader, as many columns as the longest has points: a shorter one's
-        # last point repeated, looked at again to no effect)
-        last = (counts - 1)[:, None]
-        steps = -(-(int(reduce_max(counts)) - 1) // stride) + 1  # (every stride-th, and the last)
-        k = np.minimum(np.arange(steps) * stride, last)
-        tt = skip[:, None] + (1.0 - skip)[:, None] * (k / last)
-        f, cell = occ.frame, occ.cell
-        col = np.floor((x0[:, None] + dx[:, None] * tt - f[0]) / cell).astype(int)
-        row = np.floor((y0[:, None] + dy[:, None] * tt - f[1]) / cell).astype(int)
-        # what each point lies on (off the grid: nothing that stops a leader)
-        on = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
-        flat = row * occ.cols + col
-        flat[~on] = 0
-        cover = occ.grid.ravel().take(flat)
-        if cross_lines:
-            cover -= occ.lines.ravel().take(flat)
-        hit = (cover > 0) & on
-        if own is not None and reduce_any(hit, axis=None):
-            # (its own markers' cells, counted where something is: a crowd's thousand
-            # markers are compared with those few points alone)
-            at = np.nonzero(hit)
-            hit[at] = cover[at] - occ.covering(own, row[at], col[at]) > 0
-        return reduce_any(hit, axis=1)
 
     def place_all(self, requests: Iterable[Request], names_missed=None
                   ) -> dict[Hashable, Placement | None]:
@@ -661,6 +621,67 @@ class TextLayout:
         meets = ((b[:, None, 0] < rects[None, :, 2]) & (rects[None, :, 0] < b[:, None, 2])
                  & (b[:, None, 1] < rects[None, :, 3]) & (rects[None, :, 1] < b[:, None, 3]))
         return {keys[i] for i in np.flatnonzero(meets.any(axis=1))}
+
+
+def _followed(seg: np.ndarray, cell: float) -> tuple[tuple, np.ndarray]:
+    """The leaders ``seg`` (rows ``x0, y0, x1, y1``, from the marker) as :func:`_crossing`
+    follows them: each past its first :attr:`TextLayout.LEADER_SKIP` pixels, at points
+    :attr:`TextLayout.LEADER_SPACING` cells apart or nearer (its ends among them), all at
+    once. ``((x0, y0, dx, dy, skipped part), points on each)``."""
+    dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
+    length = np.hypot(dx, dy)
+    skip = np.minimum(TextLayout.LEADER_SKIP / np.maximum(length, 1e-9), 1.0)
+    counts = np.maximum(2, np.ceil(length * (1.0 - skip)
+                                   / (TextLayout.LEADER_SPACING * cell)).astype(int) + 1)
+    return (seg[:, 0], seg[:, 1], dx, dy, skip), counts
+
+
+def _crossing(occ: Occupancy, lines: tuple, counts: np.ndarray, stride: int,
+              cross_lines: bool, own: np.ndarray | None) -> np.ndarray:
+    """Whether each leader (``lines``: its start ``x0``, ``y0``, its run ``dx``, ``dy`` and
+    the part skipped, each an array) crosses something drawn in ``occ`` at its ``counts``
+    points spread from the skipped part to its end: at every ``stride``-th of them and the
+    last (see :meth:`TextLayout._clean_leaders`)."""
+    x0, y0, dx, dy, skip = lines
+    # (one row per leader, as many columns as the longest has points: a shorter one's last
+    # point repeated, looked at again to no effect)
+    last = (counts - 1)[:, None]
+    steps = -(-(int(reduce_max(counts)) - 1) // stride) + 1  # (every stride-th, and the last)
+    k = np.minimum(np.arange(steps) * stride, last)
+    tt = skip[:, None] + (1.0 - skip)[:, None] * (k / last)
+    f, cell = occ.frame, occ.cell
+    col = np.floor((x0[:, None] + dx[:, None] * tt - f[0]) / cell).astype(int)
+    row = np.floor((y0[:, None] + dy[:, None] * tt - f[1]) / cell).astype(int)
+    # what each point lies on (off the grid: nothing that stops a leader)
+    on = (col >= 0) & (col < occ.cols) & (row >= 0) & (row < occ.rows)
+    flat = row * occ.cols + col
+    flat[~on] = 0
+    cover = occ.grid.ravel().take(flat)
+    if cross_lines:
+        cover -= occ.lines.ravel().take(flat)
+    hit = (cover > 0) & on
+    if own is not None and reduce_any(hit, axis=None):
+        # (its own markers' cells, counted where something is: a crowd's thousand markers
+        # are compared with those few points alone)
+        at = np.nonzero(hit)
+        hit[at] = cover[at] - occ.covering(own, row[at], col[at]) > 0
+    return reduce_any(hit, axis=1)
+
+
+def leaders_stopped(occ: Occupancy, places: np.ndarray) -> np.ndarray:
+    """Which of ``places`` (rows ``left, top, x0, y0, x1, y1``) have a leader that crosses
+    something drawn in ``occ`` (lines not crossed: :attr:`Request.cross_lines` False; no
+    markers of its own), as :meth:`TextLayout.place` follows it. What ``occ`` holds lies in
+    every occupancy made from it (counts only add up), so such a place is never taken in
+    one: a text's places can leave these out beforehand (a ridge's, whose leaders across
+    the roofs' lines are refused at every edit)."""
+    places = np.asarray(places, dtype=float).reshape(-1, 6)
+    stopped = np.zeros(len(places), dtype=bool)
+    led = (~np.isnan(places[:, 2])).nonzero()[0]
+    if len(led):
+        lines, counts = _followed(places[led, 2:6], occ.cell)
+        stopped[led] = _crossing(occ, lines, counts, 1, False, None)
+    return stopped
 
 
 def _boxes(cands: np.ndarray, w: float, h: float) -> np.ndarray:

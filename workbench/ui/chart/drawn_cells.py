@@ -10,6 +10,9 @@ import numpy as np
 from workbench.model.chart.occupancy import Occupancy
 from workbench.ui.chart.naming import AIR, other_marks
 
+#: the text layout's grid: cells of this many pixels
+CELL = 2.0
+
 
 def drawn_occupancy(canvas, px, frame: tuple, cell: float
                     ) -> tuple[Occupancy, np.ndarray, np.ndarray, tuple]:

@@ -32,7 +32,7 @@ from workbench.model.chart.placement import (
 )
 from workbench.model.chart.scene import Scene
 from workbench.ui.chart.axes import to_view
-from workbench.ui.chart.drawn_cells import drawn_occupancy
+from workbench.ui.chart.drawn_cells import CELL, drawn_occupancy
 from workbench.ui.chart.items import Label, Pool, Segment, draw_segments
 from workbench.ui.chart.naming import AIR, misnamed, names_of
 from workbench.ui.chart.point_places import (
@@ -52,7 +52,6 @@ from workbench.ui.chart.text_requests import chart_text_requests, roof_text_requ
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
 TEXT_INSET = 3.0
-CELL = 2.0  # the occupancy's cell, pixels
 #: moved markers beyond which an edit updates their cells all at once (a model's edit)
 BATCH_MOVED = 16
 

@@ -13,6 +13,7 @@ import pyqtgraph as pg
 
 from workbench.document.derivation import NBSP
 from workbench.model.chart.occupancy import Occupancy
+from workbench.model.chart.placement import leaders_stopped
 from workbench.model.chart.scene import Region, Ridge, Roof, Scene
 from workbench.model.units import format_list, format_quantity
 from workbench.ui.chart.axes import to_data, to_view
@@ -47,6 +48,9 @@ class RoofLayer:
         self._ridge_lines: list[tuple[Ridge, Segment]] = []
         self._region_items: list[tuple[Region, pg.PlotCurveItem, Label]] = []
         self._cells: tuple | None = None  # (what they were worked out for, the occupancy)
+        #: of texts' places, those whose leaders cross none of these lines (see
+        #: places_clear_of_lines), while the lines' cells stay; by the places' id
+        self._clear: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     # -- what is drawn (read by the text layout) --------------------------------------
 
@@ -250,7 +254,25 @@ class RoofLayer:
                 if len(x) != 2:
                     occ.add_polyline(x, y, half, soft=soft, line=line)
             self._cells = (key, occ)
+            self._clear = {}
         return self._cells[1].copy()
+
+    def places_clear_of_lines(self, places: np.ndarray, frame: tuple, cell: float
+                              ) -> np.ndarray:
+        """Of ``places`` (rows ``left, top, x0, y0, x1, y1``: a text's places, kept and
+        read-only), those whose leader crosses none of the lines of :meth:`occupancy`, last
+        worked out for the plot ``frame`` (a leader across a roof or a ridge's line is
+        refused at every placing: :func:`leaders_stopped`); ``places`` as they are where
+        the lines' cells were worked out for another frame."""
+        made = self._cells
+        if made is None or made[1].frame != tuple(frame) or made[1].cell != cell:
+            return places
+        kept = self._clear.get(id(places))
+        if kept is None or kept[0] is not places:
+            clear = places[~leaders_stopped(made[1], places)]
+            clear.setflags(write=False)
+            kept = self._clear[id(places)] = (places, clear)
+        return kept[1]
 
     def fixed_items(self) -> tuple:
         """The items made once (the pools make theirs as needed)."""

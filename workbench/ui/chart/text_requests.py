@@ -25,6 +25,7 @@ from workbench.model.chart.placement import (
     sloped_candidates,
 )
 from workbench.ui.chart.axes import to_view
+from workbench.ui.chart.drawn_cells import CELL
 from workbench.ui.chart.naming import (
     AIR,
     DrawnMarks,
@@ -149,8 +150,11 @@ def _add_ridge_text(canvas, frame, drawn: DrawnMarks, px, i: int, add, hide=None
     # (rounded: a key of the places kept, the same for every pass of a view)
     away = tuple((round(float(x) - sx, 3), round(float(y) - sy, 3))
                  for x, y in zip(xs, ys, strict=True))
+    # (its places whose leaders cross a roof's or a ridge's line left out: refused at
+    # every edit, they were looked at again each time)
     add(("ridge", i), label, "ridge",
-        lambda w, h, sx=sx, sy=sy: _ridge_places(sx, sy, w, h, size / 2, away), i,
+        lambda w, h, sx=sx, sy=sy: canvas.roofs.places_clear_of_lines(
+            _ridge_places(sx, sy, w, h, size / 2, away), frame, CELL), i,
         names=names_spot(sx, sy, size, drawn, False, RIDGE_REACH))
 
 
