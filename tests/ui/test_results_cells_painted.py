@@ -8,45 +8,19 @@ the font, the direction or the rows change under it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPalette
 from PySide6.QtWidgets import QApplication, QStyledItemDelegate
+from results_tables import SORTING_SESSION, workspace_from
+from results_tables import make_table as make_results_table
 
-from workbench.document import Document
-from workbench.io.sessions import load_session, loads_session
-from workbench.ui.bridge import Workspace
 from workbench.ui.panels.results_delegate import ResultsDelegate
 from workbench.ui.panels.results_table import COLUMN_INDEX, ResultsTable
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
-
-#: a fp32 operation on a machine without an fp32 peak: a skipped row, greyed
-SKIPPED_SESSION = """\
-schema_version: 1
-hardware:
-  - preset: teaching-machine
-  - preset: tpu-v5e
-operations:
-  - {name: big GEMM, kind: gemm, m: 8192, n: 28672, k: 8192, dtype: bf16}
-  - {name: low, kind: custom, flops: 1 GFLOP, bytes: 6 GB, precision: fp32}
-  - {name: a rather long operation name that the column cannot hold, kind: custom,
-     flops: 42.7 GFLOP, bytes: 1 GB, precision: bf16}
-"""
-
 
 def make_table(qtbot, example: str | None = None, text: str | None = None) -> ResultsTable:
-    workspace = Workspace(Document())
-    session = load_session(EXAMPLES / example) if example else loads_session(text)
-    workspace.document.replace_session(session)
-    table = ResultsTable(workspace)
-    qtbot.addWidget(table)
-    table.resize(1400, 300)
-    table.show()
-    qtbot.waitExposed(table)
-    return table
+    return make_results_table(qtbot, workspace_from(example, text), (1400, 300))
 
 
 def painted(table: ResultsTable) -> tuple[QImage, QImage]:
@@ -89,7 +63,7 @@ def test_an_example_s_cells_look_as_qt_paints_them(qtbot, example):
 
 
 def test_greyed_highlighted_selected_and_elided_cells_look_as_qt_paints_them(qtbot):
-    table = make_table(qtbot, text=SKIPPED_SESSION)
+    table = make_table(qtbot, text=SORTING_SESSION)
     workspace = table.workspace
     pairs = workspace.results.pairs()
     assert sum(1 for p in pairs if p.skipped) == 1  # (greyed: the check sees such a row)
@@ -102,7 +76,7 @@ def test_greyed_highlighted_selected_and_elided_cells_look_as_qt_paints_them(qtb
     table.view.setFocus()
     assert_painted_as_qt(table)
     header = table.view.horizontalHeader()
-    header.resizeSection(COLUMN_INDEX["operation"], 60)  # names elided
+    header.resizeSection(COLUMN_INDEX["operation"], 36)  # names elided
     header.resizeSection(COLUMN_INDEX["attainable"], 40)  # numbers elided
     assert_painted_as_qt(table)
 
@@ -124,7 +98,7 @@ def test_sorted_filtered_and_edited_rows_look_as_qt_paints_them(qtbot):
 
 
 def test_a_new_palette_and_font_reach_the_cells(qtbot):
-    table = make_table(qtbot, text=SKIPPED_SESSION)
+    table = make_table(qtbot, text=SORTING_SESSION)
     before_colours = colours_in(painted(table)[1])
     before = QApplication.palette()
     dark = QPalette(before)
@@ -149,7 +123,7 @@ def test_a_new_palette_and_font_reach_the_cells(qtbot):
 
 
 def test_a_right_to_left_table_looks_as_qt_paints_it(qtbot):
-    table = make_table(qtbot, text=SKIPPED_SESSION)
+    table = make_table(qtbot, text=SORTING_SESSION)
     table.view.setLayoutDirection(Qt.LayoutDirection.RightToLeft)
     QApplication.processEvents()
     assert_painted_as_qt(table)

@@ -4,57 +4,24 @@ from __future__ import annotations
 
 import csv
 import io
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
+from results_tables import EXAMPLES, SORTING_SESSION, make_table, workspace_from
 
-from workbench.document import Document
-from workbench.io.sessions import load_session, loads_session
 from workbench.model.roofline import FORMULAS
 from workbench.model.units import format_number, format_quantity
 from workbench.ui.bridge import Workspace
 from workbench.ui.panels.results_table import COLUMN_INDEX, COLUMNS, SORT_ROLE, ResultsTable
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "workbench" / "examples"
 COL = COLUMN_INDEX
-
-#: Four operations whose intensities sort differently as numbers and as text:
-#: 0.167 < 42.7 < 341 < 3584, but "0.167" < "341" < "3584" < "42.7".
-SORTING_SESSION = """\
-schema_version: 1
-hardware:
-  - preset: teaching-machine
-  - preset: tpu-v5e
-operations:
-  - {name: big GEMM, kind: gemm, m: 8192, n: 28672, k: 8192, dtype: bf16}
-  - {name: low, kind: custom, flops: 1 GFLOP, bytes: 6 GB, precision: fp32}
-  - {name: cube, kind: gemm, m: 1024, n: 1024, k: 1024, dtype: bf16}
-  - {name: mid, kind: custom, flops: 42.7 GFLOP, bytes: 1 GB, precision: bf16}
-"""
-
-
-def workspace_from(example: str | None = None, text: str | None = None) -> Workspace:
-    workspace = Workspace(Document())
-    session = load_session(EXAMPLES / example) if example else loads_session(text)
-    workspace.document.replace_session(session)
-    return workspace
 
 
 @pytest.fixture
 def workspace() -> Workspace:
     return workspace_from("llama_ffn.yaml")
-
-
-def make_table(qtbot, workspace: Workspace) -> ResultsTable:
-    table = ResultsTable(workspace)
-    qtbot.addWidget(table)
-    table.resize(1400, 500)
-    table.show()
-    qtbot.waitExposed(table)
-    return table
 
 
 @pytest.fixture
