@@ -5,9 +5,10 @@ cells or so, each with a new number. Qt's own delegate asks the model for seven 
 cell (a Python call each, or one through ``multiData``) and lays its text out three times
 (to place it, to see whether it must be elided, to draw it). :class:`ResultsDelegate` paints
 an ordinary cell (not selected, not current, not under the pointer, in a view laid out left
-to right) as Qt's would: the same text, colour, background and place, the text laid out once
-(and not at all when it was painted before: its layout is kept). The other cells it leaves
-to Qt's delegate.
+to right) as Qt's would: the same text, colour, background and place, the text laid out once.
+The other cells it leaves to Qt's delegate. (A text's layout is not kept from one paint to
+the next: a kept one refers to font engines Qt may drop meanwhile, and drawing one, after
+the installed fonts had changed, crashed.)
 """
 
 from __future__ import annotations
@@ -35,13 +36,9 @@ class ResultsDelegate(QStyledItemDelegate):
     """Paints the cells of ``view`` (showing ``proxy`` of ``model``); see the module. What
     it keeps of the view's style, font and palette it forgets at :meth:`restyled`."""
 
-    #: texts whose layouts are kept (the names and values on screen, a few hundred)
-    KEPT = 2048
-
     def __init__(self, view: QTableView, proxy: ResultsProxy, model: ResultsModel) -> None:
         super().__init__(view)
         self._view, self._proxy, self._model = view, proxy, model
-        self._texts: dict[str, QStaticText] = {}
         self._pens: dict[Any, QPen] = {}
         self._margin = 0
         self._mirrored = False  # (right to left: Qt's delegate mirrors each cell)
@@ -54,11 +51,10 @@ class ResultsDelegate(QStyledItemDelegate):
             signal.connect(self._rows.clear)
 
     def restyled(self) -> None:
-        """Forget the texts' layouts, pens and margins: the view's style, font, palette or
-        direction has changed."""
+        """Forget the pens and margins: the view's style, font, palette or direction has
+        changed."""
         view = self._view
         self._mirrored = view.layoutDirection() == Qt.LayoutDirection.RightToLeft
-        self._texts.clear()
         self._pens.clear()
         # (as Qt's style: this much room each side of a cell's text)
         self._margin = view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin,
@@ -81,9 +77,11 @@ class ResultsDelegate(QStyledItemDelegate):
         if not text:
             return
         painter.setPen(self._pen(foreground, state, option))
-        laid = self._texts.get(text)
-        if laid is None:
-            laid = self._lay_out(text)
+        font = option.font
+        painter.setFont(font)  # (Qt's draws the text in the cell's font)
+        laid = QStaticText(text)
+        laid.setTextFormat(Qt.TextFormat.PlainText)
+        laid.prepare(QTransform(), font)
         size = laid.size()
         margin = self._margin
         width = rect.width() - 2 * margin
@@ -111,13 +109,3 @@ class ResultsDelegate(QStyledItemDelegate):
             pen = self._pens[key] = QPen(color if color is not None else
                                          option.palette.color(key, QPalette.ColorRole.Text))
         return pen
-
-    def _lay_out(self, text: str) -> QStaticText:
-        """``text`` laid out in the view's font, kept for the next paint (all forgotten
-        when too many are kept)."""
-        if len(self._texts) >= self.KEPT:
-            self._texts.clear()
-        laid = self._texts[text] = QStaticText(text)
-        laid.setTextFormat(Qt.TextFormat.PlainText)
-        laid.prepare(QTransform(), self._view.font())
-        return laid
