@@ -21,6 +21,10 @@ from workbench.ui.chart.items import Label, Pool, Segment, Spots
 from workbench.ui.chart.styles import at_z
 from workbench.ui.chart.theme import make_brush, qcolor
 
+#: the texts' places kept clear of the lines (see RoofLayer.places_clear_of_lines), at most:
+#: a view's ridge texts, in full and short, a few sizes each
+PLACES_CLEAR_KEPT = 256
+
 
 class RoofLayer:
     """Regions, roofs and ridges of the chart (see the module)."""
@@ -269,6 +273,8 @@ class RoofLayer:
             return places
         kept = self._clear.get(id(places))
         if kept is None or kept[0] is not places:
+            if len(self._clear) >= PLACES_CLEAR_KEPT:  # (texts resized over and over)
+                self._clear = {}
             clear = places[~leaders_stopped(made[1], places)]
             clear.setflags(write=False)
             kept = self._clear[id(places)] = (places, clear)
