@@ -79,6 +79,10 @@ __all__ = [
 PRIORITIES = {"selected": 0, "pair": 0.5, "crowd": 0.8, "operation": 1, "measured": 1.5,
               "roof": 2, "crossing": 2.5, "ridge": 3, "sweep": 5, "region": 6}
 
+#: the texts that look at their first few places before the rest (see
+#: :attr:`TextLayout.FIRST_LOOK`): the operations' names and tags
+_LOOK_FIRST = frozenset({"selected", "crowd", "operation"})
+
 # ---------------------------------------------------------------------------------------
 # placing (the places tried: :mod:`~workbench.model.chart.candidates`)
 
@@ -217,7 +221,9 @@ class TextLayout:
                           np.full(len(cands), -1, dtype=np.int8) if recorded else None)
                 chosen = self._first_clean(cands, w, h, cross, mine, air, request.names,
                                            strict, free=flags, paired=paired,
-                                           crossed=crossed_of[i])
+                                           crossed=crossed_of[i],
+                                           first=self.FIRST_LOOK
+                                           if i or request.kind in _LOOK_FIRST else 0)
                 if recorded:  # (what decided it, for kept_places)
                     first = (cands, chosen, flags.free, paired)
                 if chosen is not None:
@@ -252,7 +258,7 @@ class TextLayout:
                      air: float = 0.0, names: Attribution | None = None,
                      strict: bool = True, free: FreeFlags | None = None,
                      paired: np.ndarray | None = None,
-                     crossed: np.ndarray | None = None) -> int | None:
+                     crossed: np.ndarray | None = None, first: int = 0) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
@@ -273,25 +279,35 @@ class TextLayout:
         seen = looked = 0
         size = self.FIRST_STEP
         while looked < self.MOST_LEADERS:
-            at = flags.between(seen, seen + size)
-            if not len(at):
+            step = flags.between(seen, seen + size)
+            if not len(step):
                 return None
-            seen, size = seen + len(at), min(2 * size, self.MOST_LEADERS)
-            if names is not None:
-                at = at[self._paired(cands, at, w, h, names, strict, paired)]
-            at = at[:self.MOST_LEADERS - looked]
-            looked += len(at)
-            if crossed is not None and len(at):
-                at = at[~crossed[at]]  # (never the first clean: no need to follow them)
-            if len(at):
-                found = self._clean_leaders(cands, at, cross_lines, own, crossed)
-                if found is not None:
-                    return found
+            # (of the first step, its ``first`` places first, then the rest: in order, so
+            # the first clean place is the same)
+            parts = ((step[:first], step[first:]) if first and not seen and len(step) > first
+                     else (step,))
+            seen, size = seen + len(step), min(2 * size, self.MOST_LEADERS)
+            for at in parts:
+                if names is not None:
+                    at = at[self._paired(cands, at, w, h, names, strict, paired)]
+                at = at[:self.MOST_LEADERS - looked]
+                looked += len(at)
+                if crossed is not None and len(at):
+                    at = at[~crossed[at]]  # (never the first clean: no need to follow them)
+                if len(at):
+                    found = self._clean_leaders(cands, at, cross_lines, own, crossed)
+                    if found is not None:
+                        return found
         return None
 
     #: places looked at in the first step of :meth:`_first_clean` (then twice as many each
     #: step)
     FIRST_STEP = 32
+    #: of the first step's places, those an operation's name looks at before the rest:
+    #: most names find theirs among them (where their points moved, the rest of the step
+    #: cost as much again), while the texts that find no place (a crowded chart's measured
+    #: values) would look twice
+    FIRST_LOOK = 8
 
     def _free(self, cands: np.ndarray, w: float, h: float, air: float = 0.0) -> np.ndarray:
         """Which of the ``w`` × ``h`` boxes at ``cands`` lie inside the plot, clear of the
