@@ -8,7 +8,8 @@ import numpy as np
 from conftest import keystroke_done, open_sweep_example
 from PySide6.QtWidgets import QApplication
 
-from workbench.ui.chart.labels import AIR, CELL
+from workbench.ui.chart.drawn_cells import CELL
+from workbench.ui.chart.labels import AIR
 
 PATH_HALF = 0.8 + AIR  # half a sweep path's width, grown by the air texts keep from it
 

@@ -222,7 +222,7 @@ class TextLayout:
                 chosen = self._first_clean(cands, w, h, cross, mine, air, request.names,
                                            strict, free=flags, paired=paired,
                                            crossed=crossed_of[i],
-                                           first=self.FIRST_LOOK
+                                           look_first=self.FIRST_LOOK
                                            if i or request.kind in _LOOK_FIRST else 0)
                 if recorded:  # (what decided it, for kept_places)
                     first = (cands, chosen, flags.free, paired)
@@ -258,7 +258,7 @@ class TextLayout:
                      air: float = 0.0, names: Attribution | None = None,
                      strict: bool = True, free: FreeFlags | None = None,
                      paired: np.ndarray | None = None,
-                     crossed: np.ndarray | None = None, first: int = 0) -> int | None:
+                     crossed: np.ndarray | None = None, look_first: int = 0) -> int | None:
         """Index of the first clean candidate among ``cands`` (see :meth:`place`; with
         ``cross_lines`` a leader may cross lines of data, and the markers ``own``; the box
         keeps ``air`` more from other texts, and out of their air; a place without a leader
@@ -267,7 +267,9 @@ class TextLayout:
         which places are known to be paired with what it names (``known`` of
         :meth:`_paired`, filled in as they are worked out); ``crossed``: for each of
         ``cands``, whether its leader is known to cross something (for the same markers
-        ``own``, with nothing placed since: not followed again; filled in as found).
+        ``own``, with nothing placed since: not followed again; filled in as found);
+        ``look_first``: of the first step, how many places to look at before the rest
+        (:attr:`FIRST_LOOK`; 0: the whole step at once).
 
         The places are looked at in order, a step at a time (most texts find theirs among
         the first few): of each step, the free ones; of those, the ones a reader pairs with
@@ -282,10 +284,10 @@ class TextLayout:
             step = flags.between(seen, seen + size)
             if not len(step):
                 return None
-            # (of the first step, its ``first`` places first, then the rest: in order, so
-            # the first clean place is the same)
-            parts = ((step[:first], step[first:]) if first and not seen and len(step) > first
-                     else (step,))
+            # (of the first step, its first ``look_first`` places, then the rest: in order,
+            # so the first clean place is the same)
+            parts = ((step[:look_first], step[look_first:])
+                     if look_first and not seen and len(step) > look_first else (step,))
             seen, size = seen + len(step), min(2 * size, self.MOST_LEADERS)
             for at in parts:
                 if names is not None:

@@ -327,8 +327,8 @@ _palette_cache: list[Any] = [None]  # [(highlight, disabled text)] until the pal
 
 def _palette_colors() -> tuple[QColor, QColor]:
     """(row highlight, greyed text) from the application palette: a cell asks for them on
-    every paint, the application for its palette only when it has changed (a results view
-    forgets them on a palette change, see :meth:`ResultsTable.changeEvent`)."""
+    every paint, the application for its palette only when it has changed (the results
+    view forgets them on a palette change: see :mod:`~workbench.ui.panels.results_table`)."""
     colors = _palette_cache[0]
     if colors is None:
         palette = QApplication.palette()

@@ -120,7 +120,12 @@ class _ResultsView(QTableView):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
-        if event.type() in _RESTYLED:
+        kind = event.type()
+        if kind in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            # the cells' highlight and greyed text, looked up again at the repaint Qt
+            # schedules for the change
+            forget_palette_colors()
+        if kind in _RESTYLED:
             delegate = self.itemDelegate()
             if isinstance(delegate, ResultsDelegate):
                 delegate.restyled()  # (what it kept is painted in the new style)
@@ -195,12 +200,6 @@ class ResultsTable(QWidget):
         workspace.signals.changed.connect(self._update_count)  # (machines added or removed)
         self._update_count()
         self.fit_name_columns()
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
-            # looked up again at the repaint Qt schedules for the change
-            forget_palette_colors()
 
     def _on_change(self, change: Change) -> None:
         if change.what == What.SESSION:
