@@ -8,9 +8,11 @@ the font, the direction or the rows change under it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QImage, QPalette
+from PySide6.QtCore import QStandardPaths, Qt
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QImage, QPalette
 from PySide6.QtWidgets import QApplication, QStyledItemDelegate
 from results_tables import SORTING_SESSION, workspace_from
 from results_tables import make_table as make_results_table
@@ -125,5 +127,31 @@ def test_a_new_palette_and_font_reach_the_cells(qtbot):
 def test_a_right_to_left_table_looks_as_qt_paints_it(qtbot):
     table = make_table(qtbot, text=SORTING_SESSION)
     table.view.setLayoutDirection(Qt.LayoutDirection.RightToLeft)
+    QApplication.processEvents()
+    assert_painted_as_qt(table)
+
+
+def test_texts_in_other_scripts_and_a_font_installed_look_as_qt_paints_them(qtbot):
+    """Names drawn partly from a fallback font (their line may be taller: laid out in full)
+    beside texts in the view's own font ("µs", "×", "—"), before and after a font is
+    installed and removed (what the view's font draws with may change)."""
+    text = (SORTING_SESSION.replace("name: low", "name: 注意力 low")
+            .replace("name: cube", "name: µ-cube × 2 — Ω"))
+    table = make_table(qtbot, text=text)
+    names = {table.model.look(row, COLUMN_INDEX["operation"])[0]
+             for row in range(table.model.rowCount())}
+    assert {"注意力 low", "µ-cube × 2 — Ω"} <= names
+    assert_painted_as_qt(table)
+    places = QStandardPaths.standardLocations(QStandardPaths.StandardLocation.FontsLocation)
+    fonts = [path for place in [*places, "/usr/share/fonts", "/usr/local/share/fonts"]
+             for path in sorted(Path(place).rglob("*.ttf"))]
+    font_id = next((i for i in map(QFontDatabase.addApplicationFont, map(str, fonts))
+                    if i >= 0), -1)
+    assert font_id >= 0, "a font file to install (fontconfig's fonts)"
+    try:
+        QApplication.processEvents()
+        assert_painted_as_qt(table)
+    finally:
+        assert QFontDatabase.removeApplicationFont(font_id)
     QApplication.processEvents()
     assert_painted_as_qt(table)
