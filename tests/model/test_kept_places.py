@@ -234,6 +234,7 @@ def test_what_is_kept_stays_within_its_budget_over_a_long_session():
     scene.sizes = {i: (80.0 + i, 10.0) for i in scene.sizes}  # (the widest of the session)
     kept = KeptPlaces()
     kept.BUDGET = 2 * _cells_of_a_placing(scene)  # (room for two placings' texts)
+    kept.MISSES = 10**6  # (each text kept at every placing: the budget alone decides)
     most = 0
     for step in range(60):
         scene.sizes = {i: (20.0 + step + i, 10.0) for i in scene.sizes}
@@ -262,3 +263,36 @@ def test_a_chart_whose_texts_need_more_than_the_budget_takes_again_those_that_fi
         assert out == _place(scene, None)[1]
         assert kept.taken == step * first  # (the same texts, each time)
         assert kept.cells <= kept.BUDGET
+
+
+def test_a_text_whose_surroundings_change_at_each_placing_is_kept_again_once_they_settle():
+    # something drawn moves beside a name at every placing (a model's points, at each edit
+    # of its batch): not taken again, the name stops being kept after MISSES placings (for
+    # one, then two ... placings: nothing of it compared or copied), then, its surroundings
+    # settled, is kept and taken again; every placing finds what a search from scratch finds
+    scene = _lone({0: (100.0, 150.0), 1: (300.0, 40.0)}, {0: (40.0, 10.0), 1: (20.0, 10.0)})
+    kept = KeptPlaces()
+    _, first = _place(scene, kept)
+    name = first[("point", 0)]
+    every = len(kept)  # (the names, the lines' values, the title)
+    assert name is not None and every == len(first)
+    _x0, y0, x1, y1 = name.rect
+    sizes = []
+    for step in range(12):
+        scene.clutter = [(x1 + 24.0 + 4.0 * (step % 2), (y0 + y1) / 2)] * 4
+        taken = kept.taken
+        _, out = _place(scene, kept)
+        assert out == _place(scene, None)[1] and out[("point", 0)] == name
+        assert kept.taken - taken == every - 1  # (all but the name)
+        sizes.append(len(kept))
+    # kept at the first placings, then not at one in two, then at one in three, in five ...
+    misses = KeptPlaces.MISSES
+    assert sizes[:misses - 1] == [every] * (misses - 1)
+    assert sizes[misses - 1] == every - 1
+    assert every in sizes[misses:] and sizes[misses:].count(every - 1) > 4
+    for _ in range(KeptPlaces.LONGEST + 2):  # settled: kept again, then taken again
+        _place(scene, kept)
+    taken = kept.taken
+    _, out = _place(scene, kept)
+    assert kept.taken - taken == every and len(kept) == every
+    assert out == _place(scene, None)[1]

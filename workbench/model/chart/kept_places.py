@@ -14,7 +14,10 @@ find them. The same for a text that found no place among its only places (a ridg
 where the chart is crowded): it finds none again.
 
 Kept only for a text placed among its first places (not its far ones), on a try that does not
-let its leader cross its own markers; the rest are always looked for."""
+let its leader cross its own markers; the rest are always looked for. A text whose
+surroundings changed at each of the last placings is kept less often
+(:attr:`KeptPlaces.MISSES`): what is kept is the same, but comparing and copying it, for
+nothing, cost a third of a search."""
 
 from __future__ import annotations
 
@@ -165,6 +168,14 @@ class KeptPlaces:
     #: model's crowded chart) is seldom as it was at the next edit, and copying it costs
     #: a third of the search (the texts kept and taken again look over 2,000–16,000)
     WIDEST = 24_000
+    #: a text not taken again at this many placings in a row (what decided it changed each
+    #: time: a roof's value or a ridge's text among the points an edit of a model's batch
+    #: moves), or whose search was too wide to keep, is looked for without keeping what it
+    #: found (comparing and copying its cells cost a third of its search, for nothing) at
+    #: the next placing, then, missed again, at the next two, four ... up to
+    #: :attr:`LONGEST`; taken again once, it is kept at every placing again
+    MISSES = 2
+    LONGEST = 8
 
     def __init__(self) -> None:
         self._kept: dict[Hashable, _Kept] = {}
@@ -174,6 +185,9 @@ class KeptPlaces:
         self._placing = 0  # (see begin)
         #: what the last text asked for had found before it moved (see keep)
         self._moved: _Kept | None = None
+        #: by text and size: at how many placings in a row it was not taken again, and the
+        #: placing it is kept at again (see MISSES)
+        self._misses: dict[Hashable, tuple[int, int]] = {}
 
     def __len__(self) -> int:
         """How many texts are kept."""
@@ -200,13 +214,26 @@ class KeptPlaces:
         key = (request.key, request.width, request.height)
         e = self._kept.get(key)
         self._moved = None
-        if e is not None and self._holds(e, layout, request):
-            self.taken += 1
-            e.used = self._placing
-            self._kept[key] = self._kept.pop(key)  # (the last forgotten)
-            return e.placement
+        if e is not None:
+            if self._holds(e, layout, request):
+                self.taken += 1
+                e.used = self._placing
+                self._kept[key] = self._kept.pop(key)  # (the last forgotten)
+                self._misses.pop(key, None)
+                return e.placement
+            self._missed(key)
         self.looked_for += 1
         return UNKNOWN
+
+    def _missed(self, key: Hashable) -> None:
+        """The text ``key`` (with its size) was not taken again (or could not be kept): see
+        :attr:`MISSES`."""
+        misses = self._misses
+        if len(misses) > 4 * len(self._kept) + 1024:  # (texts long gone)
+            misses.clear()
+        n = misses.get(key, (0, 0))[0] + 1
+        wait = 0 if n < self.MISSES else min(1 << (n - self.MISSES), self.LONGEST)
+        misses[key] = (n, self._placing + wait)
 
     def _holds(self, e: _Kept, layout: TextLayout, request: Request) -> bool:
         occ = layout.occupancy
@@ -277,6 +304,9 @@ class KeptPlaces:
         w, h = request.width, request.height
         key = (request.key, w, h)
         self._forget(key)
+        missed = self._misses.get(key)
+        if missed is not None and self._placing < missed[1]:
+            return  # (not taken again of late: see MISSES)
         upto = len(places) - 1 if upto is None else upto
         tried = places[:upto + 1]
         # what is drawn and placed bears on every place looked at; the other marks, only on
@@ -286,6 +316,7 @@ class KeptPlaces:
         span = occ.span_of(region)
         cells = 0 if span is None else (span[1] - span[0]) * (span[3] - span[2])
         if cells > self.WIDEST:
+            self._missed(key)
             return  # (nothing else worked out for a text not kept)
         names = request.names
         free = free[free <= upto]
