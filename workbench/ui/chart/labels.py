@@ -47,7 +47,7 @@ from workbench.ui.chart.point_places import (
     within,
 )
 from workbench.ui.chart.roof_values import say_values_short
-from workbench.ui.chart.text_requests import chart_text_requests, roof_text_requests
+from workbench.ui.chart.text_requests import RoofLines, chart_text_requests, roof_text_requests
 
 #: The text item's own margin around its text, less a pixel of air: the box the layout
 #: keeps clear is the item's rectangle inset by this.
@@ -89,6 +89,7 @@ class LabelLayer:
         self._anchors: dict = {}
         self._occ_cache: dict = {}
         self._chart_texts: dict = {}
+        self._lines = RoofLines(canvas)  # (kept while a placing lasts)
         #: what each text found at earlier placings, taken where nothing around it changed
         self.kept: KeptPlaces | None = None  # (made after the first: see _place_all)
 
@@ -332,6 +333,8 @@ class LabelLayer:
             yield
         finally:
             self.busy -= 1
+            if not self.busy:
+                self._lines.forget()
 
     def _place_all(self) -> None:
         self._layout_pending = False
@@ -652,7 +655,7 @@ class LabelLayer:
         for key, label, request in chart_text_requests(
                 canvas, frame, lambda x, y: self._px(x, y, t), self._marker_rects, self._marks,
                 self._text_box, self._far_places, self._chart_texts if self._reuse else None,
-                view):
+                view, lambda: self._lines.of(frame, t, self._px, self.busy)):
             out[key] = request
             self._label_of[key] = (label, request)
         return out
@@ -768,17 +771,14 @@ class LabelLayer:
         is (:func:`chart_text_requests`), as ``(key, label, request)``; ``roofs``: of these
         roof texts alone and the ridge texts ``ridges`` (by index), each text's box
         ``text_box(label)``."""
-        canvas = self._canvas
-        frame = self._frame()
-        t = canvas.view_to_scene()
+        canvas, frame, t = self._canvas, self._frame(), self._canvas.view_to_scene()
+        px, lines = (lambda x, y: self._px(x, y, t)), (lambda: self._lines.of(frame, t, self._px, self.busy))
         if roofs is not None:
-            return roof_text_requests(canvas, frame, lambda x, y: self._px(x, y, t),
-                                      self._marker_rects, self._marks, text_box,
-                                      self._far_places, roofs, ridges)
+            return roof_text_requests(canvas, frame, px, self._marker_rects, self._marks, text_box,
+                                      self._far_places, roofs, ridges, lines)
         view = (frame, tuple(t), canvas.width(), canvas.height())
-        return chart_text_requests(
-            canvas, frame, lambda x, y: self._px(x, y, t), self._marker_rects, self._marks,
-            self._text_box, self._far_places, None, view)
+        return chart_text_requests(canvas, frame, px, self._marker_rects, self._marks, self._text_box,
+                                   self._far_places, None, view, lines)
 
     @property
     def leader_curves(self) -> list[Segment]:

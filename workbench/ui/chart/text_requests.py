@@ -158,16 +158,18 @@ def _add_ridge_text(canvas, frame, drawn: DrawnMarks, px, i: int, add, hide=None
         names=names_spot(sx, sy, size, drawn, False, RIDGE_REACH))
 
 
-def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hide) -> None:
+def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hide,
+                    roof_lines=None) -> None:
     """Asks ``add(key, label, kind, candidates, order, mark=, own=, names=)`` for a place for
     each text of ``canvas`` other than the operations' names (``px(x, y)``: the view's
     units to scene pixels), within the plot ``frame``; ``marker_rects``
     and ``marks``: the markers drawn, which the texts must not be taken to name. The texts
     not drawn (a region's out of view, a pair's or a sweep's said by another) are hidden
-    by ``hide(label)``."""
+    by ``hide(label)``. ``roof_lines()``: the roofs' :func:`roof_segments`, where the caller
+    keeps them."""
     roofs, overlays = canvas.roofs, canvas.overlays
     theme = canvas.theme
-    lines = roof_segments(canvas, px, frame)
+    lines = roof_segments(canvas, px, frame) if roof_lines is None else roof_lines()
     drawn = DrawnMarks(marker_rects, marks)
     for i in range(len(roofs.roof_texts)):
         _add_roof_text(canvas, frame, lines, drawn, px, i, add, hide)
@@ -267,6 +269,29 @@ def add_chart_texts(canvas, frame, px, marker_rects: np.ndarray, marks, add, hid
             names=names_spot(sx, sy, 2 * g * 0.55 + 2, drawn, drawn_size=2 * g * 0.55))
 
 
+class RoofLines:
+    """The roofs' lines in the plot (:func:`roof_segments`) for one frame and view, kept
+    where asked (a placing: nothing drawn changes meanwhile, and its texts' requests and
+    those of the roof values it says short ask for them) until :meth:`forget`."""
+
+    def __init__(self, canvas) -> None:
+        self._canvas = canvas
+        self._kept: tuple | None = None
+
+    def of(self, frame: tuple, t, px, keep: bool) -> list:
+        """The lines in the plot ``frame`` for the view ``t`` (``px(x, y, t)``: view units
+        to pixels); kept for the same frame and view where ``keep``."""
+        key = (frame, tuple(t))
+        if self._kept is not None and self._kept[0] == key:
+            return self._kept[1]
+        lines = roof_segments(self._canvas, lambda x, y: px(x, y, t), frame)
+        self._kept = (key, lines) if keep else None
+        return lines
+
+    def forget(self) -> None:
+        self._kept = None
+
+
 def _adder(text_box, far_places, added: list):
     """The ``add`` of :func:`add_chart_texts` that appends ``(key, label, request)`` to
     ``added`` (``text_box(label)``: the box a text's label keeps clear; ``far_places(x, y,
@@ -290,13 +315,13 @@ def _adder(text_box, far_places, added: list):
 
 
 def chart_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text_box,
-                        far_places, memo: dict | None, view: tuple) -> list:
+                        far_places, memo: dict | None, view: tuple, roof_lines=None) -> list:
     """The requests of :func:`add_chart_texts`, as ``(key, label, request)`` in order
     (``text_box(label)``: the box a text's label keeps clear; ``far_places(x, y, w, h,
     radius)``: its places farther off). With a ``memo`` (while nothing drawn changes: a
     figure's key passes), those made for the same ``view`` (the plot's frame and view,
     the canvas's size) are taken again, the texts not drawn hidden again, where each text
-    says what it said and is as large."""
+    says what it said and is as large. ``roof_lines``: see :func:`add_chart_texts`."""
     view = (*view, canvas.key.ridges_in_key())  # (the ridges the key says are not asked for)
     made = memo.get(view) if memo is not None else None
     if made is not None and made[2] == _said(made, text_box):
@@ -311,19 +336,20 @@ def chart_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text
         hidden.append(label)
 
     add_chart_texts(canvas, frame, px, marker_rects, marks,
-                    _adder(text_box, far_places, added), hide)
+                    _adder(text_box, far_places, added), hide, roof_lines)
     if memo is not None:
         memo[view] = (added, hidden, _said((added, hidden), text_box))
     return added
 
 
 def roof_text_requests(canvas, frame, px, marker_rects: np.ndarray, marks, text_box,
-                       far_places, indices, ridges=()) -> list:
+                       far_places, indices, ridges=(), roof_lines=None) -> list:
     """The requests of the roof texts ``indices`` and the ridge texts ``ridges`` alone, as
-    :func:`chart_text_requests` makes them."""
+    :func:`chart_text_requests` makes them (``roof_lines``: see :func:`add_chart_texts`)."""
     added: list = []
     add = _adder(text_box, far_places, added)
-    lines = roof_segments(canvas, px, frame) if len(indices) else []
+    lines = ([] if not len(indices) else roof_segments(canvas, px, frame) if roof_lines is None
+             else roof_lines())
     drawn = DrawnMarks(marker_rects, marks)
     for i in indices:
         _add_roof_text(canvas, frame, lines, drawn, px, i, add)
