@@ -16,7 +16,7 @@ changed, crashed.)
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, Qt
+from PySide6.QtCore import QCoreApplication, QModelIndex, QPersistentModelIndex, QPointF, Qt
 from PySide6.QtGui import (
     QColor,
     QFontMetricsF,
@@ -63,7 +63,7 @@ class ResultsDelegate(QStyledItemDelegate):
         # (a font installed or removed may change what the view's font draws with)
         app = QGuiApplication.instance()
         if isinstance(app, QGuiApplication):
-            app.fontDatabaseChanged.connect(self.restyled)
+            app.fontDatabaseChanged.connect(self._fonts_changed)
         # (the source row of each row shown, asked for once: the proxy's rows change only
         # when it sorts or filters, and it says so)
         self._rows: dict[int, int] = {}
@@ -89,6 +89,10 @@ class ResultsDelegate(QStyledItemDelegate):
         # (as Qt's style: this much room each side of a cell's text)
         self._margin = view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin,
                                                 None, view) + 1
+
+    def _fonts_changed(self) -> None:
+        if not QCoreApplication.closingDown():  # (the fonts go as the application closes)
+            self.restyled()
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
