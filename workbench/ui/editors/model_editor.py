@@ -192,31 +192,32 @@ class SetupForm(QWidget):
         self.acceptance.setEnabled(self.draft_tokens.value() > 0)
 
     def set_values(self, setup: Setup, view: str) -> None:
-        """Show ``setup`` without emitting edits."""
-        blockers = [QSignalBlocker(w) for w in (
-            self.phase, self.batch, self.prompt_len, self.kv_len, self.weights,
-            self.activations, self.kv_cache, self.tp, self.quantize, self.view,
-            self.output_len, self.ep, self.pp, self.memory_utilization, self.all_reduce,
-            self.imbalance, self.draft_tokens, self.acceptance)]
-        self.phase.setCurrentText(setup.phase)
-        self.batch.setValue(setup.batch)
-        self.prompt_len.setValue(setup.prompt_len)
-        self.kv_len.setValue(setup.kv_len)
-        self.weights.setCurrentText(setup.weights)
-        self.activations.setCurrentText(setup.activations)
-        self.kv_cache.setCurrentText(setup.kv_cache)
-        self.tp.setValue(setup.tp)
-        self.output_len.setValue(setup.output_len)
-        self.ep.setValue(setup.ep)
-        self.pp.setValue(setup.pp)
-        self.memory_utilization.setValue(setup.memory_utilization)
-        self.all_reduce.setCurrentText(setup.all_reduce)
-        self.imbalance.setValue(setup.imbalance)
-        self.draft_tokens.setValue(setup.draft_tokens)
-        self.acceptance.setValue(setup.acceptance)
-        self.quantize.setChecked(setup.quantize_embeddings)
-        self.view.setCurrentIndex(max(0, self.view.findData(view)))
-        del blockers
+        """Show ``setup`` without emitting edits: each field that shows another value is set
+        (a batch edit sets one field of eighteen)."""
+        numbers = ((self.batch, setup.batch), (self.prompt_len, setup.prompt_len),
+                   (self.kv_len, setup.kv_len), (self.tp, setup.tp),
+                   (self.output_len, setup.output_len), (self.ep, setup.ep),
+                   (self.pp, setup.pp), (self.memory_utilization, setup.memory_utilization),
+                   (self.imbalance, setup.imbalance), (self.draft_tokens, setup.draft_tokens),
+                   (self.acceptance, setup.acceptance))
+        texts = ((self.phase, setup.phase), (self.weights, setup.weights),
+                 (self.activations, setup.activations), (self.kv_cache, setup.kv_cache),
+                 (self.all_reduce, setup.all_reduce))
+        for spin, value in numbers:
+            if spin.value() != value:
+                with QSignalBlocker(spin):
+                    spin.setValue(value)
+        for box, text in texts:
+            if box.currentText() != text:
+                with QSignalBlocker(box):
+                    box.setCurrentText(text)
+        if self.quantize.isChecked() != setup.quantize_embeddings:
+            with QSignalBlocker(self.quantize):
+                self.quantize.setChecked(setup.quantize_embeddings)
+        index = max(0, self.view.findData(view))
+        if self.view.currentIndex() != index:
+            with QSignalBlocker(self.view):
+                self.view.setCurrentIndex(index)
         self._enable_lengths()
 
     def setup(self) -> Setup:
