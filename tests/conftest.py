@@ -180,6 +180,23 @@ def gpu_window(open_window):
     return win
 
 
+def open_model_window(open_window, presets: tuple[str, ...], config: str, setup,
+                      view: str = "layers", size: tuple[int, int] = (1366, 768)):
+    """A shown window of ``size`` with the preset machines ``presets`` and the model
+    ``config`` at ``setup`` (a :class:`Setup`), its chart showing ``view``: ``(window,
+    model)``."""
+    from workbench.io.model_configs import read_model_config
+    from workbench.io.presets import get_preset
+    from workbench.model.llm.session import ModelEntry
+
+    win = open_window(size=size)
+    for preset in presets:
+        win.document.add_machine(get_preset(preset), preset)
+    model = ModelEntry(config, read_model_config(config), setup, view=view)
+    win.add_model(model)
+    return win, model
+
+
 def add_model_through_dialog(qtbot, win, config: str = "Llama-3.1-8B", tp: int = 1):
     """Edit ▸ Add Model… as a user does it: pick ``config``, set the tensor parallelism,
     press OK; the session's first model."""

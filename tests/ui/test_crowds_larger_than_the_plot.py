@@ -8,13 +8,11 @@ every text again. The chart then shows exactly what the full placing of each ste
 from __future__ import annotations
 
 import pytest
+from conftest import open_model_window
 
-from workbench.io.model_configs import read_model_config
-from workbench.io.presets import get_preset
 from workbench.model.chart.placement import TextLayout
 from workbench.model.chart.tagging import crowd_text
 from workbench.model.llm.architecture import Setup
-from workbench.model.llm.session import ModelEntry
 from workbench.ui.chart import labels as labels_module
 from workbench.ui.chart.tags import TagsAndKey
 
@@ -38,12 +36,9 @@ def _shown(win) -> dict:
 
 
 def _model_window(open_window, qtbot, size):
-    win = open_window(size=size)
-    for preset in ("h100-sxm", "a100-80gb", "tpu-v5e"):
-        win.document.add_machine(get_preset(preset), preset)
-    model = ModelEntry("Llama-3.1-405B", read_model_config("Llama-3.1-405B"),
-                       Setup("decode", 1, 2048, 2048), view="all")
-    win.add_model(model)
+    win, model = open_model_window(open_window, ("h100-sxm", "a100-80gb", "tpu-v5e"),
+                                   "Llama-3.1-405B", Setup("decode", 1, 2048, 2048),
+                                   view="all", size=size)
     _settled(qtbot, win)
     return win, model
 

@@ -5,13 +5,10 @@ every text puts it, and the kept places were taken."""
 
 from __future__ import annotations
 
-from conftest import keystroke_done, open_sweep_example
+from conftest import keystroke_done, open_model_window, open_sweep_example
 
-from workbench.io.model_configs import read_model_config
-from workbench.io.presets import get_preset
 from workbench.model.chart.kept_places import KeptPlaces
 from workbench.model.llm.architecture import Setup
-from workbench.model.llm.session import ModelEntry
 
 
 def _shown(win) -> dict:
@@ -53,12 +50,8 @@ def test_keystrokes_in_a_swept_operation_keep_the_other_texts_where_a_search_put
 
 
 def test_batch_edits_of_a_model_keep_texts_where_a_search_puts_them(open_window, qtbot):
-    win = open_window(size=(1366, 768))
-    for preset in ("h100-sxm", "a100-80gb", "rtx-4090"):
-        win.document.add_machine(get_preset(preset), preset)
-    model = ModelEntry("Llama-3.1-8B", read_model_config("Llama-3.1-8B"),
-                       Setup("decode", 1, 4096, 4096), view="layers")
-    win.add_model(model)
+    win, model = open_model_window(open_window, ("h100-sxm", "a100-80gb", "rtx-4090"),
+                                   "Llama-3.1-8B", Setup("decode", 1, 4096, 4096))
     keystroke_done()
     kept = win.canvas.labels.kept
     taken = kept.taken

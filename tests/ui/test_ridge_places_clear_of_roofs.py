@@ -4,12 +4,10 @@ model's edits looked them over each time. The chart places every text as it did 
 
 from __future__ import annotations
 
+from conftest import open_model_window
 from PySide6.QtWidgets import QApplication
 
-from workbench.io.model_configs import read_model_config
-from workbench.io.presets import get_preset
 from workbench.model.llm.architecture import Setup
-from workbench.model.llm.session import ModelEntry
 from workbench.ui.chart.roofs import RoofLayer
 
 BATCHES = (1, 8, 64, 512, 4)
@@ -18,12 +16,8 @@ BATCHES = (1, 8, 64, 512, 4)
 def _edited(open_window) -> list:
     """A whole model on three machines, its batch edited: after each edit, where every text
     of the chart went (box and leader) and which are shown."""
-    win = open_window(size=(1366, 768))
-    for preset in ("h100-sxm", "a100-80gb", "tpu-v5e"):
-        win.document.add_machine(get_preset(preset), preset)
-    model = ModelEntry("Llama-3.1-405B", read_model_config("Llama-3.1-405B"),
-                       Setup("decode", 1, 2048, 2048), view="layers")
-    win.add_model(model)
+    win, model = open_model_window(open_window, ("h100-sxm", "a100-80gb", "tpu-v5e"),
+                                   "Llama-3.1-405B", Setup("decode", 1, 2048, 2048))
     QApplication.processEvents()
     # (operations by their place in the session: each window numbers its own)
     nth = {e.id: i for i, e in enumerate(win.document.session.operations)}
