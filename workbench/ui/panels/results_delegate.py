@@ -72,19 +72,20 @@ class ResultsDelegate(QStyledItemDelegate):
             signal.connect(self._rows.clear)
 
     def restyled(self) -> None:
-        """Forget the pens and margins: the view's style, font, palette or direction has
-        changed."""
+        """Forget the pens, the margins and the font's line: the view's style, font,
+        palette or direction, or the installed fonts, have changed."""
         view = self._view
+        font = view.font()
         self._mirrored = view.layoutDirection() == Qt.LayoutDirection.RightToLeft
         self._pens.clear()
         # (a line of the view's font, laid out as Qt lays out a cell's: its height rounded
         # up, its baseline its ascent below its top)
-        self._metrics = metrics = QFontMetricsF(view.font())
+        self._metrics = metrics = QFontMetricsF(font)
         line = QStaticText("0")
-        line.prepare(QTransform(), view.font())
+        line.prepare(QTransform(), font)
         self._half_line = int(line.size().height()) // 2
         self._ascent = metrics.ascent()
-        self._raw = QRawFont.fromFont(view.font())  # (the font itself, no fallback)
+        self._raw = QRawFont.fromFont(font)  # (the font itself, no fallback)
         self._known: dict[str, bool] = {}  # (see _in_font)
         # (as Qt's style: this much room each side of a cell's text)
         self._margin = view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin,
