@@ -578,6 +578,25 @@ def test_hardware_copy_can_change_rates():
     assert hw.peak("bf16") == 1e14 and hw.bandwidth() == 1e12 and hw.bandwidth("ici") == 1e10
 
 
+@given(any_op)
+def test_an_operations_copy_is_equal_and_shares_nothing_that_can_change(op):
+    # Operation.copy is how a whole model's view derives each layer kind's point: the copy
+    # counts as the original, and editing its parameters (a chain's steps included) must
+    # leave the original as it was.
+    import copy as copying
+    before = copying.deepcopy(op.params)
+    twin = op.copy()
+    assert twin.params == op.params and twin.params is not op.params
+    assert twin.counts().flops == op.counts().flops
+    for value in twin.params.values():
+        if isinstance(value, list):
+            for step in value:
+                step["op"] = "changed"
+            value.append({"op": "added"})
+    twin.params["extra"] = 1
+    assert op.params == before
+
+
 def test_communication_kind_needs_an_interconnect():
     from workbench.model.hardware import UnknownLevel
 

@@ -656,9 +656,27 @@ class Operation:
         return self.spec.count(full)
 
     def copy(self) -> Operation:
-        import copy
+        return Operation(self.kind, _copied(self.params), self.name, self.memory_level)
 
-        return Operation(self.kind, copy.deepcopy(self.params), self.name, self.memory_level)
+
+#: values a copy shares: they cannot change
+_IMMUTABLE = (int, float, str, bool, type(None))
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of a parameter's value: dictionaries and lists (the steps of a chain)
+    copied, numbers and words shared, anything else deep-copied (as ``copy.deepcopy``
+    copies it all, several times slower: a whole model's edit copies each operation)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copied(v) for k, v in value.items()}
+    if kind is list:
+        return [_copied(v) for v in value]
+    if kind in _IMMUTABLE:
+        return value
+    import copy
+
+    return copy.deepcopy(value)
 
 
 def cross_checks(kind: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
