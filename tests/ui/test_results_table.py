@@ -252,7 +252,8 @@ def test_an_edit_announces_only_the_cells_that_changed(qtbot, table, workspace):
 
 def test_the_view_shows_the_same_cells_through_the_proxy(qtbot, table, workspace):
     """The proxy answers a delegate's roles in one call (multiData): the same values as
-    data() role by role, sorted or not."""
+    data() role by role, sorted or not; and a cell's flags without mapping it: the
+    source's flags of the cell."""
     from PySide6.QtCore import QModelRoleData, QModelRoleDataSpan
     from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
@@ -268,6 +269,7 @@ def test_the_view_shows_the_same_cells_through_the_proxy(qtbot, table, workspace
         for row in range(proxy.rowCount()):
             for col in range(len(COLUMNS)):
                 index = proxy.index(row, col)
+                assert proxy.flags(index) == table.model.flags(proxy.mapToSource(index))
                 for role in roles:
                     item = QModelRoleData(int(role))
                     proxy.multiData(index, QModelRoleDataSpan(item))

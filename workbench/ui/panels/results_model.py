@@ -667,6 +667,11 @@ class ResultsModel(QAbstractTableModel):
                              raw[COLUMN_INDEX["bytes"]], raw[COLUMN_INDEX["intensity"]])
 
 
+#: the flags of a results cell (the source's own: a table model's for any cell)
+_CELL_FLAGS = (Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled
+               | Qt.ItemFlag.ItemNeverHasChildren)
+
+
 class ResultsProxy(QSortFilterProxyModel):
     """Sorts on :data:`SORT_ROLE` (numbers as numbers) and filters on the operation and
     machine names. Rows without a value (skipped pairs) go last in either order."""
@@ -686,6 +691,14 @@ class ResultsProxy(QSortFilterProxyModel):
         super().setSourceModel(model)
         # kept: asking Qt for it on every painted cell costs as much as a role
         self._source = model if isinstance(model, ResultsModel) else None
+
+    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
+        """A results cell's flags (those of every cell of a table model), without mapping
+        ``index``: the view asks for each cell it paints, and each mapping asks the source
+        for its row and column counts."""
+        if self._source is None or not index.isValid():
+            return super().flags(index)
+        return _CELL_FLAGS
 
     def multiData(self, index: QModelIndex | QPersistentModelIndex,
                   roleDataSpan: QModelRoleDataSpan) -> None:
