@@ -276,6 +276,64 @@ def test_one_parameter_edit_does_not_rebuild_form_or_derivation(qtbot):
     assert "2·batch·M·N·K = 2·1·8197·28672·8192" in shown
 
 
+def _document_as_shown(view) -> list:
+    """Each paragraph of a derivation view as it is laid out: its text, paragraph format,
+    runs of text in one character format, lines and place."""
+    from PySide6.QtGui import QTextBlockFormat, QTextCharFormat
+
+    out = []
+    block = view.document().begin()
+    while block.isValid():
+        runs: list = []
+        text = block.text()
+        parts = block.textFormats()
+        for part in parts:
+            # (a copy of each: a format range's own goes with the list; formats compare by
+            # their properties)
+            look = QTextCharFormat(part.format)
+            piece = text[part.start:part.start + part.length]
+            if runs and runs[-1][1] == look:
+                runs[-1][0] += piece
+            else:
+                runs.append([piece, look])
+        layout = block.layout()
+        lines = [(line.textStart(), line.textLength(), line.y(), line.naturalTextWidth())
+                 for line in (layout.lineAt(i) for i in range(layout.lineCount()))]
+        out.append((block.text(), QTextBlockFormat(block.blockFormat()), runs, lines,
+                    view.document().documentLayout().blockBoundingRect(block)))
+        block = block.next()
+    return out
+
+
+def test_a_derivation_changed_in_place_is_laid_out_as_one_written_afresh(qtbot, monkeypatch):
+    """An edit changes the derivation's paragraphs in place, the changed ones in runs (each
+    run one edit block): the text, its formats and its lines are those of the same
+    derivation written afresh."""
+    from workbench.ui.editors import derivation
+
+    document, _ws, editor, op_id = _example(qtbot, "llama_ffn", 0)
+    QApplication.processEvents()
+    view = editor.derivation
+    changed: list[list[int]] = []
+    update = derivation.DerivationView._update
+    monkeypatch.setattr(derivation.DerivationView, "_update",
+                        lambda self, blocks, which: (changed.append(list(which)),
+                                                     update(self, blocks, which))[1])
+    full = view.full_renders
+    document.set_param(op_id, "m", 123_457)
+    QApplication.processEvents()
+    assert view.full_renders == full and changed and len(changed[-1]) > 1
+    runs = sum(1 for a, b in zip(changed[-1], changed[-1][1:], strict=False)
+               if b - a > derivation._RUN_GAP + 1) + 1
+    assert runs > 1  # (several edit blocks, and paragraphs left between them)
+    assert any(b - a > 1 for a, b in zip(changed[-1], changed[-1][1:], strict=False))
+    in_place = _document_as_shown(view)
+    view._stale = True  # (written afresh)
+    view._render_now()
+    assert view.full_renders == full + 1
+    assert _document_as_shown(view) == in_place
+
+
 def test_derivation_follows_an_edit_after_its_repaint_and_once_per_burst(qtbot):
     """An edit's repaint comes first; the derivation text follows in the same turn of the
     event loop, once for edits that arrive together (a key held down)."""

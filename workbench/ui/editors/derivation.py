@@ -76,6 +76,12 @@ class _Block:
 
 
 _KEEP_ANCHOR = QTextCursor.MoveMode.KeepAnchor
+#: changed paragraphs with at most this many unchanged ones between them are changed in one
+#: edit block: the end of a block lays out again every paragraph from its first change to
+#: its last, and each block's end costs about as much as laying out three (a whole model's
+#: edit changes two dozen paragraphs of fifty: 1 % of its instructions less than in one
+#: block, 3 % more than in a block for each paragraph)
+_RUN_GAP = 3
 
 
 
@@ -389,10 +395,13 @@ class DerivationView(QTextBrowser):
         self.partial_renders += 1
         document = self.document()
         cursor = QTextCursor(document)
-        cursor.beginEditBlock()
         formats = self._formats
         old_blocks = self._blocks
-        for i in changed:
+        for n, i in enumerate(changed):
+            if not n or i - changed[n - 1] > _RUN_GAP + 1:  # (a new run: see _RUN_GAP)
+                if n:
+                    cursor.endEditBlock()
+                cursor.beginEditBlock()
             new, old = blocks[i], old_blocks[i]
             block = document.findBlockByNumber(i)
             position = block.position()
