@@ -94,6 +94,9 @@ class Label(pg.TextItem):
         super().__init__(*args, **kwargs)
         self.textItem.setCacheMode(CACHE)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
+        # (no word to pyqtgraph of each move: all it does with one is tell the view box,
+        # which ranges over no label, and each was two calls into Python)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)
 
     def changeParent(self) -> None:
         """No connection to the view's range signals per label (pyqtgraph makes one for each
