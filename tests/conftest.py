@@ -301,3 +301,50 @@ def right_click_menu(qtbot, widget):
 
     qtbot.waitUntil(lambda: shown() is not None)
     return shown()
+
+
+def painted_canvas(win):
+    """The canvas of ``win`` as the screen shows it (only what was repainted changes there)
+    and as a full repaint draws it, with the plot area's rectangle (in the canvas's pixels)."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.processEvents()
+    win.canvas.relayout()  # every text placed now: nothing moves between the two pictures
+    QTest.qWait(150)
+    canvas = win.canvas
+    top_left = canvas.mapTo(win, QPoint(0, 0))
+
+    def screen():
+        return win.screen().grabWindow(win.winId(), top_left.x(), top_left.y(),
+                                       canvas.width(), canvas.height()).toImage()
+
+    shown = screen()
+    for _ in range(20):  # until the screen has settled (a busy machine paints late)
+        QTest.qWait(50)
+        again = screen()
+        if again == shown:
+            break
+        shown = again
+    full = canvas.grab().toImage()
+    plot = canvas.plot_widget
+    area = plot.mapFromScene(plot.getPlotItem().getViewBox().sceneBoundingRect()).boundingRect()
+    return shown, full, area.translated(plot.mapTo(canvas, QPoint(0, 0)))
+
+
+#: Pixels in which a partial repaint may differ from a full one without anything being left
+#: on screen: the anti-aliased ends of the legend's sample lines (a row of text left behind
+#: is several hundred).
+ANTIALIASED_ENDS = 40
+
+
+def stale_pixels(shown, full, area) -> int:
+    """Pixels around the plot area (axes, titles, a legend outside the plot) that the screen
+    shows otherwise than a full repaint draws them (:func:`painted_canvas`). (Inside the plot
+    a dotted line repainted in part may start its dots elsewhere.)"""
+    shown = shown.convertToFormat(full.format())
+    assert shown.size() == full.size() and full.devicePixelRatio() == 1
+    inside = area.adjusted(-1, -1, 1, 1)
+    return sum(1 for y in range(full.height()) for x in range(full.width())
+               if not inside.contains(x, y) and shown.pixel(x, y) != full.pixel(x, y))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES
+from conftest import ANTIALIASED_ENDS, EXAMPLES, painted_canvas, stale_pixels
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QFileDialog
@@ -197,78 +197,29 @@ def test_a_dragged_legend_stays_with_its_session(qtbot, window, how):
     assert _legend_place(win) == pytest.approx(wanted, abs=1.5)
 
 
-def _painted(win):
-    """The canvas as the screen shows it (only what was repainted changes there) and as a
-    full repaint draws it, with the plot area's rectangle (in the canvas's pixels)."""
-    QApplication.processEvents()
-    win.canvas.relayout()  # every text placed now: nothing moves between the two pictures
-    qtbot_wait(150)
-    canvas = win.canvas
-    top_left = canvas.mapTo(win, QPoint(0, 0))
-
-    def screen():
-        return win.screen().grabWindow(win.winId(), top_left.x(), top_left.y(),
-                                       canvas.width(), canvas.height()).toImage()
-
-    shown = screen()
-    for _ in range(20):  # until the screen has settled (a busy machine paints late)
-        qtbot_wait(50)
-        again = screen()
-        if again == shown:
-            break
-        shown = again
-    full = canvas.grab().toImage()
-    plot = canvas.plot_widget
-    area = plot.mapFromScene(plot.getPlotItem().getViewBox().sceneBoundingRect()).boundingRect()
-    return shown, full, area.translated(plot.mapTo(canvas, QPoint(0, 0)))
-
-
-def qtbot_wait(ms: int) -> None:
-    from PySide6.QtTest import QTest
-
-    QTest.qWait(ms)
-
-
-#: Pixels in which a partial repaint may differ from a full one without anything being left
-#: on screen: the anti-aliased ends of the legend's sample lines (a row of text left behind
-#: is several hundred).
-ANTIALIASED_ENDS = 40
-
-
-def _stale(shown, full, area) -> int:
-    """Pixels around the plot area (axes, titles, a legend outside the plot) that the screen
-    shows otherwise than a full repaint draws them. (Inside the plot a dotted line repainted
-    in part may start its dots elsewhere.)"""
-    shown = shown.convertToFormat(full.format())
-    assert shown.size() == full.size() and full.devicePixelRatio() == 1
-    inside = area.adjusted(-1, -1, 1, 1)
-    return sum(1 for y in range(full.height()) for x in range(full.width())
-               if not inside.contains(x, y) and shown.pixel(x, y) != full.pixel(x, y))
-
-
 @pytest.mark.parametrize("then", ["new", "example"])
 def test_the_last_sessions_legend_rows_are_not_left_on_screen(qtbot, window, then):
     win = window
     assert win.open_example(EXAMPLE["llama31_8b_inference.yaml"])
-    _painted(win)
+    painted_canvas(win)
     assert len(win.canvas.legend_texts()) > 10
     if then == "new":
         assert win.new_session()
     else:
         assert win.open_example(EXAMPLE["fusion.yaml"])
-    assert _stale(*_painted(win)) == 0
+    assert stale_pixels(*painted_canvas(win)) == 0
 
 
 def test_a_legend_moving_into_the_plot_leaves_no_rows_below_it(qtbot, window):
     win = window
     assert win.open_example(EXAMPLE["llama31_8b_inference.yaml"])
-    _painted(win)
+    painted_canvas(win)
     doc = win.document
     for model in list(doc.session.models):  # fewer rows each time: the legend moves inside
         doc.remove_model(model.id)
         # (a legend row left behind is hundreds of pixels; a partial repaint may shade a
         # few anti-aliased ends of the legend's sample lines otherwise than a full one)
-        assert _stale(*_painted(win)) <= ANTIALIASED_ENDS
+        assert stale_pixels(*painted_canvas(win)) <= ANTIALIASED_ENDS
     assert len(win.canvas.legend_texts()) <= 4
 
 

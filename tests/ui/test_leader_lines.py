@@ -104,10 +104,20 @@ def _plot_pixels(win, image) -> np.ndarray:
     return rows[:, : part.width() * 4].copy()
 
 
+#: levels of a colour (of 255) in which a pixel Qt repainted in part may differ from a
+#: repaint of all of it: an anti-aliased edge across the border of the part is shaded a
+#: level or two otherwise (a line left behind or cut short differs by a hundred or more)
+SHADING = 4
+
+
+def _as_repainted_whole(shown: np.ndarray, whole: np.ndarray) -> bool:
+    return int(np.abs(shown.astype(np.int16) - whole.astype(np.int16)).max()) <= SHADING
+
+
 def test_edits_and_pans_leave_no_line_behind(open_window, qtbot, qapp):
     """What the window shows after edits that move leaders (Qt repaints only the boxes of
     what changed) is what a repaint of all of it shows: no line left where it was, none
-    cut short."""
+    cut short (the edges across the parts repainted shaded alike, within SHADING)."""
     win = open_window(examples_dir() / "teaching_machine.yaml", size=(1024, 700))
     canvas = win.canvas
     gemm = next(e for e in win.document.session.operations
@@ -125,9 +135,9 @@ def test_edits_and_pans_leave_no_line_behind(open_window, qtbot, qapp):
         win.document.set_param(gemm.id, "n", n)
         shown, whole = settled()
         seen.add(tuple(canvas.leader_lines()))
-        assert np.array_equal(shown, whole), n
+        assert _as_repainted_whole(shown, whole), n
     assert len(seen) >= 3  # (the leaders did move)
     (x0, x1), (y0, y1) = canvas.view_box.viewRange()
     canvas.view_box.setRange(xRange=(x0 + 0.3, x1 + 0.3), yRange=(y0, y1), padding=0)
     shown, whole = settled()
-    assert np.array_equal(shown, whole)
+    assert _as_repainted_whole(shown, whole)

@@ -94,8 +94,7 @@ class Label(pg.TextItem):
         super().__init__(*args, **kwargs)
         self.textItem.setCacheMode(CACHE)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
-        # (no word to pyqtgraph of each move: all it does with one is tell the view box,
-        # which ranges over no label, and each was two calls into Python)
+        # (no word of a move: pyqtgraph only tells the view box, which ranges over no label)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)
 
     def changeParent(self) -> None:
@@ -520,6 +519,8 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
         #: the legend's height with every row (more than its height when rows were dropped)
         self.full_height = 0.0
         self._flowed: list[tuple[str, tuple | None]] = []
+        #: how many times its rows were laid out (each may pass through another size)
+        self.layouts = 0
         #: called with no argument when the user drags the legend
         self.on_dragged = None
         #: called with no argument: the scene rectangles a drag may not cover (the axes)
@@ -637,6 +638,7 @@ class Legend(pg.GraphicsWidgetAnchor, pg.GraphicsWidget):
     _widths_font = None
 
     def _resize(self) -> None:
+        self.layouts += 1
         metrics = QFontMetricsF(self._font)
         font = (self._font.key(), self._font.pixelSize(), self._font.pointSizeF())
         if font != self._widths_font:

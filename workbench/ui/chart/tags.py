@@ -260,7 +260,7 @@ class TagsAndKey:
             labels.place_all()
             return
         if not self._roomier() and self._key_made:
-            before = (legend.item.rows, legend.item.sceneBoundingRect(), legend.outside)
+            before = self._legend_state()
             if len(self._key_tags) > 1:
                 self._join_tags()  # (markers closer or further apart now)
             legend.kept_choice = legend.choice
@@ -272,7 +272,7 @@ class TagsAndKey:
             self.attach_strays()
             if len(self._key_tags) != keyed:  # (it grew: made for this view now)
                 self._key_view = self._view_now()
-            self._repaint_legend(before, self._key_rows)
+            self._repaint_legend(before)  # (the key kept: repainted where it was laid out)
             return
         self._key_made = True
         self._key_view = self._view_now()
@@ -293,18 +293,23 @@ class TagsAndKey:
                 self._key_tags, self._key_rows, self._joined = {}, [], frozenset()
                 self._groups = {}
                 canvas.sync_legend(scene, force=True)
-        before = (legend.item.rows, legend.item.sceneBoundingRect(), legend.outside)
+        before = self._legend_state()
         self.layout_with_key(tag_unnamed)
         self.attach_strays()
-        self._repaint_legend(before, self._key_rows)
+        self._repaint_legend(before, self._key_rows)  # (a key made anew)
 
     def _tag_unnamed(self, scene) -> bool:
         view = self._canvas.workspace.document.session.view
         return bool(view.labels and not scene.labels_suppressed)
 
-    def _repaint_legend(self, before: tuple, remade=()) -> None:
+    def _legend_state(self) -> tuple:
+        """The legend's rows, place, side and how many times it was laid out."""
         legend = self._canvas.legend
-        if remade or (legend.item.rows, legend.item.sceneBoundingRect(), legend.outside) != before:
+        return (legend.item.rows, legend.item.sceneBoundingRect(), legend.outside,
+                legend.item.layouts)
+
+    def _repaint_legend(self, before: tuple, remade=()) -> None:
+        if remade or self._legend_state() != before:
             # the key was made again (the legend passed through other sizes): Qt repaints
             # only parts of where it was, and a part of a row's sample line is drawn
             # otherwise than the whole
