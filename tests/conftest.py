@@ -348,3 +348,39 @@ def stale_pixels(shown, full, area) -> int:
     inside = area.adjusted(-1, -1, 1, 1)
     return sum(1 for y in range(full.height()) for x in range(full.width())
                if not inside.contains(x, y) and shown.pixel(x, y) != full.pixel(x, y))
+
+
+#: levels (of 255) a smoothed line's edge may be shaded otherwise where part of it is
+#: repainted than where all of it is: Qt draws a line from the edge of the area repainted,
+#: its slope worked out again there (a wide roof is drawn so on screen: see Segment.paint);
+#: a remnant of a point, ring, leader or text differs by far more
+SHADING = 4
+
+
+def largest_difference(a, b) -> int:
+    """The largest difference of any channel of any pixel of two pictures of one size."""
+    import numpy as np
+
+    assert (a.width(), a.height(), a.format()) == (b.width(), b.height(), b.format())
+    rows_a = np.frombuffer(a.constBits(), np.uint8).reshape(a.height(), -1)
+    rows_b = np.frombuffer(b.constBits(), np.uint8).reshape(b.height(), -1)
+    used = a.width() * a.depth() // 8
+    return int(np.abs(rows_a[:, :used].astype(int) - rows_b[:, :used].astype(int)).max())
+
+
+def paint_regions(widget) -> list:
+    """The regions of the paint events ``widget`` receives from now on, as they come (the
+    watch goes with the widget; clear the list to start again)."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtGui import QRegion
+
+    regions: list = []
+
+    class Watch(QObject):
+        def eventFilter(self, obj, event) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                regions.append(QRegion(event.region()))
+            return False
+
+    widget.installEventFilter(Watch(widget))
+    return regions

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HANG_GUARD_S, rest_pointer
+from conftest import HANG_GUARD_S, SHADING, largest_difference, paint_regions, rest_pointer
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QToolTip
@@ -653,20 +653,6 @@ def _settled(qtbot) -> None:
     QApplication.processEvents()
 
 
-#: levels (of 255) a smoothed line's edge may be shaded otherwise where part of it is
-#: repainted than where all of it is: Qt draws a line from the edge of the area repainted,
-#: its slope worked out again there (a wide roof is drawn so on screen: see Segment.paint);
-#: a remnant of a point, ring, leader or text differs by far more
-SHADING = 4
-
-
-def _largest_difference(a, b) -> int:
-    """The largest difference of any channel of any pixel of two pictures of one size."""
-    assert (a.width(), a.height(), a.format()) == (b.width(), b.height(), b.format())
-    rows_a = np.frombuffer(a.constBits(), np.uint8).reshape(a.height(), -1)
-    rows_b = np.frombuffer(b.constBits(), np.uint8).reshape(b.height(), -1)
-    used = a.width() * a.depth() // 8
-    return int(np.abs(rows_a[:, :used].astype(int) - rows_b[:, :used].astype(int)).max())
 
 
 def test_an_edit_repaints_a_small_area_and_leaves_no_trace(qtbot, llama):
@@ -674,37 +660,26 @@ def test_an_edit_repaints_a_small_area_and_leaves_no_trace(qtbot, llama):
     screen (the window's backing store) is what a full repaint draws: no remnant of a point,
     ring or label at its old place (the edges of a smoothed line may be shaded a few levels
     otherwise: see SHADING)."""
-    from PySide6.QtCore import QEvent, QObject
-
     canvas, workspace = llama
     document = workspace.document
     gemv = op_named(workspace, "FFN up, decode GEMV")
     workspace.selection.select(gemv)
     _settled(qtbot)
     viewport = canvas.plot_widget.viewport()
-    painted: list[int] = []
-
-    class Watch(QObject):
-        def eventFilter(self, obj, event):
-            if event.type() == QEvent.Type.Paint:
-                painted.append(sum(r.width() * r.height() for r in event.region()))
-            return False
-
-    watch = Watch()
-    viewport.installEventFilter(watch)
+    painted = paint_regions(viewport)
     screen = QApplication.primaryScreen()
     for m in (2, 4, 3, 1):  # a few rows of the GEMV: its points move but stay in view
         painted.clear()
         document.set_param(gemv, "m", m)
         QApplication.processEvents()
         assert painted, "the edit was not painted"
-        assert painted[0] < 0.25 * viewport.width() * viewport.height()
+        assert (sum(r.width() * r.height() for r in painted[0])
+                < 0.25 * viewport.width() * viewport.height())
         _settled(qtbot)
         shown = screen.grabWindow(canvas.winId()).toImage()
         full = canvas.grab().toImage()
-        assert _largest_difference(shown.convertToFormat(full.format()), full) <= SHADING, (
+        assert largest_difference(shown.convertToFormat(full.format()), full) <= SHADING, (
             f"m={m}: stale pixels on screen")
-    viewport.removeEventFilter(watch)
 
 
 def test_chart_shows_two_axes_whose_titles_keep_their_units(qtbot):

@@ -7,6 +7,7 @@ screen and smoothed in a figure, as the curves it replaces were."""
 from __future__ import annotations
 
 import numpy as np
+from conftest import SHADING, largest_difference
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsScene
@@ -94,24 +95,12 @@ def test_a_leader_is_crisp_on_screen_and_smoothed_in_a_figure(qapp):
     assert list(xs) == [3.0, 36.0] and list(ys) == [5.0, 31.0]
 
 
-def _plot_pixels(win, image) -> np.ndarray:
-    """The chart's plot area of a picture of the whole window, as an array."""
+def _plot_pixels(win, image) -> QImage:
+    """The chart's plot area of a picture of the whole window."""
     view = win.canvas.plot_widget
     at = view.mapTo(win, view.rect().topLeft())
-    part = image.copy(at.x(), at.y(), view.width(), view.height()).convertToFormat(
+    return image.copy(at.x(), at.y(), view.width(), view.height()).convertToFormat(
         QImage.Format.Format_RGB32)
-    rows = np.frombuffer(part.constBits(), np.uint8).reshape(part.height(), -1)
-    return rows[:, : part.width() * 4].copy()
-
-
-#: levels of a colour (of 255) in which a pixel Qt repainted in part may differ from a
-#: repaint of all of it: an anti-aliased edge across the border of the part is shaded a
-#: level or two otherwise (a line left behind or cut short differs by a hundred or more)
-SHADING = 4
-
-
-def _as_repainted_whole(shown: np.ndarray, whole: np.ndarray) -> bool:
-    return int(np.abs(shown.astype(np.int16) - whole.astype(np.int16)).max()) <= SHADING
 
 
 def test_edits_and_pans_leave_no_line_behind(open_window, qtbot, qapp):
@@ -123,7 +112,7 @@ def test_edits_and_pans_leave_no_line_behind(open_window, qtbot, qapp):
     gemm = next(e for e in win.document.session.operations
                 if e.operation.name == "GEMM N=128 fp16")
 
-    def settled() -> tuple[np.ndarray, np.ndarray]:
+    def settled() -> tuple[QImage, QImage]:
         qtbot.waitUntil(lambda: not canvas.labels.scheduled and not canvas.labels.pending)
         for _ in range(3):
             qapp.processEvents()
@@ -135,9 +124,9 @@ def test_edits_and_pans_leave_no_line_behind(open_window, qtbot, qapp):
         win.document.set_param(gemm.id, "n", n)
         shown, whole = settled()
         seen.add(tuple(canvas.leader_lines()))
-        assert _as_repainted_whole(shown, whole), n
+        assert largest_difference(shown, whole) <= SHADING, n
     assert len(seen) >= 3  # (the leaders did move)
     (x0, x1), (y0, y1) = canvas.view_box.viewRange()
     canvas.view_box.setRange(xRange=(x0 + 0.3, x1 + 0.3), yRange=(y0, y1), padding=0)
     shown, whole = settled()
-    assert _as_repainted_whole(shown, whole)
+    assert largest_difference(shown, whole) <= SHADING

@@ -5,24 +5,16 @@ pixel."""
 
 from __future__ import annotations
 
-from conftest import keystroke_done, open_model_window, painted_canvas, stale_pixels
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect
+from conftest import (
+    keystroke_done,
+    open_model_window,
+    paint_regions,
+    painted_canvas,
+    stale_pixels,
+)
+from PySide6.QtCore import QPoint, QRect
 
 from workbench.model.llm.architecture import Setup
-
-
-class _Regions(QObject):
-    """The regions of the paint events a widget receives."""
-
-    def __init__(self, widget) -> None:
-        super().__init__()
-        self.regions: list = []
-        widget.installEventFilter(self)
-
-    def eventFilter(self, obj, event) -> bool:
-        if event.type() == QEvent.Type.Paint:
-            self.regions.append(event.region())
-        return False
 
 
 def test_a_batch_edit_that_keeps_the_key_repaints_what_changed_and_leaves_nothing(
@@ -34,17 +26,17 @@ def test_a_batch_edit_that_keeps_the_key_repaints_what_changed_and_leaves_nothin
     assert canvas.key.rows  # (names told by tags and the legend's key)
     painted_canvas(win)
     viewport = canvas.plot_widget.viewport()
-    seen = _Regions(viewport)
+    painted = paint_regions(viewport)
     layouts = canvas.legend.item.layouts
     for batch in (8, 9, 10, 64):
         win.document.set_model(model.id, batch=batch)
         keystroke_done()
-    viewport.removeEventFilter(seen)
+    seen = list(painted)
     assert canvas.legend.item.layouts == layouts  # (the key kept, the legend as it was)
     # each edit repainted part of the chart: its axes' numbers and titles not again
-    assert len(seen.regions) >= 4
+    assert len(seen) >= 4
     whole = viewport.rect()
-    for region in seen.regions:
+    for region in seen:
         assert region.boundingRect() != whole
         assert not region.contains(QRect(0, whole.height() - 20, 60, 20))  # (an axis corner)
     shown, full, area = painted_canvas(win)
