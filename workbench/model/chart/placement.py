@@ -468,11 +468,15 @@ class TextLayout:
         placing leaves out; not so where a text left out is given room by placing it first
         (:attr:`MAKE_ROOM_FOR`): then it is not asked."""
         ordered = sorted(requests, key=lambda r: (r.priority, r.order))
-        # (what is drawn, before any text: where room is made for a text left out)
-        bare = (self.occupancy.copy() if any(r.kind in self.MAKE_ROOM_FOR for r in ordered)
-                else None)
-        out = self._place_ordered(ordered, names_missed if bare is None else None)
-        if bare is not None:
+        room = any(r.kind in self.MAKE_ROOM_FOR for r in ordered)
+        # (what is drawn, before any text: where room is made for a text left out; a
+        # recorded placing keeps its counts already, see Found)
+        bare = self.occupancy.copy() if room and not self._record else None
+        out = self._place_ordered(ordered, None if room else names_missed)
+        if room:
+            if bare is None:
+                assert self.found is not None  # (recorded by _place_ordered)
+                bare = Occupancy(self.occupancy.frame, self.occupancy.cell, self.found.start)
             for r in ordered:
                 if out[r.key] is None and r.kind in self.MAKE_ROOM_FOR:
                     out = self._make_room(r, ordered, out, bare)
