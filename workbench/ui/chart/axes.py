@@ -1,4 +1,4 @@
-"""The chart's axes, and the one place the chart takes a logarithm.
+"""The chart's axes and plot widget, and the one place the chart takes a logarithm.
 
 Log-log the robust way: every chart item lives in **log10 coordinates** (:func:`to_view` is
 the only place a logarithm is taken, :func:`to_data` the only inverse) and only the two
@@ -14,11 +14,11 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
-from PySide6.QtWidgets import QGraphicsItem
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView
 
 from workbench.model.units import format_quantity
 
-__all__ = ["LogAxis", "to_view", "to_data"]
+__all__ = ["LogAxis", "PlotWidget", "to_view", "to_data"]
 
 _CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
 _NO_CACHE = QGraphicsItem.CacheMode.NoCache
@@ -214,6 +214,17 @@ class LogAxis(pg.AxisItem):
         if abs(mantissa - round(mantissa)) < 1e-6:  # (2 × 10⁴, not 2e+04)
             return f"{round(mantissa)}×10" + str(exponent).translate(_SUPERSCRIPT)
         return f"{value:.2g}"
+
+
+class PlotWidget(pg.PlotWidget):
+    """pyqtgraph's plot widget, its background filled where a repaint exposes it. pyqtgraph
+    keeps a picture of the whole background (``CacheBackground``), which Qt draws, clipped
+    to the parts repainted, at every repaint: the plain colour filled costs less (0.2–0.6
+    ms of a model's edit or a sweep's keystroke; as many instructions, less memory read)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
 
 
 def _two_or_five(v: float) -> bool:

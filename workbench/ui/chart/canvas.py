@@ -32,7 +32,7 @@ from workbench.document import Change
 from workbench.document.changes import What
 from workbench.model.analysis import Pair
 from workbench.model.chart.scene import Scene, build_scene, machine_entries
-from workbench.ui.chart.axes import LogAxis, to_data, to_view
+from workbench.ui.chart.axes import LogAxis, PlotWidget, to_data, to_view
 from workbench.ui.chart.hover import Hover
 from workbench.ui.chart.items import Label, painted_for_figure
 from workbench.ui.chart.labels import TEXT_INSET, LabelLayer
@@ -124,7 +124,7 @@ class RooflineCanvas(QWidget):
         self._y_axis = LogAxis("left", "rate")
         # no pyqtgraph context menus (built for nothing: the canvas has its own, and their
         # "Log X" entries would break the log10 coordinates)
-        self.plot_widget = pg.PlotWidget(enableMenu=False, axisItems={
+        self.plot_widget = PlotWidget(enableMenu=False, axisItems={
             "bottom": self._x_axis, "left": self._y_axis,
             "top": LogAxis("top", "intensity"), "right": LogAxis("right", "rate")})
         self.plot_widget.setObjectName("rooflinePlot")

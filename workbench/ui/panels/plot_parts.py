@@ -14,7 +14,7 @@ from PySide6.QtGui import QBrush, QKeyEvent, QKeySequence, QPen
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QMenu, QWidget
 
 from workbench.model.units import format_quantity
-from workbench.ui.chart.axes import LogAxis
+from workbench.ui.chart.axes import LogAxis, PlotWidget
 from workbench.ui.chart.theme import make_brush, make_pen
 
 __all__ = ["PlotPlace", "ResizedPlotWidget", "ValueAxis", "figure_key", "figure_menu",
@@ -95,7 +95,7 @@ class PlotPlace(QGraphicsView):
         self.setSceneRect(QRectF(0, 0, self.width(), self.height()))
 
 
-class ResizedPlotWidget(pg.PlotWidget):
+class ResizedPlotWidget(PlotWidget):
     """The plot's widget, saying when it has been resized (a hidden dock's plot is resized
     as it is shown, the panel around it not again), and offering to copy or export the plot
     on a right click (pyqtgraph's own menu is off: its log entries would break the log10
