@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -99,8 +99,7 @@ class SweepPlot(QWidget):
         self.setObjectName("sweepPlot")
         self.workspace = workspace
         self._mode = "flops"
-        self._shown = True
-        self._dirty = False
+        self._shown, self._dirty = True, False
         self._op_id: int | None = None
 
         self.title = QLabel("")
@@ -507,13 +506,14 @@ class SweepPlot(QWidget):
             if not line.isVisible():  # (its label laid out again: see _place_labels)
                 self._marker_heights[n] = None
             line.setVisible(True)
-            # (a keystroke moves the marker; its colour, and mostly its text, stay: each
-            # is set only when it changes, since each setting lays the label out again)
+            # (a keystroke moves the marker, which leaves its label where it is on the line:
+            # not laid out for it; its colour and mostly its text stay, each set as it changes)
             look = self._marker_looks[n]
             if look is None or look[0] != color:
                 line.setPen(make_pen(color, 1.3, "dashed"))
                 line.label.setColor(qcolor(color))
-            line.setValue(float(self._x_view(np.asarray([value]))[0]))
+            with QSignalBlocker(line):
+                line.setValue(float(self._x_view(np.asarray([value]))[0]))
             if look is None or look[1] != text:
                 line.label.setFormat(text)
                 line.label.setText(text)  # (a hidden label's text is not set by its format)
