@@ -194,16 +194,18 @@ def _xy(at: dict, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
             np.broadcast_to(np.asarray(at["attainable_flops"], float), shape))
 
 
-def _crossing_points(op, machines: Sequence[Any], sweep) -> dict[int, tuple]:
+def _crossing_points(op, machines: Sequence[Any], sweep, keys: Sequence[tuple]
+                     ) -> dict[int, tuple]:
     """The intensity and attainable FLOP/s (:func:`_xy`) at each remembered crossing of
-    each of ``machines`` (:class:`Hardware`), by ``id`` of the machine, all from one
-    evaluation: every machine at every crossing's value (the FLOPs and bytes counted once;
-    each value's figures are worked out on their own, the same as on one machine alone).
-    Empty where one cannot be evaluated: each is then evaluated by itself."""
+    each of ``machines`` (:class:`Hardware`, remembered by ``keys``: see
+    :func:`cache_sweeps`), by ``id`` of the machine, all from one evaluation: every machine
+    at every crossing's value (the FLOPs and bytes counted once; each value's figures are
+    worked out on their own, the same as on one machine alone). Empty where one cannot be
+    evaluated: each is then evaluated by itself."""
     with_crossings = []
-    for hw in machines:
+    for hw, key in zip(machines, keys, strict=True):
         try:
-            _result, found = cached_sweep(op, hw, sweep)
+            _result, found = cached_sweep(op, hw, sweep, key)
         except COUNTING_ERRORS:  # (a SweepError is one: said by the caller)
             return {}
         if found:
@@ -241,15 +243,16 @@ def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any]
     paths: list[SweepPath] = []
     notes: list[str] = []
     hws = [by_id[m.hw_id].hardware for m in machines if m.hw_id in by_id]
-    cache_sweeps(op, hws, sweep)
-    at_crossings = _crossing_points(op, hws, sweep)
+    keys = cache_sweeps(op, hws, sweep)
+    key_of = {id(hw): key for hw, key in zip(hws, keys, strict=True)}
+    at_crossings = _crossing_points(op, hws, sweep, keys)
     for mark in machines:
         hw_entry = by_id.get(mark.hw_id)
         if hw_entry is None:
             continue
         hw = hw_entry.hardware
         try:
-            result, found = cached_sweep(op, hw, sweep)
+            result, found = cached_sweep(op, hw, sweep, key_of[id(hw)])
         except SweepError as exc:
             notes.append(f"sweep of {op.name}: {exc}")
             return [], notes  # the same for every machine

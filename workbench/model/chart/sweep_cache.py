@@ -23,11 +23,14 @@ _SWEEP_CACHE: dict[tuple, tuple] = {}
 _SWEEP_CACHE_SIZE = 512
 
 
-def cached_sweep(op, hw, sweep) -> tuple[SweepResult, list[Crossing]]:
+def cached_sweep(op, hw, sweep, key: tuple | None = None
+                 ) -> tuple[SweepResult, list[Crossing]]:
     """:func:`~workbench.model.sweeps.evaluate_sweep` and
     :func:`~workbench.model.sweeps.sweep_crossings` of ``op`` on ``hw``, remembered for the
-    same operation, machine and sweep (the chart and the sweep plot share them)."""
-    key = (repr(op), repr(hw), sweep)
+    same operation, machine and sweep (the chart and the sweep plot share them). ``key``:
+    the one :func:`cache_sweeps` gave for ``hw``, where known."""
+    if key is None:
+        key = (repr(op), repr(hw), sweep)
     found = _SWEEP_CACHE.get(key)
     if found is None:
         from workbench.model.sweeps import evaluate_sweep, sweep_crossings  # (see the imports)
@@ -36,16 +39,19 @@ def cached_sweep(op, hw, sweep) -> tuple[SweepResult, list[Crossing]]:
     return found
 
 
-def cache_sweeps(op, machines: Sequence[Any], sweep) -> None:
+def cache_sweeps(op, machines: Sequence[Any], sweep) -> list[tuple]:
     """Evaluate the sweep of ``op`` on those of ``machines`` (:class:`Hardware`) not yet
     remembered by :func:`cached_sweep`, all at once: the FLOPs and bytes of each step
     counted once for every machine (:func:`~workbench.model.sweeps.evaluate_sweep_on`,
     :func:`~workbench.model.sweeps.crossings_on`). Where one cannot be evaluated, none is
-    remembered here: :func:`cached_sweep` of each says why."""
-    todo = [(key, hw) for key, hw in (((repr(op), repr(hw), sweep), hw) for hw in machines)
-            if key not in _SWEEP_CACHE]
+    remembered here: :func:`cached_sweep` of each says why. Returns the key each machine's
+    is remembered by, for :func:`cached_sweep` (a machine's said in full is a few thousand
+    characters: worked out once for the caller, not at each look-up)."""
+    said = repr(op)
+    keys = [(said, repr(hw), sweep) for hw in machines]
+    todo = [(key, hw) for key, hw in zip(keys, machines, strict=True) if key not in _SWEEP_CACHE]
     if len(todo) < 2:
-        return  # (one machine: cached_sweep's own search is the same)
+        return keys  # (one machine: cached_sweep's own search is the same)
     from workbench.model.sweeps import evaluate_sweep_on, sweep_crossings_on
 
     hws = [hw for _key, hw in todo]
@@ -53,9 +59,10 @@ def cache_sweeps(op, machines: Sequence[Any], sweep) -> None:
         evaluated = zip(evaluate_sweep_on(op, hws, sweep), sweep_crossings_on(op, hws, sweep),
                         strict=True)
     except COUNTING_ERRORS:
-        return
+        return keys
     for (key, _hw), (result, crossings) in zip(todo, evaluated, strict=True):
         _remember(key, result, crossings)
+    return keys
 
 
 def _remember(key: tuple, result: SweepResult, crossings: list[Crossing]) -> tuple:

@@ -376,11 +376,11 @@ class SweepPlot(QWidget):
         machines = machine_entries(session)
         curves = []
         problem = ""
-        cache_sweeps(op, [hw_entry.hardware for hw_entry in machines], sweep)
-        for index, hw_entry in enumerate(machines):
+        keys = cache_sweeps(op, [hw_entry.hardware for hw_entry in machines], sweep)
+        for index, (hw_entry, key) in enumerate(zip(machines, keys, strict=True)):
             hw = hw_entry.hardware
             try:
-                result, found = cached_sweep(op, hw, sweep)
+                result, found = cached_sweep(op, hw, sweep, key)
             except SweepError as exc:
                 problem = str(exc)
                 break
