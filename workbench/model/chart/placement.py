@@ -135,6 +135,13 @@ class Placement:
     air: float = field(default=0.0, repr=False)
 
 
+#: the cells of the leaders reserved lately, by the grid's frame and cell and the leader: a
+#: text taken again as it was (see kept_places) reserves the same leader in a grid of the
+#: same frame at each placing, and a long leader's cells cost a pass over its segment
+_LEADER_CELLS: dict[tuple, np.ndarray | None] = {}
+_LEADER_CELLS_SIZE = 512
+
+
 class TextLayout:
     """The placed texts over an :class:`Occupancy` of the data."""
 
@@ -587,12 +594,24 @@ class TextLayout:
         return tuple(counts.values())
 
     def _reserve(self, placement: Placement, weight: int) -> None:
+        occ = self.occupancy
         a, r = placement.air, placement.rect
-        self.occupancy.add_text((r[0] - a, r[1] - a, r[2] + a, r[3] + a), weight)
-        self.occupancy.add_rect(placement.rect, weight)
+        occ.add_text((r[0] - a, r[1] - a, r[2] + a, r[3] + a), weight)
+        occ.add_rect(placement.rect, weight)
         if placement.leader is not None:
-            x0, y0, x1, y1 = placement.leader
-            self.occupancy.add_polyline((x0, x1), (y0, y1), self.LEADER_HALF, weight)
+            # (its cells as add_polyline covers them, remembered: see _LEADER_CELLS)
+            key = (occ.frame, occ.cell, placement.leader)
+            if key in _LEADER_CELLS:
+                cells = _LEADER_CELLS[key]
+            else:
+                x0, y0, x1, y1 = placement.leader
+                cells = occ.line_cells((x0, x1), (y0, y1), self.LEADER_HALF)
+                if cells is not None:
+                    cells.flags.writeable = False
+                if len(_LEADER_CELLS) >= _LEADER_CELLS_SIZE:
+                    _LEADER_CELLS.pop(next(iter(_LEADER_CELLS)))
+                _LEADER_CELLS[key] = cells
+            occ.add_cells(cells, weight)
 
     def remove(self, key: Hashable) -> None:
         placement = self.placed.pop(key, None)
