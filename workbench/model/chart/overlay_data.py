@@ -242,17 +242,13 @@ def sweep_paths(session: Session, entry: OperationEntry, machines: Sequence[Any]
     by_id = {h.id: h for h in session.hardware}
     paths: list[SweepPath] = []
     notes: list[str] = []
-    hws = [by_id[m.hw_id].hardware for m in machines if m.hw_id in by_id]
+    shown = [mark for mark in machines if mark.hw_id in by_id]
+    hws = [by_id[mark.hw_id].hardware for mark in shown]
     keys = cache_sweeps(op, hws, sweep)
-    key_of = {id(hw): key for hw, key in zip(hws, keys, strict=True)}
     at_crossings = _crossing_points(op, hws, sweep, keys)
-    for mark in machines:
-        hw_entry = by_id.get(mark.hw_id)
-        if hw_entry is None:
-            continue
-        hw = hw_entry.hardware
+    for mark, hw, key in zip(shown, hws, keys, strict=True):
         try:
-            result, found = cached_sweep(op, hw, sweep, key_of[id(hw)])
+            result, found = cached_sweep(op, hw, sweep, key)
         except SweepError as exc:
             notes.append(f"sweep of {op.name}: {exc}")
             return [], notes  # the same for every machine
