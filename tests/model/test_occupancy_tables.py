@@ -88,9 +88,13 @@ def test_a_block_not_kept_leaves_no_tables_and_a_kept_one_is_entered_again_as_it
 
 def test_boxes_added_at_once_count_as_each_added_alone():
     rng = np.random.default_rng(9)
-    for n, weight in ((1, 1), (12, 1), (40, -1), (3000, 1), (3000, 2)):
+    for n, weight, size in ((1, 1, 60), (12, 1, 60), (40, -1, 60), (3000, 1, 60),
+                            (3000, 2, 60), (6, 1, 8), (9, -1, 8), (9, 3, 5), (2, 1, 0.5)):
         at_once, alone = Occupancy(FRAME), Occupancy(FRAME)
         boxes = _boxes(rng, n)
+        # (markers a few cells wide, some on one another: counted where they lie)
+        boxes[:, 2:] = boxes[:, :2] + np.minimum(boxes[:, 2:] - boxes[:, :2], size)
+        boxes[n // 2:] = boxes[:n - n // 2] if size < 10 else boxes[n // 2:]
         boxes[1::7] = np.nan  # (a marker with no place: left out)
         at_once.add_rects(boxes, weight)
         for box in boxes:

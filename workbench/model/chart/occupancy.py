@@ -231,25 +231,57 @@ class Occupancy:
 
     def add_rects(self, rects: np.ndarray, weight: int = 1) -> None:
         """Add many rectangles (rows ``left, top, right, bottom``) at once."""
-        added = self.coverage(rects)
-        if added is not None:
+        r0, r1, c0, c1 = spans = self._rects_cells(rects)
+        if not len(r0):
+            return
+        if int(((r1 - r0) * (c1 - c0)).sum()) <= self.grid.size // 64:
+            # (a few dozen markers: their cells' counts added where they lie, not a grid of
+            # counts made and added whole, two passes over every cell)
+            rows, cols, counts = self._few_cells(*spans)
+            self.grid[rows, cols] += (counts * weight).astype(self.grid.dtype)
+        else:
+            added = self._coverage(*spans)
             self.grid += added if weight == 1 else (weight * added).astype(self.grid.dtype)
-            if self._held is not None:  # (many at once: counted afresh)
-                self._held.more_only = False
+        if self._held is not None:  # (many at once: counted afresh)
+            self._held.more_only = False
 
-    def coverage(self, rects: np.ndarray) -> np.ndarray | None:
-        """How many of the rectangles ``rects`` cover each cell (the grid's shape; ``None``
-        when they cover none): what :meth:`add_rects` adds."""
+    def _rects_cells(self, rects: np.ndarray) -> tuple[np.ndarray, ...]:
+        """:meth:`_cells` of the rectangles ``rects`` that cover a cell (not those with no
+        place, nan, or outside the grid)."""
         rects = np.asarray(rects, dtype=float).reshape(-1, 4)
-        if not len(rects):
-            return None
-        ok = np.isfinite(rects).all(axis=1)
-        rects = rects[ok]
-        r0, r1, c0, c1 = self._cells(rects)
+        r0, r1, c0, c1 = self._cells(rects[np.isfinite(rects).all(axis=1)])
         keep = (c1 > c0) & (r1 > r0)
-        if not keep.any():
-            return None
-        c0, c1, r0, r1 = c0[keep], c1[keep], r0[keep], r1[keep]
+        return r0[keep], r1[keep], c0[keep], c1[keep]
+
+    def _flat_cells(self, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray
+                    ) -> np.ndarray:
+        """The flat indices of the cells of each rectangle of rows ``r0:r1`` and columns
+        ``c0:c1`` (a cell once for each rectangle over it)."""
+        heights, widths = r1 - r0, c1 - c0
+        flat = []
+        # (rectangles of one size share their cells' offsets: by size, vectorised; a set,
+        # not np.unique: its first call imports numpy.ma, 7 ms of start-up)
+        for h, w in set(zip(heights.tolist(), widths.tolist(), strict=True)):
+            sel = (heights == h) & (widths == w)
+            dr, dc = _offsets(h, w)
+            flat.append(((r0[sel][:, None] + dr) * self.cols + c0[sel][:, None] + dc).ravel())
+        return np.concatenate(flat)
+
+    def _few_cells(self, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The cells the rectangles of rows ``r0:r1`` and columns ``c0:c1`` cover (rows and
+        columns, each once) and how many cover each: :meth:`_coverage` where it is not none."""
+        cells = np.sort(self._flat_cells(r0, r1, c0, c1))
+        # (each cell once, with how many times it came: where the sorted run changes)
+        starts = np.flatnonzero(np.diff(cells, prepend=-1))
+        counts = np.diff(starts, append=len(cells))
+        rows, cols = np.divmod(cells[starts], self.cols)
+        return rows, cols, counts
+
+    def _coverage(self, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray
+                  ) -> np.ndarray:
+        """How many of the rectangles of rows ``r0:r1`` and columns ``c0:c1`` cover each
+        cell (the grid's shape)."""
         if int(((r1 - r0) * (c1 - c0)).sum()) > self.grid.size // 16:
             # many (a thousand markers): each rectangle's four corners marked in a table of
             # differences, whose running sums down and across are the counts (two passes
@@ -264,21 +296,11 @@ class Occupancy:
             np.cumsum(diff, axis=0, out=diff)
             np.cumsum(diff, axis=1, out=diff)
             return diff[:-1, :-1]
-        # rectangles of one size share their cell offsets: add them by size, vectorised
-        sizes = np.stack((r1 - r0, c1 - c0), axis=1)
-        flat = []
-        # (a set, not np.unique: its first call imports numpy.ma, 7 ms of start-up)
-        for h, w in sorted(set(zip(sizes[:, 0].tolist(), sizes[:, 1].tolist(), strict=True))):
-            sel = (sizes[:, 0] == h) & (sizes[:, 1] == w)
-            dr, dc = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
-            rows = (r0[sel][:, None] + dr.ravel()[None, :]).ravel()
-            cols = (c0[sel][:, None] + dc.ravel()[None, :]).ravel()
-            flat.append(rows * self.cols + cols)
-        return np.bincount(np.concatenate(flat), minlength=self.grid.size).reshape(
-            self.grid.shape)
+        return np.bincount(self._flat_cells(r0, r1, c0, c1), minlength=self.grid.size
+                           ).reshape(self.grid.shape)
 
     def covering(self, rects: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """How many of ``rects`` cover each cell ``(rows[i], cols[i])``: ``coverage(rects)``
+        """How many of ``rects`` cover each cell ``(rows[i], cols[i])``: ``_coverage`` of them
         there, without a grid of counts (a tag's markers, where its leaders pass)."""
         rects = np.asarray(rects, dtype=float).reshape(-1, 4)
         rects = rects[np.isfinite(rects).all(axis=1)]
@@ -584,6 +606,16 @@ def spread(n: int) -> np.ndarray:
     out = np.linspace(0.0, 1.0, n)
     out.flags.writeable = False
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _offsets(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column offsets (as rows) of the cells of an ``h`` × ``w`` block, made once
+    for each size (read only)."""
+    dr, dc = (a.ravel()[None, :] for a in np.meshgrid(np.arange(h), np.arange(w),
+                                                     indexing="ij"))
+    dr.flags.writeable = dc.flags.writeable = False
+    return dr, dc
 
 
 @functools.lru_cache(maxsize=16)
