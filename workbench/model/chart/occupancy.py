@@ -234,9 +234,10 @@ class Occupancy:
         r0, r1, c0, c1 = spans = self._rects_cells(rects)
         if not len(r0):
             return
-        if int(((r1 - r0) * (c1 - c0)).sum()) <= self.grid.size // 64:
-            # (a few dozen markers: their cells' counts added where they lie, not a grid of
-            # counts made and added whole, two passes over every cell)
+        if int(((r1 - r0) * (c1 - c0)).sum()) <= self.grid.size // 3:
+            # (markers over a part of the grid: their cells' counts added where they lie,
+            # not a grid of counts made and added whole, passes over every cell; sorting
+            # their cells costs more once they cover about half the grid)
             rows, cols, counts = self._few_cells(*spans)
             self.grid[rows, cols] += (counts * weight).astype(self.grid.dtype)
         else:
@@ -253,10 +254,10 @@ class Occupancy:
         keep = (c1 > c0) & (r1 > r0)
         return r0[keep], r1[keep], c0[keep], c1[keep]
 
-    def _flat_cells(self, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray
-                    ) -> np.ndarray:
-        """The flat indices of the cells of each rectangle of rows ``r0:r1`` and columns
-        ``c0:c1`` (a cell once for each rectangle over it)."""
+    def _few_cells(self, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The cells the rectangles of rows ``r0:r1`` and columns ``c0:c1`` cover (rows and
+        columns, each once) and how many cover each."""
         heights, widths = r1 - r0, c1 - c0
         flat = []
         # (rectangles of one size share their cells' offsets: by size, vectorised; a set,
@@ -265,13 +266,7 @@ class Occupancy:
             sel = (heights == h) & (widths == w)
             dr, dc = _offsets(h, w)
             flat.append(((r0[sel][:, None] + dr) * self.cols + c0[sel][:, None] + dc).ravel())
-        return np.concatenate(flat)
-
-    def _few_cells(self, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The cells the rectangles of rows ``r0:r1`` and columns ``c0:c1`` cover (rows and
-        columns, each once) and how many cover each: :meth:`_coverage` where it is not none."""
-        cells = np.sort(self._flat_cells(r0, r1, c0, c1))
+        cells = np.sort(np.concatenate(flat))
         # (each cell once, with how many times it came: where the sorted run changes)
         starts = np.flatnonzero(np.diff(cells, prepend=-1))
         counts = np.diff(starts, append=len(cells))
@@ -281,23 +276,18 @@ class Occupancy:
     def _coverage(self, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray
                   ) -> np.ndarray:
         """How many of the rectangles of rows ``r0:r1`` and columns ``c0:c1`` cover each
-        cell (the grid's shape)."""
-        if int(((r1 - r0) * (c1 - c0)).sum()) > self.grid.size // 16:
-            # many (a thousand markers): each rectangle's four corners marked in a table of
-            # differences, whose running sums down and across are the counts (two passes
-            # over the grid, not one for each cell of each rectangle)
-            wide = self.cols + 1
-            size = (self.rows + 1) * wide
-            plus = np.bincount(np.concatenate((r0 * wide + c0, r1 * wide + c1)),
-                               minlength=size)
-            minus = np.bincount(np.concatenate((r0 * wide + c1, r1 * wide + c0)),
-                                minlength=size)
-            diff = (plus - minus).reshape(self.rows + 1, wide)
-            np.cumsum(diff, axis=0, out=diff)
-            np.cumsum(diff, axis=1, out=diff)
-            return diff[:-1, :-1]
-        return np.bincount(self._flat_cells(r0, r1, c0, c1), minlength=self.grid.size
-                           ).reshape(self.grid.shape)
+        cell (the grid's shape), where they cover much of it (a thousand markers): each
+        rectangle's four corners marked in a table of differences, whose running sums down
+        and across are the counts (two passes over the grid, not one for each cell of each
+        rectangle)."""
+        wide = self.cols + 1
+        size = (self.rows + 1) * wide
+        plus = np.bincount(np.concatenate((r0 * wide + c0, r1 * wide + c1)), minlength=size)
+        minus = np.bincount(np.concatenate((r0 * wide + c1, r1 * wide + c0)), minlength=size)
+        diff = (plus - minus).reshape(self.rows + 1, wide)
+        np.cumsum(diff, axis=0, out=diff)
+        np.cumsum(diff, axis=1, out=diff)
+        return diff[:-1, :-1]
 
     def covering(self, rects: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """How many of ``rects`` cover each cell ``(rows[i], cols[i])``: ``_coverage`` of them
