@@ -30,7 +30,7 @@ def cached_sweep(op, hw, sweep, key: tuple | None = None
     same operation, machine and sweep (the chart and the sweep plot share them). ``key``:
     the one :func:`cache_sweeps` gave for ``hw``, where known."""
     if key is None:
-        key = (repr(op), repr(hw), sweep)
+        key = _key(repr(op), hw, sweep)
     found = _SWEEP_CACHE.get(key)
     if found is None:
         from workbench.model.sweeps import evaluate_sweep, sweep_crossings  # (see the imports)
@@ -48,7 +48,7 @@ def cache_sweeps(op, machines: Sequence[Any], sweep) -> list[tuple]:
     is remembered by, for :func:`cached_sweep` (a machine's said in full is a few thousand
     characters: worked out once for the caller, not at each look-up)."""
     said = repr(op)
-    keys = [(said, repr(hw), sweep) for hw in machines]
+    keys = [_key(said, hw, sweep) for hw in machines]
     todo = [(key, hw) for key, hw in zip(keys, machines, strict=True) if key not in _SWEEP_CACHE]
     if len(todo) < 2:
         return keys  # (one machine: cached_sweep's own search is the same)
@@ -63,6 +63,12 @@ def cache_sweeps(op, machines: Sequence[Any], sweep) -> list[tuple]:
     for (key, _hw), (result, crossings) in zip(todo, evaluated, strict=True):
         _remember(key, result, crossings)
     return keys
+
+
+def _key(said_op: str, hw, sweep) -> tuple:
+    """What a sweep is remembered by: its operation said in full (``said_op``: its
+    ``repr``, worked out once for many machines), its machine's and the sweep."""
+    return (said_op, repr(hw), sweep)
 
 
 def _remember(key: tuple, result: SweepResult, crossings: list[Crossing]) -> tuple:
