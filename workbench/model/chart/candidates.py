@@ -77,33 +77,45 @@ AROUND_KEPT = 256
 def _around_origin(w: float, h: float, radius: float, rings: tuple[float, ...],
                    first: str) -> np.ndarray:
     """The candidates of :func:`point_candidates` around (0, 0), read-only: kept per text
-    size, radius and rings (a full placing asks for the same ones for every marker)."""
-    near = _NEAR_LEFT_FIRST if first == "left" else _NEAR
-    (units, fracs) = _FAR_DIRECTIONS
-    rows = []
-    for k, extra in enumerate(rings):
-        g = radius + NEAR_GAP + extra  # clear of the marker's cells (rounded out), the air
-        lefts = near[:, 0] * g - near[:, 2] * w
-        tops = near[:, 1] * g - near[:, 3] * h
-        if k:
-            lefts = np.concatenate((lefts, units[:, 0] * g - fracs[:, 0] * w))
-            tops = np.concatenate((tops, units[:, 1] * g - fracs[:, 1] * h))
-        block = np.full((len(lefts), 6), np.nan)
-        block[:, 0], block[:, 1] = lefts, tops
-        if k:
-            # from the marker's edge to the nearest point of the box
-            nx = np.minimum(np.maximum(0.0, lefts), lefts + w)  # (np.clip, without its wrapper)
-            ny = np.minimum(np.maximum(0.0, tops), tops + h)
-            d = np.hypot(nx, ny)
-            d[d == 0] = 1.0
-            start = radius + 1.5
-            block[:, 2] = nx / d * start
-            block[:, 3] = ny / d * start
-            block[:, 4], block[:, 5] = nx, ny
-        rows.append(block)
-    out = np.concatenate(rows)
+    size, radius and rings (a full placing asks for the same ones for every marker; a
+    crowd's radius, its spread, changes as its points move: all rings at once)."""
+    dx, dy, fx, fy, extra, led = _ring_rows(rings, first)
+    g = radius + NEAR_GAP + extra  # clear of the marker's cells (rounded out), the air
+    lefts = dx * g - fx * w
+    tops = dy * g - fy * h
+    out = np.full((len(g), 6), np.nan)
+    out[:, 0], out[:, 1] = lefts, tops
+    # beyond the first ring, a leader from the marker's edge to the nearest point of the box
+    lefts, tops = lefts[led:], tops[led:]
+    nx = np.minimum(np.maximum(0.0, lefts), lefts + w)  # (np.clip, without its wrapper)
+    ny = np.minimum(np.maximum(0.0, tops), tops + h)
+    d = np.hypot(nx, ny)
+    d[d == 0] = 1.0
+    start = radius + 1.5
+    out[led:, 2] = nx / d * start
+    out[led:, 3] = ny / d * start
+    out[led:, 4], out[led:, 5] = nx, ny
     out.flags.writeable = False
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _ring_rows(rings: tuple[float, ...], first: str) -> tuple:
+    """The directions of :func:`_around_origin`'s places, ring by ring (the eight near ones,
+    then, beyond the first ring, the far ones): x and y offsets in units of the ring's
+    distance, fractions of the width and height left of and above that point, the ring's
+    distance beyond the first, and where the places with a leader begin."""
+    near = _NEAR_LEFT_FIRST if first == "left" else _NEAR
+    units, fracs = _FAR_DIRECTIONS
+    far = np.column_stack((units, fracs))
+    blocks = [np.column_stack((near if not k else np.vstack((near, far)),
+                               np.full(len(near) + (len(far) if k else 0), extra)))
+              for k, extra in enumerate(rings)]
+    rows = np.concatenate(blocks)
+    columns = tuple(np.ascontiguousarray(rows[:, i]) for i in range(5))
+    for column in columns:
+        column.flags.writeable = False
+    return (*columns, len(blocks[0]) if blocks else 0)
 
 
 def as_array(candidates) -> np.ndarray:
