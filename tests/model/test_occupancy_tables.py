@@ -94,7 +94,8 @@ def test_boxes_added_at_once_count_as_each_added_alone():
         boxes = _boxes(rng, n)
         # (markers a few cells wide, some on one another: counted where they lie)
         boxes[:, 2:] = boxes[:, :2] + np.minimum(boxes[:, 2:] - boxes[:, :2], size)
-        boxes[n // 2:] = boxes[:n - n // 2] if size < 10 else boxes[n // 2:]
+        if size < 10:
+            boxes[n // 2:] = boxes[:n - n // 2]
         boxes[1::7] = np.nan  # (a marker with no place: left out)
         at_once.add_rects(boxes, weight)
         for box in boxes:

@@ -106,16 +106,13 @@ def _ring_rows(rings: tuple[float, ...], first: str) -> tuple:
     distance, fractions of the width and height left of and above that point, the ring's
     distance beyond the first, and where the places with a leader begin."""
     near = _NEAR_LEFT_FIRST if first == "left" else _NEAR
-    units, fracs = _FAR_DIRECTIONS
-    far = np.column_stack((units, fracs))
-    blocks = [np.column_stack((near if not k else np.vstack((near, far)),
-                               np.full(len(near) + (len(far) if k else 0), extra)))
-              for k, extra in enumerate(rings)]
-    rows = np.concatenate(blocks)
-    columns = tuple(np.ascontiguousarray(rows[:, i]) for i in range(5))
-    for column in columns:
-        column.flags.writeable = False
-    return (*columns, len(blocks[0]) if blocks else 0)
+    ring = np.vstack((near, np.column_stack(_FAR_DIRECTIONS)))  # (beyond the first ring)
+    blocks = [near if not k else ring for k in range(len(rings))]
+    rows = np.column_stack((np.concatenate(blocks),
+                            np.repeat(rings, [len(block) for block in blocks])))
+    columns = np.ascontiguousarray(rows.T)  # (each a row of it, read-only as it is)
+    columns.flags.writeable = False
+    return (*columns, len(near))
 
 
 def as_array(candidates) -> np.ndarray:

@@ -233,7 +233,7 @@ class SweepPlot(QWidget):
         plot.setContentsMargins(4, 4, 24, 4)
         self._y_axis.setLogMode(True)
         self._x_axis.setLogMode(True)
-        # right of the plot: in the short bottom row one inside it covered a third of them
+        # right of the plot: inside it, in the short bottom row, it hid a third of the curves
         self._legend = pg.LegendItem(offset=None, verSpacing=-4)
         # as tall as its rows, at the top: stretched to the plot's height, each name stayed
         # at the top of its row and its sample sank to the row's middle, below it
