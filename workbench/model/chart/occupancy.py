@@ -22,6 +22,9 @@ __all__ = ["Occupancy", "Rect", "clip_segment", "reduce_all", "reduce_any", "red
 
 Rect = tuple[float, float, float, float]  # left, top, right, bottom
 
+#: the most covers a cell's 16-bit count holds (see :meth:`Occupancy._room`)
+_NARROW_MOST = int(np.iinfo(np.int16).max)
+
 #: reductions called as numpy's own ufuncs: ``a.any()``, ``a.min()``, ``np.all(a, axis=1)``
 #: and the like pass through numpy's Python wrappers, a good part of their cost on the few
 #: dozen values the layout looks at at a time (each reduces along ``axis``, 0 unless given;
@@ -35,9 +38,11 @@ class Occupancy:
     ``(left, top, right, bottom)``."""
 
     def __init__(self, frame: Rect, cell: float = 2.0,
-                 counts: tuple[np.ndarray, ...] | None = None) -> None:
+                 counts: tuple[np.ndarray, ...] | None = None, most: int | None = None
+                 ) -> None:
         """``counts``: the grids ``grid``, ``soft``, ``lines`` and ``texts`` to start from
-        (a copy's), else none covered."""
+        (a copy's), else none covered; ``most``: no cell's count is further from none
+        (worked out from ``counts`` where not given)."""
         self.frame: Rect = (float(frame[0]), float(frame[1]), float(frame[2]), float(frame[3]))
         self.cell = float(cell)
         left, top, right, bottom = self.frame
@@ -48,21 +53,38 @@ class Occupancy:
         self._far_cells = np.array((self.cols, self.rows) * 2, dtype=float)[:, None]
         if counts is None:
             shape = (self.rows, self.cols)
-            counts = (np.zeros(shape, dtype=np.int32), np.zeros(shape, dtype=bool),
-                      np.zeros(shape, dtype=np.int32), np.zeros(shape, dtype=np.int32))
+            counts = (np.zeros(shape, dtype=np.int16), np.zeros(shape, dtype=bool),
+                      np.zeros(shape, dtype=np.int16), np.zeros(shape, dtype=np.int16))
+            most = 0
+        elif most is None:
+            most = max(max(int(a.max()), -int(a.min())) for a in counts[::2] + counts[3:])
         #: what covers each cell; ``soft``: thin guide lines (the ridges' drop lines), no
         #: text on them but a leader line may cross them; ``lines``: of ``grid``, the counts
         #: of lines (roofs, paths), which a tag's leader may cross; ``texts``: the placed
         #: texts' boxes, each grown by its air (a tag keeps others off a little farther: two
         #: texts side by side read as one)
         self.grid, self.soft, self.lines, self.texts = counts
+        #: how far from none a cell's count can be, at most (the covers added and taken
+        #: away): the counts are 16-bit (half the bytes to copy and compare of 32-bit ones,
+        #: which every placing does) until they could pass that, then 32-bit
+        self._most = most
         #: while :meth:`held`: see :class:`_Held`
         self._held: _Held | None = None
 
     def copy(self) -> Occupancy:
         """An occupancy of its own with the same counts (a placing changes its copy only)."""
         return Occupancy(self.frame, self.cell, (self.grid.copy(), self.soft.copy(),
-                                                 self.lines.copy(), self.texts.copy()))
+                                                 self.lines.copy(), self.texts.copy()),
+                         self._most)
+
+    def _room(self, covers: int) -> None:
+        """Make room for ``covers`` more covers (or fewer) of a cell: the counts widened to
+        32 bits before a cell's count could pass what 16 bits hold (tens of thousands of
+        markers on one spot)."""
+        self._most += abs(covers)
+        if self._most > _NARROW_MOST and self.grid.dtype == np.int16:
+            self.grid, self.lines, self.texts = (a.astype(np.int32)
+                                                 for a in (self.grid, self.lines, self.texts))
 
     # -- cells ------------------------------------------------------------------------
 
@@ -203,6 +225,7 @@ class Occupancy:
         span = self._span(rect)
         if span is not None:
             r0, r1, c0, c1 = span
+            self._room(weight)
             self.texts[r0:r1, c0:c1] += weight
             if self._held is not None:
                 self._held.covered(_Held.TEXTS, r0, r1, c0, c1, weight)
@@ -211,6 +234,7 @@ class Occupancy:
         span = self._span(rect)
         if span is not None:
             r0, r1, c0, c1 = span
+            self._room(weight)
             self.grid[r0:r1, c0:c1] += weight
             if self._held is not None:
                 self._held.covered(_Held.BOX, r0, r1, c0, c1, weight)
@@ -234,6 +258,7 @@ class Occupancy:
         r0, r1, c0, c1 = spans = self._rects_cells(rects)
         if not len(r0):
             return
+        self._room(len(r0) * weight)
         if int(((r1 - r0) * (c1 - c0)).sum()) <= self.grid.size // 3:
             # (markers over a part of the grid: their cells' counts added where they lie,
             # not a grid of counts made and added whole, passes over every cell; sorting
@@ -399,6 +424,7 @@ class Occupancy:
                 self.soft.ravel()[cells] = True
             return
         if cells is not None and len(cells):
+            self._room(weight)
             self.grid.ravel()[cells] += weight
             if line:
                 self.lines.ravel()[cells] += weight
@@ -428,6 +454,7 @@ class Occupancy:
             self.soft.ravel()[cells[guide]] = True
         drawn, owner = cells[~guide], owner[~guide]
         if len(drawn):
+            self._room(n)
             size = self.grid.size
             self.grid += np.bincount(drawn, minlength=size).reshape(self.grid.shape)
             lined = drawn[line[owner]]
