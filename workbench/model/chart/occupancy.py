@@ -72,10 +72,19 @@ class Occupancy:
         self._held: _Held | None = None
 
     def copy(self) -> Occupancy:
-        """An occupancy of its own with the same counts (a placing changes its copy only)."""
-        return Occupancy(self.frame, self.cell, (self.grid.copy(), self.soft.copy(),
-                                                 self.lines.copy(), self.texts.copy()),
+        """An occupancy of its own with the same counts (a placing changes its copy only;
+        lines kept by :meth:`keep_lines` are shared until either adds one)."""
+        return Occupancy(self.frame, self.cell, (self.grid.copy(), _own(self.soft),
+                                                 _own(self.lines), self.texts.copy()),
                          self._most)
+
+    def keep_lines(self) -> None:
+        """Every line is drawn (the texts, the legend and the markers add to :attr:`grid`
+        and :attr:`texts` only): :attr:`soft` and :attr:`lines` are kept read-only and
+        shared by copies, not copied for each placing (a line added later to either copies
+        them first)."""
+        self.soft.flags.writeable = False
+        self.lines.flags.writeable = False
 
     def _room(self, covers: int) -> None:
         """Make room for ``covers`` more covers (or fewer) of a cell: the counts widened to
@@ -421,12 +430,14 @@ class Occupancy:
                                int(cols.max()) + 1, 1 if soft else weight, cells)
         if soft:
             if cells is not None and len(cells):
+                self.soft = _own(self.soft, True)
                 self.soft.ravel()[cells] = True
             return
         if cells is not None and len(cells):
             self._room(weight)
             self.grid.ravel()[cells] += weight
             if line:
+                self.lines = _own(self.lines, True)
                 self.lines.ravel()[cells] += weight
 
     def add_segments(self, segments: np.ndarray, halves, soft=None, line=None) -> None:
@@ -451,6 +462,7 @@ class Occupancy:
         # count twice where they cross; all counted at once)
         guide = soft[owner]
         if guide.any():
+            self.soft = _own(self.soft, True)
             self.soft.ravel()[cells[guide]] = True
         drawn, owner = cells[~guide], owner[~guide]
         if len(drawn):
@@ -459,6 +471,7 @@ class Occupancy:
             self.grid += np.bincount(drawn, minlength=size).reshape(self.grid.shape)
             lined = drawn[line[owner]]
             if len(lined):
+                self.lines = _own(self.lines, True)
                 self.lines += np.bincount(lined, minlength=size).reshape(self.lines.shape)
 
     def _segments_cells(self, segments: np.ndarray, halves: np.ndarray
@@ -598,6 +611,14 @@ class Occupancy:
 #: segments from which :meth:`Occupancy._segments_cells` clips them all at once (fewer:
 #: one by one, a leader's few)
 CLIP_AT_ONCE = 8
+
+
+def _own(counts: np.ndarray, write: bool = False) -> np.ndarray:
+    """``counts`` for an occupancy of its own: kept read-only (:meth:`Occupancy.keep_lines`)
+    it is shared, unless it is to be written (``write``: then a copy); else a copy."""
+    if counts.flags.writeable:
+        return counts if write else counts.copy()
+    return counts.copy() if write else counts
 
 
 def _summed(covered: np.ndarray) -> np.ndarray:

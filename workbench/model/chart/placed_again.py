@@ -60,7 +60,9 @@ class Found:
     @classmethod
     def starting(cls, occupancy: Occupancy, ordered: Sequence[Request]) -> Found:
         """The record of a placing of ``ordered`` about to start from ``occupancy``."""
-        return cls(occupancy.frame, occupancy.cell, tuple(a.copy() for a in _counts(occupancy)),
+        # (the lines kept read-only, shared: see Occupancy.keep_lines)
+        return cls(occupancy.frame, occupancy.cell,
+                   tuple(a.copy() if a.flags.writeable else a for a in _counts(occupancy)),
                    {r.key: r for r in ordered}, {}, {})
 
     def matches(self, occupancy: Occupancy, ordered: Sequence[Request]) -> bool:
@@ -77,8 +79,8 @@ class Found:
         if any(self.first.get(k) is not None or self.second.get(k) is not None
                for k in self.requests if k not in now):
             return False
-        return all(np.array_equal(a, b) for a, b in zip(_counts(occupancy), self.start,
-                                                         strict=True))
+        return all(a is b or np.array_equal(a, b)
+                   for a, b in zip(_counts(occupancy), self.start, strict=True))
 
 
 class Again:
