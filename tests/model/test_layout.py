@@ -118,6 +118,25 @@ def test_the_legend_takes_a_free_corner_and_none_when_all_are_covered():
     assert free_corners(occ, 100, 50) == []
 
 
+def test_the_legend_keeps_off_guide_lines_and_takes_the_emptier_corner():
+    # FRAME is 400 x 300 px; cells of 2 px. A ridge's drop line (a guide: texts keep off it)
+    # down the top-left corner, and a box drawn twice beside the top-right corner's place.
+    occ = Occupancy(FRAME)
+    occ.add_polyline([30.0, 30.0], [0.0, 300.0], 1.0, soft=True)
+    occ.add_polyline([30.0, 30.0], [0.0, 300.0], 1.0, soft=True)  # (a guide marks, once)
+    occ.add_rect((200.0, 0.0, 220.0, 20.0))
+    occ.add_rect((200.0, 0.0, 220.0, 20.0))
+    # the drop line covers its own column of cells (x = 30: column 15) and the next one each
+    # side (its 1 px half-width, rounded up to a cell): 3 x 150 cells, each counted once
+    # however many guides cover it; the box 10 x 10 cells, twice
+    assert occ.count((0.0, 0.0, 400.0, 300.0)) == 3 * 150 + 2 * 100
+    assert occ.count((200.0, 0.0, 220.0, 20.0)) == 200
+    names = [name for name, _rect in free_corners(occ, 100, 50)]
+    assert "top-left" not in names  # (on the drop line)
+    # the top-right corner has the box within its surroundings: the bottom ones come first
+    assert names.index("top-right") > names.index("bottom-right")
+
+
 def test_a_long_title_breaks_into_two_balanced_lines():
     def width(text):
         return 7.0 * len(text)

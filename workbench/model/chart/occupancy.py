@@ -260,7 +260,9 @@ class Occupancy:
         if span is None:
             return 0
         r0, r1, c0, c1 = span
-        return int(self.grid[r0:r1, c0:c1].sum() + self.soft[r0:r1, c0:c1].sum())
+        # (the guide lines' cells counted, not summed: a fifth of the time)
+        return (int(self.grid[r0:r1, c0:c1].sum())
+                + int(np.count_nonzero(self.soft[r0:r1, c0:c1])))
 
     def add_rects(self, rects: np.ndarray, weight: int = 1) -> None:
         """Add many rectangles (rows ``left, top, right, bottom``) at once."""
