@@ -1,7 +1,8 @@
 """Once every line of the chart is drawn, the text layout's grid keeps its lines' counts
-(``soft`` and ``lines``) read-only and shares them with its copies, not copying them for each
-placing. Sharing must never show: a line added to a copy, or to the original after it was
-copied, changes that occupancy alone, and a placing's record of the counts it started from
+(``soft`` and ``lines``) and the texts placed so far read-only and shares them with its
+copies, not copying them for each placing. Sharing must never show: a line or a text added
+to a copy, or to the original after it was copied, changes that occupancy alone, and a
+placing's record of the counts it started from
 (:class:`~workbench.model.chart.placed_again.Found`) still tells a changed start from its
 own."""
 
@@ -106,3 +107,15 @@ def test_a_placing_record_tells_texts_and_markers_added_since():
     assert found.matches(occ, [])
     occ.add_rect((200.0, 50.0, 208.0, 58.0))
     assert not found.matches(occ, [])
+
+
+def test_a_text_placed_on_the_original_leaves_its_copies_alone():
+    occ = _drawn()
+    occ.add_text((10.0, 10.0, 50.0, 22.0))  # (placed before the lines were kept)
+    occ.keep_lines()
+    copy = occ.copy()
+    before = _state(copy)
+    occ.add_text((100.0, 100.0, 140.0, 112.0))
+    assert _same(_state(copy), before)
+    copy.add_text((100.0, 100.0, 140.0, 112.0))
+    assert _same(_state(copy), _state(occ))

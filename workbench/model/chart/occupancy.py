@@ -75,16 +75,18 @@ class Occupancy:
         """An occupancy of its own with the same counts (a placing changes its copy only;
         lines kept by :meth:`keep_lines` are shared until either adds one)."""
         return Occupancy(self.frame, self.cell, (self.grid.copy(), _own(self.soft),
-                                                 _own(self.lines), self.texts.copy()),
+                                                 _own(self.lines), _own(self.texts)),
                          self._most)
 
     def keep_lines(self) -> None:
         """Every line is drawn (the texts, the legend and the markers add to :attr:`grid`
         and :attr:`texts` only): :attr:`soft` and :attr:`lines` are kept read-only and
         shared by copies, not copied for each placing (a line added later to either copies
-        them first)."""
+        them first); so are the :attr:`texts` placed so far (none, as a placing starts),
+        until a copy places one."""
         self.soft.flags.writeable = False
         self.lines.flags.writeable = False
+        self.texts.flags.writeable = False
 
     def _room(self, covers: int) -> None:
         """Make room for ``covers`` more covers (or fewer) of a cell: the counts widened to
@@ -235,6 +237,7 @@ class Occupancy:
         if span is not None:
             r0, r1, c0, c1 = span
             self._room(weight)
+            self.texts = _own(self.texts, True)
             self.texts[r0:r1, c0:c1] += weight
             if self._held is not None:
                 self._held.covered(_Held.TEXTS, r0, r1, c0, c1, weight)
