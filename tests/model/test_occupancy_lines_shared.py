@@ -22,7 +22,7 @@ def _drawn() -> Occupancy:
     occ.add_polyline([0.0, 300.0], [20.0, 180.0], 2.0, line=True)
     occ.add_polyline([150.0, 150.0], [0.0, 200.0], 1.0, soft=True)
     occ.add_rects(np.array([[40.0, 40.0, 48.0, 48.0]]))
-    occ.keep_lines()
+    occ.keep_drawn()
     return occ
 
 
@@ -112,7 +112,7 @@ def test_a_placing_record_tells_texts_and_markers_added_since():
 def test_a_text_placed_on_the_original_leaves_its_copies_alone():
     occ = _drawn()
     occ.add_text((10.0, 10.0, 50.0, 22.0))  # (placed before the lines were kept)
-    occ.keep_lines()
+    occ.keep_drawn()
     copy = occ.copy()
     before = _state(copy)
     occ.add_text((100.0, 100.0, 140.0, 112.0))

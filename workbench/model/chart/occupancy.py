@@ -57,7 +57,8 @@ class Occupancy:
                       np.zeros(shape, dtype=np.int16), np.zeros(shape, dtype=np.int16))
             most = 0
         elif most is None:
-            most = max(max(int(a.max()), -int(a.min())) for a in counts[::2] + counts[3:])
+            grid, _soft, lines, texts = counts
+            most = max(max(int(a.max()), -int(a.min())) for a in (grid, lines, texts))
         #: what covers each cell; ``soft``: thin guide lines (the ridges' drop lines), no
         #: text on them but a leader line may cross them; ``lines``: of ``grid``, the counts
         #: of lines (roofs, paths), which a tag's leader may cross; ``texts``: the placed
@@ -73,12 +74,15 @@ class Occupancy:
 
     def copy(self) -> Occupancy:
         """An occupancy of its own with the same counts (a placing changes its copy only;
-        lines kept by :meth:`keep_lines` are shared until either adds one)."""
-        return Occupancy(self.frame, self.cell, (self.grid.copy(), _own(self.soft),
-                                                 _own(self.lines), _own(self.texts)),
-                         self._most)
+        what :meth:`keep_drawn` kept is shared until either changes it)."""
+        return Occupancy(self.frame, self.cell, self.own_counts(), self._most)
 
-    def keep_lines(self) -> None:
+    def own_counts(self) -> tuple[np.ndarray, ...]:
+        """The counts ``grid``, ``soft``, ``lines`` and ``texts`` for a copy or a record of
+        their own: copies, but those kept read-only by :meth:`keep_drawn` (shared)."""
+        return _own(self.grid), _own(self.soft), _own(self.lines), _own(self.texts)
+
+    def keep_drawn(self) -> None:
         """Every line is drawn (the texts, the legend and the markers add to :attr:`grid`
         and :attr:`texts` only): :attr:`soft` and :attr:`lines` are kept read-only and
         shared by copies, not copied for each placing (a line added later to either copies
@@ -619,7 +623,7 @@ CLIP_AT_ONCE = 8
 
 
 def _own(counts: np.ndarray, write: bool = False) -> np.ndarray:
-    """``counts`` for an occupancy of its own: kept read-only (:meth:`Occupancy.keep_lines`)
+    """``counts`` for an occupancy of its own: kept read-only (:meth:`Occupancy.keep_drawn`)
     it is shared, unless it is to be written (``write``: then a copy); else a copy."""
     if counts.flags.writeable:
         return counts if write else counts.copy()

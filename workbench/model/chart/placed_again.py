@@ -60,9 +60,7 @@ class Found:
     @classmethod
     def starting(cls, occupancy: Occupancy, ordered: Sequence[Request]) -> Found:
         """The record of a placing of ``ordered`` about to start from ``occupancy``."""
-        # (the lines kept read-only, shared: see Occupancy.keep_lines)
-        return cls(occupancy.frame, occupancy.cell,
-                   tuple(a.copy() if a.flags.writeable else a for a in _counts(occupancy)),
+        return cls(occupancy.frame, occupancy.cell, occupancy.own_counts(),
                    {r.key: r for r in ordered}, {}, {})
 
     def matches(self, occupancy: Occupancy, ordered: Sequence[Request]) -> bool:

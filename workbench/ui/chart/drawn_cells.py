@@ -65,5 +65,5 @@ def drawn_occupancy(canvas, px, frame: tuple, cell: float
         boxes.append(np.column_stack((x - half, y - half, x + half, y + half)))
     if boxes:
         occ.add_rects(np.concatenate(boxes))
-    occ.keep_lines()  # (the lines are all drawn: shared by the placings' copies)
+    occ.keep_drawn()  # (the lines are all drawn: shared by the placings' copies)
     return occ, marker_rects, marker_ops, marks

@@ -257,7 +257,7 @@ class RoofLayer:
             for x, y, half, soft, line in lines:
                 if len(x) != 2:
                     occ.add_polyline(x, y, half, soft=soft, line=line)
-            occ.keep_lines()  # (shared by its copies until one adds a line)
+            occ.keep_drawn()  # (shared by its copies until one adds a line)
             self._cells = (key, occ)
             self._clear = {}
         return self._cells[1].copy()
