@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
+from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView
 
 from workbench.model.units import format_quantity
@@ -59,6 +60,23 @@ class LogAxis(pg.AxisItem):
     def setExportMode(self, export, opts=None):
         super().setExportMode(export, opts)
         self.setCacheMode(_NO_CACHE if export else _CACHE)
+
+    def paint(self, p, opt, widget) -> None:
+        """As pyqtgraph paints it; on a pixmap (the screen's cache), within a clip that holds
+        the whole pixmap. The grid's lines are translucent and drawn without antialiasing:
+        with no clip set, Qt's raster engine blends such a line one pixel at a time through
+        its general path (3 ms for one axis's 40 lines, a fifth of the window's first
+        paint); with a clip rectangle it writes the same pixels directly (0.1 ms). A clip
+        larger than the pixmap leaves out nothing."""
+        device = p.device()
+        inverse, invertible = p.worldTransform().inverted()
+        if not isinstance(device, QPixmap) or not invertible:
+            super().paint(p, opt, widget)
+            return
+        p.save()
+        p.setClipRect(inverse.mapRect(QRectF(device.rect())).adjusted(-1, -1, 1, 1))
+        super().paint(p, opt, widget)
+        p.restore()
 
     _kept_rect: tuple | None = None  # (what it depends on, the rectangle)
 
