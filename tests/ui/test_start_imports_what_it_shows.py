@@ -102,3 +102,48 @@ def test_a_full_placing_works_out_each_frames_occupancy_once(open_window, monkey
     assert win.canvas.labels.text_layout is not None  # (placed)
     assert len({key[1] for key in worked_out}) > 1  # (the legend moved: frames to tell apart)
     assert len(worked_out) == len(set(worked_out))
+
+
+_IMPORT_ORDER = r"""
+import json, sys
+
+order = []
+
+
+class Recorder:
+    "Lists each module as it is first imported (and finds none itself)."
+
+    def find_spec(self, name, path=None, target=None):
+        order.append(name)
+        return None
+
+
+sys.meta_path.insert(0, Recorder())
+from workbench.ui.window.launch import start
+window = start()
+from PySide6.QtWidgets import QApplication
+QApplication.processEvents()
+window.repaint()
+print(json.dumps(order))
+"""
+
+#: the parts of the product that import no Qt (the import contracts in pyproject.toml)
+QT_FREE = ("workbench.model", "workbench.io", "workbench.document", "workbench.records")
+
+
+def test_start_imports_the_products_qt_free_modules_before_qt(tmp_path):
+    """PySide6 reads the source of every module imported after it (to see whether it names
+    PySide6): start-up imports the model, document and files it needs first."""
+    env = {"QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path),
+           "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", _IMPORT_ORDER], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=HANG_GUARD_S)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    order = json.loads(proc.stdout.strip().splitlines()[-1])
+    qt = order.index("PySide6")
+    first = [m for m in order[:qt] if m.startswith(QT_FREE)]
+    after = [m for m in order[qt:] if m.startswith(QT_FREE)]
+    assert "workbench.model.chart.placement" in first  # (the chart's placing: many modules)
+    assert "workbench.ui.chart.canvas" in order[qt:]  # (the window's, after Qt)
+    assert after == []
