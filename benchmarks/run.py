@@ -32,6 +32,7 @@ TARGETS = {
     "model_edit_ms.layers": ("<= 16 ms", 16.0),
     "model_edit_ms.all": ("<= 50 ms", 50.0),
     "sweep_keystroke_cpu_ms": ("<= 16 ms", 16.0),
+    "zoom_frame_ms": ("<= 16 ms", 16.0),
     "sweep_eval_s_1e6": ("<= 0.1 s", 0.1),
     "batch_sweep_ms_per_batch": ("<= 50 ms", 50.0),
     "ncu_read_s_40000": ("<= 3 s", 3.0),
@@ -287,6 +288,41 @@ def _close(app, window) -> None:
     window.close()
     window.deleteLater()
     app.processEvents()
+
+
+def bench_zoom_frame(reps: int) -> dict[str, float]:
+    """A frame of a zoom: the built-in example's chart in the 1600 × 1000 window, its view
+    scaled by a tenth about its middle (in, then out, as the mouse wheel does), timed until
+    the chart has repainted. The axes draw their grid again at every frame; the texts are
+    placed again a moment after the zoom ends (``layout_full_ms``), not at each frame."""
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.io.presets import DEFAULT_EXAMPLE, examples_dir
+    from workbench.io.sessions import load_session
+
+    app, window = shown_window(load_session(examples_dir() / DEFAULT_EXAMPLE))
+    box = window.canvas.view_box
+    viewport = window.canvas.plot_widget.viewport()
+    steps = [0]
+
+    def once() -> float:
+        steps[0] += 1
+        scale = 0.9 if steps[0] % 2 else 1 / 0.9
+        counter = _PaintCounter([viewport])
+        t0 = time.perf_counter()
+        box.scaleBy((scale, scale))
+        QApplication.processEvents()
+        end = time.perf_counter()
+        if not counter.painted():
+            raise RuntimeError("a zoom did not repaint the chart")
+        viewport.removeEventFilter(counter._filter)
+        return (end - t0) * 1e3
+
+    for _ in range(4):  # warm-up
+        once()
+    samples = [once() for _ in range(reps)]
+    _close(app, window)
+    return stats(samples)
 
 
 def bench_layout(n_ops: int, reps: int) -> tuple[dict[str, float], dict[str, float]]:
@@ -765,6 +801,7 @@ def _main() -> int:
             f"bench_model_edit({view!r}, {3 if quick else 20})")
     results["sweep_keystroke_cpu_ms"], results["sweep_keystroke_ms"] = _in_child(
         f"bench_sweep_keystroke({3 if quick else 20})")
+    results["zoom_frame_ms"] = _in_child(f"bench_zoom_frame({4 if quick else 30})")
     results["sweep_eval_s_1e6"] = bench_sweep(3 if quick else 10, 10_000 if quick else 1_000_000)
     results["batch_sweep_ms_per_batch"] = bench_batch_sweep(1 if quick else 5)
     results["ncu_read_s_40000"] = bench_ncu_read(4000 if quick else 40_000, 2 if quick else 5)
