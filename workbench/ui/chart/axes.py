@@ -74,9 +74,11 @@ class LogAxis(pg.AxisItem):
             super().paint(p, opt, widget)
             return
         p.save()
-        p.setClipRect(inverse.mapRect(QRectF(device.rect())).adjusted(-1, -1, 1, 1))
-        super().paint(p, opt, widget)
-        p.restore()
+        try:
+            p.setClipRect(inverse.mapRect(QRectF(device.rect())).adjusted(-1, -1, 1, 1))
+            super().paint(p, opt, widget)
+        finally:
+            p.restore()
 
     _kept_rect: tuple | None = None  # (what it depends on, the rectangle)
 
