@@ -54,10 +54,15 @@ NOT_AT_START = (
 )
 
 
+def _fresh_env(tmp_path) -> dict[str, str]:
+    """A started app's environment: offscreen, its settings, data and home in ``tmp_path``."""
+    return {"QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path),
+            "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+
+
 def test_the_first_window_imports_no_model_nor_hidden_panel(tmp_path):
-    env = {"QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path),
-           "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    env = _fresh_env(tmp_path)
     proc = subprocess.run([sys.executable, "-c", _START], capture_output=True, text=True,
                           env=env, cwd=tmp_path, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -134,9 +139,7 @@ QT_FREE = ("workbench.model", "workbench.io", "workbench.document", "workbench.r
 def test_start_imports_the_products_qt_free_modules_before_qt(tmp_path):
     """PySide6 reads the source of every module imported after it (to see whether it names
     PySide6): start-up imports the model, document and files it needs first."""
-    env = {"QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path),
-           "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    env = _fresh_env(tmp_path)
     proc = subprocess.run([sys.executable, "-c", _IMPORT_ORDER], capture_output=True,
                           text=True, env=env, cwd=tmp_path, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr[-3000:]
