@@ -1,6 +1,8 @@
-"""A ridge's text is offered only the places whose leaders cross no roof or ridge line: the
-others were refused at every placing (a roof is never crossed by a ridge's leader), and a
-model's edits looked them over each time. The chart places every text as it did with them."""
+"""A ridge's text and a roof's value are offered only the places whose boxes lie in the plot
+clear of the roof and ridge lines, and whose leaders cross none of them: the others were
+refused at every placing (a roof is never crossed by a ridge's leader, no text lies over a
+line), and a model's edits looked them over each time. The chart places every text as it did
+with them."""
 
 from __future__ import annotations
 
@@ -43,8 +45,8 @@ def test_a_ridge_s_text_is_placed_as_among_all_its_places(open_window, monkeypat
     offered: list[tuple[int, int]] = []
     clear_of_lines = RoofLayer.places_clear_of_lines
 
-    def counted(self, places, frame, cell):
-        clear = clear_of_lines(self, places, frame, cell)
+    def counted(self, places, frame, cell, size=None):
+        clear = clear_of_lines(self, places, frame, cell, size)
         offered.append((len(places), len(clear)))
         return clear
 
@@ -53,9 +55,10 @@ def test_a_ridge_s_text_is_placed_as_among_all_its_places(open_window, monkeypat
     assert offered and any(clear < every for every, clear in offered)
     assert all(clear <= every for every, clear in offered)
     assert any(k.startswith("('ridge'") for _b, placed, _s in with_fewer for k in placed)
+    assert any(k.startswith("('roof'") for _b, placed, _s in with_fewer for k in placed)
 
     monkeypatch.setattr(RoofLayer, "places_clear_of_lines",
-                        lambda self, places, frame, cell: places)
+                        lambda self, places, frame, cell, size=None: places)
     with_all = _edited(open_window)
     assert with_fewer == with_all
 

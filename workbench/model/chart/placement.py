@@ -73,7 +73,7 @@ __all__ = [
     "PAIRING_RATIO", "PAIRING_MARGIN", "PAIRING_REACH", "box_gaps", "segment_gaps", "same_spot",
     "lead_from", "far_candidates", "point_candidates", "sloped_candidates", "flat_candidates",
     "corner_candidates", "as_array", "Candidate", "legend_corner", "free_corners",
-    "wrap_title", "leaders_stopped"]
+    "wrap_title", "leaders_stopped", "boxes_stopped"]
 
 #: Who yields to whom: lower places first.
 PRIORITIES = {"selected": 0, "pair": 0.5, "crowd": 0.8, "operation": 1, "measured": 1.5,
@@ -722,6 +722,24 @@ def leaders_stopped(occ: Occupancy, places: np.ndarray) -> np.ndarray:
     if len(led):
         lines, counts = _followed(places[led, 2:6], occ.cell)
         stopped[led] = _crossing(occ, lines, counts, 1, False, None)
+    return stopped
+
+
+def boxes_stopped(occ: Occupancy, places: np.ndarray, w: float, h: float) -> np.ndarray:
+    """Which of ``places`` (rows ``left, top, …``) put a ``w`` × ``h`` box out of the plot
+    or over something drawn in ``occ`` (within :attr:`TextLayout.PAD`), as
+    :meth:`TextLayout._free` finds. What ``occ`` holds lies in every occupancy made from it
+    (counts only add up), so such a place is never free in one: as with
+    :func:`leaders_stopped`, a text's places can leave these out beforehand (a roof's value
+    or a ridge's text over another roof's line)."""
+    places = np.asarray(places, dtype=float).reshape(-1, 6)
+    boxes = _boxes(places, w, h)
+    f, p = occ.frame, TextLayout.PAD
+    inside = reduce_all((boxes >= (f[0], f[1], -np.inf, -np.inf))
+                        & (boxes <= (np.inf, np.inf, f[2], f[3])), axis=1)
+    stopped = ~inside
+    if reduce_any(inside):
+        stopped[inside] = occ.counts_local(boxes[inside] + (-p, -p, p, p)) > 0
     return stopped
 
 

@@ -13,7 +13,7 @@ import pyqtgraph as pg
 
 from workbench.document.derivation import NBSP
 from workbench.model.chart.occupancy import Occupancy
-from workbench.model.chart.placement import leaders_stopped
+from workbench.model.chart.placement import boxes_stopped, leaders_stopped
 from workbench.model.chart.scene import Region, Ridge, Roof, Scene
 from workbench.model.units import format_list, format_quantity
 from workbench.ui.chart.axes import to_data, to_view
@@ -54,7 +54,7 @@ class RoofLayer:
         self._cells: tuple | None = None  # (what they were worked out for, the occupancy)
         #: of texts' places, those whose leaders cross none of these lines (see
         #: places_clear_of_lines), while the lines' cells stay; by the places' id
-        self._clear: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._clear: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
     # -- what is drawn (read by the text layout) --------------------------------------
 
@@ -262,23 +262,29 @@ class RoofLayer:
             self._clear = {}
         return self._cells[1].copy()
 
-    def places_clear_of_lines(self, places: np.ndarray, frame: tuple, cell: float
-                              ) -> np.ndarray:
+    def places_clear_of_lines(self, places: np.ndarray, frame: tuple, cell: float,
+                              size: tuple[float, float] | None = None) -> np.ndarray:
         """Of ``places`` (rows ``left, top, x0, y0, x1, y1``: a text's places, kept and
         read-only), those whose leader crosses none of the lines of :meth:`occupancy`, last
-        worked out for the plot ``frame`` (a leader across a roof or a ridge's line is
-        refused at every placing: :func:`leaders_stopped`); ``places`` as they are where
-        the lines' cells were worked out for another frame."""
+        worked out for the plot ``frame``, and (given the text's ``size``, ``w, h``) whose
+        box lies in the plot clear of them (a place over a roof's or a ridge's line, or
+        whose leader crosses one, is refused at every placing: :func:`leaders_stopped`,
+        :func:`boxes_stopped`); ``places`` as they are where the lines' cells were worked
+        out for another frame."""
         made = self._cells
         if made is None or made[1].frame != tuple(frame) or made[1].cell != cell:
             return places
-        kept = self._clear.get(id(places))
+        key = (id(places), size)
+        kept = self._clear.get(key)
         if kept is None or kept[0] is not places:
             if len(self._clear) >= PLACES_CLEAR_KEPT:  # (texts resized over and over)
                 self._clear = {}
-            clear = places[~leaders_stopped(made[1], places)]
+            stopped = leaders_stopped(made[1], places)
+            if size is not None:
+                stopped |= boxes_stopped(made[1], places, *size)
+            clear = places[~stopped]
             clear.setflags(write=False)
-            kept = self._clear[id(places)] = (places, clear)
+            kept = self._clear[key] = (places, clear)
         return kept[1]
 
     def fixed_items(self) -> tuple:

@@ -117,18 +117,18 @@ def _add_roof_text(canvas, frame, lines, drawn: DrawnMarks, px, i: int, add,
                             frame) if roof.kind == "memory" else None
         spot = None if seen is None else line_spot(seen, drawn, theme.point_size)
         add(("roof", i), label, "roof",
-            lambda w, h, xs=xs, ys=ys: _line_places(
+            lambda w, h, xs=xs, ys=ys: roofs.places_clear_of_lines(_line_places(
                 True, float(xs[0]), float(ys[0]), float(xs[1]), float(ys[1]), w, h,
-                tuple(frame), False), order,
+                tuple(frame), False), frame, CELL, (w, h)), order,
             mark=None if spot is None else (*spot, 2.0),
             also=None if spot is None else lambda seen=seen: [
                 (*more, 2.0) for more in line_spots(seen, drawn, theme.point_size)[1:]],
             names=names)
     else:
         add(("roof", i), label, "roof",
-            lambda w, h, xs=xs, ys=ys, roof=roof: _line_places(
+            lambda w, h, xs=xs, ys=ys, roof=roof: roofs.places_clear_of_lines(_line_places(
                 False, float(xs[0]), float(ys[0]), float(xs[1]), float(ys[0]), w, h,
-                tuple(frame), bool(roof.derated)), order,
+                tuple(frame), bool(roof.derated)), frame, CELL, (w, h)), order,
             names=names)
 
 
@@ -154,7 +154,7 @@ def _add_ridge_text(canvas, frame, drawn: DrawnMarks, px, i: int, add, hide=None
     # every edit, they were looked at again each time)
     add(("ridge", i), label, "ridge",
         lambda w, h, sx=sx, sy=sy: canvas.roofs.places_clear_of_lines(
-            _ridge_places(sx, sy, w, h, size / 2, away), frame, CELL), i,
+            _ridge_places(sx, sy, w, h, size / 2, away), frame, CELL, (w, h)), i,
         names=names_spot(sx, sy, size, drawn, False, RIDGE_REACH))
 
 
