@@ -122,3 +122,60 @@ def test_an_occupancy_with_its_tables_kept_is_freed_once_dropped():
     finally:
         if collecting:
             gc.enable()
+
+
+def test_copies_of_a_base_answer_as_counted_from_its_tables_made_once():
+    """The copies of an occupancy that :meth:`~Occupancy.hold_copies` (the roofs' lines,
+    copied for every edit's placing) answer from tables of its counts, made when the first
+    copy asks and shared, and from what each copy covered since: markers added at once
+    before its placing, texts and leaders during it, a copy of the copy. A copy that covers
+    a line before its placing, covers cells less, or adds more markers than a hold looks at
+    box by box, answers from a count, and its next placing makes tables of its own."""
+    rng = np.random.default_rng(11)
+    made = []
+    from workbench.model.chart import occupancy as module
+    summed = module._summed
+
+    def counted(covered):
+        made.append(covered.shape)
+        return summed(covered)
+
+    module._summed = counted
+    try:
+        base = Occupancy(FRAME)
+        base.add_polyline([FRAME[0], FRAME[2]], [FRAME[3], FRAME[1]], 2.0)
+        base.add_polyline([FRAME[0], FRAME[2]], [FRAME[3] - 40, FRAME[3] - 40], 1.0, soft=True)
+        base.keep_drawn()
+        base.hold_copies()
+        before = base.grid.copy()
+        for round_ in range(8):
+            occ = base.copy()
+            occ.add_rects(_boxes(rng, 25))  # (markers, before its placing)
+            occ.add_rect((40.0, 40.0, 70.0, 55.0))  # (the legend)
+            _answers_as_counted(occ, rng)
+            again = occ.copy()  # (a key pass's copy of the drawn cells)
+            for placing in (occ, again):
+                with placing.held(kept=True):
+                    for _ in range(5):
+                        _change(placing, rng, False)
+                        _answers_as_counted(placing, rng)
+            assert len(made) == 1, round_  # (the base's tables, made once)
+        assert np.array_equal(base.grid, before)  # (copies change their own counts)
+        # what leaves the tables behind: a line before the placing, cells covered less,
+        # markers by the thousand
+        for spoil in (lambda o: o.add_polyline([50.0, 300.0], [40.0, 200.0], 1.5),
+                      lambda o: (o.add_rect((60.0, 60.0, 70.0, 70.0)),
+                                 o.add_rect((60.0, 60.0, 70.0, 70.0), -1)),
+                      lambda o: o.add_rects(_boxes(rng, 400))):
+            occ = base.copy()
+            occ.add_rects(_boxes(rng, 10))
+            spoil(occ)
+            assert occ._held is not None and not occ._held.more_only
+            _answers_as_counted(occ, rng)
+            count = len(made)
+            with occ.held():
+                _change(occ, rng, False)
+                _answers_as_counted(occ, rng)
+            assert len(made) > count  # (its own tables)
+    finally:
+        module._summed = summed

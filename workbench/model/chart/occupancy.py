@@ -71,11 +71,29 @@ class Occupancy:
         self._most = most
         #: while :meth:`held`: see :class:`_Held`
         self._held: _Held | None = None
+        #: where :meth:`hold_copies`: what its copies' holds share (see :class:`_Base`)
+        self._base: _Base | None = None
 
     def copy(self) -> Occupancy:
         """An occupancy of its own with the same counts (a placing changes its copy only;
-        what :meth:`keep_drawn` kept is shared until either changes it)."""
-        return Occupancy(self.frame, self.cell, self.own_counts(), self._most)
+        what :meth:`keep_drawn` kept is shared until either changes it); held from its
+        start where this one :meth:`hold_copies` (or is such a copy, still held so)."""
+        new = Occupancy(self.frame, self.cell, self.own_counts(), self._most)
+        if self._base is not None:
+            new._held = _Held(new, self._base)
+        elif self._held is not None and self._held.base is not None and self._held.more_only:
+            new._held = self._held.copy_for(new)
+        return new
+
+    def hold_copies(self) -> None:
+        """Its copies are :meth:`held` from their start, from tables of this one's counts
+        (made when a copy first asks, then shared by them all): what a copy adds before
+        its placing holds it (the markers, the legend) is looked at as covered since, as
+        the texts its placing adds are. For the lines under everything else (the roofs and
+        the ridges' lines), which every edit's placing copies: the tables of the whole grid
+        cost as much as a few texts' tries. Its counts are not changed after this."""
+        if self.grid.min() >= 0 and self.texts.min() >= 0:
+            self._base = _Base(self)
 
     def own_counts(self) -> tuple[np.ndarray, ...]:
         """The counts ``grid``, ``soft``, ``lines`` and ``texts`` for a copy or a record of
@@ -154,6 +172,7 @@ class Occupancy:
         after the rest (a roof's value or a ridge's said short), until a cell is covered
         less (then a later block makes them again)."""
         if self._held is not None and self._held.more_only:
+            self._held.drawing = False  # (a copy's hold: its placing begins)
             yield
             return
         self._held = _Held(self)
@@ -286,8 +305,13 @@ class Occupancy:
         else:
             added = self._coverage(*spans)
             self.grid += added if weight == 1 else (weight * added).astype(self.grid.dtype)
-        if self._held is not None:  # (many at once: counted afresh)
-            self._held.more_only = False
+        held = self._held
+        if held is not None:
+            if held.drawing and weight > 0 and held.count + len(r0) <= _Held.DRAWN_BOXES:
+                # (a copy's markers, before its placing: a box each)
+                held.covered_boxes(r0, r1, c0, c1)
+            else:  # (many at once: counted afresh)
+                held.more_only = False
 
     def _rects_cells(self, rects: np.ndarray) -> tuple[np.ndarray, ...]:
         """:meth:`_cells` of the rectangles ``rects`` that cover a cell (not those with no
@@ -434,6 +458,9 @@ class Occupancy:
         """Cover ``cells`` (from :meth:`line_cells` of a grid of the same frame and cell) as
         :meth:`add_polyline` of their line does."""
         if self._held is not None and cells is not None and len(cells):
+            if self._held.drawing:  # (a copy's lines, before its placing: counted afresh,
+                # the boxes of a placing each looked at along them cost more than tables)
+                self._held.more_only = False
             rows, cols = cells // self.cols, cells % self.cols
             self._held.covered(_Held.CELLS, int(rows[0]), int(rows[-1]) + 1, int(cols.min()),
                                int(cols.max()) + 1, 1 if soft else weight, cells)
@@ -674,27 +701,66 @@ def _square(reach: int) -> tuple[np.ndarray, np.ndarray]:
     return dr, dc
 
 
+class _Base:
+    """What the holds of an occupancy's copies share (:meth:`Occupancy.hold_copies`): the
+    occupancy's counts (not changed after; the arrays, not the occupancy, which holds
+    this), the tables of them, as made, and whether it has texts."""
+
+    def __init__(self, occ: Occupancy) -> None:
+        self.grid, self.soft, self.texts = occ.grid, occ.soft, occ.texts
+        self.tables: dict = {}
+        self.any_text = bool(occ.texts.any())
+
+
 class _Held:
     """What :meth:`Occupancy.held` keeps: summed-area tables of the grid's covered cells
     (made when first asked for), and each thing covered since: its cells' span, and whether
     it covers all of it (a box) or some cells of it (a line)."""
 
     BOX, TEXTS, CELLS = 0, 1, 2  # a box of the grid, of the texts; some cells of the grid
+    #: boxes a copy of a :class:`_Base` may add before its placing, at most (more: a whole
+    #: model's thousands of markers, counted afresh)
+    DRAWN_BOXES = 256
 
-    def __init__(self, occ: Occupancy) -> None:
+    def __init__(self, occ: Occupancy, base: _Base | None = None) -> None:
+        """``base``: the tables are those of an occupancy ``occ`` is a copy of (see
+        :meth:`Occupancy.hold_copies`), else of ``occ`` as it is now."""
         # (by a weak reference: the occupancy holds this, and a cycle of the two, kept after
         # a placing, left its grids to the cyclic collector, megabytes an edit)
         self._occ = weakref.ref(occ)
         self.shape = occ.grid.shape
+        self.base = base
         #: whether cells were only covered more since (else the tables no longer tell, and
         #: boxes are counted afresh); so from counts of none or more (a count below none
         #: covered once more is still not covered)
-        self.more_only = bool(occ.grid.min() >= 0 and occ.texts.min() >= 0)
-        self.tables: dict = {}
-        self.any_text = bool(occ.texts.any())
+        self.more_only = True if base is not None else bool(occ.grid.min() >= 0
+                                                            and occ.texts.min() >= 0)
+        self.tables: dict = base.tables if base is not None else {}
+        self.any_text = base.any_text if base is not None else bool(occ.texts.any())
         self.spans = np.zeros((32, 5), dtype=np.intp)  # r0, r1, c0, c1, what
         self.count = 0
         self.line_cells: np.ndarray | None = None  # the lines' cells covered since
+        #: a copy's hold, before its placing holds it (what is drawn still being added)
+        self.drawing = base is not None
+
+    def copy_for(self, occ: Occupancy) -> _Held:
+        """This hold, for ``occ``: a copy of its occupancy (the same counts)."""
+        assert self.base is not None  # (only a copy's: see Occupancy.copy)
+        new = _Held(occ, self.base)
+        new.spans, new.count, new.drawing = self.spans.copy(), self.count, self.drawing
+        new.line_cells = None if self.line_cells is None else self.line_cells.copy()
+        return new
+
+    def covered_boxes(self, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray,
+                      c1: np.ndarray) -> None:
+        """Many boxes of the grid covered once more (cells ``r0:r1``, ``c0:c1`` each, none
+        empty)."""
+        n = len(r0)
+        while self.count + n > len(self.spans):
+            self.spans = np.concatenate((self.spans, np.zeros_like(self.spans)))
+        self.spans[self.count:self.count + n] = np.column_stack(
+            (r0, r1, c0, c1, np.full(n, self.BOX)))
+        self.count += n
 
     def covered(self, what: int, r0: int, r1: int, c0: int, c1: int, weight: int,
                 cells: np.ndarray | None = None) -> None:
@@ -718,7 +784,7 @@ class _Held:
         :meth:`Occupancy.counts_local` counts, ``all``: with the texts, ``texts``: these
         alone; None: none)."""
         if kind not in self.tables:
-            occ = self._occ()
+            occ = self.base if self.base is not None else self._occ()
             assert occ is not None  # (asked through the occupancy: see held)
             if kind == "texts":
                 covered = occ.texts > 0 if self.any_text else None

@@ -258,6 +258,7 @@ class RoofLayer:
                 if len(x) != 2:
                     occ.add_polyline(x, y, half, soft=soft, line=line)
             occ.keep_drawn()  # (shared by its copies until one adds a line)
+            occ.hold_copies()  # (the tables of these lines made once: see hold_copies)
             self._cells = (key, occ)
             self._clear = {}
         return self._cells[1].copy()
