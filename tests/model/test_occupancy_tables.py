@@ -133,7 +133,7 @@ def test_copies_of_a_base_answer_as_counted_from_its_tables_made_once():
     box by box, answers from a count, and its next placing makes tables of its own."""
     rng = np.random.default_rng(11)
     made = []
-    from workbench.model.chart import occupancy as module
+    from workbench.model.chart import held_tables as module
     summed = module._summed
 
     def counted(covered):

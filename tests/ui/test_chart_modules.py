@@ -17,7 +17,7 @@ CHART = ["ui/chart/canvas.py", "ui/chart/styles.py", "ui/chart/roofs.py", "ui/ch
          "ui/chart/items.py", "ui/chart/axes.py", "ui/figures/export.py",
          "ui/figures/figure_size.py", "ui/figures/svg_portable.py", "ui/panels/sweep_plot.py",
          "model/chart/scene.py", "model/chart/placement.py", "model/chart/candidates.py",
-         "model/chart/kept_places.py", "model/chart/occupancy.py",
+         "model/chart/kept_places.py", "model/chart/occupancy.py", "model/chart/held_tables.py",
          "model/chart/overlay_data.py", "model/chart/sweep_cache.py",
          "model/chart/profiled_kernels.py", "model/chart/leader_places.py",
          "model/chart/readouts.py", "model/chart/machine_texts.py",
@@ -62,7 +62,8 @@ def test_the_exporter_does_not_import_the_application():
 
 def test_the_text_layout_and_the_scene_are_free_of_qt():
     for name in ("model/chart/placement.py", "model/chart/candidates.py",
-                 "model/chart/kept_places.py", "model/chart/occupancy.py", "model/chart/scene.py",
+                 "model/chart/kept_places.py", "model/chart/occupancy.py",
+                 "model/chart/held_tables.py", "model/chart/scene.py",
                  "model/chart/machine_texts.py"):
         qt = {m for m in imports_of(ROOT / name)
               if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")

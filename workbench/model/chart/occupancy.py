@@ -13,9 +13,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import weakref
 
 import numpy as np
+
+from workbench.model.chart.held_tables import (
+    Held,
+    HeldBase,
+    reduce_all,
+    reduce_any,
+    reduce_max,
+    reduce_min,
+)
 
 __all__ = ["Occupancy", "Rect", "clip_segment", "reduce_all", "reduce_any", "reduce_max",
            "reduce_min", "spread"]
@@ -25,12 +33,6 @@ Rect = tuple[float, float, float, float]  # left, top, right, bottom
 #: the most covers a cell's 16-bit count holds (see :meth:`Occupancy._room`)
 _NARROW_MOST = int(np.iinfo(np.int16).max)
 
-#: reductions called as numpy's own ufuncs: ``a.any()``, ``a.min()``, ``np.all(a, axis=1)``
-#: and the like pass through numpy's Python wrappers, a good part of their cost on the few
-#: dozen values the layout looks at at a time (each reduces along ``axis``, 0 unless given;
-#: ``axis=None``: over all)
-reduce_any, reduce_all = np.logical_or.reduce, np.logical_and.reduce
-reduce_min, reduce_max = np.minimum.reduce, np.maximum.reduce
 
 
 class Occupancy:
@@ -69,10 +71,10 @@ class Occupancy:
         #: away): the counts are 16-bit (half the bytes to copy and compare of 32-bit ones,
         #: which every placing does) until they could pass that, then 32-bit
         self._most = most
-        #: while :meth:`held`: see :class:`_Held`
-        self._held: _Held | None = None
-        #: where :meth:`hold_copies`: what its copies' holds share (see :class:`_Base`)
-        self._base: _Base | None = None
+        #: while :meth:`held`: see :class:`Held`
+        self._held: Held | None = None
+        #: where :meth:`hold_copies`: what its copies' holds share (see :class:`HeldBase`)
+        self._base: HeldBase | None = None
 
     def copy(self) -> Occupancy:
         """An occupancy of its own with the same counts (a placing changes its copy only;
@@ -80,7 +82,7 @@ class Occupancy:
         start where this one :meth:`hold_copies` (or is such a copy, still held so)."""
         new = Occupancy(self.frame, self.cell, self.own_counts(), self._most)
         if self._base is not None:
-            new._held = _Held(new, self._base)
+            new._held = Held(new, self._base)
         elif self._held is not None and self._held.base is not None and self._held.more_only:
             new._held = self._held.copy_for(new)
         return new
@@ -93,7 +95,7 @@ class Occupancy:
         the ridges' lines), which every edit's placing copies: the tables of the whole grid
         cost as much as a few texts' tries. Its counts are not changed after this."""
         if self.grid.min() >= 0 and self.texts.min() >= 0:
-            self._base = _Base(self)
+            self._base = HeldBase(self)
 
     def own_counts(self) -> tuple[np.ndarray, ...]:
         """The counts ``grid``, ``soft``, ``lines`` and ``texts`` for a copy or a record of
@@ -175,7 +177,7 @@ class Occupancy:
             self._held.drawing = False  # (a copy's hold: its placing begins)
             yield
             return
-        self._held = _Held(self)
+        self._held = Held(self)
         try:
             yield
         finally:
@@ -263,7 +265,7 @@ class Occupancy:
             self.texts = _own(self.texts, True)
             self.texts[r0:r1, c0:c1] += weight
             if self._held is not None:
-                self._held.covered(_Held.TEXTS, r0, r1, c0, c1, weight)
+                self._held.covered(Held.TEXTS, r0, r1, c0, c1, weight)
 
     def add_rect(self, rect: Rect, weight: int = 1) -> None:
         span = self._span(rect)
@@ -272,7 +274,7 @@ class Occupancy:
             self._room(weight)
             self.grid[r0:r1, c0:c1] += weight
             if self._held is not None:
-                self._held.covered(_Held.BOX, r0, r1, c0, c1, weight)
+                self._held.covered(Held.BOX, r0, r1, c0, c1, weight)
 
     def text_under(self, rect: Rect) -> bool:
         """Whether a placed text (or its air) covers a cell under ``rect``."""
@@ -307,7 +309,7 @@ class Occupancy:
             self.grid += added if weight == 1 else (weight * added).astype(self.grid.dtype)
         held = self._held
         if held is not None:
-            if held.drawing and weight > 0 and held.count + len(r0) <= _Held.DRAWN_BOXES:
+            if held.drawing and weight > 0 and held.count + len(r0) <= Held.DRAWN_BOXES:
                 # (a copy's markers, before its placing: a box each)
                 held.covered_boxes(r0, r1, c0, c1)
             else:  # (many at once: counted afresh)
@@ -462,7 +464,7 @@ class Occupancy:
                 # the boxes of a placing each looked at along them cost more than tables)
                 self._held.more_only = False
             rows, cols = cells // self.cols, cells % self.cols
-            self._held.covered(_Held.CELLS, int(rows[0]), int(rows[-1]) + 1, int(cols.min()),
+            self._held.covered(Held.CELLS, int(rows[0]), int(rows[-1]) + 1, int(cols.min()),
                                int(cols.max()) + 1, 1 if soft else weight, cells)
         if soft:
             if cells is not None and len(cells):
@@ -657,15 +659,6 @@ def _own(counts: np.ndarray, write: bool = False) -> np.ndarray:
     return counts.copy() if write else counts
 
 
-def _summed(covered: np.ndarray) -> np.ndarray:
-    """The summed-area table of ``covered`` (a row and a column of zeros first)."""
-    sat = np.zeros((covered.shape[0] + 1, covered.shape[1] + 1), dtype=np.int32)
-    counts = covered.astype(np.int32)
-    np.cumsum(counts, axis=0, out=counts)
-    np.cumsum(counts, axis=1, out=sat[1:, 1:])
-    return sat
-
-
 @functools.lru_cache(maxsize=256)
 def _steps(n: int) -> np.ndarray:
     """``np.arange(n)`` as a row, made once for each ``n`` (read only)."""
@@ -699,146 +692,6 @@ def _square(reach: int) -> tuple[np.ndarray, np.ndarray]:
     dr, dc = (a.ravel() for a in np.meshgrid(offsets, offsets, indexing="ij"))
     dr.flags.writeable = dc.flags.writeable = False
     return dr, dc
-
-
-class _Base:
-    """What the holds of an occupancy's copies share (:meth:`Occupancy.hold_copies`): the
-    occupancy's counts (not changed after; the arrays, not the occupancy, which holds
-    this), the tables of them, as made, and whether it has texts."""
-
-    def __init__(self, occ: Occupancy) -> None:
-        self.grid, self.soft, self.texts = occ.grid, occ.soft, occ.texts
-        self.tables: dict = {}
-        self.any_text = bool(occ.texts.any())
-
-
-class _Held:
-    """What :meth:`Occupancy.held` keeps: summed-area tables of the grid's covered cells
-    (made when first asked for), and each thing covered since: its cells' span, and whether
-    it covers all of it (a box) or some cells of it (a line)."""
-
-    BOX, TEXTS, CELLS = 0, 1, 2  # a box of the grid, of the texts; some cells of the grid
-    #: boxes a copy of a :class:`_Base` may add before its placing, at most (more: a whole
-    #: model's thousands of markers, counted afresh)
-    DRAWN_BOXES = 256
-
-    def __init__(self, occ: Occupancy, base: _Base | None = None) -> None:
-        """``base``: the tables are those of an occupancy ``occ`` is a copy of (see
-        :meth:`Occupancy.hold_copies`), else of ``occ`` as it is now."""
-        # (by a weak reference: the occupancy holds this, and a cycle of the two, kept after
-        # a placing, left its grids to the cyclic collector, megabytes an edit)
-        self._occ = weakref.ref(occ)
-        self.shape = occ.grid.shape
-        self.base = base
-        #: whether cells were only covered more since (else the tables no longer tell, and
-        #: boxes are counted afresh); so from counts of none or more (a count below none
-        #: covered once more is still not covered)
-        self.more_only = True if base is not None else bool(occ.grid.min() >= 0
-                                                            and occ.texts.min() >= 0)
-        self.tables: dict = base.tables if base is not None else {}
-        self.any_text = base.any_text if base is not None else bool(occ.texts.any())
-        self.spans = np.zeros((32, 5), dtype=np.intp)  # r0, r1, c0, c1, what
-        self.count = 0
-        self.line_cells: np.ndarray | None = None  # the lines' cells covered since
-        #: a copy's hold, before its placing holds it (what is drawn still being added)
-        self.drawing = base is not None
-
-    def copy_for(self, occ: Occupancy) -> _Held:
-        """This hold, for ``occ``: a copy of its occupancy (the same counts)."""
-        assert self.base is not None  # (only a copy's: see Occupancy.copy)
-        new = _Held(occ, self.base)
-        new.spans, new.count, new.drawing = self.spans.copy(), self.count, self.drawing
-        new.line_cells = None if self.line_cells is None else self.line_cells.copy()
-        return new
-
-    def covered_boxes(self, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray,
-                      c1: np.ndarray) -> None:
-        """Many boxes of the grid covered once more (cells ``r0:r1``, ``c0:c1`` each, none
-        empty)."""
-        n = len(r0)
-        while self.count + n > len(self.spans):
-            self.spans = np.concatenate((self.spans, np.zeros_like(self.spans)))
-        self.spans[self.count:self.count + n] = np.column_stack(
-            (r0, r1, c0, c1, np.full(n, self.BOX)))
-        self.count += n
-
-    def covered(self, what: int, r0: int, r1: int, c0: int, c1: int, weight: int,
-                cells: np.ndarray | None = None) -> None:
-        """Cells ``r0:r1``, ``c0:c1`` (or just ``cells``, flat, within them) changed by
-        ``weight``."""
-        if weight < 0:
-            self.more_only = False
-        if weight <= 0 or r1 <= r0 or c1 <= c0:
-            return
-        if self.count == len(self.spans):
-            self.spans = np.concatenate((self.spans, np.zeros_like(self.spans)))
-        self.spans[self.count] = (r0, r1, c0, c1, what)
-        self.count += 1
-        if cells is not None:
-            if self.line_cells is None:
-                self.line_cells = np.zeros(self.shape, dtype=bool)
-            self.line_cells.ravel()[cells] = True
-
-    def table(self, kind: str) -> np.ndarray | None:
-        """The summed-area table of the covered cells (``data``: what
-        :meth:`Occupancy.counts_local` counts, ``all``: with the texts, ``texts``: these
-        alone; None: none)."""
-        if kind not in self.tables:
-            occ = self.base if self.base is not None else self._occ()
-            assert occ is not None  # (asked through the occupancy: see held)
-            if kind == "texts":
-                covered = occ.texts > 0 if self.any_text else None
-            elif kind == "all" and not self.any_text:
-                covered = None
-                self.tables[kind] = self.table("data")
-            else:
-                covered = occ.grid > 0
-                covered |= occ.soft
-                if kind == "all":
-                    covered |= occ.texts > 0
-            if kind not in self.tables:
-                self.tables[kind] = _summed(covered) if covered is not None else None
-        return self.tables[kind]
-
-    def clear_under(self, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray, c1: np.ndarray,
-                    kind: str) -> np.ndarray:
-        """Whether no covered cell (of the table ``kind``) lies in each box of rows
-        ``r0:r1`` and columns ``c0:c1``: see :meth:`Occupancy.clear_under`."""
-        sat = self.table(kind)
-        if sat is None:
-            clear = np.ones(len(r0), dtype=bool)
-        else:
-            # (looked up in the flat table: cheaper than by row and column)
-            flat, wide = sat.ravel(), sat.shape[1]
-            top, bottom = r0 * wide, r1 * wide
-            clear = (flat.take(bottom + c1) - flat.take(top + c1) - flat.take(bottom + c0)
-                     + flat.take(top + c0)) == 0
-        if not self.count:
-            return clear
-        spans = self.spans[:self.count]
-        what = spans[:, 4]
-        spans = spans[(what == self.TEXTS) if kind == "texts" else
-                      (what != self.TEXTS) if kind == "data" else slice(None)]
-        at = (clear & (r1 > r0) & (c1 > c0)).nonzero()[0]
-        if not len(spans) or not len(at):
-            return clear
-        # (only what was covered where the boxes lie: a text's places lie close together)
-        spans = spans[(spans[:, 0] < reduce_max(r1[at])) & (spans[:, 1] > reduce_min(r0[at]))
-                      & (spans[:, 2] < reduce_max(c1[at])) & (spans[:, 3] > reduce_min(c0[at]))]
-        if not len(spans):
-            return clear
-        b0, b1, d0, d1 = r0[at, None], r1[at, None], c0[at, None], c1[at, None]
-        meets = ((b0 < spans[:, 1]) & (spans[:, 0] < b1)
-                 & (d0 < spans[:, 3]) & (spans[:, 2] < d1))
-        line = spans[:, 4] == self.CELLS
-        covered = reduce_any(meets & ~line, axis=1)
-        # a line's cells, not all of its span: the box's cells looked at
-        for i in (~covered & reduce_any(meets & line, axis=1)).nonzero()[0].tolist():
-            k = at[i]
-            assert self.line_cells is not None  # (a span of line cells sets them)
-            covered[i] = reduce_any(self.line_cells[r0[k]:r1[k], c0[k]:c1[k]], axis=None)
-        clear[at[covered]] = False
-        return clear
 
 
 def clip_segment(x0: float, y0: float, x1: float, y1: float, rect: Rect
