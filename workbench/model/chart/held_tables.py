@@ -6,14 +6,20 @@ cells, made once, and what was covered since. A part of
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from workbench.model.chart.occupancy import Occupancy
-
 __all__ = ["Held", "HeldBase", "reduce_all", "reduce_any", "reduce_max", "reduce_min"]
+
+
+class Occupancy(Protocol):
+    """What the tables are made of: an occupancy's counts
+    (:class:`~workbench.model.chart.occupancy.Occupancy`)."""
+
+    grid: np.ndarray
+    soft: np.ndarray
+    texts: np.ndarray
 
 #: reductions called as numpy's own ufuncs: ``a.any()``, ``a.min()``, ``np.all(a, axis=1)``
 #: and the like pass through numpy's Python wrappers, a good part of their cost on the few
