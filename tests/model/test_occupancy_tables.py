@@ -148,6 +148,7 @@ def test_copies_of_a_base_answer_as_counted_from_its_tables_made_once():
         base.keep_drawn()
         base.hold_copies()
         before = base.grid.copy()
+        _answers_as_counted(base, rng)  # (the base itself, from the same tables)
         for round_ in range(8):
             occ = base.copy()
             occ.add_rects(_boxes(rng, 25))  # (markers, before its placing)

@@ -93,9 +93,13 @@ class Occupancy:
         its placing holds it (the markers, the legend) is looked at as covered since, as
         the texts its placing adds are. For the lines under everything else (the roofs and
         the ridges' lines), which every edit's placing copies: the tables of the whole grid
-        cost as much as a few texts' tries. Its counts are not changed after this."""
+        cost as much as a few texts' tries. Its counts are not changed after this; it answers
+        :meth:`clear_under` from the same tables (a text's places kept clear of these lines
+        beforehand: :func:`~workbench.model.chart.placement.boxes_stopped`)."""
         if self.grid.min() >= 0 and self.texts.min() >= 0:
             self._base = HeldBase(self)
+            self._held = Held(self, self._base)
+            self._held.drawing = False
 
     def own_counts(self) -> tuple[np.ndarray, ...]:
         """The counts ``grid``, ``soft``, ``lines`` and ``texts`` for a copy or a record of

@@ -739,7 +739,7 @@ def boxes_stopped(occ: Occupancy, places: np.ndarray, w: float, h: float) -> np.
                         & (boxes <= (np.inf, np.inf, f[2], f[3])), axis=1)
     stopped = ~inside
     if reduce_any(inside):
-        stopped[inside] = occ.counts_local(boxes[inside] + (-p, -p, p, p)) > 0
+        stopped[inside] = ~occ.clear_under(boxes[inside] + (-p, -p, p, p))
     return stopped
 
 

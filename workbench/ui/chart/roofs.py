@@ -53,8 +53,9 @@ class RoofLayer:
         self._region_items: list[tuple[Region, pg.PlotCurveItem, Label]] = []
         self._cells: tuple | None = None  # (what they were worked out for, the occupancy)
         #: of texts' places, those whose leaders cross none of these lines (see
-        #: places_clear_of_lines), while the lines' cells stay; by the places' id
-        self._clear: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        #: places_clear_of_lines; None: asked for once), while the lines' cells stay; by the
+        #: places' id and the text's size
+        self._clear: dict[tuple, tuple[np.ndarray, np.ndarray | None]] = {}
 
     # -- what is drawn (read by the text layout) --------------------------------------
 
@@ -278,8 +279,14 @@ class RoofLayer:
         key = (id(places), size)
         kept = self._clear.get(key)
         if kept is None or kept[0] is not places:
+            # (the first time, as they are: sorted out only when asked for again, for the
+            # same lines; a placing for a frame the plot leaves at once, as at start-up,
+            # would sort out each text's places for nothing)
             if len(self._clear) >= PLACES_CLEAR_KEPT:  # (texts resized over and over)
                 self._clear = {}
+            self._clear[key] = (places, None)
+            return places
+        if kept[1] is None:
             stopped = leaders_stopped(made[1], places)
             if size is not None:
                 stopped |= boxes_stopped(made[1], places, *size)
