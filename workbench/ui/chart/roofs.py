@@ -287,13 +287,24 @@ class RoofLayer:
             self._clear[key] = (places, None)
             return places
         if kept[1] is None:
-            stopped = leaders_stopped(made[1], places)
-            if size is not None:
-                stopped |= boxes_stopped(made[1], places, *size)
-            clear = places[~stopped]
+            clear = places[~self.places_refused(places, frame, cell, size)]
             clear.setflags(write=False)
             kept = self._clear[key] = (places, clear)
         return kept[1]
+
+    def places_refused(self, places: np.ndarray, frame: tuple, cell: float,
+                       size: tuple[float, float] | None = None) -> np.ndarray:
+        """Which of ``places`` every placing refuses for the lines of :meth:`occupancy` (see
+        :meth:`places_clear_of_lines`), worked out afresh: none where the lines' cells
+        were worked out for another frame."""
+        made = self._cells
+        places = np.asarray(places, dtype=float).reshape(-1, 6)
+        if made is None or made[1].frame != tuple(frame) or made[1].cell != cell:
+            return np.zeros(len(places), dtype=bool)
+        stopped = leaders_stopped(made[1], places)
+        if size is not None:
+            stopped |= boxes_stopped(made[1], places, *size)
+        return stopped
 
     def fixed_items(self) -> tuple:
         """The items made once (the pools make theirs as needed)."""
