@@ -316,6 +316,8 @@ class Occupancy:
             if held.drawing and weight > 0 and held.count + len(r0) <= Held.DRAWN_BOXES:
                 # (a copy's markers, before its placing: a box each)
                 held.covered_boxes(r0, r1, c0, c1)
+            elif held.drawing:
+                self._held = None  # (a whole model's markers: see _unheld)
             else:  # (many at once: counted afresh)
                 held.more_only = False
 
@@ -463,10 +465,9 @@ class Occupancy:
                   line: bool = False) -> None:
         """Cover ``cells`` (from :meth:`line_cells` of a grid of the same frame and cell) as
         :meth:`add_polyline` of their line does."""
+        if cells is not None and len(cells):
+            self._unheld()
         if self._held is not None and cells is not None and len(cells):
-            if self._held.drawing:  # (a copy's lines, before its placing: counted afresh,
-                # the boxes of a placing each looked at along them cost more than tables)
-                self._held.more_only = False
             rows, cols = cells // self.cols, cells % self.cols
             self._held.covered(Held.CELLS, int(rows[0]), int(rows[-1]) + 1, int(cols.min()),
                                int(cols.max()) + 1, 1 if soft else weight, cells)
@@ -482,6 +483,14 @@ class Occupancy:
                 self.lines = _own(self.lines, True)
                 self.lines.ravel()[cells] += weight
 
+    def _unheld(self) -> None:
+        """A copy's hold (:meth:`hold_copies`) let go before its placing, where lines are
+        drawn on it (a sweep's path, a pair's link) or markers by the thousand: a placing's
+        boxes looked at along such lines, one by one, cost more than tables made afresh by
+        :meth:`held`; and lines added while held are followed one segment at a time."""
+        if self._held is not None and self._held.drawing:
+            self._held = None
+
     def add_segments(self, segments: np.ndarray, halves, soft=None, line=None) -> None:
         """:meth:`add_polyline` of many straight segments (rows ``x0, y0, x1, y1``), each
         with its own ``halves[i]`` and flags ``soft[i]``, ``line[i]``: the same counts as
@@ -492,6 +501,8 @@ class Occupancy:
         halves = np.broadcast_to(np.asarray(halves, dtype=float), (n,))
         soft = np.zeros(n, dtype=bool) if soft is None else np.asarray(soft, dtype=bool)
         line = np.zeros(n, dtype=bool) if line is None else np.asarray(line, dtype=bool)
+        if n:
+            self._unheld()
         if self._held is not None:  # (while held, each as its own polyline: see held)
             for (x0, y0, x1, y1), half, s, li in zip(segments.tolist(), halves.tolist(),
                                                      soft.tolist(), line.tolist(), strict=True):
