@@ -21,6 +21,7 @@ class Occupancy(Protocol):
     soft: np.ndarray
     texts: np.ndarray
 
+
 #: reductions called as numpy's own ufuncs: ``a.any()``, ``a.min()``, ``np.all(a, axis=1)``
 #: and the like pass through numpy's Python wrappers, a good part of their cost on the few
 #: dozen values the layout looks at at a time (each reduces along ``axis``, 0 unless given;

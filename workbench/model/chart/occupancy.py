@@ -317,7 +317,7 @@ class Occupancy:
                 # (a copy's markers, before its placing: a box each)
                 held.covered_boxes(r0, r1, c0, c1)
             elif held.drawing:
-                self._held = None  # (a whole model's markers: see _unheld)
+                self._unheld()  # (a whole model's markers)
             else:  # (many at once: counted afresh)
                 held.more_only = False
 
@@ -467,10 +467,11 @@ class Occupancy:
         :meth:`add_polyline` of their line does."""
         if cells is not None and len(cells):
             self._unheld()
-        if self._held is not None and cells is not None and len(cells):
-            rows, cols = cells // self.cols, cells % self.cols
-            self._held.covered(Held.CELLS, int(rows[0]), int(rows[-1]) + 1, int(cols.min()),
-                               int(cols.max()) + 1, 1 if soft else weight, cells)
+            if self._held is not None:
+                rows, cols = cells // self.cols, cells % self.cols
+                self._held.covered(Held.CELLS, int(rows[0]), int(rows[-1]) + 1,
+                                   int(cols.min()), int(cols.max()) + 1, 1 if soft else weight,
+                                   cells)
         if soft:
             if cells is not None and len(cells):
                 self.soft = _own(self.soft, True)

@@ -323,17 +323,10 @@ class TextLayout:
         data, the other texts and their air (a tag's); with ``air`` of its own, the box
         grown by it clear of the texts and their air too."""
         occ = self.occupancy
-        f = occ.frame
         boxes = _boxes(cands, w, h)
-        ok = reduce_all((boxes >= (f[0], f[1], -np.inf, -np.inf))
-                        & (boxes <= (np.inf, np.inf, f[2], f[3])), axis=1)
-        if not reduce_any(ok):
-            return ok
-        p = self.PAD
-        inside = boxes[ok]
-        ok[ok] = occ.clear_under(inside + (-p, -p, p, p), texts=not air)
+        ok = _boxes_clear(occ, boxes, texts=not air)
         if air and reduce_any(ok):
-            a = p + air
+            a = self.PAD + air
             ok[ok] = occ.clear_under(boxes[ok] + (-a, -a, a, a), occ.texts)
         return ok
 
@@ -733,14 +726,20 @@ def boxes_stopped(occ: Occupancy, places: np.ndarray, w: float, h: float) -> np.
     :func:`leaders_stopped`, a text's places can leave these out beforehand (a roof's value
     or a ridge's text over another roof's line)."""
     places = np.asarray(places, dtype=float).reshape(-1, 6)
-    boxes = _boxes(places, w, h)
-    f, p = occ.frame, TextLayout.PAD
-    inside = reduce_all((boxes >= (f[0], f[1], -np.inf, -np.inf))
-                        & (boxes <= (np.inf, np.inf, f[2], f[3])), axis=1)
-    stopped = ~inside
-    if reduce_any(inside):
-        stopped[inside] = ~occ.clear_under(boxes[inside] + (-p, -p, p, p))
-    return stopped
+    return ~_boxes_clear(occ, _boxes(places, w, h))
+
+
+def _boxes_clear(occ: Occupancy, boxes: np.ndarray, texts: bool = False) -> np.ndarray:
+    """Which of ``boxes`` (rows ``left, top, right, bottom``) lie inside the plot with
+    nothing drawn in ``occ`` under them, grown by :attr:`TextLayout.PAD` (nor a placed text,
+    with ``texts``)."""
+    f = occ.frame
+    ok = reduce_all((boxes >= (f[0], f[1], -np.inf, -np.inf))
+                    & (boxes <= (np.inf, np.inf, f[2], f[3])), axis=1)
+    if reduce_any(ok):
+        p = TextLayout.PAD
+        ok[ok] = occ.clear_under(boxes[ok] + (-p, -p, p, p), texts=texts)
+    return ok
 
 
 def _boxes(cands: np.ndarray, w: float, h: float) -> np.ndarray:
