@@ -474,6 +474,11 @@ def test_start_shows_the_built_in_example_and_leaves_the_collector_running(qtbot
     assert len(window.canvas.point_items()) == len(example.operations) * len(example.hardware)
     assert len(window.canvas.label_items()) <= len(example.operations)
     assert gc.isenabled()  # paused only while the window was built
+    # (its youngest generation large enough that a whole model's edit, some 10,000 new
+    # objects, runs no collection of the long-lived ones: see create_app)
+    from workbench.ui.window.app import YOUNG_OBJECTS
+
+    assert gc.get_threshold()[0] == YOUNG_OBJECTS >= 10_000
 
 
 def test_start_refuses_a_bad_session_before_any_window_and_resumes_the_collector(tmp_path):
